@@ -1,0 +1,110 @@
+"""The command line: thin. Parse, call, render, exit code.
+
+Exit codes (one table for every command): 0 ok; 1 a check failed (``check``, ``--fail-on``); 2 bad input or
+the tool could not run. Machine output goes to stdout, progress and logs to stderr.
+
+Commands are imported only when run (``COMMANDS`` maps a name to ``module:function`` and its one-line help),
+so ``gpuadvisor --help`` starts without importing torch, jinja2 or pynvml.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from gpuadvisor import __version__
+from gpuadvisor.errors import InputError
+
+# name -> (module:attribute, short help). Each command module owns its options.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "scan": ("gpuadvisor.commands.scan:scan", "Probe this machine (or a preset, or a saved scan) and report what it is."),
+    "presets": ("gpuadvisor.commands.presets:presets", "List the simulated rigs built in."),
+    "bench": ("gpuadvisor.commands.bench:bench", "Measure collectives, peer-to-peer and host<->device bandwidth."),
+    "rules": ("gpuadvisor.commands.rules:rules", "List every rule: code, name, area, severity."),
+    "explain": ("gpuadvisor.commands.rules:explain", "Print a rule's full description."),
+    "advise": ("gpuadvisor.commands.advise:advise", "Recommend a parallelism strategy for a model on this rig."),
+    "report": ("gpuadvisor.commands.report:report", "Render a saved scan as HTML (or text, JSON)."),
+    "import": ("gpuadvisor.commands.importing:import_", "Turn nvidia-smi / lspci / nccl-tests output into a scan."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [n for n in COMMANDS if self._available(n)]
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        import importlib.util
+
+        module = COMMANDS[name][0].split(":")[0]
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            return False
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS or not self._available(name):
+            return None
+        import importlib
+
+        module, attr = COMMANDS[name][0].split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="gpuadvisor")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks and debug detail on errors.")
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
+    """gpuadvisor: what a multi-GPU machine really is, what it really does, what is wrong with it,
+    and how to train on it.
+
+    \b
+    Try it without a GPU:
+      gpuadvisor presets
+      gpuadvisor scan --simulate dgx-h100
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["verbose"] = verbose
+
+
+def main(argv: list[str] | None = None) -> None:
+    verbose = "-v" in (argv if argv is not None else sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
+    try:
+        rc = cli.main(args=argv, prog_name="gpuadvisor", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("gpuadvisor: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2 if e.exit_code in (1, 2) else e.exit_code)
+    except InputError as e:
+        if verbose:
+            traceback.print_exc()
+        click.echo(f"gpuadvisor: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        # `gpuadvisor ... | head`: the reader went away; exit quietly.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(0)
+    except KeyboardInterrupt:
+        click.echo("gpuadvisor: interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:  # a bug: one line unless -v
+        if verbose:
+            traceback.print_exc()
+        click.echo(f"gpuadvisor: internal error: {e.__class__.__name__}: {e} (run with -v for the traceback)", err=True)
+        sys.exit(2)
+    sys.exit(rc if isinstance(rc, int) else 0)

@@ -1,0 +1,459 @@
+"""The Rig facts model: the one data structure every source fills and every consumer reads.
+
+Sources: live probes (``probes/``), the simulated NVML (same probe code), a saved scan (``load``), an import
+of nvidia-smi/lspci output, or a rig spec. Consumers: rules, advisor, renderers. Nothing else is passed
+between those layers.
+
+Conventions (../shared/DESIGN.md):
+- units are in field names (``memory_total_bytes``, ``busbw_gbps``); GB/s means 1e9 bytes/s;
+- a field that could not be read is ``None`` and its reason sits in the owning object's ``unavailable``
+  mapping under the field name (``gpu.unavailable["power_limit_w"] == "not supported by this GPU or driver"``);
+- ``schema_version`` guards loading: an unknown version, a file that is not a scan or a malformed field is a
+  ``FactsError`` whose message names the field.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.errors import InputError
+
+SCHEMA_VERSION = 1
+KIND = "gpuadvisor-scan"
+
+# Reasons a fact is missing: fixed phrases so rules and renderers can group them.
+NOT_SUPPORTED = "not supported by this GPU or driver"
+NO_PERMISSION = "no permission (run as root or grant access)"
+NO_DRIVER = "no NVIDIA driver loaded"
+NO_LIBRARY = "NVML library not found"
+FUNCTION_NOT_FOUND = "NVML function not found (driver or nvidia-ml-py too old)"
+GPU_LOST = "GPU fell off the bus or was lost"
+NOT_IN_SOURCE = "not present in the source this scan was made from"
+
+
+class FactsError(InputError):
+    """A scan file that cannot be used; the message names the file and the field."""
+
+
+@dataclass
+class Unavailable:
+    """Mixin: the reasons for fields left ``None``; key = field name."""
+
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+    def missing(self, name: str, reason: str) -> None:
+        setattr(self, name, None)
+        self.unavailable[name] = reason
+
+    def why(self, name: str) -> str | None:
+        return self.unavailable.get(name)
+
+
+@dataclass
+class PcieHop(Unavailable):
+    """One PCI device on the path from a GPU to its CPU root port (the GPU itself first).
+
+    ``link_*`` describe the link register of this device: for an endpoint or a switch upstream port that is
+    the link towards the CPU; for a root port or a switch downstream port it is the link below it (the same
+    physical link its child reports). ``port_type`` says which.
+    """
+
+    bdf: str = ""
+    port_type: str = "unknown"  # endpoint | upstream-port | downstream-port | root-port | bridge | unknown
+    name: str | None = None
+    vendor_id: str | None = None
+    device_id: str | None = None
+    class_code: str | None = None
+    current_speed_gts: float | None = None
+    max_speed_gts: float | None = None
+    current_gen: int | None = None
+    max_gen: int | None = None
+    current_width: int | None = None
+    max_width: int | None = None
+
+
+@dataclass
+class Pcie(Unavailable):
+    """A GPU's own PCIe link as NVML reports it, and the upstream path from sysfs."""
+
+    current_gen: int | None = None
+    max_gen: int | None = None  # max of this GPU *and* the system it sits in (NVML)
+    gpu_max_gen: int | None = None  # max the GPU itself supports
+    current_width: int | None = None
+    max_width: int | None = None
+    replay_counter: int | None = None
+    path: list[PcieHop] = field(default_factory=list)  # GPU first, root port last
+
+
+@dataclass
+class NvLink(Unavailable):
+    link: int = 0
+    active: bool | None = None
+    version: int | None = None
+    remote_bus_id: str | None = None
+    remote_device_type: str | None = None  # gpu | switch | ibmnpu | unknown
+    remote_gpu_index: int | None = None
+    errors: dict[str, int] = field(default_factory=dict)  # replay, recovery, crc_flit, crc_data
+
+
+@dataclass
+class Gpu(Unavailable):
+    index: int = 0
+    name: str | None = None
+    uuid: str | None = None
+    serial: str | None = None
+    bus_id: str | None = None  # NVML form, 0000:41:00.0 (domain normalised to 4 digits)
+    architecture: str | None = None
+    compute_capability: str | None = None  # "9.0"
+    memory_total_bytes: int | None = None
+    memory_used_bytes: int | None = None
+    power_limit_w: float | None = None
+    power_default_limit_w: float | None = None
+    power_draw_w: float | None = None
+    temperature_c: float | None = None
+    sm_clock_max_mhz: int | None = None
+    ecc_enabled: bool | None = None
+    ecc_errors_corrected_volatile: int | None = None
+    ecc_errors_uncorrected_volatile: int | None = None
+    ecc_errors_corrected_aggregate: int | None = None
+    ecc_errors_uncorrected_aggregate: int | None = None
+    retired_pages_single_bit: int | None = None
+    retired_pages_double_bit: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_correctable: int | None = None
+    remapped_rows_uncorrectable: int | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
+    clocks_event_reasons: list[str] | None = None  # names, see probes.nvml.CLOCKS_EVENT_REASONS
+    persistence_mode: bool | None = None
+    mig_mode: bool | None = None
+    numa_node: int | None = None
+    cpu_affinity: str | None = None  # cpulist, "0-55,112-167"
+    pcie: Pcie = field(default_factory=Pcie)
+    nvlinks: list[NvLink] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"GPU {self.index}"
+
+    def active_nvlinks(self) -> list[NvLink]:
+        return [n for n in self.nvlinks if n.active]
+
+
+@dataclass
+class Topology(Unavailable):
+    """Pairwise facts, indexed by position in ``Rig.gpus``.
+
+    ``matrix`` uses the ``nvidia-smi topo -m`` vocabulary: X (self), NV# (# NVLinks, bonded), PIX (at most one
+    PCIe switch), PXB (several switches, no host bridge), PHB (through a host bridge), NODE (across host
+    bridges within a NUMA node), SYS (across the inter-socket link). ``p2p_read``/``p2p_write`` use the
+    ``nvidia-smi topo -p2p`` codes: X, OK, CNS (chipset), GNS (GPU), TNS (topology), NS (not supported),
+    DIS (disabled by registry key), U (unknown).
+    """
+
+    matrix: list[list[str]] = field(default_factory=list)
+    pcie_matrix: list[list[str]] = field(default_factory=list)  # the PCIe level alone (no NV#): PIX..SYS
+    p2p_read: list[list[str]] | None = None
+    p2p_write: list[list[str]] | None = None
+    nics: list[str] = field(default_factory=list)
+    nic_matrix: list[list[str]] = field(default_factory=list)  # rows = GPUs, columns = nics
+
+
+@dataclass
+class NumaNode:
+    id: int = 0
+    cpus: str | None = None  # cpulist
+    memory_total_bytes: int | None = None
+
+
+@dataclass
+class Host(Unavailable):
+    hostname: str | None = None
+    os: str | None = None
+    kernel: str | None = None
+    arch: str | None = None
+    cpu_model: str | None = None
+    sockets: int | None = None
+    cores_physical: int | None = None
+    cores_logical: int | None = None
+    memory_total_bytes: int | None = None
+    memory_available_bytes: int | None = None
+    numa_nodes: list[NumaNode] = field(default_factory=list)
+    psu_watts: float | None = None  # given by the user (spec or --psu-watts); never probed
+
+
+@dataclass
+class Software(Unavailable):
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None  # "13.0": the newest CUDA the driver supports
+    nvml_version: str | None = None
+    nvml_binding_version: str | None = None
+    python_version: str | None = None
+    torch_version: str | None = None
+    torch_cuda_version: str | None = None
+    nccl_version: str | None = None
+    gpuadvisor_version: str | None = None
+    env: dict[str, str] = field(default_factory=dict)  # CUDA_VISIBLE_DEVICES, NCCL_*, ...
+
+
+@dataclass
+class SweepRow:
+    """One message size of a collective or copy sweep, nccl-tests style."""
+
+    size_bytes: int = 0
+    count: int = 0  # elements
+    dtype: str = "float32"
+    time_us: float = 0.0  # slowest rank's time per iteration
+    algbw_gbps: float = 0.0
+    busbw_gbps: float = 0.0
+    correct: bool | None = None  # None: not checked
+    errors: int | None = None  # wrong elements seen by the check
+
+
+@dataclass
+class Measurement(Unavailable):
+    """One benchmark result (or an imported one) with its method and what the links should give.
+
+    kind: all_reduce | all_gather | reduce_scatter | broadcast | p2p_unidir | p2p_bidir | p2p_latency | h2d |
+    d2h | d2d. ``value_gbps`` is the headline (largest-size busbw for collectives, bandwidth for copies).
+    """
+
+    kind: str = ""
+    backend: str | None = None  # nccl | gloo | cuda | imported
+    method: str | None = None
+    provenance: str = "measured"  # measured | imported
+    world_size: int | None = None
+    gpus: list[int] = field(default_factory=list)
+    memory: str | None = None  # pinned | pageable (copies)
+    concurrent: bool | None = None  # copies: all GPUs at once
+    p2p_enabled: bool | None = None
+    warmup_iters: int | None = None
+    iters: int | None = None
+    rows: list[SweepRow] = field(default_factory=list)
+    value_gbps: float | None = None
+    latency_us: float | None = None
+    expected_gbps: float | None = None
+    expected_source: str | None = None
+    ratio: float | None = None
+    status: str = "ok"  # ok | partial | failed | timeout | skipped
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Finding:
+    """One rule's verdict on one subject."""
+
+    code: str = ""
+    name: str = ""
+    area: str = ""
+    severity: str = "info"  # info | warn | fail | error (rule crashed) | not-checked
+    message: str = ""
+    gpus: list[int] = field(default_factory=list)
+    subject: str | None = None  # "GPU 2 0000:41:00.0", "link 0000:40:01.1 -> 0000:41:00.0", "host"
+    observed: Any = None
+    expected: Any = None
+    expected_source: str | None = None
+    fix: str | None = None
+
+
+@dataclass
+class Source:
+    """Where these facts came from."""
+
+    kind: str = "live"  # live | simulated | saved | imported | spec
+    preset: str | None = None
+    detail: str | None = None
+    created_at: str | None = None  # ISO 8601 UTC
+    tool_version: str | None = None
+    files: list[str] = field(default_factory=list)  # imported: the files, in order
+
+    @property
+    def simulated(self) -> bool:
+        return self.kind in ("simulated", "spec")
+
+
+@dataclass
+class Rig:
+    schema_version: int = SCHEMA_VERSION
+    kind: str = KIND
+    source: Source = field(default_factory=Source)
+    host: Host = field(default_factory=Host)
+    software: Software = field(default_factory=Software)
+    gpus: list[Gpu] = field(default_factory=list)
+    topology: Topology = field(default_factory=Topology)
+    measurements: list[Measurement] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    advice: dict[str, Any] | None = None  # the advisor's output (gpuadvisor.advisor), as its to_dict
+    problems: list[str] = field(default_factory=list)  # what went wrong while collecting, in order
+    provenance: dict[str, str] = field(default_factory=dict)  # section -> read | measured | predicted | imported | simulated
+
+    # -- convenience ------------------------------------------------------------------------------------
+    def gpu(self, index: int) -> Gpu:
+        for g in self.gpus:
+            if g.index == index:
+                return g
+        raise KeyError(index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(), encoding="utf-8")
+
+
+# -- serialisation ---------------------------------------------------------------------------------------
+
+def to_dict(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, list | tuple):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    return obj
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _typename(tp: Any) -> str:
+    if tp is type(None):
+        return "null"
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_typename(a) for a in typing.get_args(tp))
+    if origin is list:
+        return "list"
+    if origin is dict:
+        return "object"
+    if dataclasses.is_dataclass(tp):
+        return "object"
+    return {int: "integer", float: "number", str: "string", bool: "boolean"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _convert(value: Any, tp: Any, where: str) -> Any:
+    if tp is Any:
+        return value
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise FactsError(f"{where}: expected {_typename(tp)}, got null")
+        errors = []
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _convert(value, a, where)
+            except FactsError as e:
+                errors.append(e)
+        raise errors[0] if len(errors) == 1 else FactsError(f"{where}: expected {_typename(tp)}, got {_describe(value)}")
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise FactsError(f"{where}: expected a list, got {_describe(value)}")
+        return [_convert(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        _, vt = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise FactsError(f"{where}: expected an object, got {_describe(value)}")
+        return {str(k): _convert(v, vt, f"{where}.{k}") for k, v in value.items()}
+    if dataclasses.is_dataclass(tp):
+        return _from_dict(tp, value, where)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value  # an int stays an int, so a saved scan round-trips byte for byte
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    else:  # pragma: no cover - a type this model does not use
+        return value
+    raise FactsError(f"{where}: expected {_typename(tp)}, got {_describe(value)}")
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _from_dict(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise FactsError(f"{where or 'top level'}: expected an object, got {_describe(data)}")
+    hints = _hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise FactsError(f"{(where + '.') if where else ''}{unknown[0]}: unknown field (not in schema version {SCHEMA_VERSION})")
+    kwargs = {}
+    for name in names:
+        if name in data:
+            kwargs[name] = _convert(data[name], hints[name], f"{where}.{name}" if where else name)
+    return cls(**kwargs)
+
+
+def from_dict(data: Any, origin: str = "scan") -> Rig:
+    """Build a Rig from parsed JSON, checking kind and schema_version first."""
+    if not isinstance(data, dict):
+        raise FactsError(f"{origin}: not a gpuadvisor scan (top level is {_describe(data)}, expected an object)")
+    if data.get("kind") != KIND:
+        raise FactsError(f"{origin}: not a gpuadvisor scan (field 'kind' is {_describe(data.get('kind'))}, expected \"{KIND}\")")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise FactsError(
+            f"{origin}: field 'schema_version' is {_describe(version)}; this gpuadvisor reads version {SCHEMA_VERSION} "
+            "(re-run the scan with this version, or upgrade gpuadvisor)"
+        )
+    try:
+        return _from_dict(Rig, data, "")
+    except FactsError as e:
+        raise FactsError(f"{origin}: field {e}") from None
+
+
+def load(path: str | Path) -> Rig:
+    """Read a saved scan; every failure is a FactsError with one readable line."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FactsError(f"{p}: no such file (give the path of a scan saved with 'gpuadvisor scan --json FILE')") from None
+    except IsADirectoryError:
+        raise FactsError(f"{p}: is a directory, not a scan file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise FactsError(f"{p}: cannot read ({e.__class__.__name__}: {e})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FactsError(f"{p}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected a scan saved with --json") from None
+    rig = from_dict(data, origin=str(p))
+    return rig

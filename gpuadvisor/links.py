@@ -1,0 +1,124 @@
+"""Link physics: what a PCIe or NVLink link should carry, and a GPU path's narrowest hop.
+
+Figures are per direction, before protocol overhead, in GB/s (1e9 bytes/s), from ../shared/PARALLELISM.md
+("Links"), which takes them from the PCI-SIG base specifications (transfer rate × encoding efficiency) and
+NVIDIA's NVLink generation tables. Rules, the benchmarker and the advisor all take their expected figures
+from here, so the whole tool agrees on what a link should give.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuadvisor.facts import Gpu, PcieHop
+
+PCIE_SOURCE = "PCI-SIG base spec: transfer rate × encoding (8b/10b to Gen2, 128b/130b Gen3–5, FLIT Gen6)"
+NVLINK_SOURCE = "NVIDIA NVLink generations: 25 GB/s per link per direction (NVLink 2–4), 50 GB/s (NVLink 5)"
+
+# Transfer rate in GT/s by PCIe generation.
+PCIE_GT_S: dict[int, float] = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+
+# GB/s per lane per direction by generation (PARALLELISM.md "Links").
+PCIE_LANE_GBPS: dict[int, float] = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.5}
+
+# GB/s per link per direction by NVLink version.
+NVLINK_LINK_GBPS: dict[int, float] = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 50.0}
+
+# Large pinned host<->device copies reach roughly this fraction of the raw PCIe figure (TLP/DLLP overhead).
+# Source: PARALLELISM.md "Links" (80–90% for large pinned copies); we take the middle, 0.85. Measurements on
+# real machines refine it: the H100 PCIe 5.0 x16 of this project's fixture measured in benchmarks/device/.
+PCIE_COPY_EFFICIENCY = 0.85
+
+
+def gen_from_speed(gts: float | None) -> int | None:
+    """PCIe generation from a sysfs link speed in GT/s (2.5 -> 1 ... 64 -> 6)."""
+    if gts is None:
+        return None
+    for gen, rate in PCIE_GT_S.items():
+        if abs(rate - gts) < 0.01:
+            return gen
+    return None
+
+
+def pcie_gbps(gen: int | None, width: int | None) -> float | None:
+    """Raw per-direction bandwidth of a PCIe link, GB/s; None if either is unknown."""
+    if gen is None or width is None or gen not in PCIE_LANE_GBPS:
+        return None
+    return PCIE_LANE_GBPS[gen] * width
+
+
+def nvlink_gbps(version: int | None, links: int) -> float | None:
+    if version is None or version not in NVLINK_LINK_GBPS:
+        return None
+    return NVLINK_LINK_GBPS[version] * links
+
+
+@dataclass(frozen=True)
+class PathLimit:
+    """The narrowest hop on a GPU's way to the CPU."""
+
+    gbps: float
+    gen: int
+    width: int
+    where: str  # the hop's BDF, or "GPU link"
+    source: str
+
+    def describe(self) -> str:
+        return f"PCIe Gen{self.gen} x{self.width} at {self.where} = {self.gbps:.1f} GB/s per direction"
+
+
+def _hop_links(gpu: Gpu) -> list[tuple[str, int | None, int | None]]:
+    """(where, current gen, current width) of each distinct link from the GPU up to the root port."""
+    out: list[tuple[str, int | None, int | None]] = []
+    p = gpu.pcie
+    if p.current_gen is not None or p.current_width is not None:
+        out.append(("GPU link", p.current_gen, p.current_width))
+    for hop in p.path[1:] if p.path else []:
+        # Root and downstream ports report the link below them, which a child already reported.
+        if hop.port_type in ("upstream-port", "endpoint", "bridge", "unknown"):
+            out.append((hop.bdf, hop.current_gen, hop.current_width))
+    if not out and p.path:
+        hop = p.path[0]
+        out.append(("GPU link", hop.current_gen, hop.current_width))
+    return out
+
+
+def path_limit(gpu: Gpu, *, at_max: bool = False) -> PathLimit | None:
+    """The narrowest hop of the GPU's path (current link state, or the maximum the hardware allows).
+
+    ``at_max`` uses the maximum generation and width: what the path would give if nothing were downgraded.
+    Generation drops at idle (power saving) make current figures low on an idle GPU; callers that judge a
+    benchmark should use the current state measured under load.
+    """
+    best: PathLimit | None = None
+    links: list[tuple[str, int | None, int | None]]
+    if at_max:
+        p = gpu.pcie
+        links = [("GPU link", p.max_gen, p.max_width)]
+        links += [(h.bdf, h.max_gen, h.max_width) for h in p.path[1:] if h.port_type in ("upstream-port", "endpoint", "bridge", "unknown")]
+    else:
+        links = _hop_links(gpu)
+    for where, gen, width in links:
+        bw = pcie_gbps(gen, width)
+        if bw is None or gen is None or width is None:
+            continue
+        if best is None or bw < best.gbps:
+            best = PathLimit(gbps=bw, gen=gen, width=width, where=where, source=PCIE_SOURCE)
+    return best
+
+
+def expected_copy_gbps(gpu: Gpu, *, at_max: bool = True) -> tuple[float, str] | None:
+    """What a large pinned host<->device copy should reach on this GPU's path, and how that was derived."""
+    lim = path_limit(gpu, at_max=at_max)
+    if lim is None:
+        return None
+    return (
+        lim.gbps * PCIE_COPY_EFFICIENCY,
+        f"{lim.describe()} × {PCIE_COPY_EFFICIENCY} copy efficiency ({PCIE_SOURCE})",
+    )
+
+
+def hop_is_downgraded(hop: PcieHop) -> tuple[bool, bool]:
+    """(width below max, generation below max) for one hop; unknowns count as not downgraded."""
+    width = hop.current_width is not None and hop.max_width is not None and hop.current_width < hop.max_width
+    gen = hop.current_gen is not None and hop.max_gen is not None and hop.current_gen < hop.max_gen
+    return width, gen

@@ -1,0 +1,1 @@
+"""HTML report templates (jinja2), shipped as package data; installed as ``gpuadvisor.reports``."""
