@@ -46,7 +46,17 @@ def pcie_gbps(gen: int | None, width: int | None) -> float | None:
     return PCIE_LANE_GBPS[gen] * width
 
 
-def nvlink_gbps(version: int | None, links: int) -> float | None:
+# GA102 boards (RTX 3090, RTX A6000, A40) run their NVLink 3 bridge links at 14.0625 GB/s per direction
+# (112.5 GB/s both ways over 4 links): NVIDIA RTX A6000 datasheet; `nvidia-smi nvlink -s` prints
+# "14.062 GB/s" per link (shared/samples/nvlink-s_3xa6000-one-unbridged_siboehm.txt).
+GA102_NVLINK_LINK_GBPS = 14.0625
+GA102_NAMES = ("RTX 3090", "RTX A6000", "A40", "RTX 3080 Ti")
+
+
+def nvlink_gbps(version: int | None, links: int, gpu_name: str | None = None) -> float | None:
+    """Per-direction NVLink bandwidth of ``links`` links; GA102 bridge links are slower than SXM ones."""
+    if gpu_name and any(n in gpu_name for n in GA102_NAMES):
+        return GA102_NVLINK_LINK_GBPS * links
     if version is None or version not in NVLINK_LINK_GBPS:
         return None
     return NVLINK_LINK_GBPS[version] * links

@@ -1,0 +1,186 @@
+"""Fill a Rig: from the live machine, or from a rig description through the simulated NVML.
+
+Both paths run the same probe code (``probes.nvml`` over a pynvml-like library, ``probes.pcie`` over a
+sysfs tree); the simulated path serves NVML from ``probes.simnvml`` and writes the description's PCI tree
+into a temporary directory first.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor import __version__, facts
+from gpuadvisor.facts import Gpu, Rig, Source, Topology
+from gpuadvisor.probes.nvml import Missing, Nvml, probe_gpus, probe_pairs, probe_system
+from gpuadvisor.probes.pcie import PciPlace, Sysfs, level_between
+
+NO_GPU_HINT = "try a simulated rig: gpuadvisor scan --simulate dgx-h100 (gpuadvisor presets lists them)"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def nvlink_count(a: Gpu, b: Gpu) -> int:
+    """Active NVLinks joining two GPUs: direct links to the peer, or through NVSwitch (the smaller side's)."""
+    direct = sum(1 for n in a.active_nvlinks() if n.remote_bus_id and n.remote_bus_id == b.bus_id)
+    if direct:
+        return direct
+    sw_a = sum(1 for n in a.active_nvlinks() if n.remote_device_type == "switch")
+    sw_b = sum(1 for n in b.active_nvlinks() if n.remote_device_type == "switch")
+    return min(sw_a, sw_b)
+
+
+def build_topology(gpus: list[Gpu], levels: list[list[str | None]], p2p_read: list[list[str]] | None,
+                   p2p_write: list[list[str]] | None, places: list[PciPlace | None], nics: list[tuple[str, PciPlace]],
+                   nvml_reason: str | None) -> Topology:
+    n = len(gpus)
+    topo = Topology(p2p_read=p2p_read, p2p_write=p2p_write)
+    pcie: list[list[str]] = []
+    for i in range(n):
+        row = []
+        for j in range(n):
+            lvl = levels[i][j]
+            if lvl is None:
+                pa, pb = places[i], places[j]
+                lvl = level_between(pa, pb) if pa and pb else "SYS"
+                if pa is None or pb is None:
+                    topo.unavailable.setdefault("pcie_matrix", f"PCIe placement unknown for some GPUs ({nvml_reason or 'no sysfs path'}); shown as SYS")
+            row.append(lvl)
+        pcie.append(row)
+    topo.pcie_matrix = pcie
+    for i, gpu in enumerate(gpus):
+        for link in gpu.nvlinks:
+            if link.remote_device_type == "gpu" and link.remote_bus_id:
+                link.remote_gpu_index = next((g.index for g in gpus if g.bus_id == link.remote_bus_id), None)
+    topo.matrix = [["X" if i == j else (f"NV{c}" if (c := nvlink_count(gpus[i], gpus[j])) else pcie[i][j]) for j in range(n)] for i in range(n)]
+    topo.nics = [name for name, _ in nics]
+    topo.nic_matrix = [[level_between(places[i], place) if places[i] else "SYS" for _, place in nics] for i in range(n)]
+    return topo
+
+
+def _place(sysfs: Sysfs, bdf: str) -> PciPlace | None:
+    hops, host_bridge = sysfs.path(bdf)
+    if not hops:
+        return None
+    return PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, sysfs.numa_node(bdf))
+
+
+def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
+    """GPUs, their PCIe paths, and the pairwise topology, into ``rig``."""
+    probe_system(nv, rig.software)
+    gpus, handles = probe_gpus(nv, rig.problems)
+    places: list[PciPlace | None] = []
+    for g in gpus:
+        if g.bus_id is None:
+            places.append(None)
+            continue
+        hops, host_bridge = sysfs.path(g.bus_id)
+        if hops:
+            g.pcie.path = hops
+            places.append(PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, sysfs.numa_node(g.bus_id)))
+        else:
+            g.pcie.unavailable["path"] = f"no sysfs entry for {g.bus_id} under {sysfs.pci_devices}"
+            places.append(None)
+        if g.numa_node is None:
+            node = sysfs.numa_node(g.bus_id)
+            if node is not None:
+                g.numa_node = node
+                g.unavailable.pop("numa_node", None)
+            elif "numa_node" in g.unavailable:
+                g.unavailable["numa_node"] += "; sysfs numa_node is -1 (no NUMA information, e.g. a VM or one-node host)"
+        if g.cpu_affinity is None:
+            cpus = sysfs.local_cpulist(g.bus_id)
+            if cpus:
+                g.cpu_affinity = cpus
+                g.unavailable.pop("cpu_affinity", None)
+    levels, p2p_r, p2p_w, reason = probe_pairs(nv, gpus, handles)
+    gpu_bdfs = {g.bus_id for g in gpus}
+    nics = [(name, pl) for name, bdf in sysfs.nics() if bdf not in gpu_bdfs and (pl := _place(sysfs, bdf)) is not None]
+    rig.gpus = gpus
+    rig.topology = build_topology(gpus, levels, p2p_r if gpus else None, p2p_w if gpus else None, places, nics, reason)
+    if reason and len(gpus) > 1:
+        rig.topology.unavailable["matrix"] = f"NVML topology: {reason}; PCIe levels derived from sysfs"
+    if nv.binding_mismatches:
+        rig.problems.append("nvidia-ml-py and the driver disagree on: " + ", ".join(sorted(set(nv.binding_mismatches))[:8]))
+
+
+def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = None, import_torch: bool = False) -> Rig:
+    """Probe this machine. Never raises for a missing driver or GPU: that is recorded in ``rig.problems``."""
+    from gpuadvisor.probes.host import probe_host
+    from gpuadvisor.probes.software import probe_software
+
+    rig = Rig(source=Source(kind="live", created_at=_now(), tool_version=__version__))
+    rig.host = probe_host(sysfs_root)
+    rig.software = probe_software(import_torch=import_torch)
+    rig.provenance = {"host": "read", "software": "read", "gpus": "read", "topology": "read"}
+    if nvml_lib is None:
+        try:
+            import pynvml as nvml_lib  # nvidia-ml-py
+        except ImportError:
+            nvml_lib = None
+    if nvml_lib is None:
+        reason = "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
+    else:
+        nv = Nvml(nvml_lib)
+        reason = nv.init()
+        if reason is None:
+            try:
+                collect_gpus(nv, Sysfs(sysfs_root), rig)
+            finally:
+                nv.shutdown()
+            if not rig.gpus:
+                reason = "NVML found no GPU"
+    if reason is not None:
+        for f in ("driver_version", "cuda_driver_version", "nvml_version"):
+            rig.software.missing(f, reason)
+        rig.problems.insert(0, f"no NVIDIA GPU or driver found ({reason}); {NO_GPU_HINT}")
+    return rig
+
+
+def simulate(name_or_path: str) -> Rig:
+    """A Rig from a preset name or a rig description file, through the simulated NVML and a generated sysfs."""
+    from gpuadvisor.probes.fakesysfs import write_tree
+    from gpuadvisor.probes.rigdesc import load_description
+    from gpuadvisor.probes.simnvml import SimNvml
+
+    desc = load_description(name_or_path)
+    rig = Rig(source=Source(kind="simulated", preset=desc.name, detail=desc.title, created_at=_now(), tool_version=__version__))
+    rig.provenance = {"host": "simulated", "software": "simulated", "gpus": "simulated", "topology": "simulated"}
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-sim-") as tmp:
+        write_tree(desc, Path(tmp))
+        sysfs = Sysfs(tmp)
+        nv = Nvml(SimNvml(desc, tmp))
+        nv.init()
+        collect_gpus(nv, sysfs, rig)
+        nv.shutdown()
+        numa = sysfs.numa_nodes()
+    h = desc.host
+    rig.host = facts.Host(
+        hostname=h.get("hostname", desc.name),
+        os=h.get("os", "Ubuntu 22.04.4 LTS"),
+        kernel=h.get("kernel", "5.15.0-105-generic"),
+        arch=h.get("arch", "x86_64"),
+        cpu_model=h.get("cpu_model"),
+        sockets=h.get("sockets"),
+        cores_physical=h.get("cores_physical"),
+        cores_logical=h.get("cores_logical"),
+        memory_total_bytes=int(h["memory_total_gib"] * 2**30) if "memory_total_gib" in h else None,
+        numa_nodes=numa,
+        psu_watts=h.get("psu_watts"),
+    )
+    for key in ("cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_bytes"):
+        if getattr(rig.host, key) is None:
+            rig.host.unavailable[key] = facts.NOT_IN_SOURCE
+    sw = rig.software
+    sw.gpuadvisor_version = __version__
+    for key in ("torch_version", "torch_cuda_version", "nccl_version"):
+        if key in desc.software:
+            setattr(sw, key, str(desc.software[key]))
+        else:
+            sw.missing(key, f"{facts.NOT_IN_SOURCE} (simulated rig)")
+    sw.env = {str(k): str(v) for k, v in desc.software.get("env", {}).items()}
+    return rig

@@ -1,0 +1,281 @@
+"""A simulated NVML: the pynvml calls the probe makes, served from a rig description.
+
+Same function names, arguments, return shapes and exceptions (pynvml's own NVMLError subclasses, raised by
+code) as nvidia-ml-py, so ``probes.nvml`` runs unchanged against an 8-GPU DGX in tests and demos. Only the
+calls the probe uses are implemented; anything else is absent, which the probe reports as "function not
+found" exactly as it would with an old binding.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pynvml
+
+from .nvml import CLOCKS_EVENT_REASONS, NVLINK_ERROR_COUNTERS, P2P_STATUS
+from .pcie import PciPlace, Sysfs, level_between
+from .rigdesc import GpuDesc, RigDesc
+
+_LEVEL_CODES = {"PIX": 10, "PXB": 20, "PHB": 30, "NODE": 40, "SYS": 50}
+_P2P_CODES = {v: k for k, v in P2P_STATUS.items()}
+_REASON_BITS = {v: k for k, v in CLOCKS_EVENT_REASONS.items()}
+_NVSWITCH_BUS_BASE = 0xE0
+
+
+def _raise(code: int) -> None:
+    raise pynvml.NVMLError(code)
+
+
+class SimNvml:
+    """Looks like the ``pynvml`` module to the probe."""
+
+    NVMLError = pynvml.NVMLError
+
+    def __init__(self, desc: RigDesc, sysfs_root: str | Path) -> None:
+        self.desc = desc
+        self._init = False
+        sysfs = Sysfs(sysfs_root)
+        self._places: list[PciPlace] = []
+        for g in desc.gpus:
+            hops, host_bridge = sysfs.path(g.bus_id)
+            self._places.append(PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, sysfs.numa_node(g.bus_id)))
+        # NVLink peers: (gpu, link) -> remote ("gpu", index) or ("switch", n)
+        self._links: dict[int, list[tuple[str, int]]] = {g.index: [] for g in desc.gpus}
+        for g in desc.gpus:
+            if g.props["nvlink_fabric"] == "nvswitch":
+                self._links[g.index] = [("switch", link % 4) for link in range(int(g.props["nvlinks"]))]
+        for a, b, n in desc.nvlink_bridges:
+            self._links[a] += [("gpu", b)] * n
+            self._links[b] += [("gpu", a)] * n
+
+    # -- library -------------------------------------------------------------------------------------------
+    def nvmlInit(self) -> None:
+        self._init = True
+
+    def nvmlShutdown(self) -> None:
+        self._init = False
+
+    def _ready(self) -> None:
+        if not self._init:
+            _raise(pynvml.NVML_ERROR_UNINITIALIZED)
+
+    def nvmlSystemGetDriverVersion(self) -> str:
+        self._ready()
+        return str(self.desc.software.get("driver_version", "550.54.15"))
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:
+        self._ready()
+        major, minor = str(self.desc.software.get("cuda_driver_version", "12.4")).split(".")[:2]
+        return int(major) * 1000 + int(minor) * 10
+
+    nvmlSystemGetCudaDriverVersion_v2 = nvmlSystemGetCudaDriverVersion
+
+    def nvmlSystemGetNVMLVersion(self) -> str:
+        self._ready()
+        return str(self.desc.software.get("nvml_version", "12." + self.nvmlSystemGetDriverVersion()))
+
+    def nvmlDeviceGetCount(self) -> int:
+        self._ready()
+        return len(self.desc.gpus)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> GpuDesc:
+        self._ready()
+        if not 0 <= index < len(self.desc.gpus):
+            _raise(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        return self.desc.gpus[index]
+
+    # -- device --------------------------------------------------------------------------------------------
+    def _dev(self, h: GpuDesc, fn: str) -> dict[str, Any]:
+        self._ready()
+        p = h.props
+        if p["lost"]:
+            _raise(pynvml.NVML_ERROR_GPU_IS_LOST)
+        if fn in p["unsupported"]:
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        if fn in p["no_permission"]:
+            _raise(pynvml.NVML_ERROR_NO_PERMISSION)
+        return p
+
+    def nvmlDeviceGetName(self, h: GpuDesc) -> str:
+        return str(self._dev(h, "nvmlDeviceGetName")["name"])
+
+    def nvmlDeviceGetUUID(self, h: GpuDesc) -> str:
+        self._dev(h, "nvmlDeviceGetUUID")
+        return h.uuid
+
+    def nvmlDeviceGetSerial(self, h: GpuDesc) -> str:
+        self._dev(h, "nvmlDeviceGetSerial")
+        return h.serial
+
+    def nvmlDeviceGetPciInfo(self, h: GpuDesc) -> SimpleNamespace:
+        self._dev(h, "nvmlDeviceGetPciInfo")
+        domain, bus, devfn = h.bus_id.split(":")
+        return SimpleNamespace(busId=f"0000{domain}:{bus}:{devfn}".upper(), bus=int(bus, 16))
+
+    def nvmlDeviceGetArchitecture(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetArchitecture")["architecture"])
+
+    def nvmlDeviceGetCudaComputeCapability(self, h: GpuDesc) -> tuple[int, int]:
+        major, minor = str(self._dev(h, "nvmlDeviceGetCudaComputeCapability")["compute_capability"]).split(".")
+        return int(major), int(minor)
+
+    def nvmlDeviceGetMemoryInfo(self, h: GpuDesc) -> SimpleNamespace:
+        p = self._dev(h, "nvmlDeviceGetMemoryInfo")
+        total = int(p["memory_total_mib"]) * 1024 * 1024
+        used = int(p["memory_used_mib"]) * 1024 * 1024
+        return SimpleNamespace(total=total, used=used, free=total - used)
+
+    def nvmlDeviceGetPowerManagementLimit(self, h: GpuDesc) -> int:
+        return int(float(self._dev(h, "nvmlDeviceGetPowerManagementLimit")["power_limit_w"]) * 1000)
+
+    def nvmlDeviceGetPowerManagementDefaultLimit(self, h: GpuDesc) -> int:
+        return int(float(self._dev(h, "nvmlDeviceGetPowerManagementDefaultLimit")["power_default_limit_w"]) * 1000)
+
+    def nvmlDeviceGetPowerUsage(self, h: GpuDesc) -> int:
+        return int(float(self._dev(h, "nvmlDeviceGetPowerUsage")["power_draw_w"]) * 1000)
+
+    def nvmlDeviceGetTemperature(self, h: GpuDesc, sensor: int) -> int:
+        return int(self._dev(h, "nvmlDeviceGetTemperature")["temperature_c"])
+
+    def nvmlDeviceGetMaxClockInfo(self, h: GpuDesc, clock: int) -> int:
+        return int(self._dev(h, "nvmlDeviceGetMaxClockInfo")["sm_clock_max_mhz"])
+
+    def nvmlDeviceGetEccMode(self, h: GpuDesc) -> list[int]:
+        ecc = self._dev(h, "nvmlDeviceGetEccMode")["ecc"]
+        if ecc == "unsupported":
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return [int(bool(ecc)), int(bool(ecc))]
+
+    def nvmlDeviceGetTotalEccErrors(self, h: GpuDesc, error_type: int, counter_type: int) -> int:
+        p = self._dev(h, "nvmlDeviceGetTotalEccErrors")
+        if p["ecc"] == "unsupported" or p["ecc_errors"] == "unsupported":
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        key = ("corrected" if error_type == 0 else "uncorrected") + ("_volatile" if counter_type == 0 else "_aggregate")
+        return int(p["ecc_errors"].get(key, 0))
+
+    def nvmlDeviceGetRetiredPages(self, h: GpuDesc, cause: int) -> list[int]:
+        rp = self._dev(h, "nvmlDeviceGetRetiredPages")["retired_pages"]
+        if rp == "unsupported":
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        n = int(rp.get("single_bit" if cause == 0 else "double_bit", 0))
+        return [0x1000 * (k + 1) for k in range(n)]
+
+    def nvmlDeviceGetRetiredPagesPendingStatus(self, h: GpuDesc) -> int:
+        rp = self._dev(h, "nvmlDeviceGetRetiredPagesPendingStatus")["retired_pages"]
+        if rp == "unsupported":
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return int(bool(rp.get("pending", False)))
+
+    def nvmlDeviceGetRemappedRows(self, h: GpuDesc) -> tuple[int, int, int, int]:
+        rows = self._dev(h, "nvmlDeviceGetRemappedRows")["remapped_rows"]
+        if rows == "unsupported":
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        c, u, pending, failure = rows
+        return int(c), int(u), int(bool(pending)), int(bool(failure))
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h: GpuDesc) -> int:
+        reasons = self._dev(h, "nvmlDeviceGetCurrentClocksEventReasons")["clocks_event_reasons"]
+        return sum(_REASON_BITS[r] for r in reasons)
+
+    def nvmlDeviceGetCurrentClocksThrottleReasons(self, h: GpuDesc) -> int:
+        return self.nvmlDeviceGetCurrentClocksEventReasons(h)
+
+    def nvmlDeviceGetPersistenceMode(self, h: GpuDesc) -> int:
+        return int(bool(self._dev(h, "nvmlDeviceGetPersistenceMode")["persistence"]))
+
+    def nvmlDeviceGetMigMode(self, h: GpuDesc) -> list[int]:
+        mig = self._dev(h, "nvmlDeviceGetMigMode")["mig"]
+        if mig == "unsupported":
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return [int(bool(mig)), int(bool(mig))]
+
+    def nvmlDeviceGetNumaNodeId(self, h: GpuDesc) -> int:
+        self._dev(h, "nvmlDeviceGetNumaNodeId")
+        numa = self._places[h.index].numa_node
+        return -1 if numa is None else numa
+
+    def nvmlDeviceGetCpuAffinity(self, h: GpuDesc, cpu_set_size: int) -> list[int]:
+        self._dev(h, "nvmlDeviceGetCpuAffinity")
+        from .nvml import parse_cpulist
+
+        numa = self._places[h.index].numa_node
+        cpus_text = next((n.get("cpus", "") for n in self.desc.numa if n["id"] == numa), "")
+        words = [0] * cpu_set_size
+        for cpu in parse_cpulist(cpus_text):
+            if cpu // 64 < cpu_set_size:
+                words[cpu // 64] |= 1 << (cpu % 64)
+        return words
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetCurrPcieLinkGeneration")["pcie_gen"])
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetMaxPcieLinkGeneration")["pcie_max_gen"])
+
+    def nvmlDeviceGetGpuMaxPcieLinkGeneration(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetGpuMaxPcieLinkGeneration")["pcie_gpu_max_gen"])
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetCurrPcieLinkWidth")["pcie_width"])
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetMaxPcieLinkWidth")["pcie_max_width"])
+
+    def nvmlDeviceGetPcieReplayCounter(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetPcieReplayCounter")["pcie_replay"])
+
+    # -- NVLink --------------------------------------------------------------------------------------------
+    def _link(self, h: GpuDesc, link: int, fn: str) -> tuple[str, int]:
+        p = self._dev(h, fn)
+        links = self._links[h.index]
+        if not links and int(p["nvlinks"]) == 0:
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        total = max(int(p["nvlinks"]), len(links))
+        if not 0 <= link < total:
+            _raise(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+        return links[link] if link < len(links) else ("none", -1)
+
+    def nvmlDeviceGetNvLinkState(self, h: GpuDesc, link: int) -> int:
+        remote = self._link(h, link, "nvmlDeviceGetNvLinkState")
+        return int(remote[0] != "none" and link not in h.props["nvlink_inactive"])
+
+    def nvmlDeviceGetNvLinkVersion(self, h: GpuDesc, link: int) -> int:
+        self._link(h, link, "nvmlDeviceGetNvLinkVersion")
+        return int(h.props["nvlink_version"] or 0)
+
+    def nvmlDeviceGetNvLinkRemotePciInfo(self, h: GpuDesc, link: int) -> SimpleNamespace:
+        kind, idx = self._link(h, link, "nvmlDeviceGetNvLinkRemotePciInfo")
+        if kind == "gpu":
+            bus_id = self.desc.gpus[idx].bus_id
+        elif kind == "switch":
+            bus_id = f"0000:{_NVSWITCH_BUS_BASE + idx:02x}:00.0"
+        else:
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        domain, bus, devfn = bus_id.split(":")
+        return SimpleNamespace(busId=f"0000{domain}:{bus}:{devfn}".upper())
+
+    def nvmlDeviceGetNvLinkRemoteDeviceType(self, h: GpuDesc, link: int) -> int:
+        kind, _ = self._link(h, link, "nvmlDeviceGetNvLinkRemoteDeviceType")
+        return {"gpu": 0, "switch": 2}.get(kind, 0xFF)
+
+    def nvmlDeviceGetNvLinkErrorCounter(self, h: GpuDesc, link: int, counter: int) -> int:
+        self._link(h, link, "nvmlDeviceGetNvLinkErrorCounter")
+        name = next(k for k, v in NVLINK_ERROR_COUNTERS.items() if v == counter)
+        return int(h.props["nvlink_errors"].get(str(link), {}).get(name, 0))
+
+    # -- pairs ---------------------------------------------------------------------------------------------
+    def nvmlDeviceGetTopologyCommonAncestor(self, a: GpuDesc, b: GpuDesc) -> int:
+        self._dev(a, "nvmlDeviceGetTopologyCommonAncestor")
+        self._dev(b, "nvmlDeviceGetTopologyCommonAncestor")
+        return _LEVEL_CODES[level_between(self._places[a.index], self._places[b.index])]
+
+    def nvmlDeviceGetP2PStatus(self, a: GpuDesc, b: GpuDesc, caps_index: int) -> int:
+        self._dev(a, "nvmlDeviceGetP2PStatus")
+        self._dev(b, "nvmlDeviceGetP2PStatus")
+        linked = any(k in ("gpu", "switch") for k, _ in self._links[a.index]) and any(
+            (k == "gpu" and i == b.index) or k == "switch" for k, i in self._links[a.index]
+        ) and (any(k == "switch" for k, _ in self._links[b.index]) or any(k == "gpu" and i == b.index for k, i in self._links[a.index]))
+        if linked:
+            return 0
+        return _P2P_CODES[self.desc.p2p_pcie]
