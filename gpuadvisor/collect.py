@@ -177,7 +177,7 @@ def simulate(name_or_path: str) -> Rig:
             rig.host.unavailable[key] = facts.NOT_IN_SOURCE
     sw = rig.software
     sw.gpuadvisor_version = __version__
-    for key in ("torch_version", "torch_cuda_version", "nccl_version"):
+    for key in ("torch_version", "torch_cuda_version", "nccl_version", "python_version", "nvml_binding_version"):
         if key in desc.software:
             setattr(sw, key, str(desc.software[key]))
         else:

@@ -1,0 +1,54 @@
+"""What several commands share: where the rig comes from, and colour."""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Rig
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def rig_source_options(f: F) -> F:
+    """--from FILE | --simulate PRESET (default: probe this machine)."""
+    f = click.option("--sysfs-root", default="/", hidden=True, help="Read sysfs below this directory (tests).")(f)
+    f = click.option("--torch", "import_torch", is_flag=True, help="Import torch to read its exact CUDA and NCCL versions (slower).")(f)
+    f = click.option("--simulate", "simulate_", metavar="PRESET|FILE.toml", help="Use a simulated rig: a preset name (gpuadvisor presets) or a rig description file.")(f)
+    f = click.option("--from", "from_", metavar="SCAN.json", help="Read a saved scan instead of probing.")(f)
+    return f
+
+
+def get_rig(from_: str | None, simulate_: str | None, *, sysfs_root: str = "/", import_torch: bool = False) -> Rig:
+    if from_ and simulate_:
+        raise InputError("--from and --simulate both given: choose one source")
+    if from_:
+        from gpuadvisor.facts import load
+
+        return load(from_)
+    if simulate_:
+        from gpuadvisor.collect import simulate
+
+        return simulate(simulate_)
+    from gpuadvisor.collect import collect_live
+
+    return collect_live(sysfs_root=sysfs_root, import_torch=import_torch)
+
+
+def use_color(stream: Any = None) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def write_json(rig: Rig, path: str) -> None:
+    try:
+        rig.save(path)
+    except OSError as e:
+        raise InputError(f"{path}: cannot write the scan ({e.strerror or e})") from None

@@ -1,0 +1,30 @@
+"""gpuadvisor presets: the simulated rigs built in."""
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
+def presets(as_json: bool) -> None:
+    """List the simulated rigs built in (use one with: gpuadvisor scan --simulate NAME).
+
+    Each is a real, documented machine described in a TOML file; copy one (see probes/presets/README.md in
+    the source) to describe your own and pass its path to --simulate.
+    """
+    from tabulate import tabulate
+
+    from gpuadvisor.probes.rigdesc import load_description, preset_names
+
+    rows = []
+    for name in preset_names():
+        d = load_description(name)
+        gpu = d.gpus[0].props["name"] if d.gpus else "-"
+        rows.append({"name": name, "gpus": len(d.gpus), "gpu": gpu, "title": d.title, "sources": d.sources})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(tabulate([[r["name"], r["gpus"], r["gpu"], r["title"]] for r in rows], headers=["preset", "GPUs", "GPU", "what it is"], tablefmt="simple"))
+    click.echo("\nTry: gpuadvisor scan --simulate dgx-h100")

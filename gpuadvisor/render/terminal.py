@@ -1,0 +1,291 @@
+"""The scan as text: what the machine is. Reads only the Rig.
+
+Missing facts print as "-" and their reasons are listed once, grouped, at the end ("not available"), so a
+reader sees every gap and why without a column of "N/A".
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from tabulate import tabulate
+
+from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.links import hop_is_downgraded, pcie_gbps
+
+DASH = "-"
+LEGEND = [
+    ("X", "self"),
+    ("SYS", "PCIe + the SMP interconnect between NUMA nodes (QPI/UPI/Infinity Fabric)"),
+    ("NODE", "PCIe + the interconnect between PCIe host bridges within a NUMA node"),
+    ("PHB", "PCIe + a PCIe host bridge (typically the CPU)"),
+    ("PXB", "multiple PCIe bridges (switches), no host bridge"),
+    ("PIX", "at most a single PCIe bridge (switch)"),
+    ("NV#", "a bonded set of # NVLinks"),
+]
+
+
+class Style:
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def head(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def bad(self, text: str) -> str:
+        return self._wrap("31", text)
+
+    def warn(self, text: str) -> str:
+        return self._wrap("33", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+
+def _v(value: Any, fmt: str = "{}") -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return fmt.format(value)
+
+
+def gib(n: int | None) -> str:
+    return DASH if n is None else f"{n / 2**30:.1f} GiB"
+
+
+def source_line(rig: Rig) -> str:
+    s = rig.source
+    when = f" at {s.created_at}" if s.created_at else ""
+    if s.kind == "simulated":
+        return f"SIMULATED rig — preset {s.preset}: {s.detail} (not a real machine; simulated NVML and sysfs){when}"
+    if s.kind == "imported":
+        files = ", ".join(s.files) if s.files else "files"
+        return f"IMPORTED from {files}{when}"
+    if s.kind == "spec":
+        return f"PLANNED rig (from a spec, predicted figures){when}"
+    return f"live scan of {rig.host.hostname or 'this machine'}{when}"
+
+
+def _section(st: Style, title: str) -> str:
+    return "\n" + st.head(title) + "\n" + "-" * len(title)
+
+
+def render_host(rig: Rig, st: Style) -> list[str]:
+    h = rig.host
+    lines = [_section(st, "Host")]
+    cores = f"{_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads"
+    lines.append(f"  {_v(h.hostname)}  {_v(h.os)}, kernel {_v(h.kernel)} ({_v(h.arch)})")
+    lines.append(f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket(s), {cores}")
+    lines.append(f"  RAM: {gib(h.memory_total_bytes)}" + (f" ({gib(h.memory_available_bytes)} available)" if h.memory_available_bytes else ""))
+    if h.numa_nodes:
+        nodes = "; ".join(f"node {n.id}: CPUs {_v(n.cpus)}, {gib(n.memory_total_bytes)}" for n in h.numa_nodes)
+        lines.append(f"  NUMA: {len(h.numa_nodes)} node(s) — {nodes}")
+    if h.psu_watts:
+        lines.append(f"  PSU: {h.psu_watts:.0f} W (as given)")
+    return lines
+
+
+def render_software(rig: Rig, st: Style) -> list[str]:
+    s = rig.software
+    lines = [_section(st, "Software")]
+    lines.append(f"  NVIDIA driver {_v(s.driver_version)} (supports CUDA up to {_v(s.cuda_driver_version)}), NVML {_v(s.nvml_version)}")
+    torch_cuda = f"CUDA {s.torch_cuda_version}" if s.torch_cuda_version else "no CUDA"
+    lines.append(f"  torch {_v(s.torch_version)} ({torch_cuda}), NCCL {_v(s.nccl_version)}, Python {_v(s.python_version)}, nvidia-ml-py {_v(s.nvml_binding_version)}")
+    env = ", ".join(f"{k}={v}" for k, v in s.env.items()) if s.env else "(no CUDA_* / NCCL_* variables set)"
+    lines.append(f"  env: {env}")
+    return lines
+
+
+def _mem(g: Gpu) -> str:
+    return gib(g.memory_total_bytes)
+
+
+def _health(g: Gpu) -> str:
+    parts = []
+    if g.ecc_enabled is not None:
+        parts.append(f"ECC {'on' if g.ecc_enabled else 'off'}")
+    if g.ecc_errors_uncorrected_volatile is not None or g.ecc_errors_corrected_volatile is not None:
+        parts.append(f"errors corr/uncorr {_v(g.ecc_errors_corrected_volatile)}/{_v(g.ecc_errors_uncorrected_volatile)} (vol) "
+                     f"{_v(g.ecc_errors_corrected_aggregate)}/{_v(g.ecc_errors_uncorrected_aggregate)} (agg)")
+    if g.retired_pages_single_bit is not None or g.retired_pages_double_bit is not None:
+        parts.append(f"retired pages sbe/dbe {_v(g.retired_pages_single_bit)}/{_v(g.retired_pages_double_bit)}"
+                     + (" PENDING" if g.retired_pages_pending else ""))
+    if g.remapped_rows_correctable is not None:
+        parts.append(f"remapped rows {g.remapped_rows_correctable}/{_v(g.remapped_rows_uncorrectable)}"
+                     + (" PENDING" if g.remapped_rows_pending else "") + (" FAILURE" if g.remapped_rows_failure else ""))
+    return "; ".join(parts) or DASH
+
+
+def render_gpus(rig: Rig, st: Style) -> list[str]:
+    lines = [_section(st, f"GPUs ({len(rig.gpus)})")]
+    if not rig.gpus:
+        lines.append("  none")
+        return lines
+    rows = []
+    for g in rig.gpus:
+        power = f"{_v(g.power_limit_w, '{:.0f}')}/{_v(g.power_default_limit_w, '{:.0f}')} W"
+        rows.append([
+            g.index, _v(g.name), _v(g.bus_id), _mem(g), _v(g.compute_capability), power, _v(g.temperature_c, "{}C"),
+            _v(g.persistence_mode), _v(g.mig_mode), _v(g.numa_node), _v(g.cpu_affinity),
+            ",".join(g.clocks_event_reasons) if g.clocks_event_reasons else (DASH if g.clocks_event_reasons is None else "none"),
+        ])
+    table = tabulate(rows, headers=["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"], tablefmt="simple")
+    lines += ["  " + ln for ln in table.splitlines()]
+    lines.append("")
+    lines += [f"  GPU {g.index} health: {_health(g)}" for g in rig.gpus]
+    return lines
+
+
+def _link(gen: int | None, width: int | None) -> str:
+    return f"Gen{_v(gen)} x{_v(width)}"
+
+
+def render_pcie(rig: Rig, st: Style) -> list[str]:
+    lines = [_section(st, "PCIe (current / max, every hop to the CPU)")]
+    for g in rig.gpus:
+        p = g.pcie
+        bw = pcie_gbps(p.current_gen, p.current_width)
+        head = f"  GPU {g.index} {_v(g.bus_id)}: {_link(p.current_gen, p.current_width)} / {_link(p.max_gen, p.max_width)}"
+        head += f"  ({bw:.1f} GB/s per direction now)" if bw else ""
+        head += f", replays {_v(p.replay_counter)}"
+        if p.current_width is not None and p.max_width is not None and p.current_width < p.max_width:
+            head += "  " + st.bad(f"WIDTH DOWNGRADED x{p.current_width} < x{p.max_width}")
+        lines.append(head)
+        for hop in p.path:
+            w_down, g_down = hop_is_downgraded(hop)
+            mark = ""
+            if w_down:
+                mark = "  " + st.bad("width downgraded")
+            elif g_down:
+                mark = "  " + st.warn("gen below max (idle power saving, or a fault under load)")
+            lines.append(f"      {hop.bdf}  {hop.port_type:<15} {_link(hop.current_gen, hop.current_width)} / {_link(hop.max_gen, hop.max_width)}{mark}")
+        if not p.path and "path" in p.unavailable:
+            lines.append(f"      path: {p.unavailable['path']}")
+    return lines
+
+
+def render_nvlink(rig: Rig, st: Style) -> list[str]:
+    lines = [_section(st, "NVLink")]
+    if not any(g.nvlinks for g in rig.gpus):
+        lines.append("  no NVLink on these GPUs" if rig.gpus else "  -")
+        return lines
+    for g in rig.gpus:
+        if not g.nvlinks:
+            lines.append(f"  GPU {g.index}: none")
+            continue
+        active = g.active_nvlinks()
+        versions = sorted({n.version for n in active if n.version})
+        peers: dict[str, int] = defaultdict(int)
+        for n in active:
+            if n.remote_device_type == "switch":
+                peers["NVSwitch"] += 1
+            elif n.remote_gpu_index is not None:
+                peers[f"GPU {n.remote_gpu_index}"] += 1
+            else:
+                peers[n.remote_bus_id or "unknown"] += 1
+        peer_text = ", ".join(f"{c} to {p}" for p, c in peers.items())
+        line = f"  GPU {g.index}: {len(active)}/{len(g.nvlinks)} links active, NVLink {'/'.join(map(str, versions)) or '-'}: {peer_text}"
+        inactive = [n.link for n in g.nvlinks if not n.active]
+        if inactive:
+            line += "  " + st.bad(f"inactive: {', '.join(map(str, inactive))}")
+        errs = {f"link {n.link} {k}": v for n in g.nvlinks for k, v in n.errors.items() if v}
+        if errs:
+            line += "  " + st.warn("errors: " + ", ".join(f"{k}={v}" for k, v in errs.items()))
+        lines.append(line)
+    return lines
+
+
+def matrix_table(rig: Rig) -> str:
+    t = rig.topology
+    names = [f"GPU{g.index}" for g in rig.gpus]
+    nics = [f"NIC{k}" for k in range(len(t.nics))]
+    rows = []
+    for i, g in enumerate(rig.gpus):
+        row = [names[i]] + list(t.matrix[i]) + (list(t.nic_matrix[i]) if t.nic_matrix else [])
+        row += [_v(g.cpu_affinity), _v(g.numa_node)]
+        rows.append(row)
+    for k in range(len(t.nics)):
+        row = [nics[k]] + [t.nic_matrix[i][k] for i in range(len(rig.gpus))]
+        row += ["X" if k == m else _nic_pair(rig, k, m) for m in range(len(t.nics))] + ["", ""]
+        rows.append(row)
+    return tabulate(rows, headers=[""] + names + nics + ["CPU Affinity", "NUMA Affinity"], tablefmt="plain", stralign="left", numalign="left")
+
+
+def _nic_pair(rig: Rig, a: int, b: int) -> str:
+    # NIC-to-NIC levels are not probed; show the relation through GPU placement only where obvious.
+    return "-"
+
+
+def render_topology(rig: Rig, st: Style) -> list[str]:
+    t = rig.topology
+    lines = [_section(st, "Topology (nvidia-smi topo -m vocabulary)")]
+    if not rig.gpus:
+        lines.append("  -")
+        return lines
+    lines += ["  " + ln for ln in matrix_table(rig).splitlines()]
+    if t.nics:
+        lines.append("")
+        lines.append("  NIC legend: " + ", ".join(f"NIC{k}: {n}" for k, n in enumerate(t.nics)))
+    lines.append("")
+    lines.append("  Legend: " + "; ".join(f"{a} = {b}" for a, b in LEGEND))
+    if t.p2p_read and len(rig.gpus) > 1:
+        lines.append("")
+        lines.append("  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, NS not supported, DIS disabled, U unknown")
+        rows = [[f"GPU{g.index}"] + list(t.p2p_read[i]) for i, g in enumerate(rig.gpus)]
+        table = tabulate(rows, headers=[""] + [f"GPU{g.index}" for g in rig.gpus], tablefmt="plain")
+        lines += ["  " + ln for ln in table.splitlines()]
+    return lines
+
+
+def _missing_groups(rig: Rig) -> list[str]:
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+
+    def add(owner: str, fields: Iterable[tuple[str, str]]) -> None:
+        for f, reason in fields:
+            groups[(f, reason)].append(owner)
+
+    add("host", rig.host.unavailable.items())
+    add("software", rig.software.unavailable.items())
+    add("topology", rig.topology.unavailable.items())
+    for g in rig.gpus:
+        add(f"GPU {g.index}", g.unavailable.items())
+        add(f"GPU {g.index} PCIe", g.pcie.unavailable.items())
+    by_reason: dict[tuple[str, tuple[str, ...]], list[str]] = defaultdict(list)
+    for (f, reason), owners in groups.items():
+        by_reason[(reason, tuple(owners))].append(f)
+    out = []
+    for (reason, owners), fields in by_reason.items():
+        who = owners[0] if len(owners) == 1 else _compress_owners(list(owners))
+        out.append(f"  {who}: {', '.join(sorted(fields))} — {reason}")
+    return out
+
+
+def _compress_owners(owners: list[str]) -> str:
+    gpu = [o for o in owners if o.startswith("GPU ") and o[4:].isdigit()]
+    if len(gpu) == len(owners) and len(gpu) > 2:
+        return f"GPUs {gpu[0][4:]}-{gpu[-1][4:]}" if [int(o[4:]) for o in gpu] == list(range(int(gpu[0][4:]), int(gpu[-1][4:]) + 1)) else "GPUs " + ",".join(o[4:] for o in gpu)
+    return ", ".join(owners)
+
+
+def render_scan(rig: Rig, *, color: bool = False) -> str:
+    st = Style(color)
+    lines = [st.head("gpuadvisor scan") + " — " + source_line(rig)]
+    for p in rig.problems:
+        lines.append(st.warn("! " + p))
+    lines += render_host(rig, st)
+    lines += render_software(rig, st)
+    lines += render_gpus(rig, st)
+    if rig.gpus:
+        lines += render_pcie(rig, st)
+        lines += render_nvlink(rig, st)
+        lines += render_topology(rig, st)
+    missing = _missing_groups(rig)
+    if missing:
+        lines.append(_section(st, "Not available (null in the JSON, with these reasons)"))
+        lines += missing
+    return "\n".join(lines) + "\n"
