@@ -292,6 +292,7 @@ class Rig:
     advice: dict[str, Any] | None = None  # the advisor's output (gpuadvisor.advisor), as its to_dict
     problems: list[str] = field(default_factory=list)  # what went wrong while collecting, in order
     provenance: dict[str, str] = field(default_factory=dict)  # section -> read | measured | predicted | imported | simulated
+    origins: dict[str, str] = field(default_factory=dict)  # imported: fact path ("gpus[0].pcie.current_width") -> "FILE:LINE (command)"
 
     # -- convenience ------------------------------------------------------------------------------------
     def gpu(self, index: int) -> Gpu:
