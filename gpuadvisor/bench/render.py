@@ -1,0 +1,149 @@
+"""Terminal rendering of Measurements: nccl-tests style sweeps, copy and peer matrices, measured vs expected."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from gpuadvisor.bench.formulas import COLLECTIVES, NCCL_TESTS_SOURCE
+from gpuadvisor.facts import Measurement
+
+_TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16", "uint8": "uint8"}
+
+
+def _f(v: float | None, nd: int = 2) -> str:
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def _gpus(m: Measurement) -> str:
+    if not m.gpus:
+        return "cpu" if m.backend == "gloo" else "-"
+    return ",".join(str(g) for g in m.gpus)
+
+
+def _status(m: Measurement) -> str:
+    return m.status if not m.error else f"{m.status}: {m.error}"
+
+
+def render_sweep(m: Measurement) -> str:
+    head = (f"# {m.kind} · {m.backend} · {m.world_size} rank(s) · GPUs {_gpus(m)} · warm-up {m.warmup_iters}, "
+            f"{m.iters} timed iterations")
+    lines = [head]
+    if m.method:
+        lines.append(f"# method: {m.method}")
+    lines += [
+        "#       size         count      type       time     algbw     busbw  #wrong",
+        "#        (B)    (elements)                 (us)    (GB/s)    (GB/s)        ",
+    ]
+    for r in m.rows:
+        wrong = "-" if r.errors is None else str(r.errors)
+        lines.append(f"{r.size_bytes:>12} {r.count:>13} {_TYPE.get(r.dtype, r.dtype):>9} {r.time_us:>10.1f} "
+                     f"{r.algbw_gbps:>9.2f} {r.busbw_gbps:>9.2f} {wrong:>7}")
+    if not m.rows:
+        lines.append("#  (no size measured)")
+    tail = f"# busbw {_f(m.value_gbps)} GB/s"
+    if m.rows and m.value_gbps is not None:
+        tail += f" at {m.rows[-1].size_bytes} B"
+    tail += f"; expected {_f(m.expected_gbps)} GB/s" if m.expected_gbps is not None else "; no expected figure"
+    tail += f" (ratio {m.ratio:.2f})" if m.ratio is not None else ""
+    lines.append(tail)
+    lines.append(f"#   expected: {m.expected_source}" if m.expected_source else "#   expected: -")
+    lines.append(f"# status: {_status(m)}")
+    lines += [f"# note: {n}" for n in m.notes]
+    return "\n".join(lines)
+
+
+def _copy_table(ms: list[Measurement]) -> str:
+    cols = [("h2d", "pinned", False), ("d2h", "pinned", False), ("h2d", "pageable", False),
+            ("d2h", "pageable", False), ("h2d", "pinned", True), ("d2h", "pinned", True), ("d2d", None, None)]
+    names = ["h2d pin", "d2h pin", "h2d page", "d2h page", "h2d all", "d2h all", "d2d"]
+    cell: dict[tuple[int, int], Measurement] = {}
+    gpus: set[int] = set()
+    for m in ms:
+        if not m.gpus:
+            continue
+        g = m.gpus[0]
+        for c, (k, mem, conc) in enumerate(cols):
+            if m.kind == k and (mem is None or m.memory == mem) and (conc is None or bool(m.concurrent) == conc):
+                cell[(g, c)] = m
+                gpus.add(g)
+    if not gpus:
+        return ""
+    size = next((m.rows[0].size_bytes for m in ms if m.rows), None)
+    out = [f"Host <-> device and device-to-device copies, GB/s (1e9 B/s){f', {size} B buffers' if size else ''}; "
+           "'all' = every GPU at once; d2d counts each byte once (CUDA samples' bandwidthTest counts it twice)",
+           "GPU " + "".join(f"{n:>10}" for n in names) + f"{'expected':>10}{'ratio':>7}"]
+    for g in sorted(gpus):
+        row = f"{g:>3} "
+        for c in range(len(cols)):
+            m = cell.get((g, c))
+            row += f"{('-' if m is None else _f(m.value_gbps) if m.status == 'ok' else m.status):>10}"
+        pin = cell.get((g, 0))
+        row += f"{_f(pin.expected_gbps if pin else None):>10}{_f(pin.ratio if pin else None):>7}"
+        out.append(row)
+    return "\n".join(out)
+
+
+def _matrix(ms: list[Measurement], kind: str, enabled: bool) -> str:
+    sel = [m for m in ms if m.kind == kind and bool(m.p2p_enabled) == enabled and len(m.gpus) == 2]
+    if not sel:
+        return ""
+    gpus = sorted({g for m in sel for g in m.gpus})
+    val: dict[tuple[int, int], str] = {}
+    for m in sel:
+        a, b = m.gpus
+        if m.status != "ok":
+            text = "n/a" if m.status == "skipped" else m.status
+        else:
+            text = _f(m.latency_us if kind == "p2p_latency" else m.value_gbps)
+        val[(a, b)] = text
+        if kind == "p2p_bidir":
+            val[(b, a)] = text
+    unit = "us" if kind == "p2p_latency" else "GB/s"
+    what = {"p2p_unidir": "unidirectional", "p2p_bidir": "bidirectional (both directions summed)",
+            "p2p_latency": "latency, 4-byte copy"}[kind]
+    out = [f"P2P {what}, {unit}, P2P {'enabled' if enabled else 'disabled'} (row: source GPU, column: destination)",
+           "   D\\D" + "".join(f"{g:>9}" for g in gpus)]
+    for a in gpus:
+        out.append(f"{a:>6} " + "".join(f"{(val.get((a, b), '-') if a != b else 'X'):>9}" for b in gpus))
+    return "\n".join(out)
+
+
+def render_summary(ms: list[Measurement]) -> str:
+    out = ["Measured vs expected (GB/s; collectives: busbw at the largest size)",
+           f"{'kind':<15}{'gpus':<9}{'mode':<14}{'measured':>10}{'expected':>10}{'ratio':>7}  status"]
+    for m in ms:
+        mode = m.memory or ""
+        if m.concurrent:
+            mode += " all"
+        if m.p2p_enabled is not None:
+            mode = "p2p on" if m.p2p_enabled else "p2p off"
+        if m.kind in COLLECTIVES:
+            mode = f"{m.backend} n={m.world_size}"
+        value = m.latency_us if m.kind == "p2p_latency" else m.value_gbps
+        unit = " us" if m.kind == "p2p_latency" and value is not None else ""
+        out.append(f"{m.kind:<15}{_gpus(m):<9}{mode.strip():<14}{_f(value) + unit:>10}{_f(m.expected_gbps):>10}"
+                   f"{_f(m.ratio):>7}  {_status(m)}")
+    return "\n".join(out)
+
+
+def render_measurements(measurements: list[Measurement]) -> str:
+    """Everything a bench run measured, as text for a terminal."""
+    if not measurements:
+        return "No measurements."
+    blocks: list[str] = []
+    by_kind: dict[str, list[Measurement]] = defaultdict(list)
+    for m in measurements:
+        by_kind[m.kind].append(m)
+    for kind in COLLECTIVES:
+        blocks += [render_sweep(m) for m in by_kind.get(kind, [])]
+    if any(k in COLLECTIVES for k in by_kind):
+        blocks.append(f"# algbw = S/t; busbw = algbw × 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter; "
+                      f"S = the whole gathered / scattered array), 1 (broadcast): {NCCL_TESTS_SOURCE}")
+    copies = [m for m in measurements if m.kind in ("h2d", "d2h", "d2d")]
+    if copies and (t := _copy_table(copies)):
+        blocks.append(t)
+    for kind in ("p2p_unidir", "p2p_bidir", "p2p_latency"):
+        for enabled in (True, False):
+            if t := _matrix(measurements, kind, enabled):
+                blocks.append(t)
+    blocks.append(render_summary(measurements))
+    return "\n\n".join(blocks) + "\n"

@@ -1,0 +1,160 @@
+"""``run_benchmarks``: the one entry point ``gpuadvisor bench`` and ``gpuadvisor scan --bench`` call."""
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from gpuadvisor.bench.formulas import COLLECTIVES, doubling_sizes
+from gpuadvisor.bench.launcher import KILL_GRACE_S, join_env, supervise
+from gpuadvisor.bench.presets import Preset, get_preset
+from gpuadvisor.bench.results import Collector
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Measurement, Rig
+
+COPY_KINDS: tuple[str, ...] = ("h2d", "d2h", "d2d", "p2p_unidir", "p2p_bidir", "p2p_latency")
+ALL_KINDS: tuple[str, ...] = COLLECTIVES + COPY_KINDS
+ALIASES: dict[str, tuple[str, ...]] = {
+    "all": ALL_KINDS,
+    "collectives": COLLECTIVES,
+    "copies": ("h2d", "d2h", "d2d"),
+    "p2p": ("p2p_unidir", "p2p_bidir", "p2p_latency"),
+}
+BACKENDS = ("nccl", "gloo")
+PHASE_MARGIN_S = KILL_GRACE_S + 0.5  # kept back from a phase so killing its workers ends within the budget
+COLLECTIVE_SHARE = 0.55  # of the budget, when copy benchmarks follow the collectives
+
+
+def parse_only(only: str | Iterable[str] | None) -> list[str]:
+    """Kinds to run, in the canonical order; ``None`` means all. Accepts "a,b" or a list; aliases allowed."""
+    if only is None:
+        return list(ALL_KINDS)
+    items = only.split(",") if isinstance(only, str) else list(only)
+    want: set[str] = set()
+    for raw in items:
+        item = raw.strip().lower().replace("-", "_")
+        if not item:
+            continue
+        if item in ALIASES:
+            want.update(ALIASES[item])
+        elif item in ALL_KINDS:
+            want.add(item)
+        else:
+            raise InputError(f"--only: unknown benchmark {raw.strip()!r} (known: {', '.join((*ALL_KINDS, *ALIASES))})")
+    if not want:
+        raise InputError("--only: no benchmark named (give e.g. all_reduce,h2d)")
+    return [k for k in ALL_KINDS if k in want]
+
+
+def _torch_cuda() -> tuple[bool, int]:
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns when numpy is missing; the benchmarks do not need it
+            import torch
+    except ImportError:
+        raise InputError("the benchmarks need torch: install it (pip install 'gpuadvisor[bench]'; on a machine "
+                         "without GPUs pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu)") from None
+    ok = bool(torch.cuda.is_available())
+    return ok, (torch.cuda.device_count() if ok else 0)
+
+
+def run_benchmarks(
+    rig: Rig,
+    *,
+    preset: str | Preset = "default",
+    backend: str | None = None,
+    nproc: int | None = None,
+    budget_s: float | None = None,
+    only: str | Iterable[str] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> list[Measurement]:
+    """Measure collectives (and, on CUDA, copies) on this machine; return the Measurements.
+
+    They are also appended to ``rig.measurements`` and ``rig.provenance["measurements"]`` becomes "measured".
+    ``preset`` is "quick", "default", "full" or a ``Preset``; ``backend`` "nccl" or "gloo" (default: nccl when
+    torch sees a CUDA GPU); ``nproc`` processes for the collectives (default: every GPU, or 2 on CPUs);
+    ``budget_s`` the wall-clock budget of the whole run (default: the preset's); ``only`` the kinds to run;
+    ``progress(done, total, label)`` is called as results arrive. When RANK, WORLD_SIZE and MASTER_ADDR are set
+    (torchrun, Slurm) this process joins that job as its rank; only rank 0 returns measurements.
+    Failures do not raise: a hung or dead worker becomes a Measurement with status "timeout" or "failed",
+    keeping the sizes measured before it. Bad arguments raise ``InputError``.
+    """
+    p = get_preset(preset)
+    if budget_s is not None:
+        p = p.with_overrides(budget_s=float(budget_s))
+    budget = p.budget_s
+    kinds = parse_only(only)
+    explicit = only is not None
+    has_cuda, ndev = _torch_cuda()
+    backend = (backend or ("nccl" if has_cuda else "gloo")).lower()
+    if backend not in BACKENDS:
+        raise InputError(f"--backend: unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    if backend == "nccl" and not has_cuda:
+        raise InputError("--backend nccl needs a CUDA GPU and torch sees none (use --backend gloo to run on CPUs)")
+    join = join_env()
+    if join is not None:
+        world = int(join["WORLD_SIZE"])
+        if nproc is not None and nproc != world:
+            raise InputError(f"--nproc {nproc} conflicts with WORLD_SIZE={world} of the job this process joins")
+        nproc = world
+    elif backend == "nccl":
+        nproc = ndev if nproc is None else nproc
+        if nproc > ndev:
+            raise InputError(f"--nproc {nproc}: only {ndev} CUDA GPU(s) visible (NCCL runs one process per GPU)")
+    else:
+        nproc = 2 if nproc is None else nproc
+    if nproc < 1:
+        raise InputError(f"--nproc must be at least 1, got {nproc}")
+    rank0 = join is None or join["RANK"] == "0"
+
+    coll = [k for k in kinds if k in COLLECTIVES]
+    copy_kinds = [k for k in kinds if k in COPY_KINDS]
+    run_copies = bool(copy_kinds) and has_cuda and join is None
+    collector = Collector(rig, progress)
+    out: list[Measurement] = []
+    t0 = time.time()
+    end = t0 + budget
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-bench-") as tmp:
+        work = Path(tmp)
+        if coll:
+            hard = t0 + (COLLECTIVE_SHARE if run_copies else 1.0) * budget - PHASE_MARGIN_S
+            soft = hard - max(1.0, 0.1 * (hard - time.time()))
+            cfg = {"backend": backend, "kinds": coll, "min_bytes": p.min_bytes, "max_bytes": p.max_bytes,
+                   "warmup_iters": p.warmup_iters, "iters": p.iters, "soft_deadline": soft,
+                   "pg_timeout_s": 2 * budget + 60, "local_procs": nproc if join is None else None}
+            collector.plan_collectives(coll, len(doubling_sizes(p.min_bytes, p.max_bytes)))
+            res = supervise("collectives", cfg, work, nproc=nproc, hard_deadline=hard, join=join,
+                            on_events=collector.feed)
+            if rank0:
+                keys = [k for k in collector.order if k in coll]
+                out += [collector.measurement(k, res.status, res.error) for k in keys]
+                for k in coll:
+                    if k not in collector.begin:
+                        why = res.error if res.status != "ok" else "the worker ended before reaching it"
+                        out.append(Measurement(kind=k, backend=backend, world_size=nproc, status=res.status
+                                               if res.status != "ok" else "failed", error=f"not measured: {why}"))
+        if run_copies:
+            hard = end - PHASE_MARGIN_S
+            soft = hard - max(1.0, 0.1 * (hard - time.time()))
+            cfg = {"kinds": copy_kinds, "copy_bytes": p.copy_bytes, "copies_per_run": p.copies_per_run,
+                   "copy_runs": p.copy_runs, "latency_reps": p.latency_reps, "p2p_off": p.p2p_off,
+                   "soft_deadline": soft}
+            before = set(collector.order)
+            res = supervise("copies", cfg, work, nproc=1, hard_deadline=hard, on_events=collector.feed)
+            keys = [k for k in collector.order if k not in before]
+            out += [collector.measurement(k, res.status, res.error) for k in keys]
+            if not keys:
+                why = res.error or "the copy worker ended without a result"
+                out += [Measurement(kind=k, backend="cuda", status=res.status if res.status != "ok" else "failed",
+                                    error=f"not measured: {why}") for k in copy_kinds]
+        elif copy_kinds and explicit and rank0:
+            why = ("copies are measured in a local run, not when joining a torchrun/Slurm job" if join is not None
+                   else "copies need a CUDA GPU and torch sees none")
+            out += [Measurement(kind=k, backend="cuda", status="skipped", error=why) for k in copy_kinds]
+    if out:
+        rig.measurements.extend(out)
+        rig.provenance["measurements"] = "measured"
+    return out

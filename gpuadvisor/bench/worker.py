@@ -1,0 +1,44 @@
+"""Entry point of a benchmark worker process: ``python -m gpuadvisor.bench.worker CONFIG.json``.
+
+The supervisor (``launcher``) writes the config, sets RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT for
+collective workers, and reads the events the worker appends to ``config["events"]``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m gpuadvisor.bench.worker CONFIG.json", file=sys.stderr)
+        return 2
+    with open(args[0], encoding="utf-8") as f:
+        cfg = json.load(f)
+    try:
+        if cfg["role"] == "collectives":
+            from gpuadvisor.bench import collectives
+
+            return collectives.run(cfg)
+        if cfg["role"] == "copies":
+            from gpuadvisor.bench import copies
+
+            return copies.run(cfg)
+        print(f"unknown worker role {cfg['role']!r}", file=sys.stderr)
+        return 2
+    except Exception as e:
+        traceback.print_exc()
+        if cfg.get("events") and os.environ.get("RANK", "0") == "0":
+            from gpuadvisor.bench.events import EventWriter
+
+            w = EventWriter(cfg["events"])
+            w.emit("error", text=f"{e.__class__.__name__}: {e}".splitlines()[0][:300])
+            w.close()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

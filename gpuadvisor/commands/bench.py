@@ -1,0 +1,123 @@
+"""gpuadvisor bench: measure what this machine's links really move, next to what they should move."""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from gpuadvisor.commands.common import get_rig, write_json
+from gpuadvisor.errors import InputError
+
+
+def _progress(stream: Any = None) -> Callable[[int, int, str], None]:
+    """A bar redrawn in place on a terminal; one plain line per result otherwise (logs, CI)."""
+    stream = stream or sys.stderr
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    start = time.time()
+    state = {"last": ""}
+
+    def show(done: int, total: int, label: str) -> None:
+        if not label:
+            return
+        elapsed = time.time() - start
+        if tty:
+            width = 24
+            filled = int(width * done / total) if total else 0
+            line = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {elapsed:5.0f}s  {label}"[:120]
+            stream.write(line.ljust(len(state["last"])))
+            state["last"] = line
+            if done >= total:
+                stream.write("\n")
+                state["last"] = ""
+        else:
+            stream.write(f"bench: [{done}/{total}] {elapsed:.0f}s {label}\n")
+        stream.flush()
+
+    return show
+
+
+def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    if value is None:
+        return None
+    from gpuadvisor.bench.presets import parse_size
+
+    try:
+        return parse_size(value)
+    except InputError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+@click.command()
+@click.option("--backend", type=click.Choice(["nccl", "gloo"]), default=None,
+              help="torch.distributed backend for the collectives [default: nccl if torch sees a CUDA GPU, else gloo].")
+@click.option("--nproc", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Processes for the collectives, one per GPU [default: every GPU; 2 with gloo].")
+@click.option("--quick", "preset", flag_value="quick", help="A few sizes, short copy runs: under a minute on 8 GPUs.")
+@click.option("--full", "preset", flag_value="full", help="8 B to 8 GiB, 50 iterations, long copy runs.")
+@click.option("--budget", "budget_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Wall-clock budget of the whole run; hung workers are killed at its end "
+                   "[default: quick 55, default 300, full 1800].")
+@click.option("--only", metavar="KINDS",
+              help="Comma-separated: all_reduce, all_gather, reduce_scatter, broadcast, h2d, d2h, d2d, p2p_unidir, "
+                   "p2p_bidir, p2p_latency, or the groups collectives, copies, p2p.")
+@click.option("-b", "--min-bytes", callback=_size, metavar="SIZE", help="First collective size, as nccl-tests -b (8, 64K, 1M).")
+@click.option("-e", "--max-bytes", callback=_size, metavar="SIZE", help="Last collective size, as nccl-tests -e (bounded by free memory).")
+@click.option("-n", "--iters", type=click.IntRange(min=1), default=None, help="Timed iterations per size (nccl-tests -n).")
+@click.option("-w", "--warmup", type=click.IntRange(min=0), default=None, help="Warm-up iterations per size (nccl-tests -w).")
+@click.option("--from", "from_", metavar="SCAN.json",
+              help="Judge the results against the facts of a saved scan of this machine instead of probing it.")
+@click.option("--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON.")
+def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: float | None, only: str | None,
+          min_bytes: int | None, max_bytes: int | None, iters: int | None, warmup: int | None, from_: str | None,
+          json_path: str | None) -> None:
+    """Measure collectives, peer-to-peer and host<->device bandwidth.
+
+    \b
+    Collectives (all_reduce, all_gather, reduce_scatter, broadcast) run through torch.distributed, one
+    process per GPU with NCCL (CUDA events) or per --nproc with gloo on CPUs (perf_counter), over a doubling
+    size sweep. Each size prints as nccl-tests does: time of the slowest rank, algbw = S/t, busbw = algbw
+    × 2(n-1)/n, (n-1)/n or 1, and #wrong from a correctness check (a wrong result fails the measurement).
+    On CUDA it also measures host<->device copies per GPU (pinned and pageable, alone and all at once),
+    copies within a GPU, and a peer-to-peer matrix with P2P on and off, as nvbandwidth and
+    p2pBandwidthLatencyTest do. Each figure is shown against what the rig's links should give.
+
+    \b
+    Inside torchrun or Slurm (RANK, WORLD_SIZE, MASTER_ADDR set) each process joins that job, so a
+    multi-node run measures the network too; rank 0 prints and saves the results.
+
+    \b
+    Exit status: 0 all measured; 1 a measurement failed or timed out (the output is still written);
+    2 bad options or no torch.
+
+    \b
+    Examples:
+      gpuadvisor bench --quick
+      gpuadvisor bench --backend gloo --nproc 2 --only all_reduce -e 16M
+      gpuadvisor bench --json scan.json           # read it back: gpuadvisor scan --from scan.json
+      torchrun --nnodes 2 --nproc-per-node 8 ... -m gpuadvisor.cli bench --only collectives
+    """
+    from gpuadvisor.bench import render_measurements, run_benchmarks
+    from gpuadvisor.bench.presets import get_preset
+
+    p = get_preset(preset or "default").with_overrides(min_bytes=min_bytes, max_bytes=max_bytes, iters=iters,
+                                                       warmup_iters=warmup)
+    rig = get_rig(from_, None, import_torch=True)
+    measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s, only=only,
+                                  progress=_progress())
+    from gpuadvisor.bench.launcher import join_env
+
+    job = join_env()
+    if job is not None and job["RANK"] != "0":
+        click.echo(f"gpuadvisor bench: rank {job['RANK']} done; rank 0 reports the results", err=True)
+        return
+    if json_path:
+        write_json(rig, json_path)
+    click.echo(render_measurements(measurements), nl=False)
+    if json_path:
+        click.echo(f"scan with {len(measurements)} measurements saved to {json_path}", err=True)
+    bad = [m for m in measurements if m.status in ("failed", "timeout")]
+    if bad:
+        raise click.exceptions.Exit(1)
