@@ -78,6 +78,8 @@ class Sysfs:
     def chain(self, bdf: str) -> tuple[list[str], str | None, list[Path]]:
         """The BDFs from the device up to the top of its hierarchy, its host bridge, and their directories."""
         link = self.device_dir(bdf)
+        if not link.exists():
+            return [], None, []
         try:
             target = Path(os.path.realpath(link))
         except OSError:

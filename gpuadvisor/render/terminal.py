@@ -134,7 +134,7 @@ def render_gpus(rig: Rig, st: Style) -> list[str]:
             _v(g.persistence_mode), _v(g.mig_mode), _v(g.numa_node), _v(g.cpu_affinity),
             ",".join(g.clocks_event_reasons) if g.clocks_event_reasons else (DASH if g.clocks_event_reasons is None else "none"),
         ])
-    table = tabulate(rows, headers=["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"], tablefmt="simple")
+    table = tabulate(rows, headers=["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"], tablefmt="simple", disable_numparse=True)
     lines += ["  " + ln for ln in table.splitlines()]
     lines.append("")
     lines += [f"  GPU {g.index} health: {_health(g)}" for g in rig.gpus]
@@ -213,7 +213,7 @@ def matrix_table(rig: Rig) -> str:
         row = [nics[k]] + [t.nic_matrix[i][k] for i in range(len(rig.gpus))]
         row += ["X" if k == m else _nic_pair(rig, k, m) for m in range(len(t.nics))] + ["", ""]
         rows.append(row)
-    return tabulate(rows, headers=[""] + names + nics + ["CPU Affinity", "NUMA Affinity"], tablefmt="plain", stralign="left", numalign="left")
+    return tabulate(rows, headers=[""] + names + nics + ["CPU Affinity", "NUMA Affinity"], tablefmt="plain", stralign="left", disable_numparse=True)
 
 
 def _nic_pair(rig: Rig, a: int, b: int) -> str:
@@ -237,7 +237,7 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
         lines.append("")
         lines.append("  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, NS not supported, DIS disabled, U unknown")
         rows = [[f"GPU{g.index}"] + list(t.p2p_read[i]) for i, g in enumerate(rig.gpus)]
-        table = tabulate(rows, headers=[""] + [f"GPU{g.index}" for g in rig.gpus], tablefmt="plain")
+        table = tabulate(rows, headers=[""] + [f"GPU{g.index}" for g in rig.gpus], tablefmt="plain", disable_numparse=True)
         lines += ["  " + ln for ln in table.splitlines()]
     return lines
 

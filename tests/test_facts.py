@@ -1,0 +1,66 @@
+"""The facts model: exact JSON round trip, nulls with reasons, one-line errors naming the field."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuadvisor import facts
+from gpuadvisor.facts import FactsError, Gpu, Rig
+
+
+def test_round_trip_is_exact(preset, tmp_path):
+    rig = preset("dgx-h100")
+    path = tmp_path / "s.json"
+    rig.save(path)
+    text = path.read_text()
+    back = facts.load(path)
+    assert back == rig
+    assert back.to_json() == text
+
+
+def test_null_field_keeps_its_reason():
+    g = Gpu(index=0)
+    g.missing("power_limit_w", facts.NOT_SUPPORTED)
+    d = facts.to_dict(g)
+    assert d["power_limit_w"] is None
+    assert d["unavailable"] == {"power_limit_w": "not supported by this GPU or driver"}
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.update(kind="something-else"), "not a gpuadvisor scan (field 'kind' is \"something-else\""),
+        (lambda d: d.update(schema_version=99), "field 'schema_version' is 99; this gpuadvisor reads version 1"),
+        (lambda d: d["gpus"][1].update(memory_total_bytes="lots"), "field gpus[1].memory_total_bytes: expected integer, got \"lots\""),
+        (lambda d: d["gpus"][0]["pcie"]["path"][0].update(current_width=[16]), "field gpus[0].pcie.path[0].current_width: expected integer, got a list"),
+        (lambda d: d["host"].update(ram=1), "field host.ram: unknown field"),
+        (lambda d: d.update(gpus={}), "field gpus: expected a list, got an object"),
+    ],
+)
+def test_malformed_scans_name_the_field(preset, tmp_path, mutate, message):
+    d = preset("2x3090-nvlink").to_dict()
+    mutate(d)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(FactsError) as e:
+        facts.load(path)
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_not_json_and_missing_file(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text("{not json")
+    with pytest.raises(FactsError, match=r"x.json: not JSON \(line 1, column 2"):
+        facts.load(p)
+    with pytest.raises(FactsError, match="no such file"):
+        facts.load(tmp_path / "missing.json")
+    p.write_text("[1, 2]")
+    with pytest.raises(FactsError, match="top level is a list, expected an object"):
+        facts.load(p)
+
+
+def test_ints_stay_ints_in_float_fields():
+    rig = Rig(gpus=[Gpu(index=0, power_limit_w=700)])
+    assert facts.from_dict(json.loads(rig.to_json())).to_json() == rig.to_json()

@@ -1,0 +1,111 @@
+"""The sysfs probe against hand-written trees: link attributes, the path to the root port, port types."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpuadvisor.probes.fakesysfs import config_bytes
+from gpuadvisor.probes.pcie import PciPlace, Sysfs, level_between, parse_speed, parse_width, port_type_from_config
+
+
+def _dev(root: Path, rel: str, *, speed: str, max_speed: str, width: str, max_width: str, cls: str = "0x060400", numa: str = "0", config: bytes | None = None) -> None:
+    d = root / "sys" / "devices" / rel
+    d.mkdir(parents=True)
+    for name, value in {"class": cls, "vendor": "0x10de", "device": "0x2684", "current_link_speed": speed, "max_link_speed": max_speed,
+                        "current_link_width": width, "max_link_width": max_width, "numa_node": numa, "local_cpulist": "0-15,32-47"}.items():
+        (d / name).write_text(value + "\n")
+    if config is not None:
+        (d / "config").write_bytes(config)
+    bus = root / "sys" / "bus" / "pci" / "devices"
+    bus.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(d, bus), bus / d.name)
+
+
+def make_tree(root: Path) -> None:
+    """Root port -> switch (uplink trained x8 of x16) -> downstream port -> GPU at Gen4 x16. No config files."""
+    base = "pci0000:40/0000:40:01.1"
+    _dev(root, base, speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="8", max_width="16")
+    _dev(root, base + "/0000:41:00.0", speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="8", max_width="16")
+    _dev(root, base + "/0000:41:00.0/0000:42:00.0", speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16")
+    _dev(root, base + "/0000:41:00.0/0000:42:00.0/0000:43:00.0", speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16", cls="0x030000")
+    _dev(root, base + "/0000:41:00.0/0000:42:01.0", speed="2.5 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16")
+    _dev(root, base + "/0000:41:00.0/0000:42:01.0/0000:44:00.0", speed="2.5 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16", cls="0x030000")
+    node = root / "sys" / "devices" / "system" / "node" / "node0"
+    node.mkdir(parents=True)
+    (node / "cpulist").write_text("0-15,32-47\n")
+    (node / "meminfo").write_text("Node 0 MemTotal:       131072000 kB\nNode 0 MemFree:  1 kB\n")
+
+
+def test_path_to_root_port_with_port_types_by_position(tmp_path):
+    make_tree(tmp_path)
+    hops, host_bridge = Sysfs(tmp_path).path("0000:43:00.0")
+    assert host_bridge == "pci0000:40"
+    assert [(h.bdf, h.port_type) for h in hops] == [
+        ("0000:43:00.0", "endpoint"),
+        ("0000:42:00.0", "downstream-port"),
+        ("0000:41:00.0", "upstream-port"),
+        ("0000:40:01.1", "root-port"),
+    ]
+    assert [(h.current_gen, h.current_width, h.max_gen, h.max_width) for h in hops] == [(4, 16, 4, 16), (4, 16, 4, 16), (4, 8, 4, 16), (4, 8, 4, 16)]
+
+
+def test_downgraded_uplink_behind_x16_gpu_is_the_narrowest_hop(tmp_path):
+    from gpuadvisor.facts import Gpu, Pcie
+    from gpuadvisor.links import hop_is_downgraded, path_limit
+
+    make_tree(tmp_path)
+    hops, _ = Sysfs(tmp_path).path("0000:43:00.0")
+    gpu = Gpu(index=0, pcie=Pcie(current_gen=4, max_gen=4, current_width=16, max_width=16, path=hops))
+    lim = path_limit(gpu)
+    assert (lim.where, lim.gen, lim.width, round(lim.gbps, 3)) == ("0000:41:00.0", 4, 8, 15.752)
+    assert [hop_is_downgraded(h) for h in hops] == [(False, False), (False, False), (True, False), (True, False)]
+    assert path_limit(gpu, at_max=True).width == 16
+
+
+def test_generation_drop_reads_as_gen1(tmp_path):
+    make_tree(tmp_path)
+    hops, _ = Sysfs(tmp_path).path("0000:44:00.0")
+    assert (hops[0].current_gen, hops[0].max_gen, hops[0].current_speed_gts) == (1, 4, 2.5)
+
+
+def test_config_space_port_type_wins_over_position(tmp_path):
+    assert port_type_from_config(config_bytes("downstream-port")) == "downstream-port"
+    assert port_type_from_config(b"\x00" * 64) is None
+    assert port_type_from_config(b"") is None
+    make_tree(tmp_path)
+    (tmp_path / "sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0/config").write_bytes(config_bytes("upstream-port"))
+    hops, _ = Sysfs(tmp_path).path("0000:43:00.0")
+    assert hops[2].port_type == "upstream-port"
+
+
+def test_numa_and_cpulist(tmp_path):
+    make_tree(tmp_path)
+    s = Sysfs(tmp_path)
+    assert s.numa_node("0000:43:00.0") == 0
+    assert s.local_cpulist("0000:43:00.0") == "0-15,32-47"
+    nodes = s.numa_nodes()
+    assert [(n.id, n.cpus, n.memory_total_bytes) for n in nodes] == [(0, "0-15,32-47", 131072000 * 1024)]
+
+
+def test_missing_device_and_odd_values(tmp_path):
+    s = Sysfs(tmp_path)
+    assert s.path("0000:99:00.0") == ([], None)
+    assert parse_speed("Unknown") is None and parse_speed("8 GT/s") == 8.0 and parse_speed("32.0 GT/s PCIe") == 32.0
+    assert parse_width("0") is None and parse_width("x16") == 16 and parse_width("junk") is None
+
+
+def test_levels_between_places():
+    def place(*bdfs_types, hb="pci0000:00", numa=0):
+        return PciPlace(tuple(b for b, _ in bdfs_types), tuple(t for _, t in bdfs_types), hb, numa)
+
+    g0 = place(("g0", "endpoint"), ("d0", "downstream-port"), ("u0", "upstream-port"), ("r0", "root-port"))
+    g1 = place(("g1", "endpoint"), ("d1", "downstream-port"), ("u0", "upstream-port"), ("r0", "root-port"))
+    g2 = place(("g2", "endpoint"), ("d2", "downstream-port"), ("u2", "upstream-port"), ("dt", "downstream-port"), ("ut", "upstream-port"), ("r1", "root-port"))
+    g3 = place(("g3", "endpoint"), ("d3", "downstream-port"), ("u3", "upstream-port"), ("dt3", "downstream-port"), ("ut", "upstream-port"), ("r1", "root-port"))
+    g4 = place(("g4", "endpoint"), ("r4", "root-port"), hb="pci0000:80", numa=0)
+    g5 = place(("g5", "endpoint"), ("r5", "root-port"), hb="pci0000:c0", numa=1)
+    assert level_between(g0, g1) == "PIX"
+    assert level_between(g2, g3) == "PXB"
+    assert level_between(g0, g2) == "PHB"
+    assert level_between(g0, g4) == "NODE"
+    assert level_between(g4, g5) == "SYS"
