@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuadvisor import __version__, facts
 from gpuadvisor.facts import Gpu, Rig, Source, Topology
-from gpuadvisor.probes.nvml import Missing, Nvml, probe_gpus, probe_pairs, probe_system
+from gpuadvisor.probes.nvml import Nvml, probe_gpus, probe_pairs, probe_system
 from gpuadvisor.probes.pcie import PciPlace, Sysfs, level_between
 
 NO_GPU_HINT = "try a simulated rig: gpuadvisor scan --simulate dgx-h100 (gpuadvisor presets lists them)"
@@ -52,7 +52,7 @@ def build_topology(gpus: list[Gpu], levels: list[list[str | None]], p2p_read: li
             row.append(lvl)
         pcie.append(row)
     topo.pcie_matrix = pcie
-    for i, gpu in enumerate(gpus):
+    for gpu in gpus:
         for link in gpu.nvlinks:
             if link.remote_device_type == "gpu" and link.remote_bus_id:
                 link.remote_gpu_index = next((g.index for g in gpus if g.bus_id == link.remote_bus_id), None)

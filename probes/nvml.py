@@ -8,6 +8,7 @@ one lost GPU is one row with its reason, the others are still read.
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -110,10 +111,8 @@ class Nvml:
 
     def shutdown(self) -> None:
         if self._initialised:
-            try:
+            with contextlib.suppress(Exception):  # nothing to do if shutdown fails
                 self.lib.nvmlShutdown()
-            except Exception:  # noqa: S110 - nothing to do if shutdown fails
-                pass
             self._initialised = False
 
     def classify(self, exc: BaseException) -> str:

@@ -6,6 +6,7 @@ Importing torch (seconds, and it may initialise CUDA) gives the exact NCCL versi
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata as md
 import importlib.util
 import os
@@ -63,10 +64,8 @@ def probe_software(sw: Software | None = None, *, import_torch: bool = False, en
             sw.missing("torch_version", f"import torch failed: {e.__class__.__name__}: {e}")
     sw.torch_version = _dist_version("torch")
     text = ""
-    try:
+    with contextlib.suppress(OSError):
         text = (Path(spec.origin).parent / "version.py").read_text()
-    except OSError:
-        pass
     m = re.search(r"^cuda\s*(?::\s*\w+(?:\[\w+\])?)?\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
     if m:
         sw.torch_cuda_version = m.group(1)

@@ -8,7 +8,7 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _preset(name: str):
     from gpuadvisor.collect import simulate
 

@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pynvml
 import pytest
+from gpuadvisor.probes.rigdesc import preset_names
 
 from gpuadvisor import facts
 from gpuadvisor.collect import collect_live, simulate
 from gpuadvisor.errors import InputError
-from gpuadvisor.probes.rigdesc import preset_names
 
 
 def grid(text: str) -> list[list[str]]:
@@ -161,10 +162,9 @@ def test_gpus_behind_a_downgraded_switch_uplink(tmp_path):
 
 
 def test_a_lost_gpu_is_one_row_and_the_rest_are_read(tmp_path):
-    path = _rig_toml(tmp_path)
-    text = open(path).read().replace('bus_id = "0000:04:00.0"', 'bus_id = "0000:04:00.0"\nlost = true')
-    open(path, "w").write(text)
-    rig = simulate(path)
+    path = Path(_rig_toml(tmp_path))
+    path.write_text(path.read_text().replace('bus_id = "0000:04:00.0"', 'bus_id = "0000:04:00.0"\nlost = true'))
+    rig = simulate(str(path))
     assert rig.gpus[0].name == "NVIDIA A100-SXM4-40GB"
     assert rig.gpus[1].name is None and rig.gpus[1].unavailable["name"] == facts.GPU_LOST
 
