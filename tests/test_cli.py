@@ -96,3 +96,13 @@ def test_broken_pipe_is_quiet():
     p = subprocess.run(f"{sys.executable} -m gpuadvisor scan --simulate dgx2-v100 | head -1", shell=True, capture_output=True, text=True, timeout=120)
     assert p.stdout.startswith("gpuadvisor scan")
     assert "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr
+
+
+def test_redact_drops_identifiers(tmp_path):
+    s = tmp_path / "s.json"
+    out = run("scan", "--simulate", "dgx-h100", "--redact", "--json", str(s))
+    assert out.returncode == 0
+    d = json.loads(s.read_text())
+    assert d["host"]["hostname"] is None and d["host"]["unavailable"]["hostname"] == "redacted"
+    assert all(g["uuid"] is None and g["serial"] is None for g in d["gpus"])
+    assert "dgx-h100-sim" not in out.stdout and "GPU-" not in s.read_text()

@@ -9,9 +9,10 @@ from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, w
 @click.command()
 @rig_source_options
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON (read it back with --from).")
+@click.option("--redact", is_flag=True, help="Drop the hostname, GPU UUIDs and serials before saving or printing.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
 @click.pass_context
-def scan(ctx: click.Context, from_: str | None, simulate_: str | None, import_torch: bool, sysfs_root: str, json_path: str | None, fmt: str) -> None:
+def scan(ctx: click.Context, from_: str | None, simulate_: str | None, import_torch: bool, sysfs_root: str, json_path: str | None, redact: bool, fmt: str) -> None:
     """Probe this machine (or a preset, or a saved scan) and report what it is.
 
     \b
@@ -28,6 +29,10 @@ def scan(ctx: click.Context, from_: str | None, simulate_: str | None, import_to
     from gpuadvisor.render.terminal import render_scan
 
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
+    if redact:
+        from gpuadvisor.redact import redact as redact_rig
+
+        redact_rig(rig)
     if json_path:
         write_json(rig, json_path)
     if fmt == "json":
