@@ -1,0 +1,177 @@
+"""``lspci -vv`` / ``-vvv`` (optionally ``-nn``, ``-D``): each NVIDIA GPU's link and the bridges above it.
+
+For each device: its BDF, class, name, ``LnkCap`` (maximum speed and width) and ``LnkSta`` (current, with
+"(downgraded)" or "(ok)" as lspci prints them). A GPU's upstream path needs no ``lspci -tv``: every bridge
+prints ``Bus: primary=.., secondary=.., subordinate=..``, so the bridges above a GPU are those whose
+secondary..subordinate bus range holds the GPU's bus, nearest (narrowest range) first. The port type comes from
+the PCI Express capability line ("Root Port", "Upstream Port", "Downstream Port", "Endpoint").
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpuadvisor.facts import Gpu, PcieHop, Rig
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.values import normalize_bus_id
+from gpuadvisor.links import gen_from_speed
+
+_DEV = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
+_IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
+_LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(.*)$")
+_SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s")
+_WIDTH = re.compile(r"Width x(\d+)")
+_BUS = re.compile(r"Bus: primary=([0-9a-fA-F]+), secondary=([0-9a-fA-F]+), subordinate=([0-9a-fA-F]+)")
+_EXPRESS = re.compile(r"Express \(v\d\) (Root Port|Upstream Port|Downstream Port|Legacy Endpoint|Endpoint|PCI-Express to PCI/PCI-X Bridge|Root Complex Integrated Endpoint)")
+_PORT_TYPES = {
+    "Root Port": "root-port",
+    "Upstream Port": "upstream-port",
+    "Downstream Port": "downstream-port",
+    "Endpoint": "endpoint",
+    "Legacy Endpoint": "endpoint",
+    "Root Complex Integrated Endpoint": "endpoint",
+    "PCI-Express to PCI/PCI-X Bridge": "bridge",
+}
+_CLASS_CODES = {"VGA compatible controller": "0x0300", "3D controller": "0x0302", "Display controller": "0x0380", "PCI bridge": "0x0604"}
+GPU_CLASSES = ("VGA compatible controller", "3D controller", "Display controller")
+
+
+@dataclass
+class Device:
+    bdf: str
+    cls: str
+    desc: str
+    line: int
+    hop: PcieHop
+    bus_range: tuple[int, int] | None = None
+    lines: list[str] = field(default_factory=list)
+    access_denied: bool = False
+
+    @property
+    def nvidia(self) -> bool:
+        return "NVIDIA" in self.desc or (self.hop.vendor_id or "").lower() == "0x10de"
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.nvidia and any(self.cls.startswith(c) for c in GPU_CLASSES)
+
+    @property
+    def is_bridge(self) -> bool:
+        return self.bus_range is not None
+
+
+def _speed(text: str) -> float | None:
+    m = _SPEED.search(text)
+    return float(m.group(1)) if m else None
+
+
+def _width(text: str) -> int | None:
+    m = _WIDTH.search(text)
+    return int(m.group(1)) if m else None
+
+
+def _gpu_name(desc: str) -> str | None:
+    """``NVIDIA Corporation AD102GL [RTX 6000 Ada Generation] (rev a1)`` -> ``NVIDIA RTX 6000 Ada Generation``."""
+    desc = re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", desc)
+    desc = _IDS.sub("", desc).strip()
+    m = re.search(r"\[([^\]]+)\]\s*$", desc)
+    if m:
+        return "NVIDIA " + m.group(1).strip()
+    d = desc.replace("NVIDIA Corporation", "").strip()
+    return ("NVIDIA " + d) if d else None
+
+
+def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list[Device]:
+    devices: list[Device] = []
+    cur: Device | None = None
+    for k, line in enumerate(clean_lines(text)):
+        lineno = first_line + k
+        m = _DEV.match(line)
+        if m:
+            bdf = normalize_bus_id(m.group(1))
+            if bdf is None:
+                raise ImportParseError(source, lineno, f"{m.group(1)!r} is not a PCI address")
+            cls = m.group(2).strip()
+            hop = PcieHop(bdf=bdf, port_type="unknown", name=re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", _IDS.sub("", m.group(4))).strip() or None)
+            ids = _IDS.search(m.group(4))
+            if ids:
+                hop.vendor_id, hop.device_id = "0x" + ids.group(1).lower(), "0x" + ids.group(2).lower()
+            hop.class_code = ("0x" + m.group(3).lower()) if m.group(3) else _CLASS_CODES.get(cls)
+            cur = Device(bdf=bdf, cls=cls, desc=m.group(4), line=lineno, hop=hop)
+            devices.append(cur)
+            continue
+        if cur is None:
+            continue
+        cur.lines.append(line)
+        if "<access denied>" in line:
+            cur.access_denied = True
+        b = _BUS.search(line)
+        if b:
+            cur.bus_range = (int(b.group(2), 16), int(b.group(3), 16))
+        e = _EXPRESS.search(line)
+        if e:
+            cur.hop.port_type = _PORT_TYPES[e.group(1)]
+        lm = _LNK.match(line)
+        if lm:
+            which, rest = lm.groups()
+            speed, width = _speed(rest), _width(rest)
+            if which == "LnkCap":
+                cur.hop.max_speed_gts, cur.hop.max_width = speed, width
+                cur.hop.max_gen = gen_from_speed(speed)
+            else:
+                cur.hop.current_speed_gts, cur.hop.current_width = speed, width
+                cur.hop.current_gen = gen_from_speed(speed)
+            if speed is None and width is None:
+                raise ImportParseError(source, lineno, f"{which} without a speed or width: {rest.strip()[:50]!r}")
+    for d in devices:
+        for f in ("current_speed_gts", "max_speed_gts", "current_gen", "max_gen", "current_width", "max_width"):
+            if getattr(d.hop, f) is None:
+                d.hop.unavailable[f] = (
+                    "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)" if d.access_denied
+                    else "lspci printed no LnkCap/LnkSta for this device (not PCI Express, or lspci without -vv)"
+                )
+        if d.hop.port_type == "unknown" and d.is_gpu:
+            d.hop.port_type = "endpoint"
+    return devices
+
+
+def upstream(device: Device, devices: list[Device]) -> list[Device]:
+    """The bridges above ``device``, nearest first, from their secondary..subordinate bus ranges."""
+    domain, bus = device.bdf[:4], int(device.bdf[5:7], 16)
+    above = [d for d in devices if d.is_bridge and d.bdf[:4] == domain and d is not device
+             and d.bus_range is not None and d.bus_range[0] <= bus <= d.bus_range[1]]
+    above.sort(key=lambda d: (d.bus_range[1] - d.bus_range[0], -d.bus_range[0]))  # type: ignore[index]
+    return above
+
+
+def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Facts from ``lspci -vv``: each NVIDIA GPU (no index: matched to others by bus id) with its path."""
+    devices = read_devices(text, source, first_line)
+    if not devices:
+        raise ImportParseError(source, first_line, "no device line (like '01:00.0 VGA compatible controller: ...')")
+    rig = Rig()
+    gpus = [d for d in devices if d.is_gpu]
+    for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
+        g = Gpu(index=i, bus_id=d.bdf, name=_gpu_name(d.desc))
+        rig.origins[f"gpus[{i}]"] = f"{source}:{d.line}"
+        hops = [d.hop] + [b.hop for b in upstream(d, devices)]
+        g.pcie.path = hops
+        h = d.hop
+        g.pcie.current_gen, g.pcie.current_width = h.current_gen, h.current_width
+        g.pcie.gpu_max_gen = h.max_gen
+        parent = hops[1] if len(hops) > 1 else None
+        # The link's maximum is the lower of the two ends' capabilities (NVML's "max with this system").
+        g.pcie.max_gen = min(x for x in (h.max_gen, parent.max_gen if parent else None) if x is not None) if h.max_gen else None
+        g.pcie.max_width = min(x for x in (h.max_width, parent.max_width if parent else None) if x is not None) if h.max_width else None
+        for f in ("current_gen", "current_width", "gpu_max_gen", "max_gen", "max_width"):
+            if getattr(g.pcie, f) is None:
+                g.pcie.unavailable[f] = h.unavailable.get(f.replace("gpu_", ""), "not in this lspci output")
+        g.pcie.unavailable["replay_counter"] = "lspci does not print the replay counter"
+        if len(hops) == 1:
+            g.pcie.unavailable["path"] = "no bridge above this GPU in the lspci output (run lspci -vv without -s for the whole tree)"
+        rig.gpus.append(g)
+    if not gpus:
+        shown = "; ".join(f"{d.bdf} {d.cls}" for d in devices[:3]) + ("; ..." if len(devices) > 3 else "")
+        rig.problems.append(f"{source}: line {devices[0].line}: no NVIDIA GPU in this lspci output ({len(devices)} devices: {shown}); nothing used")
+    return rig

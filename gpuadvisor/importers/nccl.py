@@ -1,0 +1,304 @@
+"""nccl-tests output (``all_reduce_perf`` and its siblings) -> imported Measurements.
+
+Reads the header (``nThread``/``nGpus``/sizes/iterations, and the ``nccl-tests version`` and ``Collective test
+starting`` lines of newer versions), the "Using devices" rank lines (host, device, bus id, GPU name), the column
+header (whatever columns this version prints: with or without ``redop``/``root``, ``#wrong`` or ``error``), the
+out-of-place and in-place halves of each row, ``Out of bounds values`` and ``Avg bus bandwidth``. Each run
+becomes one :class:`gpuadvisor.facts.Measurement` per data type and operation, its rows the out-of-place
+figures (nccl-tests' headline), ``value_gbps`` the busbw at the largest size, ``world_size`` the rank count.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.values import normalize_bus_id
+
+# nccl-tests binary -> Measurement.kind
+BINARIES = {
+    "all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
+    "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "sendrecv": "sendrecv",
+    "gather": "gather", "scatter": "scatter", "hypercube": "hypercube",
+}
+DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "uint": "uint32"}
+TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "half": 2, "bfloat16": 2, "float16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1,
+              "int32": 4, "uint32": 4, "int": 4, "float": 4, "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8}
+
+_RANK = re.compile(
+    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$"
+)
+_HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
+_BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
+
+
+@dataclass
+class Rank:
+    rank: int
+    host: str
+    device: int
+    bus: str  # as printed: "0000:04:00" or "0x01"
+    name: str
+    line: int = 0
+
+    @property
+    def bus_id(self) -> str | None:
+        """Full bus id when nccl-tests printed domain:bus:device; None for the bare "0x01" of older versions."""
+        return normalize_bus_id(self.bus + ".0") if re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}", self.bus) else None
+
+    @property
+    def bus_number(self) -> int | None:
+        if self.bus_id:
+            return int(self.bus_id[5:7], 16)
+        m = re.fullmatch(r"0x([0-9a-fA-F]{1,2})", self.bus)
+        return int(m.group(1), 16) if m else None
+
+
+@dataclass
+class NcclRun:
+    binary: str | None = None
+    n_thread: int | None = None
+    n_gpus: int | None = None
+    min_bytes: int | None = None
+    max_bytes: int | None = None
+    warmup: int | None = None
+    iters: int | None = None
+    ranks: list[Rank] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    groups: dict[tuple[str, str, str], list[tuple[SweepRow, SweepRow | None]]] = field(default_factory=dict)
+    avg_busbw: float | None = None
+    out_of_bounds: str | None = None
+    nccl_version: str | None = None
+    notes: list[str] = field(default_factory=list)
+    header_line: int = 0
+    columns_line: int = 0
+
+    @property
+    def world_size(self) -> int | None:
+        if self.ranks:
+            return len({r.rank for r in self.ranks})
+        if self.n_thread and self.n_gpus:
+            return self.n_thread * self.n_gpus
+        return None
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(dict.fromkeys(r.host for r in sorted(self.ranks, key=lambda r: r.rank)))
+
+    def local_ranks(self) -> list[Rank]:
+        """The ranks on the host of rank 0 (the machine this scan describes), one per device."""
+        if not self.ranks:
+            return []
+        host = self.hosts[0]
+        by_dev: dict[int, Rank] = {}
+        for r in sorted(self.ranks, key=lambda r: r.rank):
+            if r.host == host:
+                by_dev.setdefault(r.device, r)
+        return [by_dev[d] for d in sorted(by_dev)]
+
+
+def _nccl_version(code: str) -> str | None:
+    if not code.isdigit():
+        return None
+    n = int(code)
+    if n >= 10000:  # NCCL_VERSION_CODE since 2.9: major*10000 + minor*100 + patch
+        return f"{n // 10000}.{n % 10000 // 100}.{n % 100}"
+    return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"
+
+
+def _num(tok: str, what: str, source: str, line: int, kind: type = float) -> float | int | None:
+    if tok.upper() == "N/A":
+        return None
+    try:
+        return kind(tok)
+    except ValueError:
+        raise ImportParseError(source, line, f"{what} is {tok[:20]!r}, not a number") from None
+
+
+def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str = "") -> NcclRun:
+    """Everything one nccl-tests run printed. ``hint``: text that may name the binary (a command line)."""
+    run = NcclRun()
+    lines = clean_lines(text)
+    seen: set[tuple[str, str, str, int]] = set()
+    for k, line in enumerate(lines):
+        lineno = first_line + k
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("#"):
+            m = _HEADER.match(s)
+            if m:
+                run.n_thread, run.n_gpus, run.min_bytes, run.max_bytes = (int(x) for x in m.groups()[:4])
+                w = re.search(r"warmup iters:\s*(\d+)", s)
+                it = re.search(r"(?<!warmup )iters:\s*(\d+)", s)
+                run.warmup = int(w.group(1)) if w else None
+                run.iters = int(it.group(1)) if it else None
+                run.header_line = lineno
+                continue
+            m = _RANK.match(s)
+            if m:
+                run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), m.group(5), lineno))
+                continue
+            m = re.search(r"Collective test starting:\s*(\w+?)_perf", s)
+            if m:
+                run.binary = m.group(1)
+                continue
+            m = re.search(r"nccl-library=(\d+)", s)
+            if m:
+                run.nccl_version = _nccl_version(m.group(1))
+                continue
+            body = s.lstrip("#").split()
+            if "size" in body and "count" in body and "time" in body:
+                run.columns = body
+                run.columns_line = lineno
+                continue
+            m = re.match(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)", s)
+            if m:
+                run.avg_busbw = float(m.group(1))
+                continue
+            m = re.match(r"^#\s*Out of bounds values\s*:\s*(.*)$", s)
+            if m:
+                run.out_of_bounds = m.group(1).strip()
+            continue
+        m = re.search(r"NCCL INFO NCCL version (\d+\.\d+\.\d+)", s)
+        if m:
+            run.nccl_version = run.nccl_version or m.group(1)
+            continue
+        tokens = s.split()
+        if not tokens[0].isdigit():
+            continue  # prompts, warnings, NCCL INFO lines
+        if not run.columns:
+            raise ImportParseError(source, lineno, "a data row before the column header (#  size  count  type ...)")
+        if len(tokens) != len(run.columns):
+            if k == len(lines) - 1 or not any(x.strip() for x in lines[k + 1 :]):
+                run.notes.append(f"last row (line {lineno}) cut short; left out")
+                break
+            raise ImportParseError(source, lineno, f"a row of {len(tokens)} values under a header of {len(run.columns)} columns")
+        row = dict(zip(run.columns, tokens, strict=False))  # first occurrence of each name = out-of-place
+        key = (row.get("type", "float"), row.get("redop", "-"), row.get("root", "-"))
+        size = int(_num(tokens[0], "size", source, lineno, int) or 0)
+        if (*key, size) in seen:
+            run.notes.append(f"line {lineno}: size {size} printed twice; the first kept")
+            continue
+        seen.add((*key, size))
+        halves = _halves(run.columns, tokens, source, lineno, key[0])
+        run.groups.setdefault(key, []).append(halves)  # type: ignore[arg-type]
+    if not run.binary:
+        m = _BINARY.search(hint) or _BINARY.search("\n".join(lines[:5]))
+        run.binary = m.group(1) if m else None
+    return run
+
+
+def _halves(columns: list[str], tokens: list[str], source: str, line: int, dtype: str) -> tuple[SweepRow, SweepRow | None]:
+    times = [i for i, c in enumerate(columns) if c == "time"]
+    size = int(tokens[columns.index("size")])
+    count = int(_num(tokens[columns.index("count")], "count", source, line, int) or 0)
+    out: list[SweepRow] = []
+    for t in times[:2]:
+        vals = tokens[t : t + 4]
+        names = columns[t : t + 4]
+        if len(vals) < 3:
+            break
+        time_us = _num(vals[0], "time", source, line)
+        algbw = _num(vals[1], "algbw", source, line)
+        busbw = _num(vals[2], "busbw", source, line)
+        if time_us is None or algbw is None or busbw is None:
+            continue  # N/A: this half was not run (in-place of alltoall)
+        r = SweepRow(size_bytes=size, count=count, dtype=DTYPES.get(dtype, dtype), time_us=float(time_us),
+                     algbw_gbps=float(algbw), busbw_gbps=float(busbw))
+        if len(names) == 4 and names[3] == "#wrong" and vals[3].isdigit():
+            r.errors = int(vals[3])
+            r.correct = r.errors == 0
+        out.append(r)
+    if not out:
+        raise ImportParseError(source, line, "a row with no time/algbw/busbw values")
+    return out[0], (out[1] if len(out) > 1 else None)
+
+
+def _infer_binary(run: NcclRun) -> str | None:
+    """Which collective, from the columns alone (size vs count x type size x ranks, redop, root)."""
+    n = run.world_size
+    if not run.groups or not n:
+        return None
+    (dtype, redop, root), rows = next(iter(run.groups.items()))
+    ts = TYPE_BYTES.get(dtype)
+    r = rows[-1][0]
+    if ts is None or r.count == 0:
+        return None
+    per_rank = r.size_bytes == r.count * ts * n and n > 1
+    whole = r.size_bytes == r.count * ts
+    rooted = root not in ("-", "-1")
+    if rooted:
+        return {"none": "broadcast"}.get(redop, "reduce" if redop != "-" else None)
+    if whole and not per_rank:
+        return "all_reduce" if redop not in ("none", "-") else ("sendrecv" if redop == "none" else None)
+    if per_rank and redop not in ("none", "-"):
+        return "reduce_scatter"
+    return None  # all_gather and alltoall print alike
+
+
+def parse_nccl_tests(text: str, source: str = "<text>", first_line: int = 1, hint: str = "") -> Rig:
+    """Facts from one nccl-tests run: the GPUs of the first host (from the rank lines) and its measurements."""
+    run = read_nccl(text, source, first_line, hint)
+    return run_to_rig(run, source)
+
+
+def run_to_rig(run: NcclRun, source: str) -> Rig:
+    rig = Rig()
+    if not run.columns and not run.ranks:
+        raise ImportParseError(source, run.header_line or 1, "nccl-tests output without rank lines or a column header")
+    binary = run.binary or _infer_binary(run)
+    if binary is None:
+        raise ImportParseError(
+            source, run.header_line or 1,
+            "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test starting' line); "
+            "name the file after it, e.g. all_gather_perf.txt",
+        )
+    local = run.local_ranks()
+    for r in local:
+        rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{r.line}"
+        g = Gpu(index=r.device, name=r.name or None, bus_id=r.bus_id)
+        if g.bus_id is None:
+            g.unavailable["bus_id"] = f"nccl-tests printed only the bus number ({r.bus})"
+        rig.gpus.append(g)
+    if run.hosts:
+        rig.host.hostname = run.hosts[0]
+    if run.nccl_version:
+        rig.software.nccl_version = run.nccl_version
+    if not run.groups:
+        m = Measurement(kind=BINARIES.get(binary, binary), backend="nccl", provenance="imported", method=f"nccl-tests {binary}_perf",
+                        world_size=run.world_size, gpus=[r.device for r in local], status="failed",
+                        error="no result rows (the run stopped before its first size)", notes=list(run.notes))
+        rig.measurements.append(m)
+        return rig
+    for (dtype, redop, _root), halves in run.groups.items():
+        halves = sorted(halves, key=lambda h: h[0].size_bytes)
+        rows = [h[0] for h in halves]
+        notes = list(run.notes)
+        largest = halves[-1]
+        if largest[1] is not None:
+            notes.append(f"in-place busbw at {largest[1].size_bytes} B: {largest[1].busbw_gbps} GB/s")
+        if run.avg_busbw is not None:
+            notes.append(f"nccl-tests 'Avg bus bandwidth' (all sizes, both halves): {run.avg_busbw} GB/s")
+        if len(run.hosts) > 1:
+            notes.append(f"multi-node run: {len(run.hosts)} hosts ({', '.join(run.hosts[:4])}{', ...' if len(run.hosts) > 4 else ''}), "
+                         f"{run.world_size} ranks; gpus lists those of {run.hosts[0]}")
+        if run.out_of_bounds and not run.out_of_bounds.endswith("OK"):
+            notes.append(f"nccl-tests: Out of bounds values: {run.out_of_bounds}")
+        status = "ok"
+        if run.max_bytes is not None and rows[-1].size_bytes < run.max_bytes:
+            status = "partial"
+            notes.append(f"stopped at {rows[-1].size_bytes} B of the {run.max_bytes} B asked for")
+        extra = f", {dtype}" + (f" {redop}" if redop not in ("-", "none", "sum") else "")
+        m = Measurement(
+            kind=BINARIES.get(binary, binary), backend="nccl", provenance="imported",
+            method=f"nccl-tests {binary}_perf (out-of-place{extra})", world_size=run.world_size,
+            gpus=[r.device for r in local], warmup_iters=run.warmup, iters=run.iters, rows=rows,
+            value_gbps=rows[-1].busbw_gbps, status=status, notes=notes,
+        )
+        m.latency_us = rows[0].time_us if rows[0].size_bytes <= 1024 else None
+        rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"
+        rig.measurements.append(m)
+    return rig

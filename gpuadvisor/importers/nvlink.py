@@ -1,0 +1,97 @@
+"""``nvidia-smi nvlink -s`` (per-link speed or ``<inactive>``), ``nvlink -e`` (error counters) and ``-L``.
+
+nvidia-smi prints each active link's speed per direction. The speed tells the NVLink generation, because each
+generation signals at its own rate (lanes x lane rate / 8): NVLink 1 20 GB/s (P100: 8 x 20 Gb/s), NVLink 2
+25.781 GB/s (V100: 8 x 25.78125 Gb/s), NVLink 3 25 GB/s (A100: 4 x 50 Gb/s) or 14.062 GB/s (GA102 boards such
+as RTX 3090, A6000, A40: 4 x 28.125 Gb/s), NVLink 4 26.562 GB/s (H100: 2 x 106.25 Gb/s PAM4), NVLink 5 50 GB/s
+(B200). Sources: NVIDIA P100, V100, A100, GA102 and H100 architecture whitepapers (NVLink sections).
+"""
+from __future__ import annotations
+
+import re
+
+from gpuadvisor.facts import Gpu, NvLink, Rig
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sections import clean_lines
+
+# Per-link, per-direction speed printed by nvidia-smi (GB/s) -> NVLink version (see the module docstring).
+NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3, 26.562: 4, 50.0: 5, 53.125: 5}
+
+_GPU = re.compile(r"^GPU (\d+): (.*?)\s*\(UUID: ([^)]*)\)\s*$")
+_LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
+_ERR = re.compile(r"^(.*?)\s*Errors?\s*:\s*(\d+)$", re.IGNORECASE)
+_ERROR_KEYS = {"replay": "replay", "recovery": "recovery", "crc": "crc_flit", "crc flit": "crc_flit", "crc data": "crc_data"}
+
+
+def version_from_speed(gbps: float) -> int | None:
+    for speed, version in NVLINK_SPEED_VERSION.items():
+        if abs(speed - gbps) < 0.01:
+            return version
+    return None
+
+
+def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Facts from ``nvidia-smi nvlink -s`` / ``-e`` / ``-L``: GPU index, name, UUID and each NVLink."""
+    rig = Rig()
+    gpu: Gpu | None = None
+    links: dict[int, NvLink] = {}
+    by_index: dict[int, Gpu] = {}
+
+    def close() -> None:
+        if gpu is not None and links:
+            gpu.nvlinks = [links[k] for k in sorted(links)]
+
+    for k, line in enumerate(clean_lines(text)):
+        lineno = first_line + k
+        s = line.strip()
+        m = _GPU.match(s)
+        if m:
+            close()
+            idx = int(m.group(1))
+            gpu = by_index.get(idx)
+            if gpu is None:
+                gpu = Gpu(index=idx, name=m.group(2) or None, uuid=m.group(3).strip() or None)
+                by_index[idx] = gpu
+                rig.gpus.append(gpu)
+                rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
+            links = {n.link: n for n in gpu.nvlinks}
+            continue
+        if gpu is None or not s:
+            continue
+        if "NVLink" in s and "inactive" in s.lower() or "links are inactive" in s.lower():
+            gpu.unavailable["nvlinks"] = "no active NVLink (nvidia-smi: all links are inactive)"
+            continue
+        m = _LINK.match(line)
+        if not m:
+            continue  # MIG device lines of -L, notes
+        n, rest = int(m.group(1)), m.group(2)
+        if n > 63:
+            raise ImportParseError(source, lineno, f"NVLink number {n} is out of range (GPUs have at most 18 links)")
+        link = links.setdefault(n, NvLink(link=n))
+        speed = re.fullmatch(r"(\d+(?:\.\d+)?)\s*GB/s", rest)
+        if speed:
+            link.active = True
+            link.version = version_from_speed(float(speed.group(1)))
+            if link.version is None:
+                link.unavailable["version"] = f"link speed {speed.group(1)} GB/s matches no NVLink generation"
+        elif rest.strip("<>").lower() in ("inactive", "disabled", "off"):
+            link.active = False
+        elif _ERR.match(rest):
+            e = _ERR.match(rest)
+            assert e is not None
+            key = _ERROR_KEYS.get(e.group(1).strip().lower(), re.sub(r"\W+", "_", e.group(1).strip().lower()))
+            link.errors[key] = int(e.group(2))
+        else:
+            raise ImportParseError(source, lineno, f"link {n}: {rest[:40]!r} is neither a speed (25.781 GB/s), <inactive>, nor an error count")
+    close()
+    for g in rig.gpus:
+        for n in g.nvlinks:
+            if n.active is None:
+                n.unavailable["active"] = "nvidia-smi printed error counters only"
+            if n.version is None and "version" not in n.unavailable:
+                n.unavailable["version"] = "no link speed printed"
+            for f in ("remote_bus_id", "remote_device_type", "remote_gpu_index"):
+                n.unavailable[f] = "nvidia-smi nvlink -s does not print the remote end"
+    rig.gpus.sort(key=lambda g: g.index)
+    rig.origins = {f"gpus[{k}]": rig.origins[f"gpu{g.index}"] for k, g in enumerate(rig.gpus)}
+    return rig

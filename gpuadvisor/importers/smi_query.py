@@ -1,0 +1,317 @@
+"""``nvidia-smi -q`` (text) and ``nvidia-smi -q -x`` (XML): per-GPU health, power, PCIe link, driver versions.
+
+Read across driver generations: PCIe "Generation Max/Current" (all) plus "Device Max/Device Current/Host Max"
+(R535+); "Clocks Throttle Reasons" (before R535) or "Clocks Event Reasons"; ECC counts as "Single Bit/Double
+Bit ... Total" (before Ampere) or "SRAM/DRAM Correctable/Uncorrectable" (Ampere on); "Power Readings/Power
+Limit" (older) or "GPU Power Readings/Current Power Limit"; "Power Draw" or "Average/Instantaneous Power Draw"
+(R560+); retired pages and remapped rows; a GPU nvidia-smi could not read ("Unable to determine the device
+handle") becomes a GPU with that reason on every field.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import Any
+
+from gpuadvisor import facts
+from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.importers import values as v
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.tree import Node, text_tree, xml_tree
+
+# Names as gpuadvisor.probes.nvml.CLOCKS_EVENT_REASONS spells them (NVML's nvmlClocksEventReason* bits).
+CLOCKS_REASON_NAMES = {
+    "idle": "gpu_idle",
+    "gpu_idle": "gpu_idle",
+    "applications_clocks_setting": "applications_clocks_setting",
+    "sw_power_cap": "sw_power_cap",
+    "hw_slowdown": "hw_slowdown",
+    "hw_thermal_slowdown": "hw_thermal_slowdown",
+    "hw_power_brake_slowdown": "hw_power_brake_slowdown",
+    "sync_boost": "sync_boost",
+    "sw_thermal_slowdown": "sw_thermal_slowdown",
+    "display_clock_setting": "display_clock_setting",
+    "display_clocks_setting": "display_clock_setting",
+}
+
+# fact -> (text paths, XML paths); the first path present wins (newer names first).
+T = tuple[tuple[str, ...], ...]
+PATHS: dict[str, tuple[T, T]] = {
+    "name": ((("Product Name",),), (("product_name",),)),
+    "uuid": ((("GPU UUID",),), (("uuid",),)),
+    "serial": ((("Serial Number",),), (("serial",),)),
+    "bus_id": ((("PCI", "Bus Id"),), (("pci", "pci_bus_id"),)),
+    "architecture": ((("Product Architecture",),), (("product_architecture",),)),
+    "memory_total": ((("FB Memory Usage", "Total"),), (("fb_memory_usage", "total"),)),
+    "memory_used": ((("FB Memory Usage", "Used"),), (("fb_memory_usage", "used"),)),
+    "power_limit": (
+        (("GPU Power Readings", "Current Power Limit"), ("Power Readings", "Current Power Limit"),
+         ("Power Readings", "Power Limit"), ("Power Readings", "Enforced Power Limit")),
+        (("gpu_power_readings", "current_power_limit"), ("power_readings", "current_power_limit"),
+         ("power_readings", "power_limit"), ("power_readings", "enforced_power_limit")),
+    ),
+    "power_default": (
+        (("GPU Power Readings", "Default Power Limit"), ("Power Readings", "Default Power Limit")),
+        (("gpu_power_readings", "default_power_limit"), ("power_readings", "default_power_limit")),
+    ),
+    "power_draw": (
+        (("GPU Power Readings", "Power Draw"), ("GPU Power Readings", "Average Power Draw"),
+         ("GPU Power Readings", "Instantaneous Power Draw"), ("Power Readings", "Power Draw")),
+        (("gpu_power_readings", "power_draw"), ("gpu_power_readings", "average_power_draw"),
+         ("gpu_power_readings", "instant_power_draw"), ("power_readings", "power_draw")),
+    ),
+    "temperature": ((("Temperature", "GPU Current Temp"),), (("temperature", "gpu_temp"),)),
+    "sm_clock_max": ((("Max Clocks", "SM"),), (("max_clocks", "sm_clock"),)),
+    "ecc_mode": ((("ECC Mode", "Current"),), (("ecc_mode", "current_ecc"),)),
+    "persistence": ((("Persistence Mode",),), (("persistence_mode",),)),
+    "mig": ((("MIG Mode", "Current"),), (("mig_mode", "current_mig"),)),
+    "retired_sbe": ((("Retired Pages", "Single Bit ECC"),), (("retired_pages", "multiple_single_bit_retirement", "retired_count"),)),
+    "retired_dbe": ((("Retired Pages", "Double Bit ECC"),), (("retired_pages", "double_bit_retirement", "retired_count"),)),
+    "retired_pending": (
+        (("Retired Pages", "Pending Page Blacklist"), ("Retired Pages", "Pending Page Retirement"), ("Retired Pages", "Pending")),
+        (("retired_pages", "pending_blacklist"), ("retired_pages", "pending_retirement")),
+    ),
+    "remap_corr": ((("Remapped Rows", "Correctable Error"),), (("remapped_rows", "remapped_row_corr"),)),
+    "remap_unc": ((("Remapped Rows", "Uncorrectable Error"),), (("remapped_rows", "remapped_row_unc"),)),
+    "remap_pending": ((("Remapped Rows", "Pending"),), (("remapped_rows", "remapped_row_pending"),)),
+    "remap_failure": ((("Remapped Rows", "Remapping Failure Occurred"),), (("remapped_rows", "remapped_row_failure"),)),
+    "pcie_max_gen": ((("PCI", "GPU Link Info", "PCIe Generation", "Max"),), (("pci", "pci_gpu_link_info", "pcie_gen", "max_link_gen"),)),
+    "pcie_cur_gen": ((("PCI", "GPU Link Info", "PCIe Generation", "Current"),), (("pci", "pci_gpu_link_info", "pcie_gen", "current_link_gen"),)),
+    "pcie_dev_max_gen": (
+        (("PCI", "GPU Link Info", "PCIe Generation", "Device Max"),),
+        (("pci", "pci_gpu_link_info", "pcie_gen", "max_device_link_gen"),),
+    ),
+    "pcie_host_max_gen": (
+        (("PCI", "GPU Link Info", "PCIe Generation", "Host Max"),),
+        (("pci", "pci_gpu_link_info", "pcie_gen", "max_host_link_gen"),),
+    ),
+    "pcie_max_width": ((("PCI", "GPU Link Info", "Link Width", "Max"),), (("pci", "pci_gpu_link_info", "link_widths", "max_link_width"),)),
+    "pcie_cur_width": (
+        (("PCI", "GPU Link Info", "Link Width", "Current"),),
+        (("pci", "pci_gpu_link_info", "link_widths", "current_link_width"),),
+    ),
+    "replay": ((("PCI", "Replays Since Reset"), ("PCI", "Replays")), (("pci", "replay_counter"),)),
+}
+ECC_ERRORS: tuple[T, T] = ((("ECC Errors",),), (("ecc_errors",),))
+CLOCKS: tuple[T, T] = (
+    (("Clocks Event Reasons",), ("Clocks Throttle Reasons",), ("Clocks Throttle",)),
+    (("clocks_event_reasons",), ("clocks_throttle_reasons",)),
+)
+
+_NOT_IN_Q = "nvidia-smi -q does not print it"
+
+
+class _Reader:
+    """Fills one Gpu from its -q block and records each unreadable value as a problem with its line."""
+
+    def __init__(self, block: Node, xml: bool, source: str, problems: list[str]) -> None:
+        self.block = block
+        self.col = 1 if xml else 0
+        self.source = source
+        self.problems = problems
+        self.lines: dict[str, int] = {}  # fact path -> line it was read from
+
+    def node(self, fact: str) -> Node | None:
+        return self.block.first(*PATHS[fact][self.col])
+
+    def raw(self, fact: str) -> str | None:
+        n = self.node(fact)
+        return n.value if n is not None else None
+
+    def get(self, g: Any, attr: str, fact: str, conv: Callable[[str | None], Any], prefix: str = "") -> Any:
+        n = self.node(fact)
+        if n is None:
+            g.unavailable.setdefault(attr, _NOT_IN_Q if self.col == 0 else "nvidia-smi -q -x does not print it")
+            return None
+        value = conv(n.value)
+        if value is None:
+            if v.absent(n.value):
+                g.unavailable[attr] = f"nvidia-smi printed {n.value or 'nothing'!r}"
+            else:
+                g.unavailable[attr] = f"unreadable value {n.value!r}"
+                self.problems.append(f"{self.source}: line {n.line}: {n.key}: unreadable value {n.value!r}; left out")
+            return None
+        setattr(g, attr, value)
+        g.unavailable.pop(attr, None)
+        self.lines[prefix + attr] = n.line
+        return value
+
+
+def _str(s: str | None) -> str | None:
+    return None if v.absent(s) else (s or "").strip()
+
+
+def _ecc_counts(node: Node | None) -> tuple[int | None, int | None]:
+    """(corrected, uncorrected) from a Volatile/Aggregate block of either generation of names."""
+    if node is None:
+        return None, None
+    old_c = node.first(("Single Bit", "Total"), ("single_bit", "total"))
+    old_u = node.first(("Double Bit", "Total"), ("double_bit", "total"))
+    if old_c is not None or old_u is not None:
+        return (v.to_int(old_c.value) if old_c else None), (v.to_int(old_u.value) if old_u else None)
+    corrected: int | None = None
+    uncorrected: int | None = None
+    for c in node.children:
+        key = v.snake(c.key)
+        n = v.to_int(c.value)
+        if n is None or "threshold" in key:
+            continue
+        if "uncorrectable" in key:
+            uncorrected = (uncorrected or 0) + n
+        elif "correctable" in key:
+            corrected = (corrected or 0) + n
+    return corrected, uncorrected
+
+
+def _clock_reasons(node: Node | None) -> list[str] | None:
+    if node is None:
+        return None
+    seen = False
+    active: list[str] = []
+    for c in node.walk():
+        state = v.enabled(c.value)
+        if state is None:
+            continue
+        seen = True
+        key = re.sub(r"^clocks?_(event|throttle)_reasons?_", "", v.snake(c.key))
+        if state:
+            active.append(CLOCKS_REASON_NAMES.get(key, key))
+    return active if seen else None
+
+
+def _gen(s: str | None) -> int | None:
+    n = v.to_int(s)
+    return n if n is not None and 1 <= n <= 7 else None
+
+
+def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source: str, rig: Rig) -> Gpu:
+    g = Gpu(index=index)
+    problems = rig.problems
+    r = _Reader(block, xml, source, problems)
+    lost = next((c for c in block.children if c.value is None and not c.children and "unable" in c.key.lower()), None)
+    if lost is not None:
+        problems.append(f"{source}: line {lost.line}: GPU {bus or index}: {lost.key}")
+    r.get(g, "name", "name", _str)
+    r.get(g, "uuid", "uuid", _str)
+    r.get(g, "serial", "serial", _str)
+    r.get(g, "bus_id", "bus_id", v.normalize_bus_id)
+    if g.bus_id is None and bus:
+        g.bus_id = v.normalize_bus_id(bus)
+        g.unavailable.pop("bus_id", None)
+    r.get(g, "architecture", "architecture", _str)
+    r.get(g, "memory_total_bytes", "memory_total", v.mem_bytes)
+    r.get(g, "memory_used_bytes", "memory_used", v.mem_bytes)
+    r.get(g, "power_limit_w", "power_limit", lambda s: v.to_float(s, "W"))
+    r.get(g, "power_default_limit_w", "power_default", lambda s: v.to_float(s, "W"))
+    r.get(g, "power_draw_w", "power_draw", lambda s: v.to_float(s, "W"))
+    r.get(g, "temperature_c", "temperature", lambda s: v.to_float(s, "C"))
+    r.get(g, "sm_clock_max_mhz", "sm_clock_max", lambda s: None if v.to_float(s, "MHz") is None else int(v.to_float(s, "MHz") or 0))
+    r.get(g, "ecc_enabled", "ecc_mode", v.enabled)
+    r.get(g, "persistence_mode", "persistence", v.enabled)
+    r.get(g, "mig_mode", "mig", v.enabled)
+    r.get(g, "retired_pages_single_bit", "retired_sbe", v.to_int)
+    r.get(g, "retired_pages_double_bit", "retired_dbe", v.to_int)
+    r.get(g, "retired_pages_pending", "retired_pending", v.enabled)
+    r.get(g, "remapped_rows_correctable", "remap_corr", v.to_int)
+    r.get(g, "remapped_rows_uncorrectable", "remap_unc", v.to_int)
+    r.get(g, "remapped_rows_pending", "remap_pending", v.enabled)
+    r.get(g, "remapped_rows_failure", "remap_failure", v.enabled)
+
+    ecc = block.first(*ECC_ERRORS[r.col])
+    for scope in ("volatile", "aggregate"):
+        c, u = _ecc_counts(ecc.child(scope) if ecc is not None else None)
+        for attr, val in ((f"ecc_errors_corrected_{scope}", c), (f"ecc_errors_uncorrected_{scope}", u)):
+            setattr(g, attr, val)
+            if val is None:
+                g.unavailable[attr] = "not in this output" if ecc is None else "nvidia-smi printed N/A (no ECC on this GPU or mode off)"
+    if ecc is not None:
+        r.lines.update({f"ecc_errors_{a}_{b}": ecc.line for a in ("corrected", "uncorrected") for b in ("volatile", "aggregate")})
+    clocks = block.first(*CLOCKS[r.col])
+    reasons = _clock_reasons(clocks)
+    if clocks is not None:
+        r.lines["clocks_event_reasons"] = clocks.line
+    g.clocks_event_reasons = reasons
+    if reasons is None:
+        g.unavailable["clocks_event_reasons"] = "not in this output or N/A"
+
+    p = g.pcie
+    r.get(p, "max_gen", "pcie_max_gen", _gen, "pcie.")
+    r.get(p, "current_gen", "pcie_cur_gen", _gen, "pcie.")
+    r.get(p, "gpu_max_gen", "pcie_dev_max_gen", _gen, "pcie.")
+    r.get(p, "max_width", "pcie_max_width", v.width, "pcie.")
+    r.get(p, "current_width", "pcie_cur_width", v.width, "pcie.")
+    r.get(p, "replay_counter", "replay", v.to_int, "pcie.")
+    host_max = _gen(r.raw("pcie_host_max_gen"))
+    if p.max_gen is None and p.gpu_max_gen is not None and host_max is not None:
+        p.max_gen = min(p.gpu_max_gen, host_max)  # NVML's "max with this device and system"
+        p.unavailable.pop("max_gen", None)
+    p.unavailable["path"] = "nvidia-smi -q does not print the upstream PCIe path (add lspci -vv)"
+    for name in ("compute_capability", "numa_node", "cpu_affinity"):
+        g.unavailable[name] = _NOT_IN_Q
+    g.unavailable["nvlinks"] = "nvidia-smi -q does not print NVLink state (add nvidia-smi nvlink -s)"
+    if lost is not None:
+        for f in dataclasses.fields(Gpu):
+            if getattr(g, f.name) is None:
+                g.unavailable[f.name] = f"{facts.GPU_LOST} (nvidia-smi: {lost.key})"
+    rig.origins[f"gpus[{index}]"] = f"{source}:{block.line}"
+    for path, line in r.lines.items():
+        rig.origins[f"gpus[{index}].{path}"] = f"{source}:{line}"
+    return g
+
+
+_GPU_HEADER = re.compile(r"^GPU\s+([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
+
+
+def _software(rig: Rig, root: Node, xml: bool, source: str) -> None:
+    s = rig.software
+    drv = root.child("driver_version" if xml else "Driver Version")
+    cuda = root.child("cuda_version" if xml else "CUDA Version")
+    s.driver_version = _str(drv.value) if drv is not None else None
+    s.cuda_driver_version = _str(cuda.value) if cuda is not None else None
+    for name, node in (("driver_version", drv), ("cuda_driver_version", cuda)):
+        if node is not None and getattr(s, name) is not None:
+            rig.origins[f"software.{name}"] = f"{source}:{node.line}"
+    for name in ("driver_version", "cuda_driver_version"):
+        if getattr(s, name) is None:
+            s.unavailable[name] = "not in this nvidia-smi -q output"
+
+
+def _check_count(rig: Rig, root: Node, xml: bool, source: str) -> None:
+    n = root.child("attached_gpus" if xml else "Attached GPUs")
+    count = v.to_int(n.value) if n is not None else None
+    if count is not None and count != len(rig.gpus):
+        rig.problems.append(
+            f"{source}: nvidia-smi reports {count} attached GPUs but the output holds {len(rig.gpus)} (cut short, or filtered with -i)"
+        )
+
+
+def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Facts from ``nvidia-smi -q`` text: GPUs in nvidia-smi's order (index = position), driver and CUDA."""
+    root = text_tree(text, first_line)
+    rig = Rig()
+    blocks = [(c, _GPU_HEADER.match(c.key)) for c in root.children]
+    gpu_blocks = [(c, m.group(1)) for c, m in blocks if m]
+    if not gpu_blocks and root.child("Driver Version") is None:
+        first = root.children[0].line if root.children else first_line
+        raise ImportParseError(source, first, "no 'Driver Version' and no 'GPU 0000:..' block: not nvidia-smi -q output")
+    for i, (block, bus) in enumerate(gpu_blocks):
+        rig.gpus.append(_gpu_from_block(block, i, bus, False, source, rig))
+    _software(rig, root, False, source)
+    _check_count(rig, root, False, source)
+    return rig
+
+
+def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Facts from ``nvidia-smi -q -x``; a file cut short gives the GPUs read before the cut."""
+    root, stopped = xml_tree(text, source, first_line)
+    if root.key != "nvidia_smi_log":
+        raise ImportParseError(source, root.line, f"XML root is <{root.key[:40]}>, not <nvidia_smi_log> (nvidia-smi -q -x)")
+    rig = Rig()
+    if stopped:
+        rig.problems.append(f"{source}: XML ends early ({stopped}); kept what came before")
+    for i, block in enumerate(c for c in root.children if c.key == "gpu"):
+        rig.gpus.append(_gpu_from_block(block, i, block.attrs.get("id"), True, source, rig))
+    _software(rig, root, True, source)
+    _check_count(rig, root, True, source)
+    return rig

@@ -1,0 +1,127 @@
+"""One small tree for both ``nvidia-smi -q`` text (indented "Key : Value") and ``-q -x`` XML, with line numbers."""
+from __future__ import annotations
+
+import re
+import xml.parsers.expat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sections import clean_lines
+
+
+@dataclass
+class Node:
+    key: str
+    value: str | None = None
+    line: int = 0
+    children: list[Node] = field(default_factory=list)
+    attrs: dict[str, str] = field(default_factory=dict)
+
+    def child(self, key: str) -> Node | None:
+        k = key.lower()
+        for c in self.children:
+            if c.key.lower() == k:
+                return c
+        return None
+
+    def find(self, *path: str) -> Node | None:
+        node: Node | None = self
+        for key in path:
+            node = node.child(key) if node is not None else None
+        return node
+
+    def first(self, *paths: tuple[str, ...]) -> Node | None:
+        """The first of several paths present (newer and older driver names for one fact)."""
+        for p in paths:
+            n = self.find(*p)
+            if n is not None:
+                return n
+        return None
+
+    def walk(self) -> Iterator[Node]:
+        for c in self.children:
+            yield c
+            yield from c.walk()
+
+
+_KV = re.compile(r"^(?P<key>\S.*?)\s+:(?:\s(?P<value>.*))?$")
+
+
+def text_tree(text: str, first_line: int = 1) -> Node:
+    """The ``nvidia-smi -q`` text as a tree: a key with a deeper-indented block below it has children."""
+    root = Node(key="", line=first_line)
+    stack: list[tuple[int, Node]] = [(-1, root)]
+    for k, raw in enumerate(clean_lines(text)):
+        line = raw.expandtabs(4).rstrip()
+        if not line.strip() or set(line.strip()) <= set("=-+"):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        body = line.strip()
+        m = _KV.match(body)
+        node = Node(key=m.group("key").strip(), value=(m.group("value") or "").strip(), line=first_line + k) if m else Node(
+            key=body, value=None, line=first_line + k
+        )
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1] if stack else root
+        parent.children.append(node)
+        stack.append((indent, node))
+    return root
+
+
+class _Builder:
+    def __init__(self, parser: xml.parsers.expat.XMLParserType, first_line: int) -> None:
+        self.parser = parser
+        self.first_line = first_line
+        self.root: Node | None = None
+        self.stack: list[Node] = []
+        self.text: list[list[str]] = []
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        node = Node(key=tag, line=self.first_line + self.parser.CurrentLineNumber - 1, attrs=dict(attrs))
+        if self.stack:
+            self.stack[-1].children.append(node)
+        elif self.root is None:
+            self.root = node
+        self.stack.append(node)
+        self.text.append([])
+
+    def end(self, tag: str) -> None:
+        node = self.stack.pop()
+        value = "".join(self.text.pop()).strip()
+        node.value = value if not node.children or value else None
+        if node.children and not value:
+            node.value = None
+
+    def data(self, s: str) -> None:
+        if self.text:
+            self.text[-1].append(s)
+
+
+def _no_entities(*_args: object) -> None:
+    raise ValueError("entity declarations are not allowed in nvidia-smi XML")
+
+
+def xml_tree(text: str, source: str, first_line: int = 1) -> tuple[Node, str | None]:
+    """The XML as a tree, and (for a file cut short) why parsing stopped; what was read before stays."""
+    parser = xml.parsers.expat.ParserCreate()
+    b = _Builder(parser, first_line)
+    parser.StartElementHandler = b.start
+    parser.EndElementHandler = b.end
+    parser.CharacterDataHandler = b.data
+    parser.EntityDeclHandler = _no_entities  # no "billion laughs": nvidia-smi never declares entities
+    stopped: str | None = None
+    try:
+        parser.Parse(text.lstrip("\ufeff"), True)
+    except xml.parsers.expat.ExpatError as e:
+        if b.root is None:
+            raise ImportParseError(source, first_line + e.lineno - 1, f"not readable as XML ({xml.parsers.expat.ErrorString(e.code)})") from None
+        stopped = f"line {first_line + e.lineno - 1}: {xml.parsers.expat.ErrorString(e.code)}"
+        while b.stack:  # close what was open, keeping the text read so far
+            b.end(b.stack[-1].key)
+    except ValueError as e:
+        raise ImportParseError(source, first_line + parser.CurrentLineNumber - 1, str(e)) from None
+    if b.root is None:
+        raise ImportParseError(source, first_line, "no XML element found")
+    return b.root, stopped

@@ -1,0 +1,90 @@
+"""Small readers for the values nvidia-smi and lspci print ("16x", "81559 MiB", "700.00 W", "Enabled")."""
+from __future__ import annotations
+
+import re
+
+# Values nvidia-smi prints when it has nothing to show.
+_ABSENT = {"", "n/a", "[n/a]", "not available", "[not supported]", "not supported", "unknown", "[unknown error]",
+           "requested functionality has been deprecated", "none"}
+
+_BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal escape codes (nvidia-smi underlines the matrix header on a TTY)."""
+    return _ANSI.sub("", text)
+
+
+def absent(value: str | None) -> bool:
+    return value is None or value.strip().lower() in _ABSENT
+
+
+def normalize_bus_id(text: str | None) -> str | None:
+    """``00000000:18:00.0`` / ``18:00.0`` / ``0000:18:00.0`` -> ``0000:18:00.0`` (NVML form, lower case)."""
+    if text is None:
+        return None
+    m = _BUS_ID.match(text.strip())
+    if not m:
+        return None
+    domain, bus, dev, fn = m.groups()
+    dom = int(domain, 16) if domain else 0
+    if dom > 0xFFFF:
+        return None
+    return f"{dom:04x}:{int(bus, 16):02x}:{int(dev, 16):02x}.{fn}"
+
+
+def to_int(value: str | None) -> int | None:
+    if absent(value):
+        return None
+    m = re.fullmatch(r"\s*(-?\d+)\s*(?:x|%|bank\(s\))?\s*", value or "")
+    return int(m.group(1)) if m else None
+
+
+def to_float(value: str | None, unit: str = "") -> float | None:
+    """``"700.00 W"`` -> 700.0 (unit checked case-insensitively when given)."""
+    if absent(value):
+        return None
+    m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z/%]*)\s*", value or "")
+    if not m:
+        return None
+    if unit and m.group(2) and m.group(2).lower() != unit.lower():
+        return None
+    return float(m.group(1))
+
+
+def width(value: str | None) -> int | None:
+    """``"16x"`` or ``"x16"`` -> 16."""
+    if absent(value):
+        return None
+    m = re.fullmatch(r"\s*x?(\d{1,2})x?\s*", value or "")
+    return int(m.group(1)) if m else None
+
+
+_MEM_UNITS = {"b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "kb": 1000, "mb": 1000**2, "gb": 1000**3}
+
+
+def mem_bytes(value: str | None) -> int | None:
+    """``"81559 MiB"`` -> bytes. nvidia-smi prints MiB (2**20 bytes)."""
+    if absent(value):
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B|B)\s*", value or "", re.IGNORECASE)
+    if not m:
+        return None
+    return int(m.group(1)) * _MEM_UNITS[m.group(2).lower()]
+
+
+def enabled(value: str | None) -> bool | None:
+    """Enabled/Disabled, On/Off, Yes/No, Active/Not Active -> bool."""
+    if absent(value):
+        return None
+    v = (value or "").strip().lower()
+    if v in ("enabled", "on", "yes", "active", "true"):
+        return True
+    if v in ("disabled", "off", "no", "not active", "false"):
+        return False
+    return None
+
+
+def snake(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.strip().lower()).strip("_")
