@@ -150,7 +150,9 @@ def simulate(name_or_path: str) -> Rig:
     desc = load_description(name_or_path)
     rig = Rig(source=Source(kind="simulated", preset=desc.name, detail=desc.title, created_at=_now(), tool_version=__version__))
     rig.provenance = {"host": "simulated", "software": "simulated", "gpus": "simulated", "topology": "simulated"}
-    with tempfile.TemporaryDirectory(prefix="gpuadvisor-sim-") as tmp:
+    # The tree is a few hundred small files: write them to memory (/dev/shm) where the system has it.
+    shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-sim-", dir=shm) as tmp:
         write_tree(desc, Path(tmp))
         sysfs = Sysfs(tmp)
         nv = Nvml(SimNvml(desc, tmp))
