@@ -185,6 +185,7 @@ class Host(Unavailable):
     memory_available_bytes: int | None = None
     numa_nodes: list[NumaNode] = field(default_factory=list)
     psu_watts: float | None = None  # given by the user (spec or --psu-watts); never probed
+    net_interfaces: list[str] | None = None  # IP interface names (psutil.net_if_addrs); for NCCL_SOCKET_IFNAME checks
 
 
 @dataclass
