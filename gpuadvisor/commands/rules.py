@@ -1,0 +1,88 @@
+"""gpuadvisor rules / gpuadvisor explain: what the rules engine checks, and why."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from gpuadvisor.errors import InputError
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print every rule as JSON (code, name, area, severity, description, thresholds).")
+@click.option("--area", metavar="AREA", help="Only rules of this area (gpu, pcie, nvlink, topology, host, software, health, bandwidth).")
+@click.option("--policy", "policy_path", metavar="FILE.toml", help="Show the effect of a policy file: selected rules, severities and thresholds.")
+def rules(as_json: bool, area: str | None, policy_path: str | None) -> None:
+    """List every rule: code, name, area, default severity and what it checks.
+
+    \b
+    Codes: GA1xx PCIe, GA2xx topology and NVLink, GA3xx the GPUs, GA4xx the host,
+    GA5xx software, GA6xx measured bandwidth. A policy file can select, ignore,
+    re-grade rules and change thresholds (see examples/policies/).
+
+    \b
+    Examples:
+      gpuadvisor rules
+      gpuadvisor rules --area pcie
+      gpuadvisor rules --policy node.toml      # check a policy file
+      gpuadvisor explain GA101
+    """
+    from gpuadvisor.rules import AREAS, Policy, all_rules, load_policy
+    from gpuadvisor.rules.thresholds import THRESHOLDS
+
+    if area is not None and area not in AREAS:
+        raise InputError(f"--area {area!r}: unknown area (one of {', '.join(AREAS)})")
+    policy = load_policy(policy_path) if policy_path else Policy()
+    selected = [r for r in all_rules() if area is None or r.area == area]
+    if as_json:
+        out = []
+        for r in selected:
+            d = r.to_dict()
+            d["selected"] = policy.is_selected(r.code)
+            d["effective_severity"] = policy.severity_for(r.code) or r.severity
+            for t in d["thresholds"]:  # type: ignore[union-attr]
+                t["effective_value"] = policy.resolved_thresholds()[t["name"]]
+            out.append(d)
+        doc = {"rules": out}
+        if policy_path:
+            doc["policy"] = {"file": policy_path, "fail_on": policy.fail_on,
+                             "thresholds": {n: policy.resolved_thresholds()[n] for n in THRESHOLDS}}
+        click.echo(json.dumps(doc, indent=2))
+        return
+    from tabulate import tabulate
+
+    rows = []
+    for r in selected:
+        sev = policy.severity_for(r.code) or r.severity
+        if not policy.is_selected(r.code):
+            sev = "off"
+        elif sev != r.severity:
+            sev = f"{sev} (default {r.severity})"
+        rows.append([r.code, r.name, r.area, sev, r.summary])
+    click.echo(tabulate(rows, headers=["code", "name", "area", "severity", "checks"], tablefmt="plain", maxcolwidths=[None, None, None, None, 70]))
+    if policy_path and policy.thresholds:
+        click.echo("")
+        click.echo(f"thresholds set by {policy_path}:")
+        for name, value in policy.thresholds.items():
+            click.echo(f"  {name} = {value:g} {THRESHOLDS[name].unit} (default {THRESHOLDS[name].value:g})")
+    click.echo("")
+    click.echo("gpuadvisor explain CODE prints a rule's full description, thresholds and sources.")
+
+
+@click.command()
+@click.argument("code")
+@click.option("--json", "as_json", is_flag=True, help="Print the rule as JSON.")
+def explain(code: str, as_json: bool) -> None:
+    """Print a rule's full description: what it checks, why it matters, its threshold and source, the fix.
+
+    CODE is a rule code (GA101) or name (pcie-link-downgraded); `gpuadvisor rules` lists them.
+    """
+    from gpuadvisor.rules import get_rule
+
+    r = get_rule(code)
+    if r is None:
+        raise InputError(f"unknown rule {code!r} (list the rules with 'gpuadvisor rules')")
+    if as_json:
+        click.echo(json.dumps(r.to_dict(), indent=2))
+    else:
+        click.echo(r.describe(), nl=False)

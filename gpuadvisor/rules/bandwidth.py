@@ -1,0 +1,345 @@
+"""GA6xx: measured bandwidth against the rig's own links and published references."""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from statistics import median
+
+from gpuadvisor.facts import Measurement, Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
+from gpuadvisor.rules.references import Reference, find_reference
+from gpuadvisor.rules.registry import rule
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+COPIES = ("h2d", "d2h")
+P2P = ("p2p_unidir", "p2p_bidir")
+NO_MEASUREMENTS = "no bandwidth measurements in this scan (run gpuadvisor bench, or gpuadvisor scan --bench)"
+BW_THRESHOLDS = ("bandwidth_warn_ratio", "bandwidth_fail_ratio", "nccl_nvlink_efficiency")
+
+
+def _usable(m: Measurement) -> bool:
+    return m.status in ("ok", "partial") and m.value_gbps is not None
+
+
+def _positions(rig: Rig, gpus: list[int]) -> list[int] | None:
+    pos = {g.index: i for i, g in enumerate(rig.gpus)}
+    if not gpus or any(g not in pos for g in gpus):
+        return None
+    return [pos[g] for g in gpus]
+
+
+def _all_nvlink(rig: Rig, gpus: list[int]) -> bool:
+    p = _positions(rig, gpus)
+    if p is None or len(p) < 2:
+        return False
+    return all(is_nvlink(cell(rig.topology.matrix, a, b)) for a in p for b in p if a != b)
+
+
+def _describe(m: Measurement) -> str:
+    what = m.kind.replace("_", "-")
+    extra = []
+    if m.memory:
+        extra.append(m.memory)
+    if m.concurrent:
+        extra.append("all GPUs at once")
+    if m.kind in COLLECTIVES:
+        extra.append(f"{m.world_size or len(m.gpus)} ranks" + (f", {m.backend}" if m.backend else ""))
+    return f"{what} ({', '.join(extra)})" if extra else what
+
+
+def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor_note: str) -> Iterator:
+    """Findings (or a not-checked) for one measurement against its link figure and any published reference."""
+    warn_r, fail_r = ctx.t("bandwidth_warn_ratio"), ctx.t("bandwidth_fail_ratio")
+    value = float(m.value_gbps or 0.0)
+    names = [rig.gpu(i).name for i in m.gpus if any(g.index == i for g in rig.gpus)]
+    ref: Reference | None = find_reference(names, m.kind, m.world_size or len(m.gpus)) if names else None
+    verdicts: list[tuple[str, str]] = []  # (severity, text)
+    expected: dict[str, object] = {}
+    sources: list[str] = []
+
+    if m.expected_gbps:
+        exp = m.expected_gbps * link_factor
+        ratio = value / exp
+        expected["links_gbps"] = round(exp, 2)
+        expected["ratio_to_links"] = round(ratio, 3)
+        sources.append((m.expected_source or "the rig's link facts") + factor_note)
+        if ratio < fail_r:
+            verdicts.append(("fail", f"{ratio:.0%} of the {exp:.1f} GB/s its links should give (fails below {fail_r:.0%})"))
+        elif ratio < warn_r:
+            verdicts.append(("warn", f"{ratio:.0%} of the {exp:.1f} GB/s its links should give (warns below {warn_r:.0%})"))
+    if ref is not None:
+        expected[f"reference_{ref.role}_gbps"] = ref.value_gbps
+        sources.append(f"{ref.model}: {ref.value_gbps:g} GB/s ({ref.role}); {ref.source}")
+        r = value / ref.value_gbps
+        if ref.role == "typical":
+            if r < fail_r:
+                verdicts.append(("fail", f"{r:.0%} of the {ref.value_gbps:g} GB/s healthy {ref.model} measure"))
+            elif r < warn_r:
+                verdicts.append(("warn", f"{r:.0%} of the {ref.value_gbps:g} GB/s healthy {ref.model} measure"))
+        elif value < ref.value_gbps:
+            verdicts.append(("warn", f"below the {ref.value_gbps:g} GB/s a production health check requires of {ref.model}"))
+    if not m.expected_gbps and ref is None:
+        yield ctx.not_checked(
+            f"{_describe(m)}: no expected figure ({m.why('expected_gbps') or 'not derivable from the link facts'}) "
+            "and no published reference for this GPU model",
+            gpus=m.gpus,
+        )
+        return
+    if not verdicts:
+        return
+    sev = "fail" if any(s == "fail" for s, _ in verdicts) else "warn"
+    who = gpu_list(m.gpus) if m.gpus else "the rig"
+    yield ctx.finding(
+        f"{_describe(m)} on {who} measured {value:.1f} GB/s: " + "; ".join(t for _, t in verdicts),
+        gpus=m.gpus,
+        subject=who,
+        observed={"kind": m.kind, "value_gbps": round(value, 2), "memory": m.memory, "world_size": m.world_size},
+        expected=expected,
+        expected_source=" | ".join(sources),
+        fix=_FIX[m.kind] if m.kind in _FIX else _FIX["collective"],
+        severity=sev,
+    )
+
+
+_FIX = {
+    "h2d": "check the PCIe path (GA101/GA102), NUMA binding of the benchmark (GA404) and the IOMMU/ACS BIOS settings",
+    "d2h": "check the PCIe path (GA101/GA102), NUMA binding of the benchmark (GA404) and the IOMMU/ACS BIOS settings",
+    "p2p_unidir": "check NVLink state (GA204/GA205), P2P support (GA206) and NCCL_P2P_* settings (GA503)",
+    "p2p_bidir": "check NVLink state (GA204/GA205), P2P support (GA206) and NCCL_P2P_* settings (GA503)",
+    "collective": "check NVLink (GA204/GA205), P2P (GA206, GA503), fabric manager on NVSwitch systems, and run nccl-tests to compare",
+}
+
+
+def _measurements(rig: Rig, ctx: Context, kinds: tuple[str, ...]) -> list[Measurement] | None:
+    if not rig.measurements:
+        return None
+    return [m for m in rig.measurements if m.kind in kinds and _usable(m)]
+
+
+@rule("GA601", "host-device-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
+def host_device_bandwidth_low(rig: Rig, ctx: Context):
+    """Measured host<->device copy bandwidth is below what the GPU's PCIe path should give.
+
+    What it checks
+        Each pinned host-to-device and device-to-host measurement against the benchmarker's expected figure
+        (narrowest PCIe hop at its maximum generation and width x copy efficiency, gpuadvisor.links) and,
+        for GPU models that have one, a published production health-check floor.
+    Why it matters
+        Data loading, checkpointing, CPU offload and every host-staged transfer go over this path. A copy far
+        below the link's figure means a downgraded or shared link, a cross-socket placement, or an IOMMU/ACS
+        setting in the way.
+    Threshold
+        Warn below bandwidth_warn_ratio of the link figure, fail below bandwidth_fail_ratio; warn below a
+        published floor for the model.
+    Source
+        Link figures: PCI-SIG per-lane rates and ../shared/PARALLELISM.md 'Links' (80-90% for large pinned
+        copies); ratios: DCGM diagnostics' 75% pass marks (github.com/NVIDIA/DCGM testing/gen_validation.sh)
+        and production health checks at ~85-95% (Azure HPC NHC); floors: gpuadvisor.rules.references.
+    How to fix
+        Check the PCIe path findings (GA101, GA102), bind the process to the GPU's NUMA node (GA404), check
+        IOMMU/ACS BIOS settings; compare with nvbandwidth host_to_device_memcpy_ce.
+    """
+    ms = _measurements(rig, ctx, COPIES)
+    if ms is None:
+        yield ctx.not_checked(NO_MEASUREMENTS)
+        return
+    for m in ms:
+        if m.memory == "pageable":
+            continue  # staged through a driver buffer: host-bound, no link figure applies
+        yield from _judge(rig, ctx, m, link_factor=1.0, factor_note="")
+
+
+@rule("GA602", "collective-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
+def collective_bandwidth_low(rig: Rig, ctx: Context):
+    """Measured collective bus bandwidth (all-reduce, all-gather, ...) is below what the rig should give.
+
+    What it checks
+        The largest-size busbw of each collective measurement against the benchmarker's link figure (the
+        slowest GPU's NVLink total, or the narrowest PCIe path x copy efficiency) and, for 8x H100 SXM and 8x
+        A100 SXM all-reduce, the published healthy figure. On NVLink the link figure is scaled by
+        nccl_nvlink_efficiency, the share of the line rate NCCL reaches.
+    Why it matters
+        Gradient all-reduce (DDP) and all-gather/reduce-scatter (FSDP, ZeRO) are on every training step's
+        critical path: a node at 60% of normal busbw slows the whole job, and in a multi-node job every node.
+    Threshold
+        Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio of either figure.
+    Source
+        busbw definition and factors: nccl-tests doc/PERFORMANCE.md; NVLink efficiency and 8x H100 reference:
+        github.com/NVIDIA/nccl-tests/issues/212; 8x A100 reference: github.com/NVIDIA/nccl-tests/issues/175;
+        ratios: DCGM (75%) and Azure HPC NHC (~85-95%), see gpuadvisor.rules.thresholds.
+    How to fix
+        Check NVLink findings (GA204, GA205), P2P (GA206, GA503), that nvidia-fabricmanager runs on NVSwitch
+        systems, and compare with nccl-tests all_reduce_perf -b 8 -e 8G -f 2 -g <n>.
+    """
+    ms = _measurements(rig, ctx, COLLECTIVES)
+    if ms is None:
+        yield ctx.not_checked(NO_MEASUREMENTS)
+        return
+    eff = ctx.t("nccl_nvlink_efficiency")
+    for m in ms:
+        nv = _all_nvlink(rig, m.gpus)
+        yield from _judge(
+            rig, ctx, m,
+            link_factor=eff if nv else 1.0,
+            factor_note=f" x {eff:g} NCCL efficiency on NVLink" if nv else "",
+        )
+
+
+@rule("GA603", "p2p-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
+def p2p_bandwidth_low(rig: Rig, ctx: Context):
+    """Measured GPU-to-GPU (peer-to-peer) bandwidth is below what the pair's link should give.
+
+    What it checks
+        Each peer-to-peer measurement made with P2P access enabled against the benchmarker's figure for the
+        pair (NV# x per-link NVLink rate, or the narrowest PCIe path x copy efficiency); on NVLink scaled by
+        nccl_nvlink_efficiency. Measurements with P2P off are a baseline, not judged.
+    Why it matters
+        One slow pair slows every ring or tree that uses it: a link down, a bridge unseated or P2P routed
+        through the CPU shows up here first.
+    Threshold
+        Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio.
+    Source
+        NVLink and PCIe per-direction figures: gpuadvisor.links (PARALLELISM.md 'Links'); protocol overhead
+        on NVLink: github.com/NVIDIA/nccl-tests/issues/212; ratios: see gpuadvisor.rules.thresholds.
+    How to fix
+        Check the pair's NVLink (GA204, GA205) and P2P (GA206) findings; compare with nvbandwidth
+        device_to_device_memcpy_read_ce or CUDA's p2pBandwidthLatencyTest.
+    """
+    ms = _measurements(rig, ctx, P2P)
+    if ms is None:
+        yield ctx.not_checked(NO_MEASUREMENTS)
+        return
+    eff = ctx.t("nccl_nvlink_efficiency")
+    for m in ms:
+        if not m.p2p_enabled:
+            continue
+        nv = _all_nvlink(rig, m.gpus)
+        yield from _judge(
+            rig, ctx, m,
+            link_factor=eff if nv else 1.0,
+            factor_note=f" x {eff:g} protocol efficiency on NVLink" if nv else "",
+        )
+
+
+@rule("GA604", "straggler-gpu", area="bandwidth", severity="warn", thresholds=("straggler_ratio",))
+def straggler_gpu(rig: Rig, ctx: Context):
+    """One GPU is much slower than its peers in the same measurement.
+
+    What it checks
+        Per-GPU measurements of the same kind and method (host-to-device, device-to-host, device-to-device;
+        same memory type, alone or concurrent): each GPU against the median of the other GPUs.
+    Why it matters
+        Synchronous data-parallel training runs at the pace of its slowest GPU: one straggler costs the whole
+        node (and, multi-node, the whole job) its share. It is often the only visible symptom of a
+        degraded link or a throttled card.
+    Threshold
+        A GPU below straggler_ratio of the median of its peers.
+    Source
+        ../shared/PARALLELISM.md ("a mixed group runs at the slowest card's pace"); production straggler
+        detection compares a node with its peers (NodeSweep, MLSys 2026, mlsys.org/virtual/2026/poster/3608); tolerance as
+        bandwidth_warn_ratio (gpuadvisor.rules.thresholds).
+    How to fix
+        Look at that GPU's other findings (PCIe link, clocks, NUMA); swap it with a peer's slot to see whether
+        the slowness follows the card or the slot.
+    """
+    if not rig.measurements:
+        yield ctx.not_checked(NO_MEASUREMENTS)
+        return
+    limit = ctx.t("straggler_ratio")
+    groups: dict[tuple, list[Measurement]] = defaultdict(list)
+    for m in rig.measurements:
+        if m.kind in ("h2d", "d2h", "d2d") and len(m.gpus) == 1 and _usable(m):
+            groups[(m.kind, m.memory, bool(m.concurrent), m.backend, m.method)].append(m)
+    for (kind, _memory, _concurrent, _b, _meth), ms in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        if len(ms) < 2:
+            continue
+        for m in ms:
+            peers = [float(o.value_gbps or 0.0) for o in ms if o is not m]
+            med = median(peers)
+            value = float(m.value_gbps or 0.0)
+            if med > 0 and value < limit * med:
+                yield ctx.finding(
+                    f"{gpu_list(m.gpus)} reaches {value:.1f} GB/s in {_describe(m)}, "
+                    f"{value / med:.0%} of its peers' median {med:.1f} GB/s",
+                    gpus=m.gpus,
+                    subject=gpu_list(m.gpus),
+                    observed={"kind": kind, "value_gbps": round(value, 2)},
+                    expected={"peer_median_gbps": round(med, 2), "ratio_min": limit},
+                    expected_source=f"median of the same measurement on the {len(peers)} other GPU(s)",
+                    fix="check this GPU's PCIe, clocks and NUMA findings; swap slots to see if the slowness follows the card",
+                )
+
+
+@rule("GA605", "bench-wrong-result", area="bandwidth", severity="fail")
+def bench_wrong_result(rig: Rig, ctx: Context):
+    """A benchmark's result check found wrong data.
+
+    What it checks
+        The correctness check of every measured size (as nccl-tests -c): rows marked incorrect or with wrong
+        elements.
+    Why it matters
+        A collective or copy that returns wrong data means silent data corruption in training: a faulty GPU,
+        link or memory. A number measured on wrong results is no measurement.
+    Threshold
+        Any wrong element.
+    Source
+        nccl-tests correctness check (#wrong column, -c 1; github.com/NVIDIA/nccl-tests); DCGM diagnostics
+        fail on data corruption in P2P copies (docs.nvidia.com/datacenter/dcgm/latest/reference/diagnostics/
+        plugins/pcie.html).
+    How to fix
+        Rerun to confirm; run dcgmi diag -r 3 on the node; isolate the GPU or link with pairwise P2P tests and
+        take it out of service.
+    """
+    if not rig.measurements:
+        yield ctx.not_checked(NO_MEASUREMENTS)
+        return
+    for m in rig.measurements:
+        bad = [r for r in m.rows if r.correct is False or (r.errors or 0) > 0]
+        if bad:
+            errors = sum(r.errors or 0 for r in bad)
+            yield ctx.finding(
+                f"{_describe(m)} on {gpu_list(m.gpus) if m.gpus else 'the rig'} returned wrong data at "
+                f"{len(bad)} size(s) ({errors} wrong elements; first at {bad[0].size_bytes} bytes)",
+                gpus=m.gpus,
+                subject=gpu_list(m.gpus) if m.gpus else "rig",
+                observed={"kind": m.kind, "wrong_sizes": [r.size_bytes for r in bad], "wrong_elements": errors},
+                expected={"wrong_elements": 0},
+                expected_source="nccl-tests correctness check",
+                fix="rerun to confirm, run dcgmi diag -r 3, isolate the GPU or link and take it out of service",
+            )
+
+
+@rule("GA606", "bench-incomplete", area="bandwidth", severity="warn")
+def bench_incomplete(rig: Rig, ctx: Context):
+    """A benchmark failed or timed out.
+
+    What it checks
+        The status of every measurement: failed or timeout.
+    Why it matters
+        A collective that hangs or fails on a node hangs or fails training jobs too (NCCL timeouts, Xid
+        errors, a lost GPU); and the bandwidth verdicts for that measurement are missing.
+    Threshold
+        Status failed or timeout.
+    Source
+        The benchmarker's record (gpuadvisor.bench); NCCL hangs as a node fault: Azure HPC NHC fails a node
+        whose NCCL all-reduce test errors (customTests/azure_nccl_allreduce.nhc).
+    How to fix
+        Read the recorded error; rerun `gpuadvisor bench -v`; check `dmesg` for Xid errors and the NCCL
+        settings (NCCL_DEBUG=INFO).
+    """
+    if not rig.measurements:
+        yield ctx.not_checked(NO_MEASUREMENTS)
+        return
+    for m in rig.measurements:
+        if m.status in ("failed", "timeout"):
+            yield ctx.finding(
+                f"{_describe(m)} on {gpu_list(m.gpus) if m.gpus else 'the rig'} {m.status}"
+                + (f": {m.error}" if m.error else ""),
+                gpus=m.gpus,
+                subject=gpu_list(m.gpus) if m.gpus else "rig",
+                observed={"kind": m.kind, "status": m.status, "error": m.error},
+                expected={"status": "ok"},
+                expected_source="gpuadvisor bench",
+                fix="read the error, rerun gpuadvisor bench -v, check dmesg for Xid errors and NCCL_DEBUG=INFO output",
+            )

@@ -1,0 +1,353 @@
+"""GA5xx: software and environment: CUDA_VISIBLE_DEVICES, torch vs driver, NCCL settings."""
+from __future__ import annotations
+
+from gpuadvisor.facts import Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, version_tuple
+from gpuadvisor.rules.registry import rule
+
+TRUE_VALUES = ("1", "true", "yes", "on")
+
+
+def _env(rig: Rig) -> dict[str, str] | None:
+    """The recorded environment, or None when the scan could not record it."""
+    sw = rig.software
+    if not sw.env and sw.why("env"):
+        return None
+    return sw.env
+
+
+@rule("GA501", "cuda-visible-devices", area="software", severity="warn")
+def cuda_visible_devices(rig: Rig, ctx: Context):
+    """CUDA_VISIBLE_DEVICES hides GPUs, or names devices that do not exist.
+
+    What it checks
+        The CUDA_VISIBLE_DEVICES value of the scanned environment against the GPUs NVML sees (NVML ignores
+        the variable). Entries are indices or GPU-UUID prefixes; CUDA stops at the first entry that matches no
+        device.
+    Why it matters
+        A leftover CUDA_VISIBLE_DEVICES in a shell profile or container makes a job see fewer GPUs than the
+        node has (warn); an entry that matches nothing silently drops it and every entry after it, or leaves
+        no GPU visible at all (fail).
+    Threshold
+        Fewer visible GPUs than NVML sees (warn); an invalid entry or an empty list (fail).
+    Source
+        CUDA C++ Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES ("only the devices whose
+        index is present in the sequence are visible ... if one of the indices is invalid, only the devices
+        whose index precedes the invalid index are visible"; docs.nvidia.com/cuda/cuda-c-programming-guide/).
+    How to fix
+        Unset CUDA_VISIBLE_DEVICES (or set it on purpose per job); set CUDA_DEVICE_ORDER=PCI_BUS_ID so indices
+        match nvidia-smi.
+    """
+    env = _env(rig)
+    if env is None:
+        yield ctx.not_checked(missing(rig.software, "env", "environment variables"))
+        return
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    if value is None or not rig.gpus:
+        return
+    n = len(rig.gpus)
+    entries = [e.strip() for e in value.split(",")] if value.strip() else []
+    if any(e.upper().startswith("MIG-") for e in entries):
+        yield ctx.not_checked("CUDA_VISIBLE_DEVICES names MIG instances, which the scan does not list")
+        return
+    visible: list[int] = []
+    invalid: str | None = None
+    for e in entries:
+        match = None
+        if e.isdigit() or (e.startswith("-") and e[1:].isdigit()):
+            i = int(e)
+            if 0 <= i < n:
+                match = rig.gpus[i].index
+        elif e.upper().startswith("GPU-"):
+            hits = [g.index for g in rig.gpus if g.uuid and g.uuid.lower().startswith(e.lower())]
+            match = hits[0] if len(hits) == 1 else None
+        if match is None or match in visible:
+            invalid = e
+            break
+        visible.append(match)
+    hidden = [g.index for g in rig.gpus if g.index not in visible]
+    obs = {"CUDA_VISIBLE_DEVICES": value, "visible": visible, "nvml_gpus": n}
+    if invalid is not None or not visible:
+        what = f"entry {invalid!r} matches no GPU (or repeats one); CUDA ignores it and everything after it" if invalid is not None else "it lists no device"
+        yield ctx.finding(
+            f"CUDA_VISIBLE_DEVICES={value!r}: {what}; {len(visible)} of {n} GPUs visible",
+            gpus=hidden,
+            subject="environment",
+            observed=obs,
+            expected={"visible": n},
+            expected_source="NVML device count (NVML ignores CUDA_VISIBLE_DEVICES)",
+            fix="unset CUDA_VISIBLE_DEVICES or list valid indices/UUIDs; set CUDA_DEVICE_ORDER=PCI_BUS_ID",
+            severity="fail",
+        )
+    elif hidden:
+        yield ctx.finding(
+            f"CUDA_VISIBLE_DEVICES={value!r} hides {gpu_list(hidden)}: {len(visible)} of {n} GPUs visible to CUDA",
+            gpus=hidden,
+            subject="environment",
+            observed=obs,
+            expected={"visible": n},
+            expected_source="NVML device count (NVML ignores CUDA_VISIBLE_DEVICES)",
+            fix="unset CUDA_VISIBLE_DEVICES unless the restriction is intended",
+        )
+
+
+@rule("GA502", "torch-cuda-newer-than-driver", area="software", severity="fail")
+def torch_cuda_newer_than_driver(rig: Rig, ctx: Context):
+    """PyTorch was built for a newer CUDA than the installed driver supports.
+
+    What it checks
+        torch.version.cuda against the newest CUDA version the driver supports (NVML
+        nvmlSystemGetCudaDriverVersion, "CUDA Version" in nvidia-smi).
+    Why it matters
+        A newer major version does not run at all (torch.cuda.is_available() is False, "driver too old");
+        a newer minor version of the same major runs only through minor-version compatibility, with limited
+        features (no PTX JIT of newer code, some libraries refuse).
+    Threshold
+        Newer major: fail. Same major, newer minor: warn.
+    Source
+        NVIDIA CUDA Compatibility guide, Minor Version Compatibility ("applications compiled with a CUDA
+        Toolkit release from within a CUDA major release family can run, with limited feature-set, on
+        systems having at least the minimum required driver version";
+        docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html).
+    How to fix
+        Upgrade the NVIDIA driver, or install the torch wheel built for the driver's CUDA version
+        (pip install torch --index-url https://download.pytorch.org/whl/cuXYZ).
+    """
+    sw = rig.software
+    if not rig.gpus:
+        return
+    if sw.torch_version is None:
+        yield ctx.not_checked(missing(sw, "torch_version", "torch version"))
+        return
+    if sw.torch_cuda_version is None:
+        return  # a CPU build of torch: GA506 reports it
+    torch_v = version_tuple(sw.torch_cuda_version)
+    drv_v = version_tuple(sw.cuda_driver_version)
+    if drv_v is None or torch_v is None:
+        yield ctx.not_checked(missing(sw, "cuda_driver_version", "driver CUDA version"))
+        return
+    t2, d2 = (torch_v + (0,))[:2], (drv_v + (0,))[:2]
+    if t2 <= d2:
+        return
+    major = t2[0] > d2[0]
+    yield ctx.finding(
+        f"torch {sw.torch_version} is built for CUDA {sw.torch_cuda_version} but the driver "
+        f"{sw.driver_version or ''} supports CUDA {sw.cuda_driver_version}"
+        + (": torch cannot use the GPUs" if major else ": it runs only through minor-version compatibility, with limited features"),
+        gpus=[g.index for g in rig.gpus],
+        subject="software",
+        observed={"torch_cuda_version": sw.torch_cuda_version},
+        expected={"cuda_driver_version_at_least": sw.torch_cuda_version, "cuda_driver_version": sw.cuda_driver_version},
+        expected_source="NVIDIA CUDA Compatibility guide (minor version compatibility within a major release)",
+        fix="upgrade the NVIDIA driver, or install the torch build for the driver's CUDA (download.pytorch.org/whl/cuXYZ)",
+        severity="fail" if major else "warn",
+    )
+
+
+@rule("GA506", "torch-without-cuda", area="software", severity="fail")
+def torch_without_cuda(rig: Rig, ctx: Context):
+    """PyTorch is installed without CUDA support on a machine with NVIDIA GPUs.
+
+    What it checks
+        Whether the scanned torch reports a CUDA version (torch.version.cuda) when the rig has GPUs.
+    Why it matters
+        A CPU-only torch build (the default wheel on some platforms, or a "+cpu" build pulled in by another
+        package) trains on the CPU: the GPUs sit idle.
+    Threshold
+        torch present, torch.version.cuda None, at least one GPU.
+    Source
+        PyTorch installation matrix (pytorch.org/get-started/locally/): CPU and CUDA wheels are separate
+        builds; torch.version.cuda is None for CPU builds.
+    How to fix
+        Reinstall torch from the CUDA index matching the driver (pip install torch --index-url
+        https://download.pytorch.org/whl/cuXYZ).
+    """
+    sw = rig.software
+    if not rig.gpus or sw.torch_version is None:
+        return  # GA502 reports a missing torch version as not checked
+    if sw.torch_cuda_version is None and not sw.why("torch_cuda_version"):
+        yield ctx.finding(
+            f"torch {sw.torch_version} has no CUDA support: training would run on the CPU and leave the "
+            f"{len(rig.gpus)} GPU(s) idle",
+            gpus=[g.index for g in rig.gpus],
+            subject="software",
+            observed={"torch_version": sw.torch_version, "torch_cuda_version": None},
+            expected={"torch_cuda_version": sw.cuda_driver_version or "a CUDA build"},
+            expected_source="PyTorch builds: torch.version.cuda is None for CPU-only wheels",
+            fix="reinstall torch from https://download.pytorch.org/whl/cuXYZ matching the driver's CUDA version",
+        )
+    elif sw.torch_cuda_version is None:
+        yield ctx.not_checked(missing(sw, "torch_cuda_version", "torch CUDA version"))
+
+
+def _p2p_capable_pairs(rig: Rig) -> tuple[list[str], list[str], bool]:
+    """(NVLink pairs, PCIe P2P-OK pairs, P2P facts known)."""
+    nv, pcie = [], []
+    t = rig.topology
+    for i, j in pairs(rig):
+        label = f"{rig.gpus[i].index}-{rig.gpus[j].index}"
+        if is_nvlink(cell(t.matrix, i, j)):
+            nv.append(label)
+        elif (cell(t.p2p_read, i, j) or "").upper() == "OK":
+            pcie.append(label)
+    return nv, pcie, t.p2p_read is not None
+
+
+@rule("GA503", "nccl-p2p-disabled", area="software", severity="warn")
+def nccl_p2p_disabled(rig: Rig, ctx: Context):
+    """NCCL peer-to-peer is switched off although the GPUs can talk directly.
+
+    What it checks
+        NCCL_P2P_DISABLE=1 (or NCCL_P2P_LEVEL=LOC/0) in the environment while GPU pairs have NVLink (fail)
+        or PCIe peer-to-peer (warn).
+    Why it matters
+        With P2P disabled NCCL stages every GPU-to-GPU transfer through host memory: on NVLink systems the
+        collectives drop from hundreds of GB/s to PCIe/host speed. The variable is a common leftover from
+        debugging hangs on consumer cards.
+    Threshold
+        Variable set while NVLink or P2P-capable pairs exist.
+    Source
+        NCCL environment variables: NCCL_P2P_DISABLE "disables the peer to peer (P2P) transport, which uses
+        CUDA direct access between GPUs, using NVLink or PCI"; NCCL_P2P_LEVEL LOC "Never use P2P"
+        (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html). NCCL lists it among debugging variables
+        not to keep in production.
+    How to fix
+        Unset NCCL_P2P_DISABLE / NCCL_P2P_LEVEL (check /etc/nccl.conf, ~/.nccl.conf and container images).
+    """
+    env = _env(rig)
+    if env is None:
+        yield ctx.not_checked(missing(rig.software, "env", "environment variables"))
+        return
+    disable = env.get("NCCL_P2P_DISABLE", "").strip().lower() in TRUE_VALUES
+    level = env.get("NCCL_P2P_LEVEL", "").strip().upper()
+    if not (disable or level in ("LOC", "0")) or len(rig.gpus) < 2:
+        return
+    var = "NCCL_P2P_DISABLE=" + env["NCCL_P2P_DISABLE"] if disable else "NCCL_P2P_LEVEL=" + env["NCCL_P2P_LEVEL"]
+    nv, pcie, known = _p2p_capable_pairs(rig)
+    if not nv and not pcie:
+        if not known:
+            yield ctx.not_checked(missing(rig.topology, "p2p_read", "P2P capability matrix"))
+        return
+    yield ctx.finding(
+        f"{var} turns NCCL peer-to-peer off although "
+        + (f"{len(nv)} GPU pair(s) have NVLink" if nv else f"{len(pcie)} GPU pair(s) support PCIe P2P")
+        + ": collectives go through host memory",
+        gpus=[g.index for g in rig.gpus],
+        subject="environment",
+        observed={"env": var, "nvlink_pairs": nv, "p2p_pairs": pcie},
+        expected="NCCL_P2P_DISABLE unset",
+        expected_source="NCCL env documentation (NCCL_P2P_DISABLE, NCCL_P2P_LEVEL)",
+        fix="unset it (also check /etc/nccl.conf, ~/.nccl.conf and the container image)",
+        severity="fail" if nv else "warn",
+    )
+
+
+@rule("GA504", "nccl-ib-disabled", area="software", severity="warn")
+def nccl_ib_disabled(rig: Rig, ctx: Context):
+    """NCCL_IB_DISABLE is set on a node that has InfiniBand/RoCE adapters.
+
+    What it checks
+        NCCL_IB_DISABLE=1 in the environment while nvidia-smi topo -m lists network adapters (RDMA devices
+        such as mlx5_0) next to the GPUs.
+    Why it matters
+        NCCL then uses TCP sockets between nodes: multi-node collectives fall from the adapters' 200-400 Gb/s to
+        what the kernel's TCP stack manages, often 10x slower, and GPUDirect RDMA is off.
+    Threshold
+        Variable set while adapters are present.
+    Source
+        NCCL environment variables: NCCL_IB_DISABLE "prevents the IB/RoCE transport from being used by NCCL.
+        Instead, NCCL will fallback to using IP sockets" (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
+    How to fix
+        Unset NCCL_IB_DISABLE (check /etc/nccl.conf, ~/.nccl.conf, the job script and the container image).
+    """
+    env = _env(rig)
+    if env is None:
+        yield ctx.not_checked(missing(rig.software, "env", "environment variables"))
+        return
+    if env.get("NCCL_IB_DISABLE", "").strip().lower() not in TRUE_VALUES:
+        return
+    nics = rig.topology.nics
+    if not nics:
+        if rig.topology.why("nics"):
+            yield ctx.not_checked(missing(rig.topology, "nics", "network adapters"))
+        return
+    yield ctx.finding(
+        f"NCCL_IB_DISABLE={env['NCCL_IB_DISABLE']} while the node has RDMA adapters ({', '.join(nics)}): "
+        "multi-node NCCL traffic falls back to TCP sockets",
+        subject="environment",
+        observed={"NCCL_IB_DISABLE": env["NCCL_IB_DISABLE"], "nics": list(nics)},
+        expected="NCCL_IB_DISABLE unset",
+        expected_source="NCCL env documentation (NCCL_IB_DISABLE)",
+        fix="unset NCCL_IB_DISABLE (check /etc/nccl.conf, ~/.nccl.conf, the job script and the container image)",
+    )
+
+
+def _ifname_matches(spec: str, names: list[str]) -> list[str]:
+    """Interfaces NCCL_SOCKET_IFNAME selects: comma-separated prefixes, '^' excludes, '=' exact names."""
+    spec = spec.strip()
+    exclude = spec.startswith("^")
+    if exclude:
+        spec = spec[1:]
+    exact = spec.startswith("=")
+    if exact:
+        spec = spec[1:]
+    tokens = [t.strip() for t in spec.split(",") if t.strip()]
+
+    def hit(name: str) -> bool:
+        return any(name == t if exact else name.startswith(t) for t in tokens)
+
+    return [n for n in names if hit(n) != exclude]
+
+
+@rule("GA505", "nccl-socket-ifname", area="software", severity="fail")
+def nccl_socket_ifname(rig: Rig, ctx: Context):
+    """NCCL_SOCKET_IFNAME selects no network interface of this host (or only the loopback).
+
+    What it checks
+        The NCCL_SOCKET_IFNAME value (comma-separated prefixes, '^' to exclude, '=' for exact names)
+        against the host's network interfaces.
+    Why it matters
+        NCCL bootstraps every job over the selected interfaces: if none matches, NCCL fails to initialise
+        ("no socket interface found"); if only the loopback matches, multi-node jobs cannot connect. Copied
+        job scripts carry interface names (eth0, ib0, ens1f0) from other clusters.
+    Threshold
+        No interface matches (fail); only loopback or docker bridges match (warn).
+    Source
+        NCCL environment variables, NCCL_SOCKET_IFNAME (prefix, ^ and = syntax; "Loopback (lo) is not selected
+        by NCCL unless it is explicitly set"; docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
+    How to fix
+        Set it to an interface that exists on every node (ip -br link), or unset it and let NCCL choose.
+    """
+    env = _env(rig)
+    if env is None:
+        yield ctx.not_checked(missing(rig.software, "env", "environment variables"))
+        return
+    spec = env.get("NCCL_SOCKET_IFNAME")
+    if spec is None:
+        return
+    names = rig.host.net_interfaces
+    if names is None:
+        yield ctx.not_checked(missing(rig.host, "net_interfaces", "host network interfaces"))
+        return
+    chosen = _ifname_matches(spec, list(names))
+    if not chosen:
+        yield ctx.finding(
+            f"NCCL_SOCKET_IFNAME={spec!r} matches none of this host's interfaces ({', '.join(names) or 'none'}): "
+            "NCCL cannot bootstrap",
+            subject="environment",
+            observed={"NCCL_SOCKET_IFNAME": spec, "interfaces": list(names)},
+            expected="a prefix matching an existing interface",
+            expected_source="NCCL env documentation (NCCL_SOCKET_IFNAME)",
+            fix="set it to an interface present on every node (ip -br link), or unset it",
+        )
+    elif all(n == "lo" or n.startswith(("docker", "virbr", "veth")) for n in chosen):
+        yield ctx.finding(
+            f"NCCL_SOCKET_IFNAME={spec!r} selects only {', '.join(chosen)}: other nodes cannot reach it",
+            subject="environment",
+            observed={"NCCL_SOCKET_IFNAME": spec, "selected": chosen},
+            expected="a routable interface (ethernet or IPoIB)",
+            expected_source="NCCL env documentation (NCCL_SOCKET_IFNAME)",
+            fix="set it to the cluster network's interface (ip -br link), or unset it",
+            severity="warn",
+        )

@@ -1,0 +1,166 @@
+"""Every number a rule compares against, in one place, each with its source.
+
+A policy file (``[thresholds]`` table, see ``gpuadvisor.rules.policy``) can override any of them by name; the
+override is range-checked against ``minimum``/``maximum`` here. Rules read them through their context
+(``ctx.t("ram_per_gpu_gb")``) and declare the names they use, so ``gpuadvisor explain CODE`` lists the values
+that apply.
+
+Units are in the names. GB means 1e9 bytes (as nvidia-smi's bandwidths and the seed guides' RAM sizes do).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Sources quoted by more than one threshold.
+SRC_PARALLELISM_HOST = (
+    "../shared/PARALLELISM.md 'Host sizing' (rules of thumb of the seed guides: 16 GB RAM or 2 GB per GB of GPU "
+    "memory per GPU, 2-4 CPU cores per GPU, PSU above board power + 200 W)"
+)
+SRC_DCGM_75 = (
+    "NVIDIA DCGM diagnostics set their pass marks at 75% of a healthy GPU's measurement "
+    "(github.com/NVIDIA/DCGM testing/gen_validation.sh: 'Multiply by .75'; "
+    "docs.nvidia.com/datacenter/dcgm/latest/reference/diagnostics/plugins/pcie.html)"
+)
+SRC_PRODUCTION_90 = (
+    "production node health checks fail a node at roughly 85-95% of the healthy figure: Azure HPC NHC "
+    "(github.com/Azure/azurehpc-health-checks conf/nd96isr_h100_v5.conf check_nccl_allreduce 460 GB/s vs "
+    "~480 GB/s NVLS peak = 0.96, check_cuda_bw 52 GB/s vs ~55 GB/s = 0.94; conf/nd96amsr_a100_v4.conf "
+    "228 GB/s vs 232.5 GB/s = 0.98). gpuadvisor warns below 0.90, the middle of that band."
+)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    name: str
+    value: float
+    unit: str
+    description: str
+    source: str
+    minimum: float | None = None  # inclusive bounds a policy override must respect
+    maximum: float | None = None
+    integer: bool = False
+
+    def check(self, value: object, where: str) -> float:
+        """Validate a policy override; returns the value or raises ValueError with one line."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{where}: expected a number, got {value!r}")
+        if self.integer and float(value) != int(value):
+            raise ValueError(f"{where}: expected a whole number, got {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise ValueError(f"{where}: {value!r} is below the allowed minimum {self.minimum:g}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"{where}: {value!r} is above the allowed maximum {self.maximum:g}")
+        return float(value)
+
+
+_ALL = [
+    # -- PCIe -----------------------------------------------------------------------------------------
+    Threshold(
+        "pcie_replay_max", 80, "replays",
+        "PCIe replay counter (NVML, since boot or driver load) above which the link is reported as unreliable",
+        "NVIDIA DCGM PCIe plugin default max_pcie_replays = 80 (github.com/NVIDIA/DCGM nvvs/plugin_src/pcie; "
+        "docs.nvidia.com/datacenter/dcgm/latest/reference/diagnostics/plugins/pcie.html)",
+        minimum=0, integer=True,
+    ),
+    # -- NVLink / topology -----------------------------------------------------------------------------
+    Threshold(
+        "nvlink_error_max", 0, "errors per counter",
+        "NVLink replay, recovery or CRC error count per link above which the link is reported",
+        "NVIDIA DCGM PCIe/NVLink plugin default max_nvlink_recovery_errors = 0; Meta GCM health checks "
+        "(facebookresearch.github.io/gcm, check-dcgmi nvlink) default CRC/replay/recovery thresholds 0",
+        minimum=0, integer=True,
+    ),
+    Threshold(
+        "no_nvlink_min_gpus", 4, "GPUs",
+        "number of GPUs from which a rig without NVLink is reported (large-model training is PCIe-bound)",
+        "issue 5 and ../shared/PARALLELISM.md 'Communication' (tensor parallel needs an NVLink domain; on "
+        "PCIe-only machines t > 2 rarely pays)",
+        minimum=2, integer=True,
+    ),
+    # -- GPU health ------------------------------------------------------------------------------------
+    Threshold(
+        "ecc_corrected_max", 10000, "errors",
+        "aggregate corrected ECC errors above which a GPU's memory is reported as degrading",
+        "Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000 (github.com/Azure/azurehpc-health-checks "
+        "customTests/azure_gpu_ecc.nhc, conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 10000')",
+        minimum=0, integer=True,
+    ),
+    Threshold(
+        "retired_pages_max", 60, "pages",
+        "retired pages (single + double bit) at which a pre-Ampere GPU is close to running out of retirements",
+        "NVIDIA: page retirement supports at most 64 retirements per frame buffer "
+        "(docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/row-remapping.html); Azure NHC fails a V100 at 62 "
+        "pending (customTests/azure_gpu_ecc.nhc). gpuadvisor reports at 60, before the table is full.",
+        minimum=1, integer=True,
+    ),
+    Threshold(
+        "row_remap_uncorrectable_max", 512, "rows",
+        "rows remapped for uncorrectable errors at which the remapper is exhausted",
+        "NVIDIA RMA policy: 512 uncorrectable remappings set the row-remapping failure flag "
+        "(docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/rma-policy-thresholds-for-row-remapping.html); "
+        "Azure NHC uses the same 512",
+        minimum=1, integer=True,
+    ),
+    Threshold(
+        "power_limit_min_fraction", 0.99, "fraction of default",
+        "power limit below this fraction of the board's default limit is reported as capped",
+        "NVML nvmlDeviceGetPowerManagementDefaultLimit (the board's rated limit); 1% tolerance for the "
+        "milliwatt rounding of NVML and nvidia-smi",
+        minimum=0.0, maximum=1.0,
+    ),
+    # -- host ------------------------------------------------------------------------------------------
+    Threshold(
+        "ram_per_gpu_gb", 16, "GB per GPU",
+        "system RAM per GPU below which data loading and checkpointing run short of memory",
+        SRC_PARALLELISM_HOST, minimum=0,
+    ),
+    Threshold(
+        "ram_per_gpu_memory_ratio", 2.0, "GB RAM per GB of GPU memory",
+        "system RAM per GB of total GPU memory recommended for heavy data loading and CPU offload",
+        SRC_PARALLELISM_HOST, minimum=0,
+    ),
+    Threshold(
+        "cpu_cores_per_gpu_min", 2, "cores per GPU",
+        "CPU cores per GPU below which data-loader workers starve the GPUs",
+        SRC_PARALLELISM_HOST, minimum=0,
+    ),
+    Threshold(
+        "psu_headroom_w", 200, "W",
+        "power added to the GPUs' board power for the rest of the system when sizing the PSU",
+        SRC_PARALLELISM_HOST, minimum=0,
+    ),
+    # -- bandwidth -------------------------------------------------------------------------------------
+    Threshold(
+        "bandwidth_warn_ratio", 0.90, "measured / expected",
+        "a measured bandwidth below this fraction of the expected figure is a warning",
+        SRC_PRODUCTION_90, minimum=0.0, maximum=1.0,
+    ),
+    Threshold(
+        "bandwidth_fail_ratio", 0.75, "measured / expected",
+        "a measured bandwidth below this fraction of the expected figure is a failure",
+        SRC_DCGM_75, minimum=0.0, maximum=1.0,
+    ),
+    Threshold(
+        "straggler_ratio", 0.90, "GPU / median of its peers",
+        "a GPU whose bandwidth is below this fraction of the median of identical measurements on its peers",
+        "same tolerance as bandwidth_warn_ratio: production health checks accept ~5-10% spread between healthy "
+        "GPUs (Azure NHC floors sit 2-6% under typical values, see bandwidth_warn_ratio)",
+        minimum=0.0, maximum=1.0,
+    ),
+    Threshold(
+        "nccl_nvlink_efficiency", 0.82, "busbw / NVLink line rate",
+        "fraction of the NVLink line rate that NCCL ring collectives reach as busbw (protocol overhead)",
+        "NCCL maintainer S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212: '450GB/s is the line rate. With "
+        "the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s' (370/450 = 0.82)",
+        minimum=0.0, maximum=1.0,
+    ),
+]
+
+THRESHOLDS: dict[str, Threshold] = {t.name: t for t in _ALL}
+if len(THRESHOLDS) != len(_ALL):  # pragma: no cover - caught at import by every test
+    raise RuntimeError("duplicate threshold name in gpuadvisor.rules.thresholds")
+
+
+def defaults() -> dict[str, float]:
+    """Name -> default value."""
+    return {name: float(t.value) for name, t in THRESHOLDS.items()}

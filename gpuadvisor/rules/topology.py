@@ -1,0 +1,319 @@
+"""GA2xx: GPU-to-GPU paths: sockets, host bridges, NVLink, peer-to-peer."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from gpuadvisor import facts
+from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, subject
+from gpuadvisor.rules.registry import rule
+
+P2P_OK = ("X", "OK")
+P2P_MEANING = {
+    "CNS": "chipset not supported",
+    "GNS": "GPU not supported",
+    "TNS": "topology not supported",
+    "NS": "not supported",
+    "DIS": "disabled (registry key)",
+    "U": "unknown",
+}
+
+
+def _pair_label(rig: Rig, i: int, j: int) -> str:
+    return f"{rig.gpus[i].index}-{rig.gpus[j].index}"
+
+
+def _pairs_with(rig: Rig, codes: tuple[str, ...]) -> list[tuple[int, int]]:
+    return [(i, j) for i, j in pairs(rig) if (cell(rig.topology.matrix, i, j) or "").upper() in codes]
+
+
+def _matrix_missing(rig: Rig) -> bool:
+    n = len(rig.gpus)
+    m = rig.topology.matrix
+    return len(m) < n or any(len(row) < n for row in m)
+
+
+@rule("GA201", "p2p-across-sockets", area="topology", severity="warn")
+def p2p_across_sockets(rig: Rig, ctx: Context):
+    """GPU pairs that can only reach each other across the CPU sockets' interconnect (topology SYS).
+
+    What it checks
+        The nvidia-smi topo -m level of every GPU pair: SYS means the path crosses the SMP interconnect
+        between sockets (QPI/UPI, Infinity Fabric) and has no NVLink.
+    Why it matters
+        Peer-to-peer traffic between such GPUs is slow or impossible (NCCL does not use P2P across sockets by
+        default and stages through host memory); collectives spanning both sockets run at the inter-socket
+        link's pace. Keep tensor-parallel groups on one socket.
+    Threshold
+        Any pair at SYS.
+    Source
+        nvidia-smi topo -m legend (SYS = PCIe + SMP interconnect between NUMA nodes); NCCL documentation,
+        NCCL_P2P_LEVEL (default: no P2P across the SMP interconnect;
+        docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
+    How to fix
+        Place communicating GPUs on the same socket (CUDA_VISIBLE_DEVICES, or tensor/pipeline groups that
+        follow the topology); for heavy GPU-to-GPU traffic prefer NVLink or a single-socket PCIe switch board.
+    """
+    if len(rig.gpus) < 2:
+        return
+    if _matrix_missing(rig):
+        yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
+        return
+    sys_pairs = _pairs_with(rig, ("SYS",))
+    if sys_pairs:
+        gpus = {rig.gpus[i].index for p in sys_pairs for i in p}
+        labels = [_pair_label(rig, i, j) for i, j in sys_pairs]
+        yield ctx.finding(
+            f"{len(sys_pairs)} GPU pair(s) talk across the CPU sockets (topology SYS, no NVLink): {', '.join(labels)}",
+            gpus=gpus,
+            subject=gpu_list(gpus),
+            observed={"SYS": labels},
+            expected="NV# (NVLink) or a path within one socket",
+            expected_source="nvidia-smi topo -m legend",
+            fix="keep communicating GPUs (tensor-parallel groups) on one socket; set CUDA_VISIBLE_DEVICES per socket",
+        )
+
+
+@rule("GA202", "p2p-through-host-bridge", area="topology", severity="info")
+def p2p_through_host_bridge(rig: Rig, ctx: Context):
+    """GPU pairs whose traffic goes through the CPU's host bridge (topology PHB or NODE) instead of a switch.
+
+    What it checks
+        The nvidia-smi topo -m level of every GPU pair: PHB (through one PCIe host bridge) or NODE (across
+        host bridges within one NUMA node), with no NVLink.
+    Why it matters
+        P2P through the CPU's root complex is slower than through a PCIe switch (PIX/PXB) and competes with
+        host<->device traffic; some platforms do not support it at all. It is how most workstation boards
+        connect GPUs, so it is information, not a fault.
+    Threshold
+        Any pair at PHB or NODE.
+    Source
+        nvidia-smi topo -m legend; NCCL_P2P_LEVEL documentation (PHB: "Traffic will go through the CPU";
+        docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
+    How to fix
+        Nothing to fix; for GPU-heavy communication choose a board with PCIe switches or NVLink bridges.
+    """
+    if len(rig.gpus) < 2:
+        return
+    if _matrix_missing(rig):
+        yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
+        return
+    found = _pairs_with(rig, ("PHB", "NODE"))
+    if found:
+        by_level: dict[str, list[str]] = defaultdict(list)
+        for i, j in found:
+            by_level[(cell(rig.topology.matrix, i, j) or "").upper()].append(_pair_label(rig, i, j))
+        gpus = {rig.gpus[i].index for p in found for i in p}
+        yield ctx.finding(
+            f"{len(found)} GPU pair(s) communicate through the CPU host bridge: "
+            + "; ".join(f"{lvl} {', '.join(v)}" for lvl, v in sorted(by_level.items())),
+            gpus=gpus,
+            subject=gpu_list(gpus),
+            observed=dict(sorted(by_level.items())),
+            expected="PIX/PXB (PCIe switch) or NV# (NVLink)",
+            expected_source="nvidia-smi topo -m legend",
+            fix="nothing to fix; a PCIe-switch or NVLink board gives faster GPU-to-GPU paths",
+        )
+
+
+def _nvlink_state(rig: Rig) -> tuple[bool, str | None]:
+    """(any NVLink seen, the reason NVLink facts are incomplete or None).
+
+    An empty ``nvlinks`` list with no reason, or with "not supported", means the GPU has no NVLink; any other
+    recorded reason (no permission, function not found, not in the source) means we do not know.
+    """
+    if any(is_nvlink(c) for row in rig.topology.matrix for c in row):
+        return True, None
+    if any(g.active_nvlinks() for g in rig.gpus):
+        return True, None
+    for g in rig.gpus:
+        reason = g.why("nvlinks")
+        if not g.nvlinks and reason and reason != facts.NOT_SUPPORTED:
+            return False, f"NVLink state of {g.label}: {reason}"
+    return False, None
+
+
+@rule("GA203", "no-nvlink", area="nvlink", severity="warn", thresholds=("no_nvlink_min_gpus",))
+def no_nvlink(rig: Rig, ctx: Context):
+    """A rig with several GPUs and no NVLink at all: every GPU-to-GPU byte crosses PCIe.
+
+    What it checks
+        With no_nvlink_min_gpus GPUs or more: whether any GPU pair is connected by NVLink (topo -m NV#) or
+        any GPU has an active NVLink.
+    Why it matters
+        Training a large model on several GPUs is communication-bound on PCIe: gradient all-reduce and
+        especially tensor parallelism (four collectives per layer) run at PCIe speed, 10-20x below NVLink.
+        Data parallelism with large batches and gradient accumulation still scales; tensor parallelism beyond
+        2 GPUs rarely pays.
+    Threshold
+        no_nvlink_min_gpus GPUs or more without any NVLink.
+    Source
+        ../shared/PARALLELISM.md 'Communication per training step' (tensor parallel: keep t within an NVLink
+        domain; Megatron-LM paper, Narayanan et al. 2021, section 3); NVLink vs PCIe figures in
+        gpuadvisor.links.
+    How to fix
+        Prefer data parallel (DDP/FSDP with gradient accumulation) over tensor parallel on this rig; for large
+        models use NVLink-bridged pairs or an SXM (NVSwitch) node.
+    """
+    n = len(rig.gpus)
+    limit = ctx.t("no_nvlink_min_gpus")
+    if n < limit:
+        return
+    seen, unknown = _nvlink_state(rig)
+    if seen:
+        return
+    if unknown:
+        yield ctx.not_checked(unknown)
+        return
+    yield ctx.finding(
+        f"{n} GPUs and no NVLink: every GPU-to-GPU transfer crosses PCIe; large-model training will be bound by PCIe",
+        gpus=[g.index for g in rig.gpus],
+        subject=gpu_list(g.index for g in rig.gpus),
+        observed={"gpus": n, "nvlink_pairs": 0},
+        expected=f"NVLink between GPUs on rigs of {limit:g}+ GPUs used for large-model training",
+        expected_source="PARALLELISM.md: tensor parallel within an NVLink domain (Megatron-LM, Narayanan et al. 2021)",
+        fix="use data parallel (DDP/FSDP + gradient accumulation) rather than tensor parallel; for large models pick an NVLink/NVSwitch node",
+    )
+
+
+@rule("GA204", "nvlink-link-down", area="nvlink", severity="fail")
+def nvlink_link_down(rig: Rig, ctx: Context):
+    """A GPU has fewer active NVLinks than its identical peers.
+
+    What it checks
+        The number of active NVLinks of each GPU against the most any GPU of the same model in this rig
+        has. A GPU with fewer is missing links: a link down, a bridge missing or unseated.
+    Why it matters
+        NVLink bandwidth is per link: an 18-link H100 with one link down loses 1/18 of its bandwidth and
+        NCCL may route around it with an extra hop; a bridged card whose bridge is off falls back to PCIe,
+        and a ring or tree collective runs at the pace of its slowest GPU.
+    Threshold
+        Any GPU below the maximum active-link count among GPUs of its model.
+    Source
+        NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink -s shows inactive links; Azure HPC NHC
+        check_nvlink_status fails a node with an inactive link (github.com/Azure/azurehpc-health-checks
+        customTests/azure_gpu_nvlink.nhc).
+    How to fix
+        Reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); check `nvidia-smi nvlink
+        -s` and, on NVSwitch systems, that nvidia-fabricmanager is running.
+    """
+    by_model: dict[str, list[Gpu]] = defaultdict(list)
+    for g in rig.gpus:
+        by_model[g.name or "?"].append(g)
+    for model, gpus in by_model.items():
+        known = [g for g in gpus if g.nvlinks]
+        if not known:
+            continue
+        best = max(len(g.active_nvlinks()) for g in known)
+        if best == 0:
+            continue
+        for g in gpus:
+            if not g.nvlinks:
+                reason = g.why("nvlinks")
+                if reason and reason != facts.NOT_SUPPORTED:
+                    yield ctx.not_checked(f"NVLink state: {reason}", gpus=[g.index])
+                    continue
+            active = len(g.active_nvlinks())
+            if active < best:
+                down = [n.link for n in g.nvlinks if n.active is False]
+                yield ctx.finding(
+                    f"{subject(g)} has {active} active NVLink(s) where other {model} GPUs have {best}"
+                    + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else ""),
+                    gpus=[g.index],
+                    subject=subject(g),
+                    observed={"active_links": active, "inactive_links": down},
+                    expected={"active_links": best},
+                    expected_source=f"the most active NVLinks of any {model} in this rig",
+                    fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
+                )
+
+
+@rule("GA205", "nvlink-errors", area="nvlink", severity="warn", thresholds=("nvlink_error_max",))
+def nvlink_errors(rig: Rig, ctx: Context):
+    """An NVLink link has counted replay, recovery or CRC errors.
+
+    What it checks
+        The NVLink error counters of every link (replay, recovery, crc_flit, crc_data) against
+        nvlink_error_max.
+    Why it matters
+        Replays and CRC errors mean retransmissions on a marginal link; recovery errors mean the link
+        retrained. Both cost bandwidth, and a link with recoveries is a link on its way down.
+    Threshold
+        Any counter above nvlink_error_max.
+    Source
+        NVIDIA DCGM PCIe/NVLink plugin default max_nvlink_recovery_errors = 0; Meta GCM NVLink health check
+        defaults 0 for CRC, replay and recovery errors (facebookresearch.github.io/gcm, check-dcgmi nvlink).
+    How to fix
+        Reset the counters (nvidia-smi nvlink -e -r) and watch whether they grow under load; if they do,
+        reseat the bridge or have the baseboard serviced.
+    """
+    limit = ctx.t("nvlink_error_max")
+    for g in rig.gpus:
+        bad = {}
+        for n in g.nvlinks:
+            over = {k: v for k, v in n.errors.items() if v is not None and v > limit}
+            if over:
+                bad[n.link] = over
+        if bad:
+            total = {k: sum(b.get(k, 0) for b in bad.values()) for k in sorted({k for b in bad.values() for k in b})}
+            yield ctx.finding(
+                f"{subject(g)} NVLink errors on link(s) {', '.join(str(x) for x in sorted(bad))}: "
+                + ", ".join(f"{k}={v}" for k, v in total.items()),
+                gpus=[g.index],
+                subject=subject(g),
+                observed={str(k): v for k, v in sorted(bad.items())},
+                expected={"max_per_counter": limit},
+                expected_source="DCGM max_nvlink_recovery_errors = 0; Meta GCM NVLink thresholds 0",
+                fix="reset the counters (nvidia-smi nvlink -e -r) and watch them under load; reseat the bridge or service the baseboard if they grow",
+            )
+
+
+@rule("GA206", "p2p-not-supported", area="topology", severity="warn")
+def p2p_not_supported(rig: Rig, ctx: Context):
+    """GPU pairs that cannot read or write each other's memory directly (peer-to-peer not supported).
+
+    What it checks
+        The nvidia-smi topo -p2p read and write capability of every GPU pair: anything but OK (CNS chipset,
+        GNS GPU, TNS topology not supported, NS, DIS disabled).
+    Why it matters
+        Without P2P, every GPU-to-GPU transfer is staged through host memory: NCCL falls back to its shared
+        memory transport, collectives slow down and the CPU's memory bandwidth becomes the limit. GeForce
+        cards such as the RTX 4090 have P2P disabled by the driver.
+    Threshold
+        Any pair without read or write P2P.
+    Source
+        nvidia-smi topo -p2p legend; NCCL transports (P2P vs SHM; NCCL_P2P_DISABLE in
+        docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html); RTX 4090 owners report no P2P with
+        NVIDIA's driver (github.com/NVIDIA/nccl/issues/1127), which is why tinygrad ships a P2P-patched
+        open kernel module (github.com/tinygrad/open-gpu-kernel-modules).
+    How to fix
+        Nothing to change in software on GeForce cards: expect host-staged transfers and prefer data
+        parallelism; on data-center cards check the BIOS (ACS/IOMMU settings) and the virtualisation setup.
+    """
+    if len(rig.gpus) < 2:
+        return
+    t = rig.topology
+    if t.p2p_read is None and t.p2p_write is None:
+        yield ctx.not_checked(missing(t, "p2p_read", "P2P capability matrix"))
+        return
+    bad: dict[str, list[str]] = defaultdict(list)
+    gpus: set[int] = set()
+    for i, j in pairs(rig):
+        codes = {c.upper() for c in (cell(t.p2p_read, i, j), cell(t.p2p_write, i, j), cell(t.p2p_read, j, i), cell(t.p2p_write, j, i)) if c}
+        worst = sorted(codes - set(P2P_OK) - {"U"})
+        if worst:
+            bad[worst[0]].append(_pair_label(rig, i, j))
+            gpus.update((rig.gpus[i].index, rig.gpus[j].index))
+    if bad:
+        n = sum(len(v) for v in bad.values())
+        yield ctx.finding(
+            f"P2P not supported between {n} GPU pair(s): "
+            + "; ".join(f"{code} ({P2P_MEANING.get(code, code)}) {', '.join(v)}" for code, v in sorted(bad.items())),
+            gpus=gpus,
+            subject=gpu_list(gpus),
+            observed=dict(sorted(bad.items())),
+            expected="OK for every pair",
+            expected_source="nvidia-smi topo -p2p r/w",
+            fix="expect host-staged GPU-to-GPU transfers (prefer data parallel); on data-center cards check BIOS ACS/IOMMU settings",
+        )
