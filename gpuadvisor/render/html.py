@@ -107,9 +107,13 @@ def fmt_any(v: Any) -> str:
         return v
     if isinstance(v, list) and all(not isinstance(x, dict | list) for x in v):
         return ", ".join(fmt_any(x) for x in v)
-    if isinstance(v, dict) and all(not isinstance(x, dict | list) for x in v.values()):
+    if isinstance(v, dict) and all(not isinstance(x, dict | list) or _flat_list(x) for x in v.values()):
         return "; ".join(f"{k}: {fmt_any(x)}" for k, x in v.items())
     return json.dumps(v, sort_keys=False, default=str)
+
+
+def _flat_list(x: Any) -> bool:
+    return isinstance(x, list) and all(not isinstance(y, dict | list) for y in x)
 
 
 def _pcie_text(gpu: Gpu) -> Val:
@@ -123,7 +127,7 @@ def _pcie_text(gpu: Gpu) -> Val:
 
     wd, gd = hop_is_downgraded(_nvml_hop(gpu))
     css = "fail" if wd else ("warn" if gd else "")
-    return Val(f"{cur} (max {mx})", f"NVML: current {cur}, maximum {mx}", css)
+    return Val(f"{cur} (max {mx})" if cur != mx else cur, f"NVML: current {cur}, maximum {mx}", css)
 
 
 # -- provenance ---------------------------------------------------------------------------------------------
