@@ -1,0 +1,669 @@
+"""Every rule: fired on a rig built to break it (exact code, GPUs and values), quiet on a healthy rig.
+
+The healthy rig is the simulated dgx-h100 preset (the real probe code against a simulated NVML and sysfs),
+completed with the facts a simulated scan cannot have: a PSU rating, torch, network interfaces and a set
+of healthy measurements (figures of a healthy 8x H100 SXM node, see gpuadvisor.rules.references).
+"""
+from __future__ import annotations
+
+import copy
+import functools
+
+import pytest
+
+from gpuadvisor import facts
+from gpuadvisor.facts import Measurement, Rig, SweepRow
+from gpuadvisor.rules import all_rules, get_rule
+from gpuadvisor.rules.engine import run_rule
+from gpuadvisor.rules.thresholds import defaults
+
+H2D_EXPECTED = 53.55  # PCIe 5.0 x16: 16 x 3.938 GB/s x 0.85 copy efficiency, as the benchmarker records it
+
+
+@functools.cache
+def _sim(name: str) -> Rig:
+    from gpuadvisor.collect import simulate
+
+    return simulate(name)
+
+
+def sim(name: str) -> Rig:
+    return copy.deepcopy(_sim(name))
+
+
+def _measurements() -> list[Measurement]:
+    ms = []
+    for i in range(8):
+        for kind in ("h2d", "d2h"):
+            ms.append(Measurement(kind=kind, backend="cuda", method="cudaMemcpyAsync", gpus=[i], memory="pinned",
+                                  concurrent=False, value_gbps=55.3, expected_gbps=H2D_EXPECTED,
+                                  expected_source="PCIe Gen5 x16 x 0.85", ratio=round(55.3 / H2D_EXPECTED, 4),
+                                  rows=[SweepRow(size_bytes=1 << 28, algbw_gbps=55.3, busbw_gbps=55.3, correct=True, errors=0)]))
+    ms.append(Measurement(kind="all_reduce", backend="nccl", world_size=8, gpus=list(range(8)), value_gbps=372.0,
+                          expected_gbps=450.0, expected_source="GPU 0: 18 active NVLink 4 links x 25 GB/s",
+                          rows=[SweepRow(size_bytes=1 << 33, busbw_gbps=372.0, correct=True, errors=0)]))
+    ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=True, value_gbps=389.0,
+                          expected_gbps=450.0, expected_source="NV18: 18 x 25 GB/s NVLink 4"))
+    ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=False, value_gbps=40.0,
+                          expected_gbps=53.55, expected_source="staged through host memory"))
+    return ms
+
+
+def healthy() -> Rig:
+    rig = sim("dgx-h100")
+    rig.host.psu_watts = 10200.0  # test value above 8 x 700 W + 200 W
+    rig.host.net_interfaces = ["lo", "eth0", "ib0", "docker0"]
+    sw = rig.software
+    sw.torch_version, sw.torch_cuda_version = "2.13.0", "12.4"
+    for k in ("torch_version", "torch_cuda_version"):
+        sw.unavailable.pop(k, None)
+    rig.measurements = _measurements()
+    return rig
+
+
+def run(code: str, rig: Rig, **thresholds: float) -> list[facts.Finding]:
+    th = defaults()
+    th.update(thresholds)
+    rule = get_rule(code)
+    assert rule is not None, code
+    return run_rule(rule, rig, th)
+
+
+def one(code: str, rig: Rig, **thresholds: float) -> facts.Finding:
+    out = [f for f in run(code, rig, **thresholds) if f.severity != "not-checked"]
+    assert len(out) == 1, [(f.severity, f.message) for f in out]
+    return out[0]
+
+
+# -- quiet on healthy rigs ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code", [r.code for r in all_rules()])
+def test_every_rule_is_quiet_on_the_healthy_rig(code: str) -> None:
+    out = run(code, healthy())
+    assert out == [], [(f.severity, f.message) for f in out]
+
+
+def test_the_healthy_rig_is_realistic() -> None:
+    rig = healthy()
+    assert len(rig.gpus) == 8 and rig.gpus[0].name == "NVIDIA H100 80GB HBM3"
+    assert rig.topology.matrix[0][1] == "NV18" and rig.topology.pcie_matrix[0][4] == "SYS"
+    assert [h.port_type for h in rig.gpus[2].pcie.path] == ["endpoint", "downstream-port", "upstream-port", "root-port"]
+
+
+# -- GA1xx PCIe -----------------------------------------------------------------------------------------
+
+def _narrow_gpu_link(rig: Rig, idx: int, width: int) -> None:
+    g = rig.gpus[idx]
+    g.pcie.current_width = width
+    g.pcie.path[0].current_width = width
+    g.pcie.path[1].current_width = width  # the downstream port reports the same link
+
+
+def test_ga101_fires_on_a_gpu_trained_at_x8():
+    rig = healthy()
+    _narrow_gpu_link(rig, 2, 8)
+    f = one("GA101", rig)
+    assert (f.code, f.name, f.severity, f.gpus) == ("GA101", "pcie-link-downgraded", "fail", [2])
+    assert f.subject == "GPU 2 0000:3a:00.0"
+    assert f.observed == {"current_link_width": 8} and f.expected == {"max_link_width": 16}
+    assert "runs at x8 where its slot and card support x16 (current_link_width=8, max_link_width=16)" in f.message
+
+
+def test_ga101_fires_on_a_narrow_switch_uplink_on_the_path():
+    rig = healthy()
+    up = rig.gpus[5].pcie.path[2]
+    assert up.port_type == "upstream-port"
+    up.current_width = 4
+    f = one("GA101", rig)
+    assert f.gpus == [5] and f.observed == {"current_link_width": 4} and f.expected == {"max_link_width": 16}
+    assert up.bdf in f.subject and "switch uplink" in f.message
+
+
+def test_ga101_not_checked_when_the_width_is_missing():
+    rig = healthy()
+    g = rig.gpus[0]
+    g.pcie.missing("current_width", facts.NO_PERMISSION)
+    g.pcie.path = []
+    out = run("GA101", rig)
+    assert [(f.severity, f.gpus, f.message) for f in out] == [("not-checked", [0], f"PCIe link width: {facts.NO_PERMISSION}")]
+
+
+def _slow_gen(rig: Rig, idx: int, gen: int) -> None:
+    g = rig.gpus[idx]
+    g.pcie.current_gen = gen
+    g.pcie.path[0].current_gen = gen
+    g.pcie.path[1].current_gen = gen
+
+
+def test_ga102_idle_generation_drop_is_info():
+    rig = healthy()
+    rig.measurements = []
+    _slow_gen(rig, 3, 1)
+    f = one("GA102", rig)
+    assert (f.severity, f.gpus) == ("info", [3])
+    assert f.observed == {"current_link_gen": 1, "gpu_idle": True, "measured_gbps": None}
+    assert f.expected == {"max_link_gen": 5}
+    assert "while the GPU was idle" in f.message
+
+
+def test_ga102_drop_on_a_busy_gpu_is_a_warning():
+    rig = healthy()
+    rig.measurements = []
+    _slow_gen(rig, 3, 3)
+    rig.gpus[3].clocks_event_reasons = []
+    f = one("GA102", rig)
+    assert (f.severity, f.gpus, f.observed["gpu_idle"]) == ("warn", [3], False)
+
+
+def test_ga102_drop_confirmed_under_benchmark_load_is_a_fault():
+    rig = healthy()
+    _slow_gen(rig, 3, 3)
+    h2d = next(m for m in rig.measurements if m.kind == "h2d" and m.gpus == [3])
+    h2d.value_gbps = 13.2  # what PCIe Gen3 x16 gives
+    f = one("GA102", rig)
+    assert (f.severity, f.gpus) == ("fail", [3])
+    assert f.observed == {"current_link_gen": 3, "gpu_idle": True, "measured_gbps": 13.2}
+    assert "stayed slow under load" in f.message
+
+
+def test_ga102_healthy_copy_after_idle_drop_stays_info():
+    rig = healthy()  # h2d at 55.3 GB/s: the link came back to Gen5 under load
+    _slow_gen(rig, 3, 1)
+    assert one("GA102", rig).severity == "info"
+
+
+def test_ga103_slot_narrower_than_the_card():
+    rig = healthy()
+    g = rig.gpus[6]
+    g.pcie.max_width = g.pcie.current_width = 8
+    g.pcie.path[0].current_width = 8
+    g.pcie.path[1].max_width = g.pcie.path[1].current_width = 8  # the slot's port is x8
+    f = one("GA103", rig)
+    assert (f.severity, f.gpus) == ("warn", [6])
+    assert f.observed == {"slot_max_link_width": 8} and f.expected == {"gpu_max_link_width": 16}
+    assert run("GA101", rig) == []  # not a downgrade: it trained at everything the slot offers
+
+
+def test_ga103_platform_older_generation_is_info():
+    rig = healthy()
+    g = rig.gpus[1]
+    g.pcie.max_gen = g.pcie.current_gen = 4
+    g.pcie.path[0].current_gen = 4
+    g.pcie.path[1].max_gen = g.pcie.path[1].current_gen = 4
+    f = one("GA103", rig)
+    assert (f.severity, f.gpus, f.observed, f.expected) == ("info", [1], {"max_link_gen": 4}, {"gpu_max_link_gen": 5})
+
+
+def test_ga104_replays_above_the_dcgm_default():
+    rig = healthy()
+    rig.gpus[4].pcie.replay_counter = 80
+    assert run("GA104", rig) == []
+    rig.gpus[4].pcie.replay_counter = 81
+    f = one("GA104", rig)
+    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [4], {"replay_counter": 81}, {"replay_counter_max": 80})
+
+
+# -- GA2xx topology and NVLink ----------------------------------------------------------------------------
+
+def _no_nvlink(rig: Rig) -> Rig:
+    rig.topology.matrix = [row[:] for row in rig.topology.pcie_matrix]
+    for g in rig.gpus:
+        g.nvlinks = []
+    return rig
+
+
+def test_ga201_cross_socket_pairs():
+    f = one("GA201", _no_nvlink(healthy()))
+    assert (f.severity, f.gpus) == ("warn", list(range(8)))
+    assert f.observed == {"SYS": [f"{a}-{b}" for a in range(4) for b in range(4, 8)]}
+
+
+def test_ga202_host_bridge_pairs():
+    f = one("GA202", _no_nvlink(healthy()))
+    within = [f"{a}-{b}" for s in (0, 4) for a in range(s, s + 4) for b in range(a + 1, s + 4)]
+    assert (f.severity, f.gpus, f.observed) == ("info", list(range(8)), {"NODE": within})
+
+
+def test_ga203_no_nvlink_on_the_4x4090(preset):
+    f = one("GA203", preset("4x4090-pcie"))
+    assert (f.severity, f.gpus, f.observed) == ("warn", [0, 1, 2, 3], {"gpus": 4, "nvlink_pairs": 0})
+
+
+def test_ga203_quiet_below_the_gpu_count_and_not_checked_without_facts(preset):
+    rig = preset("4x4090-pcie")
+    assert run("GA203", rig, no_nvlink_min_gpus=5) == []
+    rig.gpus[1].unavailable["nvlinks"] = facts.NO_PERMISSION
+    out = run("GA203", rig)
+    assert [(f.severity, f.message) for f in out] == [("not-checked", f"NVLink state of GPU 1: {facts.NO_PERMISSION}")]
+
+
+def test_ga204_one_link_down():
+    rig = healthy()
+    rig.gpus[5].nvlinks[3].active = False
+    f = one("GA204", rig)
+    assert (f.severity, f.gpus) == ("fail", [5])
+    assert f.observed == {"active_links": 17, "inactive_links": [3]} and f.expected == {"active_links": 18}
+
+
+def test_ga204_bridged_card_whose_bridge_is_off(preset):
+    rig = preset("2x3090-nvlink")
+    assert run("GA204", rig) == []
+    for n in rig.gpus[1].nvlinks:
+        n.active = False
+    f = one("GA204", rig)
+    assert (f.gpus, f.observed["active_links"], f.expected) == ([1], 0, {"active_links": 4})
+
+
+def test_ga205_nvlink_recovery_errors():
+    rig = healthy()
+    rig.gpus[1].nvlinks[0].errors["recovery"] = 2
+    rig.gpus[1].nvlinks[7].errors["crc_flit"] = 5
+    f = one("GA205", rig)
+    assert (f.severity, f.gpus) == ("warn", [1])
+    assert f.observed == {"0": {"recovery": 2}, "7": {"crc_flit": 5}}
+    assert one("GA205", rig, nvlink_error_max=2).observed == {"7": {"crc_flit": 5}}
+    assert run("GA205", rig, nvlink_error_max=5) == []
+
+
+def test_ga206_p2p_not_supported_on_the_4x4090(preset):
+    f = one("GA206", preset("4x4090-pcie"))
+    assert (f.severity, f.gpus) == ("warn", [0, 1, 2, 3])
+    assert f.observed == {"NS": ["0-1", "0-2", "0-3", "1-2", "1-3", "2-3"]}
+
+
+def test_ga206_one_pair_chipset_not_supported():
+    rig = healthy()
+    rig.topology.p2p_read[2][6] = rig.topology.p2p_read[6][2] = "CNS"
+    f = one("GA206", rig)
+    assert (f.gpus, f.observed) == ([2, 6], {"CNS": ["2-6"]})
+
+
+def test_ga206_not_checked_without_p2p_facts():
+    rig = healthy()
+    rig.topology.p2p_read = rig.topology.p2p_write = None
+    rig.topology.unavailable["p2p_read"] = facts.NOT_IN_SOURCE
+    assert [(f.severity, f.message) for f in run("GA206", rig)] == [("not-checked", f"P2P capability matrix: {facts.NOT_IN_SOURCE}")]
+
+
+# -- GA3xx GPUs -------------------------------------------------------------------------------------------
+
+def test_ga301_mixed_models():
+    rig = healthy()
+    rig.gpus[7].name = "NVIDIA H100 PCIe"
+    f = one("GA301", rig)
+    assert (f.severity, f.gpus) == ("warn", list(range(8)))
+    assert f.observed == {"NVIDIA H100 80GB HBM3 80 GiB": [0, 1, 2, 3, 4, 5, 6], "NVIDIA H100 PCIe 80 GiB": [7]}
+
+
+def test_ga302_uncorrectable_ecc():
+    rig = healthy()
+    rig.gpus[3].ecc_errors_uncorrected_volatile = 2
+    f = one("GA302", rig)
+    assert (f.severity, f.gpus, f.observed) == ("fail", [3], {"uncorrected_volatile": 2, "uncorrected_aggregate": 0})
+
+
+def test_ga302_not_checked_on_geforce(preset):
+    out = run("GA302", preset("4x4090-pcie"))
+    assert [(f.severity, f.gpus, f.message) for f in out] == [
+        ("not-checked", [0, 1, 2, 3], f"ECC error counters: {facts.NOT_SUPPORTED}")
+    ]
+
+
+def test_ga303_corrected_ecc_above_threshold():
+    rig = healthy()
+    rig.gpus[3].ecc_errors_corrected_aggregate = 10000
+    assert run("GA303", rig) == []
+    rig.gpus[3].ecc_errors_corrected_aggregate = 10001
+    f = one("GA303", rig)
+    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [3], {"corrected": 10001}, {"corrected_max": 10000})
+
+
+def test_ga304_and_ga305_page_retirement_on_v100(preset):
+    rig = preset("dgx2-v100")
+    assert run("GA304", rig) == [] and run("GA305", rig) == [] and run("GA306", rig) == []
+    rig.gpus[9].retired_pages_pending = True
+    f = one("GA304", rig)
+    assert (f.severity, f.gpus, f.observed) == ("warn", [9], {"retired_pages_pending": True})
+    rig.gpus[11].retired_pages_single_bit, rig.gpus[11].retired_pages_double_bit = 40, 20
+    f = one("GA305", rig)
+    assert (f.severity, f.gpus) == ("fail", [11])
+    assert f.observed == {"retired_pages": 60, "single_bit": 40, "double_bit": 20}
+
+
+def test_ga304_does_not_apply_to_gpus_with_row_remapping():
+    rig = healthy()  # H100: retired pages "not supported", row remapping instead
+    assert run("GA304", rig) == [] and run("GA305", rig) == []
+
+
+def test_ga306_row_remap_pending():
+    rig = healthy()
+    rig.gpus[0].remapped_rows_pending = True
+    f = one("GA306", rig)
+    assert (f.severity, f.gpus, f.observed) == ("warn", [0], {"remapped_rows_pending": True})
+    assert f.fix.startswith("drain the GPU and reset it (nvidia-smi -r -i 0)")
+
+
+def test_ga307_row_remap_failure_and_exhaustion():
+    rig = healthy()
+    rig.gpus[2].remapped_rows_failure = True
+    f = one("GA307", rig)
+    assert (f.severity, f.gpus, f.observed) == ("fail", [2], {"remapped_rows_failure": True, "remapped_rows_uncorrectable": 0})
+    rig = healthy()
+    rig.gpus[4].remapped_rows_uncorrectable = 511
+    assert run("GA307", rig) == []
+    rig.gpus[4].remapped_rows_uncorrectable = 512
+    assert one("GA307", rig).gpus == [4]
+
+
+@pytest.mark.parametrize(
+    ("reasons", "code", "severity"),
+    [
+        (["hw_slowdown", "hw_thermal_slowdown"], "GA308", "fail"),
+        (["sw_thermal_slowdown"], "GA309", "warn"),
+        (["hw_slowdown", "hw_power_brake_slowdown"], "GA310", "fail"),
+        (["hw_slowdown"], "GA311", "fail"),
+    ],
+)
+def test_ga308_to_ga311_clock_slowdowns(reasons, code, severity):
+    rig = healthy()
+    rig.gpus[6].clocks_event_reasons = list(reasons)
+    fired = {c: run(c, rig) for c in ("GA308", "GA309", "GA310", "GA311")}
+    assert {c for c, out in fired.items() if out} == {code}  # only the most specific rule speaks
+    f = one(code, rig)
+    assert (f.severity, f.gpus, f.observed) == (severity, [6], {"clocks_event_reasons": reasons})
+
+
+def test_sw_power_cap_and_idle_are_not_slowdowns():
+    rig = healthy()
+    rig.gpus[0].clocks_event_reasons = ["gpu_idle", "sw_power_cap", "sync_boost"]
+    assert all(run(c, rig) == [] for c in ("GA308", "GA309", "GA310", "GA311"))
+
+
+def test_ga312_power_limit_below_default():
+    rig = healthy()
+    rig.gpus[5].power_limit_w = 500.0
+    f = one("GA312", rig)
+    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [5], {"power_limit_w": 500.0}, {"power_default_limit_w": 700.0})
+
+
+def test_ga313_persistence_off_is_one_finding():
+    rig = healthy()
+    rig.gpus[0].persistence_mode = rig.gpus[4].persistence_mode = False
+    f = one("GA313", rig)
+    assert (f.severity, f.gpus, f.subject) == ("warn", [0, 4], "GPUs 0, 4")
+
+
+def test_ga314_mig_enabled():
+    rig = healthy()
+    rig.gpus[6].mig_mode = True
+    f = one("GA314", rig)
+    assert (f.severity, f.gpus, f.observed) == ("warn", [6], {"mig_mode": True})
+
+
+def test_ga314_quiet_on_gpus_without_mig(preset):
+    assert run("GA314", preset("2x3090-nvlink")) == []
+
+
+# -- GA4xx host -------------------------------------------------------------------------------------------
+
+def test_ga401_ram_per_gpu():
+    rig = healthy()
+    rig.host.memory_total_bytes = 100_000_000_000
+    f = one("GA401", rig)
+    assert (f.severity, f.gpus) == ("warn", list(range(8)))
+    assert f.observed == {"memory_total_gb": 100.0, "per_gpu_gb": 12.5} and f.expected == {"memory_total_gb": 128.0}
+    assert run("GA402", rig) == []  # the weaker guideline stays quiet when GA401 fires
+
+
+def test_ga402_ram_per_gpu_memory():
+    rig = healthy()
+    rig.host.memory_total_bytes = 1_000_000_000_000
+    f = one("GA402", rig)
+    assert (f.severity, f.observed) == ("info", {"memory_total_gb": 1000.0, "gpu_memory_total_gb": 684.2})
+    assert f.expected == {"memory_total_gb": 1368.3}
+
+
+def test_ga403_cores_per_gpu():
+    rig = healthy()
+    rig.host.cores_physical = 14
+    f = one("GA403", rig)
+    assert (f.severity, f.observed, f.expected) == ("warn", {"cores_physical": 14, "per_gpu": 1.75}, {"per_gpu_min": 2.0})
+
+
+def test_ga404_affinity_outside_the_numa_node():
+    rig = healthy()
+    assert rig.gpus[4].numa_node == 1
+    rig.gpus[4].cpu_affinity = "0-55,112-167"
+    f = one("GA404", rig)
+    assert (f.severity, f.gpus) == ("warn", [4])
+    assert f.observed == {"numa_node": 1, "cpu_affinity": "0-55,112-167"} and f.expected == {"cpu_affinity": "56-111,168-223"}
+
+
+def test_ga404_unknown_numa_node_is_info_and_single_node_is_quiet(preset):
+    rig = healthy()
+    rig.gpus[7].numa_node = -1
+    f = one("GA404", rig)
+    assert (f.severity, f.gpus) == ("info", [7])
+    rig4 = preset("4x4090-pcie")
+    rig4.gpus[0].cpu_affinity = "0-3"
+    assert run("GA404", rig4) == []
+
+
+def test_ga405_psu_undersized():
+    rig = healthy()
+    rig.host.psu_watts = 5000.0
+    f = one("GA405", rig)
+    assert (f.severity, f.observed, f.expected) == ("fail", {"psu_watts": 5000.0}, {"psu_watts_min": 5800.0, "gpu_board_power_w": 5600.0})
+    rig.host.psu_watts = 5800.0
+    assert run("GA405", rig) == []
+
+
+def test_ga405_not_checked_without_a_psu_rating(preset):
+    out = run("GA405", preset("dgx-h100"))
+    assert [(f.severity, f.message) for f in out] == [("not-checked", "PSU rating not given (set it in a rig spec or pass --psu-watts)")]
+
+
+# -- GA5xx software -------------------------------------------------------------------------------------
+
+def test_ga501_hides_gpus():
+    rig = healthy()
+    rig.software.env["CUDA_VISIBLE_DEVICES"] = "0,1"
+    f = one("GA501", rig)
+    assert (f.severity, f.gpus) == ("warn", [2, 3, 4, 5, 6, 7])
+    assert f.observed == {"CUDA_VISIBLE_DEVICES": "0,1", "visible": [0, 1], "nvml_gpus": 8}
+
+
+def test_ga501_invalid_entry_and_empty_value_fail():
+    rig = healthy()
+    rig.software.env["CUDA_VISIBLE_DEVICES"] = "0,9,1"
+    f = one("GA501", rig)
+    assert (f.severity, f.observed["visible"]) == ("fail", [0])
+    assert "entry '9' matches no GPU" in f.message
+    rig.software.env["CUDA_VISIBLE_DEVICES"] = ""
+    f = one("GA501", rig)
+    assert (f.severity, f.gpus) == ("fail", list(range(8)))
+
+
+def test_ga501_uuid_entries_and_all_gpus_visible():
+    rig = healthy()
+    rig.software.env["CUDA_VISIBLE_DEVICES"] = ",".join(g.uuid[:12] for g in rig.gpus[::-1])
+    assert len({g.uuid[:12] for g in rig.gpus}) == 1  # simulated UUIDs share a prefix: ambiguous
+    assert one("GA501", rig).severity == "fail"
+    rig.software.env["CUDA_VISIBLE_DEVICES"] = ",".join(g.uuid for g in rig.gpus[::-1])
+    assert run("GA501", rig) == []
+
+
+def test_ga502_torch_newer_than_driver():
+    rig = healthy()  # driver supports CUDA 12.7
+    rig.software.torch_cuda_version = "12.8"
+    f = one("GA502", rig)
+    assert (f.severity, f.observed) == ("warn", {"torch_cuda_version": "12.8"})
+    rig.software.torch_cuda_version = "13.0"
+    f = one("GA502", rig)
+    assert f.severity == "fail" and "torch cannot use the GPUs" in f.message
+    rig.software.torch_cuda_version = "12.7"
+    assert run("GA502", rig) == []
+
+
+def test_ga502_not_checked_without_torch(preset):
+    out = run("GA502", preset("dgx-h100"))
+    assert [(f.severity, f.message) for f in out] == [
+        ("not-checked", "torch version: not present in the source this scan was made from (simulated rig)")
+    ]
+
+
+def test_ga506_cpu_only_torch():
+    rig = healthy()
+    rig.software.torch_cuda_version = None
+    f = one("GA506", rig)
+    assert (f.severity, f.gpus, f.observed) == ("fail", list(range(8)), {"torch_version": "2.13.0", "torch_cuda_version": None})
+    assert run("GA502", rig) == []
+
+
+def test_ga503_p2p_disabled_on_nvlink_is_a_fault():
+    rig = healthy()
+    rig.software.env["NCCL_P2P_DISABLE"] = "1"
+    f = one("GA503", rig)
+    assert (f.severity, len(f.observed["nvlink_pairs"]), f.observed["env"]) == ("fail", 28, "NCCL_P2P_DISABLE=1")
+
+
+def test_ga503_p2p_level_loc_on_pcie_p2p_is_a_warning():
+    rig = _no_nvlink(healthy())
+    rig.software.env["NCCL_P2P_LEVEL"] = "LOC"
+    f = one("GA503", rig)
+    assert (f.severity, len(f.observed["p2p_pairs"]), f.observed["nvlink_pairs"]) == ("warn", 28, [])
+
+
+def test_ga503_quiet_where_p2p_is_not_supported(preset):
+    rig = preset("4x4090-pcie")
+    rig.software.env["NCCL_P2P_DISABLE"] = "1"
+    assert run("GA503", rig) == []
+
+
+def test_ga504_ib_disabled_with_adapters(preset):
+    rig = healthy()
+    rig.software.env["NCCL_IB_DISABLE"] = "1"
+    f = one("GA504", rig)
+    assert f.severity == "warn" and f.observed["nics"] == [f"mlx5_{i}" for i in range(8)]
+    rig4 = preset("4x4090-pcie")
+    rig4.software.env["NCCL_IB_DISABLE"] = "1"
+    assert run("GA504", rig4) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "severity"),
+    [("eth1", "fail"), ("=eth", "fail"), ("=lo", "warn"), ("^eth,ib", "warn"), ("eth", None), ("^docker,lo", None), ("=ib0", None)],
+)
+def test_ga505_socket_ifname(value, severity):
+    rig = healthy()  # interfaces: lo, eth0, ib0, docker0
+    rig.software.env["NCCL_SOCKET_IFNAME"] = value
+    out = run("GA505", rig)
+    assert [f.severity for f in out] == ([severity] if severity else [])
+
+
+def test_ga505_not_checked_without_interfaces():
+    rig = healthy()
+    rig.host.net_interfaces = None
+    rig.software.env["NCCL_SOCKET_IFNAME"] = "eth0"
+    assert [(f.severity, f.message) for f in run("GA505", rig)] == [("not-checked", "host network interfaces not recorded in this scan")]
+
+
+# -- GA6xx bandwidth ---------------------------------------------------------------------------------------
+
+def _m(rig: Rig, kind: str, gpus: list[int]) -> Measurement:
+    return next(m for m in rig.measurements if m.kind == kind and m.gpus == gpus and m.p2p_enabled is not False)
+
+
+def test_ga601_h2d_far_below_the_link_fails():
+    rig = healthy()
+    _m(rig, "h2d", [3]).value_gbps = 30.0
+    f = one("GA601", rig)
+    assert (f.severity, f.gpus) == ("fail", [3])
+    assert f.observed == {"kind": "h2d", "value_gbps": 30.0, "memory": "pinned", "world_size": None}
+    assert f.expected == {"links_gbps": 53.55, "ratio_to_links": 0.56, "reference_floor_gbps": 52.0}
+    assert "Azure" in f.expected_source
+
+
+def test_ga601_below_the_published_floor_warns_even_when_the_link_ratio_is_fine():
+    rig = healthy()
+    _m(rig, "d2h", [1]).value_gbps = 50.0  # 93% of the link figure, below Azure's 52 GB/s floor
+    f = one("GA601", rig)
+    assert (f.severity, f.gpus, f.expected["ratio_to_links"]) == ("warn", [1], 0.934)
+    assert "below the 52 GB/s a production health check requires" in f.message
+
+
+def test_ga601_pageable_copies_are_not_judged():
+    rig = healthy()
+    m = _m(rig, "h2d", [3])
+    m.memory, m.value_gbps = "pageable", 9.0
+    assert run("GA601", rig) == []
+
+
+def test_ga602_all_reduce_against_links_and_reference():
+    rig = healthy()
+    ar = _m(rig, "all_reduce", list(range(8)))
+    ar.value_gbps = 340.0  # 92% of 450 x 0.82, 92% of the 370 GB/s reference
+    assert run("GA602", rig) == []
+    ar.value_gbps = 320.0
+    f = one("GA602", rig)
+    assert (f.severity, f.gpus) == ("warn", list(range(8)))
+    assert f.expected == {"links_gbps": 369.0, "ratio_to_links": 0.867, "reference_typical_gbps": 370.0}
+    ar.value_gbps = 250.0
+    assert one("GA602", rig).severity == "fail"
+
+
+def test_ga602_not_checked_without_expectation_or_reference():
+    rig = healthy()
+    ar = _m(rig, "all_reduce", list(range(8)))
+    ar.expected_gbps, ar.gpus, ar.world_size = None, [0, 1], 2
+    ar.unavailable["expected_gbps"] = "gloo on CPUs: loopback and shared-memory bandwidth are not in the link facts"
+    out = run("GA602", rig)
+    assert [f.severity for f in out] == ["not-checked"] and "gloo on CPUs" in out[0].message
+
+
+def test_ga603_p2p_pair_slow():
+    rig = healthy()
+    _m(rig, "p2p_unidir", [0, 1]).value_gbps = 200.0
+    f = one("GA603", rig)
+    assert (f.severity, f.gpus, f.expected["ratio_to_links"]) == ("fail", [0, 1], 0.542)
+
+
+def test_ga604_straggler():
+    rig = healthy()
+    _m(rig, "h2d", [5]).value_gbps = 45.0
+    f = one("GA604", rig)
+    assert (f.severity, f.gpus) == ("warn", [5])
+    assert f.observed == {"kind": "h2d", "value_gbps": 45.0} and f.expected == {"peer_median_gbps": 55.3, "ratio_min": 0.9}
+
+
+def test_ga605_wrong_result():
+    rig = healthy()
+    _m(rig, "all_reduce", list(range(8))).rows[0].correct = False
+    _m(rig, "all_reduce", list(range(8))).rows[0].errors = 12
+    f = one("GA605", rig)
+    assert (f.severity, f.observed) == ("fail", {"kind": "all_reduce", "wrong_sizes": [1 << 33], "wrong_elements": 12})
+
+
+def test_ga606_failed_benchmark():
+    rig = healthy()
+    rig.measurements.append(Measurement(kind="all_gather", backend="nccl", gpus=list(range(8)), status="timeout",
+                                        error="worker 3 hung past the 120 s budget"))
+    f = one("GA606", rig)
+    assert (f.severity, f.observed) == ("warn", {"kind": "all_gather", "status": "timeout", "error": "worker 3 hung past the 120 s budget"})
+
+
+@pytest.mark.parametrize("code", ["GA601", "GA602", "GA603", "GA604", "GA605", "GA606"])
+def test_bandwidth_rules_not_checked_without_measurements(code, preset):
+    out = run(code, preset("dgx-h100"))
+    assert [(f.severity, f.message) for f in out] == [
+        ("not-checked", "no bandwidth measurements in this scan (run gpuadvisor bench, or gpuadvisor scan --bench)")
+    ]
+
+
+def test_every_rule_has_a_firing_test_here():
+    import re
+    from pathlib import Path
+
+    text = Path(__file__).read_text()
+    tested = set(re.findall(r'"(GA\d{3})"', text))
+    assert {r.code for r in all_rules()} <= tested

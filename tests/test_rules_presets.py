@@ -1,0 +1,64 @@
+"""The rules on whole rigs: the simulated presets and the real H100 scan committed as a fixture."""
+from __future__ import annotations
+
+import pytest
+
+from gpuadvisor import facts
+from gpuadvisor.rules import evaluate, verdict
+
+HEALTHY = ["dgx-h100", "dgx-a100", "2x3090-nvlink", "h100-pcie", "dgx2-v100"]
+
+
+def _serious(findings) -> set[tuple[str, tuple[int, ...]]]:
+    return {(f.code, tuple(f.gpus)) for f in findings if f.severity in ("warn", "fail", "error")}
+
+
+def test_4x4090_yields_exactly_the_expected_findings(preset):
+    rig = preset("4x4090-pcie")
+    findings = evaluate(rig)
+    assert _serious(findings) == {
+        ("GA101", (2,)),  # GPU 2 trained at x8 where card and slot support x16
+        ("GA203", (0, 1, 2, 3)),  # four GPUs, no NVLink
+        ("GA206", (0, 1, 2, 3)),  # GeForce: P2P not supported between any pair
+    }
+    by_code = {f.code: f for f in findings}
+    assert by_code["GA101"].severity == "fail"
+    assert by_code["GA101"].message.startswith("GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16")
+    assert by_code["GA203"].severity == by_code["GA206"].severity == "warn"
+    assert by_code["GA202"].severity == "info"  # each GPU on its own root port: NODE between all pairs
+    assert findings[0].code == "GA101"  # worst first
+    assert verdict(findings) == ("failing", {"fail": 1, "error": 0, "warn": 2, "info": 1, "not-checked": 14})
+    assert rig.findings == findings
+
+
+def test_healthy_dgx_h100_has_no_warning_or_failure(preset):
+    rig = preset("dgx-h100")
+    findings = evaluate(rig)
+    assert _serious(findings) == set()
+    assert {f.severity for f in findings} == {"not-checked"}
+    assert {f.code for f in findings} == {"GA405", "GA502", "GA601", "GA602", "GA603", "GA604", "GA605", "GA606"}
+    assert verdict(findings)[0] == "healthy"
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+def test_healthy_presets_have_no_warning_or_failure(preset, name):
+    assert _serious(evaluate(preset(name))) == set()
+
+
+def test_real_h100_scan_fixture(fixtures_dir):
+    rig = facts.load(fixtures_dir / "h100-vm" / "scan-live.json")
+    findings = evaluate(rig)
+    assert _serious(findings) == set()
+    info = [(f.code, f.gpus, f.observed) for f in findings if f.severity == "info"]
+    # 135.1 GB of RAM (the VM's 125.9 GiB) for one 80 GB H100: below the 2x-GPU-memory guideline only
+    assert info == [("GA402", [0], {"memory_total_gb": 135.1, "gpu_memory_total_gb": 85.5})]
+
+
+def test_findings_survive_the_json_round_trip(preset):
+    rig = preset("4x4090-pcie")
+    findings = evaluate(rig)
+    back = facts.from_dict(__import__("json").loads(rig.to_json()))
+    assert [(f.code, f.severity, f.gpus, f.message) for f in back.findings] == [
+        (f.code, f.severity, f.gpus, f.message) for f in findings
+    ]
+    assert back.findings[0].observed == {"current_link_width": 8}
