@@ -1,1 +1,17 @@
-"""advisor"""
+"""The advisor: memory, communication and time of every parallelism strategy for a workload on a rig, and
+the recommended one with its launch snippet (formulas and sources: ../shared/PARALLELISM.md).
+
+Public API:
+    Workload, Workload.from_options(**kw)      the model and the job (presets, --params, HF config.json)
+    advise(rig, workload) -> Advice            also sets rig.advice = advice.to_dict()
+    render_advice(advice_or_dict) -> str       terminal text
+    workload_options                           click decorator with the workload options (for scan/advise)
+"""
+from __future__ import annotations
+
+from gpuadvisor.advisor.advice import Advice, advise
+from gpuadvisor.advisor.options import workload_options
+from gpuadvisor.advisor.render import render_advice
+from gpuadvisor.advisor.workload import Architecture, Workload
+
+__all__ = ["Advice", "Architecture", "Workload", "advise", "render_advice", "workload_options"]

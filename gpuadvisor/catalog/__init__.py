@@ -1,1 +1,127 @@
-"""catalog"""
+"""Sourced data: GPU specifications (gpus.toml) and model architectures (models.toml).
+
+Every row carries its source. Read with importlib.resources so an installed wheel finds them.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+PRECISIONS = ("bf16", "fp16", "tf32", "fp32", "fp8")
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU product from gpus.toml. TFLOP/s are dense datasheet peaks (no sparsity)."""
+
+    id: str
+    name: str
+    match: tuple[str, ...]
+    architecture: str
+    form_factor: str
+    memory_gb: float
+    memory_mib: int
+    memory_source: str
+    memory_bandwidth_gbps: float
+    tflops: dict[str, float]
+    nvlink_domain: int
+    source: str
+    nvlink_version: int | None = None
+    nvlink_links: int | None = None
+    nvlink_gbps_per_direction: float | None = None
+    pcie_gen: int | None = None
+    tdp_w: float | None = None
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mib * 2**20
+
+    def peak_tflops(self, precision: str) -> float | None:
+        return self.tflops.get(precision)
+
+    def matches(self, product_name: str) -> bool:
+        return any(re.search(p, product_name, re.IGNORECASE) for p in self.match)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model's architecture, as its Hugging Face config.json gives it."""
+
+    id: str
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    intermediate_size: int
+    vocab_size: int
+    source: str
+    max_position_embeddings: int | None = None
+    head_dim: int | None = None
+    tie_word_embeddings: bool = False
+    mlp: str = "gated"
+    norm: str = "rmsnorm"
+    norms_per_layer: int = 2
+    attention_bias: bool = False
+    bias: bool = False
+    learned_positions: bool = False
+    hf_id: str | None = None
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+    params_published: int | None = None
+
+
+def _read(name: str) -> dict[str, Any]:
+    text = resources.files("gpuadvisor.catalog").joinpath(name).read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+@functools.cache
+def gpus() -> tuple[GpuSpec, ...]:
+    """Every GPU in the catalog, in file order (most specific match patterns first)."""
+    out = []
+    for row in _read("gpus.toml")["gpu"]:
+        row = dict(row)
+        row["match"] = tuple(row["match"])
+        row["tflops"] = dict(row["tflops"])
+        out.append(GpuSpec(**row))
+    return tuple(out)
+
+
+@functools.cache
+def models() -> tuple[ModelSpec, ...]:
+    out = []
+    for row in _read("models.toml")["model"]:
+        row = dict(row)
+        row["aliases"] = tuple(row.get("aliases", ()))
+        out.append(ModelSpec(**row))
+    return tuple(out)
+
+
+def find_gpu(product_name: str | None) -> GpuSpec | None:
+    """The catalog row for an NVML product name ("NVIDIA H100 80GB HBM3"), or None if none matches."""
+    if not product_name:
+        return None
+    for spec in gpus():
+        if spec.matches(product_name):
+            return spec
+    return None
+
+
+def gpu_by_id(gpu_id: str) -> GpuSpec | None:
+    return next((g for g in gpus() if g.id == gpu_id), None)
+
+
+def find_model(name: str) -> ModelSpec | None:
+    """A model preset by id, alias or Hugging Face id (case-insensitive)."""
+    key = name.strip().lower()
+    for m in models():
+        if key == m.id or key in m.aliases or (m.hf_id and key == m.hf_id.lower()):
+            return m
+    return None
+
+
+def model_names() -> list[str]:
+    return [m.id for m in models()]

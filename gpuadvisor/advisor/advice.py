@@ -1,0 +1,233 @@
+"""advise(rig, workload) -> Advice: every candidate, the pick with its reason and launch snippet."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import inference as I
+from gpuadvisor.advisor import rigview
+from gpuadvisor.advisor import strategies as S
+from gpuadvisor.advisor.search import smallest_rig
+from gpuadvisor.advisor.snippets import training_snippet
+from gpuadvisor.advisor.workload import Workload
+from gpuadvisor.facts import Rig
+
+ADVICE_KIND = "gpuadvisor-advice"
+ADVICE_VERSION = 1
+
+
+@dataclass
+class Advice:
+    """The advisor's answer; ``to_dict`` is what lands in ``rig.advice`` and the scan JSON."""
+
+    task: str
+    workload: dict[str, Any]
+    rig: dict[str, Any]
+    candidates: list[dict[str, Any]]
+    excluded: list[dict[str, str]]
+    pick: dict[str, Any] | None
+    reason: str
+    snippet: dict[str, Any] | None
+    batch: dict[str, Any] | None
+    smallest_rig: dict[str, Any] | None
+    assumptions: list[str]
+    state_bytes: dict[str, Any] | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return self.pick is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": ADVICE_KIND,
+            "version": ADVICE_VERSION,
+            "task": self.task,
+            "fits": self.fits,
+            "pick": self.pick["name"] if self.pick else None,
+            "reason": self.reason,
+            "workload": self.workload,
+            "rig": self.rig,
+            "candidates": self.candidates,
+            "excluded": self.excluded,
+            "pick_detail": self.pick,
+            "snippet": self.snippet,
+            "batch": self.batch,
+            "smallest_rig": self.smallest_rig,
+            "assumptions": self.assumptions,
+            "state_bytes": self.state_bytes,
+            "notes": self.notes,
+            "units": "bytes; the text output shows GiB (2**30 bytes) for memory and GB/s (1e9 bytes/s) for bandwidth",
+        }
+
+
+def _rig_summary(view: rigview.RigView, w: Workload) -> dict[str, Any]:
+    peak, peak_src = view.peak_tflops(w.compute_precision())
+    dp_bw = view.dp_busbw(view.gpus_per_node, view.nodes > 1) if view.total_gpus > 1 else None
+    return {
+        "label": view.label,
+        "gpu": view.gpu_name,
+        "catalog_id": view.spec.id if view.spec else None,
+        "gpus_per_node": view.gpus_per_node,
+        "nodes": view.nodes,
+        "memory_per_gpu_bytes": view.memory_bytes,
+        "memory_source": view.memory_source,
+        "host_memory_bytes": view.host_memory_bytes,
+        "nvlink_domain": view.nvlink_domain(),
+        "nvlink": view.nvlink_source,
+        "pcie": view.pcie_source,
+        "p2p": view.p2p_ok,
+        "peak_tflops": peak,
+        "peak_source": peak_src,
+        "busbw_gbps": round(dp_bw.gbps, 2) if dp_bw else None,
+        "busbw_source": dp_bw.source if dp_bw else None,
+        "busbw_measured": dp_bw.measured if dp_bw else None,
+        "inter_node_gbps": view.inter_node.gbps if view.nodes > 1 else None,
+        "inter_node_source": view.inter_node.source if view.nodes > 1 else None,
+    }
+
+
+def _state_bytes(w: Workload) -> dict[str, Any]:
+    conv = w.state_convention()
+    opt = w.optimizer_bytes()
+    used = conv.per_param(opt.states)
+    return {
+        "used_per_param": used,
+        "weights": conv.weights, "grads": conv.grads, "master": conv.master, "optimizer_states": opt.states,
+        "convention": conv.key, "source": conv.source, "optimizer_source": opt.source,
+        "conventions": [{"bytes_per_param_with_adam": s.per_param(C.ADAMW.states), "key": s.key, "source": s.source}
+                        for s in (C.MIXED_16BIT_GRADS, C.MIXED_FP32_GRADS, C.MIXED_MAIN_GRADS, C.FP32_STATES)],
+    }
+
+
+def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
+    out = [f"MFU {w.mfu:.2f} of the datasheet dense peak (PARALLELISM.md default 0.4; Megatron-LM measured 0.44-0.52 on A100)"]
+    if w.task == "train":
+        conv = w.state_convention()
+        out += [
+            f"model states at {conv.per_param(w.optimizer_bytes().states):g} bytes/param ({conv.source})" if w.finetune == "full"
+            else f"{w.finetune}: frozen base weights + adapters at 16 bytes per trainable parameter ({C.LORA_ADAPTER_BYTES.source})",
+            "activations: Korthikanti et al. 2022 per-layer formula (GPT architecture), " + (
+                "fused attention (FlashAttention/SDPA) so the 5as/h score term is dropped" if w.fused_attention else "attention scores stored (5as/h term kept)"),
+            "tensor-parallel layouts use sequence parallelism; pipelines use 1F1B",
+            f"overhead per GPU: {C.CUDA_CONTEXT_BYTES / C.GiB:g} GiB CUDA context + NCCL buffers, plus {C.FRAGMENTATION_FRACTION:.0%} of the rest for allocator fragmentation",
+            f"fits with margin: at least {C.MARGIN_FRACTION:.0%} of GPU memory left",
+            "compute: 6·Ψ·tokens (8 with full recomputation; 4/6 for LoRA's frozen weights) + the attention term 12·L·s·d_attn per token (Megatron-LM eq. 3, PaLM appendix B)",
+            "data-parallel communication overlaps the backward pass (DDP 25 MB buckets: the last is exposed); FSDP prefetches all-gathers under compute; tensor-parallel, pipeline and offload traffic is not overlapped",
+        ]
+    else:
+        out += [
+            f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of each GPU (--gpu-memory-utilization default); {C.VLLM_RUNTIME_BYTES / C.GiB:g} GiB for CUDA graphs and runtime; "
+            f"activation peak of a {C.VLLM_PROFILE_TOKENS}-token profile pass",
+            f"KV cache: 2·L·kv_heads/t·head_dim·{w.kv_bytes():g} bytes per token, in {C.VLLM_BLOCK_TOKENS}-token blocks",
+        ]
+    return out
+
+
+def advise(rig: Rig, workload: Workload) -> Advice:
+    """Predict every candidate strategy for ``workload`` on ``rig``, pick one, and store the result in ``rig.advice``."""
+    view = rigview.from_rig(rig, nodes=workload.nodes, inter_node_gbps=workload.inter_node_gbps)
+    advice = advise_view(view, workload)
+    rig.advice = advice.to_dict()
+    return advice
+
+
+def advise_view(view: rigview.RigView, w: Workload) -> Advice:
+    notes = list(view.notes) + list(w.notes)
+    if view.measured_all_reduce is None and view.total_gpus > 1:
+        notes.append("no all_reduce measurement in this scan: bandwidth is the links' expected figure (run gpuadvisor bench to measure)")
+    peak, peak_src = view.peak_tflops(w.compute_precision())
+    if peak is None or w.compute_precision() not in (view.spec.tflops if view.spec else {}):
+        notes.append(peak_src)
+    if w.task == "inference":
+        return _advise_inference(view, w, notes)
+    cands, excluded = S.candidates(view, w)
+    chosen = S.pick(cands, view.total_gpus)
+    reason = S.explain(cands, chosen, view.total_gpus)
+    snippet = batch = None
+    smallest = None
+    if chosen is not None:
+        lay = chosen.layout
+        snippet = training_snippet(w, lay, chosen.accumulation, chosen.global_batch, chosen.recompute, view.gpus_per_node, view.nodes)
+        batch = {
+            "micro_batch": w.micro_batch,
+            "gradient_accumulation": chosen.accumulation,
+            "data_parallel": lay.dp,
+            "global_batch": chosen.global_batch,
+            "tokens_per_step": chosen.tokens_per_step,
+            "requested_global_batch": w.global_batch,
+            "lr_note": lr_note(w, chosen),
+        }
+        if w.global_batch is not None and chosen.global_batch != w.global_batch:
+            notes.append(f"global batch {w.global_batch} is not a multiple of micro-batch × data-parallel ({w.micro_batch} × {lay.dp}): "
+                         f"{chosen.accumulation} accumulation steps give {chosen.global_batch}")
+    else:
+        smallest = smallest_rig(w, view.spec)
+        reason = nothing_fits_reason(w, view, cands, smallest)
+    return Advice(
+        task="train", workload=w.to_dict(), rig=_rig_summary(view, w), candidates=[c.to_dict() for c in cands],
+        excluded=excluded, pick=chosen.to_dict() if chosen else None, reason=reason, snippet=snippet, batch=batch,
+        smallest_rig=smallest, assumptions=_assumptions(w, view), state_bytes=_state_bytes(w), notes=notes,
+    )
+
+
+def lr_note(w: Workload, c: S.Candidate) -> str:
+    """Linear scaling with warm-up (Goyal et al. 2017); square-root scaling for Adam (Malladi et al. 2022)."""
+    return (f"global batch {c.global_batch} sequences = {w.micro_batch} per GPU × {c.accumulation} accumulation × {c.layout.dp} data-parallel "
+            f"({c.tokens_per_step:,} tokens). If your learning rate was tuned at another global batch B0, scale it by "
+            f"{c.global_batch}/B0 (linear rule, Goyal et al. 2017) or by its square root for Adam-type optimizers "
+            "(Malladi et al. 2022), with a warm-up.")
+
+
+def nothing_fits_reason(w: Workload, view: rigview.RigView, cands: list[S.Candidate], smallest: dict[str, Any] | None) -> str:
+    best = min(cands, key=lambda c: c.memory.total_bytes) if cands else None
+    head = f"Nothing fits: {w.describe()} on {view.label}"
+    if best is not None:
+        head += f"; the leanest candidate, {best.name}, {best.misfit()}"
+    if smallest:
+        s = smallest["smallest"]
+        head += f". Smallest rig that would: {s['description']} with {s['strategy']}"
+        same = smallest.get("same_gpu")
+        if same and same is not s:
+            head += f"; with this GPU: {same['description']} ({same['strategy']})"
+        head += "."
+    else:
+        head += ". No rig of up to 512 catalog GPUs fits it without CPU offload."
+    if w.finetune == "full" and w.task == "train":
+        head += " LoRA or QLoRA (--finetune lora|qlora) needs far less."
+    return head
+
+
+def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> Advice:
+    opts, excluded = I.serving_options(view, w)
+    chosen = I.pick_serving(opts)
+    reason = I.explain_serving(opts, chosen, w)
+    snippet = None
+    smallest = None
+    if chosen is not None:
+        model_id = _hf_id(w)
+        snippet = {"kind": "vllm", "command": I.vllm_command(w, chosen, model_id), "tensor_parallel_size": chosen.tp,
+                   "pipeline_parallel_size": chosen.pp, "nproc_per_node": view.gpus_per_node, "nnodes": view.nodes}
+        if not chosen.nvlink:
+            notes.append(f"TP={chosen.tp} crosses PCIe (no NVLink group of {chosen.tp}): every layer's all-reduce goes over PCIe, so decoding is slower than the memory math suggests")
+    else:
+        smallest = smallest_rig(w, view.spec)
+        reason = f"Nothing fits: {w.describe()} on {view.label}"
+        if opts:
+            most = max(opts, key=lambda o: o.kv_budget_bytes)
+            reason += f"; with TP={most.tp}, {most.reason or 'the KV cache does not fit'}"
+        if smallest:
+            reason += f". Smallest rig that would: {smallest['smallest']['description']} ({smallest['smallest']['strategy']})."
+    return Advice(
+        task="inference", workload=w.to_dict(), rig=_rig_summary(view, w), candidates=[o.to_dict(w.ctx) for o in opts],
+        excluded=excluded, pick=chosen.to_dict(w.ctx) if chosen else None, reason=reason, snippet=snippet, batch=None,
+        smallest_rig=smallest, assumptions=_assumptions(w, view), state_bytes=None, notes=notes,
+    )
+
+
+def _hf_id(w: Workload) -> str:
+    from gpuadvisor import catalog
+
+    spec = catalog.find_model(w.model_label) if w.model_label else None
+    return spec.hf_id if spec and spec.hf_id else "<model path or Hugging Face id>"

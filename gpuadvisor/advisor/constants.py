@@ -1,0 +1,196 @@
+"""Every multiplier and assumption the advisor uses, each with where it comes from.
+
+Units: bytes; GB = 1e9 bytes, GiB = 2**30 bytes (the advisor reports memory in GiB, as nvidia-smi's MiB
+does, and bandwidth in GB/s as nccl-tests does).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GB = 1e9
+GiB = 2**30
+
+# -- bytes per parameter of the model states ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateBytes:
+    """How many bytes per parameter each model-state component takes, and who counts that way.
+
+    weights: the copy the model computes with; grads: its gradient; master: the fp32 master copy the
+    optimizer updates (counted with the optimizer states, as the ZeRO paper's K does); the optimizer's own
+    states come from ``OptimizerBytes``.
+    """
+
+    key: str
+    weights: float
+    grads: float
+    master: float
+    source: str
+
+    def per_param(self, optimizer_states: float) -> float:
+        return self.weights + self.grads + self.master + optimizer_states
+
+
+# The ZeRO paper's mixed-precision accounting: 2 (fp16/bf16 weights) + 2 (16-bit grads) + K (fp32 master 4 +
+# Adam momentum 4 + variance 4 = 12) = 16 bytes/param. The sharding formulas of PARALLELISM.md are written
+# in it; DeepSpeed's ZeRO-2 estimator (estimate_zero2_model_states_mem_needs: 4 + 16/N) counts the same way.
+MIXED_16BIT_GRADS = StateBytes(
+    "16", weights=2, grads=2, master=4,
+    source="Rajbhandari et al. 2019 (ZeRO), section 3.1 and figure 1: 2Ψ + 2Ψ + 12Ψ = 16Ψ; DeepSpeed ZeRO-2 estimator",
+)
+# 18 bytes/param: gradients kept (or accumulated) in fp32. Megatron-LM's distributed-optimizer table lists
+# "float16 param, fp32 grads: 18"; DeepSpeed's ZeRO-3 estimator uses 18/N; the Hugging Face Transformers
+# "GPU memory usage" page counts 6 (fp32 + fp16 weights) + 4 (fp32 grads) + 8 (Adam) = 18.
+MIXED_FP32_GRADS = StateBytes(
+    "18", weights=2, grads=4, master=4,
+    source="Megatron-LM docs, distributed optimizer table ('float16 param, fp32 grads: 18'); DeepSpeed "
+    "estimate_zero3_model_states_mem_needs (18 bytes/param); Hugging Face Transformers 'GPU memory usage' (6 + 4 + 8)",
+)
+# 20 bytes/param: 16-bit grads plus an fp32 "main grad" copy the optimizer reads.
+MIXED_MAIN_GRADS = StateBytes(
+    "20", weights=2, grads=6, master=4,
+    source="Megatron-LM docs, distributed optimizer table ('float16 param, float16 grads: 20': 16-bit grads plus fp32 main grads)",
+)
+# Plain fp32 training: what torch allocates for an fp32 model and torch.optim.AdamW, measured to the byte in
+# tests/test_advisor_torch.py (4 weights + 4 grads + 8 Adam states; Megatron-LM's table: "fp32 param, fp32 grads: 16").
+FP32_STATES = StateBytes(
+    "fp32", weights=4, grads=4, master=0,
+    source="torch fp32 model + torch.optim.AdamW, counted from the tensors in tests/test_advisor_torch.py; Megatron-LM table 'fp32 param, fp32 grads: 16'",
+)
+STATE_CONVENTIONS = {s.key: s for s in (MIXED_16BIT_GRADS, MIXED_FP32_GRADS, MIXED_MAIN_GRADS)}
+
+
+@dataclass(frozen=True)
+class OptimizerBytes:
+    """Optimizer states per parameter, not counting the fp32 master copy."""
+
+    key: str
+    states: float
+    per_tensor: float  # extra bytes per parameter tensor (torch's "step" counter)
+    source: str
+
+
+ADAMW = OptimizerBytes(
+    "adamw", states=8, per_tensor=4,
+    source="Adam/AdamW momentum + variance in fp32 (Kingma & Ba 2015; ZeRO paper K = 12 with the fp32 master); "
+    "torch.optim.AdamW also keeps a 0-dim fp32 'step' tensor per parameter tensor (torch/optim/adamw.py)",
+)
+SGD_MOMENTUM = OptimizerBytes(
+    "sgd", states=4, per_tensor=0,
+    source="SGD with momentum: one fp32 momentum buffer (PARALLELISM.md: K = 8 with the fp32 master)",
+)
+ADAM_8BIT = OptimizerBytes(
+    "adam8bit", states=2, per_tensor=0,
+    source="bitsandbytes 8-bit Adam: both states in 8 bits (Dettmers et al. 2022, '8-bit Optimizers via Block-wise "
+    "Quantization'); PARALLELISM.md: K ≈ 2 + 4 for the fp32 master. Block-wise scale constants not counted",
+)
+OPTIMIZERS = {o.key: o for o in (ADAMW, SGD_MOMENTUM, ADAM_8BIT)}
+OPTIMIZER_ALIASES = {"adam": "adamw", "adamw": "adamw", "sgd": "sgd", "adam8bit": "adam8bit", "adamw8bit": "adam8bit", "8bit-adam": "adam8bit"}
+
+# Bytes per element of each precision.
+DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+
+# LoRA adapters: PEFT casts 16-bit adapter weights to fp32 by default (LoraConfig / get_peft_model
+# autocast_adapter_dtype=True), so each trainable parameter has fp32 weight 4 + fp32 grad 4 + Adam 8 = 16.
+LORA_ADAPTER_BYTES = StateBytes(
+    "lora", weights=4, grads=4, master=0,
+    source="PEFT: adapter weights autocast to fp32 (autocast_adapter_dtype=True); fp32 grads; optimizer states as chosen",
+)
+LORA_DEFAULT_RANK = 16  # QLoRA paper's LLaMA runs use r = 64; 16 is the PEFT examples' common value: stated as a default
+# QLoRA: NF4 base weights, 4 bits per parameter plus double-quantized block constants of 0.127 bits per
+# parameter (Dettmers et al. 2023, "QLoRA", section 3: double quantization cuts constants from 0.5 to 0.127 bits).
+QLORA_BITS_PER_PARAM = 4 + 0.127
+
+# -- activations ----------------------------------------------------------------------------------------
+
+# Korthikanti et al. 2022, section 4: per layer, 16-bit activations, bytes = s·b·h·(34 + 5·a·s/h); the
+# 5·a·s/h term is the attention score matrices, which fused attention (FlashAttention, PyTorch SDPA) never
+# stores. The advisor assumes fused attention unless told otherwise.
+KORTHIKANTI_BASE = 34
+KORTHIKANTI_ATTENTION = 5
+KORTHIKANTI_TP_REPLICATED = 10  # the part of the 34 that tensor parallelism alone does not split
+KORTHIKANTI_TP_SPLIT = 24
+FULL_RECOMPUTE_PER_LAYER = 2  # full recomputation keeps the layer input: 2·s·b·h bytes
+LOGITS_BYTES = 4  # fp32 logits for the loss: s·b·V·4 (PARALLELISM.md)
+
+# -- overheads ------------------------------------------------------------------------------------------
+
+# CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers per GPU, and the caching allocator's fragmentation.
+# Stated assumptions, not measurements: the CUDA context of a torch process takes roughly 0.3-0.6 GiB on
+# recent GPUs (more with lazy module loading off), NCCL reserves its channel buffers (NCCL_BUFFSIZE 4 MiB
+# per channel and peer); we allow 1.5 GiB in all, plus 10% of everything else for fragmentation.
+CUDA_CONTEXT_BYTES = int(1.5 * GiB)
+FRAGMENTATION_FRACTION = 0.10
+# A candidate "fits with margin" when at least this fraction of the GPU's memory is left after all of the
+# above: the advisor prefers those.
+MARGIN_FRACTION = 0.05
+
+# FSDP keeps the unit it computes with and the next one it prefetches (backward_prefetch=BACKWARD_PRE
+# "increases memory usage by up to one extra unit", torch.distributed.fsdp docs), plus the unsharded
+# gradient of the unit before its reduce-scatter.
+GATHERED_UNITS_IN_FLIGHT = 2
+
+# -- compute --------------------------------------------------------------------------------------------
+
+# Model FLOPs utilisation assumed: PARALLELISM.md default 0.4; Megatron-LM measured 0.44-0.52 on A100
+# (Narayanan et al. 2021).
+DEFAULT_MFU = 0.40
+FLOPS_PER_PARAM_TOKEN = 6  # Kaplan et al. 2020: forward 2, backward 4
+FLOPS_PER_PARAM_TOKEN_RECOMPUTE = 8  # plus one more forward with full activation recomputation
+FLOPS_PER_PARAM_TOKEN_FROZEN = 4  # LoRA/QLoRA: forward 2 + input gradients 2; frozen weights get no weight gradient
+
+# -- communication --------------------------------------------------------------------------------------
+
+# What an NCCL all-reduce's busbw reaches as a fraction of the raw per-direction link bandwidth, when the
+# rig has no measurement. PCIe: 24.54 GB/s busbw measured on 6x RTX 4090 with P2P over PCIe 4.0 x16 (31.5 GB/s)
+# = 0.78 (shared/samples/nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt). NVLink: an assumption
+# of 0.80 (NCCL rings over NVSwitch reach most of the per-direction link rate); measure with gpuadvisor bench.
+PCIE_BUSBW_EFFICIENCY = 24.54 / 31.5
+NVLINK_BUSBW_EFFICIENCY = 0.80
+# Without peer-to-peer (nvidia-smi topo -p2p NS/CNS/...), NCCL stages every transfer through host memory
+# (SHM transport): each byte crosses the root complex twice. Assumed to halve busbw; measure to confirm.
+NO_P2P_FACTOR = 0.5
+# Bandwidth across nodes when the user does not give it: 25 GB/s busbw per GPU (one 200 Gb/s InfiniBand HDR
+# or Ethernet port per GPU). An assumption the output states; pass --inter-node-gbps with your measurement.
+DEFAULT_INTER_NODE_GBPS = 25.0
+# PyTorch DDP buckets gradients (bucket_cap_mb=25 by default) and overlaps each bucket's all-reduce with the
+# rest of the backward pass; the last bucket cannot be hidden.
+DDP_BUCKET_BYTES = 25 * 2**20
+# Host RAM a CPU-offload plan may use, as a fraction of the rig's total: the rest for the OS, the data
+# loader's workers and the page cache (an allowance). DeepSpeed's estimators already pad the offloaded states
+# by 1.5 ("additional_buffer_factor", their default) for pinned staging buffers.
+HOST_RAM_USABLE_FRACTION = 0.9
+OFFLOAD_HOST_BUFFER_FACTOR = 1.5
+# DeepSpeed CPU-Adam is memory-bound: it reads and writes fp32 master, momentum and variance (12 B each way)
+# and reads the fp32 gradient and writes the 16-bit weight: ~30 bytes per parameter per step. Host memory
+# bandwidth assumed 100 GB/s (a few DDR4/DDR5 channels): an assumption, stated in the output.
+CPU_ADAM_BYTES_PER_PARAM = 30
+HOST_MEMORY_GBPS = 100.0
+
+# Data-parallel scaling efficiency practitioners accept (PARALLELISM.md): ≥ 0.9 on 2 GPUs, ≥ 0.85 on 4,
+# ≥ 0.8 on 8 and beyond.
+TARGET_EFFICIENCY = {1: 1.0, 2: 0.90, 4: 0.85, 8: 0.80}
+# A simpler strategy is preferred when its efficiency is within this much of the best candidate's.
+EFFICIENCY_TOLERANCE = 0.05
+
+
+def target_efficiency(gpus: int) -> float:
+    best = 1.0
+    for n, eff in sorted(TARGET_EFFICIENCY.items()):
+        if gpus >= n:
+            best = eff
+    return best
+
+
+# -- inference (vLLM) -----------------------------------------------------------------------------------
+
+# vLLM's --gpu-memory-utilization default: the fraction of each GPU's memory vLLM may take.
+VLLM_GPU_MEMORY_UTILIZATION = 0.90
+# Tokens of one forward pass vLLM profiles for its activation peak (max_num_batched_tokens with chunked
+# prefill; vLLM's default for online serving is 2048 in V0, 8192 in V1 on large GPUs: we take 8192).
+VLLM_PROFILE_TOKENS = 8192
+VLLM_PROFILE_SEQS = 256  # vLLM's default --max-num-seqs: sequences whose last-position logits the profile run holds
+# CUDA graphs and the non-torch memory vLLM reserves beside the weights and the KV cache: an allowance.
+VLLM_RUNTIME_BYTES = int(1.0 * GiB)
+VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block size

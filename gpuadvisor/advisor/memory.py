@@ -1,0 +1,183 @@
+"""Memory per GPU of one training layout: model states, activations, the gathered unit, overhead."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import formulas as F
+from gpuadvisor.advisor.workload import Workload
+
+
+@dataclass
+class Layout:
+    """How the model is split: data-parallel sharding, tensor and pipeline parallel sizes, offload."""
+
+    key: str
+    name: str
+    framework: str
+    rank: int  # complexity: lower is simpler
+    dp: int
+    tp: int = 1
+    pp: int = 1
+    zero_stage: int = 0  # 0 DDP, 1, 2, 3
+    hybrid: bool = False  # HSDP: shard within a node, replicate across nodes
+    shard_group: int = 1  # GPUs a ZeRO stage shards over
+    offload: str = "none"  # none | optimizer | optimizer+params
+    dp_spans_nodes: bool = False
+    pp_across_nodes: bool = False
+
+
+@dataclass
+class MemoryBreakdown:
+    params_bytes: float
+    grads_bytes: float
+    optimizer_bytes: float
+    activations_bytes: float
+    gathered_bytes: float
+    overhead_bytes: float
+    host_bytes: float  # per node, CPU offload only
+
+    @property
+    def total_bytes(self) -> float:
+        return (self.params_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes
+                + self.gathered_bytes + self.overhead_bytes)
+
+    def to_dict(self) -> dict[str, float]:
+        d = {k: round(v) for k, v in asdict(self).items()}
+        d["total_bytes"] = round(self.total_bytes)
+        return d
+
+
+@dataclass(frozen=True)
+class StateSplit:
+    """Bytes per parameter of each state for this workload: frozen base + trainable part."""
+
+    frozen_weight_bytes: float  # per frozen parameter (LoRA base), 0 for full training
+    weights: float
+    grads: float
+    optimizer: float  # master + optimizer states
+    per_tensor: float  # optimizer bytes per trainable parameter tensor (torch's step counter)
+
+
+def state_split(w: Workload) -> StateSplit:
+    """Bytes per parameter of weights, gradients and optimizer states, from the named constants."""
+    opt = w.optimizer_bytes()
+    if w.finetune == "full":
+        conv = w.state_convention()
+        return StateSplit(0.0, conv.weights, conv.grads, conv.master + opt.states, opt.per_tensor)
+    if w.finetune == "qlora":
+        frozen = C.QLORA_BITS_PER_PARAM / 8
+    else:
+        frozen = float(C.DTYPE_BYTES["fp16" if w.precision == "fp8" else w.precision])
+    a = C.LORA_ADAPTER_BYTES
+    return StateSplit(frozen, a.weights, a.grads, a.master + opt.states, opt.per_tensor)
+
+
+def model_states(w: Workload, lay: Layout) -> tuple[float, float, float]:
+    """(params, grads, optimizer) bytes per GPU, before offload.
+
+    Full training: the ZeRO paper's per-component sharding (stage 1 optimizer, 2 + gradients, 3 + weights),
+    after dividing by tensor × pipeline parallel size (PARALLELISM.md "Model states per GPU").
+    LoRA/QLoRA: the frozen base weights (16-bit, or NF4 for QLoRA: embeddings and norms stay 16-bit) plus
+    the adapters' weights, gradients and optimizer states.
+    """
+    sp = state_split(w)
+    mp = lay.tp * lay.pp
+    n = lay.shard_group if lay.zero_stage else 1
+    tensors = w.arch.param_tensors()
+    if w.finetune == "full":
+        psi = w.params / mp
+        weights = sp.weights * psi
+        grads = sp.grads * psi
+        optim = sp.optimizer * psi + sp.per_tensor * tensors / mp
+    else:
+        trainable = w.trainable_params() / mp
+        if w.finetune == "qlora":
+            linear = w.arch.layers * w.arch.layer_linear_params()
+            other = w.params - linear
+            base = (linear * sp.frozen_weight_bytes + other * C.DTYPE_BYTES["bf16"]) / mp
+        else:
+            base = w.params * sp.frozen_weight_bytes / mp
+        weights = base + sp.weights * trainable
+        grads = sp.grads * trainable
+        adapter_tensors = w.arch.layers * len(w.arch.linear_shapes()) * 2
+        optim = sp.optimizer * trainable + sp.per_tensor * adapter_tensors / mp
+    if lay.zero_stage >= 1:
+        optim /= n
+    if lay.zero_stage >= 2:
+        grads /= n
+    if lay.zero_stage >= 3:
+        weights /= n
+    return weights, grads, optim
+
+
+def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int) -> float:
+    """Activation bytes on the busiest GPU (Korthikanti et al. 2022): per-layer bytes × layers held, + logits.
+
+    Tensor parallel layouts use sequence parallelism (Megatron-LM --sequence-parallel). With a 1F1B pipeline
+    the first stage holds p micro-batches of its L/p layers, i.e. L layers' worth (fewer when the step has
+    fewer micro-batches than stages); the last stage holds one micro-batch and the logits. Full
+    recomputation keeps each layer's input and rebuilds one layer's activations at a time.
+    """
+    a = w.arch
+    s, b, t, p = w.seq, w.micro_batch, lay.tp, lay.pp
+    full_layer = F.activation_bytes_per_layer(s, b, a.hidden, a.heads, t, sequence_parallel=t > 1, fused_attention=w.fused_attention)
+    stored = F.activation_bytes_per_layer(s, b, a.hidden, a.heads, recompute="full") / t if recompute else full_layer
+    layers_per_stage = math.ceil(a.layers / p)
+    in_flight = min(p, accumulation) if p > 1 else 1
+    first = layers_per_stage * in_flight * stored + (full_layer if recompute else 0)
+    logits = F.logits_bytes(s, b, a.vocab, t)
+    last = layers_per_stage * stored + (full_layer if recompute else 0) + logits
+    return max(first, last) if p > 1 else first + logits
+
+
+def gathered_unit(w: Workload, lay: Layout) -> float:
+    """ZeRO-3/FSDP: bytes of the largest unit gathered unsharded while it computes.
+
+    Each transformer layer is its own FSDP unit, and so are the embedding and the untied output head (the
+    usual wrapping; FSDP's root unit would otherwise hold both). GATHERED_UNITS_IN_FLIGHT units of 16-bit
+    weights (the current and the prefetched one) plus the unit's unsharded gradient before its
+    reduce-scatter (PARALLELISM.md; torch FSDP docs, backward_prefetch).
+    """
+    if lay.zero_stage < 3:
+        return 0.0
+    sp = state_split(w)
+    unit = max(w.arch.layer_params(), w.arch.embedding_params(), w.arch.head_params())
+    if w.finetune == "full":
+        return unit * (C.GATHERED_UNITS_IN_FLIGHT * sp.weights + sp.grads)
+    return unit * C.GATHERED_UNITS_IN_FLIGHT * max(sp.frozen_weight_bytes, C.DTYPE_BYTES["bf16"] if w.finetune == "qlora" else 0)
+
+
+def offload_host_bytes(w: Workload, lay: Layout, gpus_per_node: int, nodes: int) -> float:
+    """Host RAM per node a DeepSpeed CPU-offload plan needs.
+
+    Source: DeepSpeed's estimators (deepspeed/runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs:
+    cpu = Ψ·max(4·GPUs, 16)·1.5 with offload, taken per node as Ψ·max(4·GPUs per node, 16/nodes)·1.5;
+    stage3.py estimate_zero3_model_states_mem_needs with zero_init: cpu = 18·Ψ/nodes·1.5 with parameters
+    offloaded, 16·Ψ/nodes·1.5 with the optimizer only), for the trainable parameters.
+    """
+    psi = w.trainable_params() if w.finetune != "full" else w.params
+    if lay.offload == "none":
+        return 0.0
+    if lay.zero_stage <= 2:
+        return psi * max(4 * gpus_per_node, 16 / nodes) * C.OFFLOAD_HOST_BUFFER_FACTOR
+    per = 18 if lay.offload == "optimizer+params" else 16
+    return psi * per / nodes * C.OFFLOAD_HOST_BUFFER_FACTOR
+
+
+def breakdown(w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus_per_node: int, nodes: int) -> MemoryBreakdown:
+    params, grads, optim = model_states(w, lay)
+    if lay.offload != "none":
+        # ZeRO-Offload keeps the 16-bit weights on the GPU and moves fp32 master, optimizer states and fp32
+        # gradients to the host (DeepSpeed ZeRO-2 estimator: gpu = 2·Ψ); ZeRO-Infinity also moves the weights
+        # (ZeRO-3 estimator: gpu = the largest layer, 4 bytes per its parameter).
+        optim = 0.0
+        grads = 0.0
+        if lay.offload == "optimizer+params":
+            params = 0.0
+    acts = activations(w, lay, recompute, accumulation)
+    gathered = gathered_unit(w, lay)
+    overhead = C.CUDA_CONTEXT_BYTES + C.FRAGMENTATION_FRACTION * (params + grads + optim + acts + gathered)
+    host = offload_host_bytes(w, lay, gpus_per_node, nodes)
+    return MemoryBreakdown(params, grads, optim, acts, gathered, overhead, host)

@@ -1,0 +1,300 @@
+"""What the advisor needs to know about a rig, from a scan (facts) or from the catalog (a planned rig).
+
+GPU memory, the datasheet peak, the NVLink domain (GPUs whose every pair is joined by NVLink, from the
+topology matrix's NV# codes), and the all-reduce bus bandwidth: measured when the scan has an all_reduce
+measurement, expected from the link facts (gpuadvisor.links) otherwise; each figure says which.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from gpuadvisor import catalog, links
+from gpuadvisor.advisor import constants as C
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Gpu, Measurement, Rig
+
+P2P_OK = {"OK", "X"}
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    gbps: float
+    source: str
+    measured: bool = False
+
+
+@dataclass
+class RigView:
+    label: str
+    gpu_name: str
+    spec: catalog.GpuSpec | None
+    gpus_per_node: int
+    nodes: int
+    memory_bytes: int  # per GPU (the smallest, if they differ)
+    memory_source: str
+    host_memory_bytes: int | None  # per node
+    nv_matrix: list[list[int]]  # NVLink links between GPU i and j (0: none)
+    nvlink_pair_gbps: float | None  # per direction, one NV link bundle between a pair (smallest)
+    nvlink_source: str
+    pcie_gbps: float | None  # per direction, slowest GPU's PCIe path (max generation, current width)
+    pcie_source: str
+    p2p_ok: bool
+    measured_all_reduce: Measurement | None
+    inter_node: Bandwidth
+    hypothetical: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    # -- sizes ----------------------------------------------------------------------------------------
+    @property
+    def total_gpus(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+    def nvlink_groups_of(self, t: int) -> bool:
+        """Whether the node's GPUs split into groups of t whose every pair is joined by NVLink."""
+        n = self.gpus_per_node
+        if t == 1:
+            return True
+        if n % t:
+            return False
+        return _partition_cliques(list(range(n)), t, self.nv_matrix)
+
+    def nvlink_domain(self) -> int:
+        """The largest power-of-two group size the node splits into all-NVLink groups of (1: no NVLink)."""
+        best = 1
+        t = 2
+        while t <= self.gpus_per_node:
+            if self.nvlink_groups_of(t):
+                best = t
+            t *= 2
+        return best
+
+    def all_nvlink(self) -> bool:
+        n = self.gpus_per_node
+        return n > 1 and all(self.nv_matrix[i][j] > 0 for i in range(n) for j in range(n) if i != j)
+
+    def nvlink_ring(self) -> bool:
+        """NCCL can ring all the node's GPUs over NVLink: every pair joined, or a connected NVLink graph in
+        which every GPU has at least two NVLink neighbours (a hybrid cube mesh)."""
+        n = self.gpus_per_node
+        if n < 2:
+            return False
+        if self.all_nvlink():
+            return True
+        if n == 2:
+            return self.nv_matrix[0][1] > 0
+        degree_ok = all(sum(1 for j in range(n) if j != i and self.nv_matrix[i][j] > 0) >= 2 for i in range(n))
+        return degree_ok and _connected(n, self.nv_matrix)
+
+    # -- compute --------------------------------------------------------------------------------------
+    def peak_tflops(self, precision: str) -> tuple[float | None, str]:
+        """Dense datasheet peak for the precision, and where it comes from (None when unknown)."""
+        if self.spec is None:
+            return None, f"{self.gpu_name} is not in the GPU catalog: no datasheet peak, so no time predictions"
+        value = self.spec.peak_tflops(precision)
+        if value is not None:
+            return value, f"{self.spec.name} datasheet dense {precision.upper()} peak {value:g} TFLOP/s ({self.spec.source})"
+        fallback = self.spec.peak_tflops("fp32")
+        return fallback, (f"{self.spec.name} has no {precision.upper()} tensor-core figure in its datasheet: compute timed "
+                          f"at its FP32 peak {fallback:g} TFLOP/s")
+
+    # -- bandwidth ------------------------------------------------------------------------------------
+    def intra_busbw(self, n: int, nvlink: bool) -> Bandwidth:
+        """All-reduce busbw for a group of n GPUs inside one node: measured, or expected from the links."""
+        m = self.measured_all_reduce
+        if m is not None and m.value_gbps:
+            ws = m.world_size or len(m.gpus) or self.gpus_per_node
+            note = "" if ws == n else f" (measured over {ws} GPUs, used for groups of {n})"
+            return Bandwidth(m.value_gbps, f"measured all_reduce busbw {m.value_gbps:.1f} GB/s ({m.backend or 'nccl'}){note}", True)
+        if nvlink and self.nvlink_pair_gbps:
+            bw = self.nvlink_pair_gbps * C.NVLINK_BUSBW_EFFICIENCY
+            return Bandwidth(bw, f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY} NCCL efficiency (assumed) = {bw:.0f} GB/s busbw")
+        if self.pcie_gbps:
+            bw = self.pcie_gbps * C.PCIE_BUSBW_EFFICIENCY * (1 if self.p2p_ok else C.NO_P2P_FACTOR)
+            p2p = "" if self.p2p_ok else f" × {C.NO_P2P_FACTOR} (no peer-to-peer: staged through host memory, assumed)"
+            return Bandwidth(bw, f"expected: {self.pcie_source} × {C.PCIE_BUSBW_EFFICIENCY:.2f} (nccl-tests busbw/link on 6x RTX 4090 PCIe 4.0){p2p} = {bw:.1f} GB/s busbw")
+        return Bandwidth(1.0, "unknown: no link facts and no measurement; 1 GB/s assumed")
+
+    def dp_busbw(self, dp_per_node: int, spans_nodes: bool) -> Bandwidth:
+        """Busbw of the data-parallel group: inside the node (NVLink ring if it exists), capped by the
+        inter-node figure when the group spans nodes."""
+        intra = self.intra_busbw(dp_per_node, nvlink=self.nvlink_ring() and dp_per_node > 1)
+        if not spans_nodes:
+            return intra
+        if dp_per_node <= 1 or self.inter_node.gbps < intra.gbps:
+            return self.inter_node
+        return intra
+
+
+def _connected(n: int, nv: list[list[int]]) -> bool:
+    seen = {0}
+    stack = [0]
+    while stack:
+        i = stack.pop()
+        for j in range(n):
+            if j not in seen and nv[i][j] > 0:
+                seen.add(j)
+                stack.append(j)
+    return len(seen) == n
+
+
+def _partition_cliques(remaining: list[int], t: int, nv: list[list[int]]) -> bool:
+    if not remaining:
+        return True
+    first, rest = remaining[0], remaining[1:]
+    for others in itertools.combinations(rest, t - 1):
+        group = (first, *others)
+        if all(nv[a][b] > 0 for a, b in itertools.combinations(group, 2)):
+            left = [g for g in rest if g not in others]
+            if _partition_cliques(left, t, nv):
+                return True
+    return False
+
+
+NV_RE = re.compile(r"^NV(\d+)$")
+
+
+def _nv_matrix(rig: Rig) -> list[list[int]]:
+    n = len(rig.gpus)
+    mat = rig.topology.matrix
+    out = [[0] * n for _ in range(n)]
+    if mat and len(mat) == n:
+        for i in range(n):
+            for j in range(n):
+                m = NV_RE.match(str(mat[i][j]) if j < len(mat[i]) else "")
+                if m and i != j:
+                    out[i][j] = int(m.group(1))
+    return out
+
+
+def _nvlink_version(gpus: list[Gpu], spec: catalog.GpuSpec | None) -> int | None:
+    for g in gpus:
+        for link in g.nvlinks:
+            if link.active and link.version:
+                return link.version
+    return spec.nvlink_version if spec else None
+
+
+def _pcie(gpus: list[Gpu], spec: catalog.GpuSpec | None) -> tuple[float | None, str]:
+    """Slowest GPU's PCIe path per direction: maximum generation (idle GPUs drop their generation to save
+    power) and current width (a card trained at x8 stays at x8 under load)."""
+    worst: tuple[float, str] | None = None
+    for g in gpus:
+        cur = links.path_limit(g)
+        mx = links.path_limit(g, at_max=True)
+        if cur is None and mx is None:
+            continue
+        gen = (mx or cur).gen  # type: ignore[union-attr]
+        width = min(x.width for x in (cur, mx) if x is not None)
+        bw = links.pcie_gbps(gen, width)
+        if bw is None:
+            continue
+        where = (cur if cur and cur.width == width else mx).where  # type: ignore[union-attr]
+        desc = f"PCIe Gen{gen} x{width} ({g.label}, {where}) = {bw:.1f} GB/s per direction"
+        if worst is None or bw < worst[0]:
+            worst = (bw, desc)
+    if worst:
+        return worst
+    if spec and spec.pcie_gen:
+        bw = links.pcie_gbps(spec.pcie_gen, 16)
+        return bw, f"PCIe Gen{spec.pcie_gen} x16 from the catalog (no PCIe facts in the scan) = {bw:.1f} GB/s per direction"
+    return None, "no PCIe facts"
+
+
+def _measured_all_reduce(rig: Rig) -> Measurement | None:
+    best: Measurement | None = None
+    for m in rig.measurements:
+        if m.kind != "all_reduce" or m.status not in ("ok", "partial") or not m.value_gbps:
+            continue
+        if m.backend == "gloo":
+            continue  # a CPU run says nothing about the GPUs' links
+        if best is None or (m.world_size or 0) > (best.world_size or 0):
+            best = m
+    return best
+
+
+def inter_node_bandwidth(gbps: float | None) -> Bandwidth:
+    if gbps:
+        return Bandwidth(gbps, f"given: {gbps:g} GB/s all-reduce busbw across nodes (--inter-node-gbps)")
+    return Bandwidth(C.DEFAULT_INTER_NODE_GBPS, f"assumed: {C.DEFAULT_INTER_NODE_GBPS:g} GB/s busbw across nodes (one 200 Gb/s port per GPU); pass --inter-node-gbps")
+
+
+def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) -> RigView:
+    """The advisor's view of a scanned (or simulated, or imported) rig; ``nodes`` copies of it."""
+    gpus = [g for g in rig.gpus if g.memory_total_bytes or g.name]
+    if not gpus:
+        raise InputError("the rig has no GPUs to advise on (this machine shows none): try --simulate dgx-h100, or --from a saved scan")
+    names = sorted({g.name or "unknown GPU" for g in gpus})
+    notes: list[str] = []
+    if len(names) > 1:
+        notes.append(f"mixed GPUs ({', '.join(names)}): a data-parallel group runs at the slowest card's pace; sized for the smallest")
+    specs = [catalog.find_gpu(g.name) for g in gpus]
+    known = [s for s in specs if s is not None]
+    spec = min(known, key=lambda s: s.tflops.get("bf16") or s.tflops.get("fp32") or 0) if known else None
+    mems = [g.memory_total_bytes for g in gpus if g.memory_total_bytes]
+    if mems:
+        memory = min(mems)
+        memory_source = "NVML memory total of the scanned GPUs" + (" (the smallest)" if len(set(mems)) > 1 else "")
+    elif spec:
+        memory = spec.memory_bytes
+        memory_source = f"catalog: {spec.memory_source}"
+        notes.append("GPU memory not in the scan: the catalog's figure is used")
+    else:
+        raise InputError(f"the scan has no memory size for its GPUs ({', '.join(names)}) and they are not in the catalog: cannot size anything")
+    nv = _nv_matrix(rig)
+    version = _nvlink_version(gpus, spec)
+    pair_links = [nv[i][j] for i in range(len(nv)) for j in range(len(nv)) if i != j and nv[i][j] > 0]
+    nvlink_pair = None
+    nvlink_source = "no NVLink between the GPUs (topology matrix shows no NV#)"
+    if pair_links:
+        fewest = min(pair_links)
+        raw = links.nvlink_gbps(version, fewest)
+        if raw is not None:
+            nvlink_pair = raw
+            nvlink_source = f"NV{fewest} × {links.NVLINK_LINK_GBPS[version]:g} GB/s (NVLink {version}) = {raw:g} GB/s per direction"
+            if spec and spec.nvlink_gbps_per_direction and spec.nvlink_gbps_per_direction < raw:
+                nvlink_pair = spec.nvlink_gbps_per_direction
+                nvlink_source = (f"NV{fewest}, capped at the {spec.name}'s datasheet {spec.nvlink_gbps_per_direction:g} GB/s per direction "
+                                 f"(links.py's NVLink {version} rate would give {raw:g})")
+        else:
+            nvlink_source = f"NV{fewest} links of unknown NVLink version"
+    pcie_bw, pcie_src = _pcie(gpus, spec)
+    p2p = rig.topology.p2p_read
+    p2p_ok = True
+    if p2p:
+        p2p_ok = all(str(c) in P2P_OK for i, row in enumerate(p2p) for j, c in enumerate(row) if i != j and nv[i][j] == 0) if nv else True
+    host_mem = rig.host.memory_total_bytes
+    label = f"{len(gpus)}x {names[0] if len(names) == 1 else 'mixed GPUs'}"
+    if rig.source.preset:
+        label += f" ({rig.source.preset}, {rig.source.kind})"
+    if nodes > 1:
+        label = f"{nodes} nodes of {label}"
+    return RigView(
+        label=label, gpu_name=names[0], spec=spec, gpus_per_node=len(gpus), nodes=nodes, memory_bytes=memory,
+        memory_source=memory_source, host_memory_bytes=host_mem, nv_matrix=nv, nvlink_pair_gbps=nvlink_pair,
+        nvlink_source=nvlink_source, pcie_gbps=pcie_bw, pcie_source=pcie_src, p2p_ok=p2p_ok,
+        measured_all_reduce=_measured_all_reduce(rig), inter_node=inter_node_bandwidth(inter_node_gbps), notes=notes,
+    )
+
+
+def hypothetical(spec: catalog.GpuSpec, gpus_per_node: int, nodes: int = 1, inter_node_gbps: float | None = None) -> RigView:
+    """A planned rig of catalog GPUs: NVLink joins groups of the product's usual domain size."""
+    n = gpus_per_node
+    domain = min(spec.nvlink_domain, n)
+    nv = [[0] * n for _ in range(n)]
+    if domain > 1 and spec.nvlink_links:
+        for i in range(n):
+            for j in range(n):
+                if i != j and i // domain == j // domain:
+                    nv[i][j] = spec.nvlink_links
+    pcie = links.pcie_gbps(spec.pcie_gen, 16) if spec.pcie_gen else None
+    label = f"{n}x {spec.name}" + (f" × {nodes} nodes" if nodes > 1 else "")
+    return RigView(
+        label=label, gpu_name=spec.name, spec=spec, gpus_per_node=n, nodes=nodes, memory_bytes=spec.memory_bytes,
+        memory_source=f"catalog: {spec.memory_source}", host_memory_bytes=None, nv_matrix=nv,
+        nvlink_pair_gbps=spec.nvlink_gbps_per_direction if domain > 1 else None,
+        nvlink_source=f"{spec.name} datasheet NVLink {spec.nvlink_gbps_per_direction:g} GB/s per direction" if domain > 1 else "no NVLink",
+        pcie_gbps=pcie, pcie_source=f"PCIe Gen{spec.pcie_gen} x16 (catalog)" if pcie else "unknown",
+        p2p_ok=True, measured_all_reduce=None, inter_node=inter_node_bandwidth(inter_node_gbps), hypothetical=True,
+    )

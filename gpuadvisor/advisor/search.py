@@ -1,0 +1,53 @@
+"""When nothing fits: the smallest rig from the catalog that would."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from gpuadvisor import catalog
+from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor.inference import pick_serving, serving_options
+from gpuadvisor.advisor.rigview import hypothetical
+from gpuadvisor.advisor.strategies import candidates, pick
+from gpuadvisor.advisor.workload import Workload
+
+# Rig shapes tried, smallest first: one node of 1, 2, 4 or 8 GPUs, then 8-GPU nodes.
+SHAPES: tuple[tuple[int, int], ...] = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (8, 4), (8, 8), (8, 16), (8, 32), (8, 64))
+
+
+def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> dict[str, Any] | None:
+    view = hypothetical(spec, per_node, nodes, w.inter_node_gbps)
+    w2 = replace(w, nodes=nodes)
+    if w.task == "inference":
+        opts, _ = serving_options(view, w2)
+        best = pick_serving(opts)
+        return {"strategy": best.name} if best else None
+    cands, _ = candidates(view, w2)
+    best = pick(cands, view.total_gpus)
+    if best is None or not best.with_margin:
+        return None
+    return {"strategy": best.name, "memory_per_gpu_bytes": round(best.memory.total_bytes)}
+
+
+def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any] | None:
+    """The fewest catalog GPUs (then the least memory) on which some candidate fits with margin, without CPU
+    offload; and the fewest of the rig's own GPU type. Planned rigs: NVLink as the product usually has it,
+    inter-node bandwidth as given or assumed."""
+    found: list[dict[str, Any]] = []
+    for spec in catalog.gpus():
+        for per_node, nodes in SHAPES:
+            if w.precision == "fp8" and spec.peak_tflops("fp8") is None:
+                break
+            hit = _fits(spec, per_node, nodes, w)
+            if hit:
+                found.append({
+                    "gpu": spec.name, "gpu_id": spec.id, "gpus_per_node": per_node, "nodes": nodes, "gpus": per_node * nodes,
+                    "memory_per_gpu_gib": round(spec.memory_bytes / C.GiB, 1), **hit,
+                    "description": f"{per_node * nodes}x {spec.name}" + (f" ({nodes} nodes of {per_node})" if nodes > 1 else ""),
+                })
+                break
+    if not found:
+        return None
+    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["memory_per_gpu_gib"]))
+    same = next((f for f in found if current is not None and f["gpu_id"] == current.id), None)
+    return {"smallest": overall, "same_gpu": same, "all": sorted(found, key=lambda f: (f["gpus"], f["memory_per_gpu_gib"]))}

@@ -1,0 +1,217 @@
+"""Ready launch snippets for a chosen layout: the torchrun line, FSDP settings, DeepSpeed JSON, accelerate YAML."""
+from __future__ import annotations
+
+from typing import Any
+
+from gpuadvisor.advisor.memory import Layout
+from gpuadvisor.advisor.workload import Workload
+
+DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
+LAYER_CLASSES = {
+    "llama": "LlamaDecoderLayer", "mistral": "MistralDecoderLayer", "qwen": "Qwen2DecoderLayer",
+    "gemma-2": "Gemma2DecoderLayer", "gemma": "GemmaDecoderLayer", "gpt2": "GPT2Block",
+}
+FSDP_STRATEGY = {2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
+
+
+def layer_class(w: Workload) -> str:
+    name = (w.model_label or w.arch.name).lower()
+    for prefix, cls in LAYER_CLASSES.items():
+        if name.startswith(prefix):
+            return cls
+    return "<YourDecoderLayer>"
+
+
+def torchrun_line(gpus_per_node: int, nodes: int, script: str = "train.py", args: str = "") -> str:
+    """torchrun with --nnodes and --nproc_per_node (torch.distributed.run); c10d rendezvous across nodes."""
+    tail = f" {args}" if args else ""
+    if nodes == 1:
+        return f"torchrun --standalone --nnodes=1 --nproc_per_node={gpus_per_node} {script}{tail}"
+    return (f"torchrun --nnodes={nodes} --nproc_per_node={gpus_per_node} --rdzv_id=job --rdzv_backend=c10d "
+            f"--rdzv_endpoint=$MASTER_ADDR:29500 {script}{tail}")
+
+
+def deepspeed_config(w: Workload, lay: Layout, accumulation: int, global_batch: int, recompute: bool) -> dict[str, Any]:
+    """A DeepSpeed config (https://www.deepspeed.ai/docs/config-json/): batch sizes that satisfy
+    train_batch_size = micro × accumulation × data-parallel size, precision, and the ZeRO stage."""
+    zero: dict[str, Any] = {
+        "stage": lay.zero_stage,
+        "overlap_comm": True,
+        "contiguous_gradients": True,
+        "reduce_bucket_size": 5e8,
+    }
+    if lay.zero_stage >= 2:
+        zero["allgather_bucket_size"] = 5e8
+    if lay.zero_stage == 3:
+        zero["stage3_prefetch_bucket_size"] = 5e8
+        zero["stage3_param_persistence_threshold"] = 1e6
+    if lay.offload != "none":
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if lay.offload == "optimizer+params":
+        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+    cfg: dict[str, Any] = {
+        "train_batch_size": global_batch,
+        "train_micro_batch_size_per_gpu": w.micro_batch,
+        "gradient_accumulation_steps": accumulation,
+        "gradient_clipping": 1.0,
+        "zero_optimization": zero,
+    }
+    if w.precision in ("bf16", "fp8"):
+        cfg["bf16"] = {"enabled": True}
+    elif w.precision == "fp16":
+        cfg["fp16"] = {"enabled": True, "loss_scale": 0, "initial_scale_power": 16}
+    if recompute:
+        cfg["activation_checkpointing"] = {"partition_activations": False, "contiguous_memory_optimization": False}
+    return cfg
+
+
+def fsdp_settings(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int, nodes: int) -> dict[str, Any]:
+    dt = DTYPE_NAMES[w.precision]
+    s: dict[str, Any] = {
+        "sharding_strategy": "HYBRID_SHARD" if lay.hybrid else FSDP_STRATEGY[lay.zero_stage],
+        "mixed_precision": {"param_dtype": dt, "reduce_dtype": dt, "buffer_dtype": dt} if w.precision != "fp32" else None,
+        "auto_wrap_policy": f"transformer_auto_wrap_policy(transformer_layer_cls={{{layer_class(w)}}})",
+        "backward_prefetch": "BACKWARD_PRE",
+        "limit_all_gathers": True,
+        "use_orig_params": True,
+        "cpu_offload": False,
+        "activation_checkpointing": recompute,
+    }
+    if lay.hybrid:
+        s["device_mesh"] = [nodes, gpus_per_node]
+    return s
+
+
+def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
+    dt = DTYPE_NAMES[w.precision]
+    mp = (f"    mixed_precision=MixedPrecision(param_dtype=torch.{dt}, reduce_dtype=torch.{dt}, buffer_dtype=torch.{dt}),\n"
+          if settings["mixed_precision"] else "")
+    mesh = ""
+    mesh_arg = ""
+    if "device_mesh" in settings:
+        n, g = settings["device_mesh"]
+        mesh = f"mesh = init_device_mesh('cuda', ({n}, {g}), mesh_dim_names=('replicate', 'shard'))\n"
+        mesh_arg = "    device_mesh=mesh,\n"
+    ckpt = ""
+    if settings["activation_checkpointing"]:
+        ckpt = (f"apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, {layer_class(w)}))\n")
+    return (
+        "import functools, torch\n"
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, MixedPrecision, BackwardPrefetch\n"
+        "from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy\n"
+        + ("from torch.distributed.device_mesh import init_device_mesh\n" if mesh else "")
+        + ("from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing\n" if ckpt else "")
+        + mesh
+        + "model = FSDP(\n"
+        "    model,\n"
+        f"    sharding_strategy=ShardingStrategy.{settings['sharding_strategy']},\n"
+        + mp
+        + f"    auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={{{layer_class(w)}}}),\n"
+        "    backward_prefetch=BackwardPrefetch.BACKWARD_PRE,\n"
+        "    limit_all_gathers=True,\n"
+        "    use_orig_params=True,\n"
+        + mesh_arg
+        + "    device_id=torch.cuda.current_device(),\n"
+        ")\n"
+        + ckpt
+    )
+
+
+def accelerate_yaml(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int, nodes: int) -> str:
+    """An accelerate config file (accelerate launch --config_file this.yaml train.py)."""
+    world = gpus_per_node * nodes
+    mp = {"bf16": "bf16", "fp16": "fp16", "fp32": "no", "fp8": "fp8"}[w.precision]
+    lines = ["compute_environment: LOCAL_MACHINE"]
+    if lay.zero_stage == 0:
+        lines.append("distributed_type: MULTI_GPU")
+    elif lay.zero_stage == 1 or lay.offload != "none":
+        lines += ["distributed_type: DEEPSPEED", "deepspeed_config:", "  deepspeed_config_file: ds_config.json"]
+    else:
+        strategy = "HYBRID_SHARD" if lay.hybrid else FSDP_STRATEGY[lay.zero_stage]
+        lines += [
+            "distributed_type: FSDP",
+            "fsdp_config:",
+            f"  fsdp_sharding_strategy: {strategy}",
+            "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP",
+            f"  fsdp_transformer_layer_cls_to_wrap: {layer_class(w)}",
+            "  fsdp_backward_prefetch: BACKWARD_PRE",
+            "  fsdp_state_dict_type: SHARDED_STATE_DICT",
+            "  fsdp_use_orig_params: true",
+            "  fsdp_offload_params: false",
+            f"  fsdp_activation_checkpointing: {'true' if recompute else 'false'}",
+        ]
+    lines += [f"mixed_precision: {mp}", f"num_machines: {nodes}", f"num_processes: {world}", "machine_rank: 0"]
+    if nodes > 1:
+        lines += ["main_process_ip: $MASTER_ADDR", "main_process_port: 29500"]
+    return "\n".join(lines) + "\n"
+
+
+def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) -> str:
+    a = w.arch
+    args = [
+        f"--tensor-model-parallel-size {lay.tp}", f"--pipeline-model-parallel-size {lay.pp}",
+        f"--num-layers {a.layers}", f"--hidden-size {a.hidden}", f"--num-attention-heads {a.heads}",
+        f"--ffn-hidden-size {a.intermediate}", f"--seq-length {w.seq}", f"--max-position-embeddings {a.max_positions or w.seq}",
+        f"--micro-batch-size {w.micro_batch}", f"--global-batch-size {global_batch}",
+    ]
+    if a.kv_heads != a.heads:
+        args.append(f"--group-query-attention --num-query-groups {a.kv_heads}")
+    if a.mlp == "gated":
+        args.append("--swiglu")
+    if lay.tp > 1:
+        args.append("--sequence-parallel")
+    if lay.zero_stage >= 1:
+        args.append("--use-distributed-optimizer")
+    if w.precision in ("bf16", "fp8"):
+        args.append("--bf16")
+    elif w.precision == "fp16":
+        args.append("--fp16")
+    if w.precision == "fp8":
+        args.append("--fp8-format hybrid")
+    if recompute:
+        args.append("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")
+    return " ".join(args)
+
+
+def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: int, recompute: bool,
+                     gpus_per_node: int, nodes: int) -> dict[str, Any]:
+    """The launch snippet for a layout, as plain data (the renderers print it)."""
+    out: dict[str, Any] = {"nproc_per_node": gpus_per_node, "nnodes": nodes, "deepspeed_config": None, "fsdp": None,
+                           "accelerate_config": None, "code": None}
+    if lay.tp > 1 or lay.pp > 1:
+        out["kind"] = "megatron"
+        out["torchrun"] = torchrun_line(gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute))
+        return out
+    if lay.key == "single":
+        out["kind"] = "single"
+        out["torchrun"] = torchrun_line(1, 1)
+        out["code"] = (f"model.to('cuda'); autocast(dtype=torch.{DTYPE_NAMES[w.precision]})" if w.precision != "fp32" else "model.to('cuda')")
+        if recompute:
+            out["code"] += "\nmodel.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer"
+        return out
+    if lay.zero_stage == 0:
+        out["kind"] = "ddp"
+        out["torchrun"] = torchrun_line(gpus_per_node, nodes)
+        out["code"] = ("from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                       "model = DDP(model.to(local_rank), device_ids=[local_rank], gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
+                       f"# gradient accumulation: {accumulation} micro-batches per step, all but the last under `with model.no_sync():`")
+        out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+        return out
+    ds = deepspeed_config(w, lay, accumulation, global_batch, recompute)
+    if lay.zero_stage == 1 or lay.offload != "none":
+        out["kind"] = "deepspeed"
+        out["deepspeed_config"] = ds
+        out["torchrun"] = torchrun_line(gpus_per_node, nodes, "train.py", "--deepspeed ds_config.json")
+        out["code"] = ("import deepspeed\n"
+                       "engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config='ds_config.json')")
+        out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+        return out
+    out["kind"] = "fsdp"
+    settings = fsdp_settings(w, lay, recompute, gpus_per_node, nodes)
+    out["fsdp"] = settings
+    out["torchrun"] = torchrun_line(gpus_per_node, nodes)
+    out["code"] = fsdp_code(w, settings)
+    out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+    if not lay.hybrid:
+        out["deepspeed_config"] = ds  # the same stage in DeepSpeed, for those who use it
+    return out

@@ -1,0 +1,432 @@
+"""Training candidates: enumerate the layouts a rig allows, predict memory, communication and time, pick one."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import formulas as F
+from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, state_split
+from gpuadvisor.advisor.rigview import Bandwidth, RigView
+from gpuadvisor.advisor.workload import Workload
+
+
+@dataclass
+class Comm:
+    """Communication of one optimizer step on one GPU."""
+
+    dp_bytes: float = 0.0  # data-parallel collectives' buffer sizes, summed
+    dp_seconds: float = 0.0
+    dp_exposed_seconds: float = 0.0  # what the overlap with compute does not hide
+    tp_seconds: float = 0.0
+    pp_seconds: float = 0.0
+    offload_seconds: float = 0.0
+    busbw: Bandwidth | None = None
+    tp_busbw: Bandwidth | None = None
+    detail: list[str] = field(default_factory=list)
+
+    @property
+    def total_seconds(self) -> float:
+        return self.dp_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds
+
+    @property
+    def exposed_seconds(self) -> float:
+        return self.dp_exposed_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds
+
+
+@dataclass
+class Candidate:
+    layout: Layout
+    recompute: bool
+    memory: MemoryBreakdown
+    capacity_bytes: int
+    accumulation: int
+    global_batch: int
+    tokens_per_step: int
+    comm: Comm
+    compute_seconds: float | None
+    bubble_fraction: float
+    step_seconds: float | None
+    step_no_overlap_seconds: float | None
+    ideal_seconds: float | None
+    host_capacity_bytes: float | None
+    status: str = "candidate"  # pick | rejected
+    reason: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.layout.name + (" + act. ckpt" if self.recompute else "")
+
+    @property
+    def fits(self) -> bool:
+        if self.memory.total_bytes > self.capacity_bytes:
+            return False
+        return not (self.layout.offload != "none" and (self.host_capacity_bytes is None or self.memory.host_bytes > self.host_capacity_bytes))
+
+    @property
+    def headroom_fraction(self) -> float:
+        return (self.capacity_bytes - self.memory.total_bytes) / self.capacity_bytes
+
+    @property
+    def with_margin(self) -> bool:
+        return self.fits and self.headroom_fraction >= C.MARGIN_FRACTION
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        return self.tokens_per_step / self.step_seconds if self.step_seconds else None
+
+    @property
+    def efficiency(self) -> float | None:
+        return self.ideal_seconds / self.step_seconds if self.step_seconds and self.ideal_seconds else None
+
+    def misfit(self) -> str:
+        """Why it does not fit, in one phrase (empty when it fits)."""
+        gib = C.GiB
+        if self.memory.total_bytes > self.capacity_bytes:
+            return f"needs {self.memory.total_bytes / gib:.1f} GiB per GPU > {self.capacity_bytes / gib:.1f} GiB"
+        if self.layout.offload != "none":
+            if self.host_capacity_bytes is None:
+                return "host RAM unknown: cannot check the CPU offload"
+            if self.memory.host_bytes > self.host_capacity_bytes:
+                return (f"CPU offload needs {self.memory.host_bytes / gib:.0f} GiB of host RAM per node > "
+                        f"{self.host_capacity_bytes / gib:.0f} GiB usable ({C.HOST_RAM_USABLE_FRACTION:.0%} of the host's)")
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        lay = self.layout
+        return {
+            "name": self.name,
+            "key": lay.key + ("+ckpt" if self.recompute else ""),
+            "framework": lay.framework,
+            "data_parallel": lay.dp,
+            "tensor_parallel": lay.tp,
+            "pipeline_parallel": lay.pp,
+            "zero_stage": lay.zero_stage,
+            "hybrid_shard": lay.hybrid,
+            "cpu_offload": lay.offload,
+            "activation_checkpointing": self.recompute,
+            "memory": self.memory.to_dict(),
+            "capacity_bytes": self.capacity_bytes,
+            "fits": self.fits,
+            "headroom_fraction": round(self.headroom_fraction, 4),
+            "gradient_accumulation": self.accumulation,
+            "global_batch": self.global_batch,
+            "tokens_per_step": self.tokens_per_step,
+            "comm": {
+                "data_parallel_bytes": round(self.comm.dp_bytes),
+                "data_parallel_seconds": _r(self.comm.dp_seconds),
+                "data_parallel_exposed_seconds": _r(self.comm.dp_exposed_seconds),
+                "tensor_parallel_seconds": _r(self.comm.tp_seconds),
+                "pipeline_seconds": _r(self.comm.pp_seconds),
+                "offload_seconds": _r(self.comm.offload_seconds),
+                "total_seconds": _r(self.comm.total_seconds),
+                "busbw_gbps": _r(self.comm.busbw.gbps) if self.comm.busbw else None,
+                "busbw_source": self.comm.busbw.source if self.comm.busbw else None,
+                "busbw_measured": self.comm.busbw.measured if self.comm.busbw else None,
+                "tp_busbw_gbps": _r(self.comm.tp_busbw.gbps) if self.comm.tp_busbw else None,
+                "detail": self.comm.detail,
+            },
+            "compute_seconds": _r(self.compute_seconds),
+            "pipeline_bubble_fraction": round(self.bubble_fraction, 4),
+            "step_seconds": _r(self.step_seconds),
+            "step_seconds_no_overlap": _r(self.step_no_overlap_seconds),
+            "tokens_per_second": _r(self.tokens_per_second),
+            "scaling_efficiency": round(self.efficiency, 4) if self.efficiency is not None else None,
+            "status": self.status,
+            "reason": self.reason,
+        }
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else float(f"{x:.6g}")
+
+
+# -- enumeration -------------------------------------------------------------------------------------------
+
+def _divides_heads(w: Workload, t: int) -> bool:
+    return w.arch.heads % t == 0 and w.arch.kv_heads % t == 0
+
+
+def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, str]]]:
+    """Every layout worth predicting on this rig, and the ones left out with their reason."""
+    n, m = view.gpus_per_node, view.nodes
+    world = n * m
+    out: list[Layout] = []
+    excluded: list[dict[str, str]] = []
+    host_known = view.host_memory_bytes is not None
+    if world == 1:
+        out.append(Layout("single", "single GPU", "PyTorch (no parallelism)", 0, dp=1))
+    else:
+        out += [
+            Layout("ddp", "DDP", "PyTorch DDP", 0, dp=world, dp_spans_nodes=m > 1),
+            Layout("zero1", "ZeRO-1", "DeepSpeed ZeRO stage 1", 1, dp=world, zero_stage=1, shard_group=world, dp_spans_nodes=m > 1),
+            Layout("zero2", "ZeRO-2 / FSDP SHARD_GRAD_OP", "FSDP SHARD_GRAD_OP or DeepSpeed ZeRO stage 2", 2, dp=world, zero_stage=2,
+                   shard_group=world, dp_spans_nodes=m > 1),
+            Layout("zero3", "ZeRO-3 / FSDP FULL_SHARD", "FSDP FULL_SHARD or DeepSpeed ZeRO stage 3", 3, dp=world, zero_stage=3,
+                   shard_group=world, dp_spans_nodes=m > 1),
+        ]
+        if m > 1:
+            out.append(Layout("hsdp", "FSDP HYBRID_SHARD", "FSDP HYBRID_SHARD (shard in the node, replicate across)", 3, dp=world,
+                              zero_stage=3, hybrid=True, shard_group=n, dp_spans_nodes=True))
+    # CPU offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity), when the host's RAM is known.
+    if host_known and not view.hypothetical:
+        out.append(Layout("zero2-offload", "ZeRO-2 + CPU offload", "DeepSpeed ZeRO stage 2, offload_optimizer cpu", 6, dp=world,
+                          zero_stage=2, shard_group=world, offload="optimizer", dp_spans_nodes=m > 1))
+        out.append(Layout("zero3-offload", "ZeRO-3 + CPU offload", "DeepSpeed ZeRO stage 3, offload_optimizer + offload_param cpu", 7,
+                          dp=world, zero_stage=3, shard_group=world, offload="optimizer+params", dp_spans_nodes=m > 1))
+    elif not view.hypothetical:
+        excluded.append({"strategy": "CPU offload", "reason": "the scan has no host RAM figure, so offload cannot be sized"})
+    # Tensor parallel inside an NVLink domain (2 also over PCIe, where it rarely pays: PARALLELISM.md).
+    domain = view.nvlink_domain()
+    t = 2
+    while t <= n:
+        if not _divides_heads(w, t):
+            excluded.append({"strategy": f"TP={t}", "reason": f"{w.arch.heads} heads / {w.arch.kv_heads} KV heads do not divide by {t}"})
+        elif t <= domain:
+            out.append(Layout(f"tp{t}", f"TP={t} + ZeRO-1 DP={world // t}" if world > t else f"TP={t}",
+                              "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)", 4,
+                              dp=world // t, tp=t, zero_stage=1 if world > t else 0, shard_group=world // t, dp_spans_nodes=m > 1))
+        elif t == 2 and domain == 1:
+            out.append(Layout("tp2", f"TP=2 (PCIe) + ZeRO-1 DP={world // 2}" if world > 2 else "TP=2 (PCIe)",
+                              "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)", 5,
+                              dp=world // 2, tp=2, zero_stage=1 if world > 2 else 0, shard_group=world // 2, dp_spans_nodes=m > 1))
+        else:
+            where = "no NVLink between these GPUs" if domain == 1 else f"the largest all-NVLink group is {domain} GPUs"
+            excluded.append({"strategy": f"TP={t}", "reason": f"tensor parallelism stays inside an NVLink domain: {where} (4 collectives per layer on the critical path)"})
+        t *= 2
+    # Pipeline parallel: across nodes, or across the slow links of a node without NVLink.
+    if m > 1 and m <= w.arch.layers:
+        tps = sorted({1, domain if _divides_heads(w, domain) else 1})
+        for tp in tps:
+            dp = n // tp
+            name = f"PP={m} (across nodes)" + (f" × TP={tp}" if tp > 1 else "") + (f" + ZeRO-1 DP={dp}" if dp > 1 else "")
+            out.append(Layout(f"pp{m}" + (f"-tp{tp}" if tp > 1 else ""), name, "Megatron-LM (pipeline 1F1B across nodes)", 5 + (tp > 1),
+                              dp=dp, tp=tp, pp=m, zero_stage=1 if dp > 1 else 0, shard_group=dp, pp_across_nodes=True))
+    elif n > 1 and not view.nvlink_ring():
+        p = 2
+        while p <= n and p <= w.arch.layers:
+            dp = world // p
+            out.append(Layout(f"pp{p}", f"PP={p} (PCIe)" + (f" + ZeRO-1 DP={dp}" if dp > 1 else ""), "Megatron-LM or DeepSpeed pipeline (1F1B)",
+                              5, dp=dp, pp=p, zero_stage=1 if dp > 1 else 0, shard_group=dp, dp_spans_nodes=m > 1))
+            p *= 2
+    elif n > 1:
+        excluded.append({"strategy": "pipeline parallel", "reason": "NVLink joins every GPU of this node: pipeline stages belong across slow links or nodes (pass --nodes for several)"})
+    return out, excluded
+
+
+# -- prediction ----------------------------------------------------------------------------------------------
+
+def _batch(w: Workload, dp: int, world: int) -> tuple[int, int]:
+    """(gradient accumulation steps, global batch in sequences) for a data-parallel size.
+
+    Without --global-batch every candidate trains the same global batch, micro-batch × all GPUs (what DDP
+    does with no accumulation), so their step times compare like for like.
+    """
+    per_step = w.micro_batch * dp
+    target = w.global_batch if w.global_batch is not None else w.micro_batch * world
+    acc = max(1, math.ceil(target / per_step))
+    return acc, acc * per_step
+
+
+def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool) -> Candidate:
+    acc, gbatch = _batch(w, lay.dp, view.total_gpus)
+    mem = breakdown(w, lay, recompute, acc, view.gpus_per_node, view.nodes)
+    tokens = gbatch * w.seq
+    world = view.total_gpus
+    peak, _ = view.peak_tflops(w.compute_precision())
+    frozen = w.finetune != "full"
+    flops = F.training_flops(w.params, tokens, recompute=recompute, frozen=frozen) + F.attention_flops(
+        w.arch.layers, w.seq, w.arch.q_dim, tokens, recompute=recompute)
+    ideal_flops = F.training_flops(w.params, tokens, frozen=frozen) + F.attention_flops(w.arch.layers, w.seq, w.arch.q_dim, tokens)
+    compute = F.compute_seconds(flops, world, peak, w.mfu) if peak else None
+    ideal = F.compute_seconds(ideal_flops, world, peak, w.mfu) if peak else None
+    bubble = F.pipeline_bubble_fraction(lay.pp, acc)
+    comm = communication(view, w, lay, recompute, acc, compute)
+    host_cap = view.host_memory_bytes * C.HOST_RAM_USABLE_FRACTION if view.host_memory_bytes else None
+    step = step_no = None
+    if compute is not None:
+        busy = compute * (1 + (lay.pp - 1) / acc) if lay.pp > 1 else compute
+        step = busy + comm.exposed_seconds
+        step_no = busy + comm.total_seconds
+    return Candidate(lay, recompute, mem, view.memory_bytes, acc, gbatch, tokens, comm, compute, bubble, step, step_no, ideal, host_cap)
+
+
+def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc: int, compute: float | None) -> Comm:
+    """Bytes and seconds of one step's collectives (ring algorithms, nccl-tests busbw; PARALLELISM.md)."""
+    c = Comm()
+    sp = state_split(w)
+    mp = lay.tp * lay.pp
+    trainable = (w.params if w.finetune == "full" else w.trainable_params()) / mp
+    grad_bytes = trainable * min(sp.grads, 4)
+    if w.finetune == "full":
+        param_bytes = trainable * sp.weights  # the 16-bit weights ZeRO all-gathers
+        gather_bytes = param_bytes
+    else:
+        param_bytes = trainable * sp.weights
+        gather_bytes = w.params / mp * max(sp.frozen_weight_bytes, 0.5) + param_bytes
+    dp = lay.dp
+    per_node = max(1, view.gpus_per_node // mp) if not lay.pp_across_nodes else max(1, view.gpus_per_node // lay.tp)
+    fwd_frac = 2 / (8 if recompute else 6) if w.finetune == "full" else 2 / (6 if recompute else 4)
+    fwd = compute * fwd_frac if compute else 0.0
+    bwd = compute - fwd if compute else 0.0
+    if dp > 1:
+        if lay.hybrid:
+            bw_in = view.intra_busbw(view.gpus_per_node, nvlink=view.nvlink_ring())
+            shard = view.gpus_per_node
+            ag = F.collective_seconds("all_gather", gather_bytes, shard, bw_in.gbps)
+            rs = F.collective_seconds("reduce_scatter", grad_bytes, shard, bw_in.gbps)
+            cross = F.collective_seconds("all_reduce", grad_bytes / shard, view.nodes, view.inter_node.gbps)
+            c.busbw = bw_in
+            c.dp_bytes = acc * (2 * gather_bytes + grad_bytes) + grad_bytes / shard
+            c.dp_seconds = acc * (2 * ag + rs) + cross
+            c.dp_exposed_seconds = max(0.0, acc * ag - fwd) + max(0.0, acc * (ag + rs) + cross - bwd) + ag / w.arch.layers
+            c.detail.append(f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of {grad_bytes / 1e9:.2f} GB "
+                            f"inside the node ({bw_in.gbps:.0f} GB/s); per step: all-reduce of the {grad_bytes / shard / 1e9:.2f} GB shard across "
+                            f"{view.nodes} nodes ({view.inter_node.gbps:g} GB/s)")
+        else:
+            bw = view.dp_busbw(per_node, lay.dp_spans_nodes)
+            c.busbw = bw
+            last_bucket = F.collective_seconds("all_reduce", min(C.DDP_BUCKET_BYTES, grad_bytes), dp, bw.gbps)
+            if lay.zero_stage == 0:
+                t = F.collective_seconds("all_reduce", grad_bytes, dp, bw.gbps)
+                c.dp_bytes, c.dp_seconds = grad_bytes, t
+                c.dp_exposed_seconds = max(t - bwd, last_bucket)
+                c.detail.append(f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with the backward pass (25 MB buckets)")
+            elif lay.zero_stage == 1:
+                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
+                ag = F.collective_seconds("all_gather", param_bytes, dp, bw.gbps)
+                c.dp_bytes, c.dp_seconds = grad_bytes + param_bytes, rs + ag
+                c.dp_exposed_seconds = max(rs - bwd, last_bucket) + ag
+                c.detail.append(f"per step: reduce-scatter of {grad_bytes / 1e9:.2f} GB of gradients + all-gather of {param_bytes / 1e9:.2f} GB of updated weights")
+            elif lay.zero_stage == 2:
+                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
+                ag = F.collective_seconds("all_gather", param_bytes, dp, bw.gbps)
+                c.dp_bytes, c.dp_seconds = acc * grad_bytes + param_bytes, acc * rs + ag
+                c.dp_exposed_seconds = max(acc * rs - bwd, last_bucket) + ag
+                c.detail.append(f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of {param_bytes / 1e9:.2f} GB")
+            else:
+                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps)
+                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
+                c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
+                c.dp_exposed_seconds = max(0.0, acc * ag - fwd) + max(0.0, acc * (ag + rs) - bwd) + ag / w.arch.layers
+                c.detail.append(f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
+                                f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), prefetched under compute")
+    if lay.tp > 1:
+        tbw = view.intra_busbw(lay.tp, nvlink=view.nvlink_groups_of(lay.tp))
+        c.tp_busbw = tbw
+        msg = w.seq * w.micro_batch * w.arch.hidden * 2
+        per_layer = 6 if recompute else 4
+        layers = math.ceil(w.arch.layers / lay.pp)
+        c.tp_seconds = acc * layers * per_layer * F.collective_seconds("all_reduce", msg, lay.tp, tbw.gbps)
+        c.detail.append(f"tensor parallel: {per_layer} all-reduces of {msg / 1e6:.1f} MB per layer and micro-batch over {lay.tp} GPUs "
+                        f"({tbw.gbps:.0f} GB/s), on the critical path")
+    if lay.pp > 1:
+        msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.tp
+        if lay.pp_across_nodes:
+            bw = view.inter_node.gbps
+            where = f"across nodes ({bw:g} GB/s)"
+        else:
+            bw = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY * (1 if view.p2p_ok else C.NO_P2P_FACTOR)
+            where = f"over PCIe ({bw:.1f} GB/s)"
+        c.pp_seconds = 2 * acc * msg / (bw * 1e9)
+        c.detail.append(f"pipeline: {msg / 1e6:.1f} MB forward and backward per micro-batch and stage boundary {where}")
+    if lay.offload != "none":
+        pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY
+        shard = trainable / lay.dp
+        moved = shard * (2 + 4)  # 16-bit weights up, fp32 gradients down
+        if lay.offload == "optimizer+params":
+            moved += acc * 2 * shard * 2  # weights fetched for forward and backward of every micro-batch
+        gpus_per_host = view.gpus_per_node
+        cpu_adam = shard * gpus_per_host * C.CPU_ADAM_BYTES_PER_PARAM / (C.HOST_MEMORY_GBPS * 1e9)
+        c.offload_seconds = moved / (pcie * 1e9) + cpu_adam
+        c.detail.append(f"CPU offload: {moved / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
+                        f"{shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory bandwidth (assumed)")
+    return c
+
+
+def candidates(view: RigView, w: Workload) -> tuple[list[Candidate], list[dict[str, str]]]:
+    """Every layout, with activation checkpointing as the workload asks (auto: only where needed to fit)."""
+    lays, excluded = layouts(view, w)
+    out = []
+    for lay in lays:
+        if w.checkpointing == "full":
+            out.append(evaluate(view, w, lay, True))
+            continue
+        plain = evaluate(view, w, lay, False)
+        if w.checkpointing == "auto" and not plain.fits and not plain.misfit().startswith(("CPU", "host")):
+            ckpt = evaluate(view, w, lay, True)
+            out.append(ckpt if ckpt.fits or ckpt.memory.total_bytes < plain.memory.total_bytes else plain)
+        else:
+            out.append(plain)
+    return out, excluded
+
+
+# -- the pick ---------------------------------------------------------------------------------------------------
+
+def pick(cands: list[Candidate], world: int) -> Candidate | None:
+    """The simplest candidate that fits with margin and keeps scaling efficiency high.
+
+    Among candidates that fit with ``MARGIN_FRACTION`` of memory to spare (any that fit, if none does), those
+    whose predicted efficiency reaches the practitioners' target for this many GPUs (PARALLELISM.md), or is
+    within ``EFFICIENCY_TOLERANCE`` of the best candidate's, are acceptable; the simplest acceptable one wins
+    (DDP, then ZeRO-1/2/3 sharding, then tensor parallel, pipeline, CPU offload), the faster on a tie.
+    """
+    fitting = [c for c in cands if c.with_margin] or [c for c in cands if c.fits]
+    if not fitting:
+        return None
+    effs = [c.efficiency for c in fitting if c.efficiency is not None]
+    if effs:
+        bar = min(C.target_efficiency(world), max(effs) - C.EFFICIENCY_TOLERANCE)
+        acceptable = [c for c in fitting if c.efficiency is not None and c.efficiency >= bar]
+    else:
+        acceptable = fitting
+    return min(acceptable, key=lambda c: (c.layout.rank, c.recompute, -(c.tokens_per_second or 0), c.memory.total_bytes))
+
+
+def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str:
+    """Mark each candidate picked or rejected with its reason; return the one-sentence reason for the pick."""
+    gib = C.GiB
+    target = C.target_efficiency(world)
+    for c in cands:
+        eff = c.efficiency
+        if c is chosen:
+            c.status = "pick"
+            continue
+        c.status = "rejected"
+        miss = c.misfit()
+        if miss:
+            c.reason = f"does not fit: {miss}"
+        elif not c.with_margin and chosen is not None and chosen.with_margin:
+            c.reason = f"fits with only {c.headroom_fraction:.0%} of memory to spare"
+        elif eff is not None and chosen is not None and chosen.efficiency is not None and eff < chosen.efficiency - C.EFFICIENCY_TOLERANCE:
+            c.reason = f"predicted scaling efficiency {eff:.2f} < {chosen.efficiency:.2f} of the pick"
+        elif chosen is not None and c.layout.rank > chosen.layout.rank:
+            c.reason = f"fits, but {chosen.name} is simpler and about as fast"
+        elif chosen is not None and c.recompute and not chosen.recompute:
+            c.reason = "needs activation checkpointing (+33% compute); the pick does not"
+        elif chosen is not None:
+            tps, ctps = c.tokens_per_second, chosen.tokens_per_second
+            c.reason = f"slower than the pick ({tps:,.0f} vs {ctps:,.0f} tokens/s)" if tps and ctps else "the pick is preferred"
+    if chosen is None:
+        return ""
+    used = chosen.memory.total_bytes / gib
+    cap = chosen.capacity_bytes / gib
+    eff = chosen.efficiency
+    eff_txt = f" and keeps {eff:.0%} scaling efficiency" if eff is not None else ""
+    simpler = [c for c in cands if c.layout.rank < chosen.layout.rank and c is not chosen]
+    misfits = [c for c in simpler if not c.fits]
+    if chosen.layout.rank == 0:
+        why = f"{chosen.name} fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}: nothing is simpler."
+    elif misfits and len(misfits) == len(simpler):
+        worst = max(misfits, key=lambda c: c.layout.rank)
+        why = (f"{chosen.name} is the simplest strategy that fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}; "
+               f"{worst.name} {worst.misfit()}.")
+    else:
+        lower = [c for c in simpler if c.fits]
+        slow = ", ".join(f"{c.name} {c.efficiency:.2f}" for c in lower if c.efficiency is not None)
+        why = (f"{chosen.name} fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}"
+               + (f", above the simpler ones that fit ({slow}; target {target:.2f})." if slow else "."))
+    if chosen.efficiency is not None and chosen.efficiency < target:
+        why += f" No candidate reaches the {target:.2f} efficiency practitioners aim for on {world} GPUs."
+    return why

@@ -1,0 +1,401 @@
+"""What the user wants to run: the model's shape and the training or serving settings.
+
+A model comes from a preset (catalog/models.toml), a parameter count (``--params 7e9``: a GPT-3-family shape of
+that size), or a Hugging Face ``config.json`` read offline.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor import catalog
+from gpuadvisor.advisor import constants as C
+from gpuadvisor.errors import InputError
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A decoder-only transformer's shape, enough to count its parameters and activations exactly."""
+
+    name: str
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    intermediate: int
+    vocab: int
+    head_dim: int
+    max_positions: int | None = None
+    tied_embeddings: bool = False
+    mlp: str = "gated"  # gated (3 projections) | plain (2)
+    norm: str = "rmsnorm"  # rmsnorm (weight) | layernorm (weight + bias)
+    norms_per_layer: int = 2
+    attention_bias: bool = False  # q, k, v biases (Qwen2)
+    bias: bool = False  # every linear has a bias (GPT-2)
+    learned_positions: bool = False
+    source: str = ""
+    params_override: int | None = None  # --params: the count the user gave wins over the shape's
+
+    # -- counts -------------------------------------------------------------------------------------------
+    @property
+    def q_dim(self) -> int:
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        return self.kv_heads * self.head_dim
+
+    def _norm_params(self) -> int:
+        return self.hidden * (2 if self.norm == "layernorm" else 1)
+
+    def linear_shapes(self) -> list[tuple[int, int]]:
+        """(in, out) of each linear layer in one transformer layer."""
+        h, i = self.hidden, self.intermediate
+        shapes = [(h, self.q_dim), (h, self.kv_dim), (h, self.kv_dim), (self.q_dim, h)]
+        shapes += [(h, i), (h, i), (i, h)] if self.mlp == "gated" else [(h, i), (i, h)]
+        return shapes
+
+    def layer_params(self) -> int:
+        """Parameters of one transformer layer: attention, MLP, norms, biases."""
+        n = sum(a * b for a, b in self.linear_shapes())
+        if self.bias:
+            n += sum(b for _, b in self.linear_shapes())
+        elif self.attention_bias:
+            n += self.q_dim + 2 * self.kv_dim
+        n += self.norms_per_layer * self._norm_params()
+        return n
+
+    def layer_linear_params(self) -> int:
+        return sum(a * b for a, b in self.linear_shapes())
+
+    def embedding_params(self) -> int:
+        n = self.vocab * self.hidden
+        if self.learned_positions and self.max_positions:
+            n += self.max_positions * self.hidden
+        return n
+
+    def head_params(self) -> int:
+        """The output projection (lm_head), 0 when tied to the embedding."""
+        return 0 if self.tied_embeddings else self.vocab * self.hidden
+
+    def counted_params(self) -> int:
+        """Parameters from the shape: embeddings + layers + final norm + untied head."""
+        return self.embedding_params() + self.layers * self.layer_params() + self._norm_params() + self.head_params()
+
+    @property
+    def params(self) -> int:
+        return self.params_override if self.params_override is not None else self.counted_params()
+
+    def param_tensors(self) -> int:
+        """How many parameter tensors the model has (torch's AdamW keeps a 'step' tensor for each)."""
+        per_layer = len(self.linear_shapes()) + self.norms_per_layer * (2 if self.norm == "layernorm" else 1)
+        if self.bias:
+            per_layer += len(self.linear_shapes())
+        elif self.attention_bias:
+            per_layer += 3
+        n = 1 + (1 if self.learned_positions and self.max_positions else 0)
+        n += self.layers * per_layer + (2 if self.norm == "layernorm" else 1) + (0 if self.tied_embeddings else 1)
+        return n
+
+    def root_unit_params(self) -> int:
+        """What FSDP's root unit holds when each transformer layer is its own unit: embeddings, final norm, head."""
+        return self.embedding_params() + self._norm_params() + self.head_params()
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["params"] = self.params
+        d["counted_params"] = self.counted_params()
+        return d
+
+
+def architecture_from_spec(spec: catalog.ModelSpec) -> Architecture:
+    return Architecture(
+        name=spec.id,
+        hidden=spec.hidden_size,
+        layers=spec.num_hidden_layers,
+        heads=spec.num_attention_heads,
+        kv_heads=spec.num_key_value_heads,
+        intermediate=spec.intermediate_size,
+        vocab=spec.vocab_size,
+        head_dim=spec.head_dim or spec.hidden_size // spec.num_attention_heads,
+        max_positions=spec.max_position_embeddings,
+        tied_embeddings=spec.tie_word_embeddings,
+        mlp=spec.mlp,
+        norm=spec.norm,
+        norms_per_layer=spec.norms_per_layer,
+        attention_bias=spec.attention_bias,
+        bias=spec.bias,
+        learned_positions=spec.learned_positions,
+        source=spec.source,
+    )
+
+
+# GPT-3 paper (Brown et al. 2020), table 2.1: (parameters, layers, d_model, heads) of its eight models.
+GPT3_FAMILY: tuple[tuple[float, int, int, int], ...] = (
+    (125e6, 12, 768, 12), (350e6, 24, 1024, 16), (760e6, 24, 1536, 16), (1.3e9, 24, 2048, 24),
+    (2.7e9, 32, 2560, 32), (6.7e9, 32, 4096, 32), (13e9, 40, 5140, 40), (175e9, 96, 12288, 96),
+)
+GPT3_VOCAB = 50257
+
+
+def architecture_from_params(params: float) -> Architecture:
+    """A shape for a bare parameter count: the GPT-3-family row nearest in size (Brown et al. 2020, table 2.1).
+
+    The hidden size and heads come from that row, the MLP is 4h, and the layer count is scaled so the shape
+    holds about ``params`` parameters; the count the user gave is the one used for model states and FLOPs.
+    """
+    if not params or params <= 0 or not math.isfinite(params):
+        raise InputError(f"--params {params}: give a positive parameter count such as 7e9")
+    row = min(GPT3_FAMILY, key=lambda r: abs(math.log(r[0] / params)))
+    _, _, h, a = row
+    per_layer = 12 * h * h + 13 * h  # 4h² attention + 8h² MLP, biases and 2 layer norms
+    layers = max(1, round((params - GPT3_VOCAB * h) / per_layer))
+    return Architecture(
+        name=f"{params / 1e9:g}B (GPT-3-family shape)",
+        hidden=h, layers=layers, heads=a, kv_heads=a, intermediate=4 * h, vocab=GPT3_VOCAB, head_dim=h // a,
+        max_positions=2048, tied_embeddings=True, mlp="plain", norm="layernorm", bias=True,
+        source="shape: Brown et al. 2020 (GPT-3), table 2.1, nearest size; layers scaled to the count given",
+        params_override=int(params),
+    )
+
+
+GATED_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "granite", "olmo2", "internlm2", "yi", "deepseek"}
+
+
+def architecture_from_hf_config(path: str | Path) -> Architecture:
+    """Read a Hugging Face config.json offline: hidden_size, num_hidden_layers, num_attention_heads,
+    num_key_value_heads, intermediate_size, vocab_size (GPT-2 names n_embd, n_layer, n_head, n_inner too)."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file (give the path of a Hugging Face config.json)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{p}: cannot read ({e.__class__.__name__}: {e})") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{p}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected a Hugging Face config.json") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{p}: not a Hugging Face config.json (top level is not an object)")
+    if "text_config" in data and "hidden_size" not in data and isinstance(data["text_config"], dict):
+        data = {**data["text_config"], "model_type": data["text_config"].get("model_type", data.get("model_type"))}
+    if any(k in data for k in ("num_local_experts", "num_experts", "n_routed_experts")):
+        raise InputError(f"{p}: a mixture-of-experts model; the advisor models dense transformers only")
+
+    def get(*names: str, default: Any = None, required: bool = True) -> Any:
+        for n in names:
+            if data.get(n) is not None:
+                value = data[n]
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise InputError(f"{p}: field '{n}' is {value!r}, expected a number")
+                return value
+        if required and default is None:
+            raise InputError(f"{p}: field '{names[0]}' missing (needed to size the model)")
+        return default
+
+    model_type = str(data.get("model_type", ""))
+    hidden = int(get("hidden_size", "n_embd", "d_model"))
+    heads = int(get("num_attention_heads", "n_head"))
+    gpt2_like = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon") or "n_embd" in data
+    mlp = "gated" if (model_type in GATED_TYPES or (not gpt2_like and "intermediate_size" in data)) else "plain"
+    head_dim = int(data.get("head_dim") or hidden // heads)
+    return Architecture(
+        name=str(data.get("_name_or_path") or p.parent.name or p.name),
+        hidden=hidden,
+        layers=int(get("num_hidden_layers", "n_layer", "num_layers")),
+        heads=heads,
+        kv_heads=int(get("num_key_value_heads", "num_kv_heads", default=heads)),
+        intermediate=int(get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden, required=False) or 4 * hidden),
+        vocab=int(get("vocab_size")),
+        head_dim=head_dim,
+        max_positions=get("max_position_embeddings", "n_positions", "n_ctx", required=False),
+        tied_embeddings=bool(data.get("tie_word_embeddings", gpt2_like)),
+        mlp=mlp,
+        norm="layernorm" if gpt2_like else "rmsnorm",
+        norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
+        attention_bias=bool(data.get("attention_bias", model_type == "qwen2")),
+        bias=gpt2_like,
+        learned_positions=model_type == "gpt2",
+        source=f"Hugging Face config.json read from {p}",
+    )
+
+
+PRECISION_CHOICES = ("bf16", "fp16", "fp32", "fp8")
+OPTIMIZER_CHOICES = ("adamw", "adam", "sgd", "adam8bit")
+FINETUNE_CHOICES = ("full", "lora", "qlora")
+CHECKPOINTING_CHOICES = ("auto", "none", "full")
+KV_DTYPE_CHOICES = ("auto", "bf16", "fp16", "fp8", "fp32")
+STATE_BYTES_CHOICES = ("16", "18", "20")
+
+
+@dataclass
+class Workload:
+    """A training or serving job to fit on a rig."""
+
+    arch: Architecture
+    task: str = "train"  # train | inference
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    seq_len: int | None = None  # default: min(4096, the model's max positions)
+    micro_batch: int = 1
+    global_batch: int | None = None  # sequences per optimizer step; default: micro_batch × data-parallel size
+    checkpointing: str = "auto"  # auto | none | full
+    finetune: str = "full"  # full | lora | qlora
+    lora_rank: int = C.LORA_DEFAULT_RANK
+    trainable_fraction: float | None = None  # overrides the LoRA count from the rank
+    fused_attention: bool = True
+    state_bytes: str = "16"  # 16 | 18 | 20: the model-state accounting for mixed precision
+    context: int | None = None  # inference: tokens per sequence (prompt + output)
+    concurrency: int = 1  # inference: sequences served at once
+    kv_cache_dtype: str = "auto"
+    mfu: float = C.DEFAULT_MFU
+    nodes: int = 1
+    inter_node_gbps: float | None = None
+    model_label: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    # -- derived --------------------------------------------------------------------------------------
+    @property
+    def params(self) -> int:
+        return self.arch.params
+
+    @property
+    def seq(self) -> int:
+        if self.seq_len:
+            return self.seq_len
+        return min(4096, self.arch.max_positions or 4096)
+
+    @property
+    def ctx(self) -> int:
+        if self.context:
+            return self.context
+        return min(8192, self.arch.max_positions or 8192)
+
+    def trainable_params(self) -> int:
+        """Parameters the optimizer updates: all of them, or the LoRA adapters on every linear layer."""
+        if self.finetune == "full":
+            return self.params
+        if self.trainable_fraction is not None:
+            return int(self.params * self.trainable_fraction)
+        r = self.lora_rank
+        return self.arch.layers * sum(r * (a + b) for a, b in self.arch.linear_shapes())
+
+    def state_convention(self) -> C.StateBytes:
+        if self.precision == "fp32":
+            return C.FP32_STATES
+        return C.STATE_CONVENTIONS[self.state_bytes]
+
+    def optimizer_bytes(self) -> C.OptimizerBytes:
+        return C.OPTIMIZERS[C.OPTIMIZER_ALIASES[self.optimizer]]
+
+    def kv_bytes(self) -> float:
+        if self.kv_cache_dtype == "auto":
+            return C.DTYPE_BYTES["fp16" if self.precision == "fp8" else self.precision]
+        return C.DTYPE_BYTES[self.kv_cache_dtype]
+
+    def weight_bytes_inference(self) -> float:
+        return C.DTYPE_BYTES[self.precision]
+
+    def compute_precision(self) -> str:
+        """The datasheet column the compute time uses: fp32 training runs at the fp32 (not TF32) peak,
+        as PyTorch leaves TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32 = False)."""
+        return self.precision
+
+    def describe(self) -> str:
+        p = self.params
+        size = f"{p / 1e9:.2f}B" if p >= 1e9 else f"{p / 1e6:.0f}M"
+        if self.task == "inference":
+            return f"{self.model_label or self.arch.name} ({size} params), serving {self.concurrency} × {self.ctx} tokens, {self.precision} weights"
+        tune = {"full": "full training", "lora": f"LoRA r={self.lora_rank}", "qlora": f"QLoRA r={self.lora_rank} (4-bit base)"}[self.finetune]
+        return (f"{self.model_label or self.arch.name} ({size} params), {tune}, {self.precision}, {self.optimizer}, "
+                f"seq {self.seq}, micro-batch {self.micro_batch}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in asdict(self).items() if k != "arch"}
+        d["model"] = self.model_label or self.arch.name
+        d["params"] = self.params
+        d["trainable_params"] = self.trainable_params() if self.task == "train" else None
+        d["seq_len"] = self.seq
+        d["context"] = self.ctx if self.task == "inference" else self.context
+        d["architecture"] = self.arch.to_dict()
+        return d
+
+    # -- construction ---------------------------------------------------------------------------------
+    @staticmethod
+    def requested(**kw: Any) -> bool:
+        """Whether the options name a model at all (``scan --model`` is optional)."""
+        return bool(kw.get("model") or kw.get("params") or kw.get("hf_config"))
+
+    @classmethod
+    def from_options(cls, **kw: Any) -> Workload:
+        """Build from the ``workload_options`` keyword arguments (unknown keys are ignored, None means default).
+
+        Exactly one of model (a preset name), params (a count) or hf_config (a config.json path) names the model.
+        """
+        given = [k for k in ("model", "params", "hf_config") if kw.get(k)]
+        if not given:
+            raise InputError(f"no model given: pass --model NAME (one of {', '.join(catalog.model_names())}), --params 7e9, or --hf-config config.json")
+        if len(given) > 1:
+            raise InputError(f"{' and '.join('--' + g.replace('_', '-') for g in given)} both given: name the model one way")
+        label = ""
+        if kw.get("model"):
+            name = str(kw["model"])
+            if name.endswith(".json") or Path(name).is_file():
+                arch = architecture_from_hf_config(name)
+            else:
+                spec = catalog.find_model(name)
+                if spec is None:
+                    raise InputError(f"--model {name}: not a preset (known: {', '.join(catalog.model_names())}); or give --params 7e9 or --hf-config FILE")
+                arch = architecture_from_spec(spec)
+                label = spec.id
+        elif kw.get("params"):
+            arch = architecture_from_params(_number(kw["params"], "--params"))
+        else:
+            arch = architecture_from_hf_config(kw["hf_config"])
+        w = cls(arch=arch, model_label=label)
+        simple = {"task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch", "checkpointing", "finetune",
+                  "lora_rank", "trainable_fraction", "state_bytes", "context", "concurrency", "kv_cache_dtype", "mfu", "nodes",
+                  "inter_node_gbps"}
+        changes = {k: v for k, v in kw.items() if k in simple and v is not None}
+        if kw.get("flash_attention") is not None:
+            changes["fused_attention"] = bool(kw["flash_attention"])
+        w = replace(w, **changes)
+        w.validate()
+        return w
+
+    def validate(self) -> None:
+        checks = [
+            (self.task in ("train", "inference"), f"--task {self.task}: choose train or inference"),
+            (self.precision in PRECISION_CHOICES, f"--precision {self.precision}: choose one of {', '.join(PRECISION_CHOICES)}"),
+            (self.optimizer in C.OPTIMIZER_ALIASES, f"--optimizer {self.optimizer}: choose one of {', '.join(OPTIMIZER_CHOICES)}"),
+            (self.finetune in FINETUNE_CHOICES, f"--finetune {self.finetune}: choose one of {', '.join(FINETUNE_CHOICES)}"),
+            (self.checkpointing in CHECKPOINTING_CHOICES, f"--checkpointing {self.checkpointing}: choose one of {', '.join(CHECKPOINTING_CHOICES)}"),
+            (self.kv_cache_dtype in KV_DTYPE_CHOICES, f"--kv-cache-dtype {self.kv_cache_dtype}: choose one of {', '.join(KV_DTYPE_CHOICES)}"),
+            (self.state_bytes in STATE_BYTES_CHOICES, f"--state-bytes {self.state_bytes}: choose 16, 18 or 20"),
+            (self.micro_batch >= 1, "--micro-batch must be at least 1"),
+            (self.global_batch is None or self.global_batch >= 1, "--global-batch must be at least 1"),
+            (self.seq_len is None or self.seq_len >= 1, "--seq-len must be at least 1"),
+            (self.context is None or self.context >= 1, "--context must be at least 1"),
+            (self.concurrency >= 1, "--concurrency must be at least 1"),
+            (0 < self.mfu <= 1, f"--mfu {self.mfu}: give a fraction between 0 and 1 (0.4 is typical)"),
+            (self.nodes >= 1, "--nodes must be at least 1"),
+            (self.inter_node_gbps is None or self.inter_node_gbps > 0, "--inter-node-gbps must be positive"),
+            (self.lora_rank >= 1, "--lora-rank must be at least 1"),
+            (self.trainable_fraction is None or 0 < self.trainable_fraction <= 1, "--trainable-fraction must be in (0, 1]"),
+            (self.arch.heads % self.arch.kv_heads == 0 if self.arch.kv_heads else False,
+             f"model {self.arch.name}: {self.arch.heads} attention heads is not a multiple of {self.arch.kv_heads} KV heads"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise InputError(msg)
+        if self.finetune == "qlora" and self.precision == "fp32":
+            raise InputError("--finetune qlora with --precision fp32: QLoRA computes in bf16 or fp16 over 4-bit weights")
+
+
+def _number(value: Any, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} {value!r}: not a number (write 7e9 or 7000000000)") from None
