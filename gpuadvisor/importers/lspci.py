@@ -35,6 +35,7 @@ _PORT_TYPES = {
 }
 _CLASS_CODES = {"VGA compatible controller": "0x0300", "3D controller": "0x0302", "Display controller": "0x0380", "PCI bridge": "0x0604"}
 GPU_CLASSES = ("VGA compatible controller", "3D controller", "Display controller")
+DEAD = "the device does not answer PCI config reads (lspci: rev ff, unknown header type 7f): fell off the bus?"
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Device:
     bus_range: tuple[int, int] | None = None
     lines: list[str] = field(default_factory=list)
     access_denied: bool = False
+    dead: bool = False  # config space reads all ones: the device does not answer
 
     @property
     def nvidia(self) -> bool:
@@ -79,7 +81,9 @@ def _gpu_name(desc: str) -> str | None:
     if m:
         return "NVIDIA " + m.group(1).strip()
     d = desc.replace("NVIDIA Corporation", "").strip()
-    return ("NVIDIA " + d) if d else None
+    if not d or re.fullmatch(r"Device [0-9a-fA-F]{4}", d):
+        return None  # lspci's pci.ids does not know this device: no model name to give
+    return "NVIDIA " + d
 
 
 def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list[Device]:
@@ -106,6 +110,8 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         cur.lines.append(line)
         if "<access denied>" in line:
             cur.access_denied = True
+        if "Unknown header type 7f" in line:
+            cur.dead = True
         b = _BUS.search(line)
         if b:
             cur.bus_range = (int(b.group(2), 16), int(b.group(3), 16))
@@ -128,7 +134,8 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         for f in ("current_speed_gts", "max_speed_gts", "current_gen", "max_gen", "current_width", "max_width"):
             if getattr(d.hop, f) is None:
                 d.hop.unavailable[f] = (
-                    "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)" if d.access_denied
+                    DEAD if d.dead
+                    else "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)" if d.access_denied
                     else "lspci printed no LnkCap/LnkSta for this device (not PCI Express, or lspci without -vv)"
                 )
         if d.hop.port_type == "unknown" and d.is_gpu:
@@ -154,7 +161,11 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     gpus = [d for d in devices if d.is_gpu]
     for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
         g = Gpu(index=i, bus_id=d.bdf, name=_gpu_name(d.desc))
+        if g.name is None:
+            g.unavailable["name"] = f"lspci names it only {d.desc.split('(')[0].strip()!r} (device id unknown to its pci.ids)"
         rig.origins[f"gpus[{i}]"] = f"{source}:{d.line}"
+        if d.dead:
+            rig.problems.append(f"{source}: line {d.line}: GPU {d.bdf}: {DEAD}")
         hops = [d.hop] + [b.hop for b in upstream(d, devices)]
         g.pcie.path = hops
         h = d.hop

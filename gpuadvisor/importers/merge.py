@@ -181,12 +181,18 @@ class _Merger:
             local = part.nccl.local_ranks()
             bus_numbers = {k: r.bus_number for k, r in enumerate(local)}
         had = bool(self.gpus)
+        self._same_machine(part)
         new: list[int] = []
         for k, g in enumerate(frag):
             t = self._find(g, part, by_index=True, bus_number=bus_numbers.get(k))
             if t is None:
                 if any(x.index == g.index for x in self.gpus):
-                    continue  # identity conflict, reported by _find
+                    if not any(f"GPU {g.index} is" in p and part.origin in p for p in self.rig.problems):
+                        self.rig.problems.append(
+                            f"{part.origin}: GPU {g.index} ({g.uuid or g.bus_id}) matches no GPU of the outputs read before it "
+                            "(outputs from different machines?); not merged"
+                        )
+                    continue
                 t = Gpu(index=g.index)
                 self.gpus.append(t)
                 new.append(g.index)
@@ -196,6 +202,20 @@ class _Merger:
                 f"{part.origin}: lists GPU {', '.join(map(str, new))} that the outputs read before it do not"
             )
         return mapping
+
+    def _same_machine(self, part: Part) -> None:
+        """Refuse outputs whose GPUs all carry ids (UUID, bus id) and none of which the others list."""
+        known = {x for t in self.gpus for x in (t.uuid, t.bus_id) if x}
+        theirs = [g for g in part.rig.gpus if g.uuid or g.bus_id]
+        if not known or not theirs or any(x in known for g in theirs for x in (g.uuid, g.bus_id) if x):
+            return
+        mine = sorted(t.bus_id or t.uuid or "" for t in self.gpus)
+        other = sorted(g.bus_id or g.uuid or "" for g in theirs)
+        raise ImportParseError(
+            part.file, part.line,
+            f"its GPUs ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) are none of those in the outputs read before "
+            f"({', '.join(mine[:3])}{', ...' if len(mine) > 3 else ''}): outputs of different machines? Import each machine on its own",
+        )
 
     def _map_lspci(self, part: Part) -> dict[int, Gpu]:
         frag = part.rig.gpus
@@ -210,6 +230,7 @@ class _Merger:
                     f"{part.origin}: GPU indices taken from PCI bus order (nvidia-smi's default), as no nvidia-smi output names them"
                 )
             return mapping
+        self._same_machine(part)
         if not any(t.bus_id for t in self.gpus) and len(frag) == len(self.gpus):
             for k, t in enumerate(sorted(self.gpus, key=lambda x: x.index)):
                 mapping[k] = t
@@ -328,6 +349,23 @@ def _mark_missing(obj: Any, reason: str) -> None:
             obj.unavailable[f.name] = reason
 
 
+def _expectations(rig: Rig, parts: list[Part]) -> None:
+    """What each imported measurement should reach on this rig's links, as the benchmarker derives it."""
+    from gpuadvisor.bench.expected import expected_bandwidth
+
+    hosts = {id(m): len(p.nccl.hosts) for p in parts if p.nccl is not None for m in p.rig.measurements}
+    for m in rig.measurements:
+        exp = expected_bandwidth(rig, m.kind, m.gpus, backend=m.backend, world_size=m.world_size,
+                                 spans_nodes=hosts.get(id(m), 1) > 1)
+        m.expected_source = exp.source
+        if exp.gbps is None:
+            m.unavailable["expected_gbps"] = exp.source
+            continue
+        m.expected_gbps = round(exp.gbps, 3)
+        if m.value_gbps is not None:
+            m.ratio = round(m.value_gbps / exp.gbps, 4)
+
+
 def merge(parts: list[Part], files: list[str]) -> Rig:
     """One Rig from parsed outputs (see the module docstring for how GPUs are matched)."""
     m = _Merger()
@@ -348,6 +386,7 @@ def merge(parts: list[Part], files: list[str]) -> Rig:
         if not g.pcie.path:
             g.pcie.unavailable.setdefault("path", "no lspci -vv output for this GPU")
     rig.origins.update(m.other_origins)
+    _expectations(rig, ordered)
     topo = rig.topology
     if not topo.matrix:
         topo.unavailable.setdefault("matrix", "no nvidia-smi topo -m output")

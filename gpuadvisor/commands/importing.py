@@ -1,0 +1,58 @@
+"""gpuadvisor import: a scan from what nvidia-smi, lspci and nccl-tests printed on another machine."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("import")
+@click.argument("files", nargs=-1, metavar="FILE|DIR...")
+@click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON ('-' for stdout); read it back with --from.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
+@click.option("--origins", "show_origins", is_flag=True, help="Also list which file and line each fact came from.")
+def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool) -> None:
+    """Turn nvidia-smi / lspci / nccl-tests output into a scan.
+
+    For machines you cannot install gpuadvisor on: ask for these outputs (any subset, in one file or many, in
+    any order; a directory means every file in it), and import them. Each output is recognised by its
+    content, not its file name. Findings, strategy and reports then work on the saved scan (--from).
+
+    \b
+    What to run on the machine (as root for lspci):
+      nvidia-smi -q -x > smi.xml            (or nvidia-smi -q > smi-q.txt)
+      nvidia-smi topo -m > topo.txt
+      nvidia-smi topo -p2p r > p2p-r.txt    (the mode is read from the file name or command line)
+      nvidia-smi nvlink -s > nvlink.txt
+      sudo lspci -vv > lspci.txt
+      ./all_reduce_perf -b 8 -e 8G -f 2 -g 8 > all_reduce_perf.txt
+
+    \b
+    Examples:
+      gpuadvisor import smi.xml topo.txt nvlink.txt --json scan.json
+      gpuadvisor import outputs/ --json scan.json && gpuadvisor report scan.json --html r.html
+    """
+    from gpuadvisor.commands.common import use_color, write_json
+    from gpuadvisor.errors import InputError
+    from gpuadvisor.importers import import_files
+
+    if not files:
+        raise InputError("no files given: gpuadvisor import FILE|DIR... (see gpuadvisor import --help)")
+    rig = import_files([Path(f) for f in files])
+    if json_path == "-":
+        click.echo(rig.to_json(), nl=False)
+        return
+    if json_path:
+        write_json(rig, json_path)
+    if fmt == "json":
+        click.echo(rig.to_json(), nl=False)
+    else:
+        from gpuadvisor.render.terminal import render_scan
+
+        click.echo(render_scan(rig, color=use_color()), nl=False)
+        if show_origins:
+            click.echo("\nWhere each fact came from")
+            for key, origin in rig.origins.items():
+                click.echo(f"  {key}: {origin}")
+    if json_path:
+        click.echo(f"scan saved to {json_path} ({len(rig.gpus)} GPUs, {len(rig.measurements)} measurements)", err=True)
