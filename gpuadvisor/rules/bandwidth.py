@@ -5,6 +5,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from statistics import median
 
+from gpuadvisor import links
 from gpuadvisor.facts import Measurement, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
@@ -36,6 +37,35 @@ def _all_nvlink(rig: Rig, gpus: list[int]) -> bool:
     return all(is_nvlink(cell(rig.topology.matrix, a, b)) for a in p for b in p if a != b)
 
 
+def _links_expected(rig: Rig, m: Measurement) -> tuple[float, str] | None:
+    """The link figure for a measurement that carries none (an imported one), from gpuadvisor.links."""
+    pos = _positions(rig, m.gpus)
+    if pos is None:
+        return None
+    gpus = [rig.gpus[p] for p in pos]
+    if m.kind in COPIES and len(gpus) == 1 and m.memory != "pageable" and not m.concurrent:
+        return links.expected_copy_gbps(gpus[0], at_max=True)
+    if m.kind in COLLECTIVES and len(gpus) > 1 and m.backend != "gloo":
+        if _all_nvlink(rig, m.gpus):
+            totals = []
+            for g in gpus:
+                active = g.active_nvlinks()
+                bw = [links.nvlink_gbps(n.version, 1) for n in active]
+                if not active or any(b is None for b in bw):
+                    return None
+                totals.append((sum(b for b in bw if b is not None), g))
+            gbps, g = min(totals, key=lambda t: t[0])
+            return gbps, f"{g.label}: {len(g.active_nvlinks())} active NVLinks ({links.NVLINK_SOURCE})"
+        lims = [(links.path_limit(g, at_max=True), g) for g in gpus]
+        if any(lim is None for lim, _ in lims):
+            return None
+        lim, g = min(lims, key=lambda t: t[0].gbps)  # type: ignore[union-attr]
+        assert lim is not None
+        eff = links.PCIE_COPY_EFFICIENCY
+        return lim.gbps * eff, f"{g.label}: {lim.describe()} x {eff} ({links.PCIE_SOURCE})"
+    return None
+
+
 def _describe(m: Measurement) -> str:
     what = m.kind.replace("_", "-")
     extra = []
@@ -58,12 +88,17 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
     expected: dict[str, object] = {}
     sources: list[str] = []
 
-    if m.expected_gbps:
-        exp = m.expected_gbps * link_factor
+    base, base_source = m.expected_gbps, m.expected_source
+    if not base:
+        fallback = _links_expected(rig, m)
+        if fallback is not None:
+            base, base_source = fallback
+    if base:
+        exp = base * link_factor
         ratio = value / exp
         expected["links_gbps"] = round(exp, 2)
         expected["ratio_to_links"] = round(ratio, 3)
-        sources.append((m.expected_source or "the rig's link facts") + factor_note)
+        sources.append((base_source or "the rig's link facts") + factor_note)
         if ratio < fail_r:
             verdicts.append(("fail", f"{ratio:.0%} of the {exp:.1f} GB/s its links should give (fails below {fail_r:.0%})"))
         elif ratio < warn_r:
@@ -79,7 +114,7 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
                 verdicts.append(("warn", f"{r:.0%} of the {ref.value_gbps:g} GB/s healthy {ref.model} measure"))
         elif value < ref.value_gbps:
             verdicts.append(("warn", f"below the {ref.value_gbps:g} GB/s a production health check requires of {ref.model}"))
-    if not m.expected_gbps and ref is None:
+    if not base and ref is None:
         yield ctx.not_checked(
             f"{_describe(m)}: no expected figure ({m.why('expected_gbps') or 'not derivable from the link facts'}) "
             "and no published reference for this GPU model",
