@@ -16,6 +16,7 @@ from typing import Any
 from gpuadvisor.bench import faults as faults_mod
 from gpuadvisor.bench.events import EventWriter
 from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor, doubling_sizes, shape
+from gpuadvisor.bench.launcher import set_status
 from gpuadvisor.bench.timing import CpuTimer, CudaTimer, median
 
 PERIOD = 64  # the check pattern repeats every PERIOD elements
@@ -135,6 +136,7 @@ def run(cfg: dict[str, Any]) -> int:
     import torch
     import torch.distributed as dist
 
+    set_status("starting: importing torch done, joining the process group")
     faults = faults_mod.parse()
     backend = cfg["backend"]
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -167,6 +169,7 @@ def run(cfg: dict[str, Any]) -> int:
         dist.all_reduce(t, op=op)
         return float(t.item())
 
+    set_status("joined the process group")
     ranks = _exchange(torch, dist, me, world, device)
     mem_cap = int(agree(mem_cap, dist.ReduceOp.MIN))
     events.emit("ranks", ranks=ranks)
@@ -181,6 +184,7 @@ def run(cfg: dict[str, Any]) -> int:
                 time.sleep(3600)
         if faults_mod.active(faults, "die", rank, kind):
             os._exit(3)
+        set_status(f"in {kind}, before its first size")
         kind_deadline = time.time() + max(0.0, soft_deadline - time.time()) / (len(kinds) - k_i)
         events.emit("begin", key=kind, kind=kind, backend=backend, world_size=world, ranks=ranks,
                     method=f"torch.distributed {kind} ({_OP_TEXT[kind]}), {timer.method}",
@@ -200,6 +204,7 @@ def run(cfg: dict[str, Any]) -> int:
                 notes.append(f"sweep stopped before {shp.size_bytes} B: time budget")
                 status = "partial"
                 break
+            set_status(f"in {kind} at {shp.size_bytes} B")
             t0 = time.time()
             oom = ""
             try:
@@ -231,6 +236,7 @@ def run(cfg: dict[str, Any]) -> int:
         if wrong_total:
             error = f"correctness check: {wrong_total} wrong elements (summed over sizes and ranks)"
         events.emit("end", key=kind, status=status, error=error, notes=notes)
+        set_status(f"finished {kind}")
     dist.barrier()
     dist.destroy_process_group()
     events.close()

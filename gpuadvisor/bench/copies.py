@@ -22,6 +22,7 @@ from typing import Any
 
 from gpuadvisor.bench.cudart import CudaRt
 from gpuadvisor.bench.events import EventWriter
+from gpuadvisor.bench.launcher import set_status
 from gpuadvisor.bench.timing import median
 
 SPIN_METHOD = "queued behind a spin kernel (torch.cuda._sleep), CUDA events"
@@ -102,7 +103,9 @@ class CopyBench:
         return [median(ts) for ts in per_lane], sorted(set(notes))
 
     # -- events --------------------------------------------------------------------------------------------
-    def time_left(self) -> bool:
+    def time_left(self, key: str) -> bool:
+        """Whether the soft deadline allows another measurement; notes which one for the supervisor."""
+        set_status(f"measuring {key}")
         return time.time() < self.deadline
 
     def emit(self, key: str, kind: str, devices: list[int], method: str, size: int, sec: float | None,
@@ -197,7 +200,7 @@ def run(cfg: dict[str, Any]) -> int:
                 if kind not in kinds:
                     continue
                 key = f"{kind}:{memory}:alone:{d}"
-                if not bench.time_left():
+                if not bench.time_left(key):
                     bench.skip(key, kind, [d], "time budget spent", memory=memory, concurrent=False)
                     continue
                 spin = memory == "pinned"
@@ -225,7 +228,7 @@ def run(cfg: dict[str, Any]) -> int:
             if kind not in kinds:
                 continue
             keys = [f"{kind}:pinned:all:{d}" for d in devs]
-            if not bench.time_left():
+            if not bench.time_left(f"{kind}:pinned:all"):
                 for d, key in zip(devs, keys, strict=True):
                     bench.skip(key, kind, [d], "time budget spent", memory="pinned", concurrent=True)
                 continue
@@ -250,7 +253,7 @@ def run(cfg: dict[str, Any]) -> int:
     if "d2d" in kinds:
         for d in devs:
             key = f"d2d:{d}"
-            if not bench.time_left():
+            if not bench.time_left(key):
                 bench.skip(key, "d2d", [d], "time budget spent")
                 continue
             src, dst = dev_ref[d], dev_dst[d]
@@ -288,7 +291,7 @@ def run(cfg: dict[str, Any]) -> int:
                         bench.skip(key, kind, [i, j], "cudaDeviceCanAccessPeer: P2P not supported between these "
                                    "GPUs", p2p_enabled=True)
                         continue
-                    if not bench.time_left():
+                    if not bench.time_left(key):
                         bench.skip(key, kind, [i, j], "time budget spent", p2p_enabled=enabled)
                         continue
                     how = f"cudaMemcpyPeerAsync with peer access {'enabled' if enabled else 'disabled (staged through host memory by the driver)'}, as p2pBandwidthLatencyTest"

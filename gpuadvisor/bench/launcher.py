@@ -26,6 +26,18 @@ from gpuadvisor.bench.events import EventReader
 JOIN_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR")
 DEATH_GRACE_S = 3.0  # after one worker fails, how long the others get to finish on their own
 KILL_GRACE_S = 1.0  # SIGTERM to SIGKILL
+STATUS_ENV = "GPUADVISOR_BENCH_STATUS"  # file where a worker keeps one line saying what it is doing
+
+
+def set_status(text: str) -> None:
+    """Worker side: overwrite the status line the supervisor quotes if it has to kill this worker."""
+    path = os.environ.get(STATUS_ENV)
+    if not path:
+        return
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    os.replace(tmp, path)
 
 
 def join_env(env: dict[str, str] | None = None) -> dict[str, str] | None:
@@ -109,6 +121,7 @@ def supervise(
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[Path] = []
     for i, env in enumerate(envs):
+        env[STATUS_ENV] = str(workdir / f"{role}.{i}.status")
         log = workdir / f"{role}.{i}.log"
         logs.append(log)
         with open(log, "wb") as out:
@@ -126,29 +139,28 @@ def supervise(
                 on_events(new)
 
     status, error = "ok", None
+    died: list[tuple[int, int]] = []  # (worker, exit status) in the order the failures were seen
     first_death: float | None = None
     try:
         while True:
             pump()
             codes = [p.poll() for p in procs]
-            if all(c is not None for c in codes):
-                bad = [(i, c) for i, c in enumerate(codes) if c != 0]
-                if bad:
-                    status, error = "failed", _death_message(role, bad, logs, all_events)
-                break
+            fresh = [(i, c) for i, c in enumerate(codes) if c not in (None, 0) and i not in {d[0] for d in died}]
+            died += sorted(fresh, key=lambda ic: _is_secondary(logs[ic[0]]))
             now = time.time()
-            dead = [(i, c) for i, c in enumerate(codes) if c not in (None, 0)]
-            if dead and first_death is None:
+            if all(c is not None for c in codes):
+                if died:
+                    status, error = "failed", _death_message(role, died, logs, all_events)
+                break
+            if died and first_death is None:
                 first_death = now
             if first_death is not None and now - first_death > DEATH_GRACE_S:
-                status, error = "failed", _death_message(role, dead, logs, all_events)
+                status, error = "failed", _death_message(role, died, logs, all_events)
                 break
             if now >= hard_deadline:
-                alive = [str(i) for i, c in enumerate(codes) if c is None]
-                who = "rank " if role == "collectives" else "worker "
+                alive = [i for i, c in enumerate(codes) if c is None]
                 status = "timeout"
-                error = (f"time budget ran out after {now - started:.1f} s; killed {who}"
-                         f"{', '.join(alive)} (hung or too slow)")
+                error = f"time budget ran out after {now - started:.1f} s; killed {_who(role, alive, workdir)}"
                 break
             time.sleep(0.05)
     finally:
@@ -167,10 +179,35 @@ def supervise(
     return Outcome(status=status, error=error, events=all_events, wall_s=time.time() - started)
 
 
-def _death_message(role: str, dead: list[tuple[int, int | None]], logs: list[Path],
-                   events: list[dict[str, Any]]) -> str:
-    i, code = dead[0]
-    who = f"rank {i}" if role == "collectives" else f"{role} worker"
-    reason = next((e.get("text") for e in events if e.get("ev") == "error"), None) or _tail(logs[i])
-    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
-    return f"{who} {how}" + (f": {reason}" if reason else "")
+_PEER_GONE = ("closed by peer", "reset by peer", "remote worker crash", "Broken pipe", "NCCL communicator was aborted")
+
+
+def _is_secondary(log: Path) -> bool:
+    """A worker that failed because a peer went away (it is listed after the one that went first)."""
+    text = _tail(log, lines=200)
+    return any(s in text for s in _PEER_GONE)
+
+
+def _who(role: str, alive: list[int], workdir: Path) -> str:
+    """'rank 0 (in all_gather at 4096 B), rank 1 (finished all_reduce)': where each killed worker last was."""
+    parts = []
+    for i in alive:
+        try:
+            where = (workdir / f"{role}.{i}.status").read_text(encoding="utf-8").strip()
+        except OSError:
+            where = ""
+        name = f"rank {i}" if role == "collectives" else f"{role} worker"
+        parts.append(f"{name} ({where})" if where else name)
+    return ", ".join(parts) + " (hung or too slow)"
+
+
+def _death_message(role: str, dead: list[tuple[int, int]], logs: list[Path], events: list[dict[str, Any]]) -> str:
+    out = []
+    for n, (i, code) in enumerate(dead):
+        who = f"rank {i}" if role == "collectives" else f"{role} worker"
+        reason = _tail(logs[i])
+        if i == 0 and not reason:
+            reason = next((e.get("text") for e in events if e.get("ev") == "error"), "") or ""
+        how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        out.append(("then " if n else "") + f"{who} {how}" + (f": {reason[:160]}" if reason else ""))
+    return "; ".join(out)

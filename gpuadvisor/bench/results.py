@@ -129,7 +129,10 @@ class Collector:
             m.error = f"{outcome_error or 'worker ended without finishing this measurement'} ({done})"
         if m.kind in COLLECTIVE_KINDS:
             good = [r for r in rows if r.correct is not False]
-            if m.status != "failed" and good and len(good) == len(rows):
+            if m.world_size == 1:
+                notes.append("world size 1: no data crosses a link, so there is no bus bandwidth to report "
+                             "(busbw is 0 by the nccl-tests factor, or a local copy / no-op for broadcast)")
+            elif m.status != "failed" and good and len(good) == len(rows):
                 m.value_gbps = good[-1].busbw_gbps
         elif end is not None and m.status == "ok":
             m.value_gbps = end.get("value_gbps")

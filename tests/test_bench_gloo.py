@@ -1,0 +1,135 @@
+"""Real gloo collectives in several processes on the CPU: the benchmark path CI can run.
+
+Sizes are small and iterations few so the whole file stays well under a minute.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import psutil
+import pytest
+
+from gpuadvisor.bench import Preset, run_benchmarks
+from gpuadvisor.bench.formulas import COLLECTIVES, busbw_factor
+from gpuadvisor.facts import Rig, load
+
+pytestmark = pytest.mark.slow
+
+TINY = Preset("tiny", min_bytes=4096, max_bytes=32768, warmup_iters=1, iters=3, copy_bytes=1 << 20,
+              copies_per_run=1, copy_runs=1, latency_reps=1, budget_s=40.0)
+
+
+@pytest.fixture(autouse=True)
+def _no_job_env(monkeypatch):
+    """Never join an outer torchrun/Slurm job by accident."""
+    for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "GPUADVISOR_BENCH_FAULT"):
+        monkeypatch.delenv(v, raising=False)
+
+
+def _leftover_workers(mark: str) -> list[int]:
+    out = []
+    for p in psutil.process_iter(["pid"]):
+        try:
+            if p.environ().get("GPUADVISOR_TEST_MARK") == mark and p.pid != os.getpid():
+                out.append(p.pid)
+        except (psutil.Error, OSError):
+            continue
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_gloo_collectives_follow_nccl_tests(n, monkeypatch):
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv("GPUADVISOR_TEST_MARK", mark)
+    rig = Rig()
+    progress: list[tuple[int, int]] = []
+    ms = run_benchmarks(rig, preset=TINY, backend="gloo", nproc=n, only="collectives",
+                        progress=lambda d, t, label: progress.append((d, t)))
+    assert [m.kind for m in ms] == list(COLLECTIVES)
+    assert rig.measurements == ms and rig.provenance["measurements"] == "measured"
+    for m in ms:
+        assert (m.status, m.backend, m.world_size, m.gpus) == ("ok", "gloo", n, []), m.error
+        assert (m.warmup_iters, m.iters) == (1, 3)
+        assert len(m.rows) == 4
+        factor = busbw_factor(m.kind, n)
+        for row, target in zip(m.rows, [4096, 8192, 16384, 32768], strict=True):
+            assert row.correct is True and row.errors == 0
+            if m.kind in ("all_gather", "reduce_scatter"):  # S = per-rank count × n × 4 bytes
+                assert row.size_bytes == (target // 4 // n) * n * 4
+            else:
+                assert row.size_bytes == target
+            assert row.count * 4 == row.size_bytes
+            assert row.algbw_gbps == pytest.approx(row.size_bytes / (row.time_us * 1e-6) / 1e9, rel=1e-9)
+            assert row.busbw_gbps == pytest.approx(row.algbw_gbps * factor, rel=1e-12)
+            assert row.time_us > 0
+        assert m.value_gbps == m.rows[-1].busbw_gbps
+        assert m.expected_gbps is None and "gloo" in m.expected_source
+    assert progress[-1] == (16, 16)
+    assert _leftover_workers(mark) == []
+
+
+def test_corrupted_result_fails_the_measurement(monkeypatch):
+    monkeypatch.setenv("GPUADVISOR_BENCH_FAULT", "corrupt:1:all_gather")
+    ms = run_benchmarks(Rig(), preset=TINY.with_overrides(max_bytes=8192), backend="gloo", nproc=2,
+                        only="all_reduce,all_gather")
+    by = {m.kind: m for m in ms}
+    assert by["all_reduce"].status == "ok"
+    bad = by["all_gather"]
+    assert bad.status == "failed"
+    assert bad.value_gbps is None and bad.ratio is None
+    assert [(r.correct, r.errors) for r in bad.rows] == [(False, 1), (False, 1)]  # one element, each size
+    assert bad.error == "correctness check: 2 wrong elements (summed over sizes and ranks)"
+
+
+def test_dead_worker_is_a_failed_measurement(monkeypatch):
+    monkeypatch.setenv("GPUADVISOR_BENCH_FAULT", "die:1:broadcast")
+    ms = run_benchmarks(Rig(), preset=TINY.with_overrides(max_bytes=4096), backend="gloo", nproc=2,
+                        only="all_reduce,broadcast")
+    by = {m.kind: m for m in ms}
+    assert by["all_reduce"].status == "ok" and len(by["all_reduce"].rows) == 1
+    assert by["broadcast"].status == "failed"
+    # the rank that died first is named first; rank 0 then fails on the closed connection
+    assert by["broadcast"].error.startswith("rank 1 exited with status 3; then rank 0 exited with status 1")
+
+
+def test_hung_worker_is_killed_within_budget_and_partial_results_saved(tmp_path):
+    mark = uuid.uuid4().hex
+    out = tmp_path / "scan.json"
+    env = {**os.environ, "GPUADVISOR_BENCH_FAULT": "hang:1:all_gather", "GPUADVISOR_TEST_MARK": mark}
+    for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR"):
+        env.pop(v, None)
+    budget = 8.0
+    t0 = time.time()
+    proc = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--nproc", "2",
+                           "--only", "all_reduce,all_gather,broadcast", "-b", "4K", "-e", "16K", "-n", "3", "-w", "1",
+                           "--budget", str(budget), "--json", str(out)],
+                          capture_output=True, text=True, env=env, timeout=60)
+    wall = time.time() - t0
+    assert proc.returncode == 1, proc.stderr
+    assert wall < budget + 8  # the budget, plus interpreter start, torch import and facts collection
+    rig = load(out)
+    by = {m.kind: m for m in rig.measurements}
+    assert by["all_reduce"].status == "ok" and [r.size_bytes for r in by["all_reduce"].rows] == [4096, 8192, 16384]
+    assert by["all_gather"].status == "timeout"
+    # where each killed rank was: rank 1 never started all_gather, rank 0 waits for it there
+    assert "killed rank 0 (in all_gather, before its first size), rank 1 (finished all_reduce)" in by["all_gather"].error
+    assert by["all_gather"].error.endswith("(nothing measured yet)")
+    assert by["broadcast"].status == "timeout" and by["broadcast"].error.startswith("not measured")
+    assert rig.provenance["measurements"] == "measured"
+    assert "timeout" in proc.stdout and "#wrong" in proc.stdout
+    assert _leftover_workers(mark) == []
+
+
+def test_cli_errors_are_one_line_exit_2():
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")}
+    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--only", "all_reduce,alltoall"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines()[-1].startswith("gpuadvisor: error: --only: unknown benchmark 'alltoall'")
+    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "-e", "lots"], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode == 2 and "expected a byte count" in p.stderr

@@ -1,0 +1,238 @@
+"""The benchmarker's pure parts: nccl-tests formulas, sizes, presets, expected figures, event assembly, rendering."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuadvisor.bench import faults, render_measurements
+from gpuadvisor.bench.events import EventReader
+from gpuadvisor.bench.expected import expected_bandwidth
+from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor, busbw_gbps, doubling_sizes, shape
+from gpuadvisor.bench.presets import PRESETS, get_preset, parse_size
+from gpuadvisor.bench.results import Collector
+from gpuadvisor.bench.runner import parse_only
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Measurement, Rig, SweepRow
+
+# -- nccl-tests doc/PERFORMANCE.md -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "n", "factor"), [
+    ("all_reduce", 1, 0.0), ("all_reduce", 2, 1.0), ("all_reduce", 8, 1.75), ("all_reduce", 16, 1.875),
+    ("all_gather", 2, 0.5), ("all_gather", 3, 2 / 3), ("all_gather", 8, 0.875),
+    ("reduce_scatter", 4, 0.75), ("broadcast", 8, 1.0), ("broadcast", 1, 1.0),
+])
+def test_busbw_factor_is_nccl_tests(kind, n, factor):
+    assert busbw_factor(kind, n) == pytest.approx(factor, abs=1e-12)
+
+
+def test_busbw_from_a_published_nccl_tests_row():
+    # shared/samples/nccl-allreduce_gcp-a3mega-2x8xh100: 16 ranks, 1073741824 B in 6759.0 us -> 158.86 / 297.86
+    assert algbw_gbps(1073741824, 6759.0e-6) == pytest.approx(158.86, abs=0.005)
+    assert busbw_gbps("all_reduce", 16, 1073741824, 6759.0e-6) == pytest.approx(297.86, abs=0.01)
+
+
+def test_unknown_collective_and_bad_world_size():
+    with pytest.raises(ValueError, match="unknown collective"):
+        busbw_factor("all_to_all", 4)
+    with pytest.raises(ValueError, match="at least 1"):
+        busbw_factor("all_reduce", 0)
+
+
+def test_shape_uses_the_total_array_for_gather_and_scatter():
+    s = shape("all_gather", 3, 4096)
+    assert (s.size_bytes, s.count, s.per_rank_count) == (4092, 1023, 341)
+    s = shape("reduce_scatter", 8, 1 << 20)
+    assert (s.size_bytes, s.count, s.per_rank_count) == (1 << 20, 1 << 18, 1 << 15)
+    s = shape("all_reduce", 3, 4096)
+    assert (s.size_bytes, s.count, s.per_rank_count) == (4096, 1024, 1024)
+    assert shape("all_gather", 4, 8).size_bytes == 16  # at least one element per rank
+    assert shape("broadcast", 2, 1).count == 1
+
+
+def test_doubling_sizes():
+    assert doubling_sizes(8, 64) == [8, 16, 32, 64]
+    assert doubling_sizes(1 << 20, 3 << 20) == [1 << 20, 2 << 20]
+    with pytest.raises(ValueError):
+        doubling_sizes(64, 8)
+
+
+def test_parse_size_and_presets():
+    assert parse_size("8") == 8
+    assert parse_size("64K") == 65536
+    assert parse_size("256M") == 256 << 20
+    assert parse_size("1GiB") == 1 << 30
+    with pytest.raises(InputError, match="expected a byte count"):
+        parse_size("lots")
+    assert get_preset("quick").budget_s < 60
+    assert doubling_sizes(PRESETS["quick"].min_bytes, PRESETS["quick"].max_bytes)[-1] == 64 << 20
+    assert get_preset("default").with_overrides(iters=7, max_bytes=None).iters == 7
+    with pytest.raises(InputError, match="min bytes"):
+        get_preset("default").with_overrides(min_bytes=1 << 20, max_bytes=1024)
+    with pytest.raises(InputError, match="unknown bench preset"):
+        get_preset("fast")
+
+
+def test_parse_only():
+    assert parse_only("h2d, all_reduce") == ["all_reduce", "h2d"]
+    assert parse_only("p2p") == ["p2p_unidir", "p2p_bidir", "p2p_latency"]
+    assert parse_only(["collectives"]) == ["all_reduce", "all_gather", "reduce_scatter", "broadcast"]
+    assert parse_only("all-reduce") == ["all_reduce"]
+    assert len(parse_only(None)) == 10
+    with pytest.raises(InputError, match="unknown benchmark 'alltoall'"):
+        parse_only("all_reduce,alltoall")
+
+
+def test_faults_parse():
+    assert faults.parse("corrupt:1:all_gather, hang:0:broadcast") == [
+        faults.Fault("corrupt", 1, "all_gather"), faults.Fault("hang", 0, "broadcast")]
+    with pytest.raises(ValueError, match="bad item"):
+        faults.parse("explode:1:x")
+
+
+# -- expected figures ------------------------------------------------------------------------------------
+
+
+def test_expected_nvlink_all_pairs(preset):
+    rig = preset("dgx-h100")
+    e = expected_bandwidth(rig, "all_reduce", list(range(8)), backend="nccl", world_size=8)
+    assert e.gbps == pytest.approx(450.0)  # 18 NVLink 4 links × 25 GB/s
+    assert "18 active NVLink 4 links" in e.source
+    e = expected_bandwidth(preset("dgx-a100"), "reduce_scatter", [0, 1, 2, 3], backend="nccl", world_size=4)
+    assert e.gbps == pytest.approx(300.0)
+
+
+def test_expected_pcie_and_none_cases(preset):
+    rig = preset("4x4090-pcie")
+    e = expected_bandwidth(rig, "all_reduce", [0, 1, 2, 3], backend="nccl", world_size=4)
+    assert e.gbps == pytest.approx(31.504 * 0.85, rel=1e-3)  # Gen4 x16 at max, the narrowest path
+    assert "PCIe Gen4 x16" in e.source
+    assert expected_bandwidth(rig, "all_reduce", [], backend="gloo", world_size=2).gbps is None
+    assert expected_bandwidth(rig, "all_reduce", [0], backend="nccl", world_size=1).source.startswith("world size 1")
+    assert "network" in expected_bandwidth(rig, "all_reduce", [0, 1], backend="nccl", world_size=16,
+                                           spans_nodes=True).source
+    assert expected_bandwidth(rig, "all_reduce", [0, 9], backend="nccl", world_size=2).gbps is None
+    assert expected_bandwidth(rig, "h2d", [2], backend="cuda", memory="pageable").gbps is None
+    assert expected_bandwidth(rig, "d2d", [2], backend="cuda").gbps is None
+    assert expected_bandwidth(rig, "p2p_latency", [0, 1], backend="cuda", p2p_enabled=True).gbps is None
+
+
+def test_expected_copies_and_peers(preset):
+    rig = preset("dgx-a100")
+    h2d = expected_bandwidth(rig, "h2d", [3], backend="cuda", memory="pinned")
+    assert h2d.gbps == pytest.approx(31.504 * 0.85, rel=1e-3)
+    on = expected_bandwidth(rig, "p2p_unidir", [0, 1], backend="cuda", p2p_enabled=True)
+    assert on.gbps == pytest.approx(300.0)  # NV12 × 25
+    assert expected_bandwidth(rig, "p2p_bidir", [0, 1], backend="cuda", p2p_enabled=True).gbps == pytest.approx(600.0)
+    off = expected_bandwidth(rig, "p2p_unidir", [0, 1], backend="cuda", p2p_enabled=False)
+    assert off.gbps == pytest.approx(h2d.gbps)
+    assert off.source.startswith("staged through host memory")
+
+
+# -- events to measurements ------------------------------------------------------------------------------
+
+
+def _row(size: int, t_us: float, n: int = 2, kind: str = "all_reduce", errors: int = 0) -> dict:
+    alg = size / (t_us * 1e-6) / 1e9
+    return {"size_bytes": size, "count": size // 4, "dtype": "float32", "time_us": t_us, "algbw_gbps": alg,
+            "busbw_gbps": alg * busbw_factor(kind, n), "correct": errors == 0, "errors": errors}
+
+
+def test_collector_maps_bus_ids_and_judges(preset):
+    rig = preset("dgx-h100")
+    ranks = [{"host": "h", "ordinal": i, "bus_id": rig.gpus[i].bus_id, "name": "x"} for i in (3, 5)]
+    seen = []
+    c = Collector(rig, progress=lambda d, t, label: seen.append((d, t)))
+    c.plan_collectives(["all_reduce"], 3)
+    c.feed([{"ev": "ranks", "ranks": ranks},
+            {"ev": "begin", "key": "all_reduce", "kind": "all_reduce", "backend": "nccl", "world_size": 2,
+             "ranks": ranks, "method": "m", "warmup_iters": 1, "iters": 3},
+            {"ev": "row", "key": "all_reduce", "row": _row(1 << 20, 10.0)},
+            {"ev": "row", "key": "all_reduce", "row": _row(1 << 21, 10.0)},
+            {"ev": "end", "key": "all_reduce", "status": "partial", "error": None, "notes": ["stopped"]}])
+    m = c.measurement("all_reduce", "ok", None)
+    assert m.gpus == [3, 5]
+    assert m.status == "partial"
+    assert m.value_gbps == pytest.approx((1 << 21) / 10e-6 / 1e9)
+    assert m.expected_gbps == pytest.approx(450.0)
+    assert m.ratio == pytest.approx(m.value_gbps / 450.0, rel=1e-3)
+    assert seen[-1] == (3, 3)  # the size the budget skipped still counts as done
+
+
+def test_collector_keeps_rows_of_a_killed_run_and_fails_wrong_results():
+    rig = Rig()
+    c = Collector(rig)
+    ranks = [{"host": "h", "ordinal": None, "bus_id": None}] * 2
+    c.feed([{"ev": "begin", "key": "all_gather", "kind": "all_gather", "backend": "gloo", "world_size": 2,
+             "ranks": ranks},
+            {"ev": "row", "key": "all_gather", "row": _row(4096, 50.0, kind="all_gather")},
+            {"ev": "begin", "key": "broadcast", "kind": "broadcast", "backend": "gloo", "world_size": 2,
+             "ranks": ranks},
+            {"ev": "row", "key": "broadcast", "row": _row(4096, 50.0, kind="broadcast", errors=1)},
+            {"ev": "end", "key": "broadcast", "status": "failed", "error": "correctness check: 1 wrong", "notes": []}])
+    hung = c.measurement("all_gather", "timeout", "time budget ran out after 6.5 s; killed rank 1")
+    assert hung.status == "timeout"
+    assert len(hung.rows) == 1 and "1 size(s) measured before it" in hung.error
+    assert hung.value_gbps == pytest.approx(4096 / 50e-6 / 1e9 * 0.5)
+    assert hung.expected_gbps is None and "gloo" in hung.unavailable["expected_gbps"]
+    bad = c.measurement("broadcast", "ok", None)
+    assert bad.status == "failed" and bad.value_gbps is None and bad.rows[0].errors == 1
+
+
+def test_collector_unknown_bus_id_falls_back_to_ordinal(preset):
+    c = Collector(preset("dgx-h100"))
+    c.feed([{"ev": "devices", "devices": [{"ordinal": 0, "bus_id": "0000:ff:1f.0", "name": "x"}]},
+            {"ev": "begin", "key": "d2d:0", "kind": "d2d", "backend": "cuda", "world_size": 1, "devices": [0]},
+            {"ev": "end", "key": "d2d:0", "status": "ok", "value_gbps": 1400.0, "notes": []}])
+    m = c.measurement("d2d:0", "ok", None)
+    assert m.gpus == [0] and m.value_gbps == 1400.0
+    assert any("CUDA ordinals" in n for n in m.notes)
+
+
+def test_world_size_one_has_no_bus_bandwidth():
+    c = Collector(Rig())
+    c.feed([{"ev": "begin", "key": "broadcast", "kind": "broadcast", "backend": "nccl", "world_size": 1,
+             "ranks": [{"host": "h", "ordinal": 0, "bus_id": None}]},
+            {"ev": "row", "key": "broadcast", "row": _row(1 << 30, 32.1, n=1, kind="broadcast")},
+            {"ev": "end", "key": "broadcast", "status": "ok", "notes": []}])
+    m = c.measurement("broadcast", "ok", None)
+    assert m.value_gbps is None and any("world size 1" in n for n in m.notes)
+
+
+def test_event_reader_waits_for_whole_lines(tmp_path):
+    p = tmp_path / "ev.jsonl"
+    r = EventReader(p)
+    assert r.read_new() == []
+    with open(p, "w") as f:
+        f.write(json.dumps({"ev": "a"}) + "\n" + '{"ev": "b"')
+    assert r.read_new() == [{"ev": "a"}]
+    with open(p, "a") as f:
+        f.write("}\n")
+    assert r.read_new() == [{"ev": "b"}]
+
+
+# -- rendering -------------------------------------------------------------------------------------------
+
+
+def test_render_sweep_copies_and_matrix():
+    ms = [
+        Measurement(kind="all_reduce", backend="nccl", world_size=2, gpus=[0, 1], warmup_iters=5, iters=20,
+                    rows=[SweepRow(1 << 20, 1 << 18, "float32", 25.0, 41.94, 41.94, True, 0)], value_gbps=41.94,
+                    expected_gbps=50.0, ratio=0.8388, expected_source="PCIe"),
+        Measurement(kind="h2d", backend="cuda", gpus=[0], memory="pinned", concurrent=False, value_gbps=55.23,
+                    expected_gbps=53.56, ratio=1.03, rows=[SweepRow(268435456, 268435456, "uint8", 4860.0, 55.23,
+                                                                   55.23, True, 0)]),
+        Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=False, value_gbps=11.5),
+        Measurement(kind="p2p_unidir", backend="cuda", gpus=[1, 0], p2p_enabled=False, status="timeout",
+                    error="killed"),
+    ]
+    text = render_measurements(ms)
+    assert "#       size         count      type       time     algbw     busbw  #wrong" in text
+    assert "     1048576        262144     float       25.0     41.94     41.94       0" in text
+    assert "(ratio 0.84)" in text
+    assert "  0      55.23" in text
+    assert "P2P unidirectional, GB/s, P2P disabled" in text
+    assert "     0         X    11.50" in text
+    assert "     1   timeout        X" in text
+    assert render_measurements([]) == "No measurements."
