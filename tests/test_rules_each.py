@@ -680,3 +680,14 @@ def test_every_rule_has_a_firing_test_here():
     text = Path(__file__).read_text()
     tested = set(re.findall(r'"(GA\d{3})"', text))
     assert {r.code for r in all_rules()} <= tested
+
+
+def test_rules_whose_kind_was_not_measured_say_so():
+    rig = healthy()
+    rig.measurements = [m for m in rig.measurements if m.kind == "all_reduce"]
+    msgs = {c: [(f.severity, f.message) for f in run(c, rig)] for c in ("GA601", "GA603", "GA604")}
+    assert msgs == {
+        "GA601": [("not-checked", "no pinned host<->device copy measured in this scan (gpuadvisor bench on a GPU measures them)")],
+        "GA603": [("not-checked", "no peer-to-peer copy with P2P enabled measured in this scan (needs 2+ GPUs)")],
+        "GA604": [("not-checked", "no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)")],
+    }

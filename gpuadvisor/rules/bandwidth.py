@@ -117,7 +117,7 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
     if not base and ref is None:
         yield ctx.not_checked(
             f"{_describe(m)}: no expected figure ({m.why('expected_gbps') or 'not derivable from the link facts'}) "
-            "and no published reference for this GPU model",
+            + ("and no published reference for this GPU model" if names else "and no GPU to compare with a reference"),
             gpus=m.gpus,
         )
         return
@@ -179,9 +179,10 @@ def host_device_bandwidth_low(rig: Rig, ctx: Context):
     if ms is None:
         yield ctx.not_checked(NO_MEASUREMENTS)
         return
+    ms = [m for m in ms if m.memory != "pageable"]  # pageable: staged through a driver buffer, host-bound
+    if not ms:
+        yield ctx.not_checked("no pinned host<->device copy measured in this scan (gpuadvisor bench on a GPU measures them)")
     for m in ms:
-        if m.memory == "pageable":
-            continue  # staged through a driver buffer: host-bound, no link figure applies
         yield from _judge(rig, ctx, m, link_factor=1.0, factor_note="")
 
 
@@ -211,6 +212,8 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
     if ms is None:
         yield ctx.not_checked(NO_MEASUREMENTS)
         return
+    if not ms:
+        yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
     eff = ctx.t("nccl_nvlink_efficiency")
     for m in ms:
         nv = _all_nvlink(rig, m.gpus)
@@ -245,10 +248,11 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
     if ms is None:
         yield ctx.not_checked(NO_MEASUREMENTS)
         return
+    ms = [m for m in ms if m.p2p_enabled]  # P2P off: a host-staged baseline, not a health signal
+    if not ms:
+        yield ctx.not_checked("no peer-to-peer copy with P2P enabled measured in this scan (needs 2+ GPUs)")
     eff = ctx.t("nccl_nvlink_efficiency")
     for m in ms:
-        if not m.p2p_enabled:
-            continue
         nv = _all_nvlink(rig, m.gpus)
         yield from _judge(
             rig, ctx, m,
@@ -286,6 +290,8 @@ def straggler_gpu(rig: Rig, ctx: Context):
     for m in rig.measurements:
         if m.kind in ("h2d", "d2h", "d2d") and len(m.gpus) == 1 and _usable(m):
             groups[(m.kind, m.memory, bool(m.concurrent), m.backend, m.method)].append(m)
+    if not any(len(ms) >= 2 for ms in groups.values()):
+        yield ctx.not_checked("no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)")
     for (kind, _memory, _concurrent, _b, _meth), ms in sorted(groups.items(), key=lambda kv: str(kv[0])):
         if len(ms) < 2:
             continue
