@@ -482,3 +482,47 @@ def test_report_size_for_8_gpus(preset, name):
     size = len(html.encode("utf-8"))
     # The page, not counting the embedded scan, stays small; the scan is the bulk only on big rigs.
     assert 40_000 < size < 400_000, size
+
+
+# -- the advisor's own dict --------------------------------------------------------------------------------
+
+def _advised(preset, name: str, **workload):
+    advisor = pytest.importorskip("gpuadvisor.advisor")
+    rig = preset(name)
+    advisor.advise(rig, advisor.Workload.from_options(**workload))
+    return rig
+
+
+def test_advisor_training_pick_snippet_and_candidates(preset):
+    rig = _advised(preset, "dgx-h100", model="llama-3-8b")
+    a = rig.advice
+    html = render_html(rig)
+    dom = Dom(html)
+    text = dom.all_text()
+    assert f"Pick: {a['pick']}" in text
+    assert a["reason"] in text
+    assert a["snippet"]["torchrun"] in text
+    rows = re.findall(r'<tr class="(pick|nofit|)">(.*?)</tr>', html.split('<table class="cand">')[1].split("</table>")[0], re.S)
+    assert [re.findall(r"<td>(.*?)</td>", r)[0] for _, r in rows] == [c["name"] for c in a["candidates"]]
+    assert [css for css, _ in rows] == [("pick" if c["status"] == "pick" else ("nofit" if not c["fits"] else "")) for c in a["candidates"]]
+    bars = [x["data-candidate"] for t, x in dom.elements if "data-candidate" in x]
+    assert bars == [c["name"] for c in a["candidates"]]
+    assert render_html(facts.from_dict(embedded_scan(dom))) == html
+
+
+def test_advisor_nothing_fits_shows_the_smallest_rig(preset):
+    rig = _advised(preset, "4x4090-pcie", model="llama-3-70b")
+    a = rig.advice
+    assert a["pick"] is None
+    text = Dom(render_html(rig)).all_text()
+    assert "Nothing fits" in text
+    assert f"{a['smallest_rig']['smallest']['description']} ({a['smallest_rig']['smallest']['strategy']})" in text
+
+
+def test_advisor_inference_table(preset):
+    rig = _advised(preset, "dgx-h100", model="llama-3-8b", task="inference")
+    a = rig.advice
+    text = Dom(render_html(rig)).all_text()
+    assert a["snippet"]["command"] in text
+    for c in a["candidates"]:
+        assert f"{c['kv_capacity_tokens']:,}" in text

@@ -535,7 +535,7 @@ def advice_view(advice: dict[str, Any] | None) -> dict[str, Any] | None:
             rows.append({"cells": [fmt_any(c.get(k)) for k in cols], "pick": is_pick,
                          "css": _candidate_css(c)})
         table = {"columns": [k.replace("_", " ") for k in cols], "rows": rows}
-    return {"pick_name": pick_name, "pick_fields": pick_fields, "reason": reason, "snippets": snippets,
+    return {"advisor": False, "pick_name": pick_name, "pick_fields": pick_fields, "reason": reason, "snippets": snippets,
             "table": table, "rest": [(k.replace("_", " "), fmt_any(v), _nested(v)) for k, v in rest.items()]}
 
 
@@ -616,7 +616,9 @@ def build_view(rig: Rig) -> View:
     scan = scan.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     title = f"gpuadvisor report — {h.hostname or 'unknown host'}"
     bw = bandwidth_view(rig)
-    adv = advice_view(rig.advice)
+    from gpuadvisor.render.html_advice import advisor_view, is_advisor_dict
+
+    adv = advisor_view(rig.advice) if is_advisor_dict(rig.advice) else advice_view(rig.advice)
     prov = {
         "host": provenance_of(rig, "host"), "software": provenance_of(rig, "software"),
         "gpus": provenance_of(rig, "gpus"), "topology": provenance_of(rig, "topology"),

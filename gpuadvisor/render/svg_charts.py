@@ -251,3 +251,84 @@ def bar_chart(rows: list[tuple[str, str, float, float | None, str]], *, width: f
         y += bar_h + 4
     ticks = [(left + t / vmax * (right - left), _fmt_num(t)) for t in _y_ticks(vmax)]
     return BarChart(width, y + 26, left, right, bars, ticks, bar_h)
+
+
+# -- stacked bars (memory per GPU of each candidate) -------------------------------------------------------
+
+SEGMENT_COLORS = ["#1f6fb2", "#6baed6", "#e09f3e", "#2a9d8f", "#8d5fd3", "#9e9e9e", "#d1495b"]
+
+
+@dataclass
+class Segment:
+    x: float
+    w: float
+    color: str
+    tip: str
+
+
+@dataclass
+class StackedBar:
+    label: str
+    y: float
+    segments: list[Segment]
+    text: str
+    css: str
+    clipped: bool
+    cap_x: float | None = None  # this bar's own capacity, when the bars do not share one
+
+
+@dataclass
+class StackedBars:
+    width: float
+    height: float
+    left: float
+    right: float
+    bar_h: float
+    bars: list[StackedBar]
+    cap_x: float | None
+    cap_label: str
+    ticks: list[tuple[float, str]]
+    legend: list[tuple[str, str]]
+
+
+def stacked_bars(rows: list[tuple[str, list[tuple[str, float]], float, float, str]], *, unit: str = "GiB",
+                 width: float = 900, bar_h: float = 14.0) -> StackedBars:
+    """rows: (label, [(segment, value)], capacity, total, css). All rows share one capacity line when they
+    share one capacity; bars beyond 1.6 × the largest capacity are clipped (their total is printed)."""
+    longest = max((len(r[0]) for r in rows), default=10)
+    left, right = min(380.0, 20.0 + 7.0 * longest), width - 120.0
+    caps = [r[2] for r in rows]
+    cap = max(caps) if caps else 1.0
+    totals = [r[3] for r in rows]
+    vmax = nice_max(min(max(totals + [cap]) * 1.02, cap * 1.6))
+    names: list[str] = []
+    for _, parts, *_ in rows:
+        for n, _ in parts:
+            if n not in names:
+                names.append(n)
+    colors = {n: SEGMENT_COLORS[k % len(SEGMENT_COLORS)] for k, n in enumerate(names)}
+    scale = (right - left) / vmax
+    bars = []
+    y = 8.0
+    for label, parts, capacity, total, css in rows:
+        x = left
+        segs = []
+        for n, v in parts:
+            if v <= 0:
+                continue
+            w = min(v * scale, right - x)
+            if w > 0:
+                segs.append(Segment(x, w, colors[n], f"{label}: {n} {v:,.1f} {unit}"))
+            x += w
+        clipped = total > vmax
+        own = left + capacity * scale if capacity <= vmax else None
+        bars.append(StackedBar(label, y, segs, f"{total:,.1f} {unit}" + (" ▸" if clipped else ""), css, clipped, own))
+        y += bar_h + 6
+    same_cap = len(set(caps)) == 1
+    if same_cap:
+        for b in bars:
+            b.cap_x = None
+    cap_x = left + cap * scale if same_cap and cap <= vmax else None
+    ticks = [(left + t * scale, _fmt_num(t)) for t in _y_ticks(vmax)]
+    return StackedBars(width, y + 30, left, right, bar_h, bars, cap_x, f"GPU memory {cap:,.1f} {unit}" if same_cap else "",
+                       ticks, [(n, colors[n]) for n in names])

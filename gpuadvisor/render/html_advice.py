@@ -1,0 +1,213 @@
+"""The strategy section of the HTML report, from the advisor's dict (``rig.advice``, gpuadvisor.advisor).
+
+``advisor_view`` reads the advisor's own shape (``kind == "gpuadvisor-advice"``: task, pick, reason,
+candidates, pick_detail, snippet, workload, rig, excluded, smallest_rig, assumptions, notes). Any other dict
+goes through ``html.advice_view``, which renders generically. Every number shown is one the dict holds
+(bytes shown as GiB, 2**30 bytes, as the advisor's terminal output does).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpuadvisor.render import svg_charts
+
+GiB = 2**30
+ADVICE_KIND = "gpuadvisor-advice"
+
+# Memory segments of a training candidate (advisor.memory.MemoryBreakdown) and of a serving option.
+TRAIN_SEGMENTS = [("params_bytes", "parameters"), ("grads_bytes", "gradients"), ("optimizer_bytes", "optimizer states"),
+                  ("activations_bytes", "activations"), ("gathered_bytes", "gathered unit"), ("overhead_bytes", "overhead")]
+SERVE_SEGMENTS = [("weights_bytes", "weights"), ("activation_peak_bytes", "activation peak"), ("runtime_bytes", "runtime"),
+                  ("kv_cache_needed_bytes", "KV cache needed")]
+
+
+def gib(x: Any) -> str:
+    return "—" if not isinstance(x, int | float) else f"{x / GiB:.1f}"
+
+
+def secs(x: Any) -> str:
+    if not isinstance(x, int | float):
+        return "—"
+    if x == 0:
+        return "0"
+    if x < 1e-3:
+        return f"{x * 1e6:.0f} µs"
+    if x < 1:
+        return f"{x * 1e3:.0f} ms"
+    return f"{x:.2f} s"
+
+
+def num(x: Any) -> str:
+    return "—" if not isinstance(x, int | float) else f"{x:,.0f}"
+
+
+def pct(x: Any) -> str:
+    return "—" if not isinstance(x, int | float) else f"{x:.0%}"
+
+
+def _row_css(c: dict[str, Any]) -> str:
+    if c.get("status") == "pick":
+        return "pick"
+    return "nofit" if c.get("fits") is False else ""
+
+
+def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
+    cols = ["strategy", "framework", "DP×TP×PP", "memory / GPU (GiB)", "fits", "headroom", "comm / step", "compute / step",
+            "step", "tokens/s", "scaling eff.", "status"]
+    rows = []
+    for c in cands:
+        comm = c.get("comm") or {}
+        mem = c.get("memory") or {}
+        status = c.get("status") or ""
+        if c.get("reason"):
+            status += f": {c['reason']}"
+        rows.append({"css": _row_css(c), "cells": [
+            c.get("name", "?"), c.get("framework", "—"),
+            f"{c.get('data_parallel', '?')}×{c.get('tensor_parallel', '?')}×{c.get('pipeline_parallel', '?')}",
+            f"{gib(mem.get('total_bytes'))} of {gib(c.get('capacity_bytes'))}",
+            "yes" if c.get("fits") else "no", pct(c.get("headroom_fraction")) if c.get("fits") else "—",
+            secs(comm.get("total_seconds")), secs(c.get("compute_seconds")), secs(c.get("step_seconds")),
+            num(c.get("tokens_per_second")), pct(c.get("scaling_efficiency")), status,
+        ]})
+    return {"columns": cols, "rows": rows}
+
+
+def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
+    cols = ["layout", "weights / GPU (GiB)", "memory used (GiB)", "KV cache capacity (tokens)", "sequences at context",
+            "NVLink", "fits", "status"]
+    rows = []
+    for c in cands:
+        status = (c.get("status") or "") + (f": {c['reason']}" if c.get("reason") else "")
+        rows.append({"css": _row_css(c), "cells": [
+            c.get("name", "?"), gib(c.get("weights_bytes")), f"{gib(c.get('memory_used_bytes'))} of {gib(c.get('capacity_bytes'))}",
+            num(c.get("kv_capacity_tokens")), num(c.get("max_sequences_at_context")),
+            "yes" if c.get("nvlink") else "no", "yes" if c.get("fits") else "no", status,
+        ]})
+    return {"columns": cols, "rows": rows}
+
+
+def _memory_chart(cands: list[dict[str, Any]], task: str) -> svg_charts.StackedBars | None:
+    segments = TRAIN_SEGMENTS if task == "train" else SERVE_SEGMENTS
+    rows = []
+    for c in cands:
+        source = c.get("memory") if task == "train" else c
+        if not isinstance(source, dict) or not isinstance(c.get("capacity_bytes"), int | float):
+            continue
+        parts = [(label, float(source.get(key) or 0) / GiB) for key, label in segments]
+        total = (source.get("total_bytes") if task == "train" else c.get("memory_used_bytes"))
+        rows.append((str(c.get("name", "?")), parts, float(c["capacity_bytes"]) / GiB,
+                     float(total) / GiB if isinstance(total, int | float) else sum(v for _, v in parts), _row_css(c)))
+    if not rows:
+        return None
+    return svg_charts.stacked_bars(rows, unit="GiB")
+
+
+def _snippets(snippet: Any) -> list[tuple[str, str]]:
+    if not isinstance(snippet, dict):
+        return []
+    out = []
+    titles = [("torchrun", "launch (torchrun)"), ("command", "launch"), ("code", "in the training script"),
+              ("deepspeed_config", "ds_config.json (DeepSpeed)"), ("fsdp", "FSDP settings"),
+              ("accelerate_config", "accelerate config (YAML)")]
+    for key, title in titles:
+        v = snippet.get(key)
+        if v is None or v == "" or v == {}:
+            continue
+        out.append((title, v if isinstance(v, str) else json.dumps(v, indent=2)))
+    return out
+
+
+def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
+    """View of the advisor's dict for the template (see the module docstring for the shape)."""
+    task = a.get("task") or "train"
+    cands = [c for c in a.get("candidates") or [] if isinstance(c, dict)]
+    w = a.get("workload") or {}
+    r = a.get("rig") or {}
+    pd = a.get("pick_detail") or {}
+    key: list[tuple[str, str]] = []
+    if pd and task == "train":
+        mem = pd.get("memory") or {}
+        key = [
+            ("framework", str(pd.get("framework", "—"))),
+            ("layout", f"data parallel {pd.get('data_parallel')} × tensor parallel {pd.get('tensor_parallel')} × pipeline {pd.get('pipeline_parallel')}"
+             + (f", ZeRO stage {pd['zero_stage']}" if pd.get("zero_stage") else "")
+             + (f", CPU offload: {pd['cpu_offload']}" if pd.get("cpu_offload") not in (None, "none") else "")
+             + (", activation checkpointing" if pd.get("activation_checkpointing") else "")),
+            ("memory per GPU", f"{gib(mem.get('total_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB ({pct(pd.get('headroom_fraction'))} free)"),
+            ("step", f"{secs(pd.get('step_seconds'))} (compute {secs(pd.get('compute_seconds'))}, communication {secs((pd.get('comm') or {}).get('total_seconds'))}; "
+                     f"{secs(pd.get('step_seconds_no_overlap'))} without overlap)"),
+            ("tokens/s", num(pd.get("tokens_per_second"))),
+            ("scaling efficiency", pct(pd.get("scaling_efficiency"))),
+            ("batch", f"global {pd.get('global_batch', '—')}, gradient accumulation {pd.get('gradient_accumulation', '—')}, "
+                      f"{num(pd.get('tokens_per_step'))} tokens per step"),
+        ]
+        for line in (pd.get("comm") or {}).get("detail") or []:
+            key.append(("communication", str(line)))
+    elif pd:
+        key = [
+            ("tensor parallel size", str(pd.get("tensor_parallel_size", "—"))),
+            ("pipeline parallel size", str(pd.get("pipeline_parallel_size", "—"))),
+            ("memory per GPU", f"{gib(pd.get('memory_used_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB"),
+            ("KV cache", f"{num(pd.get('kv_capacity_tokens'))} tokens ({num(pd.get('max_sequences_at_context'))} sequences at the requested context)"),
+        ]
+    batch = a.get("batch") or {}
+    if isinstance(batch, dict) and batch.get("lr_note"):
+        key.append(("learning rate", str(batch["lr_note"])))
+    workload = []
+    if w:
+        params = w.get("params")
+        workload = [
+            ("model", str(w.get("model") or w.get("model_label") or "—")),
+            ("parameters", f"{params / 1e9:.2f} B" if isinstance(params, int | float) else "—"),
+            ("task", str(a.get("task", "—")) + (f", {w['finetune']}" if w.get("finetune") and task == "train" else "")),
+            ("precision", str(w.get("precision", "—"))),
+        ]
+        if task == "train":
+            workload += [("optimizer", str(w.get("optimizer", "—"))), ("sequence length", str(w.get("seq_len", "—"))),
+                         ("micro-batch", str(w.get("micro_batch", "—"))), ("global batch", str(w.get("global_batch") or "—"))]
+        else:
+            workload += [("context", str(w.get("context") or "—")), ("concurrent sequences", str(w.get("concurrency", "—"))),
+                         ("KV cache dtype", str(w.get("kv_cache_dtype", "—")))]
+        arch = w.get("architecture") or {}
+        if isinstance(arch, dict) and arch.get("source"):
+            workload.append(("architecture from", str(arch["source"])))
+    rig_rows = []
+    if r:
+        rig_rows = [("rig", str(r.get("label", "—"))),
+                    ("GPU memory", f"{gib(r.get('memory_per_gpu_bytes'))} GiB ({r.get('memory_source', '')})")]
+        if r.get("peak_source"):
+            rig_rows.append(("peak", str(r["peak_source"])))
+        if r.get("busbw_source"):
+            rig_rows.append(("all-reduce busbw", str(r["busbw_source"])))
+        if r.get("inter_node_source"):
+            rig_rows.append(("across nodes", str(r["inter_node_source"])))
+    smallest = []
+    sr = a.get("smallest_rig") or {}
+    if isinstance(sr, dict):
+        for k, title in (("smallest", "smallest rig that fits"), ("same_gpu", "with this GPU")):
+            s = sr.get(k)
+            if isinstance(s, dict):
+                smallest.append((title, f"{s.get('description', '?')} ({s.get('strategy', '?')})"))
+    return {
+        "advisor": True,
+        "task": task,
+        "fits": a.get("fits"),
+        "pick_name": a.get("pick"),
+        "reason": a.get("reason"),
+        "key": key,
+        "snippets": _snippets(a.get("snippet")),
+        "table": _train_table(cands) if task == "train" else _serve_table(cands),
+        "chart": _memory_chart(cands, task),
+        "excluded": [(str(e.get("strategy", "?")), str(e.get("reason", ""))) for e in a.get("excluded") or [] if isinstance(e, dict)],
+        "workload": workload,
+        "rig": rig_rows,
+        "smallest": smallest,
+        "assumptions": [str(x) for x in a.get("assumptions") or []],
+        "notes": [str(x) for x in a.get("notes") or []],
+        "measured": bool(r.get("busbw_measured")),
+    }
+
+
+def is_advisor_dict(a: Any) -> bool:
+    return isinstance(a, dict) and a.get("kind") == ADVICE_KIND
