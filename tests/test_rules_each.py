@@ -233,6 +233,9 @@ def test_ga203_quiet_below_the_gpu_count_and_not_checked_without_facts(preset):
     rig = preset("4x4090-pcie")
     assert run("GA203", rig, no_nvlink_min_gpus=5) == []
     rig.gpus[1].unavailable["nvlinks"] = facts.NO_PERMISSION
+    assert one("GA203", rig).gpus == [0, 1, 2, 3]  # the complete topo -m matrix still says: no NV#
+    rig.topology.matrix = []
+    rig.topology.unavailable["matrix"] = facts.NOT_IN_SOURCE
     out = run("GA203", rig)
     assert [(f.severity, f.message) for f in out] == [("not-checked", f"NVLink state of GPU 1: {facts.NO_PERMISSION}")]
 
@@ -251,7 +254,10 @@ def test_ga204_bridged_card_whose_bridge_is_off(preset):
     for n in rig.gpus[1].nvlinks:
         n.active = False
     f = one("GA204", rig)
-    assert (f.gpus, f.observed["active_links"], f.expected) == ([1], 0, {"active_links": 4})
+    assert (f.severity, f.gpus, f.observed["active_links"], f.expected) == ("warn", [1], 0, {"active_links": 4})
+    rig.gpus[1].nvlinks[0].active = True  # one of four bridge links up: a link down, not a missing bridge
+    f = one("GA204", rig)
+    assert (f.severity, f.observed) == ("fail", {"active_links": 1, "inactive_links": [1, 2, 3]})
 
 
 def test_ga205_nvlink_recovery_errors():
@@ -691,3 +697,12 @@ def test_rules_whose_kind_was_not_measured_say_so():
         "GA603": [("not-checked", "no peer-to-peer copy with P2P enabled measured in this scan (needs 2+ GPUs)")],
         "GA604": [("not-checked", "no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)")],
     }
+
+
+def test_ga205_not_checked_without_counters():
+    rig = healthy()
+    for n in rig.gpus[3].nvlinks:
+        n.errors = {}
+    assert [(f.severity, f.gpus, f.message) for f in run("GA205", rig)] == [
+        ("not-checked", [3], "NVLink error counters not recorded in this scan")
+    ]

@@ -1,6 +1,8 @@
 """The rules on whole rigs: the simulated presets and the real H100 scan committed as a fixture."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpuadvisor import facts
@@ -62,3 +64,38 @@ def test_findings_survive_the_json_round_trip(preset):
         (f.code, f.severity, f.gpus, f.message) for f in findings
     ]
     assert back.findings[0].observed == {"current_link_width": 8}
+
+
+# -- real outputs of real machines (shared/samples, copied to tests/fixtures/import/samples) ---------------
+
+SAMPLES = Path(__file__).parent / "fixtures" / "import" / "samples"
+
+
+def _imported(*names: str):
+    from gpuadvisor.importers import import_files
+
+    return import_files([SAMPLES / n for n in names])
+
+
+def test_real_a100_node_with_a_pending_row_remap():
+    rig = _imported("smi-q_a100sxmx4_thamada.txt")  # nvidia-smi -q of 4x A100 SXM; GPU 1 shows "Pending: Yes"
+    findings = evaluate(rig)
+    assert _serious(findings) == {("GA306", (1,))}
+    f = next(f for f in findings if f.code == "GA306")
+    assert (f.severity, f.subject) == ("warn", "GPU 1 0000:9e:00.0")
+
+
+def test_real_8x4090_two_socket_topology():
+    rig = _imported("topo-m_8x4090-pcie-2socket_lukolszewski.txt")
+    by_code = {f.code: f for f in evaluate(rig) if f.severity in ("warn", "fail", "info")}
+    assert sorted(by_code) == ["GA201", "GA202", "GA203"]
+    assert by_code["GA201"].observed == {"SYS": ["0-6", "0-7", "1-6", "1-7", "2-6", "2-7", "3-6", "3-7", "4-6", "4-7", "5-6", "5-7"]}
+    assert by_code["GA203"].observed == {"gpus": 8, "nvlink_pairs": 0}
+
+
+def test_real_gpu_trained_at_gen1_is_info_without_load_evidence():
+    rig = _imported("lspci-vvv_rtx6000ada-downgraded-2.5gts_stelline-asus.txt")  # LnkSta 2.5GT/s, LnkCap 16GT/s
+    findings = [f for f in evaluate(rig) if f.severity != "not-checked"]
+    assert [(f.code, f.severity, f.observed["current_link_gen"], f.expected) for f in findings] == [
+        ("GA102", "info", 1, {"max_link_gen": 4})
+    ]

@@ -120,13 +120,16 @@ def p2p_through_host_bridge(rig: Rig, ctx: Context):
 def _nvlink_state(rig: Rig) -> tuple[bool, str | None]:
     """(any NVLink seen, the reason NVLink facts are incomplete or None).
 
-    An empty ``nvlinks`` list with no reason, or with "not supported", means the GPU has no NVLink; any other
-    recorded reason (no permission, function not found, not in the source) means we do not know.
+    A complete topology matrix without NV# means no NVLink. Otherwise an empty ``nvlinks`` list with no reason,
+    or with "not supported", means the GPU has no NVLink; any other recorded reason (no permission, function
+    not found, not in the source) means we do not know.
     """
     if any(is_nvlink(c) for row in rig.topology.matrix for c in row):
         return True, None
     if any(g.active_nvlinks() for g in rig.gpus):
         return True, None
+    if rig.topology.matrix and not _matrix_missing(rig):
+        return False, None  # a complete topo -m matrix shows NV# for every NVLink-connected pair
     for g in rig.gpus:
         reason = g.why("nvlinks")
         if not g.nvlinks and reason and reason != facts.NOT_SUPPORTED:
@@ -183,13 +186,15 @@ def nvlink_link_down(rig: Rig, ctx: Context):
 
     What it checks
         The number of active NVLinks of each GPU against the most any GPU of the same model in this rig
-        has. A GPU with fewer is missing links: a link down, a bridge missing or unseated.
+        has. A GPU with fewer is missing links: a link down (fail), or, on bridged PCIe cards, a GPU with
+        no active link at all while its peers are bridged (warn: a bridge missing or unseated, or a card
+        that was never given a partner, e.g. the third of three).
     Why it matters
         NVLink bandwidth is per link: an 18-link H100 with one link down loses 1/18 of its bandwidth and
         NCCL may route around it with an extra hop; a bridged card whose bridge is off falls back to PCIe,
         and a ring or tree collective runs at the pace of its slowest GPU.
     Threshold
-        Any GPU below the maximum active-link count among GPUs of its model.
+        Any GPU below the maximum active-link count among GPUs of its model; a bridged card with none: warn.
     Source
         NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink -s shows inactive links; Azure HPC NHC
         check_nvlink_status fails a node with an inactive link (github.com/Azure/azurehpc-health-checks
@@ -208,6 +213,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
         best = max(len(g.active_nvlinks()) for g in known)
         if best == 0:
             continue
+        switched = any(n.remote_device_type == "switch" for g in known for n in g.active_nvlinks())
         for g in gpus:
             if not g.nvlinks:
                 reason = g.why("nvlinks")
@@ -217,9 +223,12 @@ def nvlink_link_down(rig: Rig, ctx: Context):
             active = len(g.active_nvlinks())
             if active < best:
                 down = [n.link for n in g.nvlinks if n.active is False]
+                unbridged = active == 0 and not switched
                 yield ctx.finding(
                     f"{subject(g)} has {active} active NVLink(s) where other {model} GPUs have {best}"
-                    + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else ""),
+                    + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else "")
+                    + (": its bridge is missing or unseated, or it has no partner card" if unbridged else ""),
+                    severity="warn" if unbridged else None,
                     gpus=[g.index],
                     subject=subject(g),
                     observed={"active_links": active, "inactive_links": down},
@@ -250,6 +259,9 @@ def nvlink_errors(rig: Rig, ctx: Context):
     """
     limit = ctx.t("nvlink_error_max")
     for g in rig.gpus:
+        if g.nvlinks and not any(n.errors for n in g.nvlinks):
+            yield ctx.not_checked("NVLink error counters not recorded in this scan", gpus=[g.index])
+            continue
         bad = {}
         for n in g.nvlinks:
             over = {k: v for k, v in n.errors.items() if v is not None and v > limit}
