@@ -159,7 +159,10 @@ def advise_view(view: rigview.RigView, w: Workload) -> Advice:
             "requested_global_batch": w.global_batch,
             "lr_note": lr_note(w, chosen),
         }
-        if w.global_batch is not None and chosen.global_batch != w.global_batch:
+        if w.global_batch is None:
+            notes.append(f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per step assumed "
+                         f"(about {C.DEFAULT_GLOBAL_BATCH_TOKENS:,} tokens, the smallest GPT-3 batch); pass yours")
+        elif chosen.global_batch != w.global_batch:
             notes.append(f"global batch {w.global_batch} is not a multiple of micro-batch × data-parallel ({w.micro_batch} × {lay.dp}): "
                          f"{chosen.accumulation} accumulation steps give {chosen.global_batch}")
     else:

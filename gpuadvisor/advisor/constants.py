@@ -136,6 +136,10 @@ GATHERED_UNITS_IN_FLIGHT = 2
 # Model FLOPs utilisation assumed: PARALLELISM.md default 0.4; Megatron-LM measured 0.44-0.52 on A100
 # (Narayanan et al. 2021).
 DEFAULT_MFU = 0.40
+# Global batch when the user gives none: 0.5M tokens per optimizer step, the smallest batch of the GPT-3
+# family (Brown et al. 2020, table 2.1: 0.5M tokens for 125M-1.3B models, up to 3.2M for 175B), rounded to
+# 2**19 tokens; never fewer sequences than one micro-batch per GPU.
+DEFAULT_GLOBAL_BATCH_TOKENS = 2**19
 FLOPS_PER_PARAM_TOKEN = 6  # Kaplan et al. 2020: forward 2, backward 4
 FLOPS_PER_PARAM_TOKEN_RECOMPUTE = 8  # plus one more forward with full activation recomputation
 FLOPS_PER_PARAM_TOKEN_FROZEN = 4  # LoRA/QLoRA: forward 2 + input gradients 2; frozen weights get no weight gradient

@@ -217,14 +217,20 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
 
 # -- prediction ----------------------------------------------------------------------------------------------
 
+def default_global_batch(w: Workload, world: int) -> int:
+    per_step = w.micro_batch * world
+    want = math.ceil(C.DEFAULT_GLOBAL_BATCH_TOKENS / w.seq)
+    return max(per_step, math.ceil(want / per_step) * per_step)
+
+
 def _batch(w: Workload, dp: int, world: int) -> tuple[int, int]:
     """(gradient accumulation steps, global batch in sequences) for a data-parallel size.
 
-    Without --global-batch every candidate trains the same global batch, micro-batch × all GPUs (what DDP
-    does with no accumulation), so their step times compare like for like.
+    Every candidate trains the same global batch, so their step times compare like for like: --global-batch,
+    or DEFAULT_GLOBAL_BATCH_TOKENS worth of sequences (at least one micro-batch per GPU).
     """
     per_step = w.micro_batch * dp
-    target = w.global_batch if w.global_batch is not None else w.micro_batch * world
+    target = w.global_batch if w.global_batch is not None else default_global_batch(w, world)
     acc = max(1, math.ceil(target / per_step))
     return acc, acc * per_step
 
