@@ -153,7 +153,8 @@ def test_dgx2_v100_sixteen_gpus_one_fabric(preset):
 def test_2x3090_bridge_is_one_arc(preset):
     d = layout(preset("2x3090-nvlink"))
     arcs = [e for e in d.edges if e.kind == "nvlink"]
-    assert [(e.src, e.dst, e.label) for e in arcs] == [("gpu-0", "gpu-1", ["NV4 · 4 links"])]
+    assert [(e.src, e.dst, e.label) for e in arcs] == [("gpu-0", "gpu-1", ["4 links"])]
+    assert arcs[0].tooltip == "GPU 0 – GPU 1: 4 NVLinks (NV4)"
     assert not [b for b in d.boxes if b.kind == "fabric"]
 
 
@@ -211,6 +212,11 @@ def test_mesh_arcs_use_lanes_without_overlap():
         for a, b in spans.get(y, []):
             assert hi < a or lo > b, f"arcs overlap on lane y={y}"
         spans.setdefault(y, []).append((lo, hi))
+    # Each label ("2 links", ~36 px wide) sits clear of the verticals of deeper arcs crossing its lane.
+    geo = [(e, *map(float, re.match(r"M([\d.]+),[\d.]+ V([\d.]+) H([\d.]+)", e.d).groups())) for e in arcs]
+    for e, _, y, _ in geo:
+        crossing = [x for f, fa, fy, fb in geo if f is not e and fy > y for x in (fa, fb)]
+        assert all(abs(e.lx - x) >= 20 for x in crossing), (e.src, e.dst)
 
 
 def test_gpu_without_pcie_path_hangs_from_its_cpu_with_nvml_figures():

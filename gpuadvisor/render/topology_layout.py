@@ -176,6 +176,8 @@ def _gpu_hop(gpu: Gpu) -> PcieHop:
 
 def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
     """(label lines, css class, tooltip) for a PCIe link: 'Gen5 x16'; a downgraded one names its maximum."""
+    if link.current_gen is None and link.current_width is None:
+        return [], "unknown", f"PCIe link at {link.bdf or 'unknown device'}: generation and width not recorded in this scan"
     gen = f"Gen{link.current_gen}" if link.current_gen is not None else "Gen?"
     width = f"x{link.current_width}" if link.current_width is not None else "x?"
     label = [f"{gen} {width}"]
@@ -281,7 +283,7 @@ def _build_tree(rig: Rig) -> tuple[list[_Node], dict[int, _Node], dict[int, list
         w, h = SIZES["gpu"]
         name = _short_gpu_name(gpu.name)
         leaf = _Node(Box(id=f"gpu-{gpu.index}", kind="gpu", title=f"GPU {gpu.index}",
-                         lines=[_trim(name, 17), _short_bdf(gpu.bus_id)],
+                         lines=[_trim(name, 17)] + ([_short_bdf(gpu.bus_id)] if gpu.bus_id else []),
                          tooltip=f"GPU {gpu.index}: {gpu.name or 'unknown model'}, bus {gpu.bus_id or 'unknown'}",
                          gpu=gpu.index, w=w, h=h), sort_key=(gpu.index,))
         leaf.link_in = (_gpu_hop(gpu), pending_port) if path else (_nvml_hop(gpu), None)
@@ -569,8 +571,26 @@ def _draw_arcs(arcs: dict[tuple[int, int], int], gpu_boxes: dict[int, Box], top:
         k = arcs[(a, b)]
         edges.append(Edge(kind="nvlink", src=f"gpu-{a}", dst=f"gpu-{b}",
                           d=f"M{xa:.1f},{ya:.1f} V{yl:.1f} H{xb:.1f} V{gpu_boxes[b].bottom:.1f}",
-                          label=[f"NV{k} · {k} link" + ("s" if k != 1 else "")], lx=(xa + xb) / 2, ly=yl - 4,
+                          label=[f"{k} link" + ("s" if k != 1 else "")], lx=(xa + xb) / 2, ly=yl - 4,
                           tooltip=f"GPU {a} – GPU {b}: {k} NVLink" + ("s" if k != 1 else "") + " (NV" + str(k) + ")",
                           gpus=[a, b]))
         lowest = max(lowest, yl)
+    _place_arc_labels([e for e in edges if e.kind == "nvlink"])
     return lowest + 6
+
+
+def _place_arc_labels(arcs: list[Edge]) -> None:
+    """Move each arc's label into the widest stretch of its lane that no other arc's vertical crosses."""
+    geo = []
+    for e in arcs:
+        m = re.match(r"M([\d.]+),[\d.]+ V([\d.]+) H([\d.]+)", e.d)
+        if m:
+            geo.append((e, float(m.group(1)), float(m.group(2)), float(m.group(3))))
+    for e, xa, yl, xb in geo:
+        lo, hi = min(xa, xb), max(xa, xb)
+        # Verticals of deeper arcs cross this lane between the GPU row and their own lane.
+        cuts = sorted({x for f, fa, fy, fb in geo if f is not e and fy > yl for x in (fa, fb) if lo < x < hi})
+        stops = [lo, *cuts, hi]
+        gaps = sorted(((b - a, (a + b) / 2) for a, b in zip(stops, stops[1:], strict=False)), reverse=True)
+        if gaps:
+            e.lx = gaps[0][1]
