@@ -1,0 +1,141 @@
+"""Import -> findings -> strategy -> HTML from the real samples alone, and the `gpuadvisor import` command."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor import facts
+from gpuadvisor.importers import import_files
+
+SAMPLES = Path(__file__).parent / "fixtures" / "import" / "samples"
+OWN = Path(__file__).parent / "fixtures" / "import" / "own"
+
+
+def _pipeline():
+    rules = pytest.importorskip("gpuadvisor.rules", reason="rules engine (issue 5) not in this tree yet")
+    advisor = pytest.importorskip("gpuadvisor.advisor", reason="advisor (issue 6) not in this tree yet")
+    html = pytest.importorskip("gpuadvisor.render.html", reason="HTML report (issue 7) not in this tree yet")
+    for mod, name in ((rules, "evaluate"), (advisor, "advise"), (advisor, "Workload"), (html, "render_html")):
+        if not hasattr(mod, name):
+            pytest.skip(f"{mod.__name__}.{name} does not exist yet")
+    return rules, advisor, html
+
+
+def test_v100_topology_and_nvlink_to_findings_strategy_html() -> None:
+    rules, advisor, html = _pipeline()
+    rig = import_files([SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt", SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt"])
+    findings = rules.evaluate(rig)
+    assert rig.findings == findings
+    cross = [f for f in findings if f.code == "GA201"]  # the SYS pairs of the hybrid cube mesh
+    assert len(cross) == 1 and cross[0].severity == "warn"
+    assert "0-5" in cross[0].message and "3-6" in cross[0].message
+    assert not [f for f in findings if f.severity in ("fail", "error")]
+    advice = advisor.advise(rig, advisor.Workload.from_options(model="llama-3-8b"))
+    assert rig.advice is not None and rig.advice["pick"] and advice is not None
+    page = html.render_html(rig)
+    assert page.lstrip().lower().startswith("<!doctype html")
+    assert "Tesla V100-SXM2-32GB" in page and "GA201" in page and "imported" in page.lower()
+    assert rig.advice["pick"].split(" ")[0] in page
+
+
+def test_nccl_measurement_is_judged_and_used_by_the_advisor() -> None:
+    rules, advisor, html = _pipeline()
+    rig = import_files([SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"])
+    (m,) = rig.measurements
+    findings = rules.evaluate(rig)
+    ga602 = [f for f in findings if f.code == "GA602"]
+    assert ga602, "the collective-bandwidth rule must look at the imported all-reduce"
+    # No PCIe facts in an nccl-tests log alone, no published 6x RTX 4090 figure: judged "not checked", with why.
+    assert ga602[0].severity == "not-checked" and "all-reduce (6 ranks, nccl)" in ga602[0].message
+    assert m.unavailable["expected_gbps"].startswith("no PCIe link facts")
+    advisor.advise(rig, advisor.Workload.from_options(model="gpt2"))
+    assert rig.advice["pick"] == "DDP"
+    page = html.render_html(rig)
+    assert "24.58" in page and "NVIDIA GeForce RTX 4090" in page
+
+
+def test_smi_q_samples_to_findings_strategy_html() -> None:
+    rules, advisor, html = _pipeline()
+    l4 = import_files([SAMPLES / "smi-q_l4_thamada.txt"])
+    (f,) = [f for f in rules.evaluate(l4) if f.code == "GA101"]
+    assert f.severity == "fail" and f.gpus == [0] and "x8" in f.message
+    a100 = import_files([SAMPLES / "smi-q_a100sxmx4_thamada.txt"])
+    (remap,) = [f for f in rules.evaluate(a100) if f.code == "GA306"]
+    assert remap.gpus == [1]
+    h100 = import_files([SAMPLES / "smi-q_h100sxmx8_thamada.txt"])
+    rules.evaluate(h100)
+    advisor.advise(h100, advisor.Workload.from_options(model="llama-3-8b"))
+    assert h100.advice["fits"] is True
+    for rig in (l4, a100, h100):
+        assert "<svg" in html.render_html(rig)
+
+
+def test_own_inputs_fire_the_rules_they_were_written_for() -> None:
+    rules, _, _ = _pipeline()
+    rig = import_files([OWN / "smi-q_2xv100-r470-throttle-lost-gpu.txt", OWN / "lspci-vv_dgx1-plx-switch-x8.txt"])
+    codes = {(f.code, tuple(f.gpus)) for f in rules.evaluate(rig) if f.severity in ("warn", "fail")}
+    assert ("GA101", (1,)) in codes  # x8 of x16
+    assert ("GA310", (1,)) in codes  # hardware power brake
+    assert ("GA312", (1,)) in codes  # 250 W of a 300 W default
+    assert ("GA304", (0,)) in codes  # retired page pending
+    rig = import_files([SAMPLES / "smi-q_a100sxmx4_thamada.txt", OWN / "nvlink-status_4xa100-two-inactive.txt"])
+    (down,) = [f for f in rules.evaluate(rig) if f.code == "GA204"]
+    assert down.gpus == [2] and down.severity == "fail"
+
+
+# -- the command ------------------------------------------------------------------------------------------
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_cli_import_writes_a_scan_that_loads(tmp_path: Path) -> None:
+    out = tmp_path / "scan.json"
+    p = run("import", str(SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt"),
+            str(SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt"), "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "IMPORTED from" in p.stdout and "NVIDIA RTX A6000" in p.stdout
+    assert f"scan saved to {out} (3 GPUs, 0 measurements)" in p.stderr
+    rig = facts.load(out)
+    assert rig.source.kind == "imported" and len(rig.source.files) == 2
+    assert rig.topology.matrix[0] == ["X", "NV4", "NODE"]
+    assert rig.origins["gpus[0].nvlinks"].endswith("nvlink-s_3xa6000-one-unbridged_siboehm.txt:5 (nvidia-smi nvlink -s)")
+
+
+def test_cli_import_json_to_stdout_and_origins(tmp_path: Path) -> None:
+    p = run("import", str(OWN / "nccl-allgather_8xh100-new-header.txt"), "--json", "-")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["measurements"][0]["kind"] == "all_gather" and data["measurements"][0]["value_gbps"] == 209.1
+    p = run("import", str(SAMPLES / "smi-q_l4_thamada.txt"), "--origins")
+    assert p.returncode == 0 and "gpus[0].pcie.current_width: " in p.stdout and "smi-q_l4_thamada.txt:77 (nvidia-smi -q)" in p.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "no files given"),
+        (("/nonexistent/x.txt",), "/nonexistent/x.txt: no such file"),
+    ],
+)
+def test_cli_errors_are_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
+    p = run("import", *args)
+    assert p.returncode == 2
+    assert p.stderr.strip().count("\n") == 0 and message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_unrecognised_file(tmp_path: Path) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("the vendor says the GPUs are fine\n")
+    p = run("import", str(f))
+    assert p.returncode == 2
+    assert p.stderr == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, or nccl-tests output (it starts 'the vendor says the GPUs are fine')\n"
+
+
+def test_cli_help_names_what_to_run() -> None:
+    p = run("import", "--help")
+    assert p.returncode == 0 and "nvidia-smi topo -m > topo.txt" in p.stdout and "sudo lspci -vv" in p.stdout
