@@ -259,6 +259,30 @@ def test_unknown_gpu_still_sizes_memory() -> None:
     assert any("not in the GPU catalog" in n for n in a.notes)
 
 
+def test_precision_the_gpu_lacks_is_flagged() -> None:
+    a = advise(simulate("dgx2-v100"), Workload.from_options(model="gpt2"))
+    assert any("no BF16 support: run with --precision fp16" in n for n in a.notes)
+    assert a.rig["peak_tflops"] == 15.7  # Volta emulates bf16: timed at the FP32 peak
+    fp16 = advise(simulate("dgx2-v100"), Workload.from_options(model="gpt2", precision="fp16"))
+    assert fp16.rig["peak_tflops"] == 125.0 and not any("support" in n for n in fp16.notes)
+
+
+def test_checkpointing_choice(dgx_h100: Rig) -> None:
+    auto = advise(_copy(dgx_h100), Workload.from_options(model="llama-3-8b"))
+    assert auto.pick["activation_checkpointing"] is False  # ZeRO-1 fits without it
+    assert _by_key(auto, "ddp")["activation_checkpointing"] is True  # tried, to see whether DDP could fit
+    full = advise(_copy(dgx_h100), Workload.from_options(model="llama-3-8b", checkpointing="full"))
+    assert all(c["activation_checkpointing"] for c in full.candidates)
+    none = advise(_copy(dgx_h100), Workload.from_options(model="llama-3-8b", checkpointing="none"))
+    assert not any(c["activation_checkpointing"] for c in none.candidates)
+    # Full recomputation keeps 2·s·b·h per layer plus one layer's working set, and costs 8/6 of the compute.
+    z1 = next(c for c in full.candidates if c["key"] == "zero1+ckpt")
+    z1n = _by_key(none, "zero1")
+    assert z1["memory"]["activations_bytes"] < z1n["memory"]["activations_bytes"] / 3
+    assert z1["compute_seconds"] / z1n["compute_seconds"] == pytest.approx(
+        (8 * 8_030_261_248 + 16 * 32 * 4096 * 4096) / (6 * 8_030_261_248 + 12 * 32 * 4096 * 4096), rel=1e-4)
+
+
 def test_no_gpus_is_one_line_error() -> None:
     from gpuadvisor.errors import InputError
 

@@ -9,9 +9,29 @@ Public API:
 """
 from __future__ import annotations
 
-from gpuadvisor.advisor.advice import Advice, advise
-from gpuadvisor.advisor.options import workload_options
-from gpuadvisor.advisor.render import render_advice
-from gpuadvisor.advisor.workload import Architecture, Workload
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuadvisor.advisor.advice import Advice, advise
+    from gpuadvisor.advisor.options import workload_options
+    from gpuadvisor.advisor.render import render_advice
+    from gpuadvisor.advisor.workload import Architecture, Workload
+
+# Imported on first use (PEP 562), so a command that only adds the options stays quick to start.
+_LAZY = {
+    "Advice": "gpuadvisor.advisor.advice",
+    "advise": "gpuadvisor.advisor.advice",
+    "workload_options": "gpuadvisor.advisor.options",
+    "render_advice": "gpuadvisor.advisor.render",
+    "Architecture": "gpuadvisor.advisor.workload",
+    "Workload": "gpuadvisor.advisor.workload",
+}
 
 __all__ = ["Advice", "Architecture", "Workload", "advise", "render_advice", "workload_options"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gpuadvisor.advisor' has no attribute {name!r}")

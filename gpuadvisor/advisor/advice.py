@@ -103,6 +103,11 @@ def _state_bytes(w: Workload) -> dict[str, Any]:
 
 def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
     out = [f"MFU {w.mfu:.2f} of the datasheet dense peak (PARALLELISM.md default 0.4; Megatron-LM measured 0.44-0.52 on A100)"]
+    if w.task == "train" and w.precision == "fp8":
+        out.append("fp8 training (Transformer Engine / Megatron --fp8-format): matmuls at the FP8 peak, model states and activations "
+                   "counted as for bf16 mixed precision (FP8 keeps a higher-precision master copy)")
+    if w.task == "train" and w.precision == "fp32":
+        out.append("fp32 training timed at the FP32 (not TF32) peak: PyTorch leaves TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32)")
     if w.task == "train":
         conv = w.state_convention()
         out += [
@@ -138,8 +143,12 @@ def advise_view(view: rigview.RigView, w: Workload) -> Advice:
     if view.measured_all_reduce is None and view.total_gpus > 1:
         notes.append("no all_reduce measurement in this scan: bandwidth is the links' expected figure (run gpuadvisor bench to measure)")
     peak, peak_src = view.peak_tflops(w.compute_precision())
-    if peak is None or w.compute_precision() not in (view.spec.tflops if view.spec else {}):
+    if peak is None:
         notes.append(peak_src)
+    elif view.spec is not None and w.compute_precision() not in view.spec.tflops:
+        better = next((p for p in ("bf16", "fp16") if p in view.spec.tflops), "fp32")
+        notes.append(f"{view.spec.name} has no {w.precision.upper()} support: run with --precision {better} "
+                     f"(the launch snippet's precision flags would fail on this GPU); {peak_src}")
     if w.task == "inference":
         return _advise_inference(view, w, notes)
     cands, excluded = S.candidates(view, w)
@@ -160,8 +169,8 @@ def advise_view(view: rigview.RigView, w: Workload) -> Advice:
             "lr_note": lr_note(w, chosen),
         }
         if w.global_batch is None:
-            notes.append(f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per step assumed "
-                         f"(about {C.DEFAULT_GLOBAL_BATCH_TOKENS:,} tokens, the smallest GPT-3 batch); pass yours")
+            notes.append(f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per step assumed, "
+                         "about the smallest GPT-3 batch (0.5M tokens, Brown et al. 2020); pass yours")
         elif chosen.global_batch != w.global_batch:
             notes.append(f"global batch {w.global_batch} is not a multiple of micro-batch × data-parallel ({w.micro_batch} × {lay.dp}): "
                          f"{chosen.accumulation} accumulation steps give {chosen.global_batch}")

@@ -16,6 +16,9 @@ from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Measurement, Rig
 
 P2P_OK = {"OK", "X"}
+# What a precision the GPU lacks runs at: FP8 falls back to BF16 (Transformer Engine off); BF16 on Volta is
+# emulated at roughly the FP32 rate.
+PEAK_FALLBACK = {"fp8": ("bf16", "fp16", "fp32"), "bf16": ("fp32",), "fp16": ("fp32",), "tf32": ("fp32",)}
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,12 @@ class RigView:
         value = self.spec.peak_tflops(precision)
         if value is not None:
             return value, f"{self.spec.name} datasheet dense {precision.upper()} peak {value:g} TFLOP/s ({self.spec.source})"
-        fallback = self.spec.peak_tflops("fp32")
-        return fallback, (f"{self.spec.name} has no {precision.upper()} tensor-core figure in its datasheet: compute timed "
-                          f"at its FP32 peak {fallback:g} TFLOP/s")
+        for fallback in PEAK_FALLBACK.get(precision, ("fp32",)):
+            value = self.spec.peak_tflops(fallback)
+            if value is not None:
+                return value, (f"{self.spec.name} has no {precision.upper()} support in its datasheet: compute timed at its "
+                               f"{fallback.upper()} peak {value:g} TFLOP/s ({self.spec.source})")
+        return None, f"{self.spec.name}: no datasheet peak for {precision.upper()}"
 
     # -- bandwidth ------------------------------------------------------------------------------------
     def intra_busbw(self, n: int, nvlink: bool) -> Bandwidth:
@@ -264,6 +270,8 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
     p2p_ok = True
     if p2p:
         p2p_ok = all(str(c) in P2P_OK for i, row in enumerate(p2p) for j, c in enumerate(row) if i != j and nv[i][j] == 0) if nv else True
+    if len(gpus) > 1 and not rig.topology.matrix:
+        notes.append("the scan has no GPU topology matrix: no NVLink assumed, so no tensor parallelism is proposed")
     host_mem = rig.host.memory_total_bytes
     label = f"{len(gpus)}x {names[0] if len(names) == 1 else 'mixed GPUs'}"
     if rig.source.preset:

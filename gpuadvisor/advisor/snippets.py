@@ -38,13 +38,13 @@ def deepspeed_config(w: Workload, lay: Layout, accumulation: int, global_batch: 
         "stage": lay.zero_stage,
         "overlap_comm": True,
         "contiguous_gradients": True,
-        "reduce_bucket_size": 5e8,
+        "reduce_bucket_size": 500_000_000,
     }
     if lay.zero_stage >= 2:
-        zero["allgather_bucket_size"] = 5e8
+        zero["allgather_bucket_size"] = 500_000_000
     if lay.zero_stage == 3:
-        zero["stage3_prefetch_bucket_size"] = 5e8
-        zero["stage3_param_persistence_threshold"] = 1e6
+        zero["stage3_prefetch_bucket_size"] = 500_000_000
+        zero["stage3_param_persistence_threshold"] = 1_000_000
     if lay.offload != "none":
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if lay.offload == "optimizer+params":

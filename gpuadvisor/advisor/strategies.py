@@ -360,9 +360,10 @@ def candidates(view: RigView, w: Workload) -> tuple[list[Candidate], list[dict[s
             out.append(evaluate(view, w, lay, True))
             continue
         plain = evaluate(view, w, lay, False)
-        if w.checkpointing == "auto" and not plain.fits and not plain.misfit().startswith(("CPU", "host")):
+        if w.checkpointing == "auto" and not plain.with_margin and not plain.misfit().startswith(("CPU", "host")):
             ckpt = evaluate(view, w, lay, True)
-            out.append(ckpt if ckpt.fits or ckpt.memory.total_bytes < plain.memory.total_bytes else plain)
+            better = ckpt.with_margin or (ckpt.fits and not plain.fits) or (not plain.fits and ckpt.memory.total_bytes < plain.memory.total_bytes)
+            out.append(ckpt if better else plain)
         else:
             out.append(plain)
     return out, excluded
