@@ -173,8 +173,9 @@ def simulate(name_or_path: str) -> Rig:
         memory_total_bytes=int(h["memory_total_gib"] * 2**30) if "memory_total_gib" in h else None,
         numa_nodes=numa,
         psu_watts=h.get("psu_watts"),
+        net_interfaces=h.get("net_interfaces"),
     )
-    for key in ("cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_bytes"):
+    for key in ("cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_bytes", "net_interfaces"):
         if getattr(rig.host, key) is None:
             rig.host.unavailable[key] = facts.NOT_IN_SOURCE
     sw = rig.software

@@ -68,6 +68,10 @@ def probe_host(root: str | os.PathLike[str] = "/") -> Host:
     vm = psutil.virtual_memory()
     h.memory_total_bytes = int(vm.total)
     h.memory_available_bytes = int(vm.available)
+    try:
+        h.net_interfaces = sorted(n for n in psutil.net_if_addrs() if n != "lo")
+    except OSError as e:
+        h.missing("net_interfaces", f"psutil could not list interfaces ({e})")
     h.numa_nodes = Sysfs(root).numa_nodes()
     if not h.numa_nodes:
         h.unavailable["numa_nodes"] = "no /sys/devices/system/node (kernel without NUMA support)"

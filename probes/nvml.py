@@ -278,7 +278,10 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
     _set(g, "clocks_event_reasons", mask, lambda m: [n for bit, n in CLOCKS_EVENT_REASONS.items() if int(m) & bit])
     _set(g, "persistence_mode", nv.query("nvmlDeviceGetPersistenceMode", h), bool)
     _set(g, "mig_mode", nv.query("nvmlDeviceGetMigMode", h), lambda v: bool(v[0]))
-    _set(g, "numa_node", nv.query("nvmlDeviceGetNumaNodeId", h), lambda v: int(v) if int(v) >= 0 else None)
+    numa = nv.query("nvmlDeviceGetNumaNodeId", h)
+    if not isinstance(numa, Missing) and int(numa) < 0:
+        numa = Missing("NVML reports no NUMA node (-1)")
+    _set(g, "numa_node", numa, int)
     # 64-bit words; 4 words cover 256 CPUs, enough for today's two-socket hosts.
     _set(g, "cpu_affinity", nv.query("nvmlDeviceGetCpuAffinity", h, 16), cpulist_from_masks)
     g.pcie = _probe_pcie(nv, h)

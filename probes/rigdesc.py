@@ -52,7 +52,7 @@ PORT_KEYS = {"id", "kind", "bdf", "parent", "host_bridge", "numa_node", "gen", "
 GPU_KEYS = set(GPU_DEFAULTS) | {"bus_id", "parent", "numa_node", "uuid", "serial"}
 NIC_KEYS = {"name", "bdf", "parent", "gen", "max_gen", "width", "max_width", "kind"}
 TOP_KEYS = {"name", "title", "description", "sources", "software", "host", "numa", "gpu", "gpus", "ports", "nics", "nvlink_bridges", "p2p_pcie"}
-HOST_KEYS = {"hostname", "os", "kernel", "arch", "cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_gib", "psu_watts"}
+HOST_KEYS = {"hostname", "os", "kernel", "arch", "cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_gib", "psu_watts", "net_interfaces"}
 SOFTWARE_KEYS = {"driver_version", "cuda_driver_version", "nvml_version", "torch_version", "torch_cuda_version", "nccl_version", "env"}
 
 

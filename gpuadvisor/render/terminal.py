@@ -205,12 +205,19 @@ def matrix_table(rig: Rig) -> str:
     names = [f"GPU{g.index}" for g in rig.gpus]
     nics = [f"NIC{k}" for k in range(len(t.nics))]
     rows = []
+    n = len(rig.gpus)
+
+    def cells(matrix: list[list[str]], i: int, width: int) -> list[str]:
+        # An imported matrix may be partial (a -q file without topo -m): pad with "-" rather than fail.
+        row = list(matrix[i]) if i < len(matrix) else []
+        return (row + [DASH] * width)[:width]
+
     for i, g in enumerate(rig.gpus):
-        row = [names[i]] + list(t.matrix[i]) + (list(t.nic_matrix[i]) if t.nic_matrix else [])
+        row = [names[i]] + cells(t.matrix, i, n) + cells(t.nic_matrix, i, len(t.nics))
         row += [_v(g.cpu_affinity), _v(g.numa_node)]
         rows.append(row)
     for k in range(len(t.nics)):
-        row = [nics[k]] + [t.nic_matrix[i][k] for i in range(len(rig.gpus))]
+        row = [nics[k]] + [cells(t.nic_matrix, i, len(t.nics))[k] for i in range(n)]
         row += ["X" if k == m else _nic_pair(rig, k, m) for m in range(len(t.nics))] + ["", ""]
         rows.append(row)
     return tabulate(rows, headers=[""] + names + nics + ["CPU Affinity", "NUMA Affinity"], tablefmt="plain", stralign="left", disable_numparse=True)
@@ -233,7 +240,7 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
         lines.append("  NIC legend: " + ", ".join(f"NIC{k}: {n}" for k, n in enumerate(t.nics)))
     lines.append("")
     lines.append("  Legend: " + "; ".join(f"{a} = {b}" for a, b in LEGEND))
-    if t.p2p_read and len(rig.gpus) > 1:
+    if t.p2p_read and len(rig.gpus) > 1 and len(t.p2p_read) == len(rig.gpus):
         lines.append("")
         lines.append("  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, NS not supported, DIS disabled, U unknown")
         rows = [[f"GPU{g.index}"] + list(t.p2p_read[i]) for i, g in enumerate(rig.gpus)]
