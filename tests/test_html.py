@@ -532,3 +532,54 @@ def test_advisor_inference_table(preset):
     assert a["snippet"]["command"] in text
     for c in a["candidates"]:
         assert f"{c['kv_capacity_tokens']:,}" in text
+
+
+# -- any rig renders -----------------------------------------------------------------------------------------
+
+def _random_rig(data) -> facts.Rig:
+    from hypothesis import strategies as st
+
+    n = data.draw(st.integers(0, 16), label="gpus")
+    sockets = data.draw(st.integers(1, 2))
+    per_switch = data.draw(st.sampled_from([0, 1, 2, 4]))
+    nvswitch = data.draw(st.sampled_from([0, 0, 6, 18]))
+    rig = build_rig(max(n, 1), sockets=sockets, gpus_per_switch=per_switch, nvswitch_links=nvswitch,
+                    nics_per_switch=data.draw(st.integers(0, 2)) if per_switch else 0,
+                    downgrade={i: (4, 8) for i in data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=3))})
+    rig.gpus = rig.gpus[:n]
+    rig.topology.matrix = [row[:n] for row in rig.topology.matrix[:n]]
+    for g in rig.gpus:
+        if data.draw(st.booleans()):
+            g.pcie.path = g.pcie.path[: data.draw(st.integers(0, len(g.pcie.path)))]
+        if data.draw(st.booleans()):
+            g.missing("numa_node", facts.NOT_SUPPORTED)
+        if data.draw(st.booleans()):
+            g.missing("name", facts.GPU_LOST)
+            g.missing("bus_id", facts.GPU_LOST)
+        if data.draw(st.booleans()):
+            g.pcie.missing("current_width", facts.NOT_SUPPORTED)
+    if data.draw(st.booleans()):
+        rig.topology.matrix = rig.topology.matrix[: n // 2]  # a short matrix, as a partial import leaves it
+    if data.draw(st.booleans()):
+        rig.host.numa_nodes = []
+    return rig
+
+
+def test_any_rig_renders_and_lays_out_cleanly():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.data())
+    def check(data):
+        rig = _random_rig(data)
+        d = layout(rig)
+        for i, a in enumerate(d.boxes):
+            assert 0 <= a.x <= a.x + a.w <= d.width and 0 <= a.y <= a.y + a.h <= d.height
+            for b in d.boxes[i + 1:]:
+                assert not _overlap(a, b), (a.id, b.id)
+        dom = Dom(render_html(rig))
+        assert sorted(gpu_nodes(dom)) == sorted(g.index for g in rig.gpus)
+        assert embedded_scan(dom) == json.loads(rig.to_json())
+
+    check()

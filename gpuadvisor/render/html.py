@@ -8,6 +8,7 @@ what the Rig holds — the same facts as ``rig.to_json()``, which is embedded as
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -648,7 +649,9 @@ def build_view(rig: Rig) -> View:
     )
 
 
+@functools.cache
 def _environment() -> Any:
+    """One jinja2 environment per process: templates compile once."""
     import jinja2
 
     env = jinja2.Environment(

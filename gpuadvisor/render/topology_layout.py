@@ -341,7 +341,8 @@ def _place_nics(rig: Rig, leaves: dict[int, _Node], ancestry: dict[int, list[_No
 def _sort(node: _Node) -> None:
     def key(n: _Node) -> tuple:
         gpus = _gpus_below(n)
-        return (0 if gpus else 1, min(gpus) if gpus else 0, n.sort_key)
+        # Same-typed keys only: GPU subtrees by their lowest GPU, then the rest (NICs, empty ports) by kind and id.
+        return (0 if gpus else 1, min(gpus) if gpus else 0, n.box.kind, tuple(str(x).zfill(12) for x in n.sort_key))
 
     node.children.sort(key=key)
     for c in node.children:
