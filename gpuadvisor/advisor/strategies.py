@@ -190,7 +190,8 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
         elif t == 2 and domain == 1:
             out.append(Layout("tp2", f"TP=2 (PCIe) + ZeRO-1 DP={world // 2}" if world > 2 else "TP=2 (PCIe)",
                               "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)", 5,
-                              dp=world // 2, tp=2, zero_stage=1 if world > 2 else 0, shard_group=world // 2, dp_spans_nodes=m > 1))
+                              dp=world // 2, tp=2, zero_stage=1 if world > 2 else 0, shard_group=world // 2, dp_spans_nodes=m > 1,
+                              last_resort=True))
         else:
             where = "no NVLink between these GPUs" if domain == 1 else f"the largest all-NVLink group is {domain} GPUs"
             excluded.append({"strategy": f"TP={t}", "reason": f"tensor parallelism stays inside an NVLink domain: {where} (4 collectives per layer on the critical path)"})
@@ -378,10 +379,13 @@ def pick(cands: list[Candidate], world: int) -> Candidate | None:
     whose predicted efficiency reaches the practitioners' target for this many GPUs (PARALLELISM.md), or is
     within ``EFFICIENCY_TOLERANCE`` of the best candidate's, are acceptable; the simplest acceptable one wins
     (DDP, then ZeRO-1/2/3 sharding, then tensor parallel, pipeline, CPU offload), the faster on a tie.
+    Tensor parallel over PCIe is picked only when nothing else fits (PARALLELISM.md: keep t inside an NVLink
+    domain; on PCIe-only machines t > 2 rarely pays, and t = 2 is shown for comparison).
     """
     fitting = [c for c in cands if c.with_margin] or [c for c in cands if c.fits]
     if not fitting:
         return None
+    fitting = [c for c in fitting if not c.layout.last_resort] or fitting
     effs = [c.efficiency for c in fitting if c.efficiency is not None]
     if effs:
         bar = min(C.target_efficiency(world), max(effs) - C.EFFICIENCY_TOLERANCE)
@@ -404,6 +408,8 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
         miss = c.misfit()
         if miss:
             c.reason = f"does not fit: {miss}"
+        elif c.layout.last_resort and chosen is not None and not chosen.layout.last_resort:
+            c.reason = "tensor parallel over PCIe (no NVLink): picked only when nothing else fits"
         elif not c.with_margin and chosen is not None and chosen.with_margin:
             c.reason = f"fits with only {c.headroom_fraction:.0%} of memory to spare"
         elif eff is not None and chosen is not None and chosen.efficiency is not None and eff < chosen.efficiency - C.EFFICIENCY_TOLERANCE:
