@@ -464,3 +464,33 @@ def test_every_null_has_a_reason() -> None:
         for name, value in vars(obj).items():
             if value is None:
                 assert obj.unavailable.get(name), f"{type(obj).__name__}.{name} is null without a reason"
+
+
+def test_nccl_table_pasted_without_its_header() -> None:
+    text = own("nccl-allgather_8xh100-new-header.txt")
+    table = "\n".join(x for x in text.splitlines() if not x.startswith(("# nccl-tests", "# nThread", "#  Rank", "# Using")))
+    assert detect(table) == ["nccl-tests"]
+    (ms,) = import_texts([("all_gather_perf.out", table)]).measurements
+    assert ms.kind == "all_gather" and ms.value_gbps == 209.1 and ms.world_size is None
+    assert ms.unavailable == {"expected_gbps": "no link facts for GPUs [] in this scan"}
+
+
+def test_the_same_file_twice_counts_once(tmp_path: Path) -> None:
+    f = tmp_path / "all_gather_perf.txt"
+    f.write_text(own("nccl-allgather_8xh100-new-header.txt"))
+    rig = import_files([f, f, tmp_path])
+    assert len(rig.measurements) == 1 and rig.source.files == [str(f)]
+
+
+@pytest.mark.parametrize(("name", "field"), [("p2p_read.txt", "p2p_read"), ("topo-p2p-write.log", "p2p_write"), ("p2p-w", "p2p_write")])
+def test_p2p_mode_from_file_name(name: str, field: str) -> None:
+    rig = import_texts([(name, " \tGPU0\tGPU1\t\n GPU0\tX\tOK\t\n GPU1\tOK\tX\t\n")])
+    assert getattr(rig.topology, field) == [["X", "OK"], ["OK", "X"]] and rig.problems == []
+
+
+def test_fixture_copies_match_the_shared_samples() -> None:
+    shared = Path("/work/shared/samples")
+    if not shared.is_dir():
+        pytest.skip("no ../shared/samples on this machine (CI): the copies in tests/fixtures/import/samples are used")
+    for p in shared.glob("*.txt"):
+        assert (SAMPLES / p.name).read_bytes() == p.read_bytes(), p.name

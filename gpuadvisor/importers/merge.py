@@ -435,13 +435,20 @@ def import_files(paths: list[Path]) -> Rig:
     parts: list[Part] = []
     files: list[str] = []
     skipped: list[str] = []
+    seen: set[Path] = set()
     for p in paths:
         p = Path(p)
+        if p.resolve() in seen:
+            continue  # the same file named twice (or a file inside a directory also given)
+        seen.add(p.resolve())
         if p.is_dir():
             found = _dir_files(p)
             if not found:
                 raise ImportParseError(str(p), None, "directory has no files to import")
             for f in found:
+                if f.resolve() in seen:
+                    continue
+                seen.add(f.resolve())
                 try:
                     got = parse_text(read_text(f), str(f), f.name)
                 except ImportParseError as e:

@@ -40,7 +40,7 @@ MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU_COL = re.compile(r"^GPU\d+$")
 _NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
 _LSPCI_DEV = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
-_NCCL_START = re.compile(r"^#\s*(nThread\s+\d|nccl-tests version|Collective test starting)")
+_NCCL_START = re.compile(r"^#\s*(nThread\s+\d|nccl-tests version|Collective test starting|Using devices\s*$|size\s+count\s+type\s)")
 _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
 
 
@@ -108,7 +108,9 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         return "nvlink"
     if _LSPCI_DEV.match(line) and cur != "lspci":
         return "lspci"
-    if _NCCL_START.match(s) and (cur != "nccl-tests" or any(re.match(r"^#\s*nThread\s", x) for x in current.lines)):  # type: ignore[union-attr]
+    m = _NCCL_START.match(s)
+    if m and (cur != "nccl-tests" or (m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
+                                      and any(re.match(r"^#\s*nThread\s", x) for x in current.lines))):  # type: ignore[union-attr]
         return "nccl-tests"
     return None
 

@@ -184,8 +184,9 @@ def p2p_mode_hint(context: list[str], filename: str = "") -> str | None:
         m = re.search(r"-p2p\s+([rwnap])\b", line)
         if m:
             return m.group(1)
-    m = re.search(r"p2p[-_ ]?([rwnap])(?![a-z])", filename.lower())
-    return m.group(1) if m else None
+    name = filename.lower()
+    m = re.search(r"p2p[-_ ]?(read|write|nvlink|atomics|prop)", name) or re.search(r"p2p[-_ ]?([rwnap])(?![a-z])", name)
+    return m.group(1)[0] if m else None
 
 
 def parse_topo_p2p(text: str, source: str = "<text>", first_line: int = 1, mode: str | None = "r") -> Rig:
