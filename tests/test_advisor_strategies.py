@@ -81,6 +81,8 @@ def test_tp_stays_inside_nvlink_on_4x4090(rtx4090x4: Rig) -> None:
         a = advise(_copy(rtx4090x4), Workload.from_options(model=model))
         assert all(c["tensor_parallel"] <= 2 for c in a.candidates)
         assert any(e["strategy"] == "TP=4" and "NVLink" in e["reason"] for e in a.excluded)
+        tp2 = _by_key(a, "tp2")
+        assert tp2["status"] == "rejected" and tp2["framework"].startswith("Megatron")
     # The expected bandwidth comes from the slowest path (GPU 2 trained at x8) and the missing P2P.
     rig = a.rig
     assert rig["nvlink_domain"] == 1 and rig["p2p"] is False
