@@ -100,6 +100,8 @@ CLOCKS: tuple[T, T] = (
 )
 
 _NOT_IN_Q = "nvidia-smi -q does not print it"
+_ABSENT_Q = "not in this nvidia-smi -q output (older drivers, and -d filters, leave it out)"
+_ABSENT_X = "not in this nvidia-smi -q -x output (older drivers, and -d filters, leave it out)"
 
 
 class _Reader:
@@ -122,7 +124,7 @@ class _Reader:
     def get(self, g: Any, attr: str, fact: str, conv: Callable[[str | None], Any], prefix: str = "") -> Any:
         n = self.node(fact)
         if n is None:
-            g.unavailable.setdefault(attr, _NOT_IN_Q if self.col == 0 else "nvidia-smi -q -x does not print it")
+            g.unavailable.setdefault(attr, _ABSENT_Q if self.col == 0 else _ABSENT_X)
             return None
         value = conv(n.value)
         if value is None:

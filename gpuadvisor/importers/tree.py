@@ -90,9 +90,8 @@ class _Builder:
     def end(self, tag: str) -> None:
         node = self.stack.pop()
         value = "".join(self.text.pop()).strip()
-        node.value = value if not node.children or value else None
-        if node.children and not value:
-            node.value = None
+        # A leaf's text is its value ("" when empty); an element with children has a value only if it has text.
+        node.value = value if (value or not node.children) else None
 
     def data(self, s: str) -> None:
         if self.text:
