@@ -67,6 +67,7 @@ class View:
     problems: list[str]
     scan_json: str
     sections: list[tuple[str, str]] = field(default_factory=list)
+    topology_detail: str = ""
 
 
 # -- small formatters -------------------------------------------------------------------------------------
@@ -321,15 +322,22 @@ def p2p_view(rig: Rig) -> dict[str, Any] | None:
 
 # -- bandwidth -------------------------------------------------------------------------------------------
 
-def _m_prov(rig: Rig, m: Measurement) -> str:
-    bits = [m.provenance]
+def _m_prov(rig: Rig, m: Measurement) -> tuple[str, str]:
+    """(provenance, short detail) for a badge: "measured", "nccl · 8 ranks"; the method goes in the caption."""
+    bits = []
     if m.backend:
         bits.append(m.backend)
-    if m.world_size:
+    if m.world_size and m.world_size > 1:
         bits.append(f"{m.world_size} ranks")
-    if m.method:
-        bits.append(m.method)
-    return " · ".join(bits)
+    return m.provenance, " · ".join(bits)
+
+
+def _methods(ms: list[Measurement]) -> list[str]:
+    out: list[str] = []
+    for m in ms:
+        if m.method and m.method not in out:
+            out.append(m.method)
+    return out
 
 
 def _m_row(rig: Rig, m: Measurement) -> dict[str, Any]:
@@ -413,7 +421,7 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
         provs = sorted({_m_prov(rig, m) for m in group})
         exp_src = sorted({m.expected_source for m in group if m.expected_source})
         out["charts"].append({"chart": chart, "title": f"busbw against message size — {ws or '?'} ranks, {backend or 'backend unknown'}",
-                              "prov": provs, "expected_sources": exp_src})
+                              "prov": provs, "expected_sources": exp_src, "methods": _methods(group)})
     # P2P matrices: one Measurement per ordered pair (gpus = [src, dst]).
     index_pos = {g.index: k for k, g in enumerate(rig.gpus)}
     labels = [g.label for g in rig.gpus]
@@ -432,7 +440,8 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
                      "p2p_latency": "GPU-to-GPU latency"}[kind]
             title += {True: ", P2P on", False: ", P2P off", None: ""}[enabled]
             out["heatmaps"].append({"map": svg_charts.heat_map(labels, grid, unit=unit), "title": title,
-                                    "prov": sorted({_m_prov(rig, m) for m in pairs}), "rows_label": "from (row) → to (column)"})
+                                    "prov": sorted({_m_prov(rig, m) for m in pairs}), "rows_label": "from (row) → to (column)",
+                                    "methods": _methods(pairs)})
     rows = []
     for m in ms:
         if m.kind in COPIES and len(m.gpus) == 1 and m.value_gbps is not None:
@@ -446,6 +455,7 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
         rows.sort(key=lambda r: int(r[0].split()[1]))  # stable: h2d/d2h keep the scan's order within a GPU
         copies = [m for m in ms if m.kind in COPIES]
         out["bars"] = {"chart": svg_charts.bar_chart(rows), "prov": sorted({_m_prov(rig, m) for m in copies}),
+                       "methods": _methods(copies),
                        "series": _series_legend(rows),
                        "expected_sources": sorted({m.expected_source for m in copies if m.expected_source})}
     return out
@@ -640,7 +650,14 @@ def build_view(rig: Rig) -> View:
     if adv:
         sections.append(("strategy", "Strategy"))
     sections.append(("provenance", "Provenance"))
+    topology_detail = {
+        "imported": "from the imported tool outputs",
+        "live": "PCIe path from sysfs, links from NVML",
+        "simulated": "simulated NVML and sysfs",
+        "spec": "from the rig description",
+    }.get(kind, "")
     return View(
+        topology_detail=topology_detail,
         rig=rig, title=title, source_banner=banner, verdict=verdict(rig), host_rows=host_rows, numa_rows=numa_rows,
         software_rows=software_rows, env_rows=sorted(s.env.items()), gpu_columns=gpu_columns, gpu_rows=gpu_rows,
         matrix=matrix_view(rig), p2p=p2p_view(rig), diagram=layout(rig), bandwidth=bw, findings=findings,

@@ -95,7 +95,7 @@ def line_chart(
     y_label: str = "busbw (GB/s)",
 ) -> LineChart:
     """Series of (size in bytes, GB/s) on a log2 x axis and a linear y axis from 0."""
-    left, right, top, bottom = 58.0, width - 16.0, 14.0, height - 44.0
+    left, right, top, bottom = 58.0, width - 34.0, 14.0, height - 44.0
     xs = [x for _, pts in series for x, _ in pts if x > 0]
     ys = [y for _, pts in series for _, y in pts] + [v for _, v in expected or []]
     lo = math.log2(min(xs)) if xs else 0.0
