@@ -1,59 +1,122 @@
-"""gpuadvisor scan: what this machine really is."""
+"""gpuadvisor scan: what this machine really is, what it does, what is wrong with it, how to train on it."""
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
+from gpuadvisor.advisor.options import workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, write_json
+from gpuadvisor.errors import InputError
+
+
+def _bench_progress() -> Any:
+    from gpuadvisor.commands.bench import _progress
+
+    return _progress()
 
 
 @click.command()
 @rig_source_options
-@click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON (read it back with --from).")
+@click.option("--from-nvidia-smi", "nvidia_smi_dir", metavar="DIR",
+              help="Build the scan from nvidia-smi / lspci / nccl-tests outputs saved in DIR (as gpuadvisor import).")
+@click.option("--bench", is_flag=True, help="Also measure: collectives, peer-to-peer and host<->device copies (needs torch).")
+@click.option("--quick", "bench_preset", flag_value="quick", help="With --bench: a few sizes (under a minute on 8 GPUs).")
+@click.option("--full", "bench_preset", flag_value="full", help="With --bench: the full size sweep.")
+@click.option("--backend", type=click.Choice(["nccl", "gloo"]), default=None, help="With --bench: nccl (GPUs, default when CUDA is there) or gloo (CPUs).")
+@click.option("--nproc", type=click.IntRange(min=1), default=None, metavar="N", help="With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).")
+@click.option("--budget", "budget_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="With --bench: wall-clock budget; a hung worker is killed at it.")
+@workload_options
 @click.option("--policy", metavar="POLICY.toml", help="Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).")
 @click.option("--psu-watts", type=float, metavar="W", help="The power supply's rating, for the PSU sizing rule (never probed).")
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
 @click.option("--redact", is_flag=True, help="Drop the hostname, GPU UUIDs and serials before saving or printing.")
+@click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON (read it back with --from).")
+@click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML report.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
-@click.pass_context
-def scan(ctx: click.Context, from_: str | None, simulate_: str | None, import_torch: bool, sysfs_root: str, json_path: str | None, policy: str | None, psu_watts: float | None, no_rules: bool, redact: bool, fmt: str) -> None:
-    """Probe this machine (or a preset, or a saved scan) and report what it is.
+def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_root: str, nvidia_smi_dir: str | None, bench: bool,
+         bench_preset: str | None, backend: str | None, nproc: int | None, budget_s: float | None, policy: str | None,
+         psu_watts: float | None, no_rules: bool, redact: bool, json_path: str | None, html_path: str | None, fmt: str, **kw: Any) -> None:
+    """Probe this machine (or a preset, a saved scan, or saved nvidia-smi output) and report what it is.
 
     \b
     Every GPU (model, memory, bus id, compute capability, power, temperature, ECC and retired/remapped memory,
     clocks-event reasons, persistence, MIG, NUMA node, CPU affinity), the PCIe link of every GPU and of every
-    hop to its CPU root port, NVLink, the topology matrix with P2P capability, the host and the software.
+    hop to its CPU root port, NVLink, the topology matrix with P2P capability, the host and the software;
+    then the findings (worst first, with evidence and a fix). --bench adds measured bandwidth, --model a
+    parallelism strategy, --html a report to send to a colleague.
 
     \b
     Examples:
       gpuadvisor scan                               # this machine
-      gpuadvisor scan --simulate dgx-h100 --json s.json
+      gpuadvisor scan --bench --model llama-3-8b --html report.html
+      gpuadvisor scan --simulate dgx-h100 --model llama-3-70b --json s.json
       gpuadvisor scan --from s.json                 # a saved scan, on any machine
+      gpuadvisor scan --from-nvidia-smi outputs/    # what a vendor sent you
     """
+    from gpuadvisor.advisor import Workload
     from gpuadvisor.render.terminal import render_scan
 
-    rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
+    wkw = workload_kwargs(kw)
+    workload = Workload.from_options(**wkw) if Workload.requested(**wkw) else None  # bad options fail before probing
+    if nvidia_smi_dir:
+        if from_ or simulate_:
+            raise InputError("--from-nvidia-smi cannot be combined with --from or --simulate: choose one source")
+        from pathlib import Path
+
+        from gpuadvisor.importers import import_dir
+
+        rig = import_dir(Path(nvidia_smi_dir))
+    else:
+        rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
+    if bench:
+        if rig.source.kind != "live":
+            raise InputError(f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or drop --from/--simulate")
+        from gpuadvisor.bench import run_benchmarks
+
+        run_benchmarks(rig, preset=bench_preset or "default", backend=backend, nproc=nproc, budget_s=budget_s, progress=_bench_progress())
+    if psu_watts is not None:
+        rig.host.psu_watts = psu_watts
+        rig.host.unavailable.pop("psu_watts", None)
     if redact:
         from gpuadvisor.redact import redact as redact_rig
 
         redact_rig(rig)
-    if psu_watts is not None:
-        rig.host.psu_watts = psu_watts
-        rig.host.unavailable.pop("psu_watts", None)
     if not no_rules:
         from gpuadvisor.rules import evaluate
 
         evaluate(rig, policy)
+    advice = None
+    if workload is not None:
+        from gpuadvisor.advisor import advise
+
+        advice = advise(rig, workload)
     if json_path:
         write_json(rig, json_path)
+    if html_path:
+        from gpuadvisor.render.html import write_html
+
+        write_html(rig, html_path)
     if fmt == "json":
         click.echo(rig.to_json(), nl=False)
-    else:
-        color = use_color()
-        click.echo(render_scan(rig, color=color), nl=False)
-        if not no_rules:
-            from gpuadvisor.render.findings import render_findings
+        return
+    color = use_color()
+    click.echo(render_scan(rig, color=color), nl=False)
+    if rig.measurements:
+        from gpuadvisor.bench import render_measurements
 
-            click.echo("\nFindings\n--------")
-            click.echo(render_findings(rig.findings, color=color), nl=False)
-        if json_path:
-            click.echo(f"\nscan saved to {json_path}", err=True)
+        click.echo("\nMeasured bandwidth\n------------------")
+        click.echo(render_measurements(rig.measurements), nl=False)
+    if not no_rules:
+        from gpuadvisor.render.findings import render_findings
+
+        click.echo("\nFindings\n--------")
+        click.echo(render_findings(rig.findings, color=color), nl=False)
+    if advice is not None:
+        from gpuadvisor.advisor import render_advice
+
+        click.echo("\nStrategy\n--------")
+        click.echo(render_advice(advice), nl=False)
+    for path, what in ((json_path, "scan"), (html_path, "HTML report")):
+        if path:
+            click.echo(f"{what} written to {path}", err=True)

@@ -78,15 +78,20 @@ def _section(st: Style, title: str) -> str:
 def render_host(rig: Rig, st: Style) -> list[str]:
     h = rig.host
     lines = [_section(st, "Host")]
-    cores = f"{_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads"
-    lines.append(f"  {_v(h.hostname)}  {_v(h.os)}, kernel {_v(h.kernel)} ({_v(h.arch)})")
-    lines.append(f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket(s), {cores}")
-    lines.append(f"  RAM: {gib(h.memory_total_bytes)}" + (f" ({gib(h.memory_available_bytes)} available)" if h.memory_available_bytes else ""))
+    ident = " ".join(x for x in (h.hostname, f"{h.os}," if h.os else None, f"kernel {h.kernel}" if h.kernel else None, f"({h.arch})" if h.arch else None) if x)
+    if ident:
+        lines.append(f"  {ident.rstrip(',')}")
+    if h.cpu_model or h.sockets or h.cores_logical:
+        lines.append(f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket(s), {_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads")
+    if h.memory_total_bytes:
+        lines.append(f"  RAM: {gib(h.memory_total_bytes)}" + (f" ({gib(h.memory_available_bytes)} available)" if h.memory_available_bytes else ""))
     if h.numa_nodes:
-        nodes = "; ".join(f"node {n.id}: CPUs {_v(n.cpus)}, {gib(n.memory_total_bytes)}" for n in h.numa_nodes)
+        nodes = "; ".join(f"node {n.id}: CPUs {_v(n.cpus)}" + (f", {gib(n.memory_total_bytes)}" if n.memory_total_bytes else "") for n in h.numa_nodes)
         lines.append(f"  NUMA: {len(h.numa_nodes)} node(s) — {nodes}")
     if h.psu_watts:
         lines.append(f"  PSU: {h.psu_watts:.0f} W (as given)")
+    if len(lines) == 1:
+        lines.append(f"  not in this scan ({rig.source.kind} source)")
     return lines
 
 
