@@ -230,6 +230,14 @@ def test_gpu_without_pcie_path_hangs_from_its_cpu_with_nvml_figures():
     assert e1.label == ["Gen5 x4", "max Gen5 x16"] and "fail" in e1.css
 
 
+def test_unknown_numa_node_on_a_one_node_host_is_that_node():
+    rig = build_rig(2, sockets=1, gpus_per_switch=0)
+    rig.gpus[1].missing("numa_node", facts.NOT_SUPPORTED)
+    d = layout(rig)
+    assert [b.id for b in d.boxes if b.kind == "cpu"] == ["cpu-0"]
+    assert "GPU 1 reports no NUMA node; it is drawn under the host's only NUMA node (0)." in d.notes
+
+
 def test_unknown_numa_node_gets_an_unknown_cpu():
     rig = build_rig(2, sockets=1, gpus_per_switch=0)
     rig.host.numa_nodes = []
@@ -463,6 +471,23 @@ def test_write_html_errors_are_one_line(tmp_path):
         write_html(dgx_like(), tmp_path / "missing-dir" / "r.html")
     p = write_html(dgx_like(), tmp_path / "r.html")
     assert p.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_real_h100_scan_renders(fixtures_dir):
+    """The live scan of the project's H100 VM (probes on real hardware): one GPU, no NUMA node reported."""
+    rig = facts.load(fixtures_dir / "h100-vm" / "scan-live-torch.json")
+    html = render_html(rig)
+    dom = Dom(html)
+    assert sorted(gpu_nodes(dom)) == [0]
+    assert embedded_scan(dom) == json.loads(rig.to_json())
+    assert external_urls(dom) == []
+    d = layout(rig)
+    assert [b.id for b in d.boxes if b.kind == "cpu"] == ["cpu-0"]
+    e = next(e for e in d.edges if e.dst == "gpu-0")
+    assert (e.src, e.label, e.css) == ("cpu-0", ["Gen5 x16"], "")
+    # a long environment value folds away instead of widening the table
+    long = [k for k, v in rig.software.env.items() if len(v) > 80]
+    assert long and "characters)</summary>" in html
 
 
 def test_templates_ship_as_package_data():

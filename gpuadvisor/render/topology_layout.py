@@ -194,7 +194,7 @@ def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
     return label, css, tip
 
 
-def _build_tree(rig: Rig) -> tuple[list[_Node], dict[int, _Node], dict[int, list[_Node]]]:
+def _build_tree(rig: Rig, notes: list[str]) -> tuple[list[_Node], dict[int, _Node], dict[int, list[_Node]]]:
     """CPU roots, GPU leaf per index, and for each GPU its ancestors (nearest first) for NIC placement."""
     roots: dict[str, _Node] = {}
     nodes: dict[str, _Node] = {}
@@ -231,8 +231,15 @@ def _build_tree(rig: Rig) -> tuple[list[_Node], dict[int, _Node], dict[int, list
 
     leaves: dict[int, _Node] = {}
     ancestry: dict[int, list[_Node]] = {}
+    # A GPU that reports no NUMA node on a host with exactly one can only sit on that one (sysfs says -1,
+    # "no specific node", on single-node machines and in many VMs).
+    only = host.numa_nodes[0].id if len(host.numa_nodes) == 1 and (host.sockets in (None, 1)) else None
     for gpu in rig.gpus:
-        parent = cpu_node(_numa_of(gpu))
+        numa = _numa_of(gpu)
+        if numa is None and only is not None:
+            numa = only
+            notes.append(f"GPU {gpu.index} reports no NUMA node; it is drawn under the host's only NUMA node ({only}).")
+        parent = cpu_node(numa)
         chain: list[_Node] = [parent]
         path = gpu.pcie.path
         above = list(reversed(path[1:])) if len(path) > 1 else []  # root port first
@@ -423,8 +430,9 @@ def _switch_links(gpu: Gpu) -> tuple[int, int, set[str], set[int]]:
 
 
 def layout(rig: Rig) -> Diagram:
-    roots, leaves, ancestry = _build_tree(rig)
-    notes = _place_nics(rig, leaves, ancestry)
+    notes: list[str] = []
+    roots, leaves, ancestry = _build_tree(rig, notes)
+    notes += _place_nics(rig, leaves, ancestry)
     for r in roots:
         _sort(r)
     leaf_row = max((_depth(r) for r in roots), default=0)
