@@ -294,7 +294,7 @@ def test_verdict_counts(measured):
     rig, html, dom = measured
     v = next(a for t, a in dom.elements if a.get("id") == "verdict")
     assert v["data-state"] == "failing"
-    assert "1 failing, 1 warnings, 1 notes" in dom.all_text()
+    assert "1 failing, 1 warning, 1 note" in dom.all_text()
 
 
 def test_findings_worst_first_with_evidence_and_links(measured):

@@ -175,10 +175,10 @@ def verdict(rig: Rig) -> dict[str, Any]:
         state = "unchecked"
     headline = {"failing": "Failing", "warnings": "Warnings", "healthy": "Healthy", "unchecked": "Not checked"}.get(state, state)
     parts = []
-    for sev, word in (("fail", "failing"), ("error", "rule errors"), ("warn", "warnings"), ("info", "notes"),
-                      ("not-checked", "not checked")):
+    for sev, one, many in (("fail", "failing", "failing"), ("error", "rule error", "rule errors"),
+                           ("warn", "warning", "warnings"), ("info", "note", "notes"), ("not-checked", "not checked", "not checked")):
         if counts.get(sev):
-            parts.append(f"{counts[sev]} {word}")
+            parts.append(f"{counts[sev]} {one if counts[sev] == 1 else many}")
     if state == "unchecked":
         text = "This scan carries no rule results: run `gpuadvisor scan` with the rules to get findings."
     elif state == "healthy":
