@@ -408,6 +408,7 @@ def test_unchecked_healthy_and_warnings_verdicts():
     assert 'data-state="unchecked"' in render_html(rig)
     rig.findings = [Finding(code="GA405", name="psu-undersized", area="host", severity="not-checked", message="no PSU rating given")]
     assert 'data-state="healthy"' in render_html(rig)
+    assert "<p>No rule found a problem.</p>" in render_html(rig)
     rig.findings.append(Finding(code="GA313", name="persistence-mode-off", area="gpu", severity="warn", message="off", gpus=[1]))
     assert 'data-state="warnings"' in render_html(rig)
 
