@@ -239,6 +239,9 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
     if not rig.gpus:
         lines.append("  -")
         return lines
+    if not t.matrix:
+        lines.append(f"  not available: {t.unavailable.get('matrix', 'no topology in this scan')}")
+        return lines
     lines += ["  " + ln for ln in matrix_table(rig).splitlines()]
     if t.nics:
         lines.append("")
