@@ -18,7 +18,7 @@ $(BIN)/gpuadvisor: pyproject.toml
 setup: $(BIN)/gpuadvisor
 
 example: $(BIN)/gpuadvisor
-	$(BIN)/gpuadvisor scan --simulate dgx-h100 --json example-scan.json
+	$(BIN)/gpuadvisor scan --simulate dgx-h100 --model llama-3-70b --json example-scan.json --html example-report.html
 
 # Browser tests need Debian's chromium; install it when we can (root with apt), else they skip and say why.
 chromium:
