@@ -133,3 +133,18 @@ def test_cli_errors_are_one_line_exit_2():
     p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "-e", "lots"], capture_output=True, text=True,
                        env=env, timeout=60)
     assert p.returncode == 2 and "expected a byte count" in p.stderr
+
+
+def test_joins_a_torchrun_job(tmp_path):
+    """Under torchrun each rank's `gpuadvisor bench` runs one worker in that job; rank 0 saves the results."""
+    out = tmp_path / "join.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "GPUADVISOR_BENCH_FAULT")}
+    p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "gpuadvisor",
+                        "bench", "--backend", "gloo", "--only", "all_reduce", "-b", "4K", "-e", "8K", "-n", "3", "-w", "1",
+                        "--budget", "30", "--json", str(out)], capture_output=True, text=True, env=env, timeout=90,
+                       cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (m,) = load(out).measurements
+    assert (m.kind, m.status, m.world_size, [r.size_bytes for r in m.rows]) == ("all_reduce", "ok", 2, [4096, 8192])
+    assert "rank 1 done; rank 0 reports the results" in p.stderr
+    assert p.stdout.count("# all_reduce · gloo · 2 rank(s)") == 1  # printed once, by rank 0

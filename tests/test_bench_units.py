@@ -236,3 +236,44 @@ def test_render_sweep_copies_and_matrix():
     assert "     0         X    11.50" in text
     assert "     1   timeout        X" in text
     assert render_measurements([]) == "No measurements."
+
+
+# -- the scan measured on the H100 machine (benchmarks/device/gpu_bench.sh) -------------------------------
+
+
+def test_h100_fixture_loads_with_measured_copies(fixtures_dir):
+    from gpuadvisor.facts import load
+
+    rig = load(fixtures_dir / "h100-vm" / "bench-measurements.json")
+    assert rig.provenance["measurements"] == "measured"
+    by = {(m.kind, m.memory): m for m in rig.measurements}
+    h2d = by[("h2d", "pinned")]
+    assert (h2d.backend, h2d.gpus, h2d.status) == ("cuda", [0], "ok")
+    assert h2d.value_gbps == pytest.approx(55.03, abs=0.01)
+    assert h2d.expected_gbps == pytest.approx(63.008 * 0.85, abs=0.01)  # PCIe Gen5 x16 × copy efficiency
+    assert h2d.rows[0].size_bytes == 256 << 20 and h2d.rows[0].errors == 0
+    assert "bytes counted once" in by[("d2d", None)].method
+    ar = by[("all_reduce", None)]
+    assert ar.world_size == 1 and len(ar.rows) == 28 and ar.value_gbps is None  # 8 B .. 1 GiB
+    assert all(r.correct and r.busbw_gbps == 0.0 for r in ar.rows)  # factor 2(n-1)/n = 0 at n = 1
+    assert by[("p2p_unidir", None)].status == "skipped"
+
+
+def test_progress_bar_on_a_terminal_and_plain_lines_otherwise():
+    import io
+
+    from gpuadvisor.commands.bench import _progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, log = Tty(), io.StringIO()
+    for stream in (tty, log):
+        show = _progress(stream)
+        show(1, 2, "all_reduce 8 B: busbw 0.00 GB/s")
+        show(2, 2, "all_reduce done")
+    assert tty.getvalue().startswith("\r[############............] 1/2")
+    assert tty.getvalue().endswith("\n") and tty.getvalue().count("\n") == 1
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("bench: [1/2]") and lines[1].endswith("all_reduce done")

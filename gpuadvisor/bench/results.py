@@ -68,7 +68,8 @@ class Collector:
             elif kind == "row":
                 self.rows.setdefault(ev["key"], []).append(ev["row"])
                 r = ev["row"]
-                self._tick(f"{ev['key']} {r['size_bytes']} B: busbw {r['busbw_gbps']:.2f} GB/s", 1)
+                if ev["key"] in COLLECTIVE_KINDS:  # a copy counts once, at its end
+                    self._tick(f"{ev['key']} {r['size_bytes']} B: busbw {r['busbw_gbps']:.2f} GB/s", 1)
             elif kind == "end":
                 key = ev["key"]
                 self.end[key] = ev
@@ -76,7 +77,9 @@ class Collector:
                     planned = self._planned_sizes.get(key, 0)
                     self._tick(f"{key} done", max(0, planned - len(self.rows.get(key, []))))
                 else:
-                    self._tick(f"{key} {ev.get('status')}", 1)
+                    v, lat = ev.get("value_gbps"), ev.get("latency_us")
+                    what = f"{v:.2f} GB/s" if v is not None else f"{lat:.2f} us" if lat is not None else ev.get("status")
+                    self._tick(f"{key}: {what}", 1)
 
     def plan_collectives(self, kinds: list[str], sizes: int) -> None:
         self._planned_sizes = {k: sizes for k in kinds}

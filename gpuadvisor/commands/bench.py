@@ -97,7 +97,7 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
       gpuadvisor bench --quick
       gpuadvisor bench --backend gloo --nproc 2 --only all_reduce -e 16M
       gpuadvisor bench --json scan.json           # read it back: gpuadvisor scan --from scan.json
-      torchrun --nnodes 2 --nproc-per-node 8 ... -m gpuadvisor.cli bench --only collectives
+      torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29400 -m gpuadvisor bench --only collectives
     """
     from gpuadvisor.bench import render_measurements, run_benchmarks
     from gpuadvisor.bench.presets import get_preset
