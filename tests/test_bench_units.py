@@ -277,3 +277,20 @@ def test_progress_bar_on_a_terminal_and_plain_lines_otherwise():
     assert tty.getvalue().endswith("\n") and tty.getvalue().count("\n") == 1
     lines = log.getvalue().splitlines()
     assert len(lines) == 2 and lines[0].startswith("bench: [1/2]") and lines[1].endswith("all_reduce done")
+
+
+def test_multi_host_job_lists_this_hosts_gpus_only(preset):
+    import socket
+
+    rig = preset("dgx-h100")
+    here = socket.gethostname()
+    ranks = [{"host": h, "ordinal": i, "bus_id": rig.gpus[i].bus_id} for h in (here, "other-node") for i in (0, 1)]
+    c = Collector(rig)
+    c.feed([{"ev": "begin", "key": "all_reduce", "kind": "all_reduce", "backend": "nccl", "world_size": 4,
+             "ranks": ranks},
+            {"ev": "row", "key": "all_reduce", "row": _row(1 << 20, 10.0, n=4)},
+            {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []}])
+    m = c.measurement("all_reduce", "ok", None)
+    assert m.gpus == [0, 1]
+    assert m.expected_gbps is None and "network" in m.expected_source
+    assert any("ranks on 2 hosts" in n for n in m.notes)

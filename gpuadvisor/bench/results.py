@@ -2,6 +2,7 @@
 and whatever a hung or dead worker left unfinished recorded with its rows and the reason."""
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -101,6 +102,10 @@ class Collector:
         if "ranks" in b:
             ranks = b["ranks"] or self.ranks
             hosts = {r.get("host") for r in ranks}
+            if len(hosts) > 1:  # the rig is this host: list its GPUs only
+                here = socket.gethostname()
+                notes.append(f"ranks on {len(hosts)} hosts; gpus lists the GPUs of this host ({here}) only")
+                ranks = [r for r in ranks if r.get("host") == here]
             gpus = [g for r in ranks if r.get("ordinal") is not None
                     and (g := self._gpu_index(r.get("bus_id"), r["ordinal"], notes)) is not None]
             return gpus, len(hosts) > 1

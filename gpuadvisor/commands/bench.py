@@ -65,8 +65,8 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
                    "p2p_bidir, p2p_latency, or the groups collectives, copies, p2p.")
 @click.option("-b", "--min-bytes", callback=_size, metavar="SIZE", help="First collective size, as nccl-tests -b (8, 64K, 1M).")
 @click.option("-e", "--max-bytes", callback=_size, metavar="SIZE", help="Last collective size, as nccl-tests -e (bounded by free memory).")
-@click.option("-n", "--iters", type=click.IntRange(min=1), default=None, help="Timed iterations per size (nccl-tests -n).")
-@click.option("-w", "--warmup", type=click.IntRange(min=0), default=None, help="Warm-up iterations per size (nccl-tests -w).")
+@click.option("-n", "--iters", type=click.IntRange(min=1), default=None, metavar="N", help="Timed iterations per size (nccl-tests -n).")
+@click.option("-w", "--warmup", type=click.IntRange(min=0), default=None, metavar="N", help="Warm-up iterations per size (nccl-tests -w).")
 @click.option("--from", "from_", metavar="SCAN.json",
               help="Judge the results against the facts of a saved scan of this machine instead of probing it.")
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON.")
