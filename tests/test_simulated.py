@@ -238,3 +238,24 @@ def test_real_h100_fixture_loads_and_renders(fixtures_dir):
         assert "live scan of vm" in text and "NVIDIA H100 80GB HBM3" in text and "Gen5 x16 / Gen5 x16" in text
     torch_rig = facts.load(fixtures_dir / "h100-vm" / "scan-live-torch.json")
     assert (torch_rig.software.torch_cuda_version, torch_rig.software.nccl_version) == ("13.0", "2.28.9")
+
+
+def test_real_h100_measured_scan_fixture(fixtures_dir):
+    """`gpuadvisor scan --bench --quick --model llama-3-8b` recorded on a real H100 (benchmarks/device/scan_bench.sh)."""
+    from gpuadvisor.render.html import render_html
+    from gpuadvisor.rules import evaluate
+
+    rig = facts.load(fixtures_dir / "h100-vm" / "scan-bench.json")
+    by = {(m.kind, m.memory): m for m in rig.measurements}
+    h2d = by[("h2d", "pinned")]
+    assert h2d.backend == "cuda" and h2d.status == "ok" and 50 < h2d.value_gbps < 63.0
+    assert h2d.expected_gbps == pytest.approx(63.008 * 0.85, rel=1e-3) and h2d.ratio == pytest.approx(h2d.value_gbps / h2d.expected_gbps, rel=1e-3)
+    ar = by[("all_reduce", None)]
+    assert ar.backend == "nccl" and ar.world_size == 1 and all(r.correct for r in ar.rows)
+    assert rig.advice["kind"] == "gpuadvisor-advice"
+    findings = evaluate(rig)
+    assert [(f.code, f.severity) for f in findings if f.severity in ("warn", "fail")] == []
+    ga602 = next(f for f in findings if f.code == "GA602")
+    assert ga602.severity == "not-checked" and "one rank only" in ga602.message
+    html = render_html(rig)
+    assert "NVIDIA H100 80GB HBM3" in html and "h2d" in html.lower()

@@ -213,7 +213,10 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         yield ctx.not_checked(NO_MEASUREMENTS)
         return
     if not ms:
-        yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
+        if any(m.kind in COLLECTIVES and m.world_size == 1 for m in rig.measurements):
+            yield ctx.not_checked("collectives ran on one rank only: no link is crossed, so there is no bus bandwidth to judge (needs 2+ GPUs)")
+        else:
+            yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
     eff = ctx.t("nccl_nvlink_efficiency")
     for m in ms:
         nv = _all_nvlink(rig, m.gpus)
