@@ -7,13 +7,15 @@ from typing import Any
 GiB = 2**30
 
 
-def _gib(x: float | None) -> str:
-    return "-" if x is None else f"{x / GiB:.1f}"
+def fmt_gib(x: Any, missing: str = "-") -> str:
+    """Bytes as GiB with one decimal; ``missing`` for anything that is not a number."""
+    return missing if not isinstance(x, int | float) else f"{x / GiB:.1f}"
 
 
-def _secs(x: float | None) -> str:
-    if x is None:
-        return "?"
+def fmt_secs(x: Any, missing: str = "?") -> str:
+    """Seconds in the unit that reads best: µs, ms or s."""
+    if not isinstance(x, int | float):
+        return missing
     if x == 0:
         return "0"
     if x < 1e-3:
@@ -23,8 +25,11 @@ def _secs(x: float | None) -> str:
     return f"{x:.2f} s"
 
 
-def _num(x: float | None) -> str:
-    return "?" if x is None else f"{x:,.0f}"
+def fmt_num(x: Any, missing: str = "?") -> str:
+    return missing if not isinstance(x, int | float) else f"{x:,.0f}"
+
+
+_gib, _secs, _num = fmt_gib, fmt_secs, fmt_num
 
 
 def render_advice(advice: Any) -> str:

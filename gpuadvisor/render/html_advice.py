@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuadvisor.advisor.render import fmt_gib, fmt_num, fmt_secs
 from gpuadvisor.render import svg_charts
 
 GiB = 2**30
@@ -23,23 +24,15 @@ SERVE_SEGMENTS = [("weights_bytes", "weights"), ("activation_peak_bytes", "activ
 
 
 def gib(x: Any) -> str:
-    return "—" if not isinstance(x, int | float) else f"{x / GiB:.1f}"
+    return fmt_gib(x, "—")
 
 
 def secs(x: Any) -> str:
-    if not isinstance(x, int | float):
-        return "—"
-    if x == 0:
-        return "0"
-    if x < 1e-3:
-        return f"{x * 1e6:.0f} µs"
-    if x < 1:
-        return f"{x * 1e3:.0f} ms"
-    return f"{x:.2f} s"
+    return fmt_secs(x, "—")
 
 
 def num(x: Any) -> str:
-    return "—" if not isinstance(x, int | float) else f"{x:,.0f}"
+    return fmt_num(x, "—")
 
 
 def pct(x: Any) -> str:
