@@ -1,0 +1,233 @@
+"""A rig and its findings as a Prometheus textfile for node_exporter's textfile collector.
+
+Format: https://prometheus.io/docs/instrumenting/exposition_formats/ (text format 0.0.4). Conventions kept
+(../shared/STYLE.md): every name starts with ``gpuadvisor_``; HELP and TYPE once per name, before its
+samples; base units in the name (bytes, seconds, ratio 0-1; GB/s are converted: 1 GB/s = 1e9 bytes/s);
+``_info`` metrics carry labels and the value 1; no timestamps. A label whose value is unknown (None) is left
+out, which Prometheus treats the same as an empty value. Two samples with the same name and labels would make
+node_exporter reject the whole file, so a repeated series keeps its first value and the repeat is dropped.
+
+Public API: ``render_prometheus(rig, findings, *, failing, fail_on, policy=None) -> str`` and
+``write_textfile(path, text)`` (write a temp file beside PATH, then ``os.replace`` it into place).
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.rules.summary import SEVERITY_ORDER, counts
+
+PREFIX = "gpuadvisor_"
+
+
+def escape_label_value(value: str) -> str:
+    """Backslash, double quote and line feed escaped, as the text format requires for label values."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def escape_help(text: str) -> str:
+    """HELP text escapes backslash and line feed (not quotes)."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def format_value(value: float) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    value = float(value)
+    if value.is_integer() and abs(value) < 2**53:
+        return str(int(value))  # 1795371449, not 1795371449.0
+    return repr(value)
+
+
+@dataclass
+class _Family:
+    name: str
+    type: str
+    help: str
+    samples: list[tuple[tuple[tuple[str, str], ...], float]] = field(default_factory=list)
+    seen: set[tuple[tuple[str, str], ...]] = field(default_factory=set)
+
+
+class Exposition:
+    """Metric families in the order first added; renders HELP, TYPE, then the samples of each."""
+
+    def __init__(self) -> None:
+        self._families: dict[str, _Family] = {}
+
+    def declare(self, name: str, type_: str, help_: str) -> None:
+        full = PREFIX + name
+        if full in self._families:
+            fam = self._families[full]
+            if (fam.type, fam.help) != (type_, help_):
+                raise ValueError(f"metric {full} declared twice with different TYPE or HELP")
+            return
+        self._families[full] = _Family(full, type_, help_)
+
+    def add(self, name: str, value: float, labels: Mapping[str, object | None] | None = None) -> None:
+        fam = self._families[PREFIX + name]
+        key = tuple((k, str(v)) for k, v in (labels or {}).items() if v is not None)
+        if key in fam.seen:  # a repeated series: keep the first
+            return
+        fam.seen.add(key)
+        fam.samples.append((key, value))
+
+    def render(self) -> str:
+        lines: list[str] = []
+        for fam in self._families.values():
+            if not fam.samples:
+                continue
+            lines.append(f"# HELP {fam.name} {escape_help(fam.help)}")
+            lines.append(f"# TYPE {fam.name} {fam.type}")
+            lines += [f"{fam.name}{_labels(key)} {format_value(v)}" for key, v in fam.samples]
+        return "\n".join(lines) + "\n" if lines else ""
+
+
+def _labels(key: Iterable[tuple[str, str]]) -> str:
+    parts = [f'{k}="{escape_label_value(v)}"' for k, v in key]
+    return "{" + ",".join(parts) + "}" if parts else ""
+
+
+def _timestamp(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    try:
+        t = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.timestamp()
+
+
+def _gpus_label(gpus: Iterable[int]) -> str:
+    return ",".join(str(g) for g in gpus)
+
+
+def render_prometheus(rig: Rig, findings: Iterable[Finding], *, failing: bool, fail_on: str,
+                      policy: str | None = None) -> str:
+    """The node_exporter textfile for one check: status, findings, GPUs, PCIe links and measurements.
+
+    ``failing`` is the gate's outcome (the check command decides it from ``fail_on``); per-finding series
+    leave out not-checked findings (their number is in ``gpuadvisor_findings{severity="not-checked"}``).
+    """
+    from gpuadvisor import __version__
+
+    findings = list(findings)
+    ex = Exposition()
+
+    ex.declare("info", "gauge", "gpuadvisor version and where the checked facts came from (value 1).")
+    ex.add("info", 1, {"version": __version__, "source": rig.source.kind, "preset": rig.source.preset,
+                       "hostname": rig.host.hostname})
+    ex.declare("check_status", "gauge", "1 when a finding at or above the fail-on severity fails the node, else 0.")
+    ex.add("check_status", 1 if failing else 0)
+    ex.declare("check_info", "gauge", "The gate in force: fail_on severity and the policy file (value 1).")
+    ex.add("check_info", 1, {"fail_on": fail_on, "policy": policy})
+    ex.declare("findings", "gauge", "Number of findings per severity (error: a rule crashed; not-checked: facts missing).")
+    for sev, n in counts(findings).items():
+        ex.add("findings", n, {"severity": sev})
+    ex.declare("finding", "gauge", "One series per rule finding and GPU it concerns (value 1); not-checked findings left out.")
+    order = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+    for f in sorted(findings, key=lambda f: (order.get(f.severity, 99), f.code)):
+        if f.severity == "not-checked":
+            continue
+        for g in f.gpus or [None]:
+            ex.add("finding", 1, {"code": f.code, "name": f.name, "severity": f.severity, "gpu": g})
+
+    ex.declare("gpus", "gauge", "Number of GPUs in the scan.")
+    ex.add("gpus", len(rig.gpus))
+    ex.declare("gpu_info", "gauge", "One series per GPU: index, model, PCI bus id, UUID (value 1).")
+    ex.declare("gpu_memory_total_bytes", "gauge", "GPU memory in bytes (NVML memory total).")
+    ex.declare("gpu_pcie_link_width", "gauge", "PCIe link width of the GPU in lanes (kind: current or max).")
+    ex.declare("gpu_pcie_link_generation", "gauge", "PCIe link generation of the GPU (kind: current or max).")
+    ex.declare("gpu_pcie_replays_total", "counter", "PCIe replays of the GPU's link since the driver loaded (NVML replay counter).")
+    ex.declare("gpu_nvlink_active_links", "gauge", "Number of active NVLink links of the GPU.")
+    for g in rig.gpus:
+        idx = {"index": g.index}
+        ex.add("gpu_info", 1, {"index": g.index, "name": g.name, "bus_id": g.bus_id, "uuid": g.uuid})
+        if g.memory_total_bytes is not None:
+            ex.add("gpu_memory_total_bytes", g.memory_total_bytes, idx)
+        p = g.pcie
+        for kind, width, gen in (("current", p.current_width, p.current_gen), ("max", p.max_width, p.max_gen)):
+            if width is not None:
+                ex.add("gpu_pcie_link_width", width, {**idx, "kind": kind})
+            if gen is not None:
+                ex.add("gpu_pcie_link_generation", gen, {**idx, "kind": kind})
+        if p.replay_counter is not None:
+            ex.add("gpu_pcie_replays_total", p.replay_counter, idx)
+        if g.nvlinks:
+            ex.add("gpu_nvlink_active_links", len(g.active_nvlinks()), idx)
+
+    ex.declare("measurement_bandwidth_bytes_per_second", "gauge",
+               "Measured bandwidth in bytes per second (busbw for collectives; GB/s x 1e9).")
+    ex.declare("measurement_expected_bandwidth_bytes_per_second", "gauge",
+               "Bandwidth the rig's links should give for this measurement, in bytes per second.")
+    ex.declare("measurement_ratio", "gauge", "Measured over expected bandwidth (1 = as expected).")
+    ex.declare("measurement_latency_seconds", "gauge", "Measured latency in seconds.")
+    for m in rig.measurements:
+        labels = {
+            "kind": m.kind, "gpus": _gpus_label(m.gpus) or None, "backend": m.backend, "memory": m.memory,
+            "concurrent": None if m.concurrent is None else str(m.concurrent).lower(),
+            "p2p": None if m.p2p_enabled is None else str(m.p2p_enabled).lower(),
+        }
+        if m.value_gbps is not None:
+            ex.add("measurement_bandwidth_bytes_per_second", m.value_gbps * 1e9, labels)
+        if m.expected_gbps is not None:
+            ex.add("measurement_expected_bandwidth_bytes_per_second", m.expected_gbps * 1e9, labels)
+        if m.ratio is not None:
+            ex.add("measurement_ratio", m.ratio, labels)
+        if m.latency_us is not None:
+            ex.add("measurement_latency_seconds", m.latency_us * 1e-6, labels)
+
+    ts = _timestamp(rig.source.created_at)
+    if ts is not None:
+        ex.declare("scan_timestamp_seconds", "gauge", "When the facts were collected, in seconds since the Unix epoch.")
+        ex.add("scan_timestamp_seconds", ts)
+    return ex.render()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_textfile(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so a reader never sees half a file.
+
+    A regular file (or a new one) is written as a hidden temp file in the same directory (same file system,
+    not named *.prom so node_exporter skips it), flushed, given the usual permissions (0666 less the umask;
+    node_exporter often runs as another user) and moved into place with ``os.replace``. Anything else
+    (/dev/stdout, a pipe) is written directly. Raises OSError.
+    """
+    p = Path(path)
+    if p.is_symlink():
+        p = p.resolve()
+    if p.exists() and not p.is_file():
+        with open(p, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
