@@ -148,3 +148,12 @@ def test_joins_a_torchrun_job(tmp_path):
     assert (m.kind, m.status, m.world_size, [r.size_bytes for r in m.rows]) == ("all_reduce", "ok", 2, [4096, 8192])
     assert "rank 1 done; rank 0 reports the results" in p.stderr
     assert p.stdout.count("# all_reduce · gloo · 2 rank(s)") == 1  # printed once, by rank 0
+
+
+def test_default_gloo_sweep_is_capped_on_local_cpus():
+    """The default preset ends at 1 GiB for GPUs; local gloo processes stop at 64 MiB and say so."""
+    rig = Rig()
+    (m,) = run_benchmarks(rig, preset="default", backend="gloo", nproc=2, only="broadcast", budget_s=120)
+    assert m.status == "ok"
+    assert m.rows[0].size_bytes == 8 and m.rows[-1].size_bytes == 64 * 2**20
+    assert m.notes == ["gloo on local CPUs: sweep capped at 64 MiB (use -e SIZE or --full for more)"]

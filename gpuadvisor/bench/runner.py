@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpuadvisor.bench.formulas import COLLECTIVES, doubling_sizes
 from gpuadvisor.bench.launcher import KILL_GRACE_S, join_env, supervise
-from gpuadvisor.bench.presets import Preset, get_preset
+from gpuadvisor.bench.presets import PRESETS, Preset, get_preset
 from gpuadvisor.bench.results import Collector
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Measurement, Rig
@@ -25,6 +25,9 @@ BACKENDS = ("nccl", "gloo")
 PHASE_MARGIN_S = KILL_GRACE_S + 0.5  # kept back from a phase so killing its workers ends within the budget
 COLLECTIVE_SHARE = 0.55  # of the budget, when copy benchmarks follow the collectives
 
+
+# The default sweep's end for gloo processes on this machine (see run_benchmarks).
+GLOO_LOCAL_MAX_BYTES = 64 * 2**20
 
 def parse_only(only: str | Iterable[str] | None) -> list[str]:
     """Kinds to run, in the canonical order; ``None`` means all. Accepts "a,b" or a list; aliases allowed."""
@@ -109,6 +112,12 @@ def run_benchmarks(
     if nproc < 1:
         raise InputError(f"--nproc must be at least 1, got {nproc}")
     rank0 = join is None or join["RANK"] == "0"
+    cap_note = None
+    if backend == "gloo" and join is None and p.name == "default" and p.max_bytes == PRESETS["default"].max_bytes > GLOO_LOCAL_MAX_BYTES:
+        # Local gloo processes share this machine's memory bus: past tens of MiB the sweep only measures
+        # memcpy, and a 1 GiB all_gather on a 2-core box outlasts the budget. --full or -e go further.
+        p = p.with_overrides(max_bytes=GLOO_LOCAL_MAX_BYTES)
+        cap_note = f"gloo on local CPUs: sweep capped at {GLOO_LOCAL_MAX_BYTES // 2**20} MiB (use -e SIZE or --full for more)"
 
     coll = [k for k in kinds if k in COLLECTIVES]
     copy_kinds = [k for k in kinds if k in COPY_KINDS]
@@ -154,6 +163,10 @@ def run_benchmarks(
             why = ("copies are measured in a local run, not when joining a torchrun/Slurm job" if join is not None
                    else "copies need a CUDA GPU and torch sees none")
             out += [Measurement(kind=k, backend="cuda", status="skipped", error=why) for k in copy_kinds]
+    if cap_note:
+        for m in out:
+            if m.kind in COLLECTIVES:
+                m.notes.append(cap_note)
     if out:
         rig.measurements.extend(out)
         rig.provenance["measurements"] = "measured"
