@@ -417,3 +417,59 @@ def test_policy_parse_and_run_check_api():
     assert [r.code for r in res.rules] == ["GA101", "GA102", "GA103", "GA104"]
     assert res.fail_on == "warn" and res.policy == "inline" and res.exit_code == 1
     assert run_check(simulate("dgx-h100"), Policy()).exit_code == 0
+
+
+# -- examples/ci/slurm-healthcheck.sh with stub sinfo / scontrol / logger -----------------------------------
+
+SLURM_WRAPPER = Path(__file__).resolve().parents[1] / "examples" / "ci" / "slurm-healthcheck.sh"
+GA101_REASON = "gpuadvisor: GA101 pcie-link-downgraded: GPU 2 0000:41:00.0"
+
+
+def _slurm(tmp_path: Path, args: str, sinfo_line: str, **env: str) -> tuple[list[str], str]:
+    """Run the wrapper; returns the scontrol calls (one argv per line, args joined by |) and the log."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir(exist_ok=True)
+    stubs = {
+        "sinfo": f"#!/bin/sh\necho '{sinfo_line}'\n",
+        "scontrol": f'#!/bin/sh\n(IFS="|"; echo "$*") >> {tmp_path}/scontrol.log\n',
+        "logger": f'#!/bin/sh\necho "$*" >> {tmp_path}/syslog\n',
+    }
+    for name, body in stubs.items():
+        (bin_ / name).write_text(body)
+        (bin_ / name).chmod(0o755)
+    full_env = {"PATH": f"{bin_}:{os.environ['PATH']}", "GPUADVISOR_PYTHON": sys.executable,
+                "GPUADVISOR_NODENAME": "gpu01", "GPUADVISOR_POLICY": str(tmp_path / "none.toml"),
+                "GPUADVISOR_ARGS": args, **env}
+    out = subprocess.run(["bash", str(SLURM_WRAPPER)], env=full_env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    calls = (tmp_path / "scontrol.log").read_text().splitlines() if (tmp_path / "scontrol.log").exists() else []
+    log = (tmp_path / "syslog").read_text() if (tmp_path / "syslog").exists() else ""
+    return calls, log
+
+
+@pytest.mark.parametrize("args, sinfo_line, env, calls", [
+    # a failing node with no reason: drained with the first failing finding
+    ("--simulate 4x4090-pcie", "idle none", {"GPUADVISOR_DRAIN": "1"},
+     [f"update|NodeName=gpu01|State=DRAIN|Reason={GA101_REASON}"]),
+    # draining is opt-in
+    ("--simulate 4x4090-pcie", "idle none", {}, []),
+    # an admin's reason is kept
+    ("--simulate 4x4090-pcie", "drain bad DIMM, ticket 42", {"GPUADVISOR_DRAIN": "1"}, []),
+    # already drained for the same finding: nothing to do
+    ("--simulate 4x4090-pcie", f"drain {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, []),
+    # a passing node drained by gpuadvisor is resumed; one drained by an admin is not; nor one awaiting reboot
+    ("--simulate dgx-h100", f"drain {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, ["update|NodeName=gpu01|State=RESUME"]),
+    ("--simulate dgx-h100", "drng admin: firmware update", {"GPUADVISOR_DRAIN": "1"}, []),
+    ("--simulate dgx-h100", f"drain@ {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, []),
+    # the check cannot run: drained only with GPUADVISOR_DRAIN_ON_ERROR=1
+    ("--simulate dgx-h900", "idle none", {"GPUADVISOR_DRAIN": "1"}, []),
+    ("--simulate dgx-h900", "idle none", {"GPUADVISOR_DRAIN": "1", "GPUADVISOR_DRAIN_ON_ERROR": "1"},
+     ["update|NodeName=gpu01|State=DRAIN|Reason=gpuadvisor: check could not run: unknown preset 'dgx-h900': choose one "
+      "of 2x3090-nvlink, 4x4"]),
+])
+def test_slurm_wrapper(tmp_path, args, sinfo_line, env, calls):
+    got, log = _slurm(tmp_path, args, sinfo_line, **env)
+    assert got == calls
+    assert log.startswith("-t gpuadvisor -- gpu01: ")
+    for call in got:  # Slurm's reason: the prefix and at most 80 characters
+        assert "Reason=" not in call or len(call.split("Reason=gpuadvisor: ")[1]) <= 80
