@@ -473,3 +473,47 @@ def test_slurm_wrapper(tmp_path, args, sinfo_line, env, calls):
     assert log.startswith("-t gpuadvisor -- gpu01: ")
     for call in got:  # Slurm's reason: the prefix and at most 80 characters
         assert "Reason=" not in call or len(call.split("Reason=gpuadvisor: ")[1]) <= 80
+
+
+def test_bench_runs_before_the_rules_and_its_measurements_are_judged(capsys, monkeypatch, preset):
+    """--bench wiring, without a GPU: a live-looking rig and a stand-in benchmarker that records a slow copy."""
+    from gpuadvisor.facts import Measurement
+
+    rig = preset("dgx-h100")
+    rig.source.kind = "live"
+    calls = []
+
+    def fake_run_benchmarks(r, **kw):
+        calls.append(kw)
+        m = Measurement(kind="h2d", backend="cuda", gpus=[0], memory="pinned", concurrent=False, world_size=1,
+                        value_gbps=20.0, expected_gbps=53.557, expected_source="PCIe 5.0 x16 (test)", ratio=0.373)
+        r.measurements.append(m)
+        return [m]
+
+    monkeypatch.setattr("gpuadvisor.commands.check.get_rig", lambda *a, **k: rig)
+    monkeypatch.setattr("gpuadvisor.bench.run_benchmarks", fake_run_benchmarks)
+    rc, out, _ = cli(capsys, "check", "--bench", "--quick", "--format", "prom")
+    assert calls == [{"preset": "quick"}]
+    assert rc == 1
+    fams = parse_exposition(out)
+    assert [lb["code"] for lb, _ in fams["gpuadvisor_finding"]["samples"]] == ["GA601"]
+    assert _value(fams, "gpuadvisor_measurement_bandwidth_bytes_per_second", kind="h2d") == "20000000000"
+    assert _value(fams, "gpuadvisor_measurement_ratio", kind="h2d") == "0.373"
+
+
+@pytest.mark.parametrize("name", ["dgx-h100", "dgx-a100", "4x4090-pcie", "2x3090-nvlink", "h100-pcie", "dgx2-v100"])
+@pytest.mark.parametrize("fail_on", ["warn", "fail"])
+def test_every_preset_renders_valid_reports(preset, name, fail_on):
+    rig = preset(name)
+    res = run_check(rig, fail_on=fail_on)
+    fams = parse_exposition(render_prometheus(rig, res.findings, failing=bool(res.failing), fail_on=fail_on))
+    assert _value(fams, "gpuadvisor_check_status") == str(res.exit_code)
+    assert len(fams["gpuadvisor_gpu_info"]["samples"]) == len(rig.gpus)
+    suite = ET.fromstring(render_junit(rig, res.findings, res.rules, failing=lambda f: gates(f.severity, fail_on),
+                                       fail_on=fail_on))
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases) == N_RULES
+    for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        assert int(suite.get(attr)) == sum(c.find(tag) is not None for c in cases)
+    assert (int(suite.get("failures")) > 0) == (res.exit_code == 1)
+    assert len(res.summary()) <= 80

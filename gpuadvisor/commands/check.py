@@ -167,7 +167,7 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "prom"]), default="text", show_default=True,
               help="Report format.")
 @click.option("-o", "--output", "output", metavar="PATH",
-              help="Write the report to PATH (atomically: temp file + rename) instead of stdout; "
+              help="Write the report to PATH (atomically: temp file + rename) instead of stdout ('-': stdout); "
                    "stdout then shows the findings as text unless --quiet.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o) tell.")
 @click.option("--json", "json_path", metavar="FILE", help="Also save the scan with its findings (read it back with --from).")
@@ -197,10 +197,12 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
       gpuadvisor check --policy node.toml
       gpuadvisor check --simulate 4x4090-pcie --fail-on warn
       gpuadvisor check --format junit -o gpuadvisor.xml       # CI test report
-      gpuadvisor check -q --format prom -o /var/lib/node_exporter/textfile/gpuadvisor.prom
+      gpuadvisor check -q --format prom -o /var/lib/node_exporter/textfile_collector/gpuadvisor.prom
       gpuadvisor check --from scan.json --format json | jq .summary
     """
     t0 = time.monotonic()
+    if output == "-":
+        output = None
     policy = load_policy(policy_path) if policy_path else Policy()
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
     if not rig.gpus:
