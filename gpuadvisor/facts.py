@@ -75,6 +75,11 @@ class PcieHop(Unavailable):
     max_gen: int | None = None
     current_width: int | None = None
     max_width: int | None = None
+    # Advanced Error Reporting totals since boot (sysfs aer_dev_correctable / _nonfatal / _fatal); BadTLP,
+    # BadDLLP and replay rollovers on a link show up here, on switches as well as on the GPU.
+    aer_correctable: int | None = None
+    aer_nonfatal: int | None = None
+    aer_fatal: int | None = None
 
 
 @dataclass

@@ -46,7 +46,8 @@ class TreeWriter:
         self.bus.mkdir(parents=True, exist_ok=True)
 
     def device(self, path: Path, *, port_type: str, cls: str, gen: int | None, max_gen: int | None, width: int | None,
-               max_width: int | None, numa: int | None, cpus: str | None, vendor: str = "0x10de", device: str = "0x0000") -> None:
+               max_width: int | None, numa: int | None, cpus: str | None, vendor: str = "0x10de", device: str = "0x0000",
+               aer_correctable: int = 0) -> None:
         path.mkdir(parents=True, exist_ok=True)
         files = {
             "class": cls,
@@ -58,6 +59,11 @@ class TreeWriter:
             "max_link_width": str(max_width if max_width is not None else 0),
             "numa_node": str(-1 if numa is None else numa),
             "local_cpulist": cpus or "",
+        }
+        files |= {
+            "aer_dev_correctable": f"RxErr 0\nBadTLP {aer_correctable}\nBadDLLP 0\nRollover 0\nTimeout 0\nTOTAL_ERR_COR {aer_correctable}",
+            "aer_dev_nonfatal": "Undefined 0\nDLP 0\nTLP 0\nTOTAL_ERR_NONFATAL 0",
+            "aer_dev_fatal": "Undefined 0\nDLP 0\nTLP 0\nTOTAL_ERR_FATAL 0",
         }
         for k, v in files.items():
             (path / k).write_text(v + "\n")
@@ -131,7 +137,7 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         d = attach_point(g.parent, pr["pcie_gen"], pr["pcie_max_gen"], pr["pcie_width"], pr["pcie_max_width"])
         numa = g.numa_node if g.numa_node is not None else desc.numa_of_port(g.parent)
         cls = CLASS_GPU if pr["name"].startswith(("NVIDIA H", "NVIDIA A1", "NVIDIA B", "Tesla")) else CLASS_VGA
-        w.device(d / g.bus_id, port_type="endpoint", cls=cls, gen=pr["pcie_gen"], max_gen=pr["pcie_max_gen"], width=pr["pcie_width"],
+        w.device(d / g.bus_id, port_type="endpoint", cls=cls, aer_correctable=int(pr["pcie_aer_correctable"]), gen=pr["pcie_gen"], max_gen=pr["pcie_max_gen"], width=pr["pcie_width"],
                  max_width=pr["pcie_max_width"], numa=numa, cpus=numa_cpus.get(numa) if numa is not None else None, device="0x2330")
     for n in desc.nics:
         d = attach_point(n.parent, n.gen, n.max_gen, n.width, n.max_width)

@@ -46,6 +46,20 @@ def parse_width(text: str | None) -> int | None:
     return int(text) if text.isdigit() and int(text) > 0 else None
 
 
+def parse_aer_total(text: str | None, total_key: str) -> int | None:
+    """The TOTAL_ERR_* line of a sysfs aer_dev_* file (or the sum of its counters when the kernel has no total)."""
+    if not text:
+        return None
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    if not counts:
+        return None
+    return counts[total_key] if total_key in counts else sum(counts.values())
+
+
 def port_type_from_config(config: bytes) -> str | None:
     """Walk the capability list of a config-space dump to the PCI Express capability (ID 0x10)."""
     if len(config) < 0x40 or not config[0x06] & 0x10:
@@ -122,6 +136,14 @@ class Sysfs:
         for name, src in (("current_gen", "current_speed_gts"), ("max_gen", "max_speed_gts")):
             if getattr(hop, name) is None:
                 hop.unavailable[name] = hop.unavailable.get(src, "speed not a known PCIe rate")
+        for attr, fname, total in (("aer_correctable", "aer_dev_correctable", "TOTAL_ERR_COR"),
+                                   ("aer_nonfatal", "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL"),
+                                   ("aer_fatal", "aer_dev_fatal", "TOTAL_ERR_FATAL")):
+            count = parse_aer_total(_read(directory / fname), total)
+            if count is None:
+                hop.unavailable[attr] = "no AER counters in sysfs (kernel without AER, or the port lacks the capability)"
+            else:
+                setattr(hop, attr, count)
         try:
             config = (directory / "config").read_bytes()[:256]
         except OSError:

@@ -39,6 +39,7 @@ GPU_DEFAULTS: dict[str, Any] = {
     "pcie_width": 16,
     "pcie_max_width": 16,
     "pcie_replay": 0,
+    "pcie_aer_correctable": 0,  # sysfs AER correctable-error total of the GPU's own link
     "nvlinks": 0,  # number of NVLink links (0: NVLink not supported)
     "nvlink_version": None,
     "nvlink_fabric": None,  # "nvswitch" | "bridge" | None

@@ -109,3 +109,27 @@ def test_levels_between_places():
     assert level_between(g0, g2) == "PHB"
     assert level_between(g0, g4) == "NODE"
     assert level_between(g4, g5) == "SYS"
+
+
+def test_aer_counters_per_hop(tmp_path):
+    from gpuadvisor.probes.pcie import parse_aer_total
+
+    make_tree(tmp_path)
+    gpu_dir = tmp_path / "sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0"
+    (gpu_dir / "aer_dev_correctable").write_text("RxErr 0\nBadTLP 3\nBadDLLP 9\nRollover 0\nTimeout 1\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 13\n")
+    hops, _ = Sysfs(tmp_path).path("0000:43:00.0")
+    switch = hops[2]
+    assert switch.bdf == "0000:41:00.0" and switch.aer_correctable == 13
+    assert hops[0].aer_correctable is None and "no AER counters" in hops[0].unavailable["aer_correctable"]
+    assert parse_aer_total("RxErr 2\nBadTLP 5\n", "TOTAL_ERR_COR") == 7  # older kernels print no total
+    assert parse_aer_total("", "TOTAL_ERR_COR") is None
+
+
+def test_simulated_aer_counts_reach_the_gpu_hop(tmp_path):
+    from gpuadvisor.collect import simulate
+
+    p = tmp_path / "rig.toml"
+    p.write_text('name = "aer"\n[gpu]\npcie_aer_correctable = 42\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.0"\n'
+                 'host_bridge = "pci0000:00"\nnuma_node = 0\n[[gpus]]\nbus_id = "0000:01:00.0"\nparent = "rp0"\n')
+    rig = simulate(str(p))
+    assert [h.aer_correctable for h in rig.gpus[0].pcie.path] == [42, 0]

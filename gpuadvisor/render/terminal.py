@@ -168,7 +168,10 @@ def render_pcie(rig: Rig, st: Style) -> list[str]:
                 mark = "  " + st.bad("width downgraded")
             elif g_down:
                 mark = "  " + st.warn("gen below max (idle power saving, or a fault under load)")
-            lines.append(f"      {hop.bdf}  {hop.port_type:<15} {_link(hop.current_gen, hop.current_width)} / {_link(hop.max_gen, hop.max_width)}{mark}")
+            errors = ""
+            if hop.aer_correctable or hop.aer_nonfatal or hop.aer_fatal:
+                errors = "  " + st.warn(f"AER errors corr/nonfatal/fatal {_v(hop.aer_correctable)}/{_v(hop.aer_nonfatal)}/{_v(hop.aer_fatal)}")
+            lines.append(f"      {hop.bdf}  {hop.port_type:<15} {_link(hop.current_gen, hop.current_width)} / {_link(hop.max_gen, hop.max_width)}{mark}{errors}")
         if not p.path and "path" in p.unavailable:
             lines.append(f"      path: {p.unavailable['path']}")
     return lines
