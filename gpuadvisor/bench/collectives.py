@@ -2,9 +2,11 @@
 
 Every rank runs the same code; rank 0 writes the events. Per size: allocate, warm up, time ``iters``
 operations (``timing``), agree on the slowest rank's median, then the correctness check as nccl-tests ``-c``:
-fresh inputs with a known pattern, one operation, every element compared with the exact expected value
-(small integers in float32, so sums are exact), the wrong elements summed over ranks. A wrong result marks
-the row and fails the measurement.
+fresh inputs with a known pattern, the output overwritten with a value no correct result holds (nccl-tests
+zeroes its receive buffers in ``InitData``), one operation, every element compared with the exact expected
+value (small integers in float32, so sums are exact), the wrong elements summed over ranks. A wrong result
+marks the row and fails the measurement. Each rank's contribution and each destination chunk carries its own
+values, so an operation that does nothing, or delivers a chunk to the wrong rank, is caught.
 """
 from __future__ import annotations
 
@@ -20,9 +22,11 @@ from gpuadvisor.bench.launcher import set_status
 from gpuadvisor.bench.timing import CpuTimer, CudaTimer, median
 
 PERIOD = 64  # the check pattern repeats every PERIOD elements
-BYTES_PER_S = 3.0
-_OP_TEXT = {"all_reduce": "float32, sum, in place", "all_gather": "float32, all_gather_into_tensor",
-            "reduce_scatter": "float32, sum, reduce_scatter_tensor", "broadcast": "float32, root 0"}  # peak memory of one size step per rank, in multiples of S (buffers + check temporaries)
+BYTES_PER_S = 3.0  # peak memory of one size step per rank, in multiples of S (buffers + check temporaries)
+_OP_TEXT = {"all_reduce": "float32, sum, in place", "all_gather": "float32, all_gather_into_tensor, out of place",
+            "reduce_scatter": "float32, sum, reduce_scatter_tensor, out of place",
+            "broadcast": "float32, root 0, in place"}
+POISON = -3.0  # written over every output before the check: no correct result holds a negative value
 
 
 def pattern(torch: Any, count: int, *, device: Any, start: int = 0, offset: float = 0.0, scale: float = 1.0) -> Any:
@@ -71,7 +75,10 @@ class _Case:
         elif self.kind == "all_gather":
             self.inp.copy_(pattern(t, self.per_rank, device=self.device, offset=128 * (r + 1)))
         elif self.kind == "reduce_scatter":
-            self.inp.copy_(pattern(t, self.count, device=self.device, offset=r + 1))
+            # chunk c (the part rank c receives) starts the pattern at c: a chunk delivered to the wrong rank differs
+            chunks = self.inp.view(self.n, self.per_rank)
+            for c in range(self.n):
+                chunks[c].copy_(pattern(t, self.per_rank, device=self.device, start=c, offset=r + 1))
         elif r == 0:
             self.out.copy_(pattern(t, self.count, device=self.device, offset=7))
         else:
@@ -86,6 +93,8 @@ class _Case:
     def check(self, corrupt: bool) -> int:
         """Run once on fresh inputs; the number of wrong elements on this rank."""
         t, n, r, dev = self.torch, self.n, self.rank, self.device
+        if self.out is not self.inp:  # in place (all_reduce, broadcast): the inputs overwrite the output
+            self.out.fill_(POISON)
         self._fill_inputs()
         self.op()
         if corrupt:
@@ -98,8 +107,7 @@ class _Case:
             return sum(int((chunks[j] != pattern(t, self.per_rank, device=dev, offset=128 * (j + 1))).sum().item())
                        for j in range(n))
         if self.kind == "reduce_scatter":
-            start = (r * self.per_rank) % PERIOD
-            want = pattern(t, self.per_rank, device=dev, start=start, offset=tri, scale=n)
+            want = pattern(t, self.per_rank, device=dev, start=r, offset=tri, scale=n)
             return int((self.out != want).sum().item())
         return int((self.out != pattern(t, self.count, device=dev, offset=7)).sum().item())
 
