@@ -34,6 +34,7 @@ NO_LIBRARY = "NVML library not found"
 FUNCTION_NOT_FOUND = "NVML function not found (driver or nvidia-ml-py too old)"
 GPU_LOST = "GPU fell off the bus or was lost"
 NOT_IN_SOURCE = "not present in the source this scan was made from"
+NVLINKS_ALL_INACTIVE = "no active NVLink (all links are inactive)"
 
 
 class FactsError(InputError):
@@ -127,6 +128,9 @@ class Gpu(Unavailable):
     ecc_errors_uncorrected_volatile: int | None = None
     ecc_errors_corrected_aggregate: int | None = None
     ecc_errors_uncorrected_aggregate: int | None = None
+    # SRAM share of the corrected counts above (nvidia-smi -q "SRAM Correctable", Ampere on); None when not split
+    ecc_errors_corrected_sram_volatile: int | None = None
+    ecc_errors_corrected_sram_aggregate: int | None = None
     retired_pages_single_bit: int | None = None
     retired_pages_double_bit: int | None = None
     retired_pages_pending: bool | None = None
@@ -135,6 +139,7 @@ class Gpu(Unavailable):
     remapped_rows_pending: bool | None = None
     remapped_rows_failure: bool | None = None
     clocks_event_reasons: list[str] | None = None  # names, see probes.nvml.CLOCKS_EVENT_REASONS
+    performance_state: int | None = None  # P-state number: 0 = P0 (maximum performance) .. 15 (minimum)
     persistence_mode: bool | None = None
     mig_mode: bool | None = None
     numa_node: int | None = None

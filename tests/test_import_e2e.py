@@ -42,6 +42,15 @@ def test_v100_topology_and_nvlink_to_findings_strategy_html() -> None:
     assert rig.advice["pick"].split(" ")[0] in page
 
 
+def test_3xa6000_unbridged_card_is_found_from_nvlink_and_topo() -> None:
+    rules, _advisor, _html = _pipeline()
+    rig = import_files([SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt", SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt"])
+    findings = rules.evaluate(rig)
+    (f,) = [f for f in findings if f.code == "GA204"]
+    assert (f.severity, f.gpus, f.observed) == ("warn", [2], {"active_links": 0, "inactive_links": []})
+    assert f.expected == {"active_links": 4}
+
+
 def test_nccl_measurement_is_judged_and_used_by_the_advisor() -> None:
     rules, advisor, html = _pipeline()
     rig = import_files([SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"])

@@ -164,7 +164,7 @@ def test_nvlink_3xa6000_one_gpu_without_bridge() -> None:
     # 14.062 GB/s per link is GA102's NVLink 3 (4 x 28.125 Gb/s).
     assert {n.version for g in rig.gpus[:2] for n in g.nvlinks} == {3}
     assert rig.gpus[2].nvlinks == []
-    assert "all links are inactive" in rig.gpus[2].unavailable["nvlinks"]
+    assert rig.gpus[2].unavailable["nvlinks"] == facts.NVLINKS_ALL_INACTIVE == "no active NVLink (all links are inactive)"
 
 
 def test_nvlink_8xv100_six_links_each() -> None:

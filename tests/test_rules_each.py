@@ -260,6 +260,28 @@ def test_ga204_bridged_card_whose_bridge_is_off(preset):
     assert (f.severity, f.observed) == ("fail", {"active_links": 1, "inactive_links": [1, 2, 3]})
 
 
+def test_ga204_card_whose_links_are_all_inactive_per_nvidia_smi(preset):
+    # nvidia-smi nvlink -s prints no link lines for such a GPU, only "all links are inActive": the importer
+    # leaves nvlinks empty with that reason; zero active links is a fact, not a gap.
+    rig = preset("2x3090-nvlink")
+    rig.gpus[1].nvlinks = []
+    rig.gpus[1].unavailable["nvlinks"] = facts.NVLINKS_ALL_INACTIVE
+    f = one("GA204", rig)
+    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [1], {"active_links": 0, "inactive_links": []}, {"active_links": 4})
+    assert "its bridge is missing or unseated, or it has no partner card" in f.message
+
+
+def test_ga203_all_links_inactive_everywhere_means_no_nvlink(preset):
+    rig = preset("4x4090-pcie")
+    rig.topology.matrix = []
+    rig.topology.unavailable["matrix"] = facts.NOT_IN_SOURCE
+    for g in rig.gpus:
+        g.nvlinks = []
+        g.unavailable["nvlinks"] = facts.NVLINKS_ALL_INACTIVE
+    f = one("GA203", rig)
+    assert (f.severity, f.gpus) == ("warn", [0, 1, 2, 3])
+
+
 def test_ga205_nvlink_recovery_errors():
     rig = healthy()
     rig.gpus[1].nvlinks[0].errors["recovery"] = 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
@@ -59,7 +60,7 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
         if gpu is None or not s:
             continue
         if "NVLink" in s and "inactive" in s.lower() or "links are inactive" in s.lower():
-            gpu.unavailable["nvlinks"] = "no active NVLink (nvidia-smi: all links are inactive)"
+            gpu.unavailable["nvlinks"] = facts.NVLINKS_ALL_INACTIVE
             continue
         m = _LINK.match(line)
         if not m:

@@ -121,8 +121,9 @@ def _nvlink_state(rig: Rig) -> tuple[bool, str | None]:
     """(any NVLink seen, the reason NVLink facts are incomplete or None).
 
     A complete topology matrix without NV# means no NVLink. Otherwise an empty ``nvlinks`` list with no reason,
-    or with "not supported", means the GPU has no NVLink; any other recorded reason (no permission, function
-    not found, not in the source) means we do not know.
+    with "not supported" or with "all links are inactive" (nvidia-smi nvlink -s), means the GPU has no active
+    NVLink; any other recorded reason (no permission, function not found, not in the source) means we do not
+    know.
     """
     if any(is_nvlink(c) for row in rig.topology.matrix for c in row):
         return True, None
@@ -132,7 +133,7 @@ def _nvlink_state(rig: Rig) -> tuple[bool, str | None]:
         return False, None  # a complete topo -m matrix shows NV# for every NVLink-connected pair
     for g in rig.gpus:
         reason = g.why("nvlinks")
-        if not g.nvlinks and reason and reason != facts.NOT_SUPPORTED:
+        if not g.nvlinks and reason and reason not in (facts.NOT_SUPPORTED, facts.NVLINKS_ALL_INACTIVE):
             return False, f"NVLink state of {g.label}: {reason}"
     return False, None
 
@@ -209,7 +210,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
     for model, gpus in by_model.items():
         known = [g for g in gpus if g.nvlinks]
         if not known:
-            continue
+            continue  # no GPU of this model lists a link: nothing to compare with
         best = max(len(g.active_nvlinks()) for g in known)
         if best == 0:
             continue
@@ -217,7 +218,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
         for g in gpus:
             if not g.nvlinks:
                 reason = g.why("nvlinks")
-                if reason and reason != facts.NOT_SUPPORTED:
+                if reason and reason not in (facts.NOT_SUPPORTED, facts.NVLINKS_ALL_INACTIVE):
                     yield ctx.not_checked(f"NVLink state: {reason}", gpus=[g.index])
                     continue
             active = len(g.active_nvlinks())
