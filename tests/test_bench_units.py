@@ -294,3 +294,82 @@ def test_multi_host_job_lists_this_hosts_gpus_only(preset):
     assert m.gpus == [0, 1]
     assert m.expected_gbps is None and "network" in m.expected_source
     assert any("ranks on 2 hosts" in n for n in m.notes)
+
+
+def test_expected_ga102_bridge_links_run_at_their_own_rate(preset):
+    """RTX 3090 NVLink bridge: 4 links × 14.0625 GB/s (112.5 GB/s both ways), not 4 × 25 of SXM NVLink 3."""
+    rig = preset("2x3090-nvlink")
+    e = expected_bandwidth(rig, "all_reduce", [0, 1], backend="nccl", world_size=2)
+    assert e.gbps == pytest.approx(56.25)
+    assert "14.0625 GB/s" in e.source and "RTX A6000 datasheet" in e.source
+    assert expected_bandwidth(rig, "p2p_unidir", [0, 1], backend="cuda", p2p_enabled=True).gbps == pytest.approx(56.25)
+    assert expected_bandwidth(rig, "p2p_bidir", [0, 1], backend="cuda", p2p_enabled=True).gbps == pytest.approx(112.5)
+
+
+def test_expected_nvlink_counts_only_links_to_the_participants(preset):
+    """A direct NVLink mesh (HGX A100 4-GPU: NV4 to each of 3 peers): 2 of the GPUs share 4 links, not 12."""
+    rig = preset("dgx-a100")
+    for a in range(4):
+        for b in range(4):
+            if a != b:
+                rig.topology.matrix[a][b] = "NV4"
+    pair = expected_bandwidth(rig, "all_reduce", [0, 1], backend="nccl", world_size=2)
+    assert pair.gbps == pytest.approx(100.0)
+    assert "4 NVLink 3 links to the other 1 GPU(s) (of its 12 active)" in pair.source
+    assert expected_bandwidth(rig, "all_gather", [0, 1, 2, 3], backend="nccl", world_size=4).gbps == pytest.approx(300.0)
+    # NVSwitch (NV12 to every peer): each GPU's 12 links count once however many peers
+    assert expected_bandwidth(preset("dgx-a100"), "all_reduce", [0, 1], backend="nccl",
+                              world_size=2).gbps == pytest.approx(300.0)
+
+
+def test_expected_copies_all_at_once_share_a_switch_uplink(preset):
+    """DGX A100: GPUs 0 and 1 sit behind one PCIe switch whose Gen4 x16 uplink (0000:01:00.0) they share."""
+    rig = preset("dgx-a100")
+    alone = expected_bandwidth(rig, "h2d", [0], backend="cuda", memory="pinned")
+    together = expected_bandwidth(rig, "h2d", [0], backend="cuda", memory="pinned", together=list(range(8)))
+    assert alone.gbps == pytest.approx(31.504 * 0.85, rel=1e-4)
+    assert together.gbps == pytest.approx(31.504 / 2 * 0.85, rel=1e-4)
+    assert "shared by the 2 GPUs copying at once behind it (GPU 0, GPU 1)" in together.source
+    assert "0000:01:00.0" in together.source
+    one = expected_bandwidth(rig, "d2h", [0], backend="cuda", memory="pinned", together=[0, 2])
+    assert one.gbps == pytest.approx(alone.gbps)  # GPU 2 is behind another switch
+
+
+def test_expected_p2p_over_pcie_stays_below_the_shared_switch(preset):
+    rig = preset("dgx-a100")
+    rig.topology.matrix[0][1] = rig.topology.matrix[1][0] = "PXB"
+    for gpu in rig.gpus[:2]:
+        for hop in gpu.pcie.path:
+            if hop.bdf == "0000:01:00.0":  # the uplink both GPUs share, narrowed to x4
+                hop.max_width = 4
+    on = expected_bandwidth(rig, "p2p_unidir", [0, 1], backend="cuda", p2p_enabled=True)
+    off = expected_bandwidth(rig, "p2p_unidir", [0, 1], backend="cuda", p2p_enabled=False)
+    assert on.gbps == pytest.approx(31.504 * 0.85, rel=1e-4)  # peer traffic turns in the switch below the uplink
+    assert off.gbps == pytest.approx(7.876 * 0.85, rel=1e-4)  # staged through host memory: crosses the x4 uplink
+    assert "x4 at 0000:01:00.0" in off.source
+
+
+def test_expected_pcie_collective_says_when_p2p_is_off(preset):
+    e = expected_bandwidth(preset("4x4090-pcie"), "all_reduce", [0, 1, 2, 3], backend="nccl", world_size=4)
+    assert "P2P reads NS between some of these GPUs" in e.source
+    assert "P2P" not in expected_bandwidth(preset("dgx-h100"), "h2d", [0], backend="cuda", memory="pinned").source
+
+
+def test_collector_judges_concurrent_copies_against_their_share(preset):
+    rig = preset("dgx-a100")
+    devices = [{"ordinal": i, "bus_id": rig.gpus[i].bus_id, "name": "x"} for i in range(8)]
+    events = [{"ev": "devices", "devices": devices}]
+    for i in range(8):
+        key = f"h2d:pinned:all:{i}"
+        events += [{"ev": "begin", "key": key, "kind": "h2d", "backend": "cuda", "world_size": 1, "devices": [i],
+                    "memory": "pinned", "concurrent": True},
+                   {"ev": "end", "key": key, "status": "ok", "value_gbps": 12.5, "notes": []}]
+    events += [{"ev": "begin", "key": "h2d:pinned:alone:0", "kind": "h2d", "backend": "cuda", "world_size": 1,
+                "devices": [0], "memory": "pinned", "concurrent": False},
+               {"ev": "end", "key": "h2d:pinned:alone:0", "status": "ok", "value_gbps": 25.0, "notes": []}]
+    c = Collector(rig)
+    c.feed(events)
+    m = c.measurement("h2d:pinned:all:0", "ok", None)
+    assert m.expected_gbps == pytest.approx(13.389, abs=1e-3)
+    assert m.ratio == pytest.approx(12.5 / (31.504 / 2 * 0.85), rel=1e-3)
+    assert c.measurement("h2d:pinned:alone:0", "ok", None).expected_gbps == pytest.approx(26.778, abs=1e-3)

@@ -23,20 +23,39 @@ def _positions(rig: Rig, gpus: list[int]) -> list[int] | None:
     return [pos[g] for g in gpus]
 
 
-def _nvlink_total(gpu: Gpu) -> tuple[float, str] | None:
+def _link_rate(gpu: Gpu, version: int | None) -> float | None:
+    """Per-direction GB/s of one NVLink link of this GPU (GA102 bridge links run slower than SXM ones)."""
+    return links.nvlink_gbps(version, 1, gpu.name)
+
+
+def _rate_text(gpu: Gpu, rate: float) -> str:
+    """'25 GB/s per direction (source)': the per-link rate and where it comes from."""
+    if gpu.name is not None and any(n in gpu.name for n in links.GA102_NAMES):
+        return (f"{rate:g} GB/s per direction (GA102 NVLink bridge links: RTX A6000 datasheet, 112.5 GB/s both ways "
+                "over 4 links; nvidia-smi nvlink -s)")
+    return f"{rate:g} GB/s per direction ({links.NVLINK_SOURCE})"
+
+
+def _nvlink_share(rig: Rig, p: int, positions: list[int]) -> tuple[float, str] | None:
+    """What GPU ``p`` can send to the other participants per direction: its active NVLink links that lead to
+    them (the NV# counts of the matrix, capped at its active links, so an NVSwitch GPU counts each link once)."""
+    gpu = rig.gpus[p]
     active = gpu.active_nvlinks()
     if not active:
         return None
-    total = 0.0
-    versions = set()
-    for link in active:
-        bw = links.nvlink_gbps(link.version, 1)
-        if bw is None:
-            return None
-        total += bw
-        versions.add(link.version)
-    v = "/".join(str(x) for x in sorted(versions))
-    return total, f"{len(active)} active NVLink {v} links × {links.NVLINK_LINK_GBPS[min(versions)]:g} GB/s"
+    rates = [_link_rate(gpu, link.version) for link in active]
+    if any(r is None for r in rates):
+        return None
+    rate = sum(r for r in rates if r is not None) / len(active)
+    to_peers = sum(_nv_count(rig.topology.matrix[p][q]) or 0 for q in positions if q != p)
+    used = min(len(active), to_peers)
+    v = "/".join(str(x) for x in sorted({link.version for link in active if link.version is not None}))
+    if used == len(active):
+        how = f"{used} active NVLink {v} links × {_rate_text(gpu, rate)}"
+    else:
+        how = (f"{used} NVLink {v} links to the other {len(positions) - 1} GPU(s) (of its {len(active)} active) "
+               f"× {_rate_text(gpu, rate)}")
+    return used * rate, how
 
 
 def _pcie(gpu: Gpu) -> links.PathLimit | None:
@@ -54,6 +73,77 @@ def _narrowest_pcie(rig: Rig, positions: list[int]) -> Expected:
     return Expected(lim.gbps * eff, f"{gpu.label}: {lim.describe()} × {eff} copy efficiency ({links.PCIE_SOURCE})")
 
 
+_LINK_HOPS = ("upstream-port", "endpoint", "bridge", "unknown")  # hops that name the link above them (links.py)
+
+
+def _max_links(gpu: Gpu) -> list[tuple[str, int, int, float]]:
+    """(where, gen, width, GB/s) of each link from the GPU up to its root port, at the maximum the hardware
+    allows: the GPU's own link, then each switch or bridge hop (as ``links.path_limit(at_max=True)``)."""
+    p = gpu.pcie
+    raw = [("GPU link", p.max_gen, p.max_width)]
+    raw += [(h.bdf, h.max_gen, h.max_width) for h in p.path[1:] if h.port_type in _LINK_HOPS]
+    out = []
+    for where, gen, width in raw:
+        bw = links.pcie_gbps(gen, width)
+        if bw is not None and gen is not None and width is not None:
+            out.append((where, gen, width, bw))
+    return out
+
+
+def _shared_pcie(rig: Rig, p: int, together: list[int]) -> Expected:
+    """A host<->device copy on GPU ``p`` while every GPU at ``together`` copies too: a link above several of
+    them (a switch uplink) gives each its share."""
+    gpu = rig.gpus[p]
+    own = _max_links(gpu)
+    if not own:
+        return Expected(None, f"no PCIe link facts for {gpu.label}")
+    users: dict[str, list[str]] = {}
+    for q in together:
+        for where, *_ in _max_links(rig.gpus[q]):
+            if where != "GPU link":
+                users.setdefault(where, []).append(rig.gpus[q].label)
+    best = None
+    for where, gen, width, bw in own:
+        n = len(users.get(where, [])) if where != "GPU link" else 1
+        share = bw / max(1, n)
+        if best is None or share < best[0]:
+            best = (share, where, gen, width, bw, n)
+    assert best is not None
+    share, where, gen, width, bw, n = best
+    eff = links.PCIE_COPY_EFFICIENCY
+    text = f"{gpu.label}: PCIe Gen{gen} x{width} at {where} = {bw:.1f} GB/s per direction"
+    if n > 1:
+        text += f", shared by the {n} GPUs copying at once behind it ({', '.join(users[where])}): {share:.1f} GB/s each"
+    return Expected(share * eff, f"{text} × {eff} copy efficiency ({links.PCIE_SOURCE})")
+
+
+def _p2p_pcie(rig: Rig, a: int, b: int) -> Expected:
+    """A peer copy over PCIe crosses each GPU's links up to the first switch both sit under, not above it."""
+    la, lb = _max_links(rig.gpus[a]), _max_links(rig.gpus[b])
+    if not la or not lb:
+        missing = [rig.gpus[x].label for x, lx in ((a, la), (b, lb)) if not lx]
+        return Expected(None, f"no PCIe link facts for {', '.join(missing)}")
+    common = {w for w, *_ in la if w != "GPU link"} & {w for w, *_ in lb if w != "GPU link"}
+    hops = [(rig.gpus[x], h) for x, lx in ((a, la), (b, lb)) for h in lx if h[0] not in common]
+    gpu, (where, gen, width, bw) = min(hops, key=lambda gh: gh[1][3])
+    eff = links.PCIE_COPY_EFFICIENCY
+    return Expected(bw * eff, f"{gpu.label}: PCIe Gen{gen} x{width} at {where} = {bw:.1f} GB/s per direction × {eff} "
+                              f"copy efficiency ({links.PCIE_SOURCE})")
+
+
+def _p2p_note(rig: Rig, positions: list[int]) -> str:
+    """Why a PCIe collective may fall well short of the link figure: no P2P between some of its GPUs."""
+    p2p = rig.topology.p2p_read
+    if not p2p:
+        return ""
+    bad = sorted({p2p[a][b] for a in positions for b in positions if a != b and a < len(p2p) and b < len(p2p[a])
+                  and p2p[a][b] not in ("OK", "X")})
+    if not bad:
+        return ""
+    return (f"; P2P reads {'/'.join(bad)} between some of these GPUs (nvidia-smi topo -p2p r): NCCL relays through "
+            "host memory, so the PCIe figure is a ceiling it rarely reaches")
+
+
 def _nv_count(code: str) -> int | None:
     m = _NV.match(code or "")
     return int(m.group(1)) if m else None
@@ -69,12 +159,14 @@ def expected_bandwidth(
     memory: str | None = None,
     p2p_enabled: bool | None = None,
     spans_nodes: bool = False,
+    together: list[int] | None = None,
 ) -> Expected:
     """The figure a measurement is judged against, and where it comes from.
 
-    ``gpus`` are ``Gpu.index`` values of ``rig``. Link figures come from ``gpuadvisor.links`` (per direction,
-    before protocol overhead; PCIe at the maximum generation and width the hardware allows, so a downgraded
-    hop shows as a low ratio). The whole table:
+    ``gpus`` are ``Gpu.index`` values of ``rig``; ``together`` the GPUs of a host<->device copy run on every GPU
+    at once. Link figures come from ``gpuadvisor.links`` (per direction, before protocol overhead; PCIe at the
+    maximum generation and width the hardware allows, so a downgraded hop shows as a low ratio; NVLink per
+    link by version, GA102 bridge links at their own rate). The whole table:
 
     =============================  ==================  ====================================================
     kind                           condition           expected figure
@@ -84,15 +176,19 @@ def expected_bandwidth(
     (compared with busbw)          gloo on CPUs        none: CPU loopback is not in the link facts
                                    ranks on several    none: the network is not in the link facts
                                    hosts
-                                   every pair NV#      smallest per-GPU NVLink total among the GPUs: active
-                                                       links × GB/s per link
+                                   every pair NV#      smallest per-GPU NVLink figure among the GPUs: its
+                                                       links to the other participants (sum of NV#, at most
+                                                       its active links) × GB/s per link
                                    otherwise           narrowest PCIe path among the GPUs ×
-                                                       links.PCIE_COPY_EFFICIENCY
-    h2d, d2h                       pinned              links.expected_copy_gbps(gpu): narrowest hop × eff.
+                                                       links.PCIE_COPY_EFFICIENCY (noted when P2P is off)
+    h2d, d2h                       pinned, alone       links.expected_copy_gbps(gpu): narrowest hop × eff.
+                                   pinned, all at      narrowest share: a link above k of the GPUs copying
+                                   once                at once gives each 1/k; × eff.
                                    pageable            none: staged through a driver buffer, host-bound
     d2d                                                none: device memory bandwidth is not in the facts
     p2p_unidir                     P2P on, pair NV#k   k × GB/s per link of the GPU's NVLink version
-                                   P2P on, PCIe        narrowest PCIe path of the two GPUs × efficiency
+                                   P2P on, PCIe        narrowest PCIe link of the two GPUs below the first
+                                                       switch they share × efficiency
                                    P2P off             the same PCIe figure (the driver stages the copy
                                                        through host memory: both GPUs' links are crossed)
     p2p_bidir                      as p2p_unidir       2 × the p2p_unidir figure (both directions summed)
@@ -112,13 +208,14 @@ def expected_bandwidth(
         codes = [rig.topology.matrix[a][b] for a in positions for b in positions
                  if a != b and a < len(rig.topology.matrix) and b < len(rig.topology.matrix[a])]
         if codes and len(codes) == len(positions) * (len(positions) - 1) and all(_nv_count(c) for c in codes):
-            totals = [(rig.gpus[p], _nvlink_total(rig.gpus[p])) for p in positions]
+            totals = [(rig.gpus[p], _nvlink_share(rig, p, positions)) for p in positions]
             missing = [g.label for g, t in totals if t is None]
             if missing:
                 return Expected(None, f"every pair is NVLink but {', '.join(missing)} has no NVLink link facts")
             gpu, (gbps, how) = min(totals, key=lambda x: x[1][0])  # type: ignore[index]
-            return Expected(gbps, f"{gpu.label}: {how} per direction ({links.NVLINK_SOURCE})")
-        return _narrowest_pcie(rig, positions)
+            return Expected(gbps, f"{gpu.label}: {how}")
+        e = _narrowest_pcie(rig, positions)
+        return Expected(e.gbps, e.source + _p2p_note(rig, positions)) if e.gbps is not None else e
 
     if kind in ("h2d", "d2h"):
         if memory == "pageable":
@@ -126,6 +223,10 @@ def expected_bandwidth(
         positions = _positions(rig, gpus)
         if positions is None:
             return Expected(None, f"no link facts for GPUs {gpus} in this scan")
+        if together and len(together) > 1:
+            group = _positions(rig, sorted(set(together) | set(gpus)))
+            if group is not None:
+                return _shared_pcie(rig, positions[0], group)
         got = links.expected_copy_gbps(rig.gpus[positions[0]], at_max=True)
         if got is None:
             return Expected(None, f"no PCIe link facts for {rig.gpus[positions[0]].label}")
@@ -145,14 +246,13 @@ def expected_bandwidth(
         code = matrix[a][b] if a < len(matrix) and b < len(matrix[a]) else ""
         k = _nv_count(code)
         if p2p_enabled and k:
-            active = rig.gpus[a].active_nvlinks() or rig.gpus[b].active_nvlinks()
-            version = next((link.version for link in active if link.version is not None), None)
-            bw = links.nvlink_gbps(version, k)
-            if bw is None:
+            gpu = rig.gpus[a] if rig.gpus[a].active_nvlinks() else rig.gpus[b]
+            version = next((link.version for link in gpu.active_nvlinks() if link.version is not None), None)
+            rate = _link_rate(gpu, version)
+            if rate is None:
                 return Expected(None, f"{code} between the pair but no NVLink version in the link facts")
-            return Expected(bw * mult, f"{code}: {k} × {links.NVLINK_LINK_GBPS[version]:g} GB/s NVLink {version}"  # type: ignore[index]
-                            f"{both} ({links.NVLINK_SOURCE})")
-        e = _narrowest_pcie(rig, positions)
+            return Expected(k * rate * mult, f"{code}: {k} NVLink {version} links{both} × {_rate_text(gpu, rate)}")
+        e = _p2p_pcie(rig, a, b) if p2p_enabled else _narrowest_pcie(rig, positions)
         if e.gbps is None:
             return e
         how = "staged through host memory: " if not p2p_enabled else ""

@@ -117,6 +117,14 @@ class Collector:
                 out.append(g)
         return out, False
 
+    def _together(self, b: dict[str, Any]) -> list[int]:
+        """The GPUs of every copy run at once with this one (same kind and memory, ``concurrent``)."""
+        out: set[int] = set()
+        for o in self.begin.values():
+            if o.get("concurrent") and o.get("kind") == b.get("kind") and o.get("memory") == b.get("memory"):
+                out.update(self._gpus_of(o, [])[0])
+        return sorted(out)
+
     # -- assembly -----------------------------------------------------------------------------------------
     def measurement(self, key: str, outcome_status: str, outcome_error: str | None) -> Measurement:
         b = self.begin[key]
@@ -146,7 +154,8 @@ class Collector:
             m.value_gbps = end.get("value_gbps")
             m.latency_us = end.get("latency_us")
         exp = expected_bandwidth(self.rig, m.kind, gpus, backend=m.backend, world_size=m.world_size,
-                                 memory=m.memory, p2p_enabled=m.p2p_enabled, spans_nodes=spans)
+                                 memory=m.memory, p2p_enabled=m.p2p_enabled, spans_nodes=spans,
+                                 together=self._together(b) if m.concurrent else None)
         m.expected_source = exp.source
         if exp.gbps is not None:
             m.expected_gbps = round(exp.gbps, 3)
