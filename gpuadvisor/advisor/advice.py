@@ -123,8 +123,12 @@ def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
         ]
     else:
         out += [
-            f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of each GPU (--gpu-memory-utilization default); {C.VLLM_RUNTIME_BYTES / C.GiB:g} GiB for CUDA graphs and runtime; "
-            f"activation peak of a {C.VLLM_PROFILE_TOKENS}-token profile pass",
+            f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA sees (NVML total less "
+            f"{C.DRIVER_RESERVED_BYTES / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
+            f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, {C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
+            f"vLLM's profile pass (its default max_num_batched_tokens and max_num_seqs for the GPU; the sampler takes "
+            f"{C.VLLM_SAMPLER_BYTES_PER_LOGIT:g} bytes per sequence and vocabulary entry, fitted on vLLM's logs): the rest is KV cache; "
+            "CUDA graphs live in the remaining slack",
             f"KV cache: 2·L·kv_heads/t·head_dim·{w.kv_bytes():g} bytes per token, in {C.VLLM_BLOCK_TOKENS}-token blocks",
         ]
     return out
@@ -212,6 +216,9 @@ def nothing_fits_reason(w: Workload, view: rigview.RigView, cands: list[S.Candid
 
 
 def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> Advice:
+    if w.arch.max_positions and w.ctx > w.arch.max_positions:
+        notes.append(f"--context {w.ctx} is longer than the model's max_position_embeddings ({w.arch.max_positions}): vLLM refuses "
+                     "such a --max-model-len unless the model's RoPE scaling allows it (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to force)")
     opts, excluded = I.serving_options(view, w)
     chosen = I.pick_serving(opts)
     reason = I.explain_serving(opts, chosen, w)

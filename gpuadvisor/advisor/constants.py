@@ -189,12 +189,31 @@ def target_efficiency(gpus: int) -> float:
 
 # -- inference (vLLM) -----------------------------------------------------------------------------------
 
-# vLLM's --gpu-memory-utilization default: the fraction of each GPU's memory vLLM may take.
+# vLLM's --gpu-memory-utilization default: the fraction of each GPU's memory vLLM may take. vLLM applies it to
+# the total CUDA reports (torch.cuda.mem_get_info), which is NVML's total less the memory the driver reserves.
 VLLM_GPU_MEMORY_UTILIZATION = 0.90
-# Tokens of one forward pass vLLM profiles for its activation peak (max_num_batched_tokens with chunked
-# prefill; vLLM's default for online serving is 2048 in V0, 8192 in V1 on large GPUs: we take 8192).
-VLLM_PROFILE_TOKENS = 8192
-VLLM_PROFILE_SEQS = 256  # vLLM's default --max-num-seqs: sequences whose last-position logits the profile run holds
-# CUDA graphs and the non-torch memory vLLM reserves beside the weights and the KV cache: an allowance.
-VLLM_RUNTIME_BYTES = int(1.0 * GiB)
+# Driver-reserved framebuffer that CUDA never sees: nvidia-smi -q "FB Memory Usage / Reserved" is 480 MiB on
+# the H100 of tests/fixtures/h100-vm (81559 MiB total, 81079 MiB free = the 79.18 GiB vLLM logs on an H100),
+# 454 MiB on 8x H100 SXM, 763 on A100 SXM4 80GB, 665 on A40, 556 on L4, 422 on RTX 3090, 303 on RTX 4060 Ti
+# (shared/samples/smi-q_*): the H100 fixture's figure, the median of these, is used for every GPU.
+DRIVER_RESERVED_BYTES = 480 * 2**20
+# vLLM sizes its profile pass by its scheduler defaults for `vllm serve` (vllm/engine/arg_utils.py
+# get_batch_defaults): GPUs with at least 70 GiB that are not A100s get max_num_batched_tokens 8192 and
+# max_num_seqs 1024; the others 2048 and 256. (tokens, sequences):
+VLLM_LARGE_GPU_BYTES = 70 * GiB
+VLLM_PROFILE_LARGE = (8192, 1024)
+VLLM_PROFILE_DEFAULT = (2048, 256)
+# The profile run ends with a dummy sampler pass over the last position of max_num_seqs sequences
+# (vllm/v1/worker/gpu_model_runner.py profile_run / _dummy_sampler_run): full-vocabulary logits in fp32, their
+# softmax, sort and top-k/top-p buffers. Its peak, fitted on vLLM's own "peak activation memory" log lines on an
+# H100 (1024 sequences; llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md): Llama-3.1-8B
+# 4.76 GiB, Llama-3.3-70B-FP8 TP=2 4.84, Qwen3-0.6B 5.56, Qwen3-32B 5.64, gpt-oss-20b 7.38 GiB, each
+# = max_num_seqs × vocab × 38.3-38.5 bytes + the profile's hidden states (tokens × hidden × 2). Every TP rank
+# samples the whole vocabulary (the 70B TP=2 figure is not halved).
+VLLM_SAMPLER_BYTES_PER_LOGIT = 38.4
+# Memory vLLM counts outside torch's allocator (CUDA context, NCCL and custom all-reduce buffers), from the same
+# logs: 0.13 GiB with one GPU, 0.55 GiB per GPU at TP=2. CUDA graphs are captured after the KV cache is
+# allocated, in the (1 - gpu_memory_utilization) slack, so they are not subtracted.
+VLLM_NON_TORCH_BYTES_SINGLE = int(0.13 * GiB)
+VLLM_NON_TORCH_BYTES_PARALLEL = int(0.55 * GiB)
 VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block size

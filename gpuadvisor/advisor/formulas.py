@@ -161,7 +161,7 @@ def pipeline_bubble_fraction(p: int, m: int) -> float:
 # -- inference ------------------------------------------------------------------------------------------------
 
 
-def kv_cache_bytes_per_token(layers: int, kv_heads: int, head_dim: int, dtype_bytes: float, t: int = 1) -> float:
+def kv_cache_bytes_per_token(layers: int, kv_heads: float, head_dim: int, dtype_bytes: float, t: int = 1) -> float:
     """KV-cache bytes one token takes on each GPU: 2 (K and V) × L × kv_heads/t × head_dim × bytes.
 
     Source: the attention cache of every decoder layer (Pope et al. 2022, "Efficiently Scaling Transformer

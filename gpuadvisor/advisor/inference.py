@@ -8,7 +8,7 @@ from typing import Any
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor.rigview import RigView
-from gpuadvisor.advisor.workload import Workload
+from gpuadvisor.advisor.workload import Architecture, Workload
 
 
 @dataclass
@@ -17,12 +17,15 @@ class ServingOption:
     pp: int
     weights_bytes: float
     activation_bytes: float
-    runtime_bytes: float
+    runtime_bytes: float  # vLLM's non-torch memory (CUDA context, NCCL buffers)
     kv_budget_bytes: float  # what is left for the KV cache on each GPU
     kv_per_token_bytes: float
     kv_needed_bytes: float
     capacity_bytes: int
     nvlink: bool
+    profile_tokens: int = 0
+    profile_seqs: int = 0
+    kv_heads_per_gpu: float = 0.0
     status: str = "candidate"
     reason: str = ""
 
@@ -60,6 +63,10 @@ class ServingOption:
             "max_sequences_at_context": self.max_sequences(context),
             "memory_used_bytes": round(total),
             "capacity_bytes": self.capacity_bytes,
+            "driver_reserved_bytes": C.DRIVER_RESERVED_BYTES,
+            "profile_tokens": self.profile_tokens,
+            "profile_sequences": self.profile_seqs,
+            "kv_heads_per_gpu": self.kv_heads_per_gpu,
             "nvlink": self.nvlink,
             "fits": self.fits,
             "status": self.status,
@@ -67,8 +74,14 @@ class ServingOption:
         }
 
 
+def tp_sizes_ok(a: Architecture, t: int) -> bool:
+    """Whether vLLM runs this tensor_parallel_size: the attention heads divide by it, and the KV heads divide by
+    it or it by them (below one KV head per GPU vLLM replicates them: QKVParallelLinear num_kv_head_replicas)."""
+    return a.heads % t == 0 and (a.kv_heads % t == 0 or t % a.kv_heads == 0)
+
+
 def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], list[dict[str, str]]]:
-    """One option per tensor_parallel_size that divides the attention and KV heads (vLLM shards KV heads)."""
+    """One option per tensor_parallel_size vLLM accepts for the model's heads (tp_sizes_ok)."""
     a = w.arch
     out: list[ServingOption] = []
     excluded = []
@@ -76,29 +89,57 @@ def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], li
     pps = [1] if view.nodes == 1 else [1, view.nodes]
     for pp in pps:
         for t in tps:
-            if a.kv_heads % t or a.heads % t:
+            if not tp_sizes_ok(a, t):
                 if pp == 1:
-                    excluded.append({"strategy": f"TP={t}", "reason": f"{a.kv_heads} KV heads / {a.heads} heads do not divide by {t}"})
+                    excluded.append({"strategy": f"TP={t}", "reason": f"{a.heads} attention heads / {a.kv_heads} KV heads: vLLM needs the heads "
+                                     f"to divide by {t}, and the KV heads to divide by it or it by them"})
                 continue
             out.append(option(view, w, t, pp))
     return out, excluded
 
 
+def profile_shape(view: RigView, w: Workload) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) of vLLM's profile pass: its `vllm serve` defaults for this GPU
+    (vllm/engine/arg_utils.py get_batch_defaults), with max_num_seqs the --max-num-seqs our command passes."""
+    cuda_total = view.memory_bytes - C.DRIVER_RESERVED_BYTES
+    large = cuda_total >= C.VLLM_LARGE_GPU_BYTES and "a100" not in view.gpu_name.lower()
+    tokens, seqs = C.VLLM_PROFILE_LARGE if large else C.VLLM_PROFILE_DEFAULT
+    if w.concurrency > 1:
+        seqs = w.concurrency
+    return tokens, min(seqs, tokens)
+
+
+def weight_bytes(w: Workload) -> float:
+    """Bytes of the served weights: every parameter at the precision's size; with fp8 (vLLM --quantization fp8)
+    only the transformer layers' linear weights are 8-bit, the embeddings, lm_head and norms stay 16-bit
+    (vLLM's Fp8LinearMethod quantizes linear layers; the lm_head is a ParallelLMHead)."""
+    if w.precision != "fp8":
+        return w.params * w.weight_bytes_inference()
+    linear = min(w.params, w.arch.layers * w.arch.layer_linear_params())
+    return linear * C.DTYPE_BYTES["fp8"] + (w.params - linear) * C.DTYPE_BYTES["bf16"]
+
+
 def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
-    """Per GPU: weights/(t·p), vLLM's profiled activation peak, its runtime allowance, and what is left of
-    gpu_memory_utilization × memory for the KV cache (vLLM's own accounting: vllm/worker profile_run)."""
+    """Per GPU, vLLM's own accounting (vllm/v1/worker/gpu_worker.py determine_available_memory): the KV cache gets
+    gpu_memory_utilization × the CUDA-visible memory, less the weights/(t·p), the profile pass's activation peak
+    and the non-torch memory."""
     a = w.arch
-    weights = w.params * w.weight_bytes_inference() / (t * pp)
-    tokens = C.VLLM_PROFILE_TOKENS
-    # The profiled forward pass: the MLP's gate+up output and a few hidden-size buffers per token (16-bit),
-    # and fp32 logits for the last position of each of max_num_seqs sequences.
-    act = tokens * (2 * a.intermediate + 4 * a.hidden) * C.DTYPE_BYTES["bf16"] / t
-    act += C.VLLM_PROFILE_SEQS * a.vocab * 4 / t
-    kv_tok = F.kv_cache_bytes_per_token(math.ceil(a.layers / pp), a.kv_heads, a.head_dim, w.kv_bytes(), t)
-    budget = C.VLLM_GPU_MEMORY_UTILIZATION * view.memory_bytes - weights - act - C.VLLM_RUNTIME_BYTES
+    weights = weight_bytes(w) / (t * pp)
+    tokens, seqs = profile_shape(view, w)
+    act_dtype = C.DTYPE_BYTES["bf16"]
+    # The profiled forward pass: the MLP's gate+up output and a few hidden-size buffers per token (16-bit); then
+    # the sampler over the last position of each sequence, with the forward's hidden states still held.
+    forward = tokens * (2 * a.intermediate + 4 * a.hidden) * act_dtype / t
+    sampler = seqs * a.vocab * C.VLLM_SAMPLER_BYTES_PER_LOGIT + tokens * a.hidden * act_dtype
+    act = max(forward, sampler)
+    kv_heads = max(1.0, a.kv_heads / t)
+    kv_tok = F.kv_cache_bytes_per_token(math.ceil(a.layers / pp), kv_heads, a.head_dim, w.kv_bytes())
+    runtime = C.VLLM_NON_TORCH_BYTES_SINGLE if t * pp == 1 else C.VLLM_NON_TORCH_BYTES_PARALLEL
+    usable = C.VLLM_GPU_MEMORY_UTILIZATION * (view.memory_bytes - C.DRIVER_RESERVED_BYTES)
+    budget = usable - weights - act - runtime
     need = w.ctx * w.concurrency * kv_tok
     nvlink = t == 1 or view.nvlink_groups_of(t)
-    return ServingOption(t, pp, weights, act, C.VLLM_RUNTIME_BYTES, budget, kv_tok, need, view.memory_bytes, nvlink)
+    return ServingOption(t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads)
 
 
 def pick_serving(opts: list[ServingOption]) -> ServingOption | None:
@@ -131,11 +172,15 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
 
 
 def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
+    """`vllm serve` with the chosen sizes; --max-num-seqs only when a concurrency was asked for (vLLM's own
+    default, 256 or 1024, is the better cap for a server than 1)."""
     parts = ["vllm serve", model_id, f"--tensor-parallel-size {o.tp}"]
     if o.pp > 1:
         parts.append(f"--pipeline-parallel-size {o.pp}")
-    parts += [f"--max-model-len {w.ctx}", f"--max-num-seqs {max(w.concurrency, 1)}",
-              f"--gpu-memory-utilization {C.VLLM_GPU_MEMORY_UTILIZATION:.2f}",
+    parts.append(f"--max-model-len {w.ctx}")
+    if w.concurrency > 1:
+        parts.append(f"--max-num-seqs {w.concurrency}")
+    parts += [f"--gpu-memory-utilization {C.VLLM_GPU_MEMORY_UTILIZATION:.2f}",
               f"--dtype {'bfloat16' if w.precision in ('bf16', 'fp8') else {'fp16': 'float16', 'fp32': 'float32'}[w.precision]}"]
     if w.precision == "fp8":
         parts.append("--quantization fp8")

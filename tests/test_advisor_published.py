@@ -1,0 +1,78 @@
+"""The advisor's predictions against published measurements of real systems."""
+from __future__ import annotations
+
+import pytest
+
+from gpuadvisor.advisor import Workload, advise
+from gpuadvisor.advisor import constants as C
+
+GiB = 2**30
+
+
+def _serving(preset, model: str, **kw):  # type: ignore[no-untyped-def]
+    a = advise(preset("dgx-h100"), Workload.from_options(model=model, task="inference", **kw))
+    return a, {o["tensor_parallel_size"]: o for o in a.candidates}
+
+
+def test_vllm_kv_cache_on_h100_matches_vllm_logs(preset) -> None:  # type: ignore[no-untyped-def]
+    """vLLM's own log lines on an H100 80GB (llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md,
+    gpu-memory-utilization 0.9 of 79.18 GiB): Llama-3.1-8B TP=1 weights 14.99 GiB, peak activation 4.76 GiB,
+    non-torch 0.13 GiB, KV cache 51.38 GiB; Llama-3.3-70B-FP8 TP=2 weights 33.88 GiB, activation 4.84 GiB,
+    non-torch 0.55 GiB, KV cache 32.0 GiB. (Llama 3.1/3.3 share the Llama 3 shapes.)"""
+    _, by_tp = _serving(preset, "llama-3-8b")
+    one = by_tp[1]
+    # The H100's 81559 MiB less the 480 MiB the driver reserves is the 79.18 GiB vLLM sees.
+    assert (81559 * 2**20 - C.DRIVER_RESERVED_BYTES) / GiB == pytest.approx(79.18, abs=0.005)
+    assert one["profile_tokens"] == 8192 and one["profile_sequences"] == 1024  # vllm serve defaults on an H100
+    assert one["weights_bytes"] / GiB == pytest.approx(14.99, abs=0.05)
+    assert one["activation_peak_bytes"] / GiB == pytest.approx(4.76, abs=0.02)
+    assert one["kv_cache_budget_bytes"] / GiB == pytest.approx(51.38, abs=0.1)
+    assert one["kv_capacity_tokens"] == int(one["kv_cache_budget_bytes"] // (131072 * 16)) * 16
+
+    _, fp8 = _serving(preset, "llama-3-70b", precision="fp8")
+    two = fp8[2]
+    # FP8 linear layers, 16-bit embeddings and lm_head: (68.45e9 × 1 + 2.10e9 × 2) / 2.
+    assert two["weights_bytes"] / GiB == pytest.approx(33.88, abs=0.1)
+    assert two["activation_peak_bytes"] / GiB == pytest.approx(4.84, abs=0.02)
+    assert two["runtime_bytes"] / GiB == pytest.approx(0.55, abs=0.005)
+    assert two["kv_cache_budget_bytes"] / GiB == pytest.approx(32.0, abs=0.15)
+
+
+def test_70b_bf16_serving_needs_four_h100s(preset) -> None:  # type: ignore[no-untyped-def]
+    """65.7 GiB of bf16 weights per GPU at TP=2 leave 0.9 × 79.18 − 65.7 − 4.84 − 0.55 ≈ 0.2 GiB: about 1,000
+    tokens of KV cache, not one 8192-token sequence, so TP=4 is the smallest that serves Llama-3-70B in bf16."""
+    a, by_tp = _serving(preset, "llama-3-70b")
+    assert not by_tp[2]["fits"] and by_tp[2]["kv_capacity_tokens"] < 8192
+    assert a.pick["tensor_parallel_size"] == 4
+
+
+def test_vllm_defaults_on_smaller_gpus_and_a100(preset) -> None:  # type: ignore[no-untyped-def]
+    """vLLM's get_batch_defaults: A100s and GPUs under 70 GiB profile 2048 tokens and 256 sequences."""
+    for name in ("dgx-a100", "4x4090-pcie"):
+        a = advise(preset(name), Workload.from_options(model="llama-3-8b", task="inference"))
+        one = next(o for o in a.candidates if o["tensor_parallel_size"] == 1)
+        assert (one["profile_tokens"], one["profile_sequences"]) == (2048, 256)
+        assert one["activation_peak_bytes"] == round(256 * 128256 * C.VLLM_SAMPLER_BYTES_PER_LOGIT + 2048 * 4096 * 2)
+
+
+def test_vllm_command_caps_sequences_only_when_asked(preset) -> None:  # type: ignore[no-untyped-def]
+    a, _ = _serving(preset, "llama-3-8b")
+    assert "--max-num-seqs" not in a.snippet["command"]
+    b, by_tp = _serving(preset, "llama-3-8b", concurrency=64)
+    assert "--max-num-seqs 64" in b.snippet["command"]
+    assert by_tp[1]["profile_sequences"] == 64
+
+
+def test_tp_beyond_the_kv_heads_replicates_them(preset) -> None:  # type: ignore[no-untyped-def]
+    """Llama-3-70B has 8 KV heads: vLLM runs it at TP=16 with each KV head on two GPUs (one KV head per GPU)."""
+    a = advise(preset("dgx2-v100"), Workload.from_options(model="llama-3-70b", task="inference", precision="fp16"))
+    by_tp = {o["tensor_parallel_size"]: o for o in a.candidates}
+    assert 16 in by_tp and by_tp[16]["kv_heads_per_gpu"] == 1
+    assert by_tp[16]["kv_bytes_per_token"] == 2 * 80 * 1 * 128 * 2
+    assert by_tp[8]["kv_bytes_per_token"] == 2 * 80 * 1 * 128 * 2
+
+
+def test_long_context_beyond_the_model_is_flagged(preset) -> None:  # type: ignore[no-untyped-def]
+    a = advise(preset("dgx-h100"), Workload.from_options(model="llama-3-8b", task="inference", context=32768))
+    assert any("max_position_embeddings (8192)" in n for n in a.notes)
+
