@@ -7,19 +7,37 @@ from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
+# Hugging Face Transformers' decoder-layer class of each model family, and the module that defines it.
 LAYER_CLASSES = {
-    "llama": "LlamaDecoderLayer", "mistral": "MistralDecoderLayer", "qwen": "Qwen2DecoderLayer",
-    "gemma-2": "Gemma2DecoderLayer", "gemma": "GemmaDecoderLayer", "gpt2": "GPT2Block",
+    "llama": ("LlamaDecoderLayer", "transformers.models.llama.modeling_llama"),
+    "mistral": ("MistralDecoderLayer", "transformers.models.mistral.modeling_mistral"),
+    "qwen": ("Qwen2DecoderLayer", "transformers.models.qwen2.modeling_qwen2"),
+    "gemma-2": ("Gemma2DecoderLayer", "transformers.models.gemma2.modeling_gemma2"),
+    "gemma": ("GemmaDecoderLayer", "transformers.models.gemma.modeling_gemma"),
+    "gpt2": ("GPT2Block", "transformers.models.gpt2.modeling_gpt2"),
 }
 FSDP_STRATEGY = {2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
+UNKNOWN_LAYER = "YourDecoderLayer"
+
+
+def _layer(w: Workload) -> tuple[str, str | None]:
+    name = (w.model_label or w.arch.name).lower()
+    for prefix, (cls, module) in LAYER_CLASSES.items():
+        if name.startswith(prefix):
+            return cls, module
+    return UNKNOWN_LAYER, None
 
 
 def layer_class(w: Workload) -> str:
-    name = (w.model_label or w.arch.name).lower()
-    for prefix, cls in LAYER_CLASSES.items():
-        if name.startswith(prefix):
-            return cls
-    return "<YourDecoderLayer>"
+    return _layer(w)[0]
+
+
+def layer_import(w: Workload) -> str:
+    """The import line that makes layer_class(w) a name the snippet's code can use."""
+    cls, module = _layer(w)
+    if module is None:
+        return f"from your_model import {cls}  # the class of one transformer block of your model\n"
+    return f"from {module} import {cls}\n"
 
 
 def torchrun_line(gpus_per_node: int, nodes: int, script: str = "train.py", args: str = "") -> str:
@@ -40,7 +58,7 @@ def deepspeed_config(w: Workload, lay: Layout, accumulation: int, global_batch: 
         "contiguous_gradients": True,
         "reduce_bucket_size": 500_000_000,
     }
-    if lay.zero_stage >= 2:
+    if lay.zero_stage in (1, 2):  # stages 1-2 all-gather the updated weights; stage 3 uses stage3_prefetch_bucket_size
         zero["allgather_bucket_size"] = 500_000_000
     if lay.zero_stage == 3:
         zero["stage3_prefetch_bucket_size"] = 500_000_000
@@ -63,6 +81,24 @@ def deepspeed_config(w: Workload, lay: Layout, accumulation: int, global_batch: 
     if recompute:
         cfg["activation_checkpointing"] = {"partition_activations": False, "contiguous_memory_optimization": False}
     return cfg
+
+
+def deepspeed_code(lay: Layout, recompute: bool) -> str:
+    """deepspeed.initialize for the layout. ZeRO-Offload refuses a torch optimizer unless told otherwise
+    (zero_force_ds_cpu_optimizer, default true): it gets DeepSpeed's CPU Adam. ZeRO-3 builds the model inside
+    deepspeed.zero.Init so no rank ever holds all of it (the host-RAM sizing assumes so). The DeepSpeed
+    config's activation_checkpointing section only configures deepspeed.checkpointing: the model turns it on."""
+    lines = ["import deepspeed"]
+    if lay.zero_stage == 3:
+        lines += ["with deepspeed.zero.Init(config_dict_or_path='ds_config.json'):",
+                  "    model = build_model()  # or from_pretrained(...) under HfDeepSpeedConfig('ds_config.json')"]
+    if recompute:
+        lines.append("model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer")
+    if lay.offload != "none":
+        lines += ["from deepspeed.ops.adam import DeepSpeedCPUAdam",
+                  "optimizer = DeepSpeedCPUAdam(model.parameters(), lr=lr)  # ZeRO-Offload steps on the CPU"]
+    lines.append("engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config='ds_config.json')")
+    return "\n".join(lines)
 
 
 def fsdp_settings(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int, nodes: int) -> dict[str, Any]:
@@ -99,6 +135,7 @@ def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
         "import functools, torch\n"
         "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, MixedPrecision, BackwardPrefetch\n"
         "from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy\n"
+        + layer_import(w)
         + ("from torch.distributed.device_mesh import init_device_mesh\n" if mesh else "")
         + ("from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing\n" if ckpt else "")
         + mesh
@@ -114,6 +151,9 @@ def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
         + "    device_id=torch.cuda.current_device(),\n"
         ")\n"
         + ckpt
+        + ("# fp16 needs loss scaling that knows the shards:\n"
+           "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler\nscaler = ShardedGradScaler()\n"
+           if w.precision == "fp16" else "")
     )
 
 
@@ -126,6 +166,8 @@ def accelerate_yaml(w: Workload, lay: Layout, recompute: bool, gpus_per_node: in
         lines.append("distributed_type: MULTI_GPU")
     elif lay.zero_stage == 1 or lay.offload != "none":
         lines += ["distributed_type: DEEPSPEED", "deepspeed_config:", "  deepspeed_config_file: ds_config.json"]
+        if lay.zero_stage == 3:
+            lines.append("  zero3_init_flag: true")
     else:
         strategy = "HYBRID_SHARD" if lay.hybrid else FSDP_STRATEGY[lay.zero_stage]
         lines += [
@@ -154,10 +196,24 @@ def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) 
         f"--ffn-hidden-size {a.intermediate}", f"--seq-length {w.seq}", f"--max-position-embeddings {a.max_positions or w.seq}",
         f"--micro-batch-size {w.micro_batch}", f"--global-batch-size {global_batch}",
     ]
+    if a.head_dim * a.heads != a.hidden:
+        args.append(f"--kv-channels {a.head_dim}")
     if a.kv_heads != a.heads:
         args.append(f"--group-query-attention --num-query-groups {a.kv_heads}")
     if a.mlp == "gated":
         args.append("--swiglu")
+    # Megatron's GPT defaults are GPT-2's (LayerNorm, learned positions, tied embeddings, biases everywhere):
+    # say where this model differs (megatron/training/arguments.py).
+    if a.norm == "rmsnorm":
+        args.append("--normalization RMSNorm")
+    if not a.learned_positions:
+        args.append("--position-embedding-type rope")
+    if not a.tied_embeddings:
+        args.append("--untie-embeddings-and-output-weights")
+    if not a.bias:
+        args.append("--disable-bias-linear")
+        if a.attention_bias:
+            args.append("--add-qkv-bias")
     if lay.tp > 1:
         args.append("--sequence-parallel")
     if lay.zero_stage >= 1:
@@ -195,6 +251,9 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
         out["code"] = ("from torch.nn.parallel import DistributedDataParallel as DDP\n"
                        "model = DDP(model.to(local_rank), device_ids=[local_rank], gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
                        f"# gradient accumulation: {accumulation} micro-batches per step, all but the last under `with model.no_sync():`")
+        if recompute:
+            out["code"] = ("model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
+                           + out["code"])
         out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
         return out
     ds = deepspeed_config(w, lay, accumulation, global_batch, recompute)
@@ -202,8 +261,7 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
         out["kind"] = "deepspeed"
         out["deepspeed_config"] = ds
         out["torchrun"] = torchrun_line(gpus_per_node, nodes, "train.py", "--deepspeed ds_config.json")
-        out["code"] = ("import deepspeed\n"
-                       "engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config='ds_config.json')")
+        out["code"] = deepspeed_code(lay, recompute)
         out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
         return out
     out["kind"] = "fsdp"
