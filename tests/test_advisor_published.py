@@ -76,3 +76,26 @@ def test_long_context_beyond_the_model_is_flagged(preset) -> None:  # type: igno
     a = advise(preset("dgx-h100"), Workload.from_options(model="llama-3-8b", task="inference", context=32768))
     assert any("max_position_embeddings (8192)" in n for n in a.notes)
 
+
+
+@pytest.mark.parametrize(("gpu_id", "mib"), [
+    # nvidia-smi's memory.total for each product (public nvidia-smi tables; shared/samples for H100, A100, A40, L4, 3090).
+    ("b200", 183359), ("h200-sxm", 143771), ("h100-nvl", 95830), ("h100-sxm5-80gb", 81559), ("h100-pcie", 81559),
+    ("a100-sxm4-80gb", 81920), ("a100-sxm4-40gb", 40960), ("l40s", 46068), ("a40", 46068), ("rtx-6000-ada", 49140),
+    ("rtx-a6000", 49140), ("a10", 23028), ("l4", 23034), ("rtx-3090", 24576), ("rtx-4090", 24564),
+    ("v100-sxm3-32gb", 32510), ("v100-sxm2", 32510), ("v100-pcie", 32510),
+])
+def test_catalog_memory_is_what_nvidia_smi_reports(gpu_id: str, mib: int) -> None:
+    """A planned rig is sized like a scanned one: by the total nvidia-smi reports, not the marketed GB (an
+    H200's "141 GB" is 143771 MiB, 7% more than 141e9 bytes)."""
+    from gpuadvisor import catalog
+
+    assert catalog.gpu_by_id(gpu_id).memory_mib == mib
+
+
+def test_b200_dense_peaks_are_half_the_hgx_datasheet_sparse_figures() -> None:
+    """HGX B200 datasheet, 8 GPUs with sparsity: FP8 72 PF, FP16/BF16 36 PF, TF32 18 PF; FP32 600 TF (dense)."""
+    from gpuadvisor import catalog
+
+    b200 = catalog.gpu_by_id("b200")
+    assert b200.tflops == {"fp8": 72e3 / 8 / 2, "bf16": 36e3 / 8 / 2, "fp16": 36e3 / 8 / 2, "tf32": 18e3 / 8 / 2, "fp32": 600 / 8}
