@@ -51,6 +51,15 @@ def test_3xa6000_unbridged_card_is_found_from_nvlink_and_topo() -> None:
     assert f.expected == {"active_links": 4}
 
 
+@pytest.mark.parametrize("name", ["smi-q_2xv100-r470-throttle-lost-gpu.txt", "lspci-vv_dgx1-plx-switch-x8.txt"])
+def test_a_gpu_that_fell_off_the_bus_is_a_failure(name: str) -> None:
+    rules, _advisor, _html = _pipeline()
+    rig = import_files([OWN / name])
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA315"]
+    assert (f.severity, f.gpus, f.subject) == ("fail", [2], "GPU 2 0000:3b:00.0")
+    assert f.observed["reason"].startswith(facts.GPU_LOST)
+
+
 def test_nccl_measurement_is_judged_and_used_by_the_advisor() -> None:
     rules, advisor, html = _pipeline()
     rig = import_files([SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"])

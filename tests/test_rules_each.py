@@ -407,6 +407,36 @@ def test_sw_power_cap_and_idle_are_not_slowdowns():
     assert all(run(c, rig) == [] for c in ("GA308", "GA309", "GA310", "GA311"))
 
 
+def _lose(rig: Rig, idx: int, reason: str = facts.GPU_LOST) -> None:
+    """GPU idx as the NVML probe records a GPU whose every query returns NVML_ERROR_GPU_IS_LOST."""
+    g = rig.gpus[idx]
+    lost = facts.Gpu(index=g.index, bus_id=g.bus_id)
+    for f in ("name", "uuid", "memory_total_bytes", "power_limit_w", "clocks_event_reasons", "persistence_mode"):
+        lost.missing(f, reason)
+    lost.pcie.missing("current_width", reason)
+    rig.gpus[idx] = lost
+
+
+def test_ga315_gpu_lost_from_nvml():
+    rig = healthy()
+    _lose(rig, 5)
+    f = one("GA315", rig)
+    assert (f.code, f.name, f.severity, f.gpus, f.subject) == ("GA315", "gpu-lost", "fail", [5], "GPU 5 0000:ab:00.0")
+    assert f.observed == {"reason": facts.GPU_LOST}
+    assert f.message.startswith("GPU 5 0000:ab:00.0 cannot be read: GPU fell off the bus or was lost")
+
+
+def test_ga315_gpu_without_an_nvml_handle():
+    rig = healthy()
+    rig.gpus[2] = facts.Gpu(index=2, unavailable={"*": "NVML error: Unknown Error"})
+    f = one("GA315", rig)
+    assert (f.severity, f.gpus, f.observed) == ("fail", [2], {"reason": "NVML error: Unknown Error"})
+
+
+def test_ga315_quiet_when_only_some_facts_are_unsupported(preset):
+    assert run("GA315", preset("4x4090-pcie")) == []  # ECC not supported is not a lost GPU
+
+
 def test_ga312_power_limit_below_default():
     rig = healthy()
     rig.gpus[5].power_limit_w = 500.0

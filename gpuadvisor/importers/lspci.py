@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuadvisor.facts import Gpu, PcieHop, Rig
+from gpuadvisor.facts import GPU_LOST, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
@@ -35,7 +35,7 @@ _PORT_TYPES = {
 }
 _CLASS_CODES = {"VGA compatible controller": "0x0300", "3D controller": "0x0302", "Display controller": "0x0380", "PCI bridge": "0x0604"}
 GPU_CLASSES = ("VGA compatible controller", "3D controller", "Display controller")
-DEAD = "the device does not answer PCI config reads (lspci: rev ff, unknown header type 7f): fell off the bus?"
+DEAD = f"{GPU_LOST}: it does not answer PCI config reads (lspci: rev ff, unknown header type 7f; a device powered off in D3cold reads the same)"
 
 
 @dataclass

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import gpu_list, missing, norm, subject
@@ -540,4 +541,53 @@ def mig_enabled(rig: Rig, ctx: Context):
             expected={"mig_mode": False},
             expected_source="NVIDIA MIG User Guide",
             fix="nvidia-smi -i N -mig 0 (as root, GPU idle), then reset the GPU",
+        )
+
+
+def _lost(g: Gpu) -> str | None:
+    """Why the GPU cannot be read at all: no NVML handle ("*"), or NVML / nvidia-smi / lspci saying it is lost."""
+    if "*" in g.unavailable:
+        return g.unavailable["*"]
+    for obj in (g, g.pcie):
+        for reason in obj.unavailable.values():
+            if reason.startswith(facts.GPU_LOST):
+                return reason
+    return None
+
+
+@rule("GA315", "gpu-lost", area="health", severity="fail")
+def gpu_lost(rig: Rig, ctx: Context):
+    """A GPU is listed but cannot be read: it fell off the bus, or the driver cannot open it.
+
+    What it checks
+        Each GPU's facts for the reason NVML (NVML_ERROR_GPU_IS_LOST, or no device handle at all), nvidia-smi
+        ("Unable to determine the device handle for GPU ...") or lspci (config space reads all ones: "rev ff",
+        "Unknown header type 7f") gave for not reading them.
+    Why it matters
+        Such a GPU is unusable: jobs that are given it fail at start, and the other rules cannot check it
+        (its facts are "not checked"). It is the state NVIDIA describes for Xid 79, "GPU has fallen off the
+        bus", and it does not come back without a GPU reset or a reboot.
+    Threshold
+        Any GPU with such a reason.
+    Source
+        NVML API reference, NVML_ERROR_GPU_IS_LOST ("The GPU has fallen off the bus or has otherwise become
+        inaccessible"; docs.nvidia.com/deploy/nvml-api/); NVIDIA Xid catalog, Xid 79
+        (docs.nvidia.com/deploy/xid-errors/); PCI: a device that does not answer returns all ones on config
+        reads (lspci shows "rev ff").
+    How to fix
+        Drain the node, read the kernel log for Xid 79 / AER errors (dmesg), reset the GPU (nvidia-smi -r -i
+        N) or reboot; if it falls off again, reseat it, check its power cables and riser, and RMA it.
+    """
+    for g in rig.gpus:
+        reason = _lost(g)
+        if reason is None:
+            continue
+        yield ctx.finding(
+            f"{subject(g)} cannot be read: {reason}",
+            gpus=[g.index],
+            subject=subject(g),
+            observed={"reason": reason},
+            expected="a GPU the driver can read",
+            expected_source="NVML_ERROR_GPU_IS_LOST / nvidia-smi device handle / PCI config space",
+            fix="drain the node, check dmesg for Xid 79 and AER errors, reset the GPU or reboot; reseat or RMA it if it falls off again",
         )
