@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import psutil
 import pytest
@@ -157,3 +158,72 @@ def test_default_gloo_sweep_is_capped_on_local_cpus():
     assert m.status == "ok"
     assert m.rows[0].size_bytes == 8 and m.rows[-1].size_bytes == 64 * 2**20
     assert m.notes == ["gloo on local CPUs: sweep capped at 64 MiB (use -e SIZE or --full for more)"]
+
+
+def _bench_cmd(out, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--nproc", "2", "--only",
+            "all_reduce,all_gather,broadcast", "-b", "4K", "-e", "8K", "-n", "3", "-w", "1", "--budget", "60",
+            "--json", str(out), *extra]
+
+
+def _wait_for_status(mark: str, text: str, timeout: float = 30.0) -> None:
+    """Until one of this test's workers says ``text`` in its status file."""
+    end = time.time() + timeout
+    while time.time() < end:
+        for pid in _leftover_workers(mark):
+            try:
+                path = psutil.Process(pid).environ().get("GPUADVISOR_BENCH_STATUS")
+                if path and text in Path(path).read_text(encoding="utf-8"):
+                    return
+            except (psutil.Error, OSError):
+                continue
+        time.sleep(0.1)
+    raise AssertionError(f"no worker reached {text!r} in {timeout} s")
+
+
+def _env(mark: str, fault: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")}
+    return {**env, "GPUADVISOR_BENCH_FAULT": fault, "GPUADVISOR_TEST_MARK": mark}
+
+
+def test_sigterm_kills_the_workers_and_keeps_what_was_measured(tmp_path):
+    """kill, Slurm at its time limit, systemd: the workers go, the results so far are printed and saved, 143."""
+    import signal
+
+    mark, out = uuid.uuid4().hex, tmp_path / "scan.json"
+    proc = subprocess.Popen(_bench_cmd(out), env=_env(mark, "hang:1:all_gather"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_status(mark, "in all_gather")
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, stderr[-2000:]
+    assert "interrupted by SIGTERM" in stderr
+    by = {m.kind: m for m in load(out).measurements}
+    assert by["all_reduce"].status == "ok" and [r.size_bytes for r in by["all_reduce"].rows] == [4096, 8192]
+    assert by["all_gather"].status == "skipped"
+    assert by["all_gather"].error.startswith("interrupted by SIGTERM after ")
+    assert by["broadcast"].status == "skipped" and "not measured" in by["broadcast"].error
+    assert "# all_reduce · gloo · 2 rank(s)" in stdout
+    assert _leftover_workers(mark) == []
+
+
+def test_workers_die_with_a_killed_supervisor(tmp_path):
+    """SIGKILL leaves the supervisor no time to clean up: the kernel kills its workers (PR_SET_PDEATHSIG)."""
+    mark = uuid.uuid4().hex
+    proc = subprocess.Popen(_bench_cmd(tmp_path / "scan.json"), env=_env(mark, "hang:1:all_reduce"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.time() + 30
+        while len(_leftover_workers(mark)) < 3 and time.time() < end:  # supervisor + 2 workers: kill it now
+            time.sleep(0.05)
+        assert len(_leftover_workers(mark)) == 3
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    end = time.time() + 5
+    while _leftover_workers(mark) and time.time() < end:
+        time.sleep(0.1)
+    assert _leftover_workers(mark) == []

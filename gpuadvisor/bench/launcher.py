@@ -1,9 +1,10 @@
 """Start benchmark workers and watch them: one process per device on 127.0.0.1, or this rank of a job.
 
 Each worker runs in its own session (``start_new_session``), so killing its process group takes any child
-with it. The supervisor polls the workers and their event file; at the hard deadline, or a few seconds after
-one worker dies (the others would wait for it forever), every group still alive gets SIGTERM, then SIGKILL.
-What the workers wrote before that stays in the event file.
+with it, and the kernel kills it if the supervisor dies (``worker.die_with_parent``). The supervisor polls the
+workers and their event file; at the hard deadline, or a few seconds after one worker dies (the others would
+wait for it forever), or on Ctrl-C or SIGTERM, every group still alive gets SIGTERM, then SIGKILL. What the
+workers wrote before that stays in the event file.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,10 +64,40 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @dataclass
 class Outcome:
-    status: str  # ok | failed | timeout
+    status: str  # ok | failed | timeout | interrupted
     error: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     wall_s: float = 0.0
+    signum: int | None = None  # the signal that interrupted the run
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) or SIGTERM during a benchmark run; ``measurements`` holds what was measured before it.
+
+    A KeyboardInterrupt, so a caller that does not look for it stops as on any Ctrl-C."""
+
+    def __init__(self, signum: int, measurements: list[Any] | None = None) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.measurements = measurements or []
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Any:
+    """SIGTERM (kill, Slurm at its time limit, systemd) raises ``Interrupted`` like Ctrl-C, so workers are killed
+    and the results so far kept; only in the main thread and where nobody else handles SIGTERM."""
+    old = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        old = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -108,6 +140,7 @@ def supervise(
     base["PYTHONPATH"] = os.pathsep.join(p for p in (_package_root(), base.get("PYTHONPATH", "")) if p)
     base.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
     base.setdefault("PYTHONWARNINGS", "ignore")
+    base["GPUADVISOR_BENCH_PARENT"] = str(os.getpid())
     if role == "collectives":
         if join is not None:
             envs = [{**base, **join}]
@@ -138,31 +171,17 @@ def supervise(
             if on_events is not None:
                 on_events(new)
 
-    status, error = "ok", None
+    status, error, signum = "ok", None, None
     died: list[tuple[int, int]] = []  # (worker, exit status) in the order the failures were seen
-    first_death: float | None = None
     try:
-        while True:
-            pump()
-            codes = [p.poll() for p in procs]
-            fresh = [(i, c) for i, c in enumerate(codes) if c not in (None, 0) and i not in {d[0] for d in died}]
-            died += sorted(fresh, key=lambda ic: _is_secondary(logs[ic[0]]))
-            now = time.time()
-            if all(c is not None for c in codes):
-                if died:
-                    status, error = "failed", _death_message(role, died, logs, all_events)
-                break
-            if died and first_death is None:
-                first_death = now
-            if first_death is not None and now - first_death > DEATH_GRACE_S:
-                status, error = "failed", _death_message(role, died, logs, all_events)
-                break
-            if now >= hard_deadline:
-                alive = [i for i, c in enumerate(codes) if c is None]
-                status = "timeout"
-                error = f"time budget ran out after {now - started:.1f} s; killed {_who(role, alive, workdir)}"
-                break
-            time.sleep(0.05)
+        with _sigterm_interrupts():
+            status, error = _watch(role, procs, logs, workdir, all_events, pump, died, started, hard_deadline)
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", int(signal.SIGINT))
+        alive = [i for i, p in enumerate(procs) if p.poll() is None]
+        status = "interrupted"
+        error = (f"interrupted by {signal.Signals(signum).name} after {time.time() - started:.1f} s"
+                 + (f"; killed {_who(role, alive, workdir, why='')}" if alive else ""))
     finally:
         live = [p for p in procs if p.poll() is None]
         for p in live:
@@ -176,7 +195,30 @@ def supervise(
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(timeout=5)
     pump()
-    return Outcome(status=status, error=error, events=all_events, wall_s=time.time() - started)
+    return Outcome(status=status, error=error, events=all_events, wall_s=time.time() - started, signum=signum)
+
+
+def _watch(role: str, procs: list[subprocess.Popen[bytes]], logs: list[Path], workdir: Path,
+           all_events: list[dict[str, Any]], pump: Callable[[], None], died: list[tuple[int, int]], started: float,
+           hard_deadline: float) -> tuple[str, str | None]:
+    """Poll until every worker ended, one failed (and the others had their grace), or the deadline."""
+    first_death: float | None = None
+    while True:
+        pump()
+        codes = [p.poll() for p in procs]
+        fresh = [(i, c) for i, c in enumerate(codes) if c not in (None, 0) and i not in {d[0] for d in died}]
+        died += sorted(fresh, key=lambda ic: _is_secondary(logs[ic[0]]))
+        now = time.time()
+        if all(c is not None for c in codes):
+            return ("failed", _death_message(role, died, logs, all_events)) if died else ("ok", None)
+        if died and first_death is None:
+            first_death = now
+        if first_death is not None and now - first_death > DEATH_GRACE_S:
+            return "failed", _death_message(role, died, logs, all_events)
+        if now >= hard_deadline:
+            alive = [i for i, c in enumerate(codes) if c is None]
+            return "timeout", f"time budget ran out after {now - started:.1f} s; killed {_who(role, alive, workdir)}"
+        time.sleep(0.05)
 
 
 _PEER_GONE = ("closed by peer", "reset by peer", "remote worker crash", "Broken pipe", "NCCL communicator was aborted")
@@ -188,7 +230,7 @@ def _is_secondary(log: Path) -> bool:
     return any(s in text for s in _PEER_GONE)
 
 
-def _who(role: str, alive: list[int], workdir: Path) -> str:
+def _who(role: str, alive: list[int], workdir: Path, why: str = " (hung or too slow)") -> str:
     """'rank 0 (in all_gather at 4096 B), rank 1 (finished all_reduce)': where each killed worker last was."""
     parts = []
     for i in alive:
@@ -198,7 +240,7 @@ def _who(role: str, alive: list[int], workdir: Path) -> str:
             where = ""
         name = f"rank {i}" if role == "collectives" else f"{role} worker"
         parts.append(f"{name} ({where})" if where else name)
-    return ", ".join(parts) + " (hung or too slow)"
+    return ", ".join(parts) + why
 
 
 def _death_message(role: str, dead: list[tuple[int, int]], logs: list[Path], events: list[dict[str, Any]]) -> str:

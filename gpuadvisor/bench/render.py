@@ -24,8 +24,9 @@ def _status(m: Measurement) -> str:
 
 
 def render_sweep(m: Measurement) -> str:
-    head = (f"# {m.kind} · {m.backend} · {m.world_size} rank(s) · GPUs {_gpus(m)} · warm-up {m.warmup_iters}, "
-            f"{m.iters} timed iterations")
+    head = f"# {m.kind} · {m.backend} · {m.world_size} rank(s) · GPUs {_gpus(m)}"
+    if m.iters is not None:
+        head += f" · warm-up {m.warmup_iters or 0}, {m.iters} timed iterations"
     lines = [head]
     if m.method:
         lines.append(f"# method: {m.method}")

@@ -139,6 +139,10 @@ class Collector:
         if end is not None:
             m.status = end.get("status") or "ok"
             m.error = end.get("error")
+        elif outcome_status == "interrupted":  # the user stopped it: what was measured stands, as when the budget ends
+            m.status = "partial" if rows else "skipped"
+            done = f"{len(rows)} size(s) measured before it" if rows else "nothing measured yet"
+            m.error = f"{outcome_error} ({done})"
         else:
             m.status = outcome_status if outcome_status != "ok" else "failed"
             done = f"{len(rows)} size(s) measured before it" if rows else "nothing measured yet"

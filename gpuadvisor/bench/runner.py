@@ -1,13 +1,14 @@
 """``run_benchmarks``: the one entry point ``gpuadvisor bench`` and ``gpuadvisor scan --bench`` call."""
 from __future__ import annotations
 
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from gpuadvisor.bench.formulas import COLLECTIVES, doubling_sizes
-from gpuadvisor.bench.launcher import KILL_GRACE_S, join_env, supervise
+from gpuadvisor.bench.launcher import KILL_GRACE_S, Interrupted, join_env, supervise
 from gpuadvisor.bench.presets import PRESETS, Preset, get_preset
 from gpuadvisor.bench.results import Collector
 from gpuadvisor.errors import InputError
@@ -83,7 +84,10 @@ def run_benchmarks(
     ``progress(done, total, label)`` is called as results arrive. When RANK, WORLD_SIZE and MASTER_ADDR are set
     (torchrun, Slurm) this process joins that job as its rank; only rank 0 returns measurements.
     Failures do not raise: a hung or dead worker becomes a Measurement with status "timeout" or "failed",
-    keeping the sizes measured before it. Bad arguments raise ``InputError``.
+    keeping the sizes measured before it. Bad arguments raise ``InputError``. Ctrl-C or SIGTERM kills the
+    workers and raises ``gpuadvisor.bench.launcher.Interrupted`` (a KeyboardInterrupt) once what was measured
+    before it is in ``rig.measurements`` (status "partial", or "skipped" when nothing was) and in its
+    ``measurements``.
     """
     p = get_preset(preset)
     if budget_s is not None:
@@ -124,6 +128,7 @@ def run_benchmarks(
     run_copies = bool(copy_kinds) and has_cuda and join is None
     collector = Collector(rig, progress)
     out: list[Measurement] = []
+    signum: int | None = None  # set when Ctrl-C or SIGTERM stopped a phase
     t0 = time.time()
     end = t0 + budget
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-bench-") as tmp:
@@ -137,15 +142,20 @@ def run_benchmarks(
             collector.plan_collectives(coll, len(doubling_sizes(p.min_bytes, p.max_bytes)))
             res = supervise("collectives", cfg, work, nproc=nproc, hard_deadline=hard, join=join,
                             on_events=collector.feed)
+            signum = res.signum
             if rank0:
                 keys = [k for k in collector.order if k in coll]
                 out += [collector.measurement(k, res.status, res.error) for k in keys]
                 for k in coll:
                     if k not in collector.begin:
                         why = res.error if res.status != "ok" else "the worker ended before reaching it"
-                        out.append(Measurement(kind=k, backend=backend, world_size=nproc, status=res.status
-                                               if res.status != "ok" else "failed", error=f"not measured: {why}"))
-        if run_copies:
+                        out.append(Measurement(kind=k, backend=backend, world_size=nproc, status=_unstarted(res.status),
+                                               error=f"not measured: {why}"))
+        if signum is not None:
+            if run_copies:
+                out += [Measurement(kind=k, backend="cuda", status="skipped", error=f"not measured: interrupted by "
+                                    f"{signal.Signals(signum).name} before the copies") for k in copy_kinds]
+        elif run_copies:
             hard = end - PHASE_MARGIN_S
             soft = hard - max(1.0, 0.1 * (hard - time.time()))
             cfg = {"kinds": copy_kinds, "copy_bytes": p.copy_bytes, "copies_per_run": p.copies_per_run,
@@ -153,12 +163,13 @@ def run_benchmarks(
                    "soft_deadline": soft}
             before = set(collector.order)
             res = supervise("copies", cfg, work, nproc=1, hard_deadline=hard, on_events=collector.feed)
+            signum = res.signum
             keys = [k for k in collector.order if k not in before]
             out += [collector.measurement(k, res.status, res.error) for k in keys]
             if not keys:
                 why = res.error or "the copy worker ended without a result"
-                out += [Measurement(kind=k, backend="cuda", status=res.status if res.status != "ok" else "failed",
-                                    error=f"not measured: {why}") for k in copy_kinds]
+                out += [Measurement(kind=k, backend="cuda", status=_unstarted(res.status), error=f"not measured: {why}")
+                        for k in copy_kinds]
         elif copy_kinds and explicit and rank0:
             why = ("copies are measured in a local run, not when joining a torchrun/Slurm job" if join is not None
                    else "copies need a CUDA GPU and torch sees none")
@@ -170,4 +181,11 @@ def run_benchmarks(
     if out:
         rig.measurements.extend(out)
         rig.provenance["measurements"] = "measured"
+    if signum is not None:
+        raise Interrupted(signum, out)
     return out
+
+
+def _unstarted(outcome_status: str) -> str:
+    """The status of a measurement its worker never began: the run's, "failed" if the run ended normally."""
+    return {"ok": "failed", "interrupted": "skipped"}.get(outcome_status, outcome_status)

@@ -7,11 +7,31 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
 
+PARENT_ENV = "GPUADVISOR_BENCH_PARENT"  # the supervisor's pid: a worker never outlives it
+
+
+def die_with_parent() -> None:
+    """Have the kernel SIGKILL this worker when its supervisor exits, however it exits (killed, crashed, a
+    second Ctrl-C during cleanup): workers run in their own sessions, so no terminal signal reaches them."""
+    expected = os.environ.get(PARENT_ENV)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG (linux/prctl.h)
+        except (OSError, AttributeError):
+            pass
+    if expected and expected.isdigit() and os.getppid() != int(expected):
+        os._exit(1)  # the supervisor is already gone (it died before the line above ran)
+
 
 def main(argv: list[str] | None = None) -> int:
+    die_with_parent()
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m gpuadvisor.bench.worker CONFIG.json", file=sys.stderr)

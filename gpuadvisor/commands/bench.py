@@ -90,7 +90,8 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
 
     \b
     Exit status: 0 all measured; 1 a measurement failed or timed out (the output is still written);
-    2 bad options or no torch.
+    2 bad options or no torch; 130 Ctrl-C, 143 SIGTERM (the workers are killed; what was measured before
+    is still printed and saved).
 
     \b
     Examples:
@@ -104,20 +105,32 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
 
     p = get_preset(preset or "default").with_overrides(min_bytes=min_bytes, max_bytes=max_bytes, iters=iters,
                                                        warmup_iters=warmup)
-    rig = get_rig(from_, None, import_torch=True)
-    measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s, only=only,
-                                  progress=_progress())
-    from gpuadvisor.bench.launcher import join_env
+    from gpuadvisor.bench.launcher import Interrupted, join_env
 
+    rig = get_rig(from_, None, import_torch=True)
+    stopped: Interrupted | None = None
+    try:
+        measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s, only=only,
+                                      progress=_progress())
+    except Interrupted as e:  # Ctrl-C or SIGTERM: the workers are gone; show and save what was measured
+        stopped, measurements = e, e.measurements
+        click.echo("", err=True)
     job = join_env()
     if job is not None and job["RANK"] != "0":
-        click.echo(f"gpuadvisor bench: rank {job['RANK']} done; rank 0 reports the results", err=True)
+        click.echo(f"gpuadvisor bench: rank {job['RANK']} {'interrupted' if stopped else 'done'}; rank 0 reports "
+                   "the results", err=True)
+        if stopped:
+            raise click.exceptions.Exit(128 + stopped.signum)
         return
     if json_path:
         write_json(rig, json_path)
     click.echo(render_measurements(measurements), nl=False)
     if json_path:
         click.echo(f"scan with {len(measurements)} measurements saved to {json_path}", err=True)
+    if stopped:
+        click.echo(f"gpuadvisor bench: interrupted by {stopped}; the results above are those measured before it",
+                   err=True)
+        raise click.exceptions.Exit(128 + stopped.signum)
     bad = [m for m in measurements if m.status in ("failed", "timeout")]
     if bad:
         raise click.exceptions.Exit(1)
