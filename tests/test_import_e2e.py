@@ -51,7 +51,8 @@ def test_3xa6000_unbridged_card_is_found_from_nvlink_and_topo() -> None:
     assert f.expected == {"active_links": 4}
 
 
-@pytest.mark.parametrize("name", ["smi-q_2xv100-r470-throttle-lost-gpu.txt", "lspci-vv_dgx1-plx-switch-x8.txt"])
+@pytest.mark.parametrize("name", ["smi-q_2xv100-r470-throttle-lost-gpu.txt", "lspci-vv_dgx1-plx-switch-x8.txt",
+                                  "smi_2xv100-r470-table.txt"])
 def test_a_gpu_that_fell_off_the_bus_is_a_failure(name: str) -> None:
     rules, _advisor, _html = _pipeline()
     rig = import_files([OWN / name])

@@ -126,7 +126,13 @@ def test_xml_errors(text: str, why: str) -> None:
 
 def test_plain_nvidia_smi_table_old_layout() -> None:
     rig = import_files([OWN / "smi_2xv100-r470-table.txt"])
-    a, b = rig.gpus
+    a, b, lost = rig.gpus
+    # the GPU nvidia-smi names only in the "Unable to determine the device handle" line above the table
+    assert (lost.index, lost.bus_id, lost.name) == (2, "0000:3b:00.0", None)
+    assert lost.unavailable["name"] == f"{facts.GPU_LOST} (nvidia-smi: Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error)"
+    assert rig.problems == [f"{OWN / 'smi_2xv100-r470-table.txt'}: line 1: GPU 0000:3b:00.0: Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error"]
+    assert rig.origins["gpus[2].bus_id"].endswith("smi_2xv100-r470-table.txt:1 (nvidia-smi)")
+    assert (a.performance_state, b.performance_state) == (0, 0)  # the Perf column: P0
     assert (a.bus_id, b.bus_id) == ("0000:06:00.0", "0000:07:00.0")
     assert a.name is None and "cut the name short" in a.unavailable["name"]  # "Tesla V100-SXM2..."
     assert (a.persistence_mode, b.persistence_mode) == (True, False)

@@ -94,7 +94,7 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
     if kind == "smi-q":
         return Part(kind, source, first, parse_smi_q(text, source, first))
     if kind == "smi-summary":
-        return Part(kind, source, first, parse_smi_summary(text, source, first))
+        return Part(kind, source, first, parse_smi_summary(text, source, first, context=section.context))
     if kind == "topo-m":
         return Part(kind, source, first, parse_topo_matrix(text, source, first))
     if kind == "topo-p2p":

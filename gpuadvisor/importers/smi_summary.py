@@ -1,13 +1,16 @@
 """Plain ``nvidia-smi``: the boxed table (driver and CUDA versions; per GPU index, name, persistence, bus id,
-uncorrected volatile ECC count, temperature, power draw and cap, memory, MIG mode).
+uncorrected volatile ECC count, temperature, performance state, power draw and cap, memory, MIG mode).
 
 Both table layouts are read: the one before R530 (``| NVIDIA-SMI 470.57.02  Driver Version: ...`` with
-``Persistence-M|``) and the wider one since. A name nvidia-smi cut short with ``...`` is not kept.
+``Persistence-M|``) and the wider one since. A name nvidia-smi cut short with ``...`` is not kept. A GPU
+nvidia-smi cannot open is left out of the table; it prints "Unable to determine the device handle for GPU
+0000:3B:00.0: Unknown Error" above it instead, and that GPU is kept as lost (index: the one the table skips).
 """
 from __future__ import annotations
 
 import re
 
+from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
@@ -17,9 +20,39 @@ _VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA 
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*$")
 _ROW2 = re.compile(r"^\s*(\S+)\s+(\S+?)C?\s+(P\d+|N/A)\s+(?:(\S+?)W?\s*/\s*(\S+?)W?)?\s*$")
 _MEM = re.compile(r"^\s*(\d+)MiB\s*/\s*(\d+)MiB\s*$")
+_LOST = re.compile(r"^\s*(Unable to determine the device handle for GPU\s*([0-9A-Fa-f:.]+)\s*:.*?)\s*$")
 
 
-def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
+    """GPUs nvidia-smi named in an "Unable to determine the device handle" line, kept as lost GPUs."""
+    seen = {g.bus_id for g in rig.gpus}
+    lost: list[tuple[str, str, int]] = []
+    for lineno, line in lines:
+        m = _LOST.match(line)
+        bus = v.normalize_bus_id(m.group(2)) if m else None
+        if m and bus and bus not in seen:
+            seen.add(bus)
+            lost.append((bus, m.group(1), lineno))
+    if not lost:
+        return
+    where = {id(g): rig.origins.get(f"gpus[{k}]", source) for k, g in enumerate(rig.gpus)}
+    taken = {g.index for g in rig.gpus}
+    free = [i for i in range(len(rig.gpus) + len(lost)) if i not in taken]
+    for (bus, text, lineno), idx in zip(sorted(lost), free, strict=True):
+        g = Gpu(index=idx, bus_id=bus)
+        for f in ("name", "persistence_mode", "ecc_errors_uncorrected_volatile", "temperature_c", "performance_state",
+                  "power_draw_w", "power_limit_w", "memory_used_bytes", "memory_total_bytes", "mig_mode"):
+            g.unavailable[f] = f"{facts.GPU_LOST} (nvidia-smi: {text})"
+        rig.problems.append(f"{source}: line {lineno}: GPU {bus}: {text}")
+        where[id(g)] = f"{source}:{lineno}"
+        rig.gpus.append(g)
+    rig.gpus.sort(key=lambda g: g.index)
+    for k, g in enumerate(rig.gpus):
+        rig.origins[f"gpus[{k}]"] = where[id(g)]
+
+
+def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
+    """Facts from the plain ``nvidia-smi`` table; ``context``: the lines printed just before it (lost GPUs)."""
     rig = Rig()
     lines = clean_lines(text)
     body = False
@@ -81,6 +114,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1) ->
             m2 = _ROW2.match(cells[0])
             if m2:
                 gpu.temperature_c = v.to_float(m2.group(2))
+                gpu.performance_state = int(m2.group(3)[1:]) if m2.group(3).startswith("P") else None
                 gpu.power_draw_w = v.to_float(m2.group(4)) if m2.group(4) else None
                 gpu.power_limit_w = v.to_float(m2.group(5)) if m2.group(5) else None
             mm = _MEM.match(cells[1])
@@ -92,7 +126,10 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1) ->
     if not rig.gpus and rig.software.driver_version is None:
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
-        for f in ("temperature_c", "power_draw_w", "power_limit_w", "memory_used_bytes", "memory_total_bytes", "mig_mode"):
+        for f in ("temperature_c", "performance_state", "power_draw_w", "power_limit_w", "memory_used_bytes", "memory_total_bytes", "mig_mode"):
             if getattr(g, f) is None:
                 g.unavailable.setdefault(f, "not shown (or N/A) in nvidia-smi's table")
+    ctx = context or []
+    before = [(first_line - len(ctx) + k, line) for k, line in enumerate(clean_lines("\n".join(ctx)))] if ctx else []
+    _lost_gpus(rig, before + [(first_line + k, line) for k, line in enumerate(lines)], source)
     return rig
