@@ -229,7 +229,8 @@ def test_render_sweep_copies_and_matrix():
     ]
     text = render_measurements(ms)
     assert "#       size         count      type       time     algbw     busbw  #wrong" in text
-    assert "     1048576        262144     float       25.0     41.94     41.94       0" in text
+    assert "     1048576        262144     float      25.00     41.94     41.94       0" in text  # nccl-tests: %.2f < 100 us
+    assert "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 41.94 (mean busbw over the 1 sizes" in text
     assert "(ratio 0.84)" in text
     assert "  0      55.23" in text
     assert "P2P unidirectional, GB/s, P2P disabled" in text
@@ -373,3 +374,16 @@ def test_collector_judges_concurrent_copies_against_their_share(preset):
     assert m.expected_gbps == pytest.approx(13.389, abs=1e-3)
     assert m.ratio == pytest.approx(12.5 / (31.504 / 2 * 0.85), rel=1e-3)
     assert c.measurement("h2d:pinned:alone:0", "ok", None).expected_gbps == pytest.approx(26.778, abs=1e-3)
+
+
+def test_sweep_prints_time_and_average_as_nccl_tests():
+    rows = [SweepRow(8, 2, "float32", 18.094, 0.0, 0.0, True, 0),
+            SweepRow(1 << 20, 1 << 18, "float32", 123.44, 8.49, 14.86, True, 0),
+            SweepRow(1 << 30, 1 << 28, "float32", 27211.04, 39.46, 69.06, False, 3)]
+    text = render_measurements([Measurement(kind="all_reduce", backend="nccl", world_size=8, gpus=list(range(8)),
+                                            warmup_iters=5, iters=20, rows=rows, status="failed")])
+    assert "           8             2     float      18.09      0.00      0.00       0" in text
+    assert "     1048576        262144     float      123.4      8.49     14.86       0" in text
+    assert "  1073741824     268435456     float      27211     39.46     69.06       3" in text
+    assert "# Out of bounds values : 3 FAILED" in text
+    assert "# Avg bus bandwidth    : 27.9733 (mean busbw over the 3 sizes, as nccl-tests)" in text

@@ -19,6 +19,11 @@ def _gpus(m: Measurement) -> str:
     return ",".join(str(g) for g in m.gpus)
 
 
+def _time_us(t: float) -> str:
+    """A time as nccl-tests prints it: 2 decimals under 100 us, 1 under 10 ms, none above (common.cu)."""
+    return f"{t:.0f}" if t >= 10000.0 else f"{t:.1f}" if t >= 100.0 else f"{t:.2f}"
+
+
 def _status(m: Measurement) -> str:
     return m.status if not m.error else f"{m.status}: {m.error}"
 
@@ -36,10 +41,15 @@ def render_sweep(m: Measurement) -> str:
     ]
     for r in m.rows:
         wrong = "-" if r.errors is None else str(r.errors)
-        lines.append(f"{r.size_bytes:>12} {r.count:>13} {_TYPE.get(r.dtype, r.dtype):>9} {r.time_us:>10.1f} "
+        lines.append(f"{r.size_bytes:>12} {r.count:>13} {_TYPE.get(r.dtype, r.dtype):>9} {_time_us(r.time_us):>10} "
                      f"{r.algbw_gbps:>9.2f} {r.busbw_gbps:>9.2f} {wrong:>7}")
     if not m.rows:
         lines.append("#  (no size measured)")
+    else:
+        wrong_total = sum(r.errors or 0 for r in m.rows)
+        lines.append(f"# Out of bounds values : {wrong_total} {'OK' if wrong_total == 0 else 'FAILED'}")
+        avg = sum(r.busbw_gbps for r in m.rows) / len(m.rows)
+        lines.append(f"# Avg bus bandwidth    : {avg:g} (mean busbw over the {len(m.rows)} sizes, as nccl-tests)")
     tail = f"# busbw {_f(m.value_gbps)} GB/s"
     if m.rows and m.value_gbps is not None:
         tail += f" at {m.rows[-1].size_bytes} B"
