@@ -99,3 +99,54 @@ def test_b200_dense_peaks_are_half_the_hgx_datasheet_sparse_figures() -> None:
 
     b200 = catalog.gpu_by_id("b200")
     assert b200.tflops == {"fp8": 72e3 / 8 / 2, "bf16": 36e3 / 8 / 2, "fp16": 36e3 / 8 / 2, "tf32": 18e3 / 8 / 2, "fp32": 600 / 8}
+
+
+def test_training_flops_leave_out_the_input_embedding_lookup(preset) -> None:  # type: ignore[no-untyped-def]
+    """6·N·tokens counts multiply-adds: the untied input embedding is a lookup, so N excludes it (Kaplan et al. 2020
+    count non-embedding parameters; Megatron-LM eq. 3 counts only the logit layer's V·h; torchtitan's MFU uses
+    num_params minus tok_embeddings). Llama-3-8B: 8,030,261,248 − 128,256 × 4096 = 7,504,924,672."""
+    from gpuadvisor.advisor.workload import Workload as W
+
+    llama = W.from_options(model="llama-3-8b")
+    assert llama.arch.flop_params() == 8_030_261_248 - 128_256 * 4096
+    gpt2 = W.from_options(model="gpt2")  # tied: wte is the lm_head's matmul; wpe (1024 × 768) is a lookup
+    assert gpt2.arch.flop_params() == 124_439_808 - 1024 * 768
+    a = advise(preset("dgx-h100"), W.from_options(model="llama-3-8b", checkpointing="none"))
+    z1 = next(c for c in a.candidates if c["key"] == "zero1")
+    per_token = 6 * (8_030_261_248 - 128_256 * 4096) + 12 * 32 * 4096 * 4096
+    assert z1["compute_seconds"] == pytest.approx(per_token * z1["tokens_per_step"] / (8 * 989.4e12 * 0.4), rel=1e-5)
+    # 7,700 tokens/s per H100 at MFU 0.40: torchtitan reports ~5,700-7,000 for Llama 3 8B on 8 H100s in bf16 (FSDP).
+    assert z1["tokens_per_second"] / 8 == pytest.approx(8 * 989.4e12 * 0.4 / per_token / 8, rel=0.01)
+
+
+def test_ddp_communication_hides_only_under_the_last_micro_batch(preset) -> None:  # type: ignore[no-untyped-def]
+    """With gradient accumulation DDP (under no_sync) and ZeRO-1 reduce gradients once per step, during the last
+    micro-batch's backward: only that backward can hide the all-reduce, not the whole step's."""
+    big = advise(preset("4x4090-pcie"), Workload.from_options(params="1.3e9", seq_len=1024, global_batch=64))
+    d = next(c for c in big.candidates if c["key"].startswith("ddp"))
+    acc, comm = d["gradient_accumulation"], d["comm"]["data_parallel_seconds"]
+    per_pass = 8 if d["activation_checkpointing"] else 6
+    window = d["compute_seconds"] * (per_pass - 2) / per_pass / acc
+    assert comm > window  # the all-reduce outlasts the last micro-batch's backward here
+    assert d["comm"]["data_parallel_exposed_seconds"] == pytest.approx(comm - window, rel=1e-3)
+
+
+def test_one_gpu_says_nothing_about_scaling(preset) -> None:  # type: ignore[no-untyped-def]
+    a = advise(preset("h100-pcie"), Workload.from_options(model="llama-3-8b"))
+    assert a.pick is not None
+    assert "scaling efficiency" not in a.reason and "practitioners" not in a.reason and "1 GPUs" not in a.reason
+
+
+def test_default_precision_follows_the_gpu(preset) -> None:  # type: ignore[no-untyped-def]
+    """Without --precision, a GPU that lacks BF16 (Volta) trains and serves in fp16, and says so; an explicit
+    --precision bf16 is kept and flagged."""
+    a = advise(preset("dgx2-v100"), Workload.from_options(model="llama-3-8b"))
+    assert a.workload["precision"] == "fp16" and a.rig["peak_tflops"] == 125.0
+    assert any("--precision not given: fp16" in n for n in a.notes)
+    assert "--bf16" not in (a.snippet.get("torchrun") or "") and "bfloat16" not in (a.snippet.get("code") or "")
+    s = advise(preset("dgx2-v100"), Workload.from_options(model="llama-3-8b", task="inference"))
+    assert "--dtype float16" in s.snippet["command"]
+    h = advise(preset("dgx-h100"), Workload.from_options(model="llama-3-8b"))
+    assert h.workload["precision"] == "bf16" and not any("--precision not given" in n for n in h.notes)
+    explicit = advise(preset("dgx2-v100"), Workload.from_options(model="gpt2", precision="bf16"))
+    assert explicit.workload["precision"] == "bf16" and any("no BF16 support" in n for n in explicit.notes)

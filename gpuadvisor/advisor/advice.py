@@ -1,7 +1,7 @@
 """advise(rig, workload) -> Advice: every candidate, the pick with its reason and launch snippet."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpuadvisor.advisor import constants as C
@@ -142,8 +142,17 @@ def advise(rig: Rig, workload: Workload) -> Advice:
     return advice
 
 
+def default_precision(view: rigview.RigView, w: Workload) -> tuple[Workload, str | None]:
+    """--precision left out: bf16, or fp16 on a GPU whose datasheet has no BF16 (Volta, Turing), with a note."""
+    if w.precision_given or w.precision != "bf16" or view.spec is None or "bf16" in view.spec.tflops or "fp16" not in view.spec.tflops:
+        return w, None
+    return replace(w, precision="fp16"), (f"--precision not given: fp16, as {view.spec.name} has no BF16 "
+                                          "(fp16 training needs loss scaling: the snippets turn it on)")
+
+
 def advise_view(view: rigview.RigView, w: Workload) -> Advice:
-    notes = list(view.notes) + list(w.notes)
+    w, precision_note = default_precision(view, w)
+    notes = list(view.notes) + list(w.notes) + ([precision_note] if precision_note else [])
     if view.measured_all_reduce is None and view.total_gpus > 1:
         notes.append("no all_reduce measurement in this scan: bandwidth is the links' expected figure (run gpuadvisor bench to measure)")
     peak, peak_src = view.peak_tflops(w.compute_precision())

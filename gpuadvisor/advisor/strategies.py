@@ -243,9 +243,10 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool) -> Candid
     world = view.total_gpus
     peak, _ = view.peak_tflops(w.compute_precision())
     frozen = w.finetune != "full"
-    flops = F.training_flops(w.params, tokens, recompute=recompute, frozen=frozen) + F.attention_flops(
+    n = w.arch.flop_params()
+    flops = F.training_flops(n, tokens, recompute=recompute, frozen=frozen) + F.attention_flops(
         w.arch.layers, w.seq, w.arch.q_dim, tokens, recompute=recompute)
-    ideal_flops = F.training_flops(w.params, tokens, frozen=frozen) + F.attention_flops(w.arch.layers, w.seq, w.arch.q_dim, tokens)
+    ideal_flops = F.training_flops(n, tokens, frozen=frozen) + F.attention_flops(w.arch.layers, w.seq, w.arch.q_dim, tokens)
     compute = F.compute_seconds(flops, world, peak, w.mfu) if peak else None
     ideal = F.compute_seconds(ideal_flops, world, peak, w.mfu) if peak else None
     bubble = F.pipeline_bubble_fraction(lay.pp, acc)
@@ -295,16 +296,20 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
             bw = view.dp_busbw(per_node, lay.dp_spans_nodes)
             c.busbw = bw
             last_bucket = F.collective_seconds("all_reduce", min(C.DDP_BUCKET_BYTES, grad_bytes), dp, bw.gbps)
+            # DDP under no_sync and ZeRO-1 reduce the accumulated gradients once per step, during the last
+            # micro-batch's backward pass: only that pass can hide them.
+            bwd_last = bwd / acc
             if lay.zero_stage == 0:
                 t = F.collective_seconds("all_reduce", grad_bytes, dp, bw.gbps)
                 c.dp_bytes, c.dp_seconds = grad_bytes, t
-                c.dp_exposed_seconds = max(t - bwd, last_bucket)
-                c.detail.append(f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with the backward pass (25 MB buckets)")
+                c.dp_exposed_seconds = max(t - bwd_last, last_bucket)
+                c.detail.append(f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with the last "
+                                "micro-batch's backward pass (25 MB buckets)")
             elif lay.zero_stage == 1:
                 rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
                 ag = F.collective_seconds("all_gather", param_bytes, dp, bw.gbps)
                 c.dp_bytes, c.dp_seconds = grad_bytes + param_bytes, rs + ag
-                c.dp_exposed_seconds = max(rs - bwd, last_bucket) + ag
+                c.dp_exposed_seconds = max(rs - bwd_last, last_bucket) + ag
                 c.detail.append(f"per step: reduce-scatter of {grad_bytes / 1e9:.2f} GB of gradients + all-gather of {param_bytes / 1e9:.2f} GB of updated weights")
             elif lay.zero_stage == 2:
                 rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
@@ -426,7 +431,7 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
     used = chosen.memory.total_bytes / gib
     cap = chosen.capacity_bytes / gib
     eff = chosen.efficiency
-    eff_txt = f" and keeps {eff:.0%} scaling efficiency" if eff is not None else ""
+    eff_txt = f" and keeps {eff:.0%} scaling efficiency" if eff is not None and world > 1 else ""
     simpler = [c for c in cands if c.layout.rank < chosen.layout.rank and c is not chosen]
     misfits = [c for c in simpler if not c.fits]
     if chosen.layout.rank == 0:
@@ -440,6 +445,6 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
         slow = ", ".join(f"{c.name} {c.efficiency:.2f}" for c in lower if c.efficiency is not None)
         why = (f"{chosen.name} fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}"
                + (f", above the simpler ones that fit ({slow}; target {target:.2f})." if slow else "."))
-    if chosen.efficiency is not None and chosen.efficiency < target:
+    if world > 1 and chosen.efficiency is not None and chosen.efficiency < target:
         why += f" No candidate reaches the {target:.2f} efficiency practitioners aim for on {world} GPUs."
     return why

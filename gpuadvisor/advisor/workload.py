@@ -81,6 +81,16 @@ class Architecture:
         """The output projection (lm_head), 0 when tied to the embedding."""
         return 0 if self.tied_embeddings else self.vocab * self.hidden
 
+    def flop_params(self) -> int:
+        """Parameters a token is multiplied by: all but lookup tables (the untied input embedding, a learned
+        position table). The 6·N of Kaplan et al. 2020 counts non-embedding parameters; Megatron-LM eq. 3 counts
+        the logit layer's V·h only; torchtitan's MFU subtracts tok_embeddings. A tied embedding is the lm_head's
+        matmul, so it stays."""
+        lookup = 0 if self.tied_embeddings else self.vocab * self.hidden
+        if self.learned_positions and self.max_positions:
+            lookup += self.max_positions * self.hidden
+        return max(1, self.params - lookup)
+
     def counted_params(self) -> int:
         """Parameters from the shape: embeddings + layers + final norm + untied head."""
         return self.embedding_params() + self.layers * self.layer_params() + self._norm_params() + self.head_params()
@@ -255,6 +265,7 @@ class Workload:
     inter_node_gbps: float | None = None
     model_label: str = ""
     notes: list[str] = field(default_factory=list)
+    precision_given: bool = True  # False when --precision was left out: the advisor may pick the GPU's 16-bit type
 
     # -- derived --------------------------------------------------------------------------------------
     @property
@@ -354,7 +365,7 @@ class Workload:
             arch = architecture_from_params(_number(kw["params"], "--params"))
         else:
             arch = architecture_from_hf_config(kw["hf_config"])
-        w = cls(arch=arch, model_label=label)
+        w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
         simple = {"task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch", "checkpointing", "finetune",
                   "lora_rank", "trainable_fraction", "state_bytes", "context", "concurrency", "kv_cache_dtype", "mfu", "nodes",
                   "inter_node_gbps"}
