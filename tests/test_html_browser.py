@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from browser import Dom, dump_dom, find_chromium, png_size, print_pdf, screenshot
 from test_html import PRESETS, edge_classes, embedded_scan, external_urls, gpu_nodes, hostile_rig
-from test_html_rigs import XSS, measured_rig
+from test_html_rigs import XSS, measured_4090, measured_rig
 
 from gpuadvisor.render.html import render_html, write_html
 
@@ -31,6 +31,7 @@ def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
     rigs = {name: simulate(name) for name in PRESETS}
     rigs["measured"] = measured_rig()
+    rigs["measured-4090"] = measured_4090()
     rigs["hostile"] = hostile_rig()
     files = {name: write_html(rig, out / f"{name}.html") for name, rig in rigs.items()}
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -38,7 +39,7 @@ def reports(tmp_path_factory):
     return rigs, files, doms
 
 
-@pytest.mark.parametrize("name", [*PRESETS, "measured", "hostile"])
+@pytest.mark.parametrize("name", [*PRESETS, "measured", "measured-4090", "hostile"])
 def test_browser_dom_has_every_gpu_and_no_external_url(reports, name):
     rigs, files, doms = reports
     rig, dom = rigs[name], Dom(doms[name])
@@ -108,7 +109,7 @@ def test_csp_blocks_any_fetch_the_page_might_make(tmp_path):
 def test_screenshots_wide_and_narrow(reports, tmp_path):
     rigs, files, doms = reports
     wide = screenshot(files["dgx-h100"], tmp_path / "dgx-h100.png", window=(1280, 2400))
-    narrow = screenshot(files["measured"], tmp_path / "measured-narrow.png", window=(420, 2400))
+    narrow = screenshot(files["measured-4090"], tmp_path / "measured-4090-narrow.png", window=(420, 2400))
     assert png_size(wide) == (1280, 2400)
     assert png_size(narrow) == (420, 2400)
     assert wide.stat().st_size > 50_000  # a rendered page, not a blank one

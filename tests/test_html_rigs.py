@@ -212,3 +212,52 @@ def measured_rig() -> Rig:
         "mfu_assumed": 0.4,
     }
     return rig
+
+
+def measured_4090() -> Rig:
+    """The 4x4090-pcie preset with a synthetic (made-up, not gloo-run) 4-rank NCCL sweep, every ordered pair's
+    P2P-off copy (one direction, both, latency) and pinned host<->device copies per GPU, GPU 2 at half speed
+    (its x8 link). Expected figures from the benchmarker's own table (gpuadvisor.bench.expected)."""
+    from gpuadvisor.bench.expected import expected_bandwidth
+    from gpuadvisor.collect import simulate
+
+    rig = simulate("4x4090-pcie")
+    gpus = [g.index for g in rig.gpus]
+
+    def add(m: Measurement) -> None:
+        e = expected_bandwidth(rig, m.kind, m.gpus, backend=m.backend, world_size=m.world_size, memory=m.memory,
+                               p2p_enabled=m.p2p_enabled)
+        m.expected_gbps, m.expected_source = e.gbps, e.source
+        if e.gbps and m.value_gbps is not None:
+            m.ratio = round(m.value_gbps / e.gbps, 4)
+        rig.measurements.append(m)
+
+    sizes = [1 << k for k in range(12, 29, 2)]  # 4 KiB .. 256 MiB
+    factors = {"all_reduce": 1.5, "all_gather": 0.75, "reduce_scatter": 0.75, "broadcast": 1.0}
+    for kind, peak in (("all_reduce", 9.8), ("all_gather", 10.4), ("reduce_scatter", 10.1), ("broadcast", 9.0)):
+        rows = []
+        for s in sizes:
+            busbw = round(peak * s / (s + 2e6), 3)
+            alg = busbw / factors[kind]
+            rows.append(SweepRow(size_bytes=s, count=s // 4, time_us=round(s / (alg * 1e3), 2), algbw_gbps=round(alg, 3),
+                                 busbw_gbps=busbw, correct=True, errors=0))
+        add(Measurement(kind=kind, backend="nccl", method="synthetic test data", world_size=4, gpus=gpus,
+                        warmup_iters=5, iters=20, rows=rows, value_gbps=rows[-1].busbw_gbps))
+    for i in gpus:
+        for j in gpus:
+            if i == j:
+                continue
+            slow = 2 in (i, j)
+            add(Measurement(kind="p2p_unidir", backend="cuda", method="synthetic test data", gpus=[i, j],
+                            p2p_enabled=False, value_gbps=(11.9 if slow else 21.6) + i / 10))
+            add(Measurement(kind="p2p_bidir", backend="cuda", method="synthetic test data", gpus=[i, j],
+                            p2p_enabled=False, value_gbps=(19.0 if slow else 34.5) + j / 10))
+            add(Measurement(kind="p2p_latency", backend="cuda", method="synthetic test data", gpus=[i, j],
+                            p2p_enabled=False, latency_us=14.0 + (i + j) / 10))
+    for i in gpus:
+        for kind in ("h2d", "d2h"):
+            v = (12.9 if kind == "h2d" else 13.1) if i == 2 else (25.4 if kind == "h2d" else 26.2) + i / 10
+            add(Measurement(kind=kind, backend="cuda", method="synthetic test data", gpus=[i], memory="pinned",
+                            concurrent=False, value_gbps=v))
+    rig.provenance["measurements"] = "measured"
+    return rig

@@ -48,7 +48,7 @@ class Val:
 class View:
     rig: Rig
     title: str
-    source_banner: dict[str, str] | None
+    source_banner: dict[str, Any] | None
     verdict: dict[str, Any]
     host_rows: list[tuple[str, Val]]
     numa_rows: list[list[Val]]
@@ -68,6 +68,7 @@ class View:
     scan_json: str
     sections: list[tuple[str, str]] = field(default_factory=list)
     topology_detail: str = ""
+    diagram_keys: list[tuple[str, str]] = field(default_factory=list)
 
 
 # -- small formatters -------------------------------------------------------------------------------------
@@ -132,6 +133,27 @@ def _pcie_text(gpu: Gpu) -> Val:
     return Val(f"{cur} (max {mx})" if cur != mx else cur, f"NVML: current {cur}, maximum {mx}", css)
 
 
+def diagram_keys(diagram: Any) -> list[tuple[str, str]]:
+    """The legend of the diagram: (swatch class, meaning) for each kind of line it draws, and only those."""
+    kinds = {(e.kind, c) for e in diagram.edges for c in (e.css.split() or [""])}
+    keys = []
+    if any(k == "pcie" and c not in ("fail", "warn", "unknown", "downgraded") for k, c in kinds):
+        keys.append(("sw-pcie", "PCIe link (generation, width)"))
+    if ("pcie", "fail") in kinds:
+        keys.append(("sw-fail", "lanes below maximum (bandwidth cut)"))
+    if ("pcie", "warn") in kinds:
+        keys.append(("sw-warn", "generation below maximum (idle power saving, or a fault under load)"))
+    if ("pcie", "unknown") in kinds:
+        keys.append(("sw-unknown", "placement only: this scan has no PCIe link figures for it"))
+    if any(k in ("nvlink", "nvswitch") for k, _ in kinds):
+        keys.append(("sw-nv", "NVLink (link count)"))
+    if any(k in ("nvlink", "nvswitch") and c == "fail" for k, c in kinds):
+        keys.append(("sw-fail", "NVLink links down"))
+    if any(k == "nic" for k, _ in kinds):
+        keys.append(("sw-nic", "NIC (level from topo -m)"))
+    return keys
+
+
 # -- provenance ---------------------------------------------------------------------------------------------
 
 def provenance_of(rig: Rig, section: str, default: str = "read") -> str:
@@ -180,7 +202,8 @@ def verdict(rig: Rig) -> dict[str, Any]:
         if counts.get(sev):
             parts.append(f"{counts[sev]} {one if counts[sev] == 1 else many}")
     if state == "unchecked":
-        text = "This scan carries no rule results: run `gpuadvisor scan` with the rules to get findings."
+        text = ("This scan carries no rule results. To get findings, run the rules on it: "
+                "gpuadvisor report SCAN.json --rules --html OUT.html")
     elif state == "healthy":
         text = "No rule found a warning or a failure." + (f" ({', '.join(parts)})" if parts else "")
     else:
@@ -269,8 +292,9 @@ def findings_view(rig: Rig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
             continue
         seen.add(f.code)
         doc = rule_doc(f.code)
+        fired = any(g.code == f.code and g.severity != "not-checked" for g in rig.findings)
         explanations.append({"code": f.code, "anchor": anchor(f.code), "name": (doc or {}).get("name") or f.name,
-                             "area": f.area, "doc": doc})
+                             "area": f.area, "doc": doc, "fired": fired})
     return rows, explanations
 
 
@@ -322,8 +346,19 @@ def p2p_view(rig: Rig) -> dict[str, Any] | None:
 
 # -- bandwidth -------------------------------------------------------------------------------------------
 
+def _nothing_measured(m: Measurement) -> bool:
+    """A record that holds no number: skipped, or failed before its first result."""
+    return m.value_gbps is None and m.latency_us is None and not m.rows and m.status != "ok"
+
+
 def _m_prov(rig: Rig, m: Measurement) -> tuple[str, str]:
-    """(provenance, short detail) for a badge: "measured", "nccl · 8 ranks"; the method goes in the caption."""
+    """(provenance, short detail) for a badge: "measured", "nccl · 8 ranks"; the method goes in the caption.
+
+    A record with no number (skipped, or failed before any result) is "not measured", whatever its source: a
+    badge that says "measured" beside an empty row would read as a result.
+    """
+    if _nothing_measured(m):
+        return "not measured", ""
     bits = []
     if m.backend:
         bits.append(m.backend)
@@ -388,7 +423,7 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
     ms = rig.measurements
     if not ms:
         return None
-    out: dict[str, Any] = {"table": [], "pairs": [], "charts": [], "heatmaps": [], "bars": None}
+    out: dict[str, Any] = {"table": [], "pairs": [], "charts": [], "heatmaps": [], "bars": None, "uncharted": []}
     pair_groups: dict[tuple, list[Measurement]] = {}
     for m in ms:
         row = _m_row(rig, m)
@@ -409,6 +444,13 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
     for m in ms:
         if m.kind in COLLECTIVES and m.rows:
             groups.setdefault((m.world_size, m.backend), []).append(m)
+    for (ws, backend), group in list(groups.items()):
+        if ws == 1:  # one rank crosses no link: busbw is 0 by the nccl-tests factor, or a local copy (broadcast)
+            del groups[(ws, backend)]
+            out["uncharted"].append(
+                f"{', '.join(m.kind.replace('_', ' ') for m in group)} ran on 1 rank ({backend or 'backend unknown'}): "
+                "no data crosses a link, so there is no bus bandwidth to chart (busbw is 0 by the nccl-tests factor, "
+                "and a one-rank broadcast is a local copy). Their rows are in the table below.")
     for (ws, backend), group in groups.items():
         series = []
         expected = []
@@ -439,9 +481,10 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
             title = {"p2p_unidir": "GPU-to-GPU copy, one direction", "p2p_bidir": "GPU-to-GPU copy, both directions at once",
                      "p2p_latency": "GPU-to-GPU latency"}[kind]
             title += {True: ", P2P on", False: ", P2P off", None: ""}[enabled]
+            exp = [m.expected_gbps for m in pairs if m.expected_gbps is not None] if attr == "value_gbps" else []
             out["heatmaps"].append({"map": svg_charts.heat_map(labels, grid, unit=unit), "title": title,
                                     "prov": sorted({_m_prov(rig, m) for m in pairs}), "rows_label": "from (row) → to (column)",
-                                    "methods": _methods(pairs)})
+                                    "methods": _methods(pairs), "expected": _span(exp) if exp else ""})
     rows = []
     for m in ms:
         if m.kind in COPIES and len(m.gpus) == 1 and m.value_gbps is not None:
@@ -573,13 +616,16 @@ def build_view(rig: Rig) -> View:
     kind = rig.source.kind
     banner = None
     if kind in ("simulated", "spec"):
-        banner = {"css": "simulated", "title": "Simulated rig — not a real machine",
+        banner = {"css": "simulated", "title": "Simulated rig — not a real machine", "detail_shown": False,
                   "text": "Every figure below comes from a simulated machine"
                   + (f" (preset “{rig.source.preset}”)" if rig.source.preset else "")
                   + ". Nothing here was read from or measured on hardware."}
     elif kind == "imported":
-        files = ", ".join(rig.source.files) if rig.source.files else "tool output"
-        banner = {"css": "imported", "title": "Imported scan — not probed by gpuadvisor",
+        # The importer's detail names each file with what it was ("A: nvidia-smi topo -m; B: nccl-tests"):
+        # say that once rather than the bare file list followed by the same list again.
+        detail = (rig.source.detail or "").removeprefix("imported from ").strip()
+        files = detail or (", ".join(rig.source.files) if rig.source.files else "tool output")
+        banner = {"css": "imported", "title": "Imported scan — not probed by gpuadvisor", "detail_shown": True,
                   "text": f"These facts were parsed from {files}; fields those outputs lack are shown as “—”."}
     host_rows = [
         ("hostname", val(h, "hostname")), ("OS", val(h, "os")), ("kernel", val(h, "kernel")), ("arch", val(h, "arch")),
@@ -656,11 +702,12 @@ def build_view(rig: Rig) -> View:
         "simulated": "simulated NVML and sysfs",
         "spec": "from the rig description",
     }.get(kind, "")
+    diagram = layout(rig)
     return View(
-        topology_detail=topology_detail,
+        topology_detail=topology_detail, diagram_keys=diagram_keys(diagram),
         rig=rig, title=title, source_banner=banner, verdict=verdict(rig), host_rows=host_rows, numa_rows=numa_rows,
         software_rows=software_rows, env_rows=sorted(s.env.items()), gpu_columns=gpu_columns, gpu_rows=gpu_rows,
-        matrix=matrix_view(rig), p2p=p2p_view(rig), diagram=layout(rig), bandwidth=bw, findings=findings,
+        matrix=matrix_view(rig), p2p=p2p_view(rig), diagram=diagram, bandwidth=bw, findings=findings,
         explanations=explanations, advice=adv, provenance=prov, problems=list(rig.problems), scan_json=scan,
         sections=sections,
     )

@@ -75,9 +75,17 @@ def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
         rows.append({"css": _row_css(c), "cells": [
             c.get("name", "?"), gib(c.get("weights_bytes")), f"{gib(c.get('memory_used_bytes'))} of {gib(c.get('capacity_bytes'))}",
             num(c.get("kv_capacity_tokens")), num(c.get("max_sequences_at_context")),
-            "yes" if c.get("nvlink") else "no", "yes" if c.get("fits") else "no", status,
+            _nvlink_cell(c), "yes" if c.get("fits") else "no", status,
         ]})
     return {"columns": cols, "rows": rows}
+
+
+def _nvlink_cell(c: dict[str, Any]) -> str:
+    """Whether the GPUs of a serving layout talk over NVLink; a one-GPU layout has no GPU-to-GPU traffic."""
+    sizes = [c.get("tensor_parallel_size"), c.get("pipeline_parallel_size")]
+    if all(isinstance(x, int) for x in sizes) and sizes[0] * sizes[1] == 1:
+        return "— (one GPU)"
+    return "yes" if c.get("nvlink") else "no"
 
 
 def _memory_chart(cands: list[dict[str, Any]], task: str) -> svg_charts.StackedBars | None:
@@ -88,9 +96,16 @@ def _memory_chart(cands: list[dict[str, Any]], task: str) -> svg_charts.StackedB
         if not isinstance(source, dict) or not isinstance(c.get("capacity_bytes"), int | float):
             continue
         parts = [(label, float(source.get(key) or 0) / GiB) for key, label in segments]
-        total = (source.get("total_bytes") if task == "train" else c.get("memory_used_bytes"))
-        rows.append((str(c.get("name", "?")), parts, float(c["capacity_bytes"]) / GiB,
-                     float(total) / GiB if isinstance(total, int | float) else sum(v for _, v in parts), _row_css(c)))
+        if task == "train":
+            total = source.get("total_bytes")
+            total_gib = float(total) / GiB if isinstance(total, int | float) else sum(v for _, v in parts)
+        else:  # memory used (weights, activation peak, runtime) plus the KV cache the request needs: the bar drawn
+            total_gib = sum(v for _, v in parts)
+        capacity = float(c["capacity_bytes"]) / GiB
+        note = ""
+        if c.get("fits") is False and total_gib <= capacity:
+            note = "fits GPU memory; rejected (see the table)"  # e.g. CPU offload short of host RAM
+        rows.append((str(c.get("name", "?")), parts, capacity, total_gib, _row_css(c), note))
     if not rows:
         return None
     return svg_charts.stacked_bars(rows, unit="GiB")
@@ -135,8 +150,9 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
             ("batch", f"global {pd.get('global_batch', '—')}, gradient accumulation {pd.get('gradient_accumulation', '—')}, "
                       f"{num(pd.get('tokens_per_step'))} tokens per step"),
         ]
-        for line in (pd.get("comm") or {}).get("detail") or []:
-            key.append(("communication", str(line)))
+        detail = [str(line) for line in (pd.get("comm") or {}).get("detail") or []]
+        if detail:
+            key.append(("communication", detail))  # one row, one line per part
     elif pd:
         key = [
             ("tensor parallel size", str(pd.get("tensor_parallel_size", "—"))),
@@ -158,7 +174,7 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
         ]
         if task == "train":
             workload += [("optimizer", str(w.get("optimizer", "—"))), ("sequence length", str(w.get("seq_len", "—"))),
-                         ("micro-batch", str(w.get("micro_batch", "—"))), ("global batch", str(w.get("global_batch") or "—"))]
+                         ("micro-batch", str(w.get("micro_batch", "—"))), ("global batch", _global_batch(w, a))]
         else:
             workload += [("context", str(w.get("context") or "—")), ("concurrent sequences", str(w.get("concurrency", "—"))),
                          ("KV cache dtype", str(w.get("kv_cache_dtype", "—")))]
@@ -200,6 +216,17 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
         "notes": [str(x) for x in a.get("notes") or []],
         "measured": bool(r.get("busbw_measured")),
     }
+
+
+def _global_batch(w: dict[str, Any], a: dict[str, Any]) -> str:
+    """The global batch given, or the one the advisor assumed (saying so), or a dash."""
+    if w.get("global_batch"):
+        return str(w["global_batch"])
+    batch = a.get("batch") or {}
+    used = batch.get("global_batch") if isinstance(batch, dict) else None
+    if isinstance(used, int):
+        return f"{used:,} (none given: assumed, see the notes)"
+    return "— (none given)"
 
 
 def is_advisor_dict(a: Any) -> bool:

@@ -179,11 +179,13 @@ def heat_color(t: float) -> tuple[str, str]:
 
 
 def heat_map(labels: list[str], values: list[list[float | None]], *, unit: str = "GB/s", cell: float = 52.0) -> HeatMap:
+    """Colour from 0 to the largest value: a uniform matrix looks uniform (a min-to-max scale would paint a 2 %
+    spread between healthy pairs as the whole range from pale to dark)."""
     n = len(labels)
     origin = 60.0
     known = [v for i, row in enumerate(values) for j, v in enumerate(row) if v is not None and i != j]
-    vmin = min(known) if known else 0.0
-    vmax = max(known) if known else 1.0
+    vmin = 0.0
+    vmax = max(known) if known and max(known) > 0 else 1.0
     cells: list[Cell] = []
     for i in range(n):
         for j in range(n):
@@ -229,6 +231,7 @@ class BarChart:
     bars: list[Bar]
     ticks: list[tuple[float, str]]
     bar_h: float
+    unit: str = "GB/s"
 
 
 def bar_chart(rows: list[tuple[str, str, float, float | None, str]], *, width: float = 720, bar_h: float = 16.0) -> BarChart:
@@ -250,7 +253,7 @@ def bar_chart(rows: list[tuple[str, str, float, float | None, str]], *, width: f
         bars.append(Bar(label, y, w, v, exp, ex, text, tip, f"s{k}", PALETTE[k % len(PALETTE)]))
         y += bar_h + 4
     ticks = [(left + t / vmax * (right - left), _fmt_num(t)) for t in _y_ticks(vmax)]
-    return BarChart(width, y + 26, left, right, bars, ticks, bar_h)
+    return BarChart(width, y + 42, left, right, bars, ticks, bar_h)  # below the bars: ticks, then the axis unit
 
 
 # -- stacked bars (memory per GPU of each candidate) -------------------------------------------------------
@@ -289,14 +292,16 @@ class StackedBars:
     cap_label: str
     ticks: list[tuple[float, str]]
     legend: list[tuple[str, str]]
+    unit: str = "GiB"
 
 
-def stacked_bars(rows: list[tuple[str, list[tuple[str, float]], float, float, str]], *, unit: str = "GiB",
-                 width: float = 900, bar_h: float = 14.0) -> StackedBars:
-    """rows: (label, [(segment, value)], capacity, total, css). All rows share one capacity line when they
-    share one capacity; bars beyond 1.6 × the largest capacity are clipped (their total is printed)."""
+def stacked_bars(rows: list[tuple], *, unit: str = "GiB", width: float = 900, bar_h: float = 14.0) -> StackedBars:
+    """rows: (label, [(segment, value)], capacity, total, css[, note]). All rows share one capacity line when
+    they share one capacity; bars beyond 1.6 × the largest capacity are clipped (their total is printed); a
+    note is printed after the total."""
     longest = max((len(r[0]) for r in rows), default=10)
-    left, right = min(380.0, 20.0 + 7.0 * longest), width - 120.0
+    has_note = any(len(r) > 5 and r[5] for r in rows)
+    left, right = min(380.0, 20.0 + 7.0 * longest), width - (320.0 if has_note else 120.0)
     caps = [r[2] for r in rows]
     cap = max(caps) if caps else 1.0
     totals = [r[3] for r in rows]
@@ -310,7 +315,8 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]], float, float, st
     scale = (right - left) / vmax
     bars = []
     y = 8.0
-    for label, parts, capacity, total, css in rows:
+    for label, parts, capacity, total, css, *rest in rows:
+        note = f" · {rest[0]}" if rest and rest[0] else ""
         x = left
         segs = []
         for n, v in parts:
@@ -322,7 +328,7 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]], float, float, st
             x += w
         clipped = total > vmax
         own = left + capacity * scale if capacity <= vmax else None
-        bars.append(StackedBar(label, y, segs, f"{total:,.1f} {unit}" + (" ▸" if clipped else ""), css, clipped, own))
+        bars.append(StackedBar(label, y, segs, f"{total:,.1f} {unit}" + (" ▸" if clipped else "") + note, css, clipped, own))
         y += bar_h + 6
     same_cap = len(set(caps)) == 1
     if same_cap:
@@ -330,5 +336,5 @@ def stacked_bars(rows: list[tuple[str, list[tuple[str, float]], float, float, st
             b.cap_x = None
     cap_x = left + cap * scale if same_cap and cap <= vmax else None
     ticks = [(left + t * scale, _fmt_num(t)) for t in _y_ticks(vmax)]
-    return StackedBars(width, y + 30, left, right, bar_h, bars, cap_x, f"GPU memory {cap:,.1f} {unit}" if same_cap else "",
-                       ticks, [(n, colors[n]) for n in names])
+    return StackedBars(width, y + 46, left, right, bar_h, bars, cap_x, f"GPU memory {cap:,.1f} {unit}" if same_cap else "",
+                       ticks, [(n, colors[n]) for n in names], unit)
