@@ -59,6 +59,12 @@ def test_hf_config_errors_are_one_line(tmp_path: Path) -> None:
     wrong.write_text(json.dumps({"hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}))
     with pytest.raises(InputError, match="'hidden_size' is 'big'"):
         architecture_from_hf_config(wrong)
+    # A zero size was a ZeroDivisionError ("internal error") before it reached the user.
+    for field, value in (("num_attention_heads", 0), ("num_key_value_heads", 0), ("hidden_size", -1), ("vocab_size", 0)):
+        zero = tmp_path / f"zero-{field}.json"
+        zero.write_text(json.dumps({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, field: value}))
+        with pytest.raises(InputError, match=f"'{field}' is {value}, expected a positive number"):
+            Workload.from_options(hf_config=str(zero))
 
 
 def test_params_option_gives_a_gpt3_family_shape() -> None:

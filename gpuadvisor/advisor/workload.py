@@ -200,6 +200,8 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
                 value = data[n]
                 if isinstance(value, bool) or not isinstance(value, int | float):
                     raise InputError(f"{p}: field '{n}' is {value!r}, expected a number")
+                if not value > 0:
+                    raise InputError(f"{p}: field '{n}' is {value!r}, expected a positive number")
                 return value
         if required and default is None:
             raise InputError(f"{p}: field '{names[0]}' missing (needed to size the model)")
