@@ -66,7 +66,8 @@ def test_parse_size_and_presets():
     with pytest.raises(InputError, match="expected a byte count"):
         parse_size("lots")
     assert get_preset("quick").budget_s < 60
-    assert doubling_sizes(PRESETS["quick"].min_bytes, PRESETS["quick"].max_bytes)[-1] == 64 << 20
+    quick = doubling_sizes(PRESETS["quick"].min_bytes, PRESETS["quick"].max_bytes)
+    assert (quick[0], quick[-1], len(quick)) == (1 << 20, 1 << 30, 11)  # up to where NVLink busbw plateaus
     assert get_preset("default").with_overrides(iters=7, max_bytes=None).iters == 7
     with pytest.raises(InputError, match="min bytes"):
         get_preset("default").with_overrides(min_bytes=1 << 20, max_bytes=1024)
@@ -387,3 +388,40 @@ def test_sweep_prints_time_and_average_as_nccl_tests():
     assert "  1073741824     268435456     float      27211     39.46     69.06       3" in text
     assert "# Out of bounds values : 3 FAILED" in text
     assert "# Avg bus bandwidth    : 27.9733 (mean busbw over the 3 sizes, as nccl-tests)" in text
+
+
+def test_headline_below_the_plateau_says_so(preset):
+    """A sweep whose last doubling still raised busbw by > 10% has not reached what the links give."""
+    rig = preset("dgx-h100")
+    ranks = [{"host": "h", "ordinal": i, "bus_id": rig.gpus[i].bus_id} for i in range(8)]
+
+    def run(times_us: list[float]) -> Measurement:
+        c = Collector(rig)
+        rows = [_row(s, t, n=8) for s, t in zip((32 << 20, 64 << 20), times_us, strict=True)]
+        c.feed([{"ev": "begin", "key": "all_reduce", "kind": "all_reduce", "backend": "nccl", "world_size": 8,
+                 "ranks": ranks}, *({"ev": "row", "key": "all_reduce", "row": r} for r in rows),
+                {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []}])
+        return c.measurement("all_reduce", "ok", None)
+
+    rising = run([250.0, 400.0])  # busbw 234.9 -> 293.6 GB/s
+    assert rising.value_gbps == pytest.approx(293.6, abs=0.1)
+    assert any(n.startswith("busbw still rising at the largest size (234.88 -> 293.60 GB/s") for n in rising.notes)
+    flat = run([250.0, 480.0])  # 234.9 -> 244.7: within 10%
+    assert not any("still rising" in n for n in flat.notes)
+
+
+@pytest.mark.parametrize(("preset_name", "backend", "max_bytes"), [
+    ("quick", "gloo", 64 << 20), ("default", "gloo", 64 << 20), ("full", "gloo", 8 << 30)])
+def test_local_gloo_sweeps_stop_at_64_mib(monkeypatch, preset_name, backend, max_bytes):
+    """quick and default end at 1 GiB for GPUs; gloo processes on this machine's CPUs stop at 64 MiB."""
+    from gpuadvisor.bench import runner
+    from gpuadvisor.bench.launcher import Outcome
+
+    for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR"):
+        monkeypatch.delenv(v, raising=False)
+    seen = []
+    monkeypatch.setattr(runner, "supervise", lambda role, cfg, *a, **k: seen.append(cfg) or Outcome("ok"))
+    ms = runner.run_benchmarks(Rig(), preset=preset_name, backend=backend, nproc=2, only="all_reduce")
+    assert seen[0]["max_bytes"] == max_bytes
+    capped = "gloo on local CPUs: sweep capped at 64 MiB (use -e SIZE or --full for more)"
+    assert (capped in ms[0].notes) == (preset_name != "full")

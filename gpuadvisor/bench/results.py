@@ -10,6 +10,7 @@ from gpuadvisor.bench.expected import expected_bandwidth
 from gpuadvisor.facts import Measurement, Rig, SweepRow
 
 COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+RISING = 1.1  # the last size doubling raised busbw by more than this factor: the sweep stopped before the plateau
 
 
 def _bus_key(bus_id: str | None) -> tuple[int, int, int] | None:
@@ -154,6 +155,11 @@ class Collector:
                              "(busbw is 0 by the nccl-tests factor, or a local copy / no-op for broadcast)")
             elif m.status != "failed" and good and len(good) == len(rows):
                 m.value_gbps = good[-1].busbw_gbps
+                if len(good) >= 2 and good[-1].busbw_gbps > RISING * good[-2].busbw_gbps:
+                    notes.append(f"busbw still rising at the largest size ({good[-2].busbw_gbps:.2f} -> "
+                                 f"{good[-1].busbw_gbps:.2f} GB/s from {good[-2].size_bytes} to "
+                                 f"{good[-1].size_bytes} B): the headline is below what the links give; a larger "
+                                 "-e reaches the plateau")
         elif end is not None and m.status == "ok":
             m.value_gbps = end.get("value_gbps")
             m.latency_us = end.get("latency_us")

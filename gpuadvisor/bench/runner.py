@@ -27,7 +27,7 @@ PHASE_MARGIN_S = KILL_GRACE_S + 0.5  # kept back from a phase so killing its wor
 COLLECTIVE_SHARE = 0.55  # of the budget, when copy benchmarks follow the collectives
 
 
-# The default sweep's end for gloo processes on this machine (see run_benchmarks).
+# The quick and default sweeps' end for gloo processes on this machine (see run_benchmarks).
 GLOO_LOCAL_MAX_BYTES = 64 * 2**20
 
 def parse_only(only: str | Iterable[str] | None) -> list[str]:
@@ -117,7 +117,8 @@ def run_benchmarks(
         raise InputError(f"--nproc must be at least 1, got {nproc}")
     rank0 = join is None or join["RANK"] == "0"
     cap_note = None
-    if backend == "gloo" and join is None and p.name == "default" and p.max_bytes == PRESETS["default"].max_bytes > GLOO_LOCAL_MAX_BYTES:
+    if (backend == "gloo" and join is None and p.name in ("quick", "default")
+            and p.max_bytes == PRESETS[p.name].max_bytes > GLOO_LOCAL_MAX_BYTES):
         # Local gloo processes share this machine's memory bus: past tens of MiB the sweep only measures
         # memcpy, and a 1 GiB all_gather on a 2-core box outlasts the budget. --full or -e go further.
         p = p.with_overrides(max_bytes=GLOO_LOCAL_MAX_BYTES)
