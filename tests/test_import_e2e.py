@@ -61,6 +61,16 @@ def test_a_gpu_that_fell_off_the_bus_is_a_failure(name: str) -> None:
     assert f.observed["reason"].startswith(facts.GPU_LOST)
 
 
+def test_idle_a40s_at_gen1_are_info_not_warnings() -> None:
+    # GPUs 0 and 3 of the 10x A40 sample show "SW Power Cap: Active" and no idle reason, but P8, 0 % and
+    # 25-30 W of 300 W: idle. Their Gen1 link is the power-saving state, like the other eight's.
+    rules, _advisor, _html = _pipeline()
+    rig = import_files([SAMPLES / "smi-q_a40x10_thamada.txt"])
+    assert [g.performance_state for g in rig.gpus] == [8] * 10
+    ga102 = [f for f in rules.evaluate(rig) if f.code == "GA102"]
+    assert [(f.gpus, f.severity) for f in ga102] == [([i], "info") for i in range(10)]
+
+
 def test_nccl_measurement_is_judged_and_used_by_the_advisor() -> None:
     rules, advisor, html = _pipeline()
     rig = import_files([SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"])

@@ -198,6 +198,7 @@ def test_smi_q_a100_host_max_gen_and_pending_remap() -> None:
         assert g.memory_total_bytes == 81920 * 2**20
         assert g.power_limit_w == 500.0 and g.power_default_limit_w == 500.0
         assert g.ecc_enabled is True and g.mig_mode is False
+        assert g.performance_state == 0  # "Performance State : P0"
     assert [g.remapped_rows_correctable for g in rig.gpus] == [0, 1, 1, 0]
     assert [g.remapped_rows_pending for g in rig.gpus] == [False, True, False, False]
     assert rig.software.driver_version == "555.42.02" and rig.software.cuda_driver_version == "12.5"

@@ -151,8 +151,26 @@ def test_ga102_drop_on_a_busy_gpu_is_a_warning():
     rig.measurements = []
     _slow_gen(rig, 3, 3)
     rig.gpus[3].clocks_event_reasons = []
+    rig.gpus[3].performance_state = 0  # P0 and no idle reason: working
     f = one("GA102", rig)
     assert (f.severity, f.gpus, f.observed["gpu_idle"]) == ("warn", [3], False)
+    assert "while the GPU was not idle (P0)" in f.message
+
+
+def test_ga102_no_idle_reason_alone_does_not_make_a_gpu_busy():
+    # NVML documents the GPU-idle reason as one that "may be removed in a later release", and idle A40s
+    # report "SW Power Cap" instead of it (samples/smi-q_a40x10_thamada.txt, GPUs 0 and 3 at P8, 0 %).
+    rig = healthy()
+    rig.measurements = []
+    _slow_gen(rig, 3, 1)
+    rig.gpus[3].clocks_event_reasons = ["sw_power_cap"]
+    f = one("GA102", rig)
+    assert (f.severity, f.observed["gpu_idle"]) == ("info", None)
+    assert "GPU idle state unknown" in f.message
+    rig.gpus[3].performance_state = 8
+    f = one("GA102", rig)
+    assert (f.severity, f.observed["gpu_idle"]) == ("info", True)
+    assert "while the GPU was idle (P8)" in f.message
 
 
 def test_ga102_drop_confirmed_under_benchmark_load_is_a_fault():

@@ -63,6 +63,7 @@ PATHS: dict[str, tuple[T, T]] = {
     ),
     "temperature": ((("Temperature", "GPU Current Temp"),), (("temperature", "gpu_temp"),)),
     "sm_clock_max": ((("Max Clocks", "SM"),), (("max_clocks", "sm_clock"),)),
+    "pstate": ((("Performance State",),), (("performance_state",),)),
     "ecc_mode": ((("ECC Mode", "Current"),), (("ecc_mode", "current_ecc"),)),
     "persistence": ((("Persistence Mode",),), (("persistence_mode",),)),
     "mig": ((("MIG Mode", "Current"),), (("mig_mode", "current_mig"),)),
@@ -182,6 +183,12 @@ def _clock_reasons(node: Node | None) -> list[str] | None:
     return active if seen else None
 
 
+def _pstate(s: str | None) -> int | None:
+    """``"P8"`` -> 8 (nvidia-smi prints P0 .. P15, or Unknown)."""
+    m = re.fullmatch(r"\s*P(\d{1,2})\s*", s or "")
+    return int(m.group(1)) if m and int(m.group(1)) <= 15 else None
+
+
 def _gen(s: str | None) -> int | None:
     n = v.to_int(s)
     return n if n is not None and 1 <= n <= 7 else None
@@ -209,6 +216,7 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
     r.get(g, "power_draw_w", "power_draw", lambda s: v.to_float(s, "W"))
     r.get(g, "temperature_c", "temperature", lambda s: v.to_float(s, "C"))
     r.get(g, "sm_clock_max_mhz", "sm_clock_max", lambda s: None if v.to_float(s, "MHz") is None else int(v.to_float(s, "MHz") or 0))
+    r.get(g, "performance_state", "pstate", _pstate)
     r.get(g, "ecc_enabled", "ecc_mode", v.enabled)
     r.get(g, "persistence_mode", "persistence", v.enabled)
     r.get(g, "mig_mode", "mig", v.enabled)

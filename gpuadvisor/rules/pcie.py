@@ -102,11 +102,35 @@ def link_views(gpu: Gpu) -> list[LinkView]:
     return views
 
 
+# NVIDIA's P-state classes (NVAPI reference, GPU performance states): P0/P1 maximum performance, P2/P3
+# balanced performance-power, P8 basic video playback, P12 minimum idle power.
+WORKING_PSTATE_MAX = 3
+IDLE_PSTATE_MIN = 8
+
+
 def gpu_is_idle(gpu: Gpu) -> bool | None:
-    """True when NVML's clocks-event reasons include GPU idle; None when the reasons are unknown."""
-    if gpu.clocks_event_reasons is None:
+    """Whether the GPU was idle when its link was read: True, False (working), or None (unknown).
+
+    True: NVML's GPU-idle clocks-event reason, or a power-saving performance state (P8 or lower power: idle
+    GPUs sit at P8). False: no idle reason while in a working state (P0-P3). Without the performance state a
+    missing idle reason proves nothing: NVML says that reason "may be removed in a later release", and idle
+    A40s report SW Power Cap in its place.
+    """
+    reasons = gpu.clocks_event_reasons
+    if reasons is not None and any("idle" in norm(r) for r in reasons):
+        return True
+    ps = gpu.performance_state
+    if ps is None:
         return None
-    return any("idle" in norm(r) for r in gpu.clocks_event_reasons)
+    if ps >= IDLE_PSTATE_MIN:
+        return True
+    if ps <= WORKING_PSTATE_MAX and reasons is not None:
+        return False
+    return None
+
+
+def _pstate(gpu: Gpu) -> str:
+    return f" (P{gpu.performance_state})" if gpu.performance_state is not None else ""
 
 
 def _copy_measurements(rig: Rig, gpu: Gpu) -> Iterator[Measurement]:
@@ -178,9 +202,12 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
         The current link generation of each GPU's link and of each switch uplink on its path, against the
         lower of both ends' maximum generation. The severity depends on the evidence:
         info when the GPU is idle (or its state is unknown) and nothing was measured; warn when the GPU was
-        not idle, or the slow link is a switch uplink (these do not normally down-clock); fail when a
-        host<->device copy measured on that GPU stayed below bandwidth_warn_ratio of what the link gives
-        at its maximum generation, i.e. the link stayed slow under load.
+        working (no GPU-idle clocks reason and performance state P0-P3), or the slow link is a switch
+        uplink (these do not normally down-clock); fail when a host<->device copy measured on that GPU
+        stayed below bandwidth_warn_ratio of what the link gives at its maximum generation, i.e. the link
+        stayed slow under load. A GPU at P8 or a lower-power state (where idle GPUs sit) counts as idle;
+        a missing idle reason alone does not make a GPU busy (NVML: that reason "may be removed in a
+        later release").
     Why it matters
         An idle NVIDIA GPU lowers its PCIe generation to save power and raises it again under load: that
         alone is harmless. A link that stays at a lower generation under load halves (Gen4 -> Gen3) or
@@ -191,8 +218,12 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
     Source
         NVIDIA nvidia-smi documentation: "The current link generation and width. These may be reduced when
         the GPU is not in use." (nvidia-smi(1) manual, GPU Link Info; --help-query-gpu says the same of
-        pcie.link.gen.current); PCI-SIG base
-        specification for the per-generation transfer rates.
+        pcie.link.gen.current); nvidia-smi(1), Performance State: "States range from P0 (maximum
+        performance) to P12 (minimum performance)"; NVIDIA NVAPI reference, GPU performance states (P0/P1
+        maximum, P2/P3 balanced performance-power, P8 basic video playback, P12 minimum idle power);
+        NVML nvmlClocksEventReasonGpuIdle
+        (docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html); PCI-SIG base specification
+        for the per-generation transfer rates.
     How to fix
         Run `gpuadvisor bench` (or scan --bench) to see the link under load. If it stays low: set the slot
         to the right generation (or Auto) in the BIOS, reseat the card and riser, replace a riser that is not
@@ -227,11 +258,11 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
                 why = "on a switch uplink, which does not lower its generation to save power; confirm with gpuadvisor bench"
             elif idle is False:
                 sev = "warn"
-                why = "while the GPU was not idle; confirm under load with gpuadvisor bench"
+                why = f"while the GPU was not idle{_pstate(gpu)}; confirm under load with gpuadvisor bench"
             else:
                 sev = "info"
                 why = (
-                    "while the GPU was idle: idle GPUs lower their PCIe generation to save power"
+                    f"while the GPU was idle{_pstate(gpu)}: idle GPUs lower their PCIe generation to save power"
                     if idle
                     else "(GPU idle state unknown: idle GPUs lower their PCIe generation to save power)"
                 ) + "; run gpuadvisor bench to see it under load"
