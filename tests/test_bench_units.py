@@ -425,3 +425,22 @@ def test_local_gloo_sweeps_stop_at_64_mib(monkeypatch, preset_name, backend, max
     assert seen[0]["max_bytes"] == max_bytes
     capped = "gloo on local CPUs: sweep capped at 64 MiB (use -e SIZE or --full for more)"
     assert (capped in ms[0].notes) == (preset_name != "full")
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("raise ImportError('No module named torch')", "the benchmarks need torch: install it"),
+    ("raise OSError('libcudart.so.12: cannot open shared object file')",
+     "torch is installed but fails to import (OSError: libcudart.so.12: cannot open shared object file)"),
+])
+def test_missing_or_broken_torch_is_one_clear_line(tmp_path, monkeypatch, body, message):
+    import sys
+
+    from gpuadvisor.bench import runner
+
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(body + "\n")
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(InputError) as e:
+        runner.run_benchmarks(Rig(), backend="gloo", only="all_reduce")
+    assert str(e.value).startswith(message) and "\n" not in str(e.value)

@@ -61,6 +61,10 @@ def _torch_cuda() -> tuple[bool, int]:
     except ImportError:
         raise InputError("the benchmarks need torch: install it (pip install 'gpuadvisor[bench]'; on a machine "
                          "without GPUs pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu)") from None
+    except (OSError, RuntimeError) as e:  # installed but broken: a CUDA library missing or mismatched
+        first = (str(e).splitlines() or [""])[0][:200]
+        raise InputError(f"torch is installed but fails to import ({e.__class__.__name__}: {first}): check that its "
+                         "CUDA build matches this machine's libraries, or reinstall it") from None
     ok = bool(torch.cuda.is_available())
     return ok, (torch.cuda.device_count() if ok else 0)
 
