@@ -158,8 +158,8 @@ class Collector:
                 if len(good) >= 2 and good[-1].busbw_gbps > RISING * good[-2].busbw_gbps:
                     notes.append(f"busbw still rising at the largest size ({good[-2].busbw_gbps:.2f} -> "
                                  f"{good[-1].busbw_gbps:.2f} GB/s from {good[-2].size_bytes} to "
-                                 f"{good[-1].size_bytes} B): the headline is below what the links give; a larger "
-                                 "-e reaches the plateau")
+                                 f"{good[-1].size_bytes} B): the sweep ended before busbw levels off, so the headline "
+                                 "understates the links; a larger -e measures the plateau")
         elif end is not None and m.status == "ok":
             m.value_gbps = end.get("value_gbps")
             m.latency_us = end.get("latency_us")

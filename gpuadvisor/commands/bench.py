@@ -107,7 +107,11 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
                                                        warmup_iters=warmup)
     from gpuadvisor.bench.launcher import Interrupted, join_env
 
-    rig = get_rig(from_, None, import_torch=True)
+    import warnings
+
+    with warnings.catch_warnings():  # torch without numpy warns on import; nothing here needs numpy
+        warnings.filterwarnings("ignore", message=".*NumPy.*")
+        rig = get_rig(from_, None, import_torch=True)
     stopped: Interrupted | None = None
     try:
         measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s, only=only,
