@@ -105,9 +105,9 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
 
     p = get_preset(preset or "default").with_overrides(min_bytes=min_bytes, max_bytes=max_bytes, iters=iters,
                                                        warmup_iters=warmup)
-    from gpuadvisor.bench.launcher import Interrupted, join_env
-
     import warnings
+
+    from gpuadvisor.bench.launcher import Interrupted, join_env
 
     with warnings.catch_warnings():  # torch without numpy warns on import; nothing here needs numpy
         warnings.filterwarnings("ignore", message=".*NumPy.*")
