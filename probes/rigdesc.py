@@ -43,6 +43,8 @@ GPU_DEFAULTS: dict[str, Any] = {
     "nvlinks": 0,  # number of NVLink links (0: NVLink not supported)
     "nvlink_version": None,
     "nvlink_fabric": None,  # "nvswitch" | "bridge" | None
+    "nvswitches": 4,  # NVSwitch chips a GPU's links spread over (link k goes to chip first_nvswitch + k % nvswitches)
+    "first_nvswitch": 0,  # e.g. 6 for the second baseboard of a DGX-2
     "nvlink_inactive": [],
     "nvlink_errors": {},  # {"<link>" = {replay = n, recovery = n, crc_flit = n, crc_data = n}}
     "unsupported": [],  # NVML function names that raise NotSupported on this GPU

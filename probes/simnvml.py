@@ -44,7 +44,8 @@ class SimNvml:
         self._links: dict[int, list[tuple[str, int]]] = {g.index: [] for g in desc.gpus}
         for g in desc.gpus:
             if g.props["nvlink_fabric"] == "nvswitch":
-                self._links[g.index] = [("switch", link % 4) for link in range(int(g.props["nvlinks"]))]
+                first, count = int(g.props["first_nvswitch"]), max(1, int(g.props["nvswitches"]))
+                self._links[g.index] = [("switch", first + link % count) for link in range(int(g.props["nvlinks"]))]
         for a, b, n in desc.nvlink_bridges:
             self._links[a] += [("gpu", b)] * n
             self._links[b] += [("gpu", a)] * n
