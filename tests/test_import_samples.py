@@ -207,6 +207,9 @@ def test_smi_q_a100_host_max_gen_and_pending_remap() -> None:
 def test_smi_q_a40_idle_gen1_and_sw_power_cap() -> None:
     rig = sample("smi-q_a40x10_thamada.txt")
     assert len(rig.gpus) == 10
+    g6 = rig.gpus[6]  # "DRAM Correctable : 10289" under Aggregate, every SRAM count 0
+    assert (g6.ecc_errors_corrected_aggregate, g6.ecc_errors_corrected_sram_aggregate) == (10289, 0)
+    assert (g6.ecc_errors_corrected_volatile, g6.ecc_errors_corrected_sram_volatile) == (0, 0)
     assert {(g.pcie.current_gen, g.pcie.max_gen, g.pcie.current_width, g.pcie.max_width) for g in rig.gpus} == {(1, 4, 16, 16)}
     capped = [g.index for g in rig.gpus if "sw_power_cap" in (g.clocks_event_reasons or [])]
     assert capped == [0, 3]

@@ -53,6 +53,8 @@ def test_old_driver_q_text_throttle_reasons_ecc_retired_pages_power() -> None:
     assert (a.ecc_errors_corrected_volatile, a.ecc_errors_uncorrected_volatile) == (0, 0)
     assert (a.ecc_errors_corrected_aggregate, a.ecc_errors_uncorrected_aggregate) == (12, 1)
     assert (b.ecc_errors_corrected_volatile, b.ecc_errors_corrected_aggregate) == (3, 3)
+    assert a.ecc_errors_corrected_sram_aggregate is None  # R470 prints per-unit counts, no SRAM/DRAM split
+    assert a.unavailable["ecc_errors_corrected_sram_aggregate"] == "this nvidia-smi does not split SRAM from DRAM errors"
     assert (a.retired_pages_single_bit, a.retired_pages_double_bit, a.retired_pages_pending) == (2, 1, True)
     assert (b.retired_pages_single_bit, b.retired_pages_pending) == (0, False)
     assert a.remapped_rows_pending is None and a.unavailable["remapped_rows_pending"].startswith("not in this nvidia-smi -q output")

@@ -355,13 +355,31 @@ def test_ga302_not_checked_on_geforce(preset):
     ]
 
 
-def test_ga303_corrected_ecc_above_threshold():
+def test_ga303_sram_corrected_ecc_above_threshold():
+    # Azure NHC's check_gpu_ecc 20000000 10000: 10000 is its SRAM-correctable limit
     rig = healthy()
-    rig.gpus[3].ecc_errors_corrected_aggregate = 10000
+    g = rig.gpus[3]
+    g.ecc_errors_corrected_sram_aggregate = g.ecc_errors_corrected_aggregate = 10000
     assert run("GA303", rig) == []
-    rig.gpus[3].ecc_errors_corrected_aggregate = 10001
+    g.ecc_errors_corrected_sram_volatile = g.ecc_errors_corrected_volatile = 10001
+    g.ecc_errors_corrected_aggregate = 10001
     f = one("GA303", rig)
-    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [3], {"corrected": 10001}, {"corrected_max": 10000})
+    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [3], {"sram_corrected": 10001}, {"sram_corrected_max": 10000})
+    assert "SRAM" in f.message
+
+
+def test_ga303_dram_corrected_errors_use_the_dram_limit():
+    # The 10x A40 sample's GPU 6: 10289 aggregate DRAM-correctable errors, 0 SRAM, one remapped row. Azure NHC
+    # passes it (its DRAM limit is 20,000,000); the SRAM limit does not apply to DRAM errors.
+    rig = healthy()
+    g = rig.gpus[6]
+    g.ecc_errors_corrected_aggregate, g.ecc_errors_corrected_sram_aggregate = 10289, 0
+    assert run("GA303", rig) == []
+    g.ecc_errors_corrected_sram_aggregate = None  # NVML's total alone (the live probe): judged by the DRAM limit
+    assert run("GA303", rig) == []
+    g.ecc_errors_corrected_aggregate = 20_000_001
+    f = one("GA303", rig)
+    assert (f.observed, f.expected) == ({"corrected": 20_000_001}, {"corrected_max": 20_000_000})
 
 
 def test_ga304_and_ga305_page_retirement_on_v100(preset):

@@ -28,7 +28,7 @@ def rules(as_json: bool, area: str | None, policy_path: str | None) -> None:
       gpuadvisor explain GA101
     """
     from gpuadvisor.rules import AREAS, Policy, all_rules, load_policy
-    from gpuadvisor.rules.thresholds import THRESHOLDS
+    from gpuadvisor.rules.thresholds import THRESHOLDS, fmt
 
     if area is not None and area not in AREAS:
         raise InputError(f"--area {area!r}: unknown area (one of {', '.join(AREAS)})")
@@ -64,7 +64,7 @@ def rules(as_json: bool, area: str | None, policy_path: str | None) -> None:
         click.echo("")
         click.echo(f"thresholds set by {policy_path}:")
         for name, value in policy.thresholds.items():
-            click.echo(f"  {name} = {value:g} {THRESHOLDS[name].unit} (default {THRESHOLDS[name].value:g})")
+            click.echo(f"  {name} = {fmt(value)} {THRESHOLDS[name].unit} (default {fmt(THRESHOLDS[name].value)})")
     click.echo("")
     click.echo("gpuadvisor explain CODE prints a rule's full description, thresholds and sources.")
 

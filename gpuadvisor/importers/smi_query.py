@@ -145,16 +145,23 @@ def _str(s: str | None) -> str | None:
     return None if v.absent(s) else (s or "").strip()
 
 
-def _ecc_counts(node: Node | None) -> tuple[int | None, int | None]:
-    """(corrected, uncorrected) from a Volatile/Aggregate block of either generation of names."""
+NO_SRAM_SPLIT = "this nvidia-smi does not split SRAM from DRAM errors"
+
+
+def _ecc_counts(node: Node | None) -> tuple[int | None, int | None, int | None | str]:
+    """(corrected, uncorrected, SRAM corrected) from a Volatile/Aggregate block of either generation of names.
+
+    The third is NO_SRAM_SPLIT for the per-unit Single/Double Bit layout of drivers before Ampere's.
+    """
     if node is None:
-        return None, None
+        return None, None, None
     old_c = node.first(("Single Bit", "Total"), ("single_bit", "total"))
     old_u = node.first(("Double Bit", "Total"), ("double_bit", "total"))
     if old_c is not None or old_u is not None:
-        return (v.to_int(old_c.value) if old_c else None), (v.to_int(old_u.value) if old_u else None)
+        return (v.to_int(old_c.value) if old_c else None), (v.to_int(old_u.value) if old_u else None), NO_SRAM_SPLIT
     corrected: int | None = None
     uncorrected: int | None = None
+    sram: int | None = None
     for c in node.children:
         key = v.snake(c.key)
         n = v.to_int(c.value)
@@ -164,7 +171,9 @@ def _ecc_counts(node: Node | None) -> tuple[int | None, int | None]:
             uncorrected = (uncorrected or 0) + n
         elif "correctable" in key:
             corrected = (corrected or 0) + n
-    return corrected, uncorrected
+            if "sram" in key:
+                sram = (sram or 0) + n
+    return corrected, uncorrected, sram
 
 
 def _clock_reasons(node: Node | None) -> list[str] | None:
@@ -230,13 +239,21 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
 
     ecc = block.first(*ECC_ERRORS[r.col])
     for scope in ("volatile", "aggregate"):
-        c, u = _ecc_counts(ecc.child(scope) if ecc is not None else None)
-        for attr, val in ((f"ecc_errors_corrected_{scope}", c), (f"ecc_errors_uncorrected_{scope}", u)):
+        c, u, sram = _ecc_counts(ecc.child(scope) if ecc is not None else None)
+        sram_attr = f"ecc_errors_corrected_sram_{scope}"
+        if sram == NO_SRAM_SPLIT:
+            g.unavailable[sram_attr] = NO_SRAM_SPLIT
+            sram = None
+        elif sram is None and c is not None:
+            g.unavailable[sram_attr] = "no SRAM count in this output"
+        for attr, val in ((f"ecc_errors_corrected_{scope}", c), (f"ecc_errors_uncorrected_{scope}", u), (sram_attr, sram)):
             setattr(g, attr, val)
             if val is None:
-                g.unavailable[attr] = "not in this output" if ecc is None else "nvidia-smi printed N/A (no ECC on this GPU or mode off)"
+                g.unavailable.setdefault(
+                    attr, "not in this output" if ecc is None else "nvidia-smi printed N/A (no ECC on this GPU or mode off)"
+                )
     if ecc is not None:
-        r.lines.update({f"ecc_errors_{a}_{b}": ecc.line for a in ("corrected", "uncorrected") for b in ("volatile", "aggregate")})
+        r.lines.update({f"ecc_errors_{a}_{b}": ecc.line for a in ("corrected", "uncorrected", "corrected_sram") for b in ("volatile", "aggregate")})
     clocks = block.first(*CLOCKS[r.col])
     reasons = _clock_reasons(clocks)
     if clocks is not None:

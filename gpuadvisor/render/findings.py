@@ -51,7 +51,7 @@ def _fmt(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, float):
-        return f"{value:g}"
+        return str(int(value)) if value.is_integer() and abs(value) >= 1e6 else f"{value:g}"
     return str(value)
 
 

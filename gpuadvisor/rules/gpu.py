@@ -99,38 +99,57 @@ def ecc_uncorrectable_errors(rig: Rig, ctx: Context):
             )
 
 
-@rule("GA303", "ecc-corrected-errors-high", area="health", severity="warn", thresholds=("ecc_corrected_max",))
+@rule("GA303", "ecc-corrected-errors-high", area="health", severity="warn",
+      thresholds=("ecc_corrected_max", "ecc_dram_corrected_max"))
 def ecc_corrected_errors_high(rig: Rig, ctx: Context):
     """A GPU has corrected many single-bit ECC memory errors.
 
     What it checks
-        NVML's aggregate (lifetime) corrected ECC error count against ecc_corrected_max.
+        The corrected SRAM ECC errors (on-chip memory: register files, caches; volatile and aggregate, where
+        the scan splits them, as nvidia-smi -q does from Ampere on) against ecc_corrected_max, and the
+        corrected errors in total (NVML's count, DRAM and SRAM together) against ecc_dram_corrected_max.
     Why it matters
         Corrected errors are harmless one by one, but a high count points at degrading memory cells that
-        precede uncorrectable errors and row remapping.
+        precede uncorrectable errors and row remapping. SRAM errors matter at far lower counts than DRAM
+        errors: HBM/GDDR correct and remap single cells routinely.
     Threshold
-        ecc_corrected_max corrected errors (aggregate; NVML's total, SRAM and DRAM together).
+        ecc_corrected_max corrected SRAM errors; ecc_dram_corrected_max corrected errors in all.
     Source
-        Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000 (github.com/Azure/azurehpc-health-checks
-        conf/nd96isr_h100_v5.conf, customTests/azure_gpu_ecc.nhc).
+        Azure HPC NHC check_gpu_ecc (github.com/Azure/azurehpc-health-checks customTests/azure_gpu_ecc.nhc;
+        conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 10000': 20,000,000 for DRAM counts, 10,000 for
+        SRAM correctable counts).
     How to fix
         Watch the trend; run dcgmi diag -r 3 and the memory test; plan an RMA if the count keeps rising.
     """
-    limit = ctx.t("ecc_corrected_max")
+    sram_limit = ctx.t("ecc_corrected_max")
+    total_limit = ctx.t("ecc_dram_corrected_max")
     for g in rig.gpus:
         reason = _ecc_missing(g, "ecc_errors_corrected_aggregate", "ecc_errors_corrected_volatile")
         if reason:
             yield ctx.not_checked(reason, gpus=[g.index])
             continue
-        n = g.ecc_errors_corrected_aggregate if g.ecc_errors_corrected_aggregate is not None else g.ecc_errors_corrected_volatile
-        if n is not None and n > limit:
+        srams = [n for n in (g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) if n is not None]
+        totals = [n for n in (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate) if n is not None]
+        if srams and max(srams) > sram_limit:
+            n = max(srams)
             yield ctx.finding(
-                f"{subject(g)} has corrected {n} ECC errors (above {limit:g})",
+                f"{subject(g)} has corrected {n} SRAM ECC errors (above {sram_limit:.0f}): its on-chip memory is degrading",
+                gpus=[g.index],
+                subject=subject(g),
+                observed={"sram_corrected": n},
+                expected={"sram_corrected_max": sram_limit},
+                expected_source="Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000",
+                fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
+            )
+        elif totals and max(totals) > total_limit:
+            n = max(totals)
+            yield ctx.finding(
+                f"{subject(g)} has corrected {n} ECC errors (above {total_limit:.0f})",
                 gpus=[g.index],
                 subject=subject(g),
                 observed={"corrected": n},
-                expected={"corrected_max": limit},
-                expected_source="Azure HPC NHC check_gpu_ecc correctable threshold 10000",
+                expected={"corrected_max": total_limit},
+                expected_source="Azure HPC NHC check_gpu_ecc DRAM threshold 20000000",
                 fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
             )
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpuadvisor.rules.thresholds import THRESHOLDS
+from gpuadvisor.rules.thresholds import THRESHOLDS, fmt
 
 if TYPE_CHECKING:
     from gpuadvisor.facts import Finding, Rig
@@ -60,7 +60,7 @@ class Rule:
             lines += ["", "Thresholds in force (override in a policy file, [thresholds] table)"]
             for name in self.thresholds:
                 t = THRESHOLDS[name]
-                lines += textwrap.wrap(f"{name} = {t.value:g} {t.unit}: {t.description}", 100,
+                lines += textwrap.wrap(f"{name} = {fmt(t.value)} {t.unit}: {t.description}", 100,
                                        initial_indent="    ", subsequent_indent="        ")
                 lines += textwrap.wrap(f"source: {t.source}", 100, initial_indent="        ",
                                        subsequent_indent="        ", break_on_hyphens=False)

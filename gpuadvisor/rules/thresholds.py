@@ -82,9 +82,20 @@ _ALL = [
     # -- GPU health ------------------------------------------------------------------------------------
     Threshold(
         "ecc_corrected_max", 10000, "errors",
-        "aggregate corrected ECC errors above which a GPU's memory is reported as degrading",
+        "corrected SRAM ECC errors (volatile or aggregate) above which a GPU's on-chip memory is reported as "
+        "degrading",
         "Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000 (github.com/Azure/azurehpc-health-checks "
-        "customTests/azure_gpu_ecc.nhc, conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 10000')",
+        "customTests/azure_gpu_ecc.nhc, conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 10000': the second "
+        "argument, compared with ecc.errors.corrected.volatile.sram and .aggregate.sram)",
+        minimum=0, integer=True,
+    ),
+    Threshold(
+        "ecc_dram_corrected_max", 20_000_000, "errors",
+        "corrected ECC errors in total (volatile or aggregate; DRAM, or DRAM and SRAM where the scan does not "
+        "split them) above which a GPU's memory is reported as degrading",
+        "Azure HPC NHC check_gpu_ecc DRAM threshold 20000000 (conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 "
+        "10000': the first argument, compared with ecc.errors.corrected.volatile.dram and .aggregate.dram; "
+        "customTests/azure_gpu_ecc.nhc)",
         minimum=0, integer=True,
     ),
     Threshold(
@@ -161,6 +172,12 @@ _ALL = [
 THRESHOLDS: dict[str, Threshold] = {t.name: t for t in _ALL}
 if len(THRESHOLDS) != len(_ALL):  # pragma: no cover - caught at import by every test
     raise RuntimeError("duplicate threshold name in gpuadvisor.rules.thresholds")
+
+
+def fmt(value: float) -> str:
+    """A threshold for people: 20000000 (not 2e+07), 0.9, 10000."""
+    v = float(value)
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
 
 
 def defaults() -> dict[str, float]:
