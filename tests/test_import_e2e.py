@@ -71,6 +71,30 @@ def test_idle_a40s_at_gen1_are_info_not_warnings() -> None:
     assert [(f.gpus, f.severity) for f in ga102] == [([i], "info") for i in range(10)]
 
 
+def test_x8_card_at_x4_is_not_told_to_move_to_an_x16_slot() -> None:
+    rules, _advisor, _html = _pipeline()
+    rig = import_files([SAMPLES / "smi-q_rtx4060ti_thamada.txt"])  # RTX 4060 Ti: an x8 card, GPU 0 at x4
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA101"]
+    assert (f.severity, f.gpus, f.observed, f.expected) == ("fail", [0], {"current_link_width": 4}, {"max_link_width": 8})
+    assert f.fix == "reseat the card or move it to a slot wired for x8 or more; check the riser and the slot's BIOS bifurcation setting"
+
+
+def test_imported_scan_says_how_to_give_the_psu_rating() -> None:
+    rules, _advisor, _html = _pipeline()
+    rig = import_files([SAMPLES / "smi-q_h100sxmx8_thamada.txt"])
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA405"]
+    assert (f.severity, f.message) == ("not-checked", "PSU rating not given (set it in a rig spec or pass --psu-watts)")
+
+
+def test_two_node_h100_all_reduce_is_not_compared_with_the_one_node_reference() -> None:
+    rules, _advisor, _html = _pipeline()
+    rig = import_files([SAMPLES / "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt"])
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA602"]
+    assert f.severity == "not-checked"
+    assert f.message == ("all-reduce (16 ranks, nccl): no expected figure (ranks on several hosts: the network is not in the "
+                         "link facts) and no published reference for 16 ranks of this GPU model")
+
+
 def test_nccl_measurement_is_judged_and_used_by_the_advisor() -> None:
     rules, advisor, html = _pipeline()
     rig = import_files([SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"])

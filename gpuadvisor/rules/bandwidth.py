@@ -9,7 +9,7 @@ from gpuadvisor import links
 from gpuadvisor.facts import Measurement, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
-from gpuadvisor.rules.references import Reference, find_reference
+from gpuadvisor.rules.references import REFERENCES, Reference, find_reference
 from gpuadvisor.rules.registry import rule
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
@@ -115,9 +115,14 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
         elif value < ref.value_gbps:
             verdicts.append(("warn", f"below the {ref.value_gbps:g} GB/s a production health check requires of {ref.model}"))
     if not base and ref is None:
+        if not names:
+            no_ref = "and no GPU to compare with a reference"
+        elif any(r.world_size is not None and all(r.matches(n, m.kind, r.world_size) for n in names) for r in REFERENCES):
+            no_ref = f"and no published reference for {m.world_size or len(m.gpus)} ranks of this GPU model"
+        else:
+            no_ref = "and no published reference for this GPU model"
         yield ctx.not_checked(
-            f"{_describe(m)}: no expected figure ({m.why('expected_gbps') or 'not derivable from the link facts'}) "
-            + ("and no published reference for this GPU model" if names else "and no GPU to compare with a reference"),
+            f"{_describe(m)}: no expected figure ({m.why('expected_gbps') or 'not derivable from the link facts'}) {no_ref}",
             gpus=m.gpus,
         )
         return

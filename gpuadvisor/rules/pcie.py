@@ -133,6 +133,11 @@ def _pstate(gpu: Gpu) -> str:
     return f" (P{gpu.performance_state})" if gpu.performance_state is not None else ""
 
 
+def _slot(width: int) -> str:
+    """Where a card that should train at x``width`` belongs: "an x16 slot", "a slot wired for x8 or more"."""
+    return "an x16 slot" if width >= 16 else f"a slot wired for x{width} or more"
+
+
 def _copy_measurements(rig: Rig, gpu: Gpu) -> Iterator[Measurement]:
     for m in rig.measurements:
         if (
@@ -187,8 +192,8 @@ def pcie_link_downgraded(rig: Rig, ctx: Context):
                 subject=v.subject,
                 observed={"current_link_width": v.current_width},
                 expected={"max_link_width": v.allowed_width},
-                expected_source="the lower of the device's and the port's maximum link width (sysfs max_link_width, NVML max link width)",
-                fix="reseat the card or move it to an x16 slot; check the riser and the slot's BIOS bifurcation setting"
+                expected_source="the lower of the device's and the port's maximum link width (NVML / nvidia-smi Link Width Max, sysfs max_link_width, lspci LnkCap)",
+                fix=f"reseat the card or move it to {_slot(v.allowed_width)}; check the riser and the slot's BIOS bifurcation setting"
                 if v.is_gpu_link
                 else "check the PCIe switch board's uplink cable and seating",
             )
@@ -274,7 +279,7 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
                 observed={"current_link_gen": v.current_gen, "gpu_idle": idle,
                           "measured_gbps": under_load.value_gbps if under_load else None},
                 expected={"max_link_gen": v.allowed_gen},
-                expected_source="the lower of the device's and the port's maximum link generation (sysfs max_link_speed, NVML max link generation)",
+                expected_source="the lower of the device's and the port's maximum link generation (NVML / nvidia-smi PCIe Generation Max, sysfs max_link_speed, lspci LnkCap)",
                 fix="if it stays low under load: set the slot to the right PCIe generation (or Auto) in the BIOS, reseat the card and riser",
                 severity=sev,
             )
