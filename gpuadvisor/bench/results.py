@@ -155,11 +155,6 @@ class Collector:
                              "(busbw is 0 by the nccl-tests factor, or a local copy / no-op for broadcast)")
             elif m.status != "failed" and good and len(good) == len(rows):
                 m.value_gbps = good[-1].busbw_gbps
-                if len(good) >= 2 and good[-1].busbw_gbps > RISING * good[-2].busbw_gbps:
-                    notes.append(f"busbw still rising at the largest size ({good[-2].busbw_gbps:.2f} -> "
-                                 f"{good[-1].busbw_gbps:.2f} GB/s from {good[-2].size_bytes} to "
-                                 f"{good[-1].size_bytes} B): the sweep ended before busbw levels off, so the headline "
-                                 "understates the links; a larger -e measures the plateau")
         elif end is not None and m.status == "ok":
             m.value_gbps = end.get("value_gbps")
             m.latency_us = end.get("latency_us")
@@ -171,6 +166,13 @@ class Collector:
             m.expected_gbps = round(exp.gbps, 3)
             if m.value_gbps is not None:
                 m.ratio = round(m.value_gbps / exp.gbps, 4)
+            good = [r for r in rows if r.correct is not False]
+            if m.kind in COLLECTIVE_KINDS and m.value_gbps is not None and len(good) >= 2 \
+                    and good[-1].busbw_gbps > RISING * good[-2].busbw_gbps:
+                notes.append(f"busbw still rising at the largest size ({good[-2].busbw_gbps:.2f} -> "
+                             f"{good[-1].busbw_gbps:.2f} GB/s from {good[-2].size_bytes} to {good[-1].size_bytes} B): "
+                             "the sweep ended before busbw levels off, so the headline understates the links; a "
+                             "larger -e measures the plateau")
         else:
             m.unavailable["expected_gbps"] = exp.source
         return m
