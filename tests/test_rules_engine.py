@@ -182,6 +182,13 @@ def test_render_healthy_rig():
     assert render_findings([], color=False) == "Verdict: healthy (no findings)\n"
 
 
+def test_render_healthy_but_mostly_unchecked_says_so():
+    # an import of one topo -m: one info finding and 30 rules without their facts is not a clean bill of health
+    findings = [Finding(code="GA202", name="p2p-through-host-bridge", area="topology", severity="info", message="m")]
+    findings += [Finding(code=f"GA3{i:02d}", name="x", area="gpu", severity="not-checked", message=f"r{i}") for i in range(3)]
+    assert render_findings(findings, color=False).splitlines()[-1] == "Verdict: healthy as far as checked (1 info, 3 not checked)"
+
+
 # -- CLI --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("code", [r.code for r in all_rules()])

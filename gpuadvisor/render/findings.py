@@ -93,6 +93,8 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None) -
             out += [_dim(ln, color) for ln in _wrap("", f"{codes}{where}: {reason}")]
     word, c = verdict(ordered)
     parts = [f"{c[s]} {name}" for s, name in (("fail", "fail"), ("error", "error"), ("warn", "warn"), ("info", "info"), ("not-checked", "not checked")) if c[s]]
+    if word == "healthy" and c["not-checked"]:
+        word = "healthy as far as checked"  # rules without their facts did not pass: they did not run
     summary = f"Verdict: {word}" + (f" ({', '.join(parts)})" if parts else " (no findings)")
     sev = {"failing": "fail", "warnings": "warn"}.get(word)
     if out:
