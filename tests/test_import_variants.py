@@ -17,6 +17,7 @@ from gpuadvisor.importers import (
     parse_nccl_tests,
     parse_nvlink_status,
     parse_smi_q,
+    parse_smi_summary,
     parse_smi_xml,
     parse_topo_matrix,
     parse_topo_p2p,
@@ -143,6 +144,13 @@ def test_plain_nvidia_smi_table_old_layout() -> None:
     assert a.memory_total_bytes == 16160 * 2**20 and a.memory_used_bytes == 0
     assert a.ecc_errors_uncorrected_volatile == 0
     assert rig.software.driver_version == "470.82.01" and rig.software.cuda_driver_version == "11.4"
+
+
+def test_plain_nvidia_smi_lost_gpu_takes_the_first_index_the_table_skips() -> None:
+    text = own("smi_2xv100-r470-table.txt").replace("|   1  Tesla V100-SXM2...  Off", "|   5  Tesla V100-SXM2...  Off")
+    rig = parse_smi_summary(text.split("\n", 1)[1], "t.txt", 2, context=text.split("\n")[:1])
+    assert [(g.index, g.bus_id) for g in rig.gpus] == [(0, "0000:06:00.0"), (1, "0000:3b:00.0"), (5, "0000:07:00.0")]
+    assert rig.origins["gpus[1]"] == "t.txt:1" and rig.origins["gpus[2]"].startswith("t.txt:")
 
 
 # -- lspci -vv: a switch, a card at x8, a GPU that stopped answering --------------------------------------

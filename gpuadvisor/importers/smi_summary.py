@@ -38,7 +38,7 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
     where = {id(g): rig.origins.get(f"gpus[{k}]", source) for k, g in enumerate(rig.gpus)}
     taken = {g.index for g in rig.gpus}
     free = [i for i in range(len(rig.gpus) + len(lost)) if i not in taken]
-    for (bus, text, lineno), idx in zip(sorted(lost), free, strict=True):
+    for (bus, text, lineno), idx in zip(sorted(lost), free[: len(lost)], strict=True):
         g = Gpu(index=idx, bus_id=bus)
         for f in ("name", "persistence_mode", "ecc_errors_uncorrected_volatile", "temperature_c", "performance_state",
                   "power_draw_w", "power_limit_w", "memory_used_bytes", "memory_total_bytes", "mig_mode"):
