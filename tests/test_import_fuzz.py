@@ -115,6 +115,9 @@ def test_real_outputs_mangled(text: str) -> None:
     "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong",
     "  8  2  float  sum  -1  1.0  0.0  0.0  0  1.0  0.0  0.0  0", "<nvidia_smi_log>", "<gpu id=\"0000:01:00.0\">", "</gpu>",
     "| NVIDIA-SMI 580.1  Driver Version: 580.1  CUDA Version: 13.0 |", "|====+====+====|", "|   0  H100  On  | 00000000:01:00.0 Off | 0 |",
+    "|   5  H100  Off  | 00000000:05:00.0 Off | 0 |", "| N/A   34C    P8    42W / 300W |  0MiB / 16160MiB |  0%  Default |",
+    "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error",
+    "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost",
     "", "Legend:", "NIC Legend:", "  NIC0: mlx5_0",
 ]), max_size=40))
 def test_fragments_of_every_format_in_any_order(lines: list[str]) -> None:
