@@ -150,3 +150,26 @@ def test_default_precision_follows_the_gpu(preset) -> None:  # type: ignore[no-u
     assert h.workload["precision"] == "bf16" and not any("--precision not given" in n for n in h.notes)
     explicit = advise(preset("dgx2-v100"), Workload.from_options(model="gpt2", precision="bf16"))
     assert explicit.workload["precision"] == "bf16" and any("no BF16 support" in n for n in explicit.notes)
+
+
+def test_scaling_efficiency_is_communication_not_recomputation(preset) -> None:  # type: ignore[no-untyped-def]
+    """PARALLELISM.md: scaling efficiency = speed-up on N GPUs / N. Activation checkpointing costs a forward
+    pass on one GPU too: it lowers the speed against the ideal (what the pick weighs), not the scaling."""
+    a = advise(preset("4x4090-pcie"), Workload.from_options(model="mistral-7b", finetune="qlora"))
+    d = a.pick
+    assert d["activation_checkpointing"]
+    assert d["scaling_efficiency"] == pytest.approx(d["compute_seconds"] / d["step_seconds"], abs=1e-4) and d["scaling_efficiency"] > 0.95
+    # LoRA: 4·N per token (6·N with recomputation) + the attention term, 3 passes (4 with recomputation).
+    n, attn = 7_241_732_096 - 32000 * 4096, 4 * 32 * 4096 * 4096
+    assert d["ideal_speed_fraction"] == pytest.approx(d["scaling_efficiency"] * (4 * n + 3 * attn) / (6 * n + 4 * attn), abs=1e-3)
+    assert "No candidate" not in a.reason and "below the" not in a.reason
+
+
+def test_offloading_a_lora_model_moves_its_frozen_base(preset) -> None:  # type: ignore[no-untyped-def]
+    """ZeRO-3 parameter offload fetches every weight's shard from the host for the forward and the backward
+    of each micro-batch, the frozen base included, not only the adapters."""
+    a = advise(preset("4x4090-pcie"), Workload.from_options(model="mistral-7b", finetune="lora", checkpointing="full"))
+    z3 = next(c for c in a.candidates if c["key"].startswith("zero3-offload"))
+    moved = float(next(d for d in z3["comm"]["detail"] if d.startswith("CPU offload")).split(" GB")[0].split()[-1]) * 1e9
+    base_shard = 7_241_732_096 * 2 / 4
+    assert moved >= z3["gradient_accumulation"] * 2 * base_shard * 0.99

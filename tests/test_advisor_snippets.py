@@ -92,3 +92,28 @@ def test_megatron_flags_describe_the_model(preset) -> None:  # type: ignore[no-u
     gpt2 = Workload.from_options(model="gpt2")
     g2 = megatron_args(gpt2, _lays(rig, gpt2)["tp2"], 128, False)
     assert "RMSNorm" not in g2 and "rope" not in g2 and "disable-bias-linear" not in g2 and "swiglu" not in g2
+
+
+def test_lora_and_qlora_launch_peft_under_ddp_fsdp_or_deepspeed(preset) -> None:  # type: ignore[no-untyped-def]
+    """Megatron's pretrain_gpt.py trains every weight: adapter fine-tuning gets no TP/PP layout; the snippet
+    wraps the model with PEFT (QLoRA: NF4 base, double quantization, storage dtype for sharding), and never
+    calls .to() on a bitsandbytes 4-bit model (transformers refuses it)."""
+    q = advise(preset("4x4090-pcie"), Workload.from_options(model="mistral-7b", finetune="qlora"))
+    assert all(c["tensor_parallel"] == 1 and c["pipeline_parallel"] == 1 for c in q.candidates)
+    assert any(e["strategy"] == "tensor / pipeline parallel" and "PEFT" in e["reason"] for e in q.excluded)
+    # 8.6 GiB with DDP and checkpointing: plain DDP, not a DeepSpeed ZeRO-3 CPU-offload plan.
+    assert q.pick["key"] == "ddp+ckpt" and q.snippet["kind"] == "ddp"
+    code = q.snippet["code"]
+    tree = ast.parse(code)
+    assert {"BitsAndBytesConfig", "LoraConfig", "get_peft_model", "DDP"} <= _imported_names(tree)
+    assert "bnb_4bit_quant_type='nf4'" in code and "bnb_4bit_use_double_quant=True" in code and "r=16" in code
+    assert ".to(" not in code
+    lora = advise(preset("dgx-h100"), Workload.from_options(model="llama-3-70b", finetune="lora", lora_rank=64))
+    assert lora.pick["zero_stage"] == 3 and lora.snippet["kind"] == "fsdp"
+    assert "get_peft_model" in lora.snippet["code"] and "r=64" in lora.snippet["code"]
+    ast.parse(lora.snippet["code"])
+    full = advise(preset("dgx-h100"), Workload.from_options(model="llama-3-8b"))
+    assert "peft" not in full.snippet["code"]
+    single = advise(preset("h100-pcie"), Workload.from_options(model="llama-3-8b", finetune="qlora"))
+    assert single.snippet["kind"] == "single" and ".to(" not in single.snippet["code"]
+    ast.parse(single.snippet["code"])

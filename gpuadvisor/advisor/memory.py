@@ -26,7 +26,7 @@ class Layout:
     offload: str = "none"  # none | optimizer | optimizer+params
     dp_spans_nodes: bool = False
     pp_across_nodes: bool = False
-    last_resort: bool = False  # shown, but picked only when nothing else fits (tensor parallel over PCIe)
+    last_resort: bool = False  # shown, but picked only when nothing else fits (tensor parallel over PCIe, CPU offload)
 
 
 @dataclass

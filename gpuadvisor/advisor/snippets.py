@@ -83,6 +83,34 @@ def deepspeed_config(w: Workload, lay: Layout, accumulation: int, global_batch: 
     return cfg
 
 
+def model_id(w: Workload) -> str:
+    from gpuadvisor import catalog
+
+    spec = catalog.find_model(w.model_label) if w.model_label else None
+    return spec.hf_id if spec and spec.hf_id else "<model path or Hugging Face id>"
+
+
+def peft_code(w: Workload, single: bool = False) -> str:
+    """LoRA/QLoRA: the adapters the memory model counts (rank r on every linear layer of the transformer blocks:
+    PEFT target_modules='all-linear', which leaves the lm_head out); QLoRA loads the base in NF4 with double
+    quantization (Dettmers et al. 2023), its storage dtype the compute dtype so FSDP/ZeRO-3 can shard it
+    (Hugging Face PEFT docs, 'FSDP + QLoRA'). Empty for full training."""
+    if w.finetune == "full":
+        return ""
+    lines = []
+    if w.finetune == "qlora":
+        dt = DTYPE_NAMES[w.precision]
+        lines += ["import os, torch",
+                  "from transformers import AutoModelForCausalLM, BitsAndBytesConfig",
+                  "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,",
+                  f"                         bnb_4bit_compute_dtype=torch.{dt}, bnb_4bit_quant_storage=torch.{dt})",
+                  f"model = AutoModelForCausalLM.from_pretrained('{model_id(w)}', quantization_config=bnb, torch_dtype=torch.{dt},",
+                  "                                             device_map={'': " + ("0" if single else "int(os.environ['LOCAL_RANK'])") + "})"]
+    lines += ["from peft import LoraConfig, get_peft_model",
+              f"model = get_peft_model(model, LoraConfig(r={w.lora_rank}, target_modules='all-linear', task_type='CAUSAL_LM'))"]
+    return "\n".join(lines) + "\n"
+
+
 def deepspeed_code(lay: Layout, recompute: bool) -> str:
     """deepspeed.initialize for the layout. ZeRO-Offload refuses a torch optimizer unless told otherwise
     (zero_force_ds_cpu_optimizer, default true): it gets DeepSpeed's CPU Adam. ZeRO-3 builds the model inside
@@ -238,22 +266,27 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
         out["kind"] = "megatron"
         out["torchrun"] = torchrun_line(gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute))
         return out
+    qlora = w.finetune == "qlora"  # bitsandbytes 4-bit models are loaded onto their GPU and refuse .to()
     if lay.key == "single":
         out["kind"] = "single"
         out["torchrun"] = torchrun_line(1, 1)
-        out["code"] = (f"model.to('cuda'); autocast(dtype=torch.{DTYPE_NAMES[w.precision]})" if w.precision != "fp32" else "model.to('cuda')")
+        code = "import torch\n" + ("" if qlora else "model.to('cuda')\n")
+        if w.precision != "fp32":
+            code += f"with torch.autocast('cuda', dtype=torch.{DTYPE_NAMES[w.precision]}):\n    loss = model(**batch).loss\n"
         if recompute:
-            out["code"] += "\nmodel.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer"
+            code += "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
+        out["code"] = peft_code(w, single=True) + code.rstrip("\n")
         return out
     if lay.zero_stage == 0:
         out["kind"] = "ddp"
         out["torchrun"] = torchrun_line(gpus_per_node, nodes)
         out["code"] = ("from torch.nn.parallel import DistributedDataParallel as DDP\n"
-                       "model = DDP(model.to(local_rank), device_ids=[local_rank], gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
+                       f"model = DDP({'model' if qlora else 'model.to(local_rank)'}, device_ids=[local_rank], gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
                        f"# gradient accumulation: {accumulation} micro-batches per step, all but the last under `with model.no_sync():`")
         if recompute:
             out["code"] = ("model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
                            + out["code"])
+        out["code"] = peft_code(w) + out["code"]
         out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
         return out
     ds = deepspeed_config(w, lay, accumulation, global_batch, recompute)
@@ -261,14 +294,14 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
         out["kind"] = "deepspeed"
         out["deepspeed_config"] = ds
         out["torchrun"] = torchrun_line(gpus_per_node, nodes, "train.py", "--deepspeed ds_config.json")
-        out["code"] = deepspeed_code(lay, recompute)
+        out["code"] = peft_code(w) + deepspeed_code(lay, recompute)
         out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
         return out
     out["kind"] = "fsdp"
     settings = fsdp_settings(w, lay, recompute, gpus_per_node, nodes)
     out["fsdp"] = settings
     out["torchrun"] = torchrun_line(gpus_per_node, nodes)
-    out["code"] = fsdp_code(w, settings)
+    out["code"] = peft_code(w) + fsdp_code(w, settings)
     out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
     if not lay.hybrid:
         out["deepspeed_config"] = ds  # the same stage in DeepSpeed, for those who use it

@@ -78,7 +78,15 @@ class Candidate:
 
     @property
     def efficiency(self) -> float | None:
+        """Fraction of the ideal speed (compute alone at the MFU, no recomputation, no communication): what the
+        pick compares, so activation checkpointing's extra forward counts against a candidate."""
         return self.ideal_seconds / self.step_seconds if self.step_seconds and self.ideal_seconds else None
+
+    @property
+    def scaling_efficiency(self) -> float | None:
+        """Scaling efficiency as PARALLELISM.md defines it (speed-up on N GPUs / N): the candidate's own compute,
+        recomputation included, over its step with the exposed communication and the pipeline bubble."""
+        return self.compute_seconds / self.step_seconds if self.step_seconds and self.compute_seconds else None
 
     def misfit(self) -> str:
         """Why it does not fit, in one phrase (empty when it fits)."""
@@ -132,7 +140,8 @@ class Candidate:
             "step_seconds": _r(self.step_seconds),
             "step_seconds_no_overlap": _r(self.step_no_overlap_seconds),
             "tokens_per_second": _r(self.tokens_per_second),
-            "scaling_efficiency": round(self.efficiency, 4) if self.efficiency is not None else None,
+            "scaling_efficiency": round(self.scaling_efficiency, 4) if self.scaling_efficiency is not None else None,
+            "ideal_speed_fraction": round(self.efficiency, 4) if self.efficiency is not None else None,
             "status": self.status,
             "reason": self.reason,
         }
@@ -171,12 +180,22 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
                               zero_stage=3, hybrid=True, shard_group=n, dp_spans_nodes=True))
     # CPU offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity), when the host's RAM is known.
     if host_known and not view.hypothetical:
+        # A memory escape hatch, not a speed-up: picked only when nothing fits on the GPUs alone (DeepSpeed's
+        # ZeRO-Offload/Infinity papers use it to fit models that do not fit otherwise; its transfers and CPU
+        # optimizer step are modelled without latency, so its predicted speed is optimistic).
         out.append(Layout("zero2-offload", "ZeRO-2 + CPU offload", "DeepSpeed ZeRO stage 2, offload_optimizer cpu", 6, dp=world,
-                          zero_stage=2, shard_group=world, offload="optimizer", dp_spans_nodes=m > 1))
+                          zero_stage=2, shard_group=world, offload="optimizer", dp_spans_nodes=m > 1, last_resort=True))
         out.append(Layout("zero3-offload", "ZeRO-3 + CPU offload", "DeepSpeed ZeRO stage 3, offload_optimizer + offload_param cpu", 7,
-                          dp=world, zero_stage=3, shard_group=world, offload="optimizer+params", dp_spans_nodes=m > 1))
+                          dp=world, zero_stage=3, shard_group=world, offload="optimizer+params", dp_spans_nodes=m > 1, last_resort=True))
     elif not view.hypothetical:
         excluded.append({"strategy": "CPU offload", "reason": "the scan has no host RAM figure, so offload cannot be sized"})
+    if w.finetune != "full":
+        # Megatron-LM's pretrain_gpt.py trains every weight: no LoRA adapters, no 4-bit base. Adapter training
+        # runs under PEFT, whose models DDP, FSDP and DeepSpeed shard (Hugging Face PEFT/accelerate docs).
+        excluded.append({"strategy": "tensor / pipeline parallel",
+                         "reason": f"{w.finetune.upper() if w.finetune == 'qlora' else 'LoRA'} runs under PEFT (DDP, FSDP or DeepSpeed); "
+                                   "Megatron-LM's pretrain_gpt.py, which the TP/PP snippets launch, trains every weight"})
+        return out, excluded
     # Tensor parallel inside an NVLink domain (2 also over PCIe, where it rarely pays: PARALLELISM.md).
     domain = view.nvlink_domain()
     t = 2
@@ -348,7 +367,9 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
         shard = trainable / lay.dp
         moved = shard * (2 + 4)  # 16-bit weights up, fp32 gradients down
         if lay.offload == "optimizer+params":
-            moved += acc * 2 * shard * 2  # weights fetched for forward and backward of every micro-batch
+            # Every rank fetches its shard of all the weights (a LoRA model's frozen base included) from the host
+            # for the forward and again for the backward of every micro-batch, then all-gathers it.
+            moved += acc * 2 * gather_bytes / lay.dp
         gpus_per_host = view.gpus_per_node
         cpu_adam = shard * gpus_per_host * C.CPU_ADAM_BYTES_PER_PARAM / (C.HOST_MEMORY_GBPS * 1e9)
         c.offload_seconds = moved / (pcie * 1e9) + cpu_adam
@@ -378,14 +399,15 @@ def candidates(view: RigView, w: Workload) -> tuple[list[Candidate], list[dict[s
 # -- the pick ---------------------------------------------------------------------------------------------------
 
 def pick(cands: list[Candidate], world: int) -> Candidate | None:
-    """The simplest candidate that fits with margin and keeps scaling efficiency high.
+    """The simplest candidate that fits with margin and keeps its speed close to the ideal.
 
     Among candidates that fit with ``MARGIN_FRACTION`` of memory to spare (any that fit, if none does), those
-    whose predicted efficiency reaches the practitioners' target for this many GPUs (PARALLELISM.md), or is
-    within ``EFFICIENCY_TOLERANCE`` of the best candidate's, are acceptable; the simplest acceptable one wins
-    (DDP, then ZeRO-1/2/3 sharding, then tensor parallel, pipeline, CPU offload), the faster on a tie.
-    Tensor parallel over PCIe is picked only when nothing else fits (PARALLELISM.md: keep t inside an NVLink
-    domain; on PCIe-only machines t > 2 rarely pays, and t = 2 is shown for comparison).
+    whose fraction of the ideal speed (``Candidate.efficiency``: communication, pipeline bubble and
+    recomputation all count against it) reaches the practitioners' scaling target for this many GPUs
+    (PARALLELISM.md), or is within ``EFFICIENCY_TOLERANCE`` of the best candidate's, are acceptable; the simplest
+    acceptable one wins (DDP, then ZeRO-1/2/3 sharding, then tensor parallel, pipeline, CPU offload), the faster
+    on a tie. Tensor parallel over PCIe and CPU offload are picked only when nothing else fits (PARALLELISM.md:
+    keep t inside an NVLink domain; on PCIe-only machines t > 2 rarely pays; offload is a memory escape hatch).
     """
     fitting = [c for c in cands if c.with_margin] or [c for c in cands if c.fits]
     if not fitting:
@@ -414,11 +436,13 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
         if miss:
             c.reason = f"does not fit: {miss}"
         elif c.layout.last_resort and chosen is not None and not chosen.layout.last_resort:
-            c.reason = "tensor parallel over PCIe (no NVLink): picked only when nothing else fits"
+            c.reason = ("CPU offload: picked only when nothing fits on the GPUs alone" if c.layout.offload != "none"
+                        else "tensor parallel over PCIe (no NVLink): picked only when nothing else fits")
         elif not c.with_margin and chosen is not None and chosen.with_margin:
             c.reason = f"fits with only {c.headroom_fraction:.0%} of memory to spare"
         elif eff is not None and chosen is not None and chosen.efficiency is not None and eff < chosen.efficiency - C.EFFICIENCY_TOLERANCE:
-            c.reason = f"predicted scaling efficiency {eff:.2f} < {chosen.efficiency:.2f} of the pick"
+            c.reason = (f"runs at {eff:.0%} of the ideal speed, the pick at {chosen.efficiency:.0%}"
+                        + (" (activation checkpointing recomputes the forward pass)" if c.recompute and not chosen.recompute else ""))
         elif chosen is not None and c.layout.rank > chosen.layout.rank:
             c.reason = f"fits, but {chosen.name} is simpler and about as fast"
         elif chosen is not None and c.recompute and not chosen.recompute:
@@ -430,8 +454,8 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
         return ""
     used = chosen.memory.total_bytes / gib
     cap = chosen.capacity_bytes / gib
-    eff = chosen.efficiency
-    eff_txt = f" and keeps {eff:.0%} scaling efficiency" if eff is not None and world > 1 else ""
+    sc = chosen.scaling_efficiency
+    eff_txt = f" and keeps {sc:.0%} scaling efficiency" if sc is not None and world > 1 else ""
     simpler = [c for c in cands if c.layout.rank < chosen.layout.rank and c is not chosen]
     misfits = [c for c in simpler if not c.fits]
     if chosen.layout.rank == 0:
@@ -442,9 +466,12 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
                f"{worst.name} {worst.misfit()}.")
     else:
         lower = [c for c in simpler if c.fits]
-        slow = ", ".join(f"{c.name} {c.efficiency:.2f}" for c in lower if c.efficiency is not None)
+        slow = ", ".join(f"{c.name} {c.efficiency:.0%}" for c in lower if c.efficiency is not None)
         why = (f"{chosen.name} fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}"
-               + (f", above the simpler ones that fit ({slow}; target {target:.2f})." if slow else "."))
-    if world > 1 and chosen.efficiency is not None and chosen.efficiency < target:
-        why += f" No candidate reaches the {target:.2f} efficiency practitioners aim for on {world} GPUs."
+               + (f"; at {chosen.efficiency:.0%} of the ideal speed it is faster than the simpler ones that fit ({slow})."
+                  if slow and chosen.efficiency is not None else "."))
+    if world > 1 and sc is not None and sc < target:
+        fitting = [c.scaling_efficiency or 0.0 for c in cands if c.fits]
+        why += (f" No candidate that fits reaches the {target:.2f} scaling efficiency practitioners aim for on {world} GPUs."
+                if max(fitting, default=0.0) < target else f" That is below the {target:.2f} practitioners aim for on {world} GPUs.")
     return why
