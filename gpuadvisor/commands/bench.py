@@ -55,7 +55,7 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
               help="torch.distributed backend for the collectives [default: nccl if torch sees a CUDA GPU, else gloo].")
 @click.option("--nproc", type=click.IntRange(min=1), default=None, metavar="N",
               help="Processes for the collectives, one per GPU [default: every GPU; 2 with gloo].")
-@click.option("--quick", "preset", flag_value="quick", help="A few sizes, short copy runs: under a minute on 8 GPUs.")
+@click.option("--quick", "preset", flag_value="quick", help="1 MiB to 1 GiB, 5 iterations, short copy runs: under a minute on 8 GPUs.")
 @click.option("--full", "preset", flag_value="full", help="8 B to 8 GiB, 50 iterations, long copy runs.")
 @click.option("--budget", "budget_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Wall-clock budget of the whole run; hung workers are killed at its end "
@@ -78,8 +78,9 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
     \b
     Collectives (all_reduce, all_gather, reduce_scatter, broadcast) run through torch.distributed, one
     process per GPU with NCCL (CUDA events) or per --nproc with gloo on CPUs (perf_counter), over a doubling
-    size sweep. Each size prints as nccl-tests does: time of the slowest rank, algbw = S/t, busbw = algbw
-    × 2(n-1)/n, (n-1)/n or 1, and #wrong from a correctness check (a wrong result fails the measurement).
+    size sweep. Each size prints in nccl-tests' columns: time (the median iteration of the slowest rank,
+    where nccl-tests averages iterations and ranks), algbw = S/t, busbw = algbw × 2(n-1)/n, (n-1)/n or 1,
+    and #wrong from a correctness check (a wrong result fails the measurement).
     On CUDA it also measures host<->device copies per GPU (pinned and pageable, alone and all at once),
     copies within a GPU, and a peer-to-peer matrix with P2P on and off, as nvbandwidth and
     p2pBandwidthLatencyTest do. Each figure is shown against what the rig's links should give.
