@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor import facts
-from gpuadvisor.importers import import_files
+from gpuadvisor.importers import import_files, import_texts
 
 SAMPLES = Path(__file__).parent / "fixtures" / "import" / "samples"
 OWN = Path(__file__).parent / "fixtures" / "import" / "own"
@@ -93,6 +93,40 @@ def test_two_node_h100_all_reduce_is_not_compared_with_the_one_node_reference() 
     assert f.severity == "not-checked"
     assert f.message == ("all-reduce (16 ranks, nccl): no expected figure (ranks on several hosts: the network is not in the "
                          "link facts) and no published reference for 16 ranks of this GPU model")
+
+
+def _one_gpu_lspci(text: str) -> str:
+    return "\n".join(x for x in text.splitlines() if not x.startswith("#"))
+
+
+def test_lspci_of_the_gpu_alone_does_not_claim_the_slot_supports_its_maximum() -> None:
+    # `lspci -vvv -s 01:00.0` of an RTX 6000 Ada at 2.5GT/s: LnkCap 16GT/s is the card's; the slot's is unknown.
+    rules, _advisor, _html = _pipeline()
+    text = _one_gpu_lspci((SAMPLES / "lspci-vvv_rtx6000ada-downgraded-2.5gts_stelline-asus.txt").read_text())
+    rig = import_texts([("lspci.txt", text)])
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA102"]
+    assert f.severity == "info"
+    assert f.message.startswith("GPU 0 0000:01:00.0 runs at PCIe Gen1 where the GPU supports Gen4 (its slot's maximum is not in this "
+                                 "scan: lspci of the GPU alone) (current_link_gen=1, max_link_gen=4)")
+    # the same card trained at x8: a fault, or an x16 card in a slot wired x8 - the scan cannot tell which
+    rig = import_texts([("lspci.txt", text.replace("LnkSta:\tSpeed 2.5GT/s (downgraded), Width x16", "LnkSta:\tSpeed 16GT/s, Width x8 (downgraded)")
+                        .replace("LnkSta: Speed 2.5GT/s (downgraded), Width x16", "LnkSta: Speed 16GT/s, Width x8 (downgraded)"))])
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA101"]
+    assert (f.severity, f.observed, f.expected) == ("warn", {"current_link_width": 8}, {"max_link_width": 16})
+    assert "runs at x8 where the card supports x16 (its slot's maximum is not in this scan: lspci of the GPU alone): a fault, " \
+           "or a slot wired for fewer lanes (current_link_width=8, max_link_width=16)" in f.message
+
+
+def test_lspci_of_the_gpu_alone_with_nvidia_smi_q_keeps_nvml_slot_maximum() -> None:
+    rules, _advisor, _html = _pipeline()
+    lines = (OWN / "lspci-vv_dgx1-plx-switch-x8.txt").read_text().splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("07:00.0"))
+    end = next(i for i, x in enumerate(lines) if i > start and x and not x[0].isspace())
+    rig = import_texts([("q.txt", (OWN / "smi-q_2xv100-r470-throttle-lost-gpu.txt").read_text()),
+                        ("lspci.txt", "\n".join(lines[start:end]))])
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA101" and f.severity != "not-checked"]
+    assert (f.severity, f.gpus) == ("fail", [1])  # -q's Link Width Max is NVML's: card and slot
+    assert "where its slot and card support x16" in f.message
 
 
 def test_nccl_measurement_is_judged_and_used_by_the_advisor() -> None:

@@ -133,6 +133,22 @@ def _pstate(gpu: Gpu) -> str:
     return f" (P{gpu.performance_state})" if gpu.performance_state is not None else ""
 
 
+def slot_known(rig: Rig, pos: int) -> bool:
+    """Whether the GPU link's maximum includes its slot's (port above it), or is the card's own alone.
+
+    NVML's maximum ("possible with this device and system") and a path with the port above the GPU include
+    the slot; an ``lspci -vv -s <GPU>`` import has only the card's LnkCap.
+    """
+    gpu = rig.gpus[pos]
+    path = gpu.pcie.path
+    if not path or (len(path) > 1 and path[1].port_type in PORTS_ABOVE):
+        return True
+    return not rig.origins.get(f"gpus[{pos}].pcie.max_width", "").endswith("(lspci -vv)")
+
+
+_NO_SLOT = " (its slot's maximum is not in this scan: lspci of the GPU alone)"
+
+
 def _slot(width: int) -> str:
     """Where a card that should train at x``width`` belongs: "an x16 slot", "a slot wired for x8 or more"."""
     return "an x16 slot" if width >= 16 else f"a slot wired for x{width} or more"
@@ -174,7 +190,7 @@ def pcie_link_downgraded(rig: Rig, ctx: Context):
         Power off, reseat the card (and its riser), move it to a slot wired x16, check the BIOS lane
         bifurcation setting for that slot; if a switch uplink is narrow, check the switch board's cabling.
     """
-    for gpu in rig.gpus:
+    for pos, gpu in enumerate(rig.gpus):
         views = link_views(gpu)
         first = views[0]
         if first.current_width is None or first.allowed_width is None:
@@ -184,10 +200,14 @@ def pcie_link_downgraded(rig: Rig, ctx: Context):
             if v.current_width is None or v.allowed_width is None or v.current_width >= v.allowed_width:
                 continue
             where = "runs" if v.is_gpu_link else "has a switch uplink that runs"
+            both = not v.is_gpu_link or slot_known(rig, pos)
+            support = (f"its slot and card support x{v.allowed_width}" if both else
+                       f"the card supports x{v.allowed_width}{_NO_SLOT}: a fault, or a slot wired for fewer lanes")
             yield ctx.finding(
-                f"{subject(gpu)} {where} at x{v.current_width} where its slot and card support x{v.allowed_width}"
+                f"{subject(gpu)} {where} at x{v.current_width} where {support}"
                 f" (current_link_width={v.current_width}, max_link_width={v.allowed_width})"
                 + ("" if v.is_gpu_link else f" at {v.where}"),
+                severity=None if both else "warn",
                 gpus=[gpu.index],
                 subject=v.subject,
                 observed={"current_link_width": v.current_width},
@@ -235,7 +255,7 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
         rated for the generation, update the BIOS/firmware of the board or switch.
     """
     warn_ratio = ctx.t("bandwidth_warn_ratio")
-    for gpu in rig.gpus:
+    for pos, gpu in enumerate(rig.gpus):
         views = link_views(gpu)
         if views[0].current_gen is None or views[0].allowed_gen is None:
             yield ctx.not_checked(missing(gpu.pcie, "current_gen", "PCIe link generation"), gpus=[gpu.index])
@@ -271,9 +291,11 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
                     if idle
                     else "(GPU idle state unknown: idle GPUs lower their PCIe generation to save power)"
                 ) + "; run gpuadvisor bench to see it under load"
+            ends = "both ends support" if not v.is_gpu_link or slot_known(rig, pos) else "the GPU supports"
             yield ctx.finding(
-                f"{v.label} runs at PCIe Gen{v.current_gen} where both ends support Gen{v.allowed_gen} "
-                f"(current_link_gen={v.current_gen}, max_link_gen={v.allowed_gen}) {why}",
+                f"{v.label} runs at PCIe Gen{v.current_gen} where {ends} Gen{v.allowed_gen}"
+                + ("" if ends.startswith("both") else _NO_SLOT)
+                + f" (current_link_gen={v.current_gen}, max_link_gen={v.allowed_gen}) {why}",
                 gpus=[gpu.index],
                 subject=v.subject,
                 observed={"current_link_gen": v.current_gen, "gpu_idle": idle,
