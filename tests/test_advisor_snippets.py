@@ -117,3 +117,16 @@ def test_lora_and_qlora_launch_peft_under_ddp_fsdp_or_deepspeed(preset) -> None:
     single = advise(preset("h100-pcie"), Workload.from_options(model="llama-3-8b", finetune="qlora"))
     assert single.snippet["kind"] == "single" and ".to(" not in single.snippet["code"]
     ast.parse(single.snippet["code"])
+
+
+def test_a_config_json_names_its_layer_class_by_model_type(preset) -> None:  # type: ignore[no-untyped-def]
+    """--hf-config examples/workloads/meta-llama-3-8b.config.json (model_type llama) wraps LlamaDecoderLayer,
+    not a placeholder, and is named after the file, not its folder."""
+    from pathlib import Path
+
+    cfg = Path(__file__).resolve().parents[1] / "examples" / "workloads" / "meta-llama-3-8b.config.json"
+    w = Workload.from_options(hf_config=str(cfg))
+    assert w.arch.name == "meta-llama-3-8b.config (llama)"
+    s = training_snippet(w, _lays(preset("4x4090-pcie"), w)["zero3"], 1, 4, False, 4, 1)
+    assert s["fsdp"]["auto_wrap_policy"].endswith("{LlamaDecoderLayer})")
+    assert "from transformers.models.llama.modeling_llama import LlamaDecoderLayer" in s["code"]

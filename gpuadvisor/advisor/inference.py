@@ -167,7 +167,7 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
     if chosen is None:
         return ""
     return (f"{chosen.name} is the smallest tensor-parallel size that holds the weights ({chosen.weights_bytes / gib:.1f} GiB per GPU) and "
-            f"{w.concurrency} sequence(s) of {w.ctx} tokens; its KV cache holds {chosen.kv_capacity_tokens:,} tokens "
+            f"{w.concurrency} sequence{'s' if w.concurrency != 1 else ''} of {w.ctx} tokens; its KV cache holds {chosen.kv_capacity_tokens:,} tokens "
             f"({chosen.max_sequences(w.ctx)} sequences at that context).")
 
 

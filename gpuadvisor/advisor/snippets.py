@@ -20,7 +20,14 @@ FSDP_STRATEGY = {2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
 UNKNOWN_LAYER = "YourDecoderLayer"
 
 
+# config.json model_type -> the LAYER_CLASSES key of its family.
+MODEL_TYPES = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen", "gemma2": "gemma-2", "gemma": "gemma", "gpt2": "gpt2"}
+
+
 def _layer(w: Workload) -> tuple[str, str | None]:
+    family = MODEL_TYPES.get(w.arch.model_type)
+    if family:
+        return LAYER_CLASSES[family]
     name = (w.model_label or w.arch.name).lower()
     for prefix, (cls, module) in LAYER_CLASSES.items():
         if name.startswith(prefix):

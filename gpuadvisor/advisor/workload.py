@@ -38,6 +38,7 @@ class Architecture:
     learned_positions: bool = False
     source: str = ""
     params_override: int | None = None  # --params: the count the user gave wins over the shape's
+    model_type: str = ""  # config.json's model_type (llama, mistral, qwen2, gemma2, gpt2, ...), when read from one
 
     # -- counts -------------------------------------------------------------------------------------------
     @property
@@ -214,7 +215,8 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
     mlp = "gated" if (model_type in GATED_TYPES or (not gpt2_like and "intermediate_size" in data)) else "plain"
     head_dim = int(data.get("head_dim") or hidden // heads)
     return Architecture(
-        name=str(data.get("_name_or_path") or p.parent.name or p.name),
+        name=str(data.get("_name_or_path") or (f"{p.stem} ({model_type})" if model_type else p.name)),
+        model_type=model_type,
         hidden=hidden,
         layers=int(get("num_hidden_layers", "n_layer", "num_layers")),
         heads=heads,
