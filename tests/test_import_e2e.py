@@ -67,8 +67,10 @@ def test_idle_a40s_at_gen1_are_info_not_warnings() -> None:
     rules, _advisor, _html = _pipeline()
     rig = import_files([SAMPLES / "smi-q_a40x10_thamada.txt"])
     assert [g.performance_state for g in rig.gpus] == [8] * 10
-    ga102 = [f for f in rules.evaluate(rig) if f.code == "GA102"]
-    assert [(f.gpus, f.severity) for f in ga102] == [([i], "info") for i in range(10)]
+    (f,) = [f for f in rules.evaluate(rig) if f.code == "GA102"]  # one finding for ten idle GPUs, not ten
+    assert (f.gpus, f.severity, f.subject) == (list(range(10)), "info", "GPUs 0, 1, 2, 3, 4, 5, 6, 7, 8, 9")
+    assert f.message.startswith("GPUs 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 run at PCIe Gen1 where both ends support Gen4 "
+                                "(current_link_gen=1, max_link_gen=4) while the GPUs were idle (P8)")
 
 
 def test_x8_card_at_x4_is_not_told_to_move_to_an_x16_slot() -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from gpuadvisor import links
 from gpuadvisor.facts import Gpu, Measurement, Rig
 from gpuadvisor.rules.engine import Context
-from gpuadvisor.rules.helpers import missing, norm, subject
+from gpuadvisor.rules.helpers import gpu_list, missing, norm, subject
 from gpuadvisor.rules.registry import rule
 
 PORTS_ABOVE = ("downstream-port", "root-port")  # ports whose link register describes the link below them
@@ -255,6 +255,7 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
         rated for the generation, update the BIOS/firmware of the board or switch.
     """
     warn_ratio = ctx.t("bandwidth_warn_ratio")
+    idle_drops: dict[tuple, list[Gpu]] = {}  # info findings of GPU links, grouped: one line for ten idle GPUs
     for pos, gpu in enumerate(rig.gpus):
         views = link_views(gpu)
         if views[0].current_gen is None or views[0].allowed_gen is None:
@@ -292,19 +293,35 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
                     else "(GPU idle state unknown: idle GPUs lower their PCIe generation to save power)"
                 ) + "; run gpuadvisor bench to see it under load"
             ends = "both ends support" if not v.is_gpu_link or slot_known(rig, pos) else "the GPU supports"
-            yield ctx.finding(
-                f"{v.label} runs at PCIe Gen{v.current_gen} where {ends} Gen{v.allowed_gen}"
-                + ("" if ends.startswith("both") else _NO_SLOT)
-                + f" (current_link_gen={v.current_gen}, max_link_gen={v.allowed_gen}) {why}",
-                gpus=[gpu.index],
-                subject=v.subject,
-                observed={"current_link_gen": v.current_gen, "gpu_idle": idle,
-                          "measured_gbps": under_load.value_gbps if under_load else None},
-                expected={"max_link_gen": v.allowed_gen},
-                expected_source="the lower of the device's and the port's maximum link generation (NVML / nvidia-smi PCIe Generation Max, sysfs max_link_speed, lspci LnkCap)",
-                fix="if it stays low under load: set the slot to the right PCIe generation (or Auto) in the BIOS, reseat the card and riser",
-                severity=sev,
-            )
+            if sev == "info" and v.is_gpu_link:
+                idle_drops.setdefault((v.current_gen, v.allowed_gen, ends, idle, why), []).append(gpu)
+                continue
+            yield _gen_finding(ctx, v.label, v.subject, [gpu.index], v.current_gen, v.allowed_gen, ends, idle, why, sev,
+                               under_load.value_gbps if under_load else None)
+    for (cur, allowed, ends, idle, why), gpus in idle_drops.items():
+        one = len(gpus) == 1
+        label = subject(gpus[0]) if one else gpu_list(g.index for g in gpus)
+        if not one:
+            ends = ends.replace("the GPU supports", "the GPUs support")
+            why = why.replace("the GPU was idle", "the GPUs were idle").replace("GPU idle state", "the GPUs' idle state")
+        yield _gen_finding(ctx, label, label, [g.index for g in gpus], cur, allowed, ends, idle, why, "info", None,
+                           verb="runs" if one else "run")
+
+
+def _gen_finding(ctx: Context, label: str, subj: str, gpus: list[int], cur: int | None, allowed: int | None, ends: str,
+                 idle: bool | None, why: str, sev: str, measured: float | None, verb: str = "runs"):
+    return ctx.finding(
+        f"{label} {verb} at PCIe Gen{cur} where {ends} Gen{allowed}"
+        + ("" if ends.startswith("both") else _NO_SLOT)
+        + f" (current_link_gen={cur}, max_link_gen={allowed}) {why}",
+        gpus=gpus,
+        subject=subj,
+        observed={"current_link_gen": cur, "gpu_idle": idle, "measured_gbps": measured},
+        expected={"max_link_gen": allowed},
+        expected_source="the lower of the device's and the port's maximum link generation (NVML / nvidia-smi PCIe Generation Max, sysfs max_link_speed, lspci LnkCap)",
+        fix="if it stays low under load: set the slot to the right PCIe generation (or Auto) in the BIOS, reseat the card and riser",
+        severity=sev,
+    )
 
 
 @rule("GA103", "pcie-slot-limits-gpu", area="pcie", severity="warn")
