@@ -173,3 +173,16 @@ def test_offloading_a_lora_model_moves_its_frozen_base(preset) -> None:  # type:
     moved = float(next(d for d in z3["comm"]["detail"] if d.startswith("CPU offload")).split(" GB")[0].split()[-1]) * 1e9
     base_shard = 7_241_732_096 * 2 / 4
     assert moved >= z3["gradient_accumulation"] * 2 * base_shard * 0.99
+
+
+def test_a100_serving_subtracts_its_own_driver_reservation(preset) -> None:  # type: ignore[no-untyped-def]
+    """An A100 SXM4 80GB reserves 763 MiB (shared/samples/smi-q_a100sxmx4_thamada.txt), not the H100's 480:
+    Llama-3-70B in fp8 at TP=1 then has 0.9 × (81920 − 763) MiB − 67.67 − 1.20 − 0.13 GiB ≈ 2.3 GiB of KV cache,
+    under one 8192-token sequence (160 KiB per token), so vLLM would refuse it; and vLLM serves fp8 on Ampere
+    as weight-only FP8 (Marlin), which the note says instead of 'would fail'."""
+    a = advise(preset("dgx-a100"), Workload.from_options(model="llama-3-70b", task="inference", precision="fp8"))
+    one = next(o for o in a.candidates if o["tensor_parallel_size"] == 1)
+    assert one["driver_reserved_bytes"] == 763 * 2**20
+    assert one["kv_cache_budget_bytes"] / GiB == pytest.approx(0.9 * (81920 - 763) / 1024 - 67.667 - 1.204 - 0.13, abs=0.02)
+    assert not one["fits"] and a.pick["tensor_parallel_size"] == 2
+    assert any("weight-only FP8" in n for n in a.notes) and not any("would fail" in n for n in a.notes)

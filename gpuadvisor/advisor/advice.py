@@ -124,7 +124,7 @@ def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
     else:
         out += [
             f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA sees (NVML total less "
-            f"{C.DRIVER_RESERVED_BYTES / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
+            f"{I.reserved_bytes(view) / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
             f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, {C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
             f"vLLM's profile pass (its default max_num_batched_tokens and max_num_seqs for the GPU; the sampler takes "
             f"{C.VLLM_SAMPLER_BYTES_PER_LOGIT:g} bytes per sequence and vocabulary entry, fitted on vLLM's logs): the rest is KV cache; "
@@ -158,6 +158,10 @@ def advise_view(view: rigview.RigView, w: Workload) -> Advice:
     peak, peak_src = view.peak_tflops(w.compute_precision())
     if peak is None:
         notes.append(peak_src)
+    elif (w.task == "inference" and w.precision == "fp8" and view.spec is not None and "fp8" not in view.spec.tflops
+          and view.spec.architecture == "ampere"):
+        notes.append(f"{view.spec.name} has no FP8 tensor cores: vLLM serves --quantization fp8 on Ampere as weight-only FP8 "
+                     "(FP8 Marlin, W8A16): the memory figures hold, compute stays 16-bit")
     elif view.spec is not None and w.compute_precision() not in view.spec.tflops:
         better = next((p for p in ("bf16", "fp16") if p in view.spec.tflops), "fp32")
         notes.append(f"{view.spec.name} has no {w.precision.upper()} support: run with --precision {better} "

@@ -26,6 +26,7 @@ class ServingOption:
     profile_tokens: int = 0
     profile_seqs: int = 0
     kv_heads_per_gpu: float = 0.0
+    reserved_bytes: int = C.DRIVER_RESERVED_BYTES
     status: str = "candidate"
     reason: str = ""
 
@@ -63,7 +64,7 @@ class ServingOption:
             "max_sequences_at_context": self.max_sequences(context),
             "memory_used_bytes": round(total),
             "capacity_bytes": self.capacity_bytes,
-            "driver_reserved_bytes": C.DRIVER_RESERVED_BYTES,
+            "driver_reserved_bytes": self.reserved_bytes,
             "profile_tokens": self.profile_tokens,
             "profile_sequences": self.profile_seqs,
             "kv_heads_per_gpu": self.kv_heads_per_gpu,
@@ -98,10 +99,17 @@ def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], li
     return out, excluded
 
 
+def reserved_bytes(view: RigView) -> int:
+    """Memory the driver keeps from CUDA: the catalog's nvidia-smi figure for the GPU, else DRIVER_RESERVED_BYTES."""
+    if view.spec is not None and view.spec.reserved_mib:
+        return view.spec.reserved_mib * 2**20
+    return C.DRIVER_RESERVED_BYTES
+
+
 def profile_shape(view: RigView, w: Workload) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) of vLLM's profile pass: its `vllm serve` defaults for this GPU
     (vllm/engine/arg_utils.py get_batch_defaults), with max_num_seqs the --max-num-seqs our command passes."""
-    cuda_total = view.memory_bytes - C.DRIVER_RESERVED_BYTES
+    cuda_total = view.memory_bytes - reserved_bytes(view)
     large = cuda_total >= C.VLLM_LARGE_GPU_BYTES and "a100" not in view.gpu_name.lower()
     tokens, seqs = C.VLLM_PROFILE_LARGE if large else C.VLLM_PROFILE_DEFAULT
     if w.concurrency > 1:
@@ -135,11 +143,12 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     kv_heads = max(1.0, a.kv_heads / t)
     kv_tok = F.kv_cache_bytes_per_token(math.ceil(a.layers / pp), kv_heads, a.head_dim, w.kv_bytes())
     runtime = C.VLLM_NON_TORCH_BYTES_SINGLE if t * pp == 1 else C.VLLM_NON_TORCH_BYTES_PARALLEL
-    usable = C.VLLM_GPU_MEMORY_UTILIZATION * (view.memory_bytes - C.DRIVER_RESERVED_BYTES)
+    reserved = reserved_bytes(view)
+    usable = C.VLLM_GPU_MEMORY_UTILIZATION * (view.memory_bytes - reserved)
     budget = usable - weights - act - runtime
     need = w.ctx * w.concurrency * kv_tok
     nvlink = t == 1 or view.nvlink_groups_of(t)
-    return ServingOption(t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads)
+    return ServingOption(t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads, reserved)
 
 
 def pick_serving(opts: list[ServingOption]) -> ServingOption | None:
@@ -168,7 +177,7 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
         return ""
     return (f"{chosen.name} is the smallest tensor-parallel size that holds the weights ({chosen.weights_bytes / gib:.1f} GiB per GPU) and "
             f"{w.concurrency} sequence{'s' if w.concurrency != 1 else ''} of {w.ctx} tokens; its KV cache holds {chosen.kv_capacity_tokens:,} tokens "
-            f"({chosen.max_sequences(w.ctx)} sequences at that context).")
+            f"({chosen.max_sequences(w.ctx)} sequence{'s' if chosen.max_sequences(w.ctx) != 1 else ''} at that context).")
 
 
 def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:

@@ -35,6 +35,7 @@ class GpuSpec:
     nvlink_gbps_per_direction: float | None = None
     pcie_gen: int | None = None
     tdp_w: float | None = None
+    reserved_mib: int | None = None  # framebuffer the driver reserves (nvidia-smi -q "Reserved"), CUDA never sees it
 
     @property
     def memory_bytes(self) -> int:
