@@ -76,43 +76,74 @@ class PathLimit:
         return f"PCIe Gen{self.gen} x{self.width} at {self.where} = {self.gbps:.1f} GB/s per direction"
 
 
-def _hop_links(gpu: Gpu) -> list[tuple[str, int | None, int | None]]:
-    """(where, current gen, current width) of each distinct link from the GPU up to the root port."""
-    out: list[tuple[str, int | None, int | None]] = []
+UPWARD_LINK_TYPES = ("endpoint", "upstream-port", "bridge", "unknown")  # their link register is the link above them
+
+
+def link_facts(child: PcieHop | None, port: PcieHop | None) -> PcieHop:
+    """One link as both ends see it: current state from the child (else the port), maximum = the lower of the two
+    ends' maxima (an x16 card in a slot wired x8 can only ever train x8: that is not a downgrade)."""
+
+    def first(*vals: int | None) -> int | None:
+        return next((v for v in vals if v is not None), None)
+
+    def lowest(*vals: int | None) -> int | None:
+        known = [v for v in vals if v is not None]
+        return min(known) if known else None
+
+    c = child or PcieHop()
+    p = port or PcieHop()
+    return PcieHop(
+        bdf=c.bdf or p.bdf,
+        port_type=c.port_type,
+        current_gen=first(c.current_gen, p.current_gen),
+        current_width=first(c.current_width, p.current_width),
+        max_gen=lowest(c.max_gen, p.max_gen),
+        max_width=lowest(c.max_width, p.max_width),
+    )
+
+
+def link_at(path: list[PcieHop], k: int) -> PcieHop:
+    """The link a hop's registers describe, merged with the other end: above it for an endpoint or a switch
+    upstream port, below it (its child, ``path[k - 1]``) for a root port or a switch downstream port."""
+    hop = path[k]
+    if hop.port_type in UPWARD_LINK_TYPES:
+        return link_facts(hop, path[k + 1] if k + 1 < len(path) else None)
+    return link_facts(path[k - 1] if k > 0 else None, hop)
+
+
+def gpu_link(gpu: Gpu) -> PcieHop:
+    """The GPU's own link: sysfs (``path[0]``) completed by NVML, merged with the port above it."""
     p = gpu.pcie
-    if p.current_gen is not None or p.current_width is not None:
-        out.append(("GPU link", p.current_gen, p.current_width))
-    for hop in p.path[1:] if p.path else []:
-        # Root and downstream ports report the link below them, which a child already reported.
-        if hop.port_type in ("upstream-port", "endpoint", "bridge", "unknown"):
-            out.append((hop.bdf, hop.current_gen, hop.current_width))
-    if not out and p.path:
-        hop = p.path[0]
-        out.append(("GPU link", hop.current_gen, hop.current_width))
+    nvml = PcieHop(bdf=gpu.bus_id or "", port_type="endpoint", current_gen=p.current_gen, max_gen=p.max_gen,
+                   current_width=p.current_width, max_width=p.max_width)
+    own = link_facts(nvml, p.path[0] if p.path else None) if p.path else nvml
+    own.bdf = "GPU link"
+    return link_facts(own, p.path[1] if len(p.path) > 1 else None)
+
+
+def path_links(gpu: Gpu) -> list[PcieHop]:
+    """Each distinct link from the GPU up to its root port (the GPU's own first), as both ends see it."""
+    out = [gpu_link(gpu)]
+    path = gpu.pcie.path
+    out += [link_at(path, k) for k in range(1, len(path)) if path[k].port_type in ("upstream-port", "bridge", "unknown")]
     return out
 
 
 def path_limit(gpu: Gpu, *, at_max: bool = False) -> PathLimit | None:
     """The narrowest hop of the GPU's path (current link state, or the maximum the hardware allows).
 
-    ``at_max`` uses the maximum generation and width: what the path would give if nothing were downgraded.
-    Generation drops at idle (power saving) make current figures low on an idle GPU; callers that judge a
-    benchmark should use the current state measured under load.
+    ``at_max`` uses the maximum generation and width of each link (the lower of its two ends): what the path
+    would give if nothing were downgraded. Generation drops at idle (power saving) make current figures low
+    on an idle GPU; callers that judge a benchmark should use the current state measured under load.
     """
     best: PathLimit | None = None
-    links: list[tuple[str, int | None, int | None]]
-    if at_max:
-        p = gpu.pcie
-        links = [("GPU link", p.max_gen, p.max_width)]
-        links += [(h.bdf, h.max_gen, h.max_width) for h in p.path[1:] if h.port_type in ("upstream-port", "endpoint", "bridge", "unknown")]
-    else:
-        links = _hop_links(gpu)
-    for where, gen, width in links:
+    for link in path_links(gpu):
+        gen, width = (link.max_gen, link.max_width) if at_max else (link.current_gen, link.current_width)
         bw = pcie_gbps(gen, width)
         if bw is None or gen is None or width is None:
             continue
         if best is None or bw < best.gbps:
-            best = PathLimit(gbps=bw, gen=gen, width=width, where=where, source=PCIE_SOURCE)
+            best = PathLimit(gbps=bw, gen=gen, width=width, where=link.bdf, source=PCIE_SOURCE)
     return best
 
 

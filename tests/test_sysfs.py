@@ -133,3 +133,17 @@ def test_simulated_aer_counts_reach_the_gpu_hop(tmp_path):
                  'host_bridge = "pci0000:00"\nnuma_node = 0\n[[gpus]]\nbus_id = "0000:01:00.0"\nparent = "rp0"\n')
     rig = simulate(str(p))
     assert [h.aer_correctable for h in rig.gpus[0].pcie.path] == [42, 0]
+
+
+def test_a_slot_wired_x8_is_not_a_downgrade_of_an_x16_card(tmp_path):
+    """A link's maximum is the lower of its two ends (links.link_facts): x16 card, x8 slot, running x8."""
+    from gpuadvisor.collect import simulate
+    from gpuadvisor.links import gpu_link, path_limit
+
+    p = tmp_path / "rig.toml"
+    p.write_text('name = "x8slot"\n[gpu]\npcie_width = 8\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.0"\n'
+                 'host_bridge = "pci0000:00"\nnuma_node = 0\nmax_width = 8\n[[gpus]]\nbus_id = "0000:03:00.0"\nparent = "rp0"\n')
+    g = simulate(str(p)).gpus[0]
+    link = gpu_link(g)
+    assert (link.current_width, link.max_width, g.pcie.max_width) == (8, 8, 16)
+    assert path_limit(g, at_max=True).width == 8  # the expected figure is what the slot can give

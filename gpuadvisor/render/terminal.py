@@ -12,7 +12,7 @@ from typing import Any
 from tabulate import tabulate
 
 from gpuadvisor.facts import Gpu, Rig
-from gpuadvisor.links import hop_is_downgraded, pcie_gbps
+from gpuadvisor.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
 
 DASH = "-"
 LEGEND = [
@@ -158,11 +158,14 @@ def render_pcie(rig: Rig, st: Style) -> list[str]:
         head = f"  GPU {g.index} {_v(g.bus_id)}: {_link(p.current_gen, p.current_width)} / {_link(p.max_gen, p.max_width)}"
         head += f"  ({bw:.1f} GB/s per direction now)" if bw else ""
         head += f", replays {_v(p.replay_counter)}"
-        if p.current_width is not None and p.max_width is not None and p.current_width < p.max_width:
-            head += "  " + st.bad(f"WIDTH DOWNGRADED x{p.current_width} < x{p.max_width}")
+        own = gpu_link(g)  # the lower of the card's and the slot's maximum: an x16 card in an x8 slot is not downgraded
+        if own.current_width is not None and own.max_width is not None and own.current_width < own.max_width:
+            head += "  " + st.bad(f"WIDTH DOWNGRADED x{own.current_width} < x{own.max_width}")
+        elif p.max_width is not None and own.max_width is not None and own.max_width < p.max_width:
+            head += "  " + st.warn(f"slot allows x{own.max_width} of the card's x{p.max_width}")
         lines.append(head)
-        for hop in p.path:
-            w_down, g_down = hop_is_downgraded(hop)
+        for k, hop in enumerate(p.path):
+            w_down, g_down = hop_is_downgraded(link_at(p.path, k))  # against the lower of the link's two ends
             mark = ""
             if w_down:
                 mark = "  " + st.bad("width downgraded")

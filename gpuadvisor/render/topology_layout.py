@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Gpu, PcieHop, Rig
-from gpuadvisor.links import hop_is_downgraded
+from gpuadvisor.links import hop_is_downgraded, link_facts
 
 # Box sizes (SVG user units ~ CSS px) and spacing.
 SIZES = {
@@ -130,27 +130,7 @@ def _numa_of(gpu: Gpu) -> int | None:
     return gpu.numa_node if gpu.numa_node is not None and gpu.numa_node >= 0 else None
 
 
-def _link_facts(child: PcieHop | None, port: PcieHop | None) -> PcieHop:
-    """One link as both ends see it: current from the child (else the port), max = the lower of the two."""
-    def first(*vals: int | None) -> int | None:
-        for v in vals:
-            if v is not None:
-                return v
-        return None
-
-    def lowest(*vals: int | None) -> int | None:
-        known = [v for v in vals if v is not None]
-        return min(known) if known else None
-
-    c = child or PcieHop()
-    p = port or PcieHop()
-    return PcieHop(
-        bdf=c.bdf or p.bdf,
-        current_gen=first(c.current_gen, p.current_gen),
-        current_width=first(c.current_width, p.current_width),
-        max_gen=lowest(c.max_gen, p.max_gen),
-        max_width=lowest(c.max_width, p.max_width),
-    )
+_link_facts = link_facts  # one definition of a link as both ends see it: gpuadvisor.links
 
 
 def _nvml_hop(gpu: Gpu) -> PcieHop:
