@@ -82,9 +82,11 @@ def main(argv: list[str] | None = None) -> None:
         rc = cli.main(args=argv, prog_name="gpuadvisor", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        click.echo("gpuadvisor: aborted", err=True)
-        sys.exit(130)
+    except click.exceptions.Abort as e:
+        # click turns a KeyboardInterrupt (Ctrl-C, or the benchmarker's SIGTERM handler) into Abort.
+        signum = getattr(e.__context__, "signum", 2)
+        click.echo(f"gpuadvisor: interrupted ({'SIGTERM' if signum == 15 else 'Ctrl-C'})", err=True)
+        sys.exit(128 + signum)
     except click.ClickException as e:
         e.show()
         sys.exit(2 if e.exit_code in (1, 2) else e.exit_code)
@@ -100,9 +102,10 @@ def main(argv: list[str] | None = None) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(0)
-    except KeyboardInterrupt:
-        click.echo("gpuadvisor: interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", 2)
+        click.echo(f"gpuadvisor: interrupted ({'SIGTERM' if signum == 15 else 'Ctrl-C'})", err=True)
+        sys.exit(128 + signum)
     except Exception as e:  # a bug: one line unless -v
         if verbose:
             traceback.print_exc()

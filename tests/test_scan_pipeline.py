@@ -67,3 +67,27 @@ def test_scan_bench_on_cpu_runs_real_gloo_processes(tmp_path):
         assert row["busbw_gbps"] == pytest.approx(row["algbw_gbps"] * 2 * (2 - 1) / 2)
         assert row["correct"] is True
     assert "Measured bandwidth" in out.stdout
+
+
+@pytest.mark.slow
+def test_scan_bench_sigterm_keeps_the_partial_scan(tmp_path):
+    import signal
+    import time
+
+    s = tmp_path / "s.json"
+    p = subprocess.Popen([sys.executable, "-m", "gpuadvisor", "scan", "--bench", "--backend", "gloo", "--nproc", "2", "--json", str(s)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    seen = ""
+    while time.time() < deadline:  # wait for the first measured size, reported on stderr
+        line = p.stderr.readline()
+        seen += line
+        if "busbw" in line:
+            break
+    p.send_signal(signal.SIGTERM)
+    rest = p.communicate(timeout=60)[1]
+    assert p.returncode == 143, seen + rest
+    assert "gpuadvisor: interrupted (SIGTERM)" in rest
+    d = json.loads(s.read_text())
+    assert any(pr.startswith("benchmark interrupted (SIGTERM)") for pr in d["problems"])
+    assert d["measurements"] and d["measurements"][0]["rows"], "the sizes measured before the signal are kept"

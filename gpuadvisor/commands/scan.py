@@ -72,9 +72,26 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
     if bench:
         if rig.source.kind != "live":
             raise InputError(f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or drop --from/--simulate")
-        from gpuadvisor.bench import run_benchmarks
+        import warnings
 
-        run_benchmarks(rig, preset=bench_preset or "default", backend=backend, nproc=nproc, budget_s=budget_s, progress=_bench_progress())
+        from gpuadvisor.bench import run_benchmarks
+        from gpuadvisor.bench.launcher import Interrupted
+
+        try:
+            with warnings.catch_warnings():  # torch without numpy warns on import; the benchmarks do not need it
+                warnings.filterwarnings("ignore", message=".*NumPy.*")
+                run_benchmarks(rig, preset=bench_preset or "default", backend=backend, nproc=nproc, budget_s=budget_s,
+                               progress=_bench_progress())
+        except Interrupted as e:
+            # Ctrl-C or SIGTERM: keep what was measured in the saved scan, then stop as interrupted.
+            for m in e.measurements:
+                if m not in rig.measurements:
+                    rig.measurements.append(m)
+            rig.problems.append(f"benchmark interrupted ({e}): {len(e.measurements)} measurement(s) kept")
+            if json_path:
+                write_json(rig, json_path)
+                click.echo(f"interrupted: partial scan written to {json_path}", err=True)
+            raise
     if psu_watts is not None:
         rig.host.psu_watts = psu_watts
         rig.host.unavailable.pop("psu_watts", None)
