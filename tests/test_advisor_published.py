@@ -186,3 +186,12 @@ def test_a100_serving_subtracts_its_own_driver_reservation(preset) -> None:  # t
     assert one["kv_cache_budget_bytes"] / GiB == pytest.approx(0.9 * (81920 - 763) / 1024 - 67.667 - 1.204 - 0.13, abs=0.02)
     assert not one["fits"] and a.pick["tensor_parallel_size"] == 2
     assert any("weight-only FP8" in n for n in a.notes) and not any("would fail" in n for n in a.notes)
+
+
+def test_training_capacity_is_what_cuda_gives_torch(preset) -> None:  # type: ignore[no-untyped-def]
+    """torch allocates from CUDA's total (torch.cuda.mem_get_info), NVML's less the driver's reservation: 81559 − 480
+    MiB on an H100 (tests/fixtures/h100-vm), 81920 − 763 MiB on an A100 SXM4 80GB."""
+    for name, mib in (("dgx-h100", 81559 - 480), ("dgx-a100", 81920 - 763)):
+        a = advise(preset(name), Workload.from_options(model="llama-3-8b"))
+        assert {c["capacity_bytes"] for c in a.candidates} == {mib * 2**20}
+        assert a.rig["memory_per_gpu_bytes"] - a.rig["cuda_memory_per_gpu_bytes"] == a.rig["memory_per_gpu_bytes"] - mib * 2**20

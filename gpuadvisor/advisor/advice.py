@@ -72,6 +72,7 @@ def _rig_summary(view: rigview.RigView, w: Workload) -> dict[str, Any]:
         "gpus_per_node": view.gpus_per_node,
         "nodes": view.nodes,
         "memory_per_gpu_bytes": view.memory_bytes,
+        "cuda_memory_per_gpu_bytes": view.cuda_memory_bytes,
         "memory_source": view.memory_source,
         "host_memory_bytes": view.host_memory_bytes,
         "nvlink_domain": view.nvlink_domain(),
@@ -124,7 +125,7 @@ def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
     else:
         out += [
             f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA sees (NVML total less "
-            f"{I.reserved_bytes(view) / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
+            f"{view.reserved_bytes / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
             f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, {C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
             f"vLLM's profile pass (its default max_num_batched_tokens and max_num_seqs for the GPU; the sampler takes "
             f"{C.VLLM_SAMPLER_BYTES_PER_LOGIT:g} bytes per sequence and vocabulary entry, fitted on vLLM's logs): the rest is KV cache; "

@@ -119,7 +119,8 @@ LOGITS_BYTES = 4  # fp32 logits for the loss: s·b·V·4 (PARALLELISM.md)
 # CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers per GPU, and the caching allocator's fragmentation.
 # Stated assumptions, not measurements: the CUDA context of a torch process takes roughly 0.3-0.6 GiB on
 # recent GPUs (more with lazy module loading off), NCCL reserves its channel buffers (NCCL_BUFFSIZE 4 MiB
-# per channel and peer); we allow 1.5 GiB in all, plus 10% of everything else for fragmentation.
+# per channel and peer); we allow 1.5 GiB in all, plus 10% of everything else for fragmentation. The capacity
+# these are checked against is what CUDA reports, NVML's total less the driver's reservation (DRIVER_RESERVED_BYTES).
 CUDA_CONTEXT_BYTES = int(1.5 * GiB)
 FRAGMENTATION_FRACTION = 0.10
 # A candidate "fits with margin" when at least this fraction of the GPU's memory is left after all of the

@@ -99,17 +99,10 @@ def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], li
     return out, excluded
 
 
-def reserved_bytes(view: RigView) -> int:
-    """Memory the driver keeps from CUDA: the catalog's nvidia-smi figure for the GPU, else DRIVER_RESERVED_BYTES."""
-    if view.spec is not None and view.spec.reserved_mib:
-        return view.spec.reserved_mib * 2**20
-    return C.DRIVER_RESERVED_BYTES
-
-
 def profile_shape(view: RigView, w: Workload) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) of vLLM's profile pass: its `vllm serve` defaults for this GPU
     (vllm/engine/arg_utils.py get_batch_defaults), with max_num_seqs the --max-num-seqs our command passes."""
-    cuda_total = view.memory_bytes - reserved_bytes(view)
+    cuda_total = view.cuda_memory_bytes
     large = cuda_total >= C.VLLM_LARGE_GPU_BYTES and "a100" not in view.gpu_name.lower()
     tokens, seqs = C.VLLM_PROFILE_LARGE if large else C.VLLM_PROFILE_DEFAULT
     if w.concurrency > 1:
@@ -143,8 +136,8 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     kv_heads = max(1.0, a.kv_heads / t)
     kv_tok = F.kv_cache_bytes_per_token(math.ceil(a.layers / pp), kv_heads, a.head_dim, w.kv_bytes())
     runtime = C.VLLM_NON_TORCH_BYTES_SINGLE if t * pp == 1 else C.VLLM_NON_TORCH_BYTES_PARALLEL
-    reserved = reserved_bytes(view)
-    usable = C.VLLM_GPU_MEMORY_UTILIZATION * (view.memory_bytes - reserved)
+    reserved = view.reserved_bytes
+    usable = C.VLLM_GPU_MEMORY_UTILIZATION * view.cuda_memory_bytes
     budget = usable - weights - act - runtime
     need = w.ctx * w.concurrency * kv_tok
     nvlink = t == 1 or view.nvlink_groups_of(t)

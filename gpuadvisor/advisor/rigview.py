@@ -90,6 +90,19 @@ class RigView:
         degree_ok = all(sum(1 for j in range(n) if j != i and self.nv_matrix[i][j] > 0) >= 2 for i in range(n))
         return degree_ok and _connected(n, self.nv_matrix)
 
+    @property
+    def reserved_bytes(self) -> int:
+        """Framebuffer the driver keeps from CUDA (nvidia-smi -q "Reserved"): the catalog's figure for this GPU
+        where a real output gives it, else constants.DRIVER_RESERVED_BYTES."""
+        if self.spec is not None and self.spec.reserved_mib:
+            return self.spec.reserved_mib * 2**20
+        return C.DRIVER_RESERVED_BYTES
+
+    @property
+    def cuda_memory_bytes(self) -> int:
+        """What torch.cuda.mem_get_info() reports as total: NVML's total less the driver's reservation."""
+        return self.memory_bytes - self.reserved_bytes
+
     # -- compute --------------------------------------------------------------------------------------
     def peak_tflops(self, precision: str) -> tuple[float | None, str]:
         """Dense datasheet peak for the precision, and where it comes from (None when unknown)."""

@@ -276,7 +276,9 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool) -> Candid
         busy = compute * (1 + (lay.pp - 1) / acc) if lay.pp > 1 else compute
         step = busy + comm.exposed_seconds
         step_no = busy + comm.total_seconds
-    return Candidate(lay, recompute, mem, view.memory_bytes, acc, gbatch, tokens, comm, compute, bubble, step, step_no, ideal, host_cap)
+    # Capacity is what CUDA gives torch: NVML's total less the driver's reservation (the CUDA context, NCCL
+    # buffers and fragmentation are in the breakdown's overhead).
+    return Candidate(lay, recompute, mem, view.cuda_memory_bytes, acc, gbatch, tokens, comm, compute, bubble, step, step_no, ideal, host_cap)
 
 
 def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc: int, compute: float | None) -> Comm:
