@@ -160,7 +160,7 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
             continue
         o.status = "rejected"
         if o.kv_budget_bytes <= 0:
-            o.reason = f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of {o.capacity_bytes / gib:.1f} GiB"
+            o.reason = f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB CUDA sees"
         elif not o.fits:
             o.reason = (f"KV cache for {w.concurrency} × {w.ctx} tokens needs {o.kv_needed_bytes / gib:.1f} GiB per GPU, "
                         f"{o.kv_budget_bytes / gib:.1f} GiB left (room for {o.max_sequences(w.ctx)} sequences)")
