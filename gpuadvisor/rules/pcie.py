@@ -389,9 +389,11 @@ def pcie_replay_errors(rig: Rig, ctx: Context):
         marginal link (riser, slot, signal integrity) that costs bandwidth and can end in the GPU falling off
         the bus (Xid 79).
     Threshold
-        pcie_replay_max replays (NVML counts since the driver loaded).
+        pcie_replay_max replays (NVML counts since the driver loaded; DCGM allows that many during one
+        diagnostic run, so on a long-running node this is stricter: check whether the count still rises).
     Source
-        NVIDIA DCGM PCIe plugin default max_pcie_replays = 80; NVML nvmlDeviceGetPcieReplayCounter.
+        NVIDIA DCGM PCIe plugin default max_pcie_replays = 80 ("maximum PCIe replays allowed per device while
+        the plugin runs"); NVML nvmlDeviceGetPcieReplayCounter.
     How to fix
         Reseat the card and riser, avoid riser cables not rated for the PCIe generation, or lower the slot's
         generation in the BIOS; watch whether the counter keeps rising under load.
@@ -404,7 +406,8 @@ def pcie_replay_errors(rig: Rig, ctx: Context):
             continue
         if n > limit:
             yield ctx.finding(
-                f"{subject(gpu)} PCIe replay counter is {n} (above {limit:g}): the link is retransmitting packets",
+                f"{subject(gpu)} PCIe replay counter is {n} since the driver loaded (above {limit:g}): the link is "
+                "retransmitting packets; see whether it keeps rising under load",
                 gpus=[gpu.index],
                 subject=subject(gpu),
                 observed={"replay_counter": n},

@@ -59,9 +59,11 @@ _ALL = [
     # -- PCIe -----------------------------------------------------------------------------------------
     Threshold(
         "pcie_replay_max", 80, "replays",
-        "PCIe replay counter (NVML, since boot or driver load) above which the link is reported as unreliable",
-        "NVIDIA DCGM PCIe plugin default max_pcie_replays = 80 (github.com/NVIDIA/DCGM nvvs/plugin_src/pcie; "
-        "docs.nvidia.com/datacenter/dcgm/latest/reference/diagnostics/plugins/pcie.html)",
+        "PCIe replay counter (NVML, since the driver loaded) above which the link is reported as unreliable",
+        "NVIDIA DCGM PCIe plugin default max_pcie_replays = 80, 'maximum PCIe replays allowed per device while the "
+        "plugin runs' (github.com/NVIDIA/DCGM nvvs/plugin_src/pcie; docs.nvidia.com/datacenter/dcgm/latest/reference/"
+        "diagnostics/plugins/pcie.html). NVML's counter covers the whole time since the driver loaded, so on a node "
+        "up for weeks the same figure is stricter: what tells a bad link is a count that keeps rising",
         minimum=0, integer=True,
     ),
     # -- NVLink / topology -----------------------------------------------------------------------------
