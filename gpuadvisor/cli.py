@@ -87,6 +87,11 @@ def main(argv: list[str] | None = None) -> None:
         signum = getattr(e.__context__, "signum", 2)
         click.echo(f"gpuadvisor: interrupted ({'SIGTERM' if signum == 15 else 'Ctrl-C'})", err=True)
         sys.exit(128 + signum)
+    except click.UsageError as e:
+        # One line, like every other bad input: what was wrong, and where to look.
+        where = e.ctx.command_path if e.ctx is not None else "gpuadvisor"
+        click.echo(f"gpuadvisor: error: {e.format_message()} (see '{where} --help')", err=True)
+        sys.exit(2)
     except click.ClickException as e:
         e.show()
         sys.exit(2 if e.exit_code in (1, 2) else e.exit_code)

@@ -106,3 +106,9 @@ def test_redact_drops_identifiers(tmp_path):
     assert d["host"]["hostname"] is None and d["host"]["unavailable"]["hostname"] == "redacted"
     assert all(g["uuid"] is None and g["serial"] is None for g in d["gpus"])
     assert "dgx-h100-sim" not in out.stdout and "GPU-" not in s.read_text()
+
+
+def test_click_usage_errors_are_one_line_too():
+    out = run("scan", "--format", "xml")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == ["gpuadvisor: error: Invalid value for '--format': 'xml' is not one of 'text', 'json'. (see 'gpuadvisor scan --help')"]
