@@ -131,6 +131,13 @@ def test_lspci_of_the_gpu_alone_with_nvidia_smi_q_keeps_nvml_slot_maximum() -> N
     assert "where its slot and card support x16" in f.message
 
 
+def test_mig_na_on_gpus_without_mig_is_not_a_gap() -> None:
+    rules, _advisor, _html = _pipeline()
+    rig = import_files([SAMPLES / "smi-q_l4_thamada.txt"])  # "MIG Mode / Current : N/A" on an L4
+    assert rig.gpus[0].unavailable["mig_mode"] == f"{facts.NOT_SUPPORTED} (nvidia-smi prints MIG Mode N/A on GPUs without MIG)"
+    assert [f for f in rules.evaluate(rig) if f.code == "GA314"] == []
+
+
 def test_nccl_measurement_is_judged_and_used_by_the_advisor() -> None:
     rules, advisor, html = _pipeline()
     rig = import_files([SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"])

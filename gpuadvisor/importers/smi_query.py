@@ -229,6 +229,8 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
     r.get(g, "ecc_enabled", "ecc_mode", v.enabled)
     r.get(g, "persistence_mode", "persistence", v.enabled)
     r.get(g, "mig_mode", "mig", v.enabled)
+    if g.mig_mode is None and g.unavailable.get("mig_mode", "").startswith("nvidia-smi printed 'N/A'"):
+        g.unavailable["mig_mode"] = f"{facts.NOT_SUPPORTED} (nvidia-smi prints MIG Mode N/A on GPUs without MIG)"
     r.get(g, "retired_pages_single_bit", "retired_sbe", v.to_int)
     r.get(g, "retired_pages_double_bit", "retired_dbe", v.to_int)
     r.get(g, "retired_pages_pending", "retired_pending", v.enabled)
