@@ -55,6 +55,7 @@ CLOCK_SM = 1
 MEMORY_ERROR_CORRECTED, MEMORY_ERROR_UNCORRECTED = 0, 1
 VOLATILE_ECC, AGGREGATE_ECC = 0, 1
 RETIRED_SINGLE_BIT, RETIRED_DOUBLE_BIT = 0, 1
+MEMORY_LOCATION_SRAM = 7  # nvmlMemoryLocation_t (NVML_MEMORY_LOCATION_SRAM)
 
 
 class Missing:
@@ -268,6 +269,12 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
             g.missing(fname, "ECC is disabled on this GPU")
         else:
             _set(g, fname, nv.query("nvmlDeviceGetTotalEccErrors", h, etype, ctype), int)
+    # SRAM (on-chip) corrected errors separately: health checks hold SRAM to a far lower limit than DRAM.
+    for fname, ctype in (("ecc_errors_corrected_sram_volatile", VOLATILE_ECC), ("ecc_errors_corrected_sram_aggregate", AGGREGATE_ECC)):
+        if ecc_on is False:
+            g.missing(fname, "ECC is disabled on this GPU")
+        else:
+            _set(g, fname, nv.query("nvmlDeviceGetMemoryErrorCounter", h, MEMORY_ERROR_CORRECTED, ctype, MEMORY_LOCATION_SRAM), int)
     _set(g, "retired_pages_single_bit", nv.query("nvmlDeviceGetRetiredPages", h, RETIRED_SINGLE_BIT), len)
     _set(g, "retired_pages_double_bit", nv.query("nvmlDeviceGetRetiredPages", h, RETIRED_DOUBLE_BIT), len)
     _set(g, "retired_pages_pending", nv.query("nvmlDeviceGetRetiredPagesPendingStatus", h), bool)
@@ -276,6 +283,7 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
         _set(g, fname, rows, (lambda v, i=i: int(v[i])) if i < 2 else (lambda v, i=i: bool(v[i])))
     mask = nv.first(["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"], h)
     _set(g, "clocks_event_reasons", mask, lambda m: [n for bit, n in CLOCKS_EVENT_REASONS.items() if int(m) & bit])
+    _set(g, "performance_state", nv.query("nvmlDeviceGetPerformanceState", h), int)
     _set(g, "persistence_mode", nv.query("nvmlDeviceGetPersistenceMode", h), bool)
     _set(g, "mig_mode", nv.query("nvmlDeviceGetMigMode", h), lambda v: bool(v[0]))
     numa = nv.query("nvmlDeviceGetNumaNodeId", h)

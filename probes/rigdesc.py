@@ -27,10 +27,12 @@ GPU_DEFAULTS: dict[str, Any] = {
     "temperature_c": 35,
     "sm_clock_max_mhz": 1980,
     "ecc": True,  # true | false | "unsupported"
-    "ecc_errors": {},  # corrected_volatile, uncorrected_volatile, corrected_aggregate, uncorrected_aggregate
+    "ecc_errors": {},  # corrected_volatile, uncorrected_volatile, corrected_aggregate, uncorrected_aggregate,
+    # corrected_sram_volatile, corrected_sram_aggregate
     "retired_pages": "unsupported",  # "unsupported" | {single_bit = n, double_bit = n, pending = bool}
     "remapped_rows": [0, 0, False, False],  # [correctable, uncorrectable, pending, failure] | "unsupported"
     "clocks_event_reasons": ["gpu_idle"],
+    "performance_state": 8,  # P8: idle (P0 under load)
     "persistence": True,
     "mig": False,  # true | false | "unsupported"
     "pcie_gen": 4,

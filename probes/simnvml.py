@@ -155,6 +155,17 @@ class SimNvml:
         key = ("corrected" if error_type == 0 else "uncorrected") + ("_volatile" if counter_type == 0 else "_aggregate")
         return int(p["ecc_errors"].get(key, 0))
 
+    def nvmlDeviceGetMemoryErrorCounter(self, h: GpuDesc, error_type: int, counter_type: int, location: int) -> int:
+        p = self._dev(h, "nvmlDeviceGetMemoryErrorCounter")
+        if p["ecc"] == "unsupported" or p["ecc_errors"] == "unsupported":
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        if location != 7 or error_type != 0:  # the probe asks for corrected SRAM counts only
+            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+        return int(p["ecc_errors"].get("corrected_sram" + ("_volatile" if counter_type == 0 else "_aggregate"), 0))
+
+    def nvmlDeviceGetPerformanceState(self, h: GpuDesc) -> int:
+        return int(self._dev(h, "nvmlDeviceGetPerformanceState")["performance_state"])
+
     def nvmlDeviceGetRetiredPages(self, h: GpuDesc, cause: int) -> list[int]:
         rp = self._dev(h, "nvmlDeviceGetRetiredPages")["retired_pages"]
         if rp == "unsupported":

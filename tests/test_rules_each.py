@@ -164,6 +164,7 @@ def test_ga102_no_idle_reason_alone_does_not_make_a_gpu_busy():
     rig.measurements = []
     _slow_gen(rig, 3, 1)
     rig.gpus[3].clocks_event_reasons = ["sw_power_cap"]
+    rig.gpus[3].performance_state = None  # as an import from a -q without a Performance State line
     f = one("GA102", rig)
     assert (f.severity, f.observed["gpu_idle"]) == ("info", None)
     assert "GPU idle state unknown" in f.message

@@ -119,8 +119,9 @@ def _matrix(ms: list[Measurement], kind: str, enabled: bool) -> str:
 
 
 def render_summary(ms: list[Measurement]) -> str:
+    gw = max([len("gpus")] + [len(_gpus(m)) for m in ms]) + 2  # "0,1,2,3,4,5,6,7" must not run into the mode
     out = ["Measured vs expected (GB/s; collectives: busbw at the largest size)",
-           f"{'kind':<15}{'gpus':<9}{'mode':<14}{'measured':>10}{'expected':>10}{'ratio':>7}  status"]
+           f"{'kind':<15}{'gpus':<{gw}}{'mode':<14}{'measured':>10}{'expected':>10}{'ratio':>7}  status"]
     for m in ms:
         mode = m.memory or ""
         if m.concurrent:
@@ -131,7 +132,7 @@ def render_summary(ms: list[Measurement]) -> str:
             mode = f"{m.backend} n={m.world_size}"
         value = m.latency_us if m.kind == "p2p_latency" else m.value_gbps
         unit = " us" if m.kind == "p2p_latency" and value is not None else ""
-        out.append(f"{m.kind:<15}{_gpus(m):<9}{mode.strip():<14}{_f(value) + unit:>10}{_f(m.expected_gbps):>10}"
+        out.append(f"{m.kind:<15}{_gpus(m):<{gw}}{mode.strip():<14}{_f(value) + unit:>10}{_f(m.expected_gbps):>10}"
                    f"{_f(m.ratio):>7}  {_status(m)}")
     return "\n".join(out)
 

@@ -136,10 +136,10 @@ def render_gpus(rig: Rig, st: Style) -> list[str]:
         power = f"{_v(g.power_limit_w, '{:.0f}')}/{_v(g.power_default_limit_w, '{:.0f}')} W"
         rows.append([
             g.index, _v(g.name), _v(g.bus_id), _mem(g), _v(g.compute_capability), power, _v(g.temperature_c, "{}C"),
-            _v(g.persistence_mode), _v(g.mig_mode), _v(g.numa_node), _v(g.cpu_affinity),
+            _v(g.performance_state, "P{}"), _v(g.persistence_mode), _v(g.mig_mode), _v(g.numa_node), _v(g.cpu_affinity),
             ",".join(g.clocks_event_reasons) if g.clocks_event_reasons else (DASH if g.clocks_event_reasons is None else "none"),
         ])
-    table = tabulate(rows, headers=["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"], tablefmt="simple", disable_numparse=True)
+    table = tabulate(rows, headers=["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "perf", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"], tablefmt="simple", disable_numparse=True)
     lines += ["  " + ln for ln in table.splitlines()]
     lines.append("")
     lines += [f"  GPU {g.index} health: {_health(g)}" for g in rig.gpus]
@@ -183,7 +183,15 @@ def render_pcie(rig: Rig, st: Style) -> list[str]:
 def render_nvlink(rig: Rig, st: Style) -> list[str]:
     lines = [_section(st, "NVLink")]
     if not any(g.nvlinks for g in rig.gpus):
-        lines.append("  no NVLink on these GPUs" if rig.gpus else "  -")
+        nv_pairs = any(c.startswith("NV") for row in rig.topology.matrix for c in row)
+        reasons = sorted({g.unavailable["nvlinks"] for g in rig.gpus if "nvlinks" in g.unavailable})
+        if not rig.gpus:
+            lines.append("  -")
+        elif nv_pairs or reasons:
+            why = "; ".join(reasons) or "no per-link facts in this scan"
+            lines.append(f"  per-link state not available ({why})" + ("; the topology matrix shows NVLink pairs" if nv_pairs else ""))
+        else:
+            lines.append("  no NVLink on these GPUs")
         return lines
     for g in rig.gpus:
         if not g.nvlinks:
