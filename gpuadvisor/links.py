@@ -29,6 +29,19 @@ NVLINK_LINK_GBPS: dict[int, float] = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 50.
 PCIE_COPY_EFFICIENCY = 0.85
 
 
+# What NCCL collectives reach as busbw, as a fraction of the raw per-direction link figure. One set of numbers
+# for the whole tool: the advisor predicts with them, the bandwidth rules judge measurements with them.
+# NVLink: NCCL maintainer S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212: "450GB/s is the line rate. With
+# the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s" (370/450 = 0.82).
+NCCL_NVLINK_EFFICIENCY = 0.82  # 370 / 450, as quoted
+# PCIe with P2P: 24.54 GB/s busbw measured on 6x RTX 4090 over PCIe 4.0 x16 (31.5 GB/s) = 0.78
+# (shared/samples/nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt).
+NCCL_PCIE_EFFICIENCY = 0.78  # 24.54 / 31.5 = 0.779
+# Without peer-to-peer (nvidia-smi topo -p2p NS/CNS/...), NCCL stages every transfer through host memory (SHM
+# transport): each byte crosses the root complex twice. Assumed to halve busbw; a measurement refines it.
+NCCL_NO_P2P_FACTOR = 0.5
+
+
 def gen_from_speed(gts: float | None) -> int | None:
     """PCIe generation from a sysfs link speed in GT/s (2.5 -> 1 ... 64 -> 6)."""
     if gts is None:

@@ -722,7 +722,8 @@ def test_imported_measurements_without_expected_figure_use_the_link_facts():
     ar.expected_gbps, ar.expected_source, ar.provenance, ar.value_gbps = None, None, "imported", 250.0
     f = one("GA602", rig)
     assert (f.severity, f.expected) == ("fail", {"links_gbps": 369.0, "ratio_to_links": 0.678, "reference_typical_gbps": 370.0})
-    assert f.expected_source.startswith("GPU 0: 18 active NVLinks")
+    # the fallback is the benchmarker's own expected_bandwidth(), so it words the figure as a measurement would
+    assert f.expected_source.startswith("GPU 0: 18 active NVLink 4 links × 25 GB/s per direction")
     h2d = _m(rig, "h2d", [2])
     h2d.expected_gbps, h2d.value_gbps = None, 40.0
     f = one("GA601", rig)
@@ -795,3 +796,26 @@ def test_ga205_not_checked_without_counters():
     assert [(f.severity, f.gpus, f.message) for f in run("GA205", rig)] == [
         ("not-checked", [3], "NVLink error counters not recorded in this scan")
     ]
+
+
+def test_ga602_pcie_without_p2p_is_judged_against_what_nccl_reaches_there(preset):
+    """4x RTX 4090, no P2P: the line rate (31.5 GB/s, Gen4 x16 at max) x 0.78 NCCL on PCIe x 0.5 staged through
+    host memory = 12.3 GB/s: a plausible 11.5 GB/s passes, 6 GB/s fails (the advisor predicts with the same figures)."""
+    from gpuadvisor.advisor import Workload, advise
+    from gpuadvisor.bench.expected import expected_bandwidth
+    from gpuadvisor.facts import Measurement, SweepRow
+
+    rig = preset("4x4090-pcie")
+    e = expected_bandwidth(rig, "all_reduce", [0, 1, 2, 3], backend="nccl", world_size=4)
+    m = Measurement(kind="all_reduce", backend="nccl", world_size=4, gpus=[0, 1, 2, 3], value_gbps=11.5,
+                    expected_gbps=e.gbps, expected_source=e.source, rows=[SweepRow(size_bytes=2**30, busbw_gbps=11.5)])
+    rig.measurements = [m]
+    assert [f for f in run("GA602", rig) if f.severity in ("warn", "fail")] == []
+    m.value_gbps = 6.0
+    f = one("GA602", rig)
+    assert f.severity == "fail" and f.expected["links_gbps"] == pytest.approx(31.504 * 0.78 * 0.5, abs=0.01)
+    assert "without peer-to-peer" in f.expected_source
+    # The advisor's prediction for the same rig, from the same constants, on its narrowest (x8) link:
+    rig.measurements = []
+    advice = advise(rig, Workload.from_options(model="gpt2")).to_dict()
+    assert advice["rig"]["busbw_gbps"] == pytest.approx(1.969 * 8 * 0.78 * 0.5, rel=1e-3)

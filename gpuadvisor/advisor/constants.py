@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuadvisor import links
+
 GB = 1e9
 GiB = 2**30
 
@@ -148,14 +150,12 @@ FLOPS_PER_PARAM_TOKEN_FROZEN = 4  # LoRA/QLoRA: forward 2 + input gradients 2; f
 # -- communication --------------------------------------------------------------------------------------
 
 # What an NCCL all-reduce's busbw reaches as a fraction of the raw per-direction link bandwidth, when the
-# rig has no measurement. PCIe: 24.54 GB/s busbw measured on 6x RTX 4090 with P2P over PCIe 4.0 x16 (31.5 GB/s)
-# = 0.78 (shared/samples/nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt). NVLink: an assumption
-# of 0.80 (NCCL rings over NVSwitch reach most of the per-direction link rate); measure with gpuadvisor bench.
-PCIE_BUSBW_EFFICIENCY = 24.54 / 31.5
-NVLINK_BUSBW_EFFICIENCY = 0.80
-# Without peer-to-peer (nvidia-smi topo -p2p NS/CNS/...), NCCL stages every transfer through host memory
-# (SHM transport): each byte crosses the root complex twice. Assumed to halve busbw; measure to confirm.
-NO_P2P_FACTOR = 0.5
+# rig has no measurement: one set of figures for the advisor and the bandwidth rules, with their sources, in
+# gpuadvisor.links (NVLink 370/450 from nccl-tests#212; PCIe 0.78 from the 6x RTX 4090 nccl-tests sample;
+# no P2P halves it, assumed).
+PCIE_BUSBW_EFFICIENCY = links.NCCL_PCIE_EFFICIENCY
+NVLINK_BUSBW_EFFICIENCY = links.NCCL_NVLINK_EFFICIENCY
+NO_P2P_FACTOR = links.NCCL_NO_P2P_FACTOR
 # Bandwidth across nodes when the user does not give it: 25 GB/s busbw per GPU (one 200 Gb/s InfiniBand HDR
 # or Ethernet port per GPU). An assumption the output states; pass --inter-node-gbps with your measurement.
 DEFAULT_INTER_NODE_GBPS = 25.0

@@ -128,7 +128,7 @@ class RigView:
             return Bandwidth(m.value_gbps, f"measured all_reduce busbw {m.value_gbps:.1f} GB/s ({m.backend or 'nccl'}){note}", True)
         if nvlink and self.nvlink_pair_gbps:
             bw = self.nvlink_pair_gbps * C.NVLINK_BUSBW_EFFICIENCY
-            return Bandwidth(bw, f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY} NCCL efficiency (assumed) = {bw:.0f} GB/s busbw")
+            return Bandwidth(bw, f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY:g} NCCL efficiency (370/450, nccl-tests#212) = {bw:.0f} GB/s busbw")
         if self.pcie_gbps:
             bw = self.pcie_gbps * C.PCIE_BUSBW_EFFICIENCY * (1 if self.p2p_ok else C.NO_P2P_FACTOR)
             p2p = "" if self.p2p_ok else f" × {C.NO_P2P_FACTOR} (no peer-to-peer: staged through host memory, assumed)"

@@ -62,13 +62,17 @@ def _pcie(gpu: Gpu) -> links.PathLimit | None:
     return links.path_limit(gpu, at_max=True)
 
 
-def _narrowest_pcie(rig: Rig, positions: list[int]) -> Expected:
+def _narrowest_pcie(rig: Rig, positions: list[int], *, line_rate: bool = False) -> Expected:
+    """The narrowest PCIe path among the GPUs: × the copy efficiency, or its raw line rate (collectives,
+    which the bandwidth rules scale by NCCL's efficiency, as they do NVLink's)."""
     limits = [(rig.gpus[p], _pcie(rig.gpus[p])) for p in positions]
     missing = [g.label for g, lim in limits if lim is None]
     if missing:
         return Expected(None, f"no PCIe link facts for {', '.join(missing)}")
     gpu, lim = min(limits, key=lambda x: x[1].gbps)  # type: ignore[union-attr]
     assert lim is not None
+    if line_rate:
+        return Expected(lim.gbps, f"{gpu.label}: {lim.describe()} ({links.PCIE_SOURCE})")
     eff = links.PCIE_COPY_EFFICIENCY
     return Expected(lim.gbps * eff, f"{gpu.label}: {lim.describe()} × {eff} copy efficiency ({links.PCIE_SOURCE})")
 
@@ -179,8 +183,9 @@ def expected_bandwidth(
                                    every pair NV#      smallest per-GPU NVLink figure among the GPUs: its
                                                        links to the other participants (sum of NV#, at most
                                                        its active links) × GB/s per link
-                                   otherwise           narrowest PCIe path among the GPUs ×
-                                                       links.PCIE_COPY_EFFICIENCY (noted when P2P is off)
+                                   otherwise           narrowest PCIe path among the GPUs, line rate
+                                                       (noted when P2P is off); the rules scale collectives
+                                                       by NCCL's efficiency (links.NCCL_*), as the advisor
     h2d, d2h                       pinned, alone       links.expected_copy_gbps(gpu): narrowest hop × eff.
                                    pinned, all at      narrowest share: a link above k of the GPUs copying
                                    once                at once gives each 1/k; × eff.
@@ -194,6 +199,9 @@ def expected_bandwidth(
     p2p_bidir                      as p2p_unidir       2 × the p2p_unidir figure (both directions summed)
     p2p_latency                                        none
     =============================  ==================  ====================================================
+
+    Collective figures are line rates: the bandwidth rules and the advisor scale them by what NCCL reaches
+    (``links.NCCL_NVLINK_EFFICIENCY``, ``links.NCCL_PCIE_EFFICIENCY``, ``links.NCCL_NO_P2P_FACTOR``).
     """
     if kind in ("all_reduce", "all_gather", "reduce_scatter", "broadcast"):
         if world_size == 1:
@@ -214,7 +222,7 @@ def expected_bandwidth(
                 return Expected(None, f"every pair is NVLink but {', '.join(missing)} has no NVLink link facts")
             gpu, (gbps, how) = min(totals, key=lambda x: x[1][0])  # type: ignore[index]
             return Expected(gbps, f"{gpu.label}: {how}")
-        e = _narrowest_pcie(rig, positions)
+        e = _narrowest_pcie(rig, positions, line_rate=True)
         return Expected(e.gbps, e.source + _p2p_note(rig, positions)) if e.gbps is not None else e
 
     if kind in ("h2d", "d2h"):

@@ -5,7 +5,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 from statistics import median
 
-from gpuadvisor import links
 from gpuadvisor.facts import Measurement, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
@@ -16,7 +15,7 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 COPIES = ("h2d", "d2h")
 P2P = ("p2p_unidir", "p2p_bidir")
 NO_MEASUREMENTS = "no bandwidth measurements in this scan (run gpuadvisor bench, or gpuadvisor scan --bench)"
-BW_THRESHOLDS = ("bandwidth_warn_ratio", "bandwidth_fail_ratio", "nccl_nvlink_efficiency")
+BW_THRESHOLDS = ("bandwidth_warn_ratio", "bandwidth_fail_ratio", "nccl_nvlink_efficiency", "nccl_pcie_efficiency", "nccl_no_p2p_factor")
 
 
 def _usable(m: Measurement) -> bool:
@@ -38,32 +37,34 @@ def _all_nvlink(rig: Rig, gpus: list[int]) -> bool:
 
 
 def _links_expected(rig: Rig, m: Measurement) -> tuple[float, str] | None:
-    """The link figure for a measurement that carries none (an imported one), from gpuadvisor.links."""
-    pos = _positions(rig, m.gpus)
-    if pos is None:
-        return None
-    gpus = [rig.gpus[p] for p in pos]
-    if m.kind in COPIES and len(gpus) == 1 and m.memory != "pageable" and not m.concurrent:
-        return links.expected_copy_gbps(gpus[0], at_max=True)
-    if m.kind in COLLECTIVES and len(gpus) > 1 and m.backend != "gloo":
-        if _all_nvlink(rig, m.gpus):
-            totals = []
-            for g in gpus:
-                active = g.active_nvlinks()
-                bw = [links.nvlink_gbps(n.version, 1) for n in active]
-                if not active or any(b is None for b in bw):
-                    return None
-                totals.append((sum(b for b in bw if b is not None), g))
-            gbps, g = min(totals, key=lambda t: t[0])
-            return gbps, f"{g.label}: {len(g.active_nvlinks())} active NVLinks ({links.NVLINK_SOURCE})"
-        lims = [(links.path_limit(g, at_max=True), g) for g in gpus]
-        if any(lim is None for lim, _ in lims):
-            return None
-        lim, g = min(lims, key=lambda t: t[0].gbps)  # type: ignore[union-attr]
-        assert lim is not None
-        eff = links.PCIE_COPY_EFFICIENCY
-        return lim.gbps * eff, f"{g.label}: {lim.describe()} x {eff} ({links.PCIE_SOURCE})"
-    return None
+    """The link figure for a measurement that carries none (an imported one): the benchmarker's own function,
+    so an imported nccl-tests row is judged exactly as a measured one."""
+    from gpuadvisor.bench.expected import expected_bandwidth
+
+    e = expected_bandwidth(rig, m.kind, m.gpus, backend=m.backend, world_size=m.world_size, memory=m.memory,
+                           p2p_enabled=m.p2p_enabled, together=m.gpus if m.concurrent else None)
+    return (e.gbps, e.source) if e.gbps else None
+
+
+def _p2p_ok(rig: Rig, gpus: list[int]) -> bool:
+    """True unless the topology says some pair of these GPUs cannot do peer-to-peer (unknown counts as able)."""
+    p = _positions(rig, gpus)
+    t = rig.topology.p2p_read
+    if p is None or not t:
+        return True
+    return all((cell(t, a, b) or "OK").upper() in ("OK", "X", "U") for a in p for b in p if a != b)
+
+
+def _nccl_factor(rig: Rig, ctx: Context, m: Measurement) -> tuple[float, str]:
+    """What NCCL reaches of the line rate on this measurement's links (the advisor predicts with the same)."""
+    if _all_nvlink(rig, m.gpus):
+        eff = ctx.t("nccl_nvlink_efficiency")
+        return eff, f" x {eff:g} NCCL efficiency on NVLink"
+    eff = ctx.t("nccl_pcie_efficiency")
+    if _p2p_ok(rig, m.gpus):
+        return eff, f" x {eff:g} NCCL efficiency on PCIe"
+    no_p2p = ctx.t("nccl_no_p2p_factor")
+    return eff * no_p2p, f" x {eff:g} NCCL efficiency on PCIe x {no_p2p:g} without peer-to-peer (staged through host memory)"
 
 
 def _describe(m: Measurement) -> str:
@@ -222,14 +223,9 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
             yield ctx.not_checked("collectives ran on one rank only: no link is crossed, so there is no bus bandwidth to judge (needs 2+ GPUs)")
         else:
             yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
-    eff = ctx.t("nccl_nvlink_efficiency")
     for m in ms:
-        nv = _all_nvlink(rig, m.gpus)
-        yield from _judge(
-            rig, ctx, m,
-            link_factor=eff if nv else 1.0,
-            factor_note=f" x {eff:g} NCCL efficiency on NVLink" if nv else "",
-        )
+        factor, note = _nccl_factor(rig, ctx, m)
+        yield from _judge(rig, ctx, m, link_factor=factor, factor_note=note)
 
 
 @rule("GA603", "p2p-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)

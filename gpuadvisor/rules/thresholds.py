@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpuadvisor import links
+
 # Sources quoted by more than one threshold.
 SRC_PARALLELISM_HOST = (
     "../shared/PARALLELISM.md 'Host sizing' (rules of thumb of the seed guides: 16 GB RAM or 2 GB per GB of GPU "
@@ -163,10 +165,23 @@ _ALL = [
         minimum=0.0, maximum=1.0,
     ),
     Threshold(
-        "nccl_nvlink_efficiency", 0.82, "busbw / NVLink line rate",
+        "nccl_nvlink_efficiency", links.NCCL_NVLINK_EFFICIENCY, "busbw / NVLink line rate",
         "fraction of the NVLink line rate that NCCL ring collectives reach as busbw (protocol overhead)",
         "NCCL maintainer S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212: '450GB/s is the line rate. With "
         "the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s' (370/450 = 0.82)",
+        minimum=0.0, maximum=1.0,
+    ),
+    Threshold(
+        "nccl_pcie_efficiency", links.NCCL_PCIE_EFFICIENCY, "busbw / PCIe line rate",
+        "fraction of the narrowest PCIe link's per-direction rate that NCCL collectives reach as busbw with P2P",
+        "24.54 GB/s busbw on 6x RTX 4090 over PCIe 4.0 x16 = 31.5 GB/s (shared/samples/"
+        "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt); the advisor predicts with the same figure",
+        minimum=0.0, maximum=1.0,
+    ),
+    Threshold(
+        "nccl_no_p2p_factor", links.NCCL_NO_P2P_FACTOR, "fraction",
+        "what is left of PCIe busbw when the GPUs cannot do peer-to-peer and NCCL stages through host memory",
+        "assumed: every byte crosses the root complex twice (NCCL SHM transport); the advisor uses the same figure",
         minimum=0.0, maximum=1.0,
     ),
 ]
