@@ -198,9 +198,10 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
 
     What it checks
         The largest-size busbw of each collective measurement against the benchmarker's link figure (the
-        slowest GPU's NVLink total, or the narrowest PCIe path x copy efficiency) and, for 8x H100 SXM and 8x
-        A100 SXM all-reduce, the published healthy figure. On NVLink the link figure is scaled by
-        nccl_nvlink_efficiency, the share of the line rate NCCL reaches.
+        slowest GPU's NVLink total, or the narrowest PCIe path's line rate) scaled by the share of it NCCL
+        reaches: nccl_nvlink_efficiency on NVLink, nccl_pcie_efficiency on PCIe, times nccl_no_p2p_factor
+        when the GPUs cannot do peer-to-peer (the advisor predicts with the same figures); and, for 8x H100
+        SXM and 8x A100 SXM all-reduce, the published healthy figure.
     Why it matters
         Gradient all-reduce (DDP) and all-gather/reduce-scatter (FSDP, ZeRO) are on every training step's
         critical path: a node at 60% of normal busbw slows the whole job, and in a multi-node job every node.
@@ -208,7 +209,7 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio of either figure.
     Source
         busbw definition and factors: nccl-tests doc/PERFORMANCE.md; NVLink efficiency and 8x H100 reference:
-        github.com/NVIDIA/nccl-tests/issues/212; 8x A100 reference: github.com/NVIDIA/nccl-tests/issues/175;
+        github.com/NVIDIA/nccl-tests/issues/212; PCIe efficiency: shared/samples 6x RTX 4090 all_reduce_perf; 8x A100 reference: github.com/NVIDIA/nccl-tests/issues/175;
         ratios: DCGM (75%) and Azure HPC NHC (~85-95%), see gpuadvisor.rules.thresholds.
     How to fix
         Check NVLink findings (GA204, GA205), P2P (GA206, GA503), that nvidia-fabricmanager runs on NVSwitch
