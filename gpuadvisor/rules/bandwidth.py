@@ -371,7 +371,7 @@ def bench_incomplete(rig: Rig, ctx: Context):
         The benchmarker's record (gpuadvisor.bench); NCCL hangs as a node fault: Azure HPC NHC fails a node
         whose NCCL all-reduce test errors (customTests/azure_nccl_allreduce.nhc).
     How to fix
-        Read the recorded error; rerun `gpuadvisor bench -v`; check `dmesg` for Xid errors and the NCCL
+        Read the recorded error; rerun `gpuadvisor -v bench`; check `dmesg` for Xid errors and the NCCL
         settings (NCCL_DEBUG=INFO).
     """
     if not rig.measurements:
@@ -387,5 +387,5 @@ def bench_incomplete(rig: Rig, ctx: Context):
                 observed={"kind": m.kind, "status": m.status, "error": m.error},
                 expected={"status": "ok"},
                 expected_source="gpuadvisor bench",
-                fix="read the error, rerun gpuadvisor bench -v, check dmesg for Xid errors and NCCL_DEBUG=INFO output",
+                fix="read the error, rerun gpuadvisor -v bench, check dmesg for Xid errors and NCCL_DEBUG=INFO output",
             )
