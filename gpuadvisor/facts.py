@@ -34,6 +34,7 @@ NO_LIBRARY = "NVML library not found"
 FUNCTION_NOT_FOUND = "NVML function not found (driver or nvidia-ml-py too old)"
 GPU_LOST = "GPU fell off the bus or was lost"
 NOT_IN_SOURCE = "not present in the source this scan was made from"
+NOT_RECORDED = "not recorded in this scan (saved by a gpuadvisor that did not read it)"
 NVLINKS_ALL_INACTIVE = "no active NVLink (all links are inactive)"
 
 
@@ -431,7 +432,14 @@ def _from_dict(cls: type, data: Any, where: str) -> Any:
     for name in names:
         if name in data:
             kwargs[name] = _convert(data[name], hints[name], f"{where}.{name}" if where else name)
-    return cls(**kwargs)
+    obj = cls(**kwargs)
+    if isinstance(obj, Unavailable):
+        # A fact this file does not carry (saved before the field existed) is null with that reason, like any
+        # other missing fact, never a silent None.
+        for f in dataclasses.fields(cls):
+            if f.name not in data and f.name != "unavailable" and f.default is None and f.name not in obj.unavailable:
+                obj.unavailable[f.name] = NOT_RECORDED
+    return obj
 
 
 def from_dict(data: Any, origin: str = "scan") -> Rig:

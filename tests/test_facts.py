@@ -64,3 +64,15 @@ def test_not_json_and_missing_file(tmp_path):
 def test_ints_stay_ints_in_float_fields():
     rig = Rig(gpus=[Gpu(index=0, power_limit_w=700)])
     assert facts.from_dict(json.loads(rig.to_json())).to_json() == rig.to_json()
+
+
+def test_a_field_missing_from_an_older_scan_is_null_with_a_reason(preset, tmp_path):
+    d = preset("h100-pcie").to_dict()
+    del d["gpus"][0]["performance_state"]
+    del d["gpus"][0]["pcie"]["path"][0]["aer_correctable"]
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(d))
+    g = facts.load(p).gpus[0]
+    assert g.performance_state is None and g.unavailable["performance_state"] == facts.NOT_RECORDED
+    assert g.pcie.path[0].unavailable["aer_correctable"] == facts.NOT_RECORDED
+    assert "memory_total_bytes" not in g.unavailable  # present fields are untouched
