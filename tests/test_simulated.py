@@ -259,3 +259,19 @@ def test_real_h100_measured_scan_fixture(fixtures_dir):
     assert ga602.severity == "not-checked" and "one rank only" in ga602.message
     html = render_html(rig)
     assert "NVIDIA H100 80GB HBM3" in html and "h2d" in html.lower()
+
+
+def test_real_h100_scan_with_the_current_probe(fixtures_dir):
+    """benchmarks/device/scan_current.sh on the lent H100: the fields added after the first recording were read
+    on real NVML (P-state, SRAM corrected ECC via nvmlDeviceGetMemoryErrorCounter) or are null with the reason
+    (that VM's kernel exposes no AER counters), and the default bench swept 8 B to 1 GiB."""
+    rig = facts.load(fixtures_dir / "h100-vm" / "scan-v2-bench.json")
+    g = rig.gpus[0]
+    assert (g.performance_state, g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) == (0, 0, 0)
+    hop = g.pcie.path[0]
+    assert hop.aer_correctable is None and hop.unavailable["aer_correctable"].startswith("no AER counters in sysfs")
+    assert rig.host.net_interfaces == ["eth0", "ifb0", "ifb1"]
+    ar = next(m for m in rig.measurements if m.kind == "all_reduce")
+    assert (ar.rows[0].size_bytes, ar.rows[-1].size_bytes, len(ar.rows)) == (8, 2**30, 28)
+    h2d = next(m for m in rig.measurements if m.kind == "h2d" and m.memory == "pinned")
+    assert h2d.rows[-1].size_bytes == 256 * 2**20 and 50 < h2d.value_gbps < 63.0 and h2d.status == "ok"
