@@ -414,7 +414,7 @@ def test_policy_parse_and_run_check_api():
     from gpuadvisor.collect import simulate
 
     res = run_check(simulate("4x4090-pcie"), pol)
-    assert [r.code for r in res.rules] == ["GA101", "GA102", "GA103", "GA104"]
+    assert [r.code for r in res.rules] == ["GA101", "GA102", "GA103", "GA104", "GA105"]
     assert res.fail_on == "warn" and res.policy == "inline" and res.exit_code == 1
     assert run_check(simulate("dgx-h100"), Policy()).exit_code == 0
 

@@ -819,3 +819,25 @@ def test_ga602_pcie_without_p2p_is_judged_against_what_nccl_reaches_there(preset
     rig.measurements = []
     advice = advise(rig, Workload.from_options(model="gpt2")).to_dict()
     assert advice["rig"]["busbw_gbps"] == pytest.approx(1.969 * 8 * 0.78 * 0.5, rel=1e-3)
+
+
+def test_ga105_aer_errors_on_the_gpu_and_on_a_switch_uplink():
+    rig = healthy()
+    assert run("GA105", rig) == []  # the simulator's AER totals are 0 on every hop
+    switch_uplink = rig.gpus[3].pcie.path[2]
+    assert switch_uplink.port_type == "upstream-port"
+    switch_uplink.aer_correctable = 81
+    f = one("GA105", rig)
+    assert (f.severity, f.gpus, f.observed["bdf"], f.observed["aer_correctable"]) == ("warn", [3], switch_uplink.bdf, 81)
+    assert f.expected == {"aer_correctable_max": 80}
+    assert run("GA105", rig, pcie_aer_correctable_max=100) == []
+    rig.gpus[6].pcie.path[0].aer_nonfatal = 2
+    out = sorted(run("GA105", rig), key=lambda f: f.gpus)
+    assert [(f.severity, f.gpus) for f in out] == [("warn", [3]), ("fail", [6])]
+    assert "2 non-fatal and 0 fatal uncorrectable" in out[1].message
+
+
+def test_ga105_not_checked_without_aer_counters(fixtures_dir):
+    rig = facts.load(fixtures_dir / "h100-vm" / "scan-v2-bench.json")  # that VM's kernel exposes no AER files
+    (f,) = run("GA105", rig)
+    assert f.severity == "not-checked" and "no AER counters in sysfs" in f.message

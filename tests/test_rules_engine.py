@@ -39,7 +39,7 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 42
+    assert len(rules) == 43  # GA105 pcie-aer-errors added
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
     assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6"}
@@ -233,6 +233,6 @@ def test_rules_table_and_json():
 def test_rules_by_area_and_unknown_area():
     res = CliRunner().invoke(cli, ["rules", "--area", "pcie"])
     codes = [ln.split()[0] for ln in res.output.splitlines()[1:] if ln.startswith("GA")]
-    assert codes == ["GA101", "GA102", "GA103", "GA104"]
+    assert codes == ["GA101", "GA102", "GA103", "GA104", "GA105"]
     p = _gpuadvisor("rules", "--area", "disk")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "'disk'" in p.stderr

@@ -68,6 +68,15 @@ _ALL = [
         "up for weeks the same figure is stricter: what tells a bad link is a count that keeps rising",
         minimum=0, integer=True,
     ),
+    Threshold(
+        "pcie_aer_correctable_max", 80, "errors",
+        "AER correctable-error total (sysfs, since boot) of a device on a GPU's PCIe path above which its link is "
+        "reported; any uncorrectable (non-fatal or fatal) error is reported regardless",
+        "replays are correctable errors in the PCIe base spec's Advanced Error Reporting (Replay Timer Timeout, "
+        "REPLAY_NUM Rollover, Bad TLP, Bad DLLP), so the same tolerance as pcie_replay_max (DCGM's 80); Linux "
+        "Documentation/PCI/pcieaer-howto.rst: correctable errors are recovered by hardware, uncorrectable ones are not",
+        minimum=0, integer=True,
+    ),
     # -- NVLink / topology -----------------------------------------------------------------------------
     Threshold(
         "nvlink_error_max", 0, "errors per counter",
