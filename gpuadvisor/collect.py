@@ -62,13 +62,6 @@ def build_topology(gpus: list[Gpu], levels: list[list[str | None]], p2p_read: li
     return topo
 
 
-def _place(sysfs: Sysfs, bdf: str) -> PciPlace | None:
-    hops, host_bridge = sysfs.path(bdf)
-    if not hops:
-        return None
-    return PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, sysfs.numa_node(bdf))
-
-
 def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
     """GPUs, their PCIe paths, and the pairwise topology, into ``rig``."""
     probe_system(nv, rig.software)
@@ -78,13 +71,12 @@ def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
         if g.bus_id is None:
             places.append(None)
             continue
-        hops, host_bridge = sysfs.path(g.bus_id)
+        hops, place = sysfs.place(g.bus_id)
+        places.append(place)
         if hops:
             g.pcie.path = hops
-            places.append(PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, sysfs.numa_node(g.bus_id)))
         else:
             g.pcie.unavailable["path"] = f"no sysfs entry for {g.bus_id} under {sysfs.pci_devices}"
-            places.append(None)
         if g.numa_node is None:
             node = sysfs.numa_node(g.bus_id)
             if node is not None:
@@ -99,7 +91,7 @@ def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
                 g.unavailable.pop("cpu_affinity", None)
     levels, p2p_r, p2p_w, reason = probe_pairs(nv, gpus, handles)
     gpu_bdfs = {g.bus_id for g in gpus}
-    nics = [(name, pl) for name, bdf in sysfs.nics() if bdf not in gpu_bdfs and (pl := _place(sysfs, bdf)) is not None]
+    nics = [(name, pl) for name, bdf in sysfs.nics() if bdf not in gpu_bdfs and (pl := sysfs.place(bdf)[1]) is not None]
     rig.gpus = gpus
     rig.topology = build_topology(gpus, levels, p2p_r if gpus else None, p2p_w if gpus else None, places, nics, reason)
     if reason and len(gpus) > 1:

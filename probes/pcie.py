@@ -160,6 +160,13 @@ class Sysfs:
         _infer_port_types(hops)
         return hops, host_bridge
 
+    def place(self, bdf: str) -> tuple[list[PcieHop], PciPlace | None]:
+        """The device's path (as ``path``) and where it sits for topology levels; no place if sysfs lacks it."""
+        hops, host_bridge = self.path(bdf)
+        if not hops:
+            return hops, None
+        return hops, PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, self.numa_node(bdf))
+
     def numa_node(self, bdf: str) -> int | None:
         raw = _read(self.device_dir(bdf) / "numa_node")
         if raw is None or not raw.lstrip("-").isdigit():

@@ -38,8 +38,8 @@ class SimNvml:
         sysfs = Sysfs(sysfs_root)
         self._places: list[PciPlace] = []
         for g in desc.gpus:
-            hops, host_bridge = sysfs.path(g.bus_id)
-            self._places.append(PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, sysfs.numa_node(g.bus_id)))
+            place = sysfs.place(g.bus_id)[1]  # the generated tree always holds every GPU of the description
+            self._places.append(place or PciPlace((), (), None, None))
         # NVLink peers: (gpu, link) -> remote ("gpu", index) or ("switch", n)
         self._links: dict[int, list[tuple[str, int]]] = {g.index: [] for g in desc.gpus}
         for g in desc.gpus:
