@@ -41,7 +41,8 @@ def _measurements() -> list[Measurement]:
                                   rows=[SweepRow(size_bytes=1 << 28, algbw_gbps=55.3, busbw_gbps=55.3, correct=True, errors=0)]))
     ms.append(Measurement(kind="all_reduce", backend="nccl", world_size=8, gpus=list(range(8)), value_gbps=372.0,
                           expected_gbps=450.0, expected_source="GPU 0: 18 active NVLink 4 links x 25 GB/s",
-                          rows=[SweepRow(size_bytes=1 << 33, busbw_gbps=372.0, correct=True, errors=0)]))
+                          rows=[SweepRow(size_bytes=1 << 32, busbw_gbps=372.0, correct=True, errors=0),
+                                SweepRow(size_bytes=1 << 33, busbw_gbps=372.0, correct=True, errors=0)]))
     ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=True, value_gbps=389.0,
                           expected_gbps=450.0, expected_source="NV18: 18 x 25 GB/s NVLink 4"))
     ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=False, value_gbps=40.0,
@@ -669,6 +670,13 @@ def _m(rig: Rig, kind: str, gpus: list[int]) -> Measurement:
     return next(m for m in rig.measurements if m.kind == kind and m.gpus == gpus and m.p2p_enabled is not False)
 
 
+def _busbw(m: Measurement, gbps: float) -> None:
+    """A collective whose whole plateau (every row of its sweep) measured ``gbps``: GA602 judges the plateau."""
+    m.value_gbps = gbps
+    for r in m.rows:
+        r.busbw_gbps = gbps
+
+
 def test_ga601_h2d_far_below_the_link_fails():
     rig = healthy()
     _m(rig, "h2d", [3]).value_gbps = 30.0
@@ -697,13 +705,13 @@ def test_ga601_pageable_copies_are_not_judged():
 def test_ga602_all_reduce_against_links_and_reference():
     rig = healthy()
     ar = _m(rig, "all_reduce", list(range(8)))
-    ar.value_gbps = 340.0  # 92% of 450 x 0.82, 92% of the 370 GB/s reference
+    _busbw(ar, 340.0)  # 92% of 450 x 0.82, 92% of the 370 GB/s reference
     assert run("GA602", rig) == []
-    ar.value_gbps = 320.0
+    _busbw(ar, 320.0)
     f = one("GA602", rig)
     assert (f.severity, f.gpus) == ("warn", list(range(8)))
     assert f.expected == {"links_gbps": 369.0, "ratio_to_links": 0.867, "reference_typical_gbps": 370.0}
-    ar.value_gbps = 250.0
+    _busbw(ar, 250.0)
     assert one("GA602", rig).severity == "fail"
 
 
@@ -719,7 +727,8 @@ def test_ga602_not_checked_without_expectation_or_reference():
 def test_imported_measurements_without_expected_figure_use_the_link_facts():
     rig = healthy()
     ar = _m(rig, "all_reduce", list(range(8)))
-    ar.expected_gbps, ar.expected_source, ar.provenance, ar.value_gbps = None, None, "imported", 250.0
+    ar.expected_gbps, ar.expected_source, ar.provenance = None, None, "imported"
+    _busbw(ar, 250.0)
     f = one("GA602", rig)
     assert (f.severity, f.expected) == ("fail", {"links_gbps": 369.0, "ratio_to_links": 0.678, "reference_typical_gbps": 370.0})
     # the fallback is the benchmarker's own expected_bandwidth(), so it words the figure as a measurement would
@@ -750,7 +759,7 @@ def test_ga605_wrong_result():
     _m(rig, "all_reduce", list(range(8))).rows[0].correct = False
     _m(rig, "all_reduce", list(range(8))).rows[0].errors = 12
     f = one("GA605", rig)
-    assert (f.severity, f.observed) == ("fail", {"kind": "all_reduce", "wrong_sizes": [1 << 33], "wrong_elements": 12})
+    assert (f.severity, f.observed) == ("fail", {"kind": "all_reduce", "wrong_sizes": [1 << 32], "wrong_elements": 12})
 
 
 def test_ga606_failed_benchmark():
@@ -808,10 +817,11 @@ def test_ga602_pcie_without_p2p_is_judged_against_what_nccl_reaches_there(preset
     rig = preset("4x4090-pcie")
     e = expected_bandwidth(rig, "all_reduce", [0, 1, 2, 3], backend="nccl", world_size=4)
     m = Measurement(kind="all_reduce", backend="nccl", world_size=4, gpus=[0, 1, 2, 3], value_gbps=11.5,
-                    expected_gbps=e.gbps, expected_source=e.source, rows=[SweepRow(size_bytes=2**30, busbw_gbps=11.5)])
+                    expected_gbps=e.gbps, expected_source=e.source,
+                    rows=[SweepRow(size_bytes=2**29, busbw_gbps=11.5), SweepRow(size_bytes=2**30, busbw_gbps=11.5)])
     rig.measurements = [m]
     assert [f for f in run("GA602", rig) if f.severity in ("warn", "fail")] == []
-    m.value_gbps = 6.0
+    _busbw(m, 6.0)
     f = one("GA602", rig)
     assert f.severity == "fail" and f.expected["links_gbps"] == pytest.approx(31.504 * 0.78 * 0.5, abs=0.01)
     assert "without peer-to-peer" in f.expected_source

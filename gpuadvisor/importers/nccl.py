@@ -63,6 +63,8 @@ class NcclRun:
     n_gpus: int | None = None
     min_bytes: int | None = None
     max_bytes: int | None = None
+    step_factor: int | None = None  # -f: each size is the previous x factor
+    step_bytes: int | None = None  # -i: each size is the previous + step
     warmup: int | None = None
     iters: int | None = None
     ranks: list[Rank] = field(default_factory=list)
@@ -133,6 +135,12 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 run.n_thread, run.n_gpus, run.min_bytes, run.max_bytes = (int(x) for x in m.groups()[:4])
                 w = re.search(r"warmup iters:\s*(\d+)", s)
                 it = re.search(r"(?<!warmup )iters:\s*(\d+)", s)
+                st = re.search(r"step:\s*(\d+)\((factor|bytes)\)", s)
+                if st:
+                    if st.group(2) == "factor":
+                        run.step_factor = int(st.group(1))
+                    else:
+                        run.step_bytes = int(st.group(1))
                 run.warmup = int(w.group(1)) if w else None
                 run.iters = int(it.group(1)) if it else None
                 run.header_line = lineno
@@ -217,6 +225,19 @@ def _halves(columns: list[str], tokens: list[str], source: str, line: int, dtype
     return out[0], (out[1] if len(out) > 1 else None)
 
 
+def _sweep_done(run: NcclRun, last: int) -> bool:
+    """Whether nccl-tests had no size left to run after ``last``: its next size (x factor, or + step bytes) would
+    pass maxBytes (``-e 1000M -f 2`` ends at 512 MiB; sizes rounded down to whole elements per rank end just
+    under ``-e``). Unknown step: only a last size equal to maxBytes counts as complete."""
+    if run.max_bytes is None:
+        return True
+    if run.step_factor and run.step_factor > 1:
+        return last * run.step_factor > run.max_bytes
+    if run.step_bytes:
+        return last + run.step_bytes > run.max_bytes
+    return last >= run.max_bytes
+
+
 def _infer_binary(run: NcclRun) -> str | None:
     """Which collective, from the columns alone (size vs count x type size x ranks, redop, root)."""
     n = run.world_size
@@ -288,7 +309,7 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         if run.out_of_bounds and not run.out_of_bounds.endswith("OK"):
             notes.append(f"nccl-tests: Out of bounds values: {run.out_of_bounds}")
         status = "ok"
-        if run.max_bytes is not None and rows[-1].size_bytes < run.max_bytes:
+        if run.max_bytes is not None and rows[-1].size_bytes < run.max_bytes and not _sweep_done(run, rows[-1].size_bytes):
             status = "partial"
             notes.append(f"stopped at {rows[-1].size_bytes} B of the {run.max_bytes} B asked for")
         extra = f", {dtype}" + (f" {redop}" if redop not in ("-", "none", "sum") else "")

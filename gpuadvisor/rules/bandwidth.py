@@ -5,6 +5,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from statistics import median
 
+from gpuadvisor import catalog, plateau
 from gpuadvisor.facts import Measurement, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
@@ -79,10 +80,32 @@ def _describe(m: Measurement) -> str:
     return f"{what} ({', '.join(extra)})" if extra else what
 
 
-def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor_note: str) -> Iterator:
-    """Findings (or a not-checked) for one measurement against its link figure and any published reference."""
+def _link_type(rig: Rig, m: Measurement) -> str:
+    """"nvlink" or "pcie" for the links a collective crossed, from the topology matrix, else from what the GPU
+    model is (the catalog: SXM parts are always NVLink-connected, parts without NVLink never); "unknown" when
+    neither tells (bridged PCIe cards without a topology, GPUs not in the catalog)."""
+    p = _positions(rig, m.gpus)
+    if p is not None and len(p) > 1:
+        if _all_nvlink(rig, m.gpus):
+            return "nvlink"
+        if all(cell(rig.topology.matrix, a, b) for a in p for b in p if a != b):
+            return "pcie"
+    names = [rig.gpu(i).name for i in m.gpus if any(g.index == i for g in rig.gpus)]
+    specs = [catalog.find_gpu(n) for n in names]
+    if specs and all(s is not None for s in specs):
+        if all(s.form_factor == "sxm" and s.nvlink_links for s in specs):  # type: ignore[union-attr]
+            return "nvlink"
+        if all(not s.nvlink_links for s in specs):  # type: ignore[union-attr]
+            return "pcie"
+    return "unknown"
+
+
+def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor_note: str,
+           value: float | None = None, observed_extra: dict | None = None) -> Iterator:
+    """Findings (or a not-checked) for one measurement against its link figure and any published reference;
+    ``value`` overrides the measurement's headline (a collective's plateau figure)."""
     warn_r, fail_r = ctx.t("bandwidth_warn_ratio"), ctx.t("bandwidth_fail_ratio")
-    value = float(m.value_gbps or 0.0)
+    value = float(m.value_gbps or 0.0) if value is None else value
     names = [rig.gpu(i).name for i in m.gpus if any(g.index == i for g in rig.gpus)]
     ref: Reference | None = find_reference(names, m.kind, m.world_size or len(m.gpus)) if names else None
     verdicts: list[tuple[str, str]] = []  # (severity, text)
@@ -135,7 +158,8 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
         f"{_describe(m)} on {who} measured {value:.1f} GB/s: " + "; ".join(t for _, t in verdicts),
         gpus=m.gpus,
         subject=who,
-        observed={"kind": m.kind, "value_gbps": round(value, 2), "memory": m.memory, "world_size": m.world_size},
+        observed={"kind": m.kind, "value_gbps": round(value, 2), "memory": m.memory, "world_size": m.world_size,
+                  **(observed_extra or {})},
         expected=expected,
         expected_source=" | ".join(sources),
         fix=_FIX[m.kind] if m.kind in _FIX else _FIX["collective"],
@@ -174,8 +198,8 @@ def host_device_bandwidth_low(rig: Rig, ctx: Context):
         Warn below bandwidth_warn_ratio of the link figure, fail below bandwidth_fail_ratio; warn below a
         published floor for the model.
     Source
-        Link figures: PCI-SIG per-lane rates and ../shared/PARALLELISM.md 'Links' (80-90% for large pinned
-        copies); ratios: DCGM diagnostics' 75% pass marks (github.com/NVIDIA/DCGM testing/gen_validation.sh)
+        Link figures: PCI-SIG per-lane rates, of which large pinned copies reach 80-90% (85% taken);
+        ratios: DCGM diagnostics' 75% pass marks (github.com/NVIDIA/DCGM testing/gen_validation.sh)
         and production health checks at ~85-95% (Azure HPC NHC); floors: gpuadvisor.rules.references.
     How to fix
         Check the PCIe path findings (GA101, GA102), bind the process to the GPU's NUMA node (GA404), check
@@ -197,7 +221,9 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
     """Measured collective bus bandwidth (all-reduce, all-gather, ...) is below what the rig should give.
 
     What it checks
-        The largest-size busbw of each collective measurement against the benchmarker's link figure (the
+        The plateau busbw of each collective measurement (gpuadvisor.plateau: the largest sizes whose busbw
+        lie within 5% of each other over at least one doubling, the sweep having gone to 1 GiB on NVLink or
+        128 MiB on PCIe; a sweep that stops while busbw still rises is not judged) against the benchmarker's link figure (the
         slowest GPU's NVLink total, or the narrowest PCIe path's line rate) scaled by the share of it NCCL
         reaches: nccl_nvlink_efficiency on NVLink, nccl_pcie_efficiency on PCIe, times nccl_no_p2p_factor
         when the GPUs cannot do peer-to-peer (the advisor predicts with the same figures); and, for 8x H100
@@ -209,8 +235,10 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio of either figure.
     Source
         busbw definition and factors: nccl-tests doc/PERFORMANCE.md; NVLink efficiency and 8x H100 reference:
-        github.com/NVIDIA/nccl-tests/issues/212; PCIe efficiency: shared/samples 6x RTX 4090 all_reduce_perf; 8x A100 reference: github.com/NVIDIA/nccl-tests/issues/175;
-        ratios: DCGM (75%) and Azure HPC NHC (~85-95%), see gpuadvisor.rules.thresholds.
+        github.com/NVIDIA/nccl-tests/issues/212; PCIe efficiency: 6x RTX 4090 all_reduce_perf 24.5 GB/s on PCIe 4.0 x16 (github.com/tinygrad/open-gpu-kernel-modules README); 8x A100 reference: github.com/NVIDIA/nccl-tests/issues/175;
+        ratios: DCGM (75%) and Azure HPC NHC (~85-95%), see gpuadvisor.rules.thresholds; sizes needed to
+        reach the plateau: github.com/NVIDIA/nccl-tests/issues/212 and /149 (NVLink: 256 MiB too small, still
+        rising at 512 MiB).
     How to fix
         Check NVLink findings (GA204, GA205), P2P (GA206, GA503), that nvidia-fabricmanager runs on NVSwitch
         systems, and compare with nccl-tests all_reduce_perf -b 8 -e 8G -f 2 -g <n>.
@@ -225,8 +253,30 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         else:
             yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
     for m in ms:
+        link = _link_type(rig, m)
+        p = plateau.find(m.rows, link)
+        if not p.reached:
+            cut = " (the output stops before the last size asked for)" if m.status == "partial" else ""
+            yield ctx.not_checked(
+                f"{_describe(m)}: not judged: {p.why}{cut}; run to at least {plateau.fmt_bytes(p.need_bytes)} "
+                f"(all_reduce_perf -b 8 -e {_e_arg(p.need_bytes)} -f 2) so busbw reaches its plateau: "
+                f"{plateau.MIN_BYTES_SOURCE[link]}",
+                gpus=m.gpus,
+            )
+            continue
         factor, note = _nccl_factor(rig, ctx, m)
-        yield from _judge(rig, ctx, m, link_factor=factor, factor_note=note)
+        on = (f"plateau {plateau.fmt_bytes(p.first_bytes or 0)} to {plateau.fmt_bytes(p.last_bytes or 0)}, "
+              f"median of {p.rows} sizes")
+        yield from _judge(rig, ctx, m, link_factor=factor, factor_note=note, value=p.gbps,
+                          observed_extra={"plateau": on})
+
+
+def _e_arg(n: int) -> str:
+    """nccl-tests -e argument for n bytes: 1G, 128M, 2G."""
+    for unit, size in (("G", plateau.GiB), ("M", plateau.MiB), ("K", 1024)):
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
 
 
 @rule("GA603", "p2p-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
@@ -243,7 +293,7 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
     Threshold
         Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio.
     Source
-        NVLink and PCIe per-direction figures: gpuadvisor.links (PARALLELISM.md 'Links'); protocol overhead
+        NVLink and PCIe per-direction figures: gpuadvisor.links (PCI-SIG per-lane rates, NVIDIA NVLink generations); protocol overhead
         on NVLink: github.com/NVIDIA/nccl-tests/issues/212; ratios: see gpuadvisor.rules.thresholds.
     How to fix
         Check the pair's NVLink (GA204, GA205) and P2P (GA206) findings; compare with nvbandwidth
@@ -280,7 +330,7 @@ def straggler_gpu(rig: Rig, ctx: Context):
     Threshold
         A GPU below straggler_ratio of the median of its peers.
     Source
-        ../shared/PARALLELISM.md ("a mixed group runs at the slowest card's pace"); production straggler
+        Synchronous data parallelism runs at the slowest rank's pace; production straggler
         detection compares a node with its peers (NodeSweep, MLSys 2026, mlsys.org/virtual/2026/poster/3608); tolerance as
         bandwidth_warn_ratio (gpuadvisor.rules.thresholds).
     How to fix

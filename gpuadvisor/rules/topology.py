@@ -153,8 +153,8 @@ def no_nvlink(rig: Rig, ctx: Context):
     Threshold
         no_nvlink_min_gpus GPUs or more without any NVLink.
     Source
-        ../shared/PARALLELISM.md 'Communication per training step' (tensor parallel: keep t within an NVLink
-        domain; Megatron-LM paper, Narayanan et al. 2021, section 3); NVLink vs PCIe figures in
+        Tensor parallelism belongs within an NVLink domain (Megatron-LM paper, Narayanan et al. 2021,
+        section 3); NVLink vs PCIe figures in
         gpuadvisor.links.
     How to fix
         Prefer data parallel (DDP/FSDP with gradient accumulation) over tensor parallel on this rig; for large
@@ -176,7 +176,7 @@ def no_nvlink(rig: Rig, ctx: Context):
         subject=gpu_list(g.index for g in rig.gpus),
         observed={"gpus": n, "nvlink_pairs": 0},
         expected=f"NVLink between GPUs on rigs of {limit:g}+ GPUs used for large-model training",
-        expected_source="PARALLELISM.md: tensor parallel within an NVLink domain (Megatron-LM, Narayanan et al. 2021)",
+        expected_source="tensor parallel within an NVLink domain (Megatron-LM, Narayanan et al. 2021, section 3)",
         fix="use data parallel (DDP/FSDP + gradient accumulation) rather than tensor parallel; for large models pick an NVLink/NVSwitch node",
     )
 
