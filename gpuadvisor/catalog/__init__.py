@@ -31,7 +31,8 @@ class GpuSpec:
     nvlink_domain: int
     source: str
     nvlink_version: int | None = None
-    nvlink_links: int | None = None
+    nvlink_links: int | None = None  # NVLink links the product has (bridged PCIe cards: with every bridge fitted)
+    nvlink_links_source: str | None = None
     nvlink_gbps_per_direction: float | None = None
     pcie_gen: int | None = None
     tdp_w: float | None = None

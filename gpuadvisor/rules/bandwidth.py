@@ -259,7 +259,7 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
             cut = " (the output stops before the last size asked for)" if m.status == "partial" else ""
             yield ctx.not_checked(
                 f"{_describe(m)}: not judged: {p.why}{cut}; run to at least {plateau.fmt_bytes(p.need_bytes)} "
-                f"(all_reduce_perf -b 8 -e {_e_arg(p.need_bytes)} -f 2) so busbw reaches its plateau: "
+                f"({m.kind}_perf -b 8 -e {_e_arg(p.need_bytes)} -f 2) so busbw reaches its plateau: "
                 f"{plateau.MIN_BYTES_SOURCE[link]}",
                 gpus=m.gpus,
             )
