@@ -143,6 +143,8 @@ class Gpu(Unavailable):
     performance_state: int | None = None  # P-state number: 0 = P0 (maximum performance) .. 15 (minimum)
     persistence_mode: bool | None = None
     mig_mode: bool | None = None
+    # MIG enabled: the framebuffer of each MIG device (nvidia-smi -q -x mig_devices), what a process on it gets
+    mig_instances_memory_bytes: list[int] | None = None
     numa_node: int | None = None
     cpu_affinity: str | None = None  # cpulist, "0-55,112-167"
     pcie: Pcie = field(default_factory=Pcie)

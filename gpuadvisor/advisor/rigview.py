@@ -10,7 +10,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from gpuadvisor import catalog, links
+from gpuadvisor import catalog, links, plateau
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Measurement, Rig
@@ -125,7 +125,12 @@ class RigView:
         if m is not None and m.value_gbps:
             ws = m.world_size or len(m.gpus) or self.gpus_per_node
             note = "" if ws == n else f" (measured over {ws} GPUs, used for groups of {n})"
-            return Bandwidth(m.value_gbps, f"measured all_reduce busbw {m.value_gbps:.1f} GB/s ({m.backend or 'nccl'}){note}", True)
+            p = plateau.find(m.rows, "nvlink" if nvlink else "pcie")
+            if p.reached and p.gbps:
+                return Bandwidth(p.gbps, f"measured all_reduce busbw {p.gbps:.1f} GB/s ({m.backend or 'nccl'}; its plateau, "
+                                         f"{plateau.fmt_bytes(p.first_bytes or 0)} to {plateau.fmt_bytes(p.last_bytes or 0)}){note}", True)
+            return Bandwidth(m.value_gbps, f"measured all_reduce busbw {m.value_gbps:.1f} GB/s ({m.backend or 'nccl'}) at its largest "
+                                           f"size, before its plateau ({p.why}): a lower bound{note}", True)
         if nvlink and self.nvlink_pair_gbps:
             bw = self.nvlink_pair_gbps * C.NVLINK_BUSBW_EFFICIENCY
             return Bandwidth(bw, f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY:g} NCCL efficiency (370/450, nccl-tests#212) = {bw:.0f} GB/s busbw")
@@ -242,8 +247,14 @@ def inter_node_bandwidth(gbps: float | None) -> Bandwidth:
 def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) -> RigView:
     """The advisor's view of a scanned (or simulated, or imported) rig; ``nodes`` copies of it."""
     gpus = [g for g in rig.gpus if g.memory_total_bytes or g.name]
+    if rig.gpus and not gpus:
+        raise InputError(
+            f"the scan has {len(rig.gpus)} GPU(s) but neither their model nor their memory "
+            f"({_source_words(rig)}): add nvidia-smi or nvidia-smi -q output of the same machine to the import, "
+            "or plan with --simulate")
     if not gpus:
         raise InputError("the rig has no GPUs to advise on (this machine shows none): try --simulate dgx-h100, or --from a saved scan")
+    mig = [g for g in gpus if g.mig_mode]
     names = sorted({g.name or "unknown GPU" for g in gpus})
     notes: list[str] = []
     if len(names) > 1:
@@ -252,16 +263,23 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
     known = [s for s in specs if s is not None]
     spec = min(known, key=lambda s: s.tflops.get("bf16") or s.tflops.get("fp32") or 0) if known else None
     mems = [g.memory_total_bytes for g in gpus if g.memory_total_bytes]
+    if mig:
+        return _mig_view(rig, gpus, mig, names, spec, nodes, inter_node_gbps)
     if mems:
         memory = min(mems)
         memory_source = "NVML memory total of the scanned GPUs" + (" (the smallest)" if len(set(mems)) > 1 else "")
     elif spec:
         memory = spec.memory_bytes
-        memory_source = f"catalog: {spec.memory_source}"
-        notes.append("GPU memory not in the scan: the catalog's figure is used")
+        memory_source = f"from the catalog: {spec.name}, {spec.memory_source}"
+        notes.append(f"assumed: GPU memory is not in the scan; {spec.memory_mib} MiB per GPU from the catalog's {spec.name} "
+                     f"(the scan names the GPU '{names[0]}')")
     else:
         raise InputError(f"the scan has no memory size for its GPUs ({', '.join(names)}) and they are not in the catalog: cannot size anything")
     nv = _nv_matrix(rig)
+    measured = _measured_all_reduce(rig)
+    nv_assumed = None
+    if len(gpus) > 1 and not any(any(row) for row in nv) and _matrix_absent(rig):
+        nv, nv_assumed = _nv_without_topology(rig, gpus, spec, measured)
     version = _nvlink_version(gpus, spec)
     pair_links = [nv[i][j] for i in range(len(nv)) for j in range(len(nv)) if i != j and nv[i][j] > 0]
     nvlink_pair = None
@@ -278,12 +296,15 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
                                  f"(links.py's NVLink {version} rate would give {raw:g})")
         else:
             nvlink_source = f"NV{fewest} links of unknown NVLink version"
+        if nv_assumed:
+            nvlink_source = f"{nv_assumed}; {nvlink_source}"
+            notes.append(nv_assumed)
     pcie_bw, pcie_src = _pcie(gpus, spec)
     p2p = rig.topology.p2p_read
     p2p_ok = True
     if p2p:
         p2p_ok = all(str(c) in P2P_OK for i, row in enumerate(p2p) for j, c in enumerate(row) if i != j and nv[i][j] == 0) if nv else True
-    if len(gpus) > 1 and not rig.topology.matrix:
+    if len(gpus) > 1 and not rig.topology.matrix and not nv_assumed:
         notes.append("the scan has no GPU topology matrix: no NVLink assumed, so no tensor parallelism is proposed")
     host_mem = rig.host.memory_total_bytes
     label = f"{len(gpus)}x {names[0] if len(names) == 1 else 'mixed GPUs'}"
@@ -295,7 +316,85 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         label=label, gpu_name=names[0], spec=spec, gpus_per_node=len(gpus), nodes=nodes, memory_bytes=memory,
         memory_source=memory_source, host_memory_bytes=host_mem, nv_matrix=nv, nvlink_pair_gbps=nvlink_pair,
         nvlink_source=nvlink_source, pcie_gbps=pcie_bw, pcie_source=pcie_src, p2p_ok=p2p_ok,
-        measured_all_reduce=_measured_all_reduce(rig), inter_node=inter_node_bandwidth(inter_node_gbps), notes=notes,
+        measured_all_reduce=measured, inter_node=inter_node_bandwidth(inter_node_gbps), notes=notes,
+    )
+
+
+def _source_words(rig: Rig) -> str:
+    files = ", ".join(rig.source.files[:3]) if rig.source.files else rig.source.kind
+    return f"the scan was made from {files}, which names no GPU model: a topology matrix alone, say"
+
+
+def _matrix_absent(rig: Rig) -> bool:
+    n = len(rig.gpus)
+    m = rig.topology.matrix
+    return len(m) < n or any(len(row) < n for row in m)
+
+
+def _nv_without_topology(rig: Rig, gpus: list[Gpu], spec: catalog.GpuSpec | None,
+                         measured: Measurement | None) -> tuple[list[list[int]], str | None]:
+    """An NVLink matrix for a scan without a topology matrix, from what is known: a measured all-reduce whose
+    busbw no PCIe link could carry (NVLink between the measured GPUs), else the catalog (an SXM part is wired to
+    its NVLink fabric: groups of its usual NVLink domain). Bridged PCIe cards may or may not have their bridges:
+    nothing is assumed for them. Returns the matrix and the words saying what it rests on."""
+    n = len(rig.gpus)
+    nv = [[0] * n for _ in range(n)]
+    per_pair = spec.nvlink_links if spec and spec.nvlink_links else 1
+    if measured is not None and measured.value_gbps:
+        gen = spec.pcie_gen if spec and spec.pcie_gen else 5
+        pcie_max = links.pcie_gbps(gen, 16) or 0.0
+        pos = {g.index: i for i, g in enumerate(rig.gpus)}
+        mg = [pos[i] for i in measured.gpus if i in pos]
+        if measured.value_gbps > pcie_max and len(mg) > 1:
+            for a in mg:
+                for b in mg:
+                    if a != b:
+                        nv[a][b] = per_pair
+            return nv, (f"NVLink established by measurement: all-reduce busbw {measured.value_gbps:g} GB/s over {measured.world_size or len(mg)} ranks is more "
+                        f"than PCIe Gen{gen} x16 carries ({pcie_max:.1f} GB/s per direction), so these GPUs are joined by "
+                        "NVLink (the scan has no topology matrix)")
+    if spec is not None and spec.form_factor == "sxm" and spec.nvlink_links and spec.nvlink_domain > 1:
+        d = min(spec.nvlink_domain, n)
+        for a in range(n):
+            for b in range(n):
+                if a != b and a // d == b // d:
+                    nv[a][b] = spec.nvlink_links
+        return nv, (f"assumed from the catalog: the {spec.name} is an SXM part wired to NVLink ({spec.nvlink_links} links; "
+                    f"{spec.nvlink_links_source or spec.source}), NVLink groups of {d} as in its usual system "
+                    "(the scan has no topology matrix)")
+    return nv, None
+
+
+def _mig_view(rig: Rig, gpus: list[Gpu], mig: list[Gpu], names: list[str], spec: catalog.GpuSpec | None,
+              nodes: int, inter_node_gbps: float | None) -> RigView:
+    """A rig whose GPUs run MIG: each MIG instance is what a process gets (its own memory slice, no NVLink or
+    peer-to-peer between instances), so that is what is sized; unknown instance memory is refused, never
+    replaced by the whole GPU's."""
+    sizes = [s for g in mig for s in (g.mig_instances_memory_bytes or [])]
+    unknown = [g for g in mig if not g.mig_instances_memory_bytes]
+    if unknown or not sizes:
+        g = (unknown or mig)[0]
+        why = g.why("mig_instances_memory_bytes") or "not recorded in this scan"
+        raise InputError(
+            f"{g.label} has MIG enabled: a process gets one MIG instance, not the whole GPU, and this scan does not give the "
+            f"instances' memory ({why}); import nvidia-smi -q -x of the machine (it lists mig_devices), or disable MIG "
+            "(nvidia-smi -i N -mig 0) for training")
+    memory = min(sizes)
+    notes = [f"MIG is enabled on {', '.join(g.label for g in mig)}: sized per MIG instance ({len(sizes)} instance(s), the smallest "
+             f"{memory / 2**30:.1f} GiB from nvidia-smi's MIG device memory), not as whole GPUs; MIG instances have no NVLink or "
+             "peer-to-peer between them (NVIDIA MIG User Guide)"]
+    if spec is not None:
+        notes.append(f"assumed: compute timed at the whole {spec.name}'s datasheet peak; a MIG instance has a fraction of its SMs, "
+                     "so real step times are longer in proportion")
+    n = len(sizes)
+    label = f"{n}x MIG instance of {names[0]}"
+    return RigView(
+        label=label, gpu_name=names[0], spec=spec, gpus_per_node=n, nodes=nodes, memory_bytes=memory,
+        memory_source="nvidia-smi MIG device memory (the smallest instance)", host_memory_bytes=rig.host.memory_total_bytes,
+        nv_matrix=[[0] * n for _ in range(n)], nvlink_pair_gbps=None,
+        nvlink_source="no NVLink between MIG instances (NVIDIA MIG User Guide)", pcie_gbps=None,
+        pcie_source="MIG instances: no peer-to-peer", p2p_ok=False, measured_all_reduce=None,
+        inter_node=inter_node_bandwidth(inter_node_gbps), notes=notes,
     )
 
 

@@ -203,6 +203,25 @@ def _gen(s: str | None) -> int | None:
     return n if n is not None and 1 <= n <= 7 else None
 
 
+def _mig_instances(g: Gpu, block: Node, xml: bool) -> None:
+    """The framebuffer of each MIG device (-q -x ``mig_devices/mig_device/fb_memory_usage/total``; -q "MIG devices"
+    / "MIG Device" / "FB Memory Usage" / "Total"), when MIG is enabled."""
+    if not g.mig_mode:
+        g.unavailable["mig_instances_memory_bytes"] = "MIG is not enabled" if g.mig_mode is False else "MIG mode not known"
+        return
+    devs = block.child("mig_devices" if xml else "MIG devices")
+    sizes = []
+    for d in devs.children if devs is not None else []:
+        total = d.find("fb_memory_usage", "total") if xml else d.find("FB Memory Usage", "Total")
+        size = v.mem_bytes(total.value) if total is not None else None
+        if size is not None:
+            sizes.append(size)
+    if sizes:
+        g.mig_instances_memory_bytes = sizes
+    else:
+        g.unavailable["mig_instances_memory_bytes"] = "MIG is enabled but the source lists no MIG device with its memory"
+
+
 def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source: str, rig: Rig) -> Gpu:
     g = Gpu(index=index)
     problems = rig.problems
@@ -231,6 +250,7 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
     r.get(g, "mig_mode", "mig", v.enabled)
     if g.mig_mode is None and g.unavailable.get("mig_mode", "").startswith("nvidia-smi printed 'N/A'"):
         g.unavailable["mig_mode"] = f"{facts.NOT_SUPPORTED} (nvidia-smi prints MIG Mode N/A on GPUs without MIG)"
+    _mig_instances(g, block, xml)
     r.get(g, "retired_pages_single_bit", "retired_sbe", v.to_int)
     r.get(g, "retired_pages_double_bit", "retired_dbe", v.to_int)
     r.get(g, "retired_pages_pending", "retired_pending", v.enabled)
