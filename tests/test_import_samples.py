@@ -313,6 +313,8 @@ COVERED = {
     "lspci-vvv_asus-esc8000a-nonGPU-width-x1-downgraded_stelline.txt",
     "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt", "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt",
 }
+# copied for the rule and advice tests (tests/test_rules_evidence.py, tests/test_advise_partial.py)
+COVERED |= {"nvlink-s_gb200-elided.txt", "smi-q-x_a100-mig-enabled.txt", "nccl-allreduce_2x8xh200-slurm-log.txt"}
 
 
 @pytest.mark.parametrize("name", sorted(COVERED))
