@@ -236,7 +236,6 @@ def nvlink_link_down(rig: Rig, ctx: Context):
     by_model: dict[str, list[Gpu]] = defaultdict(list)
     for g in rig.gpus:
         by_model[g.name or "?"].append(g)
-    judged: set[int] = set()
     isolated = list(_isolated_in_matrix(rig, ctx))
     by_matrix = {i for f in isolated for i in f.gpus}
     for model, gpus in by_model.items():
@@ -250,7 +249,6 @@ def nvlink_link_down(rig: Rig, ctx: Context):
             down = [n.link for n in g.nvlinks if n.active is False]
             active = len(g.active_nvlinks())
             if gap is not None:
-                judged.add(g.index)
                 if down:
                     yield ctx.finding(
                         f"{subject(g)} NVLink(s) {', '.join(str(x) for x in down)} inactive (its other links are not "
@@ -273,7 +271,6 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                     continue
                 if reason != facts.NVLINKS_ALL_INACTIVE and not best:
                     continue  # no link listed and none on its peers: NVLink not reported (GA203 judges a rig without it)
-            judged.add(g.index)
             listed = len(g.nvlinks)
             want, source, sev, why_text = best, f"the most active NVLinks of any {model} in this rig", None, ""
             if model_links and (g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE):
