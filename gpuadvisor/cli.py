@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("gpuadvisor.commands.advise:advise", "Recommend a parallelism strategy for a model on this rig."),
     "report": ("gpuadvisor.commands.report:report", "Render a saved scan as HTML (or text, JSON)."),
     "import": ("gpuadvisor.commands.importing:import_", "Turn nvidia-smi / lspci / nccl-tests output into a scan."),
+    "plan": ("gpuadvisor.commands.plan:plan", "Compare candidate builds for a workload before buying or renting: speed, time, cost, power."),
     "check": ("gpuadvisor.commands.check:check", "Gate a node: findings against a policy, exit 1 on failure; text, JSON, JUnit, Prometheus."),
 }
 

@@ -10,12 +10,15 @@ import datetime as dt
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuadvisor import __version__, facts
 from gpuadvisor.facts import Gpu, Rig, Source, Topology
 from gpuadvisor.probes.nvml import Nvml, probe_gpus, probe_pairs, probe_system
 from gpuadvisor.probes.pcie import PciPlace, Sysfs, level_between
+
+if TYPE_CHECKING:
+    from gpuadvisor.probes.rigdesc import RigDesc
 
 NO_GPU_HINT = "try a simulated rig: gpuadvisor scan --simulate dgx-h100 (gpuadvisor presets lists them)"
 
@@ -135,11 +138,16 @@ def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = No
 
 def simulate(name_or_path: str) -> Rig:
     """A Rig from a preset name or a rig description file, through the simulated NVML and a generated sysfs."""
-    from gpuadvisor.probes.fakesysfs import write_tree
     from gpuadvisor.probes.rigdesc import load_description
+
+    return simulate_description(load_description(name_or_path))
+
+
+def simulate_description(desc: RigDesc) -> Rig:
+    """A Rig from a parsed rig description (a preset, a file, or one generated from a planned build)."""
+    from gpuadvisor.probes.fakesysfs import write_tree
     from gpuadvisor.probes.simnvml import SimNvml
 
-    desc = load_description(name_or_path)
     rig = Rig(source=Source(kind="simulated", preset=desc.name, detail=desc.title, created_at=_now(), tool_version=__version__))
     rig.provenance = {"host": "simulated", "software": "simulated", "gpus": "simulated", "topology": "simulated"}
     # The tree is a few hundred small files: write them to memory (/dev/shm) where the system has it.

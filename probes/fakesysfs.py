@@ -89,7 +89,7 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         for g in desc.gpus:
             if g.parent == port_id:
                 pr = g.props
-                return pr["pcie_gen"], pr["pcie_width"], pr["pcie_max_gen"], pr["pcie_max_width"]
+                return pr["pcie_gen"], pr["pcie_width"], pr["pcie_max_gen"], pr["slot_max_width"] or pr["pcie_max_width"]
         for n in desc.nics:
             if n.parent == port_id:
                 return n.gen, n.width, n.max_gen, n.max_width
@@ -116,8 +116,10 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         port_dirs[port_id] = path
         return path
 
-    def attach_point(port_id: str, gen: int | None, max_gen: int | None, width: int | None, max_width: int | None) -> Path:
-        """The directory a child of ``port_id`` goes in: the root port itself, or a new downstream port of a switch."""
+    def attach_point(port_id: str, gen: int | None, max_gen: int | None, width: int | None, max_width: int | None,
+                     slot_width: int | None = None) -> Path:
+        """The directory a child of ``port_id`` goes in: the root port itself, or a new downstream port of a switch
+        (wired for ``slot_width`` lanes when given, else for as many as the child or the switch has)."""
         p = desc.ports[port_id]
         parent = ensure(port_id)
         if p.kind == "root-port":
@@ -128,13 +130,13 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         dsp = parent / f"{domain}:{int(bus, 16) + 1:02x}:{k:02x}.0"
         numa = desc.numa_of_port(port_id)
         w.device(dsp, port_type="downstream-port", cls=CLASS_BRIDGE, gen=gen, max_gen=max(filter(None, [max_gen, p.max_gen, gen]), default=None),
-                 width=width, max_width=max(filter(None, [max_width, p.max_width, width]), default=None), numa=numa,
+                 width=width, max_width=slot_width or max(filter(None, [max_width, p.max_width, width]), default=None), numa=numa,
                  cpus=numa_cpus.get(numa) if numa is not None else None, vendor="0x1000", device="0xc030")
         return dsp
 
     for g in desc.gpus:
         pr = g.props
-        d = attach_point(g.parent, pr["pcie_gen"], pr["pcie_max_gen"], pr["pcie_width"], pr["pcie_max_width"])
+        d = attach_point(g.parent, pr["pcie_gen"], pr["pcie_max_gen"], pr["pcie_width"], pr["pcie_max_width"], pr["slot_max_width"])
         numa = g.numa_node if g.numa_node is not None else desc.numa_of_port(g.parent)
         cls = CLASS_GPU if pr["name"].startswith(("NVIDIA H", "NVIDIA A1", "NVIDIA B", "Tesla")) else CLASS_VGA
         w.device(d / g.bus_id, port_type="endpoint", cls=cls, aer_correctable=int(pr["pcie_aer_correctable"]), gen=pr["pcie_gen"], max_gen=pr["pcie_max_gen"], width=pr["pcie_width"],

@@ -40,6 +40,7 @@ GPU_DEFAULTS: dict[str, Any] = {
     "pcie_gpu_max_gen": None,  # defaults to pcie_max_gen
     "pcie_width": 16,
     "pcie_max_width": 16,
+    "slot_max_width": None,  # lanes the slot (or the platform) wires to this GPU, when fewer than the card has
     "pcie_replay": 0,
     "pcie_aer_correctable": 0,  # sysfs AER correctable-error total of the GPU's own link
     "nvlinks": 0,  # number of NVLink links (0: NVLink not supported)

@@ -1,0 +1,158 @@
+"""Sourced platform data for planned machines: CPUs (platforms.toml) and reference prices (prices.toml).
+
+A price is never fetched: each carries the date and source it was taken from, and ``load_prices(path)`` lays a
+user's own file (same format) over the shipped one.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.catalog import _read, gpus
+from gpuadvisor.errors import InputError
+
+
+@dataclass(frozen=True)
+class CpuSpec:
+    """One CPU product. Lane and slot figures are per socket."""
+
+    id: str
+    name: str
+    match: tuple[str, ...]
+    kind: str  # desktop | workstation | server
+    cores: int
+    threads: int
+    pcie_gen: int
+    lanes: int
+    gpu_lanes: int
+    gpu_slots: int
+    chipset_slots: int
+    memory_channels: int
+    memory_type: str
+    max_memory_gib: int
+    tdp_w: float
+    max_sockets: int
+    source: str
+    chipset_uplink: dict[str, int] | None = None
+
+    def matches(self, model_name: str) -> bool:
+        return any(re.search(p, model_name, re.IGNORECASE) for p in self.match)
+
+
+@dataclass(frozen=True)
+class Price:
+    """A reference price: US dollars, the month (or year) it was listed, and where."""
+
+    usd: float
+    date: str
+    source: str
+
+    def label(self) -> str:
+        return f"reference price, {self.date}"
+
+
+@dataclass(frozen=True)
+class Prices:
+    gpu: dict[str, Price]
+    cpu: dict[str, Price]
+    system: dict[str, Price]
+    cloud: dict[str, Price]  # per GPU-hour, by GPU catalog id
+
+
+@functools.cache
+def cpus() -> tuple[CpuSpec, ...]:
+    out = []
+    for row in _read("platforms.toml")["cpu"]:
+        row = dict(row)
+        row["match"] = tuple(row["match"])
+        out.append(CpuSpec(**row))
+    return tuple(out)
+
+
+def find_cpu(name: str) -> CpuSpec | None:
+    """A CPU by catalog id or by a model name ("AMD Ryzen 9 7950X 16-Core Processor")."""
+    key = name.strip().lower()
+    for c in cpus():
+        if key == c.id:
+            return c
+    return next((c for c in cpus() if c.matches(name)), None)
+
+
+def find_gpu_spec(name: str):
+    """A GPU by catalog id or by a product name ("RTX 4090", "NVIDIA H100 80GB HBM3")."""
+    from gpuadvisor.catalog import find_gpu, gpu_by_id
+
+    return gpu_by_id(name.strip().lower()) or find_gpu(name)
+
+
+def nearest(name: str, choices: list[str], n: int = 3) -> str:
+    """', or did you mean A, B' for a misspelt name (empty when nothing is close)."""
+    close = difflib.get_close_matches(name.strip().lower(), choices, n=n, cutoff=0.5)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def unknown_gpu(name: str) -> InputError:
+    ids = [g.id for g in gpus()]
+    return InputError(f"unknown GPU {name!r}{nearest(name, ids)} (the catalog has {', '.join(ids)})")
+
+
+def unknown_cpu(name: str) -> InputError:
+    ids = [c.id for c in cpus()]
+    return InputError(f"unknown CPU {name!r}{nearest(name, ids)} (the catalog has {', '.join(ids)})")
+
+
+def _prices_from(data: dict[str, Any], origin: str) -> Prices:
+    tables: dict[str, dict[str, Price]] = {"gpu": {}, "cpu": {}, "system": {}, "cloud": {}}
+    allowed = {"gpu", "cpu", "system", "cloud"}
+    for key in data:
+        if key not in allowed:
+            raise InputError(f"{origin}: unknown table [[{key}]] (allowed: {', '.join(sorted(allowed))})")
+    for kind in allowed:
+        for i, row in enumerate(data.get(kind, [])):
+            where = f"{origin}: {kind}[{i}]"
+            ident = row.get("gpu" if kind == "cloud" else "id")
+            usd = row.get("usd_per_gpu_hour" if kind == "cloud" else "usd")
+            if not isinstance(ident, str) or not ident:
+                raise InputError(f"{where}: missing {'gpu' if kind == 'cloud' else 'id'}")
+            if not isinstance(usd, int | float) or isinstance(usd, bool) or not (0 < usd < 1e9):
+                raise InputError(f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US dollars, got {usd!r}")
+            if kind in ("gpu", "cloud") and find_gpu_spec(ident) is None:
+                raise unknown_gpu(ident)
+            if kind == "cpu" and find_cpu(ident) is None:
+                raise unknown_cpu(ident)
+            if kind in ("gpu", "cloud"):
+                ident = find_gpu_spec(ident).id
+            elif kind == "cpu":
+                ident = find_cpu(ident).id
+            tables[kind][ident] = Price(float(usd), str(row.get("date", "date not given")), str(row.get("source", origin)))
+    return Prices(**tables)
+
+
+@functools.cache
+def _shipped_prices() -> Prices:
+    return _prices_from(_read("prices.toml"), "prices.toml")
+
+
+def load_prices(path: str | None = None) -> Prices:
+    """The shipped reference prices, with a user's file laid over them."""
+    base = _shipped_prices()
+    if not path:
+        return base
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the prices file ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a UTF-8 text file (expected TOML prices)") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not valid TOML ({e})") from None
+    user = _prices_from(data, path)
+    return Prices(**{k: {**getattr(base, k), **getattr(user, k)} for k in ("gpu", "cpu", "system", "cloud")})

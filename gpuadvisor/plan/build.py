@@ -1,0 +1,222 @@
+"""A candidate build: the GPUs, the platform around them, and what it costs.
+
+A build file is either compact (the GPU, how many, the CPU and the rest: the plan mode lays out the PCIe tree
+from the CPU's lanes) or a full rig description (the format of the simulated presets) with a ``[plan]`` table
+for the platform and prices. ``preset:NAME`` names a built-in preset; a bare name a built-in build.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.catalog import GpuSpec
+from gpuadvisor.catalog.platforms import CpuSpec, find_cpu, find_gpu_spec, nearest, unknown_cpu, unknown_gpu
+from gpuadvisor.errors import InputError
+
+MAX_FILE_BYTES = 1 << 20
+
+COMPACT_KEYS = {
+    "name": str, "title": str, "description": str, "gpu": str, "count": int, "cpu": str, "sockets": int,
+    "ram_gib": (int, float), "psu_watts": (int, float), "fabric": str, "nvlink_links": int, "layout": str,
+    "slots": list, "chassis": str, "p2p": str, "price": dict, "rent": bool, "power_at_load_w": (int, float),
+    "power_source": str, "sources": list,
+}
+PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
+PRICE_KEYS = {"gpu_usd", "platform_usd", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
+FABRICS = ("none", "bridge", "nvswitch")
+LAYOUTS = ("direct", "hgx")
+
+
+@dataclass
+class Build:
+    """One candidate machine, everything the plan mode needs to simulate and cost it."""
+
+    name: str
+    title: str
+    origin: str
+    gpu: GpuSpec
+    count: int
+    cpu: CpuSpec | None
+    sockets: int = 1
+    ram_gib: float | None = None
+    psu_watts: float | None = None
+    fabric: str = "none"
+    nvlink_links: int | None = None
+    layout: str = "direct"
+    slots: list[int] | None = None
+    chassis: str | None = None
+    p2p: str | None = None
+    description: str = ""
+    sources: list[str] = field(default_factory=list)
+    price: dict[str, Any] = field(default_factory=dict)
+    rent: bool = False
+    power_at_load_w: float | None = None
+    power_source: str | None = None
+    rig_description: dict[str, Any] | None = None  # a full rig description (presets, rig files): used as is
+    rig: Any = None  # a machine on offer, imported from its own outputs: its facts are used as they are
+
+    @property
+    def kind(self) -> str:
+        return "rent" if self.rent else "buy"
+
+
+def _line_of(text: str, key: str) -> int | None:
+    m = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+def _bad(origin: str, text: str, key: str, msg: str) -> InputError:
+    line = _line_of(text, key.split(".")[-1]) if text else None
+    return InputError(f"{origin}{f':{line}' if line else ''}: {key}: {msg}")
+
+
+def read_toml(path: str) -> tuple[dict[str, Any], str]:
+    p = Path(path)
+    try:
+        if not p.is_file():
+            raise InputError(f"{path}: no such build file (give a .toml build, preset:NAME, or a built-in build: {', '.join(builtin_names())})")
+        if p.stat().st_size > MAX_FILE_BYTES:
+            raise InputError(f"{path}: {p.stat().st_size} bytes is too large for a build file (limit {MAX_FILE_BYTES})")
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a UTF-8 text file (expected a TOML build)") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not valid TOML ({e})") from None
+
+
+def builtin_names() -> list[str]:
+    files = resources.files("gpuadvisor.plan.builds")
+    return sorted(p.name[:-5] for p in files.iterdir() if p.name.endswith(".toml"))
+
+
+def load_build(ref: str) -> Build:
+    """A build from a file path, ``preset:NAME`` or a built-in build name."""
+    if ref.startswith("preset:"):
+        from gpuadvisor.probes.rigdesc import preset_names
+
+        name = ref.split(":", 1)[1]
+        if name not in preset_names():
+            raise InputError(f"{ref}: no such preset{nearest(name, preset_names())} (gpuadvisor presets lists them)")
+        text = (resources.files("gpuadvisor.probes.presets") / f"{name}.toml").read_text(encoding="utf-8")
+        return parse_build(tomllib.loads(text), text, f"preset {name}")
+    if ref.endswith(".toml") or "/" in ref or Path(ref).exists():
+        data, text = read_toml(ref)
+        return parse_build(data, text, ref)
+    names = builtin_names()
+    if ref not in names:
+        raise InputError(f"unknown build {ref!r}{nearest(ref, names)} (built-in builds: {', '.join(names)}; or a .toml file, or preset:NAME)")
+    text = (resources.files("gpuadvisor.plan.builds") / f"{ref}.toml").read_text(encoding="utf-8")
+    return parse_build(tomllib.loads(text), text, f"built-in build {ref}")
+
+
+def builtin_builds() -> list[Build]:
+    return [load_build(n) for n in builtin_names()]
+
+
+def _typed(origin: str, text: str, data: dict[str, Any], key: str, kind: Any) -> Any:
+    v = data.get(key)
+    if v is None:
+        return None
+    ok = isinstance(v, kind) and not (isinstance(v, bool) and kind is not bool)
+    if not ok:
+        want = kind.__name__ if isinstance(kind, type) else "number"
+        raise _bad(origin, text, key, f"expected {want}, got {v!r}")
+    if isinstance(v, int | float) and not isinstance(v, bool) and not (0 < v < 1e12):
+        raise _bad(origin, text, key, f"must be a positive number, got {v!r}")
+    return v
+
+
+def _price(origin: str, text: str, price: dict[str, Any]) -> dict[str, Any]:
+    for k, v in price.items():
+        if k not in PRICE_KEYS:
+            raise _bad(origin, text, f"price.{k}", f"unknown key{nearest(k, sorted(PRICE_KEYS))} (allowed: {', '.join(sorted(PRICE_KEYS))})")
+        if k.endswith("usd") and (not isinstance(v, int | float) or isinstance(v, bool) or not (0 < v < 1e12)):
+            raise _bad(origin, text, f"price.{k}", f"expected a positive number of US dollars, got {v!r}")
+    return dict(price)
+
+
+def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
+    if "ports" in data or "gpus" in data:
+        return _from_rig_description(data, text, origin)
+    for k in data:
+        if k not in COMPACT_KEYS:
+            raise _bad(origin, text, k, f"unknown key{nearest(k, sorted(COMPACT_KEYS))} (allowed: {', '.join(sorted(COMPACT_KEYS))})")
+    for k, kind in COMPACT_KEYS.items():
+        _typed(origin, text, data, k, kind)
+    for req in ("name", "gpu", "count"):
+        if req not in data:
+            raise InputError(f"{origin}: {req}: missing (a build names at least name, gpu and count)")
+    gpu = find_gpu_spec(data["gpu"])
+    if gpu is None:
+        raise InputError(f"{origin}:{_line_of(text, 'gpu') or 1}: gpu: {unknown_gpu(data['gpu'])}")
+    rent = bool(data.get("rent", False))
+    cpu = None
+    if "cpu" in data:
+        cpu = find_cpu(data["cpu"])
+        if cpu is None:
+            raise InputError(f"{origin}:{_line_of(text, 'cpu') or 1}: cpu: {unknown_cpu(data['cpu'])}")
+    elif not rent:
+        raise InputError(f"{origin}: cpu: missing (a bought build names its CPU, e.g. cpu = \"threadripper-pro-7975wx\"; a rented one says rent = true)")
+    fabric = data.get("fabric", "nvswitch" if data.get("layout") == "hgx" else "none")
+    if fabric not in FABRICS:
+        raise _bad(origin, text, "fabric", f"{fabric!r} is not one of {', '.join(FABRICS)}")
+    layout = data.get("layout", "hgx" if fabric == "nvswitch" else "direct")
+    if layout not in LAYOUTS:
+        raise _bad(origin, text, "layout", f"{layout!r} is not one of {', '.join(LAYOUTS)}")
+    if fabric != "none" and not gpu.nvlink_links:
+        raise _bad(origin, text, "fabric", f"{gpu.name} has no NVLink: use fabric = \"none\"")
+    count = int(data["count"])
+    if not 1 <= count <= 64:
+        raise _bad(origin, text, "count", f"{count} GPUs: a build has 1 to 64 GPUs")
+    slots = data.get("slots")
+    if slots is not None and (len(slots) != count or any(s not in (1, 2, 4, 8, 16) for s in slots)):
+        raise _bad(origin, text, "slots", f"expected {count} lane counts from 1, 2, 4, 8, 16 (one per GPU), got {slots!r}")
+    sockets = int(data.get("sockets", 1))
+    if cpu is not None and sockets > cpu.max_sockets:
+        raise _bad(origin, text, "sockets", f"{cpu.name} runs in at most {cpu.max_sockets} socket(s), not {sockets}")
+    return Build(
+        name=data["name"], title=data.get("title", data["name"]), origin=origin, gpu=gpu, count=count, cpu=cpu,
+        sockets=sockets, ram_gib=data.get("ram_gib"), psu_watts=data.get("psu_watts"), fabric=fabric,
+        nvlink_links=data.get("nvlink_links"), layout=layout, slots=slots, chassis=data.get("chassis"), p2p=data.get("p2p"),
+        description=data.get("description", ""), sources=list(data.get("sources", [])),
+        price=_price(origin, text, data.get("price", {})), rent=rent, power_at_load_w=data.get("power_at_load_w"),
+        power_source=data.get("power_source"),
+    )
+
+
+def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build:
+    """A full rig description (a preset, or a rig file), with the plan's own facts in an optional [plan] table."""
+    from gpuadvisor.probes.rigdesc import parse_description
+
+    data = dict(data)
+    plan = data.pop("plan", {})
+    for k in plan:
+        if k not in PLAN_KEYS:
+            raise _bad(origin, text, f"plan.{k}", f"unknown key{nearest(k, sorted(PLAN_KEYS))} (allowed: {', '.join(sorted(PLAN_KEYS))})")
+    desc = parse_description(data, origin)  # every key checked, one line per mistake
+    names = {g.props["name"] for g in desc.gpus}
+    gpu = find_gpu_spec(desc.gpus[0].props["name"]) if desc.gpus else None
+    if gpu is None:
+        raise InputError(f"{origin}: gpu.name: {unknown_gpu(next(iter(names), '(none)'))}")
+    host = data.get("host", {})
+    cpu = find_cpu(str(plan.get("cpu", host.get("cpu_model", "")))) if (plan.get("cpu") or host.get("cpu_model")) else None
+    if plan.get("cpu") and cpu is None:
+        raise InputError(f"{origin}: plan.cpu: {unknown_cpu(plan['cpu'])}")
+    fabric = "nvswitch" if desc.gpus and desc.gpus[0].props.get("nvlink_fabric") == "nvswitch" else (
+        "bridge" if desc.nvlink_bridges else "none")
+    return Build(
+        name=desc.name, title=desc.title, origin=origin, gpu=gpu, count=len(desc.gpus), cpu=cpu,
+        sockets=int(plan.get("sockets", host.get("sockets", 1))), ram_gib=plan.get("ram_gib", host.get("memory_total_gib")),
+        psu_watts=plan.get("psu_watts", host.get("psu_watts")), fabric=fabric, layout="given", chassis=plan.get("chassis"),
+        description=desc.description, sources=desc.sources, price=_price(origin, text, plan.get("price", {})),
+        rent=bool(plan.get("rent", False)), power_at_load_w=plan.get("power_at_load_w"), power_source=plan.get("power_source"),
+        rig_description=data,
+    )

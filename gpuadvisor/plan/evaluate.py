@@ -1,0 +1,166 @@
+"""One build -> one row of the plan: simulate the build, run the rules and the advisor on it, cost it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuadvisor.catalog.platforms import Prices
+from gpuadvisor.plan.build import Build
+from gpuadvisor.plan.costs import Cost, JobCost, build_cost, job_cost
+from gpuadvisor.plan.rigspec import rig_description
+from gpuadvisor.plan.serving import Serving, serving_throughput
+
+# Rules that judge the design of a machine (not its health or software, which a planned machine has no facts of).
+DESIGN_AREAS = {"pcie", "topology", "nvlink", "host", "gpu"}
+DESIGN_SKIP = {"GA313", "GA314", "GA312"}  # persistence, MIG, power limit: settings, not design
+
+
+@dataclass
+class Need:
+    """What the buyer asked for."""
+
+    task: str  # train | full | lora | qlora | inference
+    tokens: float | None = None
+    context: int | None = None
+    concurrency: int | None = None
+    days: float | None = None
+    budget_usd: float | None = None
+
+
+@dataclass
+class Row:
+    build: Build
+    buildable: bool = True
+    problems: list[str] = field(default_factory=list)
+    layout_notes: list[str] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    advice: dict[str, Any] | None = None
+    fits: bool = False
+    pick: str | None = None
+    reason: str | None = None
+    tokens_per_second: float | None = None
+    band: tuple[float, float] | None = None
+    band_basis: str | None = None
+    scaling_efficiency: float | None = None
+    serving: Serving | None = None
+    cost: Cost | None = None
+    job: JobCost | None = None
+    meets_need: bool = False
+    need_reason: str | None = None
+    rank: int | None = None
+    tie_with: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        b = self.build
+        return {
+            "build": b.name,
+            "title": b.title,
+            "origin": b.origin,
+            "kind": b.kind,
+            "gpu": b.gpu.name,
+            "gpu_count": b.count,
+            "cpu": b.cpu.name if b.cpu else None,
+            "sockets": b.sockets,
+            "ram_gib": b.ram_gib,
+            "psu_watts": b.psu_watts,
+            "chassis": b.chassis,
+            "buildable": self.buildable,
+            "problems": self.problems,
+            "layout_notes": self.layout_notes,
+            "rank": self.rank,
+            "tie_with": self.tie_with,
+            "fits": self.fits,
+            "meets_need": self.meets_need,
+            "need_reason": self.need_reason,
+            "pick": self.pick,
+            "reason": self.reason,
+            "tokens_per_second": self.tokens_per_second,
+            "tokens_per_second_band": list(self.band) if self.band else None,
+            "band_basis": self.band_basis,
+            "scaling_efficiency": self.scaling_efficiency,
+            "serving": self.serving.to_dict() if self.serving else None,
+            "cost": self.cost.to_dict() if self.cost else None,
+            "job": self.job.to_dict() if self.job else None,
+            "findings": self.findings,
+            "provenance": "predicted",
+        }
+
+
+def _band(pick: dict[str, Any], advice: dict[str, Any]) -> tuple[tuple[float, float] | None, str | None]:
+    """The advisor's error band on tokens/s, when it gives one."""
+    for key in ("tokens_per_second_band", "band"):
+        v = pick.get(key)
+        if isinstance(v, dict) and "low" in v and "high" in v:
+            return (float(v["low"]), float(v["high"])), v.get("basis")
+        if isinstance(v, list | tuple) and len(v) == 2:
+            return (float(v[0]), float(v[1])), pick.get("band_basis")
+    return None, None
+
+
+def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
+    from gpuadvisor.advisor import Workload
+
+    kw = dict(model_kw)
+    if need.task == "inference":
+        kw.update(task="inference", context=need.context, concurrency=need.concurrency)
+    else:
+        kw.update(task="train", finetune={"train": None, "full": "full", "lora": "lora", "qlora": "qlora"}[need.task])
+    return Workload.from_options(**kw)
+
+
+def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_usd: float, months: float,
+                   calibration: Any = None) -> Row:
+    from gpuadvisor.collect import simulate_description
+    from gpuadvisor.probes.rigdesc import parse_description
+    from gpuadvisor.rules import evaluate
+
+    row = Row(build=b)
+    row.cost = build_cost(b, prices)
+    if b.rig is not None:  # a machine on offer: its own facts
+        rig = b.rig
+    else:
+        desc_dict, layout = rig_description(b)
+        row.layout_notes = list(layout.notes)
+        if not layout.buildable:
+            row.buildable = False
+            row.problems = list(layout.problems)
+            row.need_reason = "cannot be built: " + "; ".join(layout.problems)
+            return row
+        rig = simulate_description(parse_description(desc_dict, b.origin))
+        rig.source.kind = "spec"
+        rig.source.detail = f"planned build {b.name}"
+    if calibration is not None:
+        calibration.apply(rig, b)
+    for f in evaluate(rig, None):
+        if f.severity in ("warn", "fail", "info") and f.area in DESIGN_AREAS and f.code not in DESIGN_SKIP:
+            row.findings.append({"code": f.code, "name": f.name, "severity": f.severity, "message": f.message})
+    from gpuadvisor.advisor import advise
+
+    adv = advise(rig, workload).to_dict()
+    row.advice = adv
+    row.fits = bool(adv.get("fits"))
+    row.pick = adv.get("pick")
+    row.reason = adv.get("reason")
+    pick = adv.get("pick_detail") or {}
+    if need.task == "inference":
+        arch = adv["workload"]["architecture"]
+        row.serving = serving_throughput(adv, gpus=b.count, memory_bandwidth_gbps=b.gpu.memory_bandwidth_gbps,
+                                         peak_tflops=b.gpu.peak_tflops("bf16") or 100.0, params=int(adv["workload"]["params"]),
+                                         layers=int(arch["layers"]), context=int(adv["workload"].get("context") or need.context or 8192),
+                                         concurrency=int(adv["workload"].get("concurrency") or 1))
+        row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
+    elif row.fits:
+        row.tokens_per_second = pick.get("tokens_per_second")
+        row.scaling_efficiency = pick.get("scaling_efficiency")
+        row.band, row.band_basis = _band(pick, adv)
+    row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, kwh_usd=kwh_usd, months=months, prices=prices)
+    row.meets_need, row.need_reason = _meets(row, need)
+    return row
+
+
+def _meets(row: Row, need: Need) -> tuple[bool, str | None]:
+    if not row.fits:
+        return False, row.reason or "does not fit"
+    if need.days is not None and row.job and row.job.hours is not None and row.job.hours > need.days * 24:
+        return False, f"takes {row.job.hours / 24:.1f} days, more than the {need.days:g} asked"
+    return True, None

@@ -1,0 +1,105 @@
+"""The plan as text: one ranked table, the recommendation, then why each build is where it is."""
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from gpuadvisor.plan import Plan
+from gpuadvisor.plan.evaluate import Row
+
+
+def _num(v: float | None, fmt: str = ",.0f") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def _duration(hours: float | None) -> str:
+    if hours is None:
+        return "-"
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:.1f} d"
+
+
+def _speed(r: Row) -> str:
+    if r.tokens_per_second is None:
+        return "-"
+    s = _num(r.tokens_per_second)
+    if r.band:
+        s += f" ({_num(r.band[0])}-{_num(r.band[1])})"
+    return s
+
+
+def _price(r: Row) -> str:
+    c = r.cost
+    if c is None:
+        return "-"
+    if r.build.rent:
+        return f"${c.rent_usd_per_hour:,.2f}/h" if c.rent_usd_per_hour else "unknown"
+    return f"${c.purchase_usd:,.0f}" if c.purchase_usd is not None else "unknown"
+
+
+def _fits(r: Row) -> str:
+    if not r.buildable:
+        return "cannot build"
+    if not r.fits:
+        return "no"
+    return "yes" if r.meets_need else "too slow"
+
+
+def _worst(r: Row) -> str:
+    sev = [f for f in r.findings if f["severity"] in ("fail", "warn")]
+    if not sev:
+        return "-"
+    codes = sorted({f["code"] for f in sev})
+    return ",".join(codes[:3]) + (f" +{len(codes) - 3}" if len(codes) > 3 else "")
+
+
+def render_text(plan: Plan) -> str:
+    n = plan.need
+    what = {"inference": f"serve, context {n.context or 'default'}, {n.concurrency or 1} concurrent",
+            "qlora": "QLoRA fine-tune", "lora": "LoRA fine-tune", "full": "full fine-tune", "train": "training"}[n.task]
+    lines = [f"Plan: {plan.model}, {what}" + (f", {n.tokens:.3g} tokens" if n.tokens else "")
+             + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "") + " (every figure predicted)", ""]
+    serving = n.task == "inference"
+    head = ["#", "build", "fits", "pick", "out tok/s" if serving else "tokens/s (range)",
+            "time" if n.tokens else "scaling", "price", "kW", "$/1M tok", "findings"]
+    table = []
+    for r in plan.rows:
+        table.append([
+            r.rank if r.rank is not None else "-",
+            r.build.name,
+            _fits(r),
+            (r.pick or "-") if r.fits else "-",
+            _speed(r),
+            _duration(r.job.hours if r.job else None) if n.tokens else (f"{r.scaling_efficiency:.0%}" if r.scaling_efficiency else "-"),
+            _price(r),
+            f"{r.cost.power_w / 1000:.1f}" if r.cost else "-",
+            _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
+            _worst(r),
+        ])
+    lines.append(tabulate(table, headers=head, tablefmt="simple", disable_numparse=True))
+    lines += ["", "Recommendation:"] + [f"  - {s}" for s in plan.recommendation]
+    lines += ["", "Why:"]
+    for r in plan.rows:
+        why: list[str] = []
+        if not r.buildable:
+            why += r.problems
+        elif not r.fits:
+            why.append(r.reason or "does not fit")
+        elif not r.meets_need and r.need_reason:
+            why.append(r.need_reason)
+        why += r.layout_notes
+        why += [f"{f['code']} {f['severity']}: {f['message']}" for f in r.findings if f["severity"] in ("fail", "warn")]
+        if r.cost and r.cost.purchase_unknown:
+            why.append(f"price: {r.cost.purchase_unknown}")
+        if r.tie_with:
+            why.append(f"a tie with {', '.join(r.tie_with)}: their predicted ranges overlap")
+        if why:
+            lines.append(f"  {r.build.name}:")
+            lines += [f"    - {w}" for w in why]
+    lines += ["", "Assumptions:"] + [f"  - {a}" for a in plan.assumptions]
+    if plan.calibration:
+        lines.append(f"  - calibrated from {plan.calibration['source']}: {plan.calibration.get('compute_basis') or ''}")
+        lines += [f"  - {x}" for x in plan.calibration.get("notes", [])]
+    return "\n".join(lines) + "\n"
