@@ -117,7 +117,9 @@ def _offered(directory: str) -> Any:
     rig = import_dir(Path(directory))
     if not rig.gpus:
         raise InputError(f"{directory}: the outputs show no GPU: nothing to plan with")
-    spec = find_gpu_spec(rig.gpus[0].name or "")
+    if not rig.gpus[0].name:
+        raise InputError(f"{directory}: the outputs do not name the GPU model: add the seller's nvidia-smi -q (or plain nvidia-smi) output")
+    spec = find_gpu_spec(rig.gpus[0].name)
     if spec is None:
         raise InputError(f"{directory}: GPU {rig.gpus[0].name!r} is not in the catalog: it cannot be planned")
     b = Build(name=f"offered:{Path(directory).name}", title=f"offered machine ({Path(directory).name}): {len(rig.gpus)}x {spec.name}",

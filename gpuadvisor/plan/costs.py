@@ -81,9 +81,9 @@ def build_cost(b: Build, prices: Prices) -> Cost:
         if p.get("platform_usd"):
             parts.append((float(p["platform_usd"]), f"US${p['platform_usd']:,.0f} for the rest ({p.get('platform_note', 'given in the build')})"))
         else:
-            missing.append("the rest of the platform (board, RAM, PSU, chassis) is not priced in the build")
+            missing.append("the rest of the platform is not priced")
         if missing:
-            c.purchase_unknown = "; ".join(missing) + ": give the price in the build ([price] system_usd or gpu_usd, platform_usd) or with --prices"
+            c.purchase_unknown = "; ".join(missing) + " (give prices with --prices, or [price] in the build)"
         else:
             c.purchase_usd = sum(v for v, _ in parts)
             c.purchase_basis = " + ".join(t for _, t in parts)

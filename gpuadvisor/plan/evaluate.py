@@ -50,6 +50,10 @@ class Row:
     rank: int | None = None
     tie_with: list[str] = field(default_factory=list)
 
+    @staticmethod
+    def need_concurrency(need: Need) -> int:
+        return need.concurrency or 1
+
     def to_dict(self) -> dict[str, Any]:
         b = self.build
         return {
@@ -149,6 +153,12 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_u
                                          layers=int(arch["layers"]), context=int(adv["workload"].get("context") or need.context or 8192),
                                          concurrency=int(adv["workload"].get("concurrency") or 1))
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
+        if row.serving and row.serving.tensor_parallel != int(pick.get("tensor_parallel_size", 1)) * int(pick.get("pipeline_parallel_size", 1)):
+            row.pick = f"{row.serving.name} x{row.serving.replicas}"
+            row.reason = (f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences fastest; "
+                          f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})")
+        elif row.serving:
+            row.pick = f"{row.serving.name} x{row.serving.replicas}"
     elif row.fits:
         row.tokens_per_second = pick.get("tokens_per_second")
         row.scaling_efficiency = pick.get("scaling_efficiency")

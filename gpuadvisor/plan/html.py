@@ -9,6 +9,7 @@ from gpuadvisor.plan import Plan
 from gpuadvisor.plan.evaluate import Row
 from gpuadvisor.plan.render import _duration, _price
 
+
 def _bars(rows: list[Row], value: Any, label: Any, band: Any = None) -> dict[str, Any]:
     """Horizontal bars, one per row that has the value; whiskers where a band is known."""
     items = [(r, value(r)) for r in rows]

@@ -57,7 +57,7 @@ def recommend(rows: list[Row], need: Need) -> list[str]:
     priced_jobs = [r for r in meets if r.job and r.job.job_usd is not None]
     if need.tokens and priced_jobs:
         cheapest_job = min(priced_jobs, key=lambda r: r.job.job_usd)
-        how = "renting" if cheapest_job.build.rent else f"owning it (purchase written off over the months assumed, plus energy)"
+        how = "renting" if cheapest_job.build.rent else "owning it (purchase written off over the months assumed, plus energy)"
         out.append(f"Cheapest for this job: {cheapest_job.build.title}, {_usd(cheapest_job.job.job_usd)} by {how}{_time(cheapest_job, need)}.")
     fastest = meets[0]
     if need.budget_usd is not None:
@@ -86,8 +86,16 @@ def recommend(rows: list[Row], need: Need) -> list[str]:
 
 
 def _price_for_budget(r: Row) -> float | None:
+    """What the budget is compared with: the purchase price, or for a rented build the job's rent (or, with no
+    token budget, a month of it round the clock)."""
     if r.build.rent:
-        return r.job.job_usd if r.job else None
+        if r.job and r.job.job_usd is not None:
+            return r.job.job_usd
+        if r.cost and r.cost.rent_usd_per_hour:
+            from gpuadvisor.plan.costs import HOURS_PER_MONTH
+
+            return r.cost.rent_usd_per_hour * HOURS_PER_MONTH
+        return None
     return r.cost.purchase_usd if r.cost else None
 
 

@@ -74,7 +74,7 @@ def render_text(plan: Plan) -> str:
             _speed(r),
             _duration(r.job.hours if r.job else None) if n.tokens else (f"{r.scaling_efficiency:.0%}" if r.scaling_efficiency else "-"),
             _price(r),
-            f"{r.cost.power_w / 1000:.1f}" if r.cost else "-",
+            f"{r.cost.power_w / 1000:.1f}" if r.cost and not r.build.rent else "-",
             _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
             _worst(r),
         ])

@@ -1,0 +1,42 @@
+"""How long `gpuadvisor plan` takes for the built-in builds (it must feel instant).
+
+Runs the real command in a fresh process (start-up included), median of N runs, for each of the four
+workloads the README shows, and the in-process time per build. Usage: python benchmarks/plan_speed.py [N]
+"""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+CASES = [
+    ("8B full fine-tune, 1e9 tokens", ["--model", "llama-3-8b", "--task", "full", "--tokens", "1e9"]),
+    ("70B QLoRA, 2e8 tokens", ["--model", "llama-3-70b", "--task", "qlora", "--tokens", "2e8"]),
+    ("70B training, 2e10 tokens", ["--model", "llama-3-70b", "--tokens", "2e10"]),
+    ("70B serving, 8k x 32", ["--model", "llama-3-70b", "--task", "inference", "--context", "8192", "--concurrency", "32"]),
+]
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    print(f"gpuadvisor plan, built-in builds, median of {n} fresh processes (start-up included)")
+    for label, args in CASES:
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "gpuadvisor", "plan", *args], check=True, capture_output=True)
+            times.append(time.perf_counter() - t)
+        print(f"  {label:32s} {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f})")
+    from gpuadvisor.catalog.platforms import load_prices
+    from gpuadvisor.plan import Need, builtin_builds, run_plan
+
+    builds = builtin_builds()
+    t = time.perf_counter()
+    run_plan(builds, Need(task="qlora", tokens=2e8), {"model": "llama-3-70b"}, prices=load_prices())
+    dt = time.perf_counter() - t
+    print(f"  in process: {len(builds)} builds in {dt:.2f} s ({dt / len(builds) * 1000:.0f} ms per build)")
+
+
+if __name__ == "__main__":
+    main()

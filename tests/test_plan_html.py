@@ -1,0 +1,97 @@
+"""The pre-purchase HTML report in headless Chromium: readable at 1280 px and at phone width (420 px), with 4 and
+with 12 builds; time and cost charted side by side; nothing fetched; hostile build names shown as text."""
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from browser import Dom, _run, dump_dom, find_chromium
+
+from gpuadvisor.catalog.platforms import load_prices
+from gpuadvisor.plan import Need, builtin_builds, run_plan
+from gpuadvisor.plan.html import render_html
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(find_chromium() is None, reason="chromium not installed (apt-get install -y chromium)"),
+]
+
+# Measured inside the page once it has laid out: the page's scroll width, elements sticking out of the viewport
+# (outside the table's own scroll box), and the smallest font size of any visible text.
+_MEASURE = """<script>window.addEventListener('load',function(){var de=document.documentElement;var min=99,at='';
+var w=document.createTreeWalker(document.body,NodeFilter.SHOW_TEXT),n;while((n=w.nextNode())){if(!n.textContent.trim())continue;
+var el=n.parentElement;if(el.closest('script,style'))continue;var r=el.getBoundingClientRect();if(!r.width&&!r.height)continue;
+var fs=parseFloat(getComputedStyle(el).fontSize);if(fs<min){min=fs;at=n.textContent.slice(0,30)}}
+var over=[];document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();
+if(r.right>de.clientWidth+1&&!e.closest('.scroll'))over.push(e.tagName+'.'+e.className)});
+var p=document.createElement('pre');p.id='layout-metrics';p.textContent=JSON.stringify({scrollWidth:de.scrollWidth,
+clientWidth:de.clientWidth,minFont:min,minFontAt:at,overflow:over.slice(0,5)});window.parent.document.body.appendChild(p);});</script>"""
+
+
+def layout_metrics(page: str, width: int, tmp: Path) -> dict:
+    """Lay the page out in an iframe ``width`` px wide (the phone's viewport: its media queries apply) and read
+    the measurements back. The copy measured has the measuring script added and the CSP that would block it removed."""
+    inner = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page).replace("</body>", _MEASURE + "</body>")
+    (tmp / "page.html").write_text(inner, encoding="utf-8")
+    host = tmp / "host.html"
+    host.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe src="page.html" style="border:0;width:{width}px;height:900px">'
+                    "</iframe></body></html>")
+    proc = _run(["--window-size=1400,1000", "--allow-file-access-from-files", "--virtual-time-budget=3000", "--dump-dom",
+                 host.resolve().as_uri()])
+    m = re.search(r'<pre id="layout-metrics">(.*?)</pre>', proc.stdout, re.S)
+    assert m, proc.stderr[-500:]
+    return json.loads(htmllib.unescape(m.group(1)))
+
+
+def _plan_html(n_builds: int) -> str:
+    builds = builtin_builds()
+    keep = ["8xh100-sxm", "4x4090-tr-pro", "4x4090-7950x", "rent-8xh100", "2x3090-nvlink-5950x", "8xb200-sxm", "8xa100-sxm-used",
+            "4x6000ada-tr-pro", "2x5090-9950x", "1xh100-pcie", "8xl40s-epyc", "4x5090-tr-pro"][:n_builds]
+    chosen = [b for b in builds if b.name in keep]
+    assert len(chosen) == n_builds
+    plan = run_plan(chosen, Need(task="qlora", tokens=2e8), {"model": "llama-3-70b"}, prices=load_prices())
+    return render_html(plan)
+
+
+@pytest.mark.parametrize("n_builds", [4, 12])
+@pytest.mark.parametrize("width", [1280, 420])
+def test_readable_at_desktop_and_phone_width(tmp_path, n_builds, width):
+    m = layout_metrics(_plan_html(n_builds), width, tmp_path)
+    assert m["clientWidth"] == width
+    assert m["scrollWidth"] <= width, m  # no sideways scrolling of the page (the table scrolls inside its box)
+    assert m["overflow"] == [], m
+    assert m["minFont"] >= 12, m
+
+
+def test_time_and_cost_charted_side_by_side(tmp_path):
+    page = _plan_html(4)
+    f = tmp_path / "plan.html"
+    f.write_text(page, encoding="utf-8")
+    dom = Dom(dump_dom(f))
+    figs = [a["id"] for t, a in dom.elements if t == "figure"]
+    assert figs == ["chart-time", "chart-cost"]
+    # one bar per build that fits, widths proportional to the figure (the longest is 100%)
+    text = dom.all_text()
+    assert "Time for the token budget" in text and "Cost of the job" in text
+    widths = [float(re.search(r"width:([\d.]+)%", a["style"]).group(1)) for t, a in dom.elements
+              if t == "span" and a.get("class", "").startswith("bar")]
+    assert max(widths) == 100.0 and len(widths) >= 6
+    assert not [a for t, a in dom.elements for v in a.values() if re.search(r"(https?:)?//", v or "")]
+    plan = json.loads(next(s for a, s in dom.scripts if a.get("id") == "plan"))
+    assert plan["kind"] == "gpuadvisor-plan" and len(plan["builds"]) == 4
+
+
+def test_hostile_build_title_is_text(tmp_path):
+    from gpuadvisor.plan.build import parse_build
+
+    b = parse_build({"name": "evil", "title": "<script>alert(1)</script>", "gpu": "rtx-4090", "count": 2, "cpu": "ryzen-9-7950x",
+                     "ram_gib": 128, "psu_watts": 1600}, "", "test")
+    page = render_html(run_plan([b], Need(task="qlora"), {"model": "llama-3-8b"}, prices=load_prices()))
+    f = tmp_path / "p.html"
+    f.write_text(page, encoding="utf-8")
+    dom = Dom(dump_dom(f))
+    assert "<script>alert(1)</script>" in dom.all_text()
+    assert [s for a, s in dom.scripts if a.get("type") != "application/json"] == []
