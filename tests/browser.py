@@ -6,7 +6,10 @@ proves the page fetches nothing, and the tests look at the parsed DOM for any ex
 """
 from __future__ import annotations
 
+import html as htmllib
+import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -121,3 +124,36 @@ class Dom(HTMLParser):
 
     def with_attr(self, name: str) -> list[tuple[str, dict[str, str]]]:
         return [(t, a) for t, a in self.elements if name in a]
+
+
+# Measured inside the page once it has laid out: the page's scroll width, elements sticking out of the viewport
+# (outside the table's own scroll box), and the smallest font size of any visible text.
+_MEASURE = """<script>window.addEventListener('load',function(){var de=document.documentElement;var min=99,at='';
+function clipped(e){for(var a=e.parentElement;a&&a!==document.body;a=a.parentElement){var o=getComputedStyle(a).overflowX;if(o==='auto'||o==='scroll'||o==='hidden')return true}return false}
+var w=document.createTreeWalker(document.body,NodeFilter.SHOW_TEXT),n;while((n=w.nextNode())){if(!n.textContent.trim())continue;
+var el=n.parentElement;if(el.closest('script,style,title,desc'))continue;var r=el.getBoundingClientRect();if(!r.width&&!r.height)continue;
+if(getComputedStyle(el).visibility==='hidden'||el.closest('details:not([open]) > :not(summary)'))continue;
+var fs=parseFloat(getComputedStyle(el).fontSize);if(el instanceof SVGElement&&el.getScreenCTM){var m=el.getScreenCTM();fs=fs*Math.sqrt(m.a*m.a+m.b*m.b)}
+if(fs<min){min=fs;at=n.textContent.slice(0,30)}}
+var over=[];document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();
+if(r.right>de.clientWidth+1&&!clipped(e))over.push(e.tagName+'#'+(e.id||'')+'.'+(e.getAttribute('class')||''))});
+var p=document.createElement('pre');p.id='layout-metrics';p.textContent=JSON.stringify({scrollWidth:de.scrollWidth,
+clientWidth:de.clientWidth,minFont:Math.round(min*10)/10,minFontAt:at,overflow:over.slice(0,5),
+probe:Array.from(document.querySelectorAll(PROBE)).map(function(e){var r=e.getBoundingClientRect();return {text:e.textContent.trim().slice(0,60),left:r.left,right:r.right}})});window.parent.document.body.appendChild(p);});</script>"""
+
+
+def layout_metrics(page: str, width: int, tmp: Path, probe: str = "nothing-to-probe") -> dict:
+    """Lay the page out in an iframe ``width`` px wide (the phone's viewport: its media queries apply) and read
+    the measurements back (``probe``: a CSS selector whose elements' left/right edges are returned too). The copy
+    measured has the measuring script added and the CSP that would block it removed."""
+    inner = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page).replace("</body>", _MEASURE.replace("PROBE", json.dumps(probe)) + "</body>")
+    (tmp / "page.html").write_text(inner, encoding="utf-8")
+    host = tmp / "host.html"
+    host.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe src="page.html" style="border:0;width:{width}px;height:900px">'
+                    "</iframe></body></html>")
+    proc = _run(["--window-size=1400,1000", "--allow-file-access-from-files", "--virtual-time-budget=3000", "--dump-dom",
+                 host.resolve().as_uri()])
+    m = re.search(r'<pre id="layout-metrics">(.*?)</pre>', proc.stdout, re.S)
+    if m is None:
+        raise RuntimeError(f"chromium measured nothing (exit {proc.returncode}): {proc.stderr[-800:]}")
+    return json.loads(htmllib.unescape(m.group(1)))

@@ -126,7 +126,7 @@ def test_4x4090_downgraded_link_is_drawn_fail(preset):
     # The GPU table marks it too, and P2P "NS" is coloured as not supported.
     row = next(a for t, a in dom.elements if a.get("data-gpu-row") == "2")
     assert row
-    assert 'class="fail" title="NVML: current Gen4 x8, maximum Gen4 x16">Gen4 x8 (max Gen4 x16)<' in render_html(rig)
+    assert 'class="fail" title="NVML: current Gen4 x8, maximum Gen4 x16" data-label="PCIe (NVML)">Gen4 x8 (max Gen4 x16)<' in render_html(rig)
 
 
 def test_dgx_h100_diagram_nvswitch_fabric_and_nics(preset):
@@ -433,7 +433,7 @@ def test_missing_values_show_a_dash_with_the_reason():
     rig = build_rig(1, sockets=1, gpus_per_switch=0)
     rig.gpus[0].missing("power_limit_w", facts.NO_PERMISSION)
     html = render_html(rig)
-    assert f'<td class="na" title="{facts.NO_PERMISSION}">—</td>' in html
+    assert f'<td class="na" title="{facts.NO_PERMISSION}" data-label="power limit">—</td>' in html
 
 
 # -- escaping -----------------------------------------------------------------------------------------------

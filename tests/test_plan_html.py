@@ -2,13 +2,11 @@
 with 12 builds; time and cost charted side by side; nothing fetched; hostile build names shown as text."""
 from __future__ import annotations
 
-import html as htmllib
 import json
 import re
-from pathlib import Path
 
 import pytest
-from browser import Dom, _run, dump_dom, find_chromium
+from browser import Dom, dump_dom, find_chromium, layout_metrics
 
 from gpuadvisor.catalog.platforms import load_prices
 from gpuadvisor.plan import Need, builtin_builds, run_plan
@@ -18,33 +16,6 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(find_chromium() is None, reason="chromium not installed (apt-get install -y chromium)"),
 ]
-
-# Measured inside the page once it has laid out: the page's scroll width, elements sticking out of the viewport
-# (outside the table's own scroll box), and the smallest font size of any visible text.
-_MEASURE = """<script>window.addEventListener('load',function(){var de=document.documentElement;var min=99,at='';
-var w=document.createTreeWalker(document.body,NodeFilter.SHOW_TEXT),n;while((n=w.nextNode())){if(!n.textContent.trim())continue;
-var el=n.parentElement;if(el.closest('script,style'))continue;var r=el.getBoundingClientRect();if(!r.width&&!r.height)continue;
-var fs=parseFloat(getComputedStyle(el).fontSize);if(fs<min){min=fs;at=n.textContent.slice(0,30)}}
-var over=[];document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();
-if(r.right>de.clientWidth+1&&!e.closest('.scroll'))over.push(e.tagName+'.'+e.className)});
-var p=document.createElement('pre');p.id='layout-metrics';p.textContent=JSON.stringify({scrollWidth:de.scrollWidth,
-clientWidth:de.clientWidth,minFont:min,minFontAt:at,overflow:over.slice(0,5)});window.parent.document.body.appendChild(p);});</script>"""
-
-
-def layout_metrics(page: str, width: int, tmp: Path) -> dict:
-    """Lay the page out in an iframe ``width`` px wide (the phone's viewport: its media queries apply) and read
-    the measurements back. The copy measured has the measuring script added and the CSP that would block it removed."""
-    inner = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page).replace("</body>", _MEASURE + "</body>")
-    (tmp / "page.html").write_text(inner, encoding="utf-8")
-    host = tmp / "host.html"
-    host.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe src="page.html" style="border:0;width:{width}px;height:900px">'
-                    "</iframe></body></html>")
-    proc = _run(["--window-size=1400,1000", "--allow-file-access-from-files", "--virtual-time-budget=3000", "--dump-dom",
-                 host.resolve().as_uri()])
-    m = re.search(r'<pre id="layout-metrics">(.*?)</pre>', proc.stdout, re.S)
-    assert m, proc.stderr[-500:]
-    return json.loads(htmllib.unescape(m.group(1)))
-
 
 def _plan_html(n_builds: int) -> str:
     builds = builtin_builds()

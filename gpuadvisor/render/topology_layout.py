@@ -491,7 +491,7 @@ def layout(rig: Rig) -> Diagram:
                 k = next(iter(pairs.values()))
                 label, css, tip_e = [f"NV{k}"], "", f"GPU {i}: NV{k} to every other GPU"
             edges.append(Edge(kind="nvswitch", src=b.id, dst="fabric", d=f"M{b.cx:.1f},{b.bottom:.1f} V{y:.1f}",
-                              label=label, lx=b.cx, ly=(b.bottom + y) / 2 + 4, css=css, tooltip=tip_e, gpus=[i]))
+                              label=label, lx=b.cx + 6, ly=(b.bottom + y) / 2 + 4, css=css, tooltip=tip_e, gpus=[i]))
         bottom = y + FABRIC_H
         fabric_pairs = set()
         if not fab:
@@ -517,7 +517,7 @@ def _tree_edge(parent: _Node, child: _Node) -> Edge:
     d = f"M{p.cx:.1f},{y1:.1f} V{ymid:.1f} H{c.cx:.1f} V{y2:.1f}"
     if c.kind == "nic":
         code = c.lines[-1].split(" ")[0] if c.lines else ""
-        return Edge(kind="nic", src=p.id, dst=c.id, d=d, label=[code], lx=c.cx, ly=y2 - 12, css="nic",
+        return Edge(kind="nic", src=p.id, dst=c.id, d=d, label=[code], lx=c.cx + 6, ly=y2 - 12, css="nic",
                     tooltip=c.tooltip)
     if child.link_in is None:
         return Edge(kind="pcie", src=p.id, dst=c.id, d=d, tooltip="PCIe link (no link registers read)")
@@ -525,7 +525,7 @@ def _tree_edge(parent: _Node, child: _Node) -> Edge:
     label, css, tip = describe_link(link)
     gpus = [c.gpu] if c.gpu is not None else _gpus_below(child)
     ly = y2 - 8 - 12 * (len(label) - 1)
-    return Edge(kind="pcie", src=p.id, dst=c.id, d=d, label=label, lx=c.cx, ly=ly, css=css, tooltip=tip, gpus=gpus)
+    return Edge(kind="pcie", src=p.id, dst=c.id, d=d, label=label, lx=c.cx + 6, ly=ly, css=css, tooltip=tip, gpus=gpus)
 
 
 def _draw_arcs(arcs: dict[tuple[int, int], int], gpu_boxes: dict[int, Box], top: float, edges: list[Edge]) -> float:
