@@ -46,7 +46,7 @@ def test_the_failing_gpu_cell_is_on_screen_on_a_phone(preset, tmp_path):
     m = layout_metrics(_report(preset, "4x4090-pcie"), 420, tmp_path, probe="table.gpus td.fail")
     cells = m["probe"]
     assert [c["text"] for c in cells] == ["Gen4 x8 (max Gen4 x16)"]
-    assert 0 <= cells[0]["left"] and cells[0]["right"] <= 420
+    assert cells[0]["left"] >= 0 and cells[0]["right"] <= 420
 
 
 def test_pcie_labels_sit_beside_their_line(preset):
