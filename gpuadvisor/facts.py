@@ -36,6 +36,9 @@ GPU_LOST = "GPU fell off the bus or was lost"
 NOT_IN_SOURCE = "not present in the source this scan was made from"
 NOT_RECORDED = "not recorded in this scan (saved by a gpuadvisor that did not read it)"
 NVLINKS_ALL_INACTIVE = "no active NVLink (all links are inactive)"
+# An imported paste that does not show a fact ('...', '[...]', '<snip>', a file cut mid-line): the reason starts
+# with this phrase and names the line, e.g. "elided in the paste (line 24): links after link 1 not shown".
+ELIDED = "elided in the paste"
 
 
 class FactsError(InputError):
@@ -148,11 +151,17 @@ class Gpu(Unavailable):
     numa_node: int | None = None
     cpu_affinity: str | None = None  # cpulist, "0-55,112-167"
     pcie: Pcie = field(default_factory=Pcie)
+    # A reason in unavailable["nvlinks"] next to a non-empty list means the list is incomplete (an imported paste
+    # showed some links and elided the rest): see nvlinks_incomplete().
     nvlinks: list[NvLink] = field(default_factory=list)
 
     @property
     def label(self) -> str:
         return f"GPU {self.index}"
+
+    def nvlinks_incomplete(self) -> str | None:
+        """Why ``nvlinks`` lists only some of the GPU's links (the others not shown), or None if it is whole."""
+        return self.unavailable.get("nvlinks") if self.nvlinks else None
 
     def active_nvlinks(self) -> list[NvLink]:
         return [n for n in self.nvlinks if n.active]

@@ -258,13 +258,18 @@ class _Merger:
             if isinstance(sv, facts.Pcie):
                 self._fill(tv, sv, f"{prefix}{name}.", where, origins)
                 continue
-            if _is_empty(sv):
-                if _is_empty(tv) and name in source.unavailable and name not in target.unavailable:
+            # A list that may be None (clocks_event_reasons) is a fact when empty: "none active" read from the source.
+            optional = f.default is None
+            empty = (lambda x: x is None) if optional else _is_empty
+            if empty(sv):
+                if empty(tv) and name in source.unavailable and name not in target.unavailable:
                     target.unavailable[name] = source.unavailable[name]
                 continue
-            if _is_empty(tv):
+            if empty(tv):
                 setattr(target, name, sv)
                 target.unavailable.pop(name, None)
+                if name in source.unavailable:  # a list the source shows only part of (links elided in a paste)
+                    target.unavailable[name] = source.unavailable[name]
                 origins[f"{prefix}{name}"] = where(f"{prefix}{name}")
 
     def add(self, part: Part) -> None:

@@ -14,6 +14,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.values import is_elision
 
 # Per-link, per-direction speed printed by nvidia-smi (GB/s) -> NVLink version (see the module docstring).
 NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3, 26.562: 4, 50.0: 5, 53.125: 5}
@@ -32,26 +33,50 @@ def version_from_speed(gbps: float) -> int | None:
 
 
 def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
-    """Facts from ``nvidia-smi nvlink -s`` / ``-e`` / ``-L``: GPU index, name, UUID and each NVLink."""
+    """Facts from ``nvidia-smi nvlink -s`` / ``-e`` / ``-L``: GPU index, name, UUID and each NVLink.
+
+    A paste that elides part of the output (``...``, ``[...]``, ``<snip>``) or ends mid-line does not show the
+    links below that point: the GPU's ``nvlinks`` then lists the links shown and ``unavailable["nvlinks"]``
+    says the rest is not shown (``facts.ELIDED``), so no rule reads the missing links as absent or inactive.
+    """
     rig = Rig()
     gpu: Gpu | None = None
     links: dict[int, NvLink] = {}
     by_index: dict[int, Gpu] = {}
+    lines = clean_lines(text)
+    cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
 
     def close() -> None:
         if gpu is not None and links:
             gpu.nvlinks = [links[k] for k in sorted(links)]
 
-    for k, line in enumerate(clean_lines(text)):
+    def not_shown(g: Gpu | None, why: str) -> None:
+        if g is None:
+            rig.problems.append(f"{source}: {why}: NVLink output above the first GPU line not shown")
+            return
+        shown = sorted(links) if g is gpu else [n.link for n in g.nvlinks]
+        after = f"links after link {shown[-1]} not shown" if shown else "its links not shown"
+        g.unavailable["nvlinks"] = f"{why}: {after}"
+
+    for k, line in enumerate(lines):
         lineno = first_line + k
         s = line.strip()
+        if is_elision(s):
+            why = f"{facts.ELIDED} (line {lineno})"
+            not_shown(gpu, why)
+            rig.problems.append(f"{source}: line {lineno}: {s!r}: the paste leaves out what follows; "
+                                + (f"links of GPU {gpu.index} after it, and any GPU after GPU {gpu.index}, are not known" if gpu else "not known"))
+            continue
         m = _GPU.match(s)
         if m:
             close()
             idx = int(m.group(1))
             gpu = by_index.get(idx)
             if gpu is None:
-                gpu = Gpu(index=idx, name=m.group(2) or None, uuid=m.group(3).strip() or None)
+                uuid = m.group(3).strip()
+                gpu = Gpu(index=idx, name=m.group(2) or None, uuid=None if is_elision(uuid) else (uuid or None))
+                if is_elision(uuid):
+                    gpu.unavailable["uuid"] = f"{facts.ELIDED} (line {lineno})"
                 by_index[idx] = gpu
                 rig.gpus.append(gpu)
                 rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
@@ -62,26 +87,35 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
         if "NVLink" in s and "inactive" in s.lower() or "links are inactive" in s.lower():
             gpu.unavailable["nvlinks"] = facts.NVLINKS_ALL_INACTIVE
             continue
+        last = cut and k == len(lines) - 1
         m = _LINK.match(line)
         if not m:
+            if last and re.match(r"^\s*Link\b", line):
+                not_shown(gpu, f"{facts.ELIDED} (line {lineno} is cut mid-line)")
             continue  # MIG device lines of -L, notes
         n, rest = int(m.group(1)), m.group(2)
         if n > 63:
             raise ImportParseError(source, lineno, f"NVLink number {n} is out of range (GPUs have at most 18 links)")
-        link = links.setdefault(n, NvLink(link=n))
         speed = re.fullmatch(r"(\d+(?:\.\d+)?)\s*GB/s", rest)
+        inactive = rest.strip("<>").lower() in ("inactive", "disabled", "off")
+        err = _ERR.match(rest)
+        if last and not speed and not inactive:  # "53.1", "<inac", or a counter whose digits may go on
+            not_shown(gpu, f"{facts.ELIDED} (line {lineno} is cut mid-line)")
+            continue
+        if is_elision(rest):
+            not_shown(gpu, f"{facts.ELIDED} (line {lineno})")
+            continue
+        link = links.setdefault(n, NvLink(link=n))
         if speed:
             link.active = True
             link.version = version_from_speed(float(speed.group(1)))
             if link.version is None:
                 link.unavailable["version"] = f"link speed {speed.group(1)} GB/s matches no NVLink generation"
-        elif rest.strip("<>").lower() in ("inactive", "disabled", "off"):
+        elif inactive:
             link.active = False
-        elif _ERR.match(rest):
-            e = _ERR.match(rest)
-            assert e is not None
-            key = _ERROR_KEYS.get(e.group(1).strip().lower(), re.sub(r"\W+", "_", e.group(1).strip().lower()))
-            link.errors[key] = int(e.group(2))
+        elif err:
+            key = _ERROR_KEYS.get(err.group(1).strip().lower(), re.sub(r"\W+", "_", err.group(1).strip().lower()))
+            link.errors[key] = int(err.group(2))
         else:
             raise ImportParseError(source, lineno, f"link {n}: {rest[:40]!r} is neither a speed (25.781 GB/s), <inactive>, nor an error count")
     close()

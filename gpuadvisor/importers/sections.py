@@ -50,6 +50,7 @@ class Section:
     start: int  # 1-based line number of its first line in the file
     lines: list[str] = field(default_factory=list)
     context: list[str] = field(default_factory=list)  # up to 8 lines before it (prompts, commands)
+    cut: bool = False  # the file ends inside its last line (no newline after it): that line may be cut short
 
     @property
     def name(self) -> str:
@@ -57,7 +58,8 @@ class Section:
 
     @property
     def text(self) -> str:
-        return "\n".join(self.lines)
+        """Its lines, ending with a newline unless the file ended mid-line (parsers read that as a possible cut)."""
+        return "\n".join(self.lines) + ("" if self.cut else "\n")
 
 
 def clean_lines(text: str) -> list[str]:
@@ -129,6 +131,8 @@ def split_sections(text: str) -> list[Section]:
             current.lines.append(line)
             if current.kind == "smi-xml" and "</nvidia_smi_log>" in line:
                 current = Section(kind="_after_xml", start=i + 2)  # swallow nothing; detection resumes
+    if sections and current is sections[-1] and lines and lines[-1].strip() and not text.endswith(("\n", "\r")):
+        sections[-1].cut = True
     return [_finish(s) for s in sections if s.kind != "_after_xml"]
 
 

@@ -11,6 +11,23 @@ _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
+# What people type where they left part of an output out: "...", "....", "…", "[...]", "(...)", "<snip>",
+# "[snip]", "-- snip --", "[truncated]", "<output truncated>", "... (40 more lines)". Anchored, no nested repeats.
+_ELISION = re.compile(
+    r"^\s*(?:#\s*)?(?:"
+    r"(?:\.{3,}|…+)(?:\s*[\[(]?\s*(?:snip\w*|truncated|omitted|cut|elided|more|\d+ more)\b[^\n]*)?"
+    r"|[\[(<]\s*(?:\.{3,}|…+|snip\w*|truncated|omitted|cut|elided|output truncated|[^\]>)]{0,40}\b(?:snip\w*|truncated|omitted)\b)[^\]>)]{0,40}[\])>]"
+    r"|-{2,}\s*(?:snip\w*|cut|truncated)\s*-{2,}"
+    r")\s*$",
+    re.IGNORECASE,
+)
+
+
+def is_elision(text: str | None) -> bool:
+    """A line or value that stands for text left out of a paste (``...``, ``[...]``, ``<snip>``)."""
+    return text is not None and len(text) <= 200 and _ELISION.match(text) is not None
+
+
 def strip_ansi(text: str) -> str:
     """Remove terminal escape codes (nvidia-smi underlines the matrix header on a TTY)."""
     return _ANSI.sub("", text)
