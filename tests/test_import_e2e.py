@@ -229,7 +229,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
     f.write_text("the vendor says the GPUs are fine\n")
     p = run("import", str(f))
     assert p.returncode == 2
-    assert p.stderr == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, or nccl-tests output (it starts 'the vendor says the GPUs are fine')\n"
+    assert p.stderr == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output (it starts 'the vendor says the GPUs are fine')\n"
 
 
 def test_cli_help_names_what_to_run() -> None:

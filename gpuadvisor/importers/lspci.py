@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuadvisor.facts import GPU_LOST, Gpu, PcieHop, Rig
+from gpuadvisor.facts import ELIDED, GPU_LOST, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
@@ -20,6 +20,8 @@ from gpuadvisor.links import gen_from_speed
 _DEV = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(.*)$")
+_FRAGMENT = re.compile(r"^\s+(?:LnkCap|LnkSta|LnkCtl|DevCap|DevSta|DevCtl|Capabilities: \[[0-9a-fA-F]+\])")
+FRAGMENT = "the lspci lines pasted have no device line: which device (and slot) they belong to is not shown"
 _SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s")
 _WIDTH = re.compile(r"Width x(\d+)")
 _BUS = re.compile(r"Bus: primary=([0-9a-fA-F]+), secondary=([0-9a-fA-F]+), subordinate=([0-9a-fA-F]+)")
@@ -49,6 +51,7 @@ class Device:
     lines: list[str] = field(default_factory=list)
     access_denied: bool = False
     dead: bool = False  # config space reads all ones: the device does not answer
+    fragment: bool = False  # lines pasted without their device line: which device is not shown
 
     @property
     def nvidia(self) -> bool:
@@ -89,7 +92,9 @@ def _gpu_name(desc: str) -> str | None:
 def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list[Device]:
     devices: list[Device] = []
     cur: Device | None = None
-    for k, line in enumerate(clean_lines(text)):
+    lines = clean_lines(text)
+    cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
+    for k, line in enumerate(lines):
         lineno = first_line + k
         m = _DEV.match(line)
         if m:
@@ -106,7 +111,10 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
             devices.append(cur)
             continue
         if cur is None:
-            continue
+            if not _FRAGMENT.match(line):
+                continue
+            cur = Device(bdf="", cls="", desc="", line=lineno, hop=PcieHop(bdf="", port_type="unknown"), fragment=True)
+            devices.append(cur)
         cur.lines.append(line)
         if "<access denied>" in line:
             cur.access_denied = True
@@ -122,6 +130,9 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         if lm:
             which, rest = lm.groups()
             speed, width = _speed(rest), _width(rest)
+            if cut and k == len(lines) - 1 and re.search(r"Width x1$", rest.rstrip()):
+                width = None  # the file ends here: "x1" may be the start of "x16"
+                cur.hop.unavailable["current_width" if which == "LnkSta" else "max_width"] = f"{ELIDED} (line {lineno} is cut mid-line)"
             if which == "LnkCap":
                 cur.hop.max_speed_gts, cur.hop.max_width = speed, width
                 cur.hop.max_gen = gen_from_speed(speed)
@@ -132,7 +143,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
                 raise ImportParseError(source, lineno, f"{which} without a speed or width: {rest.strip()[:50]!r}")
     for d in devices:
         for f in ("current_speed_gts", "max_speed_gts", "current_gen", "max_gen", "current_width", "max_width"):
-            if getattr(d.hop, f) is None:
+            if getattr(d.hop, f) is None and f not in d.hop.unavailable:
                 d.hop.unavailable[f] = (
                     DEAD if d.dead
                     else "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)" if d.access_denied
@@ -159,15 +170,23 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         raise ImportParseError(source, first_line, "no device line (like '01:00.0 VGA compatible controller: ...')")
     rig = Rig()
     gpus = [d for d in devices if d.is_gpu]
+    named = [d for d in devices if not d.fragment]
+    if not named:  # only grepped lines: keep their link facts on a device whose identity is not shown
+        gpus = [d for d in devices if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)]
     for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
-        g = Gpu(index=i, bus_id=d.bdf, name=_gpu_name(d.desc))
-        if g.name is None:
+        g = Gpu(index=i, bus_id=d.bdf or None, name=_gpu_name(d.desc) if d.desc else None)
+        if d.fragment:
+            for f in ("name", "bus_id"):
+                g.unavailable[f] = FRAGMENT
+            rig.problems.append(f"{source}: line {d.line}: {FRAGMENT}; its link is read as a GPU's (paste lspci -vv -s BUS_ID "
+                                "with its first line to name the device)")
+        elif g.name is None:
             g.unavailable["name"] = f"lspci names it only {d.desc.split('(')[0].strip()!r} (device id unknown to its pci.ids)"
         rig.origins[f"gpus[{i}]"] = f"{source}:{d.line}"
         if d.dead:
             rig.problems.append(f"{source}: line {d.line}: GPU {d.bdf}: {DEAD}")
-        hops = [d.hop] + [b.hop for b in upstream(d, devices)]
-        g.pcie.path = hops
+        hops = [d.hop] + ([] if d.fragment else [b.hop for b in upstream(d, devices)])
+        g.pcie.path = [] if d.fragment else hops
         h = d.hop
         g.pcie.current_gen, g.pcie.current_width = h.current_gen, h.current_width
         g.pcie.gpu_max_gen = h.max_gen
@@ -179,9 +198,14 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             if getattr(g.pcie, f) is None:
                 g.pcie.unavailable[f] = h.unavailable.get(f.replace("gpu_", ""), "not in this lspci output")
         g.pcie.unavailable["replay_counter"] = "lspci does not print the replay counter"
-        if len(hops) == 1:
+        if d.fragment:
+            g.pcie.unavailable["path"] = FRAGMENT
+        elif len(hops) == 1:
             g.pcie.unavailable["path"] = "no bridge above this GPU in the lspci output (run lspci -vv without -s for the whole tree)"
         rig.gpus.append(g)
+    for d in devices:
+        if d.fragment and named:
+            rig.problems.append(f"{source}: line {d.line}: {FRAGMENT}; not used (lines above the first device line)")
     if not gpus:
         shown = "; ".join(f"{d.bdf} {d.cls}" for d in devices[:3]) + ("; ..." if len(devices) > 3 else "")
         rig.problems.append(f"{source}: line {devices[0].line}: no NVIDIA GPU in this lspci output ({len(devices)} devices: {shown}); nothing used")

@@ -225,12 +225,16 @@ class _Merger:
                 t = Gpu(index=k)
                 self.gpus.append(t)
                 mapping[k] = t
-            if frag:
+            if any(g.bus_id for g in frag):
                 self.rig.problems.append(
                     f"{part.origin}: GPU indices taken from PCI bus order (nvidia-smi's default), as no nvidia-smi output names them"
                 )
             return mapping
         self._same_machine(part)
+        if any(g.bus_id is None for g in frag):  # lines without their device line: which GPU is not shown
+            self.rig.problems.append(f"{part.origin}: its device is not shown (no lspci device line), so it is not "
+                                     "attached to any GPU of the other outputs")
+            return mapping
         if not any(t.bus_id for t in self.gpus) and len(frag) == len(self.gpus):
             for k, t in enumerate(sorted(self.gpus, key=lambda x: x.index)):
                 mapping[k] = t

@@ -13,7 +13,13 @@ kind                      starts with
 ``nvlink``                ``GPU 0: <name> (UUID: GPU-...)`` (``nvlink -s``; without link lines: ``-L``)
 ``lspci``                 ``01:00.0 VGA compatible controller: ...`` at the start of a line
 ``nccl-tests``            ``# nThread``, ``# nccl-tests version``, ``# Collective test starting``
+``cuda-p2p``              ``[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`` (CUDA samples)
+``cuda-bw``               ``[CUDA Bandwidth Test] - Starting...`` (CUDA samples)
 ========================  =====================================================================
+
+Pasted fragments are read too: ``nvidia-smi -q`` from ``Timestamp`` (or ``Driver Version``, or a ``GPU
+0000..`` block) down without its banner, and ``lspci -vv`` lines grepped down to ``LnkCap``/``LnkSta`` or
+``Capabilities:`` with no device line (the device is then unknown, see lspci.py).
 """
 from __future__ import annotations
 
@@ -32,9 +38,12 @@ KIND_NAMES = {
     "smi-list": "nvidia-smi -L",
     "lspci": "lspci -vv",
     "nccl-tests": "nccl-tests",
+    "cuda-p2p": "CUDA samples p2pBandwidthLatencyTest",
+    "cuda-bw": "CUDA samples bandwidthTest",
 }
 
-RECOGNISED = "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, or nccl-tests output"
+RECOGNISED = ("nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, "
+              "or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output")
 
 MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU_COL = re.compile(r"^GPU\d+$")
@@ -42,6 +51,10 @@ _NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
 _LSPCI_DEV = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
 _NCCL_START = re.compile(r"^#\s*(nThread\s+\d|nccl-tests version|Collective test starting|Using devices\s*$|size\s+count\s+type\s)")
 _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
+_Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
+_Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
+_Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
+_LSPCI_FRAGMENT = re.compile(r"^\s+(?:LnkCap|LnkSta|Capabilities: \[[0-9a-fA-F]+\])")
 
 
 @dataclass
@@ -104,12 +117,20 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         return "smi-q"
     if _SUMMARY.match(s):
         return "smi-summary"
+    if cur != "smi-q" and (_Q_TOP.match(line) or _Q_GPU.match(line)) and any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3]):
+        return "smi-q"
+    if s.startswith("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"):
+        return "cuda-p2p"
+    if s.startswith("[CUDA Bandwidth Test]"):
+        return "cuda-bw"
     if _is_matrix_start(lines, i):
         return "topo"  # told apart from -p2p once its rows are read
     if _NVLINK_GPU.match(line) and cur != "nvlink":
         return "nvlink"
     if _LSPCI_DEV.match(line) and cur != "lspci":
         return "lspci"
+    if _LSPCI_FRAGMENT.match(line) and cur != "lspci":
+        return "lspci"  # lines grepped out of lspci -vv, without their device line
     m = _NCCL_START.match(s)
     if m and (cur != "nccl-tests" or (m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
                                       and any(re.match(r"^#\s*nThread\s", x) for x in current.lines))):  # type: ignore[union-attr]

@@ -108,12 +108,18 @@ _ABSENT_X = "not in this nvidia-smi -q -x output (older drivers, and -d filters,
 class _Reader:
     """Fills one Gpu from its -q block and records each unreadable value as a problem with its line."""
 
-    def __init__(self, block: Node, xml: bool, source: str, problems: list[str]) -> None:
+    def __init__(self, block: Node, xml: bool, source: str, problems: list[str], elided: str | None = None) -> None:
         self.block = block
         self.col = 1 if xml else 0
         self.source = source
         self.problems = problems
         self.lines: dict[str, int] = {}  # fact path -> line it was read from
+        self.elided = elided  # the block is shown in part: a fact not in it may sit in what was left out
+
+    def absent(self) -> str:
+        if self.elided:
+            return f"{self.elided}: not shown"
+        return _ABSENT_Q if self.col == 0 else _ABSENT_X
 
     def node(self, fact: str) -> Node | None:
         return self.block.first(*PATHS[fact][self.col])
@@ -125,7 +131,10 @@ class _Reader:
     def get(self, g: Any, attr: str, fact: str, conv: Callable[[str | None], Any], prefix: str = "") -> Any:
         n = self.node(fact)
         if n is None:
-            g.unavailable.setdefault(attr, _ABSENT_Q if self.col == 0 else _ABSENT_X)
+            g.unavailable.setdefault(attr, self.absent())
+            return None
+        if n.elided:
+            g.unavailable[attr] = n.elided
             return None
         value = conv(n.value)
         if value is None:
@@ -222,10 +231,10 @@ def _mig_instances(g: Gpu, block: Node, xml: bool) -> None:
         g.unavailable["mig_instances_memory_bytes"] = "MIG is enabled but the source lists no MIG device with its memory"
 
 
-def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source: str, rig: Rig) -> Gpu:
+def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source: str, rig: Rig, elided: str | None = None) -> Gpu:
     g = Gpu(index=index)
     problems = rig.problems
-    r = _Reader(block, xml, source, problems)
+    r = _Reader(block, xml, source, problems, elided or block.elision())
     lost = next((c for c in block.children if c.value is None and not c.children and "unable" in c.key.lower()), None)
     if lost is not None:
         problems.append(f"{source}: line {lost.line}: GPU {bus or index}: {lost.key}")
@@ -251,6 +260,8 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
     if g.mig_mode is None and g.unavailable.get("mig_mode", "").startswith("nvidia-smi printed 'N/A'"):
         g.unavailable["mig_mode"] = f"{facts.NOT_SUPPORTED} (nvidia-smi prints MIG Mode N/A on GPUs without MIG)"
     _mig_instances(g, block, xml)
+    if r.elided and g.mig_instances_memory_bytes is None and g.mig_mode is not False:
+        g.unavailable["mig_instances_memory_bytes"] = f"{r.elided}: not shown"
     r.get(g, "retired_pages_single_bit", "retired_sbe", v.to_int)
     r.get(g, "retired_pages_double_bit", "retired_dbe", v.to_int)
     r.get(g, "retired_pages_pending", "retired_pending", v.enabled)
@@ -261,7 +272,14 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
 
     ecc = block.first(*ECC_ERRORS[r.col])
     for scope in ("volatile", "aggregate"):
-        c, u, sram = _ecc_counts(ecc.child(scope) if ecc is not None else None)
+        scope_node = ecc.child(scope) if ecc is not None else None
+        cut = (scope_node.elision() if scope_node is not None else None) or (ecc.elision() if ecc is not None and scope_node is None else None)
+        if cut or (ecc is None and r.elided):
+            for attr in (f"ecc_errors_corrected_{scope}", f"ecc_errors_uncorrected_{scope}", f"ecc_errors_corrected_sram_{scope}"):
+                setattr(g, attr, None)
+                g.unavailable[attr] = f"{cut or r.elided}: not shown" if not cut else f"{cut}: the counts are shown in part"
+            continue
+        c, u, sram = _ecc_counts(scope_node)
         sram_attr = f"ecc_errors_corrected_sram_{scope}"
         if sram == NO_SRAM_SPLIT:
             g.unavailable[sram_attr] = NO_SRAM_SPLIT
@@ -274,15 +292,18 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
                 g.unavailable.setdefault(
                     attr, "not in this output" if ecc is None else "nvidia-smi printed N/A (no ECC on this GPU or mode off)"
                 )
-    if ecc is not None:
+    if ecc is not None and not ecc.elision():
         r.lines.update({f"ecc_errors_{a}_{b}": ecc.line for a in ("corrected", "uncorrected", "corrected_sram") for b in ("volatile", "aggregate")})
     clocks = block.first(*CLOCKS[r.col])
-    reasons = _clock_reasons(clocks)
-    if clocks is not None:
-        r.lines["clocks_event_reasons"] = clocks.line
+    cut = clocks.elision() if clocks is not None else None
+    reasons = None if cut else _clock_reasons(clocks)
+    if reasons is not None:
+        r.lines["clocks_event_reasons"] = clocks.line  # type: ignore[union-attr]
     g.clocks_event_reasons = reasons
-    if reasons is None:
-        g.unavailable["clocks_event_reasons"] = "not in this output or N/A"
+    if cut:
+        g.unavailable["clocks_event_reasons"] = f"{cut}: the reasons are shown in part"
+    elif reasons is None:
+        g.unavailable["clocks_event_reasons"] = f"{r.elided}: not shown" if clocks is None and r.elided else "not in this output or N/A"
 
     p = g.pcie
     r.get(p, "max_gen", "pcie_max_gen", _gen, "pcie.")
@@ -312,7 +333,7 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
 _GPU_HEADER = re.compile(r"^GPU\s+([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
 
 
-def _software(rig: Rig, root: Node, xml: bool, source: str) -> None:
+def _software(rig: Rig, root: Node, xml: bool, source: str, elided: str | None = None) -> None:
     s = rig.software
     drv = root.child("driver_version" if xml else "Driver Version")
     cuda = root.child("cuda_version" if xml else "CUDA Version")
@@ -321,22 +342,30 @@ def _software(rig: Rig, root: Node, xml: bool, source: str) -> None:
     for name, node in (("driver_version", drv), ("cuda_driver_version", cuda)):
         if node is not None and getattr(s, name) is not None:
             rig.origins[f"software.{name}"] = f"{source}:{node.line}"
-    for name in ("driver_version", "cuda_driver_version"):
+    for name, node in (("driver_version", drv), ("cuda_driver_version", cuda)):
         if getattr(s, name) is None:
-            s.unavailable[name] = "not in this nvidia-smi -q output"
+            s.unavailable[name] = (node.elided if node is not None and node.elided
+                                   else f"{elided}: not shown" if elided else "not in this nvidia-smi -q output")
 
 
-def _check_count(rig: Rig, root: Node, xml: bool, source: str) -> None:
+def _check_count(rig: Rig, root: Node, xml: bool, source: str, elided: str | None = None) -> None:
     n = root.child("attached_gpus" if xml else "Attached GPUs")
-    count = v.to_int(n.value) if n is not None else None
+    count = v.to_int(n.value) if n is not None and not n.elided else None
+    elided = elided or root.elision()
     if count is not None and count != len(rig.gpus):
         rig.problems.append(
-            f"{source}: nvidia-smi reports {count} attached GPUs but the output holds {len(rig.gpus)} (cut short, or filtered with -i)"
+            f"{source}: nvidia-smi reports {count} attached GPUs but the output holds {len(rig.gpus)} "
+            + (f"(the rest is not shown: {elided})" if elided and count > len(rig.gpus) else "(cut short, or filtered with -i)")
         )
 
 
 def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
-    """Facts from ``nvidia-smi -q`` text: GPUs in nvidia-smi's order (index = position), driver and CUDA."""
+    """Facts from ``nvidia-smi -q`` text: GPUs in nvidia-smi's order (index = position), driver and CUDA.
+
+    Also a paste without the banner (from ``Timestamp`` or a ``GPU 0000..`` line down). A line the paste left
+    out (``[...]``, ``...``, ``<snip>``) hides the facts of the GPU block it sits in, or follows at the top
+    level: those are unknown with ``facts.ELIDED`` as their reason, never absent or zero.
+    """
     root = text_tree(text, first_line)
     rig = Rig()
     blocks = [(c, _GPU_HEADER.match(c.key)) for c in root.children]
@@ -344,11 +373,27 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     if not gpu_blocks and root.child("Driver Version") is None:
         first = root.children[0].line if root.children else first_line
         raise ImportParseError(source, first, "no 'Driver Version' and no 'GPU 0000:..' block: not nvidia-smi -q output")
+    # A top-level elision after a GPU block may hide the rest of that block: count it as the block's.
+    after: dict[int, str] = {}
+    last: Node | None = None
+    top_elided: str | None = None
+    for c in root.children:
+        if _GPU_HEADER.match(c.key):
+            last = c
+        elif c.elided:
+            if last is not None:
+                after.setdefault(id(last), c.elided)
+            top_elided = top_elided or c.elided
     for i, (block, bus) in enumerate(gpu_blocks):
-        rig.gpus.append(_gpu_from_block(block, i, bus, False, source, rig))
-    _software(rig, root, False, source)
-    _check_count(rig, root, False, source)
+        rig.gpus.append(_gpu_from_block(block, i, bus, False, source, rig, block.elision() or after.get(id(block))))
+    _software(rig, root, False, source, top_elided if not gpu_blocks or top_elided and _line(top_elided) < gpu_blocks[0][0].line else None)
+    _check_count(rig, root, False, source, top_elided)
     return rig
+
+
+def _line(reason: str) -> int:
+    m = re.search(r"line (\d+)", reason)
+    return int(m.group(1)) if m else 0
 
 
 def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig:

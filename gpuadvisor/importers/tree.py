@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.facts import ELIDED
 from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.values import is_elision
 
 
 @dataclass
@@ -17,6 +19,18 @@ class Node:
     line: int = 0
     children: list[Node] = field(default_factory=list)
     attrs: dict[str, str] = field(default_factory=dict)
+    # Set on a line a paste left out ("[...]", "...", "<snip>": a node of its own) or on a value the file ends
+    # inside: the reason ("elided in the paste (line 9)"), for the facts it hides.
+    elided: str | None = None
+
+    def elision(self) -> str | None:
+        """The reason of the first elision inside this node (itself included), or None if it shows everything."""
+        if self.elided:
+            return self.elided
+        for n in self.walk():
+            if n.elided:
+                return n.elided
+        return None
 
     def child(self, key: str) -> Node | None:
         k = key.lower()
@@ -52,7 +66,9 @@ def text_tree(text: str, first_line: int = 1) -> Node:
     """The ``nvidia-smi -q`` text as a tree: a key with a deeper-indented block below it has children."""
     root = Node(key="", line=first_line)
     stack: list[tuple[int, Node]] = [(-1, root)]
-    for k, raw in enumerate(clean_lines(text)):
+    lines = clean_lines(text)
+    cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
+    for k, raw in enumerate(lines):
         line = raw.expandtabs(4).rstrip()
         if not line.strip() or set(line.strip()) <= set("=-+"):
             continue
@@ -62,6 +78,12 @@ def text_tree(text: str, first_line: int = 1) -> Node:
         node = Node(key=m.group("key").strip(), value=(m.group("value") or "").strip(), line=first_line + k) if m else Node(
             key=body, value=None, line=first_line + k
         )
+        if is_elision(body):
+            node.elided = f"{ELIDED} (line {first_line + k})"
+        elif node.value is not None and is_elision(node.value):
+            node.elided = f"{ELIDED} (line {first_line + k})"
+        elif cut and k == len(lines) - 1:
+            node.elided = f"{ELIDED} (line {first_line + k} is cut mid-line)"
         while stack and stack[-1][0] >= indent:
             stack.pop()
         parent = stack[-1][1] if stack else root
@@ -77,6 +99,7 @@ class _Builder:
         self.root: Node | None = None
         self.stack: list[Node] = []
         self.text: list[list[str]] = []
+        self.elisions: list[int] = []  # per open element: the line of an elision in its text, or 0
 
     def start(self, tag: str, attrs: dict[str, str]) -> None:
         node = Node(key=tag, line=self.first_line + self.parser.CurrentLineNumber - 1, attrs=dict(attrs))
@@ -86,16 +109,24 @@ class _Builder:
             self.root = node
         self.stack.append(node)
         self.text.append([])
+        self.elisions.append(0)
 
     def end(self, tag: str) -> None:
         node = self.stack.pop()
         value = "".join(self.text.pop()).strip()
+        at = self.elisions.pop()
         # A leaf's text is its value ("" when empty); an element with children has a value only if it has text.
         node.value = value if (value or not node.children) else None
+        if at and node.children:
+            node.children.append(Node(key="...", line=at, elided=f"{ELIDED} (line {at})"))
+        elif at:
+            node.elided = f"{ELIDED} (line {at})"
 
     def data(self, s: str) -> None:
         if self.text:
             self.text[-1].append(s)
+            if s.strip() and is_elision(s.strip()):
+                self.elisions[-1] = self.first_line + self.parser.CurrentLineNumber - 1
 
 
 def _no_entities(*_args: object) -> None:
@@ -117,8 +148,16 @@ def xml_tree(text: str, source: str, first_line: int = 1) -> tuple[Node, str | N
         if b.root is None:
             raise ImportParseError(source, first_line + e.lineno - 1, f"not readable as XML ({xml.parsers.expat.ErrorString(e.code)})") from None
         stopped = f"line {first_line + e.lineno - 1}: {xml.parsers.expat.ErrorString(e.code)}"
-        while b.stack:  # close what was open, keeping the text read so far
-            b.end(b.stack[-1].key)
+        why = f"{ELIDED} (the XML stops at line {first_line + e.lineno - 1})"
+        innermost = True
+        while b.stack:  # close what was open, keeping the text read so far; what it did not reach is not shown
+            node = b.stack[-1]
+            b.end(node.key)
+            if innermost and not node.children:
+                node.elided = why  # the value the file stops inside may be cut short
+            else:
+                node.children.append(Node(key="...", line=first_line + e.lineno - 1, elided=why))
+            innermost = False
     except ValueError as e:
         raise ImportParseError(source, first_line + parser.CurrentLineNumber - 1, str(e)) from None
     if b.root is None:

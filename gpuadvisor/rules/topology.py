@@ -61,11 +61,33 @@ def p2p_across_sockets(rig: Rig, ctx: Context):
         yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
         return
     sys_pairs = _pairs_with(rig, ("SYS",))
+    # The legend says SYS crosses the interconnect between NUMA nodes; when the same scan puts both GPUs on one
+    # NUMA node (a VM's flat virtual topology, or a board whose affinity columns say so), it does not show that.
+    numa = [g.numa_node for g in rig.gpus]
+    one_node = [(i, j) for i, j in sys_pairs if numa[i] is not None and numa[i] == numa[j]]
+    sys_pairs = [p for p in sys_pairs if p not in one_node]
+    if one_node:
+        gpus = {rig.gpus[i].index for p in one_node for i in p}
+        labels = [_pair_label(rig, i, j) for i, j in one_node]
+        nodes = sorted({numa[i] for i, _ in one_node})
+        yield ctx.finding(
+            f"{len(one_node)} GPU pair(s) marked SYS whose GPUs are on the same NUMA node ({', '.join(map(str, nodes))}) "
+            f"by the same scan's affinity: not shown to cross CPU sockets: {', '.join(labels)}",
+            severity="info",
+            gpus=gpus,
+            subject=gpu_list(gpus),
+            observed={"SYS, same NUMA node": labels},
+            expected="SYS only between GPUs on different NUMA nodes",
+            expected_source="nvidia-smi topo -m legend and its NUMA Affinity column",
+            fix="nothing to fix from this evidence; in a VM, the host's real topology decides the P2P path",
+        )
     if sys_pairs:
         gpus = {rig.gpus[i].index for p in sys_pairs for i in p}
         labels = [_pair_label(rig, i, j) for i, j in sys_pairs]
+        known = all(numa[i] is not None and numa[j] is not None for i, j in sys_pairs)
         yield ctx.finding(
-            f"{len(sys_pairs)} GPU pair(s) talk across the CPU sockets (topology SYS, no NVLink): {', '.join(labels)}",
+            f"{len(sys_pairs)} GPU pair(s) talk across the interconnect between NUMA nodes (topology SYS: the CPU "
+            f"sockets' link, no NVLink" + ("; the GPUs are on different NUMA nodes" if known else "") + f"): {', '.join(labels)}",
             gpus=gpus,
             subject=gpu_list(gpus),
             observed={"SYS": labels},
