@@ -7,6 +7,7 @@ cannot read raises :class:`ImportParseError` (an ``InputError``: one line naming
 """
 from __future__ import annotations
 
+from gpuadvisor.importers.cuda_samples import parse_bandwidth_test, parse_p2p_latency_test
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.lspci import parse_lspci
 from gpuadvisor.importers.merge import detect, import_dir, import_files, import_texts, merge, parse_text
@@ -23,9 +24,11 @@ __all__ = [
     "import_files",
     "import_texts",
     "merge",
+    "parse_bandwidth_test",
     "parse_lspci",
     "parse_nccl_tests",
     "parse_nvlink_status",
+    "parse_p2p_latency_test",
     "parse_smi_q",
     "parse_smi_summary",
     "parse_smi_xml",

@@ -16,6 +16,7 @@ from typing import Any
 from gpuadvisor import __version__, facts
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Rig, Source
+from gpuadvisor.importers.cuda_samples import parse_bandwidth_test, parse_p2p_latency_test
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.lspci import parse_lspci
 from gpuadvisor.importers.nccl import NcclRun, read_nccl, run_to_rig
@@ -25,7 +26,7 @@ from gpuadvisor.importers.smi_query import parse_smi_q, parse_smi_xml
 from gpuadvisor.importers.smi_summary import parse_smi_summary
 from gpuadvisor.importers.topo import p2p_mode_hint, parse_topo_matrix, parse_topo_p2p
 
-PRIORITY = ["smi-xml", "smi-q", "smi-summary", "nvlink", "smi-list", "topo-m", "topo-p2p", "nccl-tests", "lspci"]
+PRIORITY = ["smi-xml", "smi-q", "smi-summary", "nvlink", "smi-list", "topo-m", "topo-p2p", "cuda-p2p", "nccl-tests", "cuda-bw", "lspci"]
 MAX_BYTES = 64 * 2**20  # larger than any nvidia-smi/lspci output of a real machine
 
 
@@ -104,6 +105,10 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
         return Part(kind, source, first, parse_nvlink_status(text, source, first))
     if kind == "lspci":
         return Part(kind, source, first, parse_lspci(text, source, first))
+    if kind == "cuda-p2p":
+        return Part(kind, source, first, parse_p2p_latency_test(text, source, first))
+    if kind == "cuda-bw":
+        return Part(kind, source, first, parse_bandwidth_test(text, source, first))
     if kind == "nccl-tests":
         run = read_nccl(text, source, first, hint="\n".join(section.context) + "\n" + filename)
         return Part(kind, source, first, run_to_rig(run, source), nccl=run)
@@ -301,7 +306,7 @@ class _Merger:
         order = {id(g): pos for pos, g in enumerate(self.gpus)}
         n = len(self.gpus)
         for part in parts:
-            if part.kind not in ("topo-m", "topo-p2p"):
+            if part.kind not in ("topo-m", "topo-p2p", "cuda-p2p"):
                 continue
             mapping = self.part_maps[id(part)]
             pt = part.rig.topology
@@ -316,6 +321,8 @@ class _Merger:
                 return out
 
             fields = ["matrix", "pcie_matrix"] if part.kind == "topo-m" else ["p2p_read", "p2p_write"]
+            if part.kind == "cuda-p2p" and not full:
+                continue  # the sample ran on some of the GPUs (CUDA_VISIBLE_DEVICES): its pairs stay measurements
             for name in fields:
                 value = getattr(pt, name)
                 if _is_empty(value):
@@ -364,6 +371,9 @@ def _expectations(rig: Rig, parts: list[Part]) -> None:
 
     hosts = {id(m): len(p.nccl.hosts) for p in parts if p.nccl is not None for m in p.rig.measurements}
     for m in rig.measurements:
+        if "expected_gbps" in m.unavailable:
+            m.expected_source = m.unavailable["expected_gbps"]
+            continue  # the parser knows no link figure applies (a sum over devices measured in turn)
         exp = expected_bandwidth(rig, m.kind, m.gpus, backend=m.backend, world_size=m.world_size,
                                  spans_nodes=hosts.get(id(m), 1) > 1)
         m.expected_source = exp.source

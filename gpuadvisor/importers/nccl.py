@@ -31,6 +31,7 @@ _RANK = re.compile(
     r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$"
 )
 _HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
+_NCCL_VERSION = re.compile(r"(?:^|[\s#])NCCL version (\d+\.\d+\.\d+)")
 _BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
 
 
@@ -73,6 +74,7 @@ class NcclRun:
     avg_busbw: float | None = None
     out_of_bounds: str | None = None
     nccl_version: str | None = None
+    nccl_version_line: int = 0
     notes: list[str] = field(default_factory=list)
     header_line: int = 0
     columns_line: int = 0
@@ -129,6 +131,11 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
         s = line.strip()
         if not s:
             continue
+        m = _NCCL_VERSION.search(s)  # "NCCL version 2.21.5+cuda12.4" (NCCL_DEBUG=VERSION/INFO), with or without "#"
+        if m and not run.nccl_version:
+            run.nccl_version = m.group(1)
+            run.nccl_version_line = lineno
+            continue
         if s.startswith("#"):
             m = _HEADER.match(s)
             if m:
@@ -156,6 +163,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             m = re.search(r"nccl-library=(\d+)", s)
             if m:
                 run.nccl_version = _nccl_version(m.group(1))
+                run.nccl_version_line = lineno
                 continue
             body = s.lstrip("#").split()
             if "size" in body and "count" in body and "time" in body:
@@ -169,10 +177,6 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             m = re.match(r"^#\s*Out of bounds values\s*:\s*(.*)$", s)
             if m:
                 run.out_of_bounds = m.group(1).strip()
-            continue
-        m = re.search(r"NCCL INFO NCCL version (\d+\.\d+\.\d+)", s)
-        if m:
-            run.nccl_version = run.nccl_version or m.group(1)
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
@@ -196,6 +200,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
     if not run.binary:
         m = _BINARY.search(hint) or _BINARY.search("\n".join(lines[:5]))
         run.binary = m.group(1) if m else None
+    if not run.nccl_version:  # a launcher log may print it just above "# nThread"
+        m = _NCCL_VERSION.search(hint)
+        run.nccl_version = m.group(1) if m else None
     return run
 
 
@@ -288,6 +295,8 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         rig.host.hostname = run.hosts[0]
     if run.nccl_version:
         rig.software.nccl_version = run.nccl_version
+        if run.nccl_version_line:
+            rig.origins["software.nccl_version"] = f"{source}:{run.nccl_version_line}"
     if not run.groups:
         m = Measurement(kind=BINARIES.get(binary, binary), backend="nccl", provenance="imported", method=f"nccl-tests {binary}_perf",
                         world_size=run.world_size, gpus=[r.device for r in local], status="failed",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-from gpuadvisor.facts import Gpu, NumaNode, Rig
+from gpuadvisor.facts import ELIDED, Gpu, NumaNode, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import MATRIX_WORDS, clean_lines, matrix_header_tokens
+from gpuadvisor.importers.values import is_elision
 
 TOPO_CODES = re.compile(r"^(X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC)$")
 P2P_CODES = {"X", "OK", "CNS", "GNS", "TNS", "NS", "DIS", "U"}
@@ -25,24 +26,58 @@ class _Table:
     def __init__(self) -> None:
         self.columns: list[str] = []
         self.extra_columns: list[str] = []  # CPU Affinity, NUMA Affinity, GPU NUMA ID (in header order)
-        self.rows: list[tuple[str, list[str], list[str], int]] = []  # label, link cells, extra cells, line
+        # label, link cells (empty: not readable), extra cells by column (a missing one: not readable), line
+        self.rows: list[tuple[str, list[str], dict[str, str], int]] = []
+        self.extra_unknown: dict[str, str] = {}  # row label -> why its affinity cells could not be read
+        self.notes: list[str] = []
         self.nic_legend: dict[str, str] = {}
         self.header_line = 0
+        self.elided: str | None = None  # an elision line among the rows: rows after it are not shown
+
+
+_GLUED_NAMES = re.compile(r"(?:(?:GPU|NIC)\d+){2,}")
+_CELL = re.compile(r"X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC|N/A|\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*")
+_EXTRA_OK = {
+    "CPU Affinity": re.compile(r"^(?:\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*|N/A)$"),
+    "NUMA Affinity": re.compile(r"^(?:\d+|N/A)$"),
+    "GPU NUMA ID": re.compile(r"^(?:\d+|N/A)$"),
+}
+
+
+def _split_glued(tokens: list[str]) -> list[str] | None:
+    """Cells printed without a space between them (``0N/A``, ``PIXNODE``) read apart; None if one is not
+    made of cell values only."""
+    out: list[str] = []
+    for tok in tokens:
+        pieces = [m.group(0) for m in _CELL.finditer(tok)]
+        if "".join(pieces) != tok:
+            return None
+        out.extend(pieces)
+    return out
 
 
 def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     lines = clean_lines(text)
+    cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
     t = _Table()
     start = next((i for i, x in enumerate(lines) if matrix_header_tokens(x) is not None), None)
     if start is None:
         first = next((i for i, x in enumerate(lines) if x.strip()), 0)
         raise ImportParseError(source, first_line + first, "no matrix header (a line of column names starting with GPU0)")
-    header = matrix_header_tokens(lines[start]) or []
+    header: list[str] = []
+    for h in matrix_header_tokens(lines[start]) or []:
+        if _GLUED_NAMES.fullmatch(h):  # "NIC11NIC12": two names printed without a space (tools' env dumps)
+            names = re.findall(r"(?:GPU|NIC)\d+", h)
+            t.notes.append(f"{source}: line {first_line + start}: header {h!r} read as {', '.join(names)} (column names glued together)")
+            header.extend(names)
+        else:
+            header.append(h)
     t.header_line = first_line + start
     t.columns = [h for h in header if h not in MATRIX_WORDS]
     t.extra_columns = [h for h in header if h in MATRIX_WORDS]
     if header[: len(t.columns)] != t.columns:
         raise ImportParseError(source, t.header_line, "the affinity columns come before a GPU or NIC column")
+    n_link, n_extra = len(t.columns), len(t.extra_columns)
     seen_labels: set[str] = set()
     in_rows = True
     in_nic_legend = False
@@ -54,12 +89,24 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
             if t.rows:
                 in_rows = False
             continue
+        if in_rows and is_elision(s):
+            t.elided = f"{ELIDED} (line {lineno})"
+            in_rows = False
+            continue
         if in_rows:
             tokens = s.split()
             label = tokens[0]
             if label in t.columns and label not in seen_labels:
-                cells = tokens[1 : 1 + len(t.columns)]
-                extra = tokens[1 + len(t.columns) :]
+                body = tokens[1:]
+                if cut and k == len(lines) - 1:  # the file ends inside this row: its last cell may be cut short
+                    body = body[:-1]
+                    t.notes.append(f"{source}: line {lineno}: the file ends inside row {label}; its last cell is not used")
+                    cells, extra = body[:n_link], dict(zip(t.extra_columns, body[n_link:], strict=False))
+                    for name in t.extra_columns[max(0, len(body) - n_link):]:
+                        t.extra_unknown.setdefault(label, f"{ELIDED} (line {lineno} is cut mid-line)")
+                        extra.pop(name, None)
+                else:
+                    cells, extra = _row_cells(t, label, body, lineno, source, n_link, n_extra)
                 for j, c in enumerate(cells):
                     ok = TOPO_CODES.match(c) if codes == "topo" else c in P2P_CODES
                     if not ok:
@@ -83,6 +130,31 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     if not t.rows:
         raise ImportParseError(source, t.header_line, "a matrix header with no rows under it")
     return t
+
+
+def _row_cells(t: _Table, label: str, body: list[str], lineno: int, source: str, n_link: int, n_extra: int) -> tuple[list[str], dict[str, str]]:
+    """A row's link cells and affinity cells. A row wider or narrower than its header (cells glued together,
+    a name missing) is read only where that is unambiguous: glued cells read apart, the affinity cells from
+    the right when they look like affinity values; otherwise those cells are left unread with the reason."""
+    if len(body) == n_link + n_extra or (len(body) < n_link + n_extra and len(body) <= n_link):
+        # as printed (a NIC row, or a GPU row of a matrix without affinity columns, may stop early)
+        return body[:n_link], dict(zip(t.extra_columns, body[n_link:], strict=False))
+    split = _split_glued(body) if len(body) < n_link + n_extra else None
+    if split is not None and len(split) == n_link + n_extra:
+        t.notes.append(f"{source}: line {lineno}: row {label}: cells glued together read apart "
+                       f"({' '.join(x for x in body if x not in split)!r})")
+        return split[:n_link], dict(zip(t.extra_columns, split[n_link:], strict=False))
+    why = (f"row {label} (line {lineno}) has {len(body)} cells under a header of {n_link + n_extra} columns "
+           "(columns shifted: names or cells glued together)")
+    t.notes.append(f"{source}: line {lineno}: {why}; its link cells are not used")
+    extra: dict[str, str] = {}
+    tail = body[len(body) - n_extra:] if n_extra else []
+    before = body[len(body) - n_extra - 1] if len(body) > n_extra else ""
+    if n_extra and all(_EXTRA_OK[c].match(v) for c, v in zip(t.extra_columns, tail, strict=True)) and TOPO_CODES.match(before):
+        extra = dict(zip(t.extra_columns, tail, strict=True))  # the affinity columns end the row: read from the right
+    elif n_extra:
+        t.extra_unknown[label] = why
+    return [], extra
 
 
 def _square(t: _Table, labels: list[str], source: str, problems: list[str], what: str) -> list[list[str]] | None:
@@ -132,7 +204,7 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
         g = Gpu(index=i)
         if label in rows:
             rig.origins[f"gpus[{i}]"] = f"{source}:{rows[label][2]}"
-            extra = dict(zip(t.extra_columns, rows[label][1], strict=False))
+            extra = rows[label][1]
             cpus = extra.get("CPU Affinity")
             if cpus and re.fullmatch(r"[\d,\-]+", cpus):
                 g.cpu_affinity = cpus
@@ -144,11 +216,17 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
             for name, col in (("cpu_affinity", "CPU Affinity"), ("numa_node", "NUMA Affinity")):
                 if getattr(g, name) is None:
                     g.unavailable[name] = (
-                        f"nvidia-smi topo -m printed {extra[col]!r}" if col in extra else "this nvidia-smi topo -m has no such column"
+                        f"nvidia-smi topo -m printed {extra[col]!r}" if col in extra
+                        else t.extra_unknown[label] if label in t.extra_unknown and col in t.extra_columns
+                        else "this nvidia-smi topo -m has no such column"
                     )
         else:
-            rig.problems.append(f"{source}: nvidia-smi topo -m: no row for {label} (file cut short?)")
+            why = f"{t.elided}: row {label} not shown" if t.elided else f"no row for {label} in this nvidia-smi topo -m (the paste ends before it)"
+            rig.problems.append(f"{source}: nvidia-smi topo -m: {why}")
+            for name in ("cpu_affinity", "numa_node"):
+                g.unavailable[name] = why
         rig.gpus.append(g)
+    rig.problems.extend(t.notes)
     topo = rig.topology
     rig.origins["topology"] = f"{source}:{t.header_line}"
     matrix = _square(t, labels, source, rig.problems, "nvidia-smi topo -m")
@@ -159,7 +237,7 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
         else:
             topo.pcie_matrix = [row[:] for row in matrix]
     else:
-        topo.unavailable["matrix"] = "nvidia-smi topo -m output cut short"
+        topo.unavailable["matrix"] = _matrix_gap(t, labels)
     if nic_cols:
         topo.nics = [t.nic_legend.get(c, c) for c in nic_cols]
         index = {c: j for j, c in enumerate(t.columns)}
@@ -168,7 +246,8 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
             cells = rows[label][0] if label in rows else []
             if any(index[n] >= len(cells) for n in nic_cols):
                 nic_matrix = []
-                topo.unavailable["nic_matrix"] = "nvidia-smi topo -m output cut short"
+                topo.unavailable["nic_matrix"] = (f"row {label}: its NIC cells are not readable (columns shifted)" if label in rows and not cells
+                                                  else _matrix_gap(t, labels))
                 break
             nic_matrix.append(["SYS" if cells[index[n]] == "SOC" else cells[index[n]] for n in nic_cols])
         topo.nic_matrix = nic_matrix
@@ -176,6 +255,19 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
     if "NUMA Affinity" not in t.extra_columns:
         rig.host.unavailable["numa_nodes"] = "this nvidia-smi topo -m has no NUMA Affinity column"
     return rig
+
+
+def _matrix_gap(t: _Table, labels: list[str]) -> str:
+    """Why a matrix could not be filled: the rows the output does not show, or cannot be read."""
+    shown = {label for label, cells, _, _ in t.rows if cells}
+    gone = [x for x in labels if x not in shown]
+    what = f"rows {gone[0]}-{gone[-1]}" if len(gone) > 1 else f"row {gone[0]}" if gone else "some cells"
+    if t.elided:
+        return f"{t.elided}: {what} not shown"
+    unread = [x for x in gone if any(label == x for label, _, _, _ in t.rows)]
+    if unread:
+        return f"{what} not readable (columns shifted against the header)"
+    return f"{what} not shown (the output ends before them)"
 
 
 def p2p_mode_hint(context: list[str], filename: str = "") -> str | None:

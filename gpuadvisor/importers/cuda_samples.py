@@ -1,0 +1,215 @@
+"""CUDA samples ``p2pBandwidthLatencyTest`` and ``bandwidthTest`` output -> P2P evidence and imported Measurements.
+
+``p2pBandwidthLatencyTest`` (cuda-samples Samples/5_Domain_Specific) prints each device with its PCI bus,
+whether each pair can access the other's memory (``Device=0 CANNOT Access Peer Device=1``: the answer of
+``cudaDeviceCanAccessPeer``), then matrices: unidirectional and bidirectional bandwidth with P2P disabled and
+enabled (GB/s, 1e9 bytes/s; bidirectional counts both directions) and latency (us, the GPU table; the CPU
+table is the host's time to issue the copy). Each off-diagonal cell becomes a ``p2p_unidir``, ``p2p_bidir``
+or ``p2p_latency`` Measurement for that ordered pair; a "P2P=Enabled" cell of a pair that cannot access its
+peer was a copy staged through host memory (the sample falls back to cudaMemcpy) and is recorded with
+``p2p_enabled=False``. The access lines also give the pairwise P2P capability (``OK``/``NS`` in
+``topology.p2p_read``/``p2p_write``).
+
+``bandwidthTest`` (Samples/1_Utilities) prints host-to-device, device-to-host and device-to-device figures
+per transfer size, for pinned or pageable memory: ``h2d``, ``d2h`` and ``d2d`` Measurements. Its
+device-to-device figure counts each byte twice (read and written); gpuadvisor's ``d2d`` counts it once, so
+the figure is halved and the note says so. Older versions print MB/s (2**20 bytes/s), converted to GB/s.
+Device numbers are CUDA's (``CUDA_DEVICE_ORDER``), matched to other outputs by bus id where printed.
+"""
+from __future__ import annotations
+
+import re
+
+from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.values import is_elision
+
+_P2P_DEVICE = re.compile(r"^Device:\s*(\d+),\s*(.*?),\s*pciBusID:\s*([0-9a-fA-F]+),\s*pciDeviceID:\s*([0-9a-fA-F]+),\s*pciDomainID:\s*([0-9a-fA-F]+)")
+_ACCESS = re.compile(r"^Device=(\d+)\s+(CAN|CANNOT)\s+Access Peer Device=(\d+)")
+_MATRIX = re.compile(r"^(Unidirectional|Bidirectional)?\s*P2P=(Enabled|Disabled)\s+(Bandwidth|Latency)(?:\s*\(P2P (Writes|Reads)\))?\s*Matrix\s*\((GB/s|us)\)")
+_NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
+SAMPLE_P2P = "CUDA samples p2pBandwidthLatencyTest"
+SAMPLE_BW = "CUDA samples bandwidthTest"
+
+
+def _table(lines: list[str], k: int, n: int) -> tuple[list[list[float | None]], int]:
+    """The ``D\\D``/``GPU`` table starting at line ``k`` (its header): n rows of n numbers, and the next line."""
+    out: list[list[float | None]] = []
+    k += 1
+    while k < len(lines) and len(out) < n:
+        tokens = lines[k].split()
+        if not tokens or not tokens[0].isdigit() or not all(_NUM.match(x) for x in tokens[1:]):
+            break
+        out.append([float(x) for x in tokens[1 : 1 + n]] + [None] * (n - len(tokens[1 : 1 + n])))
+        k += 1
+    return out, k
+
+
+def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Facts from ``p2pBandwidthLatencyTest``: GPUs (CUDA number, name, bus id), P2P access, measurements."""
+    rig = Rig()
+    lines = clean_lines(text)
+    devices: dict[int, Gpu] = {}
+    access: dict[tuple[int, int], bool] = {}
+    access_line = 0
+    elided: str | None = None
+    k = 0
+    while k < len(lines):
+        s = lines[k].strip()
+        lineno = first_line + k
+        if is_elision(s):
+            elided = elided or f"line {lineno}"
+        m = _P2P_DEVICE.match(s)
+        if m:
+            idx = int(m.group(1))
+            bus = f"{int(m.group(5), 16):04x}:{int(m.group(3), 16):02x}:{int(m.group(4), 16):02x}.0"
+            g = Gpu(index=idx, name=m.group(2).strip() or None, bus_id=bus)
+            devices.setdefault(idx, g)
+            rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
+            k += 1
+            continue
+        m = _ACCESS.match(s)
+        if m:
+            access[(int(m.group(1)), int(m.group(3)))] = m.group(2) == "CAN"
+            access_line = access_line or lineno
+            k += 1
+            continue
+        m = _MATRIX.match(s)
+        if m and devices:
+            direction, mode, what, rw, _unit = m.groups()
+            n = max(devices) + 1
+            header = k + 1
+            while header < min(len(lines), k + 4) and lines[header].split()[:1] not in (["D\\D"], ["GPU"]):
+                header += 1
+            table, k = _table(lines, header, n)
+            enabled = mode == "Enabled"
+            kind = "p2p_latency" if what == "Latency" else ("p2p_bidir" if direction == "Bidirectional" else "p2p_unidir")
+            label = f"{direction + ' ' if direction else ''}P2P={mode} {what}{f' (P2P {rw})' if rw else ''}"
+            for i, row in enumerate(table):
+                for j, val in enumerate(row):
+                    if i == j or val is None or i not in devices or j not in devices:
+                        continue
+                    can = access.get((i, j))
+                    m_ = Measurement(kind=kind, backend="cuda", provenance="imported", method=f"{SAMPLE_P2P}: {label}",
+                                     world_size=1, gpus=[i, j], p2p_enabled=(can if enabled else False), memory=None)
+                    if kind == "p2p_latency":
+                        m_.latency_us = val
+                    else:
+                        m_.value_gbps = val
+                    if enabled and can is False:
+                        m_.notes.append(f"GPU {i} cannot access GPU {j} (cudaDeviceCanAccessPeer): the sample copied through "
+                                        "host memory, as with P2P disabled")
+                    elif enabled and can is None:
+                        m_.unavailable["p2p_enabled"] = "the output does not say whether these GPUs can access each other"
+                    if kind == "p2p_bidir":
+                        m_.notes.append("both directions at once, summed (as the sample counts it)")
+                    m_.notes.append(f"the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 times)"
+                                    if kind != "p2p_latency" else "the sample's GPU latency table (the CPU table is not kept)")
+                    rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{first_line + header + 1 + i}"
+                    rig.measurements.append(m_)
+            if len(table) < n:
+                rig.problems.append(f"{source}: line {first_line + header}: {label} matrix has {len(table)} of {n} rows "
+                                    f"({'elided in the paste' if elided else 'the output ends before the rest'}); the rows shown are kept")
+            continue
+        k += 1
+    if not devices:
+        raise ImportParseError(source, first_line, "p2pBandwidthLatencyTest output without its 'Device: N, NAME, pciBusID: ..' lines")
+    rig.gpus = [devices[i] for i in sorted(devices)]
+    rig.origins = {**{f"gpus[{p}]": rig.origins[f"gpu{g.index}"] for p, g in enumerate(rig.gpus)},
+                   **{key: v for key, v in rig.origins.items() if key.startswith("measurements")}}
+    n = len(rig.gpus)
+    idx = [g.index for g in rig.gpus]
+    if n > 1 and all((a, b) in access for a in idx for b in idx if a != b):
+        matrix = [["X" if a == b else ("OK" if access[(a, b)] else "NS") for b in idx] for a in idx]
+        rig.topology.p2p_read = matrix
+        rig.topology.p2p_write = [row[:] for row in matrix]
+        rig.origins["topology"] = f"{source}:{access_line}"
+    elif n > 1:
+        rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = (
+            f"{SAMPLE_P2P} does not show the peer access of every pair" + (f" (elided in the paste at {elided})" if elided else "")
+        )
+    return rig
+
+
+_BW_DEVICE = re.compile(r"^Device (\d+):\s*(.+?)\s*$")
+_BW_KIND = re.compile(r"^(Host to Device|Device to Host|Device to Device) Bandwidth,\s*(\d+) Device\(s\)")
+_BW_MEMORY = re.compile(r"^(PINNED|PAGEABLE) Memory Transfers", re.IGNORECASE)
+_BW_HEADER = re.compile(r"^Transfer Size \(Bytes\)\s+Bandwidth\s*\((GB/s|MB/s)\)", re.IGNORECASE)
+_BW_KINDS = {"Host to Device": "h2d", "Device to Host": "d2h", "Device to Device": "d2d"}
+
+
+def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Facts from ``bandwidthTest``: the devices it ran on and one Measurement per direction shown."""
+    rig = Rig()
+    lines = clean_lines(text)
+    devices: dict[int, Gpu] = {}
+    kind: str | None = None
+    count = 1
+    memory: str | None = None
+    unit = "GB/s"
+    rows: list[tuple[int, float, int]] = []
+    start = 0
+
+    def close() -> None:
+        nonlocal rows
+        if kind is None or not rows:
+            rows = []
+            return
+        scale = 2**20 / 1e9 if unit.upper() == "MB/S" else 1.0
+        gpus = sorted(devices)
+        m = Measurement(kind=kind, backend="cuda", provenance="imported", world_size=1, gpus=gpus, memory=memory,
+                        method=f"{SAMPLE_BW}: {dict((v, k) for k, v in _BW_KINDS.items())[kind]}, {memory} memory")
+        for size, val, _ln in rows:
+            gbps = val * scale / (2 if kind == "d2d" else 1)
+            m.rows.append(SweepRow(size_bytes=size, count=size, dtype="uint8", time_us=round(size / (gbps * 1e9) * 1e6, 3),
+                                   algbw_gbps=round(gbps, 4), busbw_gbps=round(gbps, 4)))
+        m.rows.sort(key=lambda r: r.size_bytes)
+        m.value_gbps = m.rows[-1].busbw_gbps
+        if unit.upper() == "MB/S":
+            m.notes.append("this bandwidthTest prints MB/s (2**20 bytes/s): converted to GB/s (1e9 bytes/s)")
+        if kind == "d2d":
+            m.notes.append(f"bandwidthTest printed {rows[-1][1]:g} {unit}, counting each byte read and written; "
+                           "recorded at half that (bytes copied once), as gpuadvisor's d2d counts it")
+        if count > 1:
+            m.concurrent = False
+            m.notes.append(f"the sum of {count} devices' figures, each measured in turn (bandwidthTest --device=all)")
+            m.unavailable["expected_gbps"] = "a sum of per-device figures measured one after another: no single link to compare with"
+        m.notes.append("CUDA device number (CUDA_DEVICE_ORDER); nvidia-smi's index may differ")
+        rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{start}"
+        rig.measurements.append(m)
+        rows = []
+
+    for k, line in enumerate(lines):
+        s = line.strip()
+        lineno = first_line + k
+        m = _BW_DEVICE.match(s)
+        if m and kind is None:
+            idx = int(m.group(1))
+            devices.setdefault(idx, Gpu(index=idx, name=m.group(2)))
+            rig.origins.setdefault(f"gpu{idx}", f"{source}:{lineno}")
+            continue
+        m = _BW_KIND.match(s)
+        if m:
+            close()
+            kind, count, start = _BW_KINDS[m.group(1)], int(m.group(2)), lineno
+            continue
+        m = _BW_MEMORY.match(s)
+        if m:
+            memory = m.group(1).lower()
+            continue
+        m = _BW_HEADER.match(s)
+        if m:
+            unit = m.group(1)
+            continue
+        tokens = s.split()
+        if kind and len(tokens) == 2 and tokens[0].isdigit() and _NUM.match(tokens[1]):
+            rows.append((int(tokens[0]), float(tokens[1]), lineno))
+    close()
+    if not devices:
+        raise ImportParseError(source, first_line, "bandwidthTest output without its 'Device N: NAME' line")
+    rig.gpus = [devices[i] for i in sorted(devices)]
+    for p, g in enumerate(rig.gpus):
+        rig.origins[f"gpus[{p}]"] = rig.origins.pop(f"gpu{g.index}")
+        g.unavailable["bus_id"] = "bandwidthTest does not print the bus id"
+    return rig
