@@ -11,7 +11,9 @@ import click
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON ('-' for stdout); read it back with --from.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
 @click.option("--origins", "show_origins", is_flag=True, help="Also list which file and line each fact came from.")
-def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool) -> None:
+@click.option("--split", is_flag=True, help="Outputs of several machines: import each machine as its own scan "
+              "(--json scan.json writes scan-1.json, scan-2.json, ...; '-' and --format json print a JSON list).")
+def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool, split: bool) -> None:
     """Turn nvidia-smi / lspci / nccl-tests output into a scan.
 
     For machines you cannot install gpuadvisor on: ask for these outputs (any subset, in one file or many, in
@@ -27,10 +29,17 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
       sudo lspci -vv > lspci.txt
       ./all_reduce_perf -b 8 -e 8G -f 2 -g 8 > all_reduce_perf.txt
 
+    Pasted fragments are read too (nvidia-smi -q without its banner, lspci lines without their device
+    line, CUDA samples bandwidthTest and p2pBandwidthLatencyTest). What a paste leaves out ('...',
+    '[...]', '<snip>', a last line cut short) is "not shown": never read as absent, zero or inactive.
+    Outputs that disagree (hostnames, driver versions, GPU counts or ids, two different topo -m matrices)
+    are different machines: refused, or with --split imported as one scan each.
+
     \b
     Examples:
       gpuadvisor import smi.xml topo.txt nvlink.txt --json scan.json
       gpuadvisor import outputs/ --json scan.json && gpuadvisor report scan.json --html r.html
+      gpuadvisor import node-a/ node-b/ --split --json scan.json   (scan-1.json, scan-2.json)
     """
     from gpuadvisor.commands.common import use_color, write_json
     from gpuadvisor.errors import InputError
@@ -38,6 +47,9 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
 
     if not files:
         raise InputError("no files given: gpuadvisor import FILE|DIR... (see gpuadvisor import --help)")
+    if split:
+        _import_split([Path(f) for f in files], json_path, fmt, show_origins)
+        return
     rig = import_files([Path(f) for f in files])
     if json_path == "-":
         click.echo(rig.to_json(), nl=False)
@@ -56,3 +68,42 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
                 click.echo(f"  {key}: {origin}")
     if json_path:
         click.echo(f"scan saved to {json_path} ({len(rig.gpus)} GPUs, {len(rig.measurements)} measurements)", err=True)
+
+
+def split_path(json_path: str, n: int) -> str:
+    """``scan.json`` -> ``scan-2.json`` (machine 2 of an ``import --split``)."""
+    p = Path(json_path)
+    return str(p.with_name(f"{p.stem}-{n}{p.suffix}")) if p.suffix else f"{json_path}-{n}"
+
+
+def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origins: bool) -> None:
+    import json
+
+    from gpuadvisor.commands.common import use_color, write_json
+    from gpuadvisor.errors import InputError
+    from gpuadvisor.importers import import_machines
+
+    rigs = import_machines(paths)
+    if json_path == "-" or fmt == "json":
+        click.echo(json.dumps([r.to_dict() for r in rigs], indent=2) + "\n", nl=False)
+    if json_path and json_path != "-":
+        inputs = {Path(f).resolve() for r in rigs for f in r.source.files}
+        outs = [split_path(json_path, k) for k in range(1, len(rigs) + 1)]
+        for out in outs:
+            if Path(out).resolve() in inputs:
+                raise InputError(f"{out}: is one of the files imported; choose another --json name")
+        for rig, out in zip(rigs, outs, strict=True):
+            write_json(rig, out)
+            click.echo(f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} ({len(rig.gpus)} GPUs, "
+                       f"{len(rig.measurements)} measurements)", err=True)
+    if json_path == "-" or fmt == "json":
+        return
+    from gpuadvisor.render.terminal import render_scan
+
+    for k, rig in enumerate(rigs, 1):
+        click.echo(f"=== machine {k} of {len(rigs)}: {', '.join(rig.source.files)}")
+        click.echo(render_scan(rig, color=use_color()), nl=False)
+        if show_origins:
+            click.echo("\nWhere each fact came from")
+            for key, origin in rig.origins.items():
+                click.echo(f"  {key}: {origin}")

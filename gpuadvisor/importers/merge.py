@@ -19,6 +19,7 @@ from gpuadvisor.facts import Gpu, Rig, Source
 from gpuadvisor.importers.cuda_samples import parse_bandwidth_test, parse_p2p_latency_test
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.lspci import parse_lspci
+from gpuadvisor.importers.machines import one_machine, split
 from gpuadvisor.importers.nccl import NcclRun, read_nccl, run_to_rig
 from gpuadvisor.importers.nvlink import parse_nvlink_status
 from gpuadvisor.importers.sections import KIND_NAMES, RECOGNISED, Section, split_sections
@@ -39,6 +40,7 @@ class Part:
     line: int
     rig: Rig
     nccl: NcclRun | None = None
+    text: str = ""  # the output as read (machines.py looks for nvidia-smi's "Attached GPUs")
 
     @property
     def origin(self) -> str:
@@ -88,6 +90,12 @@ def decode(data: bytes, source: str) -> str:
 
 def parse_section(section: Section, source: str, filename: str = "") -> Part:
     """Parse one output found by :func:`split_sections`."""
+    part = _parse_section(section, source, filename)
+    part.text = section.text
+    return part
+
+
+def _parse_section(section: Section, source: str, filename: str = "") -> Part:
     text, first = section.text, section.start
     kind = section.kind
     if kind == "smi-xml":
@@ -386,7 +394,9 @@ def _expectations(rig: Rig, parts: list[Part]) -> None:
 
 
 def merge(parts: list[Part], files: list[str]) -> Rig:
-    """One Rig from parsed outputs (see the module docstring for how GPUs are matched)."""
+    """One Rig from parsed outputs (see the module docstring for how GPUs are matched); outputs of several
+    machines are refused (:func:`gpuadvisor.importers.machines.one_machine`)."""
+    one_machine(parts)
     m = _Merger()
     ordered = sorted(parts, key=lambda p: PRIORITY.index(p.kind))
     for part in ordered:
@@ -447,8 +457,28 @@ def import_files(paths: list[Path]) -> Rig:
     """Files of nvidia-smi / lspci / nccl-tests output -> one imported Rig (a directory: its files).
 
     Each file may hold several outputs; each output's kind is told by its content. A named file that holds
-    none is an error; in a directory such files are skipped and listed in ``rig.problems``.
+    none is an error; in a directory such files are skipped and listed in ``rig.problems``. Outputs of
+    different machines are refused (see :func:`import_machines`).
     """
+    parts, files, skipped = _read_parts(paths)
+    rig = merge(parts, files)
+    rig.problems.extend(skipped)
+    return rig
+
+
+def import_machines(paths: list[Path]) -> list[Rig]:
+    """Like :func:`import_files`, but outputs of different machines become one Rig each (``import --split``),
+    in the order the machines first appear; see :mod:`gpuadvisor.importers.machines` for how they are told apart."""
+    parts, _files, skipped = _read_parts(paths)
+    rigs = []
+    for machine in split(parts):
+        rig = merge(machine.parts, machine.files)
+        rig.problems.extend(x for x in skipped if len(rigs) == 0)
+        rigs.append(rig)
+    return rigs
+
+
+def _read_parts(paths: list[Path]) -> tuple[list[Part], list[str], list[str]]:
     if not paths:
         raise InputError("no files to import (give nvidia-smi, lspci or nccl-tests output files, or a directory of them)")
     parts: list[Part] = []
@@ -482,9 +512,7 @@ def import_files(paths: list[Path]) -> Rig:
         files.append(str(p))
     if not parts:
         raise ImportParseError(str(paths[0]), None, f"nothing to import: no file holds {RECOGNISED}")
-    rig = merge(parts, files)
-    rig.problems.extend(skipped)
-    return rig
+    return parts, files, skipped
 
 
 def _dir_files(path: Path) -> list[Path]:
