@@ -10,7 +10,15 @@ from __future__ import annotations
 from gpuadvisor.importers.cuda_samples import parse_bandwidth_test, parse_p2p_latency_test
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.lspci import parse_lspci
-from gpuadvisor.importers.merge import detect, import_dir, import_files, import_machines, import_texts, merge, parse_text
+from gpuadvisor.importers.merge import (
+    detect,
+    import_dir,
+    import_files,
+    import_machines,
+    import_texts,
+    merge,
+    parse_text,
+)
 from gpuadvisor.importers.nccl import parse_nccl_tests
 from gpuadvisor.importers.nvlink import parse_nvlink_status
 from gpuadvisor.importers.smi_query import parse_smi_q, parse_smi_xml

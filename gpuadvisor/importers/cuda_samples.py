@@ -104,7 +104,7 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
                         m_.unavailable["p2p_enabled"] = "the output does not say whether these GPUs can access each other"
                     if kind == "p2p_bidir":
                         m_.notes.append("both directions at once, summed (as the sample counts it)")
-                    m_.notes.append(f"the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 times)"
+                    m_.notes.append("the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 times)"
                                     if kind != "p2p_latency" else "the sample's GPU latency table (the CPU table is not kept)")
                     rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{first_line + header + 1 + i}"
                     rig.measurements.append(m_)

@@ -9,8 +9,8 @@ does (and may run on some GPUs only), so neither their device numbers nor their 
 
 Without ``--split`` the first disagreement refuses the import (one line naming both outputs and the fact);
 with it, :func:`split` puts each output with the machine of the previous output of its file if they agree,
-else with one it shares a GPU id, hostname or driver with, else with the only machine read so far; an output
-with nothing in common with several machines is a machine of its own (no guess).
+else with one it shares a GPU id, hostname or driver with, else with the only machine it agrees with; an output
+that agrees with several machines and shares nothing with them is a machine of its own (no guess).
 """
 from __future__ import annotations
 
@@ -150,10 +150,10 @@ def split(parts: list[Part]) -> list[Machine]:
         f = facts_of(part)
         fits = [m for m in machines if disagreement(m, f) is None]
         same_file = last.get(part.file)
-        # Nothing in common with any machine (a topo -m, an lspci fragment): join the only one there is, else
+        # Nothing in common with any machine (a topo -m, an lspci fragment): join the only one it agrees with, else
         # stand alone rather than guess.
         pick = ((same_file if same_file in fits else None) or next((m for m in fits if _shares(m, f)), None)
-                or (fits[0] if len(machines) == 1 and fits else None))
+                or (fits[0] if len(fits) == 1 else None))
         if pick is None:
             machines.append(f)
             pick = f

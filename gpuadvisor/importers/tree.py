@@ -6,8 +6,8 @@ import xml.parsers.expat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.facts import ELIDED
+from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import is_elision
 
@@ -78,9 +78,7 @@ def text_tree(text: str, first_line: int = 1) -> Node:
         node = Node(key=m.group("key").strip(), value=(m.group("value") or "").strip(), line=first_line + k) if m else Node(
             key=body, value=None, line=first_line + k
         )
-        if is_elision(body):
-            node.elided = f"{ELIDED} (line {first_line + k})"
-        elif node.value is not None and is_elision(node.value):
+        if is_elision(body) or node.value is not None and is_elision(node.value):
             node.elided = f"{ELIDED} (line {first_line + k})"
         elif cut and k == len(lines) - 1:
             node.elided = f"{ELIDED} (line {first_line + k} is cut mid-line)"

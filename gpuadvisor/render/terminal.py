@@ -212,6 +212,9 @@ def render_nvlink(rig: Rig, st: Style) -> list[str]:
         inactive = [n.link for n in g.nvlinks if not n.active]
         if inactive:
             line += "  " + st.bad(f"inactive: {', '.join(map(str, inactive))}")
+        partial = g.nvlinks_incomplete()
+        if partial:
+            line += f"  (the others not known: {partial})"
         errs = {f"link {n.link} {k}": v for n in g.nvlinks for k, v in n.errors.items() if v}
         if errs:
             line += "  " + st.warn("errors: " + ", ".join(f"{k}={v}" for k, v in errs.items()))
