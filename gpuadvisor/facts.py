@@ -252,6 +252,7 @@ class Measurement(Unavailable):
     provenance: str = "measured"  # measured | imported
     world_size: int | None = None
     gpus: list[int] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)  # collectives: each rank's host name, in rank order (multi-node runs)
     memory: str | None = None  # pinned | pageable (copies)
     concurrent: bool | None = None  # copies: all GPUs at once
     p2p_enabled: bool | None = None

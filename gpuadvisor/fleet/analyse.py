@@ -1,0 +1,91 @@
+"""All of the fleet view: load, group, statistics, outliers, drift, pairs, failures, baseline, costs."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from gpuadvisor.fleet import baseline as baseline_mod
+from gpuadvisor.fleet import cost, drift, groups, outliers, pairs
+from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
+from gpuadvisor.fleet.model import Finding as F
+
+
+@dataclass
+class Options:
+    expect: list[str] | None = None  # host names that should have a scan
+    max_age: dt.timedelta | None = None
+    now: dt.datetime | None = None
+    baseline: dict[str, Node] | None = None
+    baseline_label: str | None = None
+    z: float = outliers.Z_THRESHOLD
+    min_rel: float = outliers.MIN_REL
+    fail_on: str = "fail"
+
+
+def _age(d: dt.timedelta) -> str:
+    s = d.total_seconds()
+    return f"{s / 86400:.1f} days" if s >= 86400 else f"{s / 3600:.1f} hours" if s >= 3600 else f"{s / 60:.0f} minutes"
+
+
+def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[str] | None = None) -> FleetReport:
+    opts = opts or Options()
+    now = opts.now or dt.datetime.now(dt.UTC)
+    findings: list[F] = []
+    notes: list[str] = []
+    if opts.expect is not None:
+        expected = set(opts.expect)
+        for name in opts.expect:
+            if name not in nodes:
+                nodes[name] = Node(name=name, status="missing", error="in the expected node list, no scan found")
+        for name in sorted(set(nodes) - expected):
+            findings.append(F(node=name, kind="unexpected", severity="info", subject="node",
+                              message="has a scan but is not in the expected node list"))
+    for n in nodes.values():
+        if n.status == "missing":
+            findings.append(F(node=n.name, kind="missing", severity="fail", subject="scan", message=n.error or "no scan"))
+        elif n.status == "failed":
+            findings.append(F(node=n.name, kind="failed", severity="fail", subject="scan",
+                              message=f"the scan could not run or be read: {n.error}", evidence=n.path))
+        if opts.max_age is not None and n.status != "missing":
+            if n.created_at is None:
+                n.stale = True
+                findings.append(F(node=n.name, kind="stale", severity="warn", subject="scan age",
+                                  message="the scan carries no creation time, so its age is unknown; not compared",
+                                  evidence=n.path))
+            elif now - n.created_at > opts.max_age:
+                n.stale = True
+                findings.append(F(node=n.name, kind="stale", severity="warn", subject="scan age",
+                                  message=f"scanned {_age(now - n.created_at)} ago ({n.created_at.isoformat()}), older "
+                                          f"than --max-age {_age(opts.max_age)}; not compared", evidence=n.path))
+        if n.failing_checks:
+            codes = ", ".join(n.failing_checks)
+            findings.append(F(node=n.name, kind="check", severity="fail", subject="node check",
+                              message=f"the node's own check fails: {codes}", evidence=n.path))
+    grps = groups.group_nodes(nodes)
+    costs = []
+    for g in grps:
+        g.stats = outliers.group_stats(g, nodes)
+        out = outliers.find_outliers(g, nodes, z=opts.z, min_rel=opts.min_rel)
+        findings += out
+        findings += drift.find_drift(g, nodes)
+        costs += cost.straggler_costs(g, out, nodes)
+        if 0 < len(g.judged) < outliers.MIN_NODES and g.stats:
+            notes.append(f"group {g.id} ({g.label}): {len(g.judged)} fresh scan(s), fewer than {outliers.MIN_NODES}: "
+                         "its figures are listed but no outlier is judged")
+        if len(g.nodes) == 1:
+            findings.append(F(node=g.nodes[0], kind="alone", severity="info", subject="hardware shape", group=g.id,
+                              message=f"the only node of its hardware shape ({g.label}): nothing to compare it with"))
+    findings += pairs.find_pairs(nodes, z=opts.z, min_rel=opts.min_rel)
+    if opts.baseline is not None:
+        findings += baseline_mod.compare(nodes, opts.baseline, min_rel=opts.min_rel)
+    for f in findings:
+        if f.node and f.group is None and f.node in nodes:
+            f.group = nodes[f.node].group
+    findings.sort(key=lambda f: (SEV_RANK[f.severity], f.node or "", f.kind, f.subject))
+    return FleetReport(
+        nodes=nodes, groups=grps, findings=findings, costs=costs, generated_at=now.replace(microsecond=0).isoformat(),
+        inputs=list(inputs or []), notes=notes, baseline=opts.baseline_label, fail_on=opts.fail_on,
+        thresholds={"modified_z": opts.z, "min_relative_deviation": opts.min_rel, "fail_relative_deviation": outliers.FAIL_REL,
+                    "min_group_size": outliers.MIN_NODES,
+                    "max_age_s": opts.max_age.total_seconds() if opts.max_age else None},
+    )

@@ -1,0 +1,70 @@
+"""The measured numbers of one node, read from its scan's measurements (the same JSON ``scan --json`` and
+``check --json`` save), one ``Figure`` per GPU, GPU pair or collective.
+
+Families (figures of one kind a job can be bound by): ``h2d pinned`` / ``d2h pageable`` ... per GPU (``all at
+once`` when every GPU copied together), ``p2p_unidir`` / ``p2p_bidir`` per GPU pair with P2P on,
+``p2p_latency`` per pair (lower is better), ``<collective> busbw`` per node (the largest size measured, as
+nccl-tests' headline), and, where the benchmarker measured compute, ``matmul <dtype>`` (TFLOPS) and
+``memory_bandwidth`` (GB/s) per GPU. Only measurements with status "ok" count. A measurement whose ranks ran
+on several hosts is a ``CrossNode`` record instead (a multi-node run, or a node pair of ``bench --pairs``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from gpuadvisor.fleet.model import CrossNode, Figure
+
+COPIES = ("h2d", "d2h", "d2d")
+P2P_BW = ("p2p_unidir", "p2p_bidir")
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v == v else None
+
+
+def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[CrossNode]]:
+    figs: dict[str, Figure] = {}
+    cross: list[CrossNode] = []
+    if not isinstance(measurements, list):
+        return figs, cross
+    for i, m in enumerate(measurements):
+        if not isinstance(m, dict) or m.get("status", "ok") != "ok":
+            continue
+        kind = m.get("kind")
+        gpus = m.get("gpus") if isinstance(m.get("gpus"), list) else []
+        ev = f"{where}: measurements[{i}] ({kind}"
+        hosts = m.get("hosts") if isinstance(m.get("hosts"), list) else []
+        distinct = list(dict.fromkeys(h for h in hosts if isinstance(h, str)))
+        value = _num(m.get("value_gbps"))
+        if len(distinct) > 1:
+            if value is not None:
+                note = " ".join(m.get("notes") or []) if isinstance(m.get("notes"), list) else ""
+                cross.append(CrossNode(kind=str(kind), hosts=distinct, value_gbps=value,
+                                       world_size=m.get("world_size"), pair=len(distinct) == 2 and "node pair" in note,
+                                       evidence=ev + f", {len(hosts)} ranks on {len(distinct)} hosts)"))
+            continue
+        fig: Figure | None = None
+        if kind in COPIES and len(gpus) == 1 and value is not None:
+            fam = f"{kind} {m.get('memory') or ''}".strip() + (" all at once" if m.get("concurrent") else "")
+            fig = Figure(f"{fam} · GPU {gpus[0]}", fam, value, "GB/s")
+        elif kind in P2P_BW and len(gpus) == 2 and m.get("p2p_enabled") is not False and value is not None:
+            fig = Figure(f"{kind} · GPU {gpus[0]}→{gpus[1]}", kind, value, "GB/s")
+        elif kind == "p2p_latency" and len(gpus) == 2 and m.get("p2p_enabled") is not False:
+            lat = _num(m.get("latency_us"))
+            if lat is not None:
+                fig = Figure(f"p2p_latency · GPU {gpus[0]}→{gpus[1]}", "p2p_latency", lat, "us", higher_better=False)
+        elif kind in COLLECTIVES and value is not None and (m.get("world_size") or 0) > 1:
+            fam = f"{kind} busbw"
+            fig = Figure(f"{fam} · {m.get('world_size')} ranks, {m.get('backend') or '?'}", fam, value, "GB/s")
+        elif kind == "matmul" and len(gpus) == 1:
+            tf = _num(m.get("value_tflops"))
+            if tf is not None:
+                fam = f"matmul {m.get('dtype') or ''}".strip()
+                fig = Figure(f"{fam} · GPU {gpus[0]}", fam, tf, "TFLOPS")
+        elif kind == "memory_bandwidth" and len(gpus) == 1 and value is not None:
+            fig = Figure(f"memory_bandwidth · GPU {gpus[0]}", "memory_bandwidth", value, "GB/s")
+        if fig is not None and fig.key not in figs:
+            fig.evidence = ev + (f", {m.get('method')})" if m.get("method") else ")")
+            figs[fig.key] = fig
+    return figs, cross

@@ -1,0 +1,153 @@
+"""What the fleet view holds: nodes (one per host), their figures and attributes, groups, findings."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("fail", "warn", "info")  # worst first
+SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass
+class Figure:
+    """One measured number of one node, e.g. key "h2d pinned · GPU 3", family "h2d pinned"."""
+
+    key: str
+    family: str
+    value: float
+    unit: str  # GB/s | us | TFLOPS
+    higher_better: bool = True
+    evidence: str = ""  # which measurement of which file
+
+
+@dataclass
+class CrossNode:
+    """A measurement whose ranks ran on several hosts (a multi-node run, or one node pair of --pairs)."""
+
+    kind: str
+    hosts: list[str]
+    value_gbps: float
+    world_size: int | None
+    pair: bool
+    evidence: str
+
+
+@dataclass
+class Node:
+    name: str
+    path: str | None = None
+    status: str = "ok"  # ok | failed | missing
+    error: str | None = None
+    created_at: dt.datetime | None = None
+    stale: bool = False
+    shape: tuple[Any, ...] | None = None
+    shape_label: str | None = None
+    group: str | None = None
+    gpus: int = 0
+    attrs: dict[str, str] = field(default_factory=dict)
+    figures: dict[str, Figure] = field(default_factory=dict)
+    cross: list[CrossNode] = field(default_factory=list)
+    failing_checks: list[str] = field(default_factory=list)  # codes of the node's own fail findings
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def judged(self) -> bool:
+        """Its figures and attributes enter the group statistics (a fresh, readable scan with facts)."""
+        return self.status == "ok" and not self.stale and self.shape is not None
+
+
+@dataclass
+class Finding:
+    node: str | None  # None: a finding about a group or the whole fleet
+    kind: str  # outlier | drift | failed | missing | stale | check | changed | pair | alone | unexpected
+    severity: str  # fail | warn | info
+    subject: str
+    message: str
+    group: str | None = None
+    observed: Any = None
+    expected: Any = None
+    deviation: float | None = None  # relative: -0.05 = 5% worse than the group
+    evidence: str | None = None
+    figure: str | None = None
+
+
+@dataclass
+class FigureStats:
+    key: str
+    family: str
+    unit: str
+    higher_better: bool
+    n: int
+    median: float
+    mad: float
+    lo: float
+    hi: float
+    values: dict[str, float] = field(default_factory=dict)  # node -> value
+
+
+@dataclass
+class Group:
+    id: str
+    label: str
+    shape: tuple[Any, ...]
+    nodes: list[str] = field(default_factory=list)  # every node of this shape (judged ones enter the stats)
+    judged: list[str] = field(default_factory=list)
+    stats: dict[str, FigureStats] = field(default_factory=dict)
+
+
+@dataclass
+class Cost:
+    group: str
+    family: str
+    nodes: int
+    slowest: str
+    slowest_ratio: float  # its pace as a fraction of the group median
+    excluded: list[str]
+    kept_slowest: str
+    kept_ratio: float
+    speedup: float  # 0.09 = 9% faster without the excluded nodes
+
+
+@dataclass
+class FleetReport:
+    nodes: dict[str, Node]
+    groups: list[Group]
+    findings: list[Finding]
+    costs: list[Cost]
+    thresholds: dict[str, Any]
+    generated_at: str
+    inputs: list[str]
+    notes: list[str] = field(default_factory=list)
+    baseline: str | None = None
+    fail_on: str = "fail"
+
+    def node_findings(self) -> dict[str, list[Finding]]:
+        out: dict[str, list[Finding]] = {n: [] for n in self.nodes}
+        for f in self.findings:
+            if f.node is not None:
+                out.setdefault(f.node, []).append(f)
+        return out
+
+    def ranked(self) -> list[tuple[Node, list[Finding]]]:
+        """Nodes worst first: by their worst severity, then by their largest deviation, then by name."""
+        per = self.node_findings()
+
+        def key(name: str) -> tuple[int, float, str]:
+            fs = per.get(name, [])
+            worst = min((SEV_RANK[f.severity] for f in fs), default=len(SEVERITIES))
+            dev = max((abs(f.deviation) for f in fs if f.deviation is not None), default=0.0)
+            return worst, -dev, name
+
+        return [(self.nodes[n], sorted(per.get(n, []), key=lambda f: (SEV_RANK[f.severity], -abs(f.deviation or 0))))
+                for n in sorted(self.nodes, key=key)]
+
+    def counts(self) -> dict[str, int]:
+        c = {s: 0 for s in SEVERITIES}
+        for f in self.findings:
+            c[f.severity] += 1
+        return c
+
+    def failing(self) -> list[Finding]:
+        lim = SEV_RANK[self.fail_on]
+        return [f for f in self.findings if SEV_RANK[f.severity] <= lim]

@@ -1,0 +1,96 @@
+"""Robust outliers inside a group: each node's figure against the group's median and MAD.
+
+A node's figure is an outlier when both hold:
+
+- its modified z-score |0.6745 (x - median) / MAD| exceeds ``Z_THRESHOLD`` = 3.5, the cut Iglewicz and Hoaglin
+  recommend ("How to Detect and Handle Outliers", ASQC Basic References in Quality Control vol. 16, 1993);
+  the median and the median absolute deviation are not dragged by the outliers themselves the way the mean
+  and standard deviation are; where more than half the values are equal (MAD 0) the mean absolute deviation
+  scaled by 1.2533 stands in for it;
+- it is at least ``MIN_REL`` = 4% worse than the median (lower bandwidth or TFLOPS, higher latency): measurement
+  noise of +-2% can put a healthy node at most 2% + 2% = 4% (3.9% relative to a median at +2%) from the median,
+  so a healthy fleet that scatters +-2% never alarms, while a node 5% slow is found; a faster-than-siblings
+  node is not a problem and is never flagged.
+
+Severity: "warn", and "fail" from ``FAIL_REL`` = 25% worse (a rank that slow costs a synchronous job a
+quarter of its speed or more). Groups of fewer than ``MIN_NODES`` = 5 fresh scans are not judged (a median of
+three or four moves with any one of them).
+"""
+from __future__ import annotations
+
+from statistics import median
+
+from gpuadvisor.fleet.model import FigureStats, Finding, Group, Node
+
+Z_THRESHOLD = 3.5
+MIN_REL = 0.04
+FAIL_REL = 0.25
+MIN_NODES = 5
+MAD_TO_Z = 0.6745  # the 0.75 quantile of the standard normal: MAD / 0.6745 estimates sigma
+MEANAD_TO_Z = 1 / 1.2533  # sqrt(pi/2): mean absolute deviation / 0.7979 estimates sigma
+
+
+def robust(values: list[float]) -> tuple[float, float, float]:
+    """(median, MAD, scale) where scale turns |x - median| into a modified z-score: z = scale * |x - median|."""
+    med = median(values)
+    dev = [abs(v - med) for v in values]
+    mad = median(dev)
+    if mad > 0:
+        return med, mad, MAD_TO_Z / mad
+    mean_ad = sum(dev) / len(dev)
+    return med, mad, (MEANAD_TO_Z / mean_ad) if mean_ad > 0 else 0.0
+
+
+def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
+    per: dict[str, dict[str, float]] = {}
+    meta = {}
+    for name in group.judged:
+        for k, f in nodes[name].figures.items():
+            per.setdefault(k, {})[name] = f.value
+            if k not in meta:
+                meta[k] = f
+    out = {}
+    for k in sorted(per):
+        vals = per[k]
+        f = meta[k]
+        med, mad, _ = robust(list(vals.values()))
+        out[k] = FigureStats(key=k, family=f.family, unit=f.unit, higher_better=f.higher_better, n=len(vals),
+                             median=med, mad=mad, lo=min(vals.values()), hi=max(vals.values()), values=vals)
+    return out
+
+
+def is_outlier(value: float, med: float, scale: float, higher_better: bool, *, z: float = Z_THRESHOLD,
+               min_rel: float = MIN_REL) -> tuple[bool, float, float]:
+    """(outlier?, relative deviation signed so negative is worse, modified z-score)."""
+    if med == 0:
+        return False, 0.0, 0.0
+    rel = (value - med) / abs(med)
+    worse = -rel if higher_better else rel
+    zscore = scale * abs(value - med) if scale else (float("inf") if value != med else 0.0)
+    return worse >= min_rel and zscore > z, -worse, zscore
+
+
+def find_outliers(group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL) -> list[Finding]:
+    out: list[Finding] = []
+    for k, st in group.stats.items():
+        if st.n < MIN_NODES:
+            continue
+        _, _, scale = robust(list(st.values.values()))
+        flagged = []
+        for name, v in st.values.items():
+            bad, rel, zs = is_outlier(v, st.median, scale, st.higher_better, z=z, min_rel=min_rel)
+            if bad:
+                flagged.append((name, v, rel, zs))
+        if not flagged:
+            continue
+        others = [v for name, v in st.values.items() if name not in {f[0] for f in flagged}]
+        lo, hi = (min(others), max(others)) if others else (st.lo, st.hi)
+        for name, v, rel, zs in flagged:
+            f = nodes[name].figures[k]
+            word = "above" if not st.higher_better else "below"
+            out.append(Finding(
+                node=name, group=group.id, kind="outlier", severity="fail" if -rel >= FAIL_REL else "warn",
+                subject=k, figure=k, deviation=rel, observed=v, expected=st.median, evidence=f.evidence,
+                message=(f"{k}: {v:.4g} {st.unit}, {abs(rel) * 100:.0f}% {word} the group median {st.median:.4g} "
+                         f"(its {len(others)} unflagged siblings give {lo:.4g}-{hi:.4g}; modified z {zs:.1f})")))
+    return out
