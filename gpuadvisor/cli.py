@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("gpuadvisor.commands.importing:import_", "Turn nvidia-smi / lspci / nccl-tests output into a scan."),
     "plan": ("gpuadvisor.commands.plan:plan", "Compare candidate builds for a workload before buying or renting: speed, time, cost, power."),
     "check": ("gpuadvisor.commands.check:check", "Gate a node: findings against a policy, exit 1 on failure; text, JSON, JUnit, Prometheus."),
+    "fleet": ("gpuadvisor.commands.fleet:fleet", "Compare many nodes' scans: outliers, drift, failed and missing nodes, stragglers."),
 }
 
 

@@ -1,0 +1,103 @@
+"""gpuadvisor fleet: one view across the scans many nodes wrote (drift, outliers, the slow node)."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import click
+
+from gpuadvisor.errors import InputError
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_age(text: str) -> dt.timedelta:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text or "")
+    if not m:
+        raise InputError(f"--max-age {text!r}: expected a number with s, m, h, d or w (e.g. 24h, 7d)")
+    return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2) or "s"])
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, metavar="SCANS...")
+@click.option("--expect", "expect", multiple=True, metavar="HOSTLIST",
+              help="Nodes that should have a scan, as a Slurm hostlist (node[01-64]); repeatable.")
+@click.option("--expect-file", metavar="FILE", help="Nodes that should have a scan: one name or hostlist per line.")
+@click.option("--max-age", metavar="AGE", help="Scans older than this (24h, 7d) are stale: reported, not compared.")
+@click.option("--baseline", metavar="DIR", help="An earlier set of scans: per node and figure, what changed.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "prom", "junit"]), default="text", show_default=True)
+@click.option("--html", "html_path", metavar="FILE", help="Also write the self-contained HTML fleet report.")
+@click.option("-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@click.option("--fail-on", type=click.Choice(["info", "warn", "fail"]), default="fail", show_default=True,
+              help="Exit 1 when a finding at or above this severity is found.")
+@click.option("--all", "all_nodes", is_flag=True, help="Text: list the nodes with nothing found too.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o, --html) tell.")
+@click.option("--now", hidden=True, help="The time to judge scan ages against (ISO 8601; tests).")
+def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | None, max_age: str | None,
+          baseline: str | None, fmt: str, html_path: str | None, output: str | None, fail_on: str, all_nodes: bool,
+          quiet: bool, now: str | None) -> None:
+    """Compare the scans of many nodes: group them by hardware shape, find the outliers (median and MAD),
+    the drift (driver, CUDA, NCCL, modes, PCIe widths, NVLinks), failed, missing and stale nodes, and what
+    the slowest nodes cost a synchronous job.
+
+    \b
+    SCANS: directories (every *.json below) or files written by
+    'gpuadvisor check --json FILE' or 'scan --json FILE' on each node.
+    \b
+    Exit status: 0 nothing at or above --fail-on; 1 something is; 2 bad input.
+    \b
+    Examples:
+      srun --nodes=64 --ntasks-per-node=1 gpuadvisor check --bench --quick -q --json scans/%n.json
+      gpuadvisor fleet scans/ --expect 'node[01-64]' --html fleet.html
+      gpuadvisor fleet scans/ --baseline last-week/ --format json -o fleet.json
+      gpuadvisor fleet scans/ --format prom -o /var/lib/node_exporter/textfile_collector/fleet.prom
+    """
+    from gpuadvisor.fleet import hostlist, outputs
+    from gpuadvisor.fleet.analyse import Options, analyse
+    from gpuadvisor.fleet.load import load_nodes, parse_time
+
+    names: list[str] | None = None
+    if expect or expect_file:
+        names = []
+        for e in expect:
+            names += hostlist.expand(e)
+        if expect_file:
+            names += hostlist.read_nodes_file(expect_file)
+        names = list(dict.fromkeys(names))
+    opts = Options(expect=names, max_age=parse_age(max_age) if max_age else None, fail_on=fail_on)
+    if now:
+        opts.now = parse_time(now)
+        if opts.now is None:
+            raise InputError(f"--now {now!r}: not an ISO 8601 time")
+    nodes = load_nodes(list(paths))
+    if not nodes and names is None:
+        raise InputError(f"{', '.join(paths)}: no scan found (*.json); give the directory the nodes wrote to")
+    if baseline:
+        opts.baseline = load_nodes([baseline])
+        opts.baseline_label = baseline
+    report = analyse(nodes, opts, inputs=list(paths))
+    if fmt == "json":
+        from gpuadvisor.fleet.render_json import render_json as render
+    elif fmt == "prom":
+        from gpuadvisor.fleet.render_prom import render_prom as render
+    elif fmt == "junit":
+        from gpuadvisor.fleet.render_junit import render_junit as render
+    else:
+        from gpuadvisor.fleet.render_text import render_text
+
+        def render(r):  # type: ignore[no-redef]
+            return render_text(r, all_nodes=all_nodes)
+    inputs = list(paths) + ([baseline] if baseline else [])
+    if html_path:
+        from gpuadvisor.fleet.render_html import render_html
+
+        outputs.write(html_path, render_html(report), inputs=inputs)
+        click.echo(f"HTML fleet report written to {html_path}", err=True)
+    text = render(report)
+    if output and output != "-":
+        outputs.write(output, text, inputs=inputs)
+        click.echo(f"{fmt} report written to {output}", err=True)
+    elif not quiet:
+        click.echo(text, nl=False)
+    if report.failing():
+        raise click.exceptions.Exit(1)
