@@ -85,7 +85,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
     return FleetReport(
         nodes=nodes, groups=grps, findings=findings, costs=costs, generated_at=now.replace(microsecond=0).isoformat(),
         inputs=list(inputs or []), notes=notes, baseline=opts.baseline_label, fail_on=opts.fail_on,
-        thresholds={"modified_z": opts.z, "min_relative_deviation": opts.min_rel, "fail_relative_deviation": outliers.FAIL_REL,
+        thresholds={"robust_z": opts.z, "min_relative_deviation": opts.min_rel, "fail_relative_deviation": outliers.FAIL_REL,
                     "min_group_size": outliers.MIN_NODES,
                     "max_age_s": opts.max_age.total_seconds() if opts.max_age else None},
     )

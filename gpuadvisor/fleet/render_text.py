@@ -19,7 +19,7 @@ def render_text(r: FleetReport, *, all_nodes: bool = False) -> str:
     stale = sum(1 for n in r.nodes.values() if n.stale)
     lines = [f"gpuadvisor fleet: {len(r.nodes)} nodes ({ok} scanned, {failed} failed, {missing} missing, {stale} stale) "
              f"in {len(r.groups)} hardware group(s); {c['fail']} fail, {c['warn']} warn, {c['info']} info",
-             f"Outlier rule: modified z-score > {r.thresholds['modified_z']:g} (median and MAD) and at least "
+             f"Outlier rule: robust z-score |x - median| / (1.4826 MAD) > {r.thresholds['robust_z']:g} (median and MAD) and at least "
              f"{r.thresholds['min_relative_deviation'] * 100:g}% worse than the group median; fail from "
              f"{r.thresholds['fail_relative_deviation'] * 100:g}%; groups of {r.thresholds['min_group_size']}+ fresh scans",
              ""]
