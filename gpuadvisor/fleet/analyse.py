@@ -46,7 +46,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
         elif n.status == "failed":
             findings.append(F(node=n.name, kind="failed", severity="fail", subject="scan",
                               message=f"the scan could not run or be read: {n.error}", evidence=n.path))
-        if opts.max_age is not None and n.status != "missing":
+        if opts.max_age is not None and n.status == "ok":
             if n.created_at is None:
                 n.stale = True
                 findings.append(F(node=n.name, kind="stale", severity="warn", subject="scan age",
