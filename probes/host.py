@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import platform
 import re
-import socket
 from pathlib import Path
 
 from gpuadvisor.facts import Host
@@ -49,7 +48,9 @@ def probe_host(root: str | os.PathLike[str] = "/") -> Host:
 
     r = Path(root)
     h = Host()
-    h.hostname = socket.gethostname()
+    from gpuadvisor.nodename import node_name
+
+    h.hostname = node_name()  # GPUADVISOR_HOSTNAME overrides
     h.os = _os_name(r)
     h.kernel = platform.release()
     h.arch = platform.machine()

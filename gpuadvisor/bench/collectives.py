@@ -11,7 +11,6 @@ values, so an operation that does nothing, or delivers a chunk to the wrong rank
 from __future__ import annotations
 
 import os
-import socket
 import time
 from typing import Any
 
@@ -20,6 +19,7 @@ from gpuadvisor.bench.events import EventWriter
 from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor, doubling_sizes, shape
 from gpuadvisor.bench.launcher import set_status
 from gpuadvisor.bench.timing import CpuTimer, CudaTimer, median
+from gpuadvisor.nodename import node_name
 
 PERIOD = 64  # the check pattern repeats every PERIOD elements
 BYTES_PER_S = 3.0  # peak memory of one size step per rank, in multiples of S (buffers + check temporaries)
@@ -158,7 +158,7 @@ def run(cfg: dict[str, Any]) -> int:
         device = torch.device("cuda", ordinal)
         dist.init_process_group("nccl", rank=rank, world_size=world, timeout=pg_timeout, device_id=device)
         timer: CpuTimer | CudaTimer = CudaTimer(dist, torch)
-        me = {"host": socket.gethostname(), "ordinal": ordinal, "bus_id": _pci_bus_id(torch, ordinal),
+        me = {"host": node_name(), "ordinal": ordinal, "bus_id": _pci_bus_id(torch, ordinal),
               "name": torch.cuda.get_device_name(ordinal)}
         free = torch.cuda.mem_get_info(ordinal)[0]
         mem_cap = int(free * 0.8 / BYTES_PER_S)
@@ -166,7 +166,7 @@ def run(cfg: dict[str, Any]) -> int:
         device = torch.device("cpu")
         dist.init_process_group("gloo", rank=rank, world_size=world, timeout=pg_timeout)
         timer = CpuTimer(dist)
-        me = {"host": socket.gethostname(), "ordinal": None, "bus_id": None, "name": None}
+        me = {"host": node_name(), "ordinal": None, "bus_id": None, "name": None}
         import psutil
 
         local = int(os.environ.get("LOCAL_WORLD_SIZE", cfg.get("local_procs") or world))
@@ -245,6 +245,12 @@ def run(cfg: dict[str, Any]) -> int:
             error = f"correctness check: {wrong_total} wrong elements (summed over sizes and ranks)"
         events.emit("end", key=kind, status=status, error=error, notes=notes)
         set_status(f"finished {kind}")
+    if cfg.get("pairs"):
+        from gpuadvisor.bench import pairs
+
+        set_status("in node pairs")
+        pairs.run(torch, dist, rank=rank, ranks=ranks, events=events, device=device, backend=backend,
+                  size_bytes=min(int(cfg["max_bytes"]), mem_cap), warmup=warmup, iters=iters, cuda=backend == "nccl")
     dist.barrier()
     dist.destroy_process_group()
     events.close()

@@ -2,12 +2,12 @@
 and whatever a hung or dead worker left unfinished recorded with its rows and the reason."""
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from typing import Any
 
 from gpuadvisor.bench.expected import expected_bandwidth
 from gpuadvisor.facts import Measurement, Rig, SweepRow
+from gpuadvisor.nodename import node_name
 
 COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 RISING = 1.1  # the last size doubling raised busbw by more than this factor: the sweep stopped before the plateau
@@ -104,7 +104,7 @@ class Collector:
             ranks = b["ranks"] or self.ranks
             hosts = {r.get("host") for r in ranks}
             if len(hosts) > 1:  # the rig is this host: list its GPUs only
-                here = socket.gethostname()
+                here = node_name()
                 notes.append(f"ranks on {len(hosts)} hosts; gpus lists the GPUs of this host ({here}) only")
                 ranks = [r for r in ranks if r.get("host") == here]
             gpus = [g for r in ranks if r.get("ordinal") is not None
@@ -137,6 +137,8 @@ class Collector:
                         world_size=b.get("world_size"), gpus=gpus, memory=b.get("memory"),
                         concurrent=b.get("concurrent"), p2p_enabled=b.get("p2p_enabled"),
                         warmup_iters=b.get("warmup_iters"), iters=b.get("iters"), rows=rows, notes=notes)
+        if b.get("ranks") or self.ranks:
+            m.hosts = [str(r.get("host")) for r in (b.get("ranks") or self.ranks)]
         if end is not None:
             m.status = end.get("status") or "ok"
             m.error = end.get("error")

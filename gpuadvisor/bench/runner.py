@@ -78,6 +78,7 @@ def run_benchmarks(
     budget_s: float | None = None,
     only: str | Iterable[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    pairs: bool = False,
 ) -> list[Measurement]:
     """Measure collectives (and, on CUDA, copies) on this machine; return the Measurements.
 
@@ -120,6 +121,8 @@ def run_benchmarks(
     if nproc < 1:
         raise InputError(f"--nproc must be at least 1, got {nproc}")
     rank0 = join is None or join["RANK"] == "0"
+    if pairs and join is None:
+        raise InputError("--pairs measures node pairs of a multi-node job: run it under torchrun or srun across nodes")
     cap_note = None
     if (backend == "gloo" and join is None and p.name in ("quick", "default")
             and p.max_bytes == PRESETS[p.name].max_bytes > GLOO_LOCAL_MAX_BYTES):
@@ -143,13 +146,13 @@ def run_benchmarks(
             soft = hard - max(1.0, 0.1 * (hard - time.time()))
             cfg = {"backend": backend, "kinds": coll, "min_bytes": p.min_bytes, "max_bytes": p.max_bytes,
                    "warmup_iters": p.warmup_iters, "iters": p.iters, "soft_deadline": soft,
-                   "pg_timeout_s": 2 * budget + 60, "local_procs": nproc if join is None else None}
+                   "pg_timeout_s": 2 * budget + 60, "local_procs": nproc if join is None else None, "pairs": pairs}
             collector.plan_collectives(coll, len(doubling_sizes(p.min_bytes, p.max_bytes)))
             res = supervise("collectives", cfg, work, nproc=nproc, hard_deadline=hard, join=join,
                             on_events=collector.feed)
             signum = res.signum
             if rank0:
-                keys = [k for k in collector.order if k in coll]
+                keys = [k for k in collector.order if k in coll or k.startswith("pair ")]
                 out += [collector.measurement(k, res.status, res.error) for k in keys]
                 for k in coll:
                     if k not in collector.begin:

@@ -70,9 +70,11 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
 @click.option("--from", "from_", metavar="SCAN.json",
               help="Judge the results against the facts of a saved scan of this machine instead of probing it.")
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON.")
+@click.option("--pairs", is_flag=True, help="Multi-node job only: also all-reduce between every two nodes, in rounds of "
+                                            "disjoint pairs, to find a slow link or NIC (gpuadvisor fleet reads them).")
 def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: float | None, only: str | None,
           min_bytes: int | None, max_bytes: int | None, iters: int | None, warmup: int | None, from_: str | None,
-          json_path: str | None) -> None:
+          json_path: str | None, pairs: bool = False) -> None:
     """Measure collectives, peer-to-peer and host<->device bandwidth.
 
     \b
@@ -116,7 +118,7 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
     stopped: Interrupted | None = None
     try:
         measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s, only=only,
-                                      progress=_progress())
+                                      progress=_progress(), pairs=pairs)
     except Interrupted as e:  # Ctrl-C or SIGTERM: the workers are gone; show and save what was measured
         stopped, measurements = e, e.measurements
         click.echo("", err=True)

@@ -8,7 +8,6 @@ version where a scan carries it. A value the scan could not read (null) is not c
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from gpuadvisor.fleet.model import Finding, Group, Node

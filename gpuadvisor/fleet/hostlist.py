@@ -2,6 +2,8 @@
 hostnames`` expands them: zero padding kept, ranges in brackets, several bracket groups multiply)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuadvisor.errors import InputError
 
 
@@ -64,7 +66,7 @@ def expand(expr: str) -> list[str]:
 def read_nodes_file(path: str) -> list[str]:
     """One host name or hostlist expression per line; '#' starts a comment."""
     try:
-        text = open(path, encoding="utf-8").read()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise InputError(f"{path}: cannot read the nodes file ({e.strerror or e})") from None
     names: list[str] = []
