@@ -59,7 +59,24 @@ def build_topology(gpus: list[Gpu], levels: list[list[str | None]], p2p_read: li
         for link in gpu.nvlinks:
             if link.remote_device_type == "gpu" and link.remote_bus_id:
                 link.remote_gpu_index = next((g.index for g in gpus if g.bus_id == link.remote_bus_id), None)
-    topo.matrix = [["X" if i == j else (f"NV{c}" if (c := nvlink_count(gpus[i], gpus[j])) else pcie[i][j]) for j in range(n)] for i in range(n)]
+    # nvlink_count per pair, with each GPU's links counted once (not once per peer): N x links + N², not N² x links
+    direct: list[dict[str, int]] = []
+    switch: list[int] = []
+    for g in gpus:
+        d: dict[str, int] = {}
+        sw = 0
+        for link in g.active_nvlinks():
+            if link.remote_bus_id:
+                d[link.remote_bus_id] = d.get(link.remote_bus_id, 0) + 1
+            if link.remote_device_type == "switch":
+                sw += 1
+        direct.append(d)
+        switch.append(sw)
+
+    def count(i: int, j: int) -> int:
+        return (direct[i].get(gpus[j].bus_id, 0) if gpus[j].bus_id else 0) or min(switch[i], switch[j])
+
+    topo.matrix = [["X" if i == j else (f"NV{c}" if (c := count(i, j)) else pcie[i][j]) for j in range(n)] for i in range(n)]
     topo.nics = [name for name, _ in nics]
     topo.nic_matrix = [[level_between(places[i], place) if places[i] else "SYS" for _, place in nics] for i in range(n)]
     return topo

@@ -337,7 +337,14 @@ class Rig:
 
 # -- serialisation ---------------------------------------------------------------------------------------
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def to_dict(obj: Any) -> Any:
+    if type(obj) in _PLAIN:  # most values (a 256-GPU matrix is 65,536 strings): no dataclass check per cell
+        return obj
+    if isinstance(obj, list | tuple) and all(type(v) in _PLAIN for v in obj):
+        return list(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, list | tuple):

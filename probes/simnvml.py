@@ -277,6 +277,14 @@ class SimNvml:
         return int(h.props["nvlink_errors"].get(str(link), {}).get(name, 0))
 
     # -- pairs ---------------------------------------------------------------------------------------------
+    def _link_summary(self, index: int) -> tuple[bool, frozenset[int]]:
+        """(has a link to an NVSwitch, GPUs it links to directly): once per GPU, not once per pair and call."""
+        cache = self.__dict__.setdefault("_link_summaries", {})
+        if index not in cache:
+            links = self._links[index]
+            cache[index] = (any(k == "switch" for k, _ in links), frozenset(i for k, i in links if k == "gpu"))
+        return cache[index]
+
     def nvmlDeviceGetTopologyCommonAncestor(self, a: GpuDesc, b: GpuDesc) -> int:
         self._dev(a, "nvmlDeviceGetTopologyCommonAncestor")
         self._dev(b, "nvmlDeviceGetTopologyCommonAncestor")
@@ -285,9 +293,9 @@ class SimNvml:
     def nvmlDeviceGetP2PStatus(self, a: GpuDesc, b: GpuDesc, caps_index: int) -> int:
         self._dev(a, "nvmlDeviceGetP2PStatus")
         self._dev(b, "nvmlDeviceGetP2PStatus")
-        linked = any(k in ("gpu", "switch") for k, _ in self._links[a.index]) and any(
-            (k == "gpu" and i == b.index) or k == "switch" for k, i in self._links[a.index]
-        ) and (any(k == "switch" for k, _ in self._links[b.index]) or any(k == "gpu" and i == b.index for k, i in self._links[a.index]))
+        sw_a, peers_a = self._link_summary(a.index)
+        sw_b, _ = self._link_summary(b.index)
+        linked = (sw_a or bool(peers_a)) and (b.index in peers_a or sw_a) and (sw_b or b.index in peers_a)
         if linked:
             return 0
         return _P2P_CODES[self.desc.p2p_pcie]
