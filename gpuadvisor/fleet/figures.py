@@ -29,42 +29,50 @@ def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[Cros
     if not isinstance(measurements, list):
         return figs, cross
     for i, m in enumerate(measurements):
-        if not isinstance(m, dict) or m.get("status", "ok") != "ok":
+        if type(m) is not dict or m.get("status", "ok") != "ok":
             continue
         kind = m.get("kind")
-        gpus = m.get("gpus") if isinstance(m.get("gpus"), list) else []
-        ev = f"{where}: measurements[{i}] ({kind}"
-        hosts = m.get("hosts") if isinstance(m.get("hosts"), list) else []
-        distinct = list(dict.fromkeys(h for h in hosts if isinstance(h, str)))
-        value = _num(m.get("value_gbps"))
-        if len(distinct) > 1:
-            if value is not None:
-                note = " ".join(m.get("notes") or []) if isinstance(m.get("notes"), list) else ""
-                cross.append(CrossNode(kind=str(kind), hosts=distinct, value_gbps=value,
-                                       world_size=m.get("world_size"), pair=len(distinct) == 2 and "node pair" in note,
-                                       evidence=ev + f", {len(hosts)} ranks on {len(distinct)} hosts)"))
+        gpus = m.get("gpus")
+        if type(gpus) is not list:
+            gpus = []
+        hosts = m.get("hosts")
+        value = m.get("value_gbps")
+        if type(value) is not float:
+            value = _num(value)
+        if hosts and type(hosts) is list and len(set(hosts)) > 1:
+            distinct = list(dict.fromkeys(h for h in hosts if isinstance(h, str)))
+            if value is not None and len(distinct) > 1:
+                notes = m.get("notes")
+                note = " ".join(n for n in notes if isinstance(n, str)) if type(notes) is list else ""
+                cross.append(CrossNode(kind=str(kind), hosts=distinct, value_gbps=value, world_size=m.get("world_size"),
+                                       pair=len(distinct) == 2 and "node pair" in note,
+                                       evidence=f"{where}: measurements[{i}] ({kind}, {len(hosts)} ranks on {len(distinct)} hosts)"))
             continue
         fig: Figure | None = None
-        if kind in COPIES and len(gpus) == 1 and value is not None:
-            fam = f"{kind} {m.get('memory') or ''}".strip() + (" all at once" if m.get("concurrent") else "")
-            fig = Figure(f"{fam} · GPU {gpus[0]}", fam, value, "GB/s")
-        elif kind in P2P_BW and len(gpus) == 2 and m.get("p2p_enabled") is not False and value is not None:
-            fig = Figure(f"{kind} · GPU {gpus[0]}→{gpus[1]}", kind, value, "GB/s")
-        elif kind == "p2p_latency" and len(gpus) == 2 and m.get("p2p_enabled") is not False:
+        if kind in P2P_BW:
+            if len(gpus) == 2 and m.get("p2p_enabled") is not False and value is not None:
+                fig = Figure(f"{kind} · GPU {gpus[0]}→{gpus[1]}", kind, value, "GB/s")
+        elif kind in COPIES:
+            if len(gpus) == 1 and value is not None:
+                fam = f"{kind} {m.get('memory') or ''}".strip() + (" all at once" if m.get("concurrent") else "")
+                fig = Figure(f"{fam} · GPU {gpus[0]}", fam, value, "GB/s")
+        elif kind == "p2p_latency":
             lat = _num(m.get("latency_us"))
-            if lat is not None:
+            if len(gpus) == 2 and m.get("p2p_enabled") is not False and lat is not None:
                 fig = Figure(f"p2p_latency · GPU {gpus[0]}→{gpus[1]}", "p2p_latency", lat, "us", higher_better=False)
-        elif kind in COLLECTIVES and value is not None and (m.get("world_size") or 0) > 1:
-            fam = f"{kind} busbw"
-            fig = Figure(f"{fam} · {m.get('world_size')} ranks, {m.get('backend') or '?'}", fam, value, "GB/s")
-        elif kind == "matmul" and len(gpus) == 1:
+        elif kind in COLLECTIVES:
+            ws = m.get("world_size")
+            if value is not None and isinstance(ws, int) and ws > 1:
+                fam = f"{kind} busbw"
+                fig = Figure(f"{fam} · {ws} ranks, {m.get('backend') or '?'}", fam, value, "GB/s")
+        elif kind == "matmul":
             tf = _num(m.get("value_tflops"))
-            if tf is not None:
+            if len(gpus) == 1 and tf is not None:
                 fam = f"matmul {m.get('dtype') or ''}".strip()
                 fig = Figure(f"{fam} · GPU {gpus[0]}", fam, tf, "TFLOPS")
         elif kind == "memory_bandwidth" and len(gpus) == 1 and value is not None:
             fig = Figure(f"memory_bandwidth · GPU {gpus[0]}", "memory_bandwidth", value, "GB/s")
         if fig is not None and fig.key not in figs:
-            fig.evidence = ev + (f", {m.get('method')})" if m.get("method") else ")")
+            fig.evidence = f"{where}: measurements[{i}]"
             figs[fig.key] = fig
     return figs, cross

@@ -97,16 +97,18 @@ def _name(data: dict[str, Any], path: Path) -> str:
     return h if isinstance(h, str) and h else path.stem
 
 
+def read_node(p: Path) -> Node:
+    try:
+        data = json.loads(p.read_bytes())
+    except (OSError, ValueError) as e:
+        return Node(name=p.stem, path=str(p), status="failed",
+                    error=f"unreadable scan ({e.__class__.__name__}: {str(e).splitlines()[0][:120]})")
+    return node_from(p, data)
+
+
 def load_nodes(paths: list[str]) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
-    for p in files_of(paths):
-        try:
-            data = json.loads(p.read_bytes())
-        except (OSError, ValueError) as e:
-            n = Node(name=p.stem, path=str(p), status="failed",
-                     error=f"unreadable scan ({e.__class__.__name__}: {str(e).splitlines()[0][:120]})")
-        else:
-            n = node_from(p, data)
+    for n in map(read_node, files_of(paths)):
         old = nodes.get(n.name)
         if old is None:
             nodes[n.name] = n
