@@ -1,22 +1,112 @@
-#!/bin/sh
+#!/bin/bash
 # gpuadvisor for node_exporter's textfile collector. Run it from cron, e.g. /etc/cron.d/gpuadvisor:
 #
 #   */15 * * * * root /usr/local/sbin/gpuadvisor-textfile
 #
-# node_exporter reads *.prom files from --collector.textfile.directory (TEXTFILE_DIR below). gpuadvisor
-# writes a temp file beside gpuadvisor.prom and renames it into place, so node_exporter never reads half a
-# file. Exit 1 (the node fails its policy) still writes the file, with gpuadvisor_check_status 1. Exit 2
-# (the check could not run: no GPU visible, bad policy) leaves the previous file and logs why; alert on the
-# file's age (alert rules in README.md beside this script).
+# node_exporter reads *.prom files from --collector.textfile.directory (TEXTFILE_DIR below). Two files:
+#
+#   gpuadvisor.prom           the check's report (gpuadvisor_check_status 0 pass / 1 the node fails, findings,
+#                             GPUs, links). Replaced only by a complete, valid report of this run.
+#   gpuadvisor_check_up.prom  gpuadvisor_check_up 1 when this run produced that report, 0 when it could not
+#                             check (exit 2: no GPU visible, bad policy; a crash; no gpuadvisor; a timeout),
+#                             and gpuadvisor_check_last_run_timestamp_seconds.
+#
+# Both are written to a temp file in TEXTFILE_DIR (a name node_exporter ignores) and renamed into place, so
+# node_exporter never reads half a file; when the check cannot run, gpuadvisor.prom stays as it was and
+# gpuadvisor_check_up says 0 (alert on it, and on the report's age: rules in README.md beside this script).
+# A report counts only when gpuadvisor exits 0 or 1 and its gpuadvisor_check_status line agrees with that
+# exit: a crash that exits 1 (a broken venv, a failed import) is "could not check", never "the node fails".
+#
+# The run is bounded by GPUADVISOR_DEADLINE seconds (default 50) with coreutils timeout; runs never overlap
+# (a run that finds the lock held logs that and exits).
+#
+# Settings (environment): TEXTFILE_DIR, GPUADVISOR_POLICY (default /etc/gpuadvisor/node.toml when it exists),
+# GPUADVISOR (the command, default gpuadvisor), GPUADVISOR_ARGS (extra check arguments),
+# GPUADVISOR_DEADLINE, GPUADVISOR_LOCK (default /run/gpuadvisor-textfile.lock).
+set -u
 TEXTFILE_DIR="${TEXTFILE_DIR:-/var/lib/node_exporter/textfile_collector}"
 POLICY="${GPUADVISOR_POLICY:-/etc/gpuadvisor/node.toml}"
 GPUADVISOR="${GPUADVISOR:-gpuadvisor}"
+DEADLINE="${GPUADVISOR_DEADLINE:-50}"
+LOCK="${GPUADVISOR_LOCK:-/run/gpuadvisor-textfile.lock}"
+REPORT="$TEXTFILE_DIR/gpuadvisor.prom"
+UP="$TEXTFILE_DIR/gpuadvisor_check_up.prom"
+read -ra EXTRA <<< "${GPUADVISOR_ARGS:-}"
+ARGS=(check --format prom "${EXTRA[@]}")
+[ -r "$POLICY" ] && ARGS+=(--policy "$POLICY")
 
-set -- check -q --format prom -o "$TEXTFILE_DIR/gpuadvisor.prom"
-if [ -r "$POLICY" ]; then set -- "$@" --policy "$POLICY"; fi
-err=$("$GPUADVISOR" "$@" 2>&1 >/dev/null)
-rc=$?
-if [ "$rc" -gt 1 ]; then
-    logger -t gpuadvisor "check could not run (exit $rc): $err; $TEXTFILE_DIR/gpuadvisor.prom left as it was"
+# bounded MAX CMD... / within KEEP MAX CMD...: CMD under timeout, at most MAX seconds and never past the
+# deadline less 3 (KEEP) seconds, kept for the last log lines and the up file (as in slurm-healthcheck.sh).
+bounded() { within 3 "$@"; }
+within() {
+    local keep=$1 max=$2 left
+    shift 2
+    left=$((DEADLINE - SECONDS - keep))
+    [ "$left" -lt "$max" ] && max=$left
+    [ "$max" -ge 1 ] || return 124
+    timeout -k 1 "$max" "$@" 9>&-
+}
+syslog() { within 1 2 logger -t gpuadvisor -- "textfile: $*" 2>/dev/null; }
+log() { printf 'gpuadvisor-textfile: %s\n' "$*" >&2; syslog "$@"; }
+
+tmp=""
+cleanup() { [ -n "$tmp" ] && rm -f "$tmp"; }
+trap cleanup EXIT
+
+# install FILE: move $tmp (complete, flushed) over FILE, in the same directory, readable by node_exporter.
+install_tmp() {
+    chmod 0644 "$tmp" || return 1
+    bounded 5 sync -- "$tmp" 2>/dev/null  # the bytes on disk before the rename makes them the file
+    mv -f -- "$tmp" "$1" && tmp=""
+}
+
+# up VALUE REASON: write gpuadvisor_check_up.prom atomically.
+up() {
+    tmp=$(mktemp "$TEXTFILE_DIR/.gpuadvisor_check_up.XXXXXX") || { log "cannot write in $TEXTFILE_DIR"; exit 0; }
+    {
+        echo "# HELP gpuadvisor_check_up 1 when the last run produced gpuadvisor.prom, 0 when it could not check (the file then holds an older report)."
+        echo "# TYPE gpuadvisor_check_up gauge"
+        echo "gpuadvisor_check_up $1"
+        echo "# HELP gpuadvisor_check_last_run_timestamp_seconds When the last run ended (Unix time)."
+        echo "# TYPE gpuadvisor_check_last_run_timestamp_seconds gauge"
+        echo "gpuadvisor_check_last_run_timestamp_seconds $(date +%s)"
+    } >"$tmp" || { log "cannot write $tmp"; return 1; }
+    install_tmp "$UP" || log "cannot rename $tmp to $UP"
+}
+
+could_not_check() {
+    log "could not check: $*; $REPORT left as it was"
+    cleanup  # this run's partial report
+    tmp=""
+    up 0
+    exit 0
+}
+
+if ! { exec 9>>"$LOCK"; } 2>/dev/null; then
+    log "cannot open the lock file $LOCK"
+    exit 0
 fi
+if ! flock -n 9; then
+    syslog "a previous run is still going (lock $LOCK held): this run skipped"
+    exit 0
+fi
+
+tmp=$(mktemp "$TEXTFILE_DIR/.gpuadvisor.prom.XXXXXX") || { log "cannot write in $TEXTFILE_DIR"; exit 0; }
+errfile=$(mktemp) || could_not_check "mktemp failed"
+trap 'cleanup; rm -f "$errfile"' EXIT
+bounded 40 "$GPUADVISOR" "${ARGS[@]}" >"$tmp" 2>"$errfile"
+rc=$?
+err=$(head -c 2000 "$errfile" | tr -c '[:print:]\n' ' ' | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-200)
+case $rc in
+    0|1) ;;
+    124|137) could_not_check "gpuadvisor timed out (killed at the ${DEADLINE} s deadline)" ;;
+    126|127) could_not_check "$GPUADVISOR not found or not executable (exit $rc)" ;;
+    *) could_not_check "gpuadvisor exit $rc: ${err:-no message}" ;;
+esac
+status=$(grep -E '^gpuadvisor_check_status [01]$' "$tmp" | head -n 1)
+if [ "$status" != "gpuadvisor_check_status $rc" ]; then
+    could_not_check "gpuadvisor exit $rc without a matching gpuadvisor_check_status line${err:+ (stderr: $err)}"
+fi
+install_tmp "$REPORT" || could_not_check "cannot rename the report into $REPORT"
+up 1
 exit 0
