@@ -1,6 +1,9 @@
 """Headless Chromium for the HTML report tests: dump the DOM after parsing, take a screenshot.
 
-Debian's ``chromium`` package (``apt-get install -y chromium``). Every run gets its own throw-away profile
+Debian's ``chromium`` package (``apt-get install -y chromium``). Where it is missing the browser tests are
+skipped with the reason, except under CI (``CI`` set, as ``.ci/run`` and every CI service set it), where they
+fail: a green CI run always means the report was rendered (``chromium_missing``, applied in conftest.py).
+Every run gets its own throw-away profile
 and has networking features off, so nothing reaches out; the report's own CSP (default-src 'none') is what
 proves the page fetches nothing, and the tests look at the parsed DOM for any external URL.
 """
@@ -34,6 +37,24 @@ def find_chromium() -> str | None:
         if path:
             return path
     return None
+
+
+def under_ci(environ: dict[str, str] | None = None) -> bool:
+    """CI=true (or any value but empty, 0, false, no), as GitHub Actions, GitLab CI and .ci/run set it."""
+    value = (os.environ if environ is None else environ).get("CI", "")
+    return value.strip().lower() not in ("", "0", "false", "no")
+
+
+def chromium_missing(environ: dict[str, str] | None = None, chromium: str | None = None) -> tuple[str, str] | None:
+    """What a browser test does when Chromium is absent: None (it is there), ("skip", why) or, under CI,
+    ("fail", why). ``chromium``: the browser found (default: ``find_chromium()``)."""
+    exe = chromium if chromium is not None else find_chromium()
+    if exe:
+        return None
+    why = "chromium not installed (apt-get install -y chromium, or GPUADVISOR_CHROMIUM=/path/to/chrome)"
+    if under_ci(environ):
+        return "fail", f"{why}: under CI (CI={(os.environ if environ is None else environ).get('CI')}) the browser tests must run, not skip"
+    return "skip", why
 
 
 def _run(args: list[str], timeout: int = TIMEOUT_S) -> subprocess.CompletedProcess[str]:

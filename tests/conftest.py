@@ -8,6 +8,21 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked ``browser`` need Chromium: skipped without it, failed without it under CI."""
+    if item.get_closest_marker("browser") is None:
+        return
+    from browser import chromium_missing
+
+    decision = chromium_missing()
+    if decision is not None:
+        action, why = decision
+        if action == "fail":
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+
+
 @functools.cache
 def _preset(name: str):
     from gpuadvisor.collect import simulate
