@@ -22,13 +22,14 @@
 #
 # Settings (environment): TEXTFILE_DIR, GPUADVISOR_POLICY (default /etc/gpuadvisor/node.toml when it exists),
 # GPUADVISOR (the command, default gpuadvisor), GPUADVISOR_ARGS (extra check arguments),
-# GPUADVISOR_DEADLINE, GPUADVISOR_LOCK (default /run/gpuadvisor-textfile.lock).
+# GPUADVISOR_DEADLINE, GPUADVISOR_LOCK (default /run/gpuadvisor-textfile.lock; not root: in $TMPDIR).
 set -u
 TEXTFILE_DIR="${TEXTFILE_DIR:-/var/lib/node_exporter/textfile_collector}"
 POLICY="${GPUADVISOR_POLICY:-/etc/gpuadvisor/node.toml}"
 GPUADVISOR="${GPUADVISOR:-gpuadvisor}"
 DEADLINE="${GPUADVISOR_DEADLINE:-50}"
 LOCK="${GPUADVISOR_LOCK:-/run/gpuadvisor-textfile.lock}"
+[ -n "${GPUADVISOR_LOCK:-}" ] || [ -w /run ] || LOCK="${TMPDIR:-/tmp}/gpuadvisor-textfile.$(id -u).lock"  # not root
 REPORT="$TEXTFILE_DIR/gpuadvisor.prom"
 UP="$TEXTFILE_DIR/gpuadvisor_check_up.prom"
 read -ra EXTRA <<< "${GPUADVISOR_ARGS:-}"

@@ -26,7 +26,8 @@
 #   GPUADVISOR=gpuadvisor         the gpuadvisor command (or GPUADVISOR_PYTHON=python3: run python3 -m gpuadvisor)
 #   GPUADVISOR_NODENAME=NAME      the Slurm node name (default: hostname -s)
 #   GPUADVISOR_DEADLINE=50        seconds the whole run may take
-#   GPUADVISOR_LOCK=FILE          the lock file (default /run/gpuadvisor-healthcheck.lock)
+#   GPUADVISOR_LOCK=FILE          the lock file (default /run/gpuadvisor-healthcheck.lock; not root: in $TMPDIR)
+# GPUADVISOR_DRAIN_ON_ERROR (drain when the check cannot run) is no longer supported: it is ignored, and logged.
 set -u
 # shellcheck source=/dev/null
 [ -r "${GPUADVISOR_DEFAULTS:-/etc/default/gpuadvisor}" ] && . "${GPUADVISOR_DEFAULTS:-/etc/default/gpuadvisor}"
@@ -35,6 +36,7 @@ PREFIX="gpuadvisor:"
 REASON_MAX=120  # characters of a drain reason: short enough for sinfo -R, one line, no quotes
 DEADLINE="${GPUADVISOR_DEADLINE:-50}"
 LOCK="${GPUADVISOR_LOCK:-/run/gpuadvisor-healthcheck.lock}"
+[ -n "${GPUADVISOR_LOCK:-}" ] || [ -w /run ] || LOCK="${TMPDIR:-/tmp}/gpuadvisor-healthcheck.$(id -u).lock"  # not root
 NODE="${GPUADVISOR_NODENAME:-$(hostname -s)}"
 POLICY="${GPUADVISOR_POLICY:-/etc/gpuadvisor/node.toml}"
 if [ -n "${GPUADVISOR_PYTHON:-}" ]; then
@@ -69,6 +71,10 @@ fi
 if ! flock -n 9; then
     syslog "a previous health check is still running (lock $LOCK held): this run skipped"
     exit 0
+fi
+
+if [ "${GPUADVISOR_DRAIN_ON_ERROR:-0}" != 0 ]; then
+    syslog "GPUADVISOR_DRAIN_ON_ERROR is ignored: a check that cannot run never drains the node"
 fi
 
 errfile=$(mktemp) || could_not_check "mktemp failed"

@@ -72,9 +72,11 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON.")
 @click.option("--pairs", is_flag=True, help="Multi-node job only: also all-reduce between every two nodes, in rounds of "
                                             "disjoint pairs, to find a slow link or NIC (gpuadvisor fleet reads them).")
+@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+              "input paths) with stable pseudonyms in the saved scan and the printed results, interrupted runs included.")
 def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: float | None, only: str | None,
           min_bytes: int | None, max_bytes: int | None, iters: int | None, warmup: int | None, from_: str | None,
-          json_path: str | None, pairs: bool = False) -> None:
+          json_path: str | None, pairs: bool = False, redact: bool = False) -> None:
     """Measure collectives, peer-to-peer and host<->device bandwidth.
 
     \b
@@ -129,6 +131,10 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
         if stopped:
             raise click.exceptions.Exit(128 + stopped.signum)
         return
+    if redact:  # also when interrupted: what is saved and printed then is redacted the same way
+        from gpuadvisor.redact import redact as redact_rig
+
+        redact_rig(rig, inputs=(from_,)).walk(measurements)
     if json_path:
         write_json(rig, json_path)
     click.echo(render_measurements(measurements), nl=False)

@@ -171,9 +171,11 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
                    "stdout then shows the findings as text unless --quiet.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o) tell.")
 @click.option("--json", "json_path", metavar="FILE", help="Also save the scan with its findings (read it back with --from).")
+@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+              "input paths) with stable pseudonyms in every report format and the saved scan.")
 def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_root: str, policy_path: str | None,
           fail_on: str | None, bench: bool, quick: bool, fmt: str, output: str | None, quiet: bool,
-          json_path: str | None) -> None:
+          json_path: str | None, redact: bool) -> None:
     """Gate a node: run the rules (with a policy) and exit 1 when a finding at or above --fail-on is found.
 
     \b
@@ -224,6 +226,13 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
         raise InputError("--quick only applies with --bench")
     res = run_check(rig, policy, fail_on)
     res.elapsed_s = time.monotonic() - t0
+    if redact:  # after the rules (they judge the real facts); the findings are the rig's, redacted with it
+        from gpuadvisor.redact import redact as redact_rig
+
+        red = redact_rig(rig, inputs=(from_, simulate_, policy_path))
+        red.walk(res.findings)
+        red.walk(res.failing)
+        res.policy = red.text(res.policy) if res.policy else res.policy
     for problem in rig.problems:
         click.echo(f"gpuadvisor: note: {problem}", err=True)
     if json_path:

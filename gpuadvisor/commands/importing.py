@@ -13,7 +13,9 @@ import click
 @click.option("--origins", "show_origins", is_flag=True, help="Also list which file and line each fact came from.")
 @click.option("--split", is_flag=True, help="Outputs of several machines: import each machine as its own scan "
               "(--json scan.json writes scan-1.json, scan-2.json, ...; '-' and --format json print a JSON list).")
-def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool, split: bool) -> None:
+@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+              "input paths) with stable pseudonyms in everything written or printed.")
+def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool, split: bool, redact: bool) -> None:
     """Turn nvidia-smi / lspci / nccl-tests output into a scan.
 
     For machines you cannot install gpuadvisor on: ask for these outputs (any subset, in one file or many, in
@@ -48,9 +50,13 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
     if not files:
         raise InputError("no files given: gpuadvisor import FILE|DIR... (see gpuadvisor import --help)")
     if split:
-        _import_split([Path(f) for f in files], json_path, fmt, show_origins)
+        _import_split([Path(f) for f in files], json_path, fmt, show_origins, redact=redact)
         return
     rig = import_files([Path(f) for f in files])
+    if redact:
+        from gpuadvisor.redact import redact as redact_rig
+
+        redact_rig(rig, inputs=files)
     if json_path == "-":
         click.echo(rig.to_json(), nl=False)
         return
@@ -76,7 +82,7 @@ def split_path(json_path: str, n: int) -> str:
     return str(p.with_name(f"{p.stem}-{n}{p.suffix}")) if p.suffix else f"{json_path}-{n}"
 
 
-def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origins: bool) -> None:
+def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origins: bool, *, redact: bool = False) -> None:
     import json
 
     from gpuadvisor.commands.common import use_color, write_json
@@ -84,10 +90,15 @@ def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origi
     from gpuadvisor.importers import import_machines
 
     rigs = import_machines(paths)
+    inputs = {Path(f).resolve() for r in rigs for f in r.source.files}
+    if redact:
+        from gpuadvisor.redact import redact as redact_rig
+
+        for r in rigs:
+            redact_rig(r, inputs=[str(p) for p in paths])
     if json_path == "-" or fmt == "json":
         click.echo(json.dumps([r.to_dict() for r in rigs], indent=2) + "\n", nl=False)
     if json_path and json_path != "-":
-        inputs = {Path(f).resolve() for r in rigs for f in r.source.files}
         outs = [split_path(json_path, k) for k in range(1, len(rigs) + 1)]
         for out in outs:
             if Path(out).resolve() in inputs:

@@ -30,7 +30,10 @@ def run_rules(rig: object) -> None:
               help="Print the rig on stdout in this form [default: text, or nothing when --html is given].")
 @click.option("--rules/--no-rules", "rules", default=None,
               help="Run the rules on the rig before rendering [default: on for --simulate; a saved scan keeps the findings it holds].")
-def report(scan_file: str | None, simulate_: str | None, html_path: str | None, fmt: str | None, rules: bool | None) -> None:
+@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+              "input paths) with stable pseudonyms in the report, its embedded scan and what is printed.")
+def report(scan_file: str | None, simulate_: str | None, html_path: str | None, fmt: str | None, rules: bool | None,
+           redact: bool) -> None:
     """Render a saved scan as HTML (or text, JSON).
 
     The HTML report is one file that opens offline: inline CSS and SVG, nothing fetched, the scan itself
@@ -53,6 +56,10 @@ def report(scan_file: str | None, simulate_: str | None, html_path: str | None, 
     rig = get_rig(scan_file, simulate_)
     if rules or (rules is None and simulate_):
         run_rules(rig)
+    if redact:
+        from gpuadvisor.redact import redact as redact_rig
+
+        redact_rig(rig, inputs=(scan_file, simulate_))
     if html_path:
         from gpuadvisor.render.html import render_html, write_html
 

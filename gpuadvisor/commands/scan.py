@@ -30,7 +30,8 @@ def _bench_progress() -> Any:
 @click.option("--policy", metavar="POLICY.toml", help="Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).")
 @click.option("--psu-watts", type=float, metavar="W", help="The power supply's rating, for the PSU sizing rule (never probed).")
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
-@click.option("--redact", is_flag=True, help="Drop the hostname, GPU UUIDs and serials before saving or printing.")
+@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+              "input paths) with stable pseudonyms in everything written or printed, partial saves included.")
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON (read it back with --from).")
 @click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML report.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
@@ -89,16 +90,16 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
                     rig.measurements.append(m)
             rig.problems.append(f"benchmark interrupted ({e}): {len(e.measurements)} measurement(s) kept")
             if json_path:
+                if redact:
+                    from gpuadvisor.redact import redact as redact_rig
+
+                    redact_rig(rig, inputs=(from_, simulate_, nvidia_smi_dir, policy))
                 write_json(rig, json_path)
                 click.echo(f"interrupted: partial scan written to {json_path}", err=True)
             raise
     if psu_watts is not None:
         rig.host.psu_watts = psu_watts
         rig.host.unavailable.pop("psu_watts", None)
-    if redact:
-        from gpuadvisor.redact import redact as redact_rig
-
-        redact_rig(rig)
     if not no_rules:
         from gpuadvisor.rules import evaluate
 
@@ -108,6 +109,10 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
         from gpuadvisor.advisor import advise
 
         advice = advise(rig, workload)
+    if redact:  # after the rules and the advisor (they judge the real facts), before anything is shown
+        from gpuadvisor.redact import redact as redact_rig
+
+        redact_rig(rig, inputs=(from_, simulate_, nvidia_smi_dir, policy)).walk(advice)
     if json_path:
         write_json(rig, json_path)
     if html_path:
