@@ -79,43 +79,68 @@ def cli(ctx: click.Context, verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    verbose = "-v" in (argv if argv is not None else sys.argv[1:]) or "--verbose" in (argv or sys.argv[1:])
+    """Run one command and exit with its status (see the module's table).
+
+    stdout and stderr are guarded for the whole run (gpuadvisor.streams): control characters from the data
+    are printed visibly, never obeyed; a reader that goes away (``| head``) does not change the exit status;
+    a stdout that cannot be written (a full disk) is one line and exit 2.
+    """
+    from gpuadvisor.errors import OutputError
+    from gpuadvisor.streams import guard_streams
+
+    try:
+        with guard_streams():
+            rc = _run(argv)
+    except OutputError as e:  # the last flush of stdout failed: a full disk, a device that refuses
+        try:
+            sys.stderr.write(f"gpuadvisor: error: {e}\n")
+            sys.stderr.flush()
+        except OSError:
+            pass
+        rc = 2
+    sys.exit(rc)
+
+
+def _interrupted(signum: int) -> int:
+    click.echo(f"gpuadvisor: interrupted ({'SIGTERM' if signum == 15 else 'Ctrl-C'})", err=True)
+    return 128 + signum
+
+
+def _run(argv: list[str] | None) -> int:
+    args = argv if argv is not None else sys.argv[1:]
+    verbose = "-v" in args or "--verbose" in args
     try:
         rc = cli.main(args=argv, prog_name="gpuadvisor", standalone_mode=False)
     except click.exceptions.Exit as e:
-        sys.exit(e.exit_code)
+        return e.exit_code
     except click.exceptions.Abort as e:
         # click turns a KeyboardInterrupt (Ctrl-C, or the benchmarker's SIGTERM handler) into Abort.
-        signum = getattr(e.__context__, "signum", 2)
-        click.echo(f"gpuadvisor: interrupted ({'SIGTERM' if signum == 15 else 'Ctrl-C'})", err=True)
-        sys.exit(128 + signum)
+        return _interrupted(getattr(e.__context__, "signum", 2))
     except click.UsageError as e:
         # One line, like every other bad input: what was wrong, and where to look.
         where = e.ctx.command_path if e.ctx is not None else "gpuadvisor"
         click.echo(f"gpuadvisor: error: {e.format_message()} (see '{where} --help')", err=True)
-        sys.exit(2)
+        return 2
     except click.ClickException as e:
         e.show()
-        sys.exit(2 if e.exit_code in (1, 2) else e.exit_code)
+        return 2 if e.exit_code in (1, 2) else e.exit_code
     except InputError as e:
+        if getattr(sys.stdout, "error", None) is e:
+            sys.stdout.reported = True  # type: ignore[union-attr]
         if verbose:
             traceback.print_exc()
         click.echo(f"gpuadvisor: error: {e}", err=True)
-        sys.exit(e.exit_code)
-    except BrokenPipeError:
-        # `gpuadvisor ... | head`: the reader went away; exit quietly.
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+        return e.exit_code
     except KeyboardInterrupt as e:
-        signum = getattr(e, "signum", 2)
-        click.echo(f"gpuadvisor: interrupted ({'SIGTERM' if signum == 15 else 'Ctrl-C'})", err=True)
-        sys.exit(128 + signum)
+        return _interrupted(getattr(e, "signum", 2))
+    except RecursionError:  # data nested deeper than any check foresaw: still one line
+        if verbose:
+            traceback.print_exc()
+        click.echo("gpuadvisor: error: the input is nested too deeply to process (run with -v for the traceback)", err=True)
+        return 2
     except Exception as e:  # a bug: one line unless -v
         if verbose:
             traceback.print_exc()
         click.echo(f"gpuadvisor: internal error: {e.__class__.__name__}: {e} (run with -v for the traceback)", err=True)
-        sys.exit(2)
-    sys.exit(rc if isinstance(rc, int) else 0)
+        return 2
+    return rc if isinstance(rc, int) else 0

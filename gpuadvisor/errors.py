@@ -9,3 +9,8 @@ class InputError(ValueError):
     """
 
     exit_code = 2
+
+
+class OutputError(InputError):
+    """An output that cannot or must not be written: it is an input, a link, two options name one file, the
+    disk is full. One line; exit 2; the previous file, if any, is left as it was."""

@@ -329,10 +329,13 @@ class Rig:
         return to_dict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False, allow_nan=False) + "\n"
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(), encoding="utf-8")
+        """Write the scan atomically (gpuadvisor.output.write_atomic: never through a link, never half a file)."""
+        from gpuadvisor.output import write_atomic
+
+        write_atomic(path, self.to_json(), what="scan")
 
 
 # -- serialisation ---------------------------------------------------------------------------------------
@@ -481,18 +484,12 @@ def from_dict(data: Any, origin: str = "scan") -> Rig:
 
 def load(path: str | Path) -> Rig:
     """Read a saved scan; every failure is a FactsError with one readable line."""
+    from gpuadvisor.inputs import SCAN_LIMIT, loads_json, read_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FactsError(f"{p}: no such file (give the path of a scan saved with 'gpuadvisor scan --json FILE')") from None
-    except IsADirectoryError:
-        raise FactsError(f"{p}: is a directory, not a scan file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise FactsError(f"{p}: cannot read ({e.__class__.__name__}: {e})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise FactsError(f"{p}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected a scan saved with --json") from None
+    if not p.exists() and not p.is_symlink():
+        raise FactsError(f"{p}: no such file (give the path of a scan saved with 'gpuadvisor scan --json FILE')")
+    text = read_text(p, "a scan saved with --json", SCAN_LIMIT, FactsError)
+    data = loads_json(text, str(p), "a scan saved with --json", FactsError)
     rig = from_dict(data, origin=str(p))
     return rig

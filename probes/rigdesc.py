@@ -263,12 +263,11 @@ def load_description(name_or_path: str) -> RigDesc:
     """A preset by name, or a rig description TOML file by path."""
     path = Path(name_or_path)
     if name_or_path.endswith(".toml") or path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such rig description file (or give a preset name: {', '.join(preset_names())})") from None
-        except OSError as e:
-            raise InputError(f"{path}: cannot read ({e})") from None
+        from gpuadvisor.inputs import CONFIG_LIMIT, read_text
+
+        if not path.exists() and not path.is_symlink():
+            raise InputError(f"{path}: no such rig description file (or give a preset name: {', '.join(preset_names())})")
+        text = read_text(path, "a TOML rig description", CONFIG_LIMIT)
         origin = str(path)
     else:
         names = preset_names()
@@ -276,8 +275,7 @@ def load_description(name_or_path: str) -> RigDesc:
             raise InputError(f"unknown preset {name_or_path!r}: choose one of {', '.join(names)} (gpuadvisor presets), or give a rig description .toml file")
         text = (resources.files("gpuadvisor.probes.presets") / f"{name_or_path}.toml").read_text(encoding="utf-8")
         origin = f"preset {name_or_path}"
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{origin}: not valid TOML ({e})") from None
+    from gpuadvisor.inputs import loads_toml
+
+    data = loads_toml(text, origin, "a TOML rig description")
     return parse_description(data, origin)

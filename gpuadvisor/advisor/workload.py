@@ -179,15 +179,12 @@ GATED_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_
 def architecture_from_hf_config(path: str | Path) -> Architecture:
     """Read a Hugging Face config.json offline: hidden_size, num_hidden_layers, num_attention_heads,
     num_key_value_heads, intermediate_size, vocab_size (GPT-2 names n_embd, n_layer, n_head, n_inner too)."""
+    from gpuadvisor.inputs import CONFIG_LIMIT, loads_json, read_text
+
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such file (give the path of a Hugging Face config.json)") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{p}: cannot read ({e.__class__.__name__}: {e})") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{p}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected a Hugging Face config.json") from None
+    if not p.exists() and not p.is_symlink():
+        raise InputError(f"{p}: no such file (give the path of a Hugging Face config.json)")
+    data = loads_json(read_text(p, "a Hugging Face config.json", CONFIG_LIMIT), str(p), "a Hugging Face config.json")
     if not isinstance(data, dict):
         raise InputError(f"{p}: not a Hugging Face config.json (top level is not an object)")
     if "text_config" in data and "hidden_size" not in data and isinstance(data["text_config"], dict):

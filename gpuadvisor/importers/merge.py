@@ -58,16 +58,14 @@ class Part:
 
 def read_text(path: Path) -> str:
     """A file's text: UTF-8, UTF-16 with a byte-order mark (PowerShell's ``>``), or Latin-1; never binary."""
+    from gpuadvisor.inputs import read_bytes
+
+    if path.is_dir():
+        raise ImportParseError(str(path), None, "is a directory (use import_dir, or give the files)")
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise ImportParseError(str(path), None, f"{path.stat().st_size} bytes is too large for command output (limit {MAX_BYTES})")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ImportParseError(str(path), None, "no such file") from None
-    except IsADirectoryError:
-        raise ImportParseError(str(path), None, "is a directory (use import_dir, or give the files)") from None
-    except OSError as e:
-        raise ImportParseError(str(path), None, f"cannot read ({e.strerror or e})") from None
+        data = read_bytes(path, "command output", MAX_BYTES)
+    except InputError as e:
+        raise ImportParseError(str(path), None, str(e).removeprefix(f"{path}: ")) from None
     return decode(data, str(path))
 
 

@@ -121,19 +121,11 @@ def parse_policy(data: Mapping[str, Any], origin: str = "policy", registry: Regi
 
 def load_policy(path: str | Path) -> Policy:
     """Read a TOML policy file; a missing, unreadable or invalid file is a PolicyError (one line, exit 2)."""
+    from gpuadvisor.inputs import CONFIG_LIMIT, loads_toml, read_text
+
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise PolicyError(f"{p}: no such policy file (see examples/policies/ for the format)") from None
-    except IsADirectoryError:
-        raise PolicyError(f"{p}: is a directory, not a policy file") from None
-    except OSError as e:
-        raise PolicyError(f"{p}: cannot read ({e.__class__.__name__}: {e})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise PolicyError(f"{p}: not UTF-8 text; expected a TOML policy file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise PolicyError(f"{p}: not valid TOML ({e})") from None
+    if not p.exists() and not p.is_symlink():
+        raise PolicyError(f"{p}: no such policy file (see examples/policies/ for the format)")
+    text = read_text(p, "a TOML policy file", CONFIG_LIMIT, PolicyError)
+    data = loads_toml(text, str(p), "a TOML policy file", PolicyError)
     return parse_policy(data, origin=str(p))
