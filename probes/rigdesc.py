@@ -5,7 +5,6 @@ mistake into one InputError line naming the file and key.
 """
 from __future__ import annotations
 
-import tomllib
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources

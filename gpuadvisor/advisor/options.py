@@ -18,6 +18,7 @@ from gpuadvisor.advisor.workload import (
     PRECISION_CHOICES,
     STATE_BYTES_CHOICES,
 )
+from gpuadvisor.numbers import Count, Finite, Fraction
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,27 +33,27 @@ def workload_options(f: F) -> F:
     """Add the model and job options (every one optional; None means the advisor's default)."""
     opts = [
         click.option("--model", metavar="NAME", help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a config.json path."),
-        click.option("--params", metavar="N", help="A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size)."),
+        click.option("--params", metavar="N", type=Finite(1e6, 1e15), help="A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size)."),
         click.option("--hf-config", "hf_config", metavar="config.json", type=click.Path(dir_okay=False), help="A Hugging Face config.json, read offline."),
         click.option("--task", type=click.Choice(["train", "inference"]), help="Train (default) or serve with vLLM."),
         click.option("--precision", type=click.Choice(PRECISION_CHOICES), help="Compute precision (default bf16)."),
         click.option("--optimizer", type=click.Choice(OPTIMIZER_CHOICES), help="Optimizer (default adamw; adam8bit = bitsandbytes)."),
-        click.option("--seq-len", "seq_len", type=int, help="Training sequence length (default min(4096, the model's maximum))."),
-        click.option("--micro-batch", "micro_batch", type=int, help="Sequences per GPU per forward pass (default 1)."),
-        click.option("--global-batch", "global_batch", type=int, help="Sequences per optimizer step; gradient accumulation makes up the rest."),
+        click.option("--seq-len", "seq_len", type=Count(1, 2**24), help="Training sequence length (default min(4096, the model's maximum))."),
+        click.option("--micro-batch", "micro_batch", type=Count(1, 2**20), help="Sequences per GPU per forward pass (default 1)."),
+        click.option("--global-batch", "global_batch", type=Count(1, 2**30), help="Sequences per optimizer step; gradient accumulation makes up the rest."),
         click.option("--checkpointing", type=click.Choice(CHECKPOINTING_CHOICES), help="Activation checkpointing: auto (where needed to fit), none, full."),
         click.option("--finetune", type=click.Choice(FINETUNE_CHOICES), help="full training (default), LoRA, or QLoRA (4-bit base)."),
-        click.option("--lora-rank", "lora_rank", type=int, help=f"LoRA rank on every linear layer (default {C.LORA_DEFAULT_RANK})."),
-        click.option("--trainable-fraction", "trainable_fraction", type=float, help="LoRA: the fraction of parameters trained, instead of counting from the rank."),
+        click.option("--lora-rank", "lora_rank", type=Count(1, 2**16), help=f"LoRA rank on every linear layer (default {C.LORA_DEFAULT_RANK})."),
+        click.option("--trainable-fraction", "trainable_fraction", type=Fraction, help="LoRA: the fraction of parameters trained, instead of counting from the rank."),
         click.option("--flash-attention/--no-flash-attention", "flash_attention", default=None, help="Fused attention (default on): attention scores are not stored."),
         click.option("--state-bytes", "state_bytes", type=click.Choice(STATE_BYTES_CHOICES),
                      help="Mixed-precision model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), 20 (Megatron fp16 main grads)."),
-        click.option("--context", type=int, help="Inference: tokens per sequence, prompt + output (default min(8192, the model's maximum))."),
-        click.option("--concurrency", type=int, help="Inference: sequences served at once (default 1)."),
+        click.option("--context", type=Count(1, 2**24), help="Inference: tokens per sequence, prompt + output (default min(8192, the model's maximum))."),
+        click.option("--concurrency", type=Count(1, 2**20), help="Inference: sequences served at once (default 1)."),
         click.option("--kv-cache-dtype", "kv_cache_dtype", type=click.Choice(KV_DTYPE_CHOICES), help="Inference: KV-cache precision (auto = the weights')."),
-        click.option("--mfu", type=float, help=f"Model FLOPs utilisation assumed (default {C.DEFAULT_MFU})."),
-        click.option("--nodes", type=int, help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
-        click.option("--inter-node-gbps", "inter_node_gbps", type=float,
+        click.option("--mfu", type=Fraction, help=f"Model FLOPs utilisation assumed (default {C.DEFAULT_MFU})."),
+        click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
+        click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),
                      help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed)."),
     ]
     for opt in reversed(opts):

@@ -5,7 +5,6 @@ that size), or a Hugging Face ``config.json`` read offline.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path

@@ -10,15 +10,19 @@ from gpuadvisor.advisor.options import workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options
 from gpuadvisor.errors import InputError
 
+_NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling of --format json
+
 
 @click.command()
 @rig_source_options
 @workload_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
-@click.option("--json", "as_json", is_flag=True, help="Shorthand for --format json.")
-@click.option("-o", "--output", metavar="PATH", help="Write the output to PATH instead of stdout.")
-def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_torch: bool, fmt: str, as_json: bool,
-           output: str | None, **kw: Any) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="What to print on stdout (or write with -o).")
+@click.option("--json", "json_path", metavar="FILE", is_flag=False, flag_value=_NO_FILE, default=None,
+              help="Save the advice as JSON to FILE ('-' for stdout), as --json does in every command.")
+@click.option("-o", "--output", metavar="PATH", help="Write what --format prints to PATH instead of stdout.")
+def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_torch: bool, fmt: str,
+           json_path: str | None, output: str | None, **kw: Any) -> None:
     """Recommend a parallelism strategy for a model on this rig (or --from a scan, or --simulate a preset).
 
     Every candidate (DDP, ZeRO-1/2/3 and FSDP sharding, tensor parallel inside an NVLink domain, pipeline
@@ -35,17 +39,27 @@ def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_tor
     """
     from gpuadvisor.advisor import Workload, render_advice
     from gpuadvisor.advisor import advise as run_advice
+    from gpuadvisor.output import plan_outputs, write_atomic
 
+    if json_path == _NO_FILE or (json_path and json_path.startswith("-") and json_path != "-"):
+        raise InputError("advise --json now takes a file name, as in every command: use --format json to print "
+                         "JSON on stdout, or --json FILE to save it")
+    if json_path == "-" and output is None:
+        fmt, json_path = "json", None  # --json -: the JSON on stdout, as import --json - does
+    plan_outputs({"--json": json_path if json_path != "-" else None, "-o": output},
+                 {"--from": from_, "--simulate": simulate_, "--model": kw.get("model"), "--hf-config": kw.get("hf_config")})
     workload = Workload.from_options(**workload_kwargs(kw))
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
     advice = run_advice(rig, workload)
-    text = json.dumps(advice.to_dict(), indent=2) + "\n" if (as_json or fmt == "json") else render_advice(advice)
+    as_json = json.dumps(advice.to_dict(), indent=2, allow_nan=False) + "\n"
+    if json_path == "-":
+        click.echo(as_json, nl=False)
+    elif json_path:
+        write_atomic(json_path, as_json, what="advice")
+        click.echo(f"advice saved to {json_path}", err=True)
+    text = as_json if fmt == "json" else render_advice(advice)
     if output:
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as e:
-            raise InputError(f"{output}: cannot write ({e.strerror or e})") from None
+        write_atomic(output, text, what="advice")
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)

@@ -10,6 +10,7 @@ import click
 
 from gpuadvisor.commands.common import get_rig, write_json
 from gpuadvisor.errors import InputError
+from gpuadvisor.numbers import Count, Finite
 
 
 def _progress(stream: Any = None) -> Callable[[int, int, str], None]:
@@ -27,7 +28,9 @@ def _progress(stream: Any = None) -> Callable[[int, int, str], None]:
             width = 24
             filled = int(width * done / total) if total else 0
             line = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {elapsed:5.0f}s  {label}"[:120]
-            stream.write(line.ljust(len(state["last"])))
+            # The carriage return is ours (redraw the bar); the label goes through the sanitiser like all text.
+            getattr(stream, "write_control", stream.write)("\r")
+            stream.write(line[1:].ljust(len(state["last"])))
             state["last"] = line
             if done >= total:
                 stream.write("\n")
@@ -44,20 +47,25 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
         return None
     from gpuadvisor.bench.presets import parse_size
 
+    if len(value) > 24:
+        raise click.BadParameter(f"size {value[:24]!r}...: too long for a byte count (at most 1T)")
     try:
-        return parse_size(value)
+        size = parse_size(value)
     except InputError as e:
         raise click.BadParameter(str(e)) from None
+    if size > 2**40:
+        raise click.BadParameter(f"size {value!r}: more than 1 TiB; no GPU holds a buffer that large")
+    return size
 
 
 @click.command()
 @click.option("--backend", type=click.Choice(["nccl", "gloo"]), default=None,
               help="torch.distributed backend for the collectives [default: nccl if torch sees a CUDA GPU, else gloo].")
-@click.option("--nproc", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--nproc", type=Count(1, 4096), default=None, metavar="N",
               help="Processes for the collectives, one per GPU [default: every GPU; 2 with gloo].")
 @click.option("--quick", "preset", flag_value="quick", help="1 MiB to 1 GiB, 5 iterations, short copy runs: under a minute on 8 GPUs.")
 @click.option("--full", "preset", flag_value="full", help="8 B to 8 GiB, 50 iterations, long copy runs.")
-@click.option("--budget", "budget_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--budget", "budget_s", type=Finite(0, 7 * 86400, min_open=True), default=None, metavar="SECONDS",
               help="Wall-clock budget of the whole run; hung workers are killed at its end "
                    "[default: quick 55, default 300, full 1800].")
 @click.option("--only", metavar="KINDS",
@@ -65,8 +73,8 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
                    "p2p_bidir, p2p_latency, or the groups collectives, copies, p2p.")
 @click.option("-b", "--min-bytes", callback=_size, metavar="SIZE", help="First collective size, as nccl-tests -b (8, 64K, 1M).")
 @click.option("-e", "--max-bytes", callback=_size, metavar="SIZE", help="Last collective size, as nccl-tests -e (bounded by free memory).")
-@click.option("-n", "--iters", type=click.IntRange(min=1), default=None, metavar="N", help="Timed iterations per size (nccl-tests -n).")
-@click.option("-w", "--warmup", type=click.IntRange(min=0), default=None, metavar="N", help="Warm-up iterations per size (nccl-tests -w).")
+@click.option("-n", "--iters", type=Count(1, 10**6), default=None, metavar="N", help="Timed iterations per size (nccl-tests -n).")
+@click.option("-w", "--warmup", type=Count(0, 10**6), default=None, metavar="N", help="Warm-up iterations per size (nccl-tests -w).")
 @click.option("--from", "from_", metavar="SCAN.json",
               help="Judge the results against the facts of a saved scan of this machine instead of probing it.")
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON.")
@@ -105,6 +113,9 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
       gpuadvisor bench --json scan.json           # read it back: gpuadvisor scan --from scan.json
       torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29400 -m gpuadvisor bench --only collectives
     """
+    from gpuadvisor.output import plan_outputs
+
+    plan_outputs({"--json": json_path}, {"--from": from_})
     from gpuadvisor.bench import render_measurements, run_benchmarks
     from gpuadvisor.bench.presets import get_preset
 

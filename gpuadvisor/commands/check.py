@@ -167,7 +167,7 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "prom"]), default="text", show_default=True,
               help="Report format.")
 @click.option("-o", "--output", "output", metavar="PATH",
-              help="Write the report to PATH (atomically: temp file + rename) instead of stdout ('-': stdout); "
+              help="Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout ('-': stdout); "
                    "stdout then shows the findings as text unless --quiet.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o) tell.")
 @click.option("--json", "json_path", metavar="FILE", help="Also save the scan with its findings (read it back with --from).")
@@ -205,6 +205,9 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
     t0 = time.monotonic()
     if output == "-":
         output = None
+    from gpuadvisor.output import plan_outputs
+
+    plan_outputs({"-o": output, "--json": json_path}, {"--from": from_, "--simulate": simulate_, "--policy": policy_path})
     policy = load_policy(policy_path) if policy_path else Policy()
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
     if not rig.gpus:
@@ -238,12 +241,9 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
     if json_path:
         write_json(rig, json_path)
     if output:
-        from gpuadvisor.render.prometheus import write_textfile
+        from gpuadvisor.output import write_atomic
 
-        try:
-            write_textfile(output, render(res, fmt))
-        except OSError as e:
-            raise InputError(f"{output}: cannot write the report ({e.strerror or e})") from None
+        write_atomic(output, render(res, fmt), what=f"{fmt} report")
         if fmt != "text" and not quiet:
             click.echo(render_text(res, color=use_color()), nl=False)
         click.echo(f"{fmt} report written to {output}", err=True)

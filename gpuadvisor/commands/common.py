@@ -48,7 +48,5 @@ def use_color(stream: Any = None) -> bool:
 
 
 def write_json(rig: Rig, path: str) -> None:
-    try:
-        rig.save(path)
-    except OSError as e:
-        raise InputError(f"{path}: cannot write the scan ({e.strerror or e})") from None
+    """Save the scan atomically (gpuadvisor.output.write_atomic); a failure is one line, the old file kept."""
+    rig.save(path)

@@ -46,12 +46,14 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
     from gpuadvisor.commands.common import use_color, write_json
     from gpuadvisor.errors import InputError
     from gpuadvisor.importers import import_files
+    from gpuadvisor.output import plan_outputs
 
     if not files:
         raise InputError("no files given: gpuadvisor import FILE|DIR... (see gpuadvisor import --help)")
     if split:
         _import_split([Path(f) for f in files], json_path, fmt, show_origins, redact=redact)
         return
+    plan_outputs({"--json": json_path}, {"FILE": list(files)})
     rig = import_files([Path(f) for f in files])
     if redact:
         from gpuadvisor.redact import redact as redact_rig
@@ -86,11 +88,9 @@ def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origi
     import json
 
     from gpuadvisor.commands.common import use_color, write_json
-    from gpuadvisor.errors import InputError
     from gpuadvisor.importers import import_machines
 
     rigs = import_machines(paths)
-    inputs = {Path(f).resolve() for r in rigs for f in r.source.files}
     if redact:
         from gpuadvisor.redact import redact as redact_rig
 
@@ -99,10 +99,11 @@ def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origi
     if json_path == "-" or fmt == "json":
         click.echo(json.dumps([r.to_dict() for r in rigs], indent=2) + "\n", nl=False)
     if json_path and json_path != "-":
+        from gpuadvisor.output import plan_outputs
+
         outs = [split_path(json_path, k) for k in range(1, len(rigs) + 1)]
-        for out in outs:
-            if Path(out).resolve() in inputs:
-                raise InputError(f"{out}: is one of the files imported; choose another --json name")
+        # before the first is written: none over an input (by inode too), none a link
+        plan_outputs({f"--json ({out})": out for out in outs}, {"FILE": [str(p) for p in paths]})
         for rig, out in zip(rigs, outs, strict=True):
             write_json(rig, out)
             click.echo(f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} ({len(rig.gpus)} GPUs, "

@@ -7,8 +7,10 @@ import click
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
-def presets(as_json: bool) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="What to print: the table, or a machine-readable list.")
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file).")
+def presets(fmt: str, as_json: bool) -> None:
     """List the simulated rigs built in (use one with: gpuadvisor scan --simulate NAME).
 
     Each is a real, documented machine described in a TOML file; copy one (see probes/presets/README.md in
@@ -23,7 +25,7 @@ def presets(as_json: bool) -> None:
         d = load_description(name)
         gpu = d.gpus[0].props["name"] if d.gpus else "-"
         rows.append({"name": name, "gpus": len(d.gpus), "gpu": gpu, "title": d.title, "sources": d.sources})
-    if as_json:
+    if as_json or fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
     click.echo(tabulate([[r["name"], r["gpus"], r["gpu"], r["title"]] for r in rows], headers=["preset", "GPUs", "GPU", "what it is"], tablefmt="simple"))

@@ -53,6 +53,9 @@ def report(scan_file: str | None, simulate_: str | None, html_path: str | None, 
         raise InputError("a scan file and --simulate both given: choose one source")
     if not scan_file and not simulate_:
         raise InputError("no scan given: gpuadvisor report SCAN.json --html OUT.html (or --simulate PRESET)")
+    from gpuadvisor.output import plan_outputs
+
+    plan_outputs({"--html": html_path}, {"SCAN": scan_file, "--simulate": simulate_})
     rig = get_rig(scan_file, simulate_)
     if rules or (rules is None and simulate_):
         run_rules(rig)

@@ -9,10 +9,12 @@ from gpuadvisor.errors import InputError
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print every rule as JSON (code, name, area, severity, description, thresholds).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="What to print: the table, or every rule as JSON (code, name, area, severity, description, thresholds).")
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file).")
 @click.option("--area", metavar="AREA", help="Only rules of this area (gpu, pcie, nvlink, topology, host, software, health, bandwidth).")
 @click.option("--policy", "policy_path", metavar="FILE.toml", help="Show the effect of a policy file: selected rules, severities and thresholds.")
-def rules(as_json: bool, area: str | None, policy_path: str | None) -> None:
+def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) -> None:
     """List every rule: code, name, area, default severity and what it checks.
 
     \b
@@ -34,7 +36,7 @@ def rules(as_json: bool, area: str | None, policy_path: str | None) -> None:
         raise InputError(f"--area {area!r}: unknown area (one of {', '.join(AREAS)})")
     policy = load_policy(policy_path) if policy_path else Policy()
     selected = [r for r in all_rules() if area is None or r.area == area]
-    if as_json:
+    if as_json or fmt == "json":
         out = []
         for r in selected:
             d = r.to_dict()
@@ -71,8 +73,10 @@ def rules(as_json: bool, area: str | None, policy_path: str | None) -> None:
 
 @click.command()
 @click.argument("code")
-@click.option("--json", "as_json", is_flag=True, help="Print the rule as JSON.")
-def explain(code: str, as_json: bool) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="What to print: the description, or the rule as JSON.")
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file).")
+def explain(code: str, fmt: str, as_json: bool) -> None:
     """Print a rule's full description: what it checks, why it matters, its threshold and source, the fix.
 
     CODE is a rule code (GA101) or name (pcie-link-downgraded); `gpuadvisor rules` lists them.
@@ -82,7 +86,7 @@ def explain(code: str, as_json: bool) -> None:
     r = get_rule(code)
     if r is None:
         raise InputError(f"unknown rule {code!r} (list the rules with 'gpuadvisor rules')")
-    if as_json:
+    if as_json or fmt == "json":
         click.echo(json.dumps(r.to_dict(), indent=2))
     else:
         click.echo(r.describe(), nl=False)

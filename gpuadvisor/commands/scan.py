@@ -8,6 +8,7 @@ import click
 from gpuadvisor.advisor.options import workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, write_json
 from gpuadvisor.errors import InputError
+from gpuadvisor.numbers import Count, Finite
 
 
 def _bench_progress() -> Any:
@@ -24,11 +25,11 @@ def _bench_progress() -> Any:
 @click.option("--quick", "bench_preset", flag_value="quick", help="With --bench: a few sizes (under a minute on 8 GPUs).")
 @click.option("--full", "bench_preset", flag_value="full", help="With --bench: the full size sweep.")
 @click.option("--backend", type=click.Choice(["nccl", "gloo"]), default=None, help="With --bench: nccl (GPUs, default when CUDA is there) or gloo (CPUs).")
-@click.option("--nproc", type=click.IntRange(min=1), default=None, metavar="N", help="With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).")
-@click.option("--budget", "budget_s", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS", help="With --bench: wall-clock budget; a hung worker is killed at it.")
+@click.option("--nproc", type=Count(1, 4096), default=None, metavar="N", help="With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).")
+@click.option("--budget", "budget_s", type=Finite(0, 7 * 86400, min_open=True), default=None, metavar="SECONDS", help="With --bench: wall-clock budget; a hung worker is killed at it.")
 @workload_options
 @click.option("--policy", metavar="POLICY.toml", help="Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).")
-@click.option("--psu-watts", type=float, metavar="W", help="The power supply's rating, for the PSU sizing rule (never probed).")
+@click.option("--psu-watts", type=Finite(0, 100_000, min_open=True), metavar="W", help="The power supply's rating, for the PSU sizing rule (never probed).")
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
 @click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
               "input paths) with stable pseudonyms in everything written or printed, partial saves included.")
@@ -56,8 +57,12 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
       gpuadvisor scan --from-nvidia-smi outputs/    # what a vendor sent you
     """
     from gpuadvisor.advisor import Workload
+    from gpuadvisor.output import plan_outputs
     from gpuadvisor.render.terminal import render_scan
 
+    plan_outputs({"--json": json_path, "--html": html_path},
+                 {"--from": from_, "--simulate": simulate_, "--policy": policy, "--from-nvidia-smi": nvidia_smi_dir,
+                  "--model": kw.get("model"), "--hf-config": kw.get("hf_config")})
     wkw = workload_kwargs(kw)
     workload = Workload.from_options(**wkw) if Workload.requested(**wkw) else None  # bad options fail before probing
     if nvidia_smi_dir:

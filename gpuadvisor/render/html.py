@@ -776,11 +776,6 @@ def render_html(rig: Rig) -> str:
 
 def write_html(rig: Rig, path: str | Path) -> Path:
     """Render and write the report (UTF-8); returns the path written."""
-    p = Path(path)
-    try:
-        p.write_text(render_html(rig), encoding="utf-8")
-    except OSError as e:
-        from gpuadvisor.errors import InputError
+    from gpuadvisor.output import write_atomic
 
-        raise InputError(f"{p}: cannot write the report ({e.strerror or e}); choose another path with --html") from None
-    return p
+    return write_atomic(Path(path), render_html(rig), what="HTML report")

@@ -12,11 +12,8 @@ Public API: ``render_prometheus(rig, findings, *, failing, fail_on, policy=None)
 """
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import math
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,36 +195,10 @@ def render_prometheus(rig: Rig, findings: Iterable[Finding], *, failing: bool, f
     return ex.render()
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_textfile(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader never sees half a file.
+    """Write ``text`` to ``path`` so a reader never sees half a file: gpuadvisor.output.write_atomic (a hidden
+    temp file in the same directory, not named *.prom so node_exporter skips it, fsync, rename; never through a
+    symbolic link; a FIFO or device is written directly). Raises OutputError (one line)."""
+    from gpuadvisor.output import write_atomic
 
-    A regular file (or a new one) is written as a hidden temp file in the same directory (same file system,
-    not named *.prom so node_exporter skips it), flushed, given the usual permissions (0666 less the umask;
-    node_exporter often runs as another user) and moved into place with ``os.replace``. Anything else
-    (/dev/stdout, a pipe) is written directly. Raises OSError.
-    """
-    p = Path(path)
-    if p.is_symlink():
-        p = p.resolve()
-    if p.exists() and not p.is_file():
-        with open(p, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text, what="textfile")

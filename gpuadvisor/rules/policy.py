@@ -15,7 +15,6 @@ Any unknown key, code, prefix or threshold is an InputError whose one line names
 """
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
