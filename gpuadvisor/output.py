@@ -88,28 +88,30 @@ def plan_outputs(outputs: Mapping[str, Paths], inputs: Mapping[str, Paths | Iter
         except FileNotFoundError:
             st = None
         except OSError as e:
-            raise OutputError(f"{opt} {path}: cannot use this path ({_why(e)})") from None
+            raise OutputError(f"{path}: cannot write the output of {opt} ({_why(e)})") from None
         if st is not None and stat.S_ISLNK(st.st_mode):
-            raise OutputError(f"{opt} {path}: is a symbolic link; gpuadvisor never writes through a link "
-                              "(give the real path, or remove the link)")
+            raise OutputError(f"{path}: cannot write the output of {opt}: it is a symbolic link, and gpuadvisor "
+                              "never writes through one (give the real path, or remove the link)")
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"{opt} {path}: is a directory; give a file name")
+            raise OutputError(f"{path}: cannot write the output of {opt}: it is a directory (give a file name)")
         parent = os.path.dirname(path) or "."
         if not os.path.isdir(parent):
-            raise OutputError(f"{opt} {path}: the directory {parent} does not exist")
+            raise OutputError(f"{path}: cannot write the output of {opt}: the directory {parent} does not exist")
         if st is None and not os.access(parent, os.W_OK):
-            raise OutputError(f"{opt} {path}: cannot create files in {parent} (permission denied)")
+            raise OutputError(f"{path}: cannot write the output of {opt}: no permission to create files in {parent}")
         if st is not None and stat.S_ISREG(st.st_mode):
             key = (st.st_dev, st.st_ino)
             if key in taken:
-                raise OutputError(f"{opt} {path} is {taken[key]}: writing it would destroy the input; "
-                                  "choose another output file")
+                raise OutputError(f"{path}: cannot write the output of {opt}: it is {taken[key]}, which writing "
+                                  "would destroy (choose another output file)")
             if key in seen_ids:
-                raise OutputError(f"{seen_ids[key]} and {opt} name the same file ({path}): give each its own file")
+                raise OutputError(f"{path}: cannot write the output of {opt}: {seen_ids[key]} names the same file "
+                                  "(give each output its own file)")
             seen_ids[key] = opt
         real = os.path.join(os.path.realpath(parent), os.path.basename(path))
         if real in seen:
-            raise OutputError(f"{seen[real]} and {opt} name the same file ({path}): give each its own file")
+            raise OutputError(f"{path}: cannot write the output of {opt}: {seen[real]} names the same file "
+                              "(give each output its own file)")
         seen[real] = opt
 
 

@@ -40,7 +40,7 @@ def test_advise_text_from_a_saved_scan(tmp_path: Path) -> None:
 def test_advise_inference_writes_output(tmp_path: Path) -> None:
     out = tmp_path / "advice.json"
     r = run("--simulate", "dgx-a100", "--model", "llama-3-70b", "--task", "inference", "--context", "4096", "--concurrency", "8",
-            "--json", "-o", str(out))
+            "--json", str(out))
     assert r.returncode == 0, r.stderr
     d = json.loads(out.read_text())
     assert d["task"] == "inference" and d["snippet"]["command"].startswith("vllm serve")

@@ -14,6 +14,7 @@ import pytest
 
 from gpuadvisor.cli import main
 from gpuadvisor.commands.check import gates, gating_severities, run_check
+from gpuadvisor.errors import InputError
 from gpuadvisor.render.junit import render_junit
 from gpuadvisor.render.prometheus import escape_label_value, render_prometheus, write_textfile
 from gpuadvisor.rules import Policy, all_rules, parse_policy
@@ -175,7 +176,7 @@ def test_junit_counts_names_and_children(capsys):
     warn = suite.find("testcase[@name='GA203 no-nvlink']")
     assert [e.tag for e in warn] == ["system-out"] and warn.find("system-out").text.startswith("WARN GA203 no-nvlink")
     sk = suite.find("testcase[@name='GA405 psu-undersized']/skipped")
-    assert sk.get("message") == "not checked: PSU rating not given (set it in a rig spec or pass --psu-watts)"
+    assert sk.text == "not checked: PSU rating not given (set it in a rig spec or pass --psu-watts)"
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["source"] == "simulated" and props["preset"] == "4x4090-pcie"
     assert props["hostname"] == "ws-4x4090-sim" and props["fail_on"] == "fail" and props["gpus"] == "4"
@@ -349,11 +350,11 @@ def test_prometheus_atomic_write_leaves_no_temp_file(capsys, tmp_path):
 
 
 def test_write_textfile_failure_removes_the_temp_file(tmp_path, monkeypatch):
-    def boom(src, dst):
+    def boom(*args, **kw):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(os, "rename", boom)  # gpuadvisor.output.write_atomic renames within the directory fd
+    with pytest.raises(InputError, match="No space left on device"):
         write_textfile(tmp_path / "x.prom", "gpuadvisor_check_status 0\n")
     assert os.listdir(tmp_path) == []
 
@@ -383,7 +384,7 @@ def test_json_option_saves_the_scan_with_findings(capsys, tmp_path):
     (("--simulate", "4x4090-pcie", "--bench"), "gpuadvisor: error: --bench measures this machine"),
     (("--simulate", "4x4090-pcie", "--quick"), "gpuadvisor: error: --quick only applies with --bench"),
     (("--simulate", "4x4090-pcie", "-o", "/nonexistent/dir/x.prom", "--format", "prom"),
-     "gpuadvisor: error: /nonexistent/dir/x.prom: cannot write the report"),
+     "gpuadvisor: error: /nonexistent/dir/x.prom: cannot write the output of -o: the directory /nonexistent/dir does not exist"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, args, needle):
     rc, out, err = cli(capsys, "check", *args)

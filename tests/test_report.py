@@ -67,7 +67,7 @@ def test_report_errors_are_one_line_exit_2(tmp_path):
         (("report", str(tmp_path / "nope.json"), "--html", str(tmp_path / "r.html")),
          f"gpuadvisor: error: {tmp_path / 'nope.json'}: no such file"),
         (("report", "--simulate", "dgx-h100", "--html", str(tmp_path / "no" / "dir" / "r.html")),
-         f"gpuadvisor: error: {tmp_path / 'no' / 'dir' / 'r.html'}: cannot write the report"),
+         f"gpuadvisor: error: {tmp_path / 'no' / 'dir' / 'r.html'}: cannot write the output of --html"),
         (("report", str(tmp_path / "x.json"), "--simulate", "dgx-h100"),
          "gpuadvisor: error: a scan file and --simulate both given: choose one source"),
     ]

@@ -8,8 +8,12 @@ Built with ``xml.etree`` (never string formatting). Layout (../shared/STYLE.md):
   codes are unique, so names are;
 - at most one child per testcase: ``<failure>`` when a finding of the rule fails the gate (all its findings,
   with evidence and fix, in the text), ``<error>`` when the rule crashed, ``<skipped>`` when every finding of
-  the rule is not-checked (the reasons in ``message``); otherwise it passed, and findings below the gate
+  the rule is not-checked (the reasons as its text); otherwise it passed, and findings below the gate
   (info, or warn at fail-on fail) are listed in ``<system-out>``.
+
+Valid against both JUnit schemas Jenkins ships: the older junit-4.xsd (where ``<skipped>`` is text only, and
+a testcase's children come in the order skipped, error, failure, system-out, system-err) and the xUnit
+plugin's junit-10.xsd.
 
 Testcases carry no ``time``: the rules engine times the whole evaluation, not each rule; the suite's ``time``
 is the whole check. The exit code, not this report, fails the job.
@@ -122,7 +126,9 @@ def build_junit(
                  "\n\n".join(finding_text(f) for f in errors) + (f"\n\n{tb}" if tb else ""))
         elif skipped and not below:
             n["skipped"] += 1
-            _sub(case, "skipped", {"message": "not checked: " + "; ".join(dict.fromkeys(f.message for f in skipped))})
+            # The reason is the element's text, not a message attribute: the junit-4 schema Jenkins ships
+            # declares <skipped> as a plain string (no attributes); the newer junit-10 schema accepts both.
+            _sub(case, "skipped", None, "not checked: " + "; ".join(dict.fromkeys(f.message for f in skipped)))
         if below and not gating:
             _sub(case, "system-out", None, "\n\n".join(finding_text(f) for f in below))
     for k, v in {"name": "gpuadvisor", **n, "time": f"{time_s:.3f}"}.items():
