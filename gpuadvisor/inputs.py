@@ -115,8 +115,10 @@ class _Bad(Exception):
 
 def _float(s: str) -> float:
     v = float(s)
+    if math.isnan(v) or s.lstrip("+-").lower() in ("inf", "infinity"):
+        raise _Bad(f"{s} where a number was expected: only finite numbers are accepted")
     if not math.isfinite(v):
-        raise _Bad(f"the number {s[:40]} is {'not a number' if math.isnan(v) else 'beyond the range of a double'}")
+        raise _Bad(f"the number {s[:40]}{'...' if len(s) > 40 else ''} is beyond the range of a double (about 1.8e308)")
     return v
 
 
@@ -164,7 +166,7 @@ def check_tree(data: Any, origin: str, error: type[InputError] = InputError) -> 
     stack: list[tuple[Any, str, int]] = [(data, "", 0)]
     while stack:
         value, where, depth = stack.pop()
-        at = f" at {where[:80]}" if where else ""
+        at = f" at {where[:60]}{'...' if len(where) > 60 else ''}" if where else ""
         if depth > MAX_DEPTH:
             raise error(f"{origin}: nested deeper than {MAX_DEPTH} levels{at}")
         if isinstance(value, dict):

@@ -137,7 +137,7 @@ def render_json(res: CheckResult) -> str:
                    "created_at": rig.source.created_at},
         "findings": [to_dict(f) for f in res.findings],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
 def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:

@@ -685,7 +685,7 @@ def build_view(rig: Rig) -> View:
             val(g, "numa_node"), _pcie_text(g), nv, ecc, val(g, "persistence_mode"), val(g, "mig_mode"), ev,
         ]})
     findings, explanations = findings_view(rig)
-    scan = json.dumps(rig.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    scan = json.dumps(rig.to_dict(), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     # Safe inside <script type="application/json">: no "</script", "<!--" or "&" can appear in the raw text.
     scan = scan.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     scan = scan.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
