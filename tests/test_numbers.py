@@ -120,6 +120,10 @@ def test_numbers_in_toml_files_are_finite(capsys, tmp_path, value):
     assert rc == 2 and len(err.splitlines()) == 1 and "only finite numbers are accepted" in err
 
 
+def _refuse(constant: str) -> None:
+    pytest.fail(f"{constant} in the JSON")
+
+
 def test_json_output_never_holds_nan(capsys, tmp_path):
     from gpuadvisor.probes.rigdesc import preset_names
 
@@ -128,4 +132,5 @@ def test_json_output_never_holds_nan(capsys, tmp_path):
                      ("check", "--simulate", name, "--format", "json")):
             rc, out, _ = cli(capsys, *args)
             assert rc in (0, 1)
-            json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON of {' '.join(args)}"))
+            assert "NaN" not in out and "Infinity" not in out, args
+            json.loads(out, parse_constant=_refuse)

@@ -1,0 +1,151 @@
+"""A table of bad inputs through every command that reads a file, and bad arguments through the rest: each is
+exit 2, exactly one line on stderr, no traceback or "internal error", nothing on stdout, no file written, and
+every input byte-identical afterwards."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.cli import main
+
+SLOTS = {  # how each command takes a file; {f} is the bad input
+    "scan --from": ("scan", "--from", "{f}"),
+    "scan --simulate": ("scan", "--simulate", "{f}"),
+    "scan --policy": ("scan", "--simulate", "h100-pcie", "--policy", "{f}"),
+    "scan --hf-config": ("scan", "--simulate", "h100-pcie", "--hf-config", "{f}"),
+    "check --from": ("check", "--from", "{f}"),
+    "check --policy": ("check", "--simulate", "h100-pcie", "--policy", "{f}"),
+    "report": ("report", "{f}"),
+    "import": ("import", "{f}"),
+    "advise --from": ("advise", "--from", "{f}", "--model", "gpt2"),
+    "advise --hf-config": ("advise", "--simulate", "h100-pcie", "--hf-config", "{f}"),
+    "rules --policy": ("rules", "--policy", "{f}"),
+    "bench --from": ("bench", "--from", "{f}"),
+}
+TOML_SLOTS = {"scan --simulate", "scan --policy", "check --policy", "rules --policy"}
+
+
+def _bad_inputs(scan: str) -> dict[str, bytes | None]:
+    doc = json.loads(scan)
+    wrong_type = dict(doc, host=dict(doc["host"], hostname=5))
+    return {
+        "deep-json": b"[" * 100_000 + b"]" * 100_000,
+        "deep-in-a-scan": scan.replace('"advice": null', '"advice": ' + "[" * 100 + "]" * 100, 1).encode(),
+        "lone-surrogate": scan.replace('"h100-pcie-sim"', '"\\udc80"', 1).encode(),
+        "int-10**400": scan.replace('"psu_watts": null', '"psu_watts": 1' + "0" * 400, 1).encode(),
+        "float-1e400": scan.replace('"psu_watts": null', '"psu_watts": 1e400', 1).encode(),
+        "NaN": scan.replace('"psu_watts": null', '"psu_watts": NaN', 1).encode(),
+        "truncated": scan[: len(scan) // 2].encode(),
+        "wrong-type": json.dumps(wrong_type).encode(),
+        "json-list": b"[]",
+        "binary": bytes(range(256)) * 4,
+        "latin-1": 'title = "caf\xe9"\nhostname = "\xe9"\n'.encode("latin-1"),
+        "utf-8-garbage": b"\xc3\x28\xa0\xa1 = 1\n",
+        "deep-toml": b"a = " + b"[" * 5000 + b"]" * 5000,
+        "toml-nan": b"[thresholds]\nbandwidth_warn_ratio = nan\n",
+        "toml-inf": b"x = -inf\n",
+        "toml-broken": b"[[[\n= =\n",
+        "empty": b"",
+        "directory": None,
+    }
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("bad")
+    scan = subprocess.run([sys.executable, "-m", "gpuadvisor", "scan", "--simulate", "h100-pcie", "--format", "json"],
+                          capture_output=True, text=True, timeout=120).stdout
+    assert '"psu_watts": null' in scan and '"advice": null' in scan
+    files = {}
+    for name, content in _bad_inputs(scan).items():
+        p = d / (name + (".json" if content and content[:1] in b"[{" else ".toml"))
+        if content is None:
+            p = d / name
+            p.mkdir()
+            (p / "notes.txt").write_text("nothing an importer reads\n")
+        else:
+            p.write_bytes(content)
+        files[name] = p
+    files["dev-zero"] = Path("/dev/zero")
+    files["missing"] = d / "missing.json"
+    return files
+
+
+def _state(root: Path) -> dict[str, bytes]:
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            p = Path(dirpath) / n
+            out[str(p)] = p.read_bytes()
+    return out
+
+
+CASES = [(slot, bad) for slot in SLOTS for bad in
+         ["deep-json", "deep-in-a-scan", "lone-surrogate", "int-10**400", "float-1e400", "NaN", "truncated",
+          "wrong-type", "json-list", "binary", "latin-1", "utf-8-garbage", "deep-toml", "toml-nan", "toml-inf",
+          "toml-broken", "empty", "directory", "dev-zero", "missing"]
+         if not (slot in TOML_SLOTS and bad == "empty")]  # an empty policy or rig file is valid TOML: no keys
+
+
+@pytest.mark.parametrize("slot, bad", CASES, ids=[f"{s}:{b}" for s, b in CASES])
+def test_bad_input_is_one_line_exit_2_and_inputs_untouched(capsys, bad_files, slot, bad):
+    path = bad_files[bad]
+    root = bad_files["binary"].parent
+    before = _state(root)
+    args = [a.replace("{f}", str(path)) for a in SLOTS[slot]]
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2, (args, err)
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("gpuadvisor: error: "), err
+    assert "Traceback" not in err and "internal error" not in err
+    assert _state(root) == before
+
+
+BAD_ARGS = [
+    ("explain", "GA999"),
+    ("explain", ""),
+    ("explain", "x" * 10_000),
+    ("explain",),
+    ("rules", "--area", "gpus\x1b]0;x\x07"),
+    ("bench", "--budget", "nan"),
+    ("bench", "--budget", "0"),
+    ("bench", "--backend", "mpi"),
+    ("bench", "-b", "1x"),
+    ("bench", "-e", "-5"),
+    ("bench", "--nproc", "-1"),
+    ("bench", "-n", "1e3"),
+    ("scan", "--from", "a.json", "--simulate", "dgx-h100"),
+    ("scan", "--simulate", "no-such-preset"),
+    ("scan", "--simulate", "h100-pcie", "--bench"),
+    ("check", "--simulate", "h100-pcie", "--quick"),
+    ("advise", "--simulate", "h100-pcie"),
+    ("advise", "--simulate", "h100-pcie", "--model", "gpt2", "--json"),
+    ("advise", "--simulate", "h100-pcie", "--model", "gpt2", "--params", "7e9"),
+    ("report",),
+    ("import",),
+    ("presets", "--format", "yaml"),
+    ("--no-such-option",),
+]
+
+
+@pytest.mark.parametrize("args", BAD_ARGS, ids=lambda a: " ".join(a)[:60])
+def test_bad_arguments_are_one_line_exit_2(capsys, tmp_path, args):
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with pytest.raises(SystemExit) as e:
+            main(list(args))
+    finally:
+        os.chdir(cwd)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2, (args, err)
+    assert out == "" and err.count("\n") == 1 and err.startswith("gpuadvisor: error: "), err
+    assert "Traceback" not in err and "internal error" not in err
+    assert os.listdir(tmp_path) == []
