@@ -778,4 +778,4 @@ def write_html(rig: Rig, path: str | Path) -> Path:
     """Render and write the report (UTF-8); returns the path written."""
     from gpuadvisor.output import write_atomic
 
-    return write_atomic(Path(path), render_html(rig), what="HTML report")
+    return write_atomic(Path(path), render_html(rig), what="report")
