@@ -64,6 +64,8 @@ WRITERS = [
     ("advise", "--simulate", "4x4090-pcie", "--model", "gpt2", "--json", "{out}"),
     ("advise", "--simulate", "4x4090-pcie", "--model", "gpt2", "-o", "{out}"),
     ("bench", "--json", "{out}"),
+    ("plan", "--model", "gpt2", "--json", "{out}"),
+    ("plan", "--model", "gpt2", "--html", "{out}"),
 ]
 
 
@@ -115,6 +117,8 @@ def _cases(w: dict[str, Path]):
         (("advise", "--from", w["scan"], "--model", "gpt2", "--json", w["scan"]), "--from"),
         (("advise", "--from", w["scan"], "--model", "gpt2", "-o", hard), "--from"),
         (("bench", "--from", w["scan"], "--json", w["scan"]), "--from"),
+        (("plan", "--calibrate-from", w["scan"], "--model", "gpt2", "--json", hard), "--calibrate-from"),
+        (("plan", "--model", "gpt2", "--json", d / "same", "--html", d / "same"), "names the same file"),
     ]
 
 

@@ -26,8 +26,11 @@ SLOTS = {  # how each command takes a file; {f} is the bad input
     "advise --hf-config": ("advise", "--simulate", "h100-pcie", "--hf-config", "{f}"),
     "rules --policy": ("rules", "--policy", "{f}"),
     "bench --from": ("bench", "--from", "{f}"),
+    "plan BUILD": ("plan", "{f}", "--model", "gpt2"),
+    "plan --prices": ("plan", "--prices", "{f}", "--model", "gpt2"),
+    "plan --calibrate-from": ("plan", "--calibrate-from", "{f}", "--model", "gpt2"),
 }
-TOML_SLOTS = {"scan --simulate", "scan --policy", "check --policy", "rules --policy"}
+TOML_SLOTS = {"scan --simulate", "scan --policy", "check --policy", "rules --policy", "plan BUILD", "plan --prices"}
 
 
 def _bad_inputs(scan: str) -> dict[str, bytes | None]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,16 +142,9 @@ def load_prices(path: str | None = None) -> Prices:
     base = _shipped_prices()
     if not path:
         return base
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"{path}: cannot read the prices file ({e.strerror or e})") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a UTF-8 text file (expected TOML prices)") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: not valid TOML ({e})") from None
+    from gpuadvisor.inputs import CONFIG_LIMIT, loads_toml, read_text
+
+    text = read_text(Path(path), "a TOML prices file", CONFIG_LIMIT)
+    data = loads_toml(text, str(path), "a TOML prices file")
     user = _prices_from(data, path)
     return Prices(**{k: {**getattr(base, k), **getattr(user, k)} for k in ("gpu", "cpu", "system", "cloud")})

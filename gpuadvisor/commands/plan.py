@@ -57,10 +57,14 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
       gpuadvisor plan --from-nvidia-smi seller/ 4x4090-tr-pro --model llama-3-8b --task full --tokens 1e9
     """
     from gpuadvisor.catalog.platforms import load_prices
+    from gpuadvisor.output import plan_outputs
     from gpuadvisor.plan import builtin_builds, load_build, run_plan
     from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS
     from gpuadvisor.plan.evaluate import Need
 
+    plan_outputs({"--json": json_path, "--html": html_path},
+                 {"BUILD": [b for b in builds if not b.startswith("preset:")], "--prices": prices,
+                  "--from-nvidia-smi": list(nvidia_smi_dirs), "--calibrate-from": calibrate_from, "--model": model})
     for name, v in (("--tokens", tokens), ("--days", days), ("--budget", budget_usd), ("--months", months)):
         _positive(name, v)
     _positive("--kwh-price", kwh_usd, allow_zero=True)

@@ -75,21 +75,13 @@ def _bad(origin: str, text: str, key: str, msg: str) -> InputError:
 
 
 def read_toml(path: str) -> tuple[dict[str, Any], str]:
+    from gpuadvisor.inputs import loads_toml, read_text
+
     p = Path(path)
-    try:
-        if not p.is_file():
-            raise InputError(f"{path}: no such build file (give a .toml build, preset:NAME, or a built-in build: {', '.join(builtin_names())})")
-        if p.stat().st_size > MAX_FILE_BYTES:
-            raise InputError(f"{path}: {p.stat().st_size} bytes is too large for a build file (limit {MAX_FILE_BYTES})")
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a UTF-8 text file (expected a TOML build)") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
-    try:
-        return tomllib.loads(text), text
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: not valid TOML ({e})") from None
+    if not p.exists():
+        raise InputError(f"{path}: no such build file (give a .toml build, preset:NAME, or a built-in build: {', '.join(builtin_names())})")
+    text = read_text(p, "a TOML build file", MAX_FILE_BYTES)
+    return loads_toml(text, str(path), "a TOML build file"), text
 
 
 def builtin_names() -> list[str]:
