@@ -149,7 +149,12 @@ def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = No
     if reason is not None:
         for f in ("driver_version", "cuda_driver_version", "nvml_version"):
             rig.software.missing(f, reason)
-        rig.problems.insert(0, f"no NVIDIA GPU or driver found ({reason}); {NO_GPU_HINT}")
+        from gpuadvisor.rules.summary import no_gpu_hint
+
+        # A container without the NVIDIA runtime looks like a machine without a driver: tell them apart.
+        container = next((m for m in ("/.dockerenv", "/run/.containerenv") if (Path(sysfs_root) / m.lstrip("/")).exists()), None)
+        hint = no_gpu_hint(reason, rig.software.env, container)
+        rig.problems.insert(0, f"no NVIDIA GPU or driver found ({reason}): {hint}; or {NO_GPU_HINT}")
     return rig
 
 

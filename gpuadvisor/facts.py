@@ -314,6 +314,9 @@ class Rig:
     measurements: list[Measurement] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     advice: dict[str, Any] | None = None  # the advisor's output (gpuadvisor.advisor), as its to_dict
+    # Derived when the rules ran (rules.summary.rig_verdict): state no-gpus|failing|warnings|healthy, headline,
+    # counts, the worst findings in one line each, why (no-gpus). Views recompute it; JSON readers get it here.
+    verdict: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)  # what went wrong while collecting, in order
     provenance: dict[str, str] = field(default_factory=dict)  # section -> read | measured | predicted | imported | simulated
     origins: dict[str, str] = field(default_factory=dict)  # imported: fact path ("gpus[0].pcie.current_width") -> "FILE:LINE (command)"

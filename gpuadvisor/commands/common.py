@@ -50,3 +50,10 @@ def use_color(stream: Any = None) -> bool:
 def write_json(rig: Rig, path: str) -> None:
     """Save the scan atomically (gpuadvisor.output.write_atomic); a failure is one line, the old file kept."""
     rig.save(path)
+
+
+def verbose() -> bool:
+    """The global -v/--verbose flag (gpuadvisor -v COMMAND): more detail in the text output."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return bool(obj.get("verbose")) if isinstance(obj, dict) else False

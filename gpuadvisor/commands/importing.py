@@ -15,7 +15,9 @@ import click
               "(--json scan.json writes scan-1.json, scan-2.json, ...; '-' and --format json print a JSON list).")
 @click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
               "input paths) with stable pseudonyms in everything written or printed.")
-def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool, split: bool, redact: bool) -> None:
+@click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
+def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool, split: bool, redact: bool,
+            no_rules: bool) -> None:
     """Turn nvidia-smi / lspci / nccl-tests output into a scan.
 
     For machines you cannot install gpuadvisor on: ask for these outputs (any subset, in one file or many, in
@@ -51,10 +53,14 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
     if not files:
         raise InputError("no files given: gpuadvisor import FILE|DIR... (see gpuadvisor import --help)")
     if split:
-        _import_split([Path(f) for f in files], json_path, fmt, show_origins, redact=redact)
+        _import_split([Path(f) for f in files], json_path, fmt, show_origins, redact=redact, rules=not no_rules)
         return
     plan_outputs({"--json": json_path}, {"FILE": list(files)})
     rig = import_files([Path(f) for f in files])
+    if not no_rules:  # the findings, as scan gives them: saved with the scan, shown below the facts
+        from gpuadvisor.rules import evaluate
+
+        evaluate(rig)
     if redact:
         from gpuadvisor.redact import redact as redact_rig
 
@@ -67,13 +73,16 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
     if fmt == "json":
         click.echo(rig.to_json(), nl=False)
     else:
-        from gpuadvisor.render.terminal import render_scan
+        from gpuadvisor.commands.common import verbose
+        from gpuadvisor.render.terminal import render_rest, render_scan
 
-        click.echo(render_scan(rig, color=use_color()), nl=False)
+        color = use_color()
+        click.echo(render_scan(rig, color=color, verbose=verbose()), nl=False)
         if show_origins:
             click.echo("\nWhere each fact came from")
             for key, origin in rig.origins.items():
                 click.echo(f"  {key}: {origin}")
+        click.echo(render_rest(rig, color=color, findings=not no_rules), nl=False)
     if json_path:
         click.echo(f"scan saved to {json_path} ({len(rig.gpus)} GPUs, {len(rig.measurements)} measurements)", err=True)
 
@@ -84,13 +93,19 @@ def split_path(json_path: str, n: int) -> str:
     return str(p.with_name(f"{p.stem}-{n}{p.suffix}")) if p.suffix else f"{json_path}-{n}"
 
 
-def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origins: bool, *, redact: bool = False) -> None:
+def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origins: bool, *, redact: bool = False,
+                  rules: bool = True) -> None:
     import json
 
     from gpuadvisor.commands.common import use_color, write_json
     from gpuadvisor.importers import import_machines
 
     rigs = import_machines(paths)
+    if rules:
+        from gpuadvisor.rules import evaluate
+
+        for r in rigs:
+            evaluate(r)
     if redact:
         from gpuadvisor.redact import redact as redact_rig
 

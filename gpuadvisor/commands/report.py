@@ -80,7 +80,9 @@ def report(scan_file: str | None, simulate_: str | None, html_path: str | None, 
 
         sys.stdout.write(render_html(rig))
     elif fmt == "text":
-        from gpuadvisor.commands.common import use_color
-        from gpuadvisor.render.terminal import render_scan
+        from gpuadvisor.commands.common import use_color, verbose
+        from gpuadvisor.render.terminal import render_rest, render_scan
 
-        click.echo(render_scan(rig, color=use_color()), nl=False)
+        color = use_color()
+        click.echo(render_scan(rig, color=color, verbose=verbose()), nl=False)
+        click.echo(render_rest(rig, color=color), nl=False)

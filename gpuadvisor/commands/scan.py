@@ -6,7 +6,7 @@ from typing import Any
 import click
 
 from gpuadvisor.advisor.options import workload_kwargs, workload_options
-from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, write_json
+from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, verbose, write_json
 from gpuadvisor.errors import InputError
 from gpuadvisor.numbers import Count, Finite
 
@@ -75,6 +75,12 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
         rig = import_dir(Path(nvidia_smi_dir))
     else:
         rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
+    if bench and rig.source.kind == "live" and not rig.gpus and backend != "gloo":
+        # Nothing to measure on GPUs: say so now rather than after a CPU run, and still write what the scan has.
+        rig.problems.append("--bench skipped: no GPU to benchmark (--bench --backend gloo measures CPU collectives)")
+        click.echo("gpuadvisor: no GPU found: nothing to benchmark on GPUs, --bench skipped "
+                   "(--bench --backend gloo measures CPU collectives)", err=True)
+        bench = False
     if bench:
         if rig.source.kind != "live":
             raise InputError(f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or drop --from/--simulate")
@@ -110,6 +116,11 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
 
         evaluate(rig, policy)
     advice = None
+    if workload is not None and not rig.gpus:
+        rig.problems.append("--model: no GPU in this scan, so no strategy (gpuadvisor advise --simulate PRESET --model ... plans one)")
+        click.echo("gpuadvisor: no GPU found: no strategy to advise for --model (try gpuadvisor advise --simulate dgx-h100 "
+                   "--model ...)", err=True)
+        workload = None
     if workload is not None:
         from gpuadvisor.advisor import advise
 
@@ -127,23 +138,11 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
     if fmt == "json":
         click.echo(rig.to_json(), nl=False)
         return
+    from gpuadvisor.render.terminal import render_rest
+
     color = use_color()
-    click.echo(render_scan(rig, color=color), nl=False)
-    if rig.measurements:
-        from gpuadvisor.bench import render_measurements
-
-        click.echo("\nMeasured bandwidth\n------------------")
-        click.echo(render_measurements(rig.measurements), nl=False)
-    if not no_rules:
-        from gpuadvisor.render.findings import render_findings
-
-        click.echo("\nFindings\n--------")
-        click.echo(render_findings(rig.findings, color=color), nl=False)
-    if advice is not None:
-        from gpuadvisor.advisor import render_advice
-
-        click.echo("\nStrategy\n--------")
-        click.echo(render_advice(advice), nl=False)
+    click.echo(render_scan(rig, color=color, verbose=verbose()), nl=False)
+    click.echo(render_rest(rig, color=color, findings=not no_rules), nl=False)
     for path, what in ((json_path, "scan"), (html_path, "HTML report")):
         if path:
             click.echo(f"{what} written to {path}", err=True)

@@ -12,8 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from gpuadvisor.facts import Finding
-from gpuadvisor.rules.summary import sort_findings, verdict
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.render.width import term_width
+from gpuadvisor.rules.summary import one_line, rig_verdict, sort_findings, verdict, worst
 
 __all__ = ["render_findings", "verdict"]
 
@@ -38,9 +39,9 @@ def _dim(text: str, color: bool) -> str:
     return f"\033[2m{text}\033[0m" if color else text
 
 
-def _wrap(label: str, text: str) -> list[str]:
+def _wrap(label: str, text: str, width: int = WIDTH) -> list[str]:
     return textwrap.wrap(
-        f"{label}{text}", width=WIDTH, initial_indent=INDENT, subsequent_indent=INDENT + " " * len(label),
+        f"{label}{text}", width=width, initial_indent=INDENT, subsequent_indent=INDENT + " " * len(label),
         break_on_hyphens=False, break_long_words=False,
     ) or [INDENT + label]
 
@@ -55,22 +56,27 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _one(f: Finding, color: bool) -> list[str]:
+def _one(f: Finding, color: bool, width: int = WIDTH) -> list[str]:
     head = f"{LABEL.get(f.severity, f.severity.upper()):<6} {f.code} {f.name}"
     if f.subject:
         head += f"  {f.subject}"
-    lines = [_paint(head, f.severity, color)]
-    lines += _wrap("", f.message)
+    heads = [head] if len(head) <= width else textwrap.wrap(head, width, subsequent_indent=INDENT)
+    lines = [_paint(ln, f.severity, color) for ln in heads]
+    lines += _wrap("", f.message, width)
     if f.expected is not None and f.severity in ("fail", "warn", "info"):
         exp = _fmt(f.expected) + (f" ({f.expected_source})" if f.expected_source else "")
-        lines += [_dim(ln, color) for ln in _wrap("expected: ", exp)]
+        lines += [_dim(ln, color) for ln in _wrap("expected: ", exp, width)]
     if f.fix:
-        lines += _wrap("fix: ", f.fix)
+        lines += _wrap("fix: ", f.fix, width)
     return lines
 
 
-def render_findings(findings: Iterable[Finding], *, color: bool | None = None) -> str:
-    """The findings, worst first, then the not-checked ones grouped by reason, then the verdict line."""
+def render_findings(findings: Iterable[Finding], *, color: bool | None = None, rig: Rig | None = None,
+                    width: int | None = None) -> str:
+    """The findings, worst first, then the not-checked ones grouped by reason, then the verdict line and the
+    worst findings it rests on, one line each. With ``rig``: a rig without GPUs gets "no GPUs found" and what to
+    do instead (the rules had nothing to judge). Every line fits ``width`` (default: the terminal's)."""
+    width = width or term_width()
     if color is None:
         color = auto_color()
     ordered = sort_findings(findings)
@@ -78,7 +84,7 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None) -
     skipped = [f for f in ordered if f.severity == "not-checked"]
     out: list[str] = []
     for f in shown:
-        out += _one(f, color)
+        out += _one(f, color, min(width, WIDTH))
     if skipped:
         if out:
             out.append("")
@@ -90,7 +96,15 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None) -
             codes = ", ".join(dict.fromkeys(f.code for f in fs))
             gpus = sorted({g for f in fs for g in f.gpus})
             where = f" on GPU {', '.join(str(g) for g in gpus)}" if gpus else ""
-            out += [_dim(ln, color) for ln in _wrap("", f"{codes}{where}: {reason}")]
+            out += [_dim(ln, color) for ln in _wrap("", f"{codes}{where}: {reason}", min(width, WIDTH))]
+    if rig is not None and not rig.gpus:
+        v = rig_verdict(rig)
+        if out:
+            out.append("")
+        out.append(_paint(f"Verdict: NO GPUS FOUND ({v.why})", "fail", color))
+        if v.todo:
+            out += _wrap_to(f"what to do: {v.todo}", width, "  ")
+        return "\n".join(out) + "\n"
     word, c = verdict(ordered)
     parts = [f"{c[s]} {name}" for s, name in (("fail", "fail"), ("error", "error"), ("warn", "warn"), ("info", "info"), ("not-checked", "not checked")) if c[s]]
     if word == "healthy" and c["not-checked"]:
@@ -100,4 +114,14 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None) -
     if out:
         out.append("")
     out.append(_paint(summary, sev, color) if sev else summary)
+    top, more = worst(ordered)
+    for f in top:
+        out += _wrap_to(f"{LABEL.get(f.severity, f.severity.upper())} {one_line(f)}", width, "  ")
+    if more:
+        out.append(f"  ... and {more} more above")
     return "\n".join(out) + "\n"
+
+
+def _wrap_to(text: str, width: int, indent: str) -> list[str]:
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent + "     ",
+                         break_on_hyphens=False) or []

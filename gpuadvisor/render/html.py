@@ -201,7 +201,18 @@ def verdict(rig: Rig) -> dict[str, Any]:
                            ("warn", "warning", "warnings"), ("info", "note", "notes"), ("not-checked", "not checked", "not checked")):
         if counts.get(sev):
             parts.append(f"{counts[sev]} {one if counts[sev] == 1 else many}")
-    if state == "unchecked":
+    worst: list[str] = []
+    more = 0
+    todo = None
+    if summary is not None and hasattr(summary, "rig_verdict") and (checked or not rig.gpus):
+        rv = summary.rig_verdict(rig)
+        worst, more = rv.worst, rv.more
+        if rv.state == summary.NO_GPUS:
+            state, todo = rv.state, rv.todo
+            headline = rv.headline
+    if state == "no-gpus":
+        text = f"This scan lists no GPU ({rv.why}): nothing for the GPU rules to judge."
+    elif state == "unchecked":
         text = ("This scan carries no rule results. To get findings, run the rules on it: "
                 "gpuadvisor report SCAN.json --rules --html OUT.html")
     elif state == "healthy":
@@ -209,7 +220,7 @@ def verdict(rig: Rig) -> dict[str, Any]:
     else:
         text = ", ".join(parts)
     return {"state": state, "headline": headline, "summary": text, "counts": counts,
-            "gpus": len(rig.gpus), "findings": len(rig.findings)}
+            "gpus": len(rig.gpus), "findings": len(rig.findings), "worst": worst, "more": more, "todo": todo}
 
 
 def sorted_findings(findings: list[Finding]) -> list[Finding]:

@@ -202,6 +202,7 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
         "advisor": True,
         "task": task,
         "fits": a.get("fits"),
+        "below_target": below_target(a),
         "pick_name": a.get("pick"),
         "reason": a.get("reason"),
         "key": key,
@@ -231,3 +232,22 @@ def _global_batch(w: dict[str, Any], a: dict[str, Any]) -> str:
 
 def is_advisor_dict(a: Any) -> bool:
     return isinstance(a, dict) and a.get("kind") == ADVICE_KIND
+
+
+def below_target(a: dict[str, Any]) -> str | None:
+    """Why the pick is below the advisor's own scaling-efficiency target for this many GPUs (the box is then not
+    green), or None. The target is the advisor's (``target_efficiency`` in the dict, else advisor.constants)."""
+    pd = a.get("pick_detail") or {}
+    r = a.get("rig") or {}
+    eff = pd.get("scaling_efficiency")
+    gpus = (r.get("gpus_per_node") or 0) * (r.get("nodes") or 1)
+    if a.get("task", "train") != "train" or not isinstance(eff, int | float) or gpus < 2:
+        return None
+    target = a.get("target_efficiency")
+    if not isinstance(target, int | float):
+        from gpuadvisor.advisor.constants import target_efficiency
+
+        target = target_efficiency(gpus)
+    if eff >= target:
+        return None
+    return f"{eff:.0%} scaling efficiency, below the {target:.0%} practitioners aim for on {gpus} GPUs"

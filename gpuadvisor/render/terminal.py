@@ -13,6 +13,7 @@ from tabulate import tabulate
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
+from gpuadvisor.render.width import fit_lines, fit_table, plain_table, term_width  # noqa: F401  (plain_table: re-exported)
 
 DASH = "-"
 LEGEND = [
@@ -27,8 +28,10 @@ LEGEND = [
 
 
 class Style:
-    def __init__(self, color: bool) -> None:
+    def __init__(self, color: bool, width: int = 80, verbose: bool = False) -> None:
         self.color = color
+        self.width = width
+        self.verbose = verbose  # every hop of every PCIe path, not only the ones that differ
 
     def _wrap(self, code: str, text: str) -> str:
         return f"\033[{code}m{text}\033[0m" if self.color else text
@@ -139,10 +142,15 @@ def render_gpus(rig: Rig, st: Style) -> list[str]:
             _v(g.performance_state, "P{}"), _v(g.persistence_mode), _v(g.mig_mode), _v(g.numa_node), _v(g.cpu_affinity),
             ",".join(g.clocks_event_reasons) if g.clocks_event_reasons else (DASH if g.clocks_event_reasons is None else "none"),
         ])
-    table = tabulate(rows, headers=["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "perf", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"], tablefmt="simple", disable_numparse=True)
-    lines += ["  " + ln for ln in table.splitlines()]
+    headers = ["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "perf", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"]
+    # A column no GPU has a value for says nothing: leave it out (the "Not available" section says why).
+    keep = [i for i in range(len(headers)) if i < 2 or any(r[i] not in (DASH, f"{DASH}/{DASH} W") for r in rows)]
+    lines += fit_table([[r[i] for i in keep] for r in rows], [headers[i] for i in keep], st.width)
     lines.append("")
-    lines += [f"  GPU {g.index} health: {_health(g)}" for g in rig.gpus]
+    health: dict[str, list[int]] = {}
+    for g in rig.gpus:
+        health.setdefault(_health(g), []).append(g.index)
+    lines += [f"  {gpu_label(idx)} health: {text}" for text, idx in health.items()]
     return lines
 
 
@@ -150,33 +158,105 @@ def _link(gen: int | None, width: int | None) -> str:
     return f"Gen{_v(gen)} x{_v(width)}"
 
 
+def _hop_marks(p: Any, k: int, st: Style) -> tuple[str, bool]:
+    """The marks of hop ``k`` of a PCIe path (downgraded width, gen below max, AER errors), and whether any is
+    a problem a reader must see (a downgraded width or AER errors)."""
+    hop = p.path[k]
+    w_down, g_down = hop_is_downgraded(link_at(p.path, k))  # against the lower of the link's two ends
+    mark = ""
+    if w_down:
+        mark = "  " + st.bad("width downgraded")
+    elif g_down:
+        mark = "  " + st.warn("gen below max (idle power saving, or a fault under load)")
+    errors = ""
+    if hop.aer_correctable or hop.aer_nonfatal or hop.aer_fatal:
+        errors = "  " + st.warn(f"AER errors corr/nonfatal/fatal {_v(hop.aer_correctable)}/{_v(hop.aer_nonfatal)}/{_v(hop.aer_fatal)}")
+    return mark + errors, bool(w_down or errors)
+
+
+def _hop_line(p: Any, k: int, st: Style) -> str:
+    hop = p.path[k]
+    marks, _ = _hop_marks(p, k, st)
+    return f"      {hop.bdf}  {hop.port_type:<15} {_link(hop.current_gen, hop.current_width)} / {_link(hop.max_gen, hop.max_width)}{marks}"
+
+
+def _gpu_pcie_head(g: Gpu, st: Style, *, bus_id: bool = True) -> str:
+    p = g.pcie
+    bw = pcie_gbps(p.current_gen, p.current_width)
+    head = (f" {_v(g.bus_id)}" if bus_id else "") + f": {_link(p.current_gen, p.current_width)} / {_link(p.max_gen, p.max_width)}"
+    head += f" ({bw:.1f} GB/s per direction now)" if bw else ""
+    head += f", replays {_v(p.replay_counter)}"
+    own = gpu_link(g)  # the lower of the card's and the slot's maximum: an x16 card in an x8 slot is not downgraded
+    if own.current_width is not None and own.max_width is not None and own.current_width < own.max_width:
+        head += "  " + st.bad(f"WIDTH DOWNGRADED x{own.current_width} < x{own.max_width}")
+    elif p.max_width is not None and own.max_width is not None and own.max_width < p.max_width:
+        head += "  " + st.warn(f"slot allows x{own.max_width} of the card's x{p.max_width}")
+    return head
+
+
+def gpu_label(indices: list[int]) -> str:
+    """"GPU 3", "GPUs 0–15" (a run), "GPUs 0, 1, 3"."""
+    if len(indices) == 1:
+        return f"GPU {indices[0]}"
+    if len(indices) > 2 and indices == list(range(indices[0], indices[-1] + 1)):
+        return f"GPUs {indices[0]}–{indices[-1]}"
+    return "GPUs " + ", ".join(map(str, indices))
+
+
+def _path_summary(p: Any) -> str:
+    """The path in a few words when no hop needs a look: how many hops, and whether each runs at its maximum."""
+    n = len(p.path)
+    if not n:
+        return ""
+    links = {(h.current_gen, h.current_width, h.max_gen, h.max_width) for h in p.path}
+    at_max = all(not any(hop_is_downgraded(link_at(p.path, k))) for k in range(n))
+    if len(links) == 1:
+        (cg, cw, mg, mw), = links
+        if (cg, cw, mg, mw) == (p.current_gen, p.current_width, p.max_gen, p.max_width):
+            return "the same on both hops to the CPU" if n == 2 else f"the same on all {n} hops to the CPU"
+        same = f"{_link(cg, cw)}" if (cg, cw) == (mg, mw) else f"{_link(cg, cw)} / {_link(mg, mw)}"
+        return f"{same} on {'both' if n == 2 else f'all {n}'} hops to the CPU"
+    return f"{n} hops to the CPU, " + ("each at its maximum" if at_max else "some below their maximum (gpuadvisor -v scan lists them)")
+
+
+def _pcie_signature(g: Gpu, st: Style) -> tuple[Any, ...]:
+    p = g.pcie
+    hops = tuple((h.port_type, h.current_gen, h.current_width, h.max_gen, h.max_width, _hop_marks(p, k, st)[0]) for k, h in enumerate(p.path))
+    return (_gpu_pcie_head(g, st, bus_id=False), hops, p.unavailable.get("path"))
+
+
 def render_pcie(rig: Rig, st: Style) -> list[str]:
+    """Per GPU, its link and every hop to the CPU. By default GPUs whose links are all alike share one line
+    ("GPUs 0–15: Gen3 x16 / Gen3 x16 ..., Gen3 x16 on every hop"), and only the hops with a downgraded width or
+    AER errors are listed; ``st.verbose`` lists every hop of every GPU."""
     lines = [_section(st, "PCIe (current / max, every hop to the CPU)")]
+    if st.verbose:
+        for g in rig.gpus:
+            lines.append(f"  GPU {g.index}" + _gpu_pcie_head(g, st))
+            lines += [_hop_line(g.pcie, k, st) for k in range(len(g.pcie.path))]
+            if not g.pcie.path and "path" in g.pcie.unavailable:
+                lines.append(f"      path: {g.pcie.unavailable['path']}")
+        return lines
+    groups: dict[tuple[Any, ...], list[Gpu]] = {}
     for g in rig.gpus:
+        groups.setdefault(_pcie_signature(g, st), []).append(g)
+    for gs in groups.values():
+        g = gs[0]
         p = g.pcie
-        bw = pcie_gbps(p.current_gen, p.current_width)
-        head = f"  GPU {g.index} {_v(g.bus_id)}: {_link(p.current_gen, p.current_width)} / {_link(p.max_gen, p.max_width)}"
-        head += f"  ({bw:.1f} GB/s per direction now)" if bw else ""
-        head += f", replays {_v(p.replay_counter)}"
-        own = gpu_link(g)  # the lower of the card's and the slot's maximum: an x16 card in an x8 slot is not downgraded
-        if own.current_width is not None and own.max_width is not None and own.current_width < own.max_width:
-            head += "  " + st.bad(f"WIDTH DOWNGRADED x{own.current_width} < x{own.max_width}")
-        elif p.max_width is not None and own.max_width is not None and own.max_width < p.max_width:
-            head += "  " + st.warn(f"slot allows x{own.max_width} of the card's x{p.max_width}")
-        lines.append(head)
-        for k, hop in enumerate(p.path):
-            w_down, g_down = hop_is_downgraded(link_at(p.path, k))  # against the lower of the link's two ends
-            mark = ""
-            if w_down:
-                mark = "  " + st.bad("width downgraded")
-            elif g_down:
-                mark = "  " + st.warn("gen below max (idle power saving, or a fault under load)")
-            errors = ""
-            if hop.aer_correctable or hop.aer_nonfatal or hop.aer_fatal:
-                errors = "  " + st.warn(f"AER errors corr/nonfatal/fatal {_v(hop.aer_correctable)}/{_v(hop.aer_nonfatal)}/{_v(hop.aer_fatal)}")
-            lines.append(f"      {hop.bdf}  {hop.port_type:<15} {_link(hop.current_gen, hop.current_width)} / {_link(hop.max_gen, hop.max_width)}{mark}{errors}")
-        if not p.path and "path" in p.unavailable:
-            lines.append(f"      path: {p.unavailable['path']}")
+        problems = [k for k in range(len(p.path)) if _hop_marks(p, k, st)[1]]
+        for member in (gs if problems else [g]):
+            label = gpu_label([member.index]) + _gpu_pcie_head(member, st) if problems or len(gs) == 1 else \
+                gpu_label([x.index for x in gs]) + _gpu_pcie_head(g, st, bus_id=False)
+            summary = _path_summary(member.pcie)
+            if problems:
+                lines.append("  " + label)
+                lines += [_hop_line(member.pcie, k, st) for k in problems]
+            else:
+                lines.append("  " + label + (f"; {summary}" if summary else ""))
+            if not member.pcie.path and "path" in member.pcie.unavailable:
+                lines.append(f"      path: {member.pcie.unavailable['path']}")
+    if any(len(g.pcie.path) > 1 for g in rig.gpus):
+        lines.append(st.dim("  (gpuadvisor -v scan lists every hop; the JSON and the HTML report hold them)"))
     return lines
 
 
@@ -223,6 +303,11 @@ def render_nvlink(rig: Rig, st: Style) -> list[str]:
 
 
 def matrix_table(rig: Rig) -> str:
+    rows, headers = matrix_rows(rig)
+    return tabulate(rows, headers=headers, tablefmt="plain", stralign="left", disable_numparse=True)
+
+
+def matrix_rows(rig: Rig) -> tuple[list[list[str]], list[str]]:
     t = rig.topology
     names = [f"GPU{g.index}" for g in rig.gpus]
     nics = [f"NIC{k}" for k in range(len(t.nics))]
@@ -242,18 +327,7 @@ def matrix_table(rig: Rig) -> str:
         row = [nics[k]] + [cells(t.nic_matrix, i, len(t.nics))[k] for i in range(n)]
         row += ["X" if k == m else _nic_pair(rig, k, m) for m in range(len(t.nics))] + ["", ""]
         rows.append(row)
-    return plain_table(rows, [""] + names + nics + ["CPU Affinity", "NUMA Affinity"])
-
-
-def plain_table(rows: list[list[str]], headers: list[str]) -> str:
-    """tabulate(tablefmt="plain", stralign="left", disable_numparse=True) for plain ASCII text cells, in time linear
-    in the cells: a 256-GPU matrix has 65,536 of them, and tabulate's per-cell type sniffing took most of a second."""
-    table = [headers, *rows]
-    ncol = max(len(r) for r in table)
-    table = [list(r) + [""] * (ncol - len(r)) for r in table]
-    rows = table[1:]
-    widths = [max(max(len(r[c]) for r in rows) if rows else 0, len(table[0][c]) + 2) for c in range(ncol)]  # tabulate: headers + 2
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table)
+    return rows, [""] + names + nics + ["CPU Affinity", "NUMA Affinity"]
 
 
 def _nic_pair(rig: Rig, a: int, b: int) -> str:
@@ -270,7 +344,8 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
     if not t.matrix:
         lines.append(f"  not available: {t.unavailable.get('matrix', 'no topology in this scan')}")
         return lines
-    lines += ["  " + ln for ln in matrix_table(rig).splitlines()]
+    rows, headers = matrix_rows(rig)
+    lines += fit_table(rows, headers, st.width, tablefmt="plain")
     if t.nics:
         lines.append("")
         lines.append("  NIC legend: " + ", ".join(f"NIC{k}: {n}" for k, n in enumerate(t.nics)))
@@ -280,8 +355,7 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
         lines.append("")
         lines.append("  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, NS not supported, DIS disabled, U unknown")
         rows = [[f"GPU{g.index}"] + list(t.p2p_read[i]) for i, g in enumerate(rig.gpus)]
-        table = plain_table(rows, [""] + [f"GPU{g.index}" for g in rig.gpus])
-        lines += ["  " + ln for ln in table.splitlines()]
+        lines += fit_table(rows, [""] + [f"GPU{g.index}" for g in rig.gpus], st.width, tablefmt="plain")
     return lines
 
 
@@ -315,8 +389,10 @@ def _compress_owners(owners: list[str]) -> str:
     return ", ".join(owners)
 
 
-def render_scan(rig: Rig, *, color: bool = False) -> str:
-    st = Style(color)
+def render_scan(rig: Rig, *, color: bool = False, verbose: bool = False, width: int | None = None) -> str:
+    """The scan as text, every line at most ``width`` columns (default: the terminal's, see render.width).
+    ``verbose``: every hop of every GPU's PCIe path (by default GPUs with the same links share one line)."""
+    st = Style(color, width or term_width(), verbose)
     lines = [st.head("gpuadvisor scan") + " — " + source_line(rig)]
     for p in rig.problems:
         lines.append(st.warn("! " + p))
@@ -331,4 +407,31 @@ def render_scan(rig: Rig, *, color: bool = False) -> str:
     if missing:
         lines.append(_section(st, "Not available (null in the JSON, with these reasons)"))
         lines += missing
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit_lines("\n".join(lines).split("\n"), st.width)) + "\n"
+
+
+def render_rest(rig: Rig, *, color: bool = False, width: int | None = None, findings: bool = True) -> str:
+    """What follows the scan in every text view of it (scan, report, import): the measured bandwidth, the
+    findings and the verdict, the strategy; each section only when the scan holds it. ``findings`` False: the
+    rules were not asked for (scan --no-rules)."""
+    width = width or term_width()
+    out: list[str] = []
+    if rig.measurements:
+        from gpuadvisor.bench.render import render_measurements
+
+        out += ["", "Measured bandwidth", "------------------", render_measurements(rig.measurements).rstrip("\n")]
+    if findings:
+        from gpuadvisor.render.findings import render_findings
+
+        out += ["", "Findings", "--------"]
+        if rig.findings or rig.verdict is not None or not rig.gpus:
+            out.append(render_findings(rig.findings, color=color, rig=rig, width=width).rstrip("\n"))
+        else:
+            out.append("Verdict: not checked (this scan carries no rule results; add --rules to run them)")
+    if rig.advice:
+        from gpuadvisor.advisor import render_advice
+
+        out += ["", "Strategy", "--------", render_advice(rig.advice).rstrip("\n")]
+    if not out:
+        return ""
+    return "\n".join(fit_lines("\n".join(out).split("\n"), width)) + "\n"

@@ -10,7 +10,7 @@ from typing import Any
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.rules.policy import Policy, load_policy
 from gpuadvisor.rules.registry import REGISTRY, Registry, Rule
-from gpuadvisor.rules.summary import sort_findings
+from gpuadvisor.rules.summary import rig_verdict, sort_findings
 
 UNKNOWN_REASON = "not recorded in this scan"
 
@@ -134,4 +134,5 @@ def evaluate(rig: Rig, policy: Policy | str | Path | None = None, *, registry: R
             findings.append(f)
     findings = sort_findings(findings)
     rig.findings = findings
+    rig.verdict = rig_verdict(rig).to_dict()
     return findings

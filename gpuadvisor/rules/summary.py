@@ -1,7 +1,10 @@
-"""Ordering and counting findings: shared by the terminal renderer, the HTML report and the check command."""
+"""Ordering and counting findings, and the verdict of a scan: shared by the terminal renderer, the HTML report
+and the check command."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from gpuadvisor.facts import Finding
 
@@ -40,3 +43,113 @@ def verdict(findings: Iterable[Finding]) -> tuple[str, dict[str, int]]:
     if c["warn"] or c["error"]:
         return "warnings", c
     return "healthy", c
+
+
+# -- the verdict of a whole scan ------------------------------------------------------------------------------
+
+NO_GPUS = "no-gpus"
+WORST_SHOWN = 3  # the verdict names this many of the worst findings, then "+N more"
+_NO_GPU_PREFIX = "no NVIDIA GPU or driver found"
+
+
+def one_line(f: Finding) -> str:
+    """A finding in one line: its code and the first clause of its message, without the evidence in brackets.
+
+    "GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16"
+    """
+    msg = " ".join(f.message.split())
+    if msg.endswith(")") and "(" in msg:
+        head, _, tail = msg.rpartition(" (")
+        if head and "=" in tail:  # "(current_link_width=8, max_link_width=16)": the evidence, shown elsewhere
+            msg = head
+    msg = msg.split("; ")[0]
+    if f.severity == "error":
+        msg = f"rule crashed (a gpuadvisor bug): {msg}"
+    return f"{f.code} {msg}".strip()
+
+
+def worst(findings: Iterable[Finding], limit: int = WORST_SHOWN) -> tuple[list[Finding], int]:
+    """The findings that decide the verdict (fail and error; else warn), worst first, at most ``limit``, and how
+    many more of them there are."""
+    ordered = sort_findings(findings)
+    top = [f for f in ordered if f.severity in ("fail", "error")] or [f for f in ordered if f.severity == "warn"]
+    return top[:limit], max(0, len(top) - limit)
+
+
+def no_gpu_hint(reason: str | None, env: dict[str, str], container: str | None) -> str:
+    """What to do when NVML shows no GPU, picked from why NVML failed, the environment and whether this runs in a
+    container (``container``: the marker file found, e.g. "/.dockerenv", or None)."""
+    hints: list[str] = []
+    nvd = env.get("NVIDIA_VISIBLE_DEVICES")
+    if nvd is not None and nvd.strip().lower() in ("", "void", "none"):
+        hints.append(f"NVIDIA_VISIBLE_DEVICES={nvd!r} asks the NVIDIA container runtime for no GPU: set it to 'all' "
+                     "(or run the container with --gpus all)")
+    if reason == "NVML library not found":
+        if container:
+            hints.append(f"this is a container ({container} exists) without the NVIDIA runtime: run it with "
+                         "'docker run --gpus all' (nvidia-container-toolkit on the host; in Kubernetes request nvidia.com/gpu)")
+        else:
+            hints.append("no NVIDIA driver is installed (libnvidia-ml.so is missing): install the NVIDIA driver, then "
+                         "'nvidia-smi' should list the GPUs")
+    elif reason == "no NVIDIA driver loaded":
+        hints.append("the NVIDIA kernel module is not loaded: 'sudo modprobe nvidia' and read 'dmesg | grep -i nvidia' "
+                     "(after a kernel update the driver may need rebuilding)")
+    elif reason and reason.startswith("no permission"):
+        hints.append("no permission to open /dev/nvidia*: run as root or add this user to the group owning /dev/nvidia*")
+    elif reason == "NVML found no GPU":
+        hints.append("the driver is loaded but lists no GPU: check 'nvidia-smi' and 'dmesg' (a GPU that fell off the "
+                     "bus, or a container given no device)")
+    elif reason and reason.startswith("nvidia-ml-py is not installed"):
+        hints.append("install nvidia-ml-py (pip install nvidia-ml-py) so gpuadvisor can read NVML")
+    cvd = env.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None and cvd.strip() in ("", "-1"):
+        hints.append(f"CUDA_VISIBLE_DEVICES={cvd!r} also hides every GPU from CUDA programs: unset it")
+    if not hints:
+        hints.append("check that 'nvidia-smi' lists the GPUs")
+    return "; ".join(hints)
+
+
+def no_gpu_reason(rig: Any) -> tuple[str, str | None]:
+    """Why a scan lists no GPU and what to do, as the scan recorded them (the NVML reason beside the driver
+    version, the hint in its problems), or what its source implies."""
+    reason = rig.software.why("driver_version") if rig.source.kind == "live" else None
+    todo = None
+    for p in rig.problems:
+        if p.startswith(_NO_GPU_PREFIX):
+            todo = p.split(f"({reason}): ", 1)[1] if reason and f"({reason}): " in p else p
+            break
+    if reason is None:
+        reason = {"imported": "the imported outputs list no GPU", "live": "NVML lists no GPU"}.get(rig.source.kind,
+                                                                                                 "the scan lists no GPU")
+    return reason, todo
+
+
+@dataclass
+class Verdict:
+    """The verdict of a scan: what every view of it shows (terminal, report, HTML, JSON)."""
+
+    state: str  # no-gpus | failing | warnings | healthy
+    counts: dict[str, int]
+    worst: list[str] = field(default_factory=list)  # one line per worst finding (one_line)
+    more: int = 0  # further findings at the worst level, not named
+    why: str | None = None  # no-gpus: why (the NVML reason)
+    todo: str | None = None  # no-gpus: what to do
+
+    @property
+    def headline(self) -> str:
+        return {NO_GPUS: "No GPUs found", "failing": "Failing", "warnings": "Warnings", "healthy": "Healthy"}[self.state]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"state": self.state, "headline": self.headline, "counts": self.counts, "worst": self.worst,
+                "more": self.more, "why": self.why, "todo": self.todo}
+
+
+def rig_verdict(rig: Any) -> Verdict:
+    """The scan's verdict: "no-gpus" when it lists no GPU (whatever the rules said: they had nothing to judge),
+    else the findings' verdict, with the worst findings named."""
+    state, c = verdict(rig.findings)
+    if not rig.gpus:
+        why, todo = no_gpu_reason(rig)
+        return Verdict(NO_GPUS, c, why=why, todo=todo)
+    top, more = worst(rig.findings)
+    return Verdict(state, c, [one_line(f) for f in top], more)
