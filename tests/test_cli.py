@@ -22,7 +22,7 @@ def test_simulated_scan_saved_and_read_back_prints_the_same(tmp_path):
     assert a.stdout == b.stdout
     assert "SIMULATED rig — preset dgx-h100" in a.stdout
     assert json.loads(s.read_text())["source"]["kind"] == "simulated"
-    assert "GPU7  NV18    NV18    NV18    NV18    NV18    NV18    NV18    X" in a.stdout
+    assert "  GPU7  NV18  NV18  NV18  NV18  NV18  NV18  NV18  X     SYS" in a.stdout
 
 
 def test_scan_format_json_is_the_saved_json(tmp_path):
@@ -36,7 +36,8 @@ def test_no_gpu_machine_exits_zero_with_host_facts_and_one_line():
     out = run("scan")
     assert out.returncode == 0, out.stderr
     lines = [ln for ln in out.stdout.splitlines() if "no NVIDIA GPU or driver found" in ln]
-    assert len(lines) == 1 and "gpuadvisor scan --simulate dgx-h100" in lines[0]
+    assert len(lines) == 1 and "gpuadvisor scan --simulate dgx-h100" in " ".join(out.stdout.split())
+    assert "Verdict: NO GPUS FOUND (" in out.stdout and "Verdict: healthy" not in out.stdout
     assert "Host" in out.stdout and "CPU:" in out.stdout and "RAM:" in out.stdout
 
 

@@ -164,7 +164,9 @@ def test_render_worst_first_with_evidence_and_fix(preset):
     assert text.index("GA101") < text.index("GA203") < text.index("GA202") < text.index("Not checked")
     assert "fix: reseat the card or move it to an x16 slot" in text
     assert "expected: max_link_width=16" in text
-    assert lines[-1] == "Verdict: failing (1 fail, 2 warn, 1 info, 14 not checked)"
+    # The verdict, then the worst findings it rests on, one line each (the evidence in brackets left out).
+    assert lines[-2:] == ["Verdict: failing (1 fail, 2 warn, 1 info, 14 not checked)",
+                          "  FAIL GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16"]
     assert "\033[" not in text
 
 

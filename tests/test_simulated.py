@@ -212,7 +212,8 @@ class _OldBinding:
 def test_live_without_driver_reports_host_and_the_reason(tmp_path):
     rig = collect_live(nvml_lib=_NoLibrary())
     assert rig.gpus == []
-    assert rig.problems[0].startswith("no NVIDIA GPU or driver found (NVML library not found); try a simulated rig")
+    assert rig.problems[0].startswith("no NVIDIA GPU or driver found (NVML library not found): ")
+    assert rig.problems[0].endswith("; or try a simulated rig: gpuadvisor scan --simulate dgx-h100 (gpuadvisor presets lists them)")
     assert rig.software.unavailable["driver_version"] == facts.NO_LIBRARY
     assert rig.host.cores_logical and rig.host.memory_total_bytes
 
