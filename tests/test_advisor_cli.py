@@ -34,7 +34,11 @@ def test_advise_text_from_a_saved_scan(tmp_path: Path) -> None:
     r = run("--from", str(scan), "--hf-config", str(EXAMPLES / "gpt2.config.json"), "--global-batch", "64")
     assert r.returncode == 0, r.stderr
     assert "strategy" in r.stdout and "Pick:" in r.stdout and "torchrun" in r.stdout
-    assert "Memory per GPU (GiB)" in r.stdout
+    # Short by default: the breakdown and the assumptions come with --explain.
+    assert "Memory per GPU (GiB)" not in r.stdout and "Assumptions:" not in r.stdout and "--explain adds" in r.stdout
+    r = run("--from", str(scan), "--hf-config", str(EXAMPLES / "gpt2.config.json"), "--global-batch", "64", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "Memory per GPU (GiB)" in r.stdout and "Assumptions:" in r.stdout
 
 
 def test_advise_inference_writes_output(tmp_path: Path) -> None:

@@ -246,7 +246,7 @@ def test_advice_round_trips_through_the_scan_json(dgx_h100: Rig) -> None:
 
 def test_text_rendering_shows_every_candidate_and_the_breakdown(dgx_h100: Rig) -> None:
     a = advise(_copy(dgx_h100), Workload.from_options(model="llama-3-8b"))
-    text = render_advice(a)
+    text = render_advice(a, explain=True, width=200)
     for c in a.candidates:
         assert c["name"] in text
     for col in ("comm/step", "compute", "tokens/s", "eff.", "params", "grads", "optimizer", "activations", "gathered", "overhead"):

@@ -32,60 +32,93 @@ def fmt_num(x: Any, missing: str = "?") -> str:
 _gib, _secs, _num = fmt_gib, fmt_secs, fmt_num
 
 
-def render_advice(advice: Any) -> str:
-    """The advice as text: the rig and workload, a table of every candidate, the memory breakdown, the pick
-    with its reason and launch snippet, and the assumptions."""
-    from tabulate import tabulate
+def render_advice(advice: Any, *, explain: bool = False, width: int | None = None) -> str:
+    """The advice as text, every line at most ``width`` columns (default: the terminal's).
 
+    By default short: the rig and workload in two lines, a table of every candidate, the pick with its reason,
+    the launch command and the notes to read before launching. ``explain``: also where each figure comes from,
+    the memory breakdown, what was not considered, the batch and learning-rate note, the whole launch snippet
+    (training-script lines, DeepSpeed and accelerate configs) and every assumption with its source.
+    """
+    from gpuadvisor.render.width import fit_lines, term_width
+
+    width = width or term_width()
     d = advice.to_dict() if hasattr(advice, "to_dict") else advice
     rig, w = d["rig"], d["workload"]
     lines = []
     lines.append(f"Rig: {rig['label']}: {_gib(rig['memory_per_gpu_bytes'])} GiB per GPU, NVLink domain {rig['nvlink_domain']}")
-    if rig.get("busbw_source"):
-        lines.append(f"  all-reduce busbw: {rig['busbw_source']}")
-    if rig.get("inter_node_source"):
-        lines.append(f"  across nodes: {rig['inter_node_source']}")
-    lines.append(f"  peak: {rig['peak_source']}")
+    if explain:
+        if rig.get("busbw_source"):
+            lines.append(f"  all-reduce busbw: {rig['busbw_source']}")
+        if rig.get("inter_node_source"):
+            lines.append(f"  across nodes: {rig['inter_node_source']}")
+        lines.append(f"  peak: {rig['peak_source']}")
+    else:
+        basis = []
+        if isinstance(rig.get("busbw_gbps"), int | float):
+            basis.append(f"all-reduce busbw {rig['busbw_gbps']:.0f} GB/s ("
+                         + ("measured" if rig.get("busbw_measured") else "expected from the links, not measured") + ")")
+        if isinstance(rig.get("peak_tflops"), int | float):
+            basis.append(f"peak {rig['peak_tflops']:,.0f} TFLOP/s (datasheet)")
+        if basis:
+            lines.append("  " + "; ".join(basis))
     lines.append(f"Workload: {w['model']} ({w['params'] / 1e9:.2f}B params), task {d['task']}, {w['precision']}"
                  + (f", {w['optimizer']}, {w['finetune']}, seq {w['seq_len']}, micro-batch {w['micro_batch']}" if d["task"] == "train"
                     else f", context {w['context']}, {w['concurrency']} concurrent, KV cache {w['kv_cache_dtype']}"))
     lines.append("")
-    if d["task"] == "train":
-        lines += _train_tables(d, tabulate)
-    else:
-        lines += _serve_tables(d, tabulate)
-    if d["excluded"]:
-        lines.append("Not considered:")
-        lines += [f"  {e['strategy']}: {e['reason']}" for e in d["excluded"]]
-        lines.append("")
+    tables = _train_tables(d, width, explain) if d["task"] == "train" else _serve_tables(d, width)
+    if explain and d["excluded"]:
+        tables.append("Not considered:")
+        tables += [f"  {e['strategy']}: {e['reason']}" for e in d["excluded"]]
+        tables.append("")
     if d["pick"]:
-        lines.append(f"Pick: {d['pick']}")
-        lines.append(f"  {d['reason']}")
-        if d.get("batch"):
-            lines.append(f"  Batch: {d['batch']['lr_note']}")
-        lines += _snippet(d.get("snippet"))
+        tables.append(f"Pick: {d['pick']}")
+        tables.append(f"  {d['reason']}")
+        if explain and d.get("batch"):
+            tables.append(f"  Batch: {d['batch']['lr_note']}")
+        tables += _snippet(d.get("snippet")) if explain else _launch_line(d.get("snippet"))
     else:
-        lines.append(d["reason"])
+        tables.append(d["reason"])
         sr = d.get("smallest_rig")
         if sr and len(sr["all"]) > 1:
-            lines.append("  Fewest GPUs per catalog product: " + "; ".join(f"{f['description']} ({f['strategy']})" for f in sr["all"][:6]))
+            tables.append("  Fewest GPUs per catalog product: " + "; ".join(f"{f['description']} ({f['strategy']})" for f in sr["all"][:6]))
     if d.get("notes"):
-        lines.append("")
-        lines.append("Notes:")
-        lines += [f"  - {n}" for n in d["notes"]]
-    lines.append("")
-    lines.append("Assumptions:")
-    lines += [f"  - {a}" for a in d["assumptions"]]
-    sb = d.get("state_bytes")
-    if sb:
-        lines.append(f"  - bytes per parameter: {sb['used_per_param']:g} used (weights {sb['weights']:g} + grads {sb['grads']:g} + master {sb['master']:g} + "
-                     f"optimizer {sb['optimizer_states']:g}); the tools disagree (with Adam):")
-        lines += [f"      {c['bytes_per_param_with_adam']:g} B/param ({c['key']}): {c['source']}" for c in sb["conventions"]]
-    lines.append("  - memory in GiB (2^30 bytes); bandwidth in GB/s (1e9 bytes/s)")
-    return "\n".join(lines) + "\n"
+        tables.append("")
+        tables.append("Notes:")
+        tables += [f"  - {n}" for n in d["notes"]]
+    if explain:
+        tables.append("")
+        tables.append("Assumptions:")
+        tables += [f"  - {a}" for a in d["assumptions"]]
+        sb = d.get("state_bytes")
+        if sb:
+            tables.append(f"  - bytes per parameter: {sb['used_per_param']:g} used (weights {sb['weights']:g} + grads {sb['grads']:g} + master {sb['master']:g} + "
+                          f"optimizer {sb['optimizer_states']:g}); the tools disagree (with Adam):")
+            tables += [f"      {c['bytes_per_param_with_adam']:g} B/param ({c['key']}): {c['source']}" for c in sb["conventions"]]
+        tables.append("  - memory in GiB (2^30 bytes); bandwidth in GB/s (1e9 bytes/s)")
+    else:
+        tables.append("")
+        tables.append("--explain adds the memory breakdown, the whole launch snippet (configs, training-script lines), "
+                      "the batch and learning-rate note, and every assumption with its source.")
+    return "\n".join(fit_lines("\n".join(lines + tables).split("\n"), width)) + "\n"
 
 
-def _train_tables(d: dict[str, Any], tabulate: Any) -> list[str]:
+def _launch_line(s: dict[str, Any] | None) -> list[str]:
+    """The launch command alone (the short output); the files it names come with --explain."""
+    if not s:
+        return []
+    if s.get("kind") == "vllm":
+        return ["", "Launch:", f"  {s['command']}"]
+    out = ["", "Launch:", f"  {s['torchrun']}"]
+    files = [name for key, name in (("deepspeed_config", "ds_config.json"), ("accelerate_config", "accelerate.yaml")) if s.get(key)]
+    if files or s.get("code"):
+        out.append("  (" + ", ".join(files + (["the lines for train.py"] if s.get("code") else [])) + ": --explain prints them)")
+    return out
+
+
+def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
+    from gpuadvisor.render.width import fit_table
+
     rows, mem_rows = [], []
     for c in d["candidates"]:
         m = c["memory"]
@@ -98,12 +131,24 @@ def _train_tables(d: dict[str, Any], tabulate: Any) -> list[str]:
         mem_rows.append([c["name"], _gib(m["params_bytes"]), _gib(m["grads_bytes"]), _gib(m["optimizer_bytes"]),
                          _gib(m["activations_bytes"]), _gib(m["gathered_bytes"]), _gib(m["overhead_bytes"]), _gib(m["total_bytes"]),
                          _gib(m["host_bytes"]) if m["host_bytes"] else "-"])
-    out = [tabulate(rows, headers=["strategy", "GiB/GPU", "fits", "comm/step (exposed)", "compute", "step", "tokens/s", "eff.", "verdict"],
-                    tablefmt="simple", disable_numparse=True), ""]
-    out.append("Memory per GPU (GiB):")
-    out.append(tabulate(mem_rows, headers=["strategy", "params", "grads", "optimizer", "activations", "gathered", "overhead", "total", "host/node"],
-                        tablefmt="simple", disable_numparse=True))
-    out.append("")
+    headers = ["strategy", "GiB/GPU", "fits", "comm/step (exposed)", "compute", "step", "tokens/s", "eff.", "verdict"]
+    caps = {c["capacity_bytes"] for c in d["candidates"]}
+    foot = []
+    if not explain:
+        # Short: communication and compute are in the step time (--explain splits them); one capacity for every
+        # candidate is said once; "does not fit: needs X GiB per GPU > Y GiB" repeats the memory column.
+        one_cap = len(caps) == 1
+        rows = [[r[0], _gib(c["memory"]["total_bytes"]) if one_cap else r[1], r[2], r[5], r[6], r[7],
+                 "does not fit" if c["status"] != "pick" and not c["fits"] else r[8]] for r, c in zip(rows, d["candidates"], strict=True)]
+        headers = [headers[0], headers[1], headers[2], headers[5], headers[6], headers[7], headers[8]]
+        if one_cap:
+            foot = [f"GiB/GPU: memory each GPU needs, of {_gib(next(iter(caps)))} GiB usable; eff.: scaling efficiency"]
+    out = fit_table(rows, headers, width, indent="") + foot + [""]
+    if explain:
+        out.append("Memory per GPU (GiB):")
+        out += fit_table(mem_rows, ["strategy", "params", "grads", "optimizer", "activations", "gathered", "overhead", "total", "host/node"],
+                         width, indent="")
+        out.append("")
     return out
 
 
@@ -112,14 +157,16 @@ def _exposed(c: dict[str, Any]) -> float:
     return (k["data_parallel_exposed_seconds"] or 0) + (k["tensor_parallel_seconds"] or 0) + (k["pipeline_seconds"] or 0) + (k["offload_seconds"] or 0)
 
 
-def _serve_tables(d: dict[str, Any], tabulate: Any) -> list[str]:
+def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
+    from gpuadvisor.render.width import fit_table
+
     rows = []
     for o in d["candidates"]:
         rows.append([o["name"], _gib(o["weights_bytes"]), _gib(o["kv_cache_budget_bytes"]), _gib(o["kv_cache_needed_bytes"]),
                      f"{o['kv_capacity_tokens']:,}", o["max_sequences_at_context"], "yes" if o["fits"] else "no",
                      "PICK" if o["status"] == "pick" else o["reason"]])
-    return [tabulate(rows, headers=["tensor parallel", "weights GiB/GPU", "KV budget GiB/GPU", "KV needed GiB/GPU", "KV tokens",
-                                    "max seqs", "fits", "verdict"], tablefmt="simple", disable_numparse=True), ""]
+    return fit_table(rows, ["tensor parallel", "weights GiB/GPU", "KV budget GiB/GPU", "KV needed GiB/GPU", "KV tokens",
+                            "max seqs", "fits", "verdict"], width, indent="") + [""]
 
 
 def _snippet(s: dict[str, Any] | None) -> list[str]:

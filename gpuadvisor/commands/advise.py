@@ -21,18 +21,22 @@ _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling
 @click.option("--json", "json_path", metavar="FILE", is_flag=False, flag_value=_NO_FILE, default=None,
               help="Save the advice as JSON to FILE ('-' for stdout), as --json does in every command.")
 @click.option("-o", "--output", metavar="PATH", help="Write what --format prints to PATH instead of stdout.")
+@click.option("--explain", is_flag=True, help="Also the memory breakdown, the whole launch snippet (configs, script lines), "
+              "the batch note and every assumption with its source.")
 def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_torch: bool, fmt: str,
-           json_path: str | None, output: str | None, **kw: Any) -> None:
+           json_path: str | None, output: str | None, explain: bool, **kw: Any) -> None:
     """Recommend a parallelism strategy for a model on this rig (or --from a scan, or --simulate a preset).
 
     Every candidate (DDP, ZeRO-1/2/3 and FSDP sharding, tensor parallel inside an NVLink domain, pipeline
     across slow links or nodes, CPU offload, activation checkpointing) is shown with its memory per GPU,
     whether it fits, communication and compute time per step, tokens/s and scaling efficiency; then the
     pick, why, and a launch snippet. With --task inference: the vLLM tensor-parallel size and the KV cache.
+    The text is short by default (the table, the pick, the launch command); --explain adds the rest.
 
     \b
     Examples:
       gpuadvisor advise --simulate dgx-h100 --model llama-3-70b
+      gpuadvisor advise --simulate dgx-h100 --model llama-3-70b --explain
       gpuadvisor advise --from scan.json --model llama-3-8b --global-batch 256
       gpuadvisor advise --simulate 4x4090-pcie --model mistral-7b --finetune qlora
       gpuadvisor advise --simulate dgx-h100 --model llama-3-70b --task inference --context 8192 --concurrency 32
@@ -57,7 +61,7 @@ def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_tor
     elif json_path:
         write_atomic(json_path, as_json, what="advice")
         click.echo(f"advice saved to {json_path}", err=True)
-    text = as_json if fmt == "json" else render_advice(advice)
+    text = as_json if fmt == "json" else render_advice(advice, explain=explain)
     if output:
         write_atomic(output, text, what="advice")
         click.echo(f"wrote {output}", err=True)
