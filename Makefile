@@ -4,13 +4,15 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The CPU build of torch, installed before anything can ask for a bare "torch" (which pulls a multi-GB CUDA build).
+# The CPU build of torch, installed before anything can ask for a bare "torch" (which pulls a multi-GB CUDA build):
+# from PyTorch's CPU wheel index, or the default index with a note when that cannot be reached
+# (scripts/install-torch.sh prints which build it got).
 TORCH ?= torch==2.13.0
 
-$(BIN)/gpuadvisor: pyproject.toml
+$(BIN)/gpuadvisor: pyproject.toml scripts/install-torch.sh
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q $(TORCH)
+	sh scripts/install-torch.sh $(BIN)/python '$(TORCH)'
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 

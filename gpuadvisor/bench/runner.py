@@ -30,6 +30,13 @@ COLLECTIVE_SHARE = 0.55  # of the budget, when copy benchmarks follow the collec
 # The quick and default sweeps' end for gloo processes on this machine (see run_benchmarks).
 GLOO_LOCAL_MAX_BYTES = 64 * 2**20
 
+# What works from a clone (the package is not on a public index): torch into this Python first, then the extra.
+TORCH_MISSING = ("the benchmarks need torch, not installed in this Python: on a GPU machine python -m pip install torch "
+                 "(the CUDA build), on a machine without GPUs python -m pip install --index-url "
+                 "https://download.pytorch.org/whl/cpu torch; then, in the gpuadvisor clone, python -m pip install -e '.[bench]' "
+                 "(make setup does both)")
+
+
 def parse_only(only: str | Iterable[str] | None) -> list[str]:
     """Kinds to run, in the canonical order; ``None`` means all. Accepts "a,b" or a list; aliases allowed."""
     if only is None:
@@ -59,8 +66,7 @@ def _torch_cuda() -> tuple[bool, int]:
             warnings.simplefilter("ignore")  # torch warns when numpy is missing; the benchmarks do not need it
             import torch
     except ImportError:
-        raise InputError("the benchmarks need torch: install it (pip install 'gpuadvisor[bench]'; on a machine "
-                         "without GPUs pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu)") from None
+        raise InputError(TORCH_MISSING) from None
     except (OSError, RuntimeError) as e:  # installed but broken: a CUDA library missing or mismatched
         first = (str(e).splitlines() or [""])[0][:200]
         raise InputError(f"torch is installed but fails to import ({e.__class__.__name__}: {first}): check that its "
