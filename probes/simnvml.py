@@ -74,7 +74,10 @@ class SimNvml:
 
     def nvmlSystemGetNVMLVersion(self) -> str:
         self._ready()
-        return str(self.desc.software.get("nvml_version", "12." + self.nvmlSystemGetDriverVersion()))
+        # NVML's version string is "<CUDA major of the driver>.<driver version>": "11.470.57.02" for an R470 driver
+        # (CUDA 11.4), "12.535.183.01" for R535 (nvml.h, nvmlSystemGetNVMLVersion; nvidia-smi -q "NVML Version").
+        cuda_major = str(self.desc.software.get("cuda_driver_version", "12.4")).split(".")[0]
+        return str(self.desc.software.get("nvml_version", f"{cuda_major}.{self.nvmlSystemGetDriverVersion()}"))
 
     def nvmlDeviceGetCount(self) -> int:
         self._ready()

@@ -103,7 +103,7 @@ def _state_bytes(w: Workload) -> dict[str, Any]:
 
 
 def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
-    out = [f"MFU {w.mfu:.2f} of the datasheet dense peak (PARALLELISM.md default 0.4; Megatron-LM measured 0.44-0.52 on A100)"]
+    out = [f"MFU {w.mfu:.2f} of the datasheet dense peak (a conservative default for large transformers; Megatron-LM measured 0.44-0.52 on A100, Narayanan et al. 2021)"]
     if w.task == "train" and w.precision == "fp8":
         out.append("fp8 training (Transformer Engine / Megatron --fp8-format): matmuls at the FP8 peak, model states and activations "
                    "counted as for bf16 mixed precision (FP8 keeps a higher-precision master copy)")

@@ -58,7 +58,7 @@ MIXED_MAIN_GRADS = StateBytes(
 # tests/test_advisor_torch.py (4 weights + 4 grads + 8 Adam states; Megatron-LM's table: "fp32 param, fp32 grads: 16").
 FP32_STATES = StateBytes(
     "fp32", weights=4, grads=4, master=0,
-    source="torch fp32 model + torch.optim.AdamW, counted from the tensors in tests/test_advisor_torch.py; Megatron-LM table 'fp32 param, fp32 grads: 16'",
+    source="torch fp32 model + torch.optim.AdamW, counted from the tensors torch allocates (4 B weights + 4 B grads + 8 B exp_avg/exp_avg_sq); Megatron-LM table 'fp32 param, fp32 grads: 16'",
 )
 STATE_CONVENTIONS = {s.key: s for s in (MIXED_16BIT_GRADS, MIXED_FP32_GRADS, MIXED_MAIN_GRADS)}
 
@@ -80,12 +80,12 @@ ADAMW = OptimizerBytes(
 )
 SGD_MOMENTUM = OptimizerBytes(
     "sgd", states=4, per_tensor=0,
-    source="SGD with momentum: one fp32 momentum buffer (PARALLELISM.md: K = 8 with the fp32 master)",
+    source="SGD with momentum: one fp32 momentum buffer (ZeRO's K = 4 + 4 with the fp32 master, Rajbhandari et al. 2019, section 3.1)",
 )
 ADAM_8BIT = OptimizerBytes(
     "adam8bit", states=2, per_tensor=0,
     source="bitsandbytes 8-bit Adam: both states in 8 bits (Dettmers et al. 2022, '8-bit Optimizers via Block-wise "
-    "Quantization'); PARALLELISM.md: K ≈ 2 + 4 for the fp32 master. Block-wise scale constants not counted",
+    "Quantization'); with the fp32 master K ≈ 2 + 4 (ZeRO's notation, Rajbhandari et al. 2019). Block-wise scale constants not counted",
 )
 OPTIMIZERS = {o.key: o for o in (ADAMW, SGD_MOMENTUM, ADAM_8BIT)}
 OPTIMIZER_ALIASES = {"adam": "adamw", "adamw": "adamw", "sgd": "sgd", "adam8bit": "adam8bit", "adamw8bit": "adam8bit", "8bit-adam": "adam8bit"}

@@ -293,7 +293,7 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
             if spec and spec.nvlink_gbps_per_direction and spec.nvlink_gbps_per_direction < raw:
                 nvlink_pair = spec.nvlink_gbps_per_direction
                 nvlink_source = (f"NV{fewest}, capped at the {spec.name}'s datasheet {spec.nvlink_gbps_per_direction:g} GB/s per direction "
-                                 f"(links.py's NVLink {version} rate would give {raw:g})")
+                                 f"(NVLink {version}'s per-link rate would give {raw:g})")
         else:
             nvlink_source = f"NV{fewest} links of unknown NVLink version"
         if nv_assumed:

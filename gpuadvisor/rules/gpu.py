@@ -25,8 +25,9 @@ def mixed_gpu_models(rig: Rig, ctx: Context):
     Threshold
         More than one distinct (name, memory) among the GPUs.
     Source
-        ../shared/PARALLELISM.md 'Host sizing' ("Identical GPUs in a data-parallel group; a mixed group runs
-        at the slowest card's pace"); CUDA programming guide, CUDA_DEVICE_ORDER (FASTEST_FIRST default).
+        Synchronous data parallelism: every step waits at the gradient all-reduce for the slowest rank
+        (PyTorch DistributedDataParallel documentation; Li et al. 2020, "PyTorch Distributed", VLDB); CUDA
+        programming guide, CUDA_DEVICE_ORDER (FASTEST_FIRST default).
     How to fix
         Train on a group of identical GPUs (CUDA_VISIBLE_DEVICES), set CUDA_DEVICE_ORDER=PCI_BUS_ID so the
         numbering matches nvidia-smi, or balance work by device speed.
@@ -50,7 +51,7 @@ def mixed_gpu_models(rig: Rig, ctx: Context):
             subject=gpu_list(g.index for g in rig.gpus),
             observed={m: [g.index for g in rig.gpus if key(g) == m] for m in models},
             expected="one GPU model",
-            expected_source="PARALLELISM.md host sizing: identical GPUs in a data-parallel group",
+            expected_source="synchronous data parallel: identical GPUs in a group (every step waits for the slowest rank)",
             fix="train on identical GPUs (CUDA_VISIBLE_DEVICES) and set CUDA_DEVICE_ORDER=PCI_BUS_ID",
         )
 

@@ -19,8 +19,8 @@ def host_ram_per_gpu(rig: Rig, ctx: Context):
     Threshold
         ram_per_gpu_gb GB (1e9 bytes) per GPU.
     Source
-        ../shared/PARALLELISM.md 'Host sizing': "System RAM: at least 16 GB per GPU" (a rule of thumb of the
-        seed guides, shown as such).
+        "System RAM: at least 16 GB per GPU": a rule of thumb of GPU workstation build guides, not a
+        measured limit (shown as such).
     How to fix
         Add RAM, run fewer GPUs per node, or lower data-loader workers and prefetch.
     """
@@ -40,7 +40,7 @@ def host_ram_per_gpu(rig: Rig, ctx: Context):
             subject="host",
             observed={"memory_total_gb": round(ram / GB, 1), "per_gpu_gb": round(ram / GB / n, 1)},
             expected={"memory_total_gb": round(need / GB, 1)},
-            expected_source="PARALLELISM.md host sizing: at least 16 GB RAM per GPU (rule of thumb)",
+            expected_source="at least 16 GB RAM per GPU (rule of thumb of GPU build guides)",
             fix="add RAM, use fewer GPUs per node, or lower data-loader workers and prefetch",
         )
 
@@ -58,8 +58,8 @@ def host_ram_per_gpu_memory(rig: Rig, ctx: Context):
     Threshold
         ram_per_gpu_memory_ratio GB of RAM per GB of GPU memory.
     Source
-        ../shared/PARALLELISM.md 'Host sizing': "or 2 GB per GB of GPU memory for heavy data loading" (a rule
-        of thumb of the seed guides).
+        "2 GB of RAM per GB of GPU memory for heavy data loading": a rule of thumb of GPU workstation build
+        guides, not a measured limit.
     How to fix
         Nothing for plain GPU-resident training; add RAM before planning CPU offload or large in-memory
         datasets.
@@ -88,7 +88,7 @@ def host_ram_per_gpu_memory(rig: Rig, ctx: Context):
             subject="host",
             observed={"memory_total_gb": round(ram / GB, 1), "gpu_memory_total_gb": round(gpu_mem / GB, 1)},
             expected={"memory_total_gb": round(need / GB, 1)},
-            expected_source="PARALLELISM.md host sizing: 2 GB RAM per GB of GPU memory for heavy data loading (rule of thumb)",
+            expected_source="2 GB RAM per GB of GPU memory for heavy data loading (rule of thumb of GPU build guides)",
             fix="fine for GPU-resident training; add RAM before using CPU offload or large in-memory datasets",
         )
 
@@ -106,7 +106,7 @@ def cpu_cores_per_gpu(rig: Rig, ctx: Context):
     Threshold
         cpu_cores_per_gpu_min cores per GPU.
     Source
-        ../shared/PARALLELISM.md 'Host sizing': "CPU: 2-4 cores per GPU for data loading" (rule of thumb).
+        "2-4 CPU cores per GPU for data loading": a rule of thumb of GPU workstation build guides.
     How to fix
         Pre-process data offline, use fewer data-loader workers per GPU, or run fewer GPUs per node.
     """
@@ -128,7 +128,7 @@ def cpu_cores_per_gpu(rig: Rig, ctx: Context):
             subject="host",
             observed={f"cores_{kind}": cores, "per_gpu": round(cores / n, 2)},
             expected={"per_gpu_min": limit},
-            expected_source="PARALLELISM.md host sizing: 2-4 CPU cores per GPU (rule of thumb)",
+            expected_source="2-4 CPU cores per GPU (rule of thumb of GPU build guides)",
             fix="pre-process data offline, lower data-loader workers per GPU, or use fewer GPUs per node",
         )
 
@@ -206,8 +206,8 @@ def psu_undersized(rig: Rig, ctx: Context):
     Threshold
         Sum of board power + psu_headroom_w.
     Source
-        ../shared/PARALLELISM.md 'Host sizing': "Power: sum of GPU board power + 200 W for the rest of the
-        system, PSU rated above that" (rule of thumb of the seed guides).
+        "Sum of GPU board power + 200 W for the rest of the system, PSU rated above that": a rule of thumb
+        of GPU workstation build guides; board power from the GPU's datasheet (NVML power limit).
     How to fix
         Fit a larger PSU (or a second one), or lower the GPUs' power limits (nvidia-smi -pl) knowingly.
     """
@@ -233,7 +233,7 @@ def psu_undersized(rig: Rig, ctx: Context):
             subject="host",
             observed={"psu_watts": psu},
             expected={"psu_watts_min": need, "gpu_board_power_w": sum(board)},
-            expected_source="PARALLELISM.md host sizing: GPU board power + 200 W (rule of thumb)",
+            expected_source="GPU board power + 200 W (rule of thumb of GPU build guides)",
             fix="fit a larger (or second) PSU, or cap the GPUs' power limits with nvidia-smi -pl",
         )
 

@@ -2,6 +2,7 @@
 and the check command."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,7 @@ def verdict(findings: Iterable[Finding]) -> tuple[str, dict[str, int]]:
 # -- the verdict of a whole scan ------------------------------------------------------------------------------
 
 NO_GPUS = "no-gpus"
+_EVIDENCE = re.compile(r"\s*\([^()]*=[^()]*\)")
 WORST_SHOWN = 3  # the verdict names this many of the worst findings, then "+N more"
 _NO_GPU_PREFIX = "no NVIDIA GPU or driver found"
 
@@ -58,10 +60,7 @@ def one_line(f: Finding) -> str:
     "GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16"
     """
     msg = " ".join(f.message.split())
-    if msg.endswith(")") and "(" in msg:
-        head, _, tail = msg.rpartition(" (")
-        if head and "=" in tail:  # "(current_link_width=8, max_link_width=16)": the evidence, shown elsewhere
-            msg = head
+    msg = _EVIDENCE.sub("", msg)  # "(current_link_width=8, max_link_width=16)": the evidence, shown with the finding
     msg = msg.split("; ")[0]
     if f.severity == "error":
         msg = f"rule crashed (a gpuadvisor bug): {msg}"

@@ -15,7 +15,7 @@ from gpuadvisor import links
 
 # Sources quoted by more than one threshold.
 SRC_PARALLELISM_HOST = (
-    "../shared/PARALLELISM.md 'Host sizing' (rules of thumb of the seed guides: 16 GB RAM or 2 GB per GB of GPU "
+    "rules of thumb of GPU workstation build guides, not measured limits (16 GB RAM or 2 GB per GB of GPU "
     "memory per GPU, 2-4 CPU cores per GPU, PSU above board power + 200 W)"
 )
 SRC_DCGM_75 = (
@@ -88,8 +88,8 @@ _ALL = [
     Threshold(
         "no_nvlink_min_gpus", 4, "GPUs",
         "number of GPUs from which a rig without NVLink is reported (large-model training is PCIe-bound)",
-        "issue 5 and ../shared/PARALLELISM.md 'Communication' (tensor parallel needs an NVLink domain; on "
-        "PCIe-only machines t > 2 rarely pays)",
+        "Megatron-LM (Narayanan et al. 2021, section 3): tensor parallel puts collectives on every layer's "
+        "critical path and belongs inside an NVLink domain; on PCIe-only machines t > 2 rarely pays",
         minimum=2, integer=True,
     ),
     # -- GPU health ------------------------------------------------------------------------------------
@@ -183,8 +183,8 @@ _ALL = [
     Threshold(
         "nccl_pcie_efficiency", links.NCCL_PCIE_EFFICIENCY, "busbw / PCIe line rate",
         "fraction of the narrowest PCIe link's per-direction rate that NCCL collectives reach as busbw with P2P",
-        "24.54 GB/s busbw on 6x RTX 4090 over PCIe 4.0 x16 = 31.5 GB/s (shared/samples/"
-        "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt); the advisor predicts with the same figure",
+        "24.54 GB/s busbw on 6x RTX 4090 over PCIe 4.0 x16 = 31.5 GB/s (nccl-tests all_reduce_perf published by "
+        "tinygrad for its 6x RTX 4090 tinybox); the advisor predicts with the same figure",
         minimum=0.0, maximum=1.0,
     ),
     Threshold(
