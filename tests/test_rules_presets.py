@@ -8,7 +8,7 @@ import pytest
 from gpuadvisor import facts
 from gpuadvisor.rules import evaluate, verdict
 
-HEALTHY = ["dgx-h100", "dgx-a100", "2x3090-nvlink", "h100-pcie", "dgx2-v100"]
+HEALTHY = ["dgx-h100", "dgx-a100", "h100-pcie", "dgx2-v100"]
 
 
 def _serious(findings) -> set[tuple[str, tuple[int, ...]]]:
@@ -40,6 +40,16 @@ def test_healthy_dgx_h100_has_no_warning_or_failure(preset):
     assert {f.severity for f in findings} == {"not-checked"}
     assert {f.code for f in findings} == {"GA405", "GA502", "GA601", "GA602", "GA603", "GA604", "GA605", "GA606"}
     assert verdict(findings)[0] == "healthy"
+
+
+def test_2x3090_on_a_5950x_runs_both_cards_at_x8(preset):
+    """AM4 gives the graphics slots 16 CPU lanes: two cards run x8/x8. Not a fault (GA101 stays quiet: x8 is the
+    slot's maximum), but half the host bandwidth of an x16 card: GA103 says so for each."""
+    rig = preset("2x3090-nvlink")
+    findings = evaluate(rig)
+    assert _serious(findings) == {("GA103", (0,)), ("GA103", (1,))}
+    assert [(g.pcie.current_width, g.pcie.max_width) for g in rig.gpus] == [(8, 16), (8, 16)]
+    assert [g.pcie.path[-1].max_width for g in rig.gpus] == [8, 8]  # the root ports: x8 each
 
 
 @pytest.mark.parametrize("name", HEALTHY)

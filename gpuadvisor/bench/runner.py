@@ -31,10 +31,9 @@ COLLECTIVE_SHARE = 0.55  # of the budget, when copy benchmarks follow the collec
 GLOO_LOCAL_MAX_BYTES = 64 * 2**20
 
 # What works from a clone (the package is not on a public index): torch into this Python first, then the extra.
-TORCH_MISSING = ("the benchmarks need torch, not installed in this Python: on a GPU machine python -m pip install torch "
-                 "(the CUDA build), on a machine without GPUs python -m pip install --index-url "
-                 "https://download.pytorch.org/whl/cpu torch; then, in the gpuadvisor clone, python -m pip install -e '.[bench]' "
-                 "(make setup does both)")
+TORCH_MISSING = ("the benchmarks need torch: install it into this Python (on a GPU machine: python -m pip install torch; "
+                 "without GPUs: python -m pip install --index-url https://download.pytorch.org/whl/cpu torch), then, in the "
+                 "gpuadvisor clone, python -m pip install -e '.[bench]' (make setup does both)")
 
 
 def parse_only(only: str | Iterable[str] | None) -> list[str]:

@@ -6,6 +6,8 @@ from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import GB, missing, parse_cpulist, subject
 from gpuadvisor.rules.registry import rule
 
+GiB = 2**30
+
 
 @rule("GA401", "host-ram-per-gpu", area="host", severity="warn", thresholds=("ram_per_gpu_gb",))
 def host_ram_per_gpu(rig: Rig, ctx: Context):
@@ -34,8 +36,9 @@ def host_ram_per_gpu(rig: Rig, ctx: Context):
     need = ctx.t("ram_per_gpu_gb") * GB * n
     if ram < need:
         yield ctx.finding(
-            f"the host has {ram / GB:.1f} GB of RAM for {n} GPUs ({ram / GB / n:.1f} GB per GPU; "
-            f"guideline {ctx.t('ram_per_gpu_gb'):g} GB per GPU = {need / GB:.0f} GB)",
+            # Capacities in GiB, as the scan, free -g and nvidia-smi show them; the guideline is quoted in GB.
+            f"the host has {ram / GiB:.1f} GiB of RAM for {n} GPUs ({ram / GiB / n:.1f} GiB per GPU; "
+            f"guideline {ctx.t('ram_per_gpu_gb'):g} GB = {ctx.t('ram_per_gpu_gb') * GB / GiB:.1f} GiB per GPU, {need / GiB:.1f} GiB in all)",
             gpus=[g.index for g in rig.gpus],
             subject="host",
             observed={"memory_total_gb": round(ram / GB, 1), "per_gpu_gb": round(ram / GB / n, 1)},
@@ -82,8 +85,8 @@ def host_ram_per_gpu_memory(rig: Rig, ctx: Context):
     need = ctx.t("ram_per_gpu_memory_ratio") * gpu_mem
     if ram < need:
         yield ctx.finding(
-            f"the host has {ram / GB:.1f} GB of RAM for {gpu_mem / GB:.1f} GB of GPU memory "
-            f"(guideline {ctx.t('ram_per_gpu_memory_ratio'):g}x = {need / GB:.0f} GB for heavy data loading or CPU offload)",
+            f"the host has {ram / GiB:.1f} GiB of RAM for {gpu_mem / GiB:.1f} GiB of GPU memory "
+            f"(guideline {ctx.t('ram_per_gpu_memory_ratio'):g}x = {need / GiB:.1f} GiB for heavy data loading or CPU offload)",
             gpus=[g.index for g in rig.gpus],
             subject="host",
             observed={"memory_total_gb": round(ram / GB, 1), "gpu_memory_total_gb": round(gpu_mem / GB, 1)},
