@@ -273,9 +273,10 @@ def render_nvlink(rig: Rig, st: Style) -> list[str]:
         else:
             lines.append("  no NVLink on these GPUs")
         return lines
+    per_gpu: dict[str, list[int]] = {}  # GPUs whose links read alike share one line
     for g in rig.gpus:
         if not g.nvlinks:
-            lines.append(f"  GPU {g.index}: none")
+            per_gpu.setdefault("none", []).append(g.index)
             continue
         active = g.active_nvlinks()
         versions = sorted({n.version for n in active if n.version})
@@ -288,7 +289,7 @@ def render_nvlink(rig: Rig, st: Style) -> list[str]:
             else:
                 peers[n.remote_bus_id or "unknown"] += 1
         peer_text = ", ".join(f"{c} to {p}" for p, c in peers.items())
-        line = f"  GPU {g.index}: {len(active)}/{len(g.nvlinks)} links active, NVLink {'/'.join(map(str, versions)) or '-'}: {peer_text}"
+        line = f"{len(active)}/{len(g.nvlinks)} links active, NVLink {'/'.join(map(str, versions)) or '-'}: {peer_text}"
         inactive = [n.link for n in g.nvlinks if not n.active]
         if inactive:
             line += "  " + st.bad(f"inactive: {', '.join(map(str, inactive))}")
@@ -298,7 +299,8 @@ def render_nvlink(rig: Rig, st: Style) -> list[str]:
         errs = {f"link {n.link} {k}": v for n in g.nvlinks for k, v in n.errors.items() if v}
         if errs:
             line += "  " + st.warn("errors: " + ", ".join(f"{k}={v}" for k, v in errs.items()))
-        lines.append(line)
+        per_gpu.setdefault(line, []).append(g.index)
+    lines += [f"  {gpu_label(idx)}: {text}" for text, idx in per_gpu.items()]
     return lines
 
 
