@@ -229,7 +229,7 @@ def test_rules_table_and_json():
     assert [r["code"] for r in doc["rules"]] == [r.code for r in all_rules()]
     ga401 = next(r for r in doc["rules"] if r["code"] == "GA401")
     assert ga401["thresholds"][0]["name"] == "ram_per_gpu_gb" and ga401["thresholds"][0]["value"] == 16
-    assert "PARALLELISM.md" in ga401["thresholds"][0]["source"]
+    assert "rules of thumb of GPU workstation build guides" in ga401["thresholds"][0]["source"]  # no project file cited
 
 
 def test_rules_by_area_and_unknown_area():
