@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from gpuadvisor import facts
+from gpuadvisor import catalog, facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, subject
@@ -175,8 +175,9 @@ def no_nvlink(rig: Rig, ctx: Context):
     Threshold
         no_nvlink_min_gpus GPUs or more without any NVLink.
     Source
-        Megatron-LM paper (Narayanan et al. 2021, section 3): keep tensor parallel within an NVLink domain;
-        NVLink vs PCIe figures: NVIDIA NVLink datasheets and the PCI Express Base Specification.
+        Tensor parallelism belongs within an NVLink domain (Megatron-LM paper, Narayanan et al. 2021,
+        section 3); NVLink vs PCIe figures in
+        gpuadvisor.links.
     How to fix
         Prefer data parallel (DDP/FSDP with gradient accumulation) over tensor parallel on this rig; for large
         models use NVLink-bridged pairs or an SXM (NVSwitch) node.
@@ -197,30 +198,59 @@ def no_nvlink(rig: Rig, ctx: Context):
         subject=gpu_list(g.index for g in rig.gpus),
         observed={"gpus": n, "nvlink_pairs": 0},
         expected=f"NVLink between GPUs on rigs of {limit:g}+ GPUs used for large-model training",
-        expected_source="Megatron-LM (Narayanan et al. 2021, section 3): tensor parallel within an NVLink domain",
+        expected_source="tensor parallel within an NVLink domain (Megatron-LM, Narayanan et al. 2021, section 3)",
         fix="use data parallel (DDP/FSDP + gradient accumulation) rather than tensor parallel; for large models pick an NVLink/NVSwitch node",
     )
 
 
+def links_not_shown(g: Gpu) -> str | None:
+    """Why some of this GPU's NVLinks are not in the source, or None when what it lists is its whole state.
+
+    An import whose paste elides links (``...``, a cut) records the reason under a key starting with "nvlinks"
+    in the GPU's ``unavailable`` map while keeping the links it did show; a link listed without a state (error
+    counters only) carries its reason in the link's own map. "Not supported" and "all links inactive" are
+    facts, not gaps.
+    """
+    if g.nvlinks:
+        for key, reason in g.unavailable.items():
+            if key.startswith("nvlinks") and reason not in (facts.NOT_SUPPORTED, facts.NVLINKS_ALL_INACTIVE):
+                return reason
+        for n in g.nvlinks:
+            if n.active is None:
+                return f"link {n.link}: {n.why('active') or 'state not recorded'}"
+    return None
+
+
+def _spec_links(g: Gpu) -> tuple[int | None, catalog.GpuSpec | None]:
+    spec = catalog.find_gpu(g.name)
+    return (spec.nvlink_links if spec else None), spec
+
+
 @rule("GA204", "nvlink-link-down", area="nvlink", severity="fail")
 def nvlink_link_down(rig: Rig, ctx: Context):
-    """A GPU has fewer active NVLinks than its identical peers.
+    """A GPU has fewer active NVLinks than its model has, or than its identical peers, or none at all where its peers are all joined by NVLink.
 
     What it checks
-        The number of active NVLinks of each GPU against the most any GPU of the same model in this rig
-        has. A GPU with fewer is missing links: a link down (fail), or, on bridged PCIe cards, a GPU with
-        no active link at all while its peers are bridged (warn: a bridge missing or unseated, or a card
-        that was never given a partner, e.g. the third of three).
+        The active NVLinks of each GPU against what its model has (the GPU catalog: 18 on H100/H200/B200 SXM,
+        12 on A100 SXM4, 6 on V100 SXM2, 4 on GA102 bridged boards, each with its datasheet) and against the
+        most any GPU of the same model in this rig has; on a topology matrix, a GPU with no NV# to any peer
+        while its peers are all NV# to each other. SXM parts are wired to their NVLink fabric, so a missing
+        link is a link down (fail), even when every GPU misses the same one or the paste shows one GPU. On
+        bridged PCIe cards a card with no active link beside bridged peers is a missing or unseated bridge,
+        or a card without a partner (warn); some but not all of a card's links, a bridge partly seated (warn),
+        unless its peers have them all (fail). Links the source does not show (elided, cut, or listed without
+        a state) are not judged.
     Why it matters
         NVLink bandwidth is per link: an 18-link H100 with one link down loses 1/18 of its bandwidth and
         NCCL may route around it with an extra hop; a bridged card whose bridge is off falls back to PCIe,
         and a ring or tree collective runs at the pace of its slowest GPU.
     Threshold
-        Any GPU below the maximum active-link count among GPUs of its model; a bridged card with none: warn.
+        Any shown inactive link, or fewer active links than the model's count or the peers' maximum.
     Source
-        NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink -s shows inactive links; Azure HPC NHC
-        check_nvlink_status fails a node with an inactive link (github.com/Azure/azurehpc-health-checks
-        customTests/azure_gpu_nvlink.nhc).
+        NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink -s shows inactive links; link counts per model: the
+        datasheets and architecture whitepapers named in the GPU catalog (each product's
+        nvlink_links_source); Azure HPC NHC check_nvlink_status fails a node with an inactive link
+        (github.com/Azure/azurehpc-health-checks customTests/azure_gpu_nvlink.nhc).
     How to fix
         Reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); check `nvidia-smi nvlink
         -s` and, on NVSwitch systems, that nvidia-fabricmanager is running.
@@ -228,36 +258,114 @@ def nvlink_link_down(rig: Rig, ctx: Context):
     by_model: dict[str, list[Gpu]] = defaultdict(list)
     for g in rig.gpus:
         by_model[g.name or "?"].append(g)
+    isolated = list(_isolated_in_matrix(rig, ctx))
+    by_matrix = {i for f in isolated for i in f.gpus}
     for model, gpus in by_model.items():
-        known = [g for g in gpus if g.nvlinks]
-        if not known:
-            continue  # no GPU of this model lists a link: nothing to compare with
-        best = max(len(g.active_nvlinks()) for g in known)
-        if best == 0:
-            continue
-        switched = any(n.remote_device_type == "switch" for g in known for n in g.active_nvlinks())
+        complete = [g for g in gpus if g.nvlinks and links_not_shown(g) is None]
+        best = max((len(g.active_nvlinks()) for g in complete), default=0)
+        switched = any(n.remote_device_type == "switch" for g in complete for n in g.active_nvlinks())
         for g in gpus:
+            model_links, spec = _spec_links(g)
+            sxm = spec is not None and spec.form_factor == "sxm"
+            gap = links_not_shown(g)
+            down = [n.link for n in g.nvlinks if n.active is False]
+            active = len(g.active_nvlinks())
+            if gap is not None:
+                if down:
+                    yield ctx.finding(
+                        f"{subject(g)} NVLink(s) {', '.join(str(x) for x in down)} inactive (its other links are not "
+                        f"shown: {gap})",
+                        severity="fail" if sxm or best else "warn",
+                        gpus=[g.index], subject=subject(g),
+                        observed={"active_links_shown": active, "inactive_links": down},
+                        expected={"inactive_links": []},
+                        expected_source="every NVLink of a GPU active (nvidia-smi nvlink -s)",
+                        fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
+                    )
+                else:
+                    yield ctx.not_checked(f"NVLink state not shown for every link: {gap}", gpus=[g.index])
+                continue
             if not g.nvlinks:
                 reason = g.why("nvlinks")
                 if reason and reason not in (facts.NOT_SUPPORTED, facts.NVLINKS_ALL_INACTIVE):
-                    yield ctx.not_checked(f"NVLink state: {reason}", gpus=[g.index])
+                    if g.index not in by_matrix:
+                        yield ctx.not_checked(f"NVLink state: {reason}", gpus=[g.index])
                     continue
-            active = len(g.active_nvlinks())
-            if active < best:
-                down = [n.link for n in g.nvlinks if n.active is False]
-                unbridged = active == 0 and not switched
-                yield ctx.finding(
-                    f"{subject(g)} has {active} active NVLink(s) where other {model} GPUs have {best}"
-                    + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else "")
-                    + (": its bridge is missing or unseated, or it has no partner card" if unbridged else ""),
-                    severity="warn" if unbridged else None,
-                    gpus=[g.index],
-                    subject=subject(g),
-                    observed={"active_links": active, "inactive_links": down},
-                    expected={"active_links": best},
-                    expected_source=f"the most active NVLinks of any {model} in this rig",
-                    fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
-                )
+                if reason != facts.NVLINKS_ALL_INACTIVE and not best:
+                    continue  # no link listed and none on its peers: NVLink not reported (GA203 judges a rig without it)
+            listed = len(g.nvlinks)
+            want, source, sev, why_text = best, f"the most active NVLinks of any {model} in this rig", None, ""
+            if model_links and (g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE):
+                if g.nvlinks and listed < model_links and not down and active == listed:
+                    yield ctx.not_checked(
+                        f"the source lists {listed} of the {model_links} NVLinks a {spec.name} has: the others not shown",  # type: ignore[union-attr]
+                        gpus=[g.index])
+                    continue
+                if sxm and active < model_links:
+                    want, source = max(model_links, best), f"{spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})"  # type: ignore[union-attr]
+                    if active == 0:
+                        sev = "warn" if len(rig.gpus) == 1 else "fail"
+                        why_text = (": it is off the NVLink fabric" + (" (or in a VM that does not pass NVLink through)" if len(rig.gpus) == 1 else ""))
+                elif not sxm and 0 < active < model_links and active >= best:
+                    want, source, sev = model_links, f"{spec.name}: {model_links} NVLinks with every bridge fitted ({spec.nvlink_links_source})", "warn"  # type: ignore[union-attr]
+                    why_text = ": a bridge is missing or partly seated"
+            if active >= want or want == 0:
+                continue
+            if sev is None:
+                unbridged = active == 0 and not switched and not sxm
+                sev = "warn" if unbridged else "fail"
+                if unbridged:
+                    why_text = ": its bridge is missing or unseated, or it has no partner card"
+            who = f"the {spec.name} has" if spec is not None and source.startswith(spec.name) else f"other {model} GPUs have"
+            yield ctx.finding(
+                f"{subject(g)} has {active} active NVLink(s) where {who} {want}"
+                + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else "") + why_text,
+                severity=sev,
+                gpus=[g.index],
+                subject=subject(g),
+                observed={"active_links": active, "inactive_links": down},
+                expected={"active_links": want},
+                expected_source=source,
+                fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
+            )
+    yield from isolated
+
+
+def _isolated_in_matrix(rig: Rig, ctx: Context):
+    """A GPU with no NV# to any peer while its peers are all NV# to each other (topo -m), when its own NVLink
+    facts do not already tell (no links listed)."""
+    n = len(rig.gpus)
+    if n < 3 or _matrix_missing(rig):
+        return
+    nv = [[is_nvlink(cell(rig.topology.matrix, i, j)) for j in range(n)] for i in range(n)]
+    for i, g in enumerate(rig.gpus):
+        if g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE:
+            continue  # its own link list is judged instead
+        others = [j for j in range(n) if j != i]
+        if any(nv[i][j] for j in others):
+            continue
+        if not all(nv[a][b] for a in others for b in others if a != b):
+            continue
+        model_links, spec = _spec_links(g)
+        if spec is not None and not model_links:
+            continue  # a model without NVLink beside NVLink peers: nothing to fix on it
+        sxm = spec is not None and spec.form_factor == "sxm"
+        codes = sorted({cell(rig.topology.matrix, i, j) or "?" for j in others})
+        peers = gpu_list(rig.gpus[j].index for j in others)
+        what = ("it is off the NVLink fabric" if sxm else
+                "its NVLink bridge is missing or unseated, or it has no partner card"
+                + ("" if spec else " (or its model has no NVLink: the scan does not name it)"))
+        yield ctx.finding(
+            f"{subject(g)} has no NVLink to any other GPU ({'/'.join(codes)}) while {peers} are all joined by NVLink: {what}",
+            severity="fail" if sxm else "warn",
+            gpus=[g.index],
+            subject=subject(g),
+            observed={"nvlink_peers": 0, "levels": codes},
+            expected={"nvlink_peers": len(others)},
+            expected_source="nvidia-smi topo -m: its peers are all NV# to each other"
+            + (f"; {spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})" if spec and model_links else ""),
+            fix="reseat or fit the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
+        )
 
 
 @rule("GA205", "nvlink-errors", area="nvlink", severity="warn", thresholds=("nvlink_error_max",))
