@@ -115,7 +115,8 @@ def test_import_of_an_nccl_tests_log_shows_the_table_and_the_findings():
     out = run("import", str(SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"))
     assert out.returncode == 0, out.stderr
     assert "Measured bandwidth" in out.stdout and "33554432       8388608     float     2275.1     14.75     24.58       0" in out.stdout
-    assert "\nFindings\n--------\n" in out.stdout and "Verdict: healthy as far as checked (31 not checked)" in out.stdout
+    assert "\nFindings\n--------\n" in out.stdout
+    assert re.search(r"\nVerdict: healthy as far as checked \(\d+ not checked\)\n$", out.stdout)  # no GPU rule could judge a log alone
 
 
 def test_scan_bench_without_gpus_says_so_at_once_and_writes_the_report(tmp_path):
