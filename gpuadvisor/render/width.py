@@ -13,6 +13,8 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gpuadvisor.streams import sanitise
+
 MIN_WIDTH = 40
 DEFAULT_WIDTH = 80
 _ANSI = re.compile(r"\033\[[0-9;]*m")
@@ -28,7 +30,11 @@ def visible_len(text: str) -> int:
 
 
 def fit_line(line: str, width: int, hang: int = 4) -> list[str]:
-    """One line as it fits ``width``: itself, or wrapped at spaces with its indent plus ``hang`` on later lines."""
+    """One line as it fits ``width``: itself, or wrapped at spaces with its indent plus ``hang`` on later lines.
+
+    Control characters from the data are made visible first (gpuadvisor.streams.sanitise), so the layout measures
+    and wraps what the terminal will show, and a CR or ESC is never taken for white space and lost."""
+    line = sanitise(line, allow_colour=True)
     if visible_len(line) <= width:
         return [line]
     indent = len(line) - len(line.lstrip(" "))
@@ -66,8 +72,9 @@ def plain_table(rows: Sequence[Sequence[str]], headers: Sequence[str], pad: int 
 
 def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], cols: Sequence[int], tablefmt: str,
            maxcol: int | None = None) -> list[str]:
+    cells = [[sanitise(str(r[i]), allow_colour=True) for i in cols] for r in rows]
+    headers = [sanitise(str(h), allow_colour=True) for h in headers]
     if tablefmt == "plain" and maxcol is None:  # large matrices: linear, no per-cell type sniffing
-        cells = [[str(r[i]) for i in cols] for r in rows]
         if not any("\033" in c for r in cells for c in r):  # plain_table counts characters, not visible columns
             return plain_table(cells, [headers[i] for i in cols], pad=0).splitlines()
     import tabulate as tb
@@ -78,7 +85,7 @@ def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], cols: Sequence
     padding = tb.MIN_PADDING
     tb.MIN_PADDING = 0  # columns as wide as their widest cell or header, not 2 more: narrow terminals need it
     try:
-        return tb.tabulate([[r[i] for i in cols] for r in rows], headers=[headers[i] for i in cols], tablefmt=tablefmt,
+        return tb.tabulate(cells, headers=[headers[i] for i in cols], tablefmt=tablefmt,
                            disable_numparse=True, stralign="left", **kw).splitlines()
     finally:
         tb.MIN_PADDING = padding
@@ -97,10 +104,10 @@ def fit_table(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int,
     and two spaces apart), so the split costs one pass over the cells, not one rendering per column tried."""
     room = width - len(indent)
     n = len(headers)
-    col_w = [visible_len(str(h)) for h in headers]
+    col_w = [visible_len(sanitise(str(h), allow_colour=True)) for h in headers]
     for r in rows:
         for i in range(min(n, len(r))):
-            w = visible_len(str(r[i]))
+            w = visible_len(sanitise(str(r[i]), allow_colour=True))
             if w > col_w[i]:
                 col_w[i] = w
 
