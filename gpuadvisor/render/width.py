@@ -74,9 +74,9 @@ def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], cols: Sequence
            maxcol: int | None = None) -> list[str]:
     cells = [[sanitise(str(r[i]), allow_colour=True) for i in cols] for r in rows]
     headers = [sanitise(str(h), allow_colour=True) for h in headers]
-    if tablefmt == "plain" and maxcol is None:  # large matrices: linear, no per-cell type sniffing
-        if not any("\033" in c for r in cells for c in r):  # plain_table counts characters, not visible columns
-            return plain_table(cells, [headers[i] for i in cols], pad=0).splitlines()
+    # Large matrices: linear, no per-cell type sniffing (plain_table counts characters, so not with colours).
+    if tablefmt == "plain" and maxcol is None and not any("\033" in c for r in cells for c in r):
+        return plain_table(cells, [headers[i] for i in cols], pad=0).splitlines()
     import tabulate as tb
 
     kw: dict[str, Any] = {}
