@@ -69,6 +69,8 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
         opts.now = parse_time(now)
         if opts.now is None:
             raise InputError(f"--now {now!r}: not an ISO 8601 time")
+    outputs.check({"--html": html_path, "-o": output if output != "-" else None},
+                  list(paths) + ([baseline] if baseline else []))
     nodes = load_nodes(list(paths))
     if not nodes and names is None:
         raise InputError(f"{', '.join(paths)}: no scan found (*.json); give the directory the nodes wrote to")
@@ -87,15 +89,14 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
 
         def render(r):  # type: ignore[no-redef]
             return render_text(r, all_nodes=all_nodes)
-    inputs = list(paths) + ([baseline] if baseline else [])
     if html_path:
         from gpuadvisor.fleet.render_html import render_html
 
-        outputs.write(html_path, render_html(report), inputs=inputs)
+        outputs.write(html_path, render_html(report), what="HTML fleet report")
         click.echo(f"HTML fleet report written to {html_path}", err=True)
     text = render(report)
     if output and output != "-":
-        outputs.write(output, text, inputs=inputs)
+        outputs.write(output, text, what=f"{fmt} fleet report")
         click.echo(f"{fmt} report written to {output}", err=True)
     elif not quiet:
         click.echo(text, nl=False)
