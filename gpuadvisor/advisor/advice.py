@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpuadvisor.advisor import calibration as K
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import inference as I
 from gpuadvisor.advisor import rigview
@@ -102,8 +103,29 @@ def _state_bytes(w: Workload) -> dict[str, Any]:
     }
 
 
-def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
-    out = [f"MFU {w.mfu:.2f} of the datasheet dense peak (a conservative default for large transformers; Megatron-LM measured 0.44-0.52 on A100, Narayanan et al. 2021)"]
+def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list[str]:
+    if w.task != "train":
+        return []
+    if w.mfu_given:
+        return [f"compute: MFU {w.mfu:.2f} as given (--mfu: model FLOPs 6N + 12·L·s·d_attn per token over the datasheet dense peak, "
+                "PaLM appendix B); activation checkpointing's recomputed FLOPs cost time on top at the same rate"]
+    out = ["compute predicted per component (matmuls, attention, memory-bound ops, optimizer step, a launch floor per micro-batch); "
+           "MFU = model FLOPs 6N + 12·L·s·d_attn per token / (step time × datasheet dense peak), as PaLM (appendix B) and "
+           "Megatron-LM count it; recomputation is time on top"]
+    if rates is not None:
+        out += [f"  {s}" for s in rates.sources]
+        if not rates.matmul_measured:
+            out.append("  no matmul measurement in this scan: run gpuadvisor bench --compute to time this GPU's own matmuls "
+                       "(a power cap or low clocks show there, and the error band narrows)")
+    arch = view.spec.architecture if view.spec else None
+    pub = C.PUBLISHED_MFU.get(arch or "")
+    if pub:
+        out.append(f"  published MFU on this generation: {pub[0]:.0%}-{pub[1]:.0%} ({pub[2]})")
+    return out
+
+
+def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[str]:
+    out = _compute_assumptions(w, view, rates)
     if w.task == "train" and w.precision == "fp8":
         out.append("fp8 training (Transformer Engine / Megatron --fp8-format): matmuls at the FP8 peak, model states and activations "
                    "counted as for bf16 mixed precision (FP8 keeps a higher-precision master copy)")
@@ -117,10 +139,14 @@ def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
             "activations: Korthikanti et al. 2022 per-layer formula (GPT architecture), " + (
                 "fused attention (FlashAttention/SDPA) so the 5as/h score term is dropped" if w.fused_attention else "attention scores stored (5as/h term kept)"),
             "tensor-parallel layouts use sequence parallelism; pipelines use 1F1B",
-            f"overhead per GPU: {C.CUDA_CONTEXT_BYTES / C.GiB:g} GiB CUDA context + NCCL buffers, plus {C.FRAGMENTATION_FRACTION:.0%} of the rest for allocator fragmentation",
+            f"memory: torch's peak allocated is predicted (states, activations, the loss's logits at {C.LOSS_LOGIT_BYTES[w.loss]:g} bytes each "
+            f"for a {w.loss} cross-entropy, gathered units); what nvidia-smi shows adds the caching allocator's reserve "
+            f"({C.ALLOCATOR_RESERVE_FRACTION:.0%}, assumed), the CUDA context ({C.CUDA_CONTEXT_BYTES / C.GiB:g} GiB, assumed) and NCCL buffers "
+            f"({C.NCCL_BUFFER_BYTES / C.GiB:g} GiB with several GPUs, assumed): the fit check uses that figure",
             f"fits with margin: at least {C.MARGIN_FRACTION:.0%} of GPU memory left",
-            "compute: 6·Ψ·tokens (8 with full recomputation; 4/6 for LoRA's frozen weights) + the attention term 12·L·s·d_attn per token (Megatron-LM eq. 3, PaLM appendix B)",
-            "data-parallel communication overlaps the backward pass (DDP 25 MB buckets: the last is exposed); FSDP prefetches all-gathers under compute; tensor-parallel, pipeline and offload traffic is not overlapped",
+            "data-parallel communication overlaps the backward pass (DDP 25 MB buckets: the last is exposed); FSDP prefetches all-gathers "
+            f"under compute, {C.SHARDED_OVERLAP:.0%} of the shorter overlapping (fitted on published ZeRO-3 runs), with NCCL's latency per ring step; "
+            "tensor-parallel, pipeline and offload traffic is not overlapped",
         ]
     else:
         out += [
@@ -138,7 +164,7 @@ def _assumptions(w: Workload, view: rigview.RigView) -> list[str]:
 def advise(rig: Rig, workload: Workload) -> Advice:
     """Predict every candidate strategy for ``workload`` on ``rig``, pick one, and store the result in ``rig.advice``."""
     view = rigview.from_rig(rig, nodes=workload.nodes, inter_node_gbps=workload.inter_node_gbps)
-    advice = advise_view(view, workload)
+    advice = advise_view(view, workload, measurements=list(rig.measurements))
     rig.advice = advice.to_dict()
     return advice
 
@@ -151,7 +177,18 @@ def default_precision(view: rigview.RigView, w: Workload) -> tuple[Workload, str
                                           "(fp16 training needs loss scaling: the snippets turn it on)")
 
 
-def advise_view(view: rigview.RigView, w: Workload) -> Advice:
+def _attach_bands(cands: list[S.Candidate], view: rigview.RigView, rates: Any) -> None:
+    """Each candidate's tokens/s and memory get the band of the calibration cases (narrower when this GPU's matmul rate
+    and, with several GPUs, its all-reduce busbw are measured in the scan)."""
+    compute_measured = bool(rates is not None and rates.matmul_measured)
+    comm_measured = view.total_gpus == 1 or view.measured_all_reduce is not None
+    for c in cands:
+        tput = K.band("throughput", c.tokens_per_second, measured=compute_measured and comm_measured)
+        mem = K.band("memory", c.memory.allocated_bytes)
+        c.band = {"tokens_per_second": tput, "torch_peak_allocated_bytes": mem} if (tput or mem) else None
+
+
+def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = None) -> Advice:
     w, precision_note = default_precision(view, w)
     notes = list(view.notes) + list(w.notes) + ([precision_note] if precision_note else [])
     if view.measured_all_reduce is None and view.total_gpus > 1:
@@ -169,7 +206,9 @@ def advise_view(view: rigview.RigView, w: Workload) -> Advice:
                      f"(the launch snippet's precision flags would fail on this GPU); {peak_src}")
     if w.task == "inference":
         return _advise_inference(view, w, notes)
-    cands, excluded = S.candidates(view, w)
+    rates = S.default_rates(view, w, measurements)
+    cands, excluded = S.candidates(view, w, rates)
+    _attach_bands(cands, view, rates)
     chosen = S.pick(cands, view.total_gpus)
     reason = S.explain(cands, chosen, view.total_gpus)
     snippet = batch = None
@@ -198,7 +237,7 @@ def advise_view(view: rigview.RigView, w: Workload) -> Advice:
     return Advice(
         task="train", workload=w.to_dict(), rig=_rig_summary(view, w), candidates=[c.to_dict() for c in cands],
         excluded=excluded, pick=chosen.to_dict() if chosen else None, reason=reason, snippet=snippet, batch=batch,
-        smallest_rig=smallest, assumptions=_assumptions(w, view), state_bytes=_state_bytes(w), notes=notes,
+        smallest_rig=smallest, assumptions=_assumptions(w, view, rates), state_bytes=_state_bytes(w), notes=notes,
     )
 
 

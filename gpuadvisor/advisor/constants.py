@@ -60,7 +60,16 @@ FP32_STATES = StateBytes(
     "fp32", weights=4, grads=4, master=0,
     source="torch fp32 model + torch.optim.AdamW, counted from the tensors torch allocates (4 B weights + 4 B grads + 8 B exp_avg/exp_avg_sq); Megatron-LM table 'fp32 param, fp32 grads: 16'",
 )
-STATE_CONVENTIONS = {s.key: s for s in (MIXED_16BIT_GRADS, MIXED_FP32_GRADS, MIXED_MAIN_GRADS)}
+# Pure bf16 training: weights and gradients in bf16, no fp32 master; torch optimizers keep their states in the
+# parameters' dtype, so AdamW's two moments take 2 + 2 bytes (torchtune's full_finetune_single_device with
+# dtype: bf16; how an 8B model's full fine-tuning fits one 24 GB card with 8-bit/paged AdamW and the optimizer
+# step fused into backward).
+PURE_BF16 = StateBytes(
+    "bf16", weights=2, grads=2, master=0,
+    source="pure bf16 (torchtune dtype=bf16): bf16 weights and grads, optimizer states in the parameters' dtype (torch.optim keeps "
+    "exp_avg/exp_avg_sq like the parameter); 8-bit optimizers 1 byte per state (bitsandbytes)",
+)
+STATE_CONVENTIONS = {s.key: s for s in (MIXED_16BIT_GRADS, MIXED_FP32_GRADS, MIXED_MAIN_GRADS, PURE_BF16)}
 
 
 @dataclass(frozen=True)
@@ -115,16 +124,27 @@ KORTHIKANTI_TP_REPLICATED = 10  # the part of the 34 that tensor parallelism alo
 KORTHIKANTI_TP_SPLIT = 24
 FULL_RECOMPUTE_PER_LAYER = 2  # full recomputation keeps the layer input: 2·s·b·h bytes
 LOGITS_BYTES = 4  # fp32 logits for the loss: s·b·V·4 (PARALLELISM.md)
+# What the loss holds per logit (token × vocabulary entry) at its peak, by recipe:
+#  full: the bf16 logits (2), their fp32 upcast for the cross-entropy (4) and its fp32 gradient (4) live together:
+#    10 bytes (HF Transformers, torchtitan); torchtune's table (Llama 3.2 3B, bs 2, seq 4096) measures 8.1 GiB
+#    saved by chunking 1.05e9 logits: 8.3 of these 10 bytes.
+#  chunked (torchtune CEWithChunkedOutputLoss, 8 chunks): the bf16 logits of every chunk (2) + one chunk's fp32
+#    upcast and gradient (8/8 = 1): 3 bytes.
+LOSS_LOGIT_BYTES = {"full": 10.0, "chunked": 3.0}
 
 # -- overheads ------------------------------------------------------------------------------------------
 
-# CUDA context, cuBLAS/cuDNN workspaces and NCCL buffers per GPU, and the caching allocator's fragmentation.
-# Stated assumptions, not measurements: the CUDA context of a torch process takes roughly 0.3-0.6 GiB on
-# recent GPUs (more with lazy module loading off), NCCL reserves its channel buffers (NCCL_BUFFSIZE 4 MiB
-# per channel and peer); we allow 1.5 GiB in all, plus 10% of everything else for fragmentation. The capacity
-# these are checked against is what CUDA reports, NVML's total less the driver's reservation (DRIVER_RESERVED_BYTES).
-CUDA_CONTEXT_BYTES = int(1.5 * GiB)
-FRAGMENTATION_FRACTION = 0.10
+# Two memory figures are predicted per GPU:
+#  - torch's peak allocated (torch.cuda.max_memory_allocated: what torchtune logs as peak memory active/alloc):
+#    the model states, activations, loss buffers and gathered units, nothing else;
+#  - what nvidia-smi shows: torch's reserved pool (the caching allocator keeps freed blocks: ALLOCATOR_RESERVE_FRACTION
+#    above the allocated peak, assumed) + the CUDA context of the process (CUDA_CONTEXT_BYTES, assumed: a torch 2.x
+#    process with CUDA 12's lazy module loading) + NCCL's buffers when several GPUs talk (NCCL_BUFFER_BYTES:
+#    NCCL_BUFFSIZE 4 MiB per channel, peer and protocol, assumed). The fit check uses the nvidia-smi figure
+#    against what CUDA reports (NVML's total less the driver's reservation, DRIVER_RESERVED_BYTES).
+CUDA_CONTEXT_BYTES = int(0.5 * GiB)
+NCCL_BUFFER_BYTES = int(0.5 * GiB)
+ALLOCATOR_RESERVE_FRACTION = 0.05
 # A candidate "fits with margin" when at least this fraction of the GPU's memory is left after all of the
 # above: the advisor prefers those.
 MARGIN_FRACTION = 0.05
@@ -136,9 +156,74 @@ GATHERED_UNITS_IN_FLIGHT = 2
 
 # -- compute --------------------------------------------------------------------------------------------
 
-# Model FLOPs utilisation assumed: PARALLELISM.md default 0.4; Megatron-LM measured 0.44-0.52 on A100
-# (Narayanan et al. 2021).
-DEFAULT_MFU = 0.40
+# MFU is defined in advisor.timing (PaLM appendix B: 6N + 12·L·s·d_attn per token over the datasheet peak);
+# without --mfu the step time is predicted from the components below, and the MFU it implies is reported.
+# Published MFU, for reference in the output: A100 0.50-0.64 (torchtitan Llama 3 8B/70B on 64 A100 56.8-58.2 % /
+# 51.7 %; llm-foundry MPT 7B-30B 54-64 %), H100 0.33-0.46 (torchtitan Llama 3.1 8B 33-39 %, llm-foundry MPT
+# 38-46 %; Llama 3 paper 38-43 % on 16K H100).
+PUBLISHED_MFU = {
+    "ampere": (0.50, 0.64, "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks (A100 80GB: 54-64 %)"),
+    "hopper": (0.33, 0.46, "torchtitan docs/performance.md (Llama 3.1 8B on H100: 33-39 %); llm-foundry MPT benchmarks (H100: 38-46 %); "
+                           "Dubey et al. 2024 (Llama 3), table 4: 38-43 %"),
+}
+
+# Sustained dense matmul rate as a fraction of the datasheet peak, per GPU generation: "maximum achievable matmul
+# FLOPS" (MAMF), the best torch.matmul over a sweep of shapes (S. Bekman, ml-engineering, compute/accelerator
+# README, MAMF table: A100 SXM 271.2 of 312 = 86.9 %, H100 SXM 794.5 of 989 = 80.3 %, B200 1745 of 2250 =
+# 77.6 %). Ada, Volta and unknown GPUs have no row there: assumed like Hopper. A scan with `bench --compute`
+# uses the GPU's own measured matmul TFLOP/s instead.
+GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
+    "ampere": (271.2 / 312, "Bekman, ml-engineering MAMF table: A100 SXM 271.2 of 312 TFLOP/s BF16"),
+    "hopper": (794.5 / 989, "Bekman, ml-engineering MAMF table: H100 SXM 794.5 of 989 TFLOP/s BF16"),
+    "blackwell": (1745.0 / 2250, "Bekman, ml-engineering MAMF table: B200 1745 of 2250 TFLOP/s BF16"),
+    "ada": (0.80, "assumed like Hopper's 80 % (no published MAMF for Ada)"),
+    "volta": (0.80, "assumed (no published MAMF for Volta)"),
+    "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
+}
+# Attention kernels (FlashAttention 2, what PyTorch SDPA runs), forward + backward, as a fraction of peak: 50-73 %
+# on A100 (Dao 2023, "FlashAttention-2", abstract: "reaching 50-73% of the theoretical maximum FLOPs/s on A100"),
+# 35 % on H100 (Shah et al. 2024, "FlashAttention-3", section 1: "FlashAttention-2 achieves only 35% utilization
+# on H100"). Volta has no FlashAttention (memory-efficient attention): assumed 0.30.
+ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
+    "ampere": (0.55, "FlashAttention-2 on A100: 50-73 % of peak (Dao 2023); the lower half, for forward + backward"),
+    "ada": (0.55, "FlashAttention-2 kernels as on A100 (Dao 2023), assumed"),
+    "hopper": (0.35, "FlashAttention-2 on H100: 35 % of peak (Shah et al. 2024, FlashAttention-3 paper)"),
+    "blackwell": (0.35, "assumed as on H100 (FlashAttention-2 class kernels)"),
+    "volta": (0.30, "assumed (no FlashAttention on Volta)"),
+    "unknown": (0.35, "assumed"),
+}
+FLASH_BACKWARD_PASSES = 2.5  # FlashAttention's backward: 5 matmuls (QKᵀ recomputed) to the forward's 2 (Dao 2023, section 3.1)
+# Memory bandwidth a device-to-device copy reaches of the datasheet: our own H100 (tests/fixtures/h100-vm,
+# bench-compare.txt): 1,490.8 GB/s copied = 2,982 GB/s read + write of the 3,350 GB/s datasheet: 0.89.
+MEMORY_BANDWIDTH_EFFICIENCY = 0.89
+UNKNOWN_MEMORY_GBPS = 1000.0
+# Memory-bound work per training step (norms, activation functions, residual adds, rotary embeddings, dtype
+# casts, dropout where present, transposes around attention): bytes moved per byte of activation a layer stores
+# (Architecture.activation_bytes_per_token_layer), for forward + backward in eager PyTorch. FITTED (one constant
+# for every GPU) on the llm-foundry A100 80GB rows of benchmarks/calibration_cases.toml; the H100, Ada and other
+# rows hold it out. About 24: every elementwise op reads and writes its tensors, norms in fp32.
+MEMORY_BOUND_BYTES = 24.0
+MEMORY_BOUND_PASSES = 3.0  # the forward + backward those bytes are for (backward ≈ 2 forwards)
+SELECTIVE_RECOMPUTE_PASSES = 1.0  # selective recomputation redoes the forward's memory-bound ops (not its matmuls)
+# torch.compile fuses memory-bound ops: FITTED on torchtitan's table 1 (H100: FSDP 5,762 → + compile 6,667 tokens/s);
+# held out on torchtune's compiled runs (RTX 4090, A6000, A100).
+COMPILE_MEMORY_BOUND_FACTOR = 0.5
+# The loss's memory traffic per logit: bf16 logits written and read, the fp32 upcast written, softmax read and
+# written, its gradient written and cast back: ~24 bytes (counted from the ops; not fitted).
+LOSS_BYTES_PER_LOGIT = 24.0
+# fp8 linears (torchao float8 / Transformer Engine, dynamic scaling): each linear's input and grad_output is read
+# in 16-bit and written in fp8 every pass: 3 bytes per element (counted; amax reductions fused by compile).
+FP8_CAST_BYTES_PER_ELEMENT = 3.0
+# QLoRA: every frozen NF4 weight is dequantised to bf16 before each matmul (bitsandbytes / torchao NF4Tensor):
+# bytes moved per parameter and pass. FITTED on torchtune's Llama 3.1 8B on one RTX 4090 (LoRA 3,083 vs QLoRA 2,413
+# tokens/s); the A100 rows (Llama 3.2 3B LoRA 8,210 vs QLoRA 8,035; 405B QLoRA) hold it out. The bytes of a pure
+# bandwidth-bound dequantisation would be 0.5 read + 2 written + 2 read again by the matmul = 4.5.
+QLORA_DEQUANT_BYTES_PER_PARAM = 12.0
+# Floor per micro-batch: eager PyTorch launches about 90 kernels per transformer layer (forward ~30, backward ~60)
+# and the host spends ~10 µs on each (dispatcher + launch; He 2022, "Making Deep Learning Go Brrrr From First
+# Principles": overhead-bound below a few hundred µs per op): assumed, it matters only for tiny micro-batches.
+OPS_PER_LAYER = 90
+OP_LAUNCH_SECONDS = 10e-6
 # Global batch when the user gives none: 0.5M tokens per optimizer step, the smallest batch of the GPT-3
 # family (Brown et al. 2020, table 2.1: 0.5M tokens for 125M-1.3B models, up to 3.2M for 175B), rounded to
 # 2**19 tokens; never fewer sequences than one micro-batch per GPU.
@@ -159,6 +244,16 @@ NO_P2P_FACTOR = links.NCCL_NO_P2P_FACTOR
 # Bandwidth across nodes when the user does not give it: 25 GB/s busbw per GPU (one 200 Gb/s InfiniBand HDR
 # or Ethernet port per GPU). An assumption the output states; pass --inter-node-gbps with your measurement.
 DEFAULT_INTER_NODE_GBPS = 25.0
+# Collective latency (alpha): NCCL's own tuning model (src/graph/tuning.cc, ring algorithm, Simple protocol):
+# a base latency of 8.4 µs per collective plus a per-step latency of 5.7 µs over NVLink/PCIe and 6.6 µs over
+# the network; a ring collective over n ranks takes n - 1 steps (all-reduce 2(n - 1)).
+NCCL_BASE_LATENCY_S = 8.4e-6
+NCCL_STEP_LATENCY_S = {"intra": 5.7e-6, "net": 6.6e-6}
+# FSDP / ZeRO-3 prefetches each unit's all-gather under the previous unit's compute, but the collectives and the
+# compute share the GPU (NCCL's kernels take SMs and memory bandwidth): of the shorter of the two, this fraction
+# overlaps. FITTED on Narayanan et al. 2021's ZeRO-3 175B rows (A100, 384/768/1536 GPUs: 144/88/44 TFLOP/s per GPU);
+# torchtitan's 128-GPU H100 rows hold it out.
+SHARDED_OVERLAP = 0.9
 # PyTorch DDP buckets gradients (bucket_cap_mb=25 by default) and overlaps each bucket's all-reduce with the
 # rest of the backward pass; the last bucket cannot be hidden.
 DDP_BUCKET_BYTES = 25 * 2**20

@@ -148,6 +148,46 @@ def collective_seconds(collective: str, size_bytes: float, n: int, busbw_gbps: f
     return size_bytes * busbw_factor(collective, n) / (busbw_gbps * 1e9)
 
 
+def ring_latency_seconds(collective: str, n: int, *, spans_nodes: bool) -> float:
+    """Latency (alpha) of one ring collective over n ranks: NCCL's tuning model (src/graph/tuning.cc, ring, Simple
+    protocol): 8.4 µs base + a per-step latency (5.7 µs over NVLink/PCIe, 6.6 µs over the network) × n − 1 steps
+    (2(n − 1) for all-reduce). Small messages are latency-bound: this is what they cost beyond S × factor / busbw."""
+    if n <= 1:
+        return 0.0
+    steps = 2 * (n - 1) if collective == "all_reduce" else n - 1
+    step = C.NCCL_STEP_LATENCY_S["net" if spans_nodes else "intra"]
+    return C.NCCL_BASE_LATENCY_S + steps * step
+
+
+def deepspeed_zero2_estimate_bytes(total_params: float, gpus: int, version: str, *, cpu_offload: bool = False) -> float:
+    """GPU bytes DeepSpeed's ``estimate_zero2_model_states_mem_needs`` prints, by DeepSpeed version.
+
+    Source: deepspeed/runtime/zero/stage_1_and_2.py. Up to 0.14.2: 4·P + 16·P/N (the ZeRO paper's 16 bytes with
+    the 16-bit weights and gradients unsharded); from 0.14.3 (checked in 0.14.3, 0.14.4, 0.15.x, 0.16.0, 0.19.8):
+    2·P + 18·P/N ("2 = params_16bit, 18 = 2_grads_16bit + 4_grads_32bit + 4_params_32bit + 8_optimizer_states").
+    With CPU offload: 2·P in every version.
+    """
+    if cpu_offload:
+        return 2 * total_params
+    parts = tuple(int(x) for x in version.split(".")[:3])
+    if parts >= (0, 14, 3):
+        return 2 * total_params + int(18 * total_params / gpus)
+    return 4 * total_params + int(16 * total_params / gpus)
+
+
+def deepspeed_zero3_estimate_bytes(total_params: float, largest_layer_params: float, gpus: int, *,
+                                   cpu_offload: bool = False, cpu_offload_params: bool = False) -> float:
+    """GPU bytes DeepSpeed's ``estimate_zero3_model_states_mem_needs`` prints (deepspeed/runtime/zero/stage3.py,
+    unchanged from 0.10 to 0.19.8): the largest layer at 4 bytes/param + 18·P/N; with optimizer offload
+    + 2·P/N; with parameters offloaded too, the largest layer alone."""
+    largest = 4 * largest_layer_params
+    if cpu_offload and cpu_offload_params:
+        return largest
+    if cpu_offload:
+        return largest + int(2 * total_params / gpus)
+    return largest + int(18 * total_params / gpus)
+
+
 def pipeline_bubble_fraction(p: int, m: int) -> float:
     """Idle fraction of a 1F1B or GPipe pipeline step: (p − 1)/(m + p − 1).
 

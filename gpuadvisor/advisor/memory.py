@@ -5,7 +5,6 @@ import math
 from dataclasses import asdict, dataclass
 
 from gpuadvisor.advisor import constants as C
-from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor.workload import Workload
 
 
@@ -31,22 +30,31 @@ class Layout:
 
 @dataclass
 class MemoryBreakdown:
+    """Per GPU. ``allocated_bytes``: torch's peak allocated (torch.cuda.max_memory_allocated); ``total_bytes``: what
+    nvidia-smi shows (allocated + the caching allocator's reserve + CUDA context + NCCL buffers), the fit check's figure."""
+
     params_bytes: float
     grads_bytes: float
     optimizer_bytes: float
-    activations_bytes: float
+    activations_bytes: float  # the layers' stored activations and the loss's logits
     gathered_bytes: float
-    overhead_bytes: float
+    overhead_bytes: float  # allocator reserve + CUDA context + NCCL buffers
     host_bytes: float  # per node, CPU offload only
+    loss_bytes: float = 0.0  # the part of activations_bytes that is the loss's logits
+
+    @property
+    def allocated_bytes(self) -> float:
+        return self.params_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes + self.gathered_bytes
 
     @property
     def total_bytes(self) -> float:
-        return (self.params_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes
-                + self.gathered_bytes + self.overhead_bytes)
+        return self.allocated_bytes + self.overhead_bytes
 
     def to_dict(self) -> dict[str, float]:
         d = {k: round(v) for k, v in asdict(self).items()}
         d["total_bytes"] = round(self.total_bytes)
+        d["torch_peak_allocated_bytes"] = round(self.allocated_bytes)
+        d["nvidia_smi_bytes"] = round(self.total_bytes)
         return d
 
 
@@ -64,15 +72,16 @@ class StateSplit:
 def state_split(w: Workload) -> StateSplit:
     """Bytes per parameter of weights, gradients and optimizer states, from the named constants."""
     opt = w.optimizer_bytes()
+    states = opt.states * (0.5 if w.pure_bf16 and opt.key != "adam8bit" else 1.0)
     if w.finetune == "full":
         conv = w.state_convention()
-        return StateSplit(0.0, conv.weights, conv.grads, conv.master + opt.states, opt.per_tensor)
+        return StateSplit(0.0, conv.weights, conv.grads, conv.master + states, opt.per_tensor)
     if w.finetune == "qlora":
         frozen = C.QLORA_BITS_PER_PARAM / 8
     else:
         frozen = float(C.DTYPE_BYTES["fp16" if w.precision == "fp8" else w.precision])
     a = C.LORA_ADAPTER_BYTES
-    return StateSplit(frozen, a.weights, a.grads, a.master + opt.states, opt.per_tensor)
+    return StateSplit(frozen, a.weights, a.grads, a.master + states, opt.per_tensor)
 
 
 def model_states(w: Workload, lay: Layout) -> tuple[float, float, float]:
@@ -110,27 +119,55 @@ def model_states(w: Workload, lay: Layout) -> tuple[float, float, float]:
         grads /= n
     if lay.zero_stage >= 3:
         weights /= n
+    if w.optimizer_in_backward:
+        # The step runs per parameter as soon as its gradient is ready and frees it: at most the largest
+        # tensor's gradient lives (torchtune optimizer_in_bwd; PyTorch "How to save memory by fusing the
+        # optimizer step into the backward pass").
+        largest = max(w.arch.vocab * w.arch.hidden, max(k * n for k, n in w.arch.linear_shapes()))
+        grads = min(grads, largest * sp.grads / mp)
     return weights, grads, optim
 
 
-def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int) -> float:
-    """Activation bytes on the busiest GPU (Korthikanti et al. 2022): per-layer bytes × layers held, + logits.
+def recompute_mode(w: Workload, recompute: bool) -> str:
+    """full when the candidate checkpoints every layer; selective when asked for; none otherwise."""
+    if recompute:
+        return "full"
+    return "selective" if w.checkpointing == "selective" else "none"
 
-    Tensor parallel layouts use sequence parallelism (Megatron-LM --sequence-parallel). With a 1F1B pipeline
-    the first stage holds p micro-batches of its L/p layers, i.e. L layers' worth (fewer when the step has
-    fewer micro-batches than stages); the last stage holds one micro-batch and the logits. Full
-    recomputation keeps each layer's input and rebuilds one layer's activations at a time.
+
+def loss_bytes(w: Workload, t: int = 1) -> float:
+    """What the cross-entropy holds at its peak: s·b·V logits × LOSS_LOGIT_BYTES of the recipe (full: bf16 logits +
+    fp32 upcast + fp32 gradient = 10 bytes; chunked: 3), split over t with a vocab-parallel output layer."""
+    return w.seq * w.micro_batch * w.arch.vocab * C.LOSS_LOGIT_BYTES[w.loss] / t
+
+
+def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int) -> tuple[float, float]:
+    """(activation bytes on the busiest GPU, of which the loss's logits).
+
+    Per layer and token, Architecture.activation_bytes_per_token_layer (Korthikanti et al. 2022's count for any
+    attention/MLP shape, fused attention; selective recomputation keeps less). Tensor-parallel layouts use
+    sequence parallelism (all split over t). With a 1F1B pipeline the first stage holds p micro-batches of its
+    L/p layers, i.e. L layers' worth; the last holds one micro-batch and the logits. Full recomputation keeps
+    each layer's input (2 bytes × hidden per token) and rebuilds one layer's activations at a time.
+    Without fused attention the score matrices (5·a·s/h per token and layer, Korthikanti) are kept too.
     """
     a = w.arch
     s, b, t, p = w.seq, w.micro_batch, lay.tp, lay.pp
-    full_layer = F.activation_bytes_per_layer(s, b, a.hidden, a.heads, t, sequence_parallel=t > 1, fused_attention=w.fused_attention)
-    stored = F.activation_bytes_per_layer(s, b, a.hidden, a.heads, recompute="full") / t if recompute else full_layer
+    mode = recompute_mode(w, recompute)
+    tokens = s * b
+    per_token = a.activation_bytes_per_token_layer("selective" if mode == "selective" else "none")
+    if not w.fused_attention:
+        per_token += C.KORTHIKANTI_ATTENTION * a.heads * s
+    full_layer = per_token * tokens / t
+    stored = C.FULL_RECOMPUTE_PER_LAYER * a.hidden * tokens / t if mode == "full" else full_layer
     layers_per_stage = math.ceil(a.layers / p)
     in_flight = min(p, accumulation) if p > 1 else 1
-    first = layers_per_stage * in_flight * stored + (full_layer if recompute else 0)
-    logits = F.logits_bytes(s, b, a.vocab, t)
-    last = layers_per_stage * stored + (full_layer if recompute else 0) + logits
-    return max(first, last) if p > 1 else first + logits
+    first = layers_per_stage * in_flight * stored + (full_layer if mode == "full" else 0)
+    logits = loss_bytes(w, t)
+    last = layers_per_stage * stored + (full_layer if mode == "full" else 0) + logits
+    if p > 1:
+        return (max(first, last), logits if last >= first else 0.0)
+    return first + logits, logits
 
 
 def gathered_unit(w: Workload, lay: Layout) -> float:
@@ -177,8 +214,10 @@ def breakdown(w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus
         grads = 0.0
         if lay.offload == "optimizer+params":
             params = 0.0
-    acts = activations(w, lay, recompute, accumulation)
+    acts, logits = activations(w, lay, recompute, accumulation)
     gathered = gathered_unit(w, lay)
-    overhead = C.CUDA_CONTEXT_BYTES + C.FRAGMENTATION_FRACTION * (params + grads + optim + acts + gathered)
+    allocated = params + grads + optim + acts + gathered
+    world = gpus_per_node * nodes
+    overhead = C.ALLOCATOR_RESERVE_FRACTION * allocated + C.CUDA_CONTEXT_BYTES + (C.NCCL_BUFFER_BYTES if world > 1 else 0)
     host = offload_host_bytes(w, lay, gpus_per_node, nodes)
-    return MemoryBreakdown(params, grads, optim, acts, gathered, overhead, host)
+    return MemoryBreakdown(params, grads, optim, acts, gathered, overhead, host, logits)

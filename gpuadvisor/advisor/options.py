@@ -14,9 +14,11 @@ from gpuadvisor.advisor.workload import (
     CHECKPOINTING_CHOICES,
     FINETUNE_CHOICES,
     KV_DTYPE_CHOICES,
+    LOSS_CHOICES,
     OPTIMIZER_CHOICES,
     PRECISION_CHOICES,
     STATE_BYTES_CHOICES,
+    VLLM_VERSION_CHOICES,
 )
 from gpuadvisor.numbers import Count, Finite, Fraction
 
@@ -25,7 +27,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 WORKLOAD_OPTION_NAMES = (
     "model", "params", "hf_config", "task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch",
     "checkpointing", "finetune", "lora_rank", "trainable_fraction", "flash_attention", "state_bytes", "context",
-    "concurrency", "kv_cache_dtype", "mfu", "nodes", "inter_node_gbps",
+    "concurrency", "kv_cache_dtype", "mfu", "nodes", "inter_node_gbps", "compile", "loss", "optimizer_in_backward",
+    "vllm_version", "max_num_seqs",
 )
 
 
@@ -41,17 +44,27 @@ def workload_options(f: F) -> F:
         click.option("--seq-len", "seq_len", type=Count(1, 2**24), help="Training sequence length (default min(4096, the model's maximum))."),
         click.option("--micro-batch", "micro_batch", type=Count(1, 2**20), help="Sequences per GPU per forward pass (default 1)."),
         click.option("--global-batch", "global_batch", type=Count(1, 2**30), help="Sequences per optimizer step; gradient accumulation makes up the rest."),
-        click.option("--checkpointing", type=click.Choice(CHECKPOINTING_CHOICES), help="Activation checkpointing: auto (where needed to fit), none, full."),
+        click.option("--checkpointing", type=click.Choice(CHECKPOINTING_CHOICES),
+                     help="Activation checkpointing: auto (where needed to fit), none, selective (recompute norms and activations: torchtitan's and Megatron's default), full."),
         click.option("--finetune", type=click.Choice(FINETUNE_CHOICES), help="full training (default), LoRA, or QLoRA (4-bit base)."),
         click.option("--lora-rank", "lora_rank", type=Count(1, 2**16), help=f"LoRA rank on every linear layer (default {C.LORA_DEFAULT_RANK})."),
         click.option("--trainable-fraction", "trainable_fraction", type=Fraction, help="LoRA: the fraction of parameters trained, instead of counting from the rank."),
         click.option("--flash-attention/--no-flash-attention", "flash_attention", default=None, help="Fused attention (default on): attention scores are not stored."),
         click.option("--state-bytes", "state_bytes", type=click.Choice(STATE_BYTES_CHOICES),
-                     help="Mixed-precision model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), 20 (Megatron fp16 main grads)."),
+                     help="Model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), 20 (16-bit + fp32 grads: "
+                          "Megatron fp16, DeepSpeed ZeRO-2's estimator since 0.14.3), bf16 (pure bf16, no fp32 master: torchtune)."),
         click.option("--context", type=Count(1, 2**24), help="Inference: tokens per sequence, prompt + output (default min(8192, the model's maximum))."),
         click.option("--concurrency", type=Count(1, 2**20), help="Inference: sequences served at once (default 1)."),
         click.option("--kv-cache-dtype", "kv_cache_dtype", type=click.Choice(KV_DTYPE_CHOICES), help="Inference: KV-cache precision (auto = the weights')."),
-        click.option("--mfu", type=Fraction, help=f"Model FLOPs utilisation assumed (default {C.DEFAULT_MFU})."),
+        click.option("--mfu", type=Fraction, help="Model FLOPs utilisation (6N + 12·L·s·d_attn FLOPs per token over the datasheet peak, as PaLM and "
+                     "Megatron-LM count it) of the run without recomputation; checkpointing's extra FLOPs cost time on top. Default: predicted per component."),
+        click.option("--compile/--no-compile", "compile", default=None, help="torch.compile (fuses memory-bound ops; default off)."),
+        click.option("--loss", type=click.Choice(LOSS_CHOICES), help="Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's CEWithChunkedOutputLoss)."),
+        click.option("--optimizer-in-backward/--no-optimizer-in-backward", "optimizer_in_backward", default=None,
+                     help="Optimizer step fused into backward (torchtune optimizer_in_bwd): gradients freed as soon as used."),
+        click.option("--vllm-version", "vllm_version", type=click.Choice(VLLM_VERSION_CHOICES),
+                     help="Inference: the vLLM engine the KV budget follows: v0 (before 0.8), v1 (default), 0.21 (CUDA-graph memory subtracted)."),
+        click.option("--max-num-seqs", "max_num_seqs", type=Count(1, 2**20), help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024)."),
         click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
         click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),
                      help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed)."),

@@ -7,7 +7,8 @@ from typing import Any
 
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
-from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, state_split
+from gpuadvisor.advisor import timing as T
+from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, recompute_mode, state_split
 from gpuadvisor.advisor.rigview import Bandwidth, RigView
 from gpuadvisor.advisor.workload import Workload
 
@@ -53,6 +54,17 @@ class Candidate:
     host_capacity_bytes: float | None
     status: str = "candidate"  # pick | rejected
     reason: str = ""
+    step_compute: T.StepCompute | None = None
+    rates: T.Rates | None = None
+    recompute_mode: str = "none"
+    band: dict[str, Any] | None = None  # error band of tokens/s and memory (advisor.calibration)
+
+    @property
+    def mfu(self) -> float | None:
+        """Model FLOPs utilisation the prediction implies (advisor.timing's definition)."""
+        if self.step_compute is None or self.rates is None or not self.step_seconds:
+            return None
+        return T.mfu(self.step_compute.model_flops, self.step_seconds, self.rates.peak_tflops)
 
     @property
     def name(self) -> str:
@@ -136,6 +148,11 @@ class Candidate:
                 "detail": self.comm.detail,
             },
             "compute_seconds": _r(self.compute_seconds),
+            "compute_parts_seconds": {k: _r(v) for k, v in self.step_compute.parts.items() if k != "forward_fraction"} if self.step_compute else None,
+            "compute_floor_bound": self.step_compute.floor_bound if self.step_compute else None,
+            "recompute": self.recompute_mode,
+            "mfu": round(self.mfu, 4) if self.mfu is not None else None,
+            "band": self.band,
             "pipeline_bubble_fraction": round(self.bubble_fraction, 4),
             "step_seconds": _r(self.step_seconds),
             "step_seconds_no_overlap": _r(self.step_no_overlap_seconds),
@@ -255,21 +272,31 @@ def _batch(w: Workload, dp: int, world: int) -> tuple[int, int]:
     return acc, acc * per_step
 
 
-def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool) -> Candidate:
+def default_rates(view: RigView, w: Workload, measurements: list | None = None) -> T.Rates | None:
+    """The GPU's sustained rates for the workload's precision (fp8: the 16-bit peak, linears at the FP8 rate)."""
+    prec = "bf16" if w.precision == "fp8" else w.compute_precision()
+    peak, _ = view.peak_tflops(prec)
+    if peak is None:
+        return None
+    return T.rates(view.spec, w.precision, peak, measurements)
+
+
+def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.Rates | None = None) -> Candidate:
     acc, gbatch = _batch(w, lay.dp, view.total_gpus)
     mem = breakdown(w, lay, recompute, acc, view.gpus_per_node, view.nodes)
     tokens = gbatch * w.seq
-    world = view.total_gpus
-    peak, _ = view.peak_tflops(w.compute_precision())
-    frozen = w.finetune != "full"
-    n = w.arch.flop_params()
-    flops = F.training_flops(n, tokens, recompute=recompute, frozen=frozen) + F.attention_flops(
-        w.arch.layers, w.seq, w.arch.q_dim, tokens, recompute=recompute)
-    ideal_flops = F.training_flops(n, tokens, frozen=frozen) + F.attention_flops(w.arch.layers, w.seq, w.arch.q_dim, tokens)
-    compute = F.compute_seconds(flops, world, peak, w.mfu) if peak else None
-    ideal = F.compute_seconds(ideal_flops, world, peak, w.mfu) if peak else None
+    r = rates if rates is not None else default_rates(view, w)
+    mode = recompute_mode(w, recompute)
+    sc = ideal_sc = None
+    if r is not None:
+        kw = dict(tp=lay.tp, pp=lay.pp, accumulation=acc, dp=lay.dp, shard_group=lay.shard_group, zero_stage=lay.zero_stage, r=r,
+                  offload=lay.offload != "none")
+        sc = T.step_compute(w, recompute=mode, **kw)
+        ideal_sc = T.step_compute(w, recompute="none", **kw)
+    compute = sc.seconds if sc else None
+    ideal = ideal_sc.seconds if ideal_sc else None
     bubble = F.pipeline_bubble_fraction(lay.pp, acc)
-    comm = communication(view, w, lay, recompute, acc, compute)
+    comm = communication(view, w, lay, recompute, acc, compute, sc)
     host_cap = view.host_memory_bytes * C.HOST_RAM_USABLE_FRACTION if view.host_memory_bytes else None
     step = step_no = None
     if compute is not None:
@@ -277,12 +304,24 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool) -> Candid
         step = busy + comm.exposed_seconds
         step_no = busy + comm.total_seconds
     # Capacity is what CUDA gives torch: NVML's total less the driver's reservation (the CUDA context, NCCL
-    # buffers and fragmentation are in the breakdown's overhead).
-    return Candidate(lay, recompute, mem, view.cuda_memory_bytes, acc, gbatch, tokens, comm, compute, bubble, step, step_no, ideal, host_cap)
+    # buffers and the allocator's reserve are in the breakdown's overhead).
+    c = Candidate(lay, recompute, mem, view.cuda_memory_bytes, acc, gbatch, tokens, comm, compute, bubble, step, step_no, ideal, host_cap)
+    c.step_compute = sc
+    c.rates = r
+    c.recompute_mode = mode
+    return c
 
 
-def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc: int, compute: float | None) -> Comm:
-    """Bytes and seconds of one step's collectives (ring algorithms, nccl-tests busbw; PARALLELISM.md)."""
+def _overlapped(comm: float, window: float) -> float:
+    """Exposed seconds of a collective prefetched under ``window`` seconds of compute: what outlasts the compute, plus
+    the part of the shorter of the two that contention keeps from overlapping (constants.SHARDED_OVERLAP)."""
+    return max(0.0, comm - window) + (1 - C.SHARDED_OVERLAP) * min(comm, window)
+
+
+def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc: int, compute: float | None,
+                  sc: T.StepCompute | None = None) -> Comm:
+    """Bytes and seconds of one step's collectives (ring algorithms, nccl-tests busbw, NCCL's latency per ring step;
+    PARALLELISM.md)."""
     c = Comm()
     sp = state_split(w)
     mp = lay.tp * lay.pp
@@ -296,20 +335,23 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
         gather_bytes = w.params / mp * max(sp.frozen_weight_bytes, 0.5) + param_bytes
     dp = lay.dp
     per_node = max(1, view.gpus_per_node // mp) if not lay.pp_across_nodes else max(1, view.gpus_per_node // lay.tp)
-    fwd_frac = 2 / (8 if recompute else 6) if w.finetune == "full" else 2 / (6 if recompute else 4)
-    fwd = compute * fwd_frac if compute else 0.0
-    bwd = compute - fwd if compute else 0.0
+    fwd_frac = sc.forward_fraction if sc is not None else (2 / (8 if recompute else 6) if w.finetune == "full" else 2 / (6 if recompute else 4))
+    busy = (compute - (sc.parts.get("optimizer", 0.0) if sc else 0.0)) if compute else 0.0
+    fwd = busy * fwd_frac
+    bwd = busy - fwd
+    units = w.arch.layers + 2  # FSDP units: each layer, the embedding and the output layer
     if dp > 1:
         if lay.hybrid:
             bw_in = view.intra_busbw(view.gpus_per_node, nvlink=view.nvlink_ring())
             shard = view.gpus_per_node
-            ag = F.collective_seconds("all_gather", gather_bytes, shard, bw_in.gbps)
-            rs = F.collective_seconds("reduce_scatter", grad_bytes, shard, bw_in.gbps)
+            lat = units * F.ring_latency_seconds("all_gather", shard, spans_nodes=False)
+            ag = F.collective_seconds("all_gather", gather_bytes, shard, bw_in.gbps) + lat
+            rs = F.collective_seconds("reduce_scatter", grad_bytes, shard, bw_in.gbps) + lat
             cross = F.collective_seconds("all_reduce", grad_bytes / shard, view.nodes, view.inter_node.gbps)
             c.busbw = bw_in
             c.dp_bytes = acc * (2 * gather_bytes + grad_bytes) + grad_bytes / shard
             c.dp_seconds = acc * (2 * ag + rs) + cross
-            c.dp_exposed_seconds = max(0.0, acc * ag - fwd) + max(0.0, acc * (ag + rs) + cross - bwd) + ag / w.arch.layers
+            c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs) + cross, bwd) + ag / units
             c.detail.append(f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of {grad_bytes / 1e9:.2f} GB "
                             f"inside the node ({bw_in.gbps:.0f} GB/s); per step: all-reduce of the {grad_bytes / shard / 1e9:.2f} GB shard across "
                             f"{view.nodes} nodes ({view.inter_node.gbps:g} GB/s)")
@@ -339,12 +381,14 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
                 c.dp_exposed_seconds = max(acc * rs - bwd, last_bucket) + ag
                 c.detail.append(f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of {param_bytes / 1e9:.2f} GB")
             else:
-                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps)
-                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
+                lat = units * F.ring_latency_seconds("all_gather", dp, spans_nodes=lay.dp_spans_nodes)
+                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps) + lat
+                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) + lat
                 c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
-                c.dp_exposed_seconds = max(0.0, acc * ag - fwd) + max(0.0, acc * (ag + rs) - bwd) + ag / w.arch.layers
+                c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs), bwd) + ag / units
                 c.detail.append(f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
-                                f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), prefetched under compute")
+                                f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL latency each way), "
+                                f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping")
     if lay.tp > 1:
         tbw = view.intra_busbw(lay.tp, nvlink=view.nvlink_groups_of(lay.tp))
         c.tp_busbw = tbw
@@ -380,17 +424,17 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
     return c
 
 
-def candidates(view: RigView, w: Workload) -> tuple[list[Candidate], list[dict[str, str]]]:
+def candidates(view: RigView, w: Workload, rates: T.Rates | None = None) -> tuple[list[Candidate], list[dict[str, str]]]:
     """Every layout, with activation checkpointing as the workload asks (auto: only where needed to fit)."""
     lays, excluded = layouts(view, w)
     out = []
     for lay in lays:
         if w.checkpointing == "full":
-            out.append(evaluate(view, w, lay, True))
+            out.append(evaluate(view, w, lay, True, rates))
             continue
-        plain = evaluate(view, w, lay, False)
+        plain = evaluate(view, w, lay, False, rates)
         if w.checkpointing == "auto" and not plain.with_margin and not plain.misfit().startswith(("CPU", "host")):
-            ckpt = evaluate(view, w, lay, True)
+            ckpt = evaluate(view, w, lay, True, rates)
             better = ckpt.with_margin or (ckpt.fits and not plain.fits) or (not plain.fits and ckpt.memory.total_bytes < plain.memory.total_bytes)
             out.append(ckpt if better else plain)
         else:

@@ -71,6 +71,21 @@ class Architecture:
     def layer_linear_params(self) -> int:
         return sum(a * b for a, b in self.linear_shapes())
 
+    def activation_bytes_per_token_layer(self, mode: str = "none") -> float:
+        """16-bit bytes one layer keeps per token for the backward pass, counted from its shape (fused attention:
+        no score matrices). Korthikanti et al. 2022 (section 4.1) count the GPT layer as 34·h: the same tensors
+        here, for any attention (GQA) and MLP (gated: gate, up, their activation and product) shape:
+          norms' inputs 2·2h; attention: its input 2h, Q, K, V 2q + 4kv, the attention output 2q;
+          MLP: its input 2h, gated 4 tensors of i (2·4i) or plain 2 (2·2i); dropout-free (Llama, Mistral, MPT).
+        ``selective`` (torchtitan's and Megatron's default recomputation): the norms and the MLP activation are
+        recomputed: their outputs (2h + 2h of norm outputs and 2i of the activation) are not kept."""
+        h, q, kv, i = self.hidden, self.q_dim, self.kv_dim, self.intermediate
+        mlp = (8 if self.mlp == "gated" else 4) * i
+        full = 4 * h + 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + mlp
+        if mode == "selective":
+            return full - 4 * h - 2 * i
+        return full
+
     def embedding_params(self) -> int:
         n = self.vocab * self.hidden
         if self.learned_positions and self.max_positions:
@@ -159,6 +174,9 @@ def architecture_from_params(params: float) -> Architecture:
     """
     if not params or params <= 0 or not math.isfinite(params):
         raise InputError(f"--params {params}: give a positive parameter count such as 7e9")
+    if params < MIN_PARAMS:
+        raise InputError(f"--params {params:g}: below {MIN_PARAMS / 1e6:.1f}M, the smallest GPT-3-family shape (one layer of d_model 768 "
+                         "and its 50,257-token embedding); give --hf-config for a smaller model")
     row = min(GPT3_FAMILY, key=lambda r: abs(math.log(r[0] / params)))
     _, _, h, a = row
     per_layer = 12 * h * h + 13 * h  # 4h² attention + 8h² MLP, biases and 2 layer norms
@@ -235,9 +253,13 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
 PRECISION_CHOICES = ("bf16", "fp16", "fp32", "fp8")
 OPTIMIZER_CHOICES = ("adamw", "adam", "sgd", "adam8bit")
 FINETUNE_CHOICES = ("full", "lora", "qlora")
-CHECKPOINTING_CHOICES = ("auto", "none", "full")
+CHECKPOINTING_CHOICES = ("auto", "none", "selective", "full")
 KV_DTYPE_CHOICES = ("auto", "bf16", "fp16", "fp8", "fp32")
-STATE_BYTES_CHOICES = ("16", "18", "20")
+STATE_BYTES_CHOICES = ("16", "18", "20", "bf16")
+LOSS_CHOICES = ("full", "chunked")
+VLLM_VERSION_CHOICES = ("v0", "v1", "0.21")
+# The smallest --params a GPT-3-family shape can hold: one layer of d_model 768 and its 50,257-token embedding.
+MIN_PARAMS = 50257 * 768 + 12 * 768 * 768 + 13 * 768
 
 
 @dataclass
@@ -260,7 +282,12 @@ class Workload:
     context: int | None = None  # inference: tokens per sequence (prompt + output)
     concurrency: int = 1  # inference: sequences served at once
     kv_cache_dtype: str = "auto"
-    mfu: float = C.DEFAULT_MFU
+    mfu: float | None = None  # --mfu: model FLOPs utilisation (None: predicted from the hardware, advisor.timing)
+    compile: bool = False  # torch.compile: fuses memory-bound work
+    loss: str = "full"  # full: logits materialised (bf16 + fp32 upcast + grad); chunked: chunked cross-entropy
+    optimizer_in_backward: bool = False  # optimizer step fused into backward: gradients freed as they are used
+    vllm_version: str = "v1"  # the engine whose KV-cache budget is predicted
+    max_num_seqs: int | None = None  # vLLM --max-num-seqs (default: vLLM's for the GPU)
     nodes: int = 1
     inter_node_gbps: float | None = None
     model_label: str = ""
@@ -268,6 +295,32 @@ class Workload:
     precision_given: bool = True  # False when --precision was left out: the advisor may pick the GPU's 16-bit type
 
     # -- derived --------------------------------------------------------------------------------------
+    @property
+    def mfu_given(self) -> bool:
+        return self.mfu is not None
+
+    @property
+    def compiled(self) -> bool:
+        return self.compile
+
+    @property
+    def pure_bf16(self) -> bool:
+        return self.state_bytes == "bf16" and self.precision != "fp32"
+
+    def optimizer_step_bytes(self) -> float:
+        """Bytes the optimizer step reads and writes per trainable parameter (memory-bound): mixed-precision AdamW
+        reads the fp32 master, both moments and the fp32 gradient (16) and writes master, moments and the 16-bit
+        copy (14): 30, as DeepSpeed's CPU-Adam count (constants.CPU_ADAM_BYTES_PER_PARAM); states in bf16 halve
+        them; 8-bit states move 1 byte each."""
+        opt = self.optimizer_bytes()
+        conv = self.state_convention()
+        scale = 0.5 if self.pure_bf16 and opt.key != "adam8bit" else 1.0
+        states = opt.states * scale
+        grad = conv.grads if self.finetune == "full" else C.LORA_ADAPTER_BYTES.grads
+        master = conv.master if self.finetune == "full" else 0.0
+        weights = conv.weights if self.finetune == "full" else C.LORA_ADAPTER_BYTES.weights
+        return 2 * (master + states) + grad + weights
+
     @property
     def params(self) -> int:
         return self.arch.params
@@ -368,10 +421,13 @@ class Workload:
         w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
         simple = {"task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch", "checkpointing", "finetune",
                   "lora_rank", "trainable_fraction", "state_bytes", "context", "concurrency", "kv_cache_dtype", "mfu", "nodes",
-                  "inter_node_gbps"}
+                  "inter_node_gbps", "loss", "vllm_version", "max_num_seqs"}
         changes = {k: v for k, v in kw.items() if k in simple and v is not None}
         if kw.get("flash_attention") is not None:
             changes["fused_attention"] = bool(kw["flash_attention"])
+        for flag in ("compile", "optimizer_in_backward"):
+            if kw.get(flag) is not None:
+                changes[flag] = bool(kw[flag])
         w = replace(w, **changes)
         w.validate()
         return w
@@ -387,10 +443,13 @@ class Workload:
             (self.state_bytes in STATE_BYTES_CHOICES, f"--state-bytes {self.state_bytes}: choose 16, 18 or 20"),
             (self.micro_batch >= 1, "--micro-batch must be at least 1"),
             (self.global_batch is None or self.global_batch >= 1, "--global-batch must be at least 1"),
-            (self.seq_len is None or self.seq_len >= 1, "--seq-len must be at least 1"),
+            (self.seq_len is None or self.seq_len >= 2, f"--seq-len {self.seq_len}: a training sequence needs at least 2 tokens (an input and its next-token target)"),
             (self.context is None or self.context >= 1, "--context must be at least 1"),
             (self.concurrency >= 1, "--concurrency must be at least 1"),
-            (0 < self.mfu <= 1, f"--mfu {self.mfu}: give a fraction between 0 and 1 (0.4 is typical)"),
+            (self.mfu is None or 0 < self.mfu < 1, f"--mfu {self.mfu}: give the model FLOPs utilisation as a fraction between 0 and 1 (0.35-0.6 is what published runs reach)"),
+            (self.loss in LOSS_CHOICES, f"--loss {self.loss}: choose full or chunked"),
+            (self.vllm_version in VLLM_VERSION_CHOICES, f"--vllm-version {self.vllm_version}: choose one of {', '.join(VLLM_VERSION_CHOICES)}"),
+            (self.max_num_seqs is None or self.max_num_seqs >= 1, "--max-num-seqs must be at least 1"),
             (self.nodes >= 1, "--nodes must be at least 1"),
             (self.inter_node_gbps is None or self.inter_node_gbps > 0, "--inter-node-gbps must be positive"),
             (self.lora_rank >= 1, "--lora-rank must be at least 1"),

@@ -1,0 +1,221 @@
+"""How long one training step takes on one GPU: matmuls, attention, memory-bound work, optimizer, launch floor.
+
+MFU (model FLOPs utilisation) is defined once, as PaLM (Chowdhery et al. 2022, appendix B) and Megatron-LM
+(Narayanan et al. 2021) count it: model FLOPs per token = 6·N + 12·L·s·d_attn (N the parameters a token is
+multiplied by: ``Architecture.flop_params``; forward 2, backward 4; the attention scores QKᵀ and A·V counted
+without the causal half), divided by the step time × GPUs × the datasheet dense peak of the compute precision.
+Recomputation (activation checkpointing) is hardware work on top: it lowers MFU, not the FLOPs counted.
+
+Without ``--mfu`` the step time is predicted from what the hardware does, per component:
+  - matmuls of the linear layers (forward, input gradient, weight gradient; the recomputed forward with full
+    checkpointing; no weight gradient for LoRA's frozen base) at the sustained matmul rate: the GPU's measured
+    matmul TFLOP/s when the scan has one (``gpuadvisor bench --compute``), else the datasheet peak × the maximum
+    achievable matmul fraction its generation reaches in published measurements (GEMM_EFFICIENCY);
+    with fp8 only the transformer layers' linears run at the FP8 rate (Transformer Engine / torchao float8
+    convert nn.Linear; attention, norms and the output layer stay 16-bit), plus the casts to fp8;
+  - attention (causal: half of the 4·s·d_attn per token of the MFU count, FlashAttention's backward recomputing
+    the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY);
+  - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
+    bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), less with torch.compile;
+  - QLoRA's NF4 → bf16 dequantisation of every frozen weight in every pass;
+  - the optimizer step (memory-bound: the bytes its states read and write);
+  - a floor per micro-batch: the host launches about OPS_PER_LAYER kernels per layer at OP_LAUNCH_SECONDS each.
+With ``--mfu X`` the compute time is the model FLOPs at X of the datasheet peak, with recomputation's extra
+FLOPs on top at the same rate.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor.workload import Workload
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What one GPU sustains: matmul TFLOP/s per precision, attention TFLOP/s, memory GB/s; and where from."""
+
+    peak_tflops: float  # datasheet dense peak of the compute precision (what MFU divides by)
+    matmul_tflops: float  # sustained large-matmul rate, compute precision
+    fp8_matmul_tflops: float | None
+    attention_tflops: float
+    memory_gbps: float
+    matmul_measured: bool = False
+    memory_measured: bool = False
+    sources: tuple[str, ...] = ()
+
+
+def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = None) -> Any | None:
+    best = None
+    for m in measurements or []:
+        if getattr(m, "kind", None) != kind or getattr(m, "status", "ok") not in ("ok", "partial"):
+            continue
+        if dtype is not None and getattr(m, "dtype", None) != dtype:
+            continue
+        value = getattr(m, "value_tflops", None) if kind == "matmul" else getattr(m, "value_gbps", None)
+        if value and (best is None or value > (getattr(best, "value_tflops", None) or getattr(best, "value_gbps", 0) or 0)):
+            best = m
+    return best
+
+
+def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None = None, *,
+          memory_gbps: float | None = None) -> Rates:
+    """The GPU's sustained rates for ``precision``: measured where the scan has ``matmul`` / ``memory_bandwidth``
+    measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions."""
+    arch = getattr(spec, "architecture", None) or "unknown"
+    gemm_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
+    attn_frac, attn_src = C.ATTENTION_EFFICIENCY.get(arch, C.ATTENTION_EFFICIENCY["unknown"])
+    sources = []
+    matmul = peak * gemm_frac
+    measured_mm = _measured(measurements, "matmul", "tf32" if precision == "fp32" else precision)
+    matmul_measured = False
+    scale = 1.0
+    if measured_mm is not None:
+        matmul = float(measured_mm.value_tflops)
+        matmul_measured = True
+        scale = matmul / (peak * gemm_frac)  # a power-capped or throttled GPU is slower at attention too
+        sources.append(f"matmul {matmul:.0f} TFLOP/s {precision.upper()} measured on this GPU (bench --compute), in place of "
+                       f"the datasheet {peak:g} × {gemm_frac:.3f}")
+    else:
+        sources.append(f"matmul at {gemm_frac:.1%} of the datasheet {precision.upper()} peak {peak:g} TFLOP/s ({gemm_src})")
+    fp8 = None
+    fp8_peak = spec.peak_tflops("fp8") if spec is not None else None
+    if precision == "fp8" and fp8_peak:
+        m8 = _measured(measurements, "matmul", "fp8")
+        fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * gemm_frac
+    bw = memory_gbps or float(getattr(spec, "memory_bandwidth_gbps", 0) or 0) or C.UNKNOWN_MEMORY_GBPS
+    measured_bw = _measured(measurements, "memory_bandwidth")
+    memory_measured = False
+    if measured_bw is not None:
+        bw_eff = float(measured_bw.value_gbps)
+        memory_measured = True
+        sources.append(f"memory bandwidth {bw_eff:.0f} GB/s measured on this GPU")
+    else:
+        bw_eff = bw * C.MEMORY_BANDWIDTH_EFFICIENCY
+        sources.append(f"memory bandwidth {bw:g} GB/s datasheet × {C.MEMORY_BANDWIDTH_EFFICIENCY:g} achievable (assumed)")
+    attention = peak * attn_frac * scale
+    sources.append(f"attention kernels at {attn_frac:.0%} of peak ({attn_src})")
+    return Rates(peak, matmul, fp8, attention, bw_eff, matmul_measured, memory_measured, tuple(sources))
+
+
+@dataclass
+class StepCompute:
+    """Compute of one optimizer step on the busiest GPU (one pipeline stage), communication excluded."""
+
+    seconds: float
+    per_micro_batch_seconds: float
+    model_flops: float  # per GPU per step, MFU's numerator
+    hardware_flops: float  # with recomputation
+    parts: dict[str, float] = field(default_factory=dict)  # seconds per step by component
+    floor_bound: bool = False
+    mode: str = "model"  # model | mfu
+
+    @property
+    def forward_fraction(self) -> float:
+        """Fraction of a micro-batch that is forward work (what FSDP's forward all-gathers can hide under)."""
+        return self.parts.get("forward_fraction", 1 / 3)
+
+
+def model_flops_per_token(w: Workload) -> float:
+    """MFU's numerator per token: 6·N + 12·L·s·d_attn (PaLM appendix B; Megatron-LM eq. 3 without recomputation)."""
+    a = w.arch
+    return 6 * a.flop_params() + 12 * a.layers * w.seq * a.q_dim
+
+
+def _recompute_passes(mode: str) -> float:
+    return 1.0 if mode == "full" else 0.0
+
+
+def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute: str, dp: int,
+                 shard_group: int, zero_stage: int, r: Rates, offload: bool = False) -> StepCompute:
+    """Seconds of compute per optimizer step on one GPU (the first pipeline stage), by component."""
+    a = w.arch
+    tokens = w.seq * w.micro_batch  # per micro-batch, per data-parallel rank
+    layers = math.ceil(a.layers / pp)
+    layer_share = layers / a.layers
+    model_per_token = model_flops_per_token(w)
+    model_flops = model_per_token * tokens * accumulation / tp * layer_share
+    frozen = w.finetune != "full"
+    extra = _recompute_passes(recompute)
+    # Linear layers: forward 2 FLOPs per weight and token, input gradient 2, weight gradient 2 (none when frozen).
+    lin_params_layers = a.layers * a.layer_linear_params()
+    head = a.vocab * a.hidden
+    lin_passes = 1 + 1 + (0 if frozen else 1) + extra
+    head_passes = 1 + 1 + (0 if frozen else 1)
+    attn_fwd = 2 * a.layers * w.seq * a.q_dim  # causal: half of the 4·s·d_attn per token MFU counts
+    attn_passes = 1 + C.FLASH_BACKWARD_PASSES + extra
+    hw_per_token = (2 * lin_params_layers * lin_passes + 2 * head * head_passes + attn_fwd * attn_passes)
+    if frozen:
+        adapters = w.trainable_params()
+        hw_per_token += 6 * adapters
+    hardware_flops = hw_per_token * tokens * accumulation / tp * layer_share
+    if w.mfu_given:
+        # --mfu: the model FLOPs at that fraction of the datasheet peak; recomputation's FLOPs on top.
+        hw_model = (model_per_token + (2 * lin_params_layers + attn_fwd * 2) * extra) * tokens / tp * layer_share
+        per_mb = hw_model / (r.peak_tflops * 1e12 * w.mfu)
+        opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
+        secs = per_mb * accumulation + opt
+        return StepCompute(secs, per_mb, model_flops, hardware_flops, {"compute": per_mb * accumulation, "optimizer": opt,
+                                                                        "forward_fraction": 1 / (3 + extra)}, mode="mfu")
+    # -- matmuls ---------------------------------------------------------------------------------------
+    mm = r.matmul_tflops * 1e12
+    lin_flops = 2 * lin_params_layers * lin_passes * tokens / tp * layer_share
+    lin_rate = mm
+    cast_bytes = 0.0
+    if w.precision == "fp8" and r.fp8_matmul_tflops:
+        lin_rate = r.fp8_matmul_tflops * 1e12
+        # torchao / Transformer Engine dynamic scaling: every linear's input and grad_output is read (16-bit) and
+        # written in fp8 in each pass, plus the amax reduction's read.
+        io = sum(k + n for k, n in a.linear_shapes())
+        cast_bytes = C.FP8_CAST_BYTES_PER_ELEMENT * io * (1 + 1 + extra) * tokens * layers / tp
+    # The output layer (and the loss) live on the last pipeline stage, counted with it: the busiest stage.
+    head_flops = 2 * head * head_passes * tokens / tp
+    t_lin = lin_flops / lin_rate
+    t_head = head_flops / mm
+    # -- attention -------------------------------------------------------------------------------------
+    t_attn = attn_fwd * attn_passes * tokens / tp * layer_share / (r.attention_tflops * 1e12)
+    # -- memory-bound work ----------------------------------------------------------------------------
+    act = a.activation_bytes_per_token_layer()
+    passes = C.MEMORY_BOUND_PASSES + extra + (C.SELECTIVE_RECOMPUTE_PASSES if recompute == "selective" else 0.0)
+    factor = C.MEMORY_BOUND_BYTES * (C.COMPILE_MEMORY_BOUND_FACTOR if w.compiled else 1.0)
+    mem_bytes = factor * act * passes / C.MEMORY_BOUND_PASSES * tokens * layers / tp
+    loss_bytes = C.LOSS_BYTES_PER_LOGIT * a.vocab * tokens / tp
+    lora_bytes = 0.0
+    if frozen:
+        # Each adapter reads its linear's input again and writes its output: memory-bound GEMMs of rank r.
+        lora_bytes = 2 * sum(k + n for k, n in a.linear_shapes()) * (3 + extra) * tokens * layers / tp
+    t_mem = (mem_bytes + loss_bytes + cast_bytes + lora_bytes) / (r.memory_gbps * 1e9)
+    # -- QLoRA dequantisation ---------------------------------------------------------------------------
+    t_deq = 0.0
+    if w.finetune == "qlora":
+        params = a.layer_linear_params() * layers / tp
+        t_deq = C.QLORA_DEQUANT_BYTES_PER_PARAM * params * (2 + extra) / (r.memory_gbps * 1e9)
+    gpu = t_lin + t_head + t_attn + t_mem + t_deq
+    floor = C.OPS_PER_LAYER * layers * C.OP_LAUNCH_SECONDS * (1 + extra / 3)
+    per_mb = max(gpu, floor)
+    opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
+    secs = per_mb * accumulation + opt
+    fwd = (t_lin / lin_passes + t_attn / attn_passes + t_mem / (C.MEMORY_BOUND_PASSES + extra) + t_deq / (2 + extra)) / gpu if gpu else 1 / 3
+    parts = {"matmul": (t_lin + t_head) * accumulation, "attention": t_attn * accumulation, "memory_bound": t_mem * accumulation,
+             "dequantize": t_deq * accumulation, "optimizer": opt, "forward_fraction": fwd}
+    return StepCompute(secs, per_mb, model_flops, hardware_flops, parts, floor_bound=floor > gpu)
+
+
+def _optimizer_seconds(w: Workload, tp: int, pp: int, shard_group: int, zero_stage: int, r: Rates, offload: bool) -> float:
+    """The optimizer step: memory-bound, the bytes its states are read and written, on this GPU's shard."""
+    if offload:
+        return 0.0  # on the CPU: timed with the offload traffic
+    trainable = (w.params if w.finetune == "full" else w.trainable_params()) / (tp * pp)
+    if zero_stage >= 1:
+        trainable /= max(1, shard_group)
+    per_param = w.optimizer_step_bytes()
+    return trainable * per_param / (r.memory_gbps * 1e9)
+
+
+def mfu(model_flops: float, seconds: float, peak_tflops: float) -> float | None:
+    """Model FLOPs utilisation of one GPU: its model FLOPs per step / (step seconds × datasheet peak)."""
+    if not seconds or not peak_tflops:
+        return None
+    return model_flops / (seconds * peak_tflops * 1e12)
