@@ -49,7 +49,7 @@ GOALS = {
     "kv_cache": {"median": (0.95, 1.05), "each": (0.95, 1.05)},
     "formula": {"median": (0.999, 1.001), "each": (0.995, 1.005)},
 }
-NOT_INHERITED = {"id", "kind", "metric", "measured", "source", "setting", "fitted", "like"}
+NOT_INHERITED = {"id", "kind", "metric", "measured", "source", "setting", "fitted", "like", "excluded"}
 
 
 def load_cases(path: Path = CASES_FILE) -> list[dict[str, Any]]:
@@ -89,6 +89,8 @@ def workload(case: dict[str, Any]) -> Workload:
     arch = architecture(case)
     task = "inference" if case["kind"] == "kv_cache" else "train"
     w = Workload(arch=arch, task=task, model_label=case.get("model", ""))
+    if "flash_attention" in case:
+        w = dataclasses.replace(w, fused_attention=bool(case["flash_attention"]))
     fields = {k: case[k] for k in ("precision", "optimizer", "seq_len", "micro_batch", "finetune", "lora_rank", "state_bytes", "checkpointing",
                                    "compile", "loss", "optimizer_in_backward", "vllm_version", "max_num_seqs") if k in case}
     nodes = case.get("nodes", 1)
@@ -199,6 +201,7 @@ class Result:
     rates_published: bool  # the GPU's matmul fraction is a published measurement of that very product
     source: str
     setting: str
+    excluded: str = ""
 
     @property
     def ratio(self) -> float:
@@ -216,7 +219,7 @@ def run(cases: list[dict[str, Any]] | None = None) -> list[Result]:
             gen = catalog.gpu_by_id(case["gpu"]).architecture
         published = case.get("gpu") in MAMF_PRODUCTS and "peak_tflops" not in case
         out.append(Result(case["id"], case["kind"], case["metric"], float(case["measured"]), float(predict(case)), gen,
-                          tuple(case.get("fitted", ())), published, case.get("source", ""), case.get("setting", "")))
+                          tuple(case.get("fitted", ())), published, case.get("source", ""), case.get("setting", ""), case.get("excluded", "")))
     return out
 
 
@@ -234,8 +237,14 @@ def goal_ok(kind: str, s: dict[str, Any] | None) -> bool:
     return g["median"][0] <= s["median"] <= g["median"][1] and g["each"][0] <= s["min"] and s["max"] <= g["each"][1]
 
 
+def counted(results: list[Result]) -> list[Result]:
+    """The cases the goals are judged on: all but those whose measurement the hardware cannot produce (each says why)."""
+    return [r for r in results if not r.excluded]
+
+
 def summary(results: list[Result]) -> dict[str, dict[str, Any]]:
     out = {}
+    results = counted(results)
     for kind in GOALS:
         s = stats([r for r in results if r.kind == kind])
         if s:
@@ -246,13 +255,18 @@ def summary(results: list[Result]) -> dict[str, dict[str, Any]]:
 def holdout(results: list[Result]) -> dict[str, dict[str, Any]]:
     """For every fitted constant: the generations of the cases it was fitted on, and the goals on the others."""
     constants: dict[str, set[str]] = {}
+    results = counted(results)
     for r in results:
         for name in r.fitted:
             constants.setdefault(name, set()).add(r.generation)
+    kinds: dict[str, set[str]] = {}
+    for r in results:
+        for name in r.fitted:
+            kinds.setdefault(name, set()).add(r.kind)
     out = {}
     for name, gens in sorted(constants.items()):
         per_kind = {}
-        for kind in ("throughput", "memory", "kv_cache"):
+        for kind in sorted(kinds[name]):  # the kind of figure the constant was fitted for
             s = stats([r for r in results if r.kind == kind and r.generation not in gens and r.generation != "-"])
             if s:
                 per_kind[kind] = {**s, "ok": goal_ok(kind, s)}
@@ -265,7 +279,7 @@ def bands(results: list[Result]) -> dict[str, Any]:
     the cases on GPUs whose matmul fraction is a published measurement of that product (what bench --compute gives)."""
     out: dict[str, Any] = {}
     for kind in ("throughput", "memory", "kv_cache"):
-        rs = [r for r in results if r.kind == kind]
+        rs = [r for r in counted(results) if r.kind == kind]
         if not rs:
             continue
         entry = {"datasheet": {"ratio_low": round(min(r.ratio for r in rs), 3), "ratio_high": round(max(r.ratio for r in rs), 3), "cases": len(rs)}}
@@ -296,7 +310,8 @@ def fmt(x: float) -> str:
 
 
 def table(results: list[Result], markdown: bool) -> str:
-    rows = [(r.id, r.kind, r.generation, r.metric, fmt(r.measured), fmt(r.predicted), f"{r.ratio:.3f}", r.setting[:90]) for r in results]
+    rows = [(r.id + (" (excl.)" if r.excluded else ""), r.kind, r.generation, r.metric, fmt(r.measured), fmt(r.predicted), f"{r.ratio:.3f}",
+             r.setting[:90]) for r in results]
     head = ("id", "kind", "GPU gen.", "metric", "measured", "predicted", "ratio", "setting")
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -308,6 +323,10 @@ def table(results: list[Result], markdown: bool) -> str:
 
 def report(results: list[Result], markdown: bool = False) -> str:
     lines = [table(results, markdown), ""]
+    for r in results:
+        if r.excluded:
+            lines.append(f"excluded from the goals: {r.id}: {r.excluded}")
+    lines.append("")
     summ = summary(results)
     sep = "| " if markdown else ""
     if markdown:

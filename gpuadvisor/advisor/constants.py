@@ -126,11 +126,11 @@ FULL_RECOMPUTE_PER_LAYER = 2  # full recomputation keeps the layer input: 2·s·
 LOGITS_BYTES = 4  # fp32 logits for the loss: s·b·V·4 (PARALLELISM.md)
 # What the loss holds per logit (token × vocabulary entry) at its peak, by recipe:
 #  full: the bf16 logits (2), their fp32 upcast for the cross-entropy (4) and its fp32 gradient (4) live together:
-#    10 bytes (HF Transformers, torchtitan); torchtune's table (Llama 3.2 3B, bs 2, seq 4096) measures 8.1 GiB
-#    saved by chunking 1.05e9 logits: 8.3 of these 10 bytes.
+#    about 10 bytes (HF Transformers, torchtitan); torchtune's table (Llama 3.2 3B, bs 2, seq 4096, compiled)
+#    measures 8.1 GiB saved by chunking 1.05e9 logits: 8.28 bytes more than chunked's 3, so 11.3 (FITTED there).
 #  chunked (torchtune CEWithChunkedOutputLoss, 8 chunks): the bf16 logits of every chunk (2) + one chunk's fp32
 #    upcast and gradient (8/8 = 1): 3 bytes.
-LOSS_LOGIT_BYTES = {"full": 10.0, "chunked": 3.0}
+LOSS_LOGIT_BYTES = {"full": 11.3, "chunked": 3.0}
 
 # -- overheads ------------------------------------------------------------------------------------------
 
@@ -180,6 +180,11 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "volta": (0.80, "assumed (no published MAMF for Volta)"),
     "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
 }
+# FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
+FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
+    "hopper": (1402.6 / 1979, "Bekman, ml-engineering MAMF table: H100 SXM 1402.6 of 1979 TFLOP/s FP8"),
+    "blackwell": (3432.5 / 4500, "Bekman, ml-engineering MAMF table: B200 3432.5 of 4500 TFLOP/s FP8"),
+}
 # Attention kernels (FlashAttention 2, what PyTorch SDPA runs), forward + backward, as a fraction of peak: 50-73 %
 # on A100 (Dao 2023, "FlashAttention-2", abstract: "reaching 50-73% of the theoretical maximum FLOPs/s on A100"),
 # 35 % on H100 (Shah et al. 2024, "FlashAttention-3", section 1: "FlashAttention-2 achieves only 35% utilization
@@ -204,7 +209,14 @@ UNKNOWN_MEMORY_GBPS = 1000.0
 # rows hold it out. About 24: every elementwise op reads and writes its tensors, norms in fp32.
 MEMORY_BOUND_BYTES = 24.0
 MEMORY_BOUND_PASSES = 3.0  # the forward + backward those bytes are for (backward ≈ 2 forwards)
-SELECTIVE_RECOMPUTE_PASSES = 1.0  # selective recomputation redoes the forward's memory-bound ops (not its matmuls)
+# Unfused attention (Megatron-LM before FlashAttention): the a·s score elements per token and layer go through
+# memory in fused softmax/dropout kernels: forward writes the scores (2), the softmax reads them and writes the
+# probabilities and the dropout mask (2 + 2 + 1), A·V reads them (2); backward about 13 more: 22 bytes per
+# score element for forward + backward (counted, not fitted).
+UNFUSED_ATTENTION_BYTES_PER_SCORE = 22.0
+# torchtitan's selective (op-level) checkpointing saves every other matmul output: half the forward matmuls and
+# the forward's memory-bound ops are recomputed.
+SELECTIVE_RECOMPUTE_MATMUL_PASSES = 0.5
 # torch.compile fuses memory-bound ops: FITTED on torchtitan's table 1 (H100: FSDP 5,762 → + compile 6,667 tokens/s);
 # held out on torchtune's compiled runs (RTX 4090, A6000, A100).
 COMPILE_MEMORY_BOUND_FACTOR = 0.5
@@ -313,3 +325,7 @@ VLLM_SAMPLER_BYTES_PER_LOGIT = 38.4
 VLLM_NON_TORCH_BYTES_SINGLE = int(0.13 * GiB)
 VLLM_NON_TORCH_BYTES_PARALLEL = int(0.55 * GiB)
 VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block size
+# --vllm-version 0.21: CUDA graphs are captured before the KV cache is sized and their memory is subtracted from the
+# budget. Their size is an ASSUMPTION (no calibration case yet): about 0.5 GiB for a 7-8B model at vLLM's default
+# capture sizes (vLLM logs "Graph capturing finished in N secs, took X GiB"; commonly 0.3-1 GiB).
+VLLM_CUDA_GRAPH_BYTES = int(0.5 * GiB)

@@ -105,7 +105,9 @@ def profile_shape(view: RigView, w: Workload) -> tuple[int, int]:
     cuda_total = view.cuda_memory_bytes
     large = cuda_total >= C.VLLM_LARGE_GPU_BYTES and "a100" not in view.gpu_name.lower()
     tokens, seqs = C.VLLM_PROFILE_LARGE if large else C.VLLM_PROFILE_DEFAULT
-    if w.concurrency > 1:
+    if w.max_num_seqs is not None:
+        seqs = w.max_num_seqs
+    elif w.concurrency > 1:
         seqs = w.concurrency
     return tokens, min(seqs, tokens)
 
@@ -132,6 +134,10 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     # the sampler over the last position of each sequence, with the forward's hidden states still held.
     forward = tokens * (2 * a.intermediate + 4 * a.hidden) * act_dtype / t
     sampler = seqs * a.vocab * C.VLLM_SAMPLER_BYTES_PER_LOGIT + tokens * a.hidden * act_dtype
+    if w.vllm_version == "v0":
+        # V0 before the profiler gained its dummy sampler run (vllm-project/vllm PR #10511, Dec 2024; vLLM <= 0.6.4):
+        # the profile peak is the forward pass and the fp32 logits of the sampled positions.
+        sampler = seqs * a.vocab * 4 + tokens * a.hidden * act_dtype
     act = max(forward, sampler)
     kv_heads = max(1.0, a.kv_heads / t)
     kv_tok = F.kv_cache_bytes_per_token(math.ceil(a.layers / pp), kv_heads, a.head_dim, w.kv_bytes())
@@ -139,6 +145,8 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     reserved = view.reserved_bytes
     usable = C.VLLM_GPU_MEMORY_UTILIZATION * view.cuda_memory_bytes
     budget = usable - weights - act - runtime
+    if w.vllm_version == "0.21":
+        budget -= C.VLLM_CUDA_GRAPH_BYTES  # captured before the KV cache is sized, so it comes out of the budget
     need = w.ctx * w.concurrency * kv_tok
     nvlink = t == 1 or view.nvlink_groups_of(t)
     return ServingOption(t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads, reserved)
@@ -180,7 +188,9 @@ def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
     if o.pp > 1:
         parts.append(f"--pipeline-parallel-size {o.pp}")
     parts.append(f"--max-model-len {w.ctx}")
-    if w.concurrency > 1:
+    if w.max_num_seqs is not None:
+        parts.append(f"--max-num-seqs {w.max_num_seqs}")
+    elif w.concurrency > 1:
         parts.append(f"--max-num-seqs {w.concurrency}")
     parts += [f"--gpu-memory-utilization {C.VLLM_GPU_MEMORY_UTILIZATION:.2f}",
               f"--dtype {'bfloat16' if w.precision in ('bf16', 'fp8') else {'fp16': 'float16', 'fp32': 'float32'}[w.precision]}"]

@@ -155,7 +155,8 @@ def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int) ->
     s, b, t, p = w.seq, w.micro_batch, lay.tp, lay.pp
     mode = recompute_mode(w, recompute)
     tokens = s * b
-    per_token = a.activation_bytes_per_token_layer("selective" if mode == "selective" else "none")
+    kept = mode if mode == "selective" else ("pointwise" if w.compiled else "none")
+    per_token = a.activation_bytes_per_token_layer(kept)
     if not w.fused_attention:
         per_token += C.KORTHIKANTI_ATTENTION * a.heads * s
     full_layer = per_token * tokens / t
@@ -184,7 +185,11 @@ def gathered_unit(w: Workload, lay: Layout) -> float:
     unit = max(w.arch.layer_params(), w.arch.embedding_params(), w.arch.head_params())
     if w.finetune == "full":
         return unit * (C.GATHERED_UNITS_IN_FLIGHT * sp.weights + sp.grads)
-    return unit * C.GATHERED_UNITS_IN_FLIGHT * max(sp.frozen_weight_bytes, C.DTYPE_BYTES["bf16"] if w.finetune == "qlora" else 0)
+    if w.finetune == "qlora":
+        # FSDP gathers the NF4 tensors as they are stored; each linear is dequantised to bf16 just before its matmul.
+        largest = max(k * n for k, n in w.arch.linear_shapes())
+        return unit * C.GATHERED_UNITS_IN_FLIGHT * sp.frozen_weight_bytes + largest * C.DTYPE_BYTES["bf16"] / lay.tp
+    return unit * C.GATHERED_UNITS_IN_FLIGHT * sp.frozen_weight_bytes
 
 
 def offload_host_bytes(w: Workload, lay: Layout, gpus_per_node: int, nodes: int) -> float:
@@ -217,6 +222,11 @@ def breakdown(w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus
     acts, logits = activations(w, lay, recompute, accumulation)
     gathered = gathered_unit(w, lay)
     allocated = params + grads + optim + acts + gathered
+    if lay.zero_stage != 1 and not (lay.zero_stage == 0 and lay.dp > 1):
+        # Without DDP's persistent gradient buckets (or ZeRO-1's full gradients), gradients do not exist during the
+        # forward (zero_grad(set_to_none=True), torch's default since 2.0): backward frees each layer's activations
+        # as it creates that layer's gradients, so the peak is the larger of the two, not their sum.
+        allocated = params + optim + gathered + max(acts, grads)
     world = gpus_per_node * nodes
     overhead = C.ALLOCATOR_RESERVE_FRACTION * allocated + C.CUDA_CONTEXT_BYTES + (C.NCCL_BUFFER_BYTES if world > 1 else 0)
     host = offload_host_bytes(w, lay, gpus_per_node, nodes)

@@ -63,7 +63,8 @@ def workload_options(f: F) -> F:
         click.option("--optimizer-in-backward/--no-optimizer-in-backward", "optimizer_in_backward", default=None,
                      help="Optimizer step fused into backward (torchtune optimizer_in_bwd): gradients freed as soon as used."),
         click.option("--vllm-version", "vllm_version", type=click.Choice(VLLM_VERSION_CHOICES),
-                     help="Inference: the vLLM engine the KV budget follows: v0 (before 0.8), v1 (default), 0.21 (CUDA-graph memory subtracted)."),
+                     help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
+                          "0.21 (CUDA-graph memory subtracted from the budget)."),
         click.option("--max-num-seqs", "max_num_seqs", type=Count(1, 2**20), help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024)."),
         click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
         click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),

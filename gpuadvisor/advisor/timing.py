@@ -84,7 +84,9 @@ def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None
     fp8_peak = spec.peak_tflops("fp8") if spec is not None else None
     if precision == "fp8" and fp8_peak:
         m8 = _measured(measurements, "matmul", "fp8")
-        fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * gemm_frac
+        fp8_frac, fp8_src = C.FP8_GEMM_EFFICIENCY.get(arch, (gemm_frac, gemm_src))
+        fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * fp8_frac
+        sources.append(f"fp8 linears at {fp8:.0f} TFLOP/s" + (" measured" if m8 is not None else f" ({fp8_frac:.1%} of the FP8 peak: {fp8_src})"))
     bw = memory_gbps or float(getattr(spec, "memory_bandwidth_gbps", 0) or 0) or C.UNKNOWN_MEMORY_GBPS
     measured_bw = _measured(measurements, "memory_bandwidth")
     memory_measured = False
@@ -125,7 +127,9 @@ def model_flops_per_token(w: Workload) -> float:
 
 
 def _recompute_passes(mode: str) -> float:
-    return 1.0 if mode == "full" else 0.0
+    """Forward matmul passes recomputed: full checkpointing redoes the forward; torchtitan's selective (op-level)
+    policy saves every other matmul's output, so half of them are recomputed."""
+    return {"full": 1.0, "selective": C.SELECTIVE_RECOMPUTE_MATMUL_PASSES}.get(mode, 0.0)
 
 
 def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute: str, dp: int,
@@ -164,7 +168,7 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     lin_flops = 2 * lin_params_layers * lin_passes * tokens / tp * layer_share
     lin_rate = mm
     cast_bytes = 0.0
-    if w.precision == "fp8" and r.fp8_matmul_tflops:
+    if w.precision == "fp8" and r.fp8_matmul_tflops:  # the layers' linears only: the output layer stays 16-bit
         lin_rate = r.fp8_matmul_tflops * 1e12
         # torchao / Transformer Engine dynamic scaling: every linear's input and grad_output is read (16-bit) and
         # written in fp8 in each pass, plus the amax reduction's read.
@@ -175,12 +179,14 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     t_lin = lin_flops / lin_rate
     t_head = head_flops / mm
     # -- attention -------------------------------------------------------------------------------------
-    t_attn = attn_fwd * attn_passes * tokens / tp * layer_share / (r.attention_tflops * 1e12)
+    attn_rate = r.attention_tflops if w.fused_attention else r.matmul_tflops
+    t_attn = attn_fwd * attn_passes * tokens / tp * layer_share / (attn_rate * 1e12)
     # -- memory-bound work ----------------------------------------------------------------------------
     act = a.activation_bytes_per_token_layer()
-    passes = C.MEMORY_BOUND_PASSES + extra + (C.SELECTIVE_RECOMPUTE_PASSES if recompute == "selective" else 0.0)
+    scores = C.UNFUSED_ATTENTION_BYTES_PER_SCORE * a.heads * w.seq if not w.fused_attention else 0.0
+    passes = C.MEMORY_BOUND_PASSES + (1.0 if recompute in ("full", "selective") else 0.0)
     factor = C.MEMORY_BOUND_BYTES * (C.COMPILE_MEMORY_BOUND_FACTOR if w.compiled else 1.0)
-    mem_bytes = factor * act * passes / C.MEMORY_BOUND_PASSES * tokens * layers / tp
+    mem_bytes = (factor * act + scores) * passes / C.MEMORY_BOUND_PASSES * tokens * layers / tp
     loss_bytes = C.LOSS_BYTES_PER_LOGIT * a.vocab * tokens / tp
     lora_bytes = 0.0
     if frozen:
@@ -197,7 +203,7 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     per_mb = max(gpu, floor)
     opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
     secs = per_mb * accumulation + opt
-    fwd = (t_lin / lin_passes + t_attn / attn_passes + t_mem / (C.MEMORY_BOUND_PASSES + extra) + t_deq / (2 + extra)) / gpu if gpu else 1 / 3
+    fwd = (t_lin / lin_passes + t_attn / attn_passes + t_mem / passes + t_deq / (2 + extra)) / gpu if gpu else 1 / 3
     parts = {"matmul": (t_lin + t_head) * accumulation, "attention": t_attn * accumulation, "memory_bound": t_mem * accumulation,
              "dequantize": t_deq * accumulation, "optimizer": opt, "forward_fraction": fwd}
     return StepCompute(secs, per_mb, model_flops, hardware_flops, parts, floor_bound=floor > gpu)

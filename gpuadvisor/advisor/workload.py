@@ -71,19 +71,28 @@ class Architecture:
     def layer_linear_params(self) -> int:
         return sum(a * b for a, b in self.linear_shapes())
 
+    def matmul_outputs_per_token(self) -> int:
+        """Elements one token's pass writes out of the layer's linear layers (q, k, v, o, the MLP's)."""
+        return sum(n for _, n in self.linear_shapes())
+
     def activation_bytes_per_token_layer(self, mode: str = "none") -> float:
         """16-bit bytes one layer keeps per token for the backward pass, counted from its shape (fused attention:
         no score matrices). Korthikanti et al. 2022 (section 4.1) count the GPT layer as 34·h: the same tensors
         here, for any attention (GQA) and MLP (gated: gate, up, their activation and product) shape:
           norms' inputs 2·2h; attention: its input 2h, Q, K, V 2q + 4kv, the attention output 2q;
-          MLP: its input 2h, gated 4 tensors of i (2·4i) or plain 2 (2·2i); dropout-free (Llama, Mistral, MPT).
-        ``selective`` (torchtitan's and Megatron's default recomputation): the norms and the MLP activation are
-        recomputed: their outputs (2h + 2h of norm outputs and 2i of the activation) are not kept."""
+          MLP: its input 2h, gated 4 tensors of i (2·4i) or plain 2 (2·2i); no dropout (Llama, Mistral, MPT).
+        ``pointwise``: what torch.compile's partitioner keeps (it recomputes the norms' outputs and the MLP's
+        activation/product instead of saving them): less 4h and 4i (gated) or 2i (plain).
+        ``selective``: torchtitan's default selective (op-level) checkpointing, which saves the attention output
+        and every other matmul's output and recomputes the rest: the layer input 2h, the attention output 2q and
+        half the matmul outputs (2 bytes × half of them)."""
         h, q, kv, i = self.hidden, self.q_dim, self.kv_dim, self.intermediate
         mlp = (8 if self.mlp == "gated" else 4) * i
         full = 4 * h + 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + mlp
+        if mode == "pointwise":
+            return full - 4 * h - (4 if self.mlp == "gated" else 2) * i
         if mode == "selective":
-            return full - 4 * h - 2 * i
+            return 2 * h + 2 * q + self.matmul_outputs_per_token()
         return full
 
     def embedding_params(self) -> int:
@@ -286,7 +295,7 @@ class Workload:
     compile: bool = False  # torch.compile: fuses memory-bound work
     loss: str = "full"  # full: logits materialised (bf16 + fp32 upcast + grad); chunked: chunked cross-entropy
     optimizer_in_backward: bool = False  # optimizer step fused into backward: gradients freed as they are used
-    vllm_version: str = "v1"  # the engine whose KV-cache budget is predicted
+    vllm_version: str = "v1"  # v1 (V1, or V0 since PR #10511's profiler), v0 (V0 before it, <= 0.6.4), 0.21 (CUDA graphs subtracted)
     max_num_seqs: int | None = None  # vLLM --max-num-seqs (default: vLLM's for the GPU)
     nodes: int = 1
     inter_node_gbps: float | None = None
