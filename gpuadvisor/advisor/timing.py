@@ -121,9 +121,14 @@ class StepCompute:
 
 
 def model_flops_per_token(w: Workload) -> float:
-    """MFU's numerator per token: 6·N + 12·L·s·d_attn (PaLM appendix B; Megatron-LM eq. 3 without recomputation)."""
+    """MFU's numerator per token: 6·N + 12·L·s·d_attn (PaLM appendix B; Megatron-LM eq. 3 without recomputation).
+    LoRA/QLoRA: the frozen weights get no weight gradient, so 4·N (+ 6 per adapter parameter); attention's
+    backward still computes every input gradient (12·L·s·d_attn)."""
     a = w.arch
-    return 6 * a.flop_params() + 12 * a.layers * w.seq * a.q_dim
+    attention = 12 * a.layers * w.seq * a.q_dim
+    if w.finetune != "full":
+        return 4 * a.flop_params() + 6 * w.trainable_params() + attention
+    return 6 * a.flop_params() + attention
 
 
 def _recompute_passes(mode: str) -> float:
