@@ -74,6 +74,8 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
     if d["pick"]:
         tables.append(f"Pick: {d['pick']}")
         tables.append(f"  {d['reason']}")
+        if d["task"] == "train" and d.get("pick_detail"):
+            tables.append(predicted_line(d["pick_detail"]))
         if explain and d.get("batch"):
             tables.append(f"  Batch: {d['batch']['lr_note']}")
         tables += _snippet(d.get("snippet")) if explain else _launch_line(d.get("snippet"))
@@ -126,7 +128,7 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
         rows.append([
             c["name"], f"{_gib(m['total_bytes'])} / {_gib(c['capacity_bytes'])}", "yes" if c["fits"] else "no",
             f"{_secs(c['comm']['total_seconds'])} ({_secs(_exposed(c))})", _secs(c["compute_seconds"]), _secs(c["step_seconds"]),
-            _num(c["tokens_per_second"]), "?" if c["scaling_efficiency"] is None else f"{c['scaling_efficiency']:.2f}", verdict,
+            _tps(c), "?" if c["scaling_efficiency"] is None else f"{c['scaling_efficiency']:.2f}", verdict,
         ])
         mem_rows.append([c["name"], _gib(m["params_bytes"]), _gib(m["grads_bytes"]), _gib(m["optimizer_bytes"]),
                          _gib(m["activations_bytes"]), _gib(m["gathered_bytes"]), _gib(m["overhead_bytes"]), _gib(m["total_bytes"]),
@@ -150,6 +152,26 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
                          width, indent="")
         out.append("")
     return out
+
+
+def _tps(c: dict[str, Any]) -> str:
+    """tokens/s with its error band from the published runs, e.g. "5,800 (4,900-6,700)"."""
+    band = (c.get("band") or {}).get("tokens_per_second")
+    if band and isinstance(c.get("tokens_per_second"), int | float):
+        return f"{_num(c['tokens_per_second'])} ({_num(band['low'])}-{_num(band['high'])})"
+    return _num(c.get("tokens_per_second"))
+
+
+def predicted_line(c: dict[str, Any]) -> str:
+    """The pick's predicted figures, saying which memory figure is which."""
+    m = c["memory"]
+    band = (c.get("band") or {}).get("tokens_per_second")
+    mfu = f", MFU {c['mfu']:.0%}" if isinstance(c.get("mfu"), int | float) else ""
+    basis = (f" (band: {band['cases']} published runs, {'this GPU measured' if band['basis'] == 'measured' else 'datasheet rates'})"
+             if band else "")
+    alloc = m.get("torch_peak_allocated_bytes")
+    return (f"  Predicted: {_tps(c)} tokens/s{mfu}{basis}; memory per GPU: torch peak allocated {_gib(alloc)} GiB, "
+            f"nvidia-smi about {_gib(m.get('nvidia_smi_bytes', m['total_bytes']))} GiB")
 
 
 def _exposed(c: dict[str, Any]) -> float:

@@ -234,12 +234,21 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
         t *= 2
     # Pipeline parallel: across nodes, or across the slow links of a node without NVLink.
     if m > 1 and m <= w.arch.layers:
+        # Megatron-LM PTD-P layouts (Narayanan et al. 2021): tensor parallel inside the node, pipeline stages across
+        # nodes, data parallel over the rest. The pipeline depth is not tied to the node count: every depth from 2
+        # that divides the GPUs left after TP (powers of two, and the node count) up to the layer count.
         tps = sorted({1, domain if _divides_heads(w, domain) else 1})
         for tp in tps:
-            dp = n // tp
-            name = f"PP={m} (across nodes)" + (f" × TP={tp}" if tp > 1 else "") + (f" + ZeRO-1 DP={dp}" if dp > 1 else "")
-            out.append(Layout(f"pp{m}" + (f"-tp{tp}" if tp > 1 else ""), name, "Megatron-LM (pipeline 1F1B across nodes)", 5 + (tp > 1),
-                              dp=dp, tp=tp, pp=m, zero_stage=1 if dp > 1 else 0, shard_group=dp, pp_across_nodes=True))
+            rest = world // tp
+            depths = sorted({p for p in (2**k for k in range(1, 12)) if rest % p == 0} | {m})
+            for pp in depths:
+                if pp > w.arch.layers or rest % pp or pp * tp < n:
+                    continue  # stages inside one node belong to NVLink: TP or data parallel there
+                dp = rest // pp
+                name = f"PP={pp}" + (" (across nodes)" if pp == m else "") + (f" × TP={tp}" if tp > 1 else "") + (f" + ZeRO-1 DP={dp}" if dp > 1 else "")
+                out.append(Layout(f"pp{pp}" + (f"-tp{tp}" if tp > 1 else ""), name, "Megatron-LM (pipeline 1F1B across nodes)", 5 + (tp > 1),
+                                  dp=dp, tp=tp, pp=pp, zero_stage=1 if dp > 1 else 0, shard_group=dp, pp_across_nodes=True,
+                                  dp_spans_nodes=pp < m))
     elif n > 1 and not view.nvlink_ring():
         p = 2
         while p <= n and p <= w.arch.layers:
