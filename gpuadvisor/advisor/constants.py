@@ -80,6 +80,7 @@ class OptimizerBytes:
     states: float
     per_tensor: float  # extra bytes per parameter tensor (torch's "step" counter)
     source: str
+    paged: bool = False  # states in CUDA unified memory, evicted to host RAM under memory pressure
 
 
 ADAMW = OptimizerBytes(
@@ -96,8 +97,14 @@ ADAM_8BIT = OptimizerBytes(
     source="bitsandbytes 8-bit Adam: both states in 8 bits (Dettmers et al. 2022, '8-bit Optimizers via Block-wise "
     "Quantization'); with the fp32 master K ≈ 2 + 4 (ZeRO's notation, Rajbhandari et al. 2019). Block-wise scale constants not counted",
 )
-OPTIMIZERS = {o.key: o for o in (ADAMW, SGD_MOMENTUM, ADAM_8BIT)}
-OPTIMIZER_ALIASES = {"adam": "adamw", "adamw": "adamw", "sgd": "sgd", "adam8bit": "adam8bit", "adamw8bit": "adam8bit", "8bit-adam": "adam8bit"}
+PAGED_ADAM_8BIT = OptimizerBytes(
+    "paged-adam8bit", states=2, per_tensor=0, paged=True,
+    source="bitsandbytes PagedAdamW8bit: 8-bit states in CUDA unified memory, paged out to host RAM when the GPU runs short "
+    "(Dettmers et al. 2023, QLoRA, section 3 'paged optimizers'); torchtune's 8B full fine-tune on one 24 GB card uses it",
+)
+OPTIMIZERS = {o.key: o for o in (ADAMW, SGD_MOMENTUM, ADAM_8BIT, PAGED_ADAM_8BIT)}
+OPTIMIZER_ALIASES = {"adam": "adamw", "adamw": "adamw", "sgd": "sgd", "adam8bit": "adam8bit", "adamw8bit": "adam8bit", "8bit-adam": "adam8bit",
+                     "paged-adam8bit": "paged-adam8bit", "paged-adamw8bit": "paged-adam8bit"}
 
 # Bytes per element of each precision.
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}

@@ -72,7 +72,7 @@ class StateSplit:
 def state_split(w: Workload) -> StateSplit:
     """Bytes per parameter of weights, gradients and optimizer states, from the named constants."""
     opt = w.optimizer_bytes()
-    states = opt.states * (0.5 if w.pure_bf16 and opt.key != "adam8bit" else 1.0)
+    states = opt.states * (0.5 if w.pure_bf16 and opt.key not in ("adam8bit", "paged-adam8bit") else 1.0)
     if w.finetune == "full":
         conv = w.state_convention()
         return StateSplit(0.0, conv.weights, conv.grads, conv.master + states, opt.per_tensor)
@@ -221,13 +221,16 @@ def breakdown(w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus
             params = 0.0
     acts, logits = activations(w, lay, recompute, accumulation)
     gathered = gathered_unit(w, lay)
-    allocated = params + grads + optim + acts + gathered
-    if lay.zero_stage != 1 and not (lay.zero_stage == 0 and lay.dp > 1):
-        # Without DDP's persistent gradient buckets (or ZeRO-1's full gradients), gradients do not exist during the
-        # forward (zero_grad(set_to_none=True), torch's default since 2.0): backward frees each layer's activations
-        # as it creates that layer's gradients, so the peak is the larger of the two, not their sum.
-        allocated = params + optim + gathered + max(acts, grads)
-    world = gpus_per_node * nodes
-    overhead = C.ALLOCATOR_RESERVE_FRACTION * allocated + C.CUDA_CONTEXT_BYTES + (C.NCCL_BUFFER_BYTES if world > 1 else 0)
     host = offload_host_bytes(w, lay, gpus_per_node, nodes)
-    return MemoryBreakdown(params, grads, optim, acts, gathered, overhead, host, logits)
+    if w.optimizer_bytes().paged and lay.offload == "none":
+        # Paged optimizer states can all be evicted to host RAM: counted there (per node), not on the GPU. What stays
+        # resident depends on the free memory at run time; the paging traffic is not timed.
+        host += optim * gpus_per_node
+        optim = 0.0
+    # Gradients and activations are counted together: backward frees activations as it creates gradients, but the
+    # published peaks (torchtune's Llama 3.2 3B rows: 60.0 GiB measured, 56.5 summed, 50.5 with the larger of the
+    # two) show the sum is the closer account of the peak.
+    mb = MemoryBreakdown(params, grads, optim, acts, gathered, 0.0, host, logits)
+    world = gpus_per_node * nodes
+    mb.overhead_bytes = C.ALLOCATOR_RESERVE_FRACTION * mb.allocated_bytes + C.CUDA_CONTEXT_BYTES + (C.NCCL_BUFFER_BYTES if world > 1 else 0)
+    return mb

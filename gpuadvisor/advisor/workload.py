@@ -260,7 +260,7 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
 
 
 PRECISION_CHOICES = ("bf16", "fp16", "fp32", "fp8")
-OPTIMIZER_CHOICES = ("adamw", "adam", "sgd", "adam8bit")
+OPTIMIZER_CHOICES = ("adamw", "adam", "sgd", "adam8bit", "paged-adam8bit")
 FINETUNE_CHOICES = ("full", "lora", "qlora")
 CHECKPOINTING_CHOICES = ("auto", "none", "selective", "full")
 KV_DTYPE_CHOICES = ("auto", "bf16", "fp16", "fp8", "fp32")
@@ -323,7 +323,7 @@ class Workload:
         them; 8-bit states move 1 byte each."""
         opt = self.optimizer_bytes()
         conv = self.state_convention()
-        scale = 0.5 if self.pure_bf16 and opt.key != "adam8bit" else 1.0
+        scale = 0.5 if self.pure_bf16 and opt.key not in ("adam8bit", "paged-adam8bit") else 1.0
         states = opt.states * scale
         grad = conv.grads if self.finetune == "full" else C.LORA_ADAPTER_BYTES.grads
         master = conv.master if self.finetune == "full" else 0.0
