@@ -177,13 +177,14 @@ PUBLISHED_MFU = {
 # Sustained dense matmul rate as a fraction of the datasheet peak, per GPU generation: "maximum achievable matmul
 # FLOPS" (MAMF), the best torch.matmul over a sweep of shapes (S. Bekman, ml-engineering, compute/accelerator
 # README, MAMF table: A100 SXM 271.2 of 312 = 86.9 %, H100 SXM 794.5 of 989 = 80.3 %, B200 1745 of 2250 =
-# 77.6 %). Ada, Volta and unknown GPUs have no row there: assumed like Hopper. A scan with `bench --compute`
+# 77.6 %). Ada has no row there: assumed as the A100 (same GEMM kernel family); Volta and unknown GPUs 80 %,
+# assumed. A scan with `bench --compute`
 # uses the GPU's own measured matmul TFLOP/s instead.
 GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "ampere": (271.2 / 312, "Bekman, ml-engineering MAMF table: A100 SXM 271.2 of 312 TFLOP/s BF16"),
     "hopper": (794.5 / 989, "Bekman, ml-engineering MAMF table: H100 SXM 794.5 of 989 TFLOP/s BF16"),
     "blackwell": (1745.0 / 2250, "Bekman, ml-engineering MAMF table: B200 1745 of 2250 TFLOP/s BF16"),
-    "ada": (0.80, "assumed like Hopper's 80 % (no published MAMF for Ada)"),
+    "ada": (271.2 / 312, "assumed as A100's 86.9 %: Ada (sm_89) runs the same mma.sync tensor-core GEMM kernels as sm_80; no published MAMF for Ada"),
     "volta": (0.80, "assumed (no published MAMF for Volta)"),
     "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
 }
@@ -214,7 +215,7 @@ UNKNOWN_MEMORY_GBPS = 1000.0
 # (Architecture.activation_bytes_per_token_layer), for forward + backward in eager PyTorch. FITTED (one constant
 # for every GPU) on the llm-foundry A100 80GB rows of benchmarks/calibration_cases.toml; the H100, Ada and other
 # rows hold it out. About 24: every elementwise op reads and writes its tensors, norms in fp32.
-MEMORY_BOUND_BYTES = 24.0
+MEMORY_BOUND_BYTES = 22.0
 MEMORY_BOUND_PASSES = 3.0  # the forward + backward those bytes are for (backward ≈ 2 forwards)
 # Unfused attention (Megatron-LM before FlashAttention): the a·s score elements per token and layer go through
 # memory in fused softmax/dropout kernels: forward writes the scores (2), the softmax reads them and writes the
@@ -224,9 +225,10 @@ UNFUSED_ATTENTION_BYTES_PER_SCORE = 22.0
 # torchtitan's selective (op-level) checkpointing saves every other matmul output: half the forward matmuls and
 # the forward's memory-bound ops are recomputed.
 SELECTIVE_RECOMPUTE_MATMUL_PASSES = 0.5
-# torch.compile fuses memory-bound ops: FITTED on torchtitan's table 1 (H100: FSDP 5,762 → + compile 6,667 tokens/s);
-# held out on torchtune's compiled runs (RTX 4090, A6000, A100).
-COMPILE_MEMORY_BOUND_FACTOR = 0.5
+# torch.compile fuses memory-bound ops: the fraction of their traffic left. FITTED (least squares on the speed-up
+# compile gives) on torchtitan's tables 1 and 3 (H100: 5,762 → 6,667 and 5,605 → 6,514 tokens/s); held out on
+# torchtune's compiled runs on A100 (Llama 3.2 3B: 7,075 → 8,998 predicted as 7,944 → 8,831) and RTX 4090.
+COMPILE_MEMORY_BOUND_FACTOR = 0.65
 # The loss's memory traffic per logit: bf16 logits written and read, the fp32 upcast written, softmax read and
 # written, its gradient written and cast back: ~24 bytes (counted from the ops; not fitted).
 LOSS_BYTES_PER_LOGIT = 24.0
@@ -237,7 +239,7 @@ FP8_CAST_BYTES_PER_ELEMENT = 3.0
 # bytes moved per parameter and pass. FITTED on torchtune's Llama 3.1 8B on one RTX 4090 (LoRA 3,083 vs QLoRA 2,413
 # tokens/s); the A100 rows (Llama 3.2 3B LoRA 8,210 vs QLoRA 8,035; 405B QLoRA) hold it out. The bytes of a pure
 # bandwidth-bound dequantisation would be 0.5 read + 2 written + 2 read again by the matmul = 4.5.
-QLORA_DEQUANT_BYTES_PER_PARAM = 12.0
+QLORA_DEQUANT_BYTES_PER_PARAM = 22.0
 # Floor per micro-batch: eager PyTorch launches about 90 kernels per transformer layer (forward ~30, backward ~60)
 # and the host spends ~10 µs on each (dispatcher + launch; He 2022, "Making Deep Learning Go Brrrr From First
 # Principles": overhead-bound below a few hundred µs per op): assumed, it matters only for tiny micro-batches.
