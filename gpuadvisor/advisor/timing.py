@@ -137,7 +137,7 @@ def _recompute_passes(mode: str) -> float:
     return {"full": 1.0, "selective": C.SELECTIVE_RECOMPUTE_MATMUL_PASSES}.get(mode, 0.0)
 
 
-def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute: str, dp: int,
+def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute: str, dp: int,  # noqa: ARG001
                  shard_group: int, zero_stage: int, r: Rates, offload: bool = False) -> StepCompute:
     """Seconds of compute per optimizer step on one GPU (the first pipeline stage), by component."""
     a = w.arch
@@ -154,7 +154,13 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     lin_passes = 1 + 1 + (0 if frozen else 1) + extra
     head_passes = 1 + 1 + (0 if frozen else 1)
     attn_fwd = 2 * a.layers * w.seq * a.q_dim  # causal: half of the 4·s·d_attn per token MFU counts
-    attn_passes = 1 + C.FLASH_BACKWARD_PASSES + extra
+    attn_extra = 1.0 if recompute == "full" else 0.0  # selective keeps the attention output
+    attn_passes = 1 + C.FLASH_BACKWARD_PASSES + attn_extra
+    if not w.fused_attention:
+        # Unfused attention (before FlashAttention, 2022): QKᵀ and A·V as batched matmuls over the whole square,
+        # forward + 2 backward, at the matmul rate; the score matrices go through memory (counted below).
+        attn_fwd = 4 * a.layers * w.seq * a.q_dim
+        attn_passes = 3 + attn_extra
     hw_per_token = (2 * lin_params_layers * lin_passes + 2 * head * head_passes + attn_fwd * attn_passes)
     if frozen:
         adapters = w.trainable_params()
@@ -162,7 +168,7 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     hardware_flops = hw_per_token * tokens * accumulation / tp * layer_share
     if w.mfu_given:
         # --mfu: the model FLOPs at that fraction of the datasheet peak; recomputation's FLOPs on top.
-        hw_model = (model_per_token + (2 * lin_params_layers + attn_fwd * 2) * extra) * tokens / tp * layer_share
+        hw_model = (model_per_token + 2 * lin_params_layers * extra + 4 * a.layers * w.seq * a.q_dim * attn_extra) * tokens / tp * layer_share
         per_mb = hw_model / (r.peak_tflops * 1e12 * w.mfu)
         opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
         secs = per_mb * accumulation + opt
