@@ -242,13 +242,13 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
             rest = world // tp
             depths = sorted({p for p in (2**k for k in range(1, 12)) if rest % p == 0} | {m})
             for pp in depths:
-                if pp > w.arch.layers or rest % pp or pp * tp < n:
-                    continue  # stages inside one node belong to NVLink: TP or data parallel there
+                if pp > w.arch.layers or rest % pp:
+                    continue
                 dp = rest // pp
                 name = f"PP={pp}" + (" (across nodes)" if pp == m else "") + (f" × TP={tp}" if tp > 1 else "") + (f" + ZeRO-1 DP={dp}" if dp > 1 else "")
                 out.append(Layout(f"pp{pp}" + (f"-tp{tp}" if tp > 1 else ""), name, "Megatron-LM (pipeline 1F1B across nodes)", 5 + (tp > 1),
                                   dp=dp, tp=tp, pp=pp, zero_stage=1 if dp > 1 else 0, shard_group=dp, pp_across_nodes=True,
-                                  dp_spans_nodes=pp < m))
+                                  dp_spans_nodes=tp * dp > n))
     elif n > 1 and not view.nvlink_ring():
         p = 2
         while p <= n and p <= w.arch.layers:
