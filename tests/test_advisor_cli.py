@@ -57,7 +57,8 @@ def test_advise_inference_writes_output(tmp_path: Path) -> None:
     (["--simulate", "no-such-rig", "--model", "gpt2"], ""),
     (["--from", "/nonexistent/scan.json", "--model", "gpt2"], "no such file"),
     (["--simulate", "dgx-h100", "--hf-config", "/nonexistent/config.json"], "no such file"),
-    (["--simulate", "dgx-h100", "--params", "1"], "--params 1: below 45.7M"),
+    (["--simulate", "dgx-h100", "--params", "1"], "Invalid value for '--params': 1 is out of range"),
+    (["--simulate", "dgx-h100", "--params", "2e7"], "--params 2e+07: below 45.7M"),
     (["--simulate", "dgx-h100", "--model", "gpt2", "--seq-len", "1"], "--seq-len 1: a training sequence needs at least 2 tokens"),
 ])
 def test_errors_are_one_line_and_exit_2(args: list[str], needle: str) -> None:
