@@ -324,3 +324,28 @@ def test_calibrate_from_a_scan_without_measurements_says_so(capsys, tmp_path):
     assert code == 0
     code, _, err = cli(capsys, "plan", "--model", "llama-3-8b", "--calibrate-from", str(tmp_path / "s.json"))
     assert code == 2 and "no compute or all-reduce measurement to calibrate from" in err
+
+
+def test_ties_are_builds_within_each_others_bands_and_do_not_chain():
+    """Two builds whose predicted tokens/s each lie inside the other's error band share a rank; a third that ties
+    only with the second (not the leader) starts its own rank: ties do not chain down the table."""
+    from gpuadvisor.plan.evaluate import Row
+    from gpuadvisor.plan.rank import rank as rank_rows
+
+    def row(name, tps, lo, hi):
+        r = Row(build=_compact(name=name), fits=True, tokens_per_second=tps, band=(lo, hi))
+        return r
+
+    a, b, c, d = row("a", 100.0, 85.0, 120.0), row("b", 95.0, 80.0, 110.0), row("c", 84.0, 70.0, 99.0), row("d", 84.0, 70.0, 99.0)
+    ranked = rank_rows([c, a, d, b])
+    assert [(r.build.name, r.rank) for r in ranked] == [("a", 1), ("b", 1), ("c", 3), ("d", 3)]
+    assert a.tie_with == ["b"] and c.tie_with == ["d"]
+
+
+def test_every_fitting_training_row_carries_the_advisors_band():
+    p = _plan("full", "llama-3-8b", 1e9)
+    for r in p.rows:
+        if r.fits:
+            lo, hi = r.band
+            assert lo < r.tokens_per_second < hi, r.build.name
+            assert "published runs" in r.band_basis

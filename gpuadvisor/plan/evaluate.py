@@ -91,14 +91,13 @@ class Row:
 
 
 def _band(pick: dict[str, Any], advice: dict[str, Any]) -> tuple[tuple[float, float] | None, str | None]:
-    """The advisor's error band on tokens/s, when it gives one."""
-    for key in ("tokens_per_second_band", "band"):
-        v = pick.get(key)
-        if isinstance(v, dict) and "low" in v and "high" in v:
-            return (float(v["low"]), float(v["high"])), v.get("basis")
-        if isinstance(v, list | tuple) and len(v) == 2:
-            return (float(v[0]), float(v[1])), pick.get("band_basis")
-    return None, None
+    """The advisor's error band on tokens/s: the range its calibration's published runs put around the figure."""
+    b = (pick.get("band") or {}).get("tokens_per_second")
+    if not isinstance(b, dict) or "low" not in b or "high" not in b:
+        return None, None
+    basis = (f"{b.get('coverage', 'range of the published runs')} ({b.get('cases', '?')} cases, "
+             f"{b.get('basis', 'datasheet')} rates: x{b.get('ratio_low', 0):.2f}-x{b.get('ratio_high', 0):.2f})")
+    return (float(b["low"]), float(b["high"])), basis
 
 
 def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:

@@ -9,28 +9,25 @@ def _speed(r: Row) -> float:
     return r.tokens_per_second or 0.0
 
 
-def _range(r: Row) -> tuple[float, float] | None:
-    if r.tokens_per_second is None:
-        return None
-    return r.band or (r.tokens_per_second, r.tokens_per_second)
-
-
-def _overlap(a: Row, b: Row) -> bool:
-    ra, rb = _range(a), _range(b)
-    return bool(ra and rb and ra[0] <= rb[1] and rb[0] <= ra[1])
+def _within_each_other(a: Row, b: Row) -> bool:
+    """A tie: each build's predicted figure lies inside the other's error band (identical figures always tie)."""
+    if a.tokens_per_second == b.tokens_per_second:
+        return True
+    ra, rb = a.band, b.band
+    return bool(ra and rb and ra[0] <= _speed(b) <= ra[1] and rb[0] <= _speed(a) <= rb[1])
 
 
 def rank(rows: list[Row]) -> list[Row]:
+    """Fastest first; a build ties with the fastest of its group (not with a neighbour's neighbour: ties do not chain)."""
     ok = sorted((r for r in rows if r.buildable and r.fits and r.tokens_per_second), key=lambda r: -_speed(r))
     rest = sorted((r for r in rows if r not in ok), key=lambda r: (not r.buildable, r.build.name))
-    n = 0
+    leader: Row | None = None
     for i, r in enumerate(ok):
-        prev = ok[i - 1] if i else None
-        if prev is not None and _overlap(prev, r) and prev.band and r.band:
-            r.rank = prev.rank
+        if leader is not None and _within_each_other(leader, r):
+            r.rank = leader.rank
         else:
-            n = i + 1
-            r.rank = n
+            leader = r
+            r.rank = i + 1
     for r in ok:
         r.tie_with = [o.build.name for o in ok if o is not r and o.rank == r.rank]
     return ok + rest
