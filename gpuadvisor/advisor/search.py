@@ -29,10 +29,29 @@ def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> dict
     return {"strategy": best.name, "memory_per_gpu_bytes": round(best.memory.total_bytes)}
 
 
+# The search depends on the workload alone (the catalog's rigs, not the scanned one): `plan` asks it once per
+# candidate build for the same workload, so it is kept per workload (its repr names every field).
+_FOUND: dict[str, list[dict[str, Any]]] = {}
+
+
 def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any] | None:
     """The fewest catalog GPUs (then the least memory) on which some candidate fits with margin, without CPU
     offload; and the fewest of the rig's own GPU type. Planned rigs: NVLink as the product usually has it,
     inter-node bandwidth as given or assumed."""
+    key = repr(w)
+    if key not in _FOUND:
+        if len(_FOUND) > 32:
+            _FOUND.clear()
+        _FOUND[key] = _search(w)
+    found = _FOUND[key]
+    if not found:
+        return None
+    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["memory_per_gpu_gib"]))
+    same = next((f for f in found if current is not None and f["gpu_id"] == current.id), None)
+    return {"smallest": overall, "same_gpu": same, "all": sorted(found, key=lambda f: (f["gpus"], f["memory_per_gpu_gib"]))}
+
+
+def _search(w: Workload) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for spec in catalog.gpus():
         for per_node, nodes in SHAPES:
@@ -46,8 +65,4 @@ def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any]
                     "description": f"{per_node * nodes}x {spec.name}" + (f" ({nodes} nodes of {per_node})" if nodes > 1 else ""),
                 })
                 break
-    if not found:
-        return None
-    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["memory_per_gpu_gib"]))
-    same = next((f for f in found if current is not None and f["gpu_id"] == current.id), None)
-    return {"smallest": overall, "same_gpu": same, "all": sorted(found, key=lambda f: (f["gpus"], f["memory_per_gpu_gib"]))}
+    return found
