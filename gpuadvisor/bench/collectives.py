@@ -1,7 +1,7 @@
 """Worker side of the collective sweep: one process per rank, torch.distributed, NCCL or gloo.
 
 Every rank runs the same code; rank 0 writes the events. Per size: allocate, warm up, time ``iters``
-operations (``timing``), agree on the slowest rank's median, then the correctness check as nccl-tests ``-c``:
+operations (``timing``: total / iters, nccl-tests' definition), agree on the slowest rank, then the correctness check as nccl-tests ``-c``:
 fresh inputs with a known pattern, the output overwritten with a value no correct result holds (nccl-tests
 zeroes its receive buffers in ``InitData``), one operation, every element compared with the exact expected
 value (small integers in float32, so sums are exact), the wrong elements summed over ranks. A wrong result
@@ -18,7 +18,7 @@ from gpuadvisor.bench import faults as faults_mod
 from gpuadvisor.bench.events import EventWriter
 from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor, doubling_sizes, shape
 from gpuadvisor.bench.launcher import set_status
-from gpuadvisor.bench.timing import CpuTimer, CudaTimer, median
+from gpuadvisor.bench.timing import CpuTimer, CudaTimer
 from gpuadvisor.nodename import node_name
 
 PERIOD = 64  # the check pattern repeats every PERIOD elements
@@ -227,8 +227,8 @@ def run(cfg: dict[str, Any]) -> int:
             case.fill_for_timing()
             for _ in range(warmup):
                 case.op()
-            times = timer.run(case.op, iters)
-            t_max = agree(median(times), dist.ReduceOp.MAX)
+            per_op = timer.run(case.op, iters)  # total of the timed loop / iters, this rank
+            t_max = agree(per_op, dist.ReduceOp.MAX)
             bad = case.check(corrupt=faults_mod.active(faults, "corrupt", rank, kind))
             wrong = int(agree(bad, dist.ReduceOp.SUM))
             del case

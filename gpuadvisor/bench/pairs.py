@@ -4,7 +4,7 @@ link or NIC, as one bisects a slow all-reduce in a large job.
 Rounds follow the circle method of a round-robin tournament: N nodes (one idle per round when N is odd) meet
 in N-1 rounds (N rounds when odd) of disjoint pairs that run at once, each pair in its own process group
 (``torch.distributed.new_subgroups_by_enumeration``, all of both nodes' ranks). Each pair times ``iters``
-all-reduces of one size after ``warmup``; its time is the slowest rank's median, busbw = S/t x 2(n-1)/n as
+all-reduces of one size after ``warmup``; its time is the slowest rank's total of the timed loop / iters (nccl-tests' definition), busbw = S/t x 2(n-1)/n as
 nccl-tests. Rank 0 records one measurement per pair, its ranks' host names with it.
 """
 from __future__ import annotations
@@ -13,7 +13,6 @@ import types
 from typing import Any
 
 from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor
-from gpuadvisor.bench.timing import median
 
 NOTE = "node pair"
 
@@ -53,7 +52,7 @@ def run(torch: Any, dist: Any, *, rank: int, ranks: list[dict[str, Any]], events
             op = lambda buf=buf, sub=sub: dist.all_reduce(buf, group=sub)  # noqa: E731
             for _ in range(warmup):
                 op()
-            t = torch.tensor([median(timer.run(op, iters))], dtype=torch.float64, device=device)
+            t = torch.tensor([timer.run(op, iters)], dtype=torch.float64, device=device)
             dist.all_reduce(t, op=dist.ReduceOp.MAX, group=sub)
             if rank == groups[mine][0]:
                 result[2 * mine] = t.item()

@@ -90,9 +90,9 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
     \b
     Collectives (all_reduce, all_gather, reduce_scatter, broadcast) run through torch.distributed, one
     process per GPU with NCCL (CUDA events) or per --nproc with gloo on CPUs (perf_counter), over a doubling
-    size sweep. Each size prints in nccl-tests' columns: time (the median iteration of the slowest rank,
-    where nccl-tests averages iterations and ranks), algbw = S/t, busbw = algbw × 2(n-1)/n, (n-1)/n or 1,
-    and #wrong from a correctness check (a wrong result fails the measurement).
+    size sweep. Each size prints in nccl-tests' columns: time (the timed loop's total / iterations after a
+    barrier, as nccl-tests defines it, of the slowest rank), algbw = S/t, busbw = algbw × 2(n-1)/n, (n-1)/n
+    or 1, and #wrong from a correctness check (a wrong result fails the measurement).
     On CUDA it also measures host<->device copies per GPU (pinned and pageable, alone and all at once),
     copies within a GPU, and a peer-to-peer matrix with P2P on and off, as nvbandwidth and
     p2pBandwidthLatencyTest do. Each figure is shown against what the rig's links should give.
