@@ -10,14 +10,17 @@ values, so an operation that does nothing, or delivers a chunk to the wrong rank
 """
 from __future__ import annotations
 
+import errno
 import os
+import signal
+import socket
 import time
 from typing import Any
 
 from gpuadvisor.bench import faults as faults_mod
 from gpuadvisor.bench.events import EventWriter
 from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor, doubling_sizes, shape
-from gpuadvisor.bench.launcher import set_status
+from gpuadvisor.bench.launcher import STORE_ENV, set_status
 from gpuadvisor.bench.timing import CpuTimer, CudaTimer
 from gpuadvisor.nodename import node_name
 
@@ -137,6 +140,46 @@ def _exchange(torch: Any, dist: Any, me: dict[str, Any], world: int, device: Any
     return records
 
 
+def _listen_socket(host: str, port: int) -> socket.socket | None:
+    """A listening socket on MASTER_ADDR's own address for rank 0's TCPStore (torch's server otherwise listens
+    on every interface); None when that address is not on this machine (a VIP, NAT): torch's default then."""
+    last: OSError | None = None
+    for family, type_, proto, _, addr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        s = socket.socket(family, type_, proto)
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(addr)
+            s.listen(512)
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno == errno.EADDRINUSE:
+                raise OSError(e.errno, f"MASTER_PORT {port} on {addr[0]}: address already in use (EADDRINUSE): "
+                                       "another process holds it; pick another MASTER_PORT") from None
+            last = e
+    if last is not None and last.errno not in (errno.EADDRNOTAVAIL,):
+        raise last
+    return None
+
+
+def make_store(dist: Any, rank: int, world: int, timeout: Any) -> Any:
+    """Where the ranks meet. Local run: a FileStore in the run's private directory (nothing listens). Joined
+    job: torchrun's agent store when it runs one (None: init_process_group's env:// finds it), else a TCPStore
+    on MASTER_ADDR:MASTER_PORT whose server (rank 0) listens on MASTER_ADDR's address only."""
+    path = os.environ.get(STORE_ENV)
+    if path:
+        return dist.FileStore(path, world)
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true":
+        return None
+    host, port = os.environ["MASTER_ADDR"], int(os.environ.get("MASTER_PORT", "29500"))
+    if rank == 0:
+        sock = _listen_socket(host, port)
+        if sock is not None:
+            st = dist.TCPStore(host, port, world, True, timeout=timeout, master_listen_fd=sock.detach())
+            return dist.PrefixStore("default_pg", st)
+    return dist.PrefixStore("default_pg", dist.TCPStore(host, port, world, rank == 0, timeout=timeout))
+
+
 def run(cfg: dict[str, Any]) -> int:
     import warnings
 
@@ -152,11 +195,12 @@ def run(cfg: dict[str, Any]) -> int:
     from datetime import timedelta
 
     pg_timeout = timedelta(seconds=max(30.0, float(cfg["pg_timeout_s"])))
+    store = make_store(dist, rank, world, pg_timeout)
     if backend == "nccl":
         ordinal = int(os.environ.get("LOCAL_RANK", rank % max(1, torch.cuda.device_count())))
         torch.cuda.set_device(ordinal)
         device = torch.device("cuda", ordinal)
-        dist.init_process_group("nccl", rank=rank, world_size=world, timeout=pg_timeout, device_id=device)
+        dist.init_process_group("nccl", rank=rank, world_size=world, timeout=pg_timeout, device_id=device, store=store)
         timer: CpuTimer | CudaTimer = CudaTimer(dist, torch)
         me = {"host": node_name(), "ordinal": ordinal, "bus_id": _pci_bus_id(torch, ordinal),
               "name": torch.cuda.get_device_name(ordinal)}
@@ -164,7 +208,7 @@ def run(cfg: dict[str, Any]) -> int:
         mem_cap = int(free * 0.8 / BYTES_PER_S)
     else:
         device = torch.device("cpu")
-        dist.init_process_group("gloo", rank=rank, world_size=world, timeout=pg_timeout)
+        dist.init_process_group("gloo", rank=rank, world_size=world, timeout=pg_timeout, store=store)
         timer = CpuTimer(dist)
         me = {"host": node_name(), "ordinal": None, "bus_id": None, "name": None}
         import psutil
@@ -192,6 +236,10 @@ def run(cfg: dict[str, Any]) -> int:
                 time.sleep(3600)
         if faults_mod.active(faults, "die", rank, kind):
             os._exit(3)
+        if faults_mod.active(faults, "raise", rank, kind):
+            raise RuntimeError(f"injected fault: rank {rank} raised on reaching {kind}")
+        if faults_mod.active(faults, "kill", rank, kind):
+            os.kill(os.getpid(), signal.SIGKILL)
         set_status(f"in {kind}, before its first size")
         kind_deadline = time.time() + max(0.0, soft_deadline - time.time()) / (len(kinds) - k_i)
         events.emit("begin", key=kind, kind=kind, backend=backend, world_size=world, ranks=ranks,

@@ -2,7 +2,8 @@
 
 Comma-separated items ``ACTION:RANK:KIND``: ``corrupt`` adds 1 to the first element of that rank's result
 before the correctness check (the check must then fail the measurement), ``hang`` sleeps forever when that
-rank reaches KIND, ``die`` exits the process with status 3 there. Used by tests/test_bench*.py only.
+rank reaches KIND, ``die`` exits the process with status 3 there, ``raise`` raises a RuntimeError there,
+``kill`` sends the process SIGKILL there (as the kernel's OOM killer does). Used by the test suite only.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 ENV = "GPUADVISOR_BENCH_FAULT"
+ACTIONS = ("corrupt", "hang", "die", "raise", "kill")
 
 
 @dataclass(frozen=True)
@@ -24,8 +26,8 @@ def parse(text: str | None = None) -> list[Fault]:
     out = []
     for item in filter(None, (s.strip() for s in text.split(","))):
         parts = item.split(":")
-        if len(parts) != 3 or parts[0] not in ("corrupt", "hang", "die") or not parts[1].isdigit():
-            raise ValueError(f"{ENV}: bad item {item!r} (expected corrupt|hang|die:RANK:KIND)")
+        if len(parts) != 3 or parts[0] not in ACTIONS or not parts[1].isdigit():
+            raise ValueError(f"{ENV}: bad item {item!r} (expected ACTION:RANK:KIND, ACTION one of {'|'.join(ACTIONS)})")
         out.append(Fault(parts[0], int(parts[1]), parts[2]))
     return out
 

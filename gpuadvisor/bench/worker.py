@@ -32,13 +32,17 @@ def die_with_parent() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     die_with_parent()
+    import faulthandler
+
+    faulthandler.enable(file=sys.stderr)  # a native crash (SIGSEGV, SIGABRT, ...) leaves its Python stack in the log
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m gpuadvisor.bench.worker CONFIG.json", file=sys.stderr)
         return 2
-    with open(args[0], encoding="utf-8") as f:
-        cfg = json.load(f)
+    cfg: dict = {}
     try:
+        with open(args[0], encoding="utf-8") as f:
+            cfg = json.load(f)
         if cfg["role"] == "collectives":
             from gpuadvisor.bench import collectives
 
@@ -47,10 +51,19 @@ def main(argv: list[str] | None = None) -> int:
             from gpuadvisor.bench import copies
 
             return copies.run(cfg)
+        if cfg["role"] == "compute":
+            from gpuadvisor.bench import compute
+
+            return compute.run(cfg)
         print(f"unknown worker role {cfg['role']!r}", file=sys.stderr)
         return 2
-    except Exception as e:
+    except BaseException as e:  # noqa: BLE001 - every way out says why (KeyboardInterrupt, SystemExit included)
+        if isinstance(e, SystemExit) and e.code in (0, None):
+            return 0
         traceback.print_exc()
+        from gpuadvisor.bench.deaths import write_record
+
+        write_record(e)
         if cfg.get("events") and os.environ.get("RANK", "0") == "0":
             from gpuadvisor.bench.events import EventWriter
 
