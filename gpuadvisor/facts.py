@@ -243,7 +243,10 @@ class Measurement(Unavailable):
     """One benchmark result (or an imported one) with its method and what the links should give.
 
     kind: all_reduce | all_gather | reduce_scatter | broadcast | p2p_unidir | p2p_bidir | p2p_latency | h2d |
-    d2h | d2d. ``value_gbps`` is the headline (largest-size busbw for collectives, bandwidth for copies).
+    d2h | d2d | matmul | memory_bandwidth. ``value_gbps`` is the headline (largest-size busbw for collectives,
+    bandwidth for copies and memory_bandwidth); matmul's is ``value_tflops`` (dense matmul TFLOP/s, 1e12 FLOP/s,
+    2·M·N·K per product) of ``dtype`` (bf16 | fp16 | tf32 | fp8 | fp32) at ``shape`` ("MxNxK"), beside
+    ``expected_tflops``, the datasheet dense peak (None on CPUs). backend "cuda" or "cpu" for these two.
     """
 
     kind: str = ""
@@ -261,6 +264,10 @@ class Measurement(Unavailable):
     rows: list[SweepRow] = field(default_factory=list)
     value_gbps: float | None = None
     latency_us: float | None = None
+    dtype: str | None = None  # matmul: bf16 | fp16 | tf32 | fp8 | fp32
+    shape: str | None = None  # matmul: "MxNxK" (A is MxK, B is KxN)
+    value_tflops: float | None = None  # matmul: measured dense TFLOP/s
+    expected_tflops: float | None = None  # matmul: datasheet dense peak of that dtype
     expected_gbps: float | None = None
     expected_source: str | None = None
     ratio: float | None = None

@@ -45,6 +45,10 @@ def _measurements() -> list[Measurement]:
                                 SweepRow(size_bytes=1 << 33, busbw_gbps=372.0, correct=True, errors=0)]))
     ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=True, value_gbps=389.0,
                           expected_gbps=450.0, expected_source="NV18: 18 x 25 GB/s NVLink 4"))
+    for i in range(8):  # bench --compute on a healthy H100 SXM: 0.76 of the 989.4 dense bf16 peak
+        ms.append(Measurement(kind="matmul", backend="cuda", gpus=[i], dtype="bf16", shape="8192x8192x8192",
+                              value_tflops=752.0, expected_tflops=989.4, ratio=round(752.0 / 989.4, 4),
+                              expected_source="H100 SXM5 datasheet dense bf16"))
     ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=False, value_gbps=40.0,
                           expected_gbps=53.557, expected_source="staged through host memory"))
     return ms
@@ -768,6 +772,18 @@ def test_ga606_failed_benchmark():
                                         error="worker 3 hung past the 120 s budget"))
     f = one("GA606", rig)
     assert (f.severity, f.observed) == ("warn", {"kind": "all_gather", "status": "timeout", "error": "worker 3 hung past the 120 s budget"})
+
+
+def test_ga607_compute_below_peak():
+    rig = healthy()
+    m = next(m for m in rig.measurements if m.kind == "matmul" and m.gpus == [5])
+    m.value_tflops, m.ratio = 395.0, round(395.0 / 989.4, 4)
+    rig.gpus[5].clocks_event_reasons = ["hw_thermal_slowdown"]
+    f = one("GA607", rig)
+    assert (f.severity, f.gpus) == ("warn", [5])
+    assert f.message.startswith("GPU 5 runs far below its datasheet peak: bf16 matmul 8192x8192x8192 395.0 TFLOP/s = "
+                                "40% of the 989.4 dense peak. Cause: clocks held down by "
+                                "hw_thermal_slowdown (read at scan time)")
 
 
 @pytest.mark.parametrize("code", ["GA601", "GA602", "GA603", "GA604", "GA605", "GA606"])

@@ -39,7 +39,7 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 43  # GA105 pcie-aer-errors added
+    assert len(rules) == 44  # GA105 pcie-aer-errors, GA607 compute-below-peak added
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
     assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6"}
@@ -165,7 +165,7 @@ def test_render_worst_first_with_evidence_and_fix(preset):
     assert "fix: reseat the card or move it to an x16 slot" in text
     assert "expected: max_link_width=16" in text
     # The verdict, then the worst findings it rests on, one line each (the evidence in brackets left out).
-    assert lines[-2:] == ["Verdict: failing (1 fail, 2 warn, 1 info, 14 not checked)",
+    assert lines[-2:] == ["Verdict: failing (1 fail, 2 warn, 1 info, 15 not checked)",
                           "  FAIL GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16"]
     assert "\033[" not in text
 

@@ -118,7 +118,43 @@ def _matrix(ms: list[Measurement], kind: str, enabled: bool) -> str:
     return "\n".join(out)
 
 
+COMPUTE = ("matmul", "memory_bandwidth")
+
+
+def render_compute(ms: list[Measurement]) -> str:
+    """The compute figures: one line per matmul dtype and shape, and memory bandwidth, per device."""
+    sel = [m for m in ms if m.kind in COMPUTE]
+    if not sel:
+        return ""
+    out = ["Compute: dense matmul TFLOP/s (1e12 FLOP/s, 2·M·N·K FLOPs per MxK · KxN product) against the datasheet "
+           "dense peak; memory: copy bandwidth, bytes read + written per second (GB/s, 1e9 B/s)",
+           f"{'device':<8}{'kind':<8}{'dtype':<7}{'shape (MxNxK)':<20}{'measured':>10}{'peak':>10}{'ratio':>7}  status"]
+    for m in sel:
+        dev = "cpu" if m.backend == "cpu" else (f"GPU {m.gpus[0]}" if m.gpus else "gpu")
+        if m.kind == "matmul":
+            kind, val, exp, digits = "matmul", m.value_tflops, m.expected_tflops, 3 if m.backend == "cpu" else 1
+        else:
+            kind, val, exp, digits = "memory", m.value_gbps, m.expected_gbps, 1
+        out.append(f"{dev:<8}{kind:<8}{(m.dtype or '-'):<7}{(m.shape or '-'):<20}{_f(val, digits):>10}"
+                   f"{_f(exp, 1):>10}{_f(m.ratio):>7}  {_status(m)}")
+    methods = sorted({(m.kind, m.dtype, m.method) for m in sel if m.method}, key=str)
+    seen: set[str] = set()
+    for _kind, _dtype, method in methods:
+        generic = method.split("; warm-up")[0] if method else ""
+        if generic and generic not in seen:
+            seen.add(generic)
+            out.append(f"# method: {generic}; warm-up, then runs of back-to-back calls, median over runs")
+    sources = sorted({m.expected_source for m in sel if m.expected_source})
+    out += [f"# peak: {src}" for src in sources]
+    no_peak = sorted({m.why("expected_tflops") or m.why("expected_gbps") or "" for m in sel if m.ratio is None} - {""})
+    out += [f"# no peak: {why}" for why in no_peak]
+    return "\n".join(out)
+
+
 def render_summary(ms: list[Measurement]) -> str:
+    ms = [m for m in ms if m.kind not in COMPUTE]
+    if not ms:
+        return ""
     gw = max([len("gpus")] + [len(_gpus(m)) for m in ms]) + 2  # "0,1,2,3,4,5,6,7" must not run into the mode
     out = ["Measured vs expected (GB/s; collectives: busbw at the largest size)",
            f"{'kind':<15}{'gpus':<{gw}}{'mode':<14}{'measured':>10}{'expected':>10}{'ratio':>7}  status"]
@@ -157,5 +193,8 @@ def render_measurements(measurements: list[Measurement]) -> str:
         for enabled in (True, False):
             if t := _matrix(measurements, kind, enabled):
                 blocks.append(t)
-    blocks.append(render_summary(measurements))
+    if t := render_compute(measurements):
+        blocks.append(t)
+    if t := render_summary(measurements):
+        blocks.append(t)
     return "\n\n".join(blocks) + "\n"

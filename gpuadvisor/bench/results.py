@@ -62,6 +62,11 @@ class Collector:
                 self.devices = {d["ordinal"]: d for d in ev["devices"]}
             elif kind == "plan":
                 self.plan(int(ev["steps"]))
+            elif kind == "result":  # compute: one figure
+                what = (f"{ev['value_tflops']:.3g} TFLOP/s" if ev.get("value_tflops") is not None else
+                        f"{ev['value_gbps']:.4g} GB/s" if ev.get("value_gbps") is not None else ev.get("status"))
+                self._tick(f"{ev.get('backend')} {ev.get('kind')} {ev.get('dtype') or ''} {ev.get('shape') or ''}: "
+                           f"{what}".replace("  ", " "), 1)
             elif kind == "begin":
                 key = ev["key"]
                 self.order.append(key)

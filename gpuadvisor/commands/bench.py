@@ -75,6 +75,12 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
 @click.option("-e", "--max-bytes", callback=_size, metavar="SIZE", help="Last collective size, as nccl-tests -e (bounded by free memory).")
 @click.option("-n", "--iters", type=Count(1, 10**6), default=None, metavar="N", help="Timed iterations per size (nccl-tests -n).")
 @click.option("-w", "--warmup", type=Count(0, 10**6), default=None, metavar="N", help="Warm-up iterations per size (nccl-tests -w).")
+@click.option("--compute", is_flag=True, default=False,
+              help="Measure dense matmul TFLOP/s (bf16, fp16, tf32, fp8 where supported; fp32 and bf16 on a CPU) and "
+                   "memory bandwidth, against the datasheet peak; alone unless --only names more [--full includes it].")
+@click.option("--interface", metavar="IFNAME",
+              help="Multi-node runs (torchrun/Slurm): the network interface gloo and NCCL bind (sets GLOO_SOCKET_IFNAME "
+                   "and NCCL_SOCKET_IFNAME). Local runs listen on loopback only.")
 @click.option("--from", "from_", metavar="SCAN.json",
               help="Judge the results against the facts of a saved scan of this machine instead of probing it.")
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON.")
@@ -83,9 +89,10 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
 @click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
               "input paths) with stable pseudonyms in the saved scan and the printed results, interrupted runs included.")
 def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: float | None, only: str | None,
-          min_bytes: int | None, max_bytes: int | None, iters: int | None, warmup: int | None, from_: str | None,
-          json_path: str | None, pairs: bool = False, redact: bool = False) -> None:
-    """Measure collectives, peer-to-peer and host<->device bandwidth.
+          min_bytes: int | None, max_bytes: int | None, iters: int | None, warmup: int | None, compute: bool,
+          interface: str | None, from_: str | None, json_path: str | None, pairs: bool = False,
+          redact: bool = False) -> None:
+    """Measure collectives, peer-to-peer and host<->device bandwidth; with --compute, matmul TFLOP/s.
 
     \b
     Collectives (all_reduce, all_gather, reduce_scatter, broadcast) run through torch.distributed, one
@@ -99,7 +106,14 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
 
     \b
     Inside torchrun or Slurm (RANK, WORLD_SIZE, MASTER_ADDR set) each process joins that job, so a
-    multi-node run measures the network too; rank 0 prints and saves the results.
+    multi-node run measures the network too; rank 0 prints and saves the results. A local run opens no
+    port beyond loopback; a joined run listens on MASTER_ADDR:MASTER_PORT (rank 0) and on the interface
+    named with --interface.
+
+    \b
+    --compute measures each GPU's dense matmul TFLOP/s (8192³ and a transformer MLP shape, CUDA events,
+    median of runs, 2·M·N·K FLOPs per product) and its memory copy bandwidth, against the datasheet
+    dense peak; on a machine without a GPU the same runs on the CPU (not judged against a peak).
 
     \b
     Exit status: 0 all measured; 1 a measurement failed or timed out (the output is still written);
@@ -109,6 +123,7 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
     \b
     Examples:
       gpuadvisor bench --quick
+      gpuadvisor bench --compute
       gpuadvisor bench --backend gloo --nproc 2 --only all_reduce -e 16M
       gpuadvisor bench --json scan.json           # read it back: gpuadvisor scan --from scan.json
       torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29400 -m gpuadvisor bench --only collectives
@@ -130,8 +145,9 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
         rig = get_rig(from_, None, import_torch=True)
     stopped: Interrupted | None = None
     try:
-        measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s, only=only,
-                                      progress=_progress(), pairs=pairs)
+        measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s,
+                                      only=only if (only or not compute) else "compute", compute=compute,
+                                      interface=interface, progress=_progress(), pairs=pairs)
     except Interrupted as e:  # Ctrl-C or SIGTERM: the workers are gone; show and save what was measured
         stopped, measurements = e, e.measurements
         click.echo("", err=True)

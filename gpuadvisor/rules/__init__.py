@@ -19,7 +19,8 @@ GA3xx   the GPUs: mixed models, ECC, retired pages, row remapping, clock slowdow
         persistence, MIG
 GA4xx   the host: RAM, CPU cores, NUMA affinity, power supply
 GA5xx   software and environment: CUDA_VISIBLE_DEVICES, torch vs driver CUDA, NCCL variables
-GA6xx   measured bandwidth: host<->device, collectives, peer-to-peer, stragglers, bench failures
+GA6xx   measured bandwidth and compute: host<->device, collectives, peer-to-peer, stragglers, bench
+        failures, compute below the datasheet peak (GA607)
 ======  =========================================================================================
 
 Severities: a rule's default is info, warn or fail; a finding may also be "error" (the rule crashed; the other
@@ -30,8 +31,8 @@ rules still ran) or "not-checked" (the facts it needs are missing, with the reas
 from __future__ import annotations
 
 # The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,
-# GA5xx software, GA6xx bandwidth).
-from gpuadvisor.rules import bandwidth, gpu, host, pcie, software, topology  # noqa: F401
+# GA5xx software, GA6xx bandwidth, GA607 compute).
+from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, topology  # noqa: F401
 from gpuadvisor.rules.engine import Context, evaluate
 from gpuadvisor.rules.policy import Policy, PolicyError, load_policy, parse_policy
 from gpuadvisor.rules.registry import AREAS, REGISTRY, Rule, RuleDefinitionError

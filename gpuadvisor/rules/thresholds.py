@@ -188,6 +188,27 @@ _ALL = [
         minimum=0.0, maximum=1.0,
     ),
     Threshold(
+        "compute_peak_warn_ratio", 0.5, "measured / datasheet dense peak",
+        "a GPU's measured dense matmul TFLOP/s (bench --compute, large square and transformer-shaped products) "
+        "below this fraction of its datasheet dense peak for that precision",
+        "healthy GPUs reach 0.7-0.87 of their dense bf16 peak with cuBLAS on large products: 794.5 of 989 TFLOP/s "
+        "(0.80) on H100 SXM and 271.2 of 312 (0.87) on A100 SXM, best shapes found by mamf-finder.py (Stas Bekman, "
+        "Machine Learning Engineering, chapter 'Accelerators', table 'Maximum Achievable Matmul FLOPS'); one fixed "
+        "shape and a short run lose up to about 0.1 more. Below 0.5 the GPU runs at roughly two thirds of the clock "
+        "its peak assumes or less, which is what a power cap, a thermal or hardware slowdown or locked clocks do",
+        minimum=0.0, maximum=1.0,
+    ),
+    Threshold(
+        "memory_bandwidth_warn_ratio", 0.6, "measured / datasheet memory bandwidth",
+        "a GPU's measured device-memory copy bandwidth (bytes read + written per second) below this fraction of "
+        "its datasheet memory bandwidth",
+        "a large device-to-device copy reaches about 0.8-0.9 of the datasheet HBM bandwidth on healthy A100 and "
+        "H100 GPUs (BabelStream copy and nvbandwidth device_local_copy results, e.g. about 1.3-1.4 of 1.555 TB/s on "
+        "A100 40GB); 0.6 leaves room for the copy size and ECC on GDDR cards and still catches memory clocks held "
+        "low",
+        minimum=0.0, maximum=1.0,
+    ),
+    Threshold(
         "nccl_no_p2p_factor", links.NCCL_NO_P2P_FACTOR, "fraction",
         "what is left of PCIe busbw when the GPUs cannot do peer-to-peer and NCCL stages through host memory",
         "assumed: every byte crosses the root complex twice (NCCL SHM transport); the advisor uses the same figure",
