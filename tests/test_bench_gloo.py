@@ -99,32 +99,65 @@ def test_dead_worker_is_a_failed_measurement(monkeypatch):
     assert "its last status: finished all_reduce; then rank 0 exited with status 1: a peer rank went away first" in err
 
 
-def test_hung_worker_is_killed_within_budget_and_partial_results_saved(tmp_path):
+def _calibrated_budget() -> float:
+    """A budget that lets this machine, loaded as it is now, start two workers and finish the all_reduce sweep
+    with room to spare: twice what a fault-free run of the same sweep takes, plus 3 s (and never under 8 s).
+    Measured from a known point, the call of run_benchmarks, so the worker start-up the budget has to cover is
+    what this machine takes now, not what an idle one would."""
+    t0 = time.monotonic()
+    (m,) = run_benchmarks(Rig(), preset=TINY.with_overrides(max_bytes=16384), backend="gloo", nproc=2,
+                          only="all_reduce", budget_s=120)
+    assert m.status == "ok", m.error
+    return max(8.0, 2 * (time.monotonic() - t0) + 3.0)
+
+
+def test_hung_worker_is_killed_within_budget_and_partial_results_saved(tmp_path, monkeypatch):
+    """Rank 1 hangs at a fixed point of the protocol (on reaching all_gather, after all_reduce's results are on
+    disk); the run must end within its budget, measured from the call, and keep what was measured before.
+    Deterministic under load: the budget is calibrated on this machine now, and how many all_reduce sizes
+    complete before the soft deadline does not matter, only that what completed is kept."""
     mark = uuid.uuid4().hex
-    out = tmp_path / "scan.json"
-    env = {**os.environ, "GPUADVISOR_BENCH_FAULT": "hang:1:all_gather", "GPUADVISOR_TEST_MARK": mark}
-    for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR"):
-        env.pop(v, None)
-    budget = 8.0
-    t0 = time.time()
-    proc = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--nproc", "2",
-                           "--only", "all_reduce,all_gather,broadcast", "-b", "4K", "-e", "16K", "-n", "3", "-w", "1",
-                           "--budget", str(budget), "--json", str(out)],
-                          capture_output=True, text=True, env=env, timeout=60)
-    wall = time.time() - t0
-    assert proc.returncode == 1, proc.stderr
-    assert wall < budget + 8  # the budget, plus interpreter start, torch import and facts collection
-    rig = load(out)
-    by = {m.kind: m for m in rig.measurements}
-    assert by["all_reduce"].status == "ok" and [r.size_bytes for r in by["all_reduce"].rows] == [4096, 8192, 16384]
+    budget = _calibrated_budget()
+    monkeypatch.setenv("GPUADVISOR_BENCH_FAULT", "hang:1:all_gather")
+    monkeypatch.setenv("GPUADVISOR_TEST_MARK", mark)
+    rig = Rig()
+    t0 = time.monotonic()
+    ms = run_benchmarks(rig, preset=TINY.with_overrides(max_bytes=16384), backend="gloo", nproc=2,
+                        only="all_reduce,all_gather,broadcast", budget_s=budget)
+    elapsed = time.monotonic() - t0
+    assert elapsed <= budget + 0.5, (elapsed, budget)  # the hard deadline is budget - 1.5 s, then 1 s to kill
+    by = {m.kind: m for m in ms}
+    ar = by["all_reduce"]
+    assert ar.status in ("ok", "partial") and ar.rows, ar.error  # under load the soft deadline may cut the sweep
+    assert [r.size_bytes for r in ar.rows] == [4096, 8192, 16384][:len(ar.rows)]
+    assert all(r.correct for r in ar.rows)
     assert by["all_gather"].status == "timeout"
     # where each killed rank was: rank 1 never started all_gather, rank 0 waits for it there
     assert "killed rank 0 (in all_gather, before its first size), rank 1 (finished all_reduce)" in by["all_gather"].error
     assert by["all_gather"].error.endswith("(nothing measured yet)")
     assert by["broadcast"].status == "timeout" and by["broadcast"].error.startswith("not measured")
-    assert rig.provenance["measurements"] == "measured"
-    assert "timeout" in proc.stdout and "#wrong" in proc.stdout
+    # saved: a scan written now holds the partial results, and reads back the same
+    out = tmp_path / "scan.json"
+    rig.save(out)
+    again = {m.kind: m for m in load(out).measurements}
+    assert [r.size_bytes for r in again["all_reduce"].rows] == [r.size_bytes for r in ar.rows]
+    assert again["all_gather"].status == "timeout" and load(out).provenance["measurements"] == "measured"
     assert _leftover_workers(mark) == []
+
+
+def test_hung_worker_cli_exits_1_and_saves_the_scan(tmp_path):
+    """The command line around it: exit 1, the table printed with the timeout, the scan saved."""
+    budget = _calibrated_budget()
+    out = tmp_path / "scan.json"
+    env = {**os.environ, "GPUADVISOR_BENCH_FAULT": "hang:1:all_gather"}
+    proc = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--nproc", "2",
+                           "--only", "all_reduce,all_gather", "-b", "4K", "-e", "16K", "-n", "3", "-w", "1",
+                           "--budget", f"{budget:.1f}", "--json", str(out)],
+                          capture_output=True, text=True, env=env, timeout=budget + 120)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    by = {m.kind: m for m in load(out).measurements}
+    assert by["all_reduce"].rows and by["all_gather"].status == "timeout"
+    assert "timeout" in proc.stdout and "#wrong" in proc.stdout
 
 
 def test_cli_errors_are_one_line_exit_2():

@@ -405,6 +405,12 @@ def _methods(ms: list[Measurement]) -> list[str]:
 
 
 def _m_row(rig: Rig, m: Measurement) -> dict[str, Any]:
+    if m.kind == "matmul":  # bench --compute: TFLOP/s against the datasheet dense peak, in the same columns
+        return {**_m_row(rig, Measurement(kind="", status=m.status, error=m.error, ratio=m.ratio)), "m": m,
+                "kind": f"matmul {m.dtype or ''} {m.shape or ''} (TFLOP/s)", "gpus": ", ".join(str(g) for g in m.gpus) or "cpu",
+                "value": f"{m.value_tflops:.2f}" if m.value_tflops is not None else "—",
+                "expected": f"{m.expected_tflops:.1f}" if m.expected_tflops is not None else "—",
+                "prov": _m_prov(rig, m)}
     return {
         "m": m, "kind": m.kind.replace("_", " "), "gpus": ", ".join(str(g) for g in m.gpus) or "—",
         "value": f"{m.value_gbps:.2f}" if m.value_gbps is not None else "—",
