@@ -96,7 +96,10 @@ def test_dead_worker_is_a_failed_measurement(monkeypatch):
     # the rank that died first is named first; rank 0 then fails on the closed connection
     err = by["broadcast"].error
     assert err.startswith("rank 1 exited with status 3: no Python exception and nothing on its output")
-    assert "its last status: finished all_reduce; then rank 0 exited with status 1: a peer rank went away first" in err
+    assert "its last status: finished all_reduce" in err
+    # rank 0 then fails on the closed connection, or, on a loaded machine, is still waiting when the grace ends
+    if "then rank 0" in err:
+        assert "then rank 0 exited with status 1: a peer rank went away first" in err
 
 
 def _calibrated_budget() -> float:
