@@ -102,3 +102,65 @@ def test_local_gloo_bench_listens_on_loopback_only(tmp_path):
     assert samples_with_workers >= 3, "the workers were never seen listening: nothing was checked"
     wide = sorted({(a, p) for _, a, p in seen if not _is_loopback(a)})
     assert wide == [], f"listening beyond loopback: {wide}"
+
+
+def _sample_listeners(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[int, list[tuple[int, str, int]], int, str]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    seen: list[tuple[int, str, int]] = []
+    samples = 0
+    try:
+        while proc.poll() is None:
+            kids = _children(proc.pid)
+            socks = listening([proc.pid, *kids])
+            if kids and socks:
+                samples += 1
+            seen += socks
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    return proc.returncode, seen, samples, err
+
+
+def test_joined_run_listens_on_master_addr_only(tmp_path):
+    """Inside a job (RANK/WORLD_SIZE/MASTER_ADDR set), rank 0's TCPStore listens on MASTER_ADDR's address only,
+    not on every interface as torch's own TCPStore server does."""
+    from gpuadvisor.bench.launcher import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("GLOO_SOCKET_IFNAME", "GPUADVISOR_BENCH_FAULT",
+                                                             "TORCHELASTIC_USE_AGENT_STORE")}
+    env.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    rc, seen, samples, err = _sample_listeners(
+        [sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--only", "all_reduce", "-b", "1M",
+         "-e", "32M", "-n", "20", "-w", "1", "--budget", "60"], env, tmp_path)
+    assert rc == 0, err[-2000:]
+    assert samples >= 3, "the worker was never seen listening: nothing was checked"
+    store = {(a, p) for _, a, p in seen if p == port}
+    assert store == {("127.0.0.1", port)}, store
+    wide = sorted({(a, p) for _, a, p in seen if not _is_loopback(a)})
+    assert wide == [], f"listening beyond loopback: {wide}"
+
+
+def test_interface_option_is_for_joined_runs_and_must_exist(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")}
+    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--interface", "lo", "--only", "all_reduce"],
+                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines()[-1] == ("gpuadvisor: error: --interface applies to a multi-node run (inside "
+                                                 "torchrun or Slurm): a local run binds loopback only")
+    env.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1")
+    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--interface", "nosuch0", "--only", "all_reduce"],
+                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2
+    assert "--interface 'nosuch0': no such network interface here (have: " in p.stderr
+
+
+def test_local_and_interface_environments():
+    from gpuadvisor.bench.launcher import interface_env, local_bind_env, loopback_interface
+
+    lo = loopback_interface()
+    assert local_bind_env() == {"GLOO_SOCKET_IFNAME": lo, "NCCL_SOCKET_IFNAME": lo}
+    assert interface_env("ib0") == {"GLOO_SOCKET_IFNAME": "ib0", "NCCL_SOCKET_IFNAME": "ib0"}
