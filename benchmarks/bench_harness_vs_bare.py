@@ -15,7 +15,10 @@ min-max, so "within 5%" can be decided on a loaded machine where single runs of 
 10-25%. The last column is the bare loop's own median per-iteration time against its total / iters (what the
 harness used to report): the bias of the old statistic. At sizes from ``--large`` (default 16 MiB: at least
 ~7 ms per all-reduce on gloo, well above scheduling jitter) the median paired ratio must lie within 5% of 1;
-the script exits 1 otherwise.
+the script exits 1 otherwise. Each bare worker starts its own session, as each harness worker does: with the
+kernel's autogroup scheduling a session is a scheduling group, and on a loaded machine the side whose workers
+share a session gets less CPU (a first run without this read the harness 2-5x above the bare loop at load
+average ~30 on 2 cores).
 """
 from __future__ import annotations
 
@@ -29,6 +32,10 @@ import warnings
 
 
 def bare_worker(rank: int, n: int, port: int, sizes: list[int], warmup: int, iters: int, out: str) -> None:
+    # Each harness worker runs in its own session (start_new_session); with the kernel's autogroup scheduling
+    # (sched_autogroup_enabled=1) a session is a scheduling group, so on a loaded machine a worker left in this
+    # script's session would get a smaller CPU share than the harness's and the comparison would measure that.
+    os.setsid()
     warnings.filterwarnings("ignore")
     import torch
     import torch.distributed as dist
