@@ -22,9 +22,9 @@ from gpuadvisor.rules import Policy, all_rules, parse_policy
 FIXTURES = Path(__file__).parent / "fixtures"
 N_RULES = len(all_rules())
 # The 4x RTX 4090 preset's rules that cannot run (facts missing): ECC and memory retirement (GeForce),
-# the PSU (not given), torch (simulated), the six bandwidth rules (nothing measured).
+# the PSU (not given), torch (simulated), the six bandwidth rules and the compute rule (nothing measured).
 SKIPPED_4090 = {"GA302", "GA303", "GA304", "GA305", "GA306", "GA307", "GA405", "GA502",
-                "GA601", "GA602", "GA603", "GA604", "GA605", "GA606"}
+                "GA601", "GA602", "GA603", "GA604", "GA605", "GA606", "GA607"}
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -77,11 +77,11 @@ def test_4x4090_at_fail_on_warn_fails_on_the_warnings_too(capsys):
     doc = json.loads(out)
     assert rc == 1 and doc["exit_code"] == 1
     assert doc["failing"] == ["GA101", "GA203", "GA206"]  # GA202 is info: below the gate
-    assert doc["counts"] == {"fail": 1, "error": 0, "warn": 2, "info": 1, "not-checked": 14}
+    assert doc["counts"] == {"fail": 1, "error": 0, "warn": 2, "info": 1, "not-checked": 15}
     assert doc["verdict"] == "failing" and doc["fail_on"] == "warn"
     assert doc["gating_severities"] == ["fail", "error", "warn"]
     assert doc["summary"] == "GA101 pcie-link-downgraded: GPU 2 0000:41:00.0 (+2 more)"
-    assert len(doc["findings"]) == 18 and doc["findings"][0]["code"] == "GA101"
+    assert len(doc["findings"]) == 19 and doc["findings"][0]["code"] == "GA101"
     assert doc["findings"][0]["observed"] == {"current_link_width": 8}
 
 
@@ -154,7 +154,7 @@ def test_junit_counts_names_and_children(capsys):
     suite = _junit(capsys)
     assert suite.tag == "testsuite" and suite.get("name") == "gpuadvisor"
     assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == {
-        "tests": str(N_RULES), "failures": "1", "errors": "0", "skipped": "14"}
+        "tests": str(N_RULES), "failures": "1", "errors": "0", "skipped": "15"}
     assert float(suite.get("time")) >= 0
     cases = suite.findall("testcase")
     names = [c.get("name") for c in cases]
@@ -184,13 +184,13 @@ def test_junit_counts_names_and_children(capsys):
 
 def test_junit_at_fail_on_warn_and_with_a_policy(capsys, tmp_path):
     suite = _junit(capsys, "--fail-on", "warn")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(N_RULES), "3", "14")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(N_RULES), "3", "15")
     failed = [c.get("name") for c in suite.findall("testcase") if c.find("failure") is not None]
     assert failed == ["GA101 pcie-link-downgraded", "GA203 no-nvlink", "GA206 p2p-not-supported"]
     assert suite.find("testcase[@name='GA203 no-nvlink']/failure").get("type") == "warn"
     pol = policy_file(tmp_path, 'ignore = ["GA101", "GA6"]\n')
     suite = _junit(capsys, "--policy", pol)
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(N_RULES - 7), "0", "8")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(N_RULES - 8), "0", "8")  # GA101 and GA601-GA607
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["policy"] == pol
 
@@ -286,7 +286,7 @@ def test_prometheus_4x4090(capsys):
     assert _value(fams, "gpuadvisor_gpu_pcie_link_generation", index="2", kind="current") == "4"
     assert _value(fams, "gpuadvisor_gpu_memory_total_bytes", index="0") == "25757220864"
     assert {lb["severity"]: v for lb, v in fams["gpuadvisor_findings"]["samples"]} == {
-        "fail": "1", "error": "0", "warn": "2", "info": "1", "not-checked": "14"}
+        "fail": "1", "error": "0", "warn": "2", "info": "1", "not-checked": "15"}
     ga101 = [lb for lb, _ in fams["gpuadvisor_finding"]["samples"] if lb["code"] == "GA101"]
     assert ga101 == [{"code": "GA101", "name": "pcie-link-downgraded", "severity": "fail", "gpu": "2"}]
     assert len(fams["gpuadvisor_finding"]["samples"]) == 1 + 4 + 4 + 4  # GA101; GA203, GA206, GA202 on 4 GPUs

@@ -29,7 +29,7 @@ def test_4x4090_yields_exactly_the_expected_findings(preset):
     assert by_code["GA203"].severity == by_code["GA206"].severity == "warn"
     assert by_code["GA202"].severity == "info"  # each GPU on its own root port: NODE between all pairs
     assert findings[0].code == "GA101"  # worst first
-    assert verdict(findings) == ("failing", {"fail": 1, "error": 0, "warn": 2, "info": 1, "not-checked": 14})
+    assert verdict(findings) == ("failing", {"fail": 1, "error": 0, "warn": 2, "info": 1, "not-checked": 15})
     assert rig.findings == findings
 
 
@@ -38,7 +38,7 @@ def test_healthy_dgx_h100_has_no_warning_or_failure(preset):
     findings = evaluate(rig)
     assert _serious(findings) == set()
     assert {f.severity for f in findings} == {"not-checked"}
-    assert {f.code for f in findings} == {"GA405", "GA502", "GA601", "GA602", "GA603", "GA604", "GA605", "GA606"}
+    assert {f.code for f in findings} == {"GA405", "GA502", "GA601", "GA602", "GA603", "GA604", "GA605", "GA606", "GA607"}
     assert verdict(findings)[0] == "healthy"
 
 
