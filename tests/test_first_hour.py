@@ -108,7 +108,7 @@ def test_report_text_shows_findings_and_verdict(tmp_path):
     out = run("report", str(scan))
     assert out.returncode == 0, out.stderr
     assert "FAIL   GA101 pcie-link-downgraded" in out.stdout
-    assert "Verdict: failing (1 fail, 2 warn, 1 info, 14 not checked)\n  FAIL GA101 GPU 2 0000:41:00.0 runs at x8" in out.stdout
+    assert "Verdict: failing (1 fail, 2 warn, 1 info, 15 not checked)\n  FAIL GA101 GPU 2 0000:41:00.0 runs at x8" in out.stdout
 
 
 def test_import_of_an_nccl_tests_log_shows_the_table_and_the_findings():

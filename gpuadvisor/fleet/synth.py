@@ -79,7 +79,7 @@ def node_scan(name: str, rng: random.Random, *, noise: float = 0.02, uniform: bo
         ms.append(_meas("d2d", [g], jitter(NOMINAL["d2d"]) * (plant.slow_factor if g == plant.slow_gpu else 1.0)))
         if _has_compute():
             tf = jitter(NOMINAL["matmul"]) * (plant.slow_factor if g == plant.slow_gpu else 1.0)
-            m = _meas("matmul", [g], 0.0, dtype="bfloat16", value_tflops=round(tf, 3))
+            m = _meas("matmul", [g], 0.0, dtype="bf16", value_tflops=round(tf, 3))  # bench --compute dtype names
             m["value_gbps"] = None
             ms.append(m)
     if p2p and n > 1:
