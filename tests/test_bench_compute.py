@@ -173,3 +173,16 @@ def test_cli_bench_compute_on_cpu(tmp_path):
     kinds = [(m["kind"], m["dtype"]) for m in saved["measurements"]]
     assert kinds == [("matmul", "fp32"), ("matmul", "fp32"), ("matmul", "bf16"), ("matmul", "bf16"),
                      ("memory_bandwidth", None)]
+
+
+def test_advisor_does_not_take_a_cpu_figure_for_a_gpu_rate(cpu_run):
+    """A scan from bench --compute on a CPU-only machine carries bf16 matmul figures with backend "cpu"; the
+    advisor's measured-rate lookup must not use them as a GPU's TFLOP/s."""
+    from gpuadvisor import catalog
+    from gpuadvisor.advisor.timing import rates
+
+    _, ms = cpu_run
+    spec = catalog.find_gpu(H100)
+    assert any(m.kind == "matmul" and m.dtype == "bf16" and m.backend == "cpu" for m in ms)
+    r = rates(spec, "bf16", spec.peak_tflops("bf16"), ms)
+    assert r.matmul_measured is False and r.memory_measured is False

@@ -52,6 +52,8 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
     for m in measurements or []:
         if getattr(m, "kind", None) != kind or getattr(m, "status", "ok") not in ("ok", "partial"):
             continue
+        if getattr(m, "backend", None) == "cpu":  # bench --compute on a machine without GPUs: not a GPU's rate
+            continue
         if dtype is not None and getattr(m, "dtype", None) != dtype:
             continue
         value = getattr(m, "value_tflops", None) if kind == "matmul" else getattr(m, "value_gbps", None)
