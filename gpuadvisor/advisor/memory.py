@@ -41,10 +41,12 @@ class MemoryBreakdown:
     overhead_bytes: float  # allocator reserve + CUDA context + NCCL buffers
     host_bytes: float  # per node, CPU offload only
     loss_bytes: float = 0.0  # the part of activations_bytes that is the loss's logits
+    buffers_bytes: float = 0.0  # communication buckets the printed launch config allocates (config_memory)
 
     @property
     def allocated_bytes(self) -> float:
-        return self.params_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes + self.gathered_bytes
+        return (self.params_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes + self.gathered_bytes
+                + self.buffers_bytes)
 
     @property
     def total_bytes(self) -> float:
@@ -227,10 +229,12 @@ def breakdown(w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus
         # resident depends on the free memory at run time; the paging traffic is not timed.
         host += optim * gpus_per_node
         optim = 0.0
+    from gpuadvisor.advisor.config_memory import deepspeed_buffer_bytes  # imports Layout from here
+
     # Gradients and activations are counted together: backward frees activations as it creates gradients, but the
     # published peaks (torchtune's Llama 3.2 3B rows: 60.0 GiB measured, 56.5 summed, 50.5 with the larger of the
     # two) show the sum is the closer account of the peak.
-    mb = MemoryBreakdown(params, grads, optim, acts, gathered, 0.0, host, logits)
+    mb = MemoryBreakdown(params, grads, optim, acts, gathered, 0.0, host, logits, deepspeed_buffer_bytes(w, lay))
     world = gpus_per_node * nodes
     mb.overhead_bytes = C.ALLOCATOR_RESERVE_FRACTION * mb.allocated_bytes + C.CUDA_CONTEXT_BYTES + (C.NCCL_BUFFER_BYTES if world > 1 else 0)
     return mb

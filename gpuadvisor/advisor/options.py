@@ -78,3 +78,13 @@ def workload_options(f: F) -> F:
 def workload_kwargs(kw: dict[str, Any]) -> dict[str, Any]:
     """The workload options out of a command's keyword arguments."""
     return {k: kw.get(k) for k in WORKLOAD_OPTION_NAMES}
+
+
+def framework_option(f: F) -> F:
+    """--framework: print the pick's launch lines for one framework instead of the default snippet."""
+    from gpuadvisor.advisor.frameworks import SERVE_FRAMEWORKS, TRAIN_FRAMEWORKS
+
+    return click.option(
+        "--framework", type=click.Choice(TRAIN_FRAMEWORKS + SERVE_FRAMEWORKS), default=None,
+        help="Launch lines for this framework: " + ", ".join(TRAIN_FRAMEWORKS) + " (training); "
+             + ", ".join(SERVE_FRAMEWORKS) + " (serving). Default: the snippet the pick calls for.")(f)

@@ -195,6 +195,8 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
     if not s:
         return []
     out = ["", "Launch:"]
+    if s.get("framework"):
+        return out + _framework(s["framework"])
     if s.get("kind") == "vllm":
         return out + [f"  {s['command']}"]
     out.append(f"  {s['torchrun']}")
@@ -205,6 +207,21 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
         out += ["", "  ds_config.json:"]
         out += [f"  {line}" for line in json.dumps(s["deepspeed_config"], indent=2).splitlines()]
     if s.get("accelerate_config"):
-        out += ["", "  accelerate config (accelerate launch --config_file accelerate.yaml train.py):"]
+        out += ["", f"  accelerate.yaml ({s.get('accelerate_launch') or 'accelerate launch --config_file accelerate.yaml train.py'}):"]
         out += [f"  {line}" for line in s["accelerate_config"].rstrip().splitlines()]
+    return out
+
+
+def _framework(f: dict[str, Any]) -> list[str]:
+    """One framework's launch block (advise --framework)."""
+    if not f["maps"]:
+        return [f"  {f['framework']}: not printed: {f['reason']}"]
+    out = [f"  {c}" for c in f["commands"]]
+    if f.get("code"):
+        out.append("")
+        out += [f"  {line}" for line in f["code"].rstrip().splitlines()]
+    for name, text in f.get("files", {}).items():
+        out += ["", f"  {name}:"] + [f"  {line}" for line in text.rstrip().splitlines()]
+    out += [f"  # {n}" for n in f.get("notes", [])]
+    out.append(f"  # {f['framework']} docs: {f['docs']}")
     return out

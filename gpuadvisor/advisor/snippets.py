@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuadvisor.advisor.config_memory import bucket_sizes
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
@@ -59,17 +60,8 @@ def torchrun_line(gpus_per_node: int, nodes: int, script: str = "train.py", args
 def deepspeed_config(w: Workload, lay: Layout, accumulation: int, global_batch: int, recompute: bool) -> dict[str, Any]:
     """A DeepSpeed config (https://www.deepspeed.ai/docs/config-json/): batch sizes that satisfy
     train_batch_size = micro × accumulation × data-parallel size, precision, and the ZeRO stage."""
-    zero: dict[str, Any] = {
-        "stage": lay.zero_stage,
-        "overlap_comm": True,
-        "contiguous_gradients": True,
-        "reduce_bucket_size": 500_000_000,
-    }
-    if lay.zero_stage in (1, 2):  # stages 1-2 all-gather the updated weights; stage 3 uses stage3_prefetch_bucket_size
-        zero["allgather_bucket_size"] = 500_000_000
-    if lay.zero_stage == 3:
-        zero["stage3_prefetch_bucket_size"] = 500_000_000
-        zero["stage3_param_persistence_threshold"] = 1_000_000
+    # Bucket sizes for the model (config_memory.bucket_sizes); the memory breakdown counts what they allocate.
+    zero: dict[str, Any] = {"stage": lay.zero_stage, **bucket_sizes(w, lay)}
     if lay.offload != "none":
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
     if lay.offload == "optimizer+params":
@@ -193,16 +185,27 @@ def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
 
 
 def accelerate_yaml(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int, nodes: int) -> str:
-    """An accelerate config file (accelerate launch --config_file this.yaml train.py)."""
+    """An accelerate config file (accelerate launch --config_file accelerate.yaml train.py).
+
+    With DeepSpeed the precision, batch and ZeRO settings live in ds_config.json alone: accelerate refuses a
+    config file that also sets mixed_precision (or zero_stage, gradient_accumulation_steps...) beside
+    deepspeed_config_file ("the following accelerate config variables will be ignored", accelerate's
+    DeepSpeedPlugin). Per-node values (machine rank, the main node's address) go on the command line
+    (accelerate_launch_line), where the shell expands them: YAML does not.
+    """
     world = gpus_per_node * nodes
     mp = {"bf16": "bf16", "fp16": "fp16", "fp32": "no", "fp8": "fp8"}[w.precision]
     lines = ["compute_environment: LOCAL_MACHINE"]
+    deepspeed = False
     if lay.zero_stage == 0:
         lines.append("distributed_type: MULTI_GPU")
     elif lay.zero_stage == 1 or lay.offload != "none":
+        deepspeed = True
         lines += ["distributed_type: DEEPSPEED", "deepspeed_config:", "  deepspeed_config_file: ds_config.json"]
         if lay.zero_stage == 3:
             lines.append("  zero3_init_flag: true")
+        if nodes > 1:  # torchrun on every node, as the torchrun line does (accelerate's default is pdsh + a hostfile)
+            lines.append("  deepspeed_multinode_launcher: standard")
     else:
         strategy = "HYBRID_SHARD" if lay.hybrid else FSDP_STRATEGY[lay.zero_stage]
         lines += [
@@ -217,10 +220,18 @@ def accelerate_yaml(w: Workload, lay: Layout, recompute: bool, gpus_per_node: in
             "  fsdp_offload_params: false",
             f"  fsdp_activation_checkpointing: {'true' if recompute else 'false'}",
         ]
-    lines += [f"mixed_precision: {mp}", f"num_machines: {nodes}", f"num_processes: {world}", "machine_rank: 0"]
-    if nodes > 1:
-        lines += ["main_process_ip: $MASTER_ADDR", "main_process_port: 29500"]
+    if not deepspeed:
+        lines.append(f"mixed_precision: {mp}")
+    lines += [f"num_machines: {nodes}", f"num_processes: {world}", "machine_rank: 0"]
     return "\n".join(lines) + "\n"
+
+
+def accelerate_launch_line(nodes: int, script: str = "train.py") -> str:
+    """accelerate launch with the config file; across nodes, each node passes its rank and the main node's address."""
+    if nodes == 1:
+        return f"accelerate launch --config_file accelerate.yaml {script}"
+    return ("accelerate launch --config_file accelerate.yaml --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR "
+            f"--main_process_port 29500 {script}")
 
 
 def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) -> str:
@@ -268,7 +279,7 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
                      gpus_per_node: int, nodes: int) -> dict[str, Any]:
     """The launch snippet for a layout, as plain data (the renderers print it)."""
     out: dict[str, Any] = {"nproc_per_node": gpus_per_node, "nnodes": nodes, "deepspeed_config": None, "fsdp": None,
-                           "accelerate_config": None, "code": None}
+                           "accelerate_config": None, "accelerate_launch": None, "code": None}
     if lay.tp > 1 or lay.pp > 1:
         out["kind"] = "megatron"
         out["torchrun"] = torchrun_line(gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute))
@@ -295,6 +306,7 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
                            + out["code"])
         out["code"] = peft_code(w) + out["code"]
         out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+        out["accelerate_launch"] = accelerate_launch_line(nodes)
         return out
     ds = deepspeed_config(w, lay, accumulation, global_batch, recompute)
     if lay.zero_stage == 1 or lay.offload != "none":
@@ -303,6 +315,7 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
         out["torchrun"] = torchrun_line(gpus_per_node, nodes, "train.py", "--deepspeed ds_config.json")
         out["code"] = peft_code(w) + deepspeed_code(lay, recompute)
         out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+        out["accelerate_launch"] = accelerate_launch_line(nodes)
         return out
     out["kind"] = "fsdp"
     settings = fsdp_settings(w, lay, recompute, gpus_per_node, nodes)
@@ -310,6 +323,7 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
     out["torchrun"] = torchrun_line(gpus_per_node, nodes)
     out["code"] = peft_code(w) + fsdp_code(w, settings)
     out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+    out["accelerate_launch"] = accelerate_launch_line(nodes)
     if not lay.hybrid:
         out["deepspeed_config"] = ds  # the same stage in DeepSpeed, for those who use it
     return out

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from gpuadvisor.advisor.options import workload_kwargs, workload_options
+from gpuadvisor.advisor.options import framework_option, workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options
 from gpuadvisor.errors import InputError
 
@@ -16,6 +16,7 @@ _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling
 @click.command()
 @rig_source_options
 @workload_options
+@framework_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="What to print on stdout (or write with -o).")
 @click.option("--json", "json_path", metavar="FILE", is_flag=False, flag_value=_NO_FILE, default=None,
@@ -24,7 +25,7 @@ _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling
 @click.option("--explain", is_flag=True, help="Also the memory breakdown, the whole launch snippet (configs, script lines), "
               "the batch note and every assumption with its source.")
 def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_torch: bool, fmt: str,
-           json_path: str | None, output: str | None, explain: bool, **kw: Any) -> None:
+           json_path: str | None, output: str | None, explain: bool, framework: str | None = None, **kw: Any) -> None:
     """Recommend a parallelism strategy for a model on this rig (or --from a scan, or --simulate a preset).
 
     Every candidate (DDP, ZeRO-1/2/3 and FSDP sharding, tensor parallel inside an NVLink domain, pipeline
@@ -40,6 +41,7 @@ def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_tor
       gpuadvisor advise --from scan.json --model llama-3-8b --global-batch 256
       gpuadvisor advise --simulate 4x4090-pcie --model mistral-7b --finetune qlora
       gpuadvisor advise --simulate dgx-h100 --model llama-3-70b --task inference --context 8192 --concurrency 32
+      gpuadvisor advise --simulate dgx-h100 --model llama-3-8b --framework jax
     """
     from gpuadvisor.advisor import Workload, render_advice
     from gpuadvisor.advisor import advise as run_advice
@@ -55,6 +57,10 @@ def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_tor
     workload = Workload.from_options(**workload_kwargs(kw))
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
     advice = run_advice(rig, workload)
+    if framework and advice.snippet is not None:
+        from gpuadvisor.advisor.frameworks import launch
+
+        advice.snippet["framework"] = launch(advice, framework)
     as_json = json.dumps(advice.to_dict(), indent=2, allow_nan=False) + "\n"
     if json_path == "-":
         click.echo(as_json, nl=False)
