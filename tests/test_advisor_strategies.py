@@ -76,13 +76,21 @@ def test_70b_on_dgx_h100_gets_a_sharded_strategy_that_fits(dgx_h100: Rig) -> Non
     assert lora["cpu_offload"] == "none" and (lora["zero_stage"] == 3 or lora["tensor_parallel"] > 1)
 
 
-def test_tp_stays_inside_nvlink_on_4x4090(rtx4090x4: Rig) -> None:
+def test_tp_across_pcie_is_one_rule_for_every_size_on_4x4090(rtx4090x4: Rig) -> None:
+    """Tensor parallel off NVLink: TP=2 and TP=4 are both evaluated and both a last resort, with the same reason;
+    neither is 'not considered' (the old rule evaluated TP=2 but excluded TP=4 for having no NVLink)."""
+    from gpuadvisor.advisor.strategies import TP_OFF_NVLINK_RULE
+
     for model in ("llama-3-8b", "mistral-7b", "gpt2"):
         a = advise(_copy(rtx4090x4), Workload.from_options(model=model))
-        assert all(c["tensor_parallel"] <= 2 for c in a.candidates)
-        assert any(e["strategy"] == "TP=4" and "NVLink" in e["reason"] for e in a.excluded)
-        tp2 = _by_key(a, "tp2")
-        assert tp2["status"] == "rejected" and tp2["framework"].startswith("Megatron")
+        assert not any(e["strategy"].startswith("TP=") for e in a.excluded)
+        tps = {c["tensor_parallel"]: c for c in a.candidates if c["tensor_parallel"] > 1}
+        assert sorted(tps) == [2, 4]
+        for c in tps.values():
+            assert c["status"] == "rejected" and c["framework"].startswith("Megatron") and "(PCIe)" in c["name"]
+        fitting = [c for c in tps.values() if c["fits"]]
+        assert all(c["reason"] == TP_OFF_NVLINK_RULE for c in fitting)
+        assert all(c["reason"].startswith("does not fit") for c in tps.values() if not c["fits"])
     # The expected bandwidth comes from the slowest path (GPU 2 trained at x8) and the missing P2P.
     rig = a.rig
     assert rig["nvlink_domain"] == 1 and rig["p2p"] is False
@@ -249,7 +257,7 @@ def test_text_rendering_shows_every_candidate_and_the_breakdown(dgx_h100: Rig) -
     text = render_advice(a, explain=True, width=200)
     for c in a.candidates:
         assert c["name"] in text
-    for col in ("comm/step", "compute", "tokens/s", "eff.", "params", "grads", "optimizer", "activations", "gathered", "overhead"):
+    for col in ("comm/step", "compute", "tokens/s", "vs ideal", "params", "grads", "optimizer", "activations", "gathered", "buckets", "overhead"):
         assert col in text
     assert "GiB (2^30 bytes)" in text and "16 B/param" in text and "18 B/param" in text and "20 B/param" in text
 
@@ -296,3 +304,19 @@ def test_no_gpus_is_one_line_error() -> None:
 
     with pytest.raises(InputError, match="no GPUs"):
         advise(Rig(), Workload.from_options(model="gpt2"))
+
+
+def test_qlora_offload_row_says_why_its_faster_prediction_is_not_the_pick(rtx4090x4: Rig) -> None:
+    """QLoRA on 4x RTX 4090: ZeRO-3 + CPU offload is predicted faster than the pick (it skips activation
+    checkpointing); its row says so, and why that speed is not taken (an upper bound: transfers and CPU Adam
+    without latency), instead of a bare policy line."""
+    a = advise(_copy(rtx4090x4), Workload.from_options(model="mistral-7b", finetune="qlora"))
+    pick = a.pick
+    off = next(c for c in a.candidates if c["key"] == "zero3-offload")
+    assert off["tokens_per_second"] > pick["tokens_per_second"] * 1.3 and not off["activation_checkpointing"]
+    r = off["reason"]
+    assert f"{off['tokens_per_second']:,.0f} tokens/s" in r and f"{pick['tokens_per_second']:,.0f}" in r
+    assert "skips activation checkpointing" in r and "upper bound" in r
+    # A slower offload row keeps the short policy line.
+    z2 = next(c for c in a.candidates if c["key"].startswith("zero2-offload"))
+    assert z2["reason"] == "CPU offload: picked only when nothing fits on the GPUs alone"

@@ -128,12 +128,13 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
         rows.append([
             c["name"], f"{_gib(m['total_bytes'])} / {_gib(c['capacity_bytes'])}", "yes" if c["fits"] else "no",
             f"{_secs(c['comm']['total_seconds'])} ({_secs(_exposed(c))})", _secs(c["compute_seconds"]), _secs(c["step_seconds"]),
-            _tps(c), "?" if c["scaling_efficiency"] is None else f"{c['scaling_efficiency']:.2f}", verdict,
+            _tps(c), "?" if c.get("ideal_speed_fraction") is None else f"{c['ideal_speed_fraction']:.0%}", verdict,
         ])
         mem_rows.append([c["name"], _gib(m["params_bytes"]), _gib(m["grads_bytes"]), _gib(m["optimizer_bytes"]),
-                         _gib(m["activations_bytes"]), _gib(m["gathered_bytes"]), _gib(m["overhead_bytes"]), _gib(m["total_bytes"]),
+                         _gib(m["activations_bytes"]), _gib(m["gathered_bytes"]), _gib(m.get("buffers_bytes", 0)), _gib(m["overhead_bytes"]),
+                         _gib(m["total_bytes"]),
                          _gib(m["host_bytes"]) if m["host_bytes"] else "-"])
-    headers = ["strategy", "GiB/GPU", "fits", "comm/step (exposed)", "compute", "step", "tokens/s", "eff.", "verdict"]
+    headers = ["strategy", "GiB/GPU", "fits", "comm/step (exposed)", "compute", "step", "tokens/s", "vs ideal", "verdict"]
     caps = {c["capacity_bytes"] for c in d["candidates"]}
     foot = []
     if not explain:
@@ -144,11 +145,12 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
                  "does not fit" if c["status"] != "pick" and not c["fits"] else r[8]] for r, c in zip(rows, d["candidates"], strict=True)]
         headers = [headers[0], headers[1], headers[2], headers[5], headers[6], headers[7], headers[8]]
         if one_cap:
-            foot = [f"GiB/GPU: memory each GPU needs, of {_gib(next(iter(caps)))} GiB usable; eff.: scaling efficiency"]
+            foot = [f"GiB/GPU: memory each GPU needs, of {_gib(next(iter(caps)))} GiB usable; vs ideal: the fraction of the ideal speed"]
     out = fit_table(rows, headers, width, indent="") + foot + [""]
     if explain:
         out.append("Memory per GPU (GiB):")
-        out += fit_table(mem_rows, ["strategy", "params", "grads", "optimizer", "activations", "gathered", "overhead", "total", "host/node"],
+        out += fit_table(mem_rows, ["strategy", "params", "grads", "optimizer", "activations", "gathered", "buckets", "overhead", "total",
+                                    "host/node"],
                          width, indent="")
         out.append("")
     return out

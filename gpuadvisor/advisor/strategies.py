@@ -95,10 +95,9 @@ class Candidate:
         return self.ideal_seconds / self.step_seconds if self.step_seconds and self.ideal_seconds else None
 
     @property
-    def scaling_efficiency(self) -> float | None:
-        """Scaling efficiency as PARALLELISM.md defines it (speed-up on N GPUs / N): the candidate's own compute,
-        recomputation included, over its step with the exposed communication and the pipeline bubble."""
-        return self.compute_seconds / self.step_seconds if self.step_seconds and self.compute_seconds else None
+    def recompute_cap(self) -> float | None:
+        """The efficiency this candidate would have with no communication at all: what recomputation leaves."""
+        return self.ideal_seconds / self.compute_seconds if self.compute_seconds and self.ideal_seconds else None
 
     def misfit(self) -> str:
         """Why it does not fit, in one phrase (empty when it fits)."""
@@ -157,11 +156,19 @@ class Candidate:
             "step_seconds": _r(self.step_seconds),
             "step_seconds_no_overlap": _r(self.step_no_overlap_seconds),
             "tokens_per_second": _r(self.tokens_per_second),
-            "scaling_efficiency": round(self.scaling_efficiency, 4) if self.scaling_efficiency is not None else None,
+            # The one efficiency figure, everywhere (table, reasons, pick): EFFICIENCY_DEFINITION.
             "ideal_speed_fraction": round(self.efficiency, 4) if self.efficiency is not None else None,
             "status": self.status,
             "reason": self.reason,
         }
+
+
+EFFICIENCY_DEFINITION = ("efficiency = the fraction of the ideal speed: the step time of compute alone at the assumed MFU, "
+                         "without recomputation, communication or pipeline bubble, over the predicted step time")
+# Tensor parallel off NVLink, one rule for every size: evaluated, picked only when nothing else fits (its four
+# all-reduces per layer sit on the critical path; Megatron-LM keeps tensor parallel inside an NVLink node,
+# Narayanan et al. 2021).
+TP_OFF_NVLINK_RULE = "tensor parallel across PCIe (4 all-reduces per layer on the critical path): picked only when nothing else fits"
 
 
 def _r(x: float | None) -> float | None:
@@ -213,7 +220,7 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
                          "reason": f"{w.finetune.upper() if w.finetune == 'qlora' else 'LoRA'} runs under PEFT (DDP, FSDP or DeepSpeed); "
                                    "Megatron-LM's pretrain_gpt.py, which the TP/PP snippets launch, trains every weight"})
         return out, excluded
-    # Tensor parallel inside an NVLink domain (2 also over PCIe, where it rarely pays: PARALLELISM.md).
+    # Tensor parallel inside an NVLink domain; across PCIe a last resort (TP_OFF_NVLINK_RULE), whatever its size.
     domain = view.nvlink_domain()
     t = 2
     while t <= n:
@@ -223,14 +230,11 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
             out.append(Layout(f"tp{t}", f"TP={t} + ZeRO-1 DP={world // t}" if world > t else f"TP={t}",
                               "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)", 4,
                               dp=world // t, tp=t, zero_stage=1 if world > t else 0, shard_group=world // t, dp_spans_nodes=m > 1))
-        elif t == 2 and domain == 1:
-            out.append(Layout("tp2", f"TP=2 (PCIe) + ZeRO-1 DP={world // 2}" if world > 2 else "TP=2 (PCIe)",
+        else:  # crosses PCIe: TP_OFF_NVLINK_RULE, the same for every size
+            out.append(Layout(f"tp{t}", f"TP={t} (PCIe) + ZeRO-1 DP={world // t}" if world > t else f"TP={t} (PCIe)",
                               "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)", 5,
-                              dp=world // 2, tp=2, zero_stage=1 if world > 2 else 0, shard_group=world // 2, dp_spans_nodes=m > 1,
+                              dp=world // t, tp=t, zero_stage=1 if world > t else 0, shard_group=world // t, dp_spans_nodes=m > 1,
                               last_resort=True))
-        else:
-            where = "no NVLink between these GPUs" if domain == 1 else f"the largest all-NVLink group is {domain} GPUs"
-            excluded.append({"strategy": f"TP={t}", "reason": f"tensor parallelism stays inside an NVLink domain: {where} (4 collectives per layer on the critical path)"})
         t *= 2
     # Pipeline parallel: across nodes, or across the slow links of a node without NVLink.
     if m > 1 and m <= w.arch.layers:
@@ -477,6 +481,18 @@ def pick(cands: list[Candidate], world: int) -> Candidate | None:
     return min(acceptable, key=lambda c: (c.layout.rank, c.recompute, -(c.tokens_per_second or 0), c.memory.total_bytes))
 
 
+def _offload_reason(c: Candidate, chosen: Candidate) -> str:
+    """Why a CPU-offload candidate is not the pick, said in its row even when its predicted speed beats the pick's."""
+    base = "CPU offload: picked only when nothing fits on the GPUs alone"
+    tps, ctps = c.tokens_per_second, chosen.tokens_per_second
+    if not (tps and ctps and tps > ctps * (1 + C.EFFICIENCY_TOLERANCE)):
+        return base
+    why = ", as it skips activation checkpointing" if chosen.recompute and not c.recompute else ""
+    spare = f"; and it leaves only {c.headroom_fraction:.0%} of memory to spare" if not c.with_margin else ""
+    return (f"{base}: its {tps:,.0f} tokens/s (vs the pick's {ctps:,.0f}{why}) model the host transfers and the CPU Adam "
+            f"step at full bandwidth with no latency or CPU contention, an upper bound{spare}")
+
+
 def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str:
     """Mark each candidate picked or rejected with its reason; return the one-sentence reason for the pick."""
     gib = C.GiB
@@ -491,8 +507,7 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
         if miss:
             c.reason = f"does not fit: {miss}"
         elif c.layout.last_resort and chosen is not None and not chosen.layout.last_resort:
-            c.reason = ("CPU offload: picked only when nothing fits on the GPUs alone" if c.layout.offload != "none"
-                        else "tensor parallel over PCIe (no NVLink): picked only when nothing else fits")
+            c.reason = _offload_reason(c, chosen) if c.layout.offload != "none" else TP_OFF_NVLINK_RULE
         elif not c.with_margin and chosen is not None and chosen.with_margin:
             c.reason = f"fits with only {c.headroom_fraction:.0%} of memory to spare"
         elif eff is not None and chosen is not None and chosen.efficiency is not None and eff < chosen.efficiency - C.EFFICIENCY_TOLERANCE:
@@ -509,8 +524,8 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
         return ""
     used = chosen.memory.total_bytes / gib
     cap = chosen.capacity_bytes / gib
-    sc = chosen.scaling_efficiency
-    eff_txt = f" and keeps {sc:.0%} scaling efficiency" if sc is not None and world > 1 else ""
+    sc = chosen.efficiency
+    eff_txt = f" and runs at {sc:.0%} of the ideal speed" if sc is not None and world > 1 else ""
     simpler = [c for c in cands if c.layout.rank < chosen.layout.rank and c is not chosen]
     misfits = [c for c in simpler if not c.fits]
     if chosen.layout.rank == 0:
@@ -526,7 +541,10 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
                + (f"; at {chosen.efficiency:.0%} of the ideal speed it is faster than the simpler ones that fit ({slow})."
                   if slow and chosen.efficiency is not None else "."))
     if world > 1 and sc is not None and sc < target:
-        fitting = [c.scaling_efficiency or 0.0 for c in cands if c.fits]
-        why += (f" No candidate that fits reaches the {target:.2f} scaling efficiency practitioners aim for on {world} GPUs."
-                if max(fitting, default=0.0) < target else f" That is below the {target:.2f} practitioners aim for on {world} GPUs.")
+        fitting = [c.efficiency or 0.0 for c in cands if c.fits]
+        cap_ = chosen.recompute_cap
+        cause = (f" (activation checkpointing's recomputation alone caps it at {cap_:.0%})"
+                 if chosen.recompute and cap_ is not None and cap_ < target else "")
+        why += (f" No candidate that fits reaches the {target:.0%} of the ideal speed the advisor aims for on {world} GPUs{cause}."
+                if max(fitting, default=0.0) < target else f" That is below the {target:.0%} the advisor aims for on {world} GPUs{cause}.")
     return why

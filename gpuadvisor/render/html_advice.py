@@ -18,7 +18,8 @@ ADVICE_KIND = "gpuadvisor-advice"
 
 # Memory segments of a training candidate (advisor.memory.MemoryBreakdown) and of a serving option.
 TRAIN_SEGMENTS = [("params_bytes", "parameters"), ("grads_bytes", "gradients"), ("optimizer_bytes", "optimizer states"),
-                  ("activations_bytes", "activations"), ("gathered_bytes", "gathered unit"), ("overhead_bytes", "overhead")]
+                  ("activations_bytes", "activations"), ("gathered_bytes", "gathered unit"), ("buffers_bytes", "DeepSpeed buckets"),
+                  ("overhead_bytes", "overhead")]
 SERVE_SEGMENTS = [("weights_bytes", "weights"), ("activation_peak_bytes", "activation peak"), ("runtime_bytes", "runtime"),
                   ("kv_cache_needed_bytes", "KV cache needed")]
 
@@ -47,7 +48,7 @@ def _row_css(c: dict[str, Any]) -> str:
 
 def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
     cols = ["strategy", "framework", "DP×TP×PP", "memory / GPU (GiB)", "fits", "headroom", "comm / step", "compute / step",
-            "step", "tokens/s", "scaling eff.", "status"]
+            "step", "tokens/s", "speed vs ideal", "status"]
     rows = []
     for c in cands:
         comm = c.get("comm") or {}
@@ -61,7 +62,7 @@ def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
             f"{gib(mem.get('total_bytes'))} of {gib(c.get('capacity_bytes'))}",
             "yes" if c.get("fits") else "no", pct(c.get("headroom_fraction")) if c.get("fits") else "—",
             secs(comm.get("total_seconds")), secs(c.get("compute_seconds")), secs(c.get("step_seconds")),
-            num(c.get("tokens_per_second")), pct(c.get("scaling_efficiency")), status,
+            num(c.get("tokens_per_second")), pct(c.get("ideal_speed_fraction")), status,
         ]})
     return {"columns": cols, "rows": rows}
 
@@ -146,7 +147,7 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
             ("step", f"{secs(pd.get('step_seconds'))} (compute {secs(pd.get('compute_seconds'))}, communication {secs((pd.get('comm') or {}).get('total_seconds'))}; "
                      f"{secs(pd.get('step_seconds_no_overlap'))} without overlap)"),
             ("tokens/s", num(pd.get("tokens_per_second"))),
-            ("scaling efficiency", pct(pd.get("scaling_efficiency"))),
+            ("speed vs ideal", pct(pd.get("ideal_speed_fraction"))),
             ("batch", f"global {pd.get('global_batch', '—')}, gradient accumulation {pd.get('gradient_accumulation', '—')}, "
                       f"{num(pd.get('tokens_per_step'))} tokens per step"),
         ]
