@@ -194,7 +194,7 @@ def accelerate_yaml(w: Workload, lay: Layout, recompute: bool, gpus_per_node: in
     (accelerate_launch_line), where the shell expands them: YAML does not.
     """
     world = gpus_per_node * nodes
-    mp = {"bf16": "bf16", "fp16": "fp16", "fp32": "no", "fp8": "fp8"}[w.precision]
+    mp = {"bf16": "bf16", "fp16": "fp16", "fp32": "'no'", "fp8": "fp8"}[w.precision]  # bare no is YAML's false
     lines = ["compute_environment: LOCAL_MACHINE"]
     deepspeed = False
     if lay.zero_stage == 0:
