@@ -19,6 +19,7 @@ import shlex
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -445,3 +446,135 @@ def test_jax_mesh_and_partition_specs_on_fake_devices() -> None:
     assert tp["shape"] == {"data": 4, "model": 4}
     assert tp["specs"]["params:column"] == [None, "model"] and tp["specs"]["params:row"] == ["model", None]
     assert tp["specs"]["optimizer_state:column"] == ["data", "model"] and tp["shards"]["optimizer_state:column"] == 16
+
+
+# -- serving -----------------------------------------------------------------------------------------------
+# vLLM, SGLang and TensorRT-LLM install only with CUDA builds of torch (and TensorRT-LLM, llama.cpp and Ollama are
+# not Python packages to parse with): their options were recorded from their own parsers where those run on a
+# CPU machine (vLLM's and SGLang's argparse, in a scratch venv; llama.cpp's common/arg.cpp) and by hand from the
+# documentation otherwise (TensorRT-LLM, Ollama). Each file says its version and source; record.py rewrites them.
+
+ARGS_DIR = Path(__file__).parent / "fixtures" / "launch_args"
+
+
+def _recorded(tool: str) -> dict[str, Any]:
+    return json.loads((ARGS_DIR / f"{tool}.json").read_text())
+
+
+def _parse_recorded(rec: dict[str, Any], argv: list[str]) -> dict[str, Any]:
+    """Parse argv with an argparse parser built from a recorded option list: unknown options, a value missing or
+    given to a flag, a value outside the choices or not of the type, all fail."""
+    import argparse
+
+    class Fail(Exception):
+        pass
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # type: ignore[override]
+            raise Fail(message)
+
+    p = Parser(add_help=False, allow_abbrev=False)
+    for name in rec["positional"]:
+        p.add_argument(name)
+    for opt, spec in rec["options"].items():
+        kind = {"int": int, "float": float}.get(spec.get("type") or "", str)
+        if spec["takes_value"]:
+            p.add_argument(opt, type=kind, choices=[kind(c) for c in spec["choices"]] if spec["choices"] else None)
+        else:
+            p.add_argument(opt, action="store_true")
+    try:
+        return vars(p.parse_args(argv))
+    except Fail as e:
+        raise AssertionError(f"{rec['tool']} {rec['version']} would refuse {' '.join(argv)}: {e}") from None
+
+
+def _serve_argv(d: dict[str, Any], name: str) -> list[str]:
+    f = launch(d, name)
+    assert f["maps"], (name, f["reason"])
+    return _shell(f["commands"][0])
+
+
+@pytest.mark.parametrize("case", list(SERVE_CASES))
+def test_vllm_command_parses_with_vllms_recorded_options(case: str) -> None:
+    rec = _recorded("vllm")
+    d = _advice(case)
+    argv = _serve_argv(d, "vllm")
+    assert argv[:2] == ["vllm", "serve"]
+    a = _parse_recorded(rec, argv[2:])
+    p = d["pick_detail"]
+    assert a["tensor_parallel_size"] == p["tensor_parallel_size"] and a["max_model_len"] == d["workload"]["context"]
+    assert (a["pipeline_parallel_size"] or 1) == p["pipeline_parallel_size"]
+
+
+@pytest.mark.parametrize("case", list(SERVE_CASES))
+def test_sglang_command_parses_with_sglangs_recorded_options(case: str) -> None:
+    rec = _recorded("sglang")
+    d = _advice(case)
+    argv = _serve_argv(d, "sglang")
+    assert argv[:3] == ["python", "-m", "sglang.launch_server"]
+    a = _parse_recorded(rec, argv[3:])
+    p = d["pick_detail"]
+    assert a["tp_size"] == p["tensor_parallel_size"] and a["context_length"] == d["workload"]["context"]
+    if p["pipeline_parallel_size"] > 1:
+        assert a["pp_size"] == p["pipeline_parallel_size"] and a["nnodes"] == d["rig"]["nodes"] and a["node_rank"] == 1
+
+
+@pytest.mark.parametrize("case", list(SERVE_CASES))
+def test_trtllm_command_parses_with_recorded_options(case: str) -> None:
+    rec = _recorded("trtllm")
+    d = _advice(case)
+    argv = _serve_argv(d, "trtllm")
+    assert argv[0] == "trtllm-serve"
+    a = _parse_recorded(rec, argv[1:])
+    p = d["pick_detail"]
+    assert a["tp_size"] == p["tensor_parallel_size"] and a["max_seq_len"] == d["workload"]["context"]
+    assert a["backend"] == "pytorch" and (a["pp_size"] or 1) == p["pipeline_parallel_size"]
+
+
+@pytest.mark.parametrize("case", ["tp4", "tp1-fp8-kv"])
+def test_llamacpp_command_parses_with_llamacpps_recorded_options(case: str) -> None:
+    rec = _recorded("llamacpp")
+    d = _advice(case)
+    argv = _serve_argv(d, "llamacpp")
+    env = [x for x in argv if "=" in x and not x.startswith("-")]
+    assert argv[len(env)] == "llama-server"
+    a = _parse_recorded(rec, argv[len(env) + 1:])
+    gpus = d["pick_detail"]["tensor_parallel_size"] * d["pick_detail"]["pipeline_parallel_size"]
+    assert env[0] == "CUDA_VISIBLE_DEVICES=" + ",".join(map(str, range(gpus)))
+    assert a["ctx_size"] == d["workload"]["context"] * d["workload"]["concurrency"] and a["parallel"] == d["workload"]["concurrency"]
+    if gpus > 1:
+        assert a["split_mode"] == "layer" and a["tensor_split"] == ",".join(["1"] * gpus)
+
+
+def test_llamacpp_and_ollama_refuse_a_multi_node_pipeline() -> None:
+    d = _advice("pp-2nodes")
+    assert not launch(d, "llamacpp")["maps"] and not launch(d, "ollama")["maps"]
+
+
+@pytest.mark.parametrize("case", ["tp4", "tp1-fp8-kv"])
+def test_ollama_environment_is_ollamas(case: str) -> None:
+    rec = _recorded("ollama")
+    f = launch(_advice(case), "ollama")
+    serve = shlex.split(f["commands"][0])
+    env = dict(x.split("=", 1) for x in serve if "=" in x)
+    assert serve[len(env):] == ["ollama", "serve"] and shlex.split(f["commands"][1])[:2] == ["ollama", "run"]
+    for k, v in env.items():
+        kind = rec["environment"][k]
+        if kind == "int":
+            int(v)
+        elif kind == "bool":
+            assert v in ("0", "1", "true", "false")
+        elif isinstance(kind, list):
+            assert v in kind
+    assert env["OLLAMA_CONTEXT_LENGTH"] == str(_advice(case)["workload"]["context"])
+
+
+def test_recorded_option_lists_say_their_version_and_source() -> None:
+    for tool in ("vllm", "sglang", "trtllm", "llamacpp", "ollama"):
+        rec = _recorded(tool)
+        assert rec["version"] and rec["source"], tool
+    # The recorded parsers refuse what the real ones refuse (the check can fail).
+    with pytest.raises(AssertionError, match="would refuse"):
+        _parse_recorded(_recorded("vllm"), ["m", "--tensor-parallel-size", "four"])
+    with pytest.raises(AssertionError, match="would refuse"):
+        _parse_recorded(_recorded("llamacpp"), ["--split-mode", "column"])

@@ -200,7 +200,7 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
     if s.get("framework"):
         return out + _framework(s["framework"])
     if s.get("kind") == "vllm":
-        return out + [f"  {s['command']}"]
+        return out + [f"  {s['command']}", "  (other servers: gpuadvisor advise ... --framework sglang|trtllm|llamacpp|ollama)"]
     out.append(f"  {s['torchrun']}")
     if s.get("code"):
         out.append("")
@@ -211,6 +211,7 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
     if s.get("accelerate_config"):
         out += ["", f"  accelerate.yaml ({s.get('accelerate_launch') or 'accelerate launch --config_file accelerate.yaml train.py'}):"]
         out += [f"  {line}" for line in s["accelerate_config"].rstrip().splitlines()]
+    out += ["", "  (one framework's lines: gpuadvisor advise ... --framework torch|deepspeed|accelerate|megatron|jax)"]
     return out
 
 
