@@ -87,9 +87,9 @@ def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
                                         + (" (HYBRID_SHARD is FSDP's)" if p.get("hybrid_shard") else "")
                                         + ": use --framework torch or accelerate")
         n, g = d["rig"]["nodes"], d["rig"]["gpus_per_node"]
-        cmd = (f"deepspeed --num_gpus {g} train.py --deepspeed --deepspeed_config ds_config.json" if n == 1 else
+        cmd = (f"deepspeed --num_gpus {g} train.py --deepspeed ds_config.json" if n == 1 else
                f"deepspeed --hostfile hostfile --num_nodes {n} --num_gpus {g} --master_addr $MASTER_ADDR --master_port 29500 "
-               "train.py --deepspeed --deepspeed_config ds_config.json")
+               "train.py --deepspeed ds_config.json")
         notes = ["hostfile: one line per node, '<hostname> slots=" + str(g) + "' (DeepSpeed launches over pdsh/ssh)"] if n > 1 else []
         code = s.get("code") if kind == "deepspeed" else None
         return _result(name, [cmd], files={"ds_config.json": ds_json}, code=code, notes=notes)
@@ -180,7 +180,7 @@ def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
         if w["precision"] == "fp8":
             parts.append("--quantization fp8")
         if w["kv_cache_dtype"] == "fp8":
-            parts.append("--kv-cache-dtype fp8_e5m2")
+            parts.append("--kv-cache-dtype fp8_e4m3")  # vLLM's fp8 KV cache is E4M3 too
         if rig["nodes"] > 1:
             parts.append(f"--nnodes {rig['nodes']} --node-rank $NODE_RANK --dist-init-addr $MASTER_ADDR:5000")
         return _result(name, [" ".join(parts)], notes=[mem_note + " (--mem-fraction-static)"])
