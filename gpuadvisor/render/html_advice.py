@@ -118,7 +118,7 @@ def _snippets(snippet: Any) -> list[tuple[str, str]]:
     out = []
     titles = [("torchrun", "launch (torchrun)"), ("command", "launch"), ("code", "in the training script"),
               ("deepspeed_config", "ds_config.json (DeepSpeed)"), ("fsdp", "FSDP settings"),
-              ("accelerate_config", "accelerate config (YAML)")]
+              ("accelerate_config", "accelerate config (YAML)"), ("accelerate_launch", "launch (accelerate)")]
     for key, title in titles:
         v = snippet.get(key)
         if v is None or v == "" or v == {}:
