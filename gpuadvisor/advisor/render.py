@@ -109,6 +109,8 @@ def _launch_line(s: dict[str, Any] | None) -> list[str]:
     """The launch command alone (the short output); the files it names come with --explain."""
     if not s:
         return []
+    if s.get("framework"):  # advise --framework: what was asked for, whole
+        return ["", "Launch:"] + _framework(s["framework"])
     if s.get("kind") == "vllm":
         return ["", "Launch:", f"  {s['command']}"]
     out = ["", "Launch:", f"  {s['torchrun']}"]
