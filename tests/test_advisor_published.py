@@ -167,7 +167,7 @@ def test_one_efficiency_figure_in_the_table_the_rows_and_the_pick(preset) -> Non
     assert "scaling_efficiency" not in d and d["activation_checkpointing"]
     eff = d["ideal_speed_fraction"]
     assert eff < d["compute_seconds"] / d["step_seconds"]  # recomputation counts against it
-    text = render_advice(a)
+    text = render_advice(a, explain=True, width=400)
     pick_row = next(line for line in text.splitlines() if line.startswith(d["name"]) and line.rstrip().endswith("PICK"))
     assert f"{eff:.0%}" in pick_row.split()
     quoted = {m for c in a.candidates for m in re.findall(r"the pick at (\d+)%", c["reason"])}

@@ -32,9 +32,9 @@ from gpuadvisor.collect import simulate
 # (preset, workload options): one of each snippet kind the advisor prints.
 TRAIN_CASES = {
     "zero1": ("dgx-h100", {"model": "llama-3-8b"}),
-    "zero1-2nodes": ("dgx-h100", {"model": "llama-3-8b", "nodes": 2}),
+    "zero1-2nodes": ("dgx-h100", {"model": "mistral-7b", "nodes": 2}),
     "zero3-offload": ("dgx-h100", {"model": "llama-3-70b"}),
-    "zero2-offload-fp16": ("4x4090-pcie", {"model": "llama-3-8b", "precision": "fp16"}),
+    "zero2-offload-fp16": ("4x4090-pcie", {"model": "mistral-7b", "precision": "fp16"}),
     "fsdp-full-shard": ("dgx-h100", {"model": "llama-3-70b", "finetune": "lora", "lora_rank": 64}),
     "fsdp-shard-grad-op": ("dgx-a100", {"model": "gemma-2-9b"}),
     "hsdp-2nodes": ("dgx-h100", {"model": "llama-3-70b", "finetune": "lora", "nodes": 2}),
@@ -139,16 +139,20 @@ def test_deepspeed_config_rejects_a_wrong_key(monkeypatch: pytest.MonkeyPatch) -
 
 def test_memory_counts_the_deepspeed_buckets_the_config_allocates() -> None:
     """The printed buckets are sized for the model (hidden², Transformers' 'auto' values, not DeepSpeed's 5e8
-    default) and the breakdown counts them: stages 1-2 with overlap_comm 4.5 × (allgather + reduce) × 2 bytes
-    (Transformers DeepSpeed docs: 5e8 buckets are a 9 GB footprint), stage 3 one reduce bucket."""
+    default) and the breakdown of a DeepSpeed launch counts them: stages 1-2 with overlap_comm
+    4.5 × (allgather + reduce) × 2 bytes (Transformers DeepSpeed docs: 5e8 buckets are a 9 GB footprint),
+    stage 3 one reduce bucket. An FSDP launch prints DeepSpeed's config as an alternative and says what its
+    buckets would add."""
     z1 = _advice("zero1")
     h = z1["workload"]["architecture"]["hidden"]
     zero = z1["snippet"]["deepspeed_config"]["zero_optimization"]
     assert zero["reduce_bucket_size"] == zero["allgather_bucket_size"] == h * h == 16_777_216
     assert zero["overlap_comm"] is True
-    assert z1["pick_detail"]["memory"]["buffers_bytes"] == round(4.5 * 2 * h * h * 2) == 301_989_888
     m = z1["pick_detail"]["memory"]
-    assert m["total_bytes"] == pytest.approx(sum(v for k, v in m.items() if k != "total_bytes"), abs=8)
+    assert m["buffers_bytes"] == round(4.5 * 2 * h * h * 2) == 301_989_888
+    assert m["torch_peak_allocated_bytes"] == pytest.approx(
+        sum(m[k] for k in ("params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "gathered_bytes", "buffers_bytes")), abs=8)
+    assert m["total_bytes"] == pytest.approx(m["torch_peak_allocated_bytes"] + m["overhead_bytes"], abs=2)
     z3 = _advice("zero3-offload")
     h3 = z3["workload"]["architecture"]["hidden"]
     zero3 = z3["snippet"]["deepspeed_config"]["zero_optimization"]
@@ -157,15 +161,16 @@ def test_memory_counts_the_deepspeed_buckets_the_config_allocates() -> None:
     assert z3["pick_detail"]["memory"]["buffers_bytes"] == h3 * h3 * 2
     fp16 = _advice("zero2-offload-fp16")["pick_detail"]["memory"]["buffers_bytes"]
     assert fp16 == round(4.5 * 2 * 4096 * 4096 * 2)
-    # Layouts without a printed DeepSpeed config allocate none of these.
-    for case in ("ddp-qlora", "hsdp-2nodes", "megatron-tp4", "single-qlora"):
+    # Layouts not launched with DeepSpeed allocate none of these; an FSDP pick's DeepSpeed alternative says what they add.
+    for case in ("ddp-qlora", "hsdp-2nodes", "megatron-tp4", "single-qlora", "fsdp-shard-grad-op"):
         assert _advice(case)["pick_detail"]["memory"]["buffers_bytes"] == 0
-    # Every ZeRO candidate that prints a DeepSpeed config counts its buckets, pick or not.
-    a = _advice("zero1")
-    for c in a["candidates"]:
-        counted = c["memory"]["buffers_bytes"]
-        assert (counted > 0) == (c["zero_stage"] >= 1 and c["tensor_parallel"] == 1 and c["pipeline_parallel"] == 1
-                                 and not c["hybrid_shard"]), c["name"]
+    g = _advice("fsdp-shard-grad-op")
+    hg = g["workload"]["architecture"]["hidden"]
+    assert f"add {4.5 * 2 * hg * hg * 2 / 2**30:.2f} GiB per GPU" in g["snippet"]["deepspeed_config_note"]
+    # Every candidate launched with DeepSpeed counts its buckets, pick or not.
+    for c in _advice("zero1")["candidates"]:
+        deepspeed = c["framework"].startswith("DeepSpeed") and c["tensor_parallel"] == c["pipeline_parallel"] == 1
+        assert (c["memory"]["buffers_bytes"] > 0) == deepspeed, c["name"]
 
 
 def test_buffer_bytes_match_the_printed_config() -> None:
@@ -173,13 +178,15 @@ def test_buffer_bytes_match_the_printed_config() -> None:
 
     w = Workload.from_options(model="llama-3-70b")
     for stage in (1, 2, 3):
-        lay = Layout("z", "z", "DeepSpeed", stage, dp=8, zero_stage=stage, shard_group=8)
+        lay = Layout("z", "z", "DeepSpeed ZeRO", stage, dp=8, zero_stage=stage, shard_group=8)
         z = bucket_sizes(w, lay)
         expect = (4.5 * 2 * (z["reduce_bucket_size"] + z["allgather_bucket_size"]) if stage < 3 else 2 * z["reduce_bucket_size"])
         assert deepspeed_buffer_bytes(w, lay) == expect
     # The old config's 5e8 buckets would have been 9 GB at stage 1-2 (the documented footprint) on GPUs the
     # pick left with a few GB to spare; the model-sized buckets are 1.2 GB for a 8192-wide model.
-    assert deepspeed_buffer_bytes(w, Layout("z", "z", "DeepSpeed", 1, dp=8, zero_stage=1, shard_group=8)) == 4.5 * 2 * 2 * 8192**2
+    assert deepspeed_buffer_bytes(w, Layout("z", "z", "DeepSpeed ZeRO", 1, dp=8, zero_stage=1, shard_group=8)) == 4.5 * 2 * 2 * 8192**2
+    # A layout launched another way (FSDP, or a published run the calibration replays) counts none.
+    assert deepspeed_buffer_bytes(w, Layout("z", "z", "FSDP", 2, dp=8, zero_stage=2, shard_group=8)) == 0
 
 
 def test_deepspeed_launcher_line_parses_in_deepspeed() -> None:

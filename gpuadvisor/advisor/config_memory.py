@@ -33,9 +33,16 @@ PERSISTENCE_PER_HIDDEN = 10  # stage3_param_persistence_threshold = 10 · hidden
 ALIGN = 8  # elements: DeepSpeed asserts allgather_bucket_size is a multiple of its NCCL alignment (2)
 
 
-def uses_deepspeed_config(lay: Layout) -> bool:
+def prints_deepspeed_config(lay: Layout) -> bool:
     """Whether the advisor prints a DeepSpeed config for this layout (ZeRO, no Megatron TP/PP, not HSDP)."""
     return lay.zero_stage >= 1 and lay.tp == 1 and lay.pp == 1 and not lay.hybrid
+
+
+def launches_deepspeed(lay: Layout) -> bool:
+    """Whether the layout is launched with DeepSpeed (ZeRO-1, CPU offload): then its buckets are on every GPU.
+    ZeRO-2/3 launch with FSDP and print the DeepSpeed config as an alternative (the snippet says what its
+    buckets add); layouts built elsewhere (published FSDP runs) have no DeepSpeed framework and no buckets."""
+    return prints_deepspeed_config(lay) and lay.framework.startswith("DeepSpeed")
 
 
 def _align(n: float) -> int:
@@ -58,9 +65,9 @@ def bucket_element_bytes(w: Workload) -> int:
     return 4 if w.precision == "fp32" else 2
 
 
-def deepspeed_buffer_bytes(w: Workload, lay: Layout) -> float:
-    """GPU bytes the printed DeepSpeed config's buckets take on each GPU (0 where none is printed)."""
-    if not uses_deepspeed_config(lay):
+def bucket_bytes(w: Workload, lay: Layout) -> float:
+    """GPU bytes the printed DeepSpeed config's buckets take on each GPU when it is the launch."""
+    if not prints_deepspeed_config(lay):
         return 0.0
     z = bucket_sizes(w, lay)
     e = bucket_element_bytes(w)
@@ -68,3 +75,8 @@ def deepspeed_buffer_bytes(w: Workload, lay: Layout) -> float:
         factor = OVERLAP_COMM_FACTOR if z["overlap_comm"] else 1.0
         return factor * (z["allgather_bucket_size"] + z["reduce_bucket_size"]) * e
     return float(z["reduce_bucket_size"] * e)
+
+
+def deepspeed_buffer_bytes(w: Workload, lay: Layout) -> float:
+    """What the memory breakdown counts: the buckets of a DeepSpeed launch, 0 for any other."""
+    return bucket_bytes(w, lay) if launches_deepspeed(lay) else 0.0

@@ -20,11 +20,11 @@ DOCS = {
     "accelerate": "https://huggingface.co/docs/accelerate/basic_tutorials/launch",
     "megatron": "https://github.com/NVIDIA/Megatron-LM#training",
     "jax": "https://docs.jax.dev/en/latest/notebooks/Distributed_arrays_and_automatic_parallelization.html",
-    "vllm": "https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html",
-    "sglang": "https://docs.sglang.ai/backend/server_arguments.html",
-    "trtllm": "https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve/trtllm-serve.html",
+    "vllm": "https://docs.vllm.ai/",
+    "sglang": "https://docs.sglang.ai/",
+    "trtllm": "https://nvidia.github.io/TensorRT-LLM/",
     "llamacpp": "https://github.com/ggml-org/llama.cpp/tree/master/tools/server",
-    "ollama": "https://github.com/ollama/ollama/blob/main/docs/faq.md",
+    "ollama": "https://github.com/ollama/ollama/tree/main/docs",
 }
 DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
@@ -92,6 +92,8 @@ def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
                "train.py --deepspeed ds_config.json")
         notes = ["hostfile: one line per node, '<hostname> slots=" + str(g) + "' (DeepSpeed launches over pdsh/ssh)"] if n > 1 else []
         code = s.get("code") if kind == "deepspeed" else None
+        if s.get("deepspeed_config_note"):
+            notes.append("ds_config.json: " + s["deepspeed_config_note"])
         return _result(name, [cmd], files={"ds_config.json": ds_json}, code=code, notes=notes)
     if name == "accelerate":
         if not s.get("accelerate_config"):

@@ -136,7 +136,7 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
                          _gib(m["activations_bytes"]), _gib(m["gathered_bytes"]), _gib(m.get("buffers_bytes", 0)), _gib(m["overhead_bytes"]),
                          _gib(m["total_bytes"]),
                          _gib(m["host_bytes"]) if m["host_bytes"] else "-"])
-    headers = ["strategy", "GiB/GPU", "fits", "comm/step (exposed)", "compute", "step", "tokens/s", "vs ideal", "verdict"]
+    headers = ["strategy", "GiB/GPU", "fits", "comm/step (exposed)", "compute", "step", "tokens/s", "eff.", "verdict"]
     caps = {c["capacity_bytes"] for c in d["candidates"]}
     foot = []
     if not explain:
@@ -147,7 +147,7 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
                  "does not fit" if c["status"] != "pick" and not c["fits"] else r[8]] for r, c in zip(rows, d["candidates"], strict=True)]
         headers = [headers[0], headers[1], headers[2], headers[5], headers[6], headers[7], headers[8]]
         if one_cap:
-            foot = [f"GiB/GPU: memory each GPU needs, of {_gib(next(iter(caps)))} GiB usable; vs ideal: the fraction of the ideal speed"]
+            foot = [f"GiB/GPU: memory each GPU needs, of {_gib(next(iter(caps)))} GiB usable; eff.: of the ideal speed"]
     out = fit_table(rows, headers, width, indent="") + foot + [""]
     if explain:
         out.append("Memory per GPU (GiB):")
@@ -208,7 +208,7 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
         out.append("")
         out += [f"  {line}" for line in s["code"].rstrip().splitlines()]
     if s.get("deepspeed_config"):
-        out += ["", "  ds_config.json:"]
+        out += ["", "  ds_config.json" + (f" ({s['deepspeed_config_note']}):" if s.get("deepspeed_config_note") else ":")]
         out += [f"  {line}" for line in json.dumps(s["deepspeed_config"], indent=2).splitlines()]
     if s.get("accelerate_config"):
         out += ["", f"  accelerate.yaml ({s.get('accelerate_launch') or 'accelerate launch --config_file accelerate.yaml train.py'}):"]

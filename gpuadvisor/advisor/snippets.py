@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.advisor.config_memory import bucket_sizes
+from gpuadvisor.advisor.config_memory import bucket_bytes, bucket_sizes
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
@@ -326,4 +326,6 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
     out["accelerate_launch"] = accelerate_launch_line(nodes)
     if not lay.hybrid:
         out["deepspeed_config"] = ds  # the same stage in DeepSpeed, for those who use it
+        out["deepspeed_config_note"] = (f"the same ZeRO stage in DeepSpeed, instead of FSDP: its communication buckets add "
+                                        f"{bucket_bytes(w, lay) / 2**30:.2f} GiB per GPU to the memory above")
     return out

@@ -236,11 +236,11 @@ def is_advisor_dict(a: Any) -> bool:
 
 
 def below_target(a: dict[str, Any]) -> str | None:
-    """Why the pick is below the advisor's own scaling-efficiency target for this many GPUs (the box is then not
-    green), or None. The target is the advisor's (``target_efficiency`` in the dict, else advisor.constants)."""
+    """Why the pick is below the advisor's own efficiency target for this many GPUs (the box is then not green), or
+    None. Efficiency is the advisor's one figure, the fraction of the ideal speed (``ideal_speed_fraction``). The target is the advisor's (``target_efficiency`` in the dict, else advisor.constants)."""
     pd = a.get("pick_detail") or {}
     r = a.get("rig") or {}
-    eff = pd.get("scaling_efficiency")
+    eff = pd.get("ideal_speed_fraction")
     gpus = (r.get("gpus_per_node") or 0) * (r.get("nodes") or 1)
     if a.get("task", "train") != "train" or not isinstance(eff, int | float) or gpus < 2:
         return None
@@ -251,4 +251,4 @@ def below_target(a: dict[str, Any]) -> str | None:
         target = target_efficiency(gpus)
     if eff >= target:
         return None
-    return f"{eff:.0%} scaling efficiency, below the {target:.0%} practitioners aim for on {gpus} GPUs"
+    return f"{eff:.0%} of the ideal speed, below the {target:.0%} the advisor aims for on {gpus} GPUs"
