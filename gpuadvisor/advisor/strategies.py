@@ -156,15 +156,13 @@ class Candidate:
             "step_seconds": _r(self.step_seconds),
             "step_seconds_no_overlap": _r(self.step_no_overlap_seconds),
             "tokens_per_second": _r(self.tokens_per_second),
-            # The one efficiency figure, everywhere (table, reasons, pick): EFFICIENCY_DEFINITION.
+            # The one efficiency figure, everywhere (table, reasons, pick, HTML): Candidate.efficiency.
             "ideal_speed_fraction": round(self.efficiency, 4) if self.efficiency is not None else None,
             "status": self.status,
             "reason": self.reason,
         }
 
 
-EFFICIENCY_DEFINITION = ("efficiency = the fraction of the ideal speed: the step time of compute alone at the assumed MFU, "
-                         "without recomputation, communication or pipeline bubble, over the predicted step time")
 # Tensor parallel off NVLink, one rule for every size: evaluated, picked only when nothing else fits (its four
 # all-reduces per layer sit on the critical path; Megatron-LM keeps tensor parallel inside an NVLink node,
 # Narayanan et al. 2021).
