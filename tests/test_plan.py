@@ -349,3 +349,19 @@ def test_every_fitting_training_row_carries_the_advisors_band():
             lo, hi = r.band
             assert lo < r.tokens_per_second < hi, r.build.name
             assert "published runs" in r.band_basis
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_plan_text_fits_the_terminal(width):
+    """The table splits into column groups that repeat the rank and build name rather than wrap."""
+    from gpuadvisor.plan.render import render_text
+
+    text = render_text(_plan("full", "llama-3-8b", 1e9), width=width)
+    assert max(len(ln) for ln in text.splitlines()) <= width
+    assert text.count("8xh100-sxm") >= 2 if width == 80 else True
+
+
+def test_plan_efficiency_is_the_advisors_one_figure():
+    r = rows(_plan("full", "llama-3-8b", 1e9))["8xh100-sxm"]
+    assert r.efficiency == r.advice["pick_detail"]["ideal_speed_fraction"] and 0 < r.efficiency <= 1
+    assert r.to_dict()["efficiency"] == r.efficiency

@@ -41,7 +41,7 @@ class Row:
     tokens_per_second: float | None = None
     band: tuple[float, float] | None = None
     band_basis: str | None = None
-    scaling_efficiency: float | None = None
+    efficiency: float | None = None  # the advisor's one efficiency figure: the fraction of the ideal speed
     serving: Serving | None = None
     cost: Cost | None = None
     job: JobCost | None = None
@@ -81,7 +81,8 @@ class Row:
             "tokens_per_second": self.tokens_per_second,
             "tokens_per_second_band": list(self.band) if self.band else None,
             "band_basis": self.band_basis,
-            "scaling_efficiency": self.scaling_efficiency,
+            "efficiency": self.efficiency,
+            "efficiency_definition": "fraction of the ideal speed (every GPU at its single-GPU rate, no communication or recomputation), as the advisor reports it",
             "serving": self.serving.to_dict() if self.serving else None,
             "cost": self.cost.to_dict() if self.cost else None,
             "job": self.job.to_dict() if self.job else None,
@@ -160,7 +161,7 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_u
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
     elif row.fits:
         row.tokens_per_second = pick.get("tokens_per_second")
-        row.scaling_efficiency = pick.get("scaling_efficiency")
+        row.efficiency = pick.get("ideal_speed_fraction")
         row.band, row.band_basis = _band(pick, adv)
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, kwh_usd=kwh_usd, months=months, prices=prices)
     row.meets_need, row.need_reason = _meets(row, need)

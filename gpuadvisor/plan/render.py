@@ -1,8 +1,6 @@
 """The plan as text: one ranked table, the recommendation, then why each build is where it is."""
 from __future__ import annotations
 
-from tabulate import tabulate
-
 from gpuadvisor.plan import Plan
 from gpuadvisor.plan.evaluate import Row
 
@@ -55,15 +53,20 @@ def _worst(r: Row) -> str:
     return ",".join(codes[:3]) + (f" +{len(codes) - 3}" if len(codes) > 3 else "")
 
 
-def render_text(plan: Plan) -> str:
+def render_text(plan: Plan, width: int | None = None) -> str:
+    """The plan fitted to ``width`` (default: the terminal's; a table too wide is split into column groups that
+    repeat the build's name)."""
+    from gpuadvisor.render.width import fit_lines, fit_table, term_width
+
+    width = width or term_width()
     n = plan.need
     what = {"inference": f"serve, context {n.context or 'default'}, {n.concurrency or 1} concurrent",
             "qlora": "QLoRA fine-tune", "lora": "LoRA fine-tune", "full": "full fine-tune", "train": "training"}[n.task]
     lines = [f"Plan: {plan.model}, {what}" + (f", {n.tokens:.3g} tokens" if n.tokens else "")
              + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "") + " (every figure predicted)", ""]
     serving = n.task == "inference"
-    head = ["#", "build", "fits", "pick", "out tok/s" if serving else "tokens/s (range)",
-            "time" if n.tokens else "scaling", "price", "kW", "$/1M tok", "findings"]
+    head = ["#", "build", "fits", "pick", "out tok/s" if serving else "tokens/s (range)", "eff.",
+            "time" if n.tokens else "", "price", "kW", "$/1M tok", "findings"]
     table = []
     for r in plan.rows:
         table.append([
@@ -72,13 +75,14 @@ def render_text(plan: Plan) -> str:
             _fits(r),
             (r.pick or "-") if r.fits else "-",
             _speed(r),
-            _duration(r.job.hours if r.job else None) if n.tokens else (f"{r.scaling_efficiency:.0%}" if r.scaling_efficiency else "-"),
+            f"{r.efficiency:.0%}" if r.efficiency else "-",
+            _duration(r.job.hours if r.job else None) if n.tokens else "",
             _price(r),
             f"{r.cost.power_w / 1000:.1f}" if r.cost and not r.build.rent else "-",
             _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
             _worst(r),
         ])
-    lines.append(tabulate(table, headers=head, tablefmt="simple", disable_numparse=True))
+    lines += fit_table([[str(c) for c in row] for row in table], head, width, indent="", keep=2)
     lines += ["", "Recommendation:"] + [f"  - {s}" for s in plan.recommendation]
     lines += ["", "Why:"]
     for r in plan.rows:
@@ -102,4 +106,4 @@ def render_text(plan: Plan) -> str:
     if plan.calibration:
         lines.append(f"  - calibrated from {plan.calibration['source']}: {plan.calibration.get('compute_basis') or ''}")
         lines += [f"  - {x}" for x in plan.calibration.get("notes", [])]
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit_lines(lines, width)) + "\n"
