@@ -365,3 +365,24 @@ def test_plan_efficiency_is_the_advisors_one_figure():
     r = rows(_plan("full", "llama-3-8b", 1e9))["8xh100-sxm"]
     assert r.efficiency == r.advice["pick_detail"]["ideal_speed_fraction"] and 0 < r.efficiency <= 1
     assert r.to_dict()["efficiency"] == r.efficiency
+
+
+def test_calibrate_from_carries_the_owned_machines_measured_compute_over(capsys, tmp_path):
+    """An owned 8x H100 whose bf16 matmuls measure 700 of 989.4 TFLOP/s: every candidate is expected to reach the
+    same fraction of its own peak, so the planned H100 and A100 both slow down against the datasheet plan."""
+    code, out, _ = cli(capsys, "scan", "--simulate", "dgx-h100", "--format", "json")
+    doc = json.loads(out)
+    doc["measurements"] = [{"kind": "matmul", "backend": "cuda", "dtype": "bf16", "gpus": [i], "shape": "8192x8192x8192",
+                            "value_tflops": 700.0, "expected_tflops": 989.4, "ratio": 700 / 989.4, "status": "ok",
+                            "method": "torch.mm"} for i in range(8)]
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps(doc))
+    args = ["plan", "8xh100-sxm", "8xa100-sxm-used", "--model", "llama-3-8b", "--task", "full", "--tokens", "1e9", "--format", "json"]
+    base = {b["build"]: b for b in json.loads(cli(capsys, *args)[1])["builds"]}
+    code, out, err = cli(capsys, *args, "--calibrate-from", str(own))
+    assert code == 0, err
+    data = json.loads(out)
+    cal = {b["build"]: b for b in data["builds"]}
+    assert data["calibration"]["compute_ratio"] == pytest.approx(700 / 989.4)
+    for name in ("8xh100-sxm", "8xa100-sxm-used"):
+        assert cal[name]["tokens_per_second"] < base[name]["tokens_per_second"] * 0.97
