@@ -22,6 +22,7 @@ from typing import Any
 
 from gpuadvisor.bench.events import EventWriter
 from gpuadvisor.bench.launcher import set_status
+from gpuadvisor.bench.timing import cpu_loop_seconds, cuda_loop_seconds, median
 
 # name -> (M, N, K) per device type; the transformer shape is an MLP up-projection, tokens x hidden . hidden x 4·hidden
 GPU_SHAPES: tuple[tuple[str, tuple[int, int, int]], ...] = (
@@ -61,12 +62,6 @@ def tflops(m: int, n: int, k: int, seconds: float) -> float:
     return matmul_flops(m, n, k) / seconds / 1e12
 
 
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-
-
 class _Clock:
     """Times a callable: CUDA events on a GPU (the stream's own time), perf_counter on the CPU."""
 
@@ -81,19 +76,7 @@ class _Clock:
 
     def per_op(self, op: Any, iters: int) -> float:
         """Seconds per call over ``iters`` back-to-back calls."""
-        if self.cuda:
-            ev = self.torch.cuda.Event
-            start, end = ev(enable_timing=True), ev(enable_timing=True)
-            start.record()
-            for _ in range(iters):
-                op()
-            end.record()
-            end.synchronize()
-            return start.elapsed_time(end) / 1e3 / iters
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            op()
-        return (time.perf_counter() - t0) / iters
+        return cuda_loop_seconds(self.torch, op, iters) if self.cuda else cpu_loop_seconds(op, iters)
 
 
 def time_op(torch: Any, device: Any, op: Any, *, warmup: int, runs: int, min_run_s: float) -> tuple[list[float], int]:
@@ -172,7 +155,7 @@ def _matmul(torch: Any, device: Any, backend: str, dtype: str, name: str, mnk: t
         torch.backends.cuda.matmul.allow_tf32 = old_tf32
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    t = _median(per_run)
+    t = median(per_run)
     runs_tf = sorted(tflops(m, n, k, x) for x in per_run)
     return {**res, "status": "ok", "value_tflops": tflops(m, n, k, t), "seconds_per_op": t,
             "warmup_iters": WARMUP[backend], "iters": iters, "runs": len(per_run),
@@ -204,7 +187,7 @@ def _memory_bandwidth(torch: Any, device: Any, backend: str) -> dict[str, Any]:
     finally:
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    t = _median(per_run)
+    t = median(per_run)
     timer = "CUDA events" if backend == "cuda" else "time.perf_counter"
     return {**res, "status": "ok" if ok else "failed", "error": None if ok else "copied data differs from the source",
             "value_gbps": 2 * size / t / 1e9, "size_bytes": size, "seconds_per_op": t,

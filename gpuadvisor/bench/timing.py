@@ -19,6 +19,25 @@ from typing import Any
 METHOD = "after a barrier, total time of {iters} back-to-back operations / {iters} (nccl-tests' definition), slowest rank"
 
 
+def cpu_loop_seconds(op: Callable[[], None], iters: int, clock: Callable[[], float] = time.perf_counter) -> float:
+    """Seconds per call of ``iters`` back-to-back calls, by the host clock."""
+    start = clock()
+    for _ in range(iters):
+        op()
+    return (clock() - start) / iters
+
+
+def cuda_loop_seconds(torch: Any, op: Callable[[], None], iters: int) -> float:
+    """Seconds per call of ``iters`` back-to-back calls, by CUDA events around the loop (the stream's own time)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        op()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3 / iters
+
+
 class CpuTimer:
     method = "perf_counter " + METHOD.format(iters="n")
 
@@ -31,10 +50,7 @@ class CpuTimer:
         if iters < 1:
             raise ValueError("iters must be at least 1")
         self.dist.barrier()
-        start = self.clock()
-        for _ in range(iters):
-            op()
-        return (self.clock() - start) / iters
+        return cpu_loop_seconds(op, iters, self.clock)
 
 
 class CudaTimer:
@@ -47,16 +63,9 @@ class CudaTimer:
     def run(self, op: Callable[[], None], iters: int) -> float:
         if iters < 1:
             raise ValueError("iters must be at least 1")
-        cuda = self.torch.cuda
         self.dist.barrier()
-        cuda.synchronize()
-        start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            op()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3 / iters
+        self.torch.cuda.synchronize()
+        return cuda_loop_seconds(self.torch, op, iters)
 
 
 def median(values: list[float]) -> float:
