@@ -4,7 +4,7 @@ Sources: live probes (``probes/``), the simulated NVML (same probe code), a save
 of nvidia-smi/lspci output, or a rig spec. Consumers: rules, advisor, renderers. Nothing else is passed
 between those layers.
 
-Conventions (../shared/DESIGN.md):
+Conventions:
 - units are in field names (``memory_total_bytes``, ``busbw_gbps``); GB/s means 1e9 bytes/s;
 - a field that could not be read is ``None`` and its reason sits in the owning object's ``unavailable``
   mapping under the field name (``gpu.unavailable["power_limit_w"] == "not supported by this GPU or driver"``);

@@ -1,5 +1,5 @@
 """The advisor: memory, communication and time of every parallelism strategy for a workload on a rig, and
-the recommended one with its launch snippet (formulas and sources: ../shared/PARALLELISM.md).
+the recommended one with its launch snippet (each formula cites its paper or documentation where it is defined).
 
 Public API:
     Workload, Workload.from_options(**kw)      the model and the job (presets, --params, HF config.json)
