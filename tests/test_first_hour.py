@@ -116,7 +116,8 @@ def test_import_of_an_nccl_tests_log_shows_the_table_and_the_findings():
     assert out.returncode == 0, out.stderr
     assert "Measured bandwidth" in out.stdout and "33554432       8388608     float     2275.1     14.75     24.58       0" in out.stdout
     assert "\nFindings\n--------\n" in out.stdout
-    assert re.search(r"\nVerdict: healthy as far as checked \(\d+ not checked\)\n$", out.stdout)  # no GPU rule could judge a log alone
+    # no GPU rule could judge a log alone, and the verdict says how little it rests on
+    assert re.search(r"\nVerdict: healthy as far as checked \(\d+ not checked\)\n  \d+ of the \d+ rules could not be checked", out.stdout)
 
 
 def test_scan_bench_without_gpus_says_so_at_once_and_writes_the_report(tmp_path):
@@ -227,3 +228,26 @@ def test_presets_driver_cuda_and_os_agree(preset):
         assert branch_cuda[sw.driver_version.split(".")[0]] == sw.cuda_driver_version, name
     host = preset("dgx2-v100").host
     assert (host.os, host.kernel) == ("Ubuntu 20.04.6 LTS", "5.4.0-150-generic")  # DGX OS 5 with R470
+
+
+def test_a_healthy_verdict_on_thin_evidence_says_how_thin(tmp_path):
+    """An nccl-tests log alone lets few rules run: its verdict is 'healthy as far as checked', says how many rules
+    could not be checked, and the HTML box is not painted green. A full simulated scan keeps its green box."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sample = Path(__file__).parent / "fixtures" / "import" / "samples" / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"
+    scan = tmp_path / "n.json"
+    run = [sys.executable, "-m", "gpuadvisor"]
+    assert subprocess.run([*run, "import", str(sample), "--json", str(scan)], capture_output=True, text=True).returncode == 0
+    out = subprocess.run([*run, "report", str(scan)], capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""}).stdout
+    assert "Verdict: healthy as far as checked" in out
+    assert re.search(r"(\d+) of the (\d+) rules could not be checked", out)
+    html = tmp_path / "n.html"
+    subprocess.run([*run, "report", str(scan), "--html", str(html)], capture_output=True, text=True, check=True)
+    page = html.read_text()
+    assert 'class="banner verdict healthy partial"' in page and "<h2>Healthy as far as checked</h2>" in page
+    full = tmp_path / "full.html"
+    subprocess.run([*run, "scan", "--simulate", "dgx-h100", "--html", str(full)], capture_output=True, text=True, check=True)
+    assert 'class="banner verdict healthy" data-state="healthy"' in full.read_text()

@@ -114,6 +114,14 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None, r
     if out:
         out.append("")
     out.append(_paint(summary, sev, color) if sev else summary)
+    unchecked = {f.code for f in ordered if f.severity == "not-checked"}
+    if word == "healthy as far as checked":
+        from gpuadvisor.rules.registry import REGISTRY
+
+        total = len(REGISTRY.all())
+        if 2 * len(unchecked) > total:  # as the HTML verdict says it: not a clean bill of health
+            out += _wrap_to(f"{len(unchecked)} of the {total} rules could not be checked: this scan does not hold their "
+                            "facts, so this verdict covers only what it shows.", width, "  ")
     top, more = worst(ordered)
     for f in top:
         out += _wrap_to(f"{LABEL.get(f.severity, f.severity.upper())} {one_line(f)}", width, "  ")

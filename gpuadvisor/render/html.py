@@ -219,8 +219,27 @@ def verdict(rig: Rig) -> dict[str, Any]:
         text = "No rule found a warning or a failure." + (f" ({', '.join(parts)})" if parts else "")
     else:
         text = ", ".join(parts)
-    return {"state": state, "headline": headline, "summary": text, "counts": counts,
+    # Rules without their facts did not pass, they did not run: a healthy verdict says how much it rests on, and
+    # when most rules could not run (an import of one output, say) it is not painted as a clean bill of health.
+    partial = False
+    unchecked = {f.code for f in rig.findings if f.severity == "not-checked"}
+    if state == "healthy" and unchecked:
+        headline = "Healthy as far as checked"
+        total = _rule_count()
+        if total and 2 * len(unchecked) > total:
+            partial = True
+            text += (f" {len(unchecked)} of the {total} rules could not be checked: this scan does not hold their facts, "
+                     "so this verdict covers only what it shows.")
+    return {"state": state, "headline": headline, "summary": text, "counts": counts, "partial": partial,
             "gpus": len(rig.gpus), "findings": len(rig.findings), "worst": worst, "more": more, "todo": todo}
+
+
+def _rule_count() -> int | None:
+    try:
+        from gpuadvisor.rules.registry import REGISTRY
+    except Exception:
+        return None
+    return len(REGISTRY.all())
 
 
 def sorted_findings(findings: list[Finding]) -> list[Finding]:
