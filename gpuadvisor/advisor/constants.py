@@ -130,7 +130,7 @@ KORTHIKANTI_ATTENTION = 5
 KORTHIKANTI_TP_REPLICATED = 10  # the part of the 34 that tensor parallelism alone does not split
 KORTHIKANTI_TP_SPLIT = 24
 FULL_RECOMPUTE_PER_LAYER = 2  # full recomputation keeps the layer input: 2·s·b·h bytes
-LOGITS_BYTES = 4  # fp32 logits for the loss: s·b·V·4 (PARALLELISM.md)
+LOGITS_BYTES = 4  # fp32 logits for the loss: s·b·V·4 (the loss upcasts the logits to fp32)
 # What the loss holds per logit (token × vocabulary entry) at its peak, by recipe:
 #  full: the bf16 logits (2), their fp32 upcast for the cross-entropy (4) and its fp32 gradient (4) live together:
 #    about 10 bytes (HF Transformers, torchtitan); torchtune's table (Llama 3.2 3B, bs 2, seq 4096, compiled)

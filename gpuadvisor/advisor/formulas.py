@@ -1,4 +1,4 @@
-"""The formulas of ../shared/PARALLELISM.md, one function each, with its source in the docstring.
+"""The parallelism formulas, one function each, with its paper or documentation in the docstring.
 
 Pure arithmetic on numbers: no rig, no workload objects. Tests reproduce the published values.
 """

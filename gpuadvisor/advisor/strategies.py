@@ -332,7 +332,7 @@ def _overlapped(comm: float, window: float) -> float:
 def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc: int, compute: float | None,
                   sc: T.StepCompute | None = None) -> Comm:
     """Bytes and seconds of one step's collectives (ring algorithms, nccl-tests busbw, NCCL's latency per ring step;
-    PARALLELISM.md)."""
+    nccl-tests doc/PERFORMANCE.md, NCCL's tuning.cc)."""
     c = Comm()
     sp = state_split(w)
     mp = lay.tp * lay.pp
@@ -461,10 +461,10 @@ def pick(cands: list[Candidate], world: int) -> Candidate | None:
     Among candidates that fit with ``MARGIN_FRACTION`` of memory to spare (any that fit, if none does), those
     whose fraction of the ideal speed (``Candidate.efficiency``: communication, pipeline bubble and
     recomputation all count against it) reaches the practitioners' scaling target for this many GPUs
-    (PARALLELISM.md), or is within ``EFFICIENCY_TOLERANCE`` of the best candidate's, are acceptable; the simplest
+    (``constants``), or is within ``EFFICIENCY_TOLERANCE`` of the best candidate's, are acceptable; the simplest
     acceptable one wins (DDP, then ZeRO-1/2/3 sharding, then tensor parallel, pipeline, CPU offload), the faster
-    on a tie. Tensor parallel over PCIe and CPU offload are picked only when nothing else fits (PARALLELISM.md:
-    keep t inside an NVLink domain; on PCIe-only machines t > 2 rarely pays; offload is a memory escape hatch).
+    on a tie. Tensor parallel over PCIe and CPU offload are picked only when nothing else fits (Megatron-LM,
+    Narayanan et al. 2021: keep t inside an NVLink domain; on PCIe-only machines t > 2 rarely pays; offload is a memory escape hatch).
     """
     fitting = [c for c in cands if c.with_margin] or [c for c in cands if c.fits]
     if not fitting:
