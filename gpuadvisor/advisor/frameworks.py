@@ -222,6 +222,6 @@ def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
         env.append("OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0")
     notes = ["Ollama splits a model's layers across the visible GPUs when it does not fit on one (no tensor parallel); "
              "OLLAMA_SCHED_SPREAD=1 spreads it over all of them",
-             "<model>: the model's name in the Ollama library (ollama pull <model>), usually 4-bit quantized: less "
+             "MODEL: set it to the model's name in the Ollama library (ollama pull \"$MODEL\"), usually 4-bit quantized: less "
              f"memory than the {w['precision']} weights counted above"]
-    return _result(name, [" ".join(env) + " ollama serve", "ollama run <model>"], notes=notes)
+    return _result(name, [" ".join(env) + " ollama serve", "ollama run \"$MODEL\""], notes=notes)

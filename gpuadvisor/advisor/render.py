@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuadvisor.render.width import fit_lines, term_width, verbatim
+
 GiB = 2**30
 
 
@@ -32,16 +34,16 @@ def fmt_num(x: Any, missing: str = "?") -> str:
 _gib, _secs, _num = fmt_gib, fmt_secs, fmt_num
 
 
-def render_advice(advice: Any, *, explain: bool = False, width: int | None = None) -> str:
+def render_advice(advice: Any, *, explain: bool = False, width: int | None = None, keep_marks: bool = False) -> str:
     """The advice as text, every line at most ``width`` columns (default: the terminal's).
 
     By default short: the rig and workload in two lines, a table of every candidate, the pick with its reason,
     the launch command and the notes to read before launching. ``explain``: also where each figure comes from,
     the memory breakdown, what was not considered, the batch and learning-rate note, the whole launch snippet
     (training-script lines, DeepSpeed and accelerate configs) and every assumption with its source.
+    Commands, code and configs are printed verbatim, never wrapped (gpuadvisor.render.width.verbatim);
+    ``keep_marks`` for a caller that fits this text again inside its own view.
     """
-    from gpuadvisor.render.width import fit_lines, term_width
-
     width = width or term_width()
     d = advice.to_dict() if hasattr(advice, "to_dict") else advice
     rig, w = d["rig"], d["workload"]
@@ -102,7 +104,7 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
         tables.append("")
         tables.append("--explain adds the memory breakdown, the whole launch snippet (configs, training-script lines), "
                       "the batch and learning-rate note, and every assumption with its source.")
-    return "\n".join(fit_lines("\n".join(lines + tables).split("\n"), width)) + "\n"
+    return "\n".join(fit_lines("\n".join(lines + tables).split("\n"), width, keep_marks=keep_marks)) + "\n"
 
 
 def _launch_line(s: dict[str, Any] | None) -> list[str]:
@@ -112,11 +114,12 @@ def _launch_line(s: dict[str, Any] | None) -> list[str]:
     if s.get("framework"):  # advise --framework: what was asked for, whole
         return ["", "Launch:"] + _framework(s["framework"])
     if s.get("kind") == "vllm":
-        return ["", "Launch:", f"  {s['command']}"]
-    out = ["", "Launch:", f"  {s['torchrun']}"]
+        return ["", "Launch:", *verbatim([s["command"]], "shell")]
+    out = ["", "Launch:", *verbatim([s["torchrun"]], "shell")]
     files = [name for key, name in (("deepspeed_config", "ds_config.json"), ("accelerate_config", "accelerate.yaml")) if s.get(key)]
     if files or s.get("code"):
-        out.append("  (" + ", ".join(files + (["the lines for train.py"] if s.get("code") else [])) + ": --explain prints them)")
+        out += verbatim(["# " + ", ".join(files + (["the lines for train.py"] if s.get("code") else []))
+                         + ": --explain prints them"], "python")
     return out
 
 
@@ -202,17 +205,20 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
     if s.get("framework"):
         return out + _framework(s["framework"])
     if s.get("kind") == "vllm":
-        return out + [f"  {s['command']}", "  (other servers: gpuadvisor advise ... --framework sglang|trtllm|llamacpp|ollama)"]
-    out.append(f"  {s['torchrun']}")
+        return out + verbatim([s["command"], "# other servers: gpuadvisor advise ... --framework "
+                               "sglang|trtllm|llamacpp|ollama"], "shell")
+    out += verbatim([s["torchrun"]], "shell")
     if s.get("code"):
-        out.append("")
-        out += [f"  {line}" for line in s["code"].rstrip().splitlines()]
+        out += ["", "  train.py (the lines to add):"]
+        out += verbatim(s["code"].rstrip().splitlines(), "python")
     if s.get("deepspeed_config"):
-        out += ["", "  ds_config.json" + (f" ({s['deepspeed_config_note']}):" if s.get("deepspeed_config_note") else ":")]
-        out += [f"  {line}" for line in json.dumps(s["deepspeed_config"], indent=2).splitlines()]
+        out += [""] + ([f"  ({s['deepspeed_config_note']})"] if s.get("deepspeed_config_note") else [])
+        out += ["  ds_config.json:"]
+        out += verbatim(json.dumps(s["deepspeed_config"], indent=2).splitlines())
     if s.get("accelerate_config"):
-        out += ["", f"  accelerate.yaml ({s.get('accelerate_launch') or 'accelerate launch --config_file accelerate.yaml train.py'}):"]
-        out += [f"  {line}" for line in s["accelerate_config"].rstrip().splitlines()]
+        launch = s.get("accelerate_launch") or "accelerate launch --config_file accelerate.yaml train.py"
+        out += ["", "  accelerate.yaml:", *verbatim(s["accelerate_config"].rstrip().splitlines())]
+        out += ["  launched with:", *verbatim([launch], "shell")]
     out += ["", "  (one framework's lines: gpuadvisor advise ... --framework torch|deepspeed|accelerate|megatron|jax)"]
     return out
 
@@ -220,13 +226,14 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
 def _framework(f: dict[str, Any]) -> list[str]:
     """One framework's launch block (advise --framework)."""
     if not f["maps"]:
-        return [f"  {f['framework']}: not printed: {f['reason']}"]
-    out = [f"  {c}" for c in f["commands"]]
+        return verbatim([f"# {f['framework']}: not printed: {f['reason']}"], "python")
+    out = verbatim(f["commands"], "shell")
     if f.get("code"):
-        out.append("")
-        out += [f"  {line}" for line in f["code"].rstrip().splitlines()]
+        out += ["", "  train.py (the lines to add):"]
+        out += verbatim(f["code"].rstrip().splitlines(), "python")
     for name, text in f.get("files", {}).items():
-        out += ["", f"  {name}:"] + [f"  {line}" for line in text.rstrip().splitlines()]
-    out += [f"  # {n}" for n in f.get("notes", [])]
-    out.append(f"  # {f['framework']} docs: {f['docs']}")
+        out += ["", f"  {name}:"] + verbatim(text.rstrip().splitlines())
+    if f.get("files"):
+        out.append("")
+    out += verbatim([f"# {n}" for n in f.get("notes", [])] + [f"# {f['framework']} docs: {f['docs']}"], "python")
     return out

@@ -433,7 +433,7 @@ def render_rest(rig: Rig, *, color: bool = False, width: int | None = None, find
     if rig.advice:
         from gpuadvisor.advisor import render_advice
 
-        out += ["", "Strategy", "--------", render_advice(rig.advice).rstrip("\n")]
+        out += ["", "Strategy", "--------", render_advice(rig.advice, width=width, keep_marks=True).rstrip("\n")]
     if not out:
         return ""
     return "\n".join(fit_lines("\n".join(out).split("\n"), width)) + "\n"

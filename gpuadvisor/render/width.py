@@ -18,6 +18,12 @@ from gpuadvisor.streams import sanitise
 MIN_WIDTH = 40
 DEFAULT_WIDTH = 80
 _ANSI = re.compile(r"\033\[[0-9;]*m")
+# Lines a user copies (shell commands, code, config files) carry one of these private-use marks from the renderer
+# to fit_line, which prints them verbatim, never wrapped: a shell command too wide is continued with " \\" (bash
+# reads the same words), a Python line too wide has its trailing comment moved above it; anything else (JSON,
+# YAML, a code line without a comment) is printed whole even where it is wider than the terminal.
+SHELL_MARK, CODE_MARK, TEXT_MARK = "\ue000", "\ue001", "\ue002"
+_MARKS = (SHELL_MARK, CODE_MARK, TEXT_MARK)
 
 
 def term_width() -> int:
@@ -29,12 +35,122 @@ def visible_len(text: str) -> int:
     return len(_ANSI.sub("", text))
 
 
+def verbatim(lines: Iterable[str], kind: str = "text", indent: str = "  ") -> list[str]:
+    """``lines`` marked to be printed as they are (``kind``: "shell", "python" or "text"), each with ``indent``."""
+    mark = {"shell": SHELL_MARK, "python": CODE_MARK}.get(kind, TEXT_MARK)
+    return [mark + indent + ln for ln in lines]
+
+
+def _shell_fit(line: str, width: int) -> list[str]:
+    """A shell command continued with `` \\`` at spaces between words so that each line fits ``width``: the words
+    bash reads are the same. A quoted word is never split (spaces inside quotes do not break)."""
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    words, cur, quote = [], "", ""
+    for ch in line.strip():
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == " ":
+            if cur:
+                words.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    if cur:
+        words.append(cur)
+    out: list[str] = []
+    current = indent
+    for w in words:
+        lead = indent if not out else indent + "    "
+        if current.strip() and len(current) + 1 + len(w) + 2 > width:
+            out.append(current + " \\")
+            current = indent + "    " + w
+        else:
+            current = (current + " " + w) if current.strip() else lead + w
+    out.append(current)
+    return out
+
+
+def _python_fit(line: str, width: int) -> list[str]:
+    """A Python line too wide with a trailing ``# comment``: the comment goes on its own lines above it, at the
+    line's indent (the code is unchanged). A ``#`` inside a string is left alone."""
+    if len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")))
+    if line.lstrip().startswith("#"):  # a comment line wraps as comment lines (Python and shell alike)
+        text = line.lstrip()[1:].strip()
+        return [f"{indent}# {c}" for c in textwrap.wrap(text, max(20, width - len(indent) - 2), break_on_hyphens=False)]
+    quote, cut = "", -1
+    for i, ch in enumerate(line):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            cut = i
+            break
+    if cut <= 0 or not line[:cut].strip():
+        return _python_args(line, width, indent)
+    code, comment = line[:cut].rstrip(), line[cut + 1:].strip()
+    room = max(20, width - len(indent) - 2)
+    return [f"{indent}# {c}" for c in textwrap.wrap(comment, room, break_on_hyphens=False)] + \
+        _python_args(code, width, indent)
+
+
+def _python_args(line: str, width: int, indent: str) -> list[str]:
+    """A call too wide, ``f(a, b, c)`` (or ``with f(a):``), broken after its opening parenthesis with the
+    arguments on continuation lines (Python joins lines inside brackets); else the line whole."""
+    if len(line) <= width:
+        return [line]
+    body = line.rstrip()
+    tail = ":" if body.endswith("):") else ""
+    body = body[: len(body) - len(tail)]
+    if not body.endswith(")"):
+        return [line]
+    depth, quote, start, parts, last = 0, "", -1, [], 0
+    for i, ch in enumerate(body):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            if depth == 1 and start < 0 and ch == "(":
+                start, last = i, i + 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0 and start >= 0 and i != len(body) - 1:
+                return [line]  # the call is not the whole end of the line
+        elif ch == "," and depth == 1 and start >= 0:
+            parts.append(body[last:i + 1].strip())
+            last = i + 1
+    if start < 0 or depth != 0:
+        return [line]
+    parts.append(body[last:-1].strip())
+    out, cur, inner = [body[: start + 1]], "", indent + "    "
+    for part in filter(None, parts):
+        if cur and len(inner) + len(cur) + 1 + len(part) > width:
+            out.append(inner + cur)
+            cur = part
+        else:
+            cur = f"{cur} {part}" if cur else part
+    out.append(inner + cur + ")" + tail)
+    return out
+
+
 def fit_line(line: str, width: int, hang: int = 4) -> list[str]:
     """One line as it fits ``width``: itself, or wrapped at spaces with its indent plus ``hang`` on later lines.
 
     Control characters from the data are made visible first (gpuadvisor.streams.sanitise), so the layout measures
-    and wraps what the terminal will show, and a CR or ESC is never taken for white space and lost."""
+    and wraps what the terminal will show, and a CR or ESC is never taken for white space and lost. A line marked
+    by ``verbatim`` is never wrapped (see the marks above)."""
     line = sanitise(line, allow_colour=True)
+    if line[:1] in _MARKS:
+        mark, line = line[0], line[1:]
+        if len(line) <= width or mark == TEXT_MARK:
+            return [line]
+        return _shell_fit(line, width) if mark == SHELL_MARK else _python_fit(line, width)
     if visible_len(line) <= width:
         return [line]
     indent = len(line) - len(line.lstrip(" "))
@@ -44,18 +160,17 @@ def fit_line(line: str, width: int, hang: int = 4) -> list[str]:
                          break_on_hyphens=False, break_long_words=True) or [line[:width]]
 
 
-def fit_lines(lines: Iterable[str], width: int) -> list[str]:
+def fit_lines(lines: Iterable[str], width: int, keep_marks: bool = False) -> list[str]:
+    """Every line fitted to ``width``. ``keep_marks``: verbatim lines keep their mark, for a caller that fits the
+    text again inside a larger view (the mark is what stops that second pass from wrapping them)."""
     out: list[str] = []
     for line in lines:
-        out += fit_line(line, width)
+        if keep_marks and line[:1] in _MARKS:
+            mark = line[0]
+            out += [mark + ln for ln in fit_line(line, width)]
+        else:
+            out += fit_line(line, width)
     return out
-
-
-def fit_text(text: str, width: int | None = None) -> str:
-    """Every line of ``text`` fitted to ``width`` (default: the terminal's)."""
-    width = width or term_width()
-    end = "\n" if text.endswith("\n") else ""
-    return "\n".join(fit_lines(text.splitlines(), width)) + end
 
 
 def plain_table(rows: Sequence[Sequence[str]], headers: Sequence[str], pad: int = 2) -> str:
