@@ -22,7 +22,7 @@ def test_topology_only_scan_is_refused_with_what_to_add() -> None:
     with pytest.raises(InputError) as e:
         advise(rig, Workload.from_options(model="gpt2"))
     msg = str(e.value)
-    assert msg.startswith("the scan has 3 GPU(s) but neither their model nor their memory")
+    assert msg.startswith("the scan has 3 GPUs but neither their model nor their memory")
     assert "shows none" not in msg and "add nvidia-smi or nvidia-smi -q output of the same machine" in msg
 
 

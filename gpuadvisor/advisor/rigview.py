@@ -14,6 +14,7 @@ from gpuadvisor import catalog, links, plateau
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Measurement, Rig
+from gpuadvisor.text import plural
 
 P2P_OK = {"OK", "X"}
 # What a precision the GPU lacks runs at: FP8 falls back to BF16 (Transformer Engine off); BF16 on Volta is
@@ -249,7 +250,7 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
     gpus = [g for g in rig.gpus if g.memory_total_bytes or g.name]
     if rig.gpus and not gpus:
         raise InputError(
-            f"the scan has {len(rig.gpus)} GPU(s) but neither their model nor their memory "
+            f"the scan has {plural(len(rig.gpus), 'GPU')} but neither their model nor their memory "
             f"({_source_words(rig)}): add nvidia-smi or nvidia-smi -q output of the same machine to the import, "
             "or plan with --simulate")
     if not gpus:

@@ -13,6 +13,7 @@ from gpuadvisor.bench.presets import PRESETS, Preset, get_preset
 from gpuadvisor.bench.results import Collector
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Measurement, Rig
+from gpuadvisor.text import plural
 
 COPY_KINDS: tuple[str, ...] = ("h2d", "d2h", "d2d", "p2p_unidir", "p2p_bidir", "p2p_latency")
 ALL_KINDS: tuple[str, ...] = COLLECTIVES + COPY_KINDS
@@ -131,7 +132,7 @@ def run_benchmarks(
     elif backend == "nccl":
         nproc = ndev if nproc is None else nproc
         if nproc > ndev:
-            raise InputError(f"--nproc {nproc}: only {ndev} CUDA GPU(s) visible (NCCL runs one process per GPU)")
+            raise InputError(f"--nproc {nproc}: only {plural(ndev, 'CUDA GPU')} visible (NCCL runs one process per GPU)")
     else:
         nproc = 2 if nproc is None else nproc
     if nproc < 1:

@@ -11,6 +11,7 @@ import click
 from gpuadvisor.commands.common import get_rig, write_json
 from gpuadvisor.errors import InputError
 from gpuadvisor.numbers import Count, Finite
+from gpuadvisor.text import plural
 
 
 def _progress(stream: Any = None) -> Callable[[int, int, str], None]:
@@ -166,7 +167,7 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
         write_json(rig, json_path)
     click.echo(render_measurements(measurements), nl=False)
     if json_path:
-        click.echo(f"scan with {len(measurements)} measurements saved to {json_path}", err=True)
+        click.echo(f"scan with {plural(len(measurements), 'measurement')} saved to {json_path}", err=True)
     if stopped:
         click.echo(f"gpuadvisor bench: interrupted by {stopped}; the results above are those measured before it",
                    err=True)

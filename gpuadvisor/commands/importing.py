@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from gpuadvisor.text import plural
+
 
 @click.command("import")
 @click.argument("files", nargs=-1, metavar="FILE|DIR...")
@@ -84,7 +86,7 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
                 click.echo(f"  {key}: {origin}")
         click.echo(render_rest(rig, color=color, findings=not no_rules), nl=False)
     if json_path:
-        click.echo(f"scan saved to {json_path} ({len(rig.gpus)} GPUs, {len(rig.measurements)} measurements)", err=True)
+        click.echo(f"scan saved to {json_path} ({plural(len(rig.gpus), 'GPU')}, {plural(len(rig.measurements), 'measurement')})", err=True)
 
 
 def split_path(json_path: str, n: int) -> str:
@@ -121,8 +123,8 @@ def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origi
         plan_outputs({f"--json ({out})": out for out in outs}, {"FILE": [str(p) for p in paths]})
         for rig, out in zip(rigs, outs, strict=True):
             write_json(rig, out)
-            click.echo(f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} ({len(rig.gpus)} GPUs, "
-                       f"{len(rig.measurements)} measurements)", err=True)
+            click.echo(f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} ({plural(len(rig.gpus), 'GPU')}, "
+                       f"{plural(len(rig.measurements), 'measurement')})", err=True)
     if json_path == "-" or fmt == "json":
         return
     from gpuadvisor.render.terminal import render_scan

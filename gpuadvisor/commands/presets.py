@@ -16,8 +16,6 @@ def presets(fmt: str, as_json: bool) -> None:
     Each is a real, documented machine described in a TOML file; copy one (see probes/presets/README.md in
     the source) to describe your own and pass its path to --simulate.
     """
-    from tabulate import tabulate
-
     from gpuadvisor.probes.rigdesc import load_description, preset_names
 
     rows = []
@@ -28,5 +26,8 @@ def presets(fmt: str, as_json: bool) -> None:
     if as_json or fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
-    click.echo(tabulate([[r["name"], r["gpus"], r["gpu"], r["title"]] for r in rows], headers=["preset", "GPUs", "GPU", "what it is"], tablefmt="simple"))
+    from gpuadvisor.render.width import fit_table, term_width
+
+    table = [[r["name"], r["gpus"], r["gpu"], r["title"]] for r in rows]
+    click.echo("\n".join(fit_table(table, ["preset", "GPUs", "GPU", "what it is"], term_width(), indent="")))
     click.echo("\nTry: gpuadvisor scan --simulate dgx-h100")

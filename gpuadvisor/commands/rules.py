@@ -30,7 +30,8 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
       gpuadvisor explain GA101
     """
     from gpuadvisor.rules import AREAS, Policy, all_rules, load_policy
-    from gpuadvisor.rules.thresholds import THRESHOLDS, fmt
+    from gpuadvisor.rules.thresholds import THRESHOLDS
+    from gpuadvisor.rules.thresholds import fmt as fmt_value
 
     if area is not None and area not in AREAS:
         raise InputError(f"--area {area!r}: unknown area (one of {', '.join(AREAS)})")
@@ -51,8 +52,9 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
                              "thresholds": {n: policy.resolved_thresholds()[n] for n in THRESHOLDS}}
         click.echo(json.dumps(doc, indent=2))
         return
-    from tabulate import tabulate
+    from gpuadvisor.render.width import fit_lines, fit_table, term_width
 
+    width = term_width()
     rows = []
     for r in selected:
         sev = policy.severity_for(r.code) or r.severity
@@ -61,14 +63,17 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
         elif sev != r.severity:
             sev = f"{sev} (default {r.severity})"
         rows.append([r.code, r.name, r.area, sev, r.summary])
-    click.echo(tabulate(rows, headers=["code", "name", "area", "severity", "checks"], tablefmt="plain", maxcolwidths=[None, None, None, None, 70]))
+    click.echo("\n".join(fit_table(rows, ["code", "name", "area", "severity", "checks"], width, indent="",
+                                    tablefmt="plain")))
     if policy_path and policy.thresholds:
         click.echo("")
         click.echo(f"thresholds set by {policy_path}:")
         for name, value in policy.thresholds.items():
-            click.echo(f"  {name} = {fmt(value)} {THRESHOLDS[name].unit} (default {fmt(THRESHOLDS[name].value)})")
+            click.echo("\n".join(fit_lines([f"  {name} = {fmt_value(value)} {THRESHOLDS[name].unit} "
+                                             f"(default {fmt_value(THRESHOLDS[name].value)})"], width)))
     click.echo("")
-    click.echo("gpuadvisor explain CODE prints a rule's full description, thresholds and sources.")
+    click.echo("\n".join(fit_lines(["gpuadvisor explain CODE: a rule's full description, thresholds and sources."],
+                                    width)))
 
 
 @click.command()
@@ -81,6 +86,7 @@ def explain(code: str, fmt: str, as_json: bool) -> None:
 
     CODE is a rule code (GA101) or name (pcie-link-downgraded); `gpuadvisor rules` lists them.
     """
+    from gpuadvisor.render.width import fit_lines, term_width
     from gpuadvisor.rules import get_rule
 
     r = get_rule(code)
@@ -89,4 +95,4 @@ def explain(code: str, fmt: str, as_json: bool) -> None:
     if as_json or fmt == "json":
         click.echo(json.dumps(r.to_dict(), indent=2))
     else:
-        click.echo(r.describe(), nl=False)
+        click.echo("\n".join(fit_lines(r.describe().rstrip("\n").split("\n"), term_width())))

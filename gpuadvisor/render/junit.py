@@ -28,6 +28,7 @@ from typing import Any
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.rules.registry import Rule
 from gpuadvisor.rules.summary import sort_findings
+from gpuadvisor.text import plural
 
 # Characters XML 1.0 cannot carry at all (control characters other than tab, LF, CR; lone surrogates).
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -64,7 +65,7 @@ def finding_text(f: Finding) -> str:
 def _message(fs: list[Finding]) -> str:
     if len(fs) == 1:
         return fs[0].message
-    return f"{len(fs)} findings; first: {fs[0].message}"
+    return f"{plural(len(fs), 'finding')}; first: {fs[0].message}"
 
 
 def _sub(parent: ET.Element, tag: str, attrib: Mapping[str, object] | None = None, text: str | None = None) -> ET.Element:

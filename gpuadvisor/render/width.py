@@ -99,16 +99,16 @@ def _python_fit(line: str, width: int) -> list[str]:
 
 
 def _python_args(line: str, width: int, indent: str) -> list[str]:
-    """A call too wide, ``f(a, b, c)`` (or ``with f(a):``), broken after its opening parenthesis with the
-    arguments on continuation lines (Python joins lines inside brackets); else the line whole."""
+    """A call too wide, ``f(a, b, c)`` (or ``with f(a):``, or a call whose arguments go on to the next line),
+    broken after its opening parenthesis with the arguments on continuation lines (Python joins lines inside
+    brackets); else the line whole."""
     if len(line) <= width:
         return [line]
     body = line.rstrip()
-    tail = ":" if body.endswith("):") else ""
-    body = body[: len(body) - len(tail)]
-    if not body.endswith(")"):
-        return [line]
-    depth, quote, start, parts, last = 0, "", -1, [], 0
+    m = re.fullmatch(r"(\s*from\s+\S+\s+import\s+)([\w\s,]+)", body)
+    if m:  # from x import a, b  ->  from x import (a, b): the same statement, bracketed so it can break
+        body = f"{m.group(1)}({m.group(2).strip()})"
+    depth, quote, start, parts, last, closed_at = 0, "", -1, [], 0, -1
     for i, ch in enumerate(body):
         if quote:
             quote = "" if ch == quote else quote
@@ -120,14 +120,25 @@ def _python_args(line: str, width: int, indent: str) -> list[str]:
                 start, last = i, i + 1
         elif ch in ")]}":
             depth -= 1
-            if depth == 0 and start >= 0 and i != len(body) - 1:
-                return [line]  # the call is not the whole end of the line
-        elif ch == "," and depth == 1 and start >= 0:
+            if depth == 0 and start >= 0 and closed_at < 0:
+                closed_at = i
+        elif ch == "," and depth == 1 and start >= 0 and closed_at < 0:
             parts.append(body[last:i + 1].strip())
             last = i + 1
-    if start < 0 or depth != 0:
+    if quote:
         return [line]
-    parts.append(body[last:-1].strip())
+    if start < 0:
+        return _python_inner(body, width, indent)
+    if closed_at >= 0:  # the call closes on this line: only its own tail (")" or "):") may follow
+        tail = body[closed_at:]
+        if tail.strip(")]}:,") or depth > 0:  # only closing brackets (of this call and outer ones) may follow
+            return [line]
+        parts.append(body[last:closed_at].strip())
+    else:  # the call goes on to the next line
+        tail = ""
+        parts.append(body[last:].strip())
+    if not any(parts):
+        return [line]
     out, cur, inner = [body[: start + 1]], "", indent + "    "
     for part in filter(None, parts):
         if cur and len(inner) + len(cur) + 1 + len(part) > width:
@@ -135,8 +146,41 @@ def _python_args(line: str, width: int, indent: str) -> list[str]:
             cur = part
         else:
             cur = f"{cur} {part}" if cur else part
-    out.append(inner + cur + ")" + tail)
-    return out
+    out.append(inner + cur + tail)
+    # An argument that is itself a call too wide is broken the same way (it is inside brackets).
+    return [x for ln in out for x in (_python_args(ln, width, inner) if len(ln) > width and ln != line else [ln])]
+
+
+def _python_inner(body: str, width: int, indent: str) -> list[str]:
+    """A line that closes brackets opened on an earlier line (more closing than opening brackets: it is inside
+    them, where Python joins lines) broken after its top-level commas, at the same indent."""
+    depth, quote, parts, last, low = 0, "", [], 0, 0
+    for i, ch in enumerate(body):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            low = min(low, depth)
+        elif ch == "," and depth == 0:
+            parts.append(body[last:i + 1].strip())
+            last = i + 1
+    if low >= 0 or quote:
+        return [body]
+    parts.append(body[last:].strip())
+    if len(indent) > 8:  # inside brackets indentation is free: an alignment to a far parenthesis is dropped
+        indent = " " * 6
+    out, cur = [], ""
+    for part in filter(None, parts):
+        if cur and len(indent) + len(cur) + 1 + len(part) > width:
+            out.append(indent + cur)
+            cur = part
+        else:
+            cur = f"{cur} {part}" if cur else part
+    return out + [indent + cur]
 
 
 def fit_line(line: str, width: int, hang: int = 4) -> list[str]:

@@ -11,6 +11,7 @@ from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
 from gpuadvisor.rules.references import REFERENCES, Reference, find_reference
 from gpuadvisor.rules.registry import rule
+from gpuadvisor.text import plural
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 COPIES = ("h2d", "d2h")
@@ -362,7 +363,7 @@ def straggler_gpu(rig: Rig, ctx: Context):
                     subject=gpu_list(m.gpus),
                     observed={"kind": kind, "value_gbps": round(value, 2)},
                     expected={"peer_median_gbps": round(med, 2), "ratio_min": limit},
-                    expected_source=f"median of the same measurement on the {len(peers)} other GPU(s)",
+                    expected_source=f"median of the same measurement on the other {plural(len(peers), 'GPU')}",
                     fix="check this GPU's PCIe, clocks and NUMA findings; swap slots to see if the slowness follows the card",
                 )
 

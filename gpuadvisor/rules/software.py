@@ -5,6 +5,7 @@ from gpuadvisor.facts import Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, version_tuple
 from gpuadvisor.rules.registry import rule
+from gpuadvisor.text import plural
 
 TRUE_VALUES = ("1", "true", "yes", "on")
 
@@ -169,7 +170,7 @@ def torch_without_cuda(rig: Rig, ctx: Context):
     if sw.torch_cuda_version is None and not sw.why("torch_cuda_version"):
         yield ctx.finding(
             f"torch {sw.torch_version} has no CUDA support: training would run on the CPU and leave the "
-            f"{len(rig.gpus)} GPU(s) idle",
+            f"{plural(len(rig.gpus), 'GPU')} idle",
             gpus=[g.index for g in rig.gpus],
             subject="software",
             observed={"torch_version": sw.torch_version, "torch_cuda_version": None},
