@@ -121,7 +121,7 @@ def test_cli_policy_with_unknown_code_is_one_line_exit_2(tmp_path):
 
 
 def test_cli_rules_shows_the_policys_effect():
-    res = CliRunner().invoke(cli, ["rules", "--policy", str(EXAMPLES / "node.toml")])
+    res = CliRunner().invoke(cli, ["rules", "--policy", str(EXAMPLES / "node.toml")], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     rows = {ln.split()[0]: ln for ln in res.output.splitlines() if ln.startswith("GA")}
     assert "  off  " in rows["GA202"] and "fail (default warn)" in rows["GA313"]
