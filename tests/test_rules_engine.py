@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -195,9 +196,12 @@ def test_render_healthy_but_mostly_unchecked_says_so():
 
 @pytest.mark.parametrize("code", [r.code for r in all_rules()])
 def test_explain_every_code(code):
-    res = CliRunner().invoke(cli, ["explain", code])
+    res = CliRunner().invoke(cli, ["explain", code], env={"COLUMNS": "1000"})
     assert res.exit_code == 0, res.output
     assert res.output == get_rule(code).describe()
+    narrow = CliRunner().invoke(cli, ["explain", code], env={"COLUMNS": "80"}).output
+    assert all(len(ln) <= 80 or len(ln.split()) == 1 and "/" in ln for ln in narrow.splitlines())  # or a URL
+    assert narrow.split() == res.output.split()  # the same words, wrapped
 
 
 def test_explain_by_name_and_as_json():
@@ -219,11 +223,11 @@ def test_explain_unknown_code_is_one_line_and_exit_2():
 
 
 def test_rules_table_and_json():
-    res = CliRunner().invoke(cli, ["rules"])
+    res = CliRunner().invoke(cli, ["rules"], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     assert res.output.splitlines()[0].split() == ["code", "name", "area", "severity", "checks"]
     for r in all_rules():
-        assert f"{r.code}   {r.name}" in res.output
+        assert re.search(rf"^{r.code} +{re.escape(r.name)} ", res.output, re.M), r.code
     res = CliRunner().invoke(cli, ["rules", "--json"])
     doc = json.loads(res.output)
     assert [r["code"] for r in doc["rules"]] == [r.code for r in all_rules()]
@@ -233,7 +237,7 @@ def test_rules_table_and_json():
 
 
 def test_rules_by_area_and_unknown_area():
-    res = CliRunner().invoke(cli, ["rules", "--area", "pcie"])
+    res = CliRunner().invoke(cli, ["rules", "--area", "pcie"], env={"COLUMNS": "200"})
     codes = [ln.split()[0] for ln in res.output.splitlines()[1:] if ln.startswith("GA")]
     assert codes == ["GA101", "GA102", "GA103", "GA104", "GA105"]
     p = _gpuadvisor("rules", "--area", "disk")

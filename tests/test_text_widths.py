@@ -39,7 +39,9 @@ COMMANDS = [
 
 
 def _widest(text: str) -> tuple[int, str]:
-    return max(((len(ln), ln) for ln in text.splitlines()), default=(0, ""))
+    """The widest line, but a web address alone on its line (kept whole so it can be followed)."""
+    return max(((len(ln), ln) for ln in text.splitlines() if not (len(ln.split()) == 1 and "/" in ln)),
+               default=(0, ""))
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: "-".join(a)[:50])

@@ -18,6 +18,7 @@ from gpuadvisor.streams import sanitise
 MIN_WIDTH = 40
 DEFAULT_WIDTH = 80
 _ANSI = re.compile(r"\033\[[0-9;]*m")
+_URL = re.compile(r"^\(?(https?://|www\.|[a-z0-9-]+\.(com|org|io|ai|net|dev)/|docs\.)")
 # Lines a user copies (shell commands, code, config files) carry one of these private-use marks from the renderer
 # to fit_line, which prints them verbatim, never wrapped: a shell command too wide is continued with " \\" (bash
 # reads the same words), a Python line too wide has its trailing comment moved above it; anything else (JSON,
@@ -200,8 +201,12 @@ def fit_line(line: str, width: int, hang: int = 4) -> list[str]:
     indent = len(line) - len(line.lstrip(" "))
     if indent + hang >= width - 10:
         indent, hang = 0, 2
+    # A web address longer than the room is kept whole on its own line (a broken one cannot be followed);
+    # any other over-long word is broken.
+    room = width - indent - hang
+    keep_words = all(len(w) <= room or _URL.search(w) for w in line.split())
     return textwrap.wrap(line.strip(), width=width, initial_indent=" " * indent, subsequent_indent=" " * (indent + hang),
-                         break_on_hyphens=False, break_long_words=True) or [line[:width]]
+                         break_on_hyphens=False, break_long_words=not keep_words) or [line[:width]]
 
 
 def fit_lines(lines: Iterable[str], width: int, keep_marks: bool = False) -> list[str]:
