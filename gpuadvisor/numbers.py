@@ -17,6 +17,10 @@ def _fmt(x: float) -> str:
     return f"{x:g}" if abs(x) < 1e6 or x != int(x) else f"{x:.0e}".replace("e+", "e")
 
 
+# Counts as people write them: 7B parameters, 20B tokens, 1.5T, 300k (SI: k 1e3, M 1e6, B and G 1e9, T 1e12).
+_SUFFIX = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
 class Finite(click.ParamType):
     name = "number"
 
@@ -33,10 +37,12 @@ class Finite(click.ParamType):
         if isinstance(value, float | int) and not isinstance(value, bool):
             v = float(value)
         else:
+            text = str(value).strip().replace("_", "").replace(",", "")
+            scale = _SUFFIX.get(text[-1:].upper(), 1.0) if text[:-1] else 1.0
             try:
-                v = float(str(value).strip().replace("_", ""))
+                v = float(text[:-1] if scale != 1.0 else text) * scale
             except (TypeError, ValueError, OverflowError):
-                self.fail(f"{str(value)[:40]!r} is not a number (write 7e9, 300 or 0.5)", param, ctx)
+                self.fail(f"{str(value)[:40]!r} is not a number (write 7e9, 7B, 300 or 0.5)", param, ctx)
         if not math.isfinite(v):
             self.fail(f"{str(value)[:40]!r} is not a finite number; give a value {self._range()}", param, ctx)
         if (self.min is not None and (v < self.min or (self.min_open and v == self.min))) or (

@@ -38,7 +38,8 @@ def workload_options(f: F) -> F:
         click.option("--model", metavar="NAME", help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a config.json path."),
         click.option("--params", metavar="N", type=Finite(1e6, 1e15), help="A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size)."),
         click.option("--hf-config", "hf_config", metavar="config.json", type=click.Path(dir_okay=False), help="A Hugging Face config.json, read offline."),
-        click.option("--task", type=click.Choice(["train", "inference"]), help="Train (default) or serve with vLLM."),
+        click.option("--task", type=click.Choice(["train", "inference", "full", "lora", "qlora"]),
+                     help="Train (default) or serve with vLLM; full, lora and qlora train with that --finetune."),
         click.option("--precision", type=click.Choice(PRECISION_CHOICES), help="Compute precision (default bf16)."),
         click.option("--optimizer", type=click.Choice(OPTIMIZER_CHOICES), help="Optimizer (default adamw; adam8bit = bitsandbytes)."),
         click.option("--seq-len", "seq_len", type=Count(1, 2**24), help="Training sequence length (default min(4096, the model's maximum))."),
@@ -76,8 +77,14 @@ def workload_options(f: F) -> F:
 
 
 def workload_kwargs(kw: dict[str, Any]) -> dict[str, Any]:
-    """The workload options out of a command's keyword arguments."""
-    return {k: kw.get(k) for k in WORKLOAD_OPTION_NAMES}
+    """The workload options out of a command's keyword arguments. ``--task lora`` (as `plan` takes it) is
+    ``--task train --finetune lora``; with a different --finetune it is a contradiction, said in one line."""
+    out = {k: kw.get(k) for k in WORKLOAD_OPTION_NAMES}
+    if out.get("task") in ("full", "lora", "qlora"):
+        if out.get("finetune") not in (None, out["task"]):
+            raise click.UsageError(f"--task {out['task']} and --finetune {out['finetune']} disagree; give one of them")
+        out["task"], out["finetune"] = "train", out["task"]
+    return out
 
 
 def framework_option(f: F) -> F:

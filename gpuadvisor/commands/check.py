@@ -175,7 +175,8 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
 @click.option("-o", "--output", "output", metavar="PATH",
               help="Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout ('-': stdout); "
                    "stdout then shows the findings as text unless --quiet.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o) tell.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print nothing on stdout, and on stderr only errors; the exit code (and -o) tell.")
 @click.option("--json", "json_path", metavar="FILE", help="Also save the scan with its findings (read it back with --from).")
 @click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
               "input paths) with stable pseudonyms in every report format and the saved scan.")
@@ -242,7 +243,7 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
         red.walk(res.findings)
         red.walk(res.failing)
         res.policy = red.text(res.policy) if res.policy else res.policy
-    for problem in rig.problems:
+    for problem in [] if quiet else rig.problems:  # -q: only errors (exit 2) reach stderr
         click.echo(f"gpuadvisor: note: {problem}", err=True)
     if json_path:
         write_json(rig, json_path)
@@ -252,7 +253,8 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
         write_atomic(output, render(res, fmt), what=f"{fmt} report")
         if fmt != "text" and not quiet:
             click.echo(render_text(res, color=use_color()), nl=False)
-        click.echo(f"{fmt} report written to {output}", err=True)
+        if not quiet:
+            click.echo(f"{fmt} report written to {output}", err=True)
     elif not quiet:
         click.echo(render(res, fmt, color=fmt == "text" and use_color()), nl=False)
     if res.exit_code:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from gpuadvisor.errors import InputError
+from gpuadvisor.numbers import Finite
 
 
 def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float | None:
@@ -24,7 +25,7 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
 @click.option("--params", metavar="N", help="A parameter count instead of a preset, e.g. 7e9.")
 @click.option("--task", type=click.Choice(["train", "full", "lora", "qlora", "inference"]), default="train", show_default=True,
               help="Train from scratch / full fine-tune, LoRA, QLoRA, or serve with vLLM.")
-@click.option("--tokens", type=float, metavar="N", help="Token budget to process (training), e.g. 2e10: gives time and cost of the job.")
+@click.option("--tokens", type=Finite(1), metavar="N", help="Token budget to process (training), e.g. 2e10: gives time and cost of the job.")
 @click.option("--seq-len", "seq_len", type=int, help="Training sequence length.")
 @click.option("--global-batch", "global_batch", type=int, help="Sequences per optimizer step.")
 @click.option("--context", type=int, help="Serving: tokens per sequence (prompt + output).")
