@@ -71,3 +71,15 @@ def test_check_text_file_carries_no_control_characters(tmp_path):
     text = out.read_text()
     assert not any(c in text for c in "\x1b\x07\r"), text[:200]
     assert "evil\\x1b" in text
+
+
+def _complete(words: str, cword: int) -> list[str]:
+    env = {"COMP_WORDS": words, "COMP_CWORD": str(cword), "_GPUADVISOR_COMPLETE": "bash_complete", "PATH": ""}
+    r = subprocess.run([sys.executable, "-m", "gpuadvisor"], env=env, capture_output=True, text=True, timeout=60)
+    return [ln.split(",", 1)[1] for ln in r.stdout.splitlines() if "," in ln]
+
+
+def test_shell_completion_of_presets_models_and_rule_codes():
+    assert _complete("gpuadvisor scan --simulate dgx", 3) == ["dgx-a100", "dgx-h100", "dgx2-v100"]
+    assert "llama-3-70b" in _complete("gpuadvisor advise --model llama-3", 3)
+    assert _complete("gpuadvisor explain GA10", 2) == ["GA101", "GA102", "GA103", "GA104", "GA105"]

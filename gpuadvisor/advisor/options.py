@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuadvisor import completion
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor.workload import (
     CHECKPOINTING_CHOICES,
@@ -35,7 +36,7 @@ WORKLOAD_OPTION_NAMES = (
 def workload_options(f: F) -> F:
     """Add the model and job options (every one optional; None means the advisor's default)."""
     opts = [
-        click.option("--model", metavar="NAME", help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a config.json path."),
+        click.option("--model", metavar="NAME", shell_complete=completion.models, help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a config.json path."),
         click.option("--params", metavar="N", type=Finite(1e6, 1e15), help="A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size)."),
         click.option("--hf-config", "hf_config", metavar="config.json", type=click.Path(dir_okay=False), help="A Hugging Face config.json, read offline."),
         click.option("--task", type=click.Choice(["train", "inference", "full", "lora", "qlora"]),

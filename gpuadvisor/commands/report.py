@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from gpuadvisor import completion
 from gpuadvisor.errors import InputError
 
 
@@ -23,7 +24,7 @@ def run_rules(rig: object) -> None:
 
 @click.command()
 @click.argument("scan_file", required=False, metavar="[SCAN.json]")
-@click.option("--simulate", "simulate_", metavar="PRESET|FILE.toml",
+@click.option("--simulate", "simulate_", metavar="PRESET|FILE.toml", shell_complete=completion.presets,
               help="Render a simulated rig instead of a saved scan (a preset name: gpuadvisor presets).")
 @click.option("--html", "html_path", metavar="FILE", help="Write the HTML report to FILE ('-' for stdout).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default=None,

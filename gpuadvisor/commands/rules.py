@@ -5,6 +5,7 @@ import json
 
 import click
 
+from gpuadvisor import completion
 from gpuadvisor.errors import InputError
 
 
@@ -77,7 +78,7 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
 
 
 @click.command()
-@click.argument("code")
+@click.argument("code", shell_complete=completion.rule_codes)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="What to print: the description, or the rule as JSON.")
 @click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file).")
