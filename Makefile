@@ -13,7 +13,10 @@ $(BIN)/gpuadvisor: pyproject.toml scripts/install-torch.sh
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	sh scripts/install-torch.sh $(BIN)/python '$(TORCH)'
-	DS_BUILD_OPS=0 $(BIN)/python -m pip install -q -e '.[test]'  # deepspeed: no CUDA ops built
+	@# deepspeed: no CUDA ops built. The build backend's notes go to a log, shown whole when the install fails.
+	@echo "installing gpuadvisor and its test extras (log: $(VENV)/install.log)"
+	@DS_BUILD_OPS=0 $(BIN)/python -m pip install -q -e '.[test]' >$(VENV)/install.log 2>&1 \
+	  || { cat $(VENV)/install.log; echo "pip install failed (log above: $(VENV)/install.log)" >&2; exit 1; }
 	touch $@
 
 .PHONY: setup example test chromium lint

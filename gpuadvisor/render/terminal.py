@@ -14,6 +14,7 @@ from tabulate import tabulate
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
 from gpuadvisor.render.width import fit_lines, fit_table, plain_table, term_width  # noqa: F401  (plain_table: re-exported)
+from gpuadvisor.text import plural
 
 DASH = "-"
 LEGEND = [
@@ -85,12 +86,12 @@ def render_host(rig: Rig, st: Style) -> list[str]:
     if ident:
         lines.append(f"  {ident.rstrip(',')}")
     if h.cpu_model or h.sockets or h.cores_logical:
-        lines.append(f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket(s), {_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads")
+        lines.append(f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket{'' if h.sockets == 1 else 's'}, {_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads")
     if h.memory_total_bytes:
         lines.append(f"  RAM: {gib(h.memory_total_bytes)}" + (f" ({gib(h.memory_available_bytes)} available)" if h.memory_available_bytes else ""))
     if h.numa_nodes:
         nodes = "; ".join(f"node {n.id}: CPUs {_v(n.cpus)}" + (f", {gib(n.memory_total_bytes)}" if n.memory_total_bytes else "") for n in h.numa_nodes)
-        lines.append(f"  NUMA: {len(h.numa_nodes)} node(s) — {nodes}")
+        lines.append(f"  NUMA: {plural(len(h.numa_nodes), 'node')} — {nodes}")
     if h.psu_watts:
         lines.append(f"  PSU: {h.psu_watts:.0f} W (as given)")
     if len(lines) == 1:

@@ -397,7 +397,7 @@ def bench_wrong_result(rig: Rig, ctx: Context):
             errors = sum(r.errors or 0 for r in bad)
             yield ctx.finding(
                 f"{_describe(m)} on {gpu_list(m.gpus) if m.gpus else 'the rig'} returned wrong data at "
-                f"{len(bad)} size(s) ({errors} wrong elements; first at {bad[0].size_bytes} bytes)",
+                f"{plural(len(bad), 'size')} ({errors} wrong elements; first at {bad[0].size_bytes} bytes)",
                 gpus=m.gpus,
                 subject=gpu_list(m.gpus) if m.gpus else "rig",
                 observed={"kind": m.kind, "wrong_sizes": [r.size_bytes for r in bad], "wrong_elements": errors},

@@ -232,7 +232,8 @@ def nccl_p2p_disabled(rig: Rig, ctx: Context):
         return
     yield ctx.finding(
         f"{var} turns NCCL peer-to-peer off although "
-        + (f"{len(nv)} GPU pair(s) have NVLink" if nv else f"{len(pcie)} GPU pair(s) support PCIe P2P")
+        + (f"{plural(len(nv), 'GPU pair')} {'has' if len(nv) == 1 else 'have'} NVLink" if nv
+               else f"{plural(len(pcie), 'GPU pair')} support{'s' if len(pcie) == 1 else ''} PCIe P2P")
         + ": collectives go through host memory",
         gpus=[g.index for g in rig.gpus],
         subject="environment",
