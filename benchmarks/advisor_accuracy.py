@@ -15,6 +15,7 @@ and, for every fitted constant, the same on the cases of GPU generations it was 
     .venv/bin/python benchmarks/advisor_accuracy.py --write-bands  # also regenerate gpuadvisor/advisor/calibration.toml
     .venv/bin/python benchmarks/advisor_accuracy.py --markdown     # the table as Markdown (benchmarks/README.md)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,6 +68,7 @@ def load_cases(path: Path = CASES_FILE) -> list[dict[str, Any]]:
 
 # -- building the advisor's inputs from a case -------------------------------------------------------------------
 
+
 def architecture(case: dict[str, Any]) -> Architecture:
     if "model" in case:
         spec = catalog.find_model(case["model"])
@@ -75,13 +77,40 @@ def architecture(case: dict[str, Any]) -> Architecture:
     a = case["arch"]
     h, heads = a["hidden"], a["heads"]
     if a.get("gpt"):  # Megatron GPT: LayerNorm with bias, biases, learned positions, tied embeddings, vocab 51200
-        return Architecture(name=a["name"], hidden=h, layers=a["layers"], heads=heads, kv_heads=heads, intermediate=4 * h, vocab=51200,
-                            head_dim=h // heads, max_positions=case["seq_len"], tied_embeddings=True, mlp="plain", norm="layernorm",
-                            bias=True, learned_positions=True, source="Narayanan et al. 2021 GPT shape")
+        return Architecture(
+            name=a["name"],
+            hidden=h,
+            layers=a["layers"],
+            heads=heads,
+            kv_heads=heads,
+            intermediate=4 * h,
+            vocab=51200,
+            head_dim=h // heads,
+            max_positions=case["seq_len"],
+            tied_embeddings=True,
+            mlp="plain",
+            norm="layernorm",
+            bias=True,
+            learned_positions=True,
+            source="Narayanan et al. 2021 GPT shape",
+        )
     # MPT (llm-foundry benchmark yamls): expansion 4, vocab 50368, learned positions, tied, no biases
-    return Architecture(name=a["name"], hidden=h, layers=a["layers"], heads=heads, kv_heads=heads, intermediate=4 * h, vocab=50368,
-                        head_dim=h // heads, max_positions=case["seq_len"], tied_embeddings=True, mlp="plain", norm="rmsnorm",
-                        learned_positions=True, source="llm-foundry MPT benchmark shape")
+    return Architecture(
+        name=a["name"],
+        hidden=h,
+        layers=a["layers"],
+        heads=heads,
+        kv_heads=heads,
+        intermediate=4 * h,
+        vocab=50368,
+        head_dim=h // heads,
+        max_positions=case["seq_len"],
+        tied_embeddings=True,
+        mlp="plain",
+        norm="rmsnorm",
+        learned_positions=True,
+        source="llm-foundry MPT benchmark shape",
+    )
 
 
 def workload(case: dict[str, Any]) -> Workload:
@@ -90,8 +119,25 @@ def workload(case: dict[str, Any]) -> Workload:
     w = Workload(arch=arch, task=task, model_label=case.get("model", ""))
     if "flash_attention" in case:
         w = dataclasses.replace(w, fused_attention=bool(case["flash_attention"]))
-    fields = {k: case[k] for k in ("precision", "optimizer", "seq_len", "micro_batch", "finetune", "lora_rank", "state_bytes", "checkpointing",
-                                   "compile", "loss", "optimizer_in_backward", "vllm_version", "max_num_seqs") if k in case}
+    fields = {
+        k: case[k]
+        for k in (
+            "precision",
+            "optimizer",
+            "seq_len",
+            "micro_batch",
+            "finetune",
+            "lora_rank",
+            "state_bytes",
+            "checkpointing",
+            "compile",
+            "loss",
+            "optimizer_in_backward",
+            "vllm_version",
+            "max_num_seqs",
+        )
+        if k in case
+    }
     nodes = case.get("nodes", 1)
     w = dataclasses.replace(w, nodes=nodes, inter_node_gbps=case.get("inter_node_gbps"), **fields)
     if task == "train":
@@ -117,14 +163,45 @@ def layout(case: dict[str, Any], view: Any) -> Layout:
     if strategy in ("ddp", "zero1", "zero2", "fsdp", "fsdp-offload"):
         stage = {"ddp": 0, "zero1": 1, "zero2": 2, "fsdp": 3, "fsdp-offload": 3}[strategy]
         offload = "optimizer+params" if strategy == "fsdp-offload" else "none"
-        return Layout(strategy, strategy, "", stage, dp=world, zero_stage=stage, shard_group=world, dp_spans_nodes=spans, offload=offload)
+        return Layout(
+            strategy,
+            strategy,
+            "",
+            stage,
+            dp=world,
+            zero_stage=stage,
+            shard_group=world,
+            dp_spans_nodes=spans,
+            offload=offload,
+        )
     if strategy == "hsdp":
-        return Layout("hsdp", "HSDP", "", 3, dp=world, zero_stage=3, hybrid=True, shard_group=view.gpus_per_node, dp_spans_nodes=True)
+        return Layout(
+            "hsdp",
+            "HSDP",
+            "",
+            3,
+            dp=world,
+            zero_stage=3,
+            hybrid=True,
+            shard_group=view.gpus_per_node,
+            dp_spans_nodes=True,
+        )
     tp, pp = case.get("tp", 1), case.get("pp", 1)
     dp = world // (tp * pp)
     stage = case.get("zero_stage", 1 if dp > 1 else 0)
-    return Layout("megatron", f"TP={tp} PP={pp} DP={dp}", "", 4, dp=dp, tp=tp, pp=pp, zero_stage=stage, shard_group=dp,
-                  dp_spans_nodes=spans and pp == 1, pp_across_nodes=pp > 1)
+    return Layout(
+        "megatron",
+        f"TP={tp} PP={pp} DP={dp}",
+        "",
+        4,
+        dp=dp,
+        tp=tp,
+        pp=pp,
+        zero_stage=stage,
+        shard_group=dp,
+        dp_spans_nodes=spans and pp == 1,
+        pp_across_nodes=pp > 1,
+    )
 
 
 def rates_for(case: dict[str, Any], view: Any, w: Workload) -> T.Rates:
@@ -177,8 +254,18 @@ def formula(case: dict[str, Any]) -> float:
     elif f == "deepspeed_zero2_offload_gib":
         v = F.deepspeed_zero2_estimate_bytes(a["params"], a["gpus"], a["version"], cpu_offload=True) / GiB
     elif f == "korthikanti_gib":
-        v = F.activation_bytes_per_layer(a["s"], a["b"], a["h"], a["a"], a.get("t", 1), sequence_parallel=a.get("sequence_parallel", False),
-                                         recompute=a.get("recompute", "none")) / GiB
+        v = (
+            F.activation_bytes_per_layer(
+                a["s"],
+                a["b"],
+                a["h"],
+                a["a"],
+                a.get("t", 1),
+                sequence_parallel=a.get("sequence_parallel", False),
+                recompute=a.get("recompute", "none"),
+            )
+            / GiB
+        )
     elif f == "korthikanti_model_gib":
         v = a["layers"] * F.activation_bytes_per_layer(a["s"], a["b"], a["h"], a["a"], fused_attention=True) / GiB
     else:
@@ -187,6 +274,7 @@ def formula(case: dict[str, Any]) -> float:
 
 
 # -- running and summarising ----------------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass
 class Result:
@@ -218,8 +306,21 @@ def run(cases: list[dict[str, Any]] | None = None) -> list[Result]:
         if "gpu" in case:
             gen = catalog.gpu_by_id(case["gpu"]).architecture
         published = case.get("gpu") in MAMF_PRODUCTS and "peak_tflops" not in case
-        out.append(Result(case["id"], case["kind"], case["metric"], float(case["measured"]), float(predict(case)), gen,
-                          tuple(case.get("fitted", ())), published, case.get("source", ""), case.get("setting", ""), case.get("excluded", "")))
+        out.append(
+            Result(
+                case["id"],
+                case["kind"],
+                case["metric"],
+                float(case["measured"]),
+                float(predict(case)),
+                gen,
+                tuple(case.get("fitted", ())),
+                published,
+                case.get("source", ""),
+                case.get("setting", ""),
+                case.get("excluded", ""),
+            )
+        )
     return out
 
 
@@ -270,7 +371,11 @@ def holdout(results: list[Result]) -> dict[str, dict[str, Any]]:
             s = stats([r for r in results if r.kind == kind and r.generation not in gens and r.generation != "-"])
             if s:
                 per_kind[kind] = {**s, "ok": goal_ok(kind, s)}
-        out[name] = {"fitted_on": sorted(gens), "cases": sorted(r.id for r in results if name in r.fitted), "held_out": per_kind}
+        out[name] = {
+            "fitted_on": sorted(gens),
+            "cases": sorted(r.id for r in results if name in r.fitted),
+            "held_out": per_kind,
+        }
     return out
 
 
@@ -282,8 +387,13 @@ def _band(rs: list[Result]) -> dict[str, Any]:
         lo, hi = dec[0], dec[-1]
     else:
         lo, hi = ratios[0], ratios[-1]
-    return {"ratio_low": round(lo, 3), "ratio_high": round(hi, 3), "worst_low": round(ratios[0], 3), "worst_high": round(ratios[-1], 3),
-            "cases": len(ratios)}
+    return {
+        "ratio_low": round(lo, 3),
+        "ratio_high": round(hi, 3),
+        "worst_low": round(ratios[0], 3),
+        "worst_high": round(ratios[-1], 3),
+        "cases": len(ratios),
+    }
 
 
 def bands(results: list[Result]) -> dict[str, Any]:
@@ -302,16 +412,22 @@ def bands(results: list[Result]) -> dict[str, Any]:
             # (Bekman, ml-engineering, "Not all accelerators are created equal"). The cases themselves ran on
             # unmeasured cards, so the measured band is the datasheet band with that spread taken out.
             d = entry["datasheet"]
-            entry["measured"] = {**d, "ratio_low": round(min(1.0, d["ratio_low"] * (1 + CARD_SPREAD)), 3),
-                                 "ratio_high": round(max(1.0, d["ratio_high"] / (1 + CARD_SPREAD)), 3)}
+            entry["measured"] = {
+                **d,
+                "ratio_low": round(min(1.0, d["ratio_low"] * (1 + CARD_SPREAD)), 3),
+                "ratio_high": round(max(1.0, d["ratio_high"] / (1 + CARD_SPREAD)), 3),
+            }
         out[kind] = entry
     return out
 
 
 def bands_toml(b: dict[str, Any]) -> str:
-    lines = ["# Generated by benchmarks/advisor_accuracy.py --write-bands from benchmarks/calibration_cases.toml: do not edit.",
-             "# predicted / measured over the published runs: ratio_low/high the 10th/90th percentile (all cases below 10),",
-             "# worst_low/high the extremes. A prediction v has the band [v / ratio_high, v / ratio_low].", ""]
+    lines = [
+        "# Generated by benchmarks/advisor_accuracy.py --write-bands from benchmarks/calibration_cases.toml: do not edit.",
+        "# predicted / measured over the published runs: ratio_low/high the 10th/90th percentile (all cases below 10),",
+        "# worst_low/high the extremes. A prediction v has the band [v / ratio_high, v / ratio_low].",
+        "",
+    ]
     for kind, entry in b.items():
         for basis, v in entry.items():
             lines += [f"[bands.{kind}.{basis}]"] + [f"{k} = {x}" for k, x in v.items()] + [""]
@@ -319,6 +435,7 @@ def bands_toml(b: dict[str, Any]) -> str:
 
 
 # -- printing ----------------------------------------------------------------------------------------------------
+
 
 def fmt(x: float) -> str:
     if x >= 1000:
@@ -329,8 +446,19 @@ def fmt(x: float) -> str:
 
 
 def table(results: list[Result], markdown: bool) -> str:
-    rows = [(r.id + (" (excl.)" if r.excluded else ""), r.kind, r.generation, r.metric, fmt(r.measured), fmt(r.predicted), f"{r.ratio:.3f}",
-             r.setting[:90]) for r in results]
+    rows = [
+        (
+            r.id + (" (excl.)" if r.excluded else ""),
+            r.kind,
+            r.generation,
+            r.metric,
+            fmt(r.measured),
+            fmt(r.predicted),
+            f"{r.ratio:.3f}",
+            r.setting[:90],
+        )
+        for r in results
+    ]
     head = ("id", "kind", "GPU gen.", "metric", "measured", "predicted", "ratio", "setting")
     if markdown:
         out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -349,22 +477,45 @@ def report(results: list[Result], markdown: bool = False) -> str:
     summ = summary(results)
     sep = "| " if markdown else ""
     if markdown:
-        lines += ["| kind | cases | median | worst low | worst high | goal (median; every case) | met |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "| kind | cases | median | worst low | worst high | goal (median; every case) | met |",
+            "|---|---|---|---|---|---|---|",
+        ]
     else:
         lines.append("per kind (ratio = predicted / measured):")
     for kind, s in summ.items():
         g = GOALS[kind]
         goal = f"{g['median'][0]}-{g['median'][1]}; {g['each'][0]}-{g['each'][1]}"
-        cells = [kind, str(s["n"]), f"{s['median']:.3f}", f"{s['min']:.3f}", f"{s['max']:.3f}", goal, "yes" if s["ok"] else "NO"]
+        cells = [
+            kind,
+            str(s["n"]),
+            f"{s['median']:.3f}",
+            f"{s['min']:.3f}",
+            f"{s['max']:.3f}",
+            goal,
+            "yes" if s["ok"] else "NO",
+        ]
         lines.append(sep + (" | ".join(cells) + " |" if markdown else "  " + "  ".join(cells)))
     lines.append("")
     lines.append("hold-out: each fitted constant, on the cases of GPU generations it was not fitted on:")
     if markdown:
-        lines += ["", "| constant | fitted on (cases; generations) | kind | cases | median | worst low | worst high | met |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| constant | fitted on (cases; generations) | kind | cases | median | worst low | worst high | met |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
     for name, h in holdout(results).items():
         for kind, s in h["held_out"].items():
-            cells = [name, f"{', '.join(h['cases'])}; {', '.join(h['fitted_on'])}", kind, str(s["n"]), f"{s['median']:.3f}", f"{s['min']:.3f}",
-                     f"{s['max']:.3f}", "yes" if s["ok"] else "NO"]
+            cells = [
+                name,
+                f"{', '.join(h['cases'])}; {', '.join(h['fitted_on'])}",
+                kind,
+                str(s["n"]),
+                f"{s['median']:.3f}",
+                f"{s['min']:.3f}",
+                f"{s['max']:.3f}",
+                "yes" if s["ok"] else "NO",
+            ]
             lines.append(sep + (" | ".join(cells) + " |" if markdown else "  " + "  ".join(cells)))
     return "\n".join(lines)
 
@@ -380,7 +531,8 @@ def main(argv: list[str] | None = None) -> int:
         BANDS_FILE.write_text(bands_toml(bands(results)), encoding="utf-8")
         print(f"\nwrote {BANDS_FILE.relative_to(ROOT)}")
     ok = all(s["ok"] for s in summary(results).values()) and all(
-        s["ok"] for h in holdout(results).values() for s in h["held_out"].values())
+        s["ok"] for h in holdout(results).values() for s in h["held_out"].values()
+    )
     if not ok:
         print("\nGOAL NOT MET", file=sys.stderr)
     return 0 if ok else 1

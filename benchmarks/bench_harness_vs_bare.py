@@ -20,6 +20,7 @@ kernel's autogroup scheduling a session is a scheduling group, and on a loaded m
 share a session gets less CPU (a first run without this read the harness 2-5x above the bare loop at load
 average ~30 on 2 cores).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -101,8 +102,18 @@ def main() -> int:
     factor = busbw_factor("all_reduce", n)
 
     os.environ.setdefault("PYTHONWARNINGS", "ignore")  # torch warns about numpy in every process
-    preset = Preset("compare", lo, hi, warmup_iters=a.warmup, iters=a.iters, copy_bytes=1, copies_per_run=1,
-                    copy_runs=1, latency_reps=1, budget_s=3600.0)
+    preset = Preset(
+        "compare",
+        lo,
+        hi,
+        warmup_iters=a.warmup,
+        iters=a.iters,
+        copy_bytes=1,
+        copies_per_run=1,
+        copy_runs=1,
+        latency_reps=1,
+        budget_s=3600.0,
+    )
     bare_runs: list[dict[int, float]] = []  # textbook: total time / iters
     bare_med: list[dict[int, float]] = []  # the same loop, median per-iteration time (the old harness statistic)
     harness_runs: list[dict[int, float]] = []
@@ -133,10 +144,14 @@ def main() -> int:
         if not ok:
             return 1
 
-    print(f"gloo all_reduce, {n} processes, {a.warmup} warm-up + {a.iters} timed iterations per size, "
-          f"{a.rounds} rounds (order alternating: {' '.join(orders)}), busbw in GB/s (1e9 B/s), factor 2(n-1)/n = {factor:g}")
-    print("paired ratio = harness / bare in the same round (both: total time of the timed loop / iters, slowest rank); "
-          "old stat = the bare loop's median per-iteration busbw / its total-over-iters busbw")
+    print(
+        f"gloo all_reduce, {n} processes, {a.warmup} warm-up + {a.iters} timed iterations per size, "
+        f"{a.rounds} rounds (order alternating: {' '.join(orders)}), busbw in GB/s (1e9 B/s), factor 2(n-1)/n = {factor:g}"
+    )
+    print(
+        "paired ratio = harness / bare in the same round (both: total time of the timed loop / iters, slowest rank); "
+        "old stat = the bare loop's median per-iteration busbw / its total-over-iters busbw"
+    )
     print(f"{'size (B)':>12} {'median':>8} {'IQR':>13} {'min-max':>13} {'bare GB/s':>10} {'old stat':>9}")
     worst = 0.0
     for s in sizes:
@@ -148,11 +163,15 @@ def main() -> int:
         if s >= large:
             worst = max(worst, abs(med - 1))
             flag = " *"
-        print(f"{s:>12} {med:>6.3f}{flag:2} {q[0]:>6.3f}-{q[2]:<6.3f} {min(ratios):>6.3f}-{max(ratios):<6.3f} "
-              f"{statistics.median(br[s] for br in bare_runs):>10.3f} {old:>9.3f}")
+        print(
+            f"{s:>12} {med:>6.3f}{flag:2} {q[0]:>6.3f}-{q[2]:<6.3f} {min(ratios):>6.3f}-{max(ratios):<6.3f} "
+            f"{statistics.median(br[s] for br in bare_runs):>10.3f} {old:>9.3f}"
+        )
     ok = worst <= 0.05
-    print(f"* checked: largest deviation of the median paired ratio at >= {large} B: {worst * 100:.1f}% -> "
-          f"{'within' if ok else 'OUTSIDE'} 5%")
+    print(
+        f"* checked: largest deviation of the median paired ratio at >= {large} B: {worst * 100:.1f}% -> "
+        f"{'within' if ok else 'OUTSIDE'} 5%"
+    )
     return 0 if ok else 1
 
 

@@ -8,6 +8,7 @@ process's CPU time over all phases, less sensitive to other processes sharing th
     .venv/bin/python benchmarks/big_rig.py            # 8, 64, 128, 256 GPUs
     .venv/bin/python benchmarks/big_rig.py 256
 """
+
 from __future__ import annotations
 
 import sys
@@ -19,23 +20,64 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def description(n: int) -> str:
-    out = [f'name = "big-{n}"', f'title = "{n} simulated GPUs behind {max(1, n // 8)} PCIe switches"', "",
-           "[software]", 'driver_version = "565.57.01"', 'cuda_driver_version = "12.7"', "",
-           "[host]", f'hostname = "big-{n}"', "sockets = 2", "memory_total_gib = 2048", "",
-           "[[numa]]", "id = 0", 'cpus = "0-55"', "memory_gib = 1024", "",
-           "[[numa]]", "id = 1", 'cpus = "56-111"', "memory_gib = 1024", "",
-           "[gpu]", 'name = "NVIDIA H100 80GB HBM3"', "memory_total_mib = 81559", "power_limit_w = 700.0",
-           "power_default_limit_w = 700.0", "pcie_gen = 5", "pcie_max_gen = 5", "nvlinks = 18",
-           "nvlink_version = 4", 'nvlink_fabric = "nvswitch"', "nvswitches = 4", ""]
+    out = [
+        f'name = "big-{n}"',
+        f'title = "{n} simulated GPUs behind {max(1, n // 8)} PCIe switches"',
+        "",
+        "[software]",
+        'driver_version = "565.57.01"',
+        'cuda_driver_version = "12.7"',
+        "",
+        "[host]",
+        f'hostname = "big-{n}"',
+        "sockets = 2",
+        "memory_total_gib = 2048",
+        "",
+        "[[numa]]",
+        "id = 0",
+        'cpus = "0-55"',
+        "memory_gib = 1024",
+        "",
+        "[[numa]]",
+        "id = 1",
+        'cpus = "56-111"',
+        "memory_gib = 1024",
+        "",
+        "[gpu]",
+        'name = "NVIDIA H100 80GB HBM3"',
+        "memory_total_mib = 81559",
+        "power_limit_w = 700.0",
+        "power_default_limit_w = 700.0",
+        "pcie_gen = 5",
+        "pcie_max_gen = 5",
+        "nvlinks = 18",
+        "nvlink_version = 4",
+        'nvlink_fabric = "nvswitch"',
+        "nvswitches = 4",
+        "",
+    ]
     switches = max(1, (n + 7) // 8)
     for s in range(switches):
         bus = 0x10 + s * 4  # 4 buses per switch: port, switch, GPUs below
         dom = s // 60  # keep bus numbers below 0x100 by moving to the next PCI domain
         bus = 0x10 + (s % 60) * 4
-        out += ["[[ports]]", f'id = "rp{s}"', 'kind = "root-port"', f'bdf = "{dom:04x}:{bus:02x}:01.0"',
-                f'host_bridge = "pci{dom:04x}:{bus:02x}"', f"numa_node = {0 if s < switches / 2 else 1}", "",
-                "[[ports]]", f'id = "sw{s}"', 'kind = "switch"', f'parent = "rp{s}"', f'bdf = "{dom:04x}:{bus + 1:02x}:00.0"',
-                "gen = 5", "width = 16", ""]
+        out += [
+            "[[ports]]",
+            f'id = "rp{s}"',
+            'kind = "root-port"',
+            f'bdf = "{dom:04x}:{bus:02x}:01.0"',
+            f'host_bridge = "pci{dom:04x}:{bus:02x}"',
+            f"numa_node = {0 if s < switches / 2 else 1}",
+            "",
+            "[[ports]]",
+            f'id = "sw{s}"',
+            'kind = "switch"',
+            f'parent = "rp{s}"',
+            f'bdf = "{dom:04x}:{bus + 1:02x}:00.0"',
+            "gen = 5",
+            "width = 16",
+            "",
+        ]
     for g in range(n):
         s = g // 8
         dom, bus = s // 60, 0x10 + (s % 60) * 4 + 2
@@ -75,7 +117,9 @@ def main() -> None:
     print(f"{'GPUs':>5} {'probe s':>8} {'rules s':>8} {'terminal s':>10} {'html s':>8} {'total s':>8} {'CPU s':>6}")
     for n in sizes:
         t = run(n)
-        print(f"{n:>5} {t['probe']:>8.3f} {t['rules']:>8.3f} {t['terminal']:>10.3f} {t['html']:>8.3f} {sum(v for k, v in t.items() if k != 'cpu'):>8.3f} {t['cpu']:>6.2f}")
+        print(
+            f"{n:>5} {t['probe']:>8.3f} {t['rules']:>8.3f} {t['terminal']:>10.3f} {t['html']:>8.3f} {sum(v for k, v in t.items() if k != 'cpu'):>8.3f} {t['cpu']:>6.2f}"
+        )
 
 
 if __name__ == "__main__":

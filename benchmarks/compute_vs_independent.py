@@ -13,6 +13,7 @@ On a CPU only: bench's fp32 512³ figure beside a numpy matmul of the same shape
 a plain torch.mm loop when numpy is missing). Different BLAS libraries (numpy's OpenBLAS, torch's oneDNN/MKL)
 need not agree, so both are printed and nothing is checked.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -110,8 +111,10 @@ def main() -> int:
             bench = next(m for m in ms if m.dtype == "fp32" and m.shape == "512x512x512")
             name, ind = independent_cpu(512)
             rows.append((bench.value_tflops, ind))
-        print(f"CPU only (torch {torch.__version__}, {torch.get_num_threads()} threads): fp32 512x512x512, "
-              f"TFLOP/s per round (bench --compute / {name})")
+        print(
+            f"CPU only (torch {torch.__version__}, {torch.get_num_threads()} threads): fp32 512x512x512, "
+            f"TFLOP/s per round (bench --compute / {name})"
+        )
         for i, (b, ind) in enumerate(rows):
             print(f"  round {i + 1}: {b:.4f} / {ind:.4f}  ratio {b / ind:.2f}")
         print("not checked: different BLAS libraries on a CPU")

@@ -7,6 +7,7 @@ imports included; less sensitive than wall time to other processes sharing the C
     .venv/bin/python benchmarks/fleet_scale.py                  # 10 100 1000 10000
     .venv/bin/python benchmarks/fleet_scale.py 10 100 1000
 """
+
 from __future__ import annotations
 
 import sys
@@ -61,8 +62,9 @@ def one(n: int, root: Path) -> dict[str, float]:
     names = [f"node{i:05d}" for i in range(n)]
     plants = {names[n // 3]: synth.Plant(x8_gpu=1), names[n // 2]: synth.Plant(driver="535.104.05")} if n >= 10 else {}
     synth.write_fleet(d, names, seed=n, plants=plants)
-    out = subprocess.run([sys.executable, __file__, "--measure", str(d), str(n)], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--measure", str(d), str(n)], check=True, capture_output=True, text=True
+    ).stdout
     for p in d.iterdir():
         p.unlink()
     d.rmdir()
@@ -76,15 +78,19 @@ def main() -> None:
         print(json.dumps(measure(Path(sys.argv[2]), int(sys.argv[3]))))
         return
     sizes = [int(a) for a in sys.argv[1:]] or [10, 100, 1000, 10000]
-    print(f"{'nodes':>6} {'load s':>7} {'analyse s':>9} {'text s':>7} {'json s':>7} {'html s':>7} {'total s':>8} "
-          f"{'s/1000':>7} {'CPU s':>6} {'peak MiB':>9} {'html MiB':>9} {'findings':>8}")
+    print(
+        f"{'nodes':>6} {'load s':>7} {'analyse s':>9} {'text s':>7} {'json s':>7} {'html s':>7} {'total s':>8} "
+        f"{'s/1000':>7} {'CPU s':>6} {'peak MiB':>9} {'html MiB':>9} {'findings':>8}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             t = one(n, Path(tmp))
             total = sum(t[k] for k in ("load", "analyse", "text", "json", "html"))
-            print(f"{n:>6} {t['load']:>7.2f} {t['analyse']:>9.2f} {t['text']:>7.2f} {t['json']:>7.2f} {t['html']:>7.2f} "
-                  f"{total:>8.2f} {total / n * 1000:>7.2f} {t['cpu']:>6.2f} {t['peak_mib']:>9.0f} {t['html_mib']:>9.1f} {int(t['findings']):>8}",
-                  flush=True)
+            print(
+                f"{n:>6} {t['load']:>7.2f} {t['analyse']:>9.2f} {t['text']:>7.2f} {t['json']:>7.2f} {t['html']:>7.2f} "
+                f"{total:>8.2f} {total / n * 1000:>7.2f} {t['cpu']:>6.2f} {t['peak_mib']:>9.0f} {t['html_mib']:>9.1f} {int(t['findings']):>8}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

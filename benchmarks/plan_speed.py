@@ -3,6 +3,7 @@
 Runs the real command in a fresh process (start-up included), median of N runs, for each of the four
 workloads the README shows, and the in-process time per build. Usage: python benchmarks/plan_speed.py [N]
 """
+
 from __future__ import annotations
 
 import statistics
@@ -14,7 +15,10 @@ CASES = [
     ("8B full fine-tune, 1e9 tokens", ["--model", "llama-3-8b", "--task", "full", "--tokens", "1e9"]),
     ("70B QLoRA, 2e8 tokens", ["--model", "llama-3-70b", "--task", "qlora", "--tokens", "2e8"]),
     ("70B training, 2e10 tokens", ["--model", "llama-3-70b", "--tokens", "2e10"]),
-    ("70B serving, 8k x 32", ["--model", "llama-3-70b", "--task", "inference", "--context", "8192", "--concurrency", "32"]),
+    (
+        "70B serving, 8k x 32",
+        ["--model", "llama-3-70b", "--task", "inference", "--context", "8192", "--concurrency", "32"],
+    ),
 ]
 
 

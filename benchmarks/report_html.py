@@ -5,6 +5,7 @@ bytecode cache each process compiles report.html.j2 and its includes again.
 
     .venv/bin/python benchmarks/report_html.py          # 5 runs each, dgx-h100
 """
+
 from __future__ import annotations
 
 import os
@@ -20,16 +21,24 @@ def run(n: int, env: dict[str, str], out: Path) -> list[float]:
     times = []
     for _ in range(n):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "gpuadvisor", "report", "--simulate", "dgx-h100", "--html", str(out)],
-                       env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "gpuadvisor", "report", "--simulate", "dgx-h100", "--html", str(out)],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         times.append(time.perf_counter() - t)
     return times
 
 
 def compile_time(env: dict[str, str]) -> float:
-    code = ("import time; from gpuadvisor.render.html import _environment; e = _environment(); "
-            "t = time.perf_counter(); e.get_template('report.html.j2'); print(time.perf_counter() - t)")
-    return float(subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout)
+    code = (
+        "import time; from gpuadvisor.render.html import _environment; e = _environment(); "
+        "t = time.perf_counter(); e.get_template('report.html.j2'); print(time.perf_counter() - t)"
+    )
+    return float(
+        subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout
+    )
 
 
 def main() -> None:
@@ -40,8 +49,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.html"
         run(1, base, out)  # fill the cache
-        rows = [("no bytecode cache", run(n, off, out), compile_time(off)),
-                ("bytecode cache", run(n, base, out), compile_time(base))]
+        rows = [
+            ("no bytecode cache", run(n, off, out), compile_time(off)),
+            ("bytecode cache", run(n, base, out), compile_time(base)),
+        ]
     print(f"{'':<18} {'report --html (median of ' + str(n) + ') s':>32} {'get_template s':>15}")
     for name, times, ct in rows:
         print(f"{name:<18} {statistics.median(times):>32.3f} {ct:>15.3f}")

@@ -4,6 +4,7 @@ Run: .venv/bin/python benchmarks/startup.py [--runs N]
 Prints the median and min wall time of each over N runs (fresh processes), and which heavy modules
 (torch, jinja2, pynvml) `--help` imported. The target from the foundation issue: --help well under 0.5 s.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -6,6 +6,7 @@ the tool could not run. Machine output goes to stdout, progress and logs to stde
 Commands are imported only when run (``COMMANDS`` maps a name to ``module:function`` and its one-line help),
 so ``gpuadvisor --help`` starts without importing torch, jinja2 or pynvml.
 """
+
 from __future__ import annotations
 
 import sys
@@ -18,7 +19,10 @@ from gpuadvisor.errors import InputError
 
 # name -> (module:attribute, short help). Each command module owns its options.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "scan": ("gpuadvisor.commands.scan:scan", "Probe this machine (or a preset, or a saved scan) and report what it is."),
+    "scan": (
+        "gpuadvisor.commands.scan:scan",
+        "Probe this machine (or a preset, or a saved scan) and report what it is.",
+    ),
     "presets": ("gpuadvisor.commands.presets:presets", "List the simulated rigs built in."),
     "bench": ("gpuadvisor.commands.bench:bench", "Measure collectives, peer-to-peer and host<->device bandwidth."),
     "rules": ("gpuadvisor.commands.rules:rules", "List every rule: code, name, area, severity."),
@@ -26,9 +30,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("gpuadvisor.commands.advise:advise", "Recommend a parallelism strategy for a model on this rig."),
     "report": ("gpuadvisor.commands.report:report", "Render a saved scan as HTML (or text, JSON)."),
     "import": ("gpuadvisor.commands.importing:import_", "Turn nvidia-smi / lspci / nccl-tests output into a scan."),
-    "plan": ("gpuadvisor.commands.plan:plan", "Compare candidate builds for a workload before buying or renting: speed, time, cost, power."),
-    "check": ("gpuadvisor.commands.check:check", "Gate a node: findings against a policy, exit 1 on failure; text, JSON, JUnit, Prometheus."),
-    "fleet": ("gpuadvisor.commands.fleet:fleet", "Compare many nodes' scans: outliers, drift, failed and missing nodes, stragglers."),
+    "plan": (
+        "gpuadvisor.commands.plan:plan",
+        "Compare candidate builds for a workload before buying or renting: speed, time, cost, power.",
+    ),
+    "check": (
+        "gpuadvisor.commands.check:check",
+        "Gate a node: findings against a policy, exit 1 on failure; text, JSON, JUnit, Prometheus.",
+    ),
+    "fleet": (
+        "gpuadvisor.commands.fleet:fleet",
+        "Compare many nodes' scans: outliers, drift, failed and missing nodes, stragglers.",
+    ),
 }
 
 
@@ -136,7 +149,9 @@ def _run(argv: list[str] | None) -> int:
     except RecursionError:  # data nested deeper than any check foresaw: still one line
         if verbose:
             traceback.print_exc()
-        click.echo("gpuadvisor: error: the input is nested too deeply to process (run with -v for the traceback)", err=True)
+        click.echo(
+            "gpuadvisor: error: the input is nested too deeply to process (run with -v for the traceback)", err=True
+        )
         return 2
     except Exception as e:  # a bug: one line unless -v
         if verbose:

@@ -4,6 +4,7 @@ Both paths run the same probe code (``probes.nvml`` over a pynvml-like library, 
 sysfs tree); the simulated path serves NVML from ``probes.simnvml`` and writes the description's PCI tree
 into a temporary directory first.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -37,9 +38,15 @@ def nvlink_count(a: Gpu, b: Gpu) -> int:
     return min(sw_a, sw_b)
 
 
-def build_topology(gpus: list[Gpu], levels: list[list[str | None]], p2p_read: list[list[str]] | None,
-                   p2p_write: list[list[str]] | None, places: list[PciPlace | None], nics: list[tuple[str, PciPlace]],
-                   nvml_reason: str | None) -> Topology:
+def build_topology(
+    gpus: list[Gpu],
+    levels: list[list[str | None]],
+    p2p_read: list[list[str]] | None,
+    p2p_write: list[list[str]] | None,
+    places: list[PciPlace | None],
+    nics: list[tuple[str, PciPlace]],
+    nvml_reason: str | None,
+) -> Topology:
     n = len(gpus)
     topo = Topology(p2p_read=p2p_read, p2p_write=p2p_write)
     pcie: list[list[str]] = []
@@ -51,7 +58,10 @@ def build_topology(gpus: list[Gpu], levels: list[list[str | None]], p2p_read: li
                 pa, pb = places[i], places[j]
                 lvl = level_between(pa, pb) if pa and pb else "SYS"
                 if pa is None or pb is None:
-                    topo.unavailable.setdefault("pcie_matrix", f"PCIe placement unknown for some GPUs ({nvml_reason or 'no sysfs path'}); shown as SYS")
+                    topo.unavailable.setdefault(
+                        "pcie_matrix",
+                        f"PCIe placement unknown for some GPUs ({nvml_reason or 'no sysfs path'}); shown as SYS",
+                    )
             row.append(lvl)
         pcie.append(row)
     topo.pcie_matrix = pcie
@@ -76,7 +86,9 @@ def build_topology(gpus: list[Gpu], levels: list[list[str | None]], p2p_read: li
     def count(i: int, j: int) -> int:
         return (direct[i].get(gpus[j].bus_id, 0) if gpus[j].bus_id else 0) or min(switch[i], switch[j])
 
-    topo.matrix = [["X" if i == j else (f"NV{c}" if (c := count(i, j)) else pcie[i][j]) for j in range(n)] for i in range(n)]
+    topo.matrix = [
+        ["X" if i == j else (f"NV{c}" if (c := count(i, j)) else pcie[i][j]) for j in range(n)] for i in range(n)
+    ]
     topo.nics = [name for name, _ in nics]
     topo.nic_matrix = [[level_between(places[i], place) if places[i] else "SYS" for _, place in nics] for i in range(n)]
     return topo
@@ -103,7 +115,9 @@ def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
                 g.numa_node = node
                 g.unavailable.pop("numa_node", None)
             elif "numa_node" in g.unavailable:
-                g.unavailable["numa_node"] += "; sysfs numa_node is -1 (no NUMA information, e.g. a VM or one-node host)"
+                g.unavailable["numa_node"] += (
+                    "; sysfs numa_node is -1 (no NUMA information, e.g. a VM or one-node host)"
+                )
         if g.cpu_affinity is None:
             cpus = sysfs.local_cpulist(g.bus_id)
             if cpus:
@@ -117,7 +131,9 @@ def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
     if reason and len(gpus) > 1:
         rig.topology.unavailable["matrix"] = f"NVML topology: {reason}; PCIe levels derived from sysfs"
     if nv.binding_mismatches:
-        rig.problems.append("nvidia-ml-py and the driver disagree on: " + ", ".join(sorted(set(nv.binding_mismatches))[:8]))
+        rig.problems.append(
+            "nvidia-ml-py and the driver disagree on: " + ", ".join(sorted(set(nv.binding_mismatches))[:8])
+        )
 
 
 def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = None, import_torch: bool = False) -> Rig:
@@ -152,7 +168,9 @@ def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = No
         from gpuadvisor.rules.summary import no_gpu_hint
 
         # A container without the NVIDIA runtime looks like a machine without a driver: tell them apart.
-        container = next((m for m in ("/.dockerenv", "/run/.containerenv") if (Path(sysfs_root) / m.lstrip("/")).exists()), None)
+        container = next(
+            (m for m in ("/.dockerenv", "/run/.containerenv") if (Path(sysfs_root) / m.lstrip("/")).exists()), None
+        )
         hint = no_gpu_hint(reason, rig.software.env, container)
         rig.problems.insert(0, f"no NVIDIA GPU or driver found ({reason}): {hint}; or {NO_GPU_HINT}")
     return rig
@@ -170,7 +188,11 @@ def simulate_description(desc: RigDesc) -> Rig:
     from gpuadvisor.probes.fakesysfs import write_tree
     from gpuadvisor.probes.simnvml import SimNvml
 
-    rig = Rig(source=Source(kind="simulated", preset=desc.name, detail=desc.title, created_at=_now(), tool_version=__version__))
+    rig = Rig(
+        source=Source(
+            kind="simulated", preset=desc.name, detail=desc.title, created_at=_now(), tool_version=__version__
+        )
+    )
     rig.provenance = {"host": "simulated", "software": "simulated", "gpus": "simulated", "topology": "simulated"}
     # The tree is a few hundred small files: write them to memory (/dev/shm) where the system has it.
     shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None

@@ -3,6 +3,7 @@
 click completes commands and options itself (``eval "$(_GPUADVISOR_COMPLETE=bash_source gpuadvisor)"``; zsh_source
 and fish_source for the other shells); these give it the values. Each reads the packaged lists only when a
 completion is asked for, never at start-up."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,5 +37,7 @@ def rule_codes(ctx: click.Context, param: click.Parameter, incomplete: str) -> l
     from gpuadvisor.rules import all_rules
 
     rules = all_rules()
-    return _items([r.code for r in rules] + [r.name for r in rules], incomplete.upper() if incomplete[:2].lower() == "ga"
-                  else incomplete)
+    return _items(
+        [r.code for r in rules] + [r.name for r in rules],
+        incomplete.upper() if incomplete[:2].lower() == "ga" else incomplete,
+    )

@@ -1,4 +1,5 @@
 """Errors meant for people: one line, exit code 2 (bad input or the tool could not run)."""
+
 from __future__ import annotations
 
 

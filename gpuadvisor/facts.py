@@ -11,6 +11,7 @@ Conventions:
 - ``schema_version`` guards loading: an unknown version, a file that is not a scan or a malformed field is a
   ``FactsError`` whose message names the field.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -255,7 +256,9 @@ class Measurement(Unavailable):
     provenance: str = "measured"  # measured | imported
     world_size: int | None = None
     gpus: list[int] = field(default_factory=list)
-    hosts: list[str] = field(default_factory=list)  # collectives: each rank's host name, in rank order (multi-node runs)
+    hosts: list[str] = field(
+        default_factory=list
+    )  # collectives: each rank's host name, in rank order (multi-node runs)
     memory: str | None = None  # pinned | pageable (copies)
     concurrent: bool | None = None  # copies: all GPUs at once
     p2p_enabled: bool | None = None
@@ -325,8 +328,12 @@ class Rig:
     # counts, the worst findings in one line each, why (no-gpus). Views recompute it; JSON readers get it here.
     verdict: dict[str, Any] | None = None
     problems: list[str] = field(default_factory=list)  # what went wrong while collecting, in order
-    provenance: dict[str, str] = field(default_factory=dict)  # section -> read | measured | predicted | imported | simulated
-    origins: dict[str, str] = field(default_factory=dict)  # imported: fact path ("gpus[0].pcie.current_width") -> "FILE:LINE (command)"
+    provenance: dict[str, str] = field(
+        default_factory=dict
+    )  # section -> read | measured | predicted | imported | simulated
+    origins: dict[str, str] = field(
+        default_factory=dict
+    )  # imported: fact path ("gpus[0].pcie.current_width") -> "FILE:LINE (command)"
 
     # -- convenience ------------------------------------------------------------------------------------
     def gpu(self, index: int) -> Gpu:
@@ -409,7 +416,9 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
                 return _convert(value, a, where)
             except FactsError as e:
                 errors.append(e)
-        raise errors[0] if len(errors) == 1 else FactsError(f"{where}: expected {_typename(tp)}, got {_describe(value)}")
+        raise (
+            errors[0] if len(errors) == 1 else FactsError(f"{where}: expected {_typename(tp)}, got {_describe(value)}")
+        )
     if origin is list:
         (item,) = typing.get_args(tp)
         if not isinstance(value, list):
@@ -459,7 +468,9 @@ def _from_dict(cls: type, data: Any, where: str) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise FactsError(f"{(where + '.') if where else ''}{unknown[0]}: unknown field (not in schema version {SCHEMA_VERSION})")
+        raise FactsError(
+            f"{(where + '.') if where else ''}{unknown[0]}: unknown field (not in schema version {SCHEMA_VERSION})"
+        )
     kwargs = {}
     for name in names:
         if name in data:
@@ -479,7 +490,9 @@ def from_dict(data: Any, origin: str = "scan") -> Rig:
     if not isinstance(data, dict):
         raise FactsError(f"{origin}: not a gpuadvisor scan (top level is {_describe(data)}, expected an object)")
     if data.get("kind") != KIND:
-        raise FactsError(f"{origin}: not a gpuadvisor scan (field 'kind' is {_describe(data.get('kind'))}, expected \"{KIND}\")")
+        raise FactsError(
+            f"{origin}: not a gpuadvisor scan (field 'kind' is {_describe(data.get('kind'))}, expected \"{KIND}\")"
+        )
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise FactsError(

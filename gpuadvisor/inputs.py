@@ -13,6 +13,7 @@ Public API:
   than ``MAX_DEPTH``, and a lone UTF-16 surrogate in a string are refused where they are read, so nothing
   downstream meets them.
 """
+
 from __future__ import annotations
 
 import math
@@ -103,7 +104,9 @@ def decode_utf8(data: bytes, origin: str, what: str, error: type[InputError] = I
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise error(f"{origin}: not UTF-8 text (byte 0x{data[e.start]:02x} on line {line}); {what} must be UTF-8") from None
+        raise error(
+            f"{origin}: not UTF-8 text (byte 0x{data[e.start]:02x} on line {line}); {what} must be UTF-8"
+        ) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -190,5 +193,7 @@ def _check_str(s: str, origin: str, where: str, error: type[InputError]) -> None
     try:
         s.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise error(f"{origin}: the string at {where[:80] or 'top level'} holds a lone surrogate "
-                    f"(\\u{ord(s[e.start]):04x}), which is not Unicode text") from None
+        raise error(
+            f"{origin}: the string at {where[:80] or 'top level'} holds a lone surrogate "
+            f"(\\u{ord(s[e.start]):04x}), which is not Unicode text"
+        ) from None

@@ -4,6 +4,7 @@ Figures are per direction, before protocol overhead, in GB/s (1e9 bytes/s), from
 NVIDIA's NVLink generation tables. Rules, the benchmarker and the advisor all take their expected figures
 from here, so the whole tool agrees on what a link should give.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -126,8 +127,14 @@ def link_at(path: list[PcieHop], k: int) -> PcieHop:
 def gpu_link(gpu: Gpu) -> PcieHop:
     """The GPU's own link: sysfs (``path[0]``) completed by NVML, merged with the port above it."""
     p = gpu.pcie
-    nvml = PcieHop(bdf=gpu.bus_id or "", port_type="endpoint", current_gen=p.current_gen, max_gen=p.max_gen,
-                   current_width=p.current_width, max_width=p.max_width)
+    nvml = PcieHop(
+        bdf=gpu.bus_id or "",
+        port_type="endpoint",
+        current_gen=p.current_gen,
+        max_gen=p.max_gen,
+        current_width=p.current_width,
+        max_width=p.max_width,
+    )
     own = link_facts(nvml, p.path[0] if p.path else None) if p.path else nvml
     own.bdf = "GPU link"
     return link_facts(own, p.path[1] if len(p.path) > 1 else None)
@@ -137,7 +144,9 @@ def path_links(gpu: Gpu) -> list[PcieHop]:
     """Each distinct link from the GPU up to its root port (the GPU's own first), as both ends see it."""
     out = [gpu_link(gpu)]
     path = gpu.pcie.path
-    out += [link_at(path, k) for k in range(1, len(path)) if path[k].port_type in ("upstream-port", "bridge", "unknown")]
+    out += [
+        link_at(path, k) for k in range(1, len(path)) if path[k].port_type in ("upstream-port", "bridge", "unknown")
+    ]
     return out
 
 

@@ -4,6 +4,7 @@
 (two torchrun invocations on 127.0.0.1), and for clusters where the name operators use (the Slurm node name,
 the Kubernetes node name) differs from the kernel's host name.
 """
+
 from __future__ import annotations
 
 import os

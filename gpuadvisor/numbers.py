@@ -5,6 +5,7 @@
 max)`` is the integer counterpart (click.IntRange, always with an upper bound). Every numeric option of every
 command uses one of them, so no NaN reaches a rule, a deadline or a JSON file.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,8 +25,9 @@ _SUFFIX = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 class Finite(click.ParamType):
     name = "number"
 
-    def __init__(self, min: float | None = None, max: float | None = None, *, min_open: bool = False,
-                 unit: str = "") -> None:
+    def __init__(
+        self, min: float | None = None, max: float | None = None, *, min_open: bool = False, unit: str = ""
+    ) -> None:
         self.min, self.max, self.min_open, self.unit = min, max, min_open, unit
 
     def _range(self) -> str:
@@ -46,7 +48,8 @@ class Finite(click.ParamType):
         if not math.isfinite(v):
             self.fail(f"{str(value)[:40]!r} is not a finite number; give a value {self._range()}", param, ctx)
         if (self.min is not None and (v < self.min or (self.min_open and v == self.min))) or (
-                self.max is not None and v > self.max):
+            self.max is not None and v > self.max
+        ):
             self.fail(f"{str(value)[:40]} is out of range; give a value {self._range()}", param, ctx)
         return v
 

@@ -26,6 +26,7 @@ as no rename can replace it; use ``-`` for stdout where a command offers it.
 Hard links: the rename gives the path a new inode, so other names of the old file keep the old content (as
 with every atomic writer: editors, rsync, install).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -90,8 +91,10 @@ def plan_outputs(outputs: Mapping[str, Paths], inputs: Mapping[str, Paths | Iter
         except OSError as e:
             raise OutputError(f"{path}: cannot write the output of {opt} ({_why(e)})") from None
         if st is not None and stat.S_ISLNK(st.st_mode):
-            raise OutputError(f"{path}: cannot write the output of {opt}: it is a symbolic link, and gpuadvisor "
-                              "never writes through one (give the real path, or remove the link)")
+            raise OutputError(
+                f"{path}: cannot write the output of {opt}: it is a symbolic link, and gpuadvisor "
+                "never writes through one (give the real path, or remove the link)"
+            )
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise OutputError(f"{path}: cannot write the output of {opt}: it is a directory (give a file name)")
         parent = os.path.dirname(path) or "."
@@ -102,16 +105,22 @@ def plan_outputs(outputs: Mapping[str, Paths], inputs: Mapping[str, Paths | Iter
         if st is not None and stat.S_ISREG(st.st_mode):
             key = (st.st_dev, st.st_ino)
             if key in taken:
-                raise OutputError(f"{path}: cannot write the output of {opt}: it is {taken[key]}, which writing "
-                                  "would destroy (choose another output file)")
+                raise OutputError(
+                    f"{path}: cannot write the output of {opt}: it is {taken[key]}, which writing "
+                    "would destroy (choose another output file)"
+                )
             if key in seen_ids:
-                raise OutputError(f"{path}: cannot write the output of {opt}: {seen_ids[key]} names the same file "
-                                  "(give each output its own file)")
+                raise OutputError(
+                    f"{path}: cannot write the output of {opt}: {seen_ids[key]} names the same file "
+                    "(give each output its own file)"
+                )
             seen_ids[key] = opt
         real = os.path.join(os.path.realpath(parent), os.path.basename(path))
         if real in seen:
-            raise OutputError(f"{path}: cannot write the output of {opt}: {seen[real]} names the same file "
-                              "(give each output its own file)")
+            raise OutputError(
+                f"{path}: cannot write the output of {opt}: {seen[real]} names the same file "
+                "(give each output its own file)"
+            )
         seen[real] = opt
 
 
@@ -134,8 +143,10 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, what: str =
             old = None
         if old is not None:
             if stat.S_ISLNK(old.st_mode):
-                raise OutputError(f"{p}: is a symbolic link; gpuadvisor never writes through a link "
-                                  "(give the real path, or remove the link)")
+                raise OutputError(
+                    f"{p}: is a symbolic link; gpuadvisor never writes through a link "
+                    "(give the real path, or remove the link)"
+                )
             if stat.S_ISDIR(old.st_mode):
                 raise OutputError(f"{p}: is a directory; cannot write the {what} there")
             if not stat.S_ISREG(old.st_mode):
@@ -199,7 +210,7 @@ def _write_in_place(p: Path, name: str, dfd: int, blob: bytes, what: str) -> Non
 def _write_all(fd: int, blob: bytes) -> None:
     view = memoryview(blob)
     while view:
-        n = os.write(fd, view[:1 << 20])
+        n = os.write(fd, view[: 1 << 20])
         if n <= 0:  # pragma: no cover - write(2) returns an error rather than 0 for files
             raise OSError(errno.EIO, "short write")
         view = view[n:]

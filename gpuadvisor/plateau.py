@@ -16,6 +16,7 @@ Busbw that peaks at middle sizes and then settles lower (PCIe all-reduce on smal
 degrades under large transfers) is judged at the settled, large-message figure, because the plateau is taken
 from the end of the sweep.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ PLATEAU_TOLERANCE = 0.05
 MIN_BYTES = {"nvlink": GiB, "pcie": 128 * MiB}
 MIN_BYTES_SOURCE = {
     "nvlink": "NVLink needs 1 GiB or more (NCCL maintainer: '256M is too small to reach peak bandwidth', "
-              "github.com/NVIDIA/nccl-tests/issues/212; 'at 512M the bandwidth is still increasing', issues/149)",
+    "github.com/NVIDIA/nccl-tests/issues/212; 'at 512M the bandwidth is still increasing', issues/149)",
     "pcie": "PCIe sweeps flatten by a few MiB; nccl-tests' README example runs to 128 MiB (-e 128M)",
     "unknown": "the link type is not in the scan, so the NVLink figure applies (github.com/NVIDIA/nccl-tests/issues/212)",
 }
@@ -93,8 +94,10 @@ def find(rows: list[SweepRow], link: str = "unknown", tolerance: float = PLATEAU
         prev = pts[-2]
         rise = pts[-1][1] / prev[1] - 1 if prev[1] > 0 else float("inf")
         what = f"{rise:+.0%}" if rise != float("inf") else "from 0"
-        why = (f"busbw still rising at the largest size ({pts[-1][1]:g} GB/s at {fmt_bytes(last)}, {what} over "
-               f"{fmt_bytes(prev[0])})")
+        why = (
+            f"busbw still rising at the largest size ({pts[-1][1]:g} GB/s at {fmt_bytes(last)}, {what} over "
+            f"{fmt_bytes(prev[0])})"
+        )
         return Plateau(False, None, None, last, 1, peak, max(need, 2 * last), why)
     if last < need:
         why = f"the sweep ends at {fmt_bytes(last)}, below the {fmt_bytes(need)} this link type needs to reach its peak"

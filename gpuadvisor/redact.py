@@ -17,6 +17,7 @@ match: a UUID in ``CUDA_VISIBLE_DEVICES`` and in a note map to the same token. L
 Public API: ``redact(rig, inputs=()) -> Redactor`` (in place; the Redactor then rewrites anything else an
 output shows, e.g. a policy path: ``r.text(s)``, ``r.walk(obj)``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,11 +38,15 @@ _UUID_RE = re.compile(rf"(?<![0-9A-Za-z-])(?:(MIG-GPU-|MIG-|GPU-)({_UUID})(/\d+/
 _MAC_RE = re.compile(rf"(?<![0-9A-Za-z:.-]){_HEX}{{2}}([:-]){_HEX}{{2}}(?:\1{_HEX}{{2}}){{4,18}}(?![0-9A-Za-z:-])")
 _GUID_RE = re.compile(rf"(?<![0-9A-Za-z:.-])(?:{_HEX}{{4}}(?::{_HEX}{{4}}){{3}}|0x{_HEX}{{16}})(?![0-9A-Za-z:-])")
 _IPV4_RE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?!\.?\d)")
-_IPV6_RE = re.compile(r"(?<![0-9A-Za-z:.])(?=[0-9A-Fa-f:.]*:[0-9A-Fa-f.]*:)([0-9A-Fa-f:.]*[0-9A-Fa-f:])(%[\w.-]+)?(?![0-9A-Za-z:])")
+_IPV6_RE = re.compile(
+    r"(?<![0-9A-Za-z:.])(?=[0-9A-Fa-f:.]*:[0-9A-Fa-f.]*:)([0-9A-Fa-f:.]*[0-9A-Fa-f:])(%[\w.-]+)?(?![0-9A-Za-z:])"
+)
 _USER_PATH_RE = re.compile(r"(?<![\w.-])(/home/|/Users/|/usr/home/|/export/home/|/u/)([^/\s:'\"\\,;()]+)")
 _TILDE_RE = re.compile(r"(?<![\w/.~-])~([A-Za-z_][\w.-]*)")
-_KEYED_RE = re.compile(r"(?i)\b(serial(?: number)?|board id|module id|node guid|system guid|port guid|guid)(\s*[:=]\s*)"
-                       r"([^\s,;)\]'\"]+)")
+_KEYED_RE = re.compile(
+    r"(?i)\b(serial(?: number)?|board id|module id|node guid|system guid|port guid|guid)(\s*[:=]\s*)"
+    r"([^\s,;)\]'\"]+)"
+)
 # Where hostnames of other machines turn up in notes and logs.
 _HOST_CONTEXTS = (
     re.compile(r"\b\d+ hosts \(([^)]*)\)"),  # imported multi-node nccl-tests: "2 hosts (a, b)"
@@ -136,7 +141,11 @@ class Redactor:
         return ("MIG-" + own + "/redacted") if prefix == "MIG-GPU-" or mig_tail else own
 
     def _keyed(self, key: str, value: str) -> str:
-        if value.upper() in ("N/A", "NONE", "[N/A]", "NOT", "UNKNOWN") or value.startswith("redacted-") or "-redacted-" in value:
+        if (
+            value.upper() in ("N/A", "NONE", "[N/A]", "NOT", "UNKNOWN")
+            or value.startswith("redacted-")
+            or "-redacted-" in value
+        ):
             return value
         return self.token("serial" if "serial" in key.lower() else "id", value)
 
@@ -198,7 +207,9 @@ class Redactor:
                 m = re.search(_UUID, g.uuid)
                 if m:
                     self.token("gpu-uuid", m.group(0), f"GPU-redacted-{g.index}")
-                self.literal(g.uuid, self._tokens.get(("gpu-uuid", m.group(0).lower())) if m else self.token("uuid", g.uuid))
+                self.literal(
+                    g.uuid, self._tokens.get(("gpu-uuid", m.group(0).lower())) if m else self.token("uuid", g.uuid)
+                )
             if g.serial:
                 self.literal(g.serial, self.token("serial", g.serial), min_len=4)
         for key, value in rig.software.env.items():
@@ -223,7 +234,12 @@ class Redactor:
     def env(self, env: dict[str, str]) -> None:
         """Values that are identifiers as a whole: hosts, users, job ids (before the string pass)."""
         for key, value in list(env.items()):
-            if _HOST_ENV.search(key) and "[" in value and "]" in value and not re.search(r"\[[0-9a-fA-F:.%\w]*:", value):
+            if (
+                _HOST_ENV.search(key)
+                and "[" in value
+                and "]" in value
+                and not re.search(r"\[[0-9a-fA-F:.%\w]*:", value)
+            ):
                 env[key] = self.token("hostlist", value)  # a Slurm hostlist, node[01-04,07]
             elif _HOST_ENV.search(key) and value:
                 if not all(_is_loopback(p) for p in re.split(r"[\s,;]+", re.sub(r":\d+", "", value)) if p):

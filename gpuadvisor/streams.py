@@ -17,6 +17,7 @@ Public API:
 
 JSON on stdout is unchanged by the sanitiser: ``json.dumps`` escapes every control character itself.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,7 +54,7 @@ def sanitise(text: str, allow_colour: bool = False) -> str:
     out, pos = [], 0
     for m in _SGR.finditer(text):
         if all(p in _SGR_OK for p in m.group(1).split(";")):
-            out.append(_BAD.sub(_escape_all, text[pos:m.start()]))
+            out.append(_BAD.sub(_escape_all, text[pos : m.start()]))
             out.append(m.group(0))
             pos = m.end()
     out.append(_BAD.sub(_escape_all, text[pos:]))

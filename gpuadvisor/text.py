@@ -1,4 +1,5 @@
 """Small wording helpers shared by every renderer."""
+
 from __future__ import annotations
 
 

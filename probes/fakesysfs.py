@@ -4,6 +4,7 @@ The simulator writes one into a temporary directory and runs the real sysfs prob
 on it, so a simulated rig's PCIe path goes through the same code as a live one. Tests use it to build
 trees with faults in them.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,9 +46,22 @@ class TreeWriter:
         self.bus = root / "sys" / "bus" / "pci" / "devices"
         self.bus.mkdir(parents=True, exist_ok=True)
 
-    def device(self, path: Path, *, port_type: str, cls: str, gen: int | None, max_gen: int | None, width: int | None,
-               max_width: int | None, numa: int | None, cpus: str | None, vendor: str = "0x10de", device: str = "0x0000",
-               aer_correctable: int = 0) -> None:
+    def device(
+        self,
+        path: Path,
+        *,
+        port_type: str,
+        cls: str,
+        gen: int | None,
+        max_gen: int | None,
+        width: int | None,
+        max_width: int | None,
+        numa: int | None,
+        cpus: str | None,
+        vendor: str = "0x10de",
+        device: str = "0x0000",
+        aer_correctable: int = 0,
+    ) -> None:
         path.mkdir(parents=True, exist_ok=True)
         files = {
             "class": cls,
@@ -89,7 +103,12 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         for g in desc.gpus:
             if g.parent == port_id:
                 pr = g.props
-                return pr["pcie_gen"], pr["pcie_width"], pr["pcie_max_gen"], pr["slot_max_width"] or pr["pcie_max_width"]
+                return (
+                    pr["pcie_gen"],
+                    pr["pcie_width"],
+                    pr["pcie_max_gen"],
+                    pr["slot_max_width"] or pr["pcie_max_width"],
+                )
         for n in desc.nics:
             if n.parent == port_id:
                 return n.gen, n.width, n.max_gen, n.max_width
@@ -105,19 +124,47 @@ def write_tree(desc: RigDesc, root: Path) -> None:
             base = w.devices / (p.host_bridge or "pci0000:00")
             gen, width, child_max_gen, child_max_width = child_link(port_id)
             path = base / p.bdf
-            w.device(path, port_type="root-port", cls=CLASS_BRIDGE, gen=gen, max_gen=p.max_gen or child_max_gen, width=width,
-                     max_width=p.max_width or child_max_width, numa=numa, cpus=cpus, vendor="0x8086", device="0x0000")
+            w.device(
+                path,
+                port_type="root-port",
+                cls=CLASS_BRIDGE,
+                gen=gen,
+                max_gen=p.max_gen or child_max_gen,
+                width=width,
+                max_width=p.max_width or child_max_width,
+                numa=numa,
+                cpus=cpus,
+                vendor="0x8086",
+                device="0x0000",
+            )
         else:
             assert p.parent is not None
             parent_dir = attach_point(p.parent, p.gen, p.max_gen, p.width, p.max_width)
             path = parent_dir / p.bdf
-            w.device(path, port_type="upstream-port", cls=CLASS_BRIDGE, gen=p.gen, max_gen=p.max_gen or p.gen, width=p.width,
-                     max_width=p.max_width or p.width, numa=numa, cpus=cpus, vendor="0x1000", device="0xc030")
+            w.device(
+                path,
+                port_type="upstream-port",
+                cls=CLASS_BRIDGE,
+                gen=p.gen,
+                max_gen=p.max_gen or p.gen,
+                width=p.width,
+                max_width=p.max_width or p.width,
+                numa=numa,
+                cpus=cpus,
+                vendor="0x1000",
+                device="0xc030",
+            )
         port_dirs[port_id] = path
         return path
 
-    def attach_point(port_id: str, gen: int | None, max_gen: int | None, width: int | None, max_width: int | None,
-                     slot_width: int | None = None) -> Path:
+    def attach_point(
+        port_id: str,
+        gen: int | None,
+        max_gen: int | None,
+        width: int | None,
+        max_width: int | None,
+        slot_width: int | None = None,
+    ) -> Path:
         """The directory a child of ``port_id`` goes in: the root port itself, or a new downstream port of a switch
         (wired for ``slot_width`` lanes when given, else for as many as the child or the switch has)."""
         p = desc.ports[port_id]
@@ -129,24 +176,58 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         domain, bus, _ = p.bdf.split(":")
         dsp = parent / f"{domain}:{int(bus, 16) + 1:02x}:{k:02x}.0"
         numa = desc.numa_of_port(port_id)
-        w.device(dsp, port_type="downstream-port", cls=CLASS_BRIDGE, gen=gen, max_gen=max(filter(None, [max_gen, p.max_gen, gen]), default=None),
-                 width=width, max_width=slot_width or max(filter(None, [max_width, p.max_width, width]), default=None), numa=numa,
-                 cpus=numa_cpus.get(numa) if numa is not None else None, vendor="0x1000", device="0xc030")
+        w.device(
+            dsp,
+            port_type="downstream-port",
+            cls=CLASS_BRIDGE,
+            gen=gen,
+            max_gen=max(filter(None, [max_gen, p.max_gen, gen]), default=None),
+            width=width,
+            max_width=slot_width or max(filter(None, [max_width, p.max_width, width]), default=None),
+            numa=numa,
+            cpus=numa_cpus.get(numa) if numa is not None else None,
+            vendor="0x1000",
+            device="0xc030",
+        )
         return dsp
 
     for g in desc.gpus:
         pr = g.props
-        d = attach_point(g.parent, pr["pcie_gen"], pr["pcie_max_gen"], pr["pcie_width"], pr["pcie_max_width"], pr["slot_max_width"])
+        d = attach_point(
+            g.parent, pr["pcie_gen"], pr["pcie_max_gen"], pr["pcie_width"], pr["pcie_max_width"], pr["slot_max_width"]
+        )
         numa = g.numa_node if g.numa_node is not None else desc.numa_of_port(g.parent)
         cls = CLASS_GPU if pr["name"].startswith(("NVIDIA H", "NVIDIA A1", "NVIDIA B", "Tesla")) else CLASS_VGA
-        w.device(d / g.bus_id, port_type="endpoint", cls=cls, aer_correctable=int(pr["pcie_aer_correctable"]), gen=pr["pcie_gen"], max_gen=pr["pcie_max_gen"], width=pr["pcie_width"],
-                 max_width=pr["pcie_max_width"], numa=numa, cpus=numa_cpus.get(numa) if numa is not None else None, device="0x2330")
+        w.device(
+            d / g.bus_id,
+            port_type="endpoint",
+            cls=cls,
+            aer_correctable=int(pr["pcie_aer_correctable"]),
+            gen=pr["pcie_gen"],
+            max_gen=pr["pcie_max_gen"],
+            width=pr["pcie_width"],
+            max_width=pr["pcie_max_width"],
+            numa=numa,
+            cpus=numa_cpus.get(numa) if numa is not None else None,
+            device="0x2330",
+        )
     for n in desc.nics:
         d = attach_point(n.parent, n.gen, n.max_gen, n.width, n.max_width)
         numa = desc.numa_of_port(n.parent)
         path = d / n.bdf
-        w.device(path, port_type="endpoint", cls=CLASS_NIC[n.kind], gen=n.gen, max_gen=n.max_gen, width=n.width, max_width=n.max_width,
-                 numa=numa, cpus=numa_cpus.get(numa) if numa is not None else None, vendor="0x15b3", device="0x1021")
+        w.device(
+            path,
+            port_type="endpoint",
+            cls=CLASS_NIC[n.kind],
+            gen=n.gen,
+            max_gen=n.max_gen,
+            width=n.width,
+            max_width=n.max_width,
+            numa=numa,
+            cpus=numa_cpus.get(numa) if numa is not None else None,
+            vendor="0x15b3",
+            device="0x1021",
+        )
         (path / ("infiniband" if n.kind == "infiniband" else "net") / n.name).mkdir(parents=True)
 
     node_base = w.devices / "system" / "node"

@@ -1,4 +1,5 @@
 """Host facts: CPU, sockets, cores, RAM (psutil), NUMA nodes (sysfs), OS and kernel."""
+
 from __future__ import annotations
 
 import os

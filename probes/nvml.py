@@ -6,6 +6,7 @@ from an older binding is "function not found" rather than an AttributeError, and
 by its code into the reason kept beside the null field. ``probe_gpus`` reads all GPUs, each in its own try:
 one lost GPU is one row with its reason, the others are still read.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,7 +40,17 @@ CLOCKS_EVENT_REASONS: dict[int, str] = {
     0x100: "display_clock_setting",
 }
 
-ARCHITECTURES = {2: "kepler", 3: "maxwell", 4: "pascal", 5: "volta", 6: "turing", 7: "ampere", 8: "ada", 9: "hopper", 10: "blackwell"}
+ARCHITECTURES = {
+    2: "kepler",
+    3: "maxwell",
+    4: "pascal",
+    5: "volta",
+    6: "turing",
+    7: "ampere",
+    8: "ada",
+    9: "hopper",
+    10: "blackwell",
+}
 
 # nvmlGpuTopologyLevel_t -> nvidia-smi topo -m vocabulary.
 TOPOLOGY_LEVELS = {0: "PIX", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
@@ -195,7 +206,12 @@ def parse_cpulist(text: str) -> list[int]:
 
 def probe_system(nv: Nvml, sw: facts.Software) -> None:
     _set(sw, "driver_version", nv.query("nvmlSystemGetDriverVersion"), _text)
-    _set(sw, "cuda_driver_version", nv.first(["nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"]), lambda v: f"{int(v) // 1000}.{int(v) % 1000 // 10}")
+    _set(
+        sw,
+        "cuda_driver_version",
+        nv.first(["nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"]),
+        lambda v: f"{int(v) // 1000}.{int(v) % 1000 // 10}",
+    )
     _set(sw, "nvml_version", nv.query("nvmlSystemGetNVMLVersion"), _text)
 
 
@@ -224,7 +240,12 @@ def _probe_nvlinks(nv: Nvml, h: Any, gpu: Gpu) -> None:
             nl.missing("remote_bus_id", remote.reason)
         else:
             nl.remote_bus_id = normalize_bus_id(getattr(remote, "busId", None))
-        _set(nl, "remote_device_type", nv.query("nvmlDeviceGetNvLinkRemoteDeviceType", h, link), lambda v: NVLINK_DEVICE_TYPES.get(int(v), "unknown"))
+        _set(
+            nl,
+            "remote_device_type",
+            nv.query("nvmlDeviceGetNvLinkRemoteDeviceType", h, link),
+            lambda v: NVLINK_DEVICE_TYPES.get(int(v), "unknown"),
+        )
         for cname, counter in NVLINK_ERROR_COUNTERS.items():
             v = nv.query("nvmlDeviceGetNvLinkErrorCounter", h, link, counter)
             if not isinstance(v, Missing):
@@ -242,7 +263,12 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
         g.missing("bus_id", pci.reason)
     else:
         g.bus_id = normalize_bus_id(getattr(pci, "busId", None))
-    _set(g, "architecture", nv.query("nvmlDeviceGetArchitecture", h), lambda v: ARCHITECTURES.get(int(v), f"unknown ({int(v)})"))
+    _set(
+        g,
+        "architecture",
+        nv.query("nvmlDeviceGetArchitecture", h),
+        lambda v: ARCHITECTURES.get(int(v), f"unknown ({int(v)})"),
+    )
     _set(g, "compute_capability", nv.query("nvmlDeviceGetCudaComputeCapability", h), lambda v: f"{v[0]}.{v[1]}")
     mem = nv.query("nvmlDeviceGetMemoryInfo", h)
     if isinstance(mem, Missing):
@@ -270,16 +296,26 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
         else:
             _set(g, fname, nv.query("nvmlDeviceGetTotalEccErrors", h, etype, ctype), int)
     # SRAM (on-chip) corrected errors separately: health checks hold SRAM to a far lower limit than DRAM.
-    for fname, ctype in (("ecc_errors_corrected_sram_volatile", VOLATILE_ECC), ("ecc_errors_corrected_sram_aggregate", AGGREGATE_ECC)):
+    for fname, ctype in (
+        ("ecc_errors_corrected_sram_volatile", VOLATILE_ECC),
+        ("ecc_errors_corrected_sram_aggregate", AGGREGATE_ECC),
+    ):
         if ecc_on is False:
             g.missing(fname, "ECC is disabled on this GPU")
         else:
-            _set(g, fname, nv.query("nvmlDeviceGetMemoryErrorCounter", h, MEMORY_ERROR_CORRECTED, ctype, MEMORY_LOCATION_SRAM), int)
+            _set(
+                g,
+                fname,
+                nv.query("nvmlDeviceGetMemoryErrorCounter", h, MEMORY_ERROR_CORRECTED, ctype, MEMORY_LOCATION_SRAM),
+                int,
+            )
     _set(g, "retired_pages_single_bit", nv.query("nvmlDeviceGetRetiredPages", h, RETIRED_SINGLE_BIT), len)
     _set(g, "retired_pages_double_bit", nv.query("nvmlDeviceGetRetiredPages", h, RETIRED_DOUBLE_BIT), len)
     _set(g, "retired_pages_pending", nv.query("nvmlDeviceGetRetiredPagesPendingStatus", h), bool)
     rows = nv.query("nvmlDeviceGetRemappedRows", h)
-    for i, fname in enumerate(("remapped_rows_correctable", "remapped_rows_uncorrectable", "remapped_rows_pending", "remapped_rows_failure")):
+    for i, fname in enumerate(
+        ("remapped_rows_correctable", "remapped_rows_uncorrectable", "remapped_rows_pending", "remapped_rows_failure")
+    ):
         _set(g, fname, rows, (lambda v, i=i: int(v[i])) if i < 2 else (lambda v, i=i: bool(v[i])))
     mask = nv.first(["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"], h)
     _set(g, "clocks_event_reasons", mask, lambda m: [n for bit, n in CLOCKS_EVENT_REASONS.items() if int(m) & bit])
@@ -325,7 +361,9 @@ def probe_gpus(nv: Nvml, problems: list[str]) -> tuple[list[Gpu], list[Any]]:
     return gpus, handles
 
 
-def probe_pairs(nv: Nvml, gpus: list[Gpu], handles: list[Any]) -> tuple[list[list[str | None]], list[list[str]] | None, list[list[str]] | None, str | None]:
+def probe_pairs(
+    nv: Nvml, gpus: list[Gpu], handles: list[Any]
+) -> tuple[list[list[str | None]], list[list[str]] | None, list[list[str]] | None, str | None]:
     """PCIe topology level and P2P read/write status for every pair (None where NVML could not tell)."""
     n = len(gpus)
     levels: list[list[str | None]] = [["X" if i == j else None for j in range(n)] for i in range(n)]

@@ -5,6 +5,7 @@ generated tree. Files read, per device: ``class``, ``vendor``, ``device``, ``cur
 ``max_link_speed``, ``current_link_width``, ``max_link_width``, ``numa_node``, ``local_cpulist`` and, where
 readable, ``config`` (the PCI Express capability's device/port type). Nothing is written.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,17 @@ BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 HOST_BRIDGE_RE = re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")
 
 # PCI Express Capabilities register, bits 7:4 (PCIe base spec 7.5.3.2).
-PORT_TYPES = {0: "endpoint", 1: "endpoint", 4: "root-port", 5: "upstream-port", 6: "downstream-port", 7: "bridge", 8: "bridge", 9: "endpoint", 10: "endpoint"}
+PORT_TYPES = {
+    0: "endpoint",
+    1: "endpoint",
+    4: "root-port",
+    5: "upstream-port",
+    6: "downstream-port",
+    7: "bridge",
+    8: "bridge",
+    9: "endpoint",
+    10: "endpoint",
+}
 CLASS_BRIDGE_PCI = "0x0604"
 
 
@@ -32,7 +43,7 @@ def _read(path: Path) -> str | None:
 
 
 def parse_speed(text: str | None) -> float | None:
-    """"16.0 GT/s PCIe" or "8 GT/s" -> 16.0; "Unknown" or junk -> None."""
+    """ "16.0 GT/s PCIe" or "8 GT/s" -> 16.0; "Unknown" or junk -> None."""
     if not text:
         return None
     m = re.match(r"\s*([0-9.]+)\s*GT/s", text)
@@ -136,12 +147,16 @@ class Sysfs:
         for name, src in (("current_gen", "current_speed_gts"), ("max_gen", "max_speed_gts")):
             if getattr(hop, name) is None:
                 hop.unavailable[name] = hop.unavailable.get(src, "speed not a known PCIe rate")
-        for attr, fname, total in (("aer_correctable", "aer_dev_correctable", "TOTAL_ERR_COR"),
-                                   ("aer_nonfatal", "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL"),
-                                   ("aer_fatal", "aer_dev_fatal", "TOTAL_ERR_FATAL")):
+        for attr, fname, total in (
+            ("aer_correctable", "aer_dev_correctable", "TOTAL_ERR_COR"),
+            ("aer_nonfatal", "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL"),
+            ("aer_fatal", "aer_dev_fatal", "TOTAL_ERR_FATAL"),
+        ):
             count = parse_aer_total(_read(directory / fname), total)
             if count is None:
-                hop.unavailable[attr] = "no AER counters in sysfs (kernel without AER, or the port lacks the capability)"
+                hop.unavailable[attr] = (
+                    "no AER counters in sysfs (kernel without AER, or the port lacks the capability)"
+                )
             else:
                 setattr(hop, attr, count)
         try:
@@ -165,7 +180,9 @@ class Sysfs:
         hops, host_bridge = self.path(bdf)
         if not hops:
             return hops, None
-        return hops, PciPlace(tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, self.numa_node(bdf))
+        return hops, PciPlace(
+            tuple(h.bdf for h in hops), tuple(h.port_type for h in hops), host_bridge, self.numa_node(bdf)
+        )
 
     def numa_node(self, bdf: str) -> int | None:
         raw = _read(self.device_dir(bdf) / "numa_node")
@@ -203,7 +220,9 @@ class Sysfs:
         base = self.devices / "system" / "node"
         nodes: list[facts.NumaNode] = []
         try:
-            entries = sorted((p for p in base.iterdir() if re.match(r"node\d+$", p.name)), key=lambda p: int(p.name[4:]))
+            entries = sorted(
+                (p for p in base.iterdir() if re.match(r"node\d+$", p.name)), key=lambda p: int(p.name[4:])
+            )
         except OSError:
             return nodes
         for p in entries:
@@ -230,7 +249,11 @@ def _infer_port_types(hops: list[PcieHop]) -> None:
     for hop in reversed(bridges):
         if hop.port_type == "unknown" and (hop.class_code or "").startswith(CLASS_BRIDGE_PCI):
             hop.port_type = expected
-        expected = {"root-port": "upstream-port", "upstream-port": "downstream-port", "downstream-port": "upstream-port"}.get(hop.port_type, "upstream-port")
+        expected = {
+            "root-port": "upstream-port",
+            "upstream-port": "downstream-port",
+            "downstream-port": "upstream-port",
+        }.get(hop.port_type, "upstream-port")
 
 
 @dataclass(frozen=True)

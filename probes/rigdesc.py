@@ -3,6 +3,7 @@
 The format is documented in probes/presets/README.md. ``load_description`` checks every key and turns a
 mistake into one InputError line naming the file and key.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -56,9 +57,43 @@ GPU_DEFAULTS: dict[str, Any] = {
 PORT_KEYS = {"id", "kind", "bdf", "parent", "host_bridge", "numa_node", "gen", "max_gen", "width", "max_width"}
 GPU_KEYS = set(GPU_DEFAULTS) | {"bus_id", "parent", "numa_node", "uuid", "serial"}
 NIC_KEYS = {"name", "bdf", "parent", "gen", "max_gen", "width", "max_width", "kind"}
-TOP_KEYS = {"name", "title", "description", "sources", "software", "host", "numa", "gpu", "gpus", "ports", "nics", "nvlink_bridges", "p2p_pcie"}
-HOST_KEYS = {"hostname", "os", "kernel", "arch", "cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_gib", "psu_watts", "net_interfaces"}
-SOFTWARE_KEYS = {"driver_version", "cuda_driver_version", "nvml_version", "torch_version", "torch_cuda_version", "nccl_version", "env"}
+TOP_KEYS = {
+    "name",
+    "title",
+    "description",
+    "sources",
+    "software",
+    "host",
+    "numa",
+    "gpu",
+    "gpus",
+    "ports",
+    "nics",
+    "nvlink_bridges",
+    "p2p_pcie",
+}
+HOST_KEYS = {
+    "hostname",
+    "os",
+    "kernel",
+    "arch",
+    "cpu_model",
+    "sockets",
+    "cores_physical",
+    "cores_logical",
+    "memory_total_gib",
+    "psu_watts",
+    "net_interfaces",
+}
+SOFTWARE_KEYS = {
+    "driver_version",
+    "cuda_driver_version",
+    "nvml_version",
+    "torch_version",
+    "torch_cuda_version",
+    "nccl_version",
+    "env",
+}
 
 
 @dataclass
@@ -136,7 +171,11 @@ def _check_keys(origin: str, where: str, table: Any, allowed: set[str]) -> dict[
         raise _err(origin, where, "expected a table")
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise _err(origin, f"{where}.{unknown[0]}" if where else unknown[0], f"unknown key (allowed: {', '.join(sorted(allowed))})")
+        raise _err(
+            origin,
+            f"{where}.{unknown[0]}" if where else unknown[0],
+            f"unknown key (allowed: {', '.join(sorted(allowed))})",
+        )
     return table
 
 
@@ -181,7 +220,9 @@ def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
         if p["kind"] not in ("root-port", "switch"):
             raise _err(origin, f"ports[{i}].kind", f"{p['kind']!r} is not root-port or switch")
         if p["kind"] == "root-port" and "host_bridge" not in p:
-            raise _err(origin, f"ports[{i}].host_bridge", "missing (a root port names its host bridge, e.g. \"pci0000:15\")")
+            raise _err(
+                origin, f"ports[{i}].host_bridge", 'missing (a root port names its host bridge, e.g. "pci0000:15")'
+            )
         if p["kind"] == "switch" and p.get("parent") is None:
             raise _err(origin, f"ports[{i}].parent", "missing (a switch hangs off a root port or another switch)")
         if p["id"] in ports:
@@ -265,13 +306,17 @@ def load_description(name_or_path: str) -> RigDesc:
         from gpuadvisor.inputs import CONFIG_LIMIT, read_text
 
         if not path.exists() and not path.is_symlink():
-            raise InputError(f"{path}: no such rig description file (or give a preset name: {', '.join(preset_names())})")
+            raise InputError(
+                f"{path}: no such rig description file (or give a preset name: {', '.join(preset_names())})"
+            )
         text = read_text(path, "a TOML rig description", CONFIG_LIMIT)
         origin = str(path)
     else:
         names = preset_names()
         if name_or_path not in names:
-            raise InputError(f"unknown preset {name_or_path!r}: choose one of {', '.join(names)} (gpuadvisor presets), or give a rig description .toml file")
+            raise InputError(
+                f"unknown preset {name_or_path!r}: choose one of {', '.join(names)} (gpuadvisor presets), or give a rig description .toml file"
+            )
         text = (resources.files("gpuadvisor.probes.presets") / f"{name_or_path}.toml").read_text(encoding="utf-8")
         origin = f"preset {name_or_path}"
     from gpuadvisor.inputs import loads_toml

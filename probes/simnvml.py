@@ -5,6 +5,7 @@ code) as nvidia-ml-py, so ``probes.nvml`` runs unchanged against an 8-GPU DGX in
 calls the probe uses are implemented; anything else is absent, which the probe reports as "function not
 found" exactly as it would with an old binding.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -4,6 +4,7 @@ torch is not imported unless ``import_torch`` is set: its version comes from pac
 version from ``torch/version.py`` read as text, and the NCCL version from the nvidia-nccl wheel's metadata.
 Importing torch (seconds, and it may initialise CUDA) gives the exact NCCL version it loads.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,7 +18,19 @@ from pathlib import Path
 from gpuadvisor import __version__
 from gpuadvisor.facts import Software
 
-ENV_PREFIXES = ("NCCL_", "CUDA_", "TORCH_NCCL_", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "SLURM_JOB_ID", "SLURM_NNODES")
+ENV_PREFIXES = (
+    "NCCL_",
+    "CUDA_",
+    "TORCH_NCCL_",
+    "NVIDIA_VISIBLE_DEVICES",
+    "OMP_NUM_THREADS",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "SLURM_JOB_ID",
+    "SLURM_NNODES",
+)
 ENV_SECRETS = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD)", re.I)
 
 
@@ -35,7 +48,9 @@ def _dist_version(*names: str) -> str | None:
     return None
 
 
-def probe_software(sw: Software | None = None, *, import_torch: bool = False, environ: dict[str, str] | None = None) -> Software:
+def probe_software(
+    sw: Software | None = None, *, import_torch: bool = False, environ: dict[str, str] | None = None
+) -> Software:
     sw = sw or Software()
     sw.python_version = platform.python_version()
     sw.gpuadvisor_version = __version__

@@ -7,6 +7,7 @@ Every run gets its own throw-away profile
 and has networking features off, so nothing reaches out; the report's own CSP (default-src 'none') is what
 proves the page fetches nothing, and the tests look at the parsed DOM for any external URL.
 """
+
 from __future__ import annotations
 
 import html as htmllib
@@ -21,9 +22,18 @@ from pathlib import Path
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-default-apps", "--disable-extensions", "--mute-audio", "--hide-scrollbars",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--mute-audio",
+    "--hide-scrollbars",
 ]
 TIMEOUT_S = 60
 
@@ -53,7 +63,10 @@ def chromium_missing(environ: dict[str, str] | None = None, chromium: str | None
         return None
     why = "chromium not installed (apt-get install -y chromium, or GPUADVISOR_CHROMIUM=/path/to/chrome)"
     if under_ci(environ):
-        return "fail", f"{why}: under CI (CI={(os.environ if environ is None else environ).get('CI')}) the browser tests must run, not skip"
+        return (
+            "fail",
+            f"{why}: under CI (CI={(os.environ if environ is None else environ).get('CI')}) the browser tests must run, not skip",
+        )
     return "skip", why
 
 
@@ -63,8 +76,9 @@ def _run(args: list[str], timeout: int = TIMEOUT_S) -> subprocess.CompletedProce
         raise RuntimeError("chromium not found (apt-get install -y chromium)")
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-chromium-") as profile:
         cmd = [exe, *FLAGS, f"--user-data-dir={profile}", *args]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False,
-                              env={**os.environ, "HOME": profile})
+        return subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=False, env={**os.environ, "HOME": profile}
+        )
 
 
 def dump_dom(html_file: str | Path, *, window: tuple[int, int] = (1280, 900)) -> str:
@@ -167,13 +181,24 @@ def layout_metrics(page: str, width: int, tmp: Path, probe: str = "nothing-to-pr
     """Lay the page out in an iframe ``width`` px wide (the phone's viewport: its media queries apply) and read
     the measurements back (``probe``: a CSS selector whose elements' left/right edges are returned too). The copy
     measured has the measuring script added and the CSP that would block it removed."""
-    inner = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page).replace("</body>", _MEASURE.replace("PROBE", json.dumps(probe)) + "</body>")
+    inner = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page).replace(
+        "</body>", _MEASURE.replace("PROBE", json.dumps(probe)) + "</body>"
+    )
     (tmp / "page.html").write_text(inner, encoding="utf-8")
     host = tmp / "host.html"
-    host.write_text(f'<!DOCTYPE html><html><body style="margin:0"><iframe src="page.html" style="border:0;width:{width}px;height:900px">'
-                    "</iframe></body></html>")
-    proc = _run(["--window-size=1400,1000", "--allow-file-access-from-files", "--virtual-time-budget=3000", "--dump-dom",
-                 host.resolve().as_uri()])
+    host.write_text(
+        f'<!DOCTYPE html><html><body style="margin:0"><iframe src="page.html" style="border:0;width:{width}px;height:900px">'
+        "</iframe></body></html>"
+    )
+    proc = _run(
+        [
+            "--window-size=1400,1000",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            host.resolve().as_uri(),
+        ]
+    )
     m = re.search(r'<pre id="layout-metrics">(.*?)</pre>', proc.stdout, re.S)
     if m is None:
         raise RuntimeError(f"chromium measured nothing (exit {proc.returncode}): {proc.stderr[-800:]}")

@@ -1,6 +1,7 @@
 """The advisor's predictions against published runs (benchmarks/calibration_cases.toml), the error bands shipped
 with it, and the model features those cases exercise (measured compute, fp8 per component, LoRA/QLoRA, memory
 figures, input checks, the micro-batch floor, PTD-P depths, vLLM versions)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -42,15 +43,52 @@ def results(acc):  # type: ignore[no-untyped-def]
 
 # -- the accuracy goals ---------------------------------------------------------------------------------------------
 
+
 def test_every_reference_case_is_run_with_its_source(acc, results) -> None:  # type: ignore[no-untyped-def]
     """Every case of ../shared/calibration/REFERENCES.md (S1-S9, A1-A4, M1-M4, K1-K5, T1-T19) has a row, and at
     least 40 measured (non-formula) cases in all, each with a source and a setting."""
     ids = {r.id for r in results}
-    for ref in ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9", "A1", "A2", "A3", "A4", "K1", "K2", "K3", "K4", "K5"):
+    for ref in (
+        "S1",
+        "S2",
+        "S3",
+        "S4",
+        "S5",
+        "S6",
+        "S7",
+        "S8",
+        "S9",
+        "A1",
+        "A2",
+        "A3",
+        "A4",
+        "K1",
+        "K2",
+        "K3",
+        "K4",
+        "K5",
+    ):
         assert ref in ids
     # REFERENCES' M and T rows under this file's ids: T1 TT1, T3 TA2, T5 FH2, T7 FA2, T9 FB1, T11 L2, T13 NA3,
     # T15 NZ1-3, T17 TU6, T19 TU2; M1 TU1m, M2 TU2m, M3 TU7m, M4 TU6m.
-    for ref in ("TT1", "TA2", "FH2", "FA2", "FB1", "L2", "NA3", "NZ1", "NZ2", "NZ3", "TU6", "TU2", "TU1m", "TU2m", "TU7m", "TU6m"):
+    for ref in (
+        "TT1",
+        "TA2",
+        "FH2",
+        "FA2",
+        "FB1",
+        "L2",
+        "NA3",
+        "NZ1",
+        "NZ2",
+        "NZ3",
+        "TU6",
+        "TU2",
+        "TU1m",
+        "TU2m",
+        "TU7m",
+        "TU6m",
+    ):
         assert ref in ids
     assert len([r for r in results if r.kind != "formula"]) >= 40
     assert all(r.source and r.setting for r in results)
@@ -67,7 +105,13 @@ def test_accuracy_goals_hold(acc, results) -> None:  # type: ignore[no-untyped-d
 
 def test_goals_hold_on_generations_each_constant_was_not_fitted_on(acc, results) -> None:  # type: ignore[no-untyped-def]
     held = acc.holdout(results)
-    assert {"MEMORY_BOUND_BYTES", "SHARDED_OVERLAP", "COMPILE_MEMORY_BOUND_FACTOR", "QLORA_DEQUANT_BYTES_PER_PARAM", "LOSS_LOGIT_BYTES"} <= set(held)
+    assert {
+        "MEMORY_BOUND_BYTES",
+        "SHARDED_OVERLAP",
+        "COMPILE_MEMORY_BOUND_FACTOR",
+        "QLORA_DEQUANT_BYTES_PER_PARAM",
+        "LOSS_LOGIT_BYTES",
+    } <= set(held)
     for name, h in held.items():
         assert h["held_out"], name
         for kind, s in h["held_out"].items():
@@ -90,7 +134,10 @@ def test_shipped_bands_are_what_the_cases_give(acc, results) -> None:  # type: i
     assert shipped == tomllib.loads(acc.bands_toml(acc.bands(results)))
     assert K.bands() == shipped["bands"]
     t = shipped["bands"]["throughput"]
-    assert t["measured"]["ratio_high"] - t["measured"]["ratio_low"] < t["datasheet"]["ratio_high"] - t["datasheet"]["ratio_low"]
+    assert (
+        t["measured"]["ratio_high"] - t["measured"]["ratio_low"]
+        < t["datasheet"]["ratio_high"] - t["datasheet"]["ratio_low"]
+    )
 
 
 def test_a_band_brackets_the_prediction() -> None:
@@ -103,13 +150,22 @@ def test_a_band_brackets_the_prediction() -> None:
 
 # -- formulas pinned exactly ----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("params", "gpus", "gib"), [
-    (6_738_415_616, 8, 26.67), (8_030_261_248, 4, 48.61), (70_553_706_496, 8, 279.26), (175e9, 64, 371.80),
-])
+
+@pytest.mark.parametrize(
+    ("params", "gpus", "gib"),
+    [
+        (6_738_415_616, 8, 26.67),
+        (8_030_261_248, 4, 48.61),
+        (70_553_706_496, 8, 279.26),
+        (175e9, 64, 371.80),
+    ],
+)
 def test_deepspeed_zero2_estimator_since_0_14_3(params: float, gpus: int, gib: float) -> None:
     """DeepSpeed 0.19.8 estimate_zero2_model_states_mem_needs (2P + 18P/N, since 0.14.3), REFERENCES S5-S8."""
     assert round(F.deepspeed_zero2_estimate_bytes(params, gpus, "0.19.8") / GiB, 2) == gib
-    assert F.deepspeed_zero2_estimate_bytes(params, gpus, "0.14.3") == F.deepspeed_zero2_estimate_bytes(params, gpus, "0.19.8")
+    assert F.deepspeed_zero2_estimate_bytes(params, gpus, "0.14.3") == F.deepspeed_zero2_estimate_bytes(
+        params, gpus, "0.19.8"
+    )
 
 
 def test_deepspeed_zero2_estimator_before_0_14_3_and_with_offload() -> None:
@@ -133,7 +189,9 @@ def test_deepspeed_zero3_estimator() -> None:
 @pytest.mark.parametrize(("seq", "gib"), [(1024, 4.25), (4096, 17.0), (16384, 68.0)])
 def test_playbook_activation_chart(seq: int, gib: float) -> None:
     """HF Ultra-Scale Playbook, Llama-3-8B, batch 1, no recomputation: 32 layers × 34·s·h bytes (fused attention)."""
-    assert 32 * F.activation_bytes_per_layer(seq, 1, 4096, 32, fused_attention=True) / GiB == pytest.approx(gib, abs=0.005)
+    assert 32 * F.activation_bytes_per_layer(seq, 1, 4096, 32, fused_attention=True) / GiB == pytest.approx(
+        gib, abs=0.005
+    )
 
 
 def test_ring_latency_follows_nccl_tuning() -> None:
@@ -144,6 +202,7 @@ def test_ring_latency_follows_nccl_tuning() -> None:
 
 
 # -- the time model -------------------------------------------------------------------------------------------------
+
 
 def _single(gpu: str, w: Workload, rates=None):  # type: ignore[no-untyped-def]
     view = hypothetical(catalog.gpu_by_id(gpu), 1)
@@ -208,7 +267,9 @@ def test_a_micro_batch_never_takes_less_than_its_kernel_launches() -> None:
 
 
 def test_mfu_is_model_flops_over_step_time_and_peak() -> None:
-    c = _single("a100-sxm4-80gb", Workload.from_options(model="llama-3-8b", seq_len=4096, micro_batch=1, checkpointing="full"))
+    c = _single(
+        "a100-sxm4-80gb", Workload.from_options(model="llama-3-8b", seq_len=4096, micro_batch=1, checkpointing="full")
+    )
     per_token = 6 * (8_030_261_248 - 128_256 * 4096) + 12 * 32 * 4096 * 4096
     assert c.mfu == pytest.approx(per_token * c.tokens_per_step / (c.step_seconds * 312e12), rel=1e-9)
     assert 0.3 < c.mfu < 0.65  # published A100 runs: 0.50-0.64 (recomputation costs on top here)
@@ -216,11 +277,15 @@ def test_mfu_is_model_flops_over_step_time_and_peak() -> None:
 
 # -- inputs ---------------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("kw", "msg"), [
-    ({"params": "1"}, "--params 1: below 45.7M"),
-    ({"model": "gpt2", "seq_len": 1}, "--seq-len 1: a training sequence needs at least 2 tokens"),
-    ({"model": "gpt2", "mfu": 1.0}, "--mfu 1.0"),
-])
+
+@pytest.mark.parametrize(
+    ("kw", "msg"),
+    [
+        ({"params": "1"}, "--params 1: below 45.7M"),
+        ({"model": "gpt2", "seq_len": 1}, "--seq-len 1: a training sequence needs at least 2 tokens"),
+        ({"model": "gpt2", "mfu": 1.0}, "--mfu 1.0"),
+    ],
+)
 def test_nonsense_inputs_are_refused(kw: dict, msg: str) -> None:
     with pytest.raises(InputError, match=msg.replace("(", r"\(").replace(")", r"\)")):
         Workload.from_options(**kw)
@@ -228,11 +293,15 @@ def test_nonsense_inputs_are_refused(kw: dict, msg: str) -> None:
 
 # -- memory ---------------------------------------------------------------------------------------------------------
 
+
 def test_torch_allocated_and_nvidia_smi_are_both_predicted() -> None:
-    c = _single("a100-sxm4-80gb", Workload.from_options(model="llama-3.2-3b", seq_len=4096, micro_batch=2, checkpointing="none"))
+    c = _single(
+        "a100-sxm4-80gb", Workload.from_options(model="llama-3.2-3b", seq_len=4096, micro_batch=2, checkpointing="none")
+    )
     d = c.memory.to_dict()
     assert d["nvidia_smi_bytes"] - d["torch_peak_allocated_bytes"] == pytest.approx(
-        C.ALLOCATOR_RESERVE_FRACTION * c.memory.allocated_bytes + C.CUDA_CONTEXT_BYTES, abs=2)
+        C.ALLOCATOR_RESERVE_FRACTION * c.memory.allocated_bytes + C.CUDA_CONTEXT_BYTES, abs=2
+    )
 
 
 def test_chunked_cross_entropy_never_holds_the_full_fp32_logits() -> None:
@@ -247,24 +316,37 @@ def test_chunked_cross_entropy_never_holds_the_full_fp32_logits() -> None:
 
 def test_eight_billion_full_fine_tune_fits_one_24gb_card() -> None:
     """torchtune's recipe: pure bf16, paged 8-bit AdamW, optimizer step in backward, full checkpointing, chunked loss."""
-    w = Workload.from_options(model="llama-3-8b", seq_len=2048, micro_batch=2, state_bytes="bf16", optimizer="paged-adam8bit",
-                              optimizer_in_backward=True, checkpointing="full", loss="chunked")
+    w = Workload.from_options(
+        model="llama-3-8b",
+        seq_len=2048,
+        micro_batch=2,
+        state_bytes="bf16",
+        optimizer="paged-adam8bit",
+        optimizer_in_backward=True,
+        checkpointing="full",
+        loss="chunked",
+    )
     c = _single("rtx-4090", w)
     assert c.fits
     assert c.memory.optimizer_bytes == 0 and c.memory.host_bytes == pytest.approx(2 * 8_030_261_248, rel=0.01)
     assert c.memory.grads_bytes == 128_256 * 4096 * 2  # only the largest tensor's gradient lives
-    plain = _single("rtx-4090", Workload.from_options(model="llama-3-8b", seq_len=2048, micro_batch=2, checkpointing="full"))
+    plain = _single(
+        "rtx-4090", Workload.from_options(model="llama-3-8b", seq_len=2048, micro_batch=2, checkpointing="full")
+    )
     assert not plain.fits
 
 
 def test_selective_checkpointing_sits_between_none_and_full() -> None:
     kw = dict(model="llama-3-8b", seq_len=8192, micro_batch=1)
-    none, sel, full = (_single("h100-sxm5-80gb", Workload.from_options(**kw, checkpointing=m)) for m in ("none", "selective", "full"))
+    none, sel, full = (
+        _single("h100-sxm5-80gb", Workload.from_options(**kw, checkpointing=m)) for m in ("none", "selective", "full")
+    )
     assert full.memory.activations_bytes < sel.memory.activations_bytes < none.memory.activations_bytes
     assert none.step_seconds < sel.step_seconds < full.step_seconds
 
 
 # -- layouts and serving --------------------------------------------------------------------------------------------
+
 
 def test_pipeline_depth_is_not_tied_to_the_node_count() -> None:
     """Megatron-LM PTD-P layouts: with 4 nodes of 8, pipelines of 2, 4 (the nodes), 8, 16 and 32 stages are offered."""

@@ -1,4 +1,5 @@
 """gpuadvisor advise: the command line, its JSON, its errors."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "workloads"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", "advise", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "advise", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_advise_json_on_a_preset() -> None:
@@ -43,24 +46,42 @@ def test_advise_text_from_a_saved_scan(tmp_path: Path) -> None:
 
 def test_advise_inference_writes_output(tmp_path: Path) -> None:
     out = tmp_path / "advice.json"
-    r = run("--simulate", "dgx-a100", "--model", "llama-3-70b", "--task", "inference", "--context", "4096", "--concurrency", "8",
-            "--json", str(out))
+    r = run(
+        "--simulate",
+        "dgx-a100",
+        "--model",
+        "llama-3-70b",
+        "--task",
+        "inference",
+        "--context",
+        "4096",
+        "--concurrency",
+        "8",
+        "--json",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(out.read_text())
     assert d["task"] == "inference" and d["snippet"]["command"].startswith("vllm serve")
 
 
-@pytest.mark.parametrize(("args", "needle"), [
-    (["--simulate", "dgx-h100", "--model", "llama-9-1000b"], "not a preset"),
-    (["--simulate", "dgx-h100"], "no model given"),
-    (["--simulate", "dgx-h100", "--params", "lots"], "not a number"),
-    (["--simulate", "no-such-rig", "--model", "gpt2"], ""),
-    (["--from", "/nonexistent/scan.json", "--model", "gpt2"], "no such file"),
-    (["--simulate", "dgx-h100", "--hf-config", "/nonexistent/config.json"], "no such file"),
-    (["--simulate", "dgx-h100", "--params", "1"], "Invalid value for '--params': 1 is out of range"),
-    (["--simulate", "dgx-h100", "--params", "2e7"], "--params 2e+07: below 45.7M"),
-    (["--simulate", "dgx-h100", "--model", "gpt2", "--seq-len", "1"], "--seq-len 1: a training sequence needs at least 2 tokens"),
-])
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--simulate", "dgx-h100", "--model", "llama-9-1000b"], "not a preset"),
+        (["--simulate", "dgx-h100"], "no model given"),
+        (["--simulate", "dgx-h100", "--params", "lots"], "not a number"),
+        (["--simulate", "no-such-rig", "--model", "gpt2"], ""),
+        (["--from", "/nonexistent/scan.json", "--model", "gpt2"], "no such file"),
+        (["--simulate", "dgx-h100", "--hf-config", "/nonexistent/config.json"], "no such file"),
+        (["--simulate", "dgx-h100", "--params", "1"], "Invalid value for '--params': 1 is out of range"),
+        (["--simulate", "dgx-h100", "--params", "2e7"], "--params 2e+07: below 45.7M"),
+        (
+            ["--simulate", "dgx-h100", "--model", "gpt2", "--seq-len", "1"],
+            "--seq-len 1: a training sequence needs at least 2 tokens",
+        ),
+    ],
+)
 def test_errors_are_one_line_and_exit_2(args: list[str], needle: str) -> None:
     r = run(*args)
     assert r.returncode == 2
@@ -72,6 +93,22 @@ def test_errors_are_one_line_and_exit_2(args: list[str], needle: str) -> None:
 def test_help_lists_the_workload_options() -> None:
     r = run("--help")
     assert r.returncode == 0
-    for opt in ("--model", "--params", "--hf-config", "--task", "--precision", "--optimizer", "--seq-len", "--micro-batch",
-                "--global-batch", "--checkpointing", "--finetune", "--context", "--concurrency", "--kv-cache-dtype", "--simulate", "--from"):
+    for opt in (
+        "--model",
+        "--params",
+        "--hf-config",
+        "--task",
+        "--precision",
+        "--optimizer",
+        "--seq-len",
+        "--micro-batch",
+        "--global-batch",
+        "--checkpointing",
+        "--finetune",
+        "--context",
+        "--concurrency",
+        "--kv-cache-dtype",
+        "--simulate",
+        "--from",
+    ):
         assert opt in r.stdout

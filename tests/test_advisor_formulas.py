@@ -1,4 +1,5 @@
 """The formulas of PARALLELISM.md against the values their sources publish."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,7 +37,11 @@ def test_korthikanti_activation_table_for_gpt3() -> None:
     assert F.activation_bytes_per_layer(S, B, H, A) == SBH * 114 == 2_868_903_936
     assert F.activation_bytes_per_layer(S, B, H, A, T) == SBH * 23 == 578_813_952  # 10 + 24/8 + 80/8
     assert F.activation_bytes_per_layer(S, B, H, A, T, sequence_parallel=True) == SBH * 114 / 8 == 358_612_992
-    assert F.activation_bytes_per_layer(S, B, H, A, T, sequence_parallel=True, recompute="selective") == SBH * 34 / 8 == 106_954_752
+    assert (
+        F.activation_bytes_per_layer(S, B, H, A, T, sequence_parallel=True, recompute="selective")
+        == SBH * 34 / 8
+        == 106_954_752
+    )
     assert F.activation_bytes_per_layer(S, B, H, A, T, recompute="full") == 2 * SBH == 50_331_648
     # Fused attention keeps no score matrices: the same bytes as selective recomputation.
     assert F.activation_bytes_per_layer(S, B, H, A, fused_attention=True) == 34 * SBH
@@ -49,10 +54,18 @@ def test_logits_bytes() -> None:
     assert F.logits_bytes(4096, 2, 128256, t=8) == 4096 * 2 * 128256 * 4 / 8
 
 
-@pytest.mark.parametrize(("collective", "n", "factor"), [
-    ("all_reduce", 2, 1.0), ("all_reduce", 8, 1.75), ("all_reduce", 16, 1.875),
-    ("all_gather", 8, 0.875), ("reduce_scatter", 4, 0.75), ("broadcast", 8, 1.0), ("send_recv", 2, 1.0),
-])
+@pytest.mark.parametrize(
+    ("collective", "n", "factor"),
+    [
+        ("all_reduce", 2, 1.0),
+        ("all_reduce", 8, 1.75),
+        ("all_reduce", 16, 1.875),
+        ("all_gather", 8, 0.875),
+        ("reduce_scatter", 4, 0.75),
+        ("broadcast", 8, 1.0),
+        ("send_recv", 2, 1.0),
+    ],
+)
 def test_nccl_tests_busbw_factors(collective: str, n: int, factor: float) -> None:
     """nccl-tests doc/PERFORMANCE.md: 2(n-1)/n all-reduce, (n-1)/n all-gather/reduce-scatter, 1 otherwise."""
     assert F.busbw_factor(collective, n) == factor
@@ -121,6 +134,20 @@ def test_target_efficiency_table() -> None:
 
 
 def test_architecture_counts_gpt3_shape() -> None:
-    a = Architecture(name="x", hidden=768, layers=12, heads=12, kv_heads=12, intermediate=3072, vocab=50257, head_dim=64,
-                     max_positions=1024, tied_embeddings=True, mlp="plain", norm="layernorm", bias=True, learned_positions=True)
+    a = Architecture(
+        name="x",
+        hidden=768,
+        layers=12,
+        heads=12,
+        kv_heads=12,
+        intermediate=3072,
+        vocab=50257,
+        head_dim=64,
+        max_positions=1024,
+        tied_embeddings=True,
+        mlp="plain",
+        norm="layernorm",
+        bias=True,
+        learned_positions=True,
+    )
     assert a.counted_params() == 124_439_808  # GPT-2 small, as its model page reports

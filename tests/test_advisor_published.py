@@ -1,4 +1,5 @@
 """The advisor's predictions against published measurements of real systems."""
+
 from __future__ import annotations
 
 import pytest
@@ -77,14 +78,30 @@ def test_long_context_beyond_the_model_is_flagged(preset) -> None:  # type: igno
     assert any("max_position_embeddings (8192)" in n for n in a.notes)
 
 
-
-@pytest.mark.parametrize(("gpu_id", "mib"), [
-    # nvidia-smi's memory.total for each product (public nvidia-smi tables; shared/samples for H100, A100, A40, L4, 3090).
-    ("b200", 183359), ("h200-sxm", 143771), ("h100-nvl", 95830), ("h100-sxm5-80gb", 81559), ("h100-pcie", 81559),
-    ("a100-sxm4-80gb", 81920), ("a100-sxm4-40gb", 40960), ("l40s", 46068), ("a40", 46068), ("rtx-6000-ada", 49140),
-    ("rtx-a6000", 49140), ("a10", 23028), ("l4", 23034), ("rtx-3090", 24576), ("rtx-4090", 24564),
-    ("v100-sxm3-32gb", 32510), ("v100-sxm2", 32510), ("v100-pcie", 32510),
-])
+@pytest.mark.parametrize(
+    ("gpu_id", "mib"),
+    [
+        # nvidia-smi's memory.total for each product (public nvidia-smi tables; shared/samples for H100, A100, A40, L4, 3090).
+        ("b200", 183359),
+        ("h200-sxm", 143771),
+        ("h100-nvl", 95830),
+        ("h100-sxm5-80gb", 81559),
+        ("h100-pcie", 81559),
+        ("a100-sxm4-80gb", 81920),
+        ("a100-sxm4-40gb", 40960),
+        ("l40s", 46068),
+        ("a40", 46068),
+        ("rtx-6000-ada", 49140),
+        ("rtx-a6000", 49140),
+        ("a10", 23028),
+        ("l4", 23034),
+        ("rtx-3090", 24576),
+        ("rtx-4090", 24564),
+        ("v100-sxm3-32gb", 32510),
+        ("v100-sxm2", 32510),
+        ("v100-pcie", 32510),
+    ],
+)
 def test_catalog_memory_is_what_nvidia_smi_reports(gpu_id: str, mib: int) -> None:
     """A planned rig is sized like a scanned one: by the total nvidia-smi reports, not the marketed GB (an
     H200's "141 GB" is 143771 MiB, 7% more than 141e9 bytes)."""
@@ -98,7 +115,13 @@ def test_b200_dense_peaks_are_half_the_hgx_datasheet_sparse_figures() -> None:
     from gpuadvisor import catalog
 
     b200 = catalog.gpu_by_id("b200")
-    assert b200.tflops == {"fp8": 72e3 / 8 / 2, "bf16": 36e3 / 8 / 2, "fp16": 36e3 / 8 / 2, "tf32": 18e3 / 8 / 2, "fp32": 600 / 8}
+    assert b200.tflops == {
+        "fp8": 72e3 / 8 / 2,
+        "bf16": 36e3 / 8 / 2,
+        "fp16": 36e3 / 8 / 2,
+        "tf32": 18e3 / 8 / 2,
+        "fp32": 600 / 8,
+    }
 
 
 def test_training_flops_leave_out_the_input_embedding_lookup(preset) -> None:  # type: ignore[no-untyped-def]
@@ -115,7 +138,9 @@ def test_training_flops_leave_out_the_input_embedding_lookup(preset) -> None:  #
     a = advise(preset("dgx-h100"), W.from_options(model="llama-3-8b", checkpointing="none", mfu=0.4))
     z1 = next(c for c in a.candidates if c["key"] == "zero1")
     per_token = 6 * (8_030_261_248 - 128_256 * 4096) + 12 * 32 * 4096 * 4096
-    assert z1["compute_parts_seconds"]["compute"] == pytest.approx(per_token * z1["tokens_per_step"] / (8 * 989.4e12 * 0.4), rel=1e-5)
+    assert z1["compute_parts_seconds"]["compute"] == pytest.approx(
+        per_token * z1["tokens_per_step"] / (8 * 989.4e12 * 0.4), rel=1e-5
+    )
     # The reported MFU is that 0.4, less what the optimizer step and exposed communication add to the step.
     assert 0.36 < z1["mfu"] < 0.4
 
@@ -194,7 +219,9 @@ def test_offloading_a_lora_model_moves_its_frozen_base(preset) -> None:  # type:
     of each micro-batch, the frozen base included, not only the adapters."""
     a = advise(preset("4x4090-pcie"), Workload.from_options(model="mistral-7b", finetune="lora", checkpointing="full"))
     z3 = next(c for c in a.candidates if c["key"].startswith("zero3-offload"))
-    moved = float(next(d for d in z3["comm"]["detail"] if d.startswith("CPU offload")).split(" GB")[0].split()[-1]) * 1e9
+    moved = (
+        float(next(d for d in z3["comm"]["detail"] if d.startswith("CPU offload")).split(" GB")[0].split()[-1]) * 1e9
+    )
     base_shard = 7_241_732_096 * 2 / 4
     assert moved >= z3["gradient_accumulation"] * 2 * base_shard * 0.99
 
@@ -207,7 +234,9 @@ def test_a100_serving_subtracts_its_own_driver_reservation(preset) -> None:  # t
     a = advise(preset("dgx-a100"), Workload.from_options(model="llama-3-70b", task="inference", precision="fp8"))
     one = next(o for o in a.candidates if o["tensor_parallel_size"] == 1)
     assert one["driver_reserved_bytes"] == 763 * 2**20
-    assert one["kv_cache_budget_bytes"] / GiB == pytest.approx(0.9 * (81920 - 763) / 1024 - 67.667 - 1.204 - 0.13, abs=0.02)
+    assert one["kv_cache_budget_bytes"] / GiB == pytest.approx(
+        0.9 * (81920 - 763) / 1024 - 67.667 - 1.204 - 0.13, abs=0.02
+    )
     assert not one["fits"] and a.pick["tensor_parallel_size"] == 2
     assert any("weight-only FP8" in n for n in a.notes) and not any("would fail" in n for n in a.notes)
 
@@ -218,4 +247,7 @@ def test_training_capacity_is_what_cuda_gives_torch(preset) -> None:  # type: ig
     for name, mib in (("dgx-h100", 81559 - 480), ("dgx-a100", 81920 - 763)):
         a = advise(preset(name), Workload.from_options(model="llama-3-8b"))
         assert {c["capacity_bytes"] for c in a.candidates} == {mib * 2**20}
-        assert a.rig["memory_per_gpu_bytes"] - a.rig["cuda_memory_per_gpu_bytes"] == a.rig["memory_per_gpu_bytes"] - mib * 2**20
+        assert (
+            a.rig["memory_per_gpu_bytes"] - a.rig["cuda_memory_per_gpu_bytes"]
+            == a.rig["memory_per_gpu_bytes"] - mib * 2**20
+        )

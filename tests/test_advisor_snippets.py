@@ -1,5 +1,6 @@
 """Launch snippets that run: Python that parses and names only what it imports, FSDP/DDP keywords that torch
 accepts, DeepSpeed code that ZeRO-Offload and ZeRO-3 accept, Megatron flags that build the named model."""
+
 from __future__ import annotations
 
 import ast
@@ -44,7 +45,11 @@ def test_fsdp_and_ddp_keywords_exist_in_torch(preset) -> None:  # type: ignore[n
     w = Workload.from_options(model="llama-3-8b", nodes=2)
     rig = preset("dgx-h100")
     lays = _lays(rig, w)
-    for key, cls in (("zero3", FullyShardedDataParallel), ("hsdp", FullyShardedDataParallel), ("ddp", DistributedDataParallel)):
+    for key, cls in (
+        ("zero3", FullyShardedDataParallel),
+        ("hsdp", FullyShardedDataParallel),
+        ("ddp", DistributedDataParallel),
+    ):
         s = training_snippet(w, lays[key], 2, 32, key == "ddp", 8, 2)
         tree = ast.parse(s["code"])
         accepted = set(inspect.signature(cls.__init__).parameters)
@@ -71,7 +76,11 @@ def test_offload_snippet_uses_deepspeed_cpu_adam_and_zero_init(preset) -> None: 
     zero = a.snippet["deepspeed_config"]["zero_optimization"]
     assert zero["stage"] == 3 and "allgather_bucket_size" not in zero and "stage3_prefetch_bucket_size" in zero
     z1 = advise(preset("dgx-h100"), Workload.from_options(model="llama-3-8b"))
-    assert z1.pick["zero_stage"] == 1 and "DeepSpeedCPUAdam" not in z1.snippet["code"] and "zero.Init" not in z1.snippet["code"]
+    assert (
+        z1.pick["zero_stage"] == 1
+        and "DeepSpeedCPUAdam" not in z1.snippet["code"]
+        and "zero.Init" not in z1.snippet["code"]
+    )
 
 
 def test_megatron_flags_describe_the_model(preset) -> None:  # type: ignore[no-untyped-def]
@@ -80,8 +89,15 @@ def test_megatron_flags_describe_the_model(preset) -> None:  # type: ignore[no-u
     rig = preset("dgx-h100")
     llama = Workload.from_options(model="llama-3-8b")
     args = megatron_args(llama, _lays(rig, llama)["tp2"], 128, False).split(" --")
-    for flag in ("normalization RMSNorm", "position-embedding-type rope", "untie-embeddings-and-output-weights",
-                 "disable-bias-linear", "swiglu", "group-query-attention", "num-query-groups 8"):
+    for flag in (
+        "normalization RMSNorm",
+        "position-embedding-type rope",
+        "untie-embeddings-and-output-weights",
+        "disable-bias-linear",
+        "swiglu",
+        "group-query-attention",
+        "num-query-groups 8",
+    ):
         assert any(a.lstrip("-") == flag for a in args), flag
     assert not any(a.startswith("kv-channels") for a in args)
     qwen = Workload.from_options(model="qwen2.5-7b")

@@ -1,4 +1,5 @@
 """The advisor on the simulated rigs: the picks, the rejections, the snippets, serving, nothing-fits."""
+
 from __future__ import annotations
 
 import json
@@ -70,7 +71,9 @@ def test_70b_on_dgx_h100_gets_a_sharded_strategy_that_fits(dgx_h100: Rig) -> Non
     # the GPUs alone; the host's 2 TiB holds ZeRO-3's offloaded states.
     on_gpu = [c for c in a.candidates if c["cpu_offload"] == "none"]
     assert not any(c["fits"] for c in on_gpu)
-    assert p["cpu_offload"] == "optimizer+params" and p["memory"]["host_bytes"] <= 2048 * GiB * C.HOST_RAM_USABLE_FRACTION
+    assert (
+        p["cpu_offload"] == "optimizer+params" and p["memory"]["host_bytes"] <= 2048 * GiB * C.HOST_RAM_USABLE_FRACTION
+    )
     # With LoRA the base model shards or splits over NVLink with no offload.
     lora = advise(_copy(dgx_h100), Workload.from_options(model="llama-3-70b", finetune="lora")).pick
     assert lora["cpu_offload"] == "none" and (lora["zero_stage"] == 3 or lora["tensor_parallel"] > 1)
@@ -105,8 +108,10 @@ def test_small_model_on_4x4090_is_plain_ddp(rtx4090x4: Rig) -> None:
 
 
 def test_70b_on_one_24gb_gpu_does_not_fit_and_names_a_rig() -> None:
-    rig = Rig(gpus=[Gpu(index=0, name="NVIDIA GeForce RTX 4090", memory_total_bytes=24564 * 2**20)],
-              host=Host(memory_total_bytes=64 * GiB))
+    rig = Rig(
+        gpus=[Gpu(index=0, name="NVIDIA GeForce RTX 4090", memory_total_bytes=24564 * 2**20)],
+        host=Host(memory_total_bytes=64 * GiB),
+    )
     a = advise(rig, Workload.from_options(model="llama-3-70b"))
     assert a.pick is None and not a.fits and rig.advice["fits"] is False
     assert a.reason.startswith("Nothing fits")
@@ -120,7 +125,9 @@ def test_70b_on_one_24gb_gpu_does_not_fit_and_names_a_rig() -> None:
 
 def test_measured_busbw_is_used_and_said(dgx_h100: Rig) -> None:
     rig = _copy(dgx_h100)
-    rig.measurements.append(Measurement(kind="all_reduce", backend="nccl", world_size=8, gpus=list(range(8)), value_gbps=100.0))
+    rig.measurements.append(
+        Measurement(kind="all_reduce", backend="nccl", world_size=8, gpus=list(range(8)), value_gbps=100.0)
+    )
     a = advise(rig, Workload.from_options(model="llama-3-8b"))
     assert a.rig["busbw_measured"] is True and a.rig["busbw_gbps"] == 100.0
     assert a.rig["busbw_source"].startswith("measured")
@@ -147,7 +154,11 @@ def test_deepspeed_and_torchrun_snippets(dgx_h100: Rig) -> None:
     if s["deepspeed_config"]:
         ds = json.loads(json.dumps(s["deepspeed_config"]))
         assert ds["zero_optimization"]["stage"] == a.pick["zero_stage"]
-        assert ds["train_batch_size"] == ds["train_micro_batch_size_per_gpu"] * ds["gradient_accumulation_steps"] * a.pick["data_parallel"] == 256
+        assert (
+            ds["train_batch_size"]
+            == ds["train_micro_batch_size_per_gpu"] * ds["gradient_accumulation_steps"] * a.pick["data_parallel"]
+            == 256
+        )
     assert a.batch["gradient_accumulation"] == 256 // (2 * a.pick["data_parallel"])
     assert "Goyal" in a.batch["lr_note"]
     # Two nodes: torchrun names both, with a rendezvous endpoint.
@@ -156,8 +167,15 @@ def test_deepspeed_and_torchrun_snippets(dgx_h100: Rig) -> None:
     assert "--rdzv_endpoint" in two.snippet["torchrun"]
 
 
-@pytest.mark.parametrize(("model", "kw"), [("llama-3-70b", {}), ("llama-3-8b", {"precision": "fp16"}),
-                                           ("qwen2.5-7b", {"optimizer": "adam8bit"}), ("mistral-7b", {"finetune": "qlora"})])
+@pytest.mark.parametrize(
+    ("model", "kw"),
+    [
+        ("llama-3-70b", {}),
+        ("llama-3-8b", {"precision": "fp16"}),
+        ("qwen2.5-7b", {"optimizer": "adam8bit"}),
+        ("mistral-7b", {"finetune": "qlora"}),
+    ],
+)
 def test_every_deepspeed_config_names_its_stage(dgx_h100: Rig, model: str, kw: dict) -> None:
     from gpuadvisor.advisor.rigview import from_rig
     from gpuadvisor.advisor.snippets import deepspeed_config
@@ -185,9 +203,13 @@ def test_fsdp_snippet_settings(rtx4090x4: Rig) -> None:
     assert s["kind"] == "fsdp" and s["fsdp"]["sharding_strategy"] == "FULL_SHARD"
     assert "ShardingStrategy.FULL_SHARD" in s["code"] and "LlamaDecoderLayer" in s["code"]
     assert "apply_activation_checkpointing" in s["code"]
-    assert "fsdp_sharding_strategy: FULL_SHARD" in s["accelerate_config"] and "num_processes: 4" in s["accelerate_config"]
+    assert (
+        "fsdp_sharding_strategy: FULL_SHARD" in s["accelerate_config"] and "num_processes: 4" in s["accelerate_config"]
+    )
     s2 = training_snippet(w, lays["zero2"], 1, 4, False, 4, 1)
-    assert s2["fsdp"]["sharding_strategy"] == "SHARD_GRAD_OP" and s2["deepspeed_config"]["zero_optimization"]["stage"] == 2
+    assert (
+        s2["fsdp"]["sharding_strategy"] == "SHARD_GRAD_OP" and s2["deepspeed_config"]["zero_optimization"]["stage"] == 2
+    )
 
 
 def test_multi_node_candidates(dgx_h100: Rig) -> None:
@@ -209,7 +231,9 @@ def test_pipeline_only_across_slow_links(dgx_h100: Rig, rtx4090x4: Rig) -> None:
 
 
 def test_inference_tensor_parallel_size(dgx_h100: Rig) -> None:
-    a = advise(_copy(dgx_h100), Workload.from_options(model="llama-3-70b", task="inference", context=8192, concurrency=32))
+    a = advise(
+        _copy(dgx_h100), Workload.from_options(model="llama-3-70b", task="inference", context=8192, concurrency=32)
+    )
     assert a.pick["tensor_parallel_size"] == 4
     by_tp = {o["tensor_parallel_size"]: o for o in a.candidates}
     assert set(by_tp) == {1, 2, 4, 8}
@@ -222,7 +246,12 @@ def test_inference_tensor_parallel_size(dgx_h100: Rig) -> None:
     assert four["kv_capacity_tokens"] == int(four["kv_cache_budget_bytes"] // (81920 * 16)) * 16
     assert four["max_sequences_at_context"] == four["kv_capacity_tokens"] // 8192
     assert "--tensor-parallel-size 4" in a.snippet["command"] and "meta-llama/Meta-Llama-3-70B" in a.snippet["command"]
-    fp8 = advise(_copy(dgx_h100), Workload.from_options(model="llama-3-70b", task="inference", context=8192, concurrency=32, kv_cache_dtype="fp8"))
+    fp8 = advise(
+        _copy(dgx_h100),
+        Workload.from_options(
+            model="llama-3-70b", task="inference", context=8192, concurrency=32, kv_cache_dtype="fp8"
+        ),
+    )
     assert {o["tensor_parallel_size"]: o for o in fp8.candidates}[4]["kv_bytes_per_token"] == 327680 // 8
     assert "--kv-cache-dtype fp8" in fp8.snippet["command"]
 
@@ -257,7 +286,19 @@ def test_text_rendering_shows_every_candidate_and_the_breakdown(dgx_h100: Rig) -
     text = render_advice(a, explain=True, width=200)
     for c in a.candidates:
         assert c["name"] in text
-    for col in ("comm/step", "compute", "tokens/s", "eff.", "params", "grads", "optimizer", "activations", "gathered", "buckets", "overhead"):
+    for col in (
+        "comm/step",
+        "compute",
+        "tokens/s",
+        "eff.",
+        "params",
+        "grads",
+        "optimizer",
+        "activations",
+        "gathered",
+        "buckets",
+        "overhead",
+    ):
         assert col in text
     assert "GiB (2^30 bytes)" in text and "16 B/param" in text and "18 B/param" in text and "20 B/param" in text
 
@@ -296,7 +337,8 @@ def test_checkpointing_choice(dgx_h100: Rig) -> None:
     lin = 32 * (4096 * 4096 * 2 + 4096 * 1024 * 2 + 3 * 4096 * 14336)
     attn = 4 * 32 * 4096 * 4096
     assert z1["compute_parts_seconds"]["compute"] / z1n["compute_parts_seconds"]["compute"] == pytest.approx(
-        (6 * n + 3 * attn + 2 * lin + attn) / (6 * n + 3 * attn), rel=1e-5)
+        (6 * n + 3 * attn + 2 * lin + attn) / (6 * n + 3 * attn), rel=1e-5
+    )
 
 
 def test_no_gpus_is_one_line_error() -> None:
@@ -331,5 +373,10 @@ def test_qlora_offload_row_says_why_its_faster_prediction_is_not_the_pick(rtx409
     for model, ft, seq in (("mistral-7b", "qlora", None), ("gemma-2-9b", "lora", 1024), ("llama-3-8b", "qlora", 1024)):
         a = advise(_copy(rtx4090x4), Workload.from_options(model=model, finetune=ft, seq_len=seq))
         for c in a.candidates:
-            if c["cpu_offload"] != "none" and c["fits"] and c["status"] != "pick" and c["tokens_per_second"] > a.pick["tokens_per_second"] * 1.06:
+            if (
+                c["cpu_offload"] != "none"
+                and c["fits"]
+                and c["status"] != "pick"
+                and c["tokens_per_second"] > a.pick["tokens_per_second"] * 1.06
+            ):
                 assert "upper bound" in c["reason"], (model, c["name"], c["reason"])

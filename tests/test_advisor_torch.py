@@ -5,6 +5,7 @@ Accounting that matches what torch allocates: an fp32 model (4 bytes/param), fp3
 torch.optim.AdamW's exp_avg + exp_avg_sq in fp32 (8) plus one 0-dim fp32 'step' tensor per parameter tensor
 (constants.ADAMW.per_tensor = 4): 16 bytes/param + 4 bytes/tensor. SGD with momentum: one fp32 buffer (4).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -71,12 +72,49 @@ class TinyLM(nn.Module):
         return self.head(self.norm(x))
 
 
-LLAMA_LIKE = Architecture(name="tiny-llama", hidden=64, layers=3, heads=4, kv_heads=2, intermediate=176, vocab=1000,
-                          head_dim=16, max_positions=64, tied_embeddings=False, mlp="gated", norm="rmsnorm")
-QWEN_LIKE = Architecture(name="tiny-qwen", hidden=48, layers=2, heads=6, kv_heads=2, intermediate=128, vocab=700,
-                         head_dim=8, max_positions=64, tied_embeddings=False, attention_bias=True)
-GPT2_LIKE = Architecture(name="tiny-gpt2", hidden=32, layers=2, heads=4, kv_heads=4, intermediate=128, vocab=500, head_dim=8,
-                         max_positions=32, tied_embeddings=True, mlp="plain", norm="layernorm", bias=True, learned_positions=True)
+LLAMA_LIKE = Architecture(
+    name="tiny-llama",
+    hidden=64,
+    layers=3,
+    heads=4,
+    kv_heads=2,
+    intermediate=176,
+    vocab=1000,
+    head_dim=16,
+    max_positions=64,
+    tied_embeddings=False,
+    mlp="gated",
+    norm="rmsnorm",
+)
+QWEN_LIKE = Architecture(
+    name="tiny-qwen",
+    hidden=48,
+    layers=2,
+    heads=6,
+    kv_heads=2,
+    intermediate=128,
+    vocab=700,
+    head_dim=8,
+    max_positions=64,
+    tied_embeddings=False,
+    attention_bias=True,
+)
+GPT2_LIKE = Architecture(
+    name="tiny-gpt2",
+    hidden=32,
+    layers=2,
+    heads=4,
+    kv_heads=4,
+    intermediate=128,
+    vocab=500,
+    head_dim=8,
+    max_positions=32,
+    tied_embeddings=True,
+    mlp="plain",
+    norm="layernorm",
+    bias=True,
+    learned_positions=True,
+)
 
 
 def tensor_bytes(tensors) -> int:  # type: ignore[no-untyped-def]
@@ -86,7 +124,11 @@ def tensor_bytes(tensors) -> int:  # type: ignore[no-untyped-def]
 def train_one_step(arch: Architecture, optimizer: str):  # type: ignore[no-untyped-def]
     torch.manual_seed(0)
     model = TinyLM(arch)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3) if optimizer == "adamw" else torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    opt = (
+        torch.optim.AdamW(model.parameters(), lr=1e-3)
+        if optimizer == "adamw"
+        else torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    )
     ids = torch.randint(0, arch.vocab, (2, 16))
     logits = model(ids[:, :-1])
     loss = nn.functional.cross_entropy(logits.reshape(-1, arch.vocab), ids[:, 1:].reshape(-1))
@@ -116,7 +158,10 @@ def test_model_states_equal_what_torch_allocates(arch: Architecture, optimizer: 
     assert optim == measured["optimizer"]
     if optimizer == "adamw":
         # 16 bytes/param + one fp32 step counter per tensor: the accounting stated in the module docstring.
-        assert measured["params"] + measured["grads"] + measured["optimizer"] == 16 * measured["count"] + 4 * measured["tensors"]
+        assert (
+            measured["params"] + measured["grads"] + measured["optimizer"]
+            == 16 * measured["count"] + 4 * measured["tensors"]
+        )
         assert {k for st in opt.state.values() for k in st} == {"step", "exp_avg", "exp_avg_sq"}
     else:
         assert measured["optimizer"] == C.SGD_MOMENTUM.states * measured["count"]

@@ -1,4 +1,5 @@
 """Model presets, --params, Hugging Face config.json, and the catalog of GPUs."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,15 @@ def test_presets_count_their_published_parameters(spec: catalog.ModelSpec) -> No
 
 def test_preset_shapes() -> None:
     a = architecture_from_spec(catalog.find_model("llama-3-70b"))
-    assert (a.hidden, a.layers, a.heads, a.kv_heads, a.intermediate, a.vocab, a.head_dim) == (8192, 80, 64, 8, 28672, 128256, 128)
+    assert (a.hidden, a.layers, a.heads, a.kv_heads, a.intermediate, a.vocab, a.head_dim) == (
+        8192,
+        80,
+        64,
+        8,
+        28672,
+        128256,
+        128,
+    )
     g = architecture_from_spec(catalog.find_model("gemma-2-9b"))
     assert g.head_dim == 256 and g.q_dim == 4096 != g.hidden  # Gemma's head_dim is not hidden / heads
     assert catalog.find_model("Meta-Llama/Meta-Llama-3-8B").id == "llama-3-8b"
@@ -48,7 +57,17 @@ def test_hf_config_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not JSON"):
         architecture_from_hf_config(bad)
     moe = tmp_path / "moe.json"
-    moe.write_text(json.dumps({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 32000, "num_local_experts": 8}))
+    moe.write_text(
+        json.dumps(
+            {
+                "hidden_size": 4096,
+                "num_hidden_layers": 32,
+                "num_attention_heads": 32,
+                "vocab_size": 32000,
+                "num_local_experts": 8,
+            }
+        )
+    )
     with pytest.raises(InputError, match="mixture-of-experts"):
         architecture_from_hf_config(moe)
     partial = tmp_path / "partial.json"
@@ -56,13 +75,24 @@ def test_hf_config_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="'num_hidden_layers' missing"):
         architecture_from_hf_config(partial)
     wrong = tmp_path / "wrong.json"
-    wrong.write_text(json.dumps({"hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}))
+    wrong.write_text(
+        json.dumps({"hidden_size": "big", "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})
+    )
     with pytest.raises(InputError, match="'hidden_size' is 'big'"):
         architecture_from_hf_config(wrong)
     # A zero size was a ZeroDivisionError ("internal error") before it reached the user.
-    for field, value in (("num_attention_heads", 0), ("num_key_value_heads", 0), ("hidden_size", -1), ("vocab_size", 0)):
+    for field, value in (
+        ("num_attention_heads", 0),
+        ("num_key_value_heads", 0),
+        ("hidden_size", -1),
+        ("vocab_size", 0),
+    ):
         zero = tmp_path / f"zero-{field}.json"
-        zero.write_text(json.dumps({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, field: value}))
+        zero.write_text(
+            json.dumps(
+                {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 10, field: value}
+            )
+        )
         with pytest.raises(InputError, match=f"'{field}' is {value}, expected a positive number"):
             Workload.from_options(hf_config=str(zero))
 
@@ -78,7 +108,14 @@ def test_params_option_gives_a_gpt3_family_shape() -> None:
 
 def test_from_options_defaults_and_errors() -> None:
     w = Workload.from_options(model="llama-3-8b", micro_batch=None, precision=None)
-    assert (w.precision, w.optimizer, w.micro_batch, w.seq, w.task, w.state_bytes) == ("bf16", "adamw", 1, 4096, "train", "16")
+    assert (w.precision, w.optimizer, w.micro_batch, w.seq, w.task, w.state_bytes) == (
+        "bf16",
+        "adamw",
+        1,
+        4096,
+        "train",
+        "16",
+    )
     assert Workload.from_options(model="gpt2").seq == 1024  # capped at the model's positions
     with pytest.raises(InputError, match="no model given"):
         Workload.from_options()
@@ -108,21 +145,57 @@ def test_workload_options_decorator_feeds_from_options() -> None:
     def cmd(**kw):  # type: ignore[no-untyped-def]
         seen["w"] = Workload.from_options(**kw)
 
-    r = CliRunner().invoke(cmd, ["--model", "mistral-7b", "--precision", "fp16", "--global-batch", "64", "--no-flash-attention",
-                                 "--state-bytes", "18", "--nodes", "2"])
+    r = CliRunner().invoke(
+        cmd,
+        [
+            "--model",
+            "mistral-7b",
+            "--precision",
+            "fp16",
+            "--global-batch",
+            "64",
+            "--no-flash-attention",
+            "--state-bytes",
+            "18",
+            "--nodes",
+            "2",
+        ],
+    )
     assert r.exit_code == 0, r.output
     w = seen["w"]
-    assert (w.model_label, w.precision, w.global_batch, w.fused_attention, w.state_bytes, w.nodes) == ("mistral-7b", "fp16", 64, False, "18", 2)
+    assert (w.model_label, w.precision, w.global_batch, w.fused_attention, w.state_bytes, w.nodes) == (
+        "mistral-7b",
+        "fp16",
+        64,
+        False,
+        "18",
+        2,
+    )
     assert w.state_convention().per_param(8) == 18
 
 
-@pytest.mark.parametrize(("name", "gpu_id"), [
-    ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"), ("NVIDIA H100 PCIe", "h100-pcie"), ("NVIDIA H100 NVL", "h100-nvl"),
-    ("NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"), ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"), ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
-    ("NVIDIA GeForce RTX 4090", "rtx-4090"), ("NVIDIA GeForce RTX 3090", "rtx-3090"), ("Tesla V100-SXM3-32GB", "v100-sxm3-32gb"),
-    ("Tesla V100-SXM2-16GB", "v100-sxm2"), ("NVIDIA L4", "l4"), ("NVIDIA L40S", "l40s"), ("NVIDIA A40", "a40"), ("NVIDIA A10", "a10"),
-    ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"), ("NVIDIA H200", "h200-sxm"), ("NVIDIA B200", "b200"),
-])
+@pytest.mark.parametrize(
+    ("name", "gpu_id"),
+    [
+        ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),
+        ("NVIDIA H100 NVL", "h100-nvl"),
+        ("NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"),
+        ("NVIDIA A100-SXM4-40GB", "a100-sxm4-40gb"),
+        ("NVIDIA A100 80GB PCIe", "a100-pcie-80gb"),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+        ("NVIDIA GeForce RTX 3090", "rtx-3090"),
+        ("Tesla V100-SXM3-32GB", "v100-sxm3-32gb"),
+        ("Tesla V100-SXM2-16GB", "v100-sxm2"),
+        ("NVIDIA L4", "l4"),
+        ("NVIDIA L40S", "l40s"),
+        ("NVIDIA A40", "a40"),
+        ("NVIDIA A10", "a10"),
+        ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+        ("NVIDIA H200", "h200-sxm"),
+        ("NVIDIA B200", "b200"),
+    ],
+)
 def test_catalog_matches_nvml_names(name: str, gpu_id: str) -> None:
     assert catalog.find_gpu(name).id == gpu_id
 

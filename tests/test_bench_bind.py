@@ -1,5 +1,6 @@
 """A local bench listens on loopback only: no TCPStore or gloo socket on a routable address (the machine's
 other interfaces), while the workers run. Read from /proc/net/tcp{,6} for the workers' own socket inodes."""
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,7 @@ def _addr(hex_addr: str) -> str:
     raw = bytes.fromhex(host)
     if len(raw) == 4:
         return str(ipaddress.IPv4Address(raw[::-1]))
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
     return str(ipaddress.IPv6Address(words))
 
 
@@ -78,12 +79,40 @@ def test_address_decoding():
 
 
 def test_local_gloo_bench_listens_on_loopback_only(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "GLOO_SOCKET_IFNAME",
-                                                             "GPUADVISOR_BENCH_FAULT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "GLOO_SOCKET_IFNAME", "GPUADVISOR_BENCH_FAULT")
+    }
     # long enough to be sampled many times: 64 MiB all-reduces, 30 iterations each
-    proc = subprocess.Popen([sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--nproc", "2",
-                             "--only", "all_reduce", "-b", "1M", "-e", "32M", "-n", "20", "-w", "1", "--budget", "60"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gpuadvisor",
+            "bench",
+            "--backend",
+            "gloo",
+            "--nproc",
+            "2",
+            "--only",
+            "all_reduce",
+            "-b",
+            "1M",
+            "-e",
+            "32M",
+            "-n",
+            "20",
+            "-w",
+            "1",
+            "--budget",
+            "60",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
     seen: list[tuple[int, str, int]] = []
     samples_with_workers = 0
     try:
@@ -104,7 +133,9 @@ def test_local_gloo_bench_listens_on_loopback_only(tmp_path):
     assert wide == [], f"listening beyond loopback: {wide}"
 
 
-def _sample_listeners(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[int, list[tuple[int, str, int]], int, str]:
+def _sample_listeners(
+    cmd: list[str], env: dict[str, str], cwd: Path
+) -> tuple[int, list[tuple[int, str, int]], int, str]:
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     seen: list[tuple[int, str, int]] = []
     samples = 0
@@ -130,12 +161,36 @@ def test_joined_run_listens_on_master_addr_only(tmp_path):
     from gpuadvisor.bench.launcher import free_port
 
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("GLOO_SOCKET_IFNAME", "GPUADVISOR_BENCH_FAULT",
-                                                             "TORCHELASTIC_USE_AGENT_STORE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GLOO_SOCKET_IFNAME", "GPUADVISOR_BENCH_FAULT", "TORCHELASTIC_USE_AGENT_STORE")
+    }
     env.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     rc, seen, samples, err = _sample_listeners(
-        [sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--only", "all_reduce", "-b", "1M",
-         "-e", "32M", "-n", "20", "-w", "1", "--budget", "60"], env, tmp_path)
+        [
+            sys.executable,
+            "-m",
+            "gpuadvisor",
+            "bench",
+            "--backend",
+            "gloo",
+            "--only",
+            "all_reduce",
+            "-b",
+            "1M",
+            "-e",
+            "32M",
+            "-n",
+            "20",
+            "-w",
+            "1",
+            "--budget",
+            "60",
+        ],
+        env,
+        tmp_path,
+    )
     assert rc == 0, err[-2000:]
     assert samples >= 3, "the worker was never seen listening: nothing was checked"
     store = {(a, p) for _, a, p in seen if p == port}
@@ -146,14 +201,28 @@ def test_joined_run_listens_on_master_addr_only(tmp_path):
 
 def test_interface_option_is_for_joined_runs_and_must_exist(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")}
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--interface", "lo", "--only", "all_reduce"],
-                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "bench", "--interface", "lo", "--only", "all_reduce"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert p.returncode == 2
-    assert p.stderr.strip().splitlines()[-1] == ("gpuadvisor: error: --interface applies to a multi-node run (inside "
-                                                 "torchrun or Slurm): a local run binds loopback only")
+    assert p.stderr.strip().splitlines()[-1] == (
+        "gpuadvisor: error: --interface applies to a multi-node run (inside "
+        "torchrun or Slurm): a local run binds loopback only"
+    )
     env.update(RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1")
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--interface", "nosuch0", "--only", "all_reduce"],
-                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "bench", "--interface", "nosuch0", "--only", "all_reduce"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert p.returncode == 2
     assert "--interface 'nosuch0': no such network interface here (have: " in p.stderr
 

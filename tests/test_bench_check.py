@@ -3,6 +3,7 @@
 The stand-ins compute what n ranks filled with the benchmark's own patterns would receive, so a correct
 stand-in must pass the check, and one that does nothing or delivers the wrong rank's chunk must fail it.
 """
+
 from __future__ import annotations
 
 import pytest

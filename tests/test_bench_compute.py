@@ -1,4 +1,5 @@
 """bench --compute: FLOP counting, the CPU code path end to end, the Measurement contract, GA607, rendering."""
+
 from __future__ import annotations
 
 import json
@@ -45,11 +46,16 @@ def test_fp8_is_skipped_with_its_reason_on_a_cpu():
 
 def test_plan_per_device():
     assert [(k, d, s and compute.shape_text(*s)) for k, d, _, s in compute.plan("cuda")] == [
-        ("matmul", "bf16", "8192x8192x8192"), ("matmul", "bf16", "16384x16384x4096"),
-        ("matmul", "fp16", "8192x8192x8192"), ("matmul", "fp16", "16384x16384x4096"),
-        ("matmul", "tf32", "8192x8192x8192"), ("matmul", "tf32", "16384x16384x4096"),
-        ("matmul", "fp8", "8192x8192x8192"), ("matmul", "fp8", "16384x16384x4096"),
-        ("memory_bandwidth", None, None)]
+        ("matmul", "bf16", "8192x8192x8192"),
+        ("matmul", "bf16", "16384x16384x4096"),
+        ("matmul", "fp16", "8192x8192x8192"),
+        ("matmul", "fp16", "16384x16384x4096"),
+        ("matmul", "tf32", "8192x8192x8192"),
+        ("matmul", "tf32", "16384x16384x4096"),
+        ("matmul", "fp8", "8192x8192x8192"),
+        ("matmul", "fp8", "16384x16384x4096"),
+        ("memory_bandwidth", None, None),
+    ]
     assert [d for k, d, _, _ in compute.plan("cpu") if k == "matmul"] == ["fp32", "fp32", "bf16", "bf16"]
 
 
@@ -67,8 +73,12 @@ def cpu_run():
 def test_cpu_compute_fills_the_measurement_contract(cpu_run):
     rig, ms = cpu_run
     mm = [m for m in ms if m.kind == "matmul"]
-    assert [(m.dtype, m.shape) for m in mm] == [("fp32", "512x512x512"), ("fp32", "1024x1024x256"),
-                                                 ("bf16", "512x512x512"), ("bf16", "1024x1024x256")]
+    assert [(m.dtype, m.shape) for m in mm] == [
+        ("fp32", "512x512x512"),
+        ("fp32", "1024x1024x256"),
+        ("bf16", "512x512x512"),
+        ("bf16", "1024x1024x256"),
+    ]
     for m in mm:
         assert (m.backend, m.gpus, m.status) == ("cpu", [], "ok")
         assert m.value_tflops is not None and m.value_tflops > 0
@@ -98,15 +108,29 @@ def test_cpu_results_are_not_judged_against_gpu_peaks(cpu_run):
     assert f.message.startswith("compute was measured on the CPU only")
 
 
-def _gpu_rig(value_tflops: float, *, reasons: list[str] | None = None, limit: float | None = None,
-             gbps: float = 2900.0) -> Rig:
-    rig = Rig(gpus=[Gpu(index=0, name=H100, bus_id="0000:41:00.0", clocks_event_reasons=reasons,
-                        power_limit_w=limit, power_default_limit_w=700.0 if limit else None)])
+def _gpu_rig(
+    value_tflops: float, *, reasons: list[str] | None = None, limit: float | None = None, gbps: float = 2900.0
+) -> Rig:
+    rig = Rig(
+        gpus=[
+            Gpu(
+                index=0,
+                name=H100,
+                bus_id="0000:41:00.0",
+                clocks_event_reasons=reasons,
+                power_limit_w=limit,
+                power_default_limit_w=700.0 if limit else None,
+            )
+        ]
+    )
     devices = {0: {"ordinal": 0, "bus_id": "0000:41:00.0", "name": H100}}
     base = {"backend": "cuda", "ordinal": 0, "status": "ok", "method": "m", "iters": 10, "warmup_iters": 3}
     rig.measurements = [
-        compute_results.measurement(rig, {**base, "kind": "matmul", "dtype": "bf16", "shape": "8192x8192x8192",
-                                          "value_tflops": value_tflops}, devices),
+        compute_results.measurement(
+            rig,
+            {**base, "kind": "matmul", "dtype": "bf16", "shape": "8192x8192x8192", "value_tflops": value_tflops},
+            devices,
+        ),
         compute_results.measurement(rig, {**base, "kind": "memory_bandwidth", "value_gbps": gbps}, devices),
     ]
     return rig
@@ -116,8 +140,10 @@ def test_gpu_measurement_carries_the_datasheet_peak():
     rig = _gpu_rig(700.0)
     mm, bw = rig.measurements
     assert (mm.gpus, mm.expected_tflops, mm.ratio) == ([0], 989.4, round(700.0 / 989.4, 4))
-    assert mm.expected_source.startswith("NVIDIA H100 SXM5 80GB datasheet dense bf16 peak 989.4 TFLOP/s: NVIDIA H100 "
-                                         "Tensor Core GPU Architecture whitepaper")
+    assert mm.expected_source.startswith(
+        "NVIDIA H100 SXM5 80GB datasheet dense bf16 peak 989.4 TFLOP/s: NVIDIA H100 "
+        "Tensor Core GPU Architecture whitepaper"
+    )
     assert (bw.expected_gbps, bw.ratio) == (3350.0, round(2900.0 / 3350.0, 4))
 
 
@@ -151,7 +177,10 @@ def test_rule_threshold_is_at_half_the_peak():
 def test_no_compute_measurement_is_not_checked():
     rig = Rig(measurements=[Measurement(kind="all_reduce", backend="gloo", world_size=2)])
     (f,) = [f for f in evaluate(rig) if f.code == "GA607"]
-    assert (f.severity, f.message) == ("not-checked", "no compute measurement in this scan (run gpuadvisor bench --compute)")
+    assert (f.severity, f.message) == (
+        "not-checked",
+        "no compute measurement in this scan (run gpuadvisor bench --compute)",
+    )
 
 
 def test_render_compute_table():
@@ -165,14 +194,24 @@ def test_render_compute_table():
 def test_cli_bench_compute_on_cpu(tmp_path):
     out = tmp_path / "scan.json"
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")}
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--compute", "--json", str(out)],
-                       capture_output=True, text=True, env=env, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "bench", "--compute", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "Compute: dense matmul TFLOP/s" in p.stdout and "cpu     matmul  fp32   512x512x512" in p.stdout
     saved = json.loads(out.read_text())
     kinds = [(m["kind"], m["dtype"]) for m in saved["measurements"]]
-    assert kinds == [("matmul", "fp32"), ("matmul", "fp32"), ("matmul", "bf16"), ("matmul", "bf16"),
-                     ("memory_bandwidth", None)]
+    assert kinds == [
+        ("matmul", "fp32"),
+        ("matmul", "fp32"),
+        ("matmul", "bf16"),
+        ("matmul", "bf16"),
+        ("memory_bandwidth", None),
+    ]
 
 
 def test_advisor_does_not_take_a_cpu_figure_for_a_gpu_rate(cpu_run):

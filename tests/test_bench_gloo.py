@@ -2,6 +2,7 @@
 
 Sizes are small and iterations few so the whole file stays well under a minute.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,18 @@ from gpuadvisor.facts import Rig, load
 
 pytestmark = pytest.mark.slow
 
-TINY = Preset("tiny", min_bytes=4096, max_bytes=32768, warmup_iters=1, iters=3, copy_bytes=1 << 20,
-              copies_per_run=1, copy_runs=1, latency_reps=1, budget_s=40.0)
+TINY = Preset(
+    "tiny",
+    min_bytes=4096,
+    max_bytes=32768,
+    warmup_iters=1,
+    iters=3,
+    copy_bytes=1 << 20,
+    copies_per_run=1,
+    copy_runs=1,
+    latency_reps=1,
+    budget_s=40.0,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -48,8 +59,14 @@ def test_gloo_collectives_follow_nccl_tests(n, monkeypatch):
     monkeypatch.setenv("GPUADVISOR_TEST_MARK", mark)
     rig = Rig()
     progress: list[tuple[int, int]] = []
-    ms = run_benchmarks(rig, preset=TINY, backend="gloo", nproc=n, only="collectives",
-                        progress=lambda d, t, label: progress.append((d, t)))
+    ms = run_benchmarks(
+        rig,
+        preset=TINY,
+        backend="gloo",
+        nproc=n,
+        only="collectives",
+        progress=lambda d, t, label: progress.append((d, t)),
+    )
     assert [m.kind for m in ms] == list(COLLECTIVES)
     assert rig.measurements == ms and rig.provenance["measurements"] == "measured"
     for m in ms:
@@ -75,8 +92,9 @@ def test_gloo_collectives_follow_nccl_tests(n, monkeypatch):
 
 def test_corrupted_result_fails_the_measurement(monkeypatch):
     monkeypatch.setenv("GPUADVISOR_BENCH_FAULT", "corrupt:1:all_gather")
-    ms = run_benchmarks(Rig(), preset=TINY.with_overrides(max_bytes=8192), backend="gloo", nproc=2,
-                        only="all_reduce,all_gather")
+    ms = run_benchmarks(
+        Rig(), preset=TINY.with_overrides(max_bytes=8192), backend="gloo", nproc=2, only="all_reduce,all_gather"
+    )
     by = {m.kind: m for m in ms}
     assert by["all_reduce"].status == "ok"
     bad = by["all_gather"]
@@ -88,8 +106,9 @@ def test_corrupted_result_fails_the_measurement(monkeypatch):
 
 def test_dead_worker_is_a_failed_measurement(monkeypatch):
     monkeypatch.setenv("GPUADVISOR_BENCH_FAULT", "die:1:broadcast")
-    ms = run_benchmarks(Rig(), preset=TINY.with_overrides(max_bytes=4096), backend="gloo", nproc=2,
-                        only="all_reduce,broadcast")
+    ms = run_benchmarks(
+        Rig(), preset=TINY.with_overrides(max_bytes=4096), backend="gloo", nproc=2, only="all_reduce,broadcast"
+    )
     by = {m.kind: m for m in ms}
     assert by["all_reduce"].status == "ok" and len(by["all_reduce"].rows) == 1
     assert by["broadcast"].status == "failed"
@@ -108,8 +127,9 @@ def _calibrated_budget() -> float:
     Measured from a known point, the call of run_benchmarks, so the worker start-up the budget has to cover is
     what this machine takes now, not what an idle one would."""
     t0 = time.monotonic()
-    (m,) = run_benchmarks(Rig(), preset=TINY.with_overrides(max_bytes=16384), backend="gloo", nproc=2,
-                          only="all_reduce", budget_s=120)
+    (m,) = run_benchmarks(
+        Rig(), preset=TINY.with_overrides(max_bytes=16384), backend="gloo", nproc=2, only="all_reduce", budget_s=120
+    )
     assert m.status == "ok", m.error
     return max(8.0, 2 * (time.monotonic() - t0) + 3.0)
 
@@ -125,18 +145,26 @@ def test_hung_worker_is_killed_within_budget_and_partial_results_saved(tmp_path,
     monkeypatch.setenv("GPUADVISOR_TEST_MARK", mark)
     rig = Rig()
     t0 = time.monotonic()
-    ms = run_benchmarks(rig, preset=TINY.with_overrides(max_bytes=16384), backend="gloo", nproc=2,
-                        only="all_reduce,all_gather,broadcast", budget_s=budget)
+    ms = run_benchmarks(
+        rig,
+        preset=TINY.with_overrides(max_bytes=16384),
+        backend="gloo",
+        nproc=2,
+        only="all_reduce,all_gather,broadcast",
+        budget_s=budget,
+    )
     elapsed = time.monotonic() - t0
     assert elapsed <= budget + 0.5, (elapsed, budget)  # the hard deadline is budget - 1.5 s, then 1 s to kill
     by = {m.kind: m for m in ms}
     ar = by["all_reduce"]
     assert ar.status in ("ok", "partial") and ar.rows, ar.error  # under load the soft deadline may cut the sweep
-    assert [r.size_bytes for r in ar.rows] == [4096, 8192, 16384][:len(ar.rows)]
+    assert [r.size_bytes for r in ar.rows] == [4096, 8192, 16384][: len(ar.rows)]
     assert all(r.correct for r in ar.rows)
     assert by["all_gather"].status == "timeout"
     # where each killed rank was: rank 1 never started all_gather, rank 0 waits for it there
-    assert "killed rank 0 (in all_gather, before its first size), rank 1 (finished all_reduce)" in by["all_gather"].error
+    assert (
+        "killed rank 0 (in all_gather, before its first size), rank 1 (finished all_reduce)" in by["all_gather"].error
+    )
     assert by["all_gather"].error.endswith("(nothing measured yet)")
     assert by["broadcast"].status == "timeout" and by["broadcast"].error.startswith("not measured")
     # saved: a scan written now holds the partial results, and reads back the same
@@ -153,10 +181,36 @@ def test_hung_worker_cli_exits_1_and_saves_the_scan(tmp_path):
     budget = _calibrated_budget()
     out = tmp_path / "scan.json"
     env = {**os.environ, "GPUADVISOR_BENCH_FAULT": "hang:1:all_gather"}
-    proc = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--nproc", "2",
-                           "--only", "all_reduce,all_gather", "-b", "4K", "-e", "16K", "-n", "3", "-w", "1",
-                           "--budget", f"{budget:.1f}", "--json", str(out)],
-                          capture_output=True, text=True, env=env, timeout=budget + 120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gpuadvisor",
+            "bench",
+            "--backend",
+            "gloo",
+            "--nproc",
+            "2",
+            "--only",
+            "all_reduce,all_gather",
+            "-b",
+            "4K",
+            "-e",
+            "16K",
+            "-n",
+            "3",
+            "-w",
+            "1",
+            "--budget",
+            f"{budget:.1f}",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=budget + 120,
+    )
     assert proc.returncode == 1, proc.stderr[-2000:]
     by = {m.kind: m for m in load(out).measurements}
     assert by["all_reduce"].rows and by["all_gather"].status == "timeout"
@@ -165,23 +219,60 @@ def test_hung_worker_cli_exits_1_and_saves_the_scan(tmp_path):
 
 def test_cli_errors_are_one_line_exit_2():
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")}
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--only", "all_reduce,alltoall"],
-                       capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "bench", "--only", "all_reduce,alltoall"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 2
     assert p.stderr.strip().splitlines()[-1].startswith("gpuadvisor: error: --only: unknown benchmark 'alltoall'")
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "-e", "lots"], capture_output=True, text=True,
-                       env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "bench", "-e", "lots"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert p.returncode == 2 and "expected a byte count" in p.stderr
 
 
 def test_joins_a_torchrun_job(tmp_path):
     """Under torchrun each rank's `gpuadvisor bench` runs one worker in that job; rank 0 saves the results."""
     out = tmp_path / "join.json"
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "GPUADVISOR_BENCH_FAULT")}
-    p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "gpuadvisor",
-                        "bench", "--backend", "gloo", "--only", "all_reduce", "-b", "4K", "-e", "8K", "-n", "3", "-w", "1",
-                        "--budget", "30", "--json", str(out)], capture_output=True, text=True, env=env, timeout=90,
-                       cwd=tmp_path)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "GPUADVISOR_BENCH_FAULT")
+    }
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "gpuadvisor",
+            "bench",
+            "--backend",
+            "gloo",
+            "--only",
+            "all_reduce",
+            "-b",
+            "4K",
+            "-e",
+            "8K",
+            "-n",
+            "3",
+            "-w",
+            "1",
+            "--budget",
+            "30",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=90,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     (m,) = load(out).measurements
     assert (m.kind, m.status, m.world_size, [r.size_bytes for r in m.rows]) == ("all_reduce", "ok", 2, [4096, 8192])
@@ -199,9 +290,31 @@ def test_default_gloo_sweep_is_capped_on_local_cpus():
 
 
 def _bench_cmd(out, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--nproc", "2", "--only",
-            "all_reduce,all_gather,broadcast", "-b", "4K", "-e", "8K", "-n", "3", "-w", "1", "--budget", "60",
-            "--json", str(out), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "gpuadvisor",
+        "bench",
+        "--backend",
+        "gloo",
+        "--nproc",
+        "2",
+        "--only",
+        "all_reduce,all_gather,broadcast",
+        "-b",
+        "4K",
+        "-e",
+        "8K",
+        "-n",
+        "3",
+        "-w",
+        "1",
+        "--budget",
+        "60",
+        "--json",
+        str(out),
+        *extra,
+    ]
 
 
 def _wait_for_status(mark: str, text: str, timeout: float = 30.0) -> None:
@@ -229,8 +342,9 @@ def test_sigterm_kills_the_workers_and_keeps_what_was_measured(tmp_path):
     import signal
 
     mark, out = uuid.uuid4().hex, tmp_path / "scan.json"
-    proc = subprocess.Popen(_bench_cmd(out), env=_env(mark, "hang:1:all_gather"), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _bench_cmd(out), env=_env(mark, "hang:1:all_gather"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         _wait_for_status(mark, "in all_gather")
         proc.send_signal(signal.SIGTERM)
@@ -251,8 +365,12 @@ def test_sigterm_kills_the_workers_and_keeps_what_was_measured(tmp_path):
 def test_workers_die_with_a_killed_supervisor(tmp_path):
     """SIGKILL leaves the supervisor no time to clean up: the kernel kills its workers (PR_SET_PDEATHSIG)."""
     mark = uuid.uuid4().hex
-    proc = subprocess.Popen(_bench_cmd(tmp_path / "scan.json"), env=_env(mark, "hang:1:all_reduce"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _bench_cmd(tmp_path / "scan.json"),
+        env=_env(mark, "hang:1:all_reduce"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         end = time.time() + 30
         while len(_leftover_workers(mark)) < 3 and time.time() < end:  # supervisor + 2 workers: kill it now

@@ -1,4 +1,5 @@
 """The collective timer's statistic: nccl-tests' total / iters, not the median of per-iteration gaps."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The benchmarker's pure parts: nccl-tests formulas, sizes, presets, expected figures, event assembly, rendering."""
+
 from __future__ import annotations
 
 import json
@@ -18,11 +19,21 @@ from gpuadvisor.facts import Measurement, Rig, SweepRow
 # -- nccl-tests doc/PERFORMANCE.md -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kind", "n", "factor"), [
-    ("all_reduce", 1, 0.0), ("all_reduce", 2, 1.0), ("all_reduce", 8, 1.75), ("all_reduce", 16, 1.875),
-    ("all_gather", 2, 0.5), ("all_gather", 3, 2 / 3), ("all_gather", 8, 0.875),
-    ("reduce_scatter", 4, 0.75), ("broadcast", 8, 1.0), ("broadcast", 1, 1.0),
-])
+@pytest.mark.parametrize(
+    ("kind", "n", "factor"),
+    [
+        ("all_reduce", 1, 0.0),
+        ("all_reduce", 2, 1.0),
+        ("all_reduce", 8, 1.75),
+        ("all_reduce", 16, 1.875),
+        ("all_gather", 2, 0.5),
+        ("all_gather", 3, 2 / 3),
+        ("all_gather", 8, 0.875),
+        ("reduce_scatter", 4, 0.75),
+        ("broadcast", 8, 1.0),
+        ("broadcast", 1, 1.0),
+    ],
+)
 def test_busbw_factor_is_nccl_tests(kind, n, factor):
     assert busbw_factor(kind, n) == pytest.approx(factor, abs=1e-12)
 
@@ -87,7 +98,9 @@ def test_parse_only():
 
 def test_faults_parse():
     assert faults.parse("corrupt:1:all_gather, hang:0:broadcast") == [
-        faults.Fault("corrupt", 1, "all_gather"), faults.Fault("hang", 0, "broadcast")]
+        faults.Fault("corrupt", 1, "all_gather"),
+        faults.Fault("hang", 0, "broadcast"),
+    ]
     with pytest.raises(ValueError, match="bad item"):
         faults.parse("explode:1:x")
 
@@ -113,8 +126,10 @@ def test_expected_pcie_and_none_cases(preset):
     assert "PCIe Gen4 x16" in e.source
     assert expected_bandwidth(rig, "all_reduce", [], backend="gloo", world_size=2).gbps is None
     assert expected_bandwidth(rig, "all_reduce", [0], backend="nccl", world_size=1).source.startswith("world size 1")
-    assert "network" in expected_bandwidth(rig, "all_reduce", [0, 1], backend="nccl", world_size=16,
-                                           spans_nodes=True).source
+    assert (
+        "network"
+        in expected_bandwidth(rig, "all_reduce", [0, 1], backend="nccl", world_size=16, spans_nodes=True).source
+    )
     assert expected_bandwidth(rig, "all_reduce", [0, 9], backend="nccl", world_size=2).gbps is None
     assert expected_bandwidth(rig, "h2d", [2], backend="cuda", memory="pageable").gbps is None
     assert expected_bandwidth(rig, "d2d", [2], backend="cuda").gbps is None
@@ -138,8 +153,16 @@ def test_expected_copies_and_peers(preset):
 
 def _row(size: int, t_us: float, n: int = 2, kind: str = "all_reduce", errors: int = 0) -> dict:
     alg = size / (t_us * 1e-6) / 1e9
-    return {"size_bytes": size, "count": size // 4, "dtype": "float32", "time_us": t_us, "algbw_gbps": alg,
-            "busbw_gbps": alg * busbw_factor(kind, n), "correct": errors == 0, "errors": errors}
+    return {
+        "size_bytes": size,
+        "count": size // 4,
+        "dtype": "float32",
+        "time_us": t_us,
+        "algbw_gbps": alg,
+        "busbw_gbps": alg * busbw_factor(kind, n),
+        "correct": errors == 0,
+        "errors": errors,
+    }
 
 
 def test_collector_maps_bus_ids_and_judges(preset):
@@ -148,12 +171,25 @@ def test_collector_maps_bus_ids_and_judges(preset):
     seen = []
     c = Collector(rig, progress=lambda d, t, label: seen.append((d, t)))
     c.plan_collectives(["all_reduce"], 3)
-    c.feed([{"ev": "ranks", "ranks": ranks},
-            {"ev": "begin", "key": "all_reduce", "kind": "all_reduce", "backend": "nccl", "world_size": 2,
-             "ranks": ranks, "method": "m", "warmup_iters": 1, "iters": 3},
+    c.feed(
+        [
+            {"ev": "ranks", "ranks": ranks},
+            {
+                "ev": "begin",
+                "key": "all_reduce",
+                "kind": "all_reduce",
+                "backend": "nccl",
+                "world_size": 2,
+                "ranks": ranks,
+                "method": "m",
+                "warmup_iters": 1,
+                "iters": 3,
+            },
             {"ev": "row", "key": "all_reduce", "row": _row(1 << 20, 10.0)},
             {"ev": "row", "key": "all_reduce", "row": _row(1 << 21, 10.0)},
-            {"ev": "end", "key": "all_reduce", "status": "partial", "error": None, "notes": ["stopped"]}])
+            {"ev": "end", "key": "all_reduce", "status": "partial", "error": None, "notes": ["stopped"]},
+        ]
+    )
     m = c.measurement("all_reduce", "ok", None)
     assert m.gpus == [3, 5]
     assert m.status == "partial"
@@ -167,13 +203,29 @@ def test_collector_keeps_rows_of_a_killed_run_and_fails_wrong_results():
     rig = Rig()
     c = Collector(rig)
     ranks = [{"host": "h", "ordinal": None, "bus_id": None}] * 2
-    c.feed([{"ev": "begin", "key": "all_gather", "kind": "all_gather", "backend": "gloo", "world_size": 2,
-             "ranks": ranks},
+    c.feed(
+        [
+            {
+                "ev": "begin",
+                "key": "all_gather",
+                "kind": "all_gather",
+                "backend": "gloo",
+                "world_size": 2,
+                "ranks": ranks,
+            },
             {"ev": "row", "key": "all_gather", "row": _row(4096, 50.0, kind="all_gather")},
-            {"ev": "begin", "key": "broadcast", "kind": "broadcast", "backend": "gloo", "world_size": 2,
-             "ranks": ranks},
+            {
+                "ev": "begin",
+                "key": "broadcast",
+                "kind": "broadcast",
+                "backend": "gloo",
+                "world_size": 2,
+                "ranks": ranks,
+            },
             {"ev": "row", "key": "broadcast", "row": _row(4096, 50.0, kind="broadcast", errors=1)},
-            {"ev": "end", "key": "broadcast", "status": "failed", "error": "correctness check: 1 wrong", "notes": []}])
+            {"ev": "end", "key": "broadcast", "status": "failed", "error": "correctness check: 1 wrong", "notes": []},
+        ]
+    )
     hung = c.measurement("all_gather", "timeout", "time budget ran out after 6.5 s; killed rank 1")
     assert hung.status == "timeout"
     assert len(hung.rows) == 1 and "1 size(s) measured before it" in hung.error
@@ -185,9 +237,13 @@ def test_collector_keeps_rows_of_a_killed_run_and_fails_wrong_results():
 
 def test_collector_unknown_bus_id_falls_back_to_ordinal(preset):
     c = Collector(preset("dgx-h100"))
-    c.feed([{"ev": "devices", "devices": [{"ordinal": 0, "bus_id": "0000:ff:1f.0", "name": "x"}]},
+    c.feed(
+        [
+            {"ev": "devices", "devices": [{"ordinal": 0, "bus_id": "0000:ff:1f.0", "name": "x"}]},
             {"ev": "begin", "key": "d2d:0", "kind": "d2d", "backend": "cuda", "world_size": 1, "devices": [0]},
-            {"ev": "end", "key": "d2d:0", "status": "ok", "value_gbps": 1400.0, "notes": []}])
+            {"ev": "end", "key": "d2d:0", "status": "ok", "value_gbps": 1400.0, "notes": []},
+        ]
+    )
     m = c.measurement("d2d:0", "ok", None)
     assert m.gpus == [0] and m.value_gbps == 1400.0
     assert any("CUDA ordinals" in n for n in m.notes)
@@ -195,10 +251,20 @@ def test_collector_unknown_bus_id_falls_back_to_ordinal(preset):
 
 def test_world_size_one_has_no_bus_bandwidth():
     c = Collector(Rig())
-    c.feed([{"ev": "begin", "key": "broadcast", "kind": "broadcast", "backend": "nccl", "world_size": 1,
-             "ranks": [{"host": "h", "ordinal": 0, "bus_id": None}]},
+    c.feed(
+        [
+            {
+                "ev": "begin",
+                "key": "broadcast",
+                "kind": "broadcast",
+                "backend": "nccl",
+                "world_size": 1,
+                "ranks": [{"host": "h", "ordinal": 0, "bus_id": None}],
+            },
             {"ev": "row", "key": "broadcast", "row": _row(1 << 30, 32.1, n=1, kind="broadcast")},
-            {"ev": "end", "key": "broadcast", "status": "ok", "notes": []}])
+            {"ev": "end", "key": "broadcast", "status": "ok", "notes": []},
+        ]
+    )
     m = c.measurement("broadcast", "ok", None)
     assert m.value_gbps is None and any("world size 1" in n for n in m.notes)
 
@@ -220,19 +286,40 @@ def test_event_reader_waits_for_whole_lines(tmp_path):
 
 def test_render_sweep_copies_and_matrix():
     ms = [
-        Measurement(kind="all_reduce", backend="nccl", world_size=2, gpus=[0, 1], warmup_iters=5, iters=20,
-                    rows=[SweepRow(1 << 20, 1 << 18, "float32", 25.0, 41.94, 41.94, True, 0)], value_gbps=41.94,
-                    expected_gbps=50.0, ratio=0.8388, expected_source="PCIe"),
-        Measurement(kind="h2d", backend="cuda", gpus=[0], memory="pinned", concurrent=False, value_gbps=55.23,
-                    expected_gbps=53.56, ratio=1.03, rows=[SweepRow(268435456, 268435456, "uint8", 4860.0, 55.23,
-                                                                   55.23, True, 0)]),
+        Measurement(
+            kind="all_reduce",
+            backend="nccl",
+            world_size=2,
+            gpus=[0, 1],
+            warmup_iters=5,
+            iters=20,
+            rows=[SweepRow(1 << 20, 1 << 18, "float32", 25.0, 41.94, 41.94, True, 0)],
+            value_gbps=41.94,
+            expected_gbps=50.0,
+            ratio=0.8388,
+            expected_source="PCIe",
+        ),
+        Measurement(
+            kind="h2d",
+            backend="cuda",
+            gpus=[0],
+            memory="pinned",
+            concurrent=False,
+            value_gbps=55.23,
+            expected_gbps=53.56,
+            ratio=1.03,
+            rows=[SweepRow(268435456, 268435456, "uint8", 4860.0, 55.23, 55.23, True, 0)],
+        ),
         Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=False, value_gbps=11.5),
-        Measurement(kind="p2p_unidir", backend="cuda", gpus=[1, 0], p2p_enabled=False, status="timeout",
-                    error="killed"),
+        Measurement(
+            kind="p2p_unidir", backend="cuda", gpus=[1, 0], p2p_enabled=False, status="timeout", error="killed"
+        ),
     ]
     text = render_measurements(ms)
     assert "#       size         count      type       time     algbw     busbw  #wrong" in text
-    assert "     1048576        262144     float      25.00     41.94     41.94       0" in text  # nccl-tests: %.2f < 100 us
+    assert (
+        "     1048576        262144     float      25.00     41.94     41.94       0" in text
+    )  # nccl-tests: %.2f < 100 us
     assert "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 41.94 (mean busbw over the 1 sizes" in text
     assert "(ratio 0.84)" in text
     assert "  0      55.23" in text
@@ -290,10 +377,20 @@ def test_multi_host_job_lists_this_hosts_gpus_only(preset):
     here = socket.gethostname()
     ranks = [{"host": h, "ordinal": i, "bus_id": rig.gpus[i].bus_id} for h in (here, "other-node") for i in (0, 1)]
     c = Collector(rig)
-    c.feed([{"ev": "begin", "key": "all_reduce", "kind": "all_reduce", "backend": "nccl", "world_size": 4,
-             "ranks": ranks},
+    c.feed(
+        [
+            {
+                "ev": "begin",
+                "key": "all_reduce",
+                "kind": "all_reduce",
+                "backend": "nccl",
+                "world_size": 4,
+                "ranks": ranks,
+            },
             {"ev": "row", "key": "all_reduce", "row": _row(1 << 20, 10.0, n=4)},
-            {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []}])
+            {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []},
+        ]
+    )
     m = c.measurement("all_reduce", "ok", None)
     assert m.gpus == [0, 1]
     assert m.expected_gbps is None and "network" in m.expected_source
@@ -320,10 +417,13 @@ def test_expected_nvlink_counts_only_links_to_the_participants(preset):
     pair = expected_bandwidth(rig, "all_reduce", [0, 1], backend="nccl", world_size=2)
     assert pair.gbps == pytest.approx(100.0)
     assert "4 NVLink 3 links to the other 1 GPU(s) (of its 12 active)" in pair.source
-    assert expected_bandwidth(rig, "all_gather", [0, 1, 2, 3], backend="nccl", world_size=4).gbps == pytest.approx(300.0)
+    assert expected_bandwidth(rig, "all_gather", [0, 1, 2, 3], backend="nccl", world_size=4).gbps == pytest.approx(
+        300.0
+    )
     # NVSwitch (NV12 to every peer): each GPU's 12 links count once however many peers
-    assert expected_bandwidth(preset("dgx-a100"), "all_reduce", [0, 1], backend="nccl",
-                              world_size=2).gbps == pytest.approx(300.0)
+    assert expected_bandwidth(
+        preset("dgx-a100"), "all_reduce", [0, 1], backend="nccl", world_size=2
+    ).gbps == pytest.approx(300.0)
 
 
 def test_expected_copies_all_at_once_share_a_switch_uplink(preset):
@@ -365,12 +465,32 @@ def test_collector_judges_concurrent_copies_against_their_share(preset):
     events = [{"ev": "devices", "devices": devices}]
     for i in range(8):
         key = f"h2d:pinned:all:{i}"
-        events += [{"ev": "begin", "key": key, "kind": "h2d", "backend": "cuda", "world_size": 1, "devices": [i],
-                    "memory": "pinned", "concurrent": True},
-                   {"ev": "end", "key": key, "status": "ok", "value_gbps": 12.5, "notes": []}]
-    events += [{"ev": "begin", "key": "h2d:pinned:alone:0", "kind": "h2d", "backend": "cuda", "world_size": 1,
-                "devices": [0], "memory": "pinned", "concurrent": False},
-               {"ev": "end", "key": "h2d:pinned:alone:0", "status": "ok", "value_gbps": 25.0, "notes": []}]
+        events += [
+            {
+                "ev": "begin",
+                "key": key,
+                "kind": "h2d",
+                "backend": "cuda",
+                "world_size": 1,
+                "devices": [i],
+                "memory": "pinned",
+                "concurrent": True,
+            },
+            {"ev": "end", "key": key, "status": "ok", "value_gbps": 12.5, "notes": []},
+        ]
+    events += [
+        {
+            "ev": "begin",
+            "key": "h2d:pinned:alone:0",
+            "kind": "h2d",
+            "backend": "cuda",
+            "world_size": 1,
+            "devices": [0],
+            "memory": "pinned",
+            "concurrent": False,
+        },
+        {"ev": "end", "key": "h2d:pinned:alone:0", "status": "ok", "value_gbps": 25.0, "notes": []},
+    ]
     c = Collector(rig)
     c.feed(events)
     m = c.measurement("h2d:pinned:all:0", "ok", None)
@@ -380,11 +500,25 @@ def test_collector_judges_concurrent_copies_against_their_share(preset):
 
 
 def test_sweep_prints_time_and_average_as_nccl_tests():
-    rows = [SweepRow(8, 2, "float32", 18.094, 0.0, 0.0, True, 0),
-            SweepRow(1 << 20, 1 << 18, "float32", 123.44, 8.49, 14.86, True, 0),
-            SweepRow(1 << 30, 1 << 28, "float32", 27211.04, 39.46, 69.06, False, 3)]
-    text = render_measurements([Measurement(kind="all_reduce", backend="nccl", world_size=8, gpus=list(range(8)),
-                                            warmup_iters=5, iters=20, rows=rows, status="failed")])
+    rows = [
+        SweepRow(8, 2, "float32", 18.094, 0.0, 0.0, True, 0),
+        SweepRow(1 << 20, 1 << 18, "float32", 123.44, 8.49, 14.86, True, 0),
+        SweepRow(1 << 30, 1 << 28, "float32", 27211.04, 39.46, 69.06, False, 3),
+    ]
+    text = render_measurements(
+        [
+            Measurement(
+                kind="all_reduce",
+                backend="nccl",
+                world_size=8,
+                gpus=list(range(8)),
+                warmup_iters=5,
+                iters=20,
+                rows=rows,
+                status="failed",
+            )
+        ]
+    )
     assert "           8             2     float      18.09      0.00      0.00       0" in text
     assert "     1048576        262144     float      123.4      8.49     14.86       0" in text
     assert "  1073741824     268435456     float      27211     39.46     69.06       3" in text
@@ -400,9 +534,20 @@ def test_headline_below_the_plateau_says_so(preset):
     def run(times_us: list[float]) -> Measurement:
         c = Collector(rig)
         rows = [_row(s, t, n=8) for s, t in zip((32 << 20, 64 << 20), times_us, strict=True)]
-        c.feed([{"ev": "begin", "key": "all_reduce", "kind": "all_reduce", "backend": "nccl", "world_size": 8,
-                 "ranks": ranks}, *({"ev": "row", "key": "all_reduce", "row": r} for r in rows),
-                {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []}])
+        c.feed(
+            [
+                {
+                    "ev": "begin",
+                    "key": "all_reduce",
+                    "kind": "all_reduce",
+                    "backend": "nccl",
+                    "world_size": 8,
+                    "ranks": ranks,
+                },
+                *({"ev": "row", "key": "all_reduce", "row": r} for r in rows),
+                {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []},
+            ]
+        )
         return c.measurement("all_reduce", "ok", None)
 
     rising = run([250.0, 400.0])  # busbw 234.9 -> 293.6 GB/s
@@ -411,16 +556,28 @@ def test_headline_below_the_plateau_says_so(preset):
     flat = run([250.0, 480.0])  # 234.9 -> 244.7: within 10%
     assert not any("still rising" in n for n in flat.notes)
     c = Collector(Rig())  # gloo on CPUs: no link figure to understate, loopback figures scatter
-    c.feed([{"ev": "begin", "key": "all_reduce", "kind": "all_reduce", "backend": "gloo", "world_size": 2,
-             "ranks": [{"host": "h", "ordinal": None}] * 2},
+    c.feed(
+        [
+            {
+                "ev": "begin",
+                "key": "all_reduce",
+                "kind": "all_reduce",
+                "backend": "gloo",
+                "world_size": 2,
+                "ranks": [{"host": "h", "ordinal": None}] * 2,
+            },
             {"ev": "row", "key": "all_reduce", "row": _row(1 << 20, 1000.0)},
             {"ev": "row", "key": "all_reduce", "row": _row(2 << 20, 1000.0)},
-            {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []}])
+            {"ev": "end", "key": "all_reduce", "status": "ok", "notes": []},
+        ]
+    )
     assert c.measurement("all_reduce", "ok", None).notes == []
 
 
-@pytest.mark.parametrize(("preset_name", "backend", "max_bytes"), [
-    ("quick", "gloo", 64 << 20), ("default", "gloo", 64 << 20), ("full", "gloo", 8 << 30)])
+@pytest.mark.parametrize(
+    ("preset_name", "backend", "max_bytes"),
+    [("quick", "gloo", 64 << 20), ("default", "gloo", 64 << 20), ("full", "gloo", 8 << 30)],
+)
 def test_local_gloo_sweeps_stop_at_64_mib(monkeypatch, preset_name, backend, max_bytes):
     """quick and default end at 1 GiB for GPUs; gloo processes on this machine's CPUs stop at 64 MiB."""
     from gpuadvisor.bench import runner
@@ -436,11 +593,16 @@ def test_local_gloo_sweeps_stop_at_64_mib(monkeypatch, preset_name, backend, max
     assert (capped in ms[0].notes) == (preset_name != "full")
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("raise ImportError('No module named torch')", "the benchmarks need torch: install it"),
-    ("raise OSError('libcudart.so.12: cannot open shared object file')",
-     "torch is installed but fails to import (OSError: libcudart.so.12: cannot open shared object file)"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("raise ImportError('No module named torch')", "the benchmarks need torch: install it"),
+        (
+            "raise OSError('libcudart.so.12: cannot open shared object file')",
+            "torch is installed but fails to import (OSError: libcudart.so.12: cannot open shared object file)",
+        ),
+    ],
+)
 def test_missing_or_broken_torch_is_one_clear_line(tmp_path, monkeypatch, body, message):
     import sys
 

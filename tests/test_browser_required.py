@@ -3,6 +3,7 @@
 The decision (browser.chromium_missing), the pytest hook that applies it (conftest.py) on a real browser test
 run in a child pytest, and the Makefile's chromium step, each with Chromium made absent.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,20 @@ ROOT = Path(__file__).resolve().parent.parent
 ABSENT = "/nonexistent/chromium"
 
 
-@pytest.mark.parametrize(("ci", "expected"), [(None, False), ("", False), ("false", False), ("0", False), ("No", False),
-                                              ("true", True), ("1", True), ("yes", True), ("TRUE", True)])
+@pytest.mark.parametrize(
+    ("ci", "expected"),
+    [
+        (None, False),
+        ("", False),
+        ("false", False),
+        ("0", False),
+        ("No", False),
+        ("true", True),
+        ("1", True),
+        ("yes", True),
+        ("TRUE", True),
+    ],
+)
 def test_under_ci(ci, expected):
     assert under_ci({} if ci is None else {"CI": ci}) is expected
 
@@ -35,9 +48,26 @@ def test_chromium_absent_fails_under_ci_and_skips_elsewhere():
 def _pytest(env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS", "GPUADVISOR_CHROMIUM")}
     env.update(env_extra)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                           "tests/test_html_browser.py", "-k", "test_browser_downgraded_link_has_fail_class or test_prints_to_pdf"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_html_browser.py",
+            "-k",
+            "test_browser_downgraded_link_has_fail_class or test_prints_to_pdf",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_browser_tests_fail_not_skip_under_ci_without_chromium():
@@ -61,8 +91,14 @@ def _make_chromium(ci: str | None) -> subprocess.CompletedProcess:
     if ci is not None:
         env["CI"] = ci
     # No browser under any name, and an apt-get that fails (as when the package manager is locked).
-    return subprocess.run(["make", "-s", "chromium", "CHROMIUM_CMDS=gpuadvisor-no-such-browser", "APT=false"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["make", "-s", "chromium", "CHROMIUM_CMDS=gpuadvisor-no-such-browser", "APT=false"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make not installed")

@@ -1,4 +1,5 @@
 """gpuadvisor check: the node gate's exit codes, and its JUnit XML and Prometheus textfile output."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,23 @@ FIXTURES = Path(__file__).parent / "fixtures"
 N_RULES = len(all_rules())
 # The 4x RTX 4090 preset's rules that cannot run (facts missing): ECC and memory retirement (GeForce),
 # the PSU (not given), torch (simulated), the six bandwidth rules and the compute rule (nothing measured).
-SKIPPED_4090 = {"GA302", "GA303", "GA304", "GA305", "GA306", "GA307", "GA405", "GA502",
-                "GA601", "GA602", "GA603", "GA604", "GA605", "GA606", "GA607"}
+SKIPPED_4090 = {
+    "GA302",
+    "GA303",
+    "GA304",
+    "GA305",
+    "GA306",
+    "GA307",
+    "GA405",
+    "GA502",
+    "GA601",
+    "GA602",
+    "GA603",
+    "GA604",
+    "GA605",
+    "GA606",
+    "GA607",
+}
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -47,6 +63,7 @@ def policy_file(tmp_path: Path, text: str) -> str:
 
 # -- the gate -----------------------------------------------------------------------------------------------
 
+
 def test_gate_levels():
     assert gating_severities("fail") == ["fail"]
     assert gating_severities("warn") == ["fail", "error", "warn"]
@@ -62,14 +79,16 @@ def test_4x4090_fails_on_ga101_and_exits_1(capsys):
     assert "FAIL   GA101 pcie-link-downgraded  GPU 2 0000:41:00.0" in out
     assert out.rstrip().splitlines()[-1] == "Gate: FAIL (fail-on fail: fails on fail): GA101; exit 1"
     head = " ".join(ln.strip() for ln in out.split("\n\n")[0].splitlines())
-    assert head == f"gpuadvisor check: ws-4x4090-sim (simulated preset 4x4090-pcie), 4 GPUs, {N_RULES} rules, policy default"
+    assert (
+        head
+        == f"gpuadvisor check: ws-4x4090-sim (simulated preset 4x4090-pcie), 4 GPUs, {N_RULES} rules, policy default"
+    )
 
 
 def test_dgx_h100_passes_at_fail_on_warn(capsys):
     rc, out, err = cli(capsys, "check", "--simulate", "dgx-h100", "--fail-on", "warn")
     assert rc == 0, err
-    assert out.rstrip().splitlines()[-1] == (
-        "Gate: pass (fail-on warn: fails on fail, error, warn); exit 0")
+    assert out.rstrip().splitlines()[-1] == ("Gate: pass (fail-on warn: fails on fail, error, warn); exit 0")
 
 
 def test_4x4090_at_fail_on_warn_fails_on_the_warnings_too(capsys):
@@ -99,7 +118,9 @@ def test_policy_fail_on_is_the_default_and_the_option_overrides_it(capsys, tmp_p
     pol = policy_file(tmp_path, 'ignore = ["GA101"]\nfail_on = "warn"\n')
     rc, out, _ = cli(capsys, "check", "--simulate", "4x4090-pcie", "--policy", pol, "--format", "json")
     assert rc == 1 and json.loads(out)["failing"] == ["GA203", "GA206"]
-    rc, out, _ = cli(capsys, "check", "--simulate", "4x4090-pcie", "--policy", pol, "--fail-on", "fail", "--format", "json")
+    rc, out, _ = cli(
+        capsys, "check", "--simulate", "4x4090-pcie", "--policy", pol, "--fail-on", "fail", "--format", "json"
+    )
     assert rc == 0 and json.loads(out)["fail_on"] == "fail"
 
 
@@ -144,6 +165,7 @@ def test_a_crashed_rule_through_the_cli(capsys, monkeypatch, preset):
 
 # -- JUnit --------------------------------------------------------------------------------------------------
 
+
 def _junit(capsys, *args: str) -> ET.Element:
     _, out, _ = cli(capsys, "check", "--simulate", "4x4090-pcie", "--format", "junit", *args)
     assert out.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
@@ -154,7 +176,11 @@ def test_junit_counts_names_and_children(capsys):
     suite = _junit(capsys)
     assert suite.tag == "testsuite" and suite.get("name") == "gpuadvisor"
     assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == {
-        "tests": str(N_RULES), "failures": "1", "errors": "0", "skipped": "15"}
+        "tests": str(N_RULES),
+        "failures": "1",
+        "errors": "0",
+        "skipped": "15",
+    }
     assert float(suite.get("time")) >= 0
     cases = suite.findall("testcase")
     names = [c.get("name") for c in cases]
@@ -168,8 +194,9 @@ def test_junit_counts_names_and_children(capsys):
     assert failed == ["GA101 pcie-link-downgraded"] and skipped == SKIPPED_4090
     f = suite.find("testcase[@name='GA101 pcie-link-downgraded']/failure")
     assert f.get("type") == "fail"
-    assert f.get("message") == ("GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16 "
-                                "(current_link_width=8, max_link_width=16)")
+    assert f.get("message") == (
+        "GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16 (current_link_width=8, max_link_width=16)"
+    )
     assert "observed: current_link_width=8" in f.text and "expected: max_link_width=16" in f.text
     assert "fix: reseat the card or move it to an x16 slot" in f.text
     # A warning below the gate: a passing testcase that says what it saw.
@@ -190,7 +217,11 @@ def test_junit_at_fail_on_warn_and_with_a_policy(capsys, tmp_path):
     assert suite.find("testcase[@name='GA203 no-nvlink']/failure").get("type") == "warn"
     pol = policy_file(tmp_path, 'ignore = ["GA101", "GA6"]\n')
     suite = _junit(capsys, "--policy", pol)
-    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (str(N_RULES - 8), "0", "8")  # GA101 and GA601-GA607
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == (
+        str(N_RULES - 8),
+        "0",
+        "8",
+    )  # GA101 and GA601-GA607
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["policy"] == pol
 
@@ -278,7 +309,9 @@ def test_prometheus_4x4090(capsys):
     rc, out, _ = cli(capsys, "check", "--simulate", "4x4090-pcie", "--format", "prom")
     assert rc == 1
     fams = parse_exposition(out)
-    assert [ln for ln in out.splitlines() if ln.startswith("# HELP")] == [f"# HELP {n} {f['help']}" for n, f in fams.items()]
+    assert [ln for ln in out.splitlines() if ln.startswith("# HELP")] == [
+        f"# HELP {n} {f['help']}" for n, f in fams.items()
+    ]
     assert _value(fams, "gpuadvisor_check_status") == "1"
     assert _value(fams, "gpuadvisor_gpu_pcie_link_width", index="2", kind="current") == "8"
     assert _value(fams, "gpuadvisor_gpu_pcie_link_width", index="2", kind="max") == "16"
@@ -286,14 +319,22 @@ def test_prometheus_4x4090(capsys):
     assert _value(fams, "gpuadvisor_gpu_pcie_link_generation", index="2", kind="current") == "4"
     assert _value(fams, "gpuadvisor_gpu_memory_total_bytes", index="0") == "25757220864"
     assert {lb["severity"]: v for lb, v in fams["gpuadvisor_findings"]["samples"]} == {
-        "fail": "1", "error": "0", "warn": "2", "info": "1", "not-checked": "15"}
+        "fail": "1",
+        "error": "0",
+        "warn": "2",
+        "info": "1",
+        "not-checked": "15",
+    }
     ga101 = [lb for lb, _ in fams["gpuadvisor_finding"]["samples"] if lb["code"] == "GA101"]
     assert ga101 == [{"code": "GA101", "name": "pcie-link-downgraded", "severity": "fail", "gpu": "2"}]
     assert len(fams["gpuadvisor_finding"]["samples"]) == 1 + 4 + 4 + 4  # GA101; GA203, GA206, GA202 on 4 GPUs
     assert _value(fams, "gpuadvisor_gpu_info", index="2") == "1"
     assert fams["gpuadvisor_gpu_info"]["samples"][2][0] == {
-        "index": "2", "name": "NVIDIA GeForce RTX 4090", "bus_id": "0000:41:00.0",
-        "uuid": "GPU-482312f8-5e1a-4000-8000-000000000002"}
+        "index": "2",
+        "name": "NVIDIA GeForce RTX 4090",
+        "bus_id": "0000:41:00.0",
+        "uuid": "GPU-482312f8-5e1a-4000-8000-000000000002",
+    }
     assert fams["gpuadvisor_gpu_pcie_replays_total"]["type"] == "counter"
     assert "gpuadvisor_measurement_bandwidth_bytes_per_second" not in fams  # nothing measured
     assert float(_value(fams, "gpuadvisor_scan_timestamp_seconds")) > 1.7e9
@@ -342,7 +383,7 @@ def test_prometheus_atomic_write_leaves_no_temp_file(capsys, tmp_path):
     finally:
         os.umask(old_umask)
     assert rc == 1 and out == ""
-    assert err == f"prom report written to {target}\n"
+    assert err == ""  # -q: only errors reach stderr
     assert os.listdir(d) == ["gpuadvisor.prom"]
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
     fams = parse_exposition(target.read_text())
@@ -378,14 +419,22 @@ def test_json_option_saves_the_scan_with_findings(capsys, tmp_path):
 
 # -- bad input: one line, exit 2 ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args, needle", [
-    (("--simulate", "4x4090-pcie", "--policy", "/nonexistent/node.toml"),
-     "gpuadvisor: error: /nonexistent/node.toml: no such policy file"),
-    (("--simulate", "4x4090-pcie", "--bench"), "gpuadvisor: error: --bench measures this machine"),
-    (("--simulate", "4x4090-pcie", "--quick"), "gpuadvisor: error: --quick only applies with --bench"),
-    (("--simulate", "4x4090-pcie", "-o", "/nonexistent/dir/x.prom", "--format", "prom"),
-     "gpuadvisor: error: /nonexistent/dir/x.prom: cannot write the output of -o: the directory /nonexistent/dir does not exist"),
-])
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (
+            ("--simulate", "4x4090-pcie", "--policy", "/nonexistent/node.toml"),
+            "gpuadvisor: error: /nonexistent/node.toml: no such policy file",
+        ),
+        (("--simulate", "4x4090-pcie", "--bench"), "gpuadvisor: error: --bench measures this machine"),
+        (("--simulate", "4x4090-pcie", "--quick"), "gpuadvisor: error: --quick only applies with --bench"),
+        (
+            ("--simulate", "4x4090-pcie", "-o", "/nonexistent/dir/x.prom", "--format", "prom"),
+            "gpuadvisor: error: /nonexistent/dir/x.prom: cannot write the output of -o: the directory /nonexistent/dir does not exist",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(capsys, args, needle):
     rc, out, err = cli(capsys, "check", *args)
     assert rc == 2 and out == ""
@@ -396,13 +445,19 @@ def test_bad_policy_and_no_gpu_exit_2_in_a_real_process(tmp_path):
     bad = policy_file(tmp_path, 'ignore = ["GA999"]\n')
     out = run("check", "--simulate", "dgx-h100", "--policy", bad)
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr == f"gpuadvisor: error: {bad}: ignore: unknown rule code or prefix 'GA999' (list them with 'gpuadvisor rules')\n"
+    assert (
+        out.stderr
+        == f"gpuadvisor: error: {bad}: ignore: unknown rule code or prefix 'GA999' (list them with 'gpuadvisor rules')\n"
+    )
     from gpuadvisor.facts import Rig
 
     empty = tmp_path / "empty.json"
     Rig().save(empty)
     out = run("check", "--from", str(empty))
-    assert (out.returncode, out.stderr) == (2, "gpuadvisor: error: no GPU to check on this host: the scan lists no GPU\n")
+    assert (out.returncode, out.stderr) == (
+        2,
+        "gpuadvisor: error: no GPU to check on this host: the scan lists no GPU\n",
+    )
 
 
 def test_fail_exit_code_in_a_real_process():
@@ -438,9 +493,14 @@ def _slurm(tmp_path: Path, args: str, sinfo_line: str, **env: str) -> tuple[list
     for name, body in stubs.items():
         (bin_ / name).write_text(body)
         (bin_ / name).chmod(0o755)
-    full_env = {"PATH": f"{bin_}:{os.environ['PATH']}", "GPUADVISOR_PYTHON": sys.executable,
-                "GPUADVISOR_NODENAME": "gpu01", "GPUADVISOR_POLICY": str(tmp_path / "none.toml"),
-                "GPUADVISOR_ARGS": args, **env}
+    full_env = {
+        "PATH": f"{bin_}:{os.environ['PATH']}",
+        "GPUADVISOR_PYTHON": sys.executable,
+        "GPUADVISOR_NODENAME": "gpu01",
+        "GPUADVISOR_POLICY": str(tmp_path / "none.toml"),
+        "GPUADVISOR_ARGS": args,
+        **env,
+    }
     out = subprocess.run(["bash", str(SLURM_WRAPPER)], env=full_env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     calls = (tmp_path / "scontrol.log").read_text().splitlines() if (tmp_path / "scontrol.log").exists() else []
@@ -448,24 +508,36 @@ def _slurm(tmp_path: Path, args: str, sinfo_line: str, **env: str) -> tuple[list
     return calls, log
 
 
-@pytest.mark.parametrize("args, sinfo_line, env, calls", [
-    # a failing node with no reason: drained with the first failing finding
-    ("--simulate 4x4090-pcie", "idle none", {"GPUADVISOR_DRAIN": "1"},
-     [f"update|NodeName=gpu01|State=DRAIN|Reason={GA101_REASON}"]),
-    # draining is opt-in
-    ("--simulate 4x4090-pcie", "idle none", {}, []),
-    # an admin's reason is kept
-    ("--simulate 4x4090-pcie", "drain bad DIMM, ticket 42", {"GPUADVISOR_DRAIN": "1"}, []),
-    # already drained for the same finding: nothing to do
-    ("--simulate 4x4090-pcie", f"drain {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, []),
-    # a passing node drained by gpuadvisor is resumed; one drained by an admin is not; nor one awaiting reboot
-    ("--simulate dgx-h100", f"drain {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, ["update|NodeName=gpu01|State=RESUME"]),
-    ("--simulate dgx-h100", "drng admin: firmware update", {"GPUADVISOR_DRAIN": "1"}, []),
-    ("--simulate dgx-h100", f"drain@ {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, []),
-    # the check cannot run (exit 2): never a drain, even with the old GPUADVISOR_DRAIN_ON_ERROR=1 (now ignored)
-    ("--simulate dgx-h900", "idle none", {"GPUADVISOR_DRAIN": "1"}, []),
-    ("--simulate dgx-h900", "idle none", {"GPUADVISOR_DRAIN": "1", "GPUADVISOR_DRAIN_ON_ERROR": "1"}, []),
-])
+@pytest.mark.parametrize(
+    "args, sinfo_line, env, calls",
+    [
+        # a failing node with no reason: drained with the first failing finding
+        (
+            "--simulate 4x4090-pcie",
+            "idle none",
+            {"GPUADVISOR_DRAIN": "1"},
+            [f"update|NodeName=gpu01|State=DRAIN|Reason={GA101_REASON}"],
+        ),
+        # draining is opt-in
+        ("--simulate 4x4090-pcie", "idle none", {}, []),
+        # an admin's reason is kept
+        ("--simulate 4x4090-pcie", "drain bad DIMM, ticket 42", {"GPUADVISOR_DRAIN": "1"}, []),
+        # already drained for the same finding: nothing to do
+        ("--simulate 4x4090-pcie", f"drain {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, []),
+        # a passing node drained by gpuadvisor is resumed; one drained by an admin is not; nor one awaiting reboot
+        (
+            "--simulate dgx-h100",
+            f"drain {GA101_REASON}",
+            {"GPUADVISOR_DRAIN": "1"},
+            ["update|NodeName=gpu01|State=RESUME"],
+        ),
+        ("--simulate dgx-h100", "drng admin: firmware update", {"GPUADVISOR_DRAIN": "1"}, []),
+        ("--simulate dgx-h100", f"drain@ {GA101_REASON}", {"GPUADVISOR_DRAIN": "1"}, []),
+        # the check cannot run (exit 2): never a drain, even with the old GPUADVISOR_DRAIN_ON_ERROR=1 (now ignored)
+        ("--simulate dgx-h900", "idle none", {"GPUADVISOR_DRAIN": "1"}, []),
+        ("--simulate dgx-h900", "idle none", {"GPUADVISOR_DRAIN": "1", "GPUADVISOR_DRAIN_ON_ERROR": "1"}, []),
+    ],
+)
 def test_slurm_wrapper(tmp_path, args, sinfo_line, env, calls):
     got, log = _slurm(tmp_path, args, sinfo_line, **env)
     assert got == calls
@@ -484,8 +556,18 @@ def test_bench_runs_before_the_rules_and_its_measurements_are_judged(capsys, mon
 
     def fake_run_benchmarks(r, **kw):
         calls.append(kw)
-        m = Measurement(kind="h2d", backend="cuda", gpus=[0], memory="pinned", concurrent=False, world_size=1,
-                        value_gbps=20.0, expected_gbps=53.557, expected_source="PCIe 5.0 x16 (test)", ratio=0.373)
+        m = Measurement(
+            kind="h2d",
+            backend="cuda",
+            gpus=[0],
+            memory="pinned",
+            concurrent=False,
+            world_size=1,
+            value_gbps=20.0,
+            expected_gbps=53.557,
+            expected_source="PCIe 5.0 x16 (test)",
+            ratio=0.373,
+        )
         r.measurements.append(m)
         return [m]
 
@@ -508,8 +590,9 @@ def test_every_preset_renders_valid_reports(preset, name, fail_on):
     fams = parse_exposition(render_prometheus(rig, res.findings, failing=bool(res.failing), fail_on=fail_on))
     assert _value(fams, "gpuadvisor_check_status") == str(res.exit_code)
     assert len(fams["gpuadvisor_gpu_info"]["samples"]) == len(rig.gpus)
-    suite = ET.fromstring(render_junit(rig, res.findings, res.rules, failing=lambda f: gates(f.severity, fail_on),
-                                       fail_on=fail_on))
+    suite = ET.fromstring(
+        render_junit(rig, res.findings, res.rules, failing=lambda f: gates(f.severity, fail_on), fail_on=fail_on)
+    )
     cases = suite.findall("testcase")
     assert int(suite.get("tests")) == len(cases) == N_RULES
     for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):

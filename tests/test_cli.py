@@ -1,4 +1,5 @@
 """The command line as a user meets it: exit codes, one-line errors, the no-GPU line, start-up cost."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,9 @@ import pytest
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 def test_simulated_scan_saved_and_read_back_prints_the_same(tmp_path):
@@ -57,11 +60,14 @@ def test_bad_input_is_one_line_exit_2(args, needle):
     assert "Traceback" not in out.stderr
 
 
-@pytest.mark.parametrize("content, needle", [
-    ("{not json", "not JSON (line 1, column 2"),
-    ('{"kind": "gpuadvisor-scan", "schema_version": 7}', "field 'schema_version' is 7"),
-    ('{"hello": 1}', "not a gpuadvisor scan"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("{not json", "not JSON (line 1, column 2"),
+        ('{"kind": "gpuadvisor-scan", "schema_version": 7}', "field 'schema_version' is 7"),
+        ('{"hello": 1}', "not a gpuadvisor scan"),
+    ],
+)
 def test_bad_scan_files(tmp_path, content, needle):
     p = tmp_path / "bad.json"
     p.write_text(content)
@@ -94,7 +100,13 @@ def test_version():
 
 
 def test_broken_pipe_is_quiet():
-    p = subprocess.run(f"{sys.executable} -m gpuadvisor scan --simulate dgx2-v100 | head -1", shell=True, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        f"{sys.executable} -m gpuadvisor scan --simulate dgx2-v100 | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.stdout.startswith("gpuadvisor scan")
     assert "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr
 
@@ -112,4 +124,6 @@ def test_redact_drops_identifiers(tmp_path):
 def test_click_usage_errors_are_one_line_too():
     out = run("scan", "--format", "xml")
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == ["gpuadvisor: error: Invalid value for '--format': 'xml' is not one of 'text', 'json'. (see 'gpuadvisor scan --help')"]
+    assert out.stderr.strip().splitlines() == [
+        "gpuadvisor: error: Invalid value for '--format': 'xml' is not one of 'text', 'json'. (see 'gpuadvisor scan --help')"
+    ]

@@ -1,6 +1,7 @@
 """Strings from scans and imported text never drive the terminal: control characters (C0 but newline and tab,
 DEL, C1, ESC sequences, BEL, CR, OSC, bidirectional overrides, lone surrogates) are printed visibly, by one
 sanitiser at the output edge (gpuadvisor.streams); JSON stays faithful."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,14 @@ OBEYED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, encoding="utf-8", errors="surrogateescape")
+    return subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        encoding="utf-8",
+        errors="surrogateescape",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +43,17 @@ def evil_scan(tmp_path_factory) -> Path:
     return p
 
 
-@pytest.mark.parametrize("args", [
-    ("scan", "--from", "{f}"),
-    ("scan", "--from", "{f}", "--model", "gpt2"),
-    ("report", "{f}"),
-    ("check", "--from", "{f}"),
-    ("check", "--from", "{f}", "--format", "prom"),
-    ("advise", "--from", "{f}", "--model", "gpt2"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("scan", "--from", "{f}"),
+        ("scan", "--from", "{f}", "--model", "gpt2"),
+        ("report", "{f}"),
+        ("check", "--from", "{f}"),
+        ("check", "--from", "{f}", "--format", "prom"),
+        ("advise", "--from", "{f}", "--model", "gpt2"),
+    ],
+)
 def test_hostile_names_are_printed_visibly_never_obeyed(evil_scan, args):
     r = run(*(a.replace("{f}", str(evil_scan)) for a in args))
     assert r.returncode in (0, 1), r.stderr

@@ -1,4 +1,5 @@
 """The facts model: exact JSON round trip, nulls with reasons, one-line errors naming the field."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,14 @@ def test_null_field_keeps_its_reason():
     [
         (lambda d: d.update(kind="something-else"), "not a gpuadvisor scan (field 'kind' is \"something-else\""),
         (lambda d: d.update(schema_version=99), "field 'schema_version' is 99; this gpuadvisor reads version 1"),
-        (lambda d: d["gpus"][1].update(memory_total_bytes="lots"), "field gpus[1].memory_total_bytes: expected integer, got \"lots\""),
-        (lambda d: d["gpus"][0]["pcie"]["path"][0].update(current_width=[16]), "field gpus[0].pcie.path[0].current_width: expected integer, got a list"),
+        (
+            lambda d: d["gpus"][1].update(memory_total_bytes="lots"),
+            'field gpus[1].memory_total_bytes: expected integer, got "lots"',
+        ),
+        (
+            lambda d: d["gpus"][0]["pcie"]["path"][0].update(current_width=[16]),
+            "field gpus[0].pcie.path[0].current_width: expected integer, got a list",
+        ),
         (lambda d: d["host"].update(ram=1), "field host.ram: unknown field"),
         (lambda d: d.update(gpus={}), "field gpus: expected a list, got an object"),
     ],

@@ -1,5 +1,6 @@
 """Issue 13, the first hour of a new user: verdicts that say what was established, output that fits the terminal,
 presets that are real machines, sources users can read."""
+
 from __future__ import annotations
 
 import json
@@ -21,14 +22,18 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = Path(__file__).parent / "fixtures" / "import" / "samples"
 
 
-def run(*args: str, columns: int | None = 80, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, columns: int | None = 80, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     e = {**os.environ, **(env or {})}
     e.pop("NO_COLOR", None)
     if columns is None:
         e.pop("COLUMNS", None)
     else:
         e["COLUMNS"] = str(columns)
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, env=e, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, env=e, timeout=120, cwd=cwd
+    )
 
 
 class _NoLibrary:
@@ -37,6 +42,7 @@ class _NoLibrary:
 
 
 # -- verdicts ------------------------------------------------------------------------------------------------
+
 
 def test_no_gpu_is_its_own_verdict_in_text_json_and_html(tmp_path):
     rig = collect_live(nvml_lib=_NoLibrary(), sysfs_root=tmp_path)
@@ -53,14 +59,31 @@ def test_no_gpu_is_its_own_verdict_in_text_json_and_html(tmp_path):
     assert 'data-state="no-gpus"' in html and "No GPUs found" in html and "Healthy" not in html
 
 
-@pytest.mark.parametrize(("reason", "env", "container", "expected"), [
-    (facts.NO_LIBRARY, {}, "/.dockerenv", "this is a container (/.dockerenv exists) without the NVIDIA runtime: run it with 'docker run --gpus all'"),
-    (facts.NO_LIBRARY, {}, None, "no NVIDIA driver is installed"),
-    (facts.NO_DRIVER, {}, None, "the NVIDIA kernel module is not loaded: 'sudo modprobe nvidia'"),
-    ("NVML found no GPU", {"NVIDIA_VISIBLE_DEVICES": "void"}, "/.dockerenv",
-     "NVIDIA_VISIBLE_DEVICES='void' asks the NVIDIA container runtime for no GPU"),
-    ("NVML found no GPU", {"CUDA_VISIBLE_DEVICES": ""}, None, "CUDA_VISIBLE_DEVICES='' also hides every GPU from CUDA programs: unset it"),
-])
+@pytest.mark.parametrize(
+    ("reason", "env", "container", "expected"),
+    [
+        (
+            facts.NO_LIBRARY,
+            {},
+            "/.dockerenv",
+            "this is a container (/.dockerenv exists) without the NVIDIA runtime: run it with 'docker run --gpus all'",
+        ),
+        (facts.NO_LIBRARY, {}, None, "no NVIDIA driver is installed"),
+        (facts.NO_DRIVER, {}, None, "the NVIDIA kernel module is not loaded: 'sudo modprobe nvidia'"),
+        (
+            "NVML found no GPU",
+            {"NVIDIA_VISIBLE_DEVICES": "void"},
+            "/.dockerenv",
+            "NVIDIA_VISIBLE_DEVICES='void' asks the NVIDIA container runtime for no GPU",
+        ),
+        (
+            "NVML found no GPU",
+            {"CUDA_VISIBLE_DEVICES": ""},
+            None,
+            "CUDA_VISIBLE_DEVICES='' also hides every GPU from CUDA programs: unset it",
+        ),
+    ],
+)
 def test_no_gpu_hint_is_picked_from_the_facts(reason, env, container, expected):
     assert expected in no_gpu_hint(reason, env, container)
 
@@ -89,8 +112,11 @@ def test_red_verdict_names_the_worst_findings(preset):
     from gpuadvisor.render.html import render_html
 
     html = render_html(rig)
-    block = html[html.index('<section id="verdict"'):html.index("</section>", html.index('<section id="verdict"'))]
-    assert '<ul class="worst"><li>GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16</li></ul>' in block
+    block = html[html.index('<section id="verdict"') : html.index("</section>", html.index('<section id="verdict"'))]
+    assert (
+        '<ul class="worst"><li>GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16</li></ul>'
+        in block
+    )
 
 
 def test_warnings_verdict_names_the_warnings_without_their_evidence(preset):
@@ -108,24 +134,36 @@ def test_report_text_shows_findings_and_verdict(tmp_path):
     out = run("report", str(scan))
     assert out.returncode == 0, out.stderr
     assert "FAIL   GA101 pcie-link-downgraded" in out.stdout
-    assert "Verdict: failing (1 fail, 2 warn, 1 info, 15 not checked)\n  FAIL GA101 GPU 2 0000:41:00.0 runs at x8" in out.stdout
+    assert (
+        "Verdict: failing (1 fail, 2 warn, 1 info, 15 not checked)\n  FAIL GA101 GPU 2 0000:41:00.0 runs at x8"
+        in out.stdout
+    )
 
 
 def test_import_of_an_nccl_tests_log_shows_the_table_and_the_findings():
     out = run("import", str(SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"))
     assert out.returncode == 0, out.stderr
-    assert "Measured bandwidth" in out.stdout and "33554432       8388608     float     2275.1     14.75     24.58       0" in out.stdout
+    assert (
+        "Measured bandwidth" in out.stdout
+        and "33554432       8388608     float     2275.1     14.75     24.58       0" in out.stdout
+    )
     assert "\nFindings\n--------\n" in out.stdout
     # no GPU rule could judge a log alone, and the verdict says how little it rests on
-    assert re.search(r"\nVerdict: healthy as far as checked \(\d+ not checked\)\n  \d+ of the \d+ rules could not be checked", out.stdout)
+    assert re.search(
+        r"\nVerdict: healthy as far as checked \(\d+ not checked\)\n  \d+ of the \d+ rules could not be checked",
+        out.stdout,
+    )
 
 
 def test_scan_bench_without_gpus_says_so_at_once_and_writes_the_report(tmp_path):
     html = tmp_path / "report.html"
     out = run("scan", "--bench", "--model", "llama-3-8b", "--html", str(html))
     assert out.returncode == 0, out.stderr
-    assert "gpuadvisor: no GPU found: nothing to benchmark on GPUs, --bench skipped" in out.stderr.splitlines()[-3 if "NumPy" in out.stderr else 0] or \
-        "nothing to benchmark on GPUs, --bench skipped" in out.stderr
+    assert (
+        "gpuadvisor: no GPU found: nothing to benchmark on GPUs, --bench skipped"
+        in out.stderr.splitlines()[-3 if "NumPy" in out.stderr else 0]
+        or "nothing to benchmark on GPUs, --bench skipped" in out.stderr
+    )
     assert "no strategy to advise for --model" in out.stderr
     assert html.exists() and 'data-state="no-gpus"' in html.read_text()
     assert "Measured bandwidth" not in out.stdout
@@ -149,6 +187,7 @@ def test_strategy_box_is_not_green_below_the_efficiency_target(preset):
 
 # -- output a person can read ---------------------------------------------------------------------------------
 
+
 def test_dgx2_identical_pcie_rows_collapse_and_fit_80_columns():
     out = run("scan", "--simulate", "dgx2-v100")
     lines = out.stdout.splitlines()
@@ -164,7 +203,10 @@ def test_dgx2_identical_pcie_rows_collapse_and_fit_80_columns():
 
 def test_downgraded_gpu_keeps_its_hops_while_the_healthy_ones_share_a_line():
     out = run("scan", "--simulate", "4x4090-pcie", columns=200).stdout
-    assert "  GPUs 0, 1, 3: Gen4 x16 / Gen4 x16 (31.5 GB/s per direction now), replays 0; the same on both hops to the CPU" in out
+    assert (
+        "  GPUs 0, 1, 3: Gen4 x16 / Gen4 x16 (31.5 GB/s per direction now), replays 0; the same on both hops to the CPU"
+        in out
+    )
     assert "      0000:40:01.1  root-port       Gen4 x8 / Gen4 x16  width downgraded" in out
 
 
@@ -185,7 +227,10 @@ def test_advise_short_by_default_and_explain_gives_the_rest():
     short = run("advise", "--simulate", "dgx-h100", "--model", "llama-3-70b").stdout
     full = run("advise", "--simulate", "dgx-h100", "--model", "llama-3-70b", "--explain", columns=200).stdout
     assert len(short.splitlines()) < 60 and len(full.splitlines()) > len(short.splitlines())
-    assert "Pick: ZeRO-3 + CPU offload + act. ckpt" in short and "torchrun --standalone --nnodes=1 --nproc_per_node=8" in short
+    assert (
+        "Pick: ZeRO-3 + CPU offload + act. ckpt" in short
+        and "torchrun --standalone --nnodes=1 --nproc_per_node=8" in short
+    )
     assert "Assumptions:" not in short and "ds_config.json:" not in short
     assert "Assumptions:" in full and "Memory per GPU (GiB):" in full and "ds_config.json:" in full
     assert max(len(ln) for ln in short.splitlines()) <= 80
@@ -197,7 +242,21 @@ def test_user_facing_text_cites_no_project_file():
         texts.append(run("advise", "--simulate", p, "--model", "llama-3-70b", "--explain").stdout)
         texts.append(run("scan", "--simulate", p).stdout)
     texts.append(run("rules").stdout)
-    for code in ("GA103", "GA203", "GA206", "GA401", "GA402", "GA403", "GA405", "GA601", "GA602", "GA603", "GA604", "GA605", "GA606"):
+    for code in (
+        "GA103",
+        "GA203",
+        "GA206",
+        "GA401",
+        "GA402",
+        "GA403",
+        "GA405",
+        "GA601",
+        "GA602",
+        "GA603",
+        "GA604",
+        "GA605",
+        "GA606",
+    ):
         texts.append(run("explain", code).stdout)
     texts.append(run("presets").stdout)
     bad = re.compile(r"PARALLELISM\.md|DESIGN\.md|shared/|issue \d|(?<![\w-])tests/|links\.py")
@@ -208,11 +267,14 @@ def test_user_facing_text_cites_no_project_file():
 def test_ram_findings_use_gib_like_the_rest_of_the_scan(fixtures_dir):
     rig = facts.load(fixtures_dir / "h100-vm" / "scan-live.json")
     (f,) = [f for f in evaluate(rig) if f.code == "GA402"]
-    assert f.message == ("the host has 125.9 GiB of RAM for 79.6 GiB of GPU memory "
-                         "(guideline 2x = 159.3 GiB for heavy data loading or CPU offload)")
+    assert f.message == (
+        "the host has 125.9 GiB of RAM for 79.6 GiB of GPU memory "
+        "(guideline 2x = 159.3 GiB for heavy data loading or CPU offload)"
+    )
 
 
 # -- presets are real machines -----------------------------------------------------------------------------------
+
 
 def test_nvml_version_string_follows_the_driver(preset):
     assert preset("dgx2-v100").software.nvml_version == "11.470.256.02"  # R470: CUDA 11.4
@@ -237,11 +299,22 @@ def test_a_healthy_verdict_on_thin_evidence_says_how_thin(tmp_path):
     import sys
     from pathlib import Path
 
-    sample = Path(__file__).parent / "fixtures" / "import" / "samples" / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"
+    sample = (
+        Path(__file__).parent
+        / "fixtures"
+        / "import"
+        / "samples"
+        / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"
+    )
     scan = tmp_path / "n.json"
     run = [sys.executable, "-m", "gpuadvisor"]
-    assert subprocess.run([*run, "import", str(sample), "--json", str(scan)], capture_output=True, text=True).returncode == 0
-    out = subprocess.run([*run, "report", str(scan)], capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""}).stdout
+    assert (
+        subprocess.run([*run, "import", str(sample), "--json", str(scan)], capture_output=True, text=True).returncode
+        == 0
+    )
+    out = subprocess.run(
+        [*run, "report", str(scan)], capture_output=True, text=True, env={"COLUMNS": "200", "PATH": ""}
+    ).stdout
     assert "Verdict: healthy as far as checked" in out
     assert re.search(r"(\d+) of the (\d+) rules could not be checked", out)
     html = tmp_path / "n.html"
@@ -249,5 +322,7 @@ def test_a_healthy_verdict_on_thin_evidence_says_how_thin(tmp_path):
     page = html.read_text()
     assert 'class="banner verdict healthy partial"' in page and "<h2>Healthy as far as checked</h2>" in page
     full = tmp_path / "full.html"
-    subprocess.run([*run, "scan", "--simulate", "dgx-h100", "--html", str(full)], capture_output=True, text=True, check=True)
+    subprocess.run(
+        [*run, "scan", "--simulate", "dgx-h100", "--html", str(full)], capture_output=True, text=True, check=True
+    )
     assert 'class="banner verdict healthy" data-state="healthy"' in full.read_text()

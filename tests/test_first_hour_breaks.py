@@ -1,4 +1,5 @@
 """Small breaks a new user hits in the first hour, each tried as the user typed it."""
+
 from __future__ import annotations
 
 import json
@@ -22,15 +23,19 @@ def test_rules_format_json_prints_json():
 
 
 def test_advise_takes_task_qlora_as_plan_does():
-    as_task = CliRunner().invoke(cli, ["advise", "--simulate", "4x4090-pcie", "--model", "llama-3-8b", "--task", "qlora",
-                                       "--format", "json"])
-    as_finetune = CliRunner().invoke(cli, ["advise", "--simulate", "4x4090-pcie", "--model", "llama-3-8b",
-                                           "--finetune", "qlora", "--format", "json"])
+    as_task = CliRunner().invoke(
+        cli, ["advise", "--simulate", "4x4090-pcie", "--model", "llama-3-8b", "--task", "qlora", "--format", "json"]
+    )
+    as_finetune = CliRunner().invoke(
+        cli, ["advise", "--simulate", "4x4090-pcie", "--model", "llama-3-8b", "--finetune", "qlora", "--format", "json"]
+    )
     assert as_task.exit_code == 0, as_task.output
     a, b = json.loads(as_task.output), json.loads(as_finetune.output)
     assert a["workload"]["finetune"] == "qlora" and a["task"] == "train"
     assert a["pick"] == b["pick"] and a["candidates"] == b["candidates"]
-    clash = _run("advise", "--simulate", "4x4090-pcie", "--model", "llama-3-8b", "--task", "qlora", "--finetune", "lora")
+    clash = _run(
+        "advise", "--simulate", "4x4090-pcie", "--model", "llama-3-8b", "--task", "qlora", "--finetune", "lora"
+    )
     assert clash.returncode == 2 and clash.stderr.count("\n") == 1 and "disagree" in clash.stderr
 
 

@@ -1,5 +1,6 @@
 """The Slurm and Kubernetes examples, run as far as one machine allows: the scripts' logic with stub
 `gpuadvisor check` and `srun` commands, and the real `gpuadvisor fleet` reading what they wrote."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ import pytest
 from gpuadvisor.fleet import synth
 
 ROOT = Path(__file__).resolve().parent.parent
-STUB = '''#!{python}
+STUB = """#!{python}
 import json, os, sys
 args = sys.argv[1:]
 if args[:1] == ["fleet"]:
@@ -31,7 +32,7 @@ scan = json.load(open(os.environ["STUB_SCAN"]))
 scan["host"]["hostname"] = node
 json.dump(scan, open(path, "w"))
 sys.exit(1 if mode == "fails" else 0)
-'''
+"""
 
 
 @pytest.fixture()
@@ -42,8 +43,10 @@ def stubs(tmp_path):
     g.write_text(STUB.format(python=sys.executable))
     g.chmod(0o755)
     srun = bin_ / "srun"  # runs the step once per "node" of FAKE_NODES, as srun --ntasks-per-node=1 would
-    srun.write_text('#!/bin/sh\nwhile [ "${1#--}" != "$1" ]; do shift; done\n'
-                    'for n in $FAKE_NODES; do SLURMD_NODENAME=$n "$@"; done\nexit 0\n')
+    srun.write_text(
+        '#!/bin/sh\nwhile [ "${1#--}" != "$1" ]; do shift; done\n'
+        'for n in $FAKE_NODES; do SLURMD_NODENAME=$n "$@"; done\nexit 0\n'
+    )
     srun.chmod(0o755)
     scan = tmp_path / "base.json"
     scan.write_text(json.dumps(synth.node_scan("x", __import__("random").Random(0))))
@@ -56,26 +59,33 @@ def test_node_check_writes_the_scan_or_a_failure_record(stubs, tmp_path):
     d = tmp_path / "scans"
     sh = str(ROOT / "examples/slurm/node-check.sh")
     ok = subprocess.run(["sh", sh, str(d)], env={**stubs, "SLURMD_NODENAME": "gpu-a"}, capture_output=True, text=True)
-    bad = subprocess.run(["sh", sh, str(d)], env={**stubs, "NODE_NAME": "gpu-b", "STUB_gpu_b": "nogpu"},
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        ["sh", sh, str(d)], env={**stubs, "NODE_NAME": "gpu-b", "STUB_gpu_b": "nogpu"}, capture_output=True, text=True
+    )
     assert (ok.returncode, bad.returncode) == (0, 2)
     assert sorted(p.name for p in d.iterdir()) == ["gpu-a.json", "gpu-b.json"]  # no partial file left
     assert json.loads((d / "gpu-a.json").read_text())["host"]["hostname"] == "gpu-a"
     rec = json.loads((d / "gpu-b.json").read_text())
     assert (rec["kind"], rec["hostname"], rec["exit_code"]) == ("gpuadvisor-node-error", "gpu-b", 2)
     assert rec["error"] == "gpuadvisor: error: no GPU to check on gpu-b: no NVIDIA driver loaded"
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "fleet", str(d), "--format", "json"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "fleet", str(d), "--format", "json"], capture_output=True, text=True
+    )
     doc = json.loads(p.stdout)
     status = {n["name"]: n["status"] for n in doc["nodes"]}
     assert status == {"gpu-a": "ok", "gpu-b": "failed"} and p.returncode == 1
 
 
 def test_sbatch_script_checks_every_node_and_names_the_missing_one(stubs, tmp_path):
-    env = {**stubs, "FAKE_NODES": "n1 n2 n4", "SLURM_JOB_NODELIST": "n[1-4]", "SLURM_JOB_ID": "77",
-           "STUB_n2": "fails"}
-    p = subprocess.run(["bash", str(ROOT / "examples/slurm/fleet-check.sbatch")], env=env, cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
+    env = {**stubs, "FAKE_NODES": "n1 n2 n4", "SLURM_JOB_NODELIST": "n[1-4]", "SLURM_JOB_ID": "77", "STUB_n2": "fails"}
+    p = subprocess.run(
+        ["bash", str(ROOT / "examples/slurm/fleet-check.sbatch")],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 1, p.stderr
     scans = tmp_path / "scans" / "77"
     assert sorted(q.name for q in scans.iterdir()) == ["n1.json", "n2.json", "n4.json"]
@@ -88,8 +98,9 @@ def test_npd_plugin_prints_one_line_and_keeps_the_exit_code(stubs):
     sh = str(ROOT / "examples/k8s/npd-check.sh")
     p = subprocess.run(["sh", sh], env={**stubs, "GPUADVISOR_HOSTNAME": "g1"}, capture_output=True, text=True)
     assert (p.returncode, p.stdout) == (1, "GA104 ecc-uncorrected: GPU 3\n")
-    p = subprocess.run(["sh", sh], env={**stubs, "GPUADVISOR_HOSTNAME": "g2", "STUB_g2": "nogpu"},
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        ["sh", sh], env={**stubs, "GPUADVISOR_HOSTNAME": "g2", "STUB_g2": "nogpu"}, capture_output=True, text=True
+    )
     assert (p.returncode, p.stdout) == (2, "gpuadvisor check could not run\n")
     cfg = json.loads((ROOT / "examples/k8s/npd-gpuadvisor.json").read_text())
     assert cfg["plugin"] == "custom" and cfg["pluginConfig"]["max_output_length"] == 80

@@ -1,4 +1,5 @@
 """The fleet HTML report in headless Chromium: it parses, fetches nothing, and every outlier links to evidence."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,11 @@ NAMES = [f"node{i:02d}" for i in range(1, 25)]
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     d = tmp_path_factory.mktemp("fleet")
-    plants = {"node05": synth.Plant(x8_gpu=2), "node09": synth.Plant(driver="535.104.05"),
-              'node<b>"x': synth.Plant(slow_gpu=1)}
+    plants = {
+        "node05": synth.Plant(x8_gpu=2),
+        "node09": synth.Plant(driver="535.104.05"),
+        'node<b>"x': synth.Plant(slow_gpu=1),
+    }
     synth.write_fleet(d / "scans", [n for n in NAMES if n != "node13"] + ['node<b>"x'], seed=2, plants=plants)
     report = analyse(load_nodes([str(d / "scans")]), Options(expect=NAMES))
     html = d / "fleet.html"

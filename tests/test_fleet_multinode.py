@@ -1,5 +1,6 @@
 """Multi-node measurements: bench under torchrun as two "nodes" of two processes on 127.0.0.1 (gloo), host
 names per rank, node pairs; and fleet's reading of pair rounds (which node, or which link, is slow)."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,11 @@ def test_round_robin_meets_every_pair_once():
 
 @pytest.mark.slow
 def test_two_torchrun_nodes_record_host_names_and_fleet_reads_them(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "GPUADVISOR_BENCH_FAULT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "GPUADVISOR_BENCH_FAULT")
+    }
     import socket
 
     with socket.socket() as s:
@@ -38,12 +42,51 @@ def test_two_torchrun_nodes_record_host_names_and_fleet_reads_them(tmp_path):
         port = str(s.getsockname()[1])
     procs = []
     for node in (0, 1):
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "2",
-               "--node-rank", str(node), "--master-addr", "127.0.0.1", "--master-port", port, "-m", "gpuadvisor",
-               "bench", "--backend", "gloo", "--only", "all_reduce", "-b", "4K", "-e", "16K", "-n", "3", "-w", "1",
-               "--budget", "60", "--pairs", "--json", str(tmp_path / "scans" / f"node-{node}.json")]
-        procs.append(subprocess.Popen(cmd, env={**env, "GPUADVISOR_HOSTNAME": f"rack1-node{node}"}, cwd=tmp_path,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            "2",
+            "--nproc-per-node",
+            "2",
+            "--node-rank",
+            str(node),
+            "--master-addr",
+            "127.0.0.1",
+            "--master-port",
+            port,
+            "-m",
+            "gpuadvisor",
+            "bench",
+            "--backend",
+            "gloo",
+            "--only",
+            "all_reduce",
+            "-b",
+            "4K",
+            "-e",
+            "16K",
+            "-n",
+            "3",
+            "-w",
+            "1",
+            "--budget",
+            "60",
+            "--pairs",
+            "--json",
+            str(tmp_path / "scans" / f"node-{node}.json"),
+        ]
+        procs.append(
+            subprocess.Popen(
+                cmd,
+                env={**env, "GPUADVISOR_HOSTNAME": f"rack1-node{node}"},
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     (tmp_path / "scans").mkdir()
     outs = [p.communicate(timeout=150) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-1500:] for o in outs]
@@ -56,8 +99,12 @@ def test_two_torchrun_nodes_record_host_names_and_fleet_reads_them(tmp_path):
     assert (pair.kind, pair.world_size, pair.hosts, pair.status) == ("all_reduce", 4, hosts, "ok")
     assert [r.size_bytes for r in pair.rows] == [16384] and pair.value_gbps > 0
     assert any(n.startswith("node pair rack1-node0 + rack1-node1") for n in pair.notes)
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "fleet", str(tmp_path / "scans"), "--format", "json"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "fleet", str(tmp_path / "scans"), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     doc = json.loads(p.stdout)
     across = {f["kind"]: f["message"] for f in doc["fleet_findings"]}
     assert across["multinode"].startswith("all_reduce across 2 hosts (rack1-node0, rack1-node1), 4 ranks")
@@ -66,16 +113,29 @@ def test_two_torchrun_nodes_record_host_names_and_fleet_reads_them(tmp_path):
 
 def test_pairs_outside_a_job_is_one_line_error():
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")}
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--pairs"],
-                       capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "bench", "--backend", "gloo", "--pairs"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 2 and "--pairs measures node pairs of a multi-node job" in p.stderr
 
 
 def _pair_fleet(values: dict[tuple[str, str], float]) -> dict[str, Node]:
     nodes = {h: Node(name=h) for pair in values for h in pair}
     for (a, b), v in values.items():
-        nodes[a].cross.append(CrossNode(kind="all_reduce", hosts=[a, b], value_gbps=v, world_size=16, pair=True,
-                                        evidence=f"{a}.json: measurements[0]"))
+        nodes[a].cross.append(
+            CrossNode(
+                kind="all_reduce",
+                hosts=[a, b],
+                value_gbps=v,
+                world_size=16,
+                pair=True,
+                evidence=f"{a}.json: measurements[0]",
+            )
+        )
     return nodes
 
 

@@ -8,6 +8,7 @@ Measured with these seeds (fleets of 16-128 nodes, one figure each, the slow nod
   larger MAD, robust sigma 1.5%: the slow node sits at z ~3.4, near the cut of 3);
 - a node 10% below: found in all 2,000 fleets under both noise models, no false alarm.
 """
+
 from __future__ import annotations
 
 import random

@@ -1,4 +1,5 @@
 """Fleets of simulated nodes with planted problems: `fleet` finds each of them and nothing else."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,8 +23,6 @@ PLANTS = {
 MISSING = "node25"
 
 
-
-
 @pytest.fixture(scope="module")
 def fleet_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("fleet")
@@ -41,8 +40,11 @@ def test_each_planted_problem_is_found_and_nothing_else(fleet_dir):
     slow = {("outlier", "d2d · GPU 3")} | ({("outlier", "matmul bf16 · GPU 3")} if synth._has_compute() else set())
     assert by_node["node07"] == slow
     assert by_node["node12"] == {("drift", "driver")}
-    assert by_node["node19"] == {("drift", "GPU 5 PCIe width"), ("outlier", "h2d pinned · GPU 5"),
-                                 ("outlier", "d2h pinned · GPU 5")}
+    assert by_node["node19"] == {
+        ("drift", "GPU 5 PCIe width"),
+        ("outlier", "h2d pinned · GPU 5"),
+        ("outlier", "d2h pinned · GPU 5"),
+    }
     kinds33 = {k for k, _ in by_node["node33"]}
     assert kinds33 == {"drift", "outlier"}
     assert ("drift", "GPU 2 active NVLinks") in by_node["node33"]
@@ -84,14 +86,26 @@ def test_failed_stale_and_unexpected_nodes(tmp_path):
     now = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC)
     synth.write_fleet(tmp_path, [f"n{i}" for i in range(8)], seed=3, created_at=now - dt.timedelta(hours=1))
     synth.write_fleet(tmp_path, ["n8"], seed=4, created_at=now - dt.timedelta(days=9))
-    (tmp_path / "n9.json").write_text(json.dumps({"kind": "gpuadvisor-node-error", "hostname": "n9",
-                                                  "error": "no GPU to check on n9: no NVIDIA driver loaded"}))
+    (tmp_path / "n9.json").write_text(
+        json.dumps(
+            {
+                "kind": "gpuadvisor-node-error",
+                "hostname": "n9",
+                "error": "no GPU to check on n9: no NVIDIA driver loaded",
+            }
+        )
+    )
     (tmp_path / "n10.json").write_text("{truncated")
-    r = analyse(load_nodes([str(tmp_path)]), Options(expect=[f"n{i}" for i in range(10)], now=now,
-                                                    max_age=dt.timedelta(days=7)))
+    r = analyse(
+        load_nodes([str(tmp_path)]), Options(expect=[f"n{i}" for i in range(10)], now=now, max_age=dt.timedelta(days=7))
+    )
     got = {(f.node, f.kind, f.severity) for f in r.findings}
-    assert got == {("n8", "stale", "warn"), ("n9", "failed", "fail"), ("n10", "failed", "fail"),
-                   ("n10", "unexpected", "info")}
+    assert got == {
+        ("n8", "stale", "warn"),
+        ("n9", "failed", "fail"),
+        ("n10", "failed", "fail"),
+        ("n10", "unexpected", "info"),
+    }
     assert r.nodes["n8"].stale and not r.nodes["n8"].judged
     assert "no NVIDIA driver loaded" in next(f.message for f in r.findings if f.node == "n9")
 
@@ -103,15 +117,23 @@ def test_baseline_says_what_changed(tmp_path):
     synth.write_fleet(now, names, seed=6, plants={"n03": synth.Plant(driver="570.86.10", x8_gpu=1)})
     r = analyse(load_nodes([str(now)]), Options(baseline=load_nodes([str(before)]), baseline_label=str(before)))
     changed = {(f.node, f.subject, f.severity) for f in r.findings if f.kind == "changed"}
-    assert changed == {("n03", "driver", "info"), ("n03", "GPU 1 PCIe width", "info"),
-                       ("n03", "h2d pinned · GPU 1", "warn"), ("n03", "d2h pinned · GPU 1", "warn")}
+    assert changed == {
+        ("n03", "driver", "info"),
+        ("n03", "GPU 1 PCIe width", "info"),
+        ("n03", "h2d pinned · GPU 1", "warn"),
+        ("n03", "d2h pinned · GPU 1", "warn"),
+    }
     msg = next(f.message for f in r.findings if f.kind == "changed" and f.subject == "driver")
     assert msg == "driver changed: 565.57.01 -> 570.86.10"
 
 
 def test_cli_formats_and_exit_codes(fleet_dir, tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "gpuadvisor", "fleet", str(fleet_dir), *a],  # noqa: E731
-                                    capture_output=True, text=True, timeout=120)
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "fleet", str(fleet_dir), *a],  # noqa: E731
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     p = run("--expect", "node[01-40]")
     assert p.returncode == 1, p.stderr
     lines = p.stdout.splitlines()

@@ -2,6 +2,7 @@
 
 The browser tests (test_html_browser.py) load the same reports in Chromium.
 """
+
 from __future__ import annotations
 
 import copy
@@ -45,18 +46,42 @@ def external_urls(dom: Dom) -> list[str]:
     found = []
     for tag, attrs in dom.elements:
         for k, v in attrs.items():
-            if k in ("src", "href", "xlink:href", "action", "formaction", "srcset", "poster", "data", "background",
-                     "cite", "ping", "manifest") and not v.startswith("#"):
+            if k in (
+                "src",
+                "href",
+                "xlink:href",
+                "action",
+                "formaction",
+                "srcset",
+                "poster",
+                "data",
+                "background",
+                "cite",
+                "ping",
+                "manifest",
+            ) and not v.startswith("#"):
                 found.append(f"<{tag} {k}={v!r}>")
             if k == "style" and re.search(r"(?i)url\(|@import|expression\(", v):
                 found.append(f"<{tag} style={v!r}>")
             if EXTERNAL.search(v) and k not in ("title", "aria-label"):
                 found.append(f"<{tag} {k}={v!r}>")
-        if tag == "link" or tag in ("iframe", "object", "embed", "img", "image", "use", "base", "audio", "video", "source", "form"):
+        if tag == "link" or tag in (
+            "iframe",
+            "object",
+            "embed",
+            "img",
+            "image",
+            "use",
+            "base",
+            "audio",
+            "video",
+            "source",
+            "form",
+        ):
             found.append(f"<{tag} {attrs}>")
     css = "".join(dom.style_text)
     for m in re.finditer(r"(?i)url\(|@import|@font-face", css):
-        found.append(f"style text: {css[max(0, m.start() - 30):m.end() + 30]!r}")
+        found.append(f"style text: {css[max(0, m.start() - 30) : m.end() + 30]!r}")
     return found
 
 
@@ -69,6 +94,7 @@ def edge_classes(dom: Dom) -> dict[tuple[str, str], str]:
 
 
 # -- every preset -------------------------------------------------------------------------------------------
+
 
 def test_the_presets_this_file_checks_by_name_exist():
     assert {"dgx-h100", "dgx-a100", "4x4090-pcie", "2x3090-nvlink", "h100-pcie", "dgx2-v100"} <= set(PRESETS)
@@ -83,7 +109,9 @@ def test_every_preset_renders_self_contained(preset, name):
     assert embedded_scan(dom) == json.loads(rig.to_json())
     assert external_urls(dom) == []
     csp = [a for t, a in dom.elements if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
-    assert len(csp) == 1 and csp[0]["content"].startswith("default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+    assert len(csp) == 1 and csp[0]["content"].startswith(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    )
     # The CSP comes before anything that could load (only <meta charset> precedes it).
     assert [t for t, _ in dom.elements[:4]] == ["html", "head", "meta", "meta"]
     # Every GPU is in the diagram, once, as a GPU node.
@@ -122,11 +150,16 @@ def test_4x4090_downgraded_link_is_drawn_fail(preset):
     d = layout(rig)
     e = next(e for e in d.edges if e.dst == "gpu-2")
     assert e.label == ["Gen4 x8", "max Gen4 x16"]
-    assert [e.label for e in d.edges if e.kind == "pcie" and e.dst != "gpu-2" and e.dst.startswith("gpu")] == [["Gen4 x16"]] * 3
+    assert [e.label for e in d.edges if e.kind == "pcie" and e.dst != "gpu-2" and e.dst.startswith("gpu")] == [
+        ["Gen4 x16"]
+    ] * 3
     # The GPU table marks it too, and P2P "NS" is coloured as not supported.
     row = next(a for t, a in dom.elements if a.get("data-gpu-row") == "2")
     assert row
-    assert 'class="fail" title="NVML: current Gen4 x8, maximum Gen4 x16" data-label="PCIe (NVML)">Gen4 x8 (max Gen4 x16)<' in render_html(rig)
+    assert (
+        'class="fail" title="NVML: current Gen4 x8, maximum Gen4 x16" data-label="PCIe (NVML)">Gen4 x8 (max Gen4 x16)<'
+        in render_html(rig)
+    )
 
 
 def test_dgx_h100_diagram_nvswitch_fabric_and_nics(preset):
@@ -162,6 +195,7 @@ def test_2x3090_bridge_is_one_arc(preset):
 
 # -- layout geometry ---------------------------------------------------------------------------------------
 
+
 def _overlap(a, b) -> bool:
     return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
 
@@ -171,10 +205,28 @@ SHAPES = {
     "2-nvlink": lambda: build_rig(2, sockets=1, gpus_per_switch=0, nv_pairs={(0, 1): 4}),
     "4-pcie": pcie_4090,
     "8-dgx": dgx_like,
-    "8-mesh": lambda: build_rig(8, gpus_per_switch=2, nv_pairs={(0, 1): 2, (0, 2): 1, (0, 3): 1, (0, 4): 2, (1, 2): 1,
-                                                                    (1, 3): 2, (1, 5): 2, (2, 3): 2, (2, 6): 1, (3, 7): 1,
-                                                                    (4, 5): 1, (4, 6): 2, (4, 7): 1, (5, 6): 1, (5, 7): 2,
-                                                                    (6, 7): 2}),
+    "8-mesh": lambda: build_rig(
+        8,
+        gpus_per_switch=2,
+        nv_pairs={
+            (0, 1): 2,
+            (0, 2): 1,
+            (0, 3): 1,
+            (0, 4): 2,
+            (1, 2): 1,
+            (1, 3): 2,
+            (1, 5): 2,
+            (2, 3): 2,
+            (2, 6): 1,
+            (3, 7): 1,
+            (4, 5): 1,
+            (4, 6): 2,
+            (4, 7): 1,
+            (5, 6): 1,
+            (5, 7): 2,
+            (6, 7): 2,
+        },
+    ),
     "16": lambda: build_rig(16, nvswitch_links=6, nvlink_version=2),
 }
 
@@ -186,7 +238,7 @@ def test_layout_boxes_do_not_overlap_and_fit(shape):
     for i, a in enumerate(d.boxes):
         assert 0 <= a.x <= a.x + a.w <= d.width, a
         assert 0 <= a.y <= a.y + a.h <= d.height, a
-        for b in d.boxes[i + 1:]:
+        for b in d.boxes[i + 1 :]:
             assert not _overlap(a, b), (a.id, b.id)
     gpus = [b for b in d.boxes if b.kind == "gpu"]
     assert len(gpus) == len(rig.gpus)
@@ -251,7 +303,9 @@ def test_unknown_numa_node_gets_an_unknown_cpu():
 
 
 def test_generation_drop_alone_is_warn_not_fail():
-    label, css, tip = describe_link(PcieHop(bdf="0000:41:00.0", current_gen=1, max_gen=4, current_width=16, max_width=16))
+    label, css, tip = describe_link(
+        PcieHop(bdf="0000:41:00.0", current_gen=1, max_gen=4, current_width=16, max_width=16)
+    )
     assert (label, css) == (["Gen1 x16", "max Gen4 x16"], "warn downgraded")
     label, css, _ = describe_link(PcieHop(bdf="0000:41:00.0", current_gen=4, max_gen=4, current_width=8, max_width=16))
     assert (label, css) == (["Gen4 x8", "max Gen4 x16"], "fail downgraded")
@@ -273,7 +327,9 @@ def test_switch_uplink_downgrade_marks_the_switch_edge():
     rig = build_rig(4, sockets=1, gpus_per_switch=2, switch_uplink_downgrade=(5, 4))
     d = layout(rig)
     bad = [e for e in d.edges if "fail" in e.css.split()]
-    assert [(e.src, e.dst, e.label, e.gpus) for e in bad] == [("rp-0000:10:01.0", "sw-0000:11:00.0", ["Gen5 x4", "max Gen5 x16"], [0, 1])]
+    assert [(e.src, e.dst, e.label, e.gpus) for e in bad] == [
+        ("rp-0000:10:01.0", "sw-0000:11:00.0", ["Gen5 x4", "max Gen5 x16"], [0, 1])
+    ]
 
 
 def test_nic_placed_under_its_pix_switch():
@@ -285,6 +341,7 @@ def test_nic_placed_under_its_pix_switch():
 
 
 # -- measurements, findings, advice --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def measured():
@@ -347,8 +404,10 @@ def test_busbw_chart_log_axis(measured):
 
 
 def test_expected_lines_merge_when_equal():
-    c = svg_charts.line_chart([("all reduce", [(1, 1.0)]), ("all gather", [(2, 1.0)])],
-                              [("all reduce expected", 450.0), ("all gather expected", 450.0)])
+    c = svg_charts.line_chart(
+        [("all reduce", [(1, 1.0)]), ("all gather", [(2, 1.0)])],
+        [("all reduce expected", 450.0), ("all gather expected", 450.0)],
+    )
     assert [h.label for h in c.hlines] == ["expected 450.0 GB/s"]
     c = svg_charts.line_chart([("all reduce", [(1, 1.0)])], [("all reduce expected", 450.0)])
     assert [h.label for h in c.hlines] == ["expected 450.0 GB/s (all reduce)"]
@@ -372,7 +431,7 @@ def test_every_figure_has_provenance(measured):
     rig, html, dom = measured
     for fig in re.findall(r"<figure.*?</figure>", html, re.S):
         assert 'class="prov prov-' in fig, fig[:200]
-    assert 'prov prov-measured' in html and 'prov prov-predicted' in html and 'prov prov-read' in html
+    assert "prov prov-measured" in html and "prov prov-predicted" in html and "prov prov-read" in html
 
 
 def test_strategy_pick_snippet_and_table(measured):
@@ -382,12 +441,22 @@ def test_strategy_pick_snippet_and_table(measured):
     assert "DDP does not fit; ZeRO-2 fits with margin at the same traffic." in text
     assert "torchrun --nproc_per_node 8 train.py --fsdp SHARD_GRAD_OP" in text
     rows = re.findall(r'<tr class="(pick)? ?(nofit)?">(.*?)</tr>', html)
-    assert [(p, n, re.findall(r"<td>(.*?)</td>", r)[0]) for p, n, r in rows] == [("", "nofit", "DDP"), ("pick", "", "ZeRO-2"), ("", "", "ZeRO-3")]
+    assert [(p, n, re.findall(r"<td>(.*?)</td>", r)[0]) for p, n, r in rows] == [
+        ("", "nofit", "DDP"),
+        ("pick", "", "ZeRO-2"),
+        ("", "", "ZeRO-3"),
+    ]
     assert "41,200" in text  # tokens/s, readable
 
 
 def test_advice_view_generic_shapes():
-    v = advice_view({"recommended": "FSDP FULL_SHARD", "why": "does not fit otherwise", "deepspeed_config": {"zero_optimization": {"stage": 3}}})
+    v = advice_view(
+        {
+            "recommended": "FSDP FULL_SHARD",
+            "why": "does not fit otherwise",
+            "deepspeed_config": {"zero_optimization": {"stage": 3}},
+        }
+    )
     assert v["pick_name"] == "FSDP FULL_SHARD" and v["reason"] == "does not fit otherwise"
     assert v["snippets"] == [("deepspeed_config", '{\n  "zero_optimization": {\n    "stage": 3\n  }\n}')]
     assert advice_view(None) is None and advice_view({}) is None
@@ -408,23 +477,35 @@ def test_fmt_any():
 def test_unchecked_healthy_and_warnings_verdicts():
     rig = dgx_like()
     assert 'data-state="unchecked"' in render_html(rig)
-    rig.findings = [Finding(code="GA405", name="psu-undersized", area="host", severity="not-checked", message="no PSU rating given")]
+    rig.findings = [
+        Finding(code="GA405", name="psu-undersized", area="host", severity="not-checked", message="no PSU rating given")
+    ]
     assert 'data-state="healthy"' in render_html(rig)
     assert "<p>No rule found a problem.</p>" in render_html(rig)
-    rig.findings.append(Finding(code="GA313", name="persistence-mode-off", area="gpu", severity="warn", message="off", gpus=[1]))
+    rig.findings.append(
+        Finding(code="GA313", name="persistence-mode-off", area="gpu", severity="warn", message="off", gpus=[1])
+    )
     assert 'data-state="warnings"' in render_html(rig)
 
 
 def test_not_checked_findings_are_a_compact_table():
     rig = dgx_like()
     rig.findings = [
-        Finding(code="GA302", name="ecc-uncorrectable-errors", area="health", severity="not-checked",
-                message="ECC error counters: not supported by this GPU or driver", gpus=[0, 1]),
+        Finding(
+            code="GA302",
+            name="ecc-uncorrectable-errors",
+            area="health",
+            severity="not-checked",
+            message="ECC error counters: not supported by this GPU or driver",
+            gpus=[0, 1],
+        ),
         Finding(code="GA313", name="persistence-mode-off", area="gpu", severity="warn", message="off", gpus=[1]),
     ]
     dom = Dom(render_html(rig))
     assert [a["data-code"] for t, a in dom.elements if t == "article"] == ["GA313"]
-    assert [(t, a["data-code"]) for t, a in dom.elements if a.get("data-severity") == "not-checked"] == [("tr", "GA302")]
+    assert [(t, a["data-code"]) for t, a in dom.elements if a.get("data-severity") == "not-checked"] == [
+        ("tr", "GA302")
+    ]
     assert "Not checked (1)" in dom.all_text()
     assert {"rule-GA302", "rule-GA313"} <= {a["id"] for t, a in dom.elements if "id" in a}
 
@@ -437,6 +518,7 @@ def test_missing_values_show_a_dash_with_the_reason():
 
 
 # -- escaping -----------------------------------------------------------------------------------------------
+
 
 def hostile_rig():
     rig = measured_rig()
@@ -458,10 +540,18 @@ def test_hostile_strings_are_text():
     scan = embedded_scan(dom)  # one script element only, and its JSON intact
     assert scan["host"]["hostname"] == XSS
     assert scan["gpus"][1]["bus_id"] == "</script><script>alert(3)</script>"
-    assert "</script" not in html.split('<script type="application/json" id="scan">')[1][:-len("</script>\n</body>\n</html>\n")]
+    assert (
+        "</script"
+        not in html.split('<script type="application/json" id="scan">')[1][: -len("</script>\n</body>\n</html>\n")]
+    )
     text = dom.all_text()
-    for s in (XSS, "</script><script>alert(3)</script>", "<style>body{background:url(https://evil.example/x)}</style>",
-              "torchrun </pre><script>alert(4)</script>", "<svg onload=alert(5)>"):
+    for s in (
+        XSS,
+        "</script><script>alert(3)</script>",
+        "<style>body{background:url(https://evil.example/x)}</style>",
+        "torchrun </pre><script>alert(4)</script>",
+        "<svg onload=alert(5)>",
+    ):
         assert s in text, s
     assert not [a for t, a in dom.elements if any(k.startswith("on") for k in a)]
     assert [t for t, _ in dom.elements if t in ("img", "style", "script")] == ["style", "script"]
@@ -520,6 +610,7 @@ def test_report_size_for_8_gpus(preset, name):
 
 # -- the advisor's own dict --------------------------------------------------------------------------------
 
+
 def _advised(preset, name: str, **workload):
     advisor = pytest.importorskip("gpuadvisor.advisor")
     rig = preset(name)
@@ -536,9 +627,13 @@ def test_advisor_training_pick_snippet_and_candidates(preset):
     assert f"Pick: {a['pick']}" in text
     assert a["reason"] in text
     assert a["snippet"]["torchrun"] in text
-    rows = re.findall(r'<tr class="(pick|nofit|)">(.*?)</tr>', html.split('<table class="cand">')[1].split("</table>")[0], re.S)
+    rows = re.findall(
+        r'<tr class="(pick|nofit|)">(.*?)</tr>', html.split('<table class="cand">')[1].split("</table>")[0], re.S
+    )
     assert [re.findall(r"<td>(.*?)</td>", r)[0] for _, r in rows] == [c["name"] for c in a["candidates"]]
-    assert [css for css, _ in rows] == [("pick" if c["status"] == "pick" else ("nofit" if not c["fits"] else "")) for c in a["candidates"]]
+    assert [css for css, _ in rows] == [
+        ("pick" if c["status"] == "pick" else ("nofit" if not c["fits"] else "")) for c in a["candidates"]
+    ]
     bars = [x["data-candidate"] for t, x in dom.elements if "data-candidate" in x]
     assert bars == [c["name"] for c in a["candidates"]]
     assert render_html(facts.from_dict(embedded_scan(dom))) == html
@@ -564,6 +659,7 @@ def test_advisor_inference_table(preset):
 
 # -- any rig renders -----------------------------------------------------------------------------------------
 
+
 def _random_rig(data) -> facts.Rig:
     from hypothesis import strategies as st
 
@@ -571,9 +667,14 @@ def _random_rig(data) -> facts.Rig:
     sockets = data.draw(st.integers(1, 2))
     per_switch = data.draw(st.sampled_from([0, 1, 2, 4]))
     nvswitch = data.draw(st.sampled_from([0, 0, 6, 18]))
-    rig = build_rig(max(n, 1), sockets=sockets, gpus_per_switch=per_switch, nvswitch_links=nvswitch,
-                    nics_per_switch=data.draw(st.integers(0, 2)) if per_switch else 0,
-                    downgrade={i: (4, 8) for i in data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=3))})
+    rig = build_rig(
+        max(n, 1),
+        sockets=sockets,
+        gpus_per_switch=per_switch,
+        nvswitch_links=nvswitch,
+        nics_per_switch=data.draw(st.integers(0, 2)) if per_switch else 0,
+        downgrade={i: (4, 8) for i in data.draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=3))},
+    )
     rig.gpus = rig.gpus[:n]
     rig.topology.matrix = [row[:n] for row in rig.topology.matrix[:n]]
     for g in rig.gpus:
@@ -604,7 +705,7 @@ def test_any_rig_renders_and_lays_out_cleanly():
         d = layout(rig)
         for i, a in enumerate(d.boxes):
             assert 0 <= a.x <= a.x + a.w <= d.width and 0 <= a.y <= a.y + a.h <= d.height
-            for b in d.boxes[i + 1:]:
+            for b in d.boxes[i + 1 :]:
                 assert not _overlap(a, b), (a.id, b.id)
         dom = Dom(render_html(rig))
         assert sorted(gpu_nodes(dom)) == sorted(g.index for g in rig.gpus)

@@ -3,6 +3,7 @@
 Skipped, with the reason, where Chromium is not installed (Debian: apt-get install -y chromium); failed instead
 under CI (CI=true), so a green CI run means the report was rendered (conftest.py, browser.chromium_missing).
 """
+
 from __future__ import annotations
 
 import http.server
@@ -61,7 +62,9 @@ def test_browser_shows_script_tags_as_text(reports):
     assert XSS in text  # the hostname, shown as text
     assert f'"><img src=x onerror=alert(2)>{XSS}' in text  # the GPU name
     # The only <script> Chromium built is the JSON data block; no element carries an event handler.
-    assert [(t, a) for t, a in dom.elements if t == "script"] == [("script", {"type": "application/json", "id": "scan"})]
+    assert [(t, a) for t, a in dom.elements if t == "script"] == [
+        ("script", {"type": "application/json", "id": "scan"})
+    ]
     assert not [a for t, a in dom.elements if any(k.startswith("on") for k in a)]
     assert [t for t, _ in dom.elements if t in ("img", "iframe", "object", "embed")] == []
 
@@ -86,8 +89,10 @@ def test_csp_blocks_any_fetch_the_page_might_make(tmp_path):
     try:
         base = f"http://127.0.0.1:{srv.server_address[1]}"
         html = render_html(measured_rig())
-        smuggled = (f'<img src="{base}/img"><link rel="stylesheet" href="{base}/css">'
-                    f'<div style="background:url({base}/bg)">x</div>')
+        smuggled = (
+            f'<img src="{base}/img"><link rel="stylesheet" href="{base}/css">'
+            f'<div style="background:url({base}/bg)">x</div>'
+        )
         tampered = html.replace("<main>", "<main>" + smuggled, 1)
         with_csp = tmp_path / "with-csp.html"
         with_csp.write_text(tampered, encoding="utf-8")

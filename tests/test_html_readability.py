@@ -4,6 +4,7 @@ Each test names the misreading it prevents: a one-rank "busbw" charted as a resu
 "measured", a heat map whose colours exaggerate a 2 % spread, chart axes without a unit, an assumed batch
 shown as missing, a caveat that the launch snippet fails placed after the snippet, and so on.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,6 +33,7 @@ def _section(html: str, sid: str) -> str:
 
 # -- bandwidth ---------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def h100_bench():
     from conftest import FIXTURES
@@ -50,8 +52,10 @@ def test_one_rank_collectives_are_not_charted_as_bandwidth(h100_bench):
     assert [a for t, a in dom.elements if "data-series" in a] == []
     assert "busbw against message size" not in html
     text = dom.all_text()
-    assert ("all reduce, all gather, reduce scatter, broadcast ran on 1 rank (nccl): no data crosses a link, "
-            "so there is no bus bandwidth to chart") in text
+    assert (
+        "all reduce, all gather, reduce scatter, broadcast ran on 1 rank (nccl): no data crosses a link, "
+        "so there is no bus bandwidth to chart"
+    ) in text
     # each measurement's own notes are shown with it
     for m in ones:
         for n in m.notes:
@@ -63,7 +67,7 @@ def test_a_skipped_measurement_is_not_badged_measured(h100_bench):
     skipped = [m for m in rig.measurements if m.status == "skipped"]
     assert [(m.kind, m.value_gbps) for m in skipped] == [("p2p_unidir", None)]
     row = next(r for r in re.findall(r"<tr class=\"[^\"]*\"><td>p2p unidir.*?</tr>", html, re.S))
-    assert 'prov prov-not' in row and ">not measured<" in row and "prov-measured" not in row
+    assert "prov prov-not" in row and ">not measured<" in row and "prov-measured" not in row
     # the measured copies keep their badge
     h2d = re.search(r"<tr class=\"\"><td>h2d \(pinned\).*?</tr>", html, re.S).group(0)
     assert "prov prov-measured" in h2d and ">measured · cuda<" in h2d
@@ -93,11 +97,18 @@ def test_measured_4090_every_chart(preset):
     rig = measured_4090()
     html = render_html(rig)
     dom = Dom(html)
-    assert [a["data-series"] for t, a in dom.elements if "data-series" in a] == \
-        ["all reduce", "all gather", "reduce scatter", "broadcast"]
+    assert [a["data-series"] for t, a in dom.elements if "data-series" in a] == [
+        "all reduce",
+        "all gather",
+        "reduce scatter",
+        "broadcast",
+    ]
     heads = re.findall(r'<figure class="p2p-heat">\s*<div class="fighead"><h3>([^<]*)</h3>', html)
-    assert heads == ["GPU-to-GPU copy, one direction, P2P off", "GPU-to-GPU copy, both directions at once, P2P off",
-                     "GPU-to-GPU latency, P2P off"]
+    assert heads == [
+        "GPU-to-GPU copy, one direction, P2P off",
+        "GPU-to-GPU copy, both directions at once, P2P off",
+        "GPU-to-GPU latency, P2P off",
+    ]
     cells = re.findall(r'<g class="hcell( self)?"><title>([^<]*)</title>', html)
     assert len(cells) == 3 * 16 and "GPU 2 → GPU 0: 12.10 GB/s" in [t for _, t in cells]
     exp = {m.expected_gbps for m in rig.measurements if m.kind == "p2p_unidir"}
@@ -109,6 +120,7 @@ def test_measured_4090_every_chart(preset):
 
 
 # -- strategy ----------------------------------------------------------------------------------------------
+
 
 def test_assumed_global_batch_is_shown_not_a_dash(preset):
     rig = _advised(preset, "dgx-h100", model="llama-3-70b")
@@ -166,11 +178,14 @@ def test_a_bar_under_the_memory_line_that_was_rejected_says_so(preset):
 
 # -- verdict, header, findings, diagram ------------------------------------------------------------------
 
+
 def test_unchecked_scan_points_at_the_command_that_checks_it():
     """`gpuadvisor scan` would probe the reader's own machine; the saved scan is checked by `report --rules`."""
     html = render_html(build_rig(2))
-    assert ("This scan carries no rule results. To get findings, run the rules on it: "
-            "gpuadvisor report SCAN.json --rules --html OUT.html") in Dom(html).all_text()
+    assert (
+        "This scan carries no rule results. To get findings, run the rules on it: "
+        "gpuadvisor report SCAN.json --rules --html OUT.html"
+    ) in Dom(html).all_text()
 
 
 def test_header_separators_are_spaced(preset):
@@ -181,14 +196,17 @@ def test_header_separators_are_spaced(preset):
 
 def test_imported_banner_names_each_file_once():
     rig = build_rig(2)
-    rig.source = facts.Source(kind="imported", files=["/x/topo.txt", "/x/nccl.txt"],
-                              detail="imported from /x/topo.txt: nvidia-smi topo -m; /x/nccl.txt: nccl-tests")
+    rig.source = facts.Source(
+        kind="imported",
+        files=["/x/topo.txt", "/x/nccl.txt"],
+        detail="imported from /x/topo.txt: nvidia-smi topo -m; /x/nccl.txt: nccl-tests",
+    )
     dom = Dom(render_html(rig))
     banner = next(a for t, a in dom.elements if a.get("id") == "source-banner")
     assert banner
     text = dom.all_text()
     start = text.index("Imported scan")
-    para = text[start:text.index("fields those outputs lack", start) + 60]
+    para = text[start : text.index("fields those outputs lack", start) + 60]
     assert para.count("/x/topo.txt") == 1
     assert "parsed from /x/topo.txt: nvidia-smi topo -m; /x/nccl.txt: nccl-tests;" in para
 

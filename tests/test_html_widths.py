@@ -5,6 +5,7 @@ scaled down to the page), rule descriptions with long URLs widening the page, th
 off-screen on a phone, and diagram labels drawn on top of their lines. Now: no text below 11 px, no page wider than
 the window, the failing cell on screen, and PCIe labels beside their line.
 """
+
 from __future__ import annotations
 
 import re

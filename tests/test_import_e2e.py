@@ -1,4 +1,5 @@
 """Import -> findings -> strategy -> HTML from the real samples alone, and the `gpuadvisor import` command."""
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,9 @@ def _pipeline():
 
 def test_v100_topology_and_nvlink_to_findings_strategy_html() -> None:
     rules, advisor, html = _pipeline()
-    rig = import_files([SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt", SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt"])
+    rig = import_files(
+        [SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt", SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt"]
+    )
     findings = rules.evaluate(rig)
     assert rig.findings == findings
     cross = [f for f in findings if f.code == "GA201"]  # the SYS pairs of the hybrid cube mesh
@@ -44,15 +47,21 @@ def test_v100_topology_and_nvlink_to_findings_strategy_html() -> None:
 
 def test_3xa6000_unbridged_card_is_found_from_nvlink_and_topo() -> None:
     rules, _advisor, _html = _pipeline()
-    rig = import_files([SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt", SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt"])
+    rig = import_files(
+        [
+            SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt",
+            SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt",
+        ]
+    )
     findings = rules.evaluate(rig)
     (f,) = [f for f in findings if f.code == "GA204"]
     assert (f.severity, f.gpus, f.observed) == ("warn", [2], {"active_links": 0, "inactive_links": []})
     assert f.expected == {"active_links": 4}
 
 
-@pytest.mark.parametrize("name", ["smi-q_2xv100-r470-throttle-lost-gpu.txt", "lspci-vv_dgx1-plx-switch-x8.txt",
-                                  "smi_2xv100-r470-table.txt"])
+@pytest.mark.parametrize(
+    "name", ["smi-q_2xv100-r470-throttle-lost-gpu.txt", "lspci-vv_dgx1-plx-switch-x8.txt", "smi_2xv100-r470-table.txt"]
+)
 def test_a_gpu_that_fell_off_the_bus_is_a_failure(name: str) -> None:
     rules, _advisor, _html = _pipeline()
     rig = import_files([OWN / name])
@@ -69,16 +78,26 @@ def test_idle_a40s_at_gen1_are_info_not_warnings() -> None:
     assert [g.performance_state for g in rig.gpus] == [8] * 10
     (f,) = [f for f in rules.evaluate(rig) if f.code == "GA102"]  # one finding for ten idle GPUs, not ten
     assert (f.gpus, f.severity, f.subject) == (list(range(10)), "info", "GPUs 0, 1, 2, 3, 4, 5, 6, 7, 8, 9")
-    assert f.message.startswith("GPUs 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 run at PCIe Gen1 where both ends support Gen4 "
-                                "(current_link_gen=1, max_link_gen=4) while the GPUs were idle (P8)")
+    assert f.message.startswith(
+        "GPUs 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 run at PCIe Gen1 where both ends support Gen4 "
+        "(current_link_gen=1, max_link_gen=4) while the GPUs were idle (P8)"
+    )
 
 
 def test_x8_card_at_x4_is_not_told_to_move_to_an_x16_slot() -> None:
     rules, _advisor, _html = _pipeline()
     rig = import_files([SAMPLES / "smi-q_rtx4060ti_thamada.txt"])  # RTX 4060 Ti: an x8 card, GPU 0 at x4
     (f,) = [f for f in rules.evaluate(rig) if f.code == "GA101"]
-    assert (f.severity, f.gpus, f.observed, f.expected) == ("fail", [0], {"current_link_width": 4}, {"max_link_width": 8})
-    assert f.fix == "reseat the card or move it to a slot wired for x8 or more; check the riser and the slot's BIOS bifurcation setting"
+    assert (f.severity, f.gpus, f.observed, f.expected) == (
+        "fail",
+        [0],
+        {"current_link_width": 4},
+        {"max_link_width": 8},
+    )
+    assert (
+        f.fix
+        == "reseat the card or move it to a slot wired for x8 or more; check the riser and the slot's BIOS bifurcation setting"
+    )
 
 
 def test_imported_scan_says_how_to_give_the_psu_rating() -> None:
@@ -93,8 +112,10 @@ def test_two_node_h100_all_reduce_is_not_compared_with_the_one_node_reference() 
     rig = import_files([SAMPLES / "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt"])
     (f,) = [f for f in rules.evaluate(rig) if f.code == "GA602"]
     assert f.severity == "not-checked"
-    assert f.message == ("all-reduce (16 ranks, nccl): no expected figure (ranks on several hosts: the network is not in the "
-                         "link facts) and no published reference for 16 ranks of this GPU model")
+    assert f.message == (
+        "all-reduce (16 ranks, nccl): no expected figure (ranks on several hosts: the network is not in the "
+        "link facts) and no published reference for 16 ranks of this GPU model"
+    )
 
 
 def _one_gpu_lspci(text: str) -> str:
@@ -108,15 +129,29 @@ def test_lspci_of_the_gpu_alone_does_not_claim_the_slot_supports_its_maximum() -
     rig = import_texts([("lspci.txt", text)])
     (f,) = [f for f in rules.evaluate(rig) if f.code == "GA102"]
     assert f.severity == "info"
-    assert f.message.startswith("GPU 0 0000:01:00.0 runs at PCIe Gen1 where the GPU supports Gen4 (its slot's maximum is not in this "
-                                 "scan: lspci of the GPU alone) (current_link_gen=1, max_link_gen=4)")
+    assert f.message.startswith(
+        "GPU 0 0000:01:00.0 runs at PCIe Gen1 where the GPU supports Gen4 (its slot's maximum is not in this "
+        "scan: lspci of the GPU alone) (current_link_gen=1, max_link_gen=4)"
+    )
     # the same card trained at x8: a fault, or an x16 card in a slot wired x8 - the scan cannot tell which
-    rig = import_texts([("lspci.txt", text.replace("LnkSta:\tSpeed 2.5GT/s (downgraded), Width x16", "LnkSta:\tSpeed 16GT/s, Width x8 (downgraded)")
-                        .replace("LnkSta: Speed 2.5GT/s (downgraded), Width x16", "LnkSta: Speed 16GT/s, Width x8 (downgraded)"))])
+    rig = import_texts(
+        [
+            (
+                "lspci.txt",
+                text.replace(
+                    "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x16", "LnkSta:\tSpeed 16GT/s, Width x8 (downgraded)"
+                ).replace(
+                    "LnkSta: Speed 2.5GT/s (downgraded), Width x16", "LnkSta: Speed 16GT/s, Width x8 (downgraded)"
+                ),
+            )
+        ]
+    )
     (f,) = [f for f in rules.evaluate(rig) if f.code == "GA101"]
     assert (f.severity, f.observed, f.expected) == ("warn", {"current_link_width": 8}, {"max_link_width": 16})
-    assert "runs at x8 where the card supports x16 (its slot's maximum is not in this scan: lspci of the GPU alone): a fault, " \
-           "or a slot wired for fewer lanes (current_link_width=8, max_link_width=16)" in f.message
+    assert (
+        "runs at x8 where the card supports x16 (its slot's maximum is not in this scan: lspci of the GPU alone): a fault, "
+        "or a slot wired for fewer lanes (current_link_width=8, max_link_width=16)" in f.message
+    )
 
 
 def test_lspci_of_the_gpu_alone_with_nvidia_smi_q_keeps_nvml_slot_maximum() -> None:
@@ -124,8 +159,12 @@ def test_lspci_of_the_gpu_alone_with_nvidia_smi_q_keeps_nvml_slot_maximum() -> N
     lines = (OWN / "lspci-vv_dgx1-plx-switch-x8.txt").read_text().splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith("07:00.0"))
     end = next(i for i, x in enumerate(lines) if i > start and x and not x[0].isspace())
-    rig = import_texts([("q.txt", (OWN / "smi-q_2xv100-r470-throttle-lost-gpu.txt").read_text()),
-                        ("lspci.txt", "\n".join(lines[start:end]))])
+    rig = import_texts(
+        [
+            ("q.txt", (OWN / "smi-q_2xv100-r470-throttle-lost-gpu.txt").read_text()),
+            ("lspci.txt", "\n".join(lines[start:end])),
+        ]
+    )
     (f,) = [f for f in rules.evaluate(rig) if f.code == "GA101" and f.severity != "not-checked"]
     assert (f.severity, f.gpus) == ("fail", [1])  # -q's Link Width Max is NVML's: card and slot
     assert "where its slot and card support x16" in f.message
@@ -134,7 +173,10 @@ def test_lspci_of_the_gpu_alone_with_nvidia_smi_q_keeps_nvml_slot_maximum() -> N
 def test_mig_na_on_gpus_without_mig_is_not_a_gap() -> None:
     rules, _advisor, _html = _pipeline()
     rig = import_files([SAMPLES / "smi-q_l4_thamada.txt"])  # "MIG Mode / Current : N/A" on an L4
-    assert rig.gpus[0].unavailable["mig_mode"] == f"{facts.NOT_SUPPORTED} (nvidia-smi prints MIG Mode N/A on GPUs without MIG)"
+    assert (
+        rig.gpus[0].unavailable["mig_mode"]
+        == f"{facts.NOT_SUPPORTED} (nvidia-smi prints MIG Mode N/A on GPUs without MIG)"
+    )
     assert [f for f in rules.evaluate(rig) if f.code == "GA314"] == []
 
 
@@ -185,21 +227,31 @@ def test_own_inputs_fire_the_rules_they_were_written_for() -> None:
 
 # -- the command ------------------------------------------------------------------------------------------
 
+
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def test_cli_import_writes_a_scan_that_loads(tmp_path: Path) -> None:
     out = tmp_path / "scan.json"
-    p = run("import", str(SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt"),
-            str(SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt"), "--json", str(out))
+    p = run(
+        "import",
+        str(SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt"),
+        str(SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt"),
+        "--json",
+        str(out),
+    )
     assert p.returncode == 0, p.stderr
     assert "IMPORTED from" in p.stdout and "NVIDIA RTX A6000" in p.stdout
     assert f"scan saved to {out} (3 GPUs, 0 measurements)" in p.stderr
     rig = facts.load(out)
     assert rig.source.kind == "imported" and len(rig.source.files) == 2
     assert rig.topology.matrix[0] == ["X", "NV4", "NODE"]
-    assert rig.origins["gpus[0].nvlinks"].endswith("nvlink-s_3xa6000-one-unbridged_siboehm.txt:5 (nvidia-smi nvlink -s)")
+    assert rig.origins["gpus[0].nvlinks"].endswith(
+        "nvlink-s_3xa6000-one-unbridged_siboehm.txt:5 (nvidia-smi nvlink -s)"
+    )
 
 
 def test_cli_import_json_to_stdout_and_origins(tmp_path: Path) -> None:
@@ -208,7 +260,11 @@ def test_cli_import_json_to_stdout_and_origins(tmp_path: Path) -> None:
     data = json.loads(p.stdout)
     assert data["measurements"][0]["kind"] == "all_gather" and data["measurements"][0]["value_gbps"] == 209.1
     p = run("import", str(SAMPLES / "smi-q_l4_thamada.txt"), "--origins")
-    assert p.returncode == 0 and "gpus[0].pcie.current_width: " in p.stdout and "smi-q_l4_thamada.txt:77 (nvidia-smi -q)" in p.stdout
+    assert (
+        p.returncode == 0
+        and "gpus[0].pcie.current_width: " in p.stdout
+        and "smi-q_l4_thamada.txt:77 (nvidia-smi -q)" in p.stdout
+    )
 
 
 @pytest.mark.parametrize(
@@ -229,7 +285,10 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
     f.write_text("the vendor says the GPUs are fine\n")
     p = run("import", str(f))
     assert p.returncode == 2
-    assert p.stderr == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output (it starts 'the vendor says the GPUs are fine')\n"
+    assert (
+        p.stderr
+        == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output (it starts 'the vendor says the GPUs are fine')\n"
+    )
 
 
 def test_cli_help_names_what_to_run() -> None:

@@ -3,6 +3,7 @@
 Inputs: random text, random bytes decoded, real outputs cut at any point, with lines shuffled, deleted,
 duplicated or mangled, and outputs of one kind fed to another kind's parser.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,19 +30,32 @@ from gpuadvisor.importers import (
 from gpuadvisor.importers.merge import decode
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CORPUS_FILES = sorted((FIXTURES / "import" / "samples").glob("*.txt")) + sorted((FIXTURES / "import" / "own").glob("*.*")) + [
-    FIXTURES / "h100-vm" / "smi.txt", FIXTURES / "h100-vm" / "smi-q.xml"]
+CORPUS_FILES = (
+    sorted((FIXTURES / "import" / "samples").glob("*.txt"))
+    + sorted((FIXTURES / "import" / "own").glob("*.*"))
+    + [FIXTURES / "h100-vm" / "smi.txt", FIXTURES / "h100-vm" / "smi-q.xml"]
+)
 CORPUS = [p.read_text(encoding="utf-8") for p in CORPUS_FILES if p.suffix != ".md"]
 # Long -q files are cut to their first 12 000 characters to keep each example fast; the cut is itself a case.
 CORPUS = [t if len(t) < 12_000 else t[:12_000] for t in CORPUS]
 
 PARSERS: list[Callable[..., facts.Rig]] = [
-    parse_smi_q, parse_smi_xml, parse_smi_summary, parse_topo_matrix, parse_topo_p2p, parse_nvlink_status,
-    parse_lspci, parse_nccl_tests,
+    parse_smi_q,
+    parse_smi_xml,
+    parse_smi_summary,
+    parse_topo_matrix,
+    parse_topo_p2p,
+    parse_nvlink_status,
+    parse_lspci,
+    parse_nccl_tests,
 ]
 
 # 40 examples per property in CI (a few seconds); GPUADVISOR_FUZZ_EXAMPLES=5000 for a long run.
-FUZZ = settings(max_examples=int(os.environ.get("GPUADVISOR_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=int(os.environ.get("GPUADVISOR_FUZZ_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def check(text: str) -> None:
@@ -106,19 +120,49 @@ def test_real_outputs_mangled(text: str) -> None:
 
 
 @FUZZ
-@given(st.lists(st.sampled_from([
-    "\tGPU0\tGPU1\tCPU Affinity", "GPU0\t X \tNV4\t0-7", "GPU1\tNV4\t X \t0-7", "GPU0 X OK", " GPU1\tOK\tX",
-    "GPU 0: NVIDIA H100 (UUID: GPU-1)", "\t Link 0: 26.562 GB/s", "\t Link 1: <inactive>", "==============NVSMI LOG==============",
-    "GPU 00000000:18:00.0", "    PCI", "        GPU Link Info", "            Link Width", "                Max : 16x",
-    "01:00.0 3D controller: NVIDIA Corporation GH100 [H100]", "\tBus: primary=00, secondary=01, subordinate=01",
-    "\t\tLnkSta: Speed 32GT/s, Width x16", "# nThread 1 nGpus 2 minBytes 8 maxBytes 8", "#  Rank  0 Group  0 Pid 1 on h device  0 [0x01] G",
-    "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong",
-    "  8  2  float  sum  -1  1.0  0.0  0.0  0  1.0  0.0  0.0  0", "<nvidia_smi_log>", "<gpu id=\"0000:01:00.0\">", "</gpu>",
-    "| NVIDIA-SMI 580.1  Driver Version: 580.1  CUDA Version: 13.0 |", "|====+====+====|", "|   0  H100  On  | 00000000:01:00.0 Off | 0 |",
-    "|   5  H100  Off  | 00000000:05:00.0 Off | 0 |", "| N/A   34C    P8    42W / 300W |  0MiB / 16160MiB |  0%  Default |",
-    "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error",
-    "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost",
-    "", "Legend:", "NIC Legend:", "  NIC0: mlx5_0",
-]), max_size=40))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "\tGPU0\tGPU1\tCPU Affinity",
+                "GPU0\t X \tNV4\t0-7",
+                "GPU1\tNV4\t X \t0-7",
+                "GPU0 X OK",
+                " GPU1\tOK\tX",
+                "GPU 0: NVIDIA H100 (UUID: GPU-1)",
+                "\t Link 0: 26.562 GB/s",
+                "\t Link 1: <inactive>",
+                "==============NVSMI LOG==============",
+                "GPU 00000000:18:00.0",
+                "    PCI",
+                "        GPU Link Info",
+                "            Link Width",
+                "                Max : 16x",
+                "01:00.0 3D controller: NVIDIA Corporation GH100 [H100]",
+                "\tBus: primary=00, secondary=01, subordinate=01",
+                "\t\tLnkSta: Speed 32GT/s, Width x16",
+                "# nThread 1 nGpus 2 minBytes 8 maxBytes 8",
+                "#  Rank  0 Group  0 Pid 1 on h device  0 [0x01] G",
+                "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong",
+                "  8  2  float  sum  -1  1.0  0.0  0.0  0  1.0  0.0  0.0  0",
+                "<nvidia_smi_log>",
+                '<gpu id="0000:01:00.0">',
+                "</gpu>",
+                "| NVIDIA-SMI 580.1  Driver Version: 580.1  CUDA Version: 13.0 |",
+                "|====+====+====|",
+                "|   0  H100  On  | 00000000:01:00.0 Off | 0 |",
+                "|   5  H100  Off  | 00000000:05:00.0 Off | 0 |",
+                "| N/A   34C    P8    42W / 300W |  0MiB / 16160MiB |  0%  Default |",
+                "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error",
+                "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost",
+                "",
+                "Legend:",
+                "NIC Legend:",
+                "  NIC0: mlx5_0",
+            ]
+        ),
+        max_size=40,
+    )
+)
 def test_fragments_of_every_format_in_any_order(lines: list[str]) -> None:
     check("\n".join(lines))

@@ -2,6 +2,7 @@
 SYS on one NUMA node, and CUDA samples / NCCL version evidence. Each test reads a real sample (copied from
 ../shared/samples) or a variant of one made by a stated edit, and asserts facts, the reasons of unknowns
 and the rule codes that fire."""
+
 from __future__ import annotations
 
 import json
@@ -83,7 +84,9 @@ def test_gb200_without_the_elision_fails_the_node() -> None:
     assert ("GA204", "fail") in judged(rig)
 
 
-@pytest.mark.parametrize("mark", ["....", "[...]", "<snip>", "[snip]", "-- snip --", "… (16 more lines)", "[output truncated]"])
+@pytest.mark.parametrize(
+    "mark", ["....", "[...]", "<snip>", "[snip]", "-- snip --", "… (16 more lines)", "[output truncated]"]
+)
 def test_every_elision_mark_reads_the_same(mark: str) -> None:
     rig = parse_nvlink_status(body(GB200).replace("...\n", f"         {mark}\n"), "x.txt")
     assert rig.gpus[1].unavailable["nvlinks"] == "elided in the paste (line 23): links after link 1 not shown"
@@ -91,11 +94,15 @@ def test_every_elision_mark_reads_the_same(mark: str) -> None:
 
 def test_elision_between_links_and_uuid_elided() -> None:
     t = body(GB200).replace("GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5", "...")
-    t = t.replace("         Link 1: 53.125 GB/s\n...\n", "         Link 1: 53.125 GB/s\n...\n         Link 17: 53.125 GB/s\n")
+    t = t.replace(
+        "         Link 1: 53.125 GB/s\n...\n", "         Link 1: 53.125 GB/s\n...\n         Link 17: 53.125 GB/s\n"
+    )
     rig = parse_nvlink_status(t, "x.txt")
     g1 = rig.gpus[1]
     assert g1.uuid is None and g1.unavailable["uuid"] == "elided in the paste (line 20)"
-    assert [n.link for n in g1.nvlinks] == [0, 1, 17] and g1.unavailable["nvlinks"].startswith("elided in the paste (line 23)")
+    assert [n.link for n in g1.nvlinks] == [0, 1, 17] and g1.unavailable["nvlinks"].startswith(
+        "elided in the paste (line 23)"
+    )
 
 
 def test_nvlink_file_cut_mid_line() -> None:
@@ -109,6 +116,7 @@ def test_nvlink_file_cut_mid_line() -> None:
 
 
 # -- 2. fragments: lspci without a device line, -q without a banner -------------------------------------------
+
 
 def test_lspci_fragment_rtx_a4000_at_2_5_gts() -> None:
     rig = import_files([SAMPLES / "lspci-fragment_rtx-a4000-2.5gts.txt"])
@@ -124,7 +132,9 @@ def test_lspci_fragment_rtx_a4000_at_2_5_gts() -> None:
 
 
 def test_lspci_fragment_beside_another_output_is_not_attached() -> None:
-    rig = import_texts([("q.txt", body("smi-q_l4_thamada.txt")), ("frag.txt", body("lspci-fragment_rtx-a4000-2.5gts.txt"))])
+    rig = import_texts(
+        [("q.txt", body("smi-q_l4_thamada.txt")), ("frag.txt", body("lspci-fragment_rtx-a4000-2.5gts.txt"))]
+    )
     (g,) = rig.gpus
     assert g.name == "NVIDIA L4" and g.pcie.current_width == 8  # the L4's own link, not the fragment's x16
     assert any("frag.txt" in x and "not attached to any GPU" in x for x in rig.problems)
@@ -132,7 +142,9 @@ def test_lspci_fragment_beside_another_output_is_not_attached() -> None:
 
 def test_lspci_cut_inside_the_width() -> None:
     t = body("lspci-fragment_rtx-a4000-2.5gts.txt")
-    cut = t[: t.index("LnkSta: Speed 2.5GT/s (downgraded), Width x16") + len("LnkSta: Speed 2.5GT/s (downgraded), Width x1")]
+    cut = t[
+        : t.index("LnkSta: Speed 2.5GT/s (downgraded), Width x16") + len("LnkSta: Speed 2.5GT/s (downgraded), Width x1")
+    ]
     rig = parse_lspci(cut, "cut.txt")
     (g,) = rig.gpus
     assert g.pcie.current_gen == 1 and g.pcie.current_width is None  # "x1" may be the start of "x16"
@@ -146,15 +158,24 @@ def test_smi_q_without_banner_and_elided() -> None:
     rig = import_files([SAMPLES / A100_Q])
     (g,) = rig.gpus
     assert (g.name, g.bus_id) == ("NVIDIA A100-SXM4-80GB", "0000:10:1c.0")
-    assert (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate, g.ecc_errors_uncorrected_volatile) == (177, 177, 0)
+    assert (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate, g.ecc_errors_uncorrected_volatile) == (
+        177,
+        177,
+        0,
+    )
     assert (g.ecc_errors_corrected_sram_volatile, g.remapped_rows_correctable, g.remapped_rows_pending) == (0, 1, True)
-    assert g.retired_pages_single_bit is None and g.unavailable["retired_pages_single_bit"] == "nvidia-smi printed 'N/A'"
+    assert (
+        g.retired_pages_single_bit is None and g.unavailable["retired_pages_single_bit"] == "nvidia-smi printed 'N/A'"
+    )
     # what the [...] on line 10 hides is not known, never "not in the output"
     for f in ("uuid", "power_limit_w", "temperature_c", "clocks_event_reasons", "persistence_mode"):
         assert g.unavailable[f] == "elided in the paste (line 10): not shown", f
     assert g.pcie.unavailable["current_width"] == "elided in the paste (line 10): not shown"
     assert rig.software.driver_version == "510.73.08" and rig.software.cuda_driver_version == "11.6"
-    assert any("8 attached GPUs but the output holds 1 (the rest is not shown: elided in the paste (line 37))" in p for p in rig.problems)
+    assert any(
+        "8 attached GPUs but the output holds 1 (the rest is not shown: elided in the paste (line 37))" in p
+        for p in rig.problems
+    )
     found = judged(rig)
     assert ("GA306", "warn") in found  # the remapped row pending that the paste does show
     assert not any(sev == "fail" for _, sev in found)
@@ -166,7 +187,9 @@ def test_smi_q_elision_inside_a_block_hides_its_counts() -> None:
     t = body(A100_Q).replace("            DRAM Correctable              : 177\n", "            <snip>\n", 1)
     (g,) = parse_smi_q(t, "x.txt").gpus
     assert g.ecc_errors_corrected_volatile is None
-    assert g.unavailable["ecc_errors_corrected_volatile"] == "elided in the paste (line 13): the counts are shown in part"
+    assert (
+        g.unavailable["ecc_errors_corrected_volatile"] == "elided in the paste (line 13): the counts are shown in part"
+    )
     assert g.ecc_errors_corrected_aggregate == 177  # the Aggregate block is whole
 
 
@@ -184,25 +207,42 @@ def test_xml_cut_inside_a_value() -> None:
     t = body("smi-q-x_rtx4090-gen3-host.txt")
     at = t.index("<current_link_width>") + len("<current_link_width>1")
     (g,) = parse_smi_xml(t[:at], "cut.xml").gpus
-    assert g.pcie.current_width is None and g.pcie.unavailable["current_width"].startswith("elided in the paste (the XML stops at line")
+    assert g.pcie.current_width is None and g.pcie.unavailable["current_width"].startswith(
+        "elided in the paste (the XML stops at line"
+    )
     assert g.power_limit_w is None and g.unavailable["power_limit_w"].startswith("elided in the paste (the XML stops")
 
 
 # -- 3. several machines ----------------------------------------------------------------------------------
 
+
 def test_two_topologies_of_different_sizes_are_refused() -> None:
     with pytest.raises(InputError) as e:
-        import_files([SAMPLES / "topo-m_della-2xa100-mlx5_jdh4.txt", SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt"])
+        import_files(
+            [SAMPLES / "topo-m_della-2xa100-mlx5_jdh4.txt", SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt"]
+        )
     msg = str(e.value)
-    assert "\n" not in msg and "outputs of different machines" in msg and "shows 2 GPUs" in msg and "8" in msg and "--split" in msg
+    assert (
+        "\n" not in msg
+        and "outputs of different machines" in msg
+        and "shows 2 GPUs" in msg
+        and "8" in msg
+        and "--split" in msg
+    )
 
 
 @pytest.mark.parametrize(
     ("names", "what"),
     [
         (("smi-q_a100-no-banner-elided.txt", "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt"), "driver 510.73.08"),
-        (("nccl-allreduce_2x8xh200-slurm-log.txt", "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt"), "ran on GPU-3841, GPU-6550"),
-        (("topo-m_8x4090-pcie-2socket_lukolszewski.txt", "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt"), "different GPU topologies"),
+        (
+            ("nccl-allreduce_2x8xh200-slurm-log.txt", "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt"),
+            "ran on GPU-3841, GPU-6550",
+        ),
+        (
+            ("topo-m_8x4090-pcie-2socket_lukolszewski.txt", "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt"),
+            "different GPU topologies",
+        ),
         (("smi-q_a100-no-banner-elided.txt", "smi-q_h100sxmx8_thamada.txt"), "driver"),
     ],
 )
@@ -213,7 +253,9 @@ def test_disagreeing_outputs_are_refused(names: tuple[str, str], what: str) -> N
 
 
 def test_index_with_two_bus_ids_is_refused() -> None:
-    a = body("session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt").split("root@autodl-container-xxxxx:~# nvidia-smi topo -m")[0]
+    a = body("session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt").split(
+        "root@autodl-container-xxxxx:~# nvidia-smi topo -m"
+    )[0]
     b = a.replace("00000000:B4:00.0", "00000000:3B:00.0")
     with pytest.raises(InputError, match="GPU 0 is 0000:b4:00.0 in a.txt:.* but 0000:3b:00.0"):
         import_texts([("a.txt", a), ("b.txt", b)])
@@ -231,10 +273,18 @@ def test_outputs_of_one_machine_lacking_fields_are_not_a_conflict() -> None:
 
 
 def test_split_imports_each_machine() -> None:
-    rigs = import_machines([SAMPLES / "topo-m_della-2xa100-mlx5_jdh4.txt", SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt",
-                            SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt"])
+    rigs = import_machines(
+        [
+            SAMPLES / "topo-m_della-2xa100-mlx5_jdh4.txt",
+            SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt",
+            SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt",
+        ]
+    )
     assert [len(r.gpus) for r in rigs] == [2, 8]
-    assert [Path(f).name for f in rigs[1].source.files] == ["topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt", "nvlink-s_8xv100-sxm2_lukolszewski.txt"]
+    assert [Path(f).name for f in rigs[1].source.files] == [
+        "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt",
+        "nvlink-s_8xv100-sxm2_lukolszewski.txt",
+    ]
     assert all(len(g.nvlinks) == 6 for g in rigs[1].gpus)
 
 
@@ -243,7 +293,10 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_split_names_one_file_per_machine(tmp_path: Path) -> None:
-    files = [str(SAMPLES / "topo-m_della-2xa100-mlx5_jdh4.txt"), str(SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt")]
+    files = [
+        str(SAMPLES / "topo-m_della-2xa100-mlx5_jdh4.txt"),
+        str(SAMPLES / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt"),
+    ]
     p = run("import", *files)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "outputs of different machines" in p.stderr
     out = tmp_path / "scan.json"
@@ -266,8 +319,15 @@ def test_topo_glued_header_names_and_cut_rows() -> None:
     assert rig.topology.nics == [f"NIC{k}" for k in range(13)]  # NIC11NIC12 read as two columns
     assert [(g.cpu_affinity, g.numa_node) for g in rig.gpus[:4]] == [("0-15", 0)] * 4  # not 'NODE' / '0-15'
     for g in rig.gpus[4:]:
-        assert g.numa_node is None and g.unavailable["numa_node"] == f"no row for GPU{g.index} in this nvidia-smi topo -m (the paste ends before it)"
-    assert rig.topology.matrix == [] and rig.topology.unavailable["matrix"] == "rows GPU4-GPU7 not shown (the output ends before them)"
+        assert (
+            g.numa_node is None
+            and g.unavailable["numa_node"]
+            == f"no row for GPU{g.index} in this nvidia-smi topo -m (the paste ends before it)"
+        )
+    assert (
+        rig.topology.matrix == []
+        and rig.topology.unavailable["matrix"] == "rows GPU4-GPU7 not shown (the output ends before them)"
+    )
     assert any("header 'NIC11NIC12' read as NIC11, NIC12" in p for p in rig.problems)
     assert judged(rig) == set()
 
@@ -297,11 +357,15 @@ def test_topo_shifted_row_with_unreadable_affinity_leaves_it_unknown() -> None:
     rig = parse_topo_matrix(t, "x.txt")
     g = rig.gpus[0]
     assert (g.cpu_affinity, g.numa_node) == (None, None)
-    assert g.unavailable["numa_node"] == "row GPU0 (line 2) has 25 cells under a header of 24 columns (columns shifted: names or cells glued together)"
+    assert (
+        g.unavailable["numa_node"]
+        == "row GPU0 (line 2) has 25 cells under a header of 24 columns (columns shifted: names or cells glued together)"
+    )
     assert rig.gpus[1].numa_node == 0
 
 
 # -- 5. nothing active is a fact --------------------------------------------------------------------------
+
 
 def test_xml_all_not_active_is_an_empty_list() -> None:
     rig = import_files([SAMPLES / "smi-q-x_a100-mig-enabled.txt"])
@@ -313,12 +377,15 @@ def test_xml_all_not_active_is_an_empty_list() -> None:
 
 
 def test_text_all_not_active_is_an_empty_list() -> None:
-    t = body("smi-q_l4_thamada.txt").replace("Idle                              : Active", "Idle                              : Not Active")
+    t = body("smi-q_l4_thamada.txt").replace(
+        "Idle                              : Active", "Idle                              : Not Active"
+    )
     rig = import_texts([("q.txt", t)])
     assert rig.gpus[0].clocks_event_reasons == [] and "clocks_event_reasons" not in rig.gpus[0].unavailable
 
 
 # -- 8. SYS on one NUMA node -----------------------------------------------------------------------------
+
 
 def test_sys_pairs_on_one_numa_node_are_not_called_cross_socket() -> None:
     # a VM's topo -m: every pair SYS, both GPUs on NUMA node 0 (the session's 2x 2080 Ti matrix, PIX -> SYS, node 0)
@@ -357,14 +424,23 @@ def test_session_cuda_samples_become_evidence() -> None:
     assert "518.9 GB/s" in copies["d2d"].notes[0]
     k = rig.measurements.index(m)
     assert rig.origins[f"measurements[{k}]"].endswith(f"{SESSION}:108 (CUDA samples p2pBandwidthLatencyTest)")
-    assert {mm.kind for mm in rig.measurements if mm.backend == "nccl"} == {"all_reduce", "all_gather", "broadcast", "reduce", "alltoall"}
+    assert {mm.kind for mm in rig.measurements if mm.backend == "nccl"} == {
+        "all_reduce",
+        "all_gather",
+        "broadcast",
+        "reduce",
+        "alltoall",
+    }
     found = codes(rig)
     assert [f.severity for f in found["GA206"]] == ["warn"] and "NS (not supported) 0-1" in found["GA206"][0].message
 
 
 def test_old_cuda_samples_headers_and_mb_per_s() -> None:
     rig = import_files([OWN / "p2pBandwidthLatencyTest_2xv100-nvlink-old-headers.txt"])
-    assert [g.bus_id for g in rig.gpus] == ["0000:06:00.0", "0000:07:00.0"] and rig.topology.p2p_read == [["X", "OK"], ["OK", "X"]]
+    assert [g.bus_id for g in rig.gpus] == ["0000:06:00.0", "0000:07:00.0"] and rig.topology.p2p_read == [
+        ["X", "OK"],
+        ["OK", "X"],
+    ]
     on = [m for m in rig.measurements if m.kind == "p2p_unidir" and m.p2p_enabled]
     assert [m.value_gbps for m in on] == [48.34, 48.34]
     rig = import_files([OWN / "bandwidthtest_2xv100-mbps-all-devices.txt"])
@@ -380,7 +456,9 @@ def test_nccl_version_line_of_a_slurm_log() -> None:
     assert rig.host.hostname == "GPU-6550" and len(rig.gpus) == 8
 
 
-@pytest.mark.parametrize("line", ["# NCCL version 2.21.5+cuda12.4", "node1:123:123 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"])
+@pytest.mark.parametrize(
+    "line", ["# NCCL version 2.21.5+cuda12.4", "node1:123:123 [0] NCCL INFO NCCL version 2.21.5+cuda12.4"]
+)
 def test_nccl_version_line_forms(line: str) -> None:
     t = body("nccl-allreduce_2x8xh200-slurm-log.txt").replace("NCCL version 2.27.5+cuda12.8", line)
     assert import_texts([("all_reduce_perf.txt", t)]).software.nccl_version == "2.21.5"

@@ -2,6 +2,7 @@
 
 The expected matrices, widths and link counts below are typed from the sample files, not produced by the code.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,6 +41,7 @@ def test_every_sample_file_is_covered_here() -> None:
 
 
 # -- nvidia-smi topo -m ----------------------------------------------------------------------------------
+
 
 def test_topo_3xa6000_nv4_bridge() -> None:
     rig = sample("topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt")
@@ -96,7 +98,9 @@ def test_topo_asus_space_aligned_four_nics() -> None:
     rig = sample("topo-m_asus-esc8000a-4x6000ada-nic_stelline.txt")
     assert rig.topology.matrix == m("X NODE SYS SYS", "NODE X SYS SYS", "SYS SYS X NODE", "SYS SYS NODE X")
     assert rig.topology.nics == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
-    assert rig.topology.nic_matrix == m("NODE NODE SYS SYS", "NODE NODE SYS SYS", "SYS SYS NODE NODE", "SYS SYS NODE NODE")
+    assert rig.topology.nic_matrix == m(
+        "NODE NODE SYS SYS", "NODE NODE SYS SYS", "SYS SYS NODE NODE", "SYS SYS NODE NODE"
+    )
     assert [g.cpu_affinity for g in rig.gpus] == ["0-31", "0-31", "32-63", "32-63"]
     assert [g.numa_node for g in rig.gpus] == [0, 0, 1, 1]
 
@@ -139,10 +143,13 @@ def test_topo_power9_nv3_numa_node_8() -> None:
     assert rig.topology.matrix == m("X NV3 SYS SYS", "NV3 X SYS SYS", "SYS SYS X NV3", "SYS SYS NV3 X")
     assert [g.numa_node for g in rig.gpus] == [0, 0, 8, 8]
     assert rig.topology.nics == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
-    assert rig.topology.nic_matrix == m("NODE NODE SYS SYS", "NODE NODE SYS SYS", "SYS SYS NODE NODE", "SYS SYS NODE NODE")
+    assert rig.topology.nic_matrix == m(
+        "NODE NODE SYS SYS", "NODE NODE SYS SYS", "SYS SYS NODE NODE", "SYS SYS NODE NODE"
+    )
 
 
 # -- nvidia-smi topo -p2p r ------------------------------------------------------------------------------
+
 
 def test_p2p_read_8gpu_all_ok() -> None:
     rig = sample("p2p-r_8gpu-vm-all-ok_cloud-hypervisor.txt")
@@ -153,6 +160,7 @@ def test_p2p_read_8gpu_all_ok() -> None:
 
 
 # -- nvidia-smi nvlink -s ----------------------------------------------------------------------------------
+
 
 def test_nvlink_3xa6000_one_gpu_without_bridge() -> None:
     rig = sample("nvlink-s_3xa6000-one-unbridged_siboehm.txt")
@@ -166,7 +174,9 @@ def test_nvlink_3xa6000_one_gpu_without_bridge() -> None:
     # 14.062 GB/s per link is GA102's NVLink 3 (4 x 28.125 Gb/s).
     assert {n.version for g in rig.gpus[:2] for n in g.nvlinks} == {3}
     assert rig.gpus[2].nvlinks == []
-    assert rig.gpus[2].unavailable["nvlinks"] == facts.NVLINKS_ALL_INACTIVE == "no active NVLink (all links are inactive)"
+    assert (
+        rig.gpus[2].unavailable["nvlinks"] == facts.NVLINKS_ALL_INACTIVE == "no active NVLink (all links are inactive)"
+    )
 
 
 def test_nvlink_8xv100_six_links_each() -> None:
@@ -178,8 +188,10 @@ def test_nvlink_8xv100_six_links_each() -> None:
 
 
 def test_nvlink_and_topo_of_one_machine_agree() -> None:
-    texts = [(n, strip_header((SAMPLES / n).read_text())) for n in
-             ("topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt", "nvlink-s_8xv100-sxm2_lukolszewski.txt")]
+    texts = [
+        (n, strip_header((SAMPLES / n).read_text()))
+        for n in ("topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt", "nvlink-s_8xv100-sxm2_lukolszewski.txt")
+    ]
     rig = import_texts(texts)
     assert len(rig.gpus) == 8
     for pos, g in enumerate(rig.gpus):
@@ -189,6 +201,7 @@ def test_nvlink_and_topo_of_one_machine_agree() -> None:
 
 
 # -- nvidia-smi -q -----------------------------------------------------------------------------------------
+
 
 def test_smi_q_a100_host_max_gen_and_pending_remap() -> None:
     rig = sample("smi-q_a100sxmx4_thamada.txt")
@@ -212,7 +225,9 @@ def test_smi_q_a40_idle_gen1_and_sw_power_cap() -> None:
     g6 = rig.gpus[6]  # "DRAM Correctable : 10289" under Aggregate, every SRAM count 0
     assert (g6.ecc_errors_corrected_aggregate, g6.ecc_errors_corrected_sram_aggregate) == (10289, 0)
     assert (g6.ecc_errors_corrected_volatile, g6.ecc_errors_corrected_sram_volatile) == (0, 0)
-    assert {(g.pcie.current_gen, g.pcie.max_gen, g.pcie.current_width, g.pcie.max_width) for g in rig.gpus} == {(1, 4, 16, 16)}
+    assert {(g.pcie.current_gen, g.pcie.max_gen, g.pcie.current_width, g.pcie.max_width) for g in rig.gpus} == {
+        (1, 4, 16, 16)
+    }
     capped = [g.index for g in rig.gpus if "sw_power_cap" in (g.clocks_event_reasons or [])]
     assert capped == [0, 3]
     assert rig.gpus[0].clocks_event_reasons == ["sw_power_cap"]
@@ -256,6 +271,7 @@ def test_smi_q_rtx4060ti_one_gpu_at_x4_of_x8() -> None:
 
 # -- lspci -vvv ------------------------------------------------------------------------------------------
 
+
 def test_lspci_rtx6000ada_trained_at_2_5_gts() -> None:
     rig = sample("lspci-vvv_rtx6000ada-downgraded-2.5gts_stelline-asus.txt")
     (g,) = rig.gpus
@@ -268,10 +284,15 @@ def test_lspci_rtx6000ada_trained_at_2_5_gts() -> None:
 def test_lspci_non_gpu_device_imports_with_a_problem() -> None:
     rig = sample("lspci-vvv_asus-esc8000a-nonGPU-width-x1-downgraded_stelline.txt")
     assert rig.gpus == []
-    assert len(rig.problems) == 1 and "no NVIDIA GPU" in rig.problems[0] and "0000:71:00.0 RAID bus controller" in rig.problems[0]
+    assert (
+        len(rig.problems) == 1
+        and "no NVIDIA GPU" in rig.problems[0]
+        and "0000:71:00.0 RAID bus controller" in rig.problems[0]
+    )
 
 
 # -- nccl-tests ------------------------------------------------------------------------------------------
+
 
 def test_nccl_gcp_two_nodes_sixteen_ranks() -> None:
     rig = sample("nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt")
@@ -279,11 +300,24 @@ def test_nccl_gcp_two_nodes_sixteen_ranks() -> None:
     assert (ms.kind, ms.backend, ms.provenance, ms.world_size) == ("all_reduce", "nccl", "imported", 16)
     assert len(ms.rows) == 31 and ms.rows[0].size_bytes == 8 and ms.rows[-1].size_bytes == 8589934592
     last = ms.rows[-1]
-    assert (last.count, last.time_us, last.algbw_gbps, last.busbw_gbps, last.errors) == (2147483648, 47535.0, 180.71, 338.82, 0)
+    assert (last.count, last.time_us, last.algbw_gbps, last.busbw_gbps, last.errors) == (
+        2147483648,
+        47535.0,
+        180.71,
+        338.82,
+        0,
+    )
     assert ms.value_gbps == 338.82 and ms.status == "ok"
     assert (ms.warmup_iters, ms.iters) == (5, 20)
     assert [g.bus_id for g in rig.gpus] == [
-        "0000:04:00.0", "0000:05:00.0", "0000:0b:00.0", "0000:0c:00.0", "0000:84:00.0", "0000:85:00.0", "0000:8b:00.0", "0000:8c:00.0"
+        "0000:04:00.0",
+        "0000:05:00.0",
+        "0000:0b:00.0",
+        "0000:0c:00.0",
+        "0000:84:00.0",
+        "0000:85:00.0",
+        "0000:8b:00.0",
+        "0000:8c:00.0",
     ]
     assert ms.gpus == list(range(8))
     assert rig.host.hostname == "ztan-mig-235z"
@@ -297,27 +331,50 @@ def test_nccl_tinybox_single_size() -> None:
     assert ms.world_size == 6 and ms.gpus == [0, 1, 2, 3, 4, 5]
     (row,) = ms.rows
     assert (row.size_bytes, row.count, row.dtype, row.time_us, row.algbw_gbps, row.busbw_gbps, row.correct) == (
-        33554432, 8388608, "float32", 2275.1, 14.75, 24.58, True)
+        33554432,
+        8388608,
+        "float32",
+        2275.1,
+        14.75,
+        24.58,
+        True,
+    )
     assert ms.value_gbps == 24.58 and ms.status == "ok"
     assert [g.name for g in rig.gpus] == ["NVIDIA GeForce RTX 4090"] * 6
     assert all(g.bus_id is None and "0x" in g.unavailable["bus_id"] for g in rig.gpus)
 
 
 COVERED = {
-    "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt", "topo-m_8x4090-pcie-2socket_lukolszewski.txt",
-    "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt", "topo-m_asus-esc8000a-4x6000ada-nic_stelline.txt",
-    "topo-m_della-2xa100-mlx5_jdh4.txt", "topo-m_dgx1-v100-16gb-mlx5_oneflow-dlperf.txt",
-    "topo-m_puget-wrx90-2x6000ada-nic_stelline.txt", "topo-m_traverse-power9-4xv100-nv3_jdh4.txt",
-    "p2p-r_8gpu-vm-all-ok_cloud-hypervisor.txt", "nvlink-s_3xa6000-one-unbridged_siboehm.txt",
-    "nvlink-s_8xv100-sxm2_lukolszewski.txt", "smi-q_a100sxmx4_thamada.txt", "smi-q_a40x10_thamada.txt",
-    "smi-q_h100sxmx8_thamada.txt", "smi-q_l4_thamada.txt", "smi-q_rtx3090_thamada.txt", "smi-q_rtx4060ti_thamada.txt",
+    "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt",
+    "topo-m_8x4090-pcie-2socket_lukolszewski.txt",
+    "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt",
+    "topo-m_asus-esc8000a-4x6000ada-nic_stelline.txt",
+    "topo-m_della-2xa100-mlx5_jdh4.txt",
+    "topo-m_dgx1-v100-16gb-mlx5_oneflow-dlperf.txt",
+    "topo-m_puget-wrx90-2x6000ada-nic_stelline.txt",
+    "topo-m_traverse-power9-4xv100-nv3_jdh4.txt",
+    "p2p-r_8gpu-vm-all-ok_cloud-hypervisor.txt",
+    "nvlink-s_3xa6000-one-unbridged_siboehm.txt",
+    "nvlink-s_8xv100-sxm2_lukolszewski.txt",
+    "smi-q_a100sxmx4_thamada.txt",
+    "smi-q_a40x10_thamada.txt",
+    "smi-q_h100sxmx8_thamada.txt",
+    "smi-q_l4_thamada.txt",
+    "smi-q_rtx3090_thamada.txt",
+    "smi-q_rtx4060ti_thamada.txt",
     "lspci-vvv_rtx6000ada-downgraded-2.5gts_stelline-asus.txt",
     "lspci-vvv_asus-esc8000a-nonGPU-width-x1-downgraded_stelline.txt",
-    "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt", "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt",
+    "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt",
+    "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt",
     # pastes as people make them (tests/test_import_pastes.py asserts their facts and findings)
-    "nvlink-s_gb200-elided.txt", "lspci-fragment_rtx-a4000-2.5gts.txt", "smi-q_a100-no-banner-elided.txt",
-    "topo-m_8xb200-merged-header.txt", "smi-q-x_a100-mig-enabled.txt", "smi-q-x_rtx4090-gen3-host.txt",
-    "nccl-allreduce_2x8xh200-slurm-log.txt", "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt",
+    "nvlink-s_gb200-elided.txt",
+    "lspci-fragment_rtx-a4000-2.5gts.txt",
+    "smi-q_a100-no-banner-elided.txt",
+    "topo-m_8xb200-merged-header.txt",
+    "smi-q-x_a100-mig-enabled.txt",
+    "smi-q-x_rtx4090-gen3-host.txt",
+    "nccl-allreduce_2x8xh200-slurm-log.txt",
+    "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt",
 }
 # copied for the rule and advice tests (tests/test_rules_evidence.py, tests/test_advise_partial.py)
 COVERED |= {"nvlink-s_gb200-elided.txt", "smi-q-x_a100-mig-enabled.txt", "nccl-allreduce_2x8xh200-slurm-log.txt"}
@@ -339,6 +396,7 @@ def test_sample_imports_with_and_without_the_provenance_lines(name: str) -> None
 
 
 # -- the real H100 of this project ------------------------------------------------------------------------
+
 
 def test_h100_vm_concatenated_outputs() -> None:
     rig = import_files([H100 / "smi.txt"])
@@ -365,7 +423,13 @@ def test_h100_vm_xml() -> None:
     rig = import_files([H100 / "smi-q.xml"])
     (g,) = rig.gpus
     assert (g.name, g.bus_id, g.serial) == ("NVIDIA H100 80GB HBM3", "0000:00:06.0", "1753124022338")
-    assert (g.pcie.current_gen, g.pcie.max_gen, g.pcie.gpu_max_gen, g.pcie.current_width, g.pcie.max_width) == (5, 5, 5, 16, 16)
+    assert (g.pcie.current_gen, g.pcie.max_gen, g.pcie.gpu_max_gen, g.pcie.current_width, g.pcie.max_width) == (
+        5,
+        5,
+        5,
+        16,
+        16,
+    )
     assert g.power_draw_w == 126.93 and g.temperature_c == 42.0 and g.sm_clock_max_mhz == 1980
     assert g.ecc_errors_corrected_volatile == 0 and g.remapped_rows_correctable == 0
     assert g.clocks_event_reasons == ["gpu_idle"]

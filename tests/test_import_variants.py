@@ -1,5 +1,6 @@
 """The variants the samples do not cover: older drivers, switches and a downgraded card, inactive links,
 ANSI escapes, modes of -p2p, nccl-tests versions and damage, encodings, and clear errors."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,12 +43,15 @@ def strip_header(text: str) -> str:
 
 # -- nvidia-smi -q of an R470 driver ----------------------------------------------------------------------
 
+
 def test_old_driver_q_text_throttle_reasons_ecc_retired_pages_power() -> None:
     rig = parse_smi_q(own("smi-q_2xv100-r470-throttle-lost-gpu.txt"), "q.txt")
     a, b, lost = rig.gpus
     assert (a.bus_id, b.bus_id, lost.bus_id) == ("0000:06:00.0", "0000:07:00.0", "0000:3b:00.0")
     assert (a.pcie.current_gen, a.pcie.max_gen, a.pcie.current_width, a.pcie.max_width) == (3, 3, 16, 16)
-    assert a.pcie.gpu_max_gen is None and a.pcie.unavailable["gpu_max_gen"].startswith("not in this nvidia-smi -q output")
+    assert a.pcie.gpu_max_gen is None and a.pcie.unavailable["gpu_max_gen"].startswith(
+        "not in this nvidia-smi -q output"
+    )
     assert (b.pcie.current_width, b.pcie.max_width, b.pcie.replay_counter) == (8, 16, 311)
     # "Ecc Mode" (old capitalisation) and the Single/Double Bit "Total" lines
     assert a.ecc_enabled is True
@@ -55,10 +59,14 @@ def test_old_driver_q_text_throttle_reasons_ecc_retired_pages_power() -> None:
     assert (a.ecc_errors_corrected_aggregate, a.ecc_errors_uncorrected_aggregate) == (12, 1)
     assert (b.ecc_errors_corrected_volatile, b.ecc_errors_corrected_aggregate) == (3, 3)
     assert a.ecc_errors_corrected_sram_aggregate is None  # R470 prints per-unit counts, no SRAM/DRAM split
-    assert a.unavailable["ecc_errors_corrected_sram_aggregate"] == "this nvidia-smi does not split SRAM from DRAM errors"
+    assert (
+        a.unavailable["ecc_errors_corrected_sram_aggregate"] == "this nvidia-smi does not split SRAM from DRAM errors"
+    )
     assert (a.retired_pages_single_bit, a.retired_pages_double_bit, a.retired_pages_pending) == (2, 1, True)
     assert (b.retired_pages_single_bit, b.retired_pages_pending) == (0, False)
-    assert a.remapped_rows_pending is None and a.unavailable["remapped_rows_pending"].startswith("not in this nvidia-smi -q output")
+    assert a.remapped_rows_pending is None and a.unavailable["remapped_rows_pending"].startswith(
+        "not in this nvidia-smi -q output"
+    )
     # "Clocks Throttle Reasons", nested HW Power Brake under HW Slowdown
     assert a.clocks_event_reasons == ["gpu_idle"]
     assert b.clocks_event_reasons == ["hw_slowdown", "hw_power_brake_slowdown"]
@@ -78,7 +86,11 @@ def test_old_driver_q_text_throttle_reasons_ecc_retired_pages_power() -> None:
 def test_old_driver_xml() -> None:
     rig = parse_smi_xml(own("smi-q-x_v100-r470.xml"), "x.xml")
     (g,) = rig.gpus
-    assert (g.name, g.bus_id, g.uuid) == ("Tesla V100-SXM2-16GB", "0000:07:00.0", "GPU-8e2d4b6a-1c3f-5e7a-9b0d-2f4a6c8e0a13")
+    assert (g.name, g.bus_id, g.uuid) == (
+        "Tesla V100-SXM2-16GB",
+        "0000:07:00.0",
+        "GPU-8e2d4b6a-1c3f-5e7a-9b0d-2f4a6c8e0a13",
+    )
     assert (g.pcie.current_gen, g.pcie.max_gen, g.pcie.gpu_max_gen) == (3, 3, None)
     assert (g.pcie.current_width, g.pcie.max_width, g.pcie.replay_counter) == (8, 16, 311)
     assert g.clocks_event_reasons == ["hw_slowdown", "hw_power_brake_slowdown"]
@@ -132,8 +144,13 @@ def test_plain_nvidia_smi_table_old_layout() -> None:
     a, b, lost = rig.gpus
     # the GPU nvidia-smi names only in the "Unable to determine the device handle" line above the table
     assert (lost.index, lost.bus_id, lost.name) == (2, "0000:3b:00.0", None)
-    assert lost.unavailable["name"] == f"{facts.GPU_LOST} (nvidia-smi: Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error)"
-    assert rig.problems == [f"{OWN / 'smi_2xv100-r470-table.txt'}: line 1: GPU 0000:3b:00.0: Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error"]
+    assert (
+        lost.unavailable["name"]
+        == f"{facts.GPU_LOST} (nvidia-smi: Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error)"
+    )
+    assert rig.problems == [
+        f"{OWN / 'smi_2xv100-r470-table.txt'}: line 1: GPU 0000:3b:00.0: Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error"
+    ]
     assert rig.origins["gpus[2].bus_id"].endswith("smi_2xv100-r470-table.txt:1 (nvidia-smi)")
     assert (a.performance_state, b.performance_state) == (0, 0)  # the Perf column: P0
     assert (a.bus_id, b.bus_id) == ("0000:06:00.0", "0000:07:00.0")
@@ -155,12 +172,15 @@ def test_plain_nvidia_smi_lost_gpu_takes_the_first_index_the_table_skips() -> No
 
 # -- lspci -vv: a switch, a card at x8, a GPU that stopped answering --------------------------------------
 
+
 def test_lspci_path_through_a_switch_and_a_downgraded_card() -> None:
     rig = parse_lspci(own("lspci-vv_dgx1-plx-switch-x8.txt"), "lspci.txt")
     a, b, dead = rig.gpus
     assert [(h.bdf, h.port_type) for h in a.pcie.path] == [
-        ("0000:06:00.0", "endpoint"), ("0000:05:08.0", "downstream-port"),
-        ("0000:04:00.0", "upstream-port"), ("0000:00:02.0", "root-port"),
+        ("0000:06:00.0", "endpoint"),
+        ("0000:05:08.0", "downstream-port"),
+        ("0000:04:00.0", "upstream-port"),
+        ("0000:00:02.0", "root-port"),
     ]
     assert [h.bdf for h in b.pcie.path] == ["0000:07:00.0", "0000:05:10.0", "0000:04:00.0", "0000:00:02.0"]
     assert [(h.current_width, h.max_width) for h in b.pcie.path] == [(8, 16), (8, 16), (16, 16), (16, 16)]
@@ -175,19 +195,34 @@ def test_lspci_path_through_a_switch_and_a_downgraded_card() -> None:
 
 
 def test_q_table_and_lspci_of_one_machine_merge_by_bus_id() -> None:
-    rig = import_files([OWN / "smi-q_2xv100-r470-throttle-lost-gpu.txt", OWN / "smi_2xv100-r470-table.txt",
-                        OWN / "lspci-vv_dgx1-plx-switch-x8.txt"])
+    rig = import_files(
+        [
+            OWN / "smi-q_2xv100-r470-throttle-lost-gpu.txt",
+            OWN / "smi_2xv100-r470-table.txt",
+            OWN / "lspci-vv_dgx1-plx-switch-x8.txt",
+        ]
+    )
     a, b, lost = rig.gpus
     assert (a.name, len(a.pcie.path), len(b.pcie.path), len(lost.pcie.path)) == ("Tesla V100-SXM2-16GB", 4, 4, 1)
     lim = links.path_limit(b)
     assert lim is not None and (lim.gen, lim.width) == (3, 8)
     assert links.path_limit(a, at_max=True).width == 16  # type: ignore[union-attr]
     assert rig.origins["gpus[1].pcie.path"].endswith("lspci-vv_dgx1-plx-switch-x8.txt:92 (lspci -vv)")
-    assert rig.origins["gpus[1].pcie.current_width"].endswith("smi-q_2xv100-r470-throttle-lost-gpu.txt:235 (nvidia-smi -q)")
-    assert rig.origins["gpus[1].persistence_mode"].endswith("smi-q_2xv100-r470-throttle-lost-gpu.txt:191 (nvidia-smi -q)")
+    assert rig.origins["gpus[1].pcie.current_width"].endswith(
+        "smi-q_2xv100-r470-throttle-lost-gpu.txt:235 (nvidia-smi -q)"
+    )
+    assert rig.origins["gpus[1].persistence_mode"].endswith(
+        "smi-q_2xv100-r470-throttle-lost-gpu.txt:191 (nvidia-smi -q)"
+    )
     assert lost.name is None  # neither nvidia-smi nor lspci could name it
-    assert rig.source.files == [str(OWN / n) for n in ("smi-q_2xv100-r470-throttle-lost-gpu.txt", "smi_2xv100-r470-table.txt",
-                                                      "lspci-vv_dgx1-plx-switch-x8.txt")]
+    assert rig.source.files == [
+        str(OWN / n)
+        for n in (
+            "smi-q_2xv100-r470-throttle-lost-gpu.txt",
+            "smi_2xv100-r470-table.txt",
+            "lspci-vv_dgx1-plx-switch-x8.txt",
+        )
+    ]
 
 
 def test_lspci_of_another_machine_is_refused() -> None:
@@ -213,10 +248,12 @@ def test_lspci_without_root_says_so() -> None:
 
 
 def test_lspci_nn_ids_and_class_code() -> None:
-    text = ("0000:41:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)\n"
-            "\tCapabilities: [68] Express (v2) Endpoint, MSI 00\n"
-            "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"
-            "\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x16\n")
+    text = (
+        "0000:41:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)\n"
+        "\tCapabilities: [68] Express (v2) Endpoint, MSI 00\n"
+        "\t\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported\n"
+        "\t\tLnkSta:\tSpeed 16GT/s (downgraded), Width x16\n"
+    )
     (g,) = parse_lspci(text).gpus
     hop = g.pcie.path[0]
     assert (hop.vendor_id, hop.device_id, hop.class_code) == ("0x10de", "0x2330", "0x0302")
@@ -224,6 +261,7 @@ def test_lspci_nn_ids_and_class_code() -> None:
 
 
 # -- nvlink -s: inactive links, error counters, -L --------------------------------------------------------
+
 
 def test_nvlink_inactive_links_and_merge_with_q_by_uuid() -> None:
     rig = import_files([SAMPLES / "smi-q_a100sxmx4_thamada.txt", OWN / "nvlink-status_4xa100-two-inactive.txt"])
@@ -237,16 +275,20 @@ def test_nvlink_inactive_links_and_merge_with_q_by_uuid() -> None:
 
 def test_nvlink_uuid_wins_over_index() -> None:
     q = strip_header((SAMPLES / "smi-q_a100sxmx4_thamada.txt").read_text())
-    nv = ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-011b2cfe-2b8e-1cb0-19e1-1b764e854dfc)\n\t Link 0: 25 GB/s\n"
-          "GPU 3: NVIDIA A100-SXM4-80GB (UUID: GPU-31515c3d-1414-7c2c-004a-f86a898946ac)\n\t Link 0: <inactive>\n")
+    nv = (
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-011b2cfe-2b8e-1cb0-19e1-1b764e854dfc)\n\t Link 0: 25 GB/s\n"
+        "GPU 3: NVIDIA A100-SXM4-80GB (UUID: GPU-31515c3d-1414-7c2c-004a-f86a898946ac)\n\t Link 0: <inactive>\n"
+    )
     rig = import_texts([("q.txt", q), ("nv.txt", nv)])
     assert rig.gpus[3].nvlinks[0].active is True  # UUID ...4dfc is the -q's GPU 3 (0000:d4:00.0)
     assert rig.gpus[0].nvlinks[0].active is False
 
 
 def test_nvlink_error_counters_and_unknown_speed() -> None:
-    text = ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n\t Link 1: 13.0 GB/s\n"
-            "\t Link 0: Replay Errors: 3\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: 7\n")
+    text = (
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n\t Link 1: 13.0 GB/s\n"
+        "\t Link 0: Replay Errors: 3\n\t Link 0: Recovery Errors: 0\n\t Link 0: CRC Errors: 7\n"
+    )
     (g,) = parse_nvlink_status(text).gpus
     l0, l1 = g.nvlinks
     assert (l0.active, l0.version, l0.errors) == (True, 4, {"replay": 3, "recovery": 0, "crc_flit": 7})
@@ -259,8 +301,10 @@ def test_nvlink_bad_link_line_names_the_line() -> None:
 
 
 def test_smi_list() -> None:
-    text = ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-aa)\n  MIG 3g.40gb     Device  0: (UUID: MIG-bb)\n"
-            "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-cc)\n")
+    text = (
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-aa)\n  MIG 3g.40gb     Device  0: (UUID: MIG-bb)\n"
+        "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-cc)\n"
+    )
     assert detect(text) == ["smi-list"]
     rig = import_texts([("l.txt", text)])
     assert [(g.index, g.uuid) for g in rig.gpus] == [(0, "GPU-aa"), (1, "GPU-cc")]
@@ -268,6 +312,7 @@ def test_smi_list() -> None:
 
 
 # -- topo -m / -p2p variants ------------------------------------------------------------------------------
+
 
 def test_ansi_topo_then_p2p_w_mode_from_the_prompt() -> None:
     rig = import_files([OWN / "topo-m-and-p2p-w_4x4090-ansi.txt"])
@@ -280,8 +325,12 @@ def test_ansi_topo_then_p2p_w_mode_from_the_prompt() -> None:
 
 def test_2017_topo_soc_is_sys() -> None:
     rig = parse_topo_matrix(own("topo-m_4xp100-pcie-2017-soc.txt"))
-    assert rig.topology.matrix == [["X", "PIX", "SYS", "SYS"], ["PIX", "X", "SYS", "SYS"],
-                                   ["SYS", "SYS", "X", "PIX"], ["SYS", "SYS", "PIX", "X"]]
+    assert rig.topology.matrix == [
+        ["X", "PIX", "SYS", "SYS"],
+        ["PIX", "X", "SYS", "SYS"],
+        ["SYS", "SYS", "X", "PIX"],
+        ["SYS", "SYS", "PIX", "X"],
+    ]
     assert rig.topology.nic_matrix == [["SYS"], ["SYS"], ["PHB"], ["PHB"]]
     assert rig.gpus[2].cpu_affinity == "12-23,36-47" and rig.gpus[2].numa_node is None
 
@@ -296,7 +345,9 @@ def test_topo_with_tabs_squeezed_to_single_spaces() -> None:
 
 def test_topo_nv18_and_mixed_gpus() -> None:
     hdr = "\t" + "\t".join(f"GPU{i}" for i in range(4)) + "\tCPU Affinity\tNUMA Affinity\n"
-    rows = "".join(f"GPU{i}\t" + "\t".join(" X " if i == j else "NV18" for j in range(4)) + "\t0-55\t0\n" for i in range(4))
+    rows = "".join(
+        f"GPU{i}\t" + "\t".join(" X " if i == j else "NV18" for j in range(4)) + "\t0-55\t0\n" for i in range(4)
+    )
     rig = parse_topo_matrix(hdr + rows)
     assert rig.topology.matrix[0] == ["X", "NV18", "NV18", "NV18"]
 
@@ -319,7 +370,9 @@ def test_topo_unknown_code_names_line_and_column() -> None:
 
 def test_p2p_modes() -> None:
     text = " \tGPU0\tGPU1\t\n GPU0\tX\tCNS\t\n GPU1\tCNS\tX\t\n"
-    assert import_texts([("a.txt", text)]).problems == ["a.txt: nvidia-smi topo -p2p matrix without its mode (r/w/n/a/p); read as -p2p r"]
+    assert import_texts([("a.txt", text)]).problems == [
+        "a.txt: nvidia-smi topo -p2p matrix without its mode (r/w/n/a/p); read as -p2p r"
+    ]
     assert parse_topo_p2p(text, mode="w").topology.p2p_write == [["X", "CNS"], ["CNS", "X"]]
     rig = import_texts([("p2p-n.txt", text)])  # mode from the file name
     assert rig.topology.p2p_read is None and rig.topology.p2p_write is None
@@ -329,6 +382,7 @@ def test_p2p_modes() -> None:
 
 
 # -- nccl-tests ------------------------------------------------------------------------------------------
+
 
 def test_nccl_new_header_all_gather() -> None:
     rig = parse_nccl_tests(own("nccl-allgather_8xh100-new-header.txt"), "ag.txt")
@@ -360,11 +414,13 @@ def test_nccl_cut_short_with_wrong_results_merged_with_topo() -> None:
 
 def test_nccl_bus_numbers_match_q_gpus() -> None:
     q = own("smi-q_2xv100-r470-throttle-lost-gpu.txt")
-    nccl = ("# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
-            "#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] Tesla V100-SXM2-16GB\n"
-            "#  Rank  1 Group  0 Pid 1 on h device  1 [0x06] Tesla V100-SXM2-16GB\n"
-            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-            "           8             2     float     sum      -1    20.1    0.00    0.00      0    20.0    0.00    0.00      0\n")
+    nccl = (
+        "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+        "#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] Tesla V100-SXM2-16GB\n"
+        "#  Rank  1 Group  0 Pid 1 on h device  1 [0x06] Tesla V100-SXM2-16GB\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "           8             2     float     sum      -1    20.1    0.00    0.00      0    20.0    0.00    0.00      0\n"
+    )
     rig = import_texts([("q.txt", q), ("all_reduce_perf.log", nccl)])
     assert rig.measurements[0].gpus == [1, 0]  # CUDA device 0 is the GPU on bus 07, nvidia-smi's GPU 1
     assert len(rig.gpus) == 3
@@ -372,14 +428,21 @@ def test_nccl_bus_numbers_match_q_gpus() -> None:
 
 @pytest.mark.parametrize(
     ("redop", "root", "count", "kind"),
-    [("sum", "-1", 8388608, "all_reduce"), ("sum", "-1", 2097152, "reduce_scatter"), ("none", "0", 8388608, "broadcast"),
-     ("sum", "0", 8388608, "reduce"), ("none", "-1", 8388608, "sendrecv")],
+    [
+        ("sum", "-1", 8388608, "all_reduce"),
+        ("sum", "-1", 2097152, "reduce_scatter"),
+        ("none", "0", 8388608, "broadcast"),
+        ("sum", "0", 8388608, "reduce"),
+        ("none", "-1", 8388608, "sendrecv"),
+    ],
 )
 def test_nccl_collective_told_from_the_columns(redop: str, root: str, count: int, kind: str) -> None:
-    text = ("#  Rank  0 Group  0 Pid 1 on h device  0 [0x01] G\n#  Rank  1 Group  0 Pid 1 on h device  1 [0x02] G\n"
-            "#  Rank  2 Group  0 Pid 1 on h device  2 [0x03] G\n#  Rank  3 Group  0 Pid 1 on h device  3 [0x04] G\n"
-            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-            f"    33554432  {count:12d}     float  {redop:>6}  {root:>6}   2275.1   14.75   24.58      0   2282.5   14.70   24.50      0\n")
+    text = (
+        "#  Rank  0 Group  0 Pid 1 on h device  0 [0x01] G\n#  Rank  1 Group  0 Pid 1 on h device  1 [0x02] G\n"
+        "#  Rank  2 Group  0 Pid 1 on h device  2 [0x03] G\n#  Rank  3 Group  0 Pid 1 on h device  3 [0x04] G\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        f"    33554432  {count:12d}     float  {redop:>6}  {root:>6}   2275.1   14.75   24.58      0   2282.5   14.70   24.50      0\n"
+    )
     assert parse_nccl_tests(text).measurements[0].kind == kind
 
 
@@ -392,11 +455,13 @@ def test_nccl_all_gather_without_its_name_is_an_error() -> None:
 
 
 def test_nccl_old_error_column_and_na_in_place() -> None:
-    text = ("# nThread 1 nGpus 2 minBytes 1024 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
-            "#   Rank  0 Pid  12 on node1 device  0 [0x1a] Tesla V100-SXM2-16GB\n"
-            "#   Rank  1 Pid  12 on node1 device  1 [0x1b] Tesla V100-SXM2-16GB\n"
-            "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
-            "        1024           256   float     sum    12.05    0.08    0.08  0e+00      N/A     N/A     N/A    N/A\n")
+    text = (
+        "# nThread 1 nGpus 2 minBytes 1024 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+        "#   Rank  0 Pid  12 on node1 device  0 [0x1a] Tesla V100-SXM2-16GB\n"
+        "#   Rank  1 Pid  12 on node1 device  1 [0x1b] Tesla V100-SXM2-16GB\n"
+        "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "        1024           256   float     sum    12.05    0.08    0.08  0e+00      N/A     N/A     N/A    N/A\n"
+    )
     (ms,) = parse_nccl_tests(text, hint="all_reduce_perf").measurements
     (row,) = ms.rows
     assert (row.time_us, row.busbw_gbps, row.correct, row.errors) == (12.05, 0.08, None, None)
@@ -404,14 +469,17 @@ def test_nccl_old_error_column_and_na_in_place() -> None:
 
 
 def test_nccl_bad_number_names_the_line() -> None:
-    text = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-            "           8             2     float     sum      -1    abc    0.00    0.00      0    20.0    0.00    0.00      0\n"
-            "          16             4     float     sum      -1    20.1    0.00    0.00      0    20.0    0.00    0.00      0\n")
+    text = (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "           8             2     float     sum      -1    abc    0.00    0.00      0    20.0    0.00    0.00      0\n"
+        "          16             4     float     sum      -1    20.1    0.00    0.00      0    20.0    0.00    0.00      0\n"
+    )
     with pytest.raises(ImportParseError, match=r"^n.txt: line 2: time is 'abc', not a number"):
         parse_nccl_tests(text, "n.txt", hint="all_reduce_perf")
 
 
 # -- files: encodings, directories, errors --------------------------------------------------------------
+
 
 def test_utf16_powershell_and_crlf(tmp_path: Path) -> None:
     text = strip_header((SAMPLES / "topo-m_asus-esc8000a-4x6000ada-nic_stelline.txt").read_text())
@@ -424,8 +492,12 @@ def test_utf16_powershell_and_crlf(tmp_path: Path) -> None:
 
 
 def test_directory_skips_what_it_cannot_read(tmp_path: Path) -> None:
-    (tmp_path / "topo.txt").write_text(strip_header((SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt").read_text()))
-    (tmp_path / "nvlink.txt").write_text(strip_header((SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt").read_text()))
+    (tmp_path / "topo.txt").write_text(
+        strip_header((SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt").read_text())
+    )
+    (tmp_path / "nvlink.txt").write_text(
+        strip_header((SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt").read_text())
+    )
     (tmp_path / "README").write_text("outputs of workstation 3 as sent by the vendor\n")
     (tmp_path / ".hidden").write_text("x")
     from gpuadvisor.importers import import_dir
@@ -484,7 +556,9 @@ def test_every_null_has_a_reason() -> None:
 
 def test_nccl_table_pasted_without_its_header() -> None:
     text = own("nccl-allgather_8xh100-new-header.txt")
-    table = "\n".join(x for x in text.splitlines() if not x.startswith(("# nccl-tests", "# nThread", "#  Rank", "# Using")))
+    table = "\n".join(
+        x for x in text.splitlines() if not x.startswith(("# nccl-tests", "# nThread", "#  Rank", "# Using"))
+    )
     assert detect(table) == ["nccl-tests"]
     (ms,) = import_texts([("all_gather_perf.out", table)]).measurements
     assert ms.kind == "all_gather" and ms.value_gbps == 209.1 and ms.world_size is None
@@ -498,7 +572,9 @@ def test_the_same_file_twice_counts_once(tmp_path: Path) -> None:
     assert len(rig.measurements) == 1 and rig.source.files == [str(f)]
 
 
-@pytest.mark.parametrize(("name", "field"), [("p2p_read.txt", "p2p_read"), ("topo-p2p-write.log", "p2p_write"), ("p2p-w", "p2p_write")])
+@pytest.mark.parametrize(
+    ("name", "field"), [("p2p_read.txt", "p2p_read"), ("topo-p2p-write.log", "p2p_write"), ("p2p-w", "p2p_write")]
+)
 def test_p2p_mode_from_file_name(name: str, field: str) -> None:
     rig = import_texts([(name, " \tGPU0\tGPU1\t\n GPU0\tX\tOK\t\n GPU1\tOK\tX\t\n")])
     assert getattr(rig.topology, field) == [["X", "OK"], ["OK", "X"]] and rig.problems == []

@@ -1,5 +1,6 @@
 """scripts/install-torch.sh (what `make setup` runs): the CPU index first, the default index with a note when it
 cannot be reached, and which build it got; driven with a stand-in python that logs its pip calls."""
+
 from __future__ import annotations
 
 import os
@@ -33,7 +34,9 @@ def _run(tmp_path: Path, cpu_down: bool, build: str) -> tuple[subprocess.Complet
     log = tmp_path / "pip.log"
     env = {**os.environ, "LOG": str(log), "CPU_DOWN": "1" if cpu_down else "0", "TORCH_BUILD": build}
     env.pop("TORCH_CPU_INDEX", None)
-    out = subprocess.run(["sh", str(SCRIPT), str(py), "torch==2.13.0"], capture_output=True, text=True, env=env, timeout=30)
+    out = subprocess.run(
+        ["sh", str(SCRIPT), str(py), "torch==2.13.0"], capture_output=True, text=True, env=env, timeout=30
+    )
     return out, log.read_text().splitlines() if log.exists() else []
 
 
@@ -48,16 +51,23 @@ def test_cpu_index_first_and_says_the_build(tmp_path: Path) -> None:
 def test_unreachable_cpu_index_falls_back_with_a_note(tmp_path: Path) -> None:
     out, calls = _run(tmp_path, cpu_down=True, build="2.13.0+cpu None")
     assert out.returncode == 0, out.stderr
-    assert calls == [f"pip install -q --retries 1 --timeout 20 --index-url {CPU} torch==2.13.0", "pip install -q torch==2.13.0"]
-    assert f"install-torch: CPU index unreachable ({CPU}): installing torch==2.13.0 from the default index" in out.stderr
+    assert calls == [
+        f"pip install -q --retries 1 --timeout 20 --index-url {CPU} torch==2.13.0",
+        "pip install -q torch==2.13.0",
+    ]
+    assert (
+        f"install-torch: CPU index unreachable ({CPU}): installing torch==2.13.0 from the default index" in out.stderr
+    )
     assert out.stdout == "install-torch: torch 2.13.0+cpu, the CPU build (the default index: CPU index unreachable)\n"
 
 
 def test_fallback_that_got_the_cuda_build_says_so(tmp_path: Path) -> None:
     out, _ = _run(tmp_path, cpu_down=True, build="2.13.0 12.8")
     assert out.returncode == 0
-    assert out.stdout.startswith("install-torch: note: torch 2.13.0 is a CUDA 12.8 build (the default index: CPU index unreachable), "
-                                 "not the CPU build")
+    assert out.stdout.startswith(
+        "install-torch: note: torch 2.13.0 is a CUDA 12.8 build (the default index: CPU index unreachable), "
+        "not the CPU build"
+    )
 
 
 def test_makefile_installs_torch_through_the_script() -> None:
@@ -68,6 +78,12 @@ def test_makefile_installs_torch_through_the_script() -> None:
 
 @pytest.mark.skipif(not Path("/usr/bin/make").exists(), reason="make not installed")
 def test_make_dry_run_calls_the_script(tmp_path: Path) -> None:
-    out = subprocess.run(["make", "-n", "-B", "setup", "VENV=" + str(tmp_path / "v")], cwd=ROOT, capture_output=True, text=True, timeout=30)
+    out = subprocess.run(
+        ["make", "-n", "-B", "setup", "VENV=" + str(tmp_path / "v")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     assert f"sh scripts/install-torch.sh {tmp_path / 'v'}/bin/python 'torch==2.13.0'" in out.stdout

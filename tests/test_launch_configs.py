@@ -7,6 +7,7 @@ counts what the printed DeepSpeed config allocates.
 accelerate, deepspeed and jax come with the test extras (pip install -e '.[test]', CPU-only, no DeepSpeed ops
 built); where one is missing its tests skip and say so.
 """
+
 from __future__ import annotations
 
 import ast
@@ -46,13 +47,30 @@ TRAIN_CASES = {
 }
 DS_CASES = ["zero1", "zero1-2nodes", "zero3-offload", "zero2-offload-fp16", "fsdp-full-shard", "fsdp-shard-grad-op"]
 ACCELERATE_CASES = [c for c in TRAIN_CASES if not c.startswith(("single", "megatron"))]
-EXPECTED_KIND = {"zero1": "deepspeed", "zero1-2nodes": "deepspeed", "zero3-offload": "deepspeed", "zero2-offload-fp16": "deepspeed",
-                 "fsdp-full-shard": "fsdp", "fsdp-shard-grad-op": "fsdp", "hsdp-2nodes": "fsdp", "ddp-qlora": "ddp",
-                 "ddp-fp32-16gpus": "ddp", "single-qlora": "single", "megatron-tp4": "megatron", "megatron-pp-2nodes": "megatron"}
+EXPECTED_KIND = {
+    "zero1": "deepspeed",
+    "zero1-2nodes": "deepspeed",
+    "zero3-offload": "deepspeed",
+    "zero2-offload-fp16": "deepspeed",
+    "fsdp-full-shard": "fsdp",
+    "fsdp-shard-grad-op": "fsdp",
+    "hsdp-2nodes": "fsdp",
+    "ddp-qlora": "ddp",
+    "ddp-fp32-16gpus": "ddp",
+    "single-qlora": "single",
+    "megatron-tp4": "megatron",
+    "megatron-pp-2nodes": "megatron",
+}
 SERVE_CASES = {
     "tp4": ("dgx-h100", {"model": "llama-3-70b", "task": "inference", "concurrency": 32}),
-    "tp1-fp8-kv": ("h100-pcie", {"model": "llama-3-8b", "task": "inference", "precision": "fp8", "kv_cache_dtype": "fp8"}),
-    "pp-2nodes": ("dgx-a100", {"model": "llama-3-70b", "task": "inference", "nodes": 2, "context": 32768, "concurrency": 64}),
+    "tp1-fp8-kv": (
+        "h100-pcie",
+        {"model": "llama-3-8b", "task": "inference", "precision": "fp8", "kv_cache_dtype": "fp8"},
+    ),
+    "pp-2nodes": (
+        "dgx-a100",
+        {"model": "llama-3-70b", "task": "inference", "nodes": 2, "context": 32768, "concurrency": 64},
+    ),
 }
 # What a shell would put for the variables the multi-node lines leave to it.
 SHELL = {"$MASTER_ADDR": "10.0.0.1", "$NODE_RANK": "1"}
@@ -82,6 +100,7 @@ def test_cases_cover_every_snippet_kind() -> None:
 
 
 # -- DeepSpeed --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("case", DS_CASES)
 def test_deepspeed_config_parses_in_deepspeed(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,12 +170,26 @@ def test_memory_counts_the_deepspeed_buckets_the_config_allocates() -> None:
     m = z1["pick_detail"]["memory"]
     assert m["buffers_bytes"] == round(4.5 * 2 * h * h * 2) == 301_989_888
     assert m["torch_peak_allocated_bytes"] == pytest.approx(
-        sum(m[k] for k in ("params_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes", "gathered_bytes", "buffers_bytes")), abs=8)
+        sum(
+            m[k]
+            for k in (
+                "params_bytes",
+                "grads_bytes",
+                "optimizer_bytes",
+                "activations_bytes",
+                "gathered_bytes",
+                "buffers_bytes",
+            )
+        ),
+        abs=8,
+    )
     assert m["total_bytes"] == pytest.approx(m["torch_peak_allocated_bytes"] + m["overhead_bytes"], abs=2)
     z3 = _advice("zero3-offload")
     h3 = z3["workload"]["architecture"]["hidden"]
     zero3 = z3["snippet"]["deepspeed_config"]["zero_optimization"]
-    assert zero3["reduce_bucket_size"] == h3 * h3 and zero3["stage3_prefetch_bucket_size"] == int(0.9 * h3 * h3) // 8 * 8
+    assert (
+        zero3["reduce_bucket_size"] == h3 * h3 and zero3["stage3_prefetch_bucket_size"] == int(0.9 * h3 * h3) // 8 * 8
+    )
     assert zero3["stage3_param_persistence_threshold"] == 10 * h3 and "allgather_bucket_size" not in zero3
     assert z3["pick_detail"]["memory"]["buffers_bytes"] == h3 * h3 * 2
     fp16 = _advice("zero2-offload-fp16")["pick_detail"]["memory"]["buffers_bytes"]
@@ -180,11 +213,18 @@ def test_buffer_bytes_match_the_printed_config() -> None:
     for stage in (1, 2, 3):
         lay = Layout("z", "z", "DeepSpeed ZeRO", stage, dp=8, zero_stage=stage, shard_group=8)
         z = bucket_sizes(w, lay)
-        expect = (4.5 * 2 * (z["reduce_bucket_size"] + z["allgather_bucket_size"]) if stage < 3 else 2 * z["reduce_bucket_size"])
+        expect = (
+            4.5 * 2 * (z["reduce_bucket_size"] + z["allgather_bucket_size"])
+            if stage < 3
+            else 2 * z["reduce_bucket_size"]
+        )
         assert deepspeed_buffer_bytes(w, lay) == expect
     # The old config's 5e8 buckets would have been 9 GB at stage 1-2 (the documented footprint) on GPUs the
     # pick left with a few GB to spare; the model-sized buckets are 1.2 GB for a 8192-wide model.
-    assert deepspeed_buffer_bytes(w, Layout("z", "z", "DeepSpeed ZeRO", 1, dp=8, zero_stage=1, shard_group=8)) == 4.5 * 2 * 2 * 8192**2
+    assert (
+        deepspeed_buffer_bytes(w, Layout("z", "z", "DeepSpeed ZeRO", 1, dp=8, zero_stage=1, shard_group=8))
+        == 4.5 * 2 * 2 * 8192**2
+    )
     # A layout launched another way (FSDP, or a published run the calibration replays) counts none.
     assert deepspeed_buffer_bytes(w, Layout("z", "z", "FSDP", 2, dp=8, zero_stage=2, shard_group=8)) == 0
 
@@ -203,11 +243,14 @@ def test_deepspeed_launcher_line_parses_in_deepspeed() -> None:
         assert args.num_gpus == d["rig"]["gpus_per_node"] and args.user_script == "train.py"
         assert args.user_args == ["--deepspeed", "ds_config.json"]  # as the torchrun line passes them
         if d["rig"]["nodes"] > 1:
-            assert args.num_nodes == d["rig"]["nodes"] and args.hostfile == "hostfile" and args.master_addr == "10.0.0.1"
+            assert (
+                args.num_nodes == d["rig"]["nodes"] and args.hostfile == "hostfile" and args.master_addr == "10.0.0.1"
+            )
         assert json.loads(f["files"]["ds_config.json"]) == d["snippet"]["deepspeed_config"]
 
 
 # -- accelerate --------------------------------------------------------------------------------------------
+
 
 def _accelerate_launch(d: dict[str, Any], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """What `accelerate launch` does with the printed files, up to building the DeepSpeed/FSDP plugin the
@@ -250,8 +293,9 @@ def _accelerate_launch(d: dict[str, Any], tmp_path: Any, monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize("case", ACCELERATE_CASES)
-def test_accelerate_loads_the_config_without_complaint(case: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_accelerate_loads_the_config_without_complaint(
+    case: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """The old YAML set mixed_precision beside deepspeed_config_file, which accelerate refuses ("the following
     accelerate config variables will be ignored"); no warning either (captured logs and warnings)."""
     pytest.importorskip("accelerate", reason="accelerate not installed: pip install -e '.[test]'")
@@ -269,13 +313,19 @@ def test_accelerate_loads_the_config_without_complaint(case: str, tmp_path: Any,
     elif d["snippet"]["kind"] == "fsdp":
         want = "HYBRID_SHARD" if p["hybrid_shard"] else {2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}[p["zero_stage"]]
         assert plugin.sharding_strategy.name == want
-        assert plugin.transformer_cls_names_to_wrap == [d["snippet"]["fsdp"]["auto_wrap_policy"].split("{")[1].rstrip("})")]
+        assert plugin.transformer_cls_names_to_wrap == [
+            d["snippet"]["fsdp"]["auto_wrap_policy"].split("{")[1].rstrip("})")
+        ]
         assert plugin.activation_checkpointing == p["activation_checkpointing"]
     if d["rig"]["nodes"] > 1:
-        assert "$" not in d["snippet"]["accelerate_config"]  # YAML does not expand variables: they go on the command line
+        assert (
+            "$" not in d["snippet"]["accelerate_config"]
+        )  # YAML does not expand variables: they go on the command line
 
 
-def test_accelerate_refuses_mixed_precision_beside_a_deepspeed_config_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_accelerate_refuses_mixed_precision_beside_a_deepspeed_config_file(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The validation above is the one that refused the old file: add the old mixed_precision line back."""
     pytest.importorskip("accelerate", reason="accelerate not installed: pip install -e '.[test]'")
     d = json.loads(json.dumps(_advice("zero1")))
@@ -285,6 +335,7 @@ def test_accelerate_refuses_mixed_precision_beside_a_deepspeed_config_file(tmp_p
 
 
 # -- torch -------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("case", list(TRAIN_CASES))
 def test_torchrun_line_parses_in_torchrun(case: str) -> None:
@@ -343,6 +394,7 @@ def test_every_training_code_snippet_compiles(case: str) -> None:
 
 # -- frameworks --------------------------------------------------------------------------------------------
 
+
 def test_every_framework_answers_for_every_pick() -> None:
     """Each framework either prints lines for the pick or says in one line why the pick does not map onto it."""
     for case in list(TRAIN_CASES) + list(SERVE_CASES):
@@ -355,7 +407,10 @@ def test_every_framework_answers_for_every_pick() -> None:
     assert all(launch(serve, n)["maps"] for n in SERVE_FRAMEWORKS)
     assert not any(launch(serve, n)["maps"] for n in TRAIN_FRAMEWORKS)
     assert launch(_advice("megatron-tp4"), "megatron")["maps"] and not launch(_advice("zero1"), "megatron")["maps"]
-    assert not launch(_advice("hsdp-2nodes"), "deepspeed")["maps"] and not launch(_advice("zero3-offload"), "torch")["maps"]
+    assert (
+        not launch(_advice("hsdp-2nodes"), "deepspeed")["maps"]
+        and not launch(_advice("zero3-offload"), "torch")["maps"]
+    )
     assert not launch(_advice("megatron-pp-2nodes"), "jax")["maps"]
     # ZeRO-1 in plain torch: DDP with torch's ZeroRedundancyOptimizer, launched without the DeepSpeed flag.
     t = launch(_advice("zero1"), "torch")
@@ -374,8 +429,22 @@ def test_advise_framework_option_prints_that_framework(tmp_path: Any) -> None:
     assert "jax.make_mesh((8,), ('data',))" in r.output and "optimizer_state = P('data', None)" in r.output
     r = CliRunner().invoke(main, ["advise", "--simulate", "dgx-h100", "--model", "llama-3-8b", "--framework", "sglang"])
     assert r.exit_code == 0 and "sglang: not printed: sglang is for serving" in r.output
-    r = CliRunner().invoke(main, ["advise", "--simulate", "dgx-h100", "--model", "llama-3-8b", "--task", "inference",
-                                  "--framework", "llamacpp", "--format", "json"])
+    r = CliRunner().invoke(
+        main,
+        [
+            "advise",
+            "--simulate",
+            "dgx-h100",
+            "--model",
+            "llama-3-8b",
+            "--task",
+            "inference",
+            "--framework",
+            "llamacpp",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0
     f = json.loads(r.output)["snippet"]["framework"]
     assert f["framework"] == "llamacpp" and f["commands"][0].startswith("CUDA_VISIBLE_DEVICES=0 llama-server")
@@ -383,8 +452,16 @@ def test_advise_framework_option_prints_that_framework(tmp_path: Any) -> None:
 
 # -- JAX ---------------------------------------------------------------------------------------------------
 
-JAX_CASES = ["zero1", "zero3-offload", "fsdp-full-shard", "fsdp-shard-grad-op", "hsdp-2nodes", "ddp-qlora", "single-qlora",
-             "megatron-tp4"]
+JAX_CASES = [
+    "zero1",
+    "zero3-offload",
+    "fsdp-full-shard",
+    "fsdp-shard-grad-op",
+    "hsdp-2nodes",
+    "ddp-qlora",
+    "single-qlora",
+    "megatron-tp4",
+]
 JAX_PROBE = r"""
 import json, sys
 import numpy as np
@@ -415,9 +492,12 @@ def _run_jax(codes: list[str], devices: int) -> list[dict[str, Any]]:
     """Run snippets in one fresh interpreter with ``devices`` fake CPU devices (XLA reads the flag at start-up)."""
     env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}", "JAX_PLATFORMS": "cpu"}
     # jax.distributed.initialize needs the other nodes' processes: the one-process check leaves it out.
-    codes = ["\n".join(line for line in c.splitlines() if not line.startswith("jax.distributed.initialize(")) for c in codes]
-    r = subprocess.run([sys.executable, "-c", JAX_PROBE], input=json.dumps(codes), capture_output=True, text=True, env=env,
-                       timeout=300)
+    codes = [
+        "\n".join(line for line in c.splitlines() if not line.startswith("jax.distributed.initialize(")) for c in codes
+    ]
+    r = subprocess.run(
+        [sys.executable, "-c", JAX_PROBE], input=json.dumps(codes), capture_output=True, text=True, env=env, timeout=300
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -448,7 +528,10 @@ def test_jax_mesh_and_partition_specs_on_fake_devices() -> None:
     assert got["zero1"]["specs"] == {"batch": ["data"], "params": [], "grads": [], "optimizer_state": ["data", None]}
     assert got["zero1"]["shards"] == {"batch": 8, "params": 1, "grads": 1, "optimizer_state": 8}
     assert got["fsdp-shard-grad-op"]["specs"]["grads"] == ["data", None]
-    assert got["fsdp-full-shard"]["shape"] == {"fsdp": 8} and got["fsdp-full-shard"]["specs"]["params"] == ["fsdp", None]
+    assert got["fsdp-full-shard"]["shape"] == {"fsdp": 8} and got["fsdp-full-shard"]["specs"]["params"] == [
+        "fsdp",
+        None,
+    ]
     assert got["fsdp-full-shard"]["shards"]["params"] == 8
     assert got["hsdp-2nodes"]["shape"] == {"replica": 2, "fsdp": 8}
     assert got["hsdp-2nodes"]["specs"]["batch"] == [["replica", "fsdp"]] and got["hsdp-2nodes"]["shards"]["batch"] == 16
@@ -515,7 +598,9 @@ def test_vllm_command_parses_with_vllms_recorded_options(case: str) -> None:
     assert argv[:2] == ["vllm", "serve"]
     a = _parse_recorded(rec, argv[2:])
     p = d["pick_detail"]
-    assert a["tensor_parallel_size"] == p["tensor_parallel_size"] and int(a["max_model_len"]) == d["workload"]["context"]
+    assert (
+        a["tensor_parallel_size"] == p["tensor_parallel_size"] and int(a["max_model_len"]) == d["workload"]["context"]
+    )
     assert (a["pipeline_parallel_size"] or 1) == p["pipeline_parallel_size"]
 
 
@@ -551,10 +636,13 @@ def test_llamacpp_command_parses_with_llamacpps_recorded_options(case: str) -> N
     argv = _serve_argv(d, "llamacpp")
     env = [x for x in argv if "=" in x and not x.startswith("-")]
     assert argv[len(env)] == "llama-server"
-    a = _parse_recorded(rec, argv[len(env) + 1:])
+    a = _parse_recorded(rec, argv[len(env) + 1 :])
     gpus = d["pick_detail"]["tensor_parallel_size"] * d["pick_detail"]["pipeline_parallel_size"]
     assert env[0] == "CUDA_VISIBLE_DEVICES=" + ",".join(map(str, range(gpus)))
-    assert a["ctx_size"] == d["workload"]["context"] * d["workload"]["concurrency"] and a["parallel"] == d["workload"]["concurrency"]
+    assert (
+        a["ctx_size"] == d["workload"]["context"] * d["workload"]["concurrency"]
+        and a["parallel"] == d["workload"]["concurrency"]
+    )
     if gpus > 1:
         assert a["split_mode"] == "layer" and a["tensor_split"] == ",".join(["1"] * gpus)
 
@@ -570,7 +658,7 @@ def test_ollama_environment_is_ollamas(case: str) -> None:
     f = launch(_advice(case), "ollama")
     serve = shlex.split(f["commands"][0])
     env = dict(x.split("=", 1) for x in serve if "=" in x)
-    assert serve[len(env):] == ["ollama", "serve"] and shlex.split(f["commands"][1])[:2] == ["ollama", "run"]
+    assert serve[len(env) :] == ["ollama", "serve"] and shlex.split(f["commands"][1])[:2] == ["ollama", "run"]
     for k, v in env.items():
         kind = rec["environment"][k]
         if kind == "int":

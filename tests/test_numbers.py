@@ -1,5 +1,6 @@
 """Every numeric option and every number read from a file is finite and in range, or exit 2 with one line;
 JSON output never holds NaN or Infinity (gpuadvisor.numbers, gpuadvisor.inputs)."""
+
 from __future__ import annotations
 
 import json
@@ -61,19 +62,35 @@ BAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("args, option, needle", BAD_OPTIONS, ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    "args, option, needle", BAD_OPTIONS, ids=lambda v: " ".join(v) if isinstance(v, tuple) else None
+)
 def test_bad_numbers_are_one_line_exit_2(capsys, args, option, needle):
     rc, out, err = cli(capsys, *args)
     assert rc == 2 and out == ""
     lines = err.splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"gpuadvisor: error: Invalid value for '{option}'") or f"'{option}'" in lines[0], lines[0]
+    assert lines[0].startswith(f"gpuadvisor: error: Invalid value for '{option}'") or f"'{option}'" in lines[0], lines[
+        0
+    ]
     assert needle in lines[0]
 
 
 def test_good_numbers_still_work(capsys):
-    rc, out, _ = cli(capsys, "advise", "--simulate", "h100-pcie", "--params", "7e9", "--mfu", "0.4",
-                     "--seq-len", "2048", "--format", "json")
+    rc, out, _ = cli(
+        capsys,
+        "advise",
+        "--simulate",
+        "h100-pcie",
+        "--params",
+        "7e9",
+        "--mfu",
+        "0.4",
+        "--seq-len",
+        "2048",
+        "--format",
+        "json",
+    )
     assert rc == 0 and json.loads(out)["workload"]["params"] == 7_000_000_000
     rc, out, _ = cli(capsys, "scan", "--simulate", "h100-pcie", "--psu-watts", "1600", "--format", "json")
     assert rc == 0 and json.loads(out)["host"]["psu_watts"] == 1600.0
@@ -90,14 +107,17 @@ def test_finite_param_type():
         c.convert("5", None, None)
 
 
-@pytest.mark.parametrize("literal, needle", [
-    ("NaN", "NaN is not a number JSON allows"),
-    ("Infinity", "Infinity is not a number JSON allows"),
-    ("-Infinity", "-Infinity is not a number JSON allows"),
-    ("1e400", "the number 1e400 is beyond the range of a double"),
-    ("1" + "0" * 400, "out of range (more than 2**64)"),
-    ("1" + "0" * 5000, "out of range (more than 2**64)"),  # past Python's 4300-digit int limit too
-])
+@pytest.mark.parametrize(
+    "literal, needle",
+    [
+        ("NaN", "NaN is not a number JSON allows"),
+        ("Infinity", "Infinity is not a number JSON allows"),
+        ("-Infinity", "-Infinity is not a number JSON allows"),
+        ("1e400", "the number 1e400 is beyond the range of a double"),
+        ("1" + "0" * 400, "out of range (more than 2**64)"),
+        ("1" + "0" * 5000, "out of range (more than 2**64)"),  # past Python's 4300-digit int limit too
+    ],
+)
 def test_numbers_in_a_scan_file_are_finite_and_in_range(capsys, tmp_path, literal, needle):
     rc, out, _ = cli(capsys, "scan", "--simulate", "h100-pcie", "--format", "json")
     text = out.replace('"psu_watts": null', f'"psu_watts": {literal}', 1)
@@ -105,8 +125,12 @@ def test_numbers_in_a_scan_file_are_finite_and_in_range(capsys, tmp_path, litera
     f = tmp_path / "s.json"
     f.write_text(text)
     before = f.read_bytes()
-    for cmd in (("scan", "--from", str(f)), ("check", "--from", str(f)), ("report", str(f)),
-                ("advise", "--from", str(f), "--model", "gpt2")):
+    for cmd in (
+        ("scan", "--from", str(f)),
+        ("check", "--from", str(f)),
+        ("report", str(f)),
+        ("advise", "--from", str(f), "--model", "gpt2"),
+    ):
         rc, out2, err = cli(capsys, *cmd)
         assert rc == 2 and len(err.splitlines()) == 1 and needle in err, (cmd, err)
     assert f.read_bytes() == before
@@ -128,8 +152,10 @@ def test_json_output_never_holds_nan(capsys, tmp_path):
     from gpuadvisor.probes.rigdesc import preset_names
 
     for name in preset_names():
-        for args in (("scan", "--simulate", name, "--format", "json", "--psu-watts", "2000"),
-                     ("check", "--simulate", name, "--format", "json")):
+        for args in (
+            ("scan", "--simulate", name, "--format", "json", "--psu-watts", "2000"),
+            ("check", "--simulate", name, "--format", "json"),
+        ):
             rc, out, _ = cli(capsys, *args)
             assert rc in (0, 1)
             assert "NaN" not in out and "Infinity" not in out, args

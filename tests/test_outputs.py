@@ -1,5 +1,6 @@
 """Outputs: one atomic writer (gpuadvisor.output), never through a symbolic link, never over an input, two
 outputs never on one file; all checked before any work, each a one-line error with exit 2."""
+
 from __future__ import annotations
 
 import errno
@@ -21,8 +22,9 @@ SMI = FIXTURES / "import" / "samples" / "smi-q_l4_thamada.txt"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
 
 
 def one_line_exit_2(r: subprocess.CompletedProcess, needle: str) -> None:
@@ -92,6 +94,7 @@ def test_a_dangling_symlink_is_refused_too(tmp_path):
 
 # -- an output that is an input, or two outputs on one file: refused before any work -----------------------
 
+
 def _cases(w: dict[str, Path]):
     d = w["dir"]
     hard = d / "hard.json"
@@ -138,8 +141,7 @@ def test_refusal_comes_before_any_work(tmp_path, work):
     r = run("scan", "--from-nvidia-smi", work["dir"], "--json", work["smi"])
     one_line_exit_2(r, "it is the input of --from-nvidia-smi")
     # an output in a missing directory: said at once, not after the scan
-    one_line_exit_2(run("scan", "--simulate", "h100-pcie", "--json", tmp_path / "no" / "s.json"),
-                    "the directory")
+    one_line_exit_2(run("scan", "--simulate", "h100-pcie", "--json", tmp_path / "no" / "s.json"), "the directory")
     one_line_exit_2(run("scan", "--simulate", "h100-pcie", "--html", tmp_path), "is a directory")
 
 
@@ -154,6 +156,7 @@ def test_plan_outputs_api(tmp_path):
 
 
 # -- the writer --------------------------------------------------------------------------------------------
+
 
 def test_write_atomic_keeps_the_mode_of_a_replaced_file_and_gives_new_files_the_umask(tmp_path):
     old = tmp_path / "kept.json"

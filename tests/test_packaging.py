@@ -1,6 +1,7 @@
 """A plain `pip install` of the built wheel into a fresh virtual environment gives a working command with
 every data file the package reads at run time (presets, templates, catalog, the advisor's error bands), run
 from another directory: no test here passes by reading the source tree."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where each installed sub-package's files live in the checkout (pyproject.toml's package-dir).
-SOURCE_DIRS = {"gpuadvisor": ROOT / "gpuadvisor", "gpuadvisor/probes": ROOT / "probes",
-               "gpuadvisor/reports": ROOT / "reports"}
+SOURCE_DIRS = {
+    "gpuadvisor": ROOT / "gpuadvisor",
+    "gpuadvisor/probes": ROOT / "probes",
+    "gpuadvisor/reports": ROOT / "reports",
+}
 # Files in the package trees that are documentation for developers, not read at run time.
 NOT_RUNTIME = {"README.md"}
 
@@ -25,8 +29,11 @@ def _tracked_data_files() -> list[str]:
     """Every non-Python file git tracks under the package trees, as its path inside the wheel."""
     out = []
     for prefix, src in SOURCE_DIRS.items():
-        listed = subprocess.run(["git", "ls-files", "-z", "--", str(src)], cwd=ROOT, capture_output=True,
-                                check=True).stdout.decode().split("\0")
+        listed = (
+            subprocess.run(["git", "ls-files", "-z", "--", str(src)], cwd=ROOT, capture_output=True, check=True)
+            .stdout.decode()
+            .split("\0")
+        )
         for rel in filter(None, listed):
             path = ROOT / rel
             inner = path.relative_to(src).as_posix()
@@ -45,23 +52,40 @@ def installed(tmp_path_factory):
     # Build from a copy of the files git would commit: a stale build/ or *.egg-info in the checkout (setuptools
     # reuses both) must not put into the wheel a file the project's own package-data leaves out.
     src = tmp / "src"
-    listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
-                            check=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, listed):
         if (ROOT / rel).is_file():
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, src / rel)
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(src)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = dist.glob("gpuadvisor-*.whl")
     env_dir = tmp / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(dist), "--no-deps",
-                    str(wheel)], check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(dist), "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     # The dependencies come from the suite's own environment (no network needed): expose its site-packages.
-    site = subprocess.run([sys.executable, "-c", "import jinja2, os; print(os.path.dirname(os.path.dirname(jinja2.__file__)))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [sys.executable, "-c", "import jinja2, os; print(os.path.dirname(os.path.dirname(jinja2.__file__)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     (next((env_dir / "lib").glob("python3*")) / "site-packages" / "suite-deps.pth").write_text(site + "\n")
     elsewhere = tmp / "elsewhere"
     elsewhere.mkdir()
@@ -70,8 +94,9 @@ def installed(tmp_path_factory):
 
 def _run(installed, *args):
     _, env_dir, elsewhere = installed
-    return subprocess.run([str(env_dir / "bin" / "gpuadvisor"), *args], cwd=elsewhere, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(env_dir / "bin" / "gpuadvisor"), *args], cwd=elsewhere, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.slow
@@ -91,8 +116,13 @@ def test_installed_scan_runs_from_another_directory(installed):
     out = _run(installed, "scan", "--simulate", "dgx-h100", "--json", "s.json")
     assert out.returncode == 0, out.stderr
     assert "SIMULATED rig — preset dgx-h100" in out.stdout
-    back = subprocess.run([str(env_dir / "bin" / "python"), "-m", "gpuadvisor", "scan", "--from", "s.json"],
-                          cwd=elsewhere, capture_output=True, text=True, timeout=120)
+    back = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-m", "gpuadvisor", "scan", "--from", "s.json"],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert back.returncode == 0 and back.stdout == out.stdout
     presets = _run(installed, "presets")
     assert "dgx2-v100" in presets.stdout

@@ -1,5 +1,6 @@
 """A closed stdout (`gpuadvisor ... | head`) never changes the exit status, and a stdout that cannot be written
 (a full disk) is one line on stderr and exit 2 (gpuadvisor.streams)."""
+
 from __future__ import annotations
 
 import os
@@ -23,16 +24,19 @@ def _closed_reader(args: list[str]) -> subprocess.CompletedProcess:
     return p
 
 
-@pytest.mark.parametrize("args, rc", [
-    (["scan", "--simulate", "dgx2-v100"], 0),
-    (["scan", "--simulate", "dgx2-v100", "--format", "json"], 0),
-    (["report", "--simulate", "dgx-h100", "--format", "html"], 0),
-    (["rules"], 0),
-    (["explain", "GA101"], 0),
-    (["--help"], 0),
-    (["check", "--simulate", "dgx-h100"], 0),
-    (["check", "--simulate", "4x4090-pcie"], 1),  # a failing node stays failing: the verdict, not the pipe
-])
+@pytest.mark.parametrize(
+    "args, rc",
+    [
+        (["scan", "--simulate", "dgx2-v100"], 0),
+        (["scan", "--simulate", "dgx2-v100", "--format", "json"], 0),
+        (["report", "--simulate", "dgx-h100", "--format", "html"], 0),
+        (["rules"], 0),
+        (["explain", "GA101"], 0),
+        (["--help"], 0),
+        (["check", "--simulate", "dgx-h100"], 0),
+        (["check", "--simulate", "4x4090-pcie"], 1),  # a failing node stays failing: the verdict, not the pipe
+    ],
+)
 def test_a_closed_stdout_keeps_the_commands_own_exit_status(args, rc):
     p = _closed_reader(args)
     assert p.returncode == rc, p.stderr
@@ -60,12 +64,15 @@ def test_head_under_pipefail_exits_0_every_time():
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("args", [
-    ["scan", "--simulate", "dgx-h100"],
-    ["scan", "--simulate", "dgx-h100", "--format", "json"],
-    ["check", "--simulate", "dgx-h100", "--format", "junit"],
-    ["presets"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scan", "--simulate", "dgx-h100"],
+        ["scan", "--simulate", "dgx-h100", "--format", "json"],
+        ["check", "--simulate", "dgx-h100", "--format", "junit"],
+        ["presets"],
+    ],
+)
 def test_stdout_on_a_full_disk_is_one_line_and_exit_2(args):
     with open("/dev/full", "w") as full:
         p = subprocess.run(CMD + args, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
@@ -77,8 +84,13 @@ def test_a_closed_stderr_is_not_fatal_either(tmp_path):
     r, w = os.pipe()
     os.close(r)
     try:
-        p = subprocess.run(CMD + ["scan", "--simulate", "h100-pcie", "--json", str(tmp_path / "s.json")],
-                           stdout=subprocess.PIPE, stderr=w, text=True, timeout=120)
+        p = subprocess.run(
+            CMD + ["scan", "--simulate", "h100-pcie", "--json", str(tmp_path / "s.json")],
+            stdout=subprocess.PIPE,
+            stderr=w,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.close(w)
     assert p.returncode == 0 and "gpuadvisor scan" in p.stdout and (tmp_path / "s.json").exists()

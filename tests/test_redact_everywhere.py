@@ -9,6 +9,7 @@ line, IPs, a MAC), problems (IPv6, an InfiniBand GUID, a serial and a board id),
 (input paths under a home directory), and a finding's message. Imports are real nvidia-smi and multi-node
 nccl-tests outputs; the SIGTERM'd benchmark is a live scan with the identifiers in its environment.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,11 +34,27 @@ MIG = "MIG-a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"
 HOME = "/home/alice-secret"
 PLANTED = [
     "secret",  # every planted host, user and directory name has it
-    "gpu-secret-a01", "gpu-secret-b02", "gpu-secret-c03", "gpu-secret-d04", "gpu-secret-e05", "corp.example.com",
-    "10.23.45.67", "192.168.77.5", "10.99.1.2", "fd12:3456:789a::42", "2001:db8:85a3:0:0:8a2e:370:7334",
-    "0c:42:a1:12:34:56", "0c42:a103:00ab:cdef", "0x0c42a10300abcdef",
-    *(u.removeprefix("GPU-") for u in UUIDS), MIG.removeprefix("MIG-"), *SERIALS, "9999888877776", "0xb0a4d1d5",
-    "987654321", "~carol",
+    "gpu-secret-a01",
+    "gpu-secret-b02",
+    "gpu-secret-c03",
+    "gpu-secret-d04",
+    "gpu-secret-e05",
+    "corp.example.com",
+    "10.23.45.67",
+    "192.168.77.5",
+    "10.99.1.2",
+    "fd12:3456:789a::42",
+    "2001:db8:85a3:0:0:8a2e:370:7334",
+    "0c:42:a1:12:34:56",
+    "0c42:a103:00ab:cdef",
+    "0x0c42a10300abcdef",
+    *(u.removeprefix("GPU-") for u in UUIDS),
+    MIG.removeprefix("MIG-"),
+    *SERIALS,
+    "9999888877776",
+    "0xb0a4d1d5",
+    "987654321",
+    "~carol",
 ]
 
 
@@ -61,21 +78,42 @@ def planted_rig():
         "NCCL_X_10.99.1.2": "1",
     }
     rig.source.files = [f"{HOME}/outputs/smi.xml", "/Users/bob-secret/topo.txt"]
-    rig.origins = {"gpus[0]": f"{HOME}/outputs/smi.xml:12 (nvidia-smi -q -x)",
-                   "gpus[1]": "/Users/bob-secret/topo.txt:3 (nvidia-smi topo -m)"}
+    rig.origins = {
+        "gpus[0]": f"{HOME}/outputs/smi.xml:12 (nvidia-smi -q -x)",
+        "gpus[1]": "/Users/bob-secret/topo.txt:3 (nvidia-smi topo -m)",
+    }
     rig.problems = [
         "ssh to host=gpu-secret-d04 failed from 2001:db8:85a3:0:0:8a2e:370:7334",
         "ib0 port guid 0c42:a103:00ab:cdef (node 0x0c42a10300abcdef); Serial Number: 9999888877776; Board ID: 0xb0a4d1d5",
     ]
-    rig.measurements = [Measurement(
-        kind="all_reduce", backend="imported", provenance="imported", world_size=16, gpus=list(range(8)),
-        value_gbps=480.0, status="ok", method="nccl-tests all_reduce_perf via 192.168.77.5 (mac 0c:42:a1:12:34:56)",
-        error="#  Rank  8 Group  0 Pid   6899 on gpu-secret-e05 device  0 [0000:04:00] NVIDIA H100 80GB HBM3",
-        notes=["multi-node run: 2 hosts (gpu-secret-a01, gpu-secret-b02), 16 ranks; gpus lists those of gpu-secret-a01",
-               f"log kept in {HOME}/nccl.log and /Users/bob-secret/x"])]
-    rig.findings = [Finding(code="GA999", name="planted", area="host", severity="warn",
-                            message=f"{UUIDS[3]} on {HOST} at 10.23.45.67 ({SERIALS[3]})", subject=f"host {HOST}",
-                            observed={"addr": "10.23.45.67", UUIDS[4]: "key"})]
+    rig.measurements = [
+        Measurement(
+            kind="all_reduce",
+            backend="imported",
+            provenance="imported",
+            world_size=16,
+            gpus=list(range(8)),
+            value_gbps=480.0,
+            status="ok",
+            method="nccl-tests all_reduce_perf via 192.168.77.5 (mac 0c:42:a1:12:34:56)",
+            error="#  Rank  8 Group  0 Pid   6899 on gpu-secret-e05 device  0 [0000:04:00] NVIDIA H100 80GB HBM3",
+            notes=[
+                "multi-node run: 2 hosts (gpu-secret-a01, gpu-secret-b02), 16 ranks; gpus lists those of gpu-secret-a01",
+                f"log kept in {HOME}/nccl.log and /Users/bob-secret/x",
+            ],
+        )
+    ]
+    rig.findings = [
+        Finding(
+            code="GA999",
+            name="planted",
+            area="host",
+            severity="warn",
+            message=f"{UUIDS[3]} on {HOST} at 10.23.45.67 ({SERIALS[3]})",
+            subject=f"host {HOST}",
+            observed={"addr": "10.23.45.67", UUIDS[4]: "key"},
+        )
+    ]
     return rig
 
 
@@ -94,12 +132,15 @@ def planted(tmp_path_factory) -> Path:
 
 
 def gpuadvisor(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    p = subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, timeout=300, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, timeout=300, env=env
+    )
     assert "Traceback" not in p.stderr, p.stderr
     return p
 
 
 # -- the model: stable pseudonyms, cross-references kept ---------------------------------------------------
+
 
 def test_redaction_replaces_every_planted_identifier_with_stable_pseudonyms():
     rig = planted_rig()
@@ -117,8 +158,9 @@ def test_redaction_replaces_every_planted_identifier_with_stable_pseudonyms():
     f = rig.findings[0]
     assert f.message == "GPU-redacted-3 on redacted-host-1 at redacted-ip-1 (redacted-serial-4)"
     assert f.observed == {"addr": "redacted-ip-1", "GPU-redacted-4": "key"}
-    assert rig.measurements[0].notes[0] == ("multi-node run: 2 hosts (redacted-host-2, redacted-host-4), 16 ranks; "
-                                            "gpus lists those of redacted-host-2")
+    assert rig.measurements[0].notes[0] == (
+        "multi-node run: 2 hosts (redacted-host-2, redacted-host-4), 16 ranks; gpus lists those of redacted-host-2"
+    )
     assert rig.source.files == ["smi.xml", "topo.txt"]
     assert rig.origins == {"gpus[0]": "smi.xml:12 (nvidia-smi -q -x)", "gpus[1]": "topo.txt:3 (nvidia-smi topo -m)"}
     # The identifying fields are missing facts with their reason, as the model wants.
@@ -141,10 +183,12 @@ def test_loopback_and_plain_text_are_kept():
 
 # -- every command that writes, every format ---------------------------------------------------------------
 
+
 def test_scan_every_output(planted, tmp_path):
     j, h = tmp_path / "s.json", tmp_path / "s.html"
-    p = gpuadvisor("scan", "--from", str(planted), "--redact", "--json", str(j), "--html", str(h),
-                   "--model", "llama-3-8b")
+    p = gpuadvisor(
+        "scan", "--from", str(planted), "--redact", "--json", str(j), "--html", str(h), "--model", "llama-3-8b"
+    )
     assert p.returncode == 0, p.stderr
     for name, text in (("json", j.read_text()), ("html", h.read_text()), ("text", p.stdout)):
         assert_clean(text, f"scan {name}", (str(planted.parent),))
@@ -161,8 +205,20 @@ def test_check_every_format(planted, tmp_path, fmt):
     pol.mkdir()
     (pol / "node.toml").write_text('fail_on = "warn"\n')
     out, j = tmp_path / f"r.{fmt}", tmp_path / "c.json"
-    p = gpuadvisor("check", "--from", str(planted), "--policy", str(pol / "node.toml"), "--redact", "--format", fmt,
-                   "-o", str(out), "--json", str(j))
+    p = gpuadvisor(
+        "check",
+        "--from",
+        str(planted),
+        "--policy",
+        str(pol / "node.toml"),
+        "--redact",
+        "--format",
+        fmt,
+        "-o",
+        str(out),
+        "--json",
+        str(j),
+    )
     assert p.returncode == 1, p.stderr  # the planted environment hides GPUs: the node fails at fail-on warn
     for name, text in (("-o", out.read_text()), ("--json", j.read_text()), ("stdout", p.stdout)):
         assert_clean(text, f"check {fmt} {name}", (str(tmp_path),))
@@ -184,7 +240,9 @@ def test_report_every_format(planted, tmp_path):
         assert_clean(q.stdout, f"report --format {fmt}", (str(planted.parent),))
 
 
-@pytest.mark.parametrize("sample", ["smi-q_h100sxmx8_thamada.txt", "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt"])
+@pytest.mark.parametrize(
+    "sample", ["smi-q_h100sxmx8_thamada.txt", "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt"]
+)
 def test_import_every_output(sample, tmp_path, fixtures_dir):
     """A real 8x H100 nvidia-smi -q, and a real 2-node nccl-tests log, in a directory under a home path."""
     d = tmp_path / "home" / "erin-secret" / "vendor-outputs"
@@ -214,8 +272,28 @@ def test_import_every_output(sample, tmp_path, fixtures_dir):
 def test_bench_output(planted, tmp_path):
     pytest.importorskip("torch")
     j = tmp_path / "b.json"
-    p = gpuadvisor("bench", "--from", str(planted), "--backend", "gloo", "--nproc", "2", "--only", "all_reduce",
-                   "-b", "1K", "-e", "4K", "-n", "2", "-w", "1", "--redact", "--json", str(j))
+    p = gpuadvisor(
+        "bench",
+        "--from",
+        str(planted),
+        "--backend",
+        "gloo",
+        "--nproc",
+        "2",
+        "--only",
+        "all_reduce",
+        "-b",
+        "1K",
+        "-e",
+        "4K",
+        "-n",
+        "2",
+        "-w",
+        "1",
+        "--redact",
+        "--json",
+        str(j),
+    )
     assert p.returncode in (0, 1), p.stderr
     for name, text in (("json", j.read_text()), ("stdout", p.stdout)):
         assert_clean(text, f"bench {name}", (str(planted.parent),))
@@ -228,11 +306,34 @@ def test_sigtermed_scan_bench_writes_a_redacted_partial_scan(tmp_path):
     pytest.importorskip("torch")
     here = socket.gethostname()
     s = tmp_path / "s.json"
-    env = {**os.environ, "NCCL_COMM_ID": "10.23.45.67:29500", "CUDA_VISIBLE_DEVICES": f"{UUIDS[0]},{UUIDS[1]}",
-           "NVIDIA_VISIBLE_DEVICES": MIG, "NCCL_DEBUG_FILE": f"{HOME}/nccl.log", "MASTER_ADDR": "gpu-secret-c03"}
-    p = subprocess.Popen([sys.executable, "-m", "gpuadvisor", "scan", "--bench", "--backend", "gloo", "--nproc", "2",
-                          "--redact", "--json", str(s)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         env=env)
+    env = {
+        **os.environ,
+        "NCCL_COMM_ID": "10.23.45.67:29500",
+        "CUDA_VISIBLE_DEVICES": f"{UUIDS[0]},{UUIDS[1]}",
+        "NVIDIA_VISIBLE_DEVICES": MIG,
+        "NCCL_DEBUG_FILE": f"{HOME}/nccl.log",
+        "MASTER_ADDR": "gpu-secret-c03",
+    }
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gpuadvisor",
+            "scan",
+            "--bench",
+            "--backend",
+            "gloo",
+            "--nproc",
+            "2",
+            "--redact",
+            "--json",
+            str(s),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.time() + 90
     seen = ""
     while time.time() < deadline:  # the first measured size is reported on stderr

@@ -1,4 +1,5 @@
 """`gpuadvisor report`: a saved scan or a simulated rig to HTML, text or JSON; errors are one line, exit 2."""
+
 from __future__ import annotations
 
 import json
@@ -63,13 +64,22 @@ def test_report_html_to_stdout_and_text_default(tmp_path):
 
 def test_report_errors_are_one_line_exit_2(tmp_path):
     cases = [
-        (("report",), "gpuadvisor: error: no scan given: gpuadvisor report SCAN.json --html OUT.html (or --simulate PRESET)"),
-        (("report", str(tmp_path / "nope.json"), "--html", str(tmp_path / "r.html")),
-         f"gpuadvisor: error: {tmp_path / 'nope.json'}: no such file"),
-        (("report", "--simulate", "dgx-h100", "--html", str(tmp_path / "no" / "dir" / "r.html")),
-         f"gpuadvisor: error: {tmp_path / 'no' / 'dir' / 'r.html'}: cannot write the output of --html"),
-        (("report", str(tmp_path / "x.json"), "--simulate", "dgx-h100"),
-         "gpuadvisor: error: a scan file and --simulate both given: choose one source"),
+        (
+            ("report",),
+            "gpuadvisor: error: no scan given: gpuadvisor report SCAN.json --html OUT.html (or --simulate PRESET)",
+        ),
+        (
+            ("report", str(tmp_path / "nope.json"), "--html", str(tmp_path / "r.html")),
+            f"gpuadvisor: error: {tmp_path / 'nope.json'}: no such file",
+        ),
+        (
+            ("report", "--simulate", "dgx-h100", "--html", str(tmp_path / "no" / "dir" / "r.html")),
+            f"gpuadvisor: error: {tmp_path / 'no' / 'dir' / 'r.html'}: cannot write the output of --html",
+        ),
+        (
+            ("report", str(tmp_path / "x.json"), "--simulate", "dgx-h100"),
+            "gpuadvisor: error: a scan file and --simulate both given: choose one source",
+        ),
     ]
     bad = tmp_path / "x.json"
     bad.write_text("{}", encoding="utf-8")

@@ -1,6 +1,7 @@
 """A table of bad inputs through every command that reads a file, and bad arguments through the rest: each is
 exit 2, exactly one line on stderr, no traceback or "internal error", nothing on stdout, no file written, and
 every input byte-identical afterwards."""
+
 from __future__ import annotations
 
 import json
@@ -61,8 +62,12 @@ def _bad_inputs(scan: str) -> dict[str, bytes | None]:
 @pytest.fixture(scope="module")
 def bad_files(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("bad")
-    scan = subprocess.run([sys.executable, "-m", "gpuadvisor", "scan", "--simulate", "h100-pcie", "--format", "json"],
-                          capture_output=True, text=True, timeout=120).stdout
+    scan = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "scan", "--simulate", "h100-pcie", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert '"psu_watts": null' in scan and '"advice": null' in scan
     files = {}
     for name, content in _bad_inputs(scan).items():
@@ -88,11 +93,33 @@ def _state(root: Path) -> dict[str, bytes]:
     return out
 
 
-CASES = [(slot, bad) for slot in SLOTS for bad in
-         ["deep-json", "deep-in-a-scan", "lone-surrogate", "int-10**400", "float-1e400", "NaN", "truncated",
-          "wrong-type", "json-list", "binary", "latin-1", "utf-8-garbage", "deep-toml", "toml-nan", "toml-inf",
-          "toml-broken", "empty", "directory", "dev-zero", "missing"]
-         if not (slot in TOML_SLOTS and bad == "empty")]  # an empty policy or rig file is valid TOML: no keys
+CASES = [
+    (slot, bad)
+    for slot in SLOTS
+    for bad in [
+        "deep-json",
+        "deep-in-a-scan",
+        "lone-surrogate",
+        "int-10**400",
+        "float-1e400",
+        "NaN",
+        "truncated",
+        "wrong-type",
+        "json-list",
+        "binary",
+        "latin-1",
+        "utf-8-garbage",
+        "deep-toml",
+        "toml-nan",
+        "toml-inf",
+        "toml-broken",
+        "empty",
+        "directory",
+        "dev-zero",
+        "missing",
+    ]
+    if not (slot in TOML_SLOTS and bad == "empty")
+]  # an empty policy or rig file is valid TOML: no keys
 
 
 @pytest.mark.parametrize("slot, bad", CASES, ids=[f"{s}:{b}" for s, b in CASES])

@@ -1,4 +1,5 @@
 """The registry, the engine (crash isolation, not-checked merging, ordering), rendering, and the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -37,6 +38,7 @@ def _doc(func):
 
 
 # -- registry ---------------------------------------------------------------------------------------------
+
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
@@ -92,6 +94,7 @@ def test_docstring_sections_are_required():
 
 
 # -- engine -----------------------------------------------------------------------------------------------
+
 
 def test_a_crashing_rule_becomes_an_error_finding_and_the_others_still_run():
     reg = Registry()
@@ -153,10 +156,13 @@ def test_ordering_and_verdict():
     assert verdict([Finding(severity="info"), Finding(severity="not-checked")])[0] == "healthy"
     assert verdict([Finding(severity="warn")])[0] == "warnings"
     assert verdict([Finding(severity="warn"), Finding(severity="fail")]) == (
-        "failing", {"fail": 1, "error": 0, "warn": 1, "info": 0, "not-checked": 0})
+        "failing",
+        {"fail": 1, "error": 0, "warn": 1, "info": 0, "not-checked": 0},
+    )
 
 
 # -- rendering --------------------------------------------------------------------------------------------
+
 
 def test_render_worst_first_with_evidence_and_fix(preset):
     text = render_findings(evaluate(preset("4x4090-pcie")), color=False)
@@ -166,8 +172,10 @@ def test_render_worst_first_with_evidence_and_fix(preset):
     assert "fix: reseat the card or move it to an x16 slot" in text
     assert "expected: max_link_width=16" in text
     # The verdict, then the worst findings it rests on, one line each (the evidence in brackets left out).
-    assert lines[-2:] == ["Verdict: failing (1 fail, 2 warn, 1 info, 15 not checked)",
-                          "  FAIL GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16"]
+    assert lines[-2:] == [
+        "Verdict: failing (1 fail, 2 warn, 1 info, 15 not checked)",
+        "  FAIL GA101 GPU 2 0000:41:00.0 runs at x8 where its slot and card support x16",
+    ]
     assert "\033[" not in text
 
 
@@ -188,11 +196,17 @@ def test_render_healthy_rig():
 def test_render_healthy_but_mostly_unchecked_says_so():
     # an import of one topo -m: one info finding and 30 rules without their facts is not a clean bill of health
     findings = [Finding(code="GA202", name="p2p-through-host-bridge", area="topology", severity="info", message="m")]
-    findings += [Finding(code=f"GA3{i:02d}", name="x", area="gpu", severity="not-checked", message=f"r{i}") for i in range(3)]
-    assert render_findings(findings, color=False).splitlines()[-1] == "Verdict: healthy as far as checked (1 info, 3 not checked)"
+    findings += [
+        Finding(code=f"GA3{i:02d}", name="x", area="gpu", severity="not-checked", message=f"r{i}") for i in range(3)
+    ]
+    assert (
+        render_findings(findings, color=False).splitlines()[-1]
+        == "Verdict: healthy as far as checked (1 info, 3 not checked)"
+    )
 
 
 # -- CLI --------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("code", [r.code for r in all_rules()])
 def test_explain_every_code(code):

@@ -4,6 +4,7 @@ bandwidth at its plateau, and no warning or failure from a fact the source does 
 Inputs are real outputs (tests/fixtures/import/samples, copies of public pastes; tests/fixtures/import/found,
 public outputs with their source in the file) and variants of them made by editing one fact, said at each use.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,6 +44,7 @@ def mark_elided(rig: facts.Rig, index: int) -> None:
 
 # -- GA204: NVLinks against the model, not only against peers ---------------------------------------------
 
+
 def test_v100_sxm2_all_six_links_active_is_quiet() -> None:
     rig = import_files([SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt"])
     assert [len(g.active_nvlinks()) for g in rig.gpus] == [6] * 8
@@ -56,13 +58,15 @@ def test_every_gpu_losing_the_same_link_fails_against_the_datasheet() -> None:
     fs = code(rig, "GA204")
     assert [(f.severity, f.gpus) for f in fs] == [("fail", [i]) for i in range(8)]
     assert fs[0].observed == {"active_links": 5, "inactive_links": [5]} and fs[0].expected == {"active_links": 6}
-    assert fs[0].expected_source.startswith("NVIDIA Tesla V100 SXM2: 6 NVLinks (NVIDIA Tesla V100 GPU architecture whitepaper")
+    assert fs[0].expected_source.startswith(
+        "NVIDIA Tesla V100 SXM2: 6 NVLinks (NVIDIA Tesla V100 GPU architecture whitepaper"
+    )
 
 
 def test_the_only_gpu_in_a_paste_with_an_inactive_link_fails() -> None:
     lines = text(SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt").splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith("GPU 0:"))
-    gpu0 = lines[start:start + 7]  # the GPU 0 line and its 6 links
+    gpu0 = lines[start : start + 7]  # the GPU 0 line and its 6 links
     gpu0[4] = gpu0[4].replace("25.781 GB/s", "<inactive>")  # variant: link 3 down
     rig = import_texts([("nvlink-s.txt", "\n".join(gpu0) + "\n")])
     assert len(rig.gpus) == 1
@@ -84,7 +88,12 @@ def test_unbridged_a6000_beside_bridged_peers_warns_from_nvlink_s_and_from_topo_
     (f,) = [f for f in code(topo, "GA204") if f.severity == "warn"]
     assert f.gpus == [2] and f.observed == {"nvlink_peers": 0, "levels": ["NODE"]}
     assert f.message.startswith("GPU 2 has no NVLink to any other GPU (NODE) while GPUs 0, 1 are all joined by NVLink")
-    both = import_files([SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt", SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt"])
+    both = import_files(
+        [
+            SAMPLES / "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt",
+            SAMPLES / "nvlink-s_3xa6000-one-unbridged_siboehm.txt",
+        ]
+    )
     assert bad(both) == [("GA204", "warn", (2,))]  # one finding, from the link list
 
 
@@ -109,8 +118,10 @@ def test_elided_link_list_is_not_checked_never_inactive() -> None:
     assert [(f.severity, f.gpus) for f in fs] == [("not-checked", [1])]
     assert fs[0].message.startswith("NVLink state not shown for every link: ")
     # a link shown <inactive> above the elision is a fact and is judged
-    t = text(SAMPLES / "nvlink-s_gb200-elided.txt").replace("GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5)\n         Link 0: 53.125 GB/s",
-                                                            "GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5)\n         Link 0: <inactive>")
+    t = text(SAMPLES / "nvlink-s_gb200-elided.txt").replace(
+        "GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5)\n         Link 0: 53.125 GB/s",
+        "GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5)\n         Link 0: <inactive>",
+    )
     rig = import_texts([("nvlink-s.txt", t)])
     mark_elided(rig, 1)
     (f,) = [f for f in code(rig, "GA204") if f.severity != "not-checked"]
@@ -119,13 +130,17 @@ def test_elided_link_list_is_not_checked_never_inactive() -> None:
 
 # -- GA602 at the plateau; nccl-tests runs complete at -e --------------------------------------------------
 
+
 def test_plateau_definition_on_real_sweeps() -> None:
     bessemer = import_files([FOUND / "nccl-allreduce_4xv100-pcie-e128m_sheffield-bessemer.txt"])
     (m,) = bessemer.measurements
     p = plateau.find(m.rows, "pcie")
     # busbw peaks at 10.52 GB/s at 2 MiB, then settles: the flat tail is 4 MiB .. 128 MiB (9.40 .. 9.58)
     assert (p.reached, p.first_bytes, p.last_bytes, p.rows, p.gbps) == (True, 4 << 20, 128 << 20, 6, 9.415)
-    assert plateau.find(m.rows, "nvlink").why == "the sweep ends at 128 MiB, below the 1 GiB this link type needs to reach its peak"
+    assert (
+        plateau.find(m.rows, "nvlink").why
+        == "the sweep ends at 128 MiB, below the 1 GiB this link type needs to reach its peak"
+    )
     h200 = import_files([SAMPLES / "nccl-allreduce_2x8xh200-slurm-log.txt"])
     r = plateau.find(h200.measurements[0].rows, "nvlink")
     assert (r.reached, r.first_bytes, r.rows, r.gbps) == (True, 2 << 30, 4, 482.5)
@@ -146,8 +161,10 @@ def test_single_size_run_is_not_judged_with_the_size_to_run_to() -> None:
     rig = import_files([SAMPLES / "nccl-allreduce_tinybox-6x4090-p2p-single-size_tinygrad.txt"])
     (f,) = code(rig, "GA602")
     assert f.severity == "not-checked"
-    assert f.message.startswith("all-reduce (6 ranks, nccl): not judged: one size only (32 MiB): a single size cannot show where "
-                                "busbw stops rising; run to at least 128 MiB (all_reduce_perf -b 8 -e 128M -f 2)")
+    assert f.message.startswith(
+        "all-reduce (6 ranks, nccl): not judged: one size only (32 MiB): a single size cannot show where "
+        "busbw stops rising; run to at least 128 MiB (all_reduce_perf -b 8 -e 128M -f 2)"
+    )
 
 
 def test_healthy_nvlink_node_run_to_128m_is_not_judged(preset) -> None:
@@ -156,12 +173,22 @@ def test_healthy_nvlink_node_run_to_128m_is_not_judged(preset) -> None:
     rig = preset("dgx-h100")
     src = import_files([SAMPLES / "nccl-allreduce_gcp-a3mega-2x8xh100_lessizzmore.txt"]).measurements[0]
     rows = [r for r in src.rows if r.size_bytes <= 128 << 20]
-    m = facts.Measurement(kind="all_reduce", backend="nccl", provenance="imported", world_size=8, gpus=list(range(8)),
-                          rows=rows, value_gbps=rows[-1].busbw_gbps)
+    m = facts.Measurement(
+        kind="all_reduce",
+        backend="nccl",
+        provenance="imported",
+        world_size=8,
+        gpus=list(range(8)),
+        rows=rows,
+        value_gbps=rows[-1].busbw_gbps,
+    )
     rig.measurements = [m]
     (f,) = code(rig, "GA602")
     assert f.severity == "not-checked"
-    assert "busbw still rising at the largest size (152.32 GB/s at 128 MiB, +53% over 64 MiB); run to at least 1 GiB" in f.message
+    assert (
+        "busbw still rising at the largest size (152.32 GB/s at 128 MiB, +53% over 64 MiB); run to at least 1 GiB"
+        in f.message
+    )
     # the same node run on to 8 GiB at 372 GB/s reaches its plateau and passes
     m.rows = rows + [SweepRow(size_bytes=s << 30, busbw_gbps=372.0) for s in (1, 2, 4, 8)]
     assert code(rig, "GA602") == []
@@ -188,7 +215,10 @@ def test_nccl_run_whose_next_size_passes_e_is_complete() -> None:
 PARTIAL = {
     # topology only: the lone unbridged card (GA204) and the cross-socket pairs (GA201/GA203) are in the text
     "topo-m_3xa6000-nvlink-bridge-nv4_siboehm.txt": [("GA204", "warn", (2,))],
-    "topo-m_8x4090-pcie-2socket_lukolszewski.txt": [("GA201", "warn", (0, 1, 2, 3, 4, 5, 6, 7)), ("GA203", "warn", (0, 1, 2, 3, 4, 5, 6, 7))],
+    "topo-m_8x4090-pcie-2socket_lukolszewski.txt": [
+        ("GA201", "warn", (0, 1, 2, 3, 4, 5, 6, 7)),
+        ("GA203", "warn", (0, 1, 2, 3, 4, 5, 6, 7)),
+    ],
     # NVLink only, elided after two links of GPU 1
     "nvlink-s_gb200-elided.txt": [],
     # nccl-tests only

@@ -1,4 +1,5 @@
 """The rules on whole rigs: the simulated presets and the real H100 scan committed as a fixture."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,7 +39,17 @@ def test_healthy_dgx_h100_has_no_warning_or_failure(preset):
     findings = evaluate(rig)
     assert _serious(findings) == set()
     assert {f.severity for f in findings} == {"not-checked"}
-    assert {f.code for f in findings} == {"GA405", "GA502", "GA601", "GA602", "GA603", "GA604", "GA605", "GA606", "GA607"}
+    assert {f.code for f in findings} == {
+        "GA405",
+        "GA502",
+        "GA601",
+        "GA602",
+        "GA603",
+        "GA604",
+        "GA605",
+        "GA606",
+        "GA607",
+    }
     assert verdict(findings)[0] == "healthy"
 
 
@@ -99,7 +110,9 @@ def test_real_8x4090_two_socket_topology():
     rig = _imported("topo-m_8x4090-pcie-2socket_lukolszewski.txt")
     by_code = {f.code: f for f in evaluate(rig) if f.severity in ("warn", "fail", "info")}
     assert sorted(by_code) == ["GA201", "GA202", "GA203"]
-    assert by_code["GA201"].observed == {"SYS": ["0-6", "0-7", "1-6", "1-7", "2-6", "2-7", "3-6", "3-7", "4-6", "4-7", "5-6", "5-7"]}
+    assert by_code["GA201"].observed == {
+        "SYS": ["0-6", "0-7", "1-6", "1-7", "2-6", "2-7", "3-6", "3-7", "4-6", "4-7", "5-6", "5-7"]
+    }
     assert by_code["GA203"].observed == {"gpus": 8, "nvlink_pairs": 0}
 
 

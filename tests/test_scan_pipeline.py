@@ -1,4 +1,5 @@
 """`gpuadvisor scan` end to end: facts -> measurements -> findings -> strategy -> JSON / HTML, one command."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 def test_findings_and_strategy_land_in_the_json_and_html(tmp_path):
@@ -75,8 +78,12 @@ def test_scan_bench_sigterm_keeps_the_partial_scan(tmp_path):
     import time
 
     s = tmp_path / "s.json"
-    p = subprocess.Popen([sys.executable, "-m", "gpuadvisor", "scan", "--bench", "--backend", "gloo", "--nproc", "2", "--json", str(s)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "gpuadvisor", "scan", "--bench", "--backend", "gloo", "--nproc", "2", "--json", str(s)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 60
     seen = ""
     while time.time() < deadline:  # wait for the first measured size, reported on stderr

@@ -1,4 +1,5 @@
 """The real probe code over the simulated NVML: exact topology matrices, nulls with reasons, bad GPUs."""
+
 from __future__ import annotations
 
 import textwrap
@@ -55,7 +56,13 @@ def test_dgx_h100_matrix_cell_by_cell(preset):
     assert [row.index("PIX") for row in rig.topology.nic_matrix] == list(range(8))
     assert all(c == "OK" for i, row in enumerate(rig.topology.p2p_read) for j, c in enumerate(row) if i != j)
     g = rig.gpus[5]
-    assert (g.name, g.bus_id, g.numa_node, g.cpu_affinity, g.memory_total_bytes) == ("NVIDIA H100 80GB HBM3", "0000:ab:00.0", 1, "56-111,168-223", 81559 * 2**20)
+    assert (g.name, g.bus_id, g.numa_node, g.cpu_affinity, g.memory_total_bytes) == (
+        "NVIDIA H100 80GB HBM3",
+        "0000:ab:00.0",
+        1,
+        "56-111,168-223",
+        81559 * 2**20,
+    )
     assert len(g.active_nvlinks()) == 18 and {n.version for n in g.nvlinks} == {4}
     assert {n.remote_device_type for n in g.nvlinks} == {"switch"}
     assert [h.port_type for h in g.pcie.path] == ["endpoint", "downstream-port", "upstream-port", "root-port"]
@@ -108,7 +115,8 @@ def test_dgx2_sixteen_gpus_two_switch_levels(preset):
 
 def _rig_toml(tmp_path, gpu_extra: str = "", extra: str = "") -> str:
     p = tmp_path / "rig.toml"
-    p.write_text(textwrap.dedent(f"""
+    p.write_text(
+        textwrap.dedent(f"""
         name = "test-rig"
         {extra}
         [gpu]
@@ -134,15 +142,24 @@ def _rig_toml(tmp_path, gpu_extra: str = "", extra: str = "") -> str:
         [[gpus]]
         bus_id = "0000:04:00.0"
         parent = "sw0"
-    """))
+    """)
+    )
     return str(p)
 
 
 def test_not_supported_fields_are_null_with_reason(tmp_path):
-    rig = simulate(_rig_toml(tmp_path, 'unsupported = ["nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetCurrPcieLinkWidth"]\nno_permission = ["nvmlDeviceGetSerial"]'))
+    rig = simulate(
+        _rig_toml(
+            tmp_path,
+            'unsupported = ["nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetCurrPcieLinkWidth"]\nno_permission = ["nvmlDeviceGetSerial"]',
+        )
+    )
     g = rig.gpus[1]
     assert g.power_limit_w is None and g.unavailable["power_limit_w"] == facts.NOT_SUPPORTED
-    assert g.ecc_errors_uncorrected_volatile is None and g.unavailable["ecc_errors_uncorrected_volatile"] == facts.NOT_SUPPORTED
+    assert (
+        g.ecc_errors_uncorrected_volatile is None
+        and g.unavailable["ecc_errors_uncorrected_volatile"] == facts.NOT_SUPPORTED
+    )
     assert g.pcie.current_width is None and g.pcie.unavailable["current_width"] == facts.NOT_SUPPORTED
     assert g.serial is None and g.unavailable["serial"] == facts.NO_PERMISSION
     assert g.power_default_limit_w == 300.0  # the neighbours are still read
@@ -155,7 +172,11 @@ def test_gpus_behind_a_downgraded_switch_uplink(tmp_path):
     assert rig.topology.matrix == [["X", "PIX"], ["PIX", "X"]]
     hops = rig.gpus[0].pcie.path
     assert [(h.port_type, h.current_width, h.max_width) for h in hops] == [
-        ("endpoint", 16, 16), ("downstream-port", 16, 16), ("upstream-port", 8, 16), ("root-port", 8, 16)]
+        ("endpoint", 16, 16),
+        ("downstream-port", 16, 16),
+        ("upstream-port", 8, 16),
+        ("root-port", 8, 16),
+    ]
     from gpuadvisor.links import path_limit
 
     assert path_limit(rig.gpus[0]).where == "0000:01:00.0"
@@ -213,7 +234,9 @@ def test_live_without_driver_reports_host_and_the_reason(tmp_path):
     rig = collect_live(nvml_lib=_NoLibrary())
     assert rig.gpus == []
     assert rig.problems[0].startswith("no NVIDIA GPU or driver found (NVML library not found): ")
-    assert rig.problems[0].endswith("; or try a simulated rig: gpuadvisor scan --simulate dgx-h100 (gpuadvisor presets lists them)")
+    assert rig.problems[0].endswith(
+        "; or try a simulated rig: gpuadvisor scan --simulate dgx-h100 (gpuadvisor presets lists them)"
+    )
     assert rig.software.unavailable["driver_version"] == facts.NO_LIBRARY
     assert rig.host.cores_logical and rig.host.memory_total_bytes
 
@@ -232,7 +255,13 @@ def test_real_h100_fixture_loads_and_renders(fixtures_dir):
     for name in ("scan-live.json", "scan-live-torch.json"):
         rig = facts.load(fixtures_dir / "h100-vm" / name)
         g = rig.gpus[0]
-        assert (g.name, g.bus_id, g.compute_capability, g.pcie.current_gen, g.pcie.current_width) == ("NVIDIA H100 80GB HBM3", "0000:00:06.0", "9.0", 5, 16)
+        assert (g.name, g.bus_id, g.compute_capability, g.pcie.current_gen, g.pcie.current_width) == (
+            "NVIDIA H100 80GB HBM3",
+            "0000:00:06.0",
+            "9.0",
+            5,
+            16,
+        )
         assert g.power_limit_w == 700.0 and g.ecc_enabled is True
         assert g.unavailable["retired_pages_single_bit"] == facts.NOT_SUPPORTED
         text = render_scan(rig)
@@ -250,7 +279,9 @@ def test_real_h100_measured_scan_fixture(fixtures_dir):
     by = {(m.kind, m.memory): m for m in rig.measurements}
     h2d = by[("h2d", "pinned")]
     assert h2d.backend == "cuda" and h2d.status == "ok" and 50 < h2d.value_gbps < 63.0
-    assert h2d.expected_gbps == pytest.approx(63.008 * 0.85, rel=1e-3) and h2d.ratio == pytest.approx(h2d.value_gbps / h2d.expected_gbps, rel=1e-3)
+    assert h2d.expected_gbps == pytest.approx(63.008 * 0.85, rel=1e-3) and h2d.ratio == pytest.approx(
+        h2d.value_gbps / h2d.expected_gbps, rel=1e-3
+    )
     ar = by[("all_reduce", None)]
     assert ar.backend == "nccl" and ar.world_size == 1 and all(r.correct for r in ar.rows)
     assert rig.advice["kind"] == "gpuadvisor-advice"
@@ -268,7 +299,11 @@ def test_real_h100_scan_with_the_current_probe(fixtures_dir):
     (that VM's kernel exposes no AER counters), and the default bench swept 8 B to 1 GiB."""
     rig = facts.load(fixtures_dir / "h100-vm" / "scan-v2-bench.json")
     g = rig.gpus[0]
-    assert (g.performance_state, g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) == (0, 0, 0)
+    assert (g.performance_state, g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) == (
+        0,
+        0,
+        0,
+    )
     hop = g.pcie.path[0]
     assert hop.aer_correctable is None and hop.unavailable["aer_correctable"].startswith("no AER counters in sysfs")
     assert rig.host.net_interfaces == ["eth0", "ifb0", "ifb1"]

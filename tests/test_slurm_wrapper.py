@@ -6,6 +6,7 @@ PATH that record their arguments to a file and answer as told. The check reports
 really prints. The rule under test: a node is drained only on gpuadvisor's own verdict; a crash, a bad exit,
 garbage, a missing binary, a hang or a signal is "could not check": logged, never a drain, never a resume.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("flock") is None
-                                or shutil.which("timeout") is None, reason="needs bash, flock and timeout")
+pytestmark = pytest.mark.skipif(
+    shutil.which("bash") is None or shutil.which("flock") is None or shutil.which("timeout") is None,
+    reason="needs bash, flock and timeout",
+)
 
 CI = Path(__file__).resolve().parent.parent / "examples" / "ci"
 WRAPPER = CI / "slurm-healthcheck.sh"
@@ -30,7 +33,8 @@ STUB = r"""#!/bin/bash
 { printf '%s' "$(basename "$0")"; printf ' %q' "$@"; echo; } >> "$STUB_LOG"
 """
 STUBS = {
-    "gpuadvisor": STUB + r"""
+    "gpuadvisor": STUB
+    + r"""
 [ -n "${STUB_IGNORE_TERM:-}" ] && trap '' TERM
 [ -n "${STUB_SLEEP:-}" ] && sleep "$STUB_SLEEP"
 [ -n "${STUB_SIGNAL:-}" ] && kill -s "$STUB_SIGNAL" $$
@@ -38,12 +42,14 @@ STUBS = {
 [ -n "${STUB_ERR:-}" ] && cat "$STUB_ERR" >&2
 exit "${STUB_RC:-0}"
 """,
-    "sinfo": STUB + r"""
+    "sinfo": STUB
+    + r"""
 [ -n "${SINFO_SLEEP:-}" ] && sleep "$SINFO_SLEEP"
 [ -n "${SINFO_LINE:-}" ] && printf '%s\n' "$SINFO_LINE"
 exit "${SINFO_RC:-0}"
 """,
-    "scontrol": STUB + r"""
+    "scontrol": STUB
+    + r"""
 [ -n "${SCONTROL_SLEEP:-}" ] && sleep "$SCONTROL_SLEEP"
 exit 0
 """,
@@ -67,8 +73,10 @@ def reports(tmp_path_factory) -> dict[str, Path]:
     """Real check outputs: a passing node (dgx-h100) and a failing one (4x4090-pcie at fail-on warn)."""
     d = tmp_path_factory.mktemp("reports")
     out = {}
-    for name, args, rc in (("pass", ["--simulate", "dgx-h100"], 0),
-                           ("fail", ["--simulate", "4x4090-pcie", "--fail-on", "warn"], 1)):
+    for name, args, rc in (
+        ("pass", ["--simulate", "dgx-h100"], 0),
+        ("fail", ["--simulate", "4x4090-pcie", "--fail-on", "warn"], 1),
+    ):
         for fmt in ("json", "prom"):
             p = _cli("check", *args, "--format", fmt)
             assert p.returncode == rc, p.stderr
@@ -143,6 +151,7 @@ def _drains(rig: Rig) -> list[list[str]]:
 
 # -- the Slurm wrapper ---------------------------------------------------------------------------------
 
+
 def test_pass_logs_ok_and_touches_nothing(rig, reports):
     rig.answer(reports["pass.json"], 0)
     p, _ = rig.run(WRAPPER)
@@ -158,8 +167,14 @@ def test_fail_drains_with_the_first_failing_finding_as_reason(rig, reports):
     rig.answer(reports["fail.json"], 1)
     p, _ = rig.run(WRAPPER)
     assert p.returncode == 0
-    assert rig.calls("scontrol") == [["update", f"NodeName={NODE}", "State=DRAIN",
-                                      "Reason=gpuadvisor: GA101 pcie-link-downgraded: GPU 2 0000:41:00.0 (+2 more)"]]
+    assert rig.calls("scontrol") == [
+        [
+            "update",
+            f"NodeName={NODE}",
+            "State=DRAIN",
+            "Reason=gpuadvisor: GA101 pcie-link-downgraded: GPU 2 0000:41:00.0 (+2 more)",
+        ]
+    ]
     assert rig.calls("sinfo") == [["-h", "-N", "-n", NODE, "-o", "%t %E"]]
 
 
@@ -178,8 +193,10 @@ def test_same_reason_already_set_is_not_rewritten(rig, reports):
     assert rig.calls("scontrol") == []
 
 
-@pytest.mark.parametrize("case", ["import-crash", "exit-2", "garbage", "not-a-report", "disagrees", "pass-json-exit-1",
-                                  "empty-exit-1", "segfault"])
+@pytest.mark.parametrize(
+    "case",
+    ["import-crash", "exit-2", "garbage", "not-a-report", "disagrees", "pass-json-exit-1", "empty-exit-1", "segfault"],
+)
 def test_anything_but_the_tools_own_verdict_never_drains(rig, reports, case):
     fail = json.loads(reports["fail.json"].read_text())
     if case == "import-crash":  # a broken venv: python exits 1 with a traceback and no report
@@ -296,7 +313,10 @@ def test_node_drained_by_an_admin_is_untouched(rig, reports, verdict):
     rig.run(WRAPPER)
     assert rig.calls("scontrol") == []
     if verdict == "fail":
-        assert "not draining: the node already has a reason set by someone else (Maintenance by bob: PSU swap)" in rig.logged()
+        assert (
+            "not draining: the node already has a reason set by someone else (Maintenance by bob: PSU swap)"
+            in rig.logged()
+        )
 
 
 def test_reboot_pending_is_not_resumed(rig, reports):
@@ -308,7 +328,7 @@ def test_reboot_pending_is_not_resumed(rig, reports):
 
 def test_reason_is_one_clean_line_scontrol_accepts(rig, reports):
     doc = json.loads(reports["fail.json"].read_text())
-    doc["summary"] = 'GA101 "quoted" \'x\'\n$(reboot) `id` \x1b]0;title\x07 ' + "y" * 300
+    doc["summary"] = "GA101 \"quoted\" 'x'\n$(reboot) `id` \x1b]0;title\x07 " + "y" * 300
     rig.answer(json.dumps(doc), 1)
     rig.run(WRAPPER)
     (call,) = _drains(rig)
@@ -328,7 +348,9 @@ def _up(rig: Rig) -> str:
 
 
 def _leftovers(rig: Rig) -> list[str]:
-    return sorted(p.name for p in rig.textdir.iterdir() if p.name not in ("gpuadvisor.prom", "gpuadvisor_check_up.prom"))
+    return sorted(
+        p.name for p in rig.textdir.iterdir() if p.name not in ("gpuadvisor.prom", "gpuadvisor_check_up.prom")
+    )
 
 
 @pytest.mark.parametrize("verdict", ["pass", "fail"])
@@ -408,4 +430,3 @@ def test_textfile_runs_do_not_overlap(rig, reports):
 def test_scripts_pass_shellcheck():
     p = subprocess.run(["shellcheck", str(WRAPPER), str(TEXTFILE)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout
-

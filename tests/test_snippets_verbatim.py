@@ -3,6 +3,7 @@ printed by `advise` (each framework, short and --explain) is read back from the 
 and 200 and parsed by its own parser: bash -n and shlex for commands, Python's ast for code, json for
 ds_config.json, PyYAML for accelerate.yaml. The reading of the text is this test's own (headers and indents as a
 user sees them), not the renderer's."""
+
 from __future__ import annotations
 
 import ast
@@ -31,8 +32,23 @@ CASES = [
     ["--simulate", "dgx-h100", "--model", "llama-3-8b", "--nodes", "2", "--framework", "accelerate"],
     ["--simulate", "dgx-h100", "--model", "llama-3-8b", "--nodes", "2", "--framework", "deepspeed"],
     ["--simulate", "dgx-a100", "--model", "mistral-7b", "--nodes", "4"],
-    *[["--simulate", "dgx-h100", "--model", "llama-3-70b", "--task", "inference", "--context", "8192",
-       "--concurrency", "32", "--framework", fw] for fw in ("vllm", "sglang", "trtllm", "llamacpp", "ollama")],
+    *[
+        [
+            "--simulate",
+            "dgx-h100",
+            "--model",
+            "llama-3-70b",
+            "--task",
+            "inference",
+            "--context",
+            "8192",
+            "--concurrency",
+            "32",
+            "--framework",
+            fw,
+        ]
+        for fw in ("vllm", "sglang", "trtllm", "llamacpp", "ollama")
+    ],
 ]
 HEADERS = ("train.py (the lines to add):", "ds_config.json", "accelerate.yaml:", "launched with:")
 
@@ -104,9 +120,11 @@ def test_every_printed_block_parses_at_any_width(args):
                     assert all(len(ln) + 2 <= columns for ln in block), block
             if extra:
                 seen[columns] = blocks
+
     # The same words at every width: a continued command reads as the unbroken one.
     def words(blocks):
         return [shlex.split("\n".join(b).replace("\\\n", " "), comments=True) for k, b in blocks if k == "shell"]
+
     assert words(seen[60]) == words(seen[200])
 
 

@@ -1,4 +1,5 @@
 """The sysfs probe against hand-written trees: link attributes, the path to the root port, port types."""
+
 from __future__ import annotations
 
 import os
@@ -8,11 +9,31 @@ from gpuadvisor.probes.fakesysfs import config_bytes
 from gpuadvisor.probes.pcie import PciPlace, Sysfs, level_between, parse_speed, parse_width, port_type_from_config
 
 
-def _dev(root: Path, rel: str, *, speed: str, max_speed: str, width: str, max_width: str, cls: str = "0x060400", numa: str = "0", config: bytes | None = None) -> None:
+def _dev(
+    root: Path,
+    rel: str,
+    *,
+    speed: str,
+    max_speed: str,
+    width: str,
+    max_width: str,
+    cls: str = "0x060400",
+    numa: str = "0",
+    config: bytes | None = None,
+) -> None:
     d = root / "sys" / "devices" / rel
     d.mkdir(parents=True)
-    for name, value in {"class": cls, "vendor": "0x10de", "device": "0x2684", "current_link_speed": speed, "max_link_speed": max_speed,
-                        "current_link_width": width, "max_link_width": max_width, "numa_node": numa, "local_cpulist": "0-15,32-47"}.items():
+    for name, value in {
+        "class": cls,
+        "vendor": "0x10de",
+        "device": "0x2684",
+        "current_link_speed": speed,
+        "max_link_speed": max_speed,
+        "current_link_width": width,
+        "max_link_width": max_width,
+        "numa_node": numa,
+        "local_cpulist": "0-15,32-47",
+    }.items():
         (d / name).write_text(value + "\n")
     if config is not None:
         (d / "config").write_bytes(config)
@@ -26,10 +47,40 @@ def make_tree(root: Path) -> None:
     base = "pci0000:40/0000:40:01.1"
     _dev(root, base, speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="8", max_width="16")
     _dev(root, base + "/0000:41:00.0", speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="8", max_width="16")
-    _dev(root, base + "/0000:41:00.0/0000:42:00.0", speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16")
-    _dev(root, base + "/0000:41:00.0/0000:42:00.0/0000:43:00.0", speed="16.0 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16", cls="0x030000")
-    _dev(root, base + "/0000:41:00.0/0000:42:01.0", speed="2.5 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16")
-    _dev(root, base + "/0000:41:00.0/0000:42:01.0/0000:44:00.0", speed="2.5 GT/s PCIe", max_speed="16.0 GT/s PCIe", width="16", max_width="16", cls="0x030000")
+    _dev(
+        root,
+        base + "/0000:41:00.0/0000:42:00.0",
+        speed="16.0 GT/s PCIe",
+        max_speed="16.0 GT/s PCIe",
+        width="16",
+        max_width="16",
+    )
+    _dev(
+        root,
+        base + "/0000:41:00.0/0000:42:00.0/0000:43:00.0",
+        speed="16.0 GT/s PCIe",
+        max_speed="16.0 GT/s PCIe",
+        width="16",
+        max_width="16",
+        cls="0x030000",
+    )
+    _dev(
+        root,
+        base + "/0000:41:00.0/0000:42:01.0",
+        speed="2.5 GT/s PCIe",
+        max_speed="16.0 GT/s PCIe",
+        width="16",
+        max_width="16",
+    )
+    _dev(
+        root,
+        base + "/0000:41:00.0/0000:42:01.0/0000:44:00.0",
+        speed="2.5 GT/s PCIe",
+        max_speed="16.0 GT/s PCIe",
+        width="16",
+        max_width="16",
+        cls="0x030000",
+    )
     node = root / "sys" / "devices" / "system" / "node" / "node0"
     node.mkdir(parents=True)
     (node / "cpulist").write_text("0-15,32-47\n")
@@ -46,7 +97,12 @@ def test_path_to_root_port_with_port_types_by_position(tmp_path):
         ("0000:41:00.0", "upstream-port"),
         ("0000:40:01.1", "root-port"),
     ]
-    assert [(h.current_gen, h.current_width, h.max_gen, h.max_width) for h in hops] == [(4, 16, 4, 16), (4, 16, 4, 16), (4, 8, 4, 16), (4, 8, 4, 16)]
+    assert [(h.current_gen, h.current_width, h.max_gen, h.max_width) for h in hops] == [
+        (4, 16, 4, 16),
+        (4, 16, 4, 16),
+        (4, 8, 4, 16),
+        (4, 8, 4, 16),
+    ]
 
 
 def test_downgraded_uplink_behind_x16_gpu_is_the_narrowest_hop(tmp_path):
@@ -100,8 +156,22 @@ def test_levels_between_places():
 
     g0 = place(("g0", "endpoint"), ("d0", "downstream-port"), ("u0", "upstream-port"), ("r0", "root-port"))
     g1 = place(("g1", "endpoint"), ("d1", "downstream-port"), ("u0", "upstream-port"), ("r0", "root-port"))
-    g2 = place(("g2", "endpoint"), ("d2", "downstream-port"), ("u2", "upstream-port"), ("dt", "downstream-port"), ("ut", "upstream-port"), ("r1", "root-port"))
-    g3 = place(("g3", "endpoint"), ("d3", "downstream-port"), ("u3", "upstream-port"), ("dt3", "downstream-port"), ("ut", "upstream-port"), ("r1", "root-port"))
+    g2 = place(
+        ("g2", "endpoint"),
+        ("d2", "downstream-port"),
+        ("u2", "upstream-port"),
+        ("dt", "downstream-port"),
+        ("ut", "upstream-port"),
+        ("r1", "root-port"),
+    )
+    g3 = place(
+        ("g3", "endpoint"),
+        ("d3", "downstream-port"),
+        ("u3", "upstream-port"),
+        ("dt3", "downstream-port"),
+        ("ut", "upstream-port"),
+        ("r1", "root-port"),
+    )
     g4 = place(("g4", "endpoint"), ("r4", "root-port"), hb="pci0000:80", numa=0)
     g5 = place(("g5", "endpoint"), ("r5", "root-port"), hb="pci0000:c0", numa=1)
     assert level_between(g0, g1) == "PIX"
@@ -116,7 +186,9 @@ def test_aer_counters_per_hop(tmp_path):
 
     make_tree(tmp_path)
     gpu_dir = tmp_path / "sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0"
-    (gpu_dir / "aer_dev_correctable").write_text("RxErr 0\nBadTLP 3\nBadDLLP 9\nRollover 0\nTimeout 1\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 13\n")
+    (gpu_dir / "aer_dev_correctable").write_text(
+        "RxErr 0\nBadTLP 3\nBadDLLP 9\nRollover 0\nTimeout 1\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 13\n"
+    )
     hops, _ = Sysfs(tmp_path).path("0000:43:00.0")
     switch = hops[2]
     assert switch.bdf == "0000:41:00.0" and switch.aer_correctable == 13
@@ -129,8 +201,10 @@ def test_simulated_aer_counts_reach_the_gpu_hop(tmp_path):
     from gpuadvisor.collect import simulate
 
     p = tmp_path / "rig.toml"
-    p.write_text('name = "aer"\n[gpu]\npcie_aer_correctable = 42\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.0"\n'
-                 'host_bridge = "pci0000:00"\nnuma_node = 0\n[[gpus]]\nbus_id = "0000:01:00.0"\nparent = "rp0"\n')
+    p.write_text(
+        'name = "aer"\n[gpu]\npcie_aer_correctable = 42\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.0"\n'
+        'host_bridge = "pci0000:00"\nnuma_node = 0\n[[gpus]]\nbus_id = "0000:01:00.0"\nparent = "rp0"\n'
+    )
     rig = simulate(str(p))
     assert [h.aer_correctable for h in rig.gpus[0].pcie.path] == [42, 0]
 
@@ -141,8 +215,10 @@ def test_a_slot_wired_x8_is_not_a_downgrade_of_an_x16_card(tmp_path):
     from gpuadvisor.links import gpu_link, path_limit
 
     p = tmp_path / "rig.toml"
-    p.write_text('name = "x8slot"\n[gpu]\npcie_width = 8\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.0"\n'
-                 'host_bridge = "pci0000:00"\nnuma_node = 0\nmax_width = 8\n[[gpus]]\nbus_id = "0000:03:00.0"\nparent = "rp0"\n')
+    p.write_text(
+        'name = "x8slot"\n[gpu]\npcie_width = 8\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.0"\n'
+        'host_bridge = "pci0000:00"\nnuma_node = 0\nmax_width = 8\n[[gpus]]\nbus_id = "0000:03:00.0"\nparent = "rp0"\n'
+    )
     g = simulate(str(p)).gpus[0]
     link = gpu_link(g)
     assert (link.current_width, link.max_width, g.pcie.max_width) == (8, 8, 16)

@@ -1,5 +1,6 @@
 """Every command's text output fits the terminal: at COLUMNS=80 (a pipe, a CI log) and 60, no line of any
 command's text is wider, whatever it prints (tables split or wrapped, commands continued, code re-laid)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,10 +26,15 @@ def _scan(tmp_path: Path) -> Path:
 
 
 COMMANDS = [
-    ["presets"], ["rules"], ["rules", "--area", "pcie"],
-    ["scan", "--simulate", "dgx-h100"], ["scan", "--simulate", "4x4090-pcie"], ["scan", "--simulate", "dgx2-v100"],
+    ["presets"],
+    ["rules"],
+    ["rules", "--area", "pcie"],
+    ["scan", "--simulate", "dgx-h100"],
+    ["scan", "--simulate", "4x4090-pcie"],
+    ["scan", "--simulate", "dgx2-v100"],
     ["-v", "scan", "--simulate", "dgx-a100"],
-    ["check", "--simulate", "4x4090-pcie"], ["check", "--simulate", "dgx-h100"],
+    ["check", "--simulate", "4x4090-pcie"],
+    ["check", "--simulate", "dgx-h100"],
     ["advise", "--simulate", "dgx-h100", "--model", "llama-3-70b"],
     ["advise", "--simulate", "dgx-h100", "--model", "llama-3-70b", "--explain"],
     ["advise", "--simulate", "4x4090-pcie", "--model", "llama-3-8b", "--finetune", "qlora", "--explain"],
@@ -40,8 +46,7 @@ COMMANDS = [
 
 def _widest(text: str) -> tuple[int, str]:
     """The widest line, but a web address alone on its line (kept whole so it can be followed)."""
-    return max(((len(ln), ln) for ln in text.splitlines() if not (len(ln.split()) == 1 and "/" in ln)),
-               default=(0, ""))
+    return max(((len(ln), ln) for ln in text.splitlines() if not (len(ln.split()) == 1 and "/" in ln)), default=(0, ""))
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: "-".join(a)[:50])
@@ -63,7 +68,10 @@ def test_explain_every_rule_fits(columns):
 @pytest.mark.parametrize("columns", [80, 60])
 def test_saved_scan_views_fit(tmp_path, columns):
     scan = _scan(tmp_path)
-    for args in (["report", str(scan), "--format", "text"], ["scan", "--from", str(scan)],
-                 ["check", "--from", str(scan)]):
+    for args in (
+        ["report", str(scan), "--format", "text"],
+        ["scan", "--from", str(scan)],
+        ["check", "--from", str(scan)],
+    ):
         width, line = _widest(_run(args, columns))
         assert width <= columns, (args, line)

@@ -12,6 +12,7 @@ The independent figure: CuPy's ``cudaMemcpyAsync`` (cupy.cuda.runtime.memcpyAsyn
 N copies of the same buffer size between a start and a stop CUDA event, no spin kernel, median of the same
 number of runs, the data compared afterwards. Bytes counted once for device-to-device, as gpuadvisor does.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -92,8 +93,10 @@ def cudart_selfcheck() -> str:
     rt.memcpy_peer_async(dst.data_ptr(), 0, src.data_ptr(), 0, src.numel() * 4, s.cuda_stream)
     torch.cuda.synchronize()
     ok = torch.equal(src, dst)
-    return f"cudart {rt.path}: cudaMemcpyPeerAsync 0->0 of 4 MiB {'verified' if ok else 'WRONG DATA'}; " \
-           f"cudaDeviceCanAccessPeer(0,0)={rt.can_access_peer(0, 0) if torch.cuda.device_count() > 1 else 'n/a'}"
+    return (
+        f"cudart {rt.path}: cudaMemcpyPeerAsync 0->0 of 4 MiB {'verified' if ok else 'WRONG DATA'}; "
+        f"cudaDeviceCanAccessPeer(0,0)={rt.can_access_peer(0, 0) if torch.cuda.device_count() > 1 else 'n/a'}"
+    )
 
 
 def main() -> int:
@@ -106,8 +109,13 @@ def main() -> int:
     rig = _rig()
     preset = get_preset("default")
     t0 = time.time()
-    ms = run_benchmarks(rig, preset=preset, backend="nccl", budget_s=budget,
-                        progress=lambda d, t, label: print(f"[{d}/{t}] {label}", flush=True) if label else None)
+    ms = run_benchmarks(
+        rig,
+        preset=preset,
+        backend="nccl",
+        budget_s=budget,
+        progress=lambda d, t, label: print(f"[{d}/{t}] {label}", flush=True) if label else None,
+    )
     wall = time.time() - t0
     rig.save(out / "bench-measurements.json")
     text = render_measurements(ms)
@@ -122,17 +130,21 @@ def main() -> int:
         elif m.kind == "d2d" and m.gpus == [0]:
             ours["d2d"] = m
     theirs = cupy_copies(preset.copy_bytes, preset.copies_per_run, preset.copy_runs)
-    lines = [f"GPU 0 copies, {preset.copy_bytes} B buffers, {preset.copies_per_run} copies per run, median of "
-             f"{preset.copy_runs} runs, GB/s = 1e9 B/s; d2d counts each byte once",
-             "gpuadvisor: torch copy_ behind a torch.cuda._sleep spin, CUDA events (gpuadvisor.bench.copies)",
-             "independent: CuPy cudaMemcpyAsync, CUDA events, no spin kernel (benchmarks/device/gpu_bench.py)",
-             f"{'copy':<14}{'gpuadvisor':>12}{'CuPy':>12}{'ratio':>8}  status"]
+    lines = [
+        f"GPU 0 copies, {preset.copy_bytes} B buffers, {preset.copies_per_run} copies per run, median of "
+        f"{preset.copy_runs} runs, GB/s = 1e9 B/s; d2d counts each byte once",
+        "gpuadvisor: torch copy_ behind a torch.cuda._sleep spin, CUDA events (gpuadvisor.bench.copies)",
+        "independent: CuPy cudaMemcpyAsync, CUDA events, no spin kernel (benchmarks/device/gpu_bench.py)",
+        f"{'copy':<14}{'gpuadvisor':>12}{'CuPy':>12}{'ratio':>8}  status",
+    ]
     for name, bw in theirs.items():
         m = ours.get(name)
         mine = m.value_gbps if m is not None else None
         ratio = f"{mine / bw:8.3f}" if mine else f"{'-':>8}"
-        lines.append(f"{name:<14}{(f'{mine:.2f}' if mine else '-'):>12}{bw:>12.2f}{ratio}  "
-                     f"{m.status if m is not None else 'not measured'}")
+        lines.append(
+            f"{name:<14}{(f'{mine:.2f}' if mine else '-'):>12}{bw:>12.2f}{ratio}  "
+            f"{m.status if m is not None else 'not measured'}"
+        )
     lines.append("")
     lines.append(cudart_selfcheck())
     cmp_text = "\n".join(lines) + "\n"

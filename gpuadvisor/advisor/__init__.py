@@ -7,6 +7,7 @@ Public API:
     render_advice(advice_or_dict) -> str       terminal text
     workload_options                           click decorator with the workload options (for scan/advise)
 """
+
 from __future__ import annotations
 
 import importlib

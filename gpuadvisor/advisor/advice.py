@@ -1,4 +1,5 @@
 """advise(rig, workload) -> Advice: every candidate, the pick with its reason and launch snippet."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -96,10 +97,17 @@ def _state_bytes(w: Workload) -> dict[str, Any]:
     used = conv.per_param(opt.states)
     return {
         "used_per_param": used,
-        "weights": conv.weights, "grads": conv.grads, "master": conv.master, "optimizer_states": opt.states,
-        "convention": conv.key, "source": conv.source, "optimizer_source": opt.source,
-        "conventions": [{"bytes_per_param_with_adam": s.per_param(C.ADAMW.states), "key": s.key, "source": s.source}
-                        for s in (C.MIXED_16BIT_GRADS, C.MIXED_FP32_GRADS, C.MIXED_MAIN_GRADS, C.FP32_STATES)],
+        "weights": conv.weights,
+        "grads": conv.grads,
+        "master": conv.master,
+        "optimizer_states": opt.states,
+        "convention": conv.key,
+        "source": conv.source,
+        "optimizer_source": opt.source,
+        "conventions": [
+            {"bytes_per_param_with_adam": s.per_param(C.ADAMW.states), "key": s.key, "source": s.source}
+            for s in (C.MIXED_16BIT_GRADS, C.MIXED_FP32_GRADS, C.MIXED_MAIN_GRADS, C.FP32_STATES)
+        ],
     }
 
 
@@ -107,16 +115,22 @@ def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list
     if w.task != "train":
         return []
     if w.mfu_given:
-        return [f"compute: MFU {w.mfu:.2f} as given (--mfu: model FLOPs 6N + 12·L·s·d_attn per token over the datasheet dense peak, "
-                "PaLM appendix B); activation checkpointing's recomputed FLOPs cost time on top at the same rate"]
-    out = ["compute predicted per component (matmuls, attention, memory-bound ops, optimizer step, a launch floor per micro-batch); "
-           "MFU = model FLOPs 6N + 12·L·s·d_attn per token / (step time × datasheet dense peak), as PaLM (appendix B) and "
-           "Megatron-LM count it; recomputation is time on top"]
+        return [
+            f"compute: MFU {w.mfu:.2f} as given (--mfu: model FLOPs 6N + 12·L·s·d_attn per token over the datasheet dense peak, "
+            "PaLM appendix B); activation checkpointing's recomputed FLOPs cost time on top at the same rate"
+        ]
+    out = [
+        "compute predicted per component (matmuls, attention, memory-bound ops, optimizer step, a launch floor per micro-batch); "
+        "MFU = model FLOPs 6N + 12·L·s·d_attn per token / (step time × datasheet dense peak), as PaLM (appendix B) and "
+        "Megatron-LM count it; recomputation is time on top"
+    ]
     if rates is not None:
         out += [f"  {s}" for s in rates.sources]
         if not rates.matmul_measured:
-            out.append("  no matmul measurement in this scan: run gpuadvisor bench --compute to time this GPU's own matmuls "
-                       "(a power cap or low clocks show there, and the error band narrows)")
+            out.append(
+                "  no matmul measurement in this scan: run gpuadvisor bench --compute to time this GPU's own matmuls "
+                "(a power cap or low clocks show there, and the error band narrows)"
+            )
     arch = view.spec.architecture if view.spec else None
     pub = C.PUBLISHED_MFU.get(arch or "")
     if pub:
@@ -127,17 +141,26 @@ def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list
 def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[str]:
     out = _compute_assumptions(w, view, rates)
     if w.task == "train" and w.precision == "fp8":
-        out.append("fp8 training (Transformer Engine / Megatron --fp8-format): matmuls at the FP8 peak, model states and activations "
-                   "counted as for bf16 mixed precision (FP8 keeps a higher-precision master copy)")
+        out.append(
+            "fp8 training (Transformer Engine / Megatron --fp8-format): matmuls at the FP8 peak, model states and activations "
+            "counted as for bf16 mixed precision (FP8 keeps a higher-precision master copy)"
+        )
     if w.task == "train" and w.precision == "fp32":
-        out.append("fp32 training timed at the FP32 (not TF32) peak: PyTorch leaves TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32)")
+        out.append(
+            "fp32 training timed at the FP32 (not TF32) peak: PyTorch leaves TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32)"
+        )
     if w.task == "train":
         conv = w.state_convention()
         out += [
-            f"model states at {conv.per_param(w.optimizer_bytes().states):g} bytes/param ({conv.source})" if w.finetune == "full"
+            f"model states at {conv.per_param(w.optimizer_bytes().states):g} bytes/param ({conv.source})"
+            if w.finetune == "full"
             else f"{w.finetune}: frozen base weights + adapters at 16 bytes per trainable parameter ({C.LORA_ADAPTER_BYTES.source})",
-            "activations: Korthikanti et al. 2022 per-layer formula (GPT architecture), " + (
-                "fused attention (FlashAttention/SDPA) so the 5as/h score term is dropped" if w.fused_attention else "attention scores stored (5as/h term kept)"),
+            "activations: Korthikanti et al. 2022 per-layer formula (GPT architecture), "
+            + (
+                "fused attention (FlashAttention/SDPA) so the 5as/h score term is dropped"
+                if w.fused_attention
+                else "attention scores stored (5as/h term kept)"
+            ),
             "tensor-parallel layouts use sequence parallelism; pipelines use 1F1B",
             f"memory: torch's peak allocated is predicted (states, activations, the loss's logits at {C.LOSS_LOGIT_BYTES[w.loss]:g} bytes each "
             f"for a {w.loss} cross-entropy, gathered units); what nvidia-smi shows adds the caching allocator's reserve "
@@ -171,10 +194,18 @@ def advise(rig: Rig, workload: Workload) -> Advice:
 
 def default_precision(view: rigview.RigView, w: Workload) -> tuple[Workload, str | None]:
     """--precision left out: bf16, or fp16 on a GPU whose datasheet has no BF16 (Volta, Turing), with a note."""
-    if w.precision_given or w.precision != "bf16" or view.spec is None or "bf16" in view.spec.tflops or "fp16" not in view.spec.tflops:
+    if (
+        w.precision_given
+        or w.precision != "bf16"
+        or view.spec is None
+        or "bf16" in view.spec.tflops
+        or "fp16" not in view.spec.tflops
+    ):
         return w, None
-    return replace(w, precision="fp16"), (f"--precision not given: fp16, as {view.spec.name} has no BF16 "
-                                          "(fp16 training needs loss scaling: the snippets turn it on)")
+    return replace(w, precision="fp16"), (
+        f"--precision not given: fp16, as {view.spec.name} has no BF16 "
+        "(fp16 training needs loss scaling: the snippets turn it on)"
+    )
 
 
 def _attach_bands(cands: list[S.Candidate], view: rigview.RigView, rates: Any) -> None:
@@ -192,18 +223,29 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
     w, precision_note = default_precision(view, w)
     notes = list(view.notes) + list(w.notes) + ([precision_note] if precision_note else [])
     if view.measured_all_reduce is None and view.total_gpus > 1:
-        notes.append("no all_reduce measurement in this scan: bandwidth is the links' expected figure (run gpuadvisor bench to measure)")
+        notes.append(
+            "no all_reduce measurement in this scan: bandwidth is the links' expected figure (run gpuadvisor bench to measure)"
+        )
     peak, peak_src = view.peak_tflops(w.compute_precision())
     if peak is None:
         notes.append(peak_src)
-    elif (w.task == "inference" and w.precision == "fp8" and view.spec is not None and "fp8" not in view.spec.tflops
-          and view.spec.architecture == "ampere"):
-        notes.append(f"{view.spec.name} has no FP8 tensor cores: vLLM serves --quantization fp8 on Ampere as weight-only FP8 "
-                     "(FP8 Marlin, W8A16): the memory figures hold, compute stays 16-bit")
+    elif (
+        w.task == "inference"
+        and w.precision == "fp8"
+        and view.spec is not None
+        and "fp8" not in view.spec.tflops
+        and view.spec.architecture == "ampere"
+    ):
+        notes.append(
+            f"{view.spec.name} has no FP8 tensor cores: vLLM serves --quantization fp8 on Ampere as weight-only FP8 "
+            "(FP8 Marlin, W8A16): the memory figures hold, compute stays 16-bit"
+        )
     elif view.spec is not None and w.compute_precision() not in view.spec.tflops:
         better = next((p for p in ("bf16", "fp16") if p in view.spec.tflops), "fp32")
-        notes.append(f"{view.spec.name} has no {w.precision.upper()} support: run with --precision {better} "
-                     f"(the launch snippet's precision flags would fail on this GPU); {peak_src}")
+        notes.append(
+            f"{view.spec.name} has no {w.precision.upper()} support: run with --precision {better} "
+            f"(the launch snippet's precision flags would fail on this GPU); {peak_src}"
+        )
     if w.task == "inference":
         return _advise_inference(view, w, notes)
     rates = S.default_rates(view, w, measurements)
@@ -215,7 +257,9 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
     smallest = None
     if chosen is not None:
         lay = chosen.layout
-        snippet = training_snippet(w, lay, chosen.accumulation, chosen.global_batch, chosen.recompute, view.gpus_per_node, view.nodes)
+        snippet = training_snippet(
+            w, lay, chosen.accumulation, chosen.global_batch, chosen.recompute, view.gpus_per_node, view.nodes
+        )
         batch = {
             "micro_batch": w.micro_batch,
             "gradient_accumulation": chosen.accumulation,
@@ -226,30 +270,48 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
             "lr_note": lr_note(w, chosen),
         }
         if w.global_batch is None:
-            notes.append(f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per step assumed, "
-                         "about the smallest GPT-3 batch (0.5M tokens, Brown et al. 2020); pass yours")
+            notes.append(
+                f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per step assumed, "
+                "about the smallest GPT-3 batch (0.5M tokens, Brown et al. 2020); pass yours"
+            )
         elif chosen.global_batch != w.global_batch:
-            notes.append(f"global batch {w.global_batch} is not a multiple of micro-batch × data-parallel ({w.micro_batch} × {lay.dp}): "
-                         f"{chosen.accumulation} accumulation steps give {chosen.global_batch}")
+            notes.append(
+                f"global batch {w.global_batch} is not a multiple of micro-batch × data-parallel ({w.micro_batch} × {lay.dp}): "
+                f"{chosen.accumulation} accumulation steps give {chosen.global_batch}"
+            )
     else:
         smallest = smallest_rig(w, view.spec)
         reason = nothing_fits_reason(w, view, cands, smallest)
     return Advice(
-        task="train", workload=w.to_dict(), rig=_rig_summary(view, w), candidates=[c.to_dict() for c in cands],
-        excluded=excluded, pick=chosen.to_dict() if chosen else None, reason=reason, snippet=snippet, batch=batch,
-        smallest_rig=smallest, assumptions=_assumptions(w, view, rates), state_bytes=_state_bytes(w), notes=notes,
+        task="train",
+        workload=w.to_dict(),
+        rig=_rig_summary(view, w),
+        candidates=[c.to_dict() for c in cands],
+        excluded=excluded,
+        pick=chosen.to_dict() if chosen else None,
+        reason=reason,
+        snippet=snippet,
+        batch=batch,
+        smallest_rig=smallest,
+        assumptions=_assumptions(w, view, rates),
+        state_bytes=_state_bytes(w),
+        notes=notes,
     )
 
 
 def lr_note(w: Workload, c: S.Candidate) -> str:
     """Linear scaling with warm-up (Goyal et al. 2017); square-root scaling for Adam (Malladi et al. 2022)."""
-    return (f"global batch {c.global_batch} sequences = {w.micro_batch} per GPU × {c.accumulation} accumulation × {c.layout.dp} data-parallel "
-            f"({c.tokens_per_step:,} tokens). If your learning rate was tuned at another global batch B0, scale it by "
-            f"{c.global_batch}/B0 (linear rule, Goyal et al. 2017) or by its square root for Adam-type optimizers "
-            "(Malladi et al. 2022), with a warm-up.")
+    return (
+        f"global batch {c.global_batch} sequences = {w.micro_batch} per GPU × {c.accumulation} accumulation × {c.layout.dp} data-parallel "
+        f"({c.tokens_per_step:,} tokens). If your learning rate was tuned at another global batch B0, scale it by "
+        f"{c.global_batch}/B0 (linear rule, Goyal et al. 2017) or by its square root for Adam-type optimizers "
+        "(Malladi et al. 2022), with a warm-up."
+    )
 
 
-def nothing_fits_reason(w: Workload, view: rigview.RigView, cands: list[S.Candidate], smallest: dict[str, Any] | None) -> str:
+def nothing_fits_reason(
+    w: Workload, view: rigview.RigView, cands: list[S.Candidate], smallest: dict[str, Any] | None
+) -> str:
     best = min(cands, key=lambda c: c.memory.total_bytes) if cands else None
     head = f"Nothing fits: {w.describe()} on {view.label}"
     if best is not None:
@@ -270,8 +332,10 @@ def nothing_fits_reason(w: Workload, view: rigview.RigView, cands: list[S.Candid
 
 def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> Advice:
     if w.arch.max_positions and w.ctx > w.arch.max_positions:
-        notes.append(f"--context {w.ctx} is longer than the model's max_position_embeddings ({w.arch.max_positions}): vLLM refuses "
-                     "such a --max-model-len unless the model's RoPE scaling allows it (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to force)")
+        notes.append(
+            f"--context {w.ctx} is longer than the model's max_position_embeddings ({w.arch.max_positions}): vLLM refuses "
+            "such a --max-model-len unless the model's RoPE scaling allows it (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to force)"
+        )
     opts, excluded = I.serving_options(view, w)
     chosen = I.pick_serving(opts)
     reason = I.explain_serving(opts, chosen, w)
@@ -279,10 +343,18 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
     smallest = None
     if chosen is not None:
         model_id = _hf_id(w)
-        snippet = {"kind": "vllm", "command": I.vllm_command(w, chosen, model_id), "tensor_parallel_size": chosen.tp,
-                   "pipeline_parallel_size": chosen.pp, "nproc_per_node": view.gpus_per_node, "nnodes": view.nodes}
+        snippet = {
+            "kind": "vllm",
+            "command": I.vllm_command(w, chosen, model_id),
+            "tensor_parallel_size": chosen.tp,
+            "pipeline_parallel_size": chosen.pp,
+            "nproc_per_node": view.gpus_per_node,
+            "nnodes": view.nodes,
+        }
         if not chosen.nvlink:
-            notes.append(f"TP={chosen.tp} crosses PCIe (no NVLink group of {chosen.tp}): every layer's all-reduce goes over PCIe, so decoding is slower than the memory math suggests")
+            notes.append(
+                f"TP={chosen.tp} crosses PCIe (no NVLink group of {chosen.tp}): every layer's all-reduce goes over PCIe, so decoding is slower than the memory math suggests"
+            )
     else:
         smallest = smallest_rig(w, view.spec)
         reason = f"Nothing fits: {w.describe()} on {view.label}"
@@ -292,9 +364,19 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
         if smallest:
             reason += f". Smallest rig that would: {smallest['smallest']['description']} ({smallest['smallest']['strategy']})."
     return Advice(
-        task="inference", workload=w.to_dict(), rig=_rig_summary(view, w), candidates=[o.to_dict(w.ctx) for o in opts],
-        excluded=excluded, pick=chosen.to_dict(w.ctx) if chosen else None, reason=reason, snippet=snippet, batch=None,
-        smallest_rig=smallest, assumptions=_assumptions(w, view), state_bytes=None, notes=notes,
+        task="inference",
+        workload=w.to_dict(),
+        rig=_rig_summary(view, w),
+        candidates=[o.to_dict(w.ctx) for o in opts],
+        excluded=excluded,
+        pick=chosen.to_dict(w.ctx) if chosen else None,
+        reason=reason,
+        snippet=snippet,
+        batch=None,
+        smallest_rig=smallest,
+        assumptions=_assumptions(w, view),
+        state_bytes=None,
+        notes=notes,
     )
 
 

@@ -8,6 +8,7 @@ and "measured" (this GPU's matmul TFLOP/s and all-reduce busbw measured in the s
 5 % by which cards of one product differ in achievable matmul rate, which the measurement removes; a throttled or
 power-capped card, which the datasheet band cannot cover at all, is caught by the measurement too).
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,5 +36,12 @@ def band(kind: str, value: float | None, *, measured: bool = False) -> dict[str,
     key = "measured" if measured and "measured" in b else "datasheet" if "datasheet" in b else None
     src = b[key] if key else b
     lo, hi = float(src["ratio_low"]), float(src["ratio_high"])
-    return {"low": value / hi, "high": value / lo, "ratio_low": lo, "ratio_high": hi, "cases": int(src["cases"]),
-            "basis": key or "cases", "coverage": "middle 80 % of the published runs" if int(src["cases"]) >= 10 else "every published run"}
+    return {
+        "low": value / hi,
+        "high": value / lo,
+        "ratio_low": lo,
+        "ratio_high": hi,
+        "cases": int(src["cases"]),
+        "basis": key or "cases",
+        "coverage": "middle 80 % of the published runs" if int(src["cases"]) >= 10 else "every published run",
+    }

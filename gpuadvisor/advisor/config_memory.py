@@ -20,6 +20,7 @@ config, so gradients and buckets are 16-bit; fp32 training: 4 bytes):
     contiguous_gradients). The prefetched parameters (stage3_prefetch_bucket_size = 0.9·h², less than one
     transformer layer's 12·h²) are inside the two gathered units memory.gathered_unit already counts.
 """
+
 from __future__ import annotations
 
 from typing import Any

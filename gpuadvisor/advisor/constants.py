@@ -3,6 +3,7 @@
 Units: bytes; GB = 1e9 bytes, GiB = 2**30 bytes (the advisor reports memory in GiB, as nvidia-smi's MiB
 does, and bandwidth in GB/s as nccl-tests does).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,26 +39,38 @@ class StateBytes:
 # Adam momentum 4 + variance 4 = 12) = 16 bytes/param. The sharding formulas of PARALLELISM.md are written
 # in it; DeepSpeed's ZeRO-2 estimator (estimate_zero2_model_states_mem_needs: 4 + 16/N) counts the same way.
 MIXED_16BIT_GRADS = StateBytes(
-    "16", weights=2, grads=2, master=4,
+    "16",
+    weights=2,
+    grads=2,
+    master=4,
     source="Rajbhandari et al. 2019 (ZeRO), section 3.1 and figure 1: 2Ψ + 2Ψ + 12Ψ = 16Ψ; DeepSpeed ZeRO-2 estimator",
 )
 # 18 bytes/param: gradients kept (or accumulated) in fp32. Megatron-LM's distributed-optimizer table lists
 # "float16 param, fp32 grads: 18"; DeepSpeed's ZeRO-3 estimator uses 18/N; the Hugging Face Transformers
 # "GPU memory usage" page counts 6 (fp32 + fp16 weights) + 4 (fp32 grads) + 8 (Adam) = 18.
 MIXED_FP32_GRADS = StateBytes(
-    "18", weights=2, grads=4, master=4,
+    "18",
+    weights=2,
+    grads=4,
+    master=4,
     source="Megatron-LM docs, distributed optimizer table ('float16 param, fp32 grads: 18'); DeepSpeed "
     "estimate_zero3_model_states_mem_needs (18 bytes/param); Hugging Face Transformers 'GPU memory usage' (6 + 4 + 8)",
 )
 # 20 bytes/param: 16-bit grads plus an fp32 "main grad" copy the optimizer reads.
 MIXED_MAIN_GRADS = StateBytes(
-    "20", weights=2, grads=6, master=4,
+    "20",
+    weights=2,
+    grads=6,
+    master=4,
     source="Megatron-LM docs, distributed optimizer table ('float16 param, float16 grads: 20': 16-bit grads plus fp32 main grads)",
 )
 # Plain fp32 training: what torch allocates for an fp32 model and torch.optim.AdamW, measured to the byte in
 # tests/test_advisor_torch.py (4 weights + 4 grads + 8 Adam states; Megatron-LM's table: "fp32 param, fp32 grads: 16").
 FP32_STATES = StateBytes(
-    "fp32", weights=4, grads=4, master=0,
+    "fp32",
+    weights=4,
+    grads=4,
+    master=0,
     source="torch fp32 model + torch.optim.AdamW, counted from the tensors torch allocates (4 B weights + 4 B grads + 8 B exp_avg/exp_avg_sq); Megatron-LM table 'fp32 param, fp32 grads: 16'",
 )
 # Pure bf16 training: weights and gradients in bf16, no fp32 master; torch optimizers keep their states in the
@@ -65,7 +78,10 @@ FP32_STATES = StateBytes(
 # dtype: bf16; how an 8B model's full fine-tuning fits one 24 GB card with 8-bit/paged AdamW and the optimizer
 # step fused into backward).
 PURE_BF16 = StateBytes(
-    "bf16", weights=2, grads=2, master=0,
+    "bf16",
+    weights=2,
+    grads=2,
+    master=0,
     source="pure bf16 (torchtune dtype=bf16): bf16 weights and grads, optimizer states in the parameters' dtype (torch.optim keeps "
     "exp_avg/exp_avg_sq like the parameter); 8-bit optimizers 1 byte per state (bitsandbytes)",
 )
@@ -84,27 +100,44 @@ class OptimizerBytes:
 
 
 ADAMW = OptimizerBytes(
-    "adamw", states=8, per_tensor=4,
+    "adamw",
+    states=8,
+    per_tensor=4,
     source="Adam/AdamW momentum + variance in fp32 (Kingma & Ba 2015; ZeRO paper K = 12 with the fp32 master); "
     "torch.optim.AdamW also keeps a 0-dim fp32 'step' tensor per parameter tensor (torch/optim/adamw.py)",
 )
 SGD_MOMENTUM = OptimizerBytes(
-    "sgd", states=4, per_tensor=0,
+    "sgd",
+    states=4,
+    per_tensor=0,
     source="SGD with momentum: one fp32 momentum buffer (ZeRO's K = 4 + 4 with the fp32 master, Rajbhandari et al. 2019, section 3.1)",
 )
 ADAM_8BIT = OptimizerBytes(
-    "adam8bit", states=2, per_tensor=0,
+    "adam8bit",
+    states=2,
+    per_tensor=0,
     source="bitsandbytes 8-bit Adam: both states in 8 bits (Dettmers et al. 2022, '8-bit Optimizers via Block-wise "
     "Quantization'); with the fp32 master K ≈ 2 + 4 (ZeRO's notation, Rajbhandari et al. 2019). Block-wise scale constants not counted",
 )
 PAGED_ADAM_8BIT = OptimizerBytes(
-    "paged-adam8bit", states=2, per_tensor=0, paged=True,
+    "paged-adam8bit",
+    states=2,
+    per_tensor=0,
+    paged=True,
     source="bitsandbytes PagedAdamW8bit: 8-bit states in CUDA unified memory, paged out to host RAM when the GPU runs short "
     "(Dettmers et al. 2023, QLoRA, section 3 'paged optimizers'); torchtune's 8B full fine-tune on one 24 GB card uses it",
 )
 OPTIMIZERS = {o.key: o for o in (ADAMW, SGD_MOMENTUM, ADAM_8BIT, PAGED_ADAM_8BIT)}
-OPTIMIZER_ALIASES = {"adam": "adamw", "adamw": "adamw", "sgd": "sgd", "adam8bit": "adam8bit", "adamw8bit": "adam8bit", "8bit-adam": "adam8bit",
-                     "paged-adam8bit": "paged-adam8bit", "paged-adamw8bit": "paged-adam8bit"}
+OPTIMIZER_ALIASES = {
+    "adam": "adamw",
+    "adamw": "adamw",
+    "sgd": "sgd",
+    "adam8bit": "adam8bit",
+    "adamw8bit": "adam8bit",
+    "8bit-adam": "adam8bit",
+    "paged-adam8bit": "paged-adam8bit",
+    "paged-adamw8bit": "paged-adam8bit",
+}
 
 # Bytes per element of each precision.
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
@@ -112,10 +145,15 @@ DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
 # LoRA adapters: PEFT casts 16-bit adapter weights to fp32 by default (LoraConfig / get_peft_model
 # autocast_adapter_dtype=True), so each trainable parameter has fp32 weight 4 + fp32 grad 4 + Adam 8 = 16.
 LORA_ADAPTER_BYTES = StateBytes(
-    "lora", weights=4, grads=4, master=0,
+    "lora",
+    weights=4,
+    grads=4,
+    master=0,
     source="PEFT: adapter weights autocast to fp32 (autocast_adapter_dtype=True); fp32 grads; optimizer states as chosen",
 )
-LORA_DEFAULT_RANK = 16  # QLoRA paper's LLaMA runs use r = 64; 16 is the PEFT examples' common value: stated as a default
+LORA_DEFAULT_RANK = (
+    16  # QLoRA paper's LLaMA runs use r = 64; 16 is the PEFT examples' common value: stated as a default
+)
 # QLoRA: NF4 base weights, 4 bits per parameter plus double-quantized block constants of 0.127 bits per
 # parameter (Dettmers et al. 2023, "QLoRA", section 3: double quantization cuts constants from 0.5 to 0.127 bits).
 QLORA_BITS_PER_PARAM = 4 + 0.127
@@ -169,9 +207,17 @@ GATHERED_UNITS_IN_FLIGHT = 2
 # 51.7 %; llm-foundry MPT 7B-30B 54-64 %), H100 0.33-0.46 (torchtitan Llama 3.1 8B 33-39 %, llm-foundry MPT
 # 38-46 %; Llama 3 paper 38-43 % on 16K H100).
 PUBLISHED_MFU = {
-    "ampere": (0.50, 0.64, "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks (A100 80GB: 54-64 %)"),
-    "hopper": (0.33, 0.46, "torchtitan docs/performance.md (Llama 3.1 8B on H100: 33-39 %); llm-foundry MPT benchmarks (H100: 38-46 %); "
-                           "Dubey et al. 2024 (Llama 3), table 4: 38-43 %"),
+    "ampere": (
+        0.50,
+        0.64,
+        "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks (A100 80GB: 54-64 %)",
+    ),
+    "hopper": (
+        0.33,
+        0.46,
+        "torchtitan docs/performance.md (Llama 3.1 8B on H100: 33-39 %); llm-foundry MPT benchmarks (H100: 38-46 %); "
+        "Dubey et al. 2024 (Llama 3), table 4: 38-43 %",
+    ),
 }
 
 # Sustained dense matmul rate as a fraction of the datasheet peak, per GPU generation: "maximum achievable matmul
@@ -184,7 +230,10 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "ampere": (271.2 / 312, "Bekman, ml-engineering MAMF table: A100 SXM 271.2 of 312 TFLOP/s BF16"),
     "hopper": (794.5 / 989, "Bekman, ml-engineering MAMF table: H100 SXM 794.5 of 989 TFLOP/s BF16"),
     "blackwell": (1745.0 / 2250, "Bekman, ml-engineering MAMF table: B200 1745 of 2250 TFLOP/s BF16"),
-    "ada": (271.2 / 312, "assumed as A100's 86.9 %: Ada (sm_89) runs the same mma.sync tensor-core GEMM kernels as sm_80; no published MAMF for Ada"),
+    "ada": (
+        271.2 / 312,
+        "assumed as A100's 86.9 %: Ada (sm_89) runs the same mma.sync tensor-core GEMM kernels as sm_80; no published MAMF for Ada",
+    ),
     "volta": (0.80, "assumed (no published MAMF for Volta)"),
     "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
 }
@@ -205,7 +254,9 @@ ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
     "volta": (0.30, "assumed (no FlashAttention on Volta)"),
     "unknown": (0.35, "assumed"),
 }
-FLASH_BACKWARD_PASSES = 2.5  # FlashAttention's backward: 5 matmuls (QKᵀ recomputed) to the forward's 2 (Dao 2023, section 3.1)
+FLASH_BACKWARD_PASSES = (
+    2.5  # FlashAttention's backward: 5 matmuls (QKᵀ recomputed) to the forward's 2 (Dao 2023, section 3.1)
+)
 # Memory bandwidth a device-to-device copy reaches of the datasheet: our own H100 (tests/fixtures/h100-vm,
 # bench-compare.txt): 1,490.8 GB/s copied = 2,982 GB/s read + write of the 3,350 GB/s datasheet: 0.89.
 MEMORY_BANDWIDTH_EFFICIENCY = 0.89

@@ -2,6 +2,7 @@
 
 Pure arithmetic on numbers: no rig, no workload objects. Tests reproduce the published values.
 """
+
 from __future__ import annotations
 
 from gpuadvisor.advisor import constants as C
@@ -9,7 +10,9 @@ from gpuadvisor.advisor import constants as C
 # -- model states -----------------------------------------------------------------------------------------
 
 
-def zero_model_state_bytes(psi: float, stage: int, n: int, k: float = 12.0, weight_bytes: float = 2.0, grad_bytes: float = 2.0) -> float:
+def zero_model_state_bytes(
+    psi: float, stage: int, n: int, k: float = 12.0, weight_bytes: float = 2.0, grad_bytes: float = 2.0
+) -> float:
     """Model-state bytes per GPU for ZeRO stage 0 (DDP), 1, 2 or 3 over ``n`` data-parallel GPUs.
 
     Source: Rajbhandari et al. 2019, "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
@@ -33,8 +36,17 @@ def zero_model_state_bytes(psi: float, stage: int, n: int, k: float = 12.0, weig
 # -- activations --------------------------------------------------------------------------------------------
 
 
-def activation_bytes_per_layer(s: int, b: int, h: int, a: int, t: int = 1, *, sequence_parallel: bool = False,
-                               fused_attention: bool = False, recompute: str = "none") -> float:
+def activation_bytes_per_layer(
+    s: int,
+    b: int,
+    h: int,
+    a: int,
+    t: int = 1,
+    *,
+    sequence_parallel: bool = False,
+    fused_attention: bool = False,
+    recompute: str = "none",
+) -> float:
     """Activation bytes one transformer layer keeps for the backward pass (16-bit activations).
 
     Source: Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
@@ -93,7 +105,9 @@ def attention_flops(layers: int, seq: int, d_attn: int, tokens: float, *, recomp
     return per_token_fwd * (4 if recompute else 3) * tokens
 
 
-def megatron_flops_per_iteration(batch: int, s: int, layers: int, h: int, vocab: int, *, recompute: bool = True) -> float:
+def megatron_flops_per_iteration(
+    batch: int, s: int, layers: int, h: int, vocab: int, *, recompute: bool = True
+) -> float:
     """FLOPs of one iteration of B sequences, attention and logits included.
 
     Source: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters using
@@ -175,8 +189,14 @@ def deepspeed_zero2_estimate_bytes(total_params: float, gpus: int, version: str,
     return 4 * total_params + int(16 * total_params / gpus)
 
 
-def deepspeed_zero3_estimate_bytes(total_params: float, largest_layer_params: float, gpus: int, *,
-                                   cpu_offload: bool = False, cpu_offload_params: bool = False) -> float:
+def deepspeed_zero3_estimate_bytes(
+    total_params: float,
+    largest_layer_params: float,
+    gpus: int,
+    *,
+    cpu_offload: bool = False,
+    cpu_offload_params: bool = False,
+) -> float:
     """GPU bytes DeepSpeed's ``estimate_zero3_model_states_mem_needs`` prints (deepspeed/runtime/zero/stage3.py,
     unchanged from 0.10 to 0.19.8): the largest layer at 4 bytes/param + 18·P/N; with optimizer offload
     + 2·P/N; with parameters offloaded too, the largest layer alone."""

@@ -6,6 +6,7 @@ DDP/FSDP/ZeroRedundancyOptimizer code), deepspeed (its launcher and ds_config.js
 and launch line), megatron (pretrain_gpt.py), jax (jax.distributed and a device mesh with PartitionSpecs).
 Serving: vllm, sglang, trtllm (TensorRT-LLM's trtllm-serve), llamacpp (llama-server), ollama.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -29,10 +30,24 @@ DOCS = {
 DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
-def _result(name: str, commands: list[str] | None = None, files: dict[str, str] | None = None, code: str | None = None,
-            notes: list[str] | None = None, reason: str | None = None) -> dict[str, Any]:
-    return {"framework": name, "maps": reason is None, "reason": reason, "commands": commands or [], "files": files or {},
-            "code": code, "notes": notes or [], "docs": DOCS[name]}
+def _result(
+    name: str,
+    commands: list[str] | None = None,
+    files: dict[str, str] | None = None,
+    code: str | None = None,
+    notes: list[str] | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "framework": name,
+        "maps": reason is None,
+        "reason": reason,
+        "commands": commands or [],
+        "files": files or {},
+        "code": code,
+        "notes": notes or [],
+        "docs": DOCS[name],
+    }
 
 
 def launch(advice: Any, name: str) -> dict[str, Any]:
@@ -43,14 +58,18 @@ def launch(advice: Any, name: str) -> dict[str, Any]:
     serving = d["task"] == "inference"
     if serving != (name in SERVE_FRAMEWORKS):
         want = ", ".join(SERVE_FRAMEWORKS if serving else TRAIN_FRAMEWORKS)
-        return _result(name, reason=f"{name} is for {'serving' if name in SERVE_FRAMEWORKS else 'training'}; "
-                                    f"for {'serving' if serving else 'training'} choose one of {want}")
+        return _result(
+            name,
+            reason=f"{name} is for {'serving' if name in SERVE_FRAMEWORKS else 'training'}; "
+            f"for {'serving' if serving else 'training'} choose one of {want}",
+        )
     if not d.get("pick_detail") or not d.get("snippet"):
         return _result(name, reason="nothing fits on this rig: there is nothing to launch")
     return (_serve if serving else _train)(d, name)
 
 
 # -- training ---------------------------------------------------------------------------------------------
+
 
 def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
     s, p = d["snippet"], d["pick_detail"]
@@ -62,35 +81,56 @@ def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
         ds_json = json.dumps(s["deepspeed_config"], indent=2) + "\n"
     if name == "megatron":
         if kind != "megatron":
-            return _result(name, reason=f"the pick ({p['name']}) uses no tensor or pipeline parallelism: Megatron-LM "
-                                        "is for those; use torch, deepspeed or accelerate")
+            return _result(
+                name,
+                reason=f"the pick ({p['name']}) uses no tensor or pipeline parallelism: Megatron-LM "
+                "is for those; use torch, deepspeed or accelerate",
+            )
         return _result(name, [s["torchrun"]])
     if kind == "megatron" and name != "jax":
-        return _result(name, reason=f"the pick ({p['name']}) needs tensor/pipeline parallelism, which the snippet "
-                                    "launches with Megatron-LM: use --framework megatron")
+        return _result(
+            name,
+            reason=f"the pick ({p['name']}) needs tensor/pipeline parallelism, which the snippet "
+            "launches with Megatron-LM: use --framework megatron",
+        )
     if name == "torch":
         if p["cpu_offload"] != "none":
-            return _result(name, reason="DeepSpeed's ZeRO-Offload (CPU optimizer step) has no plain-PyTorch equivalent "
-                                        "here: use --framework deepspeed")
+            return _result(
+                name,
+                reason="DeepSpeed's ZeRO-Offload (CPU optimizer step) has no plain-PyTorch equivalent "
+                "here: use --framework deepspeed",
+            )
         if kind == "deepspeed":  # ZeRO-1 without offload: DDP + torch's ZeroRedundancyOptimizer shards the optimizer
-            code = ("import torch\n"
-                    "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-                    "from torch.distributed.optim import ZeroRedundancyOptimizer\n"
-                    "model = DDP(model.to(local_rank), device_ids=[local_rank])\n"
-                    "optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW, lr=lr)"
-                    "  # ZeRO stage 1\n")
+            code = (
+                "import torch\n"
+                "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                "from torch.distributed.optim import ZeroRedundancyOptimizer\n"
+                "model = DDP(model.to(local_rank), device_ids=[local_rank])\n"
+                "optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW, lr=lr)"
+                "  # ZeRO stage 1\n"
+            )
             return _result(name, [s["torchrun"].replace(" --deepspeed ds_config.json", "")], code=code)
         return _result(name, [s["torchrun"]], code=s.get("code"))
     if name == "deepspeed":
         if not ds_json:
-            return _result(name, reason=f"the pick ({p['name']}) is launched without DeepSpeed"
-                                        + (" (HYBRID_SHARD is FSDP's)" if p.get("hybrid_shard") else "")
-                                        + ": use --framework torch or accelerate")
+            return _result(
+                name,
+                reason=f"the pick ({p['name']}) is launched without DeepSpeed"
+                + (" (HYBRID_SHARD is FSDP's)" if p.get("hybrid_shard") else "")
+                + ": use --framework torch or accelerate",
+            )
         n, g = d["rig"]["nodes"], d["rig"]["gpus_per_node"]
-        cmd = (f"deepspeed --num_gpus {g} train.py --deepspeed ds_config.json" if n == 1 else
-               f"deepspeed --hostfile hostfile --num_nodes {n} --num_gpus {g} --master_addr $MASTER_ADDR --master_port 29500 "
-               "train.py --deepspeed ds_config.json")
-        notes = ["hostfile: one line per node, '<hostname> slots=" + str(g) + "' (DeepSpeed launches over pdsh/ssh)"] if n > 1 else []
+        cmd = (
+            f"deepspeed --num_gpus {g} train.py --deepspeed ds_config.json"
+            if n == 1
+            else f"deepspeed --hostfile hostfile --num_nodes {n} --num_gpus {g} --master_addr $MASTER_ADDR --master_port 29500 "
+            "train.py --deepspeed ds_config.json"
+        )
+        notes = (
+            ["hostfile: one line per node, '<hostname> slots=" + str(g) + "' (DeepSpeed launches over pdsh/ssh)"]
+            if n > 1
+            else []
+        )
         code = s.get("code") if kind == "deepspeed" else None
         if s.get("deepspeed_config_note"):
             notes.append("ds_config.json: " + s["deepspeed_config_note"])
@@ -119,17 +159,22 @@ def _jax(d: dict[str, Any]) -> dict[str, Any]:
     if p["pipeline_parallel"] > 1:
         return _result(name, reason="JAX has no pipeline-parallel launcher of its own: the pick pipelines its layers")
     if p["cpu_offload"] != "none":
-        return _result(name, reason="the pick offloads the optimizer to the CPU (DeepSpeed ZeRO-Offload), which this "
-                                    "JAX mesh does not express")
+        return _result(
+            name,
+            reason="the pick offloads the optimizer to the CPU (DeepSpeed ZeRO-Offload), which this "
+            "JAX mesh does not express",
+        )
     nodes, g = rig["nodes"], rig["gpus_per_node"]
     world, tp, zero = nodes * g, p["tensor_parallel"], p["zero_stage"]
     if tp > 1:
         shape, axes = (world // tp, tp), ("data", "model")
         batch, col, row = "P('data')", "P(None, 'model')", "P('model', None)"
         opt_col, opt_row = ("P('data', 'model')", "P('model', 'data')") if zero >= 1 else (col, row)
-        specs = [f"batch = {batch}",
-                 f"params = {{'column': {col}, 'row': {row}}}  # q/k/v, gate/up: column; o, down: row",
-                 f"optimizer_state = {{'column': {opt_col}, 'row': {opt_row}}}"]
+        specs = [
+            f"batch = {batch}",
+            f"params = {{'column': {col}, 'row': {row}}}  # q/k/v, gate/up: column; o, down: row",
+            f"optimizer_state = {{'column': {opt_col}, 'row': {opt_row}}}",
+        ]
     elif p.get("hybrid_shard"):
         shape, axes = (nodes, g), ("replica", "fsdp")
         specs = ["batch = P(('replica', 'fsdp'))", "params = P('fsdp', None)", "optimizer_state = P('fsdp', None)"]
@@ -139,16 +184,25 @@ def _jax(d: dict[str, Any]) -> dict[str, Any]:
     else:
         shape, axes = (world,), ("data",)
         shard = "P('data', None)"
-        specs = ["batch = P('data')" if world > 1 else "batch = P()", "params = P()",
-                 f"grads = {shard if zero >= 2 else 'P()'}", f"optimizer_state = {shard if zero >= 1 else 'P()'}"]
+        specs = [
+            "batch = P('data')" if world > 1 else "batch = P()",
+            "params = P()",
+            f"grads = {shard if zero >= 2 else 'P()'}",
+            f"optimizer_state = {shard if zero >= 1 else 'P()'}",
+        ]
     lines = ["import jax", "from jax.sharding import NamedSharding, PartitionSpec as P"]
     if nodes > 1:
-        lines.append(f"jax.distributed.initialize()  # one process per node ({g} GPUs each): SLURM/Open MPI fill in the "
-                     "coordinator, or pass coordinator_address='$MASTER_ADDR:1234', num_processes=" + str(nodes)
-                     + ", process_id=$NODE_RANK")
+        lines.append(
+            f"jax.distributed.initialize()  # one process per node ({g} GPUs each): SLURM/Open MPI fill in the "
+            "coordinator, or pass coordinator_address='$MASTER_ADDR:1234', num_processes="
+            + str(nodes)
+            + ", process_id=$NODE_RANK"
+        )
     lines.append(f"mesh = jax.make_mesh({shape!r}, {axes!r})")
     lines += specs
-    lines.append("sharding = lambda spec: NamedSharding(mesh, spec)  # jax.device_put(x, sharding(params)), jit in/out_shardings")
+    lines.append(
+        "sharding = lambda spec: NamedSharding(mesh, spec)  # jax.device_put(x, sharding(params)), jit in/out_shardings"
+    )
     notes = []
     if p.get("activation_checkpointing"):
         notes.append("activation checkpointing: wrap each transformer block in jax.checkpoint (jax.remat)")
@@ -157,6 +211,7 @@ def _jax(d: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- serving ----------------------------------------------------------------------------------------------
+
 
 def _model(d: dict[str, Any]) -> str:
     parts = shlex.split(d["snippet"]["command"])
@@ -195,7 +250,11 @@ def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
         parts += [f"--max_seq_len {ctx}", f"--max_batch_size {conc}", "--kv_cache_free_gpu_memory_fraction 0.9"]
         notes = [mem_note]
         if rig["nodes"] > 1 and pp > 1:
-            notes.append("across nodes trtllm-serve runs under MPI: mpirun -n " + str(gpus) + " trtllm-llmapi-launch trtllm-serve ...")
+            notes.append(
+                "across nodes trtllm-serve runs under MPI: mpirun -n "
+                + str(gpus)
+                + " trtllm-llmapi-launch trtllm-serve ..."
+            )
         if w["precision"] == "fp8":
             notes.append("fp8: serve an FP8 checkpoint (quantized with NVIDIA TensorRT Model Optimizer)")
         return _result(name, [" ".join(parts)], notes=notes)
@@ -208,11 +267,13 @@ def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
         parts += [f"--ctx-size {ctx * conc}", f"--parallel {conc}"]
         if w["kv_cache_dtype"] == "fp8":
             parts.append("--cache-type-k q8_0 --cache-type-v q8_0 --flash-attn on")
-        notes = [f"--ctx-size is shared by the {conc} slot{'s' if conc > 1 else ''} (--parallel): {ctx} tokens each",
-                 "model.gguf: the model converted to GGUF (llama.cpp's convert_hf_to_gguf.py); a quantized GGUF "
-                 f"(Q8_0, Q4_K_M) needs less memory than the {w['precision']} weights counted above",
-                 "--split-mode layer puts whole layers on each GPU (no per-layer all-reduce, unlike tensor parallel); "
-                 "--split-mode row splits each matrix across the GPUs"]
+        notes = [
+            f"--ctx-size is shared by the {conc} slot{'s' if conc > 1 else ''} (--parallel): {ctx} tokens each",
+            "model.gguf: the model converted to GGUF (llama.cpp's convert_hf_to_gguf.py); a quantized GGUF "
+            f"(Q8_0, Q4_K_M) needs less memory than the {w['precision']} weights counted above",
+            "--split-mode layer puts whole layers on each GPU (no per-layer all-reduce, unlike tensor parallel); "
+            "--split-mode row splits each matrix across the GPUs",
+        ]
         return _result(name, [" ".join(parts)], notes=notes)
     # ollama
     env = [f"CUDA_VISIBLE_DEVICES={devices}", f"OLLAMA_CONTEXT_LENGTH={ctx}", f"OLLAMA_NUM_PARALLEL={conc}"]
@@ -220,8 +281,10 @@ def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
         env.append("OLLAMA_SCHED_SPREAD=1")
     if w["kv_cache_dtype"] == "fp8":
         env.append("OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0")
-    notes = ["Ollama splits a model's layers across the visible GPUs when it does not fit on one (no tensor parallel); "
-             "OLLAMA_SCHED_SPREAD=1 spreads it over all of them",
-             "MODEL: set it to the model's name in the Ollama library (ollama pull \"$MODEL\"), usually 4-bit quantized: less "
-             f"memory than the {w['precision']} weights counted above"]
-    return _result(name, [" ".join(env) + " ollama serve", "ollama run \"$MODEL\""], notes=notes)
+    notes = [
+        "Ollama splits a model's layers across the visible GPUs when it does not fit on one (no tensor parallel); "
+        "OLLAMA_SCHED_SPREAD=1 spreads it over all of them",
+        'MODEL: set it to the model\'s name in the Ollama library (ollama pull "$MODEL"), usually 4-bit quantized: less '
+        f"memory than the {w['precision']} weights counted above",
+    ]
+    return _result(name, [" ".join(env) + " ollama serve", 'ollama run "$MODEL"'], notes=notes)

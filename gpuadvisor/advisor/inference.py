@@ -1,4 +1,5 @@
 """Serving: weights and KV cache per GPU for each tensor-parallel size, the smallest that fits, vLLM's command."""
+
 from __future__ import annotations
 
 import math
@@ -49,7 +50,12 @@ class ServingOption:
         return f"TP={self.tp}" + (f" × PP={self.pp}" if self.pp > 1 else "")
 
     def to_dict(self, context: int) -> dict[str, Any]:
-        total = self.weights_bytes + self.activation_bytes + self.runtime_bytes + min(max(self.kv_budget_bytes, 0), self.kv_needed_bytes)
+        total = (
+            self.weights_bytes
+            + self.activation_bytes
+            + self.runtime_bytes
+            + min(max(self.kv_budget_bytes, 0), self.kv_needed_bytes)
+        )
         return {
             "name": self.name,
             "tensor_parallel_size": self.tp,
@@ -92,8 +98,13 @@ def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], li
         for t in tps:
             if not tp_sizes_ok(a, t):
                 if pp == 1:
-                    excluded.append({"strategy": f"TP={t}", "reason": f"{a.heads} attention heads / {a.kv_heads} KV heads: vLLM needs the heads "
-                                     f"to divide by {t}, and the KV heads to divide by it or it by them"})
+                    excluded.append(
+                        {
+                            "strategy": f"TP={t}",
+                            "reason": f"{a.heads} attention heads / {a.kv_heads} KV heads: vLLM needs the heads "
+                            f"to divide by {t}, and the KV heads to divide by it or it by them",
+                        }
+                    )
                 continue
             out.append(option(view, w, t, pp))
     return out, excluded
@@ -149,7 +160,9 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
         budget -= C.VLLM_CUDA_GRAPH_BYTES  # captured before the KV cache is sized, so it comes out of the budget
     need = w.ctx * w.concurrency * kv_tok
     nvlink = t == 1 or view.nvlink_groups_of(t)
-    return ServingOption(t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads, reserved)
+    return ServingOption(
+        t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads, reserved
+    )
 
 
 def pick_serving(opts: list[ServingOption]) -> ServingOption | None:
@@ -170,15 +183,19 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
         if o.kv_budget_bytes <= 0:
             o.reason = f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB CUDA sees"
         elif not o.fits:
-            o.reason = (f"KV cache for {w.concurrency} × {w.ctx} tokens needs {o.kv_needed_bytes / gib:.1f} GiB per GPU, "
-                        f"{o.kv_budget_bytes / gib:.1f} GiB left (room for {o.max_sequences(w.ctx)} sequences)")
+            o.reason = (
+                f"KV cache for {w.concurrency} × {w.ctx} tokens needs {o.kv_needed_bytes / gib:.1f} GiB per GPU, "
+                f"{o.kv_budget_bytes / gib:.1f} GiB left (room for {o.max_sequences(w.ctx)} sequences)"
+            )
         elif chosen is not None:
             o.reason = f"fits, but uses more GPUs than {chosen.name}"
     if chosen is None:
         return ""
-    return (f"{chosen.name} is the smallest tensor-parallel size that holds the weights ({chosen.weights_bytes / gib:.1f} GiB per GPU) and "
-            f"{w.concurrency} sequence{'s' if w.concurrency != 1 else ''} of {w.ctx} tokens; its KV cache holds {chosen.kv_capacity_tokens:,} tokens "
-            f"({chosen.max_sequences(w.ctx)} sequence{'s' if chosen.max_sequences(w.ctx) != 1 else ''} at that context).")
+    return (
+        f"{chosen.name} is the smallest tensor-parallel size that holds the weights ({chosen.weights_bytes / gib:.1f} GiB per GPU) and "
+        f"{w.concurrency} sequence{'s' if w.concurrency != 1 else ''} of {w.ctx} tokens; its KV cache holds {chosen.kv_capacity_tokens:,} tokens "
+        f"({chosen.max_sequences(w.ctx)} sequence{'s' if chosen.max_sequences(w.ctx) != 1 else ''} at that context)."
+    )
 
 
 def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
@@ -192,8 +209,10 @@ def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
         parts.append(f"--max-num-seqs {w.max_num_seqs}")
     elif w.concurrency > 1:
         parts.append(f"--max-num-seqs {w.concurrency}")
-    parts += [f"--gpu-memory-utilization {C.VLLM_GPU_MEMORY_UTILIZATION:.2f}",
-              f"--dtype {'bfloat16' if w.precision in ('bf16', 'fp8') else {'fp16': 'float16', 'fp32': 'float32'}[w.precision]}"]
+    parts += [
+        f"--gpu-memory-utilization {C.VLLM_GPU_MEMORY_UTILIZATION:.2f}",
+        f"--dtype {'bfloat16' if w.precision in ('bf16', 'fp8') else {'fp16': 'float16', 'fp32': 'float32'}[w.precision]}",
+    ]
     if w.precision == "fp8":
         parts.append("--quantization fp8")
     if w.kv_cache_dtype == "fp8":

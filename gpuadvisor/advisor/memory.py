@@ -1,4 +1,5 @@
 """Memory per GPU of one training layout: model states, activations, the gathered unit, overhead."""
+
 from __future__ import annotations
 
 import math
@@ -45,8 +46,14 @@ class MemoryBreakdown:
 
     @property
     def allocated_bytes(self) -> float:
-        return (self.params_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes + self.gathered_bytes
-                + self.buffers_bytes)
+        return (
+            self.params_bytes
+            + self.grads_bytes
+            + self.optimizer_bytes
+            + self.activations_bytes
+            + self.gathered_bytes
+            + self.buffers_bytes
+        )
 
     @property
     def total_bytes(self) -> float:
@@ -211,7 +218,9 @@ def offload_host_bytes(w: Workload, lay: Layout, gpus_per_node: int, nodes: int)
     return psi * per / nodes * C.OFFLOAD_HOST_BUFFER_FACTOR
 
 
-def breakdown(w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus_per_node: int, nodes: int) -> MemoryBreakdown:
+def breakdown(
+    w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus_per_node: int, nodes: int
+) -> MemoryBreakdown:
     params, grads, optim = model_states(w, lay)
     if lay.offload != "none":
         # ZeRO-Offload keeps the 16-bit weights on the GPU and moves fp32 master, optimizer states and fp32
@@ -236,5 +245,9 @@ def breakdown(w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus
     # two) show the sum is the closer account of the peak.
     mb = MemoryBreakdown(params, grads, optim, acts, gathered, 0.0, host, logits, deepspeed_buffer_bytes(w, lay))
     world = gpus_per_node * nodes
-    mb.overhead_bytes = C.ALLOCATOR_RESERVE_FRACTION * mb.allocated_bytes + C.CUDA_CONTEXT_BYTES + (C.NCCL_BUFFER_BYTES if world > 1 else 0)
+    mb.overhead_bytes = (
+        C.ALLOCATOR_RESERVE_FRACTION * mb.allocated_bytes
+        + C.CUDA_CONTEXT_BYTES
+        + (C.NCCL_BUFFER_BYTES if world > 1 else 0)
+    )
     return mb

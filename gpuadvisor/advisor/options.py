@@ -2,6 +2,7 @@
 
 The keyword arguments it adds are exactly those ``Workload.from_options(**kw)`` reads.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -26,51 +27,177 @@ from gpuadvisor.numbers import Count, Finite, Fraction
 F = TypeVar("F", bound=Callable[..., Any])
 
 WORKLOAD_OPTION_NAMES = (
-    "model", "params", "hf_config", "task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch",
-    "checkpointing", "finetune", "lora_rank", "trainable_fraction", "flash_attention", "state_bytes", "context",
-    "concurrency", "kv_cache_dtype", "mfu", "nodes", "inter_node_gbps", "compile", "loss", "optimizer_in_backward",
-    "vllm_version", "max_num_seqs",
+    "model",
+    "params",
+    "hf_config",
+    "task",
+    "precision",
+    "optimizer",
+    "seq_len",
+    "micro_batch",
+    "global_batch",
+    "checkpointing",
+    "finetune",
+    "lora_rank",
+    "trainable_fraction",
+    "flash_attention",
+    "state_bytes",
+    "context",
+    "concurrency",
+    "kv_cache_dtype",
+    "mfu",
+    "nodes",
+    "inter_node_gbps",
+    "compile",
+    "loss",
+    "optimizer_in_backward",
+    "vllm_version",
+    "max_num_seqs",
 )
 
 
 def workload_options(f: F) -> F:
     """Add the model and job options (every one optional; None means the advisor's default)."""
     opts = [
-        click.option("--model", metavar="NAME", shell_complete=completion.models, help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a config.json path."),
-        click.option("--params", metavar="N", type=Finite(1e6, 1e15), help="A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size)."),
-        click.option("--hf-config", "hf_config", metavar="config.json", type=click.Path(dir_okay=False), help="A Hugging Face config.json, read offline."),
-        click.option("--task", type=click.Choice(["train", "inference", "full", "lora", "qlora"]),
-                     help="Train (default) or serve with vLLM; full, lora and qlora train with that --finetune."),
+        click.option(
+            "--model",
+            metavar="NAME",
+            shell_complete=completion.models,
+            help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a config.json path.",
+        ),
+        click.option(
+            "--params",
+            metavar="N",
+            type=Finite(1e6, 1e15),
+            help="A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size).",
+        ),
+        click.option(
+            "--hf-config",
+            "hf_config",
+            metavar="config.json",
+            type=click.Path(dir_okay=False),
+            help="A Hugging Face config.json, read offline.",
+        ),
+        click.option(
+            "--task",
+            type=click.Choice(["train", "inference", "full", "lora", "qlora"]),
+            help="Train (default) or serve with vLLM; full, lora and qlora train with that --finetune.",
+        ),
         click.option("--precision", type=click.Choice(PRECISION_CHOICES), help="Compute precision (default bf16)."),
-        click.option("--optimizer", type=click.Choice(OPTIMIZER_CHOICES), help="Optimizer (default adamw; adam8bit = bitsandbytes)."),
-        click.option("--seq-len", "seq_len", type=Count(1, 2**24), help="Training sequence length (default min(4096, the model's maximum))."),
-        click.option("--micro-batch", "micro_batch", type=Count(1, 2**20), help="Sequences per GPU per forward pass (default 1)."),
-        click.option("--global-batch", "global_batch", type=Count(1, 2**30), help="Sequences per optimizer step; gradient accumulation makes up the rest."),
-        click.option("--checkpointing", type=click.Choice(CHECKPOINTING_CHOICES),
-                     help="Activation checkpointing: auto (where needed to fit), none, selective (recompute norms and activations: torchtitan's and Megatron's default), full."),
-        click.option("--finetune", type=click.Choice(FINETUNE_CHOICES), help="full training (default), LoRA, or QLoRA (4-bit base)."),
-        click.option("--lora-rank", "lora_rank", type=Count(1, 2**16), help=f"LoRA rank on every linear layer (default {C.LORA_DEFAULT_RANK})."),
-        click.option("--trainable-fraction", "trainable_fraction", type=Fraction, help="LoRA: the fraction of parameters trained, instead of counting from the rank."),
-        click.option("--flash-attention/--no-flash-attention", "flash_attention", default=None, help="Fused attention (default on): attention scores are not stored."),
-        click.option("--state-bytes", "state_bytes", type=click.Choice(STATE_BYTES_CHOICES),
-                     help="Model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), 20 (16-bit + fp32 grads: "
-                          "Megatron fp16, DeepSpeed ZeRO-2's estimator since 0.14.3), bf16 (pure bf16, no fp32 master: torchtune)."),
-        click.option("--context", type=Count(1, 2**24), help="Inference: tokens per sequence, prompt + output (default min(8192, the model's maximum))."),
+        click.option(
+            "--optimizer",
+            type=click.Choice(OPTIMIZER_CHOICES),
+            help="Optimizer (default adamw; adam8bit = bitsandbytes).",
+        ),
+        click.option(
+            "--seq-len",
+            "seq_len",
+            type=Count(1, 2**24),
+            help="Training sequence length (default min(4096, the model's maximum)).",
+        ),
+        click.option(
+            "--micro-batch", "micro_batch", type=Count(1, 2**20), help="Sequences per GPU per forward pass (default 1)."
+        ),
+        click.option(
+            "--global-batch",
+            "global_batch",
+            type=Count(1, 2**30),
+            help="Sequences per optimizer step; gradient accumulation makes up the rest.",
+        ),
+        click.option(
+            "--checkpointing",
+            type=click.Choice(CHECKPOINTING_CHOICES),
+            help="Activation checkpointing: auto (where needed to fit), none, selective (recompute norms and activations: torchtitan's and Megatron's default), full.",
+        ),
+        click.option(
+            "--finetune",
+            type=click.Choice(FINETUNE_CHOICES),
+            help="full training (default), LoRA, or QLoRA (4-bit base).",
+        ),
+        click.option(
+            "--lora-rank",
+            "lora_rank",
+            type=Count(1, 2**16),
+            help=f"LoRA rank on every linear layer (default {C.LORA_DEFAULT_RANK}).",
+        ),
+        click.option(
+            "--trainable-fraction",
+            "trainable_fraction",
+            type=Fraction,
+            help="LoRA: the fraction of parameters trained, instead of counting from the rank.",
+        ),
+        click.option(
+            "--flash-attention/--no-flash-attention",
+            "flash_attention",
+            default=None,
+            help="Fused attention (default on): attention scores are not stored.",
+        ),
+        click.option(
+            "--state-bytes",
+            "state_bytes",
+            type=click.Choice(STATE_BYTES_CHOICES),
+            help="Model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), 20 (16-bit + fp32 grads: "
+            "Megatron fp16, DeepSpeed ZeRO-2's estimator since 0.14.3), bf16 (pure bf16, no fp32 master: torchtune).",
+        ),
+        click.option(
+            "--context",
+            type=Count(1, 2**24),
+            help="Inference: tokens per sequence, prompt + output (default min(8192, the model's maximum)).",
+        ),
         click.option("--concurrency", type=Count(1, 2**20), help="Inference: sequences served at once (default 1)."),
-        click.option("--kv-cache-dtype", "kv_cache_dtype", type=click.Choice(KV_DTYPE_CHOICES), help="Inference: KV-cache precision (auto = the weights')."),
-        click.option("--mfu", type=Fraction, help="Model FLOPs utilisation (6N + 12·L·s·d_attn FLOPs per token over the datasheet peak, as PaLM and "
-                     "Megatron-LM count it) of the run without recomputation; checkpointing's extra FLOPs cost time on top. Default: predicted per component."),
-        click.option("--compile/--no-compile", "compile", default=None, help="torch.compile (fuses memory-bound ops; default off)."),
-        click.option("--loss", type=click.Choice(LOSS_CHOICES), help="Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's CEWithChunkedOutputLoss)."),
-        click.option("--optimizer-in-backward/--no-optimizer-in-backward", "optimizer_in_backward", default=None,
-                     help="Optimizer step fused into backward (torchtune optimizer_in_bwd): gradients freed as soon as used."),
-        click.option("--vllm-version", "vllm_version", type=click.Choice(VLLM_VERSION_CHOICES),
-                     help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
-                          "0.21 (CUDA-graph memory subtracted from the budget)."),
-        click.option("--max-num-seqs", "max_num_seqs", type=Count(1, 2**20), help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024)."),
-        click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
-        click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),
-                     help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed)."),
+        click.option(
+            "--kv-cache-dtype",
+            "kv_cache_dtype",
+            type=click.Choice(KV_DTYPE_CHOICES),
+            help="Inference: KV-cache precision (auto = the weights').",
+        ),
+        click.option(
+            "--mfu",
+            type=Fraction,
+            help="Model FLOPs utilisation (6N + 12·L·s·d_attn FLOPs per token over the datasheet peak, as PaLM and "
+            "Megatron-LM count it) of the run without recomputation; checkpointing's extra FLOPs cost time on top. Default: predicted per component.",
+        ),
+        click.option(
+            "--compile/--no-compile",
+            "compile",
+            default=None,
+            help="torch.compile (fuses memory-bound ops; default off).",
+        ),
+        click.option(
+            "--loss",
+            type=click.Choice(LOSS_CHOICES),
+            help="Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's CEWithChunkedOutputLoss).",
+        ),
+        click.option(
+            "--optimizer-in-backward/--no-optimizer-in-backward",
+            "optimizer_in_backward",
+            default=None,
+            help="Optimizer step fused into backward (torchtune optimizer_in_bwd): gradients freed as soon as used.",
+        ),
+        click.option(
+            "--vllm-version",
+            "vllm_version",
+            type=click.Choice(VLLM_VERSION_CHOICES),
+            help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
+            "0.21 (CUDA-graph memory subtracted from the budget).",
+        ),
+        click.option(
+            "--max-num-seqs",
+            "max_num_seqs",
+            type=Count(1, 2**20),
+            help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024).",
+        ),
+        click.option(
+            "--nodes",
+            type=Count(1, 2**20),
+            help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes.",
+        ),
+        click.option(
+            "--inter-node-gbps",
+            "inter_node_gbps",
+            type=Finite(0, 1e5, min_open=True),
+            help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed).",
+        ),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -93,6 +220,12 @@ def framework_option(f: F) -> F:
     from gpuadvisor.advisor.frameworks import SERVE_FRAMEWORKS, TRAIN_FRAMEWORKS
 
     return click.option(
-        "--framework", type=click.Choice(TRAIN_FRAMEWORKS + SERVE_FRAMEWORKS), default=None,
-        help="Launch lines for this framework: " + ", ".join(TRAIN_FRAMEWORKS) + " (training); "
-             + ", ".join(SERVE_FRAMEWORKS) + " (serving). Default: the snippet the pick calls for.")(f)
+        "--framework",
+        type=click.Choice(TRAIN_FRAMEWORKS + SERVE_FRAMEWORKS),
+        default=None,
+        help="Launch lines for this framework: "
+        + ", ".join(TRAIN_FRAMEWORKS)
+        + " (training); "
+        + ", ".join(SERVE_FRAMEWORKS)
+        + " (serving). Default: the snippet the pick calls for.",
+    )(f)

@@ -1,4 +1,5 @@
 """Terminal rendering of an Advice (or of the dict a scan stores in rig.advice)."""
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,9 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
     d = advice.to_dict() if hasattr(advice, "to_dict") else advice
     rig, w = d["rig"], d["workload"]
     lines = []
-    lines.append(f"Rig: {rig['label']}: {_gib(rig['memory_per_gpu_bytes'])} GiB per GPU, NVLink domain {rig['nvlink_domain']}")
+    lines.append(
+        f"Rig: {rig['label']}: {_gib(rig['memory_per_gpu_bytes'])} GiB per GPU, NVLink domain {rig['nvlink_domain']}"
+    )
     if explain:
         if rig.get("busbw_source"):
             lines.append(f"  all-reduce busbw: {rig['busbw_source']}")
@@ -58,15 +61,23 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
     else:
         basis = []
         if isinstance(rig.get("busbw_gbps"), int | float):
-            basis.append(f"all-reduce busbw {rig['busbw_gbps']:.0f} GB/s ("
-                         + ("measured" if rig.get("busbw_measured") else "expected from the links, not measured") + ")")
+            basis.append(
+                f"all-reduce busbw {rig['busbw_gbps']:.0f} GB/s ("
+                + ("measured" if rig.get("busbw_measured") else "expected from the links, not measured")
+                + ")"
+            )
         if isinstance(rig.get("peak_tflops"), int | float):
             basis.append(f"peak {rig['peak_tflops']:,.0f} TFLOP/s (datasheet)")
         if basis:
             lines.append("  " + "; ".join(basis))
-    lines.append(f"Workload: {w['model']} ({w['params'] / 1e9:.2f}B params), task {d['task']}, {w['precision']}"
-                 + (f", {w['optimizer']}, {w['finetune']}, seq {w['seq_len']}, micro-batch {w['micro_batch']}" if d["task"] == "train"
-                    else f", context {w['context']}, {w['concurrency']} concurrent, KV cache {w['kv_cache_dtype']}"))
+    lines.append(
+        f"Workload: {w['model']} ({w['params'] / 1e9:.2f}B params), task {d['task']}, {w['precision']}"
+        + (
+            f", {w['optimizer']}, {w['finetune']}, seq {w['seq_len']}, micro-batch {w['micro_batch']}"
+            if d["task"] == "train"
+            else f", context {w['context']}, {w['concurrency']} concurrent, KV cache {w['kv_cache_dtype']}"
+        )
+    )
     lines.append("")
     tables = _train_tables(d, width, explain) if d["task"] == "train" else _serve_tables(d, width)
     if explain and d["excluded"]:
@@ -85,7 +96,10 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
         tables.append(d["reason"])
         sr = d.get("smallest_rig")
         if sr and len(sr["all"]) > 1:
-            tables.append("  Fewest GPUs per catalog product: " + "; ".join(f"{f['description']} ({f['strategy']})" for f in sr["all"][:6]))
+            tables.append(
+                "  Fewest GPUs per catalog product: "
+                + "; ".join(f"{f['description']} ({f['strategy']})" for f in sr["all"][:6])
+            )
     if d.get("notes"):
         tables.append("")
         tables.append("Notes:")
@@ -96,14 +110,21 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
         tables += [f"  - {a}" for a in d["assumptions"]]
         sb = d.get("state_bytes")
         if sb:
-            tables.append(f"  - bytes per parameter: {sb['used_per_param']:g} used (weights {sb['weights']:g} + grads {sb['grads']:g} + master {sb['master']:g} + "
-                          f"optimizer {sb['optimizer_states']:g}); the tools disagree (with Adam):")
-            tables += [f"      {c['bytes_per_param_with_adam']:g} B/param ({c['key']}): {c['source']}" for c in sb["conventions"]]
+            tables.append(
+                f"  - bytes per parameter: {sb['used_per_param']:g} used (weights {sb['weights']:g} + grads {sb['grads']:g} + master {sb['master']:g} + "
+                f"optimizer {sb['optimizer_states']:g}); the tools disagree (with Adam):"
+            )
+            tables += [
+                f"      {c['bytes_per_param_with_adam']:g} B/param ({c['key']}): {c['source']}"
+                for c in sb["conventions"]
+            ]
         tables.append("  - memory in GiB (2^30 bytes); bandwidth in GB/s (1e9 bytes/s)")
     else:
         tables.append("")
-        tables.append("--explain adds the memory breakdown, the whole launch snippet (configs, training-script lines), "
-                      "the batch and learning-rate note, and every assumption with its source.")
+        tables.append(
+            "--explain adds the memory breakdown, the whole launch snippet (configs, training-script lines), "
+            "the batch and learning-rate note, and every assumption with its source."
+        )
     return "\n".join(fit_lines("\n".join(lines + tables).split("\n"), width, keep_marks=keep_marks)) + "\n"
 
 
@@ -116,10 +137,20 @@ def _launch_line(s: dict[str, Any] | None) -> list[str]:
     if s.get("kind") == "vllm":
         return ["", "Launch:", *verbatim([s["command"]], "shell")]
     out = ["", "Launch:", *verbatim([s["torchrun"]], "shell")]
-    files = [name for key, name in (("deepspeed_config", "ds_config.json"), ("accelerate_config", "accelerate.yaml")) if s.get(key)]
+    files = [
+        name
+        for key, name in (("deepspeed_config", "ds_config.json"), ("accelerate_config", "accelerate.yaml"))
+        if s.get(key)
+    ]
     if files or s.get("code"):
-        out += verbatim(["# " + ", ".join(files + (["the lines for train.py"] if s.get("code") else []))
-                         + ": --explain prints them"], "python")
+        out += verbatim(
+            [
+                "# "
+                + ", ".join(files + (["the lines for train.py"] if s.get("code") else []))
+                + ": --explain prints them"
+            ],
+            "python",
+        )
     return out
 
 
@@ -130,15 +161,33 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
     for c in d["candidates"]:
         m = c["memory"]
         verdict = "PICK" if c["status"] == "pick" else c["reason"]
-        rows.append([
-            c["name"], f"{_gib(m['total_bytes'])} / {_gib(c['capacity_bytes'])}", "yes" if c["fits"] else "no",
-            f"{_secs(c['comm']['total_seconds'])} ({_secs(_exposed(c))})", _secs(c["compute_seconds"]), _secs(c["step_seconds"]),
-            _tps(c), "?" if c.get("ideal_speed_fraction") is None else f"{c['ideal_speed_fraction']:.0%}", verdict,
-        ])
-        mem_rows.append([c["name"], _gib(m["params_bytes"]), _gib(m["grads_bytes"]), _gib(m["optimizer_bytes"]),
-                         _gib(m["activations_bytes"]), _gib(m["gathered_bytes"]), _gib(m.get("buffers_bytes", 0)), _gib(m["overhead_bytes"]),
-                         _gib(m["total_bytes"]),
-                         _gib(m["host_bytes"]) if m["host_bytes"] else "-"])
+        rows.append(
+            [
+                c["name"],
+                f"{_gib(m['total_bytes'])} / {_gib(c['capacity_bytes'])}",
+                "yes" if c["fits"] else "no",
+                f"{_secs(c['comm']['total_seconds'])} ({_secs(_exposed(c))})",
+                _secs(c["compute_seconds"]),
+                _secs(c["step_seconds"]),
+                _tps(c),
+                "?" if c.get("ideal_speed_fraction") is None else f"{c['ideal_speed_fraction']:.0%}",
+                verdict,
+            ]
+        )
+        mem_rows.append(
+            [
+                c["name"],
+                _gib(m["params_bytes"]),
+                _gib(m["grads_bytes"]),
+                _gib(m["optimizer_bytes"]),
+                _gib(m["activations_bytes"]),
+                _gib(m["gathered_bytes"]),
+                _gib(m.get("buffers_bytes", 0)),
+                _gib(m["overhead_bytes"]),
+                _gib(m["total_bytes"]),
+                _gib(m["host_bytes"]) if m["host_bytes"] else "-",
+            ]
+        )
     headers = ["strategy", "GiB/GPU", "fits", "comm/step (exposed)", "compute", "step", "tokens/s", "eff.", "verdict"]
     caps = {c["capacity_bytes"] for c in d["candidates"]}
     foot = []
@@ -146,17 +195,41 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
         # Short: communication and compute are in the step time (--explain splits them); one capacity for every
         # candidate is said once; "does not fit: needs X GiB per GPU > Y GiB" repeats the memory column.
         one_cap = len(caps) == 1
-        rows = [[r[0], _gib(c["memory"]["total_bytes"]) if one_cap else r[1], r[2], r[5], r[6], r[7],
-                 "does not fit" if c["status"] != "pick" and not c["fits"] else r[8]] for r, c in zip(rows, d["candidates"], strict=True)]
+        rows = [
+            [
+                r[0],
+                _gib(c["memory"]["total_bytes"]) if one_cap else r[1],
+                r[2],
+                r[5],
+                r[6],
+                r[7],
+                "does not fit" if c["status"] != "pick" and not c["fits"] else r[8],
+            ]
+            for r, c in zip(rows, d["candidates"], strict=True)
+        ]
         headers = [headers[0], headers[1], headers[2], headers[5], headers[6], headers[7], headers[8]]
         if one_cap:
             foot = [f"GiB/GPU: memory each GPU needs, of {_gib(next(iter(caps)))} GiB usable; eff.: of the ideal speed"]
     out = fit_table(rows, headers, width, indent="") + foot + [""]
     if explain:
         out.append("Memory per GPU (GiB):")
-        out += fit_table(mem_rows, ["strategy", "params", "grads", "optimizer", "activations", "gathered", "buckets", "overhead", "total",
-                                    "host/node"],
-                         width, indent="")
+        out += fit_table(
+            mem_rows,
+            [
+                "strategy",
+                "params",
+                "grads",
+                "optimizer",
+                "activations",
+                "gathered",
+                "buckets",
+                "overhead",
+                "total",
+                "host/node",
+            ],
+            width,
+            indent="",
+        )
         out.append("")
     return out
 
@@ -174,16 +247,26 @@ def predicted_line(c: dict[str, Any]) -> str:
     m = c["memory"]
     band = (c.get("band") or {}).get("tokens_per_second")
     mfu = f", MFU {c['mfu']:.0%}" if isinstance(c.get("mfu"), int | float) else ""
-    basis = (f" (band: {band['cases']} published runs, {'this GPU measured' if band['basis'] == 'measured' else 'datasheet rates'})"
-             if band else "")
+    basis = (
+        f" (band: {band['cases']} published runs, {'this GPU measured' if band['basis'] == 'measured' else 'datasheet rates'})"
+        if band
+        else ""
+    )
     alloc = m.get("torch_peak_allocated_bytes")
-    return (f"  Predicted: {_tps(c)} tokens/s{mfu}{basis}; memory per GPU: torch peak allocated {_gib(alloc)} GiB, "
-            f"nvidia-smi about {_gib(m.get('nvidia_smi_bytes', m['total_bytes']))} GiB")
+    return (
+        f"  Predicted: {_tps(c)} tokens/s{mfu}{basis}; memory per GPU: torch peak allocated {_gib(alloc)} GiB, "
+        f"nvidia-smi about {_gib(m.get('nvidia_smi_bytes', m['total_bytes']))} GiB"
+    )
 
 
 def _exposed(c: dict[str, Any]) -> float:
     k = c["comm"]
-    return (k["data_parallel_exposed_seconds"] or 0) + (k["tensor_parallel_seconds"] or 0) + (k["pipeline_seconds"] or 0) + (k["offload_seconds"] or 0)
+    return (
+        (k["data_parallel_exposed_seconds"] or 0)
+        + (k["tensor_parallel_seconds"] or 0)
+        + (k["pipeline_seconds"] or 0)
+        + (k["offload_seconds"] or 0)
+    )
 
 
 def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
@@ -191,11 +274,33 @@ def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
 
     rows = []
     for o in d["candidates"]:
-        rows.append([o["name"], _gib(o["weights_bytes"]), _gib(o["kv_cache_budget_bytes"]), _gib(o["kv_cache_needed_bytes"]),
-                     f"{o['kv_capacity_tokens']:,}", o["max_sequences_at_context"], "yes" if o["fits"] else "no",
-                     "PICK" if o["status"] == "pick" else o["reason"]])
-    return fit_table(rows, ["tensor parallel", "weights GiB/GPU", "KV budget GiB/GPU", "KV needed GiB/GPU", "KV tokens",
-                            "max seqs", "fits", "verdict"], width, indent="") + [""]
+        rows.append(
+            [
+                o["name"],
+                _gib(o["weights_bytes"]),
+                _gib(o["kv_cache_budget_bytes"]),
+                _gib(o["kv_cache_needed_bytes"]),
+                f"{o['kv_capacity_tokens']:,}",
+                o["max_sequences_at_context"],
+                "yes" if o["fits"] else "no",
+                "PICK" if o["status"] == "pick" else o["reason"],
+            ]
+        )
+    return fit_table(
+        rows,
+        [
+            "tensor parallel",
+            "weights GiB/GPU",
+            "KV budget GiB/GPU",
+            "KV needed GiB/GPU",
+            "KV tokens",
+            "max seqs",
+            "fits",
+            "verdict",
+        ],
+        width,
+        indent="",
+    ) + [""]
 
 
 def _snippet(s: dict[str, Any] | None) -> list[str]:
@@ -205,8 +310,9 @@ def _snippet(s: dict[str, Any] | None) -> list[str]:
     if s.get("framework"):
         return out + _framework(s["framework"])
     if s.get("kind") == "vllm":
-        return out + verbatim([s["command"], "# other servers: gpuadvisor advise ... --framework "
-                               "sglang|trtllm|llamacpp|ollama"], "shell")
+        return out + verbatim(
+            [s["command"], "# other servers: gpuadvisor advise ... --framework sglang|trtllm|llamacpp|ollama"], "shell"
+        )
     out += verbatim([s["torchrun"]], "shell")
     if s.get("code"):
         out += ["", "  train.py (the lines to add):"]

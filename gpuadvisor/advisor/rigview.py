@@ -4,6 +4,7 @@ GPU memory, the datasheet peak, the NVLink domain (GPUs whose every pair is join
 topology matrix's NV# codes), and the all-reduce bus bandwidth: measured when the scan has an all_reduce
 measurement, expected from the link facts (gpuadvisor.links) otherwise; each figure says which.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -111,12 +112,17 @@ class RigView:
             return None, f"{self.gpu_name} is not in the GPU catalog: no datasheet peak, so no time predictions"
         value = self.spec.peak_tflops(precision)
         if value is not None:
-            return value, f"{self.spec.name} datasheet dense {precision.upper()} peak {value:g} TFLOP/s ({self.spec.source})"
+            return (
+                value,
+                f"{self.spec.name} datasheet dense {precision.upper()} peak {value:g} TFLOP/s ({self.spec.source})",
+            )
         for fallback in PEAK_FALLBACK.get(precision, ("fp32",)):
             value = self.spec.peak_tflops(fallback)
             if value is not None:
-                return value, (f"{self.spec.name} has no {precision.upper()} support in its datasheet: compute timed at its "
-                               f"{fallback.upper()} peak {value:g} TFLOP/s ({self.spec.source})")
+                return value, (
+                    f"{self.spec.name} has no {precision.upper()} support in its datasheet: compute timed at its "
+                    f"{fallback.upper()} peak {value:g} TFLOP/s ({self.spec.source})"
+                )
         return None, f"{self.spec.name}: no datasheet peak for {precision.upper()}"
 
     # -- bandwidth ------------------------------------------------------------------------------------
@@ -128,17 +134,31 @@ class RigView:
             note = "" if ws == n else f" (measured over {ws} GPUs, used for groups of {n})"
             p = plateau.find(m.rows, "nvlink" if nvlink else "pcie")
             if p.reached and p.gbps:
-                return Bandwidth(p.gbps, f"measured all_reduce busbw {p.gbps:.1f} GB/s ({m.backend or 'nccl'}; its plateau, "
-                                         f"{plateau.fmt_bytes(p.first_bytes or 0)} to {plateau.fmt_bytes(p.last_bytes or 0)}){note}", True)
-            return Bandwidth(m.value_gbps, f"measured all_reduce busbw {m.value_gbps:.1f} GB/s ({m.backend or 'nccl'}) at its largest "
-                                           f"size, before its plateau ({p.why}): a lower bound{note}", True)
+                return Bandwidth(
+                    p.gbps,
+                    f"measured all_reduce busbw {p.gbps:.1f} GB/s ({m.backend or 'nccl'}; its plateau, "
+                    f"{plateau.fmt_bytes(p.first_bytes or 0)} to {plateau.fmt_bytes(p.last_bytes or 0)}){note}",
+                    True,
+                )
+            return Bandwidth(
+                m.value_gbps,
+                f"measured all_reduce busbw {m.value_gbps:.1f} GB/s ({m.backend or 'nccl'}) at its largest "
+                f"size, before its plateau ({p.why}): a lower bound{note}",
+                True,
+            )
         if nvlink and self.nvlink_pair_gbps:
             bw = self.nvlink_pair_gbps * C.NVLINK_BUSBW_EFFICIENCY
-            return Bandwidth(bw, f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY:g} NCCL efficiency (370/450, nccl-tests#212) = {bw:.0f} GB/s busbw")
+            return Bandwidth(
+                bw,
+                f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY:g} NCCL efficiency (370/450, nccl-tests#212) = {bw:.0f} GB/s busbw",
+            )
         if self.pcie_gbps:
             bw = self.pcie_gbps * C.PCIE_BUSBW_EFFICIENCY * (1 if self.p2p_ok else C.NO_P2P_FACTOR)
             p2p = "" if self.p2p_ok else f" × {C.NO_P2P_FACTOR} (no peer-to-peer: staged through host memory, assumed)"
-            return Bandwidth(bw, f"expected: {self.pcie_source} × {C.PCIE_BUSBW_EFFICIENCY:.2f} (nccl-tests busbw/link on 6x RTX 4090 PCIe 4.0){p2p} = {bw:.1f} GB/s busbw")
+            return Bandwidth(
+                bw,
+                f"expected: {self.pcie_source} × {C.PCIE_BUSBW_EFFICIENCY:.2f} (nccl-tests busbw/link on 6x RTX 4090 PCIe 4.0){p2p} = {bw:.1f} GB/s busbw",
+            )
         return Bandwidth(1.0, "unknown: no link facts and no measurement; 1 GB/s assumed")
 
     def dp_busbw(self, dp_per_node: int, spans_nodes: bool) -> Bandwidth:
@@ -223,7 +243,10 @@ def _pcie(gpus: list[Gpu], spec: catalog.GpuSpec | None) -> tuple[float | None, 
         return worst
     if spec and spec.pcie_gen:
         bw = links.pcie_gbps(spec.pcie_gen, 16)
-        return bw, f"PCIe Gen{spec.pcie_gen} x16 from the catalog (no PCIe facts in the scan) = {bw:.1f} GB/s per direction"
+        return (
+            bw,
+            f"PCIe Gen{spec.pcie_gen} x16 from the catalog (no PCIe facts in the scan) = {bw:.1f} GB/s per direction",
+        )
     return None, "no PCIe facts"
 
 
@@ -242,7 +265,10 @@ def _measured_all_reduce(rig: Rig) -> Measurement | None:
 def inter_node_bandwidth(gbps: float | None) -> Bandwidth:
     if gbps:
         return Bandwidth(gbps, f"given: {gbps:g} GB/s all-reduce busbw across nodes (--inter-node-gbps)")
-    return Bandwidth(C.DEFAULT_INTER_NODE_GBPS, f"assumed: {C.DEFAULT_INTER_NODE_GBPS:g} GB/s busbw across nodes (one 200 Gb/s port per GPU); pass --inter-node-gbps")
+    return Bandwidth(
+        C.DEFAULT_INTER_NODE_GBPS,
+        f"assumed: {C.DEFAULT_INTER_NODE_GBPS:g} GB/s busbw across nodes (one 200 Gb/s port per GPU); pass --inter-node-gbps",
+    )
 
 
 def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) -> RigView:
@@ -252,14 +278,19 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         raise InputError(
             f"the scan has {plural(len(rig.gpus), 'GPU')} but neither their model nor their memory "
             f"({_source_words(rig)}): add nvidia-smi or nvidia-smi -q output of the same machine to the import, "
-            "or plan with --simulate")
+            "or plan with --simulate"
+        )
     if not gpus:
-        raise InputError("the rig has no GPUs to advise on (this machine shows none): try --simulate dgx-h100, or --from a saved scan")
+        raise InputError(
+            "the rig has no GPUs to advise on (this machine shows none): try --simulate dgx-h100, or --from a saved scan"
+        )
     mig = [g for g in gpus if g.mig_mode]
     names = sorted({g.name or "unknown GPU" for g in gpus})
     notes: list[str] = []
     if len(names) > 1:
-        notes.append(f"mixed GPUs ({', '.join(names)}): a data-parallel group runs at the slowest card's pace; sized for the smallest")
+        notes.append(
+            f"mixed GPUs ({', '.join(names)}): a data-parallel group runs at the slowest card's pace; sized for the smallest"
+        )
     specs = [catalog.find_gpu(g.name) for g in gpus]
     known = [s for s in specs if s is not None]
     spec = min(known, key=lambda s: s.tflops.get("bf16") or s.tflops.get("fp32") or 0) if known else None
@@ -272,10 +303,14 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
     elif spec:
         memory = spec.memory_bytes
         memory_source = f"from the catalog: {spec.name}, {spec.memory_source}"
-        notes.append(f"assumed: GPU memory is not in the scan; {spec.memory_mib} MiB per GPU from the catalog's {spec.name} "
-                     f"(the scan names the GPU '{names[0]}')")
+        notes.append(
+            f"assumed: GPU memory is not in the scan; {spec.memory_mib} MiB per GPU from the catalog's {spec.name} "
+            f"(the scan names the GPU '{names[0]}')"
+        )
     else:
-        raise InputError(f"the scan has no memory size for its GPUs ({', '.join(names)}) and they are not in the catalog: cannot size anything")
+        raise InputError(
+            f"the scan has no memory size for its GPUs ({', '.join(names)}) and they are not in the catalog: cannot size anything"
+        )
     nv = _nv_matrix(rig)
     measured = _measured_all_reduce(rig)
     nv_assumed = None
@@ -290,11 +325,15 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         raw = links.nvlink_gbps(version, fewest)
         if raw is not None:
             nvlink_pair = raw
-            nvlink_source = f"NV{fewest} × {links.NVLINK_LINK_GBPS[version]:g} GB/s (NVLink {version}) = {raw:g} GB/s per direction"
+            nvlink_source = (
+                f"NV{fewest} × {links.NVLINK_LINK_GBPS[version]:g} GB/s (NVLink {version}) = {raw:g} GB/s per direction"
+            )
             if spec and spec.nvlink_gbps_per_direction and spec.nvlink_gbps_per_direction < raw:
                 nvlink_pair = spec.nvlink_gbps_per_direction
-                nvlink_source = (f"NV{fewest}, capped at the {spec.name}'s datasheet {spec.nvlink_gbps_per_direction:g} GB/s per direction "
-                                 f"(NVLink {version}'s per-link rate would give {raw:g})")
+                nvlink_source = (
+                    f"NV{fewest}, capped at the {spec.name}'s datasheet {spec.nvlink_gbps_per_direction:g} GB/s per direction "
+                    f"(NVLink {version}'s per-link rate would give {raw:g})"
+                )
         else:
             nvlink_source = f"NV{fewest} links of unknown NVLink version"
         if nv_assumed:
@@ -304,7 +343,11 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
     p2p = rig.topology.p2p_read
     p2p_ok = True
     if p2p:
-        p2p_ok = all(str(c) in P2P_OK for i, row in enumerate(p2p) for j, c in enumerate(row) if i != j and nv[i][j] == 0) if nv else True
+        p2p_ok = (
+            all(str(c) in P2P_OK for i, row in enumerate(p2p) for j, c in enumerate(row) if i != j and nv[i][j] == 0)
+            if nv
+            else True
+        )
     if len(gpus) > 1 and not rig.topology.matrix and not nv_assumed:
         notes.append("the scan has no GPU topology matrix: no NVLink assumed, so no tensor parallelism is proposed")
     host_mem = rig.host.memory_total_bytes
@@ -314,10 +357,23 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
     if nodes > 1:
         label = f"{nodes} nodes of {label}"
     return RigView(
-        label=label, gpu_name=names[0], spec=spec, gpus_per_node=len(gpus), nodes=nodes, memory_bytes=memory,
-        memory_source=memory_source, host_memory_bytes=host_mem, nv_matrix=nv, nvlink_pair_gbps=nvlink_pair,
-        nvlink_source=nvlink_source, pcie_gbps=pcie_bw, pcie_source=pcie_src, p2p_ok=p2p_ok,
-        measured_all_reduce=measured, inter_node=inter_node_bandwidth(inter_node_gbps), notes=notes,
+        label=label,
+        gpu_name=names[0],
+        spec=spec,
+        gpus_per_node=len(gpus),
+        nodes=nodes,
+        memory_bytes=memory,
+        memory_source=memory_source,
+        host_memory_bytes=host_mem,
+        nv_matrix=nv,
+        nvlink_pair_gbps=nvlink_pair,
+        nvlink_source=nvlink_source,
+        pcie_gbps=pcie_bw,
+        pcie_source=pcie_src,
+        p2p_ok=p2p_ok,
+        measured_all_reduce=measured,
+        inter_node=inter_node_bandwidth(inter_node_gbps),
+        notes=notes,
     )
 
 
@@ -332,8 +388,9 @@ def _matrix_absent(rig: Rig) -> bool:
     return len(m) < n or any(len(row) < n for row in m)
 
 
-def _nv_without_topology(rig: Rig, gpus: list[Gpu], spec: catalog.GpuSpec | None,
-                         measured: Measurement | None) -> tuple[list[list[int]], str | None]:
+def _nv_without_topology(
+    rig: Rig, gpus: list[Gpu], spec: catalog.GpuSpec | None, measured: Measurement | None
+) -> tuple[list[list[int]], str | None]:
     """An NVLink matrix for a scan without a topology matrix, from what is known: a measured all-reduce whose
     busbw no PCIe link could carry (NVLink between the measured GPUs), else the catalog (an SXM part is wired to
     its NVLink fabric: groups of its usual NVLink domain). Bridged PCIe cards may or may not have their bridges:
@@ -351,23 +408,34 @@ def _nv_without_topology(rig: Rig, gpus: list[Gpu], spec: catalog.GpuSpec | None
                 for b in mg:
                     if a != b:
                         nv[a][b] = per_pair
-            return nv, (f"NVLink established by measurement: all-reduce busbw {measured.value_gbps:g} GB/s over {measured.world_size or len(mg)} ranks is more "
-                        f"than PCIe Gen{gen} x16 carries ({pcie_max:.1f} GB/s per direction), so these GPUs are joined by "
-                        "NVLink (the scan has no topology matrix)")
+            return nv, (
+                f"NVLink established by measurement: all-reduce busbw {measured.value_gbps:g} GB/s over {measured.world_size or len(mg)} ranks is more "
+                f"than PCIe Gen{gen} x16 carries ({pcie_max:.1f} GB/s per direction), so these GPUs are joined by "
+                "NVLink (the scan has no topology matrix)"
+            )
     if spec is not None and spec.form_factor == "sxm" and spec.nvlink_links and spec.nvlink_domain > 1:
         d = min(spec.nvlink_domain, n)
         for a in range(n):
             for b in range(n):
                 if a != b and a // d == b // d:
                     nv[a][b] = spec.nvlink_links
-        return nv, (f"assumed from the catalog: the {spec.name} is an SXM part wired to NVLink ({spec.nvlink_links} links; "
-                    f"{spec.nvlink_links_source or spec.source}), NVLink groups of {d} as in its usual system "
-                    "(the scan has no topology matrix)")
+        return nv, (
+            f"assumed from the catalog: the {spec.name} is an SXM part wired to NVLink ({spec.nvlink_links} links; "
+            f"{spec.nvlink_links_source or spec.source}), NVLink groups of {d} as in its usual system "
+            "(the scan has no topology matrix)"
+        )
     return nv, None
 
 
-def _mig_view(rig: Rig, gpus: list[Gpu], mig: list[Gpu], names: list[str], spec: catalog.GpuSpec | None,
-              nodes: int, inter_node_gbps: float | None) -> RigView:
+def _mig_view(
+    rig: Rig,
+    gpus: list[Gpu],
+    mig: list[Gpu],
+    names: list[str],
+    spec: catalog.GpuSpec | None,
+    nodes: int,
+    inter_node_gbps: float | None,
+) -> RigView:
     """A rig whose GPUs run MIG: each MIG instance is what a process gets (its own memory slice, no NVLink or
     peer-to-peer between instances), so that is what is sized; unknown instance memory is refused, never
     replaced by the whole GPU's."""
@@ -379,27 +447,45 @@ def _mig_view(rig: Rig, gpus: list[Gpu], mig: list[Gpu], names: list[str], spec:
         raise InputError(
             f"{g.label} has MIG enabled: a process gets one MIG instance, not the whole GPU, and this scan does not give the "
             f"instances' memory ({why}); import nvidia-smi -q -x of the machine (it lists mig_devices), or disable MIG "
-            "(nvidia-smi -i N -mig 0) for training")
+            "(nvidia-smi -i N -mig 0) for training"
+        )
     memory = min(sizes)
-    notes = [f"MIG is enabled on {', '.join(g.label for g in mig)}: sized per MIG instance ({len(sizes)} instance(s), the smallest "
-             f"{memory / 2**30:.1f} GiB from nvidia-smi's MIG device memory), not as whole GPUs; MIG instances have no NVLink or "
-             "peer-to-peer between them (NVIDIA MIG User Guide)"]
+    notes = [
+        f"MIG is enabled on {', '.join(g.label for g in mig)}: sized per MIG instance ({len(sizes)} instance(s), the smallest "
+        f"{memory / 2**30:.1f} GiB from nvidia-smi's MIG device memory), not as whole GPUs; MIG instances have no NVLink or "
+        "peer-to-peer between them (NVIDIA MIG User Guide)"
+    ]
     if spec is not None:
-        notes.append(f"assumed: compute timed at the whole {spec.name}'s datasheet peak; a MIG instance has a fraction of its SMs, "
-                     "so real step times are longer in proportion")
+        notes.append(
+            f"assumed: compute timed at the whole {spec.name}'s datasheet peak; a MIG instance has a fraction of its SMs, "
+            "so real step times are longer in proportion"
+        )
     n = len(sizes)
     label = f"{n}x MIG instance of {names[0]}"
     return RigView(
-        label=label, gpu_name=names[0], spec=spec, gpus_per_node=n, nodes=nodes, memory_bytes=memory,
-        memory_source="nvidia-smi MIG device memory (the smallest instance)", host_memory_bytes=rig.host.memory_total_bytes,
-        nv_matrix=[[0] * n for _ in range(n)], nvlink_pair_gbps=None,
-        nvlink_source="no NVLink between MIG instances (NVIDIA MIG User Guide)", pcie_gbps=None,
-        pcie_source="MIG instances: no peer-to-peer", p2p_ok=False, measured_all_reduce=None,
-        inter_node=inter_node_bandwidth(inter_node_gbps), notes=notes,
+        label=label,
+        gpu_name=names[0],
+        spec=spec,
+        gpus_per_node=n,
+        nodes=nodes,
+        memory_bytes=memory,
+        memory_source="nvidia-smi MIG device memory (the smallest instance)",
+        host_memory_bytes=rig.host.memory_total_bytes,
+        nv_matrix=[[0] * n for _ in range(n)],
+        nvlink_pair_gbps=None,
+        nvlink_source="no NVLink between MIG instances (NVIDIA MIG User Guide)",
+        pcie_gbps=None,
+        pcie_source="MIG instances: no peer-to-peer",
+        p2p_ok=False,
+        measured_all_reduce=None,
+        inter_node=inter_node_bandwidth(inter_node_gbps),
+        notes=notes,
     )
 
 
-def hypothetical(spec: catalog.GpuSpec, gpus_per_node: int, nodes: int = 1, inter_node_gbps: float | None = None) -> RigView:
+def hypothetical(
+    spec: catalog.GpuSpec, gpus_per_node: int, nodes: int = 1, inter_node_gbps: float | None = None
+) -> RigView:
     """A planned rig of catalog GPUs: NVLink joins groups of the product's usual domain size."""
     n = gpus_per_node
     domain = min(spec.nvlink_domain, n)
@@ -412,10 +498,23 @@ def hypothetical(spec: catalog.GpuSpec, gpus_per_node: int, nodes: int = 1, inte
     pcie = links.pcie_gbps(spec.pcie_gen, 16) if spec.pcie_gen else None
     label = f"{n}x {spec.name}" + (f" × {nodes} nodes" if nodes > 1 else "")
     return RigView(
-        label=label, gpu_name=spec.name, spec=spec, gpus_per_node=n, nodes=nodes, memory_bytes=spec.memory_bytes,
-        memory_source=f"catalog: {spec.memory_source}", host_memory_bytes=None, nv_matrix=nv,
+        label=label,
+        gpu_name=spec.name,
+        spec=spec,
+        gpus_per_node=n,
+        nodes=nodes,
+        memory_bytes=spec.memory_bytes,
+        memory_source=f"catalog: {spec.memory_source}",
+        host_memory_bytes=None,
+        nv_matrix=nv,
         nvlink_pair_gbps=spec.nvlink_gbps_per_direction if domain > 1 else None,
-        nvlink_source=f"{spec.name} datasheet NVLink {spec.nvlink_gbps_per_direction:g} GB/s per direction" if domain > 1 else "no NVLink",
-        pcie_gbps=pcie, pcie_source=f"PCIe Gen{spec.pcie_gen} x16 (catalog)" if pcie else "unknown",
-        p2p_ok=True, measured_all_reduce=None, inter_node=inter_node_bandwidth(inter_node_gbps), hypothetical=True,
+        nvlink_source=f"{spec.name} datasheet NVLink {spec.nvlink_gbps_per_direction:g} GB/s per direction"
+        if domain > 1
+        else "no NVLink",
+        pcie_gbps=pcie,
+        pcie_source=f"PCIe Gen{spec.pcie_gen} x16 (catalog)" if pcie else "unknown",
+        p2p_ok=True,
+        measured_all_reduce=None,
+        inter_node=inter_node_bandwidth(inter_node_gbps),
+        hypothetical=True,
     )

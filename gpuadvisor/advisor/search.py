@@ -1,4 +1,5 @@
 """When nothing fits: the smallest rig from the catalog that would."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -12,7 +13,18 @@ from gpuadvisor.advisor.strategies import candidates, pick
 from gpuadvisor.advisor.workload import Workload
 
 # Rig shapes tried, smallest first: one node of 1, 2, 4 or 8 GPUs, then 8-GPU nodes.
-SHAPES: tuple[tuple[int, int], ...] = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (8, 4), (8, 8), (8, 16), (8, 32), (8, 64))
+SHAPES: tuple[tuple[int, int], ...] = (
+    (1, 1),
+    (2, 1),
+    (4, 1),
+    (8, 1),
+    (8, 2),
+    (8, 4),
+    (8, 8),
+    (8, 16),
+    (8, 32),
+    (8, 64),
+)
 
 
 def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> dict[str, Any] | None:
@@ -48,7 +60,11 @@ def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any]
         return None
     overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["memory_per_gpu_gib"]))
     same = next((f for f in found if current is not None and f["gpu_id"] == current.id), None)
-    return {"smallest": overall, "same_gpu": same, "all": sorted(found, key=lambda f: (f["gpus"], f["memory_per_gpu_gib"]))}
+    return {
+        "smallest": overall,
+        "same_gpu": same,
+        "all": sorted(found, key=lambda f: (f["gpus"], f["memory_per_gpu_gib"])),
+    }
 
 
 def _search(w: Workload) -> list[dict[str, Any]]:
@@ -59,10 +75,18 @@ def _search(w: Workload) -> list[dict[str, Any]]:
                 break
             hit = _fits(spec, per_node, nodes, w)
             if hit:
-                found.append({
-                    "gpu": spec.name, "gpu_id": spec.id, "gpus_per_node": per_node, "nodes": nodes, "gpus": per_node * nodes,
-                    "memory_per_gpu_gib": round(spec.memory_bytes / C.GiB, 1), **hit,
-                    "description": f"{per_node * nodes}x {spec.name}" + (f" ({nodes} nodes of {per_node})" if nodes > 1 else ""),
-                })
+                found.append(
+                    {
+                        "gpu": spec.name,
+                        "gpu_id": spec.id,
+                        "gpus_per_node": per_node,
+                        "nodes": nodes,
+                        "gpus": per_node * nodes,
+                        "memory_per_gpu_gib": round(spec.memory_bytes / C.GiB, 1),
+                        **hit,
+                        "description": f"{per_node * nodes}x {spec.name}"
+                        + (f" ({nodes} nodes of {per_node})" if nodes > 1 else ""),
+                    }
+                )
                 break
     return found

@@ -1,4 +1,5 @@
 """Ready launch snippets for a chosen layout: the torchrun line, FSDP settings, DeepSpeed JSON, accelerate YAML."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,7 +23,14 @@ UNKNOWN_LAYER = "YourDecoderLayer"
 
 
 # config.json model_type -> the LAYER_CLASSES key of its family.
-MODEL_TYPES = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen", "gemma2": "gemma-2", "gemma": "gemma", "gpt2": "gpt2"}
+MODEL_TYPES = {
+    "llama": "llama",
+    "mistral": "mistral",
+    "qwen2": "qwen",
+    "gemma2": "gemma-2",
+    "gemma": "gemma",
+    "gpt2": "gpt2",
+}
 
 
 def _layer(w: Workload) -> tuple[str, str | None]:
@@ -53,8 +61,10 @@ def torchrun_line(gpus_per_node: int, nodes: int, script: str = "train.py", args
     tail = f" {args}" if args else ""
     if nodes == 1:
         return f"torchrun --standalone --nnodes=1 --nproc_per_node={gpus_per_node} {script}{tail}"
-    return (f"torchrun --nnodes={nodes} --nproc_per_node={gpus_per_node} --rdzv_id=job --rdzv_backend=c10d "
-            f"--rdzv_endpoint=$MASTER_ADDR:29500 {script}{tail}")
+    return (
+        f"torchrun --nnodes={nodes} --nproc_per_node={gpus_per_node} --rdzv_id=job --rdzv_backend=c10d "
+        f"--rdzv_endpoint=$MASTER_ADDR:29500 {script}{tail}"
+    )
 
 
 def deepspeed_config(w: Workload, lay: Layout, accumulation: int, global_batch: int, recompute: bool) -> dict[str, Any]:
@@ -99,14 +109,20 @@ def peft_code(w: Workload, single: bool = False) -> str:
     lines = []
     if w.finetune == "qlora":
         dt = DTYPE_NAMES[w.precision]
-        lines += ["import os, torch",
-                  "from transformers import AutoModelForCausalLM, BitsAndBytesConfig",
-                  "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,",
-                  f"                         bnb_4bit_compute_dtype=torch.{dt}, bnb_4bit_quant_storage=torch.{dt})",
-                  f"model = AutoModelForCausalLM.from_pretrained('{model_id(w)}', quantization_config=bnb, torch_dtype=torch.{dt},",
-                  "                                             device_map={'': " + ("0" if single else "int(os.environ['LOCAL_RANK'])") + "})"]
-    lines += ["from peft import LoraConfig, get_peft_model",
-              f"model = get_peft_model(model, LoraConfig(r={w.lora_rank}, target_modules='all-linear', task_type='CAUSAL_LM'))"]
+        lines += [
+            "import os, torch",
+            "from transformers import AutoModelForCausalLM, BitsAndBytesConfig",
+            "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,",
+            f"                         bnb_4bit_compute_dtype=torch.{dt}, bnb_4bit_quant_storage=torch.{dt})",
+            f"model = AutoModelForCausalLM.from_pretrained('{model_id(w)}', quantization_config=bnb, torch_dtype=torch.{dt},",
+            "                                             device_map={'': "
+            + ("0" if single else "int(os.environ['LOCAL_RANK'])")
+            + "})",
+        ]
+    lines += [
+        "from peft import LoraConfig, get_peft_model",
+        f"model = get_peft_model(model, LoraConfig(r={w.lora_rank}, target_modules='all-linear', task_type='CAUSAL_LM'))",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -117,14 +133,22 @@ def deepspeed_code(lay: Layout, recompute: bool) -> str:
     config's activation_checkpointing section only configures deepspeed.checkpointing: the model turns it on."""
     lines = ["import deepspeed"]
     if lay.zero_stage == 3:
-        lines += ["with deepspeed.zero.Init(config_dict_or_path='ds_config.json'):",
-                  "    model = build_model()  # or from_pretrained(...) under HfDeepSpeedConfig('ds_config.json')"]
+        lines += [
+            "with deepspeed.zero.Init(config_dict_or_path='ds_config.json'):",
+            "    model = build_model()  # or from_pretrained(...) under HfDeepSpeedConfig('ds_config.json')",
+        ]
     if recompute:
-        lines.append("model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer")
+        lines.append(
+            "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer"
+        )
     if lay.offload != "none":
-        lines += ["from deepspeed.ops.adam import DeepSpeedCPUAdam",
-                  "optimizer = DeepSpeedCPUAdam(model.parameters(), lr=lr)  # ZeRO-Offload steps on the CPU"]
-    lines.append("engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config='ds_config.json')")
+        lines += [
+            "from deepspeed.ops.adam import DeepSpeedCPUAdam",
+            "optimizer = DeepSpeedCPUAdam(model.parameters(), lr=lr)  # ZeRO-Offload steps on the CPU",
+        ]
+    lines.append(
+        "engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config='ds_config.json')"
+    )
     return "\n".join(lines)
 
 
@@ -132,7 +156,9 @@ def fsdp_settings(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int,
     dt = DTYPE_NAMES[w.precision]
     s: dict[str, Any] = {
         "sharding_strategy": "HYBRID_SHARD" if lay.hybrid else FSDP_STRATEGY[lay.zero_stage],
-        "mixed_precision": {"param_dtype": dt, "reduce_dtype": dt, "buffer_dtype": dt} if w.precision != "fp32" else None,
+        "mixed_precision": {"param_dtype": dt, "reduce_dtype": dt, "buffer_dtype": dt}
+        if w.precision != "fp32"
+        else None,
         "auto_wrap_policy": f"transformer_auto_wrap_policy(transformer_layer_cls={{{layer_class(w)}}})",
         "backward_prefetch": "BACKWARD_PRE",
         "limit_all_gathers": True,
@@ -147,8 +173,11 @@ def fsdp_settings(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int,
 
 def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
     dt = DTYPE_NAMES[w.precision]
-    mp = (f"    mixed_precision=MixedPrecision(param_dtype=torch.{dt}, reduce_dtype=torch.{dt}, buffer_dtype=torch.{dt}),\n"
-          if settings["mixed_precision"] else "")
+    mp = (
+        f"    mixed_precision=MixedPrecision(param_dtype=torch.{dt}, reduce_dtype=torch.{dt}, buffer_dtype=torch.{dt}),\n"
+        if settings["mixed_precision"]
+        else ""
+    )
     mesh = ""
     mesh_arg = ""
     if "device_mesh" in settings:
@@ -157,14 +186,18 @@ def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
         mesh_arg = "    device_mesh=mesh,\n"
     ckpt = ""
     if settings["activation_checkpointing"]:
-        ckpt = (f"apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, {layer_class(w)}))\n")
+        ckpt = f"apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, {layer_class(w)}))\n"
     return (
         "import functools, torch\n"
         "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, MixedPrecision, BackwardPrefetch\n"
         "from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy\n"
         + layer_import(w)
         + ("from torch.distributed.device_mesh import init_device_mesh\n" if mesh else "")
-        + ("from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing\n" if ckpt else "")
+        + (
+            "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import apply_activation_checkpointing\n"
+            if ckpt
+            else ""
+        )
         + mesh
         + "model = FSDP(\n"
         "    model,\n"
@@ -173,14 +206,15 @@ def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
         + f"    auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={{{layer_class(w)}}}),\n"
         "    backward_prefetch=BackwardPrefetch.BACKWARD_PRE,\n"
         "    limit_all_gathers=True,\n"
-        "    use_orig_params=True,\n"
-        + mesh_arg
-        + "    device_id=torch.cuda.current_device(),\n"
+        "    use_orig_params=True,\n" + mesh_arg + "    device_id=torch.cuda.current_device(),\n"
         ")\n"
         + ckpt
-        + ("# fp16 needs loss scaling that knows the shards:\n"
-           "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler\nscaler = ShardedGradScaler()\n"
-           if w.precision == "fp16" else "")
+        + (
+            "# fp16 needs loss scaling that knows the shards:\n"
+            "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler\nscaler = ShardedGradScaler()\n"
+            if w.precision == "fp16"
+            else ""
+        )
     )
 
 
@@ -230,17 +264,25 @@ def accelerate_launch_line(nodes: int, script: str = "train.py") -> str:
     """accelerate launch with the config file; across nodes, each node passes its rank and the main node's address."""
     if nodes == 1:
         return f"accelerate launch --config_file accelerate.yaml {script}"
-    return ("accelerate launch --config_file accelerate.yaml --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR "
-            f"--main_process_port 29500 {script}")
+    return (
+        "accelerate launch --config_file accelerate.yaml --machine_rank $NODE_RANK --main_process_ip $MASTER_ADDR "
+        f"--main_process_port 29500 {script}"
+    )
 
 
 def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) -> str:
     a = w.arch
     args = [
-        f"--tensor-model-parallel-size {lay.tp}", f"--pipeline-model-parallel-size {lay.pp}",
-        f"--num-layers {a.layers}", f"--hidden-size {a.hidden}", f"--num-attention-heads {a.heads}",
-        f"--ffn-hidden-size {a.intermediate}", f"--seq-length {w.seq}", f"--max-position-embeddings {a.max_positions or w.seq}",
-        f"--micro-batch-size {w.micro_batch}", f"--global-batch-size {global_batch}",
+        f"--tensor-model-parallel-size {lay.tp}",
+        f"--pipeline-model-parallel-size {lay.pp}",
+        f"--num-layers {a.layers}",
+        f"--hidden-size {a.hidden}",
+        f"--num-attention-heads {a.heads}",
+        f"--ffn-hidden-size {a.intermediate}",
+        f"--seq-length {w.seq}",
+        f"--max-position-embeddings {a.max_positions or w.seq}",
+        f"--micro-batch-size {w.micro_batch}",
+        f"--global-batch-size {global_batch}",
     ]
     if a.head_dim * a.heads != a.hidden:
         args.append(f"--kv-channels {a.head_dim}")
@@ -275,14 +317,24 @@ def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) 
     return " ".join(args)
 
 
-def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: int, recompute: bool,
-                     gpus_per_node: int, nodes: int) -> dict[str, Any]:
+def training_snippet(
+    w: Workload, lay: Layout, accumulation: int, global_batch: int, recompute: bool, gpus_per_node: int, nodes: int
+) -> dict[str, Any]:
     """The launch snippet for a layout, as plain data (the renderers print it)."""
-    out: dict[str, Any] = {"nproc_per_node": gpus_per_node, "nnodes": nodes, "deepspeed_config": None, "fsdp": None,
-                           "accelerate_config": None, "accelerate_launch": None, "code": None}
+    out: dict[str, Any] = {
+        "nproc_per_node": gpus_per_node,
+        "nnodes": nodes,
+        "deepspeed_config": None,
+        "fsdp": None,
+        "accelerate_config": None,
+        "accelerate_launch": None,
+        "code": None,
+    }
     if lay.tp > 1 or lay.pp > 1:
         out["kind"] = "megatron"
-        out["torchrun"] = torchrun_line(gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute))
+        out["torchrun"] = torchrun_line(
+            gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute)
+        )
         return out
     qlora = w.finetune == "qlora"  # bitsandbytes 4-bit models are loaded onto their GPU and refuse .to()
     if lay.key == "single":
@@ -292,18 +344,24 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
         if w.precision != "fp32":
             code += f"with torch.autocast('cuda', dtype=torch.{DTYPE_NAMES[w.precision]}):\n    loss = model(**batch).loss\n"
         if recompute:
-            code += "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
+            code += (
+                "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
+            )
         out["code"] = peft_code(w, single=True) + code.rstrip("\n")
         return out
     if lay.zero_stage == 0:
         out["kind"] = "ddp"
         out["torchrun"] = torchrun_line(gpus_per_node, nodes)
-        out["code"] = ("from torch.nn.parallel import DistributedDataParallel as DDP\n"
-                       f"model = DDP({'model' if qlora else 'model.to(local_rank)'}, device_ids=[local_rank], gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
-                       f"# gradient accumulation: {accumulation} micro-batches per step, all but the last under `with model.no_sync():`")
+        out["code"] = (
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+            f"model = DDP({'model' if qlora else 'model.to(local_rank)'}, device_ids=[local_rank], gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
+            f"# gradient accumulation: {accumulation} micro-batches per step, all but the last under `with model.no_sync():`"
+        )
         if recompute:
-            out["code"] = ("model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
-                           + out["code"])
+            out["code"] = (
+                "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
+                + out["code"]
+            )
         out["code"] = peft_code(w) + out["code"]
         out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
         out["accelerate_launch"] = accelerate_launch_line(nodes)
@@ -326,6 +384,8 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
     out["accelerate_launch"] = accelerate_launch_line(nodes)
     if not lay.hybrid:
         out["deepspeed_config"] = ds  # the same stage in DeepSpeed, for those who use it
-        out["deepspeed_config_note"] = (f"the same ZeRO stage in DeepSpeed, instead of FSDP: its communication buckets add "
-                                        f"{bucket_bytes(w, lay) / 2**30:.2f} GiB per GPU to the memory above")
+        out["deepspeed_config_note"] = (
+            f"the same ZeRO stage in DeepSpeed, instead of FSDP: its communication buckets add "
+            f"{bucket_bytes(w, lay) / 2**30:.2f} GiB per GPU to the memory above"
+        )
     return out

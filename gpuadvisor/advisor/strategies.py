@@ -1,4 +1,5 @@
 """Training candidates: enumerate the layouts a rig allows, predict memory, communication and time, pick one."""
+
 from __future__ import annotations
 
 import math
@@ -74,7 +75,10 @@ class Candidate:
     def fits(self) -> bool:
         if self.memory.total_bytes > self.capacity_bytes:
             return False
-        return not (self.layout.offload != "none" and (self.host_capacity_bytes is None or self.memory.host_bytes > self.host_capacity_bytes))
+        return not (
+            self.layout.offload != "none"
+            and (self.host_capacity_bytes is None or self.memory.host_bytes > self.host_capacity_bytes)
+        )
 
     @property
     def headroom_fraction(self) -> float:
@@ -108,8 +112,10 @@ class Candidate:
             if self.host_capacity_bytes is None:
                 return "host RAM unknown: cannot check the CPU offload"
             if self.memory.host_bytes > self.host_capacity_bytes:
-                return (f"CPU offload needs {self.memory.host_bytes / gib:.0f} GiB of host RAM per node > "
-                        f"{self.host_capacity_bytes / gib:.0f} GiB usable ({C.HOST_RAM_USABLE_FRACTION:.0%} of the host's)")
+                return (
+                    f"CPU offload needs {self.memory.host_bytes / gib:.0f} GiB of host RAM per node > "
+                    f"{self.host_capacity_bytes / gib:.0f} GiB usable ({C.HOST_RAM_USABLE_FRACTION:.0%} of the host's)"
+                )
         return ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -147,7 +153,9 @@ class Candidate:
                 "detail": self.comm.detail,
             },
             "compute_seconds": _r(self.compute_seconds),
-            "compute_parts_seconds": {k: _r(v) for k, v in self.step_compute.parts.items() if k != "forward_fraction"} if self.step_compute else None,
+            "compute_parts_seconds": {k: _r(v) for k, v in self.step_compute.parts.items() if k != "forward_fraction"}
+            if self.step_compute
+            else None,
             "compute_floor_bound": self.step_compute.floor_bound if self.step_compute else None,
             "recompute": self.recompute_mode,
             "mfu": round(self.mfu, 4) if self.mfu is not None else None,
@@ -166,7 +174,9 @@ class Candidate:
 # Tensor parallel off NVLink, one rule for every size: evaluated, picked only when nothing else fits (its four
 # all-reduces per layer sit on the critical path; Megatron-LM keeps tensor parallel inside an NVLink node,
 # Narayanan et al. 2021).
-TP_OFF_NVLINK_RULE = "tensor parallel across PCIe (4 all-reduces per layer on the critical path): picked only when nothing else fits"
+TP_OFF_NVLINK_RULE = (
+    "tensor parallel across PCIe (4 all-reduces per layer on the critical path): picked only when nothing else fits"
+)
 
 
 def _r(x: float | None) -> float | None:
@@ -174,6 +184,7 @@ def _r(x: float | None) -> float | None:
 
 
 # -- enumeration -------------------------------------------------------------------------------------------
+
 
 def _divides_heads(w: Workload, t: int) -> bool:
     return w.arch.heads % t == 0 and w.arch.kv_heads % t == 0
@@ -191,48 +202,139 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
     else:
         out += [
             Layout("ddp", "DDP", "PyTorch DDP", 0, dp=world, dp_spans_nodes=m > 1),
-            Layout("zero1", "ZeRO-1", "DeepSpeed ZeRO stage 1", 1, dp=world, zero_stage=1, shard_group=world, dp_spans_nodes=m > 1),
-            Layout("zero2", "ZeRO-2 / FSDP SHARD_GRAD_OP", "FSDP SHARD_GRAD_OP or DeepSpeed ZeRO stage 2", 2, dp=world, zero_stage=2,
-                   shard_group=world, dp_spans_nodes=m > 1),
-            Layout("zero3", "ZeRO-3 / FSDP FULL_SHARD", "FSDP FULL_SHARD or DeepSpeed ZeRO stage 3", 3, dp=world, zero_stage=3,
-                   shard_group=world, dp_spans_nodes=m > 1),
+            Layout(
+                "zero1",
+                "ZeRO-1",
+                "DeepSpeed ZeRO stage 1",
+                1,
+                dp=world,
+                zero_stage=1,
+                shard_group=world,
+                dp_spans_nodes=m > 1,
+            ),
+            Layout(
+                "zero2",
+                "ZeRO-2 / FSDP SHARD_GRAD_OP",
+                "FSDP SHARD_GRAD_OP or DeepSpeed ZeRO stage 2",
+                2,
+                dp=world,
+                zero_stage=2,
+                shard_group=world,
+                dp_spans_nodes=m > 1,
+            ),
+            Layout(
+                "zero3",
+                "ZeRO-3 / FSDP FULL_SHARD",
+                "FSDP FULL_SHARD or DeepSpeed ZeRO stage 3",
+                3,
+                dp=world,
+                zero_stage=3,
+                shard_group=world,
+                dp_spans_nodes=m > 1,
+            ),
         ]
         if m > 1:
-            out.append(Layout("hsdp", "FSDP HYBRID_SHARD", "FSDP HYBRID_SHARD (shard in the node, replicate across)", 3, dp=world,
-                              zero_stage=3, hybrid=True, shard_group=n, dp_spans_nodes=True))
+            out.append(
+                Layout(
+                    "hsdp",
+                    "FSDP HYBRID_SHARD",
+                    "FSDP HYBRID_SHARD (shard in the node, replicate across)",
+                    3,
+                    dp=world,
+                    zero_stage=3,
+                    hybrid=True,
+                    shard_group=n,
+                    dp_spans_nodes=True,
+                )
+            )
     # CPU offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity), when the host's RAM is known.
     if host_known and not view.hypothetical:
         # A memory escape hatch, not a speed-up: picked only when nothing fits on the GPUs alone (DeepSpeed's
         # ZeRO-Offload/Infinity papers use it to fit models that do not fit otherwise; its transfers and CPU
         # optimizer step are modelled without latency, so its predicted speed is optimistic).
-        out.append(Layout("zero2-offload", "ZeRO-2 + CPU offload", "DeepSpeed ZeRO stage 2, offload_optimizer cpu", 6, dp=world,
-                          zero_stage=2, shard_group=world, offload="optimizer", dp_spans_nodes=m > 1, last_resort=True))
-        out.append(Layout("zero3-offload", "ZeRO-3 + CPU offload", "DeepSpeed ZeRO stage 3, offload_optimizer + offload_param cpu", 7,
-                          dp=world, zero_stage=3, shard_group=world, offload="optimizer+params", dp_spans_nodes=m > 1, last_resort=True))
+        out.append(
+            Layout(
+                "zero2-offload",
+                "ZeRO-2 + CPU offload",
+                "DeepSpeed ZeRO stage 2, offload_optimizer cpu",
+                6,
+                dp=world,
+                zero_stage=2,
+                shard_group=world,
+                offload="optimizer",
+                dp_spans_nodes=m > 1,
+                last_resort=True,
+            )
+        )
+        out.append(
+            Layout(
+                "zero3-offload",
+                "ZeRO-3 + CPU offload",
+                "DeepSpeed ZeRO stage 3, offload_optimizer + offload_param cpu",
+                7,
+                dp=world,
+                zero_stage=3,
+                shard_group=world,
+                offload="optimizer+params",
+                dp_spans_nodes=m > 1,
+                last_resort=True,
+            )
+        )
     elif not view.hypothetical:
-        excluded.append({"strategy": "CPU offload", "reason": "the scan has no host RAM figure, so offload cannot be sized"})
+        excluded.append(
+            {"strategy": "CPU offload", "reason": "the scan has no host RAM figure, so offload cannot be sized"}
+        )
     if w.finetune != "full":
         # Megatron-LM's pretrain_gpt.py trains every weight: no LoRA adapters, no 4-bit base. Adapter training
         # runs under PEFT, whose models DDP, FSDP and DeepSpeed shard (Hugging Face PEFT/accelerate docs).
-        excluded.append({"strategy": "tensor / pipeline parallel",
-                         "reason": f"{w.finetune.upper() if w.finetune == 'qlora' else 'LoRA'} runs under PEFT (DDP, FSDP or DeepSpeed); "
-                                   "Megatron-LM's pretrain_gpt.py, which the TP/PP snippets launch, trains every weight"})
+        excluded.append(
+            {
+                "strategy": "tensor / pipeline parallel",
+                "reason": f"{w.finetune.upper() if w.finetune == 'qlora' else 'LoRA'} runs under PEFT (DDP, FSDP or DeepSpeed); "
+                "Megatron-LM's pretrain_gpt.py, which the TP/PP snippets launch, trains every weight",
+            }
+        )
         return out, excluded
     # Tensor parallel inside an NVLink domain; across PCIe a last resort (TP_OFF_NVLINK_RULE), whatever its size.
     domain = view.nvlink_domain()
     t = 2
     while t <= n:
         if not _divides_heads(w, t):
-            excluded.append({"strategy": f"TP={t}", "reason": f"{w.arch.heads} heads / {w.arch.kv_heads} KV heads do not divide by {t}"})
+            excluded.append(
+                {
+                    "strategy": f"TP={t}",
+                    "reason": f"{w.arch.heads} heads / {w.arch.kv_heads} KV heads do not divide by {t}",
+                }
+            )
         elif t <= domain:
-            out.append(Layout(f"tp{t}", f"TP={t} + ZeRO-1 DP={world // t}" if world > t else f"TP={t}",
-                              "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)", 4,
-                              dp=world // t, tp=t, zero_stage=1 if world > t else 0, shard_group=world // t, dp_spans_nodes=m > 1))
+            out.append(
+                Layout(
+                    f"tp{t}",
+                    f"TP={t} + ZeRO-1 DP={world // t}" if world > t else f"TP={t}",
+                    "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
+                    4,
+                    dp=world // t,
+                    tp=t,
+                    zero_stage=1 if world > t else 0,
+                    shard_group=world // t,
+                    dp_spans_nodes=m > 1,
+                )
+            )
         else:  # crosses PCIe: TP_OFF_NVLINK_RULE, the same for every size
-            out.append(Layout(f"tp{t}", f"TP={t} (PCIe) + ZeRO-1 DP={world // t}" if world > t else f"TP={t} (PCIe)",
-                              "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)", 5,
-                              dp=world // t, tp=t, zero_stage=1 if world > t else 0, shard_group=world // t, dp_spans_nodes=m > 1,
-                              last_resort=True))
+            out.append(
+                Layout(
+                    f"tp{t}",
+                    f"TP={t} (PCIe) + ZeRO-1 DP={world // t}" if world > t else f"TP={t} (PCIe)",
+                    "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
+                    5,
+                    dp=world // t,
+                    tp=t,
+                    zero_stage=1 if world > t else 0,
+                    shard_group=world // t,
+                    dp_spans_nodes=m > 1,
+                    last_resort=True,
+                )
+            )
         t *= 2
     # Pipeline parallel: across nodes, or across the slow links of a node without NVLink.
     if m > 1 and m <= w.arch.layers:
@@ -247,23 +349,57 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
                 if pp > w.arch.layers or rest % pp:
                     continue
                 dp = rest // pp
-                name = f"PP={pp}" + (" (across nodes)" if pp == m else "") + (f" × TP={tp}" if tp > 1 else "") + (f" + ZeRO-1 DP={dp}" if dp > 1 else "")
-                out.append(Layout(f"pp{pp}" + (f"-tp{tp}" if tp > 1 else ""), name, "Megatron-LM (pipeline 1F1B across nodes)", 5 + (tp > 1),
-                                  dp=dp, tp=tp, pp=pp, zero_stage=1 if dp > 1 else 0, shard_group=dp, pp_across_nodes=True,
-                                  dp_spans_nodes=tp * dp > n))
+                name = (
+                    f"PP={pp}"
+                    + (" (across nodes)" if pp == m else "")
+                    + (f" × TP={tp}" if tp > 1 else "")
+                    + (f" + ZeRO-1 DP={dp}" if dp > 1 else "")
+                )
+                out.append(
+                    Layout(
+                        f"pp{pp}" + (f"-tp{tp}" if tp > 1 else ""),
+                        name,
+                        "Megatron-LM (pipeline 1F1B across nodes)",
+                        5 + (tp > 1),
+                        dp=dp,
+                        tp=tp,
+                        pp=pp,
+                        zero_stage=1 if dp > 1 else 0,
+                        shard_group=dp,
+                        pp_across_nodes=True,
+                        dp_spans_nodes=tp * dp > n,
+                    )
+                )
     elif n > 1 and not view.nvlink_ring():
         p = 2
         while p <= n and p <= w.arch.layers:
             dp = world // p
-            out.append(Layout(f"pp{p}", f"PP={p} (PCIe)" + (f" + ZeRO-1 DP={dp}" if dp > 1 else ""), "Megatron-LM or DeepSpeed pipeline (1F1B)",
-                              5, dp=dp, pp=p, zero_stage=1 if dp > 1 else 0, shard_group=dp, dp_spans_nodes=m > 1))
+            out.append(
+                Layout(
+                    f"pp{p}",
+                    f"PP={p} (PCIe)" + (f" + ZeRO-1 DP={dp}" if dp > 1 else ""),
+                    "Megatron-LM or DeepSpeed pipeline (1F1B)",
+                    5,
+                    dp=dp,
+                    pp=p,
+                    zero_stage=1 if dp > 1 else 0,
+                    shard_group=dp,
+                    dp_spans_nodes=m > 1,
+                )
+            )
             p *= 2
     elif n > 1:
-        excluded.append({"strategy": "pipeline parallel", "reason": "NVLink joins every GPU of this node: pipeline stages belong across slow links or nodes (pass --nodes for several)"})
+        excluded.append(
+            {
+                "strategy": "pipeline parallel",
+                "reason": "NVLink joins every GPU of this node: pipeline stages belong across slow links or nodes (pass --nodes for several)",
+            }
+        )
     return out, excluded
 
 
 # -- prediction ----------------------------------------------------------------------------------------------
+
 
 def default_global_batch(w: Workload, world: int) -> int:
     per_step = w.micro_batch * world
@@ -300,8 +436,16 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
     mode = recompute_mode(w, recompute)
     sc = ideal_sc = None
     if r is not None:
-        kw = dict(tp=lay.tp, pp=lay.pp, accumulation=acc, dp=lay.dp, shard_group=lay.shard_group, zero_stage=lay.zero_stage, r=r,
-                  offload=lay.offload != "none")
+        kw = dict(
+            tp=lay.tp,
+            pp=lay.pp,
+            accumulation=acc,
+            dp=lay.dp,
+            shard_group=lay.shard_group,
+            zero_stage=lay.zero_stage,
+            r=r,
+            offload=lay.offload != "none",
+        )
         sc = T.step_compute(w, recompute=mode, **kw)
         ideal_sc = T.step_compute(w, recompute="none", **kw)
     compute = sc.seconds if sc else None
@@ -316,7 +460,22 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
         step_no = busy + comm.total_seconds
     # Capacity is what CUDA gives torch: NVML's total less the driver's reservation (the CUDA context, NCCL
     # buffers and the allocator's reserve are in the breakdown's overhead).
-    c = Candidate(lay, recompute, mem, view.cuda_memory_bytes, acc, gbatch, tokens, comm, compute, bubble, step, step_no, ideal, host_cap)
+    c = Candidate(
+        lay,
+        recompute,
+        mem,
+        view.cuda_memory_bytes,
+        acc,
+        gbatch,
+        tokens,
+        comm,
+        compute,
+        bubble,
+        step,
+        step_no,
+        ideal,
+        host_cap,
+    )
     c.step_compute = sc
     c.rates = r
     c.recompute_mode = mode
@@ -329,8 +488,15 @@ def _overlapped(comm: float, window: float) -> float:
     return max(0.0, comm - window) + (1 - C.SHARDED_OVERLAP) * min(comm, window)
 
 
-def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc: int, compute: float | None,
-                  sc: T.StepCompute | None = None) -> Comm:
+def communication(
+    view: RigView,
+    w: Workload,
+    lay: Layout,
+    recompute: bool,
+    acc: int,
+    compute: float | None,
+    sc: T.StepCompute | None = None,
+) -> Comm:
     """Bytes and seconds of one step's collectives (ring algorithms, nccl-tests busbw, NCCL's latency per ring step;
     nccl-tests doc/PERFORMANCE.md, NCCL's tuning.cc)."""
     c = Comm()
@@ -346,7 +512,11 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
         gather_bytes = w.params / mp * max(sp.frozen_weight_bytes, 0.5) + param_bytes
     dp = lay.dp
     per_node = max(1, view.gpus_per_node // mp) if not lay.pp_across_nodes else max(1, view.gpus_per_node // lay.tp)
-    fwd_frac = sc.forward_fraction if sc is not None else (2 / (8 if recompute else 6) if w.finetune == "full" else 2 / (6 if recompute else 4))
+    fwd_frac = (
+        sc.forward_fraction
+        if sc is not None
+        else (2 / (8 if recompute else 6) if w.finetune == "full" else 2 / (6 if recompute else 4))
+    )
     busy = (compute - (sc.parts.get("optimizer", 0.0) if sc else 0.0)) if compute else 0.0
     fwd = busy * fwd_frac
     bwd = busy - fwd
@@ -363,9 +533,11 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
             c.dp_bytes = acc * (2 * gather_bytes + grad_bytes) + grad_bytes / shard
             c.dp_seconds = acc * (2 * ag + rs) + cross
             c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs) + cross, bwd) + ag / units
-            c.detail.append(f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of {grad_bytes / 1e9:.2f} GB "
-                            f"inside the node ({bw_in.gbps:.0f} GB/s); per step: all-reduce of the {grad_bytes / shard / 1e9:.2f} GB shard across "
-                            f"{view.nodes} nodes ({view.inter_node.gbps:g} GB/s)")
+            c.detail.append(
+                f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of {grad_bytes / 1e9:.2f} GB "
+                f"inside the node ({bw_in.gbps:.0f} GB/s); per step: all-reduce of the {grad_bytes / shard / 1e9:.2f} GB shard across "
+                f"{view.nodes} nodes ({view.inter_node.gbps:g} GB/s)"
+            )
         else:
             bw = view.dp_busbw(per_node, lay.dp_spans_nodes)
             c.busbw = bw
@@ -377,29 +549,37 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
                 t = F.collective_seconds("all_reduce", grad_bytes, dp, bw.gbps)
                 c.dp_bytes, c.dp_seconds = grad_bytes, t
                 c.dp_exposed_seconds = max(t - bwd_last, last_bucket)
-                c.detail.append(f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with the last "
-                                "micro-batch's backward pass (25 MB buckets)")
+                c.detail.append(
+                    f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with the last "
+                    "micro-batch's backward pass (25 MB buckets)"
+                )
             elif lay.zero_stage == 1:
                 rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
                 ag = F.collective_seconds("all_gather", param_bytes, dp, bw.gbps)
                 c.dp_bytes, c.dp_seconds = grad_bytes + param_bytes, rs + ag
                 c.dp_exposed_seconds = max(rs - bwd_last, last_bucket) + ag
-                c.detail.append(f"per step: reduce-scatter of {grad_bytes / 1e9:.2f} GB of gradients + all-gather of {param_bytes / 1e9:.2f} GB of updated weights")
+                c.detail.append(
+                    f"per step: reduce-scatter of {grad_bytes / 1e9:.2f} GB of gradients + all-gather of {param_bytes / 1e9:.2f} GB of updated weights"
+                )
             elif lay.zero_stage == 2:
                 rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
                 ag = F.collective_seconds("all_gather", param_bytes, dp, bw.gbps)
                 c.dp_bytes, c.dp_seconds = acc * grad_bytes + param_bytes, acc * rs + ag
                 c.dp_exposed_seconds = max(acc * rs - bwd, last_bucket) + ag
-                c.detail.append(f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of {param_bytes / 1e9:.2f} GB")
+                c.detail.append(
+                    f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of {param_bytes / 1e9:.2f} GB"
+                )
             else:
                 lat = units * F.ring_latency_seconds("all_gather", dp, spans_nodes=lay.dp_spans_nodes)
                 ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps) + lat
                 rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) + lat
                 c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
                 c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs), bwd) + ag / units
-                c.detail.append(f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
-                                f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL latency each way), "
-                                f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping")
+                c.detail.append(
+                    f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
+                    f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL latency each way), "
+                    f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping"
+                )
     if lay.tp > 1:
         tbw = view.intra_busbw(lay.tp, nvlink=view.nvlink_groups_of(lay.tp))
         c.tp_busbw = tbw
@@ -407,8 +587,10 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
         per_layer = 6 if recompute else 4
         layers = math.ceil(w.arch.layers / lay.pp)
         c.tp_seconds = acc * layers * per_layer * F.collective_seconds("all_reduce", msg, lay.tp, tbw.gbps)
-        c.detail.append(f"tensor parallel: {per_layer} all-reduces of {msg / 1e6:.1f} MB per layer and micro-batch over {lay.tp} GPUs "
-                        f"({tbw.gbps:.0f} GB/s), on the critical path")
+        c.detail.append(
+            f"tensor parallel: {per_layer} all-reduces of {msg / 1e6:.1f} MB per layer and micro-batch over {lay.tp} GPUs "
+            f"({tbw.gbps:.0f} GB/s), on the critical path"
+        )
     if lay.pp > 1:
         msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.tp
         if lay.pp_across_nodes:
@@ -430,12 +612,16 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
         gpus_per_host = view.gpus_per_node
         cpu_adam = shard * gpus_per_host * C.CPU_ADAM_BYTES_PER_PARAM / (C.HOST_MEMORY_GBPS * 1e9)
         c.offload_seconds = moved / (pcie * 1e9) + cpu_adam
-        c.detail.append(f"CPU offload: {moved / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
-                        f"{shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory bandwidth (assumed)")
+        c.detail.append(
+            f"CPU offload: {moved / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
+            f"{shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory bandwidth (assumed)"
+        )
     return c
 
 
-def candidates(view: RigView, w: Workload, rates: T.Rates | None = None) -> tuple[list[Candidate], list[dict[str, str]]]:
+def candidates(
+    view: RigView, w: Workload, rates: T.Rates | None = None
+) -> tuple[list[Candidate], list[dict[str, str]]]:
     """Every layout, with activation checkpointing as the workload asks (auto: only where needed to fit)."""
     lays, excluded = layouts(view, w)
     out = []
@@ -446,7 +632,11 @@ def candidates(view: RigView, w: Workload, rates: T.Rates | None = None) -> tupl
         plain = evaluate(view, w, lay, False, rates)
         if w.checkpointing == "auto" and not plain.with_margin and not plain.misfit().startswith(("CPU", "host")):
             ckpt = evaluate(view, w, lay, True, rates)
-            better = ckpt.with_margin or (ckpt.fits and not plain.fits) or (not plain.fits and ckpt.memory.total_bytes < plain.memory.total_bytes)
+            better = (
+                ckpt.with_margin
+                or (ckpt.fits and not plain.fits)
+                or (not plain.fits and ckpt.memory.total_bytes < plain.memory.total_bytes)
+            )
             out.append(ckpt if better else plain)
         else:
             out.append(plain)
@@ -454,6 +644,7 @@ def candidates(view: RigView, w: Workload, rates: T.Rates | None = None) -> tupl
 
 
 # -- the pick ---------------------------------------------------------------------------------------------------
+
 
 def pick(cands: list[Candidate], world: int) -> Candidate | None:
     """The simplest candidate that fits with margin and keeps its speed close to the ideal.
@@ -476,7 +667,9 @@ def pick(cands: list[Candidate], world: int) -> Candidate | None:
         acceptable = [c for c in fitting if c.efficiency is not None and c.efficiency >= bar]
     else:
         acceptable = fitting
-    return min(acceptable, key=lambda c: (c.layout.rank, c.recompute, -(c.tokens_per_second or 0), c.memory.total_bytes))
+    return min(
+        acceptable, key=lambda c: (c.layout.rank, c.recompute, -(c.tokens_per_second or 0), c.memory.total_bytes)
+    )
 
 
 def _offload_reason(c: Candidate, chosen: Candidate) -> str:
@@ -487,8 +680,10 @@ def _offload_reason(c: Candidate, chosen: Candidate) -> str:
         return base
     why = ", as it skips activation checkpointing" if chosen.recompute and not c.recompute else ""
     spare = f"; and it leaves only {c.headroom_fraction:.0%} of memory to spare" if not c.with_margin else ""
-    return (f"{base}: its {tps:,.0f} tokens/s (vs the pick's {ctps:,.0f}{why}) model the host transfers and the CPU Adam "
-            f"step at full bandwidth with no latency or CPU contention, an upper bound{spare}")
+    return (
+        f"{base}: its {tps:,.0f} tokens/s (vs the pick's {ctps:,.0f}{why}) model the host transfers and the CPU Adam "
+        f"step at full bandwidth with no latency or CPU contention, an upper bound{spare}"
+    )
 
 
 def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str:
@@ -508,16 +703,28 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
             c.reason = _offload_reason(c, chosen) if c.layout.offload != "none" else TP_OFF_NVLINK_RULE
         elif not c.with_margin and chosen is not None and chosen.with_margin:
             c.reason = f"fits with only {c.headroom_fraction:.0%} of memory to spare"
-        elif eff is not None and chosen is not None and chosen.efficiency is not None and eff < chosen.efficiency - C.EFFICIENCY_TOLERANCE:
-            c.reason = (f"runs at {eff:.0%} of the ideal speed, the pick at {chosen.efficiency:.0%}"
-                        + (" (activation checkpointing recomputes the forward pass)" if c.recompute and not chosen.recompute else ""))
+        elif (
+            eff is not None
+            and chosen is not None
+            and chosen.efficiency is not None
+            and eff < chosen.efficiency - C.EFFICIENCY_TOLERANCE
+        ):
+            c.reason = f"runs at {eff:.0%} of the ideal speed, the pick at {chosen.efficiency:.0%}" + (
+                " (activation checkpointing recomputes the forward pass)"
+                if c.recompute and not chosen.recompute
+                else ""
+            )
         elif chosen is not None and c.layout.rank > chosen.layout.rank:
             c.reason = f"fits, but {chosen.name} is simpler and about as fast"
         elif chosen is not None and c.recompute and not chosen.recompute:
             c.reason = "needs activation checkpointing (+33% compute); the pick does not"
         elif chosen is not None:
             tps, ctps = c.tokens_per_second, chosen.tokens_per_second
-            c.reason = f"slower than the pick ({tps:,.0f} vs {ctps:,.0f} tokens/s)" if tps and ctps else "the pick is preferred"
+            c.reason = (
+                f"slower than the pick ({tps:,.0f} vs {ctps:,.0f} tokens/s)"
+                if tps and ctps
+                else "the pick is preferred"
+            )
     if chosen is None:
         return ""
     used = chosen.memory.total_bytes / gib
@@ -530,19 +737,29 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
         why = f"{chosen.name} fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}: nothing is simpler."
     elif misfits and len(misfits) == len(simpler):
         worst = max(misfits, key=lambda c: c.layout.rank)
-        why = (f"{chosen.name} is the simplest strategy that fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}; "
-               f"{worst.name} {worst.misfit()}.")
+        why = (
+            f"{chosen.name} is the simplest strategy that fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}; "
+            f"{worst.name} {worst.misfit()}."
+        )
     else:
         lower = [c for c in simpler if c.fits]
         slow = ", ".join(f"{c.name} {c.efficiency:.0%}" for c in lower if c.efficiency is not None)
-        why = (f"{chosen.name} fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}"
-               + (f"; at {chosen.efficiency:.0%} of the ideal speed it is faster than the simpler ones that fit ({slow})."
-                  if slow and chosen.efficiency is not None else "."))
+        why = f"{chosen.name} fits ({used:.1f} of {cap:.1f} GiB per GPU){eff_txt}" + (
+            f"; at {chosen.efficiency:.0%} of the ideal speed it is faster than the simpler ones that fit ({slow})."
+            if slow and chosen.efficiency is not None
+            else "."
+        )
     if world > 1 and sc is not None and sc < target:
         fitting = [c.efficiency or 0.0 for c in cands if c.fits]
         cap_ = chosen.recompute_cap
-        cause = (f" (activation checkpointing's recomputation alone caps it at {cap_:.0%})"
-                 if chosen.recompute and cap_ is not None and cap_ < target else "")
-        why += (f" No candidate that fits reaches the {target:.0%} of the ideal speed the advisor aims for on {world} GPUs{cause}."
-                if max(fitting, default=0.0) < target else f" That is below the {target:.0%} the advisor aims for on {world} GPUs{cause}.")
+        cause = (
+            f" (activation checkpointing's recomputation alone caps it at {cap_:.0%})"
+            if chosen.recompute and cap_ is not None and cap_ < target
+            else ""
+        )
+        why += (
+            f" No candidate that fits reaches the {target:.0%} of the ideal speed the advisor aims for on {world} GPUs{cause}."
+            if max(fitting, default=0.0) < target
+            else f" That is below the {target:.0%} the advisor aims for on {world} GPUs{cause}."
+        )
     return why

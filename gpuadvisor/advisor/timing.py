@@ -23,6 +23,7 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
 With ``--mfu X`` the compute time is the model FLOPs at X of the datasheet peak, with recomputation's extra
 FLOPs on top at the same rate.
 """
+
 from __future__ import annotations
 
 import math
@@ -57,13 +58,16 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
         if dtype is not None and getattr(m, "dtype", None) != dtype:
             continue
         value = getattr(m, "value_tflops", None) if kind == "matmul" else getattr(m, "value_gbps", None)
-        if value and (best is None or value > (getattr(best, "value_tflops", None) or getattr(best, "value_gbps", 0) or 0)):
+        if value and (
+            best is None or value > (getattr(best, "value_tflops", None) or getattr(best, "value_gbps", 0) or 0)
+        ):
             best = m
     return best
 
 
-def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None = None, *,
-          memory_gbps: float | None = None) -> Rates:
+def rates(
+    spec: Any, precision: str, peak: float, measurements: list[Any] | None = None, *, memory_gbps: float | None = None
+) -> Rates:
     """The GPU's sustained rates for ``precision``: measured where the scan has ``matmul`` / ``memory_bandwidth``
     measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions."""
     arch = getattr(spec, "architecture", None) or "unknown"
@@ -78,17 +82,24 @@ def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None
         matmul = float(measured_mm.value_tflops)
         matmul_measured = True
         scale = matmul / (peak * gemm_frac)  # a power-capped or throttled GPU is slower at attention too
-        sources.append(f"matmul {matmul:.0f} TFLOP/s {precision.upper()} measured on this GPU (bench --compute), in place of "
-                       f"the datasheet {peak:g} × {gemm_frac:.3f}")
+        sources.append(
+            f"matmul {matmul:.0f} TFLOP/s {precision.upper()} measured on this GPU (bench --compute), in place of "
+            f"the datasheet {peak:g} × {gemm_frac:.3f}"
+        )
     else:
-        sources.append(f"matmul at {gemm_frac:.1%} of the datasheet {precision.upper()} peak {peak:g} TFLOP/s ({gemm_src})")
+        sources.append(
+            f"matmul at {gemm_frac:.1%} of the datasheet {precision.upper()} peak {peak:g} TFLOP/s ({gemm_src})"
+        )
     fp8 = None
     fp8_peak = spec.peak_tflops("fp8") if spec is not None else None
     if precision == "fp8" and fp8_peak:
         m8 = _measured(measurements, "matmul", "fp8")
         fp8_frac, fp8_src = C.FP8_GEMM_EFFICIENCY.get(arch, (gemm_frac, gemm_src))
         fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * fp8_frac
-        sources.append(f"fp8 linears at {fp8:.0f} TFLOP/s" + (" measured" if m8 is not None else f" ({fp8_frac:.1%} of the FP8 peak: {fp8_src})"))
+        sources.append(
+            f"fp8 linears at {fp8:.0f} TFLOP/s"
+            + (" measured" if m8 is not None else f" ({fp8_frac:.1%} of the FP8 peak: {fp8_src})")
+        )
     bw = memory_gbps or float(getattr(spec, "memory_bandwidth_gbps", 0) or 0) or C.UNKNOWN_MEMORY_GBPS
     measured_bw = _measured(measurements, "memory_bandwidth")
     memory_measured = False
@@ -98,7 +109,9 @@ def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None
         sources.append(f"memory bandwidth {bw_eff:.0f} GB/s measured on this GPU")
     else:
         bw_eff = bw * C.MEMORY_BANDWIDTH_EFFICIENCY
-        sources.append(f"memory bandwidth {bw:g} GB/s datasheet × {C.MEMORY_BANDWIDTH_EFFICIENCY:g} achievable (assumed)")
+        sources.append(
+            f"memory bandwidth {bw:g} GB/s datasheet × {C.MEMORY_BANDWIDTH_EFFICIENCY:g} achievable (assumed)"
+        )
     attention = peak * attn_frac * scale
     sources.append(f"attention kernels at {attn_frac:.0%} of peak ({attn_src})")
     return Rates(peak, matmul, fp8, attention, bw_eff, matmul_measured, memory_measured, tuple(sources))
@@ -139,8 +152,19 @@ def _recompute_passes(mode: str) -> float:
     return {"full": 1.0, "selective": C.SELECTIVE_RECOMPUTE_MATMUL_PASSES}.get(mode, 0.0)
 
 
-def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute: str, dp: int,  # noqa: ARG001
-                 shard_group: int, zero_stage: int, r: Rates, offload: bool = False) -> StepCompute:
+def step_compute(
+    w: Workload,
+    *,
+    tp: int,
+    pp: int,
+    accumulation: int,
+    recompute: str,
+    dp: int,  # noqa: ARG001
+    shard_group: int,
+    zero_stage: int,
+    r: Rates,
+    offload: bool = False,
+) -> StepCompute:
     """Seconds of compute per optimizer step on one GPU (the first pipeline stage), by component."""
     a = w.arch
     tokens = w.seq * w.micro_batch  # per micro-batch, per data-parallel rank
@@ -163,19 +187,30 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
         # forward + 2 backward, at the matmul rate; the score matrices go through memory (counted below).
         attn_fwd = 4 * a.layers * w.seq * a.q_dim
         attn_passes = 3 + attn_extra
-    hw_per_token = (2 * lin_params_layers * lin_passes + 2 * head * head_passes + attn_fwd * attn_passes)
+    hw_per_token = 2 * lin_params_layers * lin_passes + 2 * head * head_passes + attn_fwd * attn_passes
     if frozen:
         adapters = w.trainable_params()
         hw_per_token += 6 * adapters
     hardware_flops = hw_per_token * tokens * accumulation / tp * layer_share
     if w.mfu_given:
         # --mfu: the model FLOPs at that fraction of the datasheet peak; recomputation's FLOPs on top.
-        hw_model = (model_per_token + 2 * lin_params_layers * extra + 4 * a.layers * w.seq * a.q_dim * attn_extra) * tokens / tp * layer_share
+        hw_model = (
+            (model_per_token + 2 * lin_params_layers * extra + 4 * a.layers * w.seq * a.q_dim * attn_extra)
+            * tokens
+            / tp
+            * layer_share
+        )
         per_mb = hw_model / (r.peak_tflops * 1e12 * w.mfu)
         opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
         secs = per_mb * accumulation + opt
-        return StepCompute(secs, per_mb, model_flops, hardware_flops, {"compute": per_mb * accumulation, "optimizer": opt,
-                                                                        "forward_fraction": 1 / (3 + extra)}, mode="mfu")
+        return StepCompute(
+            secs,
+            per_mb,
+            model_flops,
+            hardware_flops,
+            {"compute": per_mb * accumulation, "optimizer": opt, "forward_fraction": 1 / (3 + extra)},
+            mode="mfu",
+        )
     # -- matmuls ---------------------------------------------------------------------------------------
     mm = r.matmul_tflops * 1e12
     lin_flops = 2 * lin_params_layers * lin_passes * tokens / tp * layer_share
@@ -217,12 +252,20 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
     secs = per_mb * accumulation + opt
     fwd = (t_lin / lin_passes + t_attn / attn_passes + t_mem / passes + t_deq / (2 + extra)) / gpu if gpu else 1 / 3
-    parts = {"matmul": (t_lin + t_head) * accumulation, "attention": t_attn * accumulation, "memory_bound": t_mem * accumulation,
-             "dequantize": t_deq * accumulation, "optimizer": opt, "forward_fraction": fwd}
+    parts = {
+        "matmul": (t_lin + t_head) * accumulation,
+        "attention": t_attn * accumulation,
+        "memory_bound": t_mem * accumulation,
+        "dequantize": t_deq * accumulation,
+        "optimizer": opt,
+        "forward_fraction": fwd,
+    }
     return StepCompute(secs, per_mb, model_flops, hardware_flops, parts, floor_bound=floor > gpu)
 
 
-def _optimizer_seconds(w: Workload, tp: int, pp: int, shard_group: int, zero_stage: int, r: Rates, offload: bool) -> float:
+def _optimizer_seconds(
+    w: Workload, tp: int, pp: int, shard_group: int, zero_stage: int, r: Rates, offload: bool
+) -> float:
     """The optimizer step: memory-bound, the bytes its states are read and written, on this GPU's shard."""
     if offload:
         return 0.0  # on the CPU: timed with the offload traffic

@@ -3,6 +3,7 @@
 A model comes from a preset (catalog/models.toml), a parameter count (``--params 7e9``: a GPT-3-family shape of
 that size), or a Hugging Face ``config.json`` read offline.
 """
+
 from __future__ import annotations
 
 import math
@@ -169,8 +170,14 @@ def architecture_from_spec(spec: catalog.ModelSpec) -> Architecture:
 
 # GPT-3 paper (Brown et al. 2020), table 2.1: (parameters, layers, d_model, heads) of its eight models.
 GPT3_FAMILY: tuple[tuple[float, int, int, int], ...] = (
-    (125e6, 12, 768, 12), (350e6, 24, 1024, 16), (760e6, 24, 1536, 16), (1.3e9, 24, 2048, 24),
-    (2.7e9, 32, 2560, 32), (6.7e9, 32, 4096, 32), (13e9, 40, 5140, 40), (175e9, 96, 12288, 96),
+    (125e6, 12, 768, 12),
+    (350e6, 24, 1024, 16),
+    (760e6, 24, 1536, 16),
+    (1.3e9, 24, 2048, 24),
+    (2.7e9, 32, 2560, 32),
+    (6.7e9, 32, 4096, 32),
+    (13e9, 40, 5140, 40),
+    (175e9, 96, 12288, 96),
 )
 GPT3_VOCAB = 50257
 
@@ -184,22 +191,48 @@ def architecture_from_params(params: float) -> Architecture:
     if not params or params <= 0 or not math.isfinite(params):
         raise InputError(f"--params {params}: give a positive parameter count such as 7e9")
     if params < MIN_PARAMS:
-        raise InputError(f"--params {params:g}: below {MIN_PARAMS / 1e6:.1f}M, the smallest GPT-3-family shape (one layer of d_model 768 "
-                         "and its 50,257-token embedding); give --hf-config for a smaller model")
+        raise InputError(
+            f"--params {params:g}: below {MIN_PARAMS / 1e6:.1f}M, the smallest GPT-3-family shape (one layer of d_model 768 "
+            "and its 50,257-token embedding); give --hf-config for a smaller model"
+        )
     row = min(GPT3_FAMILY, key=lambda r: abs(math.log(r[0] / params)))
     _, _, h, a = row
     per_layer = 12 * h * h + 13 * h  # 4h² attention + 8h² MLP, biases and 2 layer norms
     layers = max(1, round((params - GPT3_VOCAB * h) / per_layer))
     return Architecture(
         name=f"{params / 1e9:g}B (GPT-3-family shape)",
-        hidden=h, layers=layers, heads=a, kv_heads=a, intermediate=4 * h, vocab=GPT3_VOCAB, head_dim=h // a,
-        max_positions=2048, tied_embeddings=True, mlp="plain", norm="layernorm", bias=True,
+        hidden=h,
+        layers=layers,
+        heads=a,
+        kv_heads=a,
+        intermediate=4 * h,
+        vocab=GPT3_VOCAB,
+        head_dim=h // a,
+        max_positions=2048,
+        tied_embeddings=True,
+        mlp="plain",
+        norm="layernorm",
+        bias=True,
         source="shape: Brown et al. 2020 (GPT-3), table 2.1, nearest size; layers scaled to the count given",
         params_override=int(params),
     )
 
 
-GATED_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "granite", "olmo2", "internlm2", "yi", "deepseek"}
+GATED_TYPES = {
+    "llama",
+    "mistral",
+    "qwen2",
+    "qwen3",
+    "gemma",
+    "gemma2",
+    "gemma3_text",
+    "phi3",
+    "granite",
+    "olmo2",
+    "internlm2",
+    "yi",
+    "deepseek",
+}
 
 
 def architecture_from_hf_config(path: str | Path) -> Architecture:
@@ -244,7 +277,9 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
         layers=int(get("num_hidden_layers", "n_layer", "num_layers")),
         heads=heads,
         kv_heads=int(get("num_key_value_heads", "num_kv_heads", default=heads)),
-        intermediate=int(get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden, required=False) or 4 * hidden),
+        intermediate=int(
+            get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden, required=False) or 4 * hidden
+        ),
         vocab=int(get("vocab_size")),
         head_dim=head_dim,
         max_positions=get("max_position_embeddings", "n_positions", "n_ctx", required=False),
@@ -295,7 +330,9 @@ class Workload:
     compile: bool = False  # torch.compile: fuses memory-bound work
     loss: str = "full"  # full: logits materialised (bf16 + fp32 upcast + grad); chunked: chunked cross-entropy
     optimizer_in_backward: bool = False  # optimizer step fused into backward: gradients freed as they are used
-    vllm_version: str = "v1"  # v1 (V1, or V0 since PR #10511's profiler), v0 (V0 before it, <= 0.6.4), 0.21 (CUDA graphs subtracted)
+    vllm_version: str = (
+        "v1"  # v1 (V1, or V0 since PR #10511's profiler), v0 (V0 before it, <= 0.6.4), 0.21 (CUDA graphs subtracted)
+    )
     max_num_seqs: int | None = None  # vLLM --max-num-seqs (default: vLLM's for the GPU)
     nodes: int = 1
     inter_node_gbps: float | None = None
@@ -381,9 +418,15 @@ class Workload:
         size = f"{p / 1e9:.2f}B" if p >= 1e9 else f"{p / 1e6:.0f}M"
         if self.task == "inference":
             return f"{self.model_label or self.arch.name} ({size} params), serving {self.concurrency} × {self.ctx} tokens, {self.precision} weights"
-        tune = {"full": "full training", "lora": f"LoRA r={self.lora_rank}", "qlora": f"QLoRA r={self.lora_rank} (4-bit base)"}[self.finetune]
-        return (f"{self.model_label or self.arch.name} ({size} params), {tune}, {self.precision}, {self.optimizer}, "
-                f"seq {self.seq}, micro-batch {self.micro_batch}")
+        tune = {
+            "full": "full training",
+            "lora": f"LoRA r={self.lora_rank}",
+            "qlora": f"QLoRA r={self.lora_rank} (4-bit base)",
+        }[self.finetune]
+        return (
+            f"{self.model_label or self.arch.name} ({size} params), {tune}, {self.precision}, {self.optimizer}, "
+            f"seq {self.seq}, micro-batch {self.micro_batch}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in asdict(self).items() if k != "arch"}
@@ -409,9 +452,13 @@ class Workload:
         """
         given = [k for k in ("model", "params", "hf_config") if kw.get(k)]
         if not given:
-            raise InputError(f"no model given: pass --model NAME (one of {', '.join(catalog.model_names())}), --params 7e9, or --hf-config config.json")
+            raise InputError(
+                f"no model given: pass --model NAME (one of {', '.join(catalog.model_names())}), --params 7e9, or --hf-config config.json"
+            )
         if len(given) > 1:
-            raise InputError(f"{' and '.join('--' + g.replace('_', '-') for g in given)} both given: name the model one way")
+            raise InputError(
+                f"{' and '.join('--' + g.replace('_', '-') for g in given)} both given: name the model one way"
+            )
         label = ""
         if kw.get("model"):
             name = str(kw["model"])
@@ -420,7 +467,9 @@ class Workload:
             else:
                 spec = catalog.find_model(name)
                 if spec is None:
-                    raise InputError(f"--model {name}: not a preset (known: {', '.join(catalog.model_names())}); or give --params 7e9 or --hf-config FILE")
+                    raise InputError(
+                        f"--model {name}: not a preset (known: {', '.join(catalog.model_names())}); or give --params 7e9 or --hf-config FILE"
+                    )
                 arch = architecture_from_spec(spec)
                 label = spec.id
         elif kw.get("params"):
@@ -428,9 +477,28 @@ class Workload:
         else:
             arch = architecture_from_hf_config(kw["hf_config"])
         w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
-        simple = {"task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch", "checkpointing", "finetune",
-                  "lora_rank", "trainable_fraction", "state_bytes", "context", "concurrency", "kv_cache_dtype", "mfu", "nodes",
-                  "inter_node_gbps", "loss", "vllm_version", "max_num_seqs"}
+        simple = {
+            "task",
+            "precision",
+            "optimizer",
+            "seq_len",
+            "micro_batch",
+            "global_batch",
+            "checkpointing",
+            "finetune",
+            "lora_rank",
+            "trainable_fraction",
+            "state_bytes",
+            "context",
+            "concurrency",
+            "kv_cache_dtype",
+            "mfu",
+            "nodes",
+            "inter_node_gbps",
+            "loss",
+            "vllm_version",
+            "max_num_seqs",
+        }
         changes = {k: v for k, v in kw.items() if k in simple and v is not None}
         if kw.get("flash_attention") is not None:
             changes["fused_attention"] = bool(kw["flash_attention"])
@@ -444,33 +512,64 @@ class Workload:
     def validate(self) -> None:
         checks = [
             (self.task in ("train", "inference"), f"--task {self.task}: choose train or inference"),
-            (self.precision in PRECISION_CHOICES, f"--precision {self.precision}: choose one of {', '.join(PRECISION_CHOICES)}"),
-            (self.optimizer in C.OPTIMIZER_ALIASES, f"--optimizer {self.optimizer}: choose one of {', '.join(OPTIMIZER_CHOICES)}"),
-            (self.finetune in FINETUNE_CHOICES, f"--finetune {self.finetune}: choose one of {', '.join(FINETUNE_CHOICES)}"),
-            (self.checkpointing in CHECKPOINTING_CHOICES, f"--checkpointing {self.checkpointing}: choose one of {', '.join(CHECKPOINTING_CHOICES)}"),
-            (self.kv_cache_dtype in KV_DTYPE_CHOICES, f"--kv-cache-dtype {self.kv_cache_dtype}: choose one of {', '.join(KV_DTYPE_CHOICES)}"),
+            (
+                self.precision in PRECISION_CHOICES,
+                f"--precision {self.precision}: choose one of {', '.join(PRECISION_CHOICES)}",
+            ),
+            (
+                self.optimizer in C.OPTIMIZER_ALIASES,
+                f"--optimizer {self.optimizer}: choose one of {', '.join(OPTIMIZER_CHOICES)}",
+            ),
+            (
+                self.finetune in FINETUNE_CHOICES,
+                f"--finetune {self.finetune}: choose one of {', '.join(FINETUNE_CHOICES)}",
+            ),
+            (
+                self.checkpointing in CHECKPOINTING_CHOICES,
+                f"--checkpointing {self.checkpointing}: choose one of {', '.join(CHECKPOINTING_CHOICES)}",
+            ),
+            (
+                self.kv_cache_dtype in KV_DTYPE_CHOICES,
+                f"--kv-cache-dtype {self.kv_cache_dtype}: choose one of {', '.join(KV_DTYPE_CHOICES)}",
+            ),
             (self.state_bytes in STATE_BYTES_CHOICES, f"--state-bytes {self.state_bytes}: choose 16, 18 or 20"),
             (self.micro_batch >= 1, "--micro-batch must be at least 1"),
             (self.global_batch is None or self.global_batch >= 1, "--global-batch must be at least 1"),
-            (self.seq_len is None or self.seq_len >= 2, f"--seq-len {self.seq_len}: a training sequence needs at least 2 tokens (an input and its next-token target)"),
+            (
+                self.seq_len is None or self.seq_len >= 2,
+                f"--seq-len {self.seq_len}: a training sequence needs at least 2 tokens (an input and its next-token target)",
+            ),
             (self.context is None or self.context >= 1, "--context must be at least 1"),
             (self.concurrency >= 1, "--concurrency must be at least 1"),
-            (self.mfu is None or 0 < self.mfu < 1, f"--mfu {self.mfu}: give the model FLOPs utilisation as a fraction between 0 and 1 (0.35-0.6 is what published runs reach)"),
+            (
+                self.mfu is None or 0 < self.mfu < 1,
+                f"--mfu {self.mfu}: give the model FLOPs utilisation as a fraction between 0 and 1 (0.35-0.6 is what published runs reach)",
+            ),
             (self.loss in LOSS_CHOICES, f"--loss {self.loss}: choose full or chunked"),
-            (self.vllm_version in VLLM_VERSION_CHOICES, f"--vllm-version {self.vllm_version}: choose one of {', '.join(VLLM_VERSION_CHOICES)}"),
+            (
+                self.vllm_version in VLLM_VERSION_CHOICES,
+                f"--vllm-version {self.vllm_version}: choose one of {', '.join(VLLM_VERSION_CHOICES)}",
+            ),
             (self.max_num_seqs is None or self.max_num_seqs >= 1, "--max-num-seqs must be at least 1"),
             (self.nodes >= 1, "--nodes must be at least 1"),
             (self.inter_node_gbps is None or self.inter_node_gbps > 0, "--inter-node-gbps must be positive"),
             (self.lora_rank >= 1, "--lora-rank must be at least 1"),
-            (self.trainable_fraction is None or 0 < self.trainable_fraction <= 1, "--trainable-fraction must be in (0, 1]"),
-            (self.arch.heads % self.arch.kv_heads == 0 if self.arch.kv_heads else False,
-             f"model {self.arch.name}: {self.arch.heads} attention heads is not a multiple of {self.arch.kv_heads} KV heads"),
+            (
+                self.trainable_fraction is None or 0 < self.trainable_fraction <= 1,
+                "--trainable-fraction must be in (0, 1]",
+            ),
+            (
+                self.arch.heads % self.arch.kv_heads == 0 if self.arch.kv_heads else False,
+                f"model {self.arch.name}: {self.arch.heads} attention heads is not a multiple of {self.arch.kv_heads} KV heads",
+            ),
         ]
         for ok, msg in checks:
             if not ok:
                 raise InputError(msg)
         if self.finetune == "qlora" and self.precision == "fp32":
-            raise InputError("--finetune qlora with --precision fp32: QLoRA computes in bf16 or fp16 over 4-bit weights")
+            raise InputError(
+                "--finetune qlora with --precision fp32: QLoRA computes in bf16 or fp16 over 4-bit weights"
+            )
 
 
 def _number(value: Any, name: str) -> float:

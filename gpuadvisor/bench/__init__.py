@@ -9,6 +9,7 @@ Public API (stable; ``gpuadvisor scan --bench`` calls it):
 
 torch is imported only inside the functions that run benchmarks.
 """
+
 from __future__ import annotations
 
 from gpuadvisor.bench.presets import PRESETS, Preset

@@ -8,6 +8,7 @@ value (small integers in float32, so sums are exact), the wrong elements summed 
 marks the row and fails the measurement. Each rank's contribution and each destination chunk carries its own
 values, so an operation that does nothing, or delivers a chunk to the wrong rank, is caught.
 """
+
 from __future__ import annotations
 
 import errno
@@ -26,9 +27,12 @@ from gpuadvisor.nodename import node_name
 
 PERIOD = 64  # the check pattern repeats every PERIOD elements
 BYTES_PER_S = 3.0  # peak memory of one size step per rank, in multiples of S (buffers + check temporaries)
-_OP_TEXT = {"all_reduce": "float32, sum, in place", "all_gather": "float32, all_gather_into_tensor, out of place",
-            "reduce_scatter": "float32, sum, reduce_scatter_tensor, out of place",
-            "broadcast": "float32, root 0, in place"}
+_OP_TEXT = {
+    "all_reduce": "float32, sum, in place",
+    "all_gather": "float32, all_gather_into_tensor, out of place",
+    "reduce_scatter": "float32, sum, reduce_scatter_tensor, out of place",
+    "broadcast": "float32, root 0, in place",
+}
 POISON = -3.0  # written over every output before the check: no correct result holds a negative value
 
 
@@ -107,8 +111,10 @@ class _Case:
             return int((self.out != pattern(t, self.count, device=dev, offset=tri, scale=n)).sum().item())
         if self.kind == "all_gather":
             chunks = self.out.view(n, self.per_rank)
-            return sum(int((chunks[j] != pattern(t, self.per_rank, device=dev, offset=128 * (j + 1))).sum().item())
-                       for j in range(n))
+            return sum(
+                int((chunks[j] != pattern(t, self.per_rank, device=dev, offset=128 * (j + 1))).sum().item())
+                for j in range(n)
+            )
         if self.kind == "reduce_scatter":
             want = pattern(t, self.per_rank, device=dev, start=r, offset=tri, scale=n)
             return int((self.out != want).sum().item())
@@ -135,7 +141,7 @@ def _exchange(torch: Any, dist: Any, me: dict[str, Any], world: int, device: Any
     dist.all_gather_into_tensor(out, mine.to(device))
     records = []
     for r in range(world):
-        chunk = bytes(out[r * width:(r + 1) * width].cpu().tolist()).rstrip(b"\0")
+        chunk = bytes(out[r * width : (r + 1) * width].cpu().tolist()).rstrip(b"\0")
         records.append(json.loads(chunk.decode()))
     return records
 
@@ -154,8 +160,11 @@ def _listen_socket(host: str, port: int) -> socket.socket | None:
         except OSError as e:
             s.close()
             if e.errno == errno.EADDRINUSE:
-                raise OSError(e.errno, f"MASTER_PORT {port} on {addr[0]}: address already in use (EADDRINUSE): "
-                                       "another process holds it; pick another MASTER_PORT") from None
+                raise OSError(
+                    e.errno,
+                    f"MASTER_PORT {port} on {addr[0]}: address already in use (EADDRINUSE): "
+                    "another process holds it; pick another MASTER_PORT",
+                ) from None
             last = e
     if last is not None and last.errno not in (errno.EADDRNOTAVAIL,):
         raise last
@@ -202,8 +211,12 @@ def run(cfg: dict[str, Any]) -> int:
         device = torch.device("cuda", ordinal)
         dist.init_process_group("nccl", rank=rank, world_size=world, timeout=pg_timeout, device_id=device, store=store)
         timer: CpuTimer | CudaTimer = CudaTimer(dist, torch)
-        me = {"host": node_name(), "ordinal": ordinal, "bus_id": _pci_bus_id(torch, ordinal),
-              "name": torch.cuda.get_device_name(ordinal)}
+        me = {
+            "host": node_name(),
+            "ordinal": ordinal,
+            "bus_id": _pci_bus_id(torch, ordinal),
+            "name": torch.cuda.get_device_name(ordinal),
+        }
         free = torch.cuda.mem_get_info(ordinal)[0]
         mem_cap = int(free * 0.8 / BYTES_PER_S)
     else:
@@ -242,9 +255,17 @@ def run(cfg: dict[str, Any]) -> int:
             os.kill(os.getpid(), signal.SIGKILL)
         set_status(f"in {kind}, before its first size")
         kind_deadline = time.time() + max(0.0, soft_deadline - time.time()) / (len(kinds) - k_i)
-        events.emit("begin", key=kind, kind=kind, backend=backend, world_size=world, ranks=ranks,
-                    method=f"torch.distributed {kind} ({_OP_TEXT[kind]}), {timer.method}",
-                    warmup_iters=warmup, iters=iters)
+        events.emit(
+            "begin",
+            key=kind,
+            kind=kind,
+            backend=backend,
+            world_size=world,
+            ranks=ranks,
+            method=f"torch.distributed {kind} ({_OP_TEXT[kind]}), {timer.method}",
+            warmup_iters=warmup,
+            iters=iters,
+        )
         notes: list[str] = []
         status, error, wrong_total = "ok", None, 0
         prev_wall: float | None = None
@@ -281,9 +302,16 @@ def run(cfg: dict[str, Any]) -> int:
             wrong = int(agree(bad, dist.ReduceOp.SUM))
             del case
             algbw = algbw_gbps(shp.size_bytes, t_max)
-            row = {"size_bytes": shp.size_bytes, "count": shp.count, "dtype": "float32", "time_us": t_max * 1e6,
-                   "algbw_gbps": algbw, "busbw_gbps": algbw * busbw_factor(kind, world),
-                   "correct": wrong == 0, "errors": wrong}
+            row = {
+                "size_bytes": shp.size_bytes,
+                "count": shp.count,
+                "dtype": "float32",
+                "time_us": t_max * 1e6,
+                "algbw_gbps": algbw,
+                "busbw_gbps": algbw * busbw_factor(kind, world),
+                "correct": wrong == 0,
+                "errors": wrong,
+            }
             events.emit("row", key=kind, row=row, index=s_i, planned=len(sizes))
             if wrong:
                 wrong_total += wrong
@@ -297,8 +325,19 @@ def run(cfg: dict[str, Any]) -> int:
         from gpuadvisor.bench import pairs
 
         set_status("in node pairs")
-        pairs.run(torch, dist, rank=rank, ranks=ranks, events=events, device=device, backend=backend,
-                  size_bytes=min(int(cfg["max_bytes"]), mem_cap), warmup=warmup, iters=iters, cuda=backend == "nccl")
+        pairs.run(
+            torch,
+            dist,
+            rank=rank,
+            ranks=ranks,
+            events=events,
+            device=device,
+            backend=backend,
+            size_bytes=min(int(cfg["max_bytes"]), mem_cap),
+            warmup=warmup,
+            iters=iters,
+            cuda=backend == "nccl",
+        )
     dist.barrier()
     dist.destroy_process_group()
     events.close()

@@ -14,6 +14,7 @@ the median over runs of run time / products. Memory bandwidth: a large ``dst.cop
 read plus bytes written (2 × size) per second, which is how STREAM's copy and the datasheets' HBM bandwidth
 count.
 """
+
 from __future__ import annotations
 
 import math
@@ -122,18 +123,26 @@ def _fp8_support(torch: Any, device: Any) -> str | None:
         return f"this torch ({torch.__version__}) has no float8 matmul (torch._scaled_mm)"
     cc = torch.cuda.get_device_capability(device)
     if tuple(cc) < FP8_MIN_CC:
-        return (f"compute capability {cc[0]}.{cc[1]} has no fp8 tensor cores (needs "
-                f"{FP8_MIN_CC[0]}.{FP8_MIN_CC[1]}+: Ada, Hopper, Blackwell)")
+        return (
+            f"compute capability {cc[0]}.{cc[1]} has no fp8 tensor cores (needs "
+            f"{FP8_MIN_CC[0]}.{FP8_MIN_CC[1]}+: Ada, Hopper, Blackwell)"
+        )
     return None
 
 
 def _method(backend: str, dtype: str, runs: int, iters: int) -> str:
     timer = "CUDA events" if backend == "cuda" else "time.perf_counter"
-    call = ("torch._scaled_mm (float8_e4m3fn inputs, unit scales, bf16 output)" if dtype == "fp8" else
-            "torch.mm with TF32 tensor cores allowed (torch.backends.cuda.matmul.allow_tf32)" if dtype == "tf32" else
-            f"torch.mm in {dtype}")
-    return (f"{call}, normally distributed operands, output preallocated; {timer}; warm-up, then {runs} runs of "
-            f"{iters} back-to-back products; median over runs of run time / products; 2·M·N·K FLOPs per product")
+    call = (
+        "torch._scaled_mm (float8_e4m3fn inputs, unit scales, bf16 output)"
+        if dtype == "fp8"
+        else "torch.mm with TF32 tensor cores allowed (torch.backends.cuda.matmul.allow_tf32)"
+        if dtype == "tf32"
+        else f"torch.mm in {dtype}"
+    )
+    return (
+        f"{call}, normally distributed operands, output preallocated; {timer}; warm-up, then {runs} runs of "
+        f"{iters} back-to-back products; median over runs of run time / products; 2·M·N·K FLOPs per product"
+    )
 
 
 def _matmul(torch: Any, device: Any, backend: str, dtype: str, name: str, mnk: tuple[int, int, int]) -> dict[str, Any]:
@@ -145,8 +154,9 @@ def _matmul(torch: Any, device: Any, backend: str, dtype: str, name: str, mnk: t
     try:
         torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
         op = _operands(torch, device, dtype, m, n, k)
-        per_run, iters = time_op(torch, device, op, warmup=WARMUP[backend], runs=RUNS[backend],
-                                 min_run_s=MIN_RUN_S[backend])
+        per_run, iters = time_op(
+            torch, device, op, warmup=WARMUP[backend], runs=RUNS[backend], min_run_s=MIN_RUN_S[backend]
+        )
     except (RuntimeError, MemoryError, TypeError) as e:  # OOM, a dtype this build cannot multiply
         first = (str(e).strip().splitlines() or [e.__class__.__name__])[0][:200]
         status = "skipped" if "not implemented" in first.lower() or "not supported" in first.lower() else "failed"
@@ -157,9 +167,17 @@ def _matmul(torch: Any, device: Any, backend: str, dtype: str, name: str, mnk: t
             torch.cuda.empty_cache()
     t = median(per_run)
     runs_tf = sorted(tflops(m, n, k, x) for x in per_run)
-    return {**res, "status": "ok", "value_tflops": tflops(m, n, k, t), "seconds_per_op": t,
-            "warmup_iters": WARMUP[backend], "iters": iters, "runs": len(per_run),
-            "spread_tflops": [runs_tf[0], runs_tf[-1]], "method": _method(backend, dtype, len(per_run), iters)}
+    return {
+        **res,
+        "status": "ok",
+        "value_tflops": tflops(m, n, k, t),
+        "seconds_per_op": t,
+        "warmup_iters": WARMUP[backend],
+        "iters": iters,
+        "runs": len(per_run),
+        "spread_tflops": [runs_tf[0], runs_tf[-1]],
+        "method": _method(backend, dtype, len(per_run), iters),
+    }
 
 
 def _copy_bytes(torch: Any, device: Any) -> int:
@@ -179,9 +197,15 @@ def _memory_bandwidth(torch: Any, device: Any, backend: str) -> dict[str, Any]:
         size = _copy_bytes(torch, device)
         src = torch.empty(size, dtype=torch.uint8, device=device).fill_(7)
         dst = torch.empty_like(src)
-        per_run, iters = time_op(torch, device, lambda: dst.copy_(src), warmup=WARMUP[backend], runs=RUNS[backend],
-                                 min_run_s=MIN_RUN_S[backend])
-        ok = bool((dst[: 1 << 20] == 7).all().item()) and bool((dst[-(1 << 20):] == 7).all().item())
+        per_run, iters = time_op(
+            torch,
+            device,
+            lambda: dst.copy_(src),
+            warmup=WARMUP[backend],
+            runs=RUNS[backend],
+            min_run_s=MIN_RUN_S[backend],
+        )
+        ok = bool((dst[: 1 << 20] == 7).all().item()) and bool((dst[-(1 << 20) :] == 7).all().item())
     except (RuntimeError, MemoryError) as e:
         return {**res, "status": "failed", "error": f"{e.__class__.__name__}: {str(e).splitlines()[0][:200]}"}
     finally:
@@ -189,13 +213,23 @@ def _memory_bandwidth(torch: Any, device: Any, backend: str) -> dict[str, Any]:
             torch.cuda.empty_cache()
     t = median(per_run)
     timer = "CUDA events" if backend == "cuda" else "time.perf_counter"
-    return {**res, "status": "ok" if ok else "failed", "error": None if ok else "copied data differs from the source",
-            "value_gbps": 2 * size / t / 1e9, "size_bytes": size, "seconds_per_op": t,
-            "warmup_iters": WARMUP[backend], "iters": iters, "runs": len(per_run),
-            "spread_gbps": [2 * size / max(per_run) / 1e9, 2 * size / min(per_run) / 1e9],
-            "method": (f"dst.copy_(src) of {size} B ({'device memory' if backend == 'cuda' else 'host memory'}); "
-                       f"bandwidth = bytes read + bytes written (2 × {size} B) / time, as STREAM copy counts; "
-                       f"{timer}; warm-up, then {len(per_run)} runs of {iters} copies; median over runs")}
+    return {
+        **res,
+        "status": "ok" if ok else "failed",
+        "error": None if ok else "copied data differs from the source",
+        "value_gbps": 2 * size / t / 1e9,
+        "size_bytes": size,
+        "seconds_per_op": t,
+        "warmup_iters": WARMUP[backend],
+        "iters": iters,
+        "runs": len(per_run),
+        "spread_gbps": [2 * size / max(per_run) / 1e9, 2 * size / min(per_run) / 1e9],
+        "method": (
+            f"dst.copy_(src) of {size} B ({'device memory' if backend == 'cuda' else 'host memory'}); "
+            f"bandwidth = bytes read + bytes written (2 × {size} B) / time, as STREAM copy counts; "
+            f"{timer}; warm-up, then {len(per_run)} runs of {iters} copies; median over runs"
+        ),
+    }
 
 
 def plan(backend: str) -> list[tuple[str, str | None, str | None, tuple[int, int, int] | None]]:
@@ -224,8 +258,13 @@ def run(cfg: dict[str, Any]) -> int:
         devices = [torch.device("cuda", i) for i in range(torch.cuda.device_count())]
         from gpuadvisor.bench.collectives import _pci_bus_id
 
-        events.emit("devices", devices=[{"ordinal": d.index, "bus_id": _pci_bus_id(torch, d.index),
-                                         "name": torch.cuda.get_device_name(d.index)} for d in devices])
+        events.emit(
+            "devices",
+            devices=[
+                {"ordinal": d.index, "bus_id": _pci_bus_id(torch, d.index), "name": torch.cuda.get_device_name(d.index)}
+                for d in devices
+            ],
+        )
     else:
         backend = "cpu"
         devices = [torch.device("cpu")]
@@ -238,12 +277,19 @@ def run(cfg: dict[str, Any]) -> int:
         if backend == "cuda":
             torch.cuda.set_device(dev)
         for kind, dtype, name, mnk in steps:
-            base = {"backend": backend, "ordinal": dev.index if backend == "cuda" else None,
-                    "threads": torch.get_num_threads() if backend == "cpu" else None}
+            base = {
+                "backend": backend,
+                "ordinal": dev.index if backend == "cuda" else None,
+                "threads": torch.get_num_threads() if backend == "cpu" else None,
+            }
             if time.time() > soft_deadline:
-                res: dict[str, Any] = {"kind": kind, "dtype": dtype, "status": "skipped",
-                                       "shape": shape_text(*mnk) if mnk else None,
-                                       "error": "not measured: time budget"}
+                res: dict[str, Any] = {
+                    "kind": kind,
+                    "dtype": dtype,
+                    "status": "skipped",
+                    "shape": shape_text(*mnk) if mnk else None,
+                    "error": "not measured: time budget",
+                }
             elif kind == "matmul":
                 assert dtype is not None and name is not None and mnk is not None
                 set_status(f"{where}: matmul {dtype} {shape_text(*mnk)}")

@@ -5,6 +5,7 @@ sparsity figure), ``ratio`` = measured / peak. memory_bandwidth: ``expected_gbps
 bandwidth. CPU results get no expected figure: GPU datasheet peaks do not apply to a CPU, and the catalog has
 no CPU peaks; the reason sits in ``unavailable``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,9 +44,19 @@ def measurement(rig: Rig, ev: dict[str, Any], devices: dict[int, dict[str, Any]]
     if backend == "cuda":
         idx = _gpu_index(rig, dev, ordinal, notes)
         gpus = [idx] if idx is not None else []
-    m = Measurement(kind=ev["kind"], backend=backend, method=ev.get("method"), gpus=gpus, dtype=ev.get("dtype"),
-                    shape=ev.get("shape"), warmup_iters=ev.get("warmup_iters"), iters=ev.get("iters"),
-                    status=ev.get("status") or "failed", error=ev.get("error"), notes=notes)
+    m = Measurement(
+        kind=ev["kind"],
+        backend=backend,
+        method=ev.get("method"),
+        gpus=gpus,
+        dtype=ev.get("dtype"),
+        shape=ev.get("shape"),
+        warmup_iters=ev.get("warmup_iters"),
+        iters=ev.get("iters"),
+        status=ev.get("status") or "failed",
+        error=ev.get("error"),
+        notes=notes,
+    )
     if m.kind == "matmul":
         m.value_tflops = round(ev["value_tflops"], 3) if ev.get("value_tflops") is not None else None
         if ev.get("shape_name"):

@@ -13,6 +13,7 @@ directions' bandwidths summed; latency = a 4-byte copy, averaged over many.
 One process drives every visible GPU. Bandwidth is bytes / time with GB/s = 1e9 B/s; a copy within one GPU
 counts each byte once (CUDA samples' bandwidthTest counts it twice, once read and once written).
 """
+
 from __future__ import annotations
 
 import time
@@ -108,30 +109,76 @@ class CopyBench:
         set_status(f"measuring {key}")
         return time.time() < self.deadline
 
-    def emit(self, key: str, kind: str, devices: list[int], method: str, size: int, sec: float | None,
-             mismatches: int, *, memory: str | None = None, concurrent: bool | None = None,
-             p2p_enabled: bool | None = None, value_gbps: float | None = None, latency_us: float | None = None,
-             notes: list[str] | None = None, status: str | None = None, error: str | None = None) -> None:
+    def emit(
+        self,
+        key: str,
+        kind: str,
+        devices: list[int],
+        method: str,
+        size: int,
+        sec: float | None,
+        mismatches: int,
+        *,
+        memory: str | None = None,
+        concurrent: bool | None = None,
+        p2p_enabled: bool | None = None,
+        value_gbps: float | None = None,
+        latency_us: float | None = None,
+        notes: list[str] | None = None,
+        status: str | None = None,
+        error: str | None = None,
+    ) -> None:
         ev = self.events
-        ev.emit("begin", key=key, kind=kind, backend="cuda", world_size=1, devices=devices, method=method,
-                memory=memory, concurrent=concurrent, p2p_enabled=p2p_enabled, warmup_iters=1, iters=self.n)
+        ev.emit(
+            "begin",
+            key=key,
+            kind=kind,
+            backend="cuda",
+            world_size=1,
+            devices=devices,
+            method=method,
+            memory=memory,
+            concurrent=concurrent,
+            p2p_enabled=p2p_enabled,
+            warmup_iters=1,
+            iters=self.n,
+        )
         if sec is not None:
             bw = value_gbps if value_gbps is not None else size / sec / 1e9
-            ev.emit("row", key=key, row={"size_bytes": size, "count": size, "dtype": "uint8", "time_us": sec * 1e6,
-                                         "algbw_gbps": bw, "busbw_gbps": bw, "correct": mismatches == 0,
-                                         "errors": mismatches})
+            ev.emit(
+                "row",
+                key=key,
+                row={
+                    "size_bytes": size,
+                    "count": size,
+                    "dtype": "uint8",
+                    "time_us": sec * 1e6,
+                    "algbw_gbps": bw,
+                    "busbw_gbps": bw,
+                    "correct": mismatches == 0,
+                    "errors": mismatches,
+                },
+            )
             if value_gbps is None and latency_us is None:
                 value_gbps = bw
         if status is None:
             status = "ok" if mismatches == 0 else "failed"
         if mismatches and error is None:
             error = f"copied data differs from the source in {mismatches} bytes"
-        ev.emit("end", key=key, status=status, error=error, notes=notes or [], value_gbps=value_gbps if
-                status == "ok" else None, latency_us=latency_us)
+        ev.emit(
+            "end",
+            key=key,
+            status=status,
+            error=error,
+            notes=notes or [],
+            value_gbps=value_gbps if status == "ok" else None,
+            latency_us=latency_us,
+        )
 
     def skip(self, key: str, kind: str, devices: list[int], reason: str, **fields: Any) -> None:
-        self.events.emit("begin", key=key, kind=kind, backend="cuda", world_size=1, devices=devices, method=None,
-                         **fields)
+        self.events.emit(
+            "begin", key=key, kind=kind, backend="cuda", world_size=1, devices=devices, method=None, **fields
+        )
         self.events.emit("end", key=key, status="skipped", error=reason, notes=[])
 
 
@@ -173,10 +220,13 @@ def run(cfg: dict[str, Any]) -> int:
     kinds = set(cfg.get("kinds") or ("h2d", "d2h", "d2d", "p2p_unidir", "p2p_bidir", "p2p_latency"))
 
     nd, np_ = len(devs), len(devs) * (len(devs) - 1)
-    steps = (2 * nd * len(kinds & {"h2d", "d2h"}) + (nd * len(kinds & {"h2d", "d2h"}) if nd > 1 else 0)
-             + (nd if "d2d" in kinds else 0)
-             + (2 if cfg.get("p2p_off", True) else 1) * (np_ * len(kinds & {"p2p_unidir", "p2p_latency"})
-                                                         + (np_ // 2 if "p2p_bidir" in kinds else 0)))
+    steps = (
+        2 * nd * len(kinds & {"h2d", "d2h"})
+        + (nd * len(kinds & {"h2d", "d2h"}) if nd > 1 else 0)
+        + (nd if "d2d" in kinds else 0)
+        + (2 if cfg.get("p2p_off", True) else 1)
+        * (np_ * len(kinds & {"p2p_unidir", "p2p_latency"}) + (np_ // 2 if "p2p_bidir" in kinds else 0))
+    )
     events.emit("plan", steps=max(1, steps))
 
     dev_ref = {d: _pattern(torch, size, torch.device("cuda", d)) for d in devs}
@@ -204,9 +254,12 @@ def run(cfg: dict[str, Any]) -> int:
                     bench.skip(key, kind, [d], "time budget spent", memory=memory, concurrent=False)
                     continue
                 spin = memory == "pinned"
-                how = (common if spin else
-                       f"{n} copies of {size} B from/to pageable memory (staged by the driver; the call blocks the "
-                       f"host, so no spin kernel), CUDA events, median of {runs} runs, data verified")
+                how = (
+                    common
+                    if spin
+                    else f"{n} copies of {size} B from/to pageable memory (staged by the driver; the call blocks the "
+                    f"host, so no spin kernel), CUDA events, median of {runs} runs, data verified"
+                )
                 if kind == "h2d":
                     src = pinned[d][0] if memory == "pinned" else pageable[0]
                     dev_dst[d].zero_()
@@ -219,8 +272,18 @@ def run(cfg: dict[str, Any]) -> int:
                     (sec,), notes = bench.measure([d2h_lane(d, dst)], n, spin=spin)
                     torch.cuda.synchronize(d)
                     bad = _mismatches(dst, host_ref)
-                bench.emit(key, kind, [d], f"torch copy_ (cudaMemcpyAsync), {how}", size, sec, bad, memory=memory,
-                           concurrent=False, notes=notes)
+                bench.emit(
+                    key,
+                    kind,
+                    [d],
+                    f"torch copy_ (cudaMemcpyAsync), {how}",
+                    size,
+                    sec,
+                    bad,
+                    memory=memory,
+                    concurrent=False,
+                    notes=notes,
+                )
 
     # -- host <-> device, every GPU at once (pinned) ---------------------------------------------------------
     if len(devs) > 1:
@@ -245,9 +308,19 @@ def run(cfg: dict[str, Any]) -> int:
             total = sum(size / s / 1e9 for s in secs)
             for d, key, sec in zip(devs, keys, secs, strict=True):
                 bad = _mismatches(dev_dst[d], dev_ref[d]) if kind == "h2d" else _mismatches(pinned[d][1], host_ref)
-                bench.emit(key, kind, [d], f"torch copy_ (cudaMemcpyAsync), all {len(devs)} GPUs at once "
-                           f"(spins launched on every GPU first), {common}", size, sec, bad, memory="pinned",
-                           concurrent=True, notes=[*notes, f"all GPUs together: {total:.2f} GB/s"])
+                bench.emit(
+                    key,
+                    kind,
+                    [d],
+                    f"torch copy_ (cudaMemcpyAsync), all {len(devs)} GPUs at once "
+                    f"(spins launched on every GPU first), {common}",
+                    size,
+                    sec,
+                    bad,
+                    memory="pinned",
+                    concurrent=True,
+                    notes=[*notes, f"all GPUs together: {total:.2f} GB/s"],
+                )
 
     # -- device to device within one GPU ----------------------------------------------------------------------
     if "d2d" in kinds:
@@ -261,9 +334,18 @@ def run(cfg: dict[str, Any]) -> int:
             lane = Lane(d, bench.streams[d], lambda src=src, dst=dst: dst.copy_(src, non_blocking=True), size)
             (sec,), notes = bench.measure([lane], n)
             torch.cuda.synchronize(d)
-            bench.emit(key, "d2d", [d], f"torch copy_ (cudaMemcpyAsync device to device), {common}; bytes counted "
-                       "once (size / time): the memory reads and writes each byte, and CUDA samples' bandwidthTest "
-                       "reports twice this figure", size, sec, _mismatches(dst, src), notes=notes)
+            bench.emit(
+                key,
+                "d2d",
+                [d],
+                f"torch copy_ (cudaMemcpyAsync device to device), {common}; bytes counted "
+                "once (size / time): the memory reads and writes each byte, and CUDA samples' bandwidthTest "
+                "reports twice this figure",
+                size,
+                sec,
+                _mismatches(dst, src),
+                notes=notes,
+            )
 
     # -- peer to peer ---------------------------------------------------------------------------------------
     pairs = [(i, j) for i in devs for j in devs if i != j]
@@ -288,8 +370,13 @@ def run(cfg: dict[str, Any]) -> int:
                     todo.append(("p2p_latency", f"p2p_latency:{tag}:{i}-{j}"))
                 for kind, key in todo:
                     if enabled and not can:
-                        bench.skip(key, kind, [i, j], "cudaDeviceCanAccessPeer: P2P not supported between these "
-                                   "GPUs", p2p_enabled=True)
+                        bench.skip(
+                            key,
+                            kind,
+                            [i, j],
+                            "cudaDeviceCanAccessPeer: P2P not supported between these GPUs",
+                            p2p_enabled=True,
+                        )
                         continue
                     if not bench.time_left(key):
                         bench.skip(key, kind, [i, j], "time budget spent", p2p_enabled=enabled)
@@ -298,14 +385,31 @@ def run(cfg: dict[str, Any]) -> int:
 
                     def peer_lane(a: int, b: int, nbytes: int, src: Any, dst: Any) -> Lane:
                         stream = bench.streams[a]
-                        return Lane(a, stream, lambda: rt.memcpy_peer_async(dst.data_ptr(), b, src.data_ptr(), a,
-                                                                            nbytes, stream.cuda_stream), nbytes)
+                        return Lane(
+                            a,
+                            stream,
+                            lambda: rt.memcpy_peer_async(
+                                dst.data_ptr(), b, src.data_ptr(), a, nbytes, stream.cuda_stream
+                            ),
+                            nbytes,
+                        )
+
                     if kind == "p2p_latency":
                         reps = int(cfg["latency_reps"])
                         (sec,), notes = bench.measure([peer_lane(i, j, 4, tiny[i], tiny[j])], reps)
-                        bench.emit(key, kind, [i, j], f"{how}: 4-byte copies × {reps} {SPIN_METHOD}, median of "
-                                   f"{runs} runs; latency = time per copy", 4, sec, 0, p2p_enabled=enabled,
-                                   latency_us=sec * 1e6, notes=notes)
+                        bench.emit(
+                            key,
+                            kind,
+                            [i, j],
+                            f"{how}: 4-byte copies × {reps} {SPIN_METHOD}, median of "
+                            f"{runs} runs; latency = time per copy",
+                            4,
+                            sec,
+                            0,
+                            p2p_enabled=enabled,
+                            latency_us=sec * 1e6,
+                            notes=notes,
+                        )
                         continue
                     dev_dst[j].zero_()
                     lanes = [peer_lane(i, j, size, dev_ref[i], dev_dst[j])]
@@ -318,14 +422,26 @@ def run(cfg: dict[str, Any]) -> int:
                     if kind == "p2p_bidir":
                         bad += _mismatches(dev_dst[i], dev_ref[i])
                         value = sum(size / s / 1e9 for s in secs)
-                        bench.emit(key, kind, [i, j], f"{how}; both directions at once, each queued on its source "
-                                   f"GPU's stream; value = sum of the two directions; {common}", size, max(secs), bad,
-                                   p2p_enabled=enabled, value_gbps=value,
-                                   notes=[*notes, f"{i}->{j} {size / secs[0] / 1e9:.2f} GB/s, "
-                                          f"{j}->{i} {size / secs[1] / 1e9:.2f} GB/s"])
+                        bench.emit(
+                            key,
+                            kind,
+                            [i, j],
+                            f"{how}; both directions at once, each queued on its source "
+                            f"GPU's stream; value = sum of the two directions; {common}",
+                            size,
+                            max(secs),
+                            bad,
+                            p2p_enabled=enabled,
+                            value_gbps=value,
+                            notes=[
+                                *notes,
+                                f"{i}->{j} {size / secs[0] / 1e9:.2f} GB/s, {j}->{i} {size / secs[1] / 1e9:.2f} GB/s",
+                            ],
+                        )
                     else:
-                        bench.emit(key, kind, [i, j], f"{how}; {common}", size, secs[0], bad, p2p_enabled=enabled,
-                                   notes=notes)
+                        bench.emit(
+                            key, kind, [i, j], f"{how}; {common}", size, secs[0], bad, p2p_enabled=enabled, notes=notes
+                        )
     elif len(devs) < 2 and kinds & {"p2p_unidir", "p2p_bidir", "p2p_latency"}:
         bench.skip("p2p:none", "p2p_unidir", list(devs), f"{len(devs)} GPU visible: no pair to measure peer to peer")
     events.close()

@@ -5,6 +5,7 @@ and after ``cudaDeviceEnablePeerAccess``. Without peer access the driver stages 
 so "P2P off" shows what a GPU pair gives when P2P is unavailable or disabled. torch would enable peer access
 by itself on its first cross-device copy; the copy worker never makes one before its P2P-off runs.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -28,8 +29,14 @@ class CudaRt:
         lib.cudaSetDevice.argtypes = [ctypes.c_int]
         lib.cudaDeviceEnablePeerAccess.argtypes = [ctypes.c_int, ctypes.c_uint]
         lib.cudaDeviceDisablePeerAccess.argtypes = [ctypes.c_int]
-        lib.cudaMemcpyPeerAsync.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                                            ctypes.c_size_t, ctypes.c_void_p]
+        lib.cudaMemcpyPeerAsync.argtypes = [
+            ctypes.c_void_p,
+            ctypes.c_int,
+            ctypes.c_void_p,
+            ctypes.c_int,
+            ctypes.c_size_t,
+            ctypes.c_void_p,
+        ]
         lib.cudaGetLastError.argtypes = []
 
     @staticmethod
@@ -66,6 +73,12 @@ class CudaRt:
         self._check(rc, f"cudaDeviceEnablePeerAccess({dev} -> {peer})")
 
     def memcpy_peer_async(self, dst: int, dst_dev: int, src: int, src_dev: int, nbytes: int, stream: int) -> None:
-        rc = self.lib.cudaMemcpyPeerAsync(ctypes.c_void_p(dst), dst_dev, ctypes.c_void_p(src), src_dev,
-                                          ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
+        rc = self.lib.cudaMemcpyPeerAsync(
+            ctypes.c_void_p(dst),
+            dst_dev,
+            ctypes.c_void_p(src),
+            src_dev,
+            ctypes.c_size_t(nbytes),
+            ctypes.c_void_p(stream),
+        )
         self._check(rc, "cudaMemcpyPeerAsync")

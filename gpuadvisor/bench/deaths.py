@@ -7,6 +7,7 @@ faulthandler), the signal (SIGKILL with the cgroup's OOM-kill counter, so an out
 such), and the status line the worker kept. Known failure texts are classified (port in use, gloo connect
 timeout, a peer gone, out of memory) so the cause reads first.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,16 +22,21 @@ RECORD_ENV = "GPUADVISOR_BENCH_DEATH"  # file where a dying worker leaves its ex
 
 # (pattern, cause): first match wins; texts as torch, gloo, the TCPStore and NCCL print them
 _CAUSES: tuple[tuple[str, str], ...] = (
-    (r"EADDRINUSE|address already in use|failed to listen",
-     "port in use: another process holds the rendezvous port (pick another MASTER_PORT)"),
-    (r"out of memory|OutOfMemoryError|MemoryError|CUBLAS_STATUS_ALLOC_FAILED",
-     "out of memory"),
-    (r"client socket has timed out|timed out after \d+ms while trying to connect|connectFullMesh|"
-     r"Connection refused|Timed out waiting|Connection timed out|Socket Timeout",
-     "could not reach the other ranks in time (gloo/TCPStore connect timeout or refusal: a loaded machine, a "
-     "firewall, or a rank that never started)"),
-    (r"closed by peer|reset by peer|Broken pipe|remote worker crash|NCCL communicator was aborted",
-     "a peer rank went away first"),
+    (
+        r"EADDRINUSE|address already in use|failed to listen",
+        "port in use: another process holds the rendezvous port (pick another MASTER_PORT)",
+    ),
+    (r"out of memory|OutOfMemoryError|MemoryError|CUBLAS_STATUS_ALLOC_FAILED", "out of memory"),
+    (
+        r"client socket has timed out|timed out after \d+ms while trying to connect|connectFullMesh|"
+        r"Connection refused|Timed out waiting|Connection timed out|Socket Timeout",
+        "could not reach the other ranks in time (gloo/TCPStore connect timeout or refusal: a loaded machine, a "
+        "firewall, or a rank that never started)",
+    ),
+    (
+        r"closed by peer|reset by peer|Broken pipe|remote worker crash|NCCL communicator was aborted",
+        "a peer rank went away first",
+    ),
 )
 
 
@@ -110,8 +116,15 @@ def how(code: int) -> str:
     return f"exited with status {code}"
 
 
-def explain(code: int, *, record: dict[str, Any] | None, tail: list[str], status: str,
-            oom_before: int | None = None, oom_after: int | None = None) -> str:
+def explain(
+    code: int,
+    *,
+    record: dict[str, Any] | None,
+    tail: list[str],
+    status: str,
+    oom_before: int | None = None,
+    oom_after: int | None = None,
+) -> str:
     """Why one worker died, for the error text: cause first, then the evidence."""
     parts: list[str] = []
     evidence = ""
@@ -127,16 +140,21 @@ def explain(code: int, *, record: dict[str, Any] | None, tail: list[str], status
         cause = classify(evidence) if evidence else None
     if code == -int(signal.SIGKILL):
         if oom_before is not None and oom_after is not None and oom_after > oom_before:
-            cause = (f"the kernel's out-of-memory killer (this cgroup's memory.events oom_kill rose from "
-                     f"{oom_before} to {oom_after} during the run)")
+            cause = (
+                f"the kernel's out-of-memory killer (this cgroup's memory.events oom_kill rose from "
+                f"{oom_before} to {oom_after} during the run)"
+            )
         elif cause is None:
-            cause = ("SIGKILL from outside: the kernel's out-of-memory killer (see dmesg) or a kill -9"
-                     + ("; this cgroup's oom_kill counter did not rise" if oom_before is not None else ""))
+            cause = "SIGKILL from outside: the kernel's out-of-memory killer (see dmesg) or a kill -9" + (
+                "; this cgroup's oom_kill counter did not rise" if oom_before is not None else ""
+            )
     elif code < 0 and cause is None:
-        cause = {int(signal.SIGSEGV): "a crash in native code (segmentation fault)",
-                 int(signal.SIGABRT): "an abort in native code (a C++ exception or assertion)",
-                 int(signal.SIGBUS): "a bus error (often /dev/shm full)",
-                 int(signal.SIGTERM): "terminated from outside (SIGTERM)"}.get(-code)
+        cause = {
+            int(signal.SIGSEGV): "a crash in native code (segmentation fault)",
+            int(signal.SIGABRT): "an abort in native code (a C++ exception or assertion)",
+            int(signal.SIGBUS): "a bus error (often /dev/shm full)",
+            int(signal.SIGTERM): "terminated from outside (SIGTERM)",
+        }.get(-code)
     elif code > 0 and not record and not tail:
         cause = cause or "no Python exception and nothing on its output (the process ended itself with that code)"
     if cause:

@@ -4,6 +4,7 @@ A worker appends an event as soon as it has it (``begin`` of a measurement, each
 flushing every line, so whatever was measured before a worker hangs or is killed is on disk for the
 supervisor to keep. Only rank 0 of a collective job writes.
 """
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """What a measurement should reach, from the rig's link facts (one function: ``expected_bandwidth``)."""
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,10 @@ def _link_rate(gpu: Gpu, version: int | None) -> float | None:
 def _rate_text(gpu: Gpu, rate: float) -> str:
     """'25 GB/s per direction (source)': the per-link rate and where it comes from."""
     if gpu.name is not None and any(n in gpu.name for n in links.GA102_NAMES):
-        return (f"{rate:g} GB/s per direction (GA102 NVLink bridge links: RTX A6000 datasheet, 112.5 GB/s both ways "
-                "over 4 links; nvidia-smi nvlink -s)")
+        return (
+            f"{rate:g} GB/s per direction (GA102 NVLink bridge links: RTX A6000 datasheet, 112.5 GB/s both ways "
+            "over 4 links; nvidia-smi nvlink -s)"
+        )
     return f"{rate:g} GB/s per direction ({links.NVLINK_SOURCE})"
 
 
@@ -53,8 +56,10 @@ def _nvlink_share(rig: Rig, p: int, positions: list[int]) -> tuple[float, str] |
     if used == len(active):
         how = f"{used} active NVLink {v} links × {_rate_text(gpu, rate)}"
     else:
-        how = (f"{used} NVLink {v} links to the other {len(positions) - 1} GPU(s) (of its {len(active)} active) "
-               f"× {_rate_text(gpu, rate)}")
+        how = (
+            f"{used} NVLink {v} links to the other {len(positions) - 1} GPU(s) (of its {len(active)} active) "
+            f"× {_rate_text(gpu, rate)}"
+        )
     return used * rate, how
 
 
@@ -131,8 +136,11 @@ def _p2p_pcie(rig: Rig, a: int, b: int) -> Expected:
     hops = [(rig.gpus[x], h) for x, lx in ((a, la), (b, lb)) for h in lx if h[0] not in common]
     gpu, (where, gen, width, bw) = min(hops, key=lambda gh: gh[1][3])
     eff = links.PCIE_COPY_EFFICIENCY
-    return Expected(bw * eff, f"{gpu.label}: PCIe Gen{gen} x{width} at {where} = {bw:.1f} GB/s per direction × {eff} "
-                              f"copy efficiency ({links.PCIE_SOURCE})")
+    return Expected(
+        bw * eff,
+        f"{gpu.label}: PCIe Gen{gen} x{width} at {where} = {bw:.1f} GB/s per direction × {eff} "
+        f"copy efficiency ({links.PCIE_SOURCE})",
+    )
 
 
 def _p2p_note(rig: Rig, positions: list[int]) -> str:
@@ -140,12 +148,20 @@ def _p2p_note(rig: Rig, positions: list[int]) -> str:
     p2p = rig.topology.p2p_read
     if not p2p:
         return ""
-    bad = sorted({p2p[a][b] for a in positions for b in positions if a != b and a < len(p2p) and b < len(p2p[a])
-                  and p2p[a][b] not in ("OK", "X")})
+    bad = sorted(
+        {
+            p2p[a][b]
+            for a in positions
+            for b in positions
+            if a != b and a < len(p2p) and b < len(p2p[a]) and p2p[a][b] not in ("OK", "X")
+        }
+    )
     if not bad:
         return ""
-    return (f"; P2P reads {'/'.join(bad)} between some of these GPUs (nvidia-smi topo -p2p r): NCCL relays through "
-            "host memory, so the PCIe figure is a ceiling it rarely reaches")
+    return (
+        f"; P2P reads {'/'.join(bad)} between some of these GPUs (nvidia-smi topo -p2p r): NCCL relays through "
+        "host memory, so the PCIe figure is a ceiling it rarely reaches"
+    )
 
 
 def _nv_count(code: str) -> int | None:
@@ -213,8 +229,12 @@ def expected_bandwidth(
         positions = _positions(rig, gpus)
         if positions is None:
             return Expected(None, f"no link facts for GPUs {gpus} in this scan")
-        codes = [rig.topology.matrix[a][b] for a in positions for b in positions
-                 if a != b and a < len(rig.topology.matrix) and b < len(rig.topology.matrix[a])]
+        codes = [
+            rig.topology.matrix[a][b]
+            for a in positions
+            for b in positions
+            if a != b and a < len(rig.topology.matrix) and b < len(rig.topology.matrix[a])
+        ]
         if codes and len(codes) == len(positions) * (len(positions) - 1) and all(_nv_count(c) for c in codes):
             totals = [(rig.gpus[p], _nvlink_share(rig, p, positions)) for p in positions]
             missing = [g.label for g, t in totals if t is None]

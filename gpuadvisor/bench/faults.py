@@ -5,6 +5,7 @@ before the correctness check (the check must then fail the measurement), ``hang`
 rank reaches KIND, ``die`` exits the process with status 3 there, ``raise`` raises a RuntimeError there,
 ``kill`` sends the process SIGKILL there (as the kernel's OOM killer does). Used by the test suite only.
 """
+
 from __future__ import annotations
 
 import os

@@ -11,6 +11,7 @@ Source: NVIDIA nccl-tests, ``doc/PERFORMANCE.md`` ("Performance reported by NCCL
 
 GB/s here is 1e9 bytes/s, as nccl-tests prints it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

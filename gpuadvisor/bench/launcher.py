@@ -13,6 +13,7 @@ workers and their event file; at the hard deadline, or a few seconds after one w
 wait for it forever), or on Ctrl-C or SIGTERM, every group still alive gets SIGTERM, then SIGKILL. What the
 workers wrote before that stays in the event file.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -172,9 +173,19 @@ def supervise(
         else:
             # loopback only: a FileStore in this run's private directory (0700), gloo/NCCL on the lo interface
             store = workdir / f"{role}.store"
-            envs = [{**base, **local_bind_env(), "RANK": str(r), "WORLD_SIZE": str(nproc), "LOCAL_RANK": str(r),
-                     "LOCAL_WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1", STORE_ENV: str(store)}
-                    for r in range(nproc)]
+            envs = [
+                {
+                    **base,
+                    **local_bind_env(),
+                    "RANK": str(r),
+                    "WORLD_SIZE": str(nproc),
+                    "LOCAL_RANK": str(r),
+                    "LOCAL_WORLD_SIZE": str(nproc),
+                    "MASTER_ADDR": "127.0.0.1",
+                    STORE_ENV: str(store),
+                }
+                for r in range(nproc)
+            ]
             for e in envs:
                 e.pop("MASTER_PORT", None)
     else:
@@ -187,9 +198,16 @@ def supervise(
         log = workdir / f"{role}.{i}.log"
         logs.append(log)
         with open(log, "wb") as out:
-            procs.append(subprocess.Popen([sys.executable, "-m", "gpuadvisor.bench.worker", str(cfg_path)],
-                                          env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "gpuadvisor.bench.worker", str(cfg_path)],
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
     reader = EventReader(events_path)
     all_events: list[dict[str, Any]] = []
 
@@ -205,14 +223,16 @@ def supervise(
     died: list[tuple[int, int]] = []  # (worker, exit status) in the order the failures were seen
     try:
         with _sigterm_interrupts():
-            status, error = _watch(role, procs, logs, workdir, all_events, pump, died, started, hard_deadline,
-                                   oom_before)
+            status, error = _watch(
+                role, procs, logs, workdir, all_events, pump, died, started, hard_deadline, oom_before
+            )
     except KeyboardInterrupt as e:
         signum = getattr(e, "signum", int(signal.SIGINT))
         alive = [i for i, p in enumerate(procs) if p.poll() is None]
         status = "interrupted"
-        error = (f"interrupted by {signal.Signals(signum).name} after {time.time() - started:.1f} s"
-                 + (f"; killed {_who(role, alive, workdir, why='')}" if alive else ""))
+        error = f"interrupted by {signal.Signals(signum).name} after {time.time() - started:.1f} s" + (
+            f"; killed {_who(role, alive, workdir, why='')}" if alive else ""
+        )
     finally:
         live = [p for p in procs if p.poll() is None]
         for p in live:
@@ -229,20 +249,32 @@ def supervise(
     return Outcome(status=status, error=error, events=all_events, wall_s=time.time() - started, signum=signum)
 
 
-def _watch(role: str, procs: list[subprocess.Popen[bytes]], logs: list[Path], workdir: Path,
-           all_events: list[dict[str, Any]], pump: Callable[[], None], died: list[tuple[int, int]], started: float,
-           hard_deadline: float, oom_before: int | None = None) -> tuple[str, str | None]:
+def _watch(
+    role: str,
+    procs: list[subprocess.Popen[bytes]],
+    logs: list[Path],
+    workdir: Path,
+    all_events: list[dict[str, Any]],
+    pump: Callable[[], None],
+    died: list[tuple[int, int]],
+    started: float,
+    hard_deadline: float,
+    oom_before: int | None = None,
+) -> tuple[str, str | None]:
     """Poll until every worker ended, one failed (and the others had their grace), or the deadline."""
     first_death: float | None = None
     while True:
         pump()
         codes = [p.poll() for p in procs]
         fresh = [(i, c) for i, c in enumerate(codes) if c not in (None, 0) and i not in {d[0] for d in died}]
-        died += sorted(fresh, key=lambda ic: _is_secondary(
-            logs[ic[0]], deaths.read_record(workdir / f"{role}.{ic[0]}.death.json")))
+        died += sorted(
+            fresh, key=lambda ic: _is_secondary(logs[ic[0]], deaths.read_record(workdir / f"{role}.{ic[0]}.death.json"))
+        )
         now = time.time()
         if all(c is not None for c in codes):
-            return ("failed", _death_message(role, died, logs, all_events, workdir, oom_before)) if died else ("ok", None)
+            return (
+                ("failed", _death_message(role, died, logs, all_events, workdir, oom_before)) if died else ("ok", None)
+            )
         if died and first_death is None:
             first_death = now
         if first_death is not None and now - first_death > DEATH_GRACE_S:
@@ -274,8 +306,14 @@ def _who(role: str, alive: list[int], workdir: Path, why: str = " (hung or too s
     return ", ".join(parts) + why
 
 
-def _death_message(role: str, dead: list[tuple[int, int]], logs: list[Path], events: list[dict[str, Any]],
-                   workdir: Path | None = None, oom_before: int | None = None) -> str:
+def _death_message(
+    role: str,
+    dead: list[tuple[int, int]],
+    logs: list[Path],
+    events: list[dict[str, Any]],
+    workdir: Path | None = None,
+    oom_before: int | None = None,
+) -> str:
     """One clause per dead worker, first to die first: how it ended and why (``deaths.explain``)."""
     oom_after = deaths.cgroup_oom_kills() if oom_before is not None else None
     out = []
@@ -292,7 +330,6 @@ def _death_message(role: str, dead: list[tuple[int, int]], logs: list[Path], eve
                 status = (workdir / f"{role}.{i}.status").read_text(encoding="utf-8").strip()
             except OSError:
                 status = ""
-        why = deaths.explain(code, record=record, tail=tail, status=status, oom_before=oom_before,
-                             oom_after=oom_after)
+        why = deaths.explain(code, record=record, tail=tail, status=status, oom_before=oom_before, oom_after=oom_after)
         out.append(("then " if n else "") + f"{who} {why}")
     return "; ".join(out)

@@ -7,6 +7,7 @@ in N-1 rounds (N rounds when odd) of disjoint pairs that run at once, each pair 
 all-reduces of one size after ``warmup``; its time is the slowest rank's total of the timed loop / iters (nccl-tests' definition), busbw = S/t x 2(n-1)/n as
 nccl-tests. Rank 0 records one measurement per pair, its ranks' host names with it.
 """
+
 from __future__ import annotations
 
 import types
@@ -24,13 +25,27 @@ def rounds(nodes: list[str]) -> list[list[tuple[str, str]]]:
     out = []
     for _ in range(n - 1):
         pairs = [(ring[i], ring[n - 1 - i]) for i in range(n // 2)]
-        out.append([(a, b) if nodes.index(a) < nodes.index(b) else (b, a) for a, b in pairs if a is not None and b is not None])
+        out.append(
+            [(a, b) if nodes.index(a) < nodes.index(b) else (b, a) for a, b in pairs if a is not None and b is not None]
+        )
         ring = [ring[0], ring[-1], *ring[1:-1]]
     return out
 
 
-def run(torch: Any, dist: Any, *, rank: int, ranks: list[dict[str, Any]], events: Any, device: Any, backend: str,
-        size_bytes: int, warmup: int, iters: int, cuda: bool) -> None:
+def run(
+    torch: Any,
+    dist: Any,
+    *,
+    rank: int,
+    ranks: list[dict[str, Any]],
+    events: Any,
+    device: Any,
+    backend: str,
+    size_bytes: int,
+    warmup: int,
+    iters: int,
+    cuda: bool,
+) -> None:
     hosts = list(dict.fromkeys(r["host"] for r in ranks))
     if len(hosts) < 2:
         return
@@ -64,16 +79,42 @@ def run(torch: Any, dist: Any, *, rank: int, ranks: list[dict[str, Any]], events
             t_s, n = float(result[2 * i].item()), int(result[2 * i + 1].item())
             key = f"pair {a}+{b}"
             sub_ranks = [ranks[j] for j in groups[i]]
-            events.emit("begin", key=key, kind="all_reduce", backend=backend, world_size=n, ranks=sub_ranks,
-                        method=(f"torch.distributed all_reduce (float32, sum, in place) between nodes {a} and {b} "
-                                f"alone in its process group, round {k} of {len(schedule)} (disjoint pairs at once)"),
-                        warmup_iters=warmup, iters=iters)
+            events.emit(
+                "begin",
+                key=key,
+                kind="all_reduce",
+                backend=backend,
+                world_size=n,
+                ranks=sub_ranks,
+                method=(
+                    f"torch.distributed all_reduce (float32, sum, in place) between nodes {a} and {b} "
+                    f"alone in its process group, round {k} of {len(schedule)} (disjoint pairs at once)"
+                ),
+                warmup_iters=warmup,
+                iters=iters,
+            )
             if t_s > 0:
                 algbw = algbw_gbps(count * 4, t_s)
-                events.emit("row", key=key, row={"size_bytes": count * 4, "count": count, "dtype": "float32",
-                                                 "time_us": t_s * 1e6, "algbw_gbps": algbw,
-                                                 "busbw_gbps": algbw * busbw_factor("all_reduce", n),
-                                                 "correct": None, "errors": None}, index=0, planned=1)
-            events.emit("end", key=key, status="ok" if t_s > 0 else "failed",
-                        error=None if t_s > 0 else "no time reported for this pair",
-                        notes=[f"{NOTE} {a} + {b}: round {k} of {len(schedule)}; one size, no correctness check"])
+                events.emit(
+                    "row",
+                    key=key,
+                    row={
+                        "size_bytes": count * 4,
+                        "count": count,
+                        "dtype": "float32",
+                        "time_us": t_s * 1e6,
+                        "algbw_gbps": algbw,
+                        "busbw_gbps": algbw * busbw_factor("all_reduce", n),
+                        "correct": None,
+                        "errors": None,
+                    },
+                    index=0,
+                    planned=1,
+                )
+            events.emit(
+                "end",
+                key=key,
+                status="ok" if t_s > 0 else "failed",
+                error=None if t_s > 0 else "no time reported for this pair",
+                notes=[f"{NOTE} {a} + {b}: round {k} of {len(schedule)}; one size, no correctness check"],
+            )

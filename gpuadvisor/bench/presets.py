@@ -4,6 +4,7 @@ The figures follow the tools they imitate: nccl-tests defaults to 5 warm-up and 
 (``-w 5 -n 20``); nvbandwidth copies a 64 MiB buffer 16 times per trial (``--bufferSize``, ``--loopCount``)
 and reports the median of 3 trials; its documentation recommends large buffers for peak figures.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,12 +50,42 @@ PRESETS: dict[str, Preset] = {
     # 1 GiB: busbw keeps rising well past 64 MiB on NVLink ("256M is too small to reach peak bandwidth" on
     # 8x H100, NCCL maintainer, github.com/NVIDIA/nccl-tests/issues/212), and the headline is judged against
     # the links' peak. The large sizes cost milliseconds each on GPUs; local gloo stops at 64 MiB (runner).
-    "quick": Preset("quick", 1 * MiB, 1 * GiB, warmup_iters=2, iters=5, copy_bytes=64 * MiB,
-                    copies_per_run=4, copy_runs=3, latency_reps=20, budget_s=55.0),
-    "default": Preset("default", 8, 1 * GiB, warmup_iters=5, iters=20, copy_bytes=256 * MiB,
-                      copies_per_run=8, copy_runs=5, latency_reps=100, budget_s=300.0),
-    "full": Preset("full", 8, 8 * GiB, warmup_iters=10, iters=50, copy_bytes=512 * MiB,
-                   copies_per_run=16, copy_runs=7, latency_reps=1000, budget_s=1800.0),
+    "quick": Preset(
+        "quick",
+        1 * MiB,
+        1 * GiB,
+        warmup_iters=2,
+        iters=5,
+        copy_bytes=64 * MiB,
+        copies_per_run=4,
+        copy_runs=3,
+        latency_reps=20,
+        budget_s=55.0,
+    ),
+    "default": Preset(
+        "default",
+        8,
+        1 * GiB,
+        warmup_iters=5,
+        iters=20,
+        copy_bytes=256 * MiB,
+        copies_per_run=8,
+        copy_runs=5,
+        latency_reps=100,
+        budget_s=300.0,
+    ),
+    "full": Preset(
+        "full",
+        8,
+        8 * GiB,
+        warmup_iters=10,
+        iters=50,
+        copy_bytes=512 * MiB,
+        copies_per_run=16,
+        copy_runs=7,
+        latency_reps=1000,
+        budget_s=1800.0,
+    ),
 }
 
 

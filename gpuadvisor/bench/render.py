@@ -1,4 +1,5 @@
 """Terminal rendering of Measurements: nccl-tests style sweeps, copy and peer matrices, measured vs expected."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -41,8 +42,10 @@ def render_sweep(m: Measurement) -> str:
     ]
     for r in m.rows:
         wrong = "-" if r.errors is None else str(r.errors)
-        lines.append(f"{r.size_bytes:>12} {r.count:>13} {_TYPE.get(r.dtype, r.dtype):>9} {_time_us(r.time_us):>10} "
-                     f"{r.algbw_gbps:>9.2f} {r.busbw_gbps:>9.2f} {wrong:>7}")
+        lines.append(
+            f"{r.size_bytes:>12} {r.count:>13} {_TYPE.get(r.dtype, r.dtype):>9} {_time_us(r.time_us):>10} "
+            f"{r.algbw_gbps:>9.2f} {r.busbw_gbps:>9.2f} {wrong:>7}"
+        )
     if not m.rows:
         lines.append("#  (no size measured)")
     else:
@@ -63,8 +66,15 @@ def render_sweep(m: Measurement) -> str:
 
 
 def _copy_table(ms: list[Measurement]) -> str:
-    cols = [("h2d", "pinned", False), ("d2h", "pinned", False), ("h2d", "pageable", False),
-            ("d2h", "pageable", False), ("h2d", "pinned", True), ("d2h", "pinned", True), ("d2d", None, None)]
+    cols = [
+        ("h2d", "pinned", False),
+        ("d2h", "pinned", False),
+        ("h2d", "pageable", False),
+        ("d2h", "pageable", False),
+        ("h2d", "pinned", True),
+        ("d2h", "pinned", True),
+        ("d2d", None, None),
+    ]
     names = ["h2d pin", "d2h pin", "h2d page", "d2h page", "h2d all", "d2h all", "d2d"]
     cell: dict[tuple[int, int], Measurement] = {}
     gpus: set[int] = set()
@@ -79,9 +89,11 @@ def _copy_table(ms: list[Measurement]) -> str:
     if not gpus:
         return ""
     size = next((m.rows[0].size_bytes for m in ms if m.rows), None)
-    out = [f"Host <-> device and device-to-device copies, GB/s (1e9 B/s){f', {size} B buffers' if size else ''}; "
-           "'all' = every GPU at once; d2d counts each byte once (CUDA samples' bandwidthTest counts it twice)",
-           "GPU " + "".join(f"{n:>10}" for n in names) + f"{'expected':>10}{'ratio':>7}"]
+    out = [
+        f"Host <-> device and device-to-device copies, GB/s (1e9 B/s){f', {size} B buffers' if size else ''}; "
+        "'all' = every GPU at once; d2d counts each byte once (CUDA samples' bandwidthTest counts it twice)",
+        "GPU " + "".join(f"{n:>10}" for n in names) + f"{'expected':>10}{'ratio':>7}",
+    ]
     for g in sorted(gpus):
         row = f"{g:>3} "
         for c in range(len(cols)):
@@ -109,10 +121,15 @@ def _matrix(ms: list[Measurement], kind: str, enabled: bool) -> str:
         if kind == "p2p_bidir":
             val[(b, a)] = text
     unit = "us" if kind == "p2p_latency" else "GB/s"
-    what = {"p2p_unidir": "unidirectional", "p2p_bidir": "bidirectional (both directions summed)",
-            "p2p_latency": "latency, 4-byte copy"}[kind]
-    out = [f"P2P {what}, {unit}, P2P {'enabled' if enabled else 'disabled'} (row: source GPU, column: destination)",
-           "   D\\D" + "".join(f"{g:>9}" for g in gpus)]
+    what = {
+        "p2p_unidir": "unidirectional",
+        "p2p_bidir": "bidirectional (both directions summed)",
+        "p2p_latency": "latency, 4-byte copy",
+    }[kind]
+    out = [
+        f"P2P {what}, {unit}, P2P {'enabled' if enabled else 'disabled'} (row: source GPU, column: destination)",
+        "   D\\D" + "".join(f"{g:>9}" for g in gpus),
+    ]
     for a in gpus:
         out.append(f"{a:>6} " + "".join(f"{(val.get((a, b), '-') if a != b else 'X'):>9}" for b in gpus))
     return "\n".join(out)
@@ -126,17 +143,21 @@ def render_compute(ms: list[Measurement]) -> str:
     sel = [m for m in ms if m.kind in COMPUTE]
     if not sel:
         return ""
-    out = ["Compute: dense matmul TFLOP/s (1e12 FLOP/s, 2·M·N·K FLOPs per MxK · KxN product) against the datasheet "
-           "dense peak; memory: copy bandwidth, bytes read + written per second (GB/s, 1e9 B/s)",
-           f"{'device':<8}{'kind':<8}{'dtype':<7}{'shape (MxNxK)':<20}{'measured':>10}{'peak':>10}{'ratio':>7}  status"]
+    out = [
+        "Compute: dense matmul TFLOP/s (1e12 FLOP/s, 2·M·N·K FLOPs per MxK · KxN product) against the datasheet "
+        "dense peak; memory: copy bandwidth, bytes read + written per second (GB/s, 1e9 B/s)",
+        f"{'device':<8}{'kind':<8}{'dtype':<7}{'shape (MxNxK)':<20}{'measured':>10}{'peak':>10}{'ratio':>7}  status",
+    ]
     for m in sel:
         dev = "cpu" if m.backend == "cpu" else (f"GPU {m.gpus[0]}" if m.gpus else "gpu")
         if m.kind == "matmul":
             kind, val, exp, digits = "matmul", m.value_tflops, m.expected_tflops, 3 if m.backend == "cpu" else 1
         else:
             kind, val, exp, digits = "memory", m.value_gbps, m.expected_gbps, 1
-        out.append(f"{dev:<8}{kind:<8}{(m.dtype or '-'):<7}{(m.shape or '-'):<20}{_f(val, digits):>10}"
-                   f"{_f(exp, 1):>10}{_f(m.ratio):>7}  {_status(m)}")
+        out.append(
+            f"{dev:<8}{kind:<8}{(m.dtype or '-'):<7}{(m.shape or '-'):<20}{_f(val, digits):>10}"
+            f"{_f(exp, 1):>10}{_f(m.ratio):>7}  {_status(m)}"
+        )
     methods = sorted({(m.kind, m.dtype, m.method) for m in sel if m.method}, key=str)
     seen: set[str] = set()
     for _kind, _dtype, method in methods:
@@ -156,8 +177,10 @@ def render_summary(ms: list[Measurement]) -> str:
     if not ms:
         return ""
     gw = max([len("gpus")] + [len(_gpus(m)) for m in ms]) + 2  # "0,1,2,3,4,5,6,7" must not run into the mode
-    out = ["Measured vs expected (GB/s; collectives: busbw at the largest size)",
-           f"{'kind':<15}{'gpus':<{gw}}{'mode':<14}{'measured':>10}{'expected':>10}{'ratio':>7}  status"]
+    out = [
+        "Measured vs expected (GB/s; collectives: busbw at the largest size)",
+        f"{'kind':<15}{'gpus':<{gw}}{'mode':<14}{'measured':>10}{'expected':>10}{'ratio':>7}  status",
+    ]
     for m in ms:
         mode = m.memory or ""
         if m.concurrent:
@@ -168,8 +191,10 @@ def render_summary(ms: list[Measurement]) -> str:
             mode = f"{m.backend} n={m.world_size}"
         value = m.latency_us if m.kind == "p2p_latency" else m.value_gbps
         unit = " us" if m.kind == "p2p_latency" and value is not None else ""
-        out.append(f"{m.kind:<15}{_gpus(m):<{gw}}{mode.strip():<14}{_f(value) + unit:>10}{_f(m.expected_gbps):>10}"
-                   f"{_f(m.ratio):>7}  {_status(m)}")
+        out.append(
+            f"{m.kind:<15}{_gpus(m):<{gw}}{mode.strip():<14}{_f(value) + unit:>10}{_f(m.expected_gbps):>10}"
+            f"{_f(m.ratio):>7}  {_status(m)}"
+        )
     return "\n".join(out)
 
 
@@ -184,8 +209,10 @@ def render_measurements(measurements: list[Measurement]) -> str:
     for kind in COLLECTIVES:
         blocks += [render_sweep(m) for m in by_kind.get(kind, [])]
     if any(k in COLLECTIVES for k in by_kind):
-        blocks.append(f"# algbw = S/t; busbw = algbw × 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter; "
-                      f"S = the whole gathered / scattered array), 1 (broadcast): {NCCL_TESTS_SOURCE}")
+        blocks.append(
+            f"# algbw = S/t; busbw = algbw × 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter; "
+            f"S = the whole gathered / scattered array), 1 (broadcast): {NCCL_TESTS_SOURCE}"
+        )
     copies = [m for m in measurements if m.kind in ("h2d", "d2h", "d2d")]
     if copies and (t := _copy_table(copies)):
         blocks.append(t)

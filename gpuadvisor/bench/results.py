@@ -1,5 +1,6 @@
 """Turn worker events into Measurements: GPU numbers mapped onto the rig, expected figure and ratio added,
 and whatever a hung or dead worker left unfinished recorded with its rows and the reason."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -63,10 +64,18 @@ class Collector:
             elif kind == "plan":
                 self.plan(int(ev["steps"]))
             elif kind == "result":  # compute: one figure
-                what = (f"{ev['value_tflops']:.3g} TFLOP/s" if ev.get("value_tflops") is not None else
-                        f"{ev['value_gbps']:.4g} GB/s" if ev.get("value_gbps") is not None else ev.get("status"))
-                self._tick(f"{ev.get('backend')} {ev.get('kind')} {ev.get('dtype') or ''} {ev.get('shape') or ''}: "
-                           f"{what}".replace("  ", " "), 1)
+                what = (
+                    f"{ev['value_tflops']:.3g} TFLOP/s"
+                    if ev.get("value_tflops") is not None
+                    else f"{ev['value_gbps']:.4g} GB/s"
+                    if ev.get("value_gbps") is not None
+                    else ev.get("status")
+                )
+                self._tick(
+                    f"{ev.get('backend')} {ev.get('kind')} {ev.get('dtype') or ''} {ev.get('shape') or ''}: "
+                    f"{what}".replace("  ", " "),
+                    1,
+                )
             elif kind == "begin":
                 key = ev["key"]
                 self.order.append(key)
@@ -85,7 +94,9 @@ class Collector:
                     self._tick(f"{key} done", max(0, planned - len(self.rows.get(key, []))))
                 else:
                     v, lat = ev.get("value_gbps"), ev.get("latency_us")
-                    what = f"{v:.2f} GB/s" if v is not None else f"{lat:.2f} us" if lat is not None else ev.get("status")
+                    what = (
+                        f"{v:.2f} GB/s" if v is not None else f"{lat:.2f} us" if lat is not None else ev.get("status")
+                    )
                     self._tick(f"{key}: {what}", 1)
 
     def plan_collectives(self, kinds: list[str], sizes: int) -> None:
@@ -112,8 +123,12 @@ class Collector:
                 here = node_name()
                 notes.append(f"ranks on {len(hosts)} hosts; gpus lists the GPUs of this host ({here}) only")
                 ranks = [r for r in ranks if r.get("host") == here]
-            gpus = [g for r in ranks if r.get("ordinal") is not None
-                    and (g := self._gpu_index(r.get("bus_id"), r["ordinal"], notes)) is not None]
+            gpus = [
+                g
+                for r in ranks
+                if r.get("ordinal") is not None
+                and (g := self._gpu_index(r.get("bus_id"), r["ordinal"], notes)) is not None
+            ]
             return gpus, len(hosts) > 1
         out = []
         for d in b.get("devices") or []:
@@ -138,10 +153,20 @@ class Collector:
         notes: list[str] = list(end.get("notes") or []) if end else []
         rows = [SweepRow(**r) for r in self.rows.get(key, [])]
         gpus, spans = self._gpus_of(b, notes)
-        m = Measurement(kind=b["kind"], backend=b.get("backend"), method=b.get("method"),
-                        world_size=b.get("world_size"), gpus=gpus, memory=b.get("memory"),
-                        concurrent=b.get("concurrent"), p2p_enabled=b.get("p2p_enabled"),
-                        warmup_iters=b.get("warmup_iters"), iters=b.get("iters"), rows=rows, notes=notes)
+        m = Measurement(
+            kind=b["kind"],
+            backend=b.get("backend"),
+            method=b.get("method"),
+            world_size=b.get("world_size"),
+            gpus=gpus,
+            memory=b.get("memory"),
+            concurrent=b.get("concurrent"),
+            p2p_enabled=b.get("p2p_enabled"),
+            warmup_iters=b.get("warmup_iters"),
+            iters=b.get("iters"),
+            rows=rows,
+            notes=notes,
+        )
         if b.get("ranks") or self.ranks:
             m.hosts = [str(r.get("host")) for r in (b.get("ranks") or self.ranks)]
         if end is not None:
@@ -158,28 +183,44 @@ class Collector:
         if m.kind in COLLECTIVE_KINDS:
             good = [r for r in rows if r.correct is not False]
             if m.world_size == 1:
-                notes.append("world size 1: no data crosses a link, so there is no bus bandwidth to report "
-                             "(busbw is 0 by the nccl-tests factor, or a local copy / no-op for broadcast)")
+                notes.append(
+                    "world size 1: no data crosses a link, so there is no bus bandwidth to report "
+                    "(busbw is 0 by the nccl-tests factor, or a local copy / no-op for broadcast)"
+                )
             elif m.status != "failed" and good and len(good) == len(rows):
                 m.value_gbps = good[-1].busbw_gbps
         elif end is not None and m.status == "ok":
             m.value_gbps = end.get("value_gbps")
             m.latency_us = end.get("latency_us")
-        exp = expected_bandwidth(self.rig, m.kind, gpus, backend=m.backend, world_size=m.world_size,
-                                 memory=m.memory, p2p_enabled=m.p2p_enabled, spans_nodes=spans,
-                                 together=self._together(b) if m.concurrent else None)
+        exp = expected_bandwidth(
+            self.rig,
+            m.kind,
+            gpus,
+            backend=m.backend,
+            world_size=m.world_size,
+            memory=m.memory,
+            p2p_enabled=m.p2p_enabled,
+            spans_nodes=spans,
+            together=self._together(b) if m.concurrent else None,
+        )
         m.expected_source = exp.source
         if exp.gbps is not None:
             m.expected_gbps = round(exp.gbps, 3)
             if m.value_gbps is not None:
                 m.ratio = round(m.value_gbps / exp.gbps, 4)
             good = [r for r in rows if r.correct is not False]
-            if m.kind in COLLECTIVE_KINDS and m.value_gbps is not None and len(good) >= 2 \
-                    and good[-1].busbw_gbps > RISING * good[-2].busbw_gbps:
-                notes.append(f"busbw still rising at the largest size ({good[-2].busbw_gbps:.2f} -> "
-                             f"{good[-1].busbw_gbps:.2f} GB/s from {good[-2].size_bytes} to {good[-1].size_bytes} B): "
-                             "the sweep ended before busbw levels off, so the headline understates the links; a "
-                             "larger -e measures the plateau")
+            if (
+                m.kind in COLLECTIVE_KINDS
+                and m.value_gbps is not None
+                and len(good) >= 2
+                and good[-1].busbw_gbps > RISING * good[-2].busbw_gbps
+            ):
+                notes.append(
+                    f"busbw still rising at the largest size ({good[-2].busbw_gbps:.2f} -> "
+                    f"{good[-1].busbw_gbps:.2f} GB/s from {good[-2].size_bytes} to {good[-1].size_bytes} B): "
+                    "the sweep ended before busbw levels off, so the headline understates the links; a "
+                    "larger -e measures the plateau"
+                )
         else:
             m.unavailable["expected_gbps"] = exp.source
         return m

@@ -1,4 +1,5 @@
 """``run_benchmarks``: the one entry point ``gpuadvisor bench`` and ``gpuadvisor scan --bench`` call."""
+
 from __future__ import annotations
 
 import signal
@@ -36,9 +37,11 @@ COMPUTE_SHARE = 0.2  # of the budget kept for the compute phase (last) when othe
 GLOO_LOCAL_MAX_BYTES = 64 * 2**20
 
 # What works from a clone (the package is not on a public index): torch into this Python first, then the extra.
-TORCH_MISSING = ("the benchmarks need torch: install it into this Python (on a GPU machine: python -m pip install torch; "
-                 "without GPUs: python -m pip install --index-url https://download.pytorch.org/whl/cpu torch), then, in the "
-                 "gpuadvisor clone, python -m pip install -e '.[bench]' (make setup does both)")
+TORCH_MISSING = (
+    "the benchmarks need torch: install it into this Python (on a GPU machine: python -m pip install torch; "
+    "without GPUs: python -m pip install --index-url https://download.pytorch.org/whl/cpu torch), then, in the "
+    "gpuadvisor clone, python -m pip install -e '.[bench]' (make setup does both)"
+)
 
 
 def parse_only(only: str | Iterable[str] | None) -> list[str]:
@@ -56,7 +59,9 @@ def parse_only(only: str | Iterable[str] | None) -> list[str]:
         elif item in KNOWN_KINDS:
             want.add(item)
         else:
-            raise InputError(f"--only: unknown benchmark {raw.strip()!r} (known: {', '.join((*KNOWN_KINDS, *ALIASES))})")
+            raise InputError(
+                f"--only: unknown benchmark {raw.strip()!r} (known: {', '.join((*KNOWN_KINDS, *ALIASES))})"
+            )
     if not want:
         raise InputError("--only: no benchmark named (give e.g. all_reduce,h2d)")
     return [k for k in KNOWN_KINDS if k in want]
@@ -73,8 +78,10 @@ def _torch_cuda() -> tuple[bool, int]:
         raise InputError(TORCH_MISSING) from None
     except (OSError, RuntimeError) as e:  # installed but broken: a CUDA library missing or mismatched
         first = (str(e).splitlines() or [""])[0][:200]
-        raise InputError(f"torch is installed but fails to import ({e.__class__.__name__}: {first}): check that its "
-                         "CUDA build matches this machine's libraries, or reinstall it") from None
+        raise InputError(
+            f"torch is installed but fails to import ({e.__class__.__name__}: {first}): check that its "
+            "CUDA build matches this machine's libraries, or reinstall it"
+        ) from None
     ok = bool(torch.cuda.is_available())
     return ok, (torch.cuda.device_count() if ok else 0)
 
@@ -132,26 +139,35 @@ def run_benchmarks(
     elif backend == "nccl":
         nproc = ndev if nproc is None else nproc
         if nproc > ndev:
-            raise InputError(f"--nproc {nproc}: only {plural(ndev, 'CUDA GPU')} visible (NCCL runs one process per GPU)")
+            raise InputError(
+                f"--nproc {nproc}: only {plural(ndev, 'CUDA GPU')} visible (NCCL runs one process per GPU)"
+            )
     else:
         nproc = 2 if nproc is None else nproc
     if nproc < 1:
         raise InputError(f"--nproc must be at least 1, got {nproc}")
     if interface is not None:
         if join is None:
-            raise InputError("--interface applies to a multi-node run (inside torchrun or Slurm): a local run "
-                             "binds loopback only")
+            raise InputError(
+                "--interface applies to a multi-node run (inside torchrun or Slurm): a local run binds loopback only"
+            )
         _check_interface(interface)
     rank0 = join is None or join["RANK"] == "0"
     if pairs and join is None:
         raise InputError("--pairs measures node pairs of a multi-node job: run it under torchrun or srun across nodes")
     cap_note = None
-    if (backend == "gloo" and join is None and p.name in ("quick", "default")
-            and p.max_bytes == PRESETS[p.name].max_bytes > GLOO_LOCAL_MAX_BYTES):
+    if (
+        backend == "gloo"
+        and join is None
+        and p.name in ("quick", "default")
+        and p.max_bytes == PRESETS[p.name].max_bytes > GLOO_LOCAL_MAX_BYTES
+    ):
         # Local gloo processes share this machine's memory bus: past tens of MiB the sweep only measures
         # memcpy, and a 1 GiB all_gather on a 2-core box outlasts the budget. --full or -e go further.
         p = p.with_overrides(max_bytes=GLOO_LOCAL_MAX_BYTES)
-        cap_note = f"gloo on local CPUs: sweep capped at {GLOO_LOCAL_MAX_BYTES // 2**20} MiB (use -e SIZE or --full for more)"
+        cap_note = (
+            f"gloo on local CPUs: sweep capped at {GLOO_LOCAL_MAX_BYTES // 2**20} MiB (use -e SIZE or --full for more)"
+        )
 
     coll = [k for k in kinds if k in COLLECTIVES]
     copy_kinds = [k for k in kinds if k in COPY_KINDS]
@@ -170,12 +186,29 @@ def run_benchmarks(
         if coll:
             hard = t0 + (COLLECTIVE_SHARE if run_copies else 1.0) * (span_end - t0) - PHASE_MARGIN_S
             soft = hard - max(1.0, 0.1 * (hard - time.time()))
-            cfg = {"backend": backend, "kinds": coll, "min_bytes": p.min_bytes, "max_bytes": p.max_bytes,
-                   "warmup_iters": p.warmup_iters, "iters": p.iters, "soft_deadline": soft,
-                   "pg_timeout_s": 2 * budget + 60, "local_procs": nproc if join is None else None, "pairs": pairs}
+            cfg = {
+                "backend": backend,
+                "kinds": coll,
+                "min_bytes": p.min_bytes,
+                "max_bytes": p.max_bytes,
+                "warmup_iters": p.warmup_iters,
+                "iters": p.iters,
+                "soft_deadline": soft,
+                "pg_timeout_s": 2 * budget + 60,
+                "local_procs": nproc if join is None else None,
+                "pairs": pairs,
+            }
             collector.plan_collectives(coll, len(doubling_sizes(p.min_bytes, p.max_bytes)))
-            res = supervise("collectives", cfg, work, nproc=nproc, hard_deadline=hard, join=join,
-                            on_events=collector.feed, interface=interface)
+            res = supervise(
+                "collectives",
+                cfg,
+                work,
+                nproc=nproc,
+                hard_deadline=hard,
+                join=join,
+                on_events=collector.feed,
+                interface=interface,
+            )
             signum = res.signum
             if rank0:
                 keys = [k for k in collector.order if k in coll or k.startswith("pair ")]
@@ -183,18 +216,38 @@ def run_benchmarks(
                 for k in coll:
                     if k not in collector.begin:
                         why = res.error if res.status != "ok" else "the worker ended before reaching it"
-                        out.append(Measurement(kind=k, backend=backend, world_size=nproc, status=_unstarted(res.status),
-                                               error=f"not measured: {why}"))
+                        out.append(
+                            Measurement(
+                                kind=k,
+                                backend=backend,
+                                world_size=nproc,
+                                status=_unstarted(res.status),
+                                error=f"not measured: {why}",
+                            )
+                        )
         if signum is not None:
             if run_copies:
-                out += [Measurement(kind=k, backend="cuda", status="skipped", error=f"not measured: interrupted by "
-                                    f"{signal.Signals(signum).name} before the copies") for k in copy_kinds]
+                out += [
+                    Measurement(
+                        kind=k,
+                        backend="cuda",
+                        status="skipped",
+                        error=f"not measured: interrupted by {signal.Signals(signum).name} before the copies",
+                    )
+                    for k in copy_kinds
+                ]
         elif run_copies:
             hard = span_end - PHASE_MARGIN_S
             soft = hard - max(1.0, 0.1 * (hard - time.time()))
-            cfg = {"kinds": copy_kinds, "copy_bytes": p.copy_bytes, "copies_per_run": p.copies_per_run,
-                   "copy_runs": p.copy_runs, "latency_reps": p.latency_reps, "p2p_off": p.p2p_off,
-                   "soft_deadline": soft}
+            cfg = {
+                "kinds": copy_kinds,
+                "copy_bytes": p.copy_bytes,
+                "copies_per_run": p.copies_per_run,
+                "copy_runs": p.copy_runs,
+                "latency_reps": p.latency_reps,
+                "p2p_off": p.p2p_off,
+                "soft_deadline": soft,
+            }
             before = set(collector.order)
             res = supervise("copies", cfg, work, nproc=1, hard_deadline=hard, on_events=collector.feed)
             signum = res.signum
@@ -202,21 +255,38 @@ def run_benchmarks(
             out += [collector.measurement(k, res.status, res.error) for k in keys]
             if not keys:
                 why = res.error or "the copy worker ended without a result"
-                out += [Measurement(kind=k, backend="cuda", status=_unstarted(res.status), error=f"not measured: {why}")
-                        for k in copy_kinds]
+                out += [
+                    Measurement(kind=k, backend="cuda", status=_unstarted(res.status), error=f"not measured: {why}")
+                    for k in copy_kinds
+                ]
         elif copy_kinds and explicit and rank0:
-            why = ("copies are measured in a local run, not when joining a torchrun/Slurm job" if join is not None
-                   else "copies need a CUDA GPU and torch sees none")
+            why = (
+                "copies are measured in a local run, not when joining a torchrun/Slurm job"
+                if join is not None
+                else "copies need a CUDA GPU and torch sees none"
+            )
             out += [Measurement(kind=k, backend="cuda", status="skipped", error=why) for k in copy_kinds]
         if compute_kinds and rank0:
             if not run_compute:
-                out += [Measurement(kind=k, backend="cuda" if has_cuda else "cpu", status="skipped",
-                                    error="compute is measured in a local run, not when joining a torchrun/Slurm job")
-                        for k in compute_kinds]
+                out += [
+                    Measurement(
+                        kind=k,
+                        backend="cuda" if has_cuda else "cpu",
+                        status="skipped",
+                        error="compute is measured in a local run, not when joining a torchrun/Slurm job",
+                    )
+                    for k in compute_kinds
+                ]
             elif signum is not None:
-                out += [Measurement(kind=k, backend="cuda" if has_cuda else "cpu", status="skipped",
-                                    error=f"not measured: interrupted by {signal.Signals(signum).name} before it")
-                        for k in compute_kinds]
+                out += [
+                    Measurement(
+                        kind=k,
+                        backend="cuda" if has_cuda else "cpu",
+                        status="skipped",
+                        error=f"not measured: interrupted by {signal.Signals(signum).name} before it",
+                    )
+                    for k in compute_kinds
+                ]
             else:
                 res_c = _run_compute(rig, work, compute_kinds, has_cuda, end, collector)
                 signum = res_c[1]
@@ -244,8 +314,9 @@ def _check_interface(name: str) -> None:
         raise InputError(f"--interface {name!r}: no such network interface here (have: {', '.join(sorted(names))})")
 
 
-def _run_compute(rig: Rig, work: Path, kinds: list[str], has_cuda: bool, end: float,
-                 collector: Collector) -> tuple[list[Measurement], int | None]:
+def _run_compute(
+    rig: Rig, work: Path, kinds: list[str], has_cuda: bool, end: float, collector: Collector
+) -> tuple[list[Measurement], int | None]:
     """The compute phase: one worker measures every GPU in turn (or the CPU), until ``end``."""
     from gpuadvisor.bench import compute_results
 
@@ -258,12 +329,19 @@ def _run_compute(rig: Rig, work: Path, kinds: list[str], has_cuda: bool, end: fl
     if res.status != "ok":
         why = res.error or "the compute worker ended early"
         if not ms:
-            ms = [Measurement(kind=k, backend=backend, status=_unstarted(res.status), error=f"not measured: {why}")
-                  for k in kinds]
+            ms = [
+                Measurement(kind=k, backend=backend, status=_unstarted(res.status), error=f"not measured: {why}")
+                for k in kinds
+            ]
         else:
-            ms.append(Measurement(kind=ms[-1].kind if len(kinds) == 1 else "matmul", backend=backend,
-                                  status=_unstarted(res.status),
-                                  error=f"compute stopped after {len(ms)} figure(s): {why}"))
+            ms.append(
+                Measurement(
+                    kind=ms[-1].kind if len(kinds) == 1 else "matmul",
+                    backend=backend,
+                    status=_unstarted(res.status),
+                    error=f"compute stopped after {len(ms)} figure(s): {why}",
+                )
+            )
     return ms, res.signum
 
 

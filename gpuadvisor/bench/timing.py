@@ -10,13 +10,16 @@ collective are skewed to the right (a few slow iterations: a descheduled rank, a
 median sits below their mean and the bandwidth read 14-19% above the textbook figure at 16 MiB on gloo. The
 total / iters figure counts every iteration, slow ones included, as a training step does.
 """
+
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from typing import Any
 
-METHOD = "after a barrier, total time of {iters} back-to-back operations / {iters} (nccl-tests' definition), slowest rank"
+METHOD = (
+    "after a barrier, total time of {iters} back-to-back operations / {iters} (nccl-tests' definition), slowest rank"
+)
 
 
 def cpu_loop_seconds(op: Callable[[], None], iters: int, clock: Callable[[], float] = time.perf_counter) -> float:

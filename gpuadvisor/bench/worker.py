@@ -3,6 +3,7 @@
 The supervisor (``launcher``) writes the config, sets RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT for
 collective workers, and reads the events the worker appends to ``config["events"]``.
 """
+
 from __future__ import annotations
 
 import json

@@ -2,6 +2,7 @@
 
 Every row carries its source. Read with importlib.resources so an installed wheel finds them.
 """
+
 from __future__ import annotations
 
 import functools

@@ -3,6 +3,7 @@
 A price is never fetched: each carries the date and source it was taken from, and ``load_prices(path)`` lays a
 user's own file (same format) over the shipped one.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -119,7 +120,9 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
             if not isinstance(ident, str) or not ident:
                 raise InputError(f"{where}: missing {'gpu' if kind == 'cloud' else 'id'}")
             if not isinstance(usd, int | float) or isinstance(usd, bool) or not (0 < usd < 1e9):
-                raise InputError(f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US dollars, got {usd!r}")
+                raise InputError(
+                    f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US dollars, got {usd!r}"
+                )
             if kind in ("gpu", "cloud") and find_gpu_spec(ident) is None:
                 raise unknown_gpu(ident)
             if kind == "cpu" and find_cpu(ident) is None:
@@ -128,7 +131,9 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
                 ident = find_gpu_spec(ident).id
             elif kind == "cpu":
                 ident = find_cpu(ident).id
-            tables[kind][ident] = Price(float(usd), str(row.get("date", "date not given")), str(row.get("source", origin)))
+            tables[kind][ident] = Price(
+                float(usd), str(row.get("date", "date not given")), str(row.get("source", origin))
+            )
     return Prices(**tables)
 
 

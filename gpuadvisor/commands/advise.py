@@ -1,4 +1,5 @@
 """gpuadvisor advise: how to train (or serve) a model on this rig."""
+
 from __future__ import annotations
 
 import json
@@ -17,15 +18,42 @@ _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling
 @rig_source_options
 @workload_options
 @framework_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="What to print on stdout (or write with -o).")
-@click.option("--json", "json_path", metavar="FILE", is_flag=False, flag_value=_NO_FILE, default=None,
-              help="Save the advice as JSON to FILE ('-' for stdout), as --json does in every command.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout (or write with -o).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    metavar="FILE",
+    is_flag=False,
+    flag_value=_NO_FILE,
+    default=None,
+    help="Save the advice as JSON to FILE ('-' for stdout), as --json does in every command.",
+)
 @click.option("-o", "--output", metavar="PATH", help="Write what --format prints to PATH instead of stdout.")
-@click.option("--explain", is_flag=True, help="Also the memory breakdown, the whole launch snippet (configs, script lines), "
-              "the batch note and every assumption with its source.")
-def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_torch: bool, fmt: str,
-           json_path: str | None, output: str | None, explain: bool, framework: str | None = None, **kw: Any) -> None:
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Also the memory breakdown, the whole launch snippet (configs, script lines), "
+    "the batch note and every assumption with its source.",
+)
+def advise(
+    from_: str | None,
+    simulate_: str | None,
+    sysfs_root: str,
+    import_torch: bool,
+    fmt: str,
+    json_path: str | None,
+    output: str | None,
+    explain: bool,
+    framework: str | None = None,
+    **kw: Any,
+) -> None:
     """Recommend a parallelism strategy for a model on this rig (or --from a scan, or --simulate a preset).
 
     Every candidate (DDP, ZeRO-1/2/3 and FSDP sharding, tensor parallel inside an NVLink domain, pipeline
@@ -48,12 +76,16 @@ def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_tor
     from gpuadvisor.output import plan_outputs, write_atomic
 
     if json_path == _NO_FILE or (json_path and json_path.startswith("-") and json_path != "-"):
-        raise InputError("advise --json now takes a file name, as in every command: use --format json to print "
-                         "JSON on stdout, or --json FILE to save it")
+        raise InputError(
+            "advise --json now takes a file name, as in every command: use --format json to print "
+            "JSON on stdout, or --json FILE to save it"
+        )
     if json_path == "-" and output is None:
         fmt, json_path = "json", None  # --json -: the JSON on stdout, as import --json - does
-    plan_outputs({"--json": json_path if json_path != "-" else None, "-o": output},
-                 {"--from": from_, "--simulate": simulate_, "--model": kw.get("model"), "--hf-config": kw.get("hf_config")})
+    plan_outputs(
+        {"--json": json_path if json_path != "-" else None, "-o": output},
+        {"--from": from_, "--simulate": simulate_, "--model": kw.get("model"), "--hf-config": kw.get("hf_config")},
+    )
     workload = Workload.from_options(**workload_kwargs(kw))
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
     advice = run_advice(rig, workload)

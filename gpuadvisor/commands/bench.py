@@ -1,4 +1,5 @@
 """gpuadvisor bench: measure what this machine's links really move, next to what they should move."""
+
 from __future__ import annotations
 
 import sys
@@ -60,39 +61,113 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
 
 
 @click.command()
-@click.option("--backend", type=click.Choice(["nccl", "gloo"]), default=None,
-              help="torch.distributed backend for the collectives [default: nccl if torch sees a CUDA GPU, else gloo].")
-@click.option("--nproc", type=Count(1, 4096), default=None, metavar="N",
-              help="Processes for the collectives, one per GPU [default: every GPU; 2 with gloo].")
-@click.option("--quick", "preset", flag_value="quick", help="1 MiB to 1 GiB, 5 iterations, short copy runs: under a minute on 8 GPUs.")
+@click.option(
+    "--backend",
+    type=click.Choice(["nccl", "gloo"]),
+    default=None,
+    help="torch.distributed backend for the collectives [default: nccl if torch sees a CUDA GPU, else gloo].",
+)
+@click.option(
+    "--nproc",
+    type=Count(1, 4096),
+    default=None,
+    metavar="N",
+    help="Processes for the collectives, one per GPU [default: every GPU; 2 with gloo].",
+)
+@click.option(
+    "--quick",
+    "preset",
+    flag_value="quick",
+    help="1 MiB to 1 GiB, 5 iterations, short copy runs: under a minute on 8 GPUs.",
+)
 @click.option("--full", "preset", flag_value="full", help="8 B to 8 GiB, 50 iterations, long copy runs.")
-@click.option("--budget", "budget_s", type=Finite(0, 7 * 86400, min_open=True), default=None, metavar="SECONDS",
-              help="Wall-clock budget of the whole run; hung workers are killed at its end "
-                   "[default: quick 55, default 300, full 1800].")
-@click.option("--only", metavar="KINDS",
-              help="Comma-separated: all_reduce, all_gather, reduce_scatter, broadcast, h2d, d2h, d2d, p2p_unidir, "
-                   "p2p_bidir, p2p_latency, or the groups collectives, copies, p2p.")
-@click.option("-b", "--min-bytes", callback=_size, metavar="SIZE", help="First collective size, as nccl-tests -b (8, 64K, 1M).")
-@click.option("-e", "--max-bytes", callback=_size, metavar="SIZE", help="Last collective size, as nccl-tests -e (bounded by free memory).")
-@click.option("-n", "--iters", type=Count(1, 10**6), default=None, metavar="N", help="Timed iterations per size (nccl-tests -n).")
-@click.option("-w", "--warmup", type=Count(0, 10**6), default=None, metavar="N", help="Warm-up iterations per size (nccl-tests -w).")
-@click.option("--compute", is_flag=True, default=False,
-              help="Measure dense matmul TFLOP/s (bf16, fp16, tf32, fp8 where supported; fp32 and bf16 on a CPU) and "
-                   "memory bandwidth, against the datasheet peak; alone unless --only names more [--full includes it].")
-@click.option("--interface", metavar="IFNAME",
-              help="Multi-node runs (torchrun/Slurm): the network interface gloo and NCCL bind (sets GLOO_SOCKET_IFNAME "
-                   "and NCCL_SOCKET_IFNAME). Local runs listen on loopback only.")
-@click.option("--from", "from_", metavar="SCAN.json",
-              help="Judge the results against the facts of a saved scan of this machine instead of probing it.")
-@click.option("--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON.")
-@click.option("--pairs", is_flag=True, help="Multi-node job only: also all-reduce between every two nodes, in rounds of "
-                                            "disjoint pairs, to find a slow link or NIC (gpuadvisor fleet reads them).")
-@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-              "input paths) with stable pseudonyms in the saved scan and the printed results, interrupted runs included.")
-def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: float | None, only: str | None,
-          min_bytes: int | None, max_bytes: int | None, iters: int | None, warmup: int | None, compute: bool,
-          interface: str | None, from_: str | None, json_path: str | None, pairs: bool = False,
-          redact: bool = False) -> None:
+@click.option(
+    "--budget",
+    "budget_s",
+    type=Finite(0, 7 * 86400, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Wall-clock budget of the whole run; hung workers are killed at its end "
+    "[default: quick 55, default 300, full 1800].",
+)
+@click.option(
+    "--only",
+    metavar="KINDS",
+    help="Comma-separated: all_reduce, all_gather, reduce_scatter, broadcast, h2d, d2h, d2d, p2p_unidir, "
+    "p2p_bidir, p2p_latency, or the groups collectives, copies, p2p.",
+)
+@click.option(
+    "-b", "--min-bytes", callback=_size, metavar="SIZE", help="First collective size, as nccl-tests -b (8, 64K, 1M)."
+)
+@click.option(
+    "-e",
+    "--max-bytes",
+    callback=_size,
+    metavar="SIZE",
+    help="Last collective size, as nccl-tests -e (bounded by free memory).",
+)
+@click.option(
+    "-n", "--iters", type=Count(1, 10**6), default=None, metavar="N", help="Timed iterations per size (nccl-tests -n)."
+)
+@click.option(
+    "-w",
+    "--warmup",
+    type=Count(0, 10**6),
+    default=None,
+    metavar="N",
+    help="Warm-up iterations per size (nccl-tests -w).",
+)
+@click.option(
+    "--compute",
+    is_flag=True,
+    default=False,
+    help="Measure dense matmul TFLOP/s (bf16, fp16, tf32, fp8 where supported; fp32 and bf16 on a CPU) and "
+    "memory bandwidth, against the datasheet peak; alone unless --only names more [--full includes it].",
+)
+@click.option(
+    "--interface",
+    metavar="IFNAME",
+    help="Multi-node runs (torchrun/Slurm): the network interface gloo and NCCL bind (sets GLOO_SOCKET_IFNAME "
+    "and NCCL_SOCKET_IFNAME). Local runs listen on loopback only.",
+)
+@click.option(
+    "--from",
+    "from_",
+    metavar="SCAN.json",
+    help="Judge the results against the facts of a saved scan of this machine instead of probing it.",
+)
+@click.option(
+    "--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON."
+)
+@click.option(
+    "--pairs",
+    is_flag=True,
+    help="Multi-node job only: also all-reduce between every two nodes, in rounds of "
+    "disjoint pairs, to find a slow link or NIC (gpuadvisor fleet reads them).",
+)
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+    "input paths) with stable pseudonyms in the saved scan and the printed results, interrupted runs included.",
+)
+def bench(
+    backend: str | None,
+    nproc: int | None,
+    preset: str | None,
+    budget_s: float | None,
+    only: str | None,
+    min_bytes: int | None,
+    max_bytes: int | None,
+    iters: int | None,
+    warmup: int | None,
+    compute: bool,
+    interface: str | None,
+    from_: str | None,
+    json_path: str | None,
+    pairs: bool = False,
+    redact: bool = False,
+) -> None:
     """Measure collectives, peer-to-peer and host<->device bandwidth; with --compute, matmul TFLOP/s.
 
     \b
@@ -135,8 +210,9 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
     from gpuadvisor.bench import render_measurements, run_benchmarks
     from gpuadvisor.bench.presets import get_preset
 
-    p = get_preset(preset or "default").with_overrides(min_bytes=min_bytes, max_bytes=max_bytes, iters=iters,
-                                                       warmup_iters=warmup)
+    p = get_preset(preset or "default").with_overrides(
+        min_bytes=min_bytes, max_bytes=max_bytes, iters=iters, warmup_iters=warmup
+    )
     import warnings
 
     from gpuadvisor.bench.launcher import Interrupted, join_env
@@ -146,16 +222,27 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
         rig = get_rig(from_, None, import_torch=True)
     stopped: Interrupted | None = None
     try:
-        measurements = run_benchmarks(rig, preset=p, backend=backend, nproc=nproc, budget_s=budget_s,
-                                      only=only if (only or not compute) else "compute", compute=compute,
-                                      interface=interface, progress=_progress(), pairs=pairs)
+        measurements = run_benchmarks(
+            rig,
+            preset=p,
+            backend=backend,
+            nproc=nproc,
+            budget_s=budget_s,
+            only=only if (only or not compute) else "compute",
+            compute=compute,
+            interface=interface,
+            progress=_progress(),
+            pairs=pairs,
+        )
     except Interrupted as e:  # Ctrl-C or SIGTERM: the workers are gone; show and save what was measured
         stopped, measurements = e, e.measurements
         click.echo("", err=True)
     job = join_env()
     if job is not None and job["RANK"] != "0":
-        click.echo(f"gpuadvisor bench: rank {job['RANK']} {'interrupted' if stopped else 'done'}; rank 0 reports "
-                   "the results", err=True)
+        click.echo(
+            f"gpuadvisor bench: rank {job['RANK']} {'interrupted' if stopped else 'done'}; rank 0 reports the results",
+            err=True,
+        )
         if stopped:
             raise click.exceptions.Exit(128 + stopped.signum)
         return
@@ -169,8 +256,9 @@ def bench(backend: str | None, nproc: int | None, preset: str | None, budget_s: 
     if json_path:
         click.echo(f"scan with {plural(len(measurements), 'measurement')} saved to {json_path}", err=True)
     if stopped:
-        click.echo(f"gpuadvisor bench: interrupted by {stopped}; the results above are those measured before it",
-                   err=True)
+        click.echo(
+            f"gpuadvisor bench: interrupted by {stopped}; the results above are those measured before it", err=True
+        )
         raise click.exceptions.Exit(128 + stopped.signum)
     bad = [m for m in measurements if m.status in ("failed", "timeout")]
     if bad:

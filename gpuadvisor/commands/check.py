@@ -8,6 +8,7 @@ Public API (besides the click command):
 - ``CheckResult``: rig, findings, rules (selected), fail_on, failing (the findings that fail the gate),
   exit_code (0/1), verdict, counts, ``summary()`` (one line of at most 80 characters).
 """
+
 from __future__ import annotations
 
 import json
@@ -99,8 +100,14 @@ def run_check(rig: Rig, policy: Policy | None = None, fail_on: str | None = None
     findings = evaluate(rig, policy)
     rules = [r for r in all_rules() if policy.is_selected(r.code)]
     origin = None if policy.origin == Policy().origin else policy.origin
-    return CheckResult(rig=rig, findings=findings, rules=rules, fail_on=level, policy=origin,
-                       failing=[f for f in findings if gates(f.severity, level)])
+    return CheckResult(
+        rig=rig,
+        findings=findings,
+        rules=rules,
+        fail_on=level,
+        policy=origin,
+        failing=[f for f in findings if gates(f.severity, level)],
+    )
 
 
 def render_text(res: CheckResult, *, color: bool = False, width: int | None = None) -> str:
@@ -113,8 +120,10 @@ def render_text(res: CheckResult, *, color: bool = False, width: int | None = No
     width = width or term_width()
     rig = res.rig
     src = rig.source.kind + (f" preset {rig.source.preset}" if rig.source.preset else "")
-    head = (f"gpuadvisor check: {rig.host.hostname or 'host'} ({src}), {plural(len(rig.gpus), 'GPU')}, "
-            f"{plural(len(res.rules), 'rule')}, policy {res.policy or 'default'}")
+    head = (
+        f"gpuadvisor check: {rig.host.hostname or 'host'} ({src}), {plural(len(rig.gpus), 'GPU')}, "
+        f"{plural(len(res.rules), 'rule')}, policy {res.policy or 'default'}"
+    )
     levels = ", ".join(gating_severities(res.fail_on))
     if res.failing:
         codes = ", ".join(dict.fromkeys(f.code for f in res.failing))
@@ -139,8 +148,12 @@ def render_json(res: CheckResult) -> str:
         "failing": list(dict.fromkeys(f.code for f in res.failing)),
         "rules_selected": len(res.rules),
         "policy": res.policy,
-        "source": {"kind": rig.source.kind, "preset": rig.source.preset, "hostname": rig.host.hostname,
-                   "created_at": rig.source.created_at},
+        "source": {
+            "kind": rig.source.kind,
+            "preset": rig.source.preset,
+            "hostname": rig.host.hostname,
+            "created_at": rig.source.created_at,
+        },
         "findings": [to_dict(f) for f in res.findings],
     }
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
@@ -152,37 +165,91 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
     if fmt == "junit":
         from gpuadvisor.render.junit import render_junit
 
-        return render_junit(res.rig, res.findings, res.rules, failing=lambda f: gates(f.severity, res.fail_on),
-                            fail_on=res.fail_on, policy=res.policy, time_s=res.elapsed_s)
+        return render_junit(
+            res.rig,
+            res.findings,
+            res.rules,
+            failing=lambda f: gates(f.severity, res.fail_on),
+            fail_on=res.fail_on,
+            policy=res.policy,
+            time_s=res.elapsed_s,
+        )
     if fmt == "prom":
         from gpuadvisor.render.prometheus import render_prometheus
 
-        return render_prometheus(res.rig, res.findings, failing=bool(res.failing), fail_on=res.fail_on,
-                                 policy=res.policy)
+        return render_prometheus(
+            res.rig, res.findings, failing=bool(res.failing), fail_on=res.fail_on, policy=res.policy
+        )
     return render_text(res, color=color)
 
 
 @click.command()
 @rig_source_options
-@click.option("--policy", "policy_path", metavar="FILE.toml",
-              help="Node policy: select/ignore codes, severities, thresholds, fail_on (see examples/policies/).")
-@click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON_LEVELS), default=None,
-              help="Lowest severity that fails the node. Default: the policy's fail_on, else fail.")
-@click.option("--bench", is_flag=True, help="Measure first (this machine only; needs torch): the GA6xx bandwidth rules then judge.")
+@click.option(
+    "--policy",
+    "policy_path",
+    metavar="FILE.toml",
+    help="Node policy: select/ignore codes, severities, thresholds, fail_on (see examples/policies/).",
+)
+@click.option(
+    "--fail-on",
+    "fail_on",
+    type=click.Choice(FAIL_ON_LEVELS),
+    default=None,
+    help="Lowest severity that fails the node. Default: the policy's fail_on, else fail.",
+)
+@click.option(
+    "--bench",
+    is_flag=True,
+    help="Measure first (this machine only; needs torch): the GA6xx bandwidth rules then judge.",
+)
 @click.option("--quick", is_flag=True, help="With --bench: the quick size sweep.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "prom"]), default="text", show_default=True,
-              help="Report format.")
-@click.option("-o", "--output", "output", metavar="PATH",
-              help="Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout ('-': stdout); "
-                   "stdout then shows the findings as text unless --quiet.")
-@click.option("-q", "--quiet", is_flag=True,
-              help="Print nothing on stdout, and on stderr only errors; the exit code (and -o) tell.")
-@click.option("--json", "json_path", metavar="FILE", help="Also save the scan with its findings (read it back with --from).")
-@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-              "input paths) with stable pseudonyms in every report format and the saved scan.")
-def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_root: str, policy_path: str | None,
-          fail_on: str | None, bench: bool, quick: bool, fmt: str, output: str | None, quiet: bool,
-          json_path: str | None, redact: bool) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "junit", "prom"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="PATH",
+    help="Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout ('-': stdout); "
+    "stdout then shows the findings as text unless --quiet.",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print nothing on stdout, and on stderr only errors; the exit code (and -o) tell.",
+)
+@click.option(
+    "--json", "json_path", metavar="FILE", help="Also save the scan with its findings (read it back with --from)."
+)
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+    "input paths) with stable pseudonyms in every report format and the saved scan.",
+)
+def check(
+    from_: str | None,
+    simulate_: str | None,
+    import_torch: bool,
+    sysfs_root: str,
+    policy_path: str | None,
+    fail_on: str | None,
+    bench: bool,
+    quick: bool,
+    fmt: str,
+    output: str | None,
+    quiet: bool,
+    json_path: str | None,
+    redact: bool,
+) -> None:
     """Gate a node: run the rules (with a policy) and exit 1 when a finding at or above --fail-on is found.
 
     \b
@@ -214,7 +281,9 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
         output = None
     from gpuadvisor.output import plan_outputs
 
-    plan_outputs({"-o": output, "--json": json_path}, {"--from": from_, "--simulate": simulate_, "--policy": policy_path})
+    plan_outputs(
+        {"-o": output, "--json": json_path}, {"--from": from_, "--simulate": simulate_, "--policy": policy_path}
+    )
     policy = load_policy(policy_path) if policy_path else Policy()
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
     if not rig.gpus:
@@ -222,8 +291,10 @@ def check(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_ro
         raise InputError(f"no GPU to check on {rig.host.hostname or 'this host'}: {why}")
     if bench:
         if rig.source.kind != "live":
-            raise InputError(f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: "
-                             "drop --bench, or drop --from/--simulate")
+            raise InputError(
+                f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: "
+                "drop --bench, or drop --from/--simulate"
+            )
         from gpuadvisor.bench import run_benchmarks
         from gpuadvisor.bench.launcher import join_env
 

@@ -1,4 +1,5 @@
 """What several commands share: where the rig comes from, and colour."""
+
 from __future__ import annotations
 
 import os
@@ -18,9 +19,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 def rig_source_options(f: F) -> F:
     """--from FILE | --simulate PRESET (default: probe this machine)."""
     f = click.option("--sysfs-root", default="/", hidden=True, help="Read sysfs below this directory (tests).")(f)
-    f = click.option("--torch", "import_torch", is_flag=True, help="Import torch to read its exact CUDA and NCCL versions (slower).")(f)
-    f = click.option("--simulate", "simulate_", metavar="PRESET|FILE.toml", shell_complete=completion.presets,
-                     help="Use a simulated rig: a preset name (gpuadvisor presets) or a rig description file.")(f)
+    f = click.option(
+        "--torch", "import_torch", is_flag=True, help="Import torch to read its exact CUDA and NCCL versions (slower)."
+    )(f)
+    f = click.option(
+        "--simulate",
+        "simulate_",
+        metavar="PRESET|FILE.toml",
+        shell_complete=completion.presets,
+        help="Use a simulated rig: a preset name (gpuadvisor presets) or a rig description file.",
+    )(f)
     f = click.option("--from", "from_", metavar="SCAN.json", help="Read a saved scan instead of probing.")(f)
     return f
 

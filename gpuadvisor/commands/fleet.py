@@ -1,4 +1,5 @@
 """gpuadvisor fleet: one view across the scans many nodes wrote (drift, outliers, the slow node)."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -20,22 +21,45 @@ def parse_age(text: str) -> dt.timedelta:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="SCANS...")
-@click.option("--expect", "expect", multiple=True, metavar="HOSTLIST",
-              help="Nodes that should have a scan, as a Slurm hostlist (node[01-64]); repeatable.")
+@click.option(
+    "--expect",
+    "expect",
+    multiple=True,
+    metavar="HOSTLIST",
+    help="Nodes that should have a scan, as a Slurm hostlist (node[01-64]); repeatable.",
+)
 @click.option("--expect-file", metavar="FILE", help="Nodes that should have a scan: one name or hostlist per line.")
 @click.option("--max-age", metavar="AGE", help="Scans older than this (24h, 7d) are stale: reported, not compared.")
 @click.option("--baseline", metavar="DIR", help="An earlier set of scans: per node and figure, what changed.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "prom", "junit"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "prom", "junit"]), default="text", show_default=True
+)
 @click.option("--html", "html_path", metavar="FILE", help="Also write the self-contained HTML fleet report.")
 @click.option("-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
-@click.option("--fail-on", type=click.Choice(["info", "warn", "fail"]), default="fail", show_default=True,
-              help="Exit 1 when a finding at or above this severity is found.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["info", "warn", "fail"]),
+    default="fail",
+    show_default=True,
+    help="Exit 1 when a finding at or above this severity is found.",
+)
 @click.option("--all", "all_nodes", is_flag=True, help="Text: list the nodes with nothing found too.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o, --html) tell.")
 @click.option("--now", hidden=True, help="The time to judge scan ages against (ISO 8601; tests).")
-def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | None, max_age: str | None,
-          baseline: str | None, fmt: str, html_path: str | None, output: str | None, fail_on: str, all_nodes: bool,
-          quiet: bool, now: str | None) -> None:
+def fleet(
+    paths: tuple[str, ...],
+    expect: tuple[str, ...],
+    expect_file: str | None,
+    max_age: str | None,
+    baseline: str | None,
+    fmt: str,
+    html_path: str | None,
+    output: str | None,
+    fail_on: str,
+    all_nodes: bool,
+    quiet: bool,
+    now: str | None,
+) -> None:
     """Compare the scans of many nodes: group them by hardware shape, find the outliers (median and MAD),
     the drift (driver, CUDA, NCCL, modes, PCIe widths, NVLinks), failed, missing and stale nodes, and what
     the slowest nodes cost a synchronous job.
@@ -69,8 +93,9 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
         opts.now = parse_time(now)
         if opts.now is None:
             raise InputError(f"--now {now!r}: not an ISO 8601 time")
-    outputs.check({"--html": html_path, "-o": output if output != "-" else None},
-                  list(paths) + ([baseline] if baseline else []))
+    outputs.check(
+        {"--html": html_path, "-o": output if output != "-" else None}, list(paths) + ([baseline] if baseline else [])
+    )
     nodes = load_nodes(list(paths))
     if not nodes and names is None:
         raise InputError(f"{', '.join(paths)}: no scan found (*.json); give the directory the nodes wrote to")
@@ -89,6 +114,7 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
 
         def render(r):  # type: ignore[no-redef]
             return render_text(r, all_nodes=all_nodes)
+
     if html_path:
         from gpuadvisor.fleet.render_html import render_html
 

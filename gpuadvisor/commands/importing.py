@@ -1,4 +1,5 @@
 """gpuadvisor import: a scan from what nvidia-smi, lspci and nccl-tests printed on another machine."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,16 +11,40 @@ from gpuadvisor.text import plural
 
 @click.command("import")
 @click.argument("files", nargs=-1, metavar="FILE|DIR...")
-@click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON ('-' for stdout); read it back with --from.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
+@click.option(
+    "--json", "json_path", metavar="FILE", help="Save the scan as JSON ('-' for stdout); read it back with --from."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout.",
+)
 @click.option("--origins", "show_origins", is_flag=True, help="Also list which file and line each fact came from.")
-@click.option("--split", is_flag=True, help="Outputs of several machines: import each machine as its own scan "
-              "(--json scan.json writes scan-1.json, scan-2.json, ...; '-' and --format json print a JSON list).")
-@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-              "input paths) with stable pseudonyms in everything written or printed.")
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Outputs of several machines: import each machine as its own scan "
+    "(--json scan.json writes scan-1.json, scan-2.json, ...; '-' and --format json print a JSON list).",
+)
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+    "input paths) with stable pseudonyms in everything written or printed.",
+)
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
-def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origins: bool, split: bool, redact: bool,
-            no_rules: bool) -> None:
+def import_(
+    files: tuple[str, ...],
+    json_path: str | None,
+    fmt: str,
+    show_origins: bool,
+    split: bool,
+    redact: bool,
+    no_rules: bool,
+) -> None:
     """Turn nvidia-smi / lspci / nccl-tests output into a scan.
 
     For machines you cannot install gpuadvisor on: ask for these outputs (any subset, in one file or many, in
@@ -86,7 +111,10 @@ def import_(files: tuple[str, ...], json_path: str | None, fmt: str, show_origin
                 click.echo(f"  {key}: {origin}")
         click.echo(render_rest(rig, color=color, findings=not no_rules), nl=False)
     if json_path:
-        click.echo(f"scan saved to {json_path} ({plural(len(rig.gpus), 'GPU')}, {plural(len(rig.measurements), 'measurement')})", err=True)
+        click.echo(
+            f"scan saved to {json_path} ({plural(len(rig.gpus), 'GPU')}, {plural(len(rig.measurements), 'measurement')})",
+            err=True,
+        )
 
 
 def split_path(json_path: str, n: int) -> str:
@@ -95,8 +123,9 @@ def split_path(json_path: str, n: int) -> str:
     return str(p.with_name(f"{p.stem}-{n}{p.suffix}")) if p.suffix else f"{json_path}-{n}"
 
 
-def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origins: bool, *, redact: bool = False,
-                  rules: bool = True) -> None:
+def _import_split(
+    paths: list[Path], json_path: str | None, fmt: str, show_origins: bool, *, redact: bool = False, rules: bool = True
+) -> None:
     import json
 
     from gpuadvisor.commands.common import use_color, write_json
@@ -123,8 +152,11 @@ def _import_split(paths: list[Path], json_path: str | None, fmt: str, show_origi
         plan_outputs({f"--json ({out})": out for out in outs}, {"FILE": [str(p) for p in paths]})
         for rig, out in zip(rigs, outs, strict=True):
             write_json(rig, out)
-            click.echo(f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} ({plural(len(rig.gpus), 'GPU')}, "
-                       f"{plural(len(rig.measurements), 'measurement')})", err=True)
+            click.echo(
+                f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} ({plural(len(rig.gpus), 'GPU')}, "
+                f"{plural(len(rig.measurements), 'measurement')})",
+                err=True,
+            )
     if json_path == "-" or fmt == "json":
         return
     from gpuadvisor.render.terminal import render_scan

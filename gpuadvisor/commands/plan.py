@@ -1,4 +1,5 @@
 """gpuadvisor plan: compare candidate builds for a workload before buying or renting."""
+
 from __future__ import annotations
 
 import json
@@ -23,28 +24,85 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
 @click.argument("builds", nargs=-1, metavar="[BUILD.toml|preset:NAME|NAME]...")
 @click.option("--model", metavar="NAME", help="A model preset (llama-3-8b, llama-3-70b, ...) or a config.json path.")
 @click.option("--params", metavar="N", help="A parameter count instead of a preset, e.g. 7e9.")
-@click.option("--task", type=click.Choice(["train", "full", "lora", "qlora", "inference"]), default="train", show_default=True,
-              help="Train from scratch / full fine-tune, LoRA, QLoRA, or serve with vLLM.")
-@click.option("--tokens", type=Finite(1), metavar="N", help="Token budget to process (training), e.g. 2e10: gives time and cost of the job.")
+@click.option(
+    "--task",
+    type=click.Choice(["train", "full", "lora", "qlora", "inference"]),
+    default="train",
+    show_default=True,
+    help="Train from scratch / full fine-tune, LoRA, QLoRA, or serve with vLLM.",
+)
+@click.option(
+    "--tokens",
+    type=Finite(1),
+    metavar="N",
+    help="Token budget to process (training), e.g. 2e10: gives time and cost of the job.",
+)
 @click.option("--seq-len", "seq_len", type=int, help="Training sequence length.")
 @click.option("--global-batch", "global_batch", type=int, help="Sequences per optimizer step.")
 @click.option("--context", type=int, help="Serving: tokens per sequence (prompt + output).")
 @click.option("--concurrency", type=int, help="Serving: sequences served at once.")
-@click.option("--days", type=float, help="The job must finish within this many days (a need; slower builds are marked).")
-@click.option("--budget", "budget_usd", type=float, metavar="USD", help="Spending limit: purchase price (buy) or job cost (rent).")
-@click.option("--prices", metavar="PRICES.toml", help="Your prices over the reference prices (same format as the shipped table).")
-@click.option("--kwh-price", "kwh_usd", type=float, default=None, metavar="USD", help="Electricity price per kWh (default 0.15, assumed).")
+@click.option(
+    "--days", type=float, help="The job must finish within this many days (a need; slower builds are marked)."
+)
+@click.option(
+    "--budget", "budget_usd", type=float, metavar="USD", help="Spending limit: purchase price (buy) or job cost (rent)."
+)
+@click.option(
+    "--prices", metavar="PRICES.toml", help="Your prices over the reference prices (same format as the shipped table)."
+)
+@click.option(
+    "--kwh-price",
+    "kwh_usd",
+    type=float,
+    default=None,
+    metavar="USD",
+    help="Electricity price per kWh (default 0.15, assumed).",
+)
 @click.option("--months", type=float, default=None, help="Months a purchase is written off over (default 36).")
-@click.option("--from-nvidia-smi", "nvidia_smi_dirs", multiple=True, metavar="DIR",
-              help="A machine on offer, from its nvidia-smi/lspci outputs (as gpuadvisor import), as a candidate.")
-@click.option("--calibrate-from", "calibrate_from", metavar="SCAN.json", help="Carry a machine you own's measured efficiency over to the candidates.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
+@click.option(
+    "--from-nvidia-smi",
+    "nvidia_smi_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="A machine on offer, from its nvidia-smi/lspci outputs (as gpuadvisor import), as a candidate.",
+)
+@click.option(
+    "--calibrate-from",
+    "calibrate_from",
+    metavar="SCAN.json",
+    help="Carry a machine you own's measured efficiency over to the candidates.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout.",
+)
 @click.option("--json", "json_path", metavar="FILE", help="Save the plan as JSON.")
 @click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML pre-purchase report.")
-def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: str, tokens: float | None, seq_len: int | None,
-         global_batch: int | None, context: int | None, concurrency: int | None, days: float | None, budget_usd: float | None,
-         prices: str | None, kwh_usd: float | None, months: float | None, nvidia_smi_dirs: tuple[str, ...], calibrate_from: str | None,
-         fmt: str, json_path: str | None, html_path: str | None) -> None:
+def plan(
+    builds: tuple[str, ...],
+    model: str | None,
+    params: str | None,
+    task: str,
+    tokens: float | None,
+    seq_len: int | None,
+    global_batch: int | None,
+    context: int | None,
+    concurrency: int | None,
+    days: float | None,
+    budget_usd: float | None,
+    prices: str | None,
+    kwh_usd: float | None,
+    months: float | None,
+    nvidia_smi_dirs: tuple[str, ...],
+    calibrate_from: str | None,
+    fmt: str,
+    json_path: str | None,
+    html_path: str | None,
+) -> None:
     """Compare candidate builds for a workload: fits, strategy, speed, time and cost of the job, power, findings.
 
     With no builds named, the built-in candidates are ranked (workstations with RTX 3090/4090/5090 and RTX 6000
@@ -63,13 +121,25 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
     from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS
     from gpuadvisor.plan.evaluate import Need
 
-    plan_outputs({"--json": json_path, "--html": html_path},
-                 {"BUILD": [b for b in builds if not b.startswith("preset:")], "--prices": prices,
-                  "--from-nvidia-smi": list(nvidia_smi_dirs), "--calibrate-from": calibrate_from, "--model": model})
+    plan_outputs(
+        {"--json": json_path, "--html": html_path},
+        {
+            "BUILD": [b for b in builds if not b.startswith("preset:")],
+            "--prices": prices,
+            "--from-nvidia-smi": list(nvidia_smi_dirs),
+            "--calibrate-from": calibrate_from,
+            "--model": model,
+        },
+    )
     for name, v in (("--tokens", tokens), ("--days", days), ("--budget", budget_usd), ("--months", months)):
         _positive(name, v)
     _positive("--kwh-price", kwh_usd, allow_zero=True)
-    for name, iv in (("--seq-len", seq_len), ("--global-batch", global_batch), ("--context", context), ("--concurrency", concurrency)):
+    for name, iv in (
+        ("--seq-len", seq_len),
+        ("--global-batch", global_batch),
+        ("--context", context),
+        ("--concurrency", concurrency),
+    ):
         if iv is not None and iv < 1:
             raise InputError(f"{name} {iv}: expected a positive whole number")
     if task == "inference" and tokens is not None:
@@ -91,8 +161,15 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
         calibration = load_calibration(calibrate_from)
     need = Need(task=task, tokens=tokens, context=context, concurrency=concurrency, days=days, budget_usd=budget_usd)
     model_kw: dict[str, Any] = {"model": model, "params": params, "seq_len": seq_len, "global_batch": global_batch}
-    result = run_plan(candidates, need, model_kw, prices=price_table, kwh_usd=DEFAULT_KWH_USD if kwh_usd is None else kwh_usd,
-                      months=months or DEFAULT_MONTHS, calibration=calibration)
+    result = run_plan(
+        candidates,
+        need,
+        model_kw,
+        prices=price_table,
+        kwh_usd=DEFAULT_KWH_USD if kwh_usd is None else kwh_usd,
+        months=months or DEFAULT_MONTHS,
+        calibration=calibration,
+    )
     data = result.to_dict()
     if json_path:
         from gpuadvisor.plan.outputs import write_text
@@ -123,12 +200,22 @@ def _offered(directory: str) -> Any:
     if not rig.gpus:
         raise InputError(f"{directory}: the outputs show no GPU: nothing to plan with")
     if not rig.gpus[0].name:
-        raise InputError(f"{directory}: the outputs do not name the GPU model: add the seller's nvidia-smi -q (or plain nvidia-smi) output")
+        raise InputError(
+            f"{directory}: the outputs do not name the GPU model: add the seller's nvidia-smi -q (or plain nvidia-smi) output"
+        )
     spec = find_gpu_spec(rig.gpus[0].name)
     if spec is None:
         raise InputError(f"{directory}: GPU {rig.gpus[0].name!r} is not in the catalog: it cannot be planned")
-    b = Build(name=f"offered:{Path(directory).name}", title=f"offered machine ({Path(directory).name}): {len(rig.gpus)}x {spec.name}",
-              origin=directory, gpu=spec, count=len(rig.gpus), cpu=find_cpu(rig.host.cpu_model or "") if rig.host.cpu_model else None,
-              sockets=rig.host.sockets or 1,
-              ram_gib=rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None, layout="given", rig=rig)
+    b = Build(
+        name=f"offered:{Path(directory).name}",
+        title=f"offered machine ({Path(directory).name}): {len(rig.gpus)}x {spec.name}",
+        origin=directory,
+        gpu=spec,
+        count=len(rig.gpus),
+        cpu=find_cpu(rig.host.cpu_model or "") if rig.host.cpu_model else None,
+        sockets=rig.host.sockets or 1,
+        ram_gib=rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None,
+        layout="given",
+        rig=rig,
+    )
     return b

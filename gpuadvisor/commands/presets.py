@@ -1,4 +1,5 @@
 """gpuadvisor presets: the simulated rigs built in."""
+
 from __future__ import annotations
 
 import json
@@ -7,9 +8,17 @@ import click
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="What to print: the table, or a machine-readable list.")
-@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print: the table, or a machine-readable list.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file)."
+)
 def presets(fmt: str, as_json: bool) -> None:
     """List the simulated rigs built in (use one with: gpuadvisor scan --simulate NAME).
 

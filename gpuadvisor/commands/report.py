@@ -1,4 +1,5 @@
 """gpuadvisor report: render a saved scan (or a simulated rig) as a self-contained HTML file, text or JSON."""
+
 from __future__ import annotations
 
 import sys
@@ -24,17 +25,41 @@ def run_rules(rig: object) -> None:
 
 @click.command()
 @click.argument("scan_file", required=False, metavar="[SCAN.json]")
-@click.option("--simulate", "simulate_", metavar="PRESET|FILE.toml", shell_complete=completion.presets,
-              help="Render a simulated rig instead of a saved scan (a preset name: gpuadvisor presets).")
+@click.option(
+    "--simulate",
+    "simulate_",
+    metavar="PRESET|FILE.toml",
+    shell_complete=completion.presets,
+    help="Render a simulated rig instead of a saved scan (a preset name: gpuadvisor presets).",
+)
 @click.option("--html", "html_path", metavar="FILE", help="Write the HTML report to FILE ('-' for stdout).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default=None,
-              help="Print the rig on stdout in this form [default: text, or nothing when --html is given].")
-@click.option("--rules/--no-rules", "rules", default=None,
-              help="Run the rules on the rig before rendering [default: on for --simulate; a saved scan keeps the findings it holds].")
-@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-              "input paths) with stable pseudonyms in the report, its embedded scan and what is printed.")
-def report(scan_file: str | None, simulate_: str | None, html_path: str | None, fmt: str | None, rules: bool | None,
-           redact: bool) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "html"]),
+    default=None,
+    help="Print the rig on stdout in this form [default: text, or nothing when --html is given].",
+)
+@click.option(
+    "--rules/--no-rules",
+    "rules",
+    default=None,
+    help="Run the rules on the rig before rendering [default: on for --simulate; a saved scan keeps the findings it holds].",
+)
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+    "input paths) with stable pseudonyms in the report, its embedded scan and what is printed.",
+)
+def report(
+    scan_file: str | None,
+    simulate_: str | None,
+    html_path: str | None,
+    fmt: str | None,
+    rules: bool | None,
+    redact: bool,
+) -> None:
     """Render a saved scan as HTML (or text, JSON).
 
     The HTML report is one file that opens offline: inline CSS and SVG, nothing fetched, the scan itself

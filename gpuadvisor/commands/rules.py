@@ -1,4 +1,5 @@
 """gpuadvisor rules / gpuadvisor explain: what the rules engine checks, and why."""
+
 from __future__ import annotations
 
 import json
@@ -10,11 +11,28 @@ from gpuadvisor.errors import InputError
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="What to print: the table, or every rule as JSON (code, name, area, severity, description, thresholds).")
-@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file).")
-@click.option("--area", metavar="AREA", help="Only rules of this area (gpu, pcie, nvlink, topology, host, software, health, bandwidth).")
-@click.option("--policy", "policy_path", metavar="FILE.toml", help="Show the effect of a policy file: selected rules, severities and thresholds.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print: the table, or every rule as JSON (code, name, area, severity, description, thresholds).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file)."
+)
+@click.option(
+    "--area",
+    metavar="AREA",
+    help="Only rules of this area (gpu, pcie, nvlink, topology, host, software, health, bandwidth).",
+)
+@click.option(
+    "--policy",
+    "policy_path",
+    metavar="FILE.toml",
+    help="Show the effect of a policy file: selected rules, severities and thresholds.",
+)
 def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) -> None:
     """List every rule: code, name, area, default severity and what it checks.
 
@@ -49,8 +67,11 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
             out.append(d)
         doc = {"rules": out}
         if policy_path:
-            doc["policy"] = {"file": policy_path, "fail_on": policy.fail_on,
-                             "thresholds": {n: policy.resolved_thresholds()[n] for n in THRESHOLDS}}
+            doc["policy"] = {
+                "file": policy_path,
+                "fail_on": policy.fail_on,
+                "thresholds": {n: policy.resolved_thresholds()[n] for n in THRESHOLDS},
+            }
         click.echo(json.dumps(doc, indent=2))
         return
     from gpuadvisor.render.width import fit_lines, fit_table, term_width
@@ -64,24 +85,43 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
         elif sev != r.severity:
             sev = f"{sev} (default {r.severity})"
         rows.append([r.code, r.name, r.area, sev, r.summary])
-    click.echo("\n".join(fit_table(rows, ["code", "name", "area", "severity", "checks"], width, indent="",
-                                    tablefmt="plain")))
+    click.echo(
+        "\n".join(fit_table(rows, ["code", "name", "area", "severity", "checks"], width, indent="", tablefmt="plain"))
+    )
     if policy_path and policy.thresholds:
         click.echo("")
         click.echo(f"thresholds set by {policy_path}:")
         for name, value in policy.thresholds.items():
-            click.echo("\n".join(fit_lines([f"  {name} = {fmt_value(value)} {THRESHOLDS[name].unit} "
-                                             f"(default {fmt_value(THRESHOLDS[name].value)})"], width)))
+            click.echo(
+                "\n".join(
+                    fit_lines(
+                        [
+                            f"  {name} = {fmt_value(value)} {THRESHOLDS[name].unit} "
+                            f"(default {fmt_value(THRESHOLDS[name].value)})"
+                        ],
+                        width,
+                    )
+                )
+            )
     click.echo("")
-    click.echo("\n".join(fit_lines(["gpuadvisor explain CODE: a rule's full description, thresholds and sources."],
-                                    width)))
+    click.echo(
+        "\n".join(fit_lines(["gpuadvisor explain CODE: a rule's full description, thresholds and sources."], width))
+    )
 
 
 @click.command()
 @click.argument("code", shell_complete=completion.rule_codes)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="What to print: the description, or the rule as JSON.")
-@click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print: the description, or the rule as JSON.",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file)."
+)
 def explain(code: str, fmt: str, as_json: bool) -> None:
     """Print a rule's full description: what it checks, why it matters, its threshold and source, the fix.
 

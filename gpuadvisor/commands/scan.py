@@ -1,4 +1,5 @@
 """gpuadvisor scan: what this machine really is, what it does, what is wrong with it, how to train on it."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,26 +20,89 @@ def _bench_progress() -> Any:
 
 @click.command()
 @rig_source_options
-@click.option("--from-nvidia-smi", "nvidia_smi_dir", metavar="DIR",
-              help="Build the scan from nvidia-smi / lspci / nccl-tests outputs saved in DIR (as gpuadvisor import).")
-@click.option("--bench", is_flag=True, help="Also measure: collectives, peer-to-peer and host<->device copies (needs torch).")
-@click.option("--quick", "bench_preset", flag_value="quick", help="With --bench: a few sizes (under a minute on 8 GPUs).")
+@click.option(
+    "--from-nvidia-smi",
+    "nvidia_smi_dir",
+    metavar="DIR",
+    help="Build the scan from nvidia-smi / lspci / nccl-tests outputs saved in DIR (as gpuadvisor import).",
+)
+@click.option(
+    "--bench", is_flag=True, help="Also measure: collectives, peer-to-peer and host<->device copies (needs torch)."
+)
+@click.option(
+    "--quick", "bench_preset", flag_value="quick", help="With --bench: a few sizes (under a minute on 8 GPUs)."
+)
 @click.option("--full", "bench_preset", flag_value="full", help="With --bench: the full size sweep.")
-@click.option("--backend", type=click.Choice(["nccl", "gloo"]), default=None, help="With --bench: nccl (GPUs, default when CUDA is there) or gloo (CPUs).")
-@click.option("--nproc", type=Count(1, 4096), default=None, metavar="N", help="With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).")
-@click.option("--budget", "budget_s", type=Finite(0, 7 * 86400, min_open=True), default=None, metavar="SECONDS", help="With --bench: wall-clock budget; a hung worker is killed at it.")
+@click.option(
+    "--backend",
+    type=click.Choice(["nccl", "gloo"]),
+    default=None,
+    help="With --bench: nccl (GPUs, default when CUDA is there) or gloo (CPUs).",
+)
+@click.option(
+    "--nproc",
+    type=Count(1, 4096),
+    default=None,
+    metavar="N",
+    help="With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).",
+)
+@click.option(
+    "--budget",
+    "budget_s",
+    type=Finite(0, 7 * 86400, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="With --bench: wall-clock budget; a hung worker is killed at it.",
+)
 @workload_options
-@click.option("--policy", metavar="POLICY.toml", help="Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).")
-@click.option("--psu-watts", type=Finite(0, 100_000, min_open=True), metavar="W", help="The power supply's rating, for the PSU sizing rule (never probed).")
+@click.option(
+    "--policy",
+    metavar="POLICY.toml",
+    help="Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).",
+)
+@click.option(
+    "--psu-watts",
+    type=Finite(0, 100_000, min_open=True),
+    metavar="W",
+    help="The power supply's rating, for the PSU sizing rule (never probed).",
+)
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
-@click.option("--redact", is_flag=True, help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-              "input paths) with stable pseudonyms in everything written or printed, partial saves included.")
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
+    "input paths) with stable pseudonyms in everything written or printed, partial saves included.",
+)
 @click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON (read it back with --from).")
 @click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML report.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
-def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_root: str, nvidia_smi_dir: str | None, bench: bool,
-         bench_preset: str | None, backend: str | None, nproc: int | None, budget_s: float | None, policy: str | None,
-         psu_watts: float | None, no_rules: bool, redact: bool, json_path: str | None, html_path: str | None, fmt: str, **kw: Any) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout.",
+)
+def scan(
+    from_: str | None,
+    simulate_: str | None,
+    import_torch: bool,
+    sysfs_root: str,
+    nvidia_smi_dir: str | None,
+    bench: bool,
+    bench_preset: str | None,
+    backend: str | None,
+    nproc: int | None,
+    budget_s: float | None,
+    policy: str | None,
+    psu_watts: float | None,
+    no_rules: bool,
+    redact: bool,
+    json_path: str | None,
+    html_path: str | None,
+    fmt: str,
+    **kw: Any,
+) -> None:
     """Probe this machine (or a preset, a saved scan, or saved nvidia-smi output) and report what it is.
 
     \b
@@ -60,9 +124,17 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
     from gpuadvisor.output import plan_outputs
     from gpuadvisor.render.terminal import render_scan
 
-    plan_outputs({"--json": json_path, "--html": html_path},
-                 {"--from": from_, "--simulate": simulate_, "--policy": policy, "--from-nvidia-smi": nvidia_smi_dir,
-                  "--model": kw.get("model"), "--hf-config": kw.get("hf_config")})
+    plan_outputs(
+        {"--json": json_path, "--html": html_path},
+        {
+            "--from": from_,
+            "--simulate": simulate_,
+            "--policy": policy,
+            "--from-nvidia-smi": nvidia_smi_dir,
+            "--model": kw.get("model"),
+            "--hf-config": kw.get("hf_config"),
+        },
+    )
     wkw = workload_kwargs(kw)
     workload = Workload.from_options(**wkw) if Workload.requested(**wkw) else None  # bad options fail before probing
     if nvidia_smi_dir:
@@ -78,12 +150,17 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
     if bench and rig.source.kind == "live" and not rig.gpus and backend != "gloo":
         # Nothing to measure on GPUs: say so now rather than after a CPU run, and still write what the scan has.
         rig.problems.append("--bench skipped: no GPU to benchmark (--bench --backend gloo measures CPU collectives)")
-        click.echo("gpuadvisor: no GPU found: nothing to benchmark on GPUs, --bench skipped "
-                   "(--bench --backend gloo measures CPU collectives)", err=True)
+        click.echo(
+            "gpuadvisor: no GPU found: nothing to benchmark on GPUs, --bench skipped "
+            "(--bench --backend gloo measures CPU collectives)",
+            err=True,
+        )
         bench = False
     if bench:
         if rig.source.kind != "live":
-            raise InputError(f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or drop --from/--simulate")
+            raise InputError(
+                f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or drop --from/--simulate"
+            )
         import warnings
 
         from gpuadvisor.bench import run_benchmarks
@@ -92,8 +169,14 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
         try:
             with warnings.catch_warnings():  # torch without numpy warns on import; the benchmarks do not need it
                 warnings.filterwarnings("ignore", message=".*NumPy.*")
-                run_benchmarks(rig, preset=bench_preset or "default", backend=backend, nproc=nproc, budget_s=budget_s,
-                               progress=_bench_progress())
+                run_benchmarks(
+                    rig,
+                    preset=bench_preset or "default",
+                    backend=backend,
+                    nproc=nproc,
+                    budget_s=budget_s,
+                    progress=_bench_progress(),
+                )
         except Interrupted as e:
             # Ctrl-C or SIGTERM: keep what was measured in the saved scan, then stop as interrupted.
             for m in e.measurements:
@@ -117,9 +200,14 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
         evaluate(rig, policy)
     advice = None
     if workload is not None and not rig.gpus:
-        rig.problems.append("--model: no GPU in this scan, so no strategy (gpuadvisor advise --simulate PRESET --model ... plans one)")
-        click.echo("gpuadvisor: no GPU found: no strategy to advise for --model (try gpuadvisor advise --simulate dgx-h100 "
-                   "--model ...)", err=True)
+        rig.problems.append(
+            "--model: no GPU in this scan, so no strategy (gpuadvisor advise --simulate PRESET --model ... plans one)"
+        )
+        click.echo(
+            "gpuadvisor: no GPU found: no strategy to advise for --model (try gpuadvisor advise --simulate dgx-h100 "
+            "--model ...)",
+            err=True,
+        )
         workload = None
     if workload is not None:
         from gpuadvisor.advisor import advise

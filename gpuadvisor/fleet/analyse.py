@@ -1,4 +1,5 @@
 """All of the fleet view: load, group, statistics, outliers, drift, pairs, failures, baseline, costs."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -38,29 +39,69 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
             if name not in nodes:
                 nodes[name] = Node(name=name, status="missing", error="in the expected node list, no scan found")
         for name in sorted(set(nodes) - expected):
-            findings.append(F(node=name, kind="unexpected", severity="info", subject="node",
-                              message="has a scan but is not in the expected node list"))
+            findings.append(
+                F(
+                    node=name,
+                    kind="unexpected",
+                    severity="info",
+                    subject="node",
+                    message="has a scan but is not in the expected node list",
+                )
+            )
     for n in nodes.values():
         if n.status == "missing":
-            findings.append(F(node=n.name, kind="missing", severity="fail", subject="scan", message=n.error or "no scan"))
+            findings.append(
+                F(node=n.name, kind="missing", severity="fail", subject="scan", message=n.error or "no scan")
+            )
         elif n.status == "failed":
-            findings.append(F(node=n.name, kind="failed", severity="fail", subject="scan",
-                              message=f"the scan could not run or be read: {n.error}", evidence=n.path))
+            findings.append(
+                F(
+                    node=n.name,
+                    kind="failed",
+                    severity="fail",
+                    subject="scan",
+                    message=f"the scan could not run or be read: {n.error}",
+                    evidence=n.path,
+                )
+            )
         if opts.max_age is not None and n.status == "ok":
             if n.created_at is None:
                 n.stale = True
-                findings.append(F(node=n.name, kind="stale", severity="warn", subject="scan age",
-                                  message="the scan carries no creation time, so its age is unknown; not compared",
-                                  evidence=n.path))
+                findings.append(
+                    F(
+                        node=n.name,
+                        kind="stale",
+                        severity="warn",
+                        subject="scan age",
+                        message="the scan carries no creation time, so its age is unknown; not compared",
+                        evidence=n.path,
+                    )
+                )
             elif now - n.created_at > opts.max_age:
                 n.stale = True
-                findings.append(F(node=n.name, kind="stale", severity="warn", subject="scan age",
-                                  message=f"scanned {_age(now - n.created_at)} ago ({n.created_at.isoformat()}), older "
-                                          f"than --max-age {_age(opts.max_age)}; not compared", evidence=n.path))
+                findings.append(
+                    F(
+                        node=n.name,
+                        kind="stale",
+                        severity="warn",
+                        subject="scan age",
+                        message=f"scanned {_age(now - n.created_at)} ago ({n.created_at.isoformat()}), older "
+                        f"than --max-age {_age(opts.max_age)}; not compared",
+                        evidence=n.path,
+                    )
+                )
         if n.failing_checks:
             codes = ", ".join(n.failing_checks)
-            findings.append(F(node=n.name, kind="check", severity="fail", subject="node check",
-                              message=f"the node's own check fails: {codes}", evidence=n.path))
+            findings.append(
+                F(
+                    node=n.name,
+                    kind="check",
+                    severity="fail",
+                    subject="node check",
+                    message=f"the node's own check fails: {codes}",
+                    evidence=n.path,
+                )
+            )
     grps = groups.group_nodes(nodes)
     costs = []
     for g in grps:
@@ -70,11 +111,21 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
         findings += drift.find_drift(g, nodes)
         costs += cost.straggler_costs(g, out, nodes)
         if 0 < len(g.judged) < outliers.MIN_NODES and g.stats:
-            notes.append(f"group {g.id} ({g.label}): {len(g.judged)} fresh scan(s), fewer than {outliers.MIN_NODES}: "
-                         "its figures are listed but no outlier is judged")
+            notes.append(
+                f"group {g.id} ({g.label}): {len(g.judged)} fresh scan(s), fewer than {outliers.MIN_NODES}: "
+                "its figures are listed but no outlier is judged"
+            )
         if len(g.nodes) == 1:
-            findings.append(F(node=g.nodes[0], kind="alone", severity="info", subject="hardware shape", group=g.id,
-                              message=f"the only node of its hardware shape ({g.label}): nothing to compare it with"))
+            findings.append(
+                F(
+                    node=g.nodes[0],
+                    kind="alone",
+                    severity="info",
+                    subject="hardware shape",
+                    group=g.id,
+                    message=f"the only node of its hardware shape ({g.label}): nothing to compare it with",
+                )
+            )
     findings += pairs.find_pairs(nodes, z=opts.z, min_rel=opts.min_rel)
     if opts.baseline is not None:
         findings += baseline_mod.compare(nodes, opts.baseline, min_rel=opts.min_rel)
@@ -83,9 +134,20 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
             f.group = nodes[f.node].group
     findings.sort(key=lambda f: (SEV_RANK[f.severity], f.node or "", f.kind, f.subject))
     return FleetReport(
-        nodes=nodes, groups=grps, findings=findings, costs=costs, generated_at=now.replace(microsecond=0).isoformat(),
-        inputs=list(inputs or []), notes=notes, baseline=opts.baseline_label, fail_on=opts.fail_on,
-        thresholds={"robust_z": opts.z, "min_relative_deviation": opts.min_rel, "fail_relative_deviation": outliers.FAIL_REL,
-                    "min_group_size": outliers.MIN_NODES,
-                    "max_age_s": opts.max_age.total_seconds() if opts.max_age else None},
+        nodes=nodes,
+        groups=grps,
+        findings=findings,
+        costs=costs,
+        generated_at=now.replace(microsecond=0).isoformat(),
+        inputs=list(inputs or []),
+        notes=notes,
+        baseline=opts.baseline_label,
+        fail_on=opts.fail_on,
+        thresholds={
+            "robust_z": opts.z,
+            "min_relative_deviation": opts.min_rel,
+            "fail_relative_deviation": outliers.FAIL_REL,
+            "min_group_size": outliers.MIN_NODES,
+            "max_age_s": opts.max_age.total_seconds() if opts.max_age else None,
+        },
     )

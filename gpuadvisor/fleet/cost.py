@@ -7,6 +7,7 @@ figure there relative to the group median (the GPU that lags holds back its node
 draining the flagged nodes is then ``pace of the slowest kept node / pace of the slowest node - 1``. This
 assumes the job is bound by that family alone; a job bound by something else gains less (Amdahl).
 """
+
 from __future__ import annotations
 
 from gpuadvisor.fleet.model import Cost, Finding, Group, Node
@@ -43,14 +44,26 @@ def straggler_costs(group: Group, findings: list[Finding], nodes: dict[str, Node
         speedup = kept[kept_slowest] / pace[slowest] - 1
         if speedup <= 0:
             continue
-        out.append(Cost(group=group.id, family=fam, nodes=len(pace), slowest=slowest, slowest_ratio=pace[slowest],
-                        excluded=sorted(bad, key=lambda n: (pace[n], n)), kept_slowest=kept_slowest,
-                        kept_ratio=kept[kept_slowest], speedup=speedup))
+        out.append(
+            Cost(
+                group=group.id,
+                family=fam,
+                nodes=len(pace),
+                slowest=slowest,
+                slowest_ratio=pace[slowest],
+                excluded=sorted(bad, key=lambda n: (pace[n], n)),
+                kept_slowest=kept_slowest,
+                kept_ratio=kept[kept_slowest],
+                speedup=speedup,
+            )
+        )
     return out
 
 
 def describe(c: Cost) -> str:
     names = ", ".join(c.excluded[:6]) + (f" +{len(c.excluded) - 6} more" if len(c.excluded) > 6 else "")
-    return (f"A {c.nodes}-node job in group {c.group} bound by {c.family} runs at its slowest node's pace "
-            f"({c.slowest}, {c.slowest_ratio * 100:.0f}% of the group median); excluding {names} "
-            f"speeds it up by {c.speedup * 100:.0f}% (then {c.kept_slowest} at {c.kept_ratio * 100:.0f}% sets the pace)")
+    return (
+        f"A {c.nodes}-node job in group {c.group} bound by {c.family} runs at its slowest node's pace "
+        f"({c.slowest}, {c.slowest_ratio * 100:.0f}% of the group median); excluding {names} "
+        f"speeds it up by {c.speedup * 100:.0f}% (then {c.kept_slowest} at {c.kept_ratio * 100:.0f}% sets the pace)"
+    )

@@ -6,15 +6,22 @@ Attributes: driver, CUDA (the newest the driver supports), NCCL, torch and its C
 persistence, MIG and ECC modes, power limit, PCIe width the link trained at, active NVLinks, and the VBIOS
 version where a scan carries it. A value the scan could not read (null) is not compared.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from gpuadvisor.fleet.model import Finding, Group, Node
 
-SOFTWARE = (("driver", "software", "driver_version"), ("CUDA (driver)", "software", "cuda_driver_version"),
-            ("NCCL", "software", "nccl_version"), ("torch", "software", "torch_version"),
-            ("torch CUDA", "software", "torch_cuda_version"), ("kernel", "host", "kernel"), ("OS", "host", "os"))
+SOFTWARE = (
+    ("driver", "software", "driver_version"),
+    ("CUDA (driver)", "software", "cuda_driver_version"),
+    ("NCCL", "software", "nccl_version"),
+    ("torch", "software", "torch_version"),
+    ("torch CUDA", "software", "torch_cuda_version"),
+    ("kernel", "host", "kernel"),
+    ("OS", "host", "os"),
+)
 NAMES_SHOWN = 12  # nodes named in one finding's message before "+N more"
 
 
@@ -72,13 +79,30 @@ def find_drift(group: Group, nodes: dict[str, Node]) -> list[Finding]:
         top, top_nodes = ranked[0]
         if 2 * len(top_nodes) <= total:  # no strict majority: say so, name no culprit
             parts = "; ".join(f"{v}: {len(ns)} ({_names(sorted(ns))})" for v, ns in ranked)
-            out.append(Finding(node=None, group=group.id, kind="drift", severity="warn", subject=key,
-                               message=f"{key} differs across group {group.id} with no majority value: {parts}",
-                               observed={v: len(ns) for v, ns in ranked}))
+            out.append(
+                Finding(
+                    node=None,
+                    group=group.id,
+                    kind="drift",
+                    severity="warn",
+                    subject=key,
+                    message=f"{key} differs across group {group.id} with no majority value: {parts}",
+                    observed={v: len(ns) for v, ns in ranked},
+                )
+            )
             continue
         for v, ns in ranked[1:]:
             for name in ns:
-                out.append(Finding(node=name, group=group.id, kind="drift", severity="warn", subject=key,
-                                   message=f"{key} {v} where {len(top_nodes)} of {total} nodes in its group have {top}",
-                                   observed=v, expected=top))
+                out.append(
+                    Finding(
+                        node=name,
+                        group=group.id,
+                        kind="drift",
+                        severity="warn",
+                        subject=key,
+                        message=f"{key} {v} where {len(top_nodes)} of {total} nodes in its group have {top}",
+                        observed=v,
+                        expected=top,
+                    )
+                )
     return out

@@ -8,6 +8,7 @@ nccl-tests' headline), and, where the benchmarker measured compute, ``matmul <dt
 ``memory_bandwidth`` (GB/s) per GPU. Only measurements with status "ok" count. A measurement whose ranks ran
 on several hosts is a ``CrossNode`` record instead (a multi-node run, or a node pair of ``bench --pairs``).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -44,9 +45,16 @@ def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[Cros
             if value is not None and len(distinct) > 1:
                 notes = m.get("notes")
                 note = " ".join(n for n in notes if isinstance(n, str)) if type(notes) is list else ""
-                cross.append(CrossNode(kind=str(kind), hosts=distinct, value_gbps=value, world_size=m.get("world_size"),
-                                       pair=len(distinct) == 2 and "node pair" in note,
-                                       evidence=f"{where}: measurements[{i}] ({kind}, {len(hosts)} ranks on {len(distinct)} hosts)"))
+                cross.append(
+                    CrossNode(
+                        kind=str(kind),
+                        hosts=distinct,
+                        value_gbps=value,
+                        world_size=m.get("world_size"),
+                        pair=len(distinct) == 2 and "node pair" in note,
+                        evidence=f"{where}: measurements[{i}] ({kind}, {len(hosts)} ranks on {len(distinct)} hosts)",
+                    )
+                )
             continue
         fig: Figure | None = None
         if kind in P2P_BW:

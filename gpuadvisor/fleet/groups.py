@@ -2,6 +2,7 @@
 the GPUs are built for, and the number of NICs. What a node is *designed* to have defines its group; what it
 shows now (links trained down, NVLinks inactive, versions) is compared inside the group (``drift``), so a node
 with one link down stays beside its siblings and is named, instead of forming a group of its own."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -16,10 +17,18 @@ def shape(scan: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
         return None
     names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)
     links = max((len(g.get("nvlinks") or []) for g in gpus), default=0)
-    switch = any(isinstance(n, dict) and n.get("remote_device_type") == "switch" for g in gpus for n in g.get("nvlinks") or [])
+    switch = any(
+        isinstance(n, dict) and n.get("remote_device_type") == "switch" for g in gpus for n in g.get("nvlinks") or []
+    )
     fabric = ("NVSwitch" if switch else "NVLink") if links else "no NVLink"
-    pcie = sorted({(p.get("gpu_max_gen") or p.get("max_gen"), p.get("max_width"))
-                   for g in gpus if isinstance(p := g.get("pcie"), dict)}, key=str)
+    pcie = sorted(
+        {
+            (p.get("gpu_max_gen") or p.get("max_gen"), p.get("max_width"))
+            for g in gpus
+            if isinstance(p := g.get("pcie"), dict)
+        },
+        key=str,
+    )
     topo = scan.get("topology") if isinstance(scan.get("topology"), dict) else {}
     nics = len(topo.get("nics") or [])
     key = (tuple(sorted(names.items())), fabric, links, tuple(pcie), nics)

@@ -1,5 +1,6 @@
 """Slurm hostlist expressions: ``node[01-04,07]``, ``rack[1-2]-gpu[1-3]``, ``a,b,c`` (as ``scontrol show
 hostnames`` expands them: zero padding kept, ranges in brackets, several bracket groups multiply)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,7 +51,7 @@ def _expand_one(term: str, expr: str) -> list[str]:
     if i < 0:
         return [term]
     j = term.index("]", i)
-    head, body, tail = term[:i], term[i + 1:j], term[j + 1:]
+    head, body, tail = term[:i], term[i + 1 : j], term[j + 1 :]
     rest = _expand_one(tail, expr)
     return [head + v + r for v in _range(body, expr) for r in rest]
 

@@ -15,6 +15,7 @@ A file that is not JSON, or JSON of none of these kinds, is a failed node named 
 name is the scan's host name (the file name when the scan has none, e.g. a redacted scan). Two files for one
 host: the newer scan wins and the node says so.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -56,12 +57,18 @@ def files_of(paths: list[str]) -> list[Path]:
 def node_from(path: Path, data: Any) -> Node:
     where = path.name
     if not isinstance(data, dict):
-        return Node(name=path.stem, path=str(path), status="failed", error="not a gpuadvisor scan (top level is not an object)")
+        return Node(
+            name=path.stem, path=str(path), status="failed", error="not a gpuadvisor scan (top level is not an object)"
+        )
     kind = data.get("kind")
     if kind == SCAN_KIND:
         if data.get("schema_version") != 1:
-            return Node(name=_name(data, path), path=str(path), status="failed",
-                        error=f"scan schema_version {data.get('schema_version')!r}: this gpuadvisor reads version 1")
+            return Node(
+                name=_name(data, path),
+                path=str(path),
+                status="failed",
+                error=f"scan schema_version {data.get('schema_version')!r}: this gpuadvisor reads version 1",
+            )
         src = data.get("source") if isinstance(data.get("source"), dict) else {}
         n = Node(name=_name(data, path), path=str(path), created_at=parse_time(src.get("created_at")))
         sh = groups.shape(data)
@@ -72,14 +79,24 @@ def node_from(path: Path, data: Any) -> Node:
             n.notes.append("the scan lists no GPU")
         n.attrs = drift.attributes(data)
         n.figures, n.cross = figures.extract(data.get("measurements"), where)
-        n.failing_checks = sorted({f.get("code") for f in data.get("findings") or []
-                                   if isinstance(f, dict) and f.get("severity") == "fail" and isinstance(f.get("code"), str)})
+        n.failing_checks = sorted(
+            {
+                f.get("code")
+                for f in data.get("findings") or []
+                if isinstance(f, dict) and f.get("severity") == "fail" and isinstance(f.get("code"), str)
+            }
+        )
         return n
     if kind == ERROR_KIND or ("error" in data and ("hostname" in data or "source" in data)):
         src = data.get("source") if isinstance(data.get("source"), dict) else data
         name = src.get("hostname") if isinstance(src.get("hostname"), str) and src.get("hostname") else path.stem
-        return Node(name=name, path=str(path), status="failed", created_at=parse_time(src.get("created_at")),
-                    error=str(data.get("error") or "the node's check could not run"))
+        return Node(
+            name=name,
+            path=str(path),
+            status="failed",
+            created_at=parse_time(src.get("created_at")),
+            error=str(data.get("error") or "the node's check could not run"),
+        )
     if "verdict" in data and isinstance(data.get("source"), dict):  # check --format json without its scan
         src = data["source"]
         name = src.get("hostname") if isinstance(src.get("hostname"), str) and src.get("hostname") else path.stem
@@ -87,8 +104,12 @@ def node_from(path: Path, data: Any) -> Node:
         n.failing_checks = sorted(c for c in data.get("failing") or [] if isinstance(c, str))
         n.notes.append("check report only (no facts to compare): save the scan too with check --json FILE")
         return n
-    return Node(name=path.stem, path=str(path), status="failed",
-                error=f"not a gpuadvisor scan, check report or failure record (kind {kind!r})")
+    return Node(
+        name=path.stem,
+        path=str(path),
+        status="failed",
+        error=f"not a gpuadvisor scan, check report or failure record (kind {kind!r})",
+    )
 
 
 def _name(data: dict[str, Any], path: Path) -> str:
@@ -101,8 +122,12 @@ def read_node(p: Path) -> Node:
     try:
         data = json.loads(p.read_bytes())
     except (OSError, ValueError) as e:
-        return Node(name=p.stem, path=str(p), status="failed",
-                    error=f"unreadable scan ({e.__class__.__name__}: {str(e).splitlines()[0][:120]})")
+        return Node(
+            name=p.stem,
+            path=str(p),
+            status="failed",
+            error=f"unreadable scan ({e.__class__.__name__}: {str(e).splitlines()[0][:120]})",
+        )
     return node_from(p, data)
 
 

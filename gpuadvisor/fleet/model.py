@@ -1,4 +1,5 @@
 """What the fleet view holds: nodes (one per host), their figures and attributes, groups, findings."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -139,8 +140,10 @@ class FleetReport:
             dev = max((abs(f.deviation) for f in fs if f.deviation is not None), default=0.0)
             return worst, -dev, name
 
-        return [(self.nodes[n], sorted(per.get(n, []), key=lambda f: (SEV_RANK[f.severity], -abs(f.deviation or 0))))
-                for n in sorted(self.nodes, key=key)]
+        return [
+            (self.nodes[n], sorted(per.get(n, []), key=lambda f: (SEV_RANK[f.severity], -abs(f.deviation or 0))))
+            for n in sorted(self.nodes, key=key)
+        ]
 
     def counts(self) -> dict[str, int]:
         c = {s: 0 for s in SEVERITIES}

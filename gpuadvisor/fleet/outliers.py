@@ -19,6 +19,7 @@ Severity: "warn", and "fail" from ``FAIL_REL`` = 25% worse (a rank that slow cos
 quarter of its speed or more). Groups of fewer than ``MIN_NODES`` = 5 fresh scans are not judged (a median of
 three or four moves with any one of them).
 """
+
 from __future__ import annotations
 
 from statistics import median
@@ -57,13 +58,24 @@ def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
         vals = per[k]
         f = meta[k]
         med, mad, _ = robust(list(vals.values()))
-        out[k] = FigureStats(key=k, family=f.family, unit=f.unit, higher_better=f.higher_better, n=len(vals),
-                             median=med, mad=mad, lo=min(vals.values()), hi=max(vals.values()), values=vals)
+        out[k] = FigureStats(
+            key=k,
+            family=f.family,
+            unit=f.unit,
+            higher_better=f.higher_better,
+            n=len(vals),
+            median=med,
+            mad=mad,
+            lo=min(vals.values()),
+            hi=max(vals.values()),
+            values=vals,
+        )
     return out
 
 
-def is_outlier(value: float, med: float, scale: float, higher_better: bool, *, z: float = Z_THRESHOLD,
-               min_rel: float = MIN_REL) -> tuple[bool, float, float]:
+def is_outlier(
+    value: float, med: float, scale: float, higher_better: bool, *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL
+) -> tuple[bool, float, float]:
     """(outlier?, relative deviation signed so negative is worse, modified z-score)."""
     if med == 0:
         return False, 0.0, 0.0
@@ -73,7 +85,9 @@ def is_outlier(value: float, med: float, scale: float, higher_better: bool, *, z
     return worse >= min_rel and zscore > z, -worse, zscore
 
 
-def find_outliers(group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL) -> list[Finding]:
+def find_outliers(
+    group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL
+) -> list[Finding]:
     out: list[Finding] = []
     for k, st in group.stats.items():
         if st.n < MIN_NODES:
@@ -91,9 +105,22 @@ def find_outliers(group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOL
         for name, v, rel, zs in flagged:
             f = nodes[name].figures[k]
             word = "above" if not st.higher_better else "below"
-            out.append(Finding(
-                node=name, group=group.id, kind="outlier", severity="fail" if -rel >= FAIL_REL else "warn",
-                subject=k, figure=k, deviation=rel, observed=v, expected=st.median, evidence=f.evidence,
-                message=(f"{k}: {v:.4g} {st.unit}, {abs(rel) * 100:.0f}% {word} the group median {st.median:.4g} "
-                         f"(its {len(others)} unflagged siblings give {lo:.4g}-{hi:.4g}; robust z {zs:.1f})")))
+            out.append(
+                Finding(
+                    node=name,
+                    group=group.id,
+                    kind="outlier",
+                    severity="fail" if -rel >= FAIL_REL else "warn",
+                    subject=k,
+                    figure=k,
+                    deviation=rel,
+                    observed=v,
+                    expected=st.median,
+                    evidence=f.evidence,
+                    message=(
+                        f"{k}: {v:.4g} {st.unit}, {abs(rel) * 100:.0f}% {word} the group median {st.median:.4g} "
+                        f"(its {len(others)} unflagged siblings give {lo:.4g}-{hi:.4g}; robust z {zs:.1f})"
+                    ),
+                )
+            )
     return out

@@ -1,6 +1,7 @@
 """Every file the fleet command writes goes through the project's one atomic writer (gpuadvisor.output): checked
 against the inputs before any work (never over a scan, never inside a scan directory where it would be read as a
 scan next time, never through a link), then written to a temporary file in the target's directory and renamed."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -5,6 +5,7 @@ The big pieces (heat map rows, histograms) are built here as escaped strings in 
 with nodes x families and the template runs a fixed number of loops; the template is compiled once per
 process (the report's cached jinja2 environment).
 """
+
 from __future__ import annotations
 
 import re
@@ -62,8 +63,10 @@ def _heatmap(r: FleetReport) -> tuple[list[str], Markup]:
         status = n.status + (" (stale)" if n.stale else "")
         sev = fs[0].severity if fs else "ok"
         label = f'<a href="#{a}">{escape(n.name)}</a>' if per.get(n.name) else escape(n.name)
-        rows.append(f'<tr class="sev-{sev}"><th scope="row">{label}</th><td>{escape(n.group or "—")}</td>'
-                    f'<td>{escape(status)}</td>{"".join(cells)}</tr>')
+        rows.append(
+            f'<tr class="sev-{sev}"><th scope="row">{label}</th><td>{escape(n.group or "—")}</td>'
+            f"<td>{escape(status)}</td>{''.join(cells)}</tr>"
+        )
     return fams, Markup("\n".join(rows))
 
 
@@ -86,19 +89,27 @@ def _histogram(values: list[float], min_rel: float) -> Markup:
         x = pad + i * bw
         left = lo + i * span / BINS
         cls = "bad" if left + span / BINS <= 1 - min_rel else "ok"
-        bars.append(f'<rect class="{cls}" x="{x:.1f}" y="{h - pad - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}">'
-                    f"<title>{c} node(s) at {left * 100:.1f}-{(left + span / BINS) * 100:.1f}% of the median</title></rect>")
+        bars.append(
+            f'<rect class="{cls}" x="{x:.1f}" y="{h - pad - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}">'
+            f"<title>{c} node(s) at {left * 100:.1f}-{(left + span / BINS) * 100:.1f}% of the median</title></rect>"
+        )
 
     def xline(v: float, cls: str, label: str) -> str:
         x = pad + (v - lo) / span * (w - 2 * pad)
-        return (f'<line class="{cls}" x1="{x:.1f}" x2="{x:.1f}" y1="{pad - 6}" y2="{h - pad}"/>'
-                f'<text x="{x:.1f}" y="{pad - 8}" text-anchor="middle">{label}</text>')
+        return (
+            f'<line class="{cls}" x1="{x:.1f}" x2="{x:.1f}" y1="{pad - 6}" y2="{h - pad}"/>'
+            f'<text x="{x:.1f}" y="{pad - 8}" text-anchor="middle">{label}</text>'
+        )
 
-    axis = (f'<text x="{pad}" y="{h - 4}">{lo * 100:.0f}%</text>'
-            f'<text x="{w - pad}" y="{h - 4}" text-anchor="end">{hi * 100:.0f}%</text>')
-    return Markup(f'<svg class="hist" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
-                  f'aria-label="distribution of {len(values)} nodes">{"".join(bars)}'
-                  f'{xline(1.0, "med", "median")}{xline(1 - min_rel, "floor", f"-{min_rel * 100:g}%")}{axis}</svg>')
+    axis = (
+        f'<text x="{pad}" y="{h - 4}">{lo * 100:.0f}%</text>'
+        f'<text x="{w - pad}" y="{h - 4}" text-anchor="end">{hi * 100:.0f}%</text>'
+    )
+    return Markup(
+        f'<svg class="hist" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+        f'aria-label="distribution of {len(values)} nodes">{"".join(bars)}'
+        f"{xline(1.0, 'med', 'median')}{xline(1 - min_rel, 'floor', f'-{min_rel * 100:g}%')}{axis}</svg>"
+    )
 
 
 def build_view(r: FleetReport) -> dict[str, Any]:
@@ -109,20 +120,36 @@ def build_view(r: FleetReport) -> dict[str, Any]:
         for fam, p in sorted(paces(g).items()):
             if p:
                 vals = list(p.values())
-                dists.append({"group": g.id, "family": fam, "n": len(vals), "svg": _histogram(vals, min_rel),
-                              "below": sum(1 for v in vals if v <= 1 - min_rel)})
+                dists.append(
+                    {
+                        "group": g.id,
+                        "family": fam,
+                        "n": len(vals),
+                        "svg": _histogram(vals, min_rel),
+                        "below": sum(1 for v in vals if v <= 1 - min_rel),
+                    }
+                )
     evidence = []
     for n, fs in r.ranked():
         if not fs:
             continue
         evidence.append({"id": anchor(n.name), "node": n, "findings": fs})
     ok = sum(1 for n in r.nodes.values() if n.status == "ok" and not n.stale)
-    return {"r": r, "fams": fams, "heat_rows": heat_rows, "dists": dists, "evidence": evidence,
-            "costs": [describe(c) for c in sorted(r.costs, key=lambda c: -c.speedup)],
-            "fleet_findings": [f for f in r.findings if f.node is None], "counts": r.counts(), "ok": ok,
-            "failed": sum(1 for n in r.nodes.values() if n.status == "failed"),
-            "missing": sum(1 for n in r.nodes.values() if n.status == "missing"),
-            "stale": sum(1 for n in r.nodes.values() if n.stale), "min_rel": min_rel}
+    return {
+        "r": r,
+        "fams": fams,
+        "heat_rows": heat_rows,
+        "dists": dists,
+        "evidence": evidence,
+        "costs": [describe(c) for c in sorted(r.costs, key=lambda c: -c.speedup)],
+        "fleet_findings": [f for f in r.findings if f.node is None],
+        "counts": r.counts(),
+        "ok": ok,
+        "failed": sum(1 for n in r.nodes.values() if n.status == "failed"),
+        "missing": sum(1 for n in r.nodes.values() if n.status == "missing"),
+        "stale": sum(1 for n in r.nodes.values() if n.stale),
+        "min_rel": min_rel,
+    }
 
 
 def render_html(r: FleetReport) -> str:

@@ -6,6 +6,7 @@ h2d/d2h pinned 53 GB/s, d2d 2600 GB/s, P2P 370 GB/s per pair, all_reduce busbw 4
 scan model has compute fields, matmul bf16 700 TFLOPS. Noise: each figure times (1 + e), e normal with
 sigma ``noise / 2`` clipped to +-``noise`` (so "+-2%" bounds it), or uniform in +-``noise``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -47,14 +48,30 @@ class Plant:
 
 
 def _meas(kind: str, gpus: list[int], value: float, **kw: Any) -> dict[str, Any]:
-    m = {"kind": kind, "backend": kw.pop("backend", "cuda"), "method": kw.pop("method", f"simulated {kind}"),
-         "provenance": "measured", "gpus": gpus, "value_gbps": round(value, 3), "status": "ok"}
+    m = {
+        "kind": kind,
+        "backend": kw.pop("backend", "cuda"),
+        "method": kw.pop("method", f"simulated {kind}"),
+        "provenance": "measured",
+        "gpus": gpus,
+        "value_gbps": round(value, 3),
+        "status": "ok",
+    }
     m.update(kw)
     return m
 
 
-def node_scan(name: str, rng: random.Random, *, noise: float = 0.02, uniform: bool = False, plant: Plant | None = None,
-              created_at: dt.datetime | None = None, preset: str = "dgx-h100", p2p: bool = True) -> dict[str, Any]:
+def node_scan(
+    name: str,
+    rng: random.Random,
+    *,
+    noise: float = 0.02,
+    uniform: bool = False,
+    plant: Plant | None = None,
+    created_at: dt.datetime | None = None,
+    preset: str = "dgx-h100",
+    p2p: bool = True,
+) -> dict[str, Any]:
     d = json.loads(base_scan(preset))
     plant = plant or Plant()
 
@@ -63,7 +80,9 @@ def node_scan(name: str, rng: random.Random, *, noise: float = 0.02, uniform: bo
         return v * (1 + e) * plant.factor
 
     d["host"]["hostname"] = name
-    d["source"]["created_at"] = (created_at or dt.datetime.now(dt.UTC)).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    d["source"]["created_at"] = (
+        (created_at or dt.datetime.now(dt.UTC)).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    )
     if plant.driver:
         d["software"]["driver_version"] = plant.driver
     n = len(d["gpus"])
@@ -88,8 +107,16 @@ def node_scan(name: str, rng: random.Random, *, noise: float = 0.02, uniform: bo
                 if a != b:
                     slow = 17 / 18 if plant.nvlink_down_gpu in (a, b) else 1.0
                     ms.append(_meas("p2p_unidir", [a, b], jitter(NOMINAL["p2p_unidir"]) * slow, p2p_enabled=True))
-    ms.append(_meas("all_reduce", list(range(n)), jitter(NOMINAL["all_reduce"]), backend="nccl", world_size=n,
-                    method="simulated all_reduce"))
+    ms.append(
+        _meas(
+            "all_reduce",
+            list(range(n)),
+            jitter(NOMINAL["all_reduce"]),
+            backend="nccl",
+            world_size=n,
+            method="simulated all_reduce",
+        )
+    )
     d["measurements"] = ms
     d["provenance"]["measurements"] = "simulated"
     for k, v in plant.extra.items():
@@ -97,16 +124,33 @@ def node_scan(name: str, rng: random.Random, *, noise: float = 0.02, uniform: bo
     return d
 
 
-def write_fleet(directory: str | Path, names: list[str], *, seed: int = 0, noise: float = 0.02, uniform: bool = False,
-                plants: dict[str, Plant] | None = None, created_at: dt.datetime | None = None,
-                preset: str = "dgx-h100", p2p: bool = True) -> list[Path]:
+def write_fleet(
+    directory: str | Path,
+    names: list[str],
+    *,
+    seed: int = 0,
+    noise: float = 0.02,
+    uniform: bool = False,
+    plants: dict[str, Plant] | None = None,
+    created_at: dt.datetime | None = None,
+    preset: str = "dgx-h100",
+    p2p: bool = True,
+) -> list[Path]:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     paths = []
     for name in names:
-        d = node_scan(name, rng, noise=noise, uniform=uniform, plant=(plants or {}).get(name), created_at=created_at,
-                      preset=preset, p2p=p2p)
+        d = node_scan(
+            name,
+            rng,
+            noise=noise,
+            uniform=uniform,
+            plant=(plants or {}).get(name),
+            created_at=created_at,
+            preset=preset,
+            p2p=p2p,
+        )
         p = out / f"{name}.json"
         p.write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
         paths.append(p)

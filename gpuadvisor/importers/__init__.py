@@ -5,6 +5,7 @@
 command behind each fact. Each parser takes text and returns the facts it holds as a (partial) Rig; input it
 cannot read raises :class:`ImportParseError` (an ``InputError``: one line naming the file, the line and why).
 """
+
 from __future__ import annotations
 
 from gpuadvisor.importers.cuda_samples import parse_bandwidth_test, parse_p2p_latency_test

@@ -16,6 +16,7 @@ device-to-device figure counts each byte twice (read and written); gpuadvisor's 
 the figure is halved and the note says so. Older versions print MB/s (2**20 bytes/s), converted to GB/s.
 Device numbers are CUDA's (``CUDA_DEVICE_ORDER``), matched to other outputs by bus id where printed.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,9 +26,13 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import is_elision
 
-_P2P_DEVICE = re.compile(r"^Device:\s*(\d+),\s*(.*?),\s*pciBusID:\s*([0-9a-fA-F]+),\s*pciDeviceID:\s*([0-9a-fA-F]+),\s*pciDomainID:\s*([0-9a-fA-F]+)")
+_P2P_DEVICE = re.compile(
+    r"^Device:\s*(\d+),\s*(.*?),\s*pciBusID:\s*([0-9a-fA-F]+),\s*pciDeviceID:\s*([0-9a-fA-F]+),\s*pciDomainID:\s*([0-9a-fA-F]+)"
+)
 _ACCESS = re.compile(r"^Device=(\d+)\s+(CAN|CANNOT)\s+Access Peer Device=(\d+)")
-_MATRIX = re.compile(r"^(Unidirectional|Bidirectional)?\s*P2P=(Enabled|Disabled)\s+(Bandwidth|Latency)(?:\s*\(P2P (Writes|Reads)\))?\s*Matrix\s*\((GB/s|us)\)")
+_MATRIX = re.compile(
+    r"^(Unidirectional|Bidirectional)?\s*P2P=(Enabled|Disabled)\s+(Bandwidth|Latency)(?:\s*\(P2P (Writes|Reads)\))?\s*Matrix\s*\((GB/s|us)\)"
+)
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
 SAMPLE_P2P = "CUDA samples p2pBandwidthLatencyTest"
 SAMPLE_BW = "CUDA samples bandwidthTest"
@@ -84,40 +89,63 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
                 header += 1
             table, k = _table(lines, header, n)
             enabled = mode == "Enabled"
-            kind = "p2p_latency" if what == "Latency" else ("p2p_bidir" if direction == "Bidirectional" else "p2p_unidir")
+            kind = (
+                "p2p_latency" if what == "Latency" else ("p2p_bidir" if direction == "Bidirectional" else "p2p_unidir")
+            )
             label = f"{direction + ' ' if direction else ''}P2P={mode} {what}{f' (P2P {rw})' if rw else ''}"
             for i, row in enumerate(table):
                 for j, val in enumerate(row):
                     if i == j or val is None or i not in devices or j not in devices:
                         continue
                     can = access.get((i, j))
-                    m_ = Measurement(kind=kind, backend="cuda", provenance="imported", method=f"{SAMPLE_P2P}: {label}",
-                                     world_size=1, gpus=[i, j], p2p_enabled=(can if enabled else False), memory=None)
+                    m_ = Measurement(
+                        kind=kind,
+                        backend="cuda",
+                        provenance="imported",
+                        method=f"{SAMPLE_P2P}: {label}",
+                        world_size=1,
+                        gpus=[i, j],
+                        p2p_enabled=(can if enabled else False),
+                        memory=None,
+                    )
                     if kind == "p2p_latency":
                         m_.latency_us = val
                     else:
                         m_.value_gbps = val
                     if enabled and can is False:
-                        m_.notes.append(f"GPU {i} cannot access GPU {j} (cudaDeviceCanAccessPeer): the sample copied through "
-                                        "host memory, as with P2P disabled")
+                        m_.notes.append(
+                            f"GPU {i} cannot access GPU {j} (cudaDeviceCanAccessPeer): the sample copied through "
+                            "host memory, as with P2P disabled"
+                        )
                     elif enabled and can is None:
-                        m_.unavailable["p2p_enabled"] = "the output does not say whether these GPUs can access each other"
+                        m_.unavailable["p2p_enabled"] = (
+                            "the output does not say whether these GPUs can access each other"
+                        )
                     if kind == "p2p_bidir":
                         m_.notes.append("both directions at once, summed (as the sample counts it)")
-                    m_.notes.append("the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 times)"
-                                    if kind != "p2p_latency" else "the sample's GPU latency table (the CPU table is not kept)")
+                    m_.notes.append(
+                        "the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 times)"
+                        if kind != "p2p_latency"
+                        else "the sample's GPU latency table (the CPU table is not kept)"
+                    )
                     rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{first_line + header + 1 + i}"
                     rig.measurements.append(m_)
             if len(table) < n:
-                rig.problems.append(f"{source}: line {first_line + header}: {label} matrix has {len(table)} of {n} rows "
-                                    f"({'elided in the paste' if elided else 'the output ends before the rest'}); the rows shown are kept")
+                rig.problems.append(
+                    f"{source}: line {first_line + header}: {label} matrix has {len(table)} of {n} rows "
+                    f"({'elided in the paste' if elided else 'the output ends before the rest'}); the rows shown are kept"
+                )
             continue
         k += 1
     if not devices:
-        raise ImportParseError(source, first_line, "p2pBandwidthLatencyTest output without its 'Device: N, NAME, pciBusID: ..' lines")
+        raise ImportParseError(
+            source, first_line, "p2pBandwidthLatencyTest output without its 'Device: N, NAME, pciBusID: ..' lines"
+        )
     rig.gpus = [devices[i] for i in sorted(devices)]
-    rig.origins = {**{f"gpus[{p}]": rig.origins[f"gpu{g.index}"] for p, g in enumerate(rig.gpus)},
-                   **{key: v for key, v in rig.origins.items() if key.startswith("measurements")}}
+    rig.origins = {
+        **{f"gpus[{p}]": rig.origins[f"gpu{g.index}"] for p, g in enumerate(rig.gpus)},
+        **{key: v for key, v in rig.origins.items() if key.startswith("measurements")},
+    }
     n = len(rig.gpus)
     idx = [g.index for g in rig.gpus]
     if n > 1 and all((a, b) in access for a in idx for b in idx if a != b):
@@ -127,7 +155,8 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
         rig.origins["topology"] = f"{source}:{access_line}"
     elif n > 1:
         rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = (
-            f"{SAMPLE_P2P} does not show the peer access of every pair" + (f" (elided in the paste at {elided})" if elided else "")
+            f"{SAMPLE_P2P} does not show the peer access of every pair"
+            + (f" (elided in the paste at {elided})" if elided else "")
         )
     return rig
 
@@ -158,23 +187,42 @@ def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1)
             return
         scale = 2**20 / 1e9 if unit.upper() == "MB/S" else 1.0
         gpus = sorted(devices)
-        m = Measurement(kind=kind, backend="cuda", provenance="imported", world_size=1, gpus=gpus, memory=memory,
-                        method=f"{SAMPLE_BW}: {dict((v, k) for k, v in _BW_KINDS.items())[kind]}, {memory} memory")
+        m = Measurement(
+            kind=kind,
+            backend="cuda",
+            provenance="imported",
+            world_size=1,
+            gpus=gpus,
+            memory=memory,
+            method=f"{SAMPLE_BW}: {dict((v, k) for k, v in _BW_KINDS.items())[kind]}, {memory} memory",
+        )
         for size, val, _ln in rows:
             gbps = val * scale / (2 if kind == "d2d" else 1)
-            m.rows.append(SweepRow(size_bytes=size, count=size, dtype="uint8", time_us=round(size / (gbps * 1e9) * 1e6, 3),
-                                   algbw_gbps=round(gbps, 4), busbw_gbps=round(gbps, 4)))
+            m.rows.append(
+                SweepRow(
+                    size_bytes=size,
+                    count=size,
+                    dtype="uint8",
+                    time_us=round(size / (gbps * 1e9) * 1e6, 3),
+                    algbw_gbps=round(gbps, 4),
+                    busbw_gbps=round(gbps, 4),
+                )
+            )
         m.rows.sort(key=lambda r: r.size_bytes)
         m.value_gbps = m.rows[-1].busbw_gbps
         if unit.upper() == "MB/S":
             m.notes.append("this bandwidthTest prints MB/s (2**20 bytes/s): converted to GB/s (1e9 bytes/s)")
         if kind == "d2d":
-            m.notes.append(f"bandwidthTest printed {rows[-1][1]:g} {unit}, counting each byte read and written; "
-                           "recorded at half that (bytes copied once), as gpuadvisor's d2d counts it")
+            m.notes.append(
+                f"bandwidthTest printed {rows[-1][1]:g} {unit}, counting each byte read and written; "
+                "recorded at half that (bytes copied once), as gpuadvisor's d2d counts it"
+            )
         if count > 1:
             m.concurrent = False
             m.notes.append(f"the sum of {count} devices' figures, each measured in turn (bandwidthTest --device=all)")
-            m.unavailable["expected_gbps"] = "a sum of per-device figures measured one after another: no single link to compare with"
+            m.unavailable["expected_gbps"] = (
+                "a sum of per-device figures measured one after another: no single link to compare with"
+            )
         m.notes.append("CUDA device number (CUDA_DEVICE_ORDER); nvidia-smi's index may differ")
         rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{start}"
         rig.measurements.append(m)

@@ -1,4 +1,5 @@
 """The one error the importers raise: a file they cannot read, with the line and the reason."""
+
 from __future__ import annotations
 
 from gpuadvisor.errors import InputError

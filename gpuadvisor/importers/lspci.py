@@ -6,6 +6,7 @@ prints ``Bus: primary=.., secondary=.., subordinate=..``, so the bridges above a
 secondary..subordinate bus range holds the GPU's bus, nearest (narrowest range) first. The port type comes from
 the PCI Express capability line ("Root Port", "Upstream Port", "Downstream Port", "Endpoint").
 """
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,9 @@ from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 from gpuadvisor.links import gen_from_speed
 
-_DEV = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
+_DEV = re.compile(
+    r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$"
+)
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(.*)$")
 _FRAGMENT = re.compile(r"^\s+(?:LnkCap|LnkSta|LnkCtl|DevCap|DevSta|DevCtl|Capabilities: \[[0-9a-fA-F]+\])")
@@ -25,7 +28,9 @@ FRAGMENT = "the lspci lines pasted have no device line: which device (and slot) 
 _SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s")
 _WIDTH = re.compile(r"Width x(\d+)")
 _BUS = re.compile(r"Bus: primary=([0-9a-fA-F]+), secondary=([0-9a-fA-F]+), subordinate=([0-9a-fA-F]+)")
-_EXPRESS = re.compile(r"Express \(v\d\) (Root Port|Upstream Port|Downstream Port|Legacy Endpoint|Endpoint|PCI-Express to PCI/PCI-X Bridge|Root Complex Integrated Endpoint)")
+_EXPRESS = re.compile(
+    r"Express \(v\d\) (Root Port|Upstream Port|Downstream Port|Legacy Endpoint|Endpoint|PCI-Express to PCI/PCI-X Bridge|Root Complex Integrated Endpoint)"
+)
 _PORT_TYPES = {
     "Root Port": "root-port",
     "Upstream Port": "upstream-port",
@@ -35,7 +40,12 @@ _PORT_TYPES = {
     "Root Complex Integrated Endpoint": "endpoint",
     "PCI-Express to PCI/PCI-X Bridge": "bridge",
 }
-_CLASS_CODES = {"VGA compatible controller": "0x0300", "3D controller": "0x0302", "Display controller": "0x0380", "PCI bridge": "0x0604"}
+_CLASS_CODES = {
+    "VGA compatible controller": "0x0300",
+    "3D controller": "0x0302",
+    "Display controller": "0x0380",
+    "PCI bridge": "0x0604",
+}
 GPU_CLASSES = ("VGA compatible controller", "3D controller", "Display controller")
 DEAD = f"{GPU_LOST}: it does not answer PCI config reads (lspci: rev ff, unknown header type 7f; a device powered off in D3cold reads the same)"
 
@@ -102,7 +112,11 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
             if bdf is None:
                 raise ImportParseError(source, lineno, f"{m.group(1)!r} is not a PCI address")
             cls = m.group(2).strip()
-            hop = PcieHop(bdf=bdf, port_type="unknown", name=re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", _IDS.sub("", m.group(4))).strip() or None)
+            hop = PcieHop(
+                bdf=bdf,
+                port_type="unknown",
+                name=re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", _IDS.sub("", m.group(4))).strip() or None,
+            )
             ids = _IDS.search(m.group(4))
             if ids:
                 hop.vendor_id, hop.device_id = "0x" + ids.group(1).lower(), "0x" + ids.group(2).lower()
@@ -132,7 +146,9 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
             speed, width = _speed(rest), _width(rest)
             if cut and k == len(lines) - 1 and re.search(r"Width x1$", rest.rstrip()):
                 width = None  # the file ends here: "x1" may be the start of "x16"
-                cur.hop.unavailable["current_width" if which == "LnkSta" else "max_width"] = f"{ELIDED} (line {lineno} is cut mid-line)"
+                cur.hop.unavailable["current_width" if which == "LnkSta" else "max_width"] = (
+                    f"{ELIDED} (line {lineno} is cut mid-line)"
+                )
             if which == "LnkCap":
                 cur.hop.max_speed_gts, cur.hop.max_width = speed, width
                 cur.hop.max_gen = gen_from_speed(speed)
@@ -145,8 +161,10 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         for f in ("current_speed_gts", "max_speed_gts", "current_gen", "max_gen", "current_width", "max_width"):
             if getattr(d.hop, f) is None and f not in d.hop.unavailable:
                 d.hop.unavailable[f] = (
-                    DEAD if d.dead
-                    else "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)" if d.access_denied
+                    DEAD
+                    if d.dead
+                    else "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)"
+                    if d.access_denied
                     else "lspci printed no LnkCap/LnkSta for this device (not PCI Express, or lspci without -vv)"
                 )
         if d.hop.port_type == "unknown" and d.is_gpu:
@@ -157,8 +175,15 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
 def upstream(device: Device, devices: list[Device]) -> list[Device]:
     """The bridges above ``device``, nearest first, from their secondary..subordinate bus ranges."""
     domain, bus = device.bdf[:4], int(device.bdf[5:7], 16)
-    above = [d for d in devices if d.is_bridge and d.bdf[:4] == domain and d is not device
-             and d.bus_range is not None and d.bus_range[0] <= bus <= d.bus_range[1]]
+    above = [
+        d
+        for d in devices
+        if d.is_bridge
+        and d.bdf[:4] == domain
+        and d is not device
+        and d.bus_range is not None
+        and d.bus_range[0] <= bus <= d.bus_range[1]
+    ]
     above.sort(key=lambda d: (d.bus_range[1] - d.bus_range[0], -d.bus_range[0]))  # type: ignore[index]
     return above
 
@@ -172,16 +197,24 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     gpus = [d for d in devices if d.is_gpu]
     named = [d for d in devices if not d.fragment]
     if not named:  # only grepped lines: keep their link facts on a device whose identity is not shown
-        gpus = [d for d in devices if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)]
+        gpus = [
+            d
+            for d in devices
+            if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)
+        ]
     for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
         g = Gpu(index=i, bus_id=d.bdf or None, name=_gpu_name(d.desc) if d.desc else None)
         if d.fragment:
             for f in ("name", "bus_id"):
                 g.unavailable[f] = FRAGMENT
-            rig.problems.append(f"{source}: line {d.line}: {FRAGMENT}; its link is read as a GPU's (paste lspci -vv -s BUS_ID "
-                                "with its first line to name the device)")
+            rig.problems.append(
+                f"{source}: line {d.line}: {FRAGMENT}; its link is read as a GPU's (paste lspci -vv -s BUS_ID "
+                "with its first line to name the device)"
+            )
         elif g.name is None:
-            g.unavailable["name"] = f"lspci names it only {d.desc.split('(')[0].strip()!r} (device id unknown to its pci.ids)"
+            g.unavailable["name"] = (
+                f"lspci names it only {d.desc.split('(')[0].strip()!r} (device id unknown to its pci.ids)"
+            )
         rig.origins[f"gpus[{i}]"] = f"{source}:{d.line}"
         if d.dead:
             rig.problems.append(f"{source}: line {d.line}: GPU {d.bdf}: {DEAD}")
@@ -192,8 +225,14 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         g.pcie.gpu_max_gen = h.max_gen
         parent = hops[1] if len(hops) > 1 else None
         # The link's maximum is the lower of the two ends' capabilities (NVML's "max with this system").
-        g.pcie.max_gen = min(x for x in (h.max_gen, parent.max_gen if parent else None) if x is not None) if h.max_gen else None
-        g.pcie.max_width = min(x for x in (h.max_width, parent.max_width if parent else None) if x is not None) if h.max_width else None
+        g.pcie.max_gen = (
+            min(x for x in (h.max_gen, parent.max_gen if parent else None) if x is not None) if h.max_gen else None
+        )
+        g.pcie.max_width = (
+            min(x for x in (h.max_width, parent.max_width if parent else None) if x is not None)
+            if h.max_width
+            else None
+        )
         for f in ("current_gen", "current_width", "gpu_max_gen", "max_gen", "max_width"):
             if getattr(g.pcie, f) is None:
                 g.pcie.unavailable[f] = h.unavailable.get(f.replace("gpu_", ""), "not in this lspci output")
@@ -201,12 +240,16 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         if d.fragment:
             g.pcie.unavailable["path"] = FRAGMENT
         elif len(hops) == 1:
-            g.pcie.unavailable["path"] = "no bridge above this GPU in the lspci output (run lspci -vv without -s for the whole tree)"
+            g.pcie.unavailable["path"] = (
+                "no bridge above this GPU in the lspci output (run lspci -vv without -s for the whole tree)"
+            )
         rig.gpus.append(g)
     for d in devices:
         if d.fragment and named:
             rig.problems.append(f"{source}: line {d.line}: {FRAGMENT}; not used (lines above the first device line)")
     if not gpus:
         shown = "; ".join(f"{d.bdf} {d.cls}" for d in devices[:3]) + ("; ..." if len(devices) > 3 else "")
-        rig.problems.append(f"{source}: line {devices[0].line}: no NVIDIA GPU in this lspci output ({len(devices)} devices: {shown}); nothing used")
+        rig.problems.append(
+            f"{source}: line {devices[0].line}: no NVIDIA GPU in this lspci output ({len(devices)} devices: {shown}); nothing used"
+        )
     return rig

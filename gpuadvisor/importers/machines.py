@@ -12,6 +12,7 @@ with it, :func:`split` puts each output with the machine of the previous output 
 else with one it shares a GPU id, hostname or driver with, else with the only machine it agrees with; an output
 that agrees with several machines and shares nothing with them is a machine of its own (no guess).
 """
+
 from __future__ import annotations
 
 import re
@@ -24,7 +25,13 @@ if TYPE_CHECKING:
     from gpuadvisor.importers.merge import Part
 
 _WHOLE = ("topo-m", "topo-p2p")  # list every GPU the driver sees
-_SHOWN = ("smi-summary", "nvlink", "smi-list", "smi-q", "smi-xml")  # list the GPUs shown (a -i filter or an elision: fewer)
+_SHOWN = (
+    "smi-summary",
+    "nvlink",
+    "smi-list",
+    "smi-q",
+    "smi-xml",
+)  # list the GPUs shown (a -i filter or an elision: fewer)
 _INDEXED = ("smi-summary", "nvlink", "smi-list")  # print nvidia-smi's own index beside the id
 
 
@@ -99,8 +106,10 @@ def disagreement(a: Machine, b: Machine) -> str | None:
         return f"{a.matrix[1]} and {b.matrix[1]} are different GPU topologies"
     if a.ids and b.ids and not (a.ids.keys() & b.ids.keys()):
         ours, theirs = sorted(a.ids), sorted(b.ids)
-        return (f"the GPUs of {next(iter(b.ids.values()))} ({', '.join(theirs[:2])}{', ...' if len(theirs) > 2 else ''}) are none of "
-                f"those of {next(iter(a.ids.values()))} ({', '.join(ours[:2])}{', ...' if len(ours) > 2 else ''})")
+        return (
+            f"the GPUs of {next(iter(b.ids.values()))} ({', '.join(theirs[:2])}{', ...' if len(theirs) > 2 else ''}) are none of "
+            f"those of {next(iter(a.ids.values()))} ({', '.join(ours[:2])}{', ...' if len(ours) > 2 else ''})"
+        )
     for idx, (key, origin) in b.by_index.items():
         if idx in a.by_index and a.by_index[idx][0] != key and _same_kind(key, a.by_index[idx][0]):
             return f"GPU {idx} is {a.by_index[idx][0]} in {a.by_index[idx][1]} but {key} in {origin}"
@@ -132,14 +141,21 @@ def one_machine(parts: list[Part]) -> None:
         f = facts_of(part)
         why = disagreement(machine, f)
         if why:
-            raise ImportParseError(part.file, part.line, f"outputs of different machines: {why}; import each machine on its own, "
-                                   "or pass --split to import each as its own scan")
+            raise ImportParseError(
+                part.file,
+                part.line,
+                f"outputs of different machines: {why}; import each machine on its own, "
+                "or pass --split to import each as its own scan",
+            )
         _join(machine, f)
 
 
 def _shares(m: Machine, f: Machine) -> bool:
-    return bool((m.ids.keys() & f.ids.keys()) or (m.hosts and f.hosts and m.hosts[0] & f.hosts[0])
-                or (m.driver and f.driver and m.driver[0] == f.driver[0]))
+    return bool(
+        (m.ids.keys() & f.ids.keys())
+        or (m.hosts and f.hosts and m.hosts[0] & f.hosts[0])
+        or (m.driver and f.driver and m.driver[0] == f.driver[0])
+    )
 
 
 def split(parts: list[Part]) -> list[Machine]:
@@ -152,8 +168,11 @@ def split(parts: list[Part]) -> list[Machine]:
         same_file = last.get(part.file)
         # Nothing in common with any machine (a topo -m, an lspci fragment): join the only one it agrees with, else
         # stand alone rather than guess.
-        pick = ((same_file if same_file in fits else None) or next((m for m in fits if _shares(m, f)), None)
-                or (fits[0] if len(fits) == 1 else None))
+        pick = (
+            (same_file if same_file in fits else None)
+            or next((m for m in fits if _shares(m, f)), None)
+            or (fits[0] if len(fits) == 1 else None)
+        )
         if pick is None:
             machines.append(f)
             pick = f

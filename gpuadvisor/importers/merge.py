@@ -4,6 +4,7 @@ GPUs are matched across outputs by UUID, then PCI bus id, then nvidia-smi index 
 and nccl-tests' device numbers). The first output to give a fact keeps it, in this order of trust: ``-q -x``,
 ``-q``, plain ``nvidia-smi``, ``nvlink -s``, ``-L``, ``topo -m``, ``topo -p2p``, nccl-tests, ``lspci``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -27,7 +28,19 @@ from gpuadvisor.importers.smi_query import parse_smi_q, parse_smi_xml
 from gpuadvisor.importers.smi_summary import parse_smi_summary
 from gpuadvisor.importers.topo import p2p_mode_hint, parse_topo_matrix, parse_topo_p2p
 
-PRIORITY = ["smi-xml", "smi-q", "smi-summary", "nvlink", "smi-list", "topo-m", "topo-p2p", "cuda-p2p", "nccl-tests", "cuda-bw", "lspci"]
+PRIORITY = [
+    "smi-xml",
+    "smi-q",
+    "smi-summary",
+    "nvlink",
+    "smi-list",
+    "topo-m",
+    "topo-p2p",
+    "cuda-p2p",
+    "nccl-tests",
+    "cuda-bw",
+    "lspci",
+]
 MAX_BYTES = 64 * 2**20  # larger than any nvidia-smi/lspci output of a real machine
 
 
@@ -56,6 +69,7 @@ class Part:
 
 # -- reading ----------------------------------------------------------------------------------------------
 
+
 def read_text(path: Path) -> str:
     """A file's text: UTF-8, UTF-16 with a byte-order mark (PowerShell's ``>``), or Latin-1; never binary."""
     from gpuadvisor.inputs import read_bytes
@@ -74,7 +88,9 @@ def decode(data: bytes, source: str) -> str:
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError:
-            raise ImportParseError(source, None, "starts with a UTF-16 byte-order mark but is not UTF-16 text") from None
+            raise ImportParseError(
+                source, None, "starts with a UTF-16 byte-order mark but is not UTF-16 text"
+            ) from None
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise ImportParseError(source, line, "binary data (a NUL byte), not command output")
@@ -85,6 +101,7 @@ def decode(data: bytes, source: str) -> str:
 
 
 # -- parsing ----------------------------------------------------------------------------------------------
+
 
 def parse_section(section: Section, source: str, filename: str = "") -> Part:
     """Parse one output found by :func:`split_sections`."""
@@ -140,6 +157,7 @@ def detect(text: str) -> list[str]:
 
 
 # -- merging ----------------------------------------------------------------------------------------------
+
 
 def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, list | dict) and not value)
@@ -223,7 +241,8 @@ class _Merger:
         mine = sorted(t.bus_id or t.uuid or "" for t in self.gpus)
         other = sorted(g.bus_id or g.uuid or "" for g in theirs)
         raise ImportParseError(
-            part.file, part.line,
+            part.file,
+            part.line,
             f"its GPUs ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) are none of those in the outputs read before "
             f"({', '.join(mine[:3])}{', ...' if len(mine) > 3 else ''}): outputs of different machines? Import each machine on its own",
         )
@@ -243,8 +262,10 @@ class _Merger:
             return mapping
         self._same_machine(part)
         if any(g.bus_id is None for g in frag):  # lines without their device line: which GPU is not shown
-            self.rig.problems.append(f"{part.origin}: its device is not shown (no lspci device line), so it is not "
-                                     "attached to any GPU of the other outputs")
+            self.rig.problems.append(
+                f"{part.origin}: its device is not shown (no lspci device line), so it is not "
+                "attached to any GPU of the other outputs"
+            )
             return mapping
         if not any(t.bus_id for t in self.gpus) and len(frag) == len(self.gpus):
             for k, t in enumerate(sorted(self.gpus, key=lambda x: x.index)):
@@ -256,15 +277,20 @@ class _Merger:
         for k, g in enumerate(frag):
             t = next((x for x in self.gpus if x.bus_id == g.bus_id), None)
             if t is None:
-                why = ("no nvidia-smi output lists it (driver not bound, GPU lost, or another machine)" if any(x.bus_id for x in self.gpus)
-                       else "the other outputs give no bus ids to match it by (add nvidia-smi -q)")
+                why = (
+                    "no nvidia-smi output lists it (driver not bound, GPU lost, or another machine)"
+                    if any(x.bus_id for x in self.gpus)
+                    else "the other outputs give no bus ids to match it by (add nvidia-smi -q)"
+                )
                 self.rig.problems.append(f"{part.origin}: NVIDIA GPU {g.bus_id} not used: {why}")
                 continue
             mapping[k] = t
         return mapping
 
     # fields -----------------------------------------------------------------------------------------
-    def _fill(self, target: Any, source: Any, prefix: str, where: Callable[[str], str], origins: dict[str, str]) -> None:
+    def _fill(
+        self, target: Any, source: Any, prefix: str, where: Callable[[str], str], origins: dict[str, str]
+    ) -> None:
         for f in dataclasses.fields(source):
             name = f.name
             if name in ("unavailable", "index"):
@@ -291,6 +317,7 @@ class _Merger:
         mapping = self.map_gpus(part)
         self.part_maps[id(part)] = mapping
         for k, t in mapping.items():
+
             def where(path: str, k: int = k) -> str:
                 return part.at(f"gpus[{k}].{path}", f"gpus[{k}]")
 
@@ -347,7 +374,9 @@ class _Merger:
                     topo.unavailable.pop(name, None)
                     self.other_origins[f"topology.{name}"] = part.at("topology")
                 elif getattr(topo, name) != new:
-                    self.rig.problems.append(f"{part.origin}: a second {name} that differs from the first; the first kept")
+                    self.rig.problems.append(
+                        f"{part.origin}: a second {name} that differs from the first; the first kept"
+                    )
             if part.kind == "topo-m" and pt.nics and not topo.nics and full:
                 topo.nics = list(pt.nics)
                 if pt.nic_matrix:
@@ -380,8 +409,9 @@ def _expectations(rig: Rig, parts: list[Part]) -> None:
         if "expected_gbps" in m.unavailable:
             m.expected_source = m.unavailable["expected_gbps"]
             continue  # the parser knows no link figure applies (a sum over devices measured in turn)
-        exp = expected_bandwidth(rig, m.kind, m.gpus, backend=m.backend, world_size=m.world_size,
-                                 spans_nodes=hosts.get(id(m), 1) > 1)
+        exp = expected_bandwidth(
+            rig, m.kind, m.gpus, backend=m.backend, world_size=m.world_size, spans_nodes=hosts.get(id(m), 1) > 1
+        )
         m.expected_source = exp.source
         if exp.gbps is None:
             m.unavailable["expected_gbps"] = exp.source
@@ -434,14 +464,19 @@ def merge(parts: list[Part], files: list[str]) -> Rig:
         tool_version=__version__,
         files=list(files),
     )
-    sections = {"gpus": bool(rig.gpus), "topology": bool(topo.matrix or topo.p2p_read or topo.p2p_write),
-                "measurements": bool(rig.measurements), "software": any(k.startswith("software.") for k in rig.origins),
-                "host": any(k.startswith("host.") for k in rig.origins)}
+    sections = {
+        "gpus": bool(rig.gpus),
+        "topology": bool(topo.matrix or topo.p2p_read or topo.p2p_write),
+        "measurements": bool(rig.measurements),
+        "software": any(k.startswith("software.") for k in rig.origins),
+        "host": any(k.startswith("host.") for k in rig.origins),
+    }
     rig.provenance = {k: "imported" for k, present in sections.items() if present}
     return rig
 
 
 # -- the public entry points ------------------------------------------------------------------------------
+
 
 def import_texts(texts: list[tuple[str, str]]) -> Rig:
     """``[(name, text), ...]`` -> one Rig (for callers that hold the text already)."""
@@ -478,7 +513,9 @@ def import_machines(paths: list[Path]) -> list[Rig]:
 
 def _read_parts(paths: list[Path]) -> tuple[list[Part], list[str], list[str]]:
     if not paths:
-        raise InputError("no files to import (give nvidia-smi, lspci or nccl-tests output files, or a directory of them)")
+        raise InputError(
+            "no files to import (give nvidia-smi, lspci or nccl-tests output files, or a directory of them)"
+        )
     parts: list[Part] = []
     files: list[str] = []
     skipped: list[str] = []

@@ -7,6 +7,7 @@ out-of-place and in-place halves of each row, ``Out of bounds values`` and ``Avg
 becomes one :class:`gpuadvisor.facts.Measurement` per data type and operation, its rows the out-of-place
 figures (nccl-tests' headline), ``value_gbps`` the busbw at the largest size, ``world_size`` the rank count.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,13 +20,37 @@ from gpuadvisor.importers.values import normalize_bus_id
 
 # nccl-tests binary -> Measurement.kind
 BINARIES = {
-    "all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
-    "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "sendrecv": "sendrecv",
-    "gather": "gather", "scatter": "scatter", "hypercube": "hypercube",
+    "all_reduce": "all_reduce",
+    "all_gather": "all_gather",
+    "reduce_scatter": "reduce_scatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "alltoall": "alltoall",
+    "sendrecv": "sendrecv",
+    "gather": "gather",
+    "scatter": "scatter",
+    "hypercube": "hypercube",
 }
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "uint": "uint32"}
-TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "half": 2, "bfloat16": 2, "float16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1,
-              "int32": 4, "uint32": 4, "int": 4, "float": 4, "float32": 4, "int64": 8, "uint64": 8, "double": 8, "float64": 8}
+TYPE_BYTES = {
+    "int8": 1,
+    "uint8": 1,
+    "char": 1,
+    "half": 2,
+    "bfloat16": 2,
+    "float16": 2,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "int32": 4,
+    "uint32": 4,
+    "int": 4,
+    "float": 4,
+    "float32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "double": 8,
+    "float64": 8,
+}
 
 _RANK = re.compile(
     r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$"
@@ -47,7 +72,11 @@ class Rank:
     @property
     def bus_id(self) -> str | None:
         """Full bus id when nccl-tests printed domain:bus:device; None for the bare "0x01" of older versions."""
-        return normalize_bus_id(self.bus + ".0") if re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}", self.bus) else None
+        return (
+            normalize_bus_id(self.bus + ".0")
+            if re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}", self.bus)
+            else None
+        )
 
     @property
     def bus_number(self) -> int | None:
@@ -154,7 +183,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 continue
             m = _RANK.match(s)
             if m:
-                run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), m.group(5), lineno))
+                run.ranks.append(
+                    Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), m.group(5), lineno)
+                )
                 continue
             m = re.search(r"Collective test starting:\s*(\w+?)_perf", s)
             if m:
@@ -187,7 +218,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             if k == len(lines) - 1 or not any(x.strip() for x in lines[k + 1 :]):
                 run.notes.append(f"last row (line {lineno}) cut short; left out")
                 break
-            raise ImportParseError(source, lineno, f"a row of {len(tokens)} values under a header of {len(run.columns)} columns")
+            raise ImportParseError(
+                source, lineno, f"a row of {len(tokens)} values under a header of {len(run.columns)} columns"
+            )
         row = dict(zip(run.columns, tokens, strict=False))  # first occurrence of each name = out-of-place
         key = (row.get("type", "float"), row.get("redop", "-"), row.get("root", "-"))
         size = int(_num(tokens[0], "size", source, lineno, int) or 0)
@@ -206,7 +239,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
     return run
 
 
-def _halves(columns: list[str], tokens: list[str], source: str, line: int, dtype: str) -> tuple[SweepRow, SweepRow | None]:
+def _halves(
+    columns: list[str], tokens: list[str], source: str, line: int, dtype: str
+) -> tuple[SweepRow, SweepRow | None]:
     times = [i for i, c in enumerate(columns) if c == "time"]
     size = int(tokens[columns.index("size")])
     count = int(_num(tokens[columns.index("count")], "count", source, line, int) or 0)
@@ -221,8 +256,14 @@ def _halves(columns: list[str], tokens: list[str], source: str, line: int, dtype
         busbw = _num(vals[2], "busbw", source, line)
         if time_us is None or algbw is None or busbw is None:
             continue  # N/A: this half was not run (in-place of alltoall)
-        r = SweepRow(size_bytes=size, count=count, dtype=DTYPES.get(dtype, dtype), time_us=float(time_us),
-                     algbw_gbps=float(algbw), busbw_gbps=float(busbw))
+        r = SweepRow(
+            size_bytes=size,
+            count=count,
+            dtype=DTYPES.get(dtype, dtype),
+            time_us=float(time_us),
+            algbw_gbps=float(algbw),
+            busbw_gbps=float(busbw),
+        )
         if len(names) == 4 and names[3] == "#wrong" and vals[3].isdigit():
             r.errors = int(vals[3])
             r.correct = r.errors == 0
@@ -280,7 +321,8 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
     binary = run.binary or _infer_binary(run)
     if binary is None:
         raise ImportParseError(
-            source, run.header_line or 1,
+            source,
+            run.header_line or 1,
             "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test starting' line); "
             "name the file after it, e.g. all_gather_perf.txt",
         )
@@ -298,9 +340,17 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         if run.nccl_version_line:
             rig.origins["software.nccl_version"] = f"{source}:{run.nccl_version_line}"
     if not run.groups:
-        m = Measurement(kind=BINARIES.get(binary, binary), backend="nccl", provenance="imported", method=f"nccl-tests {binary}_perf",
-                        world_size=run.world_size, gpus=[r.device for r in local], status="failed",
-                        error="no result rows (the run stopped before its first size)", notes=list(run.notes))
+        m = Measurement(
+            kind=BINARIES.get(binary, binary),
+            backend="nccl",
+            provenance="imported",
+            method=f"nccl-tests {binary}_perf",
+            world_size=run.world_size,
+            gpus=[r.device for r in local],
+            status="failed",
+            error="no result rows (the run stopped before its first size)",
+            notes=list(run.notes),
+        )
         rig.measurements.append(m)
         return rig
     for (dtype, redop, _root), halves in run.groups.items():
@@ -313,20 +363,34 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         if run.avg_busbw is not None:
             notes.append(f"nccl-tests 'Avg bus bandwidth' (all sizes, both halves): {run.avg_busbw} GB/s")
         if len(run.hosts) > 1:
-            notes.append(f"multi-node run: {len(run.hosts)} hosts ({', '.join(run.hosts[:4])}{', ...' if len(run.hosts) > 4 else ''}), "
-                         f"{run.world_size} ranks; gpus lists those of {run.hosts[0]}")
+            notes.append(
+                f"multi-node run: {len(run.hosts)} hosts ({', '.join(run.hosts[:4])}{', ...' if len(run.hosts) > 4 else ''}), "
+                f"{run.world_size} ranks; gpus lists those of {run.hosts[0]}"
+            )
         if run.out_of_bounds and not run.out_of_bounds.endswith("OK"):
             notes.append(f"nccl-tests: Out of bounds values: {run.out_of_bounds}")
         status = "ok"
-        if run.max_bytes is not None and rows[-1].size_bytes < run.max_bytes and not _sweep_done(run, rows[-1].size_bytes):
+        if (
+            run.max_bytes is not None
+            and rows[-1].size_bytes < run.max_bytes
+            and not _sweep_done(run, rows[-1].size_bytes)
+        ):
             status = "partial"
             notes.append(f"stopped at {rows[-1].size_bytes} B of the {run.max_bytes} B asked for")
         extra = f", {dtype}" + (f" {redop}" if redop not in ("-", "none", "sum") else "")
         m = Measurement(
-            kind=BINARIES.get(binary, binary), backend="nccl", provenance="imported",
-            method=f"nccl-tests {binary}_perf (out-of-place{extra})", world_size=run.world_size,
-            gpus=[r.device for r in local], warmup_iters=run.warmup, iters=run.iters, rows=rows,
-            value_gbps=rows[-1].busbw_gbps, status=status, notes=notes,
+            kind=BINARIES.get(binary, binary),
+            backend="nccl",
+            provenance="imported",
+            method=f"nccl-tests {binary}_perf (out-of-place{extra})",
+            world_size=run.world_size,
+            gpus=[r.device for r in local],
+            warmup_iters=run.warmup,
+            iters=run.iters,
+            rows=rows,
+            value_gbps=rows[-1].busbw_gbps,
+            status=status,
+            notes=notes,
         )
         m.latency_us = rows[0].time_us if rows[0].size_bytes <= 1024 else None
         rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"

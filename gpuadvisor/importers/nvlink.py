@@ -6,6 +6,7 @@ generation signals at its own rate (lanes x lane rate / 8): NVLink 1 20 GB/s (P1
 as RTX 3090, A6000, A40: 4 x 28.125 Gb/s), NVLink 4 26.562 GB/s (H100: 2 x 106.25 Gb/s PAM4), NVLink 5 50 GB/s
 (B200). Sources: NVIDIA P100, V100, A100, GA102 and H100 architecture whitepapers (NVLink sections).
 """
+
 from __future__ import annotations
 
 import re
@@ -22,7 +23,13 @@ NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3
 _GPU = re.compile(r"^GPU (\d+): (.*?)\s*\(UUID: ([^)]*)\)\s*$")
 _LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
 _ERR = re.compile(r"^(.*?)\s*Errors?\s*:\s*(\d+)$", re.IGNORECASE)
-_ERROR_KEYS = {"replay": "replay", "recovery": "recovery", "crc": "crc_flit", "crc flit": "crc_flit", "crc data": "crc_data"}
+_ERROR_KEYS = {
+    "replay": "replay",
+    "recovery": "recovery",
+    "crc": "crc_flit",
+    "crc flit": "crc_flit",
+    "crc data": "crc_data",
+}
 
 
 def version_from_speed(gbps: float) -> int | None:
@@ -64,8 +71,14 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
         if is_elision(s):
             why = f"{facts.ELIDED} (line {lineno})"
             not_shown(gpu, why)
-            rig.problems.append(f"{source}: line {lineno}: {s!r}: the paste leaves out what follows; "
-                                + (f"links of GPU {gpu.index} after it, and any GPU after GPU {gpu.index}, are not known" if gpu else "not known"))
+            rig.problems.append(
+                f"{source}: line {lineno}: {s!r}: the paste leaves out what follows; "
+                + (
+                    f"links of GPU {gpu.index} after it, and any GPU after GPU {gpu.index}, are not known"
+                    if gpu
+                    else "not known"
+                )
+            )
             continue
         m = _GPU.match(s)
         if m:
@@ -117,7 +130,11 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
             key = _ERROR_KEYS.get(err.group(1).strip().lower(), re.sub(r"\W+", "_", err.group(1).strip().lower()))
             link.errors[key] = int(err.group(2))
         else:
-            raise ImportParseError(source, lineno, f"link {n}: {rest[:40]!r} is neither a speed (25.781 GB/s), <inactive>, nor an error count")
+            raise ImportParseError(
+                source,
+                lineno,
+                f"link {n}: {rest[:40]!r} is neither a speed (25.781 GB/s), <inactive>, nor an error count",
+            )
     close()
     for g in rig.gpus:
         for n in g.nvlinks:

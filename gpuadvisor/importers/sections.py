@@ -21,6 +21,7 @@ Pasted fragments are read too: ``nvidia-smi -q`` from ``Timestamp`` (or ``Driver
 0000..`` block) down without its banner, and ``lspci -vv`` lines grepped down to ``LnkCap``/``LnkSta`` or
 ``Capabilities:`` with no device line (the device is then unknown, see lspci.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -42,14 +43,18 @@ KIND_NAMES = {
     "cuda-bw": "CUDA samples bandwidthTest",
 }
 
-RECOGNISED = ("nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, "
-              "or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output")
+RECOGNISED = (
+    "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, "
+    "or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output"
+)
 
 MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU_COL = re.compile(r"^GPU\d+$")
 _NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
 _LSPCI_DEV = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
-_NCCL_START = re.compile(r"^#\s*(nThread\s+\d|nccl-tests version|Collective test starting|Using devices\s*$|size\s+count\s+type\s)")
+_NCCL_START = re.compile(
+    r"^#\s*(nThread\s+\d|nccl-tests version|Collective test starting|Using devices\s*$|size\s+count\s+type\s)"
+)
 _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
 _Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
@@ -117,7 +122,11 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         return "smi-q"
     if _SUMMARY.match(s):
         return "smi-summary"
-    if cur != "smi-q" and (_Q_TOP.match(line) or _Q_GPU.match(line)) and any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3]):
+    if (
+        cur != "smi-q"
+        and (_Q_TOP.match(line) or _Q_GPU.match(line))
+        and any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3])
+    ):
         return "smi-q"
     if s.startswith("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"):
         return "cuda-p2p"
@@ -132,8 +141,13 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
     if _LSPCI_FRAGMENT.match(line) and cur != "lspci":
         return "lspci"  # lines grepped out of lspci -vv, without their device line
     m = _NCCL_START.match(s)
-    if m and (cur != "nccl-tests" or (m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
-                                      and any(re.match(r"^#\s*nThread\s", x) for x in current.lines))):  # type: ignore[union-attr]
+    if m and (
+        cur != "nccl-tests"
+        or (
+            m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
+            and any(re.match(r"^#\s*nThread\s", x) for x in current.lines)
+        )
+    ):  # type: ignore[union-attr]
         return "nccl-tests"
     return None
 

@@ -7,6 +7,7 @@ Limit" (older) or "GPU Power Readings/Current Power Limit"; "Power Draw" or "Ave
 (R560+); retired pages and remapped rows; a GPU nvidia-smi could not read ("Unable to determine the device
 handle") becomes a GPU with that reason on every field.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -46,20 +47,36 @@ PATHS: dict[str, tuple[T, T]] = {
     "memory_total": ((("FB Memory Usage", "Total"),), (("fb_memory_usage", "total"),)),
     "memory_used": ((("FB Memory Usage", "Used"),), (("fb_memory_usage", "used"),)),
     "power_limit": (
-        (("GPU Power Readings", "Current Power Limit"), ("Power Readings", "Current Power Limit"),
-         ("Power Readings", "Power Limit"), ("Power Readings", "Enforced Power Limit")),
-        (("gpu_power_readings", "current_power_limit"), ("power_readings", "current_power_limit"),
-         ("power_readings", "power_limit"), ("power_readings", "enforced_power_limit")),
+        (
+            ("GPU Power Readings", "Current Power Limit"),
+            ("Power Readings", "Current Power Limit"),
+            ("Power Readings", "Power Limit"),
+            ("Power Readings", "Enforced Power Limit"),
+        ),
+        (
+            ("gpu_power_readings", "current_power_limit"),
+            ("power_readings", "current_power_limit"),
+            ("power_readings", "power_limit"),
+            ("power_readings", "enforced_power_limit"),
+        ),
     ),
     "power_default": (
         (("GPU Power Readings", "Default Power Limit"), ("Power Readings", "Default Power Limit")),
         (("gpu_power_readings", "default_power_limit"), ("power_readings", "default_power_limit")),
     ),
     "power_draw": (
-        (("GPU Power Readings", "Power Draw"), ("GPU Power Readings", "Average Power Draw"),
-         ("GPU Power Readings", "Instantaneous Power Draw"), ("Power Readings", "Power Draw")),
-        (("gpu_power_readings", "power_draw"), ("gpu_power_readings", "average_power_draw"),
-         ("gpu_power_readings", "instant_power_draw"), ("power_readings", "power_draw")),
+        (
+            ("GPU Power Readings", "Power Draw"),
+            ("GPU Power Readings", "Average Power Draw"),
+            ("GPU Power Readings", "Instantaneous Power Draw"),
+            ("Power Readings", "Power Draw"),
+        ),
+        (
+            ("gpu_power_readings", "power_draw"),
+            ("gpu_power_readings", "average_power_draw"),
+            ("gpu_power_readings", "instant_power_draw"),
+            ("power_readings", "power_draw"),
+        ),
     ),
     "temperature": ((("Temperature", "GPU Current Temp"),), (("temperature", "gpu_temp"),)),
     "sm_clock_max": ((("Max Clocks", "SM"),), (("max_clocks", "sm_clock"),)),
@@ -67,18 +84,34 @@ PATHS: dict[str, tuple[T, T]] = {
     "ecc_mode": ((("ECC Mode", "Current"),), (("ecc_mode", "current_ecc"),)),
     "persistence": ((("Persistence Mode",),), (("persistence_mode",),)),
     "mig": ((("MIG Mode", "Current"),), (("mig_mode", "current_mig"),)),
-    "retired_sbe": ((("Retired Pages", "Single Bit ECC"),), (("retired_pages", "multiple_single_bit_retirement", "retired_count"),)),
-    "retired_dbe": ((("Retired Pages", "Double Bit ECC"),), (("retired_pages", "double_bit_retirement", "retired_count"),)),
+    "retired_sbe": (
+        (("Retired Pages", "Single Bit ECC"),),
+        (("retired_pages", "multiple_single_bit_retirement", "retired_count"),),
+    ),
+    "retired_dbe": (
+        (("Retired Pages", "Double Bit ECC"),),
+        (("retired_pages", "double_bit_retirement", "retired_count"),),
+    ),
     "retired_pending": (
-        (("Retired Pages", "Pending Page Blacklist"), ("Retired Pages", "Pending Page Retirement"), ("Retired Pages", "Pending")),
+        (
+            ("Retired Pages", "Pending Page Blacklist"),
+            ("Retired Pages", "Pending Page Retirement"),
+            ("Retired Pages", "Pending"),
+        ),
         (("retired_pages", "pending_blacklist"), ("retired_pages", "pending_retirement")),
     ),
     "remap_corr": ((("Remapped Rows", "Correctable Error"),), (("remapped_rows", "remapped_row_corr"),)),
     "remap_unc": ((("Remapped Rows", "Uncorrectable Error"),), (("remapped_rows", "remapped_row_unc"),)),
     "remap_pending": ((("Remapped Rows", "Pending"),), (("remapped_rows", "remapped_row_pending"),)),
     "remap_failure": ((("Remapped Rows", "Remapping Failure Occurred"),), (("remapped_rows", "remapped_row_failure"),)),
-    "pcie_max_gen": ((("PCI", "GPU Link Info", "PCIe Generation", "Max"),), (("pci", "pci_gpu_link_info", "pcie_gen", "max_link_gen"),)),
-    "pcie_cur_gen": ((("PCI", "GPU Link Info", "PCIe Generation", "Current"),), (("pci", "pci_gpu_link_info", "pcie_gen", "current_link_gen"),)),
+    "pcie_max_gen": (
+        (("PCI", "GPU Link Info", "PCIe Generation", "Max"),),
+        (("pci", "pci_gpu_link_info", "pcie_gen", "max_link_gen"),),
+    ),
+    "pcie_cur_gen": (
+        (("PCI", "GPU Link Info", "PCIe Generation", "Current"),),
+        (("pci", "pci_gpu_link_info", "pcie_gen", "current_link_gen"),),
+    ),
     "pcie_dev_max_gen": (
         (("PCI", "GPU Link Info", "PCIe Generation", "Device Max"),),
         (("pci", "pci_gpu_link_info", "pcie_gen", "max_device_link_gen"),),
@@ -87,7 +120,10 @@ PATHS: dict[str, tuple[T, T]] = {
         (("PCI", "GPU Link Info", "PCIe Generation", "Host Max"),),
         (("pci", "pci_gpu_link_info", "pcie_gen", "max_host_link_gen"),),
     ),
-    "pcie_max_width": ((("PCI", "GPU Link Info", "Link Width", "Max"),), (("pci", "pci_gpu_link_info", "link_widths", "max_link_width"),)),
+    "pcie_max_width": (
+        (("PCI", "GPU Link Info", "Link Width", "Max"),),
+        (("pci", "pci_gpu_link_info", "link_widths", "max_link_width"),),
+    ),
     "pcie_cur_width": (
         (("PCI", "GPU Link Info", "Link Width", "Current"),),
         (("pci", "pci_gpu_link_info", "link_widths", "current_link_width"),),
@@ -216,7 +252,9 @@ def _mig_instances(g: Gpu, block: Node, xml: bool) -> None:
     """The framebuffer of each MIG device (-q -x ``mig_devices/mig_device/fb_memory_usage/total``; -q "MIG devices"
     / "MIG Device" / "FB Memory Usage" / "Total"), when MIG is enabled."""
     if not g.mig_mode:
-        g.unavailable["mig_instances_memory_bytes"] = "MIG is not enabled" if g.mig_mode is False else "MIG mode not known"
+        g.unavailable["mig_instances_memory_bytes"] = (
+            "MIG is not enabled" if g.mig_mode is False else "MIG mode not known"
+        )
         return
     devs = block.child("mig_devices" if xml else "MIG devices")
     sizes = []
@@ -228,10 +266,14 @@ def _mig_instances(g: Gpu, block: Node, xml: bool) -> None:
     if sizes:
         g.mig_instances_memory_bytes = sizes
     else:
-        g.unavailable["mig_instances_memory_bytes"] = "MIG is enabled but the source lists no MIG device with its memory"
+        g.unavailable["mig_instances_memory_bytes"] = (
+            "MIG is enabled but the source lists no MIG device with its memory"
+        )
 
 
-def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source: str, rig: Rig, elided: str | None = None) -> Gpu:
+def _gpu_from_block(
+    block: Node, index: int, bus: str | None, xml: bool, source: str, rig: Rig, elided: str | None = None
+) -> Gpu:
     g = Gpu(index=index)
     problems = rig.problems
     r = _Reader(block, xml, source, problems, elided or block.elision())
@@ -252,7 +294,12 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
     r.get(g, "power_default_limit_w", "power_default", lambda s: v.to_float(s, "W"))
     r.get(g, "power_draw_w", "power_draw", lambda s: v.to_float(s, "W"))
     r.get(g, "temperature_c", "temperature", lambda s: v.to_float(s, "C"))
-    r.get(g, "sm_clock_max_mhz", "sm_clock_max", lambda s: None if v.to_float(s, "MHz") is None else int(v.to_float(s, "MHz") or 0))
+    r.get(
+        g,
+        "sm_clock_max_mhz",
+        "sm_clock_max",
+        lambda s: None if v.to_float(s, "MHz") is None else int(v.to_float(s, "MHz") or 0),
+    )
     r.get(g, "performance_state", "pstate", _pstate)
     r.get(g, "ecc_enabled", "ecc_mode", v.enabled)
     r.get(g, "persistence_mode", "persistence", v.enabled)
@@ -273,11 +320,19 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
     ecc = block.first(*ECC_ERRORS[r.col])
     for scope in ("volatile", "aggregate"):
         scope_node = ecc.child(scope) if ecc is not None else None
-        cut = (scope_node.elision() if scope_node is not None else None) or (ecc.elision() if ecc is not None and scope_node is None else None)
+        cut = (scope_node.elision() if scope_node is not None else None) or (
+            ecc.elision() if ecc is not None and scope_node is None else None
+        )
         if cut or (ecc is None and r.elided):
-            for attr in (f"ecc_errors_corrected_{scope}", f"ecc_errors_uncorrected_{scope}", f"ecc_errors_corrected_sram_{scope}"):
+            for attr in (
+                f"ecc_errors_corrected_{scope}",
+                f"ecc_errors_uncorrected_{scope}",
+                f"ecc_errors_corrected_sram_{scope}",
+            ):
                 setattr(g, attr, None)
-                g.unavailable[attr] = f"{cut or r.elided}: not shown" if not cut else f"{cut}: the counts are shown in part"
+                g.unavailable[attr] = (
+                    f"{cut or r.elided}: not shown" if not cut else f"{cut}: the counts are shown in part"
+                )
             continue
         c, u, sram = _ecc_counts(scope_node)
         sram_attr = f"ecc_errors_corrected_sram_{scope}"
@@ -286,14 +341,25 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
             sram = None
         elif sram is None and c is not None:
             g.unavailable[sram_attr] = "no SRAM count in this output"
-        for attr, val in ((f"ecc_errors_corrected_{scope}", c), (f"ecc_errors_uncorrected_{scope}", u), (sram_attr, sram)):
+        for attr, val in (
+            (f"ecc_errors_corrected_{scope}", c),
+            (f"ecc_errors_uncorrected_{scope}", u),
+            (sram_attr, sram),
+        ):
             setattr(g, attr, val)
             if val is None:
                 g.unavailable.setdefault(
-                    attr, "not in this output" if ecc is None else "nvidia-smi printed N/A (no ECC on this GPU or mode off)"
+                    attr,
+                    "not in this output" if ecc is None else "nvidia-smi printed N/A (no ECC on this GPU or mode off)",
                 )
     if ecc is not None and not ecc.elision():
-        r.lines.update({f"ecc_errors_{a}_{b}": ecc.line for a in ("corrected", "uncorrected", "corrected_sram") for b in ("volatile", "aggregate")})
+        r.lines.update(
+            {
+                f"ecc_errors_{a}_{b}": ecc.line
+                for a in ("corrected", "uncorrected", "corrected_sram")
+                for b in ("volatile", "aggregate")
+            }
+        )
     clocks = block.first(*CLOCKS[r.col])
     cut = clocks.elision() if clocks is not None else None
     reasons = None if cut else _clock_reasons(clocks)
@@ -303,7 +369,9 @@ def _gpu_from_block(block: Node, index: int, bus: str | None, xml: bool, source:
     if cut:
         g.unavailable["clocks_event_reasons"] = f"{cut}: the reasons are shown in part"
     elif reasons is None:
-        g.unavailable["clocks_event_reasons"] = f"{r.elided}: not shown" if clocks is None and r.elided else "not in this output or N/A"
+        g.unavailable["clocks_event_reasons"] = (
+            f"{r.elided}: not shown" if clocks is None and r.elided else "not in this output or N/A"
+        )
 
     p = g.pcie
     r.get(p, "max_gen", "pcie_max_gen", _gen, "pcie.")
@@ -344,8 +412,13 @@ def _software(rig: Rig, root: Node, xml: bool, source: str, elided: str | None =
             rig.origins[f"software.{name}"] = f"{source}:{node.line}"
     for name, node in (("driver_version", drv), ("cuda_driver_version", cuda)):
         if getattr(s, name) is None:
-            s.unavailable[name] = (node.elided if node is not None and node.elided
-                                   else f"{elided}: not shown" if elided else "not in this nvidia-smi -q output")
+            s.unavailable[name] = (
+                node.elided
+                if node is not None and node.elided
+                else f"{elided}: not shown"
+                if elided
+                else "not in this nvidia-smi -q output"
+            )
 
 
 def _check_count(rig: Rig, root: Node, xml: bool, source: str, elided: str | None = None) -> None:
@@ -355,7 +428,11 @@ def _check_count(rig: Rig, root: Node, xml: bool, source: str, elided: str | Non
     if count is not None and count != len(rig.gpus):
         rig.problems.append(
             f"{source}: nvidia-smi reports {count} attached GPUs but the output holds {len(rig.gpus)} "
-            + (f"(the rest is not shown: {elided})" if elided and count > len(rig.gpus) else "(cut short, or filtered with -i)")
+            + (
+                f"(the rest is not shown: {elided})"
+                if elided and count > len(rig.gpus)
+                else "(cut short, or filtered with -i)"
+            )
         )
 
 
@@ -372,7 +449,9 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     gpu_blocks = [(c, m.group(1)) for c, m in blocks if m]
     if not gpu_blocks and root.child("Driver Version") is None:
         first = root.children[0].line if root.children else first_line
-        raise ImportParseError(source, first, "no 'Driver Version' and no 'GPU 0000:..' block: not nvidia-smi -q output")
+        raise ImportParseError(
+            source, first, "no 'Driver Version' and no 'GPU 0000:..' block: not nvidia-smi -q output"
+        )
     # A top-level elision after a GPU block may hide the rest of that block: count it as the block's.
     after: dict[int, str] = {}
     last: Node | None = None
@@ -386,7 +465,13 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             top_elided = top_elided or c.elided
     for i, (block, bus) in enumerate(gpu_blocks):
         rig.gpus.append(_gpu_from_block(block, i, bus, False, source, rig, block.elision() or after.get(id(block))))
-    _software(rig, root, False, source, top_elided if not gpu_blocks or top_elided and _line(top_elided) < gpu_blocks[0][0].line else None)
+    _software(
+        rig,
+        root,
+        False,
+        source,
+        top_elided if not gpu_blocks or top_elided and _line(top_elided) < gpu_blocks[0][0].line else None,
+    )
     _check_count(rig, root, False, source, top_elided)
     return rig
 
@@ -400,7 +485,9 @@ def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig
     """Facts from ``nvidia-smi -q -x``; a file cut short gives the GPUs read before the cut."""
     root, stopped = xml_tree(text, source, first_line)
     if root.key != "nvidia_smi_log":
-        raise ImportParseError(source, root.line, f"XML root is <{root.key[:40]}>, not <nvidia_smi_log> (nvidia-smi -q -x)")
+        raise ImportParseError(
+            source, root.line, f"XML root is <{root.key[:40]}>, not <nvidia_smi_log> (nvidia-smi -q -x)"
+        )
     rig = Rig()
     if stopped:
         rig.problems.append(f"{source}: XML ends early ({stopped}); kept what came before")

@@ -6,6 +6,7 @@ Both table layouts are read: the one before R530 (``| NVIDIA-SMI 470.57.02  Driv
 nvidia-smi cannot open is left out of the table; it prints "Unable to determine the device handle for GPU
 0000:3B:00.0: Unknown Error" above it instead, and that GPU is kept as lost (index: the one the table skips).
 """
+
 from __future__ import annotations
 
 import re
@@ -40,8 +41,18 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
     free = [i for i in range(len(rig.gpus) + len(lost)) if i not in taken]
     for (bus, text, lineno), idx in zip(sorted(lost), free[: len(lost)], strict=True):
         g = Gpu(index=idx, bus_id=bus)
-        for f in ("name", "persistence_mode", "ecc_errors_uncorrected_volatile", "temperature_c", "performance_state",
-                  "power_draw_w", "power_limit_w", "memory_used_bytes", "memory_total_bytes", "mig_mode"):
+        for f in (
+            "name",
+            "persistence_mode",
+            "ecc_errors_uncorrected_volatile",
+            "temperature_c",
+            "performance_state",
+            "power_draw_w",
+            "power_limit_w",
+            "memory_used_bytes",
+            "memory_total_bytes",
+            "mig_mode",
+        ):
             g.unavailable[f] = f"{facts.GPU_LOST} (nvidia-smi: {text})"
         rig.problems.append(f"{source}: line {lineno}: GPU {bus}: {text}")
         where[id(g)] = f"{source}:{lineno}"
@@ -126,7 +137,15 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     if not rig.gpus and rig.software.driver_version is None:
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
-        for f in ("temperature_c", "performance_state", "power_draw_w", "power_limit_w", "memory_used_bytes", "memory_total_bytes", "mig_mode"):
+        for f in (
+            "temperature_c",
+            "performance_state",
+            "power_draw_w",
+            "power_limit_w",
+            "memory_used_bytes",
+            "memory_total_bytes",
+            "mig_mode",
+        ):
             if getattr(g, f) is None:
                 g.unavailable.setdefault(f, "not shown (or N/A) in nvidia-smi's table")
     ctx = context or []

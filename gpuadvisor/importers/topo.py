@@ -5,6 +5,7 @@ when printed on a TTY; with or without the "CPU Affinity", "NUMA Affinity" and "
 columns named directly (``mlx5_0``) or as ``NIC0`` with a "NIC Legend" block; NIC rows with or without
 trailing empty cells; NV1..NV18 bonded NVLink counts; ``SOC`` (drivers before 2018) read as ``SYS``.
 """
+
 from __future__ import annotations
 
 import re
@@ -63,12 +64,16 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     start = next((i for i, x in enumerate(lines) if matrix_header_tokens(x) is not None), None)
     if start is None:
         first = next((i for i, x in enumerate(lines) if x.strip()), 0)
-        raise ImportParseError(source, first_line + first, "no matrix header (a line of column names starting with GPU0)")
+        raise ImportParseError(
+            source, first_line + first, "no matrix header (a line of column names starting with GPU0)"
+        )
     header: list[str] = []
     for h in matrix_header_tokens(lines[start]) or []:
         if _GLUED_NAMES.fullmatch(h):  # "NIC11NIC12": two names printed without a space (tools' env dumps)
             names = re.findall(r"(?:GPU|NIC)\d+", h)
-            t.notes.append(f"{source}: line {first_line + start}: header {h!r} read as {', '.join(names)} (column names glued together)")
+            t.notes.append(
+                f"{source}: line {first_line + start}: header {h!r} read as {', '.join(names)} (column names glued together)"
+            )
             header.extend(names)
         else:
             header.append(h)
@@ -100,9 +105,11 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
                 body = tokens[1:]
                 if cut and k == len(lines) - 1:  # the file ends inside this row: its last cell may be cut short
                     body = body[:-1]
-                    t.notes.append(f"{source}: line {lineno}: the file ends inside row {label}; its last cell is not used")
+                    t.notes.append(
+                        f"{source}: line {lineno}: the file ends inside row {label}; its last cell is not used"
+                    )
                     cells, extra = body[:n_link], dict(zip(t.extra_columns, body[n_link:], strict=False))
-                    for name in t.extra_columns[max(0, len(body) - n_link):]:
+                    for name in t.extra_columns[max(0, len(body) - n_link) :]:
                         t.extra_unknown.setdefault(label, f"{ELIDED} (line {lineno} is cut mid-line)")
                         extra.pop(name, None)
                 else:
@@ -110,9 +117,15 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
                 for j, c in enumerate(cells):
                     ok = TOPO_CODES.match(c) if codes == "topo" else c in P2P_CODES
                     if not ok:
-                        expected = "X, NV#, PIX, PXB, PHB, NODE or SYS" if codes == "topo" else "X, OK, CNS, GNS, TNS, NS, DIS or U"
+                        expected = (
+                            "X, NV#, PIX, PXB, PHB, NODE or SYS"
+                            if codes == "topo"
+                            else "X, OK, CNS, GNS, TNS, NS, DIS or U"
+                        )
                         raise ImportParseError(
-                            source, lineno, f"row {label}, column {t.columns[j]}: {c!r} is not a link code (expected {expected})"
+                            source,
+                            lineno,
+                            f"row {label}, column {t.columns[j]}: {c!r} is not a link code (expected {expected})",
                         )
                 seen_labels.add(label)
                 t.rows.append((label, cells, extra, lineno))
@@ -132,7 +145,9 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     return t
 
 
-def _row_cells(t: _Table, label: str, body: list[str], lineno: int, source: str, n_link: int, n_extra: int) -> tuple[list[str], dict[str, str]]:
+def _row_cells(
+    t: _Table, label: str, body: list[str], lineno: int, source: str, n_link: int, n_extra: int
+) -> tuple[list[str], dict[str, str]]:
     """A row's link cells and affinity cells. A row wider or narrower than its header (cells glued together,
     a name missing) is read only where that is unambiguous: glued cells read apart, the affinity cells from
     the right when they look like affinity values; otherwise those cells are left unread with the reason."""
@@ -141,16 +156,24 @@ def _row_cells(t: _Table, label: str, body: list[str], lineno: int, source: str,
         return body[:n_link], dict(zip(t.extra_columns, body[n_link:], strict=False))
     split = _split_glued(body) if len(body) < n_link + n_extra else None
     if split is not None and len(split) == n_link + n_extra:
-        t.notes.append(f"{source}: line {lineno}: row {label}: cells glued together read apart "
-                       f"({' '.join(x for x in body if x not in split)!r})")
+        t.notes.append(
+            f"{source}: line {lineno}: row {label}: cells glued together read apart "
+            f"({' '.join(x for x in body if x not in split)!r})"
+        )
         return split[:n_link], dict(zip(t.extra_columns, split[n_link:], strict=False))
-    why = (f"row {label} (line {lineno}) has {len(body)} cells under a header of {n_link + n_extra} columns "
-           "(columns shifted: names or cells glued together)")
+    why = (
+        f"row {label} (line {lineno}) has {len(body)} cells under a header of {n_link + n_extra} columns "
+        "(columns shifted: names or cells glued together)"
+    )
     t.notes.append(f"{source}: line {lineno}: {why}; its link cells are not used")
     extra: dict[str, str] = {}
-    tail = body[len(body) - n_extra:] if n_extra else []
+    tail = body[len(body) - n_extra :] if n_extra else []
     before = body[len(body) - n_extra - 1] if len(body) > n_extra else ""
-    if n_extra and all(_EXTRA_OK[c].match(v) for c, v in zip(t.extra_columns, tail, strict=True)) and TOPO_CODES.match(before):
+    if (
+        n_extra
+        and all(_EXTRA_OK[c].match(v) for c, v in zip(t.extra_columns, tail, strict=True))
+        and TOPO_CODES.match(before)
+    ):
         extra = dict(zip(t.extra_columns, tail, strict=True))  # the affinity columns end the row: read from the right
     elif n_extra:
         t.extra_unknown[label] = why
@@ -188,7 +211,9 @@ def _gpu_labels(t: _Table, source: str) -> list[str]:
     labels = [c for c in t.columns if _GPU.match(c)]
     nums = [int(_GPU.match(c).group(1)) for c in labels]  # type: ignore[union-attr]
     if nums != list(range(len(nums))):
-        raise ImportParseError(source, t.header_line, f"GPU columns are {', '.join(labels)}; expected GPU0, GPU1, ... in order")
+        raise ImportParseError(
+            source, t.header_line, f"GPU columns are {', '.join(labels)}; expected GPU0, GPU1, ... in order"
+        )
     return labels
 
 
@@ -216,12 +241,18 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
             for name, col in (("cpu_affinity", "CPU Affinity"), ("numa_node", "NUMA Affinity")):
                 if getattr(g, name) is None:
                     g.unavailable[name] = (
-                        f"nvidia-smi topo -m printed {extra[col]!r}" if col in extra
-                        else t.extra_unknown[label] if label in t.extra_unknown and col in t.extra_columns
+                        f"nvidia-smi topo -m printed {extra[col]!r}"
+                        if col in extra
+                        else t.extra_unknown[label]
+                        if label in t.extra_unknown and col in t.extra_columns
                         else "this nvidia-smi topo -m has no such column"
                     )
         else:
-            why = f"{t.elided}: row {label} not shown" if t.elided else f"no row for {label} in this nvidia-smi topo -m (the paste ends before it)"
+            why = (
+                f"{t.elided}: row {label} not shown"
+                if t.elided
+                else f"no row for {label} in this nvidia-smi topo -m (the paste ends before it)"
+            )
             rig.problems.append(f"{source}: nvidia-smi topo -m: {why}")
             for name in ("cpu_affinity", "numa_node"):
                 g.unavailable[name] = why
@@ -233,7 +264,9 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
     if matrix is not None:
         topo.matrix = matrix
         if any(c.startswith("NV") for row in matrix for c in row):
-            topo.unavailable["pcie_matrix"] = "nvidia-smi topo -m shows the NVLink count, not the PCIe level, for NVLink pairs"
+            topo.unavailable["pcie_matrix"] = (
+                "nvidia-smi topo -m shows the NVLink count, not the PCIe level, for NVLink pairs"
+            )
         else:
             topo.pcie_matrix = [row[:] for row in matrix]
     else:
@@ -246,8 +279,11 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
             cells = rows[label][0] if label in rows else []
             if any(index[n] >= len(cells) for n in nic_cols):
                 nic_matrix = []
-                topo.unavailable["nic_matrix"] = (f"row {label}: its NIC cells are not readable (columns shifted)" if label in rows and not cells
-                                                  else _matrix_gap(t, labels))
+                topo.unavailable["nic_matrix"] = (
+                    f"row {label}: its NIC cells are not readable (columns shifted)"
+                    if label in rows and not cells
+                    else _matrix_gap(t, labels)
+                )
                 break
             nic_matrix.append(["SYS" if cells[index[n]] == "SOC" else cells[index[n]] for n in nic_cols])
         topo.nic_matrix = nic_matrix
@@ -304,7 +340,9 @@ def parse_topo_p2p(text: str, source: str = "<text>", first_line: int = 1, mode:
     elif mode == "w":
         rig.topology.p2p_write = matrix
     else:
-        rig.problems.append(f"{source}: nvidia-smi topo -p2p {mode} ({P2P_MODES.get(mode, mode)}) matrix read but not kept: the scan has read and write only")
+        rig.problems.append(
+            f"{source}: nvidia-smi topo -p2p {mode} ({P2P_MODES.get(mode, mode)}) matrix read but not kept: the scan has read and write only"
+        )
     return rig
 
 
@@ -312,5 +350,3 @@ def nv_count(code: str) -> int:
     """``NV12`` -> 12; anything else -> 0."""
     m = re.fullmatch(r"NV(\d+)", code)
     return int(m.group(1)) if m else 0
-
-

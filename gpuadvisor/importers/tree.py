@@ -1,4 +1,5 @@
 """One small tree for both ``nvidia-smi -q`` text (indented "Key : Value") and ``-q -x`` XML, with line numbers."""
+
 from __future__ import annotations
 
 import re
@@ -75,8 +76,10 @@ def text_tree(text: str, first_line: int = 1) -> Node:
         indent = len(line) - len(line.lstrip(" "))
         body = line.strip()
         m = _KV.match(body)
-        node = Node(key=m.group("key").strip(), value=(m.group("value") or "").strip(), line=first_line + k) if m else Node(
-            key=body, value=None, line=first_line + k
+        node = (
+            Node(key=m.group("key").strip(), value=(m.group("value") or "").strip(), line=first_line + k)
+            if m
+            else Node(key=body, value=None, line=first_line + k)
         )
         if is_elision(body) or node.value is not None and is_elision(node.value):
             node.elided = f"{ELIDED} (line {first_line + k})"
@@ -144,7 +147,9 @@ def xml_tree(text: str, source: str, first_line: int = 1) -> tuple[Node, str | N
         parser.Parse(text.lstrip("\ufeff"), True)
     except xml.parsers.expat.ExpatError as e:
         if b.root is None:
-            raise ImportParseError(source, first_line + e.lineno - 1, f"not readable as XML ({xml.parsers.expat.ErrorString(e.code)})") from None
+            raise ImportParseError(
+                source, first_line + e.lineno - 1, f"not readable as XML ({xml.parsers.expat.ErrorString(e.code)})"
+            ) from None
         stopped = f"line {first_line + e.lineno - 1}: {xml.parsers.expat.ErrorString(e.code)}"
         why = f"{ELIDED} (the XML stops at line {first_line + e.lineno - 1})"
         innermost = True

@@ -1,11 +1,22 @@
 """Small readers for the values nvidia-smi and lspci print ("16x", "81559 MiB", "700.00 W", "Enabled")."""
+
 from __future__ import annotations
 
 import re
 
 # Values nvidia-smi prints when it has nothing to show.
-_ABSENT = {"", "n/a", "[n/a]", "not available", "[not supported]", "not supported", "unknown", "[unknown error]",
-           "requested functionality has been deprecated", "none"}
+_ABSENT = {
+    "",
+    "n/a",
+    "[n/a]",
+    "not available",
+    "[not supported]",
+    "not supported",
+    "unknown",
+    "[unknown error]",
+    "requested functionality has been deprecated",
+    "none",
+}
 
 _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")

@@ -5,6 +5,7 @@ Public API:
     run_plan(builds, need, model_kw, ...) -> Plan
     render_text(plan), plan.to_dict()     terminal table / JSON
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,10 +48,21 @@ class Plan:
         }
 
 
-def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, prices: Any, kwh_usd: float = DEFAULT_KWH_USD,
-             months: float = DEFAULT_MONTHS, calibration: Any = None) -> Plan:
+def run_plan(
+    builds: list[Build],
+    need: Need,
+    model_kw: dict[str, Any],
+    *,
+    prices: Any,
+    kwh_usd: float = DEFAULT_KWH_USD,
+    months: float = DEFAULT_MONTHS,
+    calibration: Any = None,
+) -> Plan:
     workload = workload_for(need, model_kw)
-    rows = [evaluate_build(b, need, workload, prices, kwh_usd=kwh_usd, months=months, calibration=calibration) for b in builds]
+    rows = [
+        evaluate_build(b, need, workload, prices, kwh_usd=kwh_usd, months=months, calibration=calibration)
+        for b in builds
+    ]
     rows = rank(rows)
     assumptions = [
         "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the build",
@@ -66,6 +78,18 @@ def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, price
     adv = next((r.advice for r in rows if r.advice), None)
     if adv:
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
-    model = adv["workload"].get("model_label") or adv["workload"].get("model") if adv else str(model_kw.get("model") or model_kw.get("params"))
-    return Plan(need=need, model=str(model), rows=rows, recommendation=recommend(rows, need), assumptions=assumptions,
-                calibration=calibration.to_dict() if calibration else None, kwh_usd=kwh_usd, months=months)
+    model = (
+        adv["workload"].get("model_label") or adv["workload"].get("model")
+        if adv
+        else str(model_kw.get("model") or model_kw.get("params"))
+    )
+    return Plan(
+        need=need,
+        model=str(model),
+        rows=rows,
+        recommendation=recommend(rows, need),
+        assumptions=assumptions,
+        calibration=calibration.to_dict() if calibration else None,
+        kwh_usd=kwh_usd,
+        months=months,
+    )

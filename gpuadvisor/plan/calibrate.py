@@ -6,6 +6,7 @@ machine that reaches 0.9 of its datasheet compute makes the plan expect 0.9 of e
 software stack, cooling and clocks policy are assumed to travel with the buyer). Measurements the scan lacks
 leave the candidates' figures as the advisor's defaults, and the plan says so.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -34,12 +35,20 @@ class Calibration:
         if self.compute_ratio is not None and build.gpu.peak_tflops("bf16"):
             peak = build.gpu.peak_tflops("bf16")
             for g in rig.gpus:
-                m = Measurement(kind="matmul", backend="cuda", method=f"carried over from {self.source}: {self.compute_basis}",
-                                provenance="imported", gpus=[g.index], status="ok")
+                m = Measurement(
+                    kind="matmul",
+                    backend="cuda",
+                    method=f"carried over from {self.source}: {self.compute_basis}",
+                    provenance="imported",
+                    gpus=[g.index],
+                    status="ok",
+                )
                 for k, v in (("dtype", "bf16"), ("value_tflops", peak * self.compute_ratio), ("expected_tflops", peak)):
                     setattr(m, k, v)
                 m.ratio = self.compute_ratio
-                m.notes.append("predicted: the owned machine's measured fraction of datasheet peak, applied to this GPU's peak")
+                m.notes.append(
+                    "predicted: the owned machine's measured fraction of datasheet peak, applied to this GPU's peak"
+                )
                 rig.measurements.append(m)
 
 
@@ -52,18 +61,31 @@ def load_calibration(path: str) -> Calibration:
 
     rig = load(path)
     cal = Calibration(source=path)
-    compute = [m for m in rig.measurements if m.kind == "matmul" and m.status == "ok"
-               and getattr(m, "dtype", None) in ("bf16", "fp16") and getattr(m, "value_tflops", None) and getattr(m, "expected_tflops", None)]
+    compute = [
+        m
+        for m in rig.measurements
+        if m.kind == "matmul"
+        and m.status == "ok"
+        and getattr(m, "dtype", None) in ("bf16", "fp16")
+        and getattr(m, "value_tflops", None)
+        and getattr(m, "expected_tflops", None)
+    ]
     if compute:
         cal.compute_ratio = _ratio([m.value_tflops / m.expected_tflops for m in compute])
-        cal.compute_basis = f"median measured/datasheet bf16 matmul ratio {cal.compute_ratio:.2f} over {len(compute)} GPU(s)"
+        cal.compute_basis = (
+            f"median measured/datasheet bf16 matmul ratio {cal.compute_ratio:.2f} over {len(compute)} GPU(s)"
+        )
     else:
-        cal.notes.append(f"{path} has no bf16 matmul measurement (gpuadvisor bench --compute): compute stays at the advisor's defaults")
+        cal.notes.append(
+            f"{path} has no bf16 matmul measurement (gpuadvisor bench --compute): compute stays at the advisor's defaults"
+        )
     coll = [m for m in rig.measurements if m.kind == "all_reduce" and m.status in ("ok", "partial") and m.ratio]
     if coll:
         cal.busbw_ratio = _ratio([m.ratio for m in coll])
         cal.busbw_basis = f"median measured/expected all-reduce busbw ratio {cal.busbw_ratio:.2f}"
         cal.notes.append("all-reduce ratio shown for reference; candidates keep their links' expected bandwidth")
     if cal.compute_ratio is None and cal.busbw_ratio is None:
-        raise InputError(f"{path}: no compute or all-reduce measurement to calibrate from (run gpuadvisor scan --bench, or bench --compute, and save with --json)")
+        raise InputError(
+            f"{path}: no compute or all-reduce measurement to calibrate from (run gpuadvisor scan --bench, or bench --compute, and save with --json)"
+        )
     return cal

@@ -4,6 +4,7 @@ beats renting the same GPUs.
 Every figure says where it comes from: a reference price (dated, sourced), the build's own figure, or an
 assumption shown in the output.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -43,8 +44,10 @@ def build_cost(b: Build, prices: Prices) -> Cost:
         gpu_w = (b.gpu.tdp_w or 0) * b.count
         cpu_w = (b.cpu.tdp_w if b.cpu else 0) * b.sockets
         c.power_w = gpu_w + cpu_w + REST_OF_SYSTEM_W
-        c.power_basis = (f"{b.count} x {b.gpu.tdp_w:g} W GPU board power + {b.sockets} x {cpu_w / max(b.sockets, 1):g} W CPU TDP "
-                         f"+ {REST_OF_SYSTEM_W:g} W for the rest (assumed: GPUs at board power under training)")
+        c.power_basis = (
+            f"{b.count} x {b.gpu.tdp_w:g} W GPU board power + {b.sockets} x {cpu_w / max(b.sockets, 1):g} W CPU TDP "
+            f"+ {REST_OF_SYSTEM_W:g} W for the rest (assumed: GPUs at board power under training)"
+        )
     if b.rent:
         cloud = prices.cloud.get(b.gpu.id)
         given = b.price.get("gpu_hour_usd")
@@ -79,7 +82,12 @@ def build_cost(b: Build, prices: Prices) -> Cost:
             else:
                 missing.append(f"{b.cpu.name} has no reference price")
         if p.get("platform_usd"):
-            parts.append((float(p["platform_usd"]), f"US${p['platform_usd']:,.0f} for the rest ({p.get('platform_note', 'given in the build')})"))
+            parts.append(
+                (
+                    float(p["platform_usd"]),
+                    f"US${p['platform_usd']:,.0f} for the rest ({p.get('platform_note', 'given in the build')})",
+                )
+            )
         else:
             missing.append("the rest of the platform is not priced")
         if missing:
@@ -105,8 +113,16 @@ class JobCost:
         return dict(self.__dict__)
 
 
-def job_cost(b: Build, c: Cost, tokens_per_second: float | None, tokens: float | None, *, kwh_usd: float, months: float,
-             prices: Prices) -> JobCost:
+def job_cost(
+    b: Build,
+    c: Cost,
+    tokens_per_second: float | None,
+    tokens: float | None,
+    *,
+    kwh_usd: float,
+    months: float,
+    prices: Prices,
+) -> JobCost:
     notes: list[str] = []
     hours = tokens / tokens_per_second / 3600 if (tokens and tokens_per_second) else None
     kw = c.power_w / 1000
@@ -129,8 +145,10 @@ def job_cost(b: Build, c: Cost, tokens_per_second: float | None, tokens: float |
             monthly_energy = kw * kwh_usd * HOURS_PER_MONTH
             if monthly_rent > monthly_energy:
                 be = c.purchase_usd / (monthly_rent - monthly_energy)
-                be_basis = (f"renting {b.count} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) around the clock "
-                            f"costs US${monthly_rent:,.0f}/month against US${monthly_energy:,.0f}/month of energy")
+                be_basis = (
+                    f"renting {b.count} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) around the clock "
+                    f"costs US${monthly_rent:,.0f}/month against US${monthly_energy:,.0f}/month of energy"
+                )
         else:
             be_basis = f"no reference cloud price for {b.gpu.name}: no break-even against renting"
     return JobCost(hours, energy_kwh, energy_usd, job_usd, per_m, be, be_basis, notes)

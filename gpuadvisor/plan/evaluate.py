@@ -1,4 +1,5 @@
 """One build -> one row of the plan: simulate the build, run the rules and the advisor on it, cost it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -96,8 +97,10 @@ def _band(pick: dict[str, Any], advice: dict[str, Any]) -> tuple[tuple[float, fl
     b = (pick.get("band") or {}).get("tokens_per_second")
     if not isinstance(b, dict) or "low" not in b or "high" not in b:
         return None, None
-    basis = (f"{b.get('coverage', 'range of the published runs')} ({b.get('cases', '?')} cases, "
-             f"{b.get('basis', 'datasheet')} rates: x{b.get('ratio_low', 0):.2f}-x{b.get('ratio_high', 0):.2f})")
+    basis = (
+        f"{b.get('coverage', 'range of the published runs')} ({b.get('cases', '?')} cases, "
+        f"{b.get('basis', 'datasheet')} rates: x{b.get('ratio_low', 0):.2f}-x{b.get('ratio_high', 0):.2f})"
+    )
     return (float(b["low"]), float(b["high"])), basis
 
 
@@ -112,8 +115,9 @@ def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
     return Workload.from_options(**kw)
 
 
-def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_usd: float, months: float,
-                   calibration: Any = None) -> Row:
+def evaluate_build(
+    b: Build, need: Need, workload: Any, prices: Prices, *, kwh_usd: float, months: float, calibration: Any = None
+) -> Row:
     from gpuadvisor.collect import simulate_description
     from gpuadvisor.probes.rigdesc import parse_description
     from gpuadvisor.rules import evaluate
@@ -148,15 +152,25 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_u
     pick = adv.get("pick_detail") or {}
     if need.task == "inference":
         arch = adv["workload"]["architecture"]
-        row.serving = serving_throughput(adv, gpus=b.count, memory_bandwidth_gbps=b.gpu.memory_bandwidth_gbps,
-                                         peak_tflops=b.gpu.peak_tflops("bf16") or 100.0, params=int(adv["workload"]["params"]),
-                                         layers=int(arch["layers"]), context=int(adv["workload"].get("context") or need.context or 8192),
-                                         concurrency=int(adv["workload"].get("concurrency") or 1))
+        row.serving = serving_throughput(
+            adv,
+            gpus=b.count,
+            memory_bandwidth_gbps=b.gpu.memory_bandwidth_gbps,
+            peak_tflops=b.gpu.peak_tflops("bf16") or 100.0,
+            params=int(adv["workload"]["params"]),
+            layers=int(arch["layers"]),
+            context=int(adv["workload"].get("context") or need.context or 8192),
+            concurrency=int(adv["workload"].get("concurrency") or 1),
+        )
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
-        if row.serving and row.serving.tensor_parallel != int(pick.get("tensor_parallel_size", 1)) * int(pick.get("pipeline_parallel_size", 1)):
+        if row.serving and row.serving.tensor_parallel != int(pick.get("tensor_parallel_size", 1)) * int(
+            pick.get("pipeline_parallel_size", 1)
+        ):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
-            row.reason = (f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences fastest; "
-                          f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})")
+            row.reason = (
+                f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences fastest; "
+                f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})"
+            )
         elif row.serving:
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
     elif row.fits:

@@ -1,5 +1,6 @@
 """The pre-purchase report: one self-contained HTML file (inline CSS and SVG, nothing fetched, the plan JSON
 embedded), rendered with the scan report's jinja2 environment (autoescape on, templates compiled once)."""
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,16 @@ def _bars(rows: list[Row], value: Any, label: Any, band: Any = None) -> dict[str
     bars = []
     for r, v in items:
         b = band(r) if band else None
-        bars.append({
-            "name": r.build.name, "pct": max(0.5, 100 * v / top), "text": label(r, v),
-            "lo": 100 * b[0] / top if b else None, "hi": 100 * b[1] / top if b else None, "rent": r.build.rent,
-        })
+        bars.append(
+            {
+                "name": r.build.name,
+                "pct": max(0.5, 100 * v / top),
+                "text": label(r, v),
+                "lo": 100 * b[0] / top if b else None,
+                "hi": 100 * b[1] / top if b else None,
+                "rent": r.build.rent,
+            }
+        )
     return {"bars": bars}
 
 
@@ -37,7 +44,9 @@ def charts(plan: Plan) -> dict[str, Any]:
     rows = [r for r in plan.rows if r.fits and r.tokens_per_second]
     tokens = plan.need.tokens
     if tokens:
-        time = _bars(rows, lambda r: r.job.hours if r.job else None, lambda r, v: _duration(v), lambda r: _hours_band(r, tokens))
+        time = _bars(
+            rows, lambda r: r.job.hours if r.job else None, lambda r, v: _duration(v), lambda r: _hours_band(r, tokens)
+        )
         time["title"], time["unit"] = "Time for the token budget (shorter is better)", "hours"
         cost = _bars(rows, lambda r: r.job.job_usd if r.job else None, lambda r, v: f"US${v:,.0f}")
         cost["title"] = "Cost of the job: rent, or owning (purchase written off + energy)"
@@ -58,12 +67,22 @@ def render_html(plan: Plan) -> str:
     embedded = json.dumps(data, allow_nan=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     table = []
     for r in plan.rows:
-        table.append({
-            "row": r, "price": _price(r), "time": _duration(r.job.hours if r.job else None),
-            "speed": f"{r.tokens_per_second:,.0f}" if r.tokens_per_second else "—",
-            "band": f"{r.band[0]:,.0f}–{r.band[1]:,.0f}" if r.band else "",
-            "per_m": f"US${r.job.usd_per_million_tokens:,.2f}" if r.job and r.job.usd_per_million_tokens is not None else "—",
-            "worst": "fail" if any(f["severity"] == "fail" for f in r.findings) else ("warn" if any(f["severity"] == "warn" for f in r.findings) else ""),
-        })
+        table.append(
+            {
+                "row": r,
+                "price": _price(r),
+                "time": _duration(r.job.hours if r.job else None),
+                "speed": f"{r.tokens_per_second:,.0f}" if r.tokens_per_second else "—",
+                "band": f"{r.band[0]:,.0f}–{r.band[1]:,.0f}" if r.band else "",
+                "per_m": f"US${r.job.usd_per_million_tokens:,.2f}"
+                if r.job and r.job.usd_per_million_tokens is not None
+                else "—",
+                "worst": "fail"
+                if any(f["severity"] == "fail" for f in r.findings)
+                else ("warn" if any(f["severity"] == "warn" for f in r.findings) else ""),
+            }
+        )
     template = _environment().get_template("plan.html.j2")
-    return template.render(plan=plan, data=data, table=table, charts=charts(plan), plan_json=markupsafe.Markup(embedded))
+    return template.render(
+        plan=plan, data=data, table=table, charts=charts(plan), plan_json=markupsafe.Markup(embedded)
+    )

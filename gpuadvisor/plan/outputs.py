@@ -1,5 +1,6 @@
 """Where plan outputs are written: one function, so every output goes through the project's atomic writer
 (gpuadvisor.output.write_atomic: temp file in the same directory, fsync, rename; never through a link)."""
+
 from __future__ import annotations
 
 

@@ -1,5 +1,6 @@
 """Order the rows and say what to buy: fastest first among builds that fit; builds whose predicted ranges overlap
 share a rank (a tie, not an order); then the recommendation in plain words."""
+
 from __future__ import annotations
 
 from gpuadvisor.plan.evaluate import Need, Row
@@ -43,38 +44,66 @@ def recommend(rows: list[Row], need: Need) -> list[str]:
     out: list[str] = []
     if not meets:
         fits = [r for r in rows if r.fits]
-        out.append("No candidate meets the need." + (f" Closest: {fits[0].build.title} ({fits[0].need_reason})." if fits else
-                                                    " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit optimizers) or more GPUs are needed."))
+        out.append(
+            "No candidate meets the need."
+            + (
+                f" Closest: {fits[0].build.title} ({fits[0].need_reason})."
+                if fits
+                else " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit optimizers) or more GPUs are needed."
+            )
+        )
         return out
     buys = [r for r in meets if not r.build.rent and r.cost and r.cost.purchase_usd is not None]
     cheapest_buy = min(buys, key=lambda r: r.cost.purchase_usd, default=None)
     if cheapest_buy:
-        out.append(f"Cheapest to buy that meets the need: {cheapest_buy.build.title}, {_usd(cheapest_buy.cost.purchase_usd)}"
-                   f"{_time(cheapest_buy, need)}.")
+        out.append(
+            f"Cheapest to buy that meets the need: {cheapest_buy.build.title}, {_usd(cheapest_buy.cost.purchase_usd)}"
+            f"{_time(cheapest_buy, need)}."
+        )
     priced_jobs = [r for r in meets if r.job and r.job.job_usd is not None]
     if need.tokens and priced_jobs:
         cheapest_job = min(priced_jobs, key=lambda r: r.job.job_usd)
-        how = "renting" if cheapest_job.build.rent else "owning it (purchase written off over the months assumed, plus energy)"
-        out.append(f"Cheapest for this job: {cheapest_job.build.title}, {_usd(cheapest_job.job.job_usd)} by {how}{_time(cheapest_job, need)}.")
+        how = (
+            "renting"
+            if cheapest_job.build.rent
+            else "owning it (purchase written off over the months assumed, plus energy)"
+        )
+        out.append(
+            f"Cheapest for this job: {cheapest_job.build.title}, {_usd(cheapest_job.job.job_usd)} by {how}{_time(cheapest_job, need)}."
+        )
     fastest = meets[0]
     if need.budget_usd is not None:
         within = [r for r in meets if _price_for_budget(r) is not None and _price_for_budget(r) <= need.budget_usd]
         if within:
             f = within[0]
-            out.append(f"Fastest within US${need.budget_usd:,.0f}: {f.build.title}{_time(f, need)}"
-                       + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)" if f.tie_with else "") + ".")
+            out.append(
+                f"Fastest within US${need.budget_usd:,.0f}: {f.build.title}{_time(f, need)}"
+                + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)" if f.tie_with else "")
+                + "."
+            )
             if f is not fastest:
-                out.append(f"What would change it: {fastest.build.title} is {_speed(fastest) / _speed(f):.1f}x faster "
-                           f"for {_usd(_price_for_budget(fastest))}.")
+                out.append(
+                    f"What would change it: {fastest.build.title} is {_speed(fastest) / _speed(f):.1f}x faster "
+                    f"for {_usd(_price_for_budget(fastest))}."
+                )
         else:
             out.append(f"Nothing that meets the need has a known price within US${need.budget_usd:,.0f}.")
     else:
-        out.append(f"Fastest: {fastest.build.title}{_time(fastest, need)}"
-                   + (f" (a tie with {', '.join(fastest.tie_with)}: their predicted ranges overlap)" if fastest.tie_with else "") + ".")
+        out.append(
+            f"Fastest: {fastest.build.title}{_time(fastest, need)}"
+            + (
+                f" (a tie with {', '.join(fastest.tie_with)}: their predicted ranges overlap)"
+                if fastest.tie_with
+                else ""
+            )
+            + "."
+        )
     for r in meets:
         if r.job and r.job.break_even_months is not None and not r.build.rent:
-            out.append(f"Buying {r.build.title} pays for itself against renting the same GPUs after "
-                       f"{r.job.break_even_months:.1f} months of round-the-clock use.")
+            out.append(
+                f"Buying {r.build.title} pays for itself against renting the same GPUs after "
+                f"{r.job.break_even_months:.1f} months of round-the-clock use."
+            )
             break
     unpriced = [r.build.name for r in meets if _price_for_budget(r) is None]
     if unpriced:

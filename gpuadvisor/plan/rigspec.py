@@ -1,5 +1,6 @@
 """A build -> the rig description the simulator serves: the PCIe tree its CPU's lanes allow, the NVLink fabric
 it has, the host it sits in. The same probes, rules and advisor then run on it as on a real machine."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,8 +11,13 @@ from gpuadvisor.plan.build import Build
 # NVML's nvmlDeviceArchitecture_t and the compute capability of each family's parts in the catalog.
 NVML_ARCH = {"volta": 5, "ampere": 7, "ada": 8, "hopper": 9, "blackwell": 10}
 COMPUTE_CAPABILITY = {"volta": "7.0", "ampere": "8.6", "ada": "8.9", "hopper": "9.0", "blackwell": "10.0"}
-COMPUTE_CAPABILITY_BY_ID = {"a100-sxm4-80gb": "8.0", "a100-sxm4-40gb": "8.0", "a100-pcie-80gb": "8.0",
-                            "a100-pcie-40gb": "8.0", "rtx-5090": "12.0"}
+COMPUTE_CAPABILITY_BY_ID = {
+    "a100-sxm4-80gb": "8.0",
+    "a100-sxm4-40gb": "8.0",
+    "a100-pcie-80gb": "8.0",
+    "a100-pcie-40gb": "8.0",
+    "rtx-5090": "12.0",
+}
 # NVSwitch chips on each generation's 8-GPU baseboard (HGX A100: 6, HGX H100/H200: 4, HGX B200: 2).
 NVSWITCHES = {"ampere": 6, "hopper": 4, "blackwell": 2, "volta": 6}
 DRIVER = ("570.133.20", "12.8")  # a driver every GPU in the catalog runs on (R570 added the RTX 50 series)
@@ -77,13 +83,18 @@ def lane_split(b: Build) -> Layout:
         if rest > chipset:
             out.problems.append(
                 f"{b.count} GPUs but {cpu.name} boards have {cpu.gpu_slots * b.sockets + cpu.chipset_slots} slots for them "
-                f"({cpu.gpu_slots} CPU-attached per socket{f', {cpu.chipset_slots} through the chipset' if cpu.chipset_slots else ''})")
+                f"({cpu.gpu_slots} CPU-attached per socket{f', {cpu.chipset_slots} through the chipset' if cpu.chipset_slots else ''})"
+            )
             return out
     narrow = [sl for sl in out.slots if sl.width < 16]
     if narrow:
         out.notes.append(
             f"{cpu.name} gives its GPUs {cpu.gpu_lanes} graphics lanes per socket: "
-            + ", ".join(f"GPU {sl.gpu} x{sl.width}{' through the chipset (shared x' + str((cpu.chipset_uplink or {}).get('width', 4)) + ' uplink)' if sl.via == 'chipset' else ''}" for sl in narrow))
+            + ", ".join(
+                f"GPU {sl.gpu} x{sl.width}{' through the chipset (shared x' + str((cpu.chipset_uplink or {}).get('width', 4)) + ' uplink)' if sl.via == 'chipset' else ''}"
+                for sl in narrow
+            )
+        )
     return out
 
 
@@ -113,7 +124,10 @@ def rig_description(b: Build) -> tuple[dict[str, Any], Layout]:
     cpu = b.cpu
     sockets = b.sockets
     threads = cpu.threads if cpu else 0
-    numa = [{"id": s, "cpus": f"{s * threads}-{(s + 1) * threads - 1}", "memory_gib": (b.ram_gib or 0) / sockets} for s in range(sockets)]
+    numa = [
+        {"id": s, "cpus": f"{s * threads}-{(s + 1) * threads - 1}", "memory_gib": (b.ram_gib or 0) / sockets}
+        for s in range(sockets)
+    ]
     desc: dict[str, Any] = {
         "name": b.name,
         "title": b.title,
@@ -121,23 +135,31 @@ def rig_description(b: Build) -> tuple[dict[str, Any], Layout]:
         "sources": b.sources,
         "p2p_pcie": b.p2p or ("NS" if "GeForce" in b.gpu.name else "OK"),
         "software": {"driver_version": DRIVER[0], "cuda_driver_version": DRIVER[1]},
-        "host": {k: v for k, v in {
-            "hostname": b.name,
-            "cpu_model": cpu.name if cpu else None,
-            "sockets": sockets,
-            "cores_physical": cpu.cores * sockets if cpu else None,
-            "cores_logical": cpu.threads * sockets if cpu else None,
-            "memory_total_gib": b.ram_gib,
-            "psu_watts": b.psu_watts,
-        }.items() if v is not None},
+        "host": {
+            k: v
+            for k, v in {
+                "hostname": b.name,
+                "cpu_model": cpu.name if cpu else None,
+                "sockets": sockets,
+                "cores_physical": cpu.cores * sockets if cpu else None,
+                "cores_logical": cpu.threads * sockets if cpu else None,
+                "memory_total_gib": b.ram_gib,
+                "psu_watts": b.psu_watts,
+            }.items()
+            if v is not None
+        },
         "numa": numa if cpu else [],
         "gpu": _gpu_props(b),
         "ports": [],
         "gpus": [],
     }
     if b.fabric == "nvswitch":
-        desc["gpu"].update(nvlinks=b.nvlink_links or b.gpu.nvlink_links, nvlink_version=b.gpu.nvlink_version,
-                           nvlink_fabric="nvswitch", nvswitches=NVSWITCHES.get(b.gpu.architecture, 4))
+        desc["gpu"].update(
+            nvlinks=b.nvlink_links or b.gpu.nvlink_links,
+            nvlink_version=b.gpu.nvlink_version,
+            nvlink_fabric="nvswitch",
+            nvswitches=NVSWITCHES.get(b.gpu.architecture, 4),
+        )
     elif b.fabric == "bridge":
         links = b.nvlink_links or min(b.gpu.nvlink_links or 4, 12)
         desc["gpu"].update(nvlinks=links, nvlink_version=b.gpu.nvlink_version or 3, nvlink_fabric="bridge")
@@ -148,28 +170,78 @@ def rig_description(b: Build) -> tuple[dict[str, Any], Layout]:
         if b.layout == "hgx":
             rp, sw = f"rp{sl.gpu}", f"sw{sl.gpu}"
             desc["ports"] += [
-                {"id": rp, "kind": "root-port", "bdf": f"0000:{bus:02x}:01.0", "host_bridge": f"pci0000:{bus:02x}", "numa_node": sl.socket},
-                {"id": sw, "kind": "switch", "parent": rp, "bdf": f"0000:{bus + 1:02x}:00.0", "gen": sl.gen, "width": 16},
+                {
+                    "id": rp,
+                    "kind": "root-port",
+                    "bdf": f"0000:{bus:02x}:01.0",
+                    "host_bridge": f"pci0000:{bus:02x}",
+                    "numa_node": sl.socket,
+                },
+                {
+                    "id": sw,
+                    "kind": "switch",
+                    "parent": rp,
+                    "bdf": f"0000:{bus + 1:02x}:00.0",
+                    "gen": sl.gen,
+                    "width": 16,
+                },
             ]
-            desc["gpus"].append({"bus_id": f"0000:{bus + 3:02x}:00.0", "parent": sw, "pcie_gen": sl.gen, "pcie_width": 16})
+            desc["gpus"].append(
+                {"bus_id": f"0000:{bus + 3:02x}:00.0", "parent": sw, "pcie_gen": sl.gen, "pcie_width": 16}
+            )
         elif sl.via == "chipset":
             if sl.socket not in chipset_port:
                 up = (cpu.chipset_uplink if cpu else None) or {"gen": 4, "width": 4}
                 chipset_port[sl.socket] = f"pch{sl.socket}"
                 desc["ports"] += [
-                    {"id": f"rpc{sl.socket}", "kind": "root-port", "bdf": f"0000:{0xe0 + sl.socket:02x}:01.0",
-                     "host_bridge": f"pci0000:{0xe0 + sl.socket:02x}", "numa_node": sl.socket},
-                    {"id": f"pch{sl.socket}", "kind": "switch", "parent": f"rpc{sl.socket}", "bdf": f"0000:{0xe1 + sl.socket:02x}:00.0",
-                     "gen": up["gen"], "width": up["width"], "max_gen": up["gen"], "max_width": up["width"]},
+                    {
+                        "id": f"rpc{sl.socket}",
+                        "kind": "root-port",
+                        "bdf": f"0000:{0xE0 + sl.socket:02x}:01.0",
+                        "host_bridge": f"pci0000:{0xE0 + sl.socket:02x}",
+                        "numa_node": sl.socket,
+                    },
+                    {
+                        "id": f"pch{sl.socket}",
+                        "kind": "switch",
+                        "parent": f"rpc{sl.socket}",
+                        "bdf": f"0000:{0xE1 + sl.socket:02x}:00.0",
+                        "gen": up["gen"],
+                        "width": up["width"],
+                        "max_gen": up["gen"],
+                        "max_width": up["width"],
+                    },
                 ]
-            desc["gpus"].append({"bus_id": f"0000:{bus:02x}:00.0", "parent": chipset_port[sl.socket], "pcie_gen": sl.gen,
-                                 "pcie_width": sl.width, "slot_max_width": sl.width})
+            desc["gpus"].append(
+                {
+                    "bus_id": f"0000:{bus:02x}:00.0",
+                    "parent": chipset_port[sl.socket],
+                    "pcie_gen": sl.gen,
+                    "pcie_width": sl.width,
+                    "slot_max_width": sl.width,
+                }
+            )
         else:
             rp = f"rp{sl.gpu}"
-            desc["ports"].append({"id": rp, "kind": "root-port", "bdf": f"0000:{bus - 1:02x}:01.1", "host_bridge": f"pci0000:{bus - 1:02x}",
-                                  "numa_node": sl.socket, "max_width": sl.width})
-            desc["gpus"].append({"bus_id": f"0000:{bus:02x}:00.0", "parent": rp, "pcie_gen": sl.gen, "pcie_width": sl.width,
-                                 "slot_max_width": sl.width})
+            desc["ports"].append(
+                {
+                    "id": rp,
+                    "kind": "root-port",
+                    "bdf": f"0000:{bus - 1:02x}:01.1",
+                    "host_bridge": f"pci0000:{bus - 1:02x}",
+                    "numa_node": sl.socket,
+                    "max_width": sl.width,
+                }
+            )
+            desc["gpus"].append(
+                {
+                    "bus_id": f"0000:{bus:02x}:00.0",
+                    "parent": rp,
+                    "pcie_gen": sl.gen,
+                    "pcie_width": sl.width,
+                    "slot_max_width": sl.width,
+                }
+            )
     return desc, layout
 
 

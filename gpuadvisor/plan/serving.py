@@ -5,6 +5,7 @@ on every current GPU the step is bound by memory bandwidth, not FLOPs (Pope et a
 Transformer Inference", section 3; vLLM's own docs: decode is memory-bound). Prefill is not counted. No
 published serving run calibrates these figures: they are an estimate, and the plan says so.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,8 +40,17 @@ class Serving:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
-def serving_throughput(advice: dict[str, Any], *, gpus: int, memory_bandwidth_gbps: float, peak_tflops: float,
-                       params: int, layers: int, context: int, concurrency: int) -> Serving | None:
+def serving_throughput(
+    advice: dict[str, Any],
+    *,
+    gpus: int,
+    memory_bandwidth_gbps: float,
+    peak_tflops: float,
+    params: int,
+    layers: int,
+    context: int,
+    concurrency: int,
+) -> Serving | None:
     """The fastest way to serve ``concurrency`` sequences on the build: over every tensor-parallel size the advisor
     found to fit (its pick is the smallest; a larger one reads the weights fewer times per token), replicas of it
     on the remaining GPUs."""
@@ -49,15 +59,32 @@ def serving_throughput(advice: dict[str, Any], *, gpus: int, memory_bandwidth_gb
     options = [c for c in advice.get("candidates", []) if c.get("fits") and "kv_bytes_per_token" in c]
     best = None
     for c in options:
-        s = _one(c, gpus=gpus, memory_bandwidth_gbps=memory_bandwidth_gbps, peak_tflops=peak_tflops, params=params,
-                 layers=layers, context=context, concurrency=concurrency)
+        s = _one(
+            c,
+            gpus=gpus,
+            memory_bandwidth_gbps=memory_bandwidth_gbps,
+            peak_tflops=peak_tflops,
+            params=params,
+            layers=layers,
+            context=context,
+            concurrency=concurrency,
+        )
         if s is not None and (best is None or s.tokens_per_second > best.tokens_per_second * 1.001):
             best = s
     return best
 
 
-def _one(pick: dict[str, Any], *, gpus: int, memory_bandwidth_gbps: float, peak_tflops: float, params: int, layers: int,
-         context: int, concurrency: int) -> Serving | None:
+def _one(
+    pick: dict[str, Any],
+    *,
+    gpus: int,
+    memory_bandwidth_gbps: float,
+    peak_tflops: float,
+    params: int,
+    layers: int,
+    context: int,
+    concurrency: int,
+) -> Serving | None:
     tp = int(pick.get("tensor_parallel_size", 1)) * int(pick.get("pipeline_parallel_size", 1))
     if tp > gpus:
         return None
@@ -70,5 +97,13 @@ def _one(pick: dict[str, Any], *, gpus: int, memory_bandwidth_gbps: float, peak_
     if tp > 1:
         t_comm = 2 * layers * TP_ALLREDUCE_US["nvlink" if pick.get("nvlink") else "pcie"] * 1e-6
     step = max(t_mem, t_compute) + t_comm
-    return Serving(replicas, tp, seqs, step * 1e3, "memory" if t_mem >= t_compute else "compute", str(pick.get("name")),
-                   replicas * seqs / step, 1.0 / step)
+    return Serving(
+        replicas,
+        tp,
+        seqs,
+        step * 1e3,
+        "memory" if t_mem >= t_compute else "compute",
+        str(pick.get("name")),
+        replicas * seqs / step,
+        1.0 / step,
+    )

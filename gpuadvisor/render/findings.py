@@ -3,6 +3,7 @@
 Colour only on a terminal and never when NO_COLOR is set (https://no-color.org). Not-checked findings are
 grouped by reason at the end, so a scan without measurements does not bury the real findings.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,12 @@ def _dim(text: str, color: bool) -> str:
 
 def _wrap(label: str, text: str, width: int = WIDTH) -> list[str]:
     return textwrap.wrap(
-        f"{label}{text}", width=width, initial_indent=INDENT, subsequent_indent=INDENT + " " * len(label),
-        break_on_hyphens=False, break_long_words=False,
+        f"{label}{text}",
+        width=width,
+        initial_indent=INDENT,
+        subsequent_indent=INDENT + " " * len(label),
+        break_on_hyphens=False,
+        break_long_words=False,
     ) or [INDENT + label]
 
 
@@ -71,8 +76,9 @@ def _one(f: Finding, color: bool, width: int = WIDTH) -> list[str]:
     return lines
 
 
-def render_findings(findings: Iterable[Finding], *, color: bool | None = None, rig: Rig | None = None,
-                    width: int | None = None) -> str:
+def render_findings(
+    findings: Iterable[Finding], *, color: bool | None = None, rig: Rig | None = None, width: int | None = None
+) -> str:
     """The findings, worst first, then the not-checked ones grouped by reason, then the verdict line and the
     worst findings it rests on, one line each. With ``rig``: a rig without GPUs gets "no GPUs found" and what to
     do instead (the rules had nothing to judge). Every line fits ``width`` (default: the terminal's)."""
@@ -106,7 +112,17 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None, r
             out += _wrap_to(f"what to do: {v.todo}", width, "  ")
         return "\n".join(out) + "\n"
     word, c = verdict(ordered)
-    parts = [f"{c[s]} {name}" for s, name in (("fail", "fail"), ("error", "error"), ("warn", "warn"), ("info", "info"), ("not-checked", "not checked")) if c[s]]
+    parts = [
+        f"{c[s]} {name}"
+        for s, name in (
+            ("fail", "fail"),
+            ("error", "error"),
+            ("warn", "warn"),
+            ("info", "info"),
+            ("not-checked", "not checked"),
+        )
+        if c[s]
+    ]
     if word == "healthy" and c["not-checked"]:
         word = "healthy as far as checked"  # rules without their facts did not pass: they did not run
     summary = f"Verdict: {word}" + (f" ({', '.join(parts)})" if parts else " (no findings)")
@@ -120,8 +136,12 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None, r
 
         total = len(REGISTRY.all())
         if 2 * len(unchecked) > total:  # as the HTML verdict says it: not a clean bill of health
-            out += _wrap_to(f"{len(unchecked)} of the {total} rules could not be checked: this scan does not hold their "
-                            "facts, so this verdict covers only what it shows.", width, "  ")
+            out += _wrap_to(
+                f"{len(unchecked)} of the {total} rules could not be checked: this scan does not hold their "
+                "facts, so this verdict covers only what it shows.",
+                width,
+                "  ",
+            )
     top, more = worst(ordered)
     for f in top:
         out += _wrap_to(f"{LABEL.get(f.severity, f.severity.upper())} {one_line(f)}", width, "  ")
@@ -131,5 +151,9 @@ def render_findings(findings: Iterable[Finding], *, color: bool | None = None, r
 
 
 def _wrap_to(text: str, width: int, indent: str) -> list[str]:
-    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent + "     ",
-                         break_on_hyphens=False) or []
+    return (
+        textwrap.wrap(
+            text, width=width, initial_indent=indent, subsequent_indent=indent + "     ", break_on_hyphens=False
+        )
+        or []
+    )

@@ -6,6 +6,7 @@ what the Rig holds — the same facts as ``rig.to_json()``, which is embedded as
 ``<script type="application/json" id="scan">`` — plus what follows from them by gpuadvisor's own tables
 (expected link bandwidth, ``gpuadvisor.links``) and the rule descriptions of the registry.
 """
+
 from __future__ import annotations
 
 import functools
@@ -29,10 +30,26 @@ LINK_CLASSES = {  # topo -m code -> (css class, meaning) for the matrix legend
     "NODE": ("lc-node", "across host bridges within a NUMA node"),
     "SYS": ("lc-sys", "across the CPU interconnect (SMP: QPI/UPI/xGMI)"),
 }
-P2P_CLASSES = {"OK": "p2p-ok", "X": "lc-x", "NS": "p2p-ns", "CNS": "p2p-ns", "GNS": "p2p-ns", "TNS": "p2p-ns",
-               "DIS": "p2p-ns", "U": "p2p-u"}
-P2P_MEANING = {"OK": "supported", "CNS": "chipset not supported", "GNS": "GPU not supported",
-               "TNS": "topology not supported", "NS": "not supported", "DIS": "disabled", "U": "unknown", "X": "self"}
+P2P_CLASSES = {
+    "OK": "p2p-ok",
+    "X": "lc-x",
+    "NS": "p2p-ns",
+    "CNS": "p2p-ns",
+    "GNS": "p2p-ns",
+    "TNS": "p2p-ns",
+    "DIS": "p2p-ns",
+    "U": "p2p-u",
+}
+P2P_MEANING = {
+    "OK": "supported",
+    "CNS": "chipset not supported",
+    "GNS": "GPU not supported",
+    "TNS": "topology not supported",
+    "NS": "not supported",
+    "DIS": "disabled",
+    "U": "unknown",
+    "X": "self",
+}
 
 
 @dataclass
@@ -72,6 +89,7 @@ class View:
 
 
 # -- small formatters -------------------------------------------------------------------------------------
+
 
 def val(obj: Any, name: str, fmt: Any = None, *, suffix: str = "") -> Val:
     v = getattr(obj, name, None)
@@ -156,6 +174,7 @@ def diagram_keys(diagram: Any) -> list[tuple[str, str]]:
 
 # -- provenance ---------------------------------------------------------------------------------------------
 
+
 def provenance_of(rig: Rig, section: str, default: str = "read") -> str:
     """What kind of figure a section shows: the scan's own word for it, else what its source implies."""
     if section in rig.provenance:
@@ -169,6 +188,7 @@ def provenance_of(rig: Rig, section: str, default: str = "read") -> str:
 
 
 # -- verdict and findings -----------------------------------------------------------------------------------
+
 
 def _summary_module() -> Any:
     try:
@@ -195,10 +215,17 @@ def verdict(rig: Rig) -> dict[str, Any]:
     checked = bool(rig.findings) or "findings" in rig.provenance or "rules" in rig.provenance
     if state == "healthy" and not checked:
         state = "unchecked"
-    headline = {"failing": "Failing", "warnings": "Warnings", "healthy": "Healthy", "unchecked": "Not checked"}.get(state, state)
+    headline = {"failing": "Failing", "warnings": "Warnings", "healthy": "Healthy", "unchecked": "Not checked"}.get(
+        state, state
+    )
     parts = []
-    for sev, one, many in (("fail", "failing", "failing"), ("error", "rule error", "rule errors"),
-                           ("warn", "warning", "warnings"), ("info", "note", "notes"), ("not-checked", "not checked", "not checked")):
+    for sev, one, many in (
+        ("fail", "failing", "failing"),
+        ("error", "rule error", "rule errors"),
+        ("warn", "warning", "warnings"),
+        ("info", "note", "notes"),
+        ("not-checked", "not checked", "not checked"),
+    ):
         if counts.get(sev):
             parts.append(f"{counts[sev]} {one if counts[sev] == 1 else many}")
     worst: list[str] = []
@@ -213,8 +240,10 @@ def verdict(rig: Rig) -> dict[str, Any]:
     if state == "no-gpus":
         text = f"This scan lists no GPU ({rv.why}): nothing for the GPU rules to judge."
     elif state == "unchecked":
-        text = ("This scan carries no rule results. To get findings, run the rules on it: "
-                "gpuadvisor report SCAN.json --rules --html OUT.html")
+        text = (
+            "This scan carries no rule results. To get findings, run the rules on it: "
+            "gpuadvisor report SCAN.json --rules --html OUT.html"
+        )
     elif state == "healthy":
         text = "No rule found a warning or a failure." + (f" ({', '.join(parts)})" if parts else "")
     else:
@@ -228,10 +257,22 @@ def verdict(rig: Rig) -> dict[str, Any]:
         total = _rule_count()
         if total and 2 * len(unchecked) > total:
             partial = True
-            text += (f" {len(unchecked)} of the {total} rules could not be checked: this scan does not hold their facts, "
-                     "so this verdict covers only what it shows.")
-    return {"state": state, "headline": headline, "summary": text, "counts": counts, "partial": partial,
-            "gpus": len(rig.gpus), "findings": len(rig.findings), "worst": worst, "more": more, "todo": todo}
+            text += (
+                f" {len(unchecked)} of the {total} rules could not be checked: this scan does not hold their facts, "
+                "so this verdict covers only what it shows."
+            )
+    return {
+        "state": state,
+        "headline": headline,
+        "summary": text,
+        "counts": counts,
+        "partial": partial,
+        "gpus": len(rig.gpus),
+        "findings": len(rig.findings),
+        "worst": worst,
+        "more": more,
+        "todo": todo,
+    }
 
 
 def _rule_count() -> int | None:
@@ -323,8 +364,16 @@ def findings_view(rig: Rig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         seen.add(f.code)
         doc = rule_doc(f.code)
         fired = any(g.code == f.code and g.severity != "not-checked" for g in rig.findings)
-        explanations.append({"code": f.code, "anchor": anchor(f.code), "name": (doc or {}).get("name") or f.name,
-                             "area": f.area, "doc": doc, "fired": fired})
+        explanations.append(
+            {
+                "code": f.code,
+                "anchor": anchor(f.code),
+                "name": (doc or {}).get("name") or f.name,
+                "area": f.area,
+                "doc": doc,
+                "fired": fired,
+            }
+        )
     return rows, explanations
 
 
@@ -333,6 +382,7 @@ def anchor(code: str) -> str:
 
 
 # -- topology tables -------------------------------------------------------------------------------------
+
 
 def link_class(code: str) -> str:
     if code.startswith("NV"):
@@ -386,13 +436,16 @@ def p2p_view(rig: Rig) -> dict[str, Any] | None:
         out[name] = []
         for i, row in enumerate(m):
             cells = [{"code": c, "css": P2P_CLASSES.get(c, "p2p-u"), "tip": P2P_MEANING.get(c, c)} for c in row]
-            out[name].append({"label": labels[i] if i < len(labels) else f"#{i}", "cells": cells, "html": _cells_html(cells)})
+            out[name].append(
+                {"label": labels[i] if i < len(labels) else f"#{i}", "cells": cells, "html": _cells_html(cells)}
+            )
     used = {c for m in (t.p2p_read or [], t.p2p_write or []) for row in m for c in row}
     legend = [(c, P2P_CLASSES.get(c, "p2p-u"), P2P_MEANING.get(c, c)) for c in P2P_MEANING if c in used]
     return {"columns": labels, "tables": out, "legend": legend}
 
 
 # -- bandwidth -------------------------------------------------------------------------------------------
+
 
 def _nothing_measured(m: Measurement) -> bool:
     """A record that holds no number: skipped, or failed before its first result."""
@@ -425,13 +478,19 @@ def _methods(ms: list[Measurement]) -> list[str]:
 
 def _m_row(rig: Rig, m: Measurement) -> dict[str, Any]:
     if m.kind == "matmul":  # bench --compute: TFLOP/s against the datasheet dense peak, in the same columns
-        return {**_m_row(rig, Measurement(kind="", status=m.status, error=m.error, ratio=m.ratio)), "m": m,
-                "kind": f"matmul {m.dtype or ''} {m.shape or ''} (TFLOP/s)", "gpus": ", ".join(str(g) for g in m.gpus) or "cpu",
-                "value": f"{m.value_tflops:.2f}" if m.value_tflops is not None else "—",
-                "expected": f"{m.expected_tflops:.1f}" if m.expected_tflops is not None else "—",
-                "prov": _m_prov(rig, m)}
+        return {
+            **_m_row(rig, Measurement(kind="", status=m.status, error=m.error, ratio=m.ratio)),
+            "m": m,
+            "kind": f"matmul {m.dtype or ''} {m.shape or ''} (TFLOP/s)",
+            "gpus": ", ".join(str(g) for g in m.gpus) or "cpu",
+            "value": f"{m.value_tflops:.2f}" if m.value_tflops is not None else "—",
+            "expected": f"{m.expected_tflops:.1f}" if m.expected_tflops is not None else "—",
+            "prov": _m_prov(rig, m),
+        }
     return {
-        "m": m, "kind": m.kind.replace("_", " "), "gpus": ", ".join(str(g) for g in m.gpus) or "—",
+        "m": m,
+        "kind": m.kind.replace("_", " "),
+        "gpus": ", ".join(str(g) for g in m.gpus) or "—",
         "value": f"{m.value_gbps:.2f}" if m.value_gbps is not None else "—",
         "latency": f"{m.latency_us:.2f}" if m.latency_us is not None else "",
         "expected": f"{m.expected_gbps:.2f}" if m.expected_gbps is not None else "—",
@@ -450,7 +509,7 @@ def _span(values: list[float], nd: int = 2) -> str:
     if not values:
         return "—"
     lo, hi = min(values), max(values)
-    return f"{lo:.{nd}f}" if abs(hi - lo) < 10 ** -nd else f"{lo:.{nd}f} – {hi:.{nd}f}"
+    return f"{lo:.{nd}f}" if abs(hi - lo) < 10**-nd else f"{lo:.{nd}f} – {hi:.{nd}f}"
 
 
 def _pair_summary(rig: Rig, group: list[Measurement]) -> dict[str, Any]:
@@ -459,13 +518,20 @@ def _pair_summary(rig: Rig, group: list[Measurement]) -> dict[str, Any]:
     statuses = sorted({m.status for m in group})
     worst = max(statuses, key=lambda s: {"ok": 0, "skipped": 1, "partial": 2}.get(s, 3))
     return {
-        "m": m0, "kind": m0.kind.replace("_", " "), "gpus": f"{len(group)} ordered pairs",
+        "m": m0,
+        "kind": m0.kind.replace("_", " "),
+        "gpus": f"{len(group)} ordered pairs",
         "value": _span([m.value_gbps for m in group if m.value_gbps is not None]),
-        "latency": _span([m.latency_us for m in group if m.latency_us is not None]) if any(m.latency_us is not None for m in group) else "",
+        "latency": _span([m.latency_us for m in group if m.latency_us is not None])
+        if any(m.latency_us is not None for m in group)
+        else "",
         "expected": _span([m.expected_gbps for m in group if m.expected_gbps is not None]),
-        "ratio": (lambda r: f"{min(r):.0%} – {max(r):.0%}" if r and min(r) != max(r) else (f"{r[0]:.0%}" if r else "—"))(
-            [m.ratio for m in group if m.ratio is not None]),
-        "status": ", ".join(f"{s} ×{sum(1 for m in group if m.status == s)}" for s in statuses) if len(statuses) > 1 else statuses[0],
+        "ratio": (
+            lambda r: f"{min(r):.0%} – {max(r):.0%}" if r and min(r) != max(r) else (f"{r[0]:.0%}" if r else "—")
+        )([m.ratio for m in group if m.ratio is not None]),
+        "status": ", ".join(f"{s} ×{sum(1 for m in group if m.status == s)}" for s in statuses)
+        if len(statuses) > 1
+        else statuses[0],
         "prov": _m_prov(rig, m0),
         "css": _status_css(worst),
     }
@@ -504,7 +570,8 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
             out["uncharted"].append(
                 f"{', '.join(m.kind.replace('_', ' ') for m in group)} ran on 1 rank ({backend or 'backend unknown'}): "
                 "no data crosses a link, so there is no bus bandwidth to chart (busbw is 0 by the nccl-tests factor, "
-                "and a one-rank broadcast is a local copy). Their rows are in the table below.")
+                "and a one-rank broadcast is a local copy). Their rows are in the table below."
+            )
     for (ws, backend), group in groups.items():
         series = []
         expected = []
@@ -516,29 +583,56 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
         chart = svg_charts.line_chart(series, expected)
         provs = sorted({_m_prov(rig, m) for m in group})
         exp_src = sorted({m.expected_source for m in group if m.expected_source})
-        out["charts"].append({"chart": chart, "title": f"busbw against message size — {ws or '?'} ranks, {backend or 'backend unknown'}",
-                              "prov": provs, "expected_sources": exp_src, "methods": _methods(group)})
+        out["charts"].append(
+            {
+                "chart": chart,
+                "title": f"busbw against message size — {ws or '?'} ranks, {backend or 'backend unknown'}",
+                "prov": provs,
+                "expected_sources": exp_src,
+                "methods": _methods(group),
+            }
+        )
     # P2P matrices: one Measurement per ordered pair (gpus = [src, dst]).
     index_pos = {g.index: k for k, g in enumerate(rig.gpus)}
     labels = [g.label for g in rig.gpus]
-    for kind, unit, attr in (("p2p_unidir", "GB/s", "value_gbps"), ("p2p_bidir", "GB/s", "value_gbps"),
-                             ("p2p_latency", "µs", "latency_us")):
+    for kind, unit, attr in (
+        ("p2p_unidir", "GB/s", "value_gbps"),
+        ("p2p_bidir", "GB/s", "value_gbps"),
+        ("p2p_latency", "µs", "latency_us"),
+    ):
         for enabled in (True, None, False):
-            pairs = [m for m in ms if m.kind == kind and len(m.gpus) == 2 and m.p2p_enabled is enabled
-                     and getattr(m, attr) is not None and all(g in index_pos for g in m.gpus)]
+            pairs = [
+                m
+                for m in ms
+                if m.kind == kind
+                and len(m.gpus) == 2
+                and m.p2p_enabled is enabled
+                and getattr(m, attr) is not None
+                and all(g in index_pos for g in m.gpus)
+            ]
             if not pairs:
                 continue
             n = len(rig.gpus)
             grid: list[list[float | None]] = [[None] * n for _ in range(n)]
             for m in pairs:
                 grid[index_pos[m.gpus[0]]][index_pos[m.gpus[1]]] = getattr(m, attr)
-            title = {"p2p_unidir": "GPU-to-GPU copy, one direction", "p2p_bidir": "GPU-to-GPU copy, both directions at once",
-                     "p2p_latency": "GPU-to-GPU latency"}[kind]
+            title = {
+                "p2p_unidir": "GPU-to-GPU copy, one direction",
+                "p2p_bidir": "GPU-to-GPU copy, both directions at once",
+                "p2p_latency": "GPU-to-GPU latency",
+            }[kind]
             title += {True: ", P2P on", False: ", P2P off", None: ""}[enabled]
             exp = [m.expected_gbps for m in pairs if m.expected_gbps is not None] if attr == "value_gbps" else []
-            out["heatmaps"].append({"map": svg_charts.heat_map(labels, grid, unit=unit), "title": title,
-                                    "prov": sorted({_m_prov(rig, m) for m in pairs}), "rows_label": "from (row) → to (column)",
-                                    "methods": _methods(pairs), "expected": _span(exp) if exp else ""})
+            out["heatmaps"].append(
+                {
+                    "map": svg_charts.heat_map(labels, grid, unit=unit),
+                    "title": title,
+                    "prov": sorted({_m_prov(rig, m) for m in pairs}),
+                    "rows_label": "from (row) → to (column)",
+                    "methods": _methods(pairs),
+                    "expected": _span(exp) if exp else "",
+                }
+            )
     rows = []
     for m in ms:
         if m.kind in COPIES and len(m.gpus) == 1 and m.value_gbps is not None:
@@ -546,15 +640,19 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
             name += f" {m.memory}" if m.memory else ""
             name += " (all at once)" if m.concurrent else ""
             tip = f"GPU {m.gpus[0]} {name}: {m.value_gbps:.2f} GB/s" + (
-                f", expected {m.expected_gbps:.2f} GB/s from {m.expected_source}" if m.expected_gbps is not None else "")
+                f", expected {m.expected_gbps:.2f} GB/s from {m.expected_source}" if m.expected_gbps is not None else ""
+            )
             rows.append((f"GPU {m.gpus[0]}", name, m.value_gbps, m.expected_gbps, tip))
     if rows:
         rows.sort(key=lambda r: int(r[0].split()[1]))  # stable: h2d/d2h keep the scan's order within a GPU
         copies = [m for m in ms if m.kind in COPIES]
-        out["bars"] = {"chart": svg_charts.bar_chart(rows), "prov": sorted({_m_prov(rig, m) for m in copies}),
-                       "methods": _methods(copies),
-                       "series": _series_legend(rows),
-                       "expected_sources": sorted({m.expected_source for m in copies if m.expected_source})}
+        out["bars"] = {
+            "chart": svg_charts.bar_chart(rows),
+            "prov": sorted({_m_prov(rig, m) for m in copies}),
+            "methods": _methods(copies),
+            "series": _series_legend(rows),
+            "expected_sources": sorted({m.expected_source for m in copies if m.expected_source}),
+        }
     return out
 
 
@@ -577,7 +675,9 @@ _REASON_KEYS = ("reason", "why", "rationale")
 
 def _is_snippet_key(k: str) -> bool:
     k = k.lower()
-    return any(w in k for w in ("snippet", "launch", "command", "torchrun", "deepspeed", "accelerate", "config_text", "script"))
+    return any(
+        w in k for w in ("snippet", "launch", "command", "torchrun", "deepspeed", "accelerate", "config_text", "script")
+    )
 
 
 def advice_view(advice: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -625,7 +725,11 @@ def advice_view(advice: dict[str, Any] | None) -> dict[str, Any] | None:
             if reason is None and isinstance(pick.get(k), str):
                 reason = pick.pop(k)
         pick_name = next((str(pick[k]) for k in ("name", "strategy", "label", "id") if k in pick), None)
-        pick_fields = [(k, fmt_any(v)) for k, v in pick.items() if not (k in ("name", "strategy", "label", "id") and str(v) == pick_name)]
+        pick_fields = [
+            (k, fmt_any(v))
+            for k, v in pick.items()
+            if not (k in ("name", "strategy", "label", "id") and str(v) == pick_name)
+        ]
     elif pick is not None:
         pick_name = fmt_any(pick)
     take_snippets(rest)
@@ -640,11 +744,17 @@ def advice_view(advice: dict[str, Any] | None) -> dict[str, Any] | None:
         rows = []
         for c in candidates:
             is_pick = name_key is not None and pick_name is not None and str(c.get(name_key)) == pick_name
-            rows.append({"cells": [fmt_any(c.get(k)) for k in cols], "pick": is_pick,
-                         "css": _candidate_css(c)})
+            rows.append({"cells": [fmt_any(c.get(k)) for k in cols], "pick": is_pick, "css": _candidate_css(c)})
         table = {"columns": [k.replace("_", " ") for k in cols], "rows": rows}
-    return {"advisor": False, "pick_name": pick_name, "pick_fields": pick_fields, "reason": reason, "snippets": snippets,
-            "table": table, "rest": [(k.replace("_", " "), fmt_any(v), _nested(v)) for k, v in rest.items()]}
+    return {
+        "advisor": False,
+        "pick_name": pick_name,
+        "pick_fields": pick_fields,
+        "reason": reason,
+        "snippets": snippets,
+        "table": table,
+        "rest": [(k.replace("_", " "), fmt_any(v), _nested(v)) for k, v in rest.items()],
+    }
 
 
 def _nested(v: Any) -> bool:
@@ -663,6 +773,7 @@ def _candidate_css(c: dict[str, Any]) -> str:
 
 # -- the view --------------------------------------------------------------------------------------------
 
+
 def build_view(rig: Rig) -> View:
     from gpuadvisor.render.topology_layout import layout
 
@@ -670,42 +781,78 @@ def build_view(rig: Rig) -> View:
     kind = rig.source.kind
     banner = None
     if kind in ("simulated", "spec"):
-        banner = {"css": "simulated", "title": "Simulated rig — not a real machine", "detail_shown": False,
-                  "text": "Every figure below comes from a simulated machine"
-                  + (f" (preset “{rig.source.preset}”)" if rig.source.preset else "")
-                  + ". Nothing here was read from or measured on hardware."}
+        banner = {
+            "css": "simulated",
+            "title": "Simulated rig — not a real machine",
+            "detail_shown": False,
+            "text": "Every figure below comes from a simulated machine"
+            + (f" (preset “{rig.source.preset}”)" if rig.source.preset else "")
+            + ". Nothing here was read from or measured on hardware.",
+        }
     elif kind == "imported":
         # The importer's detail names each file with what it was ("A: nvidia-smi topo -m; B: nccl-tests"):
         # say that once rather than the bare file list followed by the same list again.
         detail = (rig.source.detail or "").removeprefix("imported from ").strip()
         files = detail or (", ".join(rig.source.files) if rig.source.files else "tool output")
-        banner = {"css": "imported", "title": "Imported scan — not probed by gpuadvisor", "detail_shown": True,
-                  "text": f"These facts were parsed from {files}; fields those outputs lack are shown as “—”."}
+        banner = {
+            "css": "imported",
+            "title": "Imported scan — not probed by gpuadvisor",
+            "detail_shown": True,
+            "text": f"These facts were parsed from {files}; fields those outputs lack are shown as “—”.",
+        }
     host_rows = [
-        ("hostname", val(h, "hostname")), ("OS", val(h, "os")), ("kernel", val(h, "kernel")), ("arch", val(h, "arch")),
-        ("CPU", val(h, "cpu_model")), ("sockets", val(h, "sockets")), ("physical cores", val(h, "cores_physical")),
-        ("logical cores", val(h, "cores_logical")), ("RAM", val(h, "memory_total_bytes", gib)),
+        ("hostname", val(h, "hostname")),
+        ("OS", val(h, "os")),
+        ("kernel", val(h, "kernel")),
+        ("arch", val(h, "arch")),
+        ("CPU", val(h, "cpu_model")),
+        ("sockets", val(h, "sockets")),
+        ("physical cores", val(h, "cores_physical")),
+        ("logical cores", val(h, "cores_logical")),
+        ("RAM", val(h, "memory_total_bytes", gib)),
         ("RAM available", val(h, "memory_available_bytes", gib)),
     ]
     if h.psu_watts is not None:
         host_rows.append(("PSU (given)", val(h, "psu_watts", lambda w: f"{w:.0f} W")))
-    numa_rows = [[Val(str(n.id)), Val(n.cpus or "—"), Val(gib(n.memory_total_bytes) if n.memory_total_bytes else "—")]
-                 for n in h.numa_nodes]
+    numa_rows = [
+        [Val(str(n.id)), Val(n.cpus or "—"), Val(gib(n.memory_total_bytes) if n.memory_total_bytes else "—")]
+        for n in h.numa_nodes
+    ]
     software_rows = [
-        ("NVIDIA driver", val(s, "driver_version")), ("CUDA (driver supports)", val(s, "cuda_driver_version")),
-        ("NVML", val(s, "nvml_version")), ("nvidia-ml-py", val(s, "nvml_binding_version")),
-        ("Python", val(s, "python_version")), ("torch", val(s, "torch_version")),
-        ("torch CUDA", val(s, "torch_cuda_version")), ("NCCL", val(s, "nccl_version")),
+        ("NVIDIA driver", val(s, "driver_version")),
+        ("CUDA (driver supports)", val(s, "cuda_driver_version")),
+        ("NVML", val(s, "nvml_version")),
+        ("nvidia-ml-py", val(s, "nvml_binding_version")),
+        ("Python", val(s, "python_version")),
+        ("torch", val(s, "torch_version")),
+        ("torch CUDA", val(s, "torch_cuda_version")),
+        ("NCCL", val(s, "nccl_version")),
         ("gpuadvisor", val(s, "gpuadvisor_version")),
     ]
-    gpu_columns = ["GPU", "model", "bus id", "memory", "CC", "power limit", "temp", "NUMA", "PCIe (NVML)", "NVLinks",
-                   "ECC", "persistence", "MIG", "clocks events"]
+    gpu_columns = [
+        "GPU",
+        "model",
+        "bus id",
+        "memory",
+        "CC",
+        "power limit",
+        "temp",
+        "NUMA",
+        "PCIe (NVML)",
+        "NVLinks",
+        "ECC",
+        "persistence",
+        "MIG",
+        "clocks events",
+    ]
     gpu_rows = []
     for g in rig.gpus:
         active = len(g.active_nvlinks())
-        nv = Val(f"{active}/{len(g.nvlinks)} up" if g.nvlinks else "none",
-                 "" if g.nvlinks else (g.why("nvlinks") or "no NVLink reported"),
-                 "fail" if g.nvlinks and active < len(g.nvlinks) else "")
+        nv = Val(
+            f"{active}/{len(g.nvlinks)} up" if g.nvlinks else "none",
+            "" if g.nvlinks else (g.why("nvlinks") or "no NVLink reported"),
+            "fail" if g.nvlinks and active < len(g.nvlinks) else "",
+        )
         ecc = val(g, "ecc_enabled")
         unc = (g.ecc_errors_uncorrected_volatile or 0) + (g.ecc_errors_uncorrected_aggregate or 0)
         if g.ecc_enabled and unc:
@@ -713,13 +860,33 @@ def build_view(rig: Rig) -> View:
         events = g.clocks_event_reasons
         ev = Val(", ".join(events) if events else "none") if events is not None else val(g, "clocks_event_reasons")
         power = val(g, "power_limit_w", lambda w: f"{w:.0f} W")
-        if g.power_limit_w is not None and g.power_default_limit_w is not None and g.power_limit_w < g.power_default_limit_w:
+        if (
+            g.power_limit_w is not None
+            and g.power_default_limit_w is not None
+            and g.power_limit_w < g.power_default_limit_w
+        ):
             power = Val(f"{g.power_limit_w:.0f} W", f"below the default {g.power_default_limit_w:.0f} W", "warn")
-        gpu_rows.append({"index": g.index, "cells": [
-            Val(str(g.index)), val(g, "name"), val(g, "bus_id"), val(g, "memory_total_bytes", gib),
-            val(g, "compute_capability"), power, val(g, "temperature_c", lambda t: f"{t:.0f} °C"),
-            val(g, "numa_node"), _pcie_text(g), nv, ecc, val(g, "persistence_mode"), val(g, "mig_mode"), ev,
-        ]})
+        gpu_rows.append(
+            {
+                "index": g.index,
+                "cells": [
+                    Val(str(g.index)),
+                    val(g, "name"),
+                    val(g, "bus_id"),
+                    val(g, "memory_total_bytes", gib),
+                    val(g, "compute_capability"),
+                    power,
+                    val(g, "temperature_c", lambda t: f"{t:.0f} °C"),
+                    val(g, "numa_node"),
+                    _pcie_text(g),
+                    nv,
+                    ecc,
+                    val(g, "persistence_mode"),
+                    val(g, "mig_mode"),
+                    ev,
+                ],
+            }
+        )
     findings, explanations = findings_view(rig)
     scan = json.dumps(rig.to_dict(), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     # Safe inside <script type="application/json">: no "</script", "<!--" or "&" can appear in the raw text.
@@ -731,8 +898,10 @@ def build_view(rig: Rig) -> View:
 
     adv = advisor_view(rig.advice) if is_advisor_dict(rig.advice) else advice_view(rig.advice)
     prov = {
-        "host": provenance_of(rig, "host"), "software": provenance_of(rig, "software"),
-        "gpus": provenance_of(rig, "gpus"), "topology": provenance_of(rig, "topology"),
+        "host": provenance_of(rig, "host"),
+        "software": provenance_of(rig, "software"),
+        "gpus": provenance_of(rig, "gpus"),
+        "topology": provenance_of(rig, "topology"),
         "measurements": provenance_of(rig, "measurements", "measured"),
         "expected": "predicted",
         "findings": provenance_of(rig, "findings", "read"),
@@ -758,11 +927,28 @@ def build_view(rig: Rig) -> View:
     }.get(kind, "")
     diagram = layout(rig)
     return View(
-        topology_detail=topology_detail, diagram_keys=diagram_keys(diagram),
-        rig=rig, title=title, source_banner=banner, verdict=verdict(rig), host_rows=host_rows, numa_rows=numa_rows,
-        software_rows=software_rows, env_rows=sorted(s.env.items()), gpu_columns=gpu_columns, gpu_rows=gpu_rows,
-        matrix=matrix_view(rig), p2p=p2p_view(rig), diagram=diagram, bandwidth=bw, findings=findings,
-        explanations=explanations, advice=adv, provenance=prov, problems=list(rig.problems), scan_json=scan,
+        topology_detail=topology_detail,
+        diagram_keys=diagram_keys(diagram),
+        rig=rig,
+        title=title,
+        source_banner=banner,
+        verdict=verdict(rig),
+        host_rows=host_rows,
+        numa_rows=numa_rows,
+        software_rows=software_rows,
+        env_rows=sorted(s.env.items()),
+        gpu_columns=gpu_columns,
+        gpu_rows=gpu_rows,
+        matrix=matrix_view(rig),
+        p2p=p2p_view(rig),
+        diagram=diagram,
+        bandwidth=bw,
+        findings=findings,
+        explanations=explanations,
+        advice=adv,
+        provenance=prov,
+        problems=list(rig.problems),
+        scan_json=scan,
         sections=sections,
     )
 
@@ -806,8 +992,9 @@ def render_html(rig: Rig) -> str:
 
     view = build_view(rig)
     template = _environment().get_template("report.html.j2")
-    return template.render(v=view, rig=rig, scan_json=markupsafe.Markup(view.scan_json),
-                           schema_version=facts.SCHEMA_VERSION)
+    return template.render(
+        v=view, rig=rig, scan_json=markupsafe.Markup(view.scan_json), schema_version=facts.SCHEMA_VERSION
+    )
 
 
 def write_html(rig: Rig, path: str | Path) -> Path:

@@ -5,6 +5,7 @@ candidates, pick_detail, snippet, workload, rig, excluded, smallest_rig, assumpt
 goes through ``html.advice_view``, which renders generically. Every number shown is one the dict holds
 (bytes shown as GiB, 2**30 bytes, as the advisor's terminal output does).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,21 @@ GiB = 2**30
 ADVICE_KIND = "gpuadvisor-advice"
 
 # Memory segments of a training candidate (advisor.memory.MemoryBreakdown) and of a serving option.
-TRAIN_SEGMENTS = [("params_bytes", "parameters"), ("grads_bytes", "gradients"), ("optimizer_bytes", "optimizer states"),
-                  ("activations_bytes", "activations"), ("gathered_bytes", "gathered unit"), ("buffers_bytes", "DeepSpeed buckets"),
-                  ("overhead_bytes", "overhead")]
-SERVE_SEGMENTS = [("weights_bytes", "weights"), ("activation_peak_bytes", "activation peak"), ("runtime_bytes", "runtime"),
-                  ("kv_cache_needed_bytes", "KV cache needed")]
+TRAIN_SEGMENTS = [
+    ("params_bytes", "parameters"),
+    ("grads_bytes", "gradients"),
+    ("optimizer_bytes", "optimizer states"),
+    ("activations_bytes", "activations"),
+    ("gathered_bytes", "gathered unit"),
+    ("buffers_bytes", "DeepSpeed buckets"),
+    ("overhead_bytes", "overhead"),
+]
+SERVE_SEGMENTS = [
+    ("weights_bytes", "weights"),
+    ("activation_peak_bytes", "activation peak"),
+    ("runtime_bytes", "runtime"),
+    ("kv_cache_needed_bytes", "KV cache needed"),
+]
 
 
 def gib(x: Any) -> str:
@@ -47,8 +58,20 @@ def _row_css(c: dict[str, Any]) -> str:
 
 
 def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
-    cols = ["strategy", "framework", "DP×TP×PP", "memory / GPU (GiB)", "fits", "headroom", "comm / step", "compute / step",
-            "step", "tokens/s", "speed vs ideal", "status"]
+    cols = [
+        "strategy",
+        "framework",
+        "DP×TP×PP",
+        "memory / GPU (GiB)",
+        "fits",
+        "headroom",
+        "comm / step",
+        "compute / step",
+        "step",
+        "tokens/s",
+        "speed vs ideal",
+        "status",
+    ]
     rows = []
     for c in cands:
         comm = c.get("comm") or {}
@@ -56,28 +79,57 @@ def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
         status = c.get("status") or ""
         if c.get("reason"):
             status += f": {c['reason']}"
-        rows.append({"css": _row_css(c), "cells": [
-            c.get("name", "?"), c.get("framework", "—"),
-            f"{c.get('data_parallel', '?')}×{c.get('tensor_parallel', '?')}×{c.get('pipeline_parallel', '?')}",
-            f"{gib(mem.get('total_bytes'))} of {gib(c.get('capacity_bytes'))}",
-            "yes" if c.get("fits") else "no", pct(c.get("headroom_fraction")) if c.get("fits") else "—",
-            secs(comm.get("total_seconds")), secs(c.get("compute_seconds")), secs(c.get("step_seconds")),
-            num(c.get("tokens_per_second")), pct(c.get("ideal_speed_fraction")), status,
-        ]})
+        rows.append(
+            {
+                "css": _row_css(c),
+                "cells": [
+                    c.get("name", "?"),
+                    c.get("framework", "—"),
+                    f"{c.get('data_parallel', '?')}×{c.get('tensor_parallel', '?')}×{c.get('pipeline_parallel', '?')}",
+                    f"{gib(mem.get('total_bytes'))} of {gib(c.get('capacity_bytes'))}",
+                    "yes" if c.get("fits") else "no",
+                    pct(c.get("headroom_fraction")) if c.get("fits") else "—",
+                    secs(comm.get("total_seconds")),
+                    secs(c.get("compute_seconds")),
+                    secs(c.get("step_seconds")),
+                    num(c.get("tokens_per_second")),
+                    pct(c.get("ideal_speed_fraction")),
+                    status,
+                ],
+            }
+        )
     return {"columns": cols, "rows": rows}
 
 
 def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
-    cols = ["layout", "weights / GPU (GiB)", "memory used (GiB)", "KV cache capacity (tokens)", "sequences at context",
-            "NVLink", "fits", "status"]
+    cols = [
+        "layout",
+        "weights / GPU (GiB)",
+        "memory used (GiB)",
+        "KV cache capacity (tokens)",
+        "sequences at context",
+        "NVLink",
+        "fits",
+        "status",
+    ]
     rows = []
     for c in cands:
         status = (c.get("status") or "") + (f": {c['reason']}" if c.get("reason") else "")
-        rows.append({"css": _row_css(c), "cells": [
-            c.get("name", "?"), gib(c.get("weights_bytes")), f"{gib(c.get('memory_used_bytes'))} of {gib(c.get('capacity_bytes'))}",
-            num(c.get("kv_capacity_tokens")), num(c.get("max_sequences_at_context")),
-            _nvlink_cell(c), "yes" if c.get("fits") else "no", status,
-        ]})
+        rows.append(
+            {
+                "css": _row_css(c),
+                "cells": [
+                    c.get("name", "?"),
+                    gib(c.get("weights_bytes")),
+                    f"{gib(c.get('memory_used_bytes'))} of {gib(c.get('capacity_bytes'))}",
+                    num(c.get("kv_capacity_tokens")),
+                    num(c.get("max_sequences_at_context")),
+                    _nvlink_cell(c),
+                    "yes" if c.get("fits") else "no",
+                    status,
+                ],
+            }
+        )
     return {"columns": cols, "rows": rows}
 
 
@@ -116,9 +168,15 @@ def _snippets(snippet: Any) -> list[tuple[str, str]]:
     if not isinstance(snippet, dict):
         return []
     out = []
-    titles = [("torchrun", "launch (torchrun)"), ("command", "launch"), ("code", "in the training script"),
-              ("deepspeed_config", "ds_config.json (DeepSpeed)"), ("fsdp", "FSDP settings"),
-              ("accelerate_config", "accelerate config (YAML)"), ("accelerate_launch", "launch (accelerate)")]
+    titles = [
+        ("torchrun", "launch (torchrun)"),
+        ("command", "launch"),
+        ("code", "in the training script"),
+        ("deepspeed_config", "ds_config.json (DeepSpeed)"),
+        ("fsdp", "FSDP settings"),
+        ("accelerate_config", "accelerate config (YAML)"),
+        ("accelerate_launch", "launch (accelerate)"),
+    ]
     for key, title in titles:
         v = snippet.get(key)
         if v is None or v == "" or v == {}:
@@ -139,17 +197,29 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
         mem = pd.get("memory") or {}
         key = [
             ("framework", str(pd.get("framework", "—"))),
-            ("layout", f"data parallel {pd.get('data_parallel')} × tensor parallel {pd.get('tensor_parallel')} × pipeline {pd.get('pipeline_parallel')}"
-             + (f", ZeRO stage {pd['zero_stage']}" if pd.get("zero_stage") else "")
-             + (f", CPU offload: {pd['cpu_offload']}" if pd.get("cpu_offload") not in (None, "none") else "")
-             + (", activation checkpointing" if pd.get("activation_checkpointing") else "")),
-            ("memory per GPU", f"{gib(mem.get('total_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB ({pct(pd.get('headroom_fraction'))} free)"),
-            ("step", f"{secs(pd.get('step_seconds'))} (compute {secs(pd.get('compute_seconds'))}, communication {secs((pd.get('comm') or {}).get('total_seconds'))}; "
-                     f"{secs(pd.get('step_seconds_no_overlap'))} without overlap)"),
+            (
+                "layout",
+                f"data parallel {pd.get('data_parallel')} × tensor parallel {pd.get('tensor_parallel')} × pipeline {pd.get('pipeline_parallel')}"
+                + (f", ZeRO stage {pd['zero_stage']}" if pd.get("zero_stage") else "")
+                + (f", CPU offload: {pd['cpu_offload']}" if pd.get("cpu_offload") not in (None, "none") else "")
+                + (", activation checkpointing" if pd.get("activation_checkpointing") else ""),
+            ),
+            (
+                "memory per GPU",
+                f"{gib(mem.get('total_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB ({pct(pd.get('headroom_fraction'))} free)",
+            ),
+            (
+                "step",
+                f"{secs(pd.get('step_seconds'))} (compute {secs(pd.get('compute_seconds'))}, communication {secs((pd.get('comm') or {}).get('total_seconds'))}; "
+                f"{secs(pd.get('step_seconds_no_overlap'))} without overlap)",
+            ),
             ("tokens/s", num(pd.get("tokens_per_second"))),
             ("speed vs ideal", pct(pd.get("ideal_speed_fraction"))),
-            ("batch", f"global {pd.get('global_batch', '—')}, gradient accumulation {pd.get('gradient_accumulation', '—')}, "
-                      f"{num(pd.get('tokens_per_step'))} tokens per step"),
+            (
+                "batch",
+                f"global {pd.get('global_batch', '—')}, gradient accumulation {pd.get('gradient_accumulation', '—')}, "
+                f"{num(pd.get('tokens_per_step'))} tokens per step",
+            ),
         ]
         detail = [str(line) for line in (pd.get("comm") or {}).get("detail") or []]
         if detail:
@@ -159,7 +229,10 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
             ("tensor parallel size", str(pd.get("tensor_parallel_size", "—"))),
             ("pipeline parallel size", str(pd.get("pipeline_parallel_size", "—"))),
             ("memory per GPU", f"{gib(pd.get('memory_used_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB"),
-            ("KV cache", f"{num(pd.get('kv_capacity_tokens'))} tokens ({num(pd.get('max_sequences_at_context'))} sequences at the requested context)"),
+            (
+                "KV cache",
+                f"{num(pd.get('kv_capacity_tokens'))} tokens ({num(pd.get('max_sequences_at_context'))} sequences at the requested context)",
+            ),
         ]
     batch = a.get("batch") or {}
     if isinstance(batch, dict) and batch.get("lr_note"):
@@ -174,18 +247,27 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
             ("precision", str(w.get("precision", "—"))),
         ]
         if task == "train":
-            workload += [("optimizer", str(w.get("optimizer", "—"))), ("sequence length", str(w.get("seq_len", "—"))),
-                         ("micro-batch", str(w.get("micro_batch", "—"))), ("global batch", _global_batch(w, a))]
+            workload += [
+                ("optimizer", str(w.get("optimizer", "—"))),
+                ("sequence length", str(w.get("seq_len", "—"))),
+                ("micro-batch", str(w.get("micro_batch", "—"))),
+                ("global batch", _global_batch(w, a)),
+            ]
         else:
-            workload += [("context", str(w.get("context") or "—")), ("concurrent sequences", str(w.get("concurrency", "—"))),
-                         ("KV cache dtype", str(w.get("kv_cache_dtype", "—")))]
+            workload += [
+                ("context", str(w.get("context") or "—")),
+                ("concurrent sequences", str(w.get("concurrency", "—"))),
+                ("KV cache dtype", str(w.get("kv_cache_dtype", "—"))),
+            ]
         arch = w.get("architecture") or {}
         if isinstance(arch, dict) and arch.get("source"):
             workload.append(("architecture from", str(arch["source"])))
     rig_rows = []
     if r:
-        rig_rows = [("rig", str(r.get("label", "—"))),
-                    ("GPU memory", f"{gib(r.get('memory_per_gpu_bytes'))} GiB ({r.get('memory_source', '')})")]
+        rig_rows = [
+            ("rig", str(r.get("label", "—"))),
+            ("GPU memory", f"{gib(r.get('memory_per_gpu_bytes'))} GiB ({r.get('memory_source', '')})"),
+        ]
         if r.get("peak_source"):
             rig_rows.append(("peak", str(r["peak_source"])))
         if r.get("busbw_source"):
@@ -210,7 +292,11 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
         "snippets": _snippets(a.get("snippet")),
         "table": _train_table(cands) if task == "train" else _serve_table(cands),
         "chart": _memory_chart(cands, task),
-        "excluded": [(str(e.get("strategy", "?")), str(e.get("reason", ""))) for e in a.get("excluded") or [] if isinstance(e, dict)],
+        "excluded": [
+            (str(e.get("strategy", "?")), str(e.get("reason", "")))
+            for e in a.get("excluded") or []
+            if isinstance(e, dict)
+        ],
         "workload": workload,
         "rig": rig_rows,
         "smallest": smallest,

@@ -18,6 +18,7 @@ plugin's junit-10.xsd.
 Testcases carry no ``time``: the rules engine times the whole evaluation, not each rule; the suite's ``time``
 is the whole check. The exit code, not this report, fails the job.
 """
+
 from __future__ import annotations
 
 import re
@@ -68,7 +69,9 @@ def _message(fs: list[Finding]) -> str:
     return f"{plural(len(fs), 'finding')}; first: {fs[0].message}"
 
 
-def _sub(parent: ET.Element, tag: str, attrib: Mapping[str, object] | None = None, text: str | None = None) -> ET.Element:
+def _sub(
+    parent: ET.Element, tag: str, attrib: Mapping[str, object] | None = None, text: str | None = None
+) -> ET.Element:
     el = ET.SubElement(parent, tag, {k: xml_text(v) for k, v in (attrib or {}).items()})
     if text is not None:
         el.text = xml_text(text)
@@ -117,14 +120,23 @@ def build_junit(
         below = [f for f in fs if f not in gating and f not in errors and f not in skipped]
         if gating:
             n["failures"] += 1
-            _sub(case, "failure", {"message": _message(gating), "type": gating[0].severity},
-                 "\n\n".join(finding_text(f) for f in fs if f.severity != "not-checked"))
+            _sub(
+                case,
+                "failure",
+                {"message": _message(gating), "type": gating[0].severity},
+                "\n\n".join(finding_text(f) for f in fs if f.severity != "not-checked"),
+            )
         elif errors:
             n["errors"] += 1
-            tb = "\n".join(str((f.observed or {}).get("traceback", "")) if isinstance(f.observed, dict) else ""
-                           for f in errors).strip()
-            _sub(case, "error", {"message": _message(errors), "type": "rule-crashed"},
-                 "\n\n".join(finding_text(f) for f in errors) + (f"\n\n{tb}" if tb else ""))
+            tb = "\n".join(
+                str((f.observed or {}).get("traceback", "")) if isinstance(f.observed, dict) else "" for f in errors
+            ).strip()
+            _sub(
+                case,
+                "error",
+                {"message": _message(errors), "type": "rule-crashed"},
+                "\n\n".join(finding_text(f) for f in errors) + (f"\n\n{tb}" if tb else ""),
+            )
         elif skipped and not below:
             n["skipped"] += 1
             # The reason is the element's text, not a message attribute: the junit-4 schema Jenkins ships

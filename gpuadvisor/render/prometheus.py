@@ -10,6 +10,7 @@ node_exporter reject the whole file, so a repeated series keeps its first value 
 Public API: ``render_prometheus(rig, findings, *, failing, fail_on, policy=None) -> str`` and
 ``write_textfile(path, text)`` (write a temp file beside PATH, then ``os.replace`` it into place).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -113,8 +114,9 @@ def _gpus_label(gpus: Iterable[int]) -> str:
     return ",".join(str(g) for g in gpus)
 
 
-def render_prometheus(rig: Rig, findings: Iterable[Finding], *, failing: bool, fail_on: str,
-                      policy: str | None = None) -> str:
+def render_prometheus(
+    rig: Rig, findings: Iterable[Finding], *, failing: bool, fail_on: str, policy: str | None = None
+) -> str:
     """The node_exporter textfile for one check: status, findings, GPUs, PCIe links and measurements.
 
     ``failing`` is the gate's outcome (the check command decides it from ``fail_on``); per-finding series
@@ -126,16 +128,23 @@ def render_prometheus(rig: Rig, findings: Iterable[Finding], *, failing: bool, f
     ex = Exposition()
 
     ex.declare("info", "gauge", "gpuadvisor version and where the checked facts came from (value 1).")
-    ex.add("info", 1, {"version": __version__, "source": rig.source.kind, "preset": rig.source.preset,
-                       "hostname": rig.host.hostname})
+    ex.add(
+        "info",
+        1,
+        {"version": __version__, "source": rig.source.kind, "preset": rig.source.preset, "hostname": rig.host.hostname},
+    )
     ex.declare("check_status", "gauge", "1 when a finding at or above the fail-on severity fails the node, else 0.")
     ex.add("check_status", 1 if failing else 0)
     ex.declare("check_info", "gauge", "The gate in force: fail_on severity and the policy file (value 1).")
     ex.add("check_info", 1, {"fail_on": fail_on, "policy": policy})
-    ex.declare("findings", "gauge", "Number of findings per severity (error: a rule crashed; not-checked: facts missing).")
+    ex.declare(
+        "findings", "gauge", "Number of findings per severity (error: a rule crashed; not-checked: facts missing)."
+    )
     for sev, n in counts(findings).items():
         ex.add("findings", n, {"severity": sev})
-    ex.declare("finding", "gauge", "One series per rule finding and GPU it concerns (value 1); not-checked findings left out.")
+    ex.declare(
+        "finding", "gauge", "One series per rule finding and GPU it concerns (value 1); not-checked findings left out."
+    )
     order = {s: i for i, s in enumerate(SEVERITY_ORDER)}
     for f in sorted(findings, key=lambda f: (order.get(f.severity, 99), f.code)):
         if f.severity == "not-checked":
@@ -149,7 +158,11 @@ def render_prometheus(rig: Rig, findings: Iterable[Finding], *, failing: bool, f
     ex.declare("gpu_memory_total_bytes", "gauge", "GPU memory in bytes (NVML memory total).")
     ex.declare("gpu_pcie_link_width", "gauge", "PCIe link width of the GPU in lanes (kind: current or max).")
     ex.declare("gpu_pcie_link_generation", "gauge", "PCIe link generation of the GPU (kind: current or max).")
-    ex.declare("gpu_pcie_replays_total", "counter", "PCIe replays of the GPU's link since the driver loaded (NVML replay counter).")
+    ex.declare(
+        "gpu_pcie_replays_total",
+        "counter",
+        "PCIe replays of the GPU's link since the driver loaded (NVML replay counter).",
+    )
     ex.declare("gpu_nvlink_active_links", "gauge", "Number of active NVLink links of the GPU.")
     for g in rig.gpus:
         idx = {"index": g.index}
@@ -167,15 +180,24 @@ def render_prometheus(rig: Rig, findings: Iterable[Finding], *, failing: bool, f
         if g.nvlinks:
             ex.add("gpu_nvlink_active_links", len(g.active_nvlinks()), idx)
 
-    ex.declare("measurement_bandwidth_bytes_per_second", "gauge",
-               "Measured bandwidth in bytes per second (busbw for collectives; GB/s x 1e9).")
-    ex.declare("measurement_expected_bandwidth_bytes_per_second", "gauge",
-               "Bandwidth the rig's links should give for this measurement, in bytes per second.")
+    ex.declare(
+        "measurement_bandwidth_bytes_per_second",
+        "gauge",
+        "Measured bandwidth in bytes per second (busbw for collectives; GB/s x 1e9).",
+    )
+    ex.declare(
+        "measurement_expected_bandwidth_bytes_per_second",
+        "gauge",
+        "Bandwidth the rig's links should give for this measurement, in bytes per second.",
+    )
     ex.declare("measurement_ratio", "gauge", "Measured over expected bandwidth (1 = as expected).")
     ex.declare("measurement_latency_seconds", "gauge", "Measured latency in seconds.")
     for m in rig.measurements:
         labels = {
-            "kind": m.kind, "gpus": _gpus_label(m.gpus) or None, "backend": m.backend, "memory": m.memory,
+            "kind": m.kind,
+            "gpus": _gpus_label(m.gpus) or None,
+            "backend": m.backend,
+            "memory": m.memory,
             "concurrent": None if m.concurrent is None else str(m.concurrent).lower(),
             "p2p": None if m.p2p_enabled is None else str(m.p2p_enabled).lower(),
         }

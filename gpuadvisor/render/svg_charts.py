@@ -3,6 +3,7 @@
 Pure numbers in, coordinates out; the template draws them. Colours are computed here from values only, never
 from text in the scan.
 """
+
 from __future__ import annotations
 
 import math
@@ -117,7 +118,7 @@ def line_chart(
     if step > 1:
         while first % step and first < hi:
             first += 1
-    x_ticks = [(px(2.0 ** e), fmt_bytes(2.0 ** e)) for e in range(first, math.floor(hi) + 1, step)]
+    x_ticks = [(px(2.0**e), fmt_bytes(2.0**e)) for e in range(first, math.floor(hi) + 1, step)]
     y_ticks = [(py(v), _fmt_num(v)) for v in _y_ticks(ymax)]
     out: list[Series] = []
     for k, (label, pts) in enumerate(series):
@@ -139,6 +140,7 @@ def line_chart(
 
 
 # -- heat map ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Cell:
@@ -194,7 +196,9 @@ def heat_map(labels: list[str], values: list[list[float | None]], *, unit: str =
             if i == j and v is None:
                 cells.append(Cell(x, y, "—", "#eeeeee", "#666666", f"{labels[i]} to itself: not measured", "self"))
             elif v is None:
-                cells.append(Cell(x, y, "n/a", "#f4f4f4", "#666666", f"{labels[i]} → {labels[j]}: not measured", "missing"))
+                cells.append(
+                    Cell(x, y, "n/a", "#f4f4f4", "#666666", f"{labels[i]} → {labels[j]}: not measured", "missing")
+                )
             else:
                 t = 0.5 if vmax == vmin else (v - vmin) / (vmax - vmin)
                 fill, ink = heat_color(t)
@@ -202,11 +206,22 @@ def heat_map(labels: list[str], values: list[list[float | None]], *, unit: str =
                 cells.append(Cell(x, y, text, fill, ink, f"{labels[i]} → {labels[j]}: {v:.2f} {unit}"))
     size = origin + n * cell + 8
     legend = [(i / 10, heat_color(i / 10)[0]) for i in range(11)]
-    return HeatMap(size, size + 40, cell, origin, [(origin + k * cell + cell / 2, lab) for k, lab in enumerate(labels)],
-                   cells, vmin, vmax, legend, unit)
+    return HeatMap(
+        size,
+        size + 40,
+        cell,
+        origin,
+        [(origin + k * cell + cell / 2, lab) for k, lab in enumerate(labels)],
+        cells,
+        vmin,
+        vmax,
+        legend,
+        unit,
+    )
 
 
 # -- bars -------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Bar:
@@ -234,7 +249,9 @@ class BarChart:
     unit: str = "GB/s"
 
 
-def bar_chart(rows: list[tuple[str, str, float, float | None, str]], *, width: float = 720, bar_h: float = 16.0) -> BarChart:
+def bar_chart(
+    rows: list[tuple[str, str, float, float | None, str]], *, width: float = 720, bar_h: float = 16.0
+) -> BarChart:
     """rows: (label, series name, GB/s, expected GB/s or None, tooltip); one bar per row."""
     left, right = 80.0, width - 190.0
     vmax = nice_max(max([r[2] for r in rows] + [r[3] for r in rows if r[3] is not None] + [1.0]) * 1.02)
@@ -328,7 +345,9 @@ def stacked_bars(rows: list[tuple], *, unit: str = "GiB", width: float = 900, ba
             x += w
         clipped = total > vmax
         own = left + capacity * scale if capacity <= vmax else None
-        bars.append(StackedBar(label, y, segs, f"{total:,.1f} {unit}" + (" ▸" if clipped else "") + note, css, clipped, own))
+        bars.append(
+            StackedBar(label, y, segs, f"{total:,.1f} {unit}" + (" ▸" if clipped else "") + note, css, clipped, own)
+        )
         y += bar_h + 6
     same_cap = len(set(caps)) == 1
     if same_cap:
@@ -336,5 +355,16 @@ def stacked_bars(rows: list[tuple], *, unit: str = "GiB", width: float = 900, ba
             b.cap_x = None
     cap_x = left + cap * scale if same_cap and cap <= vmax else None
     ticks = [(left + t * scale, _fmt_num(t)) for t in _y_ticks(vmax)]
-    return StackedBars(width, y + 46, left, right, bar_h, bars, cap_x, f"GPU memory {cap:,.1f} {unit}" if same_cap else "",
-                       ticks, [(n, colors[n]) for n in names], unit)
+    return StackedBars(
+        width,
+        y + 46,
+        left,
+        right,
+        bar_h,
+        bars,
+        cap_x,
+        f"GPU memory {cap:,.1f} {unit}" if same_cap else "",
+        ticks,
+        [(n, colors[n]) for n in names],
+        unit,
+    )

@@ -3,6 +3,7 @@
 Missing facts print as "-" and their reasons are listed once, grouped, at the end ("not available"), so a
 reader sees every gap and why without a column of "N/A".
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -82,15 +83,32 @@ def _section(st: Style, title: str) -> str:
 def render_host(rig: Rig, st: Style) -> list[str]:
     h = rig.host
     lines = [_section(st, "Host")]
-    ident = " ".join(x for x in (h.hostname, f"{h.os}," if h.os else None, f"kernel {h.kernel}" if h.kernel else None, f"({h.arch})" if h.arch else None) if x)
+    ident = " ".join(
+        x
+        for x in (
+            h.hostname,
+            f"{h.os}," if h.os else None,
+            f"kernel {h.kernel}" if h.kernel else None,
+            f"({h.arch})" if h.arch else None,
+        )
+        if x
+    )
     if ident:
         lines.append(f"  {ident.rstrip(',')}")
     if h.cpu_model or h.sockets or h.cores_logical:
-        lines.append(f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket{'' if h.sockets == 1 else 's'}, {_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads")
+        lines.append(
+            f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket{'' if h.sockets == 1 else 's'}, {_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads"
+        )
     if h.memory_total_bytes:
-        lines.append(f"  RAM: {gib(h.memory_total_bytes)}" + (f" ({gib(h.memory_available_bytes)} available)" if h.memory_available_bytes else ""))
+        lines.append(
+            f"  RAM: {gib(h.memory_total_bytes)}"
+            + (f" ({gib(h.memory_available_bytes)} available)" if h.memory_available_bytes else "")
+        )
     if h.numa_nodes:
-        nodes = "; ".join(f"node {n.id}: CPUs {_v(n.cpus)}" + (f", {gib(n.memory_total_bytes)}" if n.memory_total_bytes else "") for n in h.numa_nodes)
+        nodes = "; ".join(
+            f"node {n.id}: CPUs {_v(n.cpus)}" + (f", {gib(n.memory_total_bytes)}" if n.memory_total_bytes else "")
+            for n in h.numa_nodes
+        )
         lines.append(f"  NUMA: {plural(len(h.numa_nodes), 'node')} — {nodes}")
     if h.psu_watts:
         lines.append(f"  PSU: {h.psu_watts:.0f} W (as given)")
@@ -102,9 +120,13 @@ def render_host(rig: Rig, st: Style) -> list[str]:
 def render_software(rig: Rig, st: Style) -> list[str]:
     s = rig.software
     lines = [_section(st, "Software")]
-    lines.append(f"  NVIDIA driver {_v(s.driver_version)} (supports CUDA up to {_v(s.cuda_driver_version)}), NVML {_v(s.nvml_version)}")
+    lines.append(
+        f"  NVIDIA driver {_v(s.driver_version)} (supports CUDA up to {_v(s.cuda_driver_version)}), NVML {_v(s.nvml_version)}"
+    )
     torch_cuda = f"CUDA {s.torch_cuda_version}" if s.torch_cuda_version else "no CUDA"
-    lines.append(f"  torch {_v(s.torch_version)} ({torch_cuda}), NCCL {_v(s.nccl_version)}, Python {_v(s.python_version)}, nvidia-ml-py {_v(s.nvml_binding_version)}")
+    lines.append(
+        f"  torch {_v(s.torch_version)} ({torch_cuda}), NCCL {_v(s.nccl_version)}, Python {_v(s.python_version)}, nvidia-ml-py {_v(s.nvml_binding_version)}"
+    )
     env = ", ".join(f"{k}={v}" for k, v in s.env.items()) if s.env else "(no CUDA_* / NCCL_* variables set)"
     lines.append(f"  env: {env}")
     return lines
@@ -119,14 +141,21 @@ def _health(g: Gpu) -> str:
     if g.ecc_enabled is not None:
         parts.append(f"ECC {'on' if g.ecc_enabled else 'off'}")
     if g.ecc_errors_uncorrected_volatile is not None or g.ecc_errors_corrected_volatile is not None:
-        parts.append(f"errors corr/uncorr {_v(g.ecc_errors_corrected_volatile)}/{_v(g.ecc_errors_uncorrected_volatile)} (vol) "
-                     f"{_v(g.ecc_errors_corrected_aggregate)}/{_v(g.ecc_errors_uncorrected_aggregate)} (agg)")
+        parts.append(
+            f"errors corr/uncorr {_v(g.ecc_errors_corrected_volatile)}/{_v(g.ecc_errors_uncorrected_volatile)} (vol) "
+            f"{_v(g.ecc_errors_corrected_aggregate)}/{_v(g.ecc_errors_uncorrected_aggregate)} (agg)"
+        )
     if g.retired_pages_single_bit is not None or g.retired_pages_double_bit is not None:
-        parts.append(f"retired pages sbe/dbe {_v(g.retired_pages_single_bit)}/{_v(g.retired_pages_double_bit)}"
-                     + (" PENDING" if g.retired_pages_pending else ""))
+        parts.append(
+            f"retired pages sbe/dbe {_v(g.retired_pages_single_bit)}/{_v(g.retired_pages_double_bit)}"
+            + (" PENDING" if g.retired_pages_pending else "")
+        )
     if g.remapped_rows_correctable is not None:
-        parts.append(f"remapped rows {g.remapped_rows_correctable}/{_v(g.remapped_rows_uncorrectable)}"
-                     + (" PENDING" if g.remapped_rows_pending else "") + (" FAILURE" if g.remapped_rows_failure else ""))
+        parts.append(
+            f"remapped rows {g.remapped_rows_correctable}/{_v(g.remapped_rows_uncorrectable)}"
+            + (" PENDING" if g.remapped_rows_pending else "")
+            + (" FAILURE" if g.remapped_rows_failure else "")
+        )
     return "; ".join(parts) or DASH
 
 
@@ -138,12 +167,40 @@ def render_gpus(rig: Rig, st: Style) -> list[str]:
     rows = []
     for g in rig.gpus:
         power = f"{_v(g.power_limit_w, '{:.0f}')}/{_v(g.power_default_limit_w, '{:.0f}')} W"
-        rows.append([
-            g.index, _v(g.name), _v(g.bus_id), _mem(g), _v(g.compute_capability), power, _v(g.temperature_c, "{}C"),
-            _v(g.performance_state, "P{}"), _v(g.persistence_mode), _v(g.mig_mode), _v(g.numa_node), _v(g.cpu_affinity),
-            ",".join(g.clocks_event_reasons) if g.clocks_event_reasons else (DASH if g.clocks_event_reasons is None else "none"),
-        ])
-    headers = ["GPU", "name", "bus id", "memory", "CC", "power limit/default", "temp", "perf", "persist", "MIG", "NUMA", "CPU affinity", "clocks events"]
+        rows.append(
+            [
+                g.index,
+                _v(g.name),
+                _v(g.bus_id),
+                _mem(g),
+                _v(g.compute_capability),
+                power,
+                _v(g.temperature_c, "{}C"),
+                _v(g.performance_state, "P{}"),
+                _v(g.persistence_mode),
+                _v(g.mig_mode),
+                _v(g.numa_node),
+                _v(g.cpu_affinity),
+                ",".join(g.clocks_event_reasons)
+                if g.clocks_event_reasons
+                else (DASH if g.clocks_event_reasons is None else "none"),
+            ]
+        )
+    headers = [
+        "GPU",
+        "name",
+        "bus id",
+        "memory",
+        "CC",
+        "power limit/default",
+        "temp",
+        "perf",
+        "persist",
+        "MIG",
+        "NUMA",
+        "CPU affinity",
+        "clocks events",
+    ]
     # A column no GPU has a value for says nothing: leave it out (the "Not available" section says why).
     keep = [i for i in range(len(headers)) if i < 2 or any(r[i] not in (DASH, f"{DASH}/{DASH} W") for r in rows)]
     lines += fit_table([[r[i] for i in keep] for r in rows], [headers[i] for i in keep], st.width)
@@ -171,7 +228,9 @@ def _hop_marks(p: Any, k: int, st: Style) -> tuple[str, bool]:
         mark = "  " + st.warn("gen below max (idle power saving, or a fault under load)")
     errors = ""
     if hop.aer_correctable or hop.aer_nonfatal or hop.aer_fatal:
-        errors = "  " + st.warn(f"AER errors corr/nonfatal/fatal {_v(hop.aer_correctable)}/{_v(hop.aer_nonfatal)}/{_v(hop.aer_fatal)}")
+        errors = "  " + st.warn(
+            f"AER errors corr/nonfatal/fatal {_v(hop.aer_correctable)}/{_v(hop.aer_nonfatal)}/{_v(hop.aer_fatal)}"
+        )
     return mark + errors, bool(w_down or errors)
 
 
@@ -184,7 +243,9 @@ def _hop_line(p: Any, k: int, st: Style) -> str:
 def _gpu_pcie_head(g: Gpu, st: Style, *, bus_id: bool = True) -> str:
     p = g.pcie
     bw = pcie_gbps(p.current_gen, p.current_width)
-    head = (f" {_v(g.bus_id)}" if bus_id else "") + f": {_link(p.current_gen, p.current_width)} / {_link(p.max_gen, p.max_width)}"
+    head = (
+        f" {_v(g.bus_id)}" if bus_id else ""
+    ) + f": {_link(p.current_gen, p.current_width)} / {_link(p.max_gen, p.max_width)}"
     head += f" ({bw:.1f} GB/s per direction now)" if bw else ""
     head += f", replays {_v(p.replay_counter)}"
     own = gpu_link(g)  # the lower of the card's and the slot's maximum: an x16 card in an x8 slot is not downgraded
@@ -196,7 +257,7 @@ def _gpu_pcie_head(g: Gpu, st: Style, *, bus_id: bool = True) -> str:
 
 
 def gpu_label(indices: list[int]) -> str:
-    """"GPU 3", "GPUs 0–15" (a run), "GPUs 0, 1, 3"."""
+    """ "GPU 3", "GPUs 0–15" (a run), "GPUs 0, 1, 3"."""
     if len(indices) == 1:
         return f"GPU {indices[0]}"
     if len(indices) > 2 and indices == list(range(indices[0], indices[-1] + 1)):
@@ -212,17 +273,22 @@ def _path_summary(p: Any) -> str:
     links = {(h.current_gen, h.current_width, h.max_gen, h.max_width) for h in p.path}
     at_max = all(not any(hop_is_downgraded(link_at(p.path, k))) for k in range(n))
     if len(links) == 1:
-        (cg, cw, mg, mw), = links
+        ((cg, cw, mg, mw),) = links
         if (cg, cw, mg, mw) == (p.current_gen, p.current_width, p.max_gen, p.max_width):
             return "the same on both hops to the CPU" if n == 2 else f"the same on all {n} hops to the CPU"
         same = f"{_link(cg, cw)}" if (cg, cw) == (mg, mw) else f"{_link(cg, cw)} / {_link(mg, mw)}"
         return f"{same} on {'both' if n == 2 else f'all {n}'} hops to the CPU"
-    return f"{n} hops to the CPU, " + ("each at its maximum" if at_max else "some below their maximum (gpuadvisor -v scan lists them)")
+    return f"{n} hops to the CPU, " + (
+        "each at its maximum" if at_max else "some below their maximum (gpuadvisor -v scan lists them)"
+    )
 
 
 def _pcie_signature(g: Gpu, st: Style) -> tuple[Any, ...]:
     p = g.pcie
-    hops = tuple((h.port_type, h.current_gen, h.current_width, h.max_gen, h.max_width, _hop_marks(p, k, st)[0]) for k, h in enumerate(p.path))
+    hops = tuple(
+        (h.port_type, h.current_gen, h.current_width, h.max_gen, h.max_width, _hop_marks(p, k, st)[0])
+        for k, h in enumerate(p.path)
+    )
     return (_gpu_pcie_head(g, st, bus_id=False), hops, p.unavailable.get("path"))
 
 
@@ -245,9 +311,12 @@ def render_pcie(rig: Rig, st: Style) -> list[str]:
         g = gs[0]
         p = g.pcie
         problems = [k for k in range(len(p.path)) if _hop_marks(p, k, st)[1]]
-        for member in (gs if problems else [g]):
-            label = gpu_label([member.index]) + _gpu_pcie_head(member, st) if problems or len(gs) == 1 else \
-                gpu_label([x.index for x in gs]) + _gpu_pcie_head(g, st, bus_id=False)
+        for member in gs if problems else [g]:
+            label = (
+                gpu_label([member.index]) + _gpu_pcie_head(member, st)
+                if problems or len(gs) == 1
+                else gpu_label([x.index for x in gs]) + _gpu_pcie_head(g, st, bus_id=False)
+            )
             summary = _path_summary(member.pcie)
             if problems:
                 lines.append("  " + label)
@@ -270,7 +339,10 @@ def render_nvlink(rig: Rig, st: Style) -> list[str]:
             lines.append("  -")
         elif nv_pairs or reasons:
             why = "; ".join(reasons) or "no per-link facts in this scan"
-            lines.append(f"  per-link state not available ({why})" + ("; the topology matrix shows NVLink pairs" if nv_pairs else ""))
+            lines.append(
+                f"  per-link state not available ({why})"
+                + ("; the topology matrix shows NVLink pairs" if nv_pairs else "")
+            )
         else:
             lines.append("  no NVLink on these GPUs")
         return lines
@@ -356,7 +428,9 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
     lines.append("  Legend: " + "; ".join(f"{a} = {b}" for a, b in LEGEND))
     if t.p2p_read and len(rig.gpus) > 1 and len(t.p2p_read) == len(rig.gpus):
         lines.append("")
-        lines.append("  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, NS not supported, DIS disabled, U unknown")
+        lines.append(
+            "  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, NS not supported, DIS disabled, U unknown"
+        )
         rows = [[f"GPU{g.index}"] + list(t.p2p_read[i]) for i, g in enumerate(rig.gpus)]
         lines += fit_table(rows, [""] + [f"GPU{g.index}" for g in rig.gpus], st.width, tablefmt="plain")
     return lines
@@ -388,7 +462,11 @@ def _missing_groups(rig: Rig) -> list[str]:
 def _compress_owners(owners: list[str]) -> str:
     gpu = [o for o in owners if o.startswith("GPU ") and o[4:].isdigit()]
     if len(gpu) == len(owners) and len(gpu) > 2:
-        return f"GPUs {gpu[0][4:]}-{gpu[-1][4:]}" if [int(o[4:]) for o in gpu] == list(range(int(gpu[0][4:]), int(gpu[-1][4:]) + 1)) else "GPUs " + ",".join(o[4:] for o in gpu)
+        return (
+            f"GPUs {gpu[0][4:]}-{gpu[-1][4:]}"
+            if [int(o[4:]) for o in gpu] == list(range(int(gpu[0][4:]), int(gpu[-1][4:]) + 1))
+            else "GPUs " + ",".join(o[4:] for o in gpu)
+        )
     return ", ".join(owners)
 
 

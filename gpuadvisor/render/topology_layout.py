@@ -18,6 +18,7 @@ Where each part comes from (nothing here is invented; what is inferred says so i
 - NICs: ``rig.topology.nics``, placed beside the GPU they are closest to by ``nic_matrix`` (PIX: same switch,
   PXB: same switch tree, PHB: same root port, NODE: same CPU), with a dashed edge labelled by that code.
 """
+
 from __future__ import annotations
 
 import re
@@ -101,6 +102,7 @@ class Diagram:
 
 # -- the tree ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class _Node:
     box: Box
@@ -135,8 +137,14 @@ _link_facts = link_facts  # one definition of a link as both ends see it: gpuadv
 
 def _nvml_hop(gpu: Gpu) -> PcieHop:
     p = gpu.pcie
-    return PcieHop(bdf=gpu.bus_id or "", port_type="endpoint", current_gen=p.current_gen, max_gen=p.max_gen,
-                   current_width=p.current_width, max_width=p.max_width)
+    return PcieHop(
+        bdf=gpu.bus_id or "",
+        port_type="endpoint",
+        current_gen=p.current_gen,
+        max_gen=p.max_gen,
+        current_width=p.current_width,
+        max_width=p.max_width,
+    )
 
 
 def _gpu_hop(gpu: Gpu) -> PcieHop:
@@ -146,7 +154,8 @@ def _gpu_hop(gpu: Gpu) -> PcieHop:
         return nv
     h = gpu.pcie.path[0]
     return PcieHop(
-        bdf=h.bdf or nv.bdf, port_type="endpoint",
+        bdf=h.bdf or nv.bdf,
+        port_type="endpoint",
         current_gen=h.current_gen if h.current_gen is not None else nv.current_gen,
         current_width=h.current_width if h.current_width is not None else nv.current_width,
         max_gen=h.max_gen if h.max_gen is not None else nv.max_gen,
@@ -157,7 +166,11 @@ def _gpu_hop(gpu: Gpu) -> PcieHop:
 def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
     """(label lines, css class, tooltip) for a PCIe link: 'Gen5 x16'; a downgraded one names its maximum."""
     if link.current_gen is None and link.current_width is None:
-        return [], "unknown", f"PCIe link at {link.bdf or 'unknown device'}: generation and width not recorded in this scan"
+        return (
+            [],
+            "unknown",
+            f"PCIe link at {link.bdf or 'unknown device'}: generation and width not recorded in this scan",
+        )
     gen = f"Gen{link.current_gen}" if link.current_gen is not None else "Gen?"
     width = f"x{link.current_width}" if link.current_width is not None else "x?"
     label = [f"{gen} {width}"]
@@ -200,8 +213,10 @@ def _build_tree(rig: Rig, notes: list[str]) -> tuple[list[_Node], dict[int, _Nod
         if host.cpu_model:
             tip += f"; {host.cpu_model}"
         w, h = SIZES["cpu"]
-        node = _Node(Box(id=key, kind="cpu", title=title, lines=lines, tooltip=tip, w=w, h=h),
-                     sort_key=(numa if numa is not None else 1 << 30,))
+        node = _Node(
+            Box(id=key, kind="cpu", title=title, lines=lines, tooltip=tip, w=w, h=h),
+            sort_key=(numa if numa is not None else 1 << 30,),
+        )
         roots[key] = node
         nodes[key] = node
         return node
@@ -231,9 +246,18 @@ def _build_tree(rig: Rig, notes: list[str]) -> tuple[list[_Node], dict[int, _Nod
                 key = f"rp-{hop.bdf}"
                 if key not in nodes:
                     w, h = SIZES["rootport"]
-                    nodes[key] = _Node(Box(id=key, kind="rootport", title="root port", lines=[_short_bdf(hop.bdf)],
-                                           tooltip=f"PCIe root port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                                           w=w, h=h), sort_key=(hop.bdf,))
+                    nodes[key] = _Node(
+                        Box(
+                            id=key,
+                            kind="rootport",
+                            title="root port",
+                            lines=[_short_bdf(hop.bdf)],
+                            tooltip=f"PCIe root port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
+                            w=w,
+                            h=h,
+                        ),
+                        sort_key=(hop.bdf,),
+                    )
                     parent.children.append(nodes[key])
                 parent = nodes[key]
                 pending_port = hop
@@ -243,9 +267,18 @@ def _build_tree(rig: Rig, notes: list[str]) -> tuple[list[_Node], dict[int, _Nod
                     w, h = SIZES["switch"]
                     lines = [_trim(hop.name, 19)] if hop.name else []
                     lines.append(_short_bdf(hop.bdf))
-                    node = _Node(Box(id=key, kind="switch", title="PCIe switch", lines=lines,
-                                     tooltip=f"PCIe switch, upstream port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                                     w=w, h=h), sort_key=(hop.bdf,))
+                    node = _Node(
+                        Box(
+                            id=key,
+                            kind="switch",
+                            title="PCIe switch",
+                            lines=lines,
+                            tooltip=f"PCIe switch, upstream port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
+                            w=w,
+                            h=h,
+                        ),
+                        sort_key=(hop.bdf,),
+                    )
                     node.link_in = (hop, pending_port)
                     parent.children.append(node)
                     nodes[key] = node
@@ -257,9 +290,18 @@ def _build_tree(rig: Rig, notes: list[str]) -> tuple[list[_Node], dict[int, _Nod
                 key = f"br-{hop.bdf}"
                 if key not in nodes:
                     w, h = SIZES["bridge"]
-                    node = _Node(Box(id=key, kind="bridge", title=hop.port_type if hop.port_type != "unknown" else "bridge",
-                                     lines=[_short_bdf(hop.bdf)], tooltip=f"{hop.port_type} {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                                     w=w, h=h), sort_key=(hop.bdf,))
+                    node = _Node(
+                        Box(
+                            id=key,
+                            kind="bridge",
+                            title=hop.port_type if hop.port_type != "unknown" else "bridge",
+                            lines=[_short_bdf(hop.bdf)],
+                            tooltip=f"{hop.port_type} {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
+                            w=w,
+                            h=h,
+                        ),
+                        sort_key=(hop.bdf,),
+                    )
                     node.link_in = (hop, pending_port)
                     parent.children.append(node)
                     nodes[key] = node
@@ -269,10 +311,19 @@ def _build_tree(rig: Rig, notes: list[str]) -> tuple[list[_Node], dict[int, _Nod
             i += 1
         w, h = SIZES["gpu"]
         name = _short_gpu_name(gpu.name)
-        leaf = _Node(Box(id=f"gpu-{gpu.index}", kind="gpu", title=f"GPU {gpu.index}",
-                         lines=[_trim(name, 17)] + ([_short_bdf(gpu.bus_id)] if gpu.bus_id else []),
-                         tooltip=f"GPU {gpu.index}: {gpu.name or 'unknown model'}, bus {gpu.bus_id or 'unknown'}",
-                         gpu=gpu.index, w=w, h=h), sort_key=(gpu.index,))
+        leaf = _Node(
+            Box(
+                id=f"gpu-{gpu.index}",
+                kind="gpu",
+                title=f"GPU {gpu.index}",
+                lines=[_trim(name, 17)] + ([_short_bdf(gpu.bus_id)] if gpu.bus_id else []),
+                tooltip=f"GPU {gpu.index}: {gpu.name or 'unknown model'}, bus {gpu.bus_id or 'unknown'}",
+                gpu=gpu.index,
+                w=w,
+                h=h,
+            ),
+            sort_key=(gpu.index,),
+        )
         leaf.link_in = (_gpu_hop(gpu), pending_port) if path else (_nvml_hop(gpu), None)
         parent.children.append(leaf)
         leaves[gpu.index] = leaf
@@ -311,15 +362,27 @@ def _place_nics(rig: Rig, leaves: dict[int, _Node], ancestry: dict[int, list[_No
         else:  # NODE
             parent = chain[-1]
         w, h = SIZES["nic"]
-        node = _Node(Box(id=f"nic-{k}", kind="nic", title="NIC", lines=[_trim(nic, 12)],
-                         tooltip=f"NIC {nic}: {code} to GPU {gidx} (nvidia-smi topo -m)", nic=nic, w=w, h=h),
-                     sort_key=(1 << 30, k))
+        node = _Node(
+            Box(
+                id=f"nic-{k}",
+                kind="nic",
+                title="NIC",
+                lines=[_trim(nic, 12)],
+                tooltip=f"NIC {nic}: {code} to GPU {gidx} (nvidia-smi topo -m)",
+                nic=nic,
+                w=w,
+                h=h,
+            ),
+            sort_key=(1 << 30, k),
+        )
         node.link_in = None
         node.box.css = "nic"
         parent.children.append(node)
         node.box.lines.append(f"{code} to GPU {gidx}")
-    notes.append("NIC positions are inferred from the GPU-to-NIC levels of nvidia-smi topo -m (PIX, PXB, PHB, NODE); "
-                 "their own PCIe links are not probed.")
+    notes.append(
+        "NIC positions are inferred from the GPU-to-NIC levels of nvidia-smi topo -m (PIX, PXB, PHB, NODE); "
+        "their own PCIe links are not probed."
+    )
     if unplaced:
         notes.append("Not drawn (only SYS to every GPU, or no level known): " + ", ".join(unplaced) + ".")
     return notes
@@ -406,7 +469,12 @@ def _switch_links(gpu: Gpu) -> tuple[int, int, set[str], set[int]]:
     """(active links to a switch, links to a switch in all, switch bus ids, NVLink versions)."""
     to_sw = [n for n in gpu.nvlinks if n.remote_device_type == "switch"]
     active = [n for n in to_sw if n.active]
-    return len(active), len(to_sw), {n.remote_bus_id for n in to_sw if n.remote_bus_id}, {n.version for n in to_sw if n.version}
+    return (
+        len(active),
+        len(to_sw),
+        {n.remote_bus_id for n in to_sw if n.remote_bus_id},
+        {n.version for n in to_sw if n.version},
+    )
 
 
 def layout(rig: Rig) -> Diagram:
@@ -445,10 +513,18 @@ def layout(rig: Rig) -> Diagram:
     for a, b in zip(roots, roots[1:], strict=False):
         if rig.host.sockets and rig.host.sockets > 1:
             ya = a.box.y + a.box.h / 2
-            edges.append(Edge(kind="cpu", src=a.box.id, dst=b.box.id,
-                              d=f"M{a.box.x + a.box.w:.1f},{ya:.1f} H{b.box.x:.1f}",
-                              label=["inter-socket"], lx=(a.box.x + a.box.w + b.box.x) / 2, ly=ya - 6,
-                              tooltip="CPU-to-CPU link (SYS in nvidia-smi topo -m)"))
+            edges.append(
+                Edge(
+                    kind="cpu",
+                    src=a.box.id,
+                    dst=b.box.id,
+                    d=f"M{a.box.x + a.box.w:.1f},{ya:.1f} H{b.box.x:.1f}",
+                    label=["inter-socket"],
+                    lx=(a.box.x + a.box.w + b.box.x) / 2,
+                    ly=ya - 6,
+                    tooltip="CPU-to-CPU link (SYS in nvidia-smi topo -m)",
+                )
+            )
 
     # NVLink: a switch fabric box, then GPU-to-GPU arcs.
     y = bottom
@@ -478,8 +554,20 @@ def layout(rig: Rig) -> Diagram:
             title = f"NVLink: every pair NV{k}"
             lines = ["switch or mesh not recorded"]
             tip = f"nvidia-smi topo -m shows NV{k} between every pair; the scan does not record how"
-        boxes.append(Box(id="fabric", kind="fabric", title=title, lines=[" · ".join(lines)] if lines else [],
-                         tooltip=tip, x=fx, y=y, w=fw, h=FABRIC_H, row=leaf_row + 1))
+        boxes.append(
+            Box(
+                id="fabric",
+                kind="fabric",
+                title=title,
+                lines=[" · ".join(lines)] if lines else [],
+                tooltip=tip,
+                x=fx,
+                y=y,
+                w=fw,
+                h=FABRIC_H,
+                row=leaf_row + 1,
+            )
+        )
         for i in members:
             b = gpu_boxes[i]
             if fab:
@@ -490,8 +578,20 @@ def layout(rig: Rig) -> Diagram:
             else:
                 k = next(iter(pairs.values()))
                 label, css, tip_e = [f"NV{k}"], "", f"GPU {i}: NV{k} to every other GPU"
-            edges.append(Edge(kind="nvswitch", src=b.id, dst="fabric", d=f"M{b.cx:.1f},{b.bottom:.1f} V{y:.1f}",
-                              label=label, lx=b.cx + 6, ly=(b.bottom + y) / 2 + 4, css=css, tooltip=tip_e, gpus=[i]))
+            edges.append(
+                Edge(
+                    kind="nvswitch",
+                    src=b.id,
+                    dst="fabric",
+                    d=f"M{b.cx:.1f},{b.bottom:.1f} V{y:.1f}",
+                    label=label,
+                    lx=b.cx + 6,
+                    ly=(b.bottom + y) / 2 + 4,
+                    css=css,
+                    tooltip=tip_e,
+                    gpus=[i],
+                )
+            )
         bottom = y + FABRIC_H
         fabric_pairs = set()
         if not fab:
@@ -517,8 +617,9 @@ def _tree_edge(parent: _Node, child: _Node) -> Edge:
     d = f"M{p.cx:.1f},{y1:.1f} V{ymid:.1f} H{c.cx:.1f} V{y2:.1f}"
     if c.kind == "nic":
         code = c.lines[-1].split(" ")[0] if c.lines else ""
-        return Edge(kind="nic", src=p.id, dst=c.id, d=d, label=[code], lx=c.cx + 6, ly=y2 - 12, css="nic",
-                    tooltip=c.tooltip)
+        return Edge(
+            kind="nic", src=p.id, dst=c.id, d=d, label=[code], lx=c.cx + 6, ly=y2 - 12, css="nic", tooltip=c.tooltip
+        )
     if child.link_in is None:
         return Edge(kind="pcie", src=p.id, dst=c.id, d=d, tooltip="PCIe link (no link registers read)")
     link = _link_facts(*child.link_in)
@@ -558,11 +659,19 @@ def _draw_arcs(arcs: dict[tuple[int, int], int], gpu_boxes: dict[int, Box], top:
         ya = gpu_boxes[a].bottom
         yl = top + LANE_PITCH * (lane + 1)
         k = arcs[(a, b)]
-        edges.append(Edge(kind="nvlink", src=f"gpu-{a}", dst=f"gpu-{b}",
-                          d=f"M{xa:.1f},{ya:.1f} V{yl:.1f} H{xb:.1f} V{gpu_boxes[b].bottom:.1f}",
-                          label=[f"{k} link" + ("s" if k != 1 else "")], lx=(xa + xb) / 2, ly=yl - 4,
-                          tooltip=f"GPU {a} – GPU {b}: {k} NVLink" + ("s" if k != 1 else "") + " (NV" + str(k) + ")",
-                          gpus=[a, b]))
+        edges.append(
+            Edge(
+                kind="nvlink",
+                src=f"gpu-{a}",
+                dst=f"gpu-{b}",
+                d=f"M{xa:.1f},{ya:.1f} V{yl:.1f} H{xb:.1f} V{gpu_boxes[b].bottom:.1f}",
+                label=[f"{k} link" + ("s" if k != 1 else "")],
+                lx=(xa + xb) / 2,
+                ly=yl - 4,
+                tooltip=f"GPU {a} – GPU {b}: {k} NVLink" + ("s" if k != 1 else "") + " (NV" + str(k) + ")",
+                gpus=[a, b],
+            )
+        )
         lowest = max(lowest, yl)
     _place_arc_labels([e for e in edges if e.kind == "nvlink"])
     return lowest + 6

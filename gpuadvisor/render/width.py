@@ -5,6 +5,7 @@ the output is not a terminal (a pipe, a file, CI logs): 80 columns read everywhe
 output sets ``COLUMNS``. Nothing printed is wider than that: a table too wide is split into several tables
 that repeat its first column, a long cell wraps inside its column, and a long sentence wraps with an indent.
 """
+
 from __future__ import annotations
 
 import re
@@ -93,10 +94,11 @@ def _python_fit(line: str, width: int) -> list[str]:
             break
     if cut <= 0 or not line[:cut].strip():
         return _python_args(line, width, indent)
-    code, comment = line[:cut].rstrip(), line[cut + 1:].strip()
+    code, comment = line[:cut].rstrip(), line[cut + 1 :].strip()
     room = max(20, width - len(indent) - 2)
-    return [f"{indent}# {c}" for c in textwrap.wrap(comment, room, break_on_hyphens=False)] + \
-        _python_args(code, width, indent)
+    return [f"{indent}# {c}" for c in textwrap.wrap(comment, room, break_on_hyphens=False)] + _python_args(
+        code, width, indent
+    )
 
 
 def _python_args(line: str, width: int, indent: str) -> list[str]:
@@ -124,7 +126,7 @@ def _python_args(line: str, width: int, indent: str) -> list[str]:
             if depth == 0 and start >= 0 and closed_at < 0:
                 closed_at = i
         elif ch == "," and depth == 1 and start >= 0 and closed_at < 0:
-            parts.append(body[last:i + 1].strip())
+            parts.append(body[last : i + 1].strip())
             last = i + 1
     if quote:
         return [line]
@@ -167,7 +169,7 @@ def _python_inner(body: str, width: int, indent: str) -> list[str]:
             depth -= 1
             low = min(low, depth)
         elif ch == "," and depth == 0:
-            parts.append(body[last:i + 1].strip())
+            parts.append(body[last : i + 1].strip())
             last = i + 1
     if low >= 0 or quote:
         return [body]
@@ -205,8 +207,14 @@ def fit_line(line: str, width: int, hang: int = 4) -> list[str]:
     # any other over-long word is broken.
     room = width - indent - hang
     keep_words = all(len(w) <= room or _URL.search(w) for w in line.split())
-    return textwrap.wrap(line.strip(), width=width, initial_indent=" " * indent, subsequent_indent=" " * (indent + hang),
-                         break_on_hyphens=False, break_long_words=not keep_words) or [line[:width]]
+    return textwrap.wrap(
+        line.strip(),
+        width=width,
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + hang),
+        break_on_hyphens=False,
+        break_long_words=not keep_words,
+    ) or [line[:width]]
 
 
 def fit_lines(lines: Iterable[str], width: int, keep_marks: bool = False) -> list[str]:
@@ -234,8 +242,9 @@ def plain_table(rows: Sequence[Sequence[str]], headers: Sequence[str], pad: int 
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table)
 
 
-def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], cols: Sequence[int], tablefmt: str,
-           maxcol: int | None = None) -> list[str]:
+def _table(
+    rows: Sequence[Sequence[Any]], headers: Sequence[str], cols: Sequence[int], tablefmt: str, maxcol: int | None = None
+) -> list[str]:
     cells = [[sanitise(str(r[i]), allow_colour=True) for i in cols] for r in rows]
     headers = [sanitise(str(h), allow_colour=True) for h in headers]
     # Large matrices: linear, no per-cell type sniffing (plain_table counts characters, so not with colours).
@@ -249,8 +258,9 @@ def _table(rows: Sequence[Sequence[Any]], headers: Sequence[str], cols: Sequence
     padding = tb.MIN_PADDING
     tb.MIN_PADDING = 0  # columns as wide as their widest cell or header, not 2 more: narrow terminals need it
     try:
-        return tb.tabulate(cells, headers=[headers[i] for i in cols], tablefmt=tablefmt,
-                           disable_numparse=True, stralign="left", **kw).splitlines()
+        return tb.tabulate(
+            cells, headers=[headers[i] for i in cols], tablefmt=tablefmt, disable_numparse=True, stralign="left", **kw
+        ).splitlines()
     finally:
         tb.MIN_PADDING = padding
 
@@ -259,8 +269,15 @@ def _wide(lines: list[str]) -> int:
     return max((visible_len(ln) for ln in lines), default=0)
 
 
-def fit_table(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int, *, indent: str = "  ", keep: int = 1,
-              tablefmt: str = "simple") -> list[str]:
+def fit_table(
+    rows: Sequence[Sequence[Any]],
+    headers: Sequence[str],
+    width: int,
+    *,
+    indent: str = "  ",
+    keep: int = 1,
+    tablefmt: str = "simple",
+) -> list[str]:
     """The table, indented, as one table if it fits ``width``; else split into tables of consecutive columns,
     each repeating the first ``keep`` columns, and a last column too wide for any split wrapped inside it.
 

@@ -28,6 +28,7 @@ rules still ran) or "not-checked" (the facts it needs are missing, with the reas
 ``gpuadvisor.rules.thresholds``, each with its source; published reference measurements in
 ``gpuadvisor.rules.references``.
 """
+
 from __future__ import annotations
 
 # The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,

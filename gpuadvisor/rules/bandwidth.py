@@ -1,4 +1,5 @@
 """GA6xx: measured bandwidth against the rig's own links and published references."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -17,7 +18,13 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 COPIES = ("h2d", "d2h")
 P2P = ("p2p_unidir", "p2p_bidir")
 NO_MEASUREMENTS = "no bandwidth measurements in this scan (run gpuadvisor bench, or gpuadvisor scan --bench)"
-BW_THRESHOLDS = ("bandwidth_warn_ratio", "bandwidth_fail_ratio", "nccl_nvlink_efficiency", "nccl_pcie_efficiency", "nccl_no_p2p_factor")
+BW_THRESHOLDS = (
+    "bandwidth_warn_ratio",
+    "bandwidth_fail_ratio",
+    "nccl_nvlink_efficiency",
+    "nccl_pcie_efficiency",
+    "nccl_no_p2p_factor",
+)
 
 
 def _usable(m: Measurement) -> bool:
@@ -43,8 +50,16 @@ def _links_expected(rig: Rig, m: Measurement) -> tuple[float, str] | None:
     so an imported nccl-tests row is judged exactly as a measured one."""
     from gpuadvisor.bench.expected import expected_bandwidth
 
-    e = expected_bandwidth(rig, m.kind, m.gpus, backend=m.backend, world_size=m.world_size, memory=m.memory,
-                           p2p_enabled=m.p2p_enabled, together=m.gpus if m.concurrent else None)
+    e = expected_bandwidth(
+        rig,
+        m.kind,
+        m.gpus,
+        backend=m.backend,
+        world_size=m.world_size,
+        memory=m.memory,
+        p2p_enabled=m.p2p_enabled,
+        together=m.gpus if m.concurrent else None,
+    )
     return (e.gbps, e.source) if e.gbps else None
 
 
@@ -66,7 +81,10 @@ def _nccl_factor(rig: Rig, ctx: Context, m: Measurement) -> tuple[float, str]:
     if _p2p_ok(rig, m.gpus):
         return eff, f" x {eff:g} NCCL efficiency on PCIe"
     no_p2p = ctx.t("nccl_no_p2p_factor")
-    return eff * no_p2p, f" x {eff:g} NCCL efficiency on PCIe x {no_p2p:g} without peer-to-peer (staged through host memory)"
+    return (
+        eff * no_p2p,
+        f" x {eff:g} NCCL efficiency on PCIe x {no_p2p:g} without peer-to-peer (staged through host memory)",
+    )
 
 
 def _describe(m: Measurement) -> str:
@@ -82,7 +100,7 @@ def _describe(m: Measurement) -> str:
 
 
 def _link_type(rig: Rig, m: Measurement) -> str:
-    """"nvlink" or "pcie" for the links a collective crossed, from the topology matrix, else from what the GPU
+    """ "nvlink" or "pcie" for the links a collective crossed, from the topology matrix, else from what the GPU
     model is (the catalog: SXM parts are always NVLink-connected, parts without NVLink never); "unknown" when
     neither tells (bridged PCIe cards without a topology, GPUs not in the catalog)."""
     p = _positions(rig, m.gpus)
@@ -101,8 +119,16 @@ def _link_type(rig: Rig, m: Measurement) -> str:
     return "unknown"
 
 
-def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor_note: str,
-           value: float | None = None, observed_extra: dict | None = None) -> Iterator:
+def _judge(
+    rig: Rig,
+    ctx: Context,
+    m: Measurement,
+    *,
+    link_factor: float,
+    factor_note: str,
+    value: float | None = None,
+    observed_extra: dict | None = None,
+) -> Iterator:
     """Findings (or a not-checked) for one measurement against its link figure and any published reference;
     ``value`` overrides the measurement's headline (a collective's plateau figure)."""
     warn_r, fail_r = ctx.t("bandwidth_warn_ratio"), ctx.t("bandwidth_fail_ratio")
@@ -125,9 +151,13 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
         expected["ratio_to_links"] = round(ratio, 3)
         sources.append((base_source or "the rig's link facts") + factor_note)
         if ratio < fail_r:
-            verdicts.append(("fail", f"{ratio:.0%} of the {exp:.1f} GB/s its links should give (fails below {fail_r:.0%})"))
+            verdicts.append(
+                ("fail", f"{ratio:.0%} of the {exp:.1f} GB/s its links should give (fails below {fail_r:.0%})")
+            )
         elif ratio < warn_r:
-            verdicts.append(("warn", f"{ratio:.0%} of the {exp:.1f} GB/s its links should give (warns below {warn_r:.0%})"))
+            verdicts.append(
+                ("warn", f"{ratio:.0%} of the {exp:.1f} GB/s its links should give (warns below {warn_r:.0%})")
+            )
     if ref is not None:
         expected[f"reference_{ref.role}_gbps"] = ref.value_gbps
         sources.append(f"{ref.model}: {ref.value_gbps:g} GB/s ({ref.role}); {ref.source}")
@@ -138,11 +168,15 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
             elif r < warn_r:
                 verdicts.append(("warn", f"{r:.0%} of the {ref.value_gbps:g} GB/s healthy {ref.model} measure"))
         elif value < ref.value_gbps:
-            verdicts.append(("warn", f"below the {ref.value_gbps:g} GB/s a production health check requires of {ref.model}"))
+            verdicts.append(
+                ("warn", f"below the {ref.value_gbps:g} GB/s a production health check requires of {ref.model}")
+            )
     if not base and ref is None:
         if not names:
             no_ref = "and no GPU to compare with a reference"
-        elif any(r.world_size is not None and all(r.matches(n, m.kind, r.world_size) for n in names) for r in REFERENCES):
+        elif any(
+            r.world_size is not None and all(r.matches(n, m.kind, r.world_size) for n in names) for r in REFERENCES
+        ):
             no_ref = f"and no published reference for {m.world_size or len(m.gpus)} ranks of this GPU model"
         else:
             no_ref = "and no published reference for this GPU model"
@@ -159,8 +193,13 @@ def _judge(rig: Rig, ctx: Context, m: Measurement, *, link_factor: float, factor
         f"{_describe(m)} on {who} measured {value:.1f} GB/s: " + "; ".join(t for _, t in verdicts),
         gpus=m.gpus,
         subject=who,
-        observed={"kind": m.kind, "value_gbps": round(value, 2), "memory": m.memory, "world_size": m.world_size,
-                  **(observed_extra or {})},
+        observed={
+            "kind": m.kind,
+            "value_gbps": round(value, 2),
+            "memory": m.memory,
+            "world_size": m.world_size,
+            **(observed_extra or {}),
+        },
         expected=expected,
         expected_source=" | ".join(sources),
         fix=_FIX[m.kind] if m.kind in _FIX else _FIX["collective"],
@@ -212,7 +251,9 @@ def host_device_bandwidth_low(rig: Rig, ctx: Context):
         return
     ms = [m for m in ms if m.memory != "pageable"]  # pageable: staged through a driver buffer, host-bound
     if not ms:
-        yield ctx.not_checked("no pinned host<->device copy measured in this scan (gpuadvisor bench on a GPU measures them)")
+        yield ctx.not_checked(
+            "no pinned host<->device copy measured in this scan (gpuadvisor bench on a GPU measures them)"
+        )
     for m in ms:
         yield from _judge(rig, ctx, m, link_factor=1.0, factor_note="")
 
@@ -250,7 +291,9 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         return
     if not ms:
         if any(m.kind in COLLECTIVES and m.world_size == 1 for m in rig.measurements):
-            yield ctx.not_checked("collectives ran on one rank only: no link is crossed, so there is no bus bandwidth to judge (needs 2+ GPUs)")
+            yield ctx.not_checked(
+                "collectives ran on one rank only: no link is crossed, so there is no bus bandwidth to judge (needs 2+ GPUs)"
+            )
         else:
             yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
     for m in ms:
@@ -266,10 +309,13 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
             )
             continue
         factor, note = _nccl_factor(rig, ctx, m)
-        on = (f"plateau {plateau.fmt_bytes(p.first_bytes or 0)} to {plateau.fmt_bytes(p.last_bytes or 0)}, "
-              f"median of {p.rows} sizes")
-        yield from _judge(rig, ctx, m, link_factor=factor, factor_note=note, value=p.gbps,
-                          observed_extra={"plateau": on})
+        on = (
+            f"plateau {plateau.fmt_bytes(p.first_bytes or 0)} to {plateau.fmt_bytes(p.last_bytes or 0)}, "
+            f"median of {p.rows} sizes"
+        )
+        yield from _judge(
+            rig, ctx, m, link_factor=factor, factor_note=note, value=p.gbps, observed_extra={"plateau": on}
+        )
 
 
 def _e_arg(n: int) -> str:
@@ -311,7 +357,9 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
     for m in ms:
         nv = _all_nvlink(rig, m.gpus)
         yield from _judge(
-            rig, ctx, m,
+            rig,
+            ctx,
+            m,
             link_factor=eff if nv else 1.0,
             factor_note=f" x {eff:g} protocol efficiency on NVLink" if nv else "",
         )
@@ -347,7 +395,9 @@ def straggler_gpu(rig: Rig, ctx: Context):
         if m.kind in ("h2d", "d2h", "d2d") and len(m.gpus) == 1 and _usable(m):
             groups[(m.kind, m.memory, bool(m.concurrent), m.backend, m.method)].append(m)
     if not any(len(ms) >= 2 for ms in groups.values()):
-        yield ctx.not_checked("no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)")
+        yield ctx.not_checked(
+            "no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)"
+        )
     for (kind, _memory, _concurrent, _b, _meth), ms in sorted(groups.items(), key=lambda kv: str(kv[0])):
         if len(ms) < 2:
             continue

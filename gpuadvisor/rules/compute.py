@@ -1,4 +1,5 @@
 """GA607: a GPU's measured compute or memory bandwidth far below its datasheet peak (gpuadvisor bench --compute)."""
+
 from __future__ import annotations
 
 from gpuadvisor.facts import Gpu, Measurement, Rig
@@ -7,8 +8,14 @@ from gpuadvisor.rules.helpers import gpu_list
 from gpuadvisor.rules.registry import rule
 
 NO_COMPUTE = "no compute measurement in this scan (run gpuadvisor bench --compute)"
-SLOWDOWN_REASONS = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
-                    "hw_power_brake_slowdown", "applications_clocks_setting")
+SLOWDOWN_REASONS = (
+    "sw_power_cap",
+    "hw_slowdown",
+    "sw_thermal_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+    "applications_clocks_setting",
+)
 
 
 def _evidence(rig: Rig, index: int) -> tuple[list[str], dict[str, object]]:
@@ -43,8 +50,14 @@ def _describe(m: Measurement) -> str:
     return "device memory copy"
 
 
-@rule("GA607", "compute-below-peak", area="gpu", severity="warn",
-      thresholds=("compute_peak_warn_ratio", "memory_bandwidth_warn_ratio"), requires=("measurements", "gpus"))
+@rule(
+    "GA607",
+    "compute-below-peak",
+    area="gpu",
+    severity="warn",
+    thresholds=("compute_peak_warn_ratio", "memory_bandwidth_warn_ratio"),
+    requires=("measurements", "gpus"),
+)
 def compute_below_peak(rig: Rig, ctx: Context):
     """A GPU's measured matmul TFLOP/s or memory bandwidth is far below its datasheet peak.
 
@@ -80,8 +93,10 @@ def compute_below_peak(rig: Rig, ctx: Context):
     cpu = [m for m in ms if m.backend == "cpu"]
     gpu = [m for m in ms if m.backend == "cuda" and m.status in ("ok", "partial")]
     if cpu and not gpu:
-        yield ctx.not_checked("compute was measured on the CPU only (torch saw no GPU): a GPU datasheet peak does "
-                              "not apply to a CPU figure")
+        yield ctx.not_checked(
+            "compute was measured on the CPU only (torch saw no GPU): a GPU datasheet peak does "
+            "not apply to a CPU figure"
+        )
         return
     if not gpu:
         yield ctx.not_checked("no GPU compute measurement completed in this scan (see the bench errors)")
@@ -89,7 +104,9 @@ def compute_below_peak(rig: Rig, ctx: Context):
     no_peak = [m for m in gpu if m.ratio is None]
     if no_peak and len(no_peak) == len(gpu):
         why = no_peak[0].why("expected_tflops") or no_peak[0].why("expected_gbps") or "no datasheet figure"
-        yield ctx.not_checked(f"no datasheet peak to compare with: {why}", gpus=sorted({g for m in no_peak for g in m.gpus}))
+        yield ctx.not_checked(
+            f"no datasheet peak to compare with: {why}", gpus=sorted({g for m in no_peak for g in m.gpus})
+        )
         return
     warn_c, warn_m = ctx.t("compute_peak_warn_ratio"), ctx.t("memory_bandwidth_warn_ratio")
     low: dict[int, list[Measurement]] = {}
@@ -104,25 +121,48 @@ def compute_below_peak(rig: Rig, ctx: Context):
         parts = []
         for m in bad:
             if m.kind == "matmul":
-                parts.append(f"{_describe(m)} {m.value_tflops:.1f} TFLOP/s = {m.ratio:.0%} of the {m.expected_tflops:g} "
-                             f"dense peak")
+                parts.append(
+                    f"{_describe(m)} {m.value_tflops:.1f} TFLOP/s = {m.ratio:.0%} of the {m.expected_tflops:g} "
+                    f"dense peak"
+                )
             else:
-                parts.append(f"memory copy {m.value_gbps:.0f} GB/s = {m.ratio:.0%} of the {m.expected_gbps:g} GB/s "
-                             "datasheet bandwidth")
+                parts.append(
+                    f"memory copy {m.value_gbps:.0f} GB/s = {m.ratio:.0%} of the {m.expected_gbps:g} GB/s "
+                    "datasheet bandwidth"
+                )
         said, facts = _evidence(rig, index)
-        cause = ("; ".join(said) + " (read at scan time)") if said else (
-            "likely a power cap, thermal or hardware slowdown, or locked clocks (the scan holds no clock-event "
-            "reason or lowered power limit for it: read nvidia-smi -q -d PERFORMANCE while it is busy)")
+        cause = (
+            ("; ".join(said) + " (read at scan time)")
+            if said
+            else (
+                "likely a power cap, thermal or hardware slowdown, or locked clocks (the scan holds no clock-event "
+                "reason or lowered power limit for it: read nvidia-smi -q -d PERFORMANCE while it is busy)"
+            )
+        )
         yield ctx.finding(
             f"{gpu_list([index])} runs far below its datasheet peak: " + "; ".join(parts) + f". Cause: {cause}",
             gpus=[index],
             subject=gpu_list([index]),
-            observed={"measurements": [{"kind": m.kind, "dtype": m.dtype, "shape": m.shape,
-                                        "value_tflops": m.value_tflops, "value_gbps": m.value_gbps,
-                                        "ratio": m.ratio} for m in bad], **facts},
-            expected={"ratio_min_matmul": warn_c, "ratio_min_memory": warn_m,
-                      "peak": worst.expected_tflops if worst.kind == "matmul" else worst.expected_gbps},
+            observed={
+                "measurements": [
+                    {
+                        "kind": m.kind,
+                        "dtype": m.dtype,
+                        "shape": m.shape,
+                        "value_tflops": m.value_tflops,
+                        "value_gbps": m.value_gbps,
+                        "ratio": m.ratio,
+                    }
+                    for m in bad
+                ],
+                **facts,
+            },
+            expected={
+                "ratio_min_matmul": warn_c,
+                "ratio_min_memory": warn_m,
+                "peak": worst.expected_tflops if worst.kind == "matmul" else worst.expected_gbps,
+            },
             expected_source=worst.expected_source,
             fix="restore the default power limit (nvidia-smi -pl), reset locked clocks (nvidia-smi -rgc), check "
-                "cooling; rerun gpuadvisor bench --compute",
+            "cooling; rerun gpuadvisor bench --compute",
         )

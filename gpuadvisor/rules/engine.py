@@ -1,4 +1,5 @@
 """Running the rules: selection and severity from the policy, crash isolation, not-checked merging, ordering."""
+
 from __future__ import annotations
 
 import traceback

@@ -1,4 +1,5 @@
 """GA3xx: the GPUs themselves: models, memory errors, clock slowdowns, power, persistence, MIG."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -100,8 +101,13 @@ def ecc_uncorrectable_errors(rig: Rig, ctx: Context):
             )
 
 
-@rule("GA303", "ecc-corrected-errors-high", area="health", severity="warn",
-      thresholds=("ecc_corrected_max", "ecc_dram_corrected_max"))
+@rule(
+    "GA303",
+    "ecc-corrected-errors-high",
+    area="health",
+    severity="warn",
+    thresholds=("ecc_corrected_max", "ecc_dram_corrected_max"),
+)
 def ecc_corrected_errors_high(rig: Rig, ctx: Context):
     """A GPU has corrected many single-bit ECC memory errors.
 
@@ -129,7 +135,9 @@ def ecc_corrected_errors_high(rig: Rig, ctx: Context):
         if reason:
             yield ctx.not_checked(reason, gpus=[g.index])
             continue
-        srams = [n for n in (g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) if n is not None]
+        srams = [
+            n for n in (g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) if n is not None
+        ]
         totals = [n for n in (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate) if n is not None]
         if srams and max(srams) > sram_limit:
             n = max(srams)
@@ -157,7 +165,11 @@ def ecc_corrected_errors_high(rig: Rig, ctx: Context):
 
 def _retirement_applies(g: Gpu) -> tuple[bool, str | None]:
     """Page retirement is the pre-Ampere scheme; on GPUs with row remapping it does not apply."""
-    have_retired = g.retired_pages_pending is not None or g.retired_pages_single_bit is not None or g.retired_pages_double_bit is not None
+    have_retired = (
+        g.retired_pages_pending is not None
+        or g.retired_pages_single_bit is not None
+        or g.retired_pages_double_bit is not None
+    )
     have_remap = g.remapped_rows_pending is not None or g.remapped_rows_uncorrectable is not None
     if have_retired:
         return True, None
@@ -232,7 +244,11 @@ def retired_pages_near_limit(rig: Rig, ctx: Context):
                 f"{subject(g)} has {total} retired memory pages (limit 64; reported from {limit:g})",
                 gpus=[g.index],
                 subject=subject(g),
-                observed={"retired_pages": total, "single_bit": g.retired_pages_single_bit, "double_bit": g.retired_pages_double_bit},
+                observed={
+                    "retired_pages": total,
+                    "single_bit": g.retired_pages_single_bit,
+                    "double_bit": g.retired_pages_double_bit,
+                },
                 expected={"retired_pages_below": limit},
                 expected_source="NVIDIA: at most 64 page retirements per frame buffer",
                 fix="run dcgmi diag -r 3 and the NVIDIA field diagnostic; RMA the GPU",
@@ -240,7 +256,11 @@ def retired_pages_near_limit(rig: Rig, ctx: Context):
 
 
 def _remap_applies(g: Gpu) -> tuple[bool, str | None]:
-    have_remap = g.remapped_rows_pending is not None or g.remapped_rows_failure is not None or g.remapped_rows_uncorrectable is not None
+    have_remap = (
+        g.remapped_rows_pending is not None
+        or g.remapped_rows_failure is not None
+        or g.remapped_rows_uncorrectable is not None
+    )
     if have_remap:
         return True, None
     if g.retired_pages_pending is not None or g.retired_pages_single_bit is not None:
@@ -369,7 +389,10 @@ def hw_thermal_slowdown(rig: Rig, ctx: Context):
         have the heatsink serviced.
     """
     yield from _clock_rule(
-        rig, ctx, lambda r: "hwthermal" in r, "hardware thermal slowdown",
+        rig,
+        ctx,
+        lambda r: "hwthermal" in r,
+        "hardware thermal slowdown",
         "check fans, airflow and inlet temperature; clean filters; service the heatsink",
     )
 
@@ -392,7 +415,10 @@ def sw_thermal_slowdown(rig: Rig, ctx: Context):
         Improve cooling (airflow, fan curve, inlet temperature); space out the cards.
     """
     yield from _clock_rule(
-        rig, ctx, lambda r: "swthermal" in r, "software thermal slowdown",
+        rig,
+        ctx,
+        lambda r: "swthermal" in r,
+        "software thermal slowdown",
         "improve cooling: airflow, fan curve, inlet temperature; space out the cards",
     )
 
@@ -417,7 +443,10 @@ def power_brake_slowdown(rig: Rig, ctx: Context):
         Check the PSUs and their redundancy, the chassis power policy and the BMC event log.
     """
     yield from _clock_rule(
-        rig, ctx, lambda r: "powerbrake" in r, "hardware power brake",
+        rig,
+        ctx,
+        lambda r: "powerbrake" in r,
+        "hardware power brake",
         "check the power supplies and their redundancy, the chassis power policy and the BMC event log",
     )
 
@@ -449,7 +478,10 @@ def hw_slowdown(rig: Rig, ctx: Context):
         if g.clocks_event_reasons is not None and _has(reasons, "hwthermal", "powerbrake"):
             continue  # the specific rule explains it
         yield from _clock_rule(
-            Rig(gpus=[g]), ctx, generic, "hardware slowdown",
+            Rig(gpus=[g]),
+            ctx,
+            generic,
+            "hardware slowdown",
             "check temperatures and power delivery (nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER)",
         )
 

@@ -1,4 +1,5 @@
 """Small helpers shared by the rule modules."""
+
 from __future__ import annotations
 
 import re
@@ -10,12 +11,12 @@ GB = 1e9
 
 
 def subject(gpu: Gpu) -> str:
-    """"GPU 2 0000:41:00.0" (the bus id when known)."""
+    """ "GPU 2 0000:41:00.0" (the bus id when known)."""
     return f"{gpu.label} {gpu.bus_id}" if gpu.bus_id else gpu.label
 
 
 def gpu_list(indices: Iterable[int]) -> str:
-    """"GPU 2" or "GPUs 0, 1, 3"."""
+    """ "GPU 2" or "GPUs 0, 1, 3"."""
     idx = sorted(set(indices))
     if len(idx) == 1:
         return f"GPU {idx[0]}"
@@ -81,7 +82,7 @@ def is_nvlink(code: str | None) -> bool:
 
 
 def version_tuple(text: str | None) -> tuple[int, ...] | None:
-    """"12.4" -> (12, 4); "13.0.1" -> (13, 0, 1); None when it does not start with a number."""
+    """ "12.4" -> (12, 4); "13.0.1" -> (13, 0, 1); None when it does not start with a number."""
     if not text:
         return None
     m = re.match(r"\s*(\d+(?:\.\d+)*)", text)

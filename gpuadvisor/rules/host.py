@@ -1,4 +1,5 @@
 """GA4xx: the host around the GPUs: RAM, CPU cores, NUMA placement, power supply."""
+
 from __future__ import annotations
 
 from gpuadvisor.facts import Rig
@@ -48,7 +49,13 @@ def host_ram_per_gpu(rig: Rig, ctx: Context):
         )
 
 
-@rule("GA402", "host-ram-per-gpu-memory", area="host", severity="info", thresholds=("ram_per_gpu_memory_ratio", "ram_per_gpu_gb"))
+@rule(
+    "GA402",
+    "host-ram-per-gpu-memory",
+    area="host",
+    severity="info",
+    thresholds=("ram_per_gpu_memory_ratio", "ram_per_gpu_gb"),
+)
 def host_ram_per_gpu_memory(rig: Rig, ctx: Context):
     """System RAM is below twice the total GPU memory (heavy data loading, CPU offload).
 
@@ -218,7 +225,9 @@ def psu_undersized(rig: Rig, ctx: Context):
         return
     psu = rig.host.psu_watts
     if psu is None:
-        yield ctx.not_checked("PSU rating not given (set it in a rig spec or pass --psu-watts)")  # no probe or import reads it
+        yield ctx.not_checked(
+            "PSU rating not given (set it in a rig spec or pass --psu-watts)"
+        )  # no probe or import reads it
         return
     board = []
     for g in rig.gpus:
@@ -239,4 +248,3 @@ def psu_undersized(rig: Rig, ctx: Context):
             expected_source="GPU board power + 200 W (rule of thumb of GPU build guides)",
             fix="fit a larger (or second) PSU, or cap the GPUs' power limits with nvidia-smi -pl",
         )
-

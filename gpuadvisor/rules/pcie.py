@@ -1,4 +1,5 @@
 """GA1xx: PCIe links of each GPU and of every hop on its path to the CPU root port."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -44,7 +45,11 @@ class LinkView:
 
     @property
     def label(self) -> str:
-        return f"{subject(self.gpu)}" if self.is_gpu_link else f"the {self.port_type} {self.where} on {self.gpu.label}'s path"
+        return (
+            f"{subject(self.gpu)}"
+            if self.is_gpu_link
+            else f"the {self.port_type} {self.where} on {self.gpu.label}'s path"
+        )
 
 
 def link_views(gpu: Gpu) -> list[LinkView]:
@@ -201,8 +206,11 @@ def pcie_link_downgraded(rig: Rig, ctx: Context):
                 continue
             where = "runs" if v.is_gpu_link else "has a switch uplink that runs"
             both = not v.is_gpu_link or slot_known(rig, pos)
-            support = (f"its slot and card support x{v.allowed_width}" if both else
-                       f"the card supports x{v.allowed_width}{_NO_SLOT}: a fault, or a slot wired for fewer lanes")
+            support = (
+                f"its slot and card support x{v.allowed_width}"
+                if both
+                else f"the card supports x{v.allowed_width}{_NO_SLOT}: a fault, or a slot wired for fewer lanes"
+            )
             yield ctx.finding(
                 f"{subject(gpu)} {where} at x{v.current_width} where {support}"
                 f" (current_link_width={v.current_width}, max_link_width={v.allowed_width})"
@@ -261,7 +269,11 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
         if views[0].current_gen is None or views[0].allowed_gen is None:
             yield ctx.not_checked(missing(gpu.pcie, "current_gen", "PCIe link generation"), gpus=[gpu.index])
             continue
-        slow = [v for v in views if v.current_gen is not None and v.allowed_gen is not None and v.current_gen < v.allowed_gen]
+        slow = [
+            v
+            for v in views
+            if v.current_gen is not None and v.allowed_gen is not None and v.current_gen < v.allowed_gen
+        ]
         if not slow:
             continue
         exp = links.expected_copy_gbps(gpu, at_max=True)
@@ -296,20 +308,57 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
             if sev == "info" and v.is_gpu_link:
                 idle_drops.setdefault((v.current_gen, v.allowed_gen, ends, idle, why), []).append(gpu)
                 continue
-            yield _gen_finding(ctx, v.label, v.subject, [gpu.index], v.current_gen, v.allowed_gen, ends, idle, why, sev,
-                               under_load.value_gbps if under_load else None)
+            yield _gen_finding(
+                ctx,
+                v.label,
+                v.subject,
+                [gpu.index],
+                v.current_gen,
+                v.allowed_gen,
+                ends,
+                idle,
+                why,
+                sev,
+                under_load.value_gbps if under_load else None,
+            )
     for (cur, allowed, ends, idle, why), gpus in idle_drops.items():
         one = len(gpus) == 1
         label = subject(gpus[0]) if one else gpu_list(g.index for g in gpus)
         if not one:
             ends = ends.replace("the GPU supports", "the GPUs support")
-            why = why.replace("the GPU was idle", "the GPUs were idle").replace("GPU idle state", "the GPUs' idle state")
-        yield _gen_finding(ctx, label, label, [g.index for g in gpus], cur, allowed, ends, idle, why, "info", None,
-                           verb="runs" if one else "run")
+            why = why.replace("the GPU was idle", "the GPUs were idle").replace(
+                "GPU idle state", "the GPUs' idle state"
+            )
+        yield _gen_finding(
+            ctx,
+            label,
+            label,
+            [g.index for g in gpus],
+            cur,
+            allowed,
+            ends,
+            idle,
+            why,
+            "info",
+            None,
+            verb="runs" if one else "run",
+        )
 
 
-def _gen_finding(ctx: Context, label: str, subj: str, gpus: list[int], cur: int | None, allowed: int | None, ends: str,
-                 idle: bool | None, why: str, sev: str, measured: float | None, verb: str = "runs"):
+def _gen_finding(
+    ctx: Context,
+    label: str,
+    subj: str,
+    gpus: list[int],
+    cur: int | None,
+    allowed: int | None,
+    ends: str,
+    idle: bool | None,
+    why: str,
+    sev: str,
+    measured: float | None,
+    verb: str = "runs",
+):
     return ctx.finding(
         f"{label} {verb} at PCIe Gen{cur} where {ends} Gen{allowed}"
         + ("" if ends.startswith("both") else _NO_SLOT)
@@ -449,14 +498,20 @@ def pcie_aer_errors(rig: Rig, ctx: Context):
                 continue
             seen = True
             where = f"{subject(gpu)} path: {hop.bdf} ({hop.port_type})" if hop.port_type != "endpoint" else subject(gpu)
-            observed = {"bdf": hop.bdf, "aer_correctable": hop.aer_correctable, "aer_nonfatal": hop.aer_nonfatal,
-                        "aer_fatal": hop.aer_fatal}
+            observed = {
+                "bdf": hop.bdf,
+                "aer_correctable": hop.aer_correctable,
+                "aer_nonfatal": hop.aer_nonfatal,
+                "aer_fatal": hop.aer_fatal,
+            }
             uncorrectable = (hop.aer_nonfatal or 0) + (hop.aer_fatal or 0)
             if uncorrectable:
                 yield ctx.finding(
                     f"{where} has logged {hop.aer_nonfatal or 0} non-fatal and {hop.aer_fatal or 0} fatal uncorrectable "
                     "PCIe errors since boot",
-                    gpus=[gpu.index], subject=where, observed=observed,
+                    gpus=[gpu.index],
+                    subject=where,
+                    observed=observed,
                     expected={"aer_nonfatal": 0, "aer_fatal": 0},
                     expected_source="PCIe AER: uncorrectable errors are not recovered by the link (pcieaer-howto)",
                     fix="reseat the card, riser or retimer on this hop; update BIOS and switch firmware; check dmesg for AER events",
@@ -466,10 +521,14 @@ def pcie_aer_errors(rig: Rig, ctx: Context):
                 yield ctx.finding(
                     f"{where} has logged {hop.aer_correctable} correctable PCIe errors since boot (above {limit:g}): "
                     "a marginal link; see whether the count keeps rising under load",
-                    gpus=[gpu.index], subject=where, observed=observed,
+                    gpus=[gpu.index],
+                    subject=where,
+                    observed=observed,
                     expected={"aer_correctable_max": limit},
                     expected_source="AER correctable errors include replays: DCGM's max_pcie_replays = 80 tolerance",
                     fix="reseat the card and any riser on this hop; use cables and risers rated for the PCIe generation",
                 )
     if rig.gpus and not seen:
-        yield ctx.not_checked(f"PCIe AER counters: {sorted(set(reasons))[0] if reasons else 'no PCIe path in this scan'}")
+        yield ctx.not_checked(
+            f"PCIe AER counters: {sorted(set(reasons))[0] if reasons else 'no PCIe path in this scan'}"
+        )

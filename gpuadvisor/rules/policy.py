@@ -13,6 +13,7 @@
 
 Any unknown key, code, prefix or threshold is an InputError whose one line names it (exit 2).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -64,7 +65,7 @@ def _check_codes(values: Any, key: str, origin: str, registry: Registry) -> list
     if isinstance(values, str):
         values = [values]
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-        raise PolicyError(f"{origin}: '{key}' must be a list of rule codes or prefixes (e.g. [\"GA1\", \"GA302\"])")
+        raise PolicyError(f'{origin}: \'{key}\' must be a list of rule codes or prefixes (e.g. ["GA1", "GA302"])')
     codes = registry.codes()
     out = []
     for v in values:
@@ -91,7 +92,7 @@ def parse_policy(data: Mapping[str, Any], origin: str = "policy", registry: Regi
         policy.fail_on = data["fail_on"]
     sev = data.get("severity", {})
     if not isinstance(sev, Mapping):
-        raise PolicyError(f"{origin}: 'severity' must be a table of code = \"info\" | \"warn\" | \"fail\"")
+        raise PolicyError(f'{origin}: \'severity\' must be a table of code = "info" | "warn" | "fail"')
     for code, value in sev.items():
         (token,) = _check_codes([code], "severity", origin, registry)
         if token == "ALL":

@@ -9,6 +9,7 @@ Two kinds of figure, kept apart:
 
 Each entry names its source. Only add entries with a public, checkable source.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,14 +56,46 @@ class Reference:
 
 
 REFERENCES: tuple[Reference, ...] = (
-    Reference(("all_reduce",), "8x H100 SXM (NVLink 4, NVSwitch), ring all-reduce busbw", ("H100", "HBM3"),
-              ("PCIe", "NVL"), 8, 370.0, "typical", SRC_H100_RING),
-    Reference(("all_reduce",), "8x A100 SXM (NVLink 3, NVSwitch), all-reduce busbw", ("A100", "SXM"), (), 8, 232.5,
-              "typical", SRC_A100_8),
-    Reference(("h2d", "d2h"), "H100 SXM on PCIe 5.0 x16, pinned host<->device", ("H100", "HBM3"), ("PCIe", "NVL"), None,
-              52.0, "floor", SRC_H100_H2D),
-    Reference(("h2d", "d2h"), "A100 SXM on PCIe 4.0 x16, pinned host<->device", ("A100", "SXM"), (), None, 24.0,
-              "floor", SRC_A100_H2D),
+    Reference(
+        ("all_reduce",),
+        "8x H100 SXM (NVLink 4, NVSwitch), ring all-reduce busbw",
+        ("H100", "HBM3"),
+        ("PCIe", "NVL"),
+        8,
+        370.0,
+        "typical",
+        SRC_H100_RING,
+    ),
+    Reference(
+        ("all_reduce",),
+        "8x A100 SXM (NVLink 3, NVSwitch), all-reduce busbw",
+        ("A100", "SXM"),
+        (),
+        8,
+        232.5,
+        "typical",
+        SRC_A100_8,
+    ),
+    Reference(
+        ("h2d", "d2h"),
+        "H100 SXM on PCIe 5.0 x16, pinned host<->device",
+        ("H100", "HBM3"),
+        ("PCIe", "NVL"),
+        None,
+        52.0,
+        "floor",
+        SRC_H100_H2D,
+    ),
+    Reference(
+        ("h2d", "d2h"),
+        "A100 SXM on PCIe 4.0 x16, pinned host<->device",
+        ("A100", "SXM"),
+        (),
+        None,
+        24.0,
+        "floor",
+        SRC_A100_H2D,
+    ),
 )
 
 

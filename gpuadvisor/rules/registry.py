@@ -10,6 +10,7 @@ every rule has a one-line summary, then these sections, each a heading line foll
     Source
     How to fix
 """
+
 from __future__ import annotations
 
 import inspect
@@ -53,17 +54,31 @@ class Rule:
 
     def describe(self) -> str:
         """The full description ``gpuadvisor explain`` prints (plain text)."""
-        lines = [f"{self.code} {self.name}", f"area: {self.area}    default severity: {self.severity}", "", self.summary]
+        lines = [
+            f"{self.code} {self.name}",
+            f"area: {self.area}    default severity: {self.severity}",
+            "",
+            self.summary,
+        ]
         for title in SECTIONS:
             lines += ["", title, *("    " + ln if ln else "" for ln in self.sections[title].splitlines())]
         if self.thresholds:
             lines += ["", "Thresholds in force (override in a policy file, [thresholds] table)"]
             for name in self.thresholds:
                 t = THRESHOLDS[name]
-                lines += textwrap.wrap(f"{name} = {fmt(t.value)} {t.unit}: {t.description}", 100,
-                                       initial_indent="    ", subsequent_indent="        ")
-                lines += textwrap.wrap(f"source: {t.source}", 100, initial_indent="        ",
-                                       subsequent_indent="        ", break_on_hyphens=False)
+                lines += textwrap.wrap(
+                    f"{name} = {fmt(t.value)} {t.unit}: {t.description}",
+                    100,
+                    initial_indent="    ",
+                    subsequent_indent="        ",
+                )
+                lines += textwrap.wrap(
+                    f"source: {t.source}",
+                    100,
+                    initial_indent="        ",
+                    subsequent_indent="        ",
+                    break_on_hyphens=False,
+                )
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, object]:

@@ -1,4 +1,5 @@
 """GA5xx: software and environment: CUDA_VISIBLE_DEVICES, torch vs driver, NCCL settings."""
+
 from __future__ import annotations
 
 from gpuadvisor.facts import Rig
@@ -70,7 +71,11 @@ def cuda_visible_devices(rig: Rig, ctx: Context):
     hidden = [g.index for g in rig.gpus if g.index not in visible]
     obs = {"CUDA_VISIBLE_DEVICES": value, "visible": visible, "nvml_gpus": n}
     if invalid is not None or not visible:
-        what = f"entry {invalid!r} matches no GPU (or repeats one); CUDA ignores it and everything after it" if invalid is not None else "it lists no device"
+        what = (
+            f"entry {invalid!r} matches no GPU (or repeats one); CUDA ignores it and everything after it"
+            if invalid is not None
+            else "it lists no device"
+        )
         yield ctx.finding(
             f"CUDA_VISIBLE_DEVICES={value!r}: {what}; {len(visible)} of {n} GPUs visible",
             gpus=hidden,
@@ -135,7 +140,11 @@ def torch_cuda_newer_than_driver(rig: Rig, ctx: Context):
     yield ctx.finding(
         f"torch {sw.torch_version} is built for CUDA {sw.torch_cuda_version} but the driver "
         f"{sw.driver_version or ''} supports CUDA {sw.cuda_driver_version}"
-        + (": torch cannot use the GPUs" if major else ": it runs only through minor-version compatibility, with limited features"),
+        + (
+            ": torch cannot use the GPUs"
+            if major
+            else ": it runs only through minor-version compatibility, with limited features"
+        ),
         gpus=[g.index for g in rig.gpus],
         subject="software",
         observed={"torch_cuda_version": sw.torch_cuda_version},
@@ -232,8 +241,11 @@ def nccl_p2p_disabled(rig: Rig, ctx: Context):
         return
     yield ctx.finding(
         f"{var} turns NCCL peer-to-peer off although "
-        + (f"{plural(len(nv), 'GPU pair')} {'has' if len(nv) == 1 else 'have'} NVLink" if nv
-               else f"{plural(len(pcie), 'GPU pair')} support{'s' if len(pcie) == 1 else ''} PCIe P2P")
+        + (
+            f"{plural(len(nv), 'GPU pair')} {'has' if len(nv) == 1 else 'have'} NVLink"
+            if nv
+            else f"{plural(len(pcie), 'GPU pair')} support{'s' if len(pcie) == 1 else ''} PCIe P2P"
+        )
         + ": collectives go through host memory",
         gpus=[g.index for g in rig.gpus],
         subject="environment",

@@ -1,5 +1,6 @@
 """Ordering and counting findings, and the verdict of a scan: shared by the terminal renderer, the HTML report
 and the check command."""
+
 from __future__ import annotations
 
 import re
@@ -81,23 +82,35 @@ def no_gpu_hint(reason: str | None, env: dict[str, str], container: str | None) 
     hints: list[str] = []
     nvd = env.get("NVIDIA_VISIBLE_DEVICES")
     if nvd is not None and nvd.strip().lower() in ("", "void", "none"):
-        hints.append(f"NVIDIA_VISIBLE_DEVICES={nvd!r} asks the NVIDIA container runtime for no GPU: set it to 'all' "
-                     "(or run the container with --gpus all)")
+        hints.append(
+            f"NVIDIA_VISIBLE_DEVICES={nvd!r} asks the NVIDIA container runtime for no GPU: set it to 'all' "
+            "(or run the container with --gpus all)"
+        )
     if reason == "NVML library not found":
         if container:
-            hints.append(f"this is a container ({container} exists) without the NVIDIA runtime: run it with "
-                         "'docker run --gpus all' (nvidia-container-toolkit on the host; in Kubernetes request nvidia.com/gpu)")
+            hints.append(
+                f"this is a container ({container} exists) without the NVIDIA runtime: run it with "
+                "'docker run --gpus all' (nvidia-container-toolkit on the host; in Kubernetes request nvidia.com/gpu)"
+            )
         else:
-            hints.append("no NVIDIA driver is installed (libnvidia-ml.so is missing): install the NVIDIA driver, then "
-                         "'nvidia-smi' should list the GPUs")
+            hints.append(
+                "no NVIDIA driver is installed (libnvidia-ml.so is missing): install the NVIDIA driver, then "
+                "'nvidia-smi' should list the GPUs"
+            )
     elif reason == "no NVIDIA driver loaded":
-        hints.append("the NVIDIA kernel module is not loaded: 'sudo modprobe nvidia' and read 'dmesg | grep -i nvidia' "
-                     "(after a kernel update the driver may need rebuilding)")
+        hints.append(
+            "the NVIDIA kernel module is not loaded: 'sudo modprobe nvidia' and read 'dmesg | grep -i nvidia' "
+            "(after a kernel update the driver may need rebuilding)"
+        )
     elif reason and reason.startswith("no permission"):
-        hints.append("no permission to open /dev/nvidia*: run as root or add this user to the group owning /dev/nvidia*")
+        hints.append(
+            "no permission to open /dev/nvidia*: run as root or add this user to the group owning /dev/nvidia*"
+        )
     elif reason == "NVML found no GPU":
-        hints.append("the driver is loaded but lists no GPU: check 'nvidia-smi' and 'dmesg' (a GPU that fell off the "
-                     "bus, or a container given no device)")
+        hints.append(
+            "the driver is loaded but lists no GPU: check 'nvidia-smi' and 'dmesg' (a GPU that fell off the "
+            "bus, or a container given no device)"
+        )
     elif reason and reason.startswith("nvidia-ml-py is not installed"):
         hints.append("install nvidia-ml-py (pip install nvidia-ml-py) so gpuadvisor can read NVML")
     cvd = env.get("CUDA_VISIBLE_DEVICES")
@@ -118,8 +131,9 @@ def no_gpu_reason(rig: Any) -> tuple[str, str | None]:
             todo = p.split(f"({reason}): ", 1)[1] if reason and f"({reason}): " in p else p
             break
     if reason is None:
-        reason = {"imported": "the imported outputs list no GPU", "live": "NVML lists no GPU"}.get(rig.source.kind,
-                                                                                                 "the scan lists no GPU")
+        reason = {"imported": "the imported outputs list no GPU", "live": "NVML lists no GPU"}.get(
+            rig.source.kind, "the scan lists no GPU"
+        )
     return reason, todo
 
 
@@ -136,11 +150,20 @@ class Verdict:
 
     @property
     def headline(self) -> str:
-        return {NO_GPUS: "No GPUs found", "failing": "Failing", "warnings": "Warnings", "healthy": "Healthy"}[self.state]
+        return {NO_GPUS: "No GPUs found", "failing": "Failing", "warnings": "Warnings", "healthy": "Healthy"}[
+            self.state
+        ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"state": self.state, "headline": self.headline, "counts": self.counts, "worst": self.worst,
-                "more": self.more, "why": self.why, "todo": self.todo}
+        return {
+            "state": self.state,
+            "headline": self.headline,
+            "counts": self.counts,
+            "worst": self.worst,
+            "more": self.more,
+            "why": self.why,
+            "todo": self.todo,
+        }
 
 
 def rig_verdict(rig: Any) -> Verdict:

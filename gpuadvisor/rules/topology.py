@@ -1,4 +1,5 @@
 """GA2xx: GPU-to-GPU paths: sockets, host bridges, NVLink, peer-to-peer."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -87,7 +88,9 @@ def p2p_across_sockets(rig: Rig, ctx: Context):
         known = all(numa[i] is not None and numa[j] is not None for i, j in sys_pairs)
         yield ctx.finding(
             f"{len(sys_pairs)} GPU pair(s) talk across the interconnect between NUMA nodes (topology SYS: the CPU "
-            f"sockets' link, no NVLink" + ("; the GPUs are on different NUMA nodes" if known else "") + f"): {', '.join(labels)}",
+            f"sockets' link, no NVLink"
+            + ("; the GPUs are on different NUMA nodes" if known else "")
+            + f"): {', '.join(labels)}",
             gpus=gpus,
             subject=gpu_list(gpus),
             observed={"SYS": labels},
@@ -276,7 +279,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                         f"{subject(g)} NVLink(s) {', '.join(str(x) for x in down)} inactive (its other links are not "
                         f"shown: {gap})",
                         severity="fail" if sxm or best else "warn",
-                        gpus=[g.index], subject=subject(g),
+                        gpus=[g.index],
+                        subject=subject(g),
                         observed={"active_links_shown": active, "inactive_links": down},
                         expected={"inactive_links": []},
                         expected_source="every NVLink of a GPU active (nvidia-smi nvlink -s)",
@@ -299,15 +303,25 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 if g.nvlinks and listed < model_links and not down and active == listed:
                     yield ctx.not_checked(
                         f"the source lists {listed} of the {model_links} NVLinks a {spec.name} has: the others not shown",  # type: ignore[union-attr]
-                        gpus=[g.index])
+                        gpus=[g.index],
+                    )
                     continue
                 if sxm and active < model_links:
-                    want, source = max(model_links, best), f"{spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})"  # type: ignore[union-attr]
+                    want, source = (
+                        max(model_links, best),
+                        f"{spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})",
+                    )  # type: ignore[union-attr]
                     if active == 0:
                         sev = "warn" if len(rig.gpus) == 1 else "fail"
-                        why_text = (": it is off the NVLink fabric" + (" (or in a VM that does not pass NVLink through)" if len(rig.gpus) == 1 else ""))
+                        why_text = ": it is off the NVLink fabric" + (
+                            " (or in a VM that does not pass NVLink through)" if len(rig.gpus) == 1 else ""
+                        )
                 elif not sxm and 0 < active < model_links and active >= best:
-                    want, source, sev = model_links, f"{spec.name}: {model_links} NVLinks with every bridge fitted ({spec.nvlink_links_source})", "warn"  # type: ignore[union-attr]
+                    want, source, sev = (
+                        model_links,
+                        f"{spec.name}: {model_links} NVLinks with every bridge fitted ({spec.nvlink_links_source})",
+                        "warn",
+                    )  # type: ignore[union-attr]
                     why_text = ": a bridge is missing or partly seated"
             if active >= want or want == 0:
                 continue
@@ -316,10 +330,15 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 sev = "warn" if unbridged else "fail"
                 if unbridged:
                     why_text = ": its bridge is missing or unseated, or it has no partner card"
-            who = f"the {spec.name} has" if spec is not None and source.startswith(spec.name) else f"other {model} GPUs have"
+            who = (
+                f"the {spec.name} has"
+                if spec is not None and source.startswith(spec.name)
+                else f"other {model} GPUs have"
+            )
             yield ctx.finding(
                 f"{subject(g)} has {active} active NVLink(s) where {who} {want}"
-                + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else "") + why_text,
+                + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else "")
+                + why_text,
                 severity=sev,
                 gpus=[g.index],
                 subject=subject(g),
@@ -352,9 +371,12 @@ def _isolated_in_matrix(rig: Rig, ctx: Context):
         sxm = spec is not None and spec.form_factor == "sxm"
         codes = sorted({cell(rig.topology.matrix, i, j) or "?" for j in others})
         peers = gpu_list(rig.gpus[j].index for j in others)
-        what = ("it is off the NVLink fabric" if sxm else
-                "its NVLink bridge is missing or unseated, or it has no partner card"
-                + ("" if spec else " (or its model has no NVLink: the scan does not name it)"))
+        what = (
+            "it is off the NVLink fabric"
+            if sxm
+            else "its NVLink bridge is missing or unseated, or it has no partner card"
+            + ("" if spec else " (or its model has no NVLink: the scan does not name it)")
+        )
         yield ctx.finding(
             f"{subject(g)} has no NVLink to any other GPU ({'/'.join(codes)}) while {peers} are all joined by NVLink: {what}",
             severity="fail" if sxm else "warn",
@@ -442,7 +464,11 @@ def p2p_not_supported(rig: Rig, ctx: Context):
     bad: dict[str, list[str]] = defaultdict(list)
     gpus: set[int] = set()
     for i, j in pairs(rig):
-        codes = {c.upper() for c in (cell(t.p2p_read, i, j), cell(t.p2p_write, i, j), cell(t.p2p_read, j, i), cell(t.p2p_write, j, i)) if c}
+        codes = {
+            c.upper()
+            for c in (cell(t.p2p_read, i, j), cell(t.p2p_write, i, j), cell(t.p2p_read, j, i), cell(t.p2p_write, j, i))
+            if c
+        }
         worst = sorted(codes - set(P2P_OK) - {"U"})
         if worst:
             bad[worst[0]].append(_pair_label(rig, i, j))
