@@ -146,7 +146,8 @@ def main() -> int:
 
     print(
         f"gloo all_reduce, {n} processes, {a.warmup} warm-up + {a.iters} timed iterations per size, "
-        f"{a.rounds} rounds (order alternating: {' '.join(orders)}), busbw in GB/s (1e9 B/s), factor 2(n-1)/n = {factor:g}"
+        f"{a.rounds} rounds (order alternating: {' '.join(orders)}), busbw in GB/s (1e9 B/s), factor 2(n-1)/n = "
+        f"{factor:g}"
     )
     print(
         "paired ratio = harness / bare in the same round (both: total time of the timed loop / iters, slowest rank); "

@@ -118,7 +118,8 @@ def main() -> None:
     for n in sizes:
         t = run(n)
         print(
-            f"{n:>5} {t['probe']:>8.3f} {t['rules']:>8.3f} {t['terminal']:>10.3f} {t['html']:>8.3f} {sum(v for k, v in t.items() if k != 'cpu'):>8.3f} {t['cpu']:>6.2f}"
+            f"{n:>5} {t['probe']:>8.3f} {t['rules']:>8.3f} {t['terminal']:>10.3f} {t['html']:>8.3f} "
+            f"{sum(v for k, v in t.items() if k != 'cpu'):>8.3f} {t['cpu']:>6.2f}"
         )
 
 

@@ -2,7 +2,8 @@
 measured figures each: h2d/d2h/d2d per GPU, P2P per pair, all-reduce), every scan a JSON file as `check --json`
 writes it. Prints, per fleet size: load (read + parse + extract), analyse (groups, statistics, outliers, drift,
 costs), text, JSON and HTML rendering, total wall time, CPU time of the measuring process (its start-up and
-imports included; less sensitive than wall time to other processes sharing the CPUs), peak resident memory of the process that reads and renders (ru_maxrss) and seconds per 1,000 nodes.
+imports included; less sensitive than wall time to other processes sharing the CPUs), peak resident memory of the
+process that reads and renders (ru_maxrss) and seconds per 1,000 nodes.
 
     .venv/bin/python benchmarks/fleet_scale.py                  # 10 100 1000 10000
     .venv/bin/python benchmarks/fleet_scale.py 10 100 1000
@@ -88,7 +89,8 @@ def main() -> None:
             total = sum(t[k] for k in ("load", "analyse", "text", "json", "html"))
             print(
                 f"{n:>6} {t['load']:>7.2f} {t['analyse']:>9.2f} {t['text']:>7.2f} {t['json']:>7.2f} {t['html']:>7.2f} "
-                f"{total:>8.2f} {total / n * 1000:>7.2f} {t['cpu']:>6.2f} {t['peak_mib']:>9.0f} {t['html_mib']:>9.1f} {int(t['findings']):>8}",
+                f"{total:>8.2f} {total / n * 1000:>7.2f} {t['cpu']:>6.2f} {t['peak_mib']:>9.0f} {t['html_mib']:>9.1f} "
+                f"{int(t['findings']):>8}",
                 flush=True,
             )
 

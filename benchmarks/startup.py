@@ -33,7 +33,10 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "gpuadvisor", *argv], capture_output=True, check=True)
             times.append(time.perf_counter() - t)
         print(f"{name:40} {statistics.median(times):9.3f} {min(times):7.3f}")
-    probe = "import sys; from gpuadvisor.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\nprint([m for m in ('torch','jinja2','pynvml') if m in sys.modules])"
+    probe = (
+        "import sys; from gpuadvisor.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    "
+        "pass\nprint([m for m in ('torch','jinja2','pynvml') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     print(f"heavy modules imported by --help: {out}")
 

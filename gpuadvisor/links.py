@@ -1,6 +1,7 @@
 """Link physics: what a PCIe or NVLink link should carry, and a GPU path's narrowest hop.
 
-Figures are per direction, before protocol overhead, in GB/s (1e9 bytes/s), from the PCI-SIG base specifications (transfer rate × encoding efficiency) and
+Figures are per direction, before protocol overhead, in GB/s (1e9 bytes/s), from the PCI-SIG base specifications
+(transfer rate × encoding efficiency) and
 NVIDIA's NVLink generation tables. Rules, the benchmarker and the advisor all take their expected figures
 from here, so the whole tool agrees on what a link should give.
 """

@@ -42,7 +42,8 @@ MIN_BYTES_SOURCE = {
     "nvlink": "NVLink needs 1 GiB or more (NCCL maintainer: '256M is too small to reach peak bandwidth', "
     "github.com/NVIDIA/nccl-tests/issues/212; 'at 512M the bandwidth is still increasing', issues/149)",
     "pcie": "PCIe sweeps flatten by a few MiB; nccl-tests' README example runs to 128 MiB (-e 128M)",
-    "unknown": "the link type is not in the scan, so the NVLink figure applies (github.com/NVIDIA/nccl-tests/issues/212)",
+    "unknown": "the link type is not in the scan, so the NVLink figure applies "
+    "(github.com/NVIDIA/nccl-tests/issues/212)",
 }
 
 

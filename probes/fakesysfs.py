@@ -75,7 +75,38 @@ class TreeWriter:
             "local_cpulist": cpus or "",
         }
         files |= {
-            "aer_dev_correctable": f"RxErr 0\nBadTLP {aer_correctable}\nBadDLLP 0\nRollover 0\nTimeout 0\nTOTAL_ERR_COR {aer_correctable}",
+            "aer_dev_correctable": f"RxErr 0\nBadTLP {aer_correctable}\nBadDLLP 0\nRollover 0\nTimeout "
+            "0\nTOTAL_ERR_COR "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            f"{aer_correctable}",
             "aer_dev_nonfatal": "Undefined 0\nDLP 0\nTLP 0\nTOTAL_ERR_NONFATAL 0",
             "aer_dev_fatal": "Undefined 0\nDLP 0\nTLP 0\nTOTAL_ERR_FATAL 0",
         }

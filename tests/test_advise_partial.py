@@ -87,7 +87,8 @@ def test_sxm_without_topology_or_measurement_takes_nvlink_from_the_catalog() -> 
     assert view.nvlink_domain() == 8
     (n,) = [n for n in view.notes if "catalog: the" in n]
     assert n.startswith(
-        "assumed from the catalog: the NVIDIA A100 SXM4 80GB is an SXM part wired to NVLink (12 links; NVIDIA A100 Tensor Core"
+        "assumed from the catalog: the NVIDIA A100 SXM4 80GB is an SXM part wired to NVLink (12 links; NVIDIA A100 "
+        "Tensor Core"
     )
 
 

@@ -195,7 +195,8 @@ def test_playbook_activation_chart(seq: int, gib: float) -> None:
 
 
 def test_ring_latency_follows_nccl_tuning() -> None:
-    """NCCL src/graph/tuning.cc ring/Simple: 8.4 µs base + 6.6 µs per network step, n - 1 steps (2(n - 1) all-reduce)."""
+    """NCCL src/graph/tuning.cc ring/Simple: 8.4 µs base + 6.6 µs per network step, n - 1 steps (2(n - 1)
+    all-reduce)."""
     assert F.ring_latency_seconds("all_gather", 1536, spans_nodes=True) == pytest.approx(8.4e-6 + 1535 * 6.6e-6)
     assert F.ring_latency_seconds("all_reduce", 8, spans_nodes=False) == pytest.approx(8.4e-6 + 14 * 5.7e-6)
     assert F.ring_latency_seconds("all_gather", 1, spans_nodes=False) == 0.0
@@ -315,7 +316,8 @@ def test_chunked_cross_entropy_never_holds_the_full_fp32_logits() -> None:
 
 
 def test_eight_billion_full_fine_tune_fits_one_24gb_card() -> None:
-    """torchtune's recipe: pure bf16, paged 8-bit AdamW, optimizer step in backward, full checkpointing, chunked loss."""
+    """torchtune's recipe: pure bf16, paged 8-bit AdamW, optimizer step in backward, full checkpointing,
+    chunked loss."""
     w = Workload.from_options(
         model="llama-3-8b",
         seq_len=2048,

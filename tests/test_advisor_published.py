@@ -81,7 +81,8 @@ def test_long_context_beyond_the_model_is_flagged(preset) -> None:  # type: igno
 @pytest.mark.parametrize(
     ("gpu_id", "mib"),
     [
-        # nvidia-smi's memory.total for each product (public nvidia-smi tables; shared/samples for H100, A100, A40, L4, 3090).
+        # nvidia-smi's memory.total for each product (public nvidia-smi tables; shared/samples for H100, A100, A40, L4,
+        # 3090).
         ("b200", 183359),
         ("h200-sxm", 143771),
         ("h100-nvl", 95830),

@@ -431,7 +431,8 @@ def test_json_option_saves_the_scan_with_findings(capsys, tmp_path):
         (("--simulate", "4x4090-pcie", "--quick"), "gpuadvisor: error: --quick only applies with --bench"),
         (
             ("--simulate", "4x4090-pcie", "-o", "/nonexistent/dir/x.prom", "--format", "prom"),
-            "gpuadvisor: error: /nonexistent/dir/x.prom: cannot write the output of -o: the directory /nonexistent/dir does not exist",
+            "gpuadvisor: error: /nonexistent/dir/x.prom: cannot write the output of -o: the directory /nonexistent/dir "
+            "does not exist",
         ),
     ],
 )
@@ -447,7 +448,8 @@ def test_bad_policy_and_no_gpu_exit_2_in_a_real_process(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert (
         out.stderr
-        == f"gpuadvisor: error: {bad}: ignore: unknown rule code or prefix 'GA999' (list them with 'gpuadvisor rules')\n"
+        == f"gpuadvisor: error: {bad}: ignore: unknown rule code or prefix 'GA999' (list them with 'gpuadvisor "
+        "rules')\n"
     )
     from gpuadvisor.facts import Rig
 

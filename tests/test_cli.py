@@ -79,7 +79,10 @@ def test_bad_scan_files(tmp_path, content, needle):
 
 
 def test_help_imports_nothing_heavy():
-    code = "import sys; from gpuadvisor.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\nprint(sorted(m for m in ('torch', 'jinja2', 'pynvml', 'psutil', 'tabulate') if m in sys.modules))"
+    code = (
+        "import sys; from gpuadvisor.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    "
+        "pass\nprint(sorted(m for m in ('torch', 'jinja2', 'pynvml', 'psutil', 'tabulate') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert "scan" in out.stdout and "presets" in out.stdout
@@ -125,5 +128,6 @@ def test_click_usage_errors_are_one_line_too():
     out = run("scan", "--format", "xml")
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "gpuadvisor: error: Invalid value for '--format': 'xml' is not one of 'text', 'json'. (see 'gpuadvisor scan --help')"
+        "gpuadvisor: error: Invalid value for '--format': 'xml' is not one of 'text', 'json'. (see 'gpuadvisor scan "
+        "--help')"
     ]

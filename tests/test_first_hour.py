@@ -123,8 +123,10 @@ def test_warnings_verdict_names_the_warnings_without_their_evidence(preset):
     rig = preset("2x3090-nvlink")
     findings = evaluate(rig)
     assert [one_line(f) for f in findings if f.severity == "warn"] == [
-        "GA103 GPU 0 0000:0a:00.0 supports x16 but its slot allows only x8: half or less of its host bandwidth is available",
-        "GA103 GPU 1 0000:0b:00.0 supports x16 but its slot allows only x8: half or less of its host bandwidth is available",
+        "GA103 GPU 0 0000:0a:00.0 supports x16 but its slot allows only x8: half or less of its host bandwidth is "
+        "available",
+        "GA103 GPU 1 0000:0b:00.0 supports x16 but its slot allows only x8: half or less of its host bandwidth is "
+        "available",
     ]
 
 

@@ -128,12 +128,14 @@ def test_baseline_says_what_changed(tmp_path):
 
 
 def test_cli_formats_and_exit_codes(fleet_dir, tmp_path):
-    run = lambda *a: subprocess.run(
-        [sys.executable, "-m", "gpuadvisor", "fleet", str(fleet_dir), *a],  # noqa: E731
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    def run(*a: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gpuadvisor", "fleet", str(fleet_dir), *a],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
     p = run("--expect", "node[01-40]")
     assert p.returncode == 1, p.stderr
     lines = p.stdout.splitlines()

@@ -96,7 +96,8 @@ def test_x8_card_at_x4_is_not_told_to_move_to_an_x16_slot() -> None:
     )
     assert (
         f.fix
-        == "reseat the card or move it to a slot wired for x8 or more; check the riser and the slot's BIOS bifurcation setting"
+        == "reseat the card or move it to a slot wired for x8 or more; check the riser and the slot's BIOS bifurcation "
+        "setting"
     )
 
 
@@ -149,7 +150,8 @@ def test_lspci_of_the_gpu_alone_does_not_claim_the_slot_supports_its_maximum() -
     (f,) = [f for f in rules.evaluate(rig) if f.code == "GA101"]
     assert (f.severity, f.observed, f.expected) == ("warn", {"current_link_width": 8}, {"max_link_width": 16})
     assert (
-        "runs at x8 where the card supports x16 (its slot's maximum is not in this scan: lspci of the GPU alone): a fault, "
+        "runs at x8 where the card supports x16 (its slot's maximum is not in this scan: lspci of the GPU alone): a "
+        "fault, "
         "or a slot wired for fewer lanes (current_link_width=8, max_link_width=16)" in f.message
     )
 
@@ -287,7 +289,9 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
     assert p.returncode == 2
     assert (
         p.stderr
-        == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output (it starts 'the vendor says the GPUs are fine')\n"
+        == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, "
+        "-L, or plain), lspci -vv, nccl-tests, or CUDA samples (bandwidthTest, p2pBandwidthLatencyTest) output (it "
+        "starts 'the vendor says the GPUs are fine')\n"
     )
 
 

@@ -359,7 +359,8 @@ def test_topo_shifted_row_with_unreadable_affinity_leaves_it_unknown() -> None:
     assert (g.cpu_affinity, g.numa_node) == (None, None)
     assert (
         g.unavailable["numa_node"]
-        == "row GPU0 (line 2) has 25 cells under a header of 24 columns (columns shifted: names or cells glued together)"
+        == "row GPU0 (line 2) has 25 cells under a header of 24 columns (columns shifted: names or cells glued "
+        "together)"
     )
     assert rig.gpus[1].numa_node == 0
 
@@ -389,7 +390,10 @@ def test_text_all_not_active_is_an_empty_list() -> None:
 
 def test_sys_pairs_on_one_numa_node_are_not_called_cross_socket() -> None:
     # a VM's topo -m: every pair SYS, both GPUs on NUMA node 0 (the session's 2x 2080 Ti matrix, PIX -> SYS, node 0)
-    t = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tSYS\t0-15\t0\t\tN/A\nGPU1\tSYS\t X \t0-15\t0\t\tN/A\n"
+    t = (
+        "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\t X \tSYS\t0-15\t0\t\tN/A\nGPU1\tSYS\t X "
+        "\t0-15\t0\t\tN/A\n"
+    )
     rig = import_texts([("vm.txt", t)])
     (f,) = codes(rig)["GA201"]
     assert f.severity == "info" and "same NUMA node (0)" in f.message and "not shown to cross CPU sockets" in f.message

@@ -19,7 +19,8 @@ STUB = """#!/bin/sh
 if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
   shift 2
   echo "pip $*" >> "$LOG"
-  case "$*" in *--index-url*) [ "${CPU_DOWN:-0}" = 1 ] && { echo "ERROR: Could not find a version" >&2; exit 1; } ;; esac
+  case "$*" in *--index-url*) [ "${CPU_DOWN:-0}" = 1 ] && { echo "ERROR: Could not find a version" >&2; exit 1; } ;;
+  esac
   exit 0
 fi
 if [ "$1" = "-c" ]; then echo "$TORCH_BUILD"; exit 0; fi

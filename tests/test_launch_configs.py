@@ -194,7 +194,8 @@ def test_memory_counts_the_deepspeed_buckets_the_config_allocates() -> None:
     assert z3["pick_detail"]["memory"]["buffers_bytes"] == h3 * h3 * 2
     fp16 = _advice("zero2-offload-fp16")["pick_detail"]["memory"]["buffers_bytes"]
     assert fp16 == round(4.5 * 2 * 4096 * 4096 * 2)
-    # Layouts not launched with DeepSpeed allocate none of these; an FSDP pick's DeepSpeed alternative says what they add.
+    # Layouts not launched with DeepSpeed allocate none of these; an FSDP pick's DeepSpeed alternative says what they
+    # add.
     for case in ("ddp-qlora", "hsdp-2nodes", "megatron-tp4", "single-qlora", "fsdp-shard-grad-op"):
         assert _advice(case)["pick_detail"]["memory"]["buffers_bytes"] == 0
     g = _advice("fsdp-shard-grad-op")

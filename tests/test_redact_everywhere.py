@@ -84,7 +84,8 @@ def planted_rig():
     }
     rig.problems = [
         "ssh to host=gpu-secret-d04 failed from 2001:db8:85a3:0:0:8a2e:370:7334",
-        "ib0 port guid 0c42:a103:00ab:cdef (node 0x0c42a10300abcdef); Serial Number: 9999888877776; Board ID: 0xb0a4d1d5",
+        "ib0 port guid 0c42:a103:00ab:cdef (node 0x0c42a10300abcdef); Serial Number: 9999888877776; Board ID: "
+        "0xb0a4d1d5",
     ]
     rig.measurements = [
         Measurement(
@@ -98,7 +99,8 @@ def planted_rig():
             method="nccl-tests all_reduce_perf via 192.168.77.5 (mac 0c:42:a1:12:34:56)",
             error="#  Rank  8 Group  0 Pid   6899 on gpu-secret-e05 device  0 [0000:04:00] NVIDIA H100 80GB HBM3",
             notes=[
-                "multi-node run: 2 hosts (gpu-secret-a01, gpu-secret-b02), 16 ranks; gpus lists those of gpu-secret-a01",
+                "multi-node run: 2 hosts (gpu-secret-a01, gpu-secret-b02), 16 ranks; gpus lists those of "
+                "gpu-secret-a01",
                 f"log kept in {HOME}/nccl.log and /Users/bob-secret/x",
             ],
         )

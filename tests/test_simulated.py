@@ -151,7 +151,8 @@ def test_not_supported_fields_are_null_with_reason(tmp_path):
     rig = simulate(
         _rig_toml(
             tmp_path,
-            'unsupported = ["nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetCurrPcieLinkWidth"]\nno_permission = ["nvmlDeviceGetSerial"]',
+            'unsupported = ["nvmlDeviceGetPowerManagementLimit", "nvmlDeviceGetTotalEccErrors", '
+            '"nvmlDeviceGetCurrPcieLinkWidth"]\nno_permission = ["nvmlDeviceGetSerial"]',
         )
     )
     g = rig.gpus[1]
@@ -271,7 +272,8 @@ def test_real_h100_fixture_loads_and_renders(fixtures_dir):
 
 
 def test_real_h100_measured_scan_fixture(fixtures_dir):
-    """`gpuadvisor scan --bench --quick --model llama-3-8b` recorded on a real H100 (benchmarks/device/scan_bench.sh)."""
+    """`gpuadvisor scan --bench --quick --model llama-3-8b` recorded on a real H100
+    (benchmarks/device/scan_bench.sh)."""
     from gpuadvisor.render.html import render_html
     from gpuadvisor.rules import evaluate
 

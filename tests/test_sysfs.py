@@ -187,7 +187,8 @@ def test_aer_counters_per_hop(tmp_path):
     make_tree(tmp_path)
     gpu_dir = tmp_path / "sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0"
     (gpu_dir / "aer_dev_correctable").write_text(
-        "RxErr 0\nBadTLP 3\nBadDLLP 9\nRollover 0\nTimeout 1\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 13\n"
+        "RxErr 0\nBadTLP 3\nBadDLLP 9\nRollover 0\nTimeout 1\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR "
+        "13\n"
     )
     hops, _ = Sysfs(tmp_path).path("0000:43:00.0")
     switch = hops[2]
@@ -202,7 +203,8 @@ def test_simulated_aer_counts_reach_the_gpu_hop(tmp_path):
 
     p = tmp_path / "rig.toml"
     p.write_text(
-        'name = "aer"\n[gpu]\npcie_aer_correctable = 42\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.0"\n'
+        'name = "aer"\n[gpu]\npcie_aer_correctable = 42\n[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = '
+        '"0000:00:01.0"\n'
         'host_bridge = "pci0000:00"\nnuma_node = 0\n[[gpus]]\nbus_id = "0000:01:00.0"\nparent = "rp0"\n'
     )
     rig = simulate(str(p))

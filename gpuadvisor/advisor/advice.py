@@ -116,11 +116,13 @@ def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list
         return []
     if w.mfu_given:
         return [
-            f"compute: MFU {w.mfu:.2f} as given (--mfu: model FLOPs 6N + 12·L·s·d_attn per token over the datasheet dense peak, "
+            f"compute: MFU {w.mfu:.2f} as given (--mfu: model FLOPs 6N + 12·L·s·d_attn per token over the datasheet "
+            "dense peak, "
             "PaLM appendix B); activation checkpointing's recomputed FLOPs cost time on top at the same rate"
         ]
     out = [
-        "compute predicted per component (matmuls, attention, memory-bound ops, optimizer step, a launch floor per micro-batch); "
+        "compute predicted per component (matmuls, attention, memory-bound ops, optimizer step, a launch floor per "
+        "micro-batch); "
         "MFU = model FLOPs 6N + 12·L·s·d_attn per token / (step time × datasheet dense peak), as PaLM (appendix B) and "
         "Megatron-LM count it; recomputation is time on top"
     ]
@@ -142,19 +144,22 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
     out = _compute_assumptions(w, view, rates)
     if w.task == "train" and w.precision == "fp8":
         out.append(
-            "fp8 training (Transformer Engine / Megatron --fp8-format): matmuls at the FP8 peak, model states and activations "
+            "fp8 training (Transformer Engine / Megatron --fp8-format): matmuls at the FP8 peak, model states and "
+            "activations "
             "counted as for bf16 mixed precision (FP8 keeps a higher-precision master copy)"
         )
     if w.task == "train" and w.precision == "fp32":
         out.append(
-            "fp32 training timed at the FP32 (not TF32) peak: PyTorch leaves TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32)"
+            "fp32 training timed at the FP32 (not TF32) peak: PyTorch leaves TF32 matmuls off by default "
+            "(torch.backends.cuda.matmul.allow_tf32)"
         )
     if w.task == "train":
         conv = w.state_convention()
         out += [
             f"model states at {conv.per_param(w.optimizer_bytes().states):g} bytes/param ({conv.source})"
             if w.finetune == "full"
-            else f"{w.finetune}: frozen base weights + adapters at 16 bytes per trainable parameter ({C.LORA_ADAPTER_BYTES.source})",
+            else f"{w.finetune}: frozen base weights + adapters at 16 bytes per trainable parameter "
+            f"({C.LORA_ADAPTER_BYTES.source})",
             "activations: Korthikanti et al. 2022 per-layer formula (GPT architecture), "
             + (
                 "fused attention (FlashAttention/SDPA) so the 5as/h score term is dropped"
@@ -162,30 +167,130 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
                 else "attention scores stored (5as/h term kept)"
             ),
             "tensor-parallel layouts use sequence parallelism; pipelines use 1F1B",
-            f"memory: torch's peak allocated is predicted (states, activations, the loss's logits at {C.LOSS_LOGIT_BYTES[w.loss]:g} bytes each "
-            f"for a {w.loss} cross-entropy, gathered units); what nvidia-smi shows adds the caching allocator's reserve "
-            f"({C.ALLOCATOR_RESERVE_FRACTION:.0%}, assumed), the CUDA context ({C.CUDA_CONTEXT_BYTES / C.GiB:g} GiB, assumed) and NCCL buffers "
+            "memory: torch's peak allocated is predicted (states, activations, the loss's logits at "
+            f"{C.LOSS_LOGIT_BYTES[w.loss]:g} bytes each "
+            f"for a {w.loss} cross-entropy, gathered units); what nvidia-smi shows adds the caching allocator's "
+            "reserve "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            f"({C.ALLOCATOR_RESERVE_FRACTION:.0%}, assumed), the CUDA context ({C.CUDA_CONTEXT_BYTES / C.GiB:g} GiB, "
+            "assumed) and NCCL buffers "
             f"({C.NCCL_BUFFER_BYTES / C.GiB:g} GiB with several GPUs, assumed): the fit check uses that figure",
             f"fits with margin: at least {C.MARGIN_FRACTION:.0%} of GPU memory left",
-            "data-parallel communication overlaps the backward pass (DDP 25 MB buckets: the last is exposed); FSDP prefetches all-gathers "
-            f"under compute, {C.SHARDED_OVERLAP:.0%} of the shorter overlapping (fitted on published ZeRO-3 runs), with NCCL's latency per ring step; "
+            "data-parallel communication overlaps the backward pass (DDP 25 MB buckets: the last is exposed); FSDP "
+            "prefetches all-gathers "
+            f"under compute, {C.SHARDED_OVERLAP:.0%} of the shorter overlapping (fitted on published ZeRO-3 runs), "
+            "with "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            "NCCL's latency per ring step; "
             "tensor-parallel, pipeline and offload traffic is not overlapped",
         ]
     else:
         out += [
-            f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA sees (NVML total less "
+            f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA "
+            "sees "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            "(NVML total less "
             f"{view.reserved_bytes / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
-            f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, {C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
+            f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, "
+            f"{C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
             f"vLLM's profile pass (its default max_num_batched_tokens and max_num_seqs for the GPU; the sampler takes "
-            f"{C.VLLM_SAMPLER_BYTES_PER_LOGIT:g} bytes per sequence and vocabulary entry, fitted on vLLM's logs): the rest is KV cache; "
+            f"{C.VLLM_SAMPLER_BYTES_PER_LOGIT:g} bytes per sequence and vocabulary entry, fitted on vLLM's logs): the "
+            "rest is KV cache; "
             "CUDA graphs live in the remaining slack",
-            f"KV cache: 2·L·kv_heads/t·head_dim·{w.kv_bytes():g} bytes per token, in {C.VLLM_BLOCK_TOKENS}-token blocks",
+            f"KV cache: 2·L·kv_heads/t·head_dim·{w.kv_bytes():g} bytes per token, in {C.VLLM_BLOCK_TOKENS}-token "
+            "blocks",
         ]
     return out
 
 
 def advise(rig: Rig, workload: Workload) -> Advice:
-    """Predict every candidate strategy for ``workload`` on ``rig``, pick one, and store the result in ``rig.advice``."""
+    """Predict every candidate strategy for ``workload`` on ``rig``, pick one, and store the result in
+    ``rig.advice``."""
     view = rigview.from_rig(rig, nodes=workload.nodes, inter_node_gbps=workload.inter_node_gbps)
     advice = advise_view(view, workload, measurements=list(rig.measurements))
     rig.advice = advice.to_dict()
@@ -224,7 +329,8 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
     notes = list(view.notes) + list(w.notes) + ([precision_note] if precision_note else [])
     if view.measured_all_reduce is None and view.total_gpus > 1:
         notes.append(
-            "no all_reduce measurement in this scan: bandwidth is the links' expected figure (run gpuadvisor bench to measure)"
+            "no all_reduce measurement in this scan: bandwidth is the links' expected figure (run gpuadvisor bench to "
+            "measure)"
         )
     peak, peak_src = view.peak_tflops(w.compute_precision())
     if peak is None:
@@ -271,12 +377,44 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
         }
         if w.global_batch is None:
             notes.append(
-                f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per step assumed, "
+                f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per "
+                "step "
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                "assumed, "
                 "about the smallest GPT-3 batch (0.5M tokens, Brown et al. 2020); pass yours"
             )
         elif chosen.global_batch != w.global_batch:
             notes.append(
-                f"global batch {w.global_batch} is not a multiple of micro-batch × data-parallel ({w.micro_batch} × {lay.dp}): "
+                f"global batch {w.global_batch} is not a multiple of micro-batch × data-parallel ({w.micro_batch} × "
+                f"{lay.dp}): "
                 f"{chosen.accumulation} accumulation steps give {chosen.global_batch}"
             )
     else:
@@ -302,7 +440,8 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
 def lr_note(w: Workload, c: S.Candidate) -> str:
     """Linear scaling with warm-up (Goyal et al. 2017); square-root scaling for Adam (Malladi et al. 2022)."""
     return (
-        f"global batch {c.global_batch} sequences = {w.micro_batch} per GPU × {c.accumulation} accumulation × {c.layout.dp} data-parallel "
+        f"global batch {c.global_batch} sequences = {w.micro_batch} per GPU × {c.accumulation} accumulation × "
+        f"{c.layout.dp} data-parallel "
         f"({c.tokens_per_step:,} tokens). If your learning rate was tuned at another global batch B0, scale it by "
         f"{c.global_batch}/B0 (linear rule, Goyal et al. 2017) or by its square root for Adam-type optimizers "
         "(Malladi et al. 2022), with a warm-up."
@@ -333,8 +472,10 @@ def nothing_fits_reason(
 def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> Advice:
     if w.arch.max_positions and w.ctx > w.arch.max_positions:
         notes.append(
-            f"--context {w.ctx} is longer than the model's max_position_embeddings ({w.arch.max_positions}): vLLM refuses "
-            "such a --max-model-len unless the model's RoPE scaling allows it (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to force)"
+            f"--context {w.ctx} is longer than the model's max_position_embeddings ({w.arch.max_positions}): vLLM "
+            "refuses "
+            "such a --max-model-len unless the model's RoPE scaling allows it (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to "
+            "force)"
         )
     opts, excluded = I.serving_options(view, w)
     chosen = I.pick_serving(opts)
@@ -353,7 +494,8 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
         }
         if not chosen.nvlink:
             notes.append(
-                f"TP={chosen.tp} crosses PCIe (no NVLink group of {chosen.tp}): every layer's all-reduce goes over PCIe, so decoding is slower than the memory math suggests"
+                f"TP={chosen.tp} crosses PCIe (no NVLink group of {chosen.tp}): every layer's all-reduce goes over "
+                "PCIe, so decoding is slower than the memory math suggests"
             )
     else:
         smallest = smallest_rig(w, view.spec)
@@ -362,7 +504,10 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
             most = max(opts, key=lambda o: o.kv_budget_bytes)
             reason += f"; with TP={most.tp}, {most.reason or 'the KV cache does not fit'}"
         if smallest:
-            reason += f". Smallest rig that would: {smallest['smallest']['description']} ({smallest['smallest']['strategy']})."
+            reason += (
+                f". Smallest rig that would: {smallest['smallest']['description']} "
+                f"({smallest['smallest']['strategy']})."
+            )
     return Advice(
         task="inference",
         workload=w.to_dict(),

@@ -62,7 +62,8 @@ MIXED_MAIN_GRADS = StateBytes(
     weights=2,
     grads=6,
     master=4,
-    source="Megatron-LM docs, distributed optimizer table ('float16 param, float16 grads: 20': 16-bit grads plus fp32 main grads)",
+    source="Megatron-LM docs, distributed optimizer table ('float16 param, float16 grads: 20': 16-bit grads plus fp32 "
+    "main grads)",
 )
 # Plain fp32 training: what torch allocates for an fp32 model and torch.optim.AdamW, measured to the byte in
 # tests/test_advisor_torch.py (4 weights + 4 grads + 8 Adam states; Megatron-LM's table: "fp32 param, fp32 grads: 16").
@@ -71,7 +72,38 @@ FP32_STATES = StateBytes(
     weights=4,
     grads=4,
     master=0,
-    source="torch fp32 model + torch.optim.AdamW, counted from the tensors torch allocates (4 B weights + 4 B grads + 8 B exp_avg/exp_avg_sq); Megatron-LM table 'fp32 param, fp32 grads: 16'",
+    source="torch fp32 model + torch.optim.AdamW, counted from the tensors torch allocates (4 B weights + 4 B grads + "
+    "8 "
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    ""
+    "B exp_avg/exp_avg_sq); Megatron-LM table 'fp32 param, fp32 grads: 16'",
 )
 # Pure bf16 training: weights and gradients in bf16, no fp32 master; torch optimizers keep their states in the
 # parameters' dtype, so AdamW's two moments take 2 + 2 bytes (torchtune's full_finetune_single_device with
@@ -82,7 +114,8 @@ PURE_BF16 = StateBytes(
     weights=2,
     grads=2,
     master=0,
-    source="pure bf16 (torchtune dtype=bf16): bf16 weights and grads, optimizer states in the parameters' dtype (torch.optim keeps "
+    source="pure bf16 (torchtune dtype=bf16): bf16 weights and grads, optimizer states in the parameters' dtype "
+    "(torch.optim keeps "
     "exp_avg/exp_avg_sq like the parameter); 8-bit optimizers 1 byte per state (bitsandbytes)",
 )
 STATE_CONVENTIONS = {s.key: s for s in (MIXED_16BIT_GRADS, MIXED_FP32_GRADS, MIXED_MAIN_GRADS, PURE_BF16)}
@@ -110,22 +143,26 @@ SGD_MOMENTUM = OptimizerBytes(
     "sgd",
     states=4,
     per_tensor=0,
-    source="SGD with momentum: one fp32 momentum buffer (ZeRO's K = 4 + 4 with the fp32 master, Rajbhandari et al. 2019, section 3.1)",
+    source="SGD with momentum: one fp32 momentum buffer (ZeRO's K = 4 + 4 with the fp32 master, Rajbhandari et al. "
+    "2019, section 3.1)",
 )
 ADAM_8BIT = OptimizerBytes(
     "adam8bit",
     states=2,
     per_tensor=0,
     source="bitsandbytes 8-bit Adam: both states in 8 bits (Dettmers et al. 2022, '8-bit Optimizers via Block-wise "
-    "Quantization'); with the fp32 master K ≈ 2 + 4 (ZeRO's notation, Rajbhandari et al. 2019). Block-wise scale constants not counted",
+    "Quantization'); with the fp32 master K ≈ 2 + 4 (ZeRO's notation, Rajbhandari et al. 2019). Block-wise scale "
+    "constants not counted",
 )
 PAGED_ADAM_8BIT = OptimizerBytes(
     "paged-adam8bit",
     states=2,
     per_tensor=0,
     paged=True,
-    source="bitsandbytes PagedAdamW8bit: 8-bit states in CUDA unified memory, paged out to host RAM when the GPU runs short "
-    "(Dettmers et al. 2023, QLoRA, section 3 'paged optimizers'); torchtune's 8B full fine-tune on one 24 GB card uses it",
+    source="bitsandbytes PagedAdamW8bit: 8-bit states in CUDA unified memory, paged out to host RAM when the GPU runs "
+    "short "
+    "(Dettmers et al. 2023, QLoRA, section 3 'paged optimizers'); torchtune's 8B full fine-tune on one 24 GB card uses "
+    "it",
 )
 OPTIMIZERS = {o.key: o for o in (ADAMW, SGD_MOMENTUM, ADAM_8BIT, PAGED_ADAM_8BIT)}
 OPTIMIZER_ALIASES = {
@@ -149,7 +186,8 @@ LORA_ADAPTER_BYTES = StateBytes(
     weights=4,
     grads=4,
     master=0,
-    source="PEFT: adapter weights autocast to fp32 (autocast_adapter_dtype=True); fp32 grads; optimizer states as chosen",
+    source="PEFT: adapter weights autocast to fp32 (autocast_adapter_dtype=True); fp32 grads; optimizer states as "
+    "chosen",
 )
 LORA_DEFAULT_RANK = (
     16  # QLoRA paper's LLaMA runs use r = 64; 16 is the PEFT examples' common value: stated as a default
@@ -210,7 +248,38 @@ PUBLISHED_MFU = {
     "ampere": (
         0.50,
         0.64,
-        "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks (A100 80GB: 54-64 %)",
+        "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks "
+        "(A100 "
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        "80GB: 54-64 %)",
     ),
     "hopper": (
         0.33,
@@ -232,7 +301,8 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "blackwell": (1745.0 / 2250, "Bekman, ml-engineering MAMF table: B200 1745 of 2250 TFLOP/s BF16"),
     "ada": (
         271.2 / 312,
-        "assumed as A100's 86.9 %: Ada (sm_89) runs the same mma.sync tensor-core GEMM kernels as sm_80; no published MAMF for Ada",
+        "assumed as A100's 86.9 %: Ada (sm_89) runs the same mma.sync tensor-core GEMM kernels as sm_80; no published "
+        "MAMF for Ada",
     ),
     "volta": (0.80, "assumed (no published MAMF for Volta)"),
     "unknown": (0.80, "assumed (no published MAMF for this GPU)"),

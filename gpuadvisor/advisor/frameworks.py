@@ -123,7 +123,8 @@ def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
         cmd = (
             f"deepspeed --num_gpus {g} train.py --deepspeed ds_config.json"
             if n == 1
-            else f"deepspeed --hostfile hostfile --num_nodes {n} --num_gpus {g} --master_addr $MASTER_ADDR --master_port 29500 "
+            else f"deepspeed --hostfile hostfile --num_nodes {n} --num_gpus {g} --master_addr $MASTER_ADDR "
+            "--master_port 29500 "
             "train.py --deepspeed ds_config.json"
         )
         notes = (
@@ -284,7 +285,38 @@ def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
     notes = [
         "Ollama splits a model's layers across the visible GPUs when it does not fit on one (no tensor parallel); "
         "OLLAMA_SCHED_SPREAD=1 spreads it over all of them",
-        'MODEL: set it to the model\'s name in the Ollama library (ollama pull "$MODEL"), usually 4-bit quantized: less '
+        'MODEL: set it to the model\'s name in the Ollama library (ollama pull "$MODEL"), usually 4-bit quantized: '
+        "less "
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
         f"memory than the {w['precision']} weights counted above",
     ]
     return _result(name, [" ".join(env) + " ollama serve", 'ollama run "$MODEL"'], notes=notes)

@@ -181,7 +181,11 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
             continue
         o.status = "rejected"
         if o.kv_budget_bytes <= 0:
-            o.reason = f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB CUDA sees"
+            o.reason = (
+                f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in "
+                f"{C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB "
+                "CUDA sees"
+            )
         elif not o.fits:
             o.reason = (
                 f"KV cache for {w.concurrency} × {w.ctx} tokens needs {o.kv_needed_bytes / gib:.1f} GiB per GPU, "
@@ -192,8 +196,10 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
     if chosen is None:
         return ""
     return (
-        f"{chosen.name} is the smallest tensor-parallel size that holds the weights ({chosen.weights_bytes / gib:.1f} GiB per GPU) and "
-        f"{w.concurrency} sequence{'s' if w.concurrency != 1 else ''} of {w.ctx} tokens; its KV cache holds {chosen.kv_capacity_tokens:,} tokens "
+        f"{chosen.name} is the smallest tensor-parallel size that holds the weights ({chosen.weights_bytes / gib:.1f} "
+        "GiB per GPU) and "
+        f"{w.concurrency} sequence{'s' if w.concurrency != 1 else ''} of {w.ctx} tokens; its KV cache holds "
+        f"{chosen.kv_capacity_tokens:,} tokens "
         f"({chosen.max_sequences(w.ctx)} sequence{'s' if chosen.max_sequences(w.ctx) != 1 else ''} at that context)."
     )
 
@@ -211,7 +217,8 @@ def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
         parts.append(f"--max-num-seqs {w.concurrency}")
     parts += [
         f"--gpu-memory-utilization {C.VLLM_GPU_MEMORY_UTILIZATION:.2f}",
-        f"--dtype {'bfloat16' if w.precision in ('bf16', 'fp8') else {'fp16': 'float16', 'fp32': 'float32'}[w.precision]}",
+        "--dtype "
+        + ("bfloat16" if w.precision in ("bf16", "fp8") else {"fp16": "float16", "fp32": "float32"}[w.precision]),
     ]
     if w.precision == "fp8":
         parts.append("--quantization fp8")

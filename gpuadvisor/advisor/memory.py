@@ -32,7 +32,8 @@ class Layout:
 @dataclass
 class MemoryBreakdown:
     """Per GPU. ``allocated_bytes``: torch's peak allocated (torch.cuda.max_memory_allocated); ``total_bytes``: what
-    nvidia-smi shows (allocated + the caching allocator's reserve + CUDA context + NCCL buffers), the fit check's figure."""
+    nvidia-smi shows (allocated + the caching allocator's reserve + CUDA context + NCCL buffers), the fit check's
+    figure."""
 
     params_bytes: float
     grads_bytes: float

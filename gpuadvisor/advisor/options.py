@@ -63,7 +63,8 @@ def workload_options(f: F) -> F:
             "--model",
             metavar="NAME",
             shell_complete=completion.models,
-            help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a config.json path.",
+            help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a "
+            "config.json path.",
         ),
         click.option(
             "--params",
@@ -107,7 +108,8 @@ def workload_options(f: F) -> F:
         click.option(
             "--checkpointing",
             type=click.Choice(CHECKPOINTING_CHOICES),
-            help="Activation checkpointing: auto (where needed to fit), none, selective (recompute norms and activations: torchtitan's and Megatron's default), full.",
+            help="Activation checkpointing: auto (where needed to fit), none, selective (recompute norms and "
+            "activations: torchtitan's and Megatron's default), full.",
         ),
         click.option(
             "--finetune",
@@ -136,7 +138,8 @@ def workload_options(f: F) -> F:
             "--state-bytes",
             "state_bytes",
             type=click.Choice(STATE_BYTES_CHOICES),
-            help="Model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), 20 (16-bit + fp32 grads: "
+            help="Model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), "
+            "20 (16-bit + fp32 grads: "
             "Megatron fp16, DeepSpeed ZeRO-2's estimator since 0.14.3), bf16 (pure bf16, no fp32 master: torchtune).",
         ),
         click.option(
@@ -155,7 +158,8 @@ def workload_options(f: F) -> F:
             "--mfu",
             type=Fraction,
             help="Model FLOPs utilisation (6N + 12·L·s·d_attn FLOPs per token over the datasheet peak, as PaLM and "
-            "Megatron-LM count it) of the run without recomputation; checkpointing's extra FLOPs cost time on top. Default: predicted per component.",
+            "Megatron-LM count it) of the run without recomputation; checkpointing's extra FLOPs cost time on top. "
+            "Default: predicted per component.",
         ),
         click.option(
             "--compile/--no-compile",
@@ -166,7 +170,8 @@ def workload_options(f: F) -> F:
         click.option(
             "--loss",
             type=click.Choice(LOSS_CHOICES),
-            help="Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's CEWithChunkedOutputLoss).",
+            help="Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's "
+            "CEWithChunkedOutputLoss).",
         ),
         click.option(
             "--optimizer-in-backward/--no-optimizer-in-backward",
@@ -178,7 +183,8 @@ def workload_options(f: F) -> F:
             "--vllm-version",
             "vllm_version",
             type=click.Choice(VLLM_VERSION_CHOICES),
-            help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
+            help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 "
+            "profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
             "0.21 (CUDA-graph memory subtracted from the budget).",
         ),
         click.option(

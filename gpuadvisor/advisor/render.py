@@ -111,7 +111,8 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
         sb = d.get("state_bytes")
         if sb:
             tables.append(
-                f"  - bytes per parameter: {sb['used_per_param']:g} used (weights {sb['weights']:g} + grads {sb['grads']:g} + master {sb['master']:g} + "
+                f"  - bytes per parameter: {sb['used_per_param']:g} used (weights {sb['weights']:g} + grads "
+                f"{sb['grads']:g} + master {sb['master']:g} + "
                 f"optimizer {sb['optimizer_states']:g}); the tools disagree (with Adam):"
             )
             tables += [
@@ -248,7 +249,8 @@ def predicted_line(c: dict[str, Any]) -> str:
     band = (c.get("band") or {}).get("tokens_per_second")
     mfu = f", MFU {c['mfu']:.0%}" if isinstance(c.get("mfu"), int | float) else ""
     basis = (
-        f" (band: {band['cases']} published runs, {'this GPU measured' if band['basis'] == 'measured' else 'datasheet rates'})"
+        f" (band: {band['cases']} published runs, "
+        f"{'this GPU measured' if band['basis'] == 'measured' else 'datasheet rates'})"
         if band
         else ""
     )

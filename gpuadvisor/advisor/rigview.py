@@ -150,14 +150,16 @@ class RigView:
             bw = self.nvlink_pair_gbps * C.NVLINK_BUSBW_EFFICIENCY
             return Bandwidth(
                 bw,
-                f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY:g} NCCL efficiency (370/450, nccl-tests#212) = {bw:.0f} GB/s busbw",
+                f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY:g} NCCL efficiency (370/450, "
+                f"nccl-tests#212) = {bw:.0f} GB/s busbw",
             )
         if self.pcie_gbps:
             bw = self.pcie_gbps * C.PCIE_BUSBW_EFFICIENCY * (1 if self.p2p_ok else C.NO_P2P_FACTOR)
             p2p = "" if self.p2p_ok else f" × {C.NO_P2P_FACTOR} (no peer-to-peer: staged through host memory, assumed)"
             return Bandwidth(
                 bw,
-                f"expected: {self.pcie_source} × {C.PCIE_BUSBW_EFFICIENCY:.2f} (nccl-tests busbw/link on 6x RTX 4090 PCIe 4.0){p2p} = {bw:.1f} GB/s busbw",
+                f"expected: {self.pcie_source} × {C.PCIE_BUSBW_EFFICIENCY:.2f} (nccl-tests busbw/link on 6x RTX 4090 "
+                f"PCIe 4.0){p2p} = {bw:.1f} GB/s busbw",
             )
         return Bandwidth(1.0, "unknown: no link facts and no measurement; 1 GB/s assumed")
 
@@ -267,7 +269,8 @@ def inter_node_bandwidth(gbps: float | None) -> Bandwidth:
         return Bandwidth(gbps, f"given: {gbps:g} GB/s all-reduce busbw across nodes (--inter-node-gbps)")
     return Bandwidth(
         C.DEFAULT_INTER_NODE_GBPS,
-        f"assumed: {C.DEFAULT_INTER_NODE_GBPS:g} GB/s busbw across nodes (one 200 Gb/s port per GPU); pass --inter-node-gbps",
+        f"assumed: {C.DEFAULT_INTER_NODE_GBPS:g} GB/s busbw across nodes (one 200 Gb/s port per GPU); pass "
+        "--inter-node-gbps",
     )
 
 
@@ -282,14 +285,16 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         )
     if not gpus:
         raise InputError(
-            "the rig has no GPUs to advise on (this machine shows none): try --simulate dgx-h100, or --from a saved scan"
+            "the rig has no GPUs to advise on (this machine shows none): try --simulate dgx-h100, or --from a saved "
+            "scan"
         )
     mig = [g for g in gpus if g.mig_mode]
     names = sorted({g.name or "unknown GPU" for g in gpus})
     notes: list[str] = []
     if len(names) > 1:
         notes.append(
-            f"mixed GPUs ({', '.join(names)}): a data-parallel group runs at the slowest card's pace; sized for the smallest"
+            f"mixed GPUs ({', '.join(names)}): a data-parallel group runs at the slowest card's pace; sized for the "
+            "smallest"
         )
     specs = [catalog.find_gpu(g.name) for g in gpus]
     known = [s for s in specs if s is not None]
@@ -309,7 +314,8 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         )
     else:
         raise InputError(
-            f"the scan has no memory size for its GPUs ({', '.join(names)}) and they are not in the catalog: cannot size anything"
+            f"the scan has no memory size for its GPUs ({', '.join(names)}) and they are not in the catalog: cannot "
+            "size anything"
         )
     nv = _nv_matrix(rig)
     measured = _measured_all_reduce(rig)
@@ -331,7 +337,8 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
             if spec and spec.nvlink_gbps_per_direction and spec.nvlink_gbps_per_direction < raw:
                 nvlink_pair = spec.nvlink_gbps_per_direction
                 nvlink_source = (
-                    f"NV{fewest}, capped at the {spec.name}'s datasheet {spec.nvlink_gbps_per_direction:g} GB/s per direction "
+                    f"NV{fewest}, capped at the {spec.name}'s datasheet {spec.nvlink_gbps_per_direction:g} GB/s per "
+                    "direction "
                     f"(NVLink {version}'s per-link rate would give {raw:g})"
                 )
         else:
@@ -409,7 +416,8 @@ def _nv_without_topology(
                     if a != b:
                         nv[a][b] = per_pair
             return nv, (
-                f"NVLink established by measurement: all-reduce busbw {measured.value_gbps:g} GB/s over {measured.world_size or len(mg)} ranks is more "
+                f"NVLink established by measurement: all-reduce busbw {measured.value_gbps:g} GB/s over "
+                f"{measured.world_size or len(mg)} ranks is more "
                 f"than PCIe Gen{gen} x16 carries ({pcie_max:.1f} GB/s per direction), so these GPUs are joined by "
                 "NVLink (the scan has no topology matrix)"
             )
@@ -445,19 +453,23 @@ def _mig_view(
         g = (unknown or mig)[0]
         why = g.why("mig_instances_memory_bytes") or "not recorded in this scan"
         raise InputError(
-            f"{g.label} has MIG enabled: a process gets one MIG instance, not the whole GPU, and this scan does not give the "
+            f"{g.label} has MIG enabled: a process gets one MIG instance, not the whole GPU, and this scan does not "
+            "give the "
             f"instances' memory ({why}); import nvidia-smi -q -x of the machine (it lists mig_devices), or disable MIG "
             "(nvidia-smi -i N -mig 0) for training"
         )
     memory = min(sizes)
     notes = [
-        f"MIG is enabled on {', '.join(g.label for g in mig)}: sized per MIG instance ({len(sizes)} instance(s), the smallest "
-        f"{memory / 2**30:.1f} GiB from nvidia-smi's MIG device memory), not as whole GPUs; MIG instances have no NVLink or "
+        f"MIG is enabled on {', '.join(g.label for g in mig)}: sized per MIG instance ({len(sizes)} instance(s), the "
+        "smallest "
+        f"{memory / 2**30:.1f} GiB from nvidia-smi's MIG device memory), not as whole GPUs; MIG instances have no "
+        "NVLink or "
         "peer-to-peer between them (NVIDIA MIG User Guide)"
     ]
     if spec is not None:
         notes.append(
-            f"assumed: compute timed at the whole {spec.name}'s datasheet peak; a MIG instance has a fraction of its SMs, "
+            f"assumed: compute timed at the whole {spec.name}'s datasheet peak; a MIG instance has a fraction of its "
+            "SMs, "
             "so real step times are longer in proportion"
         )
     n = len(sizes)

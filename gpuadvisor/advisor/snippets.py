@@ -114,14 +114,16 @@ def peft_code(w: Workload, single: bool = False) -> str:
             "from transformers import AutoModelForCausalLM, BitsAndBytesConfig",
             "bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type='nf4', bnb_4bit_use_double_quant=True,",
             f"                         bnb_4bit_compute_dtype=torch.{dt}, bnb_4bit_quant_storage=torch.{dt})",
-            f"model = AutoModelForCausalLM.from_pretrained('{model_id(w)}', quantization_config=bnb, torch_dtype=torch.{dt},",
+            f"model = AutoModelForCausalLM.from_pretrained('{model_id(w)}', quantization_config=bnb, "
+            f"torch_dtype=torch.{dt},",
             "                                             device_map={'': "
             + ("0" if single else "int(os.environ['LOCAL_RANK'])")
             + "})",
         ]
     lines += [
         "from peft import LoraConfig, get_peft_model",
-        f"model = get_peft_model(model, LoraConfig(r={w.lora_rank}, target_modules='all-linear', task_type='CAUSAL_LM'))",
+        f"model = get_peft_model(model, LoraConfig(r={w.lora_rank}, target_modules='all-linear', "
+        "task_type='CAUSAL_LM'))",
     ]
     return "\n".join(lines) + "\n"
 
@@ -174,7 +176,8 @@ def fsdp_settings(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int,
 def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
     dt = DTYPE_NAMES[w.precision]
     mp = (
-        f"    mixed_precision=MixedPrecision(param_dtype=torch.{dt}, reduce_dtype=torch.{dt}, buffer_dtype=torch.{dt}),\n"
+        f"    mixed_precision=MixedPrecision(param_dtype=torch.{dt}, reduce_dtype=torch.{dt}, "
+        f"buffer_dtype=torch.{dt}),\n"
         if settings["mixed_precision"]
         else ""
     )
@@ -189,7 +192,8 @@ def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
         ckpt = f"apply_activation_checkpointing(model, check_fn=lambda m: isinstance(m, {layer_class(w)}))\n"
     return (
         "import functools, torch\n"
-        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, MixedPrecision, BackwardPrefetch\n"
+        "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy, MixedPrecision, "
+        "BackwardPrefetch\n"
         "from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy\n"
         + layer_import(w)
         + ("from torch.distributed.device_mesh import init_device_mesh\n" if mesh else "")
@@ -203,7 +207,8 @@ def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
         "    model,\n"
         f"    sharding_strategy=ShardingStrategy.{settings['sharding_strategy']},\n"
         + mp
-        + f"    auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={{{layer_class(w)}}}),\n"
+        + "    auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, "
+        f"transformer_layer_cls={{{layer_class(w)}}}),\n"
         "    backward_prefetch=BackwardPrefetch.BACKWARD_PRE,\n"
         "    limit_all_gathers=True,\n"
         "    use_orig_params=True,\n" + mesh_arg + "    device_id=torch.cuda.current_device(),\n"
@@ -342,7 +347,10 @@ def training_snippet(
         out["torchrun"] = torchrun_line(1, 1)
         code = "import torch\n" + ("" if qlora else "model.to('cuda')\n")
         if w.precision != "fp32":
-            code += f"with torch.autocast('cuda', dtype=torch.{DTYPE_NAMES[w.precision]}):\n    loss = model(**batch).loss\n"
+            code += (
+                f"with torch.autocast('cuda', dtype=torch.{DTYPE_NAMES[w.precision]}):\n    loss = "
+                "model(**batch).loss\n"
+            )
         if recompute:
             code += (
                 "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
@@ -354,8 +362,10 @@ def training_snippet(
         out["torchrun"] = torchrun_line(gpus_per_node, nodes)
         out["code"] = (
             "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-            f"model = DDP({'model' if qlora else 'model.to(local_rank)'}, device_ids=[local_rank], gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
-            f"# gradient accumulation: {accumulation} micro-batches per step, all but the last under `with model.no_sync():`"
+            f"model = DDP({'model' if qlora else 'model.to(local_rank)'}, device_ids=[local_rank], "
+            "gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
+            f"# gradient accumulation: {accumulation} micro-batches per step, all but the last under `with "
+            "model.no_sync():`"
         )
         if recompute:
             out["code"] = (

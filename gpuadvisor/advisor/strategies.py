@@ -290,7 +290,8 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
         excluded.append(
             {
                 "strategy": "tensor / pipeline parallel",
-                "reason": f"{w.finetune.upper() if w.finetune == 'qlora' else 'LoRA'} runs under PEFT (DDP, FSDP or DeepSpeed); "
+                "reason": f"{w.finetune.upper() if w.finetune == 'qlora' else 'LoRA'} runs under PEFT (DDP, FSDP or "
+                "DeepSpeed); "
                 "Megatron-LM's pretrain_gpt.py, which the TP/PP snippets launch, trains every weight",
             }
         )
@@ -392,7 +393,38 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
         excluded.append(
             {
                 "strategy": "pipeline parallel",
-                "reason": "NVLink joins every GPU of this node: pipeline stages belong across slow links or nodes (pass --nodes for several)",
+                "reason": "NVLink joins every GPU of this node: pipeline stages belong across slow links or nodes "
+                "(pass "
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                ""
+                "--nodes for several)",
             }
         )
     return out, excluded
@@ -534,8 +566,10 @@ def communication(
             c.dp_seconds = acc * (2 * ag + rs) + cross
             c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs) + cross, bwd) + ag / units
             c.detail.append(
-                f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of {grad_bytes / 1e9:.2f} GB "
-                f"inside the node ({bw_in.gbps:.0f} GB/s); per step: all-reduce of the {grad_bytes / shard / 1e9:.2f} GB shard across "
+                f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
+                f"{grad_bytes / 1e9:.2f} GB "
+                f"inside the node ({bw_in.gbps:.0f} GB/s); per step: all-reduce of the {grad_bytes / shard / 1e9:.2f} "
+                "GB shard across "
                 f"{view.nodes} nodes ({view.inter_node.gbps:g} GB/s)"
             )
         else:
@@ -550,7 +584,8 @@ def communication(
                 c.dp_bytes, c.dp_seconds = grad_bytes, t
                 c.dp_exposed_seconds = max(t - bwd_last, last_bucket)
                 c.detail.append(
-                    f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with the last "
+                    f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with "
+                    "the last "
                     "micro-batch's backward pass (25 MB buckets)"
                 )
             elif lay.zero_stage == 1:
@@ -559,7 +594,8 @@ def communication(
                 c.dp_bytes, c.dp_seconds = grad_bytes + param_bytes, rs + ag
                 c.dp_exposed_seconds = max(rs - bwd_last, last_bucket) + ag
                 c.detail.append(
-                    f"per step: reduce-scatter of {grad_bytes / 1e9:.2f} GB of gradients + all-gather of {param_bytes / 1e9:.2f} GB of updated weights"
+                    f"per step: reduce-scatter of {grad_bytes / 1e9:.2f} GB of gradients + all-gather of "
+                    f"{param_bytes / 1e9:.2f} GB of updated weights"
                 )
             elif lay.zero_stage == 2:
                 rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
@@ -567,7 +603,8 @@ def communication(
                 c.dp_bytes, c.dp_seconds = acc * grad_bytes + param_bytes, acc * rs + ag
                 c.dp_exposed_seconds = max(acc * rs - bwd, last_bucket) + ag
                 c.detail.append(
-                    f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of {param_bytes / 1e9:.2f} GB"
+                    f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of "
+                    f"{param_bytes / 1e9:.2f} GB"
                 )
             else:
                 lat = units * F.ring_latency_seconds("all_gather", dp, spans_nodes=lay.dp_spans_nodes)
@@ -576,8 +613,10 @@ def communication(
                 c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
                 c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs), bwd) + ag / units
                 c.detail.append(
-                    f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
-                    f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL latency each way), "
+                    f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + "
+                    "reduce-scatter of "
+                    f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL "
+                    "latency each way), "
                     f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping"
                 )
     if lay.tp > 1:
@@ -588,7 +627,8 @@ def communication(
         layers = math.ceil(w.arch.layers / lay.pp)
         c.tp_seconds = acc * layers * per_layer * F.collective_seconds("all_reduce", msg, lay.tp, tbw.gbps)
         c.detail.append(
-            f"tensor parallel: {per_layer} all-reduces of {msg / 1e6:.1f} MB per layer and micro-batch over {lay.tp} GPUs "
+            f"tensor parallel: {per_layer} all-reduces of {msg / 1e6:.1f} MB per layer and micro-batch over {lay.tp} "
+            "GPUs "
             f"({tbw.gbps:.0f} GB/s), on the critical path"
         )
     if lay.pp > 1:
@@ -614,7 +654,8 @@ def communication(
         c.offload_seconds = moved / (pcie * 1e9) + cpu_adam
         c.detail.append(
             f"CPU offload: {moved / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
-            f"{shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory bandwidth (assumed)"
+            f"{shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory "
+            "bandwidth (assumed)"
         )
     return c
 
@@ -655,7 +696,8 @@ def pick(cands: list[Candidate], world: int) -> Candidate | None:
     (``constants``), or is within ``EFFICIENCY_TOLERANCE`` of the best candidate's, are acceptable; the simplest
     acceptable one wins (DDP, then ZeRO-1/2/3 sharding, then tensor parallel, pipeline, CPU offload), the faster
     on a tie. Tensor parallel over PCIe and CPU offload are picked only when nothing else fits (Megatron-LM,
-    Narayanan et al. 2021: keep t inside an NVLink domain; on PCIe-only machines t > 2 rarely pays; offload is a memory escape hatch).
+    Narayanan et al. 2021: keep t inside an NVLink domain; on PCIe-only machines t > 2 rarely pays; offload is a memory
+    escape hatch).
     """
     fitting = [c for c in cands if c.with_margin] or [c for c in cands if c.fits]
     if not fitting:
@@ -758,7 +800,8 @@ def explain(cands: list[Candidate], chosen: Candidate | None, world: int) -> str
             else ""
         )
         why += (
-            f" No candidate that fits reaches the {target:.0%} of the ideal speed the advisor aims for on {world} GPUs{cause}."
+            f" No candidate that fits reaches the {target:.0%} of the ideal speed the advisor aims for on {world} "
+            f"GPUs{cause}."
             if max(fitting, default=0.0) < target
             else f" That is below the {target:.0%} the advisor aims for on {world} GPUs{cause}."
         )

@@ -192,7 +192,38 @@ def architecture_from_params(params: float) -> Architecture:
         raise InputError(f"--params {params}: give a positive parameter count such as 7e9")
     if params < MIN_PARAMS:
         raise InputError(
-            f"--params {params:g}: below {MIN_PARAMS / 1e6:.1f}M, the smallest GPT-3-family shape (one layer of d_model 768 "
+            f"--params {params:g}: below {MIN_PARAMS / 1e6:.1f}M, the smallest GPT-3-family shape (one layer of "
+            "d_model "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            "768 "
             "and its 50,257-token embedding); give --hf-config for a smaller model"
         )
     row = min(GPT3_FAMILY, key=lambda r: abs(math.log(r[0] / params)))
@@ -417,7 +448,10 @@ class Workload:
         p = self.params
         size = f"{p / 1e9:.2f}B" if p >= 1e9 else f"{p / 1e6:.0f}M"
         if self.task == "inference":
-            return f"{self.model_label or self.arch.name} ({size} params), serving {self.concurrency} × {self.ctx} tokens, {self.precision} weights"
+            return (
+                f"{self.model_label or self.arch.name} ({size} params), serving {self.concurrency} × {self.ctx} "
+                f"tokens, {self.precision} weights"
+            )
         tune = {
             "full": "full training",
             "lora": f"LoRA r={self.lora_rank}",
@@ -453,7 +487,8 @@ class Workload:
         given = [k for k in ("model", "params", "hf_config") if kw.get(k)]
         if not given:
             raise InputError(
-                f"no model given: pass --model NAME (one of {', '.join(catalog.model_names())}), --params 7e9, or --hf-config config.json"
+                f"no model given: pass --model NAME (one of {', '.join(catalog.model_names())}), --params 7e9, or "
+                "--hf-config config.json"
             )
         if len(given) > 1:
             raise InputError(
@@ -468,7 +503,8 @@ class Workload:
                 spec = catalog.find_model(name)
                 if spec is None:
                     raise InputError(
-                        f"--model {name}: not a preset (known: {', '.join(catalog.model_names())}); or give --params 7e9 or --hf-config FILE"
+                        f"--model {name}: not a preset (known: {', '.join(catalog.model_names())}); or give --params "
+                        "7e9 or --hf-config FILE"
                     )
                 arch = architecture_from_spec(spec)
                 label = spec.id
@@ -537,13 +573,15 @@ class Workload:
             (self.global_batch is None or self.global_batch >= 1, "--global-batch must be at least 1"),
             (
                 self.seq_len is None or self.seq_len >= 2,
-                f"--seq-len {self.seq_len}: a training sequence needs at least 2 tokens (an input and its next-token target)",
+                f"--seq-len {self.seq_len}: a training sequence needs at least 2 tokens (an input and its next-token "
+                "target)",
             ),
             (self.context is None or self.context >= 1, "--context must be at least 1"),
             (self.concurrency >= 1, "--concurrency must be at least 1"),
             (
                 self.mfu is None or 0 < self.mfu < 1,
-                f"--mfu {self.mfu}: give the model FLOPs utilisation as a fraction between 0 and 1 (0.35-0.6 is what published runs reach)",
+                f"--mfu {self.mfu}: give the model FLOPs utilisation as a fraction between 0 and 1 (0.35-0.6 is what "
+                "published runs reach)",
             ),
             (self.loss in LOSS_CHOICES, f"--loss {self.loss}: choose full or chunked"),
             (
@@ -560,7 +598,8 @@ class Workload:
             ),
             (
                 self.arch.heads % self.arch.kv_heads == 0 if self.arch.kv_heads else False,
-                f"model {self.arch.name}: {self.arch.heads} attention heads is not a multiple of {self.arch.kv_heads} KV heads",
+                f"model {self.arch.name}: {self.arch.heads} attention heads is not a multiple of {self.arch.kv_heads} "
+                "KV heads",
             ),
         ]
         for ok, msg in checks:

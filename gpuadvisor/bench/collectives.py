@@ -1,7 +1,8 @@
 """Worker side of the collective sweep: one process per rank, torch.distributed, NCCL or gloo.
 
 Every rank runs the same code; rank 0 writes the events. Per size: allocate, warm up, time ``iters``
-operations (``timing``: total / iters, nccl-tests' definition), agree on the slowest rank, then the correctness check as nccl-tests ``-c``:
+operations (``timing``: total / iters, nccl-tests' definition), agree on the slowest rank, then the correctness check as
+nccl-tests ``-c``:
 fresh inputs with a known pattern, the output overwritten with a value no correct result holds (nccl-tests
 zeroes its receive buffers in ``InitData``), one operation, every element compared with the exact expected
 value (small integers in float32, so sums are exact), the wrong elements summed over ranks. A wrong result

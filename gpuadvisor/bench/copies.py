@@ -381,7 +381,11 @@ def run(cfg: dict[str, Any]) -> int:
                     if not bench.time_left(key):
                         bench.skip(key, kind, [i, j], "time budget spent", p2p_enabled=enabled)
                         continue
-                    how = f"cudaMemcpyPeerAsync with peer access {'enabled' if enabled else 'disabled (staged through host memory by the driver)'}, as p2pBandwidthLatencyTest"
+                    how = (
+                        "cudaMemcpyPeerAsync with peer access "
+                        f"{'enabled' if enabled else 'disabled (staged through host memory by the driver)'}, as "
+                        "p2pBandwidthLatencyTest"
+                    )
 
                     def peer_lane(a: int, b: int, nbytes: int, src: Any, dst: Any) -> Lane:
                         stream = bench.streams[a]

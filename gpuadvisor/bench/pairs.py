@@ -4,7 +4,8 @@ link or NIC, as one bisects a slow all-reduce in a large job.
 Rounds follow the circle method of a round-robin tournament: N nodes (one idle per round when N is odd) meet
 in N-1 rounds (N rounds when odd) of disjoint pairs that run at once, each pair in its own process group
 (``torch.distributed.new_subgroups_by_enumeration``, all of both nodes' ranks). Each pair times ``iters``
-all-reduces of one size after ``warmup``; its time is the slowest rank's total of the timed loop / iters (nccl-tests' definition), busbw = S/t x 2(n-1)/n as
+all-reduces of one size after ``warmup``; its time is the slowest rank's total of the timed loop / iters (nccl-tests'
+definition), busbw = S/t x 2(n-1)/n as
 nccl-tests. Rank 0 records one measurement per pair, its ranks' host names with it.
 """
 

@@ -108,7 +108,8 @@ def run_benchmarks(
     ``progress(done, total, label)`` is called as results arrive. ``compute`` adds the compute measurements
     (dense matmul TFLOP/s per dtype and shape, memory bandwidth; on the CPU where torch sees no GPU); the full
     preset includes them when ``only`` is None, ``only="compute"`` runs just them. ``interface`` names the
-    network interface a multi-node run binds (local runs bind loopback only). When RANK, WORLD_SIZE and MASTER_ADDR are set
+    network interface a multi-node run binds (local runs bind loopback only). When RANK, WORLD_SIZE and MASTER_ADDR are
+    set
     (torchrun, Slurm) this process joins that job as its rank; only rank 0 returns measurements.
     Failures do not raise: a hung or dead worker becomes a Measurement with status "timeout" or "failed",
     keeping the sizes measured before it. Bad arguments raise ``InputError``. Ctrl-C or SIGTERM kills the

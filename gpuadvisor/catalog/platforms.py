@@ -121,7 +121,8 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
                 raise InputError(f"{where}: missing {'gpu' if kind == 'cloud' else 'id'}")
             if not isinstance(usd, int | float) or isinstance(usd, bool) or not (0 < usd < 1e9):
                 raise InputError(
-                    f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US dollars, got {usd!r}"
+                    f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US "
+                    f"dollars, got {usd!r}"
                 )
             if kind in ("gpu", "cloud") and find_gpu_spec(ident) is None:
                 raise unknown_gpu(ident)

@@ -217,7 +217,8 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
     "--output",
     "output",
     metavar="PATH",
-    help="Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout ('-': stdout); "
+    help="Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout "
+    "('-': stdout); "
     "stdout then shows the findings as text unless --quiet.",
 )
 @click.option(

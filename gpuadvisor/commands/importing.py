@@ -112,7 +112,8 @@ def import_(
         click.echo(render_rest(rig, color=color, findings=not no_rules), nl=False)
     if json_path:
         click.echo(
-            f"scan saved to {json_path} ({plural(len(rig.gpus), 'GPU')}, {plural(len(rig.measurements), 'measurement')})",
+            f"scan saved to {json_path} ({plural(len(rig.gpus), 'GPU')}, "
+            f"{plural(len(rig.measurements), 'measurement')})",
             err=True,
         )
 
@@ -153,7 +154,8 @@ def _import_split(
         for rig, out in zip(rigs, outs, strict=True):
             write_json(rig, out)
             click.echo(
-                f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} ({plural(len(rig.gpus), 'GPU')}, "
+                f"machine {outs.index(out) + 1}: {', '.join(rig.source.files)} -> {out} "
+                f"({plural(len(rig.gpus), 'GPU')}, "
                 f"{plural(len(rig.measurements), 'measurement')})",
                 err=True,
             )

@@ -201,7 +201,8 @@ def _offered(directory: str) -> Any:
         raise InputError(f"{directory}: the outputs show no GPU: nothing to plan with")
     if not rig.gpus[0].name:
         raise InputError(
-            f"{directory}: the outputs do not name the GPU model: add the seller's nvidia-smi -q (or plain nvidia-smi) output"
+            f"{directory}: the outputs do not name the GPU model: add the seller's nvidia-smi -q (or plain nvidia-smi) "
+            "output"
         )
     spec = find_gpu_spec(rig.gpus[0].name)
     if spec is None:

@@ -44,7 +44,8 @@ def run_rules(rig: object) -> None:
     "--rules/--no-rules",
     "rules",
     default=None,
-    help="Run the rules on the rig before rendering [default: on for --simulate; a saved scan keeps the findings it holds].",
+    help="Run the rules on the rig before rendering [default: on for --simulate; a saved scan keeps the findings it "
+    "holds].",
 )
 @click.option(
     "--redact",

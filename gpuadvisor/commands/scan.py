@@ -159,7 +159,8 @@ def scan(
     if bench:
         if rig.source.kind != "live":
             raise InputError(
-                f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or drop --from/--simulate"
+                f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or "
+                "drop --from/--simulate"
             )
         import warnings
 

@@ -12,7 +12,8 @@ def _esc(v: str) -> str:
 def render_prom(r: FleetReport) -> str:
     per = r.node_findings()
     out = [
-        "# HELP gpuadvisor_fleet_node_up 1 when the node's scan was read and is fresh, 0 when failed, missing or stale.",
+        "# HELP gpuadvisor_fleet_node_up 1 when the node's scan was read and is fresh, 0 when failed, missing or "
+        "stale.",
         "# TYPE gpuadvisor_fleet_node_up gauge",
     ]
     for n in r.nodes.values():
@@ -28,7 +29,8 @@ def render_prom(r: FleetReport) -> str:
         k = sum(1 for f in per.get(n.name, []) if f.kind == "outlier")
         out.append(f'gpuadvisor_fleet_node_outliers{{node="{_esc(n.name)}",group="{_esc(n.group or "")}"}} {k}')
     out += [
-        "# HELP gpuadvisor_fleet_node_worst_ratio The node's worst figure over its group median (1 = typical, 0.5 = half).",
+        "# HELP gpuadvisor_fleet_node_worst_ratio The node's worst figure over its group median (1 = typical, 0.5 = "
+        "half).",
         "# TYPE gpuadvisor_fleet_node_worst_ratio gauge",
     ]
     for g in r.groups:

@@ -21,7 +21,8 @@ def render_text(r: FleetReport, *, all_nodes: bool = False) -> str:
     lines = [
         f"gpuadvisor fleet: {len(r.nodes)} nodes ({ok} scanned, {failed} failed, {missing} missing, {stale} stale) "
         f"in {len(r.groups)} hardware group(s); {c['fail']} fail, {c['warn']} warn, {c['info']} info",
-        f"Outlier rule: robust z-score |x - median| / (1.4826 MAD) > {r.thresholds['robust_z']:g} (median and MAD) and at least "
+        f"Outlier rule: robust z-score |x - median| / (1.4826 MAD) > {r.thresholds['robust_z']:g} (median and MAD) and "
+        "at least "
         f"{r.thresholds['min_relative_deviation'] * 100:g}% worse than the group median; fail from "
         f"{r.thresholds['fail_relative_deviation'] * 100:g}%; groups of {r.thresholds['min_group_size']}+ fresh scans",
         "",
@@ -39,7 +40,8 @@ def render_text(r: FleetReport, *, all_nodes: bool = False) -> str:
             lines.append(f"{'':>4}  {'':<{width}}  {'':<5}  {f.severity:<5}  {'':>3}  {_cut(f.message, 110)}")
         if len(fs) > MAX_LINES_PER_NODE:
             lines.append(
-                f"{'':>4}  {'':<{width}}  {'':<5}  {'':<5}  {'':>3}  … {len(fs) - MAX_LINES_PER_NODE} more (--format json lists all)"
+                f"{'':>4}  {'':<{width}}  {'':<5}  {'':<5}  {'':>3}  … {len(fs) - MAX_LINES_PER_NODE} more (--format "
+                "json lists all)"
             )
     clean = [n for n, fs in ranked if not fs]
     if all_nodes:

@@ -31,7 +31,8 @@ _P2P_DEVICE = re.compile(
 )
 _ACCESS = re.compile(r"^Device=(\d+)\s+(CAN|CANNOT)\s+Access Peer Device=(\d+)")
 _MATRIX = re.compile(
-    r"^(Unidirectional|Bidirectional)?\s*P2P=(Enabled|Disabled)\s+(Bandwidth|Latency)(?:\s*\(P2P (Writes|Reads)\))?\s*Matrix\s*\((GB/s|us)\)"
+    r"^(Unidirectional|Bidirectional)?\s*P2P=(Enabled|Disabled)\s+(Bandwidth|Latency)(?:\s*\(P2P "
+    r"(Writes|Reads)\))?\s*Matrix\s*\((GB/s|us)\)"
 )
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
 SAMPLE_P2P = "CUDA samples p2pBandwidthLatencyTest"
@@ -124,7 +125,8 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
                     if kind == "p2p_bidir":
                         m_.notes.append("both directions at once, summed (as the sample counts it)")
                     m_.notes.append(
-                        "the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 times)"
+                        "the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 "
+                        "times)"
                         if kind != "p2p_latency"
                         else "the sample's GPU latency table (the CPU table is not kept)"
                     )
@@ -133,7 +135,8 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
             if len(table) < n:
                 rig.problems.append(
                     f"{source}: line {first_line + header}: {label} matrix has {len(table)} of {n} rows "
-                    f"({'elided in the paste' if elided else 'the output ends before the rest'}); the rows shown are kept"
+                    f"({'elided in the paste' if elided else 'the output ends before the rest'}); the rows shown are "
+                    "kept"
                 )
             continue
         k += 1

@@ -29,7 +29,8 @@ _SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s")
 _WIDTH = re.compile(r"Width x(\d+)")
 _BUS = re.compile(r"Bus: primary=([0-9a-fA-F]+), secondary=([0-9a-fA-F]+), subordinate=([0-9a-fA-F]+)")
 _EXPRESS = re.compile(
-    r"Express \(v\d\) (Root Port|Upstream Port|Downstream Port|Legacy Endpoint|Endpoint|PCI-Express to PCI/PCI-X Bridge|Root Complex Integrated Endpoint)"
+    r"Express \(v\d\) (Root Port|Upstream Port|Downstream Port|Legacy Endpoint|Endpoint|PCI-Express to PCI/PCI-X "
+    r"Bridge|Root Complex Integrated Endpoint)"
 )
 _PORT_TYPES = {
     "Root Port": "root-port",
@@ -47,7 +48,10 @@ _CLASS_CODES = {
     "PCI bridge": "0x0604",
 }
 GPU_CLASSES = ("VGA compatible controller", "3D controller", "Display controller")
-DEAD = f"{GPU_LOST}: it does not answer PCI config reads (lspci: rev ff, unknown header type 7f; a device powered off in D3cold reads the same)"
+DEAD = (
+    f"{GPU_LOST}: it does not answer PCI config reads (lspci: rev ff, unknown header type 7f; a device powered off "
+    "in D3cold reads the same)"
+)
 
 
 @dataclass
@@ -250,6 +254,7 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     if not gpus:
         shown = "; ".join(f"{d.bdf} {d.cls}" for d in devices[:3]) + ("; ..." if len(devices) > 3 else "")
         rig.problems.append(
-            f"{source}: line {devices[0].line}: no NVIDIA GPU in this lspci output ({len(devices)} devices: {shown}); nothing used"
+            f"{source}: line {devices[0].line}: no NVIDIA GPU in this lspci output ({len(devices)} devices: {shown}); "
+            "nothing used"
         )
     return rig

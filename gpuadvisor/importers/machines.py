@@ -107,7 +107,8 @@ def disagreement(a: Machine, b: Machine) -> str | None:
     if a.ids and b.ids and not (a.ids.keys() & b.ids.keys()):
         ours, theirs = sorted(a.ids), sorted(b.ids)
         return (
-            f"the GPUs of {next(iter(b.ids.values()))} ({', '.join(theirs[:2])}{', ...' if len(theirs) > 2 else ''}) are none of "
+            f"the GPUs of {next(iter(b.ids.values()))} ({', '.join(theirs[:2])}{', ...' if len(theirs) > 2 else ''}) "
+            "are none of "
             f"those of {next(iter(a.ids.values()))} ({', '.join(ours[:2])}{', ...' if len(ours) > 2 else ''})"
         )
     for idx, (key, origin) in b.by_index.items():

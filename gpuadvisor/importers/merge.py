@@ -192,7 +192,8 @@ class _Merger:
                 if t.index == g.index:
                     if (t.uuid and g.uuid and t.uuid != g.uuid) or (t.bus_id and g.bus_id and t.bus_id != g.bus_id):
                         self.rig.problems.append(
-                            f"{part.origin}: GPU {g.index} is {g.uuid or g.bus_id} here but {t.uuid or t.bus_id} elsewhere "
+                            f"{part.origin}: GPU {g.index} is {g.uuid or g.bus_id} here but {t.uuid or t.bus_id} "
+                            "elsewhere "
                             "(outputs from different machines?); not merged"
                         )
                         return None
@@ -218,7 +219,8 @@ class _Merger:
                 if any(x.index == g.index for x in self.gpus):
                     if not any(f"GPU {g.index} is" in p and part.origin in p for p in self.rig.problems):
                         self.rig.problems.append(
-                            f"{part.origin}: GPU {g.index} ({g.uuid or g.bus_id}) matches no GPU of the outputs read before it "
+                            f"{part.origin}: GPU {g.index} ({g.uuid or g.bus_id}) matches no GPU of the outputs read "
+                            "before it "
                             "(outputs from different machines?); not merged"
                         )
                     continue
@@ -243,8 +245,10 @@ class _Merger:
         raise ImportParseError(
             part.file,
             part.line,
-            f"its GPUs ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) are none of those in the outputs read before "
-            f"({', '.join(mine[:3])}{', ...' if len(mine) > 3 else ''}): outputs of different machines? Import each machine on its own",
+            f"its GPUs ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''}) are none of those in the outputs "
+            "read before "
+            f"({', '.join(mine[:3])}{', ...' if len(mine) > 3 else ''}): outputs of different machines? Import each "
+            "machine on its own",
         )
 
     def _map_lspci(self, part: Part) -> dict[int, Gpu]:
@@ -257,7 +261,8 @@ class _Merger:
                 mapping[k] = t
             if any(g.bus_id for g in frag):
                 self.rig.problems.append(
-                    f"{part.origin}: GPU indices taken from PCI bus order (nvidia-smi's default), as no nvidia-smi output names them"
+                    f"{part.origin}: GPU indices taken from PCI bus order (nvidia-smi's default), as no nvidia-smi "
+                    "output names them"
                 )
             return mapping
         self._same_machine(part)
@@ -271,7 +276,8 @@ class _Merger:
             for k, t in enumerate(sorted(self.gpus, key=lambda x: x.index)):
                 mapping[k] = t
             self.rig.problems.append(
-                f"{part.origin}: matched its {len(frag)} GPUs to GPU 0..{len(frag) - 1} by PCI bus order (nvidia-smi's default order)"
+                f"{part.origin}: matched its {len(frag)} GPUs to GPU 0..{len(frag) - 1} by PCI bus order (nvidia-smi's "
+                "default order)"
             )
             return mapping
         for k, g in enumerate(frag):

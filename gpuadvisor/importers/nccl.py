@@ -323,7 +323,38 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         raise ImportParseError(
             source,
             run.header_line or 1,
-            "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test starting' line); "
+            "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test "
+            "starting' "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            "line); "
             "name the file after it, e.g. all_gather_perf.txt",
         )
     local = run.local_ranks()
@@ -364,7 +395,8 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             notes.append(f"nccl-tests 'Avg bus bandwidth' (all sizes, both halves): {run.avg_busbw} GB/s")
         if len(run.hosts) > 1:
             notes.append(
-                f"multi-node run: {len(run.hosts)} hosts ({', '.join(run.hosts[:4])}{', ...' if len(run.hosts) > 4 else ''}), "
+                f"multi-node run: {len(run.hosts)} hosts "
+                f"({', '.join(run.hosts[:4])}{', ...' if len(run.hosts) > 4 else ''}), "
                 f"{run.world_size} ranks; gpus lists those of {run.hosts[0]}"
             )
         if run.out_of_bounds and not run.out_of_bounds.endswith("OK"):

@@ -72,7 +72,8 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
         if _GLUED_NAMES.fullmatch(h):  # "NIC11NIC12": two names printed without a space (tools' env dumps)
             names = re.findall(r"(?:GPU|NIC)\d+", h)
             t.notes.append(
-                f"{source}: line {first_line + start}: header {h!r} read as {', '.join(names)} (column names glued together)"
+                f"{source}: line {first_line + start}: header {h!r} read as {', '.join(names)} (column names glued "
+                "together)"
             )
             header.extend(names)
         else:
@@ -341,7 +342,8 @@ def parse_topo_p2p(text: str, source: str = "<text>", first_line: int = 1, mode:
         rig.topology.p2p_write = matrix
     else:
         rig.problems.append(
-            f"{source}: nvidia-smi topo -p2p {mode} ({P2P_MODES.get(mode, mode)}) matrix read but not kept: the scan has read and write only"
+            f"{source}: nvidia-smi topo -p2p {mode} ({P2P_MODES.get(mode, mode)}) matrix read but not kept: the scan "
+            "has read and write only"
         )
     return rig
 

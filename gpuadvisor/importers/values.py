@@ -27,7 +27,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _ELISION = re.compile(
     r"^\s*(?:#\s*)?(?:"
     r"(?:\.{3,}|…+)(?:\s*[\[(]?\s*(?:snip\w*|truncated|omitted|cut|elided|more|\d+ more)\b[^\n]*)?"
-    r"|[\[(<]\s*(?:\.{3,}|…+|snip\w*|truncated|omitted|cut|elided|output truncated|[^\]>)]{0,40}\b(?:snip\w*|truncated|omitted)\b)[^\]>)]{0,40}[\])>]"
+    r"|[\[(<]\s*(?:\.{3,}|…+|snip\w*|truncated|omitted|cut|elided|output "
+    r"truncated|[^\]>)]{0,40}\b(?:snip\w*|truncated|omitted)\b)[^\]>)]{0,40}[\])>]"
     r"|-{2,}\s*(?:snip\w*|cut|truncated)\s*-{2,}"
     r")\s*$",
     re.IGNORECASE,

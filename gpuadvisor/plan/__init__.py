@@ -65,11 +65,46 @@ def run_plan(
     ]
     rows = rank(rows)
     assumptions = [
-        "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the build",
-        f"power at load: the build's sourced system figure where it has one, else GPU board power + CPU TDP + {REST_OF_SYSTEM_W:g} W",
-        f"energy at US${kwh_usd:g}/kWh{' (assumed: pass --kwh-price)' if kwh_usd == DEFAULT_KWH_USD else ''}; a purchase written off over "
-        f"{months:g} months ({months * HOURS_PER_MONTH:,.0f} hours){' (assumed: pass --months)' if months == DEFAULT_MONTHS else ''}",
-        "prices are reference prices (launch list price, or a public on-demand cloud page) with their date; a street or used price differs: pass --prices",
+        "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the "
+        "build",
+        "power at load: the build's sourced system figure where it has one, else GPU board power + CPU TDP + "
+        f"{REST_OF_SYSTEM_W:g} W",
+        f"energy at US${kwh_usd:g}/kWh{' (assumed: pass --kwh-price)' if kwh_usd == DEFAULT_KWH_USD else ''}; a "
+        "purchase written off over "
+        f"{months:g} months ({months * HOURS_PER_MONTH:,.0f} "
+        f"hours){' (assumed: pass --months)' if months == DEFAULT_MONTHS else ''}",
+        "prices are reference prices (launch list price, or a public on-demand cloud page) with their date; a street "
+        "or "
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        "used price differs: pass --prices",
     ]
     if need.task == "inference":
         from gpuadvisor.plan.serving import ASSUMPTIONS

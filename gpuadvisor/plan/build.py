@@ -97,7 +97,8 @@ def read_toml(path: str) -> tuple[dict[str, Any], str]:
     p = Path(path)
     if not p.exists():
         raise InputError(
-            f"{path}: no such build file (give a .toml build, preset:NAME, or a built-in build: {', '.join(builtin_names())})"
+            f"{path}: no such build file (give a .toml build, preset:NAME, or a built-in build: "
+            f"{', '.join(builtin_names())})"
         )
     text = read_text(p, "a TOML build file", MAX_FILE_BYTES)
     return loads_toml(text, str(path), "a TOML build file"), text
@@ -124,7 +125,8 @@ def load_build(ref: str) -> Build:
     names = builtin_names()
     if ref not in names:
         raise InputError(
-            f"unknown build {ref!r}{nearest(ref, names)} (built-in builds: {', '.join(names)}; or a .toml file, or preset:NAME)"
+            f"unknown build {ref!r}{nearest(ref, names)} (built-in builds: {', '.join(names)}; or a .toml file, or "
+            "preset:NAME)"
         )
     text = (resources.files("gpuadvisor.plan.builds") / f"{ref}.toml").read_text(encoding="utf-8")
     return parse_build(tomllib.loads(text), text, f"built-in build {ref}")
@@ -188,7 +190,8 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
             raise InputError(f"{origin}:{_line_of(text, 'cpu') or 1}: cpu: {unknown_cpu(data['cpu'])}")
     elif not rent:
         raise InputError(
-            f'{origin}: cpu: missing (a bought build names its CPU, e.g. cpu = "threadripper-pro-7975wx"; a rented one says rent = true)'
+            f'{origin}: cpu: missing (a bought build names its CPU, e.g. cpu = "threadripper-pro-7975wx"; a rented one '
+            "says rent = true)"
         )
     fabric = data.get("fabric", "nvswitch" if data.get("layout") == "hgx" else "none")
     if fabric not in FABRICS:

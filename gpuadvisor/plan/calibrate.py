@@ -77,7 +77,8 @@ def load_calibration(path: str) -> Calibration:
         )
     else:
         cal.notes.append(
-            f"{path} has no bf16 matmul measurement (gpuadvisor bench --compute): compute stays at the advisor's defaults"
+            f"{path} has no bf16 matmul measurement (gpuadvisor bench --compute): compute stays at the advisor's "
+            "defaults"
         )
     coll = [m for m in rig.measurements if m.kind == "all_reduce" and m.status in ("ok", "partial") and m.ratio]
     if coll:
@@ -86,6 +87,7 @@ def load_calibration(path: str) -> Calibration:
         cal.notes.append("all-reduce ratio shown for reference; candidates keep their links' expected bandwidth")
     if cal.compute_ratio is None and cal.busbw_ratio is None:
         raise InputError(
-            f"{path}: no compute or all-reduce measurement to calibrate from (run gpuadvisor scan --bench, or bench --compute, and save with --json)"
+            f"{path}: no compute or all-reduce measurement to calibrate from (run gpuadvisor scan --bench, or bench "
+            "--compute, and save with --json)"
         )
     return cal

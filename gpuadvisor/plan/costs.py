@@ -58,12 +58,18 @@ def build_cost(b: Build, prices: Prices) -> Cost:
             c.rent_usd_per_hour = cloud.usd * b.count
             c.rent_basis = f"{b.count} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
         else:
-            c.purchase_unknown = f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a [[cloud]] row in --prices"
+            c.purchase_unknown = (
+                f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a "
+                "[[cloud]] row in --prices"
+            )
         return c
     p = b.price
     if p.get("system_usd"):
         c.purchase_usd = float(p["system_usd"])
-        c.purchase_basis = f"system US${p['system_usd']:,.0f} ({'reference price, ' + p['date'] if p.get('date') else 'given'}: {p.get('source', b.origin)})"
+        c.purchase_basis = (
+            f"system US${p['system_usd']:,.0f} "
+            f"({'reference price, ' + p['date'] if p.get('date') else 'given'}: {p.get('source', b.origin)})"
+        )
     elif b.name in prices.system or (b.rig_description is None and f"{b.name}" in prices.system):
         sp = prices.system[b.name]
         c.purchase_usd, c.purchase_basis = sp.usd, f"system US${sp.usd:,.0f} ({sp.label()}: {sp.source})"

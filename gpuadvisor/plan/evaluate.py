@@ -83,7 +83,8 @@ class Row:
             "tokens_per_second_band": list(self.band) if self.band else None,
             "band_basis": self.band_basis,
             "efficiency": self.efficiency,
-            "efficiency_definition": "fraction of the ideal speed (every GPU at its single-GPU rate, no communication or recomputation), as the advisor reports it",
+            "efficiency_definition": "fraction of the ideal speed (every GPU at its single-GPU rate, no communication "
+            "or recomputation), as the advisor reports it",
             "serving": self.serving.to_dict() if self.serving else None,
             "cost": self.cost.to_dict() if self.cost else None,
             "job": self.job.to_dict() if self.job else None,
@@ -168,7 +169,8 @@ def evaluate_build(
         ):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
             row.reason = (
-                f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences fastest; "
+                f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences "
+                "fastest; "
                 f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})"
             )
         elif row.serving:

@@ -19,7 +19,8 @@ def _within_each_other(a: Row, b: Row) -> bool:
 
 
 def rank(rows: list[Row]) -> list[Row]:
-    """Fastest first; a build ties with the fastest of its group (not with a neighbour's neighbour: ties do not chain)."""
+    """Fastest first; a build ties with the fastest of its group (not with a neighbour's neighbour: ties do not
+    chain)."""
     ok = sorted((r for r in rows if r.buildable and r.fits and r.tokens_per_second), key=lambda r: -_speed(r))
     rest = sorted((r for r in rows if r not in ok), key=lambda r: (not r.buildable, r.build.name))
     leader: Row | None = None
@@ -49,7 +50,8 @@ def recommend(rows: list[Row], need: Need) -> list[str]:
             + (
                 f" Closest: {fits[0].build.title} ({fits[0].need_reason})."
                 if fits
-                else " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit optimizers) or more GPUs are needed."
+                else " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit "
+                "optimizers) or more GPUs are needed."
             )
         )
         return out
@@ -69,7 +71,8 @@ def recommend(rows: list[Row], need: Need) -> list[str]:
             else "owning it (purchase written off over the months assumed, plus energy)"
         )
         out.append(
-            f"Cheapest for this job: {cheapest_job.build.title}, {_usd(cheapest_job.job.job_usd)} by {how}{_time(cheapest_job, need)}."
+            f"Cheapest for this job: {cheapest_job.build.title}, {_usd(cheapest_job.job.job_usd)} by "
+            f"{how}{_time(cheapest_job, need)}."
         )
     fastest = meets[0]
     if need.budget_usd is not None:

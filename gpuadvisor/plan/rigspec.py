@@ -82,18 +82,17 @@ def lane_split(b: Build) -> Layout:
             i += 1
         if rest > chipset:
             out.problems.append(
-                f"{b.count} GPUs but {cpu.name} boards have {cpu.gpu_slots * b.sockets + cpu.chipset_slots} slots for them "
-                f"({cpu.gpu_slots} CPU-attached per socket{f', {cpu.chipset_slots} through the chipset' if cpu.chipset_slots else ''})"
+                f"{b.count} GPUs but {cpu.name} boards have {cpu.gpu_slots * b.sockets + cpu.chipset_slots} slots for "
+                "them "
+                f"({cpu.gpu_slots} CPU-attached per "
+                f"socket{f', {cpu.chipset_slots} through the chipset' if cpu.chipset_slots else ''})"
             )
             return out
     narrow = [sl for sl in out.slots if sl.width < 16]
     if narrow:
         out.notes.append(
             f"{cpu.name} gives its GPUs {cpu.gpu_lanes} graphics lanes per socket: "
-            + ", ".join(
-                f"GPU {sl.gpu} x{sl.width}{' through the chipset (shared x' + str((cpu.chipset_uplink or {}).get('width', 4)) + ' uplink)' if sl.via == 'chipset' else ''}"
-                for sl in narrow
-            )
+            + ", ".join(f"GPU {sl.gpu} x{sl.width}{_chipset_note(cpu) if sl.via == 'chipset' else ''}" for sl in narrow)
         )
     return out
 
@@ -252,3 +251,8 @@ def hgx_layout(b: Build) -> Layout:
     for i in range(b.count):
         out.slots.append(Slot(i, i * b.sockets // b.count, 16, gen, "cpu"))
     return out
+
+
+def _chipset_note(cpu: Any) -> str:
+    """How a slot behind the chipset shares its uplink to the CPU."""
+    return f" through the chipset (shared x{(cpu.chipset_uplink or {}).get('width', 4)} uplink)"

@@ -18,9 +18,11 @@ TP_ALLREDUCE_US = {"nvlink": 10.0, "pcie": 30.0}  # latency of one small all-red
 AVERAGE_FILL = 0.5  # a sequence's KV cache is on average half its context over its life (prompt + output)
 
 ASSUMPTIONS = (
-    f"serving: decode only, a roofline of the step (weights + KV cache read once per step at {HBM_EFFICIENCY:.0%} of the "
+    f"serving: decode only, a roofline of the step (weights + KV cache read once per step at {HBM_EFFICIENCY:.0%} of "
+    "the "
     f"datasheet memory bandwidth; KV caches on average {AVERAGE_FILL:.0%} full; 2 all-reduces per layer under tensor "
-    f"parallelism at {TP_ALLREDUCE_US['nvlink']:.0f} µs over NVLink, {TP_ALLREDUCE_US['pcie']:.0f} µs over PCIe); prefill not counted; "
+    f"parallelism at {TP_ALLREDUCE_US['nvlink']:.0f} µs over NVLink, {TP_ALLREDUCE_US['pcie']:.0f} µs over PCIe); "
+    "prefill not counted; "
     "not calibrated against published serving runs: treat it as an upper bound"
 )
 

@@ -141,7 +141,10 @@ def _pcie_text(gpu: Gpu) -> Val:
     p = gpu.pcie
     if p.current_gen is None and p.current_width is None:
         return Val("—", p.why("current_gen") or p.why("current_width") or "not recorded", "na")
-    cur = f"Gen{p.current_gen if p.current_gen is not None else '?'} x{p.current_width if p.current_width is not None else '?'}"
+    cur = (
+        f"Gen{p.current_gen if p.current_gen is not None else '?'} "
+        f"x{p.current_width if p.current_width is not None else '?'}"
+    )
     mx = f"Gen{p.max_gen if p.max_gen is not None else '?'} x{p.max_width if p.max_width is not None else '?'}"
     from gpuadvisor.links import hop_is_downgraded
     from gpuadvisor.render.topology_layout import _nvml_hop

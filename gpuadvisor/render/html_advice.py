@@ -199,18 +199,21 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
             ("framework", str(pd.get("framework", "—"))),
             (
                 "layout",
-                f"data parallel {pd.get('data_parallel')} × tensor parallel {pd.get('tensor_parallel')} × pipeline {pd.get('pipeline_parallel')}"
+                f"data parallel {pd.get('data_parallel')} × tensor parallel {pd.get('tensor_parallel')} × pipeline "
+                f"{pd.get('pipeline_parallel')}"
                 + (f", ZeRO stage {pd['zero_stage']}" if pd.get("zero_stage") else "")
                 + (f", CPU offload: {pd['cpu_offload']}" if pd.get("cpu_offload") not in (None, "none") else "")
                 + (", activation checkpointing" if pd.get("activation_checkpointing") else ""),
             ),
             (
                 "memory per GPU",
-                f"{gib(mem.get('total_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB ({pct(pd.get('headroom_fraction'))} free)",
+                f"{gib(mem.get('total_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB "
+                f"({pct(pd.get('headroom_fraction'))} free)",
             ),
             (
                 "step",
-                f"{secs(pd.get('step_seconds'))} (compute {secs(pd.get('compute_seconds'))}, communication {secs((pd.get('comm') or {}).get('total_seconds'))}; "
+                f"{secs(pd.get('step_seconds'))} (compute {secs(pd.get('compute_seconds'))}, communication "
+                f"{secs((pd.get('comm') or {}).get('total_seconds'))}; "
                 f"{secs(pd.get('step_seconds_no_overlap'))} without overlap)",
             ),
             ("tokens/s", num(pd.get("tokens_per_second"))),
@@ -231,7 +234,8 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
             ("memory per GPU", f"{gib(pd.get('memory_used_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB"),
             (
                 "KV cache",
-                f"{num(pd.get('kv_capacity_tokens'))} tokens ({num(pd.get('max_sequences_at_context'))} sequences at the requested context)",
+                f"{num(pd.get('kv_capacity_tokens'))} tokens ({num(pd.get('max_sequences_at_context'))} sequences at "
+                "the requested context)",
             ),
         ]
     batch = a.get("batch") or {}
@@ -323,7 +327,8 @@ def is_advisor_dict(a: Any) -> bool:
 
 def below_target(a: dict[str, Any]) -> str | None:
     """Why the pick is below the advisor's own efficiency target for this many GPUs (the box is then not green), or
-    None. Efficiency is the advisor's one figure, the fraction of the ideal speed (``ideal_speed_fraction``). The target is the advisor's (``target_efficiency`` in the dict, else advisor.constants)."""
+    None. Efficiency is the advisor's one figure, the fraction of the ideal speed (``ideal_speed_fraction``). The target
+    is the advisor's (``target_efficiency`` in the dict, else advisor.constants)."""
     pd = a.get("pick_detail") or {}
     r = a.get("rig") or {}
     eff = pd.get("ideal_speed_fraction")

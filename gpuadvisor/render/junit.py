@@ -1,6 +1,7 @@
 """A check as JUnit XML: one testsuite, one testcase per selected rule, for CI test reports (GitLab, Jenkins).
 
-Built with ``xml.etree`` (never string formatting). Layout (the de-facto JUnit XML that Jenkins' and GitLab's test reports read):
+Built with ``xml.etree`` (never string formatting). Layout (the de-facto JUnit XML that Jenkins' and GitLab's test
+reports read):
 
 - ``<testsuite name="gpuadvisor" tests failures errors skipped time>`` with ``<properties>`` naming the source,
   preset, hostname, fail-on level and policy;

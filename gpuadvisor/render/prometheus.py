@@ -1,7 +1,8 @@
 """A rig and its findings as a Prometheus textfile for node_exporter's textfile collector.
 
 Format: https://prometheus.io/docs/instrumenting/exposition_formats/ (text format 0.0.4). Conventions kept
-(Prometheus' metric and label naming guide): every name starts with ``gpuadvisor_``; HELP and TYPE once per name, before its
+(Prometheus' metric and label naming guide): every name starts with ``gpuadvisor_``; HELP and TYPE once per name, before
+its
 samples; base units in the name (bytes, seconds, ratio 0-1; GB/s are converted: 1 GB/s = 1e9 bytes/s);
 ``_info`` metrics carry labels and the value 1; no timestamps. A label whose value is unknown (None) is left
 out, which Prometheus treats the same as an empty value. Two samples with the same name and labels would make

@@ -97,7 +97,8 @@ def render_host(rig: Rig, st: Style) -> list[str]:
         lines.append(f"  {ident.rstrip(',')}")
     if h.cpu_model or h.sockets or h.cores_logical:
         lines.append(
-            f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket{'' if h.sockets == 1 else 's'}, {_v(h.cores_physical)} cores / {_v(h.cores_logical)} threads"
+            f"  CPU: {_v(h.cpu_model)} — {_v(h.sockets)} socket{'' if h.sockets == 1 else 's'}, {_v(h.cores_physical)} "
+            f"cores / {_v(h.cores_logical)} threads"
         )
     if h.memory_total_bytes:
         lines.append(
@@ -121,11 +122,13 @@ def render_software(rig: Rig, st: Style) -> list[str]:
     s = rig.software
     lines = [_section(st, "Software")]
     lines.append(
-        f"  NVIDIA driver {_v(s.driver_version)} (supports CUDA up to {_v(s.cuda_driver_version)}), NVML {_v(s.nvml_version)}"
+        f"  NVIDIA driver {_v(s.driver_version)} (supports CUDA up to {_v(s.cuda_driver_version)}), NVML "
+        f"{_v(s.nvml_version)}"
     )
     torch_cuda = f"CUDA {s.torch_cuda_version}" if s.torch_cuda_version else "no CUDA"
     lines.append(
-        f"  torch {_v(s.torch_version)} ({torch_cuda}), NCCL {_v(s.nccl_version)}, Python {_v(s.python_version)}, nvidia-ml-py {_v(s.nvml_binding_version)}"
+        f"  torch {_v(s.torch_version)} ({torch_cuda}), NCCL {_v(s.nccl_version)}, Python {_v(s.python_version)}, "
+        f"nvidia-ml-py {_v(s.nvml_binding_version)}"
     )
     env = ", ".join(f"{k}={v}" for k, v in s.env.items()) if s.env else "(no CUDA_* / NCCL_* variables set)"
     lines.append(f"  env: {env}")
@@ -237,7 +240,10 @@ def _hop_marks(p: Any, k: int, st: Style) -> tuple[str, bool]:
 def _hop_line(p: Any, k: int, st: Style) -> str:
     hop = p.path[k]
     marks, _ = _hop_marks(p, k, st)
-    return f"      {hop.bdf}  {hop.port_type:<15} {_link(hop.current_gen, hop.current_width)} / {_link(hop.max_gen, hop.max_width)}{marks}"
+    return (
+        f"      {hop.bdf}  {hop.port_type:<15} {_link(hop.current_gen, hop.current_width)} / "
+        f"{_link(hop.max_gen, hop.max_width)}{marks}"
+    )
 
 
 def _gpu_pcie_head(g: Gpu, st: Style, *, bus_id: bool = True) -> str:
@@ -429,7 +435,38 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
     if t.p2p_read and len(rig.gpus) > 1 and len(t.p2p_read) == len(rig.gpus):
         lines.append("")
         lines.append(
-            "  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, NS not supported, DIS disabled, U unknown"
+            "  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, "
+            "NS "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            "not supported, DIS disabled, U unknown"
         )
         rows = [[f"GPU{g.index}"] + list(t.p2p_read[i]) for i, g in enumerate(rig.gpus)]
         lines += fit_table(rows, [""] + [f"GPU{g.index}" for g in rig.gpus], st.width, tablefmt="plain")

@@ -176,7 +176,10 @@ def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
     label = [f"{gen} {width}"]
     width_down, gen_down = hop_is_downgraded(link)
     css = "fail downgraded" if width_down else ("warn downgraded" if gen_down else "")
-    mx = f"Gen{link.max_gen if link.max_gen is not None else '?'} x{link.max_width if link.max_width is not None else '?'}"
+    mx = (
+        f"Gen{link.max_gen if link.max_gen is not None else '?'} "
+        f"x{link.max_width if link.max_width is not None else '?'}"
+    )
     tip = f"PCIe link at {link.bdf or 'unknown device'}: running {gen} {width}, maximum {mx}"
     if width_down or gen_down:
         label.append(f"max {mx}")

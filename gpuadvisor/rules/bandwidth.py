@@ -181,7 +181,8 @@ def _judge(
         else:
             no_ref = "and no published reference for this GPU model"
         yield ctx.not_checked(
-            f"{_describe(m)}: no expected figure ({m.why('expected_gbps') or 'not derivable from the link facts'}) {no_ref}",
+            f"{_describe(m)}: no expected figure ({m.why('expected_gbps') or 'not derivable from the link facts'}) "
+            f"{no_ref}",
             gpus=m.gpus,
         )
         return
@@ -212,7 +213,8 @@ _FIX = {
     "d2h": "check the PCIe path (GA101/GA102), NUMA binding of the benchmark (GA404) and the IOMMU/ACS BIOS settings",
     "p2p_unidir": "check NVLink state (GA204/GA205), P2P support (GA206) and NCCL_P2P_* settings (GA503)",
     "p2p_bidir": "check NVLink state (GA204/GA205), P2P support (GA206) and NCCL_P2P_* settings (GA503)",
-    "collective": "check NVLink (GA204/GA205), P2P (GA206, GA503), fabric manager on NVSwitch systems, and run nccl-tests to compare",
+    "collective": "check NVLink (GA204/GA205), P2P (GA206, GA503), fabric manager on NVSwitch systems, and run "
+    "nccl-tests to compare",
 }
 
 
@@ -265,7 +267,8 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
     What it checks
         The plateau busbw of each collective measurement (gpuadvisor.plateau: the largest sizes whose busbw
         lie within 5% of each other over at least one doubling, the sweep having gone to 1 GiB on NVLink or
-        128 MiB on PCIe; a sweep that stops while busbw still rises is not judged) against the benchmarker's link figure (the
+        128 MiB on PCIe; a sweep that stops while busbw still rises is not judged) against the benchmarker's link figure
+        (the
         slowest GPU's NVLink total, or the narrowest PCIe path's line rate) scaled by the share of it NCCL
         reaches: nccl_nvlink_efficiency on NVLink, nccl_pcie_efficiency on PCIe, times nccl_no_p2p_factor
         when the GPUs cannot do peer-to-peer (the advisor predicts with the same figures); and, for 8x H100
@@ -277,7 +280,9 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio of either figure.
     Source
         busbw definition and factors: nccl-tests doc/PERFORMANCE.md; NVLink efficiency and 8x H100 reference:
-        github.com/NVIDIA/nccl-tests/issues/212; PCIe efficiency: 6x RTX 4090 all_reduce_perf 24.5 GB/s on PCIe 4.0 x16 (github.com/tinygrad/open-gpu-kernel-modules README); 8x A100 reference: github.com/NVIDIA/nccl-tests/issues/175;
+        github.com/NVIDIA/nccl-tests/issues/212; PCIe efficiency: 6x RTX 4090 all_reduce_perf 24.5 GB/s on PCIe 4.0 x16
+        (github.com/tinygrad/open-gpu-kernel-modules README); 8x A100 reference:
+        github.com/NVIDIA/nccl-tests/issues/175;
         ratios: DCGM (75%) and Azure HPC NHC (~85-95%), see gpuadvisor.rules.thresholds; sizes needed to
         reach the plateau: github.com/NVIDIA/nccl-tests/issues/212 and /149 (NVLink: 256 MiB too small, still
         rising at 512 MiB).
@@ -292,7 +297,8 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
     if not ms:
         if any(m.kind in COLLECTIVES and m.world_size == 1 for m in rig.measurements):
             yield ctx.not_checked(
-                "collectives ran on one rank only: no link is crossed, so there is no bus bandwidth to judge (needs 2+ GPUs)"
+                "collectives ran on one rank only: no link is crossed, so there is no bus bandwidth to judge (needs 2+ "
+                "GPUs)"
             )
         else:
             yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
@@ -340,7 +346,8 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
     Threshold
         Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio.
     Source
-        NVLink and PCIe per-direction figures: gpuadvisor.links (PCI-SIG per-lane rates, NVIDIA NVLink generations); protocol overhead
+        NVLink and PCIe per-direction figures: gpuadvisor.links (PCI-SIG per-lane rates, NVIDIA NVLink generations);
+        protocol overhead
         on NVLink: github.com/NVIDIA/nccl-tests/issues/212; ratios: see gpuadvisor.rules.thresholds.
     How to fix
         Check the pair's NVLink (GA204, GA205) and P2P (GA206) findings; compare with nvbandwidth
@@ -380,7 +387,8 @@ def straggler_gpu(rig: Rig, ctx: Context):
         A GPU below straggler_ratio of the median of its peers.
     Source
         Synchronous data parallelism runs at the slowest rank's pace; production straggler
-        detection compares a node with its peers (NodeSweep, MLSys 2026, mlsys.org/virtual/2026/poster/3608); tolerance as
+        detection compares a node with its peers (NodeSweep, MLSys 2026, mlsys.org/virtual/2026/poster/3608); tolerance
+        as
         bandwidth_warn_ratio (gpuadvisor.rules.thresholds).
     How to fix
         Look at that GPU's other findings (PCIe link, clocks, NUMA); swap it with a peer's slot to see whether
@@ -414,7 +422,38 @@ def straggler_gpu(rig: Rig, ctx: Context):
                     observed={"kind": kind, "value_gbps": round(value, 2)},
                     expected={"peer_median_gbps": round(med, 2), "ratio_min": limit},
                     expected_source=f"median of the same measurement on the other {plural(len(peers), 'GPU')}",
-                    fix="check this GPU's PCIe, clocks and NUMA findings; swap slots to see if the slowness follows the card",
+                    fix="check this GPU's PCIe, clocks and NUMA findings; swap slots to see if the slowness follows "
+                    "the "
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    "card",
                 )
 
 

@@ -52,7 +52,8 @@ def mixed_gpu_models(rig: Rig, ctx: Context):
             subject=gpu_list(g.index for g in rig.gpus),
             observed={m: [g.index for g in rig.gpus if key(g) == m] for m in models},
             expected="one GPU model",
-            expected_source="synchronous data parallel: identical GPUs in a group (every step waits for the slowest rank)",
+            expected_source="synchronous data parallel: identical GPUs in a group (every step waits for the slowest "
+            "rank)",
             fix="train on identical GPUs (CUDA_VISIBLE_DEVICES) and set CUDA_DEVICE_ORDER=PCI_BUS_ID",
         )
 
@@ -142,7 +143,8 @@ def ecc_corrected_errors_high(rig: Rig, ctx: Context):
         if srams and max(srams) > sram_limit:
             n = max(srams)
             yield ctx.finding(
-                f"{subject(g)} has corrected {n} SRAM ECC errors (above {sram_limit:.0f}): its on-chip memory is degrading",
+                f"{subject(g)} has corrected {n} SRAM ECC errors (above {sram_limit:.0f}): its on-chip memory is "
+                "degrading",
                 gpus=[g.index],
                 subject=subject(g),
                 observed={"sram_corrected": n},
@@ -641,5 +643,36 @@ def gpu_lost(rig: Rig, ctx: Context):
             observed={"reason": reason},
             expected="a GPU the driver can read",
             expected_source="NVML_ERROR_GPU_IS_LOST / nvidia-smi device handle / PCI config space",
-            fix="drain the node, check dmesg for Xid 79 and AER errors, reset the GPU or reboot; reseat or RMA it if it falls off again",
+            fix="drain the node, check dmesg for Xid 79 and AER errors, reset the GPU or reboot; reseat or RMA it if "
+            "it "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            "falls off again",
         )

@@ -39,7 +39,8 @@ def host_ram_per_gpu(rig: Rig, ctx: Context):
         yield ctx.finding(
             # Capacities in GiB, as the scan, free -g and nvidia-smi show them; the guideline is quoted in GB.
             f"the host has {ram / GiB:.1f} GiB of RAM for {n} GPUs ({ram / GiB / n:.1f} GiB per GPU; "
-            f"guideline {ctx.t('ram_per_gpu_gb'):g} GB = {ctx.t('ram_per_gpu_gb') * GB / GiB:.1f} GiB per GPU, {need / GiB:.1f} GiB in all)",
+            f"guideline {ctx.t('ram_per_gpu_gb'):g} GB = {ctx.t('ram_per_gpu_gb') * GB / GiB:.1f} GiB per GPU, "
+            f"{need / GiB:.1f} GiB in all)",
             gpus=[g.index for g in rig.gpus],
             subject="host",
             observed={"memory_total_gb": round(ram / GB, 1), "per_gpu_gb": round(ram / GB / n, 1)},
@@ -93,7 +94,8 @@ def host_ram_per_gpu_memory(rig: Rig, ctx: Context):
     if ram < need:
         yield ctx.finding(
             f"the host has {ram / GiB:.1f} GiB of RAM for {gpu_mem / GiB:.1f} GiB of GPU memory "
-            f"(guideline {ctx.t('ram_per_gpu_memory_ratio'):g}x = {need / GiB:.1f} GiB for heavy data loading or CPU offload)",
+            f"(guideline {ctx.t('ram_per_gpu_memory_ratio'):g}x = {need / GiB:.1f} GiB for heavy data loading or CPU "
+            "offload)",
             gpus=[g.index for g in rig.gpus],
             subject="host",
             observed={"memory_total_gb": round(ram / GB, 1), "gpu_memory_total_gb": round(gpu_mem / GB, 1)},
@@ -176,7 +178,8 @@ def gpu_numa_affinity(rig: Rig, ctx: Context):
             continue
         if node < 0:
             yield ctx.finding(
-                f"{subject(g)} reports no NUMA node on a host with {len(nodes)} NUMA nodes: its processes cannot be bound to local CPUs",
+                f"{subject(g)} reports no NUMA node on a host with {len(nodes)} NUMA nodes: its processes cannot be "
+                "bound to local CPUs",
                 gpus=[g.index],
                 subject=subject(g),
                 observed={"numa_node": node, "cpu_affinity": g.cpu_affinity},
@@ -193,7 +196,8 @@ def gpu_numa_affinity(rig: Rig, ctx: Context):
         outside = sorted(aff - local)
         if outside:
             yield ctx.finding(
-                f"{subject(g)} is on NUMA node {node} (CPUs {nodes[node].cpus}) but its CPU affinity is {g.cpu_affinity}",
+                f"{subject(g)} is on NUMA node {node} (CPUs {nodes[node].cpus}) but its CPU affinity is "
+                f"{g.cpu_affinity}",
                 gpus=[g.index],
                 subject=subject(g),
                 observed={"numa_node": node, "cpu_affinity": g.cpu_affinity},

@@ -220,8 +220,10 @@ def pcie_link_downgraded(rig: Rig, ctx: Context):
                 subject=v.subject,
                 observed={"current_link_width": v.current_width},
                 expected={"max_link_width": v.allowed_width},
-                expected_source="the lower of the device's and the port's maximum link width (NVML / nvidia-smi Link Width Max, sysfs max_link_width, lspci LnkCap)",
-                fix=f"reseat the card or move it to {_slot(v.allowed_width)}; check the riser and the slot's BIOS bifurcation setting"
+                expected_source="the lower of the device's and the port's maximum link width (NVML / nvidia-smi Link "
+                "Width Max, sysfs max_link_width, lspci LnkCap)",
+                fix=f"reseat the card or move it to {_slot(v.allowed_width)}; check the riser and the slot's BIOS "
+                "bifurcation setting"
                 if v.is_gpu_link
                 else "check the PCIe switch board's uplink cable and seating",
             )
@@ -293,7 +295,10 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
                 )
             elif not v.is_gpu_link:
                 sev = "warn"
-                why = "on a switch uplink, which does not lower its generation to save power; confirm with gpuadvisor bench"
+                why = (
+                    "on a switch uplink, which does not lower its generation to save power; confirm with gpuadvisor "
+                    "bench"
+                )
             elif idle is False:
                 sev = "warn"
                 why = f"while the GPU was not idle{_pstate(gpu)}; confirm under load with gpuadvisor bench"
@@ -367,8 +372,10 @@ def _gen_finding(
         subject=subj,
         observed={"current_link_gen": cur, "gpu_idle": idle, "measured_gbps": measured},
         expected={"max_link_gen": allowed},
-        expected_source="the lower of the device's and the port's maximum link generation (NVML / nvidia-smi PCIe Generation Max, sysfs max_link_speed, lspci LnkCap)",
-        fix="if it stays low under load: set the slot to the right PCIe generation (or Auto) in the BIOS, reseat the card and riser",
+        expected_source="the lower of the device's and the port's maximum link generation (NVML / nvidia-smi PCIe "
+        "Generation Max, sysfs max_link_speed, lspci LnkCap)",
+        fix="if it stays low under load: set the slot to the right PCIe generation (or Auto) in the BIOS, reseat the "
+        "card and riser",
         severity=sev,
     )
 
@@ -462,7 +469,8 @@ def pcie_replay_errors(rig: Rig, ctx: Context):
                 observed={"replay_counter": n},
                 expected={"replay_counter_max": limit},
                 expected_source="DCGM PCIe plugin default max_pcie_replays = 80",
-                fix="reseat the card and its riser; use a riser rated for the PCIe generation or lower the slot's generation",
+                fix="reseat the card and its riser; use a riser rated for the PCIe generation or lower the slot's "
+                "generation",
             )
 
 
@@ -507,14 +515,46 @@ def pcie_aer_errors(rig: Rig, ctx: Context):
             uncorrectable = (hop.aer_nonfatal or 0) + (hop.aer_fatal or 0)
             if uncorrectable:
                 yield ctx.finding(
-                    f"{where} has logged {hop.aer_nonfatal or 0} non-fatal and {hop.aer_fatal or 0} fatal uncorrectable "
+                    f"{where} has logged {hop.aer_nonfatal or 0} non-fatal and {hop.aer_fatal or 0} fatal "
+                    "uncorrectable "
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
+                    ""
                     "PCIe errors since boot",
                     gpus=[gpu.index],
                     subject=where,
                     observed=observed,
                     expected={"aer_nonfatal": 0, "aer_fatal": 0},
                     expected_source="PCIe AER: uncorrectable errors are not recovered by the link (pcieaer-howto)",
-                    fix="reseat the card, riser or retimer on this hop; update BIOS and switch firmware; check dmesg for AER events",
+                    fix="reseat the card, riser or retimer on this hop; update BIOS and switch firmware; check dmesg "
+                    "for AER events",
                     severity="fail",
                 )
             elif (hop.aer_correctable or 0) > limit:
@@ -526,7 +566,8 @@ def pcie_aer_errors(rig: Rig, ctx: Context):
                     observed=observed,
                     expected={"aer_correctable_max": limit},
                     expected_source="AER correctable errors include replays: DCGM's max_pcie_replays = 80 tolerance",
-                    fix="reseat the card and any riser on this hop; use cables and risers rated for the PCIe generation",
+                    fix="reseat the card and any riser on this hop; use cables and risers rated for the PCIe "
+                    "generation",
                 )
     if rig.gpus and not seen:
         yield ctx.not_checked(

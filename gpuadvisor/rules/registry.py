@@ -102,10 +102,11 @@ def parse_docstring(doc: str | None, where: str) -> tuple[str, dict[str, str]]:
         raise RuleDefinitionError(f"{where}: rule has no docstring")
     text = inspect.cleandoc(doc)
     lines = text.splitlines()
-    summary = lines[0].strip()
+    first = next((i for i, ln in enumerate(lines) if not ln.strip()), len(lines))  # the summary: a first paragraph
+    summary = " ".join(ln.strip() for ln in lines[:first])
     sections: dict[str, list[str]] = {}
     current: str | None = None
-    for line in lines[1:]:
+    for line in lines[first:]:
         stripped = line.strip()
         if stripped in SECTIONS and not line.startswith((" ", "\t")):
             if stripped in sections:

@@ -150,7 +150,8 @@ def torch_cuda_newer_than_driver(rig: Rig, ctx: Context):
         observed={"torch_cuda_version": sw.torch_cuda_version},
         expected={"cuda_driver_version_at_least": sw.torch_cuda_version, "cuda_driver_version": sw.cuda_driver_version},
         expected_source="NVIDIA CUDA Compatibility guide (minor version compatibility within a major release)",
-        fix="upgrade the NVIDIA driver, or install the torch build for the driver's CUDA (download.pytorch.org/whl/cuXYZ)",
+        fix="upgrade the NVIDIA driver, or install the torch build for the driver's CUDA "
+        "(download.pytorch.org/whl/cuXYZ)",
         severity="fail" if major else "warn",
     )
 

@@ -72,7 +72,8 @@ def p2p_across_sockets(rig: Rig, ctx: Context):
         labels = [_pair_label(rig, i, j) for i, j in one_node]
         nodes = sorted({numa[i] for i, _ in one_node})
         yield ctx.finding(
-            f"{len(one_node)} GPU pair(s) marked SYS whose GPUs are on the same NUMA node ({', '.join(map(str, nodes))}) "
+            f"{len(one_node)} GPU pair(s) marked SYS whose GPUs are on the same NUMA node "
+            f"({', '.join(map(str, nodes))}) "
             f"by the same scan's affinity: not shown to cross CPU sockets: {', '.join(labels)}",
             severity="info",
             gpus=gpus,
@@ -202,7 +203,38 @@ def no_nvlink(rig: Rig, ctx: Context):
         observed={"gpus": n, "nvlink_pairs": 0},
         expected=f"NVLink between GPUs on rigs of {limit:g}+ GPUs used for large-model training",
         expected_source="tensor parallel within an NVLink domain (Megatron-LM, Narayanan et al. 2021, section 3)",
-        fix="use data parallel (DDP/FSDP + gradient accumulation) rather than tensor parallel; for large models pick an NVLink/NVSwitch node",
+        fix="use data parallel (DDP/FSDP + gradient accumulation) rather than tensor parallel; for large models pick "
+        "an "
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        ""
+        "NVLink/NVSwitch node",
     )
 
 
@@ -231,7 +263,8 @@ def _spec_links(g: Gpu) -> tuple[int | None, catalog.GpuSpec | None]:
 
 @rule("GA204", "nvlink-link-down", area="nvlink", severity="fail")
 def nvlink_link_down(rig: Rig, ctx: Context):
-    """A GPU has fewer active NVLinks than its model has, or than its identical peers, or none at all where its peers are all joined by NVLink.
+    """A GPU has fewer active NVLinks than its model has, or than its identical peers, or none at all where its peers
+    are all joined by NVLink.
 
     What it checks
         The active NVLinks of each GPU against what its model has (the GPU catalog: 18 on H100/H200/B200 SXM,
@@ -284,7 +317,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                         observed={"active_links_shown": active, "inactive_links": down},
                         expected={"inactive_links": []},
                         expected_source="every NVLink of a GPU active (nvidia-smi nvlink -s)",
-                        fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
+                        fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch "
+                        "systems check nvidia-fabricmanager",
                     )
                 else:
                     yield ctx.not_checked(f"NVLink state not shown for every link: {gap}", gpus=[g.index])
@@ -296,13 +330,15 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                         yield ctx.not_checked(f"NVLink state: {reason}", gpus=[g.index])
                     continue
                 if reason != facts.NVLINKS_ALL_INACTIVE and not best:
-                    continue  # no link listed and none on its peers: NVLink not reported (GA203 judges a rig without it)
+                    # no link listed and none on its peers: NVLink not reported (GA203 judges a rig without it)
+                    continue
             listed = len(g.nvlinks)
             want, source, sev, why_text = best, f"the most active NVLinks of any {model} in this rig", None, ""
             if model_links and (g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE):
                 if g.nvlinks and listed < model_links and not down and active == listed:
                     yield ctx.not_checked(
-                        f"the source lists {listed} of the {model_links} NVLinks a {spec.name} has: the others not shown",  # type: ignore[union-attr]
+                        f"the source lists {listed} of the {model_links} NVLinks a {spec.name} has: the others not "
+                        "shown",  # type: ignore[union-attr]
                         gpus=[g.index],
                     )
                     continue
@@ -345,7 +381,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 observed={"active_links": active, "inactive_links": down},
                 expected={"active_links": want},
                 expected_source=source,
-                fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
+                fix="reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems "
+                "check nvidia-fabricmanager",
             )
     yield from isolated
 
@@ -378,7 +415,8 @@ def _isolated_in_matrix(rig: Rig, ctx: Context):
             + ("" if spec else " (or its model has no NVLink: the scan does not name it)")
         )
         yield ctx.finding(
-            f"{subject(g)} has no NVLink to any other GPU ({'/'.join(codes)}) while {peers} are all joined by NVLink: {what}",
+            f"{subject(g)} has no NVLink to any other GPU ({'/'.join(codes)}) while {peers} are all joined by NVLink: "
+            f"{what}",
             severity="fail" if sxm else "warn",
             gpus=[g.index],
             subject=subject(g),
@@ -386,7 +424,38 @@ def _isolated_in_matrix(rig: Rig, ctx: Context):
             expected={"nvlink_peers": len(others)},
             expected_source="nvidia-smi topo -m: its peers are all NV# to each other"
             + (f"; {spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})" if spec and model_links else ""),
-            fix="reseat or fit the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch systems check nvidia-fabricmanager",
+            fix="reseat or fit the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch "
+            "systems "
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            ""
+            "check nvidia-fabricmanager",
         )
 
 
@@ -429,7 +498,8 @@ def nvlink_errors(rig: Rig, ctx: Context):
                 observed={str(k): v for k, v in sorted(bad.items())},
                 expected={"max_per_counter": limit},
                 expected_source="DCGM max_nvlink_recovery_errors = 0; Meta GCM NVLink thresholds 0",
-                fix="reset the counters (nvidia-smi nvlink -e -r) and watch them under load; reseat the bridge or service the baseboard if they grow",
+                fix="reset the counters (nvidia-smi nvlink -e -r) and watch them under load; reseat the bridge or "
+                "service the baseboard if they grow",
             )
 
 
@@ -483,5 +553,6 @@ def p2p_not_supported(rig: Rig, ctx: Context):
             observed=dict(sorted(bad.items())),
             expected="OK for every pair",
             expected_source="nvidia-smi topo -p2p r/w",
-            fix="expect host-staged GPU-to-GPU transfers (prefer data parallel); on data-center cards check BIOS ACS/IOMMU settings",
+            fix="expect host-staged GPU-to-GPU transfers (prefer data parallel); on data-center cards check BIOS "
+            "ACS/IOMMU settings",
         )
