@@ -429,7 +429,7 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise FactsError(f"{where}: expected an object, got {_describe(value)}")
         return {str(k): _convert(v, vt, f"{where}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _from_dict(tp, value, where)
     if tp is bool:
         if isinstance(value, bool):

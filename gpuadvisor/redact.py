@@ -207,9 +207,8 @@ class Redactor:
                 m = re.search(_UUID, g.uuid)
                 if m:
                     self.token("gpu-uuid", m.group(0), f"GPU-redacted-{g.index}")
-                self.literal(
-                    g.uuid, self._tokens.get(("gpu-uuid", m.group(0).lower())) if m else self.token("uuid", g.uuid)
-                )
+                known = self._tokens.get(("gpu-uuid", m.group(0).lower())) if m else None
+                self.literal(g.uuid, known or self.token("uuid", g.uuid))
             if g.serial:
                 self.literal(g.serial, self.token("serial", g.serial), min_len=4)
         for key, value in rig.software.env.items():

@@ -178,7 +178,7 @@ def guard_streams() -> Iterator[None]:
     old_out, old_err = sys.stdout, sys.stderr
     out = GuardedStream(old_out, "stdout") if old_out is not None else None
     err = GuardedStream(old_err, "stderr") if old_err is not None else None
-    sys.stdout, sys.stderr = out or old_out, err or old_err  # type: ignore[assignment]
+    sys.stdout, sys.stderr = out or old_out, err or old_err
     try:
         yield
     finally:

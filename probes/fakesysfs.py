@@ -262,10 +262,11 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         (path / ("infiniband" if n.kind == "infiniband" else "net") / n.name).mkdir(parents=True)
 
     node_base = w.devices / "system" / "node"
-    for n in desc.numa:
-        nd = node_base / f"node{n['id']}"
+    for numa_node in desc.numa:
+        nd = node_base / f"node{numa_node['id']}"
         nd.mkdir(parents=True, exist_ok=True)
-        cpus = n.get("cpus", "")
+        cpus = numa_node.get("cpus", "")
         (nd / "cpulist").write_text(format_cpulist(parse_cpulist(cpus)) + "\n")
-        kb = int(n.get("memory_gib", 0) * 1024 * 1024)
-        (nd / "meminfo").write_text(f"Node {n['id']} MemTotal:       {kb} kB\nNode {n['id']} MemFree:        {kb} kB\n")
+        kb = int(numa_node.get("memory_gib", 0) * 1024 * 1024)
+        nid = numa_node["id"]
+        (nd / "meminfo").write_text(f"Node {nid} MemTotal:       {kb} kB\nNode {nid} MemFree:        {kb} kB\n")

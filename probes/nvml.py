@@ -316,7 +316,8 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
     for i, fname in enumerate(
         ("remapped_rows_correctable", "remapped_rows_uncorrectable", "remapped_rows_pending", "remapped_rows_failure")
     ):
-        _set(g, fname, rows, (lambda v, i=i: int(v[i])) if i < 2 else (lambda v, i=i: bool(v[i])))
+        conv: Callable[[Any], Any] = (lambda v, i=i: int(v[i])) if i < 2 else (lambda v, i=i: bool(v[i]))
+        _set(g, fname, rows, conv)
     mask = nv.first(["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"], h)
     _set(g, "clocks_event_reasons", mask, lambda m: [n for bit, n in CLOCKS_EVENT_REASONS.items() if int(m) & bit])
     _set(g, "performance_state", nv.query("nvmlDeviceGetPerformanceState", h), int)

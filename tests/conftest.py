@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["pytester"]  # tests/test_no_project_skips.py runs a small suite of its own
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -44,3 +46,16 @@ def preset():
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """A test that skips because one of the project's own modules failed to import is a failure: a regression
+    must not read as a skip."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and call.excinfo is not None:
+        text = str(call.excinfo.value)
+        if "gpuadvisor" in text and ("could not import" in text or "No module named" in text):
+            report.outcome = "failed"
+            report.longrepr = f"skipped on a missing project module (a regression, not a skip): {text}"

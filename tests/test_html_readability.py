@@ -21,7 +21,8 @@ GiB = 2**30
 
 
 def _advised(preset, name: str, **workload):
-    advisor = pytest.importorskip("gpuadvisor.advisor")
+    from gpuadvisor import advisor
+
     rig = preset(name)
     advisor.advise(rig, advisor.Workload.from_options(**workload))
     return rig

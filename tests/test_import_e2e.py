@@ -17,12 +17,9 @@ OWN = Path(__file__).parent / "fixtures" / "import" / "own"
 
 
 def _pipeline():
-    rules = pytest.importorskip("gpuadvisor.rules", reason="rules engine (issue 5) not in this tree yet")
-    advisor = pytest.importorskip("gpuadvisor.advisor", reason="advisor (issue 6) not in this tree yet")
-    html = pytest.importorskip("gpuadvisor.render.html", reason="HTML report (issue 7) not in this tree yet")
-    for mod, name in ((rules, "evaluate"), (advisor, "advise"), (advisor, "Workload"), (html, "render_html")):
-        if not hasattr(mod, name):
-            pytest.skip(f"{mod.__name__}.{name} does not exist yet")
+    from gpuadvisor import advisor, rules
+    from gpuadvisor.render import html
+
     return rules, advisor, html
 
 

@@ -240,7 +240,8 @@ def expected_bandwidth(
             missing = [g.label for g, t in totals if t is None]
             if missing:
                 return Expected(None, f"every pair is NVLink but {', '.join(missing)} has no NVLink link facts")
-            gpu, (gbps, how) = min(totals, key=lambda x: x[1][0])  # type: ignore[index]
+            known = [(g, t) for g, t in totals if t is not None]
+            gpu, (gbps, how) = min(known, key=lambda x: x[1][0])
             return Expected(gbps, f"{gpu.label}: {how}")
         e = _narrowest_pcie(rig, positions, line_rate=True)
         return Expected(e.gbps, e.source + _p2p_note(rig, positions)) if e.gbps is not None else e

@@ -35,7 +35,7 @@ class Preset:
     def with_overrides(self, **kw: int | float | None) -> Preset:
         """A copy with the given fields replaced (None leaves a field as it is)."""
         changes = {k: v for k, v in kw.items() if v is not None}
-        p = dataclasses.replace(self, **changes)
+        p = dataclasses.replace(self, **changes)  # type: ignore[arg-type]  # field names checked by replace
         if p.min_bytes < 1 or p.max_bytes < p.min_bytes:
             raise InputError(f"bench sizes: need 1 <= min bytes <= max bytes, got {p.min_bytes} and {p.max_bytes}")
         if p.iters < 1 or p.warmup_iters < 0:

@@ -97,8 +97,8 @@ def _copy_table(ms: list[Measurement]) -> str:
     for g in sorted(gpus):
         row = f"{g:>3} "
         for c in range(len(cols)):
-            m = cell.get((g, c))
-            row += f"{('-' if m is None else _f(m.value_gbps) if m.status == 'ok' else m.status):>10}"
+            mc = cell.get((g, c))
+            row += f"{('-' if mc is None else _f(mc.value_gbps) if mc.status == 'ok' else mc.status):>10}"
         pin = cell.get((g, 0))
         row += f"{_f(pin.expected_gbps if pin else None):>10}{_f(pin.ratio if pin else None):>7}"
         out.append(row)

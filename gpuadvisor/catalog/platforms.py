@@ -131,7 +131,9 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
             if kind in ("gpu", "cloud"):
                 ident = find_gpu_spec(ident).id
             elif kind == "cpu":
-                ident = find_cpu(ident).id
+                cpu = find_cpu(ident)
+                assert cpu is not None  # checked above
+                ident = cpu.id
             tables[kind][ident] = Price(
                 float(usd), str(row.get("date", "date not given")), str(row.get("source", origin))
             )

@@ -8,19 +8,14 @@ import click
 
 from gpuadvisor import completion
 from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Rig
 
 
-def run_rules(rig: object) -> None:
-    """Evaluate the rule registry on the rig (fills rig.findings); a clear error if this build has no rules."""
-    from gpuadvisor.render.html import load_rule_modules
+def run_rules(rig: Rig) -> None:
+    """Evaluate the rules on the rig (fills rig.findings)."""
+    from gpuadvisor.rules import evaluate
 
-    try:
-        if not load_rule_modules():
-            raise ImportError("gpuadvisor.rules")
-        from gpuadvisor.rules.engine import evaluate
-    except ImportError:
-        raise InputError("--rules: this gpuadvisor has no rules engine; render without --rules") from None
-    evaluate(rig)  # type: ignore[arg-type]
+    evaluate(rig)
 
 
 @click.command()

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Finding, Gpu, Measurement, Rig
+from gpuadvisor.rules import REGISTRY, get_rule, summary
 
 SEVERITY_ORDER = {"fail": 0, "error": 1, "warn": 2, "info": 3, "not-checked": 4}
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "send_recv")
@@ -193,28 +194,12 @@ def provenance_of(rig: Rig, section: str, default: str = "read") -> str:
 # -- verdict and findings -----------------------------------------------------------------------------------
 
 
-def _summary_module() -> Any:
-    try:
-        from gpuadvisor.rules import summary
-    except Exception:  # rules not there: fall back to this module's own ordering
-        return None
-    return summary
-
-
 def verdict(rig: Rig) -> dict[str, Any]:
     """healthy / warnings / failing as the rules' summary decides it (terminal and check agree), with counts."""
     counts = {s: 0 for s in SEVERITY_ORDER}
     for f in rig.findings:
         counts[f.severity] = counts.get(f.severity, 0) + 1
-    summary = _summary_module()
-    if summary is not None:
-        state, _ = summary.verdict(rig.findings)
-    elif counts["fail"]:
-        state = "failing"
-    elif counts["warn"] or counts["error"]:
-        state = "warnings"
-    else:
-        state = "healthy"
+    state, _ = summary.verdict(rig.findings)
     checked = bool(rig.findings) or "findings" in rig.provenance or "rules" in rig.provenance
     if state == "healthy" and not checked:
         state = "unchecked"
@@ -234,14 +219,16 @@ def verdict(rig: Rig) -> dict[str, Any]:
     worst: list[str] = []
     more = 0
     todo = None
-    if summary is not None and hasattr(summary, "rig_verdict") and (checked or not rig.gpus):
+    why = ""
+    if checked or not rig.gpus:
         rv = summary.rig_verdict(rig)
         worst, more = rv.worst, rv.more
+        why = rv.why
         if rv.state == summary.NO_GPUS:
             state, todo = rv.state, rv.todo
             headline = rv.headline
     if state == "no-gpus":
-        text = f"This scan lists no GPU ({rv.why}): nothing for the GPU rules to judge."
+        text = f"This scan lists no GPU ({why}): nothing for the GPU rules to judge."
     elif state == "unchecked":
         text = (
             "This scan carries no rule results. To get findings, run the rules on it: "
@@ -278,69 +265,29 @@ def verdict(rig: Rig) -> dict[str, Any]:
     }
 
 
-def _rule_count() -> int | None:
-    try:
-        from gpuadvisor.rules.registry import REGISTRY
-    except Exception:
-        return None
+def _rule_count() -> int:
     return len(REGISTRY.all())
 
 
 def sorted_findings(findings: list[Finding]) -> list[Finding]:
-    """Worst first (the rules' own order when the rules package is there)."""
-    summary = _summary_module()
-    if summary is not None:
-        return list(summary.sort_findings(findings))
-    return sorted(findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.code, f.gpus, f.subject or ""))
-
-
-_RULES_LOADED = False
-
-
-def load_rule_modules() -> bool:
-    """Import every module of gpuadvisor.rules once (rules register themselves on import); False if absent."""
-    global _RULES_LOADED
-    try:
-        import gpuadvisor.rules as pkg
-    except Exception:
-        return False
-    if not _RULES_LOADED:
-        _RULES_LOADED = True
-        import importlib
-        import pkgutil
-
-        for mod in pkgutil.iter_modules(pkg.__path__):
-            try:
-                importlib.import_module(f"gpuadvisor.rules.{mod.name}")
-            except Exception:  # one broken module must not stop the report
-                continue
-    return True
+    """Worst first, in the rules' own order (the terminal and check agree)."""
+    return list(summary.sort_findings(findings))
 
 
 def rule_doc(code: str) -> dict[str, Any] | None:
-    """A rule's description from the gpuadvisor.rules registry: name, summary, sections, thresholds.
-
-    None when the registry (or the code) is not there: the report renders without it.
-    """
-    if not load_rule_modules():
-        return None
-    try:
-        from gpuadvisor.rules.registry import REGISTRY
-    except Exception:  # no registry yet, or it fails to import: the report still renders
-        return None
-    rule = REGISTRY.get(code)
+    """A rule's description from the rules registry: name, summary, sections, thresholds; None for a code the
+    registry does not know (a scan written by another version of gpuadvisor)."""
+    rule = get_rule(code)
     if rule is None:
         return None
-    try:
-        d = rule.to_dict()
-    except Exception:
-        return None
-    sections = d.get("sections") or {}
+    d = rule.to_dict()
+    sections: dict[str, Any] = d.get("sections") or {}  # type: ignore[assignment]
+    thresholds: list[Any] = d.get("thresholds") or []  # type: ignore[assignment]
     return {
         "name": d.get("name"),
         "summary": d.get("summary"),
         "sections": [(k, [p.strip() for p in str(v).split("\n\n") if p.strip()]) for k, v in sections.items()],
-        "thresholds": list(d.get("thresholds") or []),
+        "thresholds": list(thresholds),
     }
 
 

@@ -150,8 +150,9 @@ def render_prometheus(
     for f in sorted(findings, key=lambda f: (order.get(f.severity, 99), f.code)):
         if f.severity == "not-checked":
             continue
-        for g in f.gpus or [None]:
-            ex.add("finding", 1, {"code": f.code, "name": f.name, "severity": f.severity, "gpu": g})
+        gpu_indices: list[int | None] = list(f.gpus) or [None]
+        for gi in gpu_indices:
+            ex.add("finding", 1, {"code": f.code, "name": f.name, "severity": f.severity, "gpu": gi})
 
     ex.declare("gpus", "gauge", "Number of GPUs in the scan.")
     ex.add("gpus", len(rig.gpus))

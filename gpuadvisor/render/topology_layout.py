@@ -572,7 +572,7 @@ def layout(rig: Rig) -> Diagram:
             )
         )
         for i in members:
-            b = gpu_boxes[i]
+            gb = gpu_boxes[i]
             if fab:
                 g, active, total, _, _ = next(f for f in fab if f[0].index == i)
                 label = [f"{active} links"] if active == total else [f"{active}/{total} links up"]
@@ -584,12 +584,12 @@ def layout(rig: Rig) -> Diagram:
             edges.append(
                 Edge(
                     kind="nvswitch",
-                    src=b.id,
+                    src=gb.id,
                     dst="fabric",
-                    d=f"M{b.cx:.1f},{b.bottom:.1f} V{y:.1f}",
+                    d=f"M{gb.cx:.1f},{gb.bottom:.1f} V{y:.1f}",
                     label=label,
-                    lx=b.cx + 6,
-                    ly=(b.bottom + y) / 2 + 4,
+                    lx=gb.cx + 6,
+                    ly=(gb.bottom + y) / 2 + 4,
                     css=css,
                     tooltip=tip_e,
                     gpus=[i],

@@ -78,7 +78,7 @@ def cell(matrix: list[list[str]] | None, i: int, j: int) -> str | None:
 
 
 def is_nvlink(code: str | None) -> bool:
-    return bool(code) and code.upper().startswith("NV")
+    return code is not None and code.upper().startswith("NV")
 
 
 def version_tuple(text: str | None) -> tuple[int, ...] | None:
