@@ -84,13 +84,16 @@ def build_topology(
         switch.append(sw)
 
     def count(i: int, j: int) -> int:
-        return (direct[i].get(gpus[j].bus_id, 0) if gpus[j].bus_id else 0) or min(switch[i], switch[j])
+        bus = gpus[j].bus_id
+        return (direct[i].get(bus, 0) if bus else 0) or min(switch[i], switch[j])
 
     topo.matrix = [
         ["X" if i == j else (f"NV{c}" if (c := count(i, j)) else pcie[i][j]) for j in range(n)] for i in range(n)
     ]
     topo.nics = [name for name, _ in nics]
-    topo.nic_matrix = [[level_between(places[i], place) if places[i] else "SYS" for _, place in nics] for i in range(n)]
+    topo.nic_matrix = [
+        [level_between(pi, place) if (pi := places[i]) else "SYS" for _, place in nics] for i in range(n)
+    ]
     return topo
 
 
@@ -147,9 +150,12 @@ def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = No
     rig.provenance = {"host": "read", "software": "read", "gpus": "read", "topology": "read"}
     if nvml_lib is None:
         try:
-            import pynvml as nvml_lib  # nvidia-ml-py
+            import pynvml  # nvidia-ml-py
+
+            nvml_lib = pynvml
         except ImportError:
             nvml_lib = None
+    reason: str | None
     if nvml_lib is None:
         reason = "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
     else:

@@ -10,6 +10,7 @@ one lost GPU is one row with its reason, the others are still read.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -316,8 +317,7 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
     for i, fname in enumerate(
         ("remapped_rows_correctable", "remapped_rows_uncorrectable", "remapped_rows_pending", "remapped_rows_failure")
     ):
-        conv: Callable[[Any], Any] = (lambda v, i=i: int(v[i])) if i < 2 else (lambda v, i=i: bool(v[i]))
-        _set(g, fname, rows, conv)
+        _set(g, fname, rows, functools.partial(_pick, i=i, as_type=int if i < 2 else bool))
     mask = nv.first(["nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"], h)
     _set(g, "clocks_event_reasons", mask, lambda m: [n for bit, n in CLOCKS_EVENT_REASONS.items() if int(m) & bit])
     _set(g, "performance_state", nv.query("nvmlDeviceGetPerformanceState", h), int)
@@ -388,3 +388,8 @@ def probe_pairs(
                 else:
                     p2p[caps][i][j] = P2P_STATUS.get(int(st), "U")
     return levels, (p2p[0] if n else None), (p2p[1] if n else None), reason
+
+
+def _pick(v: Any, i: int, as_type: type) -> Any:
+    """Element ``i`` of an NVML tuple result, as ``as_type``."""
+    return as_type(v[i])

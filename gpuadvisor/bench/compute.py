@@ -109,10 +109,10 @@ def _operands(torch: Any, device: Any, dtype: str, m: int, n: int, k: int) -> An
     b = torch.randn(k, n, device=device, generator=gen).to(tdt)
     c = torch.empty(m, n, device=device, dtype=tdt)
 
-    def op() -> None:
+    def mm() -> None:
         torch.mm(a, b, out=c)
 
-    return op
+    return mm
 
 
 def _fp8_support(torch: Any, device: Any) -> str | None:

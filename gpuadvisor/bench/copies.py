@@ -16,6 +16,7 @@ counts each byte once (CUDA samples' bandwidthTest counts it twice, once read an
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ class Lane:
 
     device: int
     stream: Any
-    copy: Callable[[], None]
+    copy: Callable[[], object]  # queues one copy (a torch copy returns its tensor)
     nbytes: int
 
 
@@ -207,7 +208,7 @@ def run(cfg: dict[str, Any]) -> int:
         p = torch.cuda.get_device_properties(d)
         bus = None
         if hasattr(p, "pci_bus_id"):
-            bus = f"{p.pci_domain_id:04x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"
+            bus = f"{getattr(p, 'pci_domain_id', 0):04x}:{p.pci_bus_id:02x}:{getattr(p, 'pci_device_id', 0):02x}.0"
         info.append({"ordinal": d, "bus_id": bus, "name": p.name})
     events.emit("devices", devices=info)
 
@@ -331,7 +332,7 @@ def run(cfg: dict[str, Any]) -> int:
                 continue
             src, dst = dev_ref[d], dev_dst[d]
             dst.zero_()
-            lane = Lane(d, bench.streams[d], lambda src=src, dst=dst: dst.copy_(src, non_blocking=True), size)
+            lane = Lane(d, bench.streams[d], functools.partial(dst.copy_, src, non_blocking=True), size)
             (sec,), notes = bench.measure([lane], n)
             torch.cuda.synchronize(d)
             bench.emit(

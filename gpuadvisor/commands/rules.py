@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -57,15 +58,15 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
     policy = load_policy(policy_path) if policy_path else Policy()
     selected = [r for r in all_rules() if area is None or r.area == area]
     if as_json or fmt == "json":
-        out = []
+        out: list[dict[str, Any]] = []
         for r in selected:
-            d = r.to_dict()
+            d: dict[str, Any] = r.to_dict()
             d["selected"] = policy.is_selected(r.code)
             d["effective_severity"] = policy.severity_for(r.code) or r.severity
-            for t in d["thresholds"]:  # type: ignore[union-attr]
+            for t in d["thresholds"]:
                 t["effective_value"] = policy.resolved_thresholds()[t["name"]]
             out.append(d)
-        doc = {"rules": out}
+        doc: dict[str, Any] = {"rules": out}
         if policy_path:
             doc["policy"] = {
                 "file": policy_path,

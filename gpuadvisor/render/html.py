@@ -223,7 +223,7 @@ def verdict(rig: Rig) -> dict[str, Any]:
     if checked or not rig.gpus:
         rv = summary.rig_verdict(rig)
         worst, more = rv.worst, rv.more
-        why = rv.why
+        why = rv.why or ""
         if rv.state == summary.NO_GPUS:
             state, todo = rv.state, rv.todo
             headline = rv.headline
@@ -379,7 +379,7 @@ def p2p_view(rig: Rig) -> dict[str, Any] | None:
     if t.p2p_read is None and t.p2p_write is None:
         return None
     labels = [g.label for g in rig.gpus]
-    out = {}
+    out: dict[str, Any] = {}
     for name, m in (("read", t.p2p_read), ("write", t.p2p_write)):
         if m is None:
             continue
@@ -846,7 +846,9 @@ def build_view(rig: Rig) -> View:
     bw = bandwidth_view(rig)
     from gpuadvisor.render.html_advice import advisor_view, is_advisor_dict
 
-    adv = advisor_view(rig.advice) if is_advisor_dict(rig.advice) else advice_view(rig.advice)
+    adv = (
+        advisor_view(rig.advice) if rig.advice is not None and is_advisor_dict(rig.advice) else advice_view(rig.advice)
+    )
     prov = {
         "host": provenance_of(rig, "host"),
         "software": provenance_of(rig, "software"),

@@ -135,8 +135,8 @@ def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _nvlink_cell(c: dict[str, Any]) -> str:
     """Whether the GPUs of a serving layout talk over NVLink; a one-GPU layout has no GPU-to-GPU traffic."""
-    sizes = [c.get("tensor_parallel_size"), c.get("pipeline_parallel_size")]
-    if all(isinstance(x, int) for x in sizes) and sizes[0] * sizes[1] == 1:
+    tp, pp = c.get("tensor_parallel_size"), c.get("pipeline_parallel_size")
+    if isinstance(tp, int) and isinstance(pp, int) and tp * pp == 1:
         return "— (one GPU)"
     return "yes" if c.get("nvlink") else "no"
 
@@ -192,7 +192,7 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
     w = a.get("workload") or {}
     r = a.get("rig") or {}
     pd = a.get("pick_detail") or {}
-    key: list[tuple[str, str]] = []
+    key: list[tuple[str, str | list[str]]] = []
     if pd and task == "train":
         mem = pd.get("memory") or {}
         key = [

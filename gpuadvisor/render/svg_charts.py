@@ -7,6 +7,7 @@ from text in the scan.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 PALETTE = ["#1f6fb2", "#d1495b", "#2a9d8f", "#8d5fd3", "#e09f3e", "#4a4e69", "#00798c", "#b5651d"]
@@ -87,7 +88,7 @@ def _fmt_num(v: float) -> str:
 
 
 def line_chart(
-    series: list[tuple[str, list[tuple[float, float]]]],
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     expected: list[tuple[str, float]] | None = None,
     *,
     width: float = 860,

@@ -490,8 +490,8 @@ def _missing_groups(rig: Rig) -> list[str]:
     for (f, reason), owners in groups.items():
         by_reason[(reason, tuple(owners))].append(f)
     out = []
-    for (reason, owners), fields in by_reason.items():
-        who = owners[0] if len(owners) == 1 else _compress_owners(list(owners))
+    for (reason, owner_names), fields in by_reason.items():
+        who = owner_names[0] if len(owner_names) == 1 else _compress_owners(list(owner_names))
         out.append(f"  {who}: {', '.join(sorted(fields))} — {reason}")
     return out
 

@@ -280,6 +280,7 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
             continue
         exp = links.expected_copy_gbps(gpu, at_max=True)
         under_load = None
+        exp_gbps = exp[0] if exp is not None else 0.0
         if exp is not None:
             for m in _copy_measurements(rig, gpu):
                 if m.value_gbps is not None and m.value_gbps < warn_ratio * exp[0]:
@@ -291,7 +292,7 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
                 sev = "fail"
                 why = (
                     f"and it stayed slow under load: {under_load.kind} measured {under_load.value_gbps:.1f} GB/s, "
-                    f"below {warn_ratio:g} x {exp[0]:.1f} GB/s expected at Gen{v.allowed_gen}"
+                    f"below {warn_ratio:g} x {exp_gbps:.1f} GB/s expected at Gen{v.allowed_gen}"
                 )
             elif not v.is_gpu_link:
                 sev = "warn"
