@@ -17,7 +17,7 @@ from gpuadvisor.cli import main
 from gpuadvisor.commands.check import gates, gating_severities, run_check
 from gpuadvisor.errors import InputError
 from gpuadvisor.render.junit import render_junit
-from gpuadvisor.render.prometheus import escape_label_value, render_prometheus, write_textfile
+from gpuadvisor.render.prometheus import escape_label_value, render_prometheus
 from gpuadvisor.rules import Policy, all_rules, parse_policy
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -390,13 +390,15 @@ def test_prometheus_atomic_write_leaves_no_temp_file(capsys, tmp_path):
     assert _value(fams, "gpuadvisor_check_status") == "1"
 
 
-def test_write_textfile_failure_removes_the_temp_file(tmp_path, monkeypatch):
+def test_textfile_write_failure_removes_the_temp_file(tmp_path, monkeypatch):
+    from gpuadvisor.output import write_atomic
+
     def boom(*args, **kw):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "rename", boom)  # gpuadvisor.output.write_atomic renames within the directory fd
     with pytest.raises(InputError, match="No space left on device"):
-        write_textfile(tmp_path / "x.prom", "gpuadvisor_check_status 0\n")
+        write_atomic(tmp_path / "x.prom", "gpuadvisor_check_status 0\n", what="textfile")
     assert os.listdir(tmp_path) == []
 
 

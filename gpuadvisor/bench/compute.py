@@ -54,11 +54,6 @@ def shape_text(m: int, n: int, k: int) -> str:
     return f"{m}x{n}x{k}"
 
 
-def parse_shape(text: str) -> tuple[int, int, int]:
-    m, n, k = (int(x) for x in text.split("x"))
-    return m, n, k
-
-
 def tflops(m: int, n: int, k: int, seconds: float) -> float:
     return matmul_flops(m, n, k) / seconds / 1e12
 

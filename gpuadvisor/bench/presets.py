@@ -111,10 +111,3 @@ def parse_size(text: str) -> int:
     if value < 1:
         raise InputError(f"size {text!r}: must be at least 1 byte")
     return value
-
-
-def human_bytes(n: int) -> str:
-    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
-        if n >= size and n % size == 0:
-            return f"{n // size} {unit}"
-    return f"{n} B"

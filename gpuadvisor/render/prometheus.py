@@ -8,8 +8,8 @@ samples; base units in the name (bytes, seconds, ratio 0-1; GB/s are converted: 
 out, which Prometheus treats the same as an empty value. Two samples with the same name and labels would make
 node_exporter reject the whole file, so a repeated series keeps its first value and the repeat is dropped.
 
-Public API: ``render_prometheus(rig, findings, *, failing, fail_on, policy=None) -> str`` and
-``write_textfile(path, text)`` (write a temp file beside PATH, then ``os.replace`` it into place).
+Public API: ``render_prometheus(rig, findings, *, failing, fail_on, policy=None) -> str``; the file is written
+by gpuadvisor.output.write_atomic (a temp file beside PATH, then renamed into place).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.rules.summary import SEVERITY_ORDER, counts
@@ -217,12 +216,3 @@ def render_prometheus(
         ex.declare("scan_timestamp_seconds", "gauge", "When the facts were collected, in seconds since the Unix epoch.")
         ex.add("scan_timestamp_seconds", ts)
     return ex.render()
-
-
-def write_textfile(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so a reader never sees half a file: gpuadvisor.output.write_atomic (a hidden
-    temp file in the same directory, not named *.prom so node_exporter skips it, fsync, rename; never through a
-    symbolic link; a FIFO or device is written directly). Raises OutputError (one line)."""
-    from gpuadvisor.output import write_atomic
-
-    write_atomic(path, text, what="textfile")

@@ -10,8 +10,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from tabulate import tabulate
-
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
 from gpuadvisor.render.width import fit_lines, fit_table, plain_table, term_width  # noqa: F401  (plain_table: re-exported)
@@ -381,11 +379,6 @@ def render_nvlink(rig: Rig, st: Style) -> list[str]:
         per_gpu.setdefault(line, []).append(g.index)
     lines += [f"  {gpu_label(idx)}: {text}" for text, idx in per_gpu.items()]
     return lines
-
-
-def matrix_table(rig: Rig) -> str:
-    rows, headers = matrix_rows(rig)
-    return tabulate(rows, headers=headers, tablefmt="plain", stralign="left", disable_numparse=True)
 
 
 def matrix_rows(rig: Rig) -> tuple[list[list[str]], list[str]]:

@@ -265,10 +265,6 @@ def _table(
         tb.MIN_PADDING = padding
 
 
-def _wide(lines: list[str]) -> int:
-    return max((visible_len(ln) for ln in lines), default=0)
-
-
 def fit_table(
     rows: Sequence[Sequence[Any]],
     headers: Sequence[str],
