@@ -194,15 +194,25 @@ def _mismatches(a: Any, b: Any) -> int:
 
 
 def run(cfg: dict[str, Any]) -> int:
+    """The copy benchmarks of one process over every visible GPU, each phase within the time budget."""
     import warnings
 
     warnings.filterwarnings("ignore", message=".*NumPy.*")
-    import psutil
     import torch
 
     events = EventWriter(cfg["events"])
     bench = CopyBench(torch, cfg, events)
-    devs = bench.devices
+    _announce_devices(torch, bench.devices, events)
+    c = _Copies(torch, cfg, bench)
+    c.host_device_alone()
+    c.host_device_all()
+    c.device_to_device()
+    c.peer_to_peer()
+    events.close()
+    return 0
+
+
+def _announce_devices(torch: Any, devs: list[int], events: EventWriter) -> None:
     info = []
     for d in devs:
         p = torch.cuda.get_device_properties(d)
@@ -212,84 +222,107 @@ def run(cfg: dict[str, Any]) -> int:
         info.append({"ordinal": d, "bus_id": bus, "name": p.name})
     events.emit("devices", devices=info)
 
-    free = min(torch.cuda.mem_get_info(d)[0] for d in devs)
-    host_avail = psutil.virtual_memory().available
-    size = int(min(cfg["copy_bytes"], free * 0.2, host_avail * 0.25 / (2 * len(devs))))
-    size -= size % 4096
-    n, runs = bench.n, bench.runs
-    common = f"{n} copies of {size} B {SPIN_METHOD}, median of {runs} runs, data verified"
-    kinds = set(cfg.get("kinds") or ("h2d", "d2h", "d2d", "p2p_unidir", "p2p_bidir", "p2p_latency"))
 
-    nd, np_ = len(devs), len(devs) * (len(devs) - 1)
-    steps = (
-        2 * nd * len(kinds & {"h2d", "d2h"})
-        + (nd * len(kinds & {"h2d", "d2h"}) if nd > 1 else 0)
-        + (nd if "d2d" in kinds else 0)
-        + (2 if cfg.get("p2p_off", True) else 1)
-        * (np_ * len(kinds & {"p2p_unidir", "p2p_latency"}) + (np_ // 2 if "p2p_bidir" in kinds else 0))
-    )
-    events.emit("plan", steps=max(1, steps))
+P2P_KINDS = {"p2p_unidir", "p2p_bidir", "p2p_latency"}
 
-    dev_ref = {d: _pattern(torch, size, torch.device("cuda", d)) for d in devs}
-    host_ref = _pattern(torch, size, "cpu")
-    pinned = {d: (host_ref.pin_memory(), torch.empty(size, dtype=torch.uint8, pin_memory=True)) for d in devs}
-    pageable = (host_ref.clone(), torch.empty(size, dtype=torch.uint8).fill_(0))
-    dev_dst = {d: torch.empty(size, dtype=torch.uint8, device=torch.device("cuda", d)) for d in devs}
 
-    def h2d_lane(d: int, src: Any) -> Lane:
-        dst = dev_dst[d]
-        return Lane(d, bench.streams[d], lambda: dst.copy_(src, non_blocking=True), size)
+class _Copies:
+    """The buffers every copy phase shares (sized once for all GPUs), and one method per phase."""
 
-    def d2h_lane(d: int, dst: Any) -> Lane:
-        src = dev_ref[d]
-        return Lane(d, bench.streams[d], lambda: dst.copy_(src, non_blocking=True), size)
+    def __init__(self, torch: Any, cfg: dict[str, Any], bench: CopyBench) -> None:
+        import psutil
 
-    # -- host <-> device, each GPU alone -------------------------------------------------------------------
-    for d in devs:
-        for memory in ("pinned", "pageable"):
-            for kind in ("h2d", "d2h"):
-                if kind not in kinds:
-                    continue
-                key = f"{kind}:{memory}:alone:{d}"
-                if not bench.time_left(key):
-                    bench.skip(key, kind, [d], "time budget spent", memory=memory, concurrent=False)
-                    continue
-                spin = memory == "pinned"
-                how = (
-                    common
-                    if spin
-                    else f"{n} copies of {size} B from/to pageable memory (staged by the driver; the call blocks the "
-                    f"host, so no spin kernel), CUDA events, median of {runs} runs, data verified"
-                )
-                if kind == "h2d":
-                    src = pinned[d][0] if memory == "pinned" else pageable[0]
-                    dev_dst[d].zero_()
-                    (sec,), notes = bench.measure([h2d_lane(d, src)], n, spin=spin)
-                    torch.cuda.synchronize(d)
-                    bad = _mismatches(dev_dst[d], dev_ref[d])
-                else:
-                    dst = pinned[d][1] if memory == "pinned" else pageable[1]
-                    dst.zero_()
-                    (sec,), notes = bench.measure([d2h_lane(d, dst)], n, spin=spin)
-                    torch.cuda.synchronize(d)
-                    bad = _mismatches(dst, host_ref)
-                bench.emit(
-                    key,
-                    kind,
-                    [d],
-                    f"torch copy_ (cudaMemcpyAsync), {how}",
-                    size,
-                    sec,
-                    bad,
-                    memory=memory,
-                    concurrent=False,
-                    notes=notes,
-                )
+        self.torch, self.cfg, self.bench = torch, cfg, bench
+        devs = self.devs = bench.devices
+        free = min(torch.cuda.mem_get_info(d)[0] for d in devs)
+        host_avail = psutil.virtual_memory().available
+        size = int(min(cfg["copy_bytes"], free * 0.2, host_avail * 0.25 / (2 * len(devs))))
+        self.size = size = size - size % 4096
+        self.n, self.runs = bench.n, bench.runs
+        self.common = f"{self.n} copies of {size} B {SPIN_METHOD}, median of {self.runs} runs, data verified"
+        self.kinds = set(cfg.get("kinds") or ("h2d", "d2h", "d2d", *sorted(P2P_KINDS)))
+        bench.events.emit("plan", steps=max(1, self._steps()))
+        self.dev_ref = {d: _pattern(torch, size, torch.device("cuda", d)) for d in devs}
+        self.host_ref = _pattern(torch, size, "cpu")
+        self.pinned = {
+            d: (self.host_ref.pin_memory(), torch.empty(size, dtype=torch.uint8, pin_memory=True)) for d in devs
+        }
+        self.pageable = (self.host_ref.clone(), torch.empty(size, dtype=torch.uint8).fill_(0))
+        self.dev_dst = {d: torch.empty(size, dtype=torch.uint8, device=torch.device("cuda", d)) for d in devs}
 
-    # -- host <-> device, every GPU at once (pinned) ---------------------------------------------------------
-    if len(devs) > 1:
+    def _steps(self) -> int:
+        kinds, nd = self.kinds, len(self.devs)
+        np_ = nd * (nd - 1)
+        hd = len(kinds & {"h2d", "d2h"})
+        p2p = np_ * len(kinds & {"p2p_unidir", "p2p_latency"}) + (np_ // 2 if "p2p_bidir" in kinds else 0)
+        return (
+            2 * nd * hd
+            + (nd * hd if nd > 1 else 0)
+            + (nd if "d2d" in kinds else 0)
+            + (2 if self.cfg.get("p2p_off", True) else 1) * p2p
+        )
+
+    def h2d_lane(self, d: int, src: Any) -> Lane:
+        return Lane(
+            d, self.bench.streams[d], functools.partial(self.dev_dst[d].copy_, src, non_blocking=True), self.size
+        )
+
+    def d2h_lane(self, d: int, dst: Any) -> Lane:
+        return Lane(
+            d, self.bench.streams[d], functools.partial(dst.copy_, self.dev_ref[d], non_blocking=True), self.size
+        )
+
+    def host_device_alone(self) -> None:
+        """Host <-> device, each GPU alone, pinned and pageable memory."""
+        torch, bench, n, size = self.torch, self.bench, self.n, self.size
+        for d in self.devs:
+            for memory in ("pinned", "pageable"):
+                for kind in ("h2d", "d2h"):
+                    if kind not in self.kinds:
+                        continue
+                    key = f"{kind}:{memory}:alone:{d}"
+                    if not bench.time_left(key):
+                        bench.skip(key, kind, [d], "time budget spent", memory=memory, concurrent=False)
+                        continue
+                    spin = memory == "pinned"
+                    how = (
+                        self.common
+                        if spin
+                        else f"{n} copies of {size} B from/to pageable memory (staged by the driver; the call blocks "
+                        f"the host, so no spin kernel), CUDA events, median of {self.runs} runs, data verified"
+                    )
+                    if kind == "h2d":
+                        src = self.pinned[d][0] if memory == "pinned" else self.pageable[0]
+                        self.dev_dst[d].zero_()
+                        (sec,), notes = bench.measure([self.h2d_lane(d, src)], n, spin=spin)
+                        torch.cuda.synchronize(d)
+                        bad = _mismatches(self.dev_dst[d], self.dev_ref[d])
+                    else:
+                        dst = self.pinned[d][1] if memory == "pinned" else self.pageable[1]
+                        dst.zero_()
+                        (sec,), notes = bench.measure([self.d2h_lane(d, dst)], n, spin=spin)
+                        torch.cuda.synchronize(d)
+                        bad = _mismatches(dst, self.host_ref)
+                    bench.emit(
+                        key,
+                        kind,
+                        [d],
+                        f"torch copy_ (cudaMemcpyAsync), {how}",
+                        size,
+                        sec,
+                        bad,
+                        memory=memory,
+                        concurrent=False,
+                        notes=notes,
+                    )
+
+    def host_device_all(self) -> None:
+        """Host <-> device, every GPU at once (pinned)."""
+        torch, bench, devs, size = self.torch, self.bench, self.devs, self.size
+        if len(devs) < 2:
+            return
         for kind in ("h2d", "d2h"):
-            if kind not in kinds:
+            if kind not in self.kinds:
                 continue
             keys = [f"{kind}:pinned:all:{d}" for d in devs]
             if not bench.time_left(f"{kind}:pinned:all"):
@@ -298,23 +331,26 @@ def run(cfg: dict[str, Any]) -> int:
                 continue
             if kind == "h2d":
                 for d in devs:
-                    dev_dst[d].zero_()
-                lanes = [h2d_lane(d, pinned[d][0]) for d in devs]
+                    self.dev_dst[d].zero_()
+                lanes = [self.h2d_lane(d, self.pinned[d][0]) for d in devs]
             else:
                 for d in devs:
-                    pinned[d][1].zero_()
-                lanes = [d2h_lane(d, pinned[d][1]) for d in devs]
-            secs, notes = bench.measure(lanes, n)
+                    self.pinned[d][1].zero_()
+                lanes = [self.d2h_lane(d, self.pinned[d][1]) for d in devs]
+            secs, notes = bench.measure(lanes, self.n)
             torch.cuda.synchronize()
             total = sum(size / s / 1e9 for s in secs)
             for d, key, sec in zip(devs, keys, secs, strict=True):
-                bad = _mismatches(dev_dst[d], dev_ref[d]) if kind == "h2d" else _mismatches(pinned[d][1], host_ref)
+                if kind == "h2d":
+                    bad = _mismatches(self.dev_dst[d], self.dev_ref[d])
+                else:
+                    bad = _mismatches(self.pinned[d][1], self.host_ref)
                 bench.emit(
                     key,
                     kind,
                     [d],
                     f"torch copy_ (cudaMemcpyAsync), all {len(devs)} GPUs at once "
-                    f"(spins launched on every GPU first), {common}",
+                    f"(spins launched on every GPU first), {self.common}",
                     size,
                     sec,
                     bad,
@@ -323,131 +359,132 @@ def run(cfg: dict[str, Any]) -> int:
                     notes=[*notes, f"all GPUs together: {total:.2f} GB/s"],
                 )
 
-    # -- device to device within one GPU ----------------------------------------------------------------------
-    if "d2d" in kinds:
-        for d in devs:
+    def device_to_device(self) -> None:
+        """Device to device within one GPU."""
+        torch, bench = self.torch, self.bench
+        if "d2d" not in self.kinds:
+            return
+        for d in self.devs:
             key = f"d2d:{d}"
             if not bench.time_left(key):
                 bench.skip(key, "d2d", [d], "time budget spent")
                 continue
-            src, dst = dev_ref[d], dev_dst[d]
+            src, dst = self.dev_ref[d], self.dev_dst[d]
             dst.zero_()
-            lane = Lane(d, bench.streams[d], functools.partial(dst.copy_, src, non_blocking=True), size)
-            (sec,), notes = bench.measure([lane], n)
+            lane = Lane(d, bench.streams[d], functools.partial(dst.copy_, src, non_blocking=True), self.size)
+            (sec,), notes = bench.measure([lane], self.n)
             torch.cuda.synchronize(d)
             bench.emit(
                 key,
                 "d2d",
                 [d],
-                f"torch copy_ (cudaMemcpyAsync device to device), {common}; bytes counted "
+                f"torch copy_ (cudaMemcpyAsync device to device), {self.common}; bytes counted "
                 "once (size / time): the memory reads and writes each byte, and CUDA samples' bandwidthTest "
                 "reports twice this figure",
-                size,
+                self.size,
                 sec,
                 _mismatches(dst, src),
                 notes=notes,
             )
 
-    # -- peer to peer ---------------------------------------------------------------------------------------
-    pairs = [(i, j) for i in devs for j in devs if i != j]
-    if pairs and kinds & {"p2p_unidir", "p2p_bidir", "p2p_latency"}:
+    def peer_to_peer(self) -> None:
+        """Peer to peer: every ordered pair, with peer access off (staged by the driver) and on."""
+        devs, bench = self.devs, self.bench
+        if not self.kinds & P2P_KINDS:
+            return
+        if len(devs) < 2:
+            bench.skip(
+                "p2p:none", "p2p_unidir", list(devs), f"{len(devs)} GPU visible: no pair to measure peer to peer"
+            )
+            return
         rt = CudaRt()
-        tiny = {d: torch.zeros(1, dtype=torch.int32, device=torch.device("cuda", d)) for d in devs}
-        modes = ([False] if cfg.get("p2p_off", True) else []) + [True]
+        tiny = {d: self.torch.zeros(1, dtype=self.torch.int32, device=self.torch.device("cuda", d)) for d in devs}
+        pairs = [(i, j) for i in devs for j in devs if i != j]
+        modes = ([False] if self.cfg.get("p2p_off", True) else []) + [True]
         for enabled in modes:  # off first: nothing has enabled peer access yet
-            tag = "on" if enabled else "off"
             if enabled:
                 for i, j in pairs:
                     if rt.can_access_peer(i, j):
                         rt.enable_peer_access(i, j)
             for i, j in pairs:
-                can = rt.can_access_peer(i, j)
-                todo = []
-                if "p2p_unidir" in kinds:
-                    todo.append(("p2p_unidir", f"p2p_unidir:{tag}:{i}-{j}"))
-                if "p2p_bidir" in kinds and i < j:
-                    todo.append(("p2p_bidir", f"p2p_bidir:{tag}:{i}-{j}"))
-                if "p2p_latency" in kinds:
-                    todo.append(("p2p_latency", f"p2p_latency:{tag}:{i}-{j}"))
-                for kind, key in todo:
-                    if enabled and not can:
-                        bench.skip(
-                            key,
-                            kind,
-                            [i, j],
-                            "cudaDeviceCanAccessPeer: P2P not supported between these GPUs",
-                            p2p_enabled=True,
-                        )
-                        continue
-                    if not bench.time_left(key):
-                        bench.skip(key, kind, [i, j], "time budget spent", p2p_enabled=enabled)
-                        continue
-                    how = (
-                        "cudaMemcpyPeerAsync with peer access "
-                        f"{'enabled' if enabled else 'disabled (staged through host memory by the driver)'}, as "
-                        "p2pBandwidthLatencyTest"
-                    )
+                self._pair(rt, tiny, i, j, enabled)
 
-                    def peer_lane(a: int, b: int, nbytes: int, src: Any, dst: Any) -> Lane:
-                        stream = bench.streams[a]
-                        return Lane(
-                            a,
-                            stream,
-                            lambda: rt.memcpy_peer_async(
-                                dst.data_ptr(), b, src.data_ptr(), a, nbytes, stream.cuda_stream
-                            ),
-                            nbytes,
-                        )
+    def _pair(self, rt: CudaRt, tiny: dict[int, Any], i: int, j: int, enabled: bool) -> None:
+        bench, kinds, tag = self.bench, self.kinds, "on" if enabled else "off"
+        can = rt.can_access_peer(i, j)
+        todo = []
+        if "p2p_unidir" in kinds:
+            todo.append(("p2p_unidir", f"p2p_unidir:{tag}:{i}-{j}"))
+        if "p2p_bidir" in kinds and i < j:
+            todo.append(("p2p_bidir", f"p2p_bidir:{tag}:{i}-{j}"))
+        if "p2p_latency" in kinds:
+            todo.append(("p2p_latency", f"p2p_latency:{tag}:{i}-{j}"))
+        for kind, key in todo:
+            if enabled and not can:
+                bench.skip(
+                    key, kind, [i, j], "cudaDeviceCanAccessPeer: P2P not supported between these GPUs", p2p_enabled=True
+                )
+                continue
+            if not bench.time_left(key):
+                bench.skip(key, kind, [i, j], "time budget spent", p2p_enabled=enabled)
+                continue
+            how = (
+                "cudaMemcpyPeerAsync with peer access "
+                f"{'enabled' if enabled else 'disabled (staged through host memory by the driver)'}, as "
+                "p2pBandwidthLatencyTest"
+            )
+            if kind == "p2p_latency":
+                self._latency(rt, tiny, i, j, enabled, key, how)
+            else:
+                self._peer_bandwidth(rt, kind, i, j, enabled, key, how)
 
-                    if kind == "p2p_latency":
-                        reps = int(cfg["latency_reps"])
-                        (sec,), notes = bench.measure([peer_lane(i, j, 4, tiny[i], tiny[j])], reps)
-                        bench.emit(
-                            key,
-                            kind,
-                            [i, j],
-                            f"{how}: 4-byte copies × {reps} {SPIN_METHOD}, median of "
-                            f"{runs} runs; latency = time per copy",
-                            4,
-                            sec,
-                            0,
-                            p2p_enabled=enabled,
-                            latency_us=sec * 1e6,
-                            notes=notes,
-                        )
-                        continue
-                    dev_dst[j].zero_()
-                    lanes = [peer_lane(i, j, size, dev_ref[i], dev_dst[j])]
-                    if kind == "p2p_bidir":
-                        dev_dst[i].zero_()
-                        lanes.append(peer_lane(j, i, size, dev_ref[j], dev_dst[i]))
-                    secs, notes = bench.measure(lanes, n)
-                    torch.cuda.synchronize()
-                    bad = _mismatches(dev_dst[j], dev_ref[j])
-                    if kind == "p2p_bidir":
-                        bad += _mismatches(dev_dst[i], dev_ref[i])
-                        value = sum(size / s / 1e9 for s in secs)
-                        bench.emit(
-                            key,
-                            kind,
-                            [i, j],
-                            f"{how}; both directions at once, each queued on its source "
-                            f"GPU's stream; value = sum of the two directions; {common}",
-                            size,
-                            max(secs),
-                            bad,
-                            p2p_enabled=enabled,
-                            value_gbps=value,
-                            notes=[
-                                *notes,
-                                f"{i}->{j} {size / secs[0] / 1e9:.2f} GB/s, {j}->{i} {size / secs[1] / 1e9:.2f} GB/s",
-                            ],
-                        )
-                    else:
-                        bench.emit(
-                            key, kind, [i, j], f"{how}; {common}", size, secs[0], bad, p2p_enabled=enabled, notes=notes
-                        )
-    elif len(devs) < 2 and kinds & {"p2p_unidir", "p2p_bidir", "p2p_latency"}:
-        bench.skip("p2p:none", "p2p_unidir", list(devs), f"{len(devs)} GPU visible: no pair to measure peer to peer")
-    events.close()
-    return 0
+    def _peer_lane(self, rt: CudaRt, a: int, b: int, nbytes: int, src: Any, dst: Any) -> Lane:
+        stream = self.bench.streams[a]
+        copy = functools.partial(rt.memcpy_peer_async, dst.data_ptr(), b, src.data_ptr(), a, nbytes, stream.cuda_stream)
+        return Lane(a, stream, copy, nbytes)
+
+    def _latency(self, rt: CudaRt, tiny: dict[int, Any], i: int, j: int, enabled: bool, key: str, how: str) -> None:
+        reps = int(self.cfg["latency_reps"])
+        (sec,), notes = self.bench.measure([self._peer_lane(rt, i, j, 4, tiny[i], tiny[j])], reps)
+        self.bench.emit(
+            key,
+            "p2p_latency",
+            [i, j],
+            f"{how}: 4-byte copies × {reps} {SPIN_METHOD}, median of {self.runs} runs; latency = time per copy",
+            4,
+            sec,
+            0,
+            p2p_enabled=enabled,
+            latency_us=sec * 1e6,
+            notes=notes,
+        )
+
+    def _peer_bandwidth(self, rt: CudaRt, kind: str, i: int, j: int, enabled: bool, key: str, how: str) -> None:
+        size, dev_ref, dev_dst = self.size, self.dev_ref, self.dev_dst
+        dev_dst[j].zero_()
+        lanes = [self._peer_lane(rt, i, j, size, dev_ref[i], dev_dst[j])]
+        if kind == "p2p_bidir":
+            dev_dst[i].zero_()
+            lanes.append(self._peer_lane(rt, j, i, size, dev_ref[j], dev_dst[i]))
+        secs, notes = self.bench.measure(lanes, self.n)
+        self.torch.cuda.synchronize()
+        bad = _mismatches(dev_dst[j], dev_ref[j])
+        if kind != "p2p_bidir":
+            self.bench.emit(
+                key, kind, [i, j], f"{how}; {self.common}", size, secs[0], bad, p2p_enabled=enabled, notes=notes
+            )
+            return
+        bad += _mismatches(dev_dst[i], dev_ref[i])
+        self.bench.emit(
+            key,
+            kind,
+            [i, j],
+            f"{how}; both directions at once, each queued on its source "
+            f"GPU's stream; value = sum of the two directions; {self.common}",
+            size,
+            max(secs),
+            bad,
+            p2p_enabled=enabled,
+            value_gbps=sum(size / s / 1e9 for s in secs),
+            notes=[*notes, f"{i}->{j} {size / secs[0] / 1e9:.2f} GB/s, {j}->{i} {size / secs[1] / 1e9:.2f} GB/s"],
+        )
