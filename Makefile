@@ -46,8 +46,14 @@ chromium:
 	  *) echo "chromium: $$why: CI=$$CI requires the browser tests, failing" >&2; exit 1;; \
 	esac
 
-test: $(BIN)/gpuadvisor chromium
+# The engineering checks run before the suite: ruff (lint, line length 120, format) and mypy over the package
+# as it installs (scripts/typecheck.py). The suite itself builds the wheel and runs the CLI from a fresh venv
+# (tests/test_packaging.py) and fails a test that skips on a missing project module (tests/conftest.py).
+test: $(BIN)/gpuadvisor chromium lint
 	$(BIN)/python -m pytest -q
 
+LINTED = gpuadvisor probes reports tests benchmarks scripts
 lint: $(BIN)/gpuadvisor
-	$(BIN)/python -m ruff check gpuadvisor probes reports tests benchmarks
+	$(BIN)/python -m ruff check $(LINTED)
+	$(BIN)/python -m ruff format --check -q $(LINTED)
+	$(BIN)/python scripts/typecheck.py
