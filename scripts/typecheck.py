@@ -1,6 +1,7 @@
 """mypy over the package as it installs: gpuadvisor with probes/ as gpuadvisor.probes and reports/ as
 gpuadvisor.reports (pyproject.toml's package-dir). mypy cannot map a folder to another package name, so this
 lays the package out in a temporary folder of symbolic links and checks that; errors name the checkout's paths."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,12 @@ def main() -> int:
                 (pkg / child.name).symlink_to(child)
         for name, src in MAPPED.items():
             (pkg / name).symlink_to(src)
-        r = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "-p",
-                            "gpuadvisor"], cwd=tmp, capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "-p", "gpuadvisor"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+        )
         out = r.stdout.replace("gpuadvisor/probes/", "probes/").replace("gpuadvisor/reports/", "reports/")
         sys.stdout.write(out)
         sys.stderr.write(r.stderr)
