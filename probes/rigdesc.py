@@ -316,8 +316,7 @@ def load_description(name_or_path: str) -> RigDesc:
         if name_or_path not in names:
             raise InputError(
                 f"unknown preset {name_or_path!r}: choose one of {', '.join(names)} (gpuadvisor presets), or give a "
-                "rig "
-                "description .toml file"
+                "rig description .toml file"
             )
         text = (resources.files("gpuadvisor.probes.presets") / f"{name_or_path}.toml").read_text(encoding="utf-8")
         origin = f"preset {name_or_path}"

@@ -66,8 +66,7 @@ def chromium_missing(environ: dict[str, str] | None = None, chromium: str | None
         return (
             "fail",
             f"{why}: under CI (CI={(os.environ if environ is None else environ).get('CI')}) the browser tests must "
-            "run, "
-            "not skip",
+            "run, not skip",
         )
     return "skip", why
 

@@ -421,8 +421,7 @@ def test_nccl_bus_numbers_match_q_gpus() -> None:
     q = own("smi-q_2xv100-r470-throttle-lost-gpu.txt")
     nccl = (
         "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: "
-        "1 "
-        "graph: 0\n"
+        "1 graph: 0\n"
         "#  Rank  0 Group  0 Pid 1 on h device  0 [0x07] Tesla V100-SXM2-16GB\n"
         "#  Rank  1 Group  0 Pid 1 on h device  1 [0x06] Tesla V100-SXM2-16GB\n"
         "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "

@@ -95,8 +95,7 @@ def test_threshold_override_changes_the_verdict(preset):
         (
             {"thresholds": {"bandwidth_fail_ratio": 0.95}},
             "policy: thresholds.bandwidth_fail_ratio (0.95) is above bandwidth_warn_ratio (0.9); the failure bound "
-            "must "
-            "be the lower one",
+            "must be the lower one",
         ),
         ({"fail_on": "error"}, "policy: fail_on = 'error'; expected one of info, warn, fail"),
     ],

@@ -178,15 +178,13 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
             "data-parallel communication overlaps the backward pass (DDP 25 MB buckets: the last is exposed); FSDP "
             "prefetches all-gathers "
             f"under compute, {C.SHARDED_OVERLAP:.0%} of the shorter overlapping (fitted on published ZeRO-3 runs), "
-            "with "
-            "NCCL's latency per ring step; "
+            "with NCCL's latency per ring step; "
             "tensor-parallel, pipeline and offload traffic is not overlapped",
         ]
     else:
         out += [
             f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA "
-            "sees "
-            "(NVML total less "
+            "sees (NVML total less "
             f"{view.reserved_bytes / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
             f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, "
             f"{C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
@@ -290,8 +288,7 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
         if w.global_batch is None:
             notes.append(
                 f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per "
-                "step "
-                "assumed, "
+                "step assumed, "
                 "about the smallest GPT-3 batch (0.5M tokens, Brown et al. 2020); pass yours"
             )
         elif chosen.global_batch != w.global_batch:

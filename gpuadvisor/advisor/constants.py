@@ -73,8 +73,7 @@ FP32_STATES = StateBytes(
     grads=4,
     master=0,
     source="torch fp32 model + torch.optim.AdamW, counted from the tensors torch allocates (4 B weights + 4 B grads + "
-    "8 "
-    "B exp_avg/exp_avg_sq); Megatron-LM table 'fp32 param, fp32 grads: 16'",
+    "8 B exp_avg/exp_avg_sq); Megatron-LM table 'fp32 param, fp32 grads: 16'",
 )
 # Pure bf16 training: weights and gradients in bf16, no fp32 master; torch optimizers keep their states in the
 # parameters' dtype, so AdamW's two moments take 2 + 2 bytes (torchtune's full_finetune_single_device with
@@ -220,8 +219,7 @@ PUBLISHED_MFU = {
         0.50,
         0.64,
         "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks "
-        "(A100 "
-        "80GB: 54-64 %)",
+        "(A100 80GB: 54-64 %)",
     ),
     "hopper": (
         0.33,

@@ -394,8 +394,7 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, st
             {
                 "strategy": "pipeline parallel",
                 "reason": "NVLink joins every GPU of this node: pipeline stages belong across slow links or nodes "
-                "(pass "
-                "--nodes for several)",
+                "(pass --nodes for several)",
             }
         )
     return out, excluded

@@ -193,8 +193,7 @@ def architecture_from_params(params: float) -> Architecture:
     if params < MIN_PARAMS:
         raise InputError(
             f"--params {params:g}: below {MIN_PARAMS / 1e6:.1f}M, the smallest GPT-3-family shape (one layer of "
-            "d_model "
-            "768 "
+            "d_model 768 "
             "and its 50,257-token embedding); give --hf-config for a smaller model"
         )
     row = min(GPT3_FAMILY, key=lambda r: abs(math.log(r[0] / params)))

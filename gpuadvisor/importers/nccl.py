@@ -324,8 +324,7 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             source,
             run.header_line or 1,
             "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test "
-            "starting' "
-            "line); "
+            "starting' line); "
             "name the file after it, e.g. all_gather_perf.txt",
         )
     local = run.local_ranks()

@@ -74,8 +74,7 @@ def run_plan(
         f"{months:g} months ({months * HOURS_PER_MONTH:,.0f} "
         f"hours){' (assumed: pass --months)' if months == DEFAULT_MONTHS else ''}",
         "prices are reference prices (launch list price, or a public on-demand cloud page) with their date; a street "
-        "or "
-        "used price differs: pass --prices",
+        "or used price differs: pass --prices",
     ]
     if need.task == "inference":
         from gpuadvisor.plan.serving import ASSUMPTIONS

@@ -429,8 +429,7 @@ def render_topology(rig: Rig, st: Style) -> list[str]:
         lines.append("")
         lines.append(
             "  P2P read capability (nvidia-smi topo -p2p r): OK, CNS chipset / GNS GPU / TNS topology not supported, "
-            "NS "
-            "not supported, DIS disabled, U unknown"
+            "NS not supported, DIS disabled, U unknown"
         )
         rows = [[f"GPU{g.index}"] + list(t.p2p_read[i]) for i, g in enumerate(rig.gpus)]
         lines += fit_table(rows, [""] + [f"GPU{g.index}" for g in rig.gpus], st.width, tablefmt="plain")

@@ -423,8 +423,7 @@ def straggler_gpu(rig: Rig, ctx: Context):
                     expected={"peer_median_gbps": round(med, 2), "ratio_min": limit},
                     expected_source=f"median of the same measurement on the other {plural(len(peers), 'GPU')}",
                     fix="check this GPU's PCIe, clocks and NUMA findings; swap slots to see if the slowness follows "
-                    "the "
-                    "card",
+                    "the card",
                 )
 
 

@@ -644,6 +644,5 @@ def gpu_lost(rig: Rig, ctx: Context):
             expected="a GPU the driver can read",
             expected_source="NVML_ERROR_GPU_IS_LOST / nvidia-smi device handle / PCI config space",
             fix="drain the node, check dmesg for Xid 79 and AER errors, reset the GPU or reboot; reseat or RMA it if "
-            "it "
-            "falls off again",
+            "it falls off again",
         )

@@ -204,8 +204,7 @@ def no_nvlink(rig: Rig, ctx: Context):
         expected=f"NVLink between GPUs on rigs of {limit:g}+ GPUs used for large-model training",
         expected_source="tensor parallel within an NVLink domain (Megatron-LM, Narayanan et al. 2021, section 3)",
         fix="use data parallel (DDP/FSDP + gradient accumulation) rather than tensor parallel; for large models pick "
-        "an "
-        "NVLink/NVSwitch node",
+        "an NVLink/NVSwitch node",
     )
 
 
@@ -396,8 +395,7 @@ def _isolated_in_matrix(rig: Rig, ctx: Context):
             expected_source="nvidia-smi topo -m: its peers are all NV# to each other"
             + (f"; {spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})" if spec and model_links else ""),
             fix="reseat or fit the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch "
-            "systems "
-            "check nvidia-fabricmanager",
+            "systems check nvidia-fabricmanager",
         )
 
 
