@@ -150,7 +150,7 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
         ]
     else:
         out += [
-            f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA sees (NVML total less "
+            f"vLLM takes {w.gpu_memory_utilization:.0%} (--gpu-memory-utilization) of the memory CUDA sees (NVML total less "
             f"{view.reserved_bytes / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
             f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, {C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
             f"vLLM's profile pass (its default max_num_batched_tokens and max_num_seqs for the GPU; the sampler takes "
@@ -291,10 +291,16 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
             reason += f"; with TP={most.tp}, {most.reason or 'the KV cache does not fit'}"
         if smallest:
             reason += f". Smallest rig that would: {smallest['smallest']['description']} ({smallest['smallest']['strategy']})."
+    cands = [o.to_dict(w.ctx) for o in opts]
+    for o, d in zip(opts, cands, strict=True):
+        perf = I.serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None
+        d["serving"] = perf.to_dict() if perf else None
+    pick = next((d for o, d in zip(opts, cands, strict=True) if o is chosen), None)
+    assumptions = _assumptions(w, view) + I.serving_assumptions(w, view)
     return Advice(
-        task="inference", workload=w.to_dict(), rig=_rig_summary(view, w), candidates=[o.to_dict(w.ctx) for o in opts],
-        excluded=excluded, pick=chosen.to_dict(w.ctx) if chosen else None, reason=reason, snippet=snippet, batch=None,
-        smallest_rig=smallest, assumptions=_assumptions(w, view), state_bytes=None, notes=notes,
+        task="inference", workload=w.to_dict(), rig=_rig_summary(view, w), candidates=cands,
+        excluded=excluded, pick=pick, reason=reason, snippet=snippet, batch=None,
+        smallest_rig=smallest, assumptions=assumptions, state_bytes=None, notes=notes,
     )
 
 

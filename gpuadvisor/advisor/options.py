@@ -12,11 +12,13 @@ import click
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor.workload import (
     CHECKPOINTING_CHOICES,
+    ENGINE_CHOICES,
     FINETUNE_CHOICES,
     KV_DTYPE_CHOICES,
     LOSS_CHOICES,
     OPTIMIZER_CHOICES,
     PRECISION_CHOICES,
+    QUANTIZATION_CHOICES,
     STATE_BYTES_CHOICES,
     VLLM_VERSION_CHOICES,
 )
@@ -28,7 +30,7 @@ WORKLOAD_OPTION_NAMES = (
     "model", "params", "hf_config", "task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch",
     "checkpointing", "finetune", "lora_rank", "trainable_fraction", "flash_attention", "state_bytes", "context",
     "concurrency", "kv_cache_dtype", "mfu", "nodes", "inter_node_gbps", "compile", "loss", "optimizer_in_backward",
-    "vllm_version", "max_num_seqs",
+    "vllm_version", "max_num_seqs", "gpu_memory_utilization", "input_len", "output_len", "quantization", "engine",
 )
 
 
@@ -66,6 +68,18 @@ def workload_options(f: F) -> F:
                      help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
                           "0.21 (CUDA-graph memory subtracted from the budget)."),
         click.option("--max-num-seqs", "max_num_seqs", type=Count(1, 2**20), help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024)."),
+        click.option("--gpu-memory-utilization", "gpu_memory_utilization", type=Fraction,
+                     help="Inference: vLLM --gpu-memory-utilization, the share of each GPU's memory for weights, "
+                          "activations and KV cache (default 0.90, vLLM's)."),
+        click.option("--input-len", "input_len", type=Count(1, 2**24),
+                     help="Inference: prompt tokens per request (default: --context less the output)."),
+        click.option("--output-len", "output_len", type=Count(1, 2**24),
+                     help="Inference: generated tokens per request (default min(512, context / 2))."),
+        click.option("--quantization", type=click.Choice(QUANTIZATION_CHOICES),
+                     help="Inference: weight quantisation (fp8, int8 W8A8, 4-bit AWQ or GPTQ; default fp8 with "
+                          "--precision fp8, else none)."),
+        click.option("--engine", type=click.Choice(ENGINE_CHOICES),
+                     help="Inference: the serving engine whose step overhead the prediction uses (default vllm)."),
         click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
         click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),
                      help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed)."),
