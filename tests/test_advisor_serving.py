@@ -200,3 +200,24 @@ def test_bad_serving_options_exit_2_with_one_line(args, words):
 
 def test_ratio_helper():
     assert S.ratio_ok(1.0) and not S.ratio_ok(math.inf) and not S.ratio_ok(0.0)
+
+
+def test_predict_workload_is_predict_with_the_workloads_options():
+    from gpuadvisor.advisor.workload import Workload
+
+    w = Workload.from_options(model="llama-3-70b", task="inference", precision="fp8", kv_cache_dtype="fp8",
+                              concurrency=25, input_len=5000, output_len=500, engine="nim")
+    spec = catalog.gpu_by_id("h100-sxm5-80gb")
+    r = S.predict_workload(w, spec, 2)
+    case = next(c for c in CASES if c["id"] == "nim18-5000-500-c25")
+    direct = serving_fit.Case(case).predict(S.fitted_constants())
+    assert r.output_tokens_per_second == pytest.approx(direct.output_tokens_per_second)
+    assert r.band["output_tokens_per_second"]["low"] < r.output_tokens_per_second
+
+
+def test_framework_sglang_serves_with_the_sglang_engine():
+    r = _advise("--model", "llama-3-8b", "--framework", "sglang", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["workload"]["engine"] == "sglang" and d["pick_detail"]["serving"]["engine"] == "sglang"
+    assert any("no published sglang run" in n for n in d["pick_detail"]["serving"]["notes"])

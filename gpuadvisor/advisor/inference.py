@@ -170,13 +170,8 @@ def serving_performance(view: RigView, w: Workload, o: ServingOption) -> SV.Serv
     if view.spec is None:
         return None
     link = view.intra_busbw(o.tp, o.nvlink).gbps if o.tp > 1 else 0.0
-    gpu = SV.rates_from_spec(view.spec, cuda_memory_bytes=view.cuda_memory_bytes, nvlink=o.nvlink, link_gbps=link)
-    inp, out, _ = w.serving_lengths
-    dtype = "bf16" if w.precision == "fp8" else w.precision
-    return SV.predict(w.arch, w.params, gpu, tp=o.tp * o.pp, dtype=dtype, quantization=w.weight_quantization,
-                      kv_cache_dtype=w.kv_cache_dtype, concurrency=w.concurrency, input_len=inp, output_len=out,
-                      engine=w.engine, gpu_memory_utilization=w.gpu_memory_utilization,
-                      max_num_seqs=w.max_num_seqs, kv_budget_bytes=o.kv_budget_bytes)
+    return SV.predict_workload(w, view.spec, o.tp * o.pp, cuda_memory_bytes=view.cuda_memory_bytes, nvlink=o.nvlink,
+                               link_gbps=link, kv_budget_bytes=o.kv_budget_bytes)
 
 
 def serving_assumptions(w: Workload, view: RigView) -> list[str]:

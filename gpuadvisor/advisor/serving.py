@@ -282,3 +282,17 @@ def rates_from_spec(spec: Any, *, cuda_memory_bytes: float | None = None, nvlink
 
 def ratio_ok(r: float) -> bool:
     return math.isfinite(r) and r > 0
+
+
+def predict_workload(w: Any, spec: Any, tp: int, *, cuda_memory_bytes: float | None = None, nvlink: bool = True,
+                     link_gbps: float | None = None, kv_budget_bytes: float | None = None,
+                     with_band: bool = True) -> ServingResult:
+    """predict() for an advisor Workload (its model, precision, --quantization, --kv-cache-dtype, --concurrency,
+    --input-len/--output-len, --engine, --gpu-memory-utilization, --max-num-seqs) on ``tp`` GPUs of a catalog
+    GpuSpec: the entry point for callers that price serving (plan)."""
+    inp, out, _ = w.serving_lengths
+    gpu = rates_from_spec(spec, cuda_memory_bytes=cuda_memory_bytes, nvlink=nvlink, link_gbps=link_gbps)
+    return predict(w.arch, w.params, gpu, tp=tp, dtype="bf16" if w.precision == "fp8" else w.precision,
+                   quantization=w.weight_quantization, kv_cache_dtype=w.kv_cache_dtype, concurrency=w.concurrency,
+                   input_len=inp, output_len=out, engine=w.engine, gpu_memory_utilization=w.gpu_memory_utilization,
+                   max_num_seqs=w.max_num_seqs, kv_budget_bytes=kv_budget_bytes, with_band=with_band)
