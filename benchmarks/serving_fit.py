@@ -53,7 +53,8 @@ class Case:
         gpu = catalog.gpu_by_id(r["gpu"])
         assert spec is not None and gpu is not None, r["id"]
         arch = architecture_from_spec(spec)
-        return S.predict(arch, arch.params, S.rates_from_spec(gpu, nvlink=int(r["tp"]) == 1 or gpu.nvlink_domain >= int(r["tp"])),
+        nvlink = int(r["tp"]) == 1 or gpu.nvlink_domain >= int(r["tp"])
+        return S.predict(arch, arch.params, S.rates_from_spec(gpu, nvlink=nvlink),
                          tp=int(r["tp"]), dtype=r["dtype"], quantization=r["quantization"],
                          kv_cache_dtype=r["kv_cache_dtype"], concurrency=int(r["concurrency"]),
                          input_len=int(r["input_len"]), output_len=int(r["output_len"]), engine=r["engine"],

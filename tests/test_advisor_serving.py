@@ -104,7 +104,8 @@ def test_kv_cache_caps_the_running_batch_and_the_rest_queue():
     assert r100.max_running == r200.max_running == r100.running == r200.running < 100
     assert r100.max_running == r100.kv_capacity_tokens // 5250
     assert r200.output_tokens_per_second == pytest.approx(r100.output_tokens_per_second)
-    assert r200.ttft_s > r100.ttft_s > 5  # the queue is in the time to first token (NIM printed 8.0 s and 34.8 s at 100, 150)
+    # the queue is in the time to first token (NIM printed 8.0 s and 34.8 s at 100 and 150)
+    assert r200.ttft_s > r100.ttft_s > 5
     assert any("wait in the queue" in n for n in r200.notes)
 
 
@@ -146,8 +147,8 @@ def test_every_serving_figure_has_its_band():
 
 
 def _advise(*args: str, columns: str = "80") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", "advise", "--simulate", "dgx-h100", "--task", "inference",
-                           *args], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": columns})
+    cmd = [sys.executable, "-m", "gpuadvisor", "advise", "--simulate", "dgx-h100", "--task", "inference", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": columns})
 
 
 def test_advise_inference_json_carries_the_serving_figures():

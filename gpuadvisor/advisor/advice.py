@@ -150,7 +150,8 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
         ]
     else:
         out += [
-            f"vLLM takes {w.gpu_memory_utilization:.0%} (--gpu-memory-utilization) of the memory CUDA sees (NVML total less "
+            f"vLLM takes {w.gpu_memory_utilization:.0%} (--gpu-memory-utilization) of the memory CUDA sees "
+            "(NVML total less "
             f"{view.reserved_bytes / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
             f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, {C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
             f"vLLM's profile pass (its default max_num_batched_tokens and max_num_seqs for the GPU; the sampler takes "

@@ -180,7 +180,8 @@ def serving_assumptions(w: Workload, view: RigView) -> list[str]:
     k = SV.fitted_constants()
     overhead, src = k.overhead(w.engine)
     lines = [
-        f"serving figures: {w.concurrency} concurrent request{'s' if w.concurrency != 1 else ''} (closed loop) of {inp} "
+        f"serving figures: {w.concurrency} concurrent request{'s' if w.concurrency != 1 else ''} (closed loop) "
+        f"of {inp} "
         f"prompt + {out} generated tokens" + ("" if given else " (assumed: give --input-len and --output-len)"),
         f"prefill at {k.prefill_compute_fraction:.0%} of the datasheet dense peak, decode at "
         f"{k.decode_bandwidth_fraction:.0%} of the datasheet memory bandwidth, {w.engine} step overhead "
@@ -200,7 +201,9 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
             continue
         o.status = "rejected"
         if o.kv_budget_bytes <= 0:
-            o.reason = f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in {w.gpu_memory_utilization:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB CUDA sees"
+            o.reason = (f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in "
+                        f"{w.gpu_memory_utilization:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB "
+                        "CUDA sees")
         elif not o.fits:
             o.reason = (f"KV cache for {w.concurrency} × {w.ctx} tokens needs {o.kv_needed_bytes / gib:.1f} GiB per GPU, "
                         f"{o.kv_budget_bytes / gib:.1f} GiB left (room for {o.max_sequences(w.ctx)} sequences)")
