@@ -170,8 +170,12 @@ def serving_performance(view: RigView, w: Workload, o: ServingOption) -> SV.Serv
     if view.spec is None:
         return None
     link = view.intra_busbw(o.tp, o.nvlink).gbps if o.tp > 1 else 0.0
-    return SV.predict_workload(w, view.spec, o.tp * o.pp, cuda_memory_bytes=view.cuda_memory_bytes, nvlink=o.nvlink,
+    res = SV.predict_workload(w, view.spec, o.tp * o.pp, cuda_memory_bytes=view.cuda_memory_bytes, nvlink=o.nvlink,
                                link_gbps=link, kv_budget_bytes=o.kv_budget_bytes)
+    if o.pp > 1:
+        res.notes.append(f"pipeline parallel over {o.pp} nodes is timed as one tensor-parallel group of {o.tp * o.pp} "
+                         "GPUs (assumed: the stages' hand-offs across nodes are not counted)")
+    return res
 
 
 def serving_assumptions(w: Workload, view: RigView) -> list[str]:
@@ -187,6 +191,8 @@ def serving_assumptions(w: Workload, view: RigView) -> list[str]:
         f"{k.decode_bandwidth_fraction:.0%} of the datasheet memory bandwidth, {w.engine} step overhead "
         f"{overhead * 1e3:.1f} ms ({src}): fitted on published NVIDIA NIM and vLLM benchmarks; bands from a "
         "leave-one-source-out refit",
+        f"tensor parallelism: 2 all-reduces per layer, {SV.ALLREDUCE_LATENCY_S['nvlink'] * 1e6:.0f} µs each over NVLink, "
+        f"{SV.ALLREDUCE_LATENCY_S['pcie'] * 1e6:.0f} µs over PCIe (assumed) plus the bytes at the all-reduce busbw",
     ]
     if view.spec is None:
         lines.append(f"{view.gpu_name} is not in the GPU catalog: no datasheet rates, so no serving times")
