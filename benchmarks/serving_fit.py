@@ -175,7 +175,12 @@ def main() -> int:
     if args.write:
         write(k, b)
         print(f"wrote {S.FIT_FILE}")
-    return 0
+    # the goal: output tokens/s within 0.75-1.33 of every published run at concurrency 1-64, held out
+    bad = [(c.row["id"], round(r, 3)) for c, m, r in held
+           if m == "output_tokens_per_second" and c.row["concurrency"] <= 64 and not 0.75 <= r <= 1.33]
+    print("held-out output tokens/s at concurrency 1-64: " + (f"outside 0.75-1.33: {bad}" if bad else
+                                                              "every run within 0.75-1.33"))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
