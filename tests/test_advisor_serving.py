@@ -139,7 +139,10 @@ def test_unknown_engine_uses_vllm_figure_and_says_so():
 def test_every_serving_figure_has_its_band():
     a = _arch("llama-3-8b")
     r = S.predict(a, a.params, _h100(), concurrency=16, input_len=1024, output_len=256)
-    for metric in ("output_tokens_per_second", "ttft_s", "itl_s", "output_tokens_per_second_per_user"):
+    tb = r.band["output_tokens_per_second"]
+    assert r.band["e2e_s"]["low"] == pytest.approx(16 * 256 / tb["high"], rel=1e-3)
+    for metric in ("output_tokens_per_second", "ttft_s", "itl_s", "output_tokens_per_second_per_user", "e2e_s",
+                   "prefill_s", "decode_step_s"):
         b = r.band[metric]
         value = getattr(r, metric)
         assert b["low"] <= value <= b["high"], metric

@@ -125,6 +125,7 @@ def test_installed_advise_inference_gives_every_serving_figure_a_band(installed)
     for c in doc["candidates"]:
         sv = c["serving"]
         assert sv is not None and sv["fits"], c["name"]
-        for key in ("output_tokens_per_second", "ttft_s", "itl_s", "output_tokens_per_second_per_user"):
+        for key in ("output_tokens_per_second", "ttft_s", "itl_s", "output_tokens_per_second_per_user", "e2e_s",
+                    "prefill_s", "decode_step_s"):
             band = sv["band"][key]
             assert band is not None and band["low"] <= sv[key] <= band["high"], (c["name"], key)

@@ -199,6 +199,13 @@ def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
                             "max seqs", "fits", "out tok/s", "verdict"], width, indent="") + [""]
 
 
+def _t(x: Any) -> str:
+    """Seconds to three significant figures, in ms below a second (serving latencies)."""
+    if not isinstance(x, int | float):
+        return "?"
+    return f"{x * 1e3:.3g} ms" if x < 1 else f"{x:.3g} s"
+
+
 def _range(b: dict[str, Any] | None, f: Any) -> str:
     return f" ({f(b['low'])}-{f(b['high'])})" if b else ""
 
@@ -213,11 +220,12 @@ def serving_lines(sv: dict[str, Any] | None) -> list[str]:
     out = [
         f"  Serving {sv['concurrency']} x ({sv['input_len']} in + {sv['output_len']} out) tokens on {sv['engine']}, "
         f"TP={sv['tensor_parallel']}, weights {sv['quantization']}, KV cache {sv['kv_cache_dtype']}:",
-        f"    prefill {_secs(sv['prefill_s'])} per request ({sv['prefill_bound']}-bound); decode step "
-        f"{_secs(sv['decode_step_s'])} at batch {sv['running']} ({sv['decode_bound']}-bound"
-        + (f", all-reduces {_secs(sv['allreduce_s_per_step'])}" if sv.get("allreduce_s_per_step") else "") + ")",
-        f"    TTFT {_secs(sv['ttft_s'])}{_range(b.get('ttft_s'), _secs)}, ITL {_secs(sv['itl_s'])}"
-        f"{_range(b.get('itl_s'), _secs)}, end-to-end {_secs(sv['e2e_s'])}",
+        f"    prefill {_t(sv['prefill_s'])}{_range(b.get('prefill_s'), _t)} per request "
+        f"({sv['prefill_bound']}-bound); decode step {_t(sv['decode_step_s'])}{_range(b.get('decode_step_s'), _t)} "
+        f"at batch {sv['running']} ({sv['decode_bound']}-bound"
+        + (f", all-reduces {_t(sv['allreduce_s_per_step'])}" if sv.get("allreduce_s_per_step") else "") + ")",
+        f"    TTFT {_t(sv['ttft_s'])}{_range(b.get('ttft_s'), _t)}, ITL {_t(sv['itl_s'])}"
+        f"{_range(b.get('itl_s'), _t)}, end-to-end {_t(sv['e2e_s'])}{_range(b.get('e2e_s'), _t)}",
         f"    output {_num(sv['output_tokens_per_second'])} tokens/s"
         f"{_range(b.get('output_tokens_per_second'), _num)}, {sv['output_tokens_per_second_per_user']:.1f} per user"
         f"{_range(b.get('output_tokens_per_second_per_user'), lambda x: f'{x:.1f}')}",

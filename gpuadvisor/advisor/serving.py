@@ -264,6 +264,15 @@ def predict(arch: Architecture, params: int, gpu: GpuRates, *, tp: int = 1, dtyp
         res.band = {m: serving_band(m, getattr(res, m)) for m in ("output_tokens_per_second", "ttft_s", "itl_s")}
         res.band["output_tokens_per_second_per_user"] = serving_band("output_tokens_per_second",
                                                                      res.output_tokens_per_second_per_user)
+        # end-to-end = concurrency x output / output tokens/s (Little's law): the throughput band, inverted
+        tb = res.band["output_tokens_per_second"]
+        res.band["e2e_s"] = None if tb is None else {
+            **tb, "low": res.e2e_s * tb["ratio_low"], "high": res.e2e_s * tb["ratio_high"],
+            "basis": tb["basis"] + " (output tokens/s band, inverted: end-to-end = concurrency x output / tokens/s)"}
+        # the prefill and the decode step are what TTFT and ITL measure at concurrency 1: their bands
+        for part, metric in (("prefill_s", "ttft_s"), ("decode_step_s", "itl_s")):
+            b = serving_band(metric, getattr(res, part))
+            res.band[part] = None if b is None else {**b, "basis": b["basis"] + f" ({metric}'s band)"}
     return res
 
 
