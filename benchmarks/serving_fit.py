@@ -122,6 +122,20 @@ def leave_one_source_out(cases: list[Case]) -> list[tuple[Case, str, float]]:
     return held
 
 
+def leave_one_generation_out(cases: list[Case]) -> dict[str, list[tuple[str, float]]]:
+    """Held-out output tokens/s ratios with every case of one GPU generation left out of the fit (reported, not
+    used for the bands: with one generation per engine here, it also removes the held-out engine's overhead)."""
+    def gen(c: Case) -> str:
+        spec = catalog.gpu_by_id(c.row["gpu"])
+        return spec.architecture if spec else "?"
+    out = {}
+    for g in sorted({gen(c) for c in cases}):
+        k = fit([c for c in cases if gen(c) != g])
+        out[g] = [(c.row["id"], r) for c, m, r in ratios([c for c in cases if gen(c) == g], k)
+                  if m == "output_tokens_per_second"]
+    return out
+
+
 def bands(held: list[tuple[Case, str, float]]) -> dict[str, dict[str, Any]]:
     out = {}
     for m in METRICS:
@@ -172,6 +186,9 @@ def main() -> int:
     b = bands(held)
     for m, v in b.items():
         print(f"band {m}: {v}")
+    for g, rs in leave_one_generation_out(cases).items():
+        vals = [r for _, r in rs]
+        print(f"generation {g} held out: output tokens/s ratio {min(vals):.3f}-{max(vals):.3f} over {len(vals)} runs")
     if args.write:
         write(k, b)
         print(f"wrote {S.FIT_FILE}")
