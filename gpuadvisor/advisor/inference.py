@@ -196,6 +196,12 @@ def serving_assumptions(w: Workload, view: RigView) -> list[str]:
     ]
     if view.spec is None:
         lines.append(f"{view.gpu_name} is not in the GPU catalog: no datasheet rates, so no serving times")
+    q = w.weight_quantization
+    if q in ("int8", "awq", "gptq"):
+        kind = {"int8": "INT8 (W8A8)", "awq": "AWQ 4-bit", "gptq": "GPTQ 4-bit"}[q]
+        lines.append(f"weights: a pre-quantised {kind} checkpoint of the model (vLLM reads its quantisation "
+                     "config); 4-bit weights at group size 128 with a 16-bit scale per group; the matmuls timed at "
+                     "the 16-bit peak")
     return lines
 
 
