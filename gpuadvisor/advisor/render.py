@@ -230,7 +230,8 @@ def serving_lines(sv: dict[str, Any] | None) -> list[str]:
         f"{_range(b.get('output_tokens_per_second'), _num)}, {sv['output_tokens_per_second_per_user']:.1f} per user"
         f"{_range(b.get('output_tokens_per_second_per_user'), lambda x: f'{x:.1f}')}",
         f"    KV cache: {sv['kv_capacity_tokens']:,} tokens at {sv['gpu_memory_utilization']:.2f} GPU memory "
-        f"utilisation: room for {sv['max_running']} running requests of this length",
+        f"utilisation: room for {sv['max_running']} running requests of this length (each holds "
+        f"{sv['input_len'] + sv['output_len'] // 2:,} tokens on average over its life)",
     ]
     if cov:
         out.append(f"    ranges: predicted/measured of published serving runs held out one source at a time "
