@@ -143,3 +143,42 @@ def test_installed_advise_gives_every_candidate_a_band(installed):
         tps = band["tokens_per_second"]
         assert tps["low"] < c["tokens_per_second"] < tps["high"], (c["name"], tps)
         assert tps["cases"] >= 10
+
+
+@pytest.mark.slow
+def test_installed_advise_inference_gives_every_serving_figure_a_band(installed):
+    """The serving bands (gpuadvisor/advisor/serving_fit.toml) ship in the wheel."""
+    out = _run(
+        installed,
+        "advise",
+        "--simulate",
+        "dgx-h100",
+        "--model",
+        "llama-3-8b",
+        "--task",
+        "inference",
+        "--concurrency",
+        "16",
+        "--input-len",
+        "1024",
+        "--output-len",
+        "256",
+        "--json",
+        "-",
+    )
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    for c in doc["candidates"]:
+        sv = c["serving"]
+        assert sv is not None and sv["fits"], c["name"]
+        for key in (
+            "output_tokens_per_second",
+            "ttft_s",
+            "itl_s",
+            "output_tokens_per_second_per_user",
+            "e2e_s",
+            "prefill_s",
+            "decode_step_s",
+        ):
+            band = sv["band"][key]
+            assert band is not None and band["low"] <= sv[key] <= band["high"], (c["name"], key)

@@ -183,8 +183,8 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
         ]
     else:
         out += [
-            f"vLLM takes {C.VLLM_GPU_MEMORY_UTILIZATION:.0%} (--gpu-memory-utilization default) of the memory CUDA "
-            "sees (NVML total less "
+            f"vLLM takes {w.gpu_memory_utilization:.0%} (--gpu-memory-utilization) of the memory CUDA sees "
+            "(NVML total less "
             f"{view.reserved_bytes / 2**20:g} MiB the driver reserves); less the weights, the non-torch memory "
             f"({C.VLLM_NON_TORCH_BYTES_SINGLE / C.GiB:.2f} GiB on one GPU, "
             f"{C.VLLM_NON_TORCH_BYTES_PARALLEL / C.GiB:.2f} GiB with TP) and the peak of "
@@ -388,18 +388,24 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
                 f". Smallest rig that would: {smallest['smallest']['description']} "
                 f"({smallest['smallest']['strategy']})."
             )
+    cands = [o.to_dict(w.ctx) for o in opts]
+    for o, d in zip(opts, cands, strict=True):
+        perf = I.serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None
+        d["serving"] = perf.to_dict() if perf else None
+    pick = next((d for o, d in zip(opts, cands, strict=True) if o is chosen), None)
+    assumptions = _assumptions(w, view) + I.serving_assumptions(w, view)
     return Advice(
         task="inference",
         workload=w.to_dict(),
         rig=_rig_summary(view, w),
-        candidates=[o.to_dict(w.ctx) for o in opts],
+        candidates=cands,
         excluded=excluded,
-        pick=chosen.to_dict(w.ctx) if chosen else None,
+        pick=pick,
         reason=reason,
         snippet=snippet,
         batch=None,
         smallest_rig=smallest,
-        assumptions=_assumptions(w, view),
+        assumptions=assumptions,
         state_bytes=None,
         notes=notes,
     )

@@ -235,8 +235,9 @@ def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
         parts += [f"--context-length {ctx}", f"--dtype {dtype}"]
         if conc > 1:
             parts.append(f"--max-running-requests {conc}")
-        if w["precision"] == "fp8":
-            parts.append("--quantization fp8")
+        quant = w.get("quantization") or ("fp8" if w["precision"] == "fp8" else None)
+        if quant in ("fp8", "awq", "gptq"):
+            parts.append(f"--quantization {quant}")
         if w["kv_cache_dtype"] == "fp8":
             parts.append("--kv-cache-dtype fp8_e4m3")  # vLLM's fp8 KV cache is E4M3 too
         if rig["nodes"] > 1:

@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
+from gpuadvisor.advisor import serving as SV
 from gpuadvisor.advisor.rigview import RigView
 from gpuadvisor.advisor.workload import Architecture, Workload
 
@@ -127,8 +128,11 @@ def weight_bytes(w: Workload) -> float:
     """Bytes of the served weights: every parameter at the precision's size; with fp8 (vLLM --quantization fp8)
     only the transformer layers' linear weights are 8-bit, the embeddings, lm_head and norms stay 16-bit
     (vLLM's Fp8LinearMethod quantizes linear layers; the lm_head is a ParallelLMHead)."""
-    if w.precision != "fp8":
+    q = w.weight_quantization
+    if q == "none" and w.precision != "fp8":
         return w.params * w.weight_bytes_inference()
+    if q != "fp8":  # int8 / AWQ / GPTQ: quantised linear layers, the rest in the 16-bit dtype
+        return SV.weight_bytes(w.arch, w.params, "bf16" if w.precision == "fp8" else w.precision, q)
     linear = min(w.params, w.arch.layers * w.arch.layer_linear_params())
     return linear * C.DTYPE_BYTES["fp8"] + (w.params - linear) * C.DTYPE_BYTES["bf16"]
 
@@ -154,7 +158,7 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     kv_tok = F.kv_cache_bytes_per_token(math.ceil(a.layers / pp), kv_heads, a.head_dim, w.kv_bytes())
     runtime = C.VLLM_NON_TORCH_BYTES_SINGLE if t * pp == 1 else C.VLLM_NON_TORCH_BYTES_PARALLEL
     reserved = view.reserved_bytes
-    usable = C.VLLM_GPU_MEMORY_UTILIZATION * view.cuda_memory_bytes
+    usable = w.gpu_memory_utilization * view.cuda_memory_bytes
     budget = usable - weights - act - runtime
     if w.vllm_version == "0.21":
         budget -= C.VLLM_CUDA_GRAPH_BYTES  # captured before the KV cache is sized, so it comes out of the budget
@@ -173,6 +177,59 @@ def pick_serving(opts: list[ServingOption]) -> ServingOption | None:
     return min(fitting, key=lambda o: (o.tp * o.pp, not o.nvlink))
 
 
+def serving_performance(view: RigView, w: Workload, o: ServingOption) -> SV.ServingResult | None:
+    """Prefill, decode, TTFT/ITL and output tokens/s of option ``o`` at the workload's concurrency and lengths
+    (None when the GPU is not in the catalog: no datasheet rates to time it)."""
+    if view.spec is None:
+        return None
+    link = view.intra_busbw(o.tp, o.nvlink).gbps if o.tp > 1 else 0.0
+    res = SV.predict_workload(
+        w,
+        view.spec,
+        o.tp * o.pp,
+        cuda_memory_bytes=view.cuda_memory_bytes,
+        nvlink=o.nvlink,
+        link_gbps=link,
+        kv_budget_bytes=o.kv_budget_bytes,
+    )
+    if o.pp > 1:
+        res.notes.append(
+            f"pipeline parallel over {o.pp} nodes is timed as one tensor-parallel group of {o.tp * o.pp} "
+            "GPUs (assumed: the stages' hand-offs across nodes are not counted)"
+        )
+    return res
+
+
+def serving_assumptions(w: Workload, view: RigView) -> list[str]:
+    """What the serving figures assume, each with its source."""
+    inp, out, given = w.serving_lengths
+    k = SV.fitted_constants()
+    overhead, src = k.overhead(w.engine)
+    lines = [
+        f"serving figures: {w.concurrency} concurrent request{'s' if w.concurrency != 1 else ''} (closed loop) "
+        f"of {inp} "
+        f"prompt + {out} generated tokens" + ("" if given else " (assumed: give --input-len and --output-len)"),
+        f"prefill at {k.prefill_compute_fraction:.0%} of the datasheet dense peak, decode at "
+        f"{k.decode_bandwidth_fraction:.0%} of the datasheet memory bandwidth, {w.engine} step overhead "
+        f"{overhead * 1e3:.1f} ms ({src}): fitted on published NVIDIA NIM and vLLM benchmarks; bands from a "
+        "leave-one-source-out refit",
+        f"tensor parallelism: 2 all-reduces per layer, {SV.ALLREDUCE_LATENCY_S['nvlink'] * 1e6:.0f} µs each over "
+        "NVLink, "
+        f"{SV.ALLREDUCE_LATENCY_S['pcie'] * 1e6:.0f} µs over PCIe (assumed) plus the bytes at the all-reduce busbw",
+    ]
+    if view.spec is None:
+        lines.append(f"{view.gpu_name} is not in the GPU catalog: no datasheet rates, so no serving times")
+    q = w.weight_quantization
+    if q in ("int8", "awq", "gptq"):
+        kind = {"int8": "INT8 (W8A8)", "awq": "AWQ 4-bit", "gptq": "GPTQ 4-bit"}[q]
+        lines.append(
+            f"weights: a pre-quantised {kind} checkpoint of the model (vLLM reads its quantisation "
+            "config); 4-bit weights at group size 128 with a 16-bit scale per group; the matmuls timed at "
+            "the 16-bit peak"
+        )
+    return lines
+
+
 def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: Workload) -> str:
     gib = C.GiB
     for o in opts:
@@ -183,7 +240,7 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
         if o.kv_budget_bytes <= 0:
             o.reason = (
                 f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in "
-                f"{C.VLLM_GPU_MEMORY_UTILIZATION:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB "
+                f"{w.gpu_memory_utilization:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB "
                 "CUDA sees"
             )
         elif not o.fits:
@@ -216,12 +273,12 @@ def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
     elif w.concurrency > 1:
         parts.append(f"--max-num-seqs {w.concurrency}")
     parts += [
-        f"--gpu-memory-utilization {C.VLLM_GPU_MEMORY_UTILIZATION:.2f}",
+        f"--gpu-memory-utilization {w.gpu_memory_utilization:.2f}",
         "--dtype "
         + ("bfloat16" if w.precision in ("bf16", "fp8") else {"fp16": "float16", "fp32": "float32"}[w.precision]),
     ]
-    if w.precision == "fp8":
-        parts.append("--quantization fp8")
+    if w.weight_quantization in ("fp8", "awq", "gptq"):
+        parts.append(f"--quantization {w.weight_quantization}")
     if w.kv_cache_dtype == "fp8":
         parts.append("--kv-cache-dtype fp8")
     return " ".join(parts)

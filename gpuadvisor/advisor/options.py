@@ -14,11 +14,13 @@ from gpuadvisor import completion
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor.workload import (
     CHECKPOINTING_CHOICES,
+    ENGINE_CHOICES,
     FINETUNE_CHOICES,
     KV_DTYPE_CHOICES,
     LOSS_CHOICES,
     OPTIMIZER_CHOICES,
     PRECISION_CHOICES,
+    QUANTIZATION_CHOICES,
     STATE_BYTES_CHOICES,
     VLLM_VERSION_CHOICES,
 )
@@ -53,6 +55,11 @@ WORKLOAD_OPTION_NAMES = (
     "optimizer_in_backward",
     "vllm_version",
     "max_num_seqs",
+    "gpu_memory_utilization",
+    "input_len",
+    "output_len",
+    "quantization",
+    "engine",
 )
 
 
@@ -192,6 +199,36 @@ def workload_options(f: F) -> F:
             "max_num_seqs",
             type=Count(1, 2**20),
             help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024).",
+        ),
+        click.option(
+            "--gpu-memory-utilization",
+            "gpu_memory_utilization",
+            type=Fraction,
+            help="Inference: vLLM --gpu-memory-utilization, the share of each GPU's memory for weights, "
+            "activations and KV cache (default 0.90, vLLM's).",
+        ),
+        click.option(
+            "--input-len",
+            "input_len",
+            type=Count(1, 2**24),
+            help="Inference: prompt tokens per request (default: --context less the output).",
+        ),
+        click.option(
+            "--output-len",
+            "output_len",
+            type=Count(1, 2**24),
+            help="Inference: generated tokens per request (default min(512, context / 2)).",
+        ),
+        click.option(
+            "--quantization",
+            type=click.Choice(QUANTIZATION_CHOICES),
+            help="Inference: weight quantisation (fp8, int8 W8A8, 4-bit AWQ or GPTQ; default fp8 with "
+            "--precision fp8, else none).",
+        ),
+        click.option(
+            "--engine",
+            type=click.Choice(ENGINE_CHOICES),
+            help="Inference: the serving engine whose step overhead the prediction uses (default vllm).",
         ),
         click.option(
             "--nodes",

@@ -89,6 +89,8 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
         tables.append(f"  {d['reason']}")
         if d["task"] == "train" and d.get("pick_detail"):
             tables.append(predicted_line(d["pick_detail"]))
+        if d["task"] == "inference" and d.get("pick_detail"):
+            tables += serving_lines(d["pick_detail"].get("serving"))
         if explain and d.get("batch"):
             tables.append(f"  Batch: {d['batch']['lr_note']}")
         tables += _snippet(d.get("snippet")) if explain else _launch_line(d.get("snippet"))
@@ -276,6 +278,7 @@ def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
 
     rows = []
     for o in d["candidates"]:
+        sv = o.get("serving") or {}
         rows.append(
             [
                 o["name"],
@@ -285,6 +288,7 @@ def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
                 f"{o['kv_capacity_tokens']:,}",
                 o["max_sequences_at_context"],
                 "yes" if o["fits"] else "no",
+                _num(sv.get("output_tokens_per_second"), "-") if sv.get("fits") else "-",
                 "PICK" if o["status"] == "pick" else o["reason"],
             ]
         )
@@ -298,11 +302,56 @@ def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
             "KV tokens",
             "max seqs",
             "fits",
+            "out tok/s",
             "verdict",
         ],
         width,
         indent="",
     ) + [""]
+
+
+def _t(x: Any) -> str:
+    """Seconds to three significant figures, in ms below a second (serving latencies)."""
+    if not isinstance(x, int | float):
+        return "?"
+    return f"{x * 1e3:.3g} ms" if x < 1 else f"{x:.3g} s"
+
+
+def _range(b: dict[str, Any] | None, f: Any) -> str:
+    return f" ({f(b['low'])}-{f(b['high'])})" if b else ""
+
+
+def serving_lines(sv: dict[str, Any] | None) -> list[str]:
+    """The pick's serving figures: prefill and decode, TTFT/ITL, end-to-end, output tokens/s, the running batch
+    the KV cache allows, each with its band."""
+    if not sv or not sv.get("fits"):
+        return []
+    b = sv.get("band") or {}
+    cov = b.get("output_tokens_per_second")
+    out = [
+        f"  Serving {sv['concurrency']} x ({sv['input_len']} in + {sv['output_len']} out) tokens on {sv['engine']}, "
+        f"TP={sv['tensor_parallel']}, weights {sv['quantization']}, KV cache {sv['kv_cache_dtype']}:",
+        f"    prefill {_t(sv['prefill_s'])}{_range(b.get('prefill_s'), _t)} per request "
+        f"({sv['prefill_bound']}-bound); decode step {_t(sv['decode_step_s'])}{_range(b.get('decode_step_s'), _t)} "
+        f"at batch {sv['running']} ({sv['decode_bound']}-bound"
+        + (f", all-reduces {_t(sv['allreduce_s_per_step'])}" if sv.get("allreduce_s_per_step") else "")
+        + ")",
+        f"    TTFT {_t(sv['ttft_s'])}{_range(b.get('ttft_s'), _t)}, ITL {_t(sv['itl_s'])}"
+        f"{_range(b.get('itl_s'), _t)}, end-to-end {_t(sv['e2e_s'])}{_range(b.get('e2e_s'), _t)}",
+        f"    output {_num(sv['output_tokens_per_second'])} tokens/s"
+        f"{_range(b.get('output_tokens_per_second'), _num)}, {sv['output_tokens_per_second_per_user']:.1f} per user"
+        f"{_range(b.get('output_tokens_per_second_per_user'), lambda x: f'{x:.1f}')}",
+        f"    KV cache: {sv['kv_capacity_tokens']:,} tokens at {sv['gpu_memory_utilization']:.2f} GPU memory "
+        f"utilisation: room for {sv['max_running']} running requests of this length (each holds "
+        f"{sv['input_len'] + sv['output_len'] // 2:,} tokens on average over its life)",
+    ]
+    if cov:
+        out.append(
+            f"    ranges: predicted/measured of published serving runs held out one source at a time "
+            f"({cov['cases']} runs, {cov['sources']} sources; {cov['coverage']:.0%} of them inside)"
+        )
+    out += [f"    note: {n}" for n in sv.get("notes", [])]
+    return out
 
 
 def _snippet(s: dict[str, Any] | None) -> list[str]:

@@ -303,6 +303,8 @@ KV_DTYPE_CHOICES = ("auto", "bf16", "fp16", "fp8", "fp32")
 STATE_BYTES_CHOICES = ("16", "18", "20", "bf16")
 LOSS_CHOICES = ("full", "chunked")
 VLLM_VERSION_CHOICES = ("v0", "v1", "0.21")
+QUANTIZATION_CHOICES = ("none", "fp8", "int8", "awq", "gptq")  # serving: weight quantisation (vLLM --quantization)
+ENGINE_CHOICES = ("vllm", "sglang", "nim")  # serving engine whose per-step overhead the serving model uses
 # The smallest --params a GPT-3-family shape can hold: one layer of d_model 768 and its 50,257-token embedding.
 MIN_PARAMS = 50257 * 768 + 12 * 768 * 768 + 13 * 768
 
@@ -335,6 +337,11 @@ class Workload:
         "v1"  # v1 (V1, or V0 since PR #10511's profiler), v0 (V0 before it, <= 0.6.4), 0.21 (CUDA graphs subtracted)
     )
     max_num_seqs: int | None = None  # vLLM --max-num-seqs (default: vLLM's for the GPU)
+    gpu_memory_utilization: float = C.VLLM_GPU_MEMORY_UTILIZATION  # vLLM --gpu-memory-utilization
+    input_len: int | None = None  # serving: prompt tokens per request (default: context less output_len)
+    output_len: int | None = None  # serving: generated tokens per request (default: min(512, context / 2))
+    quantization: str | None = None  # serving: none | fp8 | int8 | awq | gptq (default: fp8 with --precision fp8)
+    engine: str = "vllm"  # serving engine: vllm | sglang | nim
     nodes: int = 1
     inter_node_gbps: float | None = None
     model_label: str = ""
@@ -382,7 +389,27 @@ class Workload:
     def ctx(self) -> int:
         if self.context:
             return self.context
+        if self.input_len and self.output_len:
+            return self.input_len + self.output_len
         return min(8192, self.arch.max_positions or 8192)
+
+    @property
+    def serving_lengths(self) -> tuple[int, int, bool]:
+        """(input, output) tokens per request, and whether both were given (else the rest is assumed)."""
+        if self.input_len and self.output_len:
+            return self.input_len, self.output_len, True
+        if self.output_len:
+            return max(1, self.ctx - self.output_len), self.output_len, False
+        if self.input_len:
+            return self.input_len, max(1, self.ctx - self.input_len), False
+        out = max(1, min(512, self.ctx // 2))
+        return max(1, self.ctx - out), out, False
+
+    @property
+    def weight_quantization(self) -> str:
+        if self.quantization:
+            return self.quantization
+        return "fp8" if self.precision == "fp8" else "none"
 
     def trainable_params(self) -> int:
         """Parameters the optimizer updates: all of them, or the LoRA adapters on every linear layer."""
@@ -504,6 +531,11 @@ class Workload:
             "loss",
             "vllm_version",
             "max_num_seqs",
+            "gpu_memory_utilization",
+            "input_len",
+            "output_len",
+            "quantization",
+            "engine",
         }
         changes = {k: v for k, v in kw.items() if k in simple and v is not None}
         if kw.get("flash_attention") is not None:
@@ -559,6 +591,25 @@ class Workload:
                 f"--vllm-version {self.vllm_version}: choose one of {', '.join(VLLM_VERSION_CHOICES)}",
             ),
             (self.max_num_seqs is None or self.max_num_seqs >= 1, "--max-num-seqs must be at least 1"),
+            (
+                0 < self.gpu_memory_utilization <= 1,
+                f"--gpu-memory-utilization {self.gpu_memory_utilization}: give a fraction in (0, 1], e.g. 0.90",
+            ),
+            (
+                self.quantization is None or self.quantization in QUANTIZATION_CHOICES,
+                f"--quantization {self.quantization}: choose one of {', '.join(QUANTIZATION_CHOICES)}",
+            ),
+            (self.engine in ENGINE_CHOICES, f"--engine {self.engine}: choose one of {', '.join(ENGINE_CHOICES)}"),
+            (
+                not (
+                    self.context
+                    and self.input_len
+                    and self.output_len
+                    and self.input_len + self.output_len > self.context
+                ),
+                f"--input-len {self.input_len} + --output-len {self.output_len} exceed --context {self.context}: "
+                "give a context of at least their sum, or leave --context out",
+            ),
             (self.nodes >= 1, "--nodes must be at least 1"),
             (self.inter_node_gbps is None or self.inter_node_gbps > 0, "--inter-node-gbps must be positive"),
             (self.lora_rank >= 1, "--lora-rank must be at least 1"),

@@ -86,6 +86,8 @@ def advise(
         {"--json": json_path if json_path != "-" else None, "-o": output},
         {"--from": from_, "--simulate": simulate_, "--model": kw.get("model"), "--hf-config": kw.get("hf_config")},
     )
+    if framework in ("vllm", "sglang", "trtllm") and kw.get("engine") is None:
+        kw["engine"] = {"trtllm": "nim"}.get(framework, framework)  # NIM's figures are TensorRT-LLM's
     workload = Workload.from_options(**workload_kwargs(kw))
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
     advice = run_advice(rig, workload)

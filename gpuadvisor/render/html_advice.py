@@ -133,6 +133,35 @@ def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
     return {"columns": cols, "rows": rows}
 
 
+def _serving_rows(sv: Any) -> list[tuple[str, str]]:
+    """The pick's predicted serving figures (advisor/serving.py), each with its band."""
+    if not isinstance(sv, dict) or not sv.get("fits"):
+        return []
+    b = sv.get("band") or {}
+
+    def rng(key: str, f: Any) -> str:
+        x = b.get(key)
+        return f" (range {f(x['low'])}-{f(x['high'])})" if isinstance(x, dict) else ""
+
+    return [
+        (
+            "prefill / decode",
+            f"{secs(sv.get('prefill_s'))} per request ({sv.get('prefill_bound')}-bound) / "
+            f"{secs(sv.get('decode_step_s'))} per step at batch {sv.get('running')} "
+            f"({sv.get('decode_bound')}-bound)",
+        ),
+        ("TTFT / ITL", f"{secs(sv.get('ttft_s'))}{rng('ttft_s', secs)} / {secs(sv.get('itl_s'))}{rng('itl_s', secs)}"),
+        (
+            "output tokens/s",
+            f"{num(sv.get('output_tokens_per_second'))}{rng('output_tokens_per_second', num)}, "
+            f"{num(sv.get('output_tokens_per_second_per_user'))} per user, "
+            f"{sv.get('concurrency')} x ({sv.get('input_len')} in + {sv.get('output_len')} out) "
+            "tokens",
+        ),
+        ("running batch", f"{sv.get('running')} (the KV cache holds {sv.get('max_running')} requests of this length)"),
+    ]
+
+
 def _nvlink_cell(c: dict[str, Any]) -> str:
     """Whether the GPUs of a serving layout talk over NVLink; a one-GPU layout has no GPU-to-GPU traffic."""
     tp, pp = c.get("tensor_parallel_size"), c.get("pipeline_parallel_size")
@@ -238,6 +267,7 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
                 "the requested context)",
             ),
         ]
+        key += _serving_rows(pd.get("serving"))
     batch = a.get("batch") or {}
     if isinstance(batch, dict) and batch.get("lr_note"):
         key.append(("learning rate", str(batch["lr_note"])))

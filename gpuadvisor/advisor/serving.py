@@ -1,0 +1,393 @@
+"""Serving performance: prefill and decode of a continuously batched server, per request and in aggregate.
+
+The model, per replica of ``tp`` GPUs (one tensor-parallel group):
+
+- prefill of one request (input I tokens) is compute-bound: 2 FLOPs per linear weight per token plus causal
+  attention (2·L·I²·d_attn), at a fitted fraction of the datasheet dense peak; never faster than one read of the
+  weights (Pope et al. 2022, "Efficiently Scaling Transformer Inference", section 2; vLLM docs, "Optimization
+  and Tuning": prefill is compute-bound, decode memory-bound);
+- one decode step for b running sequences reads the weights once and each sequence's KV cache (on average
+  I + O/2 tokens), at a fitted fraction of the datasheet memory bandwidth, or is compute-bound when b is large;
+- tensor parallelism adds two all-reduces per layer (Megatron-LM, Shoeybi et al. 2019, section 3) of
+  b × hidden 16-bit values, a latency each plus the bytes over the link;
+- the engine adds a fixed scheduling and launch overhead per step (fitted per engine);
+- continuous batching at closed-loop concurrency c (every finished request is replaced at once, as
+  ``vllm bench serve --max-concurrency`` and NVIDIA's AIPerf/GenAI-Perf ``--concurrency`` run it): the running
+  batch is m = min(c, the sequences the KV cache holds, --max-num-seqs). Over one request's life every running
+  request is prefilled once and O decode steps run, so a round takes m·prefill + O·decode(m); the other
+  requests' prefills land between a request's decode steps (inter-token latency), and requests beyond m wait
+  in the queue (their wait is in the time to first token). Output tokens/s = c·O / end-to-end (Little's law).
+
+The constants are fitted by benchmarks/serving_fit.py on the published runs in benchmarks/serving_cases.toml
+and written with their held-out error bands to serving_fit.toml next to this module (package data).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor.advisor.workload import Architecture
+
+FIT_FILE = Path(__file__).with_name("serving_fit.toml")
+
+ENGINES = ("vllm", "sglang", "nim")
+QUANTIZATIONS = ("none", "fp8", "int8", "awq", "gptq")
+# Bytes per linear-layer weight. 4-bit AWQ/GPTQ at group size 128 keep a 16-bit scale and a packed 4-bit zero
+# point per 128 weights (AutoAWQ / GPTQ default q_group_size 128): 0.5 + 2.5/128 bytes.
+WEIGHT_BYTES = {
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp32": 4.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "awq": 0.5 + 2.5 / 128,
+    "gptq": 0.5 + 2.5 / 128,
+}
+KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0}
+# Which datasheet peak the matmuls of a quantisation run at: fp8 W8A8 on the FP8 Tensor Cores where the GPU has
+# them; 4-bit weight-only kernels (Marlin, AWQ GEMM) dequantise to 16-bit and run at the 16-bit peak; int8
+# W8A8 at the 16-bit peak as well (the catalog carries no INT8 column: an assumption, conservative by up to 2x).
+COMPUTE_PRECISION = {"fp8": "fp8", "int8": "bf16", "awq": "bf16", "gptq": "bf16"}
+# All-reduce latency of one small message inside a tensor-parallel group (vLLM's custom all-reduce over
+# NVLink; NCCL over PCIe). Assumed, not fitted: the calibration has one tensor-parallel model only.
+ALLREDUCE_LATENCY_S = {"nvlink": 8e-6, "pcie": 25e-6}
+
+
+@dataclass(frozen=True)
+class ServingConstants:
+    """The fitted constants (benchmarks/serving_fit.py writes them to serving_fit.toml)."""
+
+    decode_bandwidth_fraction: float = 0.75  # of the datasheet memory bandwidth a decode step reaches
+    prefill_compute_fraction: float = 0.5  # of the datasheet dense peak the prefill matmuls reach
+    step_overhead_s: dict[str, float] = field(default_factory=lambda: {"vllm": 0.002, "nim": 0.002})
+
+    def overhead(self, engine: str) -> tuple[float, str]:
+        """The per-step overhead of ``engine`` and where it comes from."""
+        if engine in self.step_overhead_s:
+            return self.step_overhead_s[engine], f"fitted on published {engine} runs"
+        return self.step_overhead_s.get("vllm", 0.0), f"no published {engine} run in the calibration: vLLM's figure"
+
+
+@functools.cache
+def _fit() -> dict[str, Any]:
+    try:
+        return tomllib.loads(FIT_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
+def fitted_constants() -> ServingConstants:
+    """The shipped constants (the defaults above when the fit file is missing)."""
+    c = _fit().get("constants")
+    if not c:
+        return ServingConstants()
+    return ServingConstants(
+        float(c["decode_bandwidth_fraction"]),
+        float(c["prefill_compute_fraction"]),
+        {k: float(v) for k, v in c["step_overhead_s"].items()},
+    )
+
+
+def serving_band(metric: str, value: float | None) -> dict[str, Any] | None:
+    """The held-out band of ``metric`` (output_tokens_per_second, ttft_s, itl_s) around a predicted value:
+    [value / ratio_high, value / ratio_low], with the coverage the leave-one-source-out refit measured."""
+    b = _fit().get("bands", {}).get(metric)
+    if not b or value is None:
+        return None
+    lo, hi = float(b["ratio_low"]), float(b["ratio_high"])
+    return {
+        "low": value / hi,
+        "high": value / lo,
+        "ratio_low": lo,
+        "ratio_high": hi,
+        "cases": int(b["cases"]),
+        "sources": int(b["sources"]),
+        "coverage": float(b["coverage"]),
+        "basis": "leave-one-source-out refit over published serving runs",
+    }
+
+
+@dataclass(frozen=True)
+class GpuRates:
+    """What the serving model needs of a GPU: its datasheet rates and the memory CUDA sees."""
+
+    name: str
+    memory_bandwidth_gbps: float
+    tflops: dict[str, float]
+    cuda_memory_bytes: float
+    nvlink: bool = True  # the tensor-parallel group shares NVLink (else PCIe)
+    link_gbps: float = 0.0  # per direction between two GPUs of the group (0: unknown, latency only)
+
+    def peak(self, precision: str) -> float:
+        for p in (precision, "bf16", "fp16", "fp32"):
+            if self.tflops.get(p):
+                return float(self.tflops[p]) * 1e12
+        raise ValueError(f"{self.name}: no datasheet peak")
+
+
+@dataclass
+class ServingResult:
+    """Figures of one serving configuration (seconds, tokens/s, bytes) with their bands."""
+
+    engine: str
+    tensor_parallel: int
+    concurrency: int
+    input_len: int
+    output_len: int
+    quantization: str
+    kv_cache_dtype: str
+    gpu_memory_utilization: float
+    weights_bytes_per_gpu: float
+    kv_bytes_per_token_per_gpu: float
+    kv_budget_bytes_per_gpu: float
+    kv_capacity_tokens: int
+    max_running: int  # the running batch the KV cache allows at this input + output length
+    running: int  # min(concurrency, max_running, max_num_seqs)
+    prefill_s: float  # one request's prefill, alone
+    prefill_bound: str  # compute | memory
+    decode_step_s: float  # one decode step at the running batch
+    decode_bound: str
+    allreduce_s_per_step: float
+    ttft_s: float
+    itl_s: float
+    e2e_s: float
+    output_tokens_per_second: float
+    output_tokens_per_second_per_user: float
+    fits: bool
+    notes: list[str] = field(default_factory=list)
+    band: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+def linear_params(arch: Architecture) -> int:
+    """Weights of the transformer layers' linear projections (the ones quantisation applies to)."""
+    return arch.layers * arch.layer_linear_params()
+
+
+def weight_bytes(arch: Architecture, params: int, dtype: str, quantization: str) -> float:
+    """All weights: quantised linear layers, the rest (embeddings, lm_head, norms) in the 16-bit dtype
+    (vLLM's quantised linear methods leave the embedding, lm_head and norms unquantised)."""
+    base = WEIGHT_BYTES[dtype if dtype in WEIGHT_BYTES else "bf16"]
+    if quantization == "none":
+        return params * base
+    lin = min(params, linear_params(arch))
+    return lin * WEIGHT_BYTES[quantization] + (params - lin) * base
+
+
+def kv_bytes_per_token(arch: Architecture, tp: int, kv_dtype: str) -> float:
+    """K and V of every layer for one token on one GPU; below one KV head per GPU the heads are replicated."""
+    heads = max(1.0, arch.kv_heads / tp)
+    return 2 * arch.layers * heads * arch.head_dim * KV_BYTES[kv_dtype]
+
+
+def _allreduce(arch: Architecture, gpu: GpuRates, tp: int, tokens: int) -> float:
+    """Two all-reduces per layer of tokens × hidden 16-bit values (ring: 2(t-1)/t of the bytes per GPU)."""
+    if tp <= 1:
+        return 0.0
+    lat = ALLREDUCE_LATENCY_S["nvlink" if gpu.nvlink else "pcie"]
+    size = tokens * arch.hidden * 2.0
+    wire = 2 * (tp - 1) / tp * size / (gpu.link_gbps * 1e9) if gpu.link_gbps > 0 else 0.0
+    return 2 * arch.layers * (lat + wire)
+
+
+def predict(
+    arch: Architecture,
+    params: int,
+    gpu: GpuRates,
+    *,
+    tp: int = 1,
+    dtype: str = "bf16",
+    quantization: str = "none",
+    kv_cache_dtype: str = "auto",
+    concurrency: int = 1,
+    input_len: int = 1024,
+    output_len: int = 256,
+    engine: str = "vllm",
+    gpu_memory_utilization: float = 0.90,
+    max_num_seqs: int | None = None,
+    kv_budget_bytes: float | None = None,
+    runtime_bytes: float | None = None,
+    constants: ServingConstants | None = None,
+    with_band: bool = True,
+) -> ServingResult:
+    """Serving figures of ``arch`` (``params`` weights) on ``tp`` GPUs of ``gpu`` at ``concurrency``
+    requests of ``input_len`` prompt and ``output_len`` generated tokens.
+
+    kv_budget_bytes: the KV-cache bytes per GPU when the caller has vLLM's own accounting (advisor/inference.py);
+    otherwise gpu_memory_utilization × CUDA memory less the weights and runtime_bytes (default 1.5 GiB per GPU
+    for activations, CUDA context and communication buffers: an assumption).
+    """
+    k = constants or fitted_constants()
+    notes: list[str] = []
+    kv_dtype = kv_cache_dtype if kv_cache_dtype != "auto" else ("bf16" if dtype in ("fp8", "bf16") else dtype)
+    w_total = weight_bytes(arch, params, dtype, quantization)
+    w_gpu = w_total / tp
+    kv_tok = kv_bytes_per_token(arch, tp, kv_dtype)
+    if kv_budget_bytes is None:
+        runtime = 1.5 * 2**30 if runtime_bytes is None else runtime_bytes
+        kv_budget_bytes = gpu_memory_utilization * gpu.cuda_memory_bytes - w_gpu - runtime
+    capacity = int(max(kv_budget_bytes, 0) // (kv_tok * 16)) * 16  # vLLM's 16-token blocks
+    avg_ctx = input_len + output_len / 2  # a running sequence's cache, averaged over its life
+    max_running = int(capacity // avg_ctx) if capacity >= input_len + output_len else 0
+    fits = max_running >= 1
+    running = max(1, min(concurrency, max_running or 1, max_num_seqs or concurrency))
+    if fits and running < concurrency:
+        notes.append(
+            f"the KV cache holds {max_running} sequences of {input_len}+{output_len} tokens: "
+            f"{concurrency - running} of the {concurrency} requests wait in the queue"
+        )
+    if not fits:
+        notes.append("the KV cache cannot hold one sequence of this length: nothing is served")
+
+    prec = COMPUTE_PRECISION.get(quantization, "bf16" if dtype == "fp8" else dtype)
+    peak = gpu.peak(prec) * k.prefill_compute_fraction
+    bw = gpu.memory_bandwidth_gbps * 1e9 * k.decode_bandwidth_fraction
+    d_attn = arch.heads * arch.head_dim
+    lin = linear_params(arch)
+    head = arch.vocab * arch.hidden  # lm_head: logits of the last position of each sequence
+    overhead, overhead_src = k.overhead(engine)
+
+    # prefill of one request
+    pf_flops = (2 * lin * input_len + 2 * arch.layers * input_len**2 * d_attn + 2 * head) / tp
+    pf_compute = pf_flops / peak
+    pf_memory = (w_gpu + input_len * kv_tok) / bw
+    prefill = max(pf_compute, pf_memory) + _allreduce(arch, gpu, tp, input_len) + overhead
+    pf_bound = "compute" if pf_compute >= pf_memory else "memory"
+
+    # one decode step at the running batch
+    dec_flops = running * (2 * (lin + head) + 4 * arch.layers * avg_ctx * d_attn) / tp
+    dec_compute = dec_flops / peak
+    dec_memory = (w_gpu + running * avg_ctx * kv_tok) / bw
+    comm = _allreduce(arch, gpu, tp, running)
+    step = max(dec_compute, dec_memory) + comm + overhead
+    dec_bound = "compute" if dec_compute > dec_memory else "memory"
+
+    # the prefill step emits a request's first token; its other O - 1 come from decode steps
+    o = max(output_len, 1)
+    round_s = running * prefill + (o - 1) * step
+    itl = (round_s - prefill) / max(o - 1, 1)
+    if running >= concurrency:
+        # prefill utilisation ρ of the round: a new request waits for the prefills ahead of it (M/D/1 mean wait)
+        rho = min(running * prefill / round_s, 0.95)
+        ttft = prefill + step + (rho * prefill / (2 * (1 - rho)) if running > 1 else 0.0)
+        e2e = ttft + (o - 1) * itl
+        tput = concurrency * o / e2e
+    else:
+        tput = running * o / round_s
+        e2e = concurrency * o / tput
+        ttft = e2e - (o - 1) * itl
+    res = ServingResult(
+        engine=engine,
+        tensor_parallel=tp,
+        concurrency=concurrency,
+        input_len=input_len,
+        output_len=output_len,
+        quantization=quantization,
+        kv_cache_dtype=kv_dtype,
+        gpu_memory_utilization=gpu_memory_utilization,
+        weights_bytes_per_gpu=w_gpu,
+        kv_bytes_per_token_per_gpu=kv_tok,
+        kv_budget_bytes_per_gpu=max(kv_budget_bytes, 0),
+        kv_capacity_tokens=capacity,
+        max_running=max_running,
+        running=running,
+        prefill_s=prefill,
+        prefill_bound=pf_bound,
+        decode_step_s=step,
+        decode_bound=dec_bound,
+        allreduce_s_per_step=comm,
+        ttft_s=ttft,
+        itl_s=itl,
+        e2e_s=e2e,
+        output_tokens_per_second=tput if fits else 0.0,
+        output_tokens_per_second_per_user=(o / e2e) if fits else 0.0,
+        fits=fits,
+        notes=notes,
+    )
+    if engine not in k.step_overhead_s:
+        notes.append(f"engine {engine}: {overhead_src}")
+    if with_band and fits:
+        res.band = {m: serving_band(m, getattr(res, m)) for m in ("output_tokens_per_second", "ttft_s", "itl_s")}
+        res.band["output_tokens_per_second_per_user"] = serving_band(
+            "output_tokens_per_second", res.output_tokens_per_second_per_user
+        )
+        # end-to-end = concurrency x output / output tokens/s (Little's law): the throughput band, inverted
+        tb = res.band["output_tokens_per_second"]
+        res.band["e2e_s"] = (
+            None
+            if tb is None
+            else {
+                **tb,
+                "low": res.e2e_s * tb["ratio_low"],
+                "high": res.e2e_s * tb["ratio_high"],
+                "basis": tb["basis"]
+                + " (output tokens/s band, inverted: end-to-end = concurrency x output / tokens/s)",
+            }
+        )
+        # the prefill and the decode step are what TTFT and ITL measure at concurrency 1: their bands
+        for part, metric in (("prefill_s", "ttft_s"), ("decode_step_s", "itl_s")):
+            b = serving_band(metric, getattr(res, part))
+            res.band[part] = None if b is None else {**b, "basis": b["basis"] + f" ({metric}'s band)"}
+    return res
+
+
+def with_constants(k: ServingConstants, **changes: Any) -> ServingConstants:
+    return replace(k, **changes)
+
+
+def rates_from_spec(
+    spec: Any, *, cuda_memory_bytes: float | None = None, nvlink: bool = True, link_gbps: float | None = None
+) -> GpuRates:
+    """GpuRates from a catalog GpuSpec (gpuadvisor.catalog.gpus())."""
+    mem = cuda_memory_bytes if cuda_memory_bytes is not None else spec.memory_bytes - (spec.reserved_mib or 480) * 2**20
+    link = link_gbps if link_gbps is not None else (spec.nvlink_gbps_per_direction or 0.0) if nvlink else 0.0
+    return GpuRates(
+        spec.name, float(spec.memory_bandwidth_gbps), dict(spec.tflops), float(mem), nvlink, float(link or 0.0)
+    )
+
+
+def ratio_ok(r: float) -> bool:
+    return math.isfinite(r) and r > 0
+
+
+def predict_workload(
+    w: Any,
+    spec: Any,
+    tp: int,
+    *,
+    cuda_memory_bytes: float | None = None,
+    nvlink: bool = True,
+    link_gbps: float | None = None,
+    kv_budget_bytes: float | None = None,
+    with_band: bool = True,
+) -> ServingResult:
+    """predict() for an advisor Workload (its model, precision, --quantization, --kv-cache-dtype, --concurrency,
+    --input-len/--output-len, --engine, --gpu-memory-utilization, --max-num-seqs) on ``tp`` GPUs of a catalog
+    GpuSpec: the entry point for callers that price serving (plan)."""
+    inp, out, _ = w.serving_lengths
+    gpu = rates_from_spec(spec, cuda_memory_bytes=cuda_memory_bytes, nvlink=nvlink, link_gbps=link_gbps)
+    return predict(
+        w.arch,
+        w.params,
+        gpu,
+        tp=tp,
+        dtype="bf16" if w.precision == "fp8" else w.precision,
+        quantization=w.weight_quantization,
+        kv_cache_dtype=w.kv_cache_dtype,
+        concurrency=w.concurrency,
+        input_len=inp,
+        output_len=out,
+        engine=w.engine,
+        gpu_memory_utilization=w.gpu_memory_utilization,
+        max_num_seqs=w.max_num_seqs,
+        kv_budget_bytes=kv_budget_bytes,
+        with_band=with_band,
+    )

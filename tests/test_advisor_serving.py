@@ -1,0 +1,262 @@
+"""The serving model (gpuadvisor/advisor/serving.py) against published serving benchmarks, and its CLI.
+
+The published figures are in benchmarks/serving_cases.toml, each with its source URL and exact settings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor import catalog
+from gpuadvisor.advisor import serving as S
+from gpuadvisor.advisor.workload import architecture_from_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = tomllib.loads((ROOT / "benchmarks" / "serving_cases.toml").read_text(encoding="utf-8"))["serving"]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import serving_fit  # noqa: E402
+
+
+def _arch(model: str):
+    spec = catalog.find_model(model)
+    assert spec is not None
+    return architecture_from_spec(spec)
+
+
+def _h100():
+    spec = catalog.gpu_by_id("h100-sxm5-80gb")
+    assert spec is not None
+    return S.rates_from_spec(spec)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if 1 <= c["concurrency"] <= 64], ids=lambda c: c["id"])
+def test_output_tokens_per_second_within_0_75_to_1_33_of_published(case):
+    res = serving_fit.Case(case).predict(S.fitted_constants())
+    ratio = res.output_tokens_per_second / case["output_tokens_per_second"]
+    assert 0.75 <= ratio <= 1.33, (case["id"], round(ratio, 3))
+
+
+def test_every_source_held_out_stays_within_0_75_to_1_33():
+    """Refit without each publication in turn: its runs are still predicted within 0.75-1.33."""
+    cases = serving_fit.load_cases()
+    held = serving_fit.leave_one_source_out(cases)
+    tput = {c.row["id"]: r for c, m, r in held if m == "output_tokens_per_second" and c.row["concurrency"] <= 64}
+    assert len(tput) == len([c for c in CASES if c["concurrency"] <= 64])
+    bad = {k: round(v, 3) for k, v in tput.items() if not 0.75 <= v <= 1.33}
+    assert bad == {}
+
+
+def test_shipped_constants_and_bands_are_the_fit_scripts_output():
+    cases = serving_fit.load_cases()
+    k = serving_fit.fit(cases)
+    shipped = S.fitted_constants()
+    assert shipped.decode_bandwidth_fraction == pytest.approx(k.decode_bandwidth_fraction, abs=1e-4)
+    assert shipped.prefill_compute_fraction == pytest.approx(k.prefill_compute_fraction, abs=1e-4)
+    assert shipped.step_overhead_s == pytest.approx(k.step_overhead_s, abs=1e-6)
+    bands = serving_fit.bands(serving_fit.leave_one_source_out(cases))
+    fit = tomllib.loads(S.FIT_FILE.read_text(encoding="utf-8"))["bands"]
+    assert fit == bands
+    # stated coverage is measured: the share of held-out runs inside the shipped throughput band
+    b = fit["output_tokens_per_second"]
+    held = [r for c, m, r in serving_fit.leave_one_source_out(cases) if m == "output_tokens_per_second"]
+    inside = sum(b["ratio_low"] <= r <= b["ratio_high"] for r in held) / len(held)
+    assert b["coverage"] == pytest.approx(inside, abs=1e-3) and b["cases"] == len(held) == 18
+
+
+def test_kv_bytes_per_token_and_quantised_weights():
+    a = _arch("llama-3-70b")
+    # 2 (K and V) x 80 layers x 8 KV heads / TP2 x 128 head dim x bytes
+    assert S.kv_bytes_per_token(a, 2, "fp8") == 2 * 80 * 4 * 128 * 1 == 81920
+    assert S.kv_bytes_per_token(a, 2, "bf16") == 163840
+    assert S.kv_bytes_per_token(a, 16, "bf16") == 2 * 80 * 1 * 128 * 2  # below one head per GPU: replicated
+    lin = a.layers * a.layer_linear_params()
+    assert S.weight_bytes(a, a.params, "bf16", "awq") == pytest.approx(lin * (0.5 + 2.5 / 128) + (a.params - lin) * 2)
+    assert S.weight_bytes(a, a.params, "bf16", "fp8") == pytest.approx(lin + (a.params - lin) * 2)
+    assert S.weight_bytes(a, a.params, "bf16", "none") == a.params * 2
+
+
+def test_concurrency_one_is_one_prefill_then_decode_steps():
+    a = _arch("llama-3-8b")
+    r = S.predict(a, a.params, _h100(), concurrency=1, input_len=1000, output_len=200)
+    assert r.running == 1 and r.itl_s == pytest.approx(r.decode_step_s)
+    assert r.ttft_s == pytest.approx(r.prefill_s + r.decode_step_s)
+    assert r.output_tokens_per_second == pytest.approx(200 / (r.ttft_s + 199 * r.itl_s))
+    assert r.output_tokens_per_second_per_user == pytest.approx(r.output_tokens_per_second)
+    k = S.fitted_constants()
+    # decode at batch 1 reads the 16-bit weights once: bandwidth-bound on an H100
+    w = a.params * 2 + 1100 * r.kv_bytes_per_token_per_gpu
+    assert r.decode_bound == "memory" and r.prefill_bound == "compute"
+    assert r.decode_step_s == pytest.approx(w / (3350e9 * k.decode_bandwidth_fraction) + k.step_overhead_s["vllm"])
+
+
+def test_kv_cache_caps_the_running_batch_and_the_rest_queue():
+    a = _arch("llama-3-70b")
+    kw = dict(tp=2, quantization="fp8", kv_cache_dtype="fp8", input_len=5000, output_len=500, engine="nim")
+    r100 = S.predict(a, a.params, _h100(), concurrency=100, **kw)
+    r200 = S.predict(a, a.params, _h100(), concurrency=200, **kw)
+    assert r100.max_running == r200.max_running == r100.running == r200.running < 100
+    assert r100.max_running == r100.kv_capacity_tokens // 5250
+    assert r200.output_tokens_per_second == pytest.approx(r100.output_tokens_per_second)
+    # the queue is in the time to first token (NIM printed 8.0 s and 34.8 s at 100 and 150)
+    assert r200.ttft_s > r100.ttft_s > 5
+    assert any("wait in the queue" in n for n in r200.notes)
+
+
+def test_gpu_memory_utilization_sets_the_kv_capacity():
+    a = _arch("llama-3-8b")
+    h = _h100()
+    for gmu in (0.5, 0.9):
+        r = S.predict(a, a.params, h, gpu_memory_utilization=gmu, runtime_bytes=0)
+        budget = gmu * h.cuda_memory_bytes - a.params * 2
+        assert r.kv_capacity_tokens == int(budget // (r.kv_bytes_per_token_per_gpu * 16)) * 16
+
+
+def test_fp8_kv_and_tp_are_faster_at_high_concurrency():
+    a = _arch("llama-3-70b")
+    kw = dict(quantization="fp8", input_len=2000, output_len=500, concurrency=32)
+    bf = S.predict(a, a.params, _h100(), tp=4, **kw)
+    f8 = S.predict(a, a.params, _h100(), tp=4, kv_cache_dtype="fp8", **kw)
+    assert f8.decode_step_s < bf.decode_step_s and f8.output_tokens_per_second > bf.output_tokens_per_second
+    t2 = S.predict(a, a.params, _h100(), tp=2, kv_cache_dtype="fp8", **kw)
+    assert t2.allreduce_s_per_step > 0 and f8.output_tokens_per_second > t2.output_tokens_per_second
+
+
+def test_unknown_engine_uses_vllm_figure_and_says_so():
+    a = _arch("llama-3-8b")
+    r = S.predict(a, a.params, _h100(), engine="sglang", concurrency=4)
+    v = S.predict(a, a.params, _h100(), engine="vllm", concurrency=4)
+    assert r.output_tokens_per_second == pytest.approx(v.output_tokens_per_second)
+    assert any("no published sglang run" in n for n in r.notes)
+
+
+def test_every_serving_figure_has_its_band():
+    a = _arch("llama-3-8b")
+    r = S.predict(a, a.params, _h100(), concurrency=16, input_len=1024, output_len=256)
+    tb = r.band["output_tokens_per_second"]
+    assert r.band["e2e_s"]["low"] == pytest.approx(16 * 256 / tb["high"], rel=1e-3)
+    for metric in (
+        "output_tokens_per_second",
+        "ttft_s",
+        "itl_s",
+        "output_tokens_per_second_per_user",
+        "e2e_s",
+        "prefill_s",
+        "decode_step_s",
+    ):
+        b = r.band[metric]
+        value = getattr(r, metric)
+        assert b["low"] <= value <= b["high"], metric
+        assert 0 < b["coverage"] <= 1 and b["cases"] >= 11
+
+
+def _advise(*args: str, columns: str = "80") -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "gpuadvisor", "advise", "--simulate", "dgx-h100", "--task", "inference", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": columns})
+
+
+def test_advise_inference_json_carries_the_serving_figures():
+    r = _advise(
+        "--model",
+        "llama-3-70b",
+        "--precision",
+        "fp8",
+        "--concurrency",
+        "50",
+        "--input-len",
+        "5000",
+        "--output-len",
+        "500",
+        "--gpu-memory-utilization",
+        "0.85",
+        "--kv-cache-dtype",
+        "fp8",
+        "--format",
+        "json",
+    )
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["workload"]["gpu_memory_utilization"] == 0.85 and d["workload"]["context"] == 5500
+    sv = d["pick_detail"]["serving"]
+    assert sv["gpu_memory_utilization"] == 0.85 and sv["concurrency"] == 50 and sv["kv_cache_dtype"] == "fp8"
+    assert sv["prefill_bound"] == "compute" and sv["decode_bound"] == "memory"
+    for key in ("ttft_s", "itl_s", "output_tokens_per_second", "output_tokens_per_second_per_user"):
+        assert sv["band"][key]["low"] <= sv[key] <= sv["band"][key]["high"]
+    assert "--gpu-memory-utilization 0.85" in d["snippet"]["command"]
+    for c in d["candidates"]:
+        if c["serving"] and c["serving"]["fits"]:
+            assert c["serving"]["band"]["output_tokens_per_second"] is not None, c["name"]
+
+
+def test_advise_inference_text_shows_prefill_decode_ttft_itl_and_band():
+    r = _advise(
+        "--model", "llama-3-8b", "--concurrency", "8", "--input-len", "1024", "--output-len", "128", columns="100"
+    )
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    for word in ("prefill", "decode step", "TTFT", "ITL", "tokens/s", "per user", "running requests", "held out"):
+        assert word in text, word
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_awq_prints_its_quantization_and_shrinks_the_weights():
+    r = _advise("--model", "llama-3-70b", "--quantization", "awq", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert "--quantization awq" in d["snippet"]["command"]
+    a = _arch("llama-3-70b")
+    tp1 = next(c for c in d["candidates"] if c["name"] == "TP=1")
+    assert tp1["weights_bytes"] == round(S.weight_bytes(a, a.params, "bf16", "awq"))
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization"),
+        (["--input-len", "5000", "--output-len", "500", "--context", "1000"], "exceed --context 1000"),
+    ],
+)
+def test_bad_serving_options_exit_2_with_one_line(args, words):
+    r = _advise("--model", "llama-3-8b", *args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and words in r.stderr
+
+
+def test_ratio_helper():
+    assert S.ratio_ok(1.0) and not S.ratio_ok(math.inf) and not S.ratio_ok(0.0)
+
+
+def test_predict_workload_is_predict_with_the_workloads_options():
+    from gpuadvisor.advisor.workload import Workload
+
+    w = Workload.from_options(
+        model="llama-3-70b",
+        task="inference",
+        precision="fp8",
+        kv_cache_dtype="fp8",
+        concurrency=25,
+        input_len=5000,
+        output_len=500,
+        engine="nim",
+    )
+    spec = catalog.gpu_by_id("h100-sxm5-80gb")
+    r = S.predict_workload(w, spec, 2)
+    case = next(c for c in CASES if c["id"] == "nim18-5000-500-c25")
+    direct = serving_fit.Case(case).predict(S.fitted_constants())
+    assert r.output_tokens_per_second == pytest.approx(direct.output_tokens_per_second)
+    assert r.band["output_tokens_per_second"]["low"] < r.output_tokens_per_second
+
+
+def test_framework_sglang_serves_with_the_sglang_engine():
+    r = _advise("--model", "llama-3-8b", "--framework", "sglang", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["workload"]["engine"] == "sglang" and d["pick_detail"]["serving"]["engine"] == "sglang"
+    assert any("no published sglang run" in n for n in d["pick_detail"]["serving"]["notes"])
