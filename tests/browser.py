@@ -165,22 +165,23 @@ class Dom(HTMLParser):
 # Measured inside the page once it has laid out: the page's scroll width, elements sticking out of the viewport
 # (outside the table's own scroll box), and the smallest font size of any visible text.
 _MEASURE = """<script>window.addEventListener('load',function(){var de=document.documentElement;var min=99,at='';
-function clipped(e){for(var a=e.parentElement;a&&a!==document.body;a=a.parentElement){var
-o=getComputedStyle(a).overflowX;if(o==='auto'||o==='scroll'||o==='hidden')return true}return false}
+function clipped(e){for(var a=e.parentElement;a&&a!==document.body;a=a.parentElement){
+var o=getComputedStyle(a).overflowX;if(o==='auto'||o==='scroll'||o==='hidden')return true}return false}
 var w=document.createTreeWalker(document.body,NodeFilter.SHOW_TEXT),n;
 while((n=w.nextNode())){if(!n.textContent.trim())continue;
-var el=n.parentElement;if(el.closest('script,style,title,desc'))continue;var
-r=el.getBoundingClientRect();if(!r.width&&!r.height)continue;
+var el=n.parentElement;if(el.closest('script,style,title,desc'))continue;
+var r=el.getBoundingClientRect();if(!r.width&&!r.height)continue;
 if(getComputedStyle(el).visibility==='hidden'||el.closest('details:not([open]) > :not(summary)'))continue;
-var fs=parseFloat(getComputedStyle(el).fontSize);if(el instanceof SVGElement&&el.getScreenCTM){var
-m=el.getScreenCTM();fs=fs*Math.sqrt(m.a*m.a+m.b*m.b)}
+var fs=parseFloat(getComputedStyle(el).fontSize);
+if(el instanceof SVGElement&&el.getScreenCTM){var m=el.getScreenCTM();fs=fs*Math.sqrt(m.a*m.a+m.b*m.b)}
 if(fs<min){min=fs;at=n.textContent.slice(0,30)}}
 var over=[];document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();
 if(r.right>de.clientWidth+1&&!clipped(e))over.push(e.tagName+'#'+(e.id||'')+'.'+(e.getAttribute('class')||''))});
 var p=document.createElement('pre');p.id='layout-metrics';p.textContent=JSON.stringify({scrollWidth:de.scrollWidth,
 clientWidth:de.clientWidth,minFont:Math.round(min*10)/10,minFontAt:at,overflow:over.slice(0,5),
-probe:Array.from(document.querySelectorAll(PROBE)).map(function(e){var r=e.getBoundingClientRect();return
-{text:e.textContent.trim().slice(0,60),left:r.left,right:r.right}})});window.parent.document.body.appendChild(p);});</script>"""
+probe:Array.from(document.querySelectorAll(PROBE)).map(function(e){var r=e.getBoundingClientRect();
+return {text:e.textContent.trim().slice(0,60),left:r.left,right:r.right}})});
+window.parent.document.body.appendChild(p);});</script>"""
 
 
 def layout_metrics(page: str, width: int, tmp: Path, probe: str = "nothing-to-probe") -> dict:
