@@ -22,6 +22,7 @@ from gpuadvisor.importers.lspci import parse_lspci
 from gpuadvisor.importers.machines import one_machine, split
 from gpuadvisor.importers.nccl import NcclRun, read_nccl, run_to_rig
 from gpuadvisor.importers.nvlink import parse_nvlink_status
+from gpuadvisor.importers.sanity import drop_implausible
 from gpuadvisor.importers.sections import KIND_NAMES, RECOGNISED, Section, split_sections
 from gpuadvisor.importers.smi_query import parse_smi_q, parse_smi_xml
 from gpuadvisor.importers.smi_summary import parse_smi_summary
@@ -412,6 +413,7 @@ def merge(parts: list[Part], files: list[str]) -> Rig:
             g.unavailable.setdefault("nvlinks", facts.NOT_IN_SOURCE)
         if not g.pcie.path:
             g.pcie.unavailable.setdefault("path", "no lspci -vv output for this GPU")
+    drop_implausible(rig)
     rig.origins.update(m.other_origins)
     _expectations(rig, ordered)
     topo = rig.topology

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuadvisor.importers.values import strip_ansi
+from gpuadvisor.importers.values import DEV_PREFIX, strip_ansi
 
 KIND_NAMES = {
     "smi-xml": "nvidia-smi -q -x",
@@ -48,13 +48,13 @@ RECOGNISED = ("nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plai
 MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU_COL = re.compile(r"^GPU\d+$")
 _NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
-_LSPCI_DEV = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
+_LSPCI_DEV = re.compile(r"^\s*" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
 _NCCL_START = re.compile(r"^#\s*(nThread\s+\d|nccl-tests version|Collective test starting|Using devices\s*$|size\s+count\s+type\s)")
 _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
 _Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
 _Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
-_LSPCI_FRAGMENT = re.compile(r"^\s+(?:LnkCap|LnkSta|Capabilities: \[[0-9a-fA-F]+\])")
+_LSPCI_FRAGMENT = re.compile(r"^(?:\s+Capabilities: \[[0-9a-fA-F]+\]|\s*(?:LnkCap|LnkSta):\s+(?:Port #|Speed))")
 
 
 @dataclass

@@ -18,6 +18,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.tree import Node, text_tree, xml_tree
 
 # Names as gpuadvisor.probes.nvml.CLOCKS_EVENT_REASONS spells them (NVML's nvmlClocksEventReason* bits).
@@ -140,6 +141,9 @@ class _Reader:
         if value is None:
             if v.absent(n.value):
                 g.unavailable[attr] = f"nvidia-smi printed {n.value or 'nothing'!r}"
+            elif too_long(n.value):
+                g.unavailable[attr] = TOO_LARGE
+                self.problems.append(f"{self.source}: line {n.line}: {n.key}: {TOO_LARGE}; left out")
             else:
                 g.unavailable[attr] = f"unreadable value {n.value!r}"
                 self.problems.append(f"{self.source}: line {n.line}: {n.key}: unreadable value {n.value!r}; left out")

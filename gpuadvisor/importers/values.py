@@ -7,6 +7,8 @@ import re
 _ABSENT = {"", "n/a", "[n/a]", "not available", "[not supported]", "not supported", "unknown", "[unknown error]",
            "requested functionality has been deprecated", "none"}
 
+# What people put before a device line: a label ("Card: ", "GPU0: "), or a shell prompt ("user@box:~$ ").
+DEV_PREFIX = r"(?:[A-Za-z][\w .()/-]{0,30}:\s+|(?:\([^)]{0,30}\)\s*)?\S{0,60}[$#>]\s+)?"
 _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -37,6 +39,11 @@ def absent(value: str | None) -> bool:
     return value is None or value.strip().lower() in _ABSENT
 
 
+def _too_long(value: str | None) -> bool:
+    """More digits than any 64-bit value has: not a value nvidia-smi printed (see importers.sanity)."""
+    return value is not None and re.search(r"\d{21,}", value) is not None
+
+
 def normalize_bus_id(text: str | None) -> str | None:
     """``00000000:18:00.0`` / ``18:00.0`` / ``0000:18:00.0`` -> ``0000:18:00.0`` (NVML form, lower case)."""
     if text is None:
@@ -52,7 +59,7 @@ def normalize_bus_id(text: str | None) -> str | None:
 
 
 def to_int(value: str | None) -> int | None:
-    if absent(value):
+    if absent(value) or _too_long(value):
         return None
     m = re.fullmatch(r"\s*(-?\d+)\s*(?:x|%|bank\(s\))?\s*", value or "")
     return int(m.group(1)) if m else None
@@ -60,7 +67,7 @@ def to_int(value: str | None) -> int | None:
 
 def to_float(value: str | None, unit: str = "") -> float | None:
     """``"700.00 W"`` -> 700.0 (unit checked case-insensitively when given)."""
-    if absent(value):
+    if absent(value) or _too_long(value):
         return None
     m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z/%]*)\s*", value or "")
     if not m:
@@ -83,7 +90,7 @@ _MEM_UNITS = {"b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "kb": 1000, "
 
 def mem_bytes(value: str | None) -> int | None:
     """``"81559 MiB"`` -> bytes. nvidia-smi prints MiB (2**20 bytes)."""
-    if absent(value):
+    if absent(value) or _too_long(value):
         return None
     m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B|B)\s*", value or "", re.IGNORECASE)
     if not m:
