@@ -18,7 +18,7 @@ TOO_LARGE = "the paste shows a number beyond 64 bits (no nvidia-smi field holds 
 
 def too_long(text: str | None) -> bool:
     """A run of more digits than any 64-bit value has (Python refuses to read very long ones at all)."""
-    return text is not None and re.search(r"\d{%d,}" % (MAX_DIGITS + 1), text) is not None
+    return text is not None and re.search(rf"\d{{{MAX_DIGITS + 1},}}", text) is not None
 
 
 def plausible(value: Any) -> bool:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.importers.sanity import too_long
+
 # Values nvidia-smi prints when it has nothing to show.
 _ABSENT = {"", "n/a", "[n/a]", "not available", "[not supported]", "not supported", "unknown", "[unknown error]",
            "requested functionality has been deprecated", "none"}
@@ -41,7 +43,7 @@ def absent(value: str | None) -> bool:
 
 def _too_long(value: str | None) -> bool:
     """More digits than any 64-bit value has: not a value nvidia-smi printed (see importers.sanity)."""
-    return value is not None and re.search(r"\d{21,}", value) is not None
+    return too_long(value)
 
 
 def normalize_bus_id(text: str | None) -> str | None:
