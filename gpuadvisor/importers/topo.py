@@ -144,6 +144,17 @@ def _row_cells(t: _Table, label: str, body: list[str], lineno: int, source: str,
         t.notes.append(f"{source}: line {lineno}: row {label}: cells glued together read apart "
                        f"({' '.join(x for x in body if x not in split)!r})")
         return split[:n_link], dict(zip(t.extra_columns, split[n_link:], strict=False))
+    tail = body[n_link:]
+    if n_link < len(body) < n_link + n_extra and all(TOPO_CODES.match(c) for c in body[:n_link]) and all(
+        any(ok.match(x) for ok in _EXTRA_OK.values()) for x in tail
+    ):
+        # link cells counted from the left are all there; only trailing affinity cells are short (printed blank,
+        # as in containers that hide the CPU list): which of them are blank is not shown
+        why = (f"row {label} (line {lineno}) shows {len(tail)} value(s) ({' '.join(tail)}) under {n_extra} affinity "
+               "columns: some were printed blank (a container hides the CPU list), which ones is not shown")
+        t.notes.append(f"{source}: line {lineno}: {why}; its link cells are read, its affinity cells are not")
+        t.extra_unknown[label] = why
+        return body[:n_link], {}
     why = (f"row {label} (line {lineno}) has {len(body)} cells under a header of {n_link + n_extra} columns "
            "(columns shifted: names or cells glued together)")
     t.notes.append(f"{source}: line {lineno}: {why}; its link cells are not used")
