@@ -140,7 +140,9 @@ class _Reader:
         value = conv(n.value)
         if value is None:
             if v.absent(n.value):
-                g.unavailable[attr] = f"nvidia-smi printed {n.value or 'nothing'!r}"
+                g.unavailable[attr] = v.printed(n.value)
+                if v.state_meaning(n.value):
+                    self.problems.append(f"{self.source}: line {n.line}: {n.key}: {v.printed(n.value)}")
             elif too_long(n.value):
                 g.unavailable[attr] = TOO_LARGE
                 self.problems.append(f"{self.source}: line {n.line}: {n.key}: {TOO_LARGE}; left out")

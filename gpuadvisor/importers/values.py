@@ -7,7 +7,35 @@ from gpuadvisor.importers.sanity import too_long
 
 # Values nvidia-smi prints when it has nothing to show.
 _ABSENT = {"", "n/a", "[n/a]", "not available", "[not supported]", "not supported", "unknown", "[unknown error]",
-           "requested functionality has been deprecated", "none"}
+           "requested functionality has been deprecated", "none", "err!", "[gpu requires reset]", "gpu requires reset",
+           "[insufficient permissions]", "insufficient permissions"}
+
+# What nvidia-smi prints in place of a value it could not read, and what that says about the GPU (nvidia-smi(1):
+# "[N/A]" not applicable or not supported; NVML return codes NVML_ERROR_UNKNOWN, NVML_ERROR_RESET_REQUIRED,
+# NVML_ERROR_NO_PERMISSION; "ERR!" is the table's short form of a failed read).
+STATE_MEANINGS = {
+    "err!": "nvidia-smi could not read it (NVML returned an error): a failed sensor or fan, or a GPU in an error "
+            "state (look for Xid errors in dmesg); on WSL, a Linux nvidia-smi that does not match the Windows driver",
+    "[unknown error]": "NVML returned an unknown error reading it: the GPU may be in an error state (look for Xid "
+                       "errors in dmesg)",
+    "[gpu requires reset]": "the GPU is in an error state and must be reset (nvidia-smi -r, or a reboot) before it "
+                            "can be read",
+    "[insufficient permissions]": "nvidia-smi was not allowed to read it (run as root)",
+}
+STATE_MEANINGS["gpu requires reset"] = STATE_MEANINGS["[gpu requires reset]"]
+STATE_MEANINGS["insufficient permissions"] = STATE_MEANINGS["[insufficient permissions]"]
+
+
+def state_meaning(value: str | None) -> str | None:
+    """The meaning of an error value nvidia-smi printed ("ERR!", "[Unknown Error]", "[GPU requires reset]"),
+    or None for a value (or a plain "N/A": not supported or not applicable)."""
+    return STATE_MEANINGS.get((value or "").strip().lower())
+
+
+def printed(value: str | None) -> str:
+    """The reason for a null read from ``value``: what nvidia-smi printed, with its meaning when it is an error."""
+    meaning = state_meaning(value)
+    return f"nvidia-smi printed {value.strip()!r}: {meaning}" if value and meaning else f"nvidia-smi printed {value or 'nothing'!r}"
 
 # What people put before a device line: a label ("Card: ", "GPU0: "), or a shell prompt ("user@box:~$ ").
 DEV_PREFIX = r"(?:[A-Za-z][\w .()/-]{0,30}:\s+|(?:\([^)]{0,30}\)\s*)?\S{0,60}[$#>]\s+)?"
