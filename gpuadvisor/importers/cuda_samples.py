@@ -139,10 +139,29 @@ _BW_HEADER = re.compile(r"^Transfer Size \(Bytes\)\s+Bandwidth\s*\((GB/s|MB/s)\)
 _BW_KINDS = {"Host to Device": "h2d", "Device to Host": "d2h", "Device to Device": "d2d"}
 
 
-def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
-    """Facts from ``bandwidthTest``: the devices it ran on and one Measurement per direction shown."""
+_NUMACTL = re.compile(r"numactl\s+((?:-{1,2}[\w-]+(?:[= ]?[\w,-]+)?\s+)+?)\S*bandwidthTest\b")
+_BW_COMMAND = re.compile(r"\S*bandwidthTest\b")
+
+
+def numa_binding(lines: list[str]) -> str | None:
+    """``numactl -m1 -N1`` from the last command line in ``lines`` that ran bandwidthTest (None: not bound)."""
+    for line in reversed(lines):
+        m = _NUMACTL.search(line)
+        if m:
+            return "numactl " + " ".join(m.group(1).split())
+        if _BW_COMMAND.search(line) and "Bandwidth Test]" not in line:
+            return None
+    return None
+
+
+def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1,
+                         context: list[str] | None = None) -> Rig:
+    """Facts from ``bandwidthTest``: the devices it ran on and one Measurement per direction shown; the
+    ``numactl`` binding of the command line before it (``context``, or a line inside the text that starts a
+    second run) is kept in the method: the same GPU measured under two bindings is two runs, not two GPUs."""
     rig = Rig()
     lines = clean_lines(text)
+    binding = numa_binding(context or [])
     devices: dict[int, Gpu] = {}
     kind: str | None = None
     count = 1
@@ -159,7 +178,8 @@ def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1)
         scale = 2**20 / 1e9 if unit.upper() == "MB/S" else 1.0
         gpus = sorted(devices)
         m = Measurement(kind=kind, backend="cuda", provenance="imported", world_size=1, gpus=gpus, memory=memory,
-                        method=f"{SAMPLE_BW}: {dict((v, k) for k, v in _BW_KINDS.items())[kind]}, {memory} memory")
+                        method=f"{SAMPLE_BW}: {dict((v, k) for k, v in _BW_KINDS.items())[kind]}, {memory} memory"
+                        + (f", under {binding}" if binding else ""))
         for size, val, _ln in rows:
             gbps = val * scale / (2 if kind == "d2d" else 1)
             m.rows.append(SweepRow(size_bytes=size, count=size, dtype="uint8", time_us=round(size / (gbps * 1e9) * 1e6, 3),
@@ -183,6 +203,10 @@ def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1)
     for k, line in enumerate(lines):
         s = line.strip()
         lineno = first_line + k
+        if _BW_COMMAND.search(s) and "Bandwidth Test]" not in s:  # a second run's command line
+            close()
+            kind, binding = None, numa_binding([s])
+            continue
         m = _BW_DEVICE.match(s)
         if m and kind is None:
             idx = int(m.group(1))

@@ -115,7 +115,7 @@ def _parse_section(section: Section, source: str, filename: str = "") -> Part:
     if kind == "cuda-p2p":
         return Part(kind, source, first, parse_p2p_latency_test(text, source, first))
     if kind == "cuda-bw":
-        return Part(kind, source, first, parse_bandwidth_test(text, source, first))
+        return Part(kind, source, first, parse_bandwidth_test(text, source, first, context=section.context))
     if kind == "nccl-tests":
         run = read_nccl(text, source, first, hint="\n".join(section.context) + "\n" + filename)
         return Part(kind, source, first, run_to_rig(run, source), nccl=run)

@@ -121,7 +121,7 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         return "smi-q"
     if s.startswith("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"):
         return "cuda-p2p"
-    if s.startswith("[CUDA Bandwidth Test]"):
+    if s.startswith(("[CUDA Bandwidth Test]", "CUDA Bandwidth Test] - Starting")):  # its "[" lost in a paste
         return "cuda-bw"
     if _is_matrix_start(lines, i):
         return "topo"  # told apart from -p2p once its rows are read

@@ -316,13 +316,50 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
         )
 
 
+def _same_gpu_runs(rig: Rig, ctx: Context, limit: float):
+    """The same GPU's host copies measured in two runs that differ only in how they were run (a numactl
+    binding): a slower run is the host side (memory on a NUMA node remote from the GPU), not a slower GPU."""
+    runs: dict[tuple, list[Measurement]] = defaultdict(list)
+    for m in rig.measurements:
+        if m.kind in ("h2d", "d2h") and len(m.gpus) == 1 and _usable(m):
+            runs[(m.kind, m.memory, bool(m.concurrent), m.backend, tuple(m.gpus))].append(m)
+    for (kind, _memory, _c, _b, gpus), ms in sorted(runs.items(), key=lambda kv: str(kv[0])):
+        if len({m.method for m in ms}) < 2:
+            continue
+        fast = max(ms, key=lambda m: float(m.value_gbps or 0.0))
+        slow = min(ms, key=lambda m: float(m.value_gbps or 0.0))
+        hi, lo = float(fast.value_gbps or 0.0), float(slow.value_gbps or 0.0)
+        if hi <= 0 or lo >= limit * hi:
+            continue
+        how_fast, how_slow = _binding(fast), _binding(slow)
+        yield ctx.finding(
+            f"{gpu_list(list(gpus))} measured twice: {_describe(slow)} {lo:.1f} GB/s {how_slow} against {hi:.1f} GB/s "
+            f"{how_fast} ({lo / hi:.0%}): the same GPU, so the host side differs: host memory on a NUMA node "
+            "remote from the GPU crosses the socket interconnect",
+            gpus=list(gpus),
+            subject=gpu_list(list(gpus)),
+            observed={"kind": kind, "value_gbps": round(lo, 2), "run": how_slow},
+            expected={"same_gpu_gbps": round(hi, 2), "run": how_fast, "ratio_min": limit},
+            expected_source="the same GPU's figure in the faster run of the same test",
+            fix=f"pin the process and its memory to the GPU's NUMA node ({how_fast.removeprefix('under ')}, or the "
+                "node in nvidia-smi topo -m's NUMA Affinity column)",
+        )
+
+
+def _binding(m: Measurement) -> str:
+    method = m.method or ""
+    return method[method.index("under "):] if "under " in method else "without a numactl binding"
+
+
 @rule("GA604", "straggler-gpu", area="bandwidth", severity="warn", thresholds=("straggler_ratio",))
 def straggler_gpu(rig: Rig, ctx: Context):
     """One GPU is much slower than its peers in the same measurement.
 
     What it checks
         Per-GPU measurements of the same kind and method (host-to-device, device-to-host, device-to-device;
-        same memory type, alone or concurrent): each GPU against the median of the other GPUs.
+        same memory type, alone or concurrent): each GPU against the median of the other GPUs (never against
+        itself). The same GPU's host copies measured in two runs bound differently (numactl -m0 -N0, then
+        -m1 -N1) are compared with each other: the slower run is remote-NUMA host memory, not a slow GPU.
     Why it matters
         Synchronous data-parallel training runs at the pace of its slowest GPU: one straggler costs the whole
         node (and, multi-node, the whole job) its share. It is often the only visible symptom of a
@@ -345,13 +382,16 @@ def straggler_gpu(rig: Rig, ctx: Context):
     for m in rig.measurements:
         if m.kind in ("h2d", "d2h", "d2d") and len(m.gpus) == 1 and _usable(m):
             groups[(m.kind, m.memory, bool(m.concurrent), m.backend, m.method)].append(m)
-    if not any(len(ms) >= 2 for ms in groups.values()):
+    yield from _same_gpu_runs(rig, ctx, limit)
+    if not any(len({tuple(m.gpus) for m in ms}) >= 2 for ms in groups.values()):
         yield ctx.not_checked("no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)")
     for (kind, _memory, _concurrent, _b, _meth), ms in sorted(groups.items(), key=lambda kv: str(kv[0])):
         if len(ms) < 2:
             continue
         for m in ms:
-            peers = [float(o.value_gbps or 0.0) for o in ms if o is not m]
+            peers = [float(o.value_gbps or 0.0) for o in ms if o.gpus != m.gpus]  # a GPU is never its own peer
+            if not peers:
+                continue
             med = median(peers)
             value = float(m.value_gbps or 0.0)
             if med > 0 and value < limit * med:
