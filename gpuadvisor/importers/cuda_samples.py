@@ -125,6 +125,18 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
         rig.topology.p2p_read = matrix
         rig.topology.p2p_write = [row[:] for row in matrix]
         rig.origins["topology"] = f"{source}:{access_line}"
+    elif n > 1 and any(a in idx and b in idx for a, b in access):
+        # a partial list (the paste cut or elided): the pairs shown are kept, the others are U (not shown)
+        matrix = [["X" if a == b else {True: "OK", False: "NS", None: "U"}[access.get((a, b))] for b in idx] for a in idx]
+        rig.topology.p2p_read = matrix
+        rig.topology.p2p_write = [row[:] for row in matrix]
+        rig.origins["topology"] = f"{source}:{access_line}"
+        shown = sum(1 for a in idx for b in idx if a != b and (a, b) in access)
+        why = (f"{SAMPLE_P2P} shows the peer access of {shown} of {n * (n - 1)} GPU pairs"
+               + (f" (elided in the paste at {elided})" if elided else " (the paste ends before the rest)")
+               + "; the others are U (not shown)")
+        rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = why
+        rig.problems.append(f"{source}: line {access_line}: {why}")
     elif n > 1:
         rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = (
             f"{SAMPLE_P2P} does not show the peer access of every pair" + (f" (elided in the paste at {elided})" if elided else "")

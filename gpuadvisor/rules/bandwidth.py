@@ -279,6 +279,45 @@ def _e_arg(n: int) -> str:
     return str(n)
 
 
+# A direct peer copy skips the staging copy through host memory that P2P-disabled transfers make; where P2P
+# works it runs near the link's rate, well above the staged figure (NVIDIA cuda-samples p2pBandwidthLatencyTest
+# prints both for this comparison). Less than this gain: the direct path is no faster than host staging.
+P2P_GAIN_MIN = 1.2
+
+
+def _p2p_no_gain(rig: Rig, ctx: Context, ms: list[Measurement]):
+    """P2P enabled that gives (about) what P2P disabled gives on the same pair, same test: P2P does not help."""
+    off: dict[tuple, Measurement] = {}
+    for m in ms:
+        if m.p2p_enabled is False and m.value_gbps and "P2P=Disabled" in (m.method or ""):
+            off[(m.kind, tuple(sorted(m.gpus)))] = m
+    flat: dict[tuple[float, float], list[str]] = defaultdict(list)
+    gpus: set[int] = set()
+    for m in ms:
+        base = off.get((m.kind, tuple(sorted(m.gpus))))
+        if not m.p2p_enabled or base is None or not m.value_gbps or m.kind != "p2p_unidir":
+            continue
+        if m.value_gbps < P2P_GAIN_MIN * float(base.value_gbps or 0.0):
+            flat[(round(m.value_gbps, 1), round(float(base.value_gbps or 0.0), 1))].append("->".join(map(str, m.gpus)))
+            gpus.update(m.gpus)
+    if not flat:
+        return
+    shown = "; ".join(f"{', '.join(pairs)}: {on:g} GB/s enabled vs {offv:g} GB/s disabled"
+                      for (on, offv), pairs in sorted(flat.items()))
+    yield ctx.finding(
+        f"P2P enabled does not help: {shown} (less than {P2P_GAIN_MIN:g}x the host-staged copy): the direct "
+        "path is no faster than going through host memory",
+        gpus=sorted(gpus),
+        subject=gpu_list(sorted(gpus)),
+        severity="warn",
+        observed={"pairs": sum(len(v) for v in flat.values())},
+        expected={"gain_min": P2P_GAIN_MIN},
+        expected_source="the same pair's P2P=Disabled figure in the same p2pBandwidthLatencyTest run",
+        fix="check the BIOS (ACS, IOMMU off, Resizable BAR on) and, for GeForce cards, whether the driver "
+            "really allows P2P; otherwise plan for host-staged GPU-to-GPU transfers",
+    )
+
+
 @rule("GA603", "p2p-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
 def p2p_bandwidth_low(rig: Rig, ctx: Context):
     """Measured GPU-to-GPU (peer-to-peer) bandwidth is below what the pair's link should give.
@@ -303,6 +342,7 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
     if ms is None:
         yield ctx.not_checked(NO_MEASUREMENTS)
         return
+    yield from _p2p_no_gain(rig, ctx, ms)
     ms = [m for m in ms if m.p2p_enabled]  # P2P off: a host-staged baseline, not a health signal
     if not ms:
         yield ctx.not_checked("no peer-to-peer copy with P2P enabled measured in this scan (needs 2+ GPUs)")

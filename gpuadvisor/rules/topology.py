@@ -451,7 +451,8 @@ def p2p_not_supported(rig: Rig, ctx: Context):
         n = sum(len(v) for v in bad.values())
         yield ctx.finding(
             f"P2P not supported between {n} GPU pair(s): "
-            + "; ".join(f"{code} ({P2P_MEANING.get(code, code)}) {', '.join(v)}" for code, v in sorted(bad.items())),
+            + "; ".join(f"{code} ({P2P_MEANING.get(code, code)}) {', '.join(v)}" for code, v in sorted(bad.items()))
+            + (f" ({t.unavailable['p2p_read']})" if t.p2p_read and t.unavailable.get("p2p_read") else ""),
             gpus=gpus,
             subject=gpu_list(gpus),
             observed=dict(sorted(bad.items())),
