@@ -192,6 +192,8 @@ def _fragment_devices(devices: list[Device], source: str, rig: Rig) -> tuple[lis
     first = next((d for d in linked if d.hop.port_type in ("endpoint", "unknown")), None)
     if first is None:
         return linked, {}
+    if first.hop.port_type == "unknown":
+        first.hop.port_type = "endpoint"  # read as the GPU
     rest = [d for d in devices if d is not first and d.line > first.line and d.seen]
     above: dict[int, list[PcieHop]] = {}
     if len(rest) == 1 and rest[0].hop.port_type in _PORT_LIKE:

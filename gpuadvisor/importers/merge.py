@@ -346,6 +346,8 @@ class _Merger:
                 if _is_empty(getattr(topo, name)):
                     setattr(topo, name, new)
                     topo.unavailable.pop(name, None)
+                    if name in pt.unavailable:  # a partial matrix (pairs not shown are U): its reason stays with it
+                        topo.unavailable[name] = pt.unavailable[name]
                     self.other_origins[f"topology.{name}"] = part.at("topology")
                 elif getattr(topo, name) != new:
                     self.rig.problems.append(f"{part.origin}: a second {name} that differs from the first; the first kept")
