@@ -303,3 +303,47 @@ def test_huge_number_through_the_cli(command: list[str], tmp_path: Path) -> None
     if out.exists():
         g = json.loads(out.read_text())["gpus"][0]
         assert g["memory_total_bytes"] is None and g["unavailable"]["memory_total_bytes"] == TOO_LARGE
+
+
+# -- 10. nccl-tests pastes ---------------------------------------------------------------------------------
+
+SHEFFIELD = HERE / "found" / "nccl-allreduce_4xv100-pcie-e128m_sheffield-bessemer.txt"
+
+
+def test_nccl_header_without_its_hashes() -> None:
+    """Stated edit of a real all_reduce_perf output: every '#' removed, as GitHub renders those lines."""
+    text = "".join(x[1:] if x.startswith("#") else x for x in body(SHEFFIELD).splitlines(keepends=True))
+    rig = import_texts([("nccl.txt", text)])
+    assert [g.name for g in rig.gpus] == ["Tesla V100-PCIE-32GB"] * 4
+    (m,) = rig.measurements
+    assert (m.kind, m.world_size, m.value_gbps, m.status) == ("all_reduce", 4, 9.4, "ok")
+
+
+def test_nccl_paste_that_starts_at_the_first_row() -> None:
+    """Stated edit: the paste starts at the first result row (header, rank lines and GPU names cut off)."""
+    lines = body(SHEFFIELD).splitlines(keepends=True)
+    text = "".join(lines[next(i for i, x in enumerate(lines) if x.split()[:1] == ["8"]):])
+    rig = import_texts([("nccl.txt", text)])
+    assert rig.gpus == []
+    (m,) = rig.measurements
+    assert (m.kind, m.world_size, m.value_gbps, len(m.rows)) == ("all_reduce", None, 9.4, 25)
+    assert m.unavailable["world_size"].startswith("the paste starts below nccl-tests' header")
+    assert any("no column header in the paste" in n for n in m.notes)
+
+
+def test_nccl_every_line_twice_every_process_rank_0_is_without_mpi() -> None:
+    """Stated edit: the run as two processes of an nccl-tests built without MPI print it (nGpus 1, one Rank 0
+    line each, every line twice): refused before; the finding is that no collective was measured."""
+    out = []
+    for x in body(SHEFFIELD).splitlines():
+        if re.search(r"Rank\s+[123]\b", x):
+            continue
+        x = x.replace("nGpus 4", "nGpus 1")
+        out += [x, x.replace("Pid 201685", "Pid 201686")]
+    rig = import_texts([("nccl.txt", "\n".join(out) + "\n")])
+    (m,) = rig.measurements
+    assert (m.status, m.world_size) == ("failed", 1)
+    assert m.error is not None and m.error.startswith("2 processes each report Rank 0 of a 1-GPU run")
+    (ga606,) = found(rig)["GA606"]
+    assert ga606.severity == "warn" and "built without MPI" in ga606.message
+    assert "GA602" not in found(rig)  # a 1-GPU busbw is never judged as a slow collective
