@@ -347,3 +347,19 @@ def test_nccl_every_line_twice_every_process_rank_0_is_without_mpi() -> None:
     (ga606,) = found(rig)["GA606"]
     assert ga606.severity == "warn" and "built without MPI" in ga606.message
     assert "GA602" not in found(rig)  # a 1-GPU busbw is never judged as a slow collective
+
+
+def test_topo_cut_inside_row_gpu6_keeps_the_27_pairs_shown() -> None:
+    """Stated edit of a real DGX-1 topo -m (8x V100, NV1/NV2 hybrid cube mesh): the paste ends inside row GPU6
+    (no newline after its fourth cell). Before, all 27 pairs shown were dropped with the one missing."""
+    text = body(SAMPLES / "topo-m_dgx1-v100-16gb-mlx5_oneflow-dlperf.txt")
+    row6 = next(x for x in text.splitlines() if x.startswith("GPU6"))
+    cut = text[: text.index(row6)] + " ".join(row6.split()[:5])  # GPU6 SYS SYS NV1 SYS, file ends here
+    rig = import_texts([("topo.txt", cut)])
+    m = rig.topology.matrix
+    assert m[0] == ["X", "NV1", "NV1", "NV2", "NV2", "SYS", "SYS", "SYS"]
+    assert m[6][:6] == ["SYS", "SYS", "NV1", "SYS", "NV1", "NV2"]  # GPU6's cells: its own, then the mirrors
+    assert m[6][7] == m[7][6] == "?"
+    assert sum(c == "?" for row in m for c in row) == 2
+    assert rig.topology.unavailable["matrix"].endswith("1 of 28 GPU pairs not shown (?); the others kept")
+    assert "GA204" not in found(rig)  # a pair not shown is never read as a missing NVLink

@@ -168,8 +168,13 @@ def _row_cells(t: _Table, label: str, body: list[str], lineno: int, source: str,
     return [], extra
 
 
-def _square(t: _Table, labels: list[str], source: str, problems: list[str], what: str) -> list[list[str]] | None:
-    """The labels x labels sub-matrix; cells cut off by a truncated file are taken from the mirror cell."""
+NOT_SHOWN = "?"  # a topo -m pair the paste does not show (neither its cell nor the mirror cell)
+
+
+def _square(t: _Table, labels: list[str], source: str, problems: list[str], what: str,
+            unknown: str | None = None) -> list[list[str]] | None:
+    """The labels x labels sub-matrix; cells cut off by a truncated file are taken from the mirror cell. With
+    ``unknown``, a pair shown in neither cell is that code (the pairs shown are kept); else the matrix is None."""
     index = {c: j for j, c in enumerate(t.columns)}
     rows = {label: cells for label, cells, _, _ in t.rows}
     out: list[list[str]] = []
@@ -185,6 +190,8 @@ def _square(t: _Table, labels: list[str], source: str, problems: list[str], what
                 filled.append(f"{a}/{b}")
             elif a == b:
                 cell = "X"
+            if cell is None and unknown is not None:
+                cell = unknown
             if cell is None:
                 problems.append(f"{source}: {what}: no value for {a}/{b} (file cut short?); matrix left out")
                 return None
@@ -240,11 +247,27 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
     rig.problems.extend(t.notes)
     topo = rig.topology
     rig.origins["topology"] = f"{source}:{t.header_line}"
-    matrix = _square(t, labels, source, rig.problems, "nvidia-smi topo -m")
+    scratch: list[str] = []
+    matrix = _square(t, labels, source, scratch, "nvidia-smi topo -m")
+    if matrix is not None:
+        rig.problems.extend(scratch)
+    if matrix is None and any(cells for _, cells, _, _ in t.rows):
+        matrix = _square(t, labels, source, rig.problems, "nvidia-smi topo -m", unknown=NOT_SHOWN)
+        n = len(labels)
+        gone = sum(1 for i in range(n) for j in range(i + 1, n) if matrix and matrix[i][j] == NOT_SHOWN)
+        if matrix is not None and gone < n * (n - 1) // 2:
+            why = f"{_matrix_gap(t, labels)}: {gone} of {n * (n - 1) // 2} GPU pairs not shown ({NOT_SHOWN}); the others kept"
+            topo.unavailable["matrix"] = why
+            rig.problems.append(f"{source}: nvidia-smi topo -m: {why}")
+        else:
+            matrix = None
+            rig.problems.extend(scratch)
     if matrix is not None:
         topo.matrix = matrix
         if any(c.startswith("NV") for row in matrix for c in row):
             topo.unavailable["pcie_matrix"] = "nvidia-smi topo -m shows the NVLink count, not the PCIe level, for NVLink pairs"
+        elif "matrix" in topo.unavailable:
+            topo.unavailable["pcie_matrix"] = topo.unavailable["matrix"]
         else:
             topo.pcie_matrix = [row[:] for row in matrix]
     else:

@@ -31,7 +31,7 @@ def _pairs_with(rig: Rig, codes: tuple[str, ...]) -> list[tuple[int, int]]:
 def _matrix_missing(rig: Rig) -> bool:
     n = len(rig.gpus)
     m = rig.topology.matrix
-    return len(m) < n or any(len(row) < n for row in m)
+    return len(m) < n or any(len(row) < n for row in m) or any(c == "?" for row in m for c in row)  # ?: not shown
 
 
 @rule("GA201", "p2p-across-sockets", area="topology", severity="warn")
