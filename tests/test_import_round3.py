@@ -363,3 +363,19 @@ def test_topo_cut_inside_row_gpu6_keeps_the_27_pairs_shown() -> None:
     assert sum(c == "?" for row in m for c in row) == 2
     assert rig.topology.unavailable["matrix"].endswith("1 of 28 GPU pairs not shown (?); the others kept")
     assert "GA204" not in found(rig)  # a pair not shown is never read as a missing NVLink
+
+
+def test_check_does_not_fail_a_healthy_board_on_a_fragment(tmp_path: Path) -> None:
+    """The x8/x8 fragment through the CLI: import, then check exits 0 (warn is below the default fail-on)."""
+    text = DGX1.read_text(encoding="utf-8")
+    frag = tmp_path / "lspci.txt"
+    frag.write_text("\n".join(_lnk_lines(text, "07:00.0")) + "\n", encoding="utf-8")
+    scan = tmp_path / "scan.json"
+    env = {"COLUMNS": "80", "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, "-m", "gpuadvisor", "import", str(frag), "--json", str(scan)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "gpuadvisor", "check", "--from", str(scan)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "GA101" in r.stdout
