@@ -1,6 +1,7 @@
 """Real pastes, third round: each class of miss read as a careful engineer reads the paste by eye. Every test
 reads a real output (tests/fixtures/import/round3, with its source URL; the shared samples) or a variant of one
 made by a stated edit, and asserts facts, the reasons of unknowns and the findings (codes and severities)."""
+
 from __future__ import annotations
 
 import json
@@ -78,7 +79,10 @@ def test_gpu_and_its_port_grepped_together_stay_two_links() -> None:
     rig = import_texts([("grep.txt", grep)])
     (g,) = rig.gpus
     assert (g.pcie.current_width, g.pcie.max_width) == (8, 16)
-    assert [(h.port_type, h.max_width, h.current_width) for h in g.pcie.path] == [("endpoint", 16, 8), ("root-port", 16, 8)]
+    assert [(h.port_type, h.max_width, h.current_width) for h in g.pcie.path] == [
+        ("endpoint", 16, 8),
+        ("root-port", 16, 8),
+    ]
     assert g.pcie.downgraded == ["width"]
     assert any("read as the port above it" in p for p in rig.problems)
     (ga101,) = found(rig)["GA101"]
@@ -135,11 +139,13 @@ def test_device_lines_after_a_prefix(prefix: str) -> None:
     """Stated edit of a real lspci -vvv (RTX 6000 Ada): the device line after a label or a prompt, and a second
     copy of the block at 02:00.0: two GPUs, both named."""
     src = body(SAMPLES / "lspci-vvv_rtx6000ada-downgraded-2.5gts_stelline-asus.txt")
-    block = src[src.index("01:00.0 VGA"):]
+    block = src[src.index("01:00.0 VGA") :]
     text = prefix + block + "\n" + prefix.replace("0", "1") + block.replace("01:00.0 VGA", "02:00.0 VGA", 1)
     rig = import_texts([("p.txt", text)])
-    assert [(g.bus_id, g.name) for g in rig.gpus] == [("0000:01:00.0", "NVIDIA RTX 6000 Ada Generation"),
-                                                      ("0000:02:00.0", "NVIDIA RTX 6000 Ada Generation")]
+    assert [(g.bus_id, g.name) for g in rig.gpus] == [
+        ("0000:01:00.0", "NVIDIA RTX 6000 Ada Generation"),
+        ("0000:02:00.0", "NVIDIA RTX 6000 Ada Generation"),
+    ]
 
 
 def test_no_lspci_only_fail_without_slot_evidence_on_any_real_paste() -> None:
@@ -186,9 +192,15 @@ def test_cut_access_list_keeps_the_pairs_shown() -> None:
     assert t.p2p_read[0] == ["X", "OK", "NS", "NS", "NS", "NS", "NS"]
     assert t.p2p_read[2] == ["NS", "NS", "X", "OK", "NS", "NS", "NS"]
     assert t.p2p_read[3] == ["U", "U", "U", "X", "U", "U", "U"]  # 'Device=3 CANNOT' is cut: not shown
-    assert t.unavailable["p2p_read"].startswith("CUDA samples p2pBandwidthLatencyTest shows the peer access of 18 of 42")
+    assert t.unavailable["p2p_read"].startswith(
+        "CUDA samples p2pBandwidthLatencyTest shows the peer access of 18 of 42"
+    )
     (ga206,) = found(rig)["GA206"]
-    assert ga206.severity == "warn" and "13 GPU pair(s)" in ga206.message and "the others are U (not shown)" in ga206.message
+    assert (
+        ga206.severity == "warn"
+        and "13 GPU pair(s)" in ga206.message
+        and "the others are U (not shown)" in ga206.message
+    )
 
 
 def test_p2p_enabled_that_does_not_help_is_judged() -> None:
@@ -227,7 +239,9 @@ def test_cuda_version_err_is_not_a_version() -> None:
 def test_fan_and_power_err_are_kept_with_their_meaning() -> None:
     """Stated edit of the same real table: fan and power draw printed ERR! (as nvidia-smi does when the read
     fails; github.com/Azure/azhpc-diagnostics/issues/77 shows 'ERR! / 250W')."""
-    text = body(WSL).replace("| N/A   54C    P8              16W /  80W |", "| ERR!  54C    P8             ERR! /  80W |")
+    text = body(WSL).replace(
+        "| N/A   54C    P8              16W /  80W |", "| ERR!  54C    P8             ERR! /  80W |"
+    )
     rig = import_texts([("smi.txt", text)])
     (g,) = rig.gpus
     assert g.power_draw_w is None and g.power_limit_w == 80.0 and g.temperature_c == 54.0
@@ -235,11 +249,14 @@ def test_fan_and_power_err_are_kept_with_their_meaning() -> None:
     assert any("GPU 0: fan speed: nvidia-smi printed 'ERR!'" in p for p in rig.problems)
 
 
-@pytest.mark.parametrize(("value", "meaning"), [
-    ("ERR!", "could not read it"),
-    ("[Unknown Error]", "unknown error"),
-    ("[GPU requires reset]", "must be reset"),
-])
+@pytest.mark.parametrize(
+    ("value", "meaning"),
+    [
+        ("ERR!", "could not read it"),
+        ("[Unknown Error]", "unknown error"),
+        ("[GPU requires reset]", "must be reset"),
+    ],
+)
 def test_q_error_values_are_states_with_meaning(value: str, meaning: str) -> None:
     """Stated edit of a real nvidia-smi -q (L4): its power draw replaced by an error value."""
     text = body(SAMPLES / "smi-q_l4_thamada.txt")
@@ -252,11 +269,14 @@ def test_q_error_values_are_states_with_meaning(value: str, meaning: str) -> Non
 
 # -- 9. topology judged from the matrix ------------------------------------------------------------------
 
+
 def test_bridged_pair_beside_unbridged_pair_is_a_missing_bridge() -> None:
     """Stated edit of a real 4-GPU topo -m (Princeton Traverse, 0-1 and 2-3 each NV3): GPUs 2-3's NV3 replaced
     by NODE, as a pair whose bridge is missing shows."""
     text = body(SAMPLES / "topo-m_traverse-power9-4xv100-nv3_jdh4.txt")
-    text = text.replace("GPU2\tSYS\tSYS\t X \tNV3", "GPU2\tSYS\tSYS\t X \tNODE").replace("GPU3\tSYS\tSYS\tNV3\t X ", "GPU3\tSYS\tSYS\tNODE\t X ")
+    text = text.replace("GPU2\tSYS\tSYS\t X \tNV3", "GPU2\tSYS\tSYS\t X \tNODE").replace(
+        "GPU3\tSYS\tSYS\tNV3\t X ", "GPU3\tSYS\tSYS\tNODE\t X "
+    )
     rig = import_texts([("topo.txt", text)])
     assert rig.topology.matrix[2][3] == "NODE"
     ga204 = found(rig)["GA204"]
@@ -272,9 +292,12 @@ def test_the_unedited_pairs_raise_nothing() -> None:
 
 # -- 11. numbers beyond 64 bits ----------------------------------------------------------------------------
 
+
 def _huge_q() -> str:
     text = body(SAMPLES / "smi-q_l4_thamada.txt")
-    text, n = re.subn(r"(FB Memory Usage\s*\n\s*Total\s*:\s*)\d+", lambda m: m.group(1) + "1" + "0" * 400, text, count=1)
+    text, n = re.subn(
+        r"(FB Memory Usage\s*\n\s*Total\s*:\s*)\d+", lambda m: m.group(1) + "1" + "0" * 400, text, count=1
+    )
     assert n == 1
     return text
 
@@ -287,8 +310,14 @@ def test_huge_number_is_null_with_its_reason() -> None:
     assert any("FB Memory Usage" not in p and TOO_LARGE in p for p in rig.problems)
 
 
-@pytest.mark.parametrize("command", [["import", "{f}", "--json", "{out}"], ["scan", "--from-nvidia-smi", "{d}", "--json", "{out}"],
-                                     ["plan", "--from-nvidia-smi", "{d}", "--model", "llama-3-8b"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["import", "{f}", "--json", "{out}"],
+        ["scan", "--from-nvidia-smi", "{d}", "--json", "{out}"],
+        ["plan", "--from-nvidia-smi", "{d}", "--model", "llama-3-8b"],
+    ],
+)
 def test_huge_number_through_the_cli(command: list[str], tmp_path: Path) -> None:
     d = tmp_path / "seller"
     d.mkdir()
@@ -296,8 +325,13 @@ def test_huge_number_through_the_cli(command: list[str], tmp_path: Path) -> None
     f.write_text(_huge_q(), encoding="utf-8")
     out = tmp_path / "scan.json"
     args = [a.format(f=f, d=d, out=out) for a in command]
-    r = subprocess.run([sys.executable, "-m", "gpuadvisor", *args], capture_output=True, text=True, timeout=120,
-                       env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"},
+    )
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr
     assert r.returncode in (0, 1), r.stderr
     if out.exists():
@@ -322,7 +356,7 @@ def test_nccl_header_without_its_hashes() -> None:
 def test_nccl_paste_that_starts_at_the_first_row() -> None:
     """Stated edit: the paste starts at the first result row (header, rank lines and GPU names cut off)."""
     lines = body(SHEFFIELD).splitlines(keepends=True)
-    text = "".join(lines[next(i for i, x in enumerate(lines) if x.split()[:1] == ["8"]):])
+    text = "".join(lines[next(i for i, x in enumerate(lines) if x.split()[:1] == ["8"]) :])
     rig = import_texts([("nccl.txt", text)])
     assert rig.gpus == []
     (m,) = rig.measurements
@@ -372,10 +406,20 @@ def test_check_does_not_fail_a_healthy_board_on_a_fragment(tmp_path: Path) -> No
     frag.write_text("\n".join(_lnk_lines(text, "07:00.0")) + "\n", encoding="utf-8")
     scan = tmp_path / "scan.json"
     env = {"COLUMNS": "80", "PATH": "/usr/bin:/bin"}
-    r = subprocess.run([sys.executable, "-m", "gpuadvisor", "import", str(frag), "--json", str(scan)],
-                       capture_output=True, text=True, timeout=120, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "import", str(frag), "--json", str(scan)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([sys.executable, "-m", "gpuadvisor", "check", "--from", str(scan)],
-                       capture_output=True, text=True, timeout=120, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "check", "--from", str(scan)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "GA101" in r.stdout

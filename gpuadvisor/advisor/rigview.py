@@ -135,11 +135,14 @@ class RigView:
             bw = self.nvlink_pair_gbps * C.NVLINK_BUSBW_EFFICIENCY
             return Bandwidth(bw, f"expected: {self.nvlink_source} × {C.NVLINK_BUSBW_EFFICIENCY:g} NCCL efficiency (370/450, nccl-tests#212) = {bw:.0f} GB/s busbw")
         if self.pcie_gbps:
-            staged = not self.p2p_ok and not self.pcie_source.startswith("measured")  # a measured copy is already staged
+            # a copy measured in this scan already went the way it goes (staged or not)
+            staged = not self.p2p_ok and not self.pcie_source.startswith("measured")
             bw = self.pcie_gbps * C.PCIE_BUSBW_EFFICIENCY * (C.NO_P2P_FACTOR if staged else 1)
             p2p = f" × {C.NO_P2P_FACTOR} (no peer-to-peer: staged through host memory, assumed)" if staged else ""
             lead = "from a copy measured in this scan" if self.pcie_source.startswith("measured") else "expected"
-            return Bandwidth(bw, f"{lead}: {self.pcie_source.removeprefix('measured: ')} × {C.PCIE_BUSBW_EFFICIENCY:.2f} (nccl-tests busbw/link on 6x RTX 4090 PCIe 4.0){p2p} = {bw:.1f} GB/s busbw")
+            link = self.pcie_source.removeprefix("measured: ")
+            return Bandwidth(bw, f"{lead}: {link} × {C.PCIE_BUSBW_EFFICIENCY:.2f} "
+                                 f"(nccl-tests busbw/link on 6x RTX 4090 PCIe 4.0){p2p} = {bw:.1f} GB/s busbw")
         return Bandwidth(1.0, "unknown: no link facts and no measurement; 1 GB/s assumed")
 
     def dp_busbw(self, dp_per_node: int, spans_nodes: bool) -> Bandwidth:
@@ -257,8 +260,8 @@ def _measured_p2p(rig: Rig, nv: list[list[int]]) -> tuple[float, str] | None:
     if not best:
         return None
     m = min(best.values(), key=lambda x: x.value_gbps or 0.0)
-    return m.value_gbps or 0.0, (f"measured: GPU {m.gpus[0]} -> GPU {m.gpus[1]} copy {m.value_gbps:.1f} GB/s per direction "
-                                 f"({m.method or m.backend}; the slowest pair) over PCIe")
+    return m.value_gbps or 0.0, (f"measured: GPU {m.gpus[0]} -> GPU {m.gpus[1]} copy {m.value_gbps:.1f} GB/s "
+                                 f"per direction ({m.method or m.backend}; the slowest pair) over PCIe")
 
 
 def inter_node_bandwidth(gbps: float | None) -> Bandwidth:

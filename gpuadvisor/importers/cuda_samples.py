@@ -127,7 +127,8 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
         rig.origins["topology"] = f"{source}:{access_line}"
     elif n > 1 and any(a in idx and b in idx for a, b in access):
         # a partial list (the paste cut or elided): the pairs shown are kept, the others are U (not shown)
-        matrix = [["X" if a == b else {True: "OK", False: "NS", None: "U"}[access.get((a, b))] for b in idx] for a in idx]
+        code = {True: "OK", False: "NS", None: "U"}
+        matrix = [["X" if a == b else code[access.get((a, b))] for b in idx] for a in idx]
         rig.topology.p2p_read = matrix
         rig.topology.p2p_write = [row[:] for row in matrix]
         rig.origins["topology"] = f"{source}:{access_line}"

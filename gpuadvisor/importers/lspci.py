@@ -17,7 +17,8 @@ from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import DEV_PREFIX, normalize_bus_id
 from gpuadvisor.links import gen_from_speed
 
-_DEV = re.compile(r"^\s*" + DEV_PREFIX + r"((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
+_BDF = r"((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+_DEV = re.compile(r"^\s*" + DEV_PREFIX + _BDF + r" ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(.*)$")
 _FRAGMENT = re.compile(r"^(?:\s+(?:LnkCtl|DevCap|DevSta|DevCtl|Capabilities: \[[0-9a-fA-F]+\])|\s*(?:LnkCap|LnkSta):)")
@@ -187,7 +188,8 @@ def _fragment_devices(devices: list[Device], source: str, rig: Rig) -> tuple[lis
     """Grepped LnkCap/LnkSta pairs without device lines: the first endpoint-like pair is the device; a second
     pair right after it is the port above it (``lspci -vv -s GPU`` and ``-s PORT`` grepped together), whose
     LnkCap is the slot's. Further pairs belong to devices the paste does not name: not used."""
-    linked = [d for d in devices if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)]
+    linked = [d for d in devices
+              if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)]
     ports = [d for d in devices if d.hop.port_type in ("root-port", "downstream-port") or d.is_bridge]
     first = next((d for d in linked if d.hop.port_type in ("endpoint", "unknown")), None)
     if first is None:
@@ -200,8 +202,8 @@ def _fragment_devices(devices: list[Device], source: str, rig: Rig) -> tuple[lis
         port = rest[0]
         if port.hop.port_type == "unknown":
             port.hop.port_type = "root-port"
-            rig.problems.append(f"{source}: line {port.line}: a second LnkCap/LnkSta pair after the device's, without a "
-                                "device line: read as the port above it (its slot)")
+            rig.problems.append(f"{source}: line {port.line}: a second LnkCap/LnkSta pair after the device's, "
+                                "without a device line: read as the port above it (its slot)")
         above[id(first)] = [port.hop]
         return [first], above
     for d in rest + [d for d in ports if d not in rest and d is not first]:

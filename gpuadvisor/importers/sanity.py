@@ -2,6 +2,7 @@
 value, not a fact. NVML keeps every counter, size and clock in at most 64 bits (``unsigned long long``), so a
 larger number cannot have come from nvidia-smi; it becomes null with its reason, never a crash later when it is
 divided or printed."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -52,7 +52,8 @@ _LSPCI_DEV = re.compile(r"^\s*" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]
 # "#" optional: GitHub renders a line starting with "#" as a heading, so a paste copied from the page lost them
 _NCCL_START = re.compile(r"^#?\s*(nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
                          r"size\s+count\s+type\s)")
-_NCCL_ROW = re.compile(r"^\d+\s+\d+\s+(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"
+_NCCL_ROW = re.compile(r"^\d+\s+\d+\s+"
+                       r"(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"
                        r"(?:(?:sum|prod|max|min|avg|none|mulsum)\s+)?(?:-?\d+\s+)?\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+")
 _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
@@ -140,8 +141,9 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
     m = _NCCL_START.match(s)
     if m and cur == "nccl-tests" and i > 0 and lines[i - 1].strip() == s:
         return None  # a line printed twice (two processes writing the same output): the same run
+    header = re.compile(r"^#?\s*nThread\s")
     if m and (cur != "nccl-tests" or (m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
-                                      and any(re.match(r"^#?\s*nThread\s", x) for x in current.lines))):  # type: ignore[union-attr]
+                                      and any(header.match(x) for x in current.lines))):  # type: ignore[union-attr]
         return "nccl-tests"
     return None
 

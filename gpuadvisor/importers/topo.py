@@ -256,7 +256,8 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
         n = len(labels)
         gone = sum(1 for i in range(n) for j in range(i + 1, n) if matrix and matrix[i][j] == NOT_SHOWN)
         if matrix is not None and gone < n * (n - 1) // 2:
-            why = f"{_matrix_gap(t, labels)}: {gone} of {n * (n - 1) // 2} GPU pairs not shown ({NOT_SHOWN}); the others kept"
+            pairs = n * (n - 1) // 2
+            why = f"{_matrix_gap(t, labels)}: {gone} of {pairs} GPU pairs not shown ({NOT_SHOWN}); the others kept"
             topo.unavailable["matrix"] = why
             rig.problems.append(f"{source}: nvidia-smi topo -m: {why}")
         else:

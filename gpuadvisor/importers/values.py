@@ -35,7 +35,9 @@ def state_meaning(value: str | None) -> str | None:
 def printed(value: str | None) -> str:
     """The reason for a null read from ``value``: what nvidia-smi printed, with its meaning when it is an error."""
     meaning = state_meaning(value)
-    return f"nvidia-smi printed {value.strip()!r}: {meaning}" if value and meaning else f"nvidia-smi printed {value or 'nothing'!r}"
+    if value and meaning:
+        return f"nvidia-smi printed {value.strip()!r}: {meaning}"
+    return f"nvidia-smi printed {value or 'nothing'!r}"
 
 # What people put before a device line: a label ("Card: ", "GPU0: "), or a shell prompt ("user@box:~$ ").
 DEV_PREFIX = r"(?:[A-Za-z][\w .()/-]{0,30}:\s+|(?:\([^)]{0,30}\)\s*)?\S{0,60}[$#>]\s+)?"

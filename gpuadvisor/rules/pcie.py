@@ -180,7 +180,8 @@ def _marked_downgraded(ctx: Context, gpu: Gpu, what: str, now: str) -> Finding:
     return ctx.finding(
         f"{subject(gpu)} link {what} {now} is marked (downgraded) by lspci: it trained below the card's own "
         f"maximum; the maximum (LnkCap) and the slot are not shown"
-        + ("" if width else "; idle GPUs lower their PCIe speed to save power, run gpuadvisor bench to see it under load"),
+        + ("" if width else "; idle GPUs lower their PCIe speed to save power, run gpuadvisor bench to see it "
+           "under load"),
         severity="warn" if width else "info",
         gpus=[gpu.index],
         subject=subject(gpu),
