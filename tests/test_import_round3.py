@@ -423,3 +423,14 @@ def test_check_does_not_fail_a_healthy_board_on_a_fragment(tmp_path: Path) -> No
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "GA101" in r.stdout
+
+
+def test_q_fan_err_is_listed_not_dropped() -> None:
+    """Stated edit of a real nvidia-smi -q (L4): Fan Speed printed ERR!. No fact holds a fan speed, so the failed
+    read is listed among the import's problems with its meaning (never dropped silently)."""
+    text = body(SAMPLES / "smi-q_l4_thamada.txt")
+    text, n = re.subn(r"(Fan Speed\s+:\s+)N/A", lambda m: m.group(1) + "ERR!", text, count=1)
+    assert n == 1
+    rig = import_texts([("q.txt", text)])
+    (p,) = [x for x in rig.problems if "Fan Speed" in x]
+    assert p.startswith("q.txt: line 84: GPU 00000000:01:00.0: Fan Speed: nvidia-smi printed 'ERR!'")
