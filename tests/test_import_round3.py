@@ -434,3 +434,15 @@ def test_q_fan_err_is_listed_not_dropped() -> None:
     rig = import_texts([("q.txt", text)])
     (p,) = [x for x in rig.problems if "Fan Speed" in x]
     assert p.startswith("q.txt: line 84: GPU 00000000:01:00.0: Fan Speed: nvidia-smi printed 'ERR!'")
+
+
+def test_remote_numa_run_is_not_judged_as_a_slow_link() -> None:
+    """The numactl paste with the P100's link as lspci shows a PCIe Gen3 x16 card (stated: the facts set in the
+    test): GA601 judges the link on the run that shows what it gives (12.7 GB/s), not on the remote-NUMA one."""
+    rig = import_texts([("bw.txt", body(GEARSHIFFT))])
+    p = rig.gpus[0].pcie
+    p.current_gen = p.max_gen = p.gpu_max_gen = 3
+    p.current_width = p.max_width = 16
+    ga601 = [f for f in rules.evaluate(rig) if f.code == "GA601" and f.severity != "not-checked"]
+    assert not any(f.severity == "fail" for f in ga601), [f.message for f in ga601]
+    assert {f.code for fs in found(rig).values() for f in fs if f.severity == "warn"} >= {"GA604"}
