@@ -446,3 +446,13 @@ def test_remote_numa_run_is_not_judged_as_a_slow_link() -> None:
     ga601 = [f for f in rules.evaluate(rig) if f.code == "GA601" and f.severity != "not-checked"]
     assert not any(f.severity == "fail" for f in ga601), [f.message for f in ga601]
     assert {f.code for fs in found(rig).values() for f in fs if f.severity == "warn"} >= {"GA604"}
+
+
+def test_real_hashless_nccl_header_is_read() -> None:
+    """NVIDIA/nccl#583 as GitHub rendered it: no '#' on the header; 8 ranks under mpirun, names and devices."""
+    rig = import_texts([("nccl.txt", body(ROUND3 / "nccl-allreduce_8xa100-hashless-header_nccl583.txt"))])
+    assert [(g.index, g.name) for g in rig.gpus] == [(i, "NVIDIA A100-SXM4-40GB") for i in range(8)]
+    assert rig.host.hostname == "AI-A100-Beethoven01"
+    (m,) = rig.measurements
+    assert (m.kind, m.world_size, m.status) == ("all_reduce", 8, "failed")
+    assert m.error == "no result rows: the run stopped before its first size, or the paste ends before them"

@@ -351,7 +351,8 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
     if not run.groups:
         m = Measurement(kind=BINARIES.get(binary, binary), backend="nccl", provenance="imported", method=f"nccl-tests {binary}_perf",
                         world_size=run.world_size, gpus=[r.device for r in local], status="failed",
-                        error="no result rows (the run stopped before its first size)", notes=list(run.notes))
+                        error="no result rows: the run stopped before its first size, or the paste ends before them",
+                        notes=list(run.notes))
         rig.measurements.append(m)
         return rig
     for (dtype, redop, _root), halves in run.groups.items():
