@@ -456,3 +456,15 @@ def test_real_hashless_nccl_header_is_read() -> None:
     (m,) = rig.measurements
     assert (m.kind, m.world_size, m.status) == ("all_reduce", 8, "failed")
     assert m.error == "no result rows: the run stopped before its first size, or the paste ends before them"
+
+
+def test_huge_numbers_in_cuda_samples_are_left_out_not_a_crash() -> None:
+    """Stated edits of the real bandwidthTest and p2pBandwidthLatencyTest pastes: one figure 400 digits long."""
+    bw = body(GEARSHIFFT).replace("33554432                     12150.7", "3" + "0" * 400 + "    12150.7", 1)
+    rig = import_texts([("bw.txt", bw)])
+    assert any(TOO_LARGE in p and "the row is left out" in p for p in rig.problems)
+    assert [round(m.value_gbps or 0, 2) for m in rig.measurements if m.kind == "h2d"] == [3.97]
+    p2p = body(TINYGRAD).replace("1015.27   6.60", "1015.27   6" + "0" * 400 + ".60", 1)
+    rig = import_texts([("p2p.txt", p2p)])
+    (m,) = [m for m in rig.measurements if m.kind == "p2p_unidir" and m.p2p_enabled and m.gpus == [0, 1]]
+    assert m.value_gbps is None and m.unavailable["value_gbps"] == TOO_LARGE

@@ -22,6 +22,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import is_elision
 
@@ -241,6 +242,9 @@ def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1,
             continue
         tokens = s.split()
         if kind and len(tokens) == 2 and tokens[0].isdigit() and _NUM.match(tokens[1]):
+            if too_long(tokens[0]) or too_long(tokens[1]):
+                rig.problems.append(f"{source}: line {lineno}: {TOO_LARGE}; the row is left out")
+                continue
             rows.append((int(tokens[0]), float(tokens[1]), lineno))
     close()
     if not devices:
