@@ -120,20 +120,20 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
     rig.origins = {**{f"gpus[{p}]": rig.origins[f"gpu{g.index}"] for p, g in enumerate(rig.gpus)},
                    **{key: v for key, v in rig.origins.items() if key.startswith("measurements")}}
     n = len(rig.gpus)
-    idx = [g.index for g in rig.gpus]
-    if n > 1 and all((a, b) in access for a in idx for b in idx if a != b):
-        matrix = [["X" if a == b else ("OK" if access[(a, b)] else "NS") for b in idx] for a in idx]
+    order = [g.index for g in rig.gpus]
+    if n > 1 and all((a, b) in access for a in order for b in order if a != b):
+        matrix = [["X" if a == b else ("OK" if access[(a, b)] else "NS") for b in order] for a in order]
         rig.topology.p2p_read = matrix
         rig.topology.p2p_write = [row[:] for row in matrix]
         rig.origins["topology"] = f"{source}:{access_line}"
-    elif n > 1 and any(a in idx and b in idx for a, b in access):
+    elif n > 1 and any(a in order and b in order for a, b in access):
         # a partial list (the paste cut or elided): the pairs shown are kept, the others are U (not shown)
         code = {True: "OK", False: "NS", None: "U"}
-        matrix = [["X" if a == b else code[access.get((a, b))] for b in idx] for a in idx]
+        matrix = [["X" if a == b else code[access.get((a, b))] for b in order] for a in order]
         rig.topology.p2p_read = matrix
         rig.topology.p2p_write = [row[:] for row in matrix]
         rig.origins["topology"] = f"{source}:{access_line}"
-        shown = sum(1 for a in idx for b in idx if a != b and (a, b) in access)
+        shown = sum(1 for a in order for b in order if a != b and (a, b) in access)
         why = (f"{SAMPLE_P2P} shows the peer access of {shown} of {n * (n - 1)} GPU pairs"
                + (f" (elided in the paste at {elided})" if elided else " (the paste ends before the rest)")
                + "; the others are U (not shown)")
