@@ -468,3 +468,31 @@ def test_huge_numbers_in_cuda_samples_are_left_out_not_a_crash() -> None:
     rig = import_texts([("p2p.txt", p2p)])
     (m,) = [m for m in rig.measurements if m.kind == "p2p_unidir" and m.p2p_enabled and m.gpus == [0, 1]]
     assert m.value_gbps is None and m.unavailable["value_gbps"] == TOO_LARGE
+
+
+def test_real_downgraded_marker_without_lnkcap() -> None:
+    """geerlingguy/raspberry-pi-pcie-devices#480: a Quadro RTX 8000's lspci copied from below its LnkCap line:
+    lspci's own markers say the link trained below the card's capability; how far, and the slot, not shown."""
+    rig = import_texts(
+        [("lspci.txt", body(ROUND3 / "lspci-fragment_quadro-rtx8000-x1-downgraded-no-lnkcap_geerlingguy480.txt"))]
+    )
+    (g,) = rig.gpus
+    p = g.pcie
+    assert (p.current_gen, p.current_width, p.max_width, p.gpu_max_gen, p.downgraded) == (
+        2,
+        1,
+        None,
+        None,
+        ["speed", "width"],
+    )
+    assert severities(rig) == {("GA101", "warn"), ("GA102", "info")}
+
+
+def test_real_fragment_with_old_ok_markers() -> None:
+    """janhq/jan#183: an RTX 4090 on a riser, two lines with the older '(ok)' markers: Gen1 of Gen4 at x16 is an
+    idle-or-riser question (info), the width is fine, the slot is not shown."""
+    rig = import_texts([("lspci.txt", body(ROUND3 / "lspci-fragment_rtx4090-riser-2.5gts_jan183.txt"))])
+    (g,) = rig.gpus
+    p = g.pcie
+    assert (p.current_gen, p.gpu_max_gen, p.current_width, p.max_width, p.downgraded) == (1, 4, 16, 16, ["speed"])
+    assert severities(rig) == {("GA102", "info")}
