@@ -496,3 +496,13 @@ def test_real_fragment_with_old_ok_markers() -> None:
     p = g.pcie
     assert (p.current_gen, p.gpu_max_gen, p.current_width, p.max_width, p.downgraded) == (1, 4, 16, 16, ["speed"])
     assert severities(rig) == {("GA102", "info")}
+
+
+def test_all_affinity_cells_blank_is_not_a_missing_column() -> None:
+    """Stated edit of the vLLM container dump: its N/A removed too, every affinity cell blank. The columns exist:
+    the values are blank, not 'no such column'."""
+    text = body(VLLM).replace(" N/A\n", "\n")
+    rig = import_texts([("topo.txt", text)])
+    assert rig.topology.matrix == [["X", "NV12"], ["NV12", "X"]]
+    why = rig.gpus[1].unavailable["numa_node"]
+    assert why.startswith("nvidia-smi topo -m printed nothing under NUMA Affinity for GPU1 (blank")
