@@ -236,8 +236,8 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
                     g.unavailable[name] = (
                         f"nvidia-smi topo -m printed {extra[col]!r}" if col in extra
                         else t.extra_unknown[label] if label in t.extra_unknown and col in t.extra_columns
-                        else f"nvidia-smi topo -m printed nothing under {col} for {label} (blank, as in a container that "
-                             "does not see the host's CPU and NUMA layout)" if col in t.extra_columns
+                        else f"nvidia-smi topo -m printed nothing under {col} for {label} (blank, as in a "
+                             "container that does not see the host's CPU and NUMA layout)" if col in t.extra_columns
                         else "this nvidia-smi topo -m has no such column"
                     )
         else:
