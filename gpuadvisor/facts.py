@@ -99,6 +99,9 @@ class Pcie(Unavailable):
     max_width: int | None = None
     replay_counter: int | None = None
     path: list[PcieHop] = field(default_factory=list)  # GPU first, root port last
+    # What lspci marked "(downgraded)" on the GPU's LnkSta ("speed", "width"): below the card's own LnkCap
+    # (pciutils ls-caps.c link_compare), evidence even where the LnkCap line is not shown.
+    downgraded: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -579,7 +579,12 @@ def test_nccl_table_pasted_without_its_header() -> None:
     assert detect(table) == ["nccl-tests"]
     (ms,) = import_texts([("all_gather_perf.out", table)]).measurements
     assert ms.kind == "all_gather" and ms.value_gbps == 209.1 and ms.world_size is None
-    assert ms.unavailable == {"expected_gbps": "no link facts for GPUs [] in this scan"}
+    not_shown = "the paste starts below nccl-tests' header: its nThread/nGpus line and rank lines are not shown"
+    assert ms.unavailable == {
+        "expected_gbps": "no link facts for GPUs [] in this scan",
+        "world_size": not_shown,
+        "gpus": not_shown,
+    }
 
 
 def test_the_same_file_twice_counts_once(tmp_path: Path) -> None:

@@ -154,12 +154,16 @@ class RigView:
                 f"nccl-tests#212) = {bw:.0f} GB/s busbw",
             )
         if self.pcie_gbps:
-            bw = self.pcie_gbps * C.PCIE_BUSBW_EFFICIENCY * (1 if self.p2p_ok else C.NO_P2P_FACTOR)
-            p2p = "" if self.p2p_ok else f" × {C.NO_P2P_FACTOR} (no peer-to-peer: staged through host memory, assumed)"
+            # a copy measured in this scan already went the way it goes (staged or not)
+            staged = not self.p2p_ok and not self.pcie_source.startswith("measured")
+            bw = self.pcie_gbps * C.PCIE_BUSBW_EFFICIENCY * (C.NO_P2P_FACTOR if staged else 1)
+            p2p = f" × {C.NO_P2P_FACTOR} (no peer-to-peer: staged through host memory, assumed)" if staged else ""
+            lead = "from a copy measured in this scan" if self.pcie_source.startswith("measured") else "expected"
+            link = self.pcie_source.removeprefix("measured: ")
             return Bandwidth(
                 bw,
-                f"expected: {self.pcie_source} × {C.PCIE_BUSBW_EFFICIENCY:.2f} (nccl-tests busbw/link on 6x RTX 4090 "
-                f"PCIe 4.0){p2p} = {bw:.1f} GB/s busbw",
+                f"{lead}: {link} × {C.PCIE_BUSBW_EFFICIENCY:.2f} "
+                f"(nccl-tests busbw/link on 6x RTX 4090 PCIe 4.0){p2p} = {bw:.1f} GB/s busbw",
             )
         return Bandwidth(1.0, "unknown: no link facts and no measurement; 1 GB/s assumed")
 
@@ -264,6 +268,29 @@ def _measured_all_reduce(rig: Rig) -> Measurement | None:
     return best
 
 
+def _measured_p2p(rig: Rig, nv: list[list[int]]) -> tuple[float, str] | None:
+    """The slowest GPU pair's measured one-way copy (the better of P2P on and off: what the pair gets) over
+    PCIe (pairs without NVLink), when the scan holds one (p2pBandwidthLatencyTest, gpuadvisor bench)."""
+    pos = {g.index: i for i, g in enumerate(rig.gpus)}
+    best: dict[tuple[int, int], Measurement] = {}
+    for m in rig.measurements:
+        if m.kind != "p2p_unidir" or len(m.gpus) != 2 or not m.value_gbps or m.status not in ("ok", "partial"):
+            continue
+        a, b = (pos.get(x) for x in m.gpus)
+        if a is None or b is None or (nv and nv[a][b] > 0):
+            continue
+        key = (min(a, b), max(a, b))
+        if key not in best or m.value_gbps > (best[key].value_gbps or 0.0):
+            best[key] = m
+    if not best:
+        return None
+    m = min(best.values(), key=lambda x: x.value_gbps or 0.0)
+    return m.value_gbps or 0.0, (
+        f"measured: GPU {m.gpus[0]} -> GPU {m.gpus[1]} copy {m.value_gbps:.1f} GB/s "
+        f"per direction ({m.method or m.backend}; the slowest pair) over PCIe"
+    )
+
+
 def inter_node_bandwidth(gbps: float | None) -> Bandwidth:
     if gbps:
         return Bandwidth(gbps, f"given: {gbps:g} GB/s all-reduce busbw across nodes (--inter-node-gbps)")
@@ -347,6 +374,9 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
             nvlink_source = f"{nv_assumed}; {nvlink_source}"
             notes.append(nv_assumed)
     pcie_bw, pcie_src = _pcie(gpus, spec)
+    measured_p2p = _measured_p2p(rig, nv)
+    if measured_p2p is not None:  # a GPU-to-GPU copy measured in the same scan beats a figure from the links
+        pcie_bw, pcie_src = measured_p2p
     p2p = rig.topology.p2p_read
     p2p_ok = True
     if p2p:

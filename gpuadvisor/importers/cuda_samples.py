@@ -23,6 +23,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import is_elision
 
@@ -150,12 +151,27 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
         **{key: v for key, v in rig.origins.items() if key.startswith("measurements")},
     }
     n = len(rig.gpus)
-    idx = [g.index for g in rig.gpus]
-    if n > 1 and all((a, b) in access for a in idx for b in idx if a != b):
-        matrix = [["X" if a == b else ("OK" if access[(a, b)] else "NS") for b in idx] for a in idx]
+    order = [g.index for g in rig.gpus]
+    if n > 1 and all((a, b) in access for a in order for b in order if a != b):
+        matrix = [["X" if a == b else ("OK" if access[(a, b)] else "NS") for b in order] for a in order]
         rig.topology.p2p_read = matrix
         rig.topology.p2p_write = [row[:] for row in matrix]
         rig.origins["topology"] = f"{source}:{access_line}"
+    elif n > 1 and any(a in order and b in order for a, b in access):
+        # a partial list (the paste cut or elided): the pairs shown are kept, the others are U (not shown)
+        code = {True: "OK", False: "NS", None: "U"}
+        matrix = [["X" if a == b else code[access.get((a, b))] for b in order] for a in order]
+        rig.topology.p2p_read = matrix
+        rig.topology.p2p_write = [row[:] for row in matrix]
+        rig.origins["topology"] = f"{source}:{access_line}"
+        shown = sum(1 for a in order for b in order if a != b and (a, b) in access)
+        why = (
+            f"{SAMPLE_P2P} shows the peer access of {shown} of {n * (n - 1)} GPU pairs"
+            + (f" (elided in the paste at {elided})" if elided else " (the paste ends before the rest)")
+            + "; the others are U (not shown)"
+        )
+        rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = why
+        rig.problems.append(f"{source}: line {access_line}: {why}")
     elif n > 1:
         rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = (
             f"{SAMPLE_P2P} does not show the peer access of every pair"
@@ -171,10 +187,30 @@ _BW_HEADER = re.compile(r"^Transfer Size \(Bytes\)\s+Bandwidth\s*\((GB/s|MB/s)\)
 _BW_KINDS = {"Host to Device": "h2d", "Device to Host": "d2h", "Device to Device": "d2d"}
 
 
-def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
-    """Facts from ``bandwidthTest``: the devices it ran on and one Measurement per direction shown."""
+_NUMACTL = re.compile(r"numactl\s+((?:-{1,2}[\w-]+(?:[= ]?[\w,-]+)?\s+)+?)\S*bandwidthTest\b")
+_BW_COMMAND = re.compile(r"\S*bandwidthTest\b")
+
+
+def numa_binding(lines: list[str]) -> str | None:
+    """``numactl -m1 -N1`` from the last command line in ``lines`` that ran bandwidthTest (None: not bound)."""
+    for line in reversed(lines):
+        m = _NUMACTL.search(line)
+        if m:
+            return "numactl " + " ".join(m.group(1).split())
+        if _BW_COMMAND.search(line) and "Bandwidth Test]" not in line:
+            return None
+    return None
+
+
+def parse_bandwidth_test(
+    text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None
+) -> Rig:
+    """Facts from ``bandwidthTest``: the devices it ran on and one Measurement per direction shown; the
+    ``numactl`` binding of the command line before it (``context``, or a line inside the text that starts a
+    second run) is kept in the method: the same GPU measured under two bindings is two runs, not two GPUs."""
     rig = Rig()
     lines = clean_lines(text)
+    binding = numa_binding(context or [])
     devices: dict[int, Gpu] = {}
     kind: str | None = None
     count = 1
@@ -197,7 +233,8 @@ def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1)
             world_size=1,
             gpus=gpus,
             memory=memory,
-            method=f"{SAMPLE_BW}: {dict((v, k) for k, v in _BW_KINDS.items())[kind]}, {memory} memory",
+            method=f"{SAMPLE_BW}: {dict((v, k) for k, v in _BW_KINDS.items())[kind]}, {memory} memory"
+            + (f", under {binding}" if binding else ""),
         )
         for size, val, _ln in rows:
             gbps = val * scale / (2 if kind == "d2d" else 1)
@@ -234,6 +271,10 @@ def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1)
     for k, line in enumerate(lines):
         s = line.strip()
         lineno = first_line + k
+        if _BW_COMMAND.search(s) and "Bandwidth Test]" not in s:  # a second run's command line
+            close()
+            kind, binding = None, numa_binding([s])
+            continue
         m = _BW_DEVICE.match(s)
         if m and kind is None:
             idx = int(m.group(1))
@@ -255,6 +296,9 @@ def parse_bandwidth_test(text: str, source: str = "<text>", first_line: int = 1)
             continue
         tokens = s.split()
         if kind and len(tokens) == 2 and tokens[0].isdigit() and _NUM.match(tokens[1]):
+            if too_long(tokens[0]) or too_long(tokens[1]):
+                rig.problems.append(f"{source}: line {lineno}: {TOO_LARGE}; the row is left out")
+                continue
             rows.append((int(tokens[0]), float(tokens[1]), lineno))
     close()
     if not devices:

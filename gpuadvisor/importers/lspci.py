@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from gpuadvisor.facts import ELIDED, GPU_LOST, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
-from gpuadvisor.importers.values import normalize_bus_id
+from gpuadvisor.importers.values import DEV_PREFIX, normalize_bus_id
 from gpuadvisor.links import gen_from_speed
 
-_DEV = re.compile(
-    r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$"
-)
+_BDF = r"((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+_DEV = re.compile(r"^\s*" + DEV_PREFIX + _BDF + r" ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(.*)$")
-_FRAGMENT = re.compile(r"^\s+(?:LnkCap|LnkSta|LnkCtl|DevCap|DevSta|DevCtl|Capabilities: \[[0-9a-fA-F]+\])")
+_FRAGMENT = re.compile(r"^(?:\s+(?:LnkCtl|DevCap|DevSta|DevCtl|Capabilities: \[[0-9a-fA-F]+\])|\s*(?:LnkCap|LnkSta):)")
+_DOWNGRADED = re.compile(r"(Speed|Width) [^,(]*\(downgraded\)")
 FRAGMENT = "the lspci lines pasted have no device line: which device (and slot) they belong to is not shown"
 _SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s")
 _WIDTH = re.compile(r"Width x(\d+)")
@@ -66,6 +66,8 @@ class Device:
     access_denied: bool = False
     dead: bool = False  # config space reads all ones: the device does not answer
     fragment: bool = False  # lines pasted without their device line: which device is not shown
+    seen: list[str] = field(default_factory=list)  # LnkCap / LnkSta lines read, in order
+    downgraded: list[str] = field(default_factory=list)  # "speed", "width": lspci's "(downgraded)" on LnkSta
 
     @property
     def nvidia(self) -> bool:
@@ -128,9 +130,11 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
             cur = Device(bdf=bdf, cls=cls, desc=m.group(4), line=lineno, hop=hop)
             devices.append(cur)
             continue
-        if cur is None:
+        lm = _LNK.match(line)
+        if cur is None or (cur.fragment and _next_fragment(cur, lm.group(1) if lm else None, line)):
             if not _FRAGMENT.match(line):
                 continue
+            # lines grepped without their device line; a second LnkCap/LnkSta pair is a second device
             cur = Device(bdf="", cls="", desc="", line=lineno, hop=PcieHop(bdf="", port_type="unknown"), fragment=True)
             devices.append(cur)
         cur.lines.append(line)
@@ -144,9 +148,11 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         e = _EXPRESS.search(line)
         if e:
             cur.hop.port_type = _PORT_TYPES[e.group(1)]
-        lm = _LNK.match(line)
         if lm:
             which, rest = lm.groups()
+            cur.seen.append(which)
+            if which == "LnkSta":
+                cur.downgraded = [m.lower() for m in _DOWNGRADED.findall(rest)]
             speed, width = _speed(rest), _width(rest)
             if cut and k == len(lines) - 1 and re.search(r"Width x1$", rest.rstrip()):
                 width = None  # the file ends here: "x1" may be the start of "x16"
@@ -176,6 +182,16 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     return devices
 
 
+def _next_fragment(cur: Device, which: str | None, line: str) -> bool:
+    """Whether a grepped line starts the next device: a LnkCap/LnkSta already seen (a GPU and the port above
+    it grepped together), or a PCI Express capability line after this device's link lines."""
+    if not cur.seen:
+        return False
+    if which is not None:
+        return which in cur.seen or (which == "LnkCap" and "LnkSta" in cur.seen)
+    return _EXPRESS.search(line) is not None
+
+
 def upstream(device: Device, devices: list[Device]) -> list[Device]:
     """The bridges above ``device``, nearest first, from their secondary..subordinate bus ranges."""
     domain, bus = device.bdf[:4], int(device.bdf[5:7], 16)
@@ -192,6 +208,43 @@ def upstream(device: Device, devices: list[Device]) -> list[Device]:
     return above
 
 
+_PORT_LIKE = ("root-port", "downstream-port", "unknown")
+
+
+def _fragment_devices(devices: list[Device], source: str, rig: Rig) -> tuple[list[Device], dict[int, list[PcieHop]]]:
+    """Grepped LnkCap/LnkSta pairs without device lines: the first endpoint-like pair is the device; a second
+    pair right after it is the port above it (``lspci -vv -s GPU`` and ``-s PORT`` grepped together), whose
+    LnkCap is the slot's. Further pairs belong to devices the paste does not name: not used."""
+    linked = [
+        d for d in devices if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)
+    ]
+    ports = [d for d in devices if d.hop.port_type in ("root-port", "downstream-port") or d.is_bridge]
+    first = next((d for d in linked if d.hop.port_type in ("endpoint", "unknown")), None)
+    if first is None:
+        return linked, {}
+    if first.hop.port_type == "unknown":
+        first.hop.port_type = "endpoint"  # read as the GPU
+    rest = [d for d in devices if d is not first and d.line > first.line and d.seen]
+    above: dict[int, list[PcieHop]] = {}
+    if len(rest) == 1 and rest[0].hop.port_type in _PORT_LIKE:
+        port = rest[0]
+        if port.hop.port_type == "unknown":
+            port.hop.port_type = "root-port"
+            rig.problems.append(
+                f"{source}: line {port.line}: a second LnkCap/LnkSta pair after the device's, "
+                "without a device line: read as the port above it (its slot)"
+            )
+        above[id(first)] = [port.hop]
+        return [first], above
+    for d in rest + [d for d in ports if d not in rest and d is not first]:
+        if d is not first and d.seen:
+            rig.problems.append(
+                f"{source}: line {d.line}: another LnkCap/LnkSta pair without a device line: "
+                "which device it belongs to is not shown; not used"
+            )
+    return [first], above
+
+
 def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Facts from ``lspci -vv``: each NVIDIA GPU (no index: matched to others by bus id) with its path."""
     devices = read_devices(text, source, first_line)
@@ -200,12 +253,9 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     rig = Rig()
     gpus = [d for d in devices if d.is_gpu]
     named = [d for d in devices if not d.fragment]
+    above: dict[int, list[PcieHop]] = {}  # fragment device -> the port above it, when grepped with it
     if not named:  # only grepped lines: keep their link facts on a device whose identity is not shown
-        gpus = [
-            d
-            for d in devices
-            if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)
-        ]
+        gpus, above = _fragment_devices(devices, source, rig)
     for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
         g = Gpu(index=i, bus_id=d.bdf or None, name=_gpu_name(d.desc) if d.desc else None)
         if d.fragment:
@@ -222,10 +272,11 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         rig.origins[f"gpus[{i}]"] = f"{source}:{d.line}"
         if d.dead:
             rig.problems.append(f"{source}: line {d.line}: GPU {d.bdf}: {DEAD}")
-        hops = [d.hop] + ([] if d.fragment else [b.hop for b in upstream(d, devices)])
-        g.pcie.path = [] if d.fragment else hops
+        hops = [d.hop] + (above.get(id(d), []) if d.fragment else [b.hop for b in upstream(d, devices)])
+        g.pcie.path = [] if d.fragment and len(hops) == 1 else hops
         h = d.hop
         g.pcie.current_gen, g.pcie.current_width = h.current_gen, h.current_width
+        g.pcie.downgraded = list(d.downgraded)
         g.pcie.gpu_max_gen = h.max_gen
         parent = hops[1] if len(hops) > 1 else None
         # The link's maximum is the lower of the two ends' capabilities (NVML's "max with this system").
@@ -241,7 +292,7 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             if getattr(g.pcie, f) is None:
                 g.pcie.unavailable[f] = h.unavailable.get(f.replace("gpu_", ""), "not in this lspci output")
         g.pcie.unavailable["replay_counter"] = "lspci does not print the replay counter"
-        if d.fragment:
+        if d.fragment and len(hops) == 1:
             g.pcie.unavailable["path"] = FRAGMENT
         elif len(hops) == 1:
             g.pcie.unavailable["path"] = (

@@ -23,6 +23,7 @@ from gpuadvisor.importers.lspci import parse_lspci
 from gpuadvisor.importers.machines import one_machine, split
 from gpuadvisor.importers.nccl import NcclRun, read_nccl, run_to_rig
 from gpuadvisor.importers.nvlink import parse_nvlink_status
+from gpuadvisor.importers.sanity import drop_implausible
 from gpuadvisor.importers.sections import KIND_NAMES, RECOGNISED, Section, split_sections
 from gpuadvisor.importers.smi_query import parse_smi_q, parse_smi_xml
 from gpuadvisor.importers.smi_summary import parse_smi_summary
@@ -131,7 +132,7 @@ def _parse_section(section: Section, source: str, filename: str = "") -> Part:
     if kind == "cuda-p2p":
         return Part(kind, source, first, parse_p2p_latency_test(text, source, first))
     if kind == "cuda-bw":
-        return Part(kind, source, first, parse_bandwidth_test(text, source, first))
+        return Part(kind, source, first, parse_bandwidth_test(text, source, first, context=section.context))
     if kind == "nccl-tests":
         run = read_nccl(text, source, first, hint="\n".join(section.context) + "\n" + filename)
         return Part(kind, source, first, run_to_rig(run, source), nccl=run)
@@ -378,6 +379,8 @@ class _Merger:
                 if _is_empty(getattr(topo, name)):
                     setattr(topo, name, new)
                     topo.unavailable.pop(name, None)
+                    if name in pt.unavailable:  # a partial matrix (pairs not shown are U): its reason stays with it
+                        topo.unavailable[name] = pt.unavailable[name]
                     self.other_origins[f"topology.{name}"] = part.at("topology")
                 elif getattr(topo, name) != new:
                     self.rig.problems.append(
@@ -448,6 +451,7 @@ def merge(parts: list[Part], files: list[str]) -> Rig:
             g.unavailable.setdefault("nvlinks", facts.NOT_IN_SOURCE)
         if not g.pcie.path:
             g.pcie.unavailable.setdefault("path", "no lspci -vv output for this GPU")
+    drop_implausible(rig)
     rig.origins.update(m.other_origins)
     _expectations(rig, ordered)
     topo = rig.topology

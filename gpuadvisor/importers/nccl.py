@@ -57,6 +57,11 @@ _RANK = re.compile(
 )
 _HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
 _NCCL_VERSION = re.compile(r"(?:^|[\s#])NCCL version (\d+\.\d+\.\d+)")
+_HASHLESS = re.compile(
+    r"^(?:nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
+    r"Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid|size\s+count\s+type\s|\(B\)\s+\(elements\)|"
+    r"out-of-place\s+in-place|Out of bounds values|Avg bus bandwidth)"
+)
 _BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
 
 
@@ -160,6 +165,8 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
         s = line.strip()
         if not s:
             continue
+        if _HASHLESS.match(s):
+            s = "# " + s  # a header line whose "#" the paste lost (GitHub renders it as a heading)
         m = _NCCL_VERSION.search(s)  # "NCCL version 2.21.5+cuda12.4" (NCCL_DEBUG=VERSION/INFO), with or without "#"
         if m and not run.nccl_version:
             run.nccl_version = m.group(1)
@@ -213,7 +220,14 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
         if not tokens[0].isdigit():
             continue  # prompts, warnings, NCCL INFO lines
         if not run.columns:
-            raise ImportParseError(source, lineno, "a data row before the column header (#  size  count  type ...)")
+            run.columns = _columns_from_row(tokens)
+            if not run.columns:
+                raise ImportParseError(source, lineno, "a data row before the column header (#  size  count  type ...)")
+            run.columns_line = lineno
+            run.notes.append(
+                f"line {lineno}: no column header in the paste; the columns read from the row's shape "
+                f"({' '.join(run.columns)})"
+            )
         if len(tokens) != len(run.columns):
             if k == len(lines) - 1 or not any(x.strip() for x in lines[k + 1 :]):
                 run.notes.append(f"last row (line {lineno}) cut short; left out")
@@ -237,6 +251,29 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
         m = _NCCL_VERSION.search(hint)
         run.nccl_version = m.group(1) if m else None
     return run
+
+
+_REDOPS = {"sum", "prod", "max", "min", "avg", "none", "mulsum"}
+
+
+def _columns_from_row(tokens: list[str]) -> list[str]:
+    """nccl-tests' column layout from a data row whose header the paste cut off: size count type [redop] [root]
+    then two halves of time algbw busbw and #wrong (or error); [] when the row fits no layout."""
+    if len(tokens) < 9 or not tokens[1].isdigit() or tokens[2] not in TYPE_BYTES:
+        return []
+    head = ["size", "count", "type"]
+    rest = tokens[3:]
+    if rest and rest[0] in _REDOPS:
+        head.append("redop")
+        rest = rest[1:]
+        if rest and re.fullmatch(r"-?\d+", rest[0]) and len(rest) in (9, 7):
+            head.append("root")
+            rest = rest[1:]
+    if len(rest) == 8:
+        return head + ["time", "algbw", "busbw", "#wrong"] * 2
+    if len(rest) == 6:
+        return head + ["time", "algbw", "busbw"] * 2
+    return []
 
 
 def _halves(
@@ -289,13 +326,16 @@ def _sweep_done(run: NcclRun, last: int) -> bool:
 def _infer_binary(run: NcclRun) -> str | None:
     """Which collective, from the columns alone (size vs count x type size x ranks, redop, root)."""
     n = run.world_size
-    if not run.groups or not n:
+    if not run.groups:
         return None
     (dtype, redop, root), rows = next(iter(run.groups.items()))
     ts = TYPE_BYTES.get(dtype)
     r = rows[-1][0]
     if ts is None or r.count == 0:
         return None
+    if not n:  # the rank count not shown: only all_reduce (size = count x type size at any count) is certain
+        whole = r.size_bytes == r.count * ts
+        return "all_reduce" if whole and redop not in ("none", "-") and root in ("-", "-1") else None
     per_rank = r.size_bytes == r.count * ts * n and n > 1
     whole = r.size_bytes == r.count * ts
     rooted = root not in ("-", "-1")
@@ -306,6 +346,20 @@ def _infer_binary(run: NcclRun) -> str | None:
     if per_rank and redop not in ("none", "-"):
         return "reduce_scatter"
     return None  # all_gather and alltoall print alike
+
+
+def _without_mpi(run: NcclRun) -> str | None:
+    """Several processes that each call themselves Rank 0 of a one-GPU run: nccl-tests built without MPI
+    (launched by mpirun or srun, each process runs its own test: no collective between them was measured)."""
+    pids = {r.line: r for r in run.ranks}
+    zero = [r for r in pids.values() if r.rank == 0]
+    if len(zero) < 2 or any(r.rank != 0 for r in run.ranks) or (run.n_thread or 1) * (run.n_gpus or 1) != 1:
+        return None
+    return (
+        f"{len(zero)} processes each report Rank 0 of a 1-GPU run (nThread 1 nGpus 1): nccl-tests built without "
+        "MPI, so each process ran its own single-GPU test and no collective between them was measured "
+        "(rebuild with make MPI=1, or run one process with -g N)"
+    )
 
 
 def parse_nccl_tests(text: str, source: str = "<text>", first_line: int = 1, hint: str = "") -> Rig:
@@ -327,6 +381,9 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             "starting' line); "
             "name the file after it, e.g. all_gather_perf.txt",
         )
+    solo = _without_mpi(run)
+    if solo:
+        rig.problems.append(f"{source}: line {run.ranks[0].line}: {solo}")
     local = run.local_ranks()
     for r in local:
         rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{r.line}"
@@ -349,7 +406,7 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             world_size=run.world_size,
             gpus=[r.device for r in local],
             status="failed",
-            error="no result rows (the run stopped before its first size)",
+            error="no result rows: the run stopped before its first size, or the paste ends before them",
             notes=list(run.notes),
         )
         rig.measurements.append(m)
@@ -372,6 +429,22 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         if run.out_of_bounds and not run.out_of_bounds.endswith("OK"):
             notes.append(f"nccl-tests: Out of bounds values: {run.out_of_bounds}")
         status = "ok"
+        if solo:
+            m = Measurement(
+                kind=BINARIES.get(binary, binary),
+                backend="nccl",
+                provenance="imported",
+                method=f"nccl-tests {binary}_perf (out-of-place{f', {dtype}'})",
+                world_size=1,
+                gpus=[r.device for r in local],
+                rows=rows,
+                status="failed",
+                error=solo,
+                notes=notes,
+            )
+            rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"
+            rig.measurements.append(m)
+            continue
         if (
             run.max_bytes is not None
             and rows[-1].size_bytes < run.max_bytes
@@ -395,6 +468,10 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             notes=notes,
         )
         m.latency_us = rows[0].time_us if rows[0].size_bytes <= 1024 else None
+        if not run.ranks and run.world_size is None:
+            m.unavailable["world_size"] = m.unavailable["gpus"] = (
+                "the paste starts below nccl-tests' header: its nThread/nGpus line and rank lines are not shown"
+            )
         rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"
         rig.measurements.append(m)
     return rig

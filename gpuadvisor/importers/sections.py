@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuadvisor.importers.values import strip_ansi
+from gpuadvisor.importers.values import DEV_PREFIX, strip_ansi
 
 KIND_NAMES = {
     "smi-xml": "nvidia-smi -q -x",
@@ -51,15 +51,22 @@ RECOGNISED = (
 MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _GPU_COL = re.compile(r"^GPU\d+$")
 _NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
-_LSPCI_DEV = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
+_LSPCI_DEV = re.compile(r"^\s*" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
+# "#" optional: GitHub renders a line starting with "#" as a heading, so a paste copied from the page lost them
 _NCCL_START = re.compile(
-    r"^#\s*(nThread\s+\d|nccl-tests version|Collective test starting|Using devices\s*$|size\s+count\s+type\s)"
+    r"^#?\s*(nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
+    r"size\s+count\s+type\s)"
+)
+_NCCL_ROW = re.compile(
+    r"^\d+\s+\d+\s+"
+    r"(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"
+    r"(?:(?:sum|prod|max|min|avg|none|mulsum)\s+)?(?:-?\d+\s+)?\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+"
 )
 _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
 _Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
 _Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
-_LSPCI_FRAGMENT = re.compile(r"^\s+(?:LnkCap|LnkSta|Capabilities: \[[0-9a-fA-F]+\])")
+_LSPCI_FRAGMENT = re.compile(r"^(?:\s+Capabilities: \[[0-9a-fA-F]+\]|\s*(?:LnkCap|LnkSta):\s+(?:Port #|Speed))")
 
 
 @dataclass
@@ -130,7 +137,7 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         return "smi-q"
     if s.startswith("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"):
         return "cuda-p2p"
-    if s.startswith("[CUDA Bandwidth Test]"):
+    if s.startswith(("[CUDA Bandwidth Test]", "CUDA Bandwidth Test] - Starting")):  # its "[" lost in a paste
         return "cuda-bw"
     if _is_matrix_start(lines, i):
         return "topo"  # told apart from -p2p once its rows are read
@@ -140,12 +147,17 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         return "lspci"
     if _LSPCI_FRAGMENT.match(line) and cur != "lspci":
         return "lspci"  # lines grepped out of lspci -vv, without their device line
+    if cur != "nccl-tests" and _NCCL_ROW.match(s):
+        return "nccl-tests"  # a result row whose header the paste cut off
     m = _NCCL_START.match(s)
+    if m and cur == "nccl-tests" and i > 0 and lines[i - 1].strip() == s:
+        return None  # a line printed twice (two processes writing the same output): the same run
+    header = re.compile(r"^#?\s*nThread\s")
     if m and (
         cur != "nccl-tests"
         or (
             m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
-            and any(re.match(r"^#\s*nThread\s", x) for x in current.lines)
+            and any(header.match(x) for x in current.lines)
         )
     ):  # type: ignore[union-attr]
         return "nccl-tests"

@@ -19,6 +19,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.tree import Node, text_tree, xml_tree
 
 # Names as gpuadvisor.probes.nvml.CLOCKS_EVENT_REASONS spells them (NVML's nvmlClocksEventReason* bits).
@@ -151,6 +152,7 @@ class _Reader:
         self.problems = problems
         self.lines: dict[str, int] = {}  # fact path -> line it was read from
         self.elided = elided  # the block is shown in part: a fact not in it may sit in what was left out
+        self.flagged: set[int] = set()  # lines whose error value ("ERR!") is already listed as a problem
 
     def absent(self) -> str:
         if self.elided:
@@ -175,7 +177,13 @@ class _Reader:
         value = conv(n.value)
         if value is None:
             if v.absent(n.value):
-                g.unavailable[attr] = f"nvidia-smi printed {n.value or 'nothing'!r}"
+                g.unavailable[attr] = v.printed(n.value)
+                if v.state_meaning(n.value) and n.line not in self.flagged:
+                    self.flagged.add(n.line)
+                    self.problems.append(f"{self.source}: line {n.line}: {n.key}: {v.printed(n.value)}")
+            elif too_long(n.value):
+                g.unavailable[attr] = TOO_LARGE
+                self.problems.append(f"{self.source}: line {n.line}: {n.key}: {TOO_LARGE}; left out")
             else:
                 g.unavailable[attr] = f"unreadable value {n.value!r}"
                 self.problems.append(f"{self.source}: line {n.line}: {n.key}: unreadable value {n.value!r}; left out")
@@ -395,7 +403,18 @@ def _gpu_from_block(
     rig.origins[f"gpus[{index}]"] = f"{source}:{block.line}"
     for path, line in r.lines.items():
         rig.origins[f"gpus[{index}].{path}"] = f"{source}:{line}"
+    _error_values(block, r, bus or str(index))
     return g
+
+
+def _error_values(block: Node, r: _Reader, gpu: str) -> None:
+    """Every "ERR!", "[Unknown Error]", "[GPU requires reset]" of the block that no fact holds (a fan speed, a
+    clock, a utilisation): a read that failed says something about the GPU, so it is listed, never dropped."""
+    for node in block.walk():
+        if node.line in r.flagged or not v.state_meaning(node.value):
+            continue
+        r.flagged.add(node.line)
+        r.problems.append(f"{r.source}: line {node.line}: GPU {gpu}: {node.key}: {v.printed(node.value)}")
 
 
 _GPU_HEADER = re.compile(r"^GPU\s+([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")

@@ -62,6 +62,27 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
         rig.origins[f"gpus[{k}]"] = where[id(g)]
 
 
+def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int) -> None:
+    """``NVIDIA-SMI 545.46  Driver Version: 546.80  CUDA Version: ERR!``: the versions, an error value kept as
+    the reason, and an nvidia-smi that differs from the driver it talks to."""
+    sw = rig.software
+    smi, sw.driver_version, cuda = m.group(1), m.group(2), m.group(3)
+    sw.nvml_version = smi  # nvidia-smi prints the version of itself and the NVML library it ships with
+    if cuda and not v.absent(cuda):
+        sw.cuda_driver_version = cuda
+    else:
+        sw.cuda_driver_version = None
+        sw.unavailable["cuda_driver_version"] = v.printed(cuda) if cuda else "not in nvidia-smi's banner"
+        if v.state_meaning(cuda):
+            rig.problems.append(f"{source}: line {lineno}: CUDA Version: {v.printed(cuda)}")
+    if smi != sw.driver_version and not v.absent(smi):
+        rig.problems.append(
+            f"{source}: line {lineno}: nvidia-smi {smi} reports driver {sw.driver_version}: nvidia-smi (and its NVML "
+            "library) and the driver differ; normal on WSL, where the Windows driver serves the Linux guest; "
+            "elsewhere a driver updated without reloading its kernel module (reboot)"
+        )
+
+
 def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
     """Facts from the plain ``nvidia-smi`` table; ``context``: the lines printed just before it (lost GPUs)."""
     rig = Rig()
@@ -74,8 +95,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         s = line.strip()
         m = _VERSIONS.search(s)
         if m:
-            rig.software.driver_version = m.group(2)
-            rig.software.cuda_driver_version = m.group(3) if m.group(3) and m.group(3) != "N/A" else None
+            _versions(rig, m, source, lineno)
             continue
         if s.startswith("|=") and not body:
             body = True
@@ -128,6 +148,18 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
                 gpu.performance_state = int(m2.group(3)[1:]) if m2.group(3).startswith("P") else None
                 gpu.power_draw_w = v.to_float(m2.group(4)) if m2.group(4) else None
                 gpu.power_limit_w = v.to_float(m2.group(5)) if m2.group(5) else None
+                shown = {
+                    "fan": m2.group(1),
+                    "temperature_c": m2.group(2),
+                    "power_draw_w": m2.group(4),
+                    "power_limit_w": m2.group(5),
+                }
+                for name, raw in shown.items():
+                    if v.state_meaning(raw):  # ERR!: a read that failed is a fact about the GPU, never dropped
+                        if name != "fan":
+                            gpu.unavailable[name] = v.printed(raw)
+                        what = "fan speed" if name == "fan" else name.rsplit("_", 1)[0].replace("_", " ")
+                        rig.problems.append(f"{source}: line {lineno}: GPU {gpu.index}: {what}: {v.printed(raw)}")
             mm = _MEM.match(cells[1])
             if mm:
                 gpu.memory_used_bytes = int(mm.group(1)) * 2**20

@@ -162,6 +162,21 @@ def _row_cells(
             f"({' '.join(x for x in body if x not in split)!r})"
         )
         return split[:n_link], dict(zip(t.extra_columns, split[n_link:], strict=False))
+    tail = body[n_link:]
+    if (
+        n_link < len(body) < n_link + n_extra
+        and all(TOPO_CODES.match(c) for c in body[:n_link])
+        and all(any(ok.match(x) for ok in _EXTRA_OK.values()) for x in tail)
+    ):
+        # link cells counted from the left are all there; only trailing affinity cells are short (printed blank,
+        # as in containers that hide the CPU list): which of them are blank is not shown
+        why = (
+            f"row {label} (line {lineno}) shows {len(tail)} value(s) ({' '.join(tail)}) under {n_extra} affinity "
+            "columns: some were printed blank (a container hides the CPU list), which ones is not shown"
+        )
+        t.notes.append(f"{source}: line {lineno}: {why}; its link cells are read, its affinity cells are not")
+        t.extra_unknown[label] = why
+        return body[:n_link], {}
     why = (
         f"row {label} (line {lineno}) has {len(body)} cells under a header of {n_link + n_extra} columns "
         "(columns shifted: names or cells glued together)"
@@ -181,8 +196,14 @@ def _row_cells(
     return [], extra
 
 
-def _square(t: _Table, labels: list[str], source: str, problems: list[str], what: str) -> list[list[str]] | None:
-    """The labels x labels sub-matrix; cells cut off by a truncated file are taken from the mirror cell."""
+NOT_SHOWN = "?"  # a topo -m pair the paste does not show (neither its cell nor the mirror cell)
+
+
+def _square(
+    t: _Table, labels: list[str], source: str, problems: list[str], what: str, unknown: str | None = None
+) -> list[list[str]] | None:
+    """The labels x labels sub-matrix; cells cut off by a truncated file are taken from the mirror cell. With
+    ``unknown``, a pair shown in neither cell is that code (the pairs shown are kept); else the matrix is None."""
     index = {c: j for j, c in enumerate(t.columns)}
     rows = {label: cells for label, cells, _, _ in t.rows}
     out: list[list[str]] = []
@@ -198,6 +219,8 @@ def _square(t: _Table, labels: list[str], source: str, problems: list[str], what
                 filled.append(f"{a}/{b}")
             elif a == b:
                 cell = "X"
+            if cell is None and unknown is not None:
+                cell = unknown
             if cell is None:
                 problems.append(f"{source}: {what}: no value for {a}/{b} (file cut short?); matrix left out")
                 return None
@@ -246,6 +269,9 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
                         if col in extra
                         else t.extra_unknown[label]
                         if label in t.extra_unknown and col in t.extra_columns
+                        else f"nvidia-smi topo -m printed nothing under {col} for {label} (blank, as in a "
+                        "container that does not see the host's CPU and NUMA layout)"
+                        if col in t.extra_columns
                         else "this nvidia-smi topo -m has no such column"
                     )
         else:
@@ -261,13 +287,30 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
     rig.problems.extend(t.notes)
     topo = rig.topology
     rig.origins["topology"] = f"{source}:{t.header_line}"
-    matrix = _square(t, labels, source, rig.problems, "nvidia-smi topo -m")
+    scratch: list[str] = []
+    matrix = _square(t, labels, source, scratch, "nvidia-smi topo -m")
+    if matrix is not None:
+        rig.problems.extend(scratch)
+    if matrix is None and any(cells for _, cells, _, _ in t.rows):
+        matrix = _square(t, labels, source, rig.problems, "nvidia-smi topo -m", unknown=NOT_SHOWN)
+        n = len(labels)
+        gone = sum(1 for i in range(n) for j in range(i + 1, n) if matrix and matrix[i][j] == NOT_SHOWN)
+        if matrix is not None and gone < n * (n - 1) // 2:
+            pairs = n * (n - 1) // 2
+            why = f"{_matrix_gap(t, labels)}: {gone} of {pairs} GPU pairs not shown ({NOT_SHOWN}); the others kept"
+            topo.unavailable["matrix"] = why
+            rig.problems.append(f"{source}: nvidia-smi topo -m: {why}")
+        else:
+            matrix = None
+            rig.problems.extend(scratch)
     if matrix is not None:
         topo.matrix = matrix
         if any(c.startswith("NV") for row in matrix for c in row):
             topo.unavailable["pcie_matrix"] = (
                 "nvidia-smi topo -m shows the NVLink count, not the PCIe level, for NVLink pairs"
             )
+        elif "matrix" in topo.unavailable:
+            topo.unavailable["pcie_matrix"] = topo.unavailable["matrix"]
         else:
             topo.pcie_matrix = [row[:] for row in matrix]
     else:

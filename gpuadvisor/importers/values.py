@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.importers.sanity import too_long
+
 # Values nvidia-smi prints when it has nothing to show.
 _ABSENT = {
     "",
@@ -16,8 +18,45 @@ _ABSENT = {
     "[unknown error]",
     "requested functionality has been deprecated",
     "none",
+    "err!",
+    "[gpu requires reset]",
+    "gpu requires reset",
+    "[insufficient permissions]",
+    "insufficient permissions",
 }
 
+# What nvidia-smi prints in place of a value it could not read, and what that says about the GPU (nvidia-smi(1):
+# "[N/A]" not applicable or not supported; NVML return codes NVML_ERROR_UNKNOWN, NVML_ERROR_RESET_REQUIRED,
+# NVML_ERROR_NO_PERMISSION; "ERR!" is the table's short form of a failed read).
+STATE_MEANINGS = {
+    "err!": "nvidia-smi could not read it (NVML returned an error): a failed sensor or fan, or a GPU in an error "
+    "state (look for Xid errors in dmesg); on WSL, a Linux nvidia-smi that does not match the Windows driver",
+    "[unknown error]": "NVML returned an unknown error reading it: the GPU may be in an error state (look for Xid "
+    "errors in dmesg)",
+    "[gpu requires reset]": "the GPU is in an error state and must be reset (nvidia-smi -r, or a reboot) before it "
+    "can be read",
+    "[insufficient permissions]": "nvidia-smi was not allowed to read it (run as root)",
+}
+STATE_MEANINGS["gpu requires reset"] = STATE_MEANINGS["[gpu requires reset]"]
+STATE_MEANINGS["insufficient permissions"] = STATE_MEANINGS["[insufficient permissions]"]
+
+
+def state_meaning(value: str | None) -> str | None:
+    """The meaning of an error value nvidia-smi printed ("ERR!", "[Unknown Error]", "[GPU requires reset]"),
+    or None for a value (or a plain "N/A": not supported or not applicable)."""
+    return STATE_MEANINGS.get((value or "").strip().lower())
+
+
+def printed(value: str | None) -> str:
+    """The reason for a null read from ``value``: what nvidia-smi printed, with its meaning when it is an error."""
+    meaning = state_meaning(value)
+    if value and meaning:
+        return f"nvidia-smi printed {value.strip()!r}: {meaning}"
+    return f"nvidia-smi printed {value or 'nothing'!r}"
+
+
+# What people put before a device line: a label ("Card: ", "GPU0: "), or a shell prompt ("user@box:~$ ").
+DEV_PREFIX = r"(?:[A-Za-z][\w .()/-]{0,30}:\s+|(?:\([^)]{0,30}\)\s*)?\S{0,60}[$#>]\s+)?"
 _BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -49,6 +88,11 @@ def absent(value: str | None) -> bool:
     return value is None or value.strip().lower() in _ABSENT
 
 
+def _too_long(value: str | None) -> bool:
+    """More digits than any 64-bit value has: not a value nvidia-smi printed (see importers.sanity)."""
+    return too_long(value)
+
+
 def normalize_bus_id(text: str | None) -> str | None:
     """``00000000:18:00.0`` / ``18:00.0`` / ``0000:18:00.0`` -> ``0000:18:00.0`` (NVML form, lower case)."""
     if text is None:
@@ -64,7 +108,7 @@ def normalize_bus_id(text: str | None) -> str | None:
 
 
 def to_int(value: str | None) -> int | None:
-    if absent(value):
+    if absent(value) or _too_long(value):
         return None
     m = re.fullmatch(r"\s*(-?\d+)\s*(?:x|%|bank\(s\))?\s*", value or "")
     return int(m.group(1)) if m else None
@@ -72,7 +116,7 @@ def to_int(value: str | None) -> int | None:
 
 def to_float(value: str | None, unit: str = "") -> float | None:
     """``"700.00 W"`` -> 700.0 (unit checked case-insensitively when given)."""
-    if absent(value):
+    if absent(value) or _too_long(value):
         return None
     m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z/%]*)\s*", value or "")
     if not m:
@@ -95,7 +139,7 @@ _MEM_UNITS = {"b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "kb": 1000, "
 
 def mem_bytes(value: str | None) -> int | None:
     """``"81559 MiB"`` -> bytes. nvidia-smi prints MiB (2**20 bytes)."""
-    if absent(value):
+    if absent(value) or _too_long(value):
         return None
     m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B|B)\s*", value or "", re.IGNORECASE)
     if not m:

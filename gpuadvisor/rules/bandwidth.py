@@ -257,7 +257,25 @@ def host_device_bandwidth_low(rig: Rig, ctx: Context):
             "no pinned host<->device copy measured in this scan (gpuadvisor bench on a GPU measures them)"
         )
     for m in ms:
-        yield from _judge(rig, ctx, m, link_factor=1.0, factor_note="")
+        if _faster_run(rig, m) is None:  # the same GPU run faster another way: the link is judged on that run
+            yield from _judge(rig, ctx, m, link_factor=1.0, factor_note="")
+
+
+def _faster_run(rig: Rig, m: Measurement) -> Measurement | None:
+    """A faster usable run of the same copy on the same GPU, run another way (a numactl binding), if any: the
+    link gave that much, so a slower run is the host side (GA604 says so), not the link."""
+    for o in rig.measurements:
+        if (
+            o is not m
+            and o.kind == m.kind
+            and o.gpus == m.gpus
+            and o.memory == m.memory
+            and o.method != m.method
+            and _usable(o)
+            and float(o.value_gbps or 0.0) > float(m.value_gbps or 0.0)
+        ):
+            return o
+    return None
 
 
 @rule("GA602", "collective-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
@@ -332,6 +350,47 @@ def _e_arg(n: int) -> str:
     return str(n)
 
 
+# A direct peer copy skips the staging copy through host memory that P2P-disabled transfers make; where P2P
+# works it runs near the link's rate, well above the staged figure (NVIDIA cuda-samples p2pBandwidthLatencyTest
+# prints both for this comparison). Less than this gain: the direct path is no faster than host staging.
+P2P_GAIN_MIN = 1.2
+
+
+def _p2p_no_gain(rig: Rig, ctx: Context, ms: list[Measurement]):
+    """P2P enabled that gives (about) what P2P disabled gives on the same pair, same test: P2P does not help."""
+    off: dict[tuple, Measurement] = {}
+    for m in ms:
+        if m.p2p_enabled is False and m.value_gbps and "P2P=Disabled" in (m.method or ""):
+            off[(m.kind, tuple(sorted(m.gpus)))] = m
+    flat: dict[tuple[float, float], list[str]] = defaultdict(list)
+    gpus: set[int] = set()
+    for m in ms:
+        base = off.get((m.kind, tuple(sorted(m.gpus))))
+        if not m.p2p_enabled or base is None or not m.value_gbps or m.kind != "p2p_unidir":
+            continue
+        if m.value_gbps < P2P_GAIN_MIN * float(base.value_gbps or 0.0):
+            flat[(round(m.value_gbps, 1), round(float(base.value_gbps or 0.0), 1))].append("->".join(map(str, m.gpus)))
+            gpus.update(m.gpus)
+    if not flat:
+        return
+    shown = "; ".join(
+        f"{', '.join(pairs)}: {on:g} GB/s enabled vs {offv:g} GB/s disabled"
+        for (on, offv), pairs in sorted(flat.items())
+    )
+    yield ctx.finding(
+        f"P2P enabled does not help: {shown} (less than {P2P_GAIN_MIN:g}x the host-staged copy): the direct "
+        "path is no faster than going through host memory",
+        gpus=sorted(gpus),
+        subject=gpu_list(sorted(gpus)),
+        severity="warn",
+        observed={"pairs": sum(len(v) for v in flat.values())},
+        expected={"gain_min": P2P_GAIN_MIN},
+        expected_source="the same pair's P2P=Disabled figure in the same p2pBandwidthLatencyTest run",
+        fix="check the BIOS (ACS, IOMMU off, Resizable BAR on) and, for GeForce cards, whether the driver "
+        "really allows P2P; otherwise plan for host-staged GPU-to-GPU transfers",
+    )
+
+
 @rule("GA603", "p2p-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
 def p2p_bandwidth_low(rig: Rig, ctx: Context):
     """Measured GPU-to-GPU (peer-to-peer) bandwidth is below what the pair's link should give.
@@ -357,6 +416,7 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
     if ms is None:
         yield ctx.not_checked(NO_MEASUREMENTS)
         return
+    yield from _p2p_no_gain(rig, ctx, ms)
     ms = [m for m in ms if m.p2p_enabled]  # P2P off: a host-staged baseline, not a health signal
     if not ms:
         yield ctx.not_checked("no peer-to-peer copy with P2P enabled measured in this scan (needs 2+ GPUs)")
@@ -372,13 +432,50 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
         )
 
 
+def _same_gpu_runs(rig: Rig, ctx: Context, limit: float):
+    """The same GPU's host copies measured in two runs that differ only in how they were run (a numactl
+    binding): a slower run is the host side (memory on a NUMA node remote from the GPU), not a slower GPU."""
+    runs: dict[tuple, list[Measurement]] = defaultdict(list)
+    for m in rig.measurements:
+        if m.kind in ("h2d", "d2h") and len(m.gpus) == 1 and _usable(m):
+            runs[(m.kind, m.memory, bool(m.concurrent), m.backend, tuple(m.gpus))].append(m)
+    for (kind, _memory, _c, _b, gpus), ms in sorted(runs.items(), key=lambda kv: str(kv[0])):
+        if len({m.method for m in ms}) < 2:
+            continue
+        fast = max(ms, key=lambda m: float(m.value_gbps or 0.0))
+        slow = min(ms, key=lambda m: float(m.value_gbps or 0.0))
+        hi, lo = float(fast.value_gbps or 0.0), float(slow.value_gbps or 0.0)
+        if hi <= 0 or lo >= limit * hi:
+            continue
+        how_fast, how_slow = _binding(fast), _binding(slow)
+        yield ctx.finding(
+            f"{gpu_list(list(gpus))} measured twice: {_describe(slow)} {lo:.1f} GB/s {how_slow} against {hi:.1f} GB/s "
+            f"{how_fast} ({lo / hi:.0%}): the same GPU, so the host side differs: host memory on a NUMA node "
+            "remote from the GPU crosses the socket interconnect",
+            gpus=list(gpus),
+            subject=gpu_list(list(gpus)),
+            observed={"kind": kind, "value_gbps": round(lo, 2), "run": how_slow},
+            expected={"same_gpu_gbps": round(hi, 2), "run": how_fast, "ratio_min": limit},
+            expected_source="the same GPU's figure in the faster run of the same test",
+            fix=f"pin the process and its memory to the GPU's NUMA node ({how_fast.removeprefix('under ')}, or the "
+            "node in nvidia-smi topo -m's NUMA Affinity column)",
+        )
+
+
+def _binding(m: Measurement) -> str:
+    method = m.method or ""
+    return method[method.index("under ") :] if "under " in method else "without a numactl binding"
+
+
 @rule("GA604", "straggler-gpu", area="bandwidth", severity="warn", thresholds=("straggler_ratio",))
 def straggler_gpu(rig: Rig, ctx: Context):
     """One GPU is much slower than its peers in the same measurement.
 
     What it checks
         Per-GPU measurements of the same kind and method (host-to-device, device-to-host, device-to-device;
-        same memory type, alone or concurrent): each GPU against the median of the other GPUs.
+        same memory type, alone or concurrent): each GPU against the median of the other GPUs (never against
+        itself). The same GPU's host copies measured in two runs bound differently (numactl -m0 -N0, then
+        -m1 -N1) are compared with each other: the slower run is remote-NUMA host memory, not a slow GPU.
     Why it matters
         Synchronous data-parallel training runs at the pace of its slowest GPU: one straggler costs the whole
         node (and, multi-node, the whole job) its share. It is often the only visible symptom of a
@@ -402,7 +499,8 @@ def straggler_gpu(rig: Rig, ctx: Context):
     for m in rig.measurements:
         if m.kind in ("h2d", "d2h", "d2d") and len(m.gpus) == 1 and _usable(m):
             groups[(m.kind, m.memory, bool(m.concurrent), m.backend, m.method)].append(m)
-    if not any(len(ms) >= 2 for ms in groups.values()):
+    yield from _same_gpu_runs(rig, ctx, limit)
+    if not any(len({tuple(m.gpus) for m in ms}) >= 2 for ms in groups.values()):
         yield ctx.not_checked(
             "no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)"
         )
@@ -410,7 +508,9 @@ def straggler_gpu(rig: Rig, ctx: Context):
         if len(ms) < 2:
             continue
         for m in ms:
-            peers = [float(o.value_gbps or 0.0) for o in ms if o is not m]
+            peers = [float(o.value_gbps or 0.0) for o in ms if o.gpus != m.gpus]  # a GPU is never its own peer
+            if not peers:
+                continue
             med = median(peers)
             value = float(m.value_gbps or 0.0)
             if med > 0 and value < limit * med:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpuadvisor import links
-from gpuadvisor.facts import Gpu, Measurement, Rig
+from gpuadvisor.facts import Finding, Gpu, Measurement, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import gpu_list, missing, norm, subject
 from gpuadvisor.rules.registry import rule
@@ -146,8 +146,9 @@ def slot_known(rig: Rig, pos: int) -> bool:
     """
     gpu = rig.gpus[pos]
     path = gpu.pcie.path
-    if not path or (len(path) > 1 and path[1].port_type in PORTS_ABOVE):
+    if len(path) > 1 and path[1].port_type in PORTS_ABOVE:
         return True
+    # lspci without the port above (a fragment grepped out of context: no path at all) shows the card's LnkCap only
     return not rig.origins.get(f"gpus[{pos}].pcie.max_width", "").endswith("(lspci -vv)")
 
 
@@ -170,6 +171,42 @@ def _copy_measurements(rig: Rig, gpu: Gpu) -> Iterator[Measurement]:
             and m.status in ("ok", "partial")
         ):
             yield m
+
+
+LSPCI_DOWNGRADED = (
+    "lspci marks a LnkSta value '(downgraded)' when it is below the device's own LnkCap "
+    "(pciutils ls-caps.c, link_compare)"
+)
+
+
+def _marked_downgraded(ctx: Context, gpu: Gpu, what: str, now: str) -> Finding:
+    """lspci's own "(downgraded)" marker where the LnkCap line is not shown: below the card's capability by
+    how much, and whether the slot allows more, is not shown. Width: warn (lanes are not a power-saving
+    state); speed: info (idle GPUs lower their generation)."""
+    width = what == "width"
+    return ctx.finding(
+        f"{subject(gpu)} link {what} {now} is marked (downgraded) by lspci: it trained below the card's own "
+        f"maximum; the maximum (LnkCap) and the slot are not shown"
+        + (
+            ""
+            if width
+            else "; idle GPUs lower their PCIe speed to save power, run gpuadvisor bench to see it under load"
+        ),
+        severity="warn" if width else "info",
+        gpus=[gpu.index],
+        subject=subject(gpu),
+        observed={f"current_link_{'width' if width else 'gen'}": now, "lspci": "downgraded"},
+        expected={"max_link_width" if width else "max_link_gen": None},
+        expected_source=LSPCI_DOWNGRADED,
+        fix=(
+            f"paste the full lspci -vv -s {gpu.bus_id or 'BUS_ID'} (LnkCap) and the port above it; "
+            + (
+                "reseat the card or move it to an x16 slot if the slot is wider"
+                if width
+                else "check the link under load; if it stays low, set the slot's PCIe generation in the BIOS"
+            )
+        ),
+    )
 
 
 @rule("GA101", "pcie-link-downgraded", area="pcie", severity="fail")
@@ -198,6 +235,9 @@ def pcie_link_downgraded(rig: Rig, ctx: Context):
     for pos, gpu in enumerate(rig.gpus):
         views = link_views(gpu)
         first = views[0]
+        if first.current_width is not None and first.allowed_width is None and "width" in gpu.pcie.downgraded:
+            yield _marked_downgraded(ctx, gpu, "width", f"x{first.current_width}")
+            continue
         if first.current_width is None or first.allowed_width is None:
             yield ctx.not_checked(missing(gpu.pcie, "current_width", "PCIe link width"), gpus=[gpu.index])
             continue
@@ -268,6 +308,9 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
     idle_drops: dict[tuple, list[Gpu]] = {}  # info findings of GPU links, grouped: one line for ten idle GPUs
     for pos, gpu in enumerate(rig.gpus):
         views = link_views(gpu)
+        if views[0].current_gen is not None and views[0].allowed_gen is None and "speed" in gpu.pcie.downgraded:
+            yield _marked_downgraded(ctx, gpu, "speed", f"Gen{views[0].current_gen}")
+            continue
         if views[0].current_gen is None or views[0].allowed_gen is None:
             yield ctx.not_checked(missing(gpu.pcie, "current_gen", "PCIe link generation"), gpus=[gpu.index])
             continue

@@ -32,7 +32,7 @@ def _pairs_with(rig: Rig, codes: tuple[str, ...]) -> list[tuple[int, int]]:
 def _matrix_missing(rig: Rig) -> bool:
     n = len(rig.gpus)
     m = rig.topology.matrix
-    return len(m) < n or any(len(row) < n for row in m)
+    return len(m) < n or any(len(row) < n for row in m) or any(c == "?" for row in m for c in row)  # ?: not shown
 
 
 @rule("GA201", "p2p-across-sockets", area="topology", severity="warn")
@@ -358,8 +358,9 @@ def nvlink_link_down(rig: Rig, ctx: Context):
 
 
 def _isolated_in_matrix(rig: Rig, ctx: Context):
-    """A GPU with no NV# to any peer while its peers are all NV# to each other (topo -m), when its own NVLink
-    facts do not already tell (no links listed)."""
+    """A GPU with no NV# to any peer while its peers are all NV# to each other, or while other cards of its
+    model are bridged in pairs (topo -m: 0-1 NV12, 2-3 NODE is a missing bridge), when its own NVLink facts do
+    not already tell (no links listed)."""
     n = len(rig.gpus)
     if n < 3 or _matrix_missing(rig):
         return
@@ -370,14 +371,26 @@ def _isolated_in_matrix(rig: Rig, ctx: Context):
         others = [j for j in range(n) if j != i]
         if any(nv[i][j] for j in others):
             continue
-        if not all(nv[a][b] for a in others for b in others if a != b):
+        joined = [(a, b) for a in others for b in others if a < b and nv[a][b]]
+        if not joined:
             continue
+        mesh = len(joined) == len(others) * (len(others) - 1) // 2
+        if not mesh and any(rig.gpus[x].name != g.name for pair in joined for x in pair):
+            continue  # bridged pairs of another model: nothing says this card should have one
         model_links, spec = _spec_links(g)
         if spec is not None and not model_links:
             continue  # a model without NVLink beside NVLink peers: nothing to fix on it
         sxm = spec is not None and spec.form_factor == "sxm"
         codes = sorted({cell(rig.topology.matrix, i, j) or "?" for j in others})
-        peers = gpu_list(rig.gpus[j].index for j in others)
+        peers = (
+            f"{gpu_list(rig.gpus[j].index for j in others)} are all joined by NVLink"
+            if mesh
+            else "GPU pair(s) "
+            + ", ".join(
+                f"{rig.gpus[a].index}-{rig.gpus[b].index} ({cell(rig.topology.matrix, a, b)})" for a, b in joined
+            )
+            + " are joined by NVLink"
+        )
         what = (
             "it is off the NVLink fabric"
             if sxm
@@ -385,14 +398,17 @@ def _isolated_in_matrix(rig: Rig, ctx: Context):
             + ("" if spec else " (or its model has no NVLink: the scan does not name it)")
         )
         yield ctx.finding(
-            f"{subject(g)} has no NVLink to any other GPU ({'/'.join(codes)}) while {peers} are all joined by NVLink: "
-            f"{what}",
+            f"{subject(g)} has no NVLink to any other GPU ({'/'.join(codes)}) while {peers}: {what}",
             severity="fail" if sxm else "warn",
             gpus=[g.index],
             subject=subject(g),
             observed={"nvlink_peers": 0, "levels": codes},
             expected={"nvlink_peers": len(others)},
-            expected_source="nvidia-smi topo -m: its peers are all NV# to each other"
+            expected_source=(
+                "nvidia-smi topo -m: its peers are all NV# to each other"
+                if mesh
+                else "nvidia-smi topo -m: bridged pairs of the same model beside it"
+            )
             + (f"; {spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})" if spec and model_links else ""),
             fix="reseat or fit the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); on NVSwitch "
             "systems check nvidia-fabricmanager",
@@ -487,7 +503,8 @@ def p2p_not_supported(rig: Rig, ctx: Context):
         n = sum(len(v) for v in bad.values())
         yield ctx.finding(
             f"P2P not supported between {n} GPU pair(s): "
-            + "; ".join(f"{code} ({P2P_MEANING.get(code, code)}) {', '.join(v)}" for code, v in sorted(bad.items())),
+            + "; ".join(f"{code} ({P2P_MEANING.get(code, code)}) {', '.join(v)}" for code, v in sorted(bad.items()))
+            + (f" ({t.unavailable['p2p_read']})" if t.p2p_read and t.unavailable.get("p2p_read") else ""),
             gpus=gpus,
             subject=gpu_list(gpus),
             observed=dict(sorted(bad.items())),
