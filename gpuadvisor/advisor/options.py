@@ -17,6 +17,7 @@ from gpuadvisor.advisor.workload import (
     LOSS_CHOICES,
     OPTIMIZER_CHOICES,
     PRECISION_CHOICES,
+    STACK_CHOICES,
     STATE_BYTES_CHOICES,
     VLLM_VERSION_CHOICES,
 )
@@ -28,7 +29,7 @@ WORKLOAD_OPTION_NAMES = (
     "model", "params", "hf_config", "task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch",
     "checkpointing", "finetune", "lora_rank", "trainable_fraction", "flash_attention", "state_bytes", "context",
     "concurrency", "kv_cache_dtype", "mfu", "nodes", "inter_node_gbps", "compile", "loss", "optimizer_in_backward",
-    "vllm_version", "max_num_seqs",
+    "vllm_version", "max_num_seqs", "stack",
 )
 
 
@@ -59,6 +60,9 @@ def workload_options(f: F) -> F:
         click.option("--mfu", type=Fraction, help="Model FLOPs utilisation (6N + 12·L·s·d_attn FLOPs per token over the datasheet peak, as PaLM and "
                      "Megatron-LM count it) of the run without recomputation; checkpointing's extra FLOPs cost time on top. Default: predicted per component."),
         click.option("--compile/--no-compile", "compile", default=None, help="torch.compile (fuses memory-bound ops; default off)."),
+        click.option("--stack", type=click.Choice(STACK_CHOICES),
+                     help="Training stack the time model assumes (default pytorch; --framework megatron/deepspeed/jax "
+                          "implies it): its fused kernels set the memory-bound share of a step."),
         click.option("--loss", type=click.Choice(LOSS_CHOICES), help="Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's CEWithChunkedOutputLoss)."),
         click.option("--optimizer-in-backward/--no-optimizer-in-backward", "optimizer_in_backward", default=None,
                      help="Optimizer step fused into backward (torchtune optimizer_in_bwd): gradients freed as soon as used."),

@@ -16,7 +16,8 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
   - attention (causal: half of the 4·s·d_attn per token of the MFU count, FlashAttention's backward recomputing
     the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY);
   - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
-    bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), less with torch.compile;
+    bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), times the fraction the
+    training stack's fused kernels leave (memory_bound_factor: torch.compile, Megatron-Core + Transformer Engine);
   - QLoRA's NF4 → bf16 dequantisation of every frozen weight in every pass;
   - the optimizer step (memory-bound: the bytes its states read and write);
   - a floor per micro-batch: the host launches about OPS_PER_LAYER kernels per layer at OP_LAUNCH_SECONDS each.
@@ -198,7 +199,9 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     act = a.activation_bytes_per_token_layer()
     scores = C.UNFUSED_ATTENTION_BYTES_PER_SCORE * a.heads * w.seq if not w.fused_attention else 0.0
     passes = C.MEMORY_BOUND_PASSES + (1.0 if recompute in ("full", "selective") else 0.0)
-    factor = C.MEMORY_BOUND_BYTES * (C.COMPILE_MEMORY_BOUND_FACTOR if w.compiled else 1.0)
+    fused, _ = memory_bound_factor(w)
+    factor = C.MEMORY_BOUND_BYTES * fused
+    cast_bytes *= fused  # the casts to fp8 fuse into the norm / activation kernels before them (TE, Inductor)
     mem_bytes = (factor * act + scores) * passes / C.MEMORY_BOUND_PASSES * tokens * layers / tp
     loss_bytes = C.LOSS_BYTES_PER_LOGIT * a.vocab * tokens / tp
     lora_bytes = 0.0
@@ -220,6 +223,31 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     parts = {"matmul": (t_lin + t_head) * accumulation, "attention": t_attn * accumulation, "memory_bound": t_mem * accumulation,
              "dequantize": t_deq * accumulation, "optimizer": opt, "forward_fraction": fwd}
     return StepCompute(secs, per_mb, model_flops, hardware_flops, parts, floor_bound=floor > gpu)
+
+
+STACK_NAMES = {"pytorch": "eager PyTorch", "compile": "PyTorch with torch.compile",
+               "megatron": "Megatron-Core + Transformer Engine", "deepspeed": "DeepSpeed (eager PyTorch kernels)",
+               "jax": "JAX/XLA"}
+
+
+def stack_key(w: Workload) -> str:
+    """The stack whose fused kernels the time model applies: torch.compile counts as its own stack (also under
+    DeepSpeed, which runs the model's PyTorch code)."""
+    if w.stack in ("pytorch", "deepspeed") and w.compiled:
+        return "compile"
+    return w.stack
+
+
+def memory_bound_factor(w: Workload) -> tuple[float, str]:
+    """The fraction of eager PyTorch's memory-bound traffic the workload's stack leaves, and where it comes from."""
+    key = stack_key(w)
+    if key == "compile":
+        return C.COMPILE_MEMORY_BOUND_FACTOR, "fitted on published torch.compile runs (torchtitan, torchtune)"
+    if key == "megatron":
+        return C.MEGATRON_MEMORY_BOUND_FACTOR, "fitted on NVIDIA's NeMo / Megatron-Bridge performance tables"
+    if key == "jax":
+        return C.COMPILE_MEMORY_BOUND_FACTOR, "assumed as torch.compile's (XLA fuses elementwise ops likewise; no published JAX GPU run calibrated)"
+    return C.EAGER_MEMORY_BOUND_FACTOR, "eager kernels: every elementwise op reads and writes its tensors"
 
 
 def _optimizer_seconds(w: Workload, tp: int, pp: int, shard_group: int, zero_stage: int, r: Rates, offload: bool) -> float:

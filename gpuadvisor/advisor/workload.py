@@ -267,6 +267,8 @@ KV_DTYPE_CHOICES = ("auto", "bf16", "fp16", "fp8", "fp32")
 STATE_BYTES_CHOICES = ("16", "18", "20", "bf16")
 LOSS_CHOICES = ("full", "chunked")
 VLLM_VERSION_CHOICES = ("v0", "v1", "0.21")
+# The training stack, for the time model's fused-kernel share (advisor.timing, constants.STACK_MEMORY_BOUND_FACTOR).
+STACK_CHOICES = ("pytorch", "megatron", "deepspeed", "jax")
 # The smallest --params a GPT-3-family shape can hold: one layer of d_model 768 and its 50,257-token embedding.
 MIN_PARAMS = 50257 * 768 + 12 * 768 * 768 + 13 * 768
 
@@ -293,6 +295,7 @@ class Workload:
     kv_cache_dtype: str = "auto"
     mfu: float | None = None  # --mfu: model FLOPs utilisation (None: predicted from the hardware, advisor.timing)
     compile: bool = False  # torch.compile: fuses memory-bound work
+    stack: str = "pytorch"  # pytorch | megatron (Megatron-Core + Transformer Engine) | deepspeed | jax (XLA)
     loss: str = "full"  # full: logits materialised (bf16 + fp32 upcast + grad); chunked: chunked cross-entropy
     optimizer_in_backward: bool = False  # optimizer step fused into backward: gradients freed as they are used
     vllm_version: str = "v1"  # v1 (V1, or V0 since PR #10511's profiler), v0 (V0 before it, <= 0.6.4), 0.21 (CUDA graphs subtracted)
@@ -430,7 +433,7 @@ class Workload:
         w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
         simple = {"task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch", "checkpointing", "finetune",
                   "lora_rank", "trainable_fraction", "state_bytes", "context", "concurrency", "kv_cache_dtype", "mfu", "nodes",
-                  "inter_node_gbps", "loss", "vllm_version", "max_num_seqs"}
+                  "inter_node_gbps", "loss", "vllm_version", "max_num_seqs", "stack"}
         changes = {k: v for k, v in kw.items() if k in simple and v is not None}
         if kw.get("flash_attention") is not None:
             changes["fused_attention"] = bool(kw["flash_attention"])
@@ -457,6 +460,7 @@ class Workload:
             (self.concurrency >= 1, "--concurrency must be at least 1"),
             (self.mfu is None or 0 < self.mfu < 1, f"--mfu {self.mfu}: give the model FLOPs utilisation as a fraction between 0 and 1 (0.35-0.6 is what published runs reach)"),
             (self.loss in LOSS_CHOICES, f"--loss {self.loss}: choose full or chunked"),
+            (self.stack in STACK_CHOICES, f"--stack {self.stack}: choose one of {', '.join(STACK_CHOICES)}"),
             (self.vllm_version in VLLM_VERSION_CHOICES, f"--vllm-version {self.vllm_version}: choose one of {', '.join(VLLM_VERSION_CHOICES)}"),
             (self.max_num_seqs is None or self.max_num_seqs >= 1, "--max-num-seqs must be at least 1"),
             (self.nodes >= 1, "--nodes must be at least 1"),
