@@ -26,6 +26,9 @@ DOCS = {
     "llamacpp": "https://github.com/ggml-org/llama.cpp/tree/master/tools/server",
     "ollama": "https://github.com/ollama/ollama/tree/main/docs",
 }
+# The training stack each launch framework implies for the time model (Workload.stack): Accelerate and plain torch
+# run the model's eager PyTorch kernels.
+STACK = {"torch": "pytorch", "accelerate": "pytorch", "deepspeed": "deepspeed", "megatron": "megatron", "jax": "jax"}
 DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 

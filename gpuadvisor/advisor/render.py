@@ -173,6 +173,8 @@ def predicted_line(c: dict[str, Any]) -> str:
     mfu = f", MFU {c['mfu']:.0%}" if isinstance(c.get("mfu"), int | float) else ""
     basis = (f" (band: {band['cases']} published runs, {'this GPU measured' if band['basis'] == 'measured' else 'datasheet rates'})"
              if band else "")
+    if band and band.get("narrowed_by"):
+        basis = basis[:-1] + "; not narrowed by the measured rates: no calibration run used measured rates)"
     alloc = m.get("torch_peak_allocated_bytes")
     return (f"  Predicted: {_tps(c)} tokens/s{mfu}{basis}; memory per GPU: torch peak allocated {_gib(alloc)} GiB, "
             f"nvidia-smi about {_gib(m.get('nvidia_smi_bytes', m['total_bytes']))} GiB")

@@ -1,0 +1,102 @@
+"""benchmarks/fit_advisor.py: the time model's constants are its output (fitted on the published runs of
+benchmarks/calibration_cases.toml), a refit without each GPU generation predicts that generation, and the shipped
+throughput band is the spread of those held-out predictions with the coverage it states."""
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from gpuadvisor.advisor import calibration as K
+from gpuadvisor.advisor import fitted
+from gpuadvisor.advisor import timing as T
+from gpuadvisor.advisor.workload import Workload
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name: str) -> ModuleType:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def fit() -> ModuleType:
+    return _load("fit_advisor")
+
+
+@pytest.fixture(scope="module")
+def report(fit: ModuleType) -> Any:
+    return fit.run()
+
+
+def test_the_constants_in_the_code_are_the_fit_output(fit: ModuleType, report: Any) -> None:
+    """gpuadvisor/advisor/fitted.py is exactly what the script writes from the cases file (no hand-typed values)."""
+    assert fitted.__file__ is not None
+    assert Path(fitted.__file__).read_text(encoding="utf-8") == fit.fitted_module(report)
+    for f in fit.FITS:
+        assert getattr(fitted, f.name) == report.values[f.name]
+        assert report.used[f.name], f.name  # every constant has published runs to be fitted on
+
+
+def test_each_constant_is_fitted_on_the_runs_it_moves(report: Any) -> None:
+    """Selected by stack / fine-tuning / layout, never by id: the Megatron factor on the NeMo and Megatron-Bridge
+    rows only, the QLoRA dequantisation on QLoRA runs only, the eager bytes on no compiled or Megatron run."""
+    used = report.used
+    assert set(used["MEGATRON_MEMORY_BOUND_FACTOR"]) == {f"NM{i}" for i in range(1, 10)} | {"MB1", "MB2", "MB3"}
+    assert {"TU2", "TB7", "AQ1", "AQ11"} <= set(used["QLORA_DEQUANT_BYTES_PER_PARAM"])
+    assert not {"TT2", "NM1", "TU2"} & set(used["MEMORY_BOUND_BYTES"])
+    # Fused kernels leave less memory-bound traffic than eager PyTorch; Transformer Engine's the least.
+    assert fitted.MEGATRON_MEMORY_BOUND_FACTOR < fitted.COMPILE_MEMORY_BOUND_FACTOR < 1.0
+
+
+def test_leave_one_generation_out_predicts_the_held_out_generation(report: Any) -> None:
+    """Refitted without Ampere / Hopper (the generations with enough runs), each one's median is within 0.85-1.15."""
+    for gen in ("ampere", "hopper"):
+        h = report.logo[gen]
+        assert len(h["ratios"]) >= 20
+        assert 0.85 <= statistics.median(h["ratios"]) <= 1.15, (gen, statistics.median(h["ratios"]))
+
+
+def test_band_holds_on_generations_it_was_not_made_from(fit: ModuleType, report: Any) -> None:
+    """At least 70 % of the held-out runs fall inside the band made from the other generations' held-out runs."""
+    assert report.nested_share >= fit.HELD_OUT_GOAL
+    assert sum(n["cases"] for n in report.nested.values()) == report.cases
+
+
+def test_shipped_band_is_the_held_out_band_with_its_measured_coverage(fit: ModuleType, report: Any) -> None:
+    shipped = tomllib.loads(K.BANDS_FILE.read_text(encoding="utf-8"))["bands"]["throughput"]
+    assert "measured" not in shipped  # no calibration run used measured rates
+    assert shipped["datasheet"] == fit.band_entry(report)
+    held = [r for h in report.logo.values() for r in h["ratios"]]
+    lo, hi = shipped["datasheet"]["ratio_low"], shipped["datasheet"]["ratio_high"]
+    share = sum(lo <= r <= hi for r in held) / len(held)
+    assert share == pytest.approx(shipped["datasheet"]["coverage_measured"], abs=0.015)
+    assert 0.7 <= share <= 0.9  # the stated 80 %, measured
+
+
+def test_golden_section_finds_a_known_minimum(fit: ModuleType) -> None:
+    assert fit._golden(lambda x: (x - 0.3) ** 2, 0.0, 1.0, 40) == pytest.approx(0.3, abs=1e-4)
+    assert fit._golden(lambda x: (x - 22.0) ** 2, 4.0, 80.0, 40) == pytest.approx(22.0, rel=1e-3)
+
+
+def test_the_stack_changes_the_prediction() -> None:
+    """--stack (or --framework megatron / deepspeed / jax) picks the fused-kernel factor of that stack."""
+    base = Workload.from_options(model="llama-3-8b")
+    facts = {s: T.memory_bound_factor(Workload.from_options(model="llama-3-8b", stack=s))[0]
+             for s in ("pytorch", "megatron", "deepspeed", "jax")}
+    assert facts == {"pytorch": 1.0, "megatron": fitted.MEGATRON_MEMORY_BOUND_FACTOR, "deepspeed": 1.0,
+                     "jax": fitted.COMPILE_MEMORY_BOUND_FACTOR}
+    assert T.stack_key(Workload.from_options(model="llama-3-8b", compile=True)) == "compile"
+    assert T.stack_key(base) == "pytorch"
