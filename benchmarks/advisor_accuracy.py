@@ -134,11 +134,8 @@ def layout(case: dict[str, Any], view: Any) -> Layout:
 def rates_for(case: dict[str, Any], view: Any, w: Workload) -> T.Rates:
     spec = view.spec
     prec = "bf16" if w.precision == "fp8" else w.compute_precision()
-    peak = case.get("peak_tflops") or spec.peak_tflops(prec)
-    r = T.rates(spec, w.precision, peak, None, memory_gbps=case.get("memory_gbps"))
-    if case.get("peak_tflops") and w.precision == "fp8" and spec.peak_tflops("fp8"):
-        r = dataclasses.replace(r, fp8_matmul_tflops=2 * r.matmul_tflops)  # the overridden part's FP8 is twice its BF16
-    return r
+    peak = spec.peak_tflops(prec)
+    return T.rates(spec, w.precision, peak, None, memory_gbps=case.get("memory_gbps"), power_w=case.get("power_limit_w"))
 
 
 def predict(case: dict[str, Any]) -> float:

@@ -10,7 +10,7 @@ Each constant of FITS is fitted on the counted throughput cases of benchmarks/ca
 picks (the runs whose time it moves: eager PyTorch for the memory-bound bytes, the torch.compile runs for the
 compile factor, the Megatron-Core + Transformer Engine runs for Megatron's, the QLoRA runs for the dequantisation,
 the sharded runs for the overlap): least squares on log(predicted / measured), by coordinate descent (golden-section
-search per constant, the others held), in the order of FITS, three rounds. Nothing is chosen per case.
+search per constant after a grid, the others held), in the order of FITS, five rounds. Nothing is chosen per case.
 
 Held out: for every GPU generation (leave-one-generation-out) and every publication (leave-one-source-out) the
 constants are refitted without that group's cases and the group is predicted with them; a constant left without
@@ -79,6 +79,14 @@ FITS: tuple[Fit, ...] = (
         lambda c: c.get("finetune") == "qlora", "QLoRA runs"),
     Fit("SHARDED_OVERLAP", 0.0, 1.0, 1.0, "the overlap FSDP's prefetch aims at",
         _sharded, "sharded runs (FSDP, ZeRO-3, HSDP)"),
+    Fit("TFLOPS_PER_SQRT_WATT_ADA", 2.0, 1000.0, 1000.0, "no power cap",
+        lambda c: generation_of(c) == "ada", "Ada runs (RTX 4090 at 450 W, RTX 6000 Ada at 300 W)"),
+    Fit("TFLOPS_PER_SQRT_WATT_HOPPER", 2.0, 1000.0, 1000.0, "no power cap",
+        lambda c: generation_of(c) == "hopper", "Hopper runs (H100 SXM at 700 W, Grand Teton's at 500 W)"),
+    Fit("DEEPSPEED_SHARDED_COMM_FACTOR", 1.0, 4.0, 1.0, "NCCL's ring time",
+        lambda c: _sharded(c) and c.get("stack") == "deepspeed", "DeepSpeed ZeRO-3 runs"),
+    Fit("DEEPSPEED_SHARDED_OVERLAP", 0.0, 1.0, 1.0, "the overlap its prefetch aims at",
+        lambda c: _sharded(c) and c.get("stack") == "deepspeed", "DeepSpeed ZeRO-3 runs"),
 )
 
 # The publication each case comes from, by the letters its id starts with (leave-one-source-out).
@@ -128,15 +136,21 @@ def _loss(cases: list[dict[str, Any]], values: dict[str, float]) -> float:
     return sum(math.log(r) ** 2 for r in ratios(cases, values))
 
 
-def _golden(f: Callable[[float], float], lo: float, hi: float, iterations: int = 24) -> float:
-    """Minimise f over [lo, hi] (searched on a log scale when lo > 0)."""
+def _golden(f: Callable[[float], float], lo: float, hi: float, iterations: int = 24, grid: int = 24) -> float:
+    """Minimise f over [lo, hi] (on a log scale when lo > 0): the best of ``grid`` evenly spaced points first (a loss
+    flat over part of the range, as a cap that does not bind, would mislead a bracket), then golden-section search
+    between its neighbours. On a tie the larger value wins (for a cap: no cap)."""
     log = lo > 0
-    a, b = (math.log(lo), math.log(hi)) if log else (lo, hi)
-    g = (math.sqrt(5) - 1) / 2
+    a0, b0 = (math.log(lo), math.log(hi)) if log else (lo, hi)
 
     def at(x: float) -> float:
         return f(math.exp(x) if log else x)
 
+    xs = [a0 + (b0 - a0) * i / (grid - 1) for i in range(grid)]
+    losses = [at(x) for x in xs]
+    best = min(range(grid), key=lambda i: (losses[i], -i))
+    a, b = xs[max(0, best - 1)], xs[min(grid - 1, best + 1)]
+    g = (math.sqrt(5) - 1) / 2
     c, d = b - g * (b - a), a + g * (b - a)
     fc, fd = at(c), at(d)
     for _ in range(iterations):
@@ -149,14 +163,18 @@ def _golden(f: Callable[[float], float], lo: float, hi: float, iterations: int =
             d = a + g * (b - a)
             fd = at(d)
     x = (a + b) / 2
+    if losses[best] < min(fc, fd, at(x)):  # the grid point itself (at an end of the range)
+        x = xs[best]
     return math.exp(x) if log else x
 
 
-def fit(cases: list[dict[str, Any]], rounds: int = 3) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """The constants fitted on ``cases`` and the ids each was fitted on (a constant without cases: its prior)."""
+def fit(cases: list[dict[str, Any]], rounds: int = 5) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """The constants fitted on ``cases`` and the ids each was fitted on (a constant without cases: its prior).
+    The first round searches each constant's whole range; the later ones a narrower range around its value, so
+    that constants fitted on the same runs (DeepSpeed's two) settle together."""
     values = {f.name: f.prior for f in FITS}
     used = {f.name: [c["id"] for c in cases if f.selects(c)] for f in FITS}
-    for _ in range(rounds):
+    for k in range(rounds):
         for f in FITS:
             mine = [c for c in cases if f.selects(c)]
             if not mine:
@@ -165,7 +183,12 @@ def fit(cases: list[dict[str, Any]], rounds: int = 3) -> tuple[dict[str, float],
             def loss(x: float, f: Fit = f, mine: list[dict[str, Any]] = mine) -> float:
                 return _loss(mine, {**values, f.name: x})
 
-            values[f.name] = _golden(loss, f.low, f.high)
+            if k == 0:
+                values[f.name] = _golden(loss, f.low, f.high)
+            else:
+                v = values[f.name]
+                lo, hi = (max(f.low, v / 1.5), min(f.high, v * 1.5)) if f.low > 0 else (max(f.low, v - 0.2), min(f.high, v + 0.2))
+                values[f.name] = _golden(loss, lo, hi, iterations=14, grid=5)
     return {k: round(v, 3) for k, v in values.items()}, used
 
 

@@ -10,10 +10,14 @@ from dataclasses import dataclass
 from gpuadvisor import links
 from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model constants, re-exported)
     COMPILE_MEMORY_BOUND_FACTOR,
+    DEEPSPEED_SHARDED_COMM_FACTOR,
+    DEEPSPEED_SHARDED_OVERLAP,
     MEGATRON_MEMORY_BOUND_FACTOR,
     MEMORY_BOUND_BYTES,
     QLORA_DEQUANT_BYTES_PER_PARAM,
     SHARDED_OVERLAP,
+    TFLOPS_PER_SQRT_WATT_ADA,
+    TFLOPS_PER_SQRT_WATT_HOPPER,
 )
 
 GB = 1e9
@@ -195,6 +199,14 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "volta": (0.80, "assumed (no published MAMF for Volta)"),
     "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
 }
+# Board power caps the sustained tensor rate: a card whose datasheet peak needs more than its power limit runs its
+# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). Dynamic power goes as
+# V²·f and the voltage falls with the clock, so the clock a power limit allows grows slower than the power: the
+# capped rate is TFLOPS_PER_SQRT_WATT_<generation> × watts ** POWER_CAP_EXPONENT, the exponent ASSUMED 1/2
+# (between fixed voltage, 1, and voltage proportional to clock, 1/3). The coefficient is FITTED by
+# benchmarks/fit_advisor.py on that generation's published runs (into gpuadvisor/advisor/fitted.py); a generation
+# without runs that bind has no cap. A scan's measured matmul rate (bench --compute) replaces all of this.
+POWER_CAP_EXPONENT = 0.5
 # FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
 FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "hopper": (1402.6 / 1979, "Bekman, ml-engineering MAMF table: H100 SXM 1402.6 of 1979 TFLOP/s FP8"),
@@ -283,6 +295,10 @@ NCCL_STEP_LATENCY_S = {"intra": 5.7e-6, "net": 6.6e-6}
 # FSDP / ZeRO-3 prefetches each unit's all-gather under the previous unit's compute, but the collectives and the
 # compute share the GPU (NCCL's kernels take SMs and memory bandwidth): of the shorter of the two, this fraction
 # overlaps. FITTED by benchmarks/fit_advisor.py on the sharded (FSDP / ZeRO-3) runs into gpuadvisor/advisor/fitted.py.
+# DeepSpeed's ZeRO-3 gathers and reduce-scatters parameters in buckets (stage3_prefetch_bucket_size) launched from
+# Python module hooks, not as one flat FSDP unit per layer: its collectives take DEEPSPEED_SHARDED_COMM_FACTOR times
+# NCCL's ring time over the same bytes, and DEEPSPEED_SHARDED_OVERLAP of the shorter of them and the compute
+# overlaps. Both FITTED by benchmarks/fit_advisor.py on the DeepSpeed ZeRO-3 runs.
 # PyTorch DDP buckets gradients (bucket_cap_mb=25 by default) and overlaps each bucket's all-reduce with the
 # rest of the backward pass; the last bucket cannot be hidden.
 DDP_BUCKET_BYTES = 25 * 2**20

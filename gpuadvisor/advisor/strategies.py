@@ -323,10 +323,12 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
     return c
 
 
-def _overlapped(comm: float, window: float) -> float:
+def _overlapped(comm: float, window: float, overlap: float | None = None) -> float:
     """Exposed seconds of a collective prefetched under ``window`` seconds of compute: what outlasts the compute, plus
-    the part of the shorter of the two that contention keeps from overlapping (constants.SHARDED_OVERLAP)."""
-    return max(0.0, comm - window) + (1 - C.SHARDED_OVERLAP) * min(comm, window)
+    the part of the shorter of the two that contention keeps from overlapping (constants.SHARDED_OVERLAP, or the
+    stack's own: timing.sharded_overlap)."""
+    ov = C.SHARDED_OVERLAP if overlap is None else overlap
+    return max(0.0, comm - window) + (1 - ov) * min(comm, window)
 
 
 def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc: int, compute: float | None,
@@ -393,10 +395,12 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
                 c.detail.append(f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of {param_bytes / 1e9:.2f} GB")
             else:
                 lat = units * F.ring_latency_seconds("all_gather", dp, spans_nodes=lay.dp_spans_nodes)
-                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps) + lat
-                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) + lat
+                slow = T.sharded_comm_factor(w)  # DeepSpeed ZeRO-3's collectives: fitted on its published runs
+                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps) * slow + lat
+                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) * slow + lat
                 c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
-                c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs), bwd) + ag / units
+                ov = T.sharded_overlap(w)
+                c.dp_exposed_seconds = _overlapped(acc * ag, fwd, ov) + _overlapped(acc * (ag + rs), bwd, ov) + ag / units
                 c.detail.append(f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
                                 f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL latency each way), "
                                 f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping")

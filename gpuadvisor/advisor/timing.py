@@ -63,15 +63,35 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
     return best
 
 
+def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float | None, str]:
+    """The 16-bit matmul TFLOP/s the board power sustains (None where the generation has no fitted figure): a GEMM
+    at full tensor rate draws more than a low-power card's limit, so its clocks drop: the rate grows as the square
+    root of the power (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient
+    (constants.TFLOPS_PER_SQRT_WATT_<GENERATION>)."""
+    arch = getattr(spec, "architecture", None) or "unknown"
+    watts = power_w or getattr(spec, "tdp_w", None)
+    coeff = getattr(C, f"TFLOPS_PER_SQRT_WATT_{arch.upper()}", None)
+    if not watts or not coeff:
+        return None, ""
+    cap = coeff * watts**C.POWER_CAP_EXPONENT
+    return cap, (f"{coeff:g} TFLOP/s × ({watts:g} W)^{C.POWER_CAP_EXPONENT:g} = {cap:.0f} TFLOP/s ({arch}: fitted on "
+                 "published runs of power-limited cards)")
+
+
 def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None = None, *,
-          memory_gbps: float | None = None) -> Rates:
+          memory_gbps: float | None = None, power_w: float | None = None) -> Rates:
     """The GPU's sustained rates for ``precision``: measured where the scan has ``matmul`` / ``memory_bandwidth``
-    measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions."""
+    measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions, at most what
+    the board power (``power_w``, default the datasheet's) sustains."""
     arch = getattr(spec, "architecture", None) or "unknown"
     gemm_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
     attn_frac, attn_src = C.ATTENTION_EFFICIENCY.get(arch, C.ATTENTION_EFFICIENCY["unknown"])
     sources = []
     matmul = peak * gemm_frac
+    cap, cap_src = power_capped_tflops(spec, power_w) if precision in ("bf16", "fp16", "fp8") else (None, "")
+    if cap is not None and cap < matmul:
+        gemm_frac, gemm_src = cap / peak, f"power-limited: {cap_src}"
+        matmul = cap
     measured_mm = _measured(measurements, "matmul", "tf32" if precision == "fp32" else precision)
     matmul_measured = False
     scale = 1.0
@@ -89,6 +109,9 @@ def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None
         m8 = _measured(measurements, "matmul", "fp8")
         fp8_frac, fp8_src = C.FP8_GEMM_EFFICIENCY.get(arch, (gemm_frac, gemm_src))
         fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * fp8_frac
+        if m8 is None and cap is not None and fp8 > 2 * cap:  # an FP8 FLOP moves half the bits: twice the 16-bit cap
+            fp8, fp8_src = 2 * cap, f"power-limited: twice the 16-bit {cap_src}"
+            fp8_frac = fp8 / fp8_peak
         sources.append(f"fp8 linears at {fp8:.0f} TFLOP/s" + (" measured" if m8 is not None else f" ({fp8_frac:.1%} of the FP8 peak: {fp8_src})"))
     bw = memory_gbps or float(getattr(spec, "memory_bandwidth_gbps", 0) or 0) or C.UNKNOWN_MEMORY_GBPS
     measured_bw = _measured(measurements, "memory_bandwidth")
@@ -248,6 +271,19 @@ def memory_bound_factor(w: Workload) -> tuple[float, str]:
     if key == "jax":
         return C.COMPILE_MEMORY_BOUND_FACTOR, "assumed as torch.compile's (XLA fuses elementwise ops likewise; no published JAX GPU run calibrated)"
     return C.EAGER_MEMORY_BOUND_FACTOR, "eager kernels: every elementwise op reads and writes its tensors"
+
+
+def sharded_comm_factor(w: Workload) -> float:
+    """How much longer a ZeRO-3 all-gather / reduce-scatter takes in the workload's stack than NCCL's ring over the
+    same bytes: DeepSpeed's ZeRO-3 gathers parameters in prefetch buckets from Python hooks (fitted on its published
+    runs, constants.DEEPSPEED_SHARDED_COMM_FACTOR); PyTorch FSDP and Megatron's gather whole flat units (1)."""
+    return C.DEEPSPEED_SHARDED_COMM_FACTOR if w.stack == "deepspeed" else 1.0
+
+
+def sharded_overlap(w: Workload) -> float:
+    """The share of the shorter of ZeRO-3's collectives and the compute they hide under that overlaps: DeepSpeed's
+    own (fitted on its published runs), else PyTorch FSDP's (constants.SHARDED_OVERLAP)."""
+    return C.DEEPSPEED_SHARDED_OVERLAP if w.stack == "deepspeed" else C.SHARDED_OVERLAP
 
 
 def _optimizer_seconds(w: Workload, tp: int, pp: int, shard_group: int, zero_stage: int, r: Rates, offload: bool) -> float:
