@@ -95,7 +95,8 @@ def workload(case: dict[str, Any]) -> Workload:
     if "flash_attention" in case:
         w = dataclasses.replace(w, fused_attention=bool(case["flash_attention"]))
     fields = {k: case[k] for k in ("precision", "optimizer", "seq_len", "micro_batch", "finetune", "lora_rank", "state_bytes", "checkpointing",
-                                   "compile", "loss", "optimizer_in_backward", "vllm_version", "max_num_seqs", "stack") if k in case}
+                                   "compile", "loss", "optimizer_in_backward", "vllm_version", "max_num_seqs",
+                                   "stack") if k in case}
     nodes = case.get("nodes", 1)
     w = dataclasses.replace(w, nodes=nodes, inter_node_gbps=case.get("inter_node_gbps"), **fields)
     if task == "train":
@@ -135,7 +136,8 @@ def rates_for(case: dict[str, Any], view: Any, w: Workload) -> T.Rates:
     spec = view.spec
     prec = "bf16" if w.precision == "fp8" else w.compute_precision()
     peak = spec.peak_tflops(prec)
-    return T.rates(spec, w.precision, peak, None, memory_gbps=case.get("memory_gbps"), power_w=case.get("power_limit_w"))
+    return T.rates(spec, w.precision, peak, None, memory_gbps=case.get("memory_gbps"),
+                   power_w=case.get("power_limit_w"))
 
 
 def predict(case: dict[str, Any]) -> float:
@@ -218,7 +220,8 @@ def run(cases: list[dict[str, Any]] | None = None) -> list[Result]:
             gen = catalog.gpu_by_id(case["gpu"]).architecture
         stack = T.stack_key(workload(case)) if case["kind"] == "throughput" else "-"
         out.append(Result(case["id"], case["kind"], case["metric"], float(case["measured"]), float(predict(case)), gen,
-                          tuple(case.get("fitted", ())), stack, case.get("source", ""), case.get("setting", ""), case.get("excluded", "")))
+                          tuple(case.get("fitted", ())), stack, case.get("source", ""), case.get("setting", ""),
+                          case.get("excluded", "")))
     return out
 
 
@@ -252,7 +255,7 @@ def summary(results: list[Result]) -> dict[str, dict[str, Any]]:
 
 
 def per_stack(results: list[Result]) -> dict[str, dict[str, Any]]:
-    """The throughput goals per training stack (the median of each stack's runs within 0.9-1.1, each within 0.67-1.5)."""
+    """The throughput goals per training stack (the median of each stack's runs 0.9-1.1, each run 0.67-1.5)."""
     out = {}
     rs = [r for r in counted(results) if r.kind == "throughput"]
     for stack in sorted({r.stack for r in rs}):
@@ -344,7 +347,8 @@ def report(results: list[Result], markdown: bool = False) -> str:
     if markdown:
         lines += ["", "| stack | cases | median | worst low | worst high | met |", "|---|---|---|---|---|---|"]
     for stack, s in per_stack(results).items():
-        cells = [stack, str(s["n"]), f"{s['median']:.3f}", f"{s['min']:.3f}", f"{s['max']:.3f}", "yes" if s["ok"] else "NO"]
+        cells = [stack, str(s["n"]), f"{s['median']:.3f}", f"{s['min']:.3f}", f"{s['max']:.3f}",
+                 "yes" if s["ok"] else "NO"]
         lines.append(sep + (" | ".join(cells) + " |" if markdown else "  " + "  ".join(cells)))
     return "\n".join(lines)
 
@@ -352,7 +356,8 @@ def report(results: list[Result], markdown: bool = False) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
-    ap.add_argument("--refit", action="store_true", help="also refit per held-out generation and source (fit_advisor.py)")
+    ap.add_argument("--refit", action="store_true",
+                    help="also refit per held-out generation and source (fit_advisor.py)")
     args = ap.parse_args(argv)
     results = run()
     print(report(results, args.markdown))

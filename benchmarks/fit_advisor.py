@@ -26,6 +26,7 @@ import argparse
 import math
 import statistics
 import sys
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,7 +113,8 @@ def generation_of(case: dict[str, Any]) -> str:
 
 def throughput_cases(cases: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The counted throughput cases (not those the hardware cannot produce)."""
-    return [c for c in (cases if cases is not None else A.load_cases()) if c["kind"] == "throughput" and not c.get("excluded")]
+    every = cases if cases is not None else A.load_cases()
+    return [c for c in every if c["kind"] == "throughput" and not c.get("excluded")]
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
@@ -187,7 +189,10 @@ def fit(cases: list[dict[str, Any]], rounds: int = 5) -> tuple[dict[str, float],
                 values[f.name] = _golden(loss, f.low, f.high)
             else:
                 v = values[f.name]
-                lo, hi = (max(f.low, v / 1.5), min(f.high, v * 1.5)) if f.low > 0 else (max(f.low, v - 0.2), min(f.high, v + 0.2))
+                if f.low > 0:
+                    lo, hi = max(f.low, v / 1.5), min(f.high, v * 1.5)
+                else:
+                    lo, hi = max(f.low, v - 0.2), min(f.high, v + 0.2)
                 values[f.name] = _golden(loss, lo, hi, iterations=14, grid=5)
     return {k: round(v, 3) for k, v in values.items()}, used
 
@@ -266,7 +271,8 @@ def fitted_module(rep: Report) -> str:
              'published runs each constant moves (constants.py says what each one is)."""', ""]
     for f in FITS:
         ids = rep.used[f.name]
-        lines.append(f"# fitted on {len(ids)} {f.on}: {', '.join(ids) if ids else 'none: the prior, ' + f.prior_why}")
+        text = f"fitted on {len(ids)} {f.on}: {', '.join(ids) if ids else 'none: the prior, ' + f.prior_why}"
+        lines += ["# " + part for part in textwrap.wrap(text, 110)]
         lines.append(f"{f.name} = {rep.values[f.name]!r}")
     return "\n".join(lines) + "\n"
 
@@ -289,7 +295,8 @@ def report_text(rep: Report) -> str:
     for f in FITS:
         out.append(f"  {f.name} = {rep.values[f.name]:g}  ({len(rep.used[f.name])} cases: {f.on})")
     for title, groups in (("leave-one-generation-out", rep.logo), ("leave-one-source-out", rep.loso)):
-        out.append(f"\n{title}: refitted without the group, the group's cases predicted (ratio = predicted / measured):")
+        out.append(f"\n{title}: refitted without the group, the group's cases predicted "
+                   "(ratio = predicted / measured):")
         for g, h in groups.items():
             vals = ", ".join(f"{k}={v:g}" for k, v in h["values"].items())
             out.append(f"  {g:28s} {len(h['ratios']):3d} cases  {_summ(h['ratios'])}  [{vals}]")

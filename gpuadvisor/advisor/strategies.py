@@ -400,7 +400,8 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
                 rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) * slow + lat
                 c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
                 ov = T.sharded_overlap(w)
-                c.dp_exposed_seconds = _overlapped(acc * ag, fwd, ov) + _overlapped(acc * (ag + rs), bwd, ov) + ag / units
+                c.dp_exposed_seconds = (_overlapped(acc * ag, fwd, ov) + _overlapped(acc * (ag + rs), bwd, ov)
+                                        + ag / units)
                 c.detail.append(f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
                                 f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL latency each way), "
                                 f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping")

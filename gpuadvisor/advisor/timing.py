@@ -269,7 +269,8 @@ def memory_bound_factor(w: Workload) -> tuple[float, str]:
     if key == "megatron":
         return C.MEGATRON_MEMORY_BOUND_FACTOR, "fitted on NVIDIA's NeMo / Megatron-Bridge performance tables"
     if key == "jax":
-        return C.COMPILE_MEMORY_BOUND_FACTOR, "assumed as torch.compile's (XLA fuses elementwise ops likewise; no published JAX GPU run calibrated)"
+        return C.COMPILE_MEMORY_BOUND_FACTOR, ("assumed as torch.compile's (XLA fuses elementwise ops likewise; "
+                                               "no published JAX GPU run calibrated)")
     return C.EAGER_MEMORY_BOUND_FACTOR, "eager kernels: every elementwise op reads and writes its tensors"
 
 

@@ -54,7 +54,7 @@ def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_tor
         fmt, json_path = "json", None  # --json -: the JSON on stdout, as import --json - does
     plan_outputs({"--json": json_path if json_path != "-" else None, "-o": output},
                  {"--from": from_, "--simulate": simulate_, "--model": kw.get("model"), "--hf-config": kw.get("hf_config")})
-    if framework and not kw.get("stack"):  # --framework megatron/deepspeed/jax: the time model uses that stack's kernels
+    if framework and not kw.get("stack"):  # --framework megatron/deepspeed/jax: the time model uses its kernels
         from gpuadvisor.advisor.frameworks import STACK
 
         kw["stack"] = STACK.get(framework)
