@@ -427,13 +427,15 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
     if lay.offload != "none":
         pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY
         shard = trainable / lay.dp
-        moved = shard * (2 + 4)  # 16-bit weights up, fp32 gradients down
+        moved = shard * (2 + (2 if w.pure_bf16 else 4))  # 16-bit weights up, fp32 (pure bf16: bf16) gradients down
         if lay.offload == "optimizer+params":
             # Every rank fetches its shard of all the weights (a LoRA model's frozen base included) from the host
             # for the forward and again for the backward of every micro-batch, then all-gathers it.
             moved += acc * 2 * gather_bytes / lay.dp
         gpus_per_host = view.gpus_per_node
-        cpu_adam = shard * gpus_per_host * C.CPU_ADAM_BYTES_PER_PARAM / (C.HOST_MEMORY_GBPS * 1e9)
+        # The CPU optimizer step moves the bytes its states need: 30 per parameter for mixed-precision AdamW
+        # (DeepSpeed's CPU-Adam count), about half with the states in bf16 (Workload.optimizer_step_bytes).
+        cpu_adam = shard * gpus_per_host * w.optimizer_step_bytes() / (C.HOST_MEMORY_GBPS * 1e9)
         c.offload_seconds = moved / (pcie * 1e9) + cpu_adam
         c.detail.append(f"CPU offload: {moved / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
                         f"{shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory bandwidth (assumed)")
