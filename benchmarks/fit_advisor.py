@@ -94,7 +94,7 @@ FITS: tuple[Fit, ...] = (
 SOURCES = {"TT": "torchtitan (H100)", "TA": "torchtitan (A100)", "FA": "llm-foundry", "FB": "llm-foundry",
            "FH": "llm-foundry", "NA": "Narayanan et al. 2021", "NZ": "Narayanan et al. 2021", "L": "Llama 2 paper",
            "TU": "torchtune", "TB": "torchtune", "NM": "NeMo 24.07 tables", "MB": "Megatron-Bridge 25.11 tables",
-           "AQ": "Answer.AI fsdp_qlora"}
+           "AQ": "Answer.AI fsdp_qlora", "JX": "MaxText (NVIDIA JAX-Toolbox)"}
 
 
 def source_of(case: dict[str, Any]) -> str:
