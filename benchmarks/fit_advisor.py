@@ -51,6 +51,19 @@ def _stack(case: dict[str, Any]) -> str:
     return str(stack)
 
 
+def _power_limited(case: dict[str, Any], arch: str) -> bool:
+    """A run of generation ``arch`` on a card held below the generation's top board power (the case's published
+    power limit, else the card's datasheet TDP): where a power cap can bind."""
+    from gpuadvisor import catalog
+
+    spec = catalog.gpu_by_id(case["gpu"])
+    if spec is None or spec.architecture != arch:
+        return False
+    top = max((g.tdp_w or 0) for g in catalog.gpus() if g.architecture == arch)
+    watts = case.get("power_limit_w") or spec.tdp_w or top
+    return bool(watts < top)
+
+
 def _sharded(case: dict[str, Any]) -> bool:
     return case.get("strategy") in ("fsdp", "hsdp", "fsdp-offload") or case.get("zero_stage") == 3
 
@@ -80,10 +93,10 @@ FITS: tuple[Fit, ...] = (
         lambda c: c.get("finetune") == "qlora", "QLoRA runs"),
     Fit("SHARDED_OVERLAP", 0.0, 1.0, 1.0, "the overlap FSDP's prefetch aims at",
         _sharded, "sharded runs (FSDP, ZeRO-3, HSDP)"),
-    Fit("TFLOPS_PER_SQRT_WATT_ADA", 2.0, 1000.0, 1000.0, "no power cap",
-        lambda c: generation_of(c) == "ada", "Ada runs (RTX 4090 at 450 W, RTX 6000 Ada at 300 W)"),
-    Fit("TFLOPS_PER_SQRT_WATT_HOPPER", 2.0, 1000.0, 1000.0, "no power cap",
-        lambda c: generation_of(c) == "hopper", "Hopper runs (H100 SXM at 700 W, Grand Teton's at 500 W)"),
+    Fit("TFLOPS_PER_WATT_ADA", 0.1, 100.0, 100.0, "no power cap",
+        lambda c: _power_limited(c, "ada"), "Ada runs below the generation's top board power (450 W)"),
+    Fit("TFLOPS_PER_WATT_HOPPER", 0.1, 100.0, 100.0, "no power cap",
+        lambda c: _power_limited(c, "hopper"), "Hopper runs below the generation's top board power (700 W)"),
     Fit("DEEPSPEED_SHARDED_COMM_FACTOR", 1.0, 4.0, 1.0, "NCCL's ring time",
         lambda c: _sharded(c) and c.get("stack") == "deepspeed", "DeepSpeed ZeRO-3 runs"),
     Fit("DEEPSPEED_SHARDED_OVERLAP", 0.0, 1.0, 1.0, "the overlap its prefetch aims at",

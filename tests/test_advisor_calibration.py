@@ -187,7 +187,7 @@ def test_measured_matmul_rate_replaces_the_datasheet() -> None:
     assert any("300 TFLOP/s BF16 measured on this GPU" in a for a in slow.assumptions)
     p0, p1 = plain.pick["compute_parts_seconds"]["matmul"], slow.pick["compute_parts_seconds"]["matmul"]
     # Unmeasured, the 350 W H100 PCIe runs at the lower of its datasheet rate and what its board power sustains.
-    unmeasured = min(756.5 * C.GEMM_EFFICIENCY["hopper"][0], C.TFLOPS_PER_SQRT_WATT_HOPPER * 350**C.POWER_CAP_EXPONENT)
+    unmeasured = min(756.5 * C.GEMM_EFFICIENCY["hopper"][0], C.TFLOPS_PER_WATT_HOPPER * 350**C.POWER_CAP_EXPONENT)
     assert p1 / p0 == pytest.approx(unmeasured / 300.0, rel=1e-3)
     # No calibration run used measured rates: the band is not narrowed, and says so.
     assert slow.pick["band"]["tokens_per_second"]["basis"] == "datasheet"

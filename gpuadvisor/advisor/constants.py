@@ -16,8 +16,8 @@ from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model co
     MEMORY_BOUND_BYTES,
     QLORA_DEQUANT_BYTES_PER_PARAM,
     SHARDED_OVERLAP,
-    TFLOPS_PER_SQRT_WATT_ADA,
-    TFLOPS_PER_SQRT_WATT_HOPPER,
+    TFLOPS_PER_WATT_ADA,
+    TFLOPS_PER_WATT_HOPPER,
 )
 
 GB = 1e9
@@ -200,13 +200,14 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
 }
 # Board power caps the sustained tensor rate: a card whose datasheet peak needs more than its power limit runs its
-# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). Dynamic power goes as
-# V²·f and the voltage falls with the clock, so the clock a power limit allows grows slower than the power: the
-# capped rate is TFLOPS_PER_SQRT_WATT_<generation> × watts ** POWER_CAP_EXPONENT, the exponent ASSUMED 1/2
-# (between fixed voltage, 1, and voltage proportional to clock, 1/3). The coefficient is FITTED by
-# benchmarks/fit_advisor.py on that generation's published runs (into gpuadvisor/advisor/fitted.py); a generation
-# without runs that bind has no cap. A scan's measured matmul rate (bench --compute) replaces all of this.
-POWER_CAP_EXPONENT = 0.5
+# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). The capped rate is
+# TFLOPS_PER_WATT_<generation> × watts ** POWER_CAP_EXPONENT. The exponent is 1 (a fixed energy per FLOP): the
+# published figures allow no less than about 0.8, since with 1/2 the rate Grand Teton's 500 W H100s sustain would cap
+# the 700 W H100 SXM below its published 794.5 TFLOP/s MAMF (Bekman, ml-engineering); cards far below the fitted
+# ones (L4 at 72 W) are then predicted on the slow side. The coefficient is FITTED by benchmarks/fit_advisor.py
+# on the generation's runs held below its top board power (into gpuadvisor/advisor/fitted.py); a generation
+# without such runs has no cap. A scan's measured matmul rate (bench --compute) replaces all of this.
+POWER_CAP_EXPONENT = 1.0
 # FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
 FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "hopper": (1402.6 / 1979, "Bekman, ml-engineering MAMF table: H100 SXM 1402.6 of 1979 TFLOP/s FP8"),

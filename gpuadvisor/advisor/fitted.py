@@ -5,24 +5,23 @@ published runs each constant moves (constants.py says what each one is)."""
 # fitted on 35 eager PyTorch / DeepSpeed runs, full training: TT1, TT4, TA1, TA2, TA3, TA4, TA5, FA1, FA2, FA3,
 # FA4, FA5, FA6, FA7, FA8, FA9, FB1, FH1, FH2, FH3, FH4, FH5, FH6, FH7, FH8, NA1, NA2, NA3, NA4, NA5, NZ1, NZ2,
 # NZ3, L2, TB1
-MEMORY_BOUND_BYTES = 20.197
+MEMORY_BOUND_BYTES = 22.358
 # fitted on 13 torch.compile runs (not QLoRA): TT2, TT3, TT5, TT6, TT7, TU1, TU3, TU6, TB2, TB3, TB4, TB6, TU7
-COMPILE_MEMORY_BOUND_FACTOR = 0.541
+COMPILE_MEMORY_BOUND_FACTOR = 0.537
 # fitted on 12 Megatron-Core + Transformer Engine runs (NeMo, Megatron-Bridge): NM1, NM2, NM3, NM4, NM5, NM6,
 # NM7, NM8, NM9, MB1, MB2, MB3
-MEGATRON_MEMORY_BOUND_FACTOR = 0.227
+MEGATRON_MEMORY_BOUND_FACTOR = 0.24
 # fitted on 14 QLoRA runs: TU2, TU8, TB7, AQ1, AQ2, AQ3, AQ4, AQ5, AQ6, AQ7, AQ8, AQ9, AQ10, AQ11
-QLORA_DEQUANT_BYTES_PER_PARAM = 18.422
+QLORA_DEQUANT_BYTES_PER_PARAM = 17.306
 # fitted on 50 sharded runs (FSDP, ZeRO-3, HSDP): TT1, TT2, TT3, TT4, TT5, TT6, TT7, TA1, TA2, TA3, TA4, TA5,
 # FA1, FA2, FA3, FA4, FA5, FA6, FA7, FA8, FA9, FB1, FH1, FH2, FH3, FH4, FH5, FH6, FH7, FH8, NZ1, NZ2, NZ3, L2,
 # TU6, TU8, MB1, AQ1, AQ2, AQ3, AQ4, AQ5, AQ6, AQ7, AQ8, AQ9, AQ10, AQ11, TU7, JX1
-SHARDED_OVERLAP = 0.948
-# fitted on 6 Ada runs (RTX 4090 at 450 W, RTX 6000 Ada at 300 W): TU1, TU2, TU3, AQ2, AQ6, AQ7
-TFLOPS_PER_SQRT_WATT_ADA = 6.77
-# fitted on 28 Hopper runs (H100 SXM at 700 W, Grand Teton's at 500 W): TT1, TT2, TT3, TT4, TT5, TT6, TT7, FH1,
-# FH2, FH3, FH4, FH5, FH6, FH7, FH8, NM1, NM2, NM3, NM4, NM5, NM6, NM7, NM8, NM9, MB1, MB2, AQ11, JX1
-TFLOPS_PER_SQRT_WATT_HOPPER = 25.309
+SHARDED_OVERLAP = 0.931
+# fitted on 2 Ada runs below the generation's top board power (450 W): AQ6, AQ7
+TFLOPS_PER_WATT_ADA = 0.382
+# fitted on 7 Hopper runs below the generation's top board power (700 W): TT1, TT2, TT3, TT4, TT5, TT6, TT7
+TFLOPS_PER_WATT_HOPPER = 1.248
 # fitted on 3 DeepSpeed ZeRO-3 runs: NZ1, NZ2, NZ3
 DEEPSPEED_SHARDED_COMM_FACTOR = 1.449
 # fitted on 3 DeepSpeed ZeRO-3 runs: NZ1, NZ2, NZ3
-DEEPSPEED_SHARDED_OVERLAP = 0.664
+DEEPSPEED_SHARDED_OVERLAP = 0.667

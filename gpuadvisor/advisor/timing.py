@@ -65,12 +65,12 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
 
 def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float | None, str]:
     """The 16-bit matmul TFLOP/s the board power sustains (None where the generation has no fitted figure): a GEMM
-    at full tensor rate draws more than a low-power card's limit, so its clocks drop: the rate grows as the square
-    root of the power (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient
-    (constants.TFLOPS_PER_SQRT_WATT_<GENERATION>)."""
+    at full tensor rate draws more than a low-power card's limit, so its clocks drop: the rate grows with the
+    power (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient
+    (constants.TFLOPS_PER_WATT_<GENERATION>)."""
     arch = getattr(spec, "architecture", None) or "unknown"
     watts = power_w or getattr(spec, "tdp_w", None)
-    coeff = getattr(C, f"TFLOPS_PER_SQRT_WATT_{arch.upper()}", None)
+    coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
     if not watts or not coeff:
         return None, ""
     cap = coeff * watts**C.POWER_CAP_EXPONENT
