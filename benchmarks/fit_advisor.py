@@ -189,6 +189,7 @@ def fit(cases: list[dict[str, Any]], rounds: int = 5) -> tuple[dict[str, float],
     that constants fitted on the same runs (DeepSpeed's two) settle together."""
     values = {f.name: f.prior for f in FITS}
     used = {f.name: [c["id"] for c in cases if f.selects(c)] for f in FITS}
+    values.update(power_range(cases))
     for k in range(rounds):
         for f in FITS:
             mine = [c for c in cases if f.selects(c)]
@@ -208,6 +209,24 @@ def fit(cases: list[dict[str, Any]], rounds: int = 5) -> tuple[dict[str, float],
                     lo, hi = max(f.low, v - 0.2), min(f.high, v + 0.2)
                 values[f.name] = _golden(loss, lo, hi, iterations=14, grid=5)
     return {k: round(v, 3) for k, v in values.items()}, used
+
+
+def _watts(case: dict[str, Any]) -> float:
+    from gpuadvisor import catalog
+
+    spec = catalog.gpu_by_id(case["gpu"])
+    return float(case.get("power_limit_w") or (spec.tdp_w if spec is not None else 0) or 0)
+
+
+def power_range(cases: list[dict[str, Any]]) -> dict[str, float]:
+    """POWER_CAP_MIN_WATTS_<GEN>: the lowest board power of the runs each power cap is fitted on (0 without any):
+    the advisor does not extrapolate the cap below it."""
+    out = {}
+    for f in FITS:
+        if f.name.startswith("TFLOPS_PER_WATT_"):
+            mine = [_watts(c) for c in cases if f.selects(c)]
+            out["POWER_CAP_MIN_WATTS_" + f.name.removeprefix("TFLOPS_PER_WATT_")] = min(mine) if mine else 0.0
+    return out
 
 
 # -- holding out -------------------------------------------------------------------------------------------------
@@ -287,6 +306,8 @@ def fitted_module(rep: Report) -> str:
         text = f"fitted on {len(ids)} {f.on}: {', '.join(ids) if ids else 'none: the prior, ' + f.prior_why}"
         lines += ["# " + part for part in textwrap.wrap(text, 110)]
         lines.append(f"{f.name} = {rep.values[f.name]!r}")
+    lines.append("# the lowest board power among the runs each power cap is fitted on (not extrapolated below it)")
+    lines += [f"{k} = {v!r}" for k, v in rep.values.items() if k.startswith("POWER_CAP_MIN_WATTS_")]
     return "\n".join(lines) + "\n"
 
 

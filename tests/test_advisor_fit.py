@@ -126,8 +126,16 @@ def test_board_power_caps_the_matmul_rate() -> None:
     r4090 = T.rates(rtx4090, "bf16", p4090)
     assert r6000.matmul_tflops < r4090.matmul_tflops
     assert any("power-limited" in s for s in r6000.sources)
-    # A generation without a fitted coefficient (Ampere) has no cap.
+    # A generation without a fitted coefficient (Ampere) has no cap; below the published power range (the 72 W L4,
+    # the 350 W H100 PCIe) the cap is not extrapolated, and the rates say so.
     assert T.power_capped_tflops(catalog.gpu_by_id("a100-sxm4-80gb"))[0] is None
+    l4 = catalog.gpu_by_id("l4")
+    assert l4 is not None and l4.tdp_w == 72 and fitted.POWER_CAP_MIN_WATTS_ADA == 300.0
+    cap, why = T.power_capped_tflops(l4)
+    assert cap is None and "below the lowest board power" in why
+    l4_peak = l4.peak_tflops("bf16")
+    assert l4_peak is not None
+    assert any("not capped by its 72 W" in s for s in T.rates(l4, "bf16", l4_peak).sources)
 
 
 def test_answer_ai_fsdp_qlora_table() -> None:

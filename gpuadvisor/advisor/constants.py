@@ -14,6 +14,8 @@ from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model co
     DEEPSPEED_SHARDED_OVERLAP,
     MEGATRON_MEMORY_BOUND_FACTOR,
     MEMORY_BOUND_BYTES,
+    POWER_CAP_MIN_WATTS_ADA,
+    POWER_CAP_MIN_WATTS_HOPPER,
     QLORA_DEQUANT_BYTES_PER_PARAM,
     SHARDED_OVERLAP,
     TFLOPS_PER_WATT_ADA,
@@ -205,8 +207,9 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
 # published figures allow no less than about 0.8, since with 1/2 the rate Grand Teton's 500 W H100s sustain would cap
 # the 700 W H100 SXM below its published 794.5 TFLOP/s MAMF (Bekman, ml-engineering); cards far below the fitted
 # ones (L4 at 72 W) are then predicted on the slow side. The coefficient is FITTED by benchmarks/fit_advisor.py
-# on the generation's runs held below its top board power (into gpuadvisor/advisor/fitted.py); a generation
-# without such runs has no cap. A scan's measured matmul rate (bench --compute) replaces all of this.
+# on the generation's runs held below its top board power (into gpuadvisor/advisor/fitted.py, with the lowest board
+# power among them, POWER_CAP_MIN_WATTS_<generation>: below it the cap is not extrapolated, as for the 72 W L4); a
+# generation without such runs has no cap. A scan's measured matmul rate (bench --compute) replaces all of this.
 POWER_CAP_EXPONENT = 1.0
 # FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
 FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {

@@ -25,3 +25,6 @@ TFLOPS_PER_WATT_HOPPER = 1.248
 DEEPSPEED_SHARDED_COMM_FACTOR = 1.449
 # fitted on 3 DeepSpeed ZeRO-3 runs: NZ1, NZ2, NZ3
 DEEPSPEED_SHARDED_OVERLAP = 0.667
+# the lowest board power among the runs each power cap is fitted on (not extrapolated below it)
+POWER_CAP_MIN_WATTS_ADA = 300.0
+POWER_CAP_MIN_WATTS_HOPPER = 500.0

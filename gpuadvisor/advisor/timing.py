@@ -73,9 +73,14 @@ def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float 
     coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
     if not watts or not coeff:
         return None, ""
+    lowest = getattr(C, f"POWER_CAP_MIN_WATTS_{arch.upper()}", 0.0)
+    if watts < lowest:  # no published run of the generation this far down: not extrapolated
+        return None, (f"not capped by its {watts:g} W: below the lowest board power of the published {arch} runs the "
+                      f"cap is fitted on ({lowest:g} W)")
     cap = coeff * watts**C.POWER_CAP_EXPONENT
-    return cap, (f"{coeff:g} TFLOP/s × ({watts:g} W)^{C.POWER_CAP_EXPONENT:g} = {cap:.0f} TFLOP/s ({arch}: fitted on "
-                 "published runs of power-limited cards)")
+    law = f"{watts:g} W × {coeff:g} TFLOP/s per W" if C.POWER_CAP_EXPONENT == 1 else \
+        f"{coeff:g} × ({watts:g} W)^{C.POWER_CAP_EXPONENT:g}"
+    return cap, f"{law} = {cap:.0f} TFLOP/s ({arch}: fitted on published runs of power-limited cards)"
 
 
 def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None = None, *,
@@ -92,6 +97,8 @@ def rates(spec: Any, precision: str, peak: float, measurements: list[Any] | None
     if cap is not None and cap < matmul:
         gemm_frac, gemm_src = cap / peak, f"power-limited: {cap_src}"
         matmul = cap
+    elif cap is None and cap_src:
+        sources.append(f"matmul {cap_src}")
     measured_mm = _measured(measurements, "matmul", "tf32" if precision == "fp32" else precision)
     matmul_measured = False
     scale = 1.0
