@@ -202,7 +202,7 @@ def step_compute(w: Workload, *, tp: int, pp: int, accumulation: int, recompute:
     if w.mfu_given:
         # --mfu: the model FLOPs at that fraction of the datasheet peak; recomputation's FLOPs on top.
         hw_model = (model_per_token + 2 * lin_params_layers * extra + 4 * a.layers * w.seq * a.q_dim * attn_extra) * tokens / tp * layer_share
-        per_mb = hw_model / (r.peak_tflops * 1e12 * w.mfu)
+        per_mb = hw_model / (r.peak_tflops * 1e12 * (w.mfu or 1.0))  # mfu_given: w.mfu is set
         opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
         secs = per_mb * accumulation + opt
         return StepCompute(secs, per_mb, model_flops, hardware_flops, {"compute": per_mb * accumulation, "optimizer": opt,
