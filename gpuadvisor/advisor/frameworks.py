@@ -94,10 +94,10 @@ def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
                f"deepspeed --hostfile hostfile --num_nodes {n} --num_gpus {g} --master_addr $MASTER_ADDR --master_port 29500 "
                "train.py --deepspeed ds_config.json")
         notes = ["hostfile: one line per node, '<hostname> slots=" + str(g) + "' (DeepSpeed launches over pdsh/ssh)"] if n > 1 else []
-        code = s.get("code") if kind == "deepspeed" else None
+        ds_code: str | None = s.get("code") if kind == "deepspeed" else None
         if s.get("deepspeed_config_note"):
             notes.append("ds_config.json: " + s["deepspeed_config_note"])
-        return _result(name, [cmd], files={"ds_config.json": ds_json}, code=code, notes=notes)
+        return _result(name, [cmd], files={"ds_config.json": ds_json}, code=ds_code, notes=notes)
     if name == "accelerate":
         if not s.get("accelerate_config"):
             return _result(name, reason=f"no accelerate config for the pick ({p['name']})")
@@ -126,6 +126,8 @@ def _jax(d: dict[str, Any]) -> dict[str, Any]:
                                     "JAX mesh does not express")
     nodes, g = rig["nodes"], rig["gpus_per_node"]
     world, tp, zero = nodes * g, p["tensor_parallel"], p["zero_stage"]
+    shape: tuple[int, ...]
+    axes: tuple[str, ...]
     if tp > 1:
         shape, axes = (world // tp, tp), ("data", "model")
         batch, col, row = "P('data')", "P(None, 'model')", "P('model', None)"
