@@ -9,17 +9,21 @@ the measurement and their ratio, then per kind of figure the median and the wors
     memory:     median 0.9-1.1, every case 0.75-1.33
     kv_cache:   every case 0.95-1.05 (for the vLLM engine version the case names)
 
-and, for every fitted constant, the same on the cases of GPU generations it was not fitted on (hold-out).
+and the throughput goals per training stack (eager PyTorch, torch.compile, Megatron-Core + Transformer Engine,
+DeepSpeed, JAX). The time model's constants are fitted, refitted per held-out GPU generation and publication, and
+the shipped bands derived, by benchmarks/fit_advisor.py (`--write` regenerates gpuadvisor/advisor/fitted.py and
+calibration.toml); this script prints that report too (--refit).
 
     .venv/bin/python benchmarks/advisor_accuracy.py             # the table; exit 1 when a goal fails
-    .venv/bin/python benchmarks/advisor_accuracy.py --write-bands  # also regenerate gpuadvisor/advisor/calibration.toml
-    .venv/bin/python benchmarks/advisor_accuracy.py --markdown     # the table as Markdown (benchmarks/README.md)
+    .venv/bin/python benchmarks/advisor_accuracy.py --refit     # also the held-out refits (benchmarks/fit_advisor.py)
+    .venv/bin/python benchmarks/advisor_accuracy.py --markdown  # the table as Markdown (benchmarks/README.md)
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import statistics
 import sys
 import tomllib
@@ -135,6 +139,7 @@ def workload(case: dict[str, Any]) -> Workload:
             "optimizer_in_backward",
             "vllm_version",
             "max_num_seqs",
+            "stack",
         )
         if k in case
     }
@@ -207,11 +212,10 @@ def layout(case: dict[str, Any], view: Any) -> Layout:
 def rates_for(case: dict[str, Any], view: Any, w: Workload) -> T.Rates:
     spec = view.spec
     prec = "bf16" if w.precision == "fp8" else w.compute_precision()
-    peak = case.get("peak_tflops") or spec.peak_tflops(prec)
-    r = T.rates(spec, w.precision, peak, None, memory_gbps=case.get("memory_gbps"))
-    if case.get("peak_tflops") and w.precision == "fp8" and spec.peak_tflops("fp8"):
-        r = dataclasses.replace(r, fp8_matmul_tflops=2 * r.matmul_tflops)  # the overridden part's FP8 is twice its BF16
-    return r
+    peak = spec.peak_tflops(prec)
+    return T.rates(
+        spec, w.precision, peak, None, memory_gbps=case.get("memory_gbps"), power_w=case.get("power_limit_w")
+    )
 
 
 def predict(case: dict[str, Any]) -> float:
@@ -285,7 +289,7 @@ class Result:
     predicted: float
     generation: str
     fitted: tuple[str, ...]
-    rates_published: bool  # the GPU's matmul fraction is a published measurement of that very product
+    stack: str  # the training stack whose fused kernels the time model applies (timing.stack_key)
     source: str
     setting: str
     excluded: str = ""
@@ -295,18 +299,13 @@ class Result:
         return self.predicted / self.measured
 
 
-# matmul FLOP/s between GPUs of one product (Bekman, ml-engineering: "5% and higher differences on an 8-gpu node")
-CARD_SPREAD = 0.05
-MAMF_PRODUCTS = {"a100-sxm4-80gb", "a100-sxm4-40gb", "h100-sxm5-80gb"}
-
-
 def run(cases: list[dict[str, Any]] | None = None) -> list[Result]:
     out = []
     for case in cases if cases is not None else load_cases():
         gen = "-"
         if "gpu" in case:
             gen = catalog.gpu_by_id(case["gpu"]).architecture
-        published = case.get("gpu") in MAMF_PRODUCTS and "peak_tflops" not in case
+        stack = T.stack_key(workload(case)) if case["kind"] == "throughput" else "-"
         out.append(
             Result(
                 case["id"],
@@ -316,7 +315,7 @@ def run(cases: list[dict[str, Any]] | None = None) -> list[Result]:
                 float(predict(case)),
                 gen,
                 tuple(case.get("fitted", ())),
-                published,
+                stack,
                 case.get("source", ""),
                 case.get("setting", ""),
                 case.get("excluded", ""),
@@ -355,29 +354,14 @@ def summary(results: list[Result]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def holdout(results: list[Result]) -> dict[str, dict[str, Any]]:
-    """For every fitted constant: the generations of the cases it was fitted on, and the goals on the others."""
-    constants: dict[str, set[str]] = {}
-    results = counted(results)
-    for r in results:
-        for name in r.fitted:
-            constants.setdefault(name, set()).add(r.generation)
-    kinds: dict[str, set[str]] = {}
-    for r in results:
-        for name in r.fitted:
-            kinds.setdefault(name, set()).add(r.kind)
+def per_stack(results: list[Result]) -> dict[str, dict[str, Any]]:
+    """The throughput goals per training stack (the median of each stack's runs 0.9-1.1, each run 0.67-1.5)."""
     out = {}
-    for name, gens in sorted(constants.items()):
-        per_kind = {}
-        for kind in sorted(kinds[name]):  # the kind of figure the constant was fitted for
-            s = stats([r for r in results if r.kind == kind and r.generation not in gens and r.generation != "-"])
-            if s:
-                per_kind[kind] = {**s, "ok": goal_ok(kind, s)}
-        out[name] = {
-            "fitted_on": sorted(gens),
-            "cases": sorted(r.id for r in results if name in r.fitted),
-            "held_out": per_kind,
-        }
+    rs = [r for r in counted(results) if r.kind == "throughput"]
+    for stack in sorted({r.stack for r in rs}):
+        s = stats([r for r in rs if r.stack == stack])
+        if s:
+            out[stack] = {**s, "ok": goal_ok("throughput", s)}
     return out
 
 
@@ -399,41 +383,31 @@ def _band(rs: list[Result]) -> dict[str, Any]:
 
 
 def bands(results: list[Result]) -> dict[str, Any]:
-    """Ratio ranges the advisor reads at run time (the middle 80 % of the cases of a kind; all of them below 10 cases):
-    every case (datasheet rates), and for throughput also the cases on GPUs whose matmul fraction is a published
-    measurement of that very product (what bench --compute gives a scanned GPU)."""
+    """Ratio ranges the advisor reads at run time (the middle 80 % of the cases of a kind; all of them below 10 cases),
+    every case predicted from datasheet rates. No case ran with measured rates, so there is no "measured" band;
+    benchmarks/fit_advisor.py replaces the throughput entry with the band of the held-out ratios."""
     out: dict[str, Any] = {}
     for kind in ("throughput", "memory", "kv_cache"):
         rs = [r for r in counted(results) if r.kind == kind]
         if not rs:
             continue
         entry = {"datasheet": _band(rs)}
-        if kind == "throughput":
-            # A scan that measured this GPU's matmul rate (and its all-reduce) removes the card-to-card spread the
-            # datasheet rates carry: GPUs of one product differ by 5 % and more in achievable matmul FLOP/s
-            # (Bekman, ml-engineering, "Not all accelerators are created equal"). The cases themselves ran on
-            # unmeasured cards, so the measured band is the datasheet band with that spread taken out.
-            d = entry["datasheet"]
-            entry["measured"] = {
-                **d,
-                "ratio_low": round(min(1.0, d["ratio_low"] * (1 + CARD_SPREAD)), 3),
-                "ratio_high": round(max(1.0, d["ratio_high"] / (1 + CARD_SPREAD)), 3),
-            }
         out[kind] = entry
     return out
 
 
 def bands_toml(b: dict[str, Any]) -> str:
     lines = [
-        "# Generated by benchmarks/advisor_accuracy.py --write-bands from benchmarks/calibration_cases.toml: do not "
-        "edit.",
+        "# Generated by benchmarks/fit_advisor.py --write from benchmarks/calibration_cases.toml: do not edit.",
         "# predicted / measured over the published runs: ratio_low/high the 10th/90th percentile (all cases below 10),",
-        "# worst_low/high the extremes. A prediction v has the band [v / ratio_high, v / ratio_low].",
+        "# worst_low/high the extremes. A prediction v has the band [v / ratio_high, v / ratio_low]. Throughput:",
+        "# the ratios of runs predicted by constants fitted without their GPU generation (held out); memory and",
+        "# KV cache: the ratios of every run (their constants are counted or fitted by hand on these runs).",
         "",
     ]
     for kind, entry in b.items():
         for basis, v in entry.items():
-            lines += [f"[bands.{kind}.{basis}]"] + [f"{k} = {x}" for k, x in v.items()] + [""]
+            lines += [f"[bands.{kind}.{basis}]"] + [f"{k} = {json.dumps(x)}" for k, x in v.items()] + [""]
     return "\n".join(lines)
 
 
@@ -500,42 +474,38 @@ def report(results: list[Result], markdown: bool = False) -> str:
         ]
         lines.append(sep + (" | ".join(cells) + " |" if markdown else "  " + "  ".join(cells)))
     lines.append("")
-    lines.append("hold-out: each fitted constant, on the cases of GPU generations it was not fitted on:")
+    lines.append("throughput per training stack:")
     if markdown:
-        lines += [
-            "",
-            "| constant | fitted on (cases; generations) | kind | cases | median | worst low | worst high | met |",
-            "|---|---|---|---|---|---|---|---|",
+        lines += ["", "| stack | cases | median | worst low | worst high | met |", "|---|---|---|---|---|---|"]
+    for stack, s in per_stack(results).items():
+        cells = [
+            stack,
+            str(s["n"]),
+            f"{s['median']:.3f}",
+            f"{s['min']:.3f}",
+            f"{s['max']:.3f}",
+            "yes" if s["ok"] else "NO",
         ]
-    for name, h in holdout(results).items():
-        for kind, s in h["held_out"].items():
-            cells = [
-                name,
-                f"{', '.join(h['cases'])}; {', '.join(h['fitted_on'])}",
-                kind,
-                str(s["n"]),
-                f"{s['median']:.3f}",
-                f"{s['min']:.3f}",
-                f"{s['max']:.3f}",
-                "yes" if s["ok"] else "NO",
-            ]
-            lines.append(sep + (" | ".join(cells) + " |" if markdown else "  " + "  ".join(cells)))
+        lines.append(sep + (" | ".join(cells) + " |" if markdown else "  " + "  ".join(cells)))
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
-    ap.add_argument("--write-bands", action="store_true", help=f"regenerate {BANDS_FILE.relative_to(ROOT)}")
+    ap.add_argument(
+        "--refit", action="store_true", help="also refit per held-out generation and source (fit_advisor.py)"
+    )
     args = ap.parse_args(argv)
     results = run()
     print(report(results, args.markdown))
-    if args.write_bands:
-        BANDS_FILE.write_text(bands_toml(bands(results)), encoding="utf-8")
-        print(f"\nwrote {BANDS_FILE.relative_to(ROOT)}")
-    ok = all(s["ok"] for s in summary(results).values()) and all(
-        s["ok"] for h in holdout(results).values() for s in h["held_out"].values()
-    )
+    ok = all(s["ok"] for s in summary(results).values()) and all(s["ok"] for s in per_stack(results).values())
+    if args.refit:
+        import fit_advisor
+
+        rep = fit_advisor.run()
+        print("\n" + fit_advisor.report_text(rep))
+        ok = ok and rep.nested_share >= fit_advisor.HELD_OUT_GOAL
     if not ok:
         print("\nGOAL NOT MET", file=sys.stderr)
     return 0 if ok else 1

@@ -10,6 +10,7 @@ from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import inference as I
 from gpuadvisor.advisor import rigview
 from gpuadvisor.advisor import strategies as S
+from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.search import smallest_rig
 from gpuadvisor.advisor.snippets import training_snippet
 from gpuadvisor.advisor.workload import Workload
@@ -131,8 +132,13 @@ def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list
         if not rates.matmul_measured:
             out.append(
                 "  no matmul measurement in this scan: run gpuadvisor bench --compute to time this GPU's own matmuls "
-                "(a power cap or low clocks show there, and the error band narrows)"
+                "(a power cap or low clocks show there)"
             )
+    factor, why = T.memory_bound_factor(w)
+    out.append(
+        f"  training stack {T.STACK_NAMES[T.stack_key(w)]} (--stack): memory-bound work at {factor:g} of eager "
+        f"PyTorch's bytes ({why})"
+    )
     arch = view.spec.architecture if view.spec else None
     pub = C.PUBLISHED_MFU.get(arch or "")
     if pub:

@@ -9,6 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpuadvisor import links
+from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model constants, re-exported)
+    COMPILE_MEMORY_BOUND_FACTOR,
+    DEEPSPEED_SHARDED_COMM_FACTOR,
+    DEEPSPEED_SHARDED_OVERLAP,
+    MEGATRON_MEMORY_BOUND_FACTOR,
+    MEMORY_BOUND_BYTES,
+    POWER_CAP_MIN_WATTS_ADA,
+    POWER_CAP_MIN_WATTS_HOPPER,
+    QLORA_DEQUANT_BYTES_PER_PARAM,
+    SHARDED_OVERLAP,
+    TFLOPS_PER_WATT_ADA,
+    TFLOPS_PER_WATT_HOPPER,
+)
 
 GB = 1e9
 GiB = 2**30
@@ -247,6 +260,16 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "volta": (0.80, "assumed (no published MAMF for Volta)"),
     "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
 }
+# Board power caps the sustained tensor rate: a card whose datasheet peak needs more than its power limit runs its
+# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). The capped rate is
+# TFLOPS_PER_WATT_<generation> × watts ** POWER_CAP_EXPONENT. The exponent is 1 (a fixed energy per FLOP): the
+# published figures allow no less than about 0.8, since with 1/2 the rate Grand Teton's 500 W H100s sustain would cap
+# the 700 W H100 SXM below its published 794.5 TFLOP/s MAMF (Bekman, ml-engineering); cards far below the fitted
+# ones (L4 at 72 W) are then predicted on the slow side. The coefficient is FITTED by benchmarks/fit_advisor.py
+# on the generation's runs held below its top board power (into gpuadvisor/advisor/fitted.py, with the lowest board
+# power among them, POWER_CAP_MIN_WATTS_<generation>: below it the cap is not extrapolated, as for the 72 W L4); a
+# generation without such runs has no cap. A scan's measured matmul rate (bench --compute) replaces all of this.
+POWER_CAP_EXPONENT = 1.0
 # FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
 FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "hopper": (1402.6 / 1979, "Bekman, ml-engineering MAMF table: H100 SXM 1402.6 of 1979 TFLOP/s FP8"),
@@ -273,10 +296,9 @@ MEMORY_BANDWIDTH_EFFICIENCY = 0.89
 UNKNOWN_MEMORY_GBPS = 1000.0
 # Memory-bound work per training step (norms, activation functions, residual adds, rotary embeddings, dtype
 # casts, dropout where present, transposes around attention): bytes moved per byte of activation a layer stores
-# (Architecture.activation_bytes_per_token_layer), for forward + backward in eager PyTorch. FITTED (one constant
-# for every GPU) on the llm-foundry A100 80GB rows of benchmarks/calibration_cases.toml; the H100, Ada and other
-# rows hold it out. About 24: every elementwise op reads and writes its tensors, norms in fp32.
-MEMORY_BOUND_BYTES = 22.0
+# (Architecture.activation_bytes_per_token_layer), for forward + backward in eager PyTorch. FITTED by
+# benchmarks/fit_advisor.py (one constant for every GPU, on the eager PyTorch runs of the calibration cases) into
+# gpuadvisor/advisor/fitted.py. About 24 counted: every elementwise op reads and writes its tensors, norms in fp32.
 MEMORY_BOUND_PASSES = 3.0  # the forward + backward those bytes are for (backward ≈ 2 forwards)
 # Unfused attention (Megatron-LM before FlashAttention): the a·s score elements per token and layer go through
 # memory in fused softmax/dropout kernels: forward writes the scores (2), the softmax reads them and writes the
@@ -286,10 +308,15 @@ UNFUSED_ATTENTION_BYTES_PER_SCORE = 22.0
 # torchtitan's selective (op-level) checkpointing saves every other matmul output: half the forward matmuls and
 # the forward's memory-bound ops are recomputed.
 SELECTIVE_RECOMPUTE_MATMUL_PASSES = 0.5
-# torch.compile fuses memory-bound ops: the fraction of their traffic left. FITTED (least squares on the speed-up
-# compile gives) on torchtitan's tables 1 and 3 (H100: 5,762 → 6,667 and 5,605 → 6,514 tokens/s); held out on
-# torchtune's compiled runs on A100 (Llama 3.2 3B: 7,075 → 8,998 predicted as 7,944 → 8,803) and RTX 4090.
-COMPILE_MEMORY_BOUND_FACTOR = 0.66
+# Fused kernels: the fraction of that memory-bound traffic (and of fp8's casts) a stack leaves, per training stack
+# (Workload.stack, --stack): eager PyTorch 1 (the definition); torch.compile (Inductor fuses pointwise ops and the
+# casts into their neighbours) COMPILE_MEMORY_BOUND_FACTOR, fitted on the compiled PyTorch runs (torchtitan,
+# torchtune); Megatron-Core + Transformer Engine (fused LayerNorm+cast+linear, fused SwiGLU, RoPE, bias-dropout-add
+# and cross-entropy kernels) MEGATRON_MEMORY_BOUND_FACTOR, fitted on NVIDIA's NeMo / Megatron-Bridge performance
+# tables; DeepSpeed runs the model's own eager PyTorch kernels (1, as eager); JAX/XLA fuses elementwise ops as
+# Inductor does: the compile factor, ASSUMED (no published JAX GPU run in the calibration). Both fitted by
+# benchmarks/fit_advisor.py into gpuadvisor/advisor/fitted.py.
+EAGER_MEMORY_BOUND_FACTOR = 1.0
 # The loss's memory traffic per logit: bf16 logits written and read, the fp32 upcast written, softmax read and
 # written, its gradient written and cast back: ~24 bytes (counted from the ops; not fitted).
 LOSS_BYTES_PER_LOGIT = 24.0
@@ -297,10 +324,9 @@ LOSS_BYTES_PER_LOGIT = 24.0
 # in 16-bit and written in fp8 every pass: 3 bytes per element (counted; amax reductions fused by compile).
 FP8_CAST_BYTES_PER_ELEMENT = 3.0
 # QLoRA: every frozen NF4 weight is dequantised to bf16 before each matmul (bitsandbytes / torchao NF4Tensor):
-# bytes moved per parameter and pass. FITTED on torchtune's Llama 3.1 8B on one RTX 4090 (LoRA 3,083 vs QLoRA 2,413
-# tokens/s); the A100 rows (Llama 3.2 3B LoRA 8,210 vs QLoRA 8,035; 405B QLoRA) hold it out. The bytes of a pure
-# bandwidth-bound dequantisation would be 0.5 read + 2 written + 2 read again by the matmul = 4.5.
-QLORA_DEQUANT_BYTES_PER_PARAM = 22.0
+# bytes moved per parameter and pass. FITTED by benchmarks/fit_advisor.py on the QLoRA runs (torchtune, Answer.AI
+# fsdp_qlora) into gpuadvisor/advisor/fitted.py. The bytes of a pure bandwidth-bound dequantisation would be
+# 0.5 read + 2 written + 2 read again by the matmul = 4.5.
 # Floor per micro-batch: eager PyTorch launches about 90 kernels per transformer layer (forward ~30, backward ~60)
 # and the host spends ~10 µs on each (dispatcher + launch; He 2022, "Making Deep Learning Go Brrrr From First
 # Principles": overhead-bound below a few hundred µs per op): assumed, it matters only for tiny micro-batches.
@@ -333,9 +359,11 @@ NCCL_BASE_LATENCY_S = 8.4e-6
 NCCL_STEP_LATENCY_S = {"intra": 5.7e-6, "net": 6.6e-6}
 # FSDP / ZeRO-3 prefetches each unit's all-gather under the previous unit's compute, but the collectives and the
 # compute share the GPU (NCCL's kernels take SMs and memory bandwidth): of the shorter of the two, this fraction
-# overlaps. FITTED on Narayanan et al. 2021's ZeRO-3 175B rows (A100, 384/768/1536 GPUs: 144/88/44 TFLOP/s per GPU);
-# torchtitan's 128-GPU H100 rows hold it out.
-SHARDED_OVERLAP = 0.9
+# overlaps. FITTED by benchmarks/fit_advisor.py on the sharded (FSDP / ZeRO-3) runs into gpuadvisor/advisor/fitted.py.
+# DeepSpeed's ZeRO-3 gathers and reduce-scatters parameters in buckets (stage3_prefetch_bucket_size) launched from
+# Python module hooks, not as one flat FSDP unit per layer: its collectives take DEEPSPEED_SHARDED_COMM_FACTOR times
+# NCCL's ring time over the same bytes, and DEEPSPEED_SHARDED_OVERLAP of the shorter of them and the compute
+# overlaps. Both FITTED by benchmarks/fit_advisor.py on the DeepSpeed ZeRO-3 runs.
 # PyTorch DDP buckets gradients (bucket_cap_mb=25 by default) and overlaps each bucket's all-reduce with the
 # rest of the backward pass; the last bucket cannot be hidden.
 DDP_BUCKET_BYTES = 25 * 2**20

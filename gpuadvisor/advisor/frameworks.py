@@ -27,6 +27,9 @@ DOCS = {
     "llamacpp": "https://github.com/ggml-org/llama.cpp/tree/master/tools/server",
     "ollama": "https://github.com/ollama/ollama/tree/main/docs",
 }
+# The training stack each launch framework implies for the time model (Workload.stack): Accelerate and plain torch
+# run the model's eager PyTorch kernels.
+STACK = {"torch": "pytorch", "accelerate": "pytorch", "deepspeed": "deepspeed", "megatron": "megatron", "jax": "jax"}
 DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
@@ -132,10 +135,10 @@ def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
             if n > 1
             else []
         )
-        code = s.get("code") if kind == "deepspeed" else None
+        ds_code: str | None = s.get("code") if kind == "deepspeed" else None
         if s.get("deepspeed_config_note"):
             notes.append("ds_config.json: " + s["deepspeed_config_note"])
-        return _result(name, [cmd], files={"ds_config.json": ds_json}, code=code, notes=notes)
+        return _result(name, [cmd], files={"ds_config.json": ds_json}, code=ds_code, notes=notes)
     if name == "accelerate":
         if not s.get("accelerate_config"):
             return _result(name, reason=f"no accelerate config for the pick ({p['name']})")
@@ -167,6 +170,8 @@ def _jax(d: dict[str, Any]) -> dict[str, Any]:
         )
     nodes, g = rig["nodes"], rig["gpus_per_node"]
     world, tp, zero = nodes * g, p["tensor_parallel"], p["zero_stage"]
+    shape: tuple[int, ...]
+    axes: tuple[str, ...]
     if tp > 1:
         shape, axes = (world // tp, tp), ("data", "model")
         batch, col, row = "P('data')", "P(None, 'model')", "P('model', None)"

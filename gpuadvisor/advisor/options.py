@@ -21,6 +21,7 @@ from gpuadvisor.advisor.workload import (
     OPTIMIZER_CHOICES,
     PRECISION_CHOICES,
     QUANTIZATION_CHOICES,
+    STACK_CHOICES,
     STATE_BYTES_CHOICES,
     VLLM_VERSION_CHOICES,
 )
@@ -60,6 +61,7 @@ WORKLOAD_OPTION_NAMES = (
     "output_len",
     "quantization",
     "engine",
+    "stack",
 )
 
 
@@ -173,6 +175,12 @@ def workload_options(f: F) -> F:
             "compile",
             default=None,
             help="torch.compile (fuses memory-bound ops; default off).",
+        ),
+        click.option(
+            "--stack",
+            type=click.Choice(STACK_CHOICES),
+            help="Training stack the time model assumes (default pytorch; --framework megatron/deepspeed/jax "
+            "implies it): its fused kernels set the memory-bound share of a step.",
         ),
         click.option(
             "--loss",

@@ -256,6 +256,8 @@ def predicted_line(c: dict[str, Any]) -> str:
         if band
         else ""
     )
+    if band and band.get("narrowed_by"):
+        basis = basis[:-1] + "; not narrowed by the measured rates: no calibration run used measured rates)"
     alloc = m.get("torch_peak_allocated_bytes")
     return (
         f"  Predicted: {_tps(c)} tokens/s{mfu}{basis}; memory per GPU: torch peak allocated {_gib(alloc)} GiB, "

@@ -484,10 +484,12 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
     return c
 
 
-def _overlapped(comm: float, window: float) -> float:
+def _overlapped(comm: float, window: float, overlap: float | None = None) -> float:
     """Exposed seconds of a collective prefetched under ``window`` seconds of compute: what outlasts the compute, plus
-    the part of the shorter of the two that contention keeps from overlapping (constants.SHARDED_OVERLAP)."""
-    return max(0.0, comm - window) + (1 - C.SHARDED_OVERLAP) * min(comm, window)
+    the part of the shorter of the two that contention keeps from overlapping (constants.SHARDED_OVERLAP, or the
+    stack's own: timing.sharded_overlap)."""
+    ov = C.SHARDED_OVERLAP if overlap is None else overlap
+    return max(0.0, comm - window) + (1 - ov) * min(comm, window)
 
 
 def communication(
@@ -578,10 +580,14 @@ def communication(
                 )
             else:
                 lat = units * F.ring_latency_seconds("all_gather", dp, spans_nodes=lay.dp_spans_nodes)
-                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps) + lat
-                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) + lat
+                slow = T.sharded_comm_factor(w)  # DeepSpeed ZeRO-3's collectives: fitted on its published runs
+                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps) * slow + lat
+                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) * slow + lat
                 c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
-                c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs), bwd) + ag / units
+                ov = T.sharded_overlap(w)
+                c.dp_exposed_seconds = (
+                    _overlapped(acc * ag, fwd, ov) + _overlapped(acc * (ag + rs), bwd, ov) + ag / units
+                )
                 c.detail.append(
                     f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + "
                     "reduce-scatter of "
@@ -614,13 +620,15 @@ def communication(
     if lay.offload != "none":
         pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY
         shard = trainable / lay.dp
-        moved = shard * (2 + 4)  # 16-bit weights up, fp32 gradients down
+        moved = shard * (2 + (2 if w.pure_bf16 else 4))  # 16-bit weights up, fp32 (pure bf16: bf16) gradients down
         if lay.offload == "optimizer+params":
             # Every rank fetches its shard of all the weights (a LoRA model's frozen base included) from the host
             # for the forward and again for the backward of every micro-batch, then all-gathers it.
             moved += acc * 2 * gather_bytes / lay.dp
         gpus_per_host = view.gpus_per_node
-        cpu_adam = shard * gpus_per_host * C.CPU_ADAM_BYTES_PER_PARAM / (C.HOST_MEMORY_GBPS * 1e9)
+        # The CPU optimizer step moves the bytes its states need: 30 per parameter for mixed-precision AdamW
+        # (DeepSpeed's CPU-Adam count), about half with the states in bf16 (Workload.optimizer_step_bytes).
+        cpu_adam = shard * gpus_per_host * w.optimizer_step_bytes() / (C.HOST_MEMORY_GBPS * 1e9)
         c.offload_seconds = moved / (pcie * 1e9) + cpu_adam
         c.detail.append(
             f"CPU offload: {moved / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "

@@ -16,7 +16,8 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
   - attention (causal: half of the 4·s·d_attn per token of the MFU count, FlashAttention's backward recomputing
     the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY);
   - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
-    bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), less with torch.compile;
+    bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), times the fraction the
+    training stack's fused kernels leave (memory_bound_factor: torch.compile, Megatron-Core + Transformer Engine);
   - QLoRA's NF4 → bf16 dequantisation of every frozen weight in every pass;
   - the optimizer step (memory-bound: the bytes its states read and write);
   - a floor per micro-batch: the host launches about OPS_PER_LAYER kernels per layer at OP_LAUNCH_SECONDS each.
@@ -65,16 +66,54 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
     return best
 
 
+def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float | None, str]:
+    """The 16-bit matmul TFLOP/s the board power sustains (None where the generation has no fitted figure): a GEMM
+    at full tensor rate draws more than a low-power card's limit, so its clocks drop: the rate grows with the
+    power (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient
+    (constants.TFLOPS_PER_WATT_<GENERATION>)."""
+    arch = getattr(spec, "architecture", None) or "unknown"
+    watts = power_w or getattr(spec, "tdp_w", None)
+    coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
+    if not watts or not coeff:
+        return None, ""
+    lowest = getattr(C, f"POWER_CAP_MIN_WATTS_{arch.upper()}", 0.0)
+    if watts < lowest:  # no published run of the generation this far down: not extrapolated
+        return None, (
+            f"not capped by its {watts:g} W: below the lowest board power of the published {arch} runs the "
+            f"cap is fitted on ({lowest:g} W)"
+        )
+    cap = coeff * watts**C.POWER_CAP_EXPONENT
+    law = (
+        f"{watts:g} W × {coeff:g} TFLOP/s per W"
+        if C.POWER_CAP_EXPONENT == 1
+        else f"{coeff:g} × ({watts:g} W)^{C.POWER_CAP_EXPONENT:g}"
+    )
+    return cap, f"{law} = {cap:.0f} TFLOP/s ({arch}: fitted on published runs of power-limited cards)"
+
+
 def rates(
-    spec: Any, precision: str, peak: float, measurements: list[Any] | None = None, *, memory_gbps: float | None = None
+    spec: Any,
+    precision: str,
+    peak: float,
+    measurements: list[Any] | None = None,
+    *,
+    memory_gbps: float | None = None,
+    power_w: float | None = None,
 ) -> Rates:
     """The GPU's sustained rates for ``precision``: measured where the scan has ``matmul`` / ``memory_bandwidth``
-    measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions."""
+    measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions, at most what
+    the board power (``power_w``, default the datasheet's) sustains."""
     arch = getattr(spec, "architecture", None) or "unknown"
     gemm_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
     attn_frac, attn_src = C.ATTENTION_EFFICIENCY.get(arch, C.ATTENTION_EFFICIENCY["unknown"])
     sources = []
     matmul = peak * gemm_frac
+    cap, cap_src = power_capped_tflops(spec, power_w) if precision in ("bf16", "fp16", "fp8") else (None, "")
+    if cap is not None and cap < matmul:
+        gemm_frac, gemm_src = cap / peak, f"power-limited: {cap_src}"
+        matmul = cap
+    elif cap is None and cap_src:
+        sources.append(f"matmul {cap_src}")
     measured_mm = _measured(measurements, "matmul", "tf32" if precision == "fp32" else precision)
     matmul_measured = False
     scale = 1.0
@@ -96,6 +135,9 @@ def rates(
         m8 = _measured(measurements, "matmul", "fp8")
         fp8_frac, fp8_src = C.FP8_GEMM_EFFICIENCY.get(arch, (gemm_frac, gemm_src))
         fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * fp8_frac
+        if m8 is None and cap is not None and fp8 > 2 * cap:  # an FP8 FLOP moves half the bits: twice the 16-bit cap
+            fp8, fp8_src = 2 * cap, f"power-limited: twice the 16-bit {cap_src}"
+            fp8_frac = fp8 / fp8_peak
         sources.append(
             f"fp8 linears at {fp8:.0f} TFLOP/s"
             + (" measured" if m8 is not None else f" ({fp8_frac:.1%} of the FP8 peak: {fp8_src})")
@@ -200,7 +242,7 @@ def step_compute(
             / tp
             * layer_share
         )
-        per_mb = hw_model / (r.peak_tflops * 1e12 * w.mfu)
+        per_mb = hw_model / (r.peak_tflops * 1e12 * (w.mfu or 1.0))  # mfu_given: w.mfu is set
         opt = _optimizer_seconds(w, tp, pp, shard_group, zero_stage, r, offload)
         secs = per_mb * accumulation + opt
         return StepCompute(
@@ -233,7 +275,9 @@ def step_compute(
     act = a.activation_bytes_per_token_layer()
     scores = C.UNFUSED_ATTENTION_BYTES_PER_SCORE * a.heads * w.seq if not w.fused_attention else 0.0
     passes = C.MEMORY_BOUND_PASSES + (1.0 if recompute in ("full", "selective") else 0.0)
-    factor = C.MEMORY_BOUND_BYTES * (C.COMPILE_MEMORY_BOUND_FACTOR if w.compiled else 1.0)
+    fused, _ = memory_bound_factor(w)
+    factor = C.MEMORY_BOUND_BYTES * fused
+    cast_bytes *= fused  # the casts to fp8 fuse into the norm / activation kernels before them (TE, Inductor)
     mem_bytes = (factor * act + scores) * passes / C.MEMORY_BOUND_PASSES * tokens * layers / tp
     loss_bytes = C.LOSS_BYTES_PER_LOGIT * a.vocab * tokens / tp
     lora_bytes = 0.0
@@ -261,6 +305,50 @@ def step_compute(
         "forward_fraction": fwd,
     }
     return StepCompute(secs, per_mb, model_flops, hardware_flops, parts, floor_bound=floor > gpu)
+
+
+STACK_NAMES = {
+    "pytorch": "eager PyTorch",
+    "compile": "PyTorch with torch.compile",
+    "megatron": "Megatron-Core + Transformer Engine",
+    "deepspeed": "DeepSpeed (eager PyTorch kernels)",
+    "jax": "JAX/XLA",
+}
+
+
+def stack_key(w: Workload) -> str:
+    """The stack whose fused kernels the time model applies: torch.compile counts as its own stack (also under
+    DeepSpeed, which runs the model's PyTorch code)."""
+    if w.stack in ("pytorch", "deepspeed") and w.compiled:
+        return "compile"
+    return w.stack
+
+
+def memory_bound_factor(w: Workload) -> tuple[float, str]:
+    """The fraction of eager PyTorch's memory-bound traffic the workload's stack leaves, and where it comes from."""
+    key = stack_key(w)
+    if key == "compile":
+        return C.COMPILE_MEMORY_BOUND_FACTOR, "fitted on published torch.compile runs (torchtitan, torchtune)"
+    if key == "megatron":
+        return C.MEGATRON_MEMORY_BOUND_FACTOR, "fitted on NVIDIA's NeMo / Megatron-Bridge performance tables"
+    if key == "jax":
+        return C.COMPILE_MEMORY_BOUND_FACTOR, (
+            "assumed as torch.compile's (XLA fuses elementwise ops likewise; no published JAX GPU run calibrated)"
+        )
+    return C.EAGER_MEMORY_BOUND_FACTOR, "eager kernels: every elementwise op reads and writes its tensors"
+
+
+def sharded_comm_factor(w: Workload) -> float:
+    """How much longer a ZeRO-3 all-gather / reduce-scatter takes in the workload's stack than NCCL's ring over the
+    same bytes: DeepSpeed's ZeRO-3 gathers parameters in prefetch buckets from Python hooks (fitted on its published
+    runs, constants.DEEPSPEED_SHARDED_COMM_FACTOR); PyTorch FSDP and Megatron's gather whole flat units (1)."""
+    return C.DEEPSPEED_SHARDED_COMM_FACTOR if w.stack == "deepspeed" else 1.0
+
+
+def sharded_overlap(w: Workload) -> float:
+    """The share of the shorter of ZeRO-3's collectives and the compute they hide under that overlaps: DeepSpeed's
+    own (fitted on its published runs), else PyTorch FSDP's (constants.SHARDED_OVERLAP)."""
+    return C.DEEPSPEED_SHARDED_OVERLAP if w.stack == "deepspeed" else C.SHARDED_OVERLAP
 
 
 def _optimizer_seconds(

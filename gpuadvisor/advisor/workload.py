@@ -305,6 +305,8 @@ LOSS_CHOICES = ("full", "chunked")
 VLLM_VERSION_CHOICES = ("v0", "v1", "0.21")
 QUANTIZATION_CHOICES = ("none", "fp8", "int8", "awq", "gptq")  # serving: weight quantisation (vLLM --quantization)
 ENGINE_CHOICES = ("vllm", "sglang", "nim")  # serving engine whose per-step overhead the serving model uses
+# The training stack, for the time model's fused-kernel share (advisor.timing, constants.STACK_MEMORY_BOUND_FACTOR).
+STACK_CHOICES = ("pytorch", "megatron", "deepspeed", "jax")
 # The smallest --params a GPT-3-family shape can hold: one layer of d_model 768 and its 50,257-token embedding.
 MIN_PARAMS = 50257 * 768 + 12 * 768 * 768 + 13 * 768
 
@@ -331,6 +333,7 @@ class Workload:
     kv_cache_dtype: str = "auto"
     mfu: float | None = None  # --mfu: model FLOPs utilisation (None: predicted from the hardware, advisor.timing)
     compile: bool = False  # torch.compile: fuses memory-bound work
+    stack: str = "pytorch"  # pytorch | megatron (Megatron-Core + Transformer Engine) | deepspeed | jax (XLA)
     loss: str = "full"  # full: logits materialised (bf16 + fp32 upcast + grad); chunked: chunked cross-entropy
     optimizer_in_backward: bool = False  # optimizer step fused into backward: gradients freed as they are used
     vllm_version: str = (
@@ -536,6 +539,7 @@ class Workload:
             "output_len",
             "quantization",
             "engine",
+            "stack",
         }
         changes = {k: v for k, v in kw.items() if k in simple and v is not None}
         if kw.get("flash_attention") is not None:
@@ -586,6 +590,7 @@ class Workload:
                 "published runs reach)",
             ),
             (self.loss in LOSS_CHOICES, f"--loss {self.loss}: choose full or chunked"),
+            (self.stack in STACK_CHOICES, f"--stack {self.stack}: choose one of {', '.join(STACK_CHOICES)}"),
             (
                 self.vllm_version in VLLM_VERSION_CHOICES,
                 f"--vllm-version {self.vllm_version}: choose one of {', '.join(VLLM_VERSION_CHOICES)}",

@@ -88,6 +88,10 @@ def advise(
     )
     if framework in ("vllm", "sglang", "trtllm") and kw.get("engine") is None:
         kw["engine"] = {"trtllm": "nim"}.get(framework, framework)  # NIM's figures are TensorRT-LLM's
+    if framework and not kw.get("stack"):  # --framework megatron/deepspeed/jax: the time model uses its kernels
+        from gpuadvisor.advisor.frameworks import STACK
+
+        kw["stack"] = STACK.get(framework)
     workload = Workload.from_options(**workload_kwargs(kw))
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
     advice = run_advice(rig, workload)

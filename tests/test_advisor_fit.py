@@ -1,0 +1,168 @@
+"""benchmarks/fit_advisor.py: the time model's constants are its output (fitted on the published runs of
+benchmarks/calibration_cases.toml), a refit without each GPU generation predicts that generation, and the shipped
+throughput band is the spread of those held-out predictions with the coverage it states."""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from gpuadvisor.advisor import calibration as K
+from gpuadvisor.advisor import fitted
+from gpuadvisor.advisor import timing as T
+from gpuadvisor.advisor.workload import Workload
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load(name: str) -> ModuleType:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def fit() -> ModuleType:
+    return _load("fit_advisor")
+
+
+@pytest.fixture(scope="module")
+def report(fit: ModuleType) -> Any:
+    return fit.run()
+
+
+def test_the_constants_in_the_code_are_the_fit_output(fit: ModuleType, report: Any) -> None:
+    """gpuadvisor/advisor/fitted.py is exactly what the script writes from the cases file (no hand-typed values)."""
+    assert fitted.__file__ is not None
+    assert Path(fitted.__file__).read_text(encoding="utf-8") == fit.fitted_module(report)
+    for f in fit.FITS:
+        assert getattr(fitted, f.name) == report.values[f.name]
+        assert report.used[f.name], f.name  # every constant has published runs to be fitted on
+
+
+def test_each_constant_is_fitted_on_the_runs_it_moves(report: Any) -> None:
+    """Selected by stack / fine-tuning / layout, never by id: the Megatron factor on the NeMo and Megatron-Bridge
+    rows only, the QLoRA dequantisation on QLoRA runs only, the eager bytes on no compiled or Megatron run."""
+    used = report.used
+    assert set(used["MEGATRON_MEMORY_BOUND_FACTOR"]) == {f"NM{i}" for i in range(1, 10)} | {"MB1", "MB2", "MB3"}
+    assert {"TU2", "TB7", "AQ1", "AQ11"} <= set(used["QLORA_DEQUANT_BYTES_PER_PARAM"])
+    assert not {"TT2", "NM1", "TU2"} & set(used["MEMORY_BOUND_BYTES"])
+    # Fused kernels leave less memory-bound traffic than eager PyTorch; Transformer Engine's the least.
+    assert fitted.MEGATRON_MEMORY_BOUND_FACTOR < fitted.COMPILE_MEMORY_BOUND_FACTOR < 1.0
+
+
+def test_leave_one_generation_out_predicts_the_held_out_generation(report: Any) -> None:
+    """Refitted without Ampere / Hopper (the generations with enough runs), each one's median is within 0.85-1.15."""
+    for gen in ("ampere", "hopper"):
+        h = report.logo[gen]
+        assert len(h["ratios"]) >= 20
+        assert 0.85 <= statistics.median(h["ratios"]) <= 1.15, (gen, statistics.median(h["ratios"]))
+
+
+def test_band_holds_on_generations_it_was_not_made_from(fit: ModuleType, report: Any) -> None:
+    """At least 70 % of the held-out runs fall inside the band made from the other generations' held-out runs."""
+    assert report.nested_share >= fit.HELD_OUT_GOAL
+    assert sum(n["cases"] for n in report.nested.values()) == report.cases
+
+
+def test_shipped_band_is_the_held_out_band_with_its_measured_coverage(fit: ModuleType, report: Any) -> None:
+    shipped = tomllib.loads(K.BANDS_FILE.read_text(encoding="utf-8"))["bands"]["throughput"]
+    assert "measured" not in shipped  # no calibration run used measured rates
+    assert shipped["datasheet"] == fit.band_entry(report)
+    held = [r for h in report.logo.values() for r in h["ratios"]]
+    lo, hi = shipped["datasheet"]["ratio_low"], shipped["datasheet"]["ratio_high"]
+    share = sum(lo <= r <= hi for r in held) / len(held)
+    assert share == pytest.approx(shipped["datasheet"]["coverage_measured"], abs=0.015)
+    assert 0.7 <= share <= 0.9  # the stated 80 %, measured
+
+
+def test_golden_section_finds_a_known_minimum(fit: ModuleType) -> None:
+    assert fit._golden(lambda x: (x - 0.3) ** 2, 0.0, 1.0, 40) == pytest.approx(0.3, abs=1e-4)
+    assert fit._golden(lambda x: (x - 22.0) ** 2, 4.0, 80.0, 40) == pytest.approx(22.0, rel=1e-3)
+
+
+def test_the_stack_changes_the_prediction() -> None:
+    """--stack (or --framework megatron / deepspeed / jax) picks the fused-kernel factor of that stack."""
+    base = Workload.from_options(model="llama-3-8b")
+    facts = {
+        s: T.memory_bound_factor(Workload.from_options(model="llama-3-8b", stack=s))[0]
+        for s in ("pytorch", "megatron", "deepspeed", "jax")
+    }
+    assert facts == {
+        "pytorch": 1.0,
+        "megatron": fitted.MEGATRON_MEMORY_BOUND_FACTOR,
+        "deepspeed": 1.0,
+        "jax": fitted.COMPILE_MEMORY_BOUND_FACTOR,
+    }
+    assert T.stack_key(Workload.from_options(model="llama-3-8b", compile=True)) == "compile"
+    assert T.stack_key(base) == "pytorch"
+
+
+def test_board_power_caps_the_matmul_rate() -> None:
+    """The capped rate is proportional to the board power; at 700 W it does not bind on the H100 SXM (its published
+    794.5 TFLOP/s MAMF stands) while at Grand Teton's 500 W it does; the 300 W RTX 6000 Ada, 2.2x the RTX 4090's
+    datasheet peak, sustains less than the 450 W RTX 4090 (Answer.AI's fsdp_qlora runs: 179 vs 238 tokens/s per
+    GPU)."""
+    from gpuadvisor import catalog
+
+    h100 = catalog.gpu_by_id("h100-sxm5-80gb")
+    at500, _ = T.power_capped_tflops(h100, 500)
+    at700, _ = T.power_capped_tflops(h100, 700)
+    assert at500 is not None and at700 is not None
+    assert at500 / at700 == pytest.approx(500 / 700)
+    peak = h100.peak_tflops("bf16")
+    assert peak is not None
+    assert T.rates(h100, "bf16", peak).matmul_tflops == pytest.approx(794.5, rel=0.001)  # not capped at 700 W
+    assert T.rates(h100, "bf16", peak, power_w=500).matmul_tflops == pytest.approx(at500) and at500 < 794.5
+    ada6000, rtx4090 = catalog.gpu_by_id("rtx-6000-ada"), catalog.gpu_by_id("rtx-4090")
+    assert ada6000 is not None and rtx4090 is not None
+    p6000, p4090 = ada6000.peak_tflops("bf16"), rtx4090.peak_tflops("bf16")
+    assert p6000 is not None and p4090 is not None and p6000 > 2 * p4090
+    r6000 = T.rates(ada6000, "bf16", p6000)
+    r4090 = T.rates(rtx4090, "bf16", p4090)
+    assert r6000.matmul_tflops < r4090.matmul_tflops
+    assert any("power-limited" in s for s in r6000.sources)
+    # A generation without a fitted coefficient (Ampere) has no cap; below the published power range (the 72 W L4,
+    # the 350 W H100 PCIe) the cap is not extrapolated, and the rates say so.
+    assert T.power_capped_tflops(catalog.gpu_by_id("a100-sxm4-80gb"))[0] is None
+    l4 = catalog.gpu_by_id("l4")
+    assert l4 is not None and l4.tdp_w == 72 and fitted.POWER_CAP_MIN_WATTS_ADA == 300.0
+    cap, why = T.power_capped_tflops(l4)
+    assert cap is None and "below the lowest board power" in why
+    l4_peak = l4.peak_tflops("bf16")
+    assert l4_peak is not None
+    assert any("not capped by its 72 W" in s for s in T.rates(l4, "bf16", l4_peak).sources)
+
+
+def test_answer_ai_fsdp_qlora_table() -> None:
+    """Llama 2 70B QLoRA (Answer.AI fsdp_qlora, 2x/4x/8x RTX 3090 / 4090 / A5000 / 6000 Ada, A100 40GB, H100): every
+    row but the 4x H100 predicted within 0.75-1.33 of its published tokens/s (that one, which the authors found
+    compute-bound at a third of the H100's peak, within 1.4), and the builds in the published order but for at most
+    one adjacent pair (the 4x A5000 and 2x 4090 rows, 9 % apart: predicted the other way round)."""
+    acc = _load("advisor_accuracy")
+    cases = [c for c in acc.load_cases() if c["id"].startswith("AQ")]
+    assert len(cases) == 11
+    pred = {c["id"]: acc.predict(c) for c in cases}
+    for c in cases:
+        hi = 1.4 if c["id"] == "AQ11" else 1.33
+        assert 0.75 <= pred[c["id"]] / c["measured"] <= hi, (c["id"], pred[c["id"]] / c["measured"])
+    by_measured = [c["id"] for c in sorted(cases, key=lambda c: c["measured"])]
+    by_predicted = sorted(by_measured, key=lambda i: pred[i])
+    swaps = sum(
+        1
+        for i in range(len(by_measured))
+        for j in range(i + 1, len(by_measured))
+        if by_predicted.index(by_measured[i]) > by_predicted.index(by_measured[j])
+    )
+    assert swaps <= 1, (by_measured, by_predicted)
