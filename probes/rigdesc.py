@@ -52,11 +52,21 @@ GPU_DEFAULTS: dict[str, Any] = {
     "unsupported": [],  # NVML function names that raise NotSupported on this GPU
     "no_permission": [],  # NVML function names that raise NoPermission
     "lost": False,  # every call on this GPU raises GpuIsLost
+    # NVLink fabric registration (nvmlDeviceGetGpuFabricInfo): "completed" | "in-progress" | "not-started";
+    # None: completed on NVSwitch GPUs of Hopper and later, not supported elsewhere
+    "fabric_state": None,
+    "fabric_status": 0,  # nvmlReturn_t of the registration (0 success)
 }
-PORT_KEYS = {"id", "kind", "bdf", "parent", "host_bridge", "numa_node", "gen", "max_gen", "width", "max_width"}
+PORT_KEYS = {"id", "kind", "bdf", "parent", "host_bridge", "numa_node", "gen", "max_gen", "width", "max_width", "acs"}
 GPU_KEYS = set(GPU_DEFAULTS) | {"bus_id", "parent", "numa_node", "uuid", "serial"}
-NIC_KEYS = {"name", "bdf", "parent", "gen", "max_gen", "width", "max_width", "kind"}
-TOP_KEYS = {"name", "title", "description", "sources", "software", "host", "numa", "gpu", "gpus", "ports", "nics", "nvlink_bridges", "p2p_pcie"}
+NIC_KEYS = {"name", "bdf", "parent", "gen", "max_gen", "width", "max_width", "kind", "state", "phys_state", "rate_gbps",
+            "link_layer", "firmware", "ca_type"}
+# [node]: what the beyond-the-GPU probes read (kernel log, modules, IOMMU, fabric manager, limits); see
+# probes/presets/README.md. [[kernel_events]]: Xid / SXid lines planted in the simulated kernel log.
+NODE_KEYS = {"uptime_s", "shm_gib", "memlock_kib", "peermem", "iommu", "fabric_manager", "lost_gpus", "processes"}
+EVENT_KEYS = {"kind", "code", "gpu", "bus_id", "uptime_s", "text", "pid", "process", "repeat"}
+TOP_KEYS = {"name", "title", "description", "sources", "software", "host", "numa", "gpu", "gpus", "ports", "nics", "nvlink_bridges", "p2p_pcie",
+            "node", "kernel_events"}
 HOST_KEYS = {"hostname", "os", "kernel", "arch", "cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_gib", "psu_watts", "net_interfaces"}
 SOFTWARE_KEYS = {"driver_version", "cuda_driver_version", "nvml_version", "torch_version", "torch_cuda_version", "nccl_version", "env"}
 
@@ -73,6 +83,7 @@ class PortDesc:
     max_gen: int | None = None
     width: int | None = None
     max_width: int | None = None
+    acs: list[str] | None = None  # ACS Control bits set (lspci names: ReqRedir, CmpltRedir, ...)
 
 
 @dataclass
@@ -96,6 +107,12 @@ class NicDesc:
     max_gen: int = 4
     width: int = 16
     max_width: int = 16
+    state: str = "ACTIVE"  # ACTIVE | DOWN | INIT | ARMED
+    phys_state: str = "LinkUp"  # LinkUp | Polling | Disabled
+    rate_gbps: float = 400.0
+    link_layer: str | None = None  # default: InfiniBand for kind infiniband, Ethernet (RoCE) otherwise
+    firmware: str = "28.39.2048"
+    ca_type: str = "MT4129"
 
 
 @dataclass
@@ -113,6 +130,8 @@ class RigDesc:
     nics: list[NicDesc]
     nvlink_bridges: list[tuple[int, int, int]] = field(default_factory=list)
     p2p_pcie: str = "OK"
+    node: dict[str, Any] = field(default_factory=dict)
+    kernel_events: list[dict[str, Any]] = field(default_factory=list)
 
     def numa_of_port(self, port_id: str) -> int | None:
         port = self.ports[port_id]
@@ -233,6 +252,14 @@ def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
     numa = data.get("numa", [])
     for i, n in enumerate(numa):
         _check_keys(origin, f"numa[{i}]", n, {"id", "cpus", "memory_gib"})
+    node = _check_keys(origin, "node", data.get("node", {}), NODE_KEYS)
+    events = data.get("kernel_events", [])
+    for i, ev in enumerate(events):
+        _check_keys(origin, f"kernel_events[{i}]", ev, EVENT_KEYS)
+        if not isinstance(ev.get("code"), int):
+            raise _err(origin, f"kernel_events[{i}].code", "missing or not an integer (the Xid or SXid number)")
+        if "gpu" in ev and not (isinstance(ev["gpu"], int) and 0 <= ev["gpu"] < len(gpus)):
+            raise _err(origin, f"kernel_events[{i}].gpu", f"GPU index out of range (0..{len(gpus) - 1})")
     p2p = data.get("p2p_pcie", "OK")
     if p2p not in ("OK", "CNS", "GNS", "TNS", "DIS", "NS", "U"):
         raise _err(origin, "p2p_pcie", f"{p2p!r} is not one of OK, CNS, GNS, TNS, DIS, NS, U")
@@ -250,6 +277,8 @@ def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
         nics=nics,
         nvlink_bridges=bridges,
         p2p_pcie=p2p,
+        node=node,
+        kernel_events=list(events),
     )
 
 
