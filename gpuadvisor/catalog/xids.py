@@ -7,8 +7,8 @@ are listed; any other number is reported as not in this catalog.
 
 ``severity`` is gpuadvisor's reading of the immediate action: a GPU reset, a node reboot or a hardware workflow
 is a hardware fault (fail); restarting the application with an application check is an application fault (info);
-IGNORE is informational (info); restarting the application where NVIDIA asks to contact support when it recurs
-is a warning.
+IGNORE is informational (info); restarting the application where the investigation is not the application's
+(contact support; Xid 94's "reset the GPU when convenient") is a warning.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class Xid:
 
 HARDWARE_BUCKETS = ("RESET_GPU", "RESTART_BM", "WORKFLOW_XID_48", "WORKFLOW_NVLINK_ERR", "WORKFLOW_NVLINK5_ERR",
                     "CHECK_MECHANICALS", "RESTART_VM", "UPDATE_SWFW")
-APP_INVESTIGATIONS = ("CHECK_APP/CUDA", "WORKFLOW_XID_13", "WORKFLOW_XID_31", "INVESTIGATE_SW", "IGNORE (sympathetic)")
+APP_INVESTIGATIONS = ("CHECK_APP/CUDA", "WORKFLOW_XID_13", "WORKFLOW_XID_31", "INVESTIGATE_SW")
 
 
 def bucket_severity(immediate: str, investigatory: str) -> str:
