@@ -7,10 +7,10 @@ import tomllib
 from importlib import resources
 
 import pytest
+from gpuadvisor.probes.rigdesc import parse_description
 
 from gpuadvisor import facts
 from gpuadvisor.collect import simulate_description
-from gpuadvisor.probes.rigdesc import parse_description
 from gpuadvisor.rules import evaluate
 
 
