@@ -20,7 +20,13 @@ from pathlib import Path
 
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 
-EVENT_RE = re.compile(r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\)\s*:\s*(\d+)\s*,?\s*(.*)$")
+EVENT_RE = re.compile(r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?|\.\.\.|…)\)"
+                      r"\s*:\s*(\d+)\s*,?\s*(.*)$")
+# A GPU that fell off the bus without an Xid line (newer drivers print it over three lines):
+# "NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID: 10de:26b5) installed in this system has" / "NVRM: fallen off
+# the bus ...", or "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
+FELL_RE = re.compile(r"NVRM: (?:The NVIDIA GPU|GPU at(?: PCI:)?) ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.?[0-7]?)")
+FELL_TEXT = "GPU has fallen off the bus (logged without an Xid line)"
 KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
 WALL_RE = re.compile(
@@ -45,7 +51,8 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
     if m is None:
         return None
     kind, bus, code, rest = m.groups()
-    ev = KernelEvent(kind=kind.lower(), code=int(code), bus_id=normalise_bus_id(bus), line=number)
+    elided = bus in ("...", "…")
+    ev = KernelEvent(kind=kind.lower(), code=int(code), bus_id=None if elided else normalise_bus_id(bus), line=number)
     prefix = line[: m.start()]
     k = KMSG_RE.match(prefix)
     if k:
@@ -93,7 +100,37 @@ def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[K
             events.append(ev)
         pos = end + 1
     lines = count("\n") + (0 if not text or text.endswith("\n") else 1)
+    events += _fallen_without_xid(text, first_line, {(e.bus_id or "") for e in events if e.code == 79})
     return events, lines
+
+
+def _fallen_without_xid(text: str, first_line: int, have: set[str]) -> list[KernelEvent]:
+    """Xid 79 events for "fallen off the bus" messages that carry no Xid number (one per GPU)."""
+    out: list[KernelEvent] = []
+    pos = 0
+    while (hit := text.find("fallen off the bus", pos)) >= 0:
+        pos = hit + 1
+        start = text.rfind("\n", 0, hit) + 1
+        if "Xid" in text[start:hit]:
+            continue
+        window_start = hit
+        for _ in range(3):  # the GPU is named up to two lines above
+            window_start = text.rfind("\n", 0, max(window_start - 1, 0)) + 1
+        m = None
+        for m in FELL_RE.finditer(text, window_start, hit):
+            pass
+        if m is None:
+            continue
+        bus = normalise_bus_id(m.group(1)).rsplit(".", 1)[0]
+        if bus in have:
+            continue
+        have.add(bus)
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        ev = parse_line(f"{text[line_start:m.start()]}NVRM: Xid (PCI:{bus}): 79, {FELL_TEXT}",
+                        first_line + text.count("\n", 0, line_start))
+        if ev is not None:
+            out.append(ev)
+    return out
 
 
 def map_gpus(events: list[KernelEvent], gpus: list[Gpu]) -> None:

@@ -133,4 +133,6 @@ def event_severity(code: int, text: str) -> str:
         action = recovery_action(text)
         return RECOVERY_SEVERITY.get((action or "").lower(), "warn")
     x = XIDS.get(code)
+    if x and x.immediate == "WORKFLOW_NVLINK5_ERR" and re.search(r"non-?fatal", text, re.I):
+        return "warn"  # the catalog's NVLink5 subcode table: the non-fatal ones need no reset (IGNORE / Xid 154)
     return x.severity if x else "warn"

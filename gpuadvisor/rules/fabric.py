@@ -44,7 +44,9 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
            or (g.state == "completed" and g.status not in (None, "success"))]
     for g in bad:
         yield ctx.finding(
-            f"GPU {g.gpu_index} is not registered with the NVLink fabric (state {g.state}, status {g.status})",
+            (f"GPU {g.gpu_index} finished NVLink fabric registration with an error: {g.status}"
+             if g.state == "completed" else f"GPU {g.gpu_index} is not registered with the NVLink fabric "
+             f"(state {g.state})"),
             gpus=[g.gpu_index],
             subject=f"GPU {g.gpu_index}",
             observed={"fabric_state": g.state, "fabric_status": g.status},

@@ -1,6 +1,7 @@
 """GA801-GA802: NVIDIA driver events of the kernel log (Xid for GPUs, SXid for NVSwitches)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpuadvisor.catalog.xids import CATALOG, XIDS, event_severity, recovery_action
@@ -27,6 +28,8 @@ def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
 
 
 def _where(ev: KernelEvent, rig: Rig) -> str:
+    if ev.bus_id is None:
+        return "GPU (bus id elided in the paste)"
     if ev.gpu_index is not None:
         return f"GPU {ev.gpu_index} {ev.bus_id}"
     return f"PCI {ev.bus_id}" + ("" if not rig.gpus else " (no GPU of this scan has that bus id)")
@@ -84,6 +87,10 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             action = recovery_action(last.text)
             what = f"GPU recovery action changed to {action!r}" if action else what
         procs = sorted({e.process for e in evs if e.process})
+        logged = {e.code for e in got}
+        before = sorted({int(c) for e in evs for c in re.findall(r"previous Xid (\d+)", e.text)} - logged)
+        if before:
+            notes.append("after Xid " + ", ".join(map(str, before)) + ", not in this log")
         msg = (f"{_where(first, rig)}: Xid {code} x{len(evs)}, {what}"
                + (f"; process {', '.join(procs)}" if procs else "") + (f" ({', '.join(notes)})" if notes else ""))
         if x:

@@ -63,7 +63,8 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
             continue
         disabled = (p.phys_state or "").lower() == "disabled"
         yield ctx.finding(
-            f"{_name(p)} is {p.state or '?'} (physical state {p.phys_state or '?'})"
+            f"{_name(p)} is {p.state or 'in an unknown state'}"
+            + (f" (physical state {p.phys_state})" if p.phys_state else " (physical state not shown)")
             + ("; disabled, so not in use" if disabled else ""),
             severity="info" if disabled else "warn",
             subject=_name(p),
@@ -209,6 +210,20 @@ def acs_on_p2p_path(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     types = {h.bdf: h.port_type for g in rig.gpus for h in g.pcie.path}
     for port in acs:
+        redirect = [b for b in ("ReqRedir", "CmpltRedir") if port.control.get(b)]
+        if redirect and not port.gpus and not port.nics and rig.source.kind == "imported":
+            # lspci -vvv alone does not say what sits below a bridge: report what is known, no stronger
+            name = f"bridge {port.bus_id}" if port.bus_id else "a bridge whose device line is not in the paste"
+            yield ctx.finding(
+                f"{name} has ACS {' and '.join(redirect)} set; which GPUs or adapters sit below it is not in the "
+                "imported output (add lspci -tv or nvidia-smi topo -m)",
+                severity="info",
+                subject=f"bridge {port.bus_id or '?'}",
+                observed={"acs_control": {k: v for k, v in port.control.items() if v}},
+                expected={"ReqRedir": False, "CmpltRedir": False},
+                expected_source=f"{NCCL_TROUBLESHOOTING}, PCI Access Control Services (ACS)",
+                fix="if GPUs or RDMA adapters share this switch: disable ACS (BIOS, or setpci ECAP_ACS+0x6.w=0000)",
+            )
         below = len(port.gpus) + len(port.nics)
         redirect = [b for b in ("ReqRedir", "CmpltRedir") if port.control.get(b)]
         if below < 2 or not redirect or types.get(port.bus_id) == "root-port":
