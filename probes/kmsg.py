@@ -116,11 +116,10 @@ def _fallen_without_xid(text: str, first_line: int, have: set[str]) -> list[Kern
         window_start = hit
         for _ in range(3):  # the GPU is named up to two lines above
             window_start = text.rfind("\n", 0, max(window_start - 1, 0)) + 1
-        m = None
-        for m in FELL_RE.finditer(text, window_start, hit):
-            pass
-        if m is None:
+        named = list(FELL_RE.finditer(text, window_start, hit))
+        if not named:
             continue
+        m = named[-1]
         bus = normalise_bus_id(m.group(1)).rsplit(".", 1)[0]
         if bus in have:
             continue
