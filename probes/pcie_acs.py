@@ -40,7 +40,8 @@ def probe_acs(sysfs: Sysfs, gpus: list[tuple[int, str]], nics: list[tuple[str, s
     """ACS Control of every bridge on the paths of ``gpus`` (index, bus id) and ``nics`` (name, bus id)."""
     ports: dict[str, AcsPort] = {}
     unreadable = 0
-    for owner, bdf in [*gpus, *nics]:
+    owners: list[tuple[int | str, str]] = [*gpus, *nics]
+    for owner, bdf in owners:
         _, _, dirs = sysfs.chain(bdf)
         for d in dirs[1:]:  # the bridges above the device
             if d.name not in ports:
@@ -59,7 +60,7 @@ def probe_acs(sysfs: Sysfs, gpus: list[tuple[int, str]], nics: list[tuple[str, s
             if isinstance(owner, int):
                 port.gpus.append(owner)
             else:
-                port.nics.append(owner)
+                port.nics.append(str(owner))
     if unreadable and not ports:
         net.missing("acs", NOT_ROOT)
         return
