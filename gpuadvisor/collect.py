@@ -154,7 +154,7 @@ def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = No
             if not rig.gpus:
                 reason = "NVML found no GPU"
     if live_nv is None:
-        collect_beyond(rig, sysfs_root, None, [], live=True)
+        collect_beyond(rig, sysfs_root, None, [], live=True, nvml_reason=reason or "NVML not initialised")
     if reason is not None:
         for f in ("driver_version", "cuda_driver_version", "nvml_version"):
             rig.software.missing(f, reason)

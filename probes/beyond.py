@@ -21,7 +21,8 @@ from .rdma import read_ports
 
 
 def collect_beyond(rig: Rig, root: str | os.PathLike[str], nv: Nvml | None, handles: list[Any], *,
-                   live: bool) -> None:
+                   live: bool, nvml_reason: str | None = None) -> None:
+    """Everything beyond the GPU into ``rig``; ``nvml_reason``: why there is no NVML (``nv`` None)."""
     sysfs = Sysfs(root)
     gpus = [(g.index, g.bus_id) for g in rig.gpus if g.bus_id]
     rig.kernel = read_kernel_log(root, rig.gpus)
@@ -35,10 +36,10 @@ def collect_beyond(rig: Rig, root: str | os.PathLike[str], nv: Nvml | None, hand
     nic_bdfs = sorted({(p.device, p.bus_id) for p in ports or [] if p.bus_id})
     probe_acs(sysfs, gpus, nic_bdfs, net)
     indices = [g.index for g in rig.gpus]
-    rig.fabric = collect_fabric(nv, handles, indices, live=live)
+    rig.fabric = collect_fabric(nv, handles, indices, live=live, nvml_reason=nvml_reason)
     rig.node = probe_node(root, live=live)
     if nv is None:
-        rig.node.missing("gpu_processes", "no NVML")
+        rig.node.missing("gpu_processes", nvml_reason or "no NVML")
     else:
         probe_processes(nv, handles, indices, rig.node)
     for section in ("kernel", "network", "fabric", "node"):

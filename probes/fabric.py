@@ -80,13 +80,15 @@ def fabric_manager_state(timeout_s: float = 3.0) -> tuple[str | None, str | None
             if load == "not-found":
                 return "not-installed", None
         return state, None
-    return None, f"systemctl is-active {FM_UNIT}: {state or out.stderr.strip() or 'no answer'}"
+    why = state or (out.stderr.strip().splitlines() or ["no answer"])[0]
+    return None, f"systemctl is-active {FM_UNIT}: {why}"
 
 
-def collect_fabric(nv: Nvml | None, handles: list[Any], indices: list[int], *, live: bool) -> Fabric:
+def collect_fabric(nv: Nvml | None, handles: list[Any], indices: list[int], *, live: bool,
+                   nvml_reason: str | None = None) -> Fabric:
     fabric = Fabric()
     if nv is None:
-        fabric.missing("gpus", "no NVML")
+        fabric.missing("gpus", nvml_reason or "no NVML")
     else:
         fabric.gpus = probe_fabric(nv, handles, indices)
     if live:
