@@ -69,6 +69,7 @@ class View:
     sections: list[tuple[str, str]] = field(default_factory=list)
     topology_detail: str = ""
     diagram_keys: list[tuple[str, str]] = field(default_factory=list)
+    network: dict[str, Any] | None = None  # render.html_network: RDMA ports, GPUDirect, fabric, kernel events
 
 
 # -- small formatters -------------------------------------------------------------------------------------
@@ -734,6 +735,7 @@ def build_view(rig: Rig) -> View:
         "host": provenance_of(rig, "host"), "software": provenance_of(rig, "software"),
         "gpus": provenance_of(rig, "gpus"), "topology": provenance_of(rig, "topology"),
         "measurements": provenance_of(rig, "measurements", "measured"),
+        "network": provenance_of(rig, "network"),
         "expected": "predicted",
         "findings": provenance_of(rig, "findings", "read"),
         "advice": provenance_of(rig, "advice", "predicted"),
@@ -744,6 +746,11 @@ def build_view(rig: Rig) -> View:
     if "advice" not in rig.provenance:
         prov["advice"] = "predicted"
     sections = [("verdict", "Verdict"), ("rig", "Rig"), ("topology", "Topology")]
+    from gpuadvisor.render.html_network import network_view
+
+    net = network_view(rig)
+    if net:
+        sections.append(("network", "Network"))
     if bw:
         sections.append(("bandwidth", "Bandwidth"))
     sections.append(("findings", "Findings"))
@@ -763,7 +770,7 @@ def build_view(rig: Rig) -> View:
         software_rows=software_rows, env_rows=sorted(s.env.items()), gpu_columns=gpu_columns, gpu_rows=gpu_rows,
         matrix=matrix_view(rig), p2p=p2p_view(rig), diagram=diagram, bandwidth=bw, findings=findings,
         explanations=explanations, advice=adv, provenance=prov, problems=list(rig.problems), scan_json=scan,
-        sections=sections,
+        sections=sections, network=net,
     )
 
 
