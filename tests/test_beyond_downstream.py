@@ -5,10 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import pytest
+from gpuadvisor.probes.rigdesc import parse_description
 from test_beyond_rules import planted
 
 from gpuadvisor.collect import simulate_description
-from gpuadvisor.probes.rigdesc import parse_description
 from gpuadvisor.render.html import render_html
 from gpuadvisor.render.junit import render_junit
 from gpuadvisor.render.prometheus import render_prometheus

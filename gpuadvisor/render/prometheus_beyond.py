@@ -52,10 +52,10 @@ def add_beyond(ex: Exposition, rig: Rig) -> None:
     if node.gpu_processes is not None:
         ex.declare("gpu_process_memory_bytes", "gauge", "GPU memory held by compute processes at scan time.")
         held: Counter[int] = Counter()
-        for p in node.gpu_processes:
-            held[p.gpu_index] += p.used_bytes or 0
-        for g in rig.gpus:
-            ex.add("gpu_process_memory_bytes", held.get(g.index, 0), {"index": g.index})
+        for proc in node.gpu_processes:
+            held[proc.gpu_index] += proc.used_bytes or 0
+        for gpu in rig.gpus:
+            ex.add("gpu_process_memory_bytes", held.get(gpu.index, 0), {"index": gpu.index})
     if node.shm_bytes is not None:
         ex.declare("dev_shm_size_bytes", "gauge", "Size of /dev/shm (NCCL's shared-memory transport lives there).")
         ex.add("dev_shm_size_bytes", node.shm_bytes)
