@@ -54,8 +54,8 @@ def add_beyond(ex: Exposition, rig: Rig) -> None:
         held: Counter[int] = Counter()
         for proc in node.gpu_processes:
             held[proc.gpu_index] += proc.used_bytes or 0
-        for gpu in rig.gpus:
-            ex.add("gpu_process_memory_bytes", held.get(gpu.index, 0), {"index": gpu.index})
+        for g_ in rig.gpus:
+            ex.add("gpu_process_memory_bytes", held.get(g_.index, 0), {"index": g_.index})
     if node.shm_bytes is not None:
         ex.declare("dev_shm_size_bytes", "gauge", "Size of /dev/shm (NCCL's shared-memory transport lives there).")
         ex.add("dev_shm_size_bytes", node.shm_bytes)
