@@ -26,6 +26,8 @@ def collect_beyond(rig: Rig, root: str | os.PathLike[str], nv: Nvml | None, hand
     sysfs = Sysfs(root)
     gpus = [(g.index, g.bus_id) for g in rig.gpus if g.bus_id]
     rig.kernel = read_kernel_log(root, rig.gpus)
+    if not live and rig.kernel.source:
+        rig.kernel.source = "simulated kernel log"
     ports, reason = read_ports(root)
     net = rig.network
     if ports is None:
