@@ -66,3 +66,19 @@ def test_html_report_without_the_new_facts_has_no_network_section():
     from gpuadvisor import facts
 
     assert '<section id="network">' not in render_html(facts.Rig(gpus=[facts.Gpu(index=0)]))
+
+
+def test_advise_across_nodes_uses_the_port_rates_the_scan_read(preset):
+    from gpuadvisor.advisor import rigview
+
+    view = rigview.from_rig(preset("dgx-h100"), nodes=2)
+    assert view.inter_node.gbps == 50.0  # 8 x 400 Gb/s = 400 GB/s per node over 8 GPUs
+    assert view.inter_node.source.startswith("simulated: 8 active RDMA port(s), 3200 Gb/s per node = 400 GB/s")
+    degraded = preset("dgx-h100")
+    ports = degraded.network.rdma_ports or []
+    ports[6].state = "DOWN"
+    ports[5].rate_gbps = 200.0
+    assert rigview.from_rig(degraded, nodes=2).inter_node.gbps == 2600 / 8 / 8  # 6 x 400 + 200 active
+    given = rigview.from_rig(preset("dgx-h100"), nodes=2, inter_node_gbps=40.0).inter_node
+    assert (given.gbps, given.source.startswith("given")) == (40.0, True)
+    assert rigview.from_rig(preset("4x4090-pcie"), nodes=2).inter_node.source.startswith("assumed")
