@@ -306,4 +306,32 @@ def load_description(name_or_path: str) -> RigDesc:
     from gpuadvisor.inputs import loads_toml
 
     data = loads_toml(text, origin, "a TOML rig description")
+    if "base" in data:
+        data = overlay(data, origin)
     return parse_description(data, origin)
+
+
+def overlay(data: dict[str, Any], origin: str) -> dict[str, Any]:
+    """A description on top of a preset (``base = "dgx-h100"``): its top-level keys replace the preset's; the
+    tables host, software, gpu and node are merged key by key; ``[gpus.N]``, ``[nics.N]`` and ``[ports.N]``
+    (a table of indices instead of an array) change entry N of the preset's list. Plants a fault in a few lines."""
+    from gpuadvisor.inputs import loads_toml
+
+    base_name = data.pop("base")
+    names = preset_names()
+    if not isinstance(base_name, str) or base_name not in names:
+        raise _err(origin, "base", f"{base_name!r} is not a preset (one of {', '.join(names)})")
+    text = (resources.files("gpuadvisor.probes.presets") / f"{base_name}.toml").read_text(encoding="utf-8")
+    merged: dict[str, Any] = loads_toml(text, f"preset {base_name}", "a TOML rig description")
+    for key, value in data.items():
+        if key in ("gpus", "nics", "ports") and isinstance(value, dict):
+            items = merged.get(key, [])
+            for idx, patch in value.items():
+                if not (str(idx).isdigit() and int(idx) < len(items)) or not isinstance(patch, dict):
+                    raise _err(origin, f"{key}.{idx}", f"no entry {idx} in preset {base_name} (0..{len(items) - 1})")
+                items[int(idx)] = {**items[int(idx)], **patch}
+        elif key in ("host", "software", "gpu", "node") and isinstance(value, dict):
+            merged[key] = {**merged.get(key, {}), **value}
+        else:
+            merged[key] = value
+    return merged

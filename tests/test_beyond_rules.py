@@ -159,3 +159,52 @@ def test_rig_description_rejects_a_bad_planted_event():
     data["kernel_events"] = [{"code": 79, "gpus": 1}]
     with pytest.raises(InputError, match=r"kernel_events\[0\]\.gpus: unknown key"):
         parse_description(data, "x.toml")
+
+
+def _planted_toml() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "probes" / "presets" / "README.md").read_text()
+    block = text[text.index("### Planting faults on a preset"):]
+    return block[block.index("```toml\n") + 8:block.index("```", block.index("```toml\n") + 8)]
+
+
+def test_the_readme_node_check_example_is_what_check_prints(tmp_path):
+    """The planted description in probes/presets/README.md, run through check, prints the README's excerpt."""
+    import re
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gpuadvisor.cli import cli
+
+    path = tmp_path / "planted-dgx-h100.toml"
+    path.write_text(_planted_toml())
+    res = CliRunner().invoke(cli, ["check", "--simulate", str(path)], env={"COLUMNS": "80"})
+    assert res.exit_code == 1
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = readme[readme.index("$ gpuadvisor check --simulate planted-dgx-h100.toml\n"):]
+    shown = block.split("\n", 1)[1].split("$ gpuadvisor", 1)[0].splitlines()
+    out = res.output.splitlines()
+    assert len(shown) == 17 and all(line in out for line in shown), [x for x in shown if x not in out]
+    prom = CliRunner().invoke(cli, ["check", "--simulate", str(path), "--format", "prom"]).output
+    expected = [ln for ln in block.splitlines() if ln.startswith("gpuadvisor_")]
+    assert expected and all(ln in prom.splitlines() for ln in expected)
+    assert re.search(r"^Gate: FAIL .*GA801, GA809; exit 1$", res.output, re.M)
+
+
+def test_a_description_on_a_preset_is_checked(tmp_path):
+    from gpuadvisor.errors import InputError
+    from gpuadvisor.probes.rigdesc import load_description
+
+    path = tmp_path / "x.toml"
+    path.write_text('base = "dgx-h100"\nname = "x"\n[nics.8]\nstate = "DOWN"\n')
+    with pytest.raises(InputError, match=r"nics\.8: no entry 8 in preset dgx-h100 \(0\.\.7\)"):
+        load_description(str(path))
+    path.write_text('base = "dgx-h900"\nname = "x"\n')
+    with pytest.raises(InputError, match=r"base: 'dgx-h900' is not a preset"):
+        load_description(str(path))
+    path.write_text('base = "dgx-h100"\nname = "x"\n[node]\nshm_gib = 0.0625\n[host]\nkernel = "5.4.0"\n')
+    desc = load_description(str(path))
+    assert (desc.node, desc.host["kernel"], desc.host["cpu_model"], len(desc.gpus)) == (
+        {"shm_gib": 0.0625}, "5.4.0", "Intel(R) Xeon(R) Platinum 8480C", 8)
