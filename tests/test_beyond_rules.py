@@ -194,8 +194,9 @@ def test_the_readme_node_check_example_is_what_check_prints(tmp_path):
 
 
 def test_a_description_on_a_preset_is_checked(tmp_path):
-    from gpuadvisor.errors import InputError
     from gpuadvisor.probes.rigdesc import load_description
+
+    from gpuadvisor.errors import InputError
 
     path = tmp_path / "x.toml"
     path.write_text('base = "dgx-h100"\nname = "x"\n[nics.8]\nstate = "DOWN"\n')
