@@ -27,6 +27,7 @@ EVENT_RE = re.compile(r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:
 # the bus ...", or "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
 FELL_RE = re.compile(r"NVRM: (?:The NVIDIA GPU|GPU at(?: PCI:)?) ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.?[0-7]?)")
 FELL_TEXT = "GPU has fallen off the bus (logged without an Xid line)"
+SXID_MORE = ("Data {", "Severity ")
 KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
 WALL_RE = re.compile(
@@ -71,6 +72,8 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
         ev.process = None if name in ("", "<unknown>", "'<unknown>'") else name
         rest = rest[p.end():]
     ev.text = rest.strip()
+    if ev.kind == "sxid" and (ev.text.startswith(SXID_MORE) or "Severity".startswith(ev.text)):
+        return None  # the "Data {...}" and "Severity ..." lines that follow each SXid (or one cut short)
     return ev
 
 

@@ -150,3 +150,21 @@ def test_every_fixture_round_trips_through_the_scan_json(name):
     rig = imported(name)
     back = facts.from_dict(__import__("json").loads(rig.to_json()))
     assert back.kernel == rig.kernel and back.network == rig.network and back.fabric == rig.fabric
+
+
+def test_sxid_counts_each_event_once_not_its_data_and_severity_lines():
+    rig = imported("dmesg-sxid22013-nonfatal-cut.txt")
+    assert [(e.kind, e.code, e.bus_id, e.line, e.uptime_s) for e in rig.kernel.events or []] == [
+        ("sxid", 22013, "0000:04:00.0", 3, 38.17872),
+        ("sxid", 22013, "0000:04:00.0", 6, 38.18783),
+        ("sxid", 22013, "0000:04:00.0", 9, 38.194959),
+    ]
+    assert judged(rig) == [("GA802", "warn", "NVSwitch 0000:04:00.0: SXid 22013 x3, non-fatal on links 44, 45, 46: "
+                                             "Minion Link DLREQ interrupt")]
+
+
+def test_nvlink5_xids_fatal_fail_and_nonfatal_warn():
+    rig = imported("kmsg-xid144-149-nvlink5.txt")
+    assert [(e.code, e.bus_id) for e in rig.kernel.events or []] == [(144, "0000:01:00"), (149, "0000:00:00"),
+                                                                     (149, "0000:00:00")]
+    assert [(c, s) for c, s, _ in judged(rig)] == [("GA801", "fail"), ("GA801", "warn")]

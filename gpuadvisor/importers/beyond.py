@@ -56,7 +56,9 @@ _STATE_WORDS = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "ini
 def start_kind(lines: list[str], i: int, current: str | None) -> str | None:
     """The kind of output that starts at line ``i``, or None (called by importers.sections)."""
     line = lines[i]
-    if current != "kernel-log" and _LOG_LINE.match(line) and ("NVRM" in line or "Xid" in line or "nvidia" in line):
+    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
+    if current != "kernel-log" and (_LOG_LINE.match(line) or bare) and ("NVRM" in line or "Xid" in line
+                                                                         or "nvidia" in line):
         return "kernel-log"
     if current == "kernel-log":
         return None  # a log runs to the next output of another kind

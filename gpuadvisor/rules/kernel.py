@@ -141,8 +141,11 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
     for (bus, code), evs in sorted(groups.items()):
         fatal = any(e.text.lower().startswith("fatal") or ", fatal" in e.text.lower() for e in evs)
+        links = sorted({int(m) for e in evs for m in re.findall(r"\bLink (\d+)", e.text)})
+        what = re.sub(r"^(?:Non-fatal|Fatal),\s*(?:Link \d+\s*)?", "", evs[-1].text)[:100]
+        where = f" on link{'s' if len(links) > 1 else ''} {', '.join(map(str, links))}" if links else ""
         yield ctx.finding(
-            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {'fatal' if fatal else 'non-fatal'}: {evs[-1].text[:100]}",
+            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {'fatal' if fatal else 'non-fatal'}{where}: {what}",
             severity="fail" if fatal else "warn",
             subject=f"NVSwitch {bus}",
             observed={"sxid": code, "count": len(evs), "fatal": fatal, "first_line": evs[0].line},
