@@ -168,3 +168,21 @@ def test_nvlink5_xids_fatal_fail_and_nonfatal_warn():
     assert [(e.code, e.bus_id) for e in rig.kernel.events or []] == [(144, "0000:01:00"), (149, "0000:00:00"),
                                                                      (149, "0000:00:00")]
     assert [(c, s) for c, s, _ in judged(rig)] == [("GA801", "fail"), ("GA801", "warn")]
+
+
+def test_fabric_blocks_of_a_real_h100_sxm_nvidia_smi_q():
+    """shared/samples smi-q_h100sxmx8_thamada.txt (8x H100 SXM): every GPU Completed / Success."""
+    rig = import_files([Path(__file__).parent / "fixtures" / "import" / "samples" / "smi-q_h100sxmx8_thamada.txt"])
+    assert [(g.gpu_index, g.state, g.status, g.clique_id) for g in rig.fabric.gpus or []] == [
+        (i, "completed", "success", 0) for i in range(8)]
+    assert judged(rig) == []
+    # what the outputs did not hold is unknown with that reason, not "not recorded"
+    assert rig.network.why("iommu_mode") == facts.NOT_IN_SOURCE
+    assert rig.node.why("shm_bytes") == facts.NOT_IN_SOURCE
+
+
+def test_fabric_n_a_of_an_h100_vm_is_not_supported_not_a_fault():
+    rig = import_files([Path(__file__).parent / "fixtures" / "h100-vm" / "smi.txt"])
+    (g,) = rig.fabric.gpus or []
+    assert (g.state, g.why("state")) == (None, facts.NOT_SUPPORTED)
+    assert [f for f in evaluate(rig) if f.code == "GA809" and f.severity != "not-checked"] == []

@@ -19,6 +19,7 @@ leaves the ports after it out, and says so.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from gpuadvisor import facts
@@ -389,6 +390,10 @@ def finish(rig: Rig) -> None:
         rig.network.unavailable.setdefault("acs", "no lspci -vvv output with ACSCtl lines imported")
     if rig.fabric.manager_state is None:
         rig.fabric.unavailable.setdefault("manager_state", "no systemctl status nvidia-fabricmanager output imported")
-    for section in ("kernel", "network", "fabric"):
+    for section in ("kernel", "network", "fabric", "node"):
+        obj = getattr(rig, section)
+        for f in dataclasses.fields(obj):
+            if f.name != "unavailable" and getattr(obj, f.name) is None and f.name not in obj.unavailable:
+                obj.unavailable[f.name] = facts.NOT_IN_SOURCE
         if any(k.startswith(section + ".") for k in rig.origins):
             rig.provenance[section] = "imported"
