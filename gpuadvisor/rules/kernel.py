@@ -51,9 +51,8 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         74, NVLink5 except the lines marked Nonfatal) fail; RESTART_APP with an application check (13, 31) is
         info, RESTART_APP where the investigation is not the application's (contact support; Xid 94, reset
         the GPU when convenient) warns; IGNORE and Xid 45's cleanup (43, 45, 63) are info; Xid 154 by the
-        recovery action it names. An event older
-        than xid_recent_hours is one step lower; xid_repeat_count of the same Xid on a GPU raises a warning
-        to a failure. A number missing from the catalog warns.
+        recovery action it names. An event older than xid_recent_hours is one step lower; xid_repeat_count
+        of the same Xid on a GPU raises a warning to a failure. A number missing from the catalog warns.
     Source
         NVIDIA Xid Catalog, "Analyzing Xid Errors with the Xid Catalog" (docs.nvidia.com/deploy/xid-errors/
         analyzing-xid-catalog.html), Table 1: Resolution Bucket (Immediate / Investigatory Action).
