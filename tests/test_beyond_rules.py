@@ -209,3 +209,22 @@ def test_a_description_on_a_preset_is_checked(tmp_path):
     desc = load_description(str(path))
     assert (desc.node, desc.host["kernel"], desc.host["cpu_model"], len(desc.gpus)) == (
         {"shm_gib": 0.0625}, "5.4.0", "Intel(R) Xeon(R) Platinum 8480C", 8)
+
+
+@pytest.mark.parametrize(("hca", "expected"), [
+    ("mlx5_0,mlx5_1", []),
+    ("=mlx5_6", [("fail", "NCCL_IB_HCA==mlx5_6: mlx5_6 not ACTIVE; no selected port is up, so NCCL falls back to "
+                          "TCP sockets")]),
+    ("mlx5_0:1,mlx5_6,mlx4_0", [("warn", "NCCL_IB_HCA=mlx5_0:1,mlx5_6,mlx4_0: no adapter matches mlx4_0; mlx5_6 "
+                                         "not ACTIVE")]),
+    ("mlx5", []),  # a prefix: selects every mlx5_N, some of them up
+    ("^mlx5_6", []),  # an exclusion is not judged
+    ("mlx5_0:2", [("fail", "NCCL_IB_HCA=mlx5_0:2: no adapter matches mlx5_0:2; no selected port is up, so NCCL "
+                           "falls back to TCP sockets")]),
+])
+def test_ga814_nccl_ib_hca_against_the_ports(hca, expected):
+    data = _dgx_h100()
+    data["nics"][6] |= {"state": "DOWN", "phys_state": "Polling"}
+    data["software"]["env"] = {"NCCL_IB_HCA": hca}
+    got = [(f.severity, f.message) for f in _run(data) if f.code == "GA814"]
+    assert got == expected

@@ -363,3 +363,80 @@ def memlock_limited(rig: Rig, ctx: Context) -> Iterator[Finding]:
         expected_source="MLNX_OFED documentation; docker run --ulimit memlock=-1",
         fix="set memlock unlimited (limits.conf, LimitMEMLOCK=infinity, docker --ulimit memlock=-1)",
     )
+
+
+def parse_ib_hca(value: str) -> tuple[bool, bool, list[tuple[str, int | None]]]:
+    """NCCL_IB_HCA -> (exclude, exact, [(device, port or None)]): "^" excludes, "=" matches names exactly
+    (otherwise a name is a prefix: "mlx5" selects mlx5_0, mlx5_1, ...)."""
+    v = value.strip()
+    exclude = v.startswith("^")
+    v = v.lstrip("^")
+    exact = v.startswith("=")
+    v = v.lstrip("=")
+    out: list[tuple[str, int | None]] = []
+    for item in filter(None, (x.strip() for x in v.split(","))):
+        name, _, port = item.partition(":")
+        out.append((name, int(port) if port.isdigit() else None))
+    return exclude, exact, out
+
+
+@rule("GA814", "nccl-ib-hca-mismatch", area="network", severity="warn")
+def nccl_ib_hca_mismatch(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """NCCL_IB_HCA names RDMA adapters or ports that this node does not have, or that are not up.
+
+    What it checks
+        Each entry of NCCL_IB_HCA (prefix match, "=" exact, ":port") against the RDMA ports of the scan.
+        Excluding lists ("^...") are not judged.
+    Why it matters
+        NCCL uses only the adapters NCCL_IB_HCA selects: an entry that matches nothing (a typo, an image built
+        for another machine) or only ports that are down leaves the job with fewer rails than the node has, or
+        with none, in which case NCCL falls back to TCP sockets at a fraction of the bandwidth.
+    Threshold
+        No selected port active at all: fail; some entries matching nothing or only inactive ports: warn.
+    Source
+        NCCL User Guide, Environment Variables, NCCL_IB_HCA (prefix matching, "^" to exclude, "=" for exact
+        names, ":port").
+    How to fix
+        List the adapters ibstat shows as Active (e.g. NCCL_IB_HCA=mlx5_0,mlx5_1,...), or unset it and let NCCL
+        pick them; fix the port that is down.
+    """
+    value = rig.software.env.get("NCCL_IB_HCA")
+    if not value:
+        return
+    got = _ports(rig, ctx)
+    if isinstance(got, Finding):
+        yield got
+        return
+    exclude, exact, entries = parse_ib_hca(value)
+    if exclude or not entries:
+        return
+
+    def matches(p: RdmaPort, name: str, port: int | None) -> bool:
+        hit = p.device == name if exact else p.device.startswith(name)
+        return hit and (port is None or p.port == port)
+
+    none, inactive, active_any = [], [], False
+    for name, port in entries:
+        hits = [p for p in got if matches(p, name, port)]
+        label = name + (f":{port}" if port is not None else "")
+        if not hits:
+            none.append(label)
+        elif not any(p.state == "ACTIVE" for p in hits):
+            inactive.append(label)
+        else:
+            active_any = True
+    if not none and not inactive:
+        return
+    parts = ([f"no adapter matches {', '.join(none)}"] if none else []) + (
+        [f"{', '.join(inactive)} not ACTIVE"] if inactive else [])
+    yield ctx.finding(
+        f"NCCL_IB_HCA={value}: " + "; ".join(parts)
+        + ("" if active_any else "; no selected port is up, so NCCL falls back to TCP sockets"),
+        severity="warn" if active_any else "fail",
+        subject="host",
+        observed={"NCCL_IB_HCA": value, "unmatched": none, "inactive": inactive,
+                  "ports": [f"{p.device}:{p.port} {p.state}" for p in got]},
+        expected={"NCCL_IB_HCA": "adapters with an ACTIVE port"},
+        expected_source="NCCL User Guide, Environment Variables (NCCL_IB_HCA)",
+        fix="list the adapters ibstat shows as Active, or unset NCCL_IB_HCA",
+    )
