@@ -69,7 +69,8 @@ def fabric_manager_state(timeout_s: float = 3.0) -> tuple[str | None, str | None
     if exe is None:
         return None, "systemctl not found (not a systemd host, or a container)"
     try:
-        out = subprocess.run([exe, "is-active", FM_UNIT], capture_output=True, text=True, timeout=timeout_s, check=False)
+        out = subprocess.run([exe, "is-active", FM_UNIT], capture_output=True, text=True, timeout=timeout_s,
+                             check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, f"systemctl is-active {FM_UNIT} failed: {e}"
     state = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""

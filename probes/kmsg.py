@@ -20,12 +20,13 @@ from pathlib import Path
 
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 
-EVENT_RE = re.compile(r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?|\.\.\.|…)\)"
-                      r"\s*:\s*(\d+)\s*,?\s*(.*)$")
+EVENT_RE = re.compile(r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
+                      r"|\.\.\.|…)\)\s*:\s*(\d+)\s*,?\s*(.*)$")
 # A GPU that fell off the bus without an Xid line (newer drivers print it over three lines):
 # "NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID: 10de:26b5) installed in this system has" / "NVRM: fallen off
 # the bus ...", or "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
-FELL_RE = re.compile(r"NVRM: (?:The NVIDIA GPU|GPU at(?: PCI:)?) ([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.?[0-7]?)")
+FELL_RE = re.compile(r"NVRM: (?:The NVIDIA GPU|GPU at(?: PCI:)?) "
+                     r"([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.?[0-7]?)")
 FELL_TEXT = "GPU has fallen off the bus (logged without an Xid line)"
 SXID_MORE = ("Data {", "Severity ")
 KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")

@@ -65,8 +65,8 @@ NIC_KEYS = {"name", "bdf", "parent", "gen", "max_gen", "width", "max_width", "ki
 # probes/presets/README.md. [[kernel_events]]: Xid / SXid lines planted in the simulated kernel log.
 NODE_KEYS = {"uptime_s", "shm_gib", "memlock_kib", "peermem", "iommu", "fabric_manager", "lost_gpus", "processes"}
 EVENT_KEYS = {"kind", "code", "gpu", "bus_id", "uptime_s", "text", "pid", "process", "repeat"}
-TOP_KEYS = {"name", "title", "description", "sources", "software", "host", "numa", "gpu", "gpus", "ports", "nics", "nvlink_bridges", "p2p_pcie",
-            "node", "kernel_events"}
+TOP_KEYS = {"name", "title", "description", "sources", "software", "host", "numa", "gpu", "gpus", "ports", "nics", "nvlink_bridges", "p2p_pcie"}
+TOP_KEYS |= {"node", "kernel_events"}  # beyond the GPU (probes/fakebeyond.py)
 HOST_KEYS = {"hostname", "os", "kernel", "arch", "cpu_model", "sockets", "cores_physical", "cores_logical", "memory_total_gib", "psu_watts", "net_interfaces"}
 SOFTWARE_KEYS = {"driver_version", "cuda_driver_version", "nvml_version", "torch_version", "torch_cuda_version", "nccl_version", "env"}
 

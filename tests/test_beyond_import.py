@@ -86,7 +86,8 @@ def test_ibstat_hdr_one_port_disabled_one_cut():
         ("mlx5_2", "MT4117", "14.32.1010", "ACTIVE", "LinkUp", None, None),
     ]
     # the disabled port is reported as not in use; HDR at 200 on a ConnectX-6 is its full rate: nothing else
-    assert judged(rig) == [("GA803", "info", "mlx5_1 port 1 is DOWN (physical state Disabled); disabled, so not in use")]
+    assert judged(rig) == [
+        ("GA803", "info", "mlx5_1 port 1 is DOWN (physical state Disabled); disabled, so not in use")]
 
 
 def test_healthy_ibstat_after_an_elision_raises_nothing():

@@ -119,7 +119,8 @@ def test_a_million_line_log_parses_in_well_under_a_second():
     import time
 
     line = "[ 1234.567890] mlx5_core 0000:19:00.0 mlx5_0: Port: 1 Link ACTIVE\n"
-    xid = "[ 1234.567891] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+    xid = ("[ 1234.567891] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, "
+           "GPU has fallen off the bus.\n")
     text = (line * 999 + xid) * 1000
     t0 = time.perf_counter()
     events, n = kmsg.parse_log(text)

@@ -307,7 +307,8 @@ class _Merger:
             self._fill(target, source, f"{section}.", lambda path: part.at(path), origins)
             self.other_origins.update(origins)
         self.rig.problems.extend(part.rig.problems)
-        beyond.merge_into(self.rig, part.rig, {part.rig.gpus[k].index: t.index for k, t in mapping.items()}, part.origin)
+        frag_to_merged = {part.rig.gpus[k].index: t.index for k, t in mapping.items()}
+        beyond.merge_into(self.rig, part.rig, frag_to_merged, part.origin)  # kernel log, RDMA ports, fabric
         by_frag_index = {part.rig.gpus[k].index: t for k, t in mapping.items()}
         for i, m in enumerate(part.rig.measurements):
             m.gpus = [by_frag_index[g].index for g in m.gpus if g in by_frag_index]

@@ -34,7 +34,10 @@ from __future__ import annotations
 
 # The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,
 # GA5xx software, GA6xx bandwidth, GA607 compute).
-from gpuadvisor.rules import bandwidth, compute, fabric, gpu, host, kernel, network, pcie, software, topology  # noqa: F401  # noqa: F401  (GA8xx: beyond the GPU)
+from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, topology  # noqa: F401
+from gpuadvisor.rules import fabric as _fabric  # noqa: F401  (GA8xx: beyond the GPU)
+from gpuadvisor.rules import kernel as _kernel  # noqa: F401
+from gpuadvisor.rules import network as _network  # noqa: F401
 from gpuadvisor.rules.engine import Context, evaluate
 from gpuadvisor.rules.policy import Policy, PolicyError, load_policy, parse_policy
 from gpuadvisor.rules.registry import AREAS, REGISTRY, Rule, RuleDefinitionError

@@ -152,5 +152,6 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             observed={"sxid": code, "count": len(evs), "fatal": fatal, "first_line": evs[0].line},
             expected={"sxid": None},
             expected_source="NVIDIA Xid Errors guide, SXid Errors",
-            fix="reset the GPUs and NVSwitches of the baseboard (or reboot); a fatal SXid that returns is a support case",
+            fix="reset the GPUs and NVSwitches of the baseboard (or reboot); a fatal SXid that returns is a "
+                "support case",
         )

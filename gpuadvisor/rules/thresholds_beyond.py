@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from gpuadvisor.rules.thresholds import Threshold
 
-NCCL_TROUBLESHOOTING = "NCCL User Guide, Troubleshooting (docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)"
+NCCL_TROUBLESHOOTING = ("NCCL User Guide, Troubleshooting "
+                        "(docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)")
 
 BEYOND = [
     Threshold(
