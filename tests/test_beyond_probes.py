@@ -122,9 +122,9 @@ def test_a_million_line_log_parses_in_well_under_a_second():
     xid = ("[ 1234.567891] NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, "
            "GPU has fallen off the bus.\n")
     text = (line * 999 + xid) * 1000
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: the machine is shared, wall time would measure the neighbours
     events, n = kmsg.parse_log(text)
-    took = time.perf_counter() - t0
+    took = time.process_time() - t0
     assert (len(events), n) == (1000, 1_000_000)
     assert events[0].line == 1000 and events[-1].line == 1_000_000
     assert took < 1.0, f"{took:.2f} s for a million lines"
