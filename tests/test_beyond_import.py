@@ -187,3 +187,13 @@ def test_fabric_n_a_of_an_h100_vm_is_not_supported_not_a_fault():
     (g,) = rig.fabric.gpus or []
     assert (g.state, g.why("state")) == (None, facts.NOT_SUPPORTED)
     assert [f for f in evaluate(rig) if f.code == "GA809" and f.severity != "not-checked"] == []
+
+
+def test_fabric_manager_log_lines_with_a_version_mismatch():
+    rig = imported("fabricmanager-version-mismatch.txt")
+    assert rig.fabric.manager_state == "failed"
+    assert rig.fabric.manager_detail == ("fabric manager 550.127.05 does not match driver 550.120; the service's log "
+                                         "shows it exiting with a failure")
+    assert judged(rig) == [("GA809", "fail", "nvidia-fabricmanager is failed (fabric manager 550.127.05 does not "
+                                             "match driver 550.120; the service's log shows it exiting with a "
+                                             "failure)")]

@@ -48,6 +48,8 @@ _IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 _ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines pasted without their device line
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
+MISMATCH_RE = re.compile(r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
+                         r"version (\d[\w.]*?)\.?(?:\s|$)")
 _ELIDED = re.compile(r"^\s*(?:\.\.\.+|\[\.\.\.\]|<snip>|\[snip\]|…)\s*$", re.I)
 _STATE_WORDS = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "init": "INIT", "armed": "ARMED",
                 "active_defer": "ACTIVE_DEFER", "port_active": "ACTIVE", "port_down": "DOWN", "port_init": "INIT",
@@ -69,8 +71,9 @@ def start_kind(lines: list[str], i: int, current: str | None) -> str | None:
         return "ibv-devinfo"
     if _IBSTATUS.match(line) and current != "ibstatus":
         return "ibstatus"
-    if _FM.match(line):
-        return "fabric-manager"
+    if (_FM.match(line) or "nv-fabricmanager[" in line or "nvidia-fabricmanager.service:" in line) \
+            and current != "fabric-manager":
+        return "fabric-manager"  # systemctl status, or its log lines pasted alone
     if _ACS_FRAGMENT.match(line) and current != "lspci":
         return "lspci"
     if line.strip() == "Fabric" and current not in ("smi-q", "smi-fabric") and i + 1 < len(lines) \
@@ -248,11 +251,15 @@ def parse_fabric_manager(text: str) -> Fabric:
     elif active:
         fab.manager_state = active.group(1)
         fab.manager_detail = ("Active: " + active.group(1) + active.group(2)).strip()[:160]
+    elif re.search(r"status=\d+/FAILURE|Failed with result|Failed to start", text):
+        fab.manager_state = "failed"  # the log lines alone, without systemctl's "Active:" line
+        fab.manager_detail = "the service's log shows it exiting with a failure"
     else:
         fab.missing("manager_state", f"{facts.ELIDED}: no 'Active:' line")
-    mismatch = re.search(r"^.*(?:don't match|does not match|version mismatch).*$", text, re.M | re.I)
+    mismatch = MISMATCH_RE.search(text)
     if mismatch:
-        fab.manager_detail = ((fab.manager_detail or "") + "; " + mismatch.group(0).strip()[-200:]).strip("; ")
+        fab.manager_detail = (f"fabric manager {mismatch.group(1)} does not match driver {mismatch.group(2)}"
+                              + (f"; {fab.manager_detail}" if fab.manager_detail else ""))
     return fab
 
 

@@ -54,8 +54,8 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
             expected_source=FM_GUIDE,
             fix="start the fabric manager (systemctl start nvidia-fabricmanager) and check its log for the reason",
         )
-    if not nvswitch and not bad:
-        return
+    if not nvswitch and not bad and fab.manager_state != "failed":
+        return  # a fabric manager that failed is evidence of an NVSwitch system by itself
     if fab.manager_state is None:
         yield ctx.not_checked(missing(fab, "manager_state", "fabric manager state"), subject="host")
         return
@@ -63,7 +63,8 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     done = bool(fab.gpus) and all(g.state == "completed" and g.status == "success" for g in fab.gpus or [])
     yield ctx.finding(
-        f"nvidia-fabricmanager is {fab.manager_state} on an NVSwitch system"
+        f"nvidia-fabricmanager is {fab.manager_state}" + (" on an NVSwitch system" if nvswitch else "")
+        + (f" ({fab.manager_detail})" if fab.manager_detail and "does not match" in fab.manager_detail else "")
         + ("; the GPUs registered before it stopped" if done else ""),
         severity="warn" if done else "fail",
         gpus=[g.index for g in rig.gpus],
