@@ -12,6 +12,17 @@ def _why(obj: Any, name: str) -> str:
     return f"unknown ({obj.why(name)})" if obj.why(name) else "not recorded"
 
 
+def _known(items: list[tuple[str, str | None, str | None]]) -> str:
+    """"a x; b y; unknown: c, d (reason)": the facts read, then those not, grouped by their reason."""
+    shown = [f"{label} {value}" for label, value, _ in items if value is not None]
+    why: dict[str, list[str]] = {}
+    for label, value, reason in items:
+        if value is None:
+            why.setdefault(reason or "not recorded", []).append(label)
+    shown += [f"{', '.join(labels)} unknown ({reason})" for reason, labels in why.items()]
+    return "; ".join(shown)
+
+
 def render_beyond(rig: Rig, section: Any) -> list[str]:
     """``section(title)`` makes the heading (render.terminal's style). Nothing when the scan holds none of it."""
     net, fab, node, log = rig.network, rig.fabric, rig.node, rig.kernel
@@ -38,25 +49,30 @@ def render_beyond(rig: Rig, section: Any) -> list[str]:
         odd = [f"{p.device}/{p.port} {p.state} {p.phys_state or ''}".strip() for p in ports if p.state != "ACTIVE"]
         if odd:
             lines.append("      not active: " + ", ".join(odd))
-    peer = {True: "loaded", False: "not loaded"}.get(net.peermem_loaded, _why(net, "peermem_loaded")) \
-        if net.peermem_loaded is not None else _why(net, "peermem_loaded")
     redirect = [a.bus_id or "?" for a in net.acs or [] if a.control.get("ReqRedir") or a.control.get("CmpltRedir")]
-    acs = (f"redirect on {len(redirect)} bridge(s)" if redirect else "no redirect") if net.acs is not None \
-        else _why(net, "acs")
-    lines.append(f"  GPUDirect: nvidia_peermem {peer}; IOMMU {net.iommu_mode or _why(net, 'iommu_mode')}; ACS {acs}")
+    lines.append("  GPUDirect: " + _known([
+        ("nvidia_peermem", None if net.peermem_loaded is None else ("loaded" if net.peermem_loaded else "not loaded"),
+         net.why("peermem_loaded")),
+        ("IOMMU", net.iommu_mode, net.why("iommu_mode")),
+        ("ACS", None if net.acs is None else (f"redirect on {len(redirect)} bridge(s)" if redirect else "no redirect"),
+         net.why("acs")),
+    ]))
     if fab.gpus or fab.manager_state or (rig.gpus and fab.why("manager_state")):
         states = Counter(g.state or "unknown" for g in fab.gpus or [])
         reg = ", ".join(f"{n}x {s}" for s, n in sorted(states.items())) or _why(fab, "gpus")
         lines.append(f"  NVSwitch fabric: fabric manager {fab.manager_state or _why(fab, 'manager_state')}; "
                      f"GPU registration {reg}")
-    shm = f"{node.shm_bytes / 2**30:.1f} GiB" if node.shm_bytes is not None else _why(node, "shm_bytes")
-    memlock = "unlimited" if node.memlock_unlimited else (
-        f"{node.memlock_bytes // 1024} KiB" if node.memlock_bytes is not None else _why(node, "memlock_unlimited"))
-    funcs = node.nvidia_pci_functions
-    bus = f"{len(funcs)} NVIDIA GPU(s) on the PCI bus" if funcs is not None else _why(node, "nvidia_pci_functions")
     held = sum(p.used_bytes or 0 for p in node.gpu_processes or [])
-    procs = (f"{len(node.gpu_processes)} GPU process(es) holding {held / 2**30:.1f} GiB"
-             if node.gpu_processes else "no GPU process") if node.gpu_processes is not None \
-        else f"GPU processes {_why(node, 'gpu_processes')}"
-    lines.append(f"  node: /dev/shm {shm}; memlock {memlock}; {bus}; {procs}")
+    funcs = node.nvidia_pci_functions
+    memlock = "unlimited" if node.memlock_unlimited else (
+        f"{node.memlock_bytes // 1024} KiB" if node.memlock_bytes is not None else None)
+    lines.append("  node: " + _known([
+        ("/dev/shm", f"{node.shm_bytes / 2**30:.1f} GiB" if node.shm_bytes is not None else None,
+         node.why("shm_bytes")),
+        ("memlock", memlock, node.why("memlock_unlimited")),
+        ("NVIDIA GPUs on the PCI bus", None if funcs is None else str(len(funcs)), node.why("nvidia_pci_functions")),
+        ("GPU processes", None if node.gpu_processes is None else (
+            f"{len(node.gpu_processes)} holding {held / 2**30:.1f} GiB" if node.gpu_processes else "none"),
+         node.why("gpu_processes")),
+    ]))
     return lines
