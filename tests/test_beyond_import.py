@@ -197,3 +197,24 @@ def test_fabric_manager_log_lines_with_a_version_mismatch():
     assert judged(rig) == [("GA809", "fail", "nvidia-fabricmanager is failed (fabric manager 550.127.05 does not "
                                              "match driver 550.120; the service's log shows it exiting with a "
                                              "failure)")]
+
+
+def test_an_empty_process_table_of_real_nvidia_smi_is_no_process():
+    """h100-vm/smi.txt: plain nvidia-smi with "No running processes found": the fact is [] and GA811 is checked."""
+    rig = import_files([Path(__file__).parent / "fixtures" / "h100-vm" / "smi.txt"])
+    assert rig.node.gpu_processes == []
+    assert [f for f in evaluate(rig) if f.code == "GA811"] == []
+
+
+def test_process_rows_of_nvidia_smi_both_layouts():
+    from gpuadvisor.importers.beyond import smi_processes
+
+    new = ("| Processes:                                                                              |\n"
+           "|    0   N/A  N/A    123456      C   python3                                    30000MiB |\n"
+           "|    1   N/A  N/A      2345      G   /usr/lib/xorg/Xorg                             4MiB |\n")
+    old = ("| Processes:                                                       GPU Memory |\n"
+           "|    0     12345      C   python                                     30000MiB |\n")
+    assert [(p.gpu_index, p.pid, p.name, p.used_bytes) for p in smi_processes(new) or []] == [
+        (0, 123456, "python3", 30000 * 2**20), (1, 2345, "/usr/lib/xorg/Xorg", 4 * 2**20)]
+    assert [(p.gpu_index, p.pid, p.name) for p in smi_processes(old) or []] == [(0, 12345, "python")]
+    assert smi_processes("no table here") is None

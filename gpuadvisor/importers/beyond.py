@@ -23,7 +23,7 @@ import dataclasses
 import re
 
 from gpuadvisor import facts
-from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, KernelLog, RdmaPort, Rig
+from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
 from gpuadvisor.probes.kmsg import map_gpus, parse_log
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
@@ -340,9 +340,33 @@ def lspci_acs(text: str) -> list[AcsPort]:
     return out
 
 
+_PROC_ROW = re.compile(r"^\|\s+(\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(\d+)\s+(C\+G|M\+C|C|G|M)\s+(.*?)\s+"
+                       r"(\d+)MiB\s*\|\s*$")
+
+
+def smi_processes(text: str) -> list[GpuProcess] | None:
+    """The Processes table of plain nvidia-smi: [] for "No running processes found", None when not shown."""
+    if "Processes:" not in text:
+        return None
+    block = text[text.index("Processes:"):]
+    if "No running processes found" in block:
+        return []
+    out = []
+    for line in block.splitlines():
+        m = _PROC_ROW.match(line.strip())
+        if m:
+            gpu, pid, _kind, name, mib = m.groups()
+            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), name=name or None, used_bytes=int(mib) * 2**20))
+    return out
+
+
 def add_extras(kind: str, rig: Rig, text: str) -> None:
     """Facts of ours in an output another importer parsed (called once per parsed section)."""
-    if kind == "smi-q":
+    if kind == "smi-summary":
+        procs = smi_processes(text)
+        if procs is not None:
+            rig.node.gpu_processes = procs
+    elif kind == "smi-q":
         fabric = smi_fabric(text)
         if fabric:
             rig.fabric.gpus = fabric
@@ -378,6 +402,12 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
             g.gpu_index = gpu_map.get(g.gpu_index, g.gpu_index)
         target.fabric.gpus = part.fabric.gpus
         target.origins["fabric.gpus"] = origin
+    if part.node.gpu_processes is not None and target.node.gpu_processes is None:
+        for proc in part.node.gpu_processes:
+            proc.gpu_index = gpu_map.get(proc.gpu_index, proc.gpu_index)
+        target.node.gpu_processes = part.node.gpu_processes
+        target.node.unavailable.pop("gpu_processes", None)
+        target.origins["node.gpu_processes"] = origin
     if target.fabric.manager_state is None and (part.fabric.manager_state or part.fabric.why("manager_state")):
         target.fabric.manager_state = part.fabric.manager_state
         target.fabric.manager_detail = part.fabric.manager_detail
