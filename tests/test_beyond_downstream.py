@@ -3,11 +3,13 @@ report (one testcase per GA8xx rule), and the HTML report's network section."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import pytest
 from gpuadvisor.probes.rigdesc import parse_description
 from test_beyond_rules import planted
 
+from gpuadvisor import facts
 from gpuadvisor.collect import simulate_description
 from gpuadvisor.render.html import render_html
 from gpuadvisor.render.junit import render_junit
@@ -22,7 +24,7 @@ def rig():
     return r
 
 
-def test_prometheus_has_xid_counts_and_port_rates(rig):
+def test_prometheus_has_xid_counts_and_port_rates(rig: facts.Rig) -> None:
     text = render_prometheus(rig, rig.findings, failing=True, fail_on="fail")
     lines = set(text.splitlines())
     assert {
@@ -41,7 +43,7 @@ def test_prometheus_has_xid_counts_and_port_rates(rig):
     assert text.count("# TYPE gpuadvisor_kernel_xid_events gauge") == 1
 
 
-def test_junit_has_a_testcase_per_new_rule_failing_where_the_rule_fails(rig):
+def test_junit_has_a_testcase_per_new_rule_failing_where_the_rule_fails(rig: facts.Rig) -> None:
     rules = [r for r in all_rules()]
     suite = ET.fromstring(render_junit(rig, rig.findings, rules, failing=lambda f: f.severity == "fail",
                                        fail_on="fail"))
@@ -52,7 +54,7 @@ def test_junit_has_a_testcase_per_new_rule_failing_where_the_rule_fails(rig):
     assert cases["GA803 rdma-port-down"].get("classname") == "network"
 
 
-def test_html_report_has_a_network_section(rig):
+def test_html_report_has_a_network_section(rig: facts.Rig) -> None:
     html = render_html(rig)
     assert '<a href="#network">Network</a>' in html or 'href="#network"' in html
     section = html[html.index('<section id="network">'):html.index("</section>", html.index('<section id="network">'))]
@@ -62,13 +64,11 @@ def test_html_report_has_a_network_section(rig):
     assert "<td>GPU 3</td><td>Xid 79</td><td>1</td><td>GPU has fallen off the bus</td>" in section
 
 
-def test_html_report_without_the_new_facts_has_no_network_section():
-    from gpuadvisor import facts
-
+def test_html_report_without_the_new_facts_has_no_network_section() -> None:
     assert '<section id="network">' not in render_html(facts.Rig(gpus=[facts.Gpu(index=0)]))
 
 
-def test_advise_across_nodes_uses_the_port_rates_the_scan_read(preset):
+def test_advise_across_nodes_uses_the_port_rates_the_scan_read(preset: Any) -> None:
     from gpuadvisor.advisor import rigview
 
     view = rigview.from_rig(preset("dgx-h100"), nodes=2)

@@ -3,6 +3,7 @@ sysfs/proc trees written here, and their parsers on exact bytes."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from gpuadvisor.probes import kmsg, nodestate, rdma
 from gpuadvisor.probes.pcie_acs import NOT_ROOT, acs_control
@@ -22,7 +23,7 @@ def _every_null_has_a_reason(obj: facts.Unavailable) -> list[str]:
             and f.name not in ("source", "manager_detail", "memlock_bytes")]
 
 
-def test_live_probes_run_here_and_every_missing_fact_has_its_reason():
+def test_live_probes_run_here_and_every_missing_fact_has_its_reason() -> None:
     rig = collect_live()
     for name in SECTIONS:
         assert _every_null_has_a_reason(getattr(rig, name)) == [], name
@@ -36,7 +37,7 @@ def test_live_probes_run_here_and_every_missing_fact_has_its_reason():
     assert all(f.severity != "error" for f in evaluate(rig) if f.code.startswith("GA8"))
 
 
-def test_probes_on_an_empty_root_say_why(tmp_path):
+def test_probes_on_an_empty_root_say_why(tmp_path: Path) -> None:
     log = kmsg.read_kernel_log(tmp_path)
     assert log.events is None and log.why("events") == f"{tmp_path}/dev/kmsg does not exist"
     assert rdma.read_ports(tmp_path) == ([], None)  # no /sys/class/infiniband: no RDMA driver, no ports
@@ -49,7 +50,7 @@ def test_probes_on_an_empty_root_say_why(tmp_path):
     assert node.why("memlock_bytes") == "not a live scan"
 
 
-def test_rdma_sysfs_port(tmp_path):
+def test_rdma_sysfs_port(tmp_path: Path) -> None:
     dev = tmp_path / "sys" / "class" / "infiniband" / "mlx5_3"
     (dev / "ports" / "1").mkdir(parents=True)
     pci = tmp_path / "sys" / "devices" / "pci0000:5a" / "0000:5e:00.0"
@@ -67,7 +68,7 @@ def test_rdma_sysfs_port(tmp_path):
                                        "0000:5e:00.0")]
 
 
-def test_kmsg_records_and_modules_and_iommu(tmp_path):
+def test_kmsg_records_and_modules_and_iommu(tmp_path: Path) -> None:
     (tmp_path / "dev").mkdir()
     (tmp_path / "proc").mkdir()
     (tmp_path / "dev" / "kmsg").write_text(
@@ -87,7 +88,7 @@ def test_kmsg_records_and_modules_and_iommu(tmp_path):
         ["ib_core", "nvidia_peermem"], True, "passthrough", 1)
 
 
-def test_iommu_mode_from_command_line_and_group_type():
+def test_iommu_mode_from_command_line_and_group_type() -> None:
     assert nodestate.iommu_mode("ro quiet", 0, None) == "off"
     assert nodestate.iommu_mode("intel_iommu=on", 120, "DMA-FQ") == "translated"
     assert nodestate.iommu_mode("intel_iommu=on", 120, "identity") == "passthrough"
@@ -96,7 +97,7 @@ def test_iommu_mode_from_command_line_and_group_type():
     assert nodestate.iommu_mode("", None, None) is None
 
 
-def test_acs_control_from_config_space():
+def test_acs_control_from_config_space() -> None:
     cfg = bytearray(0x200)
     cfg[0x100:0x104] = (0x0001 | 1 << 16 | 0x140 << 20).to_bytes(4, "little")  # AER first, next at 0x140
     cfg[0x140:0x144] = (0x000D | 1 << 16).to_bytes(4, "little")  # ACS
@@ -108,14 +109,14 @@ def test_acs_control_from_config_space():
     assert "root" in NOT_ROOT
 
 
-def test_parsers_of_sysfs_values():
+def test_parsers_of_sysfs_values() -> None:
     assert rdma.parse_rate("400 Gb/sec (4X NDR)") == 400.0
     assert rdma.parse_rate("25 Gb/sec (1X EDR)") == 25.0
     assert rdma.parse_state("4: ACTIVE") == "ACTIVE" and rdma.parse_state("5: LinkUp") == "LinkUp"
     assert kmsg.normalise_bus_id("00000000:3B:00") == "0000:3b:00"
 
 
-def test_a_million_line_log_parses_in_well_under_a_second():
+def test_a_million_line_log_parses_in_well_under_a_second() -> None:
     import time
 
     line = "[ 1234.567890] mlx5_core 0000:19:00.0 mlx5_0: Port: 1 Link ACTIVE\n"
@@ -130,7 +131,7 @@ def test_a_million_line_log_parses_in_well_under_a_second():
     assert took < 1.0, f"{took:.2f} s for a million lines"
 
 
-def test_planted_lost_gpu_is_on_the_simulated_pci_bus():
+def test_planted_lost_gpu_is_on_the_simulated_pci_bus() -> None:
     from gpuadvisor.probes.rigdesc import load_description
 
     from gpuadvisor.collect import simulate_description

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import tomllib
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import pytest
 from gpuadvisor.probes.rigdesc import parse_description
@@ -51,7 +53,7 @@ def findings() -> list[facts.Finding]:
     return _run(planted())
 
 
-def test_every_planted_fault_fires_with_its_severity(findings):
+def test_every_planted_fault_fires_with_its_severity(findings: list[facts.Finding]) -> None:
     got = sorted((f.code, f.severity, tuple(f.gpus)) for f in findings)
     all8 = tuple(range(8))
     assert got == sorted([
@@ -75,7 +77,7 @@ def test_every_planted_fault_fires_with_its_severity(findings):
     ])
 
 
-def test_xid_messages_name_the_catalog_entry(findings):
+def test_xid_messages_name_the_catalog_entry(findings: list[facts.Finding]) -> None:
     by = {(f.code, tuple(f.gpus)): f for f in findings}
     f79 = by[("GA801", (3,))]
     assert f79.message == ("GPU 3 0000:5d:00: Xid 79 x1, GPU has fallen off the bus "
@@ -89,20 +91,20 @@ def test_xid_messages_name_the_catalog_entry(findings):
     assert by[("GA811", (0,))].message == "GPU 0: 1 process(es) hold 29.3 GiB of GPU memory (PID 4242 python)"
 
 
-def test_peermem_missing_warns_on_a_kernel_without_dma_buf():
+def test_peermem_missing_warns_on_a_kernel_without_dma_buf() -> None:
     data = planted()
     data["host"]["kernel"] = "5.4.0-150-generic"
     f = next(f for f in _run(data) if f.code == "GA808")
     assert f.severity == "warn"
 
 
-def test_fabric_manager_down_after_registration_only_warns():
+def test_fabric_manager_down_after_registration_only_warns() -> None:
     data = _dgx_h100()
     data["node"] = {"fabric_manager": "inactive"}
     assert [(f.code, f.severity) for f in _run(data)] == [("GA809", "warn")]
 
 
-def test_an_old_application_xid_stays_info_and_a_gpu_reset_xid_fails():
+def test_an_old_application_xid_stays_info_and_a_gpu_reset_xid_fails() -> None:
     data = _dgx_h100()
     data["kernel_events"] = [{"code": 31, "gpu": 0, "uptime_s": 10, "pid": 1, "process": "a.out", "text": "MMU Fault"},
                              {"code": 119, "gpu": 7, "uptime_s": 259100, "text": "Timeout waiting for RPC from GSP0!"}]
@@ -110,7 +112,7 @@ def test_an_old_application_xid_stays_info_and_a_gpu_reset_xid_fails():
     assert got == [("GA801", "fail", [7]), ("GA801", "info", [0])]
 
 
-def test_xid_154_takes_the_severity_of_the_recovery_action_it_names():
+def test_xid_154_takes_the_severity_of_the_recovery_action_it_names() -> None:
     data = _dgx_h100()
     data["kernel_events"] = [
         {"code": 154, "gpu": 0, "uptime_s": 259100,
@@ -123,12 +125,12 @@ def test_xid_154_takes_the_severity_of_the_recovery_action_it_names():
 
 
 @pytest.mark.parametrize("name", ["dgx-h100", "dgx-a100", "h100-pcie", "dgx2-v100", "4x4090-pcie", "2x3090-nvlink"])
-def test_healthy_presets_raise_nothing_beyond_the_gpu(preset, name):
+def test_healthy_presets_raise_nothing_beyond_the_gpu(preset: Any, name: str) -> None:
     rig = preset(name)
     assert [f for f in evaluate(rig) if f.code.startswith("GA8")] == []
 
 
-def test_presets_carry_the_new_facts(preset):
+def test_presets_carry_the_new_facts(preset: Any) -> None:
     rig = preset("dgx-h100")
     assert [(p.device, p.state, p.rate_gbps) for p in rig.network.rdma_ports or []][:2] == [
         ("mlx5_0", "ACTIVE", 400.0), ("mlx5_1", "ACTIVE", 400.0)]
@@ -140,7 +142,7 @@ def test_presets_carry_the_new_facts(preset):
     assert a100.fabric.gpus and a100.fabric.gpus[0].why("state") == facts.NOT_SUPPORTED
 
 
-def test_a_scan_without_the_new_facts_says_what_was_not_checked():
+def test_a_scan_without_the_new_facts_says_what_was_not_checked() -> None:
     rig = copy.deepcopy(facts.Rig(gpus=[facts.Gpu(index=0), facts.Gpu(index=1)]))
     out = {f.code: (f.severity, f.message) for f in evaluate(rig) if f.code.startswith("GA8")}
     assert out["GA801"] == ("not-checked", "kernel log not recorded in this scan")
@@ -149,7 +151,7 @@ def test_a_scan_without_the_new_facts_says_what_was_not_checked():
     assert all(sev == "not-checked" for sev, _ in out.values())
 
 
-def test_rig_description_rejects_a_bad_planted_event():
+def test_rig_description_rejects_a_bad_planted_event() -> None:
     from gpuadvisor.errors import InputError
 
     data = _dgx_h100()
@@ -162,17 +164,14 @@ def test_rig_description_rejects_a_bad_planted_event():
 
 
 def _planted_toml() -> str:
-    from pathlib import Path
-
     text = (Path(__file__).parent.parent / "probes" / "presets" / "README.md").read_text()
     block = text[text.index("### Planting faults on a preset"):]
     return block[block.index("```toml\n") + 8:block.index("```", block.index("```toml\n") + 8)]
 
 
-def test_the_readme_node_check_example_is_what_check_prints(tmp_path):
+def test_the_readme_node_check_example_is_what_check_prints(tmp_path: Path) -> None:
     """The planted description in probes/presets/README.md, run through check, prints the README's excerpt."""
     import re
-    from pathlib import Path
 
     from click.testing import CliRunner
 
@@ -193,7 +192,7 @@ def test_the_readme_node_check_example_is_what_check_prints(tmp_path):
     assert re.search(r"^Gate: FAIL .*GA801, GA809; exit 1$", res.output, re.M)
 
 
-def test_a_description_on_a_preset_is_checked(tmp_path):
+def test_a_description_on_a_preset_is_checked(tmp_path: Path) -> None:
     from gpuadvisor.probes.rigdesc import load_description
 
     from gpuadvisor.errors import InputError
@@ -222,7 +221,7 @@ def test_a_description_on_a_preset_is_checked(tmp_path):
     ("mlx5_0:2", [("fail", "NCCL_IB_HCA=mlx5_0:2: no adapter matches mlx5_0:2; no selected port is up, so NCCL "
                            "falls back to TCP sockets")]),
 ])
-def test_ga814_nccl_ib_hca_against_the_ports(hca, expected):
+def test_ga814_nccl_ib_hca_against_the_ports(hca: str, expected: list[tuple[str, str]]) -> None:
     data = _dgx_h100()
     data["nics"][6] |= {"state": "DOWN", "phys_state": "Polling"}
     data["software"]["env"] = {"NCCL_IB_HCA": hca}
