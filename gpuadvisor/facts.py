@@ -372,6 +372,9 @@ class Network(Unavailable):
     iommu_mode: str | None = None  # off | passthrough | translated
     iommu_groups: int | None = None
     acs: list[AcsPort] | None = None  # bridges on the GPUs' and NICs' paths that have an ACS capability
+    # "open" | "proprietary": which NVIDIA kernel module is loaded (/proc/driver/nvidia/version, or the kernel
+    # log's "NVRM: loading NVIDIA UNIX ... Kernel Module" line); GPUDirect RDMA through dma-buf needs the open one
+    gpu_kernel_module: str | None = None
 
 
 @dataclass

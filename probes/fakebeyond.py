@@ -66,6 +66,11 @@ def write_beyond(desc: RigDesc, root: Path) -> None:
     if desc.nics:
         modules += ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs"]
     (root / "proc" / "modules").write_text("".join(f"{m} 16384 0 - Live 0x0000000000000000\n" for m in modules))
+    (root / "proc" / "driver" / "nvidia").mkdir(parents=True, exist_ok=True)
+    driver = str(desc.software.get("driver_version", "550.54.15"))
+    flavour = "Open Kernel Module" if node.get("open_kernel_module", True) else "Kernel Module"
+    (root / "proc" / "driver" / "nvidia" / "version").write_text(
+        f"NVRM version: NVIDIA UNIX {flavour} for x86_64  {driver}  Release Build  (simulated)\n")
     iommu = node.get("iommu", "off")
     cmdline = "BOOT_IMAGE=/vmlinuz ro quiet" + {"off": "", "passthrough": " intel_iommu=on iommu=pt",
                                                 "translated": " intel_iommu=on"}.get(iommu, "")

@@ -33,6 +33,14 @@ def read_modules(root: Path) -> tuple[list[str] | None, str | None]:
     return sorted(m for m in loaded if m in MODULES_OF_INTEREST), None
 
 
+def module_flavour(text: str | None) -> str | None:
+    """"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.158.01 ..." -> "open"; "... x86_64 Kernel
+    Module  550.54.15 ..." -> "proprietary"; None when the text says neither."""
+    if not text or "Kernel Module" not in text:
+        return None
+    return "open" if "Open Kernel Module" in text else "proprietary"
+
+
 def iommu_mode(cmdline: str | None, groups: int | None, group_type: str | None) -> str | None:
     """off | passthrough | translated, from the kernel command line, the IOMMU groups and a group's type."""
     args = set((cmdline or "").split())
@@ -57,6 +65,11 @@ def probe_network_host(root: str | os.PathLike[str], net: Network, gpu_bus_ids: 
     else:
         net.modules = modules
         net.peermem_loaded = any(m in modules for m in PEERMEM)
+    flavour = module_flavour(_read(r / "proc" / "driver" / "nvidia" / "version"))
+    if flavour is None:
+        net.missing("gpu_kernel_module", "/proc/driver/nvidia/version not readable (no NVIDIA driver loaded?)")
+    else:
+        net.gpu_kernel_module = flavour
     cmdline = _read(r / "proc" / "cmdline")
     groups_dir = r / "sys" / "kernel" / "iommu_groups"
     try:

@@ -63,7 +63,8 @@ NIC_KEYS = {"name", "bdf", "parent", "gen", "max_gen", "width", "max_width", "ki
             "link_layer", "firmware", "ca_type"}
 # [node]: what the beyond-the-GPU probes read (kernel log, modules, IOMMU, fabric manager, limits); see
 # probes/presets/README.md. [[kernel_events]]: Xid / SXid lines planted in the simulated kernel log.
-NODE_KEYS = {"uptime_s", "shm_gib", "memlock_kib", "peermem", "iommu", "fabric_manager", "lost_gpus", "processes"}
+NODE_KEYS = {"uptime_s", "shm_gib", "memlock_kib", "peermem", "iommu", "fabric_manager", "lost_gpus", "processes",
+             "open_kernel_module"}
 EVENT_KEYS = {"kind", "code", "gpu", "bus_id", "uptime_s", "text", "pid", "process", "repeat"}
 TOP_KEYS = {"name", "title", "description", "sources", "software", "host", "numa", "gpu", "gpus", "ports", "nics", "nvlink_bridges", "p2p_pcie"}
 TOP_KEYS |= {"node", "kernel_events"}  # beyond the GPU (probes/fakebeyond.py)

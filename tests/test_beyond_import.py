@@ -218,3 +218,8 @@ def test_process_rows_of_nvidia_smi_both_layouts() -> None:
         (0, 123456, "python3", 30000 * 2**20), (1, 2345, "/usr/lib/xorg/Xorg", 4 * 2**20)]
     assert [(p.gpu_index, p.pid, p.name) for p in smi_processes(old) or []] == [(0, 12345, "python")]
     assert smi_processes("no table here") is None
+
+
+def test_the_kernel_log_says_which_nvidia_kernel_module_is_loaded() -> None:
+    assert imported("dmesg-fallen-off-bus-no-xid.txt").network.gpu_kernel_module == "open"
+    assert imported("dmesg-T-xid13-xid109.txt").network.gpu_kernel_module is None

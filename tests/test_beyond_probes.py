@@ -140,3 +140,11 @@ def test_planted_lost_gpu_is_on_the_simulated_pci_bus() -> None:
     desc.node = {"lost_gpus": ["0000:e1:00.0"]}
     rig = simulate_description(desc)
     assert "0000:e1:00.0" in (rig.node.nvidia_pci_functions or [])
+
+
+def test_module_flavour_from_proc_driver_nvidia_version() -> None:
+    assert nodestate.module_flavour(
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.158.01  Release Build") == "open"
+    assert nodestate.module_flavour(
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024") == "proprietary"
+    assert nodestate.module_flavour(None) is None

@@ -227,3 +227,10 @@ def test_ga814_nccl_ib_hca_against_the_ports(hca: str, expected: list[tuple[str,
     data["software"]["env"] = {"NCCL_IB_HCA": hca}
     got = [(f.severity, f.message) for f in _run(data) if f.code == "GA814"]
     assert got == expected
+
+
+def test_peermem_missing_warns_with_the_proprietary_kernel_module() -> None:
+    data = planted()
+    data["node"]["open_kernel_module"] = False
+    f = next(f for f in _run(data) if f.code == "GA808")
+    assert f.severity == "warn" and "the proprietary NVIDIA kernel module" in f.message

@@ -89,6 +89,11 @@ def parse(kind: str, text: str, source: str, first: int) -> Rig:
         events, n = parse_log(text, first_line=first)
         rig.kernel = KernelLog(source="imported", lines_read=n, events=events)
         rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
+        loading = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module", text)
+        if loading:
+            from gpuadvisor.probes.nodestate import module_flavour
+
+            rig.network.gpu_kernel_module = module_flavour(loading.group(0))
         rig.origins["kernel.events"] = f"{source}:{first}"
     elif kind == "smi-fabric":
         rig.fabric.gpus = smi_fabric(text, bare=True)
@@ -394,6 +399,9 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         if "rdma_ports" in part.network.unavailable:
             target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]
         target.origins.setdefault("network.rdma_ports", origin)
+    if part.network.gpu_kernel_module and target.network.gpu_kernel_module is None:
+        target.network.gpu_kernel_module = part.network.gpu_kernel_module
+        target.network.unavailable.pop("gpu_kernel_module", None)
     if part.network.acs is not None and target.network.acs is None:
         target.network.acs = part.network.acs
         target.origins["network.acs"] = origin

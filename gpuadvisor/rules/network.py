@@ -290,7 +290,8 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
         the Linux dma-buf path (kernel 5.12 or later, with a driver and adapter stack that support it); when
         neither is there, every inter-node transfer is staged through host memory.
     Threshold
-        Not loaded: warn on kernels older than 5.12 (no dma-buf); info on newer ones (dma-buf may stand in).
+        Not loaded: warn on kernels older than 5.12 or with NVIDIA's proprietary kernel module (no dma-buf);
+        info otherwise (dma-buf may stand in).
     Source
         NVIDIA GPUDirect RDMA documentation (docs.nvidia.com/cuda/gpudirect-rdma/); NCCL User Guide,
         environment variable NCCL_DMABUF_ENABLE (dma-buf registration, disabled automatically where the kernel
@@ -313,15 +314,19 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     if net.peermem_loaded:
         return
     kernel = version_tuple(rig.host.kernel)
-    dmabuf = kernel is not None and kernel >= (5, 12)
+    # dma-buf needs Linux 5.12+ and NVIDIA's open kernel modules; unknown counts as possible (no stronger claim)
+    dmabuf = kernel is not None and kernel >= (5, 12) and net.gpu_kernel_module != "proprietary"
     yield ctx.finding(
         "nvidia_peermem is not loaded on a node with GPUs and active RDMA adapters"
         + ("; GPUDirect RDMA depends on the dma-buf path (kernel " + (rig.host.kernel or "") + ")" if dmabuf
-           else "; without it (and without dma-buf on this kernel) inter-node traffic is staged through host memory"),
+           else "; without it (and without dma-buf: " + ("the proprietary NVIDIA kernel module"
+                                                         if net.gpu_kernel_module == "proprietary"
+                                                         else f"kernel {rig.host.kernel}")
+           + ") inter-node traffic is staged through host memory"),
         severity="info" if dmabuf else "warn",
         gpus=[g.index for g in rig.gpus],
         subject="host",
-        observed={"modules": net.modules, "kernel": rig.host.kernel},
+        observed={"modules": net.modules, "kernel": rig.host.kernel, "gpu_kernel_module": net.gpu_kernel_module},
         expected={"modules": ["nvidia_peermem"]},
         expected_source="NVIDIA GPUDirect RDMA documentation; NCCL_DMABUF_ENABLE (NCCL User Guide)",
         fix="modprobe nvidia_peermem (persist in /etc/modules-load.d); NCCL_DEBUG=INFO shows whether GDR is used",
