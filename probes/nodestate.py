@@ -12,17 +12,12 @@ from pathlib import Path
 
 from gpuadvisor.facts import Network, NodeState
 
+from .pcie import _read
+
 MODULES_OF_INTEREST = ("nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_fs", "gdrdrv", "mlx5_core", "mlx5_ib",
                        "ib_core", "ib_uverbs", "rdma_cm", "efa")
 PEERMEM = ("nvidia_peermem", "nv_peer_mem")
 GPU_CLASSES = ("0x0300", "0x0302")
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def read_modules(root: Path) -> tuple[list[str] | None, str | None]:

@@ -12,15 +12,10 @@ from pathlib import Path
 
 from gpuadvisor.facts import RdmaPort
 
+from .pcie import _read
+
 RATE_RE = re.compile(r"^\s*([0-9.]+)\s*(?:Gb/sec|Gbps|Gb/s)?", re.I)
 STATE_RE = re.compile(r"^\s*\d+\s*:\s*(\S+)")
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def parse_rate(text: str | None) -> float | None:

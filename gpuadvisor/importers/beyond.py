@@ -24,6 +24,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
+from gpuadvisor.importers.values import is_elision
 from gpuadvisor.probes.kmsg import map_gpus, parse_log
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
@@ -50,7 +51,6 @@ _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
 MISMATCH_RE = re.compile(r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
                          r"version (\d[\w.]*?)\.?(?:\s|$)")
-_ELIDED = re.compile(r"^\s*(?:\.\.\.+|\[\.\.\.\]|<snip>|\[snip\]|…)\s*$", re.I)
 _STATE_WORDS = {"active": "ACTIVE", "down": "DOWN", "initializing": "INIT", "init": "INIT", "armed": "ARMED",
                 "active_defer": "ACTIVE_DEFER", "port_active": "ACTIVE", "port_down": "DOWN", "port_init": "INIT",
                 "port_armed": "ARMED", "port_active_defer": "ACTIVE_DEFER"}
@@ -140,7 +140,7 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
     ca: dict[str, str] = {}
     port: RdmaPort | None = None
     for k, line in enumerate(lines):
-        if _ELIDED.match(line):
+        if is_elision(line):
             return ports, first + k
         m = _IBSTAT.match(line)
         if m:
@@ -178,7 +178,7 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
     speed: float | None = None
     width: int | None = None
     for k, line in enumerate(lines):
-        if _ELIDED.match(line):
+        if is_elision(line):
             return ports, first + k
         m = _DEVINFO.match(line)
         if m:
@@ -222,7 +222,7 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
     ports: list[RdmaPort] = []
     port: RdmaPort | None = None
     for k, line in enumerate(lines):
-        if _ELIDED.match(line):
+        if is_elision(line):
             return ports, first + k
         m = _IBSTATUS.match(line)
         if m:

@@ -14,11 +14,16 @@ LOWER = {"fail": "warn", "warn": "info", "info": "info"}
 HIGHER = {"info": "info", "warn": "fail", "fail": "fail"}
 
 
-def _events(rig: Rig, ctx: Context, kind: str) -> list[KernelEvent] | Finding:
+def _grouped(rig: Rig, ctx: Context, kind: str) -> dict[tuple[str, int], list[KernelEvent]] | Finding:
+    """The log's events of ``kind`` by (bus id, number), or the not-checked finding when there is no log."""
     events = rig.kernel.events
     if events is None:
         return ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
-    return [e for e in events if e.kind == kind]
+    groups: dict[tuple[str, int], list[KernelEvent]] = {}
+    for ev in events:
+        if ev.kind == kind:
+            groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
+    return groups
 
 
 def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
@@ -61,13 +66,11 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         RESET_GPU - drain the GPU and nvidia-smi -r -i N; RESTART_BM - reboot the node (Xid 79: check the
         slot, riser and power and the PCIe AER log first); CONTACT_SUPPORT when it comes back.
     """
-    got = _events(rig, ctx, "xid")
-    if isinstance(got, Finding):
-        yield got
+    groups = _grouped(rig, ctx, "xid")
+    if isinstance(groups, Finding):
+        yield groups
         return
-    groups: dict[tuple[str, int], list[KernelEvent]] = {}
-    for ev in got:
-        groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
+    logged = {code for _, code in groups}
     for (_, code), evs in sorted(groups.items(), key=lambda kv: (kv[1][0].gpu_index is None, kv[1][0].gpu_index or 0,
                                                                   kv[0])):
         first, last = evs[0], evs[-1]
@@ -88,7 +91,6 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             action = recovery_action(last.text)
             what = f"GPU recovery action changed to {action!r}" if action else what
         procs = sorted({e.process for e in evs if e.process})
-        logged = {e.code for e in got}
         before = sorted({int(c) for e in evs for c in re.findall(r"previous Xid (\d+)", e.text)} - logged)
         if before:
             notes.append("after Xid " + ", ".join(map(str, before)) + ", not in this log")
@@ -133,13 +135,10 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         Stop the jobs on the baseboard, reset the GPUs and NVSwitches (nvidia-smi -r, or reboot the node)
         and look at nvidia-smi nvlink -e for the link; a fatal SXid that comes back is a support case.
     """
-    got = _events(rig, ctx, "sxid")
-    if isinstance(got, Finding):
-        yield got
+    groups = _grouped(rig, ctx, "sxid")
+    if isinstance(groups, Finding):
+        yield groups
         return
-    groups: dict[tuple[str, int], list[KernelEvent]] = {}
-    for ev in got:
-        groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
     for (bus, code), evs in sorted(groups.items()):
         fatal = any(e.text.lower().startswith("fatal") or ", fatal" in e.text.lower() for e in evs)
         links = sorted({int(m) for e in evs for m in re.findall(r"\bLink (\d+)", e.text)})
