@@ -97,8 +97,8 @@ def build_topology(
     return topo
 
 
-def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
-    """GPUs, their PCIe paths, and the pairwise topology, into ``rig``."""
+def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> list[Any]:
+    """GPUs, their PCIe paths, and the pairwise topology, into ``rig``; returns the NVML handles."""
     probe_system(nv, rig.software)
     gpus, handles = probe_gpus(nv, rig.problems)
     places: list[PciPlace | None] = []
@@ -137,6 +137,7 @@ def collect_gpus(nv: Nvml, sysfs: Sysfs, rig: Rig) -> None:
         rig.problems.append(
             "nvidia-ml-py and the driver disagree on: " + ", ".join(sorted(set(nv.binding_mismatches))[:8])
         )
+    return handles
 
 
 def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = None, import_torch: bool = False) -> Rig:
@@ -156,6 +157,10 @@ def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = No
         except ImportError:
             nvml_lib = None
     reason: str | None
+    from gpuadvisor.probes.beyond import collect_beyond
+
+    live_nv: Nvml | None = None
+    handles: list[Any] = []
     if nvml_lib is None:
         reason = "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
     else:
@@ -163,11 +168,15 @@ def collect_live(*, sysfs_root: str | os.PathLike[str] = "/", nvml_lib: Any = No
         reason = nv.init()
         if reason is None:
             try:
-                collect_gpus(nv, Sysfs(sysfs_root), rig)
+                handles = collect_gpus(nv, Sysfs(sysfs_root), rig)
+                live_nv = nv
+                collect_beyond(rig, sysfs_root, live_nv, handles, live=True)
             finally:
                 nv.shutdown()
             if not rig.gpus:
                 reason = "NVML found no GPU"
+    if live_nv is None:
+        collect_beyond(rig, sysfs_root, None, [], live=True, nvml_reason=reason or "NVML not initialised")
     if reason is not None:
         for f in ("driver_version", "cuda_driver_version", "nvml_version"):
             rig.software.missing(f, reason)
@@ -205,10 +214,16 @@ def simulate_description(desc: RigDesc) -> Rig:
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-sim-", dir=shm) as tmp:
         write_tree(desc, Path(tmp))
         sysfs = Sysfs(tmp)
+        from gpuadvisor.probes.beyond import collect_beyond
+        from gpuadvisor.probes.fakebeyond import apply_description, write_beyond
+
+        write_beyond(desc, Path(tmp))
         nv = Nvml(SimNvml(desc, tmp))
         nv.init()
-        collect_gpus(nv, sysfs, rig)
+        handles = collect_gpus(nv, sysfs, rig)
+        collect_beyond(rig, tmp, nv, handles, live=False)
         nv.shutdown()
+        apply_description(desc, rig)
         numa = sysfs.numa_nodes()
     h = desc.host
     rig.host = facts.Host(

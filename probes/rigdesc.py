@@ -53,10 +53,43 @@ GPU_DEFAULTS: dict[str, Any] = {
     "unsupported": [],  # NVML function names that raise NotSupported on this GPU
     "no_permission": [],  # NVML function names that raise NoPermission
     "lost": False,  # every call on this GPU raises GpuIsLost
+    # NVLink fabric registration (nvmlDeviceGetGpuFabricInfo): "completed" | "in-progress" | "not-started";
+    # None: completed on NVSwitch GPUs of Hopper and later, not supported elsewhere
+    "fabric_state": None,
+    "fabric_status": 0,  # nvmlReturn_t of the registration (0 success)
 }
-PORT_KEYS = {"id", "kind", "bdf", "parent", "host_bridge", "numa_node", "gen", "max_gen", "width", "max_width"}
+PORT_KEYS = {"id", "kind", "bdf", "parent", "host_bridge", "numa_node", "gen", "max_gen", "width", "max_width", "acs"}
 GPU_KEYS = set(GPU_DEFAULTS) | {"bus_id", "parent", "numa_node", "uuid", "serial"}
-NIC_KEYS = {"name", "bdf", "parent", "gen", "max_gen", "width", "max_width", "kind"}
+NIC_KEYS = {
+    "name",
+    "bdf",
+    "parent",
+    "gen",
+    "max_gen",
+    "width",
+    "max_width",
+    "kind",
+    "state",
+    "phys_state",
+    "rate_gbps",
+    "link_layer",
+    "firmware",
+    "ca_type",
+}
+# [node]: what the beyond-the-GPU probes read (kernel log, modules, IOMMU, fabric manager, limits); see
+# probes/presets/README.md. [[kernel_events]]: Xid / SXid lines planted in the simulated kernel log.
+NODE_KEYS = {
+    "uptime_s",
+    "shm_gib",
+    "memlock_kib",
+    "peermem",
+    "iommu",
+    "fabric_manager",
+    "lost_gpus",
+    "processes",
+    "open_kernel_module",
+}
+EVENT_KEYS = {"kind", "code", "gpu", "bus_id", "uptime_s", "text", "pid", "process", "repeat"}
 TOP_KEYS = {
     "name",
     "title",
@@ -72,6 +105,7 @@ TOP_KEYS = {
     "nvlink_bridges",
     "p2p_pcie",
 }
+TOP_KEYS |= {"node", "kernel_events"}  # beyond the GPU (probes/fakebeyond.py)
 HOST_KEYS = {
     "hostname",
     "os",
@@ -108,6 +142,7 @@ class PortDesc:
     max_gen: int | None = None
     width: int | None = None
     max_width: int | None = None
+    acs: list[str] | None = None  # ACS Control bits set (lspci names: ReqRedir, CmpltRedir, ...)
 
 
 @dataclass
@@ -131,6 +166,12 @@ class NicDesc:
     max_gen: int = 4
     width: int = 16
     max_width: int = 16
+    state: str = "ACTIVE"  # ACTIVE | DOWN | INIT | ARMED
+    phys_state: str = "LinkUp"  # LinkUp | Polling | Disabled
+    rate_gbps: float = 400.0
+    link_layer: str | None = None  # default: InfiniBand for kind infiniband, Ethernet (RoCE) otherwise
+    firmware: str = "28.39.2048"
+    ca_type: str = "MT4129"
 
 
 @dataclass
@@ -148,6 +189,8 @@ class RigDesc:
     nics: list[NicDesc]
     nvlink_bridges: list[tuple[int, int, int]] = field(default_factory=list)
     p2p_pcie: str = "OK"
+    node: dict[str, Any] = field(default_factory=dict)
+    kernel_events: list[dict[str, Any]] = field(default_factory=list)
 
     def numa_of_port(self, port_id: str) -> int | None:
         port = self.ports[port_id]
@@ -274,6 +317,14 @@ def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
     numa = data.get("numa", [])
     for i, n in enumerate(numa):
         _check_keys(origin, f"numa[{i}]", n, {"id", "cpus", "memory_gib"})
+    node = _check_keys(origin, "node", data.get("node", {}), NODE_KEYS)
+    events = data.get("kernel_events", [])
+    for i, ev in enumerate(events):
+        _check_keys(origin, f"kernel_events[{i}]", ev, EVENT_KEYS)
+        if not isinstance(ev.get("code"), int):
+            raise _err(origin, f"kernel_events[{i}].code", "missing or not an integer (the Xid or SXid number)")
+        if "gpu" in ev and not (isinstance(ev["gpu"], int) and 0 <= ev["gpu"] < len(gpus)):
+            raise _err(origin, f"kernel_events[{i}].gpu", f"GPU index out of range (0..{len(gpus) - 1})")
     p2p = data.get("p2p_pcie", "OK")
     if p2p not in ("OK", "CNS", "GNS", "TNS", "DIS", "NS", "U"):
         raise _err(origin, "p2p_pcie", f"{p2p!r} is not one of OK, CNS, GNS, TNS, DIS, NS, U")
@@ -291,6 +342,8 @@ def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
         nics=nics,
         nvlink_bridges=bridges,
         p2p_pcie=p2p,
+        node=node,
+        kernel_events=list(events),
     )
 
 
@@ -323,4 +376,32 @@ def load_description(name_or_path: str) -> RigDesc:
     from gpuadvisor.inputs import loads_toml
 
     data = loads_toml(text, origin, "a TOML rig description")
+    if "base" in data:
+        data = overlay(data, origin)
     return parse_description(data, origin)
+
+
+def overlay(data: dict[str, Any], origin: str) -> dict[str, Any]:
+    """A description on top of a preset (``base = "dgx-h100"``): its top-level keys replace the preset's; the
+    tables host, software, gpu and node are merged key by key; ``[gpus.N]``, ``[nics.N]`` and ``[ports.N]``
+    (a table of indices instead of an array) change entry N of the preset's list. Plants a fault in a few lines."""
+    from gpuadvisor.inputs import loads_toml
+
+    base_name = data.pop("base")
+    names = preset_names()
+    if not isinstance(base_name, str) or base_name not in names:
+        raise _err(origin, "base", f"{base_name!r} is not a preset (one of {', '.join(names)})")
+    text = (resources.files("gpuadvisor.probes.presets") / f"{base_name}.toml").read_text(encoding="utf-8")
+    merged: dict[str, Any] = loads_toml(text, f"preset {base_name}", "a TOML rig description")
+    for key, value in data.items():
+        if key in ("gpus", "nics", "ports") and isinstance(value, dict):
+            items = merged.get(key, [])
+            for idx, patch in value.items():
+                if not (str(idx).isdigit() and int(idx) < len(items)) or not isinstance(patch, dict):
+                    raise _err(origin, f"{key}.{idx}", f"no entry {idx} in preset {base_name} (0..{len(items) - 1})")
+                items[int(idx)] = {**items[int(idx)], **patch}
+        elif key in ("host", "software", "gpu", "node") and isinstance(value, dict):
+            merged[key] = {**merged.get(key, {}), **value}
+        else:
+            merged[key] = value
+    return merged

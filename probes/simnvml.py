@@ -303,3 +303,24 @@ class SimNvml:
         if linked:
             return 0
         return _P2P_CODES[self.desc.p2p_pcie]
+
+    # -- beyond the GPU: fabric registration and processes --------------------------------------------------
+    def nvmlDeviceGetGpuFabricInfo(self, h: GpuDesc) -> SimpleNamespace:
+        p = self._dev(h, "nvmlDeviceGetGpuFabricInfo")
+        state = p["fabric_state"]
+        if state is None:
+            if p["nvlink_fabric"] != "nvswitch" or int(p["architecture"]) < 9:
+                _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            state = "completed"
+        code = {"not-supported": 0, "not-started": 1, "in-progress": 2, "completed": 3}[state]
+        return SimpleNamespace(
+            state=code, status=int(p["fabric_status"]), cliqueId=32766 if code == 3 else 0, clusterUuid=bytes(16)
+        )
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h: GpuDesc) -> list[SimpleNamespace]:
+        self._dev(h, "nvmlDeviceGetComputeRunningProcesses")
+        return [
+            SimpleNamespace(pid=int(q.get("pid", 0)), usedGpuMemory=int(q.get("used_mib", 0)) * 2**20)
+            for q in self.desc.node.get("processes", [])
+            if int(q.get("gpu", 0)) == h.index
+        ]

@@ -42,11 +42,21 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 44  # GA105 pcie-aer-errors, GA607 compute-below-peak added
+    assert len(rules) == 58  # GA105 pcie-aer-errors, GA607 compute-below-peak, GA801-GA814 (beyond the GPU) added
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
-    assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6"}
-    assert {r.area for r in rules} == {"gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth"}
+    assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6", "GA8"}
+    assert {r.area for r in rules} == {
+        "gpu",
+        "pcie",
+        "nvlink",
+        "topology",
+        "host",
+        "software",
+        "health",
+        "bandwidth",
+        "network",
+    }
     assert get_rule("GA101").name == "pcie-link-downgraded"
     assert get_rule("ga101") is get_rule("pcie-link-downgraded") is get_rule("GA101")
     assert get_rule("GA999") is None
@@ -253,6 +263,6 @@ def test_rules_table_and_json():
 def test_rules_by_area_and_unknown_area():
     res = CliRunner().invoke(cli, ["rules", "--area", "pcie"], env={"COLUMNS": "200"})
     codes = [ln.split()[0] for ln in res.output.splitlines()[1:] if ln.startswith("GA")]
-    assert codes == ["GA101", "GA102", "GA103", "GA104", "GA105"]
+    assert codes == ["GA101", "GA102", "GA103", "GA104", "GA105", "GA806", "GA807"]  # GA806 ACS, GA807 IOMMU
     p = _gpuadvisor("rules", "--area", "disk")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "'disk'" in p.stderr

@@ -291,13 +291,33 @@ def _measured_p2p(rig: Rig, nv: list[list[int]]) -> tuple[float, str] | None:
     )
 
 
-def inter_node_bandwidth(gbps: float | None) -> Bandwidth:
+def inter_node_bandwidth(gbps: float | None, rig: Rig | None = None, gpus_per_node: int = 0) -> Bandwidth:
     if gbps:
         return Bandwidth(gbps, f"given: {gbps:g} GB/s all-reduce busbw across nodes (--inter-node-gbps)")
+    read = _port_bandwidth(rig, gpus_per_node) if rig is not None else None
+    if read is not None:
+        return read
     return Bandwidth(
         C.DEFAULT_INTER_NODE_GBPS,
         f"assumed: {C.DEFAULT_INTER_NODE_GBPS:g} GB/s busbw across nodes (one 200 Gb/s port per GPU); pass "
         "--inter-node-gbps",
+    )
+
+
+def _port_bandwidth(rig: Rig, gpus_per_node: int) -> Bandwidth | None:
+    """Across nodes from the RDMA ports the scan read: the active ports' rates over the node's GPUs, on the same
+    footing as the default (one 200 Gb/s port per GPU = 25 GB/s)."""
+    ports = [p for p in rig.network.rdma_ports or [] if p.state == "ACTIVE" and p.rate_gbps]
+    if not ports or gpus_per_node <= 0:
+        return None
+    total = sum(p.rate_gbps or 0.0 for p in ports)
+    per_gpu = total / 8 / gpus_per_node
+    how = "read" if rig.source.kind in ("live", "imported", "saved") else rig.source.kind
+    return Bandwidth(
+        per_gpu,
+        f"{how}: {len(ports)} active RDMA port(s), {total:g} Gb/s per node = "
+        f"{total / 8:g} GB/s, {per_gpu:.1f} GB/s per GPU of {gpus_per_node} (port rates "
+        "of this scan); pass --inter-node-gbps with a measured figure",
     )
 
 
@@ -409,7 +429,7 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         pcie_source=pcie_src,
         p2p_ok=p2p_ok,
         measured_all_reduce=measured,
-        inter_node=inter_node_bandwidth(inter_node_gbps),
+        inter_node=inter_node_bandwidth(inter_node_gbps, rig, len(gpus)),
         notes=notes,
     )
 

@@ -17,6 +17,8 @@ from typing import Any
 from gpuadvisor import __version__, facts
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Rig, Source
+from gpuadvisor.importers import beyond
+from gpuadvisor.importers.beyond import KINDS as BEYOND_KINDS
 from gpuadvisor.importers.cuda_samples import parse_bandwidth_test, parse_p2p_latency_test
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.lspci import parse_lspci
@@ -42,6 +44,7 @@ PRIORITY = [
     "cuda-bw",
     "lspci",
 ]
+PRIORITY += BEYOND_KINDS  # kernel logs, RDMA ports, fabric manager: no GPUs of their own
 MAX_BYTES = 64 * 2**20  # larger than any nvidia-smi/lspci output of a real machine
 
 
@@ -108,6 +111,7 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
     """Parse one output found by :func:`split_sections`."""
     part = _parse_section(section, source, filename)
     part.text = section.text
+    beyond.add_extras(part.kind, part.rig, section.text)  # nvidia-smi -q Fabric, lspci -vvv ACSCtl
     return part
 
 
@@ -136,6 +140,8 @@ def _parse_section(section: Section, source: str, filename: str = "") -> Part:
     if kind == "nccl-tests":
         run = read_nccl(text, source, first, hint="\n".join(section.context) + "\n" + filename)
         return Part(kind, source, first, run_to_rig(run, source), nccl=run)
+    if kind in BEYOND_KINDS:
+        return Part(kind, source, first, beyond.parse(kind, text, source, first))
     raise AssertionError(kind)  # pragma: no cover - split_sections makes only the kinds above
 
 
@@ -335,6 +341,8 @@ class _Merger:
             self._fill(target, source, f"{section}.", lambda path: part.at(path), origins)
             self.other_origins.update(origins)
         self.rig.problems.extend(part.rig.problems)
+        frag_to_merged = {part.rig.gpus[k].index: t.index for k, t in mapping.items()}
+        beyond.merge_into(self.rig, part.rig, frag_to_merged, part.origin)  # kernel log, RDMA ports, fabric
         by_frag_index = {part.rig.gpus[k].index: t for k, t in mapping.items()}
         for i, m in enumerate(part.rig.measurements):
             m.gpus = [by_frag_index[g].index for g in m.gpus if g in by_frag_index]
@@ -482,6 +490,7 @@ def merge(parts: list[Part], files: list[str]) -> Rig:
         "host": any(k.startswith("host.") for k in rig.origins),
     }
     rig.provenance = {k: "imported" for k, present in sections.items() if present}
+    beyond.finish(rig)
     return rig
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpuadvisor.importers.beyond import KIND_NAMES as BEYOND_KIND_NAMES
+from gpuadvisor.importers.beyond import start_kind as beyond_start_kind
 from gpuadvisor.importers.values import DEV_PREFIX, strip_ansi
 
 KIND_NAMES = {
@@ -42,6 +44,7 @@ KIND_NAMES = {
     "cuda-p2p": "CUDA samples p2pBandwidthLatencyTest",
     "cuda-bw": "CUDA samples bandwidthTest",
 }
+KIND_NAMES.update(BEYOND_KIND_NAMES)  # kernel logs, ibstat, ibv_devinfo, ibstatus, systemctl status (importers.beyond)
 
 RECOGNISED = (
     "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, or plain), lspci -vv, nccl-tests, "
@@ -161,7 +164,7 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         )
     ):  # type: ignore[union-attr]
         return "nccl-tests"
-    return None
+    return beyond_start_kind(lines, i, cur)
 
 
 def split_sections(text: str) -> list[Section]:

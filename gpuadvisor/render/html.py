@@ -87,6 +87,7 @@ class View:
     sections: list[tuple[str, str]] = field(default_factory=list)
     topology_detail: str = ""
     diagram_keys: list[tuple[str, str]] = field(default_factory=list)
+    network: dict[str, Any] | None = None  # render.html_network: RDMA ports, GPUDirect, fabric, kernel events
 
 
 # -- small formatters -------------------------------------------------------------------------------------
@@ -855,6 +856,7 @@ def build_view(rig: Rig) -> View:
         "gpus": provenance_of(rig, "gpus"),
         "topology": provenance_of(rig, "topology"),
         "measurements": provenance_of(rig, "measurements", "measured"),
+        "network": provenance_of(rig, "network"),
         "expected": "predicted",
         "findings": provenance_of(rig, "findings", "read"),
         "advice": provenance_of(rig, "advice", "predicted"),
@@ -865,6 +867,11 @@ def build_view(rig: Rig) -> View:
     if "advice" not in rig.provenance:
         prov["advice"] = "predicted"
     sections = [("verdict", "Verdict"), ("rig", "Rig"), ("topology", "Topology")]
+    from gpuadvisor.render.html_network import network_view
+
+    net = network_view(rig)
+    if net:
+        sections.append(("network", "Network"))
     if bw:
         sections.append(("bandwidth", "Bandwidth"))
     sections.append(("findings", "Findings"))
@@ -902,6 +909,7 @@ def build_view(rig: Rig) -> View:
         problems=list(rig.problems),
         scan_json=scan,
         sections=sections,
+        network=net,
     )
 
 

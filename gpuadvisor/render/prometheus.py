@@ -211,6 +211,9 @@ def render_prometheus(
         if m.latency_us is not None:
             ex.add("measurement_latency_seconds", m.latency_us * 1e-6, labels)
 
+    from gpuadvisor.render.prometheus_beyond import add_beyond
+
+    add_beyond(ex, rig)  # Xid counts, RDMA port rates, fabric, /dev/shm
     ts = _timestamp(rig.source.created_at)
     if ts is not None:
         ex.declare("scan_timestamp_seconds", "gauge", "When the facts were collected, in seconds since the Unix epoch.")

@@ -484,6 +484,9 @@ def render_scan(rig: Rig, *, color: bool = False, verbose: bool = False, width: 
         lines += render_pcie(rig, st)
         lines += render_nvlink(rig, st)
         lines += render_topology(rig, st)
+    from gpuadvisor.render.terminal_beyond import render_beyond
+
+    lines += render_beyond(rig, lambda title: _section(st, title))  # kernel log, RDMA, GPUDirect, fabric, limits
     missing = _missing_groups(rig)
     if missing:
         lines.append(_section(st, "Not available (null in the JSON, with these reasons)"))

@@ -21,6 +21,8 @@ GA4xx   the host: RAM, CPU cores, NUMA affinity, power supply
 GA5xx   software and environment: CUDA_VISIBLE_DEVICES, torch vs driver CUDA, NCCL variables
 GA6xx   measured bandwidth and compute: host<->device, collectives, peer-to-peer, stragglers, bench
         failures, compute below the datasheet peak (GA607)
+GA8xx   beyond the GPU: kernel-log Xid/SXid events, RDMA ports, GPUDirect, ACS/IOMMU, NVSwitch fabric,
+        lost GPUs, GPU memory held, /dev/shm and memlock
 ======  =========================================================================================
 
 Severities: a rule's default is info, warn or fail; a finding may also be "error" (the rule crashed; the other
@@ -34,6 +36,9 @@ from __future__ import annotations
 # The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,
 # GA5xx software, GA6xx bandwidth, GA607 compute).
 from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, topology  # noqa: F401
+from gpuadvisor.rules import fabric as _fabric  # noqa: F401  (GA8xx: beyond the GPU)
+from gpuadvisor.rules import kernel as _kernel  # noqa: F401
+from gpuadvisor.rules import network as _network  # noqa: F401
 from gpuadvisor.rules.engine import Context, evaluate
 from gpuadvisor.rules.policy import Policy, PolicyError, load_policy, parse_policy
 from gpuadvisor.rules.registry import AREAS, REGISTRY, Rule, RuleDefinitionError

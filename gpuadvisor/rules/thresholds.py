@@ -281,6 +281,9 @@ _ALL = [
     ),
 ]
 
+from gpuadvisor.rules.thresholds_beyond import BEYOND  # noqa: E402 (needs Threshold above)
+
+_ALL += BEYOND
 THRESHOLDS: dict[str, Threshold] = {t.name: t for t in _ALL}
 if len(THRESHOLDS) != len(_ALL):  # pragma: no cover - caught at import by every test
     raise RuntimeError("duplicate threshold name in gpuadvisor.rules.thresholds")

@@ -1,0 +1,477 @@
+"""Pasted outputs beyond the GPU: kernel logs with Xid/SXid lines, ibstat, ibv_devinfo, ibstatus, systemctl
+status nvidia-fabricmanager, and the extra facts in outputs other importers read (nvidia-smi -q "Fabric"
+blocks, lspci -vvv "ACSCtl" lines).
+
+Each output is recognised by its first line (see :func:`start_kind`), never by the file name:
+
+=================  ==========================================================================================
+kind               starts with
+=================  ==========================================================================================
+``kernel-log``     a dmesg / journalctl -k / syslog / /dev/kmsg line that mentions NVRM, Xid or nvidia
+``ibstat``         ``CA 'mlx5_0'``
+``ibv-devinfo``    ``hca_id: mlx5_0``
+``ibstatus``       ``Infiniband device 'mlx5_0' port 1 status:``
+``fabric-manager`` ``● nvidia-fabricmanager.service - NVIDIA fabric manager service`` (systemctl status)
+=================  ==========================================================================================
+
+Prompts and notes between outputs are skipped; an elided stretch ("...", "[...]", "<snip>") inside a port list
+leaves the ports after it out, and says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from gpuadvisor import facts
+from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
+from gpuadvisor.importers.values import is_elision
+from gpuadvisor.probes.kmsg import map_gpus, parse_log
+from gpuadvisor.probes.pcie_acs import ACS_BITS
+
+KIND_NAMES = {
+    "kernel-log": "dmesg / journalctl -k",
+    "ibstat": "ibstat",
+    "ibv-devinfo": "ibv_devinfo",
+    "ibstatus": "ibstatus",
+    "fabric-manager": "systemctl status nvidia-fabricmanager",
+    "smi-fabric": "nvidia-smi -q Fabric section",
+}
+KINDS = list(KIND_NAMES)
+
+_LOG_LINE = re.compile(
+    r"^\s*(?:\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
+    r"|[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:|\d{4}-\d\d-\d\d[T ][\d:.]+\S*\s+\S+\s+kernel:"
+    r"|kernel:\s)"
+)
+_IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
+_DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
+_IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
+_ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines pasted without their device line
+_SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
+_FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
+MISMATCH_RE = re.compile(
+    r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
+    r"version (\d[\w.]*?)\.?(?:\s|$)"
+)
+_STATE_WORDS = {
+    "active": "ACTIVE",
+    "down": "DOWN",
+    "initializing": "INIT",
+    "init": "INIT",
+    "armed": "ARMED",
+    "active_defer": "ACTIVE_DEFER",
+    "port_active": "ACTIVE",
+    "port_down": "DOWN",
+    "port_init": "INIT",
+    "port_armed": "ARMED",
+    "port_active_defer": "ACTIVE_DEFER",
+}
+
+
+def start_kind(lines: list[str], i: int, current: str | None) -> str | None:
+    """The kind of output that starts at line ``i``, or None (called by importers.sections)."""
+    line = lines[i]
+    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
+    if (
+        current != "kernel-log"
+        and (_LOG_LINE.match(line) or bare)
+        and ("NVRM" in line or "Xid" in line or "nvidia" in line)
+    ):
+        return "kernel-log"
+    if current == "kernel-log":
+        return None  # a log runs to the next output of another kind
+    if _IBSTAT.match(line) and current != "ibstat":
+        return "ibstat"
+    if _DEVINFO.match(line) and current != "ibv-devinfo":
+        return "ibv-devinfo"
+    if _IBSTATUS.match(line) and current != "ibstatus":
+        return "ibstatus"
+    if (
+        _FM.match(line) or "nv-fabricmanager[" in line or "nvidia-fabricmanager.service:" in line
+    ) and current != "fabric-manager":
+        return "fabric-manager"  # systemctl status, or its log lines pasted alone
+    if _ACS_FRAGMENT.match(line) and current != "lspci":
+        return "lspci"
+    if (
+        line.strip() == "Fabric"
+        and current not in ("smi-q", "smi-fabric")
+        and i + 1 < len(lines)
+        and _SMI_FABRIC.match(lines[i + 1])
+    ):
+        return "smi-fabric"  # nvidia-smi -q | grep -A 4 Fabric
+    return None
+
+
+def parse(kind: str, text: str, source: str, first: int) -> Rig:
+    """One output of a kind above -> a partial Rig holding its facts."""
+    rig = Rig()
+    if kind == "kernel-log":
+        events, n = parse_log(text, first_line=first)
+        rig.kernel = KernelLog(source="imported", lines_read=n, events=events)
+        rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
+        loading = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module", text)
+        if loading:
+            from gpuadvisor.probes.nodestate import module_flavour
+
+            rig.network.gpu_kernel_module = module_flavour(loading.group(0))
+        rig.origins["kernel.events"] = f"{source}:{first}"
+    elif kind == "smi-fabric":
+        rig.fabric.gpus = smi_fabric(text, bare=True)
+        rig.origins["fabric.gpus"] = f"{source}:{first}"
+    elif kind == "fabric-manager":
+        rig.fabric = parse_fabric_manager(text)
+        rig.origins["fabric.manager_state"] = f"{source}:{first}"
+    else:
+        parser = {"ibstat": parse_ibstat, "ibv-devinfo": parse_ibv_devinfo, "ibstatus": parse_ibstatus}[kind]
+        ports, elided = parser(text.splitlines(), first)
+        rig.network.rdma_ports = ports
+        if elided:
+            rig.network.unavailable["rdma_ports"] = f"{facts.ELIDED} (line {elided}): ports after it not shown"
+        rig.origins["network.rdma_ports"] = f"{source}:{first}"
+    return rig
+
+
+def _kv(line: str) -> tuple[str, str] | None:
+    if ":" not in line:
+        return None
+    k, v = line.split(":", 1)
+    return k.strip().lower(), v.strip()
+
+
+def _state(word: str) -> str:
+    w = re.sub(r"\s*\(\d+\)$", "", word.strip())
+    w = re.sub(r"^\d+:\s*", "", w)
+    return _STATE_WORDS.get(w.lower(), w.upper())
+
+
+def _phys(word: str) -> str:
+    w = re.sub(r"^\d+:\s*", "", re.sub(r"\s*\(\d+\)$", "", word.strip()))
+    return {"link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}.get(w.lower(), w)
+
+
+def _rate(value: str) -> float | None:
+    m = re.match(r"\s*([0-9.]+)", value)
+    return float(m.group(1)) if m else None
+
+
+def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """ibstat: "CA 'mlx5_0'", its "CA type" and "Firmware version", then "Port N:" blocks."""
+    ports: list[RdmaPort] = []
+    ca: dict[str, str] = {}
+    port: RdmaPort | None = None
+    for k, line in enumerate(lines):
+        if is_elision(line):
+            return ports, first + k
+        m = _IBSTAT.match(line)
+        if m:
+            ca, port = {"name": m.group(1)}, None
+            continue
+        pm = re.match(r"^\s+Port (\d+):\s*$", line)
+        if pm and ca:
+            port = RdmaPort(
+                device=ca["name"], port=int(pm.group(1)), ca_type=ca.get("ca type"), firmware=ca.get("firmware version")
+            )
+            ports.append(port)
+            continue
+        kv = _kv(line)
+        if kv is None or not ca:
+            continue
+        key, value = kv
+        if port is None:
+            ca[key] = value
+        elif key == "state":
+            port.state = _state(value)
+        elif key == "physical state":
+            port.phys_state = _phys(value)
+        elif key == "rate":
+            port.rate_gbps = _rate(value)
+        elif key == "link layer":
+            port.link_layer = value
+    return ports, None
+
+
+def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """ibv_devinfo: "hca_id:" blocks with fw_ver and vendor_part_id, then "port: N" with state and link_layer
+    (phys_state, active_width and active_speed only with -v)."""
+    ports: list[RdmaPort] = []
+    hca: dict[str, str] = {}
+    port: RdmaPort | None = None
+    speed: float | None = None
+    width: int | None = None
+    for k, line in enumerate(lines):
+        if is_elision(line):
+            return ports, first + k
+        m = _DEVINFO.match(line)
+        if m:
+            hca, port = {"name": m.group(1)}, None
+            continue
+        kv = _kv(line)
+        if kv is None or not hca:
+            continue
+        key, value = kv
+        if key == "port":
+            part = hca.get("vendor_part_id")
+            port = RdmaPort(
+                device=hca["name"],
+                port=int(value.split()[0]),
+                firmware=hca.get("fw_ver"),
+                ca_type=f"MT{part}" if part and part.isdigit() else None,
+            )
+            speed = width = None
+            port.missing("rate_gbps", "ibv_devinfo prints the rate only with -v (active_width x active_speed)")
+            port.missing("phys_state", "ibv_devinfo prints the physical state only with -v")
+            ports.append(port)
+        elif port is None:
+            hca[key] = value
+        elif key == "state":
+            port.state = _state(value)
+        elif key == "phys_state":
+            port.phys_state = _phys(value)
+            port.unavailable.pop("phys_state", None)
+        elif key == "link_layer":
+            port.link_layer = value
+        elif key in ("active_width", "active_speed"):
+            if key == "active_width":
+                wm = re.match(r"\s*(\d+)X", value)
+                width = int(wm.group(1)) if wm else None
+            else:
+                speed = _rate(value)
+            if speed is not None and width is not None:
+                port.rate_gbps = speed * width
+                port.unavailable.pop("rate_gbps", None)
+    return ports, None
+
+
+def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """ibstatus: "Infiniband device 'mlx5_0' port 1 status:" blocks with state, phys state, rate, link_layer."""
+    ports: list[RdmaPort] = []
+    port: RdmaPort | None = None
+    for k, line in enumerate(lines):
+        if is_elision(line):
+            return ports, first + k
+        m = _IBSTATUS.match(line)
+        if m:
+            port = RdmaPort(device=m.group(1), port=int(m.group(2)))
+            for name in ("firmware", "ca_type"):
+                port.missing(name, "ibstatus does not print it")
+            ports.append(port)
+            continue
+        kv = _kv(line)
+        if kv is None or port is None:
+            continue
+        key, value = kv
+        if key == "state":
+            port.state = _state(value)
+        elif key == "phys state":
+            port.phys_state = _phys(value)
+        elif key == "rate":
+            port.rate_gbps = _rate(value)
+        elif key == "link_layer":
+            port.link_layer = value
+    return ports, None
+
+
+def parse_fabric_manager(text: str) -> Fabric:
+    """systemctl status nvidia-fabricmanager: the "Active:" line, and a version mismatch in the log lines."""
+    fab = Fabric()
+    loaded = re.search(r"^\s*Loaded:\s*(\S+)", text, re.M)
+    active = re.search(r"^\s*Active:\s*(\S+)(.*)$", text, re.M)
+    if loaded and loaded.group(1) == "not-found":
+        fab.manager_state = "not-installed"
+    elif active:
+        fab.manager_state = active.group(1)
+        fab.manager_detail = ("Active: " + active.group(1) + active.group(2)).strip()[:160]
+    elif re.search(r"status=\d+/FAILURE|Failed with result|Failed to start", text):
+        fab.manager_state = "failed"  # the log lines alone, without systemctl's "Active:" line
+        fab.manager_detail = "the service's log shows it exiting with a failure"
+    else:
+        fab.missing("manager_state", f"{facts.ELIDED}: no 'Active:' line")
+    mismatch = MISMATCH_RE.search(text)
+    if mismatch:
+        fab.manager_detail = f"fabric manager {mismatch.group(1)} does not match driver {mismatch.group(2)}" + (
+            f"; {fab.manager_detail}" if fab.manager_detail else ""
+        )
+    return fab
+
+
+# -- extra facts in outputs other importers read ------------------------------------------------------------
+
+_Q_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
+_FABRIC_STATES = {
+    "completed": "completed",
+    "in progress": "in-progress",
+    "not started": "not-started",
+    "not supported": "not-supported",
+}
+
+
+def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
+    """The "Fabric" block of each GPU in nvidia-smi -q (State, Status, CliqueId, ClusterUUID), in GPU order.
+    ``bare``: blocks grepped out of -q without their GPU lines (``grep -A 4 Fabric``), numbered in order."""
+    out: list[GpuFabric] = []
+    gpu = -1
+    block: GpuFabric | None = None
+    indent = 0
+    for line in text.splitlines():
+        if _Q_GPU.match(line):
+            gpu += 1
+            block = None
+            continue
+        stripped = line.strip()
+        lead = len(line) - len(line.lstrip())
+        if stripped == "Fabric" and (gpu >= 0 or bare):
+            if bare:
+                gpu += 1
+            block = GpuFabric(gpu_index=gpu)
+            out.append(block)
+            indent = lead
+            continue
+        if block is None:
+            continue
+        if stripped and lead <= indent:
+            block = None
+            continue
+        kv = _kv(line)
+        if kv is None:
+            continue
+        key, value = kv
+        na = value.upper() in ("N/A", "[N/A]", "NOT SUPPORTED", "[NOT SUPPORTED]")
+        if key == "state":
+            if na:
+                block.missing("state", facts.NOT_SUPPORTED)
+            else:
+                block.state = _FABRIC_STATES.get(value.lower(), value.lower())
+        elif key == "status":
+            if na:
+                block.missing("status", facts.NOT_SUPPORTED)
+            else:
+                block.status = "success" if value.lower() == "success" else value
+        elif key == "cliqueid" and value.isdigit():
+            block.clique_id = int(value)
+        elif key == "clusteruuid" and not na:
+            block.cluster_uuid = value
+    return out
+
+
+_LSPCI_DEV = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ")
+_ACS_FLAG = re.compile(r"(\w+)([+-])")
+
+
+def lspci_acs(text: str) -> list[AcsPort]:
+    """Bridges with an "ACSCtl:" line in lspci -vvv, with their bits (which GPUs sit below is not in lspci -vvv)."""
+    out: list[AcsPort] = []
+    bdf: str | None = None
+    for line in text.splitlines():
+        m = _LSPCI_DEV.match(line)
+        if m:
+            bdf = m.group(1).lower()
+            if bdf.count(":") == 1:
+                bdf = "0000:" + bdf
+            continue
+        s = line.strip()
+        if s.startswith("ACSCtl:"):
+            flags = {k: v == "+" for k, v in _ACS_FLAG.findall(s[len("ACSCtl:") :]) if k in ACS_BITS}
+            out.append(AcsPort(bus_id=bdf or "", control=flags))  # "": its device line is not in the paste
+    return out
+
+
+_PROC_ROW = re.compile(
+    r"^\|\s+(\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(\d+)\s+(C\+G|M\+C|C|G|M)\s+(.*?)\s+"
+    r"(\d+)MiB\s*\|\s*$"
+)
+
+
+def smi_processes(text: str) -> list[GpuProcess] | None:
+    """The Processes table of plain nvidia-smi: [] for "No running processes found", None when not shown."""
+    if "Processes:" not in text:
+        return None
+    block = text[text.index("Processes:") :]
+    if "No running processes found" in block:
+        return []
+    out = []
+    for line in block.splitlines():
+        m = _PROC_ROW.match(line.strip())
+        if m:
+            gpu, pid, _kind, name, mib = m.groups()
+            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), name=name or None, used_bytes=int(mib) * 2**20))
+    return out
+
+
+def add_extras(kind: str, rig: Rig, text: str) -> None:
+    """Facts of ours in an output another importer parsed (called once per parsed section)."""
+    if kind == "smi-summary":
+        procs = smi_processes(text)
+        if procs is not None:
+            rig.node.gpu_processes = procs
+    elif kind == "smi-q":
+        fabric = smi_fabric(text)
+        if fabric:
+            rig.fabric.gpus = fabric
+    elif kind == "lspci":
+        acs = lspci_acs(text)
+        if acs:
+            rig.network.acs = acs
+
+
+def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> None:
+    """Add one output's beyond-the-GPU facts to the merged Rig (the first output to give a fact keeps it;
+    kernel events and RDMA ports from several outputs add up). ``gpu_map``: fragment GPU index -> merged."""
+    if part.kernel.events is not None:
+        k = target.kernel
+        k.events = (k.events or []) + part.kernel.events
+        k.lines_read = (k.lines_read or 0) + (part.kernel.lines_read or 0)
+        k.source = "imported"
+        k.unavailable.pop("events", None)
+        k.unavailable.setdefault("uptime_s", part.kernel.unavailable.get("uptime_s", facts.NOT_IN_SOURCE))
+        target.origins.setdefault("kernel.events", origin)
+    if part.network.rdma_ports is not None:
+        have = {(p.device, p.port) for p in target.network.rdma_ports or []}
+        new = [p for p in part.network.rdma_ports if (p.device, p.port) not in have]
+        target.network.rdma_ports = (target.network.rdma_ports or []) + new
+        if "rdma_ports" in part.network.unavailable:
+            target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]
+        target.origins.setdefault("network.rdma_ports", origin)
+    if part.network.gpu_kernel_module and target.network.gpu_kernel_module is None:
+        target.network.gpu_kernel_module = part.network.gpu_kernel_module
+        target.network.unavailable.pop("gpu_kernel_module", None)
+    if part.network.acs is not None and target.network.acs is None:
+        target.network.acs = part.network.acs
+        target.origins["network.acs"] = origin
+    if part.fabric.gpus is not None and target.fabric.gpus is None:
+        for g in part.fabric.gpus:
+            g.gpu_index = gpu_map.get(g.gpu_index, g.gpu_index)
+        target.fabric.gpus = part.fabric.gpus
+        target.origins["fabric.gpus"] = origin
+    if part.node.gpu_processes is not None and target.node.gpu_processes is None:
+        for proc in part.node.gpu_processes:
+            proc.gpu_index = gpu_map.get(proc.gpu_index, proc.gpu_index)
+        target.node.gpu_processes = part.node.gpu_processes
+        target.node.unavailable.pop("gpu_processes", None)
+        target.origins["node.gpu_processes"] = origin
+    if target.fabric.manager_state is None and (part.fabric.manager_state or part.fabric.why("manager_state")):
+        target.fabric.manager_state = part.fabric.manager_state
+        target.fabric.manager_detail = part.fabric.manager_detail
+        if part.fabric.manager_state is None:
+            target.fabric.unavailable["manager_state"] = part.fabric.unavailable["manager_state"]
+
+
+def finish(rig: Rig) -> None:
+    """After merging: map Xid events to GPUs by bus id, and say which facts the outputs did not hold."""
+    if rig.kernel.events is not None:
+        map_gpus(rig.kernel.events, rig.gpus)
+    else:
+        rig.kernel.unavailable.setdefault("events", "no kernel log (dmesg, journalctl -k) among the imported outputs")
+    if rig.network.rdma_ports is None:
+        rig.network.unavailable.setdefault("rdma_ports", "no ibstat, ibv_devinfo or ibstatus output imported")
+    if rig.network.acs is None:
+        rig.network.unavailable.setdefault("acs", "no lspci -vvv output with ACSCtl lines imported")
+    if rig.fabric.manager_state is None:
+        rig.fabric.unavailable.setdefault("manager_state", "no systemctl status nvidia-fabricmanager output imported")
+    for section in ("kernel", "network", "fabric", "node"):
+        obj = getattr(rig, section)
+        for f in dataclasses.fields(obj):
+            if f.name != "unavailable" and getattr(obj, f.name) is None and f.name not in obj.unavailable:
+                obj.unavailable[f.name] = facts.NOT_IN_SOURCE
+        if any(k.startswith(section + ".") for k in rig.origins):
+            rig.provenance[section] = "imported"

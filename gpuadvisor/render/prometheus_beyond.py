@@ -1,0 +1,76 @@
+"""Prometheus series for the facts beyond the GPU: kernel-log Xid/SXid counts, RDMA port rates and states,
+the NVSwitch fabric, GPUs on the bus vs in the driver, GPU memory held, /dev/shm (see render.prometheus)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from gpuadvisor.facts import Rig
+
+if TYPE_CHECKING:
+    from gpuadvisor.render.prometheus import Exposition
+
+
+def add_beyond(ex: Exposition, rig: Rig) -> None:
+    events = rig.kernel.events
+    if events is not None:
+        ex.declare(
+            "kernel_xid_events",
+            "gauge",
+            "NVRM Xid events in the kernel log since boot, per GPU and Xid number (NVIDIA Xid catalog).",
+        )
+        xids = Counter((e.gpu_index, e.bus_id, e.code) for e in events if e.kind == "xid")
+        for (gpu, bus, code), n in sorted(xids.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][2])):
+            ex.add("kernel_xid_events", n, {"gpu": gpu, "bus_id": bus, "xid": code})
+        ex.declare("kernel_sxid_events", "gauge", "NVSwitch SXid events in the kernel log since boot.")
+        for (bus, code), n in sorted(
+            Counter((e.bus_id, e.code) for e in events if e.kind == "sxid").items(),
+            key=lambda kv: (kv[0][0] or "", kv[0][1]),
+        ):
+            ex.add("kernel_sxid_events", n, {"bus_id": bus, "sxid": code})
+    ports = rig.network.rdma_ports
+    if ports:
+        ex.declare("rdma_port_up", "gauge", "1 when the RDMA port is ACTIVE with its physical link up, else 0.")
+        ex.declare(
+            "rdma_port_rate_bytes_per_second",
+            "gauge",
+            "Signalling rate of the RDMA port in bytes per second (ibstat Rate in Gb/s x 1e9 / 8).",
+        )
+        for p in ports:
+            labels = {"device": p.device, "port": p.port, "link_layer": p.link_layer}
+            if p.state is not None:
+                ex.add("rdma_port_up", 1 if p.state == "ACTIVE" and p.phys_state in (None, "LinkUp") else 0, labels)
+            if p.rate_gbps is not None:
+                ex.add("rdma_port_rate_bytes_per_second", p.rate_gbps * 1e9 / 8, labels)
+    fab = rig.fabric
+    if fab.manager_state is not None:
+        ex.declare("fabric_manager_active", "gauge", "1 when nvidia-fabricmanager is active, else 0.")
+        ex.add("fabric_manager_active", 1 if fab.manager_state == "active" else 0, {"state": fab.manager_state})
+    if fab.gpus:
+        ex.declare(
+            "gpu_fabric_registered",
+            "gauge",
+            "1 when the GPU's NVLink fabric state is completed with status success, else 0.",
+        )
+        for g in fab.gpus:
+            if g.state is not None and g.state != "not-supported":
+                ex.add(
+                    "gpu_fabric_registered",
+                    1 if g.state == "completed" and g.status == "success" else 0,
+                    {"index": g.gpu_index, "state": g.state},
+                )
+    node = rig.node
+    if node.nvidia_pci_functions is not None:
+        ex.declare("nvidia_pci_gpus", "gauge", "NVIDIA GPUs on the PCI bus (compare gpuadvisor_gpus: what NVML lists).")
+        ex.add("nvidia_pci_gpus", len(node.nvidia_pci_functions))
+    if node.gpu_processes is not None:
+        ex.declare("gpu_process_memory_bytes", "gauge", "GPU memory held by compute processes at scan time.")
+        held: Counter[int] = Counter()
+        for proc in node.gpu_processes:
+            held[proc.gpu_index] += proc.used_bytes or 0
+        for g_ in rig.gpus:
+            ex.add("gpu_process_memory_bytes", held.get(g_.index, 0), {"index": g_.index})
+    if node.shm_bytes is not None:
+        ex.declare("dev_shm_size_bytes", "gauge", "Size of /dev/shm (NCCL's shared-memory transport lives there).")
+        ex.add("dev_shm_size_bytes", node.shm_bytes)

@@ -1,0 +1,203 @@
+"""GA809-GA812: the NVSwitch fabric, GPUs the driver lost, GPU memory held, /dev/shm."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.helpers import missing
+from gpuadvisor.rules.registry import rule
+from gpuadvisor.rules.thresholds_beyond import NCCL_TROUBLESHOOTING
+
+GiB = 2**30
+FM_GUIDE = "NVIDIA Fabric Manager User Guide (docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/)"
+
+
+def _nvswitch(rig: Rig) -> bool:
+    return any(n.remote_device_type == "switch" for g in rig.gpus for n in g.nvlinks)
+
+
+@rule("GA809", "fabric-not-ready", area="nvlink", severity="fail")
+def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The NVSwitch fabric is not set up: a GPU not registered, or the fabric manager not running.
+
+    What it checks
+        Each GPU's fabric state and status (NVML GPU fabric info, nvidia-smi -q "Fabric": Completed / Success
+        expected, Hopper and later) and, on NVSwitch systems, the nvidia-fabricmanager service.
+    Why it matters
+        On HGX/DGX systems the fabric manager programs the NVSwitches. Until it has, CUDA fails to start
+        (cudaErrorSystemNotReady) or the GPUs cannot reach each other over NVLink; a fabric manager of another
+        version than the driver does not start.
+    Threshold
+        A GPU in Not Started or In Progress, or Completed with an error status: fail. Fabric manager failed,
+        inactive or not installed on an NVSwitch system: fail, or warn when every GPU already shows Completed.
+    Source
+        NVIDIA Fabric Manager User Guide (fabric state, "nvidia-smi -q -i 0 | grep -i -A 2 Fabric"; the
+        fabric manager and driver versions must match).
+    How to fix
+        systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager for the reason (a
+        version mismatch with the driver is the usual one: install the package of the driver's exact version).
+    """
+    fab = rig.fabric
+    nvswitch = _nvswitch(rig)
+    bad = [
+        g
+        for g in fab.gpus or []
+        if g.state in ("not-started", "in-progress") or (g.state == "completed" and g.status not in (None, "success"))
+    ]
+    for g in bad:
+        yield ctx.finding(
+            (
+                f"GPU {g.gpu_index} finished NVLink fabric registration with an error: {g.status}"
+                if g.state == "completed"
+                else f"GPU {g.gpu_index} is not registered with the NVLink fabric (state {g.state})"
+            ),
+            gpus=[g.gpu_index],
+            subject=f"GPU {g.gpu_index}",
+            observed={"fabric_state": g.state, "fabric_status": g.status},
+            expected={"fabric_state": "completed", "fabric_status": "success"},
+            expected_source=FM_GUIDE,
+            fix="start the fabric manager (systemctl start nvidia-fabricmanager) and check its log for the reason",
+        )
+    if not nvswitch and not bad and fab.manager_state != "failed":
+        return  # a fabric manager that failed is evidence of an NVSwitch system by itself
+    if fab.manager_state is None:
+        yield ctx.not_checked(missing(fab, "manager_state", "fabric manager state"), subject="host")
+        return
+    if fab.manager_state in ("active", "activating", "reloading"):
+        return
+    done = bool(fab.gpus) and all(g.state == "completed" and g.status == "success" for g in fab.gpus or [])
+    yield ctx.finding(
+        f"nvidia-fabricmanager is {fab.manager_state}"
+        + (" on an NVSwitch system" if nvswitch else "")
+        + (f" ({fab.manager_detail})" if fab.manager_detail and "does not match" in fab.manager_detail else "")
+        + ("; the GPUs registered before it stopped" if done else ""),
+        severity="warn" if done else "fail",
+        gpus=[g.index for g in rig.gpus],
+        subject="host",
+        observed={"manager_state": fab.manager_state, "detail": fab.manager_detail},
+        expected={"manager_state": "active"},
+        expected_source=FM_GUIDE,
+        fix="systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
+        "of another version than the driver will not start)",
+    )
+
+
+@rule("GA810", "gpu-missing-from-driver", area="gpu", severity="fail")
+def gpu_lost(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An NVIDIA GPU is on the PCI bus but the driver (NVML) does not list it.
+
+    What it checks
+        NVIDIA display and 3D controllers in sysfs (lspci) against the GPUs NVML returned.
+    Why it matters
+        A GPU that fell off the bus (Xid 79), failed to initialise or was left in a bad state after a reset
+        is still on the bus but gone for CUDA: jobs that expect eight GPUs see seven.
+    Threshold
+        Any such function fails; inside a container, which sees the host's PCI bus but only the GPUs given
+        to it, the finding is a warning.
+    Source
+        NVIDIA Xid catalog, Xid 79 ("GPU has fallen off the bus"); nvidia-smi lists only the GPUs the driver
+        initialised.
+    How to fix
+        Look for Xid 79 or "fallen off the bus" in the kernel log; reset the GPU (nvidia-smi -r) or reboot the
+        node; a GPU that stays lost after a cold boot is a hardware case (reseat, then RMA).
+    """
+    funcs = rig.node.nvidia_pci_functions
+    if funcs is None:
+        yield ctx.not_checked(missing(rig.node, "nvidia_pci_functions", "NVIDIA PCI functions"), subject="host")
+        return
+    known = {(g.bus_id or "").lower() for g in rig.gpus}
+    lost = [f for f in funcs if f.lower() not in known]
+    if not lost:
+        return
+    container = "NVIDIA_VISIBLE_DEVICES" in rig.software.env
+    xid79 = {e.bus_id for e in rig.kernel.events or [] if e.code == 79}
+    for bdf in lost:
+        fell = bdf.rsplit(".", 1)[0] in xid79
+        yield ctx.finding(
+            f"NVIDIA GPU {bdf} is on the PCI bus but not among the {len(rig.gpus)} GPUs the driver lists"
+            + ("; the kernel log has Xid 79 (fallen off the bus) for it" if fell else "")
+            + ("; this scan ran in a container, which may simply not have been given it" if container else ""),
+            severity="warn" if container else "fail",
+            subject=f"PCI {bdf}",
+            observed={"pci_function": bdf, "nvml_gpus": len(rig.gpus), "xid79": fell},
+            expected={"nvml_gpus": len(funcs)},
+            expected_source="sysfs NVIDIA functions vs NVML device count",
+            fix="reset the GPU or reboot; if it stays lost after a cold boot, reseat it and open a support case",
+        )
+
+
+@rule("GA811", "gpu-memory-held", area="gpu", severity="warn", thresholds=("gpu_memory_held_gib",))
+def gpu_memory_held(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """Processes hold GPU memory at scan time (a job still running, or a stuck one).
+
+    What it checks
+        The compute processes NVML lists on each GPU and the memory they hold.
+    Why it matters
+        Memory held by a leftover process (a crashed rank, a notebook kernel) is memory the next job cannot
+        have: it fails with out-of-memory or runs a smaller batch, and the GPU is shared without anyone knowing.
+    Threshold
+        More than gpu_memory_held_gib GiB held on a GPU.
+    Source
+        NVML nvmlDeviceGetComputeRunningProcesses (nvidia-smi's process table).
+    How to fix
+        Find the owner (ps -o user,cmd -p PID) and end it if it is left over; in a scheduler, make the epilog
+        check that the GPUs are free.
+    """
+    procs = rig.node.gpu_processes
+    if procs is None:
+        if rig.gpus:
+            yield ctx.not_checked(missing(rig.node, "gpu_processes", "GPU processes"), subject="host")
+        return
+    for g in rig.gpus:
+        mine = [p for p in procs if p.gpu_index == g.index]
+        held = sum(p.used_bytes or 0 for p in mine)
+        if held <= ctx.t("gpu_memory_held_gib") * GiB:
+            continue
+        who = ", ".join(f"{p.pid}" + (f" {p.name}" if p.name else "") for p in mine[:4])
+        yield ctx.finding(
+            f"GPU {g.index}: {len(mine)} process(es) hold {held / GiB:.1f} GiB of GPU memory (PID {who})",
+            gpus=[g.index],
+            subject=f"GPU {g.index}",
+            observed={"processes": len(mine), "held_gib": round(held / GiB, 1), "pids": [p.pid for p in mine]},
+            expected={"held_gib": ctx.t("gpu_memory_held_gib")},
+            expected_source="an idle node holds no GPU memory",
+            fix="end leftover processes (ps -o user,cmd -p PID); add a GPU-free check to the scheduler epilog",
+        )
+
+
+@rule("GA812", "shm-too-small", area="host", severity="warn", thresholds=("shm_min_gib",))
+def shm_too_small(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """/dev/shm is too small for NCCL between the GPUs of this node.
+
+    What it checks
+        The size of /dev/shm on a node with two or more GPUs.
+    Why it matters
+        NCCL's shared-memory transport and its proxy buffers live in /dev/shm; a container's default 64 MB
+        makes NCCL fail at init (ncclShmOpen / "unhandled system error") or a DataLoader crash with a bus error.
+    Threshold
+        Below shm_min_gib GiB.
+    Source
+        NCCL User Guide, Troubleshooting, "Docker" (raise the container's shared memory: --shm-size).
+    How to fix
+        docker run --shm-size=1g (or --ipc=host); in Kubernetes mount an emptyDir with medium: Memory on
+        /dev/shm.
+    """
+    if len(rig.gpus) < 2:
+        return
+    shm = rig.node.shm_bytes
+    if shm is None:
+        yield ctx.not_checked(missing(rig.node, "shm_bytes", "/dev/shm size"), subject="host")
+        return
+    if shm >= ctx.t("shm_min_gib") * GiB:
+        return
+    yield ctx.finding(
+        f"/dev/shm is {shm / 2**20:.0f} MiB on a node with {len(rig.gpus)} GPUs (NCCL needs more)",
+        gpus=[g.index for g in rig.gpus],
+        subject="host",
+        observed={"shm_mib": round(shm / 2**20)},
+        expected={"shm_gib": ctx.t("shm_min_gib")},
+        expected_source=f"{NCCL_TROUBLESHOOTING}, Docker",
+        fix="docker run --shm-size=1g (or --ipc=host); Kubernetes: emptyDir medium: Memory on /dev/shm",
+    )

@@ -1,0 +1,169 @@
+"""GA801-GA802: NVIDIA driver events of the kernel log (Xid for GPUs, SXid for NVSwitches)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from gpuadvisor.catalog.xids import CATALOG, XIDS, event_severity, recovery_action
+from gpuadvisor.facts import Finding, KernelEvent, Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.helpers import missing
+from gpuadvisor.rules.registry import rule
+
+LOWER = {"fail": "warn", "warn": "info", "info": "info"}
+HIGHER = {"info": "info", "warn": "fail", "fail": "fail"}
+
+
+def _grouped(rig: Rig, ctx: Context, kind: str) -> dict[tuple[str, int], list[KernelEvent]] | Finding:
+    """The log's events of ``kind`` by (bus id, number), or the not-checked finding when there is no log."""
+    events = rig.kernel.events
+    if events is None:
+        return ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
+    groups: dict[tuple[str, int], list[KernelEvent]] = {}
+    for ev in events:
+        if ev.kind == kind:
+            groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
+    return groups
+
+
+def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
+    if rig.kernel.uptime_s is None or ev.uptime_s is None or ev.uptime_s > rig.kernel.uptime_s:
+        return None
+    return (rig.kernel.uptime_s - ev.uptime_s) / 3600
+
+
+def _where(ev: KernelEvent, rig: Rig) -> str:
+    if ev.bus_id is None:
+        return "GPU (bus id elided in the paste)"
+    if ev.gpu_index is not None:
+        return f"GPU {ev.gpu_index} {ev.bus_id}"
+    return f"PCI {ev.bus_id}" + ("" if not rig.gpus else " (no GPU of this scan has that bus id)")
+
+
+@rule("GA801", "xid-events", area="health", severity="fail", thresholds=("xid_recent_hours", "xid_repeat_count"))
+def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The NVIDIA driver logged Xid errors for a GPU (NVRM: Xid lines in the kernel log).
+
+    What it checks
+        Every "NVRM: Xid (PCI:...): N" line of the kernel log since boot (live: /dev/kmsg or journalctl -k;
+        imported: a pasted dmesg, journalctl -k or syslog excerpt), grouped by GPU and Xid number.
+    Why it matters
+        Xids are the driver's own report of what went wrong: a GPU that fell off the bus (79), uncorrectable
+        memory errors (48, 95) and row-remapping failures (64), NVLink errors (74), GSP timeouts (119, 120), or
+        application faults that leave the GPU healthy (13, 31, 43, 45).
+    Threshold
+        Severity follows the catalog's immediate action: RESET_GPU, RESTART_BM, hardware workflows (Xid 48,
+        74, NVLink5 except the lines marked Nonfatal) fail; RESTART_APP with an application check (13, 31) is
+        info, RESTART_APP where the investigation is not the application's (contact support; Xid 94, reset
+        the GPU when convenient) warns; IGNORE and Xid 45's cleanup (43, 45, 63) are info; Xid 154 by the
+        recovery action it names. An event older than xid_recent_hours is one step lower; xid_repeat_count
+        of the same Xid on a GPU raises a warning to a failure. A number missing from the catalog warns.
+    Source
+        NVIDIA Xid Catalog, "Analyzing Xid Errors with the Xid Catalog" (docs.nvidia.com/deploy/xid-errors/
+        analyzing-xid-catalog.html), Table 1: Resolution Bucket (Immediate / Investigatory Action).
+    How to fix
+        Do what the bucket says: RESTART_APP - restart the job, and for 13/31 run it under compute-sanitizer;
+        RESET_GPU - drain the GPU and nvidia-smi -r -i N; RESTART_BM - reboot the node (Xid 79: check the
+        slot, riser and power and the PCIe AER log first); CONTACT_SUPPORT when it comes back.
+    """
+    groups = _grouped(rig, ctx, "xid")
+    if isinstance(groups, Finding):
+        yield groups
+        return
+    logged = {code for _, code in groups}
+    for (_, code), evs in sorted(
+        groups.items(), key=lambda kv: (kv[1][0].gpu_index is None, kv[1][0].gpu_index or 0, kv[0])
+    ):
+        first, last = evs[0], evs[-1]
+        x = XIDS.get(code)
+        severity = max((event_severity(code, e.text) for e in evs), key=["info", "warn", "fail"].index)
+        age = _age_h(rig, last)
+        notes = []
+        if age is not None and age > ctx.t("xid_recent_hours"):
+            severity = LOWER[severity]
+            notes.append(f"last one {age:.0f} h ago")
+        elif age is not None:
+            notes.append(f"last one {age * 60:.0f} min ago" if age < 1 else f"last one {age:.1f} h ago")
+        if len(evs) >= ctx.t("xid_repeat_count"):
+            severity = HIGHER[severity] if severity == "warn" else severity
+            notes.append("repeated")
+        what = f"{x.description} ({x.mnemonic})" if x else "not in NVIDIA's Xid catalog"
+        if code == 154:
+            action = recovery_action(last.text)
+            what = f"GPU recovery action changed to {action!r}" if action else what
+        procs = sorted({e.process for e in evs if e.process})
+        before = sorted({int(c) for e in evs for c in re.findall(r"previous Xid (\d+)", e.text)} - logged)
+        if before:
+            notes.append("after Xid " + ", ".join(map(str, before)) + ", not in this log")
+        msg = (
+            f"{_where(first, rig)}: Xid {code} x{len(evs)}, {what}"
+            + (f"; process {', '.join(procs)}" if procs else "")
+            + (f" ({', '.join(notes)})" if notes else "")
+        )
+        if x:
+            fix = f"catalog: {x.immediate}, then {x.investigatory}"
+        else:
+            fix = "look the number up in NVIDIA's Xid catalog and the driver's release notes"
+        if x and x.application and severity == "info":
+            fix += "; an application fault: the GPU stays usable, debug the job (compute-sanitizer, cuda-gdb)"
+        yield ctx.finding(
+            msg,
+            severity=severity,
+            gpus=[first.gpu_index] if first.gpu_index is not None else [],
+            subject=_where(first, rig),
+            observed={
+                "xid": code,
+                "count": len(evs),
+                "first_line": first.line,
+                "last_text": last.text[:160],
+                "last_uptime_s": last.uptime_s,
+                "last_time": last.time,
+            },
+            expected={
+                "immediate_action": x.immediate if x else None,
+                "investigatory_action": x.investigatory if x else None,
+            },
+            expected_source=CATALOG,
+            fix=fix,
+        )
+
+
+@rule("GA802", "sxid-events", area="nvlink", severity="warn")
+def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An NVSwitch reported SXid errors (nvidia-nvswitch SXid lines in the kernel log).
+
+    What it checks
+        Every "SXid (PCI:...): N, Fatal|Non-fatal, ..." line of the kernel log, grouped by NVSwitch and number.
+    Why it matters
+        SXids are the NVSwitch driver's errors on the NVLink fabric of HGX/DGX systems. A fatal one takes
+        the switch's links down and with them the peer traffic of every GPU on that baseboard; non-fatal ones
+        that repeat point at a link or a port that is going bad.
+    Threshold
+        "Fatal" in the line fails; other SXids warn.
+    Source
+        NVIDIA, "Xid Errors" guide, chapter "SXid Errors" (docs.nvidia.com/deploy/xid-errors/), and the
+        NVIDIA Fabric Manager User Guide (fatal NVSwitch errors need a GPU and switch reset).
+    How to fix
+        Stop the jobs on the baseboard, reset the GPUs and NVSwitches (nvidia-smi -r, or reboot the node)
+        and look at nvidia-smi nvlink -e for the link; a fatal SXid that comes back is a support case.
+    """
+    groups = _grouped(rig, ctx, "sxid")
+    if isinstance(groups, Finding):
+        yield groups
+        return
+    for (bus, code), evs in sorted(groups.items()):
+        fatal = any(e.text.lower().startswith("fatal") or ", fatal" in e.text.lower() for e in evs)
+        links = sorted({int(m) for e in evs for m in re.findall(r"\bLink (\d+)", e.text)})
+        what = re.sub(r"^(?:Non-fatal|Fatal),\s*(?:Link \d+\s*)?", "", evs[-1].text)[:100]
+        where = f" on link{'s' if len(links) > 1 else ''} {', '.join(map(str, links))}" if links else ""
+        yield ctx.finding(
+            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {'fatal' if fatal else 'non-fatal'}{where}: {what}",
+            severity="fail" if fatal else "warn",
+            subject=f"NVSwitch {bus}",
+            observed={"sxid": code, "count": len(evs), "fatal": fatal, "first_line": evs[0].line},
+            expected={"sxid": None},
+            expected_source="NVIDIA Xid Errors guide, SXid Errors",
+            fix="reset the GPUs and NVSwitches of the baseboard (or reboot); a fatal SXid that returns is a "
+            "support case",
+        )

@@ -1,0 +1,245 @@
+"""NVIDIA driver events in the kernel log: ``NVRM: Xid`` (GPU) and ``SXid`` (NVSwitch) lines.
+
+One parser (``parse_log``) reads every form the lines come in: /dev/kmsg records (``6,1234,5678901234,-;NVRM:
+Xid ...``), ``dmesg`` (``[ 1843.308145] NVRM: ...``), ``dmesg -T``, ``journalctl -k`` and syslog (``Nov 26
+07:00:00 host kernel: NVRM: ...``). Lines without "Xid" are skipped by a substring test before any regular
+expression runs, so a log of a million lines parses in a fraction of a second (benchmarks/kernel_log.py).
+
+The live reader (``read_kernel_log``) reads /dev/kmsg without blocking, or ``journalctl -k -b`` when the
+kernel does not let it (``kernel.dmesg_restrict``); it never writes anything.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
+
+EVENT_RE = re.compile(
+    r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
+    r"|\.\.\.|…)\)\s*:\s*(\d+)\s*,?\s*(.*)$"
+)
+# A GPU that fell off the bus without an Xid line (newer drivers print it over three lines):
+# "NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID: 10de:26b5) installed in this system has" / "NVRM: fallen off
+# the bus ...", or "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
+FELL_RE = re.compile(
+    r"NVRM: (?:The NVIDIA GPU|GPU at(?: PCI:)?) "
+    r"([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.?[0-7]?)"
+)
+FELL_TEXT = "GPU has fallen off the bus (logged without an Xid line)"
+SXID_MORE = ("Data {", "Severity ")
+KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
+UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
+WALL_RE = re.compile(
+    r"^(?:\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
+    r"|(?P<syslog>[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d)\s+\S+\s+kernel:"
+    r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?)\s+\S+\s+kernel:)"
+)
+PID_RE = re.compile(r"^pid=(?:'?<unknown>'?|(\d+)),\s*name=([^,]*),\s*")
+KMSG = "/dev/kmsg"
+READ_SIZE = 8192
+
+
+def normalise_bus_id(text: str) -> str:
+    """ "PCI:0000:3B:00" -> "0000:3b:00"; an 8-digit domain keeps its last 4 digits (NVML's 00000000:3B:00.0)."""
+    domain, rest = text.lower().split(":", 1)
+    return f"{domain[-4:]}:{rest}"
+
+
+def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
+    """One kernel-log line -> an event, or None when it holds no Xid/SXid."""
+    m = EVENT_RE.search(line)
+    if m is None:
+        return None
+    kind, bus, code, rest = m.groups()
+    elided = bus in ("...", "…")
+    ev = KernelEvent(kind=kind.lower(), code=int(code), bus_id=None if elided else normalise_bus_id(bus), line=number)
+    prefix = line[: m.start()]
+    k = KMSG_RE.match(prefix)
+    if k:
+        ev.uptime_s = int(k.group(1)) / 1e6
+    else:
+        u = UPTIME_RE.search(prefix)
+        if u:
+            ev.uptime_s = float(u.group(1))
+        w = WALL_RE.match(prefix)
+        if w:
+            ev.time = w.group("dmesgt") or w.group("syslog") or w.group("iso")
+    p = PID_RE.match(rest)
+    if p:
+        ev.pid = int(p.group(1)) if p.group(1) else None
+        name = p.group(2).strip()
+        ev.process = None if name in ("", "<unknown>", "'<unknown>'") else name
+        rest = rest[p.end() :]
+    ev.text = rest.strip()
+    if ev.kind == "sxid" and (ev.text.startswith(SXID_MORE) or "Severity".startswith(ev.text)):
+        return None  # the "Data {...}" and "Severity ..." lines that follow each SXid (or one cut short)
+    return ev
+
+
+def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
+    """Every Xid/SXid event of a log (text or lines) and the number of lines read.
+
+    Text is searched with str.find for "Xid" (C speed, no per-line Python work); only the lines holding it
+    are cut out and parsed, their numbers counted from the newlines skipped over.
+    """
+    if not isinstance(text, str):
+        text = "\n".join(text)
+    events: list[KernelEvent] = []
+    pos, line_no, counted_to = 0, first_line, 0
+    find, count = text.find, text.count
+    while True:
+        hit = find("Xid", pos)
+        if hit < 0:
+            break
+        start = text.rfind("\n", 0, hit) + 1
+        end = find("\n", hit)
+        if end < 0:
+            end = len(text)
+        line_no += count("\n", counted_to, start)
+        counted_to = start
+        ev = parse_line(text[start:end], line_no)
+        if ev is not None:
+            events.append(ev)
+        pos = end + 1
+    lines = count("\n") + (0 if not text or text.endswith("\n") else 1)
+    events += _fallen_without_xid(text, first_line, {(e.bus_id or "") for e in events if e.code == 79})
+    return events, lines
+
+
+def _fallen_without_xid(text: str, first_line: int, have: set[str]) -> list[KernelEvent]:
+    """Xid 79 events for "fallen off the bus" messages that carry no Xid number (one per GPU)."""
+    out: list[KernelEvent] = []
+    pos = 0
+    while (hit := text.find("fallen off the bus", pos)) >= 0:
+        pos = hit + 1
+        start = text.rfind("\n", 0, hit) + 1
+        if "Xid" in text[start:hit]:
+            continue
+        window_start = hit
+        for _ in range(3):  # the GPU is named up to two lines above
+            window_start = text.rfind("\n", 0, max(window_start - 1, 0)) + 1
+        named = list(FELL_RE.finditer(text, window_start, hit))
+        if not named:
+            continue
+        m = named[-1]
+        bus = normalise_bus_id(m.group(1)).rsplit(".", 1)[0]
+        if bus in have:
+            continue
+        have.add(bus)
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        ev = parse_line(
+            f"{text[line_start : m.start()]}NVRM: Xid (PCI:{bus}): 79, {FELL_TEXT}",
+            first_line + text.count("\n", 0, line_start),
+        )
+        if ev is not None:
+            out.append(ev)
+    return out
+
+
+def map_gpus(events: list[KernelEvent], gpus: list[Gpu]) -> None:
+    """Set each Xid event's gpu_index from the GPU with that bus id (Xid lines print bus:device, no function)."""
+    by_bus: dict[str, int] = {}
+    for g in gpus:
+        if g.bus_id:
+            b = g.bus_id.lower()
+            by_bus[b] = g.index
+            by_bus[b.rsplit(".", 1)[0]] = g.index
+    for ev in events:
+        if ev.kind == "xid" and ev.bus_id:
+            ev.gpu_index = by_bus.get(ev.bus_id)
+
+
+def _read_kmsg(path: str) -> tuple[list[str] | None, str | None]:
+    """The records of /dev/kmsg, read without blocking; (None, reason) when it cannot be read. A regular file
+    (a saved log, the simulator's) is read whole."""
+    if os.path.isfile(path):
+        try:
+            return Path(path).read_text(errors="replace").splitlines(), None
+        except OSError as e:
+            return None, f"cannot read {path}: {e.strerror}"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, f"{path} does not exist"
+    except PermissionError:
+        return None, f"no permission to read {path} (kernel.dmesg_restrict is set: run as root or read journalctl -k)"
+    except OSError as e:
+        return None, f"cannot open {path}: {e.strerror}"
+    lines: list[str] = []
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                if e.errno == errno.EPIPE:  # a record was overwritten while reading: go on with the next
+                    continue
+                if e.errno == errno.EINVAL and not lines:
+                    return None, f"cannot read {path}: {e.strerror}"
+                break
+            if not chunk:
+                break
+            lines.append(chunk.decode("utf-8", "replace").rstrip("\n"))
+    finally:
+        os.close(fd)
+    return lines, None
+
+
+def _read_journal(timeout_s: float = 5.0) -> tuple[list[str] | None, str | None]:
+    exe = shutil.which("journalctl")
+    if exe is None:
+        return None, "journalctl not found"
+    try:
+        out = subprocess.run(
+            [exe, "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout_s,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"journalctl -k failed: {e}"
+    if out.returncode != 0 or not out.stdout.strip():
+        return None, f"journalctl -k gave nothing ({(out.stderr.strip().splitlines() or ['no kernel messages'])[0]})"
+    return out.stdout.splitlines(), None
+
+
+def uptime_s(root: str | os.PathLike[str] = "/") -> float | None:
+    try:
+        return float((Path(root) / "proc" / "uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def read_kernel_log(
+    root: str | os.PathLike[str] = "/", gpus: list[Gpu] | None = None, kmsg: str | None = None
+) -> KernelLog:
+    """NVIDIA events of the kernel log since boot, from /dev/kmsg or journalctl -k (read-only)."""
+    log = KernelLog(uptime_s=uptime_s(root))
+    if log.uptime_s is None:
+        log.unavailable["uptime_s"] = "/proc/uptime not readable"
+    path = kmsg or str(Path(root) / "dev" / "kmsg")
+    lines, reason = _read_kmsg(path)
+    source = KMSG
+    if lines is None and str(root) in ("/", ""):
+        lines, reason2 = _read_journal()
+        source = "journalctl -k"
+        if lines is None:
+            reason = f"{reason}; {reason2}"
+    if lines is None:
+        log.missing("events", reason or "kernel log not readable")
+        log.missing("lines_read", reason or "kernel log not readable")
+        return log
+    events, n = parse_log(lines)
+    map_gpus(events, gpus or [])
+    log.source, log.lines_read, log.events = source, n, events
+    return log
