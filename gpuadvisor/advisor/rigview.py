@@ -379,7 +379,8 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         if raw is not None:
             nvlink_pair = raw
             nvlink_source = (
-                f"NV{fewest} × {links.NVLINK_LINK_GBPS[version]:g} GB/s (NVLink {version}) = {raw:g} GB/s per direction"
+                f"NV{fewest} × {links.NVLINK_LINK_GBPS.get(version or 0, raw / fewest):g} GB/s (NVLink {version}) = "
+                f"{raw:g} GB/s per direction"
             )
             if spec and spec.nvlink_gbps_per_direction and spec.nvlink_gbps_per_direction < raw:
                 nvlink_pair = spec.nvlink_gbps_per_direction

@@ -131,8 +131,8 @@ def _join(m: Machine, f: Machine) -> None:
         m.at_least = f.at_least
     for k, v in f.ids.items():
         m.ids.setdefault(k, v)
-    for k, v in f.by_index.items():
-        m.by_index.setdefault(k, v)
+    for ki, vi in f.by_index.items():
+        m.by_index.setdefault(ki, vi)
 
 
 def one_machine(parts: list[Part]) -> None:

@@ -288,8 +288,8 @@ class _Merger:
             )
             return mapping
         for k, g in enumerate(frag):
-            t = next((x for x in self.gpus if x.bus_id == g.bus_id), None)
-            if t is None:
+            found = next((x for x in self.gpus if x.bus_id == g.bus_id), None)
+            if found is None:
                 why = (
                     "no nvidia-smi output lists it (driver not bound, GPU lost, or another machine)"
                     if any(x.bus_id for x in self.gpus)
@@ -297,7 +297,7 @@ class _Merger:
                 )
                 self.rig.problems.append(f"{part.origin}: NVIDIA GPU {g.bus_id} not used: {why}")
                 continue
-            mapping[k] = t
+            mapping[k] = found
         return mapping
 
     # fields -----------------------------------------------------------------------------------------
@@ -522,7 +522,7 @@ def import_machines(paths: list[Path]) -> list[Rig]:
     """Like :func:`import_files`, but outputs of different machines become one Rig each (``import --split``),
     in the order the machines first appear; see :mod:`gpuadvisor.importers.machines` for how they are told apart."""
     parts, _files, skipped = _read_parts(paths)
-    rigs = []
+    rigs: list[Rig] = []
     for machine in split(parts):
         rig = merge(machine.parts, machine.files)
         rig.problems.extend(x for x in skipped if len(rigs) == 0)

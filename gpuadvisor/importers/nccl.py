@@ -243,7 +243,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             continue
         seen.add((*key, size))
         halves = _halves(run.columns, tokens, source, lineno, key[0])
-        run.groups.setdefault(key, []).append(halves)  # type: ignore[arg-type]
+        run.groups.setdefault(key, []).append(halves)
     if not run.binary:
         m = _BINARY.search(hint) or _BINARY.search("\n".join(lines[:5]))
         run.binary = m.group(1) if m else None

@@ -137,13 +137,13 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
             )
     close()
     for g in rig.gpus:
-        for n in g.nvlinks:
-            if n.active is None:
-                n.unavailable["active"] = "nvidia-smi printed error counters only"
-            if n.version is None and "version" not in n.unavailable:
-                n.unavailable["version"] = "no link speed printed"
+        for nl in g.nvlinks:
+            if nl.active is None:
+                nl.unavailable["active"] = "nvidia-smi printed error counters only"
+            if nl.version is None and "version" not in nl.unavailable:
+                nl.unavailable["version"] = "no link speed printed"
             for f in ("remote_bus_id", "remote_device_type", "remote_gpu_index"):
-                n.unavailable[f] = "nvidia-smi nvlink -s does not print the remote end"
+                nl.unavailable[f] = "nvidia-smi nvlink -s does not print the remote end"
     rig.gpus.sort(key=lambda g: g.index)
     rig.origins = {f"gpus[{k}]": rig.origins[f"gpu{g.index}"] for k, g in enumerate(rig.gpus)}
     return rig

@@ -160,9 +160,10 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
         cur != "nccl-tests"
         or (
             m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
+            and current is not None
             and any(header.match(x) for x in current.lines)
         )
-    ):  # type: ignore[union-attr]
+    ):
         return "nccl-tests"
     return beyond_start_kind(lines, i, cur)
 

@@ -70,7 +70,7 @@ def p2p_across_sockets(rig: Rig, ctx: Context):
     if one_node:
         gpus = {rig.gpus[i].index for p in one_node for i in p}
         labels = [_pair_label(rig, i, j) for i, j in one_node]
-        nodes = sorted({numa[i] for i, _ in one_node})
+        nodes = sorted({n for i, _ in one_node if (n := numa[i]) is not None})
         yield ctx.finding(
             f"{len(one_node)} GPU pair(s) marked SYS whose GPUs are on the same NUMA node "
             f"({', '.join(map(str, nodes))}) "
@@ -304,11 +304,11 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                     continue
             listed = len(g.nvlinks)
             want, source, sev, why_text = best, f"the most active NVLinks of any {model} in this rig", None, ""
-            if model_links and (g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE):
+            if model_links and spec is not None and (g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE):
                 if g.nvlinks and listed < model_links and not down and active == listed:
                     yield ctx.not_checked(
                         f"the source lists {listed} of the {model_links} NVLinks a {spec.name} has: the others not "
-                        "shown",  # type: ignore[union-attr]
+                        "shown",
                         gpus=[g.index],
                     )
                     continue
@@ -316,7 +316,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                     want, source = (
                         max(model_links, best),
                         f"{spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})",
-                    )  # type: ignore[union-attr]
+                    )
                     if active == 0:
                         sev = "warn" if len(rig.gpus) == 1 else "fail"
                         why_text = ": it is off the NVLink fabric" + (
@@ -327,7 +327,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                         model_links,
                         f"{spec.name}: {model_links} NVLinks with every bridge fitted ({spec.nvlink_links_source})",
                         "warn",
-                    )  # type: ignore[union-attr]
+                    )
                     why_text = ": a bridge is missing or partly seated"
             if active >= want or want == 0:
                 continue
