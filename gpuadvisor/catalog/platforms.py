@@ -5,6 +5,7 @@ user's own file (same format) over the shipped one.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -50,9 +51,14 @@ class Price:
     usd: float
     date: str
     source: str
+    url: str = ""
+    kind: str = ""  # launch MSRP | street | used | on-demand | quote
+    provider: str = ""
 
     def label(self) -> str:
-        return f"reference price, {self.date}"
+        what = f"{self.kind} " if self.kind else ""
+        who = f"{self.provider}, " if self.provider else ""
+        return f"{what}reference price, {who}{self.date}".strip()
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,20 @@ class Prices:
     gpu: dict[str, Price]
     cpu: dict[str, Price]
     system: dict[str, Price]
-    cloud: dict[str, Price]  # per GPU-hour, by GPU catalog id
+    cloud: dict[str, Price]  # per GPU-hour, by GPU catalog id (the cheapest on-demand offer)
+    cloud_offers: dict[str, tuple[Price, ...]] = dataclasses.field(default_factory=dict)  # every provider's
+
+
+def months_old(date: str, today: str | None = None) -> float | None:
+    """Months from a price's date ("2025-06" or "2025-06-14") to ``today`` (default: now); None if undated."""
+    import datetime as dt
+
+    m = re.match(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", date.strip())
+    if not m:
+        return None  # a year alone is taken as mid-year
+    now = dt.date.fromisoformat(today) if today else dt.date.today()
+    then = dt.date(int(m[1]), int(m[2] or 7), int(m[3] or 1))
+    return (now - then).days / 30.44
 
 
 @functools.cache
@@ -111,8 +130,13 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
     for key in data:
         if key not in allowed:
             raise InputError(f"{origin}: unknown table [[{key}]] (allowed: {', '.join(sorted(allowed))})")
-    for kind in allowed:
-        for i, row in enumerate(data.get(kind, [])):
+    offers: dict[str, list[Price]] = {}
+    for kind in sorted(allowed):
+        rows = data.get(kind, [])
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise InputError(f"{origin}: [{kind}] must be an array of tables: write [[{kind}]] (two brackets), "
+                             "one per price")
+        for i, row in enumerate(rows):
             where = f"{origin}: {kind}[{i}]"
             ident = row.get("gpu" if kind == "cloud" else "id")
             usd = row.get("usd_per_gpu_hour" if kind == "cloud" else "usd")
@@ -128,8 +152,14 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
                 ident = find_gpu_spec(ident).id
             elif kind == "cpu":
                 ident = find_cpu(ident).id
-            tables[kind][ident] = Price(float(usd), str(row.get("date", "date not given")), str(row.get("source", origin)))
-    return Prices(**tables)
+            extra = {k: str(row[k]) for k in ("url", "kind", "provider") if isinstance(row.get(k), str)}
+            price = Price(float(usd), str(row.get("date", "date not given")), str(row.get("source", origin)), **extra)
+            if kind == "cloud":
+                offers.setdefault(ident, []).append(price)
+                if ident in tables[kind] and tables[kind][ident].usd <= price.usd:
+                    continue
+            tables[kind][ident] = price
+    return Prices(**tables, cloud_offers={k: tuple(v) for k, v in offers.items()})
 
 
 @functools.cache
@@ -147,4 +177,7 @@ def load_prices(path: str | None = None) -> Prices:
     text = read_text(Path(path), "a TOML prices file", CONFIG_LIMIT)
     data = loads_toml(text, str(path), "a TOML prices file")
     user = _prices_from(data, path)
-    return Prices(**{k: {**getattr(base, k), **getattr(user, k)} for k in ("gpu", "cpu", "system", "cloud")})
+    merged = Prices(**{k: {**getattr(base, k), **getattr(user, k)} for k in ("gpu", "cpu", "system", "cloud")})
+    merged.cloud_offers.update(base.cloud_offers)
+    merged.cloud_offers.update(user.cloud_offers)  # the buyer's own offers replace the reference ones
+    return merged

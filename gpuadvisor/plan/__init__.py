@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.plan.build import Build, builtin_builds, load_build
-from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS, HOURS_PER_MONTH, REST_OF_SYSTEM_W
+from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS, REST_OF_SYSTEM_W, Ownership
 from gpuadvisor.plan.evaluate import Need, Row, evaluate_build, workload_for
-from gpuadvisor.plan.rank import rank, recommend
+from gpuadvisor.plan.rank import Verdict, rank, recommend
 
-__all__ = ["Build", "Need", "Plan", "Row", "builtin_builds", "load_build", "run_plan"]
+__all__ = ["Build", "Need", "Ownership", "Plan", "Row", "Verdict", "builtin_builds", "load_build", "run_plan"]
 
 
 @dataclass
@@ -28,6 +28,9 @@ class Plan:
     calibration: dict[str, Any] | None = None
     kwh_usd: float = DEFAULT_KWH_USD
     months: float = DEFAULT_MONTHS
+    ownership: Ownership = field(default_factory=Ownership)
+    verdict: Verdict | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # the advisor options the plan was asked with
 
     def to_dict(self) -> dict[str, Any]:
         from gpuadvisor import __version__
@@ -40,25 +43,39 @@ class Plan:
             "model": self.model,
             "kwh_usd": self.kwh_usd,
             "months": self.months,
+            "ownership": {k: v for k, v in self.ownership.__dict__.items() if k != "given"}
+            | {"assumed": [k for k in ("hours_per_day", "months", "resale", "kwh_usd", "pue", "finance_apr")
+                           if k not in self.ownership.given]},
+            "options": self.options,
             "calibration": self.calibration,
+            "verdict": self.verdict.to_dict() if self.verdict else None,
             "recommendation": self.recommendation,
             "assumptions": self.assumptions,
             "builds": [r.to_dict() for r in self.rows],
         }
 
 
-def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, prices: Any, kwh_usd: float = DEFAULT_KWH_USD,
-             months: float = DEFAULT_MONTHS, calibration: Any = None) -> Plan:
+def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, prices: Any, own: Ownership | None = None,
+             kwh_usd: float | None = None, months: float | None = None, calibration: Any = None) -> Plan:
+    own = own or Ownership()
+    if kwh_usd is not None or months is not None:  # the older keywords
+        from dataclasses import replace
+
+        own = replace(own, kwh_usd=own.kwh_usd if kwh_usd is None else kwh_usd, months=months or own.months)
     workload = workload_for(need, model_kw)
-    rows = [evaluate_build(b, need, workload, prices, kwh_usd=kwh_usd, months=months, calibration=calibration) for b in builds]
+    rows = [evaluate_build(b, need, workload, prices, own=own, calibration=calibration) for b in builds]
     rows = rank(rows)
     assumptions = [
         "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the build",
-        f"power at load: the build's sourced system figure where it has one, else GPU board power + CPU TDP + {REST_OF_SYSTEM_W:g} W",
-        f"energy at US${kwh_usd:g}/kWh{' (assumed: pass --kwh-price)' if kwh_usd == DEFAULT_KWH_USD else ''}; a purchase written off over "
-        f"{months:g} months ({months * HOURS_PER_MONTH:,.0f} hours){' (assumed: pass --months)' if months == DEFAULT_MONTHS else ''}",
-        "prices are reference prices (launch list price, or a public on-demand cloud page) with their date; a street or used price differs: pass --prices",
+        "power at load: the build's sourced system figure where it has one, else GPU board power + CPU TDP + "
+        f"{REST_OF_SYSTEM_W:g} W for the platform (the PSU rule's figure)",
+        f"owning against renting on the same basis: {own.label()}; owning = purchase + interest + energy x PUE - "
+        "resale, spread over the hours of use",
+        "prices are reference prices (launch MSRP, street or used, or public cloud pages) with their date and "
+        "source; yours differ: pass --prices",
     ]
+    stale = sorted({s for r in rows if r.cost for s in r.cost.stale})
+    assumptions += stale
     if need.task == "inference":
         from gpuadvisor.plan.serving import ASSUMPTIONS
 
@@ -67,5 +84,8 @@ def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, price
     if adv:
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
     model = adv["workload"].get("model_label") or adv["workload"].get("model") if adv else str(model_kw.get("model") or model_kw.get("params"))
-    return Plan(need=need, model=str(model), rows=rows, recommendation=recommend(rows, need), assumptions=assumptions,
-                calibration=calibration.to_dict() if calibration else None, kwh_usd=kwh_usd, months=months)
+    lines, verdict = recommend(rows, need, own)
+    options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
+    return Plan(need=need, model=str(model), rows=rows, recommendation=lines, assumptions=assumptions,
+                calibration=calibration.to_dict() if calibration else None, kwh_usd=own.kwh_usd, months=own.months,
+                ownership=own, verdict=verdict, options=options)

@@ -26,7 +26,7 @@ COMPACT_KEYS = {
     "power_source": str, "sources": list,
 }
 PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
-PRICE_KEYS = {"gpu_usd", "platform_usd", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
+PRICE_KEYS = {"gpu_usd", "cpu_usd", "platform_usd", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
 FABRICS = ("none", "bridge", "nvswitch")
 LAYOUTS = ("direct", "hgx")
 
@@ -58,6 +58,7 @@ class Build:
     power_source: str | None = None
     rig_description: dict[str, Any] | None = None  # a full rig description (presets, rig files): used as is
     rig: Any = None  # a machine on offer, imported from its own outputs: its facts are used as they are
+    notes: list[str] = field(default_factory=list)  # facts assumed for it, said in the plan
 
     @property
     def kind(self) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
-from gpuadvisor.plan.costs import Cost, JobCost, build_cost, job_cost
+from gpuadvisor.plan.costs import Cost, JobCost, Ownership, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
 from gpuadvisor.plan.serving import Serving, serving_throughput
 
@@ -49,6 +49,12 @@ class Row:
     need_reason: str | None = None
     rank: int | None = None
     tie_with: list[str] = field(default_factory=list)
+    sensitivity: list[str] = field(default_factory=list)  # tight fits: what a small change would flip
+
+    @property
+    def fails_rules(self) -> list[dict[str, Any]]:
+        """Design findings of fail severity: a build with any is never recommended."""
+        return [f for f in self.findings if f["severity"] == "fail"]
 
     @staticmethod
     def need_concurrency(need: Need) -> int:
@@ -87,6 +93,7 @@ class Row:
             "cost": self.cost.to_dict() if self.cost else None,
             "job": self.job.to_dict() if self.job else None,
             "findings": self.findings,
+            "sensitivity": self.sensitivity,
             "provenance": "predicted",
         }
 
@@ -112,7 +119,7 @@ def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
     return Workload.from_options(**kw)
 
 
-def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_usd: float, months: float,
+def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: Ownership,
                    calibration: Any = None) -> Row:
     from gpuadvisor.collect import simulate_description
     from gpuadvisor.probes.rigdesc import parse_description
@@ -120,11 +127,12 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_u
 
     row = Row(build=b)
     row.cost = build_cost(b, prices)
+    row.layout_notes += list(b.notes) + list(row.cost.notes)
     if b.rig is not None:  # a machine on offer: its own facts
         rig = b.rig
     else:
         desc_dict, layout = rig_description(b)
-        row.layout_notes = list(layout.notes)
+        row.layout_notes += list(layout.notes)
         if not layout.buildable:
             row.buildable = False
             row.problems = list(layout.problems)
@@ -137,7 +145,8 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_u
         calibration.apply(rig, b)
     for f in evaluate(rig, None):
         if f.severity in ("warn", "fail", "info") and f.area in DESIGN_AREAS and f.code not in DESIGN_SKIP:
-            row.findings.append({"code": f.code, "name": f.name, "severity": f.severity, "message": f.message})
+            row.findings.append({"code": f.code, "name": f.name, "severity": f.severity, "message": f.message,
+                                 "fix": getattr(f, "fix", None)})
     from gpuadvisor.advisor import advise
 
     adv = advise(rig, workload).to_dict()
@@ -163,7 +172,8 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, kwh_u
         row.tokens_per_second = pick.get("tokens_per_second")
         row.efficiency = pick.get("ideal_speed_fraction")
         row.band, row.band_basis = _band(pick, adv)
-    row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, kwh_usd=kwh_usd, months=months, prices=prices)
+    row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
+    row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
 
@@ -174,3 +184,20 @@ def _meets(row: Row, need: Need) -> tuple[bool, str | None]:
     if need.days is not None and row.job and row.job.hours is not None and row.job.hours > need.days * 24:
         return False, f"takes {row.job.hours / 24:.1f} days, more than the {need.days:g} asked"
     return True, None
+
+
+TIGHT_FRACTION = 0.05  # a fit within 5 % of a GPU's memory is tight: a longer sequence or batch will not fit
+
+
+def _sensitivity(adv: dict[str, Any], b: Build) -> list[str]:
+    """Say when the pick fits with little memory to spare (the answer flips with a longer sequence or batch)."""
+    pick = adv.get("pick_detail") or {}
+    used = (pick.get("memory") or {}).get("total_bytes")
+    cap = pick.get("capacity_bytes")
+    if not (isinstance(used, int | float) and isinstance(cap, int | float) and cap > 0):
+        return []
+    spare = (cap - used) / 2**30
+    if 0 <= cap - used < TIGHT_FRACTION * cap:
+        return [f"{b.name} fits with {spare:.1f} GiB to spare per GPU ({used / 2**30:.1f} of {cap / 2**30:.1f} GiB): "
+                "a longer sequence, a larger micro-batch or a framework's extra buffers will not fit"]
+    return []

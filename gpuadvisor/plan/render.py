@@ -45,6 +45,12 @@ def _fits(r: Row) -> str:
     return "yes" if r.meets_need else "too slow"
 
 
+def _per_kw(r: Row) -> str:
+    if not (r.tokens_per_second and r.cost and r.cost.power_w and not r.build.rent):
+        return "-"
+    return _num(r.tokens_per_second / (r.cost.power_w / 1000))
+
+
 def _worst(r: Row) -> str:
     sev = [f for f in r.findings if f["severity"] in ("fail", "warn")]
     if not sev:
@@ -63,10 +69,14 @@ def render_text(plan: Plan, width: int | None = None) -> str:
     what = {"inference": f"serve, context {n.context or 'default'}, {n.concurrency or 1} concurrent",
             "qlora": "QLoRA fine-tune", "lora": "LoRA fine-tune", "full": "full fine-tune", "train": "training"}[n.task]
     lines = [f"Plan: {plan.model}, {what}" + (f", {n.tokens:.3g} tokens" if n.tokens else "")
-             + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "") + " (every figure predicted)", ""]
+             + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "") + " (every figure predicted)"]
+    opts = {k.replace("_", "-"): v for k, v in plan.options.items() if k not in ("global_batch",) or v}
+    if opts:
+        lines.append("Options: " + ", ".join(f"--{k} {v}" for k, v in opts.items()))
+    lines += [f"Ownership: {plan.ownership.label()}", ""]
     serving = n.task == "inference"
     head = ["#", "build", "fits", "pick", "out tok/s" if serving else "tokens/s (range)", "eff.",
-            "time" if n.tokens else "", "price", "kW", "$/1M tok", "findings"]
+            "time" if n.tokens else "", "price", "kW", "$/1M tok", "tok/s/kW", "findings"]
     table = []
     for r in plan.rows:
         table.append([
@@ -80,6 +90,7 @@ def render_text(plan: Plan, width: int | None = None) -> str:
             _price(r),
             f"{r.cost.power_w / 1000:.1f}" if r.cost and not r.build.rent else "-",
             _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
+            _per_kw(r),
             _worst(r),
         ])
     lines += fit_table([[str(c) for c in row] for row in table], head, width, indent="", keep=2)
@@ -94,7 +105,9 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         elif not r.meets_need and r.need_reason:
             why.append(r.need_reason)
         why += r.layout_notes
-        why += [f"{f['code']} {f['severity']}: {f['message']}" for f in r.findings if f["severity"] in ("fail", "warn")]
+        why += r.sensitivity
+        why += [f"{f['code']} {f['severity']}: {f['message']}" + (f" Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
+                for f in r.findings if f["severity"] in ("fail", "warn")]
         if r.cost and r.cost.purchase_unknown:
             why.append(f"price: {r.cost.purchase_unknown}")
         if r.tie_with:
