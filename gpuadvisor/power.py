@@ -57,7 +57,8 @@ def power_budget(gpu_board_w: list[float], gpu_ids: list[str | None], cpu_tdp_w:
     load = gpu_w + (cpu_w or 0.0) + platform_w
     n = len(gpu_board_w)
     basis = (f"{n} GPU(s) at board power {gpu_w:g} W + "
-             + (f"{max(sockets, 1)} x {cpu_tdp_w:g} W CPU TDP" if cpu_w is not None else "CPU power unknown (not counted)")
+             + (f"{max(sockets, 1)} x {cpu_tdp_w:g} W CPU TDP" if cpu_w is not None
+                else "CPU power unknown (not counted)")
              + f" + {platform_w:g} W for the rest of the platform")
     need = load
     notes: list[str] = []

@@ -33,13 +33,15 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
 @click.option("--budget", "budget_usd", type=float, metavar="USD", help="Spending limit: purchase price (buy) or job cost (rent).")
 @click.option("--prices", metavar="PRICES.toml", help="Your prices over the reference prices (same format as the shipped table).")
 @click.option("--kwh-price", "kwh_usd", type=float, default=None, metavar="USD", help="Electricity price per kWh (default 0.15, assumed).")
-@click.option("--months", type=float, default=None, help="Months you would keep a bought machine (default 36, assumed).")
+@click.option("--months", type=float, default=None,
+              help="Months you would keep a bought machine (default 36, assumed).")
 @click.option("--hours-per-day", "hours_per_day", type=float, default=None, metavar="H",
               help="Hours a day the machine would be used (default 8, assumed): owning and renting are compared at it.")
 @click.option("--resale", type=float, default=None, metavar="FRACTION",
-              help="Fraction of the purchase price a bought machine fetches at the end (default by GPU class, sourced).")
-@click.option("--pue", type=float, default=None, help="Cooling overhead on the energy (default 1.58 for rack servers, 1.0 "
-              "for workstations).")
+              help="Fraction of the purchase price a bought machine fetches at the end (default by GPU class, "
+                   "sourced).")
+@click.option("--pue", type=float, default=None,
+              help="Cooling overhead on the energy (default 1.58 for rack servers, 1.0 for workstations).")
 @click.option("--finance-rate", "finance_apr", type=float, default=None, metavar="APR",
               help="Yearly interest rate of a loan for the purchase, e.g. 0.08 (default: paid in cash).")
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32", "fp8"]), help="Compute precision (as advise).")
@@ -64,7 +66,8 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
          prices: str | None, kwh_usd: float | None, months: float | None, hours_per_day: float | None,
          resale: float | None, pue: float | None, finance_apr: float | None, precision: str | None,
          weight_quant: str | None, kv_cache_dtype: str | None, optimizer: str | None, micro_batch: int | None,
-         engine: str | None, nvidia_smi_dirs: tuple[str, ...], offer_prices: tuple[float, ...], calibrate_from: str | None,
+         engine: str | None, nvidia_smi_dirs: tuple[str, ...], offer_prices: tuple[float, ...],
+         calibrate_from: str | None,
          fmt: str, json_path: str | None, html_path: str | None) -> None:
     """Compare candidate builds for a workload: fits, strategy, speed, time and cost of the job, power, findings.
 
@@ -206,6 +209,7 @@ def _offered(directory: str) -> Any:
     if cpu is None:
         notes.append("CPU not in the seller's outputs or not in the catalog: its power is assumed (ask for lscpu)")
     b = Build(name=f"offered:{Path(directory).name}", title=f"offered machine ({Path(directory).name}): {len(rig.gpus)}x {spec.name}",
-              origin=directory, gpu=spec, count=len(rig.gpus), cpu=cpu, sockets=rig.host.sockets or (2 if len(rig.gpus) >= 8 else 1),
+              origin=directory, gpu=spec, count=len(rig.gpus), cpu=cpu,
+              sockets=rig.host.sockets or (2 if len(rig.gpus) >= 8 else 1),
               ram_gib=ram_gib, layout="given", rig=rig, notes=notes)
     return b

@@ -117,18 +117,19 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
         kind = best.build.kind
         why.append(f"lowest {basis} among the builds that meet the need"
                    + (f" within US${budget:,.0f}" if budget is not None else "") + " and pass their design rules")
-        price = (f"US${best.cost.rent_usd_per_hour:,.2f}/h" if best.build.rent and best.cost and best.cost.rent_usd_per_hour
-                 else _usd(_budget_cost(best)))
+        rate = best.cost.rent_usd_per_hour if best.build.rent and best.cost else None
+        price = f"US${rate:,.2f}/h" if rate else _usd(_budget_cost(best))
         out.append(f"Recommended: {'rent' if kind == 'rent' else 'buy'} {best.build.title} ({price}): "
-                   f"{_cost_text(best, need)}{_time(best, need)}, at {own.label(best.build if kind == 'buy' else None)}.")
+                   f"{_cost_text(best, need)}{_time(best, need)}, "
+                   f"at {own.label(best.build if kind == 'buy' else None)}.")
         verdict = Verdict(best.build.name, kind, why)
         other = [r for r in within if r.build.kind != kind]
         if other:
             alt = min(other, key=lambda r: _basis_usd(r) or 0.0)
             out.append(f"On the same basis, {'renting' if alt.build.rent else 'buying'} {alt.build.title} would cost "
                        f"{_cost_text(alt, need).split(' by ')[0]}.")
-            why.append(f"{'renting' if alt.build.rent else 'owning'} the best alternative ({alt.build.name}) costs more "
-                       f"on the same basis")
+            why.append(f"{'renting' if alt.build.rent else 'owning'} the best alternative ({alt.build.name}) "
+                       "costs more on the same basis")
     else:
         cheapest = min(costed, key=lambda r: _budget_cost(r) or float("inf"), default=None)
         if budget is not None and cheapest is not None:
@@ -136,14 +137,16 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
                        f"{cheapest.build.title} at {_usd(_budget_cost(cheapest))}"
                        f"{' (' + _cost_text(cheapest, need) + ')' if cheapest.build.rent else ''}.")
         else:
-            out.append("No build that meets the need has a known price: give prices with --prices to rank them by cost.")
+            out.append("No build that meets the need has a known price: give prices with --prices to rank them "
+                       "by cost.")
         verdict = Verdict(None, None, list(out), within_budget=False)
     fastest = ok[0]
     buys_all = [r for r in ok if not r.build.rent and r.cost and r.cost.purchase_usd is not None]
     if buys_all:
         cb = min(buys_all, key=lambda r: r.cost.purchase_usd if r.cost and r.cost.purchase_usd else 0.0)
         over = budget is not None and cb.cost is not None and (cb.cost.purchase_usd or 0) > budget
-        out.append(f"Cheapest to buy that meets the need: {cb.build.title}, {_usd(cb.cost.purchase_usd if cb.cost else None)}"
+        out.append(f"Cheapest to buy that meets the need: {cb.build.title}, "
+                   f"{_usd(cb.cost.purchase_usd if cb.cost else None)}"
                    + (f" (over the US${budget:,.0f} budget)" if over else "") + f"{_time(cb, need)}.")
     if budget is None:
         out.append(f"Fastest: {fastest.build.title}{_time(fastest, need)}"
@@ -155,13 +158,14 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
         if buys and buys[0] is not fastest:
             f = buys[0]
             out.append(f"Fastest to buy within US${budget:,.0f}: {f.build.title}{_time(f, need)}"
-                       + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)" if f.tie_with else "")
-                       + ".")
+                       + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)"
+                          if f.tie_with else "") + ".")
     for r in ok:
         if r.job and r.job.break_even_hours_per_day is not None and not r.build.rent:
             h = r.job.break_even_hours_per_day
             out.append(f"Buying {r.build.title} beats renting the same GPUs above {h:.1f} h/day of use over "
-                       f"{own.months:g} months" + (" (never at this period: more than 24 h/day)" if h > 24 else "") + ".")
+                       f"{own.months:g} months" + (" (never at this period: more than 24 h/day)" if h > 24 else "")
+                       + ".")
             break
     out += _failing_lines(failing)
     unpriced = [r.build.name for r in ok if _basis_usd(r) is None]

@@ -106,7 +106,8 @@ def render_text(plan: Plan, width: int | None = None) -> str:
             why.append(r.need_reason)
         why += r.layout_notes
         why += r.sensitivity
-        why += [f"{f['code']} {f['severity']}: {f['message']}" + (f" Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
+        why += [f"{f['code']} {f['severity']}: {f['message']}"
+                + (f" Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
                 for f in r.findings if f["severity"] in ("fail", "warn")]
         if r.cost and r.cost.purchase_unknown:
             why.append(f"price: {r.cost.purchase_unknown}")

@@ -216,7 +216,7 @@ def psu_undersized(rig: Rig, ctx: Context):
     How to fix
         Fit a larger PSU (or a second one), or lower the GPUs' power limits (nvidia-smi -pl) knowingly.
     """
-    from gpuadvisor.power import psu_fix, power_budget
+    from gpuadvisor.power import power_budget, psu_fix
 
     if not rig.gpus:
         return
@@ -251,6 +251,6 @@ def psu_undersized(rig: Rig, ctx: Context):
             fix=psu_fix(psu, pb.psu_needed_w),
         )
     elif cpu is None:
-        yield ctx.not_checked(f"the PSU covers the GPUs and the platform ({pb.psu_needed_w:g} W) but the CPU's power is "
-                              f"not known ({rig.host.cpu_model or 'no CPU model'}): the CPU is not counted")
+        yield ctx.not_checked(f"the PSU covers the GPUs and the platform ({pb.psu_needed_w:g} W) but the CPU's "
+                              f"power is not known ({rig.host.cpu_model or 'no CPU model'}): the CPU is not counted")
 
