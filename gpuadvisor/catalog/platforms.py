@@ -108,6 +108,28 @@ def find_gpu_spec(name: str):
     return gpu_by_id(name.strip().lower()) or find_gpu(name)
 
 
+def resolve_gpu(name: str, where: str) -> Any:
+    """The catalog GPU a person names: an id, or a name only one catalog GPU fits ("RTX 4090"); a name several
+    fit ("H100": PCIe, SXM5 or NVL) is asked back with the choices, never guessed; else an NVML product name."""
+    from gpuadvisor.catalog import gpu_by_id
+
+    exact = gpu_by_id(name.strip().lower())
+    if exact is not None:
+        return exact
+    words = [w for w in re.split(r"[\s_-]+", name.strip().lower()) if w and w != "nvidia"]
+    fits = [g for g in gpus() if words and all(w in f"{g.id} {g.name}".lower() for w in words)]
+    if len(fits) > 1:
+        raise InputError(f"{where}: {name!r} is ambiguous: one of {', '.join(g.id for g in fits)} "
+                         "(they differ in memory, bandwidth and power)")
+    if len(fits) == 1:
+        return fits[0]
+    # a product name as nvidia-smi prints it ("NVIDIA H100 80GB HBM3"); an id-like word ("h100-sxm9") is no such name
+    spec = find_gpu_spec(name) if " " in name.strip() else None
+    if spec is None:
+        raise InputError(f"{where}: {unknown_gpu(name)}")
+    return spec
+
+
 def nearest(name: str, choices: list[str], n: int = 3) -> str:
     """', or did you mean A, B' for a misspelt name (empty when nothing is close)."""
     close = difflib.get_close_matches(name.strip().lower(), choices, n=n, cutoff=0.5)
@@ -144,13 +166,11 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
                 raise InputError(f"{where}: missing {'gpu' if kind == 'cloud' else 'id'}")
             if not isinstance(usd, int | float) or isinstance(usd, bool) or not (0 < usd < 1e9):
                 raise InputError(f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US dollars, got {usd!r}")
-            if kind in ("gpu", "cloud") and find_gpu_spec(ident) is None:
-                raise unknown_gpu(ident)
+            if kind in ("gpu", "cloud"):
+                ident = resolve_gpu(ident, f"{where}.{'gpu' if kind == 'cloud' else 'id'}").id
             if kind == "cpu" and find_cpu(ident) is None:
                 raise unknown_cpu(ident)
-            if kind in ("gpu", "cloud"):
-                ident = find_gpu_spec(ident).id
-            elif kind == "cpu":
+            if kind == "cpu":
                 ident = find_cpu(ident).id
             extra = {k: str(row[k]) for k in ("url", "kind", "provider") if isinstance(row.get(k), str)}
             price = Price(float(usd), str(row.get("date", "date not given")), str(row.get("source", origin)), **extra)

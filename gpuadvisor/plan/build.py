@@ -28,6 +28,7 @@ COMPACT_KEYS = {
 PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
 PRICE_KEYS = {"gpu_usd", "cpu_usd", "platform_usd", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
 FABRICS = ("none", "bridge", "nvswitch")
+MAX_GPUS = 64
 LAYOUTS = ("direct", "hgx")
 
 
@@ -147,9 +148,8 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     for req in ("name", "gpu", "count"):
         if req not in data:
             raise InputError(f"{origin}: {req}: missing (a build names at least name, gpu and count)")
-    gpu = find_gpu_spec(data["gpu"])
-    if gpu is None:
-        raise InputError(f"{origin}:{_line_of(text, 'gpu') or 1}: gpu: {unknown_gpu(data['gpu'])}")
+    _check_name(origin, text, data)
+    gpu = build_gpu(origin, text, data["gpu"])
     rent = bool(data.get("rent", False))
     cpu = None
     if "cpu" in data:
@@ -167,8 +167,8 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     if fabric != "none" and not gpu.nvlink_links:
         raise _bad(origin, text, "fabric", f"{gpu.name} has no NVLink: use fabric = \"none\"")
     count = int(data["count"])
-    if not 1 <= count <= 64:
-        raise _bad(origin, text, "count", f"{count} GPUs: a build has 1 to 64 GPUs")
+    if not 1 <= count <= MAX_GPUS:
+        raise _bad(origin, text, "count", f"{count} GPUs: a build has 1 to {MAX_GPUS} GPUs")
     slots = data.get("slots")
     if slots is not None and (len(slots) != count or any(s not in (1, 2, 4, 8, 16) for s in slots)):
         raise _bad(origin, text, "slots", f"expected {count} lane counts from 1, 2, 4, 8, 16 (one per GPU), got {slots!r}")
@@ -185,11 +185,32 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     )
 
 
+def _check_name(origin: str, text: str, data: dict[str, Any]) -> None:
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise _bad(origin, text, "name", f"expected a non-empty name, got {name!r} (the plan shows builds by name)")
+    if any(ord(c) < 32 for c in name) or len(name) > 80:
+        raise _bad(origin, text, "name", "a build name is one line of at most 80 characters")
+
+
+def build_gpu(origin: str, text: str, name: str) -> GpuSpec:
+    """The catalog GPU a build names (see catalog.platforms.resolve_gpu): never a guess between several."""
+    from gpuadvisor.catalog.platforms import resolve_gpu
+
+    return resolve_gpu(name, f"{origin}:{_line_of(text, 'gpu') or 1}: gpu")
+
+
 def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build:
     """A full rig description (a preset, or a rig file), with the plan's own facts in an optional [plan] table."""
     from gpuadvisor.probes.rigdesc import parse_description
 
     data = dict(data)
+    gpus = data.get("gpus")
+    if isinstance(gpus, list) and len(gpus) > MAX_GPUS:
+        raise _bad(origin, text, "gpus", f"{len(gpus)} GPUs: a planned build has 1 to {MAX_GPUS} GPUs "
+                   f"(for more, plan one node and pass the node count)")
+    if "name" in data:
+        _check_name(origin, text, data)
     plan = data.pop("plan", {})
     for k in plan:
         if k not in PLAN_KEYS:
