@@ -148,16 +148,16 @@ def build_cost(b: Build, prices: Prices) -> Cost:
                                   "[[cloud]] row in --prices")
         return c
     p = b.price
-    if p.get("system_usd"):
+    if b.name in prices.system:  # a --prices row for this build (a quote) wins over the build's reference price
+        sp = prices.system[b.name]
+        c.purchase_usd, c.purchase_basis = sp.usd, f"system US${sp.usd:,.0f} ({sp.label()}: {sp.source})"
+        _stale(c, "system price", sp.date)
+    elif p.get("system_usd"):
         c.purchase_usd = float(p["system_usd"])
         label = "reference price, " + p["date"] if p.get("date") else "given"
         c.purchase_basis = f"system US${p['system_usd']:,.0f} ({label}: {p.get('source', b.origin)})"
         if p.get("date"):
             _stale(c, "system price", str(p["date"]))
-    elif b.name in prices.system:
-        sp = prices.system[b.name]
-        c.purchase_usd, c.purchase_basis = sp.usd, f"system US${sp.usd:,.0f} ({sp.label()}: {sp.source})"
-        _stale(c, "system price", sp.date)
     else:
         parts, missing = [], []
         gp = p.get("gpu_usd") or (prices.gpu[b.gpu.id].usd if b.gpu.id in prices.gpu else None)

@@ -119,7 +119,8 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
                    + (f" within US${budget:,.0f}" if budget is not None else "") + " and pass their design rules")
         rate = best.cost.rent_usd_per_hour if best.build.rent and best.cost else None
         price = f"US${rate:,.2f}/h" if rate else _usd(_budget_cost(best))
-        out.append(f"Recommended: {'rent' if kind == 'rent' else 'buy'} {best.build.title} ({price}): "
+        verb = "" if best.build.title.lower().startswith(kind) else f"{kind} "
+        out.append(f"Recommended: {verb}{best.build.title} ({price}): "
                    f"{_cost_text(best, need)}{_time(best, need)}, "
                    f"at {own.label(best.build if kind == 'buy' else None)}.")
         verdict = Verdict(best.build.name, kind, why)
@@ -160,7 +161,8 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
             out.append(f"Fastest to buy within US${budget:,.0f}: {f.build.title}{_time(f, need)}"
                        + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)"
                           if f.tie_with else "") + ".")
-    for r in ok:
+    pick = [r for r in ok if r.build.name == verdict.build] + sorted(ok, key=lambda r: _basis_usd(r) or float("inf"))
+    for r in pick:
         if r.job and r.job.break_even_hours_per_day is not None and not r.build.rent:
             h = r.job.break_even_hours_per_day
             out.append(f"Buying {r.build.title} beats renting the same GPUs above {h:.1f} h/day of use over "
