@@ -62,7 +62,8 @@ def test_price_age_in_months():
 
 
 def test_an_old_reference_price_is_flagged(capsys):
-    code, out, _ = cli(capsys, "plan", "8xa100-sxm-used", "--model", "llama-3-8b", "--tokens", "1e9", "--format", "json")
+    code, out, _ = cli(capsys, "plan", "8xa100-sxm-used", "--model", "llama-3-8b", "--tokens", "1e9",
+                       "--format", "json")
     assert code == 0
     data = json.loads(out)
     assert any("system price is from 2020-05" in a and "check a current price" in a for a in data["assumptions"])
