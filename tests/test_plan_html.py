@@ -31,12 +31,13 @@ def _plan_html(n_builds: int) -> str:
 @pytest.mark.parametrize("n_builds", [4, 18])
 @pytest.mark.parametrize("width", [1280, 420])
 def test_readable_at_desktop_and_phone_width(tmp_path, n_builds, width):
-    probe = "table.builds td[data-label='time'], table.builds td[data-label='price'], table.builds td[data-label='findings']"
+    probe = ", ".join(f"table.builds td[data-label='{c}']" for c in ("time", "price", "findings"))
     m = layout_metrics(_plan_html(n_builds), width, tmp_path, probe=probe)
     assert m["clientWidth"] == width
     # time, price and findings are on screen without scrolling the table sideways (cards at phone width)
     assert len(m["probe"]) == 3 * n_builds
-    assert all(0 <= p["left"] and p["right"] <= width for p in m["probe"]), [p for p in m["probe"] if p["right"] > width]
+    outside = [p for p in m["probe"] if p["left"] < 0 or p["right"] > width]
+    assert outside == [], outside
     if width < 600:  # one card per build: each figure on a line of its own, not a squeezed column
         assert min(p["right"] - p["left"] for p in m["probe"]) >= 0.8 * width, m["probe"][:3]
     assert m["scrollWidth"] <= width, m  # no sideways scrolling of the page (the table scrolls inside its box)
