@@ -217,9 +217,12 @@ def test_llama3_70b_full_training_fits_no_workstation():
     r = rows(p)
     assert not any(r[n].fits for n in WORKSTATIONS)
     fits = fitting_order(p)
-    assert set(fits) <= {"8xb200-sxm", "rent-8xb200", "8xh200-sxm", "8xh100-sxm", "rent-8xh100", "8xa100-sxm-used", "rent-8xa100"}
+    assert set(fits) <= {"8xb200-sxm", "rent-8xb200", "8xh200-sxm", "8xh100-sxm", "rent-8xh100", "8xa100-sxm-used",
+                         "rent-8xa100", "rent-2x8xh100-ib", "2x8xa100-sxm-used-ib"}
     assert fits.index("8xh100-sxm") < fits.index("8xa100-sxm-used")
     assert r["8xh100-sxm"].job.hours > 24 * 30  # weeks, not hours, on one node
+    # a second node more than doubles the speed here: the 70B states no longer need CPU offload
+    assert r["rent-2x8xh100-ib"].tokens_per_second > 2 * r["rent-8xh100"].tokens_per_second
 
 
 def test_llama3_70b_serving_order():

@@ -225,3 +225,37 @@ def test_bad_ownership_options_are_one_line(capsys):
                       (["--pue", "0.5"], "--pue 0.5: power usage effectiveness is at least 1.0")):
         code, out, err = cli(capsys, "plan", "2x3090-nvlink-5950x", "--model", "llama-3-8b", *args)
         assert code == 2 and out == "" and msg in err
+
+
+# multi-node ----------------------------------------------------------------------------------------------------
+
+def test_multi_node_builds_price_their_network_and_pass_its_bandwidth_to_the_advisor():
+    """2 nodes of 8x A100 joined by HDR 200 Gb/s per GPU: the purchase is both nodes + 16 network ports
+    (US$2,500 each, assumed), the advisor gets 25 GB/s per GPU across nodes; rented H100 nodes cost 16 GPU-hours
+    an hour. A faster network (NDR, 50 GB/s) is never slower."""
+    p = run_plan([load_build("2x8xa100-sxm-used-ib"), load_build("rent-2x8xh100-ib")], Need(task="train", tokens=1e10),
+                 {"model": "llama-3-70b"}, prices=load_prices())
+    rows = {r.build.name: r for r in p.rows}
+    own, rent = rows["2x8xa100-sxm-used-ib"], rows["rent-2x8xh100-ib"]
+    assert own.cost.purchase_usd == 2 * 199000 + 16 * 2500 and "16 x US$2,500 network per GPU" in own.cost.purchase_basis
+    assert own.cost.power_w == 2 * 6500
+    assert rent.cost.rent_usd_per_hour == pytest.approx(16 * 2.99)
+    assert own.advice["workload"]["nodes"] == 2 and own.fits and "across nodes" in own.pick
+    ndr = parse_build({**{k: v for k, v in tomllib_load("2x8xa100-sxm-used-ib").items() if k != "price"},
+                       "network": "ib-ndr", "name": "ndr"}, "", "test")
+    fast = run_plan([ndr], Need(task="train", tokens=1e10), {"model": "llama-3-70b"}, prices=load_prices()).rows[0]
+    assert fast.tokens_per_second >= own.tokens_per_second
+
+
+def tomllib_load(name: str) -> dict:
+    import tomllib
+    from importlib import resources
+
+    return tomllib.loads((resources.files("gpuadvisor.plan.builds") / f"{name}.toml").read_text(encoding="utf-8"))
+
+
+def test_more_nodes_need_a_network(capsys, tmp_path):
+    f = tmp_path / "b.toml"
+    f.write_text('name = "x"\ngpu = "h100-sxm5-80gb"\ncount = 8\nnodes = 4\ncpu = "xeon-platinum-8480"\nsockets = 2\n')
+    code, _, err = cli(capsys, "plan", str(f), "--model", "llama-3-8b")
+    assert code == 2 and f"{f}:4: nodes: 4 nodes need a network between them" in err

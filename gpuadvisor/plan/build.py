@@ -23,11 +23,22 @@ COMPACT_KEYS = {
     "name": str, "title": str, "description": str, "gpu": str, "count": int, "cpu": str, "sockets": int,
     "ram_gib": (int, float), "psu_watts": (int, float), "fabric": str, "nvlink_links": int, "layout": str,
     "slots": list, "chassis": str, "p2p": str, "price": dict, "rent": bool, "power_at_load_w": (int, float),
-    "power_source": str, "sources": list,
+    "power_source": str, "sources": list, "nodes": int, "network": str,
 }
 PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
-PRICE_KEYS = {"gpu_usd", "cpu_usd", "platform_usd", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
+PRICE_KEYS = {"gpu_usd", "cpu_usd", "platform_usd", "network_usd_per_gpu", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
 FABRICS = ("none", "bridge", "nvswitch")
+# The network between nodes: one port per GPU (rail-optimised, as NVIDIA's DGX SuperPOD reference architecture);
+# Gb/s per port from the adapter's specifications; busbw per GPU = line rate / 8 (the advisor's own convention);
+# the price per GPU (adapter + switch port + two transceivers and a cable) is assumed: no public list price read.
+CONNECTX7 = "https://docs.nvidia.com/networking/display/ConnectX7VPI/Introduction"
+NETWORKS: dict[str, tuple[float, float, str]] = {
+    "ib-ndr": (400.0, 4000.0, f"InfiniBand NDR 400 Gb/s per GPU (ConnectX-7: {CONNECTX7})"),
+    "ib-hdr": (200.0, 2500.0, "InfiniBand HDR 200 Gb/s per GPU (ConnectX-6)"),
+    "roce-400": (400.0, 3000.0, f"RoCE 400 GbE per GPU (ConnectX-7: {CONNECTX7})"),
+    "roce-200": (200.0, 2000.0, "RoCE 200 GbE per GPU (ConnectX-6)"),
+}
+MAX_NODES = 64
 MAX_GPUS = 64
 LAYOUTS = ("direct", "hgx")
 
@@ -60,6 +71,17 @@ class Build:
     rig_description: dict[str, Any] | None = None  # a full rig description (presets, rig files): used as is
     rig: Any = None  # a machine on offer, imported from its own outputs: its facts are used as they are
     notes: list[str] = field(default_factory=list)  # facts assumed for it, said in the plan
+    nodes: int = 1  # identical nodes of ``count`` GPUs each, joined by ``network``
+    network: str | None = None
+
+    @property
+    def inter_node_gbps(self) -> float | None:
+        """Bus bandwidth per GPU across nodes in GB/s (the advisor's communication model's input)."""
+        return NETWORKS[self.network][0] / 8 if self.network else None
+
+    @property
+    def total_gpus(self) -> int:
+        return self.count * self.nodes
 
     @property
     def kind(self) -> str:
@@ -172,6 +194,15 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     slots = data.get("slots")
     if slots is not None and (len(slots) != count or any(s not in (1, 2, 4, 8, 16) for s in slots)):
         raise _bad(origin, text, "slots", f"expected {count} lane counts from 1, 2, 4, 8, 16 (one per GPU), got {slots!r}")
+    nodes = int(data.get("nodes", 1))
+    if not 1 <= nodes <= MAX_NODES:
+        raise _bad(origin, text, "nodes", f"{nodes} nodes: a build has 1 to {MAX_NODES} nodes")
+    network = data.get("network")
+    if network is not None and network not in NETWORKS:
+        raise _bad(origin, text, "network", f"{network!r} is not one of {', '.join(NETWORKS)}")
+    if nodes > 1 and network is None:
+        raise _bad(origin, text, "nodes", f"{nodes} nodes need a network between them: network = one of "
+                   f"{', '.join(NETWORKS)}")
     sockets = int(data.get("sockets", 1))
     if cpu is not None and sockets > cpu.max_sockets:
         raise _bad(origin, text, "sockets", f"{cpu.name} runs in at most {cpu.max_sockets} socket(s), not {sockets}")
@@ -181,7 +212,7 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         nvlink_links=data.get("nvlink_links"), layout=layout, slots=slots, chassis=data.get("chassis"), p2p=data.get("p2p"),
         description=data.get("description", ""), sources=list(data.get("sources", [])),
         price=_price(origin, text, data.get("price", {})), rent=rent, power_at_load_w=data.get("power_at_load_w"),
-        power_source=data.get("power_source"),
+        power_source=data.get("power_source"), nodes=nodes, network=network,
     )
 
 

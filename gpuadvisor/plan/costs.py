@@ -128,20 +128,22 @@ def build_cost(b: Build, prices: Prices) -> Cost:
     pb = power_budget([b.gpu.tdp_w or 0.0] * b.count, [b.gpu.id] * b.count, cpu_w, b.sockets)
     c.psu_needed_w = pb.psu_needed_w
     if b.power_at_load_w:
-        c.power_w = float(b.power_at_load_w)
+        c.power_w = float(b.power_at_load_w) * b.nodes
         c.power_basis = b.power_source or f"{b.origin}: power_at_load_w"
     else:
-        c.power_w = pb.load_w
+        c.power_w = pb.load_w * b.nodes
         c.power_basis = pb.basis + " (GPUs at board power under training)"
+    if b.nodes > 1:
+        c.power_basis = f"{b.nodes} nodes x ({c.power_basis})"
     if b.rent:
         cloud = prices.cloud.get(b.gpu.id)
         given = b.price.get("gpu_hour_usd")
         if given:
-            c.rent_usd_per_hour = float(given) * b.count
-            c.rent_basis = f"{b.count} x US${given:g}/GPU-hour ({b.price.get('source', b.origin)})"
+            c.rent_usd_per_hour = float(given) * b.total_gpus
+            c.rent_basis = f"{b.total_gpus} x US${given:g}/GPU-hour ({b.price.get('source', b.origin)})"
         elif cloud:
-            c.rent_usd_per_hour = cloud.usd * b.count
-            c.rent_basis = f"{b.count} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
+            c.rent_usd_per_hour = cloud.usd * b.total_gpus
+            c.rent_basis = f"{b.total_gpus} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
             _stale(c, f"cloud price of {b.gpu.name}", cloud.date)
         else:
             c.purchase_unknown = (f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a "
@@ -187,6 +189,15 @@ def build_cost(b: Build, prices: Prices) -> Cost:
         else:
             c.purchase_usd = sum(v for v, _ in parts)
             c.purchase_basis = " + ".join(t for _, t in parts)
+    if b.nodes > 1 and c.purchase_usd is not None:
+        from gpuadvisor.plan.build import NETWORKS
+
+        gbps, assumed_usd, what = NETWORKS[b.network or "ib-ndr"]
+        per_gpu = float(p.get("network_usd_per_gpu") or assumed_usd)
+        label = "given" if p.get("network_usd_per_gpu") else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu"
+        c.purchase_usd = c.purchase_usd * b.nodes + per_gpu * b.total_gpus
+        c.purchase_basis = (f"{b.nodes} nodes x ({c.purchase_basis}) + {b.total_gpus} x US${per_gpu:,.0f} network "
+                            f"per GPU ({what}; {label})")
     return c
 
 
@@ -246,13 +257,13 @@ def job_cost(b: Build, c: Cost, tokens_per_second: float | None, tokens: float |
     cloud = prices.cloud.get(b.gpu.id)
     if not b.rent and c.purchase_usd is not None:
         if cloud:
-            rate = cloud.usd * b.count
+            rate = cloud.usd * b.total_gpus
             kept, _ = own.resale_for(b)
             net = c.purchase_usd * (1 - kept) + own.interest(c.purchase_usd)
             margin = rate - kw * pue * own.kwh_usd
             if margin > 0:
                 be = net / (margin * own.months * DAYS_PER_MONTH)
-                be_basis = (f"renting {b.count} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) against "
+                be_basis = (f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) against "
                             f"owning for {own.months:g} months (US${net:,.0f} net of resale, plus energy)")
         else:
             be_basis = f"no reference cloud price for {b.gpu.name}: no break-even against renting"

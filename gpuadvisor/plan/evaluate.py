@@ -69,6 +69,8 @@ class Row:
             "kind": b.kind,
             "gpu": b.gpu.name,
             "gpu_count": b.count,
+            "nodes": b.nodes,
+            "network": b.network,
             "cpu": b.cpu.name if b.cpu else None,
             "sockets": b.sockets,
             "ram_gib": b.ram_gib,
@@ -119,10 +121,33 @@ def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
     return Workload.from_options(**kw)
 
 
-def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: Ownership,
-                   calibration: Any = None) -> Row:
+def _simulated(desc_dict: dict[str, Any], origin: str, cache: dict[str, Any] | None) -> Any:
+    """The simulated rig of a description; a bought and a rented build of the same machine share one simulation
+    (each gets its own copy)."""
+    import copy
+    import json
+
     from gpuadvisor.collect import simulate_description
     from gpuadvisor.probes.rigdesc import parse_description
+
+    host = dict(desc_dict.get("host", {}))
+    psu, hostname = host.pop("psu_watts", None), host.pop("hostname", None)
+    same = {k: v for k, v in desc_dict.items() if k not in ("name", "title", "description")} | {"host": host}
+    key = json.dumps(same, sort_keys=True, default=str)
+    if cache is not None and key in cache:
+        rig = copy.deepcopy(cache[key])
+        rig.host.psu_watts = float(psu) if psu is not None else None
+        if hostname:
+            rig.host.hostname = hostname
+        return rig
+    rig = simulate_description(parse_description(desc_dict, origin))
+    if cache is not None:
+        cache[key] = copy.deepcopy(rig)
+    return rig
+
+
+def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: Ownership,
+                   calibration: Any = None, rig_cache: dict[str, Any] | None = None) -> Row:
     from gpuadvisor.rules import evaluate
 
     row = Row(build=b)
@@ -138,7 +163,7 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: 
             row.problems = list(layout.problems)
             row.need_reason = "cannot be built: " + "; ".join(layout.problems)
             return row
-        rig = simulate_description(parse_description(desc_dict, b.origin))
+        rig = _simulated(desc_dict, b.origin, rig_cache)
         rig.source.kind = "spec"
         rig.source.detail = f"planned build {b.name}"
     if calibration is not None:
@@ -149,6 +174,10 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: 
                                  "fix": getattr(f, "fix", None)})
     from gpuadvisor.advisor import advise
 
+    if b.nodes > 1:  # N identical nodes: the advisor's multi-node model with the build's network
+        from dataclasses import replace
+
+        workload = replace(workload, nodes=b.nodes, inter_node_gbps=b.inter_node_gbps)
     adv = advise(rig, workload).to_dict()
     row.advice = adv
     row.fits = bool(adv.get("fits"))
