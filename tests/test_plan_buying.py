@@ -237,7 +237,8 @@ def test_multi_node_builds_price_their_network_and_pass_its_bandwidth_to_the_adv
                  {"model": "llama-3-70b"}, prices=load_prices())
     rows = {r.build.name: r for r in p.rows}
     own, rent = rows["2x8xa100-sxm-used-ib"], rows["rent-2x8xh100-ib"]
-    assert own.cost.purchase_usd == 2 * 199000 + 16 * 2500 and "16 x US$2,500 network per GPU" in own.cost.purchase_basis
+    assert own.cost.purchase_usd == 2 * 199000 + 16 * 2500
+    assert "16 x US$2,500 network per GPU" in own.cost.purchase_basis
     assert own.cost.power_w == 2 * 6500
     assert rent.cost.rent_usd_per_hour == pytest.approx(16 * 2.99)
     assert own.advice["workload"]["nodes"] == 2 and own.fits and "across nodes" in own.pick

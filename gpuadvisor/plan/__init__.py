@@ -64,7 +64,8 @@ def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, price
         own = replace(own, kwh_usd=own.kwh_usd if kwh_usd is None else kwh_usd, months=months or own.months)
     workload = workload_for(need, model_kw)
     cache: dict[str, Any] = {}
-    rows = [evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache) for b in builds]
+    rows = [evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache)
+            for b in builds]
     rows = rank(rows)
     assumptions = [
         "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the build",

@@ -26,7 +26,8 @@ COMPACT_KEYS = {
     "power_source": str, "sources": list, "nodes": int, "network": str,
 }
 PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
-PRICE_KEYS = {"gpu_usd", "cpu_usd", "platform_usd", "network_usd_per_gpu", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
+PRICE_KEYS = {"gpu_usd", "cpu_usd", "platform_usd", "network_usd_per_gpu", "platform_note", "system_usd", "date",
+              "source", "gpu_hour_usd"}
 FABRICS = ("none", "bridge", "nvswitch")
 # The network between nodes: one port per GPU (rail-optimised, as NVIDIA's DGX SuperPOD reference architecture);
 # Gb/s per port from the adapter's specifications; busbw per GPU = line rate / 8 (the advisor's own convention);

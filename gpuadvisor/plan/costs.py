@@ -194,7 +194,8 @@ def build_cost(b: Build, prices: Prices) -> Cost:
 
         gbps, assumed_usd, what = NETWORKS[b.network or "ib-ndr"]
         per_gpu = float(p.get("network_usd_per_gpu") or assumed_usd)
-        label = "given" if p.get("network_usd_per_gpu") else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu"
+        label = ("given" if p.get("network_usd_per_gpu")
+                 else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu")
         c.purchase_usd = c.purchase_usd * b.nodes + per_gpu * b.total_gpus
         c.purchase_basis = (f"{b.nodes} nodes x ({c.purchase_basis}) + {b.total_gpus} x US${per_gpu:,.0f} network "
                             f"per GPU ({what}; {label})")
@@ -263,7 +264,8 @@ def job_cost(b: Build, c: Cost, tokens_per_second: float | None, tokens: float |
             margin = rate - kw * pue * own.kwh_usd
             if margin > 0:
                 be = net / (margin * own.months * DAYS_PER_MONTH)
-                be_basis = (f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) against "
+                be_basis = (f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) "
+                            "against "
                             f"owning for {own.months:g} months (US${net:,.0f} net of resale, plus energy)")
         else:
             be_basis = f"no reference cloud price for {b.gpu.name}: no break-even against renting"

@@ -75,7 +75,7 @@ def render_html(plan: Plan) -> str:
             "worst": "fail" if any(f["severity"] == "fail" for f in r.findings) else ("warn" if any(f["severity"] == "warn" for f in r.findings) else ""),
         })
     template = _environment().get_template("plan.html.j2")
-    by_name = {t["row"].build.name: t for t in table}
+    by_name = {r.build.name: t for r, t in zip(plan.rows, table, strict=True)}
     return template.render(plan=plan, data=data, table=table, t_by_name=by_name, charts=charts(plan),
                            plan_json=markupsafe.Markup(embedded))
 
