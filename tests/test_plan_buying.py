@@ -260,3 +260,26 @@ def test_more_nodes_need_a_network(capsys, tmp_path):
     f.write_text('name = "x"\ngpu = "h100-sxm5-80gb"\ncount = 8\nnodes = 4\ncpu = "xeon-platinum-8480"\nsockets = 2\n')
     code, _, err = cli(capsys, "plan", str(f), "--model", "llama-3-8b")
     assert code == 2 and f"{f}:4: nodes: 4 nodes need a network between them" in err
+
+
+def test_a_tight_fit_is_said_with_its_margin():
+    """4x RTX 4090 on the Threadripper PRO full-fine-tunes 8B at 2,048 tokens with under 3 GiB per GPU to spare:
+    the plan says a longer sequence will not fit; the 8x H100 node (7+ GiB spare) gets no such note."""
+    p = run_plan([load_build("4x4090-tr-pro"), load_build("8xh100-sxm")], Need(task="full", tokens=1e9),
+                 {"model": "llama-3-8b", "seq_len": 2048}, prices=load_prices())
+    rows = {r.build.name: r for r in p.rows}
+    pick = rows["4x4090-tr-pro"].advice["pick_detail"]
+    spare = (pick["capacity_bytes"] - pick["memory"]["total_bytes"]) / 2**30
+    assert 0 < spare < 3
+    assert rows["4x4090-tr-pro"].sensitivity == [
+        f"4x4090-tr-pro fits with {spare:.1f} GiB to spare per GPU ({pick['memory']['total_bytes'] / 2**30:.1f} of "
+        f"{pick['capacity_bytes'] / 2**30:.1f} GiB): a longer sequence, a larger micro-batch or a framework's extra "
+        "buffers will not fit"]
+    assert rows["8xh100-sxm"].sensitivity == []
+
+
+def test_the_options_reach_the_header(capsys):
+    code, out, _ = cli(capsys, "plan", "4x5090-tr-pro", "--model", "llama-3-70b", "--task", "inference", "--context",
+                       "8192", "--concurrency", "32", "--weights", "fp8", "--kv-cache-dtype", "fp8", "--engine", "sglang")
+    assert code == 0
+    assert "Options: --precision fp8, --kv-cache-dtype fp8, --weights fp8, --engine sglang" in out

@@ -216,6 +216,7 @@ def _meets(row: Row, need: Need) -> tuple[bool, str | None]:
 
 
 TIGHT_FRACTION = 0.05  # a fit within 5 % of a GPU's memory is tight: a longer sequence or batch will not fit
+TIGHT_GIB = 3.0  # or within 3 GiB: doubling an 8B model's 2k-token sequence adds more activations than that
 
 
 def _sensitivity(adv: dict[str, Any], b: Build) -> list[str]:
@@ -226,7 +227,7 @@ def _sensitivity(adv: dict[str, Any], b: Build) -> list[str]:
     if not (isinstance(used, int | float) and isinstance(cap, int | float) and cap > 0):
         return []
     spare = (cap - used) / 2**30
-    if 0 <= cap - used < TIGHT_FRACTION * cap:
+    if 0 <= cap - used < max(TIGHT_FRACTION * cap, TIGHT_GIB * 2**30):
         return [f"{b.name} fits with {spare:.1f} GiB to spare per GPU ({used / 2**30:.1f} of {cap / 2**30:.1f} GiB): "
                 "a longer sequence, a larger micro-batch or a framework's extra buffers will not fit"]
     return []

@@ -70,7 +70,8 @@ def render_text(plan: Plan, width: int | None = None) -> str:
             "qlora": "QLoRA fine-tune", "lora": "LoRA fine-tune", "full": "full fine-tune", "train": "training"}[n.task]
     lines = [f"Plan: {plan.model}, {what}" + (f", {n.tokens:.3g} tokens" if n.tokens else "")
              + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "") + " (every figure predicted)"]
-    opts = {k.replace("_", "-"): v for k, v in plan.options.items() if k not in ("global_batch",) or v}
+    flag = {"weight_quant": "weights"}
+    opts = {flag.get(k, k).replace("_", "-"): v for k, v in plan.options.items()}
     if opts:
         lines.append("Options: " + ", ".join(f"--{k} {v}" for k, v in opts.items()))
     lines += [f"Ownership: {plan.ownership.label()}", ""]
