@@ -283,3 +283,14 @@ def test_the_options_reach_the_header(capsys):
                        "8192", "--concurrency", "32", "--weights", "fp8", "--kv-cache-dtype", "fp8", "--engine", "sglang")
     assert code == 0
     assert "Options: --precision fp8, --kv-cache-dtype fp8, --weights fp8, --engine sglang" in out
+
+
+def test_perf_per_dollar_and_per_watt_columns():
+    from gpuadvisor.plan.render import per_kusd, render_text
+
+    p = _cached(("2x3090-nvlink-5950x", "rent-8xa100"), "qlora", "llama-3-8b", tokens=1e8)
+    r = next(r for r in p.rows if r.build.name == "2x3090-nvlink-5950x")
+    assert per_kusd(r) == f"{r.tokens_per_second / (r.cost.purchase_usd / 1000):,.1f}"
+    assert per_kusd(next(r for r in p.rows if r.build.rent)) == "-"  # a rented build has no purchase price
+    text = render_text(p, width=200)
+    assert "tok/s/kW" in text and "tok/s/$1k" in text

@@ -7,7 +7,7 @@ from typing import Any
 
 from gpuadvisor.plan import Plan
 from gpuadvisor.plan.evaluate import Row
-from gpuadvisor.plan.render import _duration, _price
+from gpuadvisor.plan.render import _duration, _price, per_kusd
 
 
 def _bars(rows: list[Row], value: Any, label: Any, band: Any = None, unknown: str | None = None) -> dict[str, Any]:
@@ -70,6 +70,7 @@ def render_html(plan: Plan) -> str:
             "band": f"{r.band[0]:,.0f}–{r.band[1]:,.0f}" if r.band else "",
             "per_m": f"US${r.job.usd_per_million_tokens:,.2f}" if r.job and r.job.usd_per_million_tokens is not None else "—",
             "groups": finding_groups(r),
+            "per_kusd": per_kusd(r),
             "per_kw": (f"{r.tokens_per_second / (r.cost.power_w / 1000):,.0f}"
                        if r.tokens_per_second and r.cost and r.cost.power_w and not r.build.rent else "—"),
             "worst": "fail" if any(f["severity"] == "fail" for f in r.findings) else ("warn" if any(f["severity"] == "warn" for f in r.findings) else ""),

@@ -51,6 +51,13 @@ def _per_kw(r: Row) -> str:
     return _num(r.tokens_per_second / (r.cost.power_w / 1000))
 
 
+def per_kusd(r: Row) -> str:
+    """Performance per dollar: tokens/s per US$1,000 of purchase price (bought builds with a price)."""
+    if not (r.tokens_per_second and r.cost and r.cost.purchase_usd and not r.build.rent):
+        return "-"
+    return _num(r.tokens_per_second / (r.cost.purchase_usd / 1000), ",.1f")
+
+
 def _worst(r: Row) -> str:
     sev = [f for f in r.findings if f["severity"] in ("fail", "warn")]
     if not sev:
@@ -77,7 +84,7 @@ def render_text(plan: Plan, width: int | None = None) -> str:
     lines += [f"Ownership: {plan.ownership.label()}", ""]
     serving = n.task == "inference"
     head = ["#", "build", "fits", "pick", "out tok/s" if serving else "tokens/s (range)", "eff.",
-            "time" if n.tokens else "", "price", "kW", "$/1M tok", "tok/s/kW", "findings"]
+            "time" if n.tokens else "", "price", "kW", "$/1M tok", "tok/s/kW", "tok/s/$1k", "findings"]
     table = []
     for r in plan.rows:
         table.append([
@@ -92,6 +99,7 @@ def render_text(plan: Plan, width: int | None = None) -> str:
             f"{r.cost.power_w / 1000:.1f}" if r.cost and not r.build.rent else "-",
             _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
             _per_kw(r),
+            per_kusd(r),
             _worst(r),
         ])
     lines += fit_table([[str(c) for c in row] for row in table], head, width, indent="", keep=2)
@@ -112,6 +120,8 @@ def render_text(plan: Plan, width: int | None = None) -> str:
                 for f in r.findings if f["severity"] in ("fail", "warn")]
         if r.cost and r.cost.purchase_unknown:
             why.append(f"price: {r.cost.purchase_unknown}")
+        if r.cost:
+            why += r.cost.stale
         if r.tie_with:
             why.append(f"a tie with {', '.join(r.tie_with)}: their predicted ranges overlap")
         if why:
