@@ -279,8 +279,9 @@ def test_a_tight_fit_is_said_with_its_margin():
 
 
 def test_the_options_reach_the_header(capsys):
-    code, out, _ = cli(capsys, "plan", "4x5090-tr-pro", "--model", "llama-3-70b", "--task", "inference", "--context",
-                       "8192", "--concurrency", "32", "--weights", "fp8", "--kv-cache-dtype", "fp8", "--engine", "sglang")
+    code, out, _ = cli(capsys, "plan", "4x5090-tr-pro", "--model", "llama-3-70b", "--task", "inference",
+                       "--context", "8192", "--concurrency", "32", "--weights", "fp8", "--kv-cache-dtype", "fp8",
+                       "--engine", "sglang")
     assert code == 0
     assert "Options: --precision fp8, --kv-cache-dtype fp8, --weights fp8, --engine sglang" in out
 
