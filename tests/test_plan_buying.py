@@ -110,6 +110,10 @@ def test_buy_and_rent_are_costed_on_the_same_basis():
     assert rent.job.usd_per_hour_of_use == pytest.approx(1.79 * 8)
     assert own.job.job_usd / rent.job.job_usd == pytest.approx(own.job.usd_per_hour_of_use / (1.79 * 8))
     assert "On the same basis, buying 8x A100" in _line(p, "On the same basis")
+    # over the period, the same work: 36 months at 8 h/day owned against renting the same GPU-hours
+    period = _line(p, "Over 36 months at 8 h/day")
+    assert f"owning 8xa100-sxm-used costs US${own.job.period_usd:,.0f}" in period
+    assert f"renting rent-8xa100 for the same work US${1.79 * 8 * used:,.0f}" in period
 
 
 # 4 -----------------------------------------------------------------------------------------------------------

@@ -131,6 +131,14 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
                        f"{_cost_text(alt, need).split(' by ')[0]}.")
             why.append(f"{'renting' if alt.build.rent else 'owning'} the best alternative ({alt.build.name}) "
                        "costs more on the same basis")
+            own_r, rent_r = (best, alt) if kind == "buy" else (alt, best)
+            if own_r.job and rent_r.job and own_r.job.period_usd is not None and rent_r.job.usd_per_hour_of_use:
+                # the same work over the period: the rented machine's hours scaled to the owned one's speed
+                ratio = (own_r.tokens_per_second or 0) / (rent_r.tokens_per_second or 1)
+                rent_period = rent_r.job.usd_per_hour_of_use * own.used_hours * ratio
+                out.append(f"Over {own.months:g} months at {own.hours_per_day:g} h/day: owning {own_r.build.name} "
+                           f"costs US${own_r.job.period_usd:,.0f} ({own_r.job.period_basis}); renting "
+                           f"{rent_r.build.name} for the same work US${rent_period:,.0f}.")
     else:
         cheapest = min(costed, key=lambda r: _budget_cost(r) or float("inf"), default=None)
         if budget is not None and cheapest is not None:
