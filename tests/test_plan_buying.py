@@ -299,3 +299,14 @@ def test_perf_per_dollar_and_per_watt_columns():
     assert per_kusd(next(r for r in p.rows if r.build.rent)) == "-"  # a rented build has no purchase price
     text = render_text(p, width=200)
     assert "tok/s/kW" in text and "tok/s/$1k" in text
+
+
+def test_a_longer_sequence_that_changes_the_answer_is_said():
+    """70B QLoRA at 4,096 tokens: the two-4090 desktop leads the homelab builds; at 8,192 tokens it no longer
+    fits (nor does the 3090 pair): the plan says so rather than letting a longer run fail after the purchase."""
+    p = _cached(("1x4090-7950x", "2x3090-nvlink-5950x", "2x4090-7950x"), "qlora", "llama-3-70b", tokens=2e8)
+    assert [r.build.name for r in p.rows if r.meets_need][0] == "2x4090-7950x"
+    assert ("Sensitivity: at 8,192-token sequences 2x4090-7950x no longer fits; 2x3090-nvlink-5950x does not "
+            "either.") in p.recommendation
+    quiet = _cached(("4x6000ada-tr-pro", "4x5090-tr-pro"), "lora", "llama-3-8b", tokens=1e9)
+    assert not any(s.startswith("Sensitivity") for s in quiet.recommendation)

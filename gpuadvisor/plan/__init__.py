@@ -55,6 +55,39 @@ class Plan:
         }
 
 
+def ranking_sensitivity(rows: list[Row], need: Need) -> list[str]:
+    """Training: does doubling the sequence length flip the two fastest builds that meet the need (or stop one
+    fitting)? Said in one sentence when it does; the advisor is re-asked on the same simulated machines."""
+    if need.task == "inference":
+        return []
+    top = [r for r in rows if r.meets_need and r.tokens_per_second and r.rig is not None and not r.tie_with][:2]
+    if len(top) < 2 or top[0].workload is None:
+        return []
+    from dataclasses import replace
+
+    from gpuadvisor.advisor import advise
+
+    seq = int((top[0].advice or {}).get("workload", {}).get("seq_len") or 0)
+    if not seq:
+        return []
+    longer: list[tuple[Row, float | None]] = []
+    for r in top:
+        try:
+            adv = advise(r.rig, replace(r.workload, seq_len=2 * seq)).to_dict()
+        except Exception:  # noqa: BLE001 - a workload the advisor refuses at that length: no sentence, not a crash
+            return []
+        pick = adv.get("pick_detail") or {}
+        longer.append((r, pick.get("tokens_per_second") if adv.get("fits") else None))
+    (a, ta), (b, tb) = longer
+    if ta is None:
+        return [f"Sensitivity: at {2 * seq:,}-token sequences {a.build.name} no longer fits; {b.build.name} "
+                + ("does." if tb else "does not either.")]
+    if tb is not None and tb > ta:
+        return [f"Sensitivity: at {2 * seq:,}-token sequences {b.build.name} overtakes {a.build.name} "
+                f"({tb:,.0f} against {ta:,.0f} tokens/s)."]
+    return []
+
+
 def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, prices: Any, own: Ownership | None = None,
              kwh_usd: float | None = None, months: float | None = None, calibration: Any = None) -> Plan:
     own = own or Ownership()
@@ -87,6 +120,7 @@ def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, price
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
     model = adv["workload"].get("model_label") or adv["workload"].get("model") if adv else str(model_kw.get("model") or model_kw.get("params"))
     lines, verdict = recommend(rows, need, own)
+    lines += ranking_sensitivity(rows, need)
     options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
     return Plan(need=need, model=str(model), rows=rows, recommendation=lines, assumptions=assumptions,
                 calibration=calibration.to_dict() if calibration else None, kwh_usd=own.kwh_usd, months=own.months,

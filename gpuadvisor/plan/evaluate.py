@@ -50,6 +50,8 @@ class Row:
     rank: int | None = None
     tie_with: list[str] = field(default_factory=list)
     sensitivity: list[str] = field(default_factory=list)  # tight fits: what a small change would flip
+    rig: Any = None  # the simulated (or offered) machine, for re-asking the advisor
+    workload: Any = None  # the workload this build was judged with
 
     @property
     def fails_rules(self) -> list[dict[str, Any]]:
@@ -180,6 +182,7 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: 
         workload = replace(workload, nodes=b.nodes, inter_node_gbps=b.inter_node_gbps)
     adv = advise(rig, workload).to_dict()
     row.advice = adv
+    row.rig, row.workload = rig, workload
     row.fits = bool(adv.get("fits"))
     row.pick = adv.get("pick")
     row.reason = adv.get("reason")
