@@ -116,7 +116,7 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         why += r.layout_notes
         why += r.sensitivity
         why += [f"{f['code']} {f['severity']}: {f['message']}"
-                + (f" Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
+                + (f". Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
                 for f in r.findings if f["severity"] in ("fail", "warn")]
         if r.cost and r.cost.purchase_unknown:
             why.append(f"price: {r.cost.purchase_unknown}")
