@@ -71,8 +71,10 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
          fmt: str, json_path: str | None, html_path: str | None) -> None:
     """Compare candidate builds for a workload: fits, strategy, speed, time and cost of the job, power, findings.
 
-    With no builds named, the built-in candidates are ranked (workstations with RTX 3090/4090/5090 and RTX 6000
-    Ada, an 8x L40S server, A100/H100/H200/B200 systems, and renting data-centre GPUs by the hour).
+    With no builds named, the built-in candidates are ranked (a single RTX 4090, workstations with RTX
+    3090/4090/5090 and RTX 6000 Ada, an 8x L40S server, A100/H100/H200/B200 systems, two-node clusters, and
+    renting data-centre GPUs by the hour). The recommendation keeps --budget, never names a build that fails
+    its own design rules, and compares owning and renting at --hours-per-day over --months.
 
     \b
     Examples:
@@ -82,8 +84,10 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
       gpuadvisor plan --from-nvidia-smi seller/ 4x4090-tr-pro --model llama-3-8b --task full --tokens 1e9
       gpuadvisor plan --model llama-3-8b --task full --tokens 2e10 --hours-per-day 20 --months 36 --prices mine.toml
 
+    A prices file (--prices) overrides any reference row; an offered machine is priced by its name, or with
+    --offer-price:
+
     \b
-    A prices file (any row overrides the reference one; an offered machine is priced by its name):
       [[gpu]]
       id = "rtx-4090"
       usd = 1650
