@@ -5,6 +5,7 @@ workloads the README shows, and the in-process time per build. Wall time and CPU
 process: what the command costs, less sensitive than wall time to other processes sharing the CPUs) are both
 shown. Usage: python benchmarks/plan_speed.py [N]
 """
+
 from __future__ import annotations
 
 import resource
@@ -17,7 +18,10 @@ CASES = [
     ("8B full fine-tune, 1e9 tokens", ["--model", "llama-3-8b", "--task", "full", "--tokens", "1e9"]),
     ("70B QLoRA, 2e8 tokens", ["--model", "llama-3-70b", "--task", "qlora", "--tokens", "2e8"]),
     ("70B training, 2e10 tokens", ["--model", "llama-3-70b", "--tokens", "2e10"]),
-    ("70B serving, 8k x 32", ["--model", "llama-3-70b", "--task", "inference", "--context", "8192", "--concurrency", "32"]),
+    (
+        "70B serving, 8k x 32",
+        ["--model", "llama-3-70b", "--task", "inference", "--context", "8192", "--concurrency", "32"],
+    ),
 ]
 
 
@@ -33,8 +37,10 @@ def main() -> None:
             times.append(time.perf_counter() - t)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        print(f"  {label:32s} {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f}); "
-              f"CPU {statistics.median(cpus):.2f} s")
+        print(
+            f"  {label:32s} {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f}); "
+            f"CPU {statistics.median(cpus):.2f} s"
+        )
     from gpuadvisor.catalog.platforms import load_prices
     from gpuadvisor.plan import Need, builtin_builds, run_plan
 
@@ -42,8 +48,9 @@ def main() -> None:
     t, c = time.perf_counter(), time.process_time()
     run_plan(builds, Need(task="qlora", tokens=2e8), {"model": "llama-3-70b"}, prices=load_prices())
     dt, dc = time.perf_counter() - t, time.process_time() - c
-    print(f"  in process: {len(builds)} builds in {dt:.2f} s ({dt / len(builds) * 1000:.0f} ms per build; "
-          f"CPU {dc:.2f} s)")
+    print(
+        f"  in process: {len(builds)} builds in {dt:.2f} s ({dt / len(builds) * 1000:.0f} ms per build; CPU {dc:.2f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ The expected orders are what someone who has bought such machines would say, eac
 catalog rows are checked against the source text they cite, and the PSU / RAM / cores / lanes arithmetic
 against the rules of thumb the rules cite.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,15 @@ from gpuadvisor.plan import Need, builtin_builds, load_build, run_plan
 from gpuadvisor.plan.build import parse_build
 from gpuadvisor.plan.rigspec import lane_split
 
-WORKSTATIONS = {"2x3090-nvlink-5950x", "2x4090-7950x", "4x4090-7950x", "4x4090-tr-pro", "2x5090-9950x", "4x5090-tr-pro",
-                "4x6000ada-tr-pro"}
+WORKSTATIONS = {
+    "2x3090-nvlink-5950x",
+    "2x4090-7950x",
+    "4x4090-7950x",
+    "4x4090-tr-pro",
+    "2x5090-9950x",
+    "4x5090-tr-pro",
+    "4x6000ada-tr-pro",
+}
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -33,7 +41,9 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @functools.cache
-def _plan(task: str, model: str, tokens: float | None = None, context: int | None = None, concurrency: int | None = None):
+def _plan(
+    task: str, model: str, tokens: float | None = None, context: int | None = None, concurrency: int | None = None
+):
     need = Need(task=task, tokens=tokens, context=context, concurrency=concurrency)
     return run_plan(builtin_builds(), need, {"model": model}, prices=load_prices())
 
@@ -48,14 +58,29 @@ def fitting_order(plan) -> list[str]:
 
 # -- the catalogs ------------------------------------------------------------------------------------------
 
+
 def test_builtin_builds_cover_what_people_choose_between():
     names = {b.name for b in builtin_builds()}
     assert len(names) >= 12
     gpus = {(b.gpu.id, b.count, b.rent) for b in builtin_builds()}
-    for want in [("rtx-4090", 2, False), ("rtx-4090", 4, False), ("rtx-5090", 2, False), ("rtx-5090", 4, False),
-                 ("rtx-3090", 2, False), ("rtx-6000-ada", 4, False), ("l40s", 8, False), ("a100-pcie-80gb", 4, False),
-                 ("a100-sxm4-80gb", 8, False), ("h100-pcie", 1, False), ("h100-sxm5-80gb", 8, False), ("h200-sxm", 8, False),
-                 ("b200", 8, False), ("h100-sxm5-80gb", 8, True), ("a100-sxm4-80gb", 8, True), ("b200", 8, True)]:
+    for want in [
+        ("rtx-4090", 2, False),
+        ("rtx-4090", 4, False),
+        ("rtx-5090", 2, False),
+        ("rtx-5090", 4, False),
+        ("rtx-3090", 2, False),
+        ("rtx-6000-ada", 4, False),
+        ("l40s", 8, False),
+        ("a100-pcie-80gb", 4, False),
+        ("a100-sxm4-80gb", 8, False),
+        ("h100-pcie", 1, False),
+        ("h100-sxm5-80gb", 8, False),
+        ("h200-sxm", 8, False),
+        ("b200", 8, False),
+        ("h100-sxm5-80gb", 8, True),
+        ("a100-sxm4-80gb", 8, True),
+        ("b200", 8, True),
+    ]:
         assert want in gpus, want
 
 
@@ -70,11 +95,14 @@ def test_every_cpu_row_says_what_its_source_says(cpu):
     assert re.search(rf"\b{c.tdp_w:g} W", src), (c.id, "tdp")
 
 
-@pytest.mark.parametrize("gpu,mib,bf16,tdp,bw", [
-    ("rtx-5090", 32607, 209.5, 575, 1792),
-    ("rtx-4090", 24564, 165.2, 450, 1008),
-    ("h100-sxm5-80gb", 81559, 989.4, 700, 3350),
-])
+@pytest.mark.parametrize(
+    "gpu,mib,bf16,tdp,bw",
+    [
+        ("rtx-5090", 32607, 209.5, 575, 1792),
+        ("rtx-4090", 24564, 165.2, 450, 1008),
+        ("h100-sxm5-80gb", 81559, 989.4, 700, 3350),
+    ],
+)
 def test_gpu_rows_against_their_datasheets(gpu, mib, bf16, tdp, bw):
     g = gpu_by_id(gpu)
     assert (g.memory_mib, g.tflops["bf16"], g.tdp_w, g.memory_bandwidth_gbps) == (mib, bf16, tdp, bw)
@@ -111,21 +139,25 @@ def test_prices_file_overrides_and_is_validated(tmp_path):
 
 # -- lanes, PSU, RAM, cores ----------------------------------------------------------------------------------
 
+
 def _compact(**kw) -> object:
     base = {"name": "t", "gpu": "rtx-4090", "count": 2, "cpu": "ryzen-9-7950x", "ram_gib": 128, "psu_watts": 1600}
     base.update(kw)
     return parse_build(base, "", "test")
 
 
-@pytest.mark.parametrize("cpu,count,sockets,widths,via", [
-    ("ryzen-9-7950x", 1, 1, [16], ["cpu"]),                       # one card gets the x16
-    ("ryzen-9-7950x", 2, 1, [8, 8], ["cpu", "cpu"]),              # the x16 splits x8/x8
-    ("ryzen-9-7950x", 4, 1, [8, 8, 4, 4], ["cpu", "cpu", "chipset", "chipset"]),
-    ("threadripper-pro-7975wx", 4, 1, [16] * 4, ["cpu"] * 4),    # 128 lanes: x16 each
-    ("threadripper-pro-7975wx", 7, 1, [16] * 7, ["cpu"] * 7),
-    ("epyc-9354", 8, 2, [16] * 8, ["cpu"] * 8),                   # 4 per socket
-    ("core-i9-14900k", 3, 1, [8, 8, 4], ["cpu", "cpu", "chipset"]),
-])
+@pytest.mark.parametrize(
+    "cpu,count,sockets,widths,via",
+    [
+        ("ryzen-9-7950x", 1, 1, [16], ["cpu"]),  # one card gets the x16
+        ("ryzen-9-7950x", 2, 1, [8, 8], ["cpu", "cpu"]),  # the x16 splits x8/x8
+        ("ryzen-9-7950x", 4, 1, [8, 8, 4, 4], ["cpu", "cpu", "chipset", "chipset"]),
+        ("threadripper-pro-7975wx", 4, 1, [16] * 4, ["cpu"] * 4),  # 128 lanes: x16 each
+        ("threadripper-pro-7975wx", 7, 1, [16] * 7, ["cpu"] * 7),
+        ("epyc-9354", 8, 2, [16] * 8, ["cpu"] * 8),  # 4 per socket
+        ("core-i9-14900k", 3, 1, [8, 8, 4], ["cpu", "cpu", "chipset"]),
+    ],
+)
 def test_lane_split_follows_the_cpu(cpu, count, sockets, widths, via):
     lay = lane_split(_compact(cpu=cpu, count=count, sockets=sockets))
     assert lay.buildable
@@ -135,9 +167,13 @@ def test_lane_split_follows_the_cpu(cpu, count, sockets, widths, via):
 def test_more_gpus_than_slots_is_a_finding_not_a_crash():
     lay = lane_split(_compact(cpu="core-i9-14900k", count=4))
     assert not lay.buildable
-    assert lay.problems == ["4 GPUs but Intel(R) Core(TM) i9-14900K boards have 3 slots for them "
-                            "(2 CPU-attached per socket, 1 through the chipset)"]
-    plan = run_plan([_compact(cpu="core-i9-14900k", count=4)], Need(task="qlora"), {"model": "llama-3-8b"}, prices=load_prices())
+    assert lay.problems == [
+        "4 GPUs but Intel(R) Core(TM) i9-14900K boards have 3 slots for them "
+        "(2 CPU-attached per socket, 1 through the chipset)"
+    ]
+    plan = run_plan(
+        [_compact(cpu="core-i9-14900k", count=4)], Need(task="qlora"), {"model": "llama-3-8b"}, prices=load_prices()
+    )
     r = plan.rows[0]
     assert (r.buildable, r.fits, r.rank) == (False, False, None) and r.need_reason.startswith("cannot be built: 4 GPUs")
 
@@ -184,6 +220,7 @@ def test_geforce_builds_flag_missing_p2p_and_nvlink():
 
 # -- the orders ---------------------------------------------------------------------------------------------
 
+
 def test_llama3_8b_full_finetune_order():
     """Full fine-tuning of 8B needs ~16 B/param of states (128 GB): the 8-GPU data-centre nodes lead, B200 (2.25 PF
     bf16 each) before H200/H100 (0.99 PF) before A100 (0.31 PF); two 24 GB cards only fit with CPU offload, which
@@ -217,8 +254,17 @@ def test_llama3_70b_full_training_fits_no_workstation():
     r = rows(p)
     assert not any(r[n].fits for n in WORKSTATIONS)
     fits = fitting_order(p)
-    assert set(fits) <= {"8xb200-sxm", "rent-8xb200", "8xh200-sxm", "8xh100-sxm", "rent-8xh100", "8xa100-sxm-used",
-                         "rent-8xa100", "rent-2x8xh100-ib", "2x8xa100-sxm-used-ib"}
+    assert set(fits) <= {
+        "8xb200-sxm",
+        "rent-8xb200",
+        "8xh200-sxm",
+        "8xh100-sxm",
+        "rent-8xh100",
+        "8xa100-sxm-used",
+        "rent-8xa100",
+        "rent-2x8xh100-ib",
+        "2x8xa100-sxm-used-ib",
+    }
     assert fits.index("8xh100-sxm") < fits.index("8xa100-sxm-used")
     assert r["8xh100-sxm"].job.hours > 24 * 30  # weeks, not hours, on one node
     # a second node more than doubles the speed here: the 70B states no longer need CPU offload
@@ -242,6 +288,7 @@ def test_llama3_70b_serving_order():
 
 
 # -- costs ----------------------------------------------------------------------------------------------------
+
 
 def test_break_even_and_cost_arithmetic():
     """8x A100 80GB bought at US$199,000 against renting the same at US$1.79/GPU-hour, 6.5 kW x PUE 1.58 (a rack
@@ -272,13 +319,28 @@ def test_unknown_prices_are_unknown_not_zero():
 
 # -- the command -----------------------------------------------------------------------------------------------
 
+
 def test_plan_command_text_and_json(capsys, tmp_path):
     code, out, err = cli(capsys, "plan", "--model", "llama-3-70b", "--task", "qlora", "--tokens", "2e8")
     assert code == 0 and err == ""
     assert out.startswith("Plan: llama-3-70b, QLoRA fine-tune, 2e+08 tokens (every figure predicted)")
     assert "Recommendation:" in out and "Assumptions:" in out
-    code, out, _ = cli(capsys, "plan", "4x4090-tr-pro", "preset:dgx-h100", "--model", "llama-3-8b", "--tokens", "2e10",
-                       "--budget", "60000", "--format", "json", "--json", str(tmp_path / "p.json"))
+    code, out, _ = cli(
+        capsys,
+        "plan",
+        "4x4090-tr-pro",
+        "preset:dgx-h100",
+        "--model",
+        "llama-3-8b",
+        "--tokens",
+        "2e10",
+        "--budget",
+        "60000",
+        "--format",
+        "json",
+        "--json",
+        str(tmp_path / "p.json"),
+    )
     data = json.loads(out)
     assert data == json.loads((tmp_path / "p.json").read_text())
     assert [b["build"] for b in data["builds"]] == ["dgx-h100", "4x4090-tr-pro"]
@@ -286,13 +348,16 @@ def test_plan_command_text_and_json(capsys, tmp_path):
     assert any(s.startswith("Recommended: buy 4x RTX 4090") for s in data["recommendation"])
 
 
-@pytest.mark.parametrize("args,message", [
-    (["plan", "rtx-4900-box", "--model", "llama-3-8b"], "unknown build 'rtx-4900-box'"),
-    (["plan", "--model", "llama-3-8b", "--tokens", "nan"], "--tokens nan: expected a finite positive number"),
-    (["plan", "--model", "llama-3-8b", "--budget", "-5"], "--budget -5.0: expected a finite positive number"),
-    (["plan", "--model", "llama-3-8b", "--task", "inference", "--tokens", "1e9"], "--tokens is a training budget"),
-    (["plan", "preset:dgx-h101", "--model", "llama-3-8b"], "did you mean dgx-h100"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["plan", "rtx-4900-box", "--model", "llama-3-8b"], "unknown build 'rtx-4900-box'"),
+        (["plan", "--model", "llama-3-8b", "--tokens", "nan"], "--tokens nan: expected a finite positive number"),
+        (["plan", "--model", "llama-3-8b", "--budget", "-5"], "--budget -5.0: expected a finite positive number"),
+        (["plan", "--model", "llama-3-8b", "--task", "inference", "--tokens", "1e9"], "--tokens is a training budget"),
+        (["plan", "preset:dgx-h101", "--model", "llama-3-8b"], "did you mean dgx-h100"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(capsys, args, message):
     code, out, err = cli(capsys, *args)
     assert code == 2 and out == ""
@@ -324,7 +389,9 @@ def test_a_machine_on_offer_from_its_nvidia_smi_outputs(capsys):
 
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(src, Path(tmp) / src.name)
-        code, out, err = cli(capsys, "plan", "--from-nvidia-smi", tmp, "--model", "llama-3-8b", "--task", "qlora", "--format", "json")
+        code, out, err = cli(
+            capsys, "plan", "--from-nvidia-smi", tmp, "--model", "llama-3-8b", "--task", "qlora", "--format", "json"
+        )
     assert code == 0, err
     data = json.loads(out)
     b = data["builds"][0]
@@ -349,7 +416,12 @@ def test_ties_are_builds_within_each_others_bands_and_do_not_chain():
         r = Row(build=_compact(name=name), fits=True, tokens_per_second=tps, band=(lo, hi))
         return r
 
-    a, b, c, d = row("a", 100.0, 85.0, 120.0), row("b", 95.0, 80.0, 110.0), row("c", 84.0, 70.0, 99.0), row("d", 84.0, 70.0, 99.0)
+    a, b, c, d = (
+        row("a", 100.0, 85.0, 120.0),
+        row("b", 95.0, 80.0, 110.0),
+        row("c", 84.0, 70.0, 99.0),
+        row("d", 84.0, 70.0, 99.0),
+    )
     ranked = rank_rows([c, a, d, b])
     assert [(r.build.name, r.rank) for r in ranked] == [("a", 1), ("b", 1), ("c", 3), ("d", 3)]
     assert a.tie_with == ["b"] and c.tie_with == ["d"]
@@ -385,12 +457,36 @@ def test_calibrate_from_carries_the_owned_machines_measured_compute_over(capsys,
     same fraction of its own peak, so the planned H100 and A100 both slow down against the datasheet plan."""
     code, out, _ = cli(capsys, "scan", "--simulate", "dgx-h100", "--format", "json")
     doc = json.loads(out)
-    doc["measurements"] = [{"kind": "matmul", "backend": "cuda", "dtype": "bf16", "gpus": [i], "shape": "8192x8192x8192",
-                            "value_tflops": 700.0, "expected_tflops": 989.4, "ratio": 700 / 989.4, "status": "ok",
-                            "method": "torch.mm"} for i in range(8)]
+    doc["measurements"] = [
+        {
+            "kind": "matmul",
+            "backend": "cuda",
+            "dtype": "bf16",
+            "gpus": [i],
+            "shape": "8192x8192x8192",
+            "value_tflops": 700.0,
+            "expected_tflops": 989.4,
+            "ratio": 700 / 989.4,
+            "status": "ok",
+            "method": "torch.mm",
+        }
+        for i in range(8)
+    ]
     own = tmp_path / "own.json"
     own.write_text(json.dumps(doc))
-    args = ["plan", "8xh100-sxm", "8xa100-sxm-used", "--model", "llama-3-8b", "--task", "full", "--tokens", "1e9", "--format", "json"]
+    args = [
+        "plan",
+        "8xh100-sxm",
+        "8xa100-sxm-used",
+        "--model",
+        "llama-3-8b",
+        "--task",
+        "full",
+        "--tokens",
+        "1e9",
+        "--format",
+        "json",
+    ]
     base = {b["build"]: b for b in json.loads(cli(capsys, *args)[1])["builds"]}
     code, out, err = cli(capsys, *args, "--calibrate-from", str(own))
     assert code == 0, err

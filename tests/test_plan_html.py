@@ -1,5 +1,6 @@
 """The pre-purchase HTML report in headless Chromium: readable at 1280 px and at phone width (420 px), with 4 and
 with 12 builds; time and cost charted side by side; nothing fetched; hostile build names shown as text."""
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,29 @@ pytestmark = [
     pytest.mark.skipif(find_chromium() is None, reason="chromium not installed (apt-get install -y chromium)"),
 ]
 
+
 def _plan_html(n_builds: int) -> str:
     builds = builtin_builds()
-    keep = ["8xh100-sxm", "4x4090-tr-pro", "4x4090-7950x", "rent-8xh100", "2x3090-nvlink-5950x", "8xb200-sxm",
-            "8xa100-sxm-used", "4x6000ada-tr-pro", "2x5090-9950x", "1xh100-pcie", "8xl40s-epyc", "4x5090-tr-pro",
-            "1x4090-7950x", "2x4090-7950x", "8xh200-sxm", "rent-8xa100", "rent-8xb200", "4xa100-pcie-epyc"][:n_builds]
+    keep = [
+        "8xh100-sxm",
+        "4x4090-tr-pro",
+        "4x4090-7950x",
+        "rent-8xh100",
+        "2x3090-nvlink-5950x",
+        "8xb200-sxm",
+        "8xa100-sxm-used",
+        "4x6000ada-tr-pro",
+        "2x5090-9950x",
+        "1xh100-pcie",
+        "8xl40s-epyc",
+        "4x5090-tr-pro",
+        "1x4090-7950x",
+        "2x4090-7950x",
+        "8xh200-sxm",
+        "rent-8xa100",
+        "rent-8xb200",
+        "4xa100-pcie-epyc",
+    ][:n_builds]
     chosen = [b for b in builds if b.name in keep]
     assert len(chosen) == n_builds
     plan = run_plan(chosen, Need(task="qlora", tokens=2e8), {"model": "llama-3-70b"}, prices=load_prices())
@@ -55,8 +74,11 @@ def test_time_and_cost_charted_side_by_side(tmp_path):
     # one bar per build that fits, widths proportional to the figure (the longest is 100%)
     text = dom.all_text()
     assert "Time for the token budget" in text and "Cost of the job" in text
-    widths = [float(re.search(r"width:([\d.]+)%", a["style"]).group(1)) for t, a in dom.elements
-              if t == "span" and a.get("class", "").startswith("bar")]
+    widths = [
+        float(re.search(r"width:([\d.]+)%", a["style"]).group(1))
+        for t, a in dom.elements
+        if t == "span" and a.get("class", "").startswith("bar")
+    ]
     assert max(widths) == 100.0 and len(widths) >= 6
     assert not [a for t, a in dom.elements for v in a.values() if re.search(r"(https?:)?//", v or "")]
     plan = json.loads(next(s for a, s in dom.scripts if a.get("id") == "plan"))
@@ -66,8 +88,19 @@ def test_time_and_cost_charted_side_by_side(tmp_path):
 def test_hostile_build_title_is_text(tmp_path):
     from gpuadvisor.plan.build import parse_build
 
-    b = parse_build({"name": "evil", "title": "<script>alert(1)</script>", "gpu": "rtx-4090", "count": 2, "cpu": "ryzen-9-7950x",
-                     "ram_gib": 128, "psu_watts": 1600}, "", "test")
+    b = parse_build(
+        {
+            "name": "evil",
+            "title": "<script>alert(1)</script>",
+            "gpu": "rtx-4090",
+            "count": 2,
+            "cpu": "ryzen-9-7950x",
+            "ram_gib": 128,
+            "psu_watts": 1600,
+        },
+        "",
+        "test",
+    )
     page = render_html(run_plan([b], Need(task="qlora"), {"model": "llama-3-8b"}, prices=load_prices()))
     f = tmp_path / "p.html"
     f.write_text(page, encoding="utf-8")

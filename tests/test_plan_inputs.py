@@ -1,5 +1,6 @@
 """gpuadvisor plan's inputs: the shipped price table (every row dated and sourced), a buyer's prices file and
 build files — each mistake one line naming what, where and what to do, exit 2, the input untouched."""
+
 from __future__ import annotations
 
 import json
@@ -62,18 +63,22 @@ def test_price_age_in_months():
 
 
 def test_an_old_reference_price_is_flagged(capsys):
-    code, out, _ = cli(capsys, "plan", "8xa100-sxm-used", "--model", "llama-3-8b", "--tokens", "1e9",
-                       "--format", "json")
+    code, out, _ = cli(
+        capsys, "plan", "8xa100-sxm-used", "--model", "llama-3-8b", "--tokens", "1e9", "--format", "json"
+    )
     assert code == 0
     data = json.loads(out)
     assert any("system price is from 2020-05" in a and "check a current price" in a for a in data["assumptions"])
 
 
-@pytest.mark.parametrize("text,msg", [
-    ('[gpu]\nid = "rtx-4090"\nusd = 1500\n', "[gpu] must be an array of tables: write [[gpu]]"),
-    ('[[gpu]]\nid = "rtx-4090"\nusd = -3\n', "gpu[0].usd: expected a positive number of US dollars"),
-    ('[[cloud]]\ngpu = "h100-sxm9"\nusd_per_gpu_hour = 2\n', "unknown GPU 'h100-sxm9'"),
-])
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ('[gpu]\nid = "rtx-4090"\nusd = 1500\n', "[gpu] must be an array of tables: write [[gpu]]"),
+        ('[[gpu]]\nid = "rtx-4090"\nusd = -3\n', "gpu[0].usd: expected a positive number of US dollars"),
+        ('[[cloud]]\ngpu = "h100-sxm9"\nusd_per_gpu_hour = 2\n', "unknown GPU 'h100-sxm9'"),
+    ],
+)
 def test_a_bad_prices_file_is_one_line_and_exit_2(capsys, tmp_path, text, msg):
     f = tmp_path / "prices.toml"
     f.write_text(text)
@@ -110,10 +115,11 @@ def test_an_ambiguous_gpu_name_asks_with_the_choices(capsys, tmp_path):
 
 def test_a_rig_description_with_thousands_of_gpus_is_refused_at_once(capsys, tmp_path):
     src = (Path(__file__).parent.parent / "probes" / "presets" / "4x4090-pcie.toml").read_text()
-    head = src[:src.index("[[ports]]")]
+    head = src[: src.index("[[ports]]")]
     ports = '[[ports]]\nid = "rp0"\nkind = "root-port"\nbdf = "0000:00:01.1"\nhost_bridge = "pci0000:00"\n'
-    gpus = "".join(f'[[gpus]]\nbus_id = "0000:{i // 256 % 256:02x}:{i % 32:02x}.{i % 8}"\nparent = "rp0"\n'
-                   for i in range(10_000))
+    gpus = "".join(
+        f'[[gpus]]\nbus_id = "0000:{i // 256 % 256:02x}:{i % 32:02x}.{i % 8}"\nparent = "rp0"\n' for i in range(10_000)
+    )
     f = tmp_path / "big.toml"
     f.write_text(head + ports + gpus)
     t = time.perf_counter()
@@ -125,14 +131,38 @@ def test_a_rig_description_with_thousands_of_gpus_is_refused_at_once(capsys, tmp
 def test_an_offered_machine_takes_its_asking_price_and_assumes_missing_ram(capsys, tmp_path):
     src = Path(__file__).parent / "fixtures" / "import" / "samples" / "smi-q_a100sxmx4_thamada.txt"
     shutil.copy(src, tmp_path / src.name)
-    code, out, err = cli(capsys, "plan", "--from-nvidia-smi", str(tmp_path), "--offer-price", "42000",
-                         "--model", "llama-3-8b", "--task", "full", "--tokens", "1e9", "--format", "json")
+    code, out, err = cli(
+        capsys,
+        "plan",
+        "--from-nvidia-smi",
+        str(tmp_path),
+        "--offer-price",
+        "42000",
+        "--model",
+        "llama-3-8b",
+        "--task",
+        "full",
+        "--tokens",
+        "1e9",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     b = json.loads(out)["builds"][0]
     assert b["cost"]["purchase_usd"] == 42000
     # nvidia-smi -q has no host RAM: assumed (2x the 4 x 80 GB of GPU memory), said, never dropped
     assert b["ram_gib"] == pytest.approx(2 * 4 * 81920 / 1024)
     assert any("host RAM not in the seller's outputs: assumed 640 GiB" in n for n in b["layout_notes"])
-    code, _, err = cli(capsys, "plan", "--from-nvidia-smi", str(tmp_path), "--offer-price", "1", "--offer-price", "2",
-                       "--model", "llama-3-8b")
+    code, _, err = cli(
+        capsys,
+        "plan",
+        "--from-nvidia-smi",
+        str(tmp_path),
+        "--offer-price",
+        "1",
+        "--offer-price",
+        "2",
+        "--model",
+        "llama-3-8b",
+    )
     assert code == 2 and "--offer-price given 2 times for 1 --from-nvidia-smi machine(s)" in err

@@ -4,6 +4,7 @@ The healthy rig is the simulated dgx-h100 preset (the real probe code against a 
 completed with the facts a simulated scan cannot have: a PSU rating, torch, network interfaces and a set
 of healthy measurements (figures of a healthy 8x H100 SXM node, see gpuadvisor.rules.references).
 """
+
 from __future__ import annotations
 
 import copy
@@ -35,22 +36,72 @@ def _measurements() -> list[Measurement]:
     ms = []
     for i in range(8):
         for kind in ("h2d", "d2h"):
-            ms.append(Measurement(kind=kind, backend="cuda", method="cudaMemcpyAsync", gpus=[i], memory="pinned",
-                                  concurrent=False, value_gbps=55.3, expected_gbps=H2D_EXPECTED,
-                                  expected_source="PCIe Gen5 x16 x 0.85", ratio=round(55.3 / H2D_EXPECTED, 4),
-                                  rows=[SweepRow(size_bytes=1 << 28, algbw_gbps=55.3, busbw_gbps=55.3, correct=True, errors=0)]))
-    ms.append(Measurement(kind="all_reduce", backend="nccl", world_size=8, gpus=list(range(8)), value_gbps=372.0,
-                          expected_gbps=450.0, expected_source="GPU 0: 18 active NVLink 4 links x 25 GB/s",
-                          rows=[SweepRow(size_bytes=1 << 32, busbw_gbps=372.0, correct=True, errors=0),
-                                SweepRow(size_bytes=1 << 33, busbw_gbps=372.0, correct=True, errors=0)]))
-    ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=True, value_gbps=389.0,
-                          expected_gbps=450.0, expected_source="NV18: 18 x 25 GB/s NVLink 4"))
+            ms.append(
+                Measurement(
+                    kind=kind,
+                    backend="cuda",
+                    method="cudaMemcpyAsync",
+                    gpus=[i],
+                    memory="pinned",
+                    concurrent=False,
+                    value_gbps=55.3,
+                    expected_gbps=H2D_EXPECTED,
+                    expected_source="PCIe Gen5 x16 x 0.85",
+                    ratio=round(55.3 / H2D_EXPECTED, 4),
+                    rows=[SweepRow(size_bytes=1 << 28, algbw_gbps=55.3, busbw_gbps=55.3, correct=True, errors=0)],
+                )
+            )
+    ms.append(
+        Measurement(
+            kind="all_reduce",
+            backend="nccl",
+            world_size=8,
+            gpus=list(range(8)),
+            value_gbps=372.0,
+            expected_gbps=450.0,
+            expected_source="GPU 0: 18 active NVLink 4 links x 25 GB/s",
+            rows=[
+                SweepRow(size_bytes=1 << 32, busbw_gbps=372.0, correct=True, errors=0),
+                SweepRow(size_bytes=1 << 33, busbw_gbps=372.0, correct=True, errors=0),
+            ],
+        )
+    )
+    ms.append(
+        Measurement(
+            kind="p2p_unidir",
+            backend="cuda",
+            gpus=[0, 1],
+            p2p_enabled=True,
+            value_gbps=389.0,
+            expected_gbps=450.0,
+            expected_source="NV18: 18 x 25 GB/s NVLink 4",
+        )
+    )
     for i in range(8):  # bench --compute on a healthy H100 SXM: 0.76 of the 989.4 dense bf16 peak
-        ms.append(Measurement(kind="matmul", backend="cuda", gpus=[i], dtype="bf16", shape="8192x8192x8192",
-                              value_tflops=752.0, expected_tflops=989.4, ratio=round(752.0 / 989.4, 4),
-                              expected_source="H100 SXM5 datasheet dense bf16"))
-    ms.append(Measurement(kind="p2p_unidir", backend="cuda", gpus=[0, 1], p2p_enabled=False, value_gbps=40.0,
-                          expected_gbps=53.557, expected_source="staged through host memory"))
+        ms.append(
+            Measurement(
+                kind="matmul",
+                backend="cuda",
+                gpus=[i],
+                dtype="bf16",
+                shape="8192x8192x8192",
+                value_tflops=752.0,
+                expected_tflops=989.4,
+                ratio=round(752.0 / 989.4, 4),
+                expected_source="H100 SXM5 datasheet dense bf16",
+            )
+        )
+    ms.append(
+        Measurement(
+            kind="p2p_unidir",
+            backend="cuda",
+            gpus=[0, 1],
+            p2p_enabled=False,
+            value_gbps=40.0,
+            expected_gbps=53.557,
+            expected_source="staged through host memory",
+        )
+    )
     return ms
 
 
@@ -82,6 +133,7 @@ def one(code: str, rig: Rig, **thresholds: float) -> facts.Finding:
 
 # -- quiet on healthy rigs ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("code", [r.code for r in all_rules()])
 def test_every_rule_is_quiet_on_the_healthy_rig(code: str) -> None:
     out = run(code, healthy())
@@ -96,6 +148,7 @@ def test_the_healthy_rig_is_realistic() -> None:
 
 
 # -- GA1xx PCIe -----------------------------------------------------------------------------------------
+
 
 def _narrow_gpu_link(rig: Rig, idx: int, width: int) -> None:
     g = rig.gpus[idx]
@@ -130,7 +183,9 @@ def test_ga101_not_checked_when_the_width_is_missing():
     g.pcie.missing("current_width", facts.NO_PERMISSION)
     g.pcie.path = []
     out = run("GA101", rig)
-    assert [(f.severity, f.gpus, f.message) for f in out] == [("not-checked", [0], f"PCIe link width: {facts.NO_PERMISSION}")]
+    assert [(f.severity, f.gpus, f.message) for f in out] == [
+        ("not-checked", [0], f"PCIe link width: {facts.NO_PERMISSION}")
+    ]
 
 
 def _slow_gen(rig: Rig, idx: int, gen: int) -> None:
@@ -224,10 +279,16 @@ def test_ga104_replays_above_the_dcgm_default():
     assert run("GA104", rig) == []
     rig.gpus[4].pcie.replay_counter = 81
     f = one("GA104", rig)
-    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [4], {"replay_counter": 81}, {"replay_counter_max": 80})
+    assert (f.severity, f.gpus, f.observed, f.expected) == (
+        "warn",
+        [4],
+        {"replay_counter": 81},
+        {"replay_counter_max": 80},
+    )
 
 
 # -- GA2xx topology and NVLink ----------------------------------------------------------------------------
+
 
 def _no_nvlink(rig: Rig) -> Rig:
     rig.topology.matrix = [row[:] for row in rig.topology.pcie_matrix]
@@ -291,7 +352,12 @@ def test_ga204_card_whose_links_are_all_inactive_per_nvidia_smi(preset):
     rig.gpus[1].nvlinks = []
     rig.gpus[1].unavailable["nvlinks"] = facts.NVLINKS_ALL_INACTIVE
     f = one("GA204", rig)
-    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [1], {"active_links": 0, "inactive_links": []}, {"active_links": 4})
+    assert (f.severity, f.gpus, f.observed, f.expected) == (
+        "warn",
+        [1],
+        {"active_links": 0, "inactive_links": []},
+        {"active_links": 4},
+    )
     assert "its bridge is missing or unseated, or it has no partner card" in f.message
 
 
@@ -334,10 +400,13 @@ def test_ga206_not_checked_without_p2p_facts():
     rig = healthy()
     rig.topology.p2p_read = rig.topology.p2p_write = None
     rig.topology.unavailable["p2p_read"] = facts.NOT_IN_SOURCE
-    assert [(f.severity, f.message) for f in run("GA206", rig)] == [("not-checked", f"P2P capability matrix: {facts.NOT_IN_SOURCE}")]
+    assert [(f.severity, f.message) for f in run("GA206", rig)] == [
+        ("not-checked", f"P2P capability matrix: {facts.NOT_IN_SOURCE}")
+    ]
 
 
 # -- GA3xx GPUs -------------------------------------------------------------------------------------------
+
 
 def test_ga301_mixed_models():
     rig = healthy()
@@ -370,7 +439,12 @@ def test_ga303_sram_corrected_ecc_above_threshold():
     g.ecc_errors_corrected_sram_volatile = g.ecc_errors_corrected_volatile = 10001
     g.ecc_errors_corrected_aggregate = 10001
     f = one("GA303", rig)
-    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [3], {"sram_corrected": 10001}, {"sram_corrected_max": 10000})
+    assert (f.severity, f.gpus, f.observed, f.expected) == (
+        "warn",
+        [3],
+        {"sram_corrected": 10001},
+        {"sram_corrected_max": 10000},
+    )
     assert "SRAM" in f.message
 
 
@@ -417,7 +491,11 @@ def test_ga307_row_remap_failure_and_exhaustion():
     rig = healthy()
     rig.gpus[2].remapped_rows_failure = True
     f = one("GA307", rig)
-    assert (f.severity, f.gpus, f.observed) == ("fail", [2], {"remapped_rows_failure": True, "remapped_rows_uncorrectable": 0})
+    assert (f.severity, f.gpus, f.observed) == (
+        "fail",
+        [2],
+        {"remapped_rows_failure": True, "remapped_rows_uncorrectable": 0},
+    )
     rig = healthy()
     rig.gpus[4].remapped_rows_uncorrectable = 511
     assert run("GA307", rig) == []
@@ -483,7 +561,12 @@ def test_ga312_power_limit_below_default():
     rig = healthy()
     rig.gpus[5].power_limit_w = 500.0
     f = one("GA312", rig)
-    assert (f.severity, f.gpus, f.observed, f.expected) == ("warn", [5], {"power_limit_w": 500.0}, {"power_default_limit_w": 700.0})
+    assert (f.severity, f.gpus, f.observed, f.expected) == (
+        "warn",
+        [5],
+        {"power_limit_w": 500.0},
+        {"power_default_limit_w": 700.0},
+    )
 
 
 def test_ga313_persistence_off_is_one_finding():
@@ -506,6 +589,7 @@ def test_ga314_quiet_on_gpus_without_mig(preset):
 
 # -- GA4xx host -------------------------------------------------------------------------------------------
 
+
 def test_ga401_ram_per_gpu():
     rig = healthy()
     rig.host.memory_total_bytes = 100_000_000_000
@@ -527,7 +611,11 @@ def test_ga403_cores_per_gpu():
     rig = healthy()
     rig.host.cores_physical = 14
     f = one("GA403", rig)
-    assert (f.severity, f.observed, f.expected) == ("warn", {"cores_physical": 14, "per_gpu": 1.75}, {"per_gpu_min": 2.0})
+    assert (f.severity, f.observed, f.expected) == (
+        "warn",
+        {"cores_physical": 14, "per_gpu": 1.75},
+        {"per_gpu_min": 2.0},
+    )
 
 
 def test_ga404_affinity_outside_the_numa_node():
@@ -536,7 +624,9 @@ def test_ga404_affinity_outside_the_numa_node():
     rig.gpus[4].cpu_affinity = "0-55,112-167"
     f = one("GA404", rig)
     assert (f.severity, f.gpus) == ("warn", [4])
-    assert f.observed == {"numa_node": 1, "cpu_affinity": "0-55,112-167"} and f.expected == {"cpu_affinity": "56-111,168-223"}
+    assert f.observed == {"numa_node": 1, "cpu_affinity": "0-55,112-167"} and f.expected == {
+        "cpu_affinity": "56-111,168-223"
+    }
 
 
 def test_ga404_unknown_numa_node_is_info_and_single_node_is_quiet(preset):
@@ -563,10 +653,13 @@ def test_ga405_psu_undersized():
 
 def test_ga405_not_checked_without_a_psu_rating(preset):
     out = run("GA405", preset("dgx-h100"))
-    assert [(f.severity, f.message) for f in out] == [("not-checked", "PSU rating not given (set it in a rig spec or pass --psu-watts)")]
+    assert [(f.severity, f.message) for f in out] == [
+        ("not-checked", "PSU rating not given (set it in a rig spec or pass --psu-watts)")
+    ]
 
 
 # -- GA5xx software -------------------------------------------------------------------------------------
+
 
 def test_ga501_hides_gpus():
     rig = healthy()
@@ -619,7 +712,11 @@ def test_ga506_cpu_only_torch():
     rig = healthy()
     rig.software.torch_cuda_version = None
     f = one("GA506", rig)
-    assert (f.severity, f.gpus, f.observed) == ("fail", list(range(8)), {"torch_version": "2.13.0", "torch_cuda_version": None})
+    assert (f.severity, f.gpus, f.observed) == (
+        "fail",
+        list(range(8)),
+        {"torch_version": "2.13.0", "torch_cuda_version": None},
+    )
     assert run("GA502", rig) == []
 
 
@@ -655,7 +752,15 @@ def test_ga504_ib_disabled_with_adapters(preset):
 
 @pytest.mark.parametrize(
     ("value", "severity"),
-    [("eth1", "fail"), ("=eth", "fail"), ("=lo", "warn"), ("^eth,ib", "warn"), ("eth", None), ("^docker,lo", None), ("=ib0", None)],
+    [
+        ("eth1", "fail"),
+        ("=eth", "fail"),
+        ("=lo", "warn"),
+        ("^eth,ib", "warn"),
+        ("eth", None),
+        ("^docker,lo", None),
+        ("=ib0", None),
+    ],
 )
 def test_ga505_socket_ifname(value, severity):
     rig = healthy()  # interfaces: lo, eth0, ib0, docker0
@@ -668,10 +773,13 @@ def test_ga505_not_checked_without_interfaces():
     rig = healthy()
     rig.host.net_interfaces = None
     rig.software.env["NCCL_SOCKET_IFNAME"] = "eth0"
-    assert [(f.severity, f.message) for f in run("GA505", rig)] == [("not-checked", "host network interfaces not recorded in this scan")]
+    assert [(f.severity, f.message) for f in run("GA505", rig)] == [
+        ("not-checked", "host network interfaces not recorded in this scan")
+    ]
 
 
 # -- GA6xx bandwidth ---------------------------------------------------------------------------------------
+
 
 def _m(rig: Rig, kind: str, gpus: list[int]) -> Measurement:
     return next(m for m in rig.measurements if m.kind == kind and m.gpus == gpus and m.p2p_enabled is not False)
@@ -737,7 +845,10 @@ def test_imported_measurements_without_expected_figure_use_the_link_facts():
     ar.expected_gbps, ar.expected_source, ar.provenance = None, None, "imported"
     _busbw(ar, 250.0)
     f = one("GA602", rig)
-    assert (f.severity, f.expected) == ("fail", {"links_gbps": 369.0, "ratio_to_links": 0.678, "reference_typical_gbps": 370.0})
+    assert (f.severity, f.expected) == (
+        "fail",
+        {"links_gbps": 369.0, "ratio_to_links": 0.678, "reference_typical_gbps": 370.0},
+    )
     # the fallback is the benchmarker's own expected_bandwidth(), so it words the figure as a measurement would
     assert f.expected_source.startswith("GPU 0: 18 active NVLink 4 links × 25 GB/s per direction")
     h2d = _m(rig, "h2d", [2])
@@ -758,7 +869,10 @@ def test_ga604_straggler():
     _m(rig, "h2d", [5]).value_gbps = 45.0
     f = one("GA604", rig)
     assert (f.severity, f.gpus) == ("warn", [5])
-    assert f.observed == {"kind": "h2d", "value_gbps": 45.0} and f.expected == {"peer_median_gbps": 55.3, "ratio_min": 0.9}
+    assert f.observed == {"kind": "h2d", "value_gbps": 45.0} and f.expected == {
+        "peer_median_gbps": 55.3,
+        "ratio_min": 0.9,
+    }
 
 
 def test_ga605_wrong_result():
@@ -771,10 +885,20 @@ def test_ga605_wrong_result():
 
 def test_ga606_failed_benchmark():
     rig = healthy()
-    rig.measurements.append(Measurement(kind="all_gather", backend="nccl", gpus=list(range(8)), status="timeout",
-                                        error="worker 3 hung past the 120 s budget"))
+    rig.measurements.append(
+        Measurement(
+            kind="all_gather",
+            backend="nccl",
+            gpus=list(range(8)),
+            status="timeout",
+            error="worker 3 hung past the 120 s budget",
+        )
+    )
     f = one("GA606", rig)
-    assert (f.severity, f.observed) == ("warn", {"kind": "all_gather", "status": "timeout", "error": "worker 3 hung past the 120 s budget"})
+    assert (f.severity, f.observed) == (
+        "warn",
+        {"kind": "all_gather", "status": "timeout", "error": "worker 3 hung past the 120 s budget"},
+    )
 
 
 def test_ga607_compute_below_peak():
@@ -784,9 +908,11 @@ def test_ga607_compute_below_peak():
     rig.gpus[5].clocks_event_reasons = ["hw_thermal_slowdown"]
     f = one("GA607", rig)
     assert (f.severity, f.gpus) == ("warn", [5])
-    assert f.message.startswith("GPU 5 runs far below its datasheet peak: bf16 matmul 8192x8192x8192 395.0 TFLOP/s = "
-                                "40% of the 989.4 dense peak. Cause: clocks held down by "
-                                "hw_thermal_slowdown (read at scan time)")
+    assert f.message.startswith(
+        "GPU 5 runs far below its datasheet peak: bf16 matmul 8192x8192x8192 395.0 TFLOP/s = "
+        "40% of the 989.4 dense peak. Cause: clocks held down by "
+        "hw_thermal_slowdown (read at scan time)"
+    )
 
 
 @pytest.mark.parametrize("code", ["GA601", "GA602", "GA603", "GA604", "GA605", "GA606"])
@@ -811,9 +937,19 @@ def test_rules_whose_kind_was_not_measured_say_so():
     rig.measurements = [m for m in rig.measurements if m.kind == "all_reduce"]
     msgs = {c: [(f.severity, f.message) for f in run(c, rig)] for c in ("GA601", "GA603", "GA604")}
     assert msgs == {
-        "GA601": [("not-checked", "no pinned host<->device copy measured in this scan (gpuadvisor bench on a GPU measures them)")],
+        "GA601": [
+            (
+                "not-checked",
+                "no pinned host<->device copy measured in this scan (gpuadvisor bench on a GPU measures them)",
+            )
+        ],
         "GA603": [("not-checked", "no peer-to-peer copy with P2P enabled measured in this scan (needs 2+ GPUs)")],
-        "GA604": [("not-checked", "no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)")],
+        "GA604": [
+            (
+                "not-checked",
+                "no per-GPU measurement on two or more GPUs to compare (gpuadvisor bench on a multi-GPU rig)",
+            )
+        ],
     }
 
 
@@ -835,9 +971,16 @@ def test_ga602_pcie_without_p2p_is_judged_against_what_nccl_reaches_there(preset
 
     rig = preset("4x4090-pcie")
     e = expected_bandwidth(rig, "all_reduce", [0, 1, 2, 3], backend="nccl", world_size=4)
-    m = Measurement(kind="all_reduce", backend="nccl", world_size=4, gpus=[0, 1, 2, 3], value_gbps=11.5,
-                    expected_gbps=e.gbps, expected_source=e.source,
-                    rows=[SweepRow(size_bytes=2**29, busbw_gbps=11.5), SweepRow(size_bytes=2**30, busbw_gbps=11.5)])
+    m = Measurement(
+        kind="all_reduce",
+        backend="nccl",
+        world_size=4,
+        gpus=[0, 1, 2, 3],
+        value_gbps=11.5,
+        expected_gbps=e.gbps,
+        expected_source=e.source,
+        rows=[SweepRow(size_bytes=2**29, busbw_gbps=11.5), SweepRow(size_bytes=2**30, busbw_gbps=11.5)],
+    )
     rig.measurements = [m]
     assert [f for f in run("GA602", rig) if f.severity in ("warn", "fail")] == []
     _busbw(m, 6.0)
@@ -857,7 +1000,12 @@ def test_ga105_aer_errors_on_the_gpu_and_on_a_switch_uplink():
     assert switch_uplink.port_type == "upstream-port"
     switch_uplink.aer_correctable = 81
     f = one("GA105", rig)
-    assert (f.severity, f.gpus, f.observed["bdf"], f.observed["aer_correctable"]) == ("warn", [3], switch_uplink.bdf, 81)
+    assert (f.severity, f.gpus, f.observed["bdf"], f.observed["aer_correctable"]) == (
+        "warn",
+        [3],
+        switch_uplink.bdf,
+        81,
+    )
     assert f.expected == {"aer_correctable_max": 80}
     assert run("GA105", rig, pcie_aer_correctable_max=100) == []
     rig.gpus[6].pcie.path[0].aer_nonfatal = 2

@@ -3,6 +3,7 @@
 A price is never fetched: each carries the date and source it was taken from, and ``load_prices(path)`` lays a
 user's own file (same format) over the shipped one.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -119,8 +120,10 @@ def resolve_gpu(name: str, where: str) -> Any:
     words = [w for w in re.split(r"[\s_-]+", name.strip().lower()) if w and w != "nvidia"]
     fits = [g for g in gpus() if words and all(w in f"{g.id} {g.name}".lower() for w in words)]
     if len(fits) > 1:
-        raise InputError(f"{where}: {name!r} is ambiguous: one of {', '.join(g.id for g in fits)} "
-                         "(they differ in memory, bandwidth and power)")
+        raise InputError(
+            f"{where}: {name!r} is ambiguous: one of {', '.join(g.id for g in fits)} "
+            "(they differ in memory, bandwidth and power)"
+        )
     if len(fits) == 1:
         return fits[0]
     # a product name as nvidia-smi prints it ("NVIDIA H100 80GB HBM3"); an id-like word ("h100-sxm9") is no such name
@@ -156,8 +159,9 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
     for kind in sorted(allowed):
         rows = data.get(kind, [])
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise InputError(f"{origin}: [{kind}] must be an array of tables: write [[{kind}]] (two brackets), "
-                             "one per price")
+            raise InputError(
+                f"{origin}: [{kind}] must be an array of tables: write [[{kind}]] (two brackets), one per price"
+            )
         for i, row in enumerate(rows):
             where = f"{origin}: {kind}[{i}]"
             ident = row.get("gpu" if kind == "cloud" else "id")
@@ -165,7 +169,9 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
             if not isinstance(ident, str) or not ident:
                 raise InputError(f"{where}: missing {'gpu' if kind == 'cloud' else 'id'}")
             if not isinstance(usd, int | float) or isinstance(usd, bool) or not (0 < usd < 1e9):
-                raise InputError(f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US dollars, got {usd!r}")
+                raise InputError(
+                    f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US dollars, got {usd!r}"
+                )
             if kind in ("gpu", "cloud"):
                 ident = resolve_gpu(ident, f"{where}.{'gpu' if kind == 'cloud' else 'id'}").id
             if kind == "cpu" and find_cpu(ident) is None:

@@ -1,4 +1,5 @@
 """gpuadvisor plan: compare candidate builds for a workload before buying or renting."""
+
 from __future__ import annotations
 
 import json
@@ -22,53 +23,155 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
 @click.argument("builds", nargs=-1, metavar="[BUILD.toml|preset:NAME|NAME]...")
 @click.option("--model", metavar="NAME", help="A model preset (llama-3-8b, llama-3-70b, ...) or a config.json path.")
 @click.option("--params", metavar="N", help="A parameter count instead of a preset, e.g. 7e9.")
-@click.option("--task", type=click.Choice(["train", "full", "lora", "qlora", "inference"]), default="train", show_default=True,
-              help="Train from scratch / full fine-tune, LoRA, QLoRA, or serve with vLLM.")
-@click.option("--tokens", type=float, metavar="N", help="Token budget to process (training), e.g. 2e10: gives time and cost of the job.")
+@click.option(
+    "--task",
+    type=click.Choice(["train", "full", "lora", "qlora", "inference"]),
+    default="train",
+    show_default=True,
+    help="Train from scratch / full fine-tune, LoRA, QLoRA, or serve with vLLM.",
+)
+@click.option(
+    "--tokens",
+    type=float,
+    metavar="N",
+    help="Token budget to process (training), e.g. 2e10: gives time and cost of the job.",
+)
 @click.option("--seq-len", "seq_len", type=int, help="Training sequence length.")
 @click.option("--global-batch", "global_batch", type=int, help="Sequences per optimizer step.")
 @click.option("--context", type=int, help="Serving: tokens per sequence (prompt + output).")
 @click.option("--concurrency", type=int, help="Serving: sequences served at once.")
-@click.option("--days", type=float, help="The job must finish within this many days (a need; slower builds are marked).")
-@click.option("--budget", "budget_usd", type=float, metavar="USD", help="Spending limit: purchase price (buy) or job cost (rent).")
-@click.option("--prices", metavar="PRICES.toml", help="Your prices over the reference prices (same format as the shipped table).")
-@click.option("--kwh-price", "kwh_usd", type=float, default=None, metavar="USD", help="Electricity price per kWh (default 0.15, assumed).")
-@click.option("--months", type=float, default=None,
-              help="Months you would keep a bought machine (default 36, assumed).")
-@click.option("--hours-per-day", "hours_per_day", type=float, default=None, metavar="H",
-              help="Hours a day the machine would be used (default 8, assumed): owning and renting are compared at it.")
-@click.option("--resale", type=float, default=None, metavar="FRACTION",
-              help="Fraction of the purchase price a bought machine fetches at the end (default by GPU class, "
-                   "sourced).")
-@click.option("--pue", type=float, default=None,
-              help="Cooling overhead on the energy (default 1.58 for rack servers, 1.0 for workstations).")
-@click.option("--finance-rate", "finance_apr", type=float, default=None, metavar="APR",
-              help="Yearly interest rate of a loan for the purchase, e.g. 0.08 (default: paid in cash).")
+@click.option(
+    "--days", type=float, help="The job must finish within this many days (a need; slower builds are marked)."
+)
+@click.option(
+    "--budget", "budget_usd", type=float, metavar="USD", help="Spending limit: purchase price (buy) or job cost (rent)."
+)
+@click.option(
+    "--prices", metavar="PRICES.toml", help="Your prices over the reference prices (same format as the shipped table)."
+)
+@click.option(
+    "--kwh-price",
+    "kwh_usd",
+    type=float,
+    default=None,
+    metavar="USD",
+    help="Electricity price per kWh (default 0.15, assumed).",
+)
+@click.option(
+    "--months", type=float, default=None, help="Months you would keep a bought machine (default 36, assumed)."
+)
+@click.option(
+    "--hours-per-day",
+    "hours_per_day",
+    type=float,
+    default=None,
+    metavar="H",
+    help="Hours a day the machine would be used (default 8, assumed): owning and renting are compared at it.",
+)
+@click.option(
+    "--resale",
+    type=float,
+    default=None,
+    metavar="FRACTION",
+    help="Fraction of the purchase price a bought machine fetches at the end (default by GPU class, sourced).",
+)
+@click.option(
+    "--pue",
+    type=float,
+    default=None,
+    help="Cooling overhead on the energy (default 1.58 for rack servers, 1.0 for workstations).",
+)
+@click.option(
+    "--finance-rate",
+    "finance_apr",
+    type=float,
+    default=None,
+    metavar="APR",
+    help="Yearly interest rate of a loan for the purchase, e.g. 0.08 (default: paid in cash).",
+)
 @click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32", "fp8"]), help="Compute precision (as advise).")
-@click.option("--weights", "weight_quant", type=click.Choice(["bf16", "fp8", "int8", "awq-4bit", "gptq-4bit"]),
-              help="Serving: weight quantisation (fp8 = vLLM --quantization fp8).")
-@click.option("--kv-cache-dtype", "kv_cache_dtype", type=click.Choice(["auto", "bf16", "fp16", "fp8", "fp32"]),
-              help="Serving: KV-cache precision.")
-@click.option("--optimizer", type=click.Choice(["adamw", "adam", "sgd", "adam8bit", "paged-adam8bit"]),
-              help="Optimizer (as advise).")
+@click.option(
+    "--weights",
+    "weight_quant",
+    type=click.Choice(["bf16", "fp8", "int8", "awq-4bit", "gptq-4bit"]),
+    help="Serving: weight quantisation (fp8 = vLLM --quantization fp8).",
+)
+@click.option(
+    "--kv-cache-dtype",
+    "kv_cache_dtype",
+    type=click.Choice(["auto", "bf16", "fp16", "fp8", "fp32"]),
+    help="Serving: KV-cache precision.",
+)
+@click.option(
+    "--optimizer",
+    type=click.Choice(["adamw", "adam", "sgd", "adam8bit", "paged-adam8bit"]),
+    help="Optimizer (as advise).",
+)
 @click.option("--micro-batch", "micro_batch", type=int, help="Sequences per GPU per forward pass (as advise).")
 @click.option("--engine", type=click.Choice(["vllm", "sglang"]), help="Serving engine (default vllm).")
-@click.option("--from-nvidia-smi", "nvidia_smi_dirs", multiple=True, metavar="DIR",
-              help="A machine on offer, from its nvidia-smi/lspci outputs (as gpuadvisor import), as a candidate.")
-@click.option("--offer-price", "offer_prices", multiple=True, type=float, metavar="USD",
-              help="The asking price of each --from-nvidia-smi machine, in the same order.")
-@click.option("--calibrate-from", "calibrate_from", metavar="SCAN.json", help="Carry a machine you own's measured efficiency over to the candidates.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="What to print on stdout.")
+@click.option(
+    "--from-nvidia-smi",
+    "nvidia_smi_dirs",
+    multiple=True,
+    metavar="DIR",
+    help="A machine on offer, from its nvidia-smi/lspci outputs (as gpuadvisor import), as a candidate.",
+)
+@click.option(
+    "--offer-price",
+    "offer_prices",
+    multiple=True,
+    type=float,
+    metavar="USD",
+    help="The asking price of each --from-nvidia-smi machine, in the same order.",
+)
+@click.option(
+    "--calibrate-from",
+    "calibrate_from",
+    metavar="SCAN.json",
+    help="Carry a machine you own's measured efficiency over to the candidates.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print on stdout.",
+)
 @click.option("--json", "json_path", metavar="FILE", help="Save the plan as JSON.")
 @click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML pre-purchase report.")
-def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: str, tokens: float | None, seq_len: int | None,
-         global_batch: int | None, context: int | None, concurrency: int | None, days: float | None, budget_usd: float | None,
-         prices: str | None, kwh_usd: float | None, months: float | None, hours_per_day: float | None,
-         resale: float | None, pue: float | None, finance_apr: float | None, precision: str | None,
-         weight_quant: str | None, kv_cache_dtype: str | None, optimizer: str | None, micro_batch: int | None,
-         engine: str | None, nvidia_smi_dirs: tuple[str, ...], offer_prices: tuple[float, ...],
-         calibrate_from: str | None,
-         fmt: str, json_path: str | None, html_path: str | None) -> None:
+def plan(
+    builds: tuple[str, ...],
+    model: str | None,
+    params: str | None,
+    task: str,
+    tokens: float | None,
+    seq_len: int | None,
+    global_batch: int | None,
+    context: int | None,
+    concurrency: int | None,
+    days: float | None,
+    budget_usd: float | None,
+    prices: str | None,
+    kwh_usd: float | None,
+    months: float | None,
+    hours_per_day: float | None,
+    resale: float | None,
+    pue: float | None,
+    finance_apr: float | None,
+    precision: str | None,
+    weight_quant: str | None,
+    kv_cache_dtype: str | None,
+    optimizer: str | None,
+    micro_batch: int | None,
+    engine: str | None,
+    nvidia_smi_dirs: tuple[str, ...],
+    offer_prices: tuple[float, ...],
+    calibrate_from: str | None,
+    fmt: str,
+    json_path: str | None,
+    html_path: str | None,
+) -> None:
     """Compare candidate builds for a workload: fits, strategy, speed, time and cost of the job, power, findings.
 
     With no builds named, the built-in candidates are ranked (a single RTX 4090, workstations with RTX
@@ -110,11 +213,24 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
     from gpuadvisor.plan.costs import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_USD, DEFAULT_MONTHS, Ownership
     from gpuadvisor.plan.evaluate import Need
 
-    plan_outputs({"--json": json_path, "--html": html_path},
-                 {"BUILD": [b for b in builds if not b.startswith("preset:")], "--prices": prices,
-                  "--from-nvidia-smi": list(nvidia_smi_dirs), "--calibrate-from": calibrate_from, "--model": model})
-    for name, v in (("--tokens", tokens), ("--days", days), ("--budget", budget_usd), ("--months", months),
-                    ("--hours-per-day", hours_per_day), ("--pue", pue)):
+    plan_outputs(
+        {"--json": json_path, "--html": html_path},
+        {
+            "BUILD": [b for b in builds if not b.startswith("preset:")],
+            "--prices": prices,
+            "--from-nvidia-smi": list(nvidia_smi_dirs),
+            "--calibrate-from": calibrate_from,
+            "--model": model,
+        },
+    )
+    for name, v in (
+        ("--tokens", tokens),
+        ("--days", days),
+        ("--budget", budget_usd),
+        ("--months", months),
+        ("--hours-per-day", hours_per_day),
+        ("--pue", pue),
+    ):
         _positive(name, v)
     _positive("--kwh-price", kwh_usd, allow_zero=True)
     _positive("--finance-rate", finance_apr, allow_zero=True)
@@ -129,7 +245,12 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
         raise InputError(f"--finance-rate {finance_apr:g}: a yearly rate as a fraction, e.g. 0.08 for 8 %")
     if micro_batch is not None and micro_batch < 1:
         raise InputError(f"--micro-batch {micro_batch}: expected a positive whole number")
-    for name, iv in (("--seq-len", seq_len), ("--global-batch", global_batch), ("--context", context), ("--concurrency", concurrency)):
+    for name, iv in (
+        ("--seq-len", seq_len),
+        ("--global-batch", global_batch),
+        ("--context", context),
+        ("--concurrency", concurrency),
+    ):
         if iv is not None and iv < 1:
             raise InputError(f"{name} {iv}: expected a positive whole number")
     if task == "inference" and tokens is not None:
@@ -137,8 +258,10 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
     price_table = load_prices(prices)
     candidates = [load_build(b) for b in builds]
     if len(offer_prices) > len(nvidia_smi_dirs):
-        raise InputError(f"--offer-price given {len(offer_prices)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi "
-                         "machine(s): give one price per offered machine, in the same order")
+        raise InputError(
+            f"--offer-price given {len(offer_prices)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi "
+            "machine(s): give one price per offered machine, in the same order"
+        )
     for i, d in enumerate(nvidia_smi_dirs):
         offered = _offered(d)
         if i < len(offer_prices):
@@ -159,14 +282,35 @@ def plan(builds: tuple[str, ...], model: str | None, params: str | None, task: s
     need = Need(task=task, tokens=tokens, context=context, concurrency=concurrency, days=days, budget_usd=budget_usd)
     if weight_quant == "fp8" and precision in (None, "fp8"):
         precision = "fp8"  # vLLM --quantization fp8: the advisor's fp8 weights
-    model_kw: dict[str, Any] = {"model": model, "params": params, "seq_len": seq_len, "global_batch": global_batch,
-                                "precision": precision, "kv_cache_dtype": kv_cache_dtype, "optimizer": optimizer,
-                                "micro_batch": micro_batch, "weight_quant": weight_quant, "engine": engine}
-    given = {"kwh_usd": kwh_usd, "months": months, "hours_per_day": hours_per_day, "resale": resale, "pue": pue,
-             "finance_apr": finance_apr}
-    own = Ownership(kwh_usd=DEFAULT_KWH_USD if kwh_usd is None else kwh_usd, months=months or DEFAULT_MONTHS,
-                    hours_per_day=hours_per_day or DEFAULT_HOURS_PER_DAY, resale=resale, pue=pue,
-                    finance_apr=finance_apr or 0.0, given=tuple(k for k, v in given.items() if v is not None))
+    model_kw: dict[str, Any] = {
+        "model": model,
+        "params": params,
+        "seq_len": seq_len,
+        "global_batch": global_batch,
+        "precision": precision,
+        "kv_cache_dtype": kv_cache_dtype,
+        "optimizer": optimizer,
+        "micro_batch": micro_batch,
+        "weight_quant": weight_quant,
+        "engine": engine,
+    }
+    given = {
+        "kwh_usd": kwh_usd,
+        "months": months,
+        "hours_per_day": hours_per_day,
+        "resale": resale,
+        "pue": pue,
+        "finance_apr": finance_apr,
+    }
+    own = Ownership(
+        kwh_usd=DEFAULT_KWH_USD if kwh_usd is None else kwh_usd,
+        months=months or DEFAULT_MONTHS,
+        hours_per_day=hours_per_day or DEFAULT_HOURS_PER_DAY,
+        resale=resale,
+        pue=pue,
+        finance_apr=finance_apr or 0.0,
+        given=tuple(k for k, v in given.items() if v is not None),
+    )
     result = run_plan(candidates, need, model_kw, prices=price_table, own=own, calibration=calibration)
     data = result.to_dict()
     if json_path:
@@ -198,7 +342,9 @@ def _offered(directory: str) -> Any:
     if not rig.gpus:
         raise InputError(f"{directory}: the outputs show no GPU: nothing to plan with")
     if not rig.gpus[0].name:
-        raise InputError(f"{directory}: the outputs do not name the GPU model: add the seller's nvidia-smi -q (or plain nvidia-smi) output")
+        raise InputError(
+            f"{directory}: the outputs do not name the GPU model: add the seller's nvidia-smi -q (or plain nvidia-smi) output"
+        )
     spec = find_gpu_spec(rig.gpus[0].name)
     if spec is None:
         raise InputError(f"{directory}: GPU {rig.gpus[0].name!r} is not in the catalog: it cannot be planned")
@@ -207,13 +353,24 @@ def _offered(directory: str) -> Any:
     if ram_gib is None:  # assumed, never dropped: what such a machine ships with (2 GB of RAM per GB of GPU memory)
         ram_gib = 2 * len(rig.gpus) * spec.memory_bytes / 2**30
         rig.host.memory_total_bytes = int(ram_gib * 2**30)
-        notes.append(f"host RAM not in the seller's outputs: assumed {ram_gib:,.0f} GiB (twice the GPU memory, what "
-                     "such servers ship with): ask the seller (free -g)")
+        notes.append(
+            f"host RAM not in the seller's outputs: assumed {ram_gib:,.0f} GiB (twice the GPU memory, what "
+            "such servers ship with): ask the seller (free -g)"
+        )
     cpu = find_cpu(rig.host.cpu_model or "") if rig.host.cpu_model else None
     if cpu is None:
         notes.append("CPU not in the seller's outputs or not in the catalog: its power is assumed (ask for lscpu)")
-    b = Build(name=f"offered:{Path(directory).name}", title=f"offered machine ({Path(directory).name}): {len(rig.gpus)}x {spec.name}",
-              origin=directory, gpu=spec, count=len(rig.gpus), cpu=cpu,
-              sockets=rig.host.sockets or (2 if len(rig.gpus) >= 8 else 1),
-              ram_gib=ram_gib, layout="given", rig=rig, notes=notes)
+    b = Build(
+        name=f"offered:{Path(directory).name}",
+        title=f"offered machine ({Path(directory).name}): {len(rig.gpus)}x {spec.name}",
+        origin=directory,
+        gpu=spec,
+        count=len(rig.gpus),
+        cpu=cpu,
+        sockets=rig.host.sockets or (2 if len(rig.gpus) >= 8 else 1),
+        ram_gib=ram_gib,
+        layout="given",
+        rig=rig,
+        notes=notes,
+    )
     return b

@@ -5,6 +5,7 @@ Public API:
     run_plan(builds, need, model_kw, ...) -> Plan
     render_text(plan), plan.to_dict()     terminal table / JSON
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,8 +45,13 @@ class Plan:
             "kwh_usd": self.kwh_usd,
             "months": self.months,
             "ownership": {k: v for k, v in self.ownership.__dict__.items() if k != "given"}
-            | {"assumed": [k for k in ("hours_per_day", "months", "resale", "kwh_usd", "pue", "finance_apr")
-                           if k not in self.ownership.given]},
+            | {
+                "assumed": [
+                    k
+                    for k in ("hours_per_day", "months", "resale", "kwh_usd", "pue", "finance_apr")
+                    if k not in self.ownership.given
+                ]
+            },
             "options": self.options,
             "calibration": self.calibration,
             "verdict": self.verdict.to_dict() if self.verdict else None,
@@ -80,16 +86,29 @@ def ranking_sensitivity(rows: list[Row], need: Need) -> list[str]:
         longer.append((r, pick.get("tokens_per_second") if adv.get("fits") else None))
     (a, ta), (b, tb) = longer
     if ta is None:
-        return [f"Sensitivity: at {2 * seq:,}-token sequences {a.build.name} no longer fits; {b.build.name} "
-                + ("does." if tb else "does not either.")]
+        return [
+            f"Sensitivity: at {2 * seq:,}-token sequences {a.build.name} no longer fits; {b.build.name} "
+            + ("does." if tb else "does not either.")
+        ]
     if tb is not None and tb > ta:
-        return [f"Sensitivity: at {2 * seq:,}-token sequences {b.build.name} overtakes {a.build.name} "
-                f"({tb:,.0f} against {ta:,.0f} tokens/s)."]
+        return [
+            f"Sensitivity: at {2 * seq:,}-token sequences {b.build.name} overtakes {a.build.name} "
+            f"({tb:,.0f} against {ta:,.0f} tokens/s)."
+        ]
     return []
 
 
-def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, prices: Any, own: Ownership | None = None,
-             kwh_usd: float | None = None, months: float | None = None, calibration: Any = None) -> Plan:
+def run_plan(
+    builds: list[Build],
+    need: Need,
+    model_kw: dict[str, Any],
+    *,
+    prices: Any,
+    own: Ownership | None = None,
+    kwh_usd: float | None = None,
+    months: float | None = None,
+    calibration: Any = None,
+) -> Plan:
     own = own or Ownership()
     if kwh_usd is not None or months is not None:  # the older keywords
         from dataclasses import replace
@@ -97,8 +116,9 @@ def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, price
         own = replace(own, kwh_usd=own.kwh_usd if kwh_usd is None else kwh_usd, months=months or own.months)
     workload = workload_for(need, model_kw)
     cache: dict[str, Any] = {}
-    rows = [evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache)
-            for b in builds]
+    rows = [
+        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache) for b in builds
+    ]
     rows = rank(rows)
     assumptions = [
         "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the build",
@@ -118,10 +138,24 @@ def run_plan(builds: list[Build], need: Need, model_kw: dict[str, Any], *, price
     adv = next((r.advice for r in rows if r.advice), None)
     if adv:
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
-    model = adv["workload"].get("model_label") or adv["workload"].get("model") if adv else str(model_kw.get("model") or model_kw.get("params"))
+    model = (
+        adv["workload"].get("model_label") or adv["workload"].get("model")
+        if adv
+        else str(model_kw.get("model") or model_kw.get("params"))
+    )
     lines, verdict = recommend(rows, need, own)
     lines += ranking_sensitivity(rows, need)
     options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
-    return Plan(need=need, model=str(model), rows=rows, recommendation=lines, assumptions=assumptions,
-                calibration=calibration.to_dict() if calibration else None, kwh_usd=own.kwh_usd, months=own.months,
-                ownership=own, verdict=verdict, options=options)
+    return Plan(
+        need=need,
+        model=str(model),
+        rows=rows,
+        recommendation=lines,
+        assumptions=assumptions,
+        calibration=calibration.to_dict() if calibration else None,
+        kwh_usd=own.kwh_usd,
+        months=own.months,
+        ownership=own,
+        verdict=verdict,
+        options=options,
+    )

@@ -4,6 +4,7 @@ A build file is either compact (the GPU, how many, the CPU and the rest: the pla
 from the CPU's lanes) or a full rig description (the format of the simulated presets) with a ``[plan]`` table
 for the platform and prices. ``preset:NAME`` names a built-in preset; a bare name a built-in build.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,14 +21,41 @@ from gpuadvisor.errors import InputError
 MAX_FILE_BYTES = 1 << 20
 
 COMPACT_KEYS = {
-    "name": str, "title": str, "description": str, "gpu": str, "count": int, "cpu": str, "sockets": int,
-    "ram_gib": (int, float), "psu_watts": (int, float), "fabric": str, "nvlink_links": int, "layout": str,
-    "slots": list, "chassis": str, "p2p": str, "price": dict, "rent": bool, "power_at_load_w": (int, float),
-    "power_source": str, "sources": list, "nodes": int, "network": str,
+    "name": str,
+    "title": str,
+    "description": str,
+    "gpu": str,
+    "count": int,
+    "cpu": str,
+    "sockets": int,
+    "ram_gib": (int, float),
+    "psu_watts": (int, float),
+    "fabric": str,
+    "nvlink_links": int,
+    "layout": str,
+    "slots": list,
+    "chassis": str,
+    "p2p": str,
+    "price": dict,
+    "rent": bool,
+    "power_at_load_w": (int, float),
+    "power_source": str,
+    "sources": list,
+    "nodes": int,
+    "network": str,
 }
 PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
-PRICE_KEYS = {"gpu_usd", "cpu_usd", "platform_usd", "network_usd_per_gpu", "platform_note", "system_usd", "date",
-              "source", "gpu_hour_usd"}
+PRICE_KEYS = {
+    "gpu_usd",
+    "cpu_usd",
+    "platform_usd",
+    "network_usd_per_gpu",
+    "platform_note",
+    "system_usd",
+    "date",
+    "source",
+    "gpu_hour_usd",
+}
 FABRICS = ("none", "bridge", "nvswitch")
 # The network between nodes: one port per GPU (rail-optimised, as NVIDIA's DGX SuperPOD reference architecture);
 # Gb/s per port from the adapter's specifications; busbw per GPU = line rate / 8 (the advisor's own convention);
@@ -104,7 +132,9 @@ def read_toml(path: str) -> tuple[dict[str, Any], str]:
 
     p = Path(path)
     if not p.exists():
-        raise InputError(f"{path}: no such build file (give a .toml build, preset:NAME, or a built-in build: {', '.join(builtin_names())})")
+        raise InputError(
+            f"{path}: no such build file (give a .toml build, preset:NAME, or a built-in build: {', '.join(builtin_names())})"
+        )
     text = read_text(p, "a TOML build file", MAX_FILE_BYTES)
     return loads_toml(text, str(path), "a TOML build file"), text
 
@@ -129,7 +159,9 @@ def load_build(ref: str) -> Build:
         return parse_build(data, text, ref)
     names = builtin_names()
     if ref not in names:
-        raise InputError(f"unknown build {ref!r}{nearest(ref, names)} (built-in builds: {', '.join(names)}; or a .toml file, or preset:NAME)")
+        raise InputError(
+            f"unknown build {ref!r}{nearest(ref, names)} (built-in builds: {', '.join(names)}; or a .toml file, or preset:NAME)"
+        )
     text = (resources.files("gpuadvisor.plan.builds") / f"{ref}.toml").read_text(encoding="utf-8")
     return parse_build(tomllib.loads(text), text, f"built-in build {ref}")
 
@@ -154,7 +186,12 @@ def _typed(origin: str, text: str, data: dict[str, Any], key: str, kind: Any) ->
 def _price(origin: str, text: str, price: dict[str, Any]) -> dict[str, Any]:
     for k, v in price.items():
         if k not in PRICE_KEYS:
-            raise _bad(origin, text, f"price.{k}", f"unknown key{nearest(k, sorted(PRICE_KEYS))} (allowed: {', '.join(sorted(PRICE_KEYS))})")
+            raise _bad(
+                origin,
+                text,
+                f"price.{k}",
+                f"unknown key{nearest(k, sorted(PRICE_KEYS))} (allowed: {', '.join(sorted(PRICE_KEYS))})",
+            )
         if k.endswith("usd") and (not isinstance(v, int | float) or isinstance(v, bool) or not (0 < v < 1e12)):
             raise _bad(origin, text, f"price.{k}", f"expected a positive number of US dollars, got {v!r}")
     return dict(price)
@@ -165,7 +202,12 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         return _from_rig_description(data, text, origin)
     for k in data:
         if k not in COMPACT_KEYS:
-            raise _bad(origin, text, k, f"unknown key{nearest(k, sorted(COMPACT_KEYS))} (allowed: {', '.join(sorted(COMPACT_KEYS))})")
+            raise _bad(
+                origin,
+                text,
+                k,
+                f"unknown key{nearest(k, sorted(COMPACT_KEYS))} (allowed: {', '.join(sorted(COMPACT_KEYS))})",
+            )
     for k, kind in COMPACT_KEYS.items():
         _typed(origin, text, data, k, kind)
     for req in ("name", "gpu", "count"):
@@ -180,7 +222,9 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         if cpu is None:
             raise InputError(f"{origin}:{_line_of(text, 'cpu') or 1}: cpu: {unknown_cpu(data['cpu'])}")
     elif not rent:
-        raise InputError(f"{origin}: cpu: missing (a bought build names its CPU, e.g. cpu = \"threadripper-pro-7975wx\"; a rented one says rent = true)")
+        raise InputError(
+            f'{origin}: cpu: missing (a bought build names its CPU, e.g. cpu = "threadripper-pro-7975wx"; a rented one says rent = true)'
+        )
     fabric = data.get("fabric", "nvswitch" if data.get("layout") == "hgx" else "none")
     if fabric not in FABRICS:
         raise _bad(origin, text, "fabric", f"{fabric!r} is not one of {', '.join(FABRICS)}")
@@ -188,13 +232,15 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     if layout not in LAYOUTS:
         raise _bad(origin, text, "layout", f"{layout!r} is not one of {', '.join(LAYOUTS)}")
     if fabric != "none" and not gpu.nvlink_links:
-        raise _bad(origin, text, "fabric", f"{gpu.name} has no NVLink: use fabric = \"none\"")
+        raise _bad(origin, text, "fabric", f'{gpu.name} has no NVLink: use fabric = "none"')
     count = int(data["count"])
     if not 1 <= count <= MAX_GPUS:
         raise _bad(origin, text, "count", f"{count} GPUs: a build has 1 to {MAX_GPUS} GPUs")
     slots = data.get("slots")
     if slots is not None and (len(slots) != count or any(s not in (1, 2, 4, 8, 16) for s in slots)):
-        raise _bad(origin, text, "slots", f"expected {count} lane counts from 1, 2, 4, 8, 16 (one per GPU), got {slots!r}")
+        raise _bad(
+            origin, text, "slots", f"expected {count} lane counts from 1, 2, 4, 8, 16 (one per GPU), got {slots!r}"
+        )
     nodes = int(data.get("nodes", 1))
     if not 1 <= nodes <= MAX_NODES:
         raise _bad(origin, text, "nodes", f"{nodes} nodes: a build has 1 to {MAX_NODES} nodes")
@@ -202,18 +248,36 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     if network is not None and network not in NETWORKS:
         raise _bad(origin, text, "network", f"{network!r} is not one of {', '.join(NETWORKS)}")
     if nodes > 1 and network is None:
-        raise _bad(origin, text, "nodes", f"{nodes} nodes need a network between them: network = one of "
-                   f"{', '.join(NETWORKS)}")
+        raise _bad(
+            origin, text, "nodes", f"{nodes} nodes need a network between them: network = one of {', '.join(NETWORKS)}"
+        )
     sockets = int(data.get("sockets", 1))
     if cpu is not None and sockets > cpu.max_sockets:
         raise _bad(origin, text, "sockets", f"{cpu.name} runs in at most {cpu.max_sockets} socket(s), not {sockets}")
     return Build(
-        name=data["name"], title=data.get("title", data["name"]), origin=origin, gpu=gpu, count=count, cpu=cpu,
-        sockets=sockets, ram_gib=data.get("ram_gib"), psu_watts=data.get("psu_watts"), fabric=fabric,
-        nvlink_links=data.get("nvlink_links"), layout=layout, slots=slots, chassis=data.get("chassis"), p2p=data.get("p2p"),
-        description=data.get("description", ""), sources=list(data.get("sources", [])),
-        price=_price(origin, text, data.get("price", {})), rent=rent, power_at_load_w=data.get("power_at_load_w"),
-        power_source=data.get("power_source"), nodes=nodes, network=network,
+        name=data["name"],
+        title=data.get("title", data["name"]),
+        origin=origin,
+        gpu=gpu,
+        count=count,
+        cpu=cpu,
+        sockets=sockets,
+        ram_gib=data.get("ram_gib"),
+        psu_watts=data.get("psu_watts"),
+        fabric=fabric,
+        nvlink_links=data.get("nvlink_links"),
+        layout=layout,
+        slots=slots,
+        chassis=data.get("chassis"),
+        p2p=data.get("p2p"),
+        description=data.get("description", ""),
+        sources=list(data.get("sources", [])),
+        price=_price(origin, text, data.get("price", {})),
+        rent=rent,
+        power_at_load_w=data.get("power_at_load_w"),
+        power_source=data.get("power_source"),
+        nodes=nodes,
+        network=network,
     )
 
 
@@ -239,30 +303,60 @@ def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build
     data = dict(data)
     gpus = data.get("gpus")
     if isinstance(gpus, list) and len(gpus) > MAX_GPUS:
-        raise _bad(origin, text, "gpus", f"{len(gpus)} GPUs: a planned build has 1 to {MAX_GPUS} GPUs "
-                   f"(for more, plan one node and pass the node count)")
+        raise _bad(
+            origin,
+            text,
+            "gpus",
+            f"{len(gpus)} GPUs: a planned build has 1 to {MAX_GPUS} GPUs "
+            f"(for more, plan one node and pass the node count)",
+        )
     if "name" in data:
         _check_name(origin, text, data)
     plan = data.pop("plan", {})
     for k in plan:
         if k not in PLAN_KEYS:
-            raise _bad(origin, text, f"plan.{k}", f"unknown key{nearest(k, sorted(PLAN_KEYS))} (allowed: {', '.join(sorted(PLAN_KEYS))})")
+            raise _bad(
+                origin,
+                text,
+                f"plan.{k}",
+                f"unknown key{nearest(k, sorted(PLAN_KEYS))} (allowed: {', '.join(sorted(PLAN_KEYS))})",
+            )
     desc = parse_description(data, origin)  # every key checked, one line per mistake
     names = {g.props["name"] for g in desc.gpus}
     gpu = find_gpu_spec(desc.gpus[0].props["name"]) if desc.gpus else None
     if gpu is None:
         raise InputError(f"{origin}: gpu.name: {unknown_gpu(next(iter(names), '(none)'))}")
     host = data.get("host", {})
-    cpu = find_cpu(str(plan.get("cpu", host.get("cpu_model", "")))) if (plan.get("cpu") or host.get("cpu_model")) else None
+    cpu = (
+        find_cpu(str(plan.get("cpu", host.get("cpu_model", ""))))
+        if (plan.get("cpu") or host.get("cpu_model"))
+        else None
+    )
     if plan.get("cpu") and cpu is None:
         raise InputError(f"{origin}: plan.cpu: {unknown_cpu(plan['cpu'])}")
-    fabric = "nvswitch" if desc.gpus and desc.gpus[0].props.get("nvlink_fabric") == "nvswitch" else (
-        "bridge" if desc.nvlink_bridges else "none")
+    fabric = (
+        "nvswitch"
+        if desc.gpus and desc.gpus[0].props.get("nvlink_fabric") == "nvswitch"
+        else ("bridge" if desc.nvlink_bridges else "none")
+    )
     return Build(
-        name=desc.name, title=desc.title, origin=origin, gpu=gpu, count=len(desc.gpus), cpu=cpu,
-        sockets=int(plan.get("sockets", host.get("sockets", 1))), ram_gib=plan.get("ram_gib", host.get("memory_total_gib")),
-        psu_watts=plan.get("psu_watts", host.get("psu_watts")), fabric=fabric, layout="given", chassis=plan.get("chassis"),
-        description=desc.description, sources=desc.sources, price=_price(origin, text, plan.get("price", {})),
-        rent=bool(plan.get("rent", False)), power_at_load_w=plan.get("power_at_load_w"), power_source=plan.get("power_source"),
+        name=desc.name,
+        title=desc.title,
+        origin=origin,
+        gpu=gpu,
+        count=len(desc.gpus),
+        cpu=cpu,
+        sockets=int(plan.get("sockets", host.get("sockets", 1))),
+        ram_gib=plan.get("ram_gib", host.get("memory_total_gib")),
+        psu_watts=plan.get("psu_watts", host.get("psu_watts")),
+        fabric=fabric,
+        layout="given",
+        chassis=plan.get("chassis"),
+        description=desc.description,
+        sources=desc.sources,
+        price=_price(origin, text, plan.get("price", {})),
+        rent=bool(plan.get("rent", False)),
+        power_at_load_w=plan.get("power_at_load_w"),
+        power_source=plan.get("power_source"),
         rig_description=data,
     )

@@ -4,6 +4,7 @@ renting on the same basis (the cost per hour of use at the buyer's utilisation o
 Every figure says where it comes from: a reference price (dated, sourced), the build's own figure, or an
 assumption shown in the output.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -22,16 +23,25 @@ DEFAULT_HOURS_PER_DAY = 8.0  # assumed; pass --hours-per-day
 
 # Fraction of the purchase price a GPU machine fetches after 36 months (scaled as kept ** (months / 36)).
 RESALE_36M: dict[str, tuple[float, str]] = {
-    "geforce": (0.45, "GeForce cards hold value: an RTX 3090 (US$1,499 at launch, 2020-09) sold used for US$500-800 "
-                      "in 2026 (https://www.local-llm.net/blog/rtx-3090-best-value-2026)"),
-    "datacenter": (0.30, "used H100s trade at US$15,000-28,000 and depreciation accelerates after about two years "
-                         "(Silicon Data's listings analysis, https://www.computeforecast.com/long-reads/"
-                         "secondary-market-ai-hardware-gpu-economy-neocloud-economics/)"),
+    "geforce": (
+        0.45,
+        "GeForce cards hold value: an RTX 3090 (US$1,499 at launch, 2020-09) sold used for US$500-800 "
+        "in 2026 (https://www.local-llm.net/blog/rtx-3090-best-value-2026)",
+    ),
+    "datacenter": (
+        0.30,
+        "used H100s trade at US$15,000-28,000 and depreciation accelerates after about two years "
+        "(Silicon Data's listings analysis, https://www.computeforecast.com/long-reads/"
+        "secondary-market-ai-hardware-gpu-economy-neocloud-economics/)",
+    ),
 }
 # Power usage effectiveness: the facility's cooling and distribution overhead on top of the IT load.
-PUE_RACK = (1.58, "Uptime Institute Global Data Center Survey 2023: average PUE 1.58 "
-                  "(https://uptimeinstitute.com/resources/research-and-reports/"
-                  "uptime-institute-global-data-center-survey-results-2023)")
+PUE_RACK = (
+    1.58,
+    "Uptime Institute Global Data Center Survey 2023: average PUE 1.58 "
+    "(https://uptimeinstitute.com/resources/research-and-reports/"
+    "uptime-institute-global-data-center-survey-results-2023)",
+)
 PUE_DESK = (1.0, "a workstation in an office or home: no facility cooling counted (pass --pue)")
 # CPUs assumed for an offered machine whose CPU is not known: what such a server ships with.
 ASSUMED_SERVER_CPU_W = 350.0
@@ -123,8 +133,10 @@ def build_cost(b: Build, prices: Prices) -> Cost:
     cpu_w: float | None = b.cpu.tdp_w if b.cpu else None
     if b.cpu is None and not b.rent:
         cpu_w = ASSUMED_SERVER_CPU_W if b.count >= 4 else 170.0
-        c.notes.append(f"CPU not known: assumed {b.sockets} x {cpu_w:g} W (a typical "
-                       f"{'server' if b.count >= 4 else 'desktop'} CPU at load)")
+        c.notes.append(
+            f"CPU not known: assumed {b.sockets} x {cpu_w:g} W (a typical "
+            f"{'server' if b.count >= 4 else 'desktop'} CPU at load)"
+        )
     pb = power_budget([b.gpu.tdp_w or 0.0] * b.count, [b.gpu.id] * b.count, cpu_w, b.sockets)
     c.psu_needed_w = pb.psu_needed_w
     if b.power_at_load_w:
@@ -146,8 +158,10 @@ def build_cost(b: Build, prices: Prices) -> Cost:
             c.rent_basis = f"{b.total_gpus} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
             _stale(c, f"cloud price of {b.gpu.name}", cloud.date)
         else:
-            c.purchase_unknown = (f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a "
-                                  "[[cloud]] row in --prices")
+            c.purchase_unknown = (
+                f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a "
+                "[[cloud]] row in --prices"
+            )
         return c
     p = b.price
     if b.name in prices.system:  # a --prices row for this build (a quote) wins over the build's reference price
@@ -180,8 +194,12 @@ def build_cost(b: Build, prices: Prices) -> Cost:
             else:
                 missing.append(f"{b.cpu.name} has no reference price (give price.cpu_usd)")
         if p.get("platform_usd"):
-            parts.append((float(p["platform_usd"]),
-                          f"US${p['platform_usd']:,.0f} for the rest ({p.get('platform_note', 'given in the build')})"))
+            parts.append(
+                (
+                    float(p["platform_usd"]),
+                    f"US${p['platform_usd']:,.0f} for the rest ({p.get('platform_note', 'given in the build')})",
+                )
+            )
         else:
             missing.append("the rest of the platform is not priced")
         if missing:
@@ -194,11 +212,16 @@ def build_cost(b: Build, prices: Prices) -> Cost:
 
         gbps, assumed_usd, what = NETWORKS[b.network or "ib-ndr"]
         per_gpu = float(p.get("network_usd_per_gpu") or assumed_usd)
-        label = ("given" if p.get("network_usd_per_gpu")
-                 else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu")
+        label = (
+            "given"
+            if p.get("network_usd_per_gpu")
+            else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu"
+        )
         c.purchase_usd = c.purchase_usd * b.nodes + per_gpu * b.total_gpus
-        c.purchase_basis = (f"{b.nodes} nodes x ({c.purchase_basis}) + {b.total_gpus} x US${per_gpu:,.0f} network "
-                            f"per GPU ({what}; {label})")
+        c.purchase_basis = (
+            f"{b.nodes} nodes x ({c.purchase_basis}) + {b.total_gpus} x US${per_gpu:,.0f} network "
+            f"per GPU ({what}; {label})"
+        )
     return c
 
 
@@ -229,13 +252,17 @@ def ownership_cost(b: Build, c: Cost, own: Ownership) -> tuple[float | None, str
     energy = c.power_w / 1000 * pue * own.used_hours * own.kwh_usd
     interest = own.interest(c.purchase_usd)
     total = c.purchase_usd + interest + energy - kept * c.purchase_usd
-    basis = (f"US${c.purchase_usd:,.0f} purchase" + (f" + US${interest:,.0f} interest" if interest else "")
-             + f" + US${energy:,.0f} energy - US${kept * c.purchase_usd:,.0f} resale ({kept:.0%})")
+    basis = (
+        f"US${c.purchase_usd:,.0f} purchase"
+        + (f" + US${interest:,.0f} interest" if interest else "")
+        + f" + US${energy:,.0f} energy - US${kept * c.purchase_usd:,.0f} resale ({kept:.0%})"
+    )
     return total, basis
 
 
-def job_cost(b: Build, c: Cost, tokens_per_second: float | None, tokens: float | None, own: Ownership,
-             prices: Prices) -> JobCost:
+def job_cost(
+    b: Build, c: Cost, tokens_per_second: float | None, tokens: float | None, own: Ownership, prices: Prices
+) -> JobCost:
     notes: list[str] = []
     hours = tokens / tokens_per_second / 3600 if (tokens and tokens_per_second) else None
     pue, _ = own.pue_for(b)
@@ -248,7 +275,7 @@ def job_cost(b: Build, c: Cost, tokens_per_second: float | None, tokens: float |
     if b.rent:
         per_hour = c.rent_usd_per_hour
         period = per_hour * own.used_hours if per_hour is not None else None
-        period_basis = (f"US${per_hour:,.2f}/h x {own.used_hours:,.0f} hours of use" if per_hour is not None else None)
+        period_basis = f"US${per_hour:,.2f}/h x {own.used_hours:,.0f} hours of use" if per_hour is not None else None
     else:
         period, period_basis = ownership_cost(b, c, own)
         per_hour = period / own.used_hours if period is not None and own.used_hours > 0 else None
@@ -264,9 +291,11 @@ def job_cost(b: Build, c: Cost, tokens_per_second: float | None, tokens: float |
             margin = rate - kw * pue * own.kwh_usd
             if margin > 0:
                 be = net / (margin * own.months * DAYS_PER_MONTH)
-                be_basis = (f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) "
-                            "against "
-                            f"owning for {own.months:g} months (US${net:,.0f} net of resale, plus energy)")
+                be_basis = (
+                    f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) "
+                    "against "
+                    f"owning for {own.months:g} months (US${net:,.0f} net of resale, plus energy)"
+                )
         else:
             be_basis = f"no reference cloud price for {b.gpu.name}: no break-even against renting"
     return JobCost(hours, energy_kwh, energy_usd, job_usd, per_m, per_hour, period, period_basis, be, be_basis, notes)

@@ -1,4 +1,5 @@
 """One build -> one row of the plan: simulate the build, run the rules and the advisor on it, cost it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -107,8 +108,10 @@ def _band(pick: dict[str, Any], advice: dict[str, Any]) -> tuple[tuple[float, fl
     b = (pick.get("band") or {}).get("tokens_per_second")
     if not isinstance(b, dict) or "low" not in b or "high" not in b:
         return None, None
-    basis = (f"{b.get('coverage', 'range of the published runs')} ({b.get('cases', '?')} cases, "
-             f"{b.get('basis', 'datasheet')} rates: x{b.get('ratio_low', 0):.2f}-x{b.get('ratio_high', 0):.2f})")
+    basis = (
+        f"{b.get('coverage', 'range of the published runs')} ({b.get('cases', '?')} cases, "
+        f"{b.get('basis', 'datasheet')} rates: x{b.get('ratio_low', 0):.2f}-x{b.get('ratio_high', 0):.2f})"
+    )
     return (float(b["low"]), float(b["high"])), basis
 
 
@@ -148,8 +151,16 @@ def _simulated(desc_dict: dict[str, Any], origin: str, cache: dict[str, Any] | N
     return rig
 
 
-def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: Ownership,
-                   calibration: Any = None, rig_cache: dict[str, Any] | None = None) -> Row:
+def evaluate_build(
+    b: Build,
+    need: Need,
+    workload: Any,
+    prices: Prices,
+    *,
+    own: Ownership,
+    calibration: Any = None,
+    rig_cache: dict[str, Any] | None = None,
+) -> Row:
     from gpuadvisor.rules import evaluate
 
     row = Row(build=b)
@@ -172,8 +183,15 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: 
         calibration.apply(rig, b)
     for f in evaluate(rig, None):
         if f.severity in ("warn", "fail", "info") and f.area in DESIGN_AREAS and f.code not in DESIGN_SKIP:
-            row.findings.append({"code": f.code, "name": f.name, "severity": f.severity, "message": f.message,
-                                 "fix": getattr(f, "fix", None)})
+            row.findings.append(
+                {
+                    "code": f.code,
+                    "name": f.name,
+                    "severity": f.severity,
+                    "message": f.message,
+                    "fix": getattr(f, "fix", None),
+                }
+            )
     from gpuadvisor.advisor import advise
 
     if b.nodes > 1:  # N identical nodes: the advisor's multi-node model with the build's network
@@ -189,15 +207,25 @@ def evaluate_build(b: Build, need: Need, workload: Any, prices: Prices, *, own: 
     pick = adv.get("pick_detail") or {}
     if need.task == "inference":
         arch = adv["workload"]["architecture"]
-        row.serving = serving_throughput(adv, gpus=b.count, memory_bandwidth_gbps=b.gpu.memory_bandwidth_gbps,
-                                         peak_tflops=b.gpu.peak_tflops("bf16") or 100.0, params=int(adv["workload"]["params"]),
-                                         layers=int(arch["layers"]), context=int(adv["workload"].get("context") or need.context or 8192),
-                                         concurrency=int(adv["workload"].get("concurrency") or 1))
+        row.serving = serving_throughput(
+            adv,
+            gpus=b.count,
+            memory_bandwidth_gbps=b.gpu.memory_bandwidth_gbps,
+            peak_tflops=b.gpu.peak_tflops("bf16") or 100.0,
+            params=int(adv["workload"]["params"]),
+            layers=int(arch["layers"]),
+            context=int(adv["workload"].get("context") or need.context or 8192),
+            concurrency=int(adv["workload"].get("concurrency") or 1),
+        )
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
-        if row.serving and row.serving.tensor_parallel != int(pick.get("tensor_parallel_size", 1)) * int(pick.get("pipeline_parallel_size", 1)):
+        if row.serving and row.serving.tensor_parallel != int(pick.get("tensor_parallel_size", 1)) * int(
+            pick.get("pipeline_parallel_size", 1)
+        ):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
-            row.reason = (f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences fastest; "
-                          f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})")
+            row.reason = (
+                f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences fastest; "
+                f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})"
+            )
         elif row.serving:
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
     elif row.fits:
@@ -231,6 +259,8 @@ def _sensitivity(adv: dict[str, Any], b: Build) -> list[str]:
         return []
     spare = (cap - used) / 2**30
     if 0 <= cap - used < max(TIGHT_FRACTION * cap, TIGHT_GIB * 2**30):
-        return [f"{b.name} fits with {spare:.1f} GiB to spare per GPU ({used / 2**30:.1f} of {cap / 2**30:.1f} GiB): "
-                "a longer sequence, a larger micro-batch or a framework's extra buffers will not fit"]
+        return [
+            f"{b.name} fits with {spare:.1f} GiB to spare per GPU ({used / 2**30:.1f} of {cap / 2**30:.1f} GiB): "
+            "a longer sequence, a larger micro-batch or a framework's extra buffers will not fit"
+        ]
     return []

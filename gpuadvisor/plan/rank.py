@@ -1,5 +1,6 @@
 """Order the rows and say what to buy: fastest first among builds that fit; builds whose predicted ranges overlap
 share a rank (a tie, not an order); then the recommendation in plain words."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -101,10 +102,15 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
         if failing:
             out.append("No candidate that meets the need passes its own design rules (see below).")
         else:
-            out.append("No candidate meets the need." + (
-                f" Closest: {fits[0].build.title} ({fits[0].need_reason})." if fits else
-                " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit "
-                "optimizers) or more GPUs are needed."))
+            out.append(
+                "No candidate meets the need."
+                + (
+                    f" Closest: {fits[0].build.title} ({fits[0].need_reason})."
+                    if fits
+                    else " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit "
+                    "optimizers) or more GPUs are needed."
+                )
+            )
         out += _failing_lines(failing)
         return out, Verdict(None, None, list(out), within_budget=False)
     costed = [r for r in ok if _basis_usd(r) is not None]
@@ -115,67 +121,96 @@ def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tupl
     if within:
         best = min(within, key=lambda r: (_basis_usd(r), -(r.tokens_per_second or 0)))
         kind = best.build.kind
-        why.append(f"lowest {basis} among the builds that meet the need"
-                   + (f" within US${budget:,.0f}" if budget is not None else "") + " and pass their design rules")
+        why.append(
+            f"lowest {basis} among the builds that meet the need"
+            + (f" within US${budget:,.0f}" if budget is not None else "")
+            + " and pass their design rules"
+        )
         rate = best.cost.rent_usd_per_hour if best.build.rent and best.cost else None
         price = f"US${rate:,.2f}/h" if rate else _usd(_budget_cost(best))
         verb = "" if best.build.title.lower().startswith(kind) else f"{kind} "
-        out.append(f"Recommended: {verb}{best.build.title} ({price}): "
-                   f"{_cost_text(best, need)}{_time(best, need)}, "
-                   f"at {own.label(best.build if kind == 'buy' else None)}.")
+        out.append(
+            f"Recommended: {verb}{best.build.title} ({price}): "
+            f"{_cost_text(best, need)}{_time(best, need)}, "
+            f"at {own.label(best.build if kind == 'buy' else None)}."
+        )
         verdict = Verdict(best.build.name, kind, why)
         other = [r for r in within if r.build.kind != kind]
         if other:
             alt = min(other, key=lambda r: _basis_usd(r) or 0.0)
-            out.append(f"On the same basis, {'renting' if alt.build.rent else 'buying'} {alt.build.title} would cost "
-                       f"{_cost_text(alt, need).split(' by ')[0]}.")
-            why.append(f"{'renting' if alt.build.rent else 'owning'} the best alternative ({alt.build.name}) "
-                       "costs more on the same basis")
+            out.append(
+                f"On the same basis, {'renting' if alt.build.rent else 'buying'} {alt.build.title} would cost "
+                f"{_cost_text(alt, need).split(' by ')[0]}."
+            )
+            why.append(
+                f"{'renting' if alt.build.rent else 'owning'} the best alternative ({alt.build.name}) "
+                "costs more on the same basis"
+            )
             own_r, rent_r = (best, alt) if kind == "buy" else (alt, best)
             if own_r.job and rent_r.job and own_r.job.period_usd is not None and rent_r.job.usd_per_hour_of_use:
                 # the same work over the period: the rented machine's hours scaled to the owned one's speed
                 ratio = (own_r.tokens_per_second or 0) / (rent_r.tokens_per_second or 1)
                 rent_period = rent_r.job.usd_per_hour_of_use * own.used_hours * ratio
-                out.append(f"Over {own.months:g} months at {own.hours_per_day:g} h/day: owning {own_r.build.name} "
-                           f"costs US${own_r.job.period_usd:,.0f} ({own_r.job.period_basis}); renting "
-                           f"{rent_r.build.name} for the same work US${rent_period:,.0f}.")
+                out.append(
+                    f"Over {own.months:g} months at {own.hours_per_day:g} h/day: owning {own_r.build.name} "
+                    f"costs US${own_r.job.period_usd:,.0f} ({own_r.job.period_basis}); renting "
+                    f"{rent_r.build.name} for the same work US${rent_period:,.0f}."
+                )
     else:
         cheapest = min(costed, key=lambda r: _budget_cost(r) or float("inf"), default=None)
         if budget is not None and cheapest is not None:
-            out.append(f"Nothing that meets the need is within US${budget:,.0f}; the cheapest that meets it is "
-                       f"{cheapest.build.title} at {_usd(_budget_cost(cheapest))}"
-                       f"{' (' + _cost_text(cheapest, need) + ')' if cheapest.build.rent else ''}.")
+            out.append(
+                f"Nothing that meets the need is within US${budget:,.0f}; the cheapest that meets it is "
+                f"{cheapest.build.title} at {_usd(_budget_cost(cheapest))}"
+                f"{' (' + _cost_text(cheapest, need) + ')' if cheapest.build.rent else ''}."
+            )
         else:
-            out.append("No build that meets the need has a known price: give prices with --prices to rank them "
-                       "by cost.")
+            out.append(
+                "No build that meets the need has a known price: give prices with --prices to rank them by cost."
+            )
         verdict = Verdict(None, None, list(out), within_budget=False)
     fastest = ok[0]
     buys_all = [r for r in ok if not r.build.rent and r.cost and r.cost.purchase_usd is not None]
     if buys_all:
         cb = min(buys_all, key=lambda r: r.cost.purchase_usd if r.cost and r.cost.purchase_usd else 0.0)
         over = budget is not None and cb.cost is not None and (cb.cost.purchase_usd or 0) > budget
-        out.append(f"Cheapest to buy that meets the need: {cb.build.title}, "
-                   f"{_usd(cb.cost.purchase_usd if cb.cost else None)}"
-                   + (f" (over the US${budget:,.0f} budget)" if over else "") + f"{_time(cb, need)}.")
+        out.append(
+            f"Cheapest to buy that meets the need: {cb.build.title}, "
+            f"{_usd(cb.cost.purchase_usd if cb.cost else None)}"
+            + (f" (over the US${budget:,.0f} budget)" if over else "")
+            + f"{_time(cb, need)}."
+        )
     if budget is None:
-        out.append(f"Fastest: {fastest.build.title}{_time(fastest, need)}"
-                   + (f" (a tie with {', '.join(fastest.tie_with)}: their predicted ranges overlap)" if fastest.tie_with
-                      else "") + ".")
+        out.append(
+            f"Fastest: {fastest.build.title}{_time(fastest, need)}"
+            + (
+                f" (a tie with {', '.join(fastest.tie_with)}: their predicted ranges overlap)"
+                if fastest.tie_with
+                else ""
+            )
+            + "."
+        )
     else:
-        buys = [r for r in ok if not r.build.rent and r.cost and r.cost.purchase_usd is not None
-                and r.cost.purchase_usd <= budget]
+        buys = [
+            r
+            for r in ok
+            if not r.build.rent and r.cost and r.cost.purchase_usd is not None and r.cost.purchase_usd <= budget
+        ]
         if buys and buys[0] is not fastest:
             f = buys[0]
-            out.append(f"Fastest to buy within US${budget:,.0f}: {f.build.title}{_time(f, need)}"
-                       + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)"
-                          if f.tie_with else "") + ".")
+            out.append(
+                f"Fastest to buy within US${budget:,.0f}: {f.build.title}{_time(f, need)}"
+                + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)" if f.tie_with else "")
+                + "."
+            )
     pick = [r for r in ok if r.build.name == verdict.build] + sorted(ok, key=lambda r: _basis_usd(r) or float("inf"))
     for r in pick:
         if r.job and r.job.break_even_hours_per_day is not None and not r.build.rent:
             h = r.job.break_even_hours_per_day
-            out.append(f"Buying {r.build.title} beats renting the same GPUs above {h:.1f} h/day of use over "
-                       f"{own.months:g} months" + (" (never at this period: more than 24 h/day)" if h > 24 else "")
-                       + ".")
+            out.append(
+                f"Buying {r.build.title} beats renting the same GPUs above {h:.1f} h/day of use over "
+                f"{own.months:g} months" + (" (never at this period: more than 24 h/day)" if h > 24 else "") + "."
+            )
             break
     out += _failing_lines(failing)
     unpriced = [r.build.name for r in ok if _basis_usd(r) is None]

@@ -1,4 +1,5 @@
 """The plan as text: one ranked table, the recommendation, then why each build is where it is."""
+
 from __future__ import annotations
 
 from gpuadvisor.plan import Plan
@@ -73,35 +74,59 @@ def render_text(plan: Plan, width: int | None = None) -> str:
 
     width = width or term_width()
     n = plan.need
-    what = {"inference": f"serve, context {n.context or 'default'}, {n.concurrency or 1} concurrent",
-            "qlora": "QLoRA fine-tune", "lora": "LoRA fine-tune", "full": "full fine-tune", "train": "training"}[n.task]
-    lines = [f"Plan: {plan.model}, {what}" + (f", {n.tokens:.3g} tokens" if n.tokens else "")
-             + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "") + " (every figure predicted)"]
+    what = {
+        "inference": f"serve, context {n.context or 'default'}, {n.concurrency or 1} concurrent",
+        "qlora": "QLoRA fine-tune",
+        "lora": "LoRA fine-tune",
+        "full": "full fine-tune",
+        "train": "training",
+    }[n.task]
+    lines = [
+        f"Plan: {plan.model}, {what}"
+        + (f", {n.tokens:.3g} tokens" if n.tokens else "")
+        + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "")
+        + " (every figure predicted)"
+    ]
     flag = {"weight_quant": "weights"}
     opts = {flag.get(k, k).replace("_", "-"): v for k, v in plan.options.items()}
     if opts:
         lines.append("Options: " + ", ".join(f"--{k} {v}" for k, v in opts.items()))
     lines += [f"Ownership: {plan.ownership.label()}", ""]
     serving = n.task == "inference"
-    head = ["#", "build", "fits", "pick", "out tok/s" if serving else "tokens/s (range)", "eff.",
-            "time" if n.tokens else "", "price", "kW", "$/1M tok", "tok/s/kW", "tok/s/$1k", "findings"]
+    head = [
+        "#",
+        "build",
+        "fits",
+        "pick",
+        "out tok/s" if serving else "tokens/s (range)",
+        "eff.",
+        "time" if n.tokens else "",
+        "price",
+        "kW",
+        "$/1M tok",
+        "tok/s/kW",
+        "tok/s/$1k",
+        "findings",
+    ]
     table = []
     for r in plan.rows:
-        table.append([
-            r.rank if r.rank is not None else "-",
-            r.build.name,
-            _fits(r),
-            (r.pick or "-") if r.fits else "-",
-            _speed(r),
-            f"{r.efficiency:.0%}" if r.efficiency else "-",
-            _duration(r.job.hours if r.job else None) if n.tokens else "",
-            _price(r),
-            f"{r.cost.power_w / 1000:.1f}" if r.cost and not r.build.rent else "-",
-            _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
-            _per_kw(r),
-            per_kusd(r),
-            _worst(r),
-        ])
+        table.append(
+            [
+                r.rank if r.rank is not None else "-",
+                r.build.name,
+                _fits(r),
+                (r.pick or "-") if r.fits else "-",
+                _speed(r),
+                f"{r.efficiency:.0%}" if r.efficiency else "-",
+                _duration(r.job.hours if r.job else None) if n.tokens else "",
+                _price(r),
+                f"{r.cost.power_w / 1000:.1f}" if r.cost and not r.build.rent else "-",
+                _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
+                _per_kw(r),
+                per_kusd(r),
+                _worst(r),
+            ]
+        )
     lines += fit_table([[str(c) for c in row] for row in table], head, width, indent="", keep=2)
     lines += ["", "Recommendation:"] + [f"  - {s}" for s in plan.recommendation]
     lines += ["", "Why:"]
@@ -115,9 +140,12 @@ def render_text(plan: Plan, width: int | None = None) -> str:
             why.append(r.need_reason)
         why += r.layout_notes
         why += r.sensitivity
-        why += [f"{f['code']} {f['severity']}: {f['message']}"
-                + (f". Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
-                for f in r.findings if f["severity"] in ("fail", "warn")]
+        why += [
+            f"{f['code']} {f['severity']}: {f['message']}"
+            + (f". Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
+            for f in r.findings
+            if f["severity"] in ("fail", "warn")
+        ]
         if r.cost and r.cost.purchase_unknown:
             why.append(f"price: {r.cost.purchase_unknown}")
         if r.cost:

@@ -1,4 +1,5 @@
 """GA4xx: the host around the GPUs: RAM, CPU cores, NUMA placement, power supply."""
+
 from __future__ import annotations
 
 from gpuadvisor.facts import Rig
@@ -48,7 +49,13 @@ def host_ram_per_gpu(rig: Rig, ctx: Context):
         )
 
 
-@rule("GA402", "host-ram-per-gpu-memory", area="host", severity="info", thresholds=("ram_per_gpu_memory_ratio", "ram_per_gpu_gb"))
+@rule(
+    "GA402",
+    "host-ram-per-gpu-memory",
+    area="host",
+    severity="info",
+    thresholds=("ram_per_gpu_memory_ratio", "ram_per_gpu_gb"),
+)
 def host_ram_per_gpu_memory(rig: Rig, ctx: Context):
     """System RAM is below twice the total GPU memory (heavy data loading, CPU offload).
 
@@ -222,7 +229,9 @@ def psu_undersized(rig: Rig, ctx: Context):
         return
     psu = rig.host.psu_watts
     if psu is None:
-        yield ctx.not_checked("PSU rating not given (set it in a rig spec or pass --psu-watts)")  # no probe or import reads it
+        yield ctx.not_checked(
+            "PSU rating not given (set it in a rig spec or pass --psu-watts)"
+        )  # no probe or import reads it
         return
     board = []
     for g in rig.gpus:
@@ -245,12 +254,17 @@ def psu_undersized(rig: Rig, ctx: Context):
             gpus=[g.index for g in rig.gpus],
             subject="host",
             observed={"psu_watts": psu},
-            expected={"psu_watts_min": pb.psu_needed_w, "gpu_board_power_w": sum(board), "cpu_tdp_w": pb.cpu_w,
-                      "load_w": pb.load_w},
+            expected={
+                "psu_watts_min": pb.psu_needed_w,
+                "gpu_board_power_w": sum(board),
+                "cpu_tdp_w": pb.cpu_w,
+                "load_w": pb.load_w,
+            },
             expected_source="GPU board power + CPU TDP + 150 W (Intel's ATX 3.0 sizing); NVIDIA minimum system power",
             fix=psu_fix(psu, pb.psu_needed_w),
         )
     elif cpu is None:
-        yield ctx.not_checked(f"the PSU covers the GPUs and the platform ({pb.psu_needed_w:g} W) but the CPU's "
-                              f"power is not known ({rig.host.cpu_model or 'no CPU model'}): the CPU is not counted")
-
+        yield ctx.not_checked(
+            f"the PSU covers the GPUs and the platform ({pb.psu_needed_w:g} W) but the CPU's "
+            f"power is not known ({rig.host.cpu_model or 'no CPU model'}): the CPU is not counted"
+        )

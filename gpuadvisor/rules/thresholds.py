@@ -7,6 +7,7 @@ that apply.
 
 Units are in the names. GB means 1e9 bytes (as nvidia-smi's bandwidths and the seed guides' RAM sizes do).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -60,136 +61,193 @@ class Threshold:
 _ALL = [
     # -- PCIe -----------------------------------------------------------------------------------------
     Threshold(
-        "pcie_replay_max", 80, "replays",
+        "pcie_replay_max",
+        80,
+        "replays",
         "PCIe replay counter (NVML, since the driver loaded) above which the link is reported as unreliable",
         "NVIDIA DCGM PCIe plugin default max_pcie_replays = 80, 'maximum PCIe replays allowed per device while the "
         "plugin runs' (github.com/NVIDIA/DCGM nvvs/plugin_src/pcie; docs.nvidia.com/datacenter/dcgm/latest/reference/"
         "diagnostics/plugins/pcie.html). NVML's counter covers the whole time since the driver loaded, so on a node "
         "up for weeks the same figure is stricter: what tells a bad link is a count that keeps rising",
-        minimum=0, integer=True,
+        minimum=0,
+        integer=True,
     ),
     Threshold(
-        "pcie_aer_correctable_max", 80, "errors",
+        "pcie_aer_correctable_max",
+        80,
+        "errors",
         "AER correctable-error total (sysfs, since boot) of a device on a GPU's PCIe path above which its link is "
         "reported; any uncorrectable (non-fatal or fatal) error is reported regardless",
         "replays are correctable errors in the PCIe base spec's Advanced Error Reporting (Replay Timer Timeout, "
         "REPLAY_NUM Rollover, Bad TLP, Bad DLLP), so the same tolerance as pcie_replay_max (DCGM's 80); Linux "
         "Documentation/PCI/pcieaer-howto.rst: correctable errors are recovered by hardware, uncorrectable ones are not",
-        minimum=0, integer=True,
+        minimum=0,
+        integer=True,
     ),
     # -- NVLink / topology -----------------------------------------------------------------------------
     Threshold(
-        "nvlink_error_max", 0, "errors per counter",
+        "nvlink_error_max",
+        0,
+        "errors per counter",
         "NVLink replay, recovery or CRC error count per link above which the link is reported",
         "NVIDIA DCGM PCIe/NVLink plugin default max_nvlink_recovery_errors = 0; Meta GCM health checks "
         "(facebookresearch.github.io/gcm, check-dcgmi nvlink) default CRC/replay/recovery thresholds 0",
-        minimum=0, integer=True,
+        minimum=0,
+        integer=True,
     ),
     Threshold(
-        "no_nvlink_min_gpus", 4, "GPUs",
+        "no_nvlink_min_gpus",
+        4,
+        "GPUs",
         "number of GPUs from which a rig without NVLink is reported (large-model training is PCIe-bound)",
         "Megatron-LM (Narayanan et al. 2021, section 3): tensor parallel puts collectives on every layer's "
         "critical path and belongs inside an NVLink domain; on PCIe-only machines t > 2 rarely pays",
-        minimum=2, integer=True,
+        minimum=2,
+        integer=True,
     ),
     # -- GPU health ------------------------------------------------------------------------------------
     Threshold(
-        "ecc_corrected_max", 10000, "errors",
-        "corrected SRAM ECC errors (volatile or aggregate) above which a GPU's on-chip memory is reported as "
-        "degrading",
+        "ecc_corrected_max",
+        10000,
+        "errors",
+        "corrected SRAM ECC errors (volatile or aggregate) above which a GPU's on-chip memory is reported as degrading",
         "Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000 (github.com/Azure/azurehpc-health-checks "
         "customTests/azure_gpu_ecc.nhc, conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 10000': the second "
         "argument, compared with ecc.errors.corrected.volatile.sram and .aggregate.sram)",
-        minimum=0, integer=True,
+        minimum=0,
+        integer=True,
     ),
     Threshold(
-        "ecc_dram_corrected_max", 20_000_000, "errors",
+        "ecc_dram_corrected_max",
+        20_000_000,
+        "errors",
         "corrected ECC errors in total (volatile or aggregate; DRAM, or DRAM and SRAM where the scan does not "
         "split them) above which a GPU's memory is reported as degrading",
         "Azure HPC NHC check_gpu_ecc DRAM threshold 20000000 (conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 "
         "10000': the first argument, compared with ecc.errors.corrected.volatile.dram and .aggregate.dram; "
         "customTests/azure_gpu_ecc.nhc)",
-        minimum=0, integer=True,
+        minimum=0,
+        integer=True,
     ),
     Threshold(
-        "retired_pages_max", 60, "pages",
+        "retired_pages_max",
+        60,
+        "pages",
         "retired pages (single + double bit) at which a pre-Ampere GPU is close to running out of retirements",
         "NVIDIA: page retirement supports at most 64 retirements per frame buffer "
         "(docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/row-remapping.html); Azure NHC fails a V100 at 62 "
         "pending (customTests/azure_gpu_ecc.nhc). gpuadvisor reports at 60, before the table is full.",
-        minimum=1, integer=True,
+        minimum=1,
+        integer=True,
     ),
     Threshold(
-        "row_remap_uncorrectable_max", 512, "rows",
+        "row_remap_uncorrectable_max",
+        512,
+        "rows",
         "rows remapped for uncorrectable errors at which the remapper is exhausted",
         "NVIDIA RMA policy: 512 uncorrectable remappings set the row-remapping failure flag "
         "(docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/rma-policy-thresholds-for-row-remapping.html); "
         "Azure NHC uses the same 512",
-        minimum=1, integer=True,
+        minimum=1,
+        integer=True,
     ),
     Threshold(
-        "power_limit_min_fraction", 0.99, "fraction of default",
+        "power_limit_min_fraction",
+        0.99,
+        "fraction of default",
         "power limit below this fraction of the board's default limit is reported as capped",
         "NVML nvmlDeviceGetPowerManagementDefaultLimit (the board's rated limit); 1% tolerance for the "
         "milliwatt rounding of NVML and nvidia-smi",
-        minimum=0.0, maximum=1.0,
+        minimum=0.0,
+        maximum=1.0,
     ),
     # -- host ------------------------------------------------------------------------------------------
     Threshold(
-        "ram_per_gpu_gb", 16, "GB per GPU",
+        "ram_per_gpu_gb",
+        16,
+        "GB per GPU",
         "system RAM per GPU below which data loading and checkpointing run short of memory",
-        SRC_PARALLELISM_HOST, minimum=0,
+        SRC_PARALLELISM_HOST,
+        minimum=0,
     ),
     Threshold(
-        "ram_per_gpu_memory_ratio", 2.0, "GB RAM per GB of GPU memory",
+        "ram_per_gpu_memory_ratio",
+        2.0,
+        "GB RAM per GB of GPU memory",
         "system RAM per GB of total GPU memory recommended for heavy data loading and CPU offload",
-        SRC_PARALLELISM_HOST, minimum=0,
+        SRC_PARALLELISM_HOST,
+        minimum=0,
     ),
     Threshold(
-        "cpu_cores_per_gpu_min", 2, "cores per GPU",
+        "cpu_cores_per_gpu_min",
+        2,
+        "cores per GPU",
         "CPU cores per GPU below which data-loader workers starve the GPUs",
-        SRC_PARALLELISM_HOST, minimum=0,
+        SRC_PARALLELISM_HOST,
+        minimum=0,
     ),
     Threshold(
-        "psu_headroom_w", 150, "W",
+        "psu_headroom_w",
+        150,
+        "W",
         "power added to the GPUs' board power and the CPUs' TDP for the rest of the platform (board, memory, "
         "disks, fans) when sizing the PSU (Intel's ATX 3.0 sizing example)",
-        SRC_PARALLELISM_HOST, minimum=0,
+        SRC_PARALLELISM_HOST,
+        minimum=0,
     ),
     # -- bandwidth -------------------------------------------------------------------------------------
     Threshold(
-        "bandwidth_warn_ratio", 0.90, "measured / expected",
+        "bandwidth_warn_ratio",
+        0.90,
+        "measured / expected",
         "a measured bandwidth below this fraction of the expected figure is a warning",
-        SRC_PRODUCTION_90, minimum=0.0, maximum=1.0,
+        SRC_PRODUCTION_90,
+        minimum=0.0,
+        maximum=1.0,
     ),
     Threshold(
-        "bandwidth_fail_ratio", 0.75, "measured / expected",
+        "bandwidth_fail_ratio",
+        0.75,
+        "measured / expected",
         "a measured bandwidth below this fraction of the expected figure is a failure",
-        SRC_DCGM_75, minimum=0.0, maximum=1.0,
+        SRC_DCGM_75,
+        minimum=0.0,
+        maximum=1.0,
     ),
     Threshold(
-        "straggler_ratio", 0.90, "GPU / median of its peers",
+        "straggler_ratio",
+        0.90,
+        "GPU / median of its peers",
         "a GPU whose bandwidth is below this fraction of the median of identical measurements on its peers",
         "same tolerance as bandwidth_warn_ratio: production health checks accept a few percent of spread "
         "between healthy GPUs (Azure NHC floors sit 2-4% under typical values, see bandwidth_warn_ratio)",
-        minimum=0.0, maximum=1.0,
+        minimum=0.0,
+        maximum=1.0,
     ),
     Threshold(
-        "nccl_nvlink_efficiency", links.NCCL_NVLINK_EFFICIENCY, "busbw / NVLink line rate",
+        "nccl_nvlink_efficiency",
+        links.NCCL_NVLINK_EFFICIENCY,
+        "busbw / NVLink line rate",
         "fraction of the NVLink line rate that NCCL ring collectives reach as busbw (protocol overhead)",
         "NCCL maintainer S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212: '450GB/s is the line rate. With "
         "the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s' (370/450 = 0.82)",
-        minimum=0.0, maximum=1.0,
+        minimum=0.0,
+        maximum=1.0,
     ),
     Threshold(
-        "nccl_pcie_efficiency", links.NCCL_PCIE_EFFICIENCY, "busbw / PCIe line rate",
+        "nccl_pcie_efficiency",
+        links.NCCL_PCIE_EFFICIENCY,
+        "busbw / PCIe line rate",
         "fraction of the narrowest PCIe link's per-direction rate that NCCL collectives reach as busbw with P2P",
         "24.54 GB/s busbw on 6x RTX 4090 over PCIe 4.0 x16 = 31.5 GB/s (nccl-tests all_reduce_perf published by "
         "tinygrad for its 6x RTX 4090 tinybox); the advisor predicts with the same figure",
-        minimum=0.0, maximum=1.0,
+        minimum=0.0,
+        maximum=1.0,
     ),
     Threshold(
-        "compute_peak_warn_ratio", 0.5, "measured / datasheet dense peak",
+        "compute_peak_warn_ratio",
+        0.5,
+        "measured / datasheet dense peak",
         "a GPU's measured dense matmul TFLOP/s (bench --compute, large square and transformer-shaped products) "
         "below this fraction of its datasheet dense peak for that precision",
         "healthy GPUs reach 0.7-0.87 of their dense bf16 peak with cuBLAS on large products: 794.5 of 989 TFLOP/s "
@@ -197,23 +255,30 @@ _ALL = [
         "Machine Learning Engineering, chapter 'Accelerators', table 'Maximum Achievable Matmul FLOPS'); one fixed "
         "shape and a short run lose up to about 0.1 more. Below 0.5 the GPU runs at roughly two thirds of the clock "
         "its peak assumes or less, which is what a power cap, a thermal or hardware slowdown or locked clocks do",
-        minimum=0.0, maximum=1.0,
+        minimum=0.0,
+        maximum=1.0,
     ),
     Threshold(
-        "memory_bandwidth_warn_ratio", 0.6, "measured / datasheet memory bandwidth",
+        "memory_bandwidth_warn_ratio",
+        0.6,
+        "measured / datasheet memory bandwidth",
         "a GPU's measured device-memory copy bandwidth (bytes read + written per second) below this fraction of "
         "its datasheet memory bandwidth",
         "a large device-to-device copy reaches about 0.8-0.9 of the datasheet HBM bandwidth on healthy A100 and "
         "H100 GPUs (BabelStream copy and nvbandwidth device_local_copy results, e.g. about 1.3-1.4 of 1.555 TB/s on "
         "A100 40GB); 0.6 leaves room for the copy size and ECC on GDDR cards and still catches memory clocks held "
         "low",
-        minimum=0.0, maximum=1.0,
+        minimum=0.0,
+        maximum=1.0,
     ),
     Threshold(
-        "nccl_no_p2p_factor", links.NCCL_NO_P2P_FACTOR, "fraction",
+        "nccl_no_p2p_factor",
+        links.NCCL_NO_P2P_FACTOR,
+        "fraction",
         "what is left of PCIe busbw when the GPUs cannot do peer-to-peer and NCCL stages through host memory",
         "assumed: every byte crosses the root complex twice (NCCL SHM transport); the advisor uses the same figure",
-        minimum=0.0, maximum=1.0,
+        minimum=0.0,
+        maximum=1.0,
     ),
 ]
 
