@@ -1,11 +1,14 @@
 """How long `gpuadvisor plan` takes for the built-in builds (it must feel instant).
 
 Runs the real command in a fresh process (start-up included), median of N runs, for each of the four
-workloads the README shows, and the in-process time per build. Usage: python benchmarks/plan_speed.py [N]
+workloads the README shows, and the in-process time per build. Wall time and CPU time (user + system of the
+process: what the command costs, less sensitive than wall time to other processes sharing the CPUs) are both
+shown. Usage: python benchmarks/plan_speed.py [N]
 """
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,20 +29,28 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     print(f"gpuadvisor plan, built-in builds, median of {n} fresh processes (start-up included)")
     for label, args in CASES:
-        times = []
+        times, cpus = [], []
         for _ in range(n):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             subprocess.run([sys.executable, "-m", "gpuadvisor", "plan", *args], check=True, capture_output=True)
             times.append(time.perf_counter() - t)
-        print(f"  {label:32s} {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f})")
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        print(
+            f"  {label:32s} {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f}); "
+            f"CPU {statistics.median(cpus):.2f} s"
+        )
     from gpuadvisor.catalog.platforms import load_prices
     from gpuadvisor.plan import Need, builtin_builds, run_plan
 
     builds = builtin_builds()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     run_plan(builds, Need(task="qlora", tokens=2e8), {"model": "llama-3-70b"}, prices=load_prices())
-    dt = time.perf_counter() - t
-    print(f"  in process: {len(builds)} builds in {dt:.2f} s ({dt / len(builds) * 1000:.0f} ms per build)")
+    dt, dc = time.perf_counter() - t, time.process_time() - c
+    print(
+        f"  in process: {len(builds)} builds in {dt:.2f} s ({dt / len(builds) * 1000:.0f} ms per build; CPU {dc:.2f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,6 +34,12 @@ def _plan_html(n_builds: int) -> str:
         "1xh100-pcie",
         "8xl40s-epyc",
         "4x5090-tr-pro",
+        "1x4090-7950x",
+        "2x4090-7950x",
+        "8xh200-sxm",
+        "rent-8xa100",
+        "rent-8xb200",
+        "4xa100-pcie-epyc",
     ][:n_builds]
     chosen = [b for b in builds if b.name in keep]
     assert len(chosen) == n_builds
@@ -41,11 +47,18 @@ def _plan_html(n_builds: int) -> str:
     return render_html(plan)
 
 
-@pytest.mark.parametrize("n_builds", [4, 12])
+@pytest.mark.parametrize("n_builds", [4, 18])
 @pytest.mark.parametrize("width", [1280, 420])
 def test_readable_at_desktop_and_phone_width(tmp_path, n_builds, width):
-    m = layout_metrics(_plan_html(n_builds), width, tmp_path)
+    probe = ", ".join(f"table.builds td[data-label='{c}']" for c in ("time", "price", "findings"))
+    m = layout_metrics(_plan_html(n_builds), width, tmp_path, probe=probe)
     assert m["clientWidth"] == width
+    # time, price and findings are on screen without scrolling the table sideways (cards at phone width)
+    assert len(m["probe"]) == 3 * n_builds
+    outside = [p for p in m["probe"] if p["left"] < 0 or p["right"] > width]
+    assert outside == [], outside
+    if width < 600:  # one card per build: each figure on a line of its own, not a squeezed column
+        assert min(p["right"] - p["left"] for p in m["probe"]) >= 0.8 * width, m["probe"][:3]
     assert m["scrollWidth"] <= width, m  # no sideways scrolling of the page (the table scrolls inside its box)
     assert m["overflow"] == [], m
     assert m["minFont"] >= 12, m
@@ -94,3 +107,26 @@ def test_hostile_build_title_is_text(tmp_path):
     dom = Dom(dump_dom(f))
     assert "<script>alert(1)</script>" in dom.all_text()
     assert [s for a, s in dom.scripts if a.get("type") != "application/json"] == []
+
+
+def test_each_finding_once_and_unpriced_builds_on_the_cost_chart(tmp_path):
+    """4x RTX 4090 on a desktop board raises GA103 once per narrowed slot (4 times): the table and the card show
+    the code once with its count; the builds without a price stay on the cost chart, labelled so."""
+    page = _plan_html(18)
+    f = tmp_path / "plan.html"
+    f.write_text(page, encoding="utf-8")
+    dom = dump_dom(f)
+
+    def text_of(tag: str, ident: str) -> str:
+        m = re.search(rf'<{tag}[^>]*id="{ident}"[^>]*>(.*?)</{tag}>', dom, re.S)
+        assert m, ident
+        return re.sub(r"<[^>]+>", "", m.group(1))
+
+    row = text_of("tr", "row-4x4090-7950x")
+    assert row.count("GA103") == 1 and "GA103×4" in row.replace(" ", "")
+    card = text_of("article", "build-4x4090-7950x")
+    assert card.count("GA103") == 1 and "(4×)" in card
+    cost = text_of("figure", "chart-cost")
+    for name in ("8xh100-sxm", "8xb200-sxm", "1xh100-pcie"):  # no public price: shown, not dropped
+        assert name in cost
+    assert cost.count("price unknown") >= 3

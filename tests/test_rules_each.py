@@ -643,12 +643,11 @@ def test_ga405_psu_undersized():
     rig = healthy()
     rig.host.psu_watts = 5000.0
     f = one("GA405", rig)
-    assert (f.severity, f.observed, f.expected) == (
-        "fail",
-        {"psu_watts": 5000.0},
-        {"psu_watts_min": 5800.0, "gpu_board_power_w": 5600.0},
-    )
-    rig.host.psu_watts = 5800.0
+    # 8 x 700 W + 2 x 350 W (Xeon Platinum 8480C TDP) + 150 W for the platform = 6,450 W
+    assert (f.severity, f.observed) == ("fail", {"psu_watts": 5000.0})
+    assert (f.expected["psu_watts_min"], f.expected["cpu_tdp_w"]) == (6450.0, 700.0)
+    assert "second PSU of at least 1450 W" in f.fix
+    rig.host.psu_watts = 6450.0
     assert run("GA405", rig) == []
 
 

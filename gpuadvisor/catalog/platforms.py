@@ -6,6 +6,7 @@ user's own file (same format) over the shipped one.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import re
@@ -51,9 +52,14 @@ class Price:
     usd: float
     date: str
     source: str
+    url: str = ""
+    kind: str = ""  # launch MSRP | street | used | on-demand | quote
+    provider: str = ""
 
     def label(self) -> str:
-        return f"reference price, {self.date}"
+        what = f"{self.kind} " if self.kind else ""
+        who = f"{self.provider}, " if self.provider else ""
+        return f"{what}reference price, {who}{self.date}".strip()
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,20 @@ class Prices:
     gpu: dict[str, Price]
     cpu: dict[str, Price]
     system: dict[str, Price]
-    cloud: dict[str, Price]  # per GPU-hour, by GPU catalog id
+    cloud: dict[str, Price]  # per GPU-hour, by GPU catalog id (the cheapest on-demand offer)
+    cloud_offers: dict[str, tuple[Price, ...]] = dataclasses.field(default_factory=dict)  # every provider's
+
+
+def months_old(date: str, today: str | None = None) -> float | None:
+    """Months from a price's date ("2025-06" or "2025-06-14") to ``today`` (default: now); None if undated."""
+    import datetime as dt
+
+    m = re.match(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", date.strip())
+    if not m:
+        return None  # a year alone is taken as mid-year
+    now = dt.date.fromisoformat(today) if today else dt.date.today()
+    then = dt.date(int(m[1]), int(m[2] or 7), int(m[3] or 1))
+    return (now - then).days / 30.44
 
 
 @functools.cache
@@ -90,6 +109,30 @@ def find_gpu_spec(name: str):
     return gpu_by_id(name.strip().lower()) or find_gpu(name)
 
 
+def resolve_gpu(name: str, where: str) -> Any:
+    """The catalog GPU a person names: an id, or a name only one catalog GPU fits ("RTX 4090"); a name several
+    fit ("H100": PCIe, SXM5 or NVL) is asked back with the choices, never guessed; else an NVML product name."""
+    from gpuadvisor.catalog import gpu_by_id
+
+    exact = gpu_by_id(name.strip().lower())
+    if exact is not None:
+        return exact
+    words = [w for w in re.split(r"[\s_-]+", name.strip().lower()) if w and w != "nvidia"]
+    fits = [g for g in gpus() if words and all(w in f"{g.id} {g.name}".lower() for w in words)]
+    if len(fits) > 1:
+        raise InputError(
+            f"{where}: {name!r} is ambiguous: one of {', '.join(g.id for g in fits)} "
+            "(they differ in memory, bandwidth and power)"
+        )
+    if len(fits) == 1:
+        return fits[0]
+    # a product name as nvidia-smi prints it ("NVIDIA H100 80GB HBM3"); an id-like word ("h100-sxm9") is no such name
+    spec = find_gpu_spec(name) if " " in name.strip() else None
+    if spec is None:
+        raise InputError(f"{where}: {unknown_gpu(name)}")
+    return spec
+
+
 def nearest(name: str, choices: list[str], n: int = 3) -> str:
     """', or did you mean A, B' for a misspelt name (empty when nothing is close)."""
     close = difflib.get_close_matches(name.strip().lower(), choices, n=n, cutoff=0.5)
@@ -112,8 +155,14 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
     for key in data:
         if key not in allowed:
             raise InputError(f"{origin}: unknown table [[{key}]] (allowed: {', '.join(sorted(allowed))})")
-    for kind in allowed:
-        for i, row in enumerate(data.get(kind, [])):
+    offers: dict[str, list[Price]] = {}
+    for kind in sorted(allowed):
+        rows = data.get(kind, [])
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise InputError(
+                f"{origin}: [{kind}] must be an array of tables: write [[{kind}]] (two brackets), one per price"
+            )
+        for i, row in enumerate(rows):
             where = f"{origin}: {kind}[{i}]"
             ident = row.get("gpu" if kind == "cloud" else "id")
             usd = row.get("usd_per_gpu_hour" if kind == "cloud" else "usd")
@@ -124,20 +173,22 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
                     f"{where}.{'usd_per_gpu_hour' if kind == 'cloud' else 'usd'}: expected a positive number of US "
                     f"dollars, got {usd!r}"
                 )
-            if kind in ("gpu", "cloud") and find_gpu_spec(ident) is None:
-                raise unknown_gpu(ident)
+            if kind in ("gpu", "cloud"):
+                ident = resolve_gpu(ident, f"{where}.{'gpu' if kind == 'cloud' else 'id'}").id
             if kind == "cpu" and find_cpu(ident) is None:
                 raise unknown_cpu(ident)
-            if kind in ("gpu", "cloud"):
-                ident = find_gpu_spec(ident).id
-            elif kind == "cpu":
+            if kind == "cpu":
                 cpu = find_cpu(ident)
                 assert cpu is not None  # checked above
                 ident = cpu.id
-            tables[kind][ident] = Price(
-                float(usd), str(row.get("date", "date not given")), str(row.get("source", origin))
-            )
-    return Prices(**tables)
+            extra = {k: str(row[k]) for k in ("url", "kind", "provider") if isinstance(row.get(k), str)}
+            price = Price(float(usd), str(row.get("date", "date not given")), str(row.get("source", origin)), **extra)
+            if kind == "cloud":
+                offers.setdefault(ident, []).append(price)
+                if ident in tables[kind] and tables[kind][ident].usd <= price.usd:
+                    continue
+            tables[kind][ident] = price
+    return Prices(**tables, cloud_offers={k: tuple(v) for k, v in offers.items()})
 
 
 @functools.cache
@@ -155,4 +206,7 @@ def load_prices(path: str | None = None) -> Prices:
     text = read_text(Path(path), "a TOML prices file", CONFIG_LIMIT)
     data = loads_toml(text, str(path), "a TOML prices file")
     user = _prices_from(data, path)
-    return Prices(**{k: {**getattr(base, k), **getattr(user, k)} for k in ("gpu", "cpu", "system", "cloud")})
+    merged = Prices(**{k: {**getattr(base, k), **getattr(user, k)} for k in ("gpu", "cpu", "system", "cloud")})
+    merged.cloud_offers.update(base.cloud_offers)
+    merged.cloud_offers.update(user.cloud_offers)  # the buyer's own offers replace the reference ones
+    return merged

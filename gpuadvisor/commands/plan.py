@@ -58,13 +58,72 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     metavar="USD",
     help="Electricity price per kWh (default 0.15, assumed).",
 )
-@click.option("--months", type=float, default=None, help="Months a purchase is written off over (default 36).")
+@click.option(
+    "--months", type=float, default=None, help="Months you would keep a bought machine (default 36, assumed)."
+)
+@click.option(
+    "--hours-per-day",
+    "hours_per_day",
+    type=float,
+    default=None,
+    metavar="H",
+    help="Hours a day the machine would be used (default 8, assumed): owning and renting are compared at it.",
+)
+@click.option(
+    "--resale",
+    type=float,
+    default=None,
+    metavar="FRACTION",
+    help="Fraction of the purchase price a bought machine fetches at the end (default by GPU class, sourced).",
+)
+@click.option(
+    "--pue",
+    type=float,
+    default=None,
+    help="Cooling overhead on the energy (default 1.58 for rack servers, 1.0 for workstations).",
+)
+@click.option(
+    "--finance-rate",
+    "finance_apr",
+    type=float,
+    default=None,
+    metavar="APR",
+    help="Yearly interest rate of a loan for the purchase, e.g. 0.08 (default: paid in cash).",
+)
+@click.option("--precision", type=click.Choice(["bf16", "fp16", "fp32", "fp8"]), help="Compute precision (as advise).")
+@click.option(
+    "--weights",
+    "weight_quant",
+    type=click.Choice(["bf16", "fp8", "int8", "awq-4bit", "gptq-4bit"]),
+    help="Serving: weight quantisation (fp8 = vLLM --quantization fp8).",
+)
+@click.option(
+    "--kv-cache-dtype",
+    "kv_cache_dtype",
+    type=click.Choice(["auto", "bf16", "fp16", "fp8", "fp32"]),
+    help="Serving: KV-cache precision.",
+)
+@click.option(
+    "--optimizer",
+    type=click.Choice(["adamw", "adam", "sgd", "adam8bit", "paged-adam8bit"]),
+    help="Optimizer (as advise).",
+)
+@click.option("--micro-batch", "micro_batch", type=int, help="Sequences per GPU per forward pass (as advise).")
+@click.option("--engine", type=click.Choice(["vllm", "sglang"]), help="Serving engine (default vllm).")
 @click.option(
     "--from-nvidia-smi",
     "nvidia_smi_dirs",
     multiple=True,
     metavar="DIR",
     help="A machine on offer, from its nvidia-smi/lspci outputs (as gpuadvisor import), as a candidate.",
+)
+@click.option(
+    "--offer-price",
+    "offer_prices",
+    multiple=True,
+    type=float,
+    metavar="USD",
+    help="The asking price of each --from-nvidia-smi machine, in the same order.",
 )
 @click.option(
     "--calibrate-from",
@@ -97,7 +156,18 @@ def plan(
     prices: str | None,
     kwh_usd: float | None,
     months: float | None,
+    hours_per_day: float | None,
+    resale: float | None,
+    pue: float | None,
+    finance_apr: float | None,
+    precision: str | None,
+    weight_quant: str | None,
+    kv_cache_dtype: str | None,
+    optimizer: str | None,
+    micro_batch: int | None,
+    engine: str | None,
     nvidia_smi_dirs: tuple[str, ...],
+    offer_prices: tuple[float, ...],
     calibrate_from: str | None,
     fmt: str,
     json_path: str | None,
@@ -105,8 +175,10 @@ def plan(
 ) -> None:
     """Compare candidate builds for a workload: fits, strategy, speed, time and cost of the job, power, findings.
 
-    With no builds named, the built-in candidates are ranked (workstations with RTX 3090/4090/5090 and RTX 6000
-    Ada, an 8x L40S server, A100/H100/H200/B200 systems, and renting data-centre GPUs by the hour).
+    With no builds named, the built-in candidates are ranked (a single RTX 4090, workstations with RTX
+    3090/4090/5090 and RTX 6000 Ada, an 8x L40S server, A100/H100/H200/B200 systems, two-node clusters, and
+    renting data-centre GPUs by the hour). The recommendation keeps --budget, never names a build that fails
+    its own design rules, and compares owning and renting at --hours-per-day over --months.
 
     \b
     Examples:
@@ -114,11 +186,32 @@ def plan(
       gpuadvisor plan builds/*.toml preset:dgx-h100 --model llama-3-8b --tokens 2e10 --budget 60000 --html plan.html
       gpuadvisor plan --model llama-3-70b --task inference --context 8192 --concurrency 32 --format json
       gpuadvisor plan --from-nvidia-smi seller/ 4x4090-tr-pro --model llama-3-8b --task full --tokens 1e9
+      gpuadvisor plan --model llama-3-8b --task full --tokens 2e10 --hours-per-day 20 --months 36 --prices mine.toml
+
+    A prices file (--prices) overrides any reference row; an offered machine is priced by its name, or with
+    --offer-price:
+
+    \b
+      [[gpu]]
+      id = "rtx-4090"
+      usd = 1650
+      date = "2026-11"
+      source = "local shop quote"
+      [[system]]
+      id = "offered:seller"
+      usd = 60000
+      date = "2026-11"
+      source = "seller's quote"
+      [[cloud]]
+      gpu = "h100-sxm5-80gb"
+      usd_per_gpu_hour = 2.10
+      date = "2026-11"
+      source = "our provider"
     """
     from gpuadvisor.catalog.platforms import load_prices
     from gpuadvisor.output import plan_outputs
     from gpuadvisor.plan import builtin_builds, load_build, run_plan
-    from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS
+    from gpuadvisor.plan.costs import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_USD, DEFAULT_MONTHS, Ownership
     from gpuadvisor.plan.evaluate import Need
 
     plan_outputs(
@@ -131,9 +224,28 @@ def plan(
             "--model": model,
         },
     )
-    for name, v in (("--tokens", tokens), ("--days", days), ("--budget", budget_usd), ("--months", months)):
+    for name, v in (
+        ("--tokens", tokens),
+        ("--days", days),
+        ("--budget", budget_usd),
+        ("--months", months),
+        ("--hours-per-day", hours_per_day),
+        ("--pue", pue),
+    ):
         _positive(name, v)
     _positive("--kwh-price", kwh_usd, allow_zero=True)
+    _positive("--finance-rate", finance_apr, allow_zero=True)
+    _positive("--resale", resale, allow_zero=True)
+    if hours_per_day is not None and hours_per_day > 24:
+        raise InputError(f"--hours-per-day {hours_per_day:g}: a day has 24 hours")
+    if resale is not None and resale > 1:
+        raise InputError(f"--resale {resale:g}: a fraction of the purchase price, 0 to 1 (e.g. 0.4)")
+    if pue is not None and pue < 1:
+        raise InputError(f"--pue {pue:g}: power usage effectiveness is at least 1.0")
+    if finance_apr is not None and finance_apr > 1:
+        raise InputError(f"--finance-rate {finance_apr:g}: a yearly rate as a fraction, e.g. 0.08 for 8 %")
+    if micro_batch is not None and micro_batch < 1:
+        raise InputError(f"--micro-batch {micro_batch}: expected a positive whole number")
     for name, iv in (
         ("--seq-len", seq_len),
         ("--global-batch", global_batch),
@@ -146,8 +258,17 @@ def plan(
         raise InputError("--tokens is a training budget: for --task inference give --context and --concurrency")
     price_table = load_prices(prices)
     candidates = [load_build(b) for b in builds]
-    for d in nvidia_smi_dirs:
-        candidates.append(_offered(d))
+    if len(offer_prices) > len(nvidia_smi_dirs):
+        raise InputError(
+            f"--offer-price given {len(offer_prices)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi "
+            "machine(s): give one price per offered machine, in the same order"
+        )
+    for i, d in enumerate(nvidia_smi_dirs):
+        offered = _offered(d)
+        if i < len(offer_prices):
+            _positive("--offer-price", offer_prices[i])
+            offered.price = {"system_usd": offer_prices[i], "source": "the asking price given with --offer-price"}
+        candidates.append(offered)
     if not candidates:
         candidates = builtin_builds()
     names = [c.name for c in candidates]
@@ -160,16 +281,38 @@ def plan(
 
         calibration = load_calibration(calibrate_from)
     need = Need(task=task, tokens=tokens, context=context, concurrency=concurrency, days=days, budget_usd=budget_usd)
-    model_kw: dict[str, Any] = {"model": model, "params": params, "seq_len": seq_len, "global_batch": global_batch}
-    result = run_plan(
-        candidates,
-        need,
-        model_kw,
-        prices=price_table,
+    if weight_quant == "fp8" and precision in (None, "fp8"):
+        precision = "fp8"  # vLLM --quantization fp8: the advisor's fp8 weights
+    model_kw: dict[str, Any] = {
+        "model": model,
+        "params": params,
+        "seq_len": seq_len,
+        "global_batch": global_batch,
+        "precision": precision,
+        "kv_cache_dtype": kv_cache_dtype,
+        "optimizer": optimizer,
+        "micro_batch": micro_batch,
+        "weight_quant": weight_quant,
+        "engine": engine,
+    }
+    given = {
+        "kwh_usd": kwh_usd,
+        "months": months,
+        "hours_per_day": hours_per_day,
+        "resale": resale,
+        "pue": pue,
+        "finance_apr": finance_apr,
+    }
+    own = Ownership(
         kwh_usd=DEFAULT_KWH_USD if kwh_usd is None else kwh_usd,
         months=months or DEFAULT_MONTHS,
-        calibration=calibration,
+        hours_per_day=hours_per_day or DEFAULT_HOURS_PER_DAY,
+        resale=resale,
+        pue=pue,
+        finance_apr=finance_apr or 0.0,
+        given=tuple(k for k, v in given.items() if v is not None),
     )
+    result = run_plan(candidates, need, model_kw, prices=price_table, own=own, calibration=calibration)
     data = result.to_dict()
     if json_path:
         from gpuadvisor.plan.outputs import write_text
@@ -207,16 +350,29 @@ def _offered(directory: str) -> Any:
     spec = find_gpu_spec(rig.gpus[0].name)
     if spec is None:
         raise InputError(f"{directory}: GPU {rig.gpus[0].name!r} is not in the catalog: it cannot be planned")
+    notes = []
+    ram_gib = rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None
+    if ram_gib is None:  # assumed, never dropped: what such a machine ships with (2 GB of RAM per GB of GPU memory)
+        ram_gib = 2 * len(rig.gpus) * spec.memory_bytes / 2**30
+        rig.host.memory_total_bytes = int(ram_gib * 2**30)
+        notes.append(
+            f"host RAM not in the seller's outputs: assumed {ram_gib:,.0f} GiB (twice the GPU memory, what "
+            "such servers ship with): ask the seller (free -g)"
+        )
+    cpu = find_cpu(rig.host.cpu_model or "") if rig.host.cpu_model else None
+    if cpu is None:
+        notes.append("CPU not in the seller's outputs or not in the catalog: its power is assumed (ask for lscpu)")
     b = Build(
         name=f"offered:{Path(directory).name}",
         title=f"offered machine ({Path(directory).name}): {len(rig.gpus)}x {spec.name}",
         origin=directory,
         gpu=spec,
         count=len(rig.gpus),
-        cpu=find_cpu(rig.host.cpu_model or "") if rig.host.cpu_model else None,
-        sockets=rig.host.sockets or 1,
-        ram_gib=rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None,
+        cpu=cpu,
+        sockets=rig.host.sockets or (2 if len(rig.gpus) >= 8 else 1),
+        ram_gib=ram_gib,
         layout="given",
         rig=rig,
+        notes=notes,
     )
     return b

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.plan.build import Build, builtin_builds, load_build
-from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS, HOURS_PER_MONTH, REST_OF_SYSTEM_W
+from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS, REST_OF_SYSTEM_W, Ownership
 from gpuadvisor.plan.evaluate import Need, Row, evaluate_build, workload_for
-from gpuadvisor.plan.rank import rank, recommend
+from gpuadvisor.plan.rank import Verdict, rank, recommend
 
-__all__ = ["Build", "Need", "Plan", "Row", "builtin_builds", "load_build", "run_plan"]
+__all__ = ["Build", "Need", "Ownership", "Plan", "Row", "Verdict", "builtin_builds", "load_build", "run_plan"]
 
 
 @dataclass
@@ -29,6 +29,9 @@ class Plan:
     calibration: dict[str, Any] | None = None
     kwh_usd: float = DEFAULT_KWH_USD
     months: float = DEFAULT_MONTHS
+    ownership: Ownership = field(default_factory=Ownership)
+    verdict: Verdict | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # the advisor options the plan was asked with
 
     def to_dict(self) -> dict[str, Any]:
         from gpuadvisor import __version__
@@ -41,11 +44,61 @@ class Plan:
             "model": self.model,
             "kwh_usd": self.kwh_usd,
             "months": self.months,
+            "ownership": {k: v for k, v in self.ownership.__dict__.items() if k != "given"}
+            | {
+                "assumed": [
+                    k
+                    for k in ("hours_per_day", "months", "resale", "kwh_usd", "pue", "finance_apr")
+                    if k not in self.ownership.given
+                ]
+            },
+            "options": self.options,
             "calibration": self.calibration,
+            "verdict": self.verdict.to_dict() if self.verdict else None,
             "recommendation": self.recommendation,
             "assumptions": self.assumptions,
             "builds": [r.to_dict() for r in self.rows],
         }
+
+
+def ranking_sensitivity(rows: list[Row], need: Need) -> list[str]:
+    """Training: does doubling the sequence length flip the two fastest builds that meet the need (or stop one
+    fitting)? Said in one sentence when it does; the advisor is re-asked on the same simulated machines."""
+    if need.task == "inference":
+        return []
+    # The leader and the first build ranked below it (builds tied with the leader already share its place; a tie
+    # among the builds behind it still leaves one to compare).
+    ranked = [r for r in rows if r.meets_need and r.tokens_per_second and r.rig is not None]
+    top = ranked[:1] + [r for r in ranked[1:] if ranked and r.rank != ranked[0].rank][:1]
+    if len(top) < 2 or top[0].workload is None:
+        return []
+    from dataclasses import replace
+
+    from gpuadvisor.advisor import advise
+
+    seq = int((top[0].advice or {}).get("workload", {}).get("seq_len") or 0)
+    if not seq:
+        return []
+    longer: list[tuple[Row, float | None]] = []
+    for r in top:
+        try:
+            adv = advise(r.rig, replace(r.workload, seq_len=2 * seq)).to_dict()
+        except Exception:  # noqa: BLE001 - a workload the advisor refuses at that length: no sentence, not a crash
+            return []
+        pick = adv.get("pick_detail") or {}
+        longer.append((r, pick.get("tokens_per_second") if adv.get("fits") else None))
+    (a, ta), (b, tb) = longer
+    if ta is None:
+        return [
+            f"Sensitivity: at {2 * seq:,}-token sequences {a.build.name} no longer fits; {b.build.name} "
+            + ("does." if tb else "does not either.")
+        ]
+    if tb is not None and tb > ta:
+        return [
+            f"Sensitivity: at {2 * seq:,}-token sequences {b.build.name} overtakes {a.build.name} "
+            f"({tb:,.0f} against {ta:,.0f} tokens/s)."
+        ]
+    return []
 
 
 def run_plan(
@@ -54,28 +107,34 @@ def run_plan(
     model_kw: dict[str, Any],
     *,
     prices: Any,
-    kwh_usd: float = DEFAULT_KWH_USD,
-    months: float = DEFAULT_MONTHS,
+    own: Ownership | None = None,
+    kwh_usd: float | None = None,
+    months: float | None = None,
     calibration: Any = None,
 ) -> Plan:
+    own = own or Ownership()
+    if kwh_usd is not None or months is not None:  # the older keywords
+        from dataclasses import replace
+
+        own = replace(own, kwh_usd=own.kwh_usd if kwh_usd is None else kwh_usd, months=months or own.months)
     workload = workload_for(need, model_kw)
+    cache: dict[str, Any] = {}
     rows = [
-        evaluate_build(b, need, workload, prices, kwh_usd=kwh_usd, months=months, calibration=calibration)
-        for b in builds
+        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache) for b in builds
     ]
     rows = rank(rows)
     assumptions = [
         "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the "
         "build",
         "power at load: the build's sourced system figure where it has one, else GPU board power + CPU TDP + "
-        f"{REST_OF_SYSTEM_W:g} W",
-        f"energy at US${kwh_usd:g}/kWh{' (assumed: pass --kwh-price)' if kwh_usd == DEFAULT_KWH_USD else ''}; a "
-        "purchase written off over "
-        f"{months:g} months ({months * HOURS_PER_MONTH:,.0f} "
-        f"hours){' (assumed: pass --months)' if months == DEFAULT_MONTHS else ''}",
-        "prices are reference prices (launch list price, or a public on-demand cloud page) with their date; a street "
-        "or used price differs: pass --prices",
+        f"{REST_OF_SYSTEM_W:g} W for the platform (the PSU rule's figure)",
+        f"owning against renting on the same basis: {own.label()}; owning = purchase + interest + energy x PUE - "
+        "resale, spread over the hours of use",
+        "prices are reference prices (launch MSRP, street or used, or public cloud pages) with their date and "
+        "source; yours differ: pass --prices",
     ]
+    stale = sorted({s for r in rows if r.cost for s in r.cost.stale})
+    assumptions += stale
     if need.task == "inference":
         from gpuadvisor.plan.serving import ASSUMPTIONS
 
@@ -88,13 +147,19 @@ def run_plan(
         if adv
         else str(model_kw.get("model") or model_kw.get("params"))
     )
+    lines, verdict = recommend(rows, need, own)
+    lines += ranking_sensitivity(rows, need)
+    options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
     return Plan(
         need=need,
         model=str(model),
         rows=rows,
-        recommendation=recommend(rows, need),
+        recommendation=lines,
         assumptions=assumptions,
         calibration=calibration.to_dict() if calibration else None,
-        kwh_usd=kwh_usd,
-        months=months,
+        kwh_usd=own.kwh_usd,
+        months=own.months,
+        ownership=own,
+        verdict=verdict,
+        options=options,
     )

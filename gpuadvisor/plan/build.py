@@ -41,10 +41,34 @@ COMPACT_KEYS = {
     "power_at_load_w": (int, float),
     "power_source": str,
     "sources": list,
+    "nodes": int,
+    "network": str,
 }
 PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
-PRICE_KEYS = {"gpu_usd", "platform_usd", "platform_note", "system_usd", "date", "source", "gpu_hour_usd"}
+PRICE_KEYS = {
+    "gpu_usd",
+    "cpu_usd",
+    "platform_usd",
+    "network_usd_per_gpu",
+    "platform_note",
+    "system_usd",
+    "date",
+    "source",
+    "gpu_hour_usd",
+}
 FABRICS = ("none", "bridge", "nvswitch")
+# The network between nodes: one port per GPU (rail-optimised, as NVIDIA's DGX SuperPOD reference architecture);
+# Gb/s per port from the adapter's specifications; busbw per GPU = line rate / 8 (the advisor's own convention);
+# the price per GPU (adapter + switch port + two transceivers and a cable) is assumed: no public list price read.
+CONNECTX7 = "https://docs.nvidia.com/networking/display/ConnectX7VPI/Introduction"
+NETWORKS: dict[str, tuple[float, float, str]] = {
+    "ib-ndr": (400.0, 4000.0, f"InfiniBand NDR 400 Gb/s per GPU (ConnectX-7: {CONNECTX7})"),
+    "ib-hdr": (200.0, 2500.0, "InfiniBand HDR 200 Gb/s per GPU (ConnectX-6)"),
+    "roce-400": (400.0, 3000.0, f"RoCE 400 GbE per GPU (ConnectX-7: {CONNECTX7})"),
+    "roce-200": (200.0, 2000.0, "RoCE 200 GbE per GPU (ConnectX-6)"),
+}
+MAX_NODES = 64
+MAX_GPUS = 64
 LAYOUTS = ("direct", "hgx")
 
 
@@ -75,6 +99,18 @@ class Build:
     power_source: str | None = None
     rig_description: dict[str, Any] | None = None  # a full rig description (presets, rig files): used as is
     rig: Any = None  # a machine on offer, imported from its own outputs: its facts are used as they are
+    notes: list[str] = field(default_factory=list)  # facts assumed for it, said in the plan
+    nodes: int = 1  # identical nodes of ``count`` GPUs each, joined by ``network``
+    network: str | None = None
+
+    @property
+    def inter_node_gbps(self) -> float | None:
+        """Bus bandwidth per GPU across nodes in GB/s (the advisor's communication model's input)."""
+        return NETWORKS[self.network][0] / 8 if self.network else None
+
+    @property
+    def total_gpus(self) -> int:
+        return self.count * self.nodes
 
     @property
     def kind(self) -> str:
@@ -179,9 +215,8 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     for req in ("name", "gpu", "count"):
         if req not in data:
             raise InputError(f"{origin}: {req}: missing (a build names at least name, gpu and count)")
-    gpu = find_gpu_spec(data["gpu"])
-    if gpu is None:
-        raise InputError(f"{origin}:{_line_of(text, 'gpu') or 1}: gpu: {unknown_gpu(data['gpu'])}")
+    _check_name(origin, text, data)
+    gpu = build_gpu(origin, text, data["gpu"])
     rent = bool(data.get("rent", False))
     cpu = None
     if "cpu" in data:
@@ -202,12 +237,22 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     if fabric != "none" and not gpu.nvlink_links:
         raise _bad(origin, text, "fabric", f'{gpu.name} has no NVLink: use fabric = "none"')
     count = int(data["count"])
-    if not 1 <= count <= 64:
-        raise _bad(origin, text, "count", f"{count} GPUs: a build has 1 to 64 GPUs")
+    if not 1 <= count <= MAX_GPUS:
+        raise _bad(origin, text, "count", f"{count} GPUs: a build has 1 to {MAX_GPUS} GPUs")
     slots = data.get("slots")
     if slots is not None and (len(slots) != count or any(s not in (1, 2, 4, 8, 16) for s in slots)):
         raise _bad(
             origin, text, "slots", f"expected {count} lane counts from 1, 2, 4, 8, 16 (one per GPU), got {slots!r}"
+        )
+    nodes = int(data.get("nodes", 1))
+    if not 1 <= nodes <= MAX_NODES:
+        raise _bad(origin, text, "nodes", f"{nodes} nodes: a build has 1 to {MAX_NODES} nodes")
+    network = data.get("network")
+    if network is not None and network not in NETWORKS:
+        raise _bad(origin, text, "network", f"{network!r} is not one of {', '.join(NETWORKS)}")
+    if nodes > 1 and network is None:
+        raise _bad(
+            origin, text, "nodes", f"{nodes} nodes need a network between them: network = one of {', '.join(NETWORKS)}"
         )
     sockets = int(data.get("sockets", 1))
     if cpu is not None and sockets > cpu.max_sockets:
@@ -234,7 +279,24 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         rent=rent,
         power_at_load_w=data.get("power_at_load_w"),
         power_source=data.get("power_source"),
+        nodes=nodes,
+        network=network,
     )
+
+
+def _check_name(origin: str, text: str, data: dict[str, Any]) -> None:
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise _bad(origin, text, "name", f"expected a non-empty name, got {name!r} (the plan shows builds by name)")
+    if any(ord(c) < 32 for c in name) or len(name) > 80:
+        raise _bad(origin, text, "name", "a build name is one line of at most 80 characters")
+
+
+def build_gpu(origin: str, text: str, name: str) -> GpuSpec:
+    """The catalog GPU a build names (see catalog.platforms.resolve_gpu): never a guess between several."""
+    from gpuadvisor.catalog.platforms import resolve_gpu
+
+    return resolve_gpu(name, f"{origin}:{_line_of(text, 'gpu') or 1}: gpu")
 
 
 def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build:
@@ -242,6 +304,17 @@ def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build
     from gpuadvisor.probes.rigdesc import parse_description
 
     data = dict(data)
+    gpus = data.get("gpus")
+    if isinstance(gpus, list) and len(gpus) > MAX_GPUS:
+        raise _bad(
+            origin,
+            text,
+            "gpus",
+            f"{len(gpus)} GPUs: a planned build has 1 to {MAX_GPUS} GPUs "
+            f"(for more, plan one node and pass the node count)",
+        )
+    if "name" in data:
+        _check_name(origin, text, data)
     plan = data.pop("plan", {})
     for k in plan:
         if k not in PLAN_KEYS:

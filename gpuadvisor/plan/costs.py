@@ -1,5 +1,5 @@
-"""What a build costs: its price, its power at load, the energy and the money a job takes, and when buying
-beats renting the same GPUs.
+"""What a build costs: its price, its power at load, the energy and the money a job takes, and owning against
+renting on the same basis (the cost per hour of use at the buyer's utilisation over the ownership period).
 
 Every figure says where it comes from: a reference price (dated, sourced), the build's own figure, or an
 assumption shown in the output.
@@ -12,11 +12,95 @@ from typing import Any
 
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
+from gpuadvisor.power import PLATFORM_W, power_budget
 
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
-REST_OF_SYSTEM_W = 200.0  # memory, disks, fans, NICs under load (the PSU rule's rule of thumb; assumed)
+DAYS_PER_MONTH = HOURS_PER_MONTH / 24
+REST_OF_SYSTEM_W = PLATFORM_W  # board, memory, disks, fans (the PSU rule's figure)
 DEFAULT_KWH_USD = 0.15  # assumed; pass --kwh-price
-DEFAULT_MONTHS = 36  # a purchase written off over three years of use (assumed); pass --months
+DEFAULT_MONTHS = 36  # assumed; pass --months
+DEFAULT_HOURS_PER_DAY = 8.0  # assumed; pass --hours-per-day
+
+# Fraction of the purchase price a GPU machine fetches after 36 months (scaled as kept ** (months / 36)).
+RESALE_36M: dict[str, tuple[float, str]] = {
+    "geforce": (
+        0.45,
+        "GeForce cards hold value: an RTX 3090 (US$1,499 at launch, 2020-09) sold used for US$500-800 "
+        "in 2026 (https://www.local-llm.net/blog/rtx-3090-best-value-2026)",
+    ),
+    "datacenter": (
+        0.30,
+        "used H100s trade at US$15,000-28,000 and depreciation accelerates after about two years "
+        "(Silicon Data's listings analysis, https://www.computeforecast.com/long-reads/"
+        "secondary-market-ai-hardware-gpu-economy-neocloud-economics/)",
+    ),
+}
+# Power usage effectiveness: the facility's cooling and distribution overhead on top of the IT load.
+PUE_RACK = (
+    1.58,
+    "Uptime Institute Global Data Center Survey 2023: average PUE 1.58 "
+    "(https://uptimeinstitute.com/resources/research-and-reports/"
+    "uptime-institute-global-data-center-survey-results-2023)",
+)
+PUE_DESK = (1.0, "a workstation in an office or home: no facility cooling counted (pass --pue)")
+# CPUs assumed for an offered machine whose CPU is not known: what such a server ships with.
+ASSUMED_SERVER_CPU_W = 350.0
+
+
+def gpu_class(gpu_id: str) -> str:
+    return "geforce" if gpu_id.startswith("rtx-") and gpu_id[4:5].isdigit() and "ada" not in gpu_id else "datacenter"
+
+
+@dataclass
+class Ownership:
+    """How the buyer would use and keep a machine: the basis of every owning-versus-renting figure."""
+
+    hours_per_day: float = DEFAULT_HOURS_PER_DAY
+    months: float = DEFAULT_MONTHS
+    resale: float | None = None  # fraction kept at the end; None: the sourced default for the GPU class
+    kwh_usd: float = DEFAULT_KWH_USD
+    pue: float | None = None  # None: 1.58 for rack servers, 1.0 for workstations
+    finance_apr: float = 0.0  # yearly interest rate of a loan over the ownership period (0: paid in cash)
+    given: tuple[str, ...] = ()  # which of these the buyer gave (the rest are assumed)
+
+    @property
+    def used_hours(self) -> float:
+        return self.hours_per_day * self.months * DAYS_PER_MONTH
+
+    def resale_for(self, b: Build) -> tuple[float, str]:
+        if self.resale is not None:
+            return self.resale, "given"
+        kept, src = RESALE_36M[gpu_class(b.gpu.id)]
+        return kept ** (self.months / 36.0), f"assumed from {src}"
+
+    def pue_for(self, b: Build) -> tuple[float, str]:
+        if self.pue is not None:
+            return self.pue, "given"
+        rack = b.layout == "hgx" or b.count >= 8 or (b.cpu is not None and b.cpu.kind == "server")
+        return PUE_RACK if rack else PUE_DESK
+
+    def interest(self, principal: float) -> float:
+        """Total interest of a loan of ``principal`` repaid monthly over the period at ``finance_apr``."""
+        if self.finance_apr <= 0 or self.months <= 0:
+            return 0.0
+        r, n = self.finance_apr / 12, self.months
+        payment = principal * r / (1 - (1 + r) ** -n)
+        return payment * n - principal
+
+    def label(self, b: Build | None = None) -> str:
+        def mark(k: str) -> str:
+            return "" if k in self.given else " (assumed)"
+
+        parts = [f"{self.hours_per_day:g} h/day{mark('hours_per_day')} for {self.months:g} months{mark('months')}"]
+        if b is not None:
+            kept, _ = self.resale_for(b)
+            pue, _ = self.pue_for(b)
+            parts.append(f"resale {kept:.0%}{mark('resale')}")
+            parts.append(f"US${self.kwh_usd:g}/kWh{mark('kwh_usd')} x PUE {pue:g}{mark('pue')}")
+        else:
+            parts.append(f"US${self.kwh_usd:g}/kWh{mark('kwh_usd')}")
+        parts.append(f"financed at {self.finance_apr:.1%} a year" if self.finance_apr else "paid in cash")
+        return ", ".join(parts)
 
 
 @dataclass
@@ -28,35 +112,51 @@ class Cost:
     rent_basis: str | None = None
     power_w: float = 0.0
     power_basis: str = ""
+    psu_needed_w: float | None = None
     notes: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # reference prices older than six months
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
+def _stale(c: Cost, what: str, date: str, today: str | None = None) -> None:
+    from gpuadvisor.catalog.platforms import months_old
+
+    age = months_old(date, today)
+    if age is not None and age > 6:
+        c.stale.append(f"the reference {what} is from {date} ({age:.0f} months old): check a current price")
+
+
 def build_cost(b: Build, prices: Prices) -> Cost:
     c = Cost()
-    # Power at load: the build's own sourced figure, else board power of the GPUs + CPUs' TDP + the rest.
+    cpu_w: float | None = b.cpu.tdp_w if b.cpu else None
+    if b.cpu is None and not b.rent:
+        cpu_w = ASSUMED_SERVER_CPU_W if b.count >= 4 else 170.0
+        c.notes.append(
+            f"CPU not known: assumed {b.sockets} x {cpu_w:g} W (a typical "
+            f"{'server' if b.count >= 4 else 'desktop'} CPU at load)"
+        )
+    pb = power_budget([b.gpu.tdp_w or 0.0] * b.count, [b.gpu.id] * b.count, cpu_w, b.sockets)
+    c.psu_needed_w = pb.psu_needed_w
     if b.power_at_load_w:
-        c.power_w = float(b.power_at_load_w)
+        c.power_w = float(b.power_at_load_w) * b.nodes
         c.power_basis = b.power_source or f"{b.origin}: power_at_load_w"
     else:
-        gpu_w = (b.gpu.tdp_w or 0) * b.count
-        cpu_w = (b.cpu.tdp_w if b.cpu else 0) * b.sockets
-        c.power_w = gpu_w + cpu_w + REST_OF_SYSTEM_W
-        c.power_basis = (
-            f"{b.count} x {b.gpu.tdp_w:g} W GPU board power + {b.sockets} x {cpu_w / max(b.sockets, 1):g} W CPU TDP "
-            f"+ {REST_OF_SYSTEM_W:g} W for the rest (assumed: GPUs at board power under training)"
-        )
+        c.power_w = pb.load_w * b.nodes
+        c.power_basis = pb.basis + " (GPUs at board power under training)"
+    if b.nodes > 1:
+        c.power_basis = f"{b.nodes} nodes x ({c.power_basis})"
     if b.rent:
         cloud = prices.cloud.get(b.gpu.id)
         given = b.price.get("gpu_hour_usd")
         if given:
-            c.rent_usd_per_hour = float(given) * b.count
-            c.rent_basis = f"{b.count} x US${given:g}/GPU-hour ({b.price.get('source', b.origin)})"
+            c.rent_usd_per_hour = float(given) * b.total_gpus
+            c.rent_basis = f"{b.total_gpus} x US${given:g}/GPU-hour ({b.price.get('source', b.origin)})"
         elif cloud:
-            c.rent_usd_per_hour = cloud.usd * b.count
-            c.rent_basis = f"{b.count} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
+            c.rent_usd_per_hour = cloud.usd * b.total_gpus
+            c.rent_basis = f"{b.total_gpus} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
+            _stale(c, f"cloud price of {b.gpu.name}", cloud.date)
         else:
             c.purchase_unknown = (
                 f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a "
@@ -64,29 +164,35 @@ def build_cost(b: Build, prices: Prices) -> Cost:
             )
         return c
     p = b.price
-    if p.get("system_usd"):
-        c.purchase_usd = float(p["system_usd"])
-        c.purchase_basis = (
-            f"system US${p['system_usd']:,.0f} "
-            f"({'reference price, ' + p['date'] if p.get('date') else 'given'}: {p.get('source', b.origin)})"
-        )
-    elif b.name in prices.system or (b.rig_description is None and f"{b.name}" in prices.system):
+    if b.name in prices.system:  # a --prices row for this build (a quote) wins over the build's reference price
         sp = prices.system[b.name]
         c.purchase_usd, c.purchase_basis = sp.usd, f"system US${sp.usd:,.0f} ({sp.label()}: {sp.source})"
+        _stale(c, "system price", sp.date)
+    elif p.get("system_usd"):
+        c.purchase_usd = float(p["system_usd"])
+        label = "reference price, " + p["date"] if p.get("date") else "given"
+        c.purchase_basis = f"system US${p['system_usd']:,.0f} ({label}: {p.get('source', b.origin)})"
+        if p.get("date"):
+            _stale(c, "system price", str(p["date"]))
     else:
         parts, missing = [], []
         gp = p.get("gpu_usd") or (prices.gpu[b.gpu.id].usd if b.gpu.id in prices.gpu else None)
         if gp:
-            label = "given" if p.get("gpu_usd") else f"{prices.gpu[b.gpu.id].label()}: {prices.gpu[b.gpu.id].source}"
+            ref = prices.gpu.get(b.gpu.id)
+            label = "given" if p.get("gpu_usd") or ref is None else f"{ref.label()}: {ref.source}"
             parts.append((gp * b.count, f"{b.count} x US${gp:,.0f} GPU ({label})"))
+            if not p.get("gpu_usd") and ref is not None:
+                _stale(c, f"price of {b.gpu.name}", ref.date)
         else:
             missing.append(f"{b.gpu.name} has no public list price")
-        if b.cpu is not None:
+        if p.get("cpu_usd"):
+            parts.append((float(p["cpu_usd"]) * b.sockets, f"{b.sockets} x US${p['cpu_usd']:,.0f} CPU (given)"))
+        elif b.cpu is not None:
             cp = prices.cpu.get(b.cpu.id)
             if cp:
                 parts.append((cp.usd * b.sockets, f"{b.sockets} x US${cp.usd:,.0f} CPU ({cp.label()}: {cp.source})"))
             else:
-                missing.append(f"{b.cpu.name} has no reference price")
+                missing.append(f"{b.cpu.name} has no reference price (give price.cpu_usd)")
         if p.get("platform_usd"):
             parts.append(
                 (
@@ -101,6 +207,21 @@ def build_cost(b: Build, prices: Prices) -> Cost:
         else:
             c.purchase_usd = sum(v for v, _ in parts)
             c.purchase_basis = " + ".join(t for _, t in parts)
+    if b.nodes > 1 and c.purchase_usd is not None:
+        from gpuadvisor.plan.build import NETWORKS
+
+        gbps, assumed_usd, what = NETWORKS[b.network or "ib-ndr"]
+        per_gpu = float(p.get("network_usd_per_gpu") or assumed_usd)
+        label = (
+            "given"
+            if p.get("network_usd_per_gpu")
+            else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu"
+        )
+        c.purchase_usd = c.purchase_usd * b.nodes + per_gpu * b.total_gpus
+        c.purchase_basis = (
+            f"{b.nodes} nodes x ({c.purchase_basis}) + {b.total_gpus} x US${per_gpu:,.0f} network "
+            f"per GPU ({what}; {label})"
+        )
     return c
 
 
@@ -109,9 +230,12 @@ class JobCost:
     hours: float | None
     energy_kwh: float | None
     energy_usd: float | None
-    job_usd: float | None  # rent: hours x rate; buy: energy + the purchase written off over --months
+    job_usd: float | None  # rent: hours x rate; buy: hours x the owned cost per hour of use
     usd_per_million_tokens: float | None
-    break_even_months: float | None
+    usd_per_hour_of_use: float | None  # the common basis: rent rate, or ownership cost / hours used
+    period_usd: float | None  # the whole ownership period at the stated utilisation (rent: rate x hours used)
+    period_basis: str | None
+    break_even_hours_per_day: float | None  # owning beats renting the same GPUs above this use
     break_even_basis: str | None
     notes: list[str]
 
@@ -119,42 +243,59 @@ class JobCost:
         return dict(self.__dict__)
 
 
+def ownership_cost(b: Build, c: Cost, own: Ownership) -> tuple[float | None, str | None]:
+    """The cost of owning ``b`` over the period: purchase + interest + energy at the utilisation - resale."""
+    if c.purchase_usd is None:
+        return None, None
+    kept, _ = own.resale_for(b)
+    pue, _ = own.pue_for(b)
+    energy = c.power_w / 1000 * pue * own.used_hours * own.kwh_usd
+    interest = own.interest(c.purchase_usd)
+    total = c.purchase_usd + interest + energy - kept * c.purchase_usd
+    basis = (
+        f"US${c.purchase_usd:,.0f} purchase"
+        + (f" + US${interest:,.0f} interest" if interest else "")
+        + f" + US${energy:,.0f} energy - US${kept * c.purchase_usd:,.0f} resale ({kept:.0%})"
+    )
+    return total, basis
+
+
 def job_cost(
-    b: Build,
-    c: Cost,
-    tokens_per_second: float | None,
-    tokens: float | None,
-    *,
-    kwh_usd: float,
-    months: float,
-    prices: Prices,
+    b: Build, c: Cost, tokens_per_second: float | None, tokens: float | None, own: Ownership, prices: Prices
 ) -> JobCost:
     notes: list[str] = []
     hours = tokens / tokens_per_second / 3600 if (tokens and tokens_per_second) else None
+    pue, _ = own.pue_for(b)
     kw = c.power_w / 1000
-    energy_kwh = kw * hours if hours is not None else None
-    energy_usd = energy_kwh * kwh_usd if energy_kwh is not None and not b.rent else None
+    energy_kwh = kw * pue * hours if hours is not None else None
+    energy_usd = energy_kwh * own.kwh_usd if energy_kwh is not None and not b.rent else None
     per_hour: float | None
+    period: float | None
+    period_basis: str | None
     if b.rent:
         per_hour = c.rent_usd_per_hour
-    elif c.purchase_usd is not None:
-        per_hour = c.purchase_usd / (months * HOURS_PER_MONTH) + kw * kwh_usd
+        period = per_hour * own.used_hours if per_hour is not None else None
+        period_basis = f"US${per_hour:,.2f}/h x {own.used_hours:,.0f} hours of use" if per_hour is not None else None
     else:
-        per_hour = None
+        period, period_basis = ownership_cost(b, c, own)
+        per_hour = period / own.used_hours if period is not None and own.used_hours > 0 else None
     job_usd = per_hour * hours if (per_hour is not None and hours is not None) else None
     per_m = per_hour / (tokens_per_second * 3600) * 1e6 if (per_hour is not None and tokens_per_second) else None
     be, be_basis = None, None
     cloud = prices.cloud.get(b.gpu.id)
     if not b.rent and c.purchase_usd is not None:
         if cloud:
-            monthly_rent = cloud.usd * b.count * HOURS_PER_MONTH
-            monthly_energy = kw * kwh_usd * HOURS_PER_MONTH
-            if monthly_rent > monthly_energy:
-                be = c.purchase_usd / (monthly_rent - monthly_energy)
+            rate = cloud.usd * b.total_gpus
+            kept, _ = own.resale_for(b)
+            net = c.purchase_usd * (1 - kept) + own.interest(c.purchase_usd)
+            margin = rate - kw * pue * own.kwh_usd
+            if margin > 0:
+                be = net / (margin * own.months * DAYS_PER_MONTH)
                 be_basis = (
-                    f"renting {b.count} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) around the clock "
-                    f"costs US${monthly_rent:,.0f}/month against US${monthly_energy:,.0f}/month of energy"
+                    f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) "
+                    "against "
+                    f"owning for {own.months:g} months (US${net:,.0f} net of resale, plus energy)"
                 )
         else:
             be_basis = f"no reference cloud price for {b.gpu.name}: no break-even against renting"
-    return JobCost(hours, energy_kwh, energy_usd, job_usd, per_m, be, be_basis, notes)
+    return JobCost(hours, energy_kwh, energy_usd, job_usd, per_m, per_hour, period, period_basis, be, be_basis, notes)

@@ -7,7 +7,7 @@ from typing import Any
 
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
-from gpuadvisor.plan.costs import Cost, JobCost, build_cost, job_cost
+from gpuadvisor.plan.costs import Cost, JobCost, Ownership, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
 from gpuadvisor.plan.serving import Serving, serving_throughput
 
@@ -50,6 +50,14 @@ class Row:
     need_reason: str | None = None
     rank: int | None = None
     tie_with: list[str] = field(default_factory=list)
+    sensitivity: list[str] = field(default_factory=list)  # tight fits: what a small change would flip
+    rig: Any = None  # the simulated (or offered) machine, for re-asking the advisor
+    workload: Any = None  # the workload this build was judged with
+
+    @property
+    def fails_rules(self) -> list[dict[str, Any]]:
+        """Design findings of fail severity: a build with any is never recommended."""
+        return [f for f in self.findings if f["severity"] == "fail"]
 
     @staticmethod
     def need_concurrency(need: Need) -> int:
@@ -64,6 +72,8 @@ class Row:
             "kind": b.kind,
             "gpu": b.gpu.name,
             "gpu_count": b.count,
+            "nodes": b.nodes,
+            "network": b.network,
             "cpu": b.cpu.name if b.cpu else None,
             "sockets": b.sockets,
             "ram_gib": b.ram_gib,
@@ -89,6 +99,7 @@ class Row:
             "cost": self.cost.to_dict() if self.cost else None,
             "job": self.job.to_dict() if self.job else None,
             "findings": self.findings,
+            "sensitivity": self.sensitivity,
             "provenance": "predicted",
         }
 
@@ -116,37 +127,81 @@ def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
     return Workload.from_options(**kw)
 
 
-def evaluate_build(
-    b: Build, need: Need, workload: Any, prices: Prices, *, kwh_usd: float, months: float, calibration: Any = None
-) -> Row:
+def _simulated(desc_dict: dict[str, Any], origin: str, cache: dict[str, Any] | None) -> Any:
+    """The simulated rig of a description; a bought and a rented build of the same machine share one simulation
+    (each gets its own copy)."""
+    import copy
+    import json
+
     from gpuadvisor.collect import simulate_description
     from gpuadvisor.probes.rigdesc import parse_description
+
+    host = dict(desc_dict.get("host", {}))
+    psu, hostname = host.pop("psu_watts", None), host.pop("hostname", None)
+    same = {k: v for k, v in desc_dict.items() if k not in ("name", "title", "description")} | {"host": host}
+    key = json.dumps(same, sort_keys=True, default=str)
+    if cache is not None and key in cache:
+        rig = copy.deepcopy(cache[key])
+        rig.host.psu_watts = float(psu) if psu is not None else None
+        if hostname:
+            rig.host.hostname = hostname
+        return rig
+    rig = simulate_description(parse_description(desc_dict, origin))
+    if cache is not None:
+        cache[key] = copy.deepcopy(rig)
+    return rig
+
+
+def evaluate_build(
+    b: Build,
+    need: Need,
+    workload: Any,
+    prices: Prices,
+    *,
+    own: Ownership,
+    calibration: Any = None,
+    rig_cache: dict[str, Any] | None = None,
+) -> Row:
     from gpuadvisor.rules import evaluate
 
     row = Row(build=b)
     row.cost = build_cost(b, prices)
+    row.layout_notes += list(b.notes) + list(row.cost.notes)
     if b.rig is not None:  # a machine on offer: its own facts
         rig = b.rig
     else:
         desc_dict, layout = rig_description(b)
-        row.layout_notes = list(layout.notes)
+        row.layout_notes += list(layout.notes)
         if not layout.buildable:
             row.buildable = False
             row.problems = list(layout.problems)
             row.need_reason = "cannot be built: " + "; ".join(layout.problems)
             return row
-        rig = simulate_description(parse_description(desc_dict, b.origin))
+        rig = _simulated(desc_dict, b.origin, rig_cache)
         rig.source.kind = "spec"
         rig.source.detail = f"planned build {b.name}"
     if calibration is not None:
         calibration.apply(rig, b)
     for f in evaluate(rig, None):
         if f.severity in ("warn", "fail", "info") and f.area in DESIGN_AREAS and f.code not in DESIGN_SKIP:
-            row.findings.append({"code": f.code, "name": f.name, "severity": f.severity, "message": f.message})
+            row.findings.append(
+                {
+                    "code": f.code,
+                    "name": f.name,
+                    "severity": f.severity,
+                    "message": f.message,
+                    "fix": getattr(f, "fix", None),
+                }
+            )
     from gpuadvisor.advisor import advise
 
+    if b.nodes > 1:  # N identical nodes: the advisor's multi-node model with the build's network
+        from dataclasses import replace
+
+        workload = replace(workload, nodes=b.nodes, inter_node_gbps=b.inter_node_gbps)
     adv = advise(rig, workload).to_dict()
     row.advice = adv
+    row.rig, row.workload = rig, workload
     row.fits = bool(adv.get("fits"))
     row.pick = adv.get("pick")
     row.reason = adv.get("reason")
@@ -179,7 +234,8 @@ def evaluate_build(
         row.tokens_per_second = pick.get("tokens_per_second")
         row.efficiency = pick.get("ideal_speed_fraction")
         row.band, row.band_basis = _band(pick, adv)
-    row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, kwh_usd=kwh_usd, months=months, prices=prices)
+    row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
+    row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
 
@@ -190,3 +246,23 @@ def _meets(row: Row, need: Need) -> tuple[bool, str | None]:
     if need.days is not None and row.job and row.job.hours is not None and row.job.hours > need.days * 24:
         return False, f"takes {row.job.hours / 24:.1f} days, more than the {need.days:g} asked"
     return True, None
+
+
+TIGHT_FRACTION = 0.05  # a fit within 5 % of a GPU's memory is tight: a longer sequence or batch will not fit
+TIGHT_GIB = 3.0  # or within 3 GiB: doubling an 8B model's 2k-token sequence adds more activations than that
+
+
+def _sensitivity(adv: dict[str, Any], b: Build) -> list[str]:
+    """Say when the pick fits with little memory to spare (the answer flips with a longer sequence or batch)."""
+    pick = adv.get("pick_detail") or {}
+    used = (pick.get("memory") or {}).get("total_bytes")
+    cap = pick.get("capacity_bytes")
+    if not (isinstance(used, int | float) and isinstance(cap, int | float) and cap > 0):
+        return []
+    spare = (cap - used) / 2**30
+    if 0 <= cap - used < max(TIGHT_FRACTION * cap, TIGHT_GIB * 2**30):
+        return [
+            f"{b.name} fits with {spare:.1f} GiB to spare per GPU ({used / 2**30:.1f} of {cap / 2**30:.1f} GiB): "
+            "a longer sequence, a larger micro-batch or a framework's extra buffers will not fit"
+        ]
+    return []

@@ -3,6 +3,10 @@ share a rank (a tie, not an order); then the recommendation in plain words."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+from gpuadvisor.plan.costs import Ownership
 from gpuadvisor.plan.evaluate import Need, Row
 
 
@@ -39,59 +43,145 @@ def _usd(v: float | None) -> str:
     return "price unknown" if v is None else f"US${v:,.0f}"
 
 
-def recommend(rows: list[Row], need: Need) -> list[str]:
-    """Plain sentences: the cheapest build that meets the need, the fastest within the budget, what would change it."""
+@dataclass
+class Verdict:
+    """The recommendation: which build, buy or rent, and why (the basis, the budget, the rules)."""
+
+    build: str | None
+    kind: str | None  # buy | rent
+    why: list[str]
+    within_budget: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _basis_usd(r: Row) -> float | None:
+    """What one build costs on the common basis: the job (with --tokens), else a million tokens, both at the
+    buyer's utilisation over the ownership period (rent: the rate; owning: the period's cost / hours used)."""
+    if r.job is None:
+        return None
+    return r.job.job_usd if r.job.job_usd is not None else r.job.usd_per_million_tokens
+
+
+def _budget_cost(r: Row) -> float | None:
+    """What the budget is compared with: the purchase price, or for a rented build the job's rent (with no token
+    budget: the rent over the ownership period at the stated utilisation)."""
+    if r.build.rent:
+        if r.job is None:
+            return None
+        return r.job.job_usd if r.job.job_usd is not None else r.job.period_usd
+    return r.cost.purchase_usd if r.cost else None
+
+
+def _price_for_budget(r: Row) -> float | None:
+    return _budget_cost(r)
+
+
+def _cost_text(r: Row, need: Need) -> str:
+    j = r.job
+    if j is None:
+        return ""
+    how = "renting" if r.build.rent else "owning"
+    if j.job_usd is not None:
+        return f"US${j.job_usd:,.0f} for the job by {how}"
+    if j.usd_per_million_tokens is not None:
+        return f"US${j.usd_per_million_tokens:,.2f} per million tokens by {how}"
+    return ""
+
+
+def recommend(rows: list[Row], need: Need, own: Ownership | None = None) -> tuple[list[str], Verdict]:
+    """Plain sentences and the verdict: the cheapest build on the common basis among those that meet the need,
+    pass their own design rules and keep the budget; then what the alternatives cost on the same basis."""
+    own = own or Ownership()
     meets = [r for r in rows if r.meets_need and r.tokens_per_second]
     out: list[str] = []
-    if not meets:
+    failing = [r for r in meets if r.fails_rules]
+    ok = [r for r in meets if not r.fails_rules]
+    if not ok:
         fits = [r for r in rows if r.fits]
-        out.append(
-            "No candidate meets the need."
-            + (
-                f" Closest: {fits[0].build.title} ({fits[0].need_reason})."
-                if fits
-                else " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit "
-                "optimizers) or more GPUs are needed."
-            )
-        )
-        return out
-    buys = [r for r in meets if not r.build.rent and r.cost and r.cost.purchase_usd is not None]
-    cheapest_buy = min(buys, key=lambda r: r.cost.purchase_usd, default=None)
-    if cheapest_buy:
-        out.append(
-            f"Cheapest to buy that meets the need: {cheapest_buy.build.title}, {_usd(cheapest_buy.cost.purchase_usd)}"
-            f"{_time(cheapest_buy, need)}."
-        )
-    priced_jobs = [r for r in meets if r.job and r.job.job_usd is not None]
-    if need.tokens and priced_jobs:
-        cheapest_job = min(priced_jobs, key=lambda r: r.job.job_usd)
-        how = (
-            "renting"
-            if cheapest_job.build.rent
-            else "owning it (purchase written off over the months assumed, plus energy)"
-        )
-        out.append(
-            f"Cheapest for this job: {cheapest_job.build.title}, {_usd(cheapest_job.job.job_usd)} by "
-            f"{how}{_time(cheapest_job, need)}."
-        )
-    fastest = meets[0]
-    if need.budget_usd is not None:
-        within = [r for r in meets if _price_for_budget(r) is not None and _price_for_budget(r) <= need.budget_usd]
-        if within:
-            f = within[0]
-            out.append(
-                f"Fastest within US${need.budget_usd:,.0f}: {f.build.title}{_time(f, need)}"
-                + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)" if f.tie_with else "")
-                + "."
-            )
-            if f is not fastest:
-                out.append(
-                    f"What would change it: {fastest.build.title} is {_speed(fastest) / _speed(f):.1f}x faster "
-                    f"for {_usd(_price_for_budget(fastest))}."
-                )
+        if failing:
+            out.append("No candidate that meets the need passes its own design rules (see below).")
         else:
-            out.append(f"Nothing that meets the need has a known price within US${need.budget_usd:,.0f}.")
+            out.append(
+                "No candidate meets the need."
+                + (
+                    f" Closest: {fits[0].build.title} ({fits[0].need_reason})."
+                    if fits
+                    else " None of them fits the model: a larger machine, fewer bytes per parameter (LoRA/QLoRA, 8-bit "
+                    "optimizers) or more GPUs are needed."
+                )
+            )
+        out += _failing_lines(failing)
+        return out, Verdict(None, None, list(out), within_budget=False)
+    costed = [r for r in ok if _basis_usd(r) is not None]
+    budget = need.budget_usd
+    within = [r for r in costed if budget is None or ((_budget_cost(r) or 0) <= budget and _budget_cost(r) is not None)]
+    basis = "job cost" if need.tokens else "cost per million tokens"
+    why: list[str] = []
+    if within:
+        best = min(within, key=lambda r: (_basis_usd(r), -(r.tokens_per_second or 0)))
+        kind = best.build.kind
+        why.append(
+            f"lowest {basis} among the builds that meet the need"
+            + (f" within US${budget:,.0f}" if budget is not None else "")
+            + " and pass their design rules"
+        )
+        rate = best.cost.rent_usd_per_hour if best.build.rent and best.cost else None
+        price = f"US${rate:,.2f}/h" if rate else _usd(_budget_cost(best))
+        verb = "" if best.build.title.lower().startswith(kind) else f"{kind} "
+        out.append(
+            f"Recommended: {verb}{best.build.title} ({price}): "
+            f"{_cost_text(best, need)}{_time(best, need)}, "
+            f"at {own.label(best.build if kind == 'buy' else None)}."
+        )
+        verdict = Verdict(best.build.name, kind, why)
+        other = [r for r in within if r.build.kind != kind]
+        if other:
+            alt = min(other, key=lambda r: _basis_usd(r) or 0.0)
+            out.append(
+                f"On the same basis, {'renting' if alt.build.rent else 'buying'} {alt.build.title} would cost "
+                f"{_cost_text(alt, need).split(' by ')[0]}."
+            )
+            why.append(
+                f"{'renting' if alt.build.rent else 'owning'} the best alternative ({alt.build.name}) "
+                "costs more on the same basis"
+            )
+            own_r, rent_r = (best, alt) if kind == "buy" else (alt, best)
+            if own_r.job and rent_r.job and own_r.job.period_usd is not None and rent_r.job.usd_per_hour_of_use:
+                # the same work over the period: the rented machine's hours scaled to the owned one's speed
+                ratio = (own_r.tokens_per_second or 0) / (rent_r.tokens_per_second or 1)
+                rent_period = rent_r.job.usd_per_hour_of_use * own.used_hours * ratio
+                out.append(
+                    f"Over {own.months:g} months at {own.hours_per_day:g} h/day: owning {own_r.build.name} "
+                    f"costs US${own_r.job.period_usd:,.0f} ({own_r.job.period_basis}); renting "
+                    f"{rent_r.build.name} for the same work US${rent_period:,.0f}."
+                )
     else:
+        cheapest = min(costed, key=lambda r: _budget_cost(r) or float("inf"), default=None)
+        if budget is not None and cheapest is not None:
+            out.append(
+                f"Nothing that meets the need is within US${budget:,.0f}; the cheapest that meets it is "
+                f"{cheapest.build.title} at {_usd(_budget_cost(cheapest))}"
+                f"{' (' + _cost_text(cheapest, need) + ')' if cheapest.build.rent else ''}."
+            )
+        else:
+            out.append(
+                "No build that meets the need has a known price: give prices with --prices to rank them by cost."
+            )
+        verdict = Verdict(None, None, list(out), within_budget=False)
+    fastest = ok[0]
+    buys_all = [r for r in ok if not r.build.rent and r.cost and r.cost.purchase_usd is not None]
+    if buys_all:
+        cb = min(buys_all, key=lambda r: r.cost.purchase_usd if r.cost and r.cost.purchase_usd else 0.0)
+        over = budget is not None and cb.cost is not None and (cb.cost.purchase_usd or 0) > budget
+        out.append(
+            f"Cheapest to buy that meets the need: {cb.build.title}, "
+            f"{_usd(cb.cost.purchase_usd if cb.cost else None)}"
+            + (f" (over the US${budget:,.0f} budget)" if over else "")
+            + f"{_time(cb, need)}."
+        )
+    if budget is None:
         out.append(
             f"Fastest: {fastest.build.title}{_time(fastest, need)}"
             + (
@@ -101,31 +191,42 @@ def recommend(rows: list[Row], need: Need) -> list[str]:
             )
             + "."
         )
-    for r in meets:
-        if r.job and r.job.break_even_months is not None and not r.build.rent:
+    else:
+        buys = [
+            r
+            for r in ok
+            if not r.build.rent and r.cost and r.cost.purchase_usd is not None and r.cost.purchase_usd <= budget
+        ]
+        if buys and buys[0] is not fastest:
+            f = buys[0]
             out.append(
-                f"Buying {r.build.title} pays for itself against renting the same GPUs after "
-                f"{r.job.break_even_months:.1f} months of round-the-clock use."
+                f"Fastest to buy within US${budget:,.0f}: {f.build.title}{_time(f, need)}"
+                + (f" (a tie with {', '.join(f.tie_with)}: their predicted ranges overlap)" if f.tie_with else "")
+                + "."
+            )
+    pick = [r for r in ok if r.build.name == verdict.build] + sorted(ok, key=lambda r: _basis_usd(r) or float("inf"))
+    for r in pick:
+        if r.job and r.job.break_even_hours_per_day is not None and not r.build.rent:
+            h = r.job.break_even_hours_per_day
+            out.append(
+                f"Buying {r.build.title} beats renting the same GPUs above {h:.1f} h/day of use over "
+                f"{own.months:g} months" + (" (never at this period: more than 24 h/day)" if h > 24 else "") + "."
             )
             break
-    unpriced = [r.build.name for r in meets if _price_for_budget(r) is None]
+    out += _failing_lines(failing)
+    unpriced = [r.build.name for r in ok if _basis_usd(r) is None]
     if unpriced:
         out.append(f"Without a price ({', '.join(unpriced)}): give yours with --prices to rank them by cost.")
+    return out, verdict
+
+
+def _failing_lines(failing: list[Row]) -> list[str]:
+    out = []
+    for r in failing:
+        for f in r.fails_rules:
+            fix = f" Fix: {f['fix']}." if f.get("fix") else ""
+            out.append(f"Not recommended: {r.build.title} fails {f['code']} ({f['message']}).{fix}")
     return out
-
-
-def _price_for_budget(r: Row) -> float | None:
-    """What the budget is compared with: the purchase price, or for a rented build the job's rent (or, with no
-    token budget, a month of it round the clock)."""
-    if r.build.rent:
-        if r.job and r.job.job_usd is not None:
-            return r.job.job_usd
-        if r.cost and r.cost.rent_usd_per_hour:
-            from gpuadvisor.plan.costs import HOURS_PER_MONTH
-
-            return r.cost.rent_usd_per_hour * HOURS_PER_MONTH
-        return None
-    return r.cost.purchase_usd if r.cost else None
 
 
 def _time(r: Row, need: Need) -> str:

@@ -46,6 +46,19 @@ def _fits(r: Row) -> str:
     return "yes" if r.meets_need else "too slow"
 
 
+def _per_kw(r: Row) -> str:
+    if not (r.tokens_per_second and r.cost and r.cost.power_w and not r.build.rent):
+        return "-"
+    return _num(r.tokens_per_second / (r.cost.power_w / 1000))
+
+
+def per_kusd(r: Row) -> str:
+    """Performance per dollar: tokens/s per US$1,000 of purchase price (bought builds with a price)."""
+    if not (r.tokens_per_second and r.cost and r.cost.purchase_usd and not r.build.rent):
+        return "-"
+    return _num(r.tokens_per_second / (r.cost.purchase_usd / 1000), ",.1f")
+
+
 def _worst(r: Row) -> str:
     sev = [f for f in r.findings if f["severity"] in ("fail", "warn")]
     if not sev:
@@ -72,9 +85,13 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         f"Plan: {plan.model}, {what}"
         + (f", {n.tokens:.3g} tokens" if n.tokens else "")
         + (f", budget US${n.budget_usd:,.0f}" if n.budget_usd else "")
-        + " (every figure predicted)",
-        "",
+        + " (every figure predicted)"
     ]
+    flag = {"weight_quant": "weights"}
+    opts = {flag.get(k, k).replace("_", "-"): v for k, v in plan.options.items()}
+    if opts:
+        lines.append("Options: " + ", ".join(f"--{k} {v}" for k, v in opts.items()))
+    lines += [f"Ownership: {plan.ownership.label()}", ""]
     serving = n.task == "inference"
     head = [
         "#",
@@ -87,6 +104,8 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         "price",
         "kW",
         "$/1M tok",
+        "tok/s/kW",
+        "tok/s/$1k",
         "findings",
     ]
     table = []
@@ -103,6 +122,8 @@ def render_text(plan: Plan, width: int | None = None) -> str:
                 _price(r),
                 f"{r.cost.power_w / 1000:.1f}" if r.cost and not r.build.rent else "-",
                 _num(r.job.usd_per_million_tokens if r.job else None, ",.2f"),
+                _per_kw(r),
+                per_kusd(r),
                 _worst(r),
             ]
         )
@@ -118,9 +139,17 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         elif not r.meets_need and r.need_reason:
             why.append(r.need_reason)
         why += r.layout_notes
-        why += [f"{f['code']} {f['severity']}: {f['message']}" for f in r.findings if f["severity"] in ("fail", "warn")]
+        why += r.sensitivity
+        why += [
+            f"{f['code']} {f['severity']}: {f['message']}"
+            + (f". Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
+            for f in r.findings
+            if f["severity"] in ("fail", "warn")
+        ]
         if r.cost and r.cost.purchase_unknown:
             why.append(f"price: {r.cost.purchase_unknown}")
+        if r.cost:
+            why += r.cost.stale
         if r.tie_with:
             why.append(f"a tie with {', '.join(r.tie_with)}: their predicted ranges overlap")
         if why:

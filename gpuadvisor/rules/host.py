@@ -209,22 +209,26 @@ def gpu_numa_affinity(rig: Rig, ctx: Context):
 
 @rule("GA405", "psu-undersized", area="host", severity="fail", thresholds=("psu_headroom_w",))
 def psu_undersized(rig: Rig, ctx: Context):
-    """The power supply's rating is below the GPUs' board power plus the rest of the system.
+    """The power supply's rating is below what the GPUs, the CPUs and the rest of the system draw.
 
     What it checks
-        The PSU rating the user gave (rig spec or --psu-watts) against the sum of the GPUs' default power
-        limits plus psu_headroom_w for the CPU, memory, disks and fans.
+        The PSU rating the user gave (rig spec or --psu-watts) against the GPUs' default power limits + the
+        CPUs' TDP (from the CPU catalog) + psu_headroom_w for the rest of the platform; for a GeForce card, also
+        NVIDIA's published minimum system power for one card plus the others' board power.
     Why it matters
         GPUs draw their full board power (with short spikes above it) during training: an undersized PSU
         trips, reboots the machine or asserts the GPUs' power brake under load.
     Threshold
-        Sum of board power + psu_headroom_w.
+        GPU board power + CPU TDP + psu_headroom_w, and NVIDIA's minimum system power (GeForce).
     Source
-        "Sum of GPU board power + 200 W for the rest of the system, PSU rated above that": a rule of thumb
-        of GPU workstation build guides; board power from the GPU's datasheet (NVML power limit).
+        Intel's ATX 3.0 sizing example (300 W GPU + 300 W CPU + 150 W for the rest on a 750 W ATX 3.0 unit;
+        ATX 3.0 PSUs ride out excursions to 200 % of rating for 100 us); NVIDIA's minimum system power on each
+        GeForce card's specifications page; board power from the GPU's datasheet (NVML power limit).
     How to fix
         Fit a larger PSU (or a second one), or lower the GPUs' power limits (nvidia-smi -pl) knowingly.
     """
+    from gpuadvisor.power import power_budget, psu_fix
+
     if not rig.gpus:
         return
     psu = rig.host.psu_watts
@@ -240,15 +244,31 @@ def psu_undersized(rig: Rig, ctx: Context):
             yield ctx.not_checked(missing(g, "power_default_limit_w", "GPU board power"), gpus=[g.index])
             return
         board.append(w)
-    need = sum(board) + ctx.t("psu_headroom_w")
-    if psu < need:
+    from gpuadvisor.catalog.platforms import find_cpu, find_gpu_spec
+
+    cpu = find_cpu(rig.host.cpu_model) if rig.host.cpu_model else None
+    ids = []
+    for g in rig.gpus:
+        spec = find_gpu_spec(g.name) if g.name else None
+        ids.append(spec.id if spec else None)
+    pb = power_budget(board, ids, cpu.tdp_w if cpu else None, rig.host.sockets or 1, ctx.t("psu_headroom_w"))
+    if psu < pb.psu_needed_w:
         yield ctx.finding(
-            f"the PSU is rated {psu:g} W; the GPUs' board power {sum(board):g} W + {ctx.t('psu_headroom_w'):g} W "
-            f"for the rest of the system needs {need:g} W",
+            f"the PSU is rated {psu:g} W; {pb.basis}: it needs {pb.psu_needed_w:g} W",
             gpus=[g.index for g in rig.gpus],
             subject="host",
             observed={"psu_watts": psu},
-            expected={"psu_watts_min": need, "gpu_board_power_w": sum(board)},
-            expected_source="GPU board power + 200 W (rule of thumb of GPU build guides)",
-            fix="fit a larger (or second) PSU, or cap the GPUs' power limits with nvidia-smi -pl",
+            expected={
+                "psu_watts_min": pb.psu_needed_w,
+                "gpu_board_power_w": sum(board),
+                "cpu_tdp_w": pb.cpu_w,
+                "load_w": pb.load_w,
+            },
+            expected_source="GPU board power + CPU TDP + 150 W (Intel's ATX 3.0 sizing); NVIDIA minimum system power",
+            fix=psu_fix(psu, pb.psu_needed_w),
+        )
+    elif cpu is None:
+        yield ctx.not_checked(
+            f"the PSU covers the GPUs and the platform ({pb.psu_needed_w:g} W) but the CPU's "
+            f"power is not known ({rig.host.cpu_model or 'no CPU model'}): the CPU is not counted"
         )

@@ -17,7 +17,7 @@ from gpuadvisor import links
 # Sources quoted by more than one threshold.
 SRC_PARALLELISM_HOST = (
     "rules of thumb of GPU workstation build guides, not measured limits (16 GB RAM or 2 GB per GB of GPU "
-    "memory per GPU, 2-4 CPU cores per GPU, PSU above board power + 200 W)"
+    "memory per GPU, 2-4 CPU cores per GPU, PSU above GPU board power + CPU TDP + 150 W)"
 )
 SRC_DCGM_75 = (
     "NVIDIA DCGM diagnostics set their pass marks at 75% of a healthy GPU's measurement "
@@ -188,9 +188,10 @@ _ALL = [
     ),
     Threshold(
         "psu_headroom_w",
-        200,
+        150,
         "W",
-        "power added to the GPUs' board power for the rest of the system when sizing the PSU",
+        "power added to the GPUs' board power and the CPUs' TDP for the rest of the platform (board, memory, "
+        "disks, fans) when sizing the PSU (Intel's ATX 3.0 sizing example)",
         SRC_PARALLELISM_HOST,
         minimum=0,
     ),
