@@ -273,7 +273,8 @@ def test_llama3_70b_full_training_fits_no_workstation():
 
 def test_llama3_70b_serving_order():
     """bf16 70B weights are 141 GB: 4x 24 GB cannot hold them with a KV cache; decode is bound by memory bandwidth,
-    so B200 (7.7 TB/s) > H200 (4.8) > H100 (3.35) > A100 (2.0)."""
+    so B200 (7.7 TB/s) > H200 (4.8) > H100 (3.35) > A100 (2.0). The figures are the advisor's serving model's, each
+    with its band from the held-out published runs."""
     p = _plan("inference", "llama-3-70b", None, 8192, 32)
     r = rows(p)
     assert not r["4x4090-tr-pro"].fits and not r["1xh100-pcie"].fits
@@ -281,10 +282,8 @@ def test_llama3_70b_serving_order():
     assert tps["8xb200-sxm"] > tps["8xh200-sxm"] > tps["8xh100-sxm"] > tps["8xa100-sxm-used"]
     s = r["8xh100-sxm"].serving
     assert (s.tensor_parallel, s.replicas, s.bound) == (8, 1, "memory")
-    # the roofline: weights per GPU + half-full KV caches, read once per step at 75% of 3.35 TB/s, + 160 all-reduces
-    pick = next(c for c in r["8xh100-sxm"].advice["candidates"] if c["name"] == "TP=8")
-    step = (pick["weights_bytes"] + 32 * 8192 * 0.5 * pick["kv_bytes_per_token"]) / (3350e9 * 0.75) + 160 * 10e-6
-    assert s.tokens_per_second == pytest.approx(32 / step, rel=1e-9)
+    assert s.band is not None and s.band[0] < s.tokens_per_second < s.band[1]
+    assert r["8xh100-sxm"].band == s.band and 0 < s.itl_s < s.ttft_s
 
 
 # -- costs ----------------------------------------------------------------------------------------------------

@@ -161,11 +161,12 @@ def test_70b_serving_32_users_8k_and_fp8_opens_the_workstations():
 
 
 def test_cheap_8b_serving_and_a_budget_below_every_build():
-    """8B serving for 8 users on US$5,000: a two-3090 desktop is the cheapest per token; on US$1,000 nothing
-    meets it and the plan says so, naming the cheapest that does and its price, never a build over budget as
-    within it."""
+    """8B serving for 8 users on US$5,000: with prefill counted (each 3,584-token prompt stalls the others' decode),
+    a single 4090 serves them at the same cost per token as the two-3090 desktop and costs less to buy, so it is the
+    pick; on US$1,000 nothing meets it and the plan says so, naming the cheapest that does and its price, never a
+    build over budget as within it."""
     p = _cached(None, "inference", "llama-3-8b", context=4096, concurrency=8, budget_usd=5000)
-    assert (p.verdict.build, p.verdict.kind) == ("2x3090-nvlink-5950x", "buy")
+    assert (p.verdict.build, p.verdict.kind) == ("1x4090-7950x", "buy")
     _buy_lines_keep_the_budget(p, 5000)
     low = _cached(None, "inference", "llama-3-8b", context=4096, concurrency=8, budget_usd=1000)
     assert low.verdict.build is None and not low.verdict.within_budget

@@ -109,7 +109,11 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     help="Optimizer (as advise).",
 )
 @click.option("--micro-batch", "micro_batch", type=int, help="Sequences per GPU per forward pass (as advise).")
-@click.option("--engine", type=click.Choice(["vllm", "sglang"]), help="Serving engine (default vllm).")
+@click.option(
+    "--engine", type=click.Choice(["vllm", "sglang", "nim"]), help="Serving engine (default vllm; nim: NVIDIA NIM)."
+)
+@click.option("--input-len", "input_len", type=click.IntRange(1, 2**24), help="Serving: prompt tokens per request.")
+@click.option("--output-len", "output_len", type=click.IntRange(1, 2**24), help="Serving: output tokens per request.")
 @click.option(
     "--from-nvidia-smi",
     "nvidia_smi_dirs",
@@ -166,6 +170,8 @@ def plan(
     optimizer: str | None,
     micro_batch: int | None,
     engine: str | None,
+    input_len: int | None,
+    output_len: int | None,
     nvidia_smi_dirs: tuple[str, ...],
     offer_prices: tuple[float, ...],
     calibrate_from: str | None,
@@ -293,7 +299,11 @@ def plan(
         "optimizer": optimizer,
         "micro_batch": micro_batch,
         "weight_quant": weight_quant,
+        # the advisor's serving model: vLLM --quantization (4-bit AWQ/GPTQ with group scales, int8, fp8)
+        "quantization": {"int8": "int8", "awq-4bit": "awq", "gptq-4bit": "gptq", "fp8": "fp8"}.get(weight_quant or ""),
         "engine": engine,
+        "input_len": input_len,
+        "output_len": output_len,
     }
     given = {
         "kwh_usd": kwh_usd,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.errors import InputError
+from gpuadvisor.text import plural
 
 
 @dataclass
@@ -71,9 +72,9 @@ def load_calibration(path: str) -> Calibration:
         and getattr(m, "expected_tflops", None)
     ]
     if compute:
-        cal.compute_ratio = _ratio([m.value_tflops / m.expected_tflops for m in compute])
+        cal.compute_ratio = _ratio([(m.value_tflops or 0.0) / (m.expected_tflops or 1.0) for m in compute])
         cal.compute_basis = (
-            f"median measured/datasheet bf16 matmul ratio {cal.compute_ratio:.2f} over {len(compute)} GPU(s)"
+            f"median measured/datasheet bf16 matmul ratio {cal.compute_ratio:.2f} over {plural(len(compute), 'GPU')}"
         )
     else:
         cal.notes.append(
@@ -82,7 +83,7 @@ def load_calibration(path: str) -> Calibration:
         )
     coll = [m for m in rig.measurements if m.kind == "all_reduce" and m.status in ("ok", "partial") and m.ratio]
     if coll:
-        cal.busbw_ratio = _ratio([m.ratio for m in coll])
+        cal.busbw_ratio = _ratio([m.ratio or 0.0 for m in coll])
         cal.busbw_basis = f"median measured/expected all-reduce busbw ratio {cal.busbw_ratio:.2f}"
         cal.notes.append("all-reduce ratio shown for reference; candidates keep their links' expected bandwidth")
     if cal.compute_ratio is None and cal.busbw_ratio is None:

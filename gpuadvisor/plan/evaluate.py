@@ -207,18 +207,10 @@ def evaluate_build(
     row.reason = adv.get("reason")
     pick = adv.get("pick_detail") or {}
     if need.task == "inference":
-        arch = adv["workload"]["architecture"]
-        row.serving = serving_throughput(
-            adv,
-            gpus=b.count,
-            memory_bandwidth_gbps=b.gpu.memory_bandwidth_gbps,
-            peak_tflops=b.gpu.peak_tflops("bf16") or 100.0,
-            params=int(adv["workload"]["params"]),
-            layers=int(arch["layers"]),
-            context=int(adv["workload"].get("context") or need.context or 8192),
-            concurrency=int(adv["workload"].get("concurrency") or 1),
-        )
+        row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload)
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
+        if row.serving:
+            row.band, row.band_basis = row.serving.band, row.serving.band_basis
         if row.serving and row.serving.tensor_parallel != int(pick.get("tensor_parallel_size", 1)) * int(
             pick.get("pipeline_parallel_size", 1)
         ):

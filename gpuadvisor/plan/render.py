@@ -88,7 +88,8 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         + " (every figure predicted)"
     ]
     flag = {"weight_quant": "weights"}
-    opts = {flag.get(k, k).replace("_", "-"): v for k, v in plan.options.items()}
+    derived = {"quantization"}  # --weights, as the advisor's serving model names it
+    opts = {flag.get(k, k).replace("_", "-"): v for k, v in plan.options.items() if k not in derived}
     if opts:
         lines.append("Options: " + ", ".join(f"--{k} {v}" for k, v in opts.items()))
     lines += [f"Ownership: {plan.ownership.label()}", ""]
