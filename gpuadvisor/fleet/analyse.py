@@ -5,7 +5,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from gpuadvisor.fleet import baseline as baseline_mod
-from gpuadvisor.fleet import cost, drift, groups, outliers, pairs
+from gpuadvisor.fleet import cost, drift, groups, noise, outliers, pairs, verdicts
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
 from gpuadvisor.fleet.model import Finding as F
 
@@ -20,6 +20,7 @@ class Options:
     z: float = outliers.Z_THRESHOLD
     min_rel: float = outliers.MIN_REL
     fail_on: str = "fail"
+    fdr: float = noise.FDR
 
 
 def _age(d: dt.timedelta) -> str:
@@ -63,12 +64,19 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                               message=f"the node's own check fails: {codes}", evidence=n.path))
     grps = groups.group_nodes(nodes)
     costs = []
+    noises: list[noise.FamilyNoise] = []
+    judged: list[noise.Verdict] = []
     for g in grps:
         g.stats = outliers.group_stats(g, nodes)
-        out = outliers.find_outliers(g, nodes, z=opts.z, min_rel=opts.min_rel)
-        findings += out
+        fn, vs = noise.judge_group(g, nodes)
+        noises += fn
+        judged += vs
         findings += drift.find_drift(g, nodes)
-        costs += cost.straggler_costs(g, out, nodes)
+    noise.decide(noises, judged, opts.fdr)
+    out = verdicts.findings(judged, nodes)
+    findings += out
+    for g in grps:
+        costs += cost.straggler_costs(g, [f for f in out if f.group == g.id], nodes)
         if 0 < len(g.judged) < outliers.MIN_NODES and g.stats:
             notes.append(f"group {g.id} ({g.label}): {len(g.judged)} fresh scan(s), fewer than {outliers.MIN_NODES}: "
                          "its figures are listed but no outlier is judged")
@@ -84,7 +92,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
     findings.sort(key=lambda f: (SEV_RANK[f.severity], f.node or "", f.kind, f.subject))
     return FleetReport(
         nodes=nodes, groups=grps, findings=findings, costs=costs, generated_at=now.replace(microsecond=0).isoformat(),
-        inputs=list(inputs or []), notes=notes, baseline=opts.baseline_label, fail_on=opts.fail_on,
+        inputs=list(inputs or []), notes=notes, noise=noises, baseline=opts.baseline_label, fail_on=opts.fail_on,
         thresholds={"robust_z": opts.z, "min_relative_deviation": opts.min_rel, "fail_relative_deviation": outliers.FAIL_REL,
                     "min_group_size": outliers.MIN_NODES,
                     "max_age_s": opts.max_age.total_seconds() if opts.max_age else None},

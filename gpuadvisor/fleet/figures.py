@@ -65,6 +65,7 @@ def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[Cros
             if value is not None and isinstance(ws, int) and ws > 1:
                 fam = f"{kind} busbw"
                 fig = Figure(f"{fam} · {ws} ranks, {m.get('backend') or '?'}", fam, value, "GB/s")
+                _rows(figs, fam, fig.key, m, where, i, value)
         elif kind == "matmul":
             tf = _num(m.get("value_tflops"))
             if len(gpus) == 1 and tf is not None:
@@ -74,5 +75,27 @@ def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[Cros
             fig = Figure(f"memory_bandwidth · GPU {gpus[0]}", "memory_bandwidth", value, "GB/s")
         if fig is not None and fig.key not in figs:
             fig.evidence = f"{where}: measurements[{i}]"
+            exp = _num(m.get("expected_gbps"))
+            fig.expected = exp if exp and fig.unit == "GB/s" else None
             figs[fig.key] = fig
     return figs, cross
+
+
+ROW_MIN_BYTES = 1 << 20  # collective sizes from 1 MiB (the quick sizes): each its own timing of the collective
+
+
+def _rows(figs: dict[str, Figure], fam: str, key: str, m: dict[str, Any], where: str, i: int, value: float) -> None:
+    """The collective's other bandwidth-bound message sizes, one figure each (the headline is the largest)."""
+    rows = m.get("rows")
+    if type(rows) is not list:
+        return
+    sizes = [r.get("size_bytes") for r in rows if type(r) is dict]
+    top = max((s for s in sizes if isinstance(s, int)), default=None)
+    for j, r in enumerate(rows):
+        if type(r) is not dict:
+            continue
+        size, bw = r.get("size_bytes"), _num(r.get("busbw_gbps"))
+        if isinstance(size, int) and size >= ROW_MIN_BYTES and size != top and bw and bw > 0:
+            k = f"{key} · {size >> 20} MiB"
+            if k not in figs:
+                figs[k] = Figure(k, fam, bw, "GB/s", evidence=f"{where}: measurements[{i}].rows[{j}]")

@@ -19,6 +19,7 @@ class Figure:
     unit: str  # GB/s | us | TFLOPS
     higher_better: bool = True
     evidence: str = ""  # which measurement of which file
+    expected: float | None = None  # the node rules' expected value (link physics, datasheet), when the scan has it
 
 
 @dataclass
@@ -121,6 +122,7 @@ class FleetReport:
     notes: list[str] = field(default_factory=list)
     baseline: str | None = None
     fail_on: str = "fail"
+    noise: list[Any] = field(default_factory=list)  # noise.FamilyNoise per group and family
 
     def node_findings(self) -> dict[str, list[Finding]]:
         out: dict[str, list[Finding]] = {n: [] for n in self.nodes}
