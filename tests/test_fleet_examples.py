@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor.fleet import synth
+import fleet_synth as synth
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = '''#!{python}

@@ -5,7 +5,7 @@ import pytest
 from browser import Dom, dump_dom, find_chromium, png_size, screenshot
 from test_html import external_urls
 
-from gpuadvisor.fleet import synth
+import fleet_synth as synth
 from gpuadvisor.fleet.analyse import Options, analyse
 from gpuadvisor.fleet.load import load_nodes
 from gpuadvisor.fleet.render_html import anchor, render_html

@@ -30,12 +30,16 @@ def parse_age(text: str) -> dt.timedelta:
 @click.option("-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--fail-on", type=click.Choice(["info", "warn", "fail"]), default="fail", show_default=True,
               help="Exit 1 when a finding at or above this severity is found.")
+@click.option("--policy", "policy_path", metavar="FILE",
+              help="The policy file check reads; its [fleet] table promotes findings to fail (see Exit status).")
+@click.option("--expect-gpus", type=click.IntRange(1, 4096), metavar="N",
+              help="Every node should show N GPUs; fewer is a fail (default: its group's design).")
 @click.option("--all", "all_nodes", is_flag=True, help="Text: list the nodes with nothing found too.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o, --html) tell.")
 @click.option("--now", hidden=True, help="The time to judge scan ages against (ISO 8601; tests).")
 def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | None, max_age: str | None,
           baseline: str | None, fmt: str, html_path: str | None, output: str | None, fail_on: str, all_nodes: bool,
-          quiet: bool, now: str | None) -> None:
+          quiet: bool, now: str | None, policy_path: str | None = None, expect_gpus: int | None = None) -> None:
     """Compare the scans of many nodes: group them by hardware shape, find the outliers (median and MAD),
     the drift (driver, CUDA, NCCL, modes, PCIe widths, NVLinks), failed, missing and stale nodes, and what
     the slowest nodes cost a synchronous job.
@@ -44,7 +48,20 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
     SCANS: directories (every *.json below) or files written by
     'gpuadvisor check --json FILE' or 'scan --json FILE' on each node.
     \b
-    Exit status: 0 nothing at or above --fail-on; 1 something is; 2 bad input.
+    Exit status (the same for every --format):
+      0  nothing fails the gate
+      1  something does (the report is still written): by default a lost
+         GPU, NVLink or NIC, a failed or missing scan, the node's own fail
+         findings, or a node 25% or more slower than its group in a family
+      2  bad input (one line: what, where, what to do); inputs untouched
+    \b
+    Warnings (drift, stale scans, smaller slowdowns, the node's own warn
+    findings) fail with --fail-on warn, or one kind at a time with the
+    policy file's [fleet] table:
+      [fleet]
+      fail = ["drift", "stale", "check-warn"]
+      straggler_fail = 0.10
+      families = ["all_reduce busbw"]
     \b
     Examples:
       srun --nodes=64 --ntasks-per-node=1 gpuadvisor check --bench --quick -q --json scans/%n.json
@@ -64,13 +81,19 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
         if expect_file:
             names += hostlist.read_nodes_file(expect_file)
         names = list(dict.fromkeys(names))
-    opts = Options(expect=names, max_age=parse_age(max_age) if max_age else None, fail_on=fail_on)
+    opts = Options(expect=names, max_age=parse_age(max_age) if max_age else None, fail_on=fail_on,
+                   expect_gpus=expect_gpus)
+    if policy_path:
+        from gpuadvisor.fleet import gate
+
+        opts.gate = gate.load(policy_path)
     if now:
         opts.now = parse_time(now)
         if opts.now is None:
             raise InputError(f"--now {now!r}: not an ISO 8601 time")
     outputs.check({"--html": html_path, "-o": output if output != "-" else None},
-                  list(paths) + ([baseline] if baseline else []))
+                  list(paths) + ([baseline] if baseline else []) + ([expect_file] if expect_file else [])
+                  + ([policy_path] if policy_path else []))
     nodes = load_nodes(list(paths))
     if not nodes and names is None:
         raise InputError(f"{', '.join(paths)}: no scan found (*.json); give the directory the nodes wrote to")

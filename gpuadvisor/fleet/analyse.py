@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuadvisor.fleet import baseline as baseline_mod
 from gpuadvisor.fleet import cost, drift, groups, noise, outliers, pairs, verdicts
+from gpuadvisor.fleet.gate import Gate
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
 from gpuadvisor.fleet.model import Finding as F
 
@@ -21,11 +22,26 @@ class Options:
     min_rel: float = outliers.MIN_REL
     fail_on: str = "fail"
     fdr: float = noise.FDR
+    expect_gpus: int | None = None
+    gate: Gate = field(default_factory=Gate)
 
 
 def _age(d: dt.timedelta) -> str:
     s = d.total_seconds()
     return f"{s / 86400:.1f} days" if s >= 86400 else f"{s / 3600:.1f} hours" if s >= 3600 else f"{s / 60:.0f} minutes"
+
+
+def _own(n: Node) -> list[F]:
+    """The node's own findings (its check's rules), with their reason and GPUs."""
+    out = []
+    for c in n.checks:
+        gpus = f" (GPU {', '.join(map(str, c['gpus']))})" if c["gpus"] else ""
+        out.append(F(node=n.name, kind="check", severity=c["severity"], subject=c["code"], evidence=n.path,
+                     message=f"the node's own check: {c['code']} {c['name']}{gpus}: {c['message']}"))
+    if not n.checks and n.failing_checks:  # a check report (its codes only)
+        out.append(F(node=n.name, kind="check", severity="fail", subject="node check", evidence=n.path,
+                     message=f"the node's own check fails: {', '.join(n.failing_checks)}"))
+    return out
 
 
 def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[str] | None = None) -> FleetReport:
@@ -58,10 +74,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                 findings.append(F(node=n.name, kind="stale", severity="warn", subject="scan age",
                                   message=f"scanned {_age(now - n.created_at)} ago ({n.created_at.isoformat()}), older "
                                           f"than --max-age {_age(opts.max_age)}; not compared", evidence=n.path))
-        if n.failing_checks:
-            codes = ", ".join(n.failing_checks)
-            findings.append(F(node=n.name, kind="check", severity="fail", subject="node check",
-                              message=f"the node's own check fails: {codes}", evidence=n.path))
+        findings += _own(n)
     grps = groups.group_nodes(nodes)
     costs = []
     noises: list[noise.FamilyNoise] = []
@@ -71,7 +84,8 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
         fn, vs = noise.judge_group(g, nodes)
         noises += fn
         judged += vs
-        findings += drift.find_drift(g, nodes)
+        findings += [f for f in drift.find_drift(g, nodes) if not f.subject.endswith("active NVLinks")]
+        findings += groups.find_lost(g, nodes, opts.expect_gpus)
     noise.decide(noises, judged, opts.fdr)
     out = verdicts.findings(judged, nodes)
     findings += out
@@ -89,6 +103,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
     for f in findings:
         if f.node and f.group is None and f.node in nodes:
             f.group = nodes[f.node].group
+    findings = [opts.gate.promote(f) for f in findings]
     findings.sort(key=lambda f: (SEV_RANK[f.severity], f.node or "", f.kind, f.subject))
     return FleetReport(
         nodes=nodes, groups=grps, findings=findings, costs=costs, generated_at=now.replace(microsecond=0).isoformat(),

@@ -67,13 +67,15 @@ def node_from(path: Path, data: Any) -> Node:
         sh = groups.shape(data)
         if sh is not None:
             n.shape, n.shape_label = sh
-            n.gpus = len(data["gpus"])
+            n.gpus, listed, active, nics = groups.counts(data)
+            n.hw = {"listed": listed, "active": active, "nics": nics,
+                    "index": [g.get("index", i) for i, g in enumerate(data["gpus"])]}
         else:
             n.notes.append("the scan lists no GPU")
         n.attrs = drift.attributes(data)
         n.figures, n.cross = figures.extract(data.get("measurements"), where)
-        n.failing_checks = sorted({f.get("code") for f in data.get("findings") or []
-                                   if isinstance(f, dict) and f.get("severity") == "fail" and isinstance(f.get("code"), str)})
+        n.checks = own_findings(data.get("findings"))
+        n.failing_checks = sorted({c["code"] for c in n.checks if c["severity"] == "fail"})
         return n
     if kind == ERROR_KIND or ("error" in data and ("hostname" in data or "source" in data)):
         src = data.get("source") if isinstance(data.get("source"), dict) else data
@@ -89,6 +91,21 @@ def node_from(path: Path, data: Any) -> Node:
         return n
     return Node(name=path.stem, path=str(path), status="failed",
                 error=f"not a gpuadvisor scan, check report or failure record (kind {kind!r})")
+
+
+def own_findings(raw: Any) -> list[dict[str, Any]]:
+    """The node's own fail and warn findings: code, severity, name, message and GPUs (wrong types dropped)."""
+    out: list[dict[str, Any]] = []
+    for f in raw if isinstance(raw, list) else []:
+        if not isinstance(f, dict) or f.get("severity") not in ("fail", "warn") or not isinstance(f.get("code"), str):
+            continue
+        gpus = f.get("gpus")
+        out.append({"code": f["code"], "severity": f["severity"],
+                    "name": f.get("name") if isinstance(f.get("name"), str) else "",
+                    "message": f.get("message") if isinstance(f.get("message"), str) else "",
+                    "gpus": [g for g in gpus if isinstance(g, int) and not isinstance(g, bool)]
+                    if isinstance(gpus, list) else []})
+    return out
 
 
 def _name(data: dict[str, Any], path: Path) -> str:

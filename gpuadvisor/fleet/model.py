@@ -7,6 +7,14 @@ from typing import Any
 
 SEVERITIES = ("fail", "warn", "info")  # worst first
 SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+# what an operator acts on first, at one severity: hardware gone, no scan, the node's own check, slowdowns, config
+KIND_ORDER = ("lost", "failed", "missing", "check", "outlier", "pair", "drift", "changed", "stale", "unexpected",
+              "alone", "multinode")
+KIND_RANK = {k: i for i, k in enumerate(KIND_ORDER)}
+
+
+def finding_key(f: Finding) -> tuple[int, int, float]:
+    return SEV_RANK[f.severity], KIND_RANK.get(f.kind, len(KIND_ORDER)), -abs(f.deviation or 0.0)
 
 
 @dataclass
@@ -51,6 +59,8 @@ class Node:
     cross: list[CrossNode] = field(default_factory=list)
     failing_checks: list[str] = field(default_factory=list)  # codes of the node's own fail findings
     notes: list[str] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)  # the node's own fail/warn findings (load)
+    hw: dict[str, Any] = field(default_factory=dict)  # what the scan shows: GPU indexes, NVLinks, NICs (groups.counts)
 
     @property
     def judged(self) -> bool:
@@ -132,17 +142,22 @@ class FleetReport:
         return out
 
     def ranked(self) -> list[tuple[Node, list[Finding]]]:
-        """Nodes worst first: by their worst severity, then by their largest deviation, then by name."""
+        """Nodes worst first: worst severity, then what the worst finding is (lost hardware and failed scans before
+        the node's own findings, before slowdowns), then the largest slowdown, then name."""
         per = self.node_findings()
 
-        def key(name: str) -> tuple[int, float, str]:
-            fs = per.get(name, [])
-            worst = min((SEV_RANK[f.severity] for f in fs), default=len(SEVERITIES))
-            dev = max((abs(f.deviation) for f in fs if f.deviation is not None), default=0.0)
-            return worst, -dev, name
+        def key(name: str) -> tuple[int, int, float, str]:
+            fs = sorted(per.get(name, []), key=finding_key)
+            if not fs:
+                return len(SEVERITIES), len(KIND_ORDER), 0.0, name
+            return SEV_RANK[fs[0].severity], KIND_RANK.get(fs[0].kind, len(KIND_ORDER)), \
+                -max((abs(f.deviation) for f in fs if f.deviation is not None), default=0.0), name
 
-        return [(self.nodes[n], sorted(per.get(n, []), key=lambda f: (SEV_RANK[f.severity], -abs(f.deviation or 0))))
-                for n in sorted(self.nodes, key=key)]
+        return [(self.nodes[n], sorted(per.get(n, []), key=finding_key)) for n in sorted(self.nodes, key=key)]
+
+    def drain(self) -> list[tuple[Node, list[Finding]]]:
+        """The nodes with a finding that fails the gate, worst first: what to take out of service."""
+        return [(n, fs) for n, fs in self.ranked() if any(SEV_RANK[f.severity] <= SEV_RANK[self.fail_on] for f in fs)]
 
     def counts(self) -> dict[str, int]:
         c = {s: 0 for s in SEVERITIES}

@@ -24,9 +24,10 @@ def findings(verdicts: list[Verdict], nodes: dict[str, Node]) -> list[Finding]:
         else:
             what = (f"{v.family}: the node's {v.k} figure(s) {_pct(v.mean_dev)} {word} the group on average "
                     f"(worst {v.worst_key}: {v.worst_value:.4g} {v.unit}, {_pct(v.worst_dev)} {word})")
+        p = f"{v.p:.1g}" if v.p > 0 else "< 1e-300"
         out.append(Finding(
             node=v.node, group=v.group, kind="outlier", severity="fail" if dev >= FAIL_REL else "warn",
             subject=v.family, figure=v.worst_key, deviation=-dev, observed=v.worst_value, expected=v.worst_ref,
             evidence=nodes[v.node].figures[v.worst_key].evidence,
-            message=f"{what}; p {v.p:.1g} after the fleet's multiple-comparison control, floor {_pct(v.floor)}"))
+            message=f"{what}; p {p} after the fleet's multiple-comparison control, floor {_pct(v.floor)}"))
     return out
