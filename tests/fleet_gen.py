@@ -22,7 +22,6 @@ multiplicative, Gaussian, unclipped, independent per figure.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import functools
 import json
 import random

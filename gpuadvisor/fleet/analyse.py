@@ -99,7 +99,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                               message=f"the only node of its hardware shape ({g.label}): nothing to compare it with"))
     findings += pairs.find_pairs(nodes, z=opts.z, min_rel=opts.min_rel)
     if opts.baseline is not None:
-        findings += baseline_mod.compare(nodes, opts.baseline, min_rel=opts.min_rel)
+        findings += baseline_mod.compare(nodes, opts.baseline, fdr=opts.fdr)
     for f in findings:
         if f.node and f.group is None and f.node in nodes:
             f.group = nodes[f.node].group
@@ -108,7 +108,9 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
     return FleetReport(
         nodes=nodes, groups=grps, findings=findings, costs=costs, generated_at=now.replace(microsecond=0).isoformat(),
         inputs=list(inputs or []), notes=notes, noise=noises, baseline=opts.baseline_label, fail_on=opts.fail_on,
-        thresholds={"robust_z": opts.z, "min_relative_deviation": opts.min_rel, "fail_relative_deviation": outliers.FAIL_REL,
+        thresholds={"false_discovery_rate": opts.fdr, "floors": {"default": noise.FLOOR_DEFAULT,
+                    "latency": noise.FLOOR_LATENCY, "pageable": noise.FLOOR_PAGEABLE},
+                    "fail_relative_deviation": opts.gate.straggler_fail, "min_relative_deviation": noise.FLOOR_DEFAULT,
                     "min_group_size": outliers.MIN_NODES,
                     "max_age_s": opts.max_age.total_seconds() if opts.max_age else None},
     )
