@@ -104,7 +104,7 @@ def test_baseline_says_what_changed(tmp_path):
     synth.write_fleet(before, names, seed=6)
     synth.write_fleet(now, names, seed=6, plants={"n03": synth.Plant(driver="570.86.10", x8_gpu=1)})
     r = analyse(load_nodes([str(now)]), Options(baseline=load_nodes([str(before)]), baseline_label=str(before)))
-    changed = {(f.node, f.subject, f.severity) for f in r.findings if f.kind == "changed"}
+    changed = {(f.node, f.figure or f.subject, f.severity) for f in r.findings if f.kind == "changed"}
     assert changed == {("n03", "driver", "info"), ("n03", "GPU 1 PCIe width", "info"),
                        ("n03", "h2d pinned · GPU 1", "warn"), ("n03", "d2h pinned · GPU 1", "warn")}
     msg = next(f.message for f in r.findings if f.kind == "changed" and f.subject == "driver")

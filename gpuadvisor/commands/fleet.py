@@ -8,14 +8,18 @@ import click
 
 from gpuadvisor.errors import InputError
 
+MAX_AGE_S = 100 * 365.25 * 86400
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def parse_age(text: str) -> dt.timedelta:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text or "")
+    m = re.fullmatch(r"\s*(\d{1,12}(?:\.\d{1,9})?)\s*([smhdw]?)\s*", text or "")
     if not m:
         raise InputError(f"--max-age {text!r}: expected a number with s, m, h, d or w (e.g. 24h, 7d)")
-    return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2) or "s"])
+    seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if seconds > MAX_AGE_S:
+        raise InputError(f"--max-age {text!r}: more than 100 years; give an age such as 24h or 7d")
+    return dt.timedelta(seconds=seconds)
 
 
 @click.command()
@@ -71,7 +75,7 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
     """
     from gpuadvisor.fleet import hostlist, outputs
     from gpuadvisor.fleet.analyse import Options, analyse
-    from gpuadvisor.fleet.load import load_nodes, parse_time
+    from gpuadvisor.fleet.load import files_of, load_nodes, parse_time
 
     names: list[str] | None = None
     if expect or expect_file:
@@ -91,14 +95,16 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
         opts.now = parse_time(now)
         if opts.now is None:
             raise InputError(f"--now {now!r}: not an ISO 8601 time")
+    files = files_of(list(paths))
+    base_files = files_of([baseline]) if baseline else []
     outputs.check({"--html": html_path, "-o": output if output != "-" else None},
                   list(paths) + ([baseline] if baseline else []) + ([expect_file] if expect_file else [])
-                  + ([policy_path] if policy_path else []))
-    nodes = load_nodes(list(paths))
+                  + ([policy_path] if policy_path else []), files + base_files)
+    nodes = load_nodes(list(paths), files)
     if not nodes and names is None:
         raise InputError(f"{', '.join(paths)}: no scan found (*.json); give the directory the nodes wrote to")
     if baseline:
-        opts.baseline = load_nodes([baseline])
+        opts.baseline = load_nodes([baseline], base_files)
         opts.baseline_label = baseline
     report = analyse(nodes, opts, inputs=list(paths))
     if fmt == "json":

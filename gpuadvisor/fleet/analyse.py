@@ -75,6 +75,9 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                                   message=f"scanned {_age(now - n.created_at)} ago ({n.created_at.isoformat()}), older "
                                           f"than --max-age {_age(opts.max_age)}; not compared", evidence=n.path))
         findings += _own(n)
+        if n.duplicate:
+            findings.append(F(node=n.name, kind="duplicate", severity="warn", subject="host name", evidence=n.path,
+                              message=next(x for x in n.notes if x.startswith("two or more scans claim"))))
     grps = groups.group_nodes(nodes)
     costs = []
     noises: list[noise.FamilyNoise] = []

@@ -2,9 +2,10 @@
 hostnames`` expands them: zero padding kept, ranges in brackets, several bracket groups multiply)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from gpuadvisor.errors import InputError
+
+MAX_HOSTS = 100_000  # host names one fleet run expects, all expressions and the nodes file together
+NODES_FILE_LIMIT = 4 << 20  # a nodes file of 100,000 names is about 2 MiB
 
 
 def _split_top(expr: str) -> list[str]:
@@ -37,6 +38,9 @@ def _range(body: str, expr: str) -> list[str]:
             if not (lo.isdigit() and hi.isdigit()) or int(hi) < int(lo):
                 raise InputError(f"--expect {expr!r}: bad range [{part}] (write e.g. node[01-64])")
             width = len(lo) if lo.startswith("0") else 0
+            if len(lo) > 9 or len(hi) > 9 or int(hi) - int(lo) + 1 > MAX_HOSTS:
+                raise InputError(f"--expect {expr!r}: the range [{part}] names more than {MAX_HOSTS:,} hosts "
+                                 "(the limit of one fleet run); split the fleet")
             vals += [str(i).zfill(width) for i in range(int(lo), int(hi) + 1)]
         elif part.isdigit():
             vals.append(part)
@@ -52,7 +56,11 @@ def _expand_one(term: str, expr: str) -> list[str]:
     j = term.index("]", i)
     head, body, tail = term[:i], term[i + 1:j], term[j + 1:]
     rest = _expand_one(tail, expr)
-    return [head + v + r for v in _range(body, expr) for r in rest]
+    vals = _range(body, expr)
+    if len(vals) * len(rest) > MAX_HOSTS:
+        raise InputError(f"--expect {expr!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
+                         "split the fleet")
+    return [head + v + r for v in vals for r in rest]
 
 
 def expand(expr: str) -> list[str]:
@@ -60,18 +68,25 @@ def expand(expr: str) -> list[str]:
     names: list[str] = []
     for term in _split_top(expr):
         names += _expand_one(term, expr)
+        if len(names) > MAX_HOSTS:
+            raise InputError(f"--expect {expr!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
+                             "split the fleet")
     return list(dict.fromkeys(names))
 
 
 def read_nodes_file(path: str) -> list[str]:
     """One host name or hostlist expression per line; '#' starts a comment."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"{path}: cannot read the nodes file ({e.strerror or e})") from None
+    from gpuadvisor.inputs import read_text
+
+    text = read_text(path, "a nodes file (one host name or hostlist per line)", NODES_FILE_LIMIT)
     names: list[str] = []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if line:
-            names += expand(line)
+            try:
+                names += expand(line)
+            except InputError as e:
+                raise InputError(f"{path} line {n}: {e}") from None
+        if len(names) > MAX_HOSTS:
+            raise InputError(f"{path}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); split the fleet")
     return list(dict.fromkeys(names))

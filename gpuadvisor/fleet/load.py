@@ -18,13 +18,15 @@ host: the newer scan wins and the node says so.
 from __future__ import annotations
 
 import datetime as dt
-import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.fleet import drift, figures, groups
 from gpuadvisor.fleet.model import Node
+from gpuadvisor.inputs import SCAN_LIMIT, decode_utf8, loads_json, read_bytes
 
 SCAN_KIND = "gpuadvisor-scan"
 ERROR_KIND = "gpuadvisor-node-error"
@@ -40,14 +42,45 @@ def parse_time(text: Any) -> dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
 
+ESCAPES: set[Path] = set()  # links found by files_of that lead out of their scans directory (read as failed)
+MAX_FILES = 200_000  # scan files one fleet run reads (a 50,000-node fleet with a check report beside each scan)
+
+
+def _what(p: Path) -> str:
+    try:
+        mode = p.stat().st_mode
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e.__class__.__name__})"
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISFIFO, "a pipe")):
+        if test(mode):
+            return f"is {name}, not a scan file or directory"
+    return "is not a regular file or directory"
+
+
 def files_of(paths: list[str]) -> list[Path]:
+    """Every scan file: a file or pipe given, or every ``*.json`` below a directory given (links inside a directory
+    are followed only where they stay inside it; one that leads out is listed and read as a failed node)."""
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            out += sorted(q for q in p.rglob("*.json") if q.is_file())
-        elif p.is_file():
+            root = p.resolve()
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames.sort()
+                for f in sorted(filenames):
+                    if f.endswith(".json"):
+                        out.append(Path(dirpath) / f)
+                if len(out) > MAX_FILES:
+                    raise InputError(f"{raw}: more than {MAX_FILES:,} scan files (the limit of one fleet run); "
+                                     "split the fleet")
+            for q in out:
+                if q.is_symlink() and not q.resolve().is_relative_to(root):
+                    ESCAPES.add(q)
+        elif p.is_file() or (p.exists() and stat.S_ISFIFO(p.stat().st_mode)):
             out.append(p)
+        elif p.exists():
+            raise InputError(f"{raw}: {_what(p)} (give the directory the nodes wrote their scans to)")
         else:
             raise InputError(f"{raw}: no such file or directory (give the directory the nodes wrote their scans to)")
     return out
@@ -114,21 +147,36 @@ def _name(data: dict[str, Any], path: Path) -> str:
     return h if isinstance(h, str) and h else path.stem
 
 
+def _failed(p: Path, why: str) -> Node:
+    return Node(name=p.stem, path=str(p), status="failed", error=why)
+
+
 def read_node(p: Path) -> Node:
+    """One file as a node; anything wrong with it (a link out of the scans directory, too large, not UTF-8, not
+    JSON, NaN or Infinity, nested too deep, fields of the wrong type) is a failed node naming the file."""
+    if p in ESCAPES:
+        return _failed(p, f"{p}: a symbolic link to {os.path.realpath(p)}, outside the scans directory: not followed")
     try:
-        data = json.loads(p.read_bytes())
-    except (OSError, ValueError) as e:
-        return Node(name=p.stem, path=str(p), status="failed",
-                    error=f"unreadable scan ({e.__class__.__name__}: {str(e).splitlines()[0][:120]})")
-    return node_from(p, data)
+        data = loads_json(decode_utf8(read_bytes(p, "a gpuadvisor scan (JSON)", SCAN_LIMIT), str(p), "a scan"),
+                          str(p), "a gpuadvisor scan")
+    except InputError as e:
+        return _failed(p, f"unreadable scan: {e}")
+    try:
+        return node_from(p, data)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
+        return _failed(p, f"{p}: a field of the scan has an unexpected shape ({e.__class__.__name__}: "
+                          f"{str(e).splitlines()[0][:100] if str(e) else ''}); not a scan this gpuadvisor writes")
 
 
-def load_nodes(paths: list[str]) -> dict[str, Node]:
+def load_nodes(paths: list[str], files: list[Path] | None = None) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
-    for n in map(read_node, files_of(paths)):
+    for n in map(read_node, files if files is not None else files_of(paths)):
         old = nodes.get(n.name)
         if old is None:
             nodes[n.name] = n
+            continue
+        if old.shape is not None and n.shape is not None:  # two scans claim one host name: keep both, say so
+            _duplicate(nodes, old, n)
             continue
         keep, drop = _newer(old, n)
         if keep.shape is None and drop.shape is not None and drop.status == "ok" and keep.status == "ok":
@@ -136,6 +184,21 @@ def load_nodes(paths: list[str]) -> dict[str, Node]:
         keep.notes.append(f"also {drop.path} ({drop.status}{', older' if keep is not drop else ''}): not used")
         nodes[n.name] = keep
     return nodes
+
+
+def _duplicate(nodes: dict[str, Node], old: Node, new: Node) -> None:
+    i = 2
+    while f"{new.name} [{i}]" in nodes:
+        i += 1
+    first = old.path or old.name
+    new.name = f"{new.name} [{i}]"
+    nodes[new.name] = new
+    why = (f"two or more scans claim the host name {old.name.split(' [')[0]!r} ({first}, {new.path}): kept apart "
+           "by file; give each node its own name (GPUADVISOR_HOSTNAME, or the scheduler's node name)")
+    for n in (old, new):
+        if why not in n.notes:
+            n.notes.append(why)
+        n.duplicate = True
 
 
 def _newer(a: Node, b: Node) -> tuple[Node, Node]:

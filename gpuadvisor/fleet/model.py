@@ -8,7 +8,7 @@ from typing import Any
 SEVERITIES = ("fail", "warn", "info")  # worst first
 SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 # what an operator acts on first, at one severity: hardware gone, no scan, the node's own check, slowdowns, config
-KIND_ORDER = ("lost", "failed", "missing", "check", "outlier", "pair", "drift", "changed", "stale", "unexpected",
+KIND_ORDER = ("lost", "failed", "missing", "duplicate", "check", "outlier", "pair", "drift", "changed", "stale", "unexpected",
               "alone", "multinode")
 KIND_RANK = {k: i for i, k in enumerate(KIND_ORDER)}
 
@@ -59,6 +59,7 @@ class Node:
     cross: list[CrossNode] = field(default_factory=list)
     failing_checks: list[str] = field(default_factory=list)  # codes of the node's own fail findings
     notes: list[str] = field(default_factory=list)
+    duplicate: bool = False  # another file claims the same host name
     checks: list[dict[str, Any]] = field(default_factory=list)  # the node's own fail/warn findings (load)
     hw: dict[str, Any] = field(default_factory=dict)  # what the scan shows: GPU indexes, NVLinks, NICs (groups.counts)
 

@@ -117,7 +117,15 @@ def build_view(r: FleetReport) -> dict[str, Any]:
             continue
         evidence.append({"id": anchor(n.name), "node": n, "findings": fs})
     ok = sum(1 for n in r.nodes.values() if n.status == "ok" and not n.stale)
-    return {"r": r, "fams": fams, "heat_rows": heat_rows, "dists": dists, "evidence": evidence,
+    from gpuadvisor.fleet.model import SEV_RANK
+    from gpuadvisor.fleet.render_text import WHAT_TO_DO
+
+    drain = []
+    for n, fs in r.drain():
+        bad = [f for f in fs if SEV_RANK[f.severity] <= SEV_RANK[r.fail_on]]
+        drain.append({"id": anchor(n.name), "node": n, "why": bad[0].message, "more": len(bad) - 1,
+                      "evidence": bad[0].evidence or n.path or "", "todo": WHAT_TO_DO.get(bad[0].kind, "look at the node")})
+    return {"r": r, "drain": drain, "fams": fams, "heat_rows": heat_rows, "dists": dists, "evidence": evidence,
             "costs": [describe(c) for c in sorted(r.costs, key=lambda c: -c.speedup)],
             "fleet_findings": [f for f in r.findings if f.node is None], "counts": r.counts(), "ok": ok,
             "failed": sum(1 for n in r.nodes.values() if n.status == "failed"),
