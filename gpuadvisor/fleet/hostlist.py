@@ -17,14 +17,14 @@ def _split_top(expr: str) -> list[str]:
         elif ch == "]":
             depth -= 1
             if depth < 0:
-                raise InputError(f"--expect {expr!r}: ']' without '['")
+                raise InputError(f"--expect {expr[:60]!r}: ']' without '['")
         if ch == "," and depth == 0:
             out.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
     if depth:
-        raise InputError(f"--expect {expr!r}: '[' without ']'")
+        raise InputError(f"--expect {expr[:60]!r}: '[' without ']'")
     out.append("".join(cur))
     return [p.strip() for p in out if p.strip()]
 
@@ -36,16 +36,16 @@ def _range(body: str, expr: str) -> list[str]:
         if "-" in part:
             lo, hi = part.split("-", 1)
             if not (lo.isdigit() and hi.isdigit()) or int(hi) < int(lo):
-                raise InputError(f"--expect {expr!r}: bad range [{part}] (write e.g. node[01-64])")
+                raise InputError(f"--expect {expr[:60]!r}: bad range [{part}] (write e.g. node[01-64])")
             width = len(lo) if lo.startswith("0") else 0
             if len(lo) > 9 or len(hi) > 9 or int(hi) - int(lo) + 1 > MAX_HOSTS:
-                raise InputError(f"--expect {expr!r}: the range [{part}] names more than {MAX_HOSTS:,} hosts "
+                raise InputError(f"--expect {expr[:60]!r}: the range [{part}] names more than {MAX_HOSTS:,} hosts "
                                  "(the limit of one fleet run); split the fleet")
             vals += [str(i).zfill(width) for i in range(int(lo), int(hi) + 1)]
         elif part.isdigit():
             vals.append(part)
         else:
-            raise InputError(f"--expect {expr!r}: bad range [{part}] (write e.g. node[01-64])")
+            raise InputError(f"--expect {expr[:60]!r}: bad range [{part}] (write e.g. node[01-64])")
     return vals
 
 
@@ -58,7 +58,7 @@ def _expand_one(term: str, expr: str) -> list[str]:
     rest = _expand_one(tail, expr)
     vals = _range(body, expr)
     if len(vals) * len(rest) > MAX_HOSTS:
-        raise InputError(f"--expect {expr!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
+        raise InputError(f"--expect {expr[:60]!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
                          "split the fleet")
     return [head + v + r for v in vals for r in rest]
 
@@ -69,7 +69,7 @@ def expand(expr: str) -> list[str]:
     for term in _split_top(expr):
         names += _expand_one(term, expr)
         if len(names) > MAX_HOSTS:
-            raise InputError(f"--expect {expr!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
+            raise InputError(f"--expect {expr[:60]!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
                              "split the fleet")
     return list(dict.fromkeys(names))
 

@@ -92,6 +92,10 @@ def node_from(path: Path, data: Any) -> Node:
         return Node(name=path.stem, path=str(path), status="failed", error="not a gpuadvisor scan (top level is not an object)")
     kind = data.get("kind")
     if kind == SCAN_KIND:
+        bad = _malformed(data)
+        if bad:
+            return Node(name=_name(data, path), path=str(path), status="failed",
+                        error=f"{path}: {bad}: not a scan this gpuadvisor writes")
         if data.get("schema_version") != 1:
             return Node(name=_name(data, path), path=str(path), status="failed",
                         error=f"scan schema_version {data.get('schema_version')!r}: this gpuadvisor reads version 1")
@@ -124,6 +128,22 @@ def node_from(path: Path, data: Any) -> Node:
         return n
     return Node(name=path.stem, path=str(path), status="failed",
                 error=f"not a gpuadvisor scan, check report or failure record (kind {kind!r})")
+
+
+SECTIONS = {"host": dict, "source": dict, "software": dict, "topology": dict, "gpus": list, "measurements": list,
+            "findings": list}
+
+
+def _malformed(data: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of a scan's sections (None: nothing); null is a section not recorded."""
+    for key, typ in SECTIONS.items():
+        v = data.get(key)
+        if v is not None and not isinstance(v, typ):
+            return f"{key!r} is {type(v).__name__}, not {'an object' if typ is dict else 'a list'}"
+    for key in ("gpus", "measurements", "findings"):
+        if any(not isinstance(x, dict) for x in data.get(key) or []):
+            return f"{key!r} holds an entry that is not an object"
+    return None
 
 
 def own_findings(raw: Any) -> list[dict[str, Any]]:
@@ -175,7 +195,8 @@ def load_nodes(paths: list[str], files: list[Path] | None = None) -> dict[str, N
         if old is None:
             nodes[n.name] = n
             continue
-        if old.shape is not None and n.shape is not None:  # two scans claim one host name: keep both, say so
+        if (old.shape is not None or old.status == "failed") and (n.shape is not None or n.status == "failed"):
+            # two scans (or a scan and a failed one) claim one host name: keep both apart by file, say so
             _duplicate(nodes, old, n)
             continue
         keep, drop = _newer(old, n)

@@ -126,11 +126,13 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
     for fam in sorted(fams):
         per_node = fams[fam]
         devs = [d for pairs in per_node.values() for _, d in pairs]
-        sig_fig = max(_spread(devs), MIN_SIGMA)
+        # a deviation is from a median of n values, itself noisy: variance (1 + pi / 2n) of one figure's
+        small = math.sqrt(1 + math.pi / (2 * len(per_node)))
+        sig_fig = max(_spread(devs) * small, MIN_SIGMA)
         ks = sorted(len(v) for v in per_node.values())
         k_med = ks[len(ks) // 2]
         means = {n: sum(d for _, d in v) / len(v) for n, v in per_node.items()}
-        sig_node = max(sig_fig / math.sqrt(k_med), _spread(list(means.values())), MIN_SIGMA)
+        sig_node = max(sig_fig / math.sqrt(k_med), _spread(list(means.values())) * small, MIN_SIGMA)
         fl = floor_of(fam, units[fam])
         noise = FamilyNoise(group=group.id, family=fam, unit=units[fam], nodes=len(per_node), figures=k_med,
                             sigma_figure=sig_fig, sigma_node=sig_node, floor=fl)
