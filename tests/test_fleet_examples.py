@@ -20,11 +20,20 @@ if args[:1] == ["fleet"]:
     os.execv({python!r}, [{python!r}, "-m", "gpuadvisor", *args])
 node = os.environ["GPUADVISOR_HOSTNAME"]
 mode = os.environ.get("STUB_" + node.replace("-", "_"), "ok")
+if mode == "crash":
+    print("Traceback (most recent call last):\\nModuleNotFoundError: No module named 'click'", file=sys.stderr)
+    sys.exit(1)
+if mode == "hang":
+    import time
+    time.sleep(60)
+if mode == "diskfull":
+    print("gpuadvisor: error: cannot write the scan: No space left on device", file=sys.stderr)
+    sys.exit(2)
 if mode == "nogpu":
     print("gpuadvisor: error: no GPU to check on " + node + ": no NVIDIA driver loaded", file=sys.stderr)
     sys.exit(2)
 if "--format" in args:  # npd-check.sh: check --format json
-    print(json.dumps({{"summary": "GA104 ecc-uncorrected: GPU 3", "verdict": "failing"}}))
+    print(json.dumps({{"summary": "GA104 ecc-uncorrected: GPU 3", "verdict": "failing", "exit_code": 1}}))
     sys.exit(1)
 path = args[args.index("--json") + 1]
 scan = json.load(open(os.environ["STUB_SCAN"]))
@@ -90,7 +99,45 @@ def test_npd_plugin_prints_one_line_and_keeps_the_exit_code(stubs):
     assert (p.returncode, p.stdout) == (1, "GA104 ecc-uncorrected: GPU 3\n")
     p = subprocess.run(["sh", sh], env={**stubs, "GPUADVISOR_HOSTNAME": "g2", "STUB_g2": "nogpu"},
                        capture_output=True, text=True)
-    assert (p.returncode, p.stdout) == (2, "gpuadvisor check could not run\n")
+    assert (p.returncode, p.stdout) == (2, "gpuadvisor check could not run (exit 2); not a node problem\n")
     cfg = json.loads((ROOT / "examples/k8s/npd-gpuadvisor.json").read_text())
     assert cfg["plugin"] == "custom" and cfg["pluginConfig"]["max_output_length"] == 80
     assert cfg["rules"][0]["path"].endswith("examples/k8s/npd-check.sh")
+
+
+def test_npd_plugin_never_reports_a_crash_of_the_tool_as_a_node_problem(stubs):
+    sh = str(ROOT / "examples/k8s/npd-check.sh")
+    p = subprocess.run(["sh", sh], env={**stubs, "GPUADVISOR_HOSTNAME": "g3", "STUB_g3": "crash"},
+                       capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (2, "gpuadvisor check could not run (exit 1); not a node problem\n")
+
+
+def test_node_check_reports_a_wedged_check_as_failed_within_its_timeout(stubs, tmp_path):
+    import time
+
+    d = tmp_path / "scans"
+    sh = str(ROOT / "examples/slurm/node-check.sh")
+    t0 = time.monotonic()
+    p = subprocess.run(["sh", sh, str(d)], env={**stubs, "SLURMD_NODENAME": "gpu-w", "STUB_gpu_w": "hang",
+                                                "GPUADVISOR_TIMEOUT": "2"}, capture_output=True, text=True, timeout=50)
+    assert time.monotonic() - t0 < 20
+    assert p.returncode == 124
+    rec = json.loads((d / "gpu-w.json").read_text())
+    assert rec["kind"] == "gpuadvisor-node-error" and rec["error"] == "gpuadvisor check timed out after 2 s (killed)"
+
+
+def test_node_check_keeps_the_previous_scan_when_the_disk_is_full(stubs, tmp_path):
+    d = tmp_path / "scans"
+    d.mkdir()
+    good = d / "gpu-f.json"
+    good.write_text('{"kind": "gpuadvisor-scan", "previous": true}')
+    full = tmp_path / "python-on-a-full-disk"  # opens its output (0 bytes), then the write fails: ENOSPC
+    full.write_text('#!/bin/sh\n: > "$5"\necho "OSError: [Errno 28] No space left on device" >&2\nexit 1\n')
+    full.chmod(0o755)
+    sh = str(ROOT / "examples/slurm/node-check.sh")
+    p = subprocess.run(["sh", sh, str(d)], env={**stubs, "SLURMD_NODENAME": "gpu-f", "STUB_gpu_f": "diskfull",
+                                                "PYTHON": str(full)}, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert good.read_text() == '{"kind": "gpuadvisor-scan", "previous": true}'
+    assert sorted(q.name for q in d.iterdir()) == ["gpu-f.json"]
+    assert "cannot write the failure record" in p.stderr
