@@ -11,6 +11,9 @@
 # GPUADVISOR_TIMEOUT: seconds the check may take (default 600; coreutils timeout, KILL 10 s after TERM); keep
 # it shorter than the job's or step's time limit so a wedged node is reported, not left to the scheduler.
 #
+# GPUADVISOR_BENCH=0: the passive check only (facts and rules, no benchmark, no GPU held for long), for a
+# Kubernetes DaemonSet that requests no GPU resource.
+#
 # Nothing half-written ever replaces DIR/<node>.json: the scan and the failure record are written beside it
 # under names fleet does not read and renamed only when complete and non-empty. When even the failure record
 # cannot be written (a full disk), the previous file stays and the exit status says what happened.
@@ -22,12 +25,13 @@ export GPUADVISOR_HOSTNAME="$NODE"
 GPUADVISOR=${GPUADVISOR:-gpuadvisor}
 PYTHON=${PYTHON:-python3}
 TIMEOUT=${GPUADVISOR_TIMEOUT:-600}
+if [ "${GPUADVISOR_BENCH:-1}" = 0 ]; then set -- "$@"; else set -- --bench --quick "$@"; fi
 mkdir -p "$DIR"
 PART="$DIR/.$NODE.json.partial"   # not *.json: fleet never reads a half-written scan
 EPART="$DIR/.$NODE.error.partial"
 ERR=$(mktemp)
 trap 'rm -f "$ERR" "$PART" "$EPART"' EXIT
-timeout -k 10 "$TIMEOUT" "$GPUADVISOR" check --bench --quick -q --json "$PART" "$@" 2>"$ERR" </dev/null >/dev/null
+timeout -k 10 "$TIMEOUT" "$GPUADVISOR" check -q --json "$PART" "$@" 2>"$ERR" </dev/null >/dev/null
 rc=$?
 case $rc in
     124|137) echo "gpuadvisor check timed out after $TIMEOUT s (killed)" >>"$ERR" ;;
