@@ -57,8 +57,7 @@ def _figures(now: dict[str, Node], before: dict[str, Node], both: list[str], fdr
         for k in set(old) & set(new):
             fo, fn = old[k], new[k]
             if fo.value > 0 and fn.value > 0:
-                figs[k] = Figure(k, fn.family, fn.value / fo.value, "x", higher_better=fn.higher_better,
-                                 evidence=fn.evidence)
+                figs[k] = Figure(k, fn.family, fn.value / fo.value, "x", fn.higher_better, fn.src, fn.index, fn.row)
         pseudo[name] = Node(name=name, shape=("baseline",), figures=figs)
     if len(pseudo) < noise.MIN_NODES:
         return []

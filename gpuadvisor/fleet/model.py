@@ -17,17 +17,25 @@ def finding_key(f: Finding) -> tuple[int, int, float]:
     return SEV_RANK[f.severity], KIND_RANK.get(f.kind, len(KIND_ORDER)), -abs(f.deviation or 0.0)
 
 
-@dataclass
+@dataclass(slots=True)
 class Figure:
-    """One measured number of one node, e.g. key "h2d pinned · GPU 3", family "h2d pinned"."""
+    """One measured number of one node, e.g. key "h2d pinned · GPU 3", family "h2d pinned". Lean (slots, shared
+    key and family strings, the evidence built only when asked): a fleet holds about 200 per node."""
 
     key: str
     family: str
     value: float
     unit: str  # GB/s | us | TFLOPS
     higher_better: bool = True
-    evidence: str = ""  # which measurement of which file
+    src: str = ""  # the scan file's name
+    index: int = -1  # measurements[index] of that file
+    row: int = -1  # rows[row] of that measurement (a collective's message size), -1: the measurement's headline
     expected: float | None = None  # the node rules' expected value (link physics, datasheet), when the scan has it
+
+    @property
+    def evidence(self) -> str:
+        where = f"{self.src}: measurements[{self.index}]" if self.index >= 0 else self.src
+        return where + (f".rows[{self.row}]" if self.row >= 0 else "")
 
 
 @dataclass
