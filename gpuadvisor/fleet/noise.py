@@ -108,23 +108,19 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
         for k, f in n.figures.items():
             per_key.setdefault(k, []).append(f.value)
     ref = {k: median(v) for k, v in per_key.items() if len(v) >= MIN_NODES}
-    fams: dict[str, dict[str, list[tuple[str, float]]]] = {}
+    del per_key
+    fam_keys: dict[str, list[str]] = {}
     units: dict[str, str] = {}
-    ratios: dict[str, dict[str, list[float]]] = {}
     for n in judged:
         for k, f in n.figures.items():
-            m = ref.get(k)
-            if not m:
-                continue
-            dev = (m - f.value) / abs(m) if f.higher_better else (f.value - m) / abs(m)
-            fams.setdefault(f.family, {}).setdefault(n.name, []).append((k, dev))
-            units[f.family] = f.unit
-            if f.expected:
-                ratios.setdefault(f.family, {}).setdefault(n.name, []).append(f.value / f.expected)
+            if k in ref and k not in units:
+                units[k] = f.unit
+                fam_keys.setdefault(f.family, []).append(k)
+                units[f.family] = f.unit
     noises: list[FamilyNoise] = []
     verdicts: list[Verdict] = []
-    for fam in sorted(fams):
-        per_node = fams[fam]
+    for fam in sorted(fam_keys):  # one family at a time: only its deviations are held
+        per_node, fam_ratios = _deviations(judged, fam_keys[fam], ref)
         devs = [d for pairs in per_node.values() for _, d in pairs]
         # a deviation is from a median of n values, itself noisy: variance (1 + pi / 2n) of one figure's
         small = math.sqrt(1 + math.pi / (2 * len(per_node)))
@@ -136,7 +132,7 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
         fl = floor_of(fam, units[fam])
         noise = FamilyNoise(group=group.id, family=fam, unit=units[fam], nodes=len(per_node), figures=k_med,
                             sigma_figure=sig_fig, sigma_node=sig_node, floor=fl)
-        shift = _yardstick_shift(noise, ratios.get(fam, {}), means)
+        shift = _yardstick_shift(noise, fam_ratios, means)
         for name, pairs in sorted(per_node.items()):
             k = len(pairs)
             mean = means[name] + shift
@@ -152,6 +148,27 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
                                     by_worst=by_worst, floor=fl))
         noises.append(noise)
     return noises, verdicts
+
+
+def _deviations(judged: list[Node], keys: list[str], ref: dict[str, float]
+                ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, list[float]]]:
+    """Per node: (key, relative deviation, positive worse) of the family's figures, and measured / expected."""
+    per_node: dict[str, list[tuple[str, float]]] = {}
+    ratios: dict[str, list[float]] = {}
+    for n in judged:
+        figs = n.figures
+        pairs = []
+        for k in keys:
+            f = figs.get(k)
+            if f is None:
+                continue
+            m = ref[k]
+            pairs.append((k, (m - f.value) / abs(m) if f.higher_better else (f.value - m) / abs(m)))
+            if f.expected:
+                ratios.setdefault(n.name, []).append(f.value / f.expected)
+        if pairs:
+            per_node[n.name] = pairs
+    return per_node, ratios
 
 
 def _yardstick_shift(noise: FamilyNoise, ratios: dict[str, list[float]], means: dict[str, float]) -> float:
