@@ -59,7 +59,8 @@ class Plant:
 
 
 def _meas(kind: str, gpus: list[int], **kw: Any) -> dict[str, Any]:
-    m: dict[str, Any] = {"unavailable": {}, "kind": kind, "backend": "cuda", "method": "generated", "provenance": "measured",
+    m: dict[str, Any] = {"unavailable": {}, "kind": kind, "backend": "cuda", "method": "generated",
+                         "provenance": "measured",
                          "world_size": 1, "gpus": gpus, "memory": None, "concurrent": None, "p2p_enabled": None,
                          "warmup_iters": 1, "iters": 4, "rows": [], "value_gbps": None, "latency_us": None,
                          "expected_gbps": None, "expected_source": None, "ratio": None, "status": "ok", "error": None,

@@ -46,7 +46,8 @@ def test_html_matrix_rows_are_the_cells_the_template_printed():
     rig = simulate("dgx-h100")
     env = _environment()
     old = env.from_string('{% for c in row.cells %}<td class="{{ c.css }}">{{ c.code }}</td>{% endfor %}')
-    old_p2p = env.from_string('{% for c in row.cells %}<td class="{{ c.css }}" title="{{ c.tip }}">{{ c.code }}</td>{% endfor %}')
+    old_p2p = env.from_string('{% for c in row.cells %}<td class="{{ c.css }}" title="{{ c.tip }}">{{ c.code }}</td>'
+                              '{% endfor %}')
     for row in matrix_view(rig)["rows"]:
         assert str(row["html"]) == old.render(row=row)
     for rows in p2p_view(rig)["tables"].values():

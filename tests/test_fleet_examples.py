@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import fleet_synth as synth
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = '''#!{python}
@@ -203,7 +202,7 @@ def test_kubernetes_manifests_validate_against_the_api_models(name):
 
 def _pods() -> dict[str, dict]:
     out = {}
-    for fname, doc in _documents():
+    for _, doc in _documents():
         spec = doc.get("spec", {})
         tmpl = spec.get("jobTemplate", {}).get("spec", spec).get("template", {}).get("spec")
         if tmpl:

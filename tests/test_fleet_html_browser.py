@@ -1,11 +1,11 @@
 """The fleet HTML report in headless Chromium: it parses, fetches nothing, and every outlier links to evidence."""
 from __future__ import annotations
 
+import fleet_synth as synth
 import pytest
 from browser import Dom, dump_dom, find_chromium, png_size, screenshot
 from test_html import external_urls
 
-import fleet_synth as synth
 from gpuadvisor.fleet.analyse import Options, analyse
 from gpuadvisor.fleet.load import load_nodes
 from gpuadvisor.fleet.render_html import anchor, render_html

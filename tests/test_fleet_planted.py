@@ -7,9 +7,9 @@ import re
 import subprocess
 import sys
 
+import fleet_synth as synth
 import pytest
 
-import fleet_synth as synth
 from gpuadvisor.fleet.analyse import Options, analyse
 from gpuadvisor.fleet.load import load_nodes
 

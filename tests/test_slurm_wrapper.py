@@ -312,7 +312,8 @@ def test_node_drained_by_an_admin_is_untouched(rig, reports, verdict):
     rig.run(WRAPPER)
     assert rig.calls("scontrol") == []
     if verdict == "fail":
-        assert "not draining: the node already has a reason set by someone else (Maintenance by bob: PSU swap)" in rig.logged()
+        assert ("not draining: the node already has a reason set by someone else (Maintenance by bob: PSU swap)"
+                in rig.logged())
 
 
 def test_reboot_pending_is_not_resumed(rig, reports):
@@ -344,7 +345,8 @@ def _up(rig: Rig) -> str:
 
 
 def _leftovers(rig: Rig) -> list[str]:
-    return sorted(p.name for p in rig.textdir.iterdir() if p.name not in ("gpuadvisor.prom", "gpuadvisor_check_up.prom"))
+    keep = ("gpuadvisor.prom", "gpuadvisor_check_up.prom")
+    return sorted(p.name for p in rig.textdir.iterdir() if p.name not in keep)
 
 
 @pytest.mark.parametrize("verdict", ["pass", "fail"])

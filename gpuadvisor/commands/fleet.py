@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuadvisor.errors import InputError
+
+if TYPE_CHECKING:
+    from gpuadvisor.fleet.model import FleetReport
 
 MAX_AGE_S = 100 * 365.25 * 86400
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -29,7 +34,8 @@ def parse_age(text: str) -> dt.timedelta:
 @click.option("--expect-file", metavar="FILE", help="Nodes that should have a scan: one name or hostlist per line.")
 @click.option("--max-age", metavar="AGE", help="Scans older than this (24h, 7d) are stale: reported, not compared.")
 @click.option("--baseline", metavar="DIR", help="An earlier set of scans: per node and figure, what changed.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "prom", "junit"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "prom", "junit"]), default="text",
+              show_default=True)
 @click.option("--html", "html_path", metavar="FILE", help="Also write the self-contained HTML fleet report.")
 @click.option("-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
 @click.option("--fail-on", type=click.Choice(["info", "warn", "fail"]), default="fail", show_default=True,
@@ -107,6 +113,7 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
         opts.baseline = load_nodes([baseline], base_files)
         opts.baseline_label = baseline
     report = analyse(nodes, opts, inputs=list(paths))
+    render: Callable[[FleetReport], str]
     if fmt == "json":
         from gpuadvisor.fleet.render_json import render_json as render
     elif fmt == "prom":
@@ -116,7 +123,7 @@ def fleet(paths: tuple[str, ...], expect: tuple[str, ...], expect_file: str | No
     else:
         from gpuadvisor.fleet.render_text import render_text
 
-        def render(r):  # type: ignore[no-redef]
+        def render(r: FleetReport) -> str:
             return render_text(r, all_nodes=all_nodes)
     if html_path:
         from gpuadvisor.fleet.render_html import render_html

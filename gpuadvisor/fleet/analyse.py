@@ -59,7 +59,8 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                               message="has a scan but is not in the expected node list"))
     for n in nodes.values():
         if n.status == "missing":
-            findings.append(F(node=n.name, kind="missing", severity="fail", subject="scan", message=n.error or "no scan"))
+            findings.append(F(node=n.name, kind="missing", severity="fail", subject="scan",
+                              message=n.error or "no scan"))
         elif n.status == "failed":
             findings.append(F(node=n.name, kind="failed", severity="fail", subject="scan",
                               message=f"the scan could not run or be read: {n.error}", evidence=n.path))

@@ -26,7 +26,8 @@ def compare(now: dict[str, Node], before: dict[str, Node], *, fdr: float = noise
     out += _attributes(now, before, both)
     out += _figures(now, before, both, fdr)
     for name in sorted(set(now) - set(before)):
-        out.append(Finding(node=name, kind="changed", severity="info", subject="node", message="new since the baseline"))
+        out.append(Finding(node=name, kind="changed", severity="info", subject="node",
+                           message="new since the baseline"))
     return out
 
 

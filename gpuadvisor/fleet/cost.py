@@ -53,4 +53,5 @@ def describe(c: Cost) -> str:
     names = ", ".join(c.excluded[:6]) + (f" +{len(c.excluded) - 6} more" if len(c.excluded) > 6 else "")
     return (f"A {c.nodes}-node job in group {c.group} bound by {c.family} runs at its slowest node's pace "
             f"({c.slowest}, {c.slowest_ratio * 100:.0f}% of the group median); excluding {names} "
-            f"speeds it up by {c.speedup * 100:.0f}% (then {c.kept_slowest} at {c.kept_ratio * 100:.0f}% sets the pace)")
+            f"speeds it up by {c.speedup * 100:.0f}% (then {c.kept_slowest} at {c.kept_ratio * 100:.0f}% sets "
+            "the pace)")

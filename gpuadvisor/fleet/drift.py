@@ -44,7 +44,8 @@ def _attributes(scan: dict[str, Any]) -> dict[str, str]:
                 out[f"{p} {label}"] = v
         if isinstance(g.get("power_limit_w"), int | float) and g["power_limit_w"] - g["power_limit_w"] == 0:
             out[f"{p} power limit"] = f"{g['power_limit_w']:g} W"
-        pcie = g.get("pcie") if isinstance(g.get("pcie"), dict) else {}
+        pc = g.get("pcie")
+        pcie: dict[str, Any] = pc if isinstance(pc, dict) else {}
         if isinstance(pcie.get("current_width"), int):
             out[f"{p} PCIe width"] = f"x{pcie['current_width']}"
         links = g.get("nvlinks") or []

@@ -70,15 +70,17 @@ def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[Cros
             if ng != 2 or m.get("p2p_enabled") is False or value is None:
                 continue
             t: tuple[Any, ...] = (kind, _gpu(gpus[0]), _gpu(gpus[1]))
+            found: tuple[str, str] | None
             kf = keys.get(t) or _key(t, f"{kind} · GPU {gpus[0]}→{gpus[1]}", str(kind))
         elif kind in COPIES:
             if ng != 1 or value is None:
                 continue
             t = (kind, m.get("memory"), bool(m.get("concurrent")), _gpu(gpus[0]))
-            kf = keys.get(t)
-            if kf is None:
+            found = keys.get(t)
+            if found is None:
                 fam = f"{kind} {m.get('memory') or ''}".strip() + (" all at once" if m.get("concurrent") else "")
-                kf = _key(t, f"{fam} · GPU {gpus[0]}", fam)
+                found = _key(t, f"{fam} · GPU {gpus[0]}", fam)
+            kf = found
         elif kind == "p2p_latency":
             v = _num(m.get("latency_us"))
             if ng != 2 or m.get("p2p_enabled") is False or v is None:
@@ -99,10 +101,11 @@ def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[Cros
                 continue
             unit = "TFLOPS"
             t = (kind, str(m.get("dtype") or ""), _gpu(gpus[0]))
-            kf = keys.get(t)
-            if kf is None:
+            found = keys.get(t)
+            if found is None:
                 fam = f"matmul {m.get('dtype') or ''}".strip()
-                kf = _key(t, f"{fam} · GPU {gpus[0]}", fam)
+                found = _key(t, f"{fam} · GPU {gpus[0]}", fam)
+            kf = found
         elif kind == "memory_bandwidth" and ng == 1 and value is not None:
             t = (kind, _gpu(gpus[0]))
             kf = keys.get(t) or _key(t, f"memory_bandwidth · GPU {gpus[0]}", "memory_bandwidth")

@@ -24,12 +24,14 @@ def shape(scan: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
         return None
     names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)
     model = names.most_common(1)[0][0] if len(names) == 1 else " + ".join(sorted(names))
-    switch = any(isinstance(n, dict) and n.get("remote_device_type") == "switch" for g in gpus for n in g.get("nvlinks") or [])
+    switch = any(isinstance(n, dict) and n.get("remote_device_type") == "switch"
+                 for g in gpus for n in g.get("nvlinks") or [])
     links = any(g.get("nvlinks") for g in gpus)
     fabric = ("NVSwitch" if switch else "NVLink") if links else "no NVLink"
     pcie = sorted({(p.get("gpu_max_gen") or p.get("max_gen"), p.get("max_width"))
                    for g in gpus if isinstance(p := g.get("pcie"), dict)}, key=str)
-    host = scan.get("host") if isinstance(scan.get("host"), dict) else {}
+    h = scan.get("host")
+    host: dict[str, Any] = h if isinstance(h, dict) else {}
     cpu = host.get("cpu_model") if isinstance(host.get("cpu_model"), str) else None
     sockets = host.get("sockets") if isinstance(host.get("sockets"), int) else None
     key = (model, fabric, tuple(pcie), cpu, sockets)
@@ -44,7 +46,8 @@ def counts(scan: dict[str, Any]) -> tuple[int, list[int], list[int], int]:
     listed = [len(g.get("nvlinks") or []) if isinstance(g.get("nvlinks"), list) else 0 for g in gpus]
     active = [sum(1 for n in g.get("nvlinks") or [] if isinstance(n, dict) and n.get("active")) if isinstance(
         g.get("nvlinks"), list) else 0 for g in gpus]
-    topo = scan.get("topology") if isinstance(scan.get("topology"), dict) else {}
+    t = scan.get("topology")
+    topo: dict[str, Any] = t if isinstance(t, dict) else {}
     nics = topo.get("nics")
     return len(gpus), listed, active, len(nics) if isinstance(nics, list) else 0
 
@@ -79,9 +82,9 @@ def group_nodes(nodes: dict[str, Node]) -> list[Group]:
     groups = []
     for i, k in enumerate(order, 1):
         g = Group(id=f"g{i}", label=labels[k], shape=k, nodes=sorted(split[k]))
-        g.judged = [n for n in g.nodes if nodes[n].judged]
-        for n in g.nodes:
-            nodes[n].group = g.id
+        g.judged = [name for name in g.nodes if nodes[name].judged]
+        for name in g.nodes:
+            nodes[name].group = g.id
         groups.append(g)
     return groups
 

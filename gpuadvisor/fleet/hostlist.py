@@ -10,7 +10,9 @@ NODES_FILE_LIMIT = 4 << 20  # a nodes file of 100,000 names is about 2 MiB
 
 def _split_top(expr: str) -> list[str]:
     """Split at commas outside brackets."""
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in expr:
         if ch == "[":
             depth += 1
@@ -69,7 +71,8 @@ def expand(expr: str) -> list[str]:
     for term in _split_top(expr):
         names += _expand_one(term, expr)
         if len(names) > MAX_HOSTS:
-            raise InputError(f"--expect {expr[:60]!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
+            raise InputError(f"--expect {expr[:60]!r}: names more than {MAX_HOSTS:,} hosts (the limit of one "
+                             "fleet run); "
                              "split the fleet")
     return list(dict.fromkeys(names))
 
@@ -88,5 +91,6 @@ def read_nodes_file(path: str) -> list[str]:
             except InputError as e:
                 raise InputError(f"{path} line {n}: {e}") from None
         if len(names) > MAX_HOSTS:
-            raise InputError(f"{path}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); split the fleet")
+            raise InputError(f"{path}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
+                             "split the fleet")
     return list(dict.fromkeys(names))

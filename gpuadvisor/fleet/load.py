@@ -90,7 +90,8 @@ def files_of(paths: list[str]) -> list[Path]:
 def node_from(path: Path, data: Any) -> Node:
     where = path.name
     if not isinstance(data, dict):
-        return Node(name=path.stem, path=str(path), status="failed", error="not a gpuadvisor scan (top level is not an object)")
+        return Node(name=path.stem, path=str(path), status="failed",
+                    error="not a gpuadvisor scan (top level is not an object)")
     kind = data.get("kind")
     if kind == SCAN_KIND:
         bad = _malformed(data)
@@ -100,7 +101,8 @@ def node_from(path: Path, data: Any) -> Node:
         if data.get("schema_version") != 1:
             return Node(name=_name(data, path), path=str(path), status="failed",
                         error=f"scan schema_version {data.get('schema_version')!r}: this gpuadvisor reads version 1")
-        src = data.get("source") if isinstance(data.get("source"), dict) else {}
+        s = data.get("source")
+        src: dict[str, Any] = s if isinstance(s, dict) else {}
         n = Node(name=_name(data, path), path=str(path), created_at=parse_time(src.get("created_at")))
         sh = groups.shape(data)
         if sh is not None:
@@ -116,14 +118,16 @@ def node_from(path: Path, data: Any) -> Node:
         n.failing_checks = sorted({c["code"] for c in n.checks if c["severity"] == "fail"})
         return n
     if kind == ERROR_KIND or ("error" in data and ("hostname" in data or "source" in data)):
-        src = data.get("source") if isinstance(data.get("source"), dict) else data
-        name = src.get("hostname") if isinstance(src.get("hostname"), str) and src.get("hostname") else path.stem
+        s = data.get("source")
+        src = s if isinstance(s, dict) else data
+        h = src.get("hostname")
+        name = h if isinstance(h, str) and h else path.stem
         return Node(name=name, path=str(path), status="failed", created_at=parse_time(src.get("created_at")),
                     error=str(data.get("error") or "the node's check could not run"))
     if "verdict" in data and isinstance(data.get("source"), dict):  # check --format json without its scan
         src = data["source"]
-        name = src.get("hostname") if isinstance(src.get("hostname"), str) and src.get("hostname") else path.stem
-        n = Node(name=name, path=str(path), created_at=parse_time(src.get("created_at")))
+        hn = src.get("hostname")
+        n = Node(name=hn if isinstance(hn, str) and hn else path.stem, path=str(path), created_at=parse_time(src.get("created_at")))
         n.failing_checks = sorted(c for c in data.get("failing") or [] if isinstance(c, str))
         n.notes.append("check report only (no facts to compare): save the scan too with check --json FILE")
         return n
@@ -163,8 +167,8 @@ def own_findings(raw: Any) -> list[dict[str, Any]]:
 
 
 def _name(data: dict[str, Any], path: Path) -> str:
-    host = data.get("host") if isinstance(data.get("host"), dict) else {}
-    h = host.get("hostname")
+    ho = data.get("host")
+    h = ho.get("hostname") if isinstance(ho, dict) else None
     return h if isinstance(h, str) and h else path.stem
 
 

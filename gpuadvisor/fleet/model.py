@@ -8,7 +8,8 @@ from typing import Any
 SEVERITIES = ("fail", "warn", "info")  # worst first
 SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 # what an operator acts on first, at one severity: hardware gone, no scan, the node's own check, slowdowns, config
-KIND_ORDER = ("lost", "failed", "missing", "duplicate", "check", "outlier", "pair", "drift", "changed", "stale", "unexpected",
+KIND_ORDER = ("lost", "failed", "missing", "duplicate", "check", "outlier", "pair", "drift", "changed", "stale",
+              "unexpected",
               "alone", "multinode")
 KIND_RANK = {k: i for i, k in enumerate(KIND_ORDER)}
 

@@ -134,15 +134,15 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
                             sigma_figure=sig_fig, sigma_node=sig_node, floor=fl)
         shift = _yardstick_shift(noise, fam_ratios, means)
         for name, pairs in sorted(per_node.items()):
-            k = len(pairs)
+            nk = len(pairs)
             mean = means[name] + shift
             worst_key, worst = max(pairs, key=lambda kd: kd[1])
             worst += shift
-            p_mean = _upper(mean / (sig_node * math.sqrt(k_med / k)))
-            p_worst = min(1.0, k * _upper(worst / sig_fig))
+            p_mean = _upper(mean / (sig_node * math.sqrt(k_med / nk)))
+            p_worst = min(1.0, nk * _upper(worst / sig_fig))
             by_worst = p_worst < p_mean
             fig = nodes[name].figures[worst_key]
-            verdicts.append(Verdict(node=name, group=group.id, family=fam, unit=units[fam], k=k, mean_dev=mean,
+            verdicts.append(Verdict(node=name, group=group.id, family=fam, unit=units[fam], k=nk, mean_dev=mean,
                                     worst_key=worst_key, worst_dev=worst, worst_value=fig.value,
                                     worst_ref=ref[worst_key], p=min(1.0, 2 * min(p_mean, p_worst)),
                                     by_worst=by_worst, floor=fl))

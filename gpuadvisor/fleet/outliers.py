@@ -73,7 +73,8 @@ def is_outlier(value: float, med: float, scale: float, higher_better: bool, *, z
     return worse >= min_rel and zscore > z, -worse, zscore
 
 
-def find_outliers(group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL) -> list[Finding]:
+def find_outliers(group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOLD,
+                  min_rel: float = MIN_REL) -> list[Finding]:
     out: list[Finding] = []
     for k, st in group.stats.items():
         if st.n < MIN_NODES:

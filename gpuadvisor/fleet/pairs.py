@@ -29,7 +29,8 @@ def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float
     out: list[Finding] = []
     for c in runs:
         hosts = ", ".join(c.hosts[:8]) + (f" +{len(c.hosts) - 8} more" if len(c.hosts) > 8 else "")
-        out.append(Finding(node=None, kind="multinode", severity="info", subject=f"{c.kind} across {len(c.hosts)} hosts",
+        out.append(Finding(node=None, kind="multinode", severity="info",
+                           subject=f"{c.kind} across {len(c.hosts)} hosts",
                            message=f"{c.kind} across {len(c.hosts)} hosts ({hosts}), {c.world_size} ranks: busbw "
                                    f"{c.value_gbps:.4g} GB/s", observed=c.value_gbps, evidence=c.evidence))
     if not pairs:
@@ -70,7 +71,8 @@ def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float
             continue
         c = pairs[(a, b)]
         out.append(Finding(node=None, kind="pair", severity="warn", subject=f"pair {a} + {b}",
-                           message=f"all_reduce between {a} and {b}: busbw {c.value_gbps:.4g} GB/s, {abs(rel) * 100:.0f}% "
+                           message=f"all_reduce between {a} and {b}: busbw {c.value_gbps:.4g} GB/s, "
+                                   f"{abs(rel) * 100:.0f}% "
                                    f"below the median {med:.4g} of {len(pairs)} pairs, while both nodes are fine with "
                                    "others: the path between them (switch, cable, routing)",
                            observed=c.value_gbps, expected=med, deviation=rel, evidence=c.evidence))

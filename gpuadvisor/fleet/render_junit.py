@@ -29,14 +29,15 @@ def render_junit(r: FleetReport) -> str:
     n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for node, fs in r.ranked():
         n["tests"] += 1
-        case = _sub(suite, "testcase", {"classname": f"gpuadvisor.fleet.{node.group or 'ungrouped'}", "name": node.name})
+        case = _sub(suite, "testcase", {"classname": f"gpuadvisor.fleet.{node.group or 'ungrouped'}",
+                                        "name": node.name})
         bad = [f for f in fs if SEV_RANK[f.severity] <= lim]
         if bad:
             n["failures"] += 1
             msg = f"{len(bad)} finding(s) at or above {r.fail_on}: {bad[0].message}"
             _sub(case, "failure", {"message": msg[:300], "type": bad[0].kind},
-                 "\n".join(f"[{f.severity}] {f.kind}: {f.message}" + (f"\n  evidence: {f.evidence}" if f.evidence else "")
-                           for f in bad))
+                 "\n".join(f"[{f.severity}] {f.kind}: {f.message}"
+                           + (f"\n  evidence: {f.evidence}" if f.evidence else "") for f in bad))
         elif node.status == "ok" and node.shape is None:
             n["skipped"] += 1
             _sub(case, "skipped", None, "no facts to compare (a check report without its scan)")

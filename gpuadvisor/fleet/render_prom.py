@@ -19,7 +19,8 @@ def _v(s: str | None) -> str:
 def render_prom(r: FleetReport) -> str:
     per = r.node_findings()
     e = Exposition()
-    e.declare("fleet_node_up", "gauge", "1 when the node's scan was read and is fresh, 0 when failed, missing or stale.")
+    e.declare("fleet_node_up", "gauge",
+              "1 when the node's scan was read and is fresh, 0 when failed, missing or stale.")
     e.declare("fleet_node_outliers", "gauge", "Figure families in which the node is slower than its group, outside "
                                               "the measured noise.")
     e.declare("fleet_node_drain", "gauge", "1 when a finding about the node fails the gate: take it out of service.")
