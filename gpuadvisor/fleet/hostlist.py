@@ -2,8 +2,11 @@
 hostnames`` expands them: zero padding kept, ranges in brackets, several bracket groups multiply)."""
 from __future__ import annotations
 
+import re
+
 from gpuadvisor.errors import InputError
 
+_HOSTLIST = re.compile(r"[A-Za-z0-9._\-\[\],\s]+")  # host name characters (RFC 1123), brackets, commas
 MAX_HOSTS = 100_000  # host names one fleet run expects, all expressions and the nodes file together
 NODES_FILE_LIMIT = 4 << 20  # a nodes file of 100,000 names is about 2 MiB
 
@@ -85,6 +88,10 @@ def read_nodes_file(path: str) -> list[str]:
     names: list[str] = []
     for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
+        if line and not _HOSTLIST.fullmatch(line):
+            bad = next(c for c in line if not _HOSTLIST.fullmatch(c))
+            raise InputError(f"{path} line {n}: {line[:60]!r} is not a host name or hostlist (character {bad!r}); "
+                             "give one name or hostlist such as node[01-64] per line")
         if line:
             try:
                 names += expand(line)
