@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.fleet.model import CrossNode, Figure
+from gpuadvisor.fleet.model import CrossNode, Figure, FigureTable
 
 COPIES = ("h2d", "d2h", "d2d")
 P2P_BW = ("p2p_unidir", "p2p_bidir")
@@ -37,7 +37,12 @@ def _gpu(g: Any) -> Any:
     return g if type(g) is int else str(g)
 
 
-def extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[CrossNode]]:
+def extract(measurements: Any, where: str) -> tuple[FigureTable, list[CrossNode]]:
+    figs, cross = _extract(measurements, where)
+    return FigureTable(figs.values(), where), cross
+
+
+def _extract(measurements: Any, where: str) -> tuple[dict[str, Figure], list[CrossNode]]:
     figs: dict[str, Figure] = {}
     cross: list[CrossNode] = []
     if not isinstance(measurements, list):
