@@ -24,6 +24,8 @@ def to_doc(r: FleetReport) -> dict[str, Any]:
                     "figures": {k: {"family": s.family, "unit": s.unit, "higher_better": s.higher_better, "n": s.n,
                                     "median": s.median, "mad": s.mad, "min": s.lo, "max": s.hi}
                                 for k, s in g.stats.items()}} for g in r.groups],
+        "drain": [n.name for n, _ in r.drain()],
+        "noise": [dataclasses.asdict(x) for x in r.noise],
         "costs": [dataclasses.asdict(c) for c in r.costs],
         "fleet_findings": [dataclasses.asdict(f) for f in r.findings if f.node is None],
         "notes": r.notes,
