@@ -97,3 +97,11 @@ def test_simulated_scans_honour_the_host_name_override(tmp_path):
     p = subprocess.run([sys.executable, "-m", "gpuadvisor", "scan", "--simulate", "h100-pcie", "--format", "json"],
                        capture_output=True, text=True, timeout=120, env=env)
     assert json.loads(p.stdout)["host"]["hostname"] == "rack7-n3"
+
+
+def test_one_policy_file_serves_check_and_fleet(tmp_path):
+    pol = tmp_path / "node.toml"
+    pol.write_text('fail_on = "fail"\n[fleet]\nfail = ["drift"]\n')
+    p = subprocess.run([sys.executable, "-m", "gpuadvisor", "check", "--simulate", "dgx-h100", "--policy", str(pol),
+                        "-q"], capture_output=True, text=True, timeout=120)
+    assert p.returncode in (0, 1) and p.stderr == "", p.stderr

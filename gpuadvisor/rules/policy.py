@@ -24,7 +24,7 @@ from gpuadvisor.errors import InputError
 from gpuadvisor.rules.registry import REGISTRY, SEVERITIES, Registry
 from gpuadvisor.rules.thresholds import THRESHOLDS, defaults
 
-KEYS = ("select", "ignore", "severity", "thresholds", "fail_on")
+KEYS = ("select", "ignore", "severity", "thresholds", "fail_on", "fleet")  # fleet: read by gpuadvisor.fleet.gate
 
 
 class PolicyError(InputError):
