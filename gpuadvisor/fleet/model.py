@@ -42,6 +42,9 @@ class Figure:
         return where + (f".rows[{self.row}]" if self.row >= 0 else "")
 
 
+MAX_KEYS = 1_000_000  # distinct figure keys one process holds (a real fleet has a few hundred)
+
+
 class FigureTable(Mapping[str, Figure]):
     """A node's figures, compact: about 15 bytes a figure (a shared key id, the value, where it was read) instead
     of an object each; a ``Figure`` is made when one is asked for. Keys, families and units live once per
@@ -56,6 +59,8 @@ class FigureTable(Mapping[str, Figure]):
         for fig in rows:
             i = self.IDS.get(fig.key)
             if i is None:
+                if len(self.META) >= MAX_KEYS:  # hostile scans inventing keys: the node fails, memory stays bounded
+                    raise ValueError(f"more than {MAX_KEYS:,} distinct figures across the fleet")
                 i = self.IDS[fig.key] = len(self.META)
                 self.META.append((fig.key, fig.family, fig.unit, fig.higher_better))
             by.setdefault(i, fig)
