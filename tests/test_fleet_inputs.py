@@ -14,7 +14,7 @@ from test_robustness import _bad_inputs
 
 from gpuadvisor.cli import main
 
-BAD = ["deep-json", "lone-surrogate", "float-1e400", "NaN", "truncated",
+BAD = ["deep-json", "lone-surrogate", "float-1e400", "NaN", "Infinity", "truncated",
        "json-list", "binary", "latin-1", "utf-8-garbage", "empty", "findings-5", "gpus-5",
        "measurements-dict"]
 
@@ -44,6 +44,7 @@ def bad_scans(tmp_path_factory, scans) -> Path:
     doc = json.loads(base)
     table = {k: v for k, v in _bad_inputs(base.replace('"hostname": "n00"', '"hostname": "h100-pcie-sim"'))
              .items() if k in BAD and v is not None}
+    table["Infinity"] = base.replace('"value_gbps": ', '"value_gbps": -Infinity, "x": ', 1).encode()
     table["findings-5"] = json.dumps(dict(doc, findings=5)).encode()
     table["gpus-5"] = json.dumps(dict(doc, gpus=[5, "x"])).encode()
     table["measurements-dict"] = json.dumps(dict(doc, measurements={"a": 1})).encode()
