@@ -101,12 +101,12 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
     out: list[Finding] = []
     for n in members:
         if n.gpus < gpus:
-            why = "--expect-gpus" if expect_gpus else f"the design of its group ({group.label})"
+            why = "--expect-gpus" if expect_gpus else "its group's design"
             out.append(Finding(node=n.name, group=group.id, kind="lost", severity="fail", subject="GPUs",
                                observed=n.gpus, expected=gpus, evidence=n.path,
-                               message=f"shows {n.gpus} of {gpus} GPUs ({why}): {gpus - n.gpus} GPU(s) lost "
-                                       "(fallen off the bus, or failed to initialise); drain and check nvidia-smi, "
-                                       "dmesg for Xid 79"))
+                               message=f"shows {n.gpus} of the {gpus} GPUs of {why}: {gpus - n.gpus} GPU(s) lost "
+                                       "(fallen off the bus, or failed to initialise); check nvidia-smi, and dmesg "
+                                       "for Xid 79"))
         short = [(i, a) for i, a in enumerate(n.hw["active"]) if a < links]
         if links and short:
             idx = n.hw["index"]
@@ -114,11 +114,11 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
             out.append(Finding(node=n.name, group=group.id, kind="lost", severity="fail", subject="NVLinks",
                                observed={f"GPU {idx[i]}": a for i, a in short}, expected=links, evidence=n.path,
                                message=f"NVLinks active: {where} (its group's GPUs have {links}): "
-                                       f"{sum(links - a for _, a in short)} NVLink(s) down; drain and check "
+                                       f"{sum(links - a for _, a in short)} NVLink(s) down; check "
                                        "nvidia-smi nvlink --status"))
         if n.hw["nics"] not in nics and n.hw["nics"] < nics[0]:
             out.append(Finding(node=n.name, group=group.id, kind="lost", severity="fail", subject="NICs",
                                observed=n.hw["nics"], expected=nics[0], evidence=n.path,
                                message=f"shows {n.hw['nics']} NIC(s) where its group's nodes show {nics[0]}: "
-                                       f"{nics[0] - n.hw['nics']} lost; drain and check the NIC (ibstat, ip link)"))
+                                       f"{nics[0] - n.hw['nics']} lost; check the NIC (ibstat, ip link)"))
     return out
