@@ -19,7 +19,7 @@ $(BIN)/gpuadvisor: pyproject.toml scripts/install-torch.sh
 	  || { cat $(VENV)/install.log; echo "pip install failed (log above: $(VENV)/install.log)" >&2; exit 1; }
 	touch $@
 
-.PHONY: setup example test chromium lint
+.PHONY: setup example test chromium shellcheck lint
 setup: $(BIN)/gpuadvisor
 
 example: $(BIN)/gpuadvisor
@@ -46,10 +46,27 @@ chromium:
 	  *) echo "chromium: $$why: CI=$$CI requires the browser tests, failing" >&2; exit 1;; \
 	esac
 
+# The example scripts are checked with shellcheck (Debian package shellcheck), installed the same way: skipped
+# with a reason where it cannot be had, except under CI, where this step fails.
+shellcheck:
+	@if command -v shellcheck >/dev/null 2>&1; then echo "shellcheck: $$(command -v shellcheck)"; exit 0; fi; \
+	why="not found"; \
+	if [ "$$(id -u)" != 0 ]; then why="$$why, and not root: cannot apt-get install shellcheck"; \
+	elif ! command -v $(APT) >/dev/null 2>&1; then why="$$why, and no $(APT)"; \
+	else echo "shellcheck: installing ($(APT) install shellcheck)..."; \
+	  if $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq shellcheck >/dev/null; then \
+	    echo "shellcheck: installed"; exit 0; fi; \
+	  why="$$why, and $(APT) install shellcheck failed (package manager locked or offline?)"; fi; \
+	case "$$(printf '%s' "$$CI" | tr 'A-Z' 'a-z')" in \
+	  ""|0|false|no) echo "shellcheck: $$why: script checks will be SKIPPED (under CI they fail)";; \
+	  *) echo "shellcheck: $$why: CI=$$CI requires the script checks, failing" >&2; exit 1;; \
+	esac
+
+
 # The engineering checks run before the suite: ruff (lint, line length 120, format) and mypy over the package
 # as it installs (scripts/typecheck.py). The suite itself builds the wheel and runs the CLI from a fresh venv
 # (tests/test_packaging.py) and fails a test that skips on a missing project module (tests/conftest.py).
-test: $(BIN)/gpuadvisor chromium lint
+test: $(BIN)/gpuadvisor chromium shellcheck lint
 	$(BIN)/python -m pytest -q
 
 LINTED = gpuadvisor probes reports tests benchmarks scripts

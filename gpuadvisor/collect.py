@@ -227,7 +227,7 @@ def simulate_description(desc: RigDesc) -> Rig:
         numa = sysfs.numa_nodes()
     h = desc.host
     rig.host = facts.Host(
-        hostname=h.get("hostname", desc.name),
+        hostname=os.environ.get("GPUADVISOR_HOSTNAME", "").strip() or h.get("hostname", desc.name),  # nodename.ENV
         os=h.get("os", "Ubuntu 22.04.4 LTS"),
         kernel=h.get("kernel", "5.15.0-105-generic"),
         arch=h.get("arch", "x86_64"),

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import fleet_synth as synth
 import pytest
-
-from gpuadvisor.fleet import synth
 
 ROOT = Path(__file__).resolve().parent.parent
 STUB = """#!{python}
@@ -21,11 +21,20 @@ if args[:1] == ["fleet"]:
     os.execv({python!r}, [{python!r}, "-m", "gpuadvisor", *args])
 node = os.environ["GPUADVISOR_HOSTNAME"]
 mode = os.environ.get("STUB_" + node.replace("-", "_"), "ok")
+if mode == "crash":
+    print("Traceback (most recent call last):\\nModuleNotFoundError: No module named 'click'", file=sys.stderr)
+    sys.exit(1)
+if mode == "hang":
+    import time
+    time.sleep(60)
+if mode == "diskfull":
+    print("gpuadvisor: error: cannot write the scan: No space left on device", file=sys.stderr)
+    sys.exit(2)
 if mode == "nogpu":
     print("gpuadvisor: error: no GPU to check on " + node + ": no NVIDIA driver loaded", file=sys.stderr)
     sys.exit(2)
 if "--format" in args:  # npd-check.sh: check --format json
-    print(json.dumps({{"summary": "GA104 ecc-uncorrected: GPU 3", "verdict": "failing"}}))
+    print(json.dumps({{"summary": "GA104 ecc-uncorrected: GPU 3", "verdict": "failing", "exit_code": 1}}))
     sys.exit(1)
 path = args[args.index("--json") + 1]
 scan = json.load(open(os.environ["STUB_SCAN"]))
@@ -101,7 +110,211 @@ def test_npd_plugin_prints_one_line_and_keeps_the_exit_code(stubs):
     p = subprocess.run(
         ["sh", sh], env={**stubs, "GPUADVISOR_HOSTNAME": "g2", "STUB_g2": "nogpu"}, capture_output=True, text=True
     )
-    assert (p.returncode, p.stdout) == (2, "gpuadvisor check could not run\n")
+    assert (p.returncode, p.stdout) == (2, "gpuadvisor check could not run (exit 2); not a node problem\n")
     cfg = json.loads((ROOT / "examples/k8s/npd-gpuadvisor.json").read_text())
     assert cfg["plugin"] == "custom" and cfg["pluginConfig"]["max_output_length"] == 80
     assert cfg["rules"][0]["path"].endswith("examples/k8s/npd-check.sh")
+
+
+def test_npd_plugin_never_reports_a_crash_of_the_tool_as_a_node_problem(stubs):
+    sh = str(ROOT / "examples/k8s/npd-check.sh")
+    p = subprocess.run(
+        ["sh", sh],
+        env={**stubs, "GPUADVISOR_HOSTNAME": "g3", "STUB_g3": "crash"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (p.returncode, p.stdout) == (2, "gpuadvisor check could not run (exit 1); not a node problem\n")
+
+
+def test_node_check_reports_a_wedged_check_as_failed_within_its_timeout(stubs, tmp_path):
+    import time
+
+    d = tmp_path / "scans"
+    sh = str(ROOT / "examples/slurm/node-check.sh")
+    t0 = time.monotonic()
+    p = subprocess.run(
+        ["sh", sh, str(d)],
+        env={**stubs, "SLURMD_NODENAME": "gpu-w", "STUB_gpu_w": "hang", "GPUADVISOR_TIMEOUT": "2"},
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert time.monotonic() - t0 < 20
+    assert p.returncode == 124
+    rec = json.loads((d / "gpu-w.json").read_text())
+    assert rec["kind"] == "gpuadvisor-node-error" and rec["error"] == "gpuadvisor check timed out after 2 s (killed)"
+
+
+def test_node_check_keeps_the_previous_scan_when_the_disk_is_full(stubs, tmp_path):
+    d = tmp_path / "scans"
+    d.mkdir()
+    good = d / "gpu-f.json"
+    good.write_text('{"kind": "gpuadvisor-scan", "previous": true}')
+    full = tmp_path / "python-on-a-full-disk"  # opens its output (0 bytes), then the write fails: ENOSPC
+    full.write_text('#!/bin/sh\n: > "$5"\necho "OSError: [Errno 28] No space left on device" >&2\nexit 1\n')
+    full.chmod(0o755)
+    sh = str(ROOT / "examples/slurm/node-check.sh")
+    p = subprocess.run(
+        ["sh", sh, str(d)],
+        env={**stubs, "SLURMD_NODENAME": "gpu-f", "STUB_gpu_f": "diskfull", "PYTHON": str(full)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2
+    assert good.read_text() == '{"kind": "gpuadvisor-scan", "previous": true}'
+    assert sorted(q.name for q in d.iterdir()) == ["gpu-f.json"]
+    assert "cannot write the failure record" in p.stderr
+
+
+# -- the manifests and scripts pass a schema validator and shellcheck ------------------------------------
+
+K8S = sorted((ROOT / "examples/k8s").glob("*.yaml"))
+SCRIPTS = sorted(
+    [
+        *(ROOT / "examples/slurm").glob("*.sh"),
+        *(ROOT / "examples/slurm").glob("*.sbatch"),
+        *(ROOT / "examples/k8s").glob("*.sh"),
+        *(ROOT / "examples/ci").glob("*.sh"),
+    ]
+)
+
+
+def _check_model(obj, type_name: str, where: str) -> None:
+    """Every key of ``obj`` is a field of the Kubernetes API type ``type_name`` (the kubernetes client's models,
+    generated from the API's OpenAPI schema), recursively, with lists and maps of the declared types."""
+    from kubernetes.client import models
+
+    if type_name.startswith("list["):
+        assert isinstance(obj, list), f"{where}: expected a list"
+        for i, x in enumerate(obj):
+            _check_model(x, type_name[5:-1], f"{where}[{i}]")
+        return
+    if type_name.startswith("dict("):
+        assert isinstance(obj, dict), f"{where}: expected a map"
+        inner = type_name[5:-1].split(", ", 1)[1]
+        for k, v in obj.items():
+            _check_model(v, inner, f"{where}.{k}")
+        return
+    klass = getattr(models, type_name, None)
+    if klass is None:  # a primitive: str, int, bool, object, datetime
+        prim = {"str": str, "int": int, "bool": bool}.get(type_name)
+        assert prim is None or isinstance(obj, prim), f"{where}: {obj!r} is not {type_name}"
+        return
+    assert isinstance(obj, dict), f"{where}: expected an object ({type_name})"
+    fields = {v: k for k, v in klass.attribute_map.items()}
+    for k, v in obj.items():
+        assert k in fields, f"{where}: {k!r} is not a field of {type_name}"
+        _check_model(v, klass.openapi_types[fields[k]], f"{where}.{k}")
+
+
+def _documents():
+    yaml = pytest.importorskip("yaml")
+    for path in K8S:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                yield path.name, doc
+
+
+@pytest.mark.parametrize("name", [p.name for p in K8S])
+def test_kubernetes_manifests_validate_against_the_api_models(name):
+    pytest.importorskip("kubernetes", reason="the test extra kubernetes (its models) validates the manifests")
+    from kubernetes.client import ApiClient
+
+    api = ApiClient()
+    for fname, doc in _documents():
+        if fname != name:
+            continue
+        kind = f"V1{doc['kind']}"
+        _check_model(doc, kind, f"{fname}:{doc['kind']}")
+        api._ApiClient__deserialize(doc, kind)  # required fields (containers, selector, ...) present
+
+
+def _pods() -> dict[str, dict]:
+    out = {}
+    for _, doc in _documents():
+        spec = doc.get("spec", {})
+        tmpl = spec.get("jobTemplate", {}).get("spec", spec).get("template", {}).get("spec")
+        if tmpl:
+            out[doc["kind"]] = {"pod": tmpl, "doc": doc}
+    return out
+
+
+def test_passive_daemonset_holds_no_gpu_and_the_benchmark_job_finishes():
+    pods = _pods()
+    ds = pods["DaemonSet"]["pod"]
+    for c in ds["containers"]:
+        res = c.get("resources", {})
+        assert not any("nvidia.com/gpu" in (res.get(k) or {}) for k in ("limits", "requests"))
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        assert env["GPUADVISOR_BENCH"] == "0" and env["NVIDIA_VISIBLE_DEVICES"] == "all"
+    assert ds["runtimeClassName"] == "nvidia"
+    job = pods["Job"]
+    (c,) = job["pod"]["containers"]
+    assert int(c["resources"]["limits"]["nvidia.com/gpu"]) == int(job["pod"]["nodeSelector"]["nvidia.com/gpu.count"])
+    assert job["pod"]["restartPolicy"] == "Never" and "sleep" not in " ".join(c["command"])
+    timeout = int({e["name"]: e.get("value") for e in c["env"]}["GPUADVISOR_TIMEOUT"])
+    assert timeout < job["doc"]["spec"]["activeDeadlineSeconds"]
+
+
+def test_cronjob_passes_the_node_list():
+    cron = _pods()["CronJob"]
+    args = " ".join(cron["pod"]["containers"][0]["args"])
+    assert "--expect-file /config/nodes.txt" in args
+    assert any(v.get("configMap", {}).get("name") == "gpuadvisor-nodes" for v in cron["pod"]["volumes"])
+
+
+def test_sbatch_requests_the_gpus_and_bounds_each_step():
+    text = (ROOT / "examples/slurm/fleet-check.sbatch").read_text()
+    assert "#SBATCH --gpus-per-node=8" in text
+    step = next(ln for ln in text.splitlines() if ln.startswith("srun "))
+    assert "--gpus-per-node=" in step
+    step_min = int(step.split("--time=")[1].split()[0])
+    job_h, job_m, job_s = map(int, text.split("#SBATCH --time=")[1].split()[0].split(":"))
+    node_s = int(text.split("GPUADVISOR_TIMEOUT:-")[1].split("}")[0])
+    assert node_s < step_min * 60 < job_h * 3600 + job_m * 60 + job_s
+
+
+def test_sbatch_reports_a_wedged_node_as_failed_and_judges_the_rest(stubs, tmp_path):
+    env = {
+        **stubs,
+        "FAKE_NODES": "n1 n2 n3",
+        "SLURM_JOB_NODELIST": "n[1-3]",
+        "SLURM_JOB_ID": "78",
+        "STUB_n2": "hang",
+        "GPUADVISOR_TIMEOUT": "2",
+    }
+    p = subprocess.run(
+        ["bash", str(ROOT / "examples/slurm/fleet-check.sbatch")],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 1, p.stderr
+    doc = json.loads((tmp_path / "scans" / "78.json").read_text())
+    nodes = {n["name"]: n for n in doc["nodes"]}
+    assert {k: v["status"] for k, v in nodes.items()} == {"n1": "ok", "n2": "failed", "n3": "ok"}
+    assert "timed out after 2 s" in nodes["n2"]["error"]
+
+
+def test_scripts_pass_shellcheck():
+    if shutil.which("shellcheck") is None:
+        if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+            pytest.fail("shellcheck is required under CI (make setup installs the Debian package shellcheck)")
+        pytest.skip("shellcheck not installed (make setup installs it; apt-get install shellcheck)")
+    p = subprocess.run(["shellcheck", *map(str, SCRIPTS)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout
+
+
+def test_the_validator_rejects_a_misspelt_field_and_a_missing_container():
+    pytest.importorskip("kubernetes")
+    from kubernetes.client import ApiClient
+
+    with pytest.raises(AssertionError, match="'resource' is not a field of V1Container"):
+        _check_model({"name": "x", "resource": {}}, "V1Container", "c")
+    with pytest.raises(ValueError):
+        ApiClient()._ApiClient__deserialize({"spec": {"template": {"spec": {}}}}, "V1Job")

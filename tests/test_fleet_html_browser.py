@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import fleet_synth as synth
 import pytest
 from browser import Dom, dump_dom, find_chromium, png_size, screenshot
 from test_html import external_urls
 
-from gpuadvisor.fleet import synth
 from gpuadvisor.fleet.analyse import Options, analyse
 from gpuadvisor.fleet.load import load_nodes
 from gpuadvisor.fleet.render_html import anchor, render_html
@@ -41,6 +41,9 @@ def test_parses_with_every_node_in_the_heat_map(page):
     assert 'node<b>"x' in text  # a hostile host name is text, not markup
     assert not [t for t, _ in dom.elements if t == "b"]
     assert "GPU fleet: 25 nodes in 1 hardware group" in text
+    drain = [a for t, a in dom.elements if t == "tr" and a.get("class") == "drain-row"]
+    assert len(drain) == len(report.drain()) == 2  # the x8 link (50% slow) and the missing node
+    assert text.index("Drain list (2 nodes, worst first)") < text.index("Heat map: nodes")
 
 
 def test_fetches_nothing(page):

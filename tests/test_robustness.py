@@ -30,8 +30,19 @@ SLOTS = {  # how each command takes a file; {f} is the bad input
     "plan BUILD": ("plan", "{f}", "--model", "gpt2"),
     "plan --prices": ("plan", "--prices", "{f}", "--model", "gpt2"),
     "plan --calibrate-from": ("plan", "--calibrate-from", "{f}", "--model", "gpt2"),
+    "fleet --expect-file": ("fleet", "{f}", "--expect-file", "{f}"),
+    "fleet --policy": ("fleet", "{f}", "--policy", "{f}"),
 }
-TOML_SLOTS = {"scan --simulate", "scan --policy", "check --policy", "rules --policy", "plan BUILD", "plan --prices"}
+TOML_SLOTS = {
+    "scan --simulate",
+    "scan --policy",
+    "check --policy",
+    "rules --policy",
+    "plan BUILD",
+    "plan --prices",
+    "fleet --policy",
+    "fleet --expect-file",
+}  # an empty nodes file is valid too: no node expected
 
 
 def _bad_inputs(scan: str) -> dict[str, bytes | None]:

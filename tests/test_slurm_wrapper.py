@@ -10,6 +10,7 @@ garbage, a missing binary, a hang or a signal is "could not check": logged, neve
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -36,9 +37,15 @@ STUBS = {
     "gpuadvisor": STUB
     + r"""
 [ -n "${STUB_IGNORE_TERM:-}" ] && trap '' TERM
+[ -n "${STUB_CHILD:-}" ] && { setsid sleep "$STUB_CHILD" & }  # a child outside the process group, stdout kept
 [ -n "${STUB_SLEEP:-}" ] && sleep "$STUB_SLEEP"
 [ -n "${STUB_SIGNAL:-}" ] && kill -s "$STUB_SIGNAL" $$
-[ -n "${STUB_OUT:-}" ] && cat "$STUB_OUT"
+out_path=""; prev=""
+for a in "$@"; do [ "$prev" = "-o" ] && out_path=$a; prev=$a; done
+[ -n "${STUB_PARTIAL:-}" ] && head -c "$STUB_PARTIAL" "$STUB_OUT"  # part of a report on stdout, then fail
+if [ -n "${STUB_OUT:-}" ] && [ -z "${STUB_PARTIAL:-}" ]; then
+    if [ -n "$out_path" ]; then cat "$STUB_OUT" > "$out_path"; else cat "$STUB_OUT"; fi
+fi
 [ -n "${STUB_ERR:-}" ] && cat "$STUB_ERR" >&2
 exit "${STUB_RC:-0}"
 """,
@@ -251,6 +258,16 @@ def test_hung_check_is_killed_within_the_deadline_and_never_drains(rig, reports,
     assert "gpuadvisor timed out (killed at the 5 s deadline)" in rig.logged()
 
 
+def test_deadline_holds_when_a_child_keeps_stdout_open(rig, reports):
+    # the check hangs; a child it started left the process group (setsid) and keeps stdout open for 20 s
+    rig.answer(reports["fail.json"], 1, STUB_SLEEP="600", STUB_CHILD="20", GPUADVISOR_DEADLINE="5")
+    p, took = rig.run(WRAPPER, timeout=40)
+    assert p.returncode == 0
+    assert took < 5 + 1.5, took
+    assert rig.calls("scontrol") == []
+    assert "gpuadvisor timed out (killed at the 5 s deadline)" in rig.logged()
+
+
 def test_default_deadline_is_inside_slurms_60_seconds():
     text = WRAPPER.read_text()
     assert 'DEADLINE="${GPUADVISOR_DEADLINE:-50}"' in text
@@ -348,9 +365,8 @@ def _up(rig: Rig) -> str:
 
 
 def _leftovers(rig: Rig) -> list[str]:
-    return sorted(
-        p.name for p in rig.textdir.iterdir() if p.name not in ("gpuadvisor.prom", "gpuadvisor_check_up.prom")
-    )
+    keep = ("gpuadvisor.prom", "gpuadvisor_check_up.prom")
+    return sorted(p.name for p in rig.textdir.iterdir() if p.name not in keep)
 
 
 @pytest.mark.parametrize("verdict", ["pass", "fail"])
@@ -367,27 +383,35 @@ def test_textfile_written_atomically_in_the_same_directory(rig, reports, verdict
     assert [m[-1] for m in moves] == [str(report), str(rig.textdir / "gpuadvisor_check_up.prom")]
     assert all(Path(m[-2]).parent == rig.textdir and Path(m[-2]).name.startswith(".") for m in moves)
     assert _leftovers(rig) == []
-    assert rig.calls("gpuadvisor") == [["check", "--format", "prom"]]
+    (call,) = rig.calls("gpuadvisor")
+    assert call[:4] == ["check", "--format", "prom", "-o"] and Path(call[4]).parent == rig.textdir
 
 
-@pytest.mark.parametrize("case", ["import-crash", "exit-2", "garbage", "status-disagrees", "hang", "missing"])
+@pytest.mark.parametrize(
+    "case", ["import-crash", "exit-2", "garbage", "status-disagrees", "hang", "missing", "partial-then-exit-1"]
+)
 def test_textfile_keeps_the_old_report_when_it_could_not_check(rig, reports, case):
     (rig.textdir / "gpuadvisor.prom").write_text(OLD)
     if case == "import-crash":
         rig.answer("", 1, IMPORT_CRASH)
-        why = "gpuadvisor exit 1 without a matching gpuadvisor_check_status line (stderr: ModuleNotFoundError"
+        why = "gpuadvisor exit 1 without a complete report (stderr: ModuleNotFoundError"
     elif case == "exit-2":
         rig.answer("", 2, "gpuadvisor: error: no GPU to check\n")
         why = "gpuadvisor exit 2: gpuadvisor: error: no GPU to check"
     elif case == "garbage":
         rig.answer("gpuadvisor_check_sta", 0)
-        why = "gpuadvisor exit 0 without a matching gpuadvisor_check_status line"
+        why = "gpuadvisor exit 0 without a complete report"
     elif case == "status-disagrees":
         rig.answer(reports["pass.prom"], 1)
         why = "gpuadvisor exit 1 without a matching gpuadvisor_check_status line"
     elif case == "hang":
         rig.answer(reports["pass.prom"], 0, STUB_SLEEP="600", GPUADVISOR_DEADLINE="5")
         why = "gpuadvisor timed out (killed at the 5 s deadline)"
+    elif case == "partial-then-exit-1":  # a report cut short after its status line, then a crash
+        text = reports["fail.prom"].read_text()
+        cut = text.index("\n", text.index("gpuadvisor_check_status 1")) + 1
+        rig.answer(reports["fail.prom"], 1, STUB_PARTIAL=str(cut))
+        why = "gpuadvisor exit 1 without a complete report"
     else:
         rig.env["GPUADVISOR"] = str(rig.tmp / "nope")
         why = f"{rig.tmp / 'nope'} not found or not executable (exit 127)"
@@ -426,7 +450,10 @@ def test_textfile_runs_do_not_overlap(rig, reports):
     assert (rig.textdir / "gpuadvisor.prom").read_bytes() == reports["pass.prom"].read_bytes()
 
 
-@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed (apt-get install shellcheck)")
 def test_scripts_pass_shellcheck():
+    if shutil.which("shellcheck") is None:
+        if os.environ.get("CI", "").lower() not in ("", "0", "false", "no"):
+            pytest.fail("shellcheck is required under CI (make test installs the Debian package shellcheck)")
+        pytest.skip("shellcheck not installed (make test installs it; apt-get install shellcheck)")
     p = subprocess.run(["shellcheck", str(WRAPPER), str(TEXTFILE)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout

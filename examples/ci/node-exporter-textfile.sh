@@ -95,7 +95,9 @@ fi
 tmp=$(mktemp "$TEXTFILE_DIR/.gpuadvisor.prom.XXXXXX") || { log "cannot write in $TEXTFILE_DIR"; exit 0; }
 errfile=$(mktemp) || could_not_check "mktemp failed"
 trap 'cleanup; rm -f "$errfile"' EXIT
-bounded 40 "$GPUADVISOR" "${ARGS[@]}" >"$tmp" 2>"$errfile"
+# The report through -o: gpuadvisor writes it atomically (all or nothing), so a run that prints part of it
+# and then fails leaves $tmp empty; stdout is not the report and goes nowhere.
+bounded 40 "$GPUADVISOR" "${ARGS[@]}" -o "$tmp" >/dev/null 2>"$errfile"
 rc=$?
 err=$(head -c 2000 "$errfile" | tr -c '[:print:]\n' ' ' | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-200)
 case $rc in
@@ -104,6 +106,9 @@ case $rc in
     126|127) could_not_check "$GPUADVISOR not found or not executable (exit $rc)" ;;
     *) could_not_check "gpuadvisor exit $rc: ${err:-no message}" ;;
 esac
+if [ ! -s "$tmp" ] || [ "$(tail -c 1 "$tmp" | od -An -c | tr -d ' ')" != '\n' ]; then
+    could_not_check "gpuadvisor exit $rc without a complete report${err:+ (stderr: $err)}"
+fi
 status=$(grep -E '^gpuadvisor_check_status [01]$' "$tmp" | head -n 1)
 if [ "$status" != "gpuadvisor_check_status $rc" ]; then
     could_not_check "gpuadvisor exit $rc without a matching gpuadvisor_check_status line${err:+ (stderr: $err)}"

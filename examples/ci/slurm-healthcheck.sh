@@ -78,9 +78,13 @@ if [ "${GPUADVISOR_DRAIN_ON_ERROR:-0}" != 0 ]; then
 fi
 
 errfile=$(mktemp) || could_not_check "mktemp failed"
-trap 'rm -f "$errfile"' EXIT
-out=$(bounded 40 "${TOOL[@]}" "${ARGS[@]}" 2>"$errfile")
+outfile=$(mktemp) || could_not_check "mktemp failed"
+trap 'rm -f "$errfile" "$outfile"' EXIT
+# stdout to a file, not a pipe: $(...) would wait for every process holding the pipe open, so a child that
+# left timeout's process group (setsid) and kept stdout would hold the run past the deadline.
+bounded 40 "${TOOL[@]}" "${ARGS[@]}" >"$outfile" 2>"$errfile"
 rc=$?
+out=$(head -c 1000000 "$outfile")
 err=$(head -c 2000 "$errfile" | tr -c '[:print:]\n' ' ' | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-200)
 
 case $rc in

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
 from gpuadvisor.errors import InputError
 
+if TYPE_CHECKING:
+    from gpuadvisor.fleet.model import FleetReport
+
+MAX_AGE_S = 100 * 365.25 * 86400
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def parse_age(text: str) -> dt.timedelta:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text or "")
+    m = re.fullmatch(r"\s*(\d{1,12}(?:\.\d{1,9})?)\s*([smhdw]?)\s*", text or "")
     if not m:
         raise InputError(f"--max-age {text!r}: expected a number with s, m, h, d or w (e.g. 24h, 7d)")
-    return dt.timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2) or "s"])
+    seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    if seconds > MAX_AGE_S:
+        raise InputError(f"--max-age {text!r}: more than 100 years; give an age such as 24h or 7d")
+    return dt.timedelta(seconds=seconds)
 
 
 @click.command()
@@ -43,6 +52,18 @@ def parse_age(text: str) -> dt.timedelta:
     show_default=True,
     help="Exit 1 when a finding at or above this severity is found.",
 )
+@click.option(
+    "--policy",
+    "policy_path",
+    metavar="FILE",
+    help="The policy file check reads; its [fleet] table promotes findings to fail (see Exit status).",
+)
+@click.option(
+    "--expect-gpus",
+    type=click.IntRange(1, 4096),
+    metavar="N",
+    help="Every node should show N GPUs; fewer is a fail (default: its group's design).",
+)
 @click.option("--all", "all_nodes", is_flag=True, help="Text: list the nodes with nothing found too.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o, --html) tell.")
 @click.option("--now", hidden=True, help="The time to judge scan ages against (ISO 8601; tests).")
@@ -59,6 +80,8 @@ def fleet(
     all_nodes: bool,
     quiet: bool,
     now: str | None,
+    policy_path: str | None = None,
+    expect_gpus: int | None = None,
 ) -> None:
     """Compare the scans of many nodes: group them by hardware shape, find the outliers (median and MAD),
     the drift (driver, CUDA, NCCL, modes, PCIe widths, NVLinks), failed, missing and stale nodes, and what
@@ -68,7 +91,20 @@ def fleet(
     SCANS: directories (every *.json below) or files written by
     'gpuadvisor check --json FILE' or 'scan --json FILE' on each node.
     \b
-    Exit status: 0 nothing at or above --fail-on; 1 something is; 2 bad input.
+    Exit status (the same for every --format):
+      0  nothing fails the gate
+      1  something does (the report is still written): by default a lost
+         GPU, NVLink or NIC, a failed or missing scan, the node's own fail
+         findings, or a node 25% or more slower than its group in a family
+      2  bad input (one line: what, where, what to do); inputs untouched
+    \b
+    Warnings (drift, stale scans, smaller slowdowns, the node's own warn
+    findings) fail with --fail-on warn, or one kind at a time with the
+    policy file's [fleet] table:
+      [fleet]
+      fail = ["drift", "stale", "check-warn"]
+      straggler_fail = 0.10
+      families = ["all_reduce busbw"]
     \b
     Examples:
       srun --nodes=64 --ntasks-per-node=1 gpuadvisor check --bench --quick -q --json scans/%n.json
@@ -78,7 +114,7 @@ def fleet(
     """
     from gpuadvisor.fleet import hostlist, outputs
     from gpuadvisor.fleet.analyse import Options, analyse
-    from gpuadvisor.fleet.load import load_nodes, parse_time
+    from gpuadvisor.fleet.load import files_of, load_nodes, parse_time
 
     names: list[str] | None = None
     if expect or expect_file:
@@ -88,21 +124,35 @@ def fleet(
         if expect_file:
             names += hostlist.read_nodes_file(expect_file)
         names = list(dict.fromkeys(names))
-    opts = Options(expect=names, max_age=parse_age(max_age) if max_age else None, fail_on=fail_on)
+    opts = Options(
+        expect=names, max_age=parse_age(max_age) if max_age else None, fail_on=fail_on, expect_gpus=expect_gpus
+    )
+    if policy_path:
+        from gpuadvisor.fleet import gate
+
+        opts.gate = gate.load(policy_path)
     if now:
         opts.now = parse_time(now)
         if opts.now is None:
             raise InputError(f"--now {now!r}: not an ISO 8601 time")
+    files = files_of(list(paths))
+    base_files = files_of([baseline]) if baseline else []
     outputs.check(
-        {"--html": html_path, "-o": output if output != "-" else None}, list(paths) + ([baseline] if baseline else [])
+        {"--html": html_path, "-o": output if output != "-" else None},
+        list(paths)
+        + ([baseline] if baseline else [])
+        + ([expect_file] if expect_file else [])
+        + ([policy_path] if policy_path else []),
+        files + base_files,
     )
-    nodes = load_nodes(list(paths))
+    nodes = load_nodes(list(paths), files)
     if not nodes and names is None:
         raise InputError(f"{', '.join(paths)}: no scan found (*.json); give the directory the nodes wrote to")
     if baseline:
-        opts.baseline = load_nodes([baseline])
+        opts.baseline = load_nodes([baseline], base_files)
         opts.baseline_label = baseline
     report = analyse(nodes, opts, inputs=list(paths))
+    render: Callable[[FleetReport], str]
     if fmt == "json":
         from gpuadvisor.fleet.render_json import render_json as render
     elif fmt == "prom":
@@ -112,7 +162,7 @@ def fleet(
     else:
         from gpuadvisor.fleet.render_text import render_text
 
-        def render(r):  # type: ignore[no-redef]
+        def render(r: FleetReport) -> str:
             return render_text(r, all_nodes=all_nodes)
 
     if html_path:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuadvisor.fleet import baseline as baseline_mod
-from gpuadvisor.fleet import cost, drift, groups, outliers, pairs
+from gpuadvisor.fleet import cost, drift, groups, noise, outliers, pairs, verdicts
+from gpuadvisor.fleet.gate import Gate
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
 from gpuadvisor.fleet.model import Finding as F
 
@@ -21,11 +22,43 @@ class Options:
     z: float = outliers.Z_THRESHOLD
     min_rel: float = outliers.MIN_REL
     fail_on: str = "fail"
+    fdr: float = noise.FDR
+    expect_gpus: int | None = None
+    gate: Gate = field(default_factory=Gate)
 
 
 def _age(d: dt.timedelta) -> str:
     s = d.total_seconds()
     return f"{s / 86400:.1f} days" if s >= 86400 else f"{s / 3600:.1f} hours" if s >= 3600 else f"{s / 60:.0f} minutes"
+
+
+def _own(n: Node) -> list[F]:
+    """The node's own findings (its check's rules), with their reason and GPUs."""
+    out = []
+    for c in n.checks:
+        gpus = f" (GPU {', '.join(map(str, c['gpus']))})" if c["gpus"] else ""
+        out.append(
+            F(
+                node=n.name,
+                kind="check",
+                severity=c["severity"],
+                subject=c["code"],
+                evidence=n.path,
+                message=f"the node's own check: {c['code']} {c['name']}{gpus}: {c['message']}",
+            )
+        )
+    if not n.checks and n.failing_checks:  # a check report (its codes only)
+        out.append(
+            F(
+                node=n.name,
+                kind="check",
+                severity="fail",
+                subject="node check",
+                evidence=n.path,
+                message=f"the node's own check fails: {', '.join(n.failing_checks)}",
+            )
+        )
+    return out
 
 
 def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[str] | None = None) -> FleetReport:
@@ -90,26 +123,34 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                         evidence=n.path,
                     )
                 )
-        if n.failing_checks:
-            codes = ", ".join(n.failing_checks)
+        findings += _own(n)
+        if n.duplicate:
             findings.append(
                 F(
                     node=n.name,
-                    kind="check",
-                    severity="fail",
-                    subject="node check",
-                    message=f"the node's own check fails: {codes}",
+                    kind="duplicate",
+                    severity="warn",
+                    subject="host name",
                     evidence=n.path,
+                    message=next(x for x in n.notes if x.startswith("two or more scans claim")),
                 )
             )
     grps = groups.group_nodes(nodes)
     costs = []
+    noises: list[noise.FamilyNoise] = []
+    judged: list[noise.Verdict] = []
     for g in grps:
         g.stats = outliers.group_stats(g, nodes)
-        out = outliers.find_outliers(g, nodes, z=opts.z, min_rel=opts.min_rel)
-        findings += out
-        findings += drift.find_drift(g, nodes)
-        costs += cost.straggler_costs(g, out, nodes)
+        fn, vs = noise.judge_group(g, nodes)
+        noises += fn
+        judged += vs
+        findings += [f for f in drift.find_drift(g, nodes) if not f.subject.endswith("active NVLinks")]
+        findings += groups.find_lost(g, nodes, opts.expect_gpus)
+    noise.decide(noises, judged, opts.fdr)
+    out = verdicts.findings(judged, nodes)
+    findings += out
+    for g in grps:
+        costs += cost.straggler_costs(g, [f for f in out if f.group == g.id], nodes)
         if 0 < len(g.judged) < outliers.MIN_NODES and g.stats:
             notes.append(
                 f"group {g.id} ({g.label}): {len(g.judged)} fresh scan(s), fewer than {outliers.MIN_NODES}: "
@@ -128,10 +169,11 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
             )
     findings += pairs.find_pairs(nodes, z=opts.z, min_rel=opts.min_rel)
     if opts.baseline is not None:
-        findings += baseline_mod.compare(nodes, opts.baseline, min_rel=opts.min_rel)
+        findings += baseline_mod.compare(nodes, opts.baseline, fdr=opts.fdr)
     for f in findings:
         if f.node and f.group is None and f.node in nodes:
             f.group = nodes[f.node].group
+    findings = [opts.gate.promote(f) for f in findings]
     findings.sort(key=lambda f: (SEV_RANK[f.severity], f.node or "", f.kind, f.subject))
     return FleetReport(
         nodes=nodes,
@@ -141,12 +183,18 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
         generated_at=now.replace(microsecond=0).isoformat(),
         inputs=list(inputs or []),
         notes=notes,
+        noise=noises,
         baseline=opts.baseline_label,
         fail_on=opts.fail_on,
         thresholds={
-            "robust_z": opts.z,
-            "min_relative_deviation": opts.min_rel,
-            "fail_relative_deviation": outliers.FAIL_REL,
+            "false_discovery_rate": opts.fdr,
+            "floors": {
+                "default": noise.FLOOR_DEFAULT,
+                "latency": noise.FLOOR_LATENCY,
+                "pageable": noise.FLOOR_PAGEABLE,
+            },
+            "fail_relative_deviation": opts.gate.straggler_fail,
+            "min_relative_deviation": noise.FLOOR_DEFAULT,
             "min_group_size": outliers.MIN_NODES,
             "max_age_s": opts.max_age.total_seconds() if opts.max_age else None,
         },

@@ -65,5 +65,6 @@ def describe(c: Cost) -> str:
     return (
         f"A {c.nodes}-node job in group {c.group} bound by {c.family} runs at its slowest node's pace "
         f"({c.slowest}, {c.slowest_ratio * 100:.0f}% of the group median); excluding {names} "
-        f"speeds it up by {c.speedup * 100:.0f}% (then {c.kept_slowest} at {c.kept_ratio * 100:.0f}% sets the pace)"
+        f"speeds it up by {c.speedup * 100:.0f}% (then {c.kept_slowest} at {c.kept_ratio * 100:.0f}% sets "
+        "the pace)"
     )

@@ -9,6 +9,7 @@ version where a scan carries it. A value the scan could not read (null) is not c
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from gpuadvisor.fleet.model import Finding, Group, Node
@@ -30,6 +31,11 @@ def _onoff(v: Any) -> str | None:
 
 
 def attributes(scan: dict[str, Any]) -> dict[str, str]:
+    """The node's attributes, keys and values interned (the same strings on every node of a fleet)."""
+    return {sys.intern(k): sys.intern(v) for k, v in _attributes(scan).items()}
+
+
+def _attributes(scan: dict[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for label, section, key in SOFTWARE:
         sec = scan.get(section)
@@ -43,9 +49,10 @@ def attributes(scan: dict[str, Any]) -> dict[str, str]:
             v = _onoff(g.get(key))
             if v is not None:
                 out[f"{p} {label}"] = v
-        if isinstance(g.get("power_limit_w"), int | float):
+        if isinstance(g.get("power_limit_w"), int | float) and g["power_limit_w"] - g["power_limit_w"] == 0:
             out[f"{p} power limit"] = f"{g['power_limit_w']:g} W"
-        pcie = g.get("pcie") if isinstance(g.get("pcie"), dict) else {}
+        pc = g.get("pcie")
+        pcie: dict[str, Any] = pc if isinstance(pc, dict) else {}
         if isinstance(pcie.get("current_width"), int):
             out[f"{p} PCIe width"] = f"x{pcie['current_width']}"
         links = g.get("nvlinks") or []

@@ -1,14 +1,22 @@
-"""Nodes of the same hardware shape: GPU model and count, NVLink/NVSwitch design, PCIe generation and width
-the GPUs are built for, and the number of NICs. What a node is *designed* to have defines its group; what it
-shows now (links trained down, NVLinks inactive, versions) is compared inside the group (``drift``), so a node
-with one link down stays beside its siblings and is named, instead of forming a group of its own."""
+"""Nodes grouped by what their hardware *is*, and what a node of the group should show.
+
+The group key is what does not change when a part fails: the GPU model, the host platform (CPU model and
+socket count), the GPU interconnect design (NVSwitch, NVLink bridges or none) and the PCIe generation and width
+the GPUs are built for. What a node *shows* (GPUs enumerated, NVLinks active per GPU, NICs) is then compared
+with its group's design: the count most of the group's nodes have, or ``--expect-gpus``. A node that shows fewer
+GPUs, NVLinks or NICs than that has lost hardware and fails, naming what is missing. A count that a quarter or
+more of a group's nodes share (two nodes at least) is a design of its own (an 8-GPU and a 4-GPU system on the
+same platform), not a loss.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from gpuadvisor.fleet.model import Group, Node
+from gpuadvisor.fleet.model import Finding, Group, Node
+
+DESIGN_SHARE = 0.25  # a count held by this share of a group's nodes (and 2 nodes) is a design, not a loss
 
 
 def shape(scan: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
@@ -16,10 +24,11 @@ def shape(scan: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
     if not isinstance(gpus, list) or not gpus or not all(isinstance(g, dict) for g in gpus):
         return None
     names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)
-    links = max((len(g.get("nvlinks") or []) for g in gpus), default=0)
+    model = names.most_common(1)[0][0] if len(names) == 1 else " + ".join(sorted(names))
     switch = any(
         isinstance(n, dict) and n.get("remote_device_type") == "switch" for g in gpus for n in g.get("nvlinks") or []
     )
+    links = any(g.get("nvlinks") for g in gpus)
     fabric = ("NVSwitch" if switch else "NVLink") if links else "no NVLink"
     pcie = sorted(
         {
@@ -29,30 +38,129 @@ def shape(scan: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
         },
         key=str,
     )
-    topo = scan.get("topology") if isinstance(scan.get("topology"), dict) else {}
-    nics = len(topo.get("nics") or [])
-    key = (tuple(sorted(names.items())), fabric, links, tuple(pcie), nics)
-    gpu_text = " + ".join(f"{c}x {n}" for n, c in sorted(names.items()))
-    link_text = f"{fabric} ({links} NVLinks/GPU)" if links else fabric
+    h = scan.get("host")
+    host: dict[str, Any] = h if isinstance(h, dict) else {}
+    cpu = host.get("cpu_model") if isinstance(host.get("cpu_model"), str) else None
+    sockets = host.get("sockets") if isinstance(host.get("sockets"), int) else None
+    key = (model, fabric, tuple(pcie), cpu, sockets)
     pcie_text = ", ".join(f"PCIe {g or '?'} x{w or '?'}" for g, w in pcie) or "PCIe unknown"
-    return key, f"{gpu_text} · {link_text} · {pcie_text} · {nics} NIC{'s' if nics != 1 else ''}"
+    cpu_text = f"{sockets or '?'}x {cpu}" if cpu else "CPU unknown"
+    return key, f"{model} · {fabric} · {pcie_text} · {cpu_text}"
+
+
+def counts(scan: dict[str, Any]) -> tuple[int, list[int], list[int], int]:
+    """(GPUs shown, NVLinks listed per GPU, NVLinks active per GPU, NICs shown) of a scan with GPUs."""
+    gpus = [g for g in scan.get("gpus") or [] if isinstance(g, dict)]
+    listed = [len(g.get("nvlinks") or []) if isinstance(g.get("nvlinks"), list) else 0 for g in gpus]
+    active = [
+        sum(1 for n in g.get("nvlinks") or [] if isinstance(n, dict) and n.get("active"))
+        if isinstance(g.get("nvlinks"), list)
+        else 0
+        for g in gpus
+    ]
+    t = scan.get("topology")
+    topo: dict[str, Any] = t if isinstance(t, dict) else {}
+    nics = topo.get("nics")
+    return len(gpus), listed, active, len(nics) if isinstance(nics, list) else 0
+
+
+def _design(values: list[int], total: int) -> list[int]:
+    """The counts of a group that are designs (most common first)."""
+    c = Counter(values)
+    top = c.most_common()
+    return [v for v, k in top if v == top[0][0] or (k >= 2 and k >= DESIGN_SHARE * total)]
 
 
 def group_nodes(nodes: dict[str, Node]) -> list[Group]:
-    """Groups by shape, largest first (ids g1, g2, ...); sets each node's ``group``."""
+    """Groups by what the hardware is, largest first (ids g1, g2, ...); sets each node's ``group``."""
     by: dict[tuple[Any, ...], list[str]] = {}
     labels: dict[tuple[Any, ...], str] = {}
     for n in nodes.values():
         if n.shape is None:
             continue
-        by.setdefault(n.shape, []).append(n.name)
+        designs = by.setdefault(n.shape, [])
+        designs.append(n.name)
         labels[n.shape] = n.shape_label or ""
-    order = sorted(by, key=lambda k: (-len(by[k]), labels[k]))
+    split: dict[tuple[Any, ...], list[str]] = {}
+    for k, names in by.items():
+        gpu_designs = _design([nodes[n].gpus for n in names], len(names))
+        for name in names:
+            shown = nodes[name].gpus
+            fits = [d for d in gpu_designs if d >= shown]
+            design = min(fits) if fits else shown
+            split.setdefault((*k, design), []).append(name)
+            labels[(*k, design)] = f"{design}x {labels[k]}"
+    order = sorted(split, key=lambda k: (-len(split[k]), labels[k]))
     groups = []
     for i, k in enumerate(order, 1):
-        g = Group(id=f"g{i}", label=labels[k], shape=k, nodes=sorted(by[k]))
-        g.judged = [n for n in g.nodes if nodes[n].judged]
-        for n in g.nodes:
-            nodes[n].group = g.id
+        g = Group(id=f"g{i}", label=labels[k], shape=k, nodes=sorted(split[k]))
+        g.judged = [name for name in g.nodes if nodes[name].judged]
+        for name in g.nodes:
+            nodes[name].group = g.id
         groups.append(g)
     return groups
+
+
+def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = None) -> list[Finding]:
+    """Fail findings for nodes that show fewer GPUs, NVLinks or NICs than their group's design."""
+    members = [nodes[n] for n in group.nodes if nodes[n].status == "ok" and nodes[n].hw]
+    if not members:
+        return []
+    total = len(members)
+    gpus = expect_gpus or group.shape[-1]
+    links = _design([max(n.hw["listed"], default=0) for n in members], total)[0]
+    nics = _design([n.hw["nics"] for n in members], total)
+    out: list[Finding] = []
+    for n in members:
+        if n.gpus < gpus:
+            why = "--expect-gpus" if expect_gpus else "its group's design"
+            out.append(
+                Finding(
+                    node=n.name,
+                    group=group.id,
+                    kind="lost",
+                    severity="fail",
+                    subject="GPUs",
+                    observed=n.gpus,
+                    expected=gpus,
+                    evidence=n.path,
+                    message=f"shows {n.gpus} of the {gpus} GPUs of {why}: {gpus - n.gpus} GPU(s) lost "
+                    "(fallen off the bus, or failed to initialise); check nvidia-smi, and dmesg "
+                    "for Xid 79",
+                )
+            )
+        short = [(i, a) for i, a in enumerate(n.hw["active"]) if a < links]
+        if links and short:
+            idx = n.hw["index"]
+            where = ", ".join(f"GPU {idx[i]} {a} of {links}" for i, a in short[:8])
+            out.append(
+                Finding(
+                    node=n.name,
+                    group=group.id,
+                    kind="lost",
+                    severity="fail",
+                    subject="NVLinks",
+                    observed={f"GPU {idx[i]}": a for i, a in short},
+                    expected=links,
+                    evidence=n.path,
+                    message=f"NVLinks active: {where} (its group's GPUs have {links}): "
+                    f"{sum(links - a for _, a in short)} NVLink(s) down; check "
+                    "nvidia-smi nvlink --status",
+                )
+            )
+        if n.hw["nics"] not in nics and n.hw["nics"] < nics[0]:
+            out.append(
+                Finding(
+                    node=n.name,
+                    group=group.id,
+                    kind="lost",
+                    severity="fail",
+                    subject="NICs",
+                    observed=n.hw["nics"],
+                    expected=nics[0],
+                    evidence=n.path,
+                    message=f"shows {n.hw['nics']} NIC(s) where its group's nodes show {nics[0]}: "
+                    f"{nics[0] - n.hw['nics']} lost; check the NIC (ibstat, ip link)",
+                )
+            )
+    return out

@@ -3,23 +3,122 @@
 from __future__ import annotations
 
 import datetime as dt
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 SEVERITIES = ("fail", "warn", "info")  # worst first
 SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+# what an operator acts on first, at one severity: hardware gone, no scan, the node's own check, slowdowns, config
+KIND_ORDER = (
+    "lost",
+    "failed",
+    "missing",
+    "duplicate",
+    "check",
+    "outlier",
+    "pair",
+    "drift",
+    "changed",
+    "stale",
+    "unexpected",
+    "alone",
+    "multinode",
+)
+KIND_RANK = {k: i for i, k in enumerate(KIND_ORDER)}
 
 
-@dataclass
+def finding_key(f: Finding) -> tuple[int, int, float]:
+    return SEV_RANK[f.severity], KIND_RANK.get(f.kind, len(KIND_ORDER)), -abs(f.deviation or 0.0)
+
+
+@dataclass(slots=True)
 class Figure:
-    """One measured number of one node, e.g. key "h2d pinned · GPU 3", family "h2d pinned"."""
+    """One measured number of one node, e.g. key "h2d pinned · GPU 3", family "h2d pinned". Lean (slots, shared
+    key and family strings, the evidence built only when asked): a fleet holds about 200 per node."""
 
     key: str
     family: str
     value: float
     unit: str  # GB/s | us | TFLOPS
     higher_better: bool = True
-    evidence: str = ""  # which measurement of which file
+    src: str = ""  # the scan file's name
+    index: int = -1  # measurements[index] of that file
+    row: int = -1  # rows[row] of that measurement (a collective's message size), -1: the measurement's headline
+    expected: float | None = None  # the node rules' expected value (link physics, datasheet), when the scan has it
+
+    @property
+    def evidence(self) -> str:
+        where = f"{self.src}: measurements[{self.index}]" if self.index >= 0 else self.src
+        return where + (f".rows[{self.row}]" if self.row >= 0 else "")
+
+
+MAX_KEYS = 1_000_000  # distinct figure keys one process holds (a real fleet has a few hundred)
+
+
+class FigureTable(Mapping[str, Figure]):
+    """A node's figures, compact: about 15 bytes a figure (a shared key id, the value, where it was read) instead
+    of an object each; a ``Figure`` is made when one is asked for. Keys, families and units live once per
+    process in ``FigureTable.META`` (a fleet of 50,000 nodes has a few hundred distinct figure keys)."""
+
+    META: ClassVar[list[tuple[str, str, str, bool]]] = []  # id -> (key, family, unit, higher_better)
+    IDS: ClassVar[dict[str, int]] = {}
+    __slots__ = ("_ids", "_vals", "_where", "_expected", "src")
+
+    def __init__(self, rows: Iterable[Figure] = (), src: str = "") -> None:
+        by: dict[int, Figure] = {}
+        for fig in rows:
+            i = self.IDS.get(fig.key)
+            if i is None:
+                if len(self.META) >= MAX_KEYS:  # hostile scans inventing keys: the node fails, memory stays bounded
+                    raise ValueError(f"more than {MAX_KEYS:,} distinct figures across the fleet")
+                i = self.IDS[fig.key] = len(self.META)
+                self.META.append((fig.key, fig.family, fig.unit, fig.higher_better))
+            by.setdefault(i, fig)
+        order = sorted(by)
+        self._ids = array("I", order)
+        self._vals = array("d", (by[i].value for i in order))
+        self._where = array("l", (by[i].index * 4096 + by[i].row + 1 for i in order))
+        self._expected = {n: by[i].expected for n, i in enumerate(order) if by[i].expected}
+        self.src = src
+
+    def _pos(self, key: str) -> int:
+        i = self.IDS.get(key)
+        if i is None:
+            return -1
+        n = bisect_left(self._ids, i)
+        return n if n < len(self._ids) and self._ids[n] == i else -1
+
+    def _fig(self, n: int) -> Figure:
+        key, fam, unit, hb = self.META[self._ids[n]]
+        index, row = divmod(self._where[n], 4096)
+        return Figure(key, fam, self._vals[n], unit, hb, self.src, index, row - 1, self._expected.get(n))
+
+    def __getitem__(self, key: str) -> Figure:
+        n = self._pos(key)
+        if n < 0:
+            raise KeyError(key)
+        return self._fig(n)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._pos(key) >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        meta = self.META
+        return (meta[i][0] for i in self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def items(self) -> Iterator[tuple[str, Figure]]:  # type: ignore[override]
+        for n in range(len(self._ids)):
+            f = self._fig(n)
+            yield f.key, f
+
+    def values(self) -> Iterator[Figure]:  # type: ignore[override]
+        return (self._fig(n) for n in range(len(self._ids)))
 
 
 @dataclass
@@ -47,10 +146,13 @@ class Node:
     group: str | None = None
     gpus: int = 0
     attrs: dict[str, str] = field(default_factory=dict)
-    figures: dict[str, Figure] = field(default_factory=dict)
+    figures: Mapping[str, Figure] = field(default_factory=dict)  # a FigureTable when read from a scan
     cross: list[CrossNode] = field(default_factory=list)
     failing_checks: list[str] = field(default_factory=list)  # codes of the node's own fail findings
     notes: list[str] = field(default_factory=list)
+    duplicate: bool = False  # another file claims the same host name
+    checks: list[dict[str, Any]] = field(default_factory=list)  # the node's own fail/warn findings (load)
+    hw: dict[str, Any] = field(default_factory=dict)  # what the scan shows: GPU indexes, NVLinks, NICs (groups.counts)
 
     @property
     def judged(self) -> bool:
@@ -122,6 +224,7 @@ class FleetReport:
     notes: list[str] = field(default_factory=list)
     baseline: str | None = None
     fail_on: str = "fail"
+    noise: list[Any] = field(default_factory=list)  # noise.FamilyNoise per group and family
 
     def node_findings(self) -> dict[str, list[Finding]]:
         out: dict[str, list[Finding]] = {n: [] for n in self.nodes}
@@ -131,19 +234,26 @@ class FleetReport:
         return out
 
     def ranked(self) -> list[tuple[Node, list[Finding]]]:
-        """Nodes worst first: by their worst severity, then by their largest deviation, then by name."""
+        """Nodes worst first: worst severity, then what the worst finding is (lost hardware and failed scans before
+        the node's own findings, before slowdowns), then the largest slowdown, then name."""
         per = self.node_findings()
 
-        def key(name: str) -> tuple[int, float, str]:
-            fs = per.get(name, [])
-            worst = min((SEV_RANK[f.severity] for f in fs), default=len(SEVERITIES))
-            dev = max((abs(f.deviation) for f in fs if f.deviation is not None), default=0.0)
-            return worst, -dev, name
+        def key(name: str) -> tuple[int, int, float, str]:
+            fs = sorted(per.get(name, []), key=finding_key)
+            if not fs:
+                return len(SEVERITIES), len(KIND_ORDER), 0.0, name
+            return (
+                SEV_RANK[fs[0].severity],
+                KIND_RANK.get(fs[0].kind, len(KIND_ORDER)),
+                -max((abs(f.deviation) for f in fs if f.deviation is not None), default=0.0),
+                name,
+            )
 
-        return [
-            (self.nodes[n], sorted(per.get(n, []), key=lambda f: (SEV_RANK[f.severity], -abs(f.deviation or 0))))
-            for n in sorted(self.nodes, key=key)
-        ]
+        return [(self.nodes[n], sorted(per.get(n, []), key=finding_key)) for n in sorted(self.nodes, key=key)]
+
+    def drain(self) -> list[tuple[Node, list[Finding]]]:
+        """The nodes with a finding that fails the gate, worst first: what to take out of service."""
+        return [(n, fs) for n, fs in self.ranked() if any(SEV_RANK[f.severity] <= SEV_RANK[self.fail_on] for f in fs)]
 
     def counts(self) -> dict[str, int]:
         c = {s: 0 for s in SEVERITIES}

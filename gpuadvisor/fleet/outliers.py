@@ -1,4 +1,6 @@
-"""Robust outliers inside a group: each node's figure against the group's median and MAD.
+"""Per-figure statistics of a group (median, MAD, range) for the reports, and the per-value outlier rule that
+node pairs (``pairs``) use. Nodes themselves are judged per family by ``noise``, which measures the noise and
+controls the number of comparisons; this rule, one value at a time, is for a handful of node-pair figures.
 
 A node's figure is an outlier when both hold:
 

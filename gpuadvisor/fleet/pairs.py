@@ -101,7 +101,8 @@ def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float
                 kind="pair",
                 severity="warn",
                 subject=f"pair {a} + {b}",
-                message=f"all_reduce between {a} and {b}: busbw {c.value_gbps:.4g} GB/s, {abs(rel) * 100:.0f}% "
+                message=f"all_reduce between {a} and {b}: busbw {c.value_gbps:.4g} GB/s, "
+                f"{abs(rel) * 100:.0f}% "
                 f"below the median {med:.4g} of {len(pairs)} pairs, while both nodes are fine with "
                 "others: the path between them (switch, cable, routing)",
                 observed=c.value_gbps,

@@ -90,8 +90,9 @@ def _histogram(values: list[float], min_rel: float) -> Markup:
         left = lo + i * span / BINS
         cls = "bad" if left + span / BINS <= 1 - min_rel else "ok"
         bars.append(
-            f'<rect class="{cls}" x="{x:.1f}" y="{h - pad - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}">'
-            f"<title>{c} node(s) at {left * 100:.1f}-{(left + span / BINS) * 100:.1f}% of the median</title></rect>"
+            f'<rect class="{cls}" x="{x:.1f}" y="{h - pad - bh:.1f}" width="{max(bw - 1, 1):.1f}" '
+            f'height="{bh:.1f}"><title>{c} node(s) at {left * 100:.1f}-{(left + span / BINS) * 100:.1f}% '
+            "of the median</title></rect>"
         )
 
     def xline(v: float, cls: str, label: str) -> str:
@@ -135,8 +136,25 @@ def build_view(r: FleetReport) -> dict[str, Any]:
             continue
         evidence.append({"id": anchor(n.name), "node": n, "findings": fs})
     ok = sum(1 for n in r.nodes.values() if n.status == "ok" and not n.stale)
+    from gpuadvisor.fleet.model import SEV_RANK
+    from gpuadvisor.fleet.render_text import WHAT_TO_DO
+
+    drain = []
+    for n, fs in r.drain():
+        bad = [f for f in fs if SEV_RANK[f.severity] <= SEV_RANK[r.fail_on]]
+        drain.append(
+            {
+                "id": anchor(n.name),
+                "node": n,
+                "why": bad[0].message,
+                "more": len(bad) - 1,
+                "evidence": bad[0].evidence or n.path or "",
+                "todo": WHAT_TO_DO.get(bad[0].kind, "look at the node"),
+            }
+        )
     return {
         "r": r,
+        "drain": drain,
         "fams": fams,
         "heat_rows": heat_rows,
         "dists": dists,

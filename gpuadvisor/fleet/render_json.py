@@ -60,6 +60,8 @@ def to_doc(r: FleetReport) -> dict[str, Any]:
             }
             for g in r.groups
         ],
+        "drain": [n.name for n, _ in r.drain()],
+        "noise": [dataclasses.asdict(x) for x in r.noise],
         "costs": [dataclasses.asdict(c) for c in r.costs],
         "fleet_findings": [dataclasses.asdict(f) for f in r.findings if f.node is None],
         "notes": r.notes,

@@ -78,7 +78,7 @@ def _check_codes(values: Any, key: str, origin: str, registry: Registry) -> list
 
 def parse_policy(data: Mapping[str, Any], origin: str = "policy", registry: Registry = REGISTRY) -> Policy:
     """Build a Policy from parsed TOML; every problem is a PolicyError naming the key or code."""
-    unknown = [k for k in data if k not in KEYS]
+    unknown = [k for k in data if k not in KEYS and k != "fleet"]  # [fleet]: read by gpuadvisor.fleet.gate
     if unknown:
         raise PolicyError(f"{origin}: unknown key {unknown[0]!r} (allowed: {', '.join(KEYS)})")
     policy = Policy(origin=origin)

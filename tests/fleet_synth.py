@@ -80,9 +80,8 @@ def node_scan(
         return v * (1 + e) * plant.factor
 
     d["host"]["hostname"] = name
-    d["source"]["created_at"] = (
-        (created_at or dt.datetime.now(dt.UTC)).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    )
+    when = (created_at or dt.datetime.now(dt.UTC)).replace(microsecond=0)
+    d["source"]["created_at"] = when.isoformat().replace("+00:00", "Z")
     if plant.driver:
         d["software"]["driver_version"] = plant.driver
     n = len(d["gpus"])

@@ -1,0 +1,262 @@
+"""`fleet` on bad, huge, hostile and unreadable inputs: one bad scan is one failed node naming its file (the
+rest are judged); a bad nodes file, policy or argument is one line and exit 2; outputs never land on or among
+the inputs; JUnit validates against both schemas and the Prometheus file parses, with hostile host names."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import fleet_gen as G
+import pytest
+from test_robustness import _bad_inputs
+
+from gpuadvisor.cli import main
+
+BAD = [
+    "deep-json",
+    "lone-surrogate",
+    "float-1e400",
+    "NaN",
+    "Infinity",
+    "truncated",
+    "json-list",
+    "binary",
+    "latin-1",
+    "utf-8-garbage",
+    "empty",
+    "findings-5",
+    "gpus-5",
+    "measurements-dict",
+]
+
+
+@pytest.fixture(scope="module")
+def scans(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("fleet-in") / "scans"
+    G.write_fleet(d, [f"n{i:02d}" for i in range(6)], seed=1, sigma=0.01)
+    return d
+
+
+def _state(root: Path) -> dict[str, bytes]:
+    return {
+        str(Path(dp) / n): (Path(dp) / n).read_bytes()
+        for dp, _, ns in os.walk(root)
+        for n in ns
+        if not (Path(dp) / n).is_symlink()
+    }
+
+
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as e:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(e.value.code or 0), out, err
+
+
+@pytest.fixture(scope="module")
+def bad_scans(tmp_path_factory, scans) -> Path:
+    base = (scans / "n00.json").read_text()
+    doc = json.loads(base)
+    table = {
+        k: v
+        for k, v in _bad_inputs(base.replace('"hostname": "n00"', '"hostname": "h100-pcie-sim"')).items()
+        if k in BAD and v is not None
+    }
+    table["Infinity"] = base.replace('"value_gbps": ', '"value_gbps": -Infinity, "x": ', 1).encode()
+    table["findings-5"] = json.dumps(dict(doc, findings=5)).encode()
+    table["gpus-5"] = json.dumps(dict(doc, gpus=[5, "x"])).encode()
+    table["measurements-dict"] = json.dumps(dict(doc, measurements={"a": 1})).encode()
+    out = {}
+    for name in BAD:
+        d = tmp_path_factory.mktemp("bad") / "scans"
+        G.write_fleet(d, [f"n{i:02d}" for i in range(6)], seed=1, sigma=0.01)
+        (d / f"bad-{name}.json").write_bytes(table[name])
+        out[name] = d
+    return out
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_one_bad_scan_is_one_failed_node_naming_its_file(capsys, bad_scans, bad):
+    d = bad_scans[bad]
+    before = _state(d)
+    code, out, err = _cli(capsys, "fleet", str(d), "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and err == ""
+    failed = [n for n in doc["nodes"] if n["status"] == "failed"]
+    healthy = [n for n in doc["nodes"] if n["status"] == "ok"]
+    assert len(failed) == 1 and len(healthy) >= 6, [n["name"] for n in doc["nodes"]]
+    assert failed[0]["path"].endswith(f"bad-{bad}.json")
+    assert f"bad-{bad}.json" in failed[0]["findings"][0]["message"] or failed[0]["name"] == f"bad-{bad}"
+    assert _state(d) == before
+
+
+def test_deep_nesting_where_fleet_never_reads_is_harmless(capsys, tmp_path):
+    d = tmp_path / "scans"
+    G.write_fleet(d, [f"n{i}" for i in range(5)], seed=8, sigma=0.01)
+    text = (d / "n0.json").read_text()
+    (d / "n0.json").write_text(text.replace('"problems": []', '"problems": ' + "[" * 200 + "]" * 200, 1))
+    (d / "n1.json").write_text(text.replace('"psu_watts": null', '"psu_watts": 1' + "0" * 400, 1))
+    code, out, err = _cli(capsys, "fleet", str(d), "--format", "json")
+    assert code == 0 and {n["status"] for n in json.loads(out)["nodes"]} == {"ok"}
+
+
+def test_nan_never_becomes_a_number(capsys, bad_scans):
+    code, out, _ = _cli(capsys, "fleet", str(bad_scans["NaN"]), "--format", "json")
+    doc = json.loads(out)
+    bad = next(n for n in doc["nodes"] if n["name"] == "bad-NaN")
+    assert code == 1 and bad["status"] == "failed" and "only finite numbers" in bad["error"]
+
+
+def test_oversized_scan_is_refused_unread(capsys, tmp_path, scans, monkeypatch):
+    from gpuadvisor import inputs
+
+    d = tmp_path / "scans"
+    G.write_fleet(d, ["a", "b"], seed=2, sigma=0.01)
+    (d / "big.json").write_bytes(b" " * 3000 + b"{}")
+    monkeypatch.setattr(inputs, "SCAN_LIMIT", 2048)
+    import gpuadvisor.fleet.load as load
+
+    monkeypatch.setattr(load, "SCAN_LIMIT", 2048)
+    node = load.read_node(d / "big.json")
+    assert node.status == "failed" and "larger than" in (node.error or "") and "big.json" in (node.error or "")
+
+
+def test_symlink_out_of_the_scans_directory_is_not_followed(capsys, tmp_path):
+    d = tmp_path / "scans"
+    G.write_fleet(d, ["a", "b", "c"], seed=3, sigma=0.01)
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text(json.dumps(G.node_scan("secret", __import__("random").Random(0), 0.01)))
+    (d / "link.json").symlink_to(secret)
+    code, out, _ = _cli(capsys, "fleet", str(d), "--format", "json")
+    doc = json.loads(out)
+    names = {n["name"]: n for n in doc["nodes"]}
+    assert "secret" not in names and names["link"]["status"] == "failed"
+    assert "outside the scans directory" in names["link"]["error"]
+
+
+@pytest.mark.parametrize(("path", "what"), [("/dev/zero", "character device")])
+def test_a_device_says_what_it_is(capsys, path, what):
+    code, out, err = _cli(capsys, "fleet", path)
+    assert code == 2 and what in err and "no such file" not in err and err.count("\n") == 1
+
+
+def test_a_fifo_is_read_as_a_scan_not_missing(capsys, tmp_path):
+    fifo = tmp_path / "scan.fifo"
+    os.mkfifo(fifo)
+    scan = json.dumps(G.node_scan("piped", __import__("random").Random(0), 0.01))
+    import threading
+
+    writer = threading.Thread(target=fifo.write_text, args=(scan,), daemon=True)
+    writer.start()
+    code, out, err = _cli(capsys, "fleet", str(fifo), "--format", "json")
+    writer.join(timeout=30)
+    assert code == 0, err
+    assert [n["name"] for n in json.loads(out)["nodes"]] == ["piped"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--expect", "node[1-99999999]"),
+        ("--expect", "a[1-1000]b[1-1000]"),
+        ("--expect", "node[" + "1" * 40 + "-" + "2" * 40 + "]"),
+        ("--expect-file", "/dev/zero"),
+        ("--max-age", "99999999999999w"),
+        ("--max-age", "1e400"),
+    ],
+)
+def test_unbounded_or_bad_arguments_are_one_line(capsys, scans, args):
+    code, out, err = _cli(capsys, "fleet", str(scans), *args)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "internal error" not in err and len(err) < 400
+    if args[0] == "--expect" and "[1-" in args[1]:
+        assert "100,000 hosts" in err
+
+
+def test_binary_nodes_file_is_one_line(capsys, scans, tmp_path):
+    f = tmp_path / "nodes.txt"
+    f.write_bytes(bytes(range(256)))
+    code, _, err = _cli(capsys, "fleet", str(scans), "--expect-file", str(f))
+    assert code == 2 and "nodes.txt" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("target", ["scans/sub/n00.json", "scans/fleet.json", "nodes.txt", "policy.toml"])
+def test_outputs_never_land_on_or_among_the_inputs(capsys, tmp_path, target):
+    d = tmp_path / "scans"
+    G.write_fleet(d / "sub", ["n00", "n01"], seed=4, sigma=0.01)
+    (tmp_path / "nodes.txt").write_text("n00\nn01\n")
+    (tmp_path / "policy.toml").write_text('[fleet]\nfail = ["drift"]\n')
+    before = _state(tmp_path)
+    code, out, err = _cli(
+        capsys,
+        "fleet",
+        str(d),
+        "--expect-file",
+        str(tmp_path / "nodes.txt"),
+        "--policy",
+        str(tmp_path / "policy.toml"),
+        "--format",
+        "json",
+        "-o",
+        str(tmp_path / target),
+    )
+    assert code == 2 and err.count("\n") == 1, err
+    assert _state(tmp_path) == before
+
+
+def test_scans_sharing_a_host_name_are_kept_apart_and_named(capsys, tmp_path):
+    d = tmp_path / "scans"
+    rng = __import__("random").Random(5)
+    d.mkdir()
+    for i in range(10):
+        (d / f"sim{i}.json").write_text(json.dumps(G.node_scan("dgx-h100-sim", rng, 0.01)))
+    code, out, _ = _cli(capsys, "fleet", str(d), "--format", "json")
+    doc = json.loads(out)
+    assert len(doc["nodes"]) == 10
+    dup = [f for n in doc["nodes"] for f in n["findings"] if f["kind"] == "duplicate"]
+    assert len(dup) == 10 and "sim0.json" in dup[0]["message"]
+
+
+HOSTILE = ["evil\x1b]0;pwned\x07", "nul\x00byte", 'quote"and\\back\nslash', "surrogate-\udc80"]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("hostile")
+    rng = __import__("random").Random(6)
+    for i, name in enumerate(HOSTILE + [f"ok{i}" for i in range(4)]):
+        scan = G.node_scan(name, rng, 0.01)
+        (d / f"h{i}.json").write_text(json.dumps(scan, ensure_ascii=True))
+    return d
+
+
+def test_junit_with_hostile_names_validates_against_both_schemas(capsys, hostile):
+    xmlschema = pytest.importorskip("xmlschema")
+    code, out, _ = _cli(capsys, "fleet", str(hostile), "--format", "junit", "--fail-on", "info")
+    schemas = Path(__file__).parent / "fixtures" / "junit"
+    for name in ("junit-4", "junit-10"):
+        xmlschema.XMLSchema(str(schemas / f"{name}.xsd")).validate(out)
+    assert "<skipped message" not in out
+
+
+def test_prom_with_hostile_names_is_a_valid_textfile(capsys, hostile):
+    code, out, _ = _cli(capsys, "fleet", str(hostile), "--format", "prom")
+    out.encode("utf-8")  # no lone surrogate
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", out)
+    sample = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*",?)*\})? \S+$')
+    for line in out.splitlines():
+        assert line.startswith("# HELP ") or line.startswith("# TYPE ") or sample.match(line), line
+    assert r'node="evil\\x1b]0;pwned\\x07"' in out  # made visible, as the terminal shows it
+    assert r'node="quote\"and\\back\nslash"' in out
+
+
+def test_text_output_fits_columns_and_shows_no_raw_control_characters(capsys, hostile, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    out_file = tmp_path / "fleet.txt"
+    _cli(capsys, "fleet", str(hostile), "-o", str(out_file), "--all")
+    text = out_file.read_text(encoding="utf-8", errors="strict")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", text)
+    assert all(len(ln) <= 60 for ln in text.splitlines())
