@@ -28,7 +28,7 @@ WORKLOAD_OPTION_NAMES = (
     "model", "params", "hf_config", "task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch",
     "checkpointing", "finetune", "lora_rank", "trainable_fraction", "flash_attention", "state_bytes", "context",
     "concurrency", "kv_cache_dtype", "mfu", "nodes", "inter_node_gbps", "compile", "loss", "optimizer_in_backward",
-    "vllm_version", "max_num_seqs",
+    "vllm_version", "max_num_seqs", "layout",
 )
 
 
@@ -66,6 +66,9 @@ def workload_options(f: F) -> F:
                      help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
                           "0.21 (CUDA-graph memory subtracted from the budget)."),
         click.option("--max-num-seqs", "max_num_seqs", type=Count(1, 2**20), help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024)."),
+        click.option("--layout", metavar="SIZES",
+                     help="Evaluate exactly this layout: Megatron sizes tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1, or torchtitan's "
+                          "fsdp=8,tp=8,pp=8 / hsdp=2x8 (dp takes the GPUs left)."),
         click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
         click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),
                      help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed)."),

@@ -17,7 +17,7 @@ SHAPES: tuple[tuple[int, int], ...] = ((1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (
 
 def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> dict[str, Any] | None:
     view = hypothetical(spec, per_node, nodes, w.inter_node_gbps)
-    w2 = replace(w, nodes=nodes)
+    w2 = replace(w, nodes=nodes, layout=None)  # a forced layout names the scanned rig's sizes, not these
     if w.task == "inference":
         opts, _ = serving_options(view, w2)
         best = pick_serving(opts)

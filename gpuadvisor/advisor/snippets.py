@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.advisor.config_memory import bucket_bytes, bucket_sizes
+from gpuadvisor.advisor.layout import megatron_layout_args
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
@@ -242,6 +243,7 @@ def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) 
         f"--ffn-hidden-size {a.intermediate}", f"--seq-length {w.seq}", f"--max-position-embeddings {a.max_positions or w.seq}",
         f"--micro-batch-size {w.micro_batch}", f"--global-batch-size {global_batch}",
     ]
+    args += megatron_layout_args(w, lay)
     if a.head_dim * a.heads != a.hidden:
         args.append(f"--kv-channels {a.head_dim}")
     if a.kv_heads != a.heads:
@@ -280,7 +282,7 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
     """The launch snippet for a layout, as plain data (the renderers print it)."""
     out: dict[str, Any] = {"nproc_per_node": gpus_per_node, "nnodes": nodes, "deepspeed_config": None, "fsdp": None,
                            "accelerate_config": None, "accelerate_launch": None, "code": None}
-    if lay.tp > 1 or lay.pp > 1:
+    if lay.tp > 1 or lay.pp > 1 or lay.cp > 1 or lay.ep > 1:
         out["kind"] = "megatron"
         out["torchrun"] = torchrun_line(gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute))
         return out
