@@ -102,8 +102,6 @@ def build(text: str, view: RigView, w: Workload) -> Layout:
         raise InputError(f"{where}: vpp={vpp} needs a pipeline (pp > 1): virtual stages interleave a pipeline's ranks")
     if pp * vpp > a.layers:
         raise InputError(f"{where}: pp·vpp = {pp * vpp} stages for {a.layers} layers: each stage needs a layer")
-    if vpp > 1:
-        _dividing("pp·vpp", pp * vpp, a.layers, where, "the layers, as Megatron-LM's interleaved schedule requires")
     if cp > 1 and w.seq % (2 * cp):
         raise InputError(f"{where}: cp={cp}: the sequence length {w.seq} must divide into 2·cp = {2 * cp} chunks "
                          "(load-balanced ring attention)")

@@ -46,7 +46,9 @@ def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any]
     found = _FOUND[key]
     if not found:
         return None
-    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["memory_per_gpu_gib"]))
+    # Ties on the GPU count go to the least memory as the datasheets market it (the catalog's MiB figures mix real
+    # nvidia-smi totals with converted datasheet sizes, which would not compare like with like).
+    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["marketed_gb"]))
     same = next((f for f in found if current is not None and f["gpu_id"] == current.id), None)
     return {"smallest": overall, "same_gpu": same, "all": sorted(found, key=lambda f: (f["gpus"], f["memory_per_gpu_gib"]))}
 
@@ -61,7 +63,7 @@ def _search(w: Workload) -> list[dict[str, Any]]:
             if hit:
                 found.append({
                     "gpu": spec.name, "gpu_id": spec.id, "gpus_per_node": per_node, "nodes": nodes, "gpus": per_node * nodes,
-                    "memory_per_gpu_gib": round(spec.memory_bytes / C.GiB, 1), **hit,
+                    "memory_per_gpu_gib": round(spec.memory_bytes / C.GiB, 1), "marketed_gb": spec.memory_gb, **hit,
                     "description": f"{per_node * nodes}x {spec.name}" + (f" ({nodes} nodes of {per_node})" if nodes > 1 else ""),
                 })
                 break

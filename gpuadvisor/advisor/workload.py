@@ -201,6 +201,7 @@ class Architecture:
         d = asdict(self)
         d["params"] = self.params
         d["counted_params"] = self.counted_params()
+        d["attention_shapes"] = [list(x) for x in self.attention_shapes]  # JSON has lists, not tuples
         if self.is_moe:
             d["active_params"] = self.active_params()
             d["expert_params"] = self.expert_params()
@@ -226,6 +227,13 @@ def architecture_from_spec(spec: catalog.ModelSpec) -> Architecture:
         bias=spec.bias,
         learned_positions=spec.learned_positions,
         source=spec.source,
+        experts=spec.num_local_experts,
+        experts_per_token=spec.num_experts_per_tok,
+        expert_intermediate=spec.moe_intermediate_size,
+        shared_experts=spec.n_shared_experts,
+        shared_intermediate=spec.shared_intermediate_size,
+        moe_layers=(spec.num_hidden_layers if spec.moe_layers is None else spec.moe_layers) if spec.num_local_experts else 0,
+        expert_bias=spec.expert_bias,
     )
 
 
