@@ -19,13 +19,19 @@ from gpuadvisor.advisor.layout import build, parse, pipeline_bubble
 from gpuadvisor.advisor.memory import Layout, activations, in_flight, stage_params
 from gpuadvisor.advisor.rigview import hypothetical
 from gpuadvisor.advisor.workload import Workload, architecture_from_spec
-from gpuadvisor.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", "advise", *args], capture_output=True, text=True, timeout=120)
+    cmd = [sys.executable, "-m", "gpuadvisor", "advise", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def h100() -> catalog.GpuSpec:
+    spec = catalog.gpu_by_id("h100-sxm5-80gb")
+    assert spec is not None
+    return spec
 
 
 def workload(model: str, **kw: Any) -> Workload:
@@ -36,7 +42,8 @@ def workload(model: str, **kw: Any) -> Workload:
 
 @pytest.fixture(scope="module")
 def acc() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("advisor_accuracy_layout", ROOT / "benchmarks" / "advisor_accuracy.py")
+    path = ROOT / "benchmarks" / "advisor_accuracy.py"
+    spec = importlib.util.spec_from_file_location("advisor_accuracy_layout", path)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     sys.modules["advisor_accuracy_layout"] = mod
@@ -53,15 +60,16 @@ def ratios(acc: ModuleType) -> dict[str, float]:
 # -- parsing ---------------------------------------------------------------------------------------------------
 
 def test_parse_megatron_and_torchtitan_spellings() -> None:
-    assert parse("tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1") == {"tp": 4, "pp": 8, "vpp": 5, "cp": 2, "dp": 16, "ep": 8, "zero": 1}
+    want = {"tp": 4, "pp": 8, "vpp": 5, "cp": 2, "dp": 16, "ep": 8, "zero": 1}
+    assert parse("tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1") == want
     assert parse("TP=2, vp=3, pp=4") == {"tp": 2, "vpp": 3, "pp": 4}
     assert parse("fsdp=8,tp=8,pp=8") == {"dp_shard": 8, "tp": 8, "pp": 8}
-    assert parse("hsdp=2x8,tp=4") == {"hsdp": (2, 8), "tp": 4}
+    assert parse("hsdp=2x8,tp=4") == {"dp_replicate": 2, "dp_shard": 8, "tp": 4}
     assert parse("dp=-1,tp=2") == {"tp": 2}  # torchtitan's -1: the GPUs the others leave
 
 
 def test_build_the_issue_layout_on_1024_gpus() -> None:
-    view = hypothetical(catalog.gpu_by_id("h100-sxm5-80gb"), 8, 128)
+    view = hypothetical(h100(), 8, 128)
     w = workload("qwen3-30b-a3b", nodes=128)
     lay = build("tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1", view, w)
     assert (lay.tp, lay.pp, lay.vpp, lay.cp, lay.dp, lay.ep, lay.zero_stage) == (4, 8, 5, 2, 16, 8, 1)
@@ -71,7 +79,7 @@ def test_build_the_issue_layout_on_1024_gpus() -> None:
 
 
 def test_build_torchtitan_fsdp_and_hsdp() -> None:
-    view = hypothetical(catalog.gpu_by_id("h100-sxm5-80gb"), 8, 64)
+    view = hypothetical(h100(), 8, 64)
     w = workload("llama-3.1-405b", nodes=64)
     lay = build("fsdp=8,tp=8,pp=8", view, w)
     assert (lay.dp, lay.tp, lay.pp, lay.zero_stage, lay.hybrid, lay.shard_group) == (8, 8, 8, 3, False, 8)
@@ -95,7 +103,8 @@ def test_build_torchtitan_fsdp_and_hsdp() -> None:
     ("fsdp=8,zero=1", 1, "llama-3-8b", "fsdp / dp_shard / hsdp shard with FSDP (ZeRO-3)"),
 ])
 def test_bad_layouts_are_one_line_exit_2(text: str, nodes: int, model: str, says: str) -> None:
-    r = run("--simulate", "dgx-h100", "--model", model, "--layout", text, "--seq-len", "4100" if "cp=8" in text else "4096",
+    seq = "4100" if "cp=8" in text else "4096"
+    r = run("--simulate", "dgx-h100", "--model", model, "--layout", text, "--seq-len", seq,
             "--nodes", str(nodes))
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -140,7 +149,7 @@ def test_first_stage_holds_the_embedding_last_the_logits() -> None:
 
 
 def test_context_parallel_splits_activations_and_adds_a_ring() -> None:
-    view = hypothetical(catalog.gpu_by_id("h100-sxm5-80gb"), 8, 1)
+    view = hypothetical(h100(), 8, 1)
     w = workload("llama-3-8b", seq_len=65536, micro_batch=1, global_batch=4, checkpointing="full")
     one = S.evaluate(view, w, build("fsdp=8", view, w), True)
     two = S.evaluate(view, w, build("fsdp=4,cp=2", view, w), True)

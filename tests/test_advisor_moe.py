@@ -27,14 +27,21 @@ MIXTRAL = FIXTURES / "mixtral-8x7b-v0.1.config.json"
 # meta-llama/Llama-4-Scout-17B-16E, meta-llama/Llama-4-Maverick-17B-128E (text_config).
 DEEPSEEK_V3 = dict(model_type="deepseek_v3", hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
                    num_hidden_layers=61, num_attention_heads=128, num_key_value_heads=128, n_routed_experts=256,
-                   n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3, moe_layer_freq=1, q_lora_rank=1536,
-                   kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, vocab_size=129280,
-                   tie_word_embeddings=False, max_position_embeddings=163840)
-GPT_OSS = dict(model_type="gpt_oss", hidden_size=2880, intermediate_size=2880, num_attention_heads=64, num_key_value_heads=8,
-               head_dim=64, num_experts_per_tok=4, vocab_size=201088, tie_word_embeddings=False, attention_bias=True)
-LLAMA4 = dict(model_type="llama4_text", hidden_size=5120, intermediate_size=8192, intermediate_size_mlp=16384, num_hidden_layers=48,
-              num_attention_heads=40, num_key_value_heads=8, head_dim=128, num_experts_per_tok=1, vocab_size=202048,
-              tie_word_embeddings=False)
+                   n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3, moe_layer_freq=1,
+                   q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+                   vocab_size=129280, tie_word_embeddings=False, max_position_embeddings=163840)
+GPT_OSS = dict(model_type="gpt_oss", hidden_size=2880, intermediate_size=2880, num_attention_heads=64,
+               num_key_value_heads=8, head_dim=64, num_experts_per_tok=4, vocab_size=201088, tie_word_embeddings=False,
+               attention_bias=True)
+LLAMA4 = dict(model_type="llama4_text", hidden_size=5120, intermediate_size=8192, intermediate_size_mlp=16384,
+              num_hidden_layers=48, num_attention_heads=40, num_key_value_heads=8, head_dim=128, num_experts_per_tok=1,
+              vocab_size=202048, tie_word_embeddings=False)
+
+
+def h100() -> catalog.GpuSpec:
+    spec = catalog.gpu_by_id("h100-sxm5-80gb")
+    assert spec is not None
+    return spec
 
 
 def write(tmp_path: Path, name: str, data: dict[str, Any]) -> Path:
@@ -44,7 +51,8 @@ def write(tmp_path: Path, name: str, data: dict[str, Any]) -> Path:
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gpuadvisor", "advise", *args], capture_output=True, text=True, timeout=120)
+    cmd = [sys.executable, "-m", "gpuadvisor", "advise", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 # -- shapes and counts ---------------------------------------------------------------------------------------------
@@ -68,10 +76,12 @@ def test_mixtral_from_its_config_json() -> None:
     ("gpt-oss-120b", {**GPT_OSS, "num_hidden_layers": 36, "num_local_experts": 128}, 116.83e9, 5.13e9),
     ("gpt-oss-20b", {**GPT_OSS, "num_hidden_layers": 24, "num_local_experts": 32}, 20.91e9, 3.61e9),
     # Meta's Llama 4 model cards: 17B active; 400B total for Maverick (text weights; Scout's 109B includes vision).
-    ("llama-4-maverick", {"model_type": "llama4", "text_config": {**LLAMA4, "num_local_experts": 128, "interleave_moe_layer_step": 2}},
+    ("llama-4-maverick",
+     {"model_type": "llama4", "text_config": {**LLAMA4, "num_local_experts": 128, "interleave_moe_layer_step": 2}},
      400e9, 17e9),
 ])
-def test_moe_configs_against_published_counts(tmp_path: Path, name: str, data: dict[str, Any], total: float, active: float) -> None:
+def test_moe_configs_against_published_counts(tmp_path: Path, name: str, data: dict[str, Any], total: float,
+                                              active: float) -> None:
     a = architecture_from_hf_config(write(tmp_path, name, data))
     assert a.is_moe
     assert a.params == pytest.approx(total, rel=0.01)
@@ -104,7 +114,7 @@ def mixtral_workload(**kw: Any) -> Workload:
 
 
 def test_expert_parallel_splits_the_experts_only() -> None:
-    view = hypothetical(catalog.gpu_by_id("h100-sxm5-80gb"), 8, 1)
+    view = hypothetical(h100(), 8, 1)
     w = mixtral_workload()
     a = w.arch
     one = model_states(w, build("tp=1,dp=8,zero=0", view, w))
@@ -115,7 +125,7 @@ def test_expert_parallel_splits_the_experts_only() -> None:
 
 def test_all_to_all_bytes_and_time() -> None:
     """Per MoE layer and micro-batch: 4 all-to-alls of s·b·k·h 16-bit values, (ep − 1)/ep of them leaving the GPU."""
-    view = hypothetical(catalog.gpu_by_id("h100-sxm5-80gb"), 8, 8, 50)
+    view = hypothetical(h100(), 8, 8, 50)
     w = mixtral_workload(nodes=8, global_batch=256)
     lay = build("tp=1,pp=4,vpp=8,ep=8", view, w)
     seconds, line = all_to_all(view, w, lay, False, 16)
@@ -143,11 +153,12 @@ def test_mixtral_from_the_cli_against_megatron_core() -> None:
     assert 0.9 <= per_gpu / 5281.6 <= 1.1
     assert c["fits"] and c["memory"]["total_bytes"] < 80e9
     assert d["workload"]["architecture"]["active_params"] == architecture_from_hf_config(MIXTRAL).active_params()
-    assert "--expert-model-parallel-size 8" in d["snippet"]["torchrun"] and "--num-experts 8" in d["snippet"]["torchrun"]
+    launch = d["snippet"]["torchrun"]
+    assert "--expert-model-parallel-size 8" in launch and "--num-experts 8" in launch
 
 
 def test_mixtral_default_advice_runs() -> None:
     """Without --layout: the usual candidates for a MoE model (no expert parallel among them, but its memory right)."""
-    view = hypothetical(catalog.gpu_by_id("h100-sxm5-80gb"), 8, 1)
+    view = hypothetical(h100(), 8, 1)
     cands, _ = S.candidates(view, mixtral_workload())
     assert cands and all(c.memory.params_bytes > 0 for c in cands)

@@ -23,10 +23,10 @@ KEYS = ("tp", "pp", "vpp", "vp", "cp", "dp", "ep", "zero", "fsdp", "dp_shard", "
 EXAMPLE = "tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1 or fsdp=8,tp=8,pp=8"
 
 
-def parse(text: str) -> dict[str, int | tuple[int, int]]:
-    """The sizes a layout string names (no checks against a rig)."""
+def parse(text: str) -> dict[str, int]:
+    """The sizes a layout string names (no checks against a rig); hsdp=RxS as dp_replicate=R, dp_shard=S."""
     where = f"--layout {text!r}"
-    out: dict[str, int | tuple[int, int]] = {}
+    out: dict[str, int] = {}
     parts = [p.strip() for p in text.replace(" ", "").split(",") if p.strip()]
     if not parts:
         raise InputError(f"{where}: empty; write sizes like {EXAMPLE}")
@@ -36,13 +36,13 @@ def parse(text: str) -> dict[str, int | tuple[int, int]]:
         if not sep or key not in KEYS:
             raise InputError(f"{where}: '{part}' is not one of {', '.join(KEYS)} = a size; write sizes like {EXAMPLE}")
         key = "vpp" if key == "vp" else ("dp_shard" if key == "fsdp" else key)
-        if key in out:
+        if key in out or (key == "hsdp" and ("dp_shard" in out or "dp_replicate" in out)):
             raise InputError(f"{where}: {key} given twice")
         if key == "hsdp":
             m = re.fullmatch(r"(\d+)[x*](\d+)", value)
             if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
                 raise InputError(f"{where}: hsdp={value}: write replicas x shard group, e.g. hsdp=2x8")
-            out[key] = (int(m.group(1)), int(m.group(2)))
+            out["dp_replicate"], out["dp_shard"] = int(m.group(1)), int(m.group(2))
             continue
         if not re.fullmatch(r"-?\d+", value):
             raise InputError(f"{where}: {key}={value} is not a whole number")
@@ -68,19 +68,11 @@ def build(text: str, view: RigView, w: Workload) -> Layout:
     sizes = parse(text)
     a = w.arch
     world = view.total_gpus
-    tp, pp, cp, ep = (int(sizes.get(k, 1)) for k in ("tp", "pp", "cp", "ep"))  # type: ignore[call-overload]
-    vpp = int(sizes.get("vpp", 1))  # type: ignore[call-overload]
-    hybrid = False
+    tp, pp, cp, ep, vpp = (sizes.get(k, 1) for k in ("tp", "pp", "cp", "ep", "vpp"))
     zero = sizes.get("zero")
-    replicate, shard = 1, 0
-    if "hsdp" in sizes:
-        replicate, shard = sizes["hsdp"]  # type: ignore[misc]
-        hybrid = True
-    if "dp_shard" in sizes or "dp_replicate" in sizes:
-        shard = int(sizes.get("dp_shard", 0))  # type: ignore[call-overload]
-        replicate = int(sizes.get("dp_replicate", 1))  # type: ignore[call-overload]
-        hybrid = replicate > 1 and shard > 1
-    torchtitan = bool(shard) or "hsdp" in sizes or "dp_replicate" in sizes
+    shard, replicate = sizes.get("dp_shard", 0), sizes.get("dp_replicate", 1)
+    hybrid = replicate > 1 and shard > 1
+    torchtitan = bool(shard) or "dp_replicate" in sizes
     if torchtitan and zero is not None and zero != 3:
         raise InputError(f"{where}: fsdp / dp_shard / hsdp shard with FSDP (ZeRO-3): leave zero out or give zero=3")
     rest, left = divmod(world, tp * pp * cp)
@@ -92,12 +84,14 @@ def build(text: str, view: RigView, w: Workload) -> Layout:
             shard = rest // replicate
         dp = replicate * shard
     else:
-        dp = int(sizes.get("dp", rest))  # type: ignore[call-overload]
+        dp = sizes.get("dp", rest)
     if dp * tp * pp * cp != world:
         raise InputError(f"{where}: dp·tp·pp·cp = {dp * tp * pp * cp}, but the rig has {world} GPUs"
-                         f" ({view.nodes} node{'s' if view.nodes > 1 else ''} of {view.gpus_per_node}; --nodes sets how many)")
+                         f" ({view.nodes} node{'s' if view.nodes > 1 else ''} of {view.gpus_per_node};"
+                         " --nodes sets how many)")
     if tp > 1 and (a.heads % tp or a.kv_heads % tp):
-        raise InputError(f"{where}: tp={tp} does not divide the model's {a.heads} attention heads and {a.kv_heads} KV heads")
+        raise InputError(f"{where}: tp={tp} does not divide the model's {a.heads} attention heads and "
+                         f"{a.kv_heads} KV heads")
     if vpp > 1 and pp == 1:
         raise InputError(f"{where}: vpp={vpp} needs a pipeline (pp > 1): virtual stages interleave a pipeline's ranks")
     if pp * vpp > a.layers:
@@ -113,7 +107,7 @@ def build(text: str, view: RigView, w: Workload) -> Layout:
     if w.finetune != "full" and (tp > 1 or pp > 1):
         raise InputError(f"{where}: tensor / pipeline parallel with --finetune {w.finetune}: adapter training runs "
                          "under PEFT with DDP, FSDP or DeepSpeed (use dp / fsdp sizes)")
-    stage = 3 if torchtitan else (int(zero) if zero is not None else (1 if dp > 1 else 0))  # type: ignore[arg-type]
+    stage = 3 if torchtitan else (zero if zero is not None else (1 if dp > 1 else 0))
     if dp == 1:
         stage = 0 if not torchtitan else stage
     group = (shard if hybrid else dp) * cp
@@ -160,7 +154,8 @@ def split_context(sc: T.StepCompute, cp: int) -> T.StepCompute:
                          sc.hardware_flops / cp, parts, sc.floor_bound, sc.mode)
 
 
-def ring_attention_seconds(view: RigView, w: Workload, lay: Layout, recompute: bool, accumulation: int) -> tuple[float, str]:
+def ring_attention_seconds(view: RigView, w: Workload, lay: Layout, recompute: bool,
+                           accumulation: int) -> tuple[float, str]:
     """(seconds, detail) per step of context parallelism's ring on one GPU.
 
     Ring attention (Liu et al. 2023; Megatron-Core's and torchtitan's context parallel): each of the cp − 1

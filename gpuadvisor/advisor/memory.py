@@ -209,7 +209,8 @@ def in_flight(lay: Layout, accumulation: int, stage: str = "first") -> float:
     return min(chunks, m * v) / v
 
 
-def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int, stage: str | None = None) -> tuple[float, float]:
+def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int,
+                stage: str | None = None) -> tuple[float, float]:
     """(activation bytes on the busiest GPU, of which the loss's logits).
 
     Per layer and token, Architecture.activation_bytes_per_token_layer (Korthikanti et al. 2022's count for any

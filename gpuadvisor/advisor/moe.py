@@ -69,7 +69,8 @@ def moe_fields(data: dict[str, Any], p: Path) -> dict[str, Any]:
         raise InputError(f"{p}: {out['experts_per_token']} experts per token of {out['experts']}: not a MoE routing")
     if mt in ("deepseek_v2", "deepseek_v3"):
         width = _int(data, p, "moe_intermediate_size")
-        out.update(expert_intermediate=width, shared_experts=_int(data, p, "n_shared_experts", default=0), shared_intermediate=width)
+        shared = _int(data, p, "n_shared_experts", default=0)
+        out.update(expert_intermediate=width, shared_experts=shared, shared_intermediate=width)
         heads = _int(data, p, "num_attention_heads")
         nope, rope = _int(data, p, "qk_nope_head_dim"), _int(data, p, "qk_rope_head_dim")
         v, kv_rank = _int(data, p, "v_head_dim"), _int(data, p, "kv_lora_rank")
@@ -135,6 +136,7 @@ def all_to_all(view: RigView, w: Workload, lay: Layout, recompute: bool, accumul
     layers = -(-a.moe_layers // lay.pp)
     count = ALL_TO_ALLS_PER_LAYER + (2 if recompute else 0)
     seconds = accumulation * layers * count * msg / (bw * 1e9)
-    line = (f"expert parallel: {count} all-to-alls of {msg / 1e6:.1f} MB per MoE layer and micro-batch over {lay.ep} GPUs "
+    line = (f"expert parallel: {count} all-to-alls of {msg / 1e6:.1f} MB per MoE layer and micro-batch over "
+            f"{lay.ep} GPUs "
             f"{where}, not overlapped")
     return seconds, line

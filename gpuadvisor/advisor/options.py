@@ -67,8 +67,8 @@ def workload_options(f: F) -> F:
                           "0.21 (CUDA-graph memory subtracted from the budget)."),
         click.option("--max-num-seqs", "max_num_seqs", type=Count(1, 2**20), help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024)."),
         click.option("--layout", metavar="SIZES",
-                     help="Evaluate exactly this layout: Megatron sizes tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1, or torchtitan's "
-                          "fsdp=8,tp=8,pp=8 / hsdp=2x8 (dp takes the GPUs left)."),
+                     help="Evaluate exactly this layout: Megatron sizes tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1, "
+                          "or torchtitan's fsdp=8,tp=8,pp=8 / hsdp=2x8 (dp takes the GPUs left)."),
         click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
         click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),
                      help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed)."),

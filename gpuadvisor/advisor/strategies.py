@@ -34,12 +34,13 @@ class Comm:
 
     @property
     def total_seconds(self) -> float:
-        return self.dp_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds + self.cp_seconds + self.ep_seconds
+        return (self.dp_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds + self.cp_seconds
+                + self.ep_seconds)
 
     @property
     def exposed_seconds(self) -> float:
-        return (self.dp_exposed_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds + self.cp_exposed_seconds
-                + self.ep_seconds)
+        return (self.dp_exposed_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds
+                + self.cp_exposed_seconds + self.ep_seconds)
 
 
 @dataclass
@@ -466,7 +467,8 @@ def candidates(view: RigView, w: Workload, rates: T.Rates | None = None) -> tupl
     if w.layout:
         from gpuadvisor.advisor.layout import build
 
-        lays, excluded = [build(w.layout, view, w)], [{"strategy": "every other layout", "reason": f"--layout {w.layout} asked for this one"}]
+        lays = [build(w.layout, view, w)]
+        excluded = [{"strategy": "every other layout", "reason": f"--layout {w.layout} asked for this one"}]
     else:
         lays, excluded = layouts(view, w)
     out = []

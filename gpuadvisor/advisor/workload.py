@@ -232,7 +232,8 @@ def architecture_from_spec(spec: catalog.ModelSpec) -> Architecture:
         expert_intermediate=spec.moe_intermediate_size,
         shared_experts=spec.n_shared_experts,
         shared_intermediate=spec.shared_intermediate_size,
-        moe_layers=(spec.num_hidden_layers if spec.moe_layers is None else spec.moe_layers) if spec.num_local_experts else 0,
+        moe_layers=0 if not spec.num_local_experts else (
+            spec.num_hidden_layers if spec.moe_layers is None else spec.moe_layers),
         expert_bias=spec.expert_bias,
     )
 
@@ -269,8 +270,8 @@ def architecture_from_params(params: float) -> Architecture:
     )
 
 
-GATED_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "granite", "olmo2", "internlm2", "yi", "deepseek",
-               "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text"}
+GATED_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "granite", "olmo2", "internlm2", "yi", "deepseek"}
+GATED_TYPES |= {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text"}  # MoE, gated experts
 
 
 def architecture_from_hf_config(path: str | Path) -> Architecture:
