@@ -162,3 +162,22 @@ def test_mixtral_default_advice_runs() -> None:
     view = hypothetical(h100(), 8, 1)
     cands, _ = S.candidates(view, mixtral_workload())
     assert cands and all(c.memory.params_bytes > 0 for c in cands)
+
+
+def test_capacity_factor_pads_compute_not_parameters() -> None:
+    """Megatron-Core's --moe-expert-capacity-factor with padding: every expert computes capacity × its share of the
+    tokens, so the MLP work and the all-to-all grow by the factor while the parameter counts stay."""
+    from dataclasses import replace
+
+    w = mixtral_workload(nodes=8, global_batch=256)
+    padded = replace(w, arch=replace(w.arch, capacity_factor=1.25))
+    assert padded.arch.params == w.arch.params and padded.arch.active_params() == w.arch.active_params()
+    assert padded.arch.mlp_width() == 35840 and padded.arch.mlp_width(padded=False) == 28672
+    view = hypothetical(h100(), 8, 8, 50)
+    lay = build("tp=1,pp=4,vpp=8,ep=8", view, w)
+    plain_s, _ = all_to_all(view, w, lay, False, 16)
+    padded_s, _ = all_to_all(view, padded, lay, False, 16)
+    assert padded_s == pytest.approx(1.25 * plain_s)
+    assert S.evaluate(view, padded, lay, False).compute_seconds > S.evaluate(view, w, lay, False).compute_seconds  # type: ignore[operator]
+    r = run("--simulate", "dgx-h100", "--model", "llama-3-8b", "--capacity-factor", "1.25")
+    assert r.returncode == 2 and "not a mixture-of-experts model" in r.stderr

@@ -197,4 +197,6 @@ def megatron_layout_args(w: Workload, lay: Layout) -> list[str]:
                  f"--moe-ffn-hidden-size {a.expert_intermediate}"]
         if lay.ep > 1:
             args.append(f"--expert-model-parallel-size {lay.ep}")
+        if a.capacity_factor:
+            args += [f"--moe-expert-capacity-factor {a.capacity_factor:g}", "--moe-pad-expert-input-to-capacity"]
     return args

@@ -28,7 +28,7 @@ WORKLOAD_OPTION_NAMES = (
     "model", "params", "hf_config", "task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch",
     "checkpointing", "finetune", "lora_rank", "trainable_fraction", "flash_attention", "state_bytes", "context",
     "concurrency", "kv_cache_dtype", "mfu", "nodes", "inter_node_gbps", "compile", "loss", "optimizer_in_backward",
-    "vllm_version", "max_num_seqs", "layout",
+    "vllm_version", "max_num_seqs", "layout", "capacity_factor",
 )
 
 
@@ -69,6 +69,9 @@ def workload_options(f: F) -> F:
         click.option("--layout", metavar="SIZES",
                      help="Evaluate exactly this layout: Megatron sizes tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1, "
                           "or torchtitan's fsdp=8,tp=8,pp=8 / hsdp=2x8 (dp takes the GPUs left)."),
+        click.option("--capacity-factor", "capacity_factor", type=Finite(1, 64),
+                     help="MoE: pad each expert's tokens to this capacity factor (Megatron-Core's "
+                          "--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); default dropless."),
         click.option("--nodes", type=Count(1, 2**20), help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes."),
         click.option("--inter-node-gbps", "inter_node_gbps", type=Finite(0, 1e5, min_open=True),
                      help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed)."),

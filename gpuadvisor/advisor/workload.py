@@ -66,14 +66,14 @@ class Architecture:
     def is_moe(self) -> bool:
         return self.experts > 0 and self.moe_layers > 0
 
-    def mlp_width(self) -> int:
+    def mlp_width(self, padded: bool = True) -> int:
         """The MLP width a token goes through, averaged over the layers: `intermediate` for a dense model; for a
         MoE model its top-k routed experts (times the capacity factor when tokens are padded to capacity) and its
         shared experts in the MoE layers, `intermediate` in the dense ones. Active parameters, FLOPs and
-        activations follow from it."""
+        activations follow from it (``padded=False``: without the capacity padding, the parameters' width)."""
         if not self.is_moe:
             return self.intermediate
-        cf = self.capacity_factor or 1.0
+        cf = (self.capacity_factor or 1.0) if padded else 1.0
         moe = cf * self.experts_per_token * self.expert_intermediate + self.shared_experts * self.shared_intermediate
         dense = self.layers - self.moe_layers
         return round((self.moe_layers * moe + dense * self.intermediate) / self.layers)
@@ -94,8 +94,12 @@ class Architecture:
         """Parameters a token does not go through: the routed experts it is not sent to, and the routers'."""
         if not self.is_moe:
             return 0
-        k = self.experts_per_token * (self.capacity_factor or 1.0)
+        k = self.experts_per_token
         return round(self.expert_params() * (1 - k / self.experts)) + self.moe_layers * self.hidden * self.experts
+
+    def _padding_params(self) -> int:
+        """What the capacity padding adds to the per-layer linear shapes: compute, not parameters."""
+        return self._mlp_matrices() * self.hidden * (self.mlp_width() - self.mlp_width(padded=False))
 
     def active_params(self) -> int:
         """Parameters one token is multiplied by in a MoE model (all of them for a dense one)."""
@@ -119,7 +123,7 @@ class Architecture:
         elif self.attention_bias:
             n += self.q_dim + 2 * self.kv_dim
         n += self.norms_per_layer * self._norm_params()
-        return n + self._inactive_params() // self.layers
+        return n + self._inactive_params() // self.layers - self._padding_params()
 
     def layer_linear_params(self) -> int:
         return sum(a * b for a, b in self.linear_shapes())
@@ -509,6 +513,10 @@ class Workload:
             arch = architecture_from_params(_number(kw["params"], "--params"))
         else:
             arch = architecture_from_hf_config(kw["hf_config"])
+        if kw.get("capacity_factor") is not None:
+            if not arch.is_moe:
+                raise InputError(f"--capacity-factor {kw['capacity_factor']}: {arch.name} is not a mixture-of-experts model")
+            arch = replace(arch, capacity_factor=float(kw["capacity_factor"]))
         w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
         simple = {"task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch", "checkpointing", "finetune",
                   "lora_rank", "trainable_fraction", "state_bytes", "context", "concurrency", "kv_cache_dtype", "mfu", "nodes",
