@@ -275,7 +275,8 @@ def architecture_from_params(params: float) -> Architecture:
 
 
 GATED_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "granite", "olmo2", "internlm2", "yi", "deepseek"}
-GATED_TYPES |= {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text"}  # MoE, gated experts
+# Mixture-of-experts families: gated (SwiGLU) experts.
+GATED_TYPES |= {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text"}
 
 
 def architecture_from_hf_config(path: str | Path) -> Architecture:
@@ -515,7 +516,8 @@ class Workload:
             arch = architecture_from_hf_config(kw["hf_config"])
         if kw.get("capacity_factor") is not None:
             if not arch.is_moe:
-                raise InputError(f"--capacity-factor {kw['capacity_factor']}: {arch.name} is not a mixture-of-experts model")
+                raise InputError(f"--capacity-factor {kw['capacity_factor']}: {arch.name} is not a "
+                                 "mixture-of-experts model")
             arch = replace(arch, capacity_factor=float(kw["capacity_factor"]))
         w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
         simple = {"task", "precision", "optimizer", "seq_len", "micro_batch", "global_batch", "checkpointing", "finetune",
