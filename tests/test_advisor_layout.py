@@ -201,3 +201,17 @@ def test_forced_layout_with_vp_and_cp_from_the_cli() -> None:
     assert 0.8 <= c["tokens_per_second"] / 1024 / 302 <= 1.2
     assert "--num-layers-per-virtual-pipeline-stage 1" in d["snippet"]["torchrun"]
     assert "--context-parallel-size 2" in d["snippet"]["torchrun"]
+
+
+def test_forced_hsdp_matches_the_built_in_hybrid_shard_candidate() -> None:
+    """hsdp=2x8 on two 8-GPU nodes is the HYBRID_SHARD candidate the advisor enumerates itself: same memory, same
+    collectives; hsdp=4x4 shards over half a node and all-reduces across 4 replicas instead."""
+    view = hypothetical(h100(), 8, 2)
+    w = workload("llama-3-8b", nodes=2, checkpointing="none")
+    built_in = next(lay for lay in S.layouts(view, w)[0] if lay.key == "hsdp")
+    a = S.evaluate(view, w, built_in, False)
+    b = S.evaluate(view, w, build("hsdp=2x8", view, w), False)
+    assert b.memory.total_bytes == pytest.approx(a.memory.total_bytes)
+    assert b.comm.dp_seconds == pytest.approx(a.comm.dp_seconds)
+    c = S.evaluate(view, w, build("hsdp=4x4", view, w), False)
+    assert c.memory.params_bytes == pytest.approx(2 * a.memory.params_bytes)  # weights sharded over 4, not 8

@@ -380,12 +380,15 @@ def communication(view: RigView, w: Workload, lay: Layout, recompute: bool, acc:
     units = w.arch.layers + 2  # FSDP units: each layer, the embedding and the output layer
     if dp > 1:
         if lay.hybrid:
-            bw_in = view.intra_busbw(view.gpus_per_node, nvlink=view.nvlink_ring())
             shard = view.gpus_per_node
+            if lay.forced:  # --layout hsdp=RxS: its own shard group (S · cp GPUs), the rest replicas
+                shard = max(1, min(lay.shard_group, view.gpus_per_node))
+            bw_in = view.intra_busbw(shard, nvlink=view.nvlink_ring())
             lat = units * F.ring_latency_seconds("all_gather", shard, spans_nodes=False)
             ag = F.collective_seconds("all_gather", gather_bytes, shard, bw_in.gbps) + lat
             rs = F.collective_seconds("reduce_scatter", grad_bytes, shard, bw_in.gbps) + lat
-            cross = F.collective_seconds("all_reduce", grad_bytes / shard, view.nodes, view.inter_node.gbps)
+            replicas = max(1, dp // shard) if lay.forced else view.nodes
+            cross = F.collective_seconds("all_reduce", grad_bytes / shard, replicas, view.inter_node.gbps)
             c.busbw = bw_in
             c.dp_bytes = acc * (2 * gather_bytes + grad_bytes) + grad_bytes / shard
             c.dp_seconds = acc * (2 * ag + rs) + cross
