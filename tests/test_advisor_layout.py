@@ -215,3 +215,15 @@ def test_forced_hsdp_matches_the_built_in_hybrid_shard_candidate() -> None:
     assert b.comm.dp_seconds == pytest.approx(a.comm.dp_seconds)
     c = S.evaluate(view, w, build("hsdp=4x4", view, w), False)
     assert c.memory.params_bytes == pytest.approx(2 * a.memory.params_bytes)  # weights sharded over 4, not 8
+
+
+def test_torchtitan_tensor_parallel_keeps_the_gathered_inputs() -> None:
+    """PyTorch's tensor parallel keeps the all-gathered inputs of the attention and MLP for the backward pass;
+    Megatron-LM keeps the sequence-parallel shard: per layer and token 4·h·(t − 1)/t bytes more with torchtitan."""
+    view = hypothetical(h100(), 8, 2)
+    w = workload("llama-3-70b", nodes=2, seq_len=8192, checkpointing="none")
+    titan = build("fsdp=2,tp=8", view, w)
+    megatron = build("tp=8,dp=2,zero=3", view, w)
+    a_titan, _ = activations(w, titan, False, 1)
+    a_meg, _ = activations(w, megatron, False, 1)
+    assert a_titan - a_meg == pytest.approx(80 * 4 * 8192 * 8192 * 7 / 8)

@@ -95,9 +95,12 @@ def test_deepseek_dense_layers_and_latent_attention(tmp_path: Path) -> None:
     assert a.attention_shapes[0] == (7168, 1536) and a.attention_shapes[-1] == (128 * 128, 7168)
 
 
-def test_qwen3_moe_preset_against_its_model_card() -> None:
+def test_moe_presets_against_their_model_cards() -> None:
     a = architecture_from_spec(catalog.find_model("qwen3-30b-a3b"))  # type: ignore[arg-type]
     assert a.params == pytest.approx(30.5e9, rel=0.005) and a.active_params() == pytest.approx(3.3e9, rel=0.02)
+    g = architecture_from_spec(catalog.find_model("gpt-oss-120b"))  # type: ignore[arg-type]
+    assert g.params == pytest.approx(116.83e9, rel=0.001)
+    assert g.active_params() - g.embedding_params() == pytest.approx(5.13e9, rel=0.01)
 
 
 def test_moe_config_without_top_k_is_refused(tmp_path: Path) -> None:

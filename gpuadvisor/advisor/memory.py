@@ -230,6 +230,12 @@ def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int,
     per_token = a.activation_bytes_per_token_layer(kept)
     if not w.fused_attention:
         per_token += C.KORTHIKANTI_ATTENTION * a.heads * s
+    if t > 1 and lay.framework.startswith("torchtitan"):
+        # PyTorch's tensor parallel (DTensor SequenceParallel → ColwiseParallel) all-gathers the normed input of
+        # the attention and of the MLP and autograd keeps that gathered copy for the weight gradients; Megatron-LM
+        # keeps the sequence-parallel shard and all-gathers it again in the backward pass (Korthikanti et al.
+        # 2022, section 4.2.2). Two 16-bit h-wide tensors per token stay whole: (t − 1)/t of them on top.
+        per_token += 2 * 2 * a.hidden * (t - 1)
     full_layer = per_token * tokens / t
     stored = C.FULL_RECOMPUTE_PER_LAYER * a.hidden * tokens / t if mode == "full" else full_layer
     layers = stage_layers(w, lay)
