@@ -227,3 +227,19 @@ def test_torchtitan_tensor_parallel_keeps_the_gathered_inputs() -> None:
     a_titan, _ = activations(w, titan, False, 1)
     a_meg, _ = activations(w, megatron, False, 1)
     assert a_titan - a_meg == pytest.approx(80 * 4 * 8192 * 8192 * 7 / 8)
+
+
+def test_torchtitan_layout_launches_torchtitan() -> None:
+    """A layout in torchtitan's spelling gets torchtitan's command line, with the published 405B run's local batch
+    (32 = 8 micro-batches of 4) and its interleaved schedule."""
+    r = run("--simulate", "dgx-h100", "--nodes", "64", "--model", "llama-3.1-405b", "--layout",
+            "fsdp=8,tp=8,pp=8,vpp=2", "--micro-batch", "4", "--global-batch", "256", "--seq-len", "8192",
+            "--checkpointing", "full", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)["snippet"]
+    assert s["kind"] == "torchtitan" and " -m torchtitan.train " in s["torchrun"]
+    for flag in ("--training.local_batch_size 32", "--parallelism.data_parallel_shard_degree 8",
+                 "--parallelism.tensor_parallel_degree 8", "--parallelism.pipeline_parallel_schedule Interleaved1F1B",
+                 "--parallelism.pipeline_parallel_layers_per_stage 8", "--activation_checkpoint.mode full"):
+        assert flag in s["torchrun"]
+    assert "pretrain_gpt.py" not in s["torchrun"]

@@ -200,3 +200,30 @@ def megatron_layout_args(w: Workload, lay: Layout) -> list[str]:
         if a.capacity_factor:
             args += [f"--moe-expert-capacity-factor {a.capacity_factor:g}", "--moe-pad-expert-input-to-capacity"]
     return args
+
+
+def torchtitan_args(w: Workload, lay: Layout, accumulation: int, recompute: bool) -> str:
+    """torchtitan's command-line overrides for a layout given in its spelling (torchtitan/config/job_config.py,
+    2025: [parallelism] data_parallel_shard_degree, data_parallel_replicate_degree, tensor_parallel_degree,
+    pipeline_parallel_degree, pipeline_parallel_schedule, pipeline_parallel_microbatch_size,
+    pipeline_parallel_layers_per_stage, context_parallel_degree, expert_parallel_degree; [training] local_batch_size,
+    seq_len; [activation_checkpoint] mode)."""
+    replicate = lay.dp // max(1, lay.shard_group // lay.cp) if lay.hybrid else 1
+    args = ["--job.config_file train.toml", f"--training.seq_len {w.seq}",
+            f"--training.local_batch_size {w.micro_batch * accumulation}",
+            f"--parallelism.data_parallel_shard_degree {lay.dp // replicate}"]
+    if replicate > 1:
+        args.append(f"--parallelism.data_parallel_replicate_degree {replicate}")
+    for name, n in (("tensor_parallel", lay.tp), ("context_parallel", lay.cp), ("expert_parallel", lay.ep)):
+        if n > 1:
+            args.append(f"--parallelism.{name}_degree {n}")
+    if lay.pp > 1:
+        args += [f"--parallelism.pipeline_parallel_degree {lay.pp}",
+                 f"--parallelism.pipeline_parallel_schedule {'Interleaved1F1B' if lay.vpp > 1 else '1F1B'}",
+                 f"--parallelism.pipeline_parallel_microbatch_size {w.micro_batch}"]
+        if lay.vpp > 1:
+            per_stage = math.ceil(w.arch.layers / (lay.pp * lay.vpp))
+            args.append(f"--parallelism.pipeline_parallel_layers_per_stage {per_stage}")
+    mode = "full" if recompute else ("selective" if w.checkpointing == "selective" else "none")
+    args.append(f"--activation_checkpoint.mode {mode}")
+    return " ".join(args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.advisor.config_memory import bucket_bytes, bucket_sizes
-from gpuadvisor.advisor.layout import megatron_layout_args
+from gpuadvisor.advisor.layout import megatron_layout_args, torchtitan_args
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
@@ -282,6 +282,11 @@ def training_snippet(w: Workload, lay: Layout, accumulation: int, global_batch: 
     """The launch snippet for a layout, as plain data (the renderers print it)."""
     out: dict[str, Any] = {"nproc_per_node": gpus_per_node, "nnodes": nodes, "deepspeed_config": None, "fsdp": None,
                            "accelerate_config": None, "accelerate_launch": None, "code": None}
+    if lay.forced and lay.framework.startswith("torchtitan"):  # advise --layout in torchtitan's spelling
+        out["kind"] = "torchtitan"
+        out["torchrun"] = torchrun_line(gpus_per_node, nodes, "-m torchtitan.train",
+                                        torchtitan_args(w, lay, accumulation, recompute))
+        return out
     if lay.tp > 1 or lay.pp > 1 or lay.cp > 1 or lay.ep > 1:
         out["kind"] = "megatron"
         out["torchrun"] = torchrun_line(gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute))
