@@ -39,6 +39,7 @@ from gpuadvisor.advisor import formulas as F  # noqa: E402
 from gpuadvisor.advisor import inference as I  # noqa: E402
 from gpuadvisor.advisor import strategies as S  # noqa: E402
 from gpuadvisor.advisor import timing as T  # noqa: E402
+from gpuadvisor.advisor.layout import build as build_layout  # noqa: E402
 from gpuadvisor.advisor.memory import Layout  # noqa: E402
 from gpuadvisor.advisor.rigview import hypothetical  # noqa: E402
 from gpuadvisor.advisor.workload import Architecture, Workload, architecture_from_spec  # noqa: E402
@@ -148,6 +149,8 @@ def workload(case: dict[str, Any]) -> Workload:
     if task == "train":
         world = case.get("gpus_per_node", 1) * nodes
         dp = world // (case.get("tp", 1) * case.get("pp", 1))
+        if "layout" in case:  # advise --layout's spelling: its data-parallel size
+            dp = build_layout(case["layout"], view_for(case), w).dp
         w = dataclasses.replace(w, global_batch=case["micro_batch"] * case.get("accumulation", 1) * dp)
     w.validate()
     return w
@@ -163,6 +166,8 @@ def layout(case: dict[str, Any], view: Any) -> Layout:
     world = view.total_gpus
     strategy = case.get("strategy", "single")
     spans = view.nodes > 1
+    if "layout" in case:
+        return build_layout(case["layout"], view, workload(case))
     if strategy == "single":
         return Layout("single", "single GPU", "PyTorch", 0, dp=1)
     if strategy in ("ddp", "zero1", "zero2", "fsdp", "fsdp-offload"):

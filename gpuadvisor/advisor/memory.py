@@ -27,6 +27,10 @@ class Layout:
     dp_spans_nodes: bool = False
     pp_across_nodes: bool = False
     last_resort: bool = False  # shown, but picked only when nothing else fits (tensor parallel over PCIe, CPU offload)
+    vpp: int = 1  # virtual pipeline stages per rank (interleaved 1F1B, Narayanan et al. 2021)
+    cp: int = 1  # context parallel: each sequence split over cp GPUs (ring attention)
+    ep: int = 1  # expert parallel: a MoE layer's experts split over ep GPUs
+    forced: bool = False  # given with advise --layout: evaluated exactly as written
 
 
 @dataclass
@@ -94,7 +98,36 @@ def state_split(w: Workload) -> StateSplit:
     return StateSplit(frozen, a.weights, a.grads, a.master + states, opt.per_tensor)
 
 
-def model_states(w: Workload, lay: Layout) -> tuple[float, float, float]:
+def stage_layers(w: Workload, lay: Layout) -> int:
+    """Transformer layers on one GPU: ceil(L/p), or with v virtual stages v chunks of ceil(L/(p·v)) layers
+    (Narayanan et al. 2021, section 2.2.2: each device holds v model chunks)."""
+    if lay.pp <= 1:
+        return w.arch.layers
+    return math.ceil(w.arch.layers / (lay.pp * lay.vpp)) * lay.vpp
+
+
+def stage_params(w: Workload, lay: Layout, stage: str = "first") -> tuple[float, float]:
+    """(non-expert, expert) parameters on one GPU of the ``first`` or ``last`` pipeline stage, before ZeRO sharding.
+
+    The first stage holds the input embedding, the last the final norm and the output layer (both, with tied
+    embeddings, as Megatron-LM keeps a copy of the embedding on the last stage); each its own transformer layers.
+    Non-expert parameters are split over tensor parallel, the routed experts over expert parallel
+    (advisor.moe.expert_split). Without a pipeline: every parameter, as before.
+    """
+    a = w.arch
+    experts = float(a.expert_params())
+    if lay.pp <= 1:
+        return (w.params - experts) / lay.tp, experts / lay.ep
+    scale = w.params / a.counted_params()  # --params: the count given wins over the shape's
+    share = stage_layers(w, lay) / a.layers
+    layer_part = (a.layers * a.layer_params() - experts) * share
+    ends = a.embedding_params() if stage == "first" else a.head_params() + a._norm_params()
+    if stage == "last" and a.tied_embeddings:
+        ends += a.embedding_params()
+    return (layer_part + ends) * scale / lay.tp, experts * share * scale / lay.ep
+
+
+def model_states(w: Workload, lay: Layout, stage: str = "first") -> tuple[float, float, float]:
     """(params, grads, optimizer) bytes per GPU, before offload.
 
     Full training: the ZeRO paper's per-component sharding (stage 1 optimizer, 2 + gradients, 3 + weights),
@@ -106,6 +139,19 @@ def model_states(w: Workload, lay: Layout) -> tuple[float, float, float]:
     mp = lay.tp * lay.pp
     n = lay.shard_group if lay.zero_stage else 1
     tensors = w.arch.param_tensors()
+    if w.finetune == "full" and (lay.pp > 1 or w.arch.is_moe):
+        from gpuadvisor.advisor.moe import expert_shard_group
+
+        dense, expert = stage_params(w, lay, stage)
+        m = expert_shard_group(lay) if lay.zero_stage else 1
+        parts = [(dense, n), (expert, m)]
+
+        def sharded(per: float, stage_from: int) -> float:
+            return sum(per * psi / (k if lay.zero_stage >= stage_from else 1) for psi, k in parts)
+
+        weights, grads = sharded(sp.weights, 3), sharded(sp.grads, 2)
+        optim = sharded(sp.optimizer, 1) + sp.per_tensor * tensors / mp / (n if lay.zero_stage else 1)
+        return weights, grads, optim
     if w.finetune == "full":
         psi = w.params / mp
         weights = sp.weights * psi
@@ -151,34 +197,82 @@ def loss_bytes(w: Workload, t: int = 1) -> float:
     return w.seq * w.micro_batch * w.arch.vocab * C.LOSS_LOGIT_BYTES[w.loss] / t
 
 
-def activations(w: Workload, lay: Layout, recompute: bool, accumulation: int) -> tuple[float, float]:
+def in_flight(lay: Layout, accumulation: int, stage: str = "first") -> float:
+    """Layers' worth of one micro-batch's activations a pipeline rank holds at its peak, per layer it owns.
+
+    1F1B (Narayanan et al. 2021, section 2.2.1; PyTorch's Schedule1F1B): rank i runs p − i warm-up forwards before
+    its first backward, so the first stage holds min(p, m) micro-batches of its layers, the last one.
+    Interleaved 1F1B with v chunks per rank (Megatron-LM's schedules.py, PyTorch's ScheduleInterleaved1F1B):
+    rank i's warm-up is 2·(p − 1 − i) + (v − 1)·p chunk forwards, so the first rank holds v·p + p − 1 chunks of
+    L/(p·v) layers: its L/p layers × (1 + (p − 1)/(p·v)) micro-batches, as Korthikanti et al. 2022 (section
+    4.2.3) count it; the last rank (v − 1)·p + 1 chunks. Never more than the m micro-batches of the step.
+    Returned as a multiple of the rank's layers (1 = one micro-batch of every layer it owns).
+    """
+    p, v, m = lay.pp, lay.vpp, max(1, accumulation)
+    if p <= 1:
+        return 1.0
+    if v <= 1:
+        return float(min(p, m)) if stage == "first" else 1.0
+    chunks = v * p + p - 1 if stage == "first" else (v - 1) * p + 1
+    return min(chunks, m * v) / v
+
+
+def activations(
+    w: Workload, lay: Layout, recompute: bool, accumulation: int, stage: str | None = None
+) -> tuple[float, float]:
     """(activation bytes on the busiest GPU, of which the loss's logits).
 
     Per layer and token, Architecture.activation_bytes_per_token_layer (Korthikanti et al. 2022's count for any
     attention/MLP shape, fused attention; selective recomputation keeps less). Tensor-parallel layouts use
-    sequence parallelism (all split over t). With a 1F1B pipeline the first stage holds p micro-batches of its
-    L/p layers, i.e. L layers' worth; the last holds one micro-batch and the logits. Full recomputation keeps
-    each layer's input (2 bytes × hidden per token) and rebuilds one layer's activations at a time.
-    Without fused attention the score matrices (5·a·s/h per token and layer, Korthikanti) are kept too.
+    sequence parallelism (all split over t); context parallelism splits each sequence over cp GPUs (ring
+    attention: each keeps the activations of its s/cp tokens). With a pipeline each rank keeps its layers'
+    activations for the micro-batches in flight (``in_flight``); the last also holds the logits. Full
+    recomputation keeps each layer's input (2 bytes × hidden per token) and rebuilds one layer's activations at a
+    time. Without fused attention the score matrices (5·a·s/h per token and layer, Korthikanti) are kept too.
+    ``stage``: first or last pipeline stage; None: whichever holds more.
     """
     a = w.arch
     s, b, t, p = w.seq, w.micro_batch, lay.tp, lay.pp
     mode = recompute_mode(w, recompute)
-    tokens = s * b
+    tokens = s * b / lay.cp
     kept = mode if mode == "selective" else ("pointwise" if w.compiled else "none")
     per_token = a.activation_bytes_per_token_layer(kept)
     if not w.fused_attention:
         per_token += C.KORTHIKANTI_ATTENTION * a.heads * s
+    if t > 1 and lay.framework.startswith("torchtitan"):
+        # PyTorch's tensor parallel (DTensor SequenceParallel → ColwiseParallel) all-gathers the normed input of
+        # the attention and of the MLP and autograd keeps that gathered copy for the weight gradients; Megatron-LM
+        # keeps the sequence-parallel shard and all-gathers it again in the backward pass (Korthikanti et al.
+        # 2022, section 4.2.2). Two 16-bit h-wide tensors per token stay whole: (t − 1)/t of them on top.
+        per_token += 2 * 2 * a.hidden * (t - 1)
     full_layer = per_token * tokens / t
     stored = C.FULL_RECOMPUTE_PER_LAYER * a.hidden * tokens / t if mode == "full" else full_layer
-    layers_per_stage = math.ceil(a.layers / p)
-    in_flight = min(p, accumulation) if p > 1 else 1
-    first = layers_per_stage * in_flight * stored + (full_layer if mode == "full" else 0)
-    logits = loss_bytes(w, t)
-    last = layers_per_stage * stored + (full_layer if mode == "full" else 0) + logits
+    layers = stage_layers(w, lay)
+    rebuilt = full_layer if mode == "full" else 0
+    first = layers * in_flight(lay, accumulation, "first") * stored + rebuilt
+    logits = loss_bytes(w, t) / lay.cp
+    last = layers * in_flight(lay, accumulation, "last") * stored + rebuilt + logits
     if p > 1:
+        if stage == "first":
+            return first, 0.0
+        if stage == "last":
+            return last, logits
         return (max(first, last), logits if last >= first else 0.0)
     return first + logits, logits
+
+
+def pipeline_gathered(w: Workload, lay: Layout, accumulation: int, stage: str = "first") -> float:
+    """FSDP (ZeRO-3) inside a pipeline stage: the stage's 16-bit weights stay gathered from the first
+    micro-batch's forward to the last one's backward (torchtitan: "For PP, do not reshard after forward to avoid
+    per-microbatch all-gathers"), and with several micro-batches the gradients accumulate unsharded in the reduce
+    precision (FSDP2 without gradient sync until the last micro-batch; fp32 reduce in torchtitan's recipes)
+    before one reduce-scatter."""
+    if lay.zero_stage < 3 or lay.pp <= 1 or w.finetune != "full":
+        return 0.0
+    dense, expert = stage_params(w, lay, stage)
+    sp = state_split(w)
+    grads = C.DTYPE_BYTES["fp32"] if accumulation > 1 else 0.0
+    return (dense + expert) * (sp.weights + grads)
 
 
 def gathered_unit(w: Workload, lay: Layout) -> float:
@@ -189,7 +283,7 @@ def gathered_unit(w: Workload, lay: Layout) -> float:
     weights (the current and the prefetched one) plus the unit's unsharded gradient before its
     reduce-scatter (PARALLELISM.md; torch FSDP docs, backward_prefetch).
     """
-    if lay.zero_stage < 3:
+    if lay.zero_stage < 3 or (lay.pp > 1 and w.finetune == "full"):  # in a pipeline: pipeline_gathered
         return 0.0
     sp = state_split(w)
     unit = max(w.arch.layer_params(), w.arch.embedding_params(), w.arch.head_params())
@@ -222,7 +316,21 @@ def offload_host_bytes(w: Workload, lay: Layout, gpus_per_node: int, nodes: int)
 def breakdown(
     w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus_per_node: int, nodes: int
 ) -> MemoryBreakdown:
-    params, grads, optim = model_states(w, lay)
+    """Memory per GPU; with a pipeline, of the rank that needs the most (the first stage: embedding and the most
+    micro-batches in flight; or the last: output layer and logits), as published peaks are the maximum over
+    ranks (torchtitan's benchmark notes: "Different PP ranks can have different peak memory usages. We take the
+    maximum across all GPUs")."""
+    if lay.pp > 1:
+        first = _stage_breakdown(w, lay, recompute, accumulation, gpus_per_node, nodes, "first")
+        last = _stage_breakdown(w, lay, recompute, accumulation, gpus_per_node, nodes, "last")
+        return first if first.total_bytes >= last.total_bytes else last
+    return _stage_breakdown(w, lay, recompute, accumulation, gpus_per_node, nodes, None)
+
+
+def _stage_breakdown(
+    w: Workload, lay: Layout, recompute: bool, accumulation: int, gpus_per_node: int, nodes: int, stage: str | None
+) -> MemoryBreakdown:
+    params, grads, optim = model_states(w, lay, stage or "first")
     if lay.offload != "none":
         # ZeRO-Offload keeps the 16-bit weights on the GPU and moves fp32 master, optimizer states and fp32
         # gradients to the host (DeepSpeed ZeRO-2 estimator: gpu = 2·Ψ); ZeRO-Infinity also moves the weights
@@ -231,8 +339,8 @@ def breakdown(
         grads = 0.0
         if lay.offload == "optimizer+params":
             params = 0.0
-    acts, logits = activations(w, lay, recompute, accumulation)
-    gathered = gathered_unit(w, lay)
+    acts, logits = activations(w, lay, recompute, accumulation, stage)
+    gathered = gathered_unit(w, lay) + pipeline_gathered(w, lay, accumulation, stage or "first")
     host = offload_host_bytes(w, lay, gpus_per_node, nodes)
     if w.optimizer_bytes().paged and lay.offload == "none":
         # Paged optimizer states can all be evicted to host RAM: counted there (per node), not on the GPU. What stays

@@ -62,6 +62,8 @@ WORKLOAD_OPTION_NAMES = (
     "quantization",
     "engine",
     "stack",
+    "layout",
+    "capacity_factor",
 )
 
 
@@ -237,6 +239,19 @@ def workload_options(f: F) -> F:
             "--engine",
             type=click.Choice(ENGINE_CHOICES),
             help="Inference: the serving engine whose step overhead the prediction uses (default vllm).",
+        ),
+        click.option(
+            "--layout",
+            metavar="SIZES",
+            help="Evaluate exactly this layout: Megatron sizes tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1, "
+            "or torchtitan's fsdp=8,tp=8,pp=8 / hsdp=2x8 (dp takes the GPUs left).",
+        ),
+        click.option(
+            "--capacity-factor",
+            "capacity_factor",
+            type=Finite(1, 64),
+            help="MoE: pad each expert's tokens to this capacity factor (Megatron-Core's "
+            "--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); default dropless.",
         ),
         click.option(
             "--nodes",

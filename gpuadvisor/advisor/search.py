@@ -29,7 +29,7 @@ SHAPES: tuple[tuple[int, int], ...] = (
 
 def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> dict[str, Any] | None:
     view = hypothetical(spec, per_node, nodes, w.inter_node_gbps)
-    w2 = replace(w, nodes=nodes)
+    w2 = replace(w, nodes=nodes, layout=None)  # a forced layout names the scanned rig's sizes, not these
     if w.task == "inference":
         opts, _ = serving_options(view, w2)
         best = pick_serving(opts)
@@ -58,7 +58,9 @@ def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any]
     found = _FOUND[key]
     if not found:
         return None
-    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["memory_per_gpu_gib"]))
+    # Ties on the GPU count go to the least memory as the datasheets market it (the catalog's MiB figures mix real
+    # nvidia-smi totals with converted datasheet sizes, which would not compare like with like).
+    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["marketed_gb"]))
     same = next((f for f in found if current is not None and f["gpu_id"] == current.id), None)
     return {
         "smallest": overall,
@@ -83,6 +85,7 @@ def _search(w: Workload) -> list[dict[str, Any]]:
                         "nodes": nodes,
                         "gpus": per_node * nodes,
                         "memory_per_gpu_gib": round(spec.memory_bytes / C.GiB, 1),
+                        "marketed_gb": spec.memory_gb,
                         **hit,
                         "description": f"{per_node * nodes}x {spec.name}"
                         + (f" ({nodes} nodes of {per_node})" if nodes > 1 else ""),

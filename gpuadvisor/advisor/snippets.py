@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.advisor.config_memory import bucket_bytes, bucket_sizes
+from gpuadvisor.advisor.layout import megatron_layout_args, torchtitan_args
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
@@ -289,6 +290,7 @@ def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) 
         f"--micro-batch-size {w.micro_batch}",
         f"--global-batch-size {global_batch}",
     ]
+    args += megatron_layout_args(w, lay)
     if a.head_dim * a.heads != a.hidden:
         args.append(f"--kv-channels {a.head_dim}")
     if a.kv_heads != a.heads:
@@ -335,7 +337,13 @@ def training_snippet(
         "accelerate_launch": None,
         "code": None,
     }
-    if lay.tp > 1 or lay.pp > 1:
+    if lay.forced and lay.framework.startswith("torchtitan"):  # advise --layout in torchtitan's spelling
+        out["kind"] = "torchtitan"
+        out["torchrun"] = torchrun_line(
+            gpus_per_node, nodes, "-m torchtitan.train", torchtitan_args(w, lay, accumulation, recompute)
+        )
+        return out
+    if lay.tp > 1 or lay.pp > 1 or lay.cp > 1 or lay.ep > 1:
         out["kind"] = "megatron"
         out["torchrun"] = torchrun_line(
             gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute)

@@ -9,7 +9,9 @@ from typing import Any
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import timing as T
-from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, recompute_mode, state_split
+from gpuadvisor.advisor.layout import pipeline_bubble, ring_attention_seconds, split_context
+from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, recompute_mode, stage_params, state_split
+from gpuadvisor.advisor.moe import all_to_all
 from gpuadvisor.advisor.rigview import Bandwidth, RigView
 from gpuadvisor.advisor.workload import Workload
 
@@ -24,17 +26,34 @@ class Comm:
     tp_seconds: float = 0.0
     pp_seconds: float = 0.0
     offload_seconds: float = 0.0
+    cp_seconds: float = 0.0  # context parallel's K/V ring (advisor.layout)
+    cp_exposed_seconds: float = 0.0
+    ep_seconds: float = 0.0  # MoE token all-to-alls (advisor.moe)
     busbw: Bandwidth | None = None
     tp_busbw: Bandwidth | None = None
     detail: list[str] = field(default_factory=list)
 
     @property
     def total_seconds(self) -> float:
-        return self.dp_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds
+        return (
+            self.dp_seconds
+            + self.tp_seconds
+            + self.pp_seconds
+            + self.offload_seconds
+            + self.cp_seconds
+            + self.ep_seconds
+        )
 
     @property
     def exposed_seconds(self) -> float:
-        return self.dp_exposed_seconds + self.tp_seconds + self.pp_seconds + self.offload_seconds
+        return (
+            self.dp_exposed_seconds
+            + self.tp_seconds
+            + self.pp_seconds
+            + self.offload_seconds
+            + self.cp_exposed_seconds
+            + self.ep_seconds
+        )
 
 
 @dataclass
@@ -127,6 +146,10 @@ class Candidate:
             "data_parallel": lay.dp,
             "tensor_parallel": lay.tp,
             "pipeline_parallel": lay.pp,
+            "virtual_pipeline_stages": lay.vpp,
+            "context_parallel": lay.cp,
+            "expert_parallel": lay.ep,
+            "forced_layout": lay.forced,
             "zero_stage": lay.zero_stage,
             "hybrid_shard": lay.hybrid,
             "cpu_offload": lay.offload,
@@ -145,6 +168,9 @@ class Candidate:
                 "tensor_parallel_seconds": _r(self.comm.tp_seconds),
                 "pipeline_seconds": _r(self.comm.pp_seconds),
                 "offload_seconds": _r(self.comm.offload_seconds),
+                "context_parallel_seconds": _r(self.comm.cp_seconds),
+                "context_parallel_exposed_seconds": _r(self.comm.cp_exposed_seconds),
+                "expert_all_to_all_seconds": _r(self.comm.ep_seconds),
                 "total_seconds": _r(self.comm.total_seconds),
                 "busbw_gbps": _r(self.comm.busbw.gbps) if self.comm.busbw else None,
                 "busbw_source": self.comm.busbw.source if self.comm.busbw else None,
@@ -450,14 +476,25 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
         )
         sc = T.step_compute(w, recompute=mode, **kw)
         ideal_sc = T.step_compute(w, recompute="none", **kw)
+        if lay.cp > 1:
+            sc, ideal_sc = split_context(sc, lay.cp), split_context(ideal_sc, lay.cp)
     compute = sc.seconds if sc else None
     ideal = ideal_sc.seconds if ideal_sc else None
-    bubble = F.pipeline_bubble_fraction(lay.pp, acc)
+    idle = pipeline_bubble(lay.pp, lay.vpp, acc)
+    bubble = idle / (1 + idle)
     comm = communication(view, w, lay, recompute, acc, compute, sc)
+    comm.cp_seconds, ring_line = ring_attention_seconds(view, w, lay, recompute, acc)
+    if ring_line:
+        attention = sc.parts.get("attention", 0.0) if sc else 0.0
+        comm.cp_exposed_seconds = max(0.0, comm.cp_seconds - attention)
+        comm.detail.append(ring_line)
+    comm.ep_seconds, a2a_line = all_to_all(view, w, lay, recompute, acc)
+    if a2a_line:
+        comm.detail.append(a2a_line)
     host_cap = view.host_memory_bytes * C.HOST_RAM_USABLE_FRACTION if view.host_memory_bytes else None
     step = step_no = None
     if compute is not None:
-        busy = compute * (1 + (lay.pp - 1) / acc) if lay.pp > 1 else compute
+        busy = compute * (1 + idle)
         step = busy + comm.exposed_seconds
         step_no = busy + comm.total_seconds
     # Capacity is what CUDA gives torch: NVML's total less the driver's reservation (the CUDA context, NCCL
@@ -507,6 +544,8 @@ def communication(
     sp = state_split(w)
     mp = lay.tp * lay.pp
     trainable = (w.params if w.finetune == "full" else w.trainable_params()) / mp
+    if w.finetune == "full" and w.arch.is_moe:
+        trainable = sum(stage_params(w, lay))  # the experts split over ep, the rest over tp · pp
     grad_bytes = trainable * min(sp.grads, 4)
     if w.finetune == "full":
         param_bytes = trainable * sp.weights  # the 16-bit weights ZeRO all-gathers
@@ -514,7 +553,7 @@ def communication(
     else:
         param_bytes = trainable * sp.weights
         gather_bytes = w.params / mp * max(sp.frozen_weight_bytes, 0.5) + param_bytes
-    dp = lay.dp
+    dp = lay.dp * lay.cp  # the data-parallel collectives run over the context-parallel ranks too
     per_node = max(1, view.gpus_per_node // mp) if not lay.pp_across_nodes else max(1, view.gpus_per_node // lay.tp)
     fwd_frac = (
         sc.forward_fraction
@@ -527,12 +566,15 @@ def communication(
     units = w.arch.layers + 2  # FSDP units: each layer, the embedding and the output layer
     if dp > 1:
         if lay.hybrid:
-            bw_in = view.intra_busbw(view.gpus_per_node, nvlink=view.nvlink_ring())
             shard = view.gpus_per_node
+            if lay.forced:  # --layout hsdp=RxS: its own shard group (S · cp GPUs), the rest replicas
+                shard = max(1, min(lay.shard_group, view.gpus_per_node))
+            bw_in = view.intra_busbw(shard, nvlink=view.nvlink_ring())
             lat = units * F.ring_latency_seconds("all_gather", shard, spans_nodes=False)
             ag = F.collective_seconds("all_gather", gather_bytes, shard, bw_in.gbps) + lat
             rs = F.collective_seconds("reduce_scatter", grad_bytes, shard, bw_in.gbps) + lat
-            cross = F.collective_seconds("all_reduce", grad_bytes / shard, view.nodes, view.inter_node.gbps)
+            replicas = max(1, dp // shard) if lay.forced else view.nodes
+            cross = F.collective_seconds("all_reduce", grad_bytes / shard, replicas, view.inter_node.gbps)
             c.busbw = bw_in
             c.dp_bytes = acc * (2 * gather_bytes + grad_bytes) + grad_bytes / shard
             c.dp_seconds = acc * (2 * ag + rs) + cross
@@ -598,7 +640,7 @@ def communication(
     if lay.tp > 1:
         tbw = view.intra_busbw(lay.tp, nvlink=view.nvlink_groups_of(lay.tp))
         c.tp_busbw = tbw
-        msg = w.seq * w.micro_batch * w.arch.hidden * 2
+        msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.cp
         per_layer = 6 if recompute else 4
         layers = math.ceil(w.arch.layers / lay.pp)
         c.tp_seconds = acc * layers * per_layer * F.collective_seconds("all_reduce", msg, lay.tp, tbw.gbps)
@@ -608,7 +650,7 @@ def communication(
             f"({tbw.gbps:.0f} GB/s), on the critical path"
         )
     if lay.pp > 1:
-        msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.tp
+        msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.tp / lay.cp
         if lay.pp_across_nodes:
             bw = view.inter_node.gbps
             where = f"across nodes ({bw:g} GB/s)"
@@ -642,7 +684,13 @@ def candidates(
     view: RigView, w: Workload, rates: T.Rates | None = None
 ) -> tuple[list[Candidate], list[dict[str, str]]]:
     """Every layout, with activation checkpointing as the workload asks (auto: only where needed to fit)."""
-    lays, excluded = layouts(view, w)
+    if w.layout:
+        from gpuadvisor.advisor.layout import build
+
+        lays = [build(w.layout, view, w)]
+        excluded = [{"strategy": "every other layout", "reason": f"--layout {w.layout} asked for this one"}]
+    else:
+        lays, excluded = layouts(view, w)
     out = []
     for lay in lays:
         if w.checkpointing == "full":

@@ -39,6 +39,17 @@ class Architecture:
     source: str = ""
     params_override: int | None = None  # --params: the count the user gave wins over the shape's
     model_type: str = ""  # config.json's model_type (llama, mistral, qwen2, gemma2, gpt2, ...), when read from one
+    # Mixture-of-experts (advisor.moe): routed experts per MoE layer, how many a token is sent to, each expert's MLP
+    # width; shared experts every token goes through; how many layers are MoE (the rest are dense of `intermediate`).
+    experts: int = 0
+    experts_per_token: int = 0
+    expert_intermediate: int = 0
+    shared_experts: int = 0
+    shared_intermediate: int = 0
+    moe_layers: int = 0
+    expert_bias: bool = False  # the experts' linears have biases (GPT-OSS)
+    capacity_factor: float | None = None  # None: dropless (every routed token computed: Megatron-Core's default)
+    attention_shapes: tuple[tuple[int, int], ...] = ()  # (in, out) of the attention's linears where not q/k/v/o (MLA)
 
     # -- counts -------------------------------------------------------------------------------------------
     @property
@@ -52,9 +63,55 @@ class Architecture:
     def _norm_params(self) -> int:
         return self.hidden * (2 if self.norm == "layernorm" else 1)
 
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 0 and self.moe_layers > 0
+
+    def mlp_width(self, padded: bool = True) -> int:
+        """The MLP width a token goes through, averaged over the layers: `intermediate` for a dense model; for a
+        MoE model its top-k routed experts (times the capacity factor when tokens are padded to capacity) and its
+        shared experts in the MoE layers, `intermediate` in the dense ones. Active parameters, FLOPs and
+        activations follow from it (``padded=False``: without the capacity padding, the parameters' width)."""
+        if not self.is_moe:
+            return self.intermediate
+        cf = (self.capacity_factor or 1.0) if padded else 1.0
+        moe = cf * self.experts_per_token * self.expert_intermediate + self.shared_experts * self.shared_intermediate
+        dense = self.layers - self.moe_layers
+        return round((self.moe_layers * moe + dense * self.intermediate) / self.layers)
+
+    def _mlp_matrices(self) -> int:
+        return 3 if self.mlp == "gated" else 2
+
+    def expert_params(self) -> int:
+        """Parameters of every routed expert of every MoE layer (what expert parallelism splits)."""
+        if not self.is_moe:
+            return 0
+        per = self._mlp_matrices() * self.hidden * self.expert_intermediate
+        if self.expert_bias:
+            per += (self._mlp_matrices() - 1) * self.expert_intermediate + self.hidden
+        return self.moe_layers * self.experts * per
+
+    def _inactive_params(self) -> int:
+        """Parameters a token does not go through: the routed experts it is not sent to, and the routers'."""
+        if not self.is_moe:
+            return 0
+        k = self.experts_per_token
+        return round(self.expert_params() * (1 - k / self.experts)) + self.moe_layers * self.hidden * self.experts
+
+    def _padding_params(self) -> int:
+        """What the capacity padding adds to the per-layer linear shapes: compute, not parameters."""
+        return self._mlp_matrices() * self.hidden * (self.mlp_width() - self.mlp_width(padded=False))
+
+    def active_params(self) -> int:
+        """Parameters one token is multiplied by in a MoE model (all of them for a dense one)."""
+        return self.params - self._inactive_params() if self.is_moe else self.params
+
     def linear_shapes(self) -> list[tuple[int, int]]:
-        """(in, out) of each linear layer in one transformer layer."""
-        h, i = self.hidden, self.intermediate
+        """(in, out) of each linear layer in one transformer layer (a MoE layer: the ones a token goes through)."""
+        h, i = self.hidden, self.mlp_width()
+        if self.attention_shapes:
+            shapes = list(self.attention_shapes)
+            return shapes + ([(h, i), (h, i), (i, h)] if self.mlp == "gated" else [(h, i), (i, h)])
         shapes = [(h, self.q_dim), (h, self.kv_dim), (h, self.kv_dim), (self.q_dim, h)]
         shapes += [(h, i), (h, i), (i, h)] if self.mlp == "gated" else [(h, i), (i, h)]
         return shapes
@@ -67,7 +124,7 @@ class Architecture:
         elif self.attention_bias:
             n += self.q_dim + 2 * self.kv_dim
         n += self.norms_per_layer * self._norm_params()
-        return n
+        return n + self._inactive_params() // self.layers - self._padding_params()
 
     def layer_linear_params(self) -> int:
         return sum(a * b for a, b in self.linear_shapes())
@@ -87,9 +144,13 @@ class Architecture:
         ``selective``: torchtitan's default selective (op-level) checkpointing, which saves the attention output
         and every other matmul's output and recomputes the rest: the layer input 2h, the attention output 2q and
         half the matmul outputs (2 bytes × half of them)."""
-        h, q, kv, i = self.hidden, self.q_dim, self.kv_dim, self.intermediate
+        h, q, kv, i = self.hidden, self.q_dim, self.kv_dim, self.mlp_width()
         mlp = (8 if self.mlp == "gated" else 4) * i
         full = 4 * h + 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + mlp
+        if self.is_moe:
+            # Each token's input is permuted to its k experts and their outputs unpermuted (Megatron-Core's token
+            # dispatcher keeps both for the backward pass): 2 · 2h · k more per MoE layer, averaged over the layers.
+            full += round(4 * h * self.experts_per_token * self.moe_layers / self.layers)
         if mode == "pointwise":
             return full - 4 * h - (4 if self.mlp == "gated" else 2) * i
         if mode == "selective":
@@ -114,7 +175,7 @@ class Architecture:
         lookup = 0 if self.tied_embeddings else self.vocab * self.hidden
         if self.learned_positions and self.max_positions:
             lookup += self.max_positions * self.hidden
-        return max(1, self.params - lookup)
+        return max(1, self.active_params() - lookup)
 
     def counted_params(self) -> int:
         """Parameters from the shape: embeddings + layers + final norm + untied head."""
@@ -133,6 +194,8 @@ class Architecture:
             per_layer += 3
         n = 1 + (1 if self.learned_positions and self.max_positions else 0)
         n += self.layers * per_layer + (2 if self.norm == "layernorm" else 1) + (0 if self.tied_embeddings else 1)
+        if self.is_moe:  # each expert's matrices (the count above has one MLP's) and the router
+            n += self.moe_layers * (self.experts * self._mlp_matrices() + 1)
         return n
 
     def root_unit_params(self) -> int:
@@ -143,6 +206,10 @@ class Architecture:
         d = asdict(self)
         d["params"] = self.params
         d["counted_params"] = self.counted_params()
+        d["attention_shapes"] = [list(x) for x in self.attention_shapes]  # JSON has lists, not tuples
+        if self.is_moe:
+            d["active_params"] = self.active_params()
+            d["expert_params"] = self.expert_params()
         return d
 
 
@@ -165,6 +232,15 @@ def architecture_from_spec(spec: catalog.ModelSpec) -> Architecture:
         bias=spec.bias,
         learned_positions=spec.learned_positions,
         source=spec.source,
+        experts=spec.num_local_experts,
+        experts_per_token=spec.num_experts_per_tok,
+        expert_intermediate=spec.moe_intermediate_size,
+        shared_experts=spec.n_shared_experts,
+        shared_intermediate=spec.shared_intermediate_size,
+        moe_layers=0
+        if not spec.num_local_experts
+        else (spec.num_hidden_layers if spec.moe_layers is None else spec.moe_layers),
+        expert_bias=spec.expert_bias,
     )
 
 
@@ -234,6 +310,8 @@ GATED_TYPES = {
     "yi",
     "deepseek",
 }
+# Mixture-of-experts families: gated (SwiGLU) experts.
+GATED_TYPES |= {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "llama4_text"}
 
 
 def architecture_from_hf_config(path: str | Path) -> Architecture:
@@ -249,8 +327,11 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
         raise InputError(f"{p}: not a Hugging Face config.json (top level is not an object)")
     if "text_config" in data and "hidden_size" not in data and isinstance(data["text_config"], dict):
         data = {**data["text_config"], "model_type": data["text_config"].get("model_type", data.get("model_type"))}
-    if any(k in data for k in ("num_local_experts", "num_experts", "n_routed_experts")):
-        raise InputError(f"{p}: a mixture-of-experts model; the advisor models dense transformers only")
+    moe: dict[str, Any] = {}
+    if any(data.get(k) for k in ("num_local_experts", "num_experts", "n_routed_experts")):
+        from gpuadvisor.advisor.moe import moe_fields
+
+        moe = moe_fields(data, p)
 
     def get(*names: str, default: Any = None, required: bool = True) -> Any:
         for n in names:
@@ -271,6 +352,11 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
     gpt2_like = model_type in ("gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon") or "n_embd" in data
     mlp = "gated" if (model_type in GATED_TYPES or (not gpt2_like and "intermediate_size" in data)) else "plain"
     head_dim = int(data.get("head_dim") or hidden // heads)
+    if moe.get("head_dim"):
+        head_dim = moe.pop("head_dim")
+    intermediate = int(get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden, required=False) or 4 * hidden)
+    intermediate = moe.pop("intermediate", intermediate)
+    attention_bias = moe.pop("attention_bias", bool(data.get("attention_bias", model_type == "qwen2")))
     return Architecture(
         name=str(data.get("_name_or_path") or (f"{p.stem} ({model_type})" if model_type else p.name)),
         model_type=model_type,
@@ -278,9 +364,7 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
         layers=int(get("num_hidden_layers", "n_layer", "num_layers")),
         heads=heads,
         kv_heads=int(get("num_key_value_heads", "num_kv_heads", default=heads)),
-        intermediate=int(
-            get("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden, required=False) or 4 * hidden
-        ),
+        intermediate=intermediate,
         vocab=int(get("vocab_size")),
         head_dim=head_dim,
         max_positions=get("max_position_embeddings", "n_positions", "n_ctx", required=False),
@@ -288,10 +372,11 @@ def architecture_from_hf_config(path: str | Path) -> Architecture:
         mlp=mlp,
         norm="layernorm" if gpt2_like else "rmsnorm",
         norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
-        attention_bias=bool(data.get("attention_bias", model_type == "qwen2")),
+        attention_bias=attention_bias,
         bias=gpt2_like,
         learned_positions=model_type == "gpt2",
         source=f"Hugging Face config.json read from {p}",
+        **moe,
     )
 
 
@@ -350,6 +435,7 @@ class Workload:
     model_label: str = ""
     notes: list[str] = field(default_factory=list)
     precision_given: bool = True  # False when --precision was left out: the advisor may pick the GPU's 16-bit type
+    layout: str | None = None  # --layout: evaluate exactly this parallel layout (advisor.layout)
 
     # -- derived --------------------------------------------------------------------------------------
     @property
@@ -512,6 +598,12 @@ class Workload:
             arch = architecture_from_params(_number(kw["params"], "--params"))
         else:
             arch = architecture_from_hf_config(kw["hf_config"])
+        if kw.get("capacity_factor") is not None:
+            if not arch.is_moe:
+                raise InputError(
+                    f"--capacity-factor {kw['capacity_factor']}: {arch.name} is not a mixture-of-experts model"
+                )
+            arch = replace(arch, capacity_factor=float(kw["capacity_factor"]))
         w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
         simple = {
             "task",
@@ -540,6 +632,7 @@ class Workload:
             "quantization",
             "engine",
             "stack",
+            "layout",
         }
         changes = {k: v for k, v in kw.items() if k in simple and v is not None}
         if kw.get("flash_attention") is not None:

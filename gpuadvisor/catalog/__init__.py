@@ -74,6 +74,16 @@ class ModelSpec:
     hf_id: str | None = None
     aliases: tuple[str, ...] = field(default_factory=tuple)
     params_published: int | None = None
+    # Mixture-of-experts (config.json names): routed experts, experts per token, each expert's width, shared
+    # experts and their width, how many layers are MoE (None: all), the experts' linears carry biases.
+    num_local_experts: int = 0
+    num_experts_per_tok: int = 0
+    moe_intermediate_size: int = 0
+    n_shared_experts: int = 0
+    shared_intermediate_size: int = 0
+    moe_layers: int | None = None
+    expert_bias: bool = False
+    params_active_published: int | None = None
 
 
 def _read(name: str) -> dict[str, Any]:

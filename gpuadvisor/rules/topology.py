@@ -305,7 +305,9 @@ def nvlink_link_down(rig: Rig, ctx: Context):
             listed = len(g.nvlinks)
             want, source, sev, why_text = best, f"the most active NVLinks of any {model} in this rig", None, ""
             if model_links and spec is not None and (g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE):
-                if g.nvlinks and listed < model_links and not down and active == listed:
+                # A short listing is "not shown" unless peers of the same model list more (then it is judged
+                # against them, as for a GPU the catalog does not know).
+                if g.nvlinks and listed < model_links and not down and active == listed and listed >= best:
                     yield ctx.not_checked(
                         f"the source lists {listed} of the {model_links} NVLinks a {spec.name} has: the others not "
                         "shown",
