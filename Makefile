@@ -16,7 +16,7 @@ $(BIN)/gpuadvisor: pyproject.toml scripts/install-torch.sh
 	DS_BUILD_OPS=0 $(BIN)/python -m pip install -q -e '.[test]'  # deepspeed: no CUDA ops built
 	touch $@
 
-.PHONY: setup example test chromium lint
+.PHONY: setup example test chromium fio lint
 setup: $(BIN)/gpuadvisor
 
 example: $(BIN)/gpuadvisor
@@ -43,7 +43,23 @@ chromium:
 	  *) echo "chromium: $$why: CI=$$CI requires the browser tests, failing" >&2; exit 1;; \
 	esac
 
-test: $(BIN)/gpuadvisor chromium
+# The storage benchmark's comparison with fio needs fio; installed like chromium (root with apt), and under CI
+# a missing fio fails this step.
+fio:
+	@if command -v fio >/dev/null 2>&1; then echo "fio: $$(command -v fio) (storage comparison will run)"; exit 0; fi; \
+	why="not found"; \
+	if [ "$$(id -u)" != 0 ]; then why="$$why, and not root: cannot apt-get install fio"; \
+	elif ! command -v $(APT) >/dev/null 2>&1; then why="$$why, and no $(APT)"; \
+	else echo "fio: installing ($(APT) install fio)..."; \
+	  if $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq fio >/dev/null; then \
+	    echo "fio: installed"; exit 0; fi; \
+	  why="$$why, and $(APT) install fio failed"; fi; \
+	case "$$(printf '%s' "$$CI" | tr 'A-Z' 'a-z')" in \
+	  ""|0|false|no) echo "fio: $$why: the fio comparison will be SKIPPED (under CI it fails)";; \
+	  *) echo "fio: $$why: CI=$$CI requires the fio comparison, failing" >&2; exit 1;; \
+	esac
+
+test: $(BIN)/gpuadvisor chromium fio
 	$(BIN)/python -m pytest -q
 
 lint: $(BIN)/gpuadvisor

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.facts import BlockDevice, Storage, StoragePath
 from gpuadvisor.probes.pcie import BDF_RE, Sysfs
+
+from gpuadvisor.facts import BlockDevice, Storage, StoragePath
 
 # Filesystems whose data lives on another machine: reads and writes cross the network.
 NETWORK_FS = ("nfs", "nfs4", "lustre", "gpfs", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "beegfs", "wekafs",
@@ -72,9 +73,9 @@ def mount_of(path: str, mounts: list[Mount]) -> Mount | None:
     best: Mount | None = None
     for m in mounts:
         mp = m.mount_point.rstrip("/") or "/"
-        if path == mp or path.startswith(mp.rstrip("/") + "/") or mp == "/":
-            if best is None or len(mp) >= len(best.mount_point.rstrip("/") or "/"):
-                best = m
+        above = path == mp or path.startswith(mp.rstrip("/") + "/") or mp == "/"
+        if above and (best is None or len(mp) >= len(best.mount_point.rstrip("/") or "/")):
+            best = m
     return best
 
 
@@ -203,11 +204,11 @@ class StorageProbe:
         if sp.network:
             sp.unavailable["devices"] = f"network filesystem ({m.fs_type}): no local block device"
             return sp
-        name = self.device_of_mount(m)
-        if name is None:
+        disk = self.device_of_mount(m)
+        if disk is None:
             sp.unavailable["devices"] = f"{m.fs_type} on {m.source}: no block device (virtual or in-memory filesystem)"
         else:
-            sp.devices = [self.block_device(name)]
+            sp.devices = [self.block_device(disk)]
         return sp
 
 

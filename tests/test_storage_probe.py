@@ -6,10 +6,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-from gpuadvisor.facts import from_dict
 from gpuadvisor.probes.fakesysfs import CLASS_BRIDGE, TreeWriter
 from gpuadvisor.probes.storage import mount_of, parse_mountinfo, probe_storage
+
+from gpuadvisor.facts import from_dict
 
 # Lines in the format of proc(5) /proc/[pid]/mountinfo; the NFS and Lustre lines as the kernel prints them.
 MOUNTINFO = """\

@@ -1,0 +1,67 @@
+"""The storage options and steps shared by scan, advise and bench: which directories, probing, bench --storage."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from gpuadvisor.facts import Rig, Storage
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def storage_options(f: F) -> F:
+    """--data-dir and --checkpoint-dir (each optional; the working directory stands in when both are absent)."""
+    f = click.option("--checkpoint-dir", metavar="DIR",
+                     help="Where checkpoints are written: its filesystem, drives and free space are judged.")(f)
+    f = click.option("--data-dir", metavar="DIR",
+                     help="Where the dataset is read from: its filesystem and drives are judged.")(f)
+    return f
+
+
+def storage_paths(data_dir: str | None, checkpoint_dir: str | None) -> list[tuple[str, str]]:
+    paths = [(p, role) for p, role in ((data_dir, "data"), (checkpoint_dir, "checkpoint")) if p]
+    return paths or [(os.getcwd(), "working")]
+
+
+def probe_into(rig: Rig, data_dir: str | None, checkpoint_dir: str | None, sysfs_root: str = "/") -> None:
+    """Fill ``rig.storage`` from this machine (live sources only; a saved scan keeps what it has)."""
+    from gpuadvisor.errors import InputError
+    from gpuadvisor.probes.storage import probe_storage
+
+    for p, role in storage_paths(data_dir, checkpoint_dir):
+        if not os.path.isdir(p):
+            opt = "--data-dir" if role == "data" else "--checkpoint-dir"
+            raise InputError(f"{opt} {p}: no such directory (give an existing directory)")
+    rig.storage = probe_storage(storage_paths(data_dir, checkpoint_dir), root=sysfs_root)
+    rig.provenance["storage"] = "read"
+
+
+def bench_storage(directory: str, size: int | None, seconds: float | None, engine: str, json_path: str | None,
+                  from_: str | None) -> None:
+    """gpuadvisor bench --storage DIR: measure, print, and with --json save the scan with the figures."""
+    from gpuadvisor.bench.storage import DEFAULT_FILE_BYTES, DEFAULT_SECONDS, render, run_storage_bench
+    from gpuadvisor.commands.common import get_rig, write_json
+
+    bench = run_storage_bench(directory, file_bytes=size or DEFAULT_FILE_BYTES, seconds=seconds or DEFAULT_SECONDS,
+                              engine=engine)
+    real = os.path.realpath(directory)
+    click.echo(render(real, bench), nl=False)
+    if json_path:
+        from gpuadvisor.probes.storage import probe_storage
+
+        rig = get_rig(from_, None)
+        if not any(p.path == real for p in rig.storage.paths):
+            probed = probe_storage([(real, "data")]) if rig.source.kind == "live" or not rig.storage.paths else Storage()
+            if rig.storage.paths:
+                rig.storage.paths += probed.paths
+            else:
+                rig.storage = probed
+        for sp in rig.storage.paths:
+            if sp.path == real:
+                sp.bench = bench
+        rig.provenance["storage"] = "measured"
+        write_json(rig, json_path)
+        click.echo(f"scan with the storage figures saved to {json_path}", err=True)
