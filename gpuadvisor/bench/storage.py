@@ -115,7 +115,7 @@ class _Files:
 @contextlib.contextmanager
 def _signals_clean(files: _Files) -> Iterator[None]:
     """SIGTERM (and SIGINT) remove the files, then stop the run as KeyboardInterrupt with ``signum`` set."""
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
 
     def handler(signum: int, frame: Any) -> None:
         files.cleanup()
