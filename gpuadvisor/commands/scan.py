@@ -7,6 +7,7 @@ import click
 
 from gpuadvisor.advisor.options import workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, verbose, write_json
+from gpuadvisor.commands.storage import checkpoint_options, storage_options
 from gpuadvisor.errors import InputError
 from gpuadvisor.numbers import Count, Finite
 
@@ -28,6 +29,8 @@ def _bench_progress() -> Any:
 @click.option("--nproc", type=Count(1, 4096), default=None, metavar="N", help="With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).")
 @click.option("--budget", "budget_s", type=Finite(0, 7 * 86400, min_open=True), default=None, metavar="SECONDS", help="With --bench: wall-clock budget; a hung worker is killed at it.")
 @workload_options
+@storage_options
+@checkpoint_options
 @click.option("--policy", metavar="POLICY.toml", help="Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).")
 @click.option("--psu-watts", type=Finite(0, 100_000, min_open=True), metavar="W", help="The power supply's rating, for the PSU sizing rule (never probed).")
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
@@ -63,6 +66,9 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
     plan_outputs({"--json": json_path, "--html": html_path},
                  {"--from": from_, "--simulate": simulate_, "--policy": policy, "--from-nvidia-smi": nvidia_smi_dir,
                   "--model": kw.get("model"), "--hf-config": kw.get("hf_config")})
+    from gpuadvisor.commands.storage import attach_checkpoint, pop_storage_options, prepare
+
+    store = pop_storage_options(kw)
     wkw = workload_kwargs(kw)
     workload = Workload.from_options(**wkw) if Workload.requested(**wkw) else None  # bad options fail before probing
     if nvidia_smi_dir:
@@ -75,6 +81,8 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
         rig = import_dir(Path(nvidia_smi_dir))
     else:
         rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
+    if not nvidia_smi_dir:
+        prepare(rig, store, sysfs_root)
     if bench and rig.source.kind == "live" and not rig.gpus and backend != "gloo":
         # Nothing to measure on GPUs: say so now rather than after a CPU run, and still write what the scan has.
         rig.problems.append("--bench skipped: no GPU to benchmark (--bench --backend gloo measures CPU collectives)")
@@ -125,6 +133,10 @@ def scan(from_: str | None, simulate_: str | None, import_torch: bool, sysfs_roo
         from gpuadvisor.advisor import advise
 
         advice = advise(rig, workload)
+        if attach_checkpoint(rig, rig.advice, store) is not None and not no_rules:
+            from gpuadvisor.rules import evaluate
+
+            evaluate(rig, policy)  # again: the storage rules judge the directories against the checkpoint size
     if redact:  # after the rules and the advisor (they judge the real facts), before anything is shown
         from gpuadvisor.redact import redact as redact_rig
 

@@ -65,3 +65,48 @@ def bench_storage(directory: str, size: int | None, seconds: float | None, engin
         rig.provenance["storage"] = "measured"
         write_json(rig, json_path)
         click.echo(f"scan with the storage figures saved to {json_path}", err=True)
+
+
+def checkpoint_options(f: F) -> F:
+    """--checkpoint-every and --sample-bytes: what the checkpoint and data-loader advice needs."""
+    f = click.option("--sample-bytes", type=click.IntRange(1, 2**40), metavar="BYTES",
+                     help="Bytes per training sample (images, video): the data loader's read rate is samples/s x this "
+                          "[default: text, tokens/s x bytes per token].")(f)
+    f = click.option("--checkpoint-every", metavar="INTERVAL",
+                     help="How often a checkpoint is saved: 30m, 2h, 900s or 500steps [default: assumed hourly]; the "
+                          "advice gives the save time and its share of training time.")(f)
+    return f
+
+
+def pop_storage_options(kw: dict[str, Any]) -> dict[str, Any]:
+    """Take this module's options out of a command's ``**kw`` (the rest are the workload's)."""
+    return {k: kw.pop(k, None) for k in ("data_dir", "checkpoint_dir", "checkpoint_every", "sample_bytes")}
+
+
+def prepare(rig: Rig, opts: dict[str, Any], sysfs_root: str = "/") -> None:
+    """Probe the named directories on a live rig; refuse them for a saved or simulated one."""
+    from gpuadvisor.errors import InputError
+
+    if rig.source.kind == "live":
+        probe_into(rig, opts.get("data_dir"), opts.get("checkpoint_dir"), sysfs_root)
+    elif opts.get("data_dir") or opts.get("checkpoint_dir"):
+        raise InputError(f"--data-dir/--checkpoint-dir probe this machine, but the rig comes from a {rig.source.kind} "
+                         "source: drop them, or run on the machine itself")
+    elif rig.source.kind != "saved" and not rig.storage.paths and not rig.storage.unavailable:
+        why = f"not probed: a {rig.source.kind} rig has no filesystems (scan the machine itself)"
+        for name in ("page_cache_bytes", "memory_available_bytes"):
+            rig.storage.missing(name, why)
+
+
+def attach_checkpoint(rig: Rig, advice: dict[str, Any] | None, opts: dict[str, Any]) -> Any:
+    """The checkpoint plan for a training pick, stored in ``advice["checkpoint"]`` (and rig.advice); or None."""
+    if not advice:
+        return None
+    from gpuadvisor.advisor.checkpoint import plan_checkpoint
+
+    plan = plan_checkpoint(rig, advice, opts.get("checkpoint_every"), opts.get("sample_bytes"))
+    if plan is not None:
+        advice["checkpoint"] = plan.to_dict()
+        if rig.advice is not None and rig.advice is not advice:
+            rig.advice["checkpoint"] = advice["checkpoint"]
+    return plan
