@@ -867,3 +867,27 @@ def test_ga105_not_checked_without_aer_counters(fixtures_dir):
     rig = facts.load(fixtures_dir / "h100-vm" / "scan-v2-bench.json")  # that VM's kernel exposes no AER files
     (f,) = run("GA105", rig)
     assert f.severity == "not-checked" and "no AER counters in sysfs" in f.message
+
+
+# -- GA9xx: the data path (more cases in test_storage_rules.py) -------------------------------------------
+
+def test_storage_rules_fire(tmp_path):
+    from gpuadvisor.advisor.checkpoint import plan_checkpoint
+    from gpuadvisor.probes.storage import probe_storage
+    from tests.test_storage_probe import build_tree, fake_statvfs
+
+    rig = healthy()
+    rig.storage = probe_storage([("/", "working"), ("/mnt/nfs/x", "data"), ("/ckpt", "checkpoint")],
+                                root=build_tree(tmp_path), statvfs=fake_statvfs)
+    rig.storage.memory_available_bytes = 10**12  # below 2 x 8 x 80 GiB
+    rig.storage.paths[1].bench = facts.StorageBench(seq_read_gbps=0.0001, method="fio-3.33")
+    rig.storage.paths[2].bench = facts.StorageBench(seq_write_gbps=0.5, method="fio-3.33")
+    rig.advice = {"task": "train", "workload": {"params": 7 * 10**9, "nodes": 1, "seq_len": 4096},
+                  "pick_detail": {"framework": "PyTorch FSDP", "zero_stage": 3, "tokens_per_second": 50_000.0}}
+    rig.advice["checkpoint"] = plan_checkpoint(rig, rig.advice, "30m").to_dict()
+    assert one("GA901", rig).subject == "nvme0n1 0000:01:00.0"
+    assert one("GA902", rig).subject == "data dir /mnt/nfs/x"
+    assert one("GA903", rig).observed == {"read_gbps": 0.0001}
+    assert one("GA904", rig).expected == {"free_bytes": 2 * 7 * 10**9 * 12}
+    assert one("GA905", rig).severity == "info"
+    assert one("GA906", rig).observed == {"stall_fraction": round(168 / 1968, 4)}  # 84e9 B at 0.5 GB/s

@@ -54,6 +54,12 @@ def _disk(root: Path, devdir: Path, name: str, sectors: int, rotational: int, ma
 
 @pytest.fixture()
 def tree(tmp_path: Path) -> Path:
+    return build_tree(tmp_path)
+
+
+def build_tree(tmp_path: Path) -> Path:
+    """A machine with nvme0 (root filesystem, its link at x2 of x4), md0 = RAID 0 of nvme1 and nvme2 (/data),
+    an LVM volume on nvme0 (/ckpt), NFS, Lustre and s3fs mounts, a SATA HDD (/scratch) and tmpfs."""
     root = tmp_path / "root"
     w = TreeWriter(root)
     host = root / "sys/devices/pci0000:00"

@@ -21,6 +21,7 @@ GA4xx   the host: RAM, CPU cores, NUMA affinity, power supply
 GA5xx   software and environment: CUDA_VISIBLE_DEVICES, torch vs driver CUDA, NCCL variables
 GA6xx   measured bandwidth and compute: host<->device, collectives, peer-to-peer, stragglers, bench
         failures, compute below the datasheet peak (GA607)
+GA9xx   the data path: NVMe links, network or slow filesystems, read rate vs need, checkpoint space and stall
 ======  =========================================================================================
 
 Severities: a rule's default is info, warn or fail; a finding may also be "error" (the rule crashed; the other
@@ -33,6 +34,7 @@ from __future__ import annotations
 # The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,
 # GA5xx software, GA6xx bandwidth, GA607 compute).
 from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, topology  # noqa: F401
+from gpuadvisor.rules import storage  # noqa: F401  (GA9xx: the data path)
 from gpuadvisor.rules.engine import Context, evaluate
 from gpuadvisor.rules.policy import Policy, PolicyError, load_policy, parse_policy
 from gpuadvisor.rules.registry import AREAS, REGISTRY, Rule, RuleDefinitionError

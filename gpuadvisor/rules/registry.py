@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from gpuadvisor.facts import Finding, Rig
     from gpuadvisor.rules.engine import Context
 
-AREAS = ("gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth")
+AREAS = ("gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth", "storage")
 SEVERITIES = ("info", "warn", "fail")  # what a rule may default to; findings may also be error / not-checked
 SECTIONS = ("What it checks", "Why it matters", "Threshold", "Source", "How to fix")
 
