@@ -872,8 +872,9 @@ def test_ga105_not_checked_without_aer_counters(fixtures_dir):
 # -- GA9xx: the data path (more cases in test_storage_rules.py) -------------------------------------------
 
 def test_storage_rules_fire(tmp_path):
-    from gpuadvisor.advisor.checkpoint import plan_checkpoint
     from gpuadvisor.probes.storage import probe_storage
+
+    from gpuadvisor.advisor.checkpoint import plan_checkpoint
     from tests.test_storage_probe import build_tree, fake_statvfs
 
     rig = healthy()

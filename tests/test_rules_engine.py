@@ -39,11 +39,12 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 44  # GA105 pcie-aer-errors, GA607 compute-below-peak added
+    assert len(rules) == 50  # GA105 pcie-aer-errors, GA607 compute-below-peak, GA901-GA906 storage added
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
-    assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6"}
-    assert {r.area for r in rules} == {"gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth"}
+    assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6", "GA9"}
+    assert {r.area for r in rules} == {"gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth",
+                                       "storage"}
     assert get_rule("GA101").name == "pcie-link-downgraded"
     assert get_rule("ga101") is get_rule("pcie-link-downgraded") is get_rule("GA101")
     assert get_rule("GA999") is None

@@ -32,9 +32,8 @@ rules still ran) or "not-checked" (the facts it needs are missing, with the reas
 from __future__ import annotations
 
 # The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,
-# GA5xx software, GA6xx bandwidth, GA607 compute).
-from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, topology  # noqa: F401
-from gpuadvisor.rules import storage  # noqa: F401  (GA9xx: the data path)
+# GA5xx software, GA6xx bandwidth, GA607 compute, GA9xx storage).
+from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, storage, topology  # noqa: F401
 from gpuadvisor.rules.engine import Context, evaluate
 from gpuadvisor.rules.policy import Policy, PolicyError, load_policy, parse_policy
 from gpuadvisor.rules.registry import AREAS, REGISTRY, Rule, RuleDefinitionError
