@@ -69,6 +69,7 @@ class View:
     sections: list[tuple[str, str]] = field(default_factory=list)
     topology_detail: str = ""
     diagram_keys: list[tuple[str, str]] = field(default_factory=list)
+    storage: dict[str, Any] | None = None  # gpuadvisor.render.storage.html_view: the data path's directories
 
 
 # -- small formatters -------------------------------------------------------------------------------------
@@ -746,6 +747,12 @@ def build_view(rig: Rig) -> View:
     sections = [("verdict", "Verdict"), ("rig", "Rig"), ("topology", "Topology")]
     if bw:
         sections.append(("bandwidth", "Bandwidth"))
+    from gpuadvisor.render.storage import html_view
+
+    storage = html_view(rig)
+    if storage:
+        sections.append(("storage", "Storage"))
+        prov["storage"] = provenance_of(rig, "storage")
     sections.append(("findings", "Findings"))
     if adv:
         sections.append(("strategy", "Strategy"))
@@ -763,7 +770,7 @@ def build_view(rig: Rig) -> View:
         software_rows=software_rows, env_rows=sorted(s.env.items()), gpu_columns=gpu_columns, gpu_rows=gpu_rows,
         matrix=matrix_view(rig), p2p=p2p_view(rig), diagram=diagram, bandwidth=bw, findings=findings,
         explanations=explanations, advice=adv, provenance=prov, problems=list(rig.problems), scan_json=scan,
-        sections=sections,
+        sections=sections, storage=storage,
     )
 
 
