@@ -892,3 +892,21 @@ def test_storage_rules_fire(tmp_path):
     assert one("GA904", rig).expected == {"free_bytes": 2 * 7 * 10**9 * 12}
     assert one("GA905", rig).severity == "info"
     assert one("GA906", rig).observed == {"stall_fraction": round(168 / 1968, 4)}  # 84e9 B at 0.5 GB/s
+
+
+def test_ga907_nvme_behind_a_gpu_switch(tmp_path):
+    from gpuadvisor.probes.storage import probe_storage
+
+    from tests.test_storage_probe import build_tree, fake_statvfs
+
+    rig = healthy()
+    root = build_tree(tmp_path)
+    rig.storage = probe_storage([("/", "working")], root=root, statvfs=fake_statvfs)
+    drive = rig.storage.paths[0].devices[0]
+    assert run("GA907", rig) == []  # nvme0 hangs off its own root port
+    # Put the drive behind GPU 0's switch: its path = drive, the switch's downstream and upstream ports, root port.
+    gpu_path = rig.gpus[0].pcie.path
+    usp = next(i for i, h in enumerate(gpu_path) if h.port_type == "upstream-port")
+    drive.pcie_path = [drive.pcie_path[0], *gpu_path[usp - 1:]]
+    f = one("GA907", rig)
+    assert f.observed["switch"] == gpu_path[usp].bdf and 0 in f.gpus

@@ -39,7 +39,7 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 50  # GA105 pcie-aer-errors, GA607 compute-below-peak, GA901-GA906 storage added
+    assert len(rules) == 51  # GA105 pcie-aer-errors, GA607 compute-below-peak, GA901-GA907 storage added
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
     assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6", "GA9"}

@@ -274,3 +274,48 @@ def checkpoint_stall(rig: Rig, ctx: Context) -> Iterator[Finding]:
             subject="checkpoints", observed={"stall_fraction": share}, expected={"stall_fraction": STALL_WARN},
             expected_source="gpuadvisor: a stall above 5% is worth an asynchronous or faster save",
             fix="use dcp.async_save (or Megatron --async-save), write to local NVMe, or checkpoint less often")
+
+
+@rule("GA907", "storage-nvme-shares-gpu-switch", area="storage", severity="info")
+def storage_nvme_shares_gpu_switch(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An NVMe drive under a named directory sits behind the same PCIe switch as GPUs.
+
+    What it checks
+        The PCIe path of every NVMe drive under a named directory against every GPU's path: a switch
+        upstream port both pass through means they share that switch and its uplink to the CPU.
+    Why it matters
+        Both ways: with GPUDirect Storage (cuFile) the drive reads straight into those GPUs through the
+        switch, never touching host memory, the layout NVIDIA recommends; without it, every byte read goes
+        up the shared uplink to host memory and back down to the GPUs, competing with their host<->device
+        copies.
+    Threshold
+        Reported as information when a switch is shared.
+    Source
+        NVIDIA GPUDirect Storage design guide (docs.nvidia.com/gpudirect-storage/design-guide): place NVMe
+        drives and GPUs under the same PCIe switch for peer-to-peer DMA.
+    How to fix
+        Nothing to fix: use GPUDirect Storage (or DALI with GDS) to benefit from it, or expect the drive's
+        reads to share the switch uplink with those GPUs' copies.
+    """
+    switch_gpus: dict[str, list[int]] = {}
+    for g in rig.gpus:
+        for hop in g.pcie.path[1:]:
+            if hop.port_type == "upstream-port":
+                switch_gpus.setdefault(hop.bdf, []).append(g.index)
+    if not switch_gpus:
+        return
+    seen: set[str] = set()
+    for sp in _paths(rig):
+        for drive in _drives(sp.devices):
+            if drive.kind != "nvme" or drive.name in seen:
+                continue
+            seen.add(drive.name)
+            shared = [(h.bdf, switch_gpus[h.bdf]) for h in drive.pcie_path[1:] if h.bdf in switch_gpus]
+            if shared:
+                bdf, gpus = shared[0]
+                yield ctx.finding(
+                    f"NVMe drive {drive.name} under {sp.path} shares the PCIe switch at {bdf} with "
+                    f"{'GPU' if len(gpus) == 1 else 'GPUs'} {', '.join(map(str, gpus))}: GPUDirect Storage can read "
+                    "straight into them; without it the reads share the switch uplink with their copies",
+                    gpus=gpus, subject=f"{drive.name} {drive.pcie_bdf}", observed={"switch": bdf, "gpus": gpus},
+                    expected_source="NVIDIA GPUDirect Storage design guide (drives and GPUs under one PCIe switch)")
