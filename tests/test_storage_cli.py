@@ -49,5 +49,9 @@ def test_advise_gives_checkpoint_plan() -> None:
     assert ck["interval_seconds"] == 1800
     p = run("advise", "--simulate", "dgx-h100", "--model", "llama-3-70b", "--checkpoint-every", "soon")
     assert p.returncode == 2 and "--checkpoint-every 'soon'" in p.stderr
+    p = run("advise", "--simulate", "dgx-h100", "--model", "llama-3-70b", "--checkpoint-every", "2h")
+    assert "Checkpoints and data" in p.stdout and "[assumed]" in p.stdout and "every 120 min" in p.stdout
     p = run("advise", "--simulate", "dgx-h100", "--model", "llama-3-70b")
-    assert "Checkpoints and data" in p.stdout and "[assumed]" in p.stdout
+    assert "Checkpoints and data" not in p.stdout  # the default advice stays short; --explain shows it
+    p = run("advise", "--simulate", "dgx-h100", "--model", "llama-3-70b", "--explain")
+    assert "Checkpoints and data" in p.stdout

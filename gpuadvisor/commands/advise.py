@@ -77,7 +77,8 @@ def advise(from_: str | None, simulate_: str | None, sysfs_root: str, import_tor
         write_atomic(json_path, as_json, what="advice")
         click.echo(f"advice saved to {json_path}", err=True)
     text = as_json if fmt == "json" else render_advice(advice, explain=explain)
-    if plan is not None and fmt != "json":
+    if plan is not None and fmt != "json" and (explain or any(v is not None for v in store.values())):
+        # Asked for (a storage option, or --explain): the default text stays the short one.
         from gpuadvisor.advisor.checkpoint import render_text
 
         text += "\n" + render_text(plan)
