@@ -116,7 +116,7 @@ def test_figures_match_fio_within_15_percent(tmp_path: Path) -> None:
     runs: dict[str, list] = {"python": [], "fio": []}
     for _ in range(4):
         for engine in ("python", "fio"):
-            runs[engine].append(run_storage_bench(str(tmp_path), file_bytes=128 * MiB, seconds=0.6, engine=engine))
+            runs[engine].append(run_storage_bench(str(tmp_path), file_bytes=256 * MiB, seconds=0.6, engine=engine))
     assert runs["fio"][0].method.startswith("fio")
     assert runs["fio"][0].direct == runs["python"][0].direct
     for field in ("seq_write_gbps", "seq_read_gbps", "rand_read_iops"):
