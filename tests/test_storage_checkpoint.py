@@ -40,7 +40,8 @@ if world > 1:
     dist.barrier()
     dist.destroy_process_group()
 if rank == 0:
-    print(sum(p.numel() for p in model.parameters()), sum(f.stat().st_size for f in __import__("pathlib").Path(out).iterdir()))
+    import pathlib
+    print(sum(p.numel() for p in model.parameters()), sum(f.stat().st_size for f in pathlib.Path(out).iterdir()))
 """
 
 

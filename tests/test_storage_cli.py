@@ -26,7 +26,8 @@ def test_scan_probes_named_dirs_and_judges_them(tmp_path: Path) -> None:
     assert f"data: {data}" in p.stdout and "PCIe Gen4 x2 (capable Gen4 x4), NUMA 0" in p.stdout
     assert "GA901" in p.stdout
     saved = json.loads(out.read_text())
-    assert [(s["role"], s["path"]) for s in saved["storage"]["paths"]] == [("data", str(data)), ("checkpoint", str(ckpt))]
+    paths = [(s["role"], s["path"]) for s in saved["storage"]["paths"]]
+    assert paths == [("data", str(data)), ("checkpoint", str(ckpt))]
     assert saved["storage"]["page_cache_bytes"] == 1500000000 * 1024
     assert saved["provenance"]["storage"] == "read"
     assert all(len(line) <= 100 for line in p.stdout.splitlines())

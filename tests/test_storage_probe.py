@@ -16,7 +16,7 @@ MOUNTINFO = """\
 22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw,errors=remount-ro
 30 22 9:0 / /data rw,noatime shared:5 - xfs /dev/md0 rw,attr2,inode64,logbufs=8,sunit=1024,swidth=2048,noquota
 31 22 253:0 / /ckpt rw,relatime shared:6 - ext4 /dev/mapper/vg0-ckpt rw
-32 22 0:55 / /mnt/nfs rw,relatime shared:7 - nfs4 10.0.0.5:/export rw,vers=4.2,rsize=1048576,wsize=1048576,hard,proto=tcp
+32 22 0:55 / /mnt/nfs rw,relatime shared:7 - nfs4 10.0.0.5:/export rw,vers=4.2,rsize=1048576,wsize=1048576,hard
 33 22 0:60 / /lustre rw,relatime shared:8 - lustre 10.0.0.9@o2ib:/fs rw,flock,lazystatfs
 34 22 0:61 / /mnt/s3 rw,nosuid,nodev,relatime shared:9 - fuse.s3fs s3fs rw,user_id=0,group_id=0
 35 22 8:1 / /scratch rw,relatime shared:10 - ext4 /dev/sda1 rw
@@ -77,7 +77,8 @@ def build_tree(tmp_path: Path) -> Path:
     _disk(root, nv0, "nvme0n1", 7501476528 * 2, 0, "259:0", partitions={"nvme0n1p2": "259:2"})
     for k, bdf in ((1, "0000:02:00.0"), (2, "0000:03:00.0")):
         rpk = host / f"0000:00:0{k + 1}.1"
-        w.device(rpk, port_type="root-port", cls=CLASS_BRIDGE, gen=4, max_gen=4, width=4, max_width=4, numa=1, cpus="8-15")
+        w.device(rpk, port_type="root-port", cls=CLASS_BRIDGE, gen=4, max_gen=4, width=4, max_width=4, numa=1,
+                 cpus="8-15")
         epk = rpk / bdf
         w.device(epk, port_type="endpoint", cls="0x010802", gen=4, max_gen=4, width=4, max_width=4, numa=1, cpus="8-15")
         nvk = epk / f"nvme/nvme{k}"
@@ -105,7 +106,8 @@ def build_tree(tmp_path: Path) -> Path:
     (root / "proc/self").mkdir(parents=True)
     (root / "proc/self/mountinfo").write_text(MOUNTINFO)
     (root / "proc/meminfo").write_text("MemTotal:       2113407748 kB\nMemFree:        10000000 kB\n"
-                                       "MemAvailable:   1900000000 kB\nBuffers:          123456 kB\nCached:         1500000000 kB\n")
+                                       "MemAvailable:   1900000000 kB\nBuffers:          123456 kB\n"
+                                       "Cached:         1500000000 kB\n")
     return root
 
 
@@ -157,7 +159,8 @@ def test_lvm_volume_on_an_nvme_partition(tree: Path) -> None:
     assert [m.name for m in lv.members] == ["nvme0n1"]
 
 
-@pytest.mark.parametrize("path,fs", [("/mnt/nfs/x", "nfs4"), ("/lustre/proj", "lustre"), ("/mnt/s3/bucket", "fuse.s3fs")])
+@pytest.mark.parametrize("path,fs", [("/mnt/nfs/x", "nfs4"), ("/lustre/proj", "lustre"),
+                                     ("/mnt/s3/bucket", "fuse.s3fs")])
 def test_network_filesystems(tree: Path, path: str, fs: str) -> None:
     (sp,) = probe(tree, path)
     assert sp.fs_type == fs and sp.network is True and sp.devices == []

@@ -127,7 +127,8 @@ def plan_checkpoint(rig: Rig, advice: dict[str, Any], checkpoint_every: str | No
     params = int(w.get("params") or 0)
     trained = int(w.get("trainable_params") or params)
     framework = str(pick.get("framework") or "")
-    per_param, contents = bytes_per_param(framework, str(w.get("state_bytes") or "16"), str(w.get("optimizer") or "adamw"))
+    per_param, contents = bytes_per_param(framework, str(w.get("state_bytes") or "16"),
+                                          str(w.get("optimizer") or "adamw"))
     total = int(trained * per_param)
     notes: list[str] = []
     if trained < params:
@@ -162,7 +163,8 @@ def plan_checkpoint(rig: Rig, advice: dict[str, Any], checkpoint_every: str | No
         vocab = int((arch or {}).get("vocab") or 0)
         if sample_bytes:
             need = tps / max(seq, 1) * sample_bytes
-            plan.notes.append(f"data: {tps / max(seq, 1):.1f} samples/s x {sample_bytes:,} B per sample (--sample-bytes)")
+            plan.notes.append(f"data: {tps / max(seq, 1):.1f} samples/s x {sample_bytes:,} B per sample "
+                              "(--sample-bytes)")
         else:
             per_token = 2 if 0 < vocab < 65536 else 4
             need = tps * per_token
@@ -181,7 +183,8 @@ def render_text(plan: CheckpointPlan, width: int | None = None) -> str:
     lines = ["Checkpoints and data"]
     body = [
         f"checkpoint: {plan.total_bytes / GiB:,.1f} GiB ({plan.trained_params / 1e9:.2f}B params x "
-        f"{plan.bytes_per_param:g} B: {plan.contents}); weights-only bf16 export {plan.weights_only_bytes / GiB:,.1f} GiB",
+        f"{plan.bytes_per_param:g} B: {plan.contents}); weights-only bf16 export "
+        f"{plan.weights_only_bytes / GiB:,.1f} GiB",
         f"save: {plan.save_seconds:,.0f} s per checkpoint ({plan.writers}) at {plan.write_gbps:g} GB/s, "
         f"{plan.write_source}" + (" [assumed]" if plan.write_provenance == "assumed" else ""),
         f"stall: {plan.stall_fraction:.1%} of training time, {plan.interval_source}; a consolidated torch.save on "

@@ -64,9 +64,11 @@ def check_dir(path: str, file_bytes: int, statvfs: Callable[[str], Any] = os.sta
         raise StorageBenchError(f"--storage {path}: no such directory (give an existing directory on the "
                                 "filesystem to measure)") from None
     except OSError as e:
-        raise StorageBenchError(f"--storage {path}: cannot read it ({e.strerror}); give a directory you can write") from None
+        raise StorageBenchError(f"--storage {path}: cannot read it ({e.strerror}); give a directory you can "
+                                "write") from None
     if not stat.S_ISDIR(st.st_mode):
-        raise StorageBenchError(f"--storage {path}: not a directory (give the directory the data or checkpoints live in)")
+        raise StorageBenchError(f"--storage {path}: not a directory (give the directory the data or checkpoints "
+                                "live in)")
     try:
         vfs = statvfs(real)
     except OSError as e:
@@ -77,7 +79,8 @@ def check_dir(path: str, file_bytes: int, statvfs: Callable[[str], Any] = os.sta
     free = vfs.f_bavail * vfs.f_frsize
     need = need_bytes(file_bytes)
     if free < need:
-        raise StorageBenchError(f"--storage {path}: {free / MiB:.0f} MiB free, the benchmark needs {need / MiB:.0f} MiB "
+        raise StorageBenchError(f"--storage {path}: {free / MiB:.0f} MiB free, the benchmark needs "
+                                f"{need / MiB:.0f} MiB "
                                 f"(a {file_bytes / MiB:.0f} MiB test file, twice, plus 64 MiB): free space or lower "
                                 "--storage-size")
     return real
@@ -251,7 +254,8 @@ def _fio_run(files: _Files, fio: str, path: str, file_bytes: int, seconds: float
         out, err = proc.communicate(timeout=seconds * 3 + 60)
     except subprocess.TimeoutExpired:
         files.cleanup()
-        raise StorageBenchError(f"fio did not finish within {seconds * 3 + 60:.0f} s on {os.path.dirname(path)}") from None
+        limit = seconds * 3 + 60
+        raise StorageBenchError(f"fio did not finish within {limit:.0f} s on {os.path.dirname(path)}") from None
     text = out.decode(errors="replace")
     if proc.returncode != 0 or "{" not in text:
         why = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1][:200]

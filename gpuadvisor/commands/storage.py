@@ -55,7 +55,8 @@ def bench_storage(directory: str, size: int | None, seconds: float | None, engin
 
         rig = get_rig(from_, None)
         if not any(p.path == real for p in rig.storage.paths):
-            probed = probe_storage([(real, "data")]) if rig.source.kind == "live" or not rig.storage.paths else Storage()
+            live = rig.source.kind == "live" or not rig.storage.paths
+            probed = probe_storage([(real, "data")]) if live else Storage()
             if rig.storage.paths:
                 rig.storage.paths += probed.paths
             else:

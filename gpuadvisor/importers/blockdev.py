@@ -134,8 +134,8 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         for d in devs:
             if isinstance(d, dict) and d.get("DevicePath"):
                 size = d.get("PhysicalSize")
-                out.append(BlockDevice(name=str(d["DevicePath"]).removeprefix("/dev/"), kind="nvme",
-                                       model=(str(d.get("ModelNumber")).strip() or None) if d.get("ModelNumber") else None,
+                model = str(d.get("ModelNumber") or "").strip() or None
+                out.append(BlockDevice(name=str(d["DevicePath"]).removeprefix("/dev/"), kind="nvme", model=model,
                                        size_bytes=int(size) if isinstance(size, int) else None))
         return out
     lines = text.splitlines()

@@ -74,7 +74,8 @@ def from_json(data: Any, origin: str) -> StorageBench:
                 bench.iodepth = int(iod) if iod and str(iod).isdigit() else 1
             elif not random and isinstance(bw, int | float):
                 if bs is not None and bs < SEQ_MIN_BLOCK:
-                    bench.notes.append(f"job {name}: {side} at {bs} B blocks is not a sequential-bandwidth test; skipped")
+                    bench.notes.append(f"job {name}: {side} at {bs} B blocks is not a sequential-bandwidth test; "
+                                       "skipped")
                     continue
                 setattr(bench, f"seq_{side}_gbps", round(bw / 1e9, 3))
     if bench.seq_read_gbps is None and bench.seq_write_gbps is None and bench.rand_read_iops is None:

@@ -195,7 +195,8 @@ def storage_checkpoint_space(rig: Rig, ctx: Context) -> Iterator[Finding]:
             continue
         if sp.free_bytes < 2 * total:
             yield ctx.finding(
-                f"{sp.path} has {sp.free_bytes / GiB:,.0f} GiB free: room for {sp.free_bytes / total:.1f} checkpoint(s) "
+                f"{sp.path} has {sp.free_bytes / GiB:,.0f} GiB free: room for {sp.free_bytes / total:.1f} "
+                "checkpoint(s) "
                 f"of {total / GiB:,.0f} GiB; two are needed (the one being written and the last good one)",
                 subject=_subject(sp), observed={"free_bytes": sp.free_bytes}, expected={"free_bytes": 2 * total},
                 expected_source="2 x the checkpoint size (gpuadvisor.advisor.checkpoint)",
@@ -269,7 +270,8 @@ def checkpoint_stall(rig: Rig, ctx: Context) -> Iterator[Finding]:
         assumed = " (write rate assumed, not measured)" if plan.get("write_provenance") == "assumed" else ""
         yield ctx.finding(
             severity="info" if assumed else None,  # an assumed rate informs; a measured one warns
-            message=f"each checkpoint ({plan['total_bytes'] / GiB:,.0f} GiB) takes {plan['save_seconds']:,.0f} s to save at "
+            message=f"each checkpoint ({plan['total_bytes'] / GiB:,.0f} GiB) takes {plan['save_seconds']:,.0f} s "
+            "to save at "
             f"{plan['write_gbps']:g} GB/s{assumed}: {share:.1%} of training time, {plan['interval_source']}",
             subject="checkpoints", observed={"stall_fraction": share}, expected={"stall_fraction": STALL_WARN},
             expected_source="gpuadvisor: a stall above 5% is worth an asynchronous or faster save",
