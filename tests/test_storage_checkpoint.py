@@ -1,6 +1,7 @@
 """Checkpoint-size arithmetic against what torch.distributed.checkpoint writes, and against published sizes."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,23 +15,34 @@ from gpuadvisor.facts import Rig, StorageBench, StoragePath
 
 GiB, TiB = 2**30, 2**40
 
-# A small model, trained one Adam step and saved with DCP (model + optimizer state dicts), world size 1 or 2
-# (gloo, DDP: replicated states). Prints the parameter count and the bytes DCP wrote.
+# A small model, trained one Adam step and saved with DCP (model + optimizer state dicts): one process, two
+# processes with DDP (replicated states) or two with FSDP2 (sharded states), gloo on CPUs. Prints the parameter
+# count and each file DCP wrote with its size.
 DCP_SCRIPT = r"""
-import os, sys
+import os, sys, json, pathlib
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.state_dict import get_state_dict
 
-world, rank, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+mode, world, rank, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 if world > 1:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[4])
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[5])
     dist.init_process_group("gloo", rank=rank, world_size=world)
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 512))
-if world > 1:
+params = sum(p.numel() for p in model.parameters())
+if mode == "ddp":
     model = torch.nn.parallel.DistributedDataParallel(model)
+elif mode == "fsdp":
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh("cpu", (world,))
+    for m in model:
+        if isinstance(m, torch.nn.Linear):
+            fully_shard(m, mesh=mesh)
+    fully_shard(model, mesh=mesh)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 model(torch.randn(4, 512)).sum().backward()
 opt.step()
@@ -40,8 +52,7 @@ if world > 1:
     dist.barrier()
     dist.destroy_process_group()
 if rank == 0:
-    import pathlib
-    print(sum(p.numel() for p in model.parameters()), sum(f.stat().st_size for f in pathlib.Path(out).iterdir()))
+    print(json.dumps([params, {f.name: f.stat().st_size for f in pathlib.Path(out).iterdir()}]))
 """
 
 
@@ -53,46 +64,52 @@ def _free_port() -> str:
         return str(s.getsockname()[1])
 
 
-def _dcp(tmp_path: Path, world: int) -> tuple[int, int, list[str]]:
-    out = tmp_path / f"ckpt{world}"
+def _dcp(tmp_path: Path, mode: str, world: int) -> tuple[int, dict[str, int]]:
+    out = tmp_path / f"ckpt-{mode}"
     script = tmp_path / "save.py"
     script.write_text(DCP_SCRIPT)
     port = _free_port()
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    procs = [subprocess.Popen([sys.executable, str(script), str(world), str(r), str(out), port], env=env,
+    procs = [subprocess.Popen([sys.executable, str(script), mode, str(world), str(r), str(out), port], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
     results = [p.communicate(timeout=240) for p in procs]
     for p, (_, err) in zip(procs, results, strict=True):
         assert p.returncode == 0, err[-2000:]
-    params, written = (int(x) for x in results[0][0].split())
-    return params, written, sorted(f.name for f in out.iterdir())
+    params, files = json.loads(results[0][0].splitlines()[-1])
+    return params, files
 
 
 @pytest.fixture(scope="module")
-def dcp_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[int, int, list[str]]]:
+def dcp_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, int]]]:
     pytest.importorskip("torch.distributed.checkpoint")
     tmp = tmp_path_factory.mktemp("dcp")
-    return {1: _dcp(tmp, 1), 2: _dcp(tmp, 2)}
+    return {"single": _dcp(tmp, "single", 1), "ddp": _dcp(tmp, "ddp", 2), "fsdp": _dcp(tmp, "fsdp", 2)}
 
 
 def test_dcp_world_size_1_matches_12_bytes_per_param(dcp_runs: dict) -> None:
-    params, written, files = dcp_runs[1]
+    params, files = dcp_runs["single"]
     assert params == 512 * 1024 + 1024 + 1024 * 512 + 512
     per, _ = bytes_per_param("PyTorch FSDP", "16", "adamw")
     assert per == 12.0
+    written = sum(files.values())
     # DCP adds a .metadata file and one 4-byte Adam step per parameter tensor: well under 2 %.
-    assert written == pytest.approx(params * per, rel=0.02)
-    assert written > params * per
+    assert written == pytest.approx(params * per, rel=0.02) and written > params * per
     assert ".metadata" in files
 
 
-def test_dcp_world_size_2_replicated_states_written_once(dcp_runs: dict) -> None:
-    params, written2, files = dcp_runs[2]
-    _, written1, _ = dcp_runs[1]
+def test_dcp_ddp_replicated_states_written_once(dcp_runs: dict) -> None:
+    params, files = dcp_runs["ddp"]
     # DDP's states are the same on both ranks: DCP's planner deduplicates them, so the total stays ~12 B/param.
-    assert written2 == pytest.approx(params * 12.0, rel=0.02)
-    assert written2 < 1.1 * written1
-    assert sum(f.endswith(".distcp") for f in files) == 2
+    assert sum(files.values()) == pytest.approx(params * 12.0, rel=0.02)
+    assert sorted(f for f in files if f.endswith(".distcp")) == ["__0_0.distcp", "__1_0.distcp"]
+
+
+def test_dcp_fsdp_each_rank_writes_its_half(dcp_runs: dict) -> None:
+    params, files = dcp_runs["fsdp"]
+    shards = [size for name, size in files.items() if name.endswith(".distcp")]
+    assert sum(files.values()) == pytest.approx(params * 12.0, rel=0.02)
+    # sharded: each of the 2 ranks writes half the states, the per-node share plan_checkpoint uses
+    assert len(shards) == 2 and all(size == pytest.approx(params * 12.0 / 2, rel=0.02) for size in shards)
 
 
 def test_bloom_176b_published_checkpoint_sizes() -> None:
