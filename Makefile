@@ -19,7 +19,7 @@ $(BIN)/gpuadvisor: pyproject.toml scripts/install-torch.sh
 	  || { cat $(VENV)/install.log; echo "pip install failed (log above: $(VENV)/install.log)" >&2; exit 1; }
 	touch $@
 
-.PHONY: setup example test chromium shellcheck lint
+.PHONY: setup example test chromium shellcheck fio lint
 setup: $(BIN)/gpuadvisor
 
 example: $(BIN)/gpuadvisor
@@ -66,7 +66,24 @@ shellcheck:
 # The engineering checks run before the suite: ruff (lint, line length 120, format) and mypy over the package
 # as it installs (scripts/typecheck.py). The suite itself builds the wheel and runs the CLI from a fresh venv
 # (tests/test_packaging.py) and fails a test that skips on a missing project module (tests/conftest.py).
-test: $(BIN)/gpuadvisor chromium shellcheck lint
+# The storage benchmark's comparison with fio needs fio; installed like chromium (root with apt), and under CI
+# a missing fio fails this step.
+fio:
+	@if command -v fio >/dev/null 2>&1; then echo "fio: $$(command -v fio) (storage comparison will run)"; exit 0; fi; \
+	why="not found"; \
+	if [ "$$(id -u)" != 0 ]; then why="$$why, and not root: cannot apt-get install fio"; \
+	elif ! command -v $(APT) >/dev/null 2>&1; then why="$$why, and no $(APT)"; \
+	else echo "fio: installing ($(APT) install fio)..."; \
+	  if $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq fio >/dev/null; then \
+	    echo "fio: installed"; exit 0; fi; \
+	  why="$$why, and $(APT) install fio failed"; fi; \
+	case "$$(printf '%s' "$$CI" | tr 'A-Z' 'a-z')" in \
+	  ""|0|false|no) echo "fio: $$why: the fio comparison will be SKIPPED (under CI it fails)";; \
+	  *) echo "fio: $$why: CI=$$CI requires the fio comparison, failing" >&2; exit 1;; \
+	esac
+
+
+test: $(BIN)/gpuadvisor chromium shellcheck fio lint
 	$(BIN)/python -m pytest -q
 
 LINTED = gpuadvisor probes reports tests benchmarks scripts

@@ -229,6 +229,73 @@ class Software(Unavailable):
 
 
 @dataclass
+class BlockDevice(Unavailable):
+    """A block device under a path's filesystem: the disk itself, or an md/LVM volume with its members.
+
+    kind: nvme | sata | sas | scsi | virtio | md | lvm | dm | loop | unknown. ``raid_level`` is md's
+    (raid0, raid1, raid5, raid6, raid10, linear) or "lvm" for a device-mapper volume LVM made.
+    ``pcie_path`` is the NVMe controller's path to its CPU root port (device first), as for a GPU.
+    """
+
+    name: str = ""  # kernel name: nvme0n1, sda, md0, dm-0
+    kind: str = "unknown"
+    model: str | None = None
+    size_bytes: int | None = None
+    rotational: bool | None = None
+    raid_level: str | None = None
+    members: list[BlockDevice] = field(default_factory=list)  # md / dm: the devices under it
+    pcie_bdf: str | None = None
+    pcie_path: list[PcieHop] = field(default_factory=list)
+    numa_node: int | None = None
+
+
+@dataclass
+class StorageBench(Unavailable):
+    """Measured (gpuadvisor bench --storage) or imported (fio output) throughput of one directory.
+
+    GB/s means 1e9 bytes/s; IOPS are 4 KiB random reads at queue depth ``iodepth``.
+    """
+
+    provenance: str = "measured"  # measured | imported
+    method: str | None = None  # "fio 3.36" | "gpuadvisor (python, O_DIRECT)"
+    direct: bool | None = None  # O_DIRECT (page cache bypassed)
+    file_bytes: int | None = None
+    block_bytes: int | None = None
+    iodepth: int | None = None
+    seq_read_gbps: float | None = None
+    seq_write_gbps: float | None = None
+    rand_read_iops: float | None = None
+    rand_read_latency_us: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StoragePath(Unavailable):
+    """A directory the job reads or writes (``role``: data | checkpoint | working) and what it lives on."""
+
+    path: str = ""
+    role: str = "working"
+    mount_point: str | None = None
+    fs_type: str | None = None  # ext4, xfs, nfs4, lustre, gpfs, fuse.s3fs, tmpfs ...
+    fs_source: str | None = None  # /dev/nvme0n1p2, server:/export, ...
+    network: bool | None = None  # NFS, Lustre, GPFS, CIFS, Ceph, object-store FUSE
+    mount_options: list[str] = field(default_factory=list)
+    size_bytes: int | None = None
+    free_bytes: int | None = None
+    devices: list[BlockDevice] = field(default_factory=list)
+    bench: StorageBench | None = None
+
+
+@dataclass
+class Storage(Unavailable):
+    """The paths the job uses and the host's page cache (/proc/meminfo ``Cached`` and ``MemAvailable``)."""
+
+    paths: list[StoragePath] = field(default_factory=list)
+    page_cache_bytes: int | None = None
+    memory_available_bytes: int | None = None
+
+
+@dataclass
 class SweepRow:
     """One message size of a collective or copy sweep, nccl-tests style."""
 
@@ -449,6 +516,8 @@ class Rig:
     network: Network = field(default_factory=Network)  # RDMA ports, peermem, IOMMU, ACS
     fabric: Fabric = field(default_factory=Fabric)  # NVSwitch fabric manager and per-GPU fabric state
     node: NodeState = field(default_factory=NodeState)  # lost GPUs, GPU memory held, /dev/shm, memlock
+    # The data path (probes.storage, bench --storage): the dataset/checkpoint directories, their devices, page cache.
+    storage: Storage = field(default_factory=Storage)
 
     # -- convenience ------------------------------------------------------------------------------------
     def gpu(self, index: int) -> Gpu:

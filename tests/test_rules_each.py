@@ -1018,3 +1018,53 @@ def test_ga105_not_checked_without_aer_counters(fixtures_dir):
     rig = facts.load(fixtures_dir / "h100-vm" / "scan-v2-bench.json")  # that VM's kernel exposes no AER files
     (f,) = run("GA105", rig)
     assert f.severity == "not-checked" and "no AER counters in sysfs" in f.message
+
+
+# -- GA9xx: the data path (more cases in test_storage_rules.py) -------------------------------------------
+
+
+def test_storage_rules_fire(tmp_path):
+    from gpuadvisor.probes.storage import probe_storage
+
+    from gpuadvisor.advisor.checkpoint import plan_checkpoint
+    from tests.test_storage_probe import build_tree, fake_statvfs
+
+    rig = healthy()
+    rig.storage = probe_storage(
+        [("/", "working"), ("/mnt/nfs/x", "data"), ("/ckpt", "checkpoint")],
+        root=build_tree(tmp_path),
+        statvfs=fake_statvfs,
+    )
+    rig.storage.memory_available_bytes = 10**12  # below 2 x 8 x 80 GiB
+    rig.storage.paths[1].bench = facts.StorageBench(seq_read_gbps=0.0001, method="fio-3.33")
+    rig.storage.paths[2].bench = facts.StorageBench(seq_write_gbps=0.5, method="fio-3.33")
+    rig.advice = {
+        "task": "train",
+        "workload": {"params": 7 * 10**9, "nodes": 1, "seq_len": 4096},
+        "pick_detail": {"framework": "PyTorch FSDP", "zero_stage": 3, "tokens_per_second": 50_000.0},
+    }
+    rig.advice["checkpoint"] = plan_checkpoint(rig, rig.advice, "30m").to_dict()
+    assert one("GA901", rig).subject == "nvme0n1 0000:01:00.0"
+    assert one("GA902", rig).subject == "data dir /mnt/nfs/x"
+    assert one("GA903", rig).observed == {"read_gbps": 0.0001}
+    assert one("GA904", rig).expected == {"free_bytes": 2 * 7 * 10**9 * 12}
+    assert one("GA905", rig).severity == "info"
+    assert one("GA906", rig).observed == {"stall_fraction": round(168 / 1968, 4)}  # 84e9 B at 0.5 GB/s
+
+
+def test_ga907_nvme_behind_a_gpu_switch(tmp_path):
+    from gpuadvisor.probes.storage import probe_storage
+
+    from tests.test_storage_probe import build_tree, fake_statvfs
+
+    rig = healthy()
+    root = build_tree(tmp_path)
+    rig.storage = probe_storage([("/", "working")], root=root, statvfs=fake_statvfs)
+    drive = rig.storage.paths[0].devices[0]
+    assert run("GA907", rig) == []  # nvme0 hangs off its own root port
+    # Put the drive behind GPU 0's switch: its path = drive, the switch's downstream and upstream ports, root port.
+    gpu_path = rig.gpus[0].pcie.path
+    usp = next(i for i, h in enumerate(gpu_path) if h.port_type == "upstream-port")
+    drive.pcie_path = [drive.pcie_path[0], *gpu_path[usp - 1 :]]
+    f = one("GA907", rig)
+    assert f.observed["switch"] == gpu_path[usp].bdf and 0 in f.gpus

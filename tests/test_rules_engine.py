@@ -42,10 +42,10 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 58  # GA105 pcie-aer-errors, GA607 compute-below-peak, GA801-GA814 (beyond the GPU) added
+    assert len(rules) == 65  # GA105, GA607, GA801-GA814 (beyond the GPU) and GA901-GA907 (storage) added
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
-    assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6", "GA8"}
+    assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6", "GA8", "GA9"}
     assert {r.area for r in rules} == {
         "gpu",
         "pcie",
@@ -56,6 +56,7 @@ def test_registry_has_all_areas_and_stable_codes():
         "health",
         "bandwidth",
         "network",
+        "storage",
     }
     assert get_rule("GA101").name == "pcie-link-downgraded"
     assert get_rule("ga101") is get_rule("pcie-link-downgraded") is get_rule("GA101")

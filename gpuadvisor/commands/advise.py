@@ -9,6 +9,7 @@ import click
 
 from gpuadvisor.advisor.options import framework_option, workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options
+from gpuadvisor.commands.storage import checkpoint_options, storage_options
 from gpuadvisor.errors import InputError
 
 _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling of --format json
@@ -36,6 +37,8 @@ _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling
     help="Save the advice as JSON to FILE ('-' for stdout), as --json does in every command.",
 )
 @click.option("-o", "--output", metavar="PATH", help="Write what --format prints to PATH instead of stdout.")
+@storage_options
+@checkpoint_options
 @click.option(
     "--explain",
     is_flag=True,
@@ -92,20 +95,31 @@ def advise(
         from gpuadvisor.advisor.frameworks import STACK
 
         kw["stack"] = STACK.get(framework)
+    from gpuadvisor.commands.storage import attach_checkpoint, pop_storage_options, prepare
+
+    store = pop_storage_options(kw)
     workload = Workload.from_options(**workload_kwargs(kw))
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch)
+    prepare(rig, store, sysfs_root)
     advice = run_advice(rig, workload)
     if framework and advice.snippet is not None:
         from gpuadvisor.advisor.frameworks import launch
 
         advice.snippet["framework"] = launch(advice, framework)
-    as_json = json.dumps(advice.to_dict(), indent=2, allow_nan=False) + "\n"
+    advice_dict = advice.to_dict()
+    plan = attach_checkpoint(rig, advice_dict, store)
+    as_json = json.dumps(advice_dict, indent=2, allow_nan=False) + "\n"
     if json_path == "-":
         click.echo(as_json, nl=False)
     elif json_path:
         write_atomic(json_path, as_json, what="advice")
         click.echo(f"advice saved to {json_path}", err=True)
     text = as_json if fmt == "json" else render_advice(advice, explain=explain)
+    if plan is not None and fmt != "json" and (explain or any(v is not None for v in store.values())):
+        # Asked for (a storage option, or --explain): the default text stays the short one.
+        from gpuadvisor.advisor.checkpoint import render_text
+
+        text += "\n" + render_text(plan)
     if output:
         write_atomic(output, text, what="advice")
         click.echo(f"wrote {output}", err=True)

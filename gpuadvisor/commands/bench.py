@@ -151,6 +151,28 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
     help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
     "input paths) with stable pseudonyms in the saved scan and the printed results, interrupted runs included.",
 )
+@click.option(
+    "--storage",
+    "storage_dir",
+    metavar="DIR",
+    help="Measure the directory's filesystem instead: sequential write/read GB/s and 4 KiB random-read IOPS "
+    "(fio when installed, O_DIRECT where allowed); writes one test file in DIR and removes it.",
+)
+@click.option("--storage-size", callback=_size, metavar="SIZE", help="--storage: test file size [default: 256M].")
+@click.option(
+    "--storage-seconds",
+    type=Finite(0, 600, min_open=True),
+    default=None,
+    metavar="S",
+    help="--storage: time limit of each of the three tests [default: 2].",
+)
+@click.option(
+    "--storage-engine",
+    type=click.Choice(["auto", "fio", "python"]),
+    default="auto",
+    show_default=True,
+    help="--storage: fio (when installed) or the built-in Python loops.",
+)
 def bench(
     backend: str | None,
     nproc: int | None,
@@ -167,6 +189,10 @@ def bench(
     json_path: str | None,
     pairs: bool = False,
     redact: bool = False,
+    storage_dir: str | None = None,
+    storage_size: int | None = None,
+    storage_seconds: float | None = None,
+    storage_engine: str = "auto",
 ) -> None:
     """Measure collectives, peer-to-peer and host<->device bandwidth; with --compute, matmul TFLOP/s.
 
@@ -202,11 +228,17 @@ def bench(
       gpuadvisor bench --compute
       gpuadvisor bench --backend gloo --nproc 2 --only all_reduce -e 16M
       gpuadvisor bench --json scan.json           # read it back: gpuadvisor scan --from scan.json
+      gpuadvisor bench --storage /data --storage-size 1G   # the dataset's filesystem (fio if installed)
       torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29400 -m gpuadvisor bench --only collectives
     """
     from gpuadvisor.output import plan_outputs
 
     plan_outputs({"--json": json_path}, {"--from": from_})
+    if storage_dir is not None:
+        from gpuadvisor.commands.storage import bench_storage
+
+        bench_storage(storage_dir, storage_size, storage_seconds, storage_engine, json_path, from_)
+        return
     from gpuadvisor.bench import render_measurements, run_benchmarks
     from gpuadvisor.bench.presets import get_preset
 

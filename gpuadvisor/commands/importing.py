@@ -36,6 +36,14 @@ from gpuadvisor.text import plural
     "input paths) with stable pseudonyms in everything written or printed.",
 )
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
+@click.option(
+    "--storage",
+    "storage_files",
+    multiple=True,
+    metavar="FILE",
+    help="fio output (--output-format=json or text), lsblk (-J) or nvme list of the dataset/checkpoint "
+    "drives; repeatable.",
+)
 def import_(
     files: tuple[str, ...],
     json_path: str | None,
@@ -44,6 +52,7 @@ def import_(
     split: bool,
     redact: bool,
     no_rules: bool,
+    storage_files: tuple[str, ...] = (),
 ) -> None:
     """Turn nvidia-smi / lspci / nccl-tests output into a scan.
 
@@ -77,13 +86,23 @@ def import_(
     from gpuadvisor.importers import import_files
     from gpuadvisor.output import plan_outputs
 
-    if not files:
+    if not files and not storage_files:
         raise InputError("no files given: gpuadvisor import FILE|DIR... (see gpuadvisor import --help)")
     if split:
         _import_split([Path(f) for f in files], json_path, fmt, show_origins, redact=redact, rules=not no_rules)
         return
-    plan_outputs({"--json": json_path}, {"FILE": list(files)})
-    rig = import_files([Path(f) for f in files])
+    plan_outputs({"--json": json_path}, {"FILE": list(files), "--storage": list(storage_files)})
+    if files:
+        rig = import_files([Path(f) for f in files])
+    else:
+        from gpuadvisor.facts import Rig, Source
+
+        rig = Rig(source=Source(kind="imported", files=list(storage_files)))
+    if storage_files:
+        from gpuadvisor.commands.storage import import_storage
+
+        rig.storage = import_storage(list(storage_files))
+        rig.provenance["storage"] = "imported"
     if not no_rules:  # the findings, as scan gives them: saved with the scan, shown below the facts
         from gpuadvisor.rules import evaluate
 

@@ -8,6 +8,7 @@ import click
 
 from gpuadvisor.advisor.options import workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, verbose, write_json
+from gpuadvisor.commands.storage import checkpoint_options, storage_options
 from gpuadvisor.errors import InputError
 from gpuadvisor.numbers import Count, Finite
 
@@ -55,6 +56,8 @@ def _bench_progress() -> Any:
     help="With --bench: wall-clock budget; a hung worker is killed at it.",
 )
 @workload_options
+@storage_options
+@checkpoint_options
 @click.option(
     "--policy",
     metavar="POLICY.toml",
@@ -135,6 +138,9 @@ def scan(
             "--hf-config": kw.get("hf_config"),
         },
     )
+    from gpuadvisor.commands.storage import attach_checkpoint, pop_storage_options, prepare
+
+    store = pop_storage_options(kw)
     wkw = workload_kwargs(kw)
     workload = Workload.from_options(**wkw) if Workload.requested(**wkw) else None  # bad options fail before probing
     if nvidia_smi_dir:
@@ -147,6 +153,8 @@ def scan(
         rig = import_dir(Path(nvidia_smi_dir))
     else:
         rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
+    if not nvidia_smi_dir:
+        prepare(rig, store, sysfs_root)
     if bench and rig.source.kind == "live" and not rig.gpus and backend != "gloo":
         # Nothing to measure on GPUs: say so now rather than after a CPU run, and still write what the scan has.
         rig.problems.append("--bench skipped: no GPU to benchmark (--bench --backend gloo measures CPU collectives)")
@@ -214,6 +222,10 @@ def scan(
         from gpuadvisor.advisor import advise
 
         advice = advise(rig, workload)
+        if attach_checkpoint(rig, rig.advice, store) is not None and not no_rules:
+            from gpuadvisor.rules import evaluate
+
+            evaluate(rig, policy)  # again: the storage rules judge the directories against the checkpoint size
     if redact:  # after the rules and the advisor (they judge the real facts), before anything is shown
         from gpuadvisor.redact import redact as redact_rig
 

@@ -88,6 +88,7 @@ class View:
     topology_detail: str = ""
     diagram_keys: list[tuple[str, str]] = field(default_factory=list)
     network: dict[str, Any] | None = None  # render.html_network: RDMA ports, GPUDirect, fabric, kernel events
+    storage: dict[str, Any] | None = None  # gpuadvisor.render.storage.html_view: the data path's directories
 
 
 # -- small formatters -------------------------------------------------------------------------------------
@@ -874,6 +875,12 @@ def build_view(rig: Rig) -> View:
         sections.append(("network", "Network"))
     if bw:
         sections.append(("bandwidth", "Bandwidth"))
+    from gpuadvisor.render.storage import html_view
+
+    storage = html_view(rig)
+    if storage:
+        sections.append(("storage", "Storage"))
+        prov["storage"] = provenance_of(rig, "storage")
     sections.append(("findings", "Findings"))
     if adv:
         sections.append(("strategy", "Strategy"))
@@ -910,6 +917,7 @@ def build_view(rig: Rig) -> View:
         scan_json=scan,
         sections=sections,
         network=net,
+        storage=storage,
     )
 
 

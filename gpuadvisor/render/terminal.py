@@ -504,6 +504,10 @@ def render_rest(rig: Rig, *, color: bool = False, width: int | None = None, find
         from gpuadvisor.bench.render import render_measurements
 
         out += ["", "Measured bandwidth", "------------------", render_measurements(rig.measurements).rstrip("\n")]
+    if rig.storage.paths:
+        from gpuadvisor.render.storage import render_text as render_storage
+
+        out += ["", "Storage", "-------", render_storage(rig).rstrip("\n")]
     if findings:
         from gpuadvisor.render.findings import render_findings
 

@@ -23,6 +23,7 @@ GA6xx   measured bandwidth and compute: host<->device, collectives, peer-to-peer
         failures, compute below the datasheet peak (GA607)
 GA8xx   beyond the GPU: kernel-log Xid/SXid events, RDMA ports, GPUDirect, ACS/IOMMU, NVSwitch fabric,
         lost GPUs, GPU memory held, /dev/shm and memlock
+GA9xx   the data path: NVMe links, network or slow filesystems, read rate vs need, checkpoint space and stall
 ======  =========================================================================================
 
 Severities: a rule's default is info, warn or fail; a finding may also be "error" (the rule crashed; the other
@@ -34,8 +35,8 @@ rules still ran) or "not-checked" (the facts it needs are missing, with the reas
 from __future__ import annotations
 
 # The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,
-# GA5xx software, GA6xx bandwidth, GA607 compute).
-from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, topology  # noqa: F401
+# GA5xx software, GA6xx bandwidth, GA607 compute, GA9xx storage).
+from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, storage, topology  # noqa: F401
 from gpuadvisor.rules import fabric as _fabric  # noqa: F401  (GA8xx: beyond the GPU)
 from gpuadvisor.rules import kernel as _kernel  # noqa: F401
 from gpuadvisor.rules import network as _network  # noqa: F401

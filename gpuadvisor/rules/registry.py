@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from gpuadvisor.facts import Finding, Rig
     from gpuadvisor.rules.engine import Context
 
-AREAS = ("gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth", "network")
+AREAS = ("gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth", "network", "storage")
 SEVERITIES = ("info", "warn", "fail")  # what a rule may default to; findings may also be error / not-checked
 SECTIONS = ("What it checks", "Why it matters", "Threshold", "Source", "How to fix")
 

@@ -1,0 +1,247 @@
+"""Checkpoints and the data loader: how big a save is, how long it stalls training, and the read rate needed.
+
+What a training checkpoint holds (gradients are never saved):
+
+- PyTorch DDP / FSDP with AMP or FSDP MixedPrecision: fp32 parameters (4 B) + Adam's exp_avg and exp_avg_sq
+  in fp32 (8 B) = 12 B per parameter; torch.distributed.checkpoint (DCP) writes those tensors and a small
+  ``.metadata`` file (tested against what DCP writes, tests/test_storage_checkpoint.py);
+- DeepSpeed ZeRO and Megatron-LM with bf16/fp16 mixed precision: the 16-bit model weights (2 B) + the fp32
+  master copy, exp_avg and exp_avg_sq (12 B) = 14 B per parameter (BigScience: BLOOM-176B's bf16 weights
+  are 329 GB and its full checkpoint with optimizer states 2.3 TB, bigscience.notion.site "BigScience 176B
+  Model"; 176.2e9 x 2 B = 328 GiB and x 14 B = 2.24 TiB);
+- pure bf16 training without an fp32 master (torchtune): 2 + 2 x 2 = 6 B; 8-bit Adam: the weights + 2 B;
+- a consolidated weights-only export (Hugging Face safetensors): 2 B (bf16) per parameter.
+
+Save time: sharded saves (DCP, DeepSpeed per-rank files) have every node write its share at once, so a node
+writes ``total / nodes`` at its measured write rate; a consolidated ``torch.save`` on rank 0 first gathers the
+whole state to one host and writes it from there. The rate is the measured sequential write of the
+checkpoint directory (``bench --storage``), else an assumption said as such. Blocking saves stall training:
+the share is save time / checkpoint interval. Asynchronous saves (DCP ``async_save``) hide the write behind
+training but still need the host RAM to stage it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Rig, StoragePath
+
+GiB = 2**30
+ASSUMED_WRITE_GBPS = 2.0
+ASSUMED_WRITE_SOURCE = (
+    "assumed 2 GB/s sequential write (nothing measured: run gpuadvisor bench --storage DIR on the checkpoint directory)"
+)
+DEFAULT_INTERVAL_S = 3600.0
+BYTES_PER_TOKEN_SOURCE = (
+    "token ids stored as uint16 when the vocabulary has under 65,536 entries, else 4 bytes "
+    "(Megatron-LM's indexed dataset picks its dtype that way)"
+)
+
+
+def bytes_per_param(framework: str, state_bytes: str, optimizer: str) -> tuple[float, str]:
+    """Checkpoint bytes per trained parameter and what they are."""
+    if state_bytes == "bf16":
+        moments = 2.0 if optimizer == "adam8bit" else 4.0
+        return 2.0 + moments, f"bf16 weights 2 B + {optimizer} moments {moments:g} B (no fp32 master copy)"
+    if optimizer == "adam8bit":
+        return 6.0 + 2.0, "fp32 master 4 B + bf16 weights 2 B + 8-bit Adam moments 2 B"
+    if optimizer == "sgd":
+        return 8.0, "fp32 weights 4 B + fp32 momentum 4 B"
+    if framework.startswith("PyTorch"):
+        return 12.0, "fp32 parameters 4 B + Adam exp_avg and exp_avg_sq 8 B (FSDP/DDP state dicts)"
+    return 14.0, "16-bit weights 2 B + fp32 master copy 4 B + Adam exp_avg and exp_avg_sq 8 B (DeepSpeed, Megatron-LM)"
+
+
+def parse_interval(text: str | None, step_seconds: float | None) -> tuple[float, str]:
+    """``--checkpoint-every``: "30m", "2h", "900s", "45" (minutes) or "500steps" (x the predicted step time)."""
+    if text is None:
+        return DEFAULT_INTERVAL_S, "assumed every hour (no --checkpoint-every given)"
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(s|sec|m|min|h|steps?)?\s*", text.lower())
+    if not m or float(m.group(1)) <= 0:
+        raise InputError(f"--checkpoint-every {text!r}: expected a duration (30m, 2h, 900s) or a step count (500steps)")
+    value, unit = float(m.group(1)), m.group(2) or "m"
+    if unit.startswith("step"):
+        if not step_seconds:
+            raise InputError(
+                f"--checkpoint-every {text!r}: no predicted step time to turn steps into seconds; give a duration (30m)"
+            )
+        return value * step_seconds, f"every {value:g} steps x {step_seconds:.1f} s per step (predicted)"
+    seconds = value * {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}[unit]
+    return seconds, f"every {seconds / 60:g} min (--checkpoint-every)"
+
+
+def write_rate(rig: Rig) -> tuple[float, str, str]:
+    """(GB/s, where it comes from, provenance) for checkpoint writes."""
+    for role in ("checkpoint", "working", "data"):
+        for sp in rig.storage.paths:
+            if sp.role == role and sp.bench is not None and sp.bench.seq_write_gbps:
+                how = sp.bench.method or "bench --storage"
+                return sp.bench.seq_write_gbps, f"measured sequential write of {sp.path} ({how})", sp.bench.provenance
+    return ASSUMED_WRITE_GBPS, ASSUMED_WRITE_SOURCE, "assumed"
+
+
+def read_rate(rig: Rig) -> tuple[float | None, str]:
+    for role in ("data", "working", "checkpoint"):
+        for sp in rig.storage.paths:
+            if sp.role == role and sp.bench is not None and sp.bench.seq_read_gbps:
+                return sp.bench.seq_read_gbps, f"measured sequential read of {sp.path} ({sp.bench.method})"
+    return None, "no read rate measured (run gpuadvisor bench --storage DATA_DIR)"
+
+
+@dataclass
+class CheckpointPlan:
+    params: int
+    trained_params: int
+    bytes_per_param: float
+    contents: str
+    total_bytes: int
+    weights_only_bytes: int  # consolidated bf16 export
+    sharded: bool
+    writers: str
+    per_node_bytes: int
+    write_gbps: float
+    write_source: str
+    write_provenance: str  # measured | imported | assumed
+    save_seconds: float
+    consolidated_save_seconds: float
+    interval_seconds: float
+    interval_source: str
+    stall_fraction: float
+    host_ram_needed_bytes: int  # consolidated: the whole state staged on rank 0's host
+    free_bytes: int | None
+    free_path: str | None
+    data_read_needed_gbps: float | None = None
+    data_read_measured_gbps: float | None = None
+    data_read_source: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_checkpoint(
+    rig: Rig, advice: dict[str, Any], checkpoint_every: str | None = None, sample_bytes: int | None = None
+) -> CheckpointPlan | None:
+    """From the advisor's output (``Advice.to_dict``) and the rig's storage facts; None without a training pick."""
+    pick = advice.get("pick_detail")
+    w = advice.get("workload") or {}
+    if advice.get("task") != "train" or not pick:
+        return None
+    params = int(w.get("params") or 0)
+    trained = int(w.get("trainable_params") or params)
+    framework = str(pick.get("framework") or "")
+    per_param, contents = bytes_per_param(
+        framework, str(w.get("state_bytes") or "16"), str(w.get("optimizer") or "adamw")
+    )
+    total = int(trained * per_param)
+    notes: list[str] = []
+    if trained < params:
+        notes.append(f"fine-tuning {trained:,} of {params:,} parameters: the frozen base is not in the checkpoint")
+    nodes = int(w.get("nodes") or 1)
+    sharded = (
+        bool(pick.get("zero_stage"))
+        or "FSDP" in framework
+        or int(pick.get("tensor_parallel") or 1) > 1
+        or int(pick.get("pipeline_parallel") or 1) > 1
+    )
+    gbps, source, prov = write_rate(rig)
+    per_node = total // nodes if sharded else total
+    save_s = per_node / (gbps * 1e9)
+    consolidated_s = total / (gbps * 1e9)
+    interval, interval_src = parse_interval(checkpoint_every, pick.get("step_seconds"))
+    writers = (
+        f"sharded: every rank writes its share ({nodes} node(s) at once; torch.distributed.checkpoint or "
+        "per-rank files)"
+        if sharded
+        else "replicated states (DDP): written once, by rank 0's node (torch.distributed.checkpoint deduplicates)"
+    )
+    free_path, free = None, None
+    for sp in rig.storage.paths:
+        if sp.role in ("checkpoint", "working") and sp.free_bytes is not None:
+            free_path, free = sp.path, sp.free_bytes
+            break
+    plan = CheckpointPlan(
+        params=params,
+        trained_params=trained,
+        bytes_per_param=per_param,
+        contents=contents,
+        total_bytes=total,
+        weights_only_bytes=int(params * 2),
+        sharded=sharded,
+        writers=writers,
+        per_node_bytes=per_node,
+        write_gbps=gbps,
+        write_source=source,
+        write_provenance=prov,
+        save_seconds=round(save_s, 1),
+        consolidated_save_seconds=round(consolidated_s, 1),
+        interval_seconds=interval,
+        interval_source=interval_src,
+        stall_fraction=round(save_s / (interval + save_s), 4),
+        host_ram_needed_bytes=total,
+        free_bytes=free,
+        free_path=free_path,
+        notes=notes,
+    )
+    tps = pick.get("tokens_per_second")
+    if tps:
+        seq = int(w.get("seq_len") or 0)
+        arch = w.get("architecture") if isinstance(w.get("architecture"), dict) else {}
+        vocab = int((arch or {}).get("vocab") or 0)
+        if sample_bytes:
+            need = tps / max(seq, 1) * sample_bytes
+            plan.notes.append(
+                f"data: {tps / max(seq, 1):.1f} samples/s x {sample_bytes:,} B per sample (--sample-bytes)"
+            )
+        else:
+            per_token = 2 if 0 < vocab < 65536 else 4
+            need = tps * per_token
+            plan.notes.append(f"data: {tps:,.0f} tokens/s x {per_token} B per token ({BYTES_PER_TOKEN_SOURCE})")
+        plan.data_read_needed_gbps = round(need / 1e9, 12)
+        plan.data_read_measured_gbps, plan.data_read_source = read_rate(rig)
+    return plan
+
+
+def render_text(plan: CheckpointPlan, width: int | None = None) -> str:
+    """The checkpoint and data-loader lines of the advice (plain text, fits ``width``, default the terminal's)."""
+    from gpuadvisor.render.width import fit_line, term_width
+
+    width = width or term_width()
+
+    lines = ["Checkpoints and data"]
+    body = [
+        f"checkpoint: {plan.total_bytes / GiB:,.1f} GiB ({plan.trained_params / 1e9:.2f}B params x "
+        f"{plan.bytes_per_param:g} B: {plan.contents}); weights-only bf16 export "
+        f"{plan.weights_only_bytes / GiB:,.1f} GiB",
+        f"save: {plan.save_seconds:,.0f} s per checkpoint ({plan.writers}) at {plan.write_gbps:g} GB/s, "
+        f"{plan.write_source}" + (" [assumed]" if plan.write_provenance == "assumed" else ""),
+        f"stall: {plan.stall_fraction:.1%} of training time, {plan.interval_source}; a consolidated torch.save on "
+        f"rank 0 takes {plan.consolidated_save_seconds:,.0f} s and stages {plan.host_ram_needed_bytes / GiB:,.0f} GiB "
+        "in its host RAM",
+    ]
+    if plan.free_bytes is not None:
+        body.append(
+            f"space: {plan.free_bytes / GiB:,.0f} GiB free on {plan.free_path}: room for "
+            f"{plan.free_bytes // max(plan.total_bytes, 1)} checkpoint(s)"
+        )
+    if plan.data_read_needed_gbps is not None:
+        measured = (
+            f"measured {plan.data_read_measured_gbps:g} GB/s ({plan.data_read_source})"
+            if plan.data_read_measured_gbps
+            else plan.data_read_source or ""
+        )
+        body.append(f"data loader: needs {plan.data_read_needed_gbps * 1000:.3g} MB/s; {measured}")
+    body += plan.notes
+    for text in body:
+        lines += fit_line("  " + text, width, hang=2)
+    return "\n".join(lines) + "\n"
+
+
+def checkpoint_free_enough(sp: StoragePath, total_bytes: int) -> bool | None:
+    """Whether ``sp`` has room for two checkpoints (the one being written and the last good one)."""
+    if sp.free_bytes is None:
+        return None
+    return sp.free_bytes >= 2 * total_bytes

@@ -1,0 +1,183 @@
+"""``lsblk`` and ``nvme list`` pastes as BlockDevice facts (for machines gpuadvisor cannot run on).
+
+lsblk: the default tree (``NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINT(S)``, children drawn with ``├─``/``└─``) or
+``lsblk -J`` JSON (any columns; ``-b`` for sizes in bytes). md arrays and LVM volumes are children of the
+disks under them; they are turned round here, as the probe shows them: the volume with its member disks.
+nvme list: the normal table of nvme-cli 1.x (``Node SN Model Namespace Usage Format FW Rev``) and 2.x (with
+a ``Generic`` column) read by the dashed ruler's columns, or ``nvme list -o json``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import BlockDevice
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
+
+
+class BlockDevError(InputError):
+    """An lsblk or nvme list paste that cannot be read; one line naming the file and what is wrong."""
+
+
+def parse_size(text: str | None) -> int | None:
+    """lsblk's human sizes ("256G", "3.5T", "0B", binary units) or a byte count."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([BKMGTP]?)(?:i?B)?\s*", str(text))
+    return int(float(m.group(1)) * _UNITS[m.group(2)]) if m else None
+
+
+def _kind(name: str, dtype: str, tran: str | None) -> tuple[str, str | None]:
+    if dtype.startswith("raid") or dtype == "linear":
+        return "md", dtype
+    if dtype == "lvm":
+        return "lvm", "lvm"
+    if dtype in ("crypt", "dm", "mpath"):
+        return "dm", None
+    if name.startswith("nvme") or tran == "nvme":
+        return "nvme", None
+    if tran in ("sata", "ata"):
+        return "sata", None
+    if tran == "sas":
+        return "sas", None
+    if name.startswith("vd"):
+        return "virtio", None
+    if name.startswith("loop"):
+        return "loop", None
+    return "unknown", None
+
+
+def _rows_from_tree(text: str, origin: str) -> list[tuple[int, dict[str, str]]]:
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    head = next((i for i, ln in enumerate(lines) if re.match(r"\s*NAME\s+", ln)), None)
+    if head is None:
+        raise BlockDevError(f"{origin}: not lsblk output (no NAME header line)")
+    cols = lines[head].split()
+    rows: list[tuple[int, dict[str, str]]] = []
+    for ln in lines[head + 1 :]:
+        m = re.match(r"^([\s│├└─|`\-]*)(\S+)\s*(.*)$", ln)
+        if not m:
+            continue
+        depth = len(m.group(1)) // 2
+        rest = m.group(3).split()
+        row = {"NAME": m.group(2)}
+        for c, v in zip(cols[1:], rest, strict=False):
+            row[c] = v
+        rows.append((depth, row))
+    return rows
+
+
+def _rows_from_json(data: Any, origin: str) -> list[tuple[int, dict[str, str]]]:
+    if not isinstance(data, dict) or not isinstance(data.get("blockdevices"), list):
+        raise BlockDevError(f"{origin}: not lsblk -J output (no 'blockdevices' list)")
+    rows: list[tuple[int, dict[str, str]]] = []
+
+    def walk(dev: dict[str, Any], depth: int) -> None:
+        rows.append((depth, {str(k).upper(): ("" if v is None else str(v)) for k, v in dev.items() if k != "children"}))
+        for ch in dev.get("children") or []:
+            if isinstance(ch, dict):
+                walk(ch, depth + 1)
+
+    for dev in data["blockdevices"]:
+        if isinstance(dev, dict):
+            walk(dev, 0)
+    return rows
+
+
+def parse_lsblk(text: str, origin: str = "lsblk") -> list[BlockDevice]:
+    """Whole disks and the md/LVM volumes over them (volumes listing their member disks); partitions dropped."""
+    stripped = text.lstrip()
+    rows = _rows_from_json(json.loads(stripped), origin) if stripped.startswith("{") else _rows_from_tree(text, origin)
+    disks: dict[str, BlockDevice] = {}
+    volumes: dict[str, BlockDevice] = {}
+    stack: list[str] = []  # the disk each depth belongs to
+    for depth, row in rows:
+        name = row["NAME"].removeprefix("/dev/")
+        dtype = row.get("TYPE", "disk").lower()
+        del stack[depth:]
+        kind, level = _kind(name, dtype, (row.get("TRAN") or "").lower() or None)
+        dev = BlockDevice(
+            name=name,
+            kind=kind,
+            raid_level=level,
+            size_bytes=parse_size(row.get("SIZE")),
+            model=(row.get("MODEL") or None),
+        )
+        rota = row.get("ROTA")
+        dev.rotational = {"1": True, "0": False, "true": True, "false": False}.get(str(rota).lower()) if rota else None
+        if dev.model is None:
+            dev.unavailable["model"] = "not in this lsblk output (add -o NAME,MODEL,...)"
+        if dtype == "disk":
+            disks[name] = dev
+            stack.append(name)
+        elif kind in ("md", "lvm", "dm"):
+            vol = volumes.setdefault(name, dev)
+            for member in stack[:1]:
+                if all(m.name != member for m in vol.members):
+                    vol.members.append(disks[member])
+            stack.append(name)
+        else:
+            stack.append(stack[-1] if stack else name)
+    if not disks:
+        raise BlockDevError(f"{origin}: no disks in this lsblk output")
+    under = {m.name for v in volumes.values() for m in v.members}
+    return list(volumes.values()) + [d for n, d in disks.items() if n not in under]
+
+
+def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
+    """NVMe namespaces with their model and size (the namespace's "Usage" total, SI units as nvme-cli prints)."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        data = json.loads(stripped)
+        devs = data.get("Devices") if isinstance(data, dict) else None
+        if not isinstance(devs, list):
+            raise BlockDevError(f"{origin}: not nvme list -o json output (no 'Devices' list)")
+        out = []
+        for d in devs:
+            if isinstance(d, dict) and d.get("DevicePath"):
+                size = d.get("PhysicalSize")
+                model = str(d.get("ModelNumber") or "").strip() or None
+                out.append(
+                    BlockDevice(
+                        name=str(d["DevicePath"]).removeprefix("/dev/"),
+                        kind="nvme",
+                        model=model,
+                        size_bytes=int(size) if isinstance(size, int) else None,
+                    )
+                )
+        return out
+    lines = text.splitlines()
+    ruler = next((i for i, ln in enumerate(lines) if re.fullmatch(r"\s*-{4,}( +-{2,})+\s*", ln)), None)
+    above = [ln for ln in lines[: ruler or 0] if ln.strip()]
+    if ruler is None or not above or "Node" not in above[-1]:
+        raise BlockDevError(f"{origin}: not nvme list output (no 'Node ... Model' header with its dashed ruler)")
+    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[ruler])]
+    header = above[-1]
+    names = [header[a : b + 1].strip() or header[a:].split()[0] for a, b in spans]
+    out = []
+    for ln in lines[ruler + 1 :]:
+        if not ln.strip().startswith("/dev/"):
+            continue
+        cells = {
+            n: ln[a : (spans[k + 1][0] if k + 1 < len(spans) else len(ln))].strip()
+            for k, (n, (a, _)) in enumerate(zip(names, spans, strict=True))
+        }
+        dev = BlockDevice(
+            name=cells.get("Node", "").removeprefix("/dev/"), kind="nvme", model=cells.get("Model") or None
+        )
+        usage = cells.get("Namespace Usage") or cells.get("Usage") or ""
+        m = re.search(r"/\s*([0-9.]+)\s*([kMGTP]?B)", usage)
+        if m:
+            dev.size_bytes = int(
+                float(m.group(1)) * {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}[m.group(2)]
+            )
+        if dev.model is None:
+            dev.unavailable["model"] = "not in this nvme list output"
+        out.append(dev)
+    if not out:
+        raise BlockDevError(f"{origin}: nvme list shows no /dev/nvme device")
+    return out

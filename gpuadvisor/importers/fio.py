@@ -1,0 +1,136 @@
+"""fio results, JSON (``--output-format=json``) or the default text report, as StorageBench facts.
+
+What is read per job (fio's HOWTO, "Interpreting the output" and the JSON keys of fio 3.x):
+sequential reads and writes (``rw`` read/write, block size >= 64 KiB) give GB/s (``bw_bytes``, 1e9 bytes/s);
+random reads (``randread``) give IOPS and the mean completion latency (``clat_ns.mean``). fio's text report
+prints bandwidth as "BW=1234MiB/s (1294MB/s)" and IOPS as "IOPS=12.3k"; the MB/s figure (1e6) is used.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import StorageBench
+
+SEQ_MIN_BLOCK = 64 * 1024
+
+
+class FioError(InputError):
+    """fio output that cannot be read; one line naming the file and what is wrong."""
+
+
+def parse_block(text: str | None) -> int | None:
+    """fio's bs: "4k", "1M", "4096", "128KiB" (k/m = 1024 multiples in fio's default kb_base)."""
+    if not text:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", str(text).split(",")[0].split("-")[0], re.I)
+    if not m:
+        return None
+    return int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
+
+
+def _job_rw(job: dict[str, Any], top: dict[str, Any]) -> str | None:
+    opts = job.get("job options") or {}
+    glob = top.get("global options") or {}
+    return opts.get("rw") or opts.get("readwrite") or glob.get("rw") or glob.get("readwrite")
+
+
+def _job_bs(job: dict[str, Any], top: dict[str, Any]) -> int | None:
+    opts = job.get("job options") or {}
+    glob = top.get("global options") or {}
+    return parse_block(opts.get("bs") or opts.get("blocksize") or glob.get("bs") or glob.get("blocksize") or "4k")
+
+
+def from_json(data: Any, origin: str) -> StorageBench:
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not data["jobs"]:
+        raise FioError(f"{origin}: not fio JSON output (no 'jobs' list; run fio with --output-format=json)")
+    bench = StorageBench(provenance="imported", method=str(data.get("fio version") or "fio"))
+    for job in data["jobs"]:
+        if not isinstance(job, dict):
+            continue
+        rw = (_job_rw(job, data) or "").lower()
+        bs = _job_bs(job, data)
+        name = job.get("jobname", "?")
+        direct = (job.get("job options") or {}).get("direct") or (data.get("global options") or {}).get("direct")
+        if direct is not None:
+            bench.direct = str(direct) == "1"
+        for side in ("read", "write"):
+            st = job.get(side)
+            if not isinstance(st, dict) or not st.get("io_bytes"):
+                continue
+            bw = st.get("bw_bytes")
+            if bw is None and isinstance(st.get("bw"), int | float):
+                bw = st["bw"] * 1024  # fio before 3.2: bw in KiB/s
+            iops = st.get("iops")
+            random = rw.startswith("rand") or rw in ("randrw", "randread", "randwrite")
+            if random and side == "read" and isinstance(iops, int | float):
+                bench.rand_read_iops = float(iops)
+                clat = (st.get("clat_ns") or {}).get("mean")
+                if isinstance(clat, int | float):
+                    bench.rand_read_latency_us = round(clat / 1000, 2)
+                bench.block_bytes = bench.block_bytes or bs
+                iod = (job.get("job options") or {}).get("iodepth") or (data.get("global options") or {}).get("iodepth")
+                bench.iodepth = int(iod) if iod and str(iod).isdigit() else 1
+            elif not random and isinstance(bw, int | float):
+                if bs is not None and bs < SEQ_MIN_BLOCK:
+                    bench.notes.append(
+                        f"job {name}: {side} at {bs} B blocks is not a sequential-bandwidth test; skipped"
+                    )
+                    continue
+                setattr(bench, f"seq_{side}_gbps", round(bw / 1e9, 3))
+    if bench.seq_read_gbps is None and bench.seq_write_gbps is None and bench.rand_read_iops is None:
+        raise FioError(f"{origin}: fio JSON has no sequential read/write (bs >= 64k) or random-read job with I/O done")
+    return bench
+
+
+_TEXT_LINE = re.compile(r"^\s*(read|write)\s*:\s*IOPS=([0-9.]+)([kKmM]?),\s*BW=[^(]*\(([0-9.]+)([kMGT]?)B/s\)")
+_JOB_HEAD = re.compile(r"^(\S+): \(g=\d+\): rw=(\w+), bs=\(R\) ([0-9.]+[KMG]?i?B?)")
+_UNIT = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def from_text(text: str, origin: str) -> StorageBench:
+    """fio 3.x's default (normal) report."""
+    bench = StorageBench(provenance="imported", method="fio")
+    m = re.search(r"^fio-(\d[\w.]*)", text, re.M)
+    if m:
+        bench.method = f"fio-{m.group(1)}"
+    rw_of: dict[str, tuple[str, int | None]] = {}
+    for line in text.splitlines():
+        h = _JOB_HEAD.match(line)
+        if h:
+            rw_of[h.group(1)] = (h.group(2), parse_block(h.group(3).rstrip("B").rstrip("i")))
+    current: tuple[str, int | None] | None = None
+    for line in text.splitlines():
+        j = re.match(r"^(\S+): \(groupid=\d+", line)
+        if j:
+            current = rw_of.get(j.group(1))
+            continue
+        t = _TEXT_LINE.match(line)
+        if not t or current is None:
+            continue
+        side, rw, bs = t.group(1), current[0].lower(), current[1]
+        iops = float(t.group(2)) * _UNIT[t.group(3)]
+        bw = float(t.group(4)) * _UNIT[t.group(5)]
+        if rw.startswith("rand") and side == "read":
+            bench.rand_read_iops, bench.block_bytes, bench.iodepth = iops, bs, bench.iodepth or 1
+        elif not rw.startswith("rand") and (bs is None or bs >= SEQ_MIN_BLOCK):
+            setattr(bench, f"seq_{side}_gbps", round(bw / 1e9, 3))
+    if bench.seq_read_gbps is None and bench.seq_write_gbps is None and bench.rand_read_iops is None:
+        raise FioError(f"{origin}: no fio job results found (expected lines like '  read: IOPS=..., BW=...')")
+    return bench
+
+
+def parse(text: str, origin: str) -> StorageBench:
+    """fio output in either format, told apart by its first character."""
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        from gpuadvisor.inputs import loads_json
+
+        return from_json(loads_json(stripped[stripped.index("{") :], origin, "fio JSON output", FioError), origin)
+    if "{" in text and '"fio version"' in text:  # fio prints notes before the JSON object
+        from gpuadvisor.inputs import loads_json
+
+        return from_json(loads_json(text[text.index("{") :], origin, "fio JSON output", FioError), origin)
+    return from_text(text, origin)
