@@ -32,8 +32,8 @@ def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> dict
     w2 = replace(w, nodes=nodes, layout=None)  # a forced layout names the scanned rig's sizes, not these
     if w.task == "inference":
         opts, _ = serving_options(view, w2)
-        best = pick_serving(opts)
-        return {"strategy": best.name} if best else None
+        served = pick_serving(opts)
+        return {"strategy": served.name} if served else None
     cands, _ = candidates(view, w2)
     best = pick(cands, view.total_gpus)
     if best is None or not best.with_margin:

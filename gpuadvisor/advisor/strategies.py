@@ -464,7 +464,7 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
     mode = recompute_mode(w, recompute)
     sc = ideal_sc = None
     if r is not None:
-        kw = dict(
+        kw: dict[str, Any] = dict(
             tp=lay.tp,
             pp=lay.pp,
             accumulation=acc,
@@ -652,29 +652,31 @@ def communication(
     if lay.pp > 1:
         msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.tp / lay.cp
         if lay.pp_across_nodes:
-            bw = view.inter_node.gbps
-            where = f"across nodes ({bw:g} GB/s)"
+            pp_gbps = view.inter_node.gbps
+            where = f"across nodes ({pp_gbps:g} GB/s)"
         else:
-            bw = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY * (1 if view.p2p_ok else C.NO_P2P_FACTOR)
-            where = f"over PCIe ({bw:.1f} GB/s)"
-        c.pp_seconds = 2 * acc * msg / (bw * 1e9)
+            pp_gbps = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY * (1 if view.p2p_ok else C.NO_P2P_FACTOR)
+            where = f"over PCIe ({pp_gbps:.1f} GB/s)"
+        c.pp_seconds = 2 * acc * msg / (pp_gbps * 1e9)
         c.detail.append(f"pipeline: {msg / 1e6:.1f} MB forward and backward per micro-batch and stage boundary {where}")
     if lay.offload != "none":
         pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY
-        shard = trainable / lay.dp
-        moved = shard * (2 + (2 if w.pure_bf16 else 4))  # 16-bit weights up, fp32 (pure bf16: bf16) gradients down
+        host_shard = trainable / lay.dp
+        moved_bytes = host_shard * (
+            2 + (2 if w.pure_bf16 else 4)
+        )  # 16-bit weights up, fp32 (pure bf16: bf16) gradients down
         if lay.offload == "optimizer+params":
-            # Every rank fetches its shard of all the weights (a LoRA model's frozen base included) from the host
+            # Every rank fetches its host_shard of all the weights (a LoRA model's frozen base included) from the host
             # for the forward and again for the backward of every micro-batch, then all-gathers it.
-            moved += acc * 2 * gather_bytes / lay.dp
+            moved_bytes += acc * 2 * gather_bytes / lay.dp
         gpus_per_host = view.gpus_per_node
         # The CPU optimizer step moves the bytes its states need: 30 per parameter for mixed-precision AdamW
         # (DeepSpeed's CPU-Adam count), about half with the states in bf16 (Workload.optimizer_step_bytes).
-        cpu_adam = shard * gpus_per_host * w.optimizer_step_bytes() / (C.HOST_MEMORY_GBPS * 1e9)
-        c.offload_seconds = moved / (pcie * 1e9) + cpu_adam
+        cpu_adam = host_shard * gpus_per_host * w.optimizer_step_bytes() / (C.HOST_MEMORY_GBPS * 1e9)
+        c.offload_seconds = moved_bytes / (pcie * 1e9) + cpu_adam
         c.detail.append(
-            f"CPU offload: {moved / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
-            f"{shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory "
+            f"CPU offload: {moved_bytes / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
+            f"{host_shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory "
             "bandwidth (assumed)"
         )
     return c
