@@ -63,12 +63,22 @@ def installed(tmp_path_factory):
         if (ROOT / rel).is_file():
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, src / rel)
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(src)],
         check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    # The project's own packaging configuration draws no warning from the build backend (what `make example`
+    # would otherwise print before its output): no license table, no data folder missing from `packages`.
+    log = built.stdout + built.stderr
+    for warning in (
+        "`project.license` as a TOML table is deprecated",
+        "is absent from the `packages` configuration",
+        "SetuptoolsDeprecationWarning",
+    ):
+        assert warning not in log, warning
     (wheel,) = dist.glob("gpuadvisor-*.whl")
     env_dir = tmp / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from gpuadvisor.cli import cli
 
-SAMPLES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SAMPLES = FIXTURES / "import" / "samples"
 
 
 def _run(args: list[str], columns: int, cwd: Path | None = None) -> str:
@@ -73,5 +74,19 @@ def test_saved_scan_views_fit(tmp_path, columns):
         ["scan", "--from", str(scan)],
         ["check", "--from", str(scan)],
     ):
+        width, line = _widest(_run(args, columns))
+        assert width <= columns, (args, line)
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_measured_and_imported_views_fit(columns):
+    """A real H100 scan with its measurements (the bench tables), and imports of real pastes of each kind."""
+    views = [
+        ["report", str(FIXTURES / "h100-vm" / "scan-bench.json"), "--format", "text"],
+        ["scan", "--from", str(FIXTURES / "h100-vm" / "scan-v2-bench.json")],
+    ]
+    for sample in sorted(SAMPLES.glob("*.txt")):
+        views.append(["import", str(sample)])
+    for args in views:
         width, line = _widest(_run(args, columns))
         assert width <= columns, (args, line)
