@@ -19,7 +19,7 @@ $(BIN)/gpuadvisor: pyproject.toml scripts/install-torch.sh
 	  || { cat $(VENV)/install.log; echo "pip install failed (log above: $(VENV)/install.log)" >&2; exit 1; }
 	touch $@
 
-.PHONY: setup example test chromium shellcheck fio lint
+.PHONY: setup example test chromium shellcheck fio promtool lint
 setup: $(BIN)/gpuadvisor
 
 example: $(BIN)/gpuadvisor
@@ -83,7 +83,22 @@ fio:
 	esac
 
 
-test: $(BIN)/gpuadvisor chromium shellcheck fio lint
+# promtool (Prometheus' own checker, in Debian's prometheus package) checks the textfile output of check and fleet.
+promtool:
+	@if command -v promtool >/dev/null 2>&1; then echo "promtool: $$(command -v promtool)"; exit 0; fi; \
+	why="not found"; \
+	if [ "$$(id -u)" != 0 ]; then why="$$why, and not root: cannot apt-get install prometheus"; \
+	elif ! command -v $(APT) >/dev/null 2>&1; then why="$$why, and no $(APT)"; \
+	else echo "promtool: installing ($(APT) install prometheus)..."; \
+	  if $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq --no-install-recommends \
+	    prometheus >/dev/null; then echo "promtool: installed"; exit 0; fi; \
+	  why="$$why, and $(APT) install prometheus failed"; fi; \
+	case "$$(printf '%s' "$$CI" | tr 'A-Z' 'a-z')" in \
+	  ""|0|false|no) echo "promtool: $$why: the promtool checks will be SKIPPED (under CI they fail)";; \
+	  *) echo "promtool: $$why: CI=$$CI requires the promtool checks, failing" >&2; exit 1;; \
+	esac
+
+test: $(BIN)/gpuadvisor chromium shellcheck fio promtool lint
 	$(BIN)/python -m pytest -q
 
 LINTED = gpuadvisor probes reports tests benchmarks scripts

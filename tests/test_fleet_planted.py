@@ -144,7 +144,7 @@ def test_cli_formats_and_exit_codes(fleet_dir, tmp_path):
     drain = [ln.split()[1] for ln in lines if re.match(r"^ *\d+\. ", ln)]
     # the drain list first: lost hardware, then the missing scan, then the 50% slow link
     assert drain == ["node33", MISSING, "node19"]
-    assert lines.index("Drain list (3 node(s), worst first):") < lines.index("Below the gate (2 node(s)):")
+    assert lines.index("Drain list (3 nodes, worst first):") < lines.index("Below the gate (2 nodes):")
     assert all(len(ln) <= 80 for ln in lines)
     doc = json.loads(run("--format", "json", "--expect", "node[01-40]").stdout)
     assert doc["kind"] == "gpuadvisor-fleet" and doc["exit_code"] == 1

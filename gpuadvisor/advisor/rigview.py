@@ -511,7 +511,8 @@ def _mig_view(
         )
     memory = min(sizes)
     notes = [
-        f"MIG is enabled on {', '.join(g.label for g in mig)}: sized per MIG instance ({len(sizes)} instance(s), the "
+        f"MIG is enabled on {', '.join(g.label for g in mig)}: sized per MIG instance "
+        f"({plural(len(sizes), 'instance')}, the "
         "smallest "
         f"{memory / 2**30:.1f} GiB from nvidia-smi's MIG device memory), not as whole GPUs; MIG instances have no "
         "NVLink or "

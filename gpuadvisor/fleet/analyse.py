@@ -10,6 +10,7 @@ from gpuadvisor.fleet import cost, drift, groups, noise, outliers, pairs, verdic
 from gpuadvisor.fleet.gate import Gate
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
 from gpuadvisor.fleet.model import Finding as F
+from gpuadvisor.text import plural
 
 
 @dataclass
@@ -153,7 +154,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
         costs += cost.straggler_costs(g, [f for f in out if f.group == g.id], nodes)
         if 0 < len(g.judged) < outliers.MIN_NODES and g.stats:
             notes.append(
-                f"group {g.id} ({g.label}): {len(g.judged)} fresh scan(s), fewer than {outliers.MIN_NODES}: "
+                f"group {g.id} ({g.label}): {plural(len(g.judged), 'fresh scan')}, fewer than {outliers.MIN_NODES}: "
                 "its figures are listed but no outlier is judged"
             )
         if len(g.nodes) == 1:

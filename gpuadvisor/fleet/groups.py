@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 from gpuadvisor.fleet.model import Finding, Group, Node
+from gpuadvisor.text import plural
 
 DESIGN_SHARE = 0.25  # a count held by this share of a group's nodes (and 2 nodes) is a design, not a loss
 
@@ -124,7 +125,7 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
                     observed=n.gpus,
                     expected=gpus,
                     evidence=n.path,
-                    message=f"shows {n.gpus} of the {gpus} GPUs of {why}: {gpus - n.gpus} GPU(s) lost "
+                    message=f"shows {n.gpus} of the {gpus} GPUs of {why}: {plural(gpus - n.gpus, 'GPU')} lost "
                     "(fallen off the bus, or failed to initialise); check nvidia-smi, and dmesg "
                     "for Xid 79",
                 )
@@ -144,7 +145,7 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
                     expected=links,
                     evidence=n.path,
                     message=f"NVLinks active: {where} (its group's GPUs have {links}): "
-                    f"{sum(links - a for _, a in short)} NVLink(s) down; check "
+                    f"{plural(sum(links - a for _, a in short), 'NVLink')} down; check "
                     "nvidia-smi nvlink --status",
                 )
             )
@@ -159,7 +160,7 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
                     observed=n.hw["nics"],
                     expected=nics[0],
                     evidence=n.path,
-                    message=f"shows {n.hw['nics']} NIC(s) where its group's nodes show {nics[0]}: "
+                    message=f"shows {plural(n.hw['nics'], 'NIC')} where its group's nodes show {nics[0]}: "
                     f"{nics[0] - n.hw['nics']} lost; check the NIC (ibstat, ip link)",
                 )
             )

@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport
 from gpuadvisor.render.junit import xml_text
+from gpuadvisor.text import plural
 
 
 def _sub(parent: ET.Element, tag: str, attrib: dict[str, object] | None = None, text: str | None = None) -> ET.Element:
@@ -36,7 +37,7 @@ def render_junit(r: FleetReport) -> str:
         bad = [f for f in fs if SEV_RANK[f.severity] <= lim]
         if bad:
             n["failures"] += 1
-            msg = f"{len(bad)} finding(s) at or above {r.fail_on}: {bad[0].message}"
+            msg = f"{plural(len(bad), 'finding')} at or above {r.fail_on}: {bad[0].message}"
             _sub(
                 case,
                 "failure",

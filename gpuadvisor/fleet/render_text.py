@@ -7,6 +7,7 @@ from __future__ import annotations
 from gpuadvisor.fleet.cost import describe
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
 from gpuadvisor.render.width import fit_lines, fit_table, term_width
+from gpuadvisor.text import plural
 
 MAX_LINES_PER_NODE = 6
 WHAT_TO_DO = {
@@ -35,13 +36,13 @@ def render_text(r: FleetReport, *, all_nodes: bool = False, width: int | None = 
     drain = r.drain()
     lines = [
         f"gpuadvisor fleet: {len(r.nodes)} nodes ({ok} scanned, {failed} failed, {missing} missing, {stale} "
-        f"stale) in {len(r.groups)} hardware group(s); {c['fail']} fail, {c['warn']} warn, {c['info']} info; "
-        f"{len(drain)} node(s) to drain (exit {1 if drain else 0} at --fail-on {r.fail_on})",
+        f"stale) in {plural(len(r.groups), 'hardware group')}; {c['fail']} fail, {c['warn']} warn, {c['info']} info; "
+        f"{plural(len(drain), 'node')} to drain (exit {1 if drain else 0} at --fail-on {r.fail_on})",
         "",
     ]
     lim = SEV_RANK[r.fail_on]
     if drain:
-        lines.append(f"Drain list ({len(drain)} node(s), worst first):")
+        lines.append(f"Drain list ({plural(len(drain), 'node')}, worst first):")
         for i, (n, fs) in enumerate(drain, 1):
             bad = [f for f in fs if SEV_RANK[f.severity] <= lim]
             lines.append(f"{i:>3}. {_node_head(n)}: {bad[0].message}")
@@ -58,7 +59,7 @@ def render_text(r: FleetReport, *, all_nodes: bool = False, width: int | None = 
     rest = [(n, [f for f in fs if f.severity != "info" or all_nodes]) for n, fs in r.ranked() if n.name not in drained]
     warned = [(n, fs) for n, fs in rest if fs]
     if warned:
-        lines.append(f"Below the gate ({len(warned)} node(s)):")
+        lines.append(f"Below the gate ({plural(len(warned), 'node')}):")
         for n, fs in warned:
             lines.append(f"  {_node_head(n)}: [{fs[0].severity}] {fs[0].message}")
             for f in fs[1:MAX_LINES_PER_NODE]:
@@ -69,7 +70,7 @@ def render_text(r: FleetReport, *, all_nodes: bool = False, width: int | None = 
     clean = [n for n, fs in r.ranked() if not fs]
     if clean:
         lines.append(
-            f"{len(clean)} node(s) with nothing found"
+            f"{plural(len(clean), 'node')} with nothing found"
             + (": " + ", ".join(n.name for n in clean) if all_nodes else " (--all lists them)")
         )
     fleet_wide = [f for f in r.findings if f.node is None]
@@ -125,7 +126,7 @@ def render_text(r: FleetReport, *, all_nodes: bool = False, width: int | None = 
         ]
         out += fit_lines([f"  {describe(x)}" for x in sorted(r.costs, key=lambda x: -x.speedup)], width)
     tail = ["", "Groups (what the hardware is: GPU model and count, interconnect, PCIe design, CPU platform):"]
-    tail += [f"  {g.id}: {len(g.nodes)} node(s), {len(g.judged)} compared: {g.label}" for g in r.groups]
+    tail += [f"  {g.id}: {plural(len(g.nodes), 'node')}, {len(g.judged)} compared: {g.label}" for g in r.groups]
     tail += [f"note: {note}" for note in r.notes]
     tail += [f"Baseline: {r.baseline}"] if r.baseline else []
     out += fit_lines(tail, width)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuadvisor.fleet.model import Finding, Node
 from gpuadvisor.fleet.noise import Verdict
+from gpuadvisor.text import plural
 
 FAIL_REL = 0.25  # a node a quarter slower in a family costs a synchronous job a quarter of its speed or more
 
@@ -22,11 +23,12 @@ def findings(verdicts: list[Verdict], nodes: dict[str, Node]) -> list[Finding]:
         if v.by_worst:
             what = (
                 f"{v.worst_key}: {v.worst_value:.4g} {v.unit}, {_pct(v.worst_dev)} {word} the group's "
-                f"{v.worst_ref:.4g}; the node's {v.k} {v.family} figure(s) {_pct(v.mean_dev)} {word} on average"
+                f"{v.worst_ref:.4g}; the node's {v.k} {v.family} {'figure' if v.k == 1 else 'figures'} "
+                f"{_pct(v.mean_dev)} {word} on average"
             )
         else:
             what = (
-                f"{v.family}: the node's {v.k} figure(s) {_pct(v.mean_dev)} {word} the group on average "
+                f"{v.family}: the node's {plural(v.k, 'figure')} {_pct(v.mean_dev)} {word} the group on average "
                 f"(worst {v.worst_key}: {v.worst_value:.4g} {v.unit}, {_pct(v.worst_dev)} {word})"
             )
         p = f"{v.p:.1g}" if v.p > 0 else "< 1e-300"

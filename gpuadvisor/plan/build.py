@@ -17,6 +17,7 @@ from typing import Any
 from gpuadvisor.catalog import GpuSpec
 from gpuadvisor.catalog.platforms import CpuSpec, find_cpu, find_gpu_spec, nearest, unknown_cpu, unknown_gpu
 from gpuadvisor.errors import InputError
+from gpuadvisor.text import plural
 
 MAX_FILE_BYTES = 1 << 20
 
@@ -256,7 +257,9 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         )
     sockets = int(data.get("sockets", 1))
     if cpu is not None and sockets > cpu.max_sockets:
-        raise _bad(origin, text, "sockets", f"{cpu.name} runs in at most {cpu.max_sockets} socket(s), not {sockets}")
+        raise _bad(
+            origin, text, "sockets", f"{cpu.name} runs in at most {plural(cpu.max_sockets, 'socket')}, not {sockets}"
+        )
     return Build(
         name=data["name"],
         title=data.get("title", data["name"]),

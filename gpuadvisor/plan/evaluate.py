@@ -10,6 +10,7 @@ from gpuadvisor.plan.build import Build
 from gpuadvisor.plan.costs import Cost, JobCost, Ownership, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
 from gpuadvisor.plan.serving import Serving, serving_throughput
+from gpuadvisor.text import plural
 
 # Rules that judge the design of a machine (not its health or software, which a planned machine has no facts of).
 DESIGN_AREAS = {"pcie", "topology", "nvlink", "host", "gpu"}
@@ -216,7 +217,8 @@ def evaluate_build(
         ):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
             row.reason = (
-                f"{row.serving.replicas} replica(s) of {row.serving.name} serve {row.need_concurrency(need)} sequences "
+                f"{plural(row.serving.replicas, 'replica')} of {row.serving.name} serve {row.need_concurrency(need)} "
+                "sequences "
                 "fastest; "
                 f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})"
             )

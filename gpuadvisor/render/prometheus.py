@@ -26,8 +26,12 @@ PREFIX = "gpuadvisor_"
 
 
 def escape_label_value(value: str) -> str:
-    """Backslash, double quote and line feed escaped, as the text format requires for label values."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """Backslash, double quote and line feed escaped, as the text format requires for label values; terminal
+    control characters (and lone surrogates) first made visible (``\\x1b``) by gpuadvisor.streams.sanitise, so
+    the file holds no byte a terminal obeys and the sanitised stdout stays valid text format."""
+    from gpuadvisor.streams import sanitise
+
+    return sanitise(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def escape_help(text: str) -> str:

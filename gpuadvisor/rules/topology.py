@@ -9,6 +9,7 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, subject
 from gpuadvisor.rules.registry import rule
+from gpuadvisor.text import plural
 
 P2P_OK = ("X", "OK")
 P2P_MEANING = {
@@ -279,8 +280,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
             if gap is not None:
                 if down:
                     yield ctx.finding(
-                        f"{subject(g)} NVLink(s) {', '.join(str(x) for x in down)} inactive (its other links are not "
-                        f"shown: {gap})",
+                        f"{subject(g)} NVLink{'s' if len(down) > 1 else ''} {', '.join(str(x) for x in down)} inactive "
+                        f"(its other links are not shown: {gap})",
                         severity="fail" if sxm or best else "warn",
                         gpus=[g.index],
                         subject=subject(g),
@@ -344,7 +345,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 else f"other {model} GPUs have"
             )
             yield ctx.finding(
-                f"{subject(g)} has {active} active NVLink(s) where {who} {want}"
+                f"{subject(g)} has {plural(active, 'active NVLink')} where {who} {want}"
                 + (f" (inactive links: {', '.join(str(x) for x in down)})" if down else "")
                 + why_text,
                 severity=sev,
