@@ -65,6 +65,60 @@ def counts(scan: dict[str, Any]) -> tuple[int, list[int], list[int], int]:
     return len(gpus), listed, active, len(nics) if isinstance(nics, list) else 0
 
 
+def rdma_ports(scan: dict[str, Any]) -> dict[str, float | None]:
+    """{"mlx5_0/1": rate Gb/s or None when down} for every RDMA port the scan read (network.rdma_ports)."""
+    net = scan.get("network")
+    ports = net.get("rdma_ports") if isinstance(net, dict) else None
+    out: dict[str, float | None] = {}
+    for p in ports if isinstance(ports, list) else []:
+        if not isinstance(p, dict) or not isinstance(p.get("device"), str):
+            continue
+        rate = p.get("rate_gbps")
+        up = p.get("state") == "ACTIVE" and isinstance(rate, int | float) and not isinstance(rate, bool)
+        out[f"{p['device']}/{p.get('port', 1)}"] = float(rate) if up else None
+    return out
+
+
+def _slow_ports(group: Group, members: list[Node]) -> list[Finding]:
+    """A node whose RDMA port trained at a lower rate than the same port on its group's nodes (e.g. 200 Gb/s where
+    its siblings run 400): the multi-node collectives run at the slowest port's rate. A port down is the node's
+    own finding (GA803); here only ports that are up are compared, by name, against the group's usual rate."""
+    by_port: dict[str, list[float]] = {}
+    for n in members:
+        for name, rate in (n.hw.get("rdma") or {}).items():
+            if rate is not None:
+                by_port.setdefault(name, []).append(rate)
+    out: list[Finding] = []
+    for n in members:
+        slow = {}
+        for name, rate in (n.hw.get("rdma") or {}).items():
+            rates = by_port.get(name, [])
+            if rate is None or len(rates) < 3:
+                continue
+            usual = Counter(rates).most_common(1)[0][0]
+            if rate < usual:
+                slow[name] = (rate, usual)
+        if slow:
+            text = ", ".join(f"{k} at {r:g} Gb/s" for k, (r, _) in sorted(slow.items()))
+            usual_rate = max(u for _, u in slow.values())
+            out.append(
+                Finding(
+                    node=n.name,
+                    group=group.id,
+                    kind="slow-port",
+                    severity="warn",
+                    subject="RDMA ports",
+                    observed={k: r for k, (r, _) in slow.items()},
+                    expected=usual_rate,
+                    evidence=n.path,
+                    message=f"RDMA {plural(len(slow), 'port')} below the rate the same ports run on its group's "
+                    f"nodes ({usual_rate:g} Gb/s): {text}; reseat or replace the cable or transceiver, check "
+                    "the switch port (ibstat, ibportstate)",
+                )
+            )
+    return out
+
+
 def _design(values: list[int], total: int) -> list[int]:
     """The counts of a group that are designs (most common first)."""
     c = Counter(values)
@@ -164,4 +218,4 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
                     f"{nics[0] - n.hw['nics']} lost; check the NIC (ibstat, ip link)",
                 )
             )
-    return out
+    return out + _slow_ports(group, members)

@@ -128,6 +128,7 @@ def node_from(path: Path, data: Any) -> Node:
                 "active": active,
                 "nics": nics,
                 "index": [g.get("index", i) for i, g in enumerate(data["gpus"])],
+                "rdma": groups.rdma_ports(data),
             }
         else:
             n.notes.append("the scan lists no GPU")

@@ -14,6 +14,7 @@ SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 # what an operator acts on first, at one severity: hardware gone, no scan, the node's own check, slowdowns, config
 KIND_ORDER = (
     "lost",
+    "slow-port",
     "failed",
     "missing",
     "duplicate",
@@ -163,7 +164,7 @@ class Node:
 @dataclass
 class Finding:
     node: str | None  # None: a finding about a group or the whole fleet
-    kind: str  # outlier | drift | failed | missing | stale | check | changed | pair | alone | unexpected
+    kind: str  # outlier | drift | failed | missing | stale | check | changed | pair | alone | unexpected | slow-port
     severity: str  # fail | warn | info
     subject: str
     message: str

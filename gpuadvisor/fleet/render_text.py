@@ -12,6 +12,7 @@ from gpuadvisor.text import plural
 MAX_LINES_PER_NODE = 6
 WHAT_TO_DO = {
     "lost": "drain; reseat or replace the part, then rescan",
+    "slow-port": "reseat or replace the cable or transceiver; check the switch port; rescan",
     "failed": "read the error; rerun the check on the node (a node that cannot scan cannot be trusted)",
     "missing": "find out why the node wrote no scan (down, wedged, not scheduled); rerun the check there",
     "check": "drain; act on the node's own finding (gpuadvisor explain CODE)",
