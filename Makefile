@@ -49,55 +49,20 @@ chromium:
 # The example scripts are checked with shellcheck (Debian package shellcheck), installed the same way: skipped
 # with a reason where it cannot be had, except under CI, where this step fails.
 shellcheck:
-	@if command -v shellcheck >/dev/null 2>&1; then echo "shellcheck: $$(command -v shellcheck)"; exit 0; fi; \
-	why="not found"; \
-	if [ "$$(id -u)" != 0 ]; then why="$$why, and not root: cannot apt-get install shellcheck"; \
-	elif ! command -v $(APT) >/dev/null 2>&1; then why="$$why, and no $(APT)"; \
-	else echo "shellcheck: installing ($(APT) install shellcheck)..."; \
-	  if $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq shellcheck >/dev/null; then \
-	    echo "shellcheck: installed"; exit 0; fi; \
-	  why="$$why, and $(APT) install shellcheck failed (package manager locked or offline?)"; fi; \
-	case "$$(printf '%s' "$$CI" | tr 'A-Z' 'a-z')" in \
-	  ""|0|false|no) echo "shellcheck: $$why: script checks will be SKIPPED (under CI they fail)";; \
-	  *) echo "shellcheck: $$why: CI=$$CI requires the script checks, failing" >&2; exit 1;; \
-	esac
+	@sh scripts/need-tool.sh shellcheck shellcheck 'the shellcheck tests of the example scripts'
 
-
-# The engineering checks run before the suite: ruff (lint, line length 120, format) and mypy over the package
-# as it installs (scripts/typecheck.py). The suite itself builds the wheel and runs the CLI from a fresh venv
-# (tests/test_packaging.py) and fails a test that skips on a missing project module (tests/conftest.py).
-# The storage benchmark's comparison with fio needs fio; installed like chromium (root with apt), and under CI
-# a missing fio fails this step.
+# The storage benchmark's comparison with fio needs fio; installed the same way.
 fio:
-	@if command -v fio >/dev/null 2>&1; then echo "fio: $$(command -v fio) (storage comparison will run)"; exit 0; fi; \
-	why="not found"; \
-	if [ "$$(id -u)" != 0 ]; then why="$$why, and not root: cannot apt-get install fio"; \
-	elif ! command -v $(APT) >/dev/null 2>&1; then why="$$why, and no $(APT)"; \
-	else echo "fio: installing ($(APT) install fio)..."; \
-	  if $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq fio >/dev/null; then \
-	    echo "fio: installed"; exit 0; fi; \
-	  why="$$why, and $(APT) install fio failed"; fi; \
-	case "$$(printf '%s' "$$CI" | tr 'A-Z' 'a-z')" in \
-	  ""|0|false|no) echo "fio: $$why: the fio comparison will be SKIPPED (under CI it fails)";; \
-	  *) echo "fio: $$why: CI=$$CI requires the fio comparison, failing" >&2; exit 1;; \
-	esac
+	@sh scripts/need-tool.sh fio fio 'the storage comparison with fio'
 
 
 # promtool (Prometheus' own checker, in Debian's prometheus package) checks the textfile output of check and fleet.
 promtool:
-	@if command -v promtool >/dev/null 2>&1; then echo "promtool: $$(command -v promtool)"; exit 0; fi; \
-	why="not found"; \
-	if [ "$$(id -u)" != 0 ]; then why="$$why, and not root: cannot apt-get install prometheus"; \
-	elif ! command -v $(APT) >/dev/null 2>&1; then why="$$why, and no $(APT)"; \
-	else echo "promtool: installing ($(APT) install prometheus)..."; \
-	  if $(APT) update -qq && DEBIAN_FRONTEND=noninteractive $(APT) install -y -qq --no-install-recommends \
-	    prometheus >/dev/null; then echo "promtool: installed"; exit 0; fi; \
-	  why="$$why, and $(APT) install prometheus failed"; fi; \
-	case "$$(printf '%s' "$$CI" | tr 'A-Z' 'a-z')" in \
-	  ""|0|false|no) echo "promtool: $$why: the promtool checks will be SKIPPED (under CI they fail)";; \
-	  *) echo "promtool: $$why: CI=$$CI requires the promtool checks, failing" >&2; exit 1;; \
-	esac
+	@sh scripts/need-tool.sh promtool prometheus 'the promtool checks'
 
+# The engineering checks run before the suite: ruff (lint, line length 120, format) and mypy over the package
+# as it installs (scripts/typecheck.py). The suite itself builds the wheel and runs the CLI from a fresh venv
+# (tests/test_packaging.py) and fails a test that skips on a missing project module (tests/conftest.py).
 test: $(BIN)/gpuadvisor chromium shellcheck fio promtool lint
 	$(BIN)/python -m pytest -q
 
