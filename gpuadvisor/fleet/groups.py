@@ -74,8 +74,8 @@ def rdma_ports(scan: dict[str, Any]) -> dict[str, float | None]:
         if not isinstance(p, dict) or not isinstance(p.get("device"), str):
             continue
         rate = p.get("rate_gbps")
-        up = p.get("state") == "ACTIVE" and isinstance(rate, int | float) and not isinstance(rate, bool)
-        out[f"{p['device']}/{p.get('port', 1)}"] = float(rate) if up else None
+        up = p.get("state") == "ACTIVE" and not isinstance(rate, bool)
+        out[f"{p['device']}/{p.get('port', 1)}"] = float(rate) if up and isinstance(rate, int | float) else None
     return out
 
 
