@@ -112,7 +112,7 @@ def test_mig_gpu_is_sized_per_instance() -> None:
     view = rigview.from_rig(rig)
     assert (view.memory_bytes, view.gpus_per_node, view.nvlink_domain(), view.p2p_ok) == (19968 * 2**20, 2, 1, False)
     assert view.notes[0].startswith(
-        "MIG is enabled on GPU 0: sized per MIG instance (2 instance(s), the smallest 19.5 GiB"
+        "MIG is enabled on GPU 0: sized per MIG instance (2 instances, the smallest 19.5 GiB"
     )
     a = advise(rig, Workload.from_options(model="llama-3-70b")).to_dict()
     assert a["fits"] is False and a["rig"]["memory_per_gpu_bytes"] == 19968 * 2**20

@@ -175,10 +175,16 @@ def _python_run(path: str, file_bytes: int, seconds: float, direct: bool) -> Sto
     buf = mmap.mmap(-1, BLOCK)  # page-aligned, as O_DIRECT wants
     buf.write(os.urandom(BLOCK))  # incompressible
     fd = _open(path, os.O_WRONLY, direct)
+    # The file is sized first, as fio does with the file it writes (ftruncate to --size, no preallocation): the
+    # same layout on disk, so the two measure the same writes.
+    os.ftruncate(fd, file_bytes)
     written = 0
     start = time.perf_counter()
     try:
         while written < file_bytes and time.perf_counter() - start < seconds:
+            # every block different (its offset in its first bytes, as fio's scramble_buffers varies each buffer):
+            # a storage layer that deduplicates or compresses identical blocks must not flatter the figure
+            buf[:8] = written.to_bytes(8, "little")
             n = os.write(fd, buf)
             if n <= 0:
                 break
