@@ -136,8 +136,9 @@ def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list
             )
     factor, why = T.memory_bound_factor(w)
     out.append(
-        f"  training stack {T.STACK_NAMES[T.stack_key(w)]} (--stack): memory-bound work at {factor:g} of eager "
-        f"PyTorch's bytes ({why})"
+        f"  training stack {T.STACK_NAMES[T.stack_key(w)]} (--stack): memory-bound work "
+        + ("as eager PyTorch's" if factor == 1 else f"at {factor:.0%} of eager PyTorch's bytes")
+        + f" ({why})"
     )
     arch = view.spec.architecture if view.spec else None
     pub = C.PUBLISHED_MFU.get(arch or "")
