@@ -15,7 +15,7 @@ from typing import Any
 
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.render.width import term_width
-from gpuadvisor.rules.summary import one_line, rig_verdict, sort_findings, verdict, worst
+from gpuadvisor.rules.summary import NO_GPUS, one_line, rig_verdict, sort_findings, verdict, worst
 
 __all__ = ["render_findings", "verdict"]
 
@@ -103,8 +103,11 @@ def render_findings(
             gpus = sorted({g for f in fs for g in f.gpus})
             where = f" on GPU {', '.join(str(g) for g in gpus)}" if gpus else ""
             out += [_dim(ln, color) for ln in _wrap("", f"{codes}{where}: {reason}", min(width, WIDTH))]
-    if rig is not None and not rig.gpus:
-        v = rig_verdict(rig)
+    no_gpus = rig_verdict(rig) if rig is not None and not rig.gpus else None
+    if no_gpus is not None and no_gpus.state != NO_GPUS:  # a kernel log or ibstat alone: judged, and it says so
+        out += ["", f"(this scan lists no GPU: {no_gpus.why}; the verdict rests on what it does hold)"]
+    if no_gpus is not None and no_gpus.state == NO_GPUS:
+        v = no_gpus
         if out:
             out.append("")
         out.append(_paint(f"Verdict: NO GPUS FOUND ({v.why})", "fail", color))

@@ -167,11 +167,15 @@ class Verdict:
 
 
 def rig_verdict(rig: Any) -> Verdict:
-    """The scan's verdict: "no-gpus" when it lists no GPU (whatever the rules said: they had nothing to judge),
-    else the findings' verdict, with the worst findings named."""
+    """The scan's verdict: the findings' verdict, with the worst findings named; "no-gpus" when the scan lists no
+    GPU and no rule found a fault in what it does hold (a pasted kernel log or ibstat is judged without a GPU
+    list: its Xid events or ports down are not hidden behind "no GPUs found")."""
     state, c = verdict(rig.findings)
     if not rig.gpus:
         why, todo = no_gpu_reason(rig)
-        return Verdict(NO_GPUS, c, why=why, todo=todo)
+        if state == "healthy":
+            return Verdict(NO_GPUS, c, why=why, todo=todo)
+        top, more = worst(rig.findings)
+        return Verdict(state, c, [one_line(f) for f in top], more, why=why)
     top, more = worst(rig.findings)
     return Verdict(state, c, [one_line(f) for f in top], more)
