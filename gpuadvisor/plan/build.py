@@ -44,8 +44,9 @@ COMPACT_KEYS = {
     "sources": list,
     "nodes": int,
     "network": str,
+    "storage": dict,
 }
-PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
+PLAN_KEYS = {"storage", "cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
 PRICE_KEYS = {
     "gpu_usd",
     "cpu_usd",
@@ -103,6 +104,7 @@ class Build:
     notes: list[str] = field(default_factory=list)  # facts assumed for it, said in the plan
     nodes: int = 1  # identical nodes of ``count`` GPUs each, joined by ``network``
     network: str | None = None
+    storage: Any = None  # the [storage] table parsed: gpuadvisor.plan.storage.Storage
 
     @property
     def inter_node_gbps(self) -> float | None:
