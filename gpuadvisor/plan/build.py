@@ -46,7 +46,18 @@ COMPACT_KEYS = {
     "network": str,
     "storage": dict,
 }
-PLAN_KEYS = {"storage", "cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
+PLAN_KEYS = {
+    "storage",
+    "cpu",
+    "sockets",
+    "psu_watts",
+    "chassis",
+    "price",
+    "rent",
+    "power_at_load_w",
+    "power_source",
+    "ram_gib",
+}
 PRICE_KEYS = {
     "gpu_usd",
     "cpu_usd",
@@ -286,7 +297,16 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         power_source=data.get("power_source"),
         nodes=nodes,
         network=network,
+        storage=_storage(origin, data.get("storage")),
     )
+
+
+def _storage(origin: str, table: Any) -> Any:
+    if table is None:
+        return None
+    from gpuadvisor.plan.storage import parse_storage
+
+    return parse_storage(origin, table)
 
 
 def _check_name(origin: str, text: str, data: dict[str, Any]) -> None:
@@ -367,4 +387,5 @@ def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build
         power_at_load_w=plan.get("power_at_load_w"),
         power_source=plan.get("power_source"),
         rig_description=data,
+        storage=_storage(origin, plan.get("storage")),
     )

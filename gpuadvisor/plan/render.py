@@ -156,6 +156,15 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         if why:
             lines.append(f"  {r.build.name}:")
             lines += [f"    - {w}" for w in why]
+    stalls = [r for r in plan.rows if r.storage is not None]
+    if stalls:
+        lines += ["", "Checkpoint stall on the build's data drives:"]
+        for r in stalls:
+            st = r.storage
+            text = st.note
+            if st.counted and st.hours_with_stall is not None:
+                text = f"time to train {_duration(st.train_hours)} + stall = {_duration(st.hours_with_stall)}; {text}"
+            lines.append(f"  - {r.build.name}{f' ({st.storage})' if st.storage else ''}: {text}")
     lines += ["", "Assumptions:"] + [f"  - {a}" for a in plan.assumptions]
     if plan.calibration:
         lines.append(f"  - calibrated from {plan.calibration['source']}: {plan.calibration.get('compute_basis') or ''}")

@@ -93,7 +93,7 @@ def parse_storage(origin: str, table: Any) -> Storage:
     raid_raw = table.get("raid", "none")
     raid = str(raid_raw).lower() if not isinstance(raid_raw, bool) else "?"
     if raid not in RAIDS:
-        raise InputError(f"{origin}: storage.raid {raid_raw!r}: expected 0, 1 or \"none\"")
+        raise InputError(f'{origin}: storage.raid {raid_raw!r}: expected 0, 1 or "none"')
     d = drives[drive_id]
     given = table.get("price_usd")
     if given is not None:
@@ -101,7 +101,9 @@ def parse_storage(origin: str, table: Any) -> Storage:
             raise InputError(f"{origin}: storage.price_usd {given!r}: expected a price in US$ per drive")
         return Storage(d, count, raid, float(given), f"US${float(given):,.2f} per drive (given in the build)")
     if d.price_usd is not None:
-        return Storage(d, count, raid, d.price_usd, f"US${d.price_usd:,.2f} per drive ({d.price_date}: {d.price_source})")
+        return Storage(
+            d, count, raid, d.price_usd, f"US${d.price_usd:,.2f} per drive ({d.price_date}: {d.price_source})"
+        )
     return Storage(d, count, raid, None, None)
 
 
@@ -173,7 +175,9 @@ def checkpoint_stall(
     if storage is None:
         return StorageStall(False, "checkpoint stall not counted: the build names no [storage] drives (assumed none)")
     if per_node_bytes is None or total_bytes is None:
-        return StorageStall(False, "checkpoint stall not counted: no training pick to size a checkpoint", storage.label())
+        return StorageStall(
+            False, "checkpoint stall not counted: no training pick to size a checkpoint", storage.label()
+        )
     gbps, basis = array_write(storage, per_node_bytes)
     d = storage.drive
     sources = [s for s in (d.spec_source, d.sustained_source) if s]
