@@ -152,8 +152,6 @@ def array_write(st: Storage, checkpoint_bytes: int) -> tuple[float | None, str]:
         mbps, what = float(d.sustained_write_mbps), f"sustained write after the {d.slc_cache_gb:g} GB SLC cache"
     elif not over_cache and d.seq_write_mbps:
         mbps, what = float(d.seq_write_mbps), "datasheet sequential write"
-    elif d.seq_write_mbps and d.slc_cache_gb is None:
-        mbps, what = float(d.seq_write_mbps), "datasheet sequential write"
     else:
         need = "sustained write after the SLC cache" if over_cache else "datasheet sequential write"
         return None, f"{d.name}: no sourced {need}"
