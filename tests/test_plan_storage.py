@@ -99,7 +99,7 @@ def test_plan_adds_drive_prices_and_the_stall_in_json_text_and_html(tmp_path, ca
     common = ("--model", "llama-3-70b", "--task", "full", "--tokens", "1e9")
     code, out, err = cli(capsys, "plan", one, two, sata, bare, *common, "--format", "json", "--html", str(html))
     assert code in (0, None), err
-    rows = {r["build"]: r for r in json.loads(out)["rows"]}
+    rows = {r["build"]: r for r in json.loads(out)["builds"]}
     assert rows["no-drives"]["cost"]["purchase_usd"] == 300000
     assert rows["one-drive"]["cost"]["purchase_usd"] == 300000 + 180
     assert rows["two-raid0"]["cost"]["purchase_usd"] == 300000 + 2 * 180
