@@ -43,6 +43,11 @@ class Drive:
 def load_drives() -> dict[str, Drive]:
     text = resources.files("gpuadvisor.catalog").joinpath("drives.toml").read_text(encoding="utf-8")
     out: dict[str, Drive] = {}
+
+    def cited(row: dict[str, Any], what: str) -> str | None:
+        src, url = row.get(f"{what}_source"), row.get(f"{what}_url")
+        return f"{src}, {url}" if src and url else src
+
     for row in tomllib.loads(text)["drive"]:
         out[row["id"]] = Drive(
             id=row["id"],
@@ -50,13 +55,13 @@ def load_drives() -> dict[str, Drive]:
             interface=row["interface"],
             seq_read_mbps=row.get("seq_read_mbps"),
             seq_write_mbps=row.get("seq_write_mbps"),
-            spec_source=row.get("spec_source"),
+            spec_source=cited(row, "spec"),
             slc_cache_gb=row.get("slc_cache_gb"),
             sustained_write_mbps=row.get("sustained_write_mbps"),
-            sustained_source=row.get("sustained_source"),
+            sustained_source=cited(row, "sustained"),
             price_usd=row.get("price_usd"),
             price_date=row.get("price_date"),
-            price_source=row.get("price_source"),
+            price_source=cited(row, "price"),
             missing=row.get("missing"),
             accessed=row.get("accessed"),
         )
