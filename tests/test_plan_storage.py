@@ -108,8 +108,11 @@ def test_plan_adds_drive_prices_and_the_stall_in_json_text_and_html(tmp_path, ca
     assert s1["counted"] and s2["counted"]
     assert s2["stall_seconds"] == pytest.approx(s1["stall_seconds"] / 2)
     assert s1["interval_seconds"] == 3600 and "assumed" in s1["interval_source"]
-    hours = rows["one-drive"]["job"]["hours"]
-    assert s1["hours_with_stall"] == pytest.approx(hours + s1["stall_seconds"] / 3600)
+    assert rows["one-drive"]["job"]["hours"] == pytest.approx(s1["hours_with_stall"])
+    assert s1["hours_with_stall"] == pytest.approx(s1["train_hours"] + s1["stall_seconds"] / 3600)
+    assert s1["train_hours"] == pytest.approx(rows["no-drives"]["job"]["hours"])
+    assert rows["two-raid0"]["job"]["hours"] < rows["one-drive"]["job"]["hours"]
+    assert rows["two-raid0"]["job"]["hours"] > s1["train_hours"]
     bare_st = rows["no-drives"]["storage"]
     assert not bare_st["counted"] and "not counted" in bare_st["note"] and bare_st["stall_seconds"] is None
     page = html.read_text(encoding="utf-8")

@@ -238,6 +238,15 @@ def evaluate_build(
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
     if need.task != "inference":
         row.storage = _storage_stall(row, need, rig, adv)
+        st = row.storage
+        if st.counted and st.hours_with_stall and st.train_hours and row.tokens_per_second:
+            # the time to train includes the blocking saves: the job at the rate that spends that time
+            rate = row.tokens_per_second * st.train_hours / st.hours_with_stall
+            row.job = job_cost(b, row.cost, rate, need.tokens, own, prices)
+            row.job.notes.append(
+                f"time includes the checkpoint stall on the build's drives: {st.train_hours:,.1f} h of steps + "
+                f"{(st.stall_seconds or 0) / 3600:,.2f} h of saves"
+            )
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
