@@ -141,3 +141,15 @@ def test_bad_storage_is_one_line_exit_2(tmp_path, capsys, table, what):
     assert code == 2
     lines = [line for line in err.strip().splitlines() if line]
     assert len(lines) == 1 and what in lines[0], err
+
+
+def test_a_drive_without_a_public_price_is_not_added_and_says_so(tmp_path, capsys):
+    path = _build(tmp_path, "unpriced", '[storage]\ndrive = "crucial-t700-2tb"\ncount = 4\nraid = 0\n')
+    code, out, _ = cli(
+        capsys, "plan", path, "--model", "llama-3-70b", "--task", "full", "--tokens", "1e9", "--format", "json"
+    )
+    assert code in (0, None)
+    row = json.loads(out)["builds"][0]
+    assert row["cost"]["purchase_usd"] == 300000
+    assert any("no public price" in n and "not added" in n for n in row["cost"]["notes"])
+    assert row["storage"]["counted"] and row["storage"]["write_gbps"] == pytest.approx(4 * 11.8)
