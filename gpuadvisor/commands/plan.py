@@ -143,6 +143,12 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     show_default=True,
     help="What to print on stdout.",
 )
+@click.option(
+    "--checkpoint-every",
+    "checkpoint_every",
+    metavar="DURATION",
+    help="Checkpoint interval for the stall on a build's [storage] drives (30m, 2h, 900s; default hourly).",
+)
 @click.option("--json", "json_path", metavar="FILE", help="Save the plan as JSON.")
 @click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML pre-purchase report.")
 def plan(
@@ -178,6 +184,7 @@ def plan(
     fmt: str,
     json_path: str | None,
     html_path: str | None,
+    checkpoint_every: str | None = None,
 ) -> None:
     """Compare candidate builds for a workload: fits, strategy, speed, time and cost of the job, power, findings.
 
@@ -286,7 +293,15 @@ def plan(
         from gpuadvisor.plan.calibrate import load_calibration
 
         calibration = load_calibration(calibrate_from)
-    need = Need(task=task, tokens=tokens, context=context, concurrency=concurrency, days=days, budget_usd=budget_usd)
+    need = Need(
+        task=task,
+        tokens=tokens,
+        context=context,
+        concurrency=concurrency,
+        days=days,
+        budget_usd=budget_usd,
+        checkpoint_every=checkpoint_every,
+    )
     if weight_quant == "fp8" and precision in (None, "fp8"):
         precision = "fp8"  # vLLM --quantization fp8: the advisor's fp8 weights
     model_kw: dict[str, Any] = {

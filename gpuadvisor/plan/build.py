@@ -44,8 +44,20 @@ COMPACT_KEYS = {
     "sources": list,
     "nodes": int,
     "network": str,
+    "storage": dict,
 }
-PLAN_KEYS = {"cpu", "sockets", "psu_watts", "chassis", "price", "rent", "power_at_load_w", "power_source", "ram_gib"}
+PLAN_KEYS = {
+    "storage",
+    "cpu",
+    "sockets",
+    "psu_watts",
+    "chassis",
+    "price",
+    "rent",
+    "power_at_load_w",
+    "power_source",
+    "ram_gib",
+}
 PRICE_KEYS = {
     "gpu_usd",
     "cpu_usd",
@@ -103,6 +115,7 @@ class Build:
     notes: list[str] = field(default_factory=list)  # facts assumed for it, said in the plan
     nodes: int = 1  # identical nodes of ``count`` GPUs each, joined by ``network``
     network: str | None = None
+    storage: Any = None  # the [storage] table parsed: gpuadvisor.plan.storage.Storage
 
     @property
     def inter_node_gbps(self) -> float | None:
@@ -284,7 +297,16 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         power_source=data.get("power_source"),
         nodes=nodes,
         network=network,
+        storage=_storage(origin, data.get("storage")),
     )
+
+
+def _storage(origin: str, table: Any) -> Any:
+    if table is None:
+        return None
+    from gpuadvisor.plan.storage import parse_storage
+
+    return parse_storage(origin, table)
 
 
 def _check_name(origin: str, text: str, data: dict[str, Any]) -> None:
@@ -365,4 +387,5 @@ def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build
         power_at_load_w=plan.get("power_at_load_w"),
         power_source=plan.get("power_source"),
         rig_description=data,
+        storage=_storage(origin, plan.get("storage")),
     )

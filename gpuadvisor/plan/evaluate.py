@@ -27,6 +27,7 @@ class Need:
     concurrency: int | None = None
     days: float | None = None
     budget_usd: float | None = None
+    checkpoint_every: str | None = None  # --checkpoint-every (default hourly, said as assumed)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Row:
     sensitivity: list[str] = field(default_factory=list)  # tight fits: what a small change would flip
     rig: Any = None  # the simulated (or offered) machine, for re-asking the advisor
     workload: Any = None  # the workload this build was judged with
+    storage: Any = None  # StorageStall: the checkpoint stall on the build's drives, or why it is not counted
 
     @property
     def fails_rules(self) -> list[dict[str, Any]]:
@@ -101,6 +103,7 @@ class Row:
             "job": self.job.to_dict() if self.job else None,
             "findings": self.findings,
             "sensitivity": self.sensitivity,
+            "storage": self.storage.to_dict() if self.storage else None,
             "provenance": "predicted",
         }
 
@@ -167,6 +170,10 @@ def evaluate_build(
 
     row = Row(build=b)
     row.cost = build_cost(b, prices)
+    if b.storage is not None:
+        from gpuadvisor.plan.storage import add_drive_price
+
+        add_drive_price(row.cost, b.storage, b.nodes, b.rent)
     row.layout_notes += list(b.notes) + list(row.cost.notes)
     if b.rig is not None:  # a machine on offer: its own facts
         rig = b.rig
@@ -229,9 +236,39 @@ def evaluate_build(
         row.efficiency = pick.get("ideal_speed_fraction")
         row.band, row.band_basis = _band(pick, adv)
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
+    if need.task != "inference":
+        row.storage = _storage_stall(row, need, rig, adv)
+        st = row.storage
+        if st.counted and st.hours_with_stall and st.train_hours and row.tokens_per_second:
+            # the time to train includes the blocking saves: the job at the rate that spends that time
+            rate = row.tokens_per_second * st.train_hours / st.hours_with_stall
+            row.job = job_cost(b, row.cost, rate, need.tokens, own, prices)
+            row.job.notes.append(
+                f"time includes the checkpoint stall on the build's drives: {st.train_hours:,.1f} h of steps + "
+                f"{(st.stall_seconds or 0) / 3600:,.2f} h of saves"
+            )
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
+
+
+def _storage_stall(row: Row, need: Need, rig: Any, adv: dict[str, Any]) -> Any:
+    from gpuadvisor.advisor.checkpoint import parse_interval, plan_checkpoint
+    from gpuadvisor.plan.storage import checkpoint_stall
+
+    cp = plan_checkpoint(rig, adv, need.checkpoint_every) if row.fits else None
+    if cp is not None:
+        interval, source = cp.interval_seconds, cp.interval_source
+    else:
+        interval, source = parse_interval(need.checkpoint_every, None)
+    return checkpoint_stall(
+        row.build.storage,
+        cp.total_bytes if cp else None,
+        cp.per_node_bytes if cp else None,
+        row.job.hours if row.job else None,
+        interval,
+        source,
+    )
 
 
 def _meets(row: Row, need: Need) -> tuple[bool, str | None]:

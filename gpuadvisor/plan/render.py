@@ -156,6 +156,25 @@ def render_text(plan: Plan, width: int | None = None) -> str:
         if why:
             lines.append(f"  {r.build.name}:")
             lines += [f"    - {w}" for w in why]
+    stalls = [r for r in plan.rows if r.storage is not None]
+    if stalls:
+        lines += ["", "Checkpoint stall on the build's data drives:"]
+        bare = [r.build.name for r in stalls if r.build.storage is None]
+        if bare:
+            lines.append(
+                f"  - {', '.join(bare)}: checkpoint stall not counted: no [storage] drives named (assumed none)"
+            )
+        for r in stalls:
+            st = r.storage
+            if r.build.storage is None:
+                continue
+            text = st.note
+            if st.counted and st.hours_with_stall is not None:
+                text = (
+                    f"time to train {st.train_hours:,.1f} h of steps + {(st.stall_seconds or 0) / 3600:,.2f} h of "
+                    f"saves = {st.hours_with_stall:,.1f} h; {text}"
+                )
+            lines.append(f"  - {r.build.name}{f' ({st.storage})' if st.storage else ''}: {text}")
     lines += ["", "Assumptions:"] + [f"  - {a}" for a in plan.assumptions]
     if plan.calibration:
         lines.append(f"  - calibrated from {plan.calibration['source']}: {plan.calibration.get('compute_basis') or ''}")
