@@ -1,5 +1,6 @@
 """A paste that lists no GPU but holds faults (a kernel log with a hardware Xid) is judged on what it holds: the
 verdict is failing, not hidden behind "no GPUs found"; a paste with nothing wrong in it still says no GPU."""
+
 from __future__ import annotations
 
 from pathlib import Path
