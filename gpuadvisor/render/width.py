@@ -142,14 +142,9 @@ def _python_args(line: str, width: int, indent: str) -> list[str]:
         parts.append(body[last:].strip())
     if not any(parts):
         return [line]
-    out, cur, inner = [body[: start + 1]], "", indent + "    "
-    for part in filter(None, parts):
-        if cur and len(inner) + len(cur) + 1 + len(part) > width:
-            out.append(inner + cur)
-            cur = part
-        else:
-            cur = f"{cur} {part}" if cur else part
-    out.append(inner + cur + tail)
+    inner = indent + "    "
+    out = [body[: start + 1], *_pack(parts, inner, width)]
+    out[-1] += tail
     # An argument that is itself a call too wide is broken the same way (it is inside brackets).
     return [x for ln in out for x in (_python_args(ln, width, inner) if len(ln) > width and ln != line else [ln])]
 
@@ -176,6 +171,11 @@ def _python_inner(body: str, width: int, indent: str) -> list[str]:
     parts.append(body[last:].strip())
     if len(indent) > 8:  # inside brackets indentation is free: an alignment to a far parenthesis is dropped
         indent = " " * 6
+    return _pack(parts, indent, width)
+
+
+def _pack(parts: list[str], indent: str, width: int) -> list[str]:
+    """The non-empty ``parts`` joined by spaces into as few lines as fit ``width``, each line at ``indent``."""
     out, cur = [], ""
     for part in filter(None, parts):
         if cur and len(indent) + len(cur) + 1 + len(part) > width:
