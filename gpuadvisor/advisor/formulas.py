@@ -50,7 +50,7 @@ def activation_bytes_per_layer(
     """Activation bytes one transformer layer keeps for the backward pass (16-bit activations).
 
     Source: Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
-    section 4 (eq. 1-6), as PARALLELISM.md tabulates it:
+    section 4 (eq. 1-6), per parallelism:
       no parallelism                 s·b·h·(34 + 5·a·s/h)
       tensor parallel t              s·b·h·(10 + 24/t + 5·a·s/(h·t))
       tensor + sequence parallel     s·b·h·(34 + 5·a·s/h)/t
@@ -71,8 +71,8 @@ def activation_bytes_per_layer(
 def logits_bytes(s: int, b: int, vocab: int, t: int = 1) -> float:
     """fp32 logits kept for the cross-entropy loss: s·b·V·4 bytes, split over t with a vocab-parallel head.
 
-    Source: PARALLELISM.md ("add the embedding output and the logits, s·b·V·4 bytes for fp32 loss");
-    Korthikanti et al. 2022 section 4.3 (output layer).
+    Source: Korthikanti et al. 2022 section 4.3 (output layer: the embedding output and the logits, s·b·V·4 bytes
+    for an fp32 loss).
     """
     return s * b * vocab * C.LOGITS_BYTES / t
 
@@ -113,7 +113,7 @@ def megatron_flops_per_iteration(
     Source: Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters using
     Megatron-LM", equation 3 (with full recomputation): 96·B·s·L·h²·(1 + s/(6h) + V/(16·h·L)). Without
     recomputation the layers run 3 passes instead of 4: 72·B·s·L·h²·(1 + s/(6h) + V/(12·h·L)) (the form
-    PARALLELISM.md quotes).
+    the paper's accounting gives).
     """
     if recompute:
         return 96 * batch * s * layers * h**2 * (1 + s / (6 * h) + vocab / (16 * h * layers))
@@ -123,7 +123,7 @@ def megatron_flops_per_iteration(
 def compute_seconds(flops: float, gpus: int, peak_tflops: float, mfu: float) -> float:
     """Time = FLOPs / (GPUs × peak dense FLOP/s × MFU).
 
-    Source: PARALLELISM.md "Compute"; MFU as defined by Chowdhery et al. 2022 (PaLM), appendix B.
+    Source: MFU as defined by Chowdhery et al. 2022 (PaLM), appendix B.
     """
     return flops / (gpus * peak_tflops * 1e12 * mfu)
 

@@ -131,7 +131,7 @@ def model_states(w: Workload, lay: Layout, stage: str = "first") -> tuple[float,
     """(params, grads, optimizer) bytes per GPU, before offload.
 
     Full training: the ZeRO paper's per-component sharding (stage 1 optimizer, 2 + gradients, 3 + weights),
-    after dividing by tensor × pipeline parallel size (PARALLELISM.md "Model states per GPU").
+    after dividing by tensor × pipeline parallel size (Rajbhandari et al. 2020, section 5; Shoeybi et al. 2019).
     LoRA/QLoRA: the frozen base weights (16-bit, or NF4 for QLoRA: embeddings and norms stay 16-bit) plus
     the adapters' weights, gradients and optimizer states.
     """
@@ -281,7 +281,7 @@ def gathered_unit(w: Workload, lay: Layout) -> float:
     Each transformer layer is its own FSDP unit, and so are the embedding and the untied output head (the
     usual wrapping; FSDP's root unit would otherwise hold both). GATHERED_UNITS_IN_FLIGHT units of 16-bit
     weights (the current and the prefetched one) plus the unit's unsharded gradient before its
-    reduce-scatter (PARALLELISM.md; torch FSDP docs, backward_prefetch).
+    reduce-scatter (torch FSDP docs, backward_prefetch; Zhao et al. 2023, PyTorch FSDP).
     """
     if lay.zero_stage < 3 or (lay.pp > 1 and w.finetune == "full"):  # in a pipeline: pipeline_gathered
         return 0.0
