@@ -203,10 +203,6 @@ def scan(
     if psu_watts is not None:
         rig.host.psu_watts = psu_watts
         rig.host.unavailable.pop("psu_watts", None)
-    if not no_rules:
-        from gpuadvisor.rules import evaluate
-
-        evaluate(rig, policy)
     advice = None
     if workload is not None and not rig.gpus:
         rig.problems.append(
@@ -222,10 +218,11 @@ def scan(
         from gpuadvisor.advisor import advise
 
         advice = advise(rig, workload)
-        if attach_checkpoint(rig, rig.advice, store) is not None and not no_rules:
-            from gpuadvisor.rules import evaluate
+        attach_checkpoint(rig, rig.advice, store)
+    if not no_rules:  # once, after the advisor: the storage rules judge the directories against its checkpoint
+        from gpuadvisor.rules import evaluate
 
-            evaluate(rig, policy)  # again: the storage rules judge the directories against the checkpoint size
+        evaluate(rig, policy)
     if redact:  # after the rules and the advisor (they judge the real facts), before anything is shown
         from gpuadvisor.redact import redact as redact_rig
 
