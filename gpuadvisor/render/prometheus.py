@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.rules.summary import SEVERITY_ORDER, counts
+from gpuadvisor.streams import sanitise
 
 PREFIX = "gpuadvisor_"
 
@@ -29,8 +30,6 @@ def escape_label_value(value: str) -> str:
     """Backslash, double quote and line feed escaped, as the text format requires for label values; terminal
     control characters (and lone surrogates) first made visible (``\\x1b``) by gpuadvisor.streams.sanitise, so
     the file holds no byte a terminal obeys and the sanitised stdout stays valid text format."""
-    from gpuadvisor.streams import sanitise
-
     return sanitise(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
