@@ -460,6 +460,7 @@ class GpuFabric(Unavailable):
     status: str | None = None  # "success" or the error nvidia-smi prints
     clique_id: int | None = None
     cluster_uuid: str | None = None
+    degraded_bandwidth: bool | None = None  # the fabric health mask: this GPU's NVLink bandwidth is degraded
 
 
 @dataclass

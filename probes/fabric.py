@@ -1,7 +1,9 @@
 """The NVSwitch fabric and the GPUs' processes, through NVML and the fabric manager's systemd unit.
 
-NVML: ``nvmlDeviceGetGpuFabricInfo`` (Hopper and later; state NOT_SUPPORTED / NOT_STARTED / IN_PROGRESS /
-COMPLETED and an nvmlReturn_t status) and ``nvmlDeviceGetComputeRunningProcesses``. The fabric manager:
+NVML: ``nvmlDeviceGetGpuFabricInfoV`` (or the older ``nvmlDeviceGetGpuFabricInfo``; Hopper and later; state
+NOT_SUPPORTED / NOT_STARTED / IN_PROGRESS / COMPLETED, an nvmlReturn_t status and, in the V form, a health mask
+whose low two bits say whether the GPU's fabric bandwidth is degraded) and
+``nvmlDeviceGetComputeRunningProcesses``. The fabric manager:
 ``systemctl is-active nvidia-fabricmanager`` (read-only, no privileges needed).
 """
 
@@ -16,6 +18,8 @@ from gpuadvisor.facts import Fabric, GpuFabric, GpuProcess, NodeState
 from .nvml import Missing, Nvml
 
 FABRIC_STATES = {0: "not-supported", 1: "not-started", 2: "in-progress", 3: "completed"}
+# nvml.h NVML_GPU_FABRIC_HEALTH_MASK_*_DEGRADED_BW: bits 0-1 of healthMask (0 not supported, 1 degraded, 2 not)
+DEGRADED_BW_MASK, DEGRADED_BW_TRUE, DEGRADED_BW_FALSE = 0x3, 1, 2
 FM_UNIT = "nvidia-fabricmanager"
 
 
@@ -34,9 +38,9 @@ def probe_fabric(nv: Nvml, handles: list[Any], indices: list[int]) -> list[GpuFa
     out = []
     for index, h in zip(indices, handles, strict=False):
         gf = GpuFabric(gpu_index=index)
-        info = nv.query("nvmlDeviceGetGpuFabricInfo", h)
+        info = nv.fabric_info(h)
         if isinstance(info, Missing):
-            for name in ("state", "status", "clique_id", "cluster_uuid"):
+            for name in ("state", "status", "clique_id", "cluster_uuid", "degraded_bandwidth"):
                 gf.missing(name, info.reason)
         else:
             gf.state = FABRIC_STATES.get(int(getattr(info, "state", -1)), f"unknown ({getattr(info, 'state', None)})")
@@ -44,6 +48,17 @@ def probe_fabric(nv: Nvml, handles: list[Any], indices: list[int]) -> list[GpuFa
             gf.status = "success" if status == 0 else f"NVML error {status}"
             gf.clique_id = int(getattr(info, "cliqueId", 0))
             gf.cluster_uuid = _uuid_text(getattr(info, "clusterUuid", None))
+            mask = getattr(info, "healthMask", None)
+            degraded = None if mask is None else int(mask) & DEGRADED_BW_MASK
+            if degraded in (DEGRADED_BW_TRUE, DEGRADED_BW_FALSE):
+                gf.degraded_bandwidth = degraded == DEGRADED_BW_TRUE
+            else:
+                gf.missing(
+                    "degraded_bandwidth",
+                    "not reported by this driver (older NVML without the fabric health mask)"
+                    if mask is None
+                    else "the fabric health mask does not report bandwidth on this GPU",
+                )
             if gf.state == "not-supported":
                 gf.unavailable["status"] = "fabric not supported on this GPU (no NVSwitch fabric)"
         out.append(gf)

@@ -136,6 +136,29 @@ class Nvml:
             return facts.NO_LIBRARY
         return f"NVML error: {exc}" if str(exc) else f"NVML error: {exc.__class__.__name__}"
 
+    def fabric_info(self, handle: Any) -> Any:
+        """The GPU's fabric registration: ``nvmlDeviceGetGpuFabricInfoV`` (with the health mask) or, on an older
+        binding or driver, ``nvmlDeviceGetGpuFabricInfo``. Both fill a structure the caller allocates and passes by
+        reference (nvml.h); return it, or a ``Missing``."""
+        import ctypes
+
+        last: Missing = Missing(facts.FUNCTION_NOT_FOUND)
+        for fn, struct in (
+            ("nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfoV_t"),
+            ("nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"),
+        ):
+            cls = getattr(self.lib, struct, None)
+            if cls is None:
+                continue
+            info = cls()
+            got = self.query(fn, handle, ctypes.byref(info))
+            if not isinstance(got, Missing):
+                return info
+            last = got
+            if got.reason != facts.FUNCTION_NOT_FOUND:
+                return got
+        return last
+
     def query(self, name: str, *args: Any) -> Any:
         """Call ``name`` on the library; return its value or a ``Missing`` with the reason."""
         fn: Callable[..., Any] | None = getattr(self.lib, name, None)

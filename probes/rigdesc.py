@@ -57,6 +57,7 @@ GPU_DEFAULTS: dict[str, Any] = {
     # None: completed on NVSwitch GPUs of Hopper and later, not supported elsewhere
     "fabric_state": None,
     "fabric_status": 0,  # nvmlReturn_t of the registration (0 success)
+    "fabric_degraded_bandwidth": None,  # the V form's health mask: True degraded, False not, None not reported
 }
 PORT_KEYS = {"id", "kind", "bdf", "parent", "host_bridge", "numa_node", "gen", "max_gen", "width", "max_width", "acs"}
 GPU_KEYS = set(GPU_DEFAULTS) | {"bus_id", "parent", "numa_node", "uuid", "serial"}

@@ -305,17 +305,33 @@ class SimNvml:
         return _P2P_CODES[self.desc.p2p_pcie]
 
     # -- beyond the GPU: fabric registration and processes --------------------------------------------------
-    def nvmlDeviceGetGpuFabricInfo(self, h: GpuDesc) -> SimpleNamespace:
-        p = self._dev(h, "nvmlDeviceGetGpuFabricInfo")
+    # The fabric structures are nvidia-ml-py's own: the probe allocates one and passes it by reference, as with
+    # the real library.
+    c_nvmlGpuFabricInfo_t = pynvml.c_nvmlGpuFabricInfo_t
+    c_nvmlGpuFabricInfoV_t = pynvml.c_nvmlGpuFabricInfoV_t
+
+    def _fabric(self, h: GpuDesc, name: str, ref: Any, health: bool) -> int:
+        p = self._dev(h, name)
+        info = ref._obj  # ctypes.byref(struct): the struct the caller allocated
         state = p["fabric_state"]
         if state is None:
             if p["nvlink_fabric"] != "nvswitch" or int(p["architecture"]) < 9:
                 _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
             state = "completed"
         code = {"not-supported": 0, "not-started": 1, "in-progress": 2, "completed": 3}[state]
-        return SimpleNamespace(
-            state=code, status=int(p["fabric_status"]), cliqueId=32766 if code == 3 else 0, clusterUuid=bytes(16)
-        )
+        info.state = code
+        info.status = int(p["fabric_status"])
+        info.cliqueId = 32766 if code == 3 else 0
+        if health:
+            degraded = p.get("fabric_degraded_bandwidth")
+            info.healthMask = 0 if degraded is None else (1 if degraded else 2)
+        return pynvml.NVML_SUCCESS
+
+    def nvmlDeviceGetGpuFabricInfo(self, h: GpuDesc, gpuFabricInfo: Any) -> int:
+        return self._fabric(h, "nvmlDeviceGetGpuFabricInfo", gpuFabricInfo, health=False)
+
+    def nvmlDeviceGetGpuFabricInfoV(self, h: GpuDesc, gpuFabricInfo: Any) -> int:
+        return self._fabric(h, "nvmlDeviceGetGpuFabricInfoV", gpuFabricInfo, health=True)
 
     def nvmlDeviceGetComputeRunningProcesses(self, h: GpuDesc) -> list[SimpleNamespace]:
         self._dev(h, "nvmlDeviceGetComputeRunningProcesses")

@@ -276,3 +276,28 @@ def test_process_rows_of_nvidia_smi_both_layouts() -> None:
 def test_the_kernel_log_says_which_nvidia_kernel_module_is_loaded() -> None:
     assert imported("dmesg-fallen-off-bus-no-xid.txt").network.gpu_kernel_module == "open"
     assert imported("dmesg-T-xid13-xid109.txt").network.gpu_kernel_module is None
+
+
+def test_fabric_block_of_a_real_h100_without_nvswitch_is_unknown_not_healthy() -> None:
+    """Recorded on an H100 80GB HBM3 (driver 580): State, Status and the Health sub-block all N/A."""
+    rig = imported("smi-fabric-h100-na.txt")
+    (g,) = rig.fabric.gpus or []
+    assert (g.state, g.status, g.clique_id, g.cluster_uuid, g.degraded_bandwidth) == (None, None, None, None, None)
+    assert g.unavailable["state"] == facts.NOT_SUPPORTED
+    assert g.unavailable["degraded_bandwidth"] == facts.NOT_SUPPORTED
+    assert judged(rig) == []
+
+
+@pytest.mark.parametrize(("value", "degraded", "fired"), [("Degraded", True, [("GA809", "warn")]), ("Full", False, [])])
+def test_fabric_health_bandwidth_degraded_warns(value: str, degraded: bool, fired: list[tuple[str, str]]) -> None:
+    text = (DIR / "smi-fabric-h100-na.txt").read_text()
+    text = text.replace("State                                          : N/A", "State    : Completed")
+    text = text.replace("Status                                         : N/A", "Status   : Success")
+    text = text.replace("Bandwidth                                  : N/A", f"Bandwidth    : {value}")
+    from gpuadvisor.importers.beyond import smi_fabric
+
+    (g,) = smi_fabric(text, bare=True)
+    assert (g.state, g.status, g.degraded_bandwidth) == ("completed", "success", degraded)
+    rig = facts.Rig()
+    rig.fabric.gpus = [g]
+    assert [(c, s) for c, s, _ in judged(rig)] == fired

@@ -56,6 +56,7 @@ def planted() -> dict:
     data["nics"][5]["rate_gbps"] = 200
     data["ports"][3]["acs"] = ["SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd"]  # sw1: GPU 1 and mlx5_1
     data["gpus"][4]["fabric_state"] = "in-progress"
+    data["gpus"][7]["fabric_degraded_bandwidth"] = True
     data["node"] = {
         "iommu": "translated",
         "peermem": False,
@@ -95,6 +96,7 @@ def test_every_planted_fault_fires_with_its_severity(findings: list[facts.Findin
             ("GA807", "warn", all8),  # IOMMU translating
             ("GA808", "info", all8),  # no peermem, kernel 5.15: dma-buf may stand in
             ("GA809", "fail", (4,)),  # GPU 4 fabric in progress
+            ("GA809", "warn", (7,)),  # GPU 7 fabric bandwidth degraded (health mask)
             ("GA809", "fail", all8),  # fabric manager failed
             ("GA810", "fail", ()),  # 0000:e0:00.0 on the bus, not in NVML
             ("GA811", "warn", (0,)),  # 29.3 GiB held

@@ -307,7 +307,8 @@ _FABRIC_STATES = {
 
 
 def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
-    """The "Fabric" block of each GPU in nvidia-smi -q (State, Status, CliqueId, ClusterUUID), in GPU order.
+    """The "Fabric" block of each GPU in nvidia-smi -q (State, Status, CliqueId, ClusterUUID, Health's Bandwidth),
+    in GPU order.
     ``bare``: blocks grepped out of -q without their GPU lines (``grep -A 4 Fabric``), numbered in order."""
     out: list[GpuFabric] = []
     gpu = -1
@@ -351,6 +352,11 @@ def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
             block.clique_id = int(value)
         elif key == "clusteruuid" and not na:
             block.cluster_uuid = value
+        elif key == "bandwidth":  # the Health sub-block (drivers 570+): Full | Degraded | N/A
+            if value.lower() in ("full", "degraded"):
+                block.degraded_bandwidth = value.lower() == "degraded"
+            else:
+                block.missing("degraded_bandwidth", facts.NOT_SUPPORTED if na else f"unrecognised value {value!r}")
     return out
 
 

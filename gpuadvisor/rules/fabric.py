@@ -30,8 +30,10 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         (cudaErrorSystemNotReady) or the GPUs cannot reach each other over NVLink; a fabric manager of another
         version than the driver does not start.
     Threshold
-        A GPU in Not Started or In Progress, or Completed with an error status: fail. Fabric manager failed,
-        inactive or not installed on an NVSwitch system: fail, or warn when every GPU already shows Completed.
+        A GPU in Not Started or In Progress, or Completed with an error status: fail. A GPU whose fabric health
+        reports degraded bandwidth (NVML fabric health mask, nvidia-smi -q "Fabric / Health / Bandwidth:
+        Degraded"): warn. Fabric manager failed, inactive or not installed on an NVSwitch system: fail, or warn
+        when every GPU already shows Completed.
     Source
         NVIDIA Fabric Manager User Guide (fabric state, "nvidia-smi -q -i 0 | grep -i -A 2 Fabric"; the
         fabric manager and driver versions must match).
@@ -60,6 +62,19 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
             expected_source=FM_GUIDE,
             fix="start the fabric manager (systemctl start nvidia-fabricmanager) and check its log for the reason",
         )
+    for g in fab.gpus or []:
+        if g.degraded_bandwidth and g not in bad:
+            yield ctx.finding(
+                f"GPU {g.gpu_index}'s NVLink fabric bandwidth is degraded (fabric health)",
+                severity="warn",
+                gpus=[g.gpu_index],
+                subject=f"GPU {g.gpu_index}",
+                observed={"fabric_degraded_bandwidth": True},
+                expected={"fabric_degraded_bandwidth": False},
+                expected_source="NVML nvmlDeviceGetGpuFabricInfoV health mask (NVML API Reference); " + FM_GUIDE,
+                fix="read the fabric manager log and nvidia-smi nvlink -s / -e for links down or erroring; drain "
+                "the node from NVLink-heavy jobs until the tray or cable is serviced",
+            )
     if not nvswitch and not bad and fab.manager_state != "failed":
         return  # a fabric manager that failed is evidence of an NVSwitch system by itself
     if fab.manager_state is None:
