@@ -42,7 +42,12 @@ from gpuadvisor.advisor import timing as T  # noqa: E402
 from gpuadvisor.advisor.layout import build as build_layout  # noqa: E402
 from gpuadvisor.advisor.memory import Layout  # noqa: E402
 from gpuadvisor.advisor.rigview import hypothetical  # noqa: E402
-from gpuadvisor.advisor.workload import Architecture, Workload, architecture_from_spec  # noqa: E402
+from gpuadvisor.advisor.workload import (  # noqa: E402
+    Architecture,
+    Workload,
+    architecture_from_hf_config,
+    architecture_from_spec,
+)
 
 CASES_FILE = Path(__file__).with_name("calibration_cases.toml")
 BANDS_FILE = ROOT / "gpuadvisor" / "advisor" / "calibration.toml"
@@ -79,6 +84,8 @@ def architecture(case: dict[str, Any]) -> Architecture:
         spec = catalog.find_model(case["model"])
         assert spec is not None, case["model"]
         return architecture_from_spec(spec)
+    if "hf_config" in case:  # a config.json beside the repository root, read as --hf-config reads it
+        return architecture_from_hf_config(ROOT / case["hf_config"])
     a = case["arch"]
     h, heads = a["hidden"], a["heads"]
     if a.get("gpt"):  # Megatron GPT: LayerNorm with bias, biases, learned positions, tied embeddings, vocab 51200

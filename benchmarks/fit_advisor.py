@@ -182,6 +182,7 @@ SOURCES = {
     "MB": "Megatron-Bridge 25.11 tables",
     "AQ": "Answer.AI fsdp_qlora",
     "JX": "MaxText (NVIDIA JAX-Toolbox)",
+    "GH": "gpuadvisor on a lent H100 (transformers)",
 }
 
 

@@ -24,6 +24,13 @@ FM_UNIT = "nvidia-fabricmanager"
 
 
 def _uuid_text(v: Any) -> str | None:
+    """The cluster UUID as text: nvidia-ml-py gives a ctypes array of 16 bytes (the simulator and older bindings
+    bytes); all zeros is no cluster."""
+    if v is not None and not isinstance(v, bytes | bytearray | str):
+        try:
+            v = bytes(v)  # a ctypes c_ubyte array
+        except (TypeError, ValueError):
+            return str(v)
     if isinstance(v, bytes | bytearray):
         if not any(v):
             return None

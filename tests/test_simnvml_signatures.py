@@ -71,3 +71,14 @@ def test_a_gpu_without_a_fabric_is_not_supported_with_no_second_try() -> None:
     (gf,) = probe_fabric(Nvml(_NotSupported()), [SimpleNamespace()], [0])
     assert gf.state is None
     assert gf.unavailable["state"] == facts.NOT_SUPPORTED
+
+
+def test_the_cluster_uuid_of_the_real_structure_is_text() -> None:
+    """nvidia-ml-py's structure holds the UUID as a ctypes array of 16 bytes (an H100 printed its repr)."""
+    from gpuadvisor.probes.fabric import _uuid_text
+
+    info = pynvml.c_nvmlGpuFabricInfoV_t()
+    assert _uuid_text(info.clusterUuid) is None  # all zeros: no cluster
+    for i, b in enumerate(bytes.fromhex("0123456789abcdef0011223344556677")):
+        info.clusterUuid[i] = b
+    assert _uuid_text(info.clusterUuid) == "01234567-89ab-cdef-0011-223344556677"

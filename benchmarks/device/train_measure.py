@@ -88,6 +88,39 @@ QWEN3_MOE_SMALL = {  # a Qwen3-MoE-shaped model (many small experts, top-8), sca
     "output_router_logits": False,
 }
 
+MIXTRAL_8X7B_4L = {  # Mixtral 8x7B's layer shape (mistralai/Mixtral-8x7B-v0.1 config.json), 4 of its 32 layers
+    **MIXTRAL_SMALL,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 32,
+}
+QWEN3_30B_A3B_4L = {  # Qwen3-30B-A3B's layer shape (Qwen/Qwen3-30B-A3B config.json), 4 of its 48 layers
+    **QWEN3_MOE_SMALL,
+    "num_hidden_layers": 4,
+    "num_experts": 128,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 4,
+}
+LLAMA_8B = {  # Llama 3 8B's shape
+    **LLAMA_1B,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "tie_word_embeddings": False,
+}
+
+RUNS_2 = [
+    # name, config, seq_len, micro_batch, precision, compile (+ "-ac": Hugging Face gradient checkpointing)
+    ("mixtral8x7b-4l-bf16-s4096-b1", MIXTRAL_8X7B_4L, 4096, 1, "bf16", False),
+    ("mixtral8x7b-4l-bf16-s4096-b2", MIXTRAL_8X7B_4L, 4096, 2, "bf16", False),
+    ("qwen3-30b-a3b-4l-bf16-s4096-b2", QWEN3_30B_A3B_4L, 4096, 2, "bf16", False),
+    ("llama-1b-bf16-s8192-b1", LLAMA_1B, 8192, 1, "bf16", False),
+    ("llama-1b-bf16-s8192-b2", LLAMA_1B, 8192, 2, "bf16", False),
+    ("llama-8b-bf16-s4096-b1-ac", LLAMA_8B, 4096, 1, "bf16", False),
+]
+
 RUNS = [
     # name, config, seq_len, micro_batch, precision, compile
     ("llama-1b-bf16-s2048-b8", LLAMA_1B, 2048, 8, "bf16", False),
@@ -165,6 +198,8 @@ def one_run(name, cfg, seq, mb, precision, compiled, warmup, steps):
     t0 = time.perf_counter()
     model, config = build(cfg, precision)
     params = sum(p.numel() for p in model.parameters())
+    if name.endswith("-ac"):
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=not SMOKE)
     fwd = torch.compile(model) if compiled else model
     vocab = config.vocab_size
@@ -196,6 +231,7 @@ def one_run(name, cfg, seq, mb, precision, compiled, warmup, steps):
         "micro_batch": mb,
         "precision": precision,
         "compile": compiled,
+        "activation_checkpointing": name.endswith("-ac"),
         "experts_implementation": getattr(config, "_experts_implementation", None),
         "attn_implementation": getattr(config, "_attn_implementation", None),
         "warmup_steps": warmup,
@@ -234,7 +270,8 @@ def main() -> int:
     print(json.dumps(env))
     records = []
     t0 = time.perf_counter()
-    for name, cfg, seq, mb, prec, comp in RUNS:
+    runs = RUNS_2 if os.environ.get("TRAIN_SET") == "2" else RUNS
+    for name, cfg, seq, mb, prec, comp in runs:
         left = budget - (time.perf_counter() - t0)
         if left < (90 if comp else 25):
             records.append({"name": name, "skipped": f"budget: {left:.0f} s left"})

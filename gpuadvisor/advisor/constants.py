@@ -196,6 +196,14 @@ LOGITS_BYTES = 4  # fp32 logits for the loss: s·b·V·4 (the loss upcasts the l
 #    measures 8.1 GiB saved by chunking 1.05e9 logits: 8.28 bytes more than chunked's 3, so 11.3 (FITTED there).
 #  chunked (torchtune CEWithChunkedOutputLoss, 8 chunks): the bf16 logits of every chunk (2) + one chunk's fp32
 #    upcast and gradient (8/8 = 1): 3 bytes.
+# Eager RMSNorm written as PyTorch ops (x.float() * rsqrt(mean(x²) + eps), cast back, times the weight: Hugging Face
+# transformers' LlamaRMSNorm, torchtune's RMSNorm): autograd saves the fp32 input (4 bytes per element) and the
+# 16-bit normalised tensor (2) where a fused norm keeps the 16-bit input (2): 4 bytes more per element of h.
+# Counted from the saved tensors of the autograd graph; measured on an H100 with transformers 5.17 (Llama 3.2 1B
+# shape: 53·h per token and layer kept, as this count gives).
+UPCAST_RMSNORM_EXTRA_BYTES = 4
+UPCAST_RMSNORM_STACKS = ("pytorch", "deepspeed")
+
 LOSS_LOGIT_BYTES = {"full": 11.3, "chunked": 3.0}
 
 # -- overheads ------------------------------------------------------------------------------------------

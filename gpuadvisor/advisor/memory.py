@@ -237,6 +237,13 @@ def activations(
     tokens = s * b / lay.cp
     kept = mode if mode == "selective" else ("pointwise" if w.compiled else "none")
     per_token = a.activation_bytes_per_token_layer(kept)
+    if kept == "none" and a.norm == "rmsnorm" and w.stack in C.UPCAST_RMSNORM_STACKS:
+        # An eager RMSNorm written as PyTorch ops (Hugging Face transformers' LlamaRMSNorm, torchtune's RMSNorm,
+        # torch.nn.RMSNorm's composite kernel before PyTorch 2.8) upcasts its input to fp32 and autograd keeps
+        # that fp32 copy (4h) and the 16-bit normalised tensor the weight multiplies (2h): 4h more per norm
+        # than the 16-bit input Korthikanti et al. count. Fused norms (Transformer Engine, XLA, torch.compile)
+        # keep the input and one statistic per token.
+        per_token += a.norms_per_layer * C.UPCAST_RMSNORM_EXTRA_BYTES * a.hidden
     if not w.fused_attention:
         per_token += C.KORTHIKANTI_ATTENTION * a.heads * s
     if t > 1 and lay.framework.startswith("torchtitan"):
