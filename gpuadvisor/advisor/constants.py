@@ -301,6 +301,11 @@ FLASH_BACKWARD_PASSES = (
 # Memory bandwidth a device-to-device copy reaches of the datasheet: our own H100 (tests/fixtures/h100-vm,
 # bench-compare.txt): 1,490.8 GB/s copied = 2,982 GB/s read + write of the 3,350 GB/s datasheet: 0.89.
 MEMORY_BANDWIDTH_EFFICIENCY = 0.89
+# The optimizer step (torch's fused AdamW: multi_tensor_apply over the parameter list) reaches less of it than a
+# large copy: on our H100 80GB HBM3 (tests/fixtures/h100-vm/step-profile.json, torch 2.11, bf16 parameters and
+# states, 14 bytes per parameter) the kernel moved 2.19, 2.16 and 2.19 TB/s for 1.2, 3.1 and 6.1 B parameters:
+# 0.73 of the 2.98 TB/s the copy reaches. Applied to the achievable (or measured) copy bandwidth.
+OPTIMIZER_STEP_BANDWIDTH_FRACTION = 0.73
 UNKNOWN_MEMORY_GBPS = 1000.0
 # Memory-bound work per training step (norms, activation functions, residual adds, rotary embeddings, dtype
 # casts, dropout where present, transposes around attention): bytes moved per byte of activation a layer stores

@@ -354,14 +354,15 @@ def sharded_overlap(w: Workload) -> float:
 def _optimizer_seconds(
     w: Workload, tp: int, pp: int, shard_group: int, zero_stage: int, r: Rates, offload: bool
 ) -> float:
-    """The optimizer step: memory-bound, the bytes its states are read and written, on this GPU's shard."""
+    """The optimizer step: memory-bound, the bytes its states are read and written, on this GPU's shard, at the
+    fraction of the copy bandwidth a multi-tensor optimizer kernel reaches (OPTIMIZER_STEP_BANDWIDTH_FRACTION)."""
     if offload:
         return 0.0  # on the CPU: timed with the offload traffic
     trainable = (w.params if w.finetune == "full" else w.trainable_params()) / (tp * pp)
     if zero_stage >= 1:
         trainable /= max(1, shard_group)
     per_param = w.optimizer_step_bytes()
-    return trainable * per_param / (r.memory_gbps * 1e9)
+    return trainable * per_param / (r.memory_gbps * C.OPTIMIZER_STEP_BANDWIDTH_FRACTION * 1e9)
 
 
 def mfu(model_flops: float, seconds: float, peak_tflops: float) -> float | None:

@@ -454,7 +454,8 @@ class Workload:
         """Bytes the optimizer step reads and writes per trainable parameter (memory-bound): mixed-precision AdamW
         reads the fp32 master, both moments and the fp32 gradient (16) and writes master, moments and the 16-bit
         copy (14): 30, as DeepSpeed's CPU-Adam count (constants.CPU_ADAM_BYTES_PER_PARAM); states in bf16 halve
-        them; 8-bit states move 1 byte each."""
+        them; 8-bit states move 1 byte each. Without a master copy (pure bf16, LoRA adapters) the step reads and
+        writes the weights themselves: torch's fused AdamW on bf16 parameters moves 2 + 2 + 2·2 + 2·2 + 2 = 14."""
         opt = self.optimizer_bytes()
         conv = self.state_convention()
         scale = 0.5 if self.pure_bf16 and opt.key not in ("adam8bit", "paged-adam8bit") else 1.0
@@ -462,7 +463,7 @@ class Workload:
         grad = conv.grads if self.finetune == "full" else C.LORA_ADAPTER_BYTES.grads
         master = conv.master if self.finetune == "full" else 0.0
         weights = conv.weights if self.finetune == "full" else C.LORA_ADAPTER_BYTES.weights
-        return 2 * (master + states) + grad + weights
+        return 2 * (master + states) + grad + (weights if master else 2 * weights)
 
     @property
     def params(self) -> int:
