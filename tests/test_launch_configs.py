@@ -32,12 +32,12 @@ from gpuadvisor.collect import simulate
 
 # (preset, workload options): one of each snippet kind the advisor prints.
 TRAIN_CASES = {
-    "zero1": ("dgx-h100", {"model": "llama-3-8b"}),
+    "zero1": ("dgx-h100", {"model": "mistral-7b"}),
     "zero1-2nodes": ("dgx-h100", {"model": "mistral-7b", "nodes": 2}),
     "zero3-offload": ("dgx-h100", {"model": "llama-3-70b"}),
     "zero2-offload-fp16": ("4x4090-pcie", {"model": "mistral-7b", "precision": "fp16"}),
     "fsdp-full-shard": ("dgx-h100", {"model": "llama-3-70b", "finetune": "lora", "lora_rank": 64}),
-    "fsdp-shard-grad-op": ("dgx-a100", {"model": "gemma-2-9b"}),
+    "fsdp-shard-grad-op": ("dgx-h100", {"model": "llama-3-8b"}),
     "hsdp-2nodes": ("dgx-h100", {"model": "llama-3-70b", "finetune": "lora", "nodes": 2}),
     "ddp-qlora": ("4x4090-pcie", {"model": "mistral-7b", "finetune": "qlora"}),
     "ddp-fp32-16gpus": ("dgx2-v100", {"model": "gpt2", "precision": "fp32"}),
