@@ -139,6 +139,15 @@ def leave_one_source_out(cases: list[Case]) -> list[tuple[Case, str, float]]:
     return held
 
 
+def held_by_engine(held: list[tuple[Case, str, float]]) -> dict[str, list[float]]:
+    """The held-out output tokens/s ratios of each engine's runs."""
+    out: dict[str, list[float]] = {}
+    for c, m, r in held:
+        if m == "output_tokens_per_second":
+            out.setdefault(str(c.row["engine"]), []).append(r)
+    return out
+
+
 def leave_one_generation_out(cases: list[Case]) -> dict[str, list[tuple[str, float]]]:
     """Held-out output tokens/s ratios with every case of one GPU generation left out of the fit (reported, not
     used for the bands: with one generation per engine here, it also removes the held-out engine's overhead)."""
@@ -223,6 +232,11 @@ def main() -> int:
     b = bands(held)
     for m, v in b.items():
         print(f"band {m}: {v}")
+    for e, rs in sorted(held_by_engine(held).items()):
+        print(
+            f"engine {e}, its source held out: output tokens/s ratio median {percentile(rs, 0.5):.3f}, "
+            f"{min(rs):.3f}-{max(rs):.3f} over {len(rs)} runs"
+        )
     for g, rs in leave_one_generation_out(cases).items():
         vals = [r for _, r in rs]
         print(f"generation {g} held out: output tokens/s ratio {min(vals):.3f}-{max(vals):.3f} over {len(vals)} runs")

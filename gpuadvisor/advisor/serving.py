@@ -14,9 +14,13 @@ The model, per replica of ``tp`` GPUs (one tensor-parallel group):
 - continuous batching at closed-loop concurrency c (every finished request is replaced at once, as
   ``vllm bench serve --max-concurrency`` and NVIDIA's AIPerf/GenAI-Perf ``--concurrency`` run it): the running
   batch is m = min(c, the sequences the KV cache holds, --max-num-seqs). Over one request's life every running
-  request is prefilled once and O decode steps run, so a round takes m·prefill + O·decode(m); the other
+  request is prefilled once and O decode steps run, so a round takes the m prefills + O·decode(m); the other
   requests' prefills land between a request's decode steps (inter-token latency), and requests beyond m wait
   in the queue (their wait is in the time to first token). Output tokens/s = c·O / end-to-end (Little's law).
+- the m prefills of a round share forward passes (SGLang batches waiting prompts into one prefill batch; vLLM's
+  chunked prefill and TensorRT-LLM's in-flight batching fold prompt chunks into the decode steps), so they cost
+  max(one prefill alone, m × a prompt's compute): short prompts at high concurrency do not each pay a full read
+  of the weights (the weights are read once per forward pass for every sequence in it).
 
 The constants are fitted by benchmarks/serving_fit.py on the published runs in benchmarks/serving_cases.toml
 and written with their held-out error bands to serving_fit.toml next to this module (package data).
@@ -270,13 +274,19 @@ def predict(
     step = max(dec_compute, dec_memory) + comm + overhead
     dec_bound = "compute" if dec_compute > dec_memory else "memory"
 
-    # the prefill step emits a request's first token; its other O - 1 come from decode steps
+    # the prefill step emits a request's first token; its other O - 1 come from decode steps.
+    # The round's other prefills share forward passes: an engine batches waiting prompts into one prefill batch
+    # (SGLang) or folds their chunks into the decode steps (vLLM's chunked prefill, TensorRT-LLM's in-flight
+    # batching), so the weights are read once per pass, not once per prompt. A prompt's marginal cost is its
+    # compute (with its KV-cache write and all-reduce bytes); a lone prompt still pays the whole weight read.
     o = max(output_len, 1)
-    round_s = running * prefill + (o - 1) * step
+    pf_marginal = max(pf_compute, input_len * kv_tok / bw) + _allreduce(arch, gpu, tp, input_len)
+    prefills_s = max(prefill, running * pf_marginal)
+    round_s = prefills_s + (o - 1) * step
     itl = (round_s - prefill) / max(o - 1, 1)
     if running >= concurrency:
         # prefill utilisation ρ of the round: a new request waits for the prefills ahead of it (M/D/1 mean wait)
-        rho = min(running * prefill / round_s, 0.95)
+        rho = min(prefills_s / round_s, 0.95)
         ttft = prefill + step + (rho * prefill / (2 * (1 - rho)) if running > 1 else 0.0)
         e2e = ttft + (o - 1) * itl
         tput = concurrency * o / e2e
