@@ -141,6 +141,7 @@ def workload(case: dict[str, Any]) -> Workload:
             "vllm_version",
             "max_num_seqs",
             "stack",
+            "attention_kernel",
         )
         if k in case
     }

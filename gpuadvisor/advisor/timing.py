@@ -14,7 +14,8 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
     with fp8 only the transformer layers' linears run at the FP8 rate (Transformer Engine / torchao float8
     convert nn.Linear; attention, norms and the output layer stay 16-bit), plus the casts to fp8;
   - attention (causal: half of the 4·s·d_attn per token of the MFU count, FlashAttention's backward recomputing
-    the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY);
+    the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY: FlashAttention-2;
+    FLASH1_ATTENTION_FACTOR of it for FlashAttention-1 class kernels, Dao 2023);
   - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
     bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), times the fraction the
     training stack's fused kernels leave (memory_bound_factor: torch.compile, Megatron-Core + Transformer Engine);
@@ -270,6 +271,8 @@ def step_compute(
     t_head = head_flops / mm
     # -- attention -------------------------------------------------------------------------------------
     attn_rate = r.attention_tflops if w.fused_attention else r.matmul_tflops
+    if w.fused_attention and w.attention_kernel == "flash1":
+        attn_rate *= C.FLASH1_ATTENTION_FACTOR  # FlashAttention-1 / its Triton port: about half FA-2's rate
     t_attn = attn_fwd * attn_passes * tokens / tp * layer_share / (attn_rate * 1e12)
     # -- memory-bound work ----------------------------------------------------------------------------
     act = a.activation_bytes_per_token_layer()
