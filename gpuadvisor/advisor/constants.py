@@ -311,8 +311,11 @@ FLASH_BACKWARD_PASSES = (
 # RING_ATTENTION_FACTOR: the rate of those off-diagonal steps as a fraction of the fused kernel's on the local
 # (diagonal) block. Prior 1 (no loss); FITTED by benchmarks/fit_advisor.py on the published PyTorch context-parallel
 # runs (torchtitan's Llama 3.1 8B at 64k-256k tokens, whose step grows 4.5 s from 32k to 64k tokens but 17.7 s from
-# 64k to 128k and 29.2 s to 256k: the ring's share of the attention grows from 1/2 at cp 2 to 7/8 at cp 8).
-# Megatron-Core's context parallel (Transformer Engine's ring, fused merge kernels) is not affected.
+# 64k to 128k and 29.2 s to 256k: the ring's share of the attention grows from 1/2 at cp 2 to 7/8 at cp 8). It
+# fits to about 1/2: each off-diagonal step costs a full (s/cp)² block rather than the balanced half block, what the
+# slowest rank of a ring without the load balance computes (the counted alternatives, the K/V exchange unhidden and
+# the fp32 merge traffic, each add under a tenth of the attention). Megatron-Core's context parallel (Transformer
+# Engine) is not affected.
 # Memory bandwidth a device-to-device copy reaches of the datasheet: our own H100 (tests/fixtures/h100-vm,
 # bench-compare.txt): 1,490.8 GB/s copied = 2,982 GB/s read + write of the 3,350 GB/s datasheet: 0.89.
 MEMORY_BANDWIDTH_EFFICIENCY = 0.89
