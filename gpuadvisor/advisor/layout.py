@@ -235,9 +235,16 @@ def ring_attention_seconds(
         bw = view.inter_node.gbps
         where = f"across nodes ({bw:g} GB/s)"
     seconds = moved / (bw * 1e9)
+    ring = ""
+    if lay.torch_ring and w.stack == "pytorch":
+        ring = (
+            f"; PyTorch's ring runs its {lay.cp - 1} off-diagonal steps ({lay.cp - 1}/{lay.cp} of the attention) at "
+            f"{C.RING_ATTENTION_FACTOR:.2f} of the fused kernel's rate (fitted on torchtitan's published "
+            "context-parallel runs)"
+        )
     return seconds, (
         f"context parallel: K/V chunks of {chunk / 1e6:.1f} MB around a ring of {lay.cp} GPUs {where}, "
-        f"{passes} passes per layer and micro-batch, overlapped with the attention"
+        f"{passes} passes per layer and micro-batch, overlapped with the attention{ring}"
     )
 
 

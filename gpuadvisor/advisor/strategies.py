@@ -453,7 +453,7 @@ def default_rates(view: RigView, w: Workload, measurements: list | None = None) 
     peak, _ = view.peak_tflops(prec)
     if peak is None:
         return None
-    return T.rates(view.spec, w.precision, peak, measurements)
+    return T.rates(view.spec, w.precision, peak, measurements, attention_kernel=w.attention_kernel)
 
 
 def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.Rates | None = None) -> Candidate:

@@ -100,6 +100,7 @@ def rates(
     *,
     memory_gbps: float | None = None,
     power_w: float | None = None,
+    attention_kernel: str = "flash2",
 ) -> Rates:
     """The GPU's sustained rates for ``precision``: measured where the scan has ``matmul`` / ``memory_bandwidth``
     measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions, at most what
@@ -157,6 +158,11 @@ def rates(
         )
     attention = peak * attn_frac * scale
     sources.append(f"attention kernels at {attn_frac:.0%} of peak ({attn_src})")
+    if attention_kernel == "flash1":
+        sources.append(
+            f"FlashAttention-1 class kernel: {C.FLASH1_ATTENTION_FACTOR:.2f} of that rate (FlashAttention-2 about 2x "
+            "faster, Dao 2023; fitted on llm-foundry's MPT runs)"
+        )
     return Rates(peak, matmul, fp8, attention, bw_eff, matmul_measured, memory_measured, tuple(sources))
 
 
