@@ -148,6 +148,7 @@ def workload(case: dict[str, Any]) -> Workload:
             "vllm_version",
             "max_num_seqs",
             "stack",
+            "attention_kernel",
         )
         if k in case
     }
@@ -226,7 +227,13 @@ def rates_for(case: dict[str, Any], view: Any, w: Workload) -> T.Rates:
     prec = "bf16" if w.precision == "fp8" else w.compute_precision()
     peak = spec.peak_tflops(prec)
     return T.rates(
-        spec, w.precision, peak, None, memory_gbps=case.get("memory_gbps"), power_w=case.get("power_limit_w")
+        spec,
+        w.precision,
+        peak,
+        None,
+        memory_gbps=case.get("memory_gbps"),
+        power_w=case.get("power_limit_w"),
+        attention_kernel=w.attention_kernel,
     )
 
 

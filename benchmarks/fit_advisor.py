@@ -65,6 +65,13 @@ def _power_limited(case: dict[str, Any], arch: str) -> bool:
     return bool(watts < top)
 
 
+def _torch_ring(case: dict[str, Any]) -> bool:
+    """A run with PyTorch's ring attention: a torchtitan context-parallel layout (cp > 1) on the PyTorch stack."""
+    if "cp=" not in case.get("layout", "") or case.get("stack", "pytorch") != "pytorch":
+        return False
+    return bool(A.layout(case, A.view_for(case)).torch_ring)
+
+
 def _sharded(case: dict[str, Any]) -> bool:
     return case.get("strategy") in ("fsdp", "hsdp", "fsdp-offload") or case.get("zero_stage") == 3
 
@@ -145,6 +152,24 @@ FITS: tuple[Fit, ...] = (
         "no power cap",
         lambda c: _power_limited(c, "hopper"),
         "Hopper runs below the generation's top board power (700 W)",
+    ),
+    Fit(
+        "FLASH1_ATTENTION_FACTOR",
+        0.2,
+        1.0,
+        0.5,
+        "Dao 2023: FlashAttention-2 about 2x FlashAttention-1",
+        lambda c: c.get("attention_kernel") == "flash1",
+        "runs with a FlashAttention-1 class kernel (llm-foundry's Triton FlashAttention)",
+    ),
+    Fit(
+        "RING_ATTENTION_FACTOR",
+        0.2,
+        1.0,
+        1.0,
+        "no loss in the ring's steps",
+        _torch_ring,
+        "PyTorch context-parallel runs (ring attention)",
     ),
     Fit(
         "DEEPSPEED_SHARDED_COMM_FACTOR",

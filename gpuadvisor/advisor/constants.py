@@ -13,11 +13,13 @@ from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model co
     COMPILE_MEMORY_BOUND_FACTOR,
     DEEPSPEED_SHARDED_COMM_FACTOR,
     DEEPSPEED_SHARDED_OVERLAP,
+    FLASH1_ATTENTION_FACTOR,
     MEGATRON_MEMORY_BOUND_FACTOR,
     MEMORY_BOUND_BYTES,
     POWER_CAP_MIN_WATTS_ADA,
     POWER_CAP_MIN_WATTS_HOPPER,
     QLORA_DEQUANT_BYTES_PER_PARAM,
+    RING_ATTENTION_FACTOR,
     SHARDED_OVERLAP,
     TFLOPS_PER_WATT_ADA,
     TFLOPS_PER_WATT_HOPPER,
@@ -298,6 +300,30 @@ ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
 FLASH_BACKWARD_PASSES = (
     2.5  # FlashAttention's backward: 5 matmuls (QKᵀ recomputed) to the forward's 2 (Dao 2023, section 3.1)
 )
+# FlashAttention-1 class kernels (Workload.attention_kernel "flash1": FlashAttention-1, and Tri Dao's Triton
+# FlashAttention, flash_attn/flash_attn_triton.py, which llm-foundry's MPT benchmarks run: attn_impl "triton", the
+# default of scripts/train/benchmarking/submit_benchmarks.py): their forward + backward rate as a fraction of
+# FlashAttention-2's. Dao 2023 ("FlashAttention-2", section 4.1): FlashAttention-2 is 1.7-3.0x faster than
+# FlashAttention and 1.3-2.5x faster than FlashAttention in Triton, the Triton port's own notes: its forward +
+# backward "slightly slower" than FlashAttention-1's CUDA. Prior 0.5 (the paper's "2x"); FITTED by
+# benchmarks/fit_advisor.py on the runs that use such a kernel, into gpuadvisor/advisor/fitted.py. The MPT tables
+# show why it matters: from 8k to 65k tokens the step time per token grows linearly with the sequence (the
+# attention), at a slope of 100 TFLOP/s of causal attention on A100 and 184 on H100 (4.5 forward passes with
+# recomputation), about 0.55 of FlashAttention-2's 172 / 346.
+#
+# Ring attention (context parallelism, Liu et al. 2023) as PyTorch runs it (torch.distributed.tensor.experimental
+# context_parallel, which torchtitan uses): every one of the cp - 1 off-diagonal steps of each attention call is a
+# separate SDPA call on a half block (the round-robin load balance), its output merged into the running one in fp32
+# by eager elementwise kernels (the log-sum-exp merge; in the backward the dK / dV accumulated in fp32, copied and
+# passed around the ring by all-to-all), and torchtitan's Llama repeats K and V to every query head before it.
+# RING_ATTENTION_FACTOR: the rate of those off-diagonal steps as a fraction of the fused kernel's on the local
+# (diagonal) block. Prior 1 (no loss); FITTED by benchmarks/fit_advisor.py on the published PyTorch context-parallel
+# runs (torchtitan's Llama 3.1 8B at 64k-256k tokens, whose step grows 4.5 s from 32k to 64k tokens but 17.7 s from
+# 64k to 128k and 29.2 s to 256k: the ring's share of the attention grows from 1/2 at cp 2 to 7/8 at cp 8). It
+# fits to about 1/2: each off-diagonal step costs a full (s/cp)² block rather than the balanced half block, what the
+# slowest rank of a ring without the load balance computes (the counted alternatives, the K/V exchange unhidden and
+# the fp32 merge traffic, each add under a tenth of the attention). Megatron-Core's context parallel (Transformer
+# Engine) is not affected.
 # Memory bandwidth a device-to-device copy reaches of the datasheet: our own H100 (tests/fixtures/h100-vm,
 # bench-compare.txt): 1,490.8 GB/s copied = 2,982 GB/s read + write of the 3,350 GB/s datasheet: 0.89.
 MEMORY_BANDWIDTH_EFFICIENCY = 0.89

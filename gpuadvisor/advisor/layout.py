@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 
+from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.rigview import RigView
@@ -141,6 +142,7 @@ def build(text: str, view: RigView, w: Workload) -> Layout:
         pp_across_nodes=pp > 1 and world > n,
         vpp=vpp,
         cp=cp,
+        torch_ring=torchtitan and cp > 1,
         ep=ep,
         forced=True,
     )
@@ -178,15 +180,28 @@ def pipeline_bubble(pp: int, vpp: int, m: int) -> float:
     return (pp - 1) / (max(1, vpp) * max(1, m))
 
 
-def split_context(sc: T.StepCompute, cp: int) -> T.StepCompute:
+def split_context(sc: T.StepCompute, cp: int, torch_ring: bool = False) -> T.StepCompute:
     """One GPU's compute with each sequence split over cp GPUs: its s/cp tokens' linears and memory-bound work, and
     1/cp of the causal attention (the load-balanced split, Megatron-Core and torchtitan: each GPU takes chunks i and
-    2·cp − 1 − i so every one does the same attention work); the optimizer step as it was."""
+    2·cp − 1 − i so every one does the same attention work); the optimizer step as it was.
+
+    PyTorch's ring attention (``torch_ring``: ``torch.distributed.tensor.experimental.context_parallel``, which
+    torchtitan's layouts use) runs the cp − 1 off-diagonal steps of each attention call, (cp − 1)/cp of its work,
+    at RING_ATTENTION_FACTOR of the fused kernel's rate (separate half-block SDPA calls, merged in fp32 by eager
+    kernels: constants.py)."""
     opt = sc.parts.get("optimizer", 0.0)
     parts = {k: (v if k in ("optimizer", "forward_fraction") else v / cp) for k, v in sc.parts.items()}
+    seconds, per_mb = opt + (sc.seconds - opt) / cp, sc.per_micro_batch_seconds / cp
+    if torch_ring and cp > 1 and parts.get("attention"):
+        ring = parts["attention"] * (cp - 1) / cp
+        extra = ring * (1 / C.RING_ATTENTION_FACTOR - 1)
+        micro_batches = (seconds - opt) / per_mb if per_mb else 1.0
+        parts["attention"] += extra
+        seconds += extra
+        per_mb += extra / micro_batches
     return T.StepCompute(
-        opt + (sc.seconds - opt) / cp,
-        sc.per_micro_batch_seconds / cp,
+        seconds,
+        per_mb,
         sc.model_flops / cp,
         sc.hardware_flops / cp,
         parts,
@@ -220,9 +235,16 @@ def ring_attention_seconds(
         bw = view.inter_node.gbps
         where = f"across nodes ({bw:g} GB/s)"
     seconds = moved / (bw * 1e9)
+    ring = ""
+    if lay.torch_ring and w.stack == "pytorch":
+        ring = (
+            f"; PyTorch's ring runs its {lay.cp - 1} off-diagonal steps ({lay.cp - 1}/{lay.cp} of the attention) at "
+            f"{C.RING_ATTENTION_FACTOR:.2f} of the fused kernel's rate (fitted on torchtitan's published "
+            "context-parallel runs)"
+        )
     return seconds, (
         f"context parallel: K/V chunks of {chunk / 1e6:.1f} MB around a ring of {lay.cp} GPUs {where}, "
-        f"{passes} passes per layer and micro-batch, overlapped with the attention"
+        f"{passes} passes per layer and micro-batch, overlapped with the attention{ring}"
     )
 
 

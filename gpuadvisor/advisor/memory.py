@@ -29,6 +29,7 @@ class Layout:
     last_resort: bool = False  # shown, but picked only when nothing else fits (tensor parallel over PCIe, CPU offload)
     vpp: int = 1  # virtual pipeline stages per rank (interleaved 1F1B, Narayanan et al. 2021)
     cp: int = 1  # context parallel: each sequence split over cp GPUs (ring attention)
+    torch_ring: bool = False  # the context parallel of torchtitan (PyTorch's ring attention), not Megatron-Core's
     ep: int = 1  # expert parallel: a MoE layer's experts split over ep GPUs
     forced: bool = False  # given with advise --layout: evaluated exactly as written
 

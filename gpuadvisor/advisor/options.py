@@ -13,6 +13,7 @@ import click
 from gpuadvisor import completion
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor.workload import (
+    ATTENTION_KERNEL_CHOICES,
     CHECKPOINTING_CHOICES,
     ENGINE_CHOICES,
     FINETUNE_CHOICES,
@@ -44,6 +45,7 @@ WORKLOAD_OPTION_NAMES = (
     "lora_rank",
     "trainable_fraction",
     "flash_attention",
+    "attention_kernel",
     "state_bytes",
     "context",
     "concurrency",
@@ -144,6 +146,14 @@ def workload_options(f: F) -> F:
             "flash_attention",
             default=None,
             help="Fused attention (default on): attention scores are not stored.",
+        ),
+        click.option(
+            "--attention-kernel",
+            "attention_kernel",
+            type=click.Choice(ATTENTION_KERNEL_CHOICES),
+            help="The fused attention kernel: flash2 (default: FlashAttention-2, torch SDPA, cuDNN, Transformer "
+            "Engine) or flash1 (FlashAttention-1 and its Triton port, as MPT / llm-foundry use: about half the rate, "
+            "Dao 2023).",
         ),
         click.option(
             "--state-bytes",

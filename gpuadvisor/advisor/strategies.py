@@ -453,7 +453,7 @@ def default_rates(view: RigView, w: Workload, measurements: list | None = None) 
     peak, _ = view.peak_tflops(prec)
     if peak is None:
         return None
-    return T.rates(view.spec, w.precision, peak, measurements)
+    return T.rates(view.spec, w.precision, peak, measurements, attention_kernel=w.attention_kernel)
 
 
 def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.Rates | None = None) -> Candidate:
@@ -477,7 +477,8 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
         sc = T.step_compute(w, recompute=mode, **kw)
         ideal_sc = T.step_compute(w, recompute="none", **kw)
         if lay.cp > 1:
-            sc, ideal_sc = split_context(sc, lay.cp), split_context(ideal_sc, lay.cp)
+            ring = lay.torch_ring and w.stack == "pytorch"
+            sc, ideal_sc = split_context(sc, lay.cp, ring), split_context(ideal_sc, lay.cp, ring)
     compute = sc.seconds if sc else None
     ideal = ideal_sc.seconds if ideal_sc else None
     idle = pipeline_bubble(lay.pp, lay.vpp, acc)

@@ -14,7 +14,8 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
     with fp8 only the transformer layers' linears run at the FP8 rate (Transformer Engine / torchao float8
     convert nn.Linear; attention, norms and the output layer stay 16-bit), plus the casts to fp8;
   - attention (causal: half of the 4·s·d_attn per token of the MFU count, FlashAttention's backward recomputing
-    the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY);
+    the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY: FlashAttention-2;
+    FLASH1_ATTENTION_FACTOR of it for FlashAttention-1 class kernels, Dao 2023);
   - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
     bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), times the fraction the
     training stack's fused kernels leave (memory_bound_factor: torch.compile, Megatron-Core + Transformer Engine);
@@ -99,6 +100,7 @@ def rates(
     *,
     memory_gbps: float | None = None,
     power_w: float | None = None,
+    attention_kernel: str = "flash2",
 ) -> Rates:
     """The GPU's sustained rates for ``precision``: measured where the scan has ``matmul`` / ``memory_bandwidth``
     measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions, at most what
@@ -156,6 +158,11 @@ def rates(
         )
     attention = peak * attn_frac * scale
     sources.append(f"attention kernels at {attn_frac:.0%} of peak ({attn_src})")
+    if attention_kernel == "flash1":
+        sources.append(
+            f"FlashAttention-1 class kernel: {C.FLASH1_ATTENTION_FACTOR:.2f} of that rate (FlashAttention-2 about 2x "
+            "faster, Dao 2023; fitted on llm-foundry's MPT runs)"
+        )
     return Rates(peak, matmul, fp8, attention, bw_eff, matmul_measured, memory_measured, tuple(sources))
 
 
@@ -270,6 +277,8 @@ def step_compute(
     t_head = head_flops / mm
     # -- attention -------------------------------------------------------------------------------------
     attn_rate = r.attention_tflops if w.fused_attention else r.matmul_tflops
+    if w.fused_attention and w.attention_kernel == "flash1":
+        attn_rate *= C.FLASH1_ATTENTION_FACTOR  # FlashAttention-1 / its Triton port: about half FA-2's rate
     t_attn = attn_fwd * attn_passes * tokens / tp * layer_share / (attn_rate * 1e12)
     # -- memory-bound work ----------------------------------------------------------------------------
     act = a.activation_bytes_per_token_layer()

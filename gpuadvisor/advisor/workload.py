@@ -392,6 +392,7 @@ QUANTIZATION_CHOICES = ("none", "fp8", "int8", "awq", "gptq")  # serving: weight
 ENGINE_CHOICES = ("vllm", "sglang", "nim")  # serving engine whose per-step overhead the serving model uses
 # The training stack, for the time model's fused-kernel share (advisor.timing, constants.STACK_MEMORY_BOUND_FACTOR).
 STACK_CHOICES = ("pytorch", "megatron", "deepspeed", "jax")
+ATTENTION_KERNEL_CHOICES = ("flash2", "flash1")
 # The smallest --params a GPT-3-family shape can hold: one layer of d_model 768 and its 50,257-token embedding.
 MIN_PARAMS = 50257 * 768 + 12 * 768 * 768 + 13 * 768
 
@@ -412,6 +413,9 @@ class Workload:
     lora_rank: int = C.LORA_DEFAULT_RANK
     trainable_fraction: float | None = None  # overrides the LoRA count from the rank
     fused_attention: bool = True
+    # The fused attention kernel's generation: flash2 (FlashAttention-2 and its peers: torch SDPA's flash backend,
+    # cuDNN, Transformer Engine) | flash1 (FlashAttention-1 and the Triton FlashAttention MPT / llm-foundry run)
+    attention_kernel: str = "flash2"
     state_bytes: str = "16"  # 16 | 18 | 20: the model-state accounting for mixed precision
     context: int | None = None  # inference: tokens per sequence (prompt + output)
     concurrency: int = 1  # inference: sequences served at once
@@ -634,6 +638,7 @@ class Workload:
             "engine",
             "stack",
             "layout",
+            "attention_kernel",
         }
         changes = {k: v for k, v in kw.items() if k in simple and v is not None}
         if kw.get("flash_attention") is not None:
@@ -685,6 +690,10 @@ class Workload:
             ),
             (self.loss in LOSS_CHOICES, f"--loss {self.loss}: choose full or chunked"),
             (self.stack in STACK_CHOICES, f"--stack {self.stack}: choose one of {', '.join(STACK_CHOICES)}"),
+            (
+                self.attention_kernel in ATTENTION_KERNEL_CHOICES,
+                f"--attention-kernel {self.attention_kernel}: choose one of {', '.join(ATTENTION_KERNEL_CHOICES)}",
+            ),
             (
                 self.vllm_version in VLLM_VERSION_CHOICES,
                 f"--vllm-version {self.vllm_version}: choose one of {', '.join(VLLM_VERSION_CHOICES)}",
