@@ -218,6 +218,21 @@ def test_lora_skips_the_weight_gradients_and_qlora_pays_for_dequantisation() -> 
     assert qlora.tokens_per_second < lora.tokens_per_second
 
 
+def test_eager_lora_adapters_pay_for_their_elementwise_ops() -> None:
+    """PEFT's LoRA layer over a 4-bit linear clones the base output, applies dropout, scales and adds (and runs their
+    backward) as separate kernels: Llama 2 70B's seven linears (inputs 6 x 8192 + 28672 = 77,824, outputs 83,968
+    elements per token) move 5 x 77,824 + 14 x 83,968 bytes per forward and 11 x 77,824 + 4 x 83,968 in backward;
+    with full recomputation the forward twice. torch.compile fuses them away; full fine-tuning has no adapters."""
+    from gpuadvisor.advisor import timing as T
+
+    kw = dict(model="llama-2-70b", seq_len=2048, micro_batch=1, checkpointing="full")
+    eager = Workload.from_options(**kw, finetune="qlora")
+    assert T.lora_elementwise_bytes(eager, 1.0) == 2 * (5 * 77824 + 14 * 83968) + 11 * 77824 + 4 * 83968
+    assert T.lora_elementwise_bytes(eager, 0.0) == 5 * 77824 + 14 * 83968 + 11 * 77824 + 4 * 83968
+    assert T.lora_elementwise_bytes(Workload.from_options(**kw, finetune="qlora", compile=True), 1.0) == 0.0
+    assert T.lora_elementwise_bytes(Workload.from_options(**kw), 1.0) == 0.0
+
+
 def test_measured_matmul_rate_replaces_the_datasheet() -> None:
     """A `matmul` measurement (bench --compute) is used in place of datasheet peak × the generation's fraction, and
     the assumptions say so; the dtype field is read whether or not facts.Measurement has it yet."""

@@ -147,25 +147,22 @@ def test_board_power_caps_the_matmul_rate() -> None:
 
 def test_answer_ai_fsdp_qlora_table() -> None:
     """Llama 2 70B QLoRA (Answer.AI fsdp_qlora, 2x/4x/8x RTX 3090 / 4090 / A5000 / 6000 Ada, A100 40GB, H100): every
-    row but the 4x H100 predicted within 0.75-1.33 of its published tokens/s (that one, which the authors found
-    compute-bound at a third of the H100's peak, within 1.45), and the builds in the published order but for at most
-    one adjacent pair (the 4x A5000 and 2x 4090 rows, 9 % apart: predicted the other way round)."""
+    row predicted within 0.75-1.33 of its published tokens/s (the 4x H100 included: PEFT's eager adapter ops grow with
+    the tokens at the memory bandwidth, not with the H100's matmul rate), and the builds in the published order (the 4x
+    H100 above the 8x A100 40GB, 3,144 and 3,121 tokens/s) but for one adjacent pair (the 4x A5000 and 2x 4090 rows,
+    9 % apart: predicted the other way round)."""
     acc = _load("advisor_accuracy")
     cases = [c for c in acc.load_cases() if c["id"].startswith("AQ")]
     assert len(cases) == 11
     pred = {c["id"]: acc.predict(c) for c in cases}
     for c in cases:
-        hi = 1.45 if c["id"] == "AQ11" else 1.33
-        assert 0.75 <= pred[c["id"]] / c["measured"] <= hi, (c["id"], pred[c["id"]] / c["measured"])
+        assert 0.75 <= pred[c["id"]] / c["measured"] <= 1.33, (c["id"], pred[c["id"]] / c["measured"])
     by_measured = [c["id"] for c in sorted(cases, key=lambda c: c["measured"])]
     by_predicted = sorted(by_measured, key=lambda i: pred[i])
-    swaps = sum(
-        1
-        for i in range(len(by_measured))
-        for j in range(i + 1, len(by_measured))
-        if by_predicted.index(by_measured[i]) > by_predicted.index(by_measured[j])
-    )
-    assert swaps <= 1, (by_measured, by_predicted)
+    assert by_measured == ["AQ1", "AQ3", "AQ6", "AQ4", "AQ2", "AQ8", "AQ7", "AQ5", "AQ9", "AQ10", "AQ11"]
+    # The published order, but for the 4x A5000 (AQ4) and 2x 4090 (AQ2) rows, 9 % apart.
+    swapped = [{"AQ4": "AQ2", "AQ2": "AQ4"}.get(i, i) for i in by_measured]
+    assert by_predicted == swapped, (by_measured, by_predicted)
 
 
 def test_attention_constants_are_fitted_on_their_kernels_runs(report: Any) -> None:

@@ -248,6 +248,24 @@ def test_llama3_70b_qlora_fits_on_two_24gb_cards():
     assert "1x RTX 4090" in cheapest and r["1x4090-7950x"].pick and "offload" in r["1x4090-7950x"].pick
 
 
+def test_llama2_70b_qlora_ranks_the_gpus_as_answer_ai_measured():
+    """Answer.AI's fsdp_qlora benchmarks (benchmarks_03_2024.md: Llama 2 70B QLoRA, seq 2048, effective batch 32)
+    measured H100 > A100 > RTX 6000 Ada > RTX 4090 > RTX 3090 (3,144 / 3,121 / 722 / 477 / 178 tokens/s on 4x H100,
+    8x A100, 4x 6000 Ada, 2x 4090, 2x 3090): the plan ranks the built-in builds of those GPUs the same way."""
+    p = run_plan(
+        builtin_builds(),
+        Need(task="qlora", tokens=2.1e6),
+        {"model": "llama-2-70b", "seq_len": 2048, "global_batch": 32},
+        prices=load_prices(),
+    )
+    r = rows(p)
+    order = ["8xh100-sxm", "8xa100-sxm-used", "4x6000ada-tr-pro", "2x4090-7950x", "2x3090-nvlink-5950x"]
+    assert all(r[n].fits for n in order), {n: r[n].reason for n in order}
+    speed = {n: r[n].tokens_per_second for n in order}
+    assert sorted(order, key=lambda n: -speed[n]) == order, speed
+    assert fitting_order(p).index("2x4090-7950x") < fitting_order(p).index("2x3090-nvlink-5950x")
+
+
 def test_llama3_70b_full_training_fits_no_workstation():
     """70B full training needs ~1.1 TB of model states: no workstation holds it, only 8-GPU nodes with 2 TB RAM."""
     p = _plan("train", "llama-3-70b", 2e10)

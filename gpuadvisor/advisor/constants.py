@@ -370,6 +370,19 @@ FP8_CAST_BYTES_PER_ELEMENT = 3.0
 # and the host spends ~10 µs on each (dispatcher + launch; He 2022, "Making Deep Learning Go Brrrr From First
 # Principles": overhead-bound below a few hundred µs per op): assumed, it matters only for tiny micro-batches.
 OPS_PER_LAYER = 90
+# LoRA adapters in eager PyTorch (PEFT's LoRA layer over a bitsandbytes Linear4bit, peft/tuners/lora/bnb.py
+# Linear4bit.forward): besides the rank-r GEMMs' own reads and writes (2 bytes per input and per output element in
+# each pass, counted in advisor.timing), each adapted linear clones the base output ("for 4bit, we need to
+# defensively clone here"), applies dropout to its input (bf16 in and out, a 1-byte mask), scales the adapter
+# output and adds it to the base output; backward runs the scale, the dropout mask and the sum of the two input
+# gradients as separate kernels. Bytes per element of the linear's (input, output) row beyond the GEMMs,
+# counted from those ops (bf16 2 bytes):
+#  forward: input: dropout read 2 + write 2 + mask 1 = 5; output: clone 2 + 2, scale 2 + 2, add 2 + 2 + 2 = 14;
+#  backward: input: dropout grad 2 + mask 1 + 2, the second input gradient written 2 and summed 2 + 2 + 2 = 11;
+#  output: the scale's gradient 2 + 2 = 4.
+# torch.compile fuses these elementwise ops into their neighbours (not counted on a compiled stack).
+LORA_FORWARD_BYTES = (5.0, 14.0)
+LORA_BACKWARD_BYTES = (11.0, 4.0)
 OP_LAUNCH_SECONDS = 10e-6
 # Global batch when the user gives none: 0.5M tokens per optimizer step, the smallest batch of the GPT-3
 # family (Brown et al. 2020, table 2.1: 0.5M tokens for 125M-1.3B models, up to 3.2M for 175B), rounded to

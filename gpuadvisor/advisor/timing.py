@@ -19,6 +19,9 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
   - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
     bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), times the fraction the
     training stack's fused kernels leave (memory_bound_factor: torch.compile, Megatron-Core + Transformer Engine);
+  - LoRA's adapters: their rank-r GEMMs' reads and writes, and in eager PyTorch the elementwise ops around them
+    (PEFT's clone, dropout, scale and add, and their backward: constants.LORA_FORWARD_BYTES), at the memory
+    bandwidth; these grow with the tokens, not with the matmul rate, so a faster tensor core gains less;
   - QLoRA's NF4 → bf16 dequantisation of every frozen weight in every pass;
   - the optimizer step (memory-bound: the bytes its states read and write);
   - a floor per micro-batch: the host launches about OPS_PER_LAYER kernels per layer at OP_LAUNCH_SECONDS each.
@@ -195,6 +198,19 @@ def model_flops_per_token(w: Workload) -> float:
     return 6 * a.flop_params() + attention
 
 
+def lora_elementwise_bytes(w: Workload, recompute_passes: float) -> float:
+    """Bytes per token and layer of an eager LoRA adapter's elementwise ops (PEFT: clone, dropout, scale, add; their
+    backward), beyond its GEMMs: constants.LORA_FORWARD_BYTES per forward (recomputed ones included) and
+    LORA_BACKWARD_BYTES once, per element of each linear's input and output. None under torch.compile, Megatron or
+    XLA, which fuse them into their neighbours."""
+    if w.finetune == "full" or stack_key(w) not in ("pytorch", "deepspeed"):
+        return 0.0
+    shapes = w.arch.linear_shapes()
+    fwd = sum(C.LORA_FORWARD_BYTES[0] * k + C.LORA_FORWARD_BYTES[1] * n for k, n in shapes)
+    bwd = sum(C.LORA_BACKWARD_BYTES[0] * k + C.LORA_BACKWARD_BYTES[1] * n for k, n in shapes)
+    return fwd * (1 + recompute_passes) + bwd
+
+
 def _recompute_passes(mode: str) -> float:
     """Forward matmul passes recomputed: full checkpointing redoes the forward; torchtitan's selective (op-level)
     policy saves every other matmul's output, so half of them are recomputed."""
@@ -293,6 +309,7 @@ def step_compute(
     if frozen:
         # Each adapter reads its linear's input again and writes its output: memory-bound GEMMs of rank r.
         lora_bytes = 2 * sum(k + n for k, n in a.linear_shapes()) * (3 + extra) * tokens * layers / tp
+        lora_bytes += lora_elementwise_bytes(w, extra) * tokens * layers / tp
     t_mem = (mem_bytes + loss_bytes + cast_bytes + lora_bytes) / (r.memory_gbps * 1e9)
     # -- QLoRA dequantisation ---------------------------------------------------------------------------
     t_deq = 0.0
