@@ -54,7 +54,7 @@ def acc() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def ratios(acc: ModuleType) -> dict[str, float]:
-    cases = [c for c in acc.load_cases() if "layout" in c]
+    cases = [c for c in acc.load_cases() if "layout" in c and not c.get("excluded")]
     return {c["id"]: acc.predict(c) / c["measured"] for c in cases}
 
 
@@ -177,7 +177,7 @@ def test_pipeline_memory_against_torchtitan_405b(ratios: dict[str, float]) -> No
 
 def test_memory_median_with_pipeline_and_context_parallel_cases(ratios: dict[str, float]) -> None:
     mem = [r for k, r in ratios.items() if k.endswith("m")]
-    assert len(mem) == 7
+    assert len(mem) == 8  # torchtitan's 7 and Megatron-LM's MoE memory test (MMS1m)
     assert 0.9 <= statistics.median(mem) <= 1.1
     assert all(0.8 <= r <= 1.2 for r in mem), ratios
     for k in ("TCP1m", "TCP2m", "TCP4m", "TCP8m"):  # table 2: about 84 GiB at every sequence length

@@ -1,13 +1,16 @@
 """Mixture-of-experts models: read from Hugging Face configs and the catalog (total and active parameters against
-the published counts), expert parallelism's memory, the token all-to-all, and Mixtral 8x7B from the command line
-against Megatron-Core's published throughput."""
+the published counts), expert parallelism's memory, the token all-to-all, Mixtral 8x7B from the command line
+against Megatron-Core's published throughput, and MoE training memory against published peaks (Megatron-LM's MoE
+memory test on a DGX H100; Qwen3-30B-A3B on 8 to 128 B200s with torchtitan)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,8 +23,11 @@ from gpuadvisor.advisor.moe import all_to_all
 from gpuadvisor.advisor.rigview import hypothetical
 from gpuadvisor.advisor.workload import Workload, architecture_from_hf_config, architecture_from_spec
 
+ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
 MIXTRAL = FIXTURES / "mixtral-8x7b-v0.1.config.json"
+MEGATRON_PROXY = FIXTURES / "megatron-moe-memory-speed-proxy.config.json"
+GiB = 2**30
 
 # The MoE fields of published config.json files (the rest of each file does not size the model), as the model
 # pages give them: huggingface.co/deepseek-ai/DeepSeek-V3, openai/gpt-oss-120b, openai/gpt-oss-20b,
@@ -258,3 +264,109 @@ def test_capacity_factor_pads_compute_not_parameters() -> None:
     assert S.evaluate(view, padded, lay, False).compute_seconds > S.evaluate(view, w, lay, False).compute_seconds  # type: ignore[operator]
     r = run("--simulate", "dgx-h100", "--model", "llama-3-8b", "--capacity-factor", "1.25")
     assert r.returncode == 2 and "not a mixture-of-experts model" in r.stderr
+
+
+# -- memory against published MoE runs -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def acc() -> ModuleType:
+    """benchmarks/advisor_accuracy.py: the calibration cases and how the advisor is run on each."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("advisor_accuracy", ROOT / "benchmarks" / "advisor_accuracy.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["advisor_accuracy"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _case(acc: ModuleType, case_id: str) -> dict[str, Any]:
+    (case,) = [c for c in acc.load_cases() if c["id"] == case_id]
+    return case
+
+
+def _memory(acc: ModuleType, case: dict[str, Any]) -> Any:
+    w = acc.workload(case)
+    view = acc.view_for(case)
+    return S.evaluate(view, w, acc.layout(case, view), w.checkpointing == "full", acc.rates_for(case, view, w)).memory
+
+
+def test_moe_peak_against_megatron_lm_memory_test(acc: ModuleType) -> None:
+    """Megatron-LM's moe/gpt3_mcore_te_tp1_pp1_ep8_etp1_cp_memory_speed on a DGX H100 (a DeepSeek-V3-shaped proxy:
+    72 experts of 1536, top-8, EP 8, DP 8, distributed optimizer, MBS 1, seq 4096, no recomputation): torch's peak
+    allocated 60,851,265,536 bytes (56.67 GiB) in its golden values."""
+    case = _case(acc, "MMS1m")
+    assert case["measured"] == pytest.approx(60_851_265_536 / GiB, abs=1e-3)
+    ratio = acc.predict(case) / case["measured"]
+    assert 0.9 <= ratio <= 1.15, ratio
+
+
+def test_moe_model_states_against_megatron_lm_memory_test(acc: ModuleType) -> None:
+    """Between steps that run holds its model states: 43,403,747,328 bytes ("mem-allocated-bytes"). The routed
+    experts' fp32 master weights and Adam states are sharded over the expert-data-parallel group, here 8 GPUs / EP 8
+    = 1 (each GPU keeps its 9 experts' whole states), the rest over the 8 data-parallel GPUs. The advisor leaves out
+    the run's multi-token-prediction layer (one more MoE layer), so it may fall short by that layer, never above."""
+    m = _memory(acc, _case(acc, "MMS1m"))
+    states = m.params_bytes + m.grads_bytes + m.optimizer_bytes
+    assert 0.88 <= states / 43_403_747_328 <= 1.0, states / 43_403_747_328
+    arch = architecture_from_hf_config(MEGATRON_PROXY)
+    experts = arch.expert_params()
+    # 12 bytes of fp32 master + Adam states: each GPU's 1/8 of the experts unsharded (expert-data-parallel group of
+    # 1), the other parameters sharded over the 8 data-parallel GPUs. Sharding the experts' states over 8 as well
+    # would leave 4.8 GB of the 21.5.
+    expected = 12 * experts / 8 + 12 * (arch.params - experts) / 8
+    assert m.optimizer_bytes == pytest.approx(expected, rel=0.01)
+
+
+def test_expert_states_shard_over_every_gpu_as_published(acc: ModuleType) -> None:
+    """Qwen3-30B-A3B with FSDP over 8, 16, 32, 64 and 128 B200s and EP 8 (Nous Research's torchtitan DeepEP table):
+    the published peaks fall by 29.2, 14.2, 7.1 and 2.7 GiB per doubling, the model states' 16 bytes per parameter
+    sharded over every GPU (experts over EP 8 × the expert-FSDP group, the rest over all). The rows' absolute peaks
+    carry that implementation's DeepEP buffers (excluded from the goals); their differences do not."""
+    ids = ["NQ8m", "NQ16m", "NQ32m", "NQ64m", "NQ128m"]
+    cases = [_case(acc, i) for i in ids]
+    measured = [c["measured"] for c in cases]
+    predicted = [acc.predict(c) for c in cases]
+    for k in range(len(ids) - 1):
+        drop_m, drop_p = measured[k] - measured[k + 1], predicted[k] - predicted[k + 1]
+        assert abs(drop_p - drop_m) < 1.2, (ids[k], drop_p, drop_m)
+    assert 0.95 <= (predicted[0] - predicted[-1]) / (measured[0] - measured[-1]) <= 1.1
+    # At 8 GPUs every parameter's 12 optimizer bytes are split 8 ways: the experts by EP 8 (an expert-FSDP group of
+    # 1), the rest by FSDP 8.
+    m8 = _memory(acc, cases[0])
+    assert m8.optimizer_bytes / GiB == pytest.approx(12 * 30.53e9 / 8 / GiB, rel=0.03)
+
+
+def test_moe_memory_from_the_cli_matches_the_accuracy_harness(acc: ModuleType) -> None:
+    """`gpuadvisor advise --hf-config <MoE config.json> --layout ...` reports the same peak the calibration case is
+    judged on (MMS1m: Megatron-LM's MoE memory test, 8x H100)."""
+    case = _case(acc, "MMS1m")
+    r = run(
+        "--simulate",
+        "dgx-h100",
+        "--hf-config",
+        str(MEGATRON_PROXY),
+        "--layout",
+        case["layout"],
+        "--seq-len",
+        "4096",
+        "--micro-batch",
+        "1",
+        "--global-batch",
+        "128",
+        "--checkpointing",
+        "none",
+        "--state-bytes",
+        "18",
+        "--stack",
+        "megatron",
+        "--format",
+        "json",
+    )
+    assert r.returncode == 0, r.stderr
+    (c,) = json.loads(r.stdout)["candidates"]
+    assert c["expert_parallel"] == 8
+    peak = c["memory"]["torch_peak_allocated_bytes"] / GiB
+    assert peak == pytest.approx(acc.predict(case), rel=1e-3)
+    assert 0.9 <= peak / case["measured"] <= 1.15
