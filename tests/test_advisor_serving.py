@@ -386,3 +386,22 @@ def test_advise_engine_sglang_prints_a_band_on_every_serving_figure():
         assert sv["band"][key]["low"] <= sv[key] <= sv["band"][key]["high"], key
     # the published run it matches (Wang, H100, SGLang v0.4.9, concurrency 20): 2,056 tokens/s
     assert 0.9 < sv["output_tokens_per_second"] / 2056.25 < 1.1
+
+
+def test_the_candidates_table_gives_each_output_rate_with_its_band():
+    """Every serving figure carries its band, the table's per-candidate output rate too: "475 (415-524)"."""
+    import re
+
+    r = _advise("--model", "llama-3-70b", "--concurrency", "32", columns="160")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(_advise("--model", "llama-3-70b", "--concurrency", "32", "--format", "json").stdout)
+    rows = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.startswith("TP=") and " yes " in ln}
+    assert set(rows) == {"TP=4", "TP=8"}
+    for c in d["candidates"]:
+        if c["name"] not in rows:
+            continue
+        sv = c["serving"]
+        b = sv["band"]["output_tokens_per_second"]
+        cell = f"{sv['output_tokens_per_second']:,.0f} ({b['low']:,.0f}-{b['high']:,.0f})"
+        assert rows[c["name"]].rstrip().endswith(cell) or cell in rows[c["name"]], (cell, rows[c["name"]])
+        assert re.search(r"\d+ \(\d+-\d+\)", cell)

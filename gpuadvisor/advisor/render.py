@@ -290,7 +290,10 @@ def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
                 f"{o['kv_capacity_tokens']:,}",
                 o["max_sequences_at_context"],
                 "yes" if o["fits"] else "no",
-                _num(sv.get("output_tokens_per_second"), "-") if sv.get("fits") else "-",
+                _num(sv.get("output_tokens_per_second"), "-")
+                + _range((sv.get("band") or {}).get("output_tokens_per_second"), _num)
+                if sv.get("fits")
+                else "-",
                 "PICK" if o["status"] == "pick" else o["reason"],
             ]
         )
