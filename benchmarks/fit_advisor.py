@@ -206,6 +206,7 @@ SOURCES = {
     "NM": "NeMo 24.07 tables",
     "MB": "Megatron-Bridge 25.11 tables",
     "AQ": "Answer.AI fsdp_qlora",
+    "AL": "Answer.AI fsdp_qlora",
     "JX": "MaxText (NVIDIA JAX-Toolbox)",
     "GH": "gpuadvisor on a lent H100 (transformers)",
 }

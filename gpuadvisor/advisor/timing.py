@@ -31,6 +31,7 @@ FLOPs on top at the same rate.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +71,15 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
     return best
 
 
+@functools.cache
+def _top_board_power(arch: str) -> float | None:
+    """The highest datasheet board power of the generation's cards in the catalog (the H100 SXM's 700 W)."""
+    from gpuadvisor import catalog
+
+    watts = [g.tdp_w for g in catalog.gpus() if g.architecture == arch and g.tdp_w]
+    return max(watts) if watts else None
+
+
 def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float | None, str]:
     """The 16-bit matmul TFLOP/s the board power sustains (None where the generation has no fitted figure): a GEMM
     at full tensor rate draws more than a low-power card's limit, so its clocks drop: the rate grows with the
@@ -80,6 +90,9 @@ def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float 
     coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
     if not watts or not coeff:
         return None, ""
+    top = _top_board_power(arch)
+    if top and watts >= top:  # the generation's full board power: the cap is fitted on runs held below it
+        return None, f"not capped at {watts:g} W, the {arch} generation's top board power"
     lowest = getattr(C, f"POWER_CAP_MIN_WATTS_{arch.upper()}", 0.0)
     if watts < lowest:  # no published run of the generation this far down: not extrapolated
         return None, (
