@@ -4,10 +4,9 @@ figures, input checks, the micro-batch floor, PTD-P depths, vLLM versions)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
+import benchscripts
 import pytest
 
 from gpuadvisor import catalog
@@ -28,11 +27,7 @@ GiB = 2**30
 
 @pytest.fixture(scope="module")
 def acc():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("advisor_accuracy", ROOT / "benchmarks" / "advisor_accuracy.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["advisor_accuracy"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchscripts.load("advisor_accuracy")
 
 
 @pytest.fixture(scope="module")

@@ -4,14 +4,13 @@ throughput band is the spread of those held-out predictions with the coverage it
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
-import sys
 import tomllib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import benchscripts
 import pytest
 
 from gpuadvisor.advisor import calibration as K
@@ -23,13 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _load(name: str) -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchscripts.load(name)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ interleaved in-flight micro-batches, first and last stage), context parallelism,
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import benchscripts
 import pytest
 
 from gpuadvisor import catalog
@@ -43,13 +43,7 @@ def workload(model: str, **kw: Any) -> Workload:
 
 @pytest.fixture(scope="module")
 def acc() -> ModuleType:
-    path = ROOT / "benchmarks" / "advisor_accuracy.py"
-    spec = importlib.util.spec_from_file_location("advisor_accuracy_layout", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["advisor_accuracy_layout"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchscripts.load("advisor_accuracy")
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,13 @@ retyped), and that the advisor's memory and time land where the measurements put
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import statistics
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import benchscripts
 import pytest
 
 from gpuadvisor.advisor import constants as C
@@ -28,13 +27,7 @@ GiB = 2**30
 
 
 def _accuracy() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("advisor_accuracy", ROOT / "benchmarks" / "advisor_accuracy.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["advisor_accuracy"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchscripts.load("advisor_accuracy")
 
 
 @pytest.fixture(scope="module")

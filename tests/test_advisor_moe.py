@@ -5,7 +5,6 @@ memory test on a DGX H100; Qwen3-30B-A3B on 8 to 128 B200s with torchtitan)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import benchscripts
 import pytest
 
 from gpuadvisor import catalog
@@ -272,13 +272,7 @@ def test_capacity_factor_pads_compute_not_parameters() -> None:
 @pytest.fixture(scope="module")
 def acc() -> ModuleType:
     """benchmarks/advisor_accuracy.py: the calibration cases and how the advisor is run on each."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("advisor_accuracy", ROOT / "benchmarks" / "advisor_accuracy.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["advisor_accuracy"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchscripts.load("advisor_accuracy")
 
 
 def _case(acc: ModuleType, case_id: str) -> dict[str, Any]:
