@@ -338,19 +338,9 @@ def test_framework_sglang_serves_with_the_sglang_engine():
 
 
 def test_advise_engine_sglang_prints_a_band_on_every_serving_figure():
-    r = _advise(
-        "--model",
-        "llama-3-8b",
-        "--engine",
-        "sglang",
-        "--concurrency",
-        "20",
-        "--input-len",
-        "1750",
-        "--output-len",
-        "2000",
-        columns="200",
-    )
+    wang = ("--model", "llama-3-8b", "--engine", "sglang", "--concurrency", "20", "--input-len", "1750")
+    wang += ("--output-len", "2000")
+    r = _advise(*wang, columns="200")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if "tokens on sglang" in line)
@@ -359,20 +349,7 @@ def test_advise_engine_sglang_prints_a_band_on_every_serving_figure():
         seg = block.split(figure, 1)[1][:40]
         assert "(" in seg and "-" in seg, (figure, seg)
     assert "36 runs, 6 sources" in block and "no published" not in r.stdout
-    j = _advise(
-        "--model",
-        "llama-3-8b",
-        "--engine",
-        "sglang",
-        "--concurrency",
-        "20",
-        "--input-len",
-        "1750",
-        "--output-len",
-        "2000",
-        "--format",
-        "json",
-    )
+    j = _advise(*wang, "--format", "json")
     sv = json.loads(j.stdout)["pick_detail"]["serving"]
     for key in (
         "prefill_s",
