@@ -20,6 +20,7 @@ from gpuadvisor.advisor.workload import (
     KV_DTYPE_CHOICES,
     LOSS_CHOICES,
     OPTIMIZER_CHOICES,
+    OPTION_FIELDS,
     PRECISION_CHOICES,
     QUANTIZATION_CHOICES,
     STACK_CHOICES,
@@ -30,42 +31,16 @@ from gpuadvisor.numbers import Count, Finite, Fraction
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Every workload option: those read apart by Workload.from_options, then the ones that set a field as given.
 WORKLOAD_OPTION_NAMES = (
     "model",
     "params",
     "hf_config",
-    "task",
-    "precision",
-    "optimizer",
-    "seq_len",
-    "micro_batch",
-    "global_batch",
-    "checkpointing",
-    "finetune",
-    "lora_rank",
-    "trainable_fraction",
     "flash_attention",
-    "attention_kernel",
-    "state_bytes",
-    "context",
-    "concurrency",
-    "kv_cache_dtype",
-    "mfu",
-    "nodes",
-    "inter_node_gbps",
     "compile",
-    "loss",
     "optimizer_in_backward",
-    "vllm_version",
-    "max_num_seqs",
-    "gpu_memory_utilization",
-    "input_len",
-    "output_len",
-    "quantization",
-    "engine",
-    "stack",
-    "layout",
     "capacity_factor",
+    *OPTION_FIELDS,
 )
 
 

@@ -393,6 +393,38 @@ ENGINE_CHOICES = ("vllm", "sglang", "nim")  # serving engine whose per-step over
 # The training stack, for the time model's fused-kernel share (advisor.timing, constants.STACK_MEMORY_BOUND_FACTOR).
 STACK_CHOICES = ("pytorch", "megatron", "deepspeed", "jax")
 ATTENTION_KERNEL_CHOICES = ("flash2", "flash1")
+# The --options that set the Workload field of the same name as given (from_options); the other workload options
+# (model, params, hf_config, flash_attention, compile, optimizer_in_backward, capacity_factor) are read apart.
+OPTION_FIELDS = (
+    "task",
+    "precision",
+    "optimizer",
+    "seq_len",
+    "micro_batch",
+    "global_batch",
+    "checkpointing",
+    "finetune",
+    "lora_rank",
+    "trainable_fraction",
+    "state_bytes",
+    "context",
+    "concurrency",
+    "kv_cache_dtype",
+    "mfu",
+    "nodes",
+    "inter_node_gbps",
+    "loss",
+    "vllm_version",
+    "max_num_seqs",
+    "gpu_memory_utilization",
+    "input_len",
+    "output_len",
+    "quantization",
+    "engine",
+    "stack",
+    "layout",
+    "attention_kernel",
+)
 # The smallest --params a GPT-3-family shape can hold: one layer of d_model 768 and its 50,257-token embedding.
 MIN_PARAMS = 50257 * 768 + 12 * 768 * 768 + 13 * 768
 
@@ -610,37 +642,7 @@ class Workload:
                 )
             arch = replace(arch, capacity_factor=float(kw["capacity_factor"]))
         w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
-        simple = {
-            "task",
-            "precision",
-            "optimizer",
-            "seq_len",
-            "micro_batch",
-            "global_batch",
-            "checkpointing",
-            "finetune",
-            "lora_rank",
-            "trainable_fraction",
-            "state_bytes",
-            "context",
-            "concurrency",
-            "kv_cache_dtype",
-            "mfu",
-            "nodes",
-            "inter_node_gbps",
-            "loss",
-            "vllm_version",
-            "max_num_seqs",
-            "gpu_memory_utilization",
-            "input_len",
-            "output_len",
-            "quantization",
-            "engine",
-            "stack",
-            "layout",
-            "attention_kernel",
-        }
-        changes = {k: v for k, v in kw.items() if k in simple and v is not None}
+        changes = {k: v for k, v in kw.items() if k in OPTION_FIELDS and v is not None}
         if kw.get("flash_attention") is not None:
             changes["fused_attention"] = bool(kw["flash_attention"])
         for flag in ("compile", "optimizer_in_backward"):
