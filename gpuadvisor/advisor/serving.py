@@ -263,7 +263,8 @@ def predict(
     pf_flops = (2 * lin * input_len + 2 * arch.layers * input_len**2 * d_attn + 2 * head) / tp
     pf_compute = pf_flops / peak
     pf_memory = (w_gpu + input_len * kv_tok) / bw
-    prefill = max(pf_compute, pf_memory) + _allreduce(arch, gpu, tp, input_len) + overhead
+    pf_comm = _allreduce(arch, gpu, tp, input_len)
+    prefill = max(pf_compute, pf_memory) + pf_comm + overhead
     pf_bound = "compute" if pf_compute >= pf_memory else "memory"
 
     # one decode step at the running batch
@@ -280,7 +281,7 @@ def predict(
     # batching), so the weights are read once per pass, not once per prompt. A prompt's marginal cost is its
     # compute (with its KV-cache write and all-reduce bytes); a lone prompt still pays the whole weight read.
     o = max(output_len, 1)
-    pf_marginal = max(pf_compute, input_len * kv_tok / bw) + _allreduce(arch, gpu, tp, input_len)
+    pf_marginal = max(pf_compute, input_len * kv_tok / bw) + pf_comm
     prefills_s = max(prefill, running * pf_marginal)
     round_s = prefills_s + (o - 1) * step
     itl = (round_s - prefill) / max(o - 1, 1)
