@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import advisor_accuracy as A  # noqa: E402
 
 from gpuadvisor.advisor import constants as C  # noqa: E402
+from gpuadvisor.advisor import timing as T  # noqa: E402
 
 FITTED_FILE = ROOT / "gpuadvisor" / "advisor" / "fitted.py"
 HELD_OUT_GOAL = 0.7  # share of held-out cases inside the band made without their generation
@@ -60,7 +61,7 @@ def _power_limited(case: dict[str, Any], arch: str) -> bool:
     spec = catalog.gpu_by_id(case["gpu"])
     if spec is None or spec.architecture != arch:
         return False
-    top = max((g.tdp_w or 0) for g in catalog.gpus() if g.architecture == arch)
+    top = T.top_board_power(arch) or 0.0
     watts = case.get("power_limit_w") or spec.tdp_w or top
     return bool(watts < top)
 

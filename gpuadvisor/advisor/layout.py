@@ -180,6 +180,12 @@ def pipeline_bubble(pp: int, vpp: int, m: int) -> float:
     return (pp - 1) / (max(1, vpp) * max(1, m))
 
 
+def uses_torch_ring(lay: Layout, w: Workload) -> bool:
+    """PyTorch's ring attention (torchtitan's context parallel) run by the eager PyTorch stack: the layouts whose
+    off-diagonal ring steps run at RING_ATTENTION_FACTOR (split_context, ring_attention_seconds)."""
+    return lay.torch_ring and lay.cp > 1 and w.stack == "pytorch"
+
+
 def split_context(sc: T.StepCompute, cp: int, torch_ring: bool = False) -> T.StepCompute:
     """One GPU's compute with each sequence split over cp GPUs: its s/cp tokens' linears and memory-bound work, and
     1/cp of the causal attention (the load-balanced split, Megatron-Core and torchtitan: each GPU takes chunks i and
@@ -192,7 +198,7 @@ def split_context(sc: T.StepCompute, cp: int, torch_ring: bool = False) -> T.Ste
     opt = sc.parts.get("optimizer", 0.0)
     parts = {k: (v if k in ("optimizer", "forward_fraction") else v / cp) for k, v in sc.parts.items()}
     seconds, per_mb = opt + (sc.seconds - opt) / cp, sc.per_micro_batch_seconds / cp
-    if torch_ring and cp > 1 and parts.get("attention"):
+    if torch_ring and parts.get("attention"):
         ring = parts["attention"] * (cp - 1) / cp
         extra = ring * (1 / C.RING_ATTENTION_FACTOR - 1)
         micro_batches = (seconds - opt) / per_mb if per_mb else 1.0
@@ -236,7 +242,7 @@ def ring_attention_seconds(
         where = f"across nodes ({bw:g} GB/s)"
     seconds = moved / (bw * 1e9)
     ring = ""
-    if lay.torch_ring and w.stack == "pytorch":
+    if uses_torch_ring(lay, w):
         ring = (
             f"; PyTorch's ring runs its {lay.cp - 1} off-diagonal steps ({lay.cp - 1}/{lay.cp} of the attention) at "
             f"{C.RING_ATTENTION_FACTOR:.2f} of the fused kernel's rate (fitted on torchtitan's published "

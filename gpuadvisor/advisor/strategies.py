@@ -9,7 +9,7 @@ from typing import Any
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import timing as T
-from gpuadvisor.advisor.layout import pipeline_bubble, ring_attention_seconds, split_context
+from gpuadvisor.advisor.layout import pipeline_bubble, ring_attention_seconds, split_context, uses_torch_ring
 from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, recompute_mode, stage_params, state_split
 from gpuadvisor.advisor.moe import all_to_all
 from gpuadvisor.advisor.rigview import Bandwidth, RigView
@@ -477,7 +477,7 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
         sc = T.step_compute(w, recompute=mode, **kw)
         ideal_sc = T.step_compute(w, recompute="none", **kw)
         if lay.cp > 1:
-            ring = lay.torch_ring and w.stack == "pytorch"
+            ring = uses_torch_ring(lay, w)
             sc, ideal_sc = split_context(sc, lay.cp, ring), split_context(ideal_sc, lay.cp, ring)
     compute = sc.seconds if sc else None
     ideal = ideal_sc.seconds if ideal_sc else None

@@ -72,7 +72,7 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
 
 
 @functools.cache
-def _top_board_power(arch: str) -> float | None:
+def top_board_power(arch: str) -> float | None:
     """The highest datasheet board power of the generation's cards in the catalog (the H100 SXM's 700 W)."""
     from gpuadvisor import catalog
 
@@ -90,7 +90,7 @@ def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float 
     coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
     if not watts or not coeff:
         return None, ""
-    top = _top_board_power(arch)
+    top = top_board_power(arch)
     if top and watts >= top:  # the generation's full board power: the cap is fitted on runs held below it
         return None, f"not capped at {watts:g} W, the {arch} generation's top board power"
     lowest = getattr(C, f"POWER_CAP_MIN_WATTS_{arch.upper()}", 0.0)
