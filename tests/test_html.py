@@ -710,3 +710,25 @@ def test_any_rig_renders_and_lays_out_cleanly():
         assert embedded_scan(dom) == json.loads(rig.to_json())
 
     check()
+
+
+def test_the_report_gives_each_candidates_tokens_per_second_with_its_band(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """As the terminal does: "5,251 (3,981-6,127)" in the candidates table and the pick's table, from its band."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r.html"
+    scan = tmp_path / "s.json"
+    cmd = [sys.executable, "-m", "gpuadvisor", "scan", "--simulate", "dgx-h100", "--model", "llama-3-70b"]
+    r = subprocess.run([*cmd, "--json", str(scan), "--html", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    advice = json.loads(scan.read_text())["advice"]
+    html = out.read_text()
+    fits = [c for c in advice["candidates"] if c.get("band")]
+    assert fits
+    for c in [*fits, advice["pick_detail"]]:
+        b = c["band"]["tokens_per_second"]
+        cell = f"{c['tokens_per_second']:,.0f} ({b['low']:,.0f}-{b['high']:,.0f})"
+        assert cell in html, cell
+    pick = advice["pick_detail"]
+    assert html.count(f"{pick['tokens_per_second']:,.0f} (") >= 2  # the table row and the pick's table

@@ -172,7 +172,7 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
                 f"{_secs(c['comm']['total_seconds'])} ({_secs(_exposed(c))})",
                 _secs(c["compute_seconds"]),
                 _secs(c["step_seconds"]),
-                _tps(c),
+                fmt_tokens(c),
                 "?" if c.get("ideal_speed_fraction") is None else f"{c['ideal_speed_fraction']:.0%}",
                 verdict,
             ]
@@ -237,12 +237,12 @@ def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
     return out
 
 
-def _tps(c: dict[str, Any]) -> str:
-    """tokens/s with its error band from the published runs, e.g. "5,800 (4,900-6,700)"."""
+def fmt_tokens(c: dict[str, Any], missing: str = "?") -> str:
+    """A candidate's tokens/s with its error band from the published runs, e.g. "5,800 (4,900-6,700)"."""
     band = (c.get("band") or {}).get("tokens_per_second")
     if band and isinstance(c.get("tokens_per_second"), int | float):
         return f"{_num(c['tokens_per_second'])} ({_num(band['low'])}-{_num(band['high'])})"
-    return _num(c.get("tokens_per_second"))
+    return fmt_num(c.get("tokens_per_second"), missing)
 
 
 def predicted_line(c: dict[str, Any]) -> str:
@@ -260,7 +260,7 @@ def predicted_line(c: dict[str, Any]) -> str:
         basis = basis[:-1] + "; not narrowed by the measured rates: no calibration run used measured rates)"
     alloc = m.get("torch_peak_allocated_bytes")
     return (
-        f"  Predicted: {_tps(c)} tokens/s{mfu}{basis}; memory per GPU: torch peak allocated {_gib(alloc)} GiB, "
+        f"  Predicted: {fmt_tokens(c)} tokens/s{mfu}{basis}; memory per GPU: torch peak allocated {_gib(alloc)} GiB, "
         f"nvidia-smi about {_gib(m.get('nvidia_smi_bytes', m['total_bytes']))} GiB"
     )
 

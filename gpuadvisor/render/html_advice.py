@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuadvisor.advisor.render import fmt_gib, fmt_num, fmt_secs
+from gpuadvisor.advisor.render import fmt_gib, fmt_num, fmt_secs, fmt_tokens
 from gpuadvisor.render import svg_charts
 
 GiB = 2**30
@@ -92,7 +92,7 @@ def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
                     secs(comm.get("total_seconds")),
                     secs(c.get("compute_seconds")),
                     secs(c.get("step_seconds")),
-                    num(c.get("tokens_per_second")),
+                    fmt_tokens(c, "—"),
                     pct(c.get("ideal_speed_fraction")),
                     status,
                 ],
@@ -245,7 +245,7 @@ def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
                 f"{secs((pd.get('comm') or {}).get('total_seconds'))}; "
                 f"{secs(pd.get('step_seconds_no_overlap'))} without overlap)",
             ),
-            ("tokens/s", num(pd.get("tokens_per_second"))),
+            ("tokens/s", fmt_tokens(pd, "—")),
             ("speed vs ideal", pct(pd.get("ideal_speed_fraction"))),
             (
                 "batch",
