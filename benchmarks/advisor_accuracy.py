@@ -167,7 +167,13 @@ def workload(case: dict[str, Any]) -> Workload:
 def view_for(case: dict[str, Any]) -> Any:
     spec = catalog.gpu_by_id(case["gpu"])
     assert spec is not None, case["gpu"]
-    return hypothetical(spec, case.get("gpus_per_node", 1), case.get("nodes", 1), case.get("inter_node_gbps"))
+    return hypothetical(
+        spec,
+        case.get("gpus_per_node", 1),
+        case.get("nodes", 1),
+        case.get("inter_node_gbps"),
+        nvlink=case.get("nvlink", True),
+    )
 
 
 def layout(case: dict[str, Any], view: Any) -> Layout:

@@ -55,11 +55,12 @@ def _stack(case: dict[str, Any]) -> str:
 
 def _power_limited(case: dict[str, Any], arch: str) -> bool:
     """A run of generation ``arch`` on a card held below the generation's top board power (the case's published
-    power limit, else the card's datasheet TDP): where a power cap can bind."""
+    power limit, else the card's datasheet TDP): where the generation's power cap can bind. Not a card with its own
+    measured rate (catalog mamf_tflops): that figure, scaled by the power, sets its rate."""
     from gpuadvisor import catalog
 
     spec = catalog.gpu_by_id(case["gpu"])
-    if spec is None or spec.architecture != arch:
+    if spec is None or spec.architecture != arch or spec.mamf_tflops:
         return False
     top = T.top_board_power(arch) or 0.0
     watts = case.get("power_limit_w") or spec.tdp_w or top

@@ -143,11 +143,13 @@ def test_board_power_caps_the_matmul_rate() -> None:
 
 
 def test_answer_ai_fsdp_qlora_table() -> None:
-    """Llama 2 70B QLoRA (Answer.AI fsdp_qlora, 2x/4x/8x RTX 3090 / 4090 / A5000 / 6000 Ada, A100 40GB, H100): every
-    row predicted within 0.75-1.33 of its published tokens/s (the 4x H100 included: PEFT's eager adapter ops grow with
-    the tokens at the memory bandwidth, not with the H100's matmul rate), and the builds in the published order (the 4x
-    H100 above the 8x A100 40GB, 3,144 and 3,121 tokens/s) but for one adjacent pair (the 4x A5000 and 2x 4090 rows,
-    9 % apart: predicted the other way round)."""
+    """Llama 2 70B QLoRA (Answer.AI fsdp_qlora: 2x RTX 3090, 2x RTX 4090, 2x/4x/8x RTX A5000, 2x/4x RTX 6000 Ada,
+    2x/4x/8x A100 40GB, 4x H100): every row predicted within 0.75-1.33 of its published tokens/s (the 4x H100
+    included: PEFT's eager adapter ops grow with the tokens at the memory bandwidth, not with the H100's matmul rate).
+    The builds of the RTX 3090, RTX 4090, RTX 6000 Ada, A100 and H100 come in the published order, exactly. The RTX
+    A5000 rows, whose rate no one has published (assumed from the RTX A6000's), keep the published order among
+    themselves and with every other row but one: the 4x A5000 (434 tokens/s) and the 2x RTX 4090 with CPU offload
+    (477), 9.8 % apart, are predicted the other way round, within 6 % of each other."""
     acc = _load("advisor_accuracy")
     cases = [c for c in acc.load_cases() if c["id"].startswith("AQ")]
     assert len(cases) == 11
@@ -155,11 +157,53 @@ def test_answer_ai_fsdp_qlora_table() -> None:
     for c in cases:
         assert 0.75 <= pred[c["id"]] / c["measured"] <= 1.33, (c["id"], pred[c["id"]] / c["measured"])
     by_measured = [c["id"] for c in sorted(cases, key=lambda c: c["measured"])]
-    by_predicted = sorted(by_measured, key=lambda i: pred[i])
     assert by_measured == ["AQ1", "AQ3", "AQ6", "AQ4", "AQ2", "AQ8", "AQ7", "AQ5", "AQ9", "AQ10", "AQ11"]
-    # The published order, but for the 4x A5000 (AQ4) and 2x 4090 (AQ2) rows, 9 % apart.
+    a5000 = {"AQ3", "AQ4", "AQ5"}
+    named = [i for i in by_measured if i not in a5000]
+    assert sorted(named, key=lambda i: pred[i]) == named, {i: round(pred[i]) for i in named}
     swapped = [{"AQ4": "AQ2", "AQ2": "AQ4"}.get(i, i) for i in by_measured]
-    assert by_predicted == swapped, (by_measured, by_predicted)
+    assert sorted(by_measured, key=lambda i: pred[i]) == swapped, {i: round(pred[i]) for i in by_measured}
+    assert pred["AQ4"] / pred["AQ2"] < 1.06
+
+
+def test_cards_with_their_own_measured_matmul_rate() -> None:
+    """A GeForce card's FP32-accumulate tensor figure is half its tensor cores' rate and its clocks run past the
+    rated boost: measured, the RTX 4090 and 3090 exceed their datasheet figures, where no generation fraction of
+    the peak would put them. A pro card at 300 W runs below (RTX A6000 79.7 %). Each such card carries its own
+    figure with its source; below its board power (Answer.AI's 3090s at 280 W) the figure scales with the power;
+    attention kernels follow the matmul rate."""
+    from gpuadvisor import catalog
+
+    rated = {g.id: g for g in catalog.gpus() if g.mamf_tflops}
+    assert set(rated) == {"rtx-4090", "rtx-3090", "rtx-a6000", "rtx-a5000"}
+    for g in rated.values():
+        assert g.mamf_source and ("assumed" in g.mamf_source or "TFLOP/s" in g.mamf_source), g.id
+    assert "assumed" in rated["rtx-a5000"].mamf_source  # no published measurement of the A5000: said so
+    r4090 = T.rates(rated["rtx-4090"], "bf16", 165.2)
+    assert r4090.matmul_tflops == pytest.approx(178.5)
+    assert r4090.attention_tflops == pytest.approx(165.2 * 0.55 * 178.5 / (165.2 * 271.2 / 312), rel=1e-6)
+    r3090 = T.rates(rated["rtx-3090"], "bf16", 71.0, power_w=280)
+    assert r3090.matmul_tflops == pytest.approx(76.6 * 280 / 350)
+    assert any("280 / 350 W" in s for s in r3090.sources)
+    assert T.rates(rated["rtx-3090"], "bf16", 71.0).matmul_tflops == pytest.approx(76.6)
+    # A scan's own bench --compute figure still wins.
+    from types import SimpleNamespace
+
+    bench = SimpleNamespace(kind="matmul", status="ok", backend="cuda", dtype="bf16", value_tflops=150.0)
+    assert T.rates(rated["rtx-4090"], "bf16", 165.2, [bench]).matmul_tflops == 150.0
+
+
+def test_offloaded_weights_are_fetched_under_compute() -> None:
+    """FSDP's CPU offload fetches each unit's weights on the prefetching stream, like the all-gather they feed:
+    Answer.AI's dual RTX 4090 runs of Llama 2 7B LoRA took 481 s without offload at batch 6 and 482 s with it at
+    batch 10 (AL2, AL3); predicted within 1 % of each other (each within 0.75-1.33 of its measurement), where
+    counting the fetches on the critical path made the offloaded run 6 % slower."""
+    acc = _load("advisor_accuracy")
+    cases = {c["id"]: c for c in acc.load_cases() if c["id"] in ("AL2", "AL3")}
+    al2, al3 = acc.predict(cases["AL2"]), acc.predict(cases["AL3"])
+    assert al3 / al2 == pytest.approx(1.0, abs=0.01)
+    for cid, p in (("AL2", al2), ("AL3", al3)):
+        assert 0.75 <= p / cases[cid]["measured"] <= 1.33
 
 
 def test_attention_constants_are_fitted_on_their_kernels_runs(report: Any) -> None:

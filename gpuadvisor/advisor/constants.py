@@ -256,8 +256,11 @@ PUBLISHED_MFU = {
 # FLOPS" (MAMF), the best torch.matmul over a sweep of shapes (S. Bekman, ml-engineering, compute/accelerator
 # README, MAMF table: A100 SXM 271.2 of 312 = 86.9 %, H100 SXM 794.5 of 989 = 80.3 %, B200 1745 of 2250 =
 # 77.6 %). Ada has no row there: assumed as the A100 (same GEMM kernel family); Volta and unknown GPUs 80 %,
-# assumed. A scan with `bench --compute`
-# uses the GPU's own measured matmul TFLOP/s instead.
+# assumed. No one fraction fits a GeForce card: its FP32-accumulate tensor figure is half its tensor cores' rate and
+# its clocks run past the rated boost, so measured it exceeds its datasheet (RTX 4090 178.5 of 165.2, RTX 3090 76.6
+# of 71). A card with its own measured rate in the catalog (GpuSpec.mamf_tflops, with its source) runs at that
+# figure instead, its attention kernels likewise (timing.rates). A scan with `bench --compute` uses the GPU's own
+# measured matmul TFLOP/s instead of either.
 GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
     "ampere": (271.2 / 312, "Bekman, ml-engineering MAMF table: A100 SXM 271.2 of 312 TFLOP/s BF16"),
     "hopper": (794.5 / 989, "Bekman, ml-engineering MAMF table: H100 SXM 794.5 of 989 TFLOP/s BF16"),
@@ -278,7 +281,9 @@ GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
 # ones (L4 at 72 W) are then predicted on the slow side. The coefficient is FITTED by benchmarks/fit_advisor.py
 # on the generation's runs held below its top board power (into gpuadvisor/advisor/fitted.py, with the lowest board
 # power among them, POWER_CAP_MIN_WATTS_<generation>: below it the cap is not extrapolated, as for the 72 W L4); a
-# generation without such runs has no cap. A scan's measured matmul rate (bench --compute) replaces all of this.
+# generation without such runs has no cap. A card with its own measured rate (GpuSpec.mamf_tflops, at its datasheet
+# power) follows the same law through that point instead: its figure × watts / datasheet watts below its datasheet
+# power. A scan's measured matmul rate (bench --compute) replaces all of this.
 POWER_CAP_EXPONENT = 1.0
 # FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
 FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {

@@ -271,7 +271,7 @@ def _exposed(c: dict[str, Any]) -> float:
         (k["data_parallel_exposed_seconds"] or 0)
         + (k["tensor_parallel_seconds"] or 0)
         + (k["pipeline_seconds"] or 0)
-        + (k["offload_seconds"] or 0)
+        + (k.get("offload_exposed_seconds", k["offload_seconds"]) or 0)
     )
 
 

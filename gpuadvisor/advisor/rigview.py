@@ -548,11 +548,17 @@ def _mig_view(
 
 
 def hypothetical(
-    spec: catalog.GpuSpec, gpus_per_node: int, nodes: int = 1, inter_node_gbps: float | None = None
+    spec: catalog.GpuSpec,
+    gpus_per_node: int,
+    nodes: int = 1,
+    inter_node_gbps: float | None = None,
+    *,
+    nvlink: bool = True,
 ) -> RigView:
-    """A planned rig of catalog GPUs: NVLink joins groups of the product's usual domain size."""
+    """A planned rig of catalog GPUs: NVLink joins groups of the product's usual domain size (none with
+    ``nvlink=False``: cards that can take a bridge but have none)."""
     n = gpus_per_node
-    domain = min(spec.nvlink_domain, n)
+    domain = min(spec.nvlink_domain, n) if nvlink else 1
     nv = [[0] * n for _ in range(n)]
     if domain > 1 and spec.nvlink_links:
         for i in range(n):

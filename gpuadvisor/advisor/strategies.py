@@ -26,6 +26,7 @@ class Comm:
     tp_seconds: float = 0.0
     pp_seconds: float = 0.0
     offload_seconds: float = 0.0
+    offload_exposed_seconds: float = 0.0  # what the prefetch under compute does not hide
     cp_seconds: float = 0.0  # context parallel's K/V ring (advisor.layout)
     cp_exposed_seconds: float = 0.0
     ep_seconds: float = 0.0  # MoE token all-to-alls (advisor.moe)
@@ -50,7 +51,7 @@ class Comm:
             self.dp_exposed_seconds
             + self.tp_seconds
             + self.pp_seconds
-            + self.offload_seconds
+            + self.offload_exposed_seconds
             + self.cp_exposed_seconds
             + self.ep_seconds
         )
@@ -168,6 +169,7 @@ class Candidate:
                 "tensor_parallel_seconds": _r(self.comm.tp_seconds),
                 "pipeline_seconds": _r(self.comm.pp_seconds),
                 "offload_seconds": _r(self.comm.offload_seconds),
+                "offload_exposed_seconds": _r(self.comm.offload_exposed_seconds),
                 "context_parallel_seconds": _r(self.comm.cp_seconds),
                 "context_parallel_exposed_seconds": _r(self.comm.cp_exposed_seconds),
                 "expert_all_to_all_seconds": _r(self.comm.ep_seconds),
@@ -666,19 +668,27 @@ def communication(
         moved_bytes = host_shard * (
             2 + (2 if w.pure_bf16 else 4)
         )  # 16-bit weights up, fp32 (pure bf16: bf16) gradients down
+        fetch_bytes = 0.0
         if lay.offload == "optimizer+params":
             # Every rank fetches its host_shard of all the weights (a LoRA model's frozen base included) from the host
             # for the forward and again for the backward of every micro-batch, then all-gathers it.
-            moved_bytes += acc * 2 * gather_bytes / lay.dp
+            fetch_bytes = acc * 2 * gather_bytes / lay.dp
+            moved_bytes += fetch_bytes
         gpus_per_host = view.gpus_per_node
         # The CPU optimizer step moves the bytes its states need: 30 per parameter for mixed-precision AdamW
         # (DeepSpeed's CPU-Adam count), about half with the states in bf16 (Workload.optimizer_step_bytes).
         cpu_adam = host_shard * gpus_per_host * w.optimizer_step_bytes() / (C.HOST_MEMORY_GBPS * 1e9)
         c.offload_seconds = moved_bytes / (pcie * 1e9) + cpu_adam
+        # The weight fetches run on the same prefetching stream as the all-gathers they feed, one unit ahead of the
+        # compute (FSDP's CPUOffload, ZeRO-3's offload_param): hidden under what compute the PCIe link has left after
+        # the collectives. The step's own transfers and the CPU optimizer step are not.
+        fetch = fetch_bytes / (pcie * 1e9)
+        window = max(0.0, (busy or 0.0) - c.dp_seconds)
+        c.offload_exposed_seconds = c.offload_seconds - fetch + _overlapped(fetch, window, T.sharded_overlap(w))
         c.detail.append(
             f"CPU offload: {moved_bytes / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
             f"{host_shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory "
-            "bandwidth (assumed)"
+            "bandwidth (assumed)" + (f"; the weight fetches ({fetch:.1f} s) prefetched under compute" if fetch else "")
         )
     return c
 

@@ -80,6 +80,15 @@ def top_board_power(arch: str) -> float | None:
     return max(watts) if watts else None
 
 
+def card_mamf(spec: Any, precision: str) -> float | None:
+    """The card's own measured maximum achievable matmul TFLOP/s for ``precision`` at its datasheet board power
+    (catalog mamf_tflops; FP16 runs at the BF16 rate on every tensor-core GPU the catalog lists), or None where the
+    catalog has none for it."""
+    table = getattr(spec, "mamf_tflops", None) or {}
+    value = table.get(precision) or (table.get("bf16") if precision == "fp16" else None)
+    return float(value) if value else None
+
+
 def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float | None, str]:
     """The 16-bit matmul TFLOP/s the board power sustains (None where the generation has no fitted figure): a GEMM
     at full tensor rate draws more than a low-power card's limit, so its clocks drop: the rate grows with the
@@ -87,6 +96,15 @@ def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float 
     (constants.TFLOPS_PER_WATT_<GENERATION>)."""
     arch = getattr(spec, "architecture", None) or "unknown"
     watts = power_w or getattr(spec, "tdp_w", None)
+    mamf, tdp = card_mamf(spec, "bf16"), getattr(spec, "tdp_w", None)
+    if mamf is not None and tdp and watts:
+        # The card's own figure was measured at its datasheet power: below it, the same law through that point.
+        if watts >= tdp:
+            return None, ""
+        cap = mamf * (watts / tdp) ** C.POWER_CAP_EXPONENT
+        return cap, (
+            f"{mamf:g} TFLOP/s (this card's measured rate at {tdp:g} W) × {watts:g} / {tdp:g} W = {cap:.0f} TFLOP/s"
+        )
     coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
     if not watts or not coeff:
         return None, ""
@@ -123,6 +141,13 @@ def rates(
     the board power (``power_w``, default the datasheet's) sustains."""
     arch = getattr(spec, "architecture", None) or "unknown"
     gemm_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
+    card_scale = 1.0  # a card that runs its matmuls faster or slower than its generation does so at attention too
+    mamf = card_mamf(spec, "fp16" if precision == "fp8" else precision)
+    sheet = spec.peak_tflops("bf16" if precision == "fp8" else precision) if spec is not None else None
+    if mamf is not None and sheet:
+        gemm_frac = mamf / sheet
+        gemm_src = f"this card's own measured rate, {mamf:g} of {sheet:g} TFLOP/s: {spec.mamf_source}"
+        card_scale = gemm_frac / C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])[0]
     attn_frac, attn_src = C.ATTENTION_EFFICIENCY.get(arch, C.ATTENTION_EFFICIENCY["unknown"])
     sources = []
     matmul = peak * gemm_frac
@@ -134,11 +159,11 @@ def rates(
         sources.append(f"matmul {cap_src}")
     measured_mm = _measured(measurements, "matmul", "tf32" if precision == "fp32" else precision)
     matmul_measured = False
-    scale = 1.0
+    scale = card_scale
     if measured_mm is not None:
         matmul = float(measured_mm.value_tflops)
         matmul_measured = True
-        scale = matmul / (peak * gemm_frac)  # a power-capped or throttled GPU is slower at attention too
+        scale = card_scale * matmul / (peak * gemm_frac)  # a power-capped or throttled GPU is slower at attention too
         sources.append(
             f"matmul {matmul:.0f} TFLOP/s {precision.upper()} measured on this GPU (bench --compute), in place of "
             f"the datasheet {peak:g} × {gemm_frac:.3f}"

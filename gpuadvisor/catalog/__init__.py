@@ -38,6 +38,10 @@ class GpuSpec:
     pcie_gen: int | None = None
     tdp_w: float | None = None
     reserved_mib: int | None = None  # framebuffer the driver reserves (nvidia-smi -q "Reserved"), CUDA never sees it
+    # Published maximum achievable matmul TFLOP/s of this card at its datasheet board power (the best torch.matmul
+    # over a sweep of shapes, mamf-finder), by precision, where its generation's MAMF fraction does not carry over.
+    mamf_tflops: dict[str, float] = field(default_factory=dict)
+    mamf_source: str | None = None
 
     @property
     def memory_bytes(self) -> int:
@@ -99,6 +103,7 @@ def gpus() -> tuple[GpuSpec, ...]:
         row = dict(row)
         row["match"] = tuple(row["match"])
         row["tflops"] = dict(row["tflops"])
+        row["mamf_tflops"] = dict(row.get("mamf_tflops", {}))
         out.append(GpuSpec(**row))
     return tuple(out)
 
