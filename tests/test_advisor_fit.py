@@ -204,6 +204,16 @@ def test_offloaded_weights_are_fetched_under_compute() -> None:
     assert al3 / al2 == pytest.approx(1.0, abs=0.01)
     for cid, p in (("AL2", al2), ("AL3", al3)):
         assert 0.75 <= p / cases[cid]["measured"] <= 1.33
+    # What the JSON and the candidates table show: the fetches counted in the traffic, not in the exposed time.
+    from gpuadvisor.advisor import strategies as S
+
+    c = cases["AL3"]
+    w, view = acc.workload(c), acc.view_for(c)
+    cand = S.evaluate(view, w, acc.layout(c, view), True, acc.rates_for(c, view, w))
+    assert cand.comm.offload_seconds > 2 * cand.comm.offload_exposed_seconds > 0
+    assert cand.comm.exposed_seconds < cand.comm.total_seconds
+    comm = cand.to_dict()["comm"]
+    assert comm["offload_exposed_seconds"] == pytest.approx(cand.comm.offload_exposed_seconds, abs=1e-3)
 
 
 def test_attention_constants_are_fitted_on_their_kernels_runs(report: Any) -> None:

@@ -198,7 +198,10 @@ def rates(
             f"memory bandwidth {bw:g} GB/s datasheet × {C.MEMORY_BANDWIDTH_EFFICIENCY:g} achievable (assumed)"
         )
     attention = peak * attn_frac * scale
-    sources.append(f"attention kernels at {attn_frac:.0%} of peak ({attn_src})")
+    sources.append(
+        f"attention kernels at {attn_frac:.0%} of peak ({attn_src})"
+        + (f", × {scale:.2f} as this GPU's matmuls run" if abs(scale - 1) > 0.005 else "")
+    )
     if attention_kernel == "flash1":
         sources.append(
             f"FlashAttention-1 class kernel: {C.FLASH1_ATTENTION_FACTOR:.2f} of that rate (FlashAttention-2 about 2x "
