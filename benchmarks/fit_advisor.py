@@ -209,6 +209,7 @@ SOURCES = {
     "MB": "Megatron-Bridge 25.11 tables",
     "AQ": "Answer.AI fsdp_qlora",
     "AL": "Answer.AI fsdp_qlora",
+    "AY": "Answer.AI fsdp_qlora",
     "JX": "MaxText (NVIDIA JAX-Toolbox)",
     "GH": "gpuadvisor on a lent H100 (transformers)",
 }
