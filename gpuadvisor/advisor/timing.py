@@ -90,10 +90,11 @@ def card_mamf(spec: Any, precision: str) -> float | None:
 
 
 def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float | None, str]:
-    """The 16-bit matmul TFLOP/s the board power sustains (None where the generation has no fitted figure): a GEMM
-    at full tensor rate draws more than a low-power card's limit, so its clocks drop: the rate grows with the
-    power (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient
-    (constants.TFLOPS_PER_WATT_<GENERATION>)."""
+    """The 16-bit matmul TFLOP/s the board power sustains (None where nothing caps it): a GEMM at full tensor rate
+    draws more than a low-power card's limit, so its clocks drop: the rate grows with the power
+    (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient (constants.TFLOPS_PER_WATT_<GENERATION>);
+    for a card with its own measured rate (catalog mamf_tflops, at its datasheet power), through that point, below
+    its datasheet power only."""
     arch = getattr(spec, "architecture", None) or "unknown"
     watts = power_w or getattr(spec, "tdp_w", None)
     mamf, tdp = card_mamf(spec, "bf16"), getattr(spec, "tdp_w", None)

@@ -38,8 +38,9 @@ class GpuSpec:
     pcie_gen: int | None = None
     tdp_w: float | None = None
     reserved_mib: int | None = None  # framebuffer the driver reserves (nvidia-smi -q "Reserved"), CUDA never sees it
-    # Published maximum achievable matmul TFLOP/s of this card at its datasheet board power (the best torch.matmul
-    # over a sweep of shapes, mamf-finder), by precision, where its generation's MAMF fraction does not carry over.
+    # This card's own measured matmul TFLOP/s at its datasheet board power, by precision (mamf-finder's best over a
+    # sweep of shapes, or the best of a set of large square products), where its generation's fraction of the
+    # datasheet peak does not carry over; mamf_source says where from, or that it is assumed and why.
     mamf_tflops: dict[str, float] = field(default_factory=dict)
     mamf_source: str | None = None
 
