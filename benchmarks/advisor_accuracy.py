@@ -88,25 +88,11 @@ def architecture(case: dict[str, Any]) -> Architecture:
         return architecture_from_hf_config(ROOT / case["hf_config"])
     a = case["arch"]
     h, heads = a["hidden"], a["heads"]
-    if a.get("gpt"):  # Megatron GPT: LayerNorm with bias, biases, learned positions, tied embeddings, vocab 51200
-        return Architecture(
-            name=a["name"],
-            hidden=h,
-            layers=a["layers"],
-            heads=heads,
-            kv_heads=heads,
-            intermediate=4 * h,
-            vocab=51200,
-            head_dim=h // heads,
-            max_positions=case["seq_len"],
-            tied_embeddings=True,
-            mlp="plain",
-            norm="layernorm",
-            bias=True,
-            learned_positions=True,
-            source="Narayanan et al. 2021 GPT shape",
-        )
-    # MPT (llm-foundry benchmark yamls): expansion 4, vocab 50368, learned positions, tied, no biases
+    # Both shapes: expansion 4, learned positions, tied embeddings, the sequence as the longest position.
+    if a.get("gpt"):  # Megatron GPT: LayerNorm with bias, biases, vocab 51200
+        vocab, norm, bias, source = 51200, "layernorm", True, "Narayanan et al. 2021 GPT shape"
+    else:  # MPT (llm-foundry benchmark yamls): no biases, vocab 50368
+        vocab, norm, bias, source = 50368, "rmsnorm", False, "llm-foundry MPT benchmark shape"
     return Architecture(
         name=a["name"],
         hidden=h,
@@ -114,14 +100,15 @@ def architecture(case: dict[str, Any]) -> Architecture:
         heads=heads,
         kv_heads=heads,
         intermediate=4 * h,
-        vocab=50368,
+        vocab=vocab,
         head_dim=h // heads,
         max_positions=case["seq_len"],
         tied_embeddings=True,
         mlp="plain",
-        norm="rmsnorm",
+        norm=norm,
+        bias=bias,
         learned_positions=True,
-        source="llm-foundry MPT benchmark shape",
+        source=source,
     )
 
 
