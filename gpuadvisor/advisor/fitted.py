@@ -5,32 +5,32 @@ published runs each constant moves (constants.py says what each one is)."""
 # fitted on 46 eager PyTorch / DeepSpeed runs, full training: TT1, TT4, TA1, TA2, TA3, TA4, TA5, FA1, FA2, FA3,
 # FA4, FA5, FA6, FA7, FA8, FA9, FB1, FH1, FH2, FH3, FH4, FH5, FH6, FH7, FH8, NA1, NA2, NA3, NA4, NA5, NZ1, NZ2,
 # NZ3, L2, TB1, GH1, GH2, GH3, GH4, GH5, GH7, GH8, GH9, GH10, GH11, GH12
-MEMORY_BOUND_BYTES = 21.198
+MEMORY_BOUND_BYTES = 21.118
 # fitted on 21 torch.compile runs (not QLoRA): TT2, TT3, TT5, TT6, TT7, TU1, TU3, TU6, TB2, TB3, TB4, TB6, GH6,
 # TU7, TTP1, TTP2, TT70, TCP1, TCP2, TCP4, TCP8
-COMPILE_MEMORY_BOUND_FACTOR = 0.585
+COMPILE_MEMORY_BOUND_FACTOR = 0.54
 # fitted on 15 Megatron-Core + Transformer Engine runs (NeMo, Megatron-Bridge): NM1, NM2, NM3, NM4, NM5, NM6,
 # NM7, NM8, NM9, MB1, MB2, MB3, MX1, NB70, NB405
-MEGATRON_MEMORY_BOUND_FACTOR = 0.272
+MEGATRON_MEMORY_BOUND_FACTOR = 0.273
 # fitted on 19 QLoRA runs: TU2, TU8, TB7, AQ1, AQ2, AQ3, AQ4, AQ5, AQ6, AQ7, AQ8, AQ9, AQ10, AQ11, AL4, AL5,
 # AL6, AY1, AY2
-QLORA_DEQUANT_BYTES_PER_PARAM = 12.209
+QLORA_DEQUANT_BYTES_PER_PARAM = 12.395
 # fitted on 56 sharded runs (FSDP, ZeRO-3, HSDP): TT1, TT2, TT3, TT4, TT5, TT6, TT7, TA1, TA2, TA3, TA4, TA5,
 # FA1, FA2, FA3, FA4, FA5, FA6, FA7, FA8, FA9, FB1, FH1, FH2, FH3, FH4, FH5, FH6, FH7, FH8, NZ1, NZ2, NZ3, L2,
 # TU6, TU8, MB1, AQ1, AQ2, AQ3, AQ4, AQ5, AQ6, AQ7, AQ8, AQ9, AQ10, AQ11, AL2, AL3, AL5, AL6, AY1, AY2, TU7, JX1
-SHARDED_OVERLAP = 0.954
+SHARDED_OVERLAP = 0.951
 # fitted on 2 Ada runs below the generation's top board power (450 W): AQ6, AQ7
-TFLOPS_PER_WATT_ADA = 0.393
+TFLOPS_PER_WATT_ADA = 0.394
 # fitted on 14 Hopper runs below the generation's top board power (700 W): TT1, TT2, TT3, TT4, TT5, TT6, TT7,
 # TTP1, TTP2, TT70, TCP1, TCP2, TCP4, TCP8
-TFLOPS_PER_WATT_HOPPER = 1.123
+TFLOPS_PER_WATT_HOPPER = 1.09
 # fitted on 18 runs with a FlashAttention-1 class kernel (llm-foundry's Triton FlashAttention): FA1, FA2, FA3,
 # FA4, FA5, FA6, FA7, FA8, FA9, FB1, FH1, FH2, FH3, FH4, FH5, FH6, FH7, FH8
-FLASH1_ATTENTION_FACTOR = 0.66
+FLASH1_ATTENTION_FACTOR = 0.659
 # fitted on 3 PyTorch context-parallel runs (ring attention): TCP2, TCP4, TCP8
-RING_ATTENTION_FACTOR = 0.499
+RING_ATTENTION_FACTOR = 0.497
 # fitted on 3 DeepSpeed ZeRO-3 runs: NZ1, NZ2, NZ3
-DEEPSPEED_SHARDED_COMM_FACTOR = 1.448
+DEEPSPEED_SHARDED_COMM_FACTOR = 1.449
 # fitted on 3 DeepSpeed ZeRO-3 runs: NZ1, NZ2, NZ3
 DEEPSPEED_SHARDED_OVERLAP = 0.665
 # the lowest board power among the runs each power cap is fitted on (not extrapolated below it)

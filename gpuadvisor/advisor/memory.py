@@ -352,7 +352,7 @@ def _stage_breakdown(
     host = offload_host_bytes(w, lay, gpus_per_node, nodes)
     if w.optimizer_bytes().paged and lay.offload == "none":
         # Paged optimizer states can all be evicted to host RAM: counted there (per node), not on the GPU. What stays
-        # resident depends on the free memory at run time; the paging traffic is not timed.
+        # resident depends on the free memory at run time; the paging traffic is timed (strategies.paged_state_seconds).
         host += optim * gpus_per_node
         optim = 0.0
     from gpuadvisor.advisor.config_memory import deepspeed_buffer_bytes  # imports Layout from here

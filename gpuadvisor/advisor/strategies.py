@@ -10,7 +10,15 @@ from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.layout import pipeline_bubble, ring_attention_seconds, split_context, uses_torch_ring
-from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, recompute_mode, stage_params, state_split
+from gpuadvisor.advisor.memory import (
+    Layout,
+    MemoryBreakdown,
+    breakdown,
+    model_states,
+    recompute_mode,
+    stage_params,
+    state_split,
+)
 from gpuadvisor.advisor.moe import all_to_all
 from gpuadvisor.advisor.rigview import Bandwidth, RigView
 from gpuadvisor.advisor.workload import Workload
@@ -494,6 +502,11 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
     comm.ep_seconds, a2a_line = all_to_all(view, w, lay, recompute, acc)
     if a2a_line:
         comm.detail.append(a2a_line)
+    paging, paging_line = paged_state_seconds(view, w, lay, mem)
+    if paging_line:
+        comm.offload_seconds += paging
+        comm.offload_exposed_seconds += paging
+        comm.detail.append(paging_line)
     host_cap = view.host_memory_bytes * C.HOST_RAM_USABLE_FRACTION if view.host_memory_bytes else None
     step = step_no = None
     if compute is not None:
@@ -522,6 +535,26 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
     c.rates = r
     c.recompute_mode = mode
     return c
+
+
+def paged_state_seconds(view: RigView, w: Workload, lay: Layout, mem: MemoryBreakdown) -> tuple[float, str]:
+    """A paged optimizer's states (bitsandbytes' paged optimizers: CUDA unified memory) that the GPU has no room for
+    are evicted to host RAM and faulted back when the step reads them: what does not fit comes in and goes out once a
+    step, on the two directions of the full-duplex PCIe link at once, the kernels waiting on the faults (Dettmers et
+    al. 2023, QLoRA, section 3, "paged optimizers"). None where the states fit, or the optimizer is not paged."""
+    if not w.optimizer_bytes().paged or lay.offload != "none":
+        return 0.0, ""
+    _, _, states = model_states(w, lay)
+    free = view.cuda_memory_bytes - mem.total_bytes  # the breakdown counts a paged optimizer's states on the host
+    paged = max(0.0, states - max(0.0, free))
+    if paged <= 0:
+        return 0.0, ""
+    pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY
+    secs = paged / (pcie * 1e9)
+    return secs, (
+        f"paged optimizer: {paged / 1e9:.1f} GB of its {states / 1e9:.1f} GB of states do not fit beside the rest: "
+        f"paged in and out every step over PCIe ({pcie:.1f} GB/s each way), the step waiting on the page faults"
+    )
 
 
 def _overlapped(comm: float, window: float, overlap: float | None = None) -> float:
