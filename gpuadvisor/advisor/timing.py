@@ -47,7 +47,7 @@ class Rates:
     peak_tflops: float  # datasheet dense peak of the compute precision (what MFU divides by)
     matmul_tflops: float  # sustained large-matmul rate, compute precision
     fp8_matmul_tflops: float | None
-    attention_tflops: float
+    attention_tflops: float  # the fused attention kernel's rate (a FlashAttention-1 class one at its factor)
     memory_gbps: float
     matmul_measured: bool = False
     memory_measured: bool = False
@@ -141,14 +141,14 @@ def rates(
     measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions, at most what
     the board power (``power_w``, default the datasheet's) sustains."""
     arch = getattr(spec, "architecture", None) or "unknown"
-    gemm_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
-    card_scale = 1.0  # a card that runs its matmuls faster or slower than its generation does so at attention too
+    gen_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
+    gemm_frac = gen_frac
     mamf = card_mamf(spec, "fp16" if precision == "fp8" else precision)
     sheet = spec.peak_tflops("bf16" if precision == "fp8" else precision) if spec is not None else None
     if mamf is not None and sheet:
         gemm_frac = mamf / sheet
         gemm_src = f"this card's own measured rate, {mamf:g} of {sheet:g} TFLOP/s: {spec.mamf_source}"
-        card_scale = gemm_frac / C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])[0]
+    card_scale = gemm_frac / gen_frac  # a card faster or slower than its generation at matmuls is so at attention
     attn_frac, attn_src = C.ATTENTION_EFFICIENCY.get(arch, C.ATTENTION_EFFICIENCY["unknown"])
     sources = []
     matmul = peak * gemm_frac
@@ -199,6 +199,8 @@ def rates(
             f"memory bandwidth {bw:g} GB/s datasheet × {C.MEMORY_BANDWIDTH_EFFICIENCY:g} achievable (assumed)"
         )
     attention = peak * attn_frac * scale
+    if attention_kernel == "flash1":
+        attention *= C.FLASH1_ATTENTION_FACTOR  # FlashAttention-1 / its Triton port: about half FA-2's rate
     sources.append(
         f"attention kernels at {attn_frac:.0%} of peak ({attn_src})"
         + (f", × {scale:.2f} as this GPU's matmuls run" if abs(scale - 1) > 0.005 else "")
@@ -334,9 +336,7 @@ def step_compute(
     t_lin = lin_flops / lin_rate
     t_head = head_flops / mm
     # -- attention -------------------------------------------------------------------------------------
-    attn_rate = r.attention_tflops if w.fused_attention else r.matmul_tflops
-    if w.fused_attention and w.attention_kernel == "flash1":
-        attn_rate *= C.FLASH1_ATTENTION_FACTOR  # FlashAttention-1 / its Triton port: about half FA-2's rate
+    attn_rate = r.attention_tflops if w.fused_attention else r.matmul_tflops  # its kernel's rate (rates())
     t_attn = attn_fwd * attn_passes * tokens / tp * layer_share / (attn_rate * 1e12)
     # -- memory-bound work ----------------------------------------------------------------------------
     act = a.activation_bytes_per_token_layer()
