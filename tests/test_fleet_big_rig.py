@@ -10,7 +10,7 @@ import pytest
 from tabulate import tabulate
 
 from gpuadvisor.collect import nvlink_count, simulate
-from gpuadvisor.render.html import _environment, matrix_view, p2p_view
+from gpuadvisor.render.html import environment, matrix_view, p2p_view
 from gpuadvisor.render.terminal import plain_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -53,7 +53,7 @@ def test_matrix_counts_links_as_before(name, tmp_path):
 
 def test_html_matrix_rows_are_the_cells_the_template_printed():
     rig = simulate("dgx-h100")
-    env = _environment()
+    env = environment()
     old = env.from_string('{% for c in row.cells %}<td class="{{ c.css }}">{{ c.code }}</td>{% endfor %}')
     old_p2p = env.from_string(
         '{% for c in row.cells %}<td class="{{ c.css }}" title="{{ c.tip }}">{{ c.code }}</td>{% endfor %}'
@@ -66,5 +66,5 @@ def test_html_matrix_rows_are_the_cells_the_template_printed():
 
 
 def test_templates_are_compiled_once_and_cached_on_disk(monkeypatch):
-    assert _environment() is _environment()
-    assert _environment().bytecode_cache is not None  # a new process loads compiled templates, not sources
+    assert environment() is environment()
+    assert environment().bytecode_cache is not None  # a new process loads compiled templates, not sources

@@ -172,6 +172,6 @@ def build_view(r: FleetReport) -> dict[str, Any]:
 
 def render_html(r: FleetReport) -> str:
     from gpuadvisor import __version__
-    from gpuadvisor.render.html import _environment
+    from gpuadvisor.render.html import environment
 
-    return _environment().get_template("fleet.html.j2").render(v=build_view(r), version=__version__)
+    return environment().get_template("fleet.html.j2").render(v=build_view(r), version=__version__)

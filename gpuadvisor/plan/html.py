@@ -83,7 +83,7 @@ def charts(plan: Plan) -> dict[str, Any]:
 def render_html(plan: Plan) -> str:
     import markupsafe
 
-    from gpuadvisor.render.html import _environment
+    from gpuadvisor.render.html import environment
 
     data = plan.to_dict()
     embedded = json.dumps(data, allow_nan=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -111,7 +111,7 @@ def render_html(plan: Plan) -> str:
                 else ("warn" if any(f["severity"] == "warn" for f in r.findings) else ""),
             }
         )
-    template = _environment().get_template("plan.html.j2")
+    template = environment().get_template("plan.html.j2")
     by_name = {r.build.name: t for r, t in zip(plan.rows, table, strict=True)}
     return template.render(
         plan=plan, data=data, table=table, t_by_name=by_name, charts=charts(plan), plan_json=markupsafe.Markup(embedded)

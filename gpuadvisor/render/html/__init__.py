@@ -936,7 +936,7 @@ def _bytecode_cache(jinja2: Any) -> Any:
 
 
 @functools.cache
-def _environment() -> Any:
+def environment() -> Any:
     """One jinja2 environment per process: templates compile once."""
     import jinja2
 
@@ -959,7 +959,7 @@ def render_html(rig: Rig) -> str:
     import markupsafe
 
     view = build_view(rig)
-    template = _environment().get_template("report.html.j2")
+    template = environment().get_template("report.html.j2")
     return template.render(
         v=view, rig=rig, scan_json=markupsafe.Markup(view.scan_json), schema_version=facts.SCHEMA_VERSION
     )
