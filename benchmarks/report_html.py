@@ -33,7 +33,7 @@ def run(n: int, env: dict[str, str], out: Path) -> list[float]:
 
 def compile_time(env: dict[str, str]) -> float:
     code = (
-        "import time; from gpuadvisor.render.html import _environment; e = _environment(); "
+        "import time; from gpuadvisor.render.html import environment; e = environment(); "
         "t = time.perf_counter(); e.get_template('report.html.j2'); print(time.perf_counter() - t)"
     )
     return float(
