@@ -110,6 +110,17 @@ def fleet_cases() -> list[tuple[str, list[str]]]:
     ]
 
 
+def help_cases() -> list[tuple[str, list[str], dict[str, str]]]:
+    """Every command's ``--help`` at two terminal widths (shared option groups must not change a byte of it)."""
+    from gpuadvisor.cli import COMMANDS
+
+    return [
+        (f"help-{cmd or 'gpuadvisor'}-{cols}.txt", [*([cmd] if cmd else []), "--help"], {"COLUMNS": str(cols)})
+        for cmd in ["", *COMMANDS]
+        for cols in (80, 120)
+    ]
+
+
 def _mask(text: str) -> str:
     for rx, repl in MASKS:
         text = rx.sub(repl, text)
@@ -147,6 +158,8 @@ def record(dest: Path) -> int:
 
         for name, argv in cases("fx"):
             run(name, argv)
+        for name, argv, extra in help_cases():
+            run(name, argv, extra)
         # A fleet of the presets, one node each, plus one of the real scans.
         (work / "fleetdir").mkdir()
         for i, p in enumerate(PRESETS[:4]):
