@@ -6,6 +6,7 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpuadvisor.bench.formulas import COLLECTIVES, doubling_sizes
@@ -86,6 +87,40 @@ def _torch_cuda() -> tuple[bool, int]:
     return ok, (torch.cuda.device_count() if ok else 0)
 
 
+@dataclass
+class _RunPlan:
+    """What one run does, decided before any worker starts: the sweep, the kinds per phase, where it runs."""
+
+    preset: Preset
+    backend: str
+    nproc: int
+    join: dict[str, str] | None
+    has_cuda: bool
+    explicit: bool  # the kinds were named (--only)
+    pairs: bool
+    interface: str | None
+    collectives: list[str]
+    copy_kinds: list[str]
+    compute_kinds: list[str]
+    cap_note: str | None = None  # a note for every collective when the local gloo sweep was capped
+
+    @property
+    def rank0(self) -> bool:
+        return self.join is None or self.join["RANK"] == "0"
+
+    @property
+    def run_copies(self) -> bool:
+        return bool(self.copy_kinds) and self.has_cuda and self.join is None
+
+    @property
+    def run_compute(self) -> bool:
+        return bool(self.compute_kinds) and self.join is None
+
+    @property
+    def compute_backend(self) -> str:
+        return "cuda" if self.has_cuda else "cpu"
+
+
 def run_benchmarks(
     rig: Rig,
     *,
@@ -116,22 +151,80 @@ def run_benchmarks(
     workers and raises ``gpuadvisor.bench.launcher.Interrupted`` (a KeyboardInterrupt) once what was measured
     before it is in ``rig.measurements`` (status "partial", or "skipped" when nothing was) and in its
     ``measurements``.
+
+    The run is in phases: plan it (``_plan_run``: every argument checked before a worker starts), the
+    collectives, the copies, the compute (each ``_*_phase`` launches its worker and collects its
+    Measurements, or says why it did not run), then attach the results to the rig (``_attach``).
     """
+    plan = _plan_run(preset, backend, nproc, budget_s, only, pairs, compute, interface)
+    collector = Collector(rig, progress)
+    out: list[Measurement] = []
+    budget = plan.preset.budget_s
+    t0 = time.time()
+    end = t0 + budget
+    # the phases before the compute one end here: compute keeps COMPUTE_SHARE of the budget when it follows others
+    span_end = end - (COMPUTE_SHARE * budget if plan.run_compute and (plan.collectives or plan.run_copies) else 0.0)
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-bench-") as tmp:
+        work = Path(tmp)
+        signum = _collectives_phase(plan, work, t0, span_end, collector, out)
+        signum = _copies_phase(plan, work, span_end, collector, out, signum)
+        signum = _compute_phase(plan, rig, work, end, collector, out, signum)
+    _attach(rig, out, plan.cap_note)
+    if signum is not None:
+        raise Interrupted(signum, out)
+    return out
+
+
+def _plan_run(
+    preset: str | Preset,
+    backend: str | None,
+    nproc: int | None,
+    budget_s: float | None,
+    only: str | Iterable[str] | None,
+    pairs: bool,
+    compute: bool,
+    interface: str | None,
+) -> _RunPlan:
+    """Check the arguments (raising ``InputError``) and decide the run: preset, kinds, backend, processes."""
     p = get_preset(preset)
     if budget_s is not None:
         p = p.with_overrides(budget_s=float(budget_s))
-    budget = p.budget_s
     kinds = parse_only(only)
-    explicit = only is not None
     if compute or (only is None and p.name == "full"):
         kinds += [k for k in COMPUTE_KINDS if k not in kinds]
     has_cuda, ndev = _torch_cuda()
+    backend = _choose_backend(backend, has_cuda)
+    join = join_env()
+    nproc = _choose_nproc(nproc, backend, ndev, join)
+    _check_joined_options(join, interface, pairs)
+    plan = _RunPlan(
+        preset=p,
+        backend=backend,
+        nproc=nproc,
+        join=join,
+        has_cuda=has_cuda,
+        explicit=only is not None,
+        pairs=pairs,
+        interface=interface,
+        collectives=[k for k in kinds if k in COLLECTIVES],
+        copy_kinds=[k for k in kinds if k in COPY_KINDS],
+        compute_kinds=[k for k in kinds if k in COMPUTE_KINDS],
+    )
+    _cap_local_gloo(plan)
+    return plan
+
+
+def _choose_backend(backend: str | None, has_cuda: bool) -> str:
     backend = (backend or ("nccl" if has_cuda else "gloo")).lower()
     if backend not in BACKENDS:
         raise InputError(f"--backend: unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     if backend == "nccl" and not has_cuda:
         raise InputError("--backend nccl needs a CUDA GPU and torch sees none (use --backend gloo to run on CPUs)")
-    join = join_env()
+    return backend
+
+
+def _choose_nproc(nproc: int | None, backend: str, ndev: int, join: dict[str, str] | None) -> int:
+    """The collectives' processes: the joined job's world, every GPU for NCCL, else 2 (or as asked)."""
     if join is not None:
         world = int(join["WORLD_SIZE"])
         if nproc is not None and nproc != world:
@@ -147,151 +240,162 @@ def run_benchmarks(
         nproc = 2 if nproc is None else nproc
     if nproc < 1:
         raise InputError(f"--nproc must be at least 1, got {nproc}")
+    return nproc
+
+
+def _check_joined_options(join: dict[str, str] | None, interface: str | None, pairs: bool) -> None:
+    """--interface and --pairs belong to a multi-node job (torchrun, Slurm)."""
     if interface is not None:
         if join is None:
             raise InputError(
                 "--interface applies to a multi-node run (inside torchrun or Slurm): a local run binds loopback only"
             )
         _check_interface(interface)
-    rank0 = join is None or join["RANK"] == "0"
     if pairs and join is None:
         raise InputError("--pairs measures node pairs of a multi-node job: run it under torchrun or srun across nodes")
-    cap_note = None
+
+
+def _cap_local_gloo(plan: _RunPlan) -> None:
+    p = plan.preset
     if (
-        backend == "gloo"
-        and join is None
+        plan.backend == "gloo"
+        and plan.join is None
         and p.name in ("quick", "default")
         and p.max_bytes == PRESETS[p.name].max_bytes > GLOO_LOCAL_MAX_BYTES
     ):
         # Local gloo processes share this machine's memory bus: past tens of MiB the sweep only measures
         # memcpy, and a 1 GiB all_gather on a 2-core box outlasts the budget. --full or -e go further.
-        p = p.with_overrides(max_bytes=GLOO_LOCAL_MAX_BYTES)
-        cap_note = (
+        plan.preset = p.with_overrides(max_bytes=GLOO_LOCAL_MAX_BYTES)
+        plan.cap_note = (
             f"gloo on local CPUs: sweep capped at {GLOO_LOCAL_MAX_BYTES // 2**20} MiB (use -e SIZE or --full for more)"
         )
 
-    coll = [k for k in kinds if k in COLLECTIVES]
-    copy_kinds = [k for k in kinds if k in COPY_KINDS]
-    run_copies = bool(copy_kinds) and has_cuda and join is None
-    compute_kinds = [k for k in kinds if k in COMPUTE_KINDS]
-    run_compute = bool(compute_kinds) and join is None
-    collector = Collector(rig, progress)
-    out: list[Measurement] = []
-    signum: int | None = None  # set when Ctrl-C or SIGTERM stopped a phase
-    t0 = time.time()
-    end = t0 + budget
-    # the phases before the compute one end here: compute keeps COMPUTE_SHARE of the budget when it follows others
-    span_end = end - (COMPUTE_SHARE * budget if run_compute and (coll or run_copies) else 0.0)
-    with tempfile.TemporaryDirectory(prefix="gpuadvisor-bench-") as tmp:
-        work = Path(tmp)
-        if coll:
-            hard = t0 + (COLLECTIVE_SHARE if run_copies else 1.0) * (span_end - t0) - PHASE_MARGIN_S
-            soft = hard - max(1.0, 0.1 * (hard - time.time()))
-            cfg = {
-                "backend": backend,
-                "kinds": coll,
-                "min_bytes": p.min_bytes,
-                "max_bytes": p.max_bytes,
-                "warmup_iters": p.warmup_iters,
-                "iters": p.iters,
-                "soft_deadline": soft,
-                "pg_timeout_s": 2 * budget + 60,
-                "local_procs": nproc if join is None else None,
-                "pairs": pairs,
-            }
-            collector.plan_collectives(coll, len(doubling_sizes(p.min_bytes, p.max_bytes)))
-            res = supervise(
-                "collectives",
-                cfg,
-                work,
-                nproc=nproc,
-                hard_deadline=hard,
-                join=join,
-                on_events=collector.feed,
-                interface=interface,
+
+def _soft_deadline(hard: float) -> float:
+    """When a worker stops starting new sizes: a tenth of what is left before ``hard`` (at least a second)."""
+    return hard - max(1.0, 0.1 * (hard - time.time()))
+
+
+def _collectives_phase(
+    plan: _RunPlan, work: Path, t0: float, span_end: float, collector: Collector, out: list[Measurement]
+) -> int | None:
+    """Launch the collectives' processes (or join the job's); add rank 0's Measurements to ``out``."""
+    coll = plan.collectives
+    if not coll:
+        return None
+    p = plan.preset
+    hard = t0 + (COLLECTIVE_SHARE if plan.run_copies else 1.0) * (span_end - t0) - PHASE_MARGIN_S
+    cfg = {
+        "backend": plan.backend,
+        "kinds": coll,
+        "min_bytes": p.min_bytes,
+        "max_bytes": p.max_bytes,
+        "warmup_iters": p.warmup_iters,
+        "iters": p.iters,
+        "soft_deadline": _soft_deadline(hard),
+        "pg_timeout_s": 2 * p.budget_s + 60,
+        "local_procs": plan.nproc if plan.join is None else None,
+        "pairs": plan.pairs,
+    }
+    collector.plan_collectives(coll, len(doubling_sizes(p.min_bytes, p.max_bytes)))
+    res = supervise(
+        "collectives",
+        cfg,
+        work,
+        nproc=plan.nproc,
+        hard_deadline=hard,
+        join=plan.join,
+        on_events=collector.feed,
+        interface=plan.interface,
+    )
+    if plan.rank0:
+        keys = [k for k in collector.order if k in coll or k.startswith("pair ")]
+        out += [collector.measurement(k, res.status, res.error) for k in keys]
+        why = res.error if res.status != "ok" else "the worker ended before reaching it"
+        out += [
+            Measurement(
+                kind=k,
+                backend=plan.backend,
+                world_size=plan.nproc,
+                status=_unstarted(res.status),
+                error=f"not measured: {why}",
             )
-            signum = res.signum
-            if rank0:
-                keys = [k for k in collector.order if k in coll or k.startswith("pair ")]
-                out += [collector.measurement(k, res.status, res.error) for k in keys]
-                for k in coll:
-                    if k not in collector.begin:
-                        why = res.error if res.status != "ok" else "the worker ended before reaching it"
-                        out.append(
-                            Measurement(
-                                kind=k,
-                                backend=backend,
-                                world_size=nproc,
-                                status=_unstarted(res.status),
-                                error=f"not measured: {why}",
-                            )
-                        )
-        if signum is not None:
-            if run_copies:
-                out += [
-                    Measurement(
-                        kind=k,
-                        backend="cuda",
-                        status="skipped",
-                        error=f"not measured: interrupted by {signal.Signals(signum).name} before the copies",
-                    )
-                    for k in copy_kinds
-                ]
-        elif run_copies:
-            hard = span_end - PHASE_MARGIN_S
-            soft = hard - max(1.0, 0.1 * (hard - time.time()))
-            cfg = {
-                "kinds": copy_kinds,
-                "copy_bytes": p.copy_bytes,
-                "copies_per_run": p.copies_per_run,
-                "copy_runs": p.copy_runs,
-                "latency_reps": p.latency_reps,
-                "p2p_off": p.p2p_off,
-                "soft_deadline": soft,
-            }
-            before = set(collector.order)
-            res = supervise("copies", cfg, work, nproc=1, hard_deadline=hard, on_events=collector.feed)
-            signum = res.signum
-            keys = [k for k in collector.order if k not in before]
-            out += [collector.measurement(k, res.status, res.error) for k in keys]
-            if not keys:
-                why = res.error or "the copy worker ended without a result"
-                out += [
-                    Measurement(kind=k, backend="cuda", status=_unstarted(res.status), error=f"not measured: {why}")
-                    for k in copy_kinds
-                ]
-        elif copy_kinds and explicit and rank0:
+            for k in coll
+            if k not in collector.begin
+        ]
+    return res.signum
+
+
+def _copies_phase(
+    plan: _RunPlan, work: Path, span_end: float, collector: Collector, out: list[Measurement], signum: int | None
+) -> int | None:
+    """Launch the copy worker (host<->device, device, peer-to-peer), or say why the copies were not measured."""
+    kinds = plan.copy_kinds
+    if signum is not None:
+        if plan.run_copies:
+            why = f"not measured: interrupted by {signal.Signals(signum).name} before the copies"
+            out += [Measurement(kind=k, backend="cuda", status="skipped", error=why) for k in kinds]
+        return signum
+    if not plan.run_copies:
+        if kinds and plan.explicit and plan.rank0:
             why = (
                 "copies are measured in a local run, not when joining a torchrun/Slurm job"
-                if join is not None
+                if plan.join is not None
                 else "copies need a CUDA GPU and torch sees none"
             )
-            out += [Measurement(kind=k, backend="cuda", status="skipped", error=why) for k in copy_kinds]
-        if compute_kinds and rank0:
-            if not run_compute:
-                out += [
-                    Measurement(
-                        kind=k,
-                        backend="cuda" if has_cuda else "cpu",
-                        status="skipped",
-                        error="compute is measured in a local run, not when joining a torchrun/Slurm job",
-                    )
-                    for k in compute_kinds
-                ]
-            elif signum is not None:
-                out += [
-                    Measurement(
-                        kind=k,
-                        backend="cuda" if has_cuda else "cpu",
-                        status="skipped",
-                        error=f"not measured: interrupted by {signal.Signals(signum).name} before it",
-                    )
-                    for k in compute_kinds
-                ]
-            else:
-                res_c = _run_compute(rig, work, compute_kinds, has_cuda, end, collector)
-                signum = res_c[1]
-                out += res_c[0]
+            out += [Measurement(kind=k, backend="cuda", status="skipped", error=why) for k in kinds]
+        return None
+    p = plan.preset
+    hard = span_end - PHASE_MARGIN_S
+    cfg = {
+        "kinds": kinds,
+        "copy_bytes": p.copy_bytes,
+        "copies_per_run": p.copies_per_run,
+        "copy_runs": p.copy_runs,
+        "latency_reps": p.latency_reps,
+        "p2p_off": p.p2p_off,
+        "soft_deadline": _soft_deadline(hard),
+    }
+    before = set(collector.order)
+    res = supervise("copies", cfg, work, nproc=1, hard_deadline=hard, on_events=collector.feed)
+    keys = [k for k in collector.order if k not in before]
+    out += [collector.measurement(k, res.status, res.error) for k in keys]
+    if not keys:
+        why = res.error or "the copy worker ended without a result"
+        out += [
+            Measurement(kind=k, backend="cuda", status=_unstarted(res.status), error=f"not measured: {why}")
+            for k in kinds
+        ]
+    return res.signum
+
+
+def _compute_phase(
+    plan: _RunPlan,
+    rig: Rig,
+    work: Path,
+    end: float,
+    collector: Collector,
+    out: list[Measurement],
+    signum: int | None,
+) -> int | None:
+    """The compute measurements last (rank 0 only), or why they were skipped."""
+    kinds = plan.compute_kinds
+    if not kinds or not plan.rank0:
+        return signum
+    if not plan.run_compute:
+        why = "compute is measured in a local run, not when joining a torchrun/Slurm job"
+    elif signum is not None:
+        why = f"not measured: interrupted by {signal.Signals(signum).name} before it"
+    else:
+        ms, signum = _run_compute(rig, work, kinds, plan.has_cuda, end, collector)
+        out += ms
+        return signum
+    out += [Measurement(kind=k, backend=plan.compute_backend, status="skipped", error=why) for k in kinds]
+    return signum
+
+
+def _attach(rig: Rig, out: list[Measurement], cap_note: str | None) -> None:
+    """The run's Measurements into the rig (with the capped sweep's note on each collective)."""
     if cap_note:
         for m in out:
             if m.kind in COLLECTIVES:
@@ -299,9 +403,6 @@ def run_benchmarks(
     if out:
         rig.measurements.extend(out)
         rig.provenance["measurements"] = "measured"
-    if signum is not None:
-        raise Interrupted(signum, out)
-    return out
 
 
 def _check_interface(name: str) -> None:
@@ -322,9 +423,8 @@ def _run_compute(
     from gpuadvisor.bench import compute_results
 
     hard = end - PHASE_MARGIN_S
-    soft = hard - max(1.0, 0.1 * (hard - time.time()))
     backend = "cuda" if has_cuda else "cpu"
-    cfg = {"kinds": kinds, "backend": backend, "soft_deadline": soft}
+    cfg = {"kinds": kinds, "backend": backend, "soft_deadline": _soft_deadline(hard)}
     res = supervise("compute", cfg, work, nproc=1, hard_deadline=hard, on_events=collector.feed)
     ms = compute_results.measurements(rig, res.events)
     if res.status != "ok":
