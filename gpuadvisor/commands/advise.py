@@ -9,6 +9,7 @@ import click
 
 from gpuadvisor.advisor.options import framework_option, workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options
+from gpuadvisor.commands.options import format_option, output_option
 from gpuadvisor.commands.storage import checkpoint_options, storage_options
 from gpuadvisor.errors import InputError
 
@@ -19,14 +20,7 @@ _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling
 @rig_source_options
 @workload_options
 @framework_option
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="What to print on stdout (or write with -o).",
-)
+@format_option("text", "json", help="What to print on stdout (or write with -o).")
 @click.option(
     "--json",
     "json_path",
@@ -36,7 +30,7 @@ _NO_FILE = "\x00no file"  # `--json` given without a file name: the old spelling
     default=None,
     help="Save the advice as JSON to FILE ('-' for stdout), as --json does in every command.",
 )
-@click.option("-o", "--output", metavar="PATH", help="Write what --format prints to PATH instead of stdout.")
+@output_option("Write what --format prints to PATH instead of stdout.")
 @storage_options
 @checkpoint_options
 @click.option(

@@ -10,6 +10,14 @@ from typing import Any
 import click
 
 from gpuadvisor.commands.common import get_rig, write_json
+from gpuadvisor.commands.options import (
+    backend_option,
+    budget_option,
+    json_file_option,
+    nproc_option,
+    redact_option,
+    sweep_options,
+)
 from gpuadvisor.errors import InputError
 from gpuadvisor.numbers import Count, Finite
 from gpuadvisor.text import plural
@@ -61,34 +69,16 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
 
 
 @click.command()
-@click.option(
-    "--backend",
-    type=click.Choice(["nccl", "gloo"]),
-    default=None,
-    help="torch.distributed backend for the collectives [default: nccl if torch sees a CUDA GPU, else gloo].",
-)
-@click.option(
-    "--nproc",
-    type=Count(1, 4096),
-    default=None,
-    metavar="N",
-    help="Processes for the collectives, one per GPU [default: every GPU; 2 with gloo].",
-)
-@click.option(
-    "--quick",
+@backend_option("torch.distributed backend for the collectives [default: nccl if torch sees a CUDA GPU, else gloo].")
+@nproc_option("Processes for the collectives, one per GPU [default: every GPU; 2 with gloo].")
+@sweep_options(
     "preset",
-    flag_value="quick",
-    help="1 MiB to 1 GiB, 5 iterations, short copy runs: under a minute on 8 GPUs.",
+    "1 MiB to 1 GiB, 5 iterations, short copy runs: under a minute on 8 GPUs.",
+    "8 B to 8 GiB, 50 iterations, long copy runs.",
 )
-@click.option("--full", "preset", flag_value="full", help="8 B to 8 GiB, 50 iterations, long copy runs.")
-@click.option(
-    "--budget",
-    "budget_s",
-    type=Finite(0, 7 * 86400, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="Wall-clock budget of the whole run; hung workers are killed at its end "
-    "[default: quick 55, default 300, full 1800].",
+@budget_option(
+    "Wall-clock budget of the whole run; hung workers are killed at its end "
+    "[default: quick 55, default 300, full 1800]."
 )
 @click.option(
     "--only",
@@ -136,21 +126,14 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> int 
     metavar="SCAN.json",
     help="Judge the results against the facts of a saved scan of this machine instead of probing it.",
 )
-@click.option(
-    "--json", "json_path", metavar="FILE", help="Save the scan (this machine's facts + the measurements) as JSON."
-)
+@json_file_option("Save the scan (this machine's facts + the measurements) as JSON.")
 @click.option(
     "--pairs",
     is_flag=True,
     help="Multi-node job only: also all-reduce between every two nodes, in rounds of "
     "disjoint pairs, to find a slow link or NIC (gpuadvisor fleet reads them).",
 )
-@click.option(
-    "--redact",
-    is_flag=True,
-    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-    "input paths) with stable pseudonyms in the saved scan and the printed results, interrupted runs included.",
-)
+@redact_option("the saved scan and the printed results, interrupted runs included.")
 @click.option(
     "--storage",
     "storage_dir",

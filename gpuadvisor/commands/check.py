@@ -18,6 +18,14 @@ from dataclasses import dataclass, field
 import click
 
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, write_json
+from gpuadvisor.commands.options import (
+    format_option,
+    json_file_option,
+    output_option,
+    policy_option,
+    quiet_option,
+    redact_option,
+)
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Finding, Rig, to_dict
 from gpuadvisor.rules import SEVERITY_ORDER, Policy, Rule, all_rules, evaluate, load_policy, verdict
@@ -185,12 +193,7 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
 
 @click.command()
 @rig_source_options
-@click.option(
-    "--policy",
-    "policy_path",
-    metavar="FILE.toml",
-    help="Node policy: select/ignore codes, severities, thresholds, fail_on (see examples/policies/).",
-)
+@policy_option("Node policy: select/ignore codes, severities, thresholds, fail_on (see examples/policies/).")
 @click.option(
     "--fail-on",
     "fail_on",
@@ -204,38 +207,14 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
     help="Measure first (this machine only; needs torch): the GA6xx bandwidth rules then judge.",
 )
 @click.option("--quick", is_flag=True, help="With --bench: the quick size sweep.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "junit", "prom"]),
-    default="text",
-    show_default=True,
-    help="Report format.",
+@format_option("text", "json", "junit", "prom", help="Report format.")
+@output_option(
+    "Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout "
+    "('-': stdout); stdout then shows the findings as text unless --quiet."
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="PATH",
-    help="Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout "
-    "('-': stdout); "
-    "stdout then shows the findings as text unless --quiet.",
-)
-@click.option(
-    "-q",
-    "--quiet",
-    is_flag=True,
-    help="Print nothing on stdout, and on stderr only errors; the exit code (and -o) tell.",
-)
-@click.option(
-    "--json", "json_path", metavar="FILE", help="Also save the scan with its findings (read it back with --from)."
-)
-@click.option(
-    "--redact",
-    is_flag=True,
-    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-    "input paths) with stable pseudonyms in every report format and the saved scan.",
-)
+@quiet_option("Print nothing on stdout, and on stderr only errors; the exit code (and -o) tell.")
+@json_file_option("Also save the scan with its findings (read it back with --from).")
+@redact_option("every report format and the saved scan.")
 def check(
     from_: str | None,
     simulate_: str | None,

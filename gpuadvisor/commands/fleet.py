@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gpuadvisor.commands.options import format_option, html_file_option, output_option, policy_option, quiet_option
 from gpuadvisor.errors import InputError
 
 if TYPE_CHECKING:
@@ -40,11 +41,9 @@ def parse_age(text: str) -> dt.timedelta:
 @click.option("--expect-file", metavar="FILE", help="Nodes that should have a scan: one name or hostlist per line.")
 @click.option("--max-age", metavar="AGE", help="Scans older than this (24h, 7d) are stale: reported, not compared.")
 @click.option("--baseline", metavar="DIR", help="An earlier set of scans: per node and figure, what changed.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "prom", "junit"]), default="text", show_default=True
-)
-@click.option("--html", "html_path", metavar="FILE", help="Also write the self-contained HTML fleet report.")
-@click.option("-o", "--output", metavar="FILE", help="Write the report to FILE (atomically) instead of stdout.")
+@format_option("text", "json", "prom", "junit", help=None)
+@html_file_option("Also write the self-contained HTML fleet report.")
+@output_option("Write the report to FILE (atomically) instead of stdout.", metavar="FILE")
 @click.option(
     "--fail-on",
     type=click.Choice(["info", "warn", "fail"]),
@@ -52,11 +51,8 @@ def parse_age(text: str) -> dt.timedelta:
     show_default=True,
     help="Exit 1 when a finding at or above this severity is found.",
 )
-@click.option(
-    "--policy",
-    "policy_path",
-    metavar="FILE",
-    help="The policy file check reads; its [fleet] table promotes findings to fail (see Exit status).",
+@policy_option(
+    "The policy file check reads; its [fleet] table promotes findings to fail (see Exit status).", metavar="FILE"
 )
 @click.option(
     "--expect-gpus",
@@ -65,7 +61,7 @@ def parse_age(text: str) -> dt.timedelta:
     help="Every node should show N GPUs; fewer is a fail (default: its group's design).",
 )
 @click.option("--all", "all_nodes", is_flag=True, help="Text: list the nodes with nothing found too.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout; the exit code (and -o, --html) tell.")
+@quiet_option("Print nothing on stdout; the exit code (and -o, --html) tell.")
 @click.option("--now", hidden=True, help="The time to judge scan ages against (ISO 8601; tests).")
 def fleet(
     paths: tuple[str, ...],

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from gpuadvisor.commands.options import format_option, html_file_option, json_file_option
 from gpuadvisor.errors import InputError
 from gpuadvisor.numbers import Finite
 
@@ -135,22 +136,15 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     metavar="SCAN.json",
     help="Carry a machine you own's measured efficiency over to the candidates.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="What to print on stdout.",
-)
+@format_option("text", "json")
 @click.option(
     "--checkpoint-every",
     "checkpoint_every",
     metavar="DURATION",
     help="Checkpoint interval for the stall on a build's [storage] drives (30m, 2h, 900s; default hourly).",
 )
-@click.option("--json", "json_path", metavar="FILE", help="Save the plan as JSON.")
-@click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML pre-purchase report.")
+@json_file_option("Save the plan as JSON.")
+@html_file_option("Write the self-contained HTML pre-purchase report.")
 def plan(
     builds: tuple[str, ...],
     model: str | None,

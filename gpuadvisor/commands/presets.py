@@ -6,19 +6,11 @@ import json
 
 import click
 
+from gpuadvisor.commands.options import print_format_options
+
 
 @click.command()
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="What to print: the table, or a machine-readable list.",
-)
-@click.option(
-    "--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file)."
-)
+@print_format_options("What to print: the table, or a machine-readable list.")
 def presets(fmt: str, as_json: bool) -> None:
     """List the simulated rigs built in (use one with: gpuadvisor scan --simulate NAME).
 

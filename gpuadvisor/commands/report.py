@@ -7,6 +7,7 @@ import sys
 import click
 
 from gpuadvisor import completion
+from gpuadvisor.commands.options import format_option, html_file_option, redact_option
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig
 
@@ -27,13 +28,13 @@ def run_rules(rig: Rig) -> None:
     shell_complete=completion.presets,
     help="Render a simulated rig instead of a saved scan (a preset name: gpuadvisor presets).",
 )
-@click.option("--html", "html_path", metavar="FILE", help="Write the HTML report to FILE ('-' for stdout).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json", "html"]),
-    default=None,
+@html_file_option("Write the HTML report to FILE ('-' for stdout).")
+@format_option(
+    "text",
+    "json",
+    "html",
     help="Print the rig on stdout in this form [default: text, or nothing when --html is given].",
+    default=None,
 )
 @click.option(
     "--rules/--no-rules",
@@ -42,12 +43,7 @@ def run_rules(rig: Rig) -> None:
     help="Run the rules on the rig before rendering [default: on for --simulate; a saved scan keeps the findings it "
     "holds].",
 )
-@click.option(
-    "--redact",
-    is_flag=True,
-    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-    "input paths) with stable pseudonyms in the report, its embedded scan and what is printed.",
-)
+@redact_option("the report, its embedded scan and what is printed.")
 def report(
     scan_file: str | None,
     simulate_: str | None,

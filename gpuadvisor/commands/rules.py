@@ -8,32 +8,20 @@ from typing import Any
 import click
 
 from gpuadvisor import completion
+from gpuadvisor.commands.options import policy_option, print_format_options
 from gpuadvisor.errors import InputError
 
 
 @click.command()
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="What to print: the table, or every rule as JSON (code, name, area, severity, description, thresholds).",
-)
-@click.option(
-    "--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file)."
+@print_format_options(
+    "What to print: the table, or every rule as JSON (code, name, area, severity, description, thresholds)."
 )
 @click.option(
     "--area",
     metavar="AREA",
     help="Only rules of this area (gpu, pcie, nvlink, topology, host, software, health, bandwidth).",
 )
-@click.option(
-    "--policy",
-    "policy_path",
-    metavar="FILE.toml",
-    help="Show the effect of a policy file: selected rules, severities and thresholds.",
-)
+@policy_option("Show the effect of a policy file: selected rules, severities and thresholds.")
 def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) -> None:
     """List every rule: code, name, area, default severity and what it checks.
 
@@ -112,17 +100,7 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
 
 @click.command()
 @click.argument("code", shell_complete=completion.rule_codes)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="What to print: the description, or the rule as JSON.",
-)
-@click.option(
-    "--json", "as_json", is_flag=True, hidden=True, help="The same as --format json (this command saves no file)."
-)
+@print_format_options("What to print: the description, or the rule as JSON.")
 def explain(code: str, fmt: str, as_json: bool) -> None:
     """Print a rule's full description: what it checks, why it matters, its threshold and source, the fix.
 

@@ -8,9 +8,20 @@ import click
 
 from gpuadvisor.advisor.options import workload_kwargs, workload_options
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, verbose, write_json
+from gpuadvisor.commands.options import (
+    backend_option,
+    budget_option,
+    format_option,
+    html_file_option,
+    json_file_option,
+    nproc_option,
+    policy_option,
+    redact_option,
+    sweep_options,
+)
 from gpuadvisor.commands.storage import checkpoint_options, storage_options
 from gpuadvisor.errors import InputError
-from gpuadvisor.numbers import Count, Finite
+from gpuadvisor.numbers import Finite
 
 
 def _bench_progress() -> Any:
@@ -30,38 +41,19 @@ def _bench_progress() -> Any:
 @click.option(
     "--bench", is_flag=True, help="Also measure: collectives, peer-to-peer and host<->device copies (needs torch)."
 )
-@click.option(
-    "--quick", "bench_preset", flag_value="quick", help="With --bench: a few sizes (under a minute on 8 GPUs)."
+@sweep_options(
+    "bench_preset", "With --bench: a few sizes (under a minute on 8 GPUs).", "With --bench: the full size sweep."
 )
-@click.option("--full", "bench_preset", flag_value="full", help="With --bench: the full size sweep.")
-@click.option(
-    "--backend",
-    type=click.Choice(["nccl", "gloo"]),
-    default=None,
-    help="With --bench: nccl (GPUs, default when CUDA is there) or gloo (CPUs).",
-)
-@click.option(
-    "--nproc",
-    type=Count(1, 4096),
-    default=None,
-    metavar="N",
-    help="With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).",
-)
-@click.option(
-    "--budget",
-    "budget_s",
-    type=Finite(0, 7 * 86400, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help="With --bench: wall-clock budget; a hung worker is killed at it.",
-)
+@backend_option("With --bench: nccl (GPUs, default when CUDA is there) or gloo (CPUs).")
+@nproc_option("With --bench: processes for the collectives (default: one per GPU, or 2 on CPUs).")
+@budget_option("With --bench: wall-clock budget; a hung worker is killed at it.")
 @workload_options
 @storage_options
 @checkpoint_options
-@click.option(
-    "--policy",
+@policy_option(
+    "Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).",
     metavar="POLICY.toml",
-    help="Rule policy: select/ignore codes, severities, thresholds (see examples/policies/).",
+    dest="policy",
 )
 @click.option(
     "--psu-watts",
@@ -70,22 +62,10 @@ def _bench_progress() -> Any:
     help="The power supply's rating, for the PSU sizing rule (never probed).",
 )
 @click.option("--no-rules", is_flag=True, help="Only the facts: skip the findings.")
-@click.option(
-    "--redact",
-    is_flag=True,
-    help="Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
-    "input paths) with stable pseudonyms in everything written or printed, partial saves included.",
-)
-@click.option("--json", "json_path", metavar="FILE", help="Save the scan as JSON (read it back with --from).")
-@click.option("--html", "html_path", metavar="FILE", help="Write the self-contained HTML report.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="What to print on stdout.",
-)
+@redact_option("everything written or printed, partial saves included.")
+@json_file_option("Save the scan as JSON (read it back with --from).")
+@html_file_option("Write the self-contained HTML report.")
+@format_option("text", "json")
 def scan(
     from_: str | None,
     simulate_: str | None,
