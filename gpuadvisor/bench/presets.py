@@ -46,46 +46,18 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    # Under a minute on an 8-GPU node: 11 sizes of every collective, short copy runs. The sweep still ends at
-    # 1 GiB: busbw keeps rising well past 64 MiB on NVLink ("256M is too small to reach peak bandwidth" on
-    # 8x H100, NCCL maintainer, github.com/NVIDIA/nccl-tests/issues/212), and the headline is judged against
-    # the links' peak. The large sizes cost milliseconds each on GPUs; local gloo stops at 64 MiB (runner).
-    "quick": Preset(
-        "quick",
-        1 * MiB,
-        1 * GiB,
-        warmup_iters=2,
-        iters=5,
-        copy_bytes=64 * MiB,
-        copies_per_run=4,
-        copy_runs=3,
-        latency_reps=20,
-        budget_s=55.0,
-    ),
-    "default": Preset(
-        "default",
-        8,
-        1 * GiB,
-        warmup_iters=5,
-        iters=20,
-        copy_bytes=256 * MiB,
-        copies_per_run=8,
-        copy_runs=5,
-        latency_reps=100,
-        budget_s=300.0,
-    ),
-    "full": Preset(
-        "full",
-        8,
-        8 * GiB,
-        warmup_iters=10,
-        iters=50,
-        copy_bytes=512 * MiB,
-        copies_per_run=16,
-        copy_runs=7,
-        latency_reps=1000,
-        budget_s=1800.0,
-    ),
+    p.name: p
+    for p in (
+        # quick: under a minute on an 8-GPU node: 11 sizes of every collective, short copy runs. The sweep still ends at
+        # 1 GiB: busbw keeps rising well past 64 MiB on NVLink ("256M is too small to reach peak bandwidth" on
+        # 8x H100, NCCL maintainer, github.com/NVIDIA/nccl-tests/issues/212), and the headline is judged against
+        # the links' peak. The large sizes cost milliseconds each on GPUs; local gloo stops at 64 MiB (runner).
+        #
+        # name, sweep from and to, warm-up and timed iterations; copies: bytes, per run, runs; latency reps; budget
+        Preset("quick", 1 * MiB, 1 * GiB, 2, 5, 64 * MiB, 4, 3, 20, 55.0),
+        Preset("default", 8, 1 * GiB, 5, 20, 256 * MiB, 8, 5, 100, 300.0),
+        Preset("full", 8, 8 * GiB, 10, 50, 512 * MiB, 16, 7, 1000, 1800.0),
+    )
 }
 
 

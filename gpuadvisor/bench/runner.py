@@ -99,10 +99,20 @@ class _RunPlan:
     explicit: bool  # the kinds were named (--only)
     pairs: bool
     interface: str | None
-    collectives: list[str]
-    copy_kinds: list[str]
-    compute_kinds: list[str]
+    kinds: list[str]
     cap_note: str | None = None  # a note for every collective when the local gloo sweep was capped
+
+    @property
+    def collectives(self) -> list[str]:
+        return [k for k in self.kinds if k in COLLECTIVES]
+
+    @property
+    def copy_kinds(self) -> list[str]:
+        return [k for k in self.kinds if k in COPY_KINDS]
+
+    @property
+    def compute_kinds(self) -> list[str]:
+        return [k for k in self.kinds if k in COMPUTE_KINDS]
 
     @property
     def rank0(self) -> bool:
@@ -197,19 +207,7 @@ def _plan_run(
     join = join_env()
     nproc = _choose_nproc(nproc, backend, ndev, join)
     _check_joined_options(join, interface, pairs)
-    plan = _RunPlan(
-        preset=p,
-        backend=backend,
-        nproc=nproc,
-        join=join,
-        has_cuda=has_cuda,
-        explicit=only is not None,
-        pairs=pairs,
-        interface=interface,
-        collectives=[k for k in kinds if k in COLLECTIVES],
-        copy_kinds=[k for k in kinds if k in COPY_KINDS],
-        compute_kinds=[k for k in kinds if k in COMPUTE_KINDS],
-    )
+    plan = _RunPlan(p, backend, nproc, join, has_cuda, only is not None, pairs, interface, kinds)
     _cap_local_gloo(plan)
     return plan
 

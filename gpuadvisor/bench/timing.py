@@ -41,6 +41,13 @@ def cuda_loop_seconds(torch: Any, op: Callable[[], None], iters: int) -> float:
     return start.elapsed_time(end) / 1e3 / iters
 
 
+def _start_together(dist: Any, iters: int) -> None:
+    """Check the loop's length, then wait for every rank: the timed loops begin together."""
+    if iters < 1:
+        raise ValueError("iters must be at least 1")
+    dist.barrier()
+
+
 class CpuTimer:
     method = "perf_counter " + METHOD.format(iters="n")
 
@@ -50,9 +57,7 @@ class CpuTimer:
 
     def run(self, op: Callable[[], None], iters: int) -> float:
         """Seconds per operation: elapsed time of the timed loop / iters."""
-        if iters < 1:
-            raise ValueError("iters must be at least 1")
-        self.dist.barrier()
+        _start_together(self.dist, iters)
         return cpu_loop_seconds(op, iters, self.clock)
 
 
@@ -64,9 +69,7 @@ class CudaTimer:
         self.torch = torch
 
     def run(self, op: Callable[[], None], iters: int) -> float:
-        if iters < 1:
-            raise ValueError("iters must be at least 1")
-        self.dist.barrier()
+        _start_together(self.dist, iters)
         self.torch.cuda.synchronize()
         return cuda_loop_seconds(self.torch, op, iters)
 

@@ -19,6 +19,8 @@ import click
 
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, write_json
 from gpuadvisor.commands.options import (
+    FAIL_ON_LEVELS,
+    fail_on_option,
     format_option,
     json_file_option,
     output_option,
@@ -30,7 +32,6 @@ from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Finding, Rig, to_dict
 from gpuadvisor.rules import SEVERITY_ORDER, Policy, Rule, all_rules, evaluate, load_policy, verdict
 
-FAIL_ON_LEVELS = ("info", "warn", "fail")
 SUMMARY_MAX = 80  # Kubernetes node-problem-detector plugins: one line of at most 80 characters
 _RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}  # fail, error, warn, info, not-checked
 
@@ -194,13 +195,7 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
 @click.command()
 @rig_source_options
 @policy_option("Node policy: select/ignore codes, severities, thresholds, fail_on (see examples/policies/).")
-@click.option(
-    "--fail-on",
-    "fail_on",
-    type=click.Choice(FAIL_ON_LEVELS),
-    default=None,
-    help="Lowest severity that fails the node. Default: the policy's fail_on, else fail.",
-)
+@fail_on_option("Lowest severity that fails the node. Default: the policy's fail_on, else fail.")
 @click.option(
     "--bench",
     is_flag=True,

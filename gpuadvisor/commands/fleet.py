@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpuadvisor.commands.options import format_option, html_file_option, output_option, policy_option, quiet_option
+from gpuadvisor.commands.options import (
+    fail_on_option,
+    format_option,
+    html_file_option,
+    output_option,
+    policy_option,
+    quiet_option,
+)
 from gpuadvisor.errors import InputError
 
 if TYPE_CHECKING:
@@ -44,13 +51,7 @@ def parse_age(text: str) -> dt.timedelta:
 @format_option("text", "json", "prom", "junit", help=None)
 @html_file_option("Also write the self-contained HTML fleet report.")
 @output_option("Write the report to FILE (atomically) instead of stdout.", metavar="FILE")
-@click.option(
-    "--fail-on",
-    type=click.Choice(["info", "warn", "fail"]),
-    default="fail",
-    show_default=True,
-    help="Exit 1 when a finding at or above this severity is found.",
-)
+@fail_on_option("Exit 1 when a finding at or above this severity is found.", default="fail")
 @policy_option(
     "The policy file check reads; its [fleet] table promotes findings to fail (see Exit status).", metavar="FILE"
 )

@@ -17,6 +17,7 @@ from gpuadvisor.numbers import Count, Finite
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+FAIL_ON_LEVELS = ("info", "warn", "fail")  # the lowest severity that fails a gate (check, fleet)
 REDACT_HELP = (
     "Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
     "input paths) with stable pseudonyms in "
@@ -34,10 +35,14 @@ def stacked(*decorators: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
+def _shown(default: str | None) -> dict[str, Any]:
+    """A default and ``[default: ...]`` in the help, or no default."""
+    return {"default": default, "show_default": True} if default is not None else {"default": None}
+
+
 def format_option(*choices: str, help: str | None = "What to print on stdout.", default: str | None = "text") -> Any:
     """--format (the parameter ``fmt``): what the command prints; its default is shown unless there is none."""
-    shown = {"default": default, "show_default": True} if default is not None else {"default": None}
-    return click.option("--format", "fmt", type=click.Choice(list(choices)), help=help, **shown)
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), help=help, **_shown(default))
 
 
 def print_format_options(help: str) -> Callable[[F], F]:
@@ -83,6 +88,11 @@ def redact_option(where: str) -> Any:
 def policy_option(help: str, *, metavar: str = "FILE.toml", dest: str = "policy_path") -> Any:
     """--policy: the rule policy file (select/ignore codes, severities, thresholds)."""
     return click.option("--policy", dest, metavar=metavar, help=help)
+
+
+def fail_on_option(help: str, *, default: str | None = None) -> Any:
+    """--fail-on info|warn|fail: the lowest severity that fails the gate (a given default is shown)."""
+    return click.option("--fail-on", "fail_on", type=click.Choice(FAIL_ON_LEVELS), help=help, **_shown(default))
 
 
 def backend_option(help: str) -> Any:

@@ -287,15 +287,7 @@ def plan(
         from gpuadvisor.plan.calibrate import load_calibration
 
         calibration = load_calibration(calibrate_from)
-    need = Need(
-        task=task,
-        tokens=tokens,
-        context=context,
-        concurrency=concurrency,
-        days=days,
-        budget_usd=budget_usd,
-        checkpoint_every=checkpoint_every,
-    )
+    need = Need(task, tokens, context, concurrency, days, budget_usd, checkpoint_every)
     if weight_quant == "fp8" and precision in (None, "fp8"):
         precision = "fp8"  # vLLM --quantization fp8: the advisor's fp8 weights
     model_kw: dict[str, Any] = {
