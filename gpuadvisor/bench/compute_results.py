@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor import catalog
-from gpuadvisor.bench.results import _bus_key
+from gpuadvisor.bench.results import _bus_key, from_event
 from gpuadvisor.facts import Measurement, Rig
 
 CPU_NO_PEAK = "CPU run: the catalog holds GPU datasheet peaks only, so a CPU figure is not compared with a peak"
@@ -44,19 +44,8 @@ def measurement(rig: Rig, ev: dict[str, Any], devices: dict[int, dict[str, Any]]
     if backend == "cuda":
         idx = _gpu_index(rig, dev, ordinal, notes)
         gpus = [idx] if idx is not None else []
-    m = Measurement(
-        kind=ev["kind"],
-        backend=backend,
-        method=ev.get("method"),
-        gpus=gpus,
-        dtype=ev.get("dtype"),
-        shape=ev.get("shape"),
-        warmup_iters=ev.get("warmup_iters"),
-        iters=ev.get("iters"),
-        status=ev.get("status") or "failed",
-        error=ev.get("error"),
-        notes=notes,
-    )
+    given = ("method", "dtype", "shape", "warmup_iters", "iters", "error")
+    m = from_event(ev, given, backend=backend, gpus=gpus, status=ev.get("status") or "failed", notes=notes)
     if m.kind == "matmul":
         m.value_tflops = round(ev["value_tflops"], 3) if ev.get("value_tflops") is not None else None
         if ev.get("shape_name"):

@@ -25,6 +25,13 @@ def _bus_key(bus_id: str | None) -> tuple[int, int, int] | None:
         return None
 
 
+def from_event(ev: dict[str, Any], names: tuple[str, ...], **made: Any) -> Measurement:
+    """A Measurement of a worker's event: its kind, the fields ``names`` as the worker gave them (None where it
+    gave none), and the fields ``made`` here."""
+    fields: dict[str, Any] = {n: ev.get(n) for n in names}
+    return Measurement(kind=ev["kind"], **fields, **made)
+
+
 class Collector:
     """Feeds on events as they arrive (for progress) and builds the Measurements at the end."""
 
@@ -153,20 +160,8 @@ class Collector:
         notes: list[str] = list(end.get("notes") or []) if end else []
         rows = [SweepRow(**r) for r in self.rows.get(key, [])]
         gpus, spans = self._gpus_of(b, notes)
-        m = Measurement(
-            kind=b["kind"],
-            backend=b.get("backend"),
-            method=b.get("method"),
-            world_size=b.get("world_size"),
-            gpus=gpus,
-            memory=b.get("memory"),
-            concurrent=b.get("concurrent"),
-            p2p_enabled=b.get("p2p_enabled"),
-            warmup_iters=b.get("warmup_iters"),
-            iters=b.get("iters"),
-            rows=rows,
-            notes=notes,
-        )
+        given = ("backend", "method", "world_size", "memory", "concurrent", "p2p_enabled", "warmup_iters", "iters")
+        m = from_event(b, given, gpus=gpus, rows=rows, notes=notes)
         if b.get("ranks") or self.ranks:
             m.hosts = [str(r.get("host")) for r in (b.get("ranks") or self.ranks)]
         if end is not None:
