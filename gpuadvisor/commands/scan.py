@@ -21,6 +21,7 @@ from gpuadvisor.commands.options import (
 )
 from gpuadvisor.commands.storage import checkpoint_options, storage_options
 from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Rig
 from gpuadvisor.numbers import Finite
 
 
@@ -135,51 +136,9 @@ def scan(
         rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
     if not nvidia_smi_dir:
         prepare(rig, store, sysfs_root)
-    if bench and rig.source.kind == "live" and not rig.gpus and backend != "gloo":
-        # Nothing to measure on GPUs: say so now rather than after a CPU run, and still write what the scan has.
-        rig.problems.append("--bench skipped: no GPU to benchmark (--bench --backend gloo measures CPU collectives)")
-        click.echo(
-            "gpuadvisor: no GPU found: nothing to benchmark on GPUs, --bench skipped "
-            "(--bench --backend gloo measures CPU collectives)",
-            err=True,
-        )
-        bench = False
     if bench:
-        if rig.source.kind != "live":
-            raise InputError(
-                f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or "
-                "drop --from/--simulate"
-            )
-        import warnings
-
-        from gpuadvisor.bench import run_benchmarks
-        from gpuadvisor.bench.launcher import Interrupted
-
-        try:
-            with warnings.catch_warnings():  # torch without numpy warns on import; the benchmarks do not need it
-                warnings.filterwarnings("ignore", message=".*NumPy.*")
-                run_benchmarks(
-                    rig,
-                    preset=bench_preset or "default",
-                    backend=backend,
-                    nproc=nproc,
-                    budget_s=budget_s,
-                    progress=_bench_progress(),
-                )
-        except Interrupted as e:
-            # Ctrl-C or SIGTERM: keep what was measured in the saved scan, then stop as interrupted.
-            for m in e.measurements:
-                if m not in rig.measurements:
-                    rig.measurements.append(m)
-            rig.problems.append(f"benchmark interrupted ({e}): {len(e.measurements)} measurement(s) kept")
-            if json_path:
-                if redact:
-                    from gpuadvisor.redact import redact as redact_rig
-
-                    redact_rig(rig, inputs=(from_, simulate_, nvidia_smi_dir, policy))
-                write_json(rig, json_path)
-                click.echo(f"interrupted: partial scan written to {json_path}", err=True)
-            raise
+        inputs = (from_, simulate_, nvidia_smi_dir, policy)
+        _bench(rig, bench_preset, backend, nproc, budget_s, json_path, redact, inputs)
     if psu_watts is not None:
         rig.host.psu_watts = psu_watts
         rig.host.unavailable.pop("psu_watts", None)
@@ -224,3 +183,61 @@ def scan(
     for path, what in ((json_path, "scan"), (html_path, "HTML report")):
         if path:
             click.echo(f"{what} written to {path}", err=True)
+
+
+def _bench(
+    rig: Rig,
+    bench_preset: str | None,
+    backend: str | None,
+    nproc: int | None,
+    budget_s: float | None,
+    json_path: str | None,
+    redact: bool,
+    inputs: tuple[str | None, ...],
+) -> None:
+    """scan --bench: measure this machine into ``rig``; Ctrl-C or SIGTERM keeps what was measured in --json
+    (redacted with --redact, ``inputs`` being the paths given) and stops as interrupted."""
+    if rig.source.kind == "live" and not rig.gpus and backend != "gloo":
+        # Nothing to measure on GPUs: say so now rather than after a CPU run, and still write what the scan has.
+        rig.problems.append("--bench skipped: no GPU to benchmark (--bench --backend gloo measures CPU collectives)")
+        click.echo(
+            "gpuadvisor: no GPU found: nothing to benchmark on GPUs, --bench skipped "
+            "(--bench --backend gloo measures CPU collectives)",
+            err=True,
+        )
+        return
+    if rig.source.kind != "live":
+        raise InputError(
+            f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: drop --bench, or "
+            "drop --from/--simulate"
+        )
+    import warnings
+
+    from gpuadvisor.bench import run_benchmarks
+    from gpuadvisor.bench.launcher import Interrupted
+
+    try:
+        with warnings.catch_warnings():  # torch without numpy warns on import; the benchmarks do not need it
+            warnings.filterwarnings("ignore", message=".*NumPy.*")
+            run_benchmarks(
+                rig,
+                preset=bench_preset or "default",
+                backend=backend,
+                nproc=nproc,
+                budget_s=budget_s,
+                progress=_bench_progress(),
+            )
+    except Interrupted as e:
+        # Ctrl-C or SIGTERM: keep what was measured in the saved scan, then stop as interrupted.
+        for m in e.measurements:
+            if m not in rig.measurements:
+                rig.measurements.append(m)
+        rig.problems.append(f"benchmark interrupted ({e}): {len(e.measurements)} measurement(s) kept")
+        if json_path:
+            if redact:
+                from gpuadvisor.redact import redact as redact_rig
+
+                redact_rig(rig, inputs=inputs)
+            write_json(rig, json_path)
+            click.echo(f"interrupted: partial scan written to {json_path}", err=True)
+        raise
