@@ -217,7 +217,7 @@ def plan(
     """
     from gpuadvisor.catalog.platforms import load_prices
     from gpuadvisor.output import plan_outputs
-    from gpuadvisor.plan import builtin_builds, load_build, run_plan
+    from gpuadvisor.plan import run_plan
     from gpuadvisor.plan.costs import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_USD, DEFAULT_MONTHS, Ownership
     from gpuadvisor.plan.evaluate import Need
 
@@ -264,24 +264,7 @@ def plan(
     if task == "inference" and tokens is not None:
         raise InputError("--tokens is a training budget: for --task inference give --context and --concurrency")
     price_table = load_prices(prices)
-    candidates = [load_build(b) for b in builds]
-    if len(offer_prices) > len(nvidia_smi_dirs):
-        raise InputError(
-            f"--offer-price given {len(offer_prices)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi "
-            "machine(s): give one price per offered machine, in the same order"
-        )
-    for i, d in enumerate(nvidia_smi_dirs):
-        offered = _offered(d)
-        if i < len(offer_prices):
-            _positive("--offer-price", offer_prices[i])
-            offered.price = {"system_usd": offer_prices[i], "source": "the asking price given with --offer-price"}
-        candidates.append(offered)
-    if not candidates:
-        candidates = builtin_builds()
-    names = [c.name for c in candidates]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError(f"builds named twice: {', '.join(dup)} (each candidate needs its own name)")
+    candidates = _candidates(builds, nvidia_smi_dirs, offer_prices)
     calibration = None
     if calibrate_from:
         from gpuadvisor.plan.calibrate import load_calibration
@@ -340,6 +323,34 @@ def plan(
     from gpuadvisor.plan.render import render_text
 
     click.echo(render_text(result), nl=False)
+
+
+def _candidates(
+    builds: tuple[str, ...], nvidia_smi_dirs: tuple[str, ...], offer_prices: tuple[float, ...]
+) -> list[Any]:
+    """The builds to compare: those named, then the machines on offer (with their asking prices); none named,
+    the built-in builds. Two with one name are an error."""
+    from gpuadvisor.plan import builtin_builds, load_build
+
+    candidates = [load_build(b) for b in builds]
+    if len(offer_prices) > len(nvidia_smi_dirs):
+        raise InputError(
+            f"--offer-price given {len(offer_prices)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi "
+            "machine(s): give one price per offered machine, in the same order"
+        )
+    for i, d in enumerate(nvidia_smi_dirs):
+        offered = _offered(d)
+        if i < len(offer_prices):
+            _positive("--offer-price", offer_prices[i])
+            offered.price = {"system_usd": offer_prices[i], "source": "the asking price given with --offer-price"}
+        candidates.append(offered)
+    if not candidates:
+        candidates = builtin_builds()
+    names = [c.name for c in candidates]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"builds named twice: {', '.join(dup)} (each candidate needs its own name)")
+    return candidates
 
 
 def _offered(directory: str) -> Any:
