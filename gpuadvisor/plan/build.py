@@ -213,9 +213,8 @@ def _price(origin: str, text: str, price: dict[str, Any]) -> dict[str, Any]:
     return dict(price)
 
 
-def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
-    if "ports" in data or "gpus" in data:
-        return _from_rig_description(data, text, origin)
+def _check_compact_keys(origin: str, text: str, data: dict[str, Any]) -> None:
+    """A compact build's keys: each known and of its type, name, gpu and count given, the name well-formed."""
     for k in data:
         if k not in COMPACT_KEYS:
             raise _bad(
@@ -230,18 +229,30 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         if req not in data:
             raise InputError(f"{origin}: {req}: missing (a build names at least name, gpu and count)")
     _check_name(origin, text, data)
-    gpu = build_gpu(origin, text, data["gpu"])
-    rent = bool(data.get("rent", False))
-    cpu = None
+
+
+def _compact_cpu(origin: str, text: str, data: dict[str, Any], rent: bool) -> CpuSpec | None:
+    """The build's CPU from the catalog; a bought build must name one, a rented one may not."""
     if "cpu" in data:
         cpu = find_cpu(data["cpu"])
         if cpu is None:
             raise InputError(f"{origin}:{_line_of(text, 'cpu') or 1}: cpu: {unknown_cpu(data['cpu'])}")
-    elif not rent:
+        return cpu
+    if not rent:
         raise InputError(
             f'{origin}: cpu: missing (a bought build names its CPU, e.g. cpu = "threadripper-pro-7975wx"; a rented one '
             "says rent = true)"
         )
+    return None
+
+
+def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
+    if "ports" in data or "gpus" in data:
+        return _from_rig_description(data, text, origin)
+    _check_compact_keys(origin, text, data)
+    gpu = build_gpu(origin, text, data["gpu"])
+    rent = bool(data.get("rent", False))
+    cpu = _compact_cpu(origin, text, data, rent)
     fabric = data.get("fabric", "nvswitch" if data.get("layout") == "hgx" else "none")
     if fabric not in FABRICS:
         raise _bad(origin, text, "fabric", f"{fabric!r} is not one of {', '.join(FABRICS)}")

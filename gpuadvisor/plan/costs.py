@@ -129,7 +129,33 @@ def _stale(c: Cost, what: str, date: str, today: str | None = None) -> None:
 
 
 def build_cost(b: Build, prices: Prices) -> Cost:
+    """What a build draws and costs: power, then the rent per hour or the purchase price (a system quote, the
+    build's reference price, or its priced parts), the network between its nodes included."""
     c = Cost()
+    _power(c, b)
+    if b.rent:
+        _rent(c, b, prices)
+        return c
+    p = b.price
+    if b.name in prices.system:  # a --prices row for this build (a quote) wins over the build's reference price
+        sp = prices.system[b.name]
+        c.purchase_usd, c.purchase_basis = sp.usd, f"system US${sp.usd:,.0f} ({sp.label()}: {sp.source})"
+        _stale(c, "system price", sp.date)
+    elif p.get("system_usd"):
+        c.purchase_usd = float(p["system_usd"])
+        label = "reference price, " + p["date"] if p.get("date") else "given"
+        c.purchase_basis = f"system US${p['system_usd']:,.0f} ({label}: {p.get('source', b.origin)})"
+        if p.get("date"):
+            _stale(c, "system price", str(p["date"]))
+    else:
+        _parts_price(c, b, prices)
+    if b.nodes > 1 and c.purchase_usd is not None:
+        _add_network(c, b, c.purchase_usd)
+    return c
+
+
+def _power(c: Cost, b: Build) -> None:
+    """The power at load (the build's measured figure, else GPUs at board power and the CPUs) and the PSU."""
     cpu_w: float | None = b.cpu.tdp_w if b.cpu else None
     if b.cpu is None and not b.rent:
         cpu_w = ASSUMED_SERVER_CPU_W if b.count >= 4 else 170.0
@@ -147,82 +173,79 @@ def build_cost(b: Build, prices: Prices) -> Cost:
         c.power_basis = pb.basis + " (GPUs at board power under training)"
     if b.nodes > 1:
         c.power_basis = f"{b.nodes} nodes x ({c.power_basis})"
-    if b.rent:
-        cloud = prices.cloud.get(b.gpu.id)
-        given = b.price.get("gpu_hour_usd")
-        if given:
-            c.rent_usd_per_hour = float(given) * b.total_gpus
-            c.rent_basis = f"{b.total_gpus} x US${given:g}/GPU-hour ({b.price.get('source', b.origin)})"
-        elif cloud:
-            c.rent_usd_per_hour = cloud.usd * b.total_gpus
-            c.rent_basis = f"{b.total_gpus} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
-            _stale(c, f"cloud price of {b.gpu.name}", cloud.date)
-        else:
-            c.purchase_unknown = (
-                f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a "
-                "[[cloud]] row in --prices"
-            )
-        return c
-    p = b.price
-    if b.name in prices.system:  # a --prices row for this build (a quote) wins over the build's reference price
-        sp = prices.system[b.name]
-        c.purchase_usd, c.purchase_basis = sp.usd, f"system US${sp.usd:,.0f} ({sp.label()}: {sp.source})"
-        _stale(c, "system price", sp.date)
-    elif p.get("system_usd"):
-        c.purchase_usd = float(p["system_usd"])
-        label = "reference price, " + p["date"] if p.get("date") else "given"
-        c.purchase_basis = f"system US${p['system_usd']:,.0f} ({label}: {p.get('source', b.origin)})"
-        if p.get("date"):
-            _stale(c, "system price", str(p["date"]))
-    else:
-        parts, missing = [], []
-        gp = p.get("gpu_usd") or (prices.gpu[b.gpu.id].usd if b.gpu.id in prices.gpu else None)
-        if gp:
-            ref = prices.gpu.get(b.gpu.id)
-            label = "given" if p.get("gpu_usd") or ref is None else f"{ref.label()}: {ref.source}"
-            parts.append((gp * b.count, f"{b.count} x US${gp:,.0f} GPU ({label})"))
-            if not p.get("gpu_usd") and ref is not None:
-                _stale(c, f"price of {b.gpu.name}", ref.date)
-        else:
-            missing.append(f"{b.gpu.name} has no public list price")
-        if p.get("cpu_usd"):
-            parts.append((float(p["cpu_usd"]) * b.sockets, f"{b.sockets} x US${p['cpu_usd']:,.0f} CPU (given)"))
-        elif b.cpu is not None:
-            cp = prices.cpu.get(b.cpu.id)
-            if cp:
-                parts.append((cp.usd * b.sockets, f"{b.sockets} x US${cp.usd:,.0f} CPU ({cp.label()}: {cp.source})"))
-            else:
-                missing.append(f"{b.cpu.name} has no reference price (give price.cpu_usd)")
-        if p.get("platform_usd"):
-            parts.append(
-                (
-                    float(p["platform_usd"]),
-                    f"US${p['platform_usd']:,.0f} for the rest ({p.get('platform_note', 'given in the build')})",
-                )
-            )
-        else:
-            missing.append("the rest of the platform is not priced")
-        if missing:
-            c.purchase_unknown = "; ".join(missing) + " (give prices with --prices, or [price] in the build)"
-        else:
-            c.purchase_usd = sum(v for v, _ in parts)
-            c.purchase_basis = " + ".join(t for _, t in parts)
-    if b.nodes > 1 and c.purchase_usd is not None:
-        from gpuadvisor.plan.build import NETWORKS
 
-        gbps, assumed_usd, what = NETWORKS[b.network or "ib-ndr"]
-        per_gpu = float(p.get("network_usd_per_gpu") or assumed_usd)
-        label = (
-            "given"
-            if p.get("network_usd_per_gpu")
-            else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu"
+
+def _rent(c: Cost, b: Build, prices: Prices) -> None:
+    """The rent per hour: the build's GPU-hour price, else the reference cloud price."""
+    cloud = prices.cloud.get(b.gpu.id)
+    given = b.price.get("gpu_hour_usd")
+    if given:
+        c.rent_usd_per_hour = float(given) * b.total_gpus
+        c.rent_basis = f"{b.total_gpus} x US${given:g}/GPU-hour ({b.price.get('source', b.origin)})"
+    elif cloud:
+        c.rent_usd_per_hour = cloud.usd * b.total_gpus
+        c.rent_basis = f"{b.total_gpus} x US${cloud.usd:g}/GPU-hour ({cloud.label()}: {cloud.source})"
+        _stale(c, f"cloud price of {b.gpu.name}", cloud.date)
+    else:
+        c.purchase_unknown = (
+            f"no reference cloud price for {b.gpu.name}: give gpu_hour_usd in the build or a [[cloud]] row in --prices"
         )
-        c.purchase_usd = c.purchase_usd * b.nodes + per_gpu * b.total_gpus
-        c.purchase_basis = (
-            f"{b.nodes} nodes x ({c.purchase_basis}) + {b.total_gpus} x US${per_gpu:,.0f} network "
-            f"per GPU ({what}; {label})"
+
+
+def _parts_price(c: Cost, b: Build, prices: Prices) -> None:
+    """The purchase price as the sum of its priced parts (GPUs, CPUs, the rest of the platform), or what is
+    missing."""
+    p = b.price
+    parts, missing = [], []
+    gp = p.get("gpu_usd") or (prices.gpu[b.gpu.id].usd if b.gpu.id in prices.gpu else None)
+    if gp:
+        ref = prices.gpu.get(b.gpu.id)
+        label = "given" if p.get("gpu_usd") or ref is None else f"{ref.label()}: {ref.source}"
+        parts.append((gp * b.count, f"{b.count} x US${gp:,.0f} GPU ({label})"))
+        if not p.get("gpu_usd") and ref is not None:
+            _stale(c, f"price of {b.gpu.name}", ref.date)
+    else:
+        missing.append(f"{b.gpu.name} has no public list price")
+    if p.get("cpu_usd"):
+        parts.append((float(p["cpu_usd"]) * b.sockets, f"{b.sockets} x US${p['cpu_usd']:,.0f} CPU (given)"))
+    elif b.cpu is not None:
+        cp = prices.cpu.get(b.cpu.id)
+        if cp:
+            parts.append((cp.usd * b.sockets, f"{b.sockets} x US${cp.usd:,.0f} CPU ({cp.label()}: {cp.source})"))
+        else:
+            missing.append(f"{b.cpu.name} has no reference price (give price.cpu_usd)")
+    if p.get("platform_usd"):
+        parts.append(
+            (
+                float(p["platform_usd"]),
+                f"US${p['platform_usd']:,.0f} for the rest ({p.get('platform_note', 'given in the build')})",
+            )
         )
-    return c
+    else:
+        missing.append("the rest of the platform is not priced")
+    if missing:
+        c.purchase_unknown = "; ".join(missing) + " (give prices with --prices, or [price] in the build)"
+    else:
+        c.purchase_usd = sum(v for v, _ in parts)
+        c.purchase_basis = " + ".join(t for _, t in parts)
+
+
+def _add_network(c: Cost, b: Build, purchase_usd: float) -> None:
+    """Several nodes: the purchase times the nodes, plus the network per GPU."""
+    from gpuadvisor.plan.build import NETWORKS
+
+    p = b.price
+    gbps, assumed_usd, what = NETWORKS[b.network or "ib-ndr"]
+    per_gpu = float(p.get("network_usd_per_gpu") or assumed_usd)
+    label = (
+        "given"
+        if p.get("network_usd_per_gpu")
+        else "assumed: adapter, switch port, optics; give price.network_usd_per_gpu"
+    )
+    c.purchase_usd = purchase_usd * b.nodes + per_gpu * b.total_gpus
+    c.purchase_basis = (
+        f"{b.nodes} nodes x ({c.purchase_basis}) + {b.total_gpus} x US${per_gpu:,.0f} network per GPU ({what}; {label})"
+    )
 
 
 @dataclass
