@@ -190,6 +190,19 @@ def make_store(dist: Any, rank: int, world: int, timeout: Any) -> Any:
     return dist.PrefixStore("default_pg", dist.TCPStore(host, port, world, rank == 0, timeout=timeout))
 
 
+def _inject_faults(faults: list[faults_mod.Fault], rank: int, kind: str) -> None:
+    """The faults the tests inject on reaching ``kind`` (gpuadvisor.bench.faults): hang, die, raise, be killed."""
+    if faults_mod.active(faults, "hang", rank, kind):
+        while True:
+            time.sleep(3600)
+    if faults_mod.active(faults, "die", rank, kind):
+        os._exit(3)
+    if faults_mod.active(faults, "raise", rank, kind):
+        raise RuntimeError(f"injected fault: rank {rank} raised on reaching {kind}")
+    if faults_mod.active(faults, "kill", rank, kind):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def run(cfg: dict[str, Any]) -> int:
     import warnings
 
@@ -245,15 +258,7 @@ def run(cfg: dict[str, Any]) -> int:
     soft_deadline = float(cfg["soft_deadline"])
     warmup, iters = int(cfg["warmup_iters"]), int(cfg["iters"])
     for k_i, kind in enumerate(kinds):
-        if faults_mod.active(faults, "hang", rank, kind):
-            while True:
-                time.sleep(3600)
-        if faults_mod.active(faults, "die", rank, kind):
-            os._exit(3)
-        if faults_mod.active(faults, "raise", rank, kind):
-            raise RuntimeError(f"injected fault: rank {rank} raised on reaching {kind}")
-        if faults_mod.active(faults, "kill", rank, kind):
-            os.kill(os.getpid(), signal.SIGKILL)
+        _inject_faults(faults, rank, kind)
         set_status(f"in {kind}, before its first size")
         kind_deadline = time.time() + max(0.0, soft_deadline - time.time()) / (len(kinds) - k_i)
         events.emit(
