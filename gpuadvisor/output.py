@@ -84,37 +84,8 @@ def plan_outputs(outputs: Mapping[str, Paths], inputs: Mapping[str, Paths | Iter
         if value is None or os.fspath(value) in ("-", ""):
             continue
         path = os.fspath(value)
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            st = None
-        except OSError as e:
-            raise OutputError(f"{path}: cannot write the output of {opt} ({_why(e)})") from None
-        if st is not None and stat.S_ISLNK(st.st_mode):
-            raise OutputError(
-                f"{path}: cannot write the output of {opt}: it is a symbolic link, and gpuadvisor "
-                "never writes through one (give the real path, or remove the link)"
-            )
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"{path}: cannot write the output of {opt}: it is a directory (give a file name)")
+        _check_output(opt, path, taken, seen_ids)
         parent = os.path.dirname(path) or "."
-        if not os.path.isdir(parent):
-            raise OutputError(f"{path}: cannot write the output of {opt}: the directory {parent} does not exist")
-        if st is None and not os.access(parent, os.W_OK):
-            raise OutputError(f"{path}: cannot write the output of {opt}: no permission to create files in {parent}")
-        if st is not None and stat.S_ISREG(st.st_mode):
-            key = (st.st_dev, st.st_ino)
-            if key in taken:
-                raise OutputError(
-                    f"{path}: cannot write the output of {opt}: it is {taken[key]}, which writing "
-                    "would destroy (choose another output file)"
-                )
-            if key in seen_ids:
-                raise OutputError(
-                    f"{path}: cannot write the output of {opt}: {seen_ids[key]} names the same file "
-                    "(give each output its own file)"
-                )
-            seen_ids[key] = opt
         real = os.path.join(os.path.realpath(parent), os.path.basename(path))
         if real in seen:
             raise OutputError(
@@ -122,6 +93,41 @@ def plan_outputs(outputs: Mapping[str, Paths], inputs: Mapping[str, Paths | Iter
                 "(give each output its own file)"
             )
         seen[real] = opt
+
+
+def _check_output(opt: str, path: str, taken: dict[tuple[int, int], str], seen_ids: dict[tuple[int, int], str]) -> None:
+    """One output: not a link or a directory, in a writable directory, not an input or another output."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write the output of {opt} ({_why(e)})") from None
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise OutputError(
+            f"{path}: cannot write the output of {opt}: it is a symbolic link, and gpuadvisor "
+            "never writes through one (give the real path, or remove the link)"
+        )
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{path}: cannot write the output of {opt}: it is a directory (give a file name)")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise OutputError(f"{path}: cannot write the output of {opt}: the directory {parent} does not exist")
+    if st is None and not os.access(parent, os.W_OK):
+        raise OutputError(f"{path}: cannot write the output of {opt}: no permission to create files in {parent}")
+    if st is not None and stat.S_ISREG(st.st_mode):
+        key = (st.st_dev, st.st_ino)
+        if key in taken:
+            raise OutputError(
+                f"{path}: cannot write the output of {opt}: it is {taken[key]}, which writing "
+                "would destroy (choose another output file)"
+            )
+        if key in seen_ids:
+            raise OutputError(
+                f"{path}: cannot write the output of {opt}: {seen_ids[key]} names the same file "
+                "(give each output its own file)"
+            )
+        seen_ids[key] = opt
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, what: str = "output") -> Path:

@@ -202,22 +202,8 @@ class Redactor:
     def learn(self, rig: Rig, inputs: Iterable[str | os.PathLike[str] | None] = ()) -> None:
         if rig.host.hostname:
             self.host(rig.host.hostname)
-        for g in rig.gpus:
-            if g.uuid:
-                m = re.search(_UUID, g.uuid)
-                if m:
-                    self.token("gpu-uuid", m.group(0), f"GPU-redacted-{g.index}")
-                known = self._tokens.get(("gpu-uuid", m.group(0).lower())) if m else None
-                self.literal(g.uuid, known or self.token("uuid", g.uuid))
-            if g.serial:
-                self.literal(g.serial, self.token("serial", g.serial), min_len=4)
-        for key, value in rig.software.env.items():
-            if _HOST_ENV.search(key):
-                for piece in _expand_hostlist(value):
-                    piece = re.sub(r"^\w+://", "", piece)
-                    self.host(re.sub(r":\d+$", "", piece))  # host:port
-            elif _USER_ENV.search(key):
-                self.user(value)
+        self._learn_gpus(rig)
+        self._learn_env(rig.software.env)
         for p in (*rig.source.files, *inputs):
             self.input_path(p)
         for origin in rig.origins.values():
@@ -229,6 +215,28 @@ class Redactor:
                 for m in rx.finditer(s):
                     for name in m.group(1).split(","):
                         self.host(name)
+
+    def _learn_gpus(self, rig: Rig) -> None:
+        """The GPUs' UUIDs (as GPU-redacted-N where the index is known) and serials."""
+        for g in rig.gpus:
+            if g.uuid:
+                m = re.search(_UUID, g.uuid)
+                if m:
+                    self.token("gpu-uuid", m.group(0), f"GPU-redacted-{g.index}")
+                known = self._tokens.get(("gpu-uuid", m.group(0).lower())) if m else None
+                self.literal(g.uuid, known or self.token("uuid", g.uuid))
+            if g.serial:
+                self.literal(g.serial, self.token("serial", g.serial), min_len=4)
+
+    def _learn_env(self, env: dict[str, str]) -> None:
+        """The hosts (hostlists, host:port) and users the environment names."""
+        for key, value in env.items():
+            if _HOST_ENV.search(key):
+                for piece in _expand_hostlist(value):
+                    piece = re.sub(r"^\w+://", "", piece)
+                    self.host(re.sub(r":\d+$", "", piece))  # host:port
+            elif _USER_ENV.search(key):
+                self.user(value)
 
     def env(self, env: dict[str, str]) -> None:
         """Values that are identifiers as a whole: hosts, users, job ids (before the string pass)."""
