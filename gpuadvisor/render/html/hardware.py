@@ -52,19 +52,33 @@ def source_banner(rig: Rig) -> dict[str, Any] | None:
     return banner
 
 
+HOST_FIELDS: tuple[tuple[str, str, Any], ...] = (
+    ("hostname", "hostname", None),
+    ("OS", "os", None),
+    ("kernel", "kernel", None),
+    ("arch", "arch", None),
+    ("CPU", "cpu_model", None),
+    ("sockets", "sockets", None),
+    ("physical cores", "cores_physical", None),
+    ("logical cores", "cores_logical", None),
+    ("RAM", "memory_total_bytes", gib),
+    ("RAM available", "memory_available_bytes", gib),
+)
+SOFTWARE_FIELDS = (
+    ("NVIDIA driver", "driver_version"),
+    ("CUDA (driver supports)", "cuda_driver_version"),
+    ("NVML", "nvml_version"),
+    ("nvidia-ml-py", "nvml_binding_version"),
+    ("Python", "python_version"),
+    ("torch", "torch_version"),
+    ("torch CUDA", "torch_cuda_version"),
+    ("NCCL", "nccl_version"),
+    ("gpuadvisor", "gpuadvisor_version"),
+)
+
+
 def host_rows(h: Host) -> list[tuple[str, Val]]:
-    rows = [
-        ("hostname", val(h, "hostname")),
-        ("OS", val(h, "os")),
-        ("kernel", val(h, "kernel")),
-        ("arch", val(h, "arch")),
-        ("CPU", val(h, "cpu_model")),
-        ("sockets", val(h, "sockets")),
-        ("physical cores", val(h, "cores_physical")),
-        ("logical cores", val(h, "cores_logical")),
-        ("RAM", val(h, "memory_total_bytes", gib)),
-        ("RAM available", val(h, "memory_available_bytes", gib)),
-    ]
+    rows = [(label, val(h, name, fmt)) for label, name, fmt in HOST_FIELDS]
     if h.psu_watts is not None:
         rows.append(("PSU (given)", val(h, "psu_watts", lambda w: f"{w:.0f} W")))
     return rows
@@ -78,17 +92,7 @@ def numa_rows(h: Host) -> list[list[Val]]:
 
 
 def software_rows(s: Software) -> list[tuple[str, Val]]:
-    return [
-        ("NVIDIA driver", val(s, "driver_version")),
-        ("CUDA (driver supports)", val(s, "cuda_driver_version")),
-        ("NVML", val(s, "nvml_version")),
-        ("nvidia-ml-py", val(s, "nvml_binding_version")),
-        ("Python", val(s, "python_version")),
-        ("torch", val(s, "torch_version")),
-        ("torch CUDA", val(s, "torch_cuda_version")),
-        ("NCCL", val(s, "nccl_version")),
-        ("gpuadvisor", val(s, "gpuadvisor_version")),
-    ]
+    return [(label, val(s, name)) for label, name in SOFTWARE_FIELDS]
 
 
 def gpu_rows(rig: Rig) -> list[dict[str, Any]]:
@@ -147,8 +151,8 @@ def pcie_text(gpu: Gpu) -> Val:
     )
     mx = f"Gen{p.max_gen if p.max_gen is not None else '?'} x{p.max_width if p.max_width is not None else '?'}"
     from gpuadvisor.links import hop_is_downgraded
-    from gpuadvisor.render.html.topology_layout import _nvml_hop
+    from gpuadvisor.render.html.topology_tree import nvml_hop
 
-    wd, gd = hop_is_downgraded(_nvml_hop(gpu))
+    wd, gd = hop_is_downgraded(nvml_hop(gpu))
     css = "fail" if wd else ("warn" if gd else "")
     return Val(f"{cur} (max {mx})" if cur != mx else cur, f"NVML: current {cur}, maximum {mx}", css)
