@@ -6,6 +6,7 @@ from typing import Any
 
 from gpuadvisor.facts import Gpu, Host, Rig, Software
 from gpuadvisor.render.html.view import Val, gib, val
+from gpuadvisor.text import pcie_link
 
 GPU_COLUMNS = [
     "GPU",
@@ -145,11 +146,8 @@ def pcie_text(gpu: Gpu) -> Val:
     p = gpu.pcie
     if p.current_gen is None and p.current_width is None:
         return Val("—", p.why("current_gen") or p.why("current_width") or "not recorded", "na")
-    cur = (
-        f"Gen{p.current_gen if p.current_gen is not None else '?'} "
-        f"x{p.current_width if p.current_width is not None else '?'}"
-    )
-    mx = f"Gen{p.max_gen if p.max_gen is not None else '?'} x{p.max_width if p.max_width is not None else '?'}"
+    cur = pcie_link(p.current_gen, p.current_width)
+    mx = pcie_link(p.max_gen, p.max_width)
     from gpuadvisor.links import hop_is_downgraded
     from gpuadvisor.render.html.topology_tree import nvml_hop
 

@@ -36,6 +36,7 @@ from gpuadvisor.render.html.topology_tree import (
     sort_tree,
     tree_depth,
 )
+from gpuadvisor.text import pcie_link
 
 # Spacing (SVG user units ~ CSS px).
 H_GAP = 12.0  # between sibling subtrees
@@ -86,16 +87,12 @@ def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
             "unknown",
             f"PCIe link at {link.bdf or 'unknown device'}: generation and width not recorded in this scan",
         )
-    gen = f"Gen{link.current_gen}" if link.current_gen is not None else "Gen?"
-    width = f"x{link.current_width}" if link.current_width is not None else "x?"
-    label = [f"{gen} {width}"]
+    now = pcie_link(link.current_gen, link.current_width)
+    label = [now]
     width_down, gen_down = hop_is_downgraded(link)
     css = "fail downgraded" if width_down else ("warn downgraded" if gen_down else "")
-    mx = (
-        f"Gen{link.max_gen if link.max_gen is not None else '?'} "
-        f"x{link.max_width if link.max_width is not None else '?'}"
-    )
-    tip = f"PCIe link at {link.bdf or 'unknown device'}: running {gen} {width}, maximum {mx}"
+    mx = pcie_link(link.max_gen, link.max_width)
+    tip = f"PCIe link at {link.bdf or 'unknown device'}: running {now}, maximum {mx}"
     if width_down or gen_down:
         label.append(f"max {mx}")
         if width_down:

@@ -13,7 +13,7 @@ from typing import Any
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
 from gpuadvisor.render.text.width import fit_lines, fit_table, plain_table, term_width  # noqa: F401  (plain_table: re-exported)
-from gpuadvisor.text import plural
+from gpuadvisor.text import pcie_link, plural
 
 DASH = "-"
 LEGEND = [
@@ -214,7 +214,7 @@ def render_gpus(rig: Rig, st: Style) -> list[str]:
 
 
 def _link(gen: int | None, width: int | None) -> str:
-    return f"Gen{_v(gen)} x{_v(width)}"
+    return pcie_link(gen, width, DASH)
 
 
 def _hop_marks(p: Any, k: int, st: Style) -> tuple[str, bool]:

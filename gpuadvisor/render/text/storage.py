@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.facts import BlockDevice, Rig, StoragePath
+from gpuadvisor.text import pcie_link
 
 GiB = 2**30
 
@@ -25,8 +26,8 @@ def _link(d: BlockDevice) -> str:
     h = d.pcie_path[0]
     if h.current_width is None and h.current_gen is None:
         return ""
-    cur = f"Gen{h.current_gen or '?'} x{h.current_width or '?'}"
-    top = f"Gen{h.max_gen or '?'} x{h.max_width or '?'}"
+    cur = pcie_link(h.current_gen or None, h.current_width or None)  # a 0 read from sysfs is not known either
+    top = pcie_link(h.max_gen or None, h.max_width or None)
     numa = f", NUMA {d.numa_node}" if d.numa_node is not None else ""
     return f", PCIe {cur}" + ("" if cur == top else f" (capable {top})") + numa
 
