@@ -17,9 +17,10 @@ from test_html_rigs import XSS, build_rig, dgx_like, measured_rig, pcie_4090
 from gpuadvisor import facts
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Finding, PcieHop
-from gpuadvisor.render import svg_charts
-from gpuadvisor.render.html import advice_view, fmt_any, render_html, write_html
-from gpuadvisor.render.topology_layout import describe_link, layout
+from gpuadvisor.render.html import render_html, svg_charts, write_html
+from gpuadvisor.render.html.strategy import advice_view
+from gpuadvisor.render.html.topology_layout import describe_link, layout
+from gpuadvisor.render.html.view import fmt_any
 
 EXTERNAL = re.compile(r"(?i)(https?:|ftp:|//[a-z0-9.-]+\.[a-z]{2,}|wss?:)")
 
@@ -379,7 +380,7 @@ def test_explanations_come_from_the_rule_registry(measured):
 
 
 def test_report_renders_without_rule_docs(monkeypatch):
-    import gpuadvisor.render.html as h
+    import gpuadvisor.render.html.findings as h
 
     monkeypatch.setattr(h, "rule_doc", lambda code: None)
     html = render_html(measured_rig())

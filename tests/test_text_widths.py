@@ -90,3 +90,11 @@ def test_measured_and_imported_views_fit(columns):
     for args in views:
         width, line = _widest(_run(args, columns))
         assert width <= columns, (args, line)
+
+
+def test_one_pcie_link_form_for_every_view():
+    from gpuadvisor.text import pcie_link
+
+    assert pcie_link(4, 16) == "Gen4 x16"
+    assert pcie_link(None, 8) == "Gen? x8"
+    assert pcie_link(5, None, "-") == "Gen5 x-"

@@ -26,49 +26,25 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Gpu, PcieHop, Rig
 from gpuadvisor.links import hop_is_downgraded, link_facts
+from gpuadvisor.render.html.topology_tree import (
+    SIZES,
+    Box,
+    Node,
+    build_tree,
+    gpus_below,
+    place_nics,
+    sort_tree,
+    tree_depth,
+)
+from gpuadvisor.text import pcie_link
 
-# Box sizes (SVG user units ~ CSS px) and spacing.
-SIZES = {
-    "cpu": (150.0, 50.0),
-    "rootport": (100.0, 30.0),
-    "switch": (124.0, 46.0),
-    "bridge": (110.0, 30.0),
-    "gpu": (106.0, 62.0),
-    "nic": (84.0, 40.0),
-}
+# Spacing (SVG user units ~ CSS px).
 H_GAP = 12.0  # between sibling subtrees
 TOP_GAP = 36.0  # between CPU subtrees
 ROW_GAP = 52.0  # vertical room for the edge labels between rows
 MARGIN = 16.0
 FABRIC_H = 40.0
 LANE_PITCH = 22.0
-
-LEVEL_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
-
-
-@dataclass
-class Box:
-    id: str
-    kind: str  # cpu | rootport | switch | bridge | gpu | nic | fabric
-    title: str
-    lines: list[str] = field(default_factory=list)
-    tooltip: str = ""
-    gpu: int | None = None
-    nic: str | None = None
-    css: str = ""
-    x: float = 0.0
-    y: float = 0.0
-    w: float = 0.0
-    h: float = 0.0
-    row: int = 0
-
-    @property
-    def cx(self) -> float:
-        return self.x + self.w / 2
-
-    @property
-    def bottom(self) -> float:
-        return self.y + self.h
 
 
 @dataclass
@@ -100,67 +76,7 @@ class Diagram:
         raise KeyError(box_id)
 
 
-# -- the tree ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Node:
-    box: Box
-    children: list[_Node] = field(default_factory=list)
-    link_in: tuple[PcieHop | None, PcieHop | None] | None = None  # (child side, parent port side)
-    sort_key: tuple = ()
-    sub_w: float = 0.0
-
-
-def _short_bdf(bdf: str | None) -> str:
-    if not bdf:
-        return "?"
-    return bdf[5:] if re.match(r"^0000:", bdf) else bdf
-
-
-def _short_gpu_name(name: str | None) -> str:
-    if not name:
-        return "unknown model"
-    return re.sub(r"^(NVIDIA\s+)?(Tesla\s+)?", "", name)
-
-
-def _trim(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _numa_of(gpu: Gpu) -> int | None:
-    return gpu.numa_node if gpu.numa_node is not None and gpu.numa_node >= 0 else None
-
-
 _link_facts = link_facts  # one definition of a link as both ends see it: gpuadvisor.links
-
-
-def _nvml_hop(gpu: Gpu) -> PcieHop:
-    p = gpu.pcie
-    return PcieHop(
-        bdf=gpu.bus_id or "",
-        port_type="endpoint",
-        current_gen=p.current_gen,
-        max_gen=p.max_gen,
-        current_width=p.current_width,
-        max_width=p.max_width,
-    )
-
-
-def _gpu_hop(gpu: Gpu) -> PcieHop:
-    """The GPU's own link register: sysfs (path[0]) completed by NVML."""
-    nv = _nvml_hop(gpu)
-    if not gpu.pcie.path:
-        return nv
-    h = gpu.pcie.path[0]
-    return PcieHop(
-        bdf=h.bdf or nv.bdf,
-        port_type="endpoint",
-        current_gen=h.current_gen if h.current_gen is not None else nv.current_gen,
-        current_width=h.current_width if h.current_width is not None else nv.current_width,
-        max_gen=h.max_gen if h.max_gen is not None else nv.max_gen,
-        max_width=h.max_width if h.max_width is not None else nv.max_width,
-    )
 
 
 def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
@@ -171,16 +87,12 @@ def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
             "unknown",
             f"PCIe link at {link.bdf or 'unknown device'}: generation and width not recorded in this scan",
         )
-    gen = f"Gen{link.current_gen}" if link.current_gen is not None else "Gen?"
-    width = f"x{link.current_width}" if link.current_width is not None else "x?"
-    label = [f"{gen} {width}"]
+    now = pcie_link(link.current_gen, link.current_width)
+    label = [now]
     width_down, gen_down = hop_is_downgraded(link)
     css = "fail downgraded" if width_down else ("warn downgraded" if gen_down else "")
-    mx = (
-        f"Gen{link.max_gen if link.max_gen is not None else '?'} "
-        f"x{link.max_width if link.max_width is not None else '?'}"
-    )
-    tip = f"PCIe link at {link.bdf or 'unknown device'}: running {gen} {width}, maximum {mx}"
+    mx = pcie_link(link.max_gen, link.max_width)
+    tip = f"PCIe link at {link.bdf or 'unknown device'}: running {now}, maximum {mx}"
     if width_down or gen_down:
         label.append(f"max {mx}")
         if width_down:
@@ -190,232 +102,7 @@ def describe_link(link: PcieHop) -> tuple[list[str], str, str]:
     return label, css, tip
 
 
-def _build_tree(rig: Rig, notes: list[str]) -> tuple[list[_Node], dict[int, _Node], dict[int, list[_Node]]]:
-    """CPU roots, GPU leaf per index, and for each GPU its ancestors (nearest first) for NIC placement."""
-    roots: dict[str, _Node] = {}
-    nodes: dict[str, _Node] = {}
-    host = rig.host
-    numa_ids = sorted({n.id for n in host.numa_nodes} | {n for g in rig.gpus if (n := _numa_of(g)) is not None})
-    one_per_socket = bool(host.sockets) and len(host.numa_nodes) == host.sockets
-
-    def cpu_node(numa: int | None) -> _Node:
-        key = f"cpu-{numa}" if numa is not None else "cpu-unknown"
-        if key in roots:
-            return roots[key]
-        if numa is None:
-            title = "CPU"
-            lines = ["NUMA node unknown"]
-            tip = "The GPUs below report no NUMA node"
-        else:
-            title = f"CPU {numa}" if one_per_socket else f"NUMA node {numa}"
-            lines = [f"NUMA node {numa}"] if one_per_socket else []
-            info = next((n for n in host.numa_nodes if n.id == numa), None)
-            if info is not None and info.cpus:
-                lines.append(_trim(f"cpus {info.cpus}", 24))
-            tip = f"NUMA node {numa}" + (f", cpus {info.cpus}" if info is not None and info.cpus else "")
-        if host.cpu_model:
-            tip += f"; {host.cpu_model}"
-        w, h = SIZES["cpu"]
-        node = _Node(
-            Box(id=key, kind="cpu", title=title, lines=lines, tooltip=tip, w=w, h=h),
-            sort_key=(numa if numa is not None else 1 << 30,),
-        )
-        roots[key] = node
-        nodes[key] = node
-        return node
-
-    for n in numa_ids:
-        cpu_node(n)
-
-    leaves: dict[int, _Node] = {}
-    ancestry: dict[int, list[_Node]] = {}
-    # A GPU that reports no NUMA node on a host with exactly one can only sit on that one (sysfs says -1,
-    # "no specific node", on single-node machines and in many VMs).
-    only = host.numa_nodes[0].id if len(host.numa_nodes) == 1 and (host.sockets in (None, 1)) else None
-    for gpu in rig.gpus:
-        numa = _numa_of(gpu)
-        if numa is None and only is not None:
-            numa = only
-            notes.append(f"GPU {gpu.index} reports no NUMA node; it is drawn under the host's only NUMA node ({only}).")
-        parent = cpu_node(numa)
-        chain: list[_Node] = [parent]
-        path = gpu.pcie.path
-        above = list(reversed(path[1:])) if len(path) > 1 else []  # root port first
-        pending_port: PcieHop | None = None  # the port whose link leads to the next device down
-        i = 0
-        while i < len(above):
-            hop = above[i]
-            if hop.port_type == "root-port":
-                key = f"rp-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["rootport"]
-                    nodes[key] = _Node(
-                        Box(
-                            id=key,
-                            kind="rootport",
-                            title="root port",
-                            lines=[_short_bdf(hop.bdf)],
-                            tooltip=f"PCIe root port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    parent.children.append(nodes[key])
-                parent = nodes[key]
-                pending_port = hop
-            elif hop.port_type == "upstream-port":
-                key = f"sw-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["switch"]
-                    lines = [_trim(hop.name, 19)] if hop.name else []
-                    lines.append(_short_bdf(hop.bdf))
-                    node = _Node(
-                        Box(
-                            id=key,
-                            kind="switch",
-                            title="PCIe switch",
-                            lines=lines,
-                            tooltip=f"PCIe switch, upstream port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    node.link_in = (hop, pending_port)
-                    parent.children.append(node)
-                    nodes[key] = node
-                parent = nodes[key]
-                pending_port = None
-            elif hop.port_type == "downstream-port":
-                pending_port = hop  # a port of the switch above; its link goes to the next device down
-            else:  # bridge, endpoint in the middle, unknown: draw it as a generic bridge
-                key = f"br-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["bridge"]
-                    node = _Node(
-                        Box(
-                            id=key,
-                            kind="bridge",
-                            title=hop.port_type if hop.port_type != "unknown" else "bridge",
-                            lines=[_short_bdf(hop.bdf)],
-                            tooltip=f"{hop.port_type} {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    node.link_in = (hop, pending_port)
-                    parent.children.append(node)
-                    nodes[key] = node
-                parent = nodes[key]
-                pending_port = hop
-            chain.append(parent)
-            i += 1
-        w, h = SIZES["gpu"]
-        name = _short_gpu_name(gpu.name)
-        leaf = _Node(
-            Box(
-                id=f"gpu-{gpu.index}",
-                kind="gpu",
-                title=f"GPU {gpu.index}",
-                lines=[_trim(name, 17)] + ([_short_bdf(gpu.bus_id)] if gpu.bus_id else []),
-                tooltip=f"GPU {gpu.index}: {gpu.name or 'unknown model'}, bus {gpu.bus_id or 'unknown'}",
-                gpu=gpu.index,
-                w=w,
-                h=h,
-            ),
-            sort_key=(gpu.index,),
-        )
-        leaf.link_in = (_gpu_hop(gpu), pending_port) if path else (_nvml_hop(gpu), None)
-        parent.children.append(leaf)
-        leaves[gpu.index] = leaf
-        ancestry[gpu.index] = list(reversed(chain))  # nearest first
-    ordered = sorted(roots.values(), key=lambda n: n.sort_key)
-    return ordered, leaves, ancestry
-
-
-def _place_nics(rig: Rig, leaves: dict[int, _Node], ancestry: dict[int, list[_Node]]) -> list[str]:
-    topo = rig.topology
-    notes: list[str] = []
-    if not topo.nics or not topo.nic_matrix:
-        return notes
-    index_of = {g.index: pos for pos, g in enumerate(rig.gpus)}
-    unplaced = []
-    for k, nic in enumerate(topo.nics):
-        best: tuple[int, int, str] | None = None
-        for g in rig.gpus:
-            row = topo.nic_matrix[index_of[g.index]] if index_of[g.index] < len(topo.nic_matrix) else []
-            code = row[k] if k < len(row) else None
-            if code in LEVEL_RANK and (best is None or LEVEL_RANK[code] < best[0]):
-                best = (LEVEL_RANK[code], g.index, code)
-        if best is None or best[2] == "SYS":
-            unplaced.append(nic)
-            continue
-        _, gidx, code = best
-        chain = ancestry[gidx]  # nearest first: switch/root port/.../cpu
-        if code == "PIX":
-            parent = chain[0]
-        elif code == "PXB":
-            switches = [n for n in chain if n.box.kind == "switch"]
-            parent = switches[-1] if switches else chain[0]
-        elif code == "PHB":
-            ports = [n for n in chain if n.box.kind == "rootport"]
-            parent = ports[0] if ports else chain[-1]
-        else:  # NODE
-            parent = chain[-1]
-        w, h = SIZES["nic"]
-        node = _Node(
-            Box(
-                id=f"nic-{k}",
-                kind="nic",
-                title="NIC",
-                lines=[_trim(nic, 12)],
-                tooltip=f"NIC {nic}: {code} to GPU {gidx} (nvidia-smi topo -m)",
-                nic=nic,
-                w=w,
-                h=h,
-            ),
-            sort_key=(1 << 30, k),
-        )
-        node.link_in = None
-        node.box.css = "nic"
-        parent.children.append(node)
-        node.box.lines.append(f"{code} to GPU {gidx}")
-    notes.append(
-        "NIC positions are inferred from the GPU-to-NIC levels of nvidia-smi topo -m (PIX, PXB, PHB, NODE); "
-        "their own PCIe links are not probed."
-    )
-    if unplaced:
-        notes.append("Not drawn (only SYS to every GPU, or no level known): " + ", ".join(unplaced) + ".")
-    return notes
-
-
-def _sort(node: _Node) -> None:
-    def key(n: _Node) -> tuple:
-        gpus = _gpus_below(n)
-        # Same-typed keys only: GPU subtrees by their lowest GPU, then the rest (NICs, empty ports) by kind and id.
-        return (0 if gpus else 1, min(gpus) if gpus else 0, n.box.kind, tuple(str(x).zfill(12) for x in n.sort_key))
-
-    node.children.sort(key=key)
-    for c in node.children:
-        _sort(c)
-
-
-def _gpus_below(node: _Node) -> list[int]:
-    if node.box.gpu is not None:
-        return [node.box.gpu]
-    out: list[int] = []
-    for c in node.children:
-        out.extend(_gpus_below(c))
-    return out
-
-
-def _depth(node: _Node) -> int:
-    return 0 if not node.children else 1 + max(_depth(c) for c in node.children)
-
-
-def _measure(node: _Node) -> float:
+def _measure(node: Node) -> float:
     if node.children:
         kids = sum(_measure(c) for c in node.children) + H_GAP * (len(node.children) - 1)
         node.sub_w = max(node.box.w, kids)
@@ -424,7 +111,7 @@ def _measure(node: _Node) -> float:
     return node.sub_w
 
 
-def _place(node: _Node, x0: float, row: int, leaf_row: int) -> None:
+def _place(node: Node, x0: float, row: int, leaf_row: int) -> None:
     node.box.x = x0 + (node.sub_w - node.box.w) / 2
     node.box.row = leaf_row if node.box.kind in ("gpu", "nic") else row
     if node.children:
@@ -438,7 +125,7 @@ def _place(node: _Node, x0: float, row: int, leaf_row: int) -> None:
         node.box.x = (first.x + last.x + last.w) / 2 - node.box.w / 2
 
 
-def _walk(node: _Node):
+def _walk(node: Node):
     yield node
     for c in node.children:
         yield from _walk(c)
@@ -482,11 +169,11 @@ def _switch_links(gpu: Gpu) -> tuple[int, int, set[str], set[int]]:
 
 def layout(rig: Rig) -> Diagram:
     notes: list[str] = []
-    roots, leaves, ancestry = _build_tree(rig, notes)
-    notes += _place_nics(rig, leaves, ancestry)
+    roots, leaves, ancestry = build_tree(rig, notes)
+    notes += place_nics(rig, leaves, ancestry)
     for r in roots:
-        _sort(r)
-    leaf_row = max((_depth(r) for r in roots), default=0)
+        sort_tree(r)
+    leaf_row = max((tree_depth(r) for r in roots), default=0)
     x = MARGIN
     for r in roots:
         _measure(r)
@@ -613,7 +300,7 @@ def layout(rig: Rig) -> Diagram:
     return Diagram(width=round(width, 1), height=round(height, 1), boxes=boxes, edges=edges, notes=notes)
 
 
-def _tree_edge(parent: _Node, child: _Node) -> Edge:
+def _tree_edge(parent: Node, child: Node) -> Edge:
     p, c = parent.box, child.box
     y1, y2 = p.bottom, c.y
     ymid = y1 + min(14.0, (y2 - y1) / 2)
@@ -627,7 +314,7 @@ def _tree_edge(parent: _Node, child: _Node) -> Edge:
         return Edge(kind="pcie", src=p.id, dst=c.id, d=d, tooltip="PCIe link (no link registers read)")
     link = _link_facts(*child.link_in)
     label, css, tip = describe_link(link)
-    gpus = [c.gpu] if c.gpu is not None else _gpus_below(child)
+    gpus = [c.gpu] if c.gpu is not None else gpus_below(child)
     ly = y2 - 8 - 12 * (len(label) - 1)
     return Edge(kind="pcie", src=p.id, dst=c.id, d=d, label=label, lx=c.cx + 6, ly=ly, css=css, tooltip=tip, gpus=gpus)
 

@@ -1,7 +1,7 @@
-"""The storage section of the text and HTML views: each directory, its filesystem and drives, the figures.
+"""The storage section of the text view: each directory, its filesystem and drives, the figures.
 
-``storage_rows(rig)`` is the one reading of ``rig.storage`` both views share: a list of (label, value) per
-directory; ``render_text`` lays them out for the terminal, ``render_html`` as a table.
+``storage_rows(rig)`` is the one reading of ``rig.storage`` the text and HTML views share: a list of (label, value)
+per directory; ``render_text`` lays them out for the terminal, gpuadvisor.render.html.storage as a table.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.facts import BlockDevice, Rig, StoragePath
+from gpuadvisor.text import pcie_link
 
 GiB = 2**30
 
@@ -25,8 +26,8 @@ def _link(d: BlockDevice) -> str:
     h = d.pcie_path[0]
     if h.current_width is None and h.current_gen is None:
         return ""
-    cur = f"Gen{h.current_gen or '?'} x{h.current_width or '?'}"
-    top = f"Gen{h.max_gen or '?'} x{h.max_width or '?'}"
+    cur = pcie_link(h.current_gen or None, h.current_width or None)  # a 0 read from sysfs is not known either
+    top = pcie_link(h.max_gen or None, h.max_width or None)
     numa = f", NUMA {d.numa_node}" if d.numa_node is not None else ""
     return f", PCIe {cur}" + ("" if cur == top else f" (capable {top})") + numa
 
@@ -71,7 +72,7 @@ def storage_rows(rig: Rig) -> list[tuple[str, list[tuple[str, str]]]]:
     return [(f"{sp.role}: {sp.path}", path_rows(sp)) for sp in rig.storage.paths]
 
 
-def _cache_line(rig: Rig) -> str | None:
+def cache_line(rig: Rig) -> str | None:
     st = rig.storage
     if st.page_cache_bytes is None and st.memory_available_bytes is None:
         return None
@@ -89,7 +90,7 @@ def render_text(rig: Rig) -> str:
     for title, rows in storage_rows(rig):
         out.append(title)
         out += [f"  {k}: {v}" for k, v in rows]
-    cache = _cache_line(rig)
+    cache = cache_line(rig)
     if cache:
         out.append(cache)
     plan = (rig.advice or {}).get("checkpoint")
@@ -105,14 +106,3 @@ def checkpoint_line(plan: dict[str, Any]) -> str:
         f"{plan['write_gbps']:g} GB/s{assumed} = {plan['stall_fraction']:.1%} of training time, "
         f"{plan['interval_source']}"
     )
-
-
-def html_view(rig: Rig) -> dict[str, Any] | None:
-    """What the HTML report's storage section shows (the template escapes it); None without storage facts."""
-    if not rig.storage.paths:
-        return None
-    notes = [line for line in (_cache_line(rig),) if line]
-    plan = (rig.advice or {}).get("checkpoint")
-    if isinstance(plan, dict):
-        notes.append(checkpoint_line(plan))
-    return {"paths": storage_rows(rig), "notes": notes}
