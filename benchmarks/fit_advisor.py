@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import advisor_accuracy as A  # noqa: E402
 
 from gpuadvisor.advisor import constants as C  # noqa: E402
-from gpuadvisor.advisor import timing as T  # noqa: E402
+from gpuadvisor.catalog import generations  # noqa: E402
 
 FITTED_FILE = ROOT / "gpuadvisor" / "advisor" / "fitted.py"
 HELD_OUT_GOAL = 0.7  # share of held-out cases inside the band made without their generation
@@ -62,7 +62,7 @@ def _power_limited(case: dict[str, Any], arch: str) -> bool:
     spec = catalog.gpu_by_id(case["gpu"])
     if spec is None or spec.architecture != arch or spec.mamf_tflops:
         return False
-    top = T.top_board_power(arch) or 0.0
+    top = generations.top_board_power(arch) or 0.0
     watts = case.get("power_limit_w") or spec.tdp_w or top
     return bool(watts < top)
 

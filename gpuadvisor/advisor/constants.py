@@ -7,6 +7,7 @@ does, and bandwidth in GB/s as nccl-tests does).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpuadvisor import links
 from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model constants, re-exported)
@@ -234,74 +235,27 @@ GATHERED_UNITS_IN_FLIGHT = 2
 
 # MFU is defined in advisor.timing (PaLM appendix B: 6N + 12·L·s·d_attn per token over the datasheet peak);
 # without --mfu the step time is predicted from the components below, and the MFU it implies is reported.
-# Published MFU, for reference in the output: A100 0.50-0.64 (torchtitan Llama 3 8B/70B on 64 A100 56.8-58.2 % /
-# 51.7 %; llm-foundry MPT 7B-30B 54-64 %), H100 0.33-0.46 (torchtitan Llama 3.1 8B 33-39 %, llm-foundry MPT
-# 38-46 %; Llama 3 paper 38-43 % on 16K H100).
-PUBLISHED_MFU = {
-    "ampere": (
-        0.50,
-        0.64,
-        "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks "
-        "(A100 80GB: 54-64 %)",
-    ),
-    "hopper": (
-        0.33,
-        0.46,
-        "torchtitan docs/performance.md (Llama 3.1 8B on H100: 33-39 %); llm-foundry MPT benchmarks (H100: 38-46 %); "
-        "Dubey et al. 2024 (Llama 3), table 4: 38-43 %",
-    ),
-}
-
-# Sustained dense matmul rate as a fraction of the datasheet peak, per GPU generation: "maximum achievable matmul
-# FLOPS" (MAMF), the best torch.matmul over a sweep of shapes (S. Bekman, ml-engineering, compute/accelerator
-# README, MAMF table: A100 SXM 271.2 of 312 = 86.9 %, H100 SXM 794.5 of 989 = 80.3 %, B200 1745 of 2250 =
-# 77.6 %). Ada has no row there: assumed as the A100 (same GEMM kernel family); Volta and unknown GPUs 80 %,
-# assumed. No one fraction fits a GeForce card: its FP32-accumulate tensor figure is half its tensor cores' rate and
-# its clocks run past the rated boost, so measured it exceeds its datasheet (RTX 4090 178.5 of 165.2, RTX 3090 76.6
-# of 71). A card with its own measured rate in the catalog (GpuSpec.mamf_tflops, with its source) runs at that
-# figure instead, its attention kernels likewise (timing.rates). A scan with `bench --compute` uses the GPU's own
-# measured matmul TFLOP/s instead of either.
-GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "ampere": (271.2 / 312, "Bekman, ml-engineering MAMF table: A100 SXM 271.2 of 312 TFLOP/s BF16"),
-    "hopper": (794.5 / 989, "Bekman, ml-engineering MAMF table: H100 SXM 794.5 of 989 TFLOP/s BF16"),
-    "blackwell": (1745.0 / 2250, "Bekman, ml-engineering MAMF table: B200 1745 of 2250 TFLOP/s BF16"),
-    "ada": (
-        271.2 / 312,
-        "assumed as A100's 86.9 %: Ada (sm_89) runs the same mma.sync tensor-core GEMM kernels as sm_80; no published "
-        "MAMF for Ada",
-    ),
-    "volta": (0.80, "assumed (no published MAMF for Volta)"),
-    "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
-}
+# Per GPU generation, in gpuadvisor/catalog/generations.toml, each with its source: the MFU published runs reach
+# (published_mfu, for reference in the output); the sustained dense matmul rate as a fraction of the datasheet peak,
+# "maximum achievable matmul FLOPS" (gemm, fp8_gemm: S. Bekman's MAMF table; assumed where none is published); the
+# FlashAttention-2 class kernels' fraction of peak (attention: Dao 2023, Shah et al. 2024). A card with its own
+# measured rate in the catalog (GpuSpec.mamf_tflops, with its source) runs at that figure instead, its attention
+# kernels likewise (timing.rates). A scan with `bench --compute` uses the GPU's own measured matmul TFLOP/s instead
+# of either.
+#
 # Board power caps the sustained tensor rate: a card whose datasheet peak needs more than its power limit runs its
-# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). The capped rate is
-# TFLOPS_PER_WATT_<generation> × watts ** POWER_CAP_EXPONENT. The exponent is 1 (a fixed energy per FLOP): the
-# published figures allow no less than about 0.8, since with 1/2 the rate Grand Teton's 500 W H100s sustain would cap
-# the 700 W H100 SXM below its published 794.5 TFLOP/s MAMF (Bekman, ml-engineering); cards far below the fitted
-# ones (L4 at 72 W) are then predicted on the slow side. The coefficient is FITTED by benchmarks/fit_advisor.py
-# on the generation's runs held below its top board power (into gpuadvisor/advisor/fitted.py, with the lowest board
-# power among them, POWER_CAP_MIN_WATTS_<generation>: below it the cap is not extrapolated, as for the 72 W L4); a
-# generation without such runs has no cap. A card with its own measured rate (GpuSpec.mamf_tflops, at its datasheet
-# power) follows the same law through that point instead: its figure × watts / datasheet watts below its datasheet
-# power. A scan's measured matmul rate (bench --compute) replaces all of this.
+# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). The capped rate is the
+# generation's fitted TFLOP/s per watt (FitParams.tflops_per_watt) × watts ** POWER_CAP_EXPONENT. The exponent is 1
+# (a fixed energy per FLOP): the published figures allow no less than about 0.8, since with 1/2 the rate Grand
+# Teton's 500 W H100s sustain would cap the 700 W H100 SXM below its published 794.5 TFLOP/s MAMF (Bekman,
+# ml-engineering); cards far below the fitted ones (L4 at 72 W) are then predicted on the slow side. The coefficient
+# is FITTED by benchmarks/fit_advisor.py on the generation's runs held below its top board power (into
+# gpuadvisor/advisor/fitted.toml, with the lowest board power among them, FitParams.power_cap_min_watts: below it the
+# cap is not extrapolated, as for the 72 W L4); a generation without such runs has no cap. A card with its own
+# measured rate (GpuSpec.mamf_tflops, at its datasheet power) follows the same law through that point instead: its
+# figure × watts / datasheet watts below its datasheet power. A scan's measured matmul rate (bench --compute)
+# replaces all of this.
 POWER_CAP_EXPONENT = 1.0
-# FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
-FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "hopper": (1402.6 / 1979, "Bekman, ml-engineering MAMF table: H100 SXM 1402.6 of 1979 TFLOP/s FP8"),
-    "blackwell": (3432.5 / 4500, "Bekman, ml-engineering MAMF table: B200 3432.5 of 4500 TFLOP/s FP8"),
-}
-# Attention kernels (FlashAttention 2, what PyTorch SDPA runs), forward + backward, as a fraction of peak: 50-73 %
-# on A100 (Dao 2023, "FlashAttention-2", abstract: "reaching 50-73% of the theoretical maximum FLOPs/s on A100"),
-# 35 % on H100 (Shah et al. 2024, "FlashAttention-3", section 1: "FlashAttention-2 achieves only 35% utilization
-# on H100"). Volta has no FlashAttention (memory-efficient attention): assumed 0.30.
-ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "ampere": (0.55, "FlashAttention-2 on A100: 50-73 % of peak (Dao 2023); the lower half, for forward + backward"),
-    "ada": (0.55, "FlashAttention-2 kernels as on A100 (Dao 2023), assumed"),
-    "hopper": (0.35, "FlashAttention-2 on H100: 35 % of peak (Shah et al. 2024, FlashAttention-3 paper)"),
-    "blackwell": (0.35, "assumed as on H100 (FlashAttention-2 class kernels)"),
-    "volta": (0.30, "assumed (no FlashAttention on Volta)"),
-    "unknown": (0.35, "assumed"),
-}
 FLASH_BACKWARD_PASSES = (
     2.5  # FlashAttention's backward: 5 matmuls (QKᵀ recomputed) to the forward's 2 (Dao 2023, section 3.1)
 )
@@ -484,3 +438,17 @@ VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block size
 # budget. Their size is an ASSUMPTION (no calibration case yet): about 0.5 GiB for a 7-8B model at vLLM's default
 # capture sizes (vLLM logs "Graph capturing finished in N secs, took X GiB"; commonly 0.3-1 GiB).
 VLLM_CUDA_GRAPH_BYTES = int(0.5 * GiB)
+
+
+def __getattr__(name: str) -> Any:
+    """PUBLISHED_MFU ({generation: (low, high, source)}), read from gpuadvisor/catalog/generations.toml when first
+    asked for."""
+    if name == "PUBLISHED_MFU":
+        from gpuadvisor.catalog import generations
+
+        return {
+            g.id: (g.published_mfu.low, g.published_mfu.high, g.published_mfu.source)
+            for g in generations.generations()
+            if g.published_mfu
+        }
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,11 +10,11 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
   - matmuls of the linear layers (forward, input gradient, weight gradient; the recomputed forward with full
     checkpointing; no weight gradient for LoRA's frozen base) at the sustained matmul rate: the GPU's measured
     matmul TFLOP/s when the scan has one (``gpuadvisor bench --compute``), else the datasheet peak × the maximum
-    achievable matmul fraction its generation reaches in published measurements (GEMM_EFFICIENCY);
+    achievable matmul fraction its generation reaches in published measurements (generations.toml: gemm);
     with fp8 only the transformer layers' linears run at the FP8 rate (Transformer Engine / torchao float8
     convert nn.Linear; attention, norms and the output layer stay 16-bit), plus the casts to fp8;
   - attention (causal: half of the 4·s·d_attn per token of the MFU count, FlashAttention's backward recomputing
-    the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY: FlashAttention-2;
+    the scores: 2.5 forwards) at the attention kernel's fraction of peak (generations.toml: FlashAttention-2;
     FLASH1_ATTENTION_FACTOR of it for FlashAttention-1 class kernels, Dao 2023);
   - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
     bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), times the fraction the
@@ -31,13 +31,13 @@ FLOPs on top at the same rate.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor.workload import Workload
+from gpuadvisor.catalog import generations
 
 
 @dataclass(frozen=True)
@@ -71,15 +71,6 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
     return best
 
 
-@functools.cache
-def top_board_power(arch: str) -> float | None:
-    """The highest datasheet board power of the generation's cards in the catalog (the H100 SXM's 700 W)."""
-    from gpuadvisor import catalog
-
-    watts = [g.tdp_w for g in catalog.gpus() if g.architecture == arch and g.tdp_w]
-    return max(watts) if watts else None
-
-
 def card_mamf(spec: Any, precision: str) -> float | None:
     """The card's own measured maximum achievable matmul TFLOP/s for ``precision`` at its datasheet board power
     (catalog mamf_tflops; FP16 runs at the BF16 rate on every tensor-core GPU the catalog lists), or None where the
@@ -109,7 +100,7 @@ def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float 
     coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
     if not watts or not coeff:
         return None, ""
-    top = top_board_power(arch)
+    top = generations.top_board_power(arch)
     if top and watts >= top:  # the generation's full board power: the cap is fitted on runs held below it
         return None, f"not capped at {watts:g} W, the {arch} generation's top board power"
     lowest = getattr(C, f"POWER_CAP_MIN_WATTS_{arch.upper()}", 0.0)
@@ -141,7 +132,8 @@ def rates(
     measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions, at most what
     the board power (``power_w``, default the datasheet's) sustains."""
     arch = getattr(spec, "architecture", None) or "unknown"
-    gen_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
+    gen = generations.gemm_efficiency(arch)
+    gen_frac, gemm_src = gen.value, gen.source
     gemm_frac = gen_frac
     mamf = card_mamf(spec, "fp16" if precision == "fp8" else precision)
     sheet = spec.peak_tflops("bf16" if precision == "fp8" else precision) if spec is not None else None
@@ -149,7 +141,8 @@ def rates(
         gemm_frac = mamf / sheet
         gemm_src = f"this card's own measured rate, {mamf:g} of {sheet:g} TFLOP/s: {spec.mamf_source}"
     card_scale = gemm_frac / gen_frac  # a card faster or slower than its generation at matmuls is so at attention
-    attn_frac, attn_src = C.ATTENTION_EFFICIENCY.get(arch, C.ATTENTION_EFFICIENCY["unknown"])
+    attn = generations.attention_efficiency(arch)
+    attn_frac, attn_src = attn.value, attn.source
     sources = []
     matmul = peak * gemm_frac
     cap, cap_src = power_capped_tflops(spec, power_w) if precision in ("bf16", "fp16", "fp8") else (None, "")
@@ -177,7 +170,8 @@ def rates(
     fp8_peak = spec.peak_tflops("fp8") if spec is not None else None
     if precision == "fp8" and fp8_peak:
         m8 = _measured(measurements, "matmul", "fp8")
-        fp8_frac, fp8_src = C.FP8_GEMM_EFFICIENCY.get(arch, (gemm_frac, gemm_src))
+        own = generations.known(arch).fp8_gemm
+        fp8_frac, fp8_src = (own.value, own.source) if own else (gemm_frac, gemm_src)
         fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * fp8_frac
         if m8 is None and cap is not None and fp8 > 2 * cap:  # an FP8 FLOP moves half the bits: twice the 16-bit cap
             fp8, fp8_src = 2 * cap, f"power-limited: twice the 16-bit {cap_src}"
