@@ -10,21 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuadvisor import links
-from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model constants, re-exported)
-    COMPILE_MEMORY_BOUND_FACTOR,
-    DEEPSPEED_SHARDED_COMM_FACTOR,
-    DEEPSPEED_SHARDED_OVERLAP,
-    FLASH1_ATTENTION_FACTOR,
-    MEGATRON_MEMORY_BOUND_FACTOR,
-    MEMORY_BOUND_BYTES,
-    POWER_CAP_MIN_WATTS_ADA,
-    POWER_CAP_MIN_WATTS_HOPPER,
-    QLORA_DEQUANT_BYTES_PER_PARAM,
-    RING_ATTENTION_FACTOR,
-    SHARDED_OVERLAP,
-    TFLOPS_PER_WATT_ADA,
-    TFLOPS_PER_WATT_HOPPER,
-)
 
 GB = 1e9
 GiB = 2**30
@@ -265,7 +250,7 @@ FLASH_BACKWARD_PASSES = (
 # FlashAttention-2's. Dao 2023 ("FlashAttention-2", section 4.1): FlashAttention-2 is 1.7-3.0x faster than
 # FlashAttention and 1.3-2.5x faster than FlashAttention in Triton, the Triton port's own notes: its forward +
 # backward "slightly slower" than FlashAttention-1's CUDA. Prior 0.5 (the paper's "2x"); FITTED by
-# benchmarks/fit_advisor.py on the runs that use such a kernel, into gpuadvisor/advisor/fitted.py. The MPT tables
+# benchmarks/fit_advisor.py on the runs that use such a kernel, into gpuadvisor/advisor/fitted.toml. The MPT tables
 # show why it matters: from 8k to 65k tokens the step time per token grows linearly with the sequence (the
 # attention), at a slope of 100 TFLOP/s of causal attention on A100 and 184 on H100 (4.5 forward passes with
 # recomputation), about 0.55 of FlashAttention-2's 172 / 346.
@@ -275,7 +260,7 @@ FLASH_BACKWARD_PASSES = (
 # separate SDPA call on a half block (the round-robin load balance), its output merged into the running one in fp32
 # by eager elementwise kernels (the log-sum-exp merge; in the backward the dK / dV accumulated in fp32, copied and
 # passed around the ring by all-to-all), and torchtitan's Llama repeats K and V to every query head before it.
-# RING_ATTENTION_FACTOR: the rate of those off-diagonal steps as a fraction of the fused kernel's on the local
+# FitParams.ring_attention_factor: the rate of those off-diagonal steps as a fraction of the fused kernel's on the local
 # (diagonal) block. Prior 1 (no loss); FITTED by benchmarks/fit_advisor.py on the published PyTorch context-parallel
 # runs (torchtitan's Llama 3.1 8B at 64k-256k tokens, whose step grows 4.5 s from 32k to 64k tokens but 17.7 s from
 # 64k to 128k and 29.2 s to 256k: the ring's share of the attention grows from 1/2 at cp 2 to 7/8 at cp 8). It
@@ -296,7 +281,7 @@ UNKNOWN_MEMORY_GBPS = 1000.0
 # casts, dropout where present, transposes around attention): bytes moved per byte of activation a layer stores
 # (Architecture.activation_bytes_per_token_layer), for forward + backward in eager PyTorch. FITTED by
 # benchmarks/fit_advisor.py (one constant for every GPU, on the eager PyTorch runs of the calibration cases) into
-# gpuadvisor/advisor/fitted.py. About 24 counted: every elementwise op reads and writes its tensors, norms in fp32.
+# gpuadvisor/advisor/fitted.toml. About 24 counted: every elementwise op reads and writes its tensors, norms in fp32.
 MEMORY_BOUND_PASSES = 3.0  # the forward + backward those bytes are for (backward ≈ 2 forwards)
 # Unfused attention (Megatron-LM before FlashAttention): the a·s score elements per token and layer go through
 # memory in fused softmax/dropout kernels: forward writes the scores (2), the softmax reads them and writes the
@@ -308,12 +293,12 @@ UNFUSED_ATTENTION_BYTES_PER_SCORE = 22.0
 SELECTIVE_RECOMPUTE_MATMUL_PASSES = 0.5
 # Fused kernels: the fraction of that memory-bound traffic (and of fp8's casts) a stack leaves, per training stack
 # (Workload.stack, --stack): eager PyTorch 1 (the definition); torch.compile (Inductor fuses pointwise ops and the
-# casts into their neighbours) COMPILE_MEMORY_BOUND_FACTOR, fitted on the compiled PyTorch runs (torchtitan,
-# torchtune); Megatron-Core + Transformer Engine (fused LayerNorm+cast+linear, fused SwiGLU, RoPE, bias-dropout-add
-# and cross-entropy kernels) MEGATRON_MEMORY_BOUND_FACTOR, fitted on NVIDIA's NeMo / Megatron-Bridge performance
-# tables; DeepSpeed runs the model's own eager PyTorch kernels (1, as eager); JAX/XLA fuses elementwise ops as
-# Inductor does: the compile factor, ASSUMED (no published JAX GPU run in the calibration). Both fitted by
-# benchmarks/fit_advisor.py into gpuadvisor/advisor/fitted.py.
+# casts into their neighbours) FitParams.compile_memory_bound_factor, fitted on the compiled PyTorch runs
+# (torchtitan, torchtune); Megatron-Core + Transformer Engine (fused LayerNorm+cast+linear, fused SwiGLU, RoPE,
+# bias-dropout-add and cross-entropy kernels) FitParams.megatron_memory_bound_factor, fitted on NVIDIA's NeMo /
+# Megatron-Bridge performance tables; DeepSpeed runs the model's own eager PyTorch kernels (1, as eager); JAX/XLA
+# fuses elementwise ops as Inductor does: the compile factor, ASSUMED (no published JAX GPU run in the calibration).
+# Both fitted by benchmarks/fit_advisor.py into gpuadvisor/advisor/fitted.toml.
 EAGER_MEMORY_BOUND_FACTOR = 1.0
 # The loss's memory traffic per logit: bf16 logits written and read, the fp32 upcast written, softmax read and
 # written, its gradient written and cast back: ~24 bytes (counted from the ops; not fitted).
@@ -323,7 +308,7 @@ LOSS_BYTES_PER_LOGIT = 24.0
 FP8_CAST_BYTES_PER_ELEMENT = 3.0
 # QLoRA: every frozen NF4 weight is dequantised to bf16 before each matmul (bitsandbytes / torchao NF4Tensor):
 # bytes moved per parameter and pass. FITTED by benchmarks/fit_advisor.py on the QLoRA runs (torchtune, Answer.AI
-# fsdp_qlora) into gpuadvisor/advisor/fitted.py. The bytes of a pure bandwidth-bound dequantisation would be
+# fsdp_qlora) into gpuadvisor/advisor/fitted.toml. The bytes of a pure bandwidth-bound dequantisation would be
 # 0.5 read + 2 written + 2 read again by the matmul = 4.5.
 # Floor per micro-batch: eager PyTorch launches about 90 kernels per transformer layer (forward ~30, backward ~60)
 # and the host spends ~10 µs on each (dispatcher + launch; He 2022, "Making Deep Learning Go Brrrr From First
@@ -370,11 +355,12 @@ NCCL_BASE_LATENCY_S = 8.4e-6
 NCCL_STEP_LATENCY_S = {"intra": 5.7e-6, "net": 6.6e-6}
 # FSDP / ZeRO-3 prefetches each unit's all-gather under the previous unit's compute, but the collectives and the
 # compute share the GPU (NCCL's kernels take SMs and memory bandwidth): of the shorter of the two, this fraction
-# overlaps. FITTED by benchmarks/fit_advisor.py on the sharded (FSDP / ZeRO-3) runs into gpuadvisor/advisor/fitted.py.
+# overlaps (FitParams.sharded_overlap). FITTED by benchmarks/fit_advisor.py on the sharded (FSDP / ZeRO-3) runs.
 # DeepSpeed's ZeRO-3 gathers and reduce-scatters parameters in buckets (stage3_prefetch_bucket_size) launched from
-# Python module hooks, not as one flat FSDP unit per layer: its collectives take DEEPSPEED_SHARDED_COMM_FACTOR times
-# NCCL's ring time over the same bytes, and DEEPSPEED_SHARDED_OVERLAP of the shorter of them and the compute
-# overlaps. Both FITTED by benchmarks/fit_advisor.py on the DeepSpeed ZeRO-3 runs.
+# Python module hooks, not as one flat FSDP unit per layer: its collectives take
+# FitParams.deepspeed_sharded_comm_factor times NCCL's ring time over the same bytes, and
+# FitParams.deepspeed_sharded_overlap of the shorter of them and the compute overlaps. Both FITTED by
+# benchmarks/fit_advisor.py on the DeepSpeed ZeRO-3 runs.
 # PyTorch DDP buckets gradients (bucket_cap_mb=25 by default) and overlaps each bucket's all-reduce with the
 # rest of the backward pass; the last bucket cannot be hidden.
 DDP_BUCKET_BYTES = 25 * 2**20
@@ -442,7 +428,11 @@ VLLM_CUDA_GRAPH_BYTES = int(0.5 * GiB)
 
 def __getattr__(name: str) -> Any:
     """PUBLISHED_MFU ({generation: (low, high, source)}), read from gpuadvisor/catalog/generations.toml when first
-    asked for."""
+    asked for; SHARDED_OVERLAP: the fitted parameters' in force (fitted.current().sharded_overlap)."""
+    if name == "SHARDED_OVERLAP":
+        from gpuadvisor.advisor import fitted
+
+        return fitted.current().sharded_overlap
     if name == "PUBLISHED_MFU":
         from gpuadvisor.catalog import generations
 
