@@ -10,14 +10,6 @@ from gpuadvisor.catalog import generations
 from gpuadvisor.catalog.generations import Generation
 from gpuadvisor.plan.build import Build
 
-# Parts whose compute capability is not their generation's (catalog/generations.toml).
-COMPUTE_CAPABILITY_BY_ID = {
-    "a100-sxm4-80gb": "8.0",
-    "a100-sxm4-40gb": "8.0",
-    "a100-pcie-80gb": "8.0",
-    "a100-pcie-40gb": "8.0",
-    "rtx-5090": "12.0",
-}
 # The generation a GPU of no simulated generation (none with a compute capability in catalog/generations.toml) is
 # served as, and whose NVSwitch count a generation without one gets.
 SIMULATED_DEFAULT = "hopper"
@@ -120,7 +112,7 @@ def _gpu_props(b: Build) -> dict[str, Any]:
         "name": g.name,
         "memory_total_mib": g.memory_mib,
         "architecture": gen.nvml_architecture,
-        "compute_capability": COMPUTE_CAPABILITY_BY_ID.get(g.id, gen.compute_capability),
+        "compute_capability": g.compute_capability or gen.compute_capability,
         "power_limit_w": float(g.tdp_w or 300),
         "power_default_limit_w": float(g.tdp_w or 300),
         "ecc": "unsupported" if geforce else True,
