@@ -3,14 +3,16 @@
 the error band from those held-out runs.
 
     .venv/bin/python benchmarks/fit_advisor.py           # fit, refit per held-out group, print the report
-    .venv/bin/python benchmarks/fit_advisor.py --write   # also write gpuadvisor/advisor/fitted.py and the
-                                                         # throughput band of gpuadvisor/advisor/calibration.toml
+    .venv/bin/python benchmarks/fit_advisor.py --write   # also write gpuadvisor/advisor/fitted.toml and the
+                                                         # bands of gpuadvisor/advisor/calibration.toml
 
-Each constant of FITS is fitted on the counted throughput cases of benchmarks/calibration_cases.toml its selector
-picks (the runs whose time it moves: eager PyTorch for the memory-bound bytes, the torch.compile runs for the
-compile factor, the Megatron-Core + Transformer Engine runs for Megatron's, the QLoRA runs for the dequantisation,
-the sharded runs for the overlap): least squares on log(predicted / measured), by coordinate descent (golden-section
-search per constant after a grid, the others held), in the order of FITS, five rounds. Nothing is chosen per case.
+Each parameter of FITS (a key of fitted.toml, a field of the advisor's FitParams) is fitted on the counted
+throughput cases of benchmarks/calibration_cases.toml its selector picks (the runs whose time it moves: eager
+PyTorch for the memory-bound bytes, the torch.compile runs for the compile factor, the Megatron-Core + Transformer
+Engine runs for Megatron's, the QLoRA runs for the dequantisation, the sharded runs for the overlap): least squares
+on log(predicted / measured), by coordinate descent (golden-section search per parameter after a grid, the others
+held), in the order of FITS, five rounds. Nothing is chosen per case.
+Each candidate is evaluated by predicting the cases with a FitParams made of its values (calibration_cases.predict).
 
 Held out: for every GPU generation (leave-one-generation-out) and every publication (leave-one-source-out) the
 constants are refitted without that group's cases and the group is predicted with them; a constant left without
@@ -24,6 +26,7 @@ ratios, and the share of this generation's held-out cases inside it.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import sys
@@ -37,12 +40,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import advisor_accuracy as A  # noqa: E402
+import calibration_cases as P  # noqa: E402
 
-from gpuadvisor.advisor import constants as C  # noqa: E402
-from gpuadvisor.advisor import timing as T  # noqa: E402
+from gpuadvisor.advisor.calibration import BANDS_FILE  # noqa: E402
+from gpuadvisor.advisor.fitted import FITTED_FILE, FitParams  # noqa: E402
+from gpuadvisor.catalog import generations  # noqa: E402
 
-FITTED_FILE = ROOT / "gpuadvisor" / "advisor" / "fitted.py"
 HELD_OUT_GOAL = 0.7  # share of held-out cases inside the band made without their generation
 
 
@@ -62,7 +65,7 @@ def _power_limited(case: dict[str, Any], arch: str) -> bool:
     spec = catalog.gpu_by_id(case["gpu"])
     if spec is None or spec.architecture != arch or spec.mamf_tflops:
         return False
-    top = T.top_board_power(arch) or 0.0
+    top = generations.top_board_power(arch) or 0.0
     watts = case.get("power_limit_w") or spec.tdp_w or top
     return bool(watts < top)
 
@@ -71,7 +74,7 @@ def _torch_ring(case: dict[str, Any]) -> bool:
     """A run with PyTorch's ring attention: a torchtitan context-parallel layout (cp > 1) on the PyTorch stack."""
     if "cp=" not in case.get("layout", "") or case.get("stack", "pytorch") != "pytorch":
         return False
-    return bool(A.layout(case, A.view_for(case)).torch_ring)
+    return bool(P.layout(case, P.view_for(case)).torch_ring)
 
 
 def _sharded(case: dict[str, Any]) -> bool:
@@ -93,7 +96,7 @@ class Fit:
 
 FITS: tuple[Fit, ...] = (
     Fit(
-        "MEMORY_BOUND_BYTES",
+        "memory_bound_bytes",
         4.0,
         80.0,
         24.0,
@@ -102,7 +105,7 @@ FITS: tuple[Fit, ...] = (
         "eager PyTorch / DeepSpeed runs, full training",
     ),
     Fit(
-        "COMPILE_MEMORY_BOUND_FACTOR",
+        "compile_memory_bound_factor",
         0.1,
         1.0,
         1.0,
@@ -111,7 +114,7 @@ FITS: tuple[Fit, ...] = (
         "torch.compile runs (not QLoRA)",
     ),
     Fit(
-        "MEGATRON_MEMORY_BOUND_FACTOR",
+        "megatron_memory_bound_factor",
         0.05,
         1.0,
         1.0,
@@ -120,7 +123,7 @@ FITS: tuple[Fit, ...] = (
         "Megatron-Core + Transformer Engine runs (NeMo, Megatron-Bridge)",
     ),
     Fit(
-        "QLORA_DEQUANT_BYTES_PER_PARAM",
+        "qlora_dequant_bytes_per_param",
         0.5,
         80.0,
         4.5,
@@ -129,7 +132,7 @@ FITS: tuple[Fit, ...] = (
         "QLoRA runs",
     ),
     Fit(
-        "SHARDED_OVERLAP",
+        "sharded_overlap",
         0.0,
         1.0,
         1.0,
@@ -138,7 +141,7 @@ FITS: tuple[Fit, ...] = (
         "sharded runs (FSDP, ZeRO-3, HSDP)",
     ),
     Fit(
-        "TFLOPS_PER_WATT_ADA",
+        "tflops_per_watt.ada",
         0.1,
         100.0,
         100.0,
@@ -147,7 +150,7 @@ FITS: tuple[Fit, ...] = (
         "Ada runs below the generation's top board power (450 W)",
     ),
     Fit(
-        "TFLOPS_PER_WATT_HOPPER",
+        "tflops_per_watt.hopper",
         0.1,
         100.0,
         100.0,
@@ -156,7 +159,7 @@ FITS: tuple[Fit, ...] = (
         "Hopper runs below the generation's top board power (700 W)",
     ),
     Fit(
-        "FLASH1_ATTENTION_FACTOR",
+        "flash1_attention_factor",
         0.2,
         1.0,
         0.5,
@@ -165,7 +168,7 @@ FITS: tuple[Fit, ...] = (
         "runs with a FlashAttention-1 class kernel (llm-foundry's Triton FlashAttention)",
     ),
     Fit(
-        "RING_ATTENTION_FACTOR",
+        "ring_attention_factor",
         0.2,
         1.0,
         1.0,
@@ -174,7 +177,7 @@ FITS: tuple[Fit, ...] = (
         "PyTorch context-parallel runs (ring attention)",
     ),
     Fit(
-        "DEEPSPEED_SHARDED_COMM_FACTOR",
+        "deepspeed_sharded_comm_factor",
         1.0,
         4.0,
         1.0,
@@ -183,7 +186,7 @@ FITS: tuple[Fit, ...] = (
         "DeepSpeed ZeRO-3 runs",
     ),
     Fit(
-        "DEEPSPEED_SHARDED_OVERLAP",
+        "deepspeed_sharded_overlap",
         0.0,
         1.0,
         1.0,
@@ -231,26 +234,17 @@ def generation_of(case: dict[str, Any]) -> str:
 
 def throughput_cases(cases: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The counted throughput cases (not those the hardware cannot produce)."""
-    every = cases if cases is not None else A.load_cases()
+    every = cases if cases is not None else P.load_cases()
     return [c for c in every if c["kind"] == "throughput" and not c.get("excluded")]
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------
 
 
-def _set(values: dict[str, float]) -> None:
-    for name, v in values.items():
-        setattr(C, name, v)
-
-
 def ratios(cases: list[dict[str, Any]], values: dict[str, float]) -> list[float]:
-    """predicted / measured of each case with the constants at ``values``."""
-    saved = {n: getattr(C, n) for n in values}
-    try:
-        _set(values)
-        return [A.predict(c) / float(c["measured"]) for c in cases]
-    finally:
-        _set(saved)
+    """predicted / measured of each case with the parameters at ``values``."""
+    params = FitParams.from_values(values)
+    return [P.predict(c, params) / float(c["measured"]) for c in cases]
 
 
 def _loss(cases: list[dict[str, Any]], values: dict[str, float]) -> float:
@@ -325,13 +319,14 @@ def _watts(case: dict[str, Any]) -> float:
 
 
 def power_range(cases: list[dict[str, Any]]) -> dict[str, float]:
-    """POWER_CAP_MIN_WATTS_<GEN>: the lowest board power of the runs each power cap is fitted on (0 without any):
-    the advisor does not extrapolate the cap below it."""
+    """power_cap_min_watts of each generation with a fitted power cap: the lowest board power of the runs its cap is
+    fitted on (0 without any): the advisor does not extrapolate the cap below it."""
     out = {}
     for f in FITS:
-        if f.name.startswith("TFLOPS_PER_WATT_"):
+        name, _, gen = f.name.partition(".")
+        if name == "tflops_per_watt":
             mine = [_watts(c) for c in cases if f.selects(c)]
-            out["POWER_CAP_MIN_WATTS_" + f.name.removeprefix("TFLOPS_PER_WATT_")] = min(mine) if mine else 0.0
+            out[f"power_cap_min_watts.{gen}"] = min(mine) if mine else 0.0
     return out
 
 
@@ -405,11 +400,13 @@ def run(cases: list[dict[str, Any]] | None = None) -> Report:
 # -- output --------------------------------------------------------------------------------------------------------
 
 
-def fitted_module(rep: Report) -> str:
+def fitted_toml(rep: Report) -> str:
+    """gpuadvisor/advisor/fitted.toml: every fitted parameter, with the runs it is fitted on."""
     lines = [
-        '"""The advisor\'s fitted time-model constants. Generated by benchmarks/fit_advisor.py --write from',
-        "benchmarks/calibration_cases.toml: do not edit. Least squares on log(predicted / measured) over the",
-        'published runs each constant moves (constants.py says what each one is)."""',
+        "# The advisor's fitted time-model parameters (gpuadvisor/advisor/fitted.py reads them as one FitParams).",
+        "# Generated by benchmarks/fit_advisor.py --write from benchmarks/calibration_cases.toml: do not edit. Least",
+        "# squares on log(predicted / measured) over the published runs each parameter moves (constants.py says what",
+        "# each one is).",
         "",
     ]
     for f in FITS:
@@ -418,8 +415,45 @@ def fitted_module(rep: Report) -> str:
         lines += ["# " + part for part in textwrap.wrap(text, 110)]
         lines.append(f"{f.name} = {rep.values[f.name]!r}")
     lines.append("# the lowest board power among the runs each power cap is fitted on (not extrapolated below it)")
-    lines += [f"{k} = {v!r}" for k, v in rep.values.items() if k.startswith("POWER_CAP_MIN_WATTS_")]
+    lines += [f"{k} = {v!r}" for k, v in rep.values.items() if k.startswith("power_cap_min_watts.")]
     return "\n".join(lines) + "\n"
+
+
+def bands(results: list[P.Result]) -> dict[str, Any]:
+    """The bands of every kind (the 10th to 90th percentile of the counted cases' ratios, all of them below 10 cases,
+    and the worst ones), every case predicted from datasheet rates. No case ran with measured rates, so there is no
+    "measured" band; write() replaces the throughput entry with the band of the held-out ratios."""
+    out: dict[str, Any] = {}
+    for kind in ("throughput", "memory", "kv_cache"):
+        ratios = sorted(r.ratio for r in P.counted(results) if r.kind == kind)
+        if not ratios:
+            continue
+        lo, hi = quantile_band(ratios)
+        out[kind] = {
+            "datasheet": {
+                "ratio_low": round(lo, 3),
+                "ratio_high": round(hi, 3),
+                "worst_low": round(ratios[0], 3),
+                "worst_high": round(ratios[-1], 3),
+                "cases": len(ratios),
+            }
+        }
+    return out
+
+
+def bands_toml(b: dict[str, Any]) -> str:
+    lines = [
+        "# Generated by benchmarks/fit_advisor.py --write from benchmarks/calibration_cases.toml: do not edit.",
+        "# predicted / measured over the published runs: ratio_low/high the 10th/90th percentile (all cases below 10),",
+        "# worst_low/high the extremes. A prediction v has the band [v / ratio_high, v / ratio_low]. Throughput:",
+        "# the ratios of runs predicted by constants fitted without their GPU generation (held out); memory and",
+        "# KV cache: the ratios of every run (their constants are counted or fitted by hand on these runs).",
+        "",
+    ]
+    for kind, entry in b.items():
+        for basis, v in entry.items():
+            lines += [f"[bands.{kind}.{basis}]"] + [f"{k} = {json.dumps(x)}" for k, x in v.items()] + [""]
+    return "\n".join(lines)
 
 
 def band_entry(rep: Report) -> dict[str, Any]:
@@ -468,23 +502,21 @@ def report_text(rep: Report) -> str:
 def write(rep: Report) -> None:
     from gpuadvisor.output import write_atomic
 
-    write_atomic(str(FITTED_FILE), fitted_module(rep), what="fitted constants")
-    _set(rep.values)
-    results = A.run()
-    bands = A.bands(results)
-    bands["throughput"] = {"datasheet": band_entry(rep)}
-    write_atomic(str(A.BANDS_FILE), A.bands_toml(bands), what="calibration bands")
+    write_atomic(str(FITTED_FILE), fitted_toml(rep), what="fitted constants")
+    out = bands(P.run(fit=FitParams.from_values(rep.values)))
+    out["throughput"] = {"datasheet": band_entry(rep)}
+    write_atomic(str(BANDS_FILE), bands_toml(out), what="calibration bands")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="write gpuadvisor/advisor/fitted.py and calibration.toml")
+    ap.add_argument("--write", action="store_true", help="write gpuadvisor/advisor/fitted.toml and calibration.toml")
     args = ap.parse_args(argv)
     rep = run()
     print(report_text(rep))
     if args.write:
         write(rep)
-        print(f"\nwrote {FITTED_FILE.relative_to(ROOT)} and {A.BANDS_FILE.relative_to(ROOT)}")
+        print(f"\nwrote {FITTED_FILE.relative_to(ROOT)} and {BANDS_FILE.relative_to(ROOT)}")
     return 0
 
 

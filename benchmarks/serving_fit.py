@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from gpuadvisor import catalog  # noqa: E402
 from gpuadvisor.advisor import serving as S  # noqa: E402
-from gpuadvisor.advisor.workload import architecture_from_spec  # noqa: E402
+from gpuadvisor.advisor.architecture import architecture_from_spec  # noqa: E402
 
 CASES = ROOT / "benchmarks" / "serving_cases.toml"
 METRICS = {

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuadvisor import facts
+from gpuadvisor.catalog import generations
 from gpuadvisor.facts import Gpu, NvLink, Pcie
 
 # NVML return codes (nvml.h) -> the reason recorded beside a null field.
@@ -41,17 +42,12 @@ CLOCKS_EVENT_REASONS: dict[int, str] = {
     0x100: "display_clock_setting",
 }
 
-ARCHITECTURES = {
-    2: "kepler",
-    3: "maxwell",
-    4: "pascal",
-    5: "volta",
-    6: "turing",
-    7: "ampere",
-    8: "ada",
-    9: "hopper",
-    10: "blackwell",
-}
+
+def _architecture_name(code: Any) -> str:
+    """nvmlDeviceArchitecture_t -> the generation's name (catalog/generations.toml)."""
+    gen = generations.by_nvml_architecture(int(code))
+    return gen.id if gen is not None else f"unknown ({int(code)})"
+
 
 # nvmlGpuTopologyLevel_t -> nvidia-smi topo -m vocabulary.
 TOPOLOGY_LEVELS = {0: "PIX", 10: "PIX", 20: "PXB", 30: "PHB", 40: "NODE", 50: "SYS"}
@@ -291,7 +287,7 @@ def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
         g,
         "architecture",
         nv.query("nvmlDeviceGetArchitecture", h),
-        lambda v: ARCHITECTURES.get(int(v), f"unknown ({int(v)})"),
+        _architecture_name,
     )
     _set(g, "compute_capability", nv.query("nvmlDeviceGetCudaComputeCapability", h), lambda v: f"{v[0]}.{v[1]}")
     mem = nv.query("nvmlDeviceGetMemoryInfo", h)

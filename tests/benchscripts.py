@@ -1,5 +1,6 @@
 """The scripts under benchmarks/ loaded as modules, for the tests that check what they compute: one loader, one
-instance of each script per test session (fit_advisor imports advisor_accuracy by name, and gets the same one)."""
+instance of each script per test session (fit_advisor and advisor_accuracy import calibration_cases by name, and get
+the same one)."""
 
 from __future__ import annotations
 

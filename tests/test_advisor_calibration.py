@@ -10,7 +10,7 @@ import benchscripts
 import pytest
 
 from gpuadvisor import catalog
-from gpuadvisor.advisor import Workload, advise
+from gpuadvisor.advisor import Workload, advise, fitted
 from gpuadvisor.advisor import calibration as K
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
@@ -18,6 +18,7 @@ from gpuadvisor.advisor import inference as I
 from gpuadvisor.advisor import strategies as S
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.rigview import hypothetical
+from gpuadvisor.catalog import generations
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Measurement
 
@@ -249,8 +250,8 @@ def test_measured_matmul_rate_replaces_the_datasheet() -> None:
     p0, p1 = plain.pick["compute_parts_seconds"]["matmul"], slow.pick["compute_parts_seconds"]["matmul"]
     # Unmeasured, the 350 W H100 PCIe (below the published Hopper runs' power range: no power cap) runs at its
     # datasheet peak × Hopper's published matmul fraction.
-    assert C.POWER_CAP_MIN_WATTS_HOPPER > 350
-    assert p1 / p0 == pytest.approx(756.5 * C.GEMM_EFFICIENCY["hopper"][0] / 300.0, rel=1e-3)
+    assert fitted.shipped().power_cap_min_watts["hopper"] > 350
+    assert p1 / p0 == pytest.approx(756.5 * generations.gemm_efficiency("hopper").value / 300.0, rel=1e-3)
     # No calibration run used measured rates: the band is not narrowed, and says so.
     assert slow.pick["band"]["tokens_per_second"]["basis"] == "datasheet"
     assert slow.pick["band"]["tokens_per_second"]["narrowed_by"] == K.NOT_NARROWED

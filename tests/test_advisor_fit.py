@@ -18,6 +18,7 @@ from gpuadvisor.advisor import fitted
 from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.workload import Workload
 
+FITTED = fitted.shipped()
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,11 +37,10 @@ def report(fit: ModuleType) -> Any:
 
 
 def test_the_constants_in_the_code_are_the_fit_output(fit: ModuleType, report: Any) -> None:
-    """gpuadvisor/advisor/fitted.py is exactly what the script writes from the cases file (no hand-typed values)."""
-    assert fitted.__file__ is not None
-    assert Path(fitted.__file__).read_text(encoding="utf-8") == fit.fitted_module(report)
+    """gpuadvisor/advisor/fitted.toml is exactly what the script writes from the cases file (no hand-typed values)."""
+    assert fitted.FITTED_FILE.read_text(encoding="utf-8") == fit.fitted_toml(report)
     for f in fit.FITS:
-        assert getattr(fitted, f.name) == report.values[f.name]
+        assert FITTED.value(f.name) == report.values[f.name]
         assert report.used[f.name], f.name  # every constant has published runs to be fitted on
 
 
@@ -50,12 +50,12 @@ def test_each_constant_is_fitted_on_the_runs_it_moves(report: Any) -> None:
     no compiled or Megatron run."""
     used = report.used
     megatron = {f"NM{i}" for i in range(1, 10)} | {"MB1", "MB2", "MB3", "NB70", "NB405", "MX1"}
-    assert set(used["MEGATRON_MEMORY_BOUND_FACTOR"]) == megatron
-    assert not megatron & set(used["MEMORY_BOUND_BYTES"])
-    assert {"TU2", "TB7", "AQ1", "AQ11"} <= set(used["QLORA_DEQUANT_BYTES_PER_PARAM"])
-    assert not {"TT2", "NM1", "TU2"} & set(used["MEMORY_BOUND_BYTES"])
+    assert set(used["megatron_memory_bound_factor"]) == megatron
+    assert not megatron & set(used["memory_bound_bytes"])
+    assert {"TU2", "TB7", "AQ1", "AQ11"} <= set(used["qlora_dequant_bytes_per_param"])
+    assert not {"TT2", "NM1", "TU2"} & set(used["memory_bound_bytes"])
     # Fused kernels leave less memory-bound traffic than eager PyTorch; Transformer Engine's the least.
-    assert fitted.MEGATRON_MEMORY_BOUND_FACTOR < fitted.COMPILE_MEMORY_BOUND_FACTOR < 1.0
+    assert FITTED.megatron_memory_bound_factor < FITTED.compile_memory_bound_factor < 1.0
 
 
 def test_leave_one_generation_out_predicts_the_held_out_generation(report: Any) -> None:
@@ -97,9 +97,9 @@ def test_the_stack_changes_the_prediction() -> None:
     }
     assert facts == {
         "pytorch": 1.0,
-        "megatron": fitted.MEGATRON_MEMORY_BOUND_FACTOR,
+        "megatron": FITTED.megatron_memory_bound_factor,
         "deepspeed": 1.0,
-        "jax": fitted.COMPILE_MEMORY_BOUND_FACTOR,
+        "jax": FITTED.compile_memory_bound_factor,
     }
     assert T.stack_key(Workload.from_options(model="llama-3-8b", compile=True)) == "compile"
     assert T.stack_key(base) == "pytorch"
@@ -117,7 +117,7 @@ def test_board_power_caps_the_matmul_rate() -> None:
     at500, _ = T.power_capped_tflops(h100, 500)
     at700, why = T.power_capped_tflops(h100, 700)
     assert at500 is not None and at700 is None and "top board power" in why  # fitted below it, not applied at it
-    assert at500 == pytest.approx(fitted.TFLOPS_PER_WATT_HOPPER * 500**T.C.POWER_CAP_EXPONENT)
+    assert at500 == pytest.approx(FITTED.tflops_per_watt["hopper"] * 500**T.C.POWER_CAP_EXPONENT)
     peak = h100.peak_tflops("bf16")
     assert peak is not None
     assert T.rates(h100, "bf16", peak).matmul_tflops == pytest.approx(794.5, rel=0.001)  # not capped at 700 W
@@ -134,7 +134,7 @@ def test_board_power_caps_the_matmul_rate() -> None:
     # the 350 W H100 PCIe) the cap is not extrapolated, and the rates say so.
     assert T.power_capped_tflops(catalog.gpu_by_id("a100-sxm4-80gb"))[0] is None
     l4 = catalog.gpu_by_id("l4")
-    assert l4 is not None and l4.tdp_w == 72 and fitted.POWER_CAP_MIN_WATTS_ADA == 300.0
+    assert l4 is not None and l4.tdp_w == 72 and FITTED.power_cap_min_watts["ada"] == 300.0
     cap, why = T.power_capped_tflops(l4)
     assert cap is None and "below the lowest board power" in why
     l4_peak = l4.peak_tflops("bf16")
@@ -152,7 +152,7 @@ def test_answer_ai_fsdp_qlora_table() -> None:
     (477), 9.8 % apart, are predicted the other way round, within 8 % of each other (every RTX 4090 run but
     torchtune's paged-optimizer one is predicted at 0.84-0.92 of its measurement: a gap the model does not explain
     yet)."""
-    acc = _load("advisor_accuracy")
+    acc = _load("calibration_cases")
     cases = [c for c in acc.load_cases() if c["id"].startswith("AQ")]
     assert len(cases) == 11
     pred = {c["id"]: acc.predict(c) for c in cases}
@@ -200,7 +200,7 @@ def test_offloaded_weights_are_fetched_under_compute() -> None:
     Answer.AI's dual RTX 4090 runs of Llama 2 7B LoRA took 481 s without offload at batch 6 and 482 s with it at
     batch 10 (AL2, AL3); predicted within 1 % of each other (each within 0.75-1.33 of its measurement), where
     counting the fetches on the critical path made the offloaded run 6 % slower."""
-    acc = _load("advisor_accuracy")
+    acc = _load("calibration_cases")
     cases = {c["id"]: c for c in acc.load_cases() if c["id"] in ("AL2", "AL3")}
     al2, al3 = acc.predict(cases["AL2"]), acc.predict(cases["AL3"])
     assert al3 / al2 == pytest.approx(1.0, abs=0.01)
@@ -224,7 +224,7 @@ def test_paged_optimizer_states_that_do_not_fit_are_paged_every_step() -> None:
     Untimed, the run was predicted 1.25x too fast; timed, within 5 %. The same run on a 48 GB card pages nothing."""
     from gpuadvisor.advisor import strategies as S
 
-    acc = _load("advisor_accuracy")
+    acc = _load("calibration_cases")
     case = next(c for c in acc.load_cases() if c["id"] == "TU3")
     assert case["optimizer"] == "paged-adam8bit"
     assert acc.predict(case) / case["measured"] == pytest.approx(1.0, abs=0.05)
@@ -245,12 +245,12 @@ def test_attention_constants_are_fitted_on_their_kernels_runs(report: Any) -> No
     FlashAttention-1 rate inside what Dao 2023 publishes (FlashAttention-2 1.3-3.0x faster: 0.33-0.77), the ring
     slower than the fused kernel alone."""
     used = report.used
-    assert set(used["FLASH1_ATTENTION_FACTOR"]) == (
+    assert set(used["flash1_attention_factor"]) == (
         {f"FA{i}" for i in range(1, 10)} | {f"FH{i}" for i in range(1, 9)} | {"FB1"}
     )
-    assert set(used["RING_ATTENTION_FACTOR"]) == {"TCP2", "TCP4", "TCP8"}
-    assert 1 / 3.0 <= fitted.FLASH1_ATTENTION_FACTOR <= 1 / 1.3
-    assert 0.3 <= fitted.RING_ATTENTION_FACTOR < 1.0
+    assert set(used["ring_attention_factor"]) == {"TCP2", "TCP4", "TCP8"}
+    assert 1 / 3.0 <= FITTED.flash1_attention_factor <= 1 / 1.3
+    assert 0.3 <= FITTED.ring_attention_factor < 1.0
 
 
 def test_long_sequence_mpt_rows_against_the_published_tables() -> None:
@@ -260,7 +260,7 @@ def test_long_sequence_mpt_rows_against_the_published_tables() -> None:
     the 2k-token rows under 5 % faster."""
     import dataclasses
 
-    acc = _load("advisor_accuracy")
+    acc = _load("calibration_cases")
     cases = {c["id"]: c for c in acc.load_cases()}
     for cid, measured in (("FH6", 3318), ("FA8", 1013)):
         c = cases[cid]

@@ -6,7 +6,7 @@ import pytest
 
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
-from gpuadvisor.advisor.workload import Architecture
+from gpuadvisor.advisor.architecture import Architecture
 
 GB = 1e9
 

@@ -16,10 +16,11 @@ import pytest
 
 from gpuadvisor import catalog
 from gpuadvisor.advisor import strategies as S
+from gpuadvisor.advisor.architecture import architecture_from_spec
 from gpuadvisor.advisor.layout import build, parse, pipeline_bubble
 from gpuadvisor.advisor.memory import Layout, activations, in_flight, stage_params
 from gpuadvisor.advisor.rigview import hypothetical
-from gpuadvisor.advisor.workload import Workload, architecture_from_spec
+from gpuadvisor.advisor.workload import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +44,7 @@ def workload(model: str, **kw: Any) -> Workload:
 
 @pytest.fixture(scope="module")
 def acc() -> ModuleType:
-    return benchscripts.load("advisor_accuracy")
+    return benchscripts.load("calibration_cases")
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +210,7 @@ def test_the_ring_penalty_is_pytorchs_not_megatrons() -> None:
     """The same CP 4 split of a 128k-token Llama 3 8B: torchtitan's spelling (PyTorch's ring attention) is slower
     than Megatron's (Transformer Engine's ring), by the ring's 3/4 of the attention at RING_ATTENTION_FACTOR; the
     linears and memory-bound work are the same."""
-    from gpuadvisor.advisor import constants as C
+    from gpuadvisor.advisor import fitted
 
     view = hypothetical(h100(), 8, 1)
     w = workload("llama-3-8b", seq_len=131072, micro_batch=1, global_batch=2, checkpointing="full")
@@ -218,7 +219,7 @@ def test_the_ring_penalty_is_pytorchs_not_megatrons() -> None:
     assert build("fsdp=2,cp=4", view, w).torch_ring and not build("tp=1,cp=4,dp=2,zero=3", view, w).torch_ring
     assert titan.step_compute is not None and mega.step_compute is not None
     attn_t, attn_m = titan.step_compute.parts["attention"], mega.step_compute.parts["attention"]
-    assert attn_t == pytest.approx(attn_m * (1 / 4 + 3 / 4 / C.RING_ATTENTION_FACTOR))
+    assert attn_t == pytest.approx(attn_m * (1 / 4 + 3 / 4 / fitted.shipped().ring_attention_factor))
     assert titan.step_compute.parts["matmul"] == pytest.approx(mega.step_compute.parts["matmul"])
     assert titan.step_seconds is not None and mega.step_seconds is not None
     assert titan.step_seconds > mega.step_seconds

@@ -18,8 +18,9 @@ import pytest
 
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import memory as M
+from gpuadvisor.advisor.architecture import architecture_from_hf_config
 from gpuadvisor.advisor.memory import Layout
-from gpuadvisor.advisor.workload import Workload, architecture_from_hf_config
+from gpuadvisor.advisor.workload import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures" / "h100-vm"
@@ -27,7 +28,7 @@ GiB = 2**30
 
 
 def _accuracy() -> ModuleType:
-    return benchscripts.load("advisor_accuracy")
+    return benchscripts.load("calibration_cases")
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,12 @@ import pytest
 
 from gpuadvisor import catalog
 from gpuadvisor.advisor import strategies as S
+from gpuadvisor.advisor.architecture import architecture_from_hf_config, architecture_from_spec
 from gpuadvisor.advisor.layout import build
 from gpuadvisor.advisor.memory import model_states
 from gpuadvisor.advisor.moe import all_to_all
 from gpuadvisor.advisor.rigview import hypothetical
-from gpuadvisor.advisor.workload import Workload, architecture_from_hf_config, architecture_from_spec
+from gpuadvisor.advisor.workload import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hf_configs"
@@ -271,8 +272,8 @@ def test_capacity_factor_pads_compute_not_parameters() -> None:
 
 @pytest.fixture(scope="module")
 def acc() -> ModuleType:
-    """benchmarks/advisor_accuracy.py: the calibration cases and how the advisor is run on each."""
-    return benchscripts.load("advisor_accuracy")
+    """benchmarks/calibration_cases.py: the calibration cases and how the advisor is run on each."""
+    return benchscripts.load("calibration_cases")
 
 
 def _case(acc: ModuleType, case_id: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import pytest
 
 from gpuadvisor import catalog
 from gpuadvisor.advisor import serving as S
-from gpuadvisor.advisor.workload import architecture_from_spec
+from gpuadvisor.advisor.architecture import architecture_from_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = tomllib.loads((ROOT / "benchmarks" / "serving_cases.toml").read_text(encoding="utf-8"))["serving"]

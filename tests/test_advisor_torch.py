@@ -14,8 +14,9 @@ torch = pytest.importorskip("torch")
 nn = torch.nn
 
 from gpuadvisor.advisor import constants as C  # noqa: E402
+from gpuadvisor.advisor.architecture import Architecture  # noqa: E402
 from gpuadvisor.advisor.memory import Layout, model_states  # noqa: E402
-from gpuadvisor.advisor.workload import Architecture, Workload  # noqa: E402
+from gpuadvisor.advisor.workload import Workload  # noqa: E402
 
 
 class Block(nn.Module):

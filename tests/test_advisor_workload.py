@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from gpuadvisor import catalog
 from gpuadvisor.advisor import Workload, workload_options
-from gpuadvisor.advisor.workload import architecture_from_hf_config, architecture_from_spec
+from gpuadvisor.advisor.architecture import architecture_from_hf_config, architecture_from_spec
 from gpuadvisor.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "workloads"

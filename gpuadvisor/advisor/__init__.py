@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuadvisor.advisor.advice import Advice, advise
+    from gpuadvisor.advisor.architecture import Architecture
     from gpuadvisor.advisor.options import workload_options
-    from gpuadvisor.advisor.workload import Architecture, Workload
+    from gpuadvisor.advisor.workload import Workload
 
 # Imported on first use (PEP 562), so a command that only adds the options stays quick to start.
 _LAZY = {
     "Advice": "gpuadvisor.advisor.advice",
     "advise": "gpuadvisor.advisor.advice",
     "workload_options": "gpuadvisor.advisor.options",
-    "Architecture": "gpuadvisor.advisor.workload",
+    "Architecture": "gpuadvisor.advisor.architecture",
     "Workload": "gpuadvisor.advisor.workload",
 }
 

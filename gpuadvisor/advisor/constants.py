@@ -7,23 +7,9 @@ does, and bandwidth in GB/s as nccl-tests does).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gpuadvisor import links
-from gpuadvisor.advisor.fitted import (  # noqa: F401  (the fitted time-model constants, re-exported)
-    COMPILE_MEMORY_BOUND_FACTOR,
-    DEEPSPEED_SHARDED_COMM_FACTOR,
-    DEEPSPEED_SHARDED_OVERLAP,
-    FLASH1_ATTENTION_FACTOR,
-    MEGATRON_MEMORY_BOUND_FACTOR,
-    MEMORY_BOUND_BYTES,
-    POWER_CAP_MIN_WATTS_ADA,
-    POWER_CAP_MIN_WATTS_HOPPER,
-    QLORA_DEQUANT_BYTES_PER_PARAM,
-    RING_ATTENTION_FACTOR,
-    SHARDED_OVERLAP,
-    TFLOPS_PER_WATT_ADA,
-    TFLOPS_PER_WATT_HOPPER,
-)
 
 GB = 1e9
 GiB = 2**30
@@ -234,74 +220,27 @@ GATHERED_UNITS_IN_FLIGHT = 2
 
 # MFU is defined in advisor.timing (PaLM appendix B: 6N + 12·L·s·d_attn per token over the datasheet peak);
 # without --mfu the step time is predicted from the components below, and the MFU it implies is reported.
-# Published MFU, for reference in the output: A100 0.50-0.64 (torchtitan Llama 3 8B/70B on 64 A100 56.8-58.2 % /
-# 51.7 %; llm-foundry MPT 7B-30B 54-64 %), H100 0.33-0.46 (torchtitan Llama 3.1 8B 33-39 %, llm-foundry MPT
-# 38-46 %; Llama 3 paper 38-43 % on 16K H100).
-PUBLISHED_MFU = {
-    "ampere": (
-        0.50,
-        0.64,
-        "torchtitan docs/performance.md (64 A100: Llama 3 8B 56.8-58.2 %, 70B 51.7 %); llm-foundry MPT benchmarks "
-        "(A100 80GB: 54-64 %)",
-    ),
-    "hopper": (
-        0.33,
-        0.46,
-        "torchtitan docs/performance.md (Llama 3.1 8B on H100: 33-39 %); llm-foundry MPT benchmarks (H100: 38-46 %); "
-        "Dubey et al. 2024 (Llama 3), table 4: 38-43 %",
-    ),
-}
-
-# Sustained dense matmul rate as a fraction of the datasheet peak, per GPU generation: "maximum achievable matmul
-# FLOPS" (MAMF), the best torch.matmul over a sweep of shapes (S. Bekman, ml-engineering, compute/accelerator
-# README, MAMF table: A100 SXM 271.2 of 312 = 86.9 %, H100 SXM 794.5 of 989 = 80.3 %, B200 1745 of 2250 =
-# 77.6 %). Ada has no row there: assumed as the A100 (same GEMM kernel family); Volta and unknown GPUs 80 %,
-# assumed. No one fraction fits a GeForce card: its FP32-accumulate tensor figure is half its tensor cores' rate and
-# its clocks run past the rated boost, so measured it exceeds its datasheet (RTX 4090 178.5 of 165.2, RTX 3090 76.6
-# of 71). A card with its own measured rate in the catalog (GpuSpec.mamf_tflops, with its source) runs at that
-# figure instead, its attention kernels likewise (timing.rates). A scan with `bench --compute` uses the GPU's own
-# measured matmul TFLOP/s instead of either.
-GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "ampere": (271.2 / 312, "Bekman, ml-engineering MAMF table: A100 SXM 271.2 of 312 TFLOP/s BF16"),
-    "hopper": (794.5 / 989, "Bekman, ml-engineering MAMF table: H100 SXM 794.5 of 989 TFLOP/s BF16"),
-    "blackwell": (1745.0 / 2250, "Bekman, ml-engineering MAMF table: B200 1745 of 2250 TFLOP/s BF16"),
-    "ada": (
-        271.2 / 312,
-        "assumed as A100's 86.9 %: Ada (sm_89) runs the same mma.sync tensor-core GEMM kernels as sm_80; no published "
-        "MAMF for Ada",
-    ),
-    "volta": (0.80, "assumed (no published MAMF for Volta)"),
-    "unknown": (0.80, "assumed (no published MAMF for this GPU)"),
-}
+# Per GPU generation, in gpuadvisor/catalog/generations.toml, each with its source: the MFU published runs reach
+# (published_mfu, for reference in the output); the sustained dense matmul rate as a fraction of the datasheet peak,
+# "maximum achievable matmul FLOPS" (gemm, fp8_gemm: S. Bekman's MAMF table; assumed where none is published); the
+# FlashAttention-2 class kernels' fraction of peak (attention: Dao 2023, Shah et al. 2024). A card with its own
+# measured rate in the catalog (GpuSpec.mamf_tflops, with its source) runs at that figure instead, its attention
+# kernels likewise (timing.rates). A scan with `bench --compute` uses the GPU's own measured matmul TFLOP/s instead
+# of either.
+#
 # Board power caps the sustained tensor rate: a card whose datasheet peak needs more than its power limit runs its
-# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). The capped rate is
-# TFLOPS_PER_WATT_<generation> × watts ** POWER_CAP_EXPONENT. The exponent is 1 (a fixed energy per FLOP): the
-# published figures allow no less than about 0.8, since with 1/2 the rate Grand Teton's 500 W H100s sustain would cap
-# the 700 W H100 SXM below its published 794.5 TFLOP/s MAMF (Bekman, ml-engineering); cards far below the fitted
-# ones (L4 at 72 W) are then predicted on the slow side. The coefficient is FITTED by benchmarks/fit_advisor.py
-# on the generation's runs held below its top board power (into gpuadvisor/advisor/fitted.py, with the lowest board
-# power among them, POWER_CAP_MIN_WATTS_<generation>: below it the cap is not extrapolated, as for the 72 W L4); a
-# generation without such runs has no cap. A card with its own measured rate (GpuSpec.mamf_tflops, at its datasheet
-# power) follows the same law through that point instead: its figure × watts / datasheet watts below its datasheet
-# power. A scan's measured matmul rate (bench --compute) replaces all of this.
+# GEMMs at lower clocks (the H100 at 500 W of Meta's Grand Teton, the 300 W RTX 6000 Ada). The capped rate is the
+# generation's fitted TFLOP/s per watt (FitParams.tflops_per_watt) × watts ** POWER_CAP_EXPONENT. The exponent is 1
+# (a fixed energy per FLOP): the published figures allow no less than about 0.8, since with 1/2 the rate Grand
+# Teton's 500 W H100s sustain would cap the 700 W H100 SXM below its published 794.5 TFLOP/s MAMF (Bekman,
+# ml-engineering); cards far below the fitted ones (L4 at 72 W) are then predicted on the slow side. The coefficient
+# is FITTED by benchmarks/fit_advisor.py on the generation's runs held below its top board power (into
+# gpuadvisor/advisor/fitted.toml, with the lowest board power among them, FitParams.power_cap_min_watts: below it the
+# cap is not extrapolated, as for the 72 W L4); a generation without such runs has no cap. A card with its own
+# measured rate (GpuSpec.mamf_tflops, at its datasheet power) follows the same law through that point instead: its
+# figure × watts / datasheet watts below its datasheet power. A scan's measured matmul rate (bench --compute)
+# replaces all of this.
 POWER_CAP_EXPONENT = 1.0
-# FP8 matmuls (float8_e4m3fn), same MAMF table: H100 SXM 1402.6 of 1979 = 70.9 %, B200 3432.5 of 4500 = 76.3 %.
-FP8_GEMM_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "hopper": (1402.6 / 1979, "Bekman, ml-engineering MAMF table: H100 SXM 1402.6 of 1979 TFLOP/s FP8"),
-    "blackwell": (3432.5 / 4500, "Bekman, ml-engineering MAMF table: B200 3432.5 of 4500 TFLOP/s FP8"),
-}
-# Attention kernels (FlashAttention 2, what PyTorch SDPA runs), forward + backward, as a fraction of peak: 50-73 %
-# on A100 (Dao 2023, "FlashAttention-2", abstract: "reaching 50-73% of the theoretical maximum FLOPs/s on A100"),
-# 35 % on H100 (Shah et al. 2024, "FlashAttention-3", section 1: "FlashAttention-2 achieves only 35% utilization
-# on H100"). Volta has no FlashAttention (memory-efficient attention): assumed 0.30.
-ATTENTION_EFFICIENCY: dict[str, tuple[float, str]] = {
-    "ampere": (0.55, "FlashAttention-2 on A100: 50-73 % of peak (Dao 2023); the lower half, for forward + backward"),
-    "ada": (0.55, "FlashAttention-2 kernels as on A100 (Dao 2023), assumed"),
-    "hopper": (0.35, "FlashAttention-2 on H100: 35 % of peak (Shah et al. 2024, FlashAttention-3 paper)"),
-    "blackwell": (0.35, "assumed as on H100 (FlashAttention-2 class kernels)"),
-    "volta": (0.30, "assumed (no FlashAttention on Volta)"),
-    "unknown": (0.35, "assumed"),
-}
 FLASH_BACKWARD_PASSES = (
     2.5  # FlashAttention's backward: 5 matmuls (QKᵀ recomputed) to the forward's 2 (Dao 2023, section 3.1)
 )
@@ -311,7 +250,7 @@ FLASH_BACKWARD_PASSES = (
 # FlashAttention-2's. Dao 2023 ("FlashAttention-2", section 4.1): FlashAttention-2 is 1.7-3.0x faster than
 # FlashAttention and 1.3-2.5x faster than FlashAttention in Triton, the Triton port's own notes: its forward +
 # backward "slightly slower" than FlashAttention-1's CUDA. Prior 0.5 (the paper's "2x"); FITTED by
-# benchmarks/fit_advisor.py on the runs that use such a kernel, into gpuadvisor/advisor/fitted.py. The MPT tables
+# benchmarks/fit_advisor.py on the runs that use such a kernel, into gpuadvisor/advisor/fitted.toml. The MPT tables
 # show why it matters: from 8k to 65k tokens the step time per token grows linearly with the sequence (the
 # attention), at a slope of 100 TFLOP/s of causal attention on A100 and 184 on H100 (4.5 forward passes with
 # recomputation), about 0.55 of FlashAttention-2's 172 / 346.
@@ -321,7 +260,7 @@ FLASH_BACKWARD_PASSES = (
 # separate SDPA call on a half block (the round-robin load balance), its output merged into the running one in fp32
 # by eager elementwise kernels (the log-sum-exp merge; in the backward the dK / dV accumulated in fp32, copied and
 # passed around the ring by all-to-all), and torchtitan's Llama repeats K and V to every query head before it.
-# RING_ATTENTION_FACTOR: the rate of those off-diagonal steps as a fraction of the fused kernel's on the local
+# FitParams.ring_attention_factor: the rate of those off-diagonal steps as a fraction of the fused kernel's on the local
 # (diagonal) block. Prior 1 (no loss); FITTED by benchmarks/fit_advisor.py on the published PyTorch context-parallel
 # runs (torchtitan's Llama 3.1 8B at 64k-256k tokens, whose step grows 4.5 s from 32k to 64k tokens but 17.7 s from
 # 64k to 128k and 29.2 s to 256k: the ring's share of the attention grows from 1/2 at cp 2 to 7/8 at cp 8). It
@@ -342,7 +281,7 @@ UNKNOWN_MEMORY_GBPS = 1000.0
 # casts, dropout where present, transposes around attention): bytes moved per byte of activation a layer stores
 # (Architecture.activation_bytes_per_token_layer), for forward + backward in eager PyTorch. FITTED by
 # benchmarks/fit_advisor.py (one constant for every GPU, on the eager PyTorch runs of the calibration cases) into
-# gpuadvisor/advisor/fitted.py. About 24 counted: every elementwise op reads and writes its tensors, norms in fp32.
+# gpuadvisor/advisor/fitted.toml. About 24 counted: every elementwise op reads and writes its tensors, norms in fp32.
 MEMORY_BOUND_PASSES = 3.0  # the forward + backward those bytes are for (backward ≈ 2 forwards)
 # Unfused attention (Megatron-LM before FlashAttention): the a·s score elements per token and layer go through
 # memory in fused softmax/dropout kernels: forward writes the scores (2), the softmax reads them and writes the
@@ -354,12 +293,12 @@ UNFUSED_ATTENTION_BYTES_PER_SCORE = 22.0
 SELECTIVE_RECOMPUTE_MATMUL_PASSES = 0.5
 # Fused kernels: the fraction of that memory-bound traffic (and of fp8's casts) a stack leaves, per training stack
 # (Workload.stack, --stack): eager PyTorch 1 (the definition); torch.compile (Inductor fuses pointwise ops and the
-# casts into their neighbours) COMPILE_MEMORY_BOUND_FACTOR, fitted on the compiled PyTorch runs (torchtitan,
-# torchtune); Megatron-Core + Transformer Engine (fused LayerNorm+cast+linear, fused SwiGLU, RoPE, bias-dropout-add
-# and cross-entropy kernels) MEGATRON_MEMORY_BOUND_FACTOR, fitted on NVIDIA's NeMo / Megatron-Bridge performance
-# tables; DeepSpeed runs the model's own eager PyTorch kernels (1, as eager); JAX/XLA fuses elementwise ops as
-# Inductor does: the compile factor, ASSUMED (no published JAX GPU run in the calibration). Both fitted by
-# benchmarks/fit_advisor.py into gpuadvisor/advisor/fitted.py.
+# casts into their neighbours) FitParams.compile_memory_bound_factor, fitted on the compiled PyTorch runs
+# (torchtitan, torchtune); Megatron-Core + Transformer Engine (fused LayerNorm+cast+linear, fused SwiGLU, RoPE,
+# bias-dropout-add and cross-entropy kernels) FitParams.megatron_memory_bound_factor, fitted on NVIDIA's NeMo /
+# Megatron-Bridge performance tables; DeepSpeed runs the model's own eager PyTorch kernels (1, as eager); JAX/XLA
+# fuses elementwise ops as Inductor does: the compile factor, ASSUMED (no published JAX GPU run in the calibration).
+# Both fitted by benchmarks/fit_advisor.py into gpuadvisor/advisor/fitted.toml.
 EAGER_MEMORY_BOUND_FACTOR = 1.0
 # The loss's memory traffic per logit: bf16 logits written and read, the fp32 upcast written, softmax read and
 # written, its gradient written and cast back: ~24 bytes (counted from the ops; not fitted).
@@ -369,7 +308,7 @@ LOSS_BYTES_PER_LOGIT = 24.0
 FP8_CAST_BYTES_PER_ELEMENT = 3.0
 # QLoRA: every frozen NF4 weight is dequantised to bf16 before each matmul (bitsandbytes / torchao NF4Tensor):
 # bytes moved per parameter and pass. FITTED by benchmarks/fit_advisor.py on the QLoRA runs (torchtune, Answer.AI
-# fsdp_qlora) into gpuadvisor/advisor/fitted.py. The bytes of a pure bandwidth-bound dequantisation would be
+# fsdp_qlora) into gpuadvisor/advisor/fitted.toml. The bytes of a pure bandwidth-bound dequantisation would be
 # 0.5 read + 2 written + 2 read again by the matmul = 4.5.
 # Floor per micro-batch: eager PyTorch launches about 90 kernels per transformer layer (forward ~30, backward ~60)
 # and the host spends ~10 µs on each (dispatcher + launch; He 2022, "Making Deep Learning Go Brrrr From First
@@ -416,11 +355,12 @@ NCCL_BASE_LATENCY_S = 8.4e-6
 NCCL_STEP_LATENCY_S = {"intra": 5.7e-6, "net": 6.6e-6}
 # FSDP / ZeRO-3 prefetches each unit's all-gather under the previous unit's compute, but the collectives and the
 # compute share the GPU (NCCL's kernels take SMs and memory bandwidth): of the shorter of the two, this fraction
-# overlaps. FITTED by benchmarks/fit_advisor.py on the sharded (FSDP / ZeRO-3) runs into gpuadvisor/advisor/fitted.py.
+# overlaps (FitParams.sharded_overlap). FITTED by benchmarks/fit_advisor.py on the sharded (FSDP / ZeRO-3) runs.
 # DeepSpeed's ZeRO-3 gathers and reduce-scatters parameters in buckets (stage3_prefetch_bucket_size) launched from
-# Python module hooks, not as one flat FSDP unit per layer: its collectives take DEEPSPEED_SHARDED_COMM_FACTOR times
-# NCCL's ring time over the same bytes, and DEEPSPEED_SHARDED_OVERLAP of the shorter of them and the compute
-# overlaps. Both FITTED by benchmarks/fit_advisor.py on the DeepSpeed ZeRO-3 runs.
+# Python module hooks, not as one flat FSDP unit per layer: its collectives take
+# FitParams.deepspeed_sharded_comm_factor times NCCL's ring time over the same bytes, and
+# FitParams.deepspeed_sharded_overlap of the shorter of them and the compute overlaps. Both FITTED by
+# benchmarks/fit_advisor.py on the DeepSpeed ZeRO-3 runs.
 # PyTorch DDP buckets gradients (bucket_cap_mb=25 by default) and overlaps each bucket's all-reduce with the
 # rest of the backward pass; the last bucket cannot be hidden.
 DDP_BUCKET_BYTES = 25 * 2**20
@@ -484,3 +424,21 @@ VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block size
 # budget. Their size is an ASSUMPTION (no calibration case yet): about 0.5 GiB for a 7-8B model at vLLM's default
 # capture sizes (vLLM logs "Graph capturing finished in N secs, took X GiB"; commonly 0.3-1 GiB).
 VLLM_CUDA_GRAPH_BYTES = int(0.5 * GiB)
+
+
+def __getattr__(name: str) -> Any:
+    """PUBLISHED_MFU ({generation: (low, high, source)}), read from gpuadvisor/catalog/generations.toml when first
+    asked for; SHARDED_OVERLAP: the fitted parameters' in force (fitted.current().sharded_overlap)."""
+    if name == "SHARDED_OVERLAP":
+        from gpuadvisor.advisor import fitted
+
+        return fitted.current().sharded_overlap
+    if name == "PUBLISHED_MFU":
+        from gpuadvisor.catalog import generations
+
+        return {
+            g.id: (g.published_mfu.low, g.published_mfu.high, g.published_mfu.source)
+            for g in generations.generations()
+            if g.published_mfu
+        }
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,8 +9,9 @@ from typing import Any
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import serving as SV
+from gpuadvisor.advisor.architecture import Architecture
 from gpuadvisor.advisor.rigview import RigView
-from gpuadvisor.advisor.workload import Architecture, Workload
+from gpuadvisor.advisor.workload import Workload
 
 
 @dataclass

@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 import re
 
-from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import fitted
 from gpuadvisor.advisor import timing as T
+from gpuadvisor.advisor.fitted import FitParams
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.rigview import RigView
 from gpuadvisor.advisor.workload import Workload
@@ -182,25 +183,27 @@ def pipeline_bubble(pp: int, vpp: int, m: int) -> float:
 
 def uses_torch_ring(lay: Layout, w: Workload) -> bool:
     """PyTorch's ring attention (torchtitan's context parallel) run by the eager PyTorch stack: the layouts whose
-    off-diagonal ring steps run at RING_ATTENTION_FACTOR (split_context, ring_attention_seconds)."""
+    off-diagonal ring steps run at FitParams.ring_attention_factor (split_context, ring_attention_seconds)."""
     return lay.torch_ring and lay.cp > 1 and w.stack == "pytorch"
 
 
-def split_context(sc: T.StepCompute, cp: int, torch_ring: bool = False) -> T.StepCompute:
+def split_context(
+    sc: T.StepCompute, cp: int, torch_ring: bool = False, *, fit: FitParams | None = None
+) -> T.StepCompute:
     """One GPU's compute with each sequence split over cp GPUs: its s/cp tokens' linears and memory-bound work, and
     1/cp of the causal attention (the load-balanced split, Megatron-Core and torchtitan: each GPU takes chunks i and
     2·cp − 1 − i so every one does the same attention work); the optimizer step as it was.
 
     PyTorch's ring attention (``torch_ring``: ``torch.distributed.tensor.experimental.context_parallel``, which
     torchtitan's layouts use) runs the cp − 1 off-diagonal steps of each attention call, (cp − 1)/cp of its work,
-    at RING_ATTENTION_FACTOR of the fused kernel's rate (separate half-block SDPA calls, merged in fp32 by eager
-    kernels: constants.py)."""
+    at FitParams.ring_attention_factor of the fused kernel's rate (separate half-block SDPA calls, merged in fp32 by
+    eager kernels: constants.py); ``fit`` default: the fitted parameters in force."""
     opt = sc.parts.get("optimizer", 0.0)
     parts = {k: (v if k in ("optimizer", "forward_fraction") else v / cp) for k, v in sc.parts.items()}
     seconds, per_mb = opt + (sc.seconds - opt) / cp, sc.per_micro_batch_seconds / cp
     if torch_ring and parts.get("attention"):
         ring = parts["attention"] * (cp - 1) / cp
-        extra = ring * (1 / C.RING_ATTENTION_FACTOR - 1)
+        extra = ring * (1 / (fit or fitted.current()).ring_attention_factor - 1)
         micro_batches = (seconds - opt) / per_mb if per_mb else 1.0
         parts["attention"] += extra
         seconds += extra
@@ -245,8 +248,8 @@ def ring_attention_seconds(
     if uses_torch_ring(lay, w):
         ring = (
             f"; PyTorch's ring runs its {lay.cp - 1} off-diagonal steps ({lay.cp - 1}/{lay.cp} of the attention) at "
-            f"{C.RING_ATTENTION_FACTOR:.2f} of the fused kernel's rate (fitted on torchtitan's published "
-            "context-parallel runs)"
+            f"{fitted.current().ring_attention_factor:.2f} of the fused kernel's rate (fitted on torchtitan's "
+            "published context-parallel runs)"
         )
     return seconds, (
         f"context parallel: K/V chunks of {chunk / 1e6:.1f} MB around a ring of {lay.cp} GPUs {where}, "

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from gpuadvisor.errors import InputError
 
 if TYPE_CHECKING:
+    from gpuadvisor.advisor.architecture import Architecture
     from gpuadvisor.advisor.memory import Layout
     from gpuadvisor.advisor.rigview import RigView
-    from gpuadvisor.advisor.workload import Architecture, Workload
+    from gpuadvisor.advisor.workload import Workload
 
 ALL_TO_ALLS_PER_LAYER = 4  # dispatch + combine, forward and backward (Megatron-Core MoE token dispatcher)
 

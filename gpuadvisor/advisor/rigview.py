@@ -8,11 +8,11 @@ measurement, expected from the link facts (gpuadvisor.links) otherwise; each fig
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 
 from gpuadvisor import catalog, links, plateau
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import scan_links as L
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Measurement, Rig
 from gpuadvisor.text import plural
@@ -203,94 +203,6 @@ def _partition_cliques(remaining: list[int], t: int, nv: list[list[int]]) -> boo
     return False
 
 
-NV_RE = re.compile(r"^NV(\d+)$")
-
-
-def _nv_matrix(rig: Rig) -> list[list[int]]:
-    n = len(rig.gpus)
-    mat = rig.topology.matrix
-    out = [[0] * n for _ in range(n)]
-    if mat and len(mat) == n:
-        for i in range(n):
-            for j in range(n):
-                m = NV_RE.match(str(mat[i][j]) if j < len(mat[i]) else "")
-                if m and i != j:
-                    out[i][j] = int(m.group(1))
-    return out
-
-
-def _nvlink_version(gpus: list[Gpu], spec: catalog.GpuSpec | None) -> int | None:
-    for g in gpus:
-        for link in g.nvlinks:
-            if link.active and link.version:
-                return link.version
-    return spec.nvlink_version if spec else None
-
-
-def _pcie(gpus: list[Gpu], spec: catalog.GpuSpec | None) -> tuple[float | None, str]:
-    """Slowest GPU's PCIe path per direction: maximum generation (idle GPUs drop their generation to save
-    power) and current width (a card trained at x8 stays at x8 under load)."""
-    worst: tuple[float, str] | None = None
-    for g in gpus:
-        cur = links.path_limit(g)
-        mx = links.path_limit(g, at_max=True)
-        if cur is None and mx is None:
-            continue
-        gen = (mx or cur).gen  # type: ignore[union-attr]
-        width = min(x.width for x in (cur, mx) if x is not None)
-        bw = links.pcie_gbps(gen, width)
-        if bw is None:
-            continue
-        where = (cur if cur and cur.width == width else mx).where  # type: ignore[union-attr]
-        desc = f"PCIe Gen{gen} x{width} ({g.label}, {where}) = {bw:.1f} GB/s per direction"
-        if worst is None or bw < worst[0]:
-            worst = (bw, desc)
-    if worst:
-        return worst
-    if spec and spec.pcie_gen:
-        bw = links.pcie_gbps(spec.pcie_gen, 16)
-        return (
-            bw,
-            f"PCIe Gen{spec.pcie_gen} x16 from the catalog (no PCIe facts in the scan) = {bw:.1f} GB/s per direction",
-        )
-    return None, "no PCIe facts"
-
-
-def _measured_all_reduce(rig: Rig) -> Measurement | None:
-    best: Measurement | None = None
-    for m in rig.measurements:
-        if m.kind != "all_reduce" or m.status not in ("ok", "partial") or not m.value_gbps:
-            continue
-        if m.backend == "gloo":
-            continue  # a CPU run says nothing about the GPUs' links
-        if best is None or (m.world_size or 0) > (best.world_size or 0):
-            best = m
-    return best
-
-
-def _measured_p2p(rig: Rig, nv: list[list[int]]) -> tuple[float, str] | None:
-    """The slowest GPU pair's measured one-way copy (the better of P2P on and off: what the pair gets) over
-    PCIe (pairs without NVLink), when the scan holds one (p2pBandwidthLatencyTest, gpuadvisor bench)."""
-    pos = {g.index: i for i, g in enumerate(rig.gpus)}
-    best: dict[tuple[int, int], Measurement] = {}
-    for m in rig.measurements:
-        if m.kind != "p2p_unidir" or len(m.gpus) != 2 or not m.value_gbps or m.status not in ("ok", "partial"):
-            continue
-        a, b = (pos.get(x) for x in m.gpus)
-        if a is None or b is None or (nv and nv[a][b] > 0):
-            continue
-        key = (min(a, b), max(a, b))
-        if key not in best or m.value_gbps > (best[key].value_gbps or 0.0):
-            best[key] = m
-    if not best:
-        return None
-    m = min(best.values(), key=lambda x: x.value_gbps or 0.0)
-    return m.value_gbps or 0.0, (
-        f"measured: GPU {m.gpus[0]} -> GPU {m.gpus[1]} copy {m.value_gbps:.1f} GB/s "
-        f"per direction ({m.method or m.backend}; the slowest pair) over PCIe"
-    )
-
-
 def inter_node_bandwidth(gbps: float | None, rig: Rig | None = None, gpus_per_node: int = 0) -> Bandwidth:
     if gbps:
         return Bandwidth(gbps, f"given: {gbps:g} GB/s all-reduce busbw across nodes (--inter-node-gbps)")
@@ -327,7 +239,7 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
     if rig.gpus and not gpus:
         raise InputError(
             f"the scan has {plural(len(rig.gpus), 'GPU')} but neither their model nor their memory "
-            f"({_source_words(rig)}): add nvidia-smi or nvidia-smi -q output of the same machine to the import, "
+            f"({L.source_words(rig)}): add nvidia-smi or nvidia-smi -q output of the same machine to the import, "
             "or plan with --simulate"
         )
     if not gpus:
@@ -364,12 +276,12 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
             f"the scan has no memory size for its GPUs ({', '.join(names)}) and they are not in the catalog: cannot "
             "size anything"
         )
-    nv = _nv_matrix(rig)
-    measured = _measured_all_reduce(rig)
+    nv = L.nv_matrix(rig)
+    measured = L.measured_all_reduce(rig)
     nv_assumed = None
-    if len(gpus) > 1 and not any(any(row) for row in nv) and _matrix_absent(rig):
-        nv, nv_assumed = _nv_without_topology(rig, gpus, spec, measured)
-    version = _nvlink_version(gpus, spec)
+    if len(gpus) > 1 and not any(any(row) for row in nv) and L.matrix_absent(rig):
+        nv, nv_assumed = L.nv_without_topology(rig, gpus, spec, measured)
+    version = L.nvlink_version(gpus, spec)
     pair_links = [nv[i][j] for i in range(len(nv)) for j in range(len(nv)) if i != j and nv[i][j] > 0]
     nvlink_pair = None
     nvlink_source = "no NVLink between the GPUs (topology matrix shows no NV#)"
@@ -394,8 +306,8 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         if nv_assumed:
             nvlink_source = f"{nv_assumed}; {nvlink_source}"
             notes.append(nv_assumed)
-    pcie_bw, pcie_src = _pcie(gpus, spec)
-    measured_p2p = _measured_p2p(rig, nv)
+    pcie_bw, pcie_src = L.pcie_path(gpus, spec)
+    measured_p2p = L.measured_p2p(rig, nv)
     if measured_p2p is not None:  # a GPU-to-GPU copy measured in the same scan beats a figure from the links
         pcie_bw, pcie_src = measured_p2p
     p2p = rig.topology.p2p_read
@@ -433,57 +345,6 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         inter_node=inter_node_bandwidth(inter_node_gbps, rig, len(gpus)),
         notes=notes,
     )
-
-
-def _source_words(rig: Rig) -> str:
-    files = ", ".join(rig.source.files[:3]) if rig.source.files else rig.source.kind
-    return f"the scan was made from {files}, which names no GPU model: a topology matrix alone, say"
-
-
-def _matrix_absent(rig: Rig) -> bool:
-    n = len(rig.gpus)
-    m = rig.topology.matrix
-    return len(m) < n or any(len(row) < n for row in m)
-
-
-def _nv_without_topology(
-    rig: Rig, gpus: list[Gpu], spec: catalog.GpuSpec | None, measured: Measurement | None
-) -> tuple[list[list[int]], str | None]:
-    """An NVLink matrix for a scan without a topology matrix, from what is known: a measured all-reduce whose
-    busbw no PCIe link could carry (NVLink between the measured GPUs), else the catalog (an SXM part is wired to
-    its NVLink fabric: groups of its usual NVLink domain). Bridged PCIe cards may or may not have their bridges:
-    nothing is assumed for them. Returns the matrix and the words saying what it rests on."""
-    n = len(rig.gpus)
-    nv = [[0] * n for _ in range(n)]
-    per_pair = spec.nvlink_links if spec and spec.nvlink_links else 1
-    if measured is not None and measured.value_gbps:
-        gen = spec.pcie_gen if spec and spec.pcie_gen else 5
-        pcie_max = links.pcie_gbps(gen, 16) or 0.0
-        pos = {g.index: i for i, g in enumerate(rig.gpus)}
-        mg = [pos[i] for i in measured.gpus if i in pos]
-        if measured.value_gbps > pcie_max and len(mg) > 1:
-            for a in mg:
-                for b in mg:
-                    if a != b:
-                        nv[a][b] = per_pair
-            return nv, (
-                f"NVLink established by measurement: all-reduce busbw {measured.value_gbps:g} GB/s over "
-                f"{measured.world_size or len(mg)} ranks is more "
-                f"than PCIe Gen{gen} x16 carries ({pcie_max:.1f} GB/s per direction), so these GPUs are joined by "
-                "NVLink (the scan has no topology matrix)"
-            )
-    if spec is not None and spec.form_factor == "sxm" and spec.nvlink_links and spec.nvlink_domain > 1:
-        d = min(spec.nvlink_domain, n)
-        for a in range(n):
-            for b in range(n):
-                if a != b and a // d == b // d:
-                    nv[a][b] = spec.nvlink_links
-        return nv, (
-            f"assumed from the catalog: the {spec.name} is an SXM part wired to NVLink ({spec.nvlink_links} links; "
-            f"{spec.nvlink_links_source or spec.source}), NVLink groups of {d} as in its usual system "
-            "(the scan has no topology matrix)"
-        )
-    return nv, None
 
 
 def _mig_view(

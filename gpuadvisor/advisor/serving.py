@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.advisor.workload import Architecture
+from gpuadvisor.advisor.architecture import Architecture
 
 FIT_FILE = Path(__file__).with_name("serving_fit.toml")
 

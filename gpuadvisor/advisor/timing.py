@@ -10,15 +10,15 @@ Without ``--mfu`` the step time is predicted from what the hardware does, per co
   - matmuls of the linear layers (forward, input gradient, weight gradient; the recomputed forward with full
     checkpointing; no weight gradient for LoRA's frozen base) at the sustained matmul rate: the GPU's measured
     matmul TFLOP/s when the scan has one (``gpuadvisor bench --compute``), else the datasheet peak × the maximum
-    achievable matmul fraction its generation reaches in published measurements (GEMM_EFFICIENCY);
+    achievable matmul fraction its generation reaches in published measurements (generations.toml: gemm);
     with fp8 only the transformer layers' linears run at the FP8 rate (Transformer Engine / torchao float8
     convert nn.Linear; attention, norms and the output layer stay 16-bit), plus the casts to fp8;
   - attention (causal: half of the 4·s·d_attn per token of the MFU count, FlashAttention's backward recomputing
-    the scores: 2.5 forwards) at the attention kernel's fraction of peak (ATTENTION_EFFICIENCY: FlashAttention-2;
-    FLASH1_ATTENTION_FACTOR of it for FlashAttention-1 class kernels, Dao 2023);
+    the scores: 2.5 forwards) at the attention kernel's fraction of peak (generations.toml: FlashAttention-2;
+    FitParams.flash1_attention_factor of it for FlashAttention-1 class kernels, Dao 2023);
   - memory-bound work (norms, activations, residuals, rotary, casts, the loss) as bytes moved at the memory
-    bandwidth: MEMORY_BOUND_BYTES per byte of stored activation (fitted, see constants), times the fraction the
-    training stack's fused kernels leave (memory_bound_factor: torch.compile, Megatron-Core + Transformer Engine);
+    bandwidth: FitParams.memory_bound_bytes per byte of stored activation (fitted, see constants), times the fraction
+    the training stack's fused kernels leave (memory_bound_factor: torch.compile, Megatron-Core + Transformer Engine);
   - LoRA's adapters: their rank-r GEMMs' reads and writes, and in eager PyTorch the elementwise ops around them
     (PEFT's clone, dropout, scale and add, and their backward: constants.LORA_FORWARD_BYTES), at the memory
     bandwidth; these grow with the tokens, not with the matmul rate, so a faster tensor core gains less;
@@ -31,13 +31,15 @@ FLOPs on top at the same rate.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import fitted
+from gpuadvisor.advisor.fitted import FitParams
 from gpuadvisor.advisor.workload import Workload
+from gpuadvisor.catalog import generations
 
 
 @dataclass(frozen=True)
@@ -71,15 +73,6 @@ def _measured(measurements: list[Any] | None, kind: str, dtype: str | None = Non
     return best
 
 
-@functools.cache
-def top_board_power(arch: str) -> float | None:
-    """The highest datasheet board power of the generation's cards in the catalog (the H100 SXM's 700 W)."""
-    from gpuadvisor import catalog
-
-    watts = [g.tdp_w for g in catalog.gpus() if g.architecture == arch and g.tdp_w]
-    return max(watts) if watts else None
-
-
 def card_mamf(spec: Any, precision: str) -> float | None:
     """The card's own measured maximum achievable matmul TFLOP/s for ``precision`` at its datasheet board power
     (catalog mamf_tflops; FP16 runs at the BF16 rate on every tensor-core GPU the catalog lists), or None where the
@@ -89,10 +82,12 @@ def card_mamf(spec: Any, precision: str) -> float | None:
     return float(value) if value else None
 
 
-def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float | None, str]:
+def power_capped_tflops(
+    spec: Any, power_w: float | None = None, *, fit: FitParams | None = None
+) -> tuple[float | None, str]:
     """The 16-bit matmul TFLOP/s the board power sustains (None where nothing caps it): a GEMM at full tensor rate
     draws more than a low-power card's limit, so its clocks drop: the rate grows with the power
-    (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient (constants.TFLOPS_PER_WATT_<GENERATION>);
+    (constants.POWER_CAP_EXPONENT) times the generation's fitted coefficient (FitParams.tflops_per_watt);
     for a card with its own measured rate (catalog mamf_tflops, at its datasheet power), through that point, below
     its datasheet power only."""
     arch = getattr(spec, "architecture", None) or "unknown"
@@ -106,13 +101,14 @@ def power_capped_tflops(spec: Any, power_w: float | None = None) -> tuple[float 
         return cap, (
             f"{mamf:g} TFLOP/s (this card's measured rate at {tdp:g} W) × {watts:g} / {tdp:g} W = {cap:.0f} TFLOP/s"
         )
-    coeff = getattr(C, f"TFLOPS_PER_WATT_{arch.upper()}", None)
+    p = fit or fitted.current()
+    coeff = p.tflops_per_watt.get(arch)
     if not watts or not coeff:
         return None, ""
-    top = top_board_power(arch)
+    top = generations.top_board_power(arch)
     if top and watts >= top:  # the generation's full board power: the cap is fitted on runs held below it
         return None, f"not capped at {watts:g} W, the {arch} generation's top board power"
-    lowest = getattr(C, f"POWER_CAP_MIN_WATTS_{arch.upper()}", 0.0)
+    lowest = p.power_cap_min_watts.get(arch, 0.0)
     if watts < lowest:  # no published run of the generation this far down: not extrapolated
         return None, (
             f"not capped by its {watts:g} W: below the lowest board power of the published {arch} runs the "
@@ -136,12 +132,16 @@ def rates(
     memory_gbps: float | None = None,
     power_w: float | None = None,
     attention_kernel: str = "flash2",
+    fit: FitParams | None = None,
 ) -> Rates:
     """The GPU's sustained rates for ``precision``: measured where the scan has ``matmul`` / ``memory_bandwidth``
     measurements (gpuadvisor bench --compute), else datasheet × the generation's published fractions, at most what
-    the board power (``power_w``, default the datasheet's) sustains."""
+    the board power (``power_w``, default the datasheet's) sustains. ``fit``: the fitted parameters (default: those in
+    force, fitted.current())."""
+    p = fit or fitted.current()
     arch = getattr(spec, "architecture", None) or "unknown"
-    gen_frac, gemm_src = C.GEMM_EFFICIENCY.get(arch, C.GEMM_EFFICIENCY["unknown"])
+    gen = generations.gemm_efficiency(arch)
+    gen_frac, gemm_src = gen.value, gen.source
     gemm_frac = gen_frac
     mamf = card_mamf(spec, "fp16" if precision == "fp8" else precision)
     sheet = spec.peak_tflops("bf16" if precision == "fp8" else precision) if spec is not None else None
@@ -149,10 +149,11 @@ def rates(
         gemm_frac = mamf / sheet
         gemm_src = f"this card's own measured rate, {mamf:g} of {sheet:g} TFLOP/s: {spec.mamf_source}"
     card_scale = gemm_frac / gen_frac  # a card faster or slower than its generation at matmuls is so at attention
-    attn_frac, attn_src = C.ATTENTION_EFFICIENCY.get(arch, C.ATTENTION_EFFICIENCY["unknown"])
+    attn = generations.attention_efficiency(arch)
+    attn_frac, attn_src = attn.value, attn.source
     sources = []
     matmul = peak * gemm_frac
-    cap, cap_src = power_capped_tflops(spec, power_w) if precision in ("bf16", "fp16", "fp8") else (None, "")
+    cap, cap_src = power_capped_tflops(spec, power_w, fit=p) if precision in ("bf16", "fp16", "fp8") else (None, "")
     if cap is not None and cap < matmul:
         gemm_frac, gemm_src = cap / peak, f"power-limited: {cap_src}"
         matmul = cap
@@ -177,7 +178,8 @@ def rates(
     fp8_peak = spec.peak_tflops("fp8") if spec is not None else None
     if precision == "fp8" and fp8_peak:
         m8 = _measured(measurements, "matmul", "fp8")
-        fp8_frac, fp8_src = C.FP8_GEMM_EFFICIENCY.get(arch, (gemm_frac, gemm_src))
+        own = generations.known(arch).fp8_gemm
+        fp8_frac, fp8_src = (own.value, own.source) if own else (gemm_frac, gemm_src)
         fp8 = float(m8.value_tflops) if m8 is not None else fp8_peak * fp8_frac
         if m8 is None and cap is not None and fp8 > 2 * cap:  # an FP8 FLOP moves half the bits: twice the 16-bit cap
             fp8, fp8_src = 2 * cap, f"power-limited: twice the 16-bit {cap_src}"
@@ -200,14 +202,14 @@ def rates(
         )
     attention = peak * attn_frac * scale
     if attention_kernel == "flash1":
-        attention *= C.FLASH1_ATTENTION_FACTOR  # FlashAttention-1 / its Triton port: about half FA-2's rate
+        attention *= p.flash1_attention_factor  # FlashAttention-1 / its Triton port: about half FA-2's rate
     sources.append(
         f"attention kernels at {attn_frac:.0%} of peak ({attn_src})"
         + (f", × {scale:.2f} as this GPU's matmuls run" if abs(scale - 1) > 0.005 else "")
     )
     if attention_kernel == "flash1":
         sources.append(
-            f"FlashAttention-1 class kernel: {C.FLASH1_ATTENTION_FACTOR:.2f} of that rate (FlashAttention-2 about 2x "
+            f"FlashAttention-1 class kernel: {p.flash1_attention_factor:.2f} of that rate (FlashAttention-2 about 2x "
             "faster, Dao 2023; fitted on llm-foundry's MPT runs)"
         )
     return Rates(peak, matmul, fp8, attention, bw_eff, matmul_measured, memory_measured, tuple(sources))
@@ -273,8 +275,11 @@ def step_compute(
     zero_stage: int,
     r: Rates,
     offload: bool = False,
+    fit: FitParams | None = None,
 ) -> StepCompute:
-    """Seconds of compute per optimizer step on one GPU (the first pipeline stage), by component."""
+    """Seconds of compute per optimizer step on one GPU (the first pipeline stage), by component. ``fit``: the fitted
+    parameters (default: those in force, fitted.current())."""
+    p = fit or fitted.current()
     a = w.arch
     tokens = w.seq * w.micro_batch  # per micro-batch, per data-parallel rank
     layers = math.ceil(a.layers / pp)
@@ -342,8 +347,8 @@ def step_compute(
     act = a.activation_bytes_per_token_layer()
     scores = C.UNFUSED_ATTENTION_BYTES_PER_SCORE * a.heads * w.seq if not w.fused_attention else 0.0
     passes = C.MEMORY_BOUND_PASSES + (1.0 if recompute in ("full", "selective") else 0.0)
-    fused, _ = memory_bound_factor(w)
-    factor = C.MEMORY_BOUND_BYTES * fused
+    fused, _ = memory_bound_factor(w, p)
+    factor = p.memory_bound_bytes * fused
     cast_bytes *= fused  # the casts to fp8 fuse into the norm / activation kernels before them (TE, Inductor)
     mem_bytes = (factor * act + scores) * passes / C.MEMORY_BOUND_PASSES * tokens * layers / tp
     loss_bytes = C.LOSS_BYTES_PER_LOGIT * a.vocab * tokens / tp
@@ -357,7 +362,7 @@ def step_compute(
     t_deq = 0.0
     if w.finetune == "qlora":
         params = a.layer_linear_params() * layers / tp
-        t_deq = C.QLORA_DEQUANT_BYTES_PER_PARAM * params * (2 + extra) / (r.memory_gbps * 1e9)
+        t_deq = p.qlora_dequant_bytes_per_param * params * (2 + extra) / (r.memory_gbps * 1e9)
     gpu = t_lin + t_head + t_attn + t_mem + t_deq
     floor = C.OPS_PER_LAYER * layers * C.OP_LAUNCH_SECONDS * (1 + extra / 3)
     per_mb = max(gpu, floor)
@@ -392,31 +397,33 @@ def stack_key(w: Workload) -> str:
     return w.stack
 
 
-def memory_bound_factor(w: Workload) -> tuple[float, str]:
+def memory_bound_factor(w: Workload, fit: FitParams | None = None) -> tuple[float, str]:
     """The fraction of eager PyTorch's memory-bound traffic the workload's stack leaves, and where it comes from."""
+    p = fit or fitted.current()
     key = stack_key(w)
     if key == "compile":
-        return C.COMPILE_MEMORY_BOUND_FACTOR, "fitted on published torch.compile runs (torchtitan, torchtune)"
+        return p.compile_memory_bound_factor, "fitted on published torch.compile runs (torchtitan, torchtune)"
     if key == "megatron":
-        return C.MEGATRON_MEMORY_BOUND_FACTOR, "fitted on NVIDIA's NeMo / Megatron-Bridge performance tables"
+        return p.megatron_memory_bound_factor, "fitted on NVIDIA's NeMo / Megatron-Bridge performance tables"
     if key == "jax":
-        return C.COMPILE_MEMORY_BOUND_FACTOR, (
+        return p.compile_memory_bound_factor, (
             "assumed as torch.compile's (XLA fuses elementwise ops likewise; no published JAX GPU run calibrated)"
         )
     return C.EAGER_MEMORY_BOUND_FACTOR, "eager kernels: every elementwise op reads and writes its tensors"
 
 
-def sharded_comm_factor(w: Workload) -> float:
+def sharded_comm_factor(w: Workload, fit: FitParams | None = None) -> float:
     """How much longer a ZeRO-3 all-gather / reduce-scatter takes in the workload's stack than NCCL's ring over the
     same bytes: DeepSpeed's ZeRO-3 gathers parameters in prefetch buckets from Python hooks (fitted on its published
-    runs, constants.DEEPSPEED_SHARDED_COMM_FACTOR); PyTorch FSDP and Megatron's gather whole flat units (1)."""
-    return C.DEEPSPEED_SHARDED_COMM_FACTOR if w.stack == "deepspeed" else 1.0
+    runs, FitParams.deepspeed_sharded_comm_factor); PyTorch FSDP and Megatron's gather whole flat units (1)."""
+    return (fit or fitted.current()).deepspeed_sharded_comm_factor if w.stack == "deepspeed" else 1.0
 
 
-def sharded_overlap(w: Workload) -> float:
+def sharded_overlap(w: Workload, fit: FitParams | None = None) -> float:
     """The share of the shorter of ZeRO-3's collectives and the compute they hide under that overlaps: DeepSpeed's
-    own (fitted on its published runs), else PyTorch FSDP's (constants.SHARDED_OVERLAP)."""
-    return C.DEEPSPEED_SHARDED_OVERLAP if w.stack == "deepspeed" else C.SHARDED_OVERLAP
+    own (fitted on its published runs), else PyTorch FSDP's (FitParams.sharded_overlap)."""
+    p = fit or fitted.current()
+    return p.deepspeed_sharded_overlap if w.stack == "deepspeed" else p.sharded_overlap
 
 
 def _optimizer_seconds(

@@ -37,6 +37,7 @@ class GpuSpec:
     nvlink_gbps_per_direction: float | None = None
     pcie_gen: int | None = None
     tdp_w: float | None = None
+    compute_capability: str | None = None  # where the part's is not its generation's (generations.toml)
     reserved_mib: int | None = None  # framebuffer the driver reserves (nvidia-smi -q "Reserved"), CUDA never sees it
     # This card's own measured matmul TFLOP/s at its datasheet board power, by precision (mamf-finder's best over a
     # sweep of shapes, or the best of a set of large square products), where its generation's fraction of the

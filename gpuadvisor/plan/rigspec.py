@@ -6,20 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuadvisor.catalog import generations
+from gpuadvisor.catalog.generations import Generation
 from gpuadvisor.plan.build import Build
 
-# NVML's nvmlDeviceArchitecture_t and the compute capability of each family's parts in the catalog.
-NVML_ARCH = {"volta": 5, "ampere": 7, "ada": 8, "hopper": 9, "blackwell": 10}
-COMPUTE_CAPABILITY = {"volta": "7.0", "ampere": "8.6", "ada": "8.9", "hopper": "9.0", "blackwell": "10.0"}
-COMPUTE_CAPABILITY_BY_ID = {
-    "a100-sxm4-80gb": "8.0",
-    "a100-sxm4-40gb": "8.0",
-    "a100-pcie-80gb": "8.0",
-    "a100-pcie-40gb": "8.0",
-    "rtx-5090": "12.0",
-}
-# NVSwitch chips on each generation's 8-GPU baseboard (HGX A100: 6, HGX H100/H200: 4, HGX B200: 2).
-NVSWITCHES = {"ampere": 6, "hopper": 4, "blackwell": 2, "volta": 6}
+# The generation a GPU of no simulated generation (none with a compute capability in catalog/generations.toml) is
+# served as, and whose NVSwitch count a generation without one gets.
+SIMULATED_DEFAULT = "hopper"
 DRIVER = ("570.133.20", "12.8")  # a driver every GPU in the catalog runs on (R570 added the RTX 50 series)
 
 
@@ -97,14 +90,29 @@ def lane_split(b: Build) -> Layout:
     return out
 
 
+def _simulated_generation(arch: str) -> Generation:
+    """The generation the simulator serves a GPU of ``arch`` as: its own where the table gives its parts' compute
+    capability, else SIMULATED_DEFAULT's."""
+    gen = generations.get(arch)
+    if gen is None or gen.compute_capability is None:
+        gen = generations.get(SIMULATED_DEFAULT)
+    assert gen is not None
+    return gen
+
+
+def _nvswitches(arch: str) -> int | None:
+    return _simulated_generation(arch).nvswitches or _simulated_generation(SIMULATED_DEFAULT).nvswitches
+
+
 def _gpu_props(b: Build) -> dict[str, Any]:
     g = b.gpu
     geforce = "GeForce" in g.name
+    gen = _simulated_generation(g.architecture)
     return {
         "name": g.name,
         "memory_total_mib": g.memory_mib,
-        "architecture": NVML_ARCH.get(g.architecture, 9),
-        "compute_capability": COMPUTE_CAPABILITY_BY_ID.get(g.id, COMPUTE_CAPABILITY.get(g.architecture, "9.0")),
+        "architecture": gen.nvml_architecture,
+        "compute_capability": g.compute_capability or gen.compute_capability,
         "power_limit_w": float(g.tdp_w or 300),
         "power_default_limit_w": float(g.tdp_w or 300),
         "ecc": "unsupported" if geforce else True,
@@ -157,7 +165,7 @@ def rig_description(b: Build) -> tuple[dict[str, Any], Layout]:
             nvlinks=b.nvlink_links or b.gpu.nvlink_links,
             nvlink_version=b.gpu.nvlink_version,
             nvlink_fabric="nvswitch",
-            nvswitches=NVSWITCHES.get(b.gpu.architecture, 4),
+            nvswitches=_nvswitches(b.gpu.architecture),
         )
     elif b.fabric == "bridge":
         links = b.nvlink_links or min(b.gpu.nvlink_links or 4, 12)
