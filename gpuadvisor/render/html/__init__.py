@@ -4,7 +4,7 @@
 templates shipped in ``gpuadvisor.reports`` (``reports/templates/``) with autoescape on. The page reads only
 what the Rig holds — the same facts as ``rig.to_json()``, which is embedded as
 ``<script type="application/json" id="scan">`` — plus what follows from them by gpuadvisor's own tables
-(expected link bandwidth, ``gpuadvisor.links``) and the rule descriptions of the registry.
+(expected link bandwidth, ``gpuadvisor.physics.links``) and the rule descriptions of the registry.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def _pcie_text(gpu: Gpu) -> Val:
         f"x{p.current_width if p.current_width is not None else '?'}"
     )
     mx = f"Gen{p.max_gen if p.max_gen is not None else '?'} x{p.max_width if p.max_width is not None else '?'}"
-    from gpuadvisor.links import hop_is_downgraded
+    from gpuadvisor.physics.links import hop_is_downgraded
     from gpuadvisor.render.topology_layout import _nvml_hop
 
     wd, gd = hop_is_downgraded(_nvml_hop(gpu))
