@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpuadvisor.links import PCIE_GT_S
+from gpuadvisor.physics.links import PCIE_GT_S
 
 from .nvml import format_cpulist, parse_cpulist
 from .rigdesc import RigDesc

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gpuadvisor import facts
 from gpuadvisor.facts import PcieHop
-from gpuadvisor.links import gen_from_speed
+from gpuadvisor.physics.links import gen_from_speed
 
 BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 HOST_BRIDGE_RE = re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")

@@ -8,13 +8,13 @@ import pytest
 
 from gpuadvisor.bench import faults
 from gpuadvisor.bench.events import EventReader
-from gpuadvisor.bench.expected import expected_bandwidth
 from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor, busbw_gbps, doubling_sizes, shape
 from gpuadvisor.bench.presets import PRESETS, get_preset, parse_size
 from gpuadvisor.bench.results import Collector
 from gpuadvisor.bench.runner import parse_only
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Measurement, Rig, SweepRow
+from gpuadvisor.physics.expected import expected_bandwidth
 from gpuadvisor.render.text.bench import render_measurements
 
 # -- nccl-tests doc/PERFORMANCE.md -------------------------------------------------------------------------

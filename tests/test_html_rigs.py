@@ -373,9 +373,9 @@ def measured_rig() -> Rig:
 def measured_4090() -> Rig:
     """The 4x4090-pcie preset with a synthetic (made-up, not gloo-run) 4-rank NCCL sweep, every ordered pair's
     P2P-off copy (one direction, both, latency) and pinned host<->device copies per GPU, GPU 2 at half speed
-    (its x8 link). Expected figures from the benchmarker's own table (gpuadvisor.bench.expected)."""
-    from gpuadvisor.bench.expected import expected_bandwidth
+    (its x8 link). Expected figures from the link physics (gpuadvisor.physics.expected)."""
     from gpuadvisor.collect import simulate
+    from gpuadvisor.physics.expected import expected_bandwidth
 
     rig = simulate("4x4090-pcie")
     gpus = [g.index for g in rig.gpus]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor import facts, links
+from gpuadvisor import facts
 from gpuadvisor.errors import InputError
 from gpuadvisor.importers import (
     ImportParseError,
@@ -24,6 +24,7 @@ from gpuadvisor.importers import (
     parse_topo_p2p,
 )
 from gpuadvisor.importers.smi_query import CLOCKS_REASON_NAMES
+from gpuadvisor.physics import links
 
 HERE = Path(__file__).parent / "fixtures" / "import"
 OWN = HERE / "own"

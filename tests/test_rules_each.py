@@ -966,8 +966,8 @@ def test_ga602_pcie_without_p2p_is_judged_against_what_nccl_reaches_there(preset
     """4x RTX 4090, no P2P: the line rate (31.5 GB/s, Gen4 x16 at max) x 0.78 NCCL on PCIe x 0.5 staged through
     host memory = 12.3 GB/s: a plausible 11.5 GB/s passes, 6 GB/s fails (the advisor predicts with the same figures)."""
     from gpuadvisor.advisor import Workload, advise
-    from gpuadvisor.bench.expected import expected_bandwidth
     from gpuadvisor.facts import Measurement, SweepRow
+    from gpuadvisor.physics.expected import expected_bandwidth
 
     rig = preset("4x4090-pcie")
     e = expected_bandwidth(rig, "all_reduce", [0, 1, 2, 3], backend="nccl", world_size=4)

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor import facts, plateau
+from gpuadvisor import facts
 from gpuadvisor.facts import SweepRow
 from gpuadvisor.importers import import_files, import_texts
+from gpuadvisor.physics import plateau
 from gpuadvisor.rules import evaluate
 from gpuadvisor.rules.topology import links_not_shown
 

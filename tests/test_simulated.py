@@ -178,7 +178,7 @@ def test_gpus_behind_a_downgraded_switch_uplink(tmp_path):
         ("upstream-port", 8, 16),
         ("root-port", 8, 16),
     ]
-    from gpuadvisor.links import path_limit
+    from gpuadvisor.physics.links import path_limit
 
     assert path_limit(rig.gpus[0]).where == "0000:01:00.0"
 

@@ -107,7 +107,7 @@ def test_path_to_root_port_with_port_types_by_position(tmp_path):
 
 def test_downgraded_uplink_behind_x16_gpu_is_the_narrowest_hop(tmp_path):
     from gpuadvisor.facts import Gpu, Pcie
-    from gpuadvisor.links import hop_is_downgraded, path_limit
+    from gpuadvisor.physics.links import hop_is_downgraded, path_limit
 
     make_tree(tmp_path)
     hops, _ = Sysfs(tmp_path).path("0000:43:00.0")
@@ -214,7 +214,7 @@ def test_simulated_aer_counts_reach_the_gpu_hop(tmp_path):
 def test_a_slot_wired_x8_is_not_a_downgrade_of_an_x16_card(tmp_path):
     """A link's maximum is the lower of its two ends (links.link_facts): x16 card, x8 slot, running x8."""
     from gpuadvisor.collect import simulate
-    from gpuadvisor.links import gpu_link, path_limit
+    from gpuadvisor.physics.links import gpu_link, path_limit
 
     p = tmp_path / "rig.toml"
     p.write_text(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gpuadvisor import links
+from gpuadvisor.physics import links
 
 GB = 1e9
 GiB = 2**30
@@ -340,7 +340,7 @@ FLOPS_PER_PARAM_TOKEN_FROZEN = 4  # LoRA/QLoRA: forward 2 + input gradients 2; f
 
 # What an NCCL all-reduce's busbw reaches as a fraction of the raw per-direction link bandwidth, when the
 # rig has no measurement: one set of figures for the advisor and the bandwidth rules, with their sources, in
-# gpuadvisor.links (NVLink 370/450 from nccl-tests#212; PCIe 0.78 from the 6x RTX 4090 nccl-tests sample;
+# gpuadvisor.physics.links (NVLink 370/450 from nccl-tests#212; PCIe 0.78 from the 6x RTX 4090 nccl-tests sample;
 # no P2P halves it, assumed).
 PCIE_BUSBW_EFFICIENCY = links.NCCL_PCIE_EFFICIENCY
 NVLINK_BUSBW_EFFICIENCY = links.NCCL_NVLINK_EFFICIENCY

@@ -2,7 +2,7 @@
 
 GPU memory, the datasheet peak, the NVLink domain (GPUs whose every pair is joined by NVLink, from the
 topology matrix's NV# codes), and the all-reduce bus bandwidth: measured when the scan has an all_reduce
-measurement, expected from the link facts (gpuadvisor.links) otherwise; each figure says which.
+measurement, expected from the link facts (gpuadvisor.physics.links) otherwise; each figure says which.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from gpuadvisor import catalog, links, plateau
+from gpuadvisor import catalog
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import scan_links as L
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Measurement, Rig
+from gpuadvisor.physics import links, plateau
 from gpuadvisor.text import plural
 
 P2P_OK = {"OK", "X"}

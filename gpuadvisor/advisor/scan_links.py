@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 
-from gpuadvisor import catalog, links
+from gpuadvisor import catalog
 from gpuadvisor.facts import Gpu, Measurement, Rig
+from gpuadvisor.physics import links
 
 NV_RE = re.compile(r"^NV(\d+)$")
 

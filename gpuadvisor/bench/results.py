@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuadvisor.bench.expected import expected_bandwidth
 from gpuadvisor.facts import Measurement, Rig, SweepRow
 from gpuadvisor.nodename import node_name
+from gpuadvisor.physics.expected import expected_bandwidth
 
 COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 RISING = 1.1  # the last size doubling raised busbw by more than this factor: the sweep stopped before the plateau

@@ -16,7 +16,7 @@ from gpuadvisor.facts import ELIDED, GPU_LOST, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sections import clean_lines
 from gpuadvisor.importers.values import DEV_PREFIX, normalize_bus_id
-from gpuadvisor.links import gen_from_speed
+from gpuadvisor.physics.links import gen_from_speed
 
 _BDF = r"((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 _DEV = re.compile(r"^\s*" + DEV_PREFIX + _BDF + r" ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")

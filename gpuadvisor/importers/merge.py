@@ -419,7 +419,7 @@ def _mark_missing(obj: Any, reason: str) -> None:
 
 def _expectations(rig: Rig, parts: list[Part]) -> None:
     """What each imported measurement should reach on this rig's links, as the benchmarker derives it."""
-    from gpuadvisor.bench.expected import expected_bandwidth
+    from gpuadvisor.physics.expected import expected_bandwidth
 
     hosts = {id(m): len(p.nccl.hosts) for p in parts if p.nccl is not None for m in p.rig.measurements}
     for m in rig.measurements:

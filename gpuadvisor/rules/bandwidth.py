@@ -6,8 +6,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from statistics import median
 
-from gpuadvisor import catalog, plateau
+from gpuadvisor import catalog
 from gpuadvisor.facts import Measurement, Rig
+from gpuadvisor.physics import plateau
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
 from gpuadvisor.rules.references import REFERENCES, Reference, find_reference
@@ -48,7 +49,7 @@ def _all_nvlink(rig: Rig, gpus: list[int]) -> bool:
 def _links_expected(rig: Rig, m: Measurement) -> tuple[float, str] | None:
     """The link figure for a measurement that carries none (an imported one): the benchmarker's own function,
     so an imported nccl-tests row is judged exactly as a measured one."""
-    from gpuadvisor.bench.expected import expected_bandwidth
+    from gpuadvisor.physics.expected import expected_bandwidth
 
     e = expected_bandwidth(
         rig,
@@ -230,7 +231,7 @@ def host_device_bandwidth_low(rig: Rig, ctx: Context):
 
     What it checks
         Each pinned host-to-device and device-to-host measurement against the benchmarker's expected figure
-        (narrowest PCIe hop at its maximum generation and width x copy efficiency, gpuadvisor.links) and,
+        (narrowest PCIe hop at its maximum generation and width x copy efficiency, PCI-SIG per-lane rates) and,
         for GPU models that have one, a published production health-check floor.
     Why it matters
         Data loading, checkpointing, CPU offload and every host-staged transfer go over this path. A copy far
@@ -242,7 +243,8 @@ def host_device_bandwidth_low(rig: Rig, ctx: Context):
     Source
         Link figures: PCI-SIG per-lane rates, of which large pinned copies reach 80-90% (85% taken);
         ratios: DCGM diagnostics' 75% pass marks (github.com/NVIDIA/DCGM testing/gen_validation.sh)
-        and production health checks at ~85-95% (Azure HPC NHC); floors: gpuadvisor.rules.references.
+        and production health checks at ~85-95% (Azure HPC NHC); floors: Azure HPC NHC check_cuda_bw
+        (ND H100 v5, ND A100 v4).
     How to fix
         Check the PCIe path findings (GA101, GA102), bind the process to the GPU's NUMA node (GA404), check
         IOMMU/ACS BIOS settings; compare with nvbandwidth host_to_device_memcpy_ce.
@@ -283,7 +285,7 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
     """Measured collective bus bandwidth (all-reduce, all-gather, ...) is below what the rig should give.
 
     What it checks
-        The plateau busbw of each collective measurement (gpuadvisor.plateau: the largest sizes whose busbw
+        The plateau busbw of each collective measurement (the plateau: the largest sizes whose busbw
         lie within 5% of each other over at least one doubling, the sweep having gone to 1 GiB on NVLink or
         128 MiB on PCIe; a sweep that stops while busbw still rises is not judged) against the benchmarker's link figure
         (the
@@ -301,7 +303,7 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         github.com/NVIDIA/nccl-tests/issues/212; PCIe efficiency: 6x RTX 4090 all_reduce_perf 24.5 GB/s on PCIe 4.0 x16
         (github.com/tinygrad/open-gpu-kernel-modules README); 8x A100 reference:
         github.com/NVIDIA/nccl-tests/issues/175;
-        ratios: DCGM (75%) and Azure HPC NHC (~85-95%), see gpuadvisor.rules.thresholds; sizes needed to
+        ratios: DCGM (75%) and Azure HPC NHC (~85-95%); sizes needed to
         reach the plateau: github.com/NVIDIA/nccl-tests/issues/212 and /149 (NVLink: 256 MiB too small, still
         rising at 512 MiB).
     How to fix
@@ -405,9 +407,9 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
     Threshold
         Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio.
     Source
-        NVLink and PCIe per-direction figures: gpuadvisor.links (PCI-SIG per-lane rates, NVIDIA NVLink generations);
+        NVLink and PCIe per-direction figures: PCI-SIG per-lane rates, NVIDIA NVLink generations;
         protocol overhead
-        on NVLink: github.com/NVIDIA/nccl-tests/issues/212; ratios: see gpuadvisor.rules.thresholds.
+        on NVLink: github.com/NVIDIA/nccl-tests/issues/212; ratios: DCGM (75%) and Azure HPC NHC (~85-95%).
     How to fix
         Check the pair's NVLink (GA204, GA205) and P2P (GA206) findings; compare with nvbandwidth
         device_to_device_memcpy_read_ce or CUDA's p2pBandwidthLatencyTest.
@@ -486,7 +488,7 @@ def straggler_gpu(rig: Rig, ctx: Context):
         Synchronous data parallelism runs at the slowest rank's pace; production straggler
         detection compares a node with its peers (NodeSweep, MLSys 2026, mlsys.org/virtual/2026/poster/3608); tolerance
         as
-        bandwidth_warn_ratio (gpuadvisor.rules.thresholds).
+        bandwidth_warn_ratio.
     How to fix
         Look at that GPU's other findings (PCIe link, clocks, NUMA); swap it with a peer's slot to see whether
         the slowness follows the card or the slot.
@@ -578,7 +580,7 @@ def bench_incomplete(rig: Rig, ctx: Context):
     Threshold
         Status failed or timeout.
     Source
-        The benchmarker's record (gpuadvisor.bench); NCCL hangs as a node fault: Azure HPC NHC fails a node
+        The benchmarker's record (gpuadvisor bench); NCCL hangs as a node fault: Azure HPC NHC fails a node
         whose NCCL all-reduce test errors (customTests/azure_nccl_allreduce.nhc).
     How to fix
         Read the recorded error; rerun `gpuadvisor -v bench`; check `dmesg` for Xid errors and the NCCL

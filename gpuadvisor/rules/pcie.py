@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpuadvisor import links
 from gpuadvisor.facts import Finding, Gpu, Measurement, Rig
+from gpuadvisor.physics import links
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import gpu_list, missing, norm, subject
 from gpuadvisor.rules.registry import rule
@@ -289,7 +289,7 @@ def pcie_gen_below_max(rig: Rig, ctx: Context):
         worse every host<->device transfer.
     Threshold
         Generation below the allowed maximum; under-load confirmation uses bandwidth_warn_ratio of the
-        copy bandwidth expected at the maximum generation (gpuadvisor.links.expected_copy_gbps).
+        copy bandwidth expected at the maximum generation (PCI-SIG per-lane rate x width x 0.85 copy efficiency).
     Source
         NVIDIA nvidia-smi documentation: "The current link generation and width. These may be reduced when
         the GPU is not in use." (nvidia-smi(1) manual, GPU Link Info; --help-query-gpu says the same of

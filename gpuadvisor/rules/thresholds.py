@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuadvisor import links
+from gpuadvisor.physics import links
 
 # Sources quoted by more than one threshold.
 SRC_PARALLELISM_HOST = (

@@ -181,8 +181,7 @@ def no_nvlink(rig: Rig, ctx: Context):
         no_nvlink_min_gpus GPUs or more without any NVLink.
     Source
         Tensor parallelism belongs within an NVLink domain (Megatron-LM paper, Narayanan et al. 2021,
-        section 3); NVLink vs PCIe figures in
-        gpuadvisor.links.
+        section 3); NVLink vs PCIe figures: NVIDIA NVLink generations and PCI-SIG per-lane rates.
     How to fix
         Prefer data parallel (DDP/FSDP with gradient accumulation) over tensor parallel on this rig; for large
         models use NVLink-bridged pairs or an SXM (NVSwitch) node.

@@ -4,7 +4,7 @@
 templates shipped in ``gpuadvisor.reports`` (``reports/templates/``) with autoescape on. The page reads only
 what the Rig holds — the same facts as ``rig.to_json()``, which is embedded as
 ``<script type="application/json" id="scan">`` — plus what follows from them by gpuadvisor's own tables
-(expected link bandwidth, ``gpuadvisor.links``) and the rule descriptions of the registry.
+(expected link bandwidth, ``gpuadvisor.physics.links``) and the rule descriptions of the registry.
 
 The view is built by section: ``report`` (the whole page) from ``hardware`` (banner, host, software, GPUs),
 ``topology`` (matrices; the diagram's geometry in ``topology_layout``), ``network``, ``bandwidth`` (charts in

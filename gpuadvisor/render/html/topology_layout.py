@@ -12,7 +12,7 @@ Where each part comes from (nothing here is invented; what is inferred says so i
 - PCIe edge labels: current generation and width of the link (the child's register, completed by the parent
   port's); a link whose current width is below the maximum both ends support is ``fail``, a generation below
   the maximum is ``warn`` (an idle GPU drops its generation to save power; the rules decide whether that is a
-  fault), both judged by ``gpuadvisor.links.hop_is_downgraded``;
+  fault), both judged by ``gpuadvisor.physics.links.hop_is_downgraded``;
 - NVLink: links whose remote end is a switch are drawn as one NVSwitch fabric box; GPU-to-GPU links as arcs
   labelled with the link count from the ``topo -m`` matrix (``NV#``) or from the per-link remote ends;
 - NICs: ``rig.topology.nics``, placed beside the GPU they are closest to by ``nic_matrix`` (PIX: same switch,
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Gpu, PcieHop, Rig
-from gpuadvisor.links import hop_is_downgraded, link_facts
+from gpuadvisor.physics.links import hop_is_downgraded, link_facts
 from gpuadvisor.render.html.topology_tree import (
     SIZES,
     Box,
@@ -76,7 +76,7 @@ class Diagram:
         raise KeyError(box_id)
 
 
-_link_facts = link_facts  # one definition of a link as both ends see it: gpuadvisor.links
+_link_facts = link_facts  # one definition of a link as both ends see it: gpuadvisor.physics.links
 
 
 def describe_link(link: PcieHop) -> tuple[list[str], str, str]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuadvisor.facts import Gpu, Rig
-from gpuadvisor.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
+from gpuadvisor.physics.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
 from gpuadvisor.render.text.width import fit_lines, fit_table, plain_table, term_width  # noqa: F401  (plain_table: re-exported)
 from gpuadvisor.text import pcie_link, plural
 

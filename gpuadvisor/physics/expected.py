@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpuadvisor import links
 from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.physics import links
 
 _NV = re.compile(r"^NV(\d+)$")
 
@@ -184,8 +184,8 @@ def expected_bandwidth(
     """The figure a measurement is judged against, and where it comes from.
 
     ``gpus`` are ``Gpu.index`` values of ``rig``; ``together`` the GPUs of a host<->device copy run on every GPU
-    at once. Link figures come from ``gpuadvisor.links`` (per direction, before protocol overhead; PCIe at the
-    maximum generation and width the hardware allows, so a downgraded hop shows as a low ratio; NVLink per
+    at once. Link figures come from ``links`` beside this module (per direction, before protocol overhead; PCIe at
+    the maximum generation and width the hardware allows, so a downgraded hop shows as a low ratio; NVLink per
     link by version, GA102 bridge links at their own rate). The whole table:
 
     =============================  ==================  ====================================================
