@@ -12,6 +12,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from gpuadvisor.advice_model import FrameworkLaunch
+
 TRAIN_FRAMEWORKS = ("torch", "deepspeed", "accelerate", "megatron", "jax")
 SERVE_FRAMEWORKS = ("vllm", "sglang", "trtllm", "llamacpp", "ollama")
 FRAMEWORKS = TRAIN_FRAMEWORKS + SERVE_FRAMEWORKS
@@ -40,20 +42,20 @@ def _result(
     code: str | None = None,
     notes: list[str] | None = None,
     reason: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "framework": name,
-        "maps": reason is None,
-        "reason": reason,
-        "commands": commands or [],
-        "files": files or {},
-        "code": code,
-        "notes": notes or [],
-        "docs": DOCS[name],
-    }
+) -> FrameworkLaunch:
+    return FrameworkLaunch(
+        framework=name,
+        maps=reason is None,
+        reason=reason,
+        commands=commands or [],
+        files=files or {},
+        code=code,
+        notes=notes or [],
+        docs=DOCS[name],
+    )
 
 
-def launch(advice: Any, name: str) -> dict[str, Any]:
+def launch(advice: Any, name: str) -> FrameworkLaunch:
     """What to run for the advice's pick in framework ``name`` (one of FRAMEWORKS)."""
     d = advice.to_dict() if hasattr(advice, "to_dict") else advice
     if name not in FRAMEWORKS:
@@ -74,7 +76,7 @@ def launch(advice: Any, name: str) -> dict[str, Any]:
 # -- training ---------------------------------------------------------------------------------------------
 
 
-def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
+def _train(d: dict[str, Any], name: str) -> FrameworkLaunch:
     s, p = d["snippet"], d["pick_detail"]
     kind = s["kind"]
     ds_json = None
@@ -149,7 +151,7 @@ def _train(d: dict[str, Any], name: str) -> dict[str, Any]:
     return _jax(d)
 
 
-def _jax(d: dict[str, Any]) -> dict[str, Any]:
+def _jax(d: dict[str, Any]) -> FrameworkLaunch:
     """A jax.sharding.Mesh for the pick and the PartitionSpecs of the batch, the weights and the optimizer state.
 
     Weights are written as [in_features, out_features] (flax/haiku Dense kernels). Data parallel replicates the
@@ -224,7 +226,7 @@ def _model(d: dict[str, Any]) -> str:
     return parts[2]  # vllm serve <model> ...
 
 
-def _serve(d: dict[str, Any], name: str) -> dict[str, Any]:
+def _serve(d: dict[str, Any], name: str) -> FrameworkLaunch:
     s, p, w, rig = d["snippet"], d["pick_detail"], d["workload"], d["rig"]
     tp, pp, ctx, conc = p["tensor_parallel_size"], p["pipeline_parallel_size"], w["context"], w["concurrency"]
     dtype = DTYPE[w["precision"]]

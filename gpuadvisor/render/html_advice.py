@@ -214,8 +214,9 @@ def _snippets(snippet: Any) -> list[tuple[str, str]]:
     return out
 
 
-def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
+def advisor_view(a: Any) -> dict[str, Any]:
     """View of the advisor's dict for the template (see the module docstring for the shape)."""
+    a = a.to_json_dict() if hasattr(a, "to_json_dict") else a
     task = a.get("task") or "train"
     cands = [c for c in a.get("candidates") or [] if isinstance(c, dict)]
     w = a.get("workload") or {}
@@ -352,6 +353,7 @@ def _global_batch(w: dict[str, Any], a: dict[str, Any]) -> str:
 
 
 def is_advisor_dict(a: Any) -> bool:
+    a = a.to_json_dict() if hasattr(a, "to_json_dict") else a
     return isinstance(a, dict) and a.get("kind") == ADVICE_KIND
 
 

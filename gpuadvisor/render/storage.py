@@ -92,7 +92,7 @@ def render_text(rig: Rig) -> str:
     cache = _cache_line(rig)
     if cache:
         out.append(cache)
-    plan = (rig.advice or {}).get("checkpoint")
+    plan = rig.advice.get("checkpoint") if rig.advice is not None else None
     if isinstance(plan, dict):
         out.append(checkpoint_line(plan))
     return "\n".join(out) + "\n"
@@ -112,7 +112,7 @@ def html_view(rig: Rig) -> dict[str, Any] | None:
     if not rig.storage.paths:
         return None
     notes = [line for line in (_cache_line(rig),) if line]
-    plan = (rig.advice or {}).get("checkpoint")
+    plan = rig.advice.get("checkpoint") if rig.advice is not None else None
     if isinstance(plan, dict):
         notes.append(checkpoint_line(plan))
     return {"paths": storage_rows(rig), "notes": notes}
