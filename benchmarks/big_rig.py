@@ -88,7 +88,7 @@ def description(n: int) -> str:
 def run(n: int) -> dict[str, float]:
     from gpuadvisor.collect import simulate
     from gpuadvisor.render.html import render_html
-    from gpuadvisor.render.terminal import render_scan
+    from gpuadvisor.render.text.rig import render_scan
     from gpuadvisor.rules import evaluate
 
     with tempfile.TemporaryDirectory() as tmp:

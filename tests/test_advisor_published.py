@@ -186,7 +186,7 @@ def test_one_efficiency_figure_in_the_table_the_rows_and_the_pick(preset) -> Non
     row said "the pick at 72%" (ideal / step) on 4x RTX 4090 with Llama 3 8B."""
     import re
 
-    from gpuadvisor.advisor import render_advice
+    from gpuadvisor.render.text.advice import render_advice
 
     a = advise(preset("4x4090-pcie"), Workload.from_options(model="llama-3-8b", mfu=0.4))
     d = a.pick

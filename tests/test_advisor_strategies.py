@@ -8,10 +8,11 @@ import shlex
 import pytest
 
 from gpuadvisor import facts
-from gpuadvisor.advisor import Workload, advise, render_advice
+from gpuadvisor.advisor import Workload, advise
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.collect import simulate
 from gpuadvisor.facts import Gpu, Host, Measurement, Rig
+from gpuadvisor.render.text.advice import render_advice
 
 GiB = 2**30
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from gpuadvisor.bench import compute, compute_results, run_benchmarks
-from gpuadvisor.bench.render import render_compute
 from gpuadvisor.facts import Gpu, Measurement, Rig, from_dict
+from gpuadvisor.render.text.bench import render_compute
 from gpuadvisor.rules import evaluate
 
 H100 = "NVIDIA H100 80GB HBM3"  # catalog row h100-sxm5-80gb: bf16 989.4, fp8 1978.9 TFLOP/s dense, 3350 GB/s

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpuadvisor.bench import faults, render_measurements
+from gpuadvisor.bench import faults
 from gpuadvisor.bench.events import EventReader
 from gpuadvisor.bench.expected import expected_bandwidth
 from gpuadvisor.bench.formulas import algbw_gbps, busbw_factor, busbw_gbps, doubling_sizes, shape
@@ -15,6 +15,7 @@ from gpuadvisor.bench.results import Collector
 from gpuadvisor.bench.runner import parse_only
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Measurement, Rig, SweepRow
+from gpuadvisor.render.text.bench import render_measurements
 
 # -- nccl-tests doc/PERFORMANCE.md -------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ from test_beyond_rules import planted
 from gpuadvisor import facts
 from gpuadvisor.collect import simulate_description
 from gpuadvisor.render.html import render_html
-from gpuadvisor.render.junit import render_junit
-from gpuadvisor.render.prometheus import render_prometheus
+from gpuadvisor.render.machine.junit import render_junit
+from gpuadvisor.render.machine.prometheus import render_prometheus
 from gpuadvisor.rules import all_rules, evaluate
 
 

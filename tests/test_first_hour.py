@@ -14,7 +14,7 @@ import pytest
 
 from gpuadvisor import facts
 from gpuadvisor.collect import collect_live
-from gpuadvisor.render.findings import render_findings
+from gpuadvisor.render.text.findings import render_findings
 from gpuadvisor.rules import evaluate
 from gpuadvisor.rules.summary import no_gpu_hint, one_line, rig_verdict
 

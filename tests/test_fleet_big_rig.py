@@ -11,7 +11,7 @@ from tabulate import tabulate
 
 from gpuadvisor.collect import nvlink_count, simulate
 from gpuadvisor.render.html import environment, matrix_view, p2p_view
-from gpuadvisor.render.terminal import plain_table
+from gpuadvisor.render.text.rig import plain_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 

@@ -17,9 +17,8 @@ from test_html_rigs import XSS, build_rig, dgx_like, measured_rig, pcie_4090
 from gpuadvisor import facts
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Finding, PcieHop
-from gpuadvisor.render import svg_charts
-from gpuadvisor.render.html import advice_view, fmt_any, render_html, write_html
-from gpuadvisor.render.topology_layout import describe_link, layout
+from gpuadvisor.render.html import advice_view, fmt_any, render_html, svg_charts, write_html
+from gpuadvisor.render.html.topology_layout import describe_link, layout
 
 EXTERNAL = re.compile(r"(?i)(https?:|ftp:|//[a-z0-9.-]+\.[a-z]{2,}|wss?:)")
 

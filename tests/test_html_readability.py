@@ -14,8 +14,7 @@ from browser import Dom
 from test_html_rigs import build_rig, measured_4090
 
 from gpuadvisor import facts
-from gpuadvisor.render import svg_charts
-from gpuadvisor.render.html import render_html
+from gpuadvisor.render.html import render_html, svg_charts
 
 GiB = 2**30
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.commands.check import gates, run_check
-from gpuadvisor.render.junit import render_junit
+from gpuadvisor.render.machine.junit import render_junit
 
 xmlschema = pytest.importorskip("xmlschema", reason="the test extra xmlschema validates JUnit against its XSDs")
 

@@ -456,7 +456,7 @@ def test_every_fitting_training_row_carries_the_advisors_band():
 @pytest.mark.parametrize("width", [80, 200])
 def test_plan_text_fits_the_terminal(width):
     """The table splits into column groups that repeat the rank and build name rather than wrap."""
-    from gpuadvisor.plan.render import render_text
+    from gpuadvisor.render.text.plan import render_text
 
     text = render_text(_plan("full", "llama-3-8b", 1e9), width=width)
     assert max(len(ln) for ln in text.splitlines()) <= width

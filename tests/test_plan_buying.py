@@ -400,7 +400,7 @@ def test_the_options_reach_the_header(capsys):
 
 
 def test_perf_per_dollar_and_per_watt_columns():
-    from gpuadvisor.plan.render import per_kusd, render_text
+    from gpuadvisor.render.text.plan import per_kusd, render_text
 
     p = _cached(("2x3090-nvlink-5950x", "rent-8xa100"), "qlora", "llama-3-8b", tokens=1e8)
     r = next(r for r in p.rows if r.build.name == "2x3090-nvlink-5950x")

@@ -11,7 +11,7 @@ from browser import Dom, dump_dom, find_chromium, layout_metrics
 
 from gpuadvisor.catalog.platforms import load_prices
 from gpuadvisor.plan import Need, builtin_builds, run_plan
-from gpuadvisor.plan.html import render_html
+from gpuadvisor.render.html.plan import render_html
 
 pytestmark = [
     pytest.mark.browser,

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from gpuadvisor.cli import cli
 from gpuadvisor.facts import Finding, Gpu, Rig
-from gpuadvisor.render.findings import render_findings
+from gpuadvisor.render.text.findings import render_findings
 from gpuadvisor.rules import SEVERITY_ORDER, all_rules, evaluate, get_rule, verdict
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.registry import SECTIONS, Registry, RuleDefinitionError, parse_docstring

@@ -251,7 +251,7 @@ def test_old_binding_gives_function_not_found(tmp_path):
 
 
 def test_real_h100_fixture_loads_and_renders(fixtures_dir):
-    from gpuadvisor.render.terminal import render_scan
+    from gpuadvisor.render.text.rig import render_scan
 
     for name in ("scan-live.json", "scan-live-torch.json"):
         rig = facts.load(fixtures_dir / "h100-vm" / name)

@@ -8,7 +8,7 @@ from gpuadvisor.probes.storage import probe_storage
 
 from gpuadvisor.advisor.checkpoint import plan_checkpoint
 from gpuadvisor.facts import Rig, StorageBench, from_dict
-from gpuadvisor.render.terminal import render_rest
+from gpuadvisor.render.text.rig import render_rest
 from tests.test_storage_probe import build_tree, fake_statvfs
 
 

@@ -103,8 +103,9 @@ def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "out")
     budget = float(sys.argv[2]) if len(sys.argv) > 2 else 200.0
     out.mkdir(parents=True, exist_ok=True)
-    from gpuadvisor.bench import render_measurements, run_benchmarks
+    from gpuadvisor.bench import run_benchmarks
     from gpuadvisor.bench.presets import get_preset
+    from gpuadvisor.render.text.bench import render_measurements
 
     rig = _rig()
     preset = get_preset("default")

@@ -29,6 +29,7 @@ from gpuadvisor.advice_model.advice import (
     Snippet,
     TrainingSnippet,
     WorkloadSummary,
+    checkpoint_plan,
 )
 from gpuadvisor.advice_model.candidates import (
     Band,
@@ -76,4 +77,5 @@ __all__ = [
     "TrainCandidate",
     "TrainingSnippet",
     "WorkloadSummary",
+    "checkpoint_plan",
 ]

@@ -3,6 +3,7 @@ smallest rig when nothing fits, the checkpoint plan; and what a scan's ``advice`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -188,6 +189,14 @@ class CheckpointPlan(Record):
 
 
 # -- the advice -------------------------------------------------------------------------------------------------
+
+
+def checkpoint_plan(advice: object) -> CheckpointPlan | None:
+    """The checkpoint plan a scan's advice carries (the advisor's, or a "checkpoint" object in another's), or None."""
+    if isinstance(advice, Advice):
+        return advice.checkpoint
+    plan = advice.get("checkpoint") if isinstance(advice, Mapping) else None
+    return CheckpointPlan.from_json_dict(plan, "advice.checkpoint") if isinstance(plan, dict) else None
 
 
 @dataclass(eq=False)

@@ -4,7 +4,6 @@ the recommended one with its launch snippet (each formula cites its paper or doc
 Public API:
     Workload, Workload.from_options(**kw)      the model and the job (presets, --params, HF config.json)
     advise(rig, workload) -> Advice            also sets rig.advice = advice.to_dict()
-    render_advice(advice_or_dict) -> str       terminal text
     workload_options                           click decorator with the workload options (for scan/advise)
 """
 
@@ -16,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gpuadvisor.advisor.advice import Advice, advise
     from gpuadvisor.advisor.options import workload_options
-    from gpuadvisor.advisor.render import render_advice
     from gpuadvisor.advisor.workload import Architecture, Workload
 
 # Imported on first use (PEP 562), so a command that only adds the options stays quick to start.
@@ -24,12 +22,11 @@ _LAZY = {
     "Advice": "gpuadvisor.advisor.advice",
     "advise": "gpuadvisor.advisor.advice",
     "workload_options": "gpuadvisor.advisor.options",
-    "render_advice": "gpuadvisor.advisor.render",
     "Architecture": "gpuadvisor.advisor.workload",
     "Workload": "gpuadvisor.advisor.workload",
 }
 
-__all__ = ["Advice", "Architecture", "Workload", "advise", "render_advice", "workload_options"]
+__all__ = ["Advice", "Architecture", "Workload", "advise", "workload_options"]
 
 
 def __getattr__(name: str) -> Any:

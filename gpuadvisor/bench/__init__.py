@@ -5,7 +5,6 @@ Public API (stable; ``gpuadvisor scan --bench`` calls it):
 
 - ``run_benchmarks(rig, *, preset="default", backend=None, nproc=None, budget_s=None, only=None,
   progress=None) -> list[Measurement]``
-- ``render_measurements(measurements) -> str``
 
 torch is imported only inside the functions that run benchmarks.
 """
@@ -13,7 +12,6 @@ torch is imported only inside the functions that run benchmarks.
 from __future__ import annotations
 
 from gpuadvisor.bench.presets import PRESETS, Preset
-from gpuadvisor.bench.render import render_measurements
 from gpuadvisor.bench.runner import ALL_KINDS, run_benchmarks
 
-__all__ = ["ALL_KINDS", "PRESETS", "Preset", "render_measurements", "run_benchmarks"]
+__all__ = ["ALL_KINDS", "PRESETS", "Preset", "run_benchmarks"]

@@ -74,9 +74,10 @@ def advise(
       gpuadvisor advise --simulate dgx-h100 --model llama-3-70b --task inference --context 8192 --concurrency 32
       gpuadvisor advise --simulate dgx-h100 --model llama-3-8b --framework jax
     """
-    from gpuadvisor.advisor import Workload, render_advice
+    from gpuadvisor.advisor import Workload
     from gpuadvisor.advisor import advise as run_advice
     from gpuadvisor.output import plan_outputs, write_atomic
+    from gpuadvisor.render.text.advice import render_advice
 
     if json_path == _NO_FILE or (json_path and json_path.startswith("-") and json_path != "-"):
         raise InputError(
@@ -116,7 +117,7 @@ def advise(
     text = as_json if fmt == "json" else render_advice(advice, explain=explain)
     if plan is not None and fmt != "json" and (explain or any(v is not None for v in store.values())):
         # Asked for (a storage option, or --explain): the default text stays the short one.
-        from gpuadvisor.advisor.checkpoint import render_text
+        from gpuadvisor.render.text.checkpoint import render_text
 
         text += "\n" + render_text(plan)
     if output:

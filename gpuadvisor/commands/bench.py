@@ -239,8 +239,9 @@ def bench(
 
         bench_storage(storage_dir, storage_size, storage_seconds, storage_engine, json_path, from_)
         return
-    from gpuadvisor.bench import render_measurements, run_benchmarks
+    from gpuadvisor.bench import run_benchmarks
     from gpuadvisor.bench.presets import get_preset
+    from gpuadvisor.render.text.bench import render_measurements
 
     p = get_preset(preset or "default").with_overrides(
         min_bytes=min_bytes, max_bytes=max_bytes, iters=iters, warmup_iters=warmup

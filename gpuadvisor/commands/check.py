@@ -113,8 +113,8 @@ def run_check(rig: Rig, policy: Policy | None = None, fail_on: str | None = None
 def render_text(res: CheckResult, *, color: bool = False, width: int | None = None) -> str:
     """The gate's text: what was checked, the findings, the gate line; every line fits ``width`` (default: the
     terminal's) and carries no control character from the data (also when written to a file with -o)."""
-    from gpuadvisor.render.findings import render_findings
-    from gpuadvisor.render.width import fit_lines, term_width
+    from gpuadvisor.render.text.findings import render_findings
+    from gpuadvisor.render.text.width import fit_lines, term_width
     from gpuadvisor.text import plural
 
     width = width or term_width()
@@ -163,7 +163,7 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
     if fmt == "json":
         return render_json(res)
     if fmt == "junit":
-        from gpuadvisor.render.junit import render_junit
+        from gpuadvisor.render.machine.junit import render_junit
 
         return render_junit(
             res.rig,
@@ -175,7 +175,7 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
             time_s=res.elapsed_s,
         )
     if fmt == "prom":
-        from gpuadvisor.render.prometheus import render_prometheus
+        from gpuadvisor.render.machine.prometheus import render_prometheus
 
         return render_prometheus(
             res.rig, res.findings, failing=bool(res.failing), fail_on=res.fail_on, policy=res.policy

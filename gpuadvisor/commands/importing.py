@@ -120,7 +120,7 @@ def import_(
         click.echo(rig.to_json(), nl=False)
     else:
         from gpuadvisor.commands.common import verbose
-        from gpuadvisor.render.terminal import render_rest, render_scan
+        from gpuadvisor.render.text.rig import render_rest, render_scan
 
         color = use_color()
         click.echo(render_scan(rig, color=color, verbose=verbose()), nl=False)
@@ -180,7 +180,7 @@ def _import_split(
             )
     if json_path == "-" or fmt == "json":
         return
-    from gpuadvisor.render.terminal import render_scan
+    from gpuadvisor.render.text.rig import render_scan
 
     for k, rig in enumerate(rigs, 1):
         click.echo(f"=== machine {k} of {len(rigs)}: {', '.join(rig.source.files)}")

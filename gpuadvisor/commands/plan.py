@@ -344,14 +344,14 @@ def plan(
 
         write_text(json_path, json.dumps(data, indent=2, allow_nan=False) + "\n")
     if html_path:
-        from gpuadvisor.plan.html import render_html
         from gpuadvisor.plan.outputs import write_text
+        from gpuadvisor.render.html.plan import render_html
 
         write_text(html_path, render_html(result))
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, allow_nan=False))
         return
-    from gpuadvisor.plan.render import render_text
+    from gpuadvisor.render.text.plan import render_text
 
     click.echo(render_text(result), nl=False)
 

@@ -35,7 +35,7 @@ def presets(fmt: str, as_json: bool) -> None:
     if as_json or fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
-    from gpuadvisor.render.width import fit_table, term_width
+    from gpuadvisor.render.text.width import fit_table, term_width
 
     table = [[r["name"], r["gpus"], r["gpu"], r["title"]] for r in rows]
     click.echo("\n".join(fit_table(table, ["preset", "GPUs", "GPU", "what it is"], term_width(), indent="")))

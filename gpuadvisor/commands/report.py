@@ -103,7 +103,7 @@ def report(
         sys.stdout.write(render_html(rig))
     elif fmt == "text":
         from gpuadvisor.commands.common import use_color, verbose
-        from gpuadvisor.render.terminal import render_rest, render_scan
+        from gpuadvisor.render.text.rig import render_rest, render_scan
 
         color = use_color()
         click.echo(render_scan(rig, color=color, verbose=verbose()), nl=False)

@@ -75,7 +75,7 @@ def rules(fmt: str, as_json: bool, area: str | None, policy_path: str | None) ->
             }
         click.echo(json.dumps(doc, indent=2))
         return
-    from gpuadvisor.render.width import fit_lines, fit_table, term_width
+    from gpuadvisor.render.text.width import fit_lines, fit_table, term_width
 
     width = term_width()
     rows = []
@@ -128,7 +128,7 @@ def explain(code: str, fmt: str, as_json: bool) -> None:
 
     CODE is a rule code (GA101) or name (pcie-link-downgraded); `gpuadvisor rules` lists them.
     """
-    from gpuadvisor.render.width import fit_lines, term_width
+    from gpuadvisor.render.text.width import fit_lines, term_width
     from gpuadvisor.rules import get_rule
 
     r = get_rule(code)

@@ -125,7 +125,7 @@ def scan(
     """
     from gpuadvisor.advisor import Workload
     from gpuadvisor.output import plan_outputs
-    from gpuadvisor.render.terminal import render_scan
+    from gpuadvisor.render.text.rig import render_scan
 
     plan_outputs(
         {"--json": json_path, "--html": html_path},
@@ -236,7 +236,7 @@ def scan(
     if fmt == "json":
         click.echo(rig.to_json(), nl=False)
         return
-    from gpuadvisor.render.terminal import render_rest
+    from gpuadvisor.render.text.rig import render_rest
 
     color = use_color()
     click.echo(render_scan(rig, color=color, verbose=verbose()), nl=False)

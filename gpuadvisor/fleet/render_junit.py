@@ -11,7 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport
-from gpuadvisor.render.junit import xml_text
+from gpuadvisor.render.machine.junit import xml_text
 from gpuadvisor.text import plural
 
 

@@ -9,7 +9,7 @@ overrides become visible escapes), so a hostile host name cannot break the file 
 from __future__ import annotations
 
 from gpuadvisor.fleet.model import SEVERITIES, FleetReport
-from gpuadvisor.render.prometheus import Exposition
+from gpuadvisor.render.machine.prometheus import Exposition
 from gpuadvisor.streams import sanitise
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpuadvisor.fleet.cost import describe
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
-from gpuadvisor.render.width import fit_lines, fit_table, term_width
+from gpuadvisor.render.text.width import fit_lines, fit_table, term_width
 from gpuadvisor.text import plural
 
 MAX_LINES_PER_NODE = 6

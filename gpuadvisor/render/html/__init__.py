@@ -87,8 +87,8 @@ class View:
     sections: list[tuple[str, str]] = field(default_factory=list)
     topology_detail: str = ""
     diagram_keys: list[tuple[str, str]] = field(default_factory=list)
-    network: dict[str, Any] | None = None  # render.html_network: RDMA ports, GPUDirect, fabric, kernel events
-    storage: dict[str, Any] | None = None  # gpuadvisor.render.storage.html_view: the data path's directories
+    network: dict[str, Any] | None = None  # render.html.network: RDMA ports, GPUDirect, fabric, kernel events
+    storage: dict[str, Any] | None = None  # gpuadvisor.render.html.storage.html_view: the data path's directories
 
 
 # -- small formatters -------------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def _pcie_text(gpu: Gpu) -> Val:
     )
     mx = f"Gen{p.max_gen if p.max_gen is not None else '?'} x{p.max_width if p.max_width is not None else '?'}"
     from gpuadvisor.links import hop_is_downgraded
-    from gpuadvisor.render.topology_layout import _nvml_hop
+    from gpuadvisor.render.html.topology_layout import _nvml_hop
 
     wd, gd = hop_is_downgraded(_nvml_hop(gpu))
     css = "fail" if wd else ("warn" if gd else "")
@@ -490,7 +490,7 @@ def _pair_summary(rig: Rig, group: list[Measurement]) -> dict[str, Any]:
 
 
 def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
-    from gpuadvisor.render import svg_charts
+    from gpuadvisor.render.html import svg_charts
 
     ms = rig.measurements
     if not ms:
@@ -609,7 +609,7 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
 
 
 def _series_legend(rows: list[tuple]) -> list[tuple[str, str]]:
-    from gpuadvisor.render.svg_charts import PALETTE
+    from gpuadvisor.render.html.svg_charts import PALETTE
 
     names: list[str] = []
     for r in rows:
@@ -727,7 +727,7 @@ def _candidate_css(c: dict[str, Any]) -> str:
 
 
 def build_view(rig: Rig) -> View:
-    from gpuadvisor.render.topology_layout import layout
+    from gpuadvisor.render.html.topology_layout import layout
 
     h, s = rig.host, rig.software
     kind = rig.source.kind
@@ -846,7 +846,7 @@ def build_view(rig: Rig) -> View:
     scan = scan.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     title = f"gpuadvisor report — {h.hostname or 'unknown host'}"
     bw = bandwidth_view(rig)
-    from gpuadvisor.render.html_advice import advisor_view, is_advisor_dict
+    from gpuadvisor.render.html.advice import advisor_view, is_advisor_dict
 
     adv = (
         advisor_view(rig.advice) if rig.advice is not None and is_advisor_dict(rig.advice) else advice_view(rig.advice)
@@ -868,14 +868,14 @@ def build_view(rig: Rig) -> View:
     if "advice" not in rig.provenance:
         prov["advice"] = "predicted"
     sections = [("verdict", "Verdict"), ("rig", "Rig"), ("topology", "Topology")]
-    from gpuadvisor.render.html_network import network_view
+    from gpuadvisor.render.html.network import network_view
 
     net = network_view(rig)
     if net:
         sections.append(("network", "Network"))
     if bw:
         sections.append(("bandwidth", "Bandwidth"))
-    from gpuadvisor.render.storage import html_view
+    from gpuadvisor.render.html.storage import html_view
 
     storage = html_view(rig)
     if storage:

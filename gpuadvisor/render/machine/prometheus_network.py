@@ -1,5 +1,5 @@
 """Prometheus series for the facts beyond the GPU: kernel-log Xid/SXid counts, RDMA port rates and states,
-the NVSwitch fabric, GPUs on the bus vs in the driver, GPU memory held, /dev/shm (see render.prometheus)."""
+the NVSwitch fabric, GPUs on the bus vs in the driver, GPU memory held, /dev/shm (see render.machine.prometheus)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gpuadvisor.facts import Rig
 
 if TYPE_CHECKING:
-    from gpuadvisor.render.prometheus import Exposition
+    from gpuadvisor.render.machine.prometheus import Exposition
 
 
 def add_beyond(ex: Exposition, rig: Rig) -> None:

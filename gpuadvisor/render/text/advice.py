@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuadvisor.render.width import fit_lines, term_width, verbatim
+from gpuadvisor.render.text.width import fit_lines, term_width, verbatim
 
 GiB = 2**30
 
@@ -42,7 +42,7 @@ def render_advice(advice: Any, *, explain: bool = False, width: int | None = Non
     the launch command and the notes to read before launching. ``explain``: also where each figure comes from,
     the memory breakdown, what was not considered, the batch and learning-rate note, the whole launch snippet
     (training-script lines, DeepSpeed and accelerate configs) and every assumption with its source.
-    Commands, code and configs are printed verbatim, never wrapped (gpuadvisor.render.width.verbatim);
+    Commands, code and configs are printed verbatim, never wrapped (gpuadvisor.render.text.width.verbatim);
     ``keep_marks`` for a caller that fits this text again inside its own view.
     """
     width = width or term_width()
@@ -158,7 +158,7 @@ def _launch_line(s: dict[str, Any] | None) -> list[str]:
 
 
 def _train_tables(d: dict[str, Any], width: int, explain: bool) -> list[str]:
-    from gpuadvisor.render.width import fit_table
+    from gpuadvisor.render.text.width import fit_table
 
     rows, mem_rows = [], []
     for c in d["candidates"]:
@@ -276,7 +276,7 @@ def _exposed(c: dict[str, Any]) -> float:
 
 
 def _serve_tables(d: dict[str, Any], width: int) -> list[str]:
-    from gpuadvisor.render.width import fit_table
+    from gpuadvisor.render.text.width import fit_table
 
     rows = []
     for o in d["candidates"]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from gpuadvisor.plan import Plan
 from gpuadvisor.plan.evaluate import Row
-from gpuadvisor.plan.render import _duration, _price, per_kusd
+from gpuadvisor.render.text.plan import _duration, _price, per_kusd
 
 
 def _bars(rows: list[Row], value: Any, label: Any, band: Any = None, unknown: str | None = None) -> dict[str, Any]:

@@ -214,7 +214,7 @@ def render_prometheus(
         if m.latency_us is not None:
             ex.add("measurement_latency_seconds", m.latency_us * 1e-6, labels)
 
-    from gpuadvisor.render.prometheus_beyond import add_beyond
+    from gpuadvisor.render.machine.prometheus_network import add_beyond
 
     add_beyond(ex, rig)  # Xid counts, RDMA port rates, fabric, /dev/shm
     ts = _timestamp(rig.source.created_at)

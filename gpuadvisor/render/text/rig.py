@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.links import gpu_link, hop_is_downgraded, link_at, pcie_gbps
-from gpuadvisor.render.width import fit_lines, fit_table, plain_table, term_width  # noqa: F401  (plain_table: re-exported)
+from gpuadvisor.render.text.width import fit_lines, fit_table, plain_table, term_width  # noqa: F401  (plain_table: re-exported)
 from gpuadvisor.text import plural
 
 DASH = "-"
@@ -471,7 +471,7 @@ def _compress_owners(owners: list[str]) -> str:
 
 
 def render_scan(rig: Rig, *, color: bool = False, verbose: bool = False, width: int | None = None) -> str:
-    """The scan as text, every line at most ``width`` columns (default: the terminal's, see render.width).
+    """The scan as text, every line at most ``width`` columns (default: the terminal's, see render.text.width).
     ``verbose``: every hop of every GPU's PCIe path (by default GPUs with the same links share one line)."""
     st = Style(color, width or term_width(), verbose)
     lines = [st.head("gpuadvisor scan") + " — " + source_line(rig)]
@@ -484,7 +484,7 @@ def render_scan(rig: Rig, *, color: bool = False, verbose: bool = False, width: 
         lines += render_pcie(rig, st)
         lines += render_nvlink(rig, st)
         lines += render_topology(rig, st)
-    from gpuadvisor.render.terminal_beyond import render_beyond
+    from gpuadvisor.render.text.network import render_beyond
 
     lines += render_beyond(rig, lambda title: _section(st, title))  # kernel log, RDMA, GPUDirect, fabric, limits
     missing = _missing_groups(rig)
@@ -501,15 +501,15 @@ def render_rest(rig: Rig, *, color: bool = False, width: int | None = None, find
     width = width or term_width()
     out: list[str] = []
     if rig.measurements:
-        from gpuadvisor.bench.render import render_measurements
+        from gpuadvisor.render.text.bench import render_measurements
 
         out += ["", "Measured bandwidth", "------------------", render_measurements(rig.measurements).rstrip("\n")]
     if rig.storage.paths:
-        from gpuadvisor.render.storage import render_text as render_storage
+        from gpuadvisor.render.text.storage import render_text as render_storage
 
         out += ["", "Storage", "-------", render_storage(rig).rstrip("\n")]
     if findings:
-        from gpuadvisor.render.findings import render_findings
+        from gpuadvisor.render.text.findings import render_findings
 
         out += ["", "Findings", "--------"]
         if rig.findings or rig.verdict is not None or not rig.gpus:
@@ -517,7 +517,7 @@ def render_rest(rig: Rig, *, color: bool = False, width: int | None = None, find
         else:
             out.append("Verdict: not checked (this scan carries no rule results; add --rules to run them)")
     if rig.advice:
-        from gpuadvisor.advisor import render_advice
+        from gpuadvisor.render.text.advice import render_advice
 
         out += ["", "Strategy", "--------", render_advice(rig.advice, width=width, keep_marks=True).rstrip("\n")]
     if not out:

@@ -70,7 +70,7 @@ def _worst(r: Row) -> str:
 def render_text(plan: Plan, width: int | None = None) -> str:
     """The plan fitted to ``width`` (default: the terminal's; a table too wide is split into column groups that
     repeat the build's name)."""
-    from gpuadvisor.render.width import fit_lines, fit_table, term_width
+    from gpuadvisor.render.text.width import fit_lines, fit_table, term_width
 
     width = width or term_width()
     n = plan.need

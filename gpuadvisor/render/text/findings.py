@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuadvisor.facts import Finding, Rig
-from gpuadvisor.render.width import term_width
+from gpuadvisor.render.text.width import term_width
 from gpuadvisor.rules.summary import NO_GPUS, one_line, rig_verdict, sort_findings, verdict, worst
 
 __all__ = ["render_findings", "verdict"]

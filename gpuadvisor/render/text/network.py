@@ -1,5 +1,5 @@
 """The scan's text section for the facts beyond the GPU: kernel-log events, RDMA ports, GPUDirect settings,
-the NVSwitch fabric and the node's limits (lines fitted to the terminal by render.terminal)."""
+the NVSwitch fabric and the node's limits (lines fitted to the terminal by render.text.rig)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _known(items: list[tuple[str, str | None, str | None]]) -> str:
 
 
 def render_beyond(rig: Rig, section: Any) -> list[str]:
-    """``section(title)`` makes the heading (render.terminal's style). Nothing when the scan holds none of it."""
+    """``section(title)`` makes the heading (render.text.rig's style). Nothing when the scan holds none of it."""
     net, fab, node, log = rig.network, rig.fabric, rig.node, rig.kernel
     if all(x is None for x in (log.events, net.rdma_ports, fab.manager_state, fab.gpus, node.shm_bytes)):
         return []

@@ -1,13 +1,12 @@
-"""The storage section of the text and HTML views: each directory, its filesystem and drives, the figures.
+"""The storage section of the text view: each directory, its filesystem and drives, the figures.
 
-``storage_rows(rig)`` is the one reading of ``rig.storage`` both views share: a list of (label, value) per
-directory; ``render_text`` lays them out for the terminal, ``render_html`` as a table.
+``storage_rows(rig)`` is the one reading of ``rig.storage`` the text and HTML views share: a list of (label, value)
+per directory; ``render_text`` lays them out for the terminal, gpuadvisor.render.html.storage as a table.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from gpuadvisor.advice_model import CheckpointPlan, checkpoint_plan
 from gpuadvisor.facts import BlockDevice, Rig, StoragePath
 
 GiB = 2**30
@@ -71,7 +70,7 @@ def storage_rows(rig: Rig) -> list[tuple[str, list[tuple[str, str]]]]:
     return [(f"{sp.role}: {sp.path}", path_rows(sp)) for sp in rig.storage.paths]
 
 
-def _cache_line(rig: Rig) -> str | None:
+def cache_line(rig: Rig) -> str | None:
     st = rig.storage
     if st.page_cache_bytes is None and st.memory_available_bytes is None:
         return None
@@ -89,30 +88,18 @@ def render_text(rig: Rig) -> str:
     for title, rows in storage_rows(rig):
         out.append(title)
         out += [f"  {k}: {v}" for k, v in rows]
-    cache = _cache_line(rig)
+    cache = cache_line(rig)
     if cache:
         out.append(cache)
-    plan = rig.advice.get("checkpoint") if rig.advice is not None else None
-    if isinstance(plan, dict):
+    plan = checkpoint_plan(rig.advice)
+    if plan is not None:
         out.append(checkpoint_line(plan))
     return "\n".join(out) + "\n"
 
 
-def checkpoint_line(plan: dict[str, Any]) -> str:
-    assumed = " (assumed rate)" if plan.get("write_provenance") == "assumed" else ""
+def checkpoint_line(plan: CheckpointPlan) -> str:
+    assumed = " (assumed rate)" if plan.write_provenance == "assumed" else ""
     return (
-        f"checkpoint: {plan['total_bytes'] / GiB:,.1f} GiB, {plan['save_seconds']:,.0f} s per save at "
-        f"{plan['write_gbps']:g} GB/s{assumed} = {plan['stall_fraction']:.1%} of training time, "
-        f"{plan['interval_source']}"
+        f"checkpoint: {plan.total_bytes / GiB:,.1f} GiB, {plan.save_seconds:,.0f} s per save at "
+        f"{plan.write_gbps:g} GB/s{assumed} = {plan.stall_fraction:.1%} of training time, {plan.interval_source}"
     )
-
-
-def html_view(rig: Rig) -> dict[str, Any] | None:
-    """What the HTML report's storage section shows (the template escapes it); None without storage facts."""
-    if not rig.storage.paths:
-        return None
-    notes = [line for line in (_cache_line(rig),) if line]
-    plan = rig.advice.get("checkpoint") if rig.advice is not None else None
-    if isinstance(plan, dict):
-        notes.append(checkpoint_line(plan))
-    return {"paths": storage_rows(rig), "notes": notes}

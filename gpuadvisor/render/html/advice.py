@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gpuadvisor.advisor.render import fmt_gib, fmt_num, fmt_secs, fmt_tokens
-from gpuadvisor.render import svg_charts
+from gpuadvisor.render.html import svg_charts
+from gpuadvisor.render.text.advice import fmt_gib, fmt_num, fmt_secs, fmt_tokens
 
 GiB = 2**30
 ADVICE_KIND = "gpuadvisor-advice"
