@@ -264,6 +264,14 @@ class Advice(AdviceModel):
             return ServingSnippet | None if serving else TrainingSnippet | None
         return tp
 
+    @classmethod
+    def coerce(cls, advice: Advice | Mapping[str, Any]) -> Advice:
+        """The typed advice: ``advice`` itself, or its JSON (``to_json_dict``, a saved scan's) read into one."""
+        if isinstance(advice, Advice):
+            return advice
+        out: Advice = cls.from_json_dict(dict(advice), "advice")
+        return out
+
     @property
     def training(self) -> list[TrainCandidate]:
         return [c for c in self.candidates if isinstance(c, TrainCandidate)]

@@ -96,7 +96,7 @@ def plan_checkpoint(
     rig: Rig, advice: Advice | Mapping[str, Any], checkpoint_every: str | None = None, sample_bytes: int | None = None
 ) -> CheckpointPlan | None:
     """From the advisor's output (or its JSON) and the rig's storage facts; None without a training pick."""
-    a: Advice = advice if isinstance(advice, Advice) else Advice.from_json_dict(dict(advice), "advice")
+    a = Advice.coerce(advice)
     pick, w = a.pick, a.workload
     if a.task != "train" or not isinstance(pick, TrainCandidate):
         return None
