@@ -1,13 +1,14 @@
 """The advisor's output as types: what ``advise`` returns, what ``Rig.advice`` holds, what the views and ``plan`` read.
 
-A low module (standard library only): the facts model, the advisor, the renderers and ``plan`` all import it.
+A low package (it imports the standard library and gpuadvisor.errors only): the facts model, the advisor, the
+renderers and ``plan`` all import it.
 
 Every type is a ``Record``: a dataclass whose ``to_json_dict()`` is the advice JSON a scan saves (the key order and
 names fixed here, a field's JSON name in its ``metadata["json"]`` where it differs), and whose
-``from_json_dict(data, where)`` reads that JSON back, checking each field's type (an ``AdviceFormatError``, one
-line naming the field: ``advice.candidates[2].fits: expected boolean, got 5``). A record read from a file keeps
-the keys it was saved with (their order, the ones an older gpuadvisor did not write, the ones this version no
-longer writes), so an advice saved by any version is written back byte for byte.
+``from_json_dict(data, where)`` reads that JSON back, checking each field's type (an ``AdviceFormatError``, an
+InputError of one line naming the field: ``advice.candidates[2].fits: expected boolean, got 5``). A record read
+from a file keeps the keys it was saved with (their order, the ones an older gpuadvisor did not write, the ones
+this version no longer writes), so an advice saved by any version is written back byte for byte.
 
 Records are also read-only mappings over their JSON (``advice["pick"]``, ``advice.get("checkpoint")``): the
 view that readers of the saved file use. Code reads the attributes.

@@ -7,13 +7,16 @@ import dataclasses
 import json
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from gpuadvisor.errors import InputError
 
-class AdviceFormatError(ValueError):
-    """Saved advice that does not have the advisor's shape; the message is one line naming the field."""
+
+class AdviceFormatError(InputError):
+    """Saved advice that does not have the advisor's shape; the message is one line naming the field (the scan
+    loader prefixes the file)."""
 
 
 def describe(value: Any) -> str:
@@ -40,6 +43,15 @@ def _fields(cls: type) -> list[tuple[str, str, Any]]:
     return _FIELDS[cls]
 
 
+_KEYS: dict[type, frozenset[str]] = {}
+
+
+def _keys(cls: type) -> frozenset[str]:
+    if cls not in _KEYS:
+        _KEYS[cls] = frozenset(key for _, key, _ in _fields(cls))
+    return _KEYS[cls]
+
+
 _NAMES = {int: "integer", float: "number", str: "string", bool: "boolean", type(None): "null"}
 
 
@@ -54,54 +66,84 @@ def _typename(tp: Any) -> str:
     return _NAMES.get(tp, getattr(tp, "__name__", str(tp)))
 
 
-def _convert(value: Any, tp: Any, where: str) -> Any:
-    """``value`` (parsed JSON) checked against ``tp``; records are built, everything else is kept as it is."""
-    if tp is Any:
-        return value
+Converter = Callable[[Any, str], Any]
+_CONVERTERS: dict[Any, Converter] = {}
+
+
+def converter(tp: Any) -> Converter:
+    """The function that checks a parsed JSON value against ``tp`` (and builds records), made once per type."""
+    conv = _CONVERTERS.get(tp)
+    if conv is None:
+        conv = _CONVERTERS[tp] = _make(tp)
+    return conv
+
+
+def _fail(tp: Any) -> Callable[[Any, str], typing.NoReturn]:
+    name = _typename(tp)
+
+    def fail(value: Any, where: str) -> typing.NoReturn:
+        raise AdviceFormatError(f"{where}: expected {name}, got {describe(value)}")
+
+    return fail
+
+
+def _make(tp: Any) -> Converter:
+    fail = _fail(tp)
     origin = typing.get_origin(tp)
+    if tp is Any:
+        return lambda value, where: value
     if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
+        return _make_union(tp, fail)
+    if origin is list:
+        item = converter(typing.get_args(tp)[0])
+        return lambda value, where: (
+            [item(v, f"{where}[{i}]") for i, v in enumerate(value)] if type(value) is list else fail(value, where)
+        )
+    if origin is dict:
+        vt = converter(typing.get_args(tp)[1])
+        return lambda value, where: (
+            {k: vt(v, f"{where}.{k}") for k, v in value.items()} if type(value) is dict else fail(value, where)
+        )
+    if isinstance(tp, type) and issubclass(tp, Record):
+        return tp.from_json_dict
+    # An int stays an int where a number is expected, so the advice is written back as it was read.
+    kinds = {float: (int, float), int: (int,)}.get(tp, (tp,))
+    return lambda value, where: value if type(value) in kinds else fail(value, where)
+
+
+def _make_union(tp: Any, fail: Callable[[Any, str], typing.NoReturn]) -> Converter:
+    args = typing.get_args(tp)
+    optional = type(None) in args
+    records = [a for a in args if isinstance(a, type) and issubclass(a, Record)]
+    convs = [converter(a) for a in args if a is not type(None)]
+
+    def union(value: Any, where: str) -> Any:
+        if value is None and optional:
             return None
-        records = [a for a in args if isinstance(a, type) and issubclass(a, Record)]
-        if isinstance(value, dict) and len(records) == 1:
+        if len(records) == 1 and type(value) is dict:
             return records[0].from_json_dict(value, where)
-        for a in args:
-            if a is not type(None):
-                try:
-                    return _convert(value, a, where)
-                except AdviceFormatError:
-                    pass
-    elif origin is list:
-        if isinstance(value, list):
-            (item,) = typing.get_args(tp)
-            return [_convert(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-    elif origin is dict:
-        if isinstance(value, dict):
-            vt = typing.get_args(tp)[1]
-            return {k: _convert(v, vt, f"{where}.{k}") for k, v in value.items()}
-    elif isinstance(tp, type) and issubclass(tp, Record):
-        return tp.from_json_dict(value, where)
-    elif tp is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return value  # an int stays an int, so the advice is written back as it was read
-    elif tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif isinstance(value, tp):
+        for conv in convs:
+            try:
+                return conv(value, where)
+            except AdviceFormatError:
+                pass
+        fail(value, where)
+
+    return union
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _encode(value: Any) -> Any:
+    if type(value) in _PLAIN:
         return value
-    raise AdviceFormatError(f"{where}: expected {_typename(tp)}, got {describe(value)}")
-
-
-def _encode(value: Any, digits: int | None) -> Any:
     if isinstance(value, Record):
         return value.to_json_dict()
     if isinstance(value, list):
-        return [_encode(v, None) for v in value]
+        return [v if type(v) in _PLAIN else _encode(v) for v in value]
     if isinstance(value, dict):
-        return {k: _encode(v, None) for k, v in value.items()}
-    if digits is not None and isinstance(value, float):
-        return round(value, digits)
+        return {k: v if type(v) in _PLAIN else _encode(v) for k, v in value.items()}
     return value
 
 
@@ -116,10 +158,15 @@ class Record(Mapping[str, Any]):
 
     def to_json_dict(self) -> dict[str, Any]:
         out = {}
+        digits, optional = self.ROUND, self.OPTIONAL
         for name, key, _ in _fields(type(self)):
             value = getattr(self, name)
-            if value is not None or key not in self.OPTIONAL:
-                out[key] = _encode(value, self.ROUND)
+            if value is None and key in optional:
+                continue
+            if digits is not None and type(value) is float:
+                out[key] = round(value, digits)
+            else:
+                out[key] = value if type(value) in _PLAIN else _encode(value)
         if self.saved is None:
             return out
         keys, extra = self.saved
@@ -137,11 +184,13 @@ class Record(Mapping[str, Any]):
         if not isinstance(data, dict):
             raise AdviceFormatError(f"{where}: expected an object, got {describe(data)}")
         kwargs: dict[str, Any] = {}
+        known = 0
         for name, key, tp in _fields(cls):
             if key in data:
-                kwargs[name] = _convert(data[key], cls._field_type(name, tp, data), f"{where}.{key}")
-        known = {key for _, key, _ in _fields(cls)}
-        return cls(**kwargs, saved=(tuple(data), {k: v for k, v in data.items() if k not in known}))
+                kwargs[name] = converter(cls._field_type(name, tp, data))(data[key], f"{where}.{key}")
+                known += 1
+        extra = {} if known == len(data) else {k: v for k, v in data.items() if k not in _keys(cls)}
+        return cls(**kwargs, saved=(tuple(data), extra))
 
     # -- the saved JSON's view (readers written against the file) --------------------------------------------
     def __getitem__(self, key: str) -> Any:
