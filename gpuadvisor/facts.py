@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.advice_model import AdviceModel
 from gpuadvisor.errors import InputError
 
 SCHEMA_VERSION = 1
@@ -502,7 +503,7 @@ class Rig:
     topology: Topology = field(default_factory=Topology)
     measurements: list[Measurement] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    advice: dict[str, Any] | None = None  # the advisor's output (gpuadvisor.advisor), as its to_dict
+    advice: AdviceModel | None = None  # the advisor's output (gpuadvisor.advisor), or another tool's object
     # Derived when the rules ran (rules.summary.rig_verdict): state no-gpus|failing|warnings|healthy, headline,
     # counts, the worst findings in one line each, why (no-gpus). Views recompute it; JSON readers get it here.
     verdict: dict[str, Any] | None = None
@@ -551,6 +552,8 @@ def to_dict(obj: Any) -> Any:
     if isinstance(obj, list | tuple) and all(type(v) in _PLAIN for v in obj):
         return list(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        if hasattr(obj, "to_json_dict"):  # a type that writes its own JSON (the advice)
+            return obj.to_json_dict()
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, list | tuple):
         return [to_dict(v) for v in obj]
@@ -615,6 +618,11 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
             raise FactsError(f"{where}: expected an object, got {_describe(value)}")
         return {str(k): _convert(v, vt, f"{where}.{k}") for k, v in value.items()}
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if hasattr(tp, "from_json_dict"):  # a type that reads its own JSON (the advice), one-line errors
+            try:
+                return tp.from_json_dict(value, where)
+            except ValueError as e:
+                raise FactsError(str(e)) from None
         return _from_dict(tp, value, where)
     if tp is bool:
         if isinstance(value, bool):

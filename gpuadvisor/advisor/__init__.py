@@ -3,7 +3,7 @@ the recommended one with its launch snippet (each formula cites its paper or doc
 
 Public API:
     Workload, Workload.from_options(**kw)      the model and the job (presets, --params, HF config.json)
-    advise(rig, workload) -> Advice            also sets rig.advice = advice.to_dict()
+    advise(rig, workload) -> Advice            also sets rig.advice to it (gpuadvisor.advice_model.Advice)
     workload_options                           click decorator with the workload options (for scan/advise)
 """
 

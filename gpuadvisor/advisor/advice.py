@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
+from gpuadvisor.advice_model import (
+    Advice,
+    Batch,
+    CandidateBands,
+    RigSummary,
+    ServingSnippet,
+    SmallestRig,
+    StateBytes,
+    StateConvention,
+    WorkloadSummary,
+)
 from gpuadvisor.advisor import calibration as K
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import inference as I
@@ -16,100 +27,56 @@ from gpuadvisor.advisor.snippets import training_snippet
 from gpuadvisor.advisor.workload import Workload
 from gpuadvisor.facts import Rig
 
-ADVICE_KIND = "gpuadvisor-advice"
-ADVICE_VERSION = 1
 
-
-@dataclass
-class Advice:
-    """The advisor's answer; ``to_dict`` is what lands in ``rig.advice`` and the scan JSON."""
-
-    task: str
-    workload: dict[str, Any]
-    rig: dict[str, Any]
-    candidates: list[dict[str, Any]]
-    excluded: list[dict[str, str]]
-    pick: dict[str, Any] | None
-    reason: str
-    snippet: dict[str, Any] | None
-    batch: dict[str, Any] | None
-    smallest_rig: dict[str, Any] | None
-    assumptions: list[str]
-    state_bytes: dict[str, Any] | None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def fits(self) -> bool:
-        return self.pick is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": ADVICE_KIND,
-            "version": ADVICE_VERSION,
-            "task": self.task,
-            "fits": self.fits,
-            "pick": self.pick["name"] if self.pick else None,
-            "reason": self.reason,
-            "workload": self.workload,
-            "rig": self.rig,
-            "candidates": self.candidates,
-            "excluded": self.excluded,
-            "pick_detail": self.pick,
-            "snippet": self.snippet,
-            "batch": self.batch,
-            "smallest_rig": self.smallest_rig,
-            "assumptions": self.assumptions,
-            "state_bytes": self.state_bytes,
-            "notes": self.notes,
-            "units": "bytes; the text output shows GiB (2**30 bytes) for memory and GB/s (1e9 bytes/s) for bandwidth",
-        }
-
-
-def _rig_summary(view: rigview.RigView, w: Workload) -> dict[str, Any]:
+def _rig_summary(view: rigview.RigView, w: Workload) -> RigSummary:
     peak, peak_src = view.peak_tflops(w.compute_precision())
     dp_bw = view.dp_busbw(view.gpus_per_node, view.nodes > 1) if view.total_gpus > 1 else None
-    return {
-        "label": view.label,
-        "gpu": view.gpu_name,
-        "catalog_id": view.spec.id if view.spec else None,
-        "gpus_per_node": view.gpus_per_node,
-        "nodes": view.nodes,
-        "memory_per_gpu_bytes": view.memory_bytes,
-        "cuda_memory_per_gpu_bytes": view.cuda_memory_bytes,
-        "memory_source": view.memory_source,
-        "host_memory_bytes": view.host_memory_bytes,
-        "nvlink_domain": view.nvlink_domain(),
-        "nvlink": view.nvlink_source,
-        "pcie": view.pcie_source,
-        "p2p": view.p2p_ok,
-        "peak_tflops": peak,
-        "peak_source": peak_src,
-        "busbw_gbps": round(dp_bw.gbps, 2) if dp_bw else None,
-        "busbw_source": dp_bw.source if dp_bw else None,
-        "busbw_measured": dp_bw.measured if dp_bw else None,
-        "inter_node_gbps": view.inter_node.gbps if view.nodes > 1 else None,
-        "inter_node_source": view.inter_node.source if view.nodes > 1 else None,
-    }
+    return RigSummary(
+        label=view.label,
+        gpu=view.gpu_name,
+        catalog_id=view.spec.id if view.spec else None,
+        gpus_per_node=view.gpus_per_node,
+        nodes=view.nodes,
+        memory_per_gpu_bytes=view.memory_bytes,
+        cuda_memory_per_gpu_bytes=view.cuda_memory_bytes,
+        memory_source=view.memory_source,
+        host_memory_bytes=view.host_memory_bytes,
+        nvlink_domain=view.nvlink_domain(),
+        nvlink=view.nvlink_source,
+        pcie=view.pcie_source,
+        p2p=view.p2p_ok,
+        peak_tflops=peak,
+        peak_source=peak_src,
+        busbw_gbps=round(dp_bw.gbps, 2) if dp_bw else None,
+        busbw_source=dp_bw.source if dp_bw else None,
+        busbw_measured=dp_bw.measured if dp_bw else None,
+        inter_node_gbps=view.inter_node.gbps if view.nodes > 1 else None,
+        inter_node_source=view.inter_node.source if view.nodes > 1 else None,
+    )
 
 
-def _state_bytes(w: Workload) -> dict[str, Any]:
+def _workload_summary(w: Workload) -> WorkloadSummary:
+    summary: WorkloadSummary = WorkloadSummary.from_json_dict(w.to_dict(), "workload")
+    return summary
+
+
+def _state_bytes(w: Workload) -> StateBytes:
     conv = w.state_convention()
     opt = w.optimizer_bytes()
-    used = conv.per_param(opt.states)
-    return {
-        "used_per_param": used,
-        "weights": conv.weights,
-        "grads": conv.grads,
-        "master": conv.master,
-        "optimizer_states": opt.states,
-        "convention": conv.key,
-        "source": conv.source,
-        "optimizer_source": opt.source,
-        "conventions": [
-            {"bytes_per_param_with_adam": s.per_param(C.ADAMW.states), "key": s.key, "source": s.source}
+    return StateBytes(
+        used_per_param=conv.per_param(opt.states),
+        weights=conv.weights,
+        grads=conv.grads,
+        master=conv.master,
+        optimizer_states=opt.states,
+        convention=conv.key,
+        source=conv.source,
+        optimizer_source=opt.source,
+        conventions=[
+            StateConvention(bytes_per_param_with_adam=s.per_param(C.ADAMW.states), key=s.key, source=s.source)
             for s in (C.MIXED_16BIT_GRADS, C.MIXED_FP32_GRADS, C.MIXED_MAIN_GRADS, C.FP32_STATES)
         ],
-    }
+    )
 
 
 def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list[str]:
@@ -210,7 +177,7 @@ def advise(rig: Rig, workload: Workload) -> Advice:
     ``rig.advice``."""
     view = rigview.from_rig(rig, nodes=workload.nodes, inter_node_gbps=workload.inter_node_gbps)
     advice = advise_view(view, workload, measurements=list(rig.measurements))
-    rig.advice = advice.to_dict()
+    rig.advice = advice
     return advice
 
 
@@ -238,7 +205,7 @@ def _attach_bands(cands: list[S.Candidate], view: rigview.RigView, rates: Any) -
     for c in cands:
         tput = K.band("throughput", c.tokens_per_second, measured=compute_measured and comm_measured)
         mem = K.band("memory", c.memory.allocated_bytes)
-        c.band = {"tokens_per_second": tput, "torch_peak_allocated_bytes": mem} if (tput or mem) else None
+        c.band = CandidateBands(tokens_per_second=tput, torch_peak_allocated_bytes=mem) if (tput or mem) else None
 
 
 def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = None) -> Advice:
@@ -283,15 +250,15 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
         snippet = training_snippet(
             w, lay, chosen.accumulation, chosen.global_batch, chosen.recompute, view.gpus_per_node, view.nodes
         )
-        batch = {
-            "micro_batch": w.micro_batch,
-            "gradient_accumulation": chosen.accumulation,
-            "data_parallel": lay.dp,
-            "global_batch": chosen.global_batch,
-            "tokens_per_step": chosen.tokens_per_step,
-            "requested_global_batch": w.global_batch,
-            "lr_note": lr_note(w, chosen),
-        }
+        batch = Batch(
+            micro_batch=w.micro_batch,
+            gradient_accumulation=chosen.accumulation,
+            data_parallel=lay.dp,
+            global_batch=chosen.global_batch,
+            tokens_per_step=chosen.tokens_per_step,
+            requested_global_batch=w.global_batch,
+            lr_note=lr_note(w, chosen),
+        )
         if w.global_batch is None:
             notes.append(
                 f"no --global-batch given: {chosen.global_batch} sequences ({chosen.tokens_per_step:,} tokens) per "
@@ -307,13 +274,17 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
     else:
         smallest = smallest_rig(w, view.spec)
         reason = nothing_fits_reason(w, view, cands, smallest)
+    models = [c.to_model() for c in cands]
+    pick = next((m for c, m in zip(cands, models, strict=True) if c is chosen), None)
     return Advice(
         task="train",
-        workload=w.to_dict(),
+        fits=pick is not None,
+        pick_name=pick.name if pick else None,
+        workload=_workload_summary(w),
         rig=_rig_summary(view, w),
-        candidates=[c.to_dict() for c in cands],
+        candidates=list(models),
         excluded=excluded,
-        pick=chosen.to_dict() if chosen else None,
+        pick=pick,
         reason=reason,
         snippet=snippet,
         batch=batch,
@@ -336,18 +307,18 @@ def lr_note(w: Workload, c: S.Candidate) -> str:
 
 
 def nothing_fits_reason(
-    w: Workload, view: rigview.RigView, cands: list[S.Candidate], smallest: dict[str, Any] | None
+    w: Workload, view: rigview.RigView, cands: list[S.Candidate], smallest: SmallestRig | None
 ) -> str:
     best = min(cands, key=lambda c: c.memory.total_bytes) if cands else None
     head = f"Nothing fits: {w.describe()} on {view.label}"
     if best is not None:
         head += f"; the leanest candidate, {best.name}, {best.misfit()}"
     if smallest:
-        s = smallest["smallest"]
-        head += f". Smallest rig that would: {s['description']} with {s['strategy']}"
-        same = smallest.get("same_gpu")
+        s = smallest.smallest
+        head += f". Smallest rig that would: {s.description} with {s.strategy}"
+        same = smallest.same_gpu
         if same and same is not s:
-            head += f"; with this GPU: {same['description']} ({same['strategy']})"
+            head += f"; with this GPU: {same.description} ({same.strategy})"
         head += "."
     else:
         head += ". No rig of up to 512 catalog GPUs fits it without CPU offload."
@@ -371,14 +342,13 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
     smallest = None
     if chosen is not None:
         model_id = _hf_id(w)
-        snippet = {
-            "kind": "vllm",
-            "command": I.vllm_command(w, chosen, model_id),
-            "tensor_parallel_size": chosen.tp,
-            "pipeline_parallel_size": chosen.pp,
-            "nproc_per_node": view.gpus_per_node,
-            "nnodes": view.nodes,
-        }
+        snippet = ServingSnippet(
+            command=I.vllm_command(w, chosen, model_id),
+            tensor_parallel_size=chosen.tp,
+            pipeline_parallel_size=chosen.pp,
+            nproc_per_node=view.gpus_per_node,
+            nnodes=view.nodes,
+        )
         if not chosen.nvlink:
             notes.append(
                 f"TP={chosen.tp} crosses PCIe (no NVLink group of {chosen.tp}): every layer's all-reduce goes over "
@@ -391,21 +361,17 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
             most = max(opts, key=lambda o: o.kv_budget_bytes)
             reason += f"; with TP={most.tp}, {most.reason or 'the KV cache does not fit'}"
         if smallest:
-            reason += (
-                f". Smallest rig that would: {smallest['smallest']['description']} "
-                f"({smallest['smallest']['strategy']})."
-            )
-    cands = [o.to_dict(w.ctx) for o in opts]
-    for o, d in zip(opts, cands, strict=True):
-        perf = I.serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None
-        d["serving"] = perf.to_dict() if perf else None
+            reason += f". Smallest rig that would: {smallest.smallest.description} ({smallest.smallest.strategy})."
+    cands = [o.to_model(w.ctx, I.serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None) for o in opts]
     pick = next((d for o, d in zip(opts, cands, strict=True) if o is chosen), None)
     assumptions = _assumptions(w, view) + I.serving_assumptions(w, view)
     return Advice(
         task="inference",
-        workload=w.to_dict(),
+        fits=pick is not None,
+        pick_name=pick.name if pick else None,
+        workload=_workload_summary(w),
         rig=_rig_summary(view, w),
-        candidates=cands,
+        candidates=list(cands),
         excluded=excluded,
         pick=pick,
         reason=reason,

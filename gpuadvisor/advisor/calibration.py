@@ -19,6 +19,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.advice_model import Band
+
 BANDS_FILE = Path(__file__).with_name("calibration.toml")
 NOT_NARROWED = (
     "not narrowed by this scan's measured rates: no published run in the calibration was predicted "
@@ -45,8 +47,8 @@ def _coverage(src: dict[str, Any]) -> str:
     return "middle 80 % of the published runs" if cases >= 10 else "every published run"
 
 
-def band(kind: str, value: float | None, *, measured: bool = False) -> dict[str, Any] | None:
-    """{low, high, ratio_low, ratio_high, cases, basis, coverage[, narrowed_by]} for a predicted ``value`` of
+def band(kind: str, value: float | None, *, measured: bool = False) -> Band | None:
+    """The band (low, high, ratio_low, ratio_high, cases, basis, coverage[, narrowed_by]) of a predicted ``value`` of
     ``kind`` (throughput | memory | kv_cache). ``measured``: the scan measured this GPU's rates; a "measured" band
     is used only where the calibration has one (runs predicted from measured rates), else the output says so."""
     b = bands().get(kind)
@@ -55,15 +57,13 @@ def band(kind: str, value: float | None, *, measured: bool = False) -> dict[str,
     key = "measured" if measured and "measured" in b else "datasheet" if "datasheet" in b else None
     src = b[key] if key else b
     lo, hi = float(src["ratio_low"]), float(src["ratio_high"])
-    out = {
-        "low": value / hi,
-        "high": value / lo,
-        "ratio_low": lo,
-        "ratio_high": hi,
-        "cases": int(src["cases"]),
-        "basis": key or "cases",
-        "coverage": _coverage(src),
-    }
-    if measured and key != "measured":
-        out["narrowed_by"] = NOT_NARROWED
-    return out
+    return Band(
+        low=value / hi,
+        high=value / lo,
+        ratio_low=lo,
+        ratio_high=hi,
+        cases=int(src["cases"]),
+        basis=key or "cases",
+        coverage=_coverage(src),
+        narrowed_by=NOT_NARROWED if measured and key != "measured" else None,
+    )

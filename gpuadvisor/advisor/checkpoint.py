@@ -23,9 +23,10 @@ training but still need the host RAM to stage it.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
+from gpuadvisor.advice_model import Advice, CheckpointPlan, TrainCandidate
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, StoragePath
 
@@ -91,67 +92,34 @@ def read_rate(rig: Rig) -> tuple[float | None, str]:
     return None, "no read rate measured (run gpuadvisor bench --storage DATA_DIR)"
 
 
-@dataclass
-class CheckpointPlan:
-    params: int
-    trained_params: int
-    bytes_per_param: float
-    contents: str
-    total_bytes: int
-    weights_only_bytes: int  # consolidated bf16 export
-    sharded: bool
-    writers: str
-    per_node_bytes: int
-    write_gbps: float
-    write_source: str
-    write_provenance: str  # measured | imported | assumed
-    save_seconds: float
-    consolidated_save_seconds: float
-    interval_seconds: float
-    interval_source: str
-    stall_fraction: float
-    host_ram_needed_bytes: int  # consolidated: the whole state staged on rank 0's host
-    free_bytes: int | None
-    free_path: str | None
-    data_read_needed_gbps: float | None = None
-    data_read_measured_gbps: float | None = None
-    data_read_source: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def plan_checkpoint(
-    rig: Rig, advice: dict[str, Any], checkpoint_every: str | None = None, sample_bytes: int | None = None
+    rig: Rig, advice: Advice | Mapping[str, Any], checkpoint_every: str | None = None, sample_bytes: int | None = None
 ) -> CheckpointPlan | None:
-    """From the advisor's output (``Advice.to_dict``) and the rig's storage facts; None without a training pick."""
-    pick = advice.get("pick_detail")
-    w = advice.get("workload") or {}
-    if advice.get("task") != "train" or not pick:
+    """From the advisor's output (or its JSON) and the rig's storage facts; None without a training pick."""
+    a = Advice.coerce(advice)
+    pick, w = a.pick, a.workload
+    if a.task != "train" or not isinstance(pick, TrainCandidate):
         return None
-    params = int(w.get("params") or 0)
-    trained = int(w.get("trainable_params") or params)
-    framework = str(pick.get("framework") or "")
-    per_param, contents = bytes_per_param(
-        framework, str(w.get("state_bytes") or "16"), str(w.get("optimizer") or "adamw")
-    )
+    params = int(w.params or 0)
+    trained = int(w.trainable_params or params)
+    framework = pick.framework or ""
+    per_param, contents = bytes_per_param(framework, str(w.state_bytes or "16"), str(w.optimizer or "adamw"))
     total = int(trained * per_param)
     notes: list[str] = []
     if trained < params:
         notes.append(f"fine-tuning {trained:,} of {params:,} parameters: the frozen base is not in the checkpoint")
-    nodes = int(w.get("nodes") or 1)
+    nodes = int(w.nodes or 1)
     sharded = (
-        bool(pick.get("zero_stage"))
+        bool(pick.zero_stage)
         or "FSDP" in framework
-        or int(pick.get("tensor_parallel") or 1) > 1
-        or int(pick.get("pipeline_parallel") or 1) > 1
+        or int(pick.tensor_parallel or 1) > 1
+        or int(pick.pipeline_parallel or 1) > 1
     )
     gbps, source, prov = write_rate(rig)
     per_node = total // nodes if sharded else total
     save_s = per_node / (gbps * 1e9)
     consolidated_s = total / (gbps * 1e9)
-    interval, interval_src = parse_interval(checkpoint_every, pick.get("step_seconds"))
+    interval, interval_src = parse_interval(checkpoint_every, pick.step_seconds)
     writers = (
         f"sharded: every rank writes its share ({nodes} node(s) at once; torch.distributed.checkpoint or "
         "per-rank files)"
@@ -186,11 +154,10 @@ def plan_checkpoint(
         free_path=free_path,
         notes=notes,
     )
-    tps = pick.get("tokens_per_second")
+    tps = pick.tokens_per_second
     if tps:
-        seq = int(w.get("seq_len") or 0)
-        arch = w.get("architecture") if isinstance(w.get("architecture"), dict) else {}
-        vocab = int((arch or {}).get("vocab") or 0)
+        seq = int(w.seq_len or 0)
+        vocab = int(w.architecture.get("vocab") or 0)
         if sample_bytes:
             need = tps / max(seq, 1) * sample_bytes
             plan.notes.append(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
+from gpuadvisor.advice_model import Excluded, ServingCandidate, ServingResult
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import serving as SV
@@ -51,36 +51,38 @@ class ServingOption:
     def name(self) -> str:
         return f"TP={self.tp}" + (f" × PP={self.pp}" if self.pp > 1 else "")
 
-    def to_dict(self, context: int) -> dict[str, Any]:
+    def to_model(self, context: int, serving: ServingResult | None = None) -> ServingCandidate:
+        """The option as the advice carries it (bytes rounded), with its serving figures."""
         total = (
             self.weights_bytes
             + self.activation_bytes
             + self.runtime_bytes
             + min(max(self.kv_budget_bytes, 0), self.kv_needed_bytes)
         )
-        return {
-            "name": self.name,
-            "tensor_parallel_size": self.tp,
-            "pipeline_parallel_size": self.pp,
-            "weights_bytes": round(self.weights_bytes),
-            "activation_peak_bytes": round(self.activation_bytes),
-            "runtime_bytes": round(self.runtime_bytes),
-            "kv_cache_budget_bytes": round(max(self.kv_budget_bytes, 0)),
-            "kv_cache_needed_bytes": round(self.kv_needed_bytes),
-            "kv_bytes_per_token": round(self.kv_per_token_bytes),
-            "kv_capacity_tokens": self.kv_capacity_tokens,
-            "max_sequences_at_context": self.max_sequences(context),
-            "memory_used_bytes": round(total),
-            "capacity_bytes": self.capacity_bytes,
-            "driver_reserved_bytes": self.reserved_bytes,
-            "profile_tokens": self.profile_tokens,
-            "profile_sequences": self.profile_seqs,
-            "kv_heads_per_gpu": self.kv_heads_per_gpu,
-            "nvlink": self.nvlink,
-            "fits": self.fits,
-            "status": self.status,
-            "reason": self.reason,
-        }
+        return ServingCandidate(
+            name=self.name,
+            tensor_parallel_size=self.tp,
+            pipeline_parallel_size=self.pp,
+            weights_bytes=round(self.weights_bytes),
+            activation_peak_bytes=round(self.activation_bytes),
+            runtime_bytes=round(self.runtime_bytes),
+            kv_cache_budget_bytes=round(max(self.kv_budget_bytes, 0)),
+            kv_cache_needed_bytes=round(self.kv_needed_bytes),
+            kv_bytes_per_token=round(self.kv_per_token_bytes),
+            kv_capacity_tokens=self.kv_capacity_tokens,
+            max_sequences_at_context=self.max_sequences(context),
+            memory_used_bytes=round(total),
+            capacity_bytes=self.capacity_bytes,
+            driver_reserved_bytes=self.reserved_bytes,
+            profile_tokens=self.profile_tokens,
+            profile_sequences=self.profile_seqs,
+            kv_heads_per_gpu=self.kv_heads_per_gpu,
+            nvlink=self.nvlink,
+            fits=self.fits,
+            status=self.status,
+            reason=self.reason,
+            serving=serving,
+        )
 
 
 def tp_sizes_ok(a: Architecture, t: int) -> bool:
@@ -89,7 +91,7 @@ def tp_sizes_ok(a: Architecture, t: int) -> bool:
     return a.heads % t == 0 and (a.kv_heads % t == 0 or t % a.kv_heads == 0)
 
 
-def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], list[dict[str, str]]]:
+def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], list[Excluded]]:
     """One option per tensor_parallel_size vLLM accepts for the model's heads (tp_sizes_ok)."""
     a = w.arch
     out: list[ServingOption] = []
@@ -101,11 +103,11 @@ def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], li
             if not tp_sizes_ok(a, t):
                 if pp == 1:
                     excluded.append(
-                        {
-                            "strategy": f"TP={t}",
-                            "reason": f"{a.heads} attention heads / {a.kv_heads} KV heads: vLLM needs the heads "
+                        Excluded(
+                            strategy=f"TP={t}",
+                            reason=f"{a.heads} attention heads / {a.kv_heads} KV heads: vLLM needs the heads "
                             f"to divide by {t}, and the KV heads to divide by it or it by them",
-                        }
+                        )
                     )
                 continue
             out.append(option(view, w, t, pp))
@@ -178,7 +180,7 @@ def pick_serving(opts: list[ServingOption]) -> ServingOption | None:
     return min(fitting, key=lambda o: (o.tp * o.pp, not o.nvlink))
 
 
-def serving_performance(view: RigView, w: Workload, o: ServingOption) -> SV.ServingResult | None:
+def serving_performance(view: RigView, w: Workload, o: ServingOption) -> ServingResult | None:
     """Prefill, decode, TTFT/ITL and output tokens/s of option ``o`` at the workload's concurrency and lengths
     (None when the GPU is not in the catalog: no datasheet rates to time it)."""
     if view.spec is None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from gpuadvisor import catalog
+from gpuadvisor.advice_model import RigFit, SmallestRig
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor.inference import pick_serving, serving_options
 from gpuadvisor.advisor.rigview import hypothetical
@@ -27,26 +27,27 @@ SHAPES: tuple[tuple[int, int], ...] = (
 )
 
 
-def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> dict[str, Any] | None:
+def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> tuple[str, float | None] | None:
+    """(the strategy that fits, its memory per GPU for training) on this catalog rig, or None."""
     view = hypothetical(spec, per_node, nodes, w.inter_node_gbps)
     w2 = replace(w, nodes=nodes, layout=None)  # a forced layout names the scanned rig's sizes, not these
     if w.task == "inference":
         opts, _ = serving_options(view, w2)
         served = pick_serving(opts)
-        return {"strategy": served.name} if served else None
+        return (served.name, None) if served else None
     cands, _ = candidates(view, w2)
     best = pick(cands, view.total_gpus)
     if best is None or not best.with_margin:
         return None
-    return {"strategy": best.name, "memory_per_gpu_bytes": round(best.memory.total_bytes)}
+    return best.name, round(best.memory.total_bytes)
 
 
 # The search depends on the workload alone (the catalog's rigs, not the scanned one): `plan` asks it once per
 # candidate build for the same workload, so it is kept per workload (its repr names every field).
-_FOUND: dict[str, list[dict[str, Any]]] = {}
+_FOUND: dict[str, list[RigFit]] = {}
 
 
-def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any] | None:
+def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> SmallestRig | None:
     """The fewest catalog GPUs (then the least memory) on which some candidate fits with margin, without CPU
     offload; and the fewest of the rig's own GPU type. Planned rigs: NVLink as the product usually has it,
     inter-node bandwidth as given or assumed."""
@@ -60,17 +61,13 @@ def smallest_rig(w: Workload, current: catalog.GpuSpec | None) -> dict[str, Any]
         return None
     # Ties on the GPU count go to the least memory as the datasheets market it (the catalog's MiB figures mix real
     # nvidia-smi totals with converted datasheet sizes, which would not compare like with like).
-    overall = min(found, key=lambda f: (f["gpus"], f["gpus"] * f["marketed_gb"]))
-    same = next((f for f in found if current is not None and f["gpu_id"] == current.id), None)
-    return {
-        "smallest": overall,
-        "same_gpu": same,
-        "all": sorted(found, key=lambda f: (f["gpus"], f["memory_per_gpu_gib"])),
-    }
+    overall = min(found, key=lambda f: (f.gpus, f.gpus * f.marketed_gb))
+    same = next((f for f in found if current is not None and f.gpu_id == current.id), None)
+    return SmallestRig(smallest=overall, same_gpu=same, all=sorted(found, key=lambda f: (f.gpus, f.memory_per_gpu_gib)))
 
 
-def _search(w: Workload) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
+def _search(w: Workload) -> list[RigFit]:
+    found: list[RigFit] = []
     for spec in catalog.gpus():
         for per_node, nodes in SHAPES:
             if w.precision == "fp8" and spec.peak_tflops("fp8") is None:
@@ -78,18 +75,19 @@ def _search(w: Workload) -> list[dict[str, Any]]:
             hit = _fits(spec, per_node, nodes, w)
             if hit:
                 found.append(
-                    {
-                        "gpu": spec.name,
-                        "gpu_id": spec.id,
-                        "gpus_per_node": per_node,
-                        "nodes": nodes,
-                        "gpus": per_node * nodes,
-                        "memory_per_gpu_gib": round(spec.memory_bytes / C.GiB, 1),
-                        "marketed_gb": spec.memory_gb,
-                        **hit,
-                        "description": f"{per_node * nodes}x {spec.name}"
+                    RigFit(
+                        gpu=spec.name,
+                        gpu_id=spec.id,
+                        gpus_per_node=per_node,
+                        nodes=nodes,
+                        gpus=per_node * nodes,
+                        memory_per_gpu_gib=round(spec.memory_bytes / C.GiB, 1),
+                        marketed_gb=spec.memory_gb,
+                        strategy=hit[0],
+                        memory_per_gpu_bytes=hit[1],
+                        description=f"{per_node * nodes}x {spec.name}"
                         + (f" ({nodes} nodes of {per_node})" if nodes > 1 else ""),
-                    }
+                    )
                 )
                 break
     return found

@@ -31,10 +31,11 @@ from __future__ import annotations
 import functools
 import math
 import tomllib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.advice_model import ServingBand, ServingResult
 from gpuadvisor.advisor.architecture import Architecture
 
 FIT_FILE = Path(__file__).with_name("serving_fit.toml")
@@ -97,23 +98,23 @@ def fitted_constants() -> ServingConstants:
     )
 
 
-def serving_band(metric: str, value: float | None) -> dict[str, Any] | None:
+def serving_band(metric: str, value: float | None) -> ServingBand | None:
     """The held-out band of ``metric`` (output_tokens_per_second, ttft_s, itl_s) around a predicted value:
     [value / ratio_high, value / ratio_low], with the coverage the leave-one-source-out refit measured."""
     b = _fit().get("bands", {}).get(metric)
     if not b or value is None:
         return None
     lo, hi = float(b["ratio_low"]), float(b["ratio_high"])
-    return {
-        "low": value / hi,
-        "high": value / lo,
-        "ratio_low": lo,
-        "ratio_high": hi,
-        "cases": int(b["cases"]),
-        "sources": int(b["sources"]),
-        "coverage": float(b["coverage"]),
-        "basis": "leave-one-source-out refit over published serving runs",
-    }
+    return ServingBand(
+        low=value / hi,
+        high=value / lo,
+        ratio_low=lo,
+        ratio_high=hi,
+        cases=int(b["cases"]),
+        sources=int(b["sources"]),
+        coverage=float(b["coverage"]),
+        basis="leave-one-source-out refit over published serving runs",
+    )
 
 
 @dataclass(frozen=True)
@@ -132,43 +133,6 @@ class GpuRates:
             if self.tflops.get(p):
                 return float(self.tflops[p]) * 1e12
         raise ValueError(f"{self.name}: no datasheet peak")
-
-
-@dataclass
-class ServingResult:
-    """Figures of one serving configuration (seconds, tokens/s, bytes) with their bands."""
-
-    engine: str
-    tensor_parallel: int
-    concurrency: int
-    input_len: int
-    output_len: int
-    quantization: str
-    kv_cache_dtype: str
-    gpu_memory_utilization: float
-    weights_bytes_per_gpu: float
-    kv_bytes_per_token_per_gpu: float
-    kv_budget_bytes_per_gpu: float
-    kv_capacity_tokens: int
-    max_running: int  # the running batch the KV cache allows at this input + output length
-    running: int  # min(concurrency, max_running, max_num_seqs)
-    prefill_s: float  # one request's prefill, alone
-    prefill_bound: str  # compute | memory
-    decode_step_s: float  # one decode step at the running batch
-    decode_bound: str
-    allreduce_s_per_step: float
-    ttft_s: float
-    itl_s: float
-    e2e_s: float
-    output_tokens_per_second: float
-    output_tokens_per_second_per_user: float
-    fits: bool
-    notes: list[str] = field(default_factory=list)
-    band: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in d.items()}
 
 
 def linear_params(arch: Architecture) -> int:
@@ -335,18 +299,17 @@ def predict(
         res.band["e2e_s"] = (
             None
             if tb is None
-            else {
-                **tb,
-                "low": res.e2e_s * tb["ratio_low"],
-                "high": res.e2e_s * tb["ratio_high"],
-                "basis": tb["basis"]
-                + " (output tokens/s band, inverted: end-to-end = concurrency x output / tokens/s)",
-            }
+            else replace(
+                tb,
+                low=res.e2e_s * tb.ratio_low,
+                high=res.e2e_s * tb.ratio_high,
+                basis=tb.basis + " (output tokens/s band, inverted: end-to-end = concurrency x output / tokens/s)",
+            )
         )
         # the prefill and the decode step are what TTFT and ITL measure at concurrency 1: their bands
         for part, metric in (("prefill_s", "ttft_s"), ("decode_step_s", "itl_s")):
             b = serving_band(metric, getattr(res, part))
-            res.band[part] = None if b is None else {**b, "basis": b["basis"] + f" ({metric}'s band)"}
+            res.band[part] = None if b is None else replace(b, basis=b.basis + f" ({metric}'s band)")
     return res
 
 

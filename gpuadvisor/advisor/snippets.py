@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuadvisor.advice_model import TrainingSnippet
 from gpuadvisor.advisor.config_memory import bucket_bytes, bucket_sizes
 from gpuadvisor.advisor.layout import megatron_layout_args, torchtitan_args
 from gpuadvisor.advisor.memory import Layout
@@ -326,33 +327,25 @@ def megatron_args(w: Workload, lay: Layout, global_batch: int, recompute: bool) 
 
 def training_snippet(
     w: Workload, lay: Layout, accumulation: int, global_batch: int, recompute: bool, gpus_per_node: int, nodes: int
-) -> dict[str, Any]:
-    """The launch snippet for a layout, as plain data (the renderers print it)."""
-    out: dict[str, Any] = {
-        "nproc_per_node": gpus_per_node,
-        "nnodes": nodes,
-        "deepspeed_config": None,
-        "fsdp": None,
-        "accelerate_config": None,
-        "accelerate_launch": None,
-        "code": None,
-    }
+) -> TrainingSnippet:
+    """The launch snippet for a layout (the renderers print it)."""
+    out = TrainingSnippet(nproc_per_node=gpus_per_node, nnodes=nodes)
     if lay.forced and lay.framework.startswith("torchtitan"):  # advise --layout in torchtitan's spelling
-        out["kind"] = "torchtitan"
-        out["torchrun"] = torchrun_line(
+        out.kind = "torchtitan"
+        out.torchrun = torchrun_line(
             gpus_per_node, nodes, "-m torchtitan.train", torchtitan_args(w, lay, accumulation, recompute)
         )
         return out
     if lay.tp > 1 or lay.pp > 1 or lay.cp > 1 or lay.ep > 1:
-        out["kind"] = "megatron"
-        out["torchrun"] = torchrun_line(
+        out.kind = "megatron"
+        out.torchrun = torchrun_line(
             gpus_per_node, nodes, "pretrain_gpt.py", megatron_args(w, lay, global_batch, recompute)
         )
         return out
     qlora = w.finetune == "qlora"  # bitsandbytes 4-bit models are loaded onto their GPU and refuse .to()
     if lay.key == "single":
-        out["kind"] = "single"
-        out["torchrun"] = torchrun_line(1, 1)
+        out.kind = "single"
+        out.torchrun = torchrun_line(1, 1)
         code = "import torch\n" + ("" if qlora else "model.to('cuda')\n")
         if w.precision != "fp32":
             code += (
@@ -363,12 +356,12 @@ def training_snippet(
             code += (
                 "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
             )
-        out["code"] = peft_code(w, single=True) + code.rstrip("\n")
+        out.code = peft_code(w, single=True) + code.rstrip("\n")
         return out
     if lay.zero_stage == 0:
-        out["kind"] = "ddp"
-        out["torchrun"] = torchrun_line(gpus_per_node, nodes)
-        out["code"] = (
+        out.kind = "ddp"
+        out.torchrun = torchrun_line(gpus_per_node, nodes)
+        ddp = (
             "from torch.nn.parallel import DistributedDataParallel as DDP\n"
             f"model = DDP({'model' if qlora else 'model.to(local_rank)'}, device_ids=[local_rank], "
             "gradient_as_bucket_view=True, bucket_cap_mb=25)\n"
@@ -376,33 +369,33 @@ def training_snippet(
             "model.no_sync():`"
         )
         if recompute:
-            out["code"] = (
+            ddp = (
                 "model.gradient_checkpointing_enable()  # Hugging Face models; or torch.utils.checkpoint per layer\n"
-                + out["code"]
+                + ddp
             )
-        out["code"] = peft_code(w) + out["code"]
-        out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
-        out["accelerate_launch"] = accelerate_launch_line(nodes)
+        out.code = peft_code(w) + ddp
+        out.accelerate_config = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+        out.accelerate_launch = accelerate_launch_line(nodes)
         return out
     ds = deepspeed_config(w, lay, accumulation, global_batch, recompute)
     if lay.zero_stage == 1 or lay.offload != "none":
-        out["kind"] = "deepspeed"
-        out["deepspeed_config"] = ds
-        out["torchrun"] = torchrun_line(gpus_per_node, nodes, "train.py", "--deepspeed ds_config.json")
-        out["code"] = peft_code(w) + deepspeed_code(lay, recompute)
-        out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
-        out["accelerate_launch"] = accelerate_launch_line(nodes)
+        out.kind = "deepspeed"
+        out.deepspeed_config = ds
+        out.torchrun = torchrun_line(gpus_per_node, nodes, "train.py", "--deepspeed ds_config.json")
+        out.code = peft_code(w) + deepspeed_code(lay, recompute)
+        out.accelerate_config = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+        out.accelerate_launch = accelerate_launch_line(nodes)
         return out
-    out["kind"] = "fsdp"
+    out.kind = "fsdp"
     settings = fsdp_settings(w, lay, recompute, gpus_per_node, nodes)
-    out["fsdp"] = settings
-    out["torchrun"] = torchrun_line(gpus_per_node, nodes)
-    out["code"] = peft_code(w) + fsdp_code(w, settings)
-    out["accelerate_config"] = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
-    out["accelerate_launch"] = accelerate_launch_line(nodes)
+    out.fsdp = settings
+    out.torchrun = torchrun_line(gpus_per_node, nodes)
+    out.code = peft_code(w) + fsdp_code(w, settings)
+    out.accelerate_config = accelerate_yaml(w, lay, recompute, gpus_per_node, nodes)
+    out.accelerate_launch = accelerate_launch_line(nodes)
     if not lay.hybrid:
-        out["deepspeed_config"] = ds  # the same stage in DeepSpeed, for those who use it
-        out["deepspeed_config_note"] = (
+        out.deepspeed_config = ds  # the same stage in DeepSpeed, for those who use it
+        out.deepspeed_config_note = (
             f"the same ZeRO stage in DeepSpeed, instead of FSDP: its communication buckets add "
             f"{bucket_bytes(w, lay) / 2**30:.2f} GiB per GPU to the memory above"
         )

@@ -3,66 +3,19 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.advice_model import CandidateBands, CommFigures, Excluded, MemoryFigures, TrainCandidate
 from gpuadvisor.advisor import constants as C
-from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import timing as T
+from gpuadvisor.advisor.communication import Comm, communication, paged_state_seconds
+from gpuadvisor.advisor.enumeration import layouts
 from gpuadvisor.advisor.layout import pipeline_bubble, ring_attention_seconds, split_context, uses_torch_ring
-from gpuadvisor.advisor.memory import (
-    Layout,
-    MemoryBreakdown,
-    breakdown,
-    model_states,
-    recompute_mode,
-    stage_params,
-    state_split,
-)
+from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, breakdown, recompute_mode
 from gpuadvisor.advisor.moe import all_to_all
-from gpuadvisor.advisor.rigview import Bandwidth, RigView
+from gpuadvisor.advisor.rigview import RigView
 from gpuadvisor.advisor.workload import Workload
-
-
-@dataclass
-class Comm:
-    """Communication of one optimizer step on one GPU."""
-
-    dp_bytes: float = 0.0  # data-parallel collectives' buffer sizes, summed
-    dp_seconds: float = 0.0
-    dp_exposed_seconds: float = 0.0  # what the overlap with compute does not hide
-    tp_seconds: float = 0.0
-    pp_seconds: float = 0.0
-    offload_seconds: float = 0.0
-    offload_exposed_seconds: float = 0.0  # what the prefetch under compute does not hide
-    cp_seconds: float = 0.0  # context parallel's K/V ring (advisor.layout)
-    cp_exposed_seconds: float = 0.0
-    ep_seconds: float = 0.0  # MoE token all-to-alls (advisor.moe)
-    busbw: Bandwidth | None = None
-    tp_busbw: Bandwidth | None = None
-    detail: list[str] = field(default_factory=list)
-
-    @property
-    def total_seconds(self) -> float:
-        return (
-            self.dp_seconds
-            + self.tp_seconds
-            + self.pp_seconds
-            + self.offload_seconds
-            + self.cp_seconds
-            + self.ep_seconds
-        )
-
-    @property
-    def exposed_seconds(self) -> float:
-        return (
-            self.dp_exposed_seconds
-            + self.tp_seconds
-            + self.pp_seconds
-            + self.offload_exposed_seconds
-            + self.cp_exposed_seconds
-            + self.ep_seconds
-        )
 
 
 @dataclass
@@ -86,7 +39,7 @@ class Candidate:
     step_compute: T.StepCompute | None = None
     rates: T.Rates | None = None
     recompute_mode: str = "none"
-    band: dict[str, Any] | None = None  # error band of tokens/s and memory (advisor.calibration)
+    band: CandidateBands | None = None  # error band of tokens/s and memory (advisor.calibration)
 
     @property
     def mfu(self) -> float | None:
@@ -146,65 +99,69 @@ class Candidate:
                 )
         return ""
 
-    def to_dict(self) -> dict[str, Any]:
-        lay = self.layout
-        return {
-            "name": self.name,
-            "key": lay.key + ("+ckpt" if self.recompute else ""),
-            "framework": lay.framework,
-            "data_parallel": lay.dp,
-            "tensor_parallel": lay.tp,
-            "pipeline_parallel": lay.pp,
-            "virtual_pipeline_stages": lay.vpp,
-            "context_parallel": lay.cp,
-            "expert_parallel": lay.ep,
-            "forced_layout": lay.forced,
-            "zero_stage": lay.zero_stage,
-            "hybrid_shard": lay.hybrid,
-            "cpu_offload": lay.offload,
-            "activation_checkpointing": self.recompute,
-            "memory": self.memory.to_dict(),
-            "capacity_bytes": self.capacity_bytes,
-            "fits": self.fits,
-            "headroom_fraction": round(self.headroom_fraction, 4),
-            "gradient_accumulation": self.accumulation,
-            "global_batch": self.global_batch,
-            "tokens_per_step": self.tokens_per_step,
-            "comm": {
-                "data_parallel_bytes": round(self.comm.dp_bytes),
-                "data_parallel_seconds": _r(self.comm.dp_seconds),
-                "data_parallel_exposed_seconds": _r(self.comm.dp_exposed_seconds),
-                "tensor_parallel_seconds": _r(self.comm.tp_seconds),
-                "pipeline_seconds": _r(self.comm.pp_seconds),
-                "offload_seconds": _r(self.comm.offload_seconds),
-                "offload_exposed_seconds": _r(self.comm.offload_exposed_seconds),
-                "context_parallel_seconds": _r(self.comm.cp_seconds),
-                "context_parallel_exposed_seconds": _r(self.comm.cp_exposed_seconds),
-                "expert_all_to_all_seconds": _r(self.comm.ep_seconds),
-                "total_seconds": _r(self.comm.total_seconds),
-                "busbw_gbps": _r(self.comm.busbw.gbps) if self.comm.busbw else None,
-                "busbw_source": self.comm.busbw.source if self.comm.busbw else None,
-                "busbw_measured": self.comm.busbw.measured if self.comm.busbw else None,
-                "tp_busbw_gbps": _r(self.comm.tp_busbw.gbps) if self.comm.tp_busbw else None,
-                "detail": self.comm.detail,
-            },
-            "compute_seconds": _r(self.compute_seconds),
-            "compute_parts_seconds": {k: _r(v) for k, v in self.step_compute.parts.items() if k != "forward_fraction"}
+    def to_model(self) -> TrainCandidate:
+        """The candidate as the advice carries it (figures rounded as the JSON has them)."""
+        lay, k = self.layout, self.comm
+        return TrainCandidate(
+            name=self.name,
+            key=lay.key + ("+ckpt" if self.recompute else ""),
+            framework=lay.framework,
+            data_parallel=lay.dp,
+            tensor_parallel=lay.tp,
+            pipeline_parallel=lay.pp,
+            virtual_pipeline_stages=lay.vpp,
+            context_parallel=lay.cp,
+            expert_parallel=lay.ep,
+            forced_layout=lay.forced,
+            zero_stage=lay.zero_stage,
+            hybrid_shard=lay.hybrid,
+            cpu_offload=lay.offload,
+            activation_checkpointing=self.recompute,
+            memory=MemoryFigures.from_json_dict(self.memory.to_dict(), "memory"),
+            capacity_bytes=self.capacity_bytes,
+            fits=self.fits,
+            headroom_fraction=round(self.headroom_fraction, 4),
+            gradient_accumulation=self.accumulation,
+            global_batch=self.global_batch,
+            tokens_per_step=self.tokens_per_step,
+            comm=CommFigures(
+                data_parallel_bytes=round(k.dp_bytes),
+                data_parallel_seconds=_r(k.dp_seconds),
+                data_parallel_exposed_seconds=_r(k.dp_exposed_seconds),
+                tensor_parallel_seconds=_r(k.tp_seconds),
+                pipeline_seconds=_r(k.pp_seconds),
+                offload_seconds=_r(k.offload_seconds),
+                offload_exposed_seconds=_r(k.offload_exposed_seconds),
+                context_parallel_seconds=_r(k.cp_seconds),
+                context_parallel_exposed_seconds=_r(k.cp_exposed_seconds),
+                expert_all_to_all_seconds=_r(k.ep_seconds),
+                total_seconds=_r(k.total_seconds),
+                busbw_gbps=_r(k.busbw.gbps) if k.busbw else None,
+                busbw_source=k.busbw.source if k.busbw else None,
+                busbw_measured=k.busbw.measured if k.busbw else None,
+                tp_busbw_gbps=_r(k.tp_busbw.gbps) if k.tp_busbw else None,
+                detail=k.detail,
+            ),
+            compute_seconds=_r(self.compute_seconds),
+            compute_parts_seconds={k: _r(v) for k, v in self.step_compute.parts.items() if k != "forward_fraction"}
             if self.step_compute
             else None,
-            "compute_floor_bound": self.step_compute.floor_bound if self.step_compute else None,
-            "recompute": self.recompute_mode,
-            "mfu": round(self.mfu, 4) if self.mfu is not None else None,
-            "band": self.band,
-            "pipeline_bubble_fraction": round(self.bubble_fraction, 4),
-            "step_seconds": _r(self.step_seconds),
-            "step_seconds_no_overlap": _r(self.step_no_overlap_seconds),
-            "tokens_per_second": _r(self.tokens_per_second),
+            compute_floor_bound=self.step_compute.floor_bound if self.step_compute else None,
+            recompute=self.recompute_mode,
+            mfu=round(self.mfu, 4) if self.mfu is not None else None,
+            band=self.band,
+            pipeline_bubble_fraction=round(self.bubble_fraction, 4),
+            step_seconds=_r(self.step_seconds),
+            step_seconds_no_overlap=_r(self.step_no_overlap_seconds),
+            tokens_per_second=_r(self.tokens_per_second),
             # The one efficiency figure, everywhere (table, reasons, pick, HTML): Candidate.efficiency.
-            "ideal_speed_fraction": round(self.efficiency, 4) if self.efficiency is not None else None,
-            "status": self.status,
-            "reason": self.reason,
-        }
+            ideal_speed_fraction=round(self.efficiency, 4) if self.efficiency is not None else None,
+            status=self.status,
+            reason=self.reason,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.to_model().to_json_dict()
 
 
 # Tensor parallel off NVLink, one rule for every size: evaluated, picked only when nothing else fits (its four
@@ -217,223 +174,6 @@ TP_OFF_NVLINK_RULE = (
 
 def _r(x: float | None) -> float | None:
     return None if x is None else float(f"{x:.6g}")
-
-
-# -- enumeration -------------------------------------------------------------------------------------------
-
-
-def _divides_heads(w: Workload, t: int) -> bool:
-    return w.arch.heads % t == 0 and w.arch.kv_heads % t == 0
-
-
-def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[dict[str, str]]]:
-    """Every layout worth predicting on this rig, and the ones left out with their reason."""
-    n, m = view.gpus_per_node, view.nodes
-    world = n * m
-    out: list[Layout] = []
-    excluded: list[dict[str, str]] = []
-    host_known = view.host_memory_bytes is not None
-    if world == 1:
-        out.append(Layout("single", "single GPU", "PyTorch (no parallelism)", 0, dp=1))
-    else:
-        out += [
-            Layout("ddp", "DDP", "PyTorch DDP", 0, dp=world, dp_spans_nodes=m > 1),
-            Layout(
-                "zero1",
-                "ZeRO-1",
-                "DeepSpeed ZeRO stage 1",
-                1,
-                dp=world,
-                zero_stage=1,
-                shard_group=world,
-                dp_spans_nodes=m > 1,
-            ),
-            Layout(
-                "zero2",
-                "ZeRO-2 / FSDP SHARD_GRAD_OP",
-                "FSDP SHARD_GRAD_OP or DeepSpeed ZeRO stage 2",
-                2,
-                dp=world,
-                zero_stage=2,
-                shard_group=world,
-                dp_spans_nodes=m > 1,
-            ),
-            Layout(
-                "zero3",
-                "ZeRO-3 / FSDP FULL_SHARD",
-                "FSDP FULL_SHARD or DeepSpeed ZeRO stage 3",
-                3,
-                dp=world,
-                zero_stage=3,
-                shard_group=world,
-                dp_spans_nodes=m > 1,
-            ),
-        ]
-        if m > 1:
-            out.append(
-                Layout(
-                    "hsdp",
-                    "FSDP HYBRID_SHARD",
-                    "FSDP HYBRID_SHARD (shard in the node, replicate across)",
-                    3,
-                    dp=world,
-                    zero_stage=3,
-                    hybrid=True,
-                    shard_group=n,
-                    dp_spans_nodes=True,
-                )
-            )
-    # CPU offload (DeepSpeed ZeRO-Offload / ZeRO-Infinity), when the host's RAM is known.
-    if host_known and not view.hypothetical:
-        # A memory escape hatch, not a speed-up: picked only when nothing fits on the GPUs alone (DeepSpeed's
-        # ZeRO-Offload/Infinity papers use it to fit models that do not fit otherwise; its transfers and CPU
-        # optimizer step are modelled without latency, so its predicted speed is optimistic).
-        out.append(
-            Layout(
-                "zero2-offload",
-                "ZeRO-2 + CPU offload",
-                "DeepSpeed ZeRO stage 2, offload_optimizer cpu",
-                6,
-                dp=world,
-                zero_stage=2,
-                shard_group=world,
-                offload="optimizer",
-                dp_spans_nodes=m > 1,
-                last_resort=True,
-            )
-        )
-        out.append(
-            Layout(
-                "zero3-offload",
-                "ZeRO-3 + CPU offload",
-                "DeepSpeed ZeRO stage 3, offload_optimizer + offload_param cpu",
-                7,
-                dp=world,
-                zero_stage=3,
-                shard_group=world,
-                offload="optimizer+params",
-                dp_spans_nodes=m > 1,
-                last_resort=True,
-            )
-        )
-    elif not view.hypothetical:
-        excluded.append(
-            {"strategy": "CPU offload", "reason": "the scan has no host RAM figure, so offload cannot be sized"}
-        )
-    if w.finetune != "full":
-        # Megatron-LM's pretrain_gpt.py trains every weight: no LoRA adapters, no 4-bit base. Adapter training
-        # runs under PEFT, whose models DDP, FSDP and DeepSpeed shard (Hugging Face PEFT/accelerate docs).
-        excluded.append(
-            {
-                "strategy": "tensor / pipeline parallel",
-                "reason": f"{w.finetune.upper() if w.finetune == 'qlora' else 'LoRA'} runs under PEFT (DDP, FSDP or "
-                "DeepSpeed); "
-                "Megatron-LM's pretrain_gpt.py, which the TP/PP snippets launch, trains every weight",
-            }
-        )
-        return out, excluded
-    # Tensor parallel inside an NVLink domain; across PCIe a last resort (TP_OFF_NVLINK_RULE), whatever its size.
-    domain = view.nvlink_domain()
-    t = 2
-    while t <= n:
-        if not _divides_heads(w, t):
-            excluded.append(
-                {
-                    "strategy": f"TP={t}",
-                    "reason": f"{w.arch.heads} heads / {w.arch.kv_heads} KV heads do not divide by {t}",
-                }
-            )
-        elif t <= domain:
-            out.append(
-                Layout(
-                    f"tp{t}",
-                    f"TP={t} + ZeRO-1 DP={world // t}" if world > t else f"TP={t}",
-                    "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
-                    4,
-                    dp=world // t,
-                    tp=t,
-                    zero_stage=1 if world > t else 0,
-                    shard_group=world // t,
-                    dp_spans_nodes=m > 1,
-                )
-            )
-        else:  # crosses PCIe: TP_OFF_NVLINK_RULE, the same for every size
-            out.append(
-                Layout(
-                    f"tp{t}",
-                    f"TP={t} (PCIe) + ZeRO-1 DP={world // t}" if world > t else f"TP={t} (PCIe)",
-                    "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
-                    5,
-                    dp=world // t,
-                    tp=t,
-                    zero_stage=1 if world > t else 0,
-                    shard_group=world // t,
-                    dp_spans_nodes=m > 1,
-                    last_resort=True,
-                )
-            )
-        t *= 2
-    # Pipeline parallel: across nodes, or across the slow links of a node without NVLink.
-    if m > 1 and m <= w.arch.layers:
-        # Megatron-LM PTD-P layouts (Narayanan et al. 2021): tensor parallel inside the node, pipeline stages across
-        # nodes, data parallel over the rest. The pipeline depth is not tied to the node count: every depth from 2
-        # that divides the GPUs left after TP (powers of two, and the node count) up to the layer count.
-        tps = sorted({1, domain if _divides_heads(w, domain) else 1})
-        for tp in tps:
-            rest = world // tp
-            depths = sorted({p for p in (2**k for k in range(1, 12)) if rest % p == 0} | {m})
-            for pp in depths:
-                if pp > w.arch.layers or rest % pp:
-                    continue
-                dp = rest // pp
-                name = (
-                    f"PP={pp}"
-                    + (" (across nodes)" if pp == m else "")
-                    + (f" × TP={tp}" if tp > 1 else "")
-                    + (f" + ZeRO-1 DP={dp}" if dp > 1 else "")
-                )
-                out.append(
-                    Layout(
-                        f"pp{pp}" + (f"-tp{tp}" if tp > 1 else ""),
-                        name,
-                        "Megatron-LM (pipeline 1F1B across nodes)",
-                        5 + (tp > 1),
-                        dp=dp,
-                        tp=tp,
-                        pp=pp,
-                        zero_stage=1 if dp > 1 else 0,
-                        shard_group=dp,
-                        pp_across_nodes=True,
-                        dp_spans_nodes=tp * dp > n,
-                    )
-                )
-    elif n > 1 and not view.nvlink_ring():
-        p = 2
-        while p <= n and p <= w.arch.layers:
-            dp = world // p
-            out.append(
-                Layout(
-                    f"pp{p}",
-                    f"PP={p} (PCIe)" + (f" + ZeRO-1 DP={dp}" if dp > 1 else ""),
-                    "Megatron-LM or DeepSpeed pipeline (1F1B)",
-                    5,
-                    dp=dp,
-                    pp=p,
-                    zero_stage=1 if dp > 1 else 0,
-                    shard_group=dp,
-                    dp_spans_nodes=m > 1,
-                )
-            )
-            p *= 2
-    elif n > 1:
-        excluded.append(
-            {
-                "strategy": "pipeline parallel",
-                "reason": "NVLink joins every GPU of this node: pipeline stages belong across slow links or nodes "
-                "(pass --nodes for several)",
-            }
-        )
-    return out, excluded
 
 
 # -- prediction ----------------------------------------------------------------------------------------------
@@ -537,204 +277,13 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
     return c
 
 
-def paged_state_seconds(view: RigView, w: Workload, lay: Layout, mem: MemoryBreakdown) -> tuple[float, str]:
-    """A paged optimizer's states (bitsandbytes' paged optimizers: CUDA unified memory) that the GPU has no room for
-    are evicted to host RAM and faulted back when the step reads them: what does not fit comes in and goes out once a
-    step, on the two directions of the full-duplex PCIe link at once, the kernels waiting on the faults (Dettmers et
-    al. 2023, QLoRA, section 3, "paged optimizers"). None where the states fit, or the optimizer is not paged."""
-    if not w.optimizer_bytes().paged or lay.offload != "none":
-        return 0.0, ""
-    _, _, states = model_states(w, lay)
-    free = view.cuda_memory_bytes - mem.total_bytes  # the breakdown counts a paged optimizer's states on the host
-    paged = max(0.0, states - max(0.0, free))
-    if paged <= 0:
-        return 0.0, ""
-    pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY
-    secs = paged / (pcie * 1e9)
-    return secs, (
-        f"paged optimizer: {paged / 1e9:.1f} GB of its {states / 1e9:.1f} GB of states do not fit beside the rest: "
-        f"paged in and out every step over PCIe ({pcie:.1f} GB/s each way), the step waiting on the page faults"
-    )
-
-
-def _overlapped(comm: float, window: float, overlap: float | None = None) -> float:
-    """Exposed seconds of a collective prefetched under ``window`` seconds of compute: what outlasts the compute, plus
-    the part of the shorter of the two that contention keeps from overlapping (constants.SHARDED_OVERLAP, or the
-    stack's own: timing.sharded_overlap)."""
-    ov = C.SHARDED_OVERLAP if overlap is None else overlap
-    return max(0.0, comm - window) + (1 - ov) * min(comm, window)
-
-
-def communication(
-    view: RigView,
-    w: Workload,
-    lay: Layout,
-    recompute: bool,
-    acc: int,
-    compute: float | None,
-    sc: T.StepCompute | None = None,
-) -> Comm:
-    """Bytes and seconds of one step's collectives (ring algorithms, nccl-tests busbw, NCCL's latency per ring step;
-    nccl-tests doc/PERFORMANCE.md, NCCL's tuning.cc)."""
-    c = Comm()
-    sp = state_split(w)
-    mp = lay.tp * lay.pp
-    trainable = (w.params if w.finetune == "full" else w.trainable_params()) / mp
-    if w.finetune == "full" and w.arch.is_moe:
-        trainable = sum(stage_params(w, lay))  # the experts split over ep, the rest over tp · pp
-    grad_bytes = trainable * min(sp.grads, 4)
-    if w.finetune == "full":
-        param_bytes = trainable * sp.weights  # the 16-bit weights ZeRO all-gathers
-        gather_bytes = param_bytes
-    else:
-        param_bytes = trainable * sp.weights
-        gather_bytes = w.params / mp * max(sp.frozen_weight_bytes, 0.5) + param_bytes
-    dp = lay.dp * lay.cp  # the data-parallel collectives run over the context-parallel ranks too
-    per_node = max(1, view.gpus_per_node // mp) if not lay.pp_across_nodes else max(1, view.gpus_per_node // lay.tp)
-    fwd_frac = (
-        sc.forward_fraction
-        if sc is not None
-        else (2 / (8 if recompute else 6) if w.finetune == "full" else 2 / (6 if recompute else 4))
-    )
-    busy = (compute - (sc.parts.get("optimizer", 0.0) if sc else 0.0)) if compute else 0.0
-    fwd = busy * fwd_frac
-    bwd = busy - fwd
-    units = w.arch.layers + 2  # FSDP units: each layer, the embedding and the output layer
-    if dp > 1:
-        if lay.hybrid:
-            shard = view.gpus_per_node
-            if lay.forced:  # --layout hsdp=RxS: its own shard group (S · cp GPUs), the rest replicas
-                shard = max(1, min(lay.shard_group, view.gpus_per_node))
-            bw_in = view.intra_busbw(shard, nvlink=view.nvlink_ring())
-            lat = units * F.ring_latency_seconds("all_gather", shard, spans_nodes=False)
-            ag = F.collective_seconds("all_gather", gather_bytes, shard, bw_in.gbps) + lat
-            rs = F.collective_seconds("reduce_scatter", grad_bytes, shard, bw_in.gbps) + lat
-            replicas = max(1, dp // shard) if lay.forced else view.nodes
-            cross = F.collective_seconds("all_reduce", grad_bytes / shard, replicas, view.inter_node.gbps)
-            c.busbw = bw_in
-            c.dp_bytes = acc * (2 * gather_bytes + grad_bytes) + grad_bytes / shard
-            c.dp_seconds = acc * (2 * ag + rs) + cross
-            c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs) + cross, bwd) + ag / units
-            c.detail.append(
-                f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
-                f"{grad_bytes / 1e9:.2f} GB "
-                f"inside the node ({bw_in.gbps:.0f} GB/s); per step: all-reduce of the {grad_bytes / shard / 1e9:.2f} "
-                "GB shard across "
-                f"{view.nodes} nodes ({view.inter_node.gbps:g} GB/s)"
-            )
-        else:
-            bw = view.dp_busbw(per_node, lay.dp_spans_nodes)
-            c.busbw = bw
-            last_bucket = F.collective_seconds("all_reduce", min(C.DDP_BUCKET_BYTES, grad_bytes), dp, bw.gbps)
-            # DDP under no_sync and ZeRO-1 reduce the accumulated gradients once per step, during the last
-            # micro-batch's backward pass: only that pass can hide them.
-            bwd_last = bwd / acc
-            if lay.zero_stage == 0:
-                t = F.collective_seconds("all_reduce", grad_bytes, dp, bw.gbps)
-                c.dp_bytes, c.dp_seconds = grad_bytes, t
-                c.dp_exposed_seconds = max(t - bwd_last, last_bucket)
-                c.detail.append(
-                    f"per step: all-reduce of {grad_bytes / 1e9:.2f} GB of gradients over {dp} GPUs, overlapped with "
-                    "the last "
-                    "micro-batch's backward pass (25 MB buckets)"
-                )
-            elif lay.zero_stage == 1:
-                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
-                ag = F.collective_seconds("all_gather", param_bytes, dp, bw.gbps)
-                c.dp_bytes, c.dp_seconds = grad_bytes + param_bytes, rs + ag
-                c.dp_exposed_seconds = max(rs - bwd_last, last_bucket) + ag
-                c.detail.append(
-                    f"per step: reduce-scatter of {grad_bytes / 1e9:.2f} GB of gradients + all-gather of "
-                    f"{param_bytes / 1e9:.2f} GB of updated weights"
-                )
-            elif lay.zero_stage == 2:
-                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps)
-                ag = F.collective_seconds("all_gather", param_bytes, dp, bw.gbps)
-                c.dp_bytes, c.dp_seconds = acc * grad_bytes + param_bytes, acc * rs + ag
-                c.dp_exposed_seconds = max(acc * rs - bwd, last_bucket) + ag
-                c.detail.append(
-                    f"per micro-batch: reduce-scatter of {grad_bytes / 1e9:.2f} GB; per step: all-gather of "
-                    f"{param_bytes / 1e9:.2f} GB"
-                )
-            else:
-                lat = units * F.ring_latency_seconds("all_gather", dp, spans_nodes=lay.dp_spans_nodes)
-                slow = T.sharded_comm_factor(w)  # DeepSpeed ZeRO-3's collectives: fitted on its published runs
-                ag = F.collective_seconds("all_gather", gather_bytes, dp, bw.gbps) * slow + lat
-                rs = F.collective_seconds("reduce_scatter", grad_bytes, dp, bw.gbps) * slow + lat
-                c.dp_bytes, c.dp_seconds = acc * (2 * gather_bytes + grad_bytes), acc * (2 * ag + rs)
-                ov = T.sharded_overlap(w)
-                c.dp_exposed_seconds = (
-                    _overlapped(acc * ag, fwd, ov) + _overlapped(acc * (ag + rs), bwd, ov) + ag / units
-                )
-                c.detail.append(
-                    f"per micro-batch: all-gather forward + all-gather backward of {gather_bytes / 1e9:.2f} GB + "
-                    "reduce-scatter of "
-                    f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL "
-                    "latency each way), "
-                    f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping"
-                )
-    if lay.tp > 1:
-        tbw = view.intra_busbw(lay.tp, nvlink=view.nvlink_groups_of(lay.tp))
-        c.tp_busbw = tbw
-        msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.cp
-        per_layer = 6 if recompute else 4
-        layers = math.ceil(w.arch.layers / lay.pp)
-        c.tp_seconds = acc * layers * per_layer * F.collective_seconds("all_reduce", msg, lay.tp, tbw.gbps)
-        c.detail.append(
-            f"tensor parallel: {per_layer} all-reduces of {msg / 1e6:.1f} MB per layer and micro-batch over {lay.tp} "
-            "GPUs "
-            f"({tbw.gbps:.0f} GB/s), on the critical path"
-        )
-    if lay.pp > 1:
-        msg = w.seq * w.micro_batch * w.arch.hidden * 2 / lay.tp / lay.cp
-        if lay.pp_across_nodes:
-            pp_gbps = view.inter_node.gbps
-            where = f"across nodes ({pp_gbps:g} GB/s)"
-        else:
-            pp_gbps = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY * (1 if view.p2p_ok else C.NO_P2P_FACTOR)
-            where = f"over PCIe ({pp_gbps:.1f} GB/s)"
-        c.pp_seconds = 2 * acc * msg / (pp_gbps * 1e9)
-        c.detail.append(f"pipeline: {msg / 1e6:.1f} MB forward and backward per micro-batch and stage boundary {where}")
-    if lay.offload != "none":
-        pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY
-        host_shard = trainable / lay.dp
-        moved_bytes = host_shard * (
-            2 + (2 if w.pure_bf16 else 4)
-        )  # 16-bit weights up, fp32 (pure bf16: bf16) gradients down
-        fetch_bytes = 0.0
-        if lay.offload == "optimizer+params":
-            # Every rank fetches its host_shard of all the weights (a LoRA model's frozen base included) from the host
-            # for the forward and again for the backward of every micro-batch, then all-gathers it.
-            fetch_bytes = acc * 2 * gather_bytes / lay.dp
-            moved_bytes += fetch_bytes
-        gpus_per_host = view.gpus_per_node
-        # The CPU optimizer step moves the bytes its states need: 30 per parameter for mixed-precision AdamW
-        # (DeepSpeed's CPU-Adam count), about half with the states in bf16 (Workload.optimizer_step_bytes).
-        cpu_adam = host_shard * gpus_per_host * w.optimizer_step_bytes() / (C.HOST_MEMORY_GBPS * 1e9)
-        c.offload_seconds = moved_bytes / (pcie * 1e9) + cpu_adam
-        # The weight fetches run on the same prefetching stream as the all-gathers they feed, one unit ahead of the
-        # compute (FSDP's CPUOffload, ZeRO-3's offload_param): hidden under what compute the PCIe link has left after
-        # the collectives. The step's own transfers and the CPU optimizer step are not.
-        fetch = fetch_bytes / (pcie * 1e9)
-        window = max(0.0, (busy or 0.0) - c.dp_seconds)
-        c.offload_exposed_seconds = c.offload_seconds - fetch + _overlapped(fetch, window, T.sharded_overlap(w))
-        c.detail.append(
-            f"CPU offload: {moved_bytes / 1e9:.2f} GB over PCIe ({pcie:.1f} GB/s) per GPU and step + CPU Adam over "
-            f"{host_shard * gpus_per_host / 1e9:.2f}B parameters per node at {C.HOST_MEMORY_GBPS:g} GB/s host memory "
-            "bandwidth (assumed)" + (f"; the weight fetches ({fetch:.1f} s) prefetched under compute" if fetch else "")
-        )
-    return c
-
-
-def candidates(
-    view: RigView, w: Workload, rates: T.Rates | None = None
-) -> tuple[list[Candidate], list[dict[str, str]]]:
+def candidates(view: RigView, w: Workload, rates: T.Rates | None = None) -> tuple[list[Candidate], list[Excluded]]:
     """Every layout, with activation checkpointing as the workload asks (auto: only where needed to fit)."""
     if w.layout:
         from gpuadvisor.advisor.layout import build
 
         lays = [build(w.layout, view, w)]
-        excluded = [{"strategy": "every other layout", "reason": f"--layout {w.layout} asked for this one"}]
+        excluded = [Excluded(strategy="every other layout", reason=f"--layout {w.layout} asked for this one")]
     else:
         lays, excluded = layouts(view, w)
     out = []

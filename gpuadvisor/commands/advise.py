@@ -100,10 +100,9 @@ def advise(
     if framework and advice.snippet is not None:
         from gpuadvisor.advisor.frameworks import launch
 
-        advice.snippet["framework"] = launch(advice, framework)
-    advice_dict = advice.to_dict()
-    plan = attach_checkpoint(rig, advice_dict, store)
-    as_json = json.dumps(advice_dict, indent=2, allow_nan=False) + "\n"
+        advice.snippet.framework = launch(advice, framework)
+    plan = attach_checkpoint(rig, advice, store)
+    as_json = json.dumps(advice.to_json_dict(), indent=2, allow_nan=False) + "\n"
     if json_path == "-":
         click.echo(as_json, nl=False)
     elif json_path:

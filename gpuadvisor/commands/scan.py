@@ -157,7 +157,7 @@ def scan(
         from gpuadvisor.advisor import advise
 
         advice = advise(rig, workload)
-        attach_checkpoint(rig, rig.advice, store)
+        attach_checkpoint(rig, advice, store)
     if not no_rules:  # once, after the advisor: the storage rules judge the directories against its checkpoint
         from gpuadvisor.rules import evaluate
 

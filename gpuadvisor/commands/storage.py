@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from gpuadvisor.advice_model import Advice
 from gpuadvisor.facts import Rig, Storage
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -116,17 +117,16 @@ def prepare(rig: Rig, opts: dict[str, Any], sysfs_root: str = "/") -> None:
             rig.storage.missing(name, why)
 
 
-def attach_checkpoint(rig: Rig, advice: dict[str, Any] | None, opts: dict[str, Any]) -> Any:
-    """The checkpoint plan for a training pick, stored in ``advice["checkpoint"]`` (and rig.advice); or None."""
+def attach_checkpoint(rig: Rig, advice: Advice | None, opts: dict[str, Any]) -> Any:
+    """The checkpoint plan for a training pick, stored in ``advice.checkpoint`` (the advice rig.advice holds); or
+    None."""
     if not advice:
         return None
     from gpuadvisor.advisor.checkpoint import plan_checkpoint
 
     plan = plan_checkpoint(rig, advice, opts.get("checkpoint_every"), opts.get("sample_bytes"))
     if plan is not None:
-        advice["checkpoint"] = plan.to_dict()
-        if rig.advice is not None and rig.advice is not advice:
-            rig.advice["checkpoint"] = advice["checkpoint"]
+        advice.checkpoint = plan
     return plan
 
 

@@ -76,7 +76,7 @@ def ranking_sensitivity(rows: list[Row], need: Need) -> list[str]:
 
     from gpuadvisor.advisor import advise
 
-    seq = int((top[0].advice or {}).get("workload", {}).get("seq_len") or 0)
+    seq = int(top[0].advice.workload.seq_len or 0) if top[0].advice else 0
     if not seq:
         return []
     longer: list[tuple[Row, float | None]] = []

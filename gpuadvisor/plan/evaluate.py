@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuadvisor.advice_model import Advice, ServingCandidate, TrainCandidate
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
 from gpuadvisor.plan.costs import Cost, JobCost, Ownership, build_cost, job_cost
@@ -37,7 +38,7 @@ class Row:
     problems: list[str] = field(default_factory=list)
     layout_notes: list[str] = field(default_factory=list)
     findings: list[dict[str, Any]] = field(default_factory=list)
-    advice: dict[str, Any] | None = None
+    advice: Advice | None = None
     fits: bool = False
     pick: str | None = None
     reason: str | None = None
@@ -108,16 +109,13 @@ class Row:
         }
 
 
-def _band(pick: dict[str, Any], advice: dict[str, Any]) -> tuple[tuple[float, float] | None, str | None]:
+def _band(pick: TrainCandidate) -> tuple[tuple[float, float] | None, str | None]:
     """The advisor's error band on tokens/s: the range its calibration's published runs put around the figure."""
-    b = (pick.get("band") or {}).get("tokens_per_second")
-    if not isinstance(b, dict) or "low" not in b or "high" not in b:
+    b = pick.tokens_band
+    if b is None:
         return None, None
-    basis = (
-        f"{b.get('coverage', 'range of the published runs')} ({b.get('cases', '?')} cases, "
-        f"{b.get('basis', 'datasheet')} rates: x{b.get('ratio_low', 0):.2f}-x{b.get('ratio_high', 0):.2f})"
-    )
-    return (float(b["low"]), float(b["high"])), basis
+    basis = f"{b.coverage} ({b.cases} cases, {b.basis} rates: x{b.ratio_low:.2f}-x{b.ratio_high:.2f})"
+    return (float(b.low), float(b.high)), basis
 
 
 def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
@@ -207,34 +205,32 @@ def evaluate_build(
         from dataclasses import replace
 
         workload = replace(workload, nodes=b.nodes, inter_node_gbps=b.inter_node_gbps)
-    adv = advise(rig, workload).to_dict()
+    adv = advise(rig, workload)
     row.advice = adv
     row.rig, row.workload = rig, workload
-    row.fits = bool(adv.get("fits"))
-    row.pick = adv.get("pick")
-    row.reason = adv.get("reason")
-    pick = adv.get("pick_detail") or {}
+    row.fits = adv.fits
+    row.pick = adv.pick_name
+    row.reason = adv.reason
+    pick = adv.pick
     if need.task == "inference":
         row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload)
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis
-        if row.serving and row.serving.tensor_parallel != int(pick.get("tensor_parallel_size", 1)) * int(
-            pick.get("pipeline_parallel_size", 1)
-        ):
+        if row.serving and row.serving.tensor_parallel != (pick.gpus if isinstance(pick, ServingCandidate) else 1):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
             row.reason = (
                 f"{plural(row.serving.replicas, 'replica')} of {row.serving.name} serve {row.need_concurrency(need)} "
                 "sequences "
                 "fastest; "
-                f"the advisor's smallest fitting size is {adv.get('pick')} ({adv.get('reason')})"
+                f"the advisor's smallest fitting size is {adv.pick_name} ({adv.reason})"
             )
         elif row.serving:
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
-    elif row.fits:
-        row.tokens_per_second = pick.get("tokens_per_second")
-        row.efficiency = pick.get("ideal_speed_fraction")
-        row.band, row.band_basis = _band(pick, adv)
+    elif row.fits and isinstance(pick, TrainCandidate):
+        row.tokens_per_second = pick.tokens_per_second
+        row.efficiency = pick.ideal_speed_fraction
+        row.band, row.band_basis = _band(pick)
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
     if need.task != "inference":
         row.storage = _storage_stall(row, need, rig, adv)
@@ -252,7 +248,7 @@ def evaluate_build(
     return row
 
 
-def _storage_stall(row: Row, need: Need, rig: Any, adv: dict[str, Any]) -> Any:
+def _storage_stall(row: Row, need: Need, rig: Any, adv: Advice) -> Any:
     from gpuadvisor.advisor.checkpoint import parse_interval, plan_checkpoint
     from gpuadvisor.plan.storage import checkpoint_stall
 
@@ -283,13 +279,12 @@ TIGHT_FRACTION = 0.05  # a fit within 5 % of a GPU's memory is tight: a longer s
 TIGHT_GIB = 3.0  # or within 3 GiB: doubling an 8B model's 2k-token sequence adds more activations than that
 
 
-def _sensitivity(adv: dict[str, Any], b: Build) -> list[str]:
+def _sensitivity(adv: Advice, b: Build) -> list[str]:
     """Say when the pick fits with little memory to spare (the answer flips with a longer sequence or batch)."""
-    pick = adv.get("pick_detail") or {}
-    used = (pick.get("memory") or {}).get("total_bytes")
-    cap = pick.get("capacity_bytes")
-    if not (isinstance(used, int | float) and isinstance(cap, int | float) and cap > 0):
+    pick = adv.pick
+    if not isinstance(pick, TrainCandidate) or not pick.capacity_bytes > 0:
         return []
+    used, cap = pick.memory.total_bytes, pick.capacity_bytes
     spare = (cap - used) / 2**30
     if 0 <= cap - used < max(TIGHT_FRACTION * cap, TIGHT_GIB * 2**30):
         return [

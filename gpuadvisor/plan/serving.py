@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from gpuadvisor.advice_model import Advice, ServingCandidate
+
 ASSUMPTIONS = (
     "serving: the advisor's serving model (prefill compute-bound, decode bandwidth-bound, continuous batching at "
     "the given concurrency bounded by the KV cache; fitted on published NVIDIA NIM and vLLM benchmarks); a build "
@@ -38,16 +40,16 @@ class Serving:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in dataclasses.asdict(self).items()}
 
 
-def serving_throughput(advice: dict[str, Any], *, gpus: int, spec: Any, workload: Any) -> Serving | None:
+def serving_throughput(advice: Advice, *, gpus: int, spec: Any, workload: Any) -> Serving | None:
     """The fastest way to serve the workload's concurrency on the build: over every tensor-parallel size the
     advisor found to fit (its pick is the smallest; a larger one reads the weights fewer times per token),
     replicas of it on the build's GPUs. None when nothing fits or the GPU has no datasheet rates."""
-    if not advice.get("fits") or spec is None:
+    if not advice.fits or spec is None:
         return None
-    link = (advice.get("rig") or {}).get("busbw_gbps")
+    link = advice.rig.busbw_gbps
     best = None
-    for c in advice.get("candidates", []):
-        if not c.get("fits"):
+    for c in advice.serving:
+        if not c.fits:
             continue
         s = _one(c, gpus=gpus, spec=spec, workload=workload, link_gbps=link)
         if s is not None and (best is None or s.tokens_per_second > best.tokens_per_second * 1.001):
@@ -55,10 +57,10 @@ def serving_throughput(advice: dict[str, Any], *, gpus: int, spec: Any, workload
     return best
 
 
-def _one(c: dict[str, Any], *, gpus: int, spec: Any, workload: Any, link_gbps: float | None) -> Serving | None:
+def _one(c: ServingCandidate, *, gpus: int, spec: Any, workload: Any, link_gbps: float | None) -> Serving | None:
     from gpuadvisor.advisor import serving as SV
 
-    tp = int(c.get("tensor_parallel_size", 1)) * int(c.get("pipeline_parallel_size", 1))
+    tp = c.gpus
     if tp > gpus:
         return None
     concurrency = max(1, int(workload.concurrency or 1))
@@ -68,18 +70,17 @@ def _one(c: dict[str, Any], *, gpus: int, spec: Any, workload: Any, link_gbps: f
         dataclasses.replace(workload, concurrency=per),
         spec,
         tp,
-        cuda_memory_bytes=c.get("capacity_bytes"),
-        nvlink=bool(c.get("nvlink")),
-        link_gbps=None if c.get("nvlink") else link_gbps,
-        kv_budget_bytes=c.get("kv_cache_budget_bytes"),
+        cuda_memory_bytes=c.capacity_bytes,
+        nvlink=c.nvlink,
+        link_gbps=None if c.nvlink else link_gbps,
+        kv_budget_bytes=c.kv_cache_budget_bytes,
     )
     if not res.fits:
         return None
     band = res.band.get("output_tokens_per_second") if res.band else None
-    low_high = (float(band["low"]) * replicas, float(band["high"]) * replicas) if band else None
+    low_high = (float(band.low) * replicas, float(band.high) * replicas) if band else None
     basis = (
-        f"{band.get('coverage', 'range of the published runs')} (ratio x{band.get('ratio_low', 0):.2f}-"
-        f"x{band.get('ratio_high', 0):.2f}, held-out published serving runs)"
+        f"{band.coverage} (ratio x{band.ratio_low:.2f}-x{band.ratio_high:.2f}, held-out published serving runs)"
         if band
         else None
     )
@@ -89,7 +90,7 @@ def _one(c: dict[str, Any], *, gpus: int, spec: Any, workload: Any, link_gbps: f
         per,
         res.decode_step_s * 1e3,
         res.decode_bound,
-        str(c.get("name")),
+        c.name,
         replicas * res.output_tokens_per_second,
         res.output_tokens_per_second_per_user,
         res.ttft_s,

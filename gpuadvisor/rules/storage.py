@@ -33,7 +33,7 @@ def _paths(rig: Rig) -> list[StoragePath]:
 
 
 def _plan(rig: Rig) -> dict[str, Any] | None:
-    plan = (rig.advice or {}).get("checkpoint")
+    plan = rig.advice.get("checkpoint") if rig.advice is not None else None
     return plan if isinstance(plan, dict) else None
 
 

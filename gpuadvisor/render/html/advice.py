@@ -1,9 +1,8 @@
-"""The strategy section of the HTML report, from the advisor's dict (``rig.advice``, gpuadvisor.advisor).
+"""The strategy section of the HTML report, from the advisor's Advice (``rig.advice``, gpuadvisor.advice_model).
 
-``advisor_view`` reads the advisor's own shape (``kind == "gpuadvisor-advice"``: task, pick, reason,
-candidates, pick_detail, snippet, workload, rig, excluded, smallest_rig, assumptions, notes). Any other dict
-goes through ``html.advice_view``, which renders generically. Every number shown is one the dict holds
-(bytes shown as GiB, 2**30 bytes, as the advisor's terminal output does).
+``advisor_view`` reads the typed advice (task, pick, reason, candidates, snippet, workload, rig, excluded,
+smallest_rig, assumptions, notes). Any other object goes through ``html.advice_view``, which renders generically.
+Every number shown is one the advice holds (bytes shown as GiB, 2**30 bytes, as the advisor's terminal output does).
 """
 
 from __future__ import annotations
@@ -11,13 +10,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from gpuadvisor.advice_model import (
+    ADVICE_KIND,
+    Advice,
+    Candidate,
+    ServingCandidate,
+    ServingResult,
+    Snippet,
+    TrainCandidate,
+    TrainingSnippet,
+)
 from gpuadvisor.render.html import svg_charts
 from gpuadvisor.render.text.advice import fmt_gib, fmt_num, fmt_secs, fmt_tokens
 
 GiB = 2**30
-ADVICE_KIND = "gpuadvisor-advice"
 
-# Memory segments of a training candidate (advisor.memory.MemoryBreakdown) and of a serving option.
+# Memory segments of a training candidate (advice_model.MemoryFigures) and of a serving option.
 TRAIN_SEGMENTS = [
     ("params_bytes", "parameters"),
     ("grads_bytes", "gradients"),
@@ -51,13 +59,13 @@ def pct(x: Any) -> str:
     return "—" if not isinstance(x, int | float) else f"{x:.0%}"
 
 
-def _row_css(c: dict[str, Any]) -> str:
-    if c.get("status") == "pick":
+def _row_css(c: Candidate) -> str:
+    if c.status == "pick":
         return "pick"
-    return "nofit" if c.get("fits") is False else ""
+    return "nofit" if c.fits is False else ""
 
 
-def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
+def _train_table(cands: list[TrainCandidate]) -> dict[str, Any]:
     cols = [
         "strategy",
         "framework",
@@ -74,26 +82,22 @@ def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
     ]
     rows = []
     for c in cands:
-        comm = c.get("comm") or {}
-        mem = c.get("memory") or {}
-        status = c.get("status") or ""
-        if c.get("reason"):
-            status += f": {c['reason']}"
+        status = c.status + (f": {c.reason}" if c.reason else "")
         rows.append(
             {
                 "css": _row_css(c),
                 "cells": [
-                    c.get("name", "?"),
-                    c.get("framework", "—"),
-                    f"{c.get('data_parallel', '?')}×{c.get('tensor_parallel', '?')}×{c.get('pipeline_parallel', '?')}",
-                    f"{gib(mem.get('total_bytes'))} of {gib(c.get('capacity_bytes'))}",
-                    "yes" if c.get("fits") else "no",
-                    pct(c.get("headroom_fraction")) if c.get("fits") else "—",
-                    secs(comm.get("total_seconds")),
-                    secs(c.get("compute_seconds")),
-                    secs(c.get("step_seconds")),
+                    c.name,
+                    c.framework,
+                    f"{c.data_parallel}×{c.tensor_parallel}×{c.pipeline_parallel}",
+                    f"{gib(c.memory.total_bytes)} of {gib(c.capacity_bytes)}",
+                    "yes" if c.fits else "no",
+                    pct(c.headroom_fraction) if c.fits else "—",
+                    secs(c.comm.total_seconds),
+                    secs(c.compute_seconds),
+                    secs(c.step_seconds),
                     fmt_tokens(c, "—"),
-                    pct(c.get("ideal_speed_fraction")),
+                    pct(c.ideal_speed_fraction),
                     status,
                 ],
             }
@@ -101,7 +105,7 @@ def _train_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
     return {"columns": cols, "rows": rows}
 
 
-def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
+def _serve_table(cands: list[ServingCandidate]) -> dict[str, Any]:
     cols = [
         "layout",
         "weights / GPU (GiB)",
@@ -114,18 +118,18 @@ def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
     ]
     rows = []
     for c in cands:
-        status = (c.get("status") or "") + (f": {c['reason']}" if c.get("reason") else "")
+        status = c.status + (f": {c.reason}" if c.reason else "")
         rows.append(
             {
                 "css": _row_css(c),
                 "cells": [
-                    c.get("name", "?"),
-                    gib(c.get("weights_bytes")),
-                    f"{gib(c.get('memory_used_bytes'))} of {gib(c.get('capacity_bytes'))}",
-                    num(c.get("kv_capacity_tokens")),
-                    num(c.get("max_sequences_at_context")),
+                    c.name,
+                    gib(c.weights_bytes),
+                    f"{gib(c.memory_used_bytes)} of {gib(c.capacity_bytes)}",
+                    num(c.kv_capacity_tokens),
+                    num(c.max_sequences_at_context),
                     _nvlink_cell(c),
-                    "yes" if c.get("fits") else "no",
+                    "yes" if c.fits else "no",
                     status,
                 ],
             }
@@ -133,243 +137,227 @@ def _serve_table(cands: list[dict[str, Any]]) -> dict[str, Any]:
     return {"columns": cols, "rows": rows}
 
 
-def _serving_rows(sv: Any) -> list[tuple[str, str]]:
+def _serving_rows(sv: ServingResult | None) -> list[tuple[str, str]]:
     """The pick's predicted serving figures (advisor/serving.py), each with its band."""
-    if not isinstance(sv, dict) or not sv.get("fits"):
+    if sv is None or not sv.fits:
         return []
-    b = sv.get("band") or {}
 
     def rng(key: str, f: Any) -> str:
-        x = b.get(key)
-        return f" (range {f(x['low'])}-{f(x['high'])})" if isinstance(x, dict) else ""
+        x = sv.band.get(key)
+        return f" (range {f(x.low)}-{f(x.high)})" if x else ""
 
     return [
         (
             "prefill / decode",
-            f"{secs(sv.get('prefill_s'))} per request ({sv.get('prefill_bound')}-bound) / "
-            f"{secs(sv.get('decode_step_s'))} per step at batch {sv.get('running')} "
-            f"({sv.get('decode_bound')}-bound)",
+            f"{secs(sv.prefill_s)} per request ({sv.prefill_bound}-bound) / "
+            f"{secs(sv.decode_step_s)} per step at batch {sv.running} ({sv.decode_bound}-bound)",
         ),
-        ("TTFT / ITL", f"{secs(sv.get('ttft_s'))}{rng('ttft_s', secs)} / {secs(sv.get('itl_s'))}{rng('itl_s', secs)}"),
+        ("TTFT / ITL", f"{secs(sv.ttft_s)}{rng('ttft_s', secs)} / {secs(sv.itl_s)}{rng('itl_s', secs)}"),
         (
             "output tokens/s",
-            f"{num(sv.get('output_tokens_per_second'))}{rng('output_tokens_per_second', num)}, "
-            f"{num(sv.get('output_tokens_per_second_per_user'))} per user, "
-            f"{sv.get('concurrency')} x ({sv.get('input_len')} in + {sv.get('output_len')} out) "
-            "tokens",
+            f"{num(sv.output_tokens_per_second)}{rng('output_tokens_per_second', num)}, "
+            f"{num(sv.output_tokens_per_second_per_user)} per user, "
+            f"{sv.concurrency} x ({sv.input_len} in + {sv.output_len} out) tokens",
         ),
-        ("running batch", f"{sv.get('running')} (the KV cache holds {sv.get('max_running')} requests of this length)"),
+        ("running batch", f"{sv.running} (the KV cache holds {sv.max_running} requests of this length)"),
     ]
 
 
-def _nvlink_cell(c: dict[str, Any]) -> str:
+def _nvlink_cell(c: ServingCandidate) -> str:
     """Whether the GPUs of a serving layout talk over NVLink; a one-GPU layout has no GPU-to-GPU traffic."""
-    tp, pp = c.get("tensor_parallel_size"), c.get("pipeline_parallel_size")
-    if isinstance(tp, int) and isinstance(pp, int) and tp * pp == 1:
+    if c.gpus == 1:
         return "— (one GPU)"
-    return "yes" if c.get("nvlink") else "no"
+    return "yes" if c.nvlink else "no"
 
 
-def _memory_chart(cands: list[dict[str, Any]], task: str) -> svg_charts.StackedBars | None:
-    segments = TRAIN_SEGMENTS if task == "train" else SERVE_SEGMENTS
+def _memory_chart(cands: list[Candidate]) -> svg_charts.StackedBars | None:
     rows = []
     for c in cands:
-        source = c.get("memory") if task == "train" else c
-        if not isinstance(source, dict) or not isinstance(c.get("capacity_bytes"), int | float):
-            continue
-        parts = [(label, float(source.get(key) or 0) / GiB) for key, label in segments]
-        if task == "train":
-            total = source.get("total_bytes")
-            total_gib = float(total) / GiB if isinstance(total, int | float) else sum(v for _, v in parts)
+        if isinstance(c, TrainCandidate):
+            parts = [(label, float(getattr(c.memory, key) or 0) / GiB) for key, label in TRAIN_SEGMENTS]
+            total_gib = float(c.memory.total_bytes) / GiB
         else:  # memory used (weights, activation peak, runtime) plus the KV cache the request needs: the bar drawn
+            parts = [(label, float(getattr(c, key) or 0) / GiB) for key, label in SERVE_SEGMENTS]
             total_gib = sum(v for _, v in parts)
-        capacity = float(c["capacity_bytes"]) / GiB
+        capacity = float(c.capacity_bytes) / GiB
         note = ""
-        if c.get("fits") is False and total_gib <= capacity:
+        if c.fits is False and total_gib <= capacity:
             note = "fits GPU memory; rejected (see the table)"  # e.g. CPU offload short of host RAM
-        rows.append((str(c.get("name", "?")), parts, capacity, total_gib, _row_css(c), note))
+        rows.append((c.name, parts, capacity, total_gib, _row_css(c), note))
     if not rows:
         return None
     return svg_charts.stacked_bars(rows, unit="GiB")
 
 
-def _snippets(snippet: Any) -> list[tuple[str, str]]:
-    if not isinstance(snippet, dict):
+def _snippets(snippet: Snippet | None) -> list[tuple[str, str]]:
+    if snippet is None:
         return []
-    out = []
-    titles = [
-        ("torchrun", "launch (torchrun)"),
-        ("command", "launch"),
-        ("code", "in the training script"),
-        ("deepspeed_config", "ds_config.json (DeepSpeed)"),
-        ("fsdp", "FSDP settings"),
-        ("accelerate_config", "accelerate config (YAML)"),
-        ("accelerate_launch", "launch (accelerate)"),
+    if isinstance(snippet, TrainingSnippet):
+        values: list[tuple[Any, str]] = [
+            (snippet.torchrun, "launch (torchrun)"),
+            (snippet.code, "in the training script"),
+            (snippet.deepspeed_config, "ds_config.json (DeepSpeed)"),
+            (snippet.fsdp, "FSDP settings"),
+            (snippet.accelerate_config, "accelerate config (YAML)"),
+            (snippet.accelerate_launch, "launch (accelerate)"),
+        ]
+    else:
+        values = [(snippet.command, "launch")]
+    return [
+        (title, v if isinstance(v, str) else json.dumps(v, indent=2))
+        for v, title in values
+        if not (v is None or v == "" or v == {})
     ]
-    for key, title in titles:
-        v = snippet.get(key)
-        if v is None or v == "" or v == {}:
-            continue
-        out.append((title, v if isinstance(v, str) else json.dumps(v, indent=2)))
-    return out
 
 
-def advisor_view(a: dict[str, Any]) -> dict[str, Any]:
-    """View of the advisor's dict for the template (see the module docstring for the shape)."""
-    task = a.get("task") or "train"
-    cands = [c for c in a.get("candidates") or [] if isinstance(c, dict)]
-    w = a.get("workload") or {}
-    r = a.get("rig") or {}
-    pd = a.get("pick_detail") or {}
+def _pick_rows(pd: Candidate | None) -> list[tuple[str, str | list[str]]]:
+    """The pick's table: its layout, memory, step and speed (training), or its sizes, KV cache and serving figures."""
     key: list[tuple[str, str | list[str]]] = []
-    if pd and task == "train":
-        mem = pd.get("memory") or {}
+    if isinstance(pd, TrainCandidate):
         key = [
-            ("framework", str(pd.get("framework", "—"))),
+            ("framework", pd.framework),
             (
                 "layout",
-                f"data parallel {pd.get('data_parallel')} × tensor parallel {pd.get('tensor_parallel')} × pipeline "
-                f"{pd.get('pipeline_parallel')}"
-                + (f", ZeRO stage {pd['zero_stage']}" if pd.get("zero_stage") else "")
-                + (f", CPU offload: {pd['cpu_offload']}" if pd.get("cpu_offload") not in (None, "none") else "")
-                + (", activation checkpointing" if pd.get("activation_checkpointing") else ""),
+                f"data parallel {pd.data_parallel} × tensor parallel {pd.tensor_parallel} × pipeline "
+                f"{pd.pipeline_parallel}"
+                + (f", ZeRO stage {pd.zero_stage}" if pd.zero_stage else "")
+                + (f", CPU offload: {pd.cpu_offload}" if pd.cpu_offload not in (None, "none") else "")
+                + (", activation checkpointing" if pd.activation_checkpointing else ""),
             ),
             (
                 "memory per GPU",
-                f"{gib(mem.get('total_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB "
-                f"({pct(pd.get('headroom_fraction'))} free)",
+                f"{gib(pd.memory.total_bytes)} of {gib(pd.capacity_bytes)} GiB ({pct(pd.headroom_fraction)} free)",
             ),
             (
                 "step",
-                f"{secs(pd.get('step_seconds'))} (compute {secs(pd.get('compute_seconds'))}, communication "
-                f"{secs((pd.get('comm') or {}).get('total_seconds'))}; "
-                f"{secs(pd.get('step_seconds_no_overlap'))} without overlap)",
+                f"{secs(pd.step_seconds)} (compute {secs(pd.compute_seconds)}, communication "
+                f"{secs(pd.comm.total_seconds)}; {secs(pd.step_seconds_no_overlap)} without overlap)",
             ),
             ("tokens/s", fmt_tokens(pd, "—")),
-            ("speed vs ideal", pct(pd.get("ideal_speed_fraction"))),
+            ("speed vs ideal", pct(pd.ideal_speed_fraction)),
             (
                 "batch",
-                f"global {pd.get('global_batch', '—')}, gradient accumulation {pd.get('gradient_accumulation', '—')}, "
-                f"{num(pd.get('tokens_per_step'))} tokens per step",
+                f"global {pd.global_batch}, gradient accumulation {pd.gradient_accumulation}, "
+                f"{num(pd.tokens_per_step)} tokens per step",
             ),
         ]
-        detail = [str(line) for line in (pd.get("comm") or {}).get("detail") or []]
-        if detail:
-            key.append(("communication", detail))  # one row, one line per part
-    elif pd:
+        if pd.comm.detail:
+            key.append(("communication", [str(line) for line in pd.comm.detail]))  # one row, one line per part
+    elif isinstance(pd, ServingCandidate):
         key = [
-            ("tensor parallel size", str(pd.get("tensor_parallel_size", "—"))),
-            ("pipeline parallel size", str(pd.get("pipeline_parallel_size", "—"))),
-            ("memory per GPU", f"{gib(pd.get('memory_used_bytes'))} of {gib(pd.get('capacity_bytes'))} GiB"),
+            ("tensor parallel size", str(pd.tensor_parallel_size)),
+            ("pipeline parallel size", str(pd.pipeline_parallel_size)),
+            ("memory per GPU", f"{gib(pd.memory_used_bytes)} of {gib(pd.capacity_bytes)} GiB"),
             (
                 "KV cache",
-                f"{num(pd.get('kv_capacity_tokens'))} tokens ({num(pd.get('max_sequences_at_context'))} sequences at "
+                f"{num(pd.kv_capacity_tokens)} tokens ({num(pd.max_sequences_at_context)} sequences at "
                 "the requested context)",
             ),
         ]
-        key += _serving_rows(pd.get("serving"))
-    batch = a.get("batch") or {}
-    if isinstance(batch, dict) and batch.get("lr_note"):
-        key.append(("learning rate", str(batch["lr_note"])))
-    workload = []
-    if w:
-        params = w.get("params")
-        workload = [
-            ("model", str(w.get("model") or w.get("model_label") or "—")),
-            ("parameters", f"{params / 1e9:.2f} B" if isinstance(params, int | float) else "—"),
-            ("task", str(a.get("task", "—")) + (f", {w['finetune']}" if w.get("finetune") and task == "train" else "")),
-            ("precision", str(w.get("precision", "—"))),
+        key += _serving_rows(pd.serving)
+    return key
+
+
+def _workload_rows(a: Advice) -> list[tuple[str, str]]:
+    w, task = a.workload, a.task
+    params = w.params
+    rows = [
+        ("model", str(w.model or w.model_label or "—")),
+        ("parameters", f"{params / 1e9:.2f} B" if isinstance(params, int | float) else "—"),
+        ("task", task + (f", {w.finetune}" if w.finetune and task == "train" else "")),
+        ("precision", w.precision),
+    ]
+    if task == "train":
+        rows += [
+            ("optimizer", w.optimizer),
+            ("sequence length", str(w.seq_len)),
+            ("micro-batch", str(w.micro_batch)),
+            ("global batch", _global_batch(a)),
         ]
-        if task == "train":
-            workload += [
-                ("optimizer", str(w.get("optimizer", "—"))),
-                ("sequence length", str(w.get("seq_len", "—"))),
-                ("micro-batch", str(w.get("micro_batch", "—"))),
-                ("global batch", _global_batch(w, a)),
-            ]
-        else:
-            workload += [
-                ("context", str(w.get("context") or "—")),
-                ("concurrent sequences", str(w.get("concurrency", "—"))),
-                ("KV cache dtype", str(w.get("kv_cache_dtype", "—"))),
-            ]
-        arch = w.get("architecture") or {}
-        if isinstance(arch, dict) and arch.get("source"):
-            workload.append(("architecture from", str(arch["source"])))
-    rig_rows = []
-    if r:
-        rig_rows = [
-            ("rig", str(r.get("label", "—"))),
-            ("GPU memory", f"{gib(r.get('memory_per_gpu_bytes'))} GiB ({r.get('memory_source', '')})"),
+    else:
+        rows += [
+            ("context", str(w.context or "—")),
+            ("concurrent sequences", str(w.concurrency)),
+            ("KV cache dtype", w.kv_cache_dtype),
         ]
-        if r.get("peak_source"):
-            rig_rows.append(("peak", str(r["peak_source"])))
-        if r.get("busbw_source"):
-            rig_rows.append(("all-reduce busbw", str(r["busbw_source"])))
-        if r.get("inter_node_source"):
-            rig_rows.append(("across nodes", str(r["inter_node_source"])))
-    smallest = []
-    sr = a.get("smallest_rig") or {}
-    if isinstance(sr, dict):
-        for k, title in (("smallest", "smallest rig that fits"), ("same_gpu", "with this GPU")):
-            s = sr.get(k)
-            if isinstance(s, dict):
-                smallest.append((title, f"{s.get('description', '?')} ({s.get('strategy', '?')})"))
+    if w.architecture.get("source"):
+        rows.append(("architecture from", str(w.architecture["source"])))
+    return rows
+
+
+def _rig_rows(a: Advice) -> list[tuple[str, str]]:
+    r = a.rig
+    rows = [("rig", r.label), ("GPU memory", f"{gib(r.memory_per_gpu_bytes)} GiB ({r.memory_source})")]
+    if r.peak_source:
+        rows.append(("peak", r.peak_source))
+    if r.busbw_source:
+        rows.append(("all-reduce busbw", r.busbw_source))
+    if r.inter_node_source:
+        rows.append(("across nodes", r.inter_node_source))
+    return rows
+
+
+def advisor_view(advice: Any) -> dict[str, Any]:
+    """View of the advisor's Advice (or its JSON) for the template."""
+    a = Advice.coerce(advice)
+    sr = a.smallest_rig
+    smallest = [
+        (title, f"{s.description} ({s.strategy})")
+        for s, title in (
+            (sr.smallest if sr else None, "smallest rig that fits"),
+            (sr.same_gpu if sr else None, "with this GPU"),
+        )
+        if s is not None
+    ]
+    key = _pick_rows(a.pick)
+    if a.batch and a.batch.lr_note:
+        key.append(("learning rate", a.batch.lr_note))
     return {
         "advisor": True,
-        "task": task,
-        "fits": a.get("fits"),
+        "task": a.task,
+        "fits": a.fits,
         "below_target": below_target(a),
-        "pick_name": a.get("pick"),
-        "reason": a.get("reason"),
+        "pick_name": a.pick_name,
+        "reason": a.reason,
         "key": key,
-        "snippets": _snippets(a.get("snippet")),
-        "table": _train_table(cands) if task == "train" else _serve_table(cands),
-        "chart": _memory_chart(cands, task),
-        "excluded": [
-            (str(e.get("strategy", "?")), str(e.get("reason", "")))
-            for e in a.get("excluded") or []
-            if isinstance(e, dict)
-        ],
-        "workload": workload,
-        "rig": rig_rows,
+        "snippets": _snippets(a.snippet),
+        "table": _train_table(a.training) if a.task == "train" else _serve_table(a.serving),
+        "chart": _memory_chart(a.candidates),
+        "excluded": [(e.strategy, e.reason) for e in a.excluded],
+        "workload": _workload_rows(a),
+        "rig": _rig_rows(a),
         "smallest": smallest,
-        "assumptions": [str(x) for x in a.get("assumptions") or []],
-        "notes": [str(x) for x in a.get("notes") or []],
-        "measured": bool(r.get("busbw_measured")),
+        "assumptions": [str(x) for x in a.assumptions],
+        "notes": [str(x) for x in a.notes],
+        "measured": bool(a.rig.busbw_measured),
     }
 
 
-def _global_batch(w: dict[str, Any], a: dict[str, Any]) -> str:
+def _global_batch(a: Advice) -> str:
     """The global batch given, or the one the advisor assumed (saying so), or a dash."""
-    if w.get("global_batch"):
-        return str(w["global_batch"])
-    batch = a.get("batch") or {}
-    used = batch.get("global_batch") if isinstance(batch, dict) else None
-    if isinstance(used, int):
-        return f"{used:,} (none given: assumed, see the notes)"
+    if a.workload.global_batch:
+        return str(a.workload.global_batch)
+    if a.batch is not None:
+        return f"{a.batch.global_batch:,} (none given: assumed, see the notes)"
     return "— (none given)"
 
 
 def is_advisor_dict(a: Any) -> bool:
-    return isinstance(a, dict) and a.get("kind") == ADVICE_KIND
+    """Whether ``a`` is the advisor's advice (typed, or its JSON), not another tool's object."""
+    return isinstance(a, Advice) or (isinstance(a, dict) and a.get("kind") == ADVICE_KIND)
 
 
-def below_target(a: dict[str, Any]) -> str | None:
+def below_target(a: Advice) -> str | None:
     """Why the pick is below the advisor's own efficiency target for this many GPUs (the box is then not green), or
-    None. Efficiency is the advisor's one figure, the fraction of the ideal speed (``ideal_speed_fraction``). The target
-    is the advisor's (``target_efficiency`` in the dict, else advisor.constants)."""
-    pd = a.get("pick_detail") or {}
-    r = a.get("rig") or {}
-    eff = pd.get("ideal_speed_fraction")
-    gpus = (r.get("gpus_per_node") or 0) * (r.get("nodes") or 1)
-    if a.get("task", "train") != "train" or not isinstance(eff, int | float) or gpus < 2:
+    None. Efficiency is the advisor's one figure, the fraction of the ideal speed (``ideal_speed_fraction``); the
+    target is the advisor's (advisor.constants.target_efficiency)."""
+    eff = a.pick.ideal_speed_fraction if isinstance(a.pick, TrainCandidate) else None
+    gpus = a.rig.total_gpus
+    if a.task != "train" or eff is None or gpus < 2:
         return None
-    target = a.get("target_efficiency")
-    if not isinstance(target, int | float):
-        from gpuadvisor.advisor.constants import target_efficiency
+    from gpuadvisor.advisor.constants import target_efficiency
 
-        target = target_efficiency(gpus)
+    target = target_efficiency(gpus)
     if eff >= target:
         return None
     return f"{eff:.0%} of the ideal speed, below the {target:.0%} the advisor aims for on {gpus} GPUs"

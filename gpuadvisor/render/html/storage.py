@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuadvisor.advice_model import checkpoint_plan
 from gpuadvisor.facts import Rig
 from gpuadvisor.render.text.storage import cache_line, checkpoint_line, storage_rows
 
@@ -13,7 +14,7 @@ def html_view(rig: Rig) -> dict[str, Any] | None:
     if not rig.storage.paths:
         return None
     notes = [line for line in (cache_line(rig),) if line]
-    plan = (rig.advice or {}).get("checkpoint")
-    if isinstance(plan, dict):
+    plan = checkpoint_plan(rig.advice)
+    if plan is not None:
         notes.append(checkpoint_line(plan))
     return {"paths": storage_rows(rig), "notes": notes}

@@ -20,7 +20,7 @@ def _is_snippet_key(k: str) -> bool:
     )
 
 
-def advice_view(advice: dict[str, Any] | None) -> dict[str, Any] | None:
+def advice_view(advice: Any) -> dict[str, Any] | None:
     """Render the advisor's dict generically: candidates table, pick, reason, launch snippets, the rest as is."""
     if not advice:
         return None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from gpuadvisor.advisor.checkpoint import CheckpointPlan, GiB
+from gpuadvisor.advice_model import CheckpointPlan
 from gpuadvisor.render.text.width import fit_line, term_width
+
+GiB = 2**30
 
 
 def render_text(plan: CheckpointPlan, width: int | None = None) -> str:

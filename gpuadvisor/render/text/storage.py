@@ -6,8 +6,7 @@ per directory; ``render_text`` lays them out for the terminal, gpuadvisor.render
 
 from __future__ import annotations
 
-from typing import Any
-
+from gpuadvisor.advice_model import CheckpointPlan, checkpoint_plan
 from gpuadvisor.facts import BlockDevice, Rig, StoragePath
 from gpuadvisor.text import pcie_link
 
@@ -93,16 +92,15 @@ def render_text(rig: Rig) -> str:
     cache = cache_line(rig)
     if cache:
         out.append(cache)
-    plan = (rig.advice or {}).get("checkpoint")
-    if isinstance(plan, dict):
+    plan = checkpoint_plan(rig.advice)
+    if plan is not None:
         out.append(checkpoint_line(plan))
     return "\n".join(out) + "\n"
 
 
-def checkpoint_line(plan: dict[str, Any]) -> str:
-    assumed = " (assumed rate)" if plan.get("write_provenance") == "assumed" else ""
+def checkpoint_line(plan: CheckpointPlan) -> str:
+    assumed = " (assumed rate)" if plan.write_provenance == "assumed" else ""
     return (
-        f"checkpoint: {plan['total_bytes'] / GiB:,.1f} GiB, {plan['save_seconds']:,.0f} s per save at "
-        f"{plan['write_gbps']:g} GB/s{assumed} = {plan['stall_fraction']:.1%} of training time, "
-        f"{plan['interval_source']}"
+        f"checkpoint: {plan.total_bytes / GiB:,.1f} GiB, {plan.save_seconds:,.0f} s per save at "
+        f"{plan.write_gbps:g} GB/s{assumed} = {plan.stall_fraction:.1%} of training time, {plan.interval_source}"
     )
