@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
 # nccl-tests binary -> Measurement.kind
@@ -475,3 +475,37 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"
         rig.measurements.append(m)
     return rig
+
+
+# "#" optional: GitHub renders a line starting with "#" as a heading, so a paste copied from the page lost them
+_NCCL_START = re.compile(
+    r"^#?\s*(nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
+    r"size\s+count\s+type\s)"
+)
+_NCCL_ROW = re.compile(
+    r"^\d+\s+\d+\s+"
+    r"(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"
+    r"(?:(?:sum|prod|max|min|avg|none|mulsum)\s+)?(?:-?\d+\s+)?\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+"
+)
+_NTHREAD = re.compile(r"^#?\s*nThread\s")
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``# nThread``, ``# nccl-tests version``, ``# Collective test starting`` (``#`` optional), or a result row
+    whose header the paste cut off. A second run's header starts a new output; a line printed twice does not."""
+    s = lines[i].strip()
+    cur = current.kind if current else None
+    if cur != "nccl-tests" and _NCCL_ROW.match(s):
+        return True
+    m = _NCCL_START.match(s)
+    if not m:
+        return False
+    if cur != "nccl-tests":
+        return True
+    if i > 0 and lines[i - 1].strip() == s:
+        return False  # a line printed twice (two processes writing the same output): the same run
+    return (
+        m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
+        and current is not None
+        and any(_NTHREAD.match(x) for x in current.lines)
+    )

@@ -14,7 +14,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import is_elision
 
 # Per-link, per-direction speed printed by nvidia-smi (GB/s) -> NVLink version (see the module docstring).
@@ -147,3 +147,17 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
     rig.gpus.sort(key=lambda g: g.index)
     rig.origins = {f"gpus[{k}]": rig.origins[f"gpu{g.index}"] for k, g in enumerate(rig.gpus)}
     return rig
+
+
+_NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``GPU 0: <name> (UUID: GPU-...)``: ``nvlink -s`` (or ``-L``, told apart by :func:`settle`)."""
+    return bool(_NVLINK_GPU.match(lines[i])) and (current is None or current.kind != "nvlink")
+
+
+def settle(section: Section) -> str:
+    """``nvlink`` when it shows links, else ``smi-list`` (``nvidia-smi -L``)."""
+    links = any(re.match(r"^\s*Link \d+\s*:", x) or "NVLink" in x or "inactive" in x.lower() for x in section.lines)
+    return "nvlink" if links else "smi-list"

@@ -15,7 +15,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 
 _VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*$")
@@ -184,3 +184,11 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     before = [(first_line - len(ctx) + k, line) for k, line in enumerate(clean_lines("\n".join(ctx)))] if ctx else []
     _lost_gpus(rig, before + [(first_line + k, line) for k, line in enumerate(lines)], source)
     return rig
+
+
+_SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``."""
+    return bool(_SUMMARY.match(lines[i].strip()))
