@@ -162,6 +162,18 @@ def _rate(value: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
+def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> None:
+    """A port's state, physical state, rate or link layer (``phys``, ``layer``: how the tool spells those keys)."""
+    if key == "state":
+        port.state = _state(value)
+    elif key == phys:
+        port.phys_state = _phys(value)
+    elif key == "rate":
+        port.rate_gbps = _rate(value)
+    elif key == layer:
+        port.link_layer = value
+
+
 def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
     """ibstat: "CA 'mlx5_0'", its "CA type" and "Firmware version", then "Port N:" blocks."""
     ports: list[RdmaPort] = []
@@ -187,14 +199,8 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
         key, value = kv
         if port is None:
             ca[key] = value
-        elif key == "state":
-            port.state = _state(value)
-        elif key == "physical state":
-            port.phys_state = _phys(value)
-        elif key == "rate":
-            port.rate_gbps = _rate(value)
-        elif key == "link layer":
-            port.link_layer = value
+        else:
+            _set_port(port, key, value, "physical state", "link layer")
     return ports, None
 
 
@@ -268,14 +274,7 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
         if kv is None or port is None:
             continue
         key, value = kv
-        if key == "state":
-            port.state = _state(value)
-        elif key == "phys state":
-            port.phys_state = _phys(value)
-        elif key == "rate":
-            port.rate_gbps = _rate(value)
-        elif key == "link_layer":
-            port.link_layer = value
+        _set_port(port, key, value, "phys state", "link_layer")
     return ports, None
 
 

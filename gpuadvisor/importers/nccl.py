@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
@@ -368,6 +369,19 @@ def parse_nccl_tests(text: str, source: str = "<text>", first_line: int = 1, hin
     return run_to_rig(run, source)
 
 
+def _measurement(binary: str, how: str, world_size: int | None, local: list[Rank], **fields: Any) -> Measurement:
+    """One imported nccl-tests measurement of ``binary`` over the ranks of this host."""
+    return Measurement(
+        kind=BINARIES.get(binary, binary),
+        backend="nccl",
+        provenance="imported",
+        method=f"nccl-tests {binary}_perf{how}",
+        world_size=world_size,
+        gpus=[r.device for r in local],
+        **fields,
+    )
+
+
 def run_to_rig(run: NcclRun, source: str) -> Rig:
     rig = Rig()
     if not run.columns and not run.ranks:
@@ -398,13 +412,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         if run.nccl_version_line:
             rig.origins["software.nccl_version"] = f"{source}:{run.nccl_version_line}"
     if not run.groups:
-        m = Measurement(
-            kind=BINARIES.get(binary, binary),
-            backend="nccl",
-            provenance="imported",
-            method=f"nccl-tests {binary}_perf",
-            world_size=run.world_size,
-            gpus=[r.device for r in local],
+        m = _measurement(
+            binary,
+            "",
+            run.world_size,
+            local,
             status="failed",
             error="no result rows: the run stopped before its first size, or the paste ends before them",
             notes=list(run.notes),
@@ -430,13 +442,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             notes.append(f"nccl-tests: Out of bounds values: {run.out_of_bounds}")
         status = "ok"
         if solo:
-            m = Measurement(
-                kind=BINARIES.get(binary, binary),
-                backend="nccl",
-                provenance="imported",
-                method=f"nccl-tests {binary}_perf (out-of-place{f', {dtype}'})",
-                world_size=1,
-                gpus=[r.device for r in local],
+            m = _measurement(
+                binary,
+                f" (out-of-place, {dtype})",
+                1,
+                local,
                 rows=rows,
                 status="failed",
                 error=solo,
@@ -453,13 +463,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             status = "partial"
             notes.append(f"stopped at {rows[-1].size_bytes} B of the {run.max_bytes} B asked for")
         extra = f", {dtype}" + (f" {redop}" if redop not in ("-", "none", "sum") else "")
-        m = Measurement(
-            kind=BINARIES.get(binary, binary),
-            backend="nccl",
-            provenance="imported",
-            method=f"nccl-tests {binary}_perf (out-of-place{extra})",
-            world_size=run.world_size,
-            gpus=[r.device for r in local],
+        m = _measurement(
+            binary,
+            f" (out-of-place{extra})",
+            run.world_size,
+            local,
             warmup_iters=run.warmup,
             iters=run.iters,
             rows=rows,
