@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
-from gpuadvisor.importers.section import Detector, Section
+from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.importers.values import is_elision
 from gpuadvisor.probes.kmsg import map_gpus, parse_log
 from gpuadvisor.probes.pcie_acs import ACS_BITS
@@ -51,16 +51,12 @@ _STATE_WORDS = {
 }
 
 
-def _outside_log(current: Section | None) -> bool:
-    return current is None or current.kind != "kernel-log"  # a log runs to the next output of another kind
-
-
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
     """A dmesg / journalctl -k / syslog / /dev/kmsg line that mentions NVRM, Xid or nvidia."""
     line = lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
     return (
-        _outside_log(current)
+        outside_log(current)
         and bool(_LOG_LINE.match(line) or bare)
         and ("NVRM" in line or "Xid" in line or "nvidia" in line)
     )
@@ -68,7 +64,7 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
 
 def _starts_at(pattern: re.Pattern[str], kind: str) -> Detector:
     def starts(lines: list[str], i: int, current: Section | None) -> bool:
-        return bool(pattern.match(lines[i])) and _outside_log(current) and (current is None or current.kind != kind)
+        return bool(pattern.match(lines[i])) and outside_log(current) and (current is None or current.kind != kind)
 
     return starts
 
@@ -82,14 +78,14 @@ def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> 
     """systemctl status nvidia-fabricmanager, or its log lines pasted alone."""
     line = lines[i]
     fm = bool(_FM.match(line)) or "nv-fabricmanager[" in line or "nvidia-fabricmanager.service:" in line
-    return fm and _outside_log(current) and (current is None or current.kind != "fabric-manager")
+    return fm and outside_log(current) and (current is None or current.kind != "fabric-manager")
 
 
 def starts_smi_fabric(lines: list[str], i: int, current: Section | None) -> bool:
     """A ``Fabric`` line followed by ``State :``: nvidia-smi -q | grep -A 4 Fabric."""
     return (
         lines[i].strip() == "Fabric"
-        and _outside_log(current)
+        and outside_log(current)
         and (current is None or current.kind not in ("smi-q", "smi-fabric"))
         and i + 1 < len(lines)
         and bool(_SMI_FABRIC.match(lines[i + 1]))
@@ -410,20 +406,25 @@ def smi_processes(text: str) -> list[GpuProcess] | None:
     return out
 
 
-def add_extras(kind: str, rig: Rig, text: str) -> None:
-    """Facts of ours in an output another importer parsed (called once per parsed section)."""
-    if kind == "smi-summary":
-        procs = smi_processes(text)
-        if procs is not None:
-            rig.node.gpu_processes = procs
-    elif kind == "smi-q":
-        fabric = smi_fabric(text)
-        if fabric:
-            rig.fabric.gpus = fabric
-    elif kind == "lspci":
-        acs = lspci_acs(text)
-        if acs:
-            rig.network.acs = acs
+def add_processes(rig: Rig, text: str) -> None:
+    """The Processes table of plain nvidia-smi (a row's extras)."""
+    procs = smi_processes(text)
+    if procs is not None:
+        rig.node.gpu_processes = procs
+
+
+def add_fabric(rig: Rig, text: str) -> None:
+    """The Fabric blocks of nvidia-smi -q (a row's extras)."""
+    fabric = smi_fabric(text)
+    if fabric:
+        rig.fabric.gpus = fabric
+
+
+def add_acs(rig: Rig, text: str) -> None:
+    """The ACSCtl lines of lspci -vvv (a row's extras)."""
+    acs = lspci_acs(text)
+    if acs:
+        rig.network.acs = acs
 
 
 def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import StorageBench
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside_log
 
 SEQ_MIN_BLOCK = 64 * 1024
 
@@ -142,7 +142,7 @@ def json_starts(key: str) -> Callable[[list[str], int, Section | None], bool]:
     """A JSON object (a line starting with ``{``) whose first lines name ``key`` (fio, lsblk -J, nvme list -o json)."""
 
     def starts(lines: list[str], i: int, current: Section | None) -> bool:
-        return lines[i].lstrip().startswith("{") and any(key in x for x in lines[i : i + 3])
+        return lines[i].lstrip().startswith("{") and any(key in x for x in lines[i : i + 3]) and outside_log(current)
 
     return starts
 
@@ -158,4 +158,4 @@ _TEXT_START = re.compile(r"^(?:\S+: \(g=\d+\): rw=|\S+: \(groupid=\d+, jobs=\d+\
 
 def starts_text(lines: list[str], i: int, current: Section | None) -> bool:
     """fio's normal report: ``seqread: (g=0): rw=read, bs=(R) ...``, ``fio-3.33``, or a job's result block."""
-    return bool(_TEXT_START.match(lines[i])) and (current is None or current.kind != "fio")
+    return bool(_TEXT_START.match(lines[i])) and outside_log(current) and (current is None or current.kind != "fio")

@@ -69,7 +69,8 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
     row = BY_KIND[section.kind]
     part = row.parse(section, source, filename)
     part.text, part.name = section.text, row.name
-    beyond.add_extras(part.kind, part.rig, section.text)  # nvidia-smi -q Fabric, lspci -vvv ACSCtl
+    if row.extras is not None:  # facts beyond the GPU in it: nvidia-smi -q Fabric, lspci -vvv ACSCtl
+        row.extras(part.rig, section.text)
     return part
 
 

@@ -57,6 +57,7 @@ class Format:
     ends: Callable[[str], bool] | None = None  # it runs to this line, and nothing else starts inside it
     after: MergeHook | None = None  # once every output's GPUs are merged (matrices in the Rig's GPU order)
     finish: Callable[[Rig], None] | None = None  # once, after the merge, when an output of the kind was read
+    extras: Callable[[Rig, str], None] | None = None  # facts beyond the GPU its text holds too
 
 
 def reads(parse: Callable[[str, str, int], Rig]) -> Parser:
@@ -93,7 +94,7 @@ _nvlink_parse = reads(nvlink.parse_nvlink_status)
 FORMATS: tuple[Format, ...] = (
     Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
-           "`GPU 0000:..` line", smi_query.starts_q, reads(smi_query.parse_smi_q), _add, 1),
+           "`GPU 0000:..` line", smi_query.starts_q, reads(smi_query.parse_smi_q), _add, 1, extras=beyond.add_fabric),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
            smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
@@ -107,10 +108,11 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
-           "`| NVIDIA-SMI 580.95.05  Driver Version: ...`", smi_summary.starts, _summary, _add, 2),
+           "`| NVIDIA-SMI 580.95.05  Driver Version: ...`", smi_summary.starts, _summary, _add, 2,
+           extras=beyond.add_processes),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
-           "without their device line", lspci.starts, reads(lspci.parse_lspci), _add, 10),
+           "without their device line", lspci.starts, reads(lspci.parse_lspci), _add, 10, extras=beyond.add_acs),
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8),

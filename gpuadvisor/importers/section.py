@@ -30,3 +30,8 @@ def clean_lines(text: str) -> list[str]:
 
 # Does an output of a kind start at line i (of all the text's lines), the section being read so far being current?
 Detector = Callable[[list[str], int, "Section | None"], bool]
+
+
+def outside_log(current: Section | None) -> bool:
+    """Not inside a kernel log: a log runs to the next GPU output, taking in the other lines of a dump with it."""
+    return current is None or current.kind != "kernel-log"
