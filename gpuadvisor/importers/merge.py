@@ -1,8 +1,9 @@
 """Many files of command output -> one Rig, each fact marked with the file and line it came from.
 
 GPUs are matched across outputs by UUID, then PCI bus id, then nvidia-smi index (``topo -m``, ``nvlink -s``
-and nccl-tests' device numbers). The first output to give a fact keeps it, in this order of trust: ``-q -x``,
-``-q``, plain ``nvidia-smi``, ``nvlink -s``, ``-L``, ``topo -m``, ``topo -p2p``, nccl-tests, ``lspci``.
+and nccl-tests' device numbers). The first output to give a fact keeps it, in the registry's order of trust
+(``Format.trust``): ``-q -x``, ``-q``, plain ``nvidia-smi``, ``nvlink -s``, ``-L``, ``topo -m``, ``topo -p2p``,
+nccl-tests, ``lspci``, then the outputs beyond the GPU and storage. Each output goes in by its row's merge hook.
 """
 
 from __future__ import annotations
