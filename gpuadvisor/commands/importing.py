@@ -6,10 +6,44 @@ from pathlib import Path
 
 import click
 
+from gpuadvisor.importers.registry import help_text
 from gpuadvisor.text import plural
 
+HELP = """Turn nvidia-smi / lspci / nccl-tests output into a scan.
 
-@click.command("import")
+For machines you cannot install gpuadvisor on: ask for these outputs (any subset, in one file or many, in
+any order; a directory means every file in it), and import them. Each output is recognised by its
+content, not its file name. Findings, strategy and reports then work on the saved scan (--from).
+
+\b
+What to run on the machine (as root for lspci):
+  nvidia-smi -q -x > smi.xml            (or nvidia-smi -q > smi-q.txt)
+  nvidia-smi topo -m > topo.txt
+  nvidia-smi topo -p2p r > p2p-r.txt    (the mode is read from the file name or command line)
+  nvidia-smi nvlink -s > nvlink.txt
+  sudo lspci -vv > lspci.txt
+  ./all_reduce_perf -b 8 -e 8G -f 2 -g 8 > all_reduce_perf.txt
+
+\b
+Recognised outputs:
+{formats}
+
+Pasted fragments are read too (nvidia-smi -q without its banner, lspci lines without their device
+line). What a paste leaves out ('...', '[...]', '<snip>', a last line cut short) is "not shown": never
+read as absent, zero or inactive. Outputs that disagree (hostnames, driver versions, GPU counts or ids,
+two different topo -m matrices) are different machines: refused, or with --split imported as one scan
+each.
+
+\b
+Examples:
+  gpuadvisor import smi.xml topo.txt nvlink.txt --json scan.json
+  gpuadvisor import outputs/ --json scan.json && gpuadvisor report scan.json --html r.html
+  gpuadvisor import node-a/ node-b/ --split --json scan.json   (scan-1.json, scan-2.json)
+  gpuadvisor import smi.xml fio.json lsblk.txt --json scan.json
+"""
+
+
+@click.command("import", help=HELP.format(formats=help_text()))
 @click.argument("files", nargs=-1, metavar="FILE|DIR...")
 @click.option(
     "--json", "json_path", metavar="FILE", help="Save the scan as JSON ('-' for stdout); read it back with --from."
@@ -41,8 +75,8 @@ from gpuadvisor.text import plural
     "storage_files",
     multiple=True,
     metavar="FILE",
-    help="fio output (--output-format=json or text), lsblk (-J) or nvme list of the dataset/checkpoint "
-    "drives; repeatable.",
+    help="Storage output of the dataset/checkpoint drives (given as FILE they are recognised too): "
+    "fio (--output-format=json or text), lsblk (-J) or nvme list; repeatable.",
 )
 def import_(
     files: tuple[str, ...],
@@ -54,36 +88,9 @@ def import_(
     no_rules: bool,
     storage_files: tuple[str, ...] = (),
 ) -> None:
-    """Turn nvidia-smi / lspci / nccl-tests output into a scan.
-
-    For machines you cannot install gpuadvisor on: ask for these outputs (any subset, in one file or many, in
-    any order; a directory means every file in it), and import them. Each output is recognised by its
-    content, not its file name. Findings, strategy and reports then work on the saved scan (--from).
-
-    \b
-    What to run on the machine (as root for lspci):
-      nvidia-smi -q -x > smi.xml            (or nvidia-smi -q > smi-q.txt)
-      nvidia-smi topo -m > topo.txt
-      nvidia-smi topo -p2p r > p2p-r.txt    (the mode is read from the file name or command line)
-      nvidia-smi nvlink -s > nvlink.txt
-      sudo lspci -vv > lspci.txt
-      ./all_reduce_perf -b 8 -e 8G -f 2 -g 8 > all_reduce_perf.txt
-
-    Pasted fragments are read too (nvidia-smi -q without its banner, lspci lines without their device
-    line, CUDA samples bandwidthTest and p2pBandwidthLatencyTest). What a paste leaves out ('...',
-    '[...]', '<snip>', a last line cut short) is "not shown": never read as absent, zero or inactive.
-    Outputs that disagree (hostnames, driver versions, GPU counts or ids, two different topo -m matrices)
-    are different machines: refused, or with --split imported as one scan each.
-
-    \b
-    Examples:
-      gpuadvisor import smi.xml topo.txt nvlink.txt --json scan.json
-      gpuadvisor import outputs/ --json scan.json && gpuadvisor report scan.json --html r.html
-      gpuadvisor import node-a/ node-b/ --split --json scan.json   (scan-1.json, scan-2.json)
-    """
     from gpuadvisor.commands.common import use_color, write_json
     from gpuadvisor.errors import InputError
-    from gpuadvisor.importers import import_files
+    from gpuadvisor.importers import import_files, import_storage
     from gpuadvisor.output import plan_outputs
 
     if not files and not storage_files:
@@ -99,9 +106,7 @@ def import_(
 
         rig = Rig(source=Source(kind="imported", files=list(storage_files)))
     if storage_files:
-        from gpuadvisor.commands.storage import import_storage
-
-        rig.storage = import_storage(list(storage_files))
+        rig.storage = import_storage(list(storage_files), rig)
         rig.provenance["storage"] = "imported"
     if not no_rules:  # the findings, as scan gives them: saved with the scan, shown below the facts
         from gpuadvisor.rules import evaluate

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -128,35 +127,3 @@ def attach_checkpoint(rig: Rig, advice: Advice | None, opts: dict[str, Any]) -> 
     if plan is not None:
         advice.checkpoint = plan
     return plan
-
-
-def import_storage(files: list[str]) -> Storage:
-    """fio (JSON or text), lsblk and nvme list outputs as one imported StoragePath; each file told by content."""
-    from gpuadvisor.errors import InputError
-    from gpuadvisor.facts import StoragePath
-    from gpuadvisor.importers import blockdev, fio
-    from gpuadvisor.inputs import read_text
-
-    sp = StoragePath(path="(imported)", role="data")
-    for name in files:
-        text = read_text(name, "fio, lsblk or nvme list output", 16 * 2**20)
-        if '"fio version"' in text or re.search(r"^\s*(read|write)\s*: IOPS=", text, re.M):
-            sp.bench = fio.parse(text, name)
-        elif '"blockdevices"' in text or re.match(r"\s*NAME\s", text):
-            sp.devices += blockdev.parse_lsblk(text, name)
-        elif re.search(r"^\s*Node\s", text, re.M) or '"Devices"' in text:
-            nvme = {d.name: d for d in blockdev.parse_nvme_list(text, name)}
-            for d in sp.devices:  # lsblk gave the tree: add the model nvme list knows
-                for m in [d, *d.members]:
-                    if m.name in nvme and m.model is None:
-                        m.model = nvme.pop(m.name).model
-                        m.unavailable.pop("model", None)
-            sp.devices += list(nvme.values())
-        else:
-            raise InputError(
-                f"{name}: not fio, lsblk or nvme list output (give fio --output-format=json, lsblk -J or "
-                "nvme list output)"
-            )
-    for attr in ("mount_point", "fs_type", "fs_source", "network", "size_bytes", "free_bytes"):
-        sp.missing(attr, "not in the imported outputs")
-    return Storage(paths=[sp])

@@ -4,6 +4,7 @@
 ``source.kind == "imported"``, ``source.files`` the files read, and ``rig.origins`` naming the file, line and
 command behind each fact. Each parser takes text and returns the facts it holds as a (partial) Rig; input it
 cannot read raises :class:`ImportParseError` (an ``InputError``: one line naming the file, the line and why).
+The formats read, with how each is recognised, parsed and merged, are the rows of :mod:`.registry`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from gpuadvisor.importers.merge import (
     import_dir,
     import_files,
     import_machines,
+    import_storage,
     import_texts,
     merge,
     parse_text,
@@ -32,6 +34,7 @@ __all__ = [
     "import_dir",
     "import_files",
     "import_machines",
+    "import_storage",
     "import_texts",
     "merge",
     "parse_bandwidth_test",

@@ -2,18 +2,8 @@
 status nvidia-fabricmanager, and the extra facts in outputs other importers read (nvidia-smi -q "Fabric"
 blocks, lspci -vvv "ACSCtl" lines).
 
-Each output is recognised by its first line (see :func:`start_kind`), never by the file name:
-
-=================  ==========================================================================================
-kind               starts with
-=================  ==========================================================================================
-``kernel-log``     a dmesg / journalctl -k / syslog / /dev/kmsg line that mentions NVRM, Xid or nvidia
-``ibstat``         ``CA 'mlx5_0'``
-``ibv-devinfo``    ``hca_id: mlx5_0``
-``ibstatus``       ``Infiniband device 'mlx5_0' port 1 status:``
-``fabric-manager`` ``● nvidia-fabricmanager.service - NVIDIA fabric manager service`` (systemctl status)
-=================  ==========================================================================================
-
+Each output is recognised by its first line (the ``starts_*`` functions below, each a row of
+:mod:`gpuadvisor.importers.registry`), never by the file name.
 Prompts and notes between outputs are skipped; an elided stretch ("...", "[...]", "<snip>") inside a port list
 leaves the ports after it out, and says so.
 """
@@ -22,22 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
+from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.importers.values import is_elision
 from gpuadvisor.probes.kmsg import map_gpus, parse_log
 from gpuadvisor.probes.pcie_acs import ACS_BITS
-
-KIND_NAMES = {
-    "kernel-log": "dmesg / journalctl -k",
-    "ibstat": "ibstat",
-    "ibv-devinfo": "ibv_devinfo",
-    "ibstatus": "ibstatus",
-    "fabric-manager": "systemctl status nvidia-fabricmanager",
-    "smi-fabric": "nvidia-smi -q Fabric section",
-}
-KINDS = list(KIND_NAMES)
 
 _LOG_LINE = re.compile(
     r"^\s*(?:\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
@@ -47,13 +29,13 @@ _LOG_LINE = re.compile(
 _IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
 _DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 _IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
-_ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines pasted without their device line
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
 MISMATCH_RE = re.compile(
     r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
     r"version (\d[\w.]*?)\.?(?:\s|$)"
 )
+PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
 _STATE_WORDS = {
     "active": "ACTIVE",
     "down": "DOWN",
@@ -69,67 +51,88 @@ _STATE_WORDS = {
 }
 
 
-def start_kind(lines: list[str], i: int, current: str | None) -> str | None:
-    """The kind of output that starts at line ``i``, or None (called by importers.sections)."""
+def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
+    """A dmesg / journalctl -k / syslog / /dev/kmsg line that mentions NVRM, Xid or nvidia."""
     line = lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
-    if (
-        current != "kernel-log"
-        and (_LOG_LINE.match(line) or bare)
+    return (
+        outside_log(current)
+        and bool(_LOG_LINE.match(line) or bare)
         and ("NVRM" in line or "Xid" in line or "nvidia" in line)
-    ):
-        return "kernel-log"
-    if current == "kernel-log":
-        return None  # a log runs to the next output of another kind
-    if _IBSTAT.match(line) and current != "ibstat":
-        return "ibstat"
-    if _DEVINFO.match(line) and current != "ibv-devinfo":
-        return "ibv-devinfo"
-    if _IBSTATUS.match(line) and current != "ibstatus":
-        return "ibstatus"
-    if (
-        _FM.match(line) or "nv-fabricmanager[" in line or "nvidia-fabricmanager.service:" in line
-    ) and current != "fabric-manager":
-        return "fabric-manager"  # systemctl status, or its log lines pasted alone
-    if _ACS_FRAGMENT.match(line) and current != "lspci":
-        return "lspci"
-    if (
-        line.strip() == "Fabric"
-        and current not in ("smi-q", "smi-fabric")
+    )
+
+
+def _starts_at(pattern: re.Pattern[str], kind: str) -> Detector:
+    def starts(lines: list[str], i: int, current: Section | None) -> bool:
+        return bool(pattern.match(lines[i])) and outside_log(current) and (current is None or current.kind != kind)
+
+    return starts
+
+
+starts_ibstat = _starts_at(_IBSTAT, "ibstat")  # CA 'mlx5_0'
+starts_ibv_devinfo = _starts_at(_DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
+starts_ibstatus = _starts_at(_IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0' port 1 status:
+
+
+def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:
+    """systemctl status nvidia-fabricmanager, or its log lines pasted alone."""
+    line = lines[i]
+    fm = bool(_FM.match(line)) or "nv-fabricmanager[" in line or "nvidia-fabricmanager.service:" in line
+    return fm and outside_log(current) and (current is None or current.kind != "fabric-manager")
+
+
+def starts_smi_fabric(lines: list[str], i: int, current: Section | None) -> bool:
+    """A ``Fabric`` line followed by ``State :``: nvidia-smi -q | grep -A 4 Fabric."""
+    return (
+        lines[i].strip() == "Fabric"
+        and outside_log(current)
+        and (current is None or current.kind not in ("smi-q", "smi-fabric"))
         and i + 1 < len(lines)
-        and _SMI_FABRIC.match(lines[i + 1])
-    ):
-        return "smi-fabric"  # nvidia-smi -q | grep -A 4 Fabric
-    return None
+        and bool(_SMI_FABRIC.match(lines[i + 1]))
+    )
 
 
-def parse(kind: str, text: str, source: str, first: int) -> Rig:
-    """One output of a kind above -> a partial Rig holding its facts."""
+def parse_kernel_log(text: str, source: str, first: int) -> Rig:
     rig = Rig()
-    if kind == "kernel-log":
-        events, n = parse_log(text, first_line=first)
-        rig.kernel = KernelLog(source="imported", lines_read=n, events=events)
-        rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
-        loading = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module", text)
-        if loading:
-            from gpuadvisor.probes.nodestate import module_flavour
+    events, n = parse_log(text, first_line=first)
+    rig.kernel = KernelLog(source="imported", lines_read=n, events=events)
+    rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
+    loading = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module", text)
+    if loading:
+        from gpuadvisor.probes.nodestate import module_flavour
 
-            rig.network.gpu_kernel_module = module_flavour(loading.group(0))
-        rig.origins["kernel.events"] = f"{source}:{first}"
-    elif kind == "smi-fabric":
-        rig.fabric.gpus = smi_fabric(text, bare=True)
-        rig.origins["fabric.gpus"] = f"{source}:{first}"
-    elif kind == "fabric-manager":
-        rig.fabric = parse_fabric_manager(text)
-        rig.origins["fabric.manager_state"] = f"{source}:{first}"
-    else:
-        parser = {"ibstat": parse_ibstat, "ibv-devinfo": parse_ibv_devinfo, "ibstatus": parse_ibstatus}[kind]
+        rig.network.gpu_kernel_module = module_flavour(loading.group(0))
+    rig.origins["kernel.events"] = f"{source}:{first}"
+    return rig
+
+
+def parse_smi_fabric(text: str, source: str, first: int) -> Rig:
+    rig = Rig()
+    rig.fabric.gpus = smi_fabric(text, bare=True)
+    rig.origins["fabric.gpus"] = f"{source}:{first}"
+    return rig
+
+
+def parse_fabric_manager_output(text: str, source: str, first: int) -> Rig:
+    rig = Rig()
+    rig.fabric = parse_fabric_manager(text)
+    rig.origins["fabric.manager_state"] = f"{source}:{first}"
+    return rig
+
+
+def ports_parser(parser: PortParser) -> Callable[[str, str, int], Rig]:
+    """An RDMA port lister (ibstat, ibv_devinfo, ibstatus) as a parser of one output into a Rig."""
+
+    def parse(text: str, source: str, first: int) -> Rig:
+        rig = Rig()
         ports, elided = parser(text.splitlines(), first)
         rig.network.rdma_ports = ports
         if elided:
             rig.network.unavailable["rdma_ports"] = f"{facts.ELIDED} (line {elided}): ports after it not shown"
         rig.origins["network.rdma_ports"] = f"{source}:{first}"
-    return rig
+        return rig
+
+    return parse
 
 
 def _kv(line: str) -> tuple[str, str] | None:
@@ -153,6 +156,18 @@ def _phys(word: str) -> str:
 def _rate(value: str) -> float | None:
     m = re.match(r"\s*([0-9.]+)", value)
     return float(m.group(1)) if m else None
+
+
+def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> None:
+    """A port's state, physical state, rate or link layer (``phys``, ``layer``: how the tool spells those keys)."""
+    if key == "state":
+        port.state = _state(value)
+    elif key == phys:
+        port.phys_state = _phys(value)
+    elif key == "rate":
+        port.rate_gbps = _rate(value)
+    elif key == layer:
+        port.link_layer = value
 
 
 def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
@@ -180,14 +195,8 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
         key, value = kv
         if port is None:
             ca[key] = value
-        elif key == "state":
-            port.state = _state(value)
-        elif key == "physical state":
-            port.phys_state = _phys(value)
-        elif key == "rate":
-            port.rate_gbps = _rate(value)
-        elif key == "link layer":
-            port.link_layer = value
+        else:
+            _set_port(port, key, value, "physical state", "link layer")
     return ports, None
 
 
@@ -261,14 +270,7 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
         if kv is None or port is None:
             continue
         key, value = kv
-        if key == "state":
-            port.state = _state(value)
-        elif key == "phys state":
-            port.phys_state = _phys(value)
-        elif key == "rate":
-            port.rate_gbps = _rate(value)
-        elif key == "link_layer":
-            port.link_layer = value
+        _set_port(port, key, value, "phys state", "link_layer")
     return ports, None
 
 
@@ -404,20 +406,25 @@ def smi_processes(text: str) -> list[GpuProcess] | None:
     return out
 
 
-def add_extras(kind: str, rig: Rig, text: str) -> None:
-    """Facts of ours in an output another importer parsed (called once per parsed section)."""
-    if kind == "smi-summary":
-        procs = smi_processes(text)
-        if procs is not None:
-            rig.node.gpu_processes = procs
-    elif kind == "smi-q":
-        fabric = smi_fabric(text)
-        if fabric:
-            rig.fabric.gpus = fabric
-    elif kind == "lspci":
-        acs = lspci_acs(text)
-        if acs:
-            rig.network.acs = acs
+def add_processes(rig: Rig, text: str) -> None:
+    """The Processes table of plain nvidia-smi (a row's extras)."""
+    procs = smi_processes(text)
+    if procs is not None:
+        rig.node.gpu_processes = procs
+
+
+def add_fabric(rig: Rig, text: str) -> None:
+    """The Fabric blocks of nvidia-smi -q (a row's extras)."""
+    fabric = smi_fabric(text)
+    if fabric:
+        rig.fabric.gpus = fabric
+
+
+def add_acs(rig: Rig, text: str) -> None:
+    """The ACSCtl lines of lspci -vvv (a row's extras)."""
+    acs = lspci_acs(text)
+    if acs:
+        rig.network.acs = acs
 
 
 def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> None:

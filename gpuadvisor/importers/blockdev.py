@@ -15,6 +15,8 @@ from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import BlockDevice
+from gpuadvisor.importers.fio import json_starts
+from gpuadvisor.importers.section import Section, outside_log
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
 
@@ -181,3 +183,25 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
     if not out:
         raise BlockDevError(f"{origin}: nvme list shows no /dev/nvme device")
     return out
+
+
+# -- recognising them in a paste ----------------------------------------------------------------------------
+
+_LSBLK_HEAD = re.compile(r"^\s*NAME(?:\s+[A-Z][A-Z0-9:%_-]*)+\s*$")
+_NVME_HEAD = re.compile(r"^\s*Node\s+\S")
+_RULER = re.compile(r"\s*-{4,}( +-{2,})+\s*")
+starts_lsblk_json = json_starts('"blockdevices"')
+starts_nvme_json = json_starts('"Devices"')
+
+
+def starts_lsblk(lines: list[str], i: int, current: Section | None) -> bool:
+    """lsblk's header: ``NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`` (any upper-case columns)."""
+    return bool(_LSBLK_HEAD.match(lines[i])) and outside_log(current)
+
+
+def starts_nvme(lines: list[str], i: int, current: Section | None) -> bool:
+    """nvme list's header ``Node ...`` with the dashed ruler under it."""
+    if not _NVME_HEAD.match(lines[i]) or not outside_log(current):
+        return False
+    below = next((x for x in lines[i + 1 : i + 4] if x.strip()), "")
+    return bool(_RULER.fullmatch(below))

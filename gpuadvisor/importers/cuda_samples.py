@@ -24,7 +24,7 @@ import re
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import is_elision
 
 _P2P_DEVICE = re.compile(
@@ -308,3 +308,13 @@ def parse_bandwidth_test(
         rig.origins[f"gpus[{p}]"] = rig.origins.pop(f"gpu{g.index}")
         g.unavailable["bus_id"] = "bandwidthTest does not print the bus id"
     return rig
+
+
+def starts_p2p(lines: list[str], i: int, current: Section | None) -> bool:
+    """``[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]``."""
+    return lines[i].strip().startswith("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]")
+
+
+def starts_bw(lines: list[str], i: int, current: Section | None) -> bool:
+    """``[CUDA Bandwidth Test] - Starting...`` (its ``[`` may be lost in a paste)."""
+    return lines[i].strip().startswith(("[CUDA Bandwidth Test]", "CUDA Bandwidth Test] - Starting"))

@@ -9,10 +9,12 @@ prints bandwidth as "BW=1234MiB/s (1294MB/s)" and IOPS as "IOPS=12.3k"; the MB/s
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import StorageBench
+from gpuadvisor.importers.section import Section, outside_log
 
 SEQ_MIN_BLOCK = 64 * 1024
 
@@ -134,3 +136,26 @@ def parse(text: str, origin: str) -> StorageBench:
 
         return from_json(loads_json(text[text.index("{") :], origin, "fio JSON output", FioError), origin)
     return from_text(text, origin)
+
+
+def json_starts(key: str) -> Callable[[list[str], int, Section | None], bool]:
+    """A JSON object (a line starting with ``{``) whose first lines name ``key`` (fio, lsblk -J, nvme list -o json)."""
+
+    def starts(lines: list[str], i: int, current: Section | None) -> bool:
+        return lines[i].lstrip().startswith("{") and any(key in x for x in lines[i : i + 3]) and outside_log(current)
+
+    return starts
+
+
+def json_ends(line: str) -> bool:
+    """A pretty-printed JSON object ends at the ``}`` in its first column."""
+    return line.startswith("}")
+
+
+starts_json = json_starts('"fio version"')
+_TEXT_START = re.compile(r"^(?:\S+: \(g=\d+\): rw=|\S+: \(groupid=\d+, jobs=\d+\)|fio-\d+\.\d+)")
+
+
+def starts_text(lines: list[str], i: int, current: Section | None) -> bool:
+    """fio's normal report: ``seqread: (g=0): rw=read, bs=(R) ...``, ``fio-3.33``, or a job's result block."""
+    return bool(_TEXT_START.match(lines[i])) and outside_log(current) and (current is None or current.kind != "fio")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import ELIDED, GPU_LOST, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import DEV_PREFIX, normalize_bus_id
 from gpuadvisor.physics.links import gen_from_speed
 
@@ -309,3 +309,20 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             "nothing used"
         )
     return rig
+
+
+_DEV_START = re.compile(r"^\s*" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
+_FRAGMENT_START = re.compile(r"^(?:\s+Capabilities: \[[0-9a-fA-F]+\]|\s*(?:LnkCap|LnkSta):\s+(?:Port #|Speed))")
+_ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines pasted without their device line
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``01:00.0 VGA compatible controller: ...``, or lines grepped out of ``lspci -vv`` without their device
+    line (``LnkCap``/``LnkSta``, ``Capabilities:``, and outside a kernel log ``ACSCtl``)."""
+    cur = current.kind if current else None
+    line = lines[i]
+    if cur == "lspci":
+        return False
+    if _DEV_START.match(line) or _FRAGMENT_START.match(line):
+        return True
+    return bool(_ACS_FRAGMENT.match(line)) and cur != "kernel-log"

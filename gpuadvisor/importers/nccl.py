@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
 # nccl-tests binary -> Measurement.kind
@@ -368,6 +369,19 @@ def parse_nccl_tests(text: str, source: str = "<text>", first_line: int = 1, hin
     return run_to_rig(run, source)
 
 
+def _measurement(binary: str, how: str, world_size: int | None, local: list[Rank], **fields: Any) -> Measurement:
+    """One imported nccl-tests measurement of ``binary`` over the ranks of this host."""
+    return Measurement(
+        kind=BINARIES.get(binary, binary),
+        backend="nccl",
+        provenance="imported",
+        method=f"nccl-tests {binary}_perf{how}",
+        world_size=world_size,
+        gpus=[r.device for r in local],
+        **fields,
+    )
+
+
 def run_to_rig(run: NcclRun, source: str) -> Rig:
     rig = Rig()
     if not run.columns and not run.ranks:
@@ -398,13 +412,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         if run.nccl_version_line:
             rig.origins["software.nccl_version"] = f"{source}:{run.nccl_version_line}"
     if not run.groups:
-        m = Measurement(
-            kind=BINARIES.get(binary, binary),
-            backend="nccl",
-            provenance="imported",
-            method=f"nccl-tests {binary}_perf",
-            world_size=run.world_size,
-            gpus=[r.device for r in local],
+        m = _measurement(
+            binary,
+            "",
+            run.world_size,
+            local,
             status="failed",
             error="no result rows: the run stopped before its first size, or the paste ends before them",
             notes=list(run.notes),
@@ -430,13 +442,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             notes.append(f"nccl-tests: Out of bounds values: {run.out_of_bounds}")
         status = "ok"
         if solo:
-            m = Measurement(
-                kind=BINARIES.get(binary, binary),
-                backend="nccl",
-                provenance="imported",
-                method=f"nccl-tests {binary}_perf (out-of-place{f', {dtype}'})",
-                world_size=1,
-                gpus=[r.device for r in local],
+            m = _measurement(
+                binary,
+                f" (out-of-place, {dtype})",
+                1,
+                local,
                 rows=rows,
                 status="failed",
                 error=solo,
@@ -453,13 +463,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             status = "partial"
             notes.append(f"stopped at {rows[-1].size_bytes} B of the {run.max_bytes} B asked for")
         extra = f", {dtype}" + (f" {redop}" if redop not in ("-", "none", "sum") else "")
-        m = Measurement(
-            kind=BINARIES.get(binary, binary),
-            backend="nccl",
-            provenance="imported",
-            method=f"nccl-tests {binary}_perf (out-of-place{extra})",
-            world_size=run.world_size,
-            gpus=[r.device for r in local],
+        m = _measurement(
+            binary,
+            f" (out-of-place{extra})",
+            run.world_size,
+            local,
             warmup_iters=run.warmup,
             iters=run.iters,
             rows=rows,
@@ -475,3 +483,37 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"
         rig.measurements.append(m)
     return rig
+
+
+# "#" optional: GitHub renders a line starting with "#" as a heading, so a paste copied from the page lost them
+_NCCL_START = re.compile(
+    r"^#?\s*(nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
+    r"size\s+count\s+type\s)"
+)
+_NCCL_ROW = re.compile(
+    r"^\d+\s+\d+\s+"
+    r"(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"
+    r"(?:(?:sum|prod|max|min|avg|none|mulsum)\s+)?(?:-?\d+\s+)?\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+"
+)
+_NTHREAD = re.compile(r"^#?\s*nThread\s")
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``# nThread``, ``# nccl-tests version``, ``# Collective test starting`` (``#`` optional), or a result row
+    whose header the paste cut off. A second run's header starts a new output; a line printed twice does not."""
+    s = lines[i].strip()
+    cur = current.kind if current else None
+    if cur != "nccl-tests" and _NCCL_ROW.match(s):
+        return True
+    m = _NCCL_START.match(s)
+    if not m:
+        return False
+    if cur != "nccl-tests":
+        return True
+    if i > 0 and lines[i - 1].strip() == s:
+        return False  # a line printed twice (two processes writing the same output): the same run
+    return (
+        m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
+        and current is not None
+        and any(_NTHREAD.match(x) for x in current.lines)
+    )

@@ -14,7 +14,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import is_elision
 
 # Per-link, per-direction speed printed by nvidia-smi (GB/s) -> NVLink version (see the module docstring).
@@ -37,6 +37,40 @@ def version_from_speed(gbps: float) -> int | None:
         if abs(speed - gbps) < 0.01:
             return version
     return None
+
+
+def _set_link(link: NvLink, rest: str, source: str, lineno: int) -> None:
+    """One ``Link N: ...`` value: a speed (active, its NVLink version), inactive, or an error counter."""
+    speed = re.fullmatch(r"(\d+(?:\.\d+)?)\s*GB/s", rest)
+    err = _ERR.match(rest)
+    if speed:
+        link.active = True
+        link.version = version_from_speed(float(speed.group(1)))
+        if link.version is None:
+            link.unavailable["version"] = f"link speed {speed.group(1)} GB/s matches no NVLink generation"
+    elif rest.strip("<>").lower() in ("inactive", "disabled", "off"):
+        link.active = False
+    elif err:
+        key = _ERROR_KEYS.get(err.group(1).strip().lower(), re.sub(r"\W+", "_", err.group(1).strip().lower()))
+        link.errors[key] = int(err.group(2))
+    else:
+        raise ImportParseError(
+            source,
+            lineno,
+            f"link {link.link}: {rest[:40]!r} is neither a speed (25.781 GB/s), <inactive>, nor an error count",
+        )
+
+
+def _mark_unprinted(rig: Rig) -> None:
+    """What nvidia-smi nvlink -s never prints, and what this output did not."""
+    for g in rig.gpus:
+        for nl in g.nvlinks:
+            if nl.active is None:
+                nl.unavailable["active"] = "nvidia-smi printed error counters only"
+            if nl.version is None and "version" not in nl.unavailable:
+                nl.unavailable["version"] = "no link speed printed"
+            for f in ("remote_bus_id", "remote_device_type", "remote_gpu_index"):
+                nl.unavailable[f] = "nvidia-smi nvlink -s does not print the remote end"
 
 
 def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
@@ -111,39 +145,29 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
             raise ImportParseError(source, lineno, f"NVLink number {n} is out of range (GPUs have at most 18 links)")
         speed = re.fullmatch(r"(\d+(?:\.\d+)?)\s*GB/s", rest)
         inactive = rest.strip("<>").lower() in ("inactive", "disabled", "off")
-        err = _ERR.match(rest)
         if last and not speed and not inactive:  # "53.1", "<inac", or a counter whose digits may go on
             not_shown(gpu, f"{facts.ELIDED} (line {lineno} is cut mid-line)")
             continue
         if is_elision(rest):
             not_shown(gpu, f"{facts.ELIDED} (line {lineno})")
             continue
-        link = links.setdefault(n, NvLink(link=n))
-        if speed:
-            link.active = True
-            link.version = version_from_speed(float(speed.group(1)))
-            if link.version is None:
-                link.unavailable["version"] = f"link speed {speed.group(1)} GB/s matches no NVLink generation"
-        elif inactive:
-            link.active = False
-        elif err:
-            key = _ERROR_KEYS.get(err.group(1).strip().lower(), re.sub(r"\W+", "_", err.group(1).strip().lower()))
-            link.errors[key] = int(err.group(2))
-        else:
-            raise ImportParseError(
-                source,
-                lineno,
-                f"link {n}: {rest[:40]!r} is neither a speed (25.781 GB/s), <inactive>, nor an error count",
-            )
+        _set_link(links.setdefault(n, NvLink(link=n)), rest, source, lineno)
     close()
-    for g in rig.gpus:
-        for nl in g.nvlinks:
-            if nl.active is None:
-                nl.unavailable["active"] = "nvidia-smi printed error counters only"
-            if nl.version is None and "version" not in nl.unavailable:
-                nl.unavailable["version"] = "no link speed printed"
-            for f in ("remote_bus_id", "remote_device_type", "remote_gpu_index"):
-                nl.unavailable[f] = "nvidia-smi nvlink -s does not print the remote end"
+    _mark_unprinted(rig)
     rig.gpus.sort(key=lambda g: g.index)
     rig.origins = {f"gpus[{k}]": rig.origins[f"gpu{g.index}"] for k, g in enumerate(rig.gpus)}
     return rig
+
+
+_NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``GPU 0: <name> (UUID: GPU-...)``: ``nvlink -s`` (or ``-L``, told apart by :func:`settle`)."""
+    return bool(_NVLINK_GPU.match(lines[i])) and (current is None or current.kind != "nvlink")
+
+
+def settle(section: Section) -> str:
+    """``nvlink`` when it shows links, else ``smi-list`` (``nvidia-smi -L``)."""
+    links = any(re.match(r"^\s*Link \d+\s*:", x) or "NVLink" in x or "inactive" in x.lower() for x in section.lines)
+    return "nvlink" if links else "smi-list"

@@ -20,6 +20,7 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
+from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.tree import Node, text_tree, xml_tree
 
 # Names as gpuadvisor.probes.nvml.CLOCKS_EVENT_REASONS spells them (NVML's nvmlClocksEventReason* bits).
@@ -515,3 +516,33 @@ def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig
     _software(rig, root, True, source)
     _check_count(rig, root, True, source)
     return rig
+
+
+# -- recognising them in a paste ----------------------------------------------------------------------------
+
+_Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
+_Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
+_Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
+
+
+def starts_xml(lines: list[str], i: int, current: Section | None) -> bool:
+    """``<?xml`` or ``<nvidia_smi_log``: ``nvidia-smi -q -x``."""
+    s = lines[i].strip()
+    return s.startswith("<?xml") or s.startswith("<nvidia_smi_log")
+
+
+def xml_ends(line: str) -> bool:
+    return "</nvidia_smi_log>" in line
+
+
+def starts_q(lines: list[str], i: int, current: Section | None) -> bool:
+    """The ``NVSMI LOG`` banner, or a fragment from ``Timestamp``, ``Driver Version`` or a ``GPU 0000..`` line
+    followed by ``key : value`` lines."""
+    line, s = lines[i], lines[i].strip()
+    if "NVSMI LOG" in s and s.startswith("="):
+        return True
+    return (
+        (current is None or current.kind != "smi-q")
+        and bool(_Q_TOP.match(line) or _Q_GPU.match(line))
+        and any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3])
+    )

@@ -15,12 +15,22 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import Section, clean_lines
 
 _VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*$")
 _ROW2 = re.compile(r"^\s*(\S+)\s+(\S+?)C?\s+(P\d+|N/A)\s+(?:(\S+?)W?\s*/\s*(\S+?)W?)?\s*$")
 _MEM = re.compile(r"^\s*(\d+)MiB\s*/\s*(\d+)MiB\s*$")
+# What the second and third rows of a GPU show (the first: name, persistence mode, bus id, ECC).
+_TABLE_FIELDS = (
+    "temperature_c",
+    "performance_state",
+    "power_draw_w",
+    "power_limit_w",
+    "memory_used_bytes",
+    "memory_total_bytes",
+    "mig_mode",
+)
 _LOST = re.compile(r"^\s*(Unable to determine the device handle for GPU\s*([0-9A-Fa-f:.]+)\s*:.*?)\s*$")
 
 
@@ -41,18 +51,7 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
     free = [i for i in range(len(rig.gpus) + len(lost)) if i not in taken]
     for (bus, text, lineno), idx in zip(sorted(lost), free[: len(lost)], strict=True):
         g = Gpu(index=idx, bus_id=bus)
-        for f in (
-            "name",
-            "persistence_mode",
-            "ecc_errors_uncorrected_volatile",
-            "temperature_c",
-            "performance_state",
-            "power_draw_w",
-            "power_limit_w",
-            "memory_used_bytes",
-            "memory_total_bytes",
-            "mig_mode",
-        ):
+        for f in ("name", "persistence_mode", "ecc_errors_uncorrected_volatile", *_TABLE_FIELDS):
             g.unavailable[f] = f"{facts.GPU_LOST} (nvidia-smi: {text})"
         rig.problems.append(f"{source}: line {lineno}: GPU {bus}: {text}")
         where[id(g)] = f"{source}:{lineno}"
@@ -81,6 +80,54 @@ def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int) -> None:
             "library) and the driver differ; normal on WSL, where the Windows driver serves the Linux guest; "
             "elsewhere a driver updated without reloading its kernel module (reboot)"
         )
+
+
+def _first_row(m1: re.Match[str], cells: list[str], source: str, lineno: int) -> Gpu:
+    """``| 0  NVIDIA H100 80GB HBM3  On | 00000000:18:00.0 Off | 0 |``: index, name, persistence, bus id, ECC."""
+    idx, name, pers = int(m1.group(1)), m1.group(2).strip(), m1.group(3)
+    gpu = Gpu(index=idx)
+    if name.endswith("...") or not name:
+        gpu.unavailable["name"] = "nvidia-smi cut the name short in its table"
+    else:
+        gpu.name = name
+    gpu.persistence_mode = {"On": True, "Off": False}.get(pers)
+    if gpu.persistence_mode is None:
+        gpu.unavailable["persistence_mode"] = f"nvidia-smi printed {pers!r}"
+    bus = cells[1].split()
+    gpu.bus_id = v.normalize_bus_id(bus[0]) if bus else None
+    if gpu.bus_id is None:
+        raise ImportParseError(source, lineno, f"GPU {idx}: {cells[1].strip()[:30]!r} is not a bus id")
+    ecc = v.to_int(cells[2].strip())
+    gpu.ecc_errors_uncorrected_volatile = ecc
+    if ecc is None:
+        gpu.unavailable["ecc_errors_uncorrected_volatile"] = f"nvidia-smi printed {cells[2].strip()!r}"
+    return gpu
+
+
+def _second_row(rig: Rig, gpu: Gpu, cells: list[str], source: str, lineno: int) -> None:
+    """``| N/A 34C P0 69W / 700W | 1MiB / 81559MiB | 0% Default |``: temperature, P-state, power, memory."""
+    m2 = _ROW2.match(cells[0])
+    if m2:
+        gpu.temperature_c = v.to_float(m2.group(2))
+        gpu.performance_state = int(m2.group(3)[1:]) if m2.group(3).startswith("P") else None
+        gpu.power_draw_w = v.to_float(m2.group(4)) if m2.group(4) else None
+        gpu.power_limit_w = v.to_float(m2.group(5)) if m2.group(5) else None
+        shown = {
+            "fan": m2.group(1),
+            "temperature_c": m2.group(2),
+            "power_draw_w": m2.group(4),
+            "power_limit_w": m2.group(5),
+        }
+        for name, raw in shown.items():
+            if v.state_meaning(raw):  # ERR!: a read that failed is a fact about the GPU, never dropped
+                if name != "fan":
+                    gpu.unavailable[name] = v.printed(raw)
+                what = "fan speed" if name == "fan" else name.rsplit("_", 1)[0].replace("_", " ")
+                rig.problems.append(f"{source}: line {lineno}: GPU {gpu.index}: {what}: {v.printed(raw)}")
+    mm = _MEM.match(cells[1])
+    if mm:
+        gpu.memory_used_bytes = int(mm.group(1)) * 2**20
+        gpu.memory_total_bytes = int(mm.group(2)) * 2**20
 
 
 def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
@@ -119,68 +166,31 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         if gpu is None or row >= 3:
             if not m1:
                 continue
-            idx, name, pers = int(m1.group(1)), m1.group(2).strip(), m1.group(3)
-            gpu = Gpu(index=idx)
-            if name.endswith("...") or not name:
-                gpu.unavailable["name"] = "nvidia-smi cut the name short in its table"
-            else:
-                gpu.name = name
-            gpu.persistence_mode = {"On": True, "Off": False}.get(pers)
-            if gpu.persistence_mode is None:
-                gpu.unavailable["persistence_mode"] = f"nvidia-smi printed {pers!r}"
-            bus = cells[1].split()
-            gpu.bus_id = v.normalize_bus_id(bus[0]) if bus else None
-            if gpu.bus_id is None:
-                raise ImportParseError(source, lineno, f"GPU {idx}: {cells[1].strip()[:30]!r} is not a bus id")
-            ecc = v.to_int(cells[2].strip())
-            gpu.ecc_errors_uncorrected_volatile = ecc
-            if ecc is None:
-                gpu.unavailable["ecc_errors_uncorrected_volatile"] = f"nvidia-smi printed {cells[2].strip()!r}"
+            gpu = _first_row(m1, cells, source, lineno)
             rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
             rig.gpus.append(gpu)
             row = 1
             continue
         row += 1
         if row == 2:
-            m2 = _ROW2.match(cells[0])
-            if m2:
-                gpu.temperature_c = v.to_float(m2.group(2))
-                gpu.performance_state = int(m2.group(3)[1:]) if m2.group(3).startswith("P") else None
-                gpu.power_draw_w = v.to_float(m2.group(4)) if m2.group(4) else None
-                gpu.power_limit_w = v.to_float(m2.group(5)) if m2.group(5) else None
-                shown = {
-                    "fan": m2.group(1),
-                    "temperature_c": m2.group(2),
-                    "power_draw_w": m2.group(4),
-                    "power_limit_w": m2.group(5),
-                }
-                for name, raw in shown.items():
-                    if v.state_meaning(raw):  # ERR!: a read that failed is a fact about the GPU, never dropped
-                        if name != "fan":
-                            gpu.unavailable[name] = v.printed(raw)
-                        what = "fan speed" if name == "fan" else name.rsplit("_", 1)[0].replace("_", " ")
-                        rig.problems.append(f"{source}: line {lineno}: GPU {gpu.index}: {what}: {v.printed(raw)}")
-            mm = _MEM.match(cells[1])
-            if mm:
-                gpu.memory_used_bytes = int(mm.group(1)) * 2**20
-                gpu.memory_total_bytes = int(mm.group(2)) * 2**20
+            _second_row(rig, gpu, cells, source, lineno)
         elif row == 3:
             gpu.mig_mode = v.enabled(cells[2].strip())
     if not rig.gpus and rig.software.driver_version is None:
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
-        for f in (
-            "temperature_c",
-            "performance_state",
-            "power_draw_w",
-            "power_limit_w",
-            "memory_used_bytes",
-            "memory_total_bytes",
-            "mig_mode",
-        ):
+        for f in _TABLE_FIELDS:
             if getattr(g, f) is None:
                 g.unavailable.setdefault(f, "not shown (or N/A) in nvidia-smi's table")
     ctx = context or []
     before = [(first_line - len(ctx) + k, line) for k, line in enumerate(clean_lines("\n".join(ctx)))] if ctx else []
     _lost_gpus(rig, before + [(first_line + k, line) for k, line in enumerate(lines)], source)
     return rig
+
+
+_SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``."""
+    return bool(_SUMMARY.match(lines[i].strip()))

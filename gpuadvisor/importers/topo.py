@@ -12,13 +12,62 @@ import re
 
 from gpuadvisor.facts import ELIDED, Gpu, NumaNode, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import MATRIX_WORDS, clean_lines, matrix_header_tokens
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import is_elision
 
 TOPO_CODES = re.compile(r"^(X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC)$")
 P2P_CODES = {"X", "OK", "CNS", "GNS", "TNS", "NS", "DIS", "U"}
 P2P_MODES = {"r": "read", "w": "write", "n": "nvlink", "a": "atomics", "p": "prop"}
 _GPU = re.compile(r"^GPU(\d+)$")
+MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+
+
+def matrix_header_tokens(line: str) -> list[str] | None:
+    """The column names of a ``topo -m``/``-p2p`` header line, or None if the line is not one."""
+    s = line.strip()
+    if not s.startswith("GPU0"):
+        return None
+    for w in MATRIX_WORDS:
+        s = s.replace(w, w.replace(" ", "_"))
+    tokens = s.split()
+    if not tokens or any(t in ("X", "OK") for t in tokens):
+        return None
+    if not all(re.fullmatch(r"[A-Za-z][\w.-]*", t) for t in tokens):
+        return None
+    return [t.replace("_", " ") if t.replace("_", " ") in MATRIX_WORDS else t for t in tokens]
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """A header row of ``GPU0 GPU1 ...`` followed by a ``GPU0`` row (``topo -m`` or ``-p2p``: see :func:`settle`)."""
+    if matrix_header_tokens(lines[i]) is None:
+        return False
+    for nxt in lines[i + 1 : i + 3]:
+        if nxt.strip():
+            return nxt.strip().startswith("GPU0")
+    return False
+
+
+_P2P_ONLY = {"OK", "CNS", "GNS", "TNS", "NS", "DIS", "U"}
+_TOPO_ONLY = re.compile(r"^(NV\d+|PIX|PXB|PHB|NODE|SYS|SOC)$")
+
+
+def settle(section: Section) -> str:
+    """``topo-p2p`` when its cells are P2P statuses (OK, CNS, ...), else ``topo-m``."""
+    lines = section.lines
+    header = matrix_header_tokens(lines[0]) or []
+    if any(not _GPU.match(t) for t in header):
+        return "topo-m"  # NIC or affinity columns: only topo -m has them
+    for line in lines[1:]:
+        for tok in line.split()[1:]:
+            if tok in _P2P_ONLY:
+                return "topo-p2p"
+            if _TOPO_ONLY.match(tok):
+                return "topo-m"
+        if re.match(r"^\s*OK\s+=", line):
+            return "topo-p2p"
+        if re.match(r"^\s*NV#\s+=", line):
+            return "topo-m"
+    return "topo-m"
 
 
 class _Table:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import ELIDED
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.sections import clean_lines
+from gpuadvisor.importers.section import clean_lines
 from gpuadvisor.importers.values import is_elision
 
 

@@ -1,0 +1,207 @@
+"""Every output ``gpuadvisor import`` reads, one row each: how it is recognised, parsed and merged.
+
+A row (:class:`Format`) gives the output's kind (its name in the code and tests), what the user reads
+(``name``: in ``--origins``, the scan's source, ``import --help`` and the README), the detector that finds
+where it starts in a paste (by content, never the file name), the parser that turns its text into a partial
+Rig, and the merge hook that puts that Rig into the imported one. ``split_sections`` tries the detectors in
+the order of the rows; ``merge`` takes the outputs in order of ``trust`` (the lower keeps a fact two outputs
+give). ``import --help``, the "not recognised" message and the README's list are made from these rows
+(``python -m gpuadvisor.importers.registry`` prints the README's).
+
+Adding a format: a module with its parser (``parse_x(text, source, first) -> Rig``) and its detector
+(``starts(lines, i, current) -> bool``), one row below, fixtures and tests.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpuadvisor.facts import Rig
+from gpuadvisor.importers import (
+    beyond,
+    blockdev,
+    cuda_samples,
+    fio,
+    lspci,
+    nccl,
+    nvlink,
+    smi_query,
+    smi_summary,
+    storage,
+    topo,
+)
+from gpuadvisor.importers.merger import Merger
+from gpuadvisor.importers.part import Part
+from gpuadvisor.importers.section import Detector, Section
+
+Parser = Callable[[Section, str, str], Part]  # (the output, the file's name as given, its base name) -> Part
+MergeHook = Callable[[Merger, Part], None]
+GPU, BEYOND, STORAGE = "GPU", "beyond the GPU", "storage"
+
+
+@dataclass(frozen=True)
+class Format:
+    kind: str
+    name: str  # what the user reads
+    group: str  # GPU, BEYOND or STORAGE: how help and README group the rows
+    family: str  # the command, as the lists name it ("nvidia-smi")
+    variant: str  # its form within the family ("-q"; "" when the family has one)
+    starts_with: str  # what its first line looks like, for the README
+    starts: Detector | None  # None: reached through another row's settle
+    parse: Parser
+    merge: MergeHook
+    trust: int
+    settle: Callable[[Section], str] | None = None  # the kind of a section once read whole (topo -m or -p2p)
+    ends: Callable[[str], bool] | None = None  # it runs to this line, and nothing else starts inside it
+    after: MergeHook | None = None  # once every output's GPUs are merged (matrices in the Rig's GPU order)
+    finish: Callable[[Rig], None] | None = None  # once, after the merge, when an output of the kind was read
+    extras: Callable[[Rig, str], None] | None = None  # facts beyond the GPU its text holds too
+
+
+def reads(parse: Callable[[str, str, int], Rig]) -> Parser:
+    """A parser of ``(text, source, first line)`` as a row's parser."""
+
+    def parser(section: Section, source: str, filename: str) -> Part:
+        return Part(section.kind, source, section.start, parse(section.text, source, section.start))
+
+    return parser
+
+
+def _summary(section: Section, source: str, filename: str) -> Part:
+    rig = smi_summary.parse_smi_summary(section.text, source, section.start, context=section.context)
+    return Part(section.kind, source, section.start, rig)
+
+
+def _topo_p2p(section: Section, source: str, filename: str) -> Part:
+    mode = topo.p2p_mode_hint(section.context, filename)
+    return Part(section.kind, source, section.start, topo.parse_topo_p2p(section.text, source, section.start, mode))
+
+
+def _bandwidth_test(section: Section, source: str, filename: str) -> Part:
+    rig = cuda_samples.parse_bandwidth_test(section.text, source, section.start, context=section.context)
+    return Part(section.kind, source, section.start, rig)
+
+
+def _nccl(section: Section, source: str, filename: str) -> Part:
+    run = nccl.read_nccl(section.text, source, section.start, hint="\n".join(section.context) + "\n" + filename)
+    return Part(section.kind, source, section.start, nccl.run_to_rig(run, source), nccl=run)
+
+
+_add = Merger.add
+_nvlink_parse = reads(nvlink.parse_nvlink_status)
+FORMATS: tuple[Format, ...] = (
+    Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
+           "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
+           "`GPU 0000:..` line", smi_query.starts_q, reads(smi_query.parse_smi_q), _add, 1, extras=beyond.add_fabric),
+    Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
+           smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
+    Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
+           "a header row `GPU0 GPU1 ...` followed by a `GPU0` row", topo.starts,
+           reads(topo.parse_topo_matrix), _add, 5, settle=topo.settle, after=Merger.add_topology),
+    Format("topo-p2p", "nvidia-smi topo -p2p", GPU, "nvidia-smi", "topo -p2p",
+           "as `topo -m`, its cells `OK`, `CNS`, `NS`...", None, _topo_p2p, _add, 6, after=Merger.add_topology),
+    Format("nvlink", "nvidia-smi nvlink -s", GPU, "nvidia-smi", "nvlink -s",
+           "`GPU 0: <name> (UUID: GPU-...)` with `Link N:` lines", nvlink.starts, _nvlink_parse, _add, 3,
+           settle=nvlink.settle),
+    Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
+           None, _nvlink_parse, _add, 4),
+    Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
+           "`| NVIDIA-SMI 580.95.05  Driver Version: ...`", smi_summary.starts, _summary, _add, 2,
+           extras=beyond.add_processes),
+    Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
+           "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
+           "without their device line", lspci.starts, reads(lspci.parse_lspci), _add, 10, extras=beyond.add_acs),
+    Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
+           "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
+           nccl.starts, _nccl, _add, 8),
+    Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
+           "`[CUDA Bandwidth Test] - Starting...`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
+    Format("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", GPU, "CUDA samples", "p2pBandwidthLatencyTest",
+           "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`", cuda_samples.starts_p2p,
+           reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
+    Format("kernel-log", "dmesg / journalctl -k", BEYOND, "dmesg / journalctl -k", "",
+           "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
+           beyond.starts_kernel_log, reads(beyond.parse_kernel_log), _add, 11),
+    Format("ibstat", "ibstat", BEYOND, "ibstat", "", "`CA 'mlx5_0'`", beyond.starts_ibstat,
+           reads(beyond.ports_parser(beyond.parse_ibstat)), _add, 12),
+    Format("ibv-devinfo", "ibv_devinfo", BEYOND, "ibv_devinfo", "", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
+           reads(beyond.ports_parser(beyond.parse_ibv_devinfo)), _add, 13),
+    Format("ibstatus", "ibstatus", BEYOND, "ibstatus", "", "`Infiniband device 'mlx5_0' port 1 status:`",
+           beyond.starts_ibstatus, reads(beyond.ports_parser(beyond.parse_ibstatus)), _add, 14),
+    Format("fabric-manager", "systemctl status nvidia-fabricmanager", BEYOND,
+           "systemctl status nvidia-fabricmanager", "",
+           "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
+           beyond.starts_fabric_manager, reads(beyond.parse_fabric_manager_output), _add, 15),
+    Format("smi-fabric", "nvidia-smi -q Fabric section", BEYOND, "nvidia-smi -q Fabric section", "",
+           "a `Fabric` line followed by `State :` (`grep -A 4 Fabric`)", beyond.starts_smi_fabric,
+           reads(beyond.parse_smi_fabric), _add, 16),
+    Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
+           '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
+           ends=fio.json_ends, finish=storage.finish),
+    Format("fio", "fio", STORAGE, "fio", "text", "`seqread: (g=0): rw=read, bs=(R) ...` or `fio-3.33`",
+           fio.starts_text, storage.parse_fio, storage.add_bench, 17, finish=storage.finish),
+    Format("lsblk-json", "lsblk -J", STORAGE, "lsblk", "-J", '`{` with `"blockdevices"`', blockdev.starts_lsblk_json,
+           storage.parse_lsblk, storage.add_devices, 17, ends=fio.json_ends, finish=storage.finish),
+    Format("lsblk", "lsblk", STORAGE, "lsblk", "plain", "`NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`",
+           blockdev.starts_lsblk, storage.parse_lsblk, storage.add_devices, 17, finish=storage.finish),
+    Format("nvme-list-json", "nvme list -o json", STORAGE, "nvme list", "-o json", '`{` with `"Devices"`',
+           blockdev.starts_nvme_json, storage.parse_nvme_list, storage.add_models, 17, ends=fio.json_ends,
+           finish=storage.finish),
+    Format("nvme-list", "nvme list", STORAGE, "nvme list", "plain", "`Node ...` over a dashed ruler",
+           blockdev.starts_nvme, storage.parse_nvme_list, storage.add_models, 17, finish=storage.finish),
+)  # fmt: skip
+BY_KIND = {f.kind: f for f in FORMATS}
+KINDS = [f.kind for f in FORMATS]
+
+
+def name_of(kind: str) -> str:
+    return BY_KIND[kind].name if kind in BY_KIND else kind
+
+
+def _either(items: list[str]) -> str:
+    """``a, b, or c`` (``a, b`` for two)."""
+    return ", ".join(items[:-1]) + ", or " + items[-1] if len(items) > 2 else ", ".join(items)
+
+
+def summary(group: str) -> str:
+    """The group's formats in one phrase: ``nvidia-smi (-q, -q -x, ...), lspci -vv, ...``."""
+    families: dict[str, list[str]] = {}
+    for f in FORMATS:
+        if f.group == group:
+            families.setdefault(f.family, [])
+            if f.variant:
+                families[f.family].append(f.variant)
+    return _either([fam + (f" ({', '.join(v)})" if len(v) == 2 else f" ({_either(v)})" if v else "")
+                    for fam, v in families.items()])  # fmt: skip
+
+
+def recognised() -> str:
+    """What the "not recognised as ..." message names: the GPU outputs."""
+    return f"{summary(GPU)} output"
+
+
+def help_text() -> str:
+    """The ``import --help`` block listing every format, by group."""
+    return "\n".join(
+        textwrap.fill(
+            f"{group}: {summary(group)}", 100, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+        )
+        for group in (GPU, BEYOND, STORAGE)
+    )
+
+
+README_START = "<!-- import formats: generated by python -m gpuadvisor.importers.registry -->"
+README_END = "<!-- end of import formats -->"
+
+
+def readme_table() -> str:
+    """The README's list of the formats (between its markers), one row each."""
+    rows = ["| Output | Group | Recognised by its first line |", "| --- | --- | --- |"]
+    rows += [f"| {f.name} | {f.group} | {f.starts_with.replace('|', chr(92) + '|')} |" for f in FORMATS]
+    return "\n".join([README_START, *rows, README_END])
+
+
+if __name__ == "__main__":
+    print(readme_table())

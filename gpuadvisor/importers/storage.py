@@ -1,0 +1,68 @@
+"""Storage outputs (fio, lsblk, nvme list) into one imported StoragePath: how ``import`` and ``import --storage``
+merge them (fio's figures: the last one read; lsblk's disks and volumes added; nvme list's models given to the
+drives lsblk listed, its other drives added)."""
+
+from __future__ import annotations
+
+from gpuadvisor.facts import Rig, Storage, StoragePath
+from gpuadvisor.importers import blockdev, fio
+from gpuadvisor.importers.merger import Merger
+from gpuadvisor.importers.part import Part
+from gpuadvisor.importers.section import Section
+
+IMPORTED = "(imported)"
+_NOT_READ = ("mount_point", "fs_type", "fs_source", "network", "size_bytes", "free_bytes")
+
+
+def _path(rig: Rig) -> StoragePath:
+    """The one imported storage path of the Rig, made when the first storage output is merged."""
+    if not rig.storage.paths:
+        rig.storage = Storage(paths=[StoragePath(path=IMPORTED, role="data")])
+    return rig.storage.paths[0]
+
+
+def parse_fio(section: Section, source: str, filename: str) -> Part:
+    rig = Rig()
+    _path(rig).bench = fio.parse(section.text, source)
+    return Part(section.kind, source, section.start, rig)
+
+
+def parse_lsblk(section: Section, source: str, filename: str) -> Part:
+    rig = Rig()
+    _path(rig).devices = blockdev.parse_lsblk(section.text, source)
+    return Part(section.kind, source, section.start, rig)
+
+
+def parse_nvme_list(section: Section, source: str, filename: str) -> Part:
+    rig = Rig()
+    _path(rig).devices = blockdev.parse_nvme_list(section.text, source)
+    return Part(section.kind, source, section.start, rig)
+
+
+def add_bench(m: Merger, part: Part) -> None:
+    _path(m.rig).bench = part.rig.storage.paths[0].bench
+
+
+def add_devices(m: Merger, part: Part) -> None:
+    _path(m.rig).devices += part.rig.storage.paths[0].devices
+
+
+def add_models(m: Merger, part: Part) -> None:
+    """nvme list after lsblk: lsblk gave the tree, nvme list adds the models; drives lsblk did not list are added."""
+    sp = _path(m.rig)
+    nvme = {d.name: d for d in part.rig.storage.paths[0].devices}
+    for d in sp.devices:
+        for member in [d, *d.members]:
+            if member.name in nvme and member.model is None:
+                member.model = nvme.pop(member.name).model
+                member.unavailable.pop("model", None)
+    sp.devices += list(nvme.values())
+
+
+def finish(rig: Rig) -> None:
+    """What storage outputs never show (the filesystem), and the section's provenance."""
+    for sp in rig.storage.paths:
+        if sp.path == IMPORTED:
+            for attr in _NOT_READ:
+                sp.missing(attr, "not in the imported outputs")
+    rig.provenance["storage"] = "imported"
