@@ -186,7 +186,7 @@ def help_text() -> str:
     """The ``import --help`` block listing every format, by group."""
     return "\n".join(
         textwrap.fill(
-            f"{group}: {summary(group)}", 100, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+            f"{group}: {summary(group)}", 78, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
         )
         for group in (GPU, BEYOND, STORAGE)
     )
