@@ -104,6 +104,30 @@ def gpu_hop(gpu: Gpu) -> PcieHop:
     )
 
 
+KEY_PREFIX = {"rootport": "rp", "switch": "sw", "bridge": "br"}
+
+
+def _port_node(
+    nodes: dict[str, Node],
+    parent: Node,
+    hop: PcieHop,
+    kind: str,
+    title: str,
+    lines: list[str],
+    tooltip: str,
+    link_in: tuple[PcieHop | None, PcieHop | None] | None,
+) -> Node:
+    """The node of a root port, switch or bridge (by its bus id), made under ``parent`` the first time it is met."""
+    key = f"{KEY_PREFIX[kind]}-{hop.bdf}"
+    if key not in nodes:
+        w, h = SIZES[kind]
+        node = Node(Box(id=key, kind=kind, title=title, lines=lines, tooltip=tooltip, w=w, h=h), sort_key=(hop.bdf,))
+        node.link_in = link_in
+        parent.children.append(node)
+        nodes[key] = node
+    return nodes[key]
+
+
 def build_tree(rig: Rig, notes: list[str]) -> tuple[list[Node], dict[int, Node], dict[int, list[Node]]]:
     """CPU roots, GPU leaf per index, and for each GPU its ancestors (nearest first) for NIC placement."""
     roots: dict[str, Node] = {}
@@ -159,70 +183,22 @@ def build_tree(rig: Rig, notes: list[str]) -> tuple[list[Node], dict[int, Node],
         i = 0
         while i < len(above):
             hop = above[i]
+            named = f" ({hop.name})" if hop.name else ""
             if hop.port_type == "root-port":
-                key = f"rp-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["rootport"]
-                    nodes[key] = Node(
-                        Box(
-                            id=key,
-                            kind="rootport",
-                            title="root port",
-                            lines=[short_bdf(hop.bdf)],
-                            tooltip=f"PCIe root port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    parent.children.append(nodes[key])
-                parent = nodes[key]
+                tip = f"PCIe root port {hop.bdf}{named}"
+                parent = _port_node(nodes, parent, hop, "rootport", "root port", [short_bdf(hop.bdf)], tip, None)
                 pending_port = hop
             elif hop.port_type == "upstream-port":
-                key = f"sw-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["switch"]
-                    lines = [trim(hop.name, 19)] if hop.name else []
-                    lines.append(short_bdf(hop.bdf))
-                    node = Node(
-                        Box(
-                            id=key,
-                            kind="switch",
-                            title="PCIe switch",
-                            lines=lines,
-                            tooltip=f"PCIe switch, upstream port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    node.link_in = (hop, pending_port)
-                    parent.children.append(node)
-                    nodes[key] = node
-                parent = nodes[key]
+                lines = ([trim(hop.name, 19)] if hop.name else []) + [short_bdf(hop.bdf)]
+                tip = f"PCIe switch, upstream port {hop.bdf}{named}"
+                parent = _port_node(nodes, parent, hop, "switch", "PCIe switch", lines, tip, (hop, pending_port))
                 pending_port = None
             elif hop.port_type == "downstream-port":
                 pending_port = hop  # a port of the switch above; its link goes to the next device down
             else:  # bridge, endpoint in the middle, unknown: draw it as a generic bridge
-                key = f"br-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["bridge"]
-                    node = Node(
-                        Box(
-                            id=key,
-                            kind="bridge",
-                            title=hop.port_type if hop.port_type != "unknown" else "bridge",
-                            lines=[short_bdf(hop.bdf)],
-                            tooltip=f"{hop.port_type} {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    node.link_in = (hop, pending_port)
-                    parent.children.append(node)
-                    nodes[key] = node
-                parent = nodes[key]
+                title = hop.port_type if hop.port_type != "unknown" else "bridge"
+                tip = f"{hop.port_type} {hop.bdf}{named}"
+                parent = _port_node(nodes, parent, hop, "bridge", title, [short_bdf(hop.bdf)], tip, (hop, pending_port))
                 pending_port = hop
             chain.append(parent)
             i += 1
