@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuadvisor.facts import Gpu, PcieHop, Rig
+from gpuadvisor.facts import Gpu, Host, PcieHop, Rig
 
 # Box sizes (SVG user units ~ CSS px) and spacing.
 # Box sizes (SVG user units ~ CSS px); the spacing is topology_layout's.
@@ -128,42 +128,44 @@ def _port_node(
     return nodes[key]
 
 
+def _cpu_node(host: Host, numa: int | None, roots: dict[str, Node], nodes: dict[str, Node]) -> Node:
+    """The CPU (or NUMA node) box at the root of a tree, made the first time it is met."""
+    key = f"cpu-{numa}" if numa is not None else "cpu-unknown"
+    if key in roots:
+        return roots[key]
+    one_per_socket = bool(host.sockets) and len(host.numa_nodes) == host.sockets
+    if numa is None:
+        title = "CPU"
+        lines = ["NUMA node unknown"]
+        tip = "The GPUs below report no NUMA node"
+    else:
+        title = f"CPU {numa}" if one_per_socket else f"NUMA node {numa}"
+        lines = [f"NUMA node {numa}"] if one_per_socket else []
+        info = next((n for n in host.numa_nodes if n.id == numa), None)
+        if info is not None and info.cpus:
+            lines.append(trim(f"cpus {info.cpus}", 24))
+        tip = f"NUMA node {numa}" + (f", cpus {info.cpus}" if info is not None and info.cpus else "")
+    if host.cpu_model:
+        tip += f"; {host.cpu_model}"
+    w, h = SIZES["cpu"]
+    node = Node(
+        Box(id=key, kind="cpu", title=title, lines=lines, tooltip=tip, w=w, h=h),
+        sort_key=(numa if numa is not None else 1 << 30,),
+    )
+    roots[key] = node
+    nodes[key] = node
+    return node
+
+
 def build_tree(rig: Rig, notes: list[str]) -> tuple[list[Node], dict[int, Node], dict[int, list[Node]]]:
     """CPU roots, GPU leaf per index, and for each GPU its ancestors (nearest first) for NIC placement."""
     roots: dict[str, Node] = {}
     nodes: dict[str, Node] = {}
     host = rig.host
     numa_ids = sorted({n.id for n in host.numa_nodes} | {n for g in rig.gpus if (n := numa_of(g)) is not None})
-    one_per_socket = bool(host.sockets) and len(host.numa_nodes) == host.sockets
-
-    def cpu_node(numa: int | None) -> Node:
-        key = f"cpu-{numa}" if numa is not None else "cpu-unknown"
-        if key in roots:
-            return roots[key]
-        if numa is None:
-            title = "CPU"
-            lines = ["NUMA node unknown"]
-            tip = "The GPUs below report no NUMA node"
-        else:
-            title = f"CPU {numa}" if one_per_socket else f"NUMA node {numa}"
-            lines = [f"NUMA node {numa}"] if one_per_socket else []
-            info = next((n for n in host.numa_nodes if n.id == numa), None)
-            if info is not None and info.cpus:
-                lines.append(trim(f"cpus {info.cpus}", 24))
-            tip = f"NUMA node {numa}" + (f", cpus {info.cpus}" if info is not None and info.cpus else "")
-        if host.cpu_model:
-            tip += f"; {host.cpu_model}"
-        w, h = SIZES["cpu"]
-        node = Node(
-            Box(id=key, kind="cpu", title=title, lines=lines, tooltip=tip, w=w, h=h),
-            sort_key=(numa if numa is not None else 1 << 30,),
-        )
-        roots[key] = node
-        nodes[key] = node
-        return node
 
     for n in numa_ids:
-        cpu_node(n)
+        _cpu_node(host, n, roots, nodes)
 
     leaves: dict[int, Node] = {}
     ancestry: dict[int, list[Node]] = {}
@@ -175,7 +177,7 @@ def build_tree(rig: Rig, notes: list[str]) -> tuple[list[Node], dict[int, Node],
         if numa is None and only is not None:
             numa = only
             notes.append(f"GPU {gpu.index} reports no NUMA node; it is drawn under the host's only NUMA node ({only}).")
-        parent = cpu_node(numa)
+        parent = _cpu_node(host, numa, roots, nodes)
         chain: list[Node] = [parent]
         path = gpu.pcie.path
         above = list(reversed(path[1:])) if len(path) > 1 else []  # root port first
