@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from gpuadvisor.cli import main
-from gpuadvisor.commands.check import gates, gating_severities, run_check
 from gpuadvisor.errors import InputError
 from gpuadvisor.render.machine.junit import render_junit
 from gpuadvisor.render.machine.prometheus import escape_label_value, render_prometheus
 from gpuadvisor.rules import Policy, all_rules, parse_policy
+from gpuadvisor.rules.gate import gates, gating_severities, run_check
 
 FIXTURES = Path(__file__).parent / "fixtures"
 N_RULES = len(all_rules())

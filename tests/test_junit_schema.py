@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor.commands.check import gates, run_check
 from gpuadvisor.render.machine.junit import render_junit
+from gpuadvisor.rules.gate import gates, run_check
 
 xmlschema = pytest.importorskip("xmlschema", reason="the test extra xmlschema validates JUnit against its XSDs")
 

@@ -1,25 +1,18 @@
 """gpuadvisor check: gate a node. The rules against a policy; exit 1 when a finding at or above the fail-on
 severity is found; the report as text, JSON, JUnit XML or a Prometheus textfile.
 
-Public API (besides the click command):
-
-- ``gates(severity, fail_on) -> bool``: does a finding of this severity fail the node at this level?
-- ``run_check(rig, policy=None, fail_on=None) -> CheckResult``: evaluate and decide.
-- ``CheckResult``: rig, findings, rules (selected), fail_on, failing (the findings that fail the gate),
-  exit_code (0/1), verdict, counts, ``summary()`` (one line of at most 80 characters).
+The gate itself (``gates``, ``run_check``, ``CheckResult``) is gpuadvisor.rules.gate; its views are in
+gpuadvisor.render (text.check, machine.check, machine.junit, machine.prometheus).
 """
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass, field
 
 import click
 
 from gpuadvisor.commands.common import get_rig, rig_source_options, use_color, write_json
 from gpuadvisor.commands.options import (
-    FAIL_ON_LEVELS,
     fail_on_option,
     format_option,
     json_file_option,
@@ -29,147 +22,14 @@ from gpuadvisor.commands.options import (
     redact_option,
 )
 from gpuadvisor.errors import InputError
-from gpuadvisor.facts import Finding, Rig, to_dict
-from gpuadvisor.rules import SEVERITY_ORDER, Policy, Rule, all_rules, evaluate, load_policy, verdict
-
-SUMMARY_MAX = 80  # Kubernetes node-problem-detector plugins: one line of at most 80 characters
-_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}  # fail, error, warn, info, not-checked
-
-
-def gates(severity: str, fail_on: str) -> bool:
-    """Whether a finding of ``severity`` fails the node at ``fail_on`` (info | warn | fail).
-
-    The project's severity order is fail > error > warn > info (an "error" is a rule that crashed: its verdict
-    is unknown, worse than a warning, not a failure). A finding fails the gate when it is at or above the
-    level: at fail-on fail only "fail"; at fail-on warn also "error" and "warn"; at fail-on info also "info".
-    A not-checked finding never fails the gate.
-    """
-    if fail_on not in FAIL_ON_LEVELS:
-        raise ValueError(f"fail_on {fail_on!r}: expected one of {', '.join(FAIL_ON_LEVELS)}")
-    if severity == "not-checked" or severity not in _RANK:
-        return False
-    return _RANK[severity] <= _RANK[fail_on]
-
-
-def gating_severities(fail_on: str) -> list[str]:
-    return [s for s in SEVERITY_ORDER if gates(s, fail_on)]
-
-
-@dataclass
-class CheckResult:
-    rig: Rig
-    findings: list[Finding]
-    rules: list[Rule]
-    fail_on: str
-    policy: str | None = None  # the policy file, None for the default policy
-    failing: list[Finding] = field(default_factory=list)
-    elapsed_s: float = 0.0
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.failing else 0
-
-    @property
-    def verdict(self) -> str:
-        return verdict(self.findings)[0]
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return verdict(self.findings)[1]
-
-    def summary(self) -> str:
-        """One line, at most 80 characters: the first failing finding, or what passed."""
-        if not self.failing:
-            c = self.counts
-            below = ", ".join(f"{c[s]} {s}" for s in ("error", "warn", "info") if c[s] and not gates(s, self.fail_on))
-            return _cut(f"ok at fail-on {self.fail_on}" + (f" ({below} below the gate)" if below else ""))
-        f = self.failing[0]
-        if f.severity == "error":
-            where = "rule crashed (a gpuadvisor bug)"
-        else:
-            where = f.subject or (("GPU " + ",".join(map(str, f.gpus))) if f.gpus else "")
-        more = f" (+{len(self.failing) - 1} more)" if len(self.failing) > 1 else ""
-        return _cut(f"{f.code} {f.name}" + (f": {where}" if where else ""), more)
-
-
-def _cut(text: str, tail: str = "") -> str:
-    room = SUMMARY_MAX - len(tail)
-    text = " ".join(text.split())
-    if len(text) > room:
-        text = text[: room - 3].rstrip() + "..."
-    return text + tail
-
-
-def run_check(rig: Rig, policy: Policy | None = None, fail_on: str | None = None) -> CheckResult:
-    """Evaluate the policy's rules on the rig and decide the gate (``fail_on`` defaults to the policy's)."""
-    policy = policy or Policy()
-    level = fail_on or policy.fail_on or "fail"
-    if level not in FAIL_ON_LEVELS:
-        raise InputError(f"fail_on {level!r}: expected one of {', '.join(FAIL_ON_LEVELS)}")
-    findings = evaluate(rig, policy)
-    rules = [r for r in all_rules() if policy.is_selected(r.code)]
-    origin = None if policy.origin == Policy().origin else policy.origin
-    return CheckResult(
-        rig=rig,
-        findings=findings,
-        rules=rules,
-        fail_on=level,
-        policy=origin,
-        failing=[f for f in findings if gates(f.severity, level)],
-    )
-
-
-def render_text(res: CheckResult, *, color: bool = False, width: int | None = None) -> str:
-    """The gate's text: what was checked, the findings, the gate line; every line fits ``width`` (default: the
-    terminal's) and carries no control character from the data (also when written to a file with -o)."""
-    from gpuadvisor.render.text.findings import render_findings
-    from gpuadvisor.render.text.width import fit_lines, term_width
-    from gpuadvisor.text import plural
-
-    width = width or term_width()
-    rig = res.rig
-    src = rig.source.kind + (f" preset {rig.source.preset}" if rig.source.preset else "")
-    head = (
-        f"gpuadvisor check: {rig.host.hostname or 'host'} ({src}), {plural(len(rig.gpus), 'GPU')}, "
-        f"{plural(len(res.rules), 'rule')}, policy {res.policy or 'default'}"
-    )
-    levels = ", ".join(gating_severities(res.fail_on))
-    if res.failing:
-        codes = ", ".join(dict.fromkeys(f.code for f in res.failing))
-        gate = f"Gate: FAIL (fail-on {res.fail_on}: fails on {levels}): {codes}; exit 1"
-    else:
-        gate = f"Gate: pass (fail-on {res.fail_on}: fails on {levels}); exit 0"
-    if color:
-        gate = f"\033[{'1;31' if res.failing else '1;32'}m{gate}\033[0m"
-    body = render_findings(res.findings, color=color, width=width)
-    return "\n".join(fit_lines([head, "", *body.rstrip("\n").split("\n"), gate], width)) + "\n"
-
-
-def render_json(res: CheckResult) -> str:
-    rig = res.rig
-    doc = {
-        "verdict": res.verdict,
-        "fail_on": res.fail_on,
-        "gating_severities": gating_severities(res.fail_on),
-        "exit_code": res.exit_code,
-        "summary": res.summary(),
-        "counts": res.counts,
-        "failing": list(dict.fromkeys(f.code for f in res.failing)),
-        "rules_selected": len(res.rules),
-        "policy": res.policy,
-        "source": {
-            "kind": rig.source.kind,
-            "preset": rig.source.preset,
-            "hostname": rig.host.hostname,
-            "created_at": rig.source.created_at,
-        },
-        "findings": [to_dict(f) for f in res.findings],
-    }
-    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+from gpuadvisor.rules import Policy, load_policy
+from gpuadvisor.rules.gate import CheckResult, gates, run_check
 
 
 def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
     if fmt == "json":
+        from gpuadvisor.render.machine.check import render_json
+
         return render_json(res)
     if fmt == "junit":
         from gpuadvisor.render.machine.junit import render_junit
@@ -189,6 +49,8 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
         return render_prometheus(
             res.rig, res.findings, failing=bool(res.failing), fail_on=res.fail_on, policy=res.policy
         )
+    from gpuadvisor.render.text.check import render_text
+
     return render_text(res, color=color)
 
 
@@ -298,7 +160,7 @@ def check(
 
         write_atomic(output, render(res, fmt), what=f"{fmt} report")
         if fmt != "text" and not quiet:
-            click.echo(render_text(res, color=use_color()), nl=False)
+            click.echo(render(res, "text", color=use_color()), nl=False)
         if not quiet:
             click.echo(f"{fmt} report written to {output}", err=True)
     elif not quiet:

@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 import click
 
 from gpuadvisor.numbers import Count, Finite
+from gpuadvisor.rules.gate import FAIL_ON_LEVELS  # the lowest severity that fails a gate (check, fleet)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FAIL_ON_LEVELS = ("info", "warn", "fail")  # the lowest severity that fails a gate (check, fleet)
 REDACT_HELP = (
     "Replace every identifier (hostnames, IPs, MACs, GPU UUIDs, serials, user names, "
     "input paths) with stable pseudonyms in "

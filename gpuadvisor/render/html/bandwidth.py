@@ -102,12 +102,20 @@ def _pair_summary(rig: Rig, group: list[Measurement]) -> dict[str, Any]:
 
 
 def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
-    from gpuadvisor.render.html import svg_charts
-
+    """The bandwidth section: the table (P2P pairs summarised, each pair listed below it), the busbw charts, the P2P
+    heat maps and the host<->device bars; None without measurements."""
     ms = rig.measurements
     if not ms:
         return None
     out: dict[str, Any] = {"table": [], "pairs": [], "charts": [], "heatmaps": [], "bars": None, "uncharted": []}
+    _table(rig, ms, out)
+    _busbw_charts(rig, ms, out)
+    _heat_maps(rig, ms, out)
+    _copy_bars(rig, ms, out)
+    return out
+
+
+def _table(rig: Rig, ms: list[Measurement], out: dict[str, Any]) -> None:
     pair_groups: dict[tuple, list[Measurement]] = {}
     for m in ms:
         row = _m_row(rig, m)
@@ -123,6 +131,11 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
     for k, row in enumerate(out["table"]):
         if "group" in row:
             out["table"][k] = _pair_summary(rig, pair_groups[row["group"]])
+
+
+def _busbw_charts(rig: Rig, ms: list[Measurement], out: dict[str, Any]) -> None:
+    from gpuadvisor.render.html import svg_charts
+
     # busbw sweeps, one chart per world size (a chart mixes only comparable runs).
     groups: dict[tuple, list[Measurement]] = {}
     for m in ms:
@@ -156,6 +169,11 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
                 "methods": _methods(group),
             }
         )
+
+
+def _heat_maps(rig: Rig, ms: list[Measurement], out: dict[str, Any]) -> None:
+    from gpuadvisor.render.html import svg_charts
+
     # P2P matrices: one Measurement per ordered pair (gpus = [src, dst]).
     index_pos = {g.index: k for k, g in enumerate(rig.gpus)}
     labels = [g.label for g in rig.gpus]
@@ -197,6 +215,11 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
                     "expected": _span(exp) if exp else "",
                 }
             )
+
+
+def _copy_bars(rig: Rig, ms: list[Measurement], out: dict[str, Any]) -> None:
+    from gpuadvisor.render.html import svg_charts
+
     rows = []
     for m in ms:
         if m.kind in COPIES and len(m.gpus) == 1 and m.value_gbps is not None:
@@ -217,7 +240,6 @@ def bandwidth_view(rig: Rig) -> dict[str, Any] | None:
             "series": _series_legend(rows),
             "expected_sources": sorted({m.expected_source for m in copies if m.expected_source}),
         }
-    return out
 
 
 def _series_legend(rows: list[tuple]) -> list[tuple[str, str]]:

@@ -182,7 +182,30 @@ def layout(rig: Rig) -> Diagram:
     width = max(x - TOP_GAP + MARGIN, 2 * MARGIN + SIZES["cpu"][0])
 
     all_nodes = [n for r in roots for n in _walk(r)]
-    # Row geometry: each row as tall as its tallest box; boxes centred vertically in their row.
+    bottom = _place_rows(all_nodes, leaf_row)
+    boxes = [n.box for n in all_nodes]
+    edges: list[Edge] = []
+    for n in all_nodes:
+        for c in n.children:
+            edges.append(_tree_edge(n, c))
+    if rig.host.sockets and rig.host.sockets > 1:
+        edges += _socket_edges(roots)
+
+    # NVLink: a switch fabric box, then GPU-to-GPU arcs.
+    pairs = _nv_pairs(rig)
+    gpu_boxes = {i: leaves[i].box for i in leaves}
+    bottom, arcs = _fabric(rig, gpu_boxes, pairs, bottom, leaf_row, boxes, edges)
+    if arcs:
+        bottom = _draw_arcs(arcs, gpu_boxes, bottom, edges)
+    height = bottom + MARGIN + 4
+    if rig.topology.unavailable.get("matrix") and not pairs:
+        notes.append(f"NVLink pairs unknown: {rig.topology.unavailable['matrix']}.")
+    return Diagram(width=round(width, 1), height=round(height, 1), boxes=boxes, edges=edges, notes=notes)
+
+
+def _place_rows(all_nodes: list[Node], leaf_row: int) -> float:
+    """Row geometry: each row as tall as its tallest box; boxes centred vertically in their row. Returns the bottom
+    of the leaf row."""
     row_h: dict[int, float] = {}
     for n in all_nodes:
         row_h[n.box.row] = max(row_h.get(n.box.row, 0.0), n.box.h)
@@ -193,32 +216,42 @@ def layout(rig: Rig) -> Diagram:
         y += row_h.get(row, 0.0) + ROW_GAP
     for n in all_nodes:
         n.box.y = row_y[n.box.row] + (row_h[n.box.row] - n.box.h) / 2
-    bottom = row_y[leaf_row] + row_h.get(leaf_row, 0.0)
+    return row_y[leaf_row] + row_h.get(leaf_row, 0.0)
 
-    boxes = [n.box for n in all_nodes]
+
+def _socket_edges(roots: list[Node]) -> list[Edge]:
+    """The inter-socket link between neighbouring CPUs (a host with more than one socket)."""
     edges: list[Edge] = []
-    for n in all_nodes:
-        for c in n.children:
-            edges.append(_tree_edge(n, c))
     for a, b in zip(roots, roots[1:], strict=False):
-        if rig.host.sockets and rig.host.sockets > 1:
-            ya = a.box.y + a.box.h / 2
-            edges.append(
-                Edge(
-                    kind="cpu",
-                    src=a.box.id,
-                    dst=b.box.id,
-                    d=f"M{a.box.x + a.box.w:.1f},{ya:.1f} H{b.box.x:.1f}",
-                    label=["inter-socket"],
-                    lx=(a.box.x + a.box.w + b.box.x) / 2,
-                    ly=ya - 6,
-                    tooltip="CPU-to-CPU link (SYS in nvidia-smi topo -m)",
-                )
+        ya = a.box.y + a.box.h / 2
+        edges.append(
+            Edge(
+                kind="cpu",
+                src=a.box.id,
+                dst=b.box.id,
+                d=f"M{a.box.x + a.box.w:.1f},{ya:.1f} H{b.box.x:.1f}",
+                label=["inter-socket"],
+                lx=(a.box.x + a.box.w + b.box.x) / 2,
+                ly=ya - 6,
+                tooltip="CPU-to-CPU link (SYS in nvidia-smi topo -m)",
             )
+        )
 
-    # NVLink: a switch fabric box, then GPU-to-GPU arcs.
+    return edges
+
+
+def _fabric(
+    rig: Rig,
+    gpu_boxes: dict[int, Box],
+    pairs: dict[tuple[int, int], int],
+    bottom: float,
+    leaf_row: int,
+    boxes: list[Box],
+    edges: list[Edge],
+) -> tuple[float, dict[tuple[int, int], int]]:
+    """The NVSwitch fabric box under the GPUs (or one for a full NV# mesh of unknown make) with an edge from each
+    member, added to ``boxes`` and ``edges``; returns the new bottom and the GPU pairs still to draw as arcs."""
     y = bottom
-    gpu_boxes = {i: leaves[i].box for i in leaves}
     fab = [(g, *_switch_links(g)) for g in rig.gpus if any(n.remote_device_type == "switch" for n in g.nvlinks)]
     pairs = _nv_pairs(rig)
     n_gpus = len(rig.gpus)
@@ -292,12 +325,7 @@ def layout(rig: Rig) -> Diagram:
         arcs = {p: k for p, k in pairs.items() if p not in fabric_pairs}
     else:
         arcs = dict(pairs)
-    if arcs:
-        bottom = _draw_arcs(arcs, gpu_boxes, bottom, edges)
-    height = bottom + MARGIN + 4
-    if rig.topology.unavailable.get("matrix") and not pairs:
-        notes.append(f"NVLink pairs unknown: {rig.topology.unavailable['matrix']}.")
-    return Diagram(width=round(width, 1), height=round(height, 1), boxes=boxes, edges=edges, notes=notes)
+    return bottom, arcs
 
 
 def _tree_edge(parent: Node, child: Node) -> Edge:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuadvisor.facts import Gpu, PcieHop, Rig
+from gpuadvisor.facts import Gpu, Host, PcieHop, Rig
 
 # Box sizes (SVG user units ~ CSS px) and spacing.
 # Box sizes (SVG user units ~ CSS px); the spacing is topology_layout's.
@@ -104,42 +104,68 @@ def gpu_hop(gpu: Gpu) -> PcieHop:
     )
 
 
+KEY_PREFIX = {"rootport": "rp", "switch": "sw", "bridge": "br"}
+
+
+def _port_node(
+    nodes: dict[str, Node],
+    parent: Node,
+    hop: PcieHop,
+    kind: str,
+    title: str,
+    lines: list[str],
+    tooltip: str,
+    link_in: tuple[PcieHop | None, PcieHop | None] | None,
+) -> Node:
+    """The node of a root port, switch or bridge (by its bus id), made under ``parent`` the first time it is met."""
+    key = f"{KEY_PREFIX[kind]}-{hop.bdf}"
+    if key not in nodes:
+        w, h = SIZES[kind]
+        node = Node(Box(id=key, kind=kind, title=title, lines=lines, tooltip=tooltip, w=w, h=h), sort_key=(hop.bdf,))
+        node.link_in = link_in
+        parent.children.append(node)
+        nodes[key] = node
+    return nodes[key]
+
+
+def _cpu_node(host: Host, numa: int | None, roots: dict[str, Node], nodes: dict[str, Node]) -> Node:
+    """The CPU (or NUMA node) box at the root of a tree, made the first time it is met."""
+    key = f"cpu-{numa}" if numa is not None else "cpu-unknown"
+    if key in roots:
+        return roots[key]
+    one_per_socket = bool(host.sockets) and len(host.numa_nodes) == host.sockets
+    if numa is None:
+        title = "CPU"
+        lines = ["NUMA node unknown"]
+        tip = "The GPUs below report no NUMA node"
+    else:
+        title = f"CPU {numa}" if one_per_socket else f"NUMA node {numa}"
+        lines = [f"NUMA node {numa}"] if one_per_socket else []
+        info = next((n for n in host.numa_nodes if n.id == numa), None)
+        if info is not None and info.cpus:
+            lines.append(trim(f"cpus {info.cpus}", 24))
+        tip = f"NUMA node {numa}" + (f", cpus {info.cpus}" if info is not None and info.cpus else "")
+    if host.cpu_model:
+        tip += f"; {host.cpu_model}"
+    w, h = SIZES["cpu"]
+    node = Node(
+        Box(id=key, kind="cpu", title=title, lines=lines, tooltip=tip, w=w, h=h),
+        sort_key=(numa if numa is not None else 1 << 30,),
+    )
+    roots[key] = node
+    nodes[key] = node
+    return node
+
+
 def build_tree(rig: Rig, notes: list[str]) -> tuple[list[Node], dict[int, Node], dict[int, list[Node]]]:
     """CPU roots, GPU leaf per index, and for each GPU its ancestors (nearest first) for NIC placement."""
     roots: dict[str, Node] = {}
     nodes: dict[str, Node] = {}
     host = rig.host
     numa_ids = sorted({n.id for n in host.numa_nodes} | {n for g in rig.gpus if (n := numa_of(g)) is not None})
-    one_per_socket = bool(host.sockets) and len(host.numa_nodes) == host.sockets
-
-    def cpu_node(numa: int | None) -> Node:
-        key = f"cpu-{numa}" if numa is not None else "cpu-unknown"
-        if key in roots:
-            return roots[key]
-        if numa is None:
-            title = "CPU"
-            lines = ["NUMA node unknown"]
-            tip = "The GPUs below report no NUMA node"
-        else:
-            title = f"CPU {numa}" if one_per_socket else f"NUMA node {numa}"
-            lines = [f"NUMA node {numa}"] if one_per_socket else []
-            info = next((n for n in host.numa_nodes if n.id == numa), None)
-            if info is not None and info.cpus:
-                lines.append(trim(f"cpus {info.cpus}", 24))
-            tip = f"NUMA node {numa}" + (f", cpus {info.cpus}" if info is not None and info.cpus else "")
-        if host.cpu_model:
-            tip += f"; {host.cpu_model}"
-        w, h = SIZES["cpu"]
-        node = Node(
-            Box(id=key, kind="cpu", title=title, lines=lines, tooltip=tip, w=w, h=h),
-            sort_key=(numa if numa is not None else 1 << 30,),
-        )
-        roots[key] = node
-        nodes[key] = node
-        return node
 
     for n in numa_ids:
-        cpu_node(n)
+        _cpu_node(host, n, roots, nodes)
 
     leaves: dict[int, Node] = {}
     ancestry: dict[int, list[Node]] = {}
@@ -151,7 +177,7 @@ def build_tree(rig: Rig, notes: list[str]) -> tuple[list[Node], dict[int, Node],
         if numa is None and only is not None:
             numa = only
             notes.append(f"GPU {gpu.index} reports no NUMA node; it is drawn under the host's only NUMA node ({only}).")
-        parent = cpu_node(numa)
+        parent = _cpu_node(host, numa, roots, nodes)
         chain: list[Node] = [parent]
         path = gpu.pcie.path
         above = list(reversed(path[1:])) if len(path) > 1 else []  # root port first
@@ -159,70 +185,22 @@ def build_tree(rig: Rig, notes: list[str]) -> tuple[list[Node], dict[int, Node],
         i = 0
         while i < len(above):
             hop = above[i]
+            named = f" ({hop.name})" if hop.name else ""
             if hop.port_type == "root-port":
-                key = f"rp-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["rootport"]
-                    nodes[key] = Node(
-                        Box(
-                            id=key,
-                            kind="rootport",
-                            title="root port",
-                            lines=[short_bdf(hop.bdf)],
-                            tooltip=f"PCIe root port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    parent.children.append(nodes[key])
-                parent = nodes[key]
+                tip = f"PCIe root port {hop.bdf}{named}"
+                parent = _port_node(nodes, parent, hop, "rootport", "root port", [short_bdf(hop.bdf)], tip, None)
                 pending_port = hop
             elif hop.port_type == "upstream-port":
-                key = f"sw-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["switch"]
-                    lines = [trim(hop.name, 19)] if hop.name else []
-                    lines.append(short_bdf(hop.bdf))
-                    node = Node(
-                        Box(
-                            id=key,
-                            kind="switch",
-                            title="PCIe switch",
-                            lines=lines,
-                            tooltip=f"PCIe switch, upstream port {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    node.link_in = (hop, pending_port)
-                    parent.children.append(node)
-                    nodes[key] = node
-                parent = nodes[key]
+                lines = ([trim(hop.name, 19)] if hop.name else []) + [short_bdf(hop.bdf)]
+                tip = f"PCIe switch, upstream port {hop.bdf}{named}"
+                parent = _port_node(nodes, parent, hop, "switch", "PCIe switch", lines, tip, (hop, pending_port))
                 pending_port = None
             elif hop.port_type == "downstream-port":
                 pending_port = hop  # a port of the switch above; its link goes to the next device down
             else:  # bridge, endpoint in the middle, unknown: draw it as a generic bridge
-                key = f"br-{hop.bdf}"
-                if key not in nodes:
-                    w, h = SIZES["bridge"]
-                    node = Node(
-                        Box(
-                            id=key,
-                            kind="bridge",
-                            title=hop.port_type if hop.port_type != "unknown" else "bridge",
-                            lines=[short_bdf(hop.bdf)],
-                            tooltip=f"{hop.port_type} {hop.bdf}" + (f" ({hop.name})" if hop.name else ""),
-                            w=w,
-                            h=h,
-                        ),
-                        sort_key=(hop.bdf,),
-                    )
-                    node.link_in = (hop, pending_port)
-                    parent.children.append(node)
-                    nodes[key] = node
-                parent = nodes[key]
+                title = hop.port_type if hop.port_type != "unknown" else "bridge"
+                tip = f"{hop.port_type} {hop.bdf}{named}"
+                parent = _port_node(nodes, parent, hop, "bridge", title, [short_bdf(hop.bdf)], tip, (hop, pending_port))
                 pending_port = hop
             chain.append(parent)
             i += 1

@@ -125,10 +125,27 @@ def render_prometheus(
     ``failing`` is the gate's outcome (the check command decides it from ``fail_on``); per-finding series
     leave out not-checked findings (their number is in ``gpuadvisor_findings{severity="not-checked"}``).
     """
-    from gpuadvisor import __version__
-
     findings = list(findings)
     ex = Exposition()
+    _add_check(ex, rig, findings, failing=failing, fail_on=fail_on, policy=policy)
+    _add_gpus(ex, rig)
+    _add_measurements(ex, rig)
+
+    from gpuadvisor.render.machine.prometheus_network import add_beyond
+
+    add_beyond(ex, rig)  # Xid counts, RDMA port rates, fabric, /dev/shm
+    ts = _timestamp(rig.source.created_at)
+    if ts is not None:
+        ex.declare("scan_timestamp_seconds", "gauge", "When the facts were collected, in seconds since the Unix epoch.")
+        ex.add("scan_timestamp_seconds", ts)
+    return ex.render()
+
+
+def _add_check(
+    ex: Exposition, rig: Rig, findings: list[Finding], *, failing: bool, fail_on: str, policy: str | None
+) -> None:
+    """The version and source, the gate's outcome and the findings."""
+    from gpuadvisor import __version__
 
     ex.declare("info", "gauge", "gpuadvisor version and where the checked facts came from (value 1).")
     ex.add(
@@ -156,6 +173,9 @@ def render_prometheus(
         for gi in gpu_indices:
             ex.add("finding", 1, {"code": f.code, "name": f.name, "severity": f.severity, "gpu": gi})
 
+
+def _add_gpus(ex: Exposition, rig: Rig) -> None:
+    """Per GPU: its identity, memory, PCIe link (current and max) and replays, active NVLinks."""
     ex.declare("gpus", "gauge", "Number of GPUs in the scan.")
     ex.add("gpus", len(rig.gpus))
     ex.declare("gpu_info", "gauge", "One series per GPU: index, model, PCI bus id, UUID (value 1).")
@@ -184,6 +204,9 @@ def render_prometheus(
         if g.nvlinks:
             ex.add("gpu_nvlink_active_links", len(g.active_nvlinks()), idx)
 
+
+def _add_measurements(ex: Exposition, rig: Rig) -> None:
+    """Each measurement's bandwidth, expected bandwidth, ratio and latency."""
     ex.declare(
         "measurement_bandwidth_bytes_per_second",
         "gauge",
@@ -213,12 +236,3 @@ def render_prometheus(
             ex.add("measurement_ratio", m.ratio, labels)
         if m.latency_us is not None:
             ex.add("measurement_latency_seconds", m.latency_us * 1e-6, labels)
-
-    from gpuadvisor.render.machine.prometheus_network import add_beyond
-
-    add_beyond(ex, rig)  # Xid counts, RDMA port rates, fabric, /dev/shm
-    ts = _timestamp(rig.source.created_at)
-    if ts is not None:
-        ex.declare("scan_timestamp_seconds", "gauge", "When the facts were collected, in seconds since the Unix epoch.")
-        ex.add("scan_timestamp_seconds", ts)
-    return ex.render()

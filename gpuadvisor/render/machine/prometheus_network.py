@@ -13,6 +13,15 @@ if TYPE_CHECKING:
 
 
 def add_beyond(ex: Exposition, rig: Rig) -> None:
+    """The series beyond the GPU: kernel Xid/SXid events, RDMA ports, the NVLink fabric, the node's GPUs on the
+    bus, GPU memory held by processes and /dev/shm."""
+    _kernel(ex, rig)
+    _rdma(ex, rig)
+    _fabric(ex, rig)
+    _node(ex, rig)
+
+
+def _kernel(ex: Exposition, rig: Rig) -> None:
     events = rig.kernel.events
     if events is not None:
         ex.declare(
@@ -29,6 +38,9 @@ def add_beyond(ex: Exposition, rig: Rig) -> None:
             key=lambda kv: (kv[0][0] or "", kv[0][1]),
         ):
             ex.add("kernel_sxid_events", n, {"bus_id": bus, "sxid": code})
+
+
+def _rdma(ex: Exposition, rig: Rig) -> None:
     ports = rig.network.rdma_ports
     if ports:
         ex.declare("rdma_port_up", "gauge", "1 when the RDMA port is ACTIVE with its physical link up, else 0.")
@@ -43,6 +55,9 @@ def add_beyond(ex: Exposition, rig: Rig) -> None:
                 ex.add("rdma_port_up", 1 if p.state == "ACTIVE" and p.phys_state in (None, "LinkUp") else 0, labels)
             if p.rate_gbps is not None:
                 ex.add("rdma_port_rate_bytes_per_second", p.rate_gbps * 1e9 / 8, labels)
+
+
+def _fabric(ex: Exposition, rig: Rig) -> None:
     fab = rig.fabric
     if fab.manager_state is not None:
         ex.declare("fabric_manager_active", "gauge", "1 when nvidia-fabricmanager is active, else 0.")
@@ -60,6 +75,9 @@ def add_beyond(ex: Exposition, rig: Rig) -> None:
                     1 if g.state == "completed" and g.status == "success" else 0,
                     {"index": g.gpu_index, "state": g.state},
                 )
+
+
+def _node(ex: Exposition, rig: Rig) -> None:
     node = rig.node
     if node.nvidia_pci_functions is not None:
         ex.declare("nvidia_pci_gpus", "gauge", "NVIDIA GPUs on the PCI bus (compare gpuadvisor_gpus: what NVML lists).")

@@ -94,26 +94,36 @@ def render_findings(
     if skipped:
         if out:
             out.append("")
-        out.append(_paint("Not checked (facts missing):", "not-checked", color))
-        by_reason: dict[str, list[Finding]] = defaultdict(list)
-        for f in skipped:
-            by_reason[f.message].append(f)
-        for reason, fs in by_reason.items():
-            codes = ", ".join(dict.fromkeys(f.code for f in fs))
-            gpus = sorted({g for f in fs for g in f.gpus})
-            where = f" on GPU {', '.join(str(g) for g in gpus)}" if gpus else ""
-            out += [_dim(ln, color) for ln in _wrap("", f"{codes}{where}: {reason}", min(width, WIDTH))]
+        out += _not_checked(skipped, color, min(width, WIDTH))
     no_gpus = rig_verdict(rig) if rig is not None and not rig.gpus else None
     if no_gpus is not None and no_gpus.state != NO_GPUS:  # a kernel log or ibstat alone: judged, and it says so
         out += ["", f"(this scan lists no GPU: {no_gpus.why}; the verdict rests on what it does hold)"]
+    if out:
+        out.append("")
     if no_gpus is not None and no_gpus.state == NO_GPUS:
-        v = no_gpus
-        if out:
-            out.append("")
-        out.append(_paint(f"Verdict: NO GPUS FOUND ({v.why})", "fail", color))
-        if v.todo:
-            out += _wrap_to(f"what to do: {v.todo}", width, "  ")
-        return "\n".join(out) + "\n"
+        out.append(_paint(f"Verdict: NO GPUS FOUND ({no_gpus.why})", "fail", color))
+        out += _wrap_to(f"what to do: {no_gpus.todo}", width, "  ") if no_gpus.todo else []
+    else:
+        out += _verdict(ordered, color, width)
+    return "\n".join(out) + "\n"
+
+
+def _not_checked(skipped: list[Finding], color: bool, width: int) -> list[str]:
+    """The not-checked findings grouped by their reason, one wrapped line per reason."""
+    out = [_paint("Not checked (facts missing):", "not-checked", color)]
+    by_reason: dict[str, list[Finding]] = defaultdict(list)
+    for f in skipped:
+        by_reason[f.message].append(f)
+    for reason, fs in by_reason.items():
+        codes = ", ".join(dict.fromkeys(f.code for f in fs))
+        gpus = sorted({g for f in fs for g in f.gpus})
+        where = f" on GPU {', '.join(str(g) for g in gpus)}" if gpus else ""
+        out += [_dim(ln, color) for ln in _wrap("", f"{codes}{where}: {reason}", width)]
+    return out
+
+
+def _verdict(ordered: list[Finding], color: bool, width: int) -> list[str]:
+    """The verdict line, how much of it rests on rules that could not run, and the worst findings it rests on."""
     word, c = verdict(ordered)
     parts = [
         f"{c[s]} {name}"
@@ -130,9 +140,7 @@ def render_findings(
         word = "healthy as far as checked"  # rules without their facts did not pass: they did not run
     summary = f"Verdict: {word}" + (f" ({', '.join(parts)})" if parts else " (no findings)")
     sev = {"failing": "fail", "warnings": "warn"}.get(word)
-    if out:
-        out.append("")
-    out.append(_paint(summary, sev, color) if sev else summary)
+    out = [_paint(summary, sev, color) if sev else summary]
     unchecked = {f.code for f in ordered if f.severity == "not-checked"}
     if word == "healthy as far as checked":
         from gpuadvisor.rules.registry import REGISTRY
@@ -150,7 +158,7 @@ def render_findings(
         out += _wrap_to(f"{LABEL.get(f.severity, f.severity.upper())} {one_line(f)}", width, "  ")
     if more:
         out.append(f"  ... and {more} more above")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _wrap_to(text: str, width: int, indent: str) -> list[str]:

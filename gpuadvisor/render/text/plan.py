@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpuadvisor.plan import Plan
 from gpuadvisor.plan.evaluate import Row
 
@@ -73,6 +75,26 @@ def render_text(plan: Plan, width: int | None = None) -> str:
     from gpuadvisor.render.text.width import fit_lines, fit_table, term_width
 
     width = width or term_width()
+    lines = _heading(plan)
+    head, table = _table(plan)
+    lines += fit_table([[str(c) for c in row] for row in table], head, width, indent="", keep=2)
+    lines += ["", "Recommendation:"] + [f"  - {s}" for s in plan.recommendation]
+    lines += ["", "Why:"]
+    for r in plan.rows:
+        why = _why(r)
+        if why:
+            lines.append(f"  {r.build.name}:")
+            lines += [f"    - {w}" for w in why]
+    lines += _stalls(plan)
+    lines += ["", "Assumptions:"] + [f"  - {a}" for a in plan.assumptions]
+    if plan.calibration:
+        lines.append(f"  - calibrated from {plan.calibration['source']}: {plan.calibration.get('compute_basis') or ''}")
+        lines += [f"  - {x}" for x in plan.calibration.get("notes", [])]
+    return "\n".join(fit_lines(lines, width)) + "\n"
+
+
+def _heading(plan: Plan) -> list[str]:
+    """What is planned (model, task, tokens, budget), the options given and the ownership."""
     n = plan.need
     what = {
         "inference": f"serve, context {n.context or 'default'}, {n.concurrency or 1} concurrent",
@@ -93,6 +115,12 @@ def render_text(plan: Plan, width: int | None = None) -> str:
     if opts:
         lines.append("Options: " + ", ".join(f"--{k} {v}" for k, v in opts.items()))
     lines += [f"Ownership: {plan.ownership.label()}", ""]
+    return lines
+
+
+def _table(plan: Plan) -> tuple[list[str], list[list[Any]]]:
+    """The ranking table: its header and one row per build."""
+    n = plan.need
     serving = n.task == "inference"
     head = [
         "#",
@@ -128,34 +156,38 @@ def render_text(plan: Plan, width: int | None = None) -> str:
                 _worst(r),
             ]
         )
-    lines += fit_table([[str(c) for c in row] for row in table], head, width, indent="", keep=2)
-    lines += ["", "Recommendation:"] + [f"  - {s}" for s in plan.recommendation]
-    lines += ["", "Why:"]
-    for r in plan.rows:
-        why: list[str] = []
-        if not r.buildable:
-            why += r.problems
-        elif not r.fits:
-            why.append(r.reason or "does not fit")
-        elif not r.meets_need and r.need_reason:
-            why.append(r.need_reason)
-        why += r.layout_notes
-        why += r.sensitivity
-        why += [
-            f"{f['code']} {f['severity']}: {f['message']}"
-            + (f". Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
-            for f in r.findings
-            if f["severity"] in ("fail", "warn")
-        ]
-        if r.cost and r.cost.purchase_unknown:
-            why.append(f"price: {r.cost.purchase_unknown}")
-        if r.cost:
-            why += r.cost.stale
-        if r.tie_with:
-            why.append(f"a tie with {', '.join(r.tie_with)}: their predicted ranges overlap")
-        if why:
-            lines.append(f"  {r.build.name}:")
-            lines += [f"    - {w}" for w in why]
+    return head, table
+
+
+def _why(r: Row) -> list[str]:
+    """Why a build ranks where it does: what stops it, its notes, its findings, its price caveats, its ties."""
+    why: list[str] = []
+    if not r.buildable:
+        why += r.problems
+    elif not r.fits:
+        why.append(r.reason or "does not fit")
+    elif not r.meets_need and r.need_reason:
+        why.append(r.need_reason)
+    why += r.layout_notes
+    why += r.sensitivity
+    why += [
+        f"{f['code']} {f['severity']}: {f['message']}"
+        + (f". Fix: {f['fix']}" if f.get("fix") and f["severity"] == "fail" else "")
+        for f in r.findings
+        if f["severity"] in ("fail", "warn")
+    ]
+    if r.cost and r.cost.purchase_unknown:
+        why.append(f"price: {r.cost.purchase_unknown}")
+    if r.cost:
+        why += r.cost.stale
+    if r.tie_with:
+        why.append(f"a tie with {', '.join(r.tie_with)}: their predicted ranges overlap")
+    return why
+
+
+def _stalls(plan: Plan) -> list[str]:
+    """The checkpoint stall on each build's data drives (a training plan with storage)."""
+    lines: list[str] = []
     stalls = [r for r in plan.rows if r.storage is not None]
     if stalls:
         lines += ["", "Checkpoint stall on the build's data drives:"]
@@ -175,8 +207,4 @@ def render_text(plan: Plan, width: int | None = None) -> str:
                     f"saves = {st.hours_with_stall:,.1f} h; {text}"
                 )
             lines.append(f"  - {r.build.name}{f' ({st.storage})' if st.storage else ''}: {text}")
-    lines += ["", "Assumptions:"] + [f"  - {a}" for a in plan.assumptions]
-    if plan.calibration:
-        lines.append(f"  - calibrated from {plan.calibration['source']}: {plan.calibration.get('compute_basis') or ''}")
-        lines += [f"  - {x}" for x in plan.calibration.get("notes", [])]
-    return "\n".join(fit_lines(lines, width)) + "\n"
+    return lines

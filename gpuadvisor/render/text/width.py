@@ -101,6 +101,20 @@ def _python_fit(line: str, width: int) -> list[str]:
     )
 
 
+def _structure(body: str) -> tuple[list[tuple[int, str]], bool]:
+    """The brackets and commas of a line of Python outside its string quotes, each with its position; and whether
+    a quote is still open at the end (then the line is not broken)."""
+    quote, marks = "", []
+    for i, ch in enumerate(body):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "()[]{},":
+            marks.append((i, ch))
+    return marks, bool(quote)
+
+
 def _python_args(line: str, width: int, indent: str) -> list[str]:
     """A call too wide, ``f(a, b, c)`` (or ``with f(a):``, or a call whose arguments go on to the next line),
     broken after its opening parenthesis with the arguments on continuation lines (Python joins lines inside
@@ -111,13 +125,12 @@ def _python_args(line: str, width: int, indent: str) -> list[str]:
     m = re.fullmatch(r"(\s*from\s+\S+\s+import\s+)([\w\s,]+)", body)
     if m:  # from x import a, b  ->  from x import (a, b): the same statement, bracketed so it can break
         body = f"{m.group(1)}({m.group(2).strip()})"
-    depth, quote, start, parts, last, closed_at = 0, "", -1, [], 0, -1
-    for i, ch in enumerate(body):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
+    marks, open_quote = _structure(body)
+    if open_quote:
+        return [line]
+    depth, start, parts, last, closed_at = 0, -1, [], 0, -1
+    for i, ch in marks:
+        if ch in "([{":
             depth += 1
             if depth == 1 and start < 0 and ch == "(":
                 start, last = i, i + 1
@@ -125,11 +138,9 @@ def _python_args(line: str, width: int, indent: str) -> list[str]:
             depth -= 1
             if depth == 0 and start >= 0 and closed_at < 0:
                 closed_at = i
-        elif ch == "," and depth == 1 and start >= 0 and closed_at < 0:
+        elif depth == 1 and start >= 0 and closed_at < 0:  # a comma
             parts.append(body[last : i + 1].strip())
             last = i + 1
-    if quote:
-        return [line]
     if start < 0:
         return _python_inner(body, width, indent)
     if closed_at >= 0:  # the call closes on this line: only its own tail (")" or "):") may follow
@@ -152,21 +163,18 @@ def _python_args(line: str, width: int, indent: str) -> list[str]:
 def _python_inner(body: str, width: int, indent: str) -> list[str]:
     """A line that closes brackets opened on an earlier line (more closing than opening brackets: it is inside
     them, where Python joins lines) broken after its top-level commas, at the same indent."""
-    depth, quote, parts, last, low = 0, "", [], 0, 0
-    for i, ch in enumerate(body):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
+    marks, open_quote = _structure(body)
+    depth, parts, last, low = 0, [], 0, 0
+    for i, ch in marks:
+        if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
             low = min(low, depth)
-        elif ch == "," and depth == 0:
+        elif depth == 0:  # a comma
             parts.append(body[last : i + 1].strip())
             last = i + 1
-    if low >= 0 or quote:
+    if low >= 0 or open_quote:
         return [body]
     parts.append(body[last:].strip())
     if len(indent) > 8:  # inside brackets indentation is free: an alignment to a far parenthesis is dropped

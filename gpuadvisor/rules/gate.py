@@ -1,0 +1,105 @@
+"""The node gate of ``gpuadvisor check``: the rules against a policy, and which findings fail the node.
+
+- ``gates(severity, fail_on) -> bool``: does a finding of this severity fail the node at this level?
+- ``run_check(rig, policy=None, fail_on=None) -> CheckResult``: evaluate and decide.
+- ``CheckResult``: rig, findings, rules (selected), fail_on, failing (the findings that fail the gate),
+  exit_code (0/1), verdict, counts, ``summary()`` (one line of at most 80 characters).
+
+Its views are gpuadvisor.render.text.check (text) and gpuadvisor.render.machine.check (JSON); JUnit and Prometheus
+take the findings and the gate (gpuadvisor.render.machine.junit, .prometheus).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.rules import SEVERITY_ORDER, Policy, Rule, all_rules, evaluate, verdict
+
+FAIL_ON_LEVELS = ("info", "warn", "fail")
+SUMMARY_MAX = 80  # Kubernetes node-problem-detector plugins: one line of at most 80 characters
+_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}  # fail, error, warn, info, not-checked
+
+
+def gates(severity: str, fail_on: str) -> bool:
+    """Whether a finding of ``severity`` fails the node at ``fail_on`` (info | warn | fail).
+
+    The project's severity order is fail > error > warn > info (an "error" is a rule that crashed: its verdict
+    is unknown, worse than a warning, not a failure). A finding fails the gate when it is at or above the
+    level: at fail-on fail only "fail"; at fail-on warn also "error" and "warn"; at fail-on info also "info".
+    A not-checked finding never fails the gate.
+    """
+    if fail_on not in FAIL_ON_LEVELS:
+        raise ValueError(f"fail_on {fail_on!r}: expected one of {', '.join(FAIL_ON_LEVELS)}")
+    if severity == "not-checked" or severity not in _RANK:
+        return False
+    return _RANK[severity] <= _RANK[fail_on]
+
+
+def gating_severities(fail_on: str) -> list[str]:
+    return [s for s in SEVERITY_ORDER if gates(s, fail_on)]
+
+
+@dataclass
+class CheckResult:
+    rig: Rig
+    findings: list[Finding]
+    rules: list[Rule]
+    fail_on: str
+    policy: str | None = None  # the policy file, None for the default policy
+    failing: list[Finding] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failing else 0
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.findings)[0]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return verdict(self.findings)[1]
+
+    def summary(self) -> str:
+        """One line, at most 80 characters: the first failing finding, or what passed."""
+        if not self.failing:
+            c = self.counts
+            below = ", ".join(f"{c[s]} {s}" for s in ("error", "warn", "info") if c[s] and not gates(s, self.fail_on))
+            return _cut(f"ok at fail-on {self.fail_on}" + (f" ({below} below the gate)" if below else ""))
+        f = self.failing[0]
+        if f.severity == "error":
+            where = "rule crashed (a gpuadvisor bug)"
+        else:
+            where = f.subject or (("GPU " + ",".join(map(str, f.gpus))) if f.gpus else "")
+        more = f" (+{len(self.failing) - 1} more)" if len(self.failing) > 1 else ""
+        return _cut(f"{f.code} {f.name}" + (f": {where}" if where else ""), more)
+
+
+def _cut(text: str, tail: str = "") -> str:
+    room = SUMMARY_MAX - len(tail)
+    text = " ".join(text.split())
+    if len(text) > room:
+        text = text[: room - 3].rstrip() + "..."
+    return text + tail
+
+
+def run_check(rig: Rig, policy: Policy | None = None, fail_on: str | None = None) -> CheckResult:
+    """Evaluate the policy's rules on the rig and decide the gate (``fail_on`` defaults to the policy's)."""
+    policy = policy or Policy()
+    level = fail_on or policy.fail_on or "fail"
+    if level not in FAIL_ON_LEVELS:
+        raise InputError(f"fail_on {level!r}: expected one of {', '.join(FAIL_ON_LEVELS)}")
+    findings = evaluate(rig, policy)
+    rules = [r for r in all_rules() if policy.is_selected(r.code)]
+    origin = None if policy.origin == Policy().origin else policy.origin
+    return CheckResult(
+        rig=rig,
+        findings=findings,
+        rules=rules,
+        fail_on=level,
+        policy=origin,
+        failing=[f for f in findings if gates(f.severity, level)],
+    )
