@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from gpuadvisor.facts import Gpu, Rig
+from collections.abc import Callable, Iterator
+
+from gpuadvisor.facts import Finding, Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing, subject
 from gpuadvisor.rules.registry import rule
@@ -117,6 +119,18 @@ def ecc_corrected_errors_high(rig: Rig, ctx: Context):
             )
 
 
+def _per_gpu(
+    rig: Rig, ctx: Context, applies: Callable[[Gpu], tuple[bool, str | None]], check: Callable[[Gpu], Iterator[Finding]]
+) -> Iterator[Finding]:
+    """``check`` on each GPU the memory scheme applies to; a GPU whose counters are missing is not checked."""
+    for g in rig.gpus:
+        ok, reason = applies(g)
+        if reason:
+            yield ctx.not_checked(reason, gpus=[g.index])
+        if ok:
+            yield from check(g)
+
+
 def _retirement_applies(g: Gpu) -> tuple[bool, str | None]:
     """Page retirement is the pre-Ampere scheme; on GPUs with row remapping it does not apply."""
     have_retired = (
@@ -149,12 +163,8 @@ def retired_pages_pending(rig: Rig, ctx: Context):
     How to fix
         Drain the node and reboot it (or reload the driver / reset the GPU) so the pages are retired.
     """
-    for g in rig.gpus:
-        applies, reason = _retirement_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if not applies:
-            continue
+
+    def check(g: Gpu) -> Iterator[Finding]:
         if g.retired_pages_pending:
             yield ctx.finding(
                 f"{subject(g)} has memory pages pending retirement: reset the GPU or reboot to retire them",
@@ -165,6 +175,8 @@ def retired_pages_pending(rig: Rig, ctx: Context):
                 expected_source="NVIDIA Dynamic Page Retirement",
                 fix="drain the node and reboot (or reset the GPU) so the pending pages are retired",
             )
+
+    yield from _per_gpu(rig, ctx, _retirement_applies, check)
 
 
 @rule("GA305", "retired-pages-near-limit", area="health", severity="fail", thresholds=("retired_pages_max",))
@@ -186,12 +198,8 @@ def retired_pages_near_limit(rig: Rig, ctx: Context):
         Run dcgmi diag -r 3 and the NVIDIA field diagnostic; RMA the GPU.
     """
     limit = ctx.t("retired_pages_max")
-    for g in rig.gpus:
-        applies, reason = _retirement_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if not applies:
-            continue
+
+    def check(g: Gpu) -> Iterator[Finding]:
         total = (g.retired_pages_single_bit or 0) + (g.retired_pages_double_bit or 0)
         if total >= limit:
             yield ctx.finding(
@@ -207,6 +215,8 @@ def retired_pages_near_limit(rig: Rig, ctx: Context):
                 expected_source="NVIDIA: at most 64 page retirements per frame buffer",
                 fix="run dcgmi diag -r 3 and the NVIDIA field diagnostic; RMA the GPU",
             )
+
+    yield from _per_gpu(rig, ctx, _retirement_applies, check)
 
 
 def _remap_applies(g: Gpu) -> tuple[bool, str | None]:
@@ -241,11 +251,9 @@ def row_remap_pending(rig: Rig, ctx: Context):
     How to fix
         Drain the GPU and reset it (nvidia-smi -r -i N) or reboot the node.
     """
-    for g in rig.gpus:
-        applies, reason = _remap_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if applies and g.remapped_rows_pending:
+
+    def check(g: Gpu) -> Iterator[Finding]:
+        if g.remapped_rows_pending:
             yield ctx.finding(
                 f"{subject(g)} has a row remapping pending: reset the GPU to apply it",
                 gpus=[g.index],
@@ -255,6 +263,8 @@ def row_remap_pending(rig: Rig, ctx: Context):
                 expected_source="NVIDIA row remapping: a GPU reset applies pending remaps",
                 fix=f"drain the GPU and reset it (nvidia-smi -r -i {g.index}) or reboot the node",
             )
+
+    yield from _per_gpu(rig, ctx, _remap_applies, check)
 
 
 @rule("GA307", "row-remap-failure", area="health", severity="fail", thresholds=("row_remap_uncorrectable_max",))
@@ -276,12 +286,8 @@ def row_remap_failure(rig: Rig, ctx: Context):
         Take the GPU out of service, run the NVIDIA field diagnostic and RMA it.
     """
     limit = ctx.t("row_remap_uncorrectable_max")
-    for g in rig.gpus:
-        applies, reason = _remap_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if not applies:
-            continue
+
+    def check(g: Gpu) -> Iterator[Finding]:
         unc = g.remapped_rows_uncorrectable or 0
         if g.remapped_rows_failure or unc >= limit:
             yield ctx.finding(
@@ -294,3 +300,5 @@ def row_remap_failure(rig: Rig, ctx: Context):
                 expected_source="NVIDIA RMA policy for row remapping",
                 fix="take the GPU out of service, run the NVIDIA field diagnostic and RMA it",
             )
+
+    yield from _per_gpu(rig, ctx, _remap_applies, check)
