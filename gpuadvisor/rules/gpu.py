@@ -83,6 +83,29 @@ def _clock_rule(rig: Rig, ctx: Context, match, what: str, fix: str):
             )
 
 
+# Clock slowdowns with one NVML reason each: the reason's normalised name, what it is, the fix.
+_SLOWDOWNS = {
+    "hwthermal": (
+        "hardware thermal slowdown",
+        "check fans, airflow and inlet temperature; clean filters; service the heatsink",
+    ),
+    "swthermal": (
+        "software thermal slowdown",
+        "improve cooling: airflow, fan curve, inlet temperature; space out the cards",
+    ),
+    "powerbrake": (
+        "hardware power brake",
+        "check the power supplies and their redundancy, the chassis power policy and the BMC event log",
+    ),
+}
+
+
+def _slowdown_rule(rig: Rig, ctx: Context, reason: str):
+    """A rule on one of the _SLOWDOWNS reasons."""
+    what, fix = _SLOWDOWNS[reason]
+    yield from _clock_rule(rig, ctx, lambda r: reason in r, what, fix)
+
+
 @rule("GA308", "hw-thermal-slowdown", area="health", severity="fail")
 def hw_thermal_slowdown(rig: Rig, ctx: Context):
     """The GPU's hardware thermal protection is cutting its clocks.
@@ -103,13 +126,7 @@ def hw_thermal_slowdown(rig: Rig, ctx: Context):
         Check fans, airflow and inlet temperature (nvidia-smi -q -d TEMPERATURE,PERFORMANCE); clean filters;
         have the heatsink serviced.
     """
-    yield from _clock_rule(
-        rig,
-        ctx,
-        lambda r: "hwthermal" in r,
-        "hardware thermal slowdown",
-        "check fans, airflow and inlet temperature; clean filters; service the heatsink",
-    )
+    yield from _slowdown_rule(rig, ctx, "hwthermal")
 
 
 @rule("GA309", "sw-thermal-slowdown", area="health", severity="warn")
@@ -129,13 +146,7 @@ def sw_thermal_slowdown(rig: Rig, ctx: Context):
     How to fix
         Improve cooling (airflow, fan curve, inlet temperature); space out the cards.
     """
-    yield from _clock_rule(
-        rig,
-        ctx,
-        lambda r: "swthermal" in r,
-        "software thermal slowdown",
-        "improve cooling: airflow, fan curve, inlet temperature; space out the cards",
-    )
+    yield from _slowdown_rule(rig, ctx, "swthermal")
 
 
 @rule("GA310", "power-brake-slowdown", area="health", severity="fail")
@@ -157,13 +168,7 @@ def power_brake_slowdown(rig: Rig, ctx: Context):
     How to fix
         Check the PSUs and their redundancy, the chassis power policy and the BMC event log.
     """
-    yield from _clock_rule(
-        rig,
-        ctx,
-        lambda r: "powerbrake" in r,
-        "hardware power brake",
-        "check the power supplies and their redundancy, the chassis power policy and the BMC event log",
-    )
+    yield from _slowdown_rule(rig, ctx, "powerbrake")
 
 
 @rule("GA311", "hw-slowdown", area="health", severity="fail")
