@@ -242,19 +242,8 @@ def _check_type(origin: str, where: str, value: Any, default: Any) -> None:
         raise _err(origin, where, f"expected {type(default).__name__}, got {value!r}")
 
 
-def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
-    _check_keys(origin, "", data, TOP_KEYS)
-    for req in ("name", "gpus", "ports"):
-        if req not in data:
-            raise _err(origin, req, "missing (see probes/presets/README.md for the format)")
-    host = _check_keys(origin, "host", data.get("host", {}), HOST_KEYS)
-    software = _check_keys(origin, "software", data.get("software", {}), SOFTWARE_KEYS)
-    defaults = dict(GPU_DEFAULTS)
-    base = _check_keys(origin, "gpu", data.get("gpu", {}), set(GPU_DEFAULTS))
-    for k, v in base.items():
-        _check_type(origin, f"gpu.{k}", v, GPU_DEFAULTS[k])
-    defaults.update(base)
-
+def _parse_ports(data: dict[str, Any], origin: str) -> dict[str, PortDesc]:
+    """The PCIe ports (root ports and switches) of a description, by id, each checked."""
     ports: dict[str, PortDesc] = {}
     for i, p in enumerate(data["ports"]):
         _check_keys(origin, f"ports[{i}]", p, PORT_KEYS)
@@ -276,6 +265,13 @@ def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
         if p.parent is not None and p.parent not in ports:
             raise _err(origin, f"ports[{i}].parent", f"no port with id {p.parent!r}")
 
+    return ports
+
+
+def _parse_gpus(
+    data: dict[str, Any], origin: str, ports: dict[str, PortDesc], defaults: dict[str, Any]
+) -> list[GpuDesc]:
+    """The GPUs of a description, each on a known port, its properties over the [gpu] defaults."""
     gpus: list[GpuDesc] = []
     for i, g in enumerate(data["gpus"]):
         _check_keys(origin, f"gpus[{i}]", g, GPU_KEYS)
@@ -302,6 +298,24 @@ def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
                 serial=g.get("serial", f"SIM{i:010d}"),
             )
         )
+    return gpus
+
+
+def parse_description(data: dict[str, Any], origin: str) -> RigDesc:
+    _check_keys(origin, "", data, TOP_KEYS)
+    for req in ("name", "gpus", "ports"):
+        if req not in data:
+            raise _err(origin, req, "missing (see probes/presets/README.md for the format)")
+    host = _check_keys(origin, "host", data.get("host", {}), HOST_KEYS)
+    software = _check_keys(origin, "software", data.get("software", {}), SOFTWARE_KEYS)
+    defaults = dict(GPU_DEFAULTS)
+    base = _check_keys(origin, "gpu", data.get("gpu", {}), set(GPU_DEFAULTS))
+    for k, v in base.items():
+        _check_type(origin, f"gpu.{k}", v, GPU_DEFAULTS[k])
+    defaults.update(base)
+
+    ports = _parse_ports(data, origin)
+    gpus = _parse_gpus(data, origin, ports, defaults)
     bridges = []
     for i, b in enumerate(data.get("nvlink_bridges", [])):
         _check_keys(origin, f"nvlink_bridges[{i}]", b, {"gpus", "links"})

@@ -34,9 +34,22 @@ rules still ran) or "not-checked" (the facts it needs are missing, with the reas
 
 from __future__ import annotations
 
-# The rule modules register their rules on import (GA1xx pcie, GA2xx topology, GA3xx gpu, GA4xx host,
-# GA5xx software, GA6xx bandwidth, GA607 compute, GA9xx storage).
-from gpuadvisor.rules import bandwidth, compute, gpu, host, pcie, software, storage, topology  # noqa: F401
+# The rule modules register their rules on import (GA101-GA103 pcie, GA104-GA105 pcie_errors, GA2xx topology,
+# GA3xx gpu and gpu_memory, GA4xx host, GA5xx software, GA601-GA603 bandwidth, GA604-GA606 bench_record, GA607
+# compute, GA9xx storage).
+from gpuadvisor.rules import (  # noqa: F401
+    bandwidth,
+    bench_record,
+    compute,
+    gpu,
+    gpu_memory,
+    host,
+    pcie,
+    pcie_errors,
+    software,
+    storage,
+    topology,
+)
 from gpuadvisor.rules import fabric as _fabric  # noqa: F401  (GA8xx: beyond the GPU)
 from gpuadvisor.rules import kernel as _kernel  # noqa: F401
 from gpuadvisor.rules import network as _network  # noqa: F401

@@ -1,4 +1,5 @@
-"""GA3xx: the GPUs themselves: models, memory errors, clock slowdowns, power, persistence, MIG."""
+"""GA3xx: the GPUs themselves: models, clock slowdowns, power, persistence, MIG, lost GPUs (GA302-GA307,
+memory health, are in gpu_memory)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import gpu_list, missing, norm, subject
 from gpuadvisor.rules.registry import rule
-
-MEMORY_RETIREMENT = "memory retirement (retired pages, remapped rows)"
 
 
 @rule("GA301", "mixed-gpu-models", area="gpu", severity="warn")
@@ -58,292 +57,6 @@ def mixed_gpu_models(rig: Rig, ctx: Context):
         )
 
 
-def _ecc_missing(g: Gpu, *fields: str) -> str | None:
-    if all(getattr(g, f) is None for f in fields):
-        return missing(g, fields[0], "ECC error counters")
-    return None
-
-
-@rule("GA302", "ecc-uncorrectable-errors", area="health", severity="fail")
-def ecc_uncorrectable_errors(rig: Rig, ctx: Context):
-    """A GPU has uncorrectable (double-bit) ECC memory errors.
-
-    What it checks
-        NVML's uncorrected ECC error counters, volatile (since the driver loaded) and aggregate (lifetime).
-    Why it matters
-        An uncorrectable error kills the process that touched the memory (Xid 48/94/95) and may have
-        corrupted data silently before. One is enough to treat the GPU as suspect.
-    Threshold
-        Any uncorrected error (volatile or aggregate > 0).
-    Source
-        Azure HPC NHC fails a node on any uncorrectable SRAM ECC error (github.com/Azure/azurehpc-health-checks
-        customTests/azure_gpu_ecc.nhc); NVIDIA GPU memory error management
-        (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/).
-    How to fix
-        Drain the GPU, reset it (nvidia-smi -r) so pending remaps/retirements take effect, run DCGM diagnostics
-        (dcgmi diag -r 3); if errors recur, RMA the GPU.
-    """
-    for g in rig.gpus:
-        reason = _ecc_missing(g, "ecc_errors_uncorrected_volatile", "ecc_errors_uncorrected_aggregate")
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-            continue
-        vol = g.ecc_errors_uncorrected_volatile or 0
-        agg = g.ecc_errors_uncorrected_aggregate or 0
-        if vol > 0 or agg > 0:
-            yield ctx.finding(
-                f"{subject(g)} has uncorrectable ECC errors (volatile={vol}, aggregate={agg})",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"uncorrected_volatile": vol, "uncorrected_aggregate": agg},
-                expected={"uncorrected": 0},
-                expected_source="Azure HPC NHC: any uncorrectable ECC error fails the node",
-                fix="drain the GPU, reset it (nvidia-smi -r), run dcgmi diag -r 3; RMA if errors recur",
-            )
-
-
-@rule(
-    "GA303",
-    "ecc-corrected-errors-high",
-    area="health",
-    severity="warn",
-    thresholds=("ecc_corrected_max", "ecc_dram_corrected_max"),
-)
-def ecc_corrected_errors_high(rig: Rig, ctx: Context):
-    """A GPU has corrected many single-bit ECC memory errors.
-
-    What it checks
-        The corrected SRAM ECC errors (on-chip memory: register files, caches; volatile and aggregate, where
-        the scan splits them, as nvidia-smi -q does from Ampere on) against ecc_corrected_max, and the
-        corrected errors in total (NVML's count, DRAM and SRAM together) against ecc_dram_corrected_max.
-    Why it matters
-        Corrected errors are harmless one by one, but a high count points at degrading memory cells that
-        precede uncorrectable errors and row remapping. SRAM errors matter at far lower counts than DRAM
-        errors: HBM/GDDR correct and remap single cells routinely.
-    Threshold
-        ecc_corrected_max corrected SRAM errors; ecc_dram_corrected_max corrected errors in all.
-    Source
-        Azure HPC NHC check_gpu_ecc (github.com/Azure/azurehpc-health-checks customTests/azure_gpu_ecc.nhc;
-        conf/nd96isr_h100_v5.conf 'check_gpu_ecc 20000000 10000': 20,000,000 for DRAM counts, 10,000 for
-        SRAM correctable counts).
-    How to fix
-        Watch the trend; run dcgmi diag -r 3 and the memory test; plan an RMA if the count keeps rising.
-    """
-    sram_limit = ctx.t("ecc_corrected_max")
-    total_limit = ctx.t("ecc_dram_corrected_max")
-    for g in rig.gpus:
-        reason = _ecc_missing(g, "ecc_errors_corrected_aggregate", "ecc_errors_corrected_volatile")
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-            continue
-        srams = [
-            n for n in (g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) if n is not None
-        ]
-        totals = [n for n in (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate) if n is not None]
-        if srams and max(srams) > sram_limit:
-            n = max(srams)
-            yield ctx.finding(
-                f"{subject(g)} has corrected {n} SRAM ECC errors (above {sram_limit:.0f}): its on-chip memory is "
-                "degrading",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"sram_corrected": n},
-                expected={"sram_corrected_max": sram_limit},
-                expected_source="Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000",
-                fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
-            )
-        elif totals and max(totals) > total_limit:
-            n = max(totals)
-            yield ctx.finding(
-                f"{subject(g)} has corrected {n} ECC errors (above {total_limit:.0f})",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"corrected": n},
-                expected={"corrected_max": total_limit},
-                expected_source="Azure HPC NHC check_gpu_ecc DRAM threshold 20000000",
-                fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
-            )
-
-
-def _retirement_applies(g: Gpu) -> tuple[bool, str | None]:
-    """Page retirement is the pre-Ampere scheme; on GPUs with row remapping it does not apply."""
-    have_retired = (
-        g.retired_pages_pending is not None
-        or g.retired_pages_single_bit is not None
-        or g.retired_pages_double_bit is not None
-    )
-    have_remap = g.remapped_rows_pending is not None or g.remapped_rows_uncorrectable is not None
-    if have_retired:
-        return True, None
-    if have_remap:
-        return False, None
-    return False, missing(g, "retired_pages_pending", MEMORY_RETIREMENT)
-
-
-@rule("GA304", "retired-pages-pending", area="health", severity="warn")
-def retired_pages_pending(rig: Rig, ctx: Context):
-    """A GPU has memory pages waiting to be retired (pre-Ampere page retirement).
-
-    What it checks
-        NVML's retired-pages pending flag (V100 and older; Ampere and later use row remapping, GA306).
-    Why it matters
-        A page marked for retirement is still in use until the driver reloads: the GPU keeps hitting the bad
-        cells until it is reset or the node reboots.
-    Threshold
-        Pending flag set.
-    Source
-        NVIDIA Dynamic Page Retirement (docs.nvidia.com/deploy/topics/topic_2_1_1.html); Azure HPC NHC
-        (customTests/azure_gpu_ecc.nhc) and azhpc-diagnostics: pending retirement is fixed by a reboot.
-    How to fix
-        Drain the node and reboot it (or reload the driver / reset the GPU) so the pages are retired.
-    """
-    for g in rig.gpus:
-        applies, reason = _retirement_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if not applies:
-            continue
-        if g.retired_pages_pending:
-            yield ctx.finding(
-                f"{subject(g)} has memory pages pending retirement: reset the GPU or reboot to retire them",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"retired_pages_pending": True},
-                expected={"retired_pages_pending": False},
-                expected_source="NVIDIA Dynamic Page Retirement",
-                fix="drain the node and reboot (or reset the GPU) so the pending pages are retired",
-            )
-
-
-@rule("GA305", "retired-pages-near-limit", area="health", severity="fail", thresholds=("retired_pages_max",))
-def retired_pages_near_limit(rig: Rig, ctx: Context):
-    """A GPU has retired almost as many memory pages as it can (pre-Ampere page retirement).
-
-    What it checks
-        Retired pages (single-bit plus double-bit causes) against retired_pages_max.
-    Why it matters
-        Page retirement can retire at most 64 pages per frame buffer; a GPU near that limit cannot protect
-        itself from further failing cells and is an RMA candidate.
-    Threshold
-        retired_pages_max pages.
-    Source
-        NVIDIA GPU memory error management: "Supported a maximum of 64 retirements for the frame buffer"
-        (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/row-remapping.html); Azure HPC NHC fails a V100 at 62
-        retired pages with a pending retirement (customTests/azure_gpu_ecc.nhc).
-    How to fix
-        Run dcgmi diag -r 3 and the NVIDIA field diagnostic; RMA the GPU.
-    """
-    limit = ctx.t("retired_pages_max")
-    for g in rig.gpus:
-        applies, reason = _retirement_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if not applies:
-            continue
-        total = (g.retired_pages_single_bit or 0) + (g.retired_pages_double_bit or 0)
-        if total >= limit:
-            yield ctx.finding(
-                f"{subject(g)} has {total} retired memory pages (limit 64; reported from {limit:g})",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={
-                    "retired_pages": total,
-                    "single_bit": g.retired_pages_single_bit,
-                    "double_bit": g.retired_pages_double_bit,
-                },
-                expected={"retired_pages_below": limit},
-                expected_source="NVIDIA: at most 64 page retirements per frame buffer",
-                fix="run dcgmi diag -r 3 and the NVIDIA field diagnostic; RMA the GPU",
-            )
-
-
-def _remap_applies(g: Gpu) -> tuple[bool, str | None]:
-    have_remap = (
-        g.remapped_rows_pending is not None
-        or g.remapped_rows_failure is not None
-        or g.remapped_rows_uncorrectable is not None
-    )
-    if have_remap:
-        return True, None
-    if g.retired_pages_pending is not None or g.retired_pages_single_bit is not None:
-        return False, None  # a pre-Ampere GPU: page retirement instead (GA304/GA305)
-    return False, missing(g, "remapped_rows_pending", MEMORY_RETIREMENT)
-
-
-@rule("GA306", "row-remap-pending", area="health", severity="warn")
-def row_remap_pending(rig: Rig, ctx: Context):
-    """A GPU has memory rows waiting to be remapped (Ampere and later).
-
-    What it checks
-        NVML's remapped-rows pending flag.
-    Why it matters
-        The row remapper replaces a failing memory row with a spare one only at the next GPU reset; until
-        then the GPU runs with the row blocked by error containment. Production health checks drain such
-        nodes.
-    Threshold
-        Pending flag set.
-    Source
-        NVIDIA GPU memory error management, row remapping ("requires a GPU reset to take effect";
-        docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/row-remapping.html); Azure HPC NHC fails on a pending
-        remap (customTests/azure_gpu_ecc.nhc); Meta GCM row_remap check (CRITICAL on pending).
-    How to fix
-        Drain the GPU and reset it (nvidia-smi -r -i N) or reboot the node.
-    """
-    for g in rig.gpus:
-        applies, reason = _remap_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if applies and g.remapped_rows_pending:
-            yield ctx.finding(
-                f"{subject(g)} has a row remapping pending: reset the GPU to apply it",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"remapped_rows_pending": True},
-                expected={"remapped_rows_pending": False},
-                expected_source="NVIDIA row remapping: a GPU reset applies pending remaps",
-                fix=f"drain the GPU and reset it (nvidia-smi -r -i {g.index}) or reboot the node",
-            )
-
-
-@rule("GA307", "row-remap-failure", area="health", severity="fail", thresholds=("row_remap_uncorrectable_max",))
-def row_remap_failure(rig: Rig, ctx: Context):
-    """A GPU's row remapper has failed or is exhausted (Ampere and later).
-
-    What it checks
-        NVML's row-remapping failure flag, and the rows remapped for uncorrectable errors against
-        row_remap_uncorrectable_max.
-    Why it matters
-        A failed remapping means a bad memory row could not be replaced: the GPU can no longer contain that
-        memory fault. NVIDIA's RMA criteria are met.
-    Threshold
-        Failure flag set, or row_remap_uncorrectable_max uncorrectable remaps.
-    Source
-        NVIDIA RMA policy for row remapping (failure flag; 512 uncorrectable remaps;
-        docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/rma-policy-thresholds-for-row-remapping.html).
-    How to fix
-        Take the GPU out of service, run the NVIDIA field diagnostic and RMA it.
-    """
-    limit = ctx.t("row_remap_uncorrectable_max")
-    for g in rig.gpus:
-        applies, reason = _remap_applies(g)
-        if reason:
-            yield ctx.not_checked(reason, gpus=[g.index])
-        if not applies:
-            continue
-        unc = g.remapped_rows_uncorrectable or 0
-        if g.remapped_rows_failure or unc >= limit:
-            yield ctx.finding(
-                f"{subject(g)} row remapping failed (failure flag={bool(g.remapped_rows_failure)}, "
-                f"uncorrectable remaps={unc}): the GPU meets NVIDIA's RMA criteria",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"remapped_rows_failure": bool(g.remapped_rows_failure), "remapped_rows_uncorrectable": unc},
-                expected={"remapped_rows_failure": False, "remapped_rows_uncorrectable_below": limit},
-                expected_source="NVIDIA RMA policy for row remapping",
-                fix="take the GPU out of service, run the NVIDIA field diagnostic and RMA it",
-            )
-
-
 def _reasons(g: Gpu) -> set[str]:
     return {norm(r) for r in (g.clocks_event_reasons or [])}
 
@@ -370,6 +83,29 @@ def _clock_rule(rig: Rig, ctx: Context, match, what: str, fix: str):
             )
 
 
+# Clock slowdowns with one NVML reason each: the reason's normalised name, what it is, the fix.
+_SLOWDOWNS = {
+    "hwthermal": (
+        "hardware thermal slowdown",
+        "check fans, airflow and inlet temperature; clean filters; service the heatsink",
+    ),
+    "swthermal": (
+        "software thermal slowdown",
+        "improve cooling: airflow, fan curve, inlet temperature; space out the cards",
+    ),
+    "powerbrake": (
+        "hardware power brake",
+        "check the power supplies and their redundancy, the chassis power policy and the BMC event log",
+    ),
+}
+
+
+def _slowdown_rule(rig: Rig, ctx: Context, reason: str):
+    """A rule on one of the _SLOWDOWNS reasons."""
+    what, fix = _SLOWDOWNS[reason]
+    yield from _clock_rule(rig, ctx, lambda r: reason in r, what, fix)
+
+
 @rule("GA308", "hw-thermal-slowdown", area="health", severity="fail")
 def hw_thermal_slowdown(rig: Rig, ctx: Context):
     """The GPU's hardware thermal protection is cutting its clocks.
@@ -390,13 +126,7 @@ def hw_thermal_slowdown(rig: Rig, ctx: Context):
         Check fans, airflow and inlet temperature (nvidia-smi -q -d TEMPERATURE,PERFORMANCE); clean filters;
         have the heatsink serviced.
     """
-    yield from _clock_rule(
-        rig,
-        ctx,
-        lambda r: "hwthermal" in r,
-        "hardware thermal slowdown",
-        "check fans, airflow and inlet temperature; clean filters; service the heatsink",
-    )
+    yield from _slowdown_rule(rig, ctx, "hwthermal")
 
 
 @rule("GA309", "sw-thermal-slowdown", area="health", severity="warn")
@@ -416,13 +146,7 @@ def sw_thermal_slowdown(rig: Rig, ctx: Context):
     How to fix
         Improve cooling (airflow, fan curve, inlet temperature); space out the cards.
     """
-    yield from _clock_rule(
-        rig,
-        ctx,
-        lambda r: "swthermal" in r,
-        "software thermal slowdown",
-        "improve cooling: airflow, fan curve, inlet temperature; space out the cards",
-    )
+    yield from _slowdown_rule(rig, ctx, "swthermal")
 
 
 @rule("GA310", "power-brake-slowdown", area="health", severity="fail")
@@ -444,13 +168,7 @@ def power_brake_slowdown(rig: Rig, ctx: Context):
     How to fix
         Check the PSUs and their redundancy, the chassis power policy and the BMC event log.
     """
-    yield from _clock_rule(
-        rig,
-        ctx,
-        lambda r: "powerbrake" in r,
-        "hardware power brake",
-        "check the power supplies and their redundancy, the chassis power policy and the BMC event log",
-    )
+    yield from _slowdown_rule(rig, ctx, "powerbrake")
 
 
 @rule("GA311", "hw-slowdown", area="health", severity="fail")

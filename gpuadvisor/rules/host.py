@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from gpuadvisor.facts import Rig
+from collections.abc import Generator
+
+from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import GB, missing, parse_cpulist, subject
 from gpuadvisor.rules.registry import rule
 
 GiB = 2**30
+
+
+def _host_ram(rig: Rig, ctx: Context) -> Generator[Finding, None, int | None]:
+    """The host's RAM in bytes, for a rig with GPUs; None (and a not-checked note when the scan lacks it)
+    otherwise. Use as ``ram = yield from _host_ram(rig, ctx)``."""
+    if not rig.gpus:
+        return None
+    ram = rig.host.memory_total_bytes
+    if ram is None:
+        yield ctx.not_checked(missing(rig.host, "memory_total_bytes", "system RAM"))
+    return ram
 
 
 @rule("GA401", "host-ram-per-gpu", area="host", severity="warn", thresholds=("ram_per_gpu_gb",))
@@ -27,13 +40,10 @@ def host_ram_per_gpu(rig: Rig, ctx: Context):
     How to fix
         Add RAM, run fewer GPUs per node, or lower data-loader workers and prefetch.
     """
-    n = len(rig.gpus)
-    if n == 0:
-        return
-    ram = rig.host.memory_total_bytes
+    ram = yield from _host_ram(rig, ctx)
     if ram is None:
-        yield ctx.not_checked(missing(rig.host, "memory_total_bytes", "system RAM"))
         return
+    n = len(rig.gpus)
     need = ctx.t("ram_per_gpu_gb") * GB * n
     if ram < need:
         yield ctx.finding(
@@ -75,13 +85,10 @@ def host_ram_per_gpu_memory(rig: Rig, ctx: Context):
         Nothing for plain GPU-resident training; add RAM before planning CPU offload or large in-memory
         datasets.
     """
-    n = len(rig.gpus)
-    if n == 0:
-        return
-    ram = rig.host.memory_total_bytes
+    ram = yield from _host_ram(rig, ctx)
     if ram is None:
-        yield ctx.not_checked(missing(rig.host, "memory_total_bytes", "system RAM"))
         return
+    n = len(rig.gpus)
     if ram < ctx.t("ram_per_gpu_gb") * GB * n:
         return  # GA401 already reports the stronger shortfall
     mem = [g.memory_total_bytes for g in rig.gpus]
