@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 import pytest
 
 from gpuadvisor import facts
-from gpuadvisor.facts import FactsError, Gpu, Rig
+from gpuadvisor.facts import FactsError, Gpu, Rig, scanfile
 
 
 def test_round_trip_is_exact(preset, tmp_path):
@@ -83,3 +85,37 @@ def test_a_field_missing_from_an_older_scan_is_null_with_a_reason(preset, tmp_pa
     assert g.performance_state is None and g.unavailable["performance_state"] == facts.NOT_RECORDED
     assert g.pcie.path[0].unavailable["aer_correctable"] == facts.NOT_RECORDED
     assert "memory_total_bytes" not in g.unavailable  # present fields are untouched
+
+
+@dataclasses.dataclass
+class _Hooked:
+    """A dataclass with its own JSON form: a pair written as "a/b"."""
+
+    a: int = 0
+    b: int = 0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"pair": f"{self.a}/{self.b}"}
+
+    @classmethod
+    def from_json_dict(cls, data: Any, where: str) -> _Hooked:
+        if not isinstance(data, dict) or not isinstance(data.get("pair"), str) or data["pair"].count("/") != 1:
+            raise FactsError(f"{where}: expected an object with a pair")
+        a, b = data["pair"].split("/")
+        return cls(int(a), int(b))
+
+
+@dataclasses.dataclass
+class _Holder:
+    hooked: _Hooked | None = None
+    many: list[_Hooked] = dataclasses.field(default_factory=list)
+
+
+def test_a_dataclass_with_json_hooks_is_written_and_read_through_them():
+    obj = _Holder(hooked=_Hooked(1, 2), many=[_Hooked(3, 4)])
+    data = facts.to_dict(obj)
+    assert data == {"hooked": {"pair": "1/2"}, "many": [{"pair": "3/4"}]}
+    assert isinstance(_Hooked(), facts.JsonHook)
+    assert scanfile._from_dict(_Holder, json.loads(json.dumps(data)), "") == obj
+    with pytest.raises(FactsError, match=r"^many\[0\]: expected an object with a pair"):
+        scanfile._from_dict(_Holder, {"many": [{"pair": 5}]}, "")

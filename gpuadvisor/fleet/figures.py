@@ -13,12 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuadvisor.facts import COLLECTIVES, COPIES, P2P_BW
 from gpuadvisor.fleet.model import CrossNode, Figure, FigureTable
-
-COPIES = ("h2d", "d2h", "d2d")
-P2P_BW = ("p2p_unidir", "p2p_bidir")
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
-
 
 _KEYS: dict[tuple[Any, ...], tuple[str, str]] = {}  # (kind, ...) -> (key, family), shared by every node's figures
 _KEYS_MAX = 200_000
