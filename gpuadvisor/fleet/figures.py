@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.facts import COLLECTIVES, COPIES, P2P_BW, Measurement
-from gpuadvisor.fleet.model import CrossNode, Figure, FigureTable
+from gpuadvisor.fleet.model import CrossNode, FigureRow, FigureTable
 
 _KEYS: dict[tuple[Any, ...], tuple[str, str]] = {}  # (kind, ...) -> (key, family), shared by every node's figures
 _KEYS_MAX = 200_000
@@ -28,7 +28,7 @@ def _key(t: tuple[Any, ...], key: str, fam: str) -> tuple[str, str]:
 
 def extract(measurements: list[Measurement], where: str) -> tuple[FigureTable, list[CrossNode]]:
     figs, cross = _extract(measurements, where)
-    return FigureTable(figs.values(), where), cross
+    return FigureTable.of(figs.values(), where), cross
 
 
 def _cross(m: Measurement, i: int, where: str) -> CrossNode | None:
@@ -46,8 +46,8 @@ def _cross(m: Measurement, i: int, where: str) -> CrossNode | None:
     )
 
 
-def _extract(measurements: list[Measurement], where: str) -> tuple[dict[str, Figure], list[CrossNode]]:
-    figs: dict[str, Figure] = {}
+def _extract(measurements: list[Measurement], where: str) -> tuple[dict[str, FigureRow], list[CrossNode]]:
+    figs: dict[str, FigureRow] = {}
     cross: list[CrossNode] = []
     keys = _KEYS
     for i, m in enumerate(measurements):
@@ -110,14 +110,14 @@ def _extract(measurements: list[Measurement], where: str) -> tuple[dict[str, Fig
         if kf[0] in figs or v is None:
             continue
         exp = m.expected_gbps if unit == "GB/s" else None
-        figs[kf[0]] = Figure(kf[0], kf[1], v, unit, hb, where, i, -1, float(exp) if exp else None)
+        figs[kf[0]] = (kf[0], kf[1], unit, hb, v, i, -1, float(exp) if exp else None)
     return figs, cross
 
 
 ROW_MIN_BYTES = 1 << 20  # collective sizes from 1 MiB (the quick sizes): each its own timing of the collective
 
 
-def _rows(figs: dict[str, Figure], fam: str, key: str, m: Measurement, where: str, i: int) -> None:
+def _rows(figs: dict[str, FigureRow], fam: str, key: str, m: Measurement, where: str, i: int) -> None:
     """The collective's other bandwidth-bound message sizes, one figure each (the headline is the largest)."""
     top = max((r.size_bytes for r in m.rows), default=None)
     for j, r in enumerate(m.rows):
@@ -126,4 +126,4 @@ def _rows(figs: dict[str, Figure], fam: str, key: str, m: Measurement, where: st
             t = ("row", key, size)
             k = (_KEYS.get(t) or _key(t, f"{key} · {size >> 20} MiB", fam))[0]
             if k not in figs:
-                figs[k] = Figure(k, fam, float(bw), "GB/s", True, where, i, j)
+                figs[k] = (k, fam, "GB/s", True, float(bw), i, j, None)

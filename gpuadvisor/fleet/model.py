@@ -59,6 +59,8 @@ class Figure:
         return where + (f".rows[{self.row}]" if self.row >= 0 else "")
 
 
+# A figure as a row: key, family, unit, higher_better, value, measurements index, rows index (-1: headline), expected
+FigureRow = tuple[str, str, str, bool, float, int, int, float | None]
 MAX_KEYS = 1_000_000  # distinct figure keys one process holds (a real fleet has a few hundred)
 
 
@@ -72,20 +74,30 @@ class FigureTable(Mapping[str, Figure]):
     __slots__ = ("_ids", "_vals", "_where", "_expected", "src")
 
     def __init__(self, rows: Iterable[Figure] = (), src: str = "") -> None:
-        by: dict[int, Figure] = {}
+        self._fill(((f.key, f.family, f.unit, f.higher_better, f.value, f.index, f.row, f.expected) for f in rows), src)
+
+    @classmethod
+    def of(cls, rows: Iterable[FigureRow], src: str = "") -> FigureTable:
+        """A table from (key, family, unit, higher_better, value, index, row, expected) rows (no Figure each)."""
+        table = cls.__new__(cls)
+        table._fill(rows, src)
+        return table
+
+    def _fill(self, rows: Iterable[FigureRow], src: str) -> None:
+        by: dict[int, FigureRow] = {}
         for fig in rows:
-            i = self.IDS.get(fig.key)
+            i = self.IDS.get(fig[0])
             if i is None:
                 if len(self.META) >= MAX_KEYS:  # hostile scans inventing keys: the node fails, memory stays bounded
                     raise ValueError(f"more than {MAX_KEYS:,} distinct figures across the fleet")
-                i = self.IDS[fig.key] = len(self.META)
-                self.META.append((fig.key, fig.family, fig.unit, fig.higher_better))
+                i = self.IDS[fig[0]] = len(self.META)
+                self.META.append(fig[:4])
             by.setdefault(i, fig)
         order = sorted(by)
         self._ids = array("I", order)
-        self._vals = array("d", (by[i].value for i in order))
-        self._where = array("l", (by[i].index * 4096 + by[i].row + 1 for i in order))
-        self._expected = {n: by[i].expected for n, i in enumerate(order) if by[i].expected}
+        self._vals = array("d", (by[i][4] for i in order))
+        self._where = array("l", (by[i][5] * 4096 + by[i][6] + 1 for i in order))
+        self._expected = {n: by[i][7] for n, i in enumerate(order) if by[i][7]}
         self.src = src
 
     def _pos(self, key: str) -> int:
