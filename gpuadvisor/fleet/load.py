@@ -20,6 +20,7 @@ host: the newer scan wins and the node says so.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import os
 import stat
 from pathlib import Path
@@ -156,8 +157,21 @@ def read_node(p: Path) -> Node:
 
 
 def load_nodes(paths: list[str], files: list[Path] | None = None) -> dict[str, Node]:
+    """Every file as a node, by name. The cycle collector pauses meanwhile: a scan's parsed JSON and its Rig are
+    acyclic, freed by reference counting as each node is made, and would otherwise set off a collection every
+    few scans that walks every node read so far."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_nodes(files if files is not None else files_of(paths))
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load_nodes(files: list[Path]) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
-    for n in map(read_node, files if files is not None else files_of(paths)):
+    for n in map(read_node, files):
         old = nodes.get(n.name)
         if old is None:
             nodes[n.name] = n
