@@ -36,8 +36,8 @@ def _rss_kb() -> int:
 def measure(d: Path, n: int) -> dict[str, float]:
     from gpuadvisor.fleet.analyse import Options, analyse
     from gpuadvisor.fleet.load import load_nodes
-    from gpuadvisor.fleet.render_json import render_json
-    from gpuadvisor.fleet.render_text import render_text
+    from gpuadvisor.render.machine.fleet_json import render_json
+    from gpuadvisor.render.text.fleet import render_text
 
     before = _rss_kb()
     c0 = time.process_time()
@@ -88,6 +88,9 @@ def one(n: int, root: Path) -> dict[str, float]:
 def main() -> None:
     if sys.argv[1:2] == ["--measure"]:
         print(json.dumps(measure(Path(sys.argv[2]), int(sys.argv[3]))))
+        return
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__)
         return
     sizes = [int(a) for a in sys.argv[1:]] or [1000, 10000]
     print(f"{'nodes':>6} {'scan kB':>8} {'CPU ms/scan':>12} {'load ms/scan':>13} {'kB/node':>8} {'wall s':>7}")

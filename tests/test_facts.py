@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
+from typing import Any
 
+import fleet_gen as G
 import pytest
 
 from gpuadvisor import facts
-from gpuadvisor.facts import FactsError, Gpu, Rig
+from gpuadvisor.facts import FactsError, Gpu, Rig, scanfile
+from gpuadvisor.facts import lean as _lean  # noqa: F401  (facts.lean below)
 
 
 def test_round_trip_is_exact(preset, tmp_path):
@@ -83,3 +88,88 @@ def test_a_field_missing_from_an_older_scan_is_null_with_a_reason(preset, tmp_pa
     assert g.performance_state is None and g.unavailable["performance_state"] == facts.NOT_RECORDED
     assert g.pcie.path[0].unavailable["aer_correctable"] == facts.NOT_RECORDED
     assert "memory_total_bytes" not in g.unavailable  # present fields are untouched
+
+
+@dataclasses.dataclass
+class _Hooked:
+    """A dataclass with its own JSON form: a pair written as "a/b"."""
+
+    a: int = 0
+    b: int = 0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"pair": f"{self.a}/{self.b}"}
+
+    @classmethod
+    def from_json_dict(cls, data: Any, where: str) -> _Hooked:
+        if not isinstance(data, dict) or not isinstance(data.get("pair"), str) or data["pair"].count("/") != 1:
+            raise FactsError(f"{where}: expected an object with a pair")
+        a, b = data["pair"].split("/")
+        return cls(int(a), int(b))
+
+
+@dataclasses.dataclass
+class _Holder:
+    hooked: _Hooked | None = None
+    many: list[_Hooked] = dataclasses.field(default_factory=list)
+
+
+def test_a_dataclass_with_json_hooks_is_written_and_read_through_them():
+    obj = _Holder(hooked=_Hooked(1, 2), many=[_Hooked(3, 4)])
+    data = facts.to_dict(obj)
+    assert data == {"hooked": {"pair": "1/2"}, "many": [{"pair": "3/4"}]}
+    assert isinstance(_Hooked(), facts.JsonHook)
+    assert scanfile._from_dict(_Holder, json.loads(json.dumps(data)), "") == obj
+    with pytest.raises(FactsError, match=r"^many\[0\]: expected an object with a pair"):
+        scanfile._from_dict(_Holder, {"many": [{"pair": 5}]}, "")
+
+
+LEAN_MEASUREMENT_FIELDS = (
+    "kind",
+    "status",
+    "backend",
+    "memory",
+    "dtype",
+    "world_size",
+    "value_gbps",
+    "expected_gbps",
+    "latency_us",
+    "value_tflops",
+    "concurrent",
+    "p2p_enabled",
+    "gpus",
+    "hosts",
+    "notes",
+)
+
+
+def test_lean_load_reads_the_fleets_fields_as_they_are_and_drops_wrong_types():
+    data = json.loads(json.dumps(G.node_scan("n1", random.Random(3), 0.01)))
+    lean = facts.lean.lean_rig(data)
+    assert (lean.host.hostname, lean.host.cpu_model, lean.software.driver_version) == (
+        data["host"]["hostname"],
+        data["host"]["cpu_model"],
+        data["software"]["driver_version"],
+    )
+    assert len(lean.measurements) == len(data["measurements"]) > 100
+    for raw, m in zip(data["measurements"], lean.measurements, strict=True):
+        fields = [k for k in LEAN_MEASUREMENT_FIELDS if getattr(m, k) != getattr(facts.Measurement(), k)]
+        assert {k: raw[k] for k in fields} == {k: getattr(m, k) for k in fields}  # what is read is as written
+        assert (m.kind, m.status, m.gpus, m.value_gbps or m.latency_us) == (
+            raw["kind"],
+            raw["status"],
+            raw["gpus"],
+            raw["value_gbps"] or raw["latency_us"],
+        )
+        assert [(r["size_bytes"], r["busbw_gbps"]) for r in raw["rows"]] == [
+            (r.size_bytes, r.busbw_gbps) for r in m.rows
+        ]
+        assert m.method is None and m.warmup_iters is None and m.unavailable == {}  # not read: the default
+    assert [
+        (len(g["nvlinks"]), sum(n["active"] for n in g["nvlinks"]), g["pcie"]["max_width"]) for g in data["gpus"]
+    ] == [(len(g.nvlinks), len(g.active_nvlinks()), g.pcie.max_width) for g in lean.gpus]
+    data["gpus"][0]["power_limit_w"] = "700 W"
+    data["measurements"][0]["gpus"] = [0, "1"]
+    data["host"]["sockets"] = True
+    lean = facts.lean.lean_rig(data)
+    assert lean.gpus[0].power_limit_w is None and lean.measurements[0].gpus == [0] and lean.host.sockets is None

@@ -9,7 +9,7 @@ from test_html import external_urls
 
 from gpuadvisor.fleet.analyse import Options, analyse
 from gpuadvisor.fleet.load import load_nodes
-from gpuadvisor.fleet.render_html import anchor, render_html
+from gpuadvisor.render.html.fleet import anchor, render_html
 
 pytestmark = [
     pytest.mark.browser,

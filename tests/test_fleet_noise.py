@@ -114,7 +114,7 @@ def test_noise_is_measured_per_family_and_printed():
     assert by["h2d pageable"].floor == noise.FLOOR_PAGEABLE and by["p2p_latency"].floor == noise.FLOOR_LATENCY
     assert by["all_reduce busbw"].figures == 7  # 1-64 MiB
     assert by["h2d pageable"].detectable >= noise.FLOOR_PAGEABLE
-    from gpuadvisor.fleet.render_text import render_text
+    from gpuadvisor.render.text.fleet import render_text
 
     text = render_text(r, width=80)
     flat = " ".join(text.split())

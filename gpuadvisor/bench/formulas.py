@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COLLECTIVES: tuple[str, ...] = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+from gpuadvisor.facts import COLLECTIVES
 
 NCCL_TESTS_SOURCE = "nccl-tests doc/PERFORMANCE.md"
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuadvisor.facts import Measurement, Rig, SweepRow
+from gpuadvisor.facts import COLLECTIVES, Measurement, Rig, SweepRow
 from gpuadvisor.nodename import node_name
 from gpuadvisor.physics.expected import expected_bandwidth
 
-COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 RISING = 1.1  # the last size doubling raised busbw by more than this factor: the sweep stopped before the plateau
 
 
@@ -91,12 +90,12 @@ class Collector:
             elif kind == "row":
                 self.rows.setdefault(ev["key"], []).append(ev["row"])
                 r = ev["row"]
-                if ev["key"] in COLLECTIVE_KINDS:  # a copy counts once, at its end
+                if ev["key"] in COLLECTIVES:  # a copy counts once, at its end
                     self._tick(f"{ev['key']} {r['size_bytes']} B: busbw {r['busbw_gbps']:.2f} GB/s", 1)
             elif kind == "end":
                 key = ev["key"]
                 self.end[key] = ev
-                if key in COLLECTIVE_KINDS:
+                if key in COLLECTIVES:
                     planned = self._planned_sizes.get(key, 0)
                     self._tick(f"{key} done", max(0, planned - len(self.rows.get(key, []))))
                 else:
@@ -175,7 +174,7 @@ class Collector:
             m.status = outcome_status if outcome_status != "ok" else "failed"
             done = f"{len(rows)} size(s) measured before it" if rows else "nothing measured yet"
             m.error = f"{outcome_error or 'worker ended without finishing this measurement'} ({done})"
-        if m.kind in COLLECTIVE_KINDS:
+        if m.kind in COLLECTIVES:
             good = [r for r in rows if r.correct is not False]
             if m.world_size == 1:
                 notes.append(
@@ -205,7 +204,7 @@ class Collector:
                 m.ratio = round(m.value_gbps / exp.gbps, 4)
             good = [r for r in rows if r.correct is not False]
             if (
-                m.kind in COLLECTIVE_KINDS
+                m.kind in COLLECTIVES
                 and m.value_gbps is not None
                 and len(good) >= 2
                 and good[-1].busbw_gbps > RISING * good[-2].busbw_gbps

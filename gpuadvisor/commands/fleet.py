@@ -109,7 +109,8 @@ def fleet(
       gpuadvisor fleet scans/ --baseline last-week/ --format json -o fleet.json
       gpuadvisor fleet scans/ --format prom -o /var/lib/node_exporter/textfile_collector/fleet.prom
     """
-    from gpuadvisor.fleet import hostlist, outputs
+    from gpuadvisor.commands import fleet_outputs as outputs
+    from gpuadvisor.fleet import hostlist
     from gpuadvisor.fleet.analyse import Options, analyse
     from gpuadvisor.fleet.load import files_of, load_nodes, parse_time
 
@@ -151,19 +152,19 @@ def fleet(
     report = analyse(nodes, opts, inputs=list(paths))
     render: Callable[[FleetReport], str]
     if fmt == "json":
-        from gpuadvisor.fleet.render_json import render_json as render
+        from gpuadvisor.render.machine.fleet_json import render_json as render
     elif fmt == "prom":
-        from gpuadvisor.fleet.render_prom import render_prom as render
+        from gpuadvisor.render.machine.fleet_prom import render_prom as render
     elif fmt == "junit":
-        from gpuadvisor.fleet.render_junit import render_junit as render
+        from gpuadvisor.render.machine.fleet_junit import render_junit as render
     else:
-        from gpuadvisor.fleet.render_text import render_text
+        from gpuadvisor.render.text.fleet import render_text
 
         def render(r: FleetReport) -> str:
             return render_text(r, all_nodes=all_nodes)
 
     if html_path:
-        from gpuadvisor.fleet.render_html import render_html
+        from gpuadvisor.render.html.fleet import render_html
 
         outputs.write(html_path, render_html(report), what="HTML fleet report")
         click.echo(f"HTML fleet report written to {html_path}", err=True)

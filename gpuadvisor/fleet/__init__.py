@@ -8,6 +8,7 @@ measured per-family noise model: family verdicts, Benjamini-Hochberg, floors, th
 (per-figure median and MAD statistics; the node-pair rule), ``drift``
 (versions and modes that differ inside a group), ``cost`` (what the slowest nodes cost a synchronous job),
 ``pairs`` (node-pair all-reduce rounds), ``baseline`` (what changed since an earlier set of scans),
-``analyse`` (all of it, into a ``FleetReport``) and the renderers ``render_text``, ``render_json``,
-``render_prom``, ``render_junit``, ``render_html``.
+``analyse`` (all of it, into a ``FleetReport``). It reads scans through the facts model's lean load
+(``gpuadvisor.facts.lean``); its text, HTML, JSON, JUnit and Prometheus renderings belong to the render layer
+(a fleet module in each of its format packages), and the command's output paths to the command.
 """

@@ -9,7 +9,7 @@ from gpuadvisor.fleet import baseline as baseline_mod
 from gpuadvisor.fleet import cost, drift, groups, noise, outliers, pairs, verdicts
 from gpuadvisor.fleet.gate import Gate
 from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
-from gpuadvisor.fleet.model import Finding as F
+from gpuadvisor.fleet.model import FleetFinding as F
 from gpuadvisor.text import plural
 
 
@@ -37,15 +37,15 @@ def _own(n: Node) -> list[F]:
     """The node's own findings (its check's rules), with their reason and GPUs."""
     out = []
     for c in n.checks:
-        gpus = f" (GPU {', '.join(map(str, c['gpus']))})" if c["gpus"] else ""
+        gpus = f" (GPU {', '.join(map(str, c.gpus))})" if c.gpus else ""
         out.append(
             F(
                 node=n.name,
                 kind="check",
-                severity=c["severity"],
-                subject=c["code"],
+                severity=c.severity,
+                subject=c.code,
                 evidence=n.path,
-                message=f"the node's own check: {c['code']} {c['name']}{gpus}: {c['message']}",
+                message=f"the node's own check: {c.code} {c.name}{gpus}: {c.message}",
             )
         )
     if not n.checks and n.failing_checks:  # a check report (its codes only)
@@ -145,7 +145,7 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
         fn, vs = noise.judge_group(g, nodes)
         noises += fn
         judged += vs
-        findings += [f for f in drift.find_drift(g, nodes) if not f.subject.endswith("active NVLinks")]
+        findings += [f for f in drift.find_drift(g, nodes) if not (f.subject or "").endswith("active NVLinks")]
         findings += groups.find_lost(g, nodes, opts.expect_gpus)
     noise.decide(noises, judged, opts.fdr)
     out = verdicts.findings(judged, nodes)

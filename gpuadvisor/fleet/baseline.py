@@ -12,18 +12,18 @@ from __future__ import annotations
 from statistics import median
 
 from gpuadvisor.fleet import noise
-from gpuadvisor.fleet.model import Figure, Finding, Group, Node
+from gpuadvisor.fleet.model import Figure, FleetFinding, Group, Node
 
 FLEET_SHARE = 0.5  # a change on more than half the nodes is a fleet-wide change, reported once
 
 
-def compare(now: dict[str, Node], before: dict[str, Node], *, fdr: float = noise.FDR) -> list[Finding]:
-    out: list[Finding] = []
+def compare(now: dict[str, Node], before: dict[str, Node], *, fdr: float = noise.FDR) -> list[FleetFinding]:
+    out: list[FleetFinding] = []
     both = sorted(n for n in before if n in now and before[n].status == "ok" and now[n].status == "ok")
     for name in sorted(before):
         if name not in now:
             out.append(
-                Finding(
+                FleetFinding(
                     node=name,
                     kind="changed",
                     severity="warn",
@@ -35,12 +35,12 @@ def compare(now: dict[str, Node], before: dict[str, Node], *, fdr: float = noise
     out += _figures(now, before, both, fdr)
     for name in sorted(set(now) - set(before)):
         out.append(
-            Finding(node=name, kind="changed", severity="info", subject="node", message="new since the baseline")
+            FleetFinding(node=name, kind="changed", severity="info", subject="node", message="new since the baseline")
         )
     return out
 
 
-def _attributes(now: dict[str, Node], before: dict[str, Node], both: list[str]) -> list[Finding]:
+def _attributes(now: dict[str, Node], before: dict[str, Node], both: list[str]) -> list[FleetFinding]:
     changes: dict[tuple[str, str, str], list[str]] = {}
     for name in both:
         old, new = before[name].attrs, now[name].attrs
@@ -52,7 +52,7 @@ def _attributes(now: dict[str, Node], before: dict[str, Node], both: list[str]) 
     for (k, a, b), names in sorted(changes.items()):
         if len(names) > FLEET_SHARE * len(both) and len(both) > 1:
             out.append(
-                Finding(
+                FleetFinding(
                     node=None,
                     kind="changed",
                     severity="info",
@@ -64,7 +64,7 @@ def _attributes(now: dict[str, Node], before: dict[str, Node], both: list[str]) 
             )
         else:
             out += [
-                Finding(
+                FleetFinding(
                     node=n,
                     kind="changed",
                     severity="info",
@@ -78,7 +78,7 @@ def _attributes(now: dict[str, Node], before: dict[str, Node], both: list[str]) 
     return out
 
 
-def _figures(now: dict[str, Node], before: dict[str, Node], both: list[str], fdr: float) -> list[Finding]:
+def _figures(now: dict[str, Node], before: dict[str, Node], both: list[str], fdr: float) -> list[FleetFinding]:
     pseudo: dict[str, Node] = {}
     for name in both:
         old, new = before[name].figures, now[name].figures
@@ -95,7 +95,7 @@ def _figures(now: dict[str, Node], before: dict[str, Node], both: list[str], fdr
     )
     fams, verdicts = noise.judge_group(g, pseudo)
     noise.decide(fams, verdicts, fdr)
-    out: list[Finding] = []
+    out: list[FleetFinding] = []
     for fam in fams:
         per_node = [
             median(f.value for f in p.figures.values() if f.family == fam.family)
@@ -107,7 +107,7 @@ def _figures(now: dict[str, Node], before: dict[str, Node], both: list[str], fdr
             hb = next(f.higher_better for p in pseudo.values() for f in p.figures.values() if f.family == fam.family)
             worse = (shift < 0) == hb
             out.append(
-                Finding(
+                FleetFinding(
                     node=None,
                     kind="changed",
                     severity="warn" if worse else "info",
@@ -126,7 +126,7 @@ def _figures(now: dict[str, Node], before: dict[str, Node], both: list[str], fdr
         fig = v.worst_key
         fo, fn = before[v.node].figures[fig], now[v.node].figures[fig]
         out.append(
-            Finding(
+            FleetFinding(
                 node=v.node,
                 kind="changed",
                 severity="warn",

@@ -10,7 +10,7 @@ assumes the job is bound by that family alone; a job bound by something else gai
 
 from __future__ import annotations
 
-from gpuadvisor.fleet.model import Cost, Finding, Group, Node
+from gpuadvisor.fleet.model import Cost, FleetFinding, Group, Node
 
 
 def paces(group: Group) -> dict[str, dict[str, float]]:
@@ -26,7 +26,7 @@ def paces(group: Group) -> dict[str, dict[str, float]]:
     return out
 
 
-def straggler_costs(group: Group, findings: list[Finding], nodes: dict[str, Node]) -> list[Cost]:
+def straggler_costs(group: Group, findings: list[FleetFinding], nodes: dict[str, Node]) -> list[Cost]:
     flagged: dict[str, set[str]] = {}
     for f in findings:
         if f.kind == "outlier" and f.group == group.id and f.node and f.figure in group.stats:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.errors import InputError
-from gpuadvisor.fleet.model import Finding
+from gpuadvisor.fleet.model import FleetFinding
 
 KINDS = ("drift", "stale", "check-warn", "changed", "outlier", "unexpected")
 
@@ -30,7 +30,7 @@ class Gate:
     families: list[str] = field(default_factory=list)
     origin: str = "defaults"
 
-    def promote(self, f: Finding) -> Finding:
+    def promote(self, f: FleetFinding) -> FleetFinding:
         """The finding with its severity raised to fail where the policy says so."""
         if f.severity == "fail":
             return f

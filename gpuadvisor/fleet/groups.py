@@ -14,72 +14,46 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from gpuadvisor.fleet.model import Finding, Group, Node
+from gpuadvisor.facts import Rig
+from gpuadvisor.fleet.model import FleetFinding, Group, Node
 from gpuadvisor.text import plural
 
 DESIGN_SHARE = 0.25  # a count held by this share of a group's nodes (and 2 nodes) is a design, not a loss
 
 
-def shape(scan: dict[str, Any]) -> tuple[tuple[Any, ...], str] | None:
-    gpus = scan.get("gpus")
-    if not isinstance(gpus, list) or not gpus or not all(isinstance(g, dict) for g in gpus):
+def shape(rig: Rig) -> tuple[tuple[Any, ...], str] | None:
+    gpus = rig.gpus
+    if not gpus:
         return None
-    names = Counter(str(g.get("name") or "unknown GPU") for g in gpus)
+    names = Counter(g.name or "unknown GPU" for g in gpus)
     model = names.most_common(1)[0][0] if len(names) == 1 else " + ".join(sorted(names))
-    switch = any(
-        isinstance(n, dict) and n.get("remote_device_type") == "switch" for g in gpus for n in g.get("nvlinks") or []
-    )
-    links = any(g.get("nvlinks") for g in gpus)
+    switch = any(n.remote_device_type == "switch" for g in gpus for n in g.nvlinks)
+    links = any(g.nvlinks for g in gpus)
     fabric = ("NVSwitch" if switch else "NVLink") if links else "no NVLink"
-    pcie = sorted(
-        {
-            (p.get("gpu_max_gen") or p.get("max_gen"), p.get("max_width"))
-            for g in gpus
-            if isinstance(p := g.get("pcie"), dict)
-        },
-        key=str,
-    )
-    h = scan.get("host")
-    host: dict[str, Any] = h if isinstance(h, dict) else {}
-    cpu = host.get("cpu_model") if isinstance(host.get("cpu_model"), str) else None
-    sockets = host.get("sockets") if isinstance(host.get("sockets"), int) else None
+    pcie = sorted({(g.pcie.gpu_max_gen or g.pcie.max_gen, g.pcie.max_width) for g in gpus}, key=str)
+    cpu, sockets = rig.host.cpu_model, rig.host.sockets
     key = (model, fabric, tuple(pcie), cpu, sockets)
     pcie_text = ", ".join(f"PCIe {g or '?'} x{w or '?'}" for g, w in pcie) or "PCIe unknown"
     cpu_text = f"{sockets or '?'}x {cpu}" if cpu else "CPU unknown"
     return key, f"{model} · {fabric} · {pcie_text} · {cpu_text}"
 
 
-def counts(scan: dict[str, Any]) -> tuple[int, list[int], list[int], int]:
+def counts(rig: Rig) -> tuple[int, list[int], list[int], int]:
     """(GPUs shown, NVLinks listed per GPU, NVLinks active per GPU, NICs shown) of a scan with GPUs."""
-    gpus = [g for g in scan.get("gpus") or [] if isinstance(g, dict)]
-    listed = [len(g.get("nvlinks") or []) if isinstance(g.get("nvlinks"), list) else 0 for g in gpus]
-    active = [
-        sum(1 for n in g.get("nvlinks") or [] if isinstance(n, dict) and n.get("active"))
-        if isinstance(g.get("nvlinks"), list)
-        else 0
-        for g in gpus
-    ]
-    t = scan.get("topology")
-    topo: dict[str, Any] = t if isinstance(t, dict) else {}
-    nics = topo.get("nics")
-    return len(gpus), listed, active, len(nics) if isinstance(nics, list) else 0
+    listed = [len(g.nvlinks) for g in rig.gpus]
+    active = [len(g.active_nvlinks()) for g in rig.gpus]
+    return len(rig.gpus), listed, active, len(rig.topology.nics)
 
 
-def rdma_ports(scan: dict[str, Any]) -> dict[str, float | None]:
+def rdma_ports(rig: Rig) -> dict[str, float | None]:
     """{"mlx5_0/1": rate Gb/s or None when down} for every RDMA port the scan read (network.rdma_ports)."""
-    net = scan.get("network")
-    ports = net.get("rdma_ports") if isinstance(net, dict) else None
-    out: dict[str, float | None] = {}
-    for p in ports if isinstance(ports, list) else []:
-        if not isinstance(p, dict) or not isinstance(p.get("device"), str):
-            continue
-        rate = p.get("rate_gbps")
-        up = p.get("state") == "ACTIVE" and not isinstance(rate, bool)
-        out[f"{p['device']}/{p.get('port', 1)}"] = float(rate) if up and isinstance(rate, int | float) else None
-    return out
+    return {
+        f"{p.device}/{p.port}": float(p.rate_gbps) if p.state == "ACTIVE" and p.rate_gbps is not None else None
+        for p in rig.network.rdma_ports or []
+    }
 
 
-def _slow_ports(group: Group, members: list[Node]) -> list[Finding]:
+def _slow_ports(group: Group, members: list[Node]) -> list[FleetFinding]:
     """A node whose RDMA port trained at a lower rate than the same port on its group's nodes (e.g. 200 Gb/s where
     its siblings run 400): the multi-node collectives run at the slowest port's rate. A port down is the node's
     own finding (GA803); here only ports that are up are compared, by name, against the group's usual rate."""
@@ -88,7 +62,7 @@ def _slow_ports(group: Group, members: list[Node]) -> list[Finding]:
         for name, rate in (n.hw.get("rdma") or {}).items():
             if rate is not None:
                 by_port.setdefault(name, []).append(rate)
-    out: list[Finding] = []
+    out: list[FleetFinding] = []
     for n in members:
         slow = {}
         for name, rate in (n.hw.get("rdma") or {}).items():
@@ -102,7 +76,7 @@ def _slow_ports(group: Group, members: list[Node]) -> list[Finding]:
             text = ", ".join(f"{k} at {r:g} Gb/s" for k, (r, _) in sorted(slow.items()))
             usual_rate = max(u for _, u in slow.values())
             out.append(
-                Finding(
+                FleetFinding(
                     node=n.name,
                     group=group.id,
                     kind="slow-port",
@@ -156,7 +130,7 @@ def group_nodes(nodes: dict[str, Node]) -> list[Group]:
     return groups
 
 
-def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = None) -> list[Finding]:
+def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = None) -> list[FleetFinding]:
     """Fail findings for nodes that show fewer GPUs, NVLinks or NICs than their group's design."""
     members = [nodes[n] for n in group.nodes if nodes[n].status == "ok" and nodes[n].hw]
     if not members:
@@ -165,12 +139,12 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
     gpus = expect_gpus or group.shape[-1]
     links = _design([max(n.hw["listed"], default=0) for n in members], total)[0]
     nics = _design([n.hw["nics"] for n in members], total)
-    out: list[Finding] = []
+    out: list[FleetFinding] = []
     for n in members:
         if n.gpus < gpus:
             why = "--expect-gpus" if expect_gpus else "its group's design"
             out.append(
-                Finding(
+                FleetFinding(
                     node=n.name,
                     group=group.id,
                     kind="lost",
@@ -189,7 +163,7 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
             idx = n.hw["index"]
             where = ", ".join(f"GPU {idx[i]} {a} of {links}" for i, a in short[:8])
             out.append(
-                Finding(
+                FleetFinding(
                     node=n.name,
                     group=group.id,
                     kind="lost",
@@ -205,7 +179,7 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
             )
         if n.hw["nics"] not in nics and n.hw["nics"] < nics[0]:
             out.append(
-                Finding(
+                FleetFinding(
                     node=n.name,
                     group=group.id,
                     kind="lost",

@@ -2,9 +2,10 @@
 
 Each file is one of:
 
-- a scan (``gpuadvisor scan --json`` / ``check --json`` / ``bench --json``: kind "gpuadvisor-scan"), read
-  for the fields the fleet view compares (hardware shape, versions and modes, measurements, the node's own
-  failing findings); a field of the wrong type is treated as not recorded;
+- a scan (``gpuadvisor scan --json`` / ``check --json`` / ``bench --json``: kind "gpuadvisor-scan"), read by
+  the facts model's lean load (``gpuadvisor.facts.lean``) for the fields the fleet view compares (hardware shape,
+  versions and modes, measurements, the node's own failing findings); a field of the wrong type is treated as
+  not recorded;
 - a ``check --format json`` report: its verdict is kept; it holds no facts to compare, so the node is listed
   but enters no group unless its scan is there too; with an ``error`` field it is a node whose check could
   not run;
@@ -19,19 +20,18 @@ host: the newer scan wins and the node says so.
 from __future__ import annotations
 
 import datetime as dt
-import json
+import gc
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
 from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Rig, lean
 from gpuadvisor.fleet import drift, figures, groups
 from gpuadvisor.fleet.model import Node
-from gpuadvisor.inputs import SCAN_LIMIT, _Bad, _constant, _float, decode_utf8, loads_json, read_bytes
-
-SCAN_KIND = "gpuadvisor-scan"
-ERROR_KIND = "gpuadvisor-node-error"
+from gpuadvisor.inputs import SCAN_LIMIT
+from gpuadvisor.severity import FAIL, WARN
 
 
 def parse_time(text: Any) -> dt.datetime | None:
@@ -94,149 +94,43 @@ def files_of(paths: list[str]) -> list[Path]:
 
 
 def node_from(path: Path, data: Any) -> Node:
-    where = path.name
-    if not isinstance(data, dict):
-        return Node(
-            name=path.stem, path=str(path), status="failed", error="not a gpuadvisor scan (top level is not an object)"
-        )
-    kind = data.get("kind")
-    if kind == SCAN_KIND:
-        bad = _malformed(data)
-        if bad:
-            return Node(
-                name=_name(data, path),
-                path=str(path),
-                status="failed",
-                error=f"{path}: {bad}: not a scan this gpuadvisor writes",
-            )
-        if data.get("schema_version") != 1:
-            return Node(
-                name=_name(data, path),
-                path=str(path),
-                status="failed",
-                error=f"scan schema_version {data.get('schema_version')!r}: this gpuadvisor reads version 1",
-            )
-        s = data.get("source")
-        src: dict[str, Any] = s if isinstance(s, dict) else {}
-        n = Node(name=_name(data, path), path=str(path), created_at=parse_time(src.get("created_at")))
-        sh = groups.shape(data)
-        if sh is not None:
-            n.shape, n.shape_label = sh
-            n.gpus, listed, active, nics = groups.counts(data)
-            n.hw = {
-                "listed": listed,
-                "active": active,
-                "nics": nics,
-                "index": [g.get("index", i) for i, g in enumerate(data["gpus"])],
-                "rdma": groups.rdma_ports(data),
-            }
-        else:
-            n.notes.append("the scan lists no GPU")
-        n.attrs = drift.attributes(data)
-        n.figures, n.cross = figures.extract(data.get("measurements"), where)
-        n.checks = own_findings(data.get("findings"))
-        n.failing_checks = sorted({c["code"] for c in n.checks if c["severity"] == "fail"})
-        return n
-    if kind == ERROR_KIND or ("error" in data and ("hostname" in data or "source" in data)):
-        s = data.get("source")
-        src = s if isinstance(s, dict) else data
-        h = src.get("hostname")
-        name = h if isinstance(h, str) and h else path.stem
-        return Node(
-            name=name,
-            path=str(path),
-            status="failed",
-            created_at=parse_time(src.get("created_at")),
-            error=str(data.get("error") or "the node's check could not run"),
-        )
-    if "verdict" in data and isinstance(data.get("source"), dict):  # check --format json without its scan
-        src = data["source"]
-        hn = src.get("hostname")
-        n = Node(
-            name=hn if isinstance(hn, str) and hn else path.stem,
-            path=str(path),
-            created_at=parse_time(src.get("created_at")),
-        )
-        n.failing_checks = sorted(c for c in data.get("failing") or [] if isinstance(c, str))
-        n.notes.append("check report only (no facts to compare): save the scan too with check --json FILE")
-        return n
-    return Node(
-        name=path.stem,
-        path=str(path),
-        status="failed",
-        error=f"not a gpuadvisor scan, check report or failure record (kind {kind!r})",
-    )
-
-
-SECTIONS = {
-    "host": dict,
-    "source": dict,
-    "software": dict,
-    "topology": dict,
-    "gpus": list,
-    "measurements": list,
-    "findings": list,
-}
-
-
-def _malformed(data: dict[str, Any]) -> str | None:
-    """What is wrong with the shape of a scan's sections (None: nothing); null is a section not recorded."""
-    for key, typ in SECTIONS.items():
-        v = data.get(key)
-        if v is not None and not isinstance(v, typ):
-            return f"{key!r} is {type(v).__name__}, not {'an object' if typ is dict else 'a list'}"
-    for key in ("gpus", "measurements", "findings"):
-        if any(not isinstance(x, dict) for x in data.get(key) or []):
-            return f"{key!r} holds an entry that is not an object"
-    return None
-
-
-def own_findings(raw: Any) -> list[dict[str, Any]]:
-    """The node's own fail and warn findings: code, severity, name, message and GPUs (wrong types dropped)."""
-    out: list[dict[str, Any]] = []
-    for f in raw if isinstance(raw, list) else []:
-        if not isinstance(f, dict) or f.get("severity") not in ("fail", "warn") or not isinstance(f.get("code"), str):
-            continue
-        gpus = f.get("gpus")
-        out.append(
-            {
-                "code": f["code"],
-                "severity": f["severity"],
-                "name": f.get("name") if isinstance(f.get("name"), str) else "",
-                "message": f.get("message") if isinstance(f.get("message"), str) else "",
-                "gpus": [g for g in gpus if isinstance(g, int) and not isinstance(g, bool)]
-                if isinstance(gpus, list)
-                else [],
-            }
-        )
-    return out
-
-
-def _name(data: dict[str, Any], path: Path) -> str:
-    ho = data.get("host")
-    h = ho.get("hostname") if isinstance(ho, dict) else None
-    return h if isinstance(h, str) and h else path.stem
-
-
-def parse_scan(text: str, origin: str) -> Any:
-    """The scan's JSON, refused as gpuadvisor.inputs.loads_json refuses it where it matters to the fleet view, at a
-    third of its cost: NaN, Infinity and floats beyond the double range (1e400) where they are read, nesting
-    deeper than the parser's recursion limit, and (through the full check) escaped lone surrogates. Integers are
-    not range-checked here: the fleet view reads only small counts and indexes, and checks their types."""
-    if "\\ud" in text or "\\uD" in text:  # an escaped UTF-16 surrogate: the full check tells a pair from a lone one
-        return loads_json(text, origin, "a gpuadvisor scan")
+    """The node one parsed file stands for (facts.lean takes the file apart: a scan, a record, or refused)."""
     try:
-        return json.loads(text, parse_float=_float, parse_constant=_constant)
-    except _Bad as e:
-        raise InputError(f"{origin}: {e.why}") from None
-    except RecursionError:
-        raise InputError(f"{origin}: nested too deeply to be a gpuadvisor scan") from None
-    except json.JSONDecodeError as e:
-        raise InputError(
-            f"{origin}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected a gpuadvisor scan"
-        ) from None
-    except ValueError as e:  # an integer of more digits than Python converts
-        raise InputError(f"{origin}: {str(e)[:100]}") from None
+        got = lean.from_json(data, path)
+    except lean.Refused as e:
+        return Node(name=e.host or path.stem, path=str(path), status="failed", error=e.why)
+    if isinstance(got, Rig):
+        return scan_node(path, got)
+    n = Node(name=got.hostname or path.stem, path=str(path), created_at=parse_time(got.created_at))
+    if got.kind == "error":
+        n.status, n.error = "failed", got.error
+    else:  # check --format json without its scan
+        n.failing_checks = got.failing
+        n.notes.append("check report only (no facts to compare): save the scan too with check --json FILE")
+    return n
+
+
+def scan_node(path: Path, rig: Rig) -> Node:
+    """A node from its scan's facts (the sections facts.lean reads)."""
+    n = Node(name=rig.host.hostname or path.stem, path=str(path), created_at=parse_time(rig.source.created_at))
+    sh = groups.shape(rig)
+    if sh is not None:
+        n.shape, n.shape_label = sh
+        n.gpus, listed, active, nics = groups.counts(rig)
+        n.hw = {
+            "listed": listed,
+            "active": active,
+            "nics": nics,
+            "index": [g.index for g in rig.gpus],
+            "rdma": groups.rdma_ports(rig),
+        }
+    else:
+        n.notes.append("the scan lists no GPU")
+    n.attrs = drift.attributes(rig)
+    n.figures, n.cross = figures.extract(rig.measurements, path.name)
+    n.checks = [f for f in rig.findings if f.severity in (FAIL, WARN)]
+    n.failing_checks = sorted({c.code for c in n.checks if c.severity == FAIL})
+    return n
 
 
 def _failed(p: Path, why: str) -> Node:
@@ -249,7 +143,7 @@ def read_node(p: Path) -> Node:
     if p in ESCAPES:
         return _failed(p, f"{p}: a symbolic link to {os.path.realpath(p)}, outside the scans directory: not followed")
     try:
-        data = parse_scan(decode_utf8(read_bytes(p, "a gpuadvisor scan (JSON)", SCAN_LIMIT), str(p), "a scan"), str(p))
+        data = lean.read_json(p, SCAN_LIMIT)
     except InputError as e:
         return _failed(p, f"unreadable scan: {e}")
     try:
@@ -263,8 +157,21 @@ def read_node(p: Path) -> Node:
 
 
 def load_nodes(paths: list[str], files: list[Path] | None = None) -> dict[str, Node]:
+    """Every file as a node, by name. The cycle collector pauses meanwhile: a scan's parsed JSON and its Rig are
+    acyclic, freed by reference counting as each node is made, and would otherwise set off a collection every
+    few scans that walks every node read so far."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_nodes(files if files is not None else files_of(paths))
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load_nodes(files: list[Path]) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
-    for n in map(read_node, files if files is not None else files_of(paths)):
+    for n in map(read_node, files):
         old = nodes.get(n.name)
         if old is None:
             nodes[n.name] = n

@@ -9,8 +9,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-SEVERITIES = ("fail", "warn", "info")  # worst first
-SEV_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+from gpuadvisor import severity
+from gpuadvisor.facts import Finding
+
+SEVERITIES = tuple(s for s in severity.ORDER if s in severity.GATES)  # what the fleet gives: fail, warn, info
+SEV_RANK = severity.RANK
 # what an operator acts on first, at one severity: hardware gone, no scan, the node's own check, slowdowns, config
 KIND_ORDER = (
     "lost",
@@ -31,7 +34,7 @@ KIND_ORDER = (
 KIND_RANK = {k: i for i, k in enumerate(KIND_ORDER)}
 
 
-def finding_key(f: Finding) -> tuple[int, int, float]:
+def finding_key(f: FleetFinding) -> tuple[int, int, float]:
     return SEV_RANK[f.severity], KIND_RANK.get(f.kind, len(KIND_ORDER)), -abs(f.deviation or 0.0)
 
 
@@ -56,6 +59,8 @@ class Figure:
         return where + (f".rows[{self.row}]" if self.row >= 0 else "")
 
 
+# A figure as a row: key, family, unit, higher_better, value, measurements index, rows index (-1: headline), expected
+FigureRow = tuple[str, str, str, bool, float, int, int, float | None]
 MAX_KEYS = 1_000_000  # distinct figure keys one process holds (a real fleet has a few hundred)
 
 
@@ -69,20 +74,30 @@ class FigureTable(Mapping[str, Figure]):
     __slots__ = ("_ids", "_vals", "_where", "_expected", "src")
 
     def __init__(self, rows: Iterable[Figure] = (), src: str = "") -> None:
-        by: dict[int, Figure] = {}
+        self._fill(((f.key, f.family, f.unit, f.higher_better, f.value, f.index, f.row, f.expected) for f in rows), src)
+
+    @classmethod
+    def of(cls, rows: Iterable[FigureRow], src: str = "") -> FigureTable:
+        """A table from (key, family, unit, higher_better, value, index, row, expected) rows (no Figure each)."""
+        table = cls.__new__(cls)
+        table._fill(rows, src)
+        return table
+
+    def _fill(self, rows: Iterable[FigureRow], src: str) -> None:
+        by: dict[int, FigureRow] = {}
         for fig in rows:
-            i = self.IDS.get(fig.key)
+            i = self.IDS.get(fig[0])
             if i is None:
                 if len(self.META) >= MAX_KEYS:  # hostile scans inventing keys: the node fails, memory stays bounded
                     raise ValueError(f"more than {MAX_KEYS:,} distinct figures across the fleet")
-                i = self.IDS[fig.key] = len(self.META)
-                self.META.append((fig.key, fig.family, fig.unit, fig.higher_better))
+                i = self.IDS[fig[0]] = len(self.META)
+                self.META.append(fig[:4])
             by.setdefault(i, fig)
         order = sorted(by)
         self._ids = array("I", order)
-        self._vals = array("d", (by[i].value for i in order))
-        self._where = array("l", (by[i].index * 4096 + by[i].row + 1 for i in order))
-        self._expected = {n: by[i].expected for n, i in enumerate(order) if by[i].expected}
+        self._vals = array("d", (by[i][4] for i in order))
+        self._where = array("l", (by[i][5] * 4096 + by[i][6] + 1 for i in order))
+        self._expected = {n: by[i][7] for n, i in enumerate(order) if by[i][7]}
         self.src = src
 
     def _pos(self, key: str) -> int:
@@ -121,6 +136,31 @@ class FigureTable(Mapping[str, Figure]):
     def values(self) -> Iterator[Figure]:  # type: ignore[override]
         return (self._fig(n) for n in range(len(self._ids)))
 
+    def pairs(self) -> Iterator[tuple[str, float]]:
+        """(key, value) of every figure, without making a Figure each."""
+        meta = self.META
+        return zip([meta[i][0] for i in self._ids], self._vals, strict=True)
+
+    def lookup(self, key: str) -> tuple[float, bool, float | None] | None:
+        """(value, higher_better, expected) of one figure without making a Figure; None: the node has none."""
+        n = self._pos(key)
+        return None if n < 0 else (self._vals[n], self.META[self._ids[n]][3], self._expected.get(n))
+
+
+def figure_pairs(figs: Mapping[str, Figure]) -> Iterator[tuple[str, float]]:
+    """(key, value) of a node's figures: a FigureTable's fast path, or any mapping of Figures."""
+    if isinstance(figs, FigureTable):
+        return figs.pairs()
+    return ((k, f.value) for k, f in figs.items())
+
+
+def figure_lookup(figs: Mapping[str, Figure], key: str) -> tuple[float, bool, float | None] | None:
+    """(value, higher_better, expected) of one of a node's figures, or None."""
+    if isinstance(figs, FigureTable):
+        return figs.lookup(key)
+    f = figs.get(key)
+    return None if f is None else (f.value, f.higher_better, f.expected)
+
 
 @dataclass
 class CrossNode:
@@ -152,7 +192,7 @@ class Node:
     failing_checks: list[str] = field(default_factory=list)  # codes of the node's own fail findings
     notes: list[str] = field(default_factory=list)
     duplicate: bool = False  # another file claims the same host name
-    checks: list[dict[str, Any]] = field(default_factory=list)  # the node's own fail/warn findings (load)
+    checks: list[Finding] = field(default_factory=list)  # the node's own fail/warn findings (load)
     hw: dict[str, Any] = field(default_factory=dict)  # what the scan shows: GPU indexes, NVLinks, NICs (groups.counts)
 
     @property
@@ -162,18 +202,35 @@ class Node:
 
 
 @dataclass
-class Finding:
-    node: str | None  # None: a finding about a group or the whole fleet
-    kind: str  # outlier | drift | failed | missing | stale | check | changed | pair | alone | unexpected | slow-port
-    severity: str  # fail | warn | info
-    subject: str
-    message: str
+class FleetFinding(Finding):
+    """A finding of the fleet view: the facts model's ``Finding`` (severity fail | warn | info, subject, message,
+    observed, expected) about a node, a group or the whole fleet, with what the fleet adds. Written as JSON with
+    ``FLEET_FIELDS`` only (the node rules' code, name, area, GPUs and fix are not the fleet's)."""
+
+    node: str | None = None  # None: a finding about a group or the whole fleet
+    kind: str = ""  # outlier | drift | failed | missing | stale | check | changed | pair | alone | unexpected | ...
     group: str | None = None
-    observed: Any = None
-    expected: Any = None
     deviation: float | None = None  # relative: -0.05 = 5% worse than the group
     evidence: str | None = None
     figure: str | None = None
+
+    def fleet_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in FLEET_FIELDS}
+
+
+FLEET_FIELDS = (
+    "node",
+    "kind",
+    "severity",
+    "subject",
+    "message",
+    "group",
+    "observed",
+    "expected",
+    "deviation",
+    "evidence",
+    "figure",
+)
 
 
 @dataclass
@@ -217,7 +274,7 @@ class Cost:
 class FleetReport:
     nodes: dict[str, Node]
     groups: list[Group]
-    findings: list[Finding]
+    findings: list[FleetFinding]
     costs: list[Cost]
     thresholds: dict[str, Any]
     generated_at: str
@@ -227,14 +284,14 @@ class FleetReport:
     fail_on: str = "fail"
     noise: list[Any] = field(default_factory=list)  # noise.FamilyNoise per group and family
 
-    def node_findings(self) -> dict[str, list[Finding]]:
-        out: dict[str, list[Finding]] = {n: [] for n in self.nodes}
+    def node_findings(self) -> dict[str, list[FleetFinding]]:
+        out: dict[str, list[FleetFinding]] = {n: [] for n in self.nodes}
         for f in self.findings:
             if f.node is not None:
                 out.setdefault(f.node, []).append(f)
         return out
 
-    def ranked(self) -> list[tuple[Node, list[Finding]]]:
+    def ranked(self) -> list[tuple[Node, list[FleetFinding]]]:
         """Nodes worst first: worst severity, then what the worst finding is (lost hardware and failed scans before
         the node's own findings, before slowdowns), then the largest slowdown, then name."""
         per = self.node_findings()
@@ -242,7 +299,7 @@ class FleetReport:
         def key(name: str) -> tuple[int, int, float, str]:
             fs = sorted(per.get(name, []), key=finding_key)
             if not fs:
-                return len(SEVERITIES), len(KIND_ORDER), 0.0, name
+                return len(severity.ORDER), len(KIND_ORDER), 0.0, name
             return (
                 SEV_RANK[fs[0].severity],
                 KIND_RANK.get(fs[0].kind, len(KIND_ORDER)),
@@ -252,7 +309,7 @@ class FleetReport:
 
         return [(self.nodes[n], sorted(per.get(n, []), key=finding_key)) for n in sorted(self.nodes, key=key)]
 
-    def drain(self) -> list[tuple[Node, list[Finding]]]:
+    def drain(self) -> list[tuple[Node, list[FleetFinding]]]:
         """The nodes with a finding that fails the gate, worst first: what to take out of service."""
         return [(n, fs) for n, fs in self.ranked() if any(SEV_RANK[f.severity] <= SEV_RANK[self.fail_on] for f in fs)]
 
@@ -262,6 +319,6 @@ class FleetReport:
             c[f.severity] += 1
         return c
 
-    def failing(self) -> list[Finding]:
+    def failing(self) -> list[FleetFinding]:
         lim = SEV_RANK[self.fail_on]
         return [f for f in self.findings if SEV_RANK[f.severity] <= lim]

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist, median
 
-from gpuadvisor.fleet.model import Group, Node
+from gpuadvisor.fleet.model import Group, Node, figure_lookup, figure_pairs
 
 FDR = 0.01  # Benjamini-Hochberg false discovery rate over all node x family verdicts of one fleet
 FLOOR_DEFAULT = 0.02  # bandwidths and throughputs
@@ -106,15 +106,16 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
         return [], []
     per_key: dict[str, list[float]] = {}
     for n in judged:
-        for k, f in n.figures.items():
-            per_key.setdefault(k, []).append(f.value)
+        for k, v in figure_pairs(n.figures):
+            per_key.setdefault(k, []).append(v)
     ref = {k: median(v) for k, v in per_key.items() if len(v) >= MIN_NODES}
     del per_key
     fam_keys: dict[str, list[str]] = {}
     units: dict[str, str] = {}
     for n in judged:
-        for k, f in n.figures.items():
+        for k in n.figures:
             if k in ref and k not in units:
+                f = n.figures[k]
                 units[k] = f.unit
                 fam_keys.setdefault(f.family, []).append(k)
                 units[f.family] = f.unit
@@ -182,13 +183,14 @@ def _deviations(
         figs = n.figures
         pairs = []
         for k in keys:
-            f = figs.get(k)
-            if f is None:
+            got = figure_lookup(figs, k)
+            if got is None:
                 continue
+            value, higher_better, expected = got
             m = ref[k]
-            pairs.append((k, (m - f.value) / abs(m) if f.higher_better else (f.value - m) / abs(m)))
-            if f.expected:
-                ratios.setdefault(n.name, []).append(f.value / f.expected)
+            pairs.append((k, (m - value) / abs(m) if higher_better else (value - m) / abs(m)))
+            if expected:
+                ratios.setdefault(n.name, []).append(value / expected)
         if pairs:
             per_node[n.name] = pairs
     return per_node, ratios

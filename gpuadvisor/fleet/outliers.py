@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from statistics import median
 
-from gpuadvisor.fleet.model import FigureStats, Finding, Group, Node
+from gpuadvisor.fleet.model import FigureStats, FleetFinding, Group, Node, figure_pairs
 
 Z_THRESHOLD = 3.0
 MIN_REL = 0.04
@@ -51,10 +51,10 @@ def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
     per: dict[str, dict[str, float]] = {}
     meta = {}
     for name in group.judged:
-        for k, f in nodes[name].figures.items():
-            per.setdefault(k, {})[name] = f.value
+        for k, v in figure_pairs(nodes[name].figures):
+            per.setdefault(k, {})[name] = v
             if k not in meta:
-                meta[k] = f
+                meta[k] = nodes[name].figures[k]
     out = {}
     for k in sorted(per):
         vals = per[k]
@@ -89,8 +89,8 @@ def is_outlier(
 
 def find_outliers(
     group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL
-) -> list[Finding]:
-    out: list[Finding] = []
+) -> list[FleetFinding]:
+    out: list[FleetFinding] = []
     for k, st in group.stats.items():
         if st.n < MIN_NODES:
             continue
@@ -108,7 +108,7 @@ def find_outliers(
             f = nodes[name].figures[k]
             word = "above" if not st.higher_better else "below"
             out.append(
-                Finding(
+                FleetFinding(
                     node=name,
                     group=group.id,
                     kind="outlier",

@@ -8,7 +8,7 @@ otherwise fine points at the path between them.
 
 from __future__ import annotations
 
-from gpuadvisor.fleet.model import CrossNode, Finding, Node
+from gpuadvisor.fleet.model import CrossNode, FleetFinding, Node
 from gpuadvisor.fleet.outliers import MIN_NODES, MIN_REL, Z_THRESHOLD, is_outlier, robust
 
 
@@ -25,13 +25,13 @@ def collect(nodes: dict[str, Node]) -> tuple[dict[tuple[str, str], CrossNode], l
     return pairs, list(runs.values())
 
 
-def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL) -> list[Finding]:
+def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL) -> list[FleetFinding]:
     pairs, runs = collect(nodes)
-    out: list[Finding] = []
+    out: list[FleetFinding] = []
     for c in runs:
         hosts = ", ".join(c.hosts[:8]) + (f" +{len(c.hosts) - 8} more" if len(c.hosts) > 8 else "")
         out.append(
-            Finding(
+            FleetFinding(
                 node=None,
                 kind="multinode",
                 severity="info",
@@ -47,7 +47,7 @@ def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float
     if len(pairs) < MIN_NODES:
         for (a, b), c in sorted(pairs.items()):
             out.append(
-                Finding(
+                FleetFinding(
                     node=None,
                     kind="pair",
                     severity="info",
@@ -78,7 +78,7 @@ def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float
     for h in sorted(suspects):
         mine = [pairs[k].value_gbps for k in pairs if h in k]
         out.append(
-            Finding(
+            FleetFinding(
                 node=h,
                 kind="pair",
                 severity="warn",
@@ -96,7 +96,7 @@ def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float
             continue
         c = pairs[(a, b)]
         out.append(
-            Finding(
+            FleetFinding(
                 node=None,
                 kind="pair",
                 severity="warn",

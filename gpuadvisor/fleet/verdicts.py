@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuadvisor.fleet.model import Finding, Node
+from gpuadvisor.fleet.model import FleetFinding, Node
 from gpuadvisor.fleet.noise import Verdict
 from gpuadvisor.text import plural
 
@@ -13,8 +13,8 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%" if abs(x) >= 0.095 else f"{x * 100:.1f}%"
 
 
-def findings(verdicts: list[Verdict], nodes: dict[str, Node]) -> list[Finding]:
-    out: list[Finding] = []
+def findings(verdicts: list[Verdict], nodes: dict[str, Node]) -> list[FleetFinding]:
+    out: list[FleetFinding] = []
     for v in verdicts:
         if not v.called:
             continue
@@ -33,7 +33,7 @@ def findings(verdicts: list[Verdict], nodes: dict[str, Node]) -> list[Finding]:
             )
         p = f"{v.p:.1g}" if v.p > 0 else "< 1e-300"
         out.append(
-            Finding(
+            FleetFinding(
                 node=v.node,
                 group=v.group,
                 kind="outlier",

@@ -7,16 +7,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from gpuadvisor import catalog
-from gpuadvisor.facts import Measurement, Rig
+from gpuadvisor.facts import COLLECTIVES, P2P_BW, Measurement, Rig
+from gpuadvisor.facts import HOST_COPIES as COPIES
 from gpuadvisor.physics import plateau
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
 from gpuadvisor.rules.references import REFERENCES, Reference, find_reference
 from gpuadvisor.rules.registry import rule
 
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
-COPIES = ("h2d", "d2h")
-P2P = ("p2p_unidir", "p2p_bidir")
 NO_MEASUREMENTS = "no bandwidth measurements in this scan (run gpuadvisor bench, or gpuadvisor scan --bench)"
 BW_THRESHOLDS = (
     "bandwidth_warn_ratio",
@@ -415,7 +413,7 @@ def p2p_bandwidth_low(rig: Rig, ctx: Context):
         Check the pair's NVLink (GA204, GA205) and P2P (GA206) findings; compare with nvbandwidth
         device_to_device_memcpy_read_ce or CUDA's p2pBandwidthLatencyTest.
     """
-    ms = _measurements(rig, ctx, P2P)
+    ms = _measurements(rig, ctx, P2P_BW)
     if ms is None:
         yield ctx.not_checked(NO_MEASUREMENTS)
         return

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gpuadvisor import severity
 from gpuadvisor.rules.thresholds import THRESHOLDS, fmt
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from gpuadvisor.rules.engine import Context
 
 AREAS = ("gpu", "pcie", "nvlink", "topology", "host", "software", "health", "bandwidth", "network", "storage")
-SEVERITIES = ("info", "warn", "fail")  # what a rule may default to; findings may also be error / not-checked
+SEVERITIES = severity.GATES  # what a rule may default to: info, warn, fail; findings may also be error / not-checked
 SECTIONS = ("What it checks", "Why it matters", "Threshold", "Source", "How to fix")
 
 CODE_RE = re.compile(r"^GA[1-9][0-9]{2}$")

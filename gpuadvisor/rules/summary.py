@@ -8,12 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuadvisor import severity
 from gpuadvisor.facts import Finding
 
 # Worst first. "error" is a rule that crashed (we do not know the verdict: worse than a warning, below a
 # failure); "not-checked" is a rule whose facts were missing.
-SEVERITY_ORDER: tuple[str, ...] = ("fail", "error", "warn", "info", "not-checked")
-_RANK = {s: i for i, s in enumerate(SEVERITY_ORDER)}
+SEVERITY_ORDER: tuple[str, ...] = severity.ORDER
+_RANK = severity.RANK
 
 
 def severity_rank(severity: str) -> int:

@@ -34,7 +34,7 @@ def to_doc(r: FleetReport) -> dict[str, Any]:
                 "error": n.error,
                 "gpus": n.gpus,
                 "notes": n.notes,
-                "findings": [dataclasses.asdict(f) for f in fs],
+                "findings": [f.fleet_dict() for f in fs],
             }
             for n, fs in r.ranked()
         ],
@@ -63,7 +63,7 @@ def to_doc(r: FleetReport) -> dict[str, Any]:
         "drain": [n.name for n, _ in r.drain()],
         "noise": [dataclasses.asdict(x) for x in r.noise],
         "costs": [dataclasses.asdict(c) for c in r.costs],
-        "fleet_findings": [dataclasses.asdict(f) for f in r.findings if f.node is None],
+        "fleet_findings": [f.fleet_dict() for f in r.findings if f.node is None],
         "notes": r.notes,
         "_per_node_count": {k: len(v) for k, v in per.items() if v},
     }

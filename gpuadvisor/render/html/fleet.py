@@ -137,7 +137,7 @@ def build_view(r: FleetReport) -> dict[str, Any]:
         evidence.append({"id": anchor(n.name), "node": n, "findings": fs})
     ok = sum(1 for n in r.nodes.values() if n.status == "ok" and not n.stale)
     from gpuadvisor.fleet.model import SEV_RANK
-    from gpuadvisor.fleet.render_text import WHAT_TO_DO
+    from gpuadvisor.render.text.fleet import WHAT_TO_DO
 
     drain = []
     for n, fs in r.drain():

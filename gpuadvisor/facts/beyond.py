@@ -1,0 +1,181 @@
+"""Beyond the GPU in the facts model: storage (the job's directories, their devices and throughput), kernel events,
+the RDMA network, GPUDirect, ACS/IOMMU, the NVSwitch fabric and the node's state around the GPUs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuadvisor.facts.model import PcieHop, Unavailable
+
+
+@dataclass
+class BlockDevice(Unavailable):
+    """A block device under a path's filesystem: the disk itself, or an md/LVM volume with its members.
+
+    kind: nvme | sata | sas | scsi | virtio | md | lvm | dm | loop | unknown. ``raid_level`` is md's
+    (raid0, raid1, raid5, raid6, raid10, linear) or "lvm" for a device-mapper volume LVM made.
+    ``pcie_path`` is the NVMe controller's path to its CPU root port (device first), as for a GPU.
+    """
+
+    name: str = ""  # kernel name: nvme0n1, sda, md0, dm-0
+    kind: str = "unknown"
+    model: str | None = None
+    size_bytes: int | None = None
+    rotational: bool | None = None
+    raid_level: str | None = None
+    members: list[BlockDevice] = field(default_factory=list)  # md / dm: the devices under it
+    pcie_bdf: str | None = None
+    pcie_path: list[PcieHop] = field(default_factory=list)
+    numa_node: int | None = None
+
+
+@dataclass
+class StorageBench(Unavailable):
+    """Measured (gpuadvisor bench --storage) or imported (fio output) throughput of one directory.
+
+    GB/s means 1e9 bytes/s; IOPS are 4 KiB random reads at queue depth ``iodepth``.
+    """
+
+    provenance: str = "measured"  # measured | imported
+    method: str | None = None  # "fio 3.36" | "gpuadvisor (python, O_DIRECT)"
+    direct: bool | None = None  # O_DIRECT (page cache bypassed)
+    file_bytes: int | None = None
+    block_bytes: int | None = None
+    iodepth: int | None = None
+    seq_read_gbps: float | None = None
+    seq_write_gbps: float | None = None
+    rand_read_iops: float | None = None
+    rand_read_latency_us: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StoragePath(Unavailable):
+    """A directory the job reads or writes (``role``: data | checkpoint | working) and what it lives on."""
+
+    path: str = ""
+    role: str = "working"
+    mount_point: str | None = None
+    fs_type: str | None = None  # ext4, xfs, nfs4, lustre, gpfs, fuse.s3fs, tmpfs ...
+    fs_source: str | None = None  # /dev/nvme0n1p2, server:/export, ...
+    network: bool | None = None  # NFS, Lustre, GPFS, CIFS, Ceph, object-store FUSE
+    mount_options: list[str] = field(default_factory=list)
+    size_bytes: int | None = None
+    free_bytes: int | None = None
+    devices: list[BlockDevice] = field(default_factory=list)
+    bench: StorageBench | None = None
+
+
+@dataclass
+class Storage(Unavailable):
+    """The paths the job uses and the host's page cache (/proc/meminfo ``Cached`` and ``MemAvailable``)."""
+
+    paths: list[StoragePath] = field(default_factory=list)
+    page_cache_bytes: int | None = None
+    memory_available_bytes: int | None = None
+
+
+@dataclass
+class KernelEvent:
+    """One NVIDIA driver event from the kernel log: an ``NVRM: Xid`` (GPU) or ``SXid`` (NVSwitch) line."""
+
+    kind: str = "xid"  # xid | sxid
+    code: int = 0
+    bus_id: str | None = None  # as logged, normalised: "0000:3b:00" (Xid prints no function) or "0000:3b:00.0"
+    gpu_index: int | None = None  # the GPU with that bus id in this scan, when known
+    uptime_s: float | None = None  # seconds since boot ("[ 1843.308145]", /dev/kmsg)
+    time: str | None = None  # wall clock as logged (journalctl / syslog), verbatim
+    pid: int | None = None
+    process: str | None = None
+    text: str = ""  # the rest of the line after the code
+    line: int | None = None  # line number in the log or paste
+
+
+@dataclass
+class KernelLog(Unavailable):
+    """NVIDIA events of the kernel log. ``events`` None: the log could not be read (reason under "events")."""
+
+    source: str | None = None  # "/dev/kmsg", "journalctl -k", "imported"
+    lines_read: int | None = None
+    uptime_s: float | None = None  # the host's uptime when the log was read: how old each event is
+    events: list[KernelEvent] | None = None
+
+
+@dataclass
+class RdmaPort(Unavailable):
+    """One port of an RDMA adapter (InfiniBand or RoCE), as /sys/class/infiniband or ibstat shows it."""
+
+    device: str = ""  # mlx5_0
+    port: int = 1
+    state: str | None = None  # ACTIVE | DOWN | INIT | ARMED | ACTIVE_DEFER
+    phys_state: str | None = None  # LinkUp | Polling | Disabled | Sleep | LinkErrorRecovery | ...
+    rate_gbps: float | None = None  # signalling rate of the port, Gb/s (400 for NDR x4)
+    link_layer: str | None = None  # InfiniBand | Ethernet
+    firmware: str | None = None
+    ca_type: str | None = None  # MT4129 (ConnectX-7)
+    bus_id: str | None = None  # the adapter's PCI function
+
+
+@dataclass
+class AcsPort:
+    """A PCIe bridge on a GPU's or NIC's path with its ACS Control bits (lspci ACSCtl names)."""
+
+    bus_id: str = ""
+    control: dict[str, bool] = field(default_factory=dict)  # SrcValid TransBlk ReqRedir CmpltRedir UpstreamFwd ...
+    gpus: list[int] = field(default_factory=list)  # GPUs below this bridge
+    nics: list[str] = field(default_factory=list)  # RDMA adapters below this bridge
+
+
+@dataclass
+class Network(Unavailable):
+    """The RDMA network and what GPUDirect RDMA and PCIe peer traffic depend on."""
+
+    rdma_ports: list[RdmaPort] | None = None
+    modules: list[str] | None = None  # loaded kernel modules of interest (nvidia_peermem, nv_peer_mem, mlx5_ib, ...)
+    peermem_loaded: bool | None = None  # nvidia_peermem or nv_peer_mem loaded (GPUDirect RDMA through peer memory)
+    iommu_mode: str | None = None  # off | passthrough | translated
+    iommu_groups: int | None = None
+    acs: list[AcsPort] | None = None  # bridges on the GPUs' and NICs' paths that have an ACS capability
+    # "open" | "proprietary": which NVIDIA kernel module is loaded (/proc/driver/nvidia/version, or the kernel
+    # log's "NVRM: loading NVIDIA UNIX ... Kernel Module" line); GPUDirect RDMA through dma-buf needs the open one
+    gpu_kernel_module: str | None = None
+
+
+@dataclass
+class GpuFabric(Unavailable):
+    """A GPU's registration with the NVLink fabric (NVML GPU fabric info, nvidia-smi -q "Fabric")."""
+
+    gpu_index: int = 0
+    state: str | None = None  # not-supported | not-started | in-progress | completed
+    status: str | None = None  # "success" or the error nvidia-smi prints
+    clique_id: int | None = None
+    cluster_uuid: str | None = None
+    degraded_bandwidth: bool | None = None  # the fabric health mask: this GPU's NVLink bandwidth is degraded
+
+
+@dataclass
+class Fabric(Unavailable):
+    """The NVSwitch fabric: the fabric manager service and each GPU's fabric state."""
+
+    manager_state: str | None = None  # active | inactive | failed | activating | not-installed
+    manager_detail: str | None = None  # the line it was read from ("Active: failed (Result: exit-code) since ...")
+    gpus: list[GpuFabric] | None = None
+
+
+@dataclass
+class GpuProcess:
+    gpu_index: int = 0
+    pid: int = 0
+    name: str | None = None
+    used_bytes: int | None = None
+
+
+@dataclass
+class NodeState(Unavailable):
+    """What jobs trip over around the GPUs: GPUs the driver lost, memory held, container limits."""
+
+    nvidia_pci_functions: list[str] | None = None  # NVIDIA GPUs on the PCI bus (class 0x0300 / 0x0302), by bus id
+    gpu_processes: list[GpuProcess] | None = None  # compute processes holding GPU memory when scanned
+    shm_bytes: int | None = None  # size of /dev/shm
+    memlock_bytes: int | None = None  # RLIMIT_MEMLOCK soft limit; None with memlock_unlimited True = unlimited
+    memlock_unlimited: bool | None = None

@@ -1,0 +1,316 @@
+"""The lean load: the sections of a saved scan the fleet view reads, into a ``Rig``, at a third of the full
+loader's cost and without its strictness.
+
+``load_lean(path)`` reads a node's file (at most ``SCAN_LIMIT`` bytes of UTF-8 JSON; NaN, Infinity, floats beyond
+the double range and lone surrogates refused) and gives either a ``Rig`` or a ``NodeRecord`` (the failure record
+a node wrote when its check could not run, or a ``check --format json`` report without its scan). Anything else,
+a scan whose sections have the wrong shape, or a scan of another schema version, is a ``Refused`` naming why.
+
+The Rig holds only what the fleet compares: ``source.created_at``; the host's name, CPU, sockets, kernel and OS;
+the software versions; per GPU its index, name, modes, power limit, PCIe generation and widths and its NVLinks'
+state and far end; the topology's NICs; the measurements (kind, status, GPUs, hosts, values, sizes and the fields
+that name a figure); the findings (code, severity, name, message, GPUs); the RDMA ports. A value of the wrong type
+is left unset (not recorded), as if the scan had not read it; every other field keeps its default.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuadvisor import inputs
+from gpuadvisor.errors import InputError
+from gpuadvisor.facts.beyond import Network, RdmaPort
+from gpuadvisor.facts.measure import COLLECTIVES, COPIES, P2P_BW, Finding, Measurement, SweepRow
+from gpuadvisor.facts.model import KIND, SCHEMA_VERSION, FactsError, Gpu, Host, NvLink, Pcie, Software, Source
+from gpuadvisor.facts.rig import Rig
+
+ERROR_KIND = "gpuadvisor-node-error"
+
+# The sections the lean load reads and the JSON type each must have (null: a section not recorded).
+SECTIONS: dict[str, type] = {
+    "host": dict,
+    "source": dict,
+    "software": dict,
+    "topology": dict,
+    "gpus": list,
+    "measurements": list,
+    "findings": list,
+}
+
+
+class Refused(FactsError):
+    """A node's file that is not a scan the lean load reads; ``host`` is the scan's host name where it has one."""
+
+    def __init__(self, why: str, host: str | None = None) -> None:
+        super().__init__(why)
+        self.why = why
+        self.host = host
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    """A node's file that holds no facts: ``kind`` "error" (a failure record, or a report with an error field:
+    the node could not scan) or "check" (a check report: its verdict's failing codes only)."""
+
+    kind: str
+    hostname: str | None = None
+    created_at: str | None = None
+    error: str | None = None
+    failing: list[str] = field(default_factory=list)
+
+
+def read_json(path: Path, limit: int | None = None) -> Any:
+    """A node's file parsed; one InputError naming the file when it is larger than ``limit`` (default
+    ``inputs.SCAN_LIMIT``), not UTF-8 or not JSON."""
+    data = inputs.read_bytes(path, "a gpuadvisor scan (JSON)", inputs.SCAN_LIMIT if limit is None else limit)
+    text = inputs.decode_utf8(data, str(path), "a scan")
+    return parse_scan(text, str(path))
+
+
+def parse_scan(text: str, origin: str) -> Any:
+    """The scan's JSON, refused as gpuadvisor.inputs.loads_json refuses it where it matters to the lean load, at a
+    third of its cost: NaN, Infinity and floats beyond the double range (1e400) where they are read, nesting
+    deeper than the parser's recursion limit, and (through the full check) escaped lone surrogates. Integers are
+    not range-checked here: the lean load reads only small counts and indexes, and checks their types."""
+    if "\\ud" in text or "\\uD" in text:  # an escaped UTF-16 surrogate: the full check tells a pair from a lone one
+        return inputs.loads_json(text, origin, "a gpuadvisor scan")
+    try:
+        return json.loads(text, parse_float=inputs._float, parse_constant=inputs._constant)
+    except inputs._Bad as e:
+        raise InputError(f"{origin}: {e.why}") from None
+    except RecursionError:
+        raise InputError(f"{origin}: nested too deeply to be a gpuadvisor scan") from None
+    except json.JSONDecodeError as e:
+        raise InputError(
+            f"{origin}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected a gpuadvisor scan"
+        ) from None
+    except ValueError as e:  # an integer of more digits than Python converts
+        raise InputError(f"{origin}: {str(e)[:100]}") from None
+
+
+def load_lean(path: Path) -> Rig | NodeRecord:
+    """A node's file read (InputError) and taken apart (``Refused``): see ``from_json``."""
+    return from_json(read_json(path), path)
+
+
+def from_json(data: Any, path: Path) -> Rig | NodeRecord:
+    """A scan's sections the fleet reads as a Rig, a failure record or check report as a NodeRecord; anything else
+    is ``Refused`` (its message is what the fleet says of the file)."""
+    if not isinstance(data, dict):
+        raise Refused("not a gpuadvisor scan (top level is not an object)")
+    kind = data.get("kind")
+    if kind == KIND:
+        bad = malformed(data)
+        if bad:
+            raise Refused(f"{path}: {bad}: not a scan this gpuadvisor writes", _hostname(data))
+        if data.get("schema_version") != SCHEMA_VERSION:
+            raise Refused(
+                f"scan schema_version {data.get('schema_version')!r}: this gpuadvisor reads version {SCHEMA_VERSION}",
+                _hostname(data),
+            )
+        return lean_rig(data)
+    if kind == ERROR_KIND or ("error" in data and ("hostname" in data or "source" in data)):
+        s = data.get("source")
+        src = s if isinstance(s, dict) else data
+        return NodeRecord(
+            "error",
+            _str(src.get("hostname")),
+            _str(src.get("created_at")),
+            str(data.get("error") or "the node's check could not run"),
+        )
+    if "verdict" in data and isinstance(data.get("source"), dict):  # check --format json without its scan
+        src = data["source"]
+        failing = sorted(c for c in data.get("failing") or [] if isinstance(c, str))
+        return NodeRecord("check", _str(src.get("hostname")), _str(src.get("created_at")), failing=failing)
+    raise Refused(f"not a gpuadvisor scan, check report or failure record (kind {kind!r})")
+
+
+def malformed(data: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of a scan's sections (None: nothing); null is a section not recorded."""
+    for key, typ in SECTIONS.items():
+        v = data.get(key)
+        if v is not None and not isinstance(v, typ):
+            return f"{key!r} is {type(v).__name__}, not {'an object' if typ is dict else 'a list'}"
+    for key in ("gpus", "measurements", "findings"):
+        if any(not isinstance(x, dict) for x in data.get(key) or []):
+            return f"{key!r} holds an entry that is not an object"
+    return None
+
+
+# -- typed values: a value of another type is None (not recorded) --------------------------------------------------
+
+
+def _str(v: Any) -> str | None:
+    return v if type(v) is str else None
+
+
+def _int(v: Any) -> int | None:
+    return v if type(v) is int else None
+
+
+def _num(v: Any) -> float | None:
+    return v if type(v) is float or type(v) is int else None  # finite: parse_scan refuses the rest
+
+
+def _bool(v: Any) -> bool | None:
+    return v if type(v) is bool else None
+
+
+def _strs(v: Any) -> list[str]:
+    return [x for x in v if type(x) is str] if type(v) is list else []
+
+
+def _obj(v: Any) -> dict[str, Any]:
+    return v if type(v) is dict else {}
+
+
+_new = object.__new__
+
+
+def _lean(cls: type, values: dict[str, Any]) -> Any:
+    """An instance of the dataclass ``cls`` without running its ``__init__`` (five default factories per
+    Measurement, 184 measurements in an 8-GPU scan): ``values`` must hold every field with a default factory;
+    every other field it leaves out reads as its default (the class attribute)."""
+    obj: Any = _new(cls)
+    obj.__dict__ = values
+    return obj
+
+
+def lean_rig(data: dict[str, Any]) -> Rig:
+    """The sections the fleet reads (see the module's docstring) of a scan whose sections have the right shape."""
+    host, software, src = _obj(data.get("host")), _obj(data.get("software")), _obj(data.get("source"))
+    rig = Rig(
+        source=Source(created_at=_str(src.get("created_at"))),
+        host=Host(**_pick(host, _HOST)),
+        software=Software(**_pick(software, _SOFTWARE)),
+        gpus=[_gpu(g, i) for i, g in enumerate(data.get("gpus") or [])],
+        measurements=[_measurement(m) for m in data.get("measurements") or []],
+        findings=[f for f in map(_finding, data.get("findings") or []) if f is not None],
+    )
+    rig.topology.nics = _strs(_obj(data.get("topology")).get("nics"))
+    ports = _obj(data.get("network")).get("rdma_ports")
+    if type(ports) is list:  # a port without a device name is not one the fleet can compare
+        rig.network = Network(rdma_ports=[_port(p) for p in ports if type(p) is dict and type(p.get("device")) is str])
+    return rig
+
+
+_S: frozenset[type] = frozenset({str})
+_I: frozenset[type] = frozenset({int})
+_B: frozenset[type] = frozenset({bool})
+_N: frozenset[type] = frozenset({int, float})
+# The fields the fleet reads of each section, and the JSON types each may have.
+_HOST = {"hostname": _S, "cpu_model": _S, "sockets": _I, "kernel": _S, "os": _S}
+_SOFTWARE = dict.fromkeys(
+    ("driver_version", "cuda_driver_version", "nccl_version", "torch_version", "torch_cuda_version"), _S
+)
+_GPU = {"name": _S, "persistence_mode": _B, "mig_mode": _B, "ecc_enabled": _B, "power_limit_w": _N}
+_PCIE = dict.fromkeys(("max_gen", "gpu_max_gen", "max_width", "current_width"), _I)
+
+
+def _pick(section: dict[str, Any], fields: dict[str, frozenset[type]]) -> dict[str, Any]:
+    """The fields of a section that hold a value of their type (the others keep their default: not recorded)."""
+    return {k: v for k, allowed in fields.items() if type(v := section.get(k)) in allowed}
+
+
+def _gpu(g: dict[str, Any], i: int) -> Gpu:
+    links = g.get("nvlinks")
+    index = _int(g.get("index"))
+    return Gpu(
+        index=i if index is None else index,
+        pcie=Pcie(**_pick(_obj(g.get("pcie")), _PCIE)),
+        nvlinks=[_nvlink(n) for n in links if type(n) is dict] if type(links) is list else [],
+        **_pick(g, _GPU),
+    )
+
+
+def _nvlink(n: dict[str, Any]) -> NvLink:
+    active, far = n.get("active"), n.get("remote_device_type")
+    return _lean(
+        NvLink,
+        {
+            "unavailable": {},
+            "errors": {},
+            "active": active if type(active) is bool else None,
+            "remote_device_type": far if type(far) is str else None,
+        },
+    )
+
+
+_NUM, _BOOL = frozenset({int, float}), frozenset({bool})
+_BANDWIDTH = (("value_gbps", _NUM), ("expected_gbps", _NUM))
+# What each kind of measurement is (facts.Measurement's docstring), beyond kind, status, world size, GPUs and hosts;
+# another kind: its bandwidth.
+_KIND_FIELDS: dict[str, tuple[tuple[str, frozenset[type]], ...]] = {
+    **dict.fromkeys(COPIES, (*_BANDWIDTH, ("memory", frozenset({str})), ("concurrent", _BOOL))),
+    **dict.fromkeys(P2P_BW, (*_BANDWIDTH, ("p2p_enabled", _BOOL))),
+    "p2p_latency": (("latency_us", _NUM), ("p2p_enabled", _BOOL)),
+    **dict.fromkeys(COLLECTIVES, (*_BANDWIDTH, ("backend", frozenset({str})))),
+    "matmul": (("value_tflops", _NUM), ("dtype", frozenset({str}))),
+    "memory_bandwidth": _BANDWIDTH,
+}
+
+
+def _measurement(m: dict[str, Any]) -> Measurement:
+    """What names and values a figure (184 measurements in an 8-GPU scan): kind, status, world size, GPUs, hosts
+    (with the notes of a run on several hosts), the values of its kind, and a collective's rows."""
+    get = m.get
+    d: dict[str, Any] = {"unavailable": {}}
+    kind = get("kind")
+    if type(kind) is str:
+        d["kind"] = kind
+    d["status"] = v if type(v := get("status", "ok")) is str else ""
+    d["gpus"] = [g for g in v if type(g) is int] if type(v := get("gpus")) is list else []
+    d["hosts"] = hosts = [h for h in v if type(h) is str] if type(v := get("hosts")) is list and v else []
+    d["notes"] = [n for n in v if type(n) is str] if hosts and type(v := get("notes")) is list else []
+    if type(v := get("world_size")) is int:
+        d["world_size"] = v
+    for name, allowed in _KIND_FIELDS.get(kind, _BANDWIDTH) if type(kind) is str else _BANDWIDTH:
+        if type(v := get(name)) in allowed:
+            d[name] = v
+    d["rows"] = (
+        [_row(r) for r in v if type(r) is dict] if kind in COLLECTIVES and type(v := get("rows")) is list else []
+    )
+    return _lean(Measurement, d)
+
+
+def _row(r: dict[str, Any]) -> SweepRow:
+    size, bw = r.get("size_bytes"), r.get("busbw_gbps")
+    return _lean(
+        SweepRow,
+        {
+            "size_bytes": size if type(size) is int else 0,
+            "busbw_gbps": bw if type(bw) is float or type(bw) is int else 0.0,
+        },
+    )
+
+
+def _finding(f: dict[str, Any]) -> Finding | None:
+    code, severity = f.get("code"), f.get("severity")
+    if type(code) is not str or type(severity) is not str:
+        return None
+    gpus = f.get("gpus")
+    return Finding(
+        code=code,
+        severity=severity,
+        name=_str(f.get("name")) or "",
+        message=_str(f.get("message")) or "",
+        gpus=[g for g in gpus if type(g) is int] if type(gpus) is list else [],
+    )
+
+
+def _port(p: dict[str, Any]) -> RdmaPort:
+    port = _int(p.get("port"))
+    return RdmaPort(
+        device=p["device"],
+        port=1 if port is None else port,
+        state=_str(p.get("state")),
+        rate_gbps=_num(p.get("rate_gbps")),
+    )
+
+
+def _hostname(data: dict[str, Any]) -> str | None:
+    h = _obj(data.get("host")).get("hostname")
+    return h if type(h) is str and h else None
