@@ -8,7 +8,6 @@ import dataclasses
 import pytest
 
 from gpuadvisor import catalog
-from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import fitted
 from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.workload import Workload
@@ -41,7 +40,7 @@ def test_generation_fractions_fall_back_to_the_unknown_row() -> None:
     assert generations.gemm_efficiency("turing") == unknown.gemm  # a listed generation without a figure
     assert generations.gemm_efficiency("hopper").value == pytest.approx(794.5 / 989)
     assert generations.attention_efficiency(None) == unknown.attention
-    assert C.PUBLISHED_MFU["hopper"][:2] == (0.33, 0.46)
+    assert (generations.get("hopper").published_mfu.low, generations.get("hopper").published_mfu.high) == (0.33, 0.46)
     assert generations.top_board_power("hopper") == 700
 
 

@@ -18,13 +18,14 @@ from gpuadvisor.advice_model import (
 )
 from gpuadvisor.advisor import calibration as K
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import fitted, rigview
 from gpuadvisor.advisor import inference as I
-from gpuadvisor.advisor import rigview
 from gpuadvisor.advisor import strategies as S
 from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.search import smallest_rig
 from gpuadvisor.advisor.snippets import training_snippet
 from gpuadvisor.advisor.workload import Workload
+from gpuadvisor.catalog import generations
 from gpuadvisor.facts import Rig
 
 
@@ -108,9 +109,10 @@ def _compute_assumptions(w: Workload, view: rigview.RigView, rates: Any) -> list
         + f" ({why})"
     )
     arch = view.spec.architecture if view.spec else None
-    pub = C.PUBLISHED_MFU.get(arch or "")
+    gen = generations.get(arch)
+    pub = gen.published_mfu if gen else None
     if pub:
-        out.append(f"  published MFU on this generation: {pub[0]:.0%}-{pub[1]:.0%} ({pub[2]})")
+        out.append(f"  published MFU on this generation: {pub.low:.0%}-{pub.high:.0%} ({pub.source})")
     return out
 
 
@@ -151,7 +153,8 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
             f"fits with margin: at least {C.MARGIN_FRACTION:.0%} of GPU memory left",
             "data-parallel communication overlaps the backward pass (DDP 25 MB buckets: the last is exposed); FSDP "
             "prefetches all-gathers "
-            f"under compute, {C.SHARDED_OVERLAP:.0%} of the shorter overlapping (fitted on published ZeRO-3 runs), "
+            f"under compute, {fitted.current().sharded_overlap:.0%} of the shorter overlapping "
+            "(fitted on published ZeRO-3 runs), "
             "with NCCL's latency per ring step; "
             "tensor-parallel, pipeline and offload traffic is not overlapped",
         ]

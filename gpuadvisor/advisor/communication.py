@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import fitted
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, model_states, stage_params, state_split
@@ -77,9 +78,9 @@ def paged_state_seconds(view: RigView, w: Workload, lay: Layout, mem: MemoryBrea
 
 def _overlapped(comm: float, window: float, overlap: float | None = None) -> float:
     """Exposed seconds of a collective prefetched under ``window`` seconds of compute: what outlasts the compute, plus
-    the part of the shorter of the two that contention keeps from overlapping (constants.SHARDED_OVERLAP, or the
-    stack's own: timing.sharded_overlap)."""
-    ov = C.SHARDED_OVERLAP if overlap is None else overlap
+    the part of the shorter of the two that contention keeps from overlapping (the fitted parameters'
+    sharded_overlap, or the stack's own: timing.sharded_overlap)."""
+    ov = fitted.current().sharded_overlap if overlap is None else overlap
     return max(0.0, comm - window) + (1 - ov) * min(comm, window)
 
 
@@ -189,7 +190,7 @@ def communication(
                     "reduce-scatter of "
                     f"{grad_bytes / 1e9:.2f} GB (1.5x DDP), one per FSDP unit ({units}, {lat * 1e3:.1f} ms of NCCL "
                     "latency each way), "
-                    f"prefetched under compute with {C.SHARDED_OVERLAP:.0%} of the shorter overlapping"
+                    f"prefetched under compute with {fitted.current().sharded_overlap:.0%} of the shorter overlapping"
                 )
     if lay.tp > 1:
         tbw = view.intra_busbw(lay.tp, nvlink=view.nvlink_groups_of(lay.tp))

@@ -7,7 +7,6 @@ does, and bandwidth in GB/s as nccl-tests does).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gpuadvisor.physics import links
 
@@ -424,21 +423,3 @@ VLLM_BLOCK_TOKENS = 16  # vLLM's default KV-cache block size
 # budget. Their size is an ASSUMPTION (no calibration case yet): about 0.5 GiB for a 7-8B model at vLLM's default
 # capture sizes (vLLM logs "Graph capturing finished in N secs, took X GiB"; commonly 0.3-1 GiB).
 VLLM_CUDA_GRAPH_BYTES = int(0.5 * GiB)
-
-
-def __getattr__(name: str) -> Any:
-    """PUBLISHED_MFU ({generation: (low, high, source)}), read from gpuadvisor/catalog/generations.toml when first
-    asked for; SHARDED_OVERLAP: the fitted parameters' in force (fitted.current().sharded_overlap)."""
-    if name == "SHARDED_OVERLAP":
-        from gpuadvisor.advisor import fitted
-
-        return fitted.current().sharded_overlap
-    if name == "PUBLISHED_MFU":
-        from gpuadvisor.catalog import generations
-
-        return {
-            g.id: (g.published_mfu.low, g.published_mfu.high, g.published_mfu.source)
-            for g in generations.generations()
-            if g.published_mfu
-        }
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
