@@ -1,5 +1,5 @@
-"""The lean load: the sections of a saved scan the fleet view reads, into a ``Rig``, at a third of the full
-loader's cost and without its strictness.
+"""The lean load: the sections of a saved scan the fleet view reads, into a ``Rig``, without the full loader's
+strictness and at a fraction of its cost (the fleet reads tens of thousands of scans in one run).
 
 ``load_lean(path)`` reads a node's file (at most ``SCAN_LIMIT`` bytes of UTF-8 JSON; NaN, Infinity, floats beyond
 the double range and lone surrogates refused) and gives either a ``Rig`` or a ``NodeRecord`` (the failure record
