@@ -1,6 +1,6 @@
 """The fleet view as a Prometheus textfile (node_exporter's textfile collector): per-node gauges.
 
-Written through ``check``'s exposition writer (gpuadvisor.render.prometheus: HELP and TYPE once per name, label
+Written through ``check``'s exposition writer (gpuadvisor.render.machine.prometheus: HELP and TYPE once per name, label
 values escaped, a repeated series dropped), with every label value first made plain text by the same sanitiser
 the terminal output uses (gpuadvisor.streams.sanitise: control characters, lone surrogates and bidirectional
 overrides become visible escapes), so a hostile host name cannot break the file promtool and node_exporter read.

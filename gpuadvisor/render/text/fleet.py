@@ -1,6 +1,6 @@
 """The fleet view as text: the drain list first (node, why, evidence, what to do), then the warnings, fleet-wide
 findings, the noise the fleet measured per family, what stragglers cost, the groups and notes. Every line fits
-the terminal (COLUMNS, default 80; gpuadvisor.render.width), control characters in host names made visible."""
+the terminal (COLUMNS, default 80; gpuadvisor.render.text.width), control characters in host names made visible."""
 
 from __future__ import annotations
 
