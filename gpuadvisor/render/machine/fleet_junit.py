@@ -1,6 +1,6 @@
 """The fleet view as JUnit XML: one testcase per node, failing when a finding at or above the gate names it.
 
-Built with ``xml.etree`` and the same sanitiser as ``check``'s JUnit (gpuadvisor.render.machine.junit.xml_text: characters
+Built with ``xml.etree`` and the same sanitiser as ``check``'s JUnit (render.machine.junit.xml_text: characters
 XML 1.0 cannot hold, control characters and lone surrogates from host names, become U+FFFD), in the shape both
 JUnit schemas accept: ``<skipped>`` carries its reason as text, not as a ``message`` attribute (junit-4.xsd
 declares it a plain string), and a testcase has at most one of skipped, failure.
