@@ -16,7 +16,6 @@ is left unset (not recorded), as if the scan had not read it; every other field 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,11 +70,6 @@ def read_json(path: Path, limit: int | None = None) -> Any:
     return parse_scan(text, str(path))
 
 
-# Text where a float could overflow: an exponent of three digits, or 200 digits in a row (with an exponent of at
-# most 99, fewer digits stay below 1e299).
-_HUGE = re.compile(r"[eE][-+]?\d{3}|\d{200}")
-
-
 def parse_scan(text: str, origin: str) -> Any:
     """The scan's JSON, refused as gpuadvisor.inputs.loads_json refuses it where it matters to the lean load, at a
     third of its cost: NaN, Infinity and floats beyond the double range (1e400) where they are read, nesting
@@ -83,11 +77,8 @@ def parse_scan(text: str, origin: str) -> Any:
     not range-checked here: the lean load reads only small counts and indexes, and checks their types."""
     if "\\ud" in text or "\\uD" in text:  # an escaped UTF-16 surrogate: the full check tells a pair from a lone one
         return inputs.loads_json(text, origin, "a gpuadvisor scan")
-    # Python's own float parser (the decoder's C path) where no number can be beyond the double range: one with a
-    # three-digit exponent or a run of 200 digits might, and is read through the checking parser.
-    parse_float = inputs._float if _HUGE.search(text) else float
     try:
-        return json.loads(text, parse_float=parse_float, parse_constant=inputs._constant)
+        return json.loads(text, parse_float=inputs._float, parse_constant=inputs._constant)
     except inputs._Bad as e:
         raise InputError(f"{origin}: {e.why}") from None
     except RecursionError:
