@@ -226,17 +226,21 @@ def _gpu(g: dict[str, Any], i: int) -> Gpu:
     )
 
 
+_LINKS: dict[tuple[bool | None, str | None], NvLink] = {}  # one NvLink per (state, far end): ~144 links a scan
+_LINKS_MAX = 10_000
+
+
 def _nvlink(n: dict[str, Any]) -> NvLink:
+    """A link's state and far end, the one NvLink of that pair shared by every lean Rig (read, never written: the
+    fleet only compares them)."""
     active, far = n.get("active"), n.get("remote_device_type")
-    return _lean(
-        NvLink,
-        {
-            "unavailable": {},
-            "errors": {},
-            "active": active if type(active) is bool else None,
-            "remote_device_type": far if type(far) is str else None,
-        },
-    )
+    key = (active if type(active) is bool else None, far if type(far) is str else None)
+    link = _LINKS.get(key)
+    if link is None:
+        link = _lean(NvLink, {"unavailable": {}, "errors": {}, "active": key[0], "remote_device_type": key[1]})
+        if len(_LINKS) < _LINKS_MAX:
+            _LINKS[key] = link
+    return link
 
 
 _NUM, _BOOL = frozenset({int, float}), frozenset({bool})
@@ -273,7 +277,9 @@ def _measurement(m: dict[str, Any]) -> Measurement:
     d["rows"] = (
         [_row(r) for r in v if type(r) is dict] if kind in COLLECTIVES and type(v := get("rows")) is list else []
     )
-    return _lean(Measurement, d)
+    obj: Measurement = _new(Measurement)
+    obj.__dict__ = d
+    return obj
 
 
 def _row(r: dict[str, Any]) -> SweepRow:
