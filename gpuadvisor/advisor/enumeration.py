@@ -130,33 +130,21 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[Excluded]]:
                     reason=f"{w.arch.heads} heads / {w.arch.kv_heads} KV heads do not divide by {t}",
                 )
             )
-        elif t <= domain:
+        else:
+            pcie = t > domain  # crosses PCIe: TP_OFF_NVLINK_RULE, the same for every size
+            label = f"TP={t} (PCIe)" if pcie else f"TP={t}"
             out.append(
                 Layout(
                     f"tp{t}",
-                    f"TP={t} + ZeRO-1 DP={world // t}" if world > t else f"TP={t}",
+                    f"{label} + ZeRO-1 DP={world // t}" if world > t else label,
                     "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
-                    4,
+                    5 if pcie else 4,
                     dp=world // t,
                     tp=t,
                     zero_stage=1 if world > t else 0,
                     shard_group=world // t,
                     dp_spans_nodes=m > 1,
-                )
-            )
-        else:  # crosses PCIe: TP_OFF_NVLINK_RULE, the same for every size
-            out.append(
-                Layout(
-                    f"tp{t}",
-                    f"TP={t} (PCIe) + ZeRO-1 DP={world // t}" if world > t else f"TP={t} (PCIe)",
-                    "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
-                    5,
-                    dp=world // t,
-                    tp=t,
-                    zero_stage=1 if world > t else 0,
-                    shard_group=world // t,
-                    dp_spans_nodes=m > 1,
-                    last_resort=True,
+                    last_resort=pcie,
                 )
             )
         t *= 2

@@ -131,6 +131,41 @@ def _per_gpu(
             yield from check(g)
 
 
+# GA304 and GA306: a GPU flag that says memory repair waits for a reset -> (message, expected source, fix);
+# the message may name {subject}, the fix {index}.
+_PENDING = {
+    "retired_pages_pending": (
+        "{subject} has memory pages pending retirement: reset the GPU or reboot to retire them",
+        "NVIDIA Dynamic Page Retirement",
+        "drain the node and reboot (or reset the GPU) so the pending pages are retired",
+    ),
+    "remapped_rows_pending": (
+        "{subject} has a row remapping pending: reset the GPU to apply it",
+        "NVIDIA row remapping: a GPU reset applies pending remaps",
+        "drain the GPU and reset it (nvidia-smi -r -i {index}) or reboot the node",
+    ),
+}
+
+
+def _pending(ctx: Context, flag: str) -> Callable[[Gpu], Iterator[Finding]]:
+    """A check for a GPU whose boolean ``flag`` (a key of ``_PENDING``) is set."""
+    message, source, fix = _PENDING[flag]
+
+    def check(g: Gpu) -> Iterator[Finding]:
+        if getattr(g, flag):
+            yield ctx.finding(
+                message.format(subject=subject(g)),
+                gpus=[g.index],
+                subject=subject(g),
+                observed={flag: True},
+                expected={flag: False},
+                expected_source=source,
+                fix=fix.format(index=g.index),
+            )
+
+    return check
+
+
 def _retirement_applies(g: Gpu) -> tuple[bool, str | None]:
     """Page retirement is the pre-Ampere scheme; on GPUs with row remapping it does not apply."""
     have_retired = (
@@ -164,19 +199,7 @@ def retired_pages_pending(rig: Rig, ctx: Context):
         Drain the node and reboot it (or reload the driver / reset the GPU) so the pages are retired.
     """
 
-    def check(g: Gpu) -> Iterator[Finding]:
-        if g.retired_pages_pending:
-            yield ctx.finding(
-                f"{subject(g)} has memory pages pending retirement: reset the GPU or reboot to retire them",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"retired_pages_pending": True},
-                expected={"retired_pages_pending": False},
-                expected_source="NVIDIA Dynamic Page Retirement",
-                fix="drain the node and reboot (or reset the GPU) so the pending pages are retired",
-            )
-
-    yield from _per_gpu(rig, ctx, _retirement_applies, check)
+    yield from _per_gpu(rig, ctx, _retirement_applies, _pending(ctx, "retired_pages_pending"))
 
 
 @rule("GA305", "retired-pages-near-limit", area="health", severity="fail", thresholds=("retired_pages_max",))
@@ -252,19 +275,7 @@ def row_remap_pending(rig: Rig, ctx: Context):
         Drain the GPU and reset it (nvidia-smi -r -i N) or reboot the node.
     """
 
-    def check(g: Gpu) -> Iterator[Finding]:
-        if g.remapped_rows_pending:
-            yield ctx.finding(
-                f"{subject(g)} has a row remapping pending: reset the GPU to apply it",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"remapped_rows_pending": True},
-                expected={"remapped_rows_pending": False},
-                expected_source="NVIDIA row remapping: a GPU reset applies pending remaps",
-                fix=f"drain the GPU and reset it (nvidia-smi -r -i {g.index}) or reboot the node",
-            )
-
-    yield from _per_gpu(rig, ctx, _remap_applies, check)
+    yield from _per_gpu(rig, ctx, _remap_applies, _pending(ctx, "remapped_rows_pending"))
 
 
 @rule("GA307", "row-remap-failure", area="health", severity="fail", thresholds=("row_remap_uncorrectable_max",))
