@@ -77,20 +77,19 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int, error: type[
         os.close(fd)
 
 
+# What a file's mode says it is, in the words of the errors (a mode none of these match is a "special file").
+_KINDS = (
+    (stat.S_ISREG, "file"),
+    (stat.S_ISFIFO, "pipe"),
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
 def _kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISFIFO(mode):
-        return "pipe"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
+    return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
 def read_text(path: str | os.PathLike[str], what: str, limit: int, error: type[InputError] = InputError) -> str:

@@ -56,6 +56,25 @@ def ecc_uncorrectable_errors(rig: Rig, ctx: Context):
             )
 
 
+# GA303's corrected-error counts, SRAM first (the first one over its limit is reported): (the scan's fields,
+# observed key, message naming {subject}, {n} and {limit}, expected source). Limits: ecc_corrected_max, then
+# ecc_dram_corrected_max.
+_CORRECTED = (
+    (
+        ("ecc_errors_corrected_sram_volatile", "ecc_errors_corrected_sram_aggregate"),
+        "sram_corrected",
+        "{subject} has corrected {n} SRAM ECC errors (above {limit:.0f}): its on-chip memory is degrading",
+        "Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000",
+    ),
+    (
+        ("ecc_errors_corrected_volatile", "ecc_errors_corrected_aggregate"),
+        "corrected",
+        "{subject} has corrected {n} ECC errors (above {limit:.0f})",
+        "Azure HPC NHC check_gpu_ecc DRAM threshold 20000000",
+    ),
+)
+
+
 @rule(
     "GA303",
     "ecc-corrected-errors-high",
@@ -83,40 +102,26 @@ def ecc_corrected_errors_high(rig: Rig, ctx: Context):
     How to fix
         Watch the trend; run dcgmi diag -r 3 and the memory test; plan an RMA if the count keeps rising.
     """
-    sram_limit = ctx.t("ecc_corrected_max")
-    total_limit = ctx.t("ecc_dram_corrected_max")
+    limits = (ctx.t("ecc_corrected_max"), ctx.t("ecc_dram_corrected_max"))
     for g in rig.gpus:
         reason = _ecc_missing(g, "ecc_errors_corrected_aggregate", "ecc_errors_corrected_volatile")
         if reason:
             yield ctx.not_checked(reason, gpus=[g.index])
             continue
-        srams = [
-            n for n in (g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) if n is not None
-        ]
-        totals = [n for n in (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate) if n is not None]
-        if srams and max(srams) > sram_limit:
-            n = max(srams)
-            yield ctx.finding(
-                f"{subject(g)} has corrected {n} SRAM ECC errors (above {sram_limit:.0f}): its on-chip memory is "
-                "degrading",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"sram_corrected": n},
-                expected={"sram_corrected_max": sram_limit},
-                expected_source="Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000",
-                fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
-            )
-        elif totals and max(totals) > total_limit:
-            n = max(totals)
-            yield ctx.finding(
-                f"{subject(g)} has corrected {n} ECC errors (above {total_limit:.0f})",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"corrected": n},
-                expected={"corrected_max": total_limit},
-                expected_source="Azure HPC NHC check_gpu_ecc DRAM threshold 20000000",
-                fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
-            )
+        for (fields, key, text, source), limit in zip(_CORRECTED, limits, strict=True):
+            counts = [n for n in (getattr(g, f) for f in fields) if n is not None]
+            if counts and max(counts) > limit:
+                n = max(counts)
+                yield ctx.finding(
+                    text.format(subject=subject(g), n=n, limit=limit),
+                    gpus=[g.index],
+                    subject=subject(g),
+                    observed={key: n},
+                    expected={f"{key}_max": limit},
+                    expected_source=source,
+                    fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
+                )
+                break  # the SRAM count, when it is over, is the one reported
 
 
 def _per_gpu(
