@@ -20,6 +20,7 @@ import math
 import os
 import stat
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 from gpuadvisor.errors import InputError
@@ -76,20 +77,19 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int, error: type[
         os.close(fd)
 
 
+# What a file's mode says it is, in the words of the errors (a mode none of these match is a "special file").
+_KINDS = (
+    (stat.S_ISREG, "file"),
+    (stat.S_ISFIFO, "pipe"),
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
 def _kind(mode: int) -> str:
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISFIFO(mode):
-        return "pipe"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return "special file"
+    return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
 def read_text(path: str | os.PathLike[str], what: str, limit: int, error: type[InputError] = InputError) -> str:
@@ -136,31 +136,50 @@ def _constant(s: str) -> Any:
     raise _Bad(f"{s} is not a number JSON allows (only finite numbers)")
 
 
-def loads_json(text: str, origin: str, what: str = "JSON", error: type[InputError] = InputError) -> Any:
-    import json
-
+def _parsed(
+    parse: Callable[[], Any],
+    bad_syntax: type[ValueError],
+    syntax_why: Callable[[Any], str],
+    origin: str,
+    what: str,
+    error: type[InputError],
+) -> Any:
+    """``parse()``'s data, checked by :func:`check_tree`; a refused number, deep nesting or a syntax error
+    (``bad_syntax``, worded by ``syntax_why``) is one line naming ``origin``."""
     try:
-        data = json.loads(text, parse_float=_float, parse_int=_int, parse_constant=_constant)
+        data = parse()
     except _Bad as e:
         raise error(f"{origin}: {e.why}") from None
     except RecursionError:
         raise error(f"{origin}: nested deeper than {MAX_DEPTH} levels; not {what}") from None
-    except json.JSONDecodeError as e:
-        raise error(f"{origin}: not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected {what}") from None
+    except bad_syntax as e:
+        raise error(f"{origin}: {syntax_why(e)}") from None
     check_tree(data, origin, error)
     return data
 
 
+def loads_json(text: str, origin: str, what: str = "JSON", error: type[InputError] = InputError) -> Any:
+    import json
+
+    return _parsed(
+        lambda: json.loads(text, parse_float=_float, parse_int=_int, parse_constant=_constant),
+        json.JSONDecodeError,
+        lambda e: f"not JSON (line {e.lineno}, column {e.colno}: {e.msg}); expected {what}",
+        origin,
+        what,
+        error,
+    )
+
+
 def loads_toml(text: str, origin: str, what: str = "TOML", error: type[InputError] = InputError) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(text, parse_float=_float)
-    except _Bad as e:
-        raise error(f"{origin}: {e.why}") from None
-    except RecursionError:
-        raise error(f"{origin}: nested deeper than {MAX_DEPTH} levels; not {what}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise error(f"{origin}: not valid TOML ({e})") from None
-    check_tree(data, origin, error)
+    data: dict[str, Any] = _parsed(
+        lambda: tomllib.loads(text, parse_float=_float),
+        tomllib.TOMLDecodeError,
+        lambda e: f"not valid TOML ({e})",
+        origin,
+        what,
+        error,
+    )
     return data
 
 

@@ -175,6 +175,23 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
     return out
 
 
+def _answer(
+    task: str, view: rigview.RigView, w: Workload, options: list[Any], models: list[Any], chosen: Any, **rest: Any
+) -> Advice:
+    """The ``Advice`` of a task: ``models`` are the ``options``' records, the pick the record of ``chosen``."""
+    pick = next((m for o, m in zip(options, models, strict=True) if o is chosen), None)
+    return Advice(
+        task=task,
+        fits=pick is not None,
+        pick_name=pick.name if pick else None,
+        workload=_workload_summary(w),
+        rig=_rig_summary(view, w),
+        candidates=list(models),
+        pick=pick,
+        **rest,
+    )
+
+
 def advise(rig: Rig, workload: Workload) -> Advice:
     """Predict every candidate strategy for ``workload`` on ``rig``, pick one, and store the result in
     ``rig.advice``."""
@@ -278,16 +295,14 @@ def advise_view(view: rigview.RigView, w: Workload, measurements: list | None = 
         smallest = smallest_rig(w, view.spec)
         reason = nothing_fits_reason(w, view, cands, smallest)
     models = [c.to_model() for c in cands]
-    pick = next((m for c, m in zip(cands, models, strict=True) if c is chosen), None)
-    return Advice(
-        task="train",
-        fits=pick is not None,
-        pick_name=pick.name if pick else None,
-        workload=_workload_summary(w),
-        rig=_rig_summary(view, w),
-        candidates=list(models),
+    return _answer(
+        "train",
+        view,
+        w,
+        cands,
+        models,
+        chosen,
         excluded=excluded,
-        pick=pick,
         reason=reason,
         snippet=snippet,
         batch=batch,
@@ -366,17 +381,15 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
         if smallest:
             reason += f". Smallest rig that would: {smallest.smallest.description} ({smallest.smallest.strategy})."
     cands = [o.to_model(w.ctx, I.serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None) for o in opts]
-    pick = next((d for o, d in zip(opts, cands, strict=True) if o is chosen), None)
     assumptions = _assumptions(w, view) + I.serving_assumptions(w, view)
-    return Advice(
-        task="inference",
-        fits=pick is not None,
-        pick_name=pick.name if pick else None,
-        workload=_workload_summary(w),
-        rig=_rig_summary(view, w),
-        candidates=list(cands),
+    return _answer(
+        "inference",
+        view,
+        w,
+        opts,
+        cands,
+        chosen,
         excluded=excluded,
-        pick=pick,
         reason=reason,
         snippet=snippet,
         batch=None,

@@ -8,6 +8,19 @@ from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.rigview import RigView
 from gpuadvisor.advisor.workload import Workload
 
+# The CPU-offload layouts: (key, name, framework, priority, ZeRO stage, what is offloaded).
+_OFFLOADS = (
+    ("zero2-offload", "ZeRO-2 + CPU offload", "DeepSpeed ZeRO stage 2, offload_optimizer cpu", 6, 2, "optimizer"),
+    (
+        "zero3-offload",
+        "ZeRO-3 + CPU offload",
+        "DeepSpeed ZeRO stage 3, offload_optimizer + offload_param cpu",
+        7,
+        3,
+        "optimizer+params",
+    ),
+)
+
 
 def _divides_heads(w: Workload, t: int) -> bool:
     return w.arch.heads % t == 0 and w.arch.kv_heads % t == 0
@@ -75,34 +88,21 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[Excluded]]:
         # A memory escape hatch, not a speed-up: picked only when nothing fits on the GPUs alone (DeepSpeed's
         # ZeRO-Offload/Infinity papers use it to fit models that do not fit otherwise; its transfers and CPU
         # optimizer step are modelled without latency, so its predicted speed is optimistic).
-        out.append(
-            Layout(
-                "zero2-offload",
-                "ZeRO-2 + CPU offload",
-                "DeepSpeed ZeRO stage 2, offload_optimizer cpu",
-                6,
-                dp=world,
-                zero_stage=2,
-                shard_group=world,
-                offload="optimizer",
-                dp_spans_nodes=m > 1,
-                last_resort=True,
+        for key, name, framework, priority, stage, offload in _OFFLOADS:
+            out.append(
+                Layout(
+                    key,
+                    name,
+                    framework,
+                    priority,
+                    dp=world,
+                    zero_stage=stage,
+                    shard_group=world,
+                    offload=offload,
+                    dp_spans_nodes=m > 1,
+                    last_resort=True,
+                )
             )
-        )
-        out.append(
-            Layout(
-                "zero3-offload",
-                "ZeRO-3 + CPU offload",
-                "DeepSpeed ZeRO stage 3, offload_optimizer + offload_param cpu",
-                7,
-                dp=world,
-                zero_stage=3,
-                shard_group=world,
-                offload="optimizer+params",
-                dp_spans_nodes=m > 1,
-                last_resort=True,
-            )
-        )
     elif not view.hypothetical:
         excluded.append(
             Excluded(strategy="CPU offload", reason="the scan has no host RAM figure, so offload cannot be sized")
@@ -130,33 +130,21 @@ def layouts(view: RigView, w: Workload) -> tuple[list[Layout], list[Excluded]]:
                     reason=f"{w.arch.heads} heads / {w.arch.kv_heads} KV heads do not divide by {t}",
                 )
             )
-        elif t <= domain:
+        else:
+            pcie = t > domain  # crosses PCIe: TP_OFF_NVLINK_RULE, the same for every size
+            label = f"TP={t} (PCIe)" if pcie else f"TP={t}"
             out.append(
                 Layout(
                     f"tp{t}",
-                    f"TP={t} + ZeRO-1 DP={world // t}" if world > t else f"TP={t}",
+                    f"{label} + ZeRO-1 DP={world // t}" if world > t else label,
                     "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
-                    4,
+                    5 if pcie else 4,
                     dp=world // t,
                     tp=t,
                     zero_stage=1 if world > t else 0,
                     shard_group=world // t,
                     dp_spans_nodes=m > 1,
-                )
-            )
-        else:  # crosses PCIe: TP_OFF_NVLINK_RULE, the same for every size
-            out.append(
-                Layout(
-                    f"tp{t}",
-                    f"TP={t} (PCIe) + ZeRO-1 DP={world // t}" if world > t else f"TP={t} (PCIe)",
-                    "Megatron-LM (tensor parallel + sequence parallel, distributed optimizer)",
-                    5,
-                    dp=world // t,
-                    tp=t,
-                    zero_stage=1 if world > t else 0,
-                    shard_group=world // t,
-                    dp_spans_nodes=m > 1,
-                    last_resort=True,
+                    last_resort=pcie,
                 )
             )
         t *= 2

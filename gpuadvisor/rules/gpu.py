@@ -4,9 +4,10 @@ memory health, are in gpu_memory)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 from gpuadvisor import facts
-from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.facts import Finding, Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import gpu_list, missing, norm, subject
 from gpuadvisor.rules.registry import rule
@@ -240,6 +241,26 @@ def power_limit_below_default(rig: Rig, ctx: Context):
             )
 
 
+def _flagged(
+    ctx: Context, gpus: list[int], state: tuple[str, bool], message: str, source: str, fix: str
+) -> Iterator[Finding]:
+    """One finding for the GPUs whose boolean setting ``state`` = (name, wrong value) is wrong; none if no GPU is.
+
+    ``message`` names the GPUs as ``{gpus}``.
+    """
+    if gpus:
+        name, wrong = state
+        yield ctx.finding(
+            message.format(gpus=gpu_list(gpus)),
+            gpus=gpus,
+            subject=gpu_list(gpus),
+            observed={name: wrong},
+            expected={name: not wrong},
+            expected_source=source,
+            fix=fix,
+        )
+
+
 @rule("GA313", "persistence-mode-off", area="gpu", severity="warn")
 def persistence_mode_off(rig: Rig, ctx: Context):
     """Persistence mode is off: the driver tears the GPU down whenever no process uses it.
@@ -265,16 +286,14 @@ def persistence_mode_off(rig: Rig, ctx: Context):
             yield ctx.not_checked(missing(g, "persistence_mode", "persistence mode"), gpus=[g.index])
         elif g.persistence_mode is False:
             off.append(g.index)
-    if off:
-        yield ctx.finding(
-            f"persistence mode is off on {gpu_list(off)}: every job start re-initialises the GPUs",
-            gpus=off,
-            subject=gpu_list(off),
-            observed={"persistence_mode": False},
-            expected={"persistence_mode": True},
-            expected_source="NVIDIA Driver Persistence documentation",
-            fix="systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 as root)",
-        )
+    yield from _flagged(
+        ctx,
+        off,
+        ("persistence_mode", False),
+        "persistence mode is off on {gpus}: every job start re-initialises the GPUs",
+        "NVIDIA Driver Persistence documentation",
+        "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 as root)",
+    )
 
 
 @rule("GA314", "mig-enabled", area="gpu", severity="warn")
@@ -304,16 +323,14 @@ def mig_enabled(rig: Rig, ctx: Context):
             yield ctx.not_checked(missing(g, "mig_mode", "MIG mode"), gpus=[g.index])
         elif g.mig_mode:
             on.append(g.index)
-    if on:
-        yield ctx.finding(
-            f"MIG is enabled on {gpu_list(on)}: training sees small slices without NVLink or P2P",
-            gpus=on,
-            subject=gpu_list(on),
-            observed={"mig_mode": True},
-            expected={"mig_mode": False},
-            expected_source="NVIDIA MIG User Guide",
-            fix="nvidia-smi -i N -mig 0 (as root, GPU idle), then reset the GPU",
-        )
+    yield from _flagged(
+        ctx,
+        on,
+        ("mig_mode", True),
+        "MIG is enabled on {gpus}: training sees small slices without NVLink or P2P",
+        "NVIDIA MIG User Guide",
+        "nvidia-smi -i N -mig 0 (as root, GPU idle), then reset the GPU",
+    )
 
 
 def _lost(g: Gpu) -> str | None:

@@ -56,6 +56,25 @@ def ecc_uncorrectable_errors(rig: Rig, ctx: Context):
             )
 
 
+# GA303's corrected-error counts, SRAM first (the first one over its limit is reported): (the scan's fields,
+# observed key, message naming {subject}, {n} and {limit}, expected source). Limits: ecc_corrected_max, then
+# ecc_dram_corrected_max.
+_CORRECTED = (
+    (
+        ("ecc_errors_corrected_sram_volatile", "ecc_errors_corrected_sram_aggregate"),
+        "sram_corrected",
+        "{subject} has corrected {n} SRAM ECC errors (above {limit:.0f}): its on-chip memory is degrading",
+        "Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000",
+    ),
+    (
+        ("ecc_errors_corrected_volatile", "ecc_errors_corrected_aggregate"),
+        "corrected",
+        "{subject} has corrected {n} ECC errors (above {limit:.0f})",
+        "Azure HPC NHC check_gpu_ecc DRAM threshold 20000000",
+    ),
+)
+
+
 @rule(
     "GA303",
     "ecc-corrected-errors-high",
@@ -83,40 +102,26 @@ def ecc_corrected_errors_high(rig: Rig, ctx: Context):
     How to fix
         Watch the trend; run dcgmi diag -r 3 and the memory test; plan an RMA if the count keeps rising.
     """
-    sram_limit = ctx.t("ecc_corrected_max")
-    total_limit = ctx.t("ecc_dram_corrected_max")
+    limits = (ctx.t("ecc_corrected_max"), ctx.t("ecc_dram_corrected_max"))
     for g in rig.gpus:
         reason = _ecc_missing(g, "ecc_errors_corrected_aggregate", "ecc_errors_corrected_volatile")
         if reason:
             yield ctx.not_checked(reason, gpus=[g.index])
             continue
-        srams = [
-            n for n in (g.ecc_errors_corrected_sram_volatile, g.ecc_errors_corrected_sram_aggregate) if n is not None
-        ]
-        totals = [n for n in (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate) if n is not None]
-        if srams and max(srams) > sram_limit:
-            n = max(srams)
-            yield ctx.finding(
-                f"{subject(g)} has corrected {n} SRAM ECC errors (above {sram_limit:.0f}): its on-chip memory is "
-                "degrading",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"sram_corrected": n},
-                expected={"sram_corrected_max": sram_limit},
-                expected_source="Azure HPC NHC check_gpu_ecc SRAM correctable threshold 10000",
-                fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
-            )
-        elif totals and max(totals) > total_limit:
-            n = max(totals)
-            yield ctx.finding(
-                f"{subject(g)} has corrected {n} ECC errors (above {total_limit:.0f})",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"corrected": n},
-                expected={"corrected_max": total_limit},
-                expected_source="Azure HPC NHC check_gpu_ecc DRAM threshold 20000000",
-                fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
-            )
+        for (fields, key, text, source), limit in zip(_CORRECTED, limits, strict=True):
+            counts = [n for n in (getattr(g, f) for f in fields) if n is not None]
+            if counts and max(counts) > limit:
+                n = max(counts)
+                yield ctx.finding(
+                    text.format(subject=subject(g), n=n, limit=limit),
+                    gpus=[g.index],
+                    subject=subject(g),
+                    observed={key: n},
+                    expected={f"{key}_max": limit},
+                    expected_source=source,
+                    fix="watch the trend, run dcgmi diag -r 3; plan an RMA if it keeps rising",
+                )
+                break  # the SRAM count, when it is over, is the one reported
 
 
 def _per_gpu(
@@ -129,6 +134,41 @@ def _per_gpu(
             yield ctx.not_checked(reason, gpus=[g.index])
         if ok:
             yield from check(g)
+
+
+# GA304 and GA306: a GPU flag that says memory repair waits for a reset -> (message, expected source, fix);
+# the message may name {subject}, the fix {index}.
+_PENDING = {
+    "retired_pages_pending": (
+        "{subject} has memory pages pending retirement: reset the GPU or reboot to retire them",
+        "NVIDIA Dynamic Page Retirement",
+        "drain the node and reboot (or reset the GPU) so the pending pages are retired",
+    ),
+    "remapped_rows_pending": (
+        "{subject} has a row remapping pending: reset the GPU to apply it",
+        "NVIDIA row remapping: a GPU reset applies pending remaps",
+        "drain the GPU and reset it (nvidia-smi -r -i {index}) or reboot the node",
+    ),
+}
+
+
+def _pending(ctx: Context, flag: str) -> Callable[[Gpu], Iterator[Finding]]:
+    """A check for a GPU whose boolean ``flag`` (a key of ``_PENDING``) is set."""
+    message, source, fix = _PENDING[flag]
+
+    def check(g: Gpu) -> Iterator[Finding]:
+        if getattr(g, flag):
+            yield ctx.finding(
+                message.format(subject=subject(g)),
+                gpus=[g.index],
+                subject=subject(g),
+                observed={flag: True},
+                expected={flag: False},
+                expected_source=source,
+                fix=fix.format(index=g.index),
+            )
+
+    return check
 
 
 def _retirement_applies(g: Gpu) -> tuple[bool, str | None]:
@@ -164,19 +204,7 @@ def retired_pages_pending(rig: Rig, ctx: Context):
         Drain the node and reboot it (or reload the driver / reset the GPU) so the pages are retired.
     """
 
-    def check(g: Gpu) -> Iterator[Finding]:
-        if g.retired_pages_pending:
-            yield ctx.finding(
-                f"{subject(g)} has memory pages pending retirement: reset the GPU or reboot to retire them",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"retired_pages_pending": True},
-                expected={"retired_pages_pending": False},
-                expected_source="NVIDIA Dynamic Page Retirement",
-                fix="drain the node and reboot (or reset the GPU) so the pending pages are retired",
-            )
-
-    yield from _per_gpu(rig, ctx, _retirement_applies, check)
+    yield from _per_gpu(rig, ctx, _retirement_applies, _pending(ctx, "retired_pages_pending"))
 
 
 @rule("GA305", "retired-pages-near-limit", area="health", severity="fail", thresholds=("retired_pages_max",))
@@ -252,19 +280,7 @@ def row_remap_pending(rig: Rig, ctx: Context):
         Drain the GPU and reset it (nvidia-smi -r -i N) or reboot the node.
     """
 
-    def check(g: Gpu) -> Iterator[Finding]:
-        if g.remapped_rows_pending:
-            yield ctx.finding(
-                f"{subject(g)} has a row remapping pending: reset the GPU to apply it",
-                gpus=[g.index],
-                subject=subject(g),
-                observed={"remapped_rows_pending": True},
-                expected={"remapped_rows_pending": False},
-                expected_source="NVIDIA row remapping: a GPU reset applies pending remaps",
-                fix=f"drain the GPU and reset it (nvidia-smi -r -i {g.index}) or reboot the node",
-            )
-
-    yield from _per_gpu(rig, ctx, _remap_applies, check)
+    yield from _per_gpu(rig, ctx, _remap_applies, _pending(ctx, "remapped_rows_pending"))
 
 
 @rule("GA307", "row-remap-failure", area="health", severity="fail", thresholds=("row_remap_uncorrectable_max",))

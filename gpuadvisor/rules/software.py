@@ -69,33 +69,31 @@ def cuda_visible_devices(rig: Rig, ctx: Context):
             break
         visible.append(match)
     hidden = [g.index for g in rig.gpus if g.index not in visible]
-    obs = {"CUDA_VISIBLE_DEVICES": value, "visible": visible, "nvml_gpus": n}
+    severity: str | None = None
     if invalid is not None or not visible:
         what = (
             f"entry {invalid!r} matches no GPU (or repeats one); CUDA ignores it and everything after it"
             if invalid is not None
             else "it lists no device"
         )
-        yield ctx.finding(
-            f"CUDA_VISIBLE_DEVICES={value!r}: {what}; {len(visible)} of {n} GPUs visible",
-            gpus=hidden,
-            subject="environment",
-            observed=obs,
-            expected={"visible": n},
-            expected_source="NVML device count (NVML ignores CUDA_VISIBLE_DEVICES)",
-            fix="unset CUDA_VISIBLE_DEVICES or list valid indices/UUIDs; set CUDA_DEVICE_ORDER=PCI_BUS_ID",
-            severity="fail",
-        )
+        message = f"CUDA_VISIBLE_DEVICES={value!r}: {what}; {len(visible)} of {n} GPUs visible"
+        fix = "unset CUDA_VISIBLE_DEVICES or list valid indices/UUIDs; set CUDA_DEVICE_ORDER=PCI_BUS_ID"
+        severity = "fail"
     elif hidden:
-        yield ctx.finding(
-            f"CUDA_VISIBLE_DEVICES={value!r} hides {gpu_list(hidden)}: {len(visible)} of {n} GPUs visible to CUDA",
-            gpus=hidden,
-            subject="environment",
-            observed=obs,
-            expected={"visible": n},
-            expected_source="NVML device count (NVML ignores CUDA_VISIBLE_DEVICES)",
-            fix="unset CUDA_VISIBLE_DEVICES unless the restriction is intended",
-        )
+        message = f"CUDA_VISIBLE_DEVICES={value!r} hides {gpu_list(hidden)}: {len(visible)} of {n} GPUs visible to CUDA"
+        fix = "unset CUDA_VISIBLE_DEVICES unless the restriction is intended"
+    else:
+        return
+    yield ctx.finding(
+        message,
+        gpus=hidden,
+        subject="environment",
+        observed={"CUDA_VISIBLE_DEVICES": value, "visible": visible, "nvml_gpus": n},
+        expected={"visible": n},
+        expected_source="NVML device count (NVML ignores CUDA_VISIBLE_DEVICES)",
+        fix=fix,
+        severity=severity,
+    )
 
 
 @rule("GA502", "torch-cuda-newer-than-driver", area="software", severity="fail")

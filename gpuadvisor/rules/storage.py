@@ -22,6 +22,30 @@ GiB = 2**30
 STALL_WARN = 0.05
 
 
+# GA901's two link checks: (current attribute, allowed attribute, what it runs at, observed key, expected key,
+# expected source, fix), width first.
+_DRIVE_LINK_CHECKS = (
+    (
+        "current_width",
+        "allowed_width",
+        "x{current} where both ends support x{best}",
+        "current_link_width",
+        "max_link_width",
+        "the lower of the drive's and the port's maximum link width (sysfs)",
+        "move the drive to a slot wired x4 to the CPU; check bifurcation in the BIOS; reseat it",
+    ),
+    (
+        "current_gen",
+        "allowed_gen",
+        "PCIe Gen{current} where both ends support Gen{best}",
+        "current_gen",
+        "max_gen",
+        "the lower of the drive's and the port's maximum link speed (sysfs)",
+        "set the slot's link speed to Auto/GenN in the BIOS; reseat the drive or its cable",
+    ),
+)
+
+
 def _drives(devices: list[BlockDevice]) -> Iterator[BlockDevice]:
     for d in devices:
         yield d
@@ -72,26 +96,18 @@ def storage_nvme_link_degraded(rig: Rig, ctx: Context) -> Iterator[Finding]:
             views = link_views(Gpu(index=-1, pcie=Pcie(path=drive.pcie_path)))
             for v in views:
                 where = "its link" if v.is_gpu_link else f"the uplink at {v.where}"
-                if v.current_width is not None and v.allowed_width is not None and v.current_width < v.allowed_width:
-                    yield ctx.finding(
-                        f"NVMe drive {drive.name} ({drive.model or 'model unknown'}) under {sp.path}: {where} runs at "
-                        f"x{v.current_width} where both ends support x{v.allowed_width}",
-                        subject=f"{drive.name} {drive.pcie_bdf}",
-                        observed={"current_link_width": v.current_width},
-                        expected={"max_link_width": v.allowed_width},
-                        expected_source="the lower of the drive's and the port's maximum link width (sysfs)",
-                        fix="move the drive to a slot wired x4 to the CPU; check bifurcation in the BIOS; reseat it",
-                    )
-                if v.current_gen is not None and v.allowed_gen is not None and v.current_gen < v.allowed_gen:
-                    yield ctx.finding(
-                        f"NVMe drive {drive.name} ({drive.model or 'model unknown'}) under {sp.path}: {where} runs at "
-                        f"PCIe Gen{v.current_gen} where both ends support Gen{v.allowed_gen}",
-                        subject=f"{drive.name} {drive.pcie_bdf}",
-                        observed={"current_gen": v.current_gen},
-                        expected={"max_gen": v.allowed_gen},
-                        expected_source="the lower of the drive's and the port's maximum link speed (sysfs)",
-                        fix="set the slot's link speed to Auto/GenN in the BIOS; reseat the drive or its cable",
-                    )
+                for cur, allowed, text, key, max_key, source, fix in _DRIVE_LINK_CHECKS:
+                    current, best = getattr(v, cur), getattr(v, allowed)
+                    if current is not None and best is not None and current < best:
+                        yield ctx.finding(
+                            f"NVMe drive {drive.name} ({drive.model or 'model unknown'}) under {sp.path}: {where} "
+                            f"runs at {text.format(current=current, best=best)}",
+                            subject=f"{drive.name} {drive.pcie_bdf}",
+                            observed={key: current},
+                            expected={max_key: best},
+                            expected_source=source,
+                            fix=fix,
+                        )
 
 
 @rule("GA902", "storage-network-or-slow-fs", area="storage", severity="info")
