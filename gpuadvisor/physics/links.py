@@ -125,10 +125,10 @@ def link_at(path: list[PcieHop], k: int) -> PcieHop:
     return link_facts(path[k - 1] if k > 0 else None, hop)
 
 
-def gpu_link(gpu: Gpu) -> PcieHop:
-    """The GPU's own link: sysfs (``path[0]``) completed by NVML, merged with the port above it."""
+def nvml_hop(gpu: Gpu) -> PcieHop:
+    """The GPU's link as NVML reports it (current and maximum generation and width), as a hop of its own."""
     p = gpu.pcie
-    nvml = PcieHop(
+    return PcieHop(
         bdf=gpu.bus_id or "",
         port_type="endpoint",
         current_gen=p.current_gen,
@@ -136,6 +136,12 @@ def gpu_link(gpu: Gpu) -> PcieHop:
         current_width=p.current_width,
         max_width=p.max_width,
     )
+
+
+def gpu_link(gpu: Gpu) -> PcieHop:
+    """The GPU's own link: sysfs (``path[0]``) completed by NVML, merged with the port above it."""
+    p = gpu.pcie
+    nvml = nvml_hop(gpu)
     own = link_facts(nvml, p.path[0] if p.path else None) if p.path else nvml
     own.bdf = "GPU link"
     return link_facts(own, p.path[1] if len(p.path) > 1 else None)

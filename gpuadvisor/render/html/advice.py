@@ -65,6 +65,11 @@ def _row_css(c: Candidate) -> str:
     return "nofit" if c.fits is False else ""
 
 
+def _row(c: Candidate, cells: list[str]) -> dict[str, Any]:
+    """A candidate's table row: its cells, then its status with the reason, styled as the pick or a misfit."""
+    return {"css": _row_css(c), "cells": [*cells, c.status + (f": {c.reason}" if c.reason else "")]}
+
+
 def _train_table(cands: list[TrainCandidate]) -> dict[str, Any]:
     cols = [
         "strategy",
@@ -80,28 +85,25 @@ def _train_table(cands: list[TrainCandidate]) -> dict[str, Any]:
         "speed vs ideal",
         "status",
     ]
-    rows = []
-    for c in cands:
-        status = c.status + (f": {c.reason}" if c.reason else "")
-        rows.append(
-            {
-                "css": _row_css(c),
-                "cells": [
-                    c.name,
-                    c.framework,
-                    f"{c.data_parallel}×{c.tensor_parallel}×{c.pipeline_parallel}",
-                    f"{gib(c.memory.total_bytes)} of {gib(c.capacity_bytes)}",
-                    "yes" if c.fits else "no",
-                    pct(c.headroom_fraction) if c.fits else "—",
-                    secs(c.comm.total_seconds),
-                    secs(c.compute_seconds),
-                    secs(c.step_seconds),
-                    fmt_tokens(c, "—"),
-                    pct(c.ideal_speed_fraction),
-                    status,
-                ],
-            }
+    rows = [
+        _row(
+            c,
+            [
+                c.name,
+                c.framework,
+                f"{c.data_parallel}×{c.tensor_parallel}×{c.pipeline_parallel}",
+                f"{gib(c.memory.total_bytes)} of {gib(c.capacity_bytes)}",
+                "yes" if c.fits else "no",
+                pct(c.headroom_fraction) if c.fits else "—",
+                secs(c.comm.total_seconds),
+                secs(c.compute_seconds),
+                secs(c.step_seconds),
+                fmt_tokens(c, "—"),
+                pct(c.ideal_speed_fraction),
+            ],
         )
+        for c in cands
+    ]
     return {"columns": cols, "rows": rows}
 
 
@@ -116,24 +118,21 @@ def _serve_table(cands: list[ServingCandidate]) -> dict[str, Any]:
         "fits",
         "status",
     ]
-    rows = []
-    for c in cands:
-        status = c.status + (f": {c.reason}" if c.reason else "")
-        rows.append(
-            {
-                "css": _row_css(c),
-                "cells": [
-                    c.name,
-                    gib(c.weights_bytes),
-                    f"{gib(c.memory_used_bytes)} of {gib(c.capacity_bytes)}",
-                    num(c.kv_capacity_tokens),
-                    num(c.max_sequences_at_context),
-                    _nvlink_cell(c),
-                    "yes" if c.fits else "no",
-                    status,
-                ],
-            }
+    rows = [
+        _row(
+            c,
+            [
+                c.name,
+                gib(c.weights_bytes),
+                f"{gib(c.memory_used_bytes)} of {gib(c.capacity_bytes)}",
+                num(c.kv_capacity_tokens),
+                num(c.max_sequences_at_context),
+                _nvlink_cell(c),
+                "yes" if c.fits else "no",
+            ],
         )
+        for c in cands
+    ]
     return {"columns": cols, "rows": rows}
 
 

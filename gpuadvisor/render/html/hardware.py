@@ -148,8 +148,7 @@ def pcie_text(gpu: Gpu) -> Val:
         return Val("—", p.why("current_gen") or p.why("current_width") or "not recorded", "na")
     cur = pcie_link(p.current_gen, p.current_width)
     mx = pcie_link(p.max_gen, p.max_width)
-    from gpuadvisor.physics.links import hop_is_downgraded
-    from gpuadvisor.render.html.topology_tree import nvml_hop
+    from gpuadvisor.physics.links import hop_is_downgraded, nvml_hop
 
     wd, gd = hop_is_downgraded(nvml_hop(gpu))
     css = "fail" if wd else ("warn" if gd else "")

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Gpu, Host, PcieHop, Rig
+from gpuadvisor.physics.links import nvml_hop
 
 # Box sizes (SVG user units ~ CSS px) and spacing.
 # Box sizes (SVG user units ~ CSS px); the spacing is topology_layout's.
@@ -74,18 +75,6 @@ def trim(text: str, n: int) -> str:
 
 def numa_of(gpu: Gpu) -> int | None:
     return gpu.numa_node if gpu.numa_node is not None and gpu.numa_node >= 0 else None
-
-
-def nvml_hop(gpu: Gpu) -> PcieHop:
-    p = gpu.pcie
-    return PcieHop(
-        bdf=gpu.bus_id or "",
-        port_type="endpoint",
-        current_gen=p.current_gen,
-        max_gen=p.max_gen,
-        current_width=p.current_width,
-        max_width=p.max_width,
-    )
 
 
 def gpu_hop(gpu: Gpu) -> PcieHop:
