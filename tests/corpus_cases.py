@@ -1,0 +1,119 @@
+"""The real-paste corpus in tests/corpus/: its cases, and how a case's reading is compared (see its README)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).parent / "corpus"
+SEVERITY_ORDER = ["ok", "not-checked", "info", "warn", "fail", "error"]
+_KEYS = {"file", "source", "kind", "gpus", "expect", "codes", "no_codes", "worst", "refused", "known", "note"}
+
+
+@dataclass
+class Case:
+    folder: str
+    file: str
+    source: str
+    kind: str
+    gpus: int | None = None
+    expect: dict[str, Any] = field(default_factory=dict)
+    codes: list[str] = field(default_factory=list)
+    no_codes: list[str] = field(default_factory=list)
+    worst: str | None = None
+    refused: bool = False
+    known: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return CORPUS / self.folder / self.file
+
+    @property
+    def id(self) -> str:
+        return f"{self.folder}/{self.file}"
+
+
+def cases() -> list[Case]:
+    out: list[Case] = []
+    for index in sorted(CORPUS.glob("*/INDEX.toml")):
+        data = tomllib.loads(index.read_text(encoding="utf-8"))
+        for row in data.get("case", []):
+            unknown = set(row) - _KEYS
+            if unknown:
+                raise ValueError(f"{index}: {row.get('file')}: unknown keys {sorted(unknown)}")
+            row = {k: v for k, v in row.items() if k != "note"}
+            out.append(Case(folder=index.parent.name, **row))
+    return out
+
+
+def run_import(paths: list[Path], extra: tuple[str, ...] = ()) -> tuple[int, dict[str, Any] | None]:
+    """``gpuadvisor import PATHS --json scan.json`` in this process, as the console script runs it."""
+    from gpuadvisor import cli
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "scan.json"
+        rc = cli._run(["import", *map(str, paths), "--json", str(out), *extra])
+        scan = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
+    return rc, scan
+
+
+def subset_diffs(expected: Any, actual: Any, where: str = "") -> list[str]:
+    """Where ``actual`` differs from ``expected`` (dicts compared on expected's keys, lists element by element)."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{where or '.'}: expected an object, got {actual!r:.80}"]
+        return [d for k, v in expected.items() for d in subset_diffs(v, actual.get(k, _MISSING), f"{where}.{k}")]
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            n = len(actual) if isinstance(actual, list) else actual
+            return [f"{where}: expected {len(expected)} items, got {n!r:.80}"]
+        return [
+            d
+            for i, (e, a) in enumerate(zip(expected, actual, strict=True))
+            for d in subset_diffs(e, a, f"{where}[{i}]")
+        ]
+    if actual is _MISSING:
+        return [f"{where}: missing (expected {expected!r})"]
+    if isinstance(expected, float) and isinstance(actual, (int, float)):
+        return (
+            [] if abs(actual - expected) <= 1e-6 * max(1.0, abs(expected)) else [f"{where}: {actual!r} != {expected!r}"]
+        )
+    return [] if actual == expected else [f"{where}: {actual!r:.120} != {expected!r:.120}"]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def reading_diffs(case: Case, rc: int, scan: dict[str, Any] | None) -> list[str]:
+    """Every way the tool's reading of ``case`` differs from the hand-written one (empty: read exactly)."""
+    if case.refused:
+        return [] if rc == 2 else [f"expected a refusal (exit 2), got exit {rc}"]
+    if scan is None:
+        return [f"refused or failed (exit {rc}), no scan written"]
+    diffs: list[str] = []
+    if case.gpus is not None and len(scan.get("gpus") or []) != case.gpus:
+        diffs.append(f"GPUs read: {len(scan.get('gpus') or [])}, expected {case.gpus}")
+    diffs += subset_diffs(case.expect, scan)
+    raised = {f["code"] for f in scan.get("findings") or [] if _rank(f["severity"]) >= _rank("warn")}
+    diffs += [f"{c} did not fire" for c in case.codes if c not in raised]
+    diffs += [f"{c} fired" for c in case.no_codes if c in raised]
+    if case.worst is not None:
+        worst = max((f["severity"] for f in scan.get("findings") or []), key=_rank, default="ok")
+        if worst == "not-checked":
+            worst = "ok"
+        if worst != case.worst:
+            diffs.append(f"worst severity {worst}, expected {case.worst}")
+    return diffs
+
+
+def _rank(severity: str) -> int:
+    return SEVERITY_ORDER.index(severity) if severity in SEVERITY_ORDER else 0
