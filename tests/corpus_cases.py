@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import tempfile
 import tomllib
@@ -56,7 +58,8 @@ def run_import(paths: list[Path], extra: tuple[str, ...] = ()) -> tuple[int, dic
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "scan.json"
-        rc = cli._run(["import", *map(str, paths), "--json", str(out), *extra])
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            rc = cli._run(["import", *map(str, paths), "--json", str(out), *extra])
         scan = json.loads(out.read_text(encoding="utf-8")) if out.exists() else None
     return rc, scan
 
