@@ -13,7 +13,8 @@ from typing import Any
 
 CORPUS = Path(__file__).parent / "corpus"
 SEVERITY_ORDER = ["ok", "not-checked", "info", "warn", "fail", "error"]
-_KEYS = {"file", "source", "kind", "gpus", "expect", "codes", "no_codes", "worst", "refused", "known", "note"}
+_KEYS = {"file", "source", "kind", "gpus", "expect", "measured", "codes", "no_codes", "worst", "at_most", "refused"}
+_KEYS |= {"known", "note"}
 
 
 @dataclass
@@ -24,9 +25,11 @@ class Case:
     kind: str
     gpus: int | None = None
     expect: dict[str, Any] = field(default_factory=dict)
+    measured: list[dict[str, Any]] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)
     no_codes: list[str] = field(default_factory=list)
     worst: str | None = None
+    at_most: str | None = None
     refused: bool = False
     known: str | None = None
 
@@ -106,15 +109,19 @@ def reading_diffs(case: Case, rc: int, scan: dict[str, Any] | None) -> list[str]
     if case.gpus is not None and len(scan.get("gpus") or []) != case.gpus:
         diffs.append(f"GPUs read: {len(scan.get('gpus') or [])}, expected {case.gpus}")
     diffs += subset_diffs(case.expect, scan)
+    got = scan.get("measurements") or []
+    for want in case.measured:
+        if not any(not subset_diffs(want, m) for m in got):
+            diffs.append(f"no measurement {want}")
     raised = {f["code"] for f in scan.get("findings") or [] if _rank(f["severity"]) >= _rank("warn")}
     diffs += [f"{c} did not fire" for c in case.codes if c not in raised]
     diffs += [f"{c} fired" for c in case.no_codes if c in raised]
-    if case.worst is not None:
-        worst = max((f["severity"] for f in scan.get("findings") or []), key=_rank, default="ok")
-        if worst == "not-checked":
-            worst = "ok"
-        if worst != case.worst:
-            diffs.append(f"worst severity {worst}, expected {case.worst}")
+    worst = max((f["severity"] for f in scan.get("findings") or []), key=_rank, default="ok")
+    worst = "ok" if worst == "not-checked" else worst
+    if case.worst is not None and worst != case.worst:
+        diffs.append(f"worst severity {worst}, expected {case.worst}")
+    if case.at_most is not None and _rank(worst) > _rank(case.at_most):
+        diffs.append(f"worst severity {worst}, expected at most {case.at_most}")
     return diffs
 
 
