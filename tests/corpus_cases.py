@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 CORPUS = Path(__file__).parent / "corpus"
+NULL = "<null>"  # in an INDEX: the reading must be null (not shown, unreadable), not a value
 SEVERITY_ORDER = ["ok", "not-checked", "info", "warn", "fail", "error"]
 _KEYS = {"file", "source", "kind", "gpus", "expect", "measured", "codes", "no_codes", "worst", "at_most", "refused"}
 _KEYS |= {"known", "note"}
@@ -84,6 +85,8 @@ def subset_diffs(expected: Any, actual: Any, where: str = "") -> list[str]:
         ]
     if actual is _MISSING:
         return [f"{where}: missing (expected {expected!r})"]
+    if expected == NULL:
+        return [] if actual is None else [f"{where}: {actual!r:.120} is not null"]
     if isinstance(expected, float) and isinstance(actual, (int, float)):
         return (
             [] if abs(actual - expected) <= 1e-6 * max(1.0, abs(expected)) else [f"{where}: {actual!r} != {expected!r}"]
