@@ -89,7 +89,7 @@ def subset_diffs(expected: Any, actual: Any, where: str = "") -> list[str]:
         return [] if actual is None else [f"{where}: {actual!r:.120} is not null"]
     if isinstance(expected, float) and isinstance(actual, (int, float)):
         return (
-            [] if abs(actual - expected) <= 1e-6 * max(1.0, abs(expected)) else [f"{where}: {actual!r} != {expected!r}"]
+            [] if abs(actual - expected) <= 1e-4 * max(1.0, abs(expected)) else [f"{where}: {actual!r} != {expected!r}"]
         )
     return [] if actual == expected else [f"{where}: {actual!r:.120} != {expected!r:.120}"]
 
