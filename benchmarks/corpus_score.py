@@ -16,6 +16,10 @@ from tests.corpus_cases import cases, reading_diffs, run_import  # noqa: E402
 
 def main(argv: list[str]) -> int:
     verbose = "-v" in argv
+    if "--sources" in argv:
+        for case in cases():
+            print(f"{case.id}\t{case.kind}\t{case.source}")
+        return 0
     total: Counter[str] = Counter()
     exact: Counter[str] = Counter()
     refused = 0
