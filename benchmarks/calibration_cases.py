@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT))
 
 from gpuadvisor import catalog  # noqa: E402
 from gpuadvisor.advisor import constants as C  # noqa: E402
-from gpuadvisor.advisor import fitted  # noqa: E402
+from gpuadvisor.advisor import fitted, network  # noqa: E402
 from gpuadvisor.advisor import formulas as F  # noqa: E402
 from gpuadvisor.advisor import inference as I  # noqa: E402
 from gpuadvisor.advisor import strategies as S  # noqa: E402
@@ -66,8 +66,8 @@ def architecture(case: dict[str, Any]) -> Architecture:
     a = case["arch"]
     h, heads = a["hidden"], a["heads"]
     # Both shapes: expansion 4, learned positions, tied embeddings, the sequence as the longest position.
-    if a.get("gpt"):  # Megatron GPT: LayerNorm with bias, biases, vocab 51200
-        vocab, norm, bias, source = 51200, "layernorm", True, "Narayanan et al. 2021 GPT shape"
+    if a.get("gpt"):  # Megatron GPT: LayerNorm with bias, biases, vocab 51200 (or the case's: BLOOM's 250880)
+        vocab, norm, bias, source = a.get("vocab", 51200), "layernorm", True, "Narayanan et al. 2021 GPT shape"
     else:  # MPT (llm-foundry benchmark yamls): no biases, vocab 50368
         vocab, norm, bias, source = 50368, "rmsnorm", False, "llm-foundry MPT benchmark shape"
     return Architecture(
@@ -75,16 +75,16 @@ def architecture(case: dict[str, Any]) -> Architecture:
         hidden=h,
         layers=a["layers"],
         heads=heads,
-        kv_heads=heads,
+        kv_heads=a.get("kv_heads", heads),
         intermediate=4 * h,
         vocab=vocab,
         head_dim=h // heads,
         max_positions=case["seq_len"],
-        tied_embeddings=True,
+        tied_embeddings=a.get("tied", True),
         mlp="plain",
         norm=norm,
         bias=bias,
-        learned_positions=True,
+        learned_positions=a.get("learned_positions", True),
         source=source,
     )
 
@@ -137,6 +137,7 @@ def view_for(case: dict[str, Any]) -> Any:
         case.get("nodes", 1),
         case.get("inter_node_gbps"),
         nvlink=case.get("nvlink", True),
+        network=network.parse(case["network"]) if "network" in case else None,
     )
 
 
@@ -232,12 +233,19 @@ def _predict(case: dict[str, Any]) -> float:
         return cand.tokens_per_second / world
     if metric == "tokens_per_second_total":
         return cand.tokens_per_second
+    if metric == "maxtext_tflops_per_gpu":
+        # MaxText's TFLOP/sec/device (maxtext_utils.calculate_tflops_training_per_device, 2024): 6 × every
+        # parameter (the input embedding too) + the causal half of 12·L·s·d_attn, per token
+        a = w.arch
+        return (6 * w.params + 6 * a.layers * w.seq * a.q_dim) * cand.tokens_per_second / world / 1e12
     if metric == "megatron_tflops_per_gpu":
         a = w.arch
         flops = F.megatron_flops_per_iteration(cand.global_batch, w.seq, a.layers, a.hidden, a.vocab, recompute=True)
         return flops / cand.step_seconds / world / 1e12
     if metric == "torch_allocated_gib":
         return cand.memory.allocated_bytes / GiB
+    if metric == "gpu_memory_gb":  # what nvidia-smi shows, in GB
+        return cand.memory.total_bytes / 1e9
     if metric == "torch_reserved_gib":
         return cand.memory.allocated_bytes * (1 + C.ALLOCATOR_RESERVE_FRACTION) / GiB
     raise ValueError(f"{case['id']}: unknown metric {metric}")

@@ -172,7 +172,9 @@ def test_pipeline_memory_against_torchtitan_405b(ratios: dict[str, float]) -> No
 
 def test_memory_median_with_pipeline_and_context_parallel_cases(ratios: dict[str, float]) -> None:
     mem = [r for k, r in ratios.items() if k.endswith("m")]
-    assert len(mem) == 8  # torchtitan's 7 and Megatron-LM's MoE memory test (MMS1m)
+    # torchtitan's 7, Megatron-LM's MoE memory test (MMS1m), its 7B interleaved-pipeline memory test (MPP4m) and
+    # BLOOM 176B (BLM1m)
+    assert len(mem) == 10
     assert 0.9 <= statistics.median(mem) <= 1.1
     assert all(0.8 <= r <= 1.2 for r in mem), ratios
     for k in ("TCP1m", "TCP2m", "TCP4m", "TCP8m"):  # table 2: about 84 GiB at every sequence length

@@ -195,7 +195,9 @@ def _answer(
 def advise(rig: Rig, workload: Workload) -> Advice:
     """Predict every candidate strategy for ``workload`` on ``rig``, pick one, and store the result in
     ``rig.advice``."""
-    view = rigview.from_rig(rig, nodes=workload.nodes, inter_node_gbps=workload.inter_node_gbps)
+    view = rigview.from_rig(
+        rig, nodes=workload.nodes, inter_node_gbps=workload.inter_node_gbps, network=workload.network_spec()
+    )
     advice = advise_view(view, workload, measurements=list(rig.measurements))
     rig.advice = advice
     return advice

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import fitted
 from gpuadvisor.advisor import formulas as F
+from gpuadvisor.advisor import network as N
 from gpuadvisor.advisor import timing as T
 from gpuadvisor.advisor.memory import Layout, MemoryBreakdown, model_states, stage_params, state_split
 from gpuadvisor.advisor.rigview import Bandwidth, RigView
@@ -84,6 +85,24 @@ def _overlapped(comm: float, window: float, overlap: float | None = None) -> flo
     return max(0.0, comm - window) + (1 - ov) * min(comm, window)
 
 
+def _hierarchical_busbw(view: RigView, size: float, per_node: int, dp: int) -> Bandwidth:
+    """The busbw (nccl-tests' definition, over all ``dp`` ranks) of a hierarchical all-reduce of ``size`` bytes: the
+    node's ``per_node`` GPUs over NVLink, the shard across dp / per_node nodes over each GPU's rail share, with the
+    network's latency per 25 MB bucket and its scale term (advisor.network)."""
+    intra = view.intra_busbw(per_node, nvlink=view.nvlink_ring() and per_node > 1)
+    nodes = max(1, dp // max(1, per_node))
+    fabric = view.network.kind if view.network else None
+    buckets = max(1, math.ceil(size / C.DDP_BUCKET_BYTES))
+    t = N.hierarchical_all_reduce(size, per_node, intra.gbps, nodes, view.inter_node.gbps, fabric=fabric)
+    t += (buckets - 1) * N.latency("all_reduce", nodes, fabric)
+    gbps = size * F.busbw_factor("all_reduce", dp) / (t * 1e9) if t > 0 else intra.gbps
+    return Bandwidth(
+        gbps,
+        f"hierarchical: {intra.gbps:.0f} GB/s inside the node, {view.inter_node.gbps:.1f} GB/s per GPU across "
+        f"{nodes} nodes ({view.inter_node.source}) = {gbps:.0f} GB/s busbw over {dp} GPUs",
+    )
+
+
 def communication(
     view: RigView,
     w: Workload,
@@ -129,11 +148,23 @@ def communication(
             ag = F.collective_seconds("all_gather", gather_bytes, shard, bw_in.gbps) + lat
             rs = F.collective_seconds("reduce_scatter", grad_bytes, shard, bw_in.gbps) + lat
             replicas = max(1, dp // shard) if lay.forced else view.nodes
-            cross = F.collective_seconds("all_reduce", grad_bytes / shard, replicas, view.inter_node.gbps)
+            fabric = view.network.kind if view.network else None
+            xla = w.stack == "jax"  # XLA: a few combined all-reduces once the gradients are complete
+            cross = N.cross_seconds(
+                "all_reduce",
+                grad_bytes / shard,
+                replicas,
+                view.inter_node.gbps,
+                buckets=1 if xla else units,
+                fabric=fabric,
+            )
             c.busbw = bw_in
             c.dp_bytes = acc * (2 * gather_bytes + grad_bytes) + grad_bytes / shard
             c.dp_seconds = acc * (2 * ag + rs) + cross
-            c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs) + cross, bwd) + ag / units
+            pooled = 0.0 if xla else cross
+            c.dp_exposed_seconds = _overlapped(acc * ag, fwd) + _overlapped(acc * (ag + rs) + pooled, bwd) + ag / units
+            if xla:
+                c.dp_exposed_seconds += N.xla_cross_exposed(cross, bwd / acc)
             c.detail.append(
                 f"per micro-batch: 2 all-gathers of {gather_bytes / 1e9:.2f} GB + reduce-scatter of "
                 f"{grad_bytes / 1e9:.2f} GB "
@@ -145,6 +176,12 @@ def communication(
             bw = view.dp_busbw(per_node, lay.dp_spans_nodes)
             c.busbw = bw
             last_bucket = F.collective_seconds("all_reduce", min(C.DDP_BUCKET_BYTES, grad_bytes), dp, bw.gbps)
+            # ZeRO-3 across nodes keeps the flat ring at the per-GPU rate its fitted overlaps were fitted with
+            across = lay.dp_spans_nodes and view.nodes > 1 and dp > per_node and lay.zero_stage < 3
+            if across:  # hierarchical: inside the node over NVLink, the 1/per_node shard across the nodes
+                bw = _hierarchical_busbw(view, grad_bytes, per_node, dp)
+                c.busbw = bw
+                last_bucket = F.collective_seconds("all_reduce", min(C.DDP_BUCKET_BYTES, grad_bytes), dp, bw.gbps)
             # DDP under no_sync and ZeRO-1 reduce the accumulated gradients once per step, during the last
             # micro-batch's backward pass: only that pass can hide them.
             bwd_last = bwd / acc
@@ -212,7 +249,8 @@ def communication(
         else:
             pp_gbps = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY * (1 if view.p2p_ok else C.NO_P2P_FACTOR)
             where = f"over PCIe ({pp_gbps:.1f} GB/s)"
-        c.pp_seconds = 2 * acc * msg / (pp_gbps * 1e9)
+        hop = N.latency("send", 2, view.network.kind if view.network else None) if lay.pp_across_nodes else 0.0
+        c.pp_seconds = 2 * acc * (msg / (pp_gbps * 1e9) + hop)
         c.detail.append(f"pipeline: {msg / 1e6:.1f} MB forward and backward per micro-batch and stage boundary {where}")
     if lay.offload != "none":
         pcie = (view.pcie_gbps or 1.0) * C.PCIE_BUSBW_EFFICIENCY

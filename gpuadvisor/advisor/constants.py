@@ -363,6 +363,11 @@ NCCL_STEP_LATENCY_S = {"intra": 5.7e-6, "net": 6.6e-6}
 # PyTorch DDP buckets gradients (bucket_cap_mb=25 by default) and overlaps each bucket's all-reduce with the
 # rest of the backward pass; the last bucket cannot be hidden.
 DDP_BUCKET_BYTES = 25 * 2**20
+# Stacks whose tensor parallelism has no sequence parallelism (Megatron-DeepSpeed, the BLOOM-era fork): per layer and
+# token KORTHIKANTI_UNSPLIT_BYTES·h of the activations stay whole on every tensor-parallel rank (Korthikanti et al.
+# 2022, eq. 2: sbh·(10 + 24/t + 5as/(ht)); the 10 are the layer norms' inputs, the dropout masks and outputs).
+NO_SEQUENCE_PARALLEL_STACKS = ("deepspeed",)
+KORTHIKANTI_UNSPLIT_BYTES = 10
 # Host RAM a CPU-offload plan may use, as a fraction of the rig's total: the rest for the OS, the data
 # loader's workers and the page cache (an allowance). DeepSpeed's estimators already pad the offloaded states
 # by 1.5 ("additional_buffer_factor", their default) for pinned staging buffers.

@@ -38,6 +38,8 @@ class FitParams:
     ring_attention_factor: float  # PyTorch ring attention's off-diagonal steps as a fraction of the fused kernel's
     deepspeed_sharded_comm_factor: float  # DeepSpeed ZeRO-3 collectives over NCCL's ring time
     deepspeed_sharded_overlap: float  # DeepSpeed ZeRO-3's overlap
+    network_scale: float = 0.0  # busbw lost per doubling of the nodes beyond two (advisor.network.scale)
+    xla_cross_node_overlap: float = 1.0  # share of XLA's cross-node data-parallel all-reduce it overlaps
     # The power cap per generation: TFLOP/s per watt, and the lowest board power of the runs it is fitted on.
     tflops_per_watt: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     power_cap_min_watts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))

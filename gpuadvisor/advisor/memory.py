@@ -255,6 +255,14 @@ def activations(
         per_token += 2 * 2 * a.hidden * (t - 1)
     full_layer = per_token * tokens / t
     stored = C.FULL_RECOMPUTE_PER_LAYER * a.hidden * tokens / t if mode == "full" else full_layer
+    if t > 1 and w.stack in C.NO_SEQUENCE_PARALLEL_STACKS:
+        # Tensor parallel without sequence parallelism (Megatron-DeepSpeed): the layer norms' and dropouts' tensors
+        # stay whole on every rank, sbh·(10 + 24/t) per layer (Korthikanti et al. 2022, eq. 2), and the layer
+        # input a full recomputation keeps is not split either.
+        whole = C.KORTHIKANTI_UNSPLIT_BYTES * a.hidden * tokens
+        full_layer += whole * (t - 1) / t
+        if mode == "full":
+            stored *= t
     layers = stage_layers(w, lay)
     rebuilt = full_layer if mode == "full" else 0
     first = layers * in_flight(lay, accumulation, "first") * stored + rebuilt

@@ -249,6 +249,12 @@ def workload_options(f: F) -> F:
             type=Finite(0, 1e5, min_open=True),
             help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed).",
         ),
+        click.option(
+            "--network",
+            metavar="FABRIC:RAILSxGBPS",
+            help="The network between nodes: ib, roce or ethernet, NICs per node and Gb/s each, e.g. ib:8x400 "
+            "(default: the scan's RDMA ports, else one 200 Gb/s port per GPU, assumed).",
+        ),
     ]
     for opt in reversed(opts):
         f = opt(f)

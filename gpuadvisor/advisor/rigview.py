@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 from gpuadvisor import catalog
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import network
 from gpuadvisor.advisor import scan_links as L
+from gpuadvisor.advisor.network import Network
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Gpu, Measurement, Rig
 from gpuadvisor.physics import links, plateau
@@ -50,6 +52,7 @@ class RigView:
     measured_all_reduce: Measurement | None
     inter_node: Bandwidth
     hypothetical: bool = False
+    network: Network | None = None  # the fabric and rails across nodes, where given or read (advisor.network)
     notes: list[str] = field(default_factory=list)
 
     # -- sizes ----------------------------------------------------------------------------------------
@@ -204,16 +207,31 @@ def _partition_cliques(remaining: list[int], t: int, nv: list[list[int]]) -> boo
     return False
 
 
-def inter_node_bandwidth(gbps: float | None, rig: Rig | None = None, gpus_per_node: int = 0) -> Bandwidth:
+def inter_node_bandwidth(
+    gbps: float | None, rig: Rig | None = None, gpus_per_node: int = 0, network: Network | None = None
+) -> Bandwidth:
     if gbps:
         return Bandwidth(gbps, f"given: {gbps:g} GB/s all-reduce busbw across nodes (--inter-node-gbps)")
+    if network is not None and gpus_per_node > 0:
+        return Bandwidth(network.per_gpu_busbw(gpus_per_node), network.describe(gpus_per_node))
     read = _port_bandwidth(rig, gpus_per_node) if rig is not None else None
     if read is not None:
         return read
     return Bandwidth(
         C.DEFAULT_INTER_NODE_GBPS,
         f"assumed: {C.DEFAULT_INTER_NODE_GBPS:g} GB/s busbw across nodes (one 200 Gb/s port per GPU); pass "
-        "--inter-node-gbps",
+        "--network or --inter-node-gbps",
+    )
+
+
+def port_network(rig: Rig) -> Network | None:
+    """The network of the scan's active RDMA ports (their rates and link layer), or None without any."""
+    ports = [p for p in rig.network.rdma_ports or [] if p.state == "ACTIVE" and p.rate_gbps]
+    if not ports:
+        return None
+    how = "read" if rig.source.kind in ("live", "imported", "saved") else rig.source.kind
+    return network.from_ports(
+        [p.rate_gbps or 0.0 for p in ports], ports[0].link_layer, f"{how}: {len(ports)} active RDMA port(s)"
     )
 
 
@@ -234,7 +252,9 @@ def _port_bandwidth(rig: Rig, gpus_per_node: int) -> Bandwidth | None:
     )
 
 
-def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) -> RigView:
+def from_rig(
+    rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None, network: Network | None = None
+) -> RigView:
     """The advisor's view of a scanned (or simulated, or imported) rig; ``nodes`` copies of it."""
     gpus = [g for g in rig.gpus if g.memory_total_bytes or g.name]
     if rig.gpus and not gpus:
@@ -343,8 +363,9 @@ def from_rig(rig: Rig, *, nodes: int = 1, inter_node_gbps: float | None = None) 
         pcie_source=pcie_src,
         p2p_ok=p2p_ok,
         measured_all_reduce=measured,
-        inter_node=inter_node_bandwidth(inter_node_gbps, rig, len(gpus)),
+        inter_node=inter_node_bandwidth(inter_node_gbps, rig, len(gpus), network),
         notes=notes,
+        network=network or port_network(rig),
     )
 
 
@@ -416,6 +437,7 @@ def hypothetical(
     inter_node_gbps: float | None = None,
     *,
     nvlink: bool = True,
+    network: Network | None = None,
 ) -> RigView:
     """A planned rig of catalog GPUs: NVLink joins groups of the product's usual domain size (none with
     ``nvlink=False``: cards that can take a bridge but have none)."""
@@ -447,6 +469,7 @@ def hypothetical(
         pcie_source=f"PCIe Gen{spec.pcie_gen} x16 (catalog)" if pcie else "unknown",
         p2p_ok=True,
         measured_all_reduce=None,
-        inter_node=inter_node_bandwidth(inter_node_gbps),
+        inter_node=inter_node_bandwidth(inter_node_gbps, None, n, network),
         hypothetical=True,
+        network=network,
     )

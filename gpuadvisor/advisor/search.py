@@ -29,7 +29,7 @@ SHAPES: tuple[tuple[int, int], ...] = (
 
 def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> tuple[str, float | None] | None:
     """(the strategy that fits, its memory per GPU for training) on this catalog rig, or None."""
-    view = hypothetical(spec, per_node, nodes, w.inter_node_gbps)
+    view = hypothetical(spec, per_node, nodes, w.inter_node_gbps, network=w.network_spec())
     w2 = replace(w, nodes=nodes, layout=None)  # a forced layout names the scanned rig's sizes, not these
     if w.task == "inference":
         opts, _ = serving_options(view, w2)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuadvisor.advice_model import CandidateBands, CommFigures, Excluded, MemoryFigures, TrainCandidate
@@ -206,7 +206,40 @@ def default_rates(view: RigView, w: Workload, measurements: list | None = None) 
     return T.rates(view.spec, w.precision, peak, measurements, attention_kernel=w.attention_kernel)
 
 
+def engine_stack(w: Workload, lay: Layout) -> tuple[Workload, str]:
+    """The workload as the layout's own engine runs it, and a note where --stack overrides that engine: a layout
+    only DeepSpeed runs (ZeRO-1, ZeRO-Offload; launched with its ds_config.json) is timed as DeepSpeed unless a
+    stack was given. Without --state-bytes, the stack's own model-state accounting (state_bytes_of)."""
+    note = ""
+    if lay.framework.startswith("DeepSpeed") and w.stack != "deepspeed":
+        if not w.stack_given:
+            w = replace(w, stack="deepspeed")
+        else:
+            note = (
+                f"timed as {T.STACK_NAMES.get(w.stack, w.stack)} (--stack), not as DeepSpeed, the engine this "
+                "layout's launch lines run"
+            )
+    if not w.state_bytes_given:
+        own = state_bytes_of(w, lay)
+        if own != w.state_bytes:
+            w = replace(w, state_bytes=own)
+    return w, note
+
+
+def state_bytes_of(w: Workload, lay: Layout) -> str:
+    """The model-state accounting a stack keeps in mixed precision: Megatron-DeepSpeed's tensor or pipeline parallel
+    runs in bf16 (DeepSpeed's BF16 optimizer, BLOOM's recipe) accumulate fp32 gradients beside the bf16 ones (20
+    bytes per parameter: its fp32_groups_gradients); else as given (default the ZeRO paper's 16; Megatron-Core's
+    gradient buffer is fp32 or bf16 by the recipe's grad_reduce_in_fp32, so --state-bytes says which)."""
+    if w.precision == "fp32" or w.state_bytes != "16":
+        return w.state_bytes
+    if w.stack == "deepspeed" and (lay.tp > 1 or lay.pp > 1):
+        return "20"
+    return w.state_bytes
+
+
 def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.Rates | None = None) -> Candidate:
+    w, stack_note = engine_stack(w, lay)
     acc, gbatch = _batch(w, lay.dp, view.total_gpus)
     mem = breakdown(w, lay, recompute, acc, view.gpus_per_node, view.nodes)
     tokens = gbatch * w.seq
@@ -239,6 +272,8 @@ def evaluate(view: RigView, w: Workload, lay: Layout, recompute: bool, rates: T.
         attention = sc.parts.get("attention", 0.0) if sc else 0.0
         comm.cp_exposed_seconds = max(0.0, comm.cp_seconds - attention)
         comm.detail.append(ring_line)
+    if stack_note:
+        comm.detail.append(stack_note)
     comm.ep_seconds, a2a_line = all_to_all(view, w, lay, recompute, acc)
     if a2a_line:
         comm.detail.append(a2a_line)

@@ -82,6 +82,13 @@ def card_mamf(spec: Any, precision: str) -> float | None:
     return float(value) if value else None
 
 
+def card_rate_words(spec: Any) -> str:
+    """What the catalog's matmul rate of a card is: "measured" only where someone measured that card (its
+    mamf_source says "assumed" where the figure is carried over from a sibling card)."""
+    source = (getattr(spec, "mamf_source", None) or "").lower()
+    return "assumed rate" if source.startswith("assumed") else "measured rate"
+
+
 def power_capped_tflops(
     spec: Any, power_w: float | None = None, *, fit: FitParams | None = None
 ) -> tuple[float | None, str]:
@@ -99,7 +106,8 @@ def power_capped_tflops(
             return None, ""
         cap = mamf * (watts / tdp) ** C.POWER_CAP_EXPONENT
         return cap, (
-            f"{mamf:g} TFLOP/s (this card's measured rate at {tdp:g} W) × {watts:g} / {tdp:g} W = {cap:.0f} TFLOP/s"
+            f"{mamf:g} TFLOP/s (this card's {card_rate_words(spec)} at {tdp:g} W) × {watts:g} / {tdp:g} W = "
+            f"{cap:.0f} TFLOP/s"
         )
     p = fit or fitted.current()
     coeff = p.tflops_per_watt.get(arch)
@@ -147,7 +155,8 @@ def rates(
     sheet = spec.peak_tflops("bf16" if precision == "fp8" else precision) if spec is not None else None
     if mamf is not None and sheet:
         gemm_frac = mamf / sheet
-        gemm_src = f"this card's own measured rate, {mamf:g} of {sheet:g} TFLOP/s: {spec.mamf_source}"
+        kind = "own measured rate" if card_rate_words(spec) == "measured rate" else "assumed rate"
+        gemm_src = f"this card's {kind}, {mamf:g} of {sheet:g} TFLOP/s: {spec.mamf_source}"
     card_scale = gemm_frac / gen_frac  # a card faster or slower than its generation at matmuls is so at attention
     attn = generations.attention_efficiency(arch)
     attn_frac, attn_src = attn.value, attn.source

@@ -16,6 +16,8 @@ from gpuadvisor.advisor.architecture import (
     architecture_from_params,
     architecture_from_spec,
 )
+from gpuadvisor.advisor.network import Network
+from gpuadvisor.advisor.network import parse as parse_network
 from gpuadvisor.errors import InputError
 
 PRECISION_CHOICES = ("bf16", "fp16", "fp32", "fp8")
@@ -51,6 +53,7 @@ OPTION_FIELDS = (
     "mfu",
     "nodes",
     "inter_node_gbps",
+    "network",
     "loss",
     "vllm_version",
     "max_num_seqs",
@@ -104,12 +107,19 @@ class Workload:
     engine: str = "vllm"  # serving engine: vllm | sglang | nim
     nodes: int = 1
     inter_node_gbps: float | None = None
+    network: str | None = None  # --network FABRIC:RAILSxGBPS (advisor.network.parse), e.g. ib:8x400
     model_label: str = ""
     notes: list[str] = field(default_factory=list)
     precision_given: bool = True  # False when --precision was left out: the advisor may pick the GPU's 16-bit type
+    stack_given: bool = True  # False when --stack (and --framework) were left out: each layout timed as its engine
+    state_bytes_given: bool = True  # False when --state-bytes was left out: the stack's own accounting applies
     layout: str | None = None  # --layout: evaluate exactly this parallel layout (advisor.layout)
 
     # -- derived --------------------------------------------------------------------------------------
+    def network_spec(self) -> Network | None:
+        """The --network given, parsed (a bad one: InputError with what to write)."""
+        return parse_network(self.network) if self.network else None
+
     @property
     def mfu_given(self) -> bool:
         return self.mfu is not None
@@ -277,7 +287,13 @@ class Workload:
                     f"--capacity-factor {kw['capacity_factor']}: {arch.name} is not a mixture-of-experts model"
                 )
             arch = replace(arch, capacity_factor=float(kw["capacity_factor"]))
-        w = cls(arch=arch, model_label=label, precision_given=kw.get("precision") is not None)
+        w = cls(
+            arch=arch,
+            model_label=label,
+            precision_given=kw.get("precision") is not None,
+            stack_given=kw.get("stack") is not None,
+            state_bytes_given=kw.get("state_bytes") is not None,
+        )
         changes = {k: v for k, v in kw.items() if k in OPTION_FIELDS and v is not None}
         if kw.get("flash_attention") is not None:
             changes["fused_attention"] = bool(kw["flash_attention"])
@@ -358,6 +374,7 @@ class Workload:
             ),
             (self.nodes >= 1, "--nodes must be at least 1"),
             (self.inter_node_gbps is None or self.inter_node_gbps > 0, "--inter-node-gbps must be positive"),
+            (self.network is None or self.network_spec() is not None, "--network: not a network"),
             (self.lora_rank >= 1, "--lora-rank must be at least 1"),
             (
                 self.trainable_fraction is None or 0 < self.trainable_fraction <= 1,
