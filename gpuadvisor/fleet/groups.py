@@ -57,20 +57,18 @@ def _slow_ports(group: Group, members: list[Node]) -> list[FleetFinding]:
     """A node whose RDMA port trained at a lower rate than the same port on its group's nodes (e.g. 200 Gb/s where
     its siblings run 400): the multi-node collectives run at the slowest port's rate. A port down is the node's
     own finding (GA803); here only ports that are up are compared, by name, against the group's usual rate."""
-    by_port: dict[str, list[float]] = {}
+    counts: dict[str, Counter[float]] = {}  # one pass over the group: each port's rates
     for n in members:
         for name, rate in (n.hw.get("rdma") or {}).items():
             if rate is not None:
-                by_port.setdefault(name, []).append(rate)
+                counts.setdefault(name, Counter())[rate] += 1
+    usual_of = {name: c.most_common(1)[0][0] for name, c in counts.items() if c.total() >= 3}
     out: list[FleetFinding] = []
-    for n in members:
+    for n in members:  # then O(ports) per node
         slow = {}
         for name, rate in (n.hw.get("rdma") or {}).items():
-            rates = by_port.get(name, [])
-            if rate is None or len(rates) < 3:
-                continue
-            usual = Counter(rates).most_common(1)[0][0]
-            if rate < usual:
+            usual = usual_of.get(name)
+            if rate is not None and usual is not None and rate < usual:
                 slow[name] = (rate, usual)
         if slow:
             text = ", ".join(f"{k} at {r:g} Gb/s" for k, (r, _) in sorted(slow.items()))
