@@ -320,3 +320,29 @@ def test_a_pipe_swapped_in_after_the_walk_is_refused_not_waited_on(tmp_path):
     os.mkfifo(d / "a.json")  # no writer: a blocking open would wait for ever
     node = load.read_node(files[0])
     assert node.status == "failed" and "is a pipe" in (node.error or ""), node.error
+
+
+@pytest.mark.parametrize(
+    ("number", "refused"),
+    [
+        ("1" + "0" * 400, True),  # an integer beyond 2**64
+        ("18446744073709551617", True),  # 2**64 + 1
+        ("1e400", True),
+        ("-1E+309", True),
+        ("1" + "0" * 400 + ".5", True),  # a float of 401 digits: beyond the double range
+        ("1e-300", False),  # underflows to a tiny number: finite
+        ("1.7976931348623157e+308", False),  # the largest double
+        ("18446744073709551615", False),  # 2**64 - 1
+    ],
+)
+def test_numbers_out_of_range_are_refused_wherever_they_are(number, refused):
+    from gpuadvisor.errors import InputError
+    from gpuadvisor.facts import lean
+
+    text = '{"kind": "x", "deep": {"list": [1, ' + number + '], "uuid": "GPU-5e123456-0000"}}'
+    if refused:
+        with pytest.raises(InputError, match="2\\*\\*64|range of a double"):
+            lean.parse_scan(text, "n.json")
+    else:
+        assert lean.parse_scan(text, "n.json")["deep"]["list"][1] == json.loads(number)
+    assert lean.parse_scan('{"uuid": "GPU-5e123456-0000", "v": 1e-05}', "n.json")["v"] == 1e-05

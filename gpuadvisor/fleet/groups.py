@@ -11,6 +11,7 @@ same platform), not a loss.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Any
 
@@ -32,10 +33,10 @@ def shape(rig: Rig) -> tuple[tuple[Any, ...], str] | None:
     fabric = ("NVSwitch" if switch else "NVLink") if links else "no NVLink"
     pcie = sorted({(g.pcie.gpu_max_gen or g.pcie.max_gen, g.pcie.max_width) for g in gpus}, key=str)
     cpu, sockets = rig.host.cpu_model, rig.host.sockets
-    key = (model, fabric, tuple(pcie), cpu, sockets)
+    key = (sys.intern(model), fabric, tuple(pcie), cpu and sys.intern(cpu), sockets)
     pcie_text = ", ".join(f"PCIe {g or '?'} x{w or '?'}" for g, w in pcie) or "PCIe unknown"
     cpu_text = f"{sockets or '?'}x {cpu}" if cpu else "CPU unknown"
-    return key, f"{model} · {fabric} · {pcie_text} · {cpu_text}"
+    return key, sys.intern(f"{model} · {fabric} · {pcie_text} · {cpu_text}")  # one string per shape, not per node
 
 
 def counts(rig: Rig) -> tuple[int, list[int], list[int], int]:
@@ -48,7 +49,9 @@ def counts(rig: Rig) -> tuple[int, list[int], list[int], int]:
 def rdma_ports(rig: Rig) -> dict[str, float | None]:
     """{"mlx5_0/1": rate Gb/s or None when down} for every RDMA port the scan read (network.rdma_ports)."""
     return {
-        f"{p.device}/{p.port}": float(p.rate_gbps) if p.state == "ACTIVE" and p.rate_gbps is not None else None
+        sys.intern(f"{p.device}/{p.port}"): float(p.rate_gbps)
+        if p.state == "ACTIVE" and p.rate_gbps is not None
+        else None
         for p in rig.network.rdma_ports or []
     }
 
