@@ -346,3 +346,18 @@ def test_numbers_out_of_range_are_refused_wherever_they_are(number, refused):
     else:
         assert lean.parse_scan(text, "n.json")["deep"]["list"][1] == json.loads(number)
     assert lean.parse_scan('{"uuid": "GPU-5e123456-0000", "v": 1e-05}', "n.json")["v"] == 1e-05
+
+
+def test_many_scans_claiming_one_host_name_stay_linear():
+    """50,000 files that all claim one host name (a template copied without GPUADVISOR_HOSTNAME) are kept apart
+    as name [2] ... name [50000] in one pass, the first one noted once (not once per copy)."""
+    from gpuadvisor.fleet import load
+    from gpuadvisor.fleet.model import Node
+
+    nodes = load._load_nodes(Node(name="gpu", path=f"s{i}.json", status="failed", error="x") for i in range(50_000))
+    assert len(nodes) == 50_000 and "gpu [50000]" in nodes
+    assert len(nodes["gpu"].notes) == 1 and all(n.duplicate for n in nodes.values())
+    assert nodes["gpu [3]"].notes == [
+        "two or more scans claim the host name 'gpu' (s0.json, s2.json): kept apart by file; give each node its "
+        "own name (GPUADVISOR_HOSTNAME, or the scheduler's node name)"
+    ]

@@ -258,6 +258,7 @@ def _read_chunk(items: list[tuple[Path, str | None, bool]]) -> list[Packed]:
 
 def _load_nodes(read: Iterable[Node]) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
+    suffix: dict[str, int] = {}  # host name -> the next "[i]" of its duplicates (linear in the duplicates)
     for n in read:
         old = nodes.get(n.name)
         if old is None:
@@ -265,7 +266,7 @@ def _load_nodes(read: Iterable[Node]) -> dict[str, Node]:
             continue
         if (old.shape is not None or old.status == "failed") and (n.shape is not None or n.status == "failed"):
             # two scans (or a scan and a failed one) claim one host name: keep both apart by file, say so
-            _duplicate(nodes, old, n)
+            _duplicate(nodes, old, n, suffix)
             continue
         keep, drop = _newer(old, n)
         if keep.shape is None and drop.shape is not None and drop.status == "ok" and keep.status == "ok":
@@ -275,10 +276,12 @@ def _load_nodes(read: Iterable[Node]) -> dict[str, Node]:
     return nodes
 
 
-def _duplicate(nodes: dict[str, Node], old: Node, new: Node) -> None:
-    i = 2
+def _duplicate(nodes: dict[str, Node], old: Node, new: Node, suffix: dict[str, int]) -> None:
+    """Keep ``new`` apart as "name [i]"; the first scan of the name says so once, each later one names itself."""
+    i = suffix.get(new.name, 2)
     while f"{new.name} [{i}]" in nodes:
         i += 1
+    suffix[new.name] = i + 1
     first = old.path or old.name
     new.name = f"{new.name} [{i}]"
     nodes[new.name] = new
@@ -286,10 +289,10 @@ def _duplicate(nodes: dict[str, Node], old: Node, new: Node) -> None:
         f"two or more scans claim the host name {old.name.split(' [')[0]!r} ({first}, {new.path}): kept apart "
         "by file; give each node its own name (GPUADVISOR_HOSTNAME, or the scheduler's node name)"
     )
-    for n in (old, new):
-        if why not in n.notes:
-            n.notes.append(why)
-        n.duplicate = True
+    if not old.duplicate:
+        old.notes.append(why)
+    new.notes.append(why)
+    old.duplicate = new.duplicate = True
 
 
 def _newer(a: Node, b: Node) -> tuple[Node, Node]:
