@@ -16,7 +16,6 @@ is left unset (not recorded), as if the scan had not read it; every other field 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,6 @@ for _c, _to in ((b"0123456789", b"0"), (b".", b"p"), (b"eE", b"e"), (b"+", b"s")
     for _b in _c:
         _CLASSES[_b] = _to[0]
 _TABLE = bytes(_CLASSES)
-_EXPONENT = re.compile(rb"es?000")
 
 
 def _out_of_range(text: str) -> bool:
@@ -48,12 +46,15 @@ def _out_of_range(text: str) -> bool:
     b = text.encode("utf-8", "surrogatepass").translate(_TABLE, b" \t\n\r")
     if b"00000000000000000000" in b:
         return True
-    for m in _EXPONENT.finditer(b):  # "e000" / "es000": is it a number's exponent (digits back to a "c")?
-        j = m.start() - 1
-        while j >= 0 and b[j] in b"0p":
-            j -= 1
-        if j < m.start() - 1 and (b[j] == 99 or b[j - 1 : j + 1] == b"cm"):  # 99: "c"
-            return True
+    for pattern in (b"e000", b"es000"):  # is each one a number's exponent (digits back to a "c")?
+        i = b.find(pattern)
+        while i >= 0:
+            j = i - 1
+            while j >= 0 and b[j] in b"0p":
+                j -= 1
+            if j < i - 1 and (b[j] == 99 or b[j - 1 : j + 1] == b"cm"):  # 99: "c"
+                return True
+            i = b.find(pattern, i + 1)
     return False
 
 
