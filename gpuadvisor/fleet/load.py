@@ -24,6 +24,7 @@ import errno
 import gc
 import os
 import stat
+from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, lean
 from gpuadvisor.fleet import drift, figures, groups
-from gpuadvisor.fleet.model import FigureRow, FigureTable, Node
+from gpuadvisor.fleet.model import FigureTable, Node
 from gpuadvisor.inputs import SCAN_LIMIT
 from gpuadvisor.severity import FAIL, WARN
 
@@ -224,20 +225,31 @@ def _read_all(files: list[Path], jobs: int) -> Iterator[Node]:
     tasks = [[(p, SKIPPED.get(p), p in WALKED) for p in files[i : i + CHUNK]] for i in range(0, len(files), CHUNK)]
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
-        for packed in pool.map(_read_chunk, tasks):
-            for node, rows, src in packed:
-                if rows is not None:
-                    node.figures = FigureTable.of(rows, src)
+        for meta, packed in pool.map(_read_chunk, tasks):
+            for node, cols in packed:
+                if cols is not None:
+                    node.figures = _table(meta, cols)
                 yield node
 
 
-Packed = tuple[Node, list[FigureRow] | None, str]  # a node without its figures, its figures as rows, their file
+# A node's figures in columns (keys, values, measurement index and row, expected, source file): one object each
+# instead of a tuple per figure, so a chunk of nodes crosses the process boundary compact.
+Columns = tuple[list[str], array, array, array, list[float | None], str]
 
 
-def _read_chunk(items: list[tuple[Path, str | None, bool]]) -> list[Packed]:
-    """A worker's task: its files as nodes, each node's figures as rows (a FigureTable's key ids are its process's
-    own, so the parent makes the table again from the keys)."""
-    out: list[Packed] = []
+def _table(meta: dict[str, tuple[str, str, bool]], cols: Columns) -> FigureTable:
+    keys, values, index, row, expected, src = cols
+    rows = ((k, *meta[k], v, i, r, e) for k, v, i, r, e in zip(keys, values, index, row, expected, strict=True))
+    return FigureTable.of(rows, src)
+
+
+def _read_chunk(
+    items: list[tuple[Path, str | None, bool]],
+) -> tuple[dict[str, tuple[str, str, bool]], list[tuple[Node, Columns | None]]]:
+    """A worker's task: its files as nodes, each node's figures in columns by key (a FigureTable's key ids are its
+    process's own, so the parent makes the table again from the keys), and each key's family, unit and direction."""
+    meta: dict[str, tuple[str, str, bool]] = {}
+    out: list[tuple[Node, Columns | None]] = []
     for p, why, walked in items:
         if why is not None:
             SKIPPED[p] = why
@@ -245,15 +257,20 @@ def _read_chunk(items: list[tuple[Path, str | None, bool]]) -> list[Packed]:
             WALKED.add(p)
         n = read_node(p)
         figs = n.figures
-        if isinstance(figs, FigureTable):
-            n.figures = {}
-            rows = [
-                (f.key, f.family, f.unit, f.higher_better, f.value, f.index, f.row, f.expected) for f in figs.values()
-            ]
-            out.append((n, rows, figs.src))
-        else:
-            out.append((n, None, ""))
-    return out
+        if not isinstance(figs, FigureTable):
+            out.append((n, None))
+            continue
+        n.figures = {}
+        keys, values, index, row, expected = [], array("d"), array("q"), array("q"), []
+        for f in figs.values():
+            meta.setdefault(f.key, (f.family, f.unit, f.higher_better))
+            keys.append(f.key)
+            values.append(f.value)
+            index.append(f.index)
+            row.append(f.row)
+            expected.append(f.expected)
+        out.append((n, (keys, values, index, row, expected, figs.src)))
+    return meta, out
 
 
 def _load_nodes(read: Iterable[Node]) -> dict[str, Node]:
