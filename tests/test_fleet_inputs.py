@@ -361,3 +361,19 @@ def test_many_scans_claiming_one_host_name_stay_linear():
         "two or more scans claim the host name 'gpu' (s0.json, s2.json): kept apart by file; give each node its "
         "own name (GPUADVISOR_HOSTNAME, or the scheduler's node name)"
     ]
+
+
+def test_a_directory_past_the_file_limit_stops_at_the_limit(capsys, tmp_path, monkeypatch):
+    from gpuadvisor.fleet import load
+
+    d = tmp_path / "scans"
+    d.mkdir()
+    for i in range(30):
+        (d / f"n{i:02d}.json").write_text("{}")
+    monkeypatch.setattr(load, "MAX_FILES", 10)
+    seen = []
+    real = load._not_read
+    monkeypatch.setattr(load, "_not_read", lambda q, root: seen.append(q) or real(q, root))
+    code, _, err = _cli(capsys, "fleet", str(d))
+    assert code == 2 and "more than 10 scan files" in err and err.count("\n") == 1
+    assert len(seen) == 11  # not every file of the directory first

@@ -112,8 +112,10 @@ def _walk(raw: str, p: Path, out: list[Path]) -> None:
                 else:
                     SKIPPED[q] = why
                 out.append(q)
-        if len(out) > MAX_FILES:
-            raise InputError(f"{raw}: more than {MAX_FILES:,} scan files (the limit of one fleet run); split the fleet")
+                if len(out) > MAX_FILES:  # checked per file: a directory of millions stops here, not after
+                    raise InputError(
+                        f"{raw}: more than {MAX_FILES:,} scan files (the limit of one fleet run); split the fleet"
+                    )
 
 
 def files_of(paths: list[str]) -> list[Path]:
