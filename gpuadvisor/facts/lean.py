@@ -29,10 +29,10 @@ from gpuadvisor.facts.rig import Rig
 from gpuadvisor.facts.scanfile import Unphysical, from_section, negative
 
 ERROR_KIND = "gpuadvisor-node-error"
-# The text mapped to what can make a number out of range: digits "0", "." "p", e/E "e", "+" "s", "-" "m", what a
-# JSON number follows (":", ",", "[") "c", any other byte "x"; whitespace dropped.
+# The text mapped to what can make a number out of range: digits "0", "." "p", e/E "e", "-" "m", what a JSON number
+# follows (":", ",", "[") "c", any other byte "x"; whitespace and "+" dropped (so "1e+400" reads "0e000").
 _CLASSES = bytearray(b"x" * 256)
-for _c, _to in ((b"0123456789", b"0"), (b".", b"p"), (b"eE", b"e"), (b"+", b"s"), (b"-", b"m"), (b":,[", b"c")):
+for _c, _to in ((b"0123456789", b"0"), (b".", b"p"), (b"eE", b"e"), (b"-", b"m"), (b":,[", b"c")):
     for _b in _c:
         _CLASSES[_b] = _to[0]
 _TABLE = bytes(_CLASSES)
@@ -43,18 +43,17 @@ def _out_of_range(text: str) -> bool:
     (a number with a positive exponent of three digits): linear, a few passes over the bytes in C (no float this
     gpuadvisor writes has either; a hex string in a UUID may look like an exponent, so one is checked for the
     number's start). True sends the text to the full check, which tells."""
-    b = text.encode("utf-8", "surrogatepass").translate(_TABLE, b" \t\n\r")
+    b = text.encode("utf-8", "surrogatepass").translate(_TABLE, b" \t\n\r+")
     if b"00000000000000000000" in b:
         return True
-    for pattern in (b"e000", b"es000"):  # is each one a number's exponent (digits back to a "c")?
-        i = b.find(pattern)
-        while i >= 0:
-            j = i - 1
-            while j >= 0 and b[j] in b"0p":
-                j -= 1
-            if j < i - 1 and (b[j] == 99 or b[j - 1 : j + 1] == b"cm"):  # 99: "c"
-                return True
-            i = b.find(pattern, i + 1)
+    i = b.find(b"e000")
+    while i >= 0:  # is it a number's exponent (digits back to a "c")?
+        j = i - 1
+        while j >= 0 and b[j] in b"0p":
+            j -= 1
+        if j < i - 1 and (b[j] == 99 or b[j - 1 : j + 1] == b"cm"):  # 99: "c"
+            return True
+        i = b.find(b"e000", i + 1)
     return False
 
 
