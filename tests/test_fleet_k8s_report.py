@@ -47,7 +47,7 @@ def volume(tmp_path) -> Path:
     G.write_fleet(scans / "nodes", names, seed=11, sigma=0.01, plants={"n2": G.Plant(lost_gpu=True)}, created_at=fresh)
     G.write_fleet(scans / "nodes", ["n3"], seed=12, sigma=0.01, created_at=old)  # its check hangs: no new scan
     bench = scans / "bench"
-    rounds = {"gpuadvisor-node-bench-100": 3 * 86400, "gpuadvisor-node-bench-200": 7200}
+    rounds = {"zz-by-hand": 3 * 86400, "gpuadvisor-node-bench-200": 7200}  # the newest by time, not by name
     for name, age in rounds.items():
         made = _iso(now - dt.timedelta(seconds=age))
         busy = ["n3"] if name.endswith("200") else []  # its GPUs held by a job: its pod stayed Pending

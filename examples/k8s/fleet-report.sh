@@ -76,7 +76,8 @@ rc=$?
 worse "$rc"
 deliver passive "$rc"
 
-ROUND=$(find "$SCANS/bench" -mindepth 1 -maxdepth 1 -type d -mmin +30 2>/dev/null | sort | tail -n 1)
+# the newest by time of last change (a round started by hand, kubectl create job --from=cronjob/..., counts too)
+ROUND=$(find "$SCANS/bench" -mindepth 1 -maxdepth 1 -type d -mmin +30 -exec ls -1dt -- {} + 2>/dev/null | head -n 1)
 if [ -n "$ROUND" ]; then
     "$GPUADVISOR" fleet "$ROUND" --max-age 8d --policy "$POLICY_FILE" \
         --html "$REPORTS/bench.html" --format prom -o "$REPORTS/bench.prom" -q
