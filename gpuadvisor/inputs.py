@@ -37,8 +37,15 @@ def _why(e: OSError) -> str:
     return e.strerror or e.__class__.__name__
 
 
-def read_bytes(path: str | os.PathLike[str], what: str, limit: int, error: type[InputError] = InputError) -> bytes:
-    """The bytes of ``path``, refusing devices and anything over ``limit`` bytes (read at most limit + 1)."""
+def read_bytes(
+    path: str | os.PathLike[str],
+    what: str,
+    limit: int,
+    error: type[InputError] = InputError,
+    regular_only: bool = False,
+) -> bytes:
+    """The bytes of ``path``, refusing devices and anything over ``limit`` bytes (read at most limit + 1).
+    ``regular_only``: a pipe is refused too, and the open never blocks (a file swapped for a pipe meanwhile)."""
     p = os.fspath(path)
     try:
         st = os.stat(p)
@@ -49,15 +56,16 @@ def read_bytes(path: str | os.PathLike[str], what: str, limit: int, error: type[
     kind = _kind(st.st_mode)
     if kind == "directory":
         raise error(f"{p}: is a directory, not {what}")
-    if kind not in ("file", "pipe"):
+    kinds = ("file",) if regular_only else ("file", "pipe")
+    if kind not in kinds:
         raise error(f"{p}: is a {kind}, not a file; give {what} as a regular file")
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+        fd = os.open(p, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | (os.O_NONBLOCK if regular_only else 0))
     except OSError as e:
         raise error(f"{p}: cannot read ({_why(e)})") from None
     try:
         st = os.fstat(fd)  # what was opened, not what was there a moment before
-        if _kind(st.st_mode) not in ("file", "pipe"):
+        if _kind(st.st_mode) not in kinds:
             raise error(f"{p}: is a {_kind(st.st_mode)}, not a file; give {what} as a regular file")
         if stat.S_ISREG(st.st_mode) and st.st_size > limit:
             raise error(f"{p}: {st.st_size:,} bytes is larger than {what} can be (limit {limit // MiB} MiB)")

@@ -171,7 +171,8 @@ def test_node_check_keeps_the_previous_scan_when_the_disk_is_full(stubs, tmp_pat
 
 # -- the manifests and scripts pass a schema validator and shellcheck ------------------------------------
 
-K8S = sorted((ROOT / "examples/k8s").glob("*.yaml"))
+RULES = ROOT / "examples/k8s/prometheus-rules.yaml"  # Prometheus alerting rules, not a Kubernetes object
+K8S = sorted(p for p in (ROOT / "examples/k8s").glob("*.yaml") if p != RULES)
 SCRIPTS = sorted(
     [
         *(ROOT / "examples/slurm").glob("*.sh"),
@@ -233,37 +234,86 @@ def test_kubernetes_manifests_validate_against_the_api_models(name):
 
 
 def _pods() -> dict[str, dict]:
+    """Each workload's pod spec and document, by the workload's name."""
     out = {}
     for _, doc in _documents():
         spec = doc.get("spec", {})
         tmpl = spec.get("jobTemplate", {}).get("spec", spec).get("template", {}).get("spec")
         if tmpl:
-            out[doc["kind"]] = {"pod": tmpl, "doc": doc}
+            out[doc["metadata"]["name"]] = {"pod": tmpl, "doc": doc}
     return out
+
+
+def _env(container: dict) -> dict[str, str | None]:
+    return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+
+def _mounts(pod: dict) -> dict[str, tuple[dict, dict]]:
+    """mountPath -> (the volume mount, its volume) of the pod's first container."""
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    return {m["mountPath"]: (m, volumes[m["name"]]) for m in pod["containers"][0].get("volumeMounts", [])}
 
 
 def test_passive_daemonset_holds_no_gpu_and_the_benchmark_job_finishes():
     pods = _pods()
-    ds = pods["DaemonSet"]["pod"]
+    ds = pods["gpuadvisor-node-check"]["pod"]
     for c in ds["containers"]:
         res = c.get("resources", {})
         assert not any("nvidia.com/gpu" in (res.get(k) or {}) for k in ("limits", "requests"))
-        env = {e["name"]: e.get("value") for e in c["env"]}
+        env = _env(c)
         assert env["GPUADVISOR_BENCH"] == "0" and env["NVIDIA_VISIBLE_DEVICES"] == "all"
     assert ds["runtimeClassName"] == "nvidia"
-    job = pods["Job"]
+    job = pods["gpuadvisor-node-bench"]
+    spec = job["doc"]["spec"]["jobTemplate"]["spec"]
     (c,) = job["pod"]["containers"]
     assert int(c["resources"]["limits"]["nvidia.com/gpu"]) == int(job["pod"]["nodeSelector"]["nvidia.com/gpu.count"])
     assert job["pod"]["restartPolicy"] == "Never" and "sleep" not in " ".join(c["command"])
-    timeout = int({e["name"]: e.get("value") for e in c["env"]}["GPUADVISOR_TIMEOUT"])
-    assert timeout < job["doc"]["spec"]["activeDeadlineSeconds"]
+    assert int(_env(c)["GPUADVISOR_TIMEOUT"] or 0) < spec["activeDeadlineSeconds"]
 
 
-def test_cronjob_passes_the_node_list():
-    cron = _pods()["CronJob"]
-    args = " ".join(cron["pod"]["containers"][0]["args"])
-    assert "--expect-file /config/nodes.txt" in args
+def test_the_passive_check_sees_the_node_not_its_container():
+    """/dev/shm and /dev/kmsg are the host's (the container's own /dev/shm is 64 MiB; /dev/kmsg is not there),
+    read-only; privileged is what lets the check open /dev/kmsg and get the GPUs from a hardened toolkit, and
+    the manifest says so; nothing else of the host is shared."""
+    ds = _pods()["gpuadvisor-node-check"]
+    pod, (c,) = ds["pod"], ds["pod"]["containers"]
+    mounts = _mounts(pod)
+    for path, kind in (("/dev/shm", "Directory"), ("/dev/kmsg", "CharDevice"), ("/sys", "Directory")):
+        mount, volume = mounts[path]
+        assert volume["hostPath"] == {"path": path, "type": kind} and mount["readOnly"] is True, path
+    assert c["securityContext"] == {"privileged": True}
+    assert not any(pod.get(k) for k in ("hostPID", "hostIPC", "hostNetwork"))
+    text = (ROOT / "examples/k8s/node-check-daemonset.yaml").read_text()
+    for why in ("accept-nvidia-visible-devices-envvar-when-unprivileged", "CAP_SYSLOG", "RLIMIT_MEMLOCK", "GA812"):
+        assert why in text, why
+
+
+def test_the_benchmark_gets_its_gpus_from_the_device_plugin_and_writes_one_directory_per_round():
+    job = _pods()["gpuadvisor-node-bench"]
+    pod, (c,) = job["pod"], job["pod"]["containers"]
+    env = {e["name"]: e for e in c["env"]}
+    assert not any(name.startswith("NVIDIA_") for name in env)  # a hardened toolkit ignores or refuses it
+    assert "privileged" not in str(c.get("securityContext", {}))
+    assert c["command"][-1] == "/scans/bench/$(ROUND)"
+    assert env["ROUND"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['batch.kubernetes.io/job-name']"
+    mount, volume = _mounts(pod)["/dev/shm"]
+    assert volume["emptyDir"]["medium"] == "Memory"
+    assert job["doc"]["kind"] == "CronJob" and job["doc"]["spec"]["concurrencyPolicy"] == "Forbid"
+
+
+def test_cronjob_passes_the_node_list_and_a_policy_that_fails_stale_scans():
+    cron = _pods()["gpuadvisor-fleet-report"]
+    (c,) = cron["pod"]["containers"]
+    assert c["command"] == ["sh", "/opt/gpuadvisor/examples/k8s/fleet-report.sh"]
+    env = _env(c)
+    assert env["NODES_FILE"] == "/config/nodes.txt" and env["POLICY_FILE"] == "/config/policy.toml"
+    assert env["PUSHGATEWAY"], "the metrics must reach something that alerts"
     assert any(v.get("configMap", {}).get("name") == "gpuadvisor-nodes" for v in cron["pod"]["volumes"])
+    tomllib = pytest.importorskip("tomllib")
+    (cm,) = [doc for _, doc in _documents() if doc["kind"] == "ConfigMap"]
+    assert tomllib.loads(cm["data"]["policy.toml"])["fleet"]["fail"] == ["stale"]
+    script = (ROOT / "examples/k8s/fleet-report.sh").read_text()
+    assert '--expect-file "$NODES_FILE"' in script and "test $? -le 1" not in script
 
 
 def test_sbatch_requests_the_gpus_and_bounds_each_step():

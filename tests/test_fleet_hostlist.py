@@ -23,3 +23,14 @@ def test_nodes_file(tmp_path):
     p = tmp_path / "nodes.txt"
     p.write_text("# rack 1\nnode[01-02]\nnode09  # spare\n\n")
     assert read_nodes_file(str(p)) == ["node01", "node02", "node09"]
+
+
+def test_a_name_of_thousands_of_bracket_groups_is_one_line_not_a_crash(capsys, tmp_path):
+    """It used to recurse once per group (RecursionError: an internal error); now it is refused as bad input."""
+    from gpuadvisor.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["fleet", str(tmp_path), "--expect", "a" + "[1]" * 5000])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "bracket groups" in err and err.count("\n") == 1, err
+    assert expand("a[1][2]-b[3-4]") == ["a12-b3", "a12-b4"]

@@ -98,9 +98,20 @@ def test_deep_nesting_where_fleet_never_reads_is_harmless(capsys, tmp_path):
     G.write_fleet(d, [f"n{i}" for i in range(5)], seed=8, sigma=0.01)
     text = (d / "n0.json").read_text()
     (d / "n0.json").write_text(text.replace('"problems": []', '"problems": ' + "[" * 200 + "]" * 200, 1))
-    (d / "n1.json").write_text(text.replace('"psu_watts": null', '"psu_watts": 1' + "0" * 400, 1))
     code, out, err = _cli(capsys, "fleet", str(d), "--format", "json")
     assert code == 0 and {n["status"] for n in json.loads(out)["nodes"]} == {"ok"}
+
+
+def test_an_integer_beyond_64_bits_anywhere_in_a_scan_is_a_failed_node(capsys, tmp_path):
+    """A 10**400 where fleet never reads is still not a scan gpuadvisor writes: a failed node, not "ok"."""
+    d = tmp_path / "scans"
+    G.write_fleet(d, [f"n{i}" for i in range(5)], seed=8, sigma=0.01)
+    text = (d / "n1.json").read_text()
+    (d / "n1.json").write_text(text.replace('"psu_watts": null', '"psu_watts": 1' + "0" * 400, 1))
+    code, out, err = _cli(capsys, "fleet", str(d), "--format", "json")
+    status = {n["name"]: (n["status"], n.get("error") or "") for n in json.loads(out)["nodes"]}
+    assert code == 1 and status["n1"][0] == "failed" and "2**64" in status["n1"][1], status["n1"]
+    assert {s for name, (s, _) in status.items() if name != "n1"} == {"ok"}
 
 
 def test_nan_never_becomes_a_number(capsys, bad_scans):
@@ -260,3 +271,109 @@ def test_text_output_fits_columns_and_shows_no_raw_control_characters(capsys, ho
     text = out_file.read_text(encoding="utf-8", errors="strict")
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", text)
     assert all(len(ln) <= 60 for ln in text.splitlines())
+
+
+def test_a_hostile_scans_directory_never_hangs_or_stops_the_report(tmp_path):
+    """Anything a node can put on the shared volume is one failed node naming the file, never a hang (a pipe
+    named *.json is never opened) or an internal error (a loop of links); the healthy nodes are still judged."""
+    import subprocess
+    import sys
+
+    d = tmp_path / "scans"
+    G.write_fleet(d, [f"n{i}" for i in range(6)], seed=4, sigma=0.01)
+    os.mkfifo(d / "pipe.json")
+    (d / "loop-a.json").symlink_to("loop-b.json")
+    (d / "loop-b.json").symlink_to("loop-a.json")
+    (d / "to-pipe.json").symlink_to("pipe.json")
+    (d / "dangling.json").symlink_to("gone.json")
+    (d / "dir.json").mkdir()
+    (d / "up.json").symlink_to("..")  # a link to a directory is not entered (no loop of directories)
+    doc = json.loads((d / "n5.json").read_text())
+    doc["gpus"][0]["memory_total_bytes"] = -85520809984
+    (d / "n5.json").write_text(json.dumps(doc))
+    (d / "n4.json").write_text((d / "n4.json").read_text().replace('"psu_watts": null', '"psu_watts": 1' + "0" * 400))
+    run = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "fleet", str(d), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1 and "internal error" not in run.stderr, run.stderr
+    nodes = {n["name"]: n for n in json.loads(run.stdout)["nodes"]}
+    why = {name: n.get("error") or "" for name, n in nodes.items() if n["status"] == "failed"}
+    assert "a pipe, not a regular file" in why["pipe"] and "a pipe, not a regular file" in why["to-pipe"]
+    assert "a loop of symbolic links" in why["loop-a"] and "a loop of symbolic links" in why["loop-b"]
+    assert "No such file" in why["dangling"]
+    assert "memory_total_bytes: -85520809984 is negative" in why["n5"]
+    assert "2**64" in why["n4"]
+    assert set(why) == {"pipe", "to-pipe", "loop-a", "loop-b", "dangling", "n4", "n5"}
+    assert [name for name, n in nodes.items() if n["status"] == "ok"] == ["n0", "n1", "n2", "n3"]
+
+
+def test_a_pipe_swapped_in_after_the_walk_is_refused_not_waited_on(tmp_path):
+    from gpuadvisor.fleet import load
+
+    d = tmp_path / "scans"
+    G.write_fleet(d, ["a"], seed=5, sigma=0.01)
+    files = load.files_of([str(d)])
+    (d / "a.json").unlink()
+    os.mkfifo(d / "a.json")  # no writer: a blocking open would wait for ever
+    node = load.read_node(files[0])
+    assert node.status == "failed" and "is a pipe" in (node.error or ""), node.error
+
+
+@pytest.mark.parametrize(
+    ("number", "refused"),
+    [
+        ("1" + "0" * 400, True),  # an integer beyond 2**64
+        ("18446744073709551617", True),  # 2**64 + 1
+        ("1e400", True),
+        ("-1E+309", True),
+        ("1" + "0" * 400 + ".5", True),  # a float of 401 digits: beyond the double range
+        ("1e-300", False),  # underflows to a tiny number: finite
+        ("1.7976931348623157e+308", False),  # the largest double
+        ("18446744073709551615", False),  # 2**64 - 1
+    ],
+)
+def test_numbers_out_of_range_are_refused_wherever_they_are(number, refused):
+    from gpuadvisor.errors import InputError
+    from gpuadvisor.facts import lean
+
+    text = '{"kind": "x", "deep": {"list": [1, ' + number + '], "uuid": "GPU-5e123456-0000"}}'
+    if refused:
+        with pytest.raises(InputError, match="2\\*\\*64|range of a double"):
+            lean.parse_scan(text, "n.json")
+    else:
+        assert lean.parse_scan(text, "n.json")["deep"]["list"][1] == json.loads(number)
+    assert lean.parse_scan('{"uuid": "GPU-5e123456-0000", "v": 1e-05}', "n.json")["v"] == 1e-05
+
+
+def test_many_scans_claiming_one_host_name_stay_linear():
+    """50,000 files that all claim one host name (a template copied without GPUADVISOR_HOSTNAME) are kept apart
+    as name [2] ... name [50000] in one pass, the first one noted once (not once per copy)."""
+    from gpuadvisor.fleet import load
+    from gpuadvisor.fleet.model import Node
+
+    nodes = load._load_nodes(Node(name="gpu", path=f"s{i}.json", status="failed", error="x") for i in range(50_000))
+    assert len(nodes) == 50_000 and "gpu [50000]" in nodes
+    assert len(nodes["gpu"].notes) == 1 and all(n.duplicate for n in nodes.values())
+    assert nodes["gpu [3]"].notes == [
+        "two or more scans claim the host name 'gpu' (s0.json, s2.json): kept apart by file; give each node its "
+        "own name (GPUADVISOR_HOSTNAME, or the scheduler's node name)"
+    ]
+
+
+def test_a_directory_past_the_file_limit_stops_at_the_limit(capsys, tmp_path, monkeypatch):
+    from gpuadvisor.fleet import load
+
+    d = tmp_path / "scans"
+    d.mkdir()
+    for i in range(30):
+        (d / f"n{i:02d}.json").write_text("{}")
+    monkeypatch.setattr(load, "MAX_FILES", 10)
+    seen = []
+    real = load._not_read
+    monkeypatch.setattr(load, "_not_read", lambda q, root: seen.append(q) or real(q, root))
+    code, _, err = _cli(capsys, "fleet", str(d))
+    assert code == 2 and "more than 10 scan files" in err and err.count("\n") == 1
+    assert len(seen) == 11  # not every file of the directory first

@@ -55,6 +55,9 @@ def _bad_inputs(scan: str) -> dict[str, bytes | None]:
         "int-10**400": scan.replace('"psu_watts": null', '"psu_watts": 1' + "0" * 400, 1).encode(),
         "float-1e400": scan.replace('"psu_watts": null', '"psu_watts": 1e400', 1).encode(),
         "NaN": scan.replace('"psu_watts": null', '"psu_watts": NaN', 1).encode(),
+        "negative-gpu-memory": scan.replace(
+            '"memory_total_bytes": 85520809984', '"memory_total_bytes": -85520809984', 1
+        ).encode(),
         "truncated": scan[: len(scan) // 2].encode(),
         "wrong-type": json.dumps(wrong_type).encode(),
         "json-list": b"[]",
@@ -79,7 +82,7 @@ def bad_files(tmp_path_factory) -> dict[str, Path]:
         text=True,
         timeout=120,
     ).stdout
-    assert '"psu_watts": null' in scan and '"advice": null' in scan
+    assert '"psu_watts": null' in scan and '"advice": null' in scan and '"memory_total_bytes": 85520809984' in scan
     files = {}
     for name, content in _bad_inputs(scan).items():
         p = d / (name + (".json" if content and content[:1] in b"[{" else ".toml"))
@@ -91,6 +94,9 @@ def bad_files(tmp_path_factory) -> dict[str, Path]:
             p.write_bytes(content)
         files[name] = p
     files["dev-zero"] = Path("/dev/zero")
+    files["symlink-loop"] = d / "loop-a.json"  # loop-a.json -> loop-b.json -> loop-a.json
+    files["symlink-loop"].symlink_to("loop-b.json")
+    (d / "loop-b.json").symlink_to("loop-a.json")
     files["missing"] = d / "missing.json"
     return files
 
@@ -100,7 +106,7 @@ def _state(root: Path) -> dict[str, bytes]:
     for dirpath, _, names in os.walk(root):
         for n in names:
             p = Path(dirpath) / n
-            out[str(p)] = p.read_bytes()
+            out[str(p)] = os.readlink(p).encode() if p.is_symlink() else p.read_bytes()
     return out
 
 
@@ -114,6 +120,7 @@ CASES = [
         "int-10**400",
         "float-1e400",
         "NaN",
+        "negative-gpu-memory",
         "truncated",
         "wrong-type",
         "json-list",
@@ -127,6 +134,7 @@ CASES = [
         "empty",
         "directory",
         "dev-zero",
+        "symlink-loop",
         "missing",
     ]
     if not (slot in TOML_SLOTS and bad == "empty")

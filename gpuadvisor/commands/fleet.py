@@ -64,6 +64,13 @@ def parse_age(text: str) -> dt.timedelta:
 @click.option("--all", "all_nodes", is_flag=True, help="Text: list the nodes with nothing found too.")
 @quiet_option("Print nothing on stdout; the exit code (and -o, --html) tell.")
 @click.option("--now", hidden=True, help="The time to judge scan ages against (ISO 8601; tests).")
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 256),
+    default=1,
+    metavar="N",
+    help="Read the scans with N processes (reading is most of a large fleet's time).",
+)
 def fleet(
     paths: tuple[str, ...],
     expect: tuple[str, ...],
@@ -79,6 +86,7 @@ def fleet(
     now: str | None,
     policy_path: str | None = None,
     expect_gpus: int | None = None,
+    jobs: int = 1,
 ) -> None:
     """Compare the scans of many nodes: group them by hardware shape, find the outliers (median and MAD),
     the drift (driver, CUDA, NCCL, modes, PCIe widths, NVLinks), failed, missing and stale nodes, and what
@@ -143,11 +151,11 @@ def fleet(
         + ([policy_path] if policy_path else []),
         files + base_files,
     )
-    nodes = load_nodes(list(paths), files)
+    nodes = load_nodes(list(paths), files, jobs)
     if not nodes and names is None:
         raise InputError(f"{', '.join(paths)}: no scan found (*.json); give the directory the nodes wrote to")
     if baseline:
-        opts.baseline = load_nodes([baseline], base_files)
+        opts.baseline = load_nodes([baseline], base_files, jobs)
         opts.baseline_label = baseline
     report = analyse(nodes, opts, inputs=list(paths))
     render: Callable[[FleetReport], str]

@@ -22,12 +22,40 @@ from typing import Any
 
 from gpuadvisor import inputs
 from gpuadvisor.errors import InputError
-from gpuadvisor.facts.beyond import Network, RdmaPort
+from gpuadvisor.facts.beyond import Network, RdmaPort, Storage, StoragePath
 from gpuadvisor.facts.measure import COLLECTIVES, COPIES, P2P_BW, Finding, Measurement, SweepRow
 from gpuadvisor.facts.model import KIND, SCHEMA_VERSION, FactsError, Gpu, Host, NvLink, Pcie, Software, Source
 from gpuadvisor.facts.rig import Rig
+from gpuadvisor.facts.scanfile import Unphysical, from_section, negative
 
 ERROR_KIND = "gpuadvisor-node-error"
+# The text mapped to what can make a number out of range: digits "0", "." "p", e/E "e", "-" "m", what a JSON number
+# follows (":", ",", "[") "c", any other byte "x"; whitespace and "+" dropped (so "1e+400" reads "0e000").
+_CLASSES = bytearray(b"x" * 256)
+for _c, _to in ((b"0123456789", b"0"), (b".", b"p"), (b"eE", b"e"), (b"-", b"m"), (b":,[", b"c")):
+    for _b in _c:
+        _CLASSES[_b] = _to[0]
+_TABLE = bytes(_CLASSES)
+
+
+def _out_of_range(text: str) -> bool:
+    """Whether the text may hold an integer beyond 2**64 (a run of 20 digits) or a float beyond the double range
+    (a number with a positive exponent of three digits): linear, a few passes over the bytes in C (no float this
+    gpuadvisor writes has either; a hex string in a UUID may look like an exponent, so one is checked for the
+    number's start). True sends the text to the full check, which tells."""
+    b = text.encode("utf-8", "surrogatepass").translate(_TABLE, b" \t\n\r+")
+    if b"00000000000000000000" in b:
+        return True
+    i = b.find(b"e000")
+    while i >= 0:  # is it a number's exponent (digits back to a "c")?
+        j = i - 1
+        while j >= 0 and b[j] in b"0p":
+            j -= 1
+        if j < i - 1 and (b[j] == 99 or b[j - 1 : j + 1] == b"cm"):  # 99: "c"
+            return True
+        i = b.find(b"e000", i + 1)
+    return False
+
 
 # The sections the lean load reads and the JSON type each must have (null: a section not recorded).
 SECTIONS: dict[str, type] = {
@@ -62,23 +90,25 @@ class NodeRecord:
     failing: list[str] = field(default_factory=list)
 
 
-def read_json(path: Path, limit: int | None = None) -> Any:
+def read_json(path: Path, limit: int | None = None, regular_only: bool = False) -> Any:
     """A node's file parsed; one InputError naming the file when it is larger than ``limit`` (default
-    ``inputs.SCAN_LIMIT``), not UTF-8 or not JSON."""
-    data = inputs.read_bytes(path, "a gpuadvisor scan (JSON)", inputs.SCAN_LIMIT if limit is None else limit)
+    ``inputs.SCAN_LIMIT``), not UTF-8 or not JSON (``regular_only``: or not a regular file; never blocks)."""
+    data = inputs.read_bytes(
+        path, "a gpuadvisor scan (JSON)", inputs.SCAN_LIMIT if limit is None else limit, regular_only=regular_only
+    )
     text = inputs.decode_utf8(data, str(path), "a scan")
     return parse_scan(text, str(path))
 
 
 def parse_scan(text: str, origin: str) -> Any:
-    """The scan's JSON, refused as gpuadvisor.inputs.loads_json refuses it where it matters to the lean load, at a
-    third of its cost: NaN, Infinity and floats beyond the double range (1e400) where they are read, nesting
-    deeper than the parser's recursion limit, and (through the full check) escaped lone surrogates. Integers are
-    not range-checked here: the lean load reads only small counts and indexes, and checks their types."""
-    if "\\ud" in text or "\\uD" in text:  # an escaped UTF-16 surrogate: the full check tells a pair from a lone one
+    """The scan's JSON, refused as gpuadvisor.inputs.loads_json refuses it, at a fraction of its cost: NaN and
+    Infinity, nesting deeper than the parser's recursion limit, and (through the full check, where the text holds
+    a number that might be one) integers beyond 2**64, floats beyond the double range (1e400) and escaped lone
+    surrogates."""
+    if "\\ud" in text or "\\uD" in text or _out_of_range(text):
         return inputs.loads_json(text, origin, "a gpuadvisor scan")
     try:
-        return json.loads(text, parse_float=inputs._float, parse_constant=inputs._constant)
+        return json.loads(text, parse_constant=inputs._constant)
     except inputs._Bad as e:
         raise InputError(f"{origin}: {e.why}") from None
     except RecursionError:
@@ -111,7 +141,10 @@ def from_json(data: Any, path: Path) -> Rig | NodeRecord:
                 f"scan schema_version {data.get('schema_version')!r}: this gpuadvisor reads version {SCHEMA_VERSION}",
                 _hostname(data),
             )
-        return lean_rig(data)
+        try:
+            return lean_rig(data)
+        except Unphysical as e:
+            raise Refused(f"{path}: {e}: not a scan this gpuadvisor writes", _hostname(data)) from None
     if kind == ERROR_KIND or ("error" in data and ("hostname" in data or "source" in data)):
         s = data.get("source")
         src = s if isinstance(s, dict) else data
@@ -182,6 +215,7 @@ def _lean(cls: type, values: dict[str, Any]) -> Any:
 def lean_rig(data: dict[str, Any]) -> Rig:
     """The sections the fleet reads (see the module's docstring) of a scan whose sections have the right shape."""
     host, software, src = _obj(data.get("host")), _obj(data.get("software")), _obj(data.get("source"))
+    _amounts(host, "host")
     rig = Rig(
         source=Source(created_at=_str(src.get("created_at"))),
         host=Host(**_pick(host, _HOST)),
@@ -194,7 +228,33 @@ def lean_rig(data: dict[str, Any]) -> Rig:
     ports = _obj(data.get("network")).get("rdma_ports")
     if type(ports) is list:  # a port without a device name is not one the fleet can compare
         rig.network = Network(rdma_ports=[_port(p) for p in ports if type(p) is dict and type(p.get("device")) is str])
+    storage = data.get("storage")
+    if type(storage) is dict and type(storage.get("paths")) is list:
+        rig.storage = _storage(storage)
     return rig
+
+
+def _amounts(section: dict[str, Any], where: str) -> None:
+    """Refuse a negative physical amount among a section's own values (``Unphysical``)."""
+    for k, v in section.items():
+        if (type(v) is int or type(v) is float) and v < 0 and (bad := negative(k, v, f"{where}.{k}")) is not None:
+            raise bad
+
+
+def _storage(section: dict[str, Any]) -> Storage:
+    """The storage paths a benchmark measured (``bench --storage``, or imported fio results), read by the full
+    loader as it reads them (one path of the wrong shape is left out: not recorded); the paths without a
+    measurement and the page cache are not compared across nodes, so not kept."""
+    paths = []
+    for i, p in enumerate(section["paths"]):
+        if type(p) is dict and type(p.get("bench")) is dict:
+            try:
+                paths.append(from_section(StoragePath, p, f"storage.paths[{i}]"))
+            except Unphysical:
+                raise
+            except FactsError:
+                continue
+    return _lean(Storage, {"unavailable": {}, "paths": paths})
 
 
 _S: frozenset[type] = frozenset({str})
@@ -216,6 +276,7 @@ def _pick(section: dict[str, Any], fields: dict[str, frozenset[type]]) -> dict[s
 
 
 def _gpu(g: dict[str, Any], i: int) -> Gpu:
+    _amounts(g, f"gpus[{i}]")
     links = g.get("nvlinks")
     index = _int(g.get("index"))
     return Gpu(
@@ -273,6 +334,8 @@ def _measurement(m: dict[str, Any]) -> Measurement:
         d["world_size"] = v
     for name, allowed in _KIND_FIELDS.get(kind, _BANDWIDTH) if type(kind) is str else _BANDWIDTH:
         if type(v := get(name)) in allowed:
+            if allowed is _NUM and v < 0:  # type: ignore[operator]  # an int or float: its type was checked
+                raise Unphysical(f"measurements: {name} {v} is negative; a {name} cannot be")
             d[name] = v
     d["rows"] = (
         [_row(r) for r in v if type(r) is dict] if kind in COLLECTIVES and type(v := get("rows")) is list else []
@@ -284,6 +347,8 @@ def _measurement(m: dict[str, Any]) -> Measurement:
 
 def _row(r: dict[str, Any]) -> SweepRow:
     size, bw = r.get("size_bytes"), r.get("busbw_gbps")
+    if (type(bw) is float or type(bw) is int) and bw < 0:
+        raise Unphysical(f"measurements: rows busbw_gbps {bw} is negative; a busbw_gbps cannot be")
     return _lean(
         SweepRow,
         {
@@ -308,6 +373,7 @@ def _finding(f: dict[str, Any]) -> Finding | None:
 
 
 def _port(p: dict[str, Any]) -> RdmaPort:
+    _amounts(p, "network.rdma_ports")
     port = _int(p.get("port"))
     return RdmaPort(
         device=p["device"],

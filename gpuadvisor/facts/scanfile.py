@@ -15,6 +15,31 @@ from gpuadvisor.facts.rig import Rig
 
 _HINTS: dict[type, dict[str, Any]] = {}
 
+# A field that holds a physical amount (a size, rate, power, time, clock or count) is never negative in a scan.
+_AMOUNT_SUFFIXES = ("_bytes", "_w", "_watts", "_gbps", "_iops", "_tflops", "_us", "_mhz", "_gts", "_s")
+_AMOUNT_PREFIXES = ("ecc_errors_", "retired_pages_", "remapped_rows_", "aer_", "cores_")
+_AMOUNTS = {"sockets", "count", "iters", "warmup_iters", "world_size", "lines_read", "iodepth", "errors", "ratio"}
+_AMOUNT: dict[str, bool] = {}
+
+
+class Unphysical(FactsError):
+    """A scan that records a physical amount below zero (a negative GPU memory, bandwidth or count)."""
+
+
+def is_amount(name: str) -> bool:
+    """Whether the field ``name`` holds a physical amount (never negative)."""
+    got = _AMOUNT.get(name)
+    if got is None:
+        got = _AMOUNT[name] = name in _AMOUNTS or name.endswith(_AMOUNT_SUFFIXES) or name.startswith(_AMOUNT_PREFIXES)
+    return got
+
+
+def negative(name: str, value: Any, where: str) -> Unphysical | None:
+    """The error of a negative physical amount (None: ``value`` is not one)."""
+    if (type(value) is int or type(value) is float) and value < 0 and is_amount(name):
+        return Unphysical(f"{where}: {value} is negative; a {name} cannot be (a corrupt or hand-edited scan)")
+    return None
+
 
 def _hints(cls: type) -> dict[str, Any]:
     if cls not in _HINTS:
@@ -121,7 +146,11 @@ def _from_dict(cls: type, data: Any, where: str) -> Any:
     kwargs = {}
     for name in names:
         if name in data:
-            kwargs[name] = _convert(data[name], hints[name], f"{where}.{name}" if where else name)
+            path = f"{where}.{name}" if where else name
+            kwargs[name] = v = _convert(data[name], hints[name], path)
+            bad = negative(name, v, path)
+            if bad is not None:
+                raise bad
     obj = cls(**kwargs)
     if isinstance(obj, Unavailable):
         # A fact this file does not carry (saved before the field existed) is null with that reason, like any
@@ -130,6 +159,11 @@ def _from_dict(cls: type, data: Any, where: str) -> Any:
             if f.name not in data and f.name != "unavailable" and f.default is None and f.name not in obj.unavailable:
                 obj.unavailable[f.name] = NOT_RECORDED
     return obj
+
+
+def from_section(cls: type, data: Any, where: str) -> Any:
+    """One section of a scan (``where``: its path, "storage.paths[0]") read as the full loader reads it."""
+    return _from_dict(cls, data, where)
 
 
 def from_dict(data: Any, origin: str = "scan") -> Rig:
@@ -149,7 +183,7 @@ def from_dict(data: Any, origin: str = "scan") -> Rig:
     try:
         return _from_dict(Rig, data, "")
     except FactsError as e:
-        raise FactsError(f"{origin}: field {e}") from None
+        raise type(e)(f"{origin}: field {e}") from None
 
 
 def load(path: str | Path) -> Rig:

@@ -11,6 +11,7 @@ same platform), not a loss.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Any
 
@@ -32,10 +33,10 @@ def shape(rig: Rig) -> tuple[tuple[Any, ...], str] | None:
     fabric = ("NVSwitch" if switch else "NVLink") if links else "no NVLink"
     pcie = sorted({(g.pcie.gpu_max_gen or g.pcie.max_gen, g.pcie.max_width) for g in gpus}, key=str)
     cpu, sockets = rig.host.cpu_model, rig.host.sockets
-    key = (model, fabric, tuple(pcie), cpu, sockets)
+    key = (sys.intern(model), fabric, tuple(pcie), cpu and sys.intern(cpu), sockets)
     pcie_text = ", ".join(f"PCIe {g or '?'} x{w or '?'}" for g, w in pcie) or "PCIe unknown"
     cpu_text = f"{sockets or '?'}x {cpu}" if cpu else "CPU unknown"
-    return key, f"{model} · {fabric} · {pcie_text} · {cpu_text}"
+    return key, sys.intern(f"{model} · {fabric} · {pcie_text} · {cpu_text}")  # one string per shape, not per node
 
 
 def counts(rig: Rig) -> tuple[int, list[int], list[int], int]:
@@ -48,7 +49,9 @@ def counts(rig: Rig) -> tuple[int, list[int], list[int], int]:
 def rdma_ports(rig: Rig) -> dict[str, float | None]:
     """{"mlx5_0/1": rate Gb/s or None when down} for every RDMA port the scan read (network.rdma_ports)."""
     return {
-        f"{p.device}/{p.port}": float(p.rate_gbps) if p.state == "ACTIVE" and p.rate_gbps is not None else None
+        sys.intern(f"{p.device}/{p.port}"): float(p.rate_gbps)
+        if p.state == "ACTIVE" and p.rate_gbps is not None
+        else None
         for p in rig.network.rdma_ports or []
     }
 
@@ -57,20 +60,18 @@ def _slow_ports(group: Group, members: list[Node]) -> list[FleetFinding]:
     """A node whose RDMA port trained at a lower rate than the same port on its group's nodes (e.g. 200 Gb/s where
     its siblings run 400): the multi-node collectives run at the slowest port's rate. A port down is the node's
     own finding (GA803); here only ports that are up are compared, by name, against the group's usual rate."""
-    by_port: dict[str, list[float]] = {}
+    counts: dict[str, Counter[float]] = {}  # one pass over the group: each port's rates
     for n in members:
         for name, rate in (n.hw.get("rdma") or {}).items():
             if rate is not None:
-                by_port.setdefault(name, []).append(rate)
+                counts.setdefault(name, Counter())[rate] += 1
+    usual_of = {name: c.most_common(1)[0][0] for name, c in counts.items() if c.total() >= 3}
     out: list[FleetFinding] = []
-    for n in members:
+    for n in members:  # then O(ports) per node
         slow = {}
         for name, rate in (n.hw.get("rdma") or {}).items():
-            rates = by_port.get(name, [])
-            if rate is None or len(rates) < 3:
-                continue
-            usual = Counter(rates).most_common(1)[0][0]
-            if rate < usual:
+            usual = usual_of.get(name)
+            if rate is not None and usual is not None and rate < usual:
                 slow[name] = (rate, usual)
         if slow:
             text = ", ".join(f"{k} at {r:g} Gb/s" for k, (r, _) in sorted(slow.items()))

@@ -9,6 +9,7 @@ from gpuadvisor.errors import InputError
 
 _HOSTLIST = re.compile(r"[A-Za-z0-9._\-\[\],\s]+")  # host name characters (RFC 1123), brackets, commas
 MAX_HOSTS = 100_000  # host names one fleet run expects, all expressions and the nodes file together
+MAX_GROUPS = 32  # bracket groups in one name (a real one has two or three: rack[1-4]-gpu[01-16])
 NODES_FILE_LIMIT = 4 << 20  # a nodes file of 100,000 names is about 2 MiB
 
 
@@ -58,18 +59,27 @@ def _range(body: str, expr: str) -> list[str]:
 
 
 def _expand_one(term: str, expr: str) -> list[str]:
-    i = term.find("[")
-    if i < 0:
-        return [term]
-    j = term.index("]", i)
-    head, body, tail = term[:i], term[i + 1 : j], term[j + 1 :]
-    rest = _expand_one(tail, expr)
-    vals = _range(body, expr)
-    if len(vals) * len(rest) > MAX_HOSTS:
+    """The names of one term: each bracket group multiplies them (iteratively, and at most MAX_GROUPS groups)."""
+    if term.count("[") > MAX_GROUPS:
         raise InputError(
-            f"--expect {expr[:60]!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); split the fleet"
+            f"--expect {expr[:60]!r}: more than {MAX_GROUPS} bracket groups in one name "
+            "(write e.g. rack[1-4]-gpu[01-16])"
         )
-    return [head + v + r for v in vals for r in rest]
+    names = [""]
+    rest = term
+    while True:
+        i = rest.find("[")
+        if i < 0:
+            return [n + rest for n in names]
+        j = rest.index("]", i)
+        head, vals = rest[:i], _range(rest[i + 1 : j], expr)
+        if len(vals) * len(names) > MAX_HOSTS:
+            raise InputError(
+                f"--expect {expr[:60]!r}: names more than {MAX_HOSTS:,} hosts (the limit of one fleet run); "
+                "split the fleet"
+            )
+        names = [n + head + v for n in names for v in vals]
+        rest = rest[j + 1 :]
 
 
 def expand(expr: str) -> list[str]:

@@ -20,16 +20,19 @@ host: the newer scan wins and the node says so.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import gc
 import os
 import stat
+from array import array
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, lean
 from gpuadvisor.fleet import drift, figures, groups
-from gpuadvisor.fleet.model import Node
+from gpuadvisor.fleet.model import FigureTable, Node
 from gpuadvisor.inputs import SCAN_LIMIT
 from gpuadvisor.severity import FAIL, WARN
 
@@ -44,7 +47,8 @@ def parse_time(text: Any) -> dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
 
-ESCAPES: set[Path] = set()  # links found by files_of that lead out of their scans directory (read as failed)
+SKIPPED: dict[Path, str] = {}  # files a directory walk found and will not open, with why (read as failed nodes)
+WALKED: set[Path] = set()  # files a directory walk found: opened only as regular files, never blocking
 MAX_FILES = 200_000  # scan files one fleet run reads (a 50,000-node fleet with a check report beside each scan)
 
 
@@ -53,37 +57,76 @@ def _what(p: Path) -> str:
         mode = p.stat().st_mode
     except OSError as e:
         return f"cannot be read ({e.strerror or e.__class__.__name__})"
+    kind = _kind(mode)
+    return (
+        "is not a regular file or directory"
+        if kind == "not a regular file"
+        else f"is {kind}, not a scan file or directory"
+    )
+
+
+def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
         (stat.S_ISSOCK, "a socket"),
         (stat.S_ISFIFO, "a pipe"),
+        (stat.S_ISDIR, "a directory"),
     ):
         if test(mode):
-            return f"is {name}, not a scan file or directory"
-    return "is not a regular file or directory"
+            return name
+    return "not a regular file"
+
+
+def _not_read(q: Path, root: str) -> str | None:
+    """Why a ``*.json`` a directory walk found is not opened (None: a regular file inside the scans directory).
+    Decided from lstat/stat alone: a pipe, device or socket is never opened (opening a pipe blocks until a writer
+    comes; a device can act on open), and a link is followed only where it ends at a file inside ``root``."""
+    try:
+        st = os.lstat(q)
+        if stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(q)
+            st = os.stat(q)  # ELOOP: a loop of links
+            if not Path(real).is_relative_to(root):
+                return f"{q}: a symbolic link to {real}, outside the scans directory: not followed"
+    except OSError as e:
+        why = "a loop of symbolic links" if e.errno == errno.ELOOP else e.strerror or e.__class__.__name__
+        return f"{q}: cannot be read ({why}): not followed"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{q}: {_kind(st.st_mode)}, not a regular file: not opened (a node writes its scan as a file)"
+    return None
+
+
+def _walk(raw: str, p: Path, out: list[Path]) -> None:
+    """Every ``*.json`` below ``p`` (links to directories are not entered, so no loop of directories)."""
+    root = os.path.realpath(p)
+    for dirpath, dirnames, filenames in os.walk(p):
+        dirnames.sort()
+        for f in sorted(filenames):
+            if f.endswith(".json"):
+                q = Path(dirpath) / f
+                why = _not_read(q, root)
+                WALKED.add(q)
+                if why is None:
+                    SKIPPED.pop(q, None)
+                else:
+                    SKIPPED[q] = why
+                out.append(q)
+                if len(out) > MAX_FILES:  # checked per file: a directory of millions stops here, not after
+                    raise InputError(
+                        f"{raw}: more than {MAX_FILES:,} scan files (the limit of one fleet run); split the fleet"
+                    )
 
 
 def files_of(paths: list[str]) -> list[Path]:
-    """Every scan file: a file or pipe given, or every ``*.json`` below a directory given (links inside a directory
-    are followed only where they stay inside it; one that leads out is listed and read as a failed node)."""
+    """Every scan file: a file or pipe given, or every ``*.json`` below a directory given. Of a directory, only
+    regular files are read, and links only where they end inside it: anything else found there (a pipe, a device,
+    a loop of links, a link out of the directory) is listed and read as a failed node naming the file."""
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            root = p.resolve()
-            for dirpath, dirnames, filenames in os.walk(p):
-                dirnames.sort()
-                for f in sorted(filenames):
-                    if f.endswith(".json"):
-                        out.append(Path(dirpath) / f)
-                if len(out) > MAX_FILES:
-                    raise InputError(
-                        f"{raw}: more than {MAX_FILES:,} scan files (the limit of one fleet run); split the fleet"
-                    )
-            for q in out:
-                if q.is_symlink() and not q.resolve().is_relative_to(root):
-                    ESCAPES.add(q)
+            _walk(raw, p, out)
         elif p.is_file() or (p.exists() and stat.S_ISFIFO(p.stat().st_mode)):
             out.append(p)
         elif p.exists():
@@ -140,10 +183,11 @@ def _failed(p: Path, why: str) -> Node:
 def read_node(p: Path) -> Node:
     """One file as a node; anything wrong with it (a link out of the scans directory, too large, not UTF-8, not
     JSON, NaN or Infinity, nested too deep, fields of the wrong type) is a failed node naming the file."""
-    if p in ESCAPES:
-        return _failed(p, f"{p}: a symbolic link to {os.path.realpath(p)}, outside the scans directory: not followed")
+    why = SKIPPED.get(p)
+    if why is not None:
+        return _failed(p, why)
     try:
-        data = lean.read_json(p, SCAN_LIMIT)
+        data = lean.read_json(p, SCAN_LIMIT, regular_only=p in WALKED)
     except InputError as e:
         return _failed(p, f"unreadable scan: {e}")
     try:
@@ -156,29 +200,92 @@ def read_node(p: Path) -> Node:
         )
 
 
-def load_nodes(paths: list[str], files: list[Path] | None = None) -> dict[str, Node]:
-    """Every file as a node, by name. The cycle collector pauses meanwhile: a scan's parsed JSON and its Rig are
-    acyclic, freed by reference counting as each node is made, and would otherwise set off a collection every
-    few scans that walks every node read so far."""
+def load_nodes(paths: list[str], files: list[Path] | None = None, jobs: int = 1) -> dict[str, Node]:
+    """Every file as a node, by name; ``jobs`` processes read and take apart the files (the parent keeps the
+    order, so which of two files for one host wins does not depend on it). The cycle collector pauses meanwhile:
+    a scan's parsed JSON and its Rig are acyclic, freed by reference counting as each node is made, and would
+    otherwise set off a collection every few scans that walks every node read so far."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _load_nodes(files if files is not None else files_of(paths))
+        return _load_nodes(_read_all(files if files is not None else files_of(paths), jobs))
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _load_nodes(files: list[Path]) -> dict[str, Node]:
+CHUNK = 64  # files a worker process reads per task
+
+
+def _read_all(files: list[Path], jobs: int) -> Iterator[Node]:
+    if jobs <= 1 or len(files) < 2 * CHUNK:
+        yield from map(read_node, files)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    tasks = [[(p, SKIPPED.get(p), p in WALKED) for p in files[i : i + CHUNK]] for i in range(0, len(files), CHUNK)]
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method)) as pool:
+        for meta, packed in pool.map(_read_chunk, tasks):
+            for node, cols in packed:
+                if cols is not None:
+                    node.figures = _table(meta, cols)
+                yield node
+
+
+# A node's figures in columns (keys, values, measurement index and row, expected, source file): one object each
+# instead of a tuple per figure, so a chunk of nodes crosses the process boundary compact.
+Columns = tuple[list[str], array, array, array, list[float | None], str]
+
+
+def _table(meta: dict[str, tuple[str, str, bool]], cols: Columns) -> FigureTable:
+    keys, values, index, row, expected, src = cols
+    rows = ((k, *meta[k], v, i, r, e) for k, v, i, r, e in zip(keys, values, index, row, expected, strict=True))
+    return FigureTable.of(rows, src)
+
+
+def _read_chunk(
+    items: list[tuple[Path, str | None, bool]],
+) -> tuple[dict[str, tuple[str, str, bool]], list[tuple[Node, Columns | None]]]:
+    """A worker's task: its files as nodes, each node's figures in columns by key (a FigureTable's key ids are its
+    process's own, so the parent makes the table again from the keys), and each key's family, unit and direction."""
+    meta: dict[str, tuple[str, str, bool]] = {}
+    out: list[tuple[Node, Columns | None]] = []
+    for p, why, walked in items:
+        if why is not None:
+            SKIPPED[p] = why
+        if walked:
+            WALKED.add(p)
+        n = read_node(p)
+        figs = n.figures
+        if not isinstance(figs, FigureTable):
+            out.append((n, None))
+            continue
+        n.figures = {}
+        keys, values, index, row, expected = [], array("d"), array("q"), array("q"), []
+        for f in figs.values():
+            meta.setdefault(f.key, (f.family, f.unit, f.higher_better))
+            keys.append(f.key)
+            values.append(f.value)
+            index.append(f.index)
+            row.append(f.row)
+            expected.append(f.expected)
+        out.append((n, (keys, values, index, row, expected, figs.src)))
+    return meta, out
+
+
+def _load_nodes(read: Iterable[Node]) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
-    for n in map(read_node, files):
+    suffix: dict[str, int] = {}  # host name -> the next "[i]" of its duplicates (linear in the duplicates)
+    for n in read:
         old = nodes.get(n.name)
         if old is None:
             nodes[n.name] = n
             continue
         if (old.shape is not None or old.status == "failed") and (n.shape is not None or n.status == "failed"):
             # two scans (or a scan and a failed one) claim one host name: keep both apart by file, say so
-            _duplicate(nodes, old, n)
+            _duplicate(nodes, old, n, suffix)
             continue
         keep, drop = _newer(old, n)
         if keep.shape is None and drop.shape is not None and drop.status == "ok" and keep.status == "ok":
@@ -188,10 +295,12 @@ def _load_nodes(files: list[Path]) -> dict[str, Node]:
     return nodes
 
 
-def _duplicate(nodes: dict[str, Node], old: Node, new: Node) -> None:
-    i = 2
+def _duplicate(nodes: dict[str, Node], old: Node, new: Node, suffix: dict[str, int]) -> None:
+    """Keep ``new`` apart as "name [i]"; the first scan of the name says so once, each later one names itself."""
+    i = suffix.get(new.name, 2)
     while f"{new.name} [{i}]" in nodes:
         i += 1
+    suffix[new.name] = i + 1
     first = old.path or old.name
     new.name = f"{new.name} [{i}]"
     nodes[new.name] = new
@@ -199,10 +308,10 @@ def _duplicate(nodes: dict[str, Node], old: Node, new: Node) -> None:
         f"two or more scans claim the host name {old.name.split(' [')[0]!r} ({first}, {new.path}): kept apart "
         "by file; give each node its own name (GPUADVISOR_HOSTNAME, or the scheduler's node name)"
     )
-    for n in (old, new):
-        if why not in n.notes:
-            n.notes.append(why)
-        n.duplicate = True
+    if not old.duplicate:
+        old.notes.append(why)
+    new.notes.append(why)
+    old.duplicate = new.duplicate = True
 
 
 def _newer(a: Node, b: Node) -> tuple[Node, Node]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import os
 from pathlib import Path
 from typing import Any
 
@@ -236,17 +237,19 @@ def _read_parts(paths: list[Path]) -> tuple[list[Part], list[str], list[str]]:
     seen: set[Path] = set()
     for p in paths:
         p = Path(p)
-        if p.resolve() in seen:
+        real = Path(os.path.realpath(p))  # not Path.resolve: a loop of links is an unreadable file, not an error here
+        if real in seen:
             continue  # the same file named twice (or a file inside a directory also given)
-        seen.add(p.resolve())
+        seen.add(real)
         if p.is_dir():
             found = _dir_files(p)
             if not found:
                 raise ImportParseError(str(p), None, "directory has no files to import")
             for f in found:
-                if f.resolve() in seen:
+                real = Path(os.path.realpath(f))
+                if real in seen:
                     continue
-                seen.add(f.resolve())
+                seen.add(real)
                 try:
                     got = parse_text(read_text(f), str(f), f.name)
                 except ImportParseError as e:
