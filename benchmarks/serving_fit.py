@@ -224,6 +224,17 @@ def write(k: S.ServingConstants, b: dict[str, dict[str, Any]], path: Path = S.FI
     lines += [f"{e} = {v:.6f}" for e, v in sorted(k.step_overhead_s.items())]
     for m, v in b.items():
         lines += ["", f"[bands.{m}]"] + [f"{key} = {val}" for key, val in v.items()]
+    # the publications kept out of every fit: predicted / measured output tokens/s under these constants
+    for e, rs in sorted(held_out_ratios(k).items()):
+        vals = [r for _, r in rs]
+        lines += [
+            "",
+            f"[held_out.{e}]",
+            f"median = {percentile(vals, 0.5):.3f}",
+            f"low = {min(vals):.3f}",
+            f"high = {max(vals):.3f}",
+            f"runs = {len(vals)}",
+        ]
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     tmp.replace(path)

@@ -206,3 +206,17 @@ def test_moving_a_serving_constant_by_ten_percent_fails_a_pinned_case() -> None:
         moved = S.with_constants(k, **{name: getattr(k, name) * 1.1})
         shift = max(abs(c.predict(moved).output_tokens_per_second / base[c.row["id"]] - 1) for c in cases)
         assert shift > 0.02, (name, shift)
+
+
+def test_best_serving_is_the_advice_pick_for_plan() -> None:
+    """The function plan calls: the same pick, figures and launch lines as advise."""
+    from gpuadvisor.advisor import inference as I
+    from gpuadvisor.advisor.rigview import from_rig
+
+    w = Workload.from_options(model="llama-3-8b", task="inference", concurrency=64, engine="sglang")
+    rig = simulate("dgx-h100")
+    plan = I.best_serving(from_rig(rig), w, "meta-llama/Meta-Llama-3-8B")
+    a = advise(rig, w)
+    assert plan.pick is not None and plan.result is not None and a.pick is not None
+    assert plan.pick.name == a.pick.name and plan.lines == a.snippet.commands
+    assert plan.result.output_tokens_per_second == pytest.approx(a.pick.serving.output_tokens_per_second)

@@ -246,8 +246,8 @@ def serving_assumptions(w: Workload, view: RigView) -> list[str]:
         f"prompt + {out} generated tokens" + ("" if given else " (assumed: give --input-len and --output-len)"),
         f"prefill at {k.prefill_compute_fraction:.0%} of the datasheet dense peak, decode at "
         f"{k.decode_bandwidth_fraction:.0%} of the datasheet memory bandwidth, {w.engine} step overhead "
-        f"{overhead * 1e3:.1f} ms ({src}): fitted on published NVIDIA NIM and vLLM benchmarks; bands from a "
-        "leave-one-source-out refit",
+        f"{overhead * 1e3:.1f} ms ({src}): fitted on published NIM, vLLM, SGLang and llama.cpp runs; bands from a "
+        "leave-one-publication-out refit",
         f"tensor parallelism: 2 all-reduces per layer, {SV.ALLREDUCE_LATENCY_S['nvlink'] * 1e6:.0f} µs each over "
         "NVLink, "
         f"{SV.ALLREDUCE_LATENCY_S['pcie'] * 1e6:.0f} µs over PCIe (assumed) plus the bytes at the all-reduce busbw",
@@ -384,4 +384,32 @@ def what_fits_here(view: RigView, w: Workload) -> str:
         ". On this rig, "
         + "; ".join(f"{what} fits at {name}" for what, name in found[:4])
         + (" (--quantization, --kv-cache-dtype)")
+    )
+
+
+@dataclass
+class ServingPlan:
+    """The best way to serve a workload on a rig (best_serving): the pick (tensor/pipeline-parallel size and its
+    replicas), its predicted figures (the rig's output tokens/s, one replica's latencies), its launch lines, and
+    every option considered with its own figures."""
+
+    pick: ServingOption | None
+    result: ServingResult | None
+    lines: list[str]
+    options: list[ServingOption]
+    results: list[ServingResult | None]
+
+
+def best_serving(view: RigView, w: Workload, hf_id: str = "") -> ServingPlan:
+    """For callers that price serving (plan): every TP x replicas option of ``w`` (its model, engine,
+    quantisation, concurrency or --offline batch) on ``view``, timed, the fastest that fits picked, and its
+    launch lines on the workload's engine."""
+    opts, _ = serving_options(view, w)
+    results = [serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None for o in opts]
+    pick = pick_serving(opts)
+    explain_serving(opts, pick, w)
+    if pick is None:
+        return ServingPlan(None, None, [], opts, results)
+    return ServingPlan(
+        pick, results[opts.index(pick)], E.launch_lines(launch_plan(w, pick, hf_id, view)), opts, results
     )

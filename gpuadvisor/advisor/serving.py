@@ -97,7 +97,7 @@ def fitted_constants() -> ServingConstants:
 
 def serving_band(metric: str, value: float | None) -> ServingBand | None:
     """The held-out band of ``metric`` (output_tokens_per_second, ttft_s, itl_s) around a predicted value:
-    [value / ratio_high, value / ratio_low], with the coverage the leave-one-source-out refit measured."""
+    [value / ratio_high, value / ratio_low], with the coverage the leave-one-publication-out refit measured."""
     b = _fit().get("bands", {}).get(metric)
     if not b or value is None:
         return None
@@ -110,7 +110,7 @@ def serving_band(metric: str, value: float | None) -> ServingBand | None:
         cases=int(b["cases"]),
         sources=int(b["sources"]),
         coverage=float(b["coverage"]),
-        basis="leave-one-source-out refit over published serving runs",
+        basis="leave-one-publication-out refit over published serving runs",
     )
 
 

@@ -356,7 +356,7 @@ def serving_lines(sv: ServingResult | None) -> list[str]:
     ]
     if cov:
         out.append(
-            f"    ranges: predicted/measured of published serving runs held out one source at a time "
+            f"    ranges: predicted/measured of published serving runs held out one publication at a time "
             f"({cov.cases} runs, {cov.sources} sources; {cov.coverage:.0%} of them inside)"
         )
     out += [f"    note: {n}" for n in sv.notes]
