@@ -371,7 +371,7 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
         if opts:
             most = max(opts, key=lambda o: o.kv_budget_bytes)
             reason += f"; with TP={most.tp}, {most.reason or 'the KV cache does not fit'}"
-        reason += I.what_fits_here(view, w)
+        reason += I.what_fits_here(view, w) + I.batch_hint(opts, w)
         if smallest:
             reason += f". Smallest rig that would: {smallest.smallest.description} ({smallest.smallest.strategy})."
     cands = [o.to_model(w.ctx, p) for o, p in zip(opts, perf, strict=True)]

@@ -362,6 +362,14 @@ def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
     return next(x for x in E.launch_lines(launch_plan(w, o, model_id)) if not x.startswith("#"))
 
 
+def batch_hint(opts: list[ServingOption], w: Workload) -> str:
+    """When the weights fit but the KV cache cannot hold --concurrency sequences at once: a batch run of that
+    many requests (--offline) queues the rest instead."""
+    if w.offline or not any(o.kv_budget_bytes >= o.kv_per_token_bytes * w.ctx for o in opts):
+        return ""
+    return f". A batch of {w.concurrency} requests run as they fit: --offline"
+
+
 def what_fits_here(view: RigView, w: Workload) -> str:
     """The weight and KV-cache formats that would fit on this same rig, before any other hardware: the
     quantisations the engine serves (and an fp8 KV cache), each tried at every tensor-parallel size."""

@@ -407,7 +407,8 @@ def predict_workload(
         tp=tp,
         dtype="bf16" if w.precision == "fp8" else w.precision,
         quantization=w.weight_quantization,
-        kv_cache_dtype=w.kv_cache_dtype,
+        # llama.cpp and Ollama keep the cache in f16 unless told (--cache-type-k/v, OLLAMA_KV_CACHE_TYPE)
+        kv_cache_dtype="fp16" if w.kv_cache_dtype == "auto" and E.engine(w.engine).layer_split else w.kv_cache_dtype,
         concurrency=math.ceil(w.concurrency / replicas),
         input_len=inp,
         output_len=out,
