@@ -44,7 +44,8 @@ def test_70b_bf16_serving_needs_four_h100s(preset) -> None:  # type: ignore[no-u
     tokens of KV cache, not one 8192-token sequence, so TP=4 is the smallest that serves Llama-3-70B in bf16."""
     a, by_tp = _serving(preset, "llama-3-70b")
     assert not by_tp[2]["fits"] and by_tp[2]["kv_capacity_tokens"] < 8192
-    assert a.pick["tensor_parallel_size"] == 4
+    # TP=4 is the smallest that fits; the pick is the fastest that fits (at one request, the largest group)
+    assert min(t for t, o in by_tp.items() if o["fits"]) == 4 and a.pick["tensor_parallel_size"] >= 4
 
 
 def test_vllm_defaults_on_smaller_gpus_and_a100(preset) -> None:  # type: ignore[no-untyped-def]
@@ -60,8 +61,11 @@ def test_vllm_command_caps_sequences_only_when_asked(preset) -> None:  # type: i
     a, _ = _serving(preset, "llama-3-8b")
     assert "--max-num-seqs" not in a.snippet["command"]
     b, by_tp = _serving(preset, "llama-3-8b", concurrency=64)
-    assert "--max-num-seqs 64" in b.snippet["command"]
-    assert by_tp[1]["profile_sequences"] == 64
+    # the cap is each replica's share of the 64 requests (--data-parallel-size copies behind one endpoint)
+    share = 64 // b.pick["replicas"]
+    assert f"--max-num-seqs {share}" in b.snippet["command"]
+    assert b.pick["replicas"] == 1 or f"--data-parallel-size {b.pick['replicas']}" in b.snippet["command"]
+    assert by_tp[1]["profile_sequences"] == 64 // by_tp[1]["replicas"]
 
 
 def test_tp_beyond_the_kv_heads_replicates_them(preset) -> None:  # type: ignore[no-untyped-def]
@@ -238,7 +242,8 @@ def test_a100_serving_subtracts_its_own_driver_reservation(preset) -> None:  # t
     assert one["kv_cache_budget_bytes"] / GiB == pytest.approx(
         0.9 * (81920 - 763) / 1024 - 67.667 - 1.204 - 0.13, abs=0.02
     )
-    assert not one["fits"] and a.pick["tensor_parallel_size"] == 2
+    two = next(o for o in a.candidates if o["tensor_parallel_size"] == 2)
+    assert not one["fits"] and two["fits"] and a.pick["tensor_parallel_size"] >= 2
     assert any("weight-only FP8" in n for n in a.notes) and not any("would fail" in n for n in a.notes)
 
 

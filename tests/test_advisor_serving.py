@@ -20,7 +20,9 @@ from gpuadvisor.advisor import serving as S
 from gpuadvisor.advisor.architecture import architecture_from_spec
 
 ROOT = Path(__file__).resolve().parent.parent
-CASES = tomllib.loads((ROOT / "benchmarks" / "serving_cases.toml").read_text(encoding="utf-8"))["serving"]
+ALL_CASES = tomllib.loads((ROOT / "benchmarks" / "serving_cases.toml").read_text(encoding="utf-8"))["serving"]
+# the cases the fit uses that print an output rate (held-out publications are judged apart)
+CASES = [c for c in ALL_CASES if not c.get("held_out") and "output_tokens_per_second" in c]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import serving_fit  # noqa: E402
 
@@ -61,6 +63,7 @@ def test_shipped_constants_and_bands_are_the_fit_scripts_output():
     assert shipped.decode_bandwidth_fraction == pytest.approx(k.decode_bandwidth_fraction, abs=1e-4)
     assert shipped.prefill_compute_fraction == pytest.approx(k.prefill_compute_fraction, abs=1e-4)
     assert shipped.step_overhead_s == pytest.approx(k.step_overhead_s, abs=1e-6)
+    assert shipped.prefill_overlap == pytest.approx(k.prefill_overlap, abs=1e-4)
     bands = serving_fit.bands(serving_fit.leave_one_source_out(cases))
     fit = tomllib.loads(S.FIT_FILE.read_text(encoding="utf-8"))["bands"]
     assert fit == bands
@@ -68,8 +71,8 @@ def test_shipped_constants_and_bands_are_the_fit_scripts_output():
     b = fit["output_tokens_per_second"]
     held = [r for c, m, r in serving_fit.leave_one_source_out(cases) if m == "output_tokens_per_second"]
     inside = sum(b["ratio_low"] <= r <= b["ratio_high"] for r in held) / len(held)
-    assert b["coverage"] == pytest.approx(inside, abs=1e-3) and b["cases"] == len(held) == 36
-    assert b["sources"] == 6
+    assert b["coverage"] == pytest.approx(inside, abs=1e-3) and b["cases"] == len(held) == 37
+    assert b["sources"] == 6  # publications: NIM's guide (its 1.5.0 and 1.8.0 tables together) is one
 
 
 # Published SGLang runs (benchmarks/serving_cases.toml): predicted / measured output tokens/s with the shipped
@@ -77,16 +80,16 @@ def test_shipped_constants_and_bands_are_the_fit_scripts_output():
 SGLANG_RATIOS = {
     # T. Wang, "LLM Inference Engines Performance Comparison: vLLM vs sglang": Llama-3.1-8B, 1x H100, SGLang
     # v0.4.9, ~1,750-token prompts, 2,000 output tokens
-    "wang-h100-sglang-c5": (666.54, 1.009, 1.144),
-    "wang-h100-sglang-c10": (1188.16, 1.026, 1.147),
-    "wang-h100-sglang-c20": (2056.25, 0.998, 1.091),
-    "wang-h100-sglang-c30": (2721.65, 0.977, 1.051),
+    "wang-h100-sglang-c5": (666.54, 1.013, 1.129),
+    "wang-h100-sglang-c10": (1188.16, 1.027, 1.129),
+    "wang-h100-sglang-c20": (2056.25, 0.995, 1.072),
+    "wang-h100-sglang-c30": (2721.65, 0.971, 1.030),
     # ree2raz, inference-bench: Qwen2.5-7B, 1x L4, SGLang v0.4.6, ~45-token prompts, 128 output tokens
-    "rituraj-l4-sglang-c1": (17.12, 0.956, 0.981),
-    "rituraj-l4-sglang-c4": (66.77, 0.980, 1.005),
-    "rituraj-l4-sglang-c16": (261.47, 0.982, 1.007),
-    "rituraj-l4-sglang-c32": (483.31, 1.035, 1.060),
-    "rituraj-l4-sglang-c64": (913.9, 1.039, 1.063),
+    "rituraj-l4-sglang-c1": (17.12, 0.951, 0.975),
+    "rituraj-l4-sglang-c4": (66.77, 0.975, 0.999),
+    "rituraj-l4-sglang-c16": (261.47, 0.982, 1.006),
+    "rituraj-l4-sglang-c32": (483.31, 1.038, 1.063),
+    "rituraj-l4-sglang-c64": (913.9, 1.051, 1.075),
 }
 
 
@@ -95,7 +98,7 @@ def test_published_sglang_runs_predicted_and_held_out():
     sg = {c.row["id"]: c for c in cases if c.row["engine"] == "sglang"}
     assert set(sg) == set(SGLANG_RATIOS)
     k = S.fitted_constants()
-    assert k.overhead("sglang") == (pytest.approx(0.001046, abs=2e-6), "fitted on published sglang runs")
+    assert k.overhead("sglang") == (pytest.approx(0.000911, abs=2e-6), "fitted on published sglang runs")
     held = {c.row["id"]: r for c, m, r in serving_fit.leave_one_source_out(cases) if m == "output_tokens_per_second"}
     for cid, (measured, fit_ratio, held_ratio) in SGLANG_RATIOS.items():
         assert sg[cid].row["output_tokens_per_second"] == measured
@@ -105,10 +108,10 @@ def test_published_sglang_runs_predicted_and_held_out():
         assert 0.75 <= held[cid] <= 1.33
     # the refit's held-out summary over every engine (median, range, band) as shipped
     tput = sorted(held.values())
-    assert serving_fit.percentile(tput, 0.5) == pytest.approx(1.042, abs=0.002)
-    assert min(tput) == pytest.approx(0.780, abs=0.002) and max(tput) == pytest.approx(1.202, abs=0.002)
+    assert serving_fit.percentile(tput, 0.5) == pytest.approx(1.035, abs=0.002)
+    assert min(tput) == pytest.approx(0.799, abs=0.002) and max(tput) == pytest.approx(1.294, abs=0.002)
     b = S.serving_band("output_tokens_per_second", 1000.0)
-    assert b is not None and (b["ratio_low"], b["ratio_high"]) == (0.907, 1.146)
+    assert b is not None and (b["ratio_low"], b["ratio_high"]) == (0.92, 1.18)
 
 
 def test_sglang_and_vllm_on_the_same_gpu_and_workload():
@@ -133,14 +136,17 @@ def test_short_prompts_share_the_weight_read_in_a_round():
     assert r.prefill_bound == "memory" and r.running == 64
     per_prompt_weight_reads = 64 * r.prefill_s + 127 * r.decode_step_s
     round_s = r.itl_s * 127 + r.prefill_s
-    assert round_s < 0.75 * per_prompt_weight_reads
+    assert round_s < 0.8 * per_prompt_weight_reads
     # the published run (ree2raz's inference-bench, SGLang v0.4.6): 913.9 tokens/s
     assert 0.95 < r.output_tokens_per_second / 913.9 < 1.1
     h = _arch("llama-3-70b")
     kw = dict(tp=2, quantization="fp8", kv_cache_dtype="fp8", input_len=5000, output_len=500, engine="nim")
     n = S.predict(h, h.params, _h100(), concurrency=25, **kw)
     assert n.prefill_bound == "compute"
-    assert n.itl_s * 499 + n.prefill_s == pytest.approx(25 * n.prefill_s + 499 * n.decode_step_s, rel=0.02)
+    # its prompts fill part of the idle compute of the bandwidth-bound decode steps (the fitted overlap)
+    k = S.fitted_constants()
+    assert 0 < k.prefill_overlap < 1
+    assert n.itl_s * 499 + n.prefill_s < 25 * n.prefill_s + 499 * n.decode_step_s
 
 
 def test_kv_bytes_per_token_and_quantised_weights():
@@ -163,8 +169,9 @@ def test_concurrency_one_is_one_prefill_then_decode_steps():
     assert r.output_tokens_per_second == pytest.approx(200 / (r.ttft_s + 199 * r.itl_s))
     assert r.output_tokens_per_second_per_user == pytest.approx(r.output_tokens_per_second)
     k = S.fitted_constants()
-    # decode at batch 1 reads the 16-bit weights once: bandwidth-bound on an H100
-    w = a.params * 2 + 1100 * r.kv_bytes_per_token_per_gpu
+    # decode at batch 1 reads the 16-bit weights once, all but the input embedding (a lookup of one row):
+    # bandwidth-bound on an H100
+    w = (a.params - a.vocab * a.hidden) * 2 + 1100 * r.kv_bytes_per_token_per_gpu
     assert r.decode_bound == "memory" and r.prefill_bound == "compute"
     assert r.decode_step_s == pytest.approx(w / (3350e9 * k.decode_bandwidth_fraction) + k.step_overhead_s["vllm"])
 
@@ -175,7 +182,8 @@ def test_kv_cache_caps_the_running_batch_and_the_rest_queue():
     r100 = S.predict(a, a.params, _h100(), concurrency=100, **kw)
     r200 = S.predict(a, a.params, _h100(), concurrency=200, **kw)
     assert r100.max_running == r200.max_running == r100.running == r200.running < 100
-    assert r100.max_running == r100.kv_capacity_tokens // 5250
+    # sequences held at their full length (5000 + 500), the figure every line prints
+    assert r100.max_running == r100.kv_capacity_tokens // 5500
     assert r200.output_tokens_per_second == pytest.approx(r100.output_tokens_per_second)
     # the queue is in the time to first token (NIM printed 8.0 s and 34.8 s at 100 and 150)
     assert r200.ttft_s > r100.ttft_s > 5
@@ -348,7 +356,7 @@ def test_advise_engine_sglang_prints_a_band_on_every_serving_figure():
     for figure in ("prefill", "decode step", "TTFT", "ITL", "end-to-end", "output", "per user"):
         seg = block.split(figure, 1)[1][:40]
         assert "(" in seg and "-" in seg, (figure, seg)
-    assert "36 runs, 6 sources" in block and "no published" not in r.stdout
+    assert "37 runs, 6 sources" in block and "no published" not in r.stdout
     j = _advise(*wang, "--format", "json")
     sv = json.loads(j.stdout)["pick_detail"]["serving"]
     for key in (
@@ -361,8 +369,13 @@ def test_advise_engine_sglang_prints_a_band_on_every_serving_figure():
         "output_tokens_per_second_per_user",
     ):
         assert sv["band"][key]["low"] <= sv[key] <= sv["band"][key]["high"], key
-    # the published run it matches (Wang, H100, SGLang v0.4.9, concurrency 20): 2,056 tokens/s
-    assert 0.9 < sv["output_tokens_per_second"] / 2056.25 < 1.1
+    # the published run (Wang, one H100, SGLang v0.4.9, concurrency 20: 2,056 tokens/s) is one GPU's; the pick
+    # serves the 20 requests on all eight GPUs of the box (at 20 requests one TP=8 group, which reads the weights
+    # once per step for all of them, beats eight replicas that each read them for two or three), so more
+    d = json.loads(j.stdout)
+    p = d["pick_detail"]
+    assert p["tensor_parallel_size"] * p["replicas"] == 8 and sv["replicas"] == p["replicas"]
+    assert sv["output_tokens_per_second"] > 1.5 * 2056.25
 
 
 def test_the_candidates_table_gives_each_output_rate_with_its_band():

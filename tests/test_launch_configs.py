@@ -69,7 +69,7 @@ SERVE_CASES = {
     ),
     "pp-2nodes": (
         "dgx-a100",
-        {"model": "llama-3-70b", "task": "inference", "nodes": 2, "context": 32768, "concurrency": 64},
+        {"model": "llama-3-70b", "task": "inference", "nodes": 2, "context": 32768, "concurrency": 96},
     ),
 }
 # What a shell would put for the variables the multi-node lines leave to it.

@@ -55,13 +55,16 @@ class ServingSnippet(Record):
     """The launch snippet of a serving pick: the vllm serve line."""
 
     OPTIONAL = frozenset({"framework"})
-    kind: str = "vllm"
-    command: str = ""
+    kind: str = "vllm"  # the serving engine
+    command: str = ""  # the first server line
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
     nproc_per_node: int = 1
     nnodes: int = 1
     framework: FrameworkLaunch | None = None
+    commands: list[str] = field(default_factory=list)  # every line: one per replica where the engine needs it
+    model: str = ""  # the checkpoint the lines name
+    replicas: int = 1
 
 
 Snippet = TrainingSnippet | ServingSnippet

@@ -211,6 +211,8 @@ class ServingResult(Record):
     fits: bool = False
     notes: list[str] = field(default_factory=list)
     band: dict[str, ServingBand | None] = field(default_factory=dict)
+    offline: bool = False  # a batch run: concurrency requests submitted at once
+    replicas: int = 1  # data-parallel copies: concurrency and output tokens/s are the rig's, the rest one replica's
 
 
 @dataclass(eq=False)
@@ -239,10 +241,16 @@ class ServingCandidate(Record):
     status: str = "candidate"
     reason: str = ""
     serving: ServingResult | None = None
+    replicas: int = 1  # data-parallel copies of this tensor/pipeline-parallel group
 
     @property
     def gpus(self) -> int:
         return self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
+    def total_gpus(self) -> int:
+        """The GPUs of every replica."""
+        return self.gpus * self.replicas
 
 
 Candidate = TrainCandidate | ServingCandidate

@@ -10,7 +10,6 @@ from gpuadvisor.advice_model import (
     Batch,
     CandidateBands,
     RigSummary,
-    ServingSnippet,
     SmallestRig,
     StateBytes,
     StateConvention,
@@ -356,19 +355,13 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
             "force)"
         )
     opts, excluded = I.serving_options(view, w)
+    perf = [I.serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None for o in opts]
     chosen = I.pick_serving(opts)
     reason = I.explain_serving(opts, chosen, w)
     snippet = None
     smallest = None
     if chosen is not None:
-        model_id = _hf_id(w)
-        snippet = ServingSnippet(
-            command=I.vllm_command(w, chosen, model_id),
-            tensor_parallel_size=chosen.tp,
-            pipeline_parallel_size=chosen.pp,
-            nproc_per_node=view.gpus_per_node,
-            nnodes=view.nodes,
-        )
+        snippet = I.serving_snippet(w, chosen, _hf_id(w), view)
         if not chosen.nvlink:
             notes.append(
                 f"TP={chosen.tp} crosses PCIe (no NVLink group of {chosen.tp}): every layer's all-reduce goes over "
@@ -380,9 +373,10 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
         if opts:
             most = max(opts, key=lambda o: o.kv_budget_bytes)
             reason += f"; with TP={most.tp}, {most.reason or 'the KV cache does not fit'}"
+        reason += I.what_fits_here(view, w) + I.batch_hint(opts, w)
         if smallest:
             reason += f". Smallest rig that would: {smallest.smallest.description} ({smallest.smallest.strategy})."
-    cands = [o.to_model(w.ctx, I.serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None) for o in opts]
+    cands = [o.to_model(w.ctx, p) for o, p in zip(opts, perf, strict=True)]
     assumptions = _assumptions(w, view) + I.serving_assumptions(w, view)
     return _answer(
         "inference",
@@ -406,4 +400,4 @@ def _hf_id(w: Workload) -> str:
     from gpuadvisor import catalog
 
     spec = catalog.find_model(w.model_label) if w.model_label else None
-    return spec.hf_id if spec and spec.hf_id else "<model path or Hugging Face id>"
+    return spec.hf_id if spec and spec.hf_id else ""

@@ -235,7 +235,7 @@ def _serve(d: Advice, p: ServingCandidate, s: ServingSnippet, name: str) -> Fram
     w, rig = d.workload, d.rig
     tp, pp, ctx, conc = p.tensor_parallel_size, p.pipeline_parallel_size, w.context or 0, w.concurrency
     dtype = DTYPE[w.precision]
-    model = shlex.split(s.command)[2]  # vllm serve <model> ...
+    model = s.model or shlex.split(s.command)[2]  # vllm serve MODEL ...
     gpus = tp * pp
     mem_note = "the memory figures above are vLLM's accounting; this server sizes its KV cache its own way"
     if name == "vllm":

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from gpuadvisor.advice_model import Excluded, ServingCandidate, ServingResult
+from gpuadvisor.advice_model import Excluded, ServingCandidate, ServingResult, ServingSnippet
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import engines as E
 from gpuadvisor.advisor import formulas as F
 from gpuadvisor.advisor import serving as SV
 from gpuadvisor.advisor.architecture import Architecture
@@ -32,6 +33,8 @@ class ServingOption:
     reserved_bytes: int = C.DRIVER_RESERVED_BYTES
     status: str = "candidate"
     reason: str = ""
+    replicas: int = 1  # data-parallel copies of this group on the rig's other GPUs
+    rate: float | None = None  # the rig's predicted output tokens/s with every replica (None: not timed)
 
     @property
     def kv_capacity_tokens(self) -> int:
@@ -49,7 +52,11 @@ class ServingOption:
 
     @property
     def name(self) -> str:
-        return f"TP={self.tp}" + (f" × PP={self.pp}" if self.pp > 1 else "")
+        return (
+            f"TP={self.tp}"
+            + (f" × PP={self.pp}" if self.pp > 1 else "")
+            + (f" x{self.replicas}" if self.replicas > 1 else "")
+        )
 
     def to_model(self, context: int, serving: ServingResult | None = None) -> ServingCandidate:
         """The option as the advice carries it (bytes rounded), with its serving figures."""
@@ -82,6 +89,7 @@ class ServingOption:
             status=self.status,
             reason=self.reason,
             serving=serving,
+            replicas=self.replicas,
         )
 
 
@@ -114,7 +122,7 @@ def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], li
     return out, excluded
 
 
-def profile_shape(view: RigView, w: Workload) -> tuple[int, int]:
+def profile_shape(view: RigView, w: Workload, replicas: int = 1) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) of vLLM's profile pass: its `vllm serve` defaults for this GPU
     (vllm/engine/arg_utils.py get_batch_defaults), with max_num_seqs the --max-num-seqs our command passes."""
     cuda_total = view.cuda_memory_bytes
@@ -122,8 +130,8 @@ def profile_shape(view: RigView, w: Workload) -> tuple[int, int]:
     tokens, seqs = C.VLLM_PROFILE_LARGE if large else C.VLLM_PROFILE_DEFAULT
     if w.max_num_seqs is not None:
         seqs = w.max_num_seqs
-    elif w.concurrency > 1:
-        seqs = w.concurrency
+    elif w.concurrency > 1 and not w.offline:
+        seqs = per_replica(w, replicas)  # the --max-num-seqs the launch line passes each replica
     return tokens, min(seqs, tokens)
 
 
@@ -146,7 +154,8 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     and the non-torch memory."""
     a = w.arch
     weights = weight_bytes(w) / (t * pp)
-    tokens, seqs = profile_shape(view, w)
+    replicas = replica_count(view, w, t, pp)
+    tokens, seqs = profile_shape(view, w, replicas)
     act_dtype = C.DTYPE_BYTES["bf16"]
     # The profiled forward pass: the MLP's gate+up output and a few hidden-size buffers per token (16-bit); then
     # the sampler over the last position of each sequence, with the forward's hidden states still held.
@@ -165,18 +174,39 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     budget = usable - weights - act - runtime
     if w.vllm_version == "0.21":
         budget -= C.VLLM_CUDA_GRAPH_BYTES  # captured before the KV cache is sized, so it comes out of the budget
-    need = w.ctx * w.concurrency * kv_tok
+    need = w.ctx * per_replica(w, replicas) * kv_tok
     nvlink = t == 1 or view.nvlink_groups_of(t)
-    return ServingOption(
+    o = ServingOption(
         t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads, reserved
     )
+    o.replicas = replicas
+    return o
+
+
+def replica_count(view: RigView, w: Workload, t: int, pp: int) -> int:
+    """Data-parallel copies of a t x pp group: as many as the rig's GPUs hold (whole groups in each node), no
+    more than there are requests to spread over them; one for a group that spans nodes."""
+    if pp > 1:
+        return 1
+    return max(1, min((view.gpus_per_node // t) * view.nodes, w.concurrency))
+
+
+def per_replica(w: Workload, replicas: int) -> int:
+    """The requests one replica holds at once: its share of --concurrency (a batch run needs room for one)."""
+    return 1 if w.offline else math.ceil(w.concurrency / replicas)
 
 
 def pick_serving(opts: list[ServingOption]) -> ServingOption | None:
-    """The fewest GPUs that fit the context × concurrency; inside an NVLink domain when one of that size fits."""
+    """The fastest option that fits: the highest output tokens/s over the rig with all its replicas (at a closed
+    loop of --concurrency that is also the shortest end-to-end latency); within 2 % of the fastest, the fewest
+    GPUs per replica, inside an NVLink domain. Options not timed (a GPU outside the catalog): the fewest GPUs."""
     fitting = [o for o in opts if o.fits]
     if not fitting:
         return None
+    rates = [o.rate for o in fitting if o.rate]
+    if len(rates) == len(fitting):
+        best = max(rates)
+        fitting = [o for o in fitting if (o.rate or 0) >= 0.98 * best]
     return min(fitting, key=lambda o: (o.tp * o.pp, not o.nvlink))
 
 
@@ -194,7 +224,9 @@ def serving_performance(view: RigView, w: Workload, o: ServingOption) -> Serving
         nvlink=o.nvlink,
         link_gbps=link,
         kv_budget_bytes=o.kv_budget_bytes,
+        replicas=o.replicas,
     )
+    o.rate = res.output_tokens_per_second if res.fits else None
     if o.pp > 1:
         res.notes.append(
             f"pipeline parallel over {o.pp} nodes is timed as one tensor-parallel group of {o.tp * o.pp} "
@@ -214,8 +246,8 @@ def serving_assumptions(w: Workload, view: RigView) -> list[str]:
         f"prompt + {out} generated tokens" + ("" if given else " (assumed: give --input-len and --output-len)"),
         f"prefill at {k.prefill_compute_fraction:.0%} of the datasheet dense peak, decode at "
         f"{k.decode_bandwidth_fraction:.0%} of the datasheet memory bandwidth, {w.engine} step overhead "
-        f"{overhead * 1e3:.1f} ms ({src}): fitted on published NVIDIA NIM and vLLM benchmarks; bands from a "
-        "leave-one-source-out refit",
+        f"{overhead * 1e3:.1f} ms ({src}): fitted on published NIM, vLLM, SGLang and llama.cpp runs; bands from a "
+        "leave-one-publication-out refit",
         f"tensor parallelism: 2 all-reduces per layer, {SV.ALLREDUCE_LATENCY_S['nvlink'] * 1e6:.0f} µs each over "
         "NVLink, "
         f"{SV.ALLREDUCE_LATENCY_S['pcie'] * 1e6:.0f} µs over PCIe (assumed) plus the bytes at the all-reduce busbw",
@@ -247,41 +279,145 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
                 "CUDA sees"
             )
         elif not o.fits:
+            n = per_replica(w, o.replicas)
             o.reason = (
-                f"KV cache for {w.concurrency} × {w.ctx} tokens needs {o.kv_needed_bytes / gib:.1f} GiB per GPU, "
+                f"KV cache for {n} × {w.ctx} tokens needs {o.kv_needed_bytes / gib:.1f} GiB per GPU, "
                 f"{o.kv_budget_bytes / gib:.1f} GiB left (room for {o.max_sequences(w.ctx)} sequences)"
             )
+        elif chosen is not None and o.rate and chosen.rate and o.rate < 0.98 * chosen.rate:
+            o.reason = f"fits, {o.rate:,.0f} output tokens/s against {chosen.rate:,.0f} for {chosen.name}"
         elif chosen is not None:
-            o.reason = f"fits, but uses more GPUs than {chosen.name}"
+            o.reason = f"fits, no faster, more GPUs per replica than {chosen.name}"
     if chosen is None:
         return ""
-    return (
-        f"{chosen.name} is the smallest tensor-parallel size that holds the weights ({chosen.weights_bytes / gib:.1f} "
-        "GiB per GPU) and "
-        f"{w.concurrency} sequence{'s' if w.concurrency != 1 else ''} of {w.ctx} tokens; its KV cache holds "
-        f"{chosen.kv_capacity_tokens:,} tokens "
-        f"({chosen.max_sequences(w.ctx)} sequence{'s' if chosen.max_sequences(w.ctx) != 1 else ''} at that context)."
+    n = per_replica(w, chosen.replicas)
+    seqs = chosen.max_sequences(w.ctx)
+    holds = (
+        f"holds the weights ({chosen.weights_bytes / gib:.1f} GiB per GPU) and "
+        f"{n} sequence{'s' if n != 1 else ''} of {w.ctx} tokens; its KV cache holds {chosen.kv_capacity_tokens:,} "
+        f"tokens ({seqs} sequence{'s' if seqs != 1 else ''} at that context)"
+    )
+    if chosen.rate is None:
+        return f"{chosen.name} is the smallest tensor-parallel size that {holds}."
+    if chosen.replicas > 1:
+        share = "a batch run's requests" if w.offline else f"the {w.concurrency} requests ({n} each)"
+        return (
+            f"{chosen.name}: {chosen.replicas} replicas of TP={chosen.tp} on {chosen.replicas * chosen.tp} GPUs "
+            f"serve {share} fastest of the options; each {holds}."
+        )
+    return f"{chosen.name} is the fastest option that fits: it {holds}."
+
+
+def launch_plan(w: Workload, o: ServingOption, hf_id: str, view: RigView | None = None) -> E.Launch:
+    """The launch lines' inputs for option ``o`` on the workload's engine: --max-num-seqs (or the engine's batch
+    flag) only when a concurrency or a cap was asked for (the engine's own default is the better cap for a server
+    than 1); AWQ and GPTQ in float16, the dtype their vLLM and SGLang kernels take."""
+    q = w.weight_quantization
+    batch = (
+        w.max_num_seqs if w.max_num_seqs is not None else (per_replica(w, o.replicas) if w.concurrency > 1 else None)
+    )
+    if w.offline and w.max_num_seqs is None:
+        batch = None
+    dtype = "float16" if q in ("awq", "gptq") else F_DTYPE.get(w.precision, "bfloat16")
+    return E.Launch(
+        engine=w.engine,
+        model=E.checkpoint(hf_id or None, q, w.engine),
+        tp=o.tp,
+        pp=o.pp,
+        replicas=o.replicas,
+        context=w.ctx,
+        batch=batch,
+        memory_fraction=w.gpu_memory_utilization,
+        dtype=dtype,
+        quantization=q,
+        kv_fp8=w.kv_cache_dtype == "fp8",
+        nodes=view.nodes if view else 1,
+        gpus_per_node=view.gpus_per_node if view else o.tp * o.pp,
+    )
+
+
+F_DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+def serving_snippet(w: Workload, o: ServingOption, hf_id: str, view: RigView) -> ServingSnippet:
+    """The pick's launch lines on the workload's engine (engines.launch_lines)."""
+    plan = launch_plan(w, o, hf_id, view)
+    lines = E.launch_lines(plan)
+    first = next(x for x in lines if not x.startswith("#"))
+    return ServingSnippet(
+        kind=w.engine,
+        command=first,
+        tensor_parallel_size=o.tp,
+        pipeline_parallel_size=o.pp,
+        nproc_per_node=view.gpus_per_node,
+        nnodes=view.nodes,
+        commands=lines,
+        model=plan.model,
+        replicas=o.replicas,
     )
 
 
 def vllm_command(w: Workload, o: ServingOption, model_id: str) -> str:
-    """`vllm serve` with the chosen sizes; --max-num-seqs only when a concurrency was asked for (vLLM's own
-    default, 256 or 1024, is the better cap for a server than 1)."""
-    parts = ["vllm serve", model_id, f"--tensor-parallel-size {o.tp}"]
-    if o.pp > 1:
-        parts.append(f"--pipeline-parallel-size {o.pp}")
-    parts.append(f"--max-model-len {w.ctx}")
-    if w.max_num_seqs is not None:
-        parts.append(f"--max-num-seqs {w.max_num_seqs}")
-    elif w.concurrency > 1:
-        parts.append(f"--max-num-seqs {w.concurrency}")
-    parts += [
-        f"--gpu-memory-utilization {w.gpu_memory_utilization:.2f}",
-        "--dtype "
-        + ("bfloat16" if w.precision in ("bf16", "fp8") else {"fp16": "float16", "fp32": "float32"}[w.precision]),
-    ]
-    if w.weight_quantization in ("fp8", "awq", "gptq"):
-        parts.append(f"--quantization {w.weight_quantization}")
-    if w.kv_cache_dtype == "fp8":
-        parts.append("--kv-cache-dtype fp8")
-    return " ".join(parts)
+    """The `vllm serve` line of option ``o`` (the engine's line when --engine names another)."""
+    return next(x for x in E.launch_lines(launch_plan(w, o, model_id)) if not x.startswith("#"))
+
+
+def batch_hint(opts: list[ServingOption], w: Workload) -> str:
+    """When the weights fit but the KV cache cannot hold --concurrency sequences at once: a batch run of that
+    many requests (--offline) queues the rest instead."""
+    if w.offline or not any(o.kv_budget_bytes >= o.kv_per_token_bytes * w.ctx for o in opts):
+        return ""
+    return f". A batch of {w.concurrency} requests run as they fit: --offline"
+
+
+def what_fits_here(view: RigView, w: Workload) -> str:
+    """The weight and KV-cache formats that would fit on this same rig, before any other hardware: the
+    quantisations the engine serves (and an fp8 KV cache), each tried at every tensor-parallel size."""
+    found = []
+    kvs = ["auto", "fp8"] if w.kv_cache_dtype != "fp8" else ["fp8"]
+    for q in E.engine(w.engine).quantizations:
+        for kv in kvs:
+            if q == w.weight_quantization and kv == w.kv_cache_dtype:
+                continue
+            w2 = replace(w, quantization=q, kv_cache_dtype=kv)
+            opts, _ = serving_options(view, w2)
+            fit = [o for o in opts if o.fits]
+            if fit:
+                o = min(fit, key=lambda o: o.tp * o.pp)
+                found.append((E.weight_format(q).label + (", KV cache fp8" if kv == "fp8" else ""), o.name))
+                break
+    if not found:
+        return ""
+    return (
+        ". On this rig, "
+        + "; ".join(f"{what} fits at {name}" for what, name in found[:4])
+        + (" (--quantization, --kv-cache-dtype)")
+    )
+
+
+@dataclass
+class ServingPlan:
+    """The best way to serve a workload on a rig (best_serving): the pick (tensor/pipeline-parallel size and its
+    replicas), its predicted figures (the rig's output tokens/s, one replica's latencies), its launch lines, and
+    every option considered with its own figures."""
+
+    pick: ServingOption | None
+    result: ServingResult | None
+    lines: list[str]
+    options: list[ServingOption]
+    results: list[ServingResult | None]
+
+
+def best_serving(view: RigView, w: Workload, hf_id: str = "") -> ServingPlan:
+    """For callers that price serving (plan): every TP x replicas option of ``w`` (its model, engine,
+    quantisation, concurrency or --offline batch) on ``view``, timed, the fastest that fits picked, and its
+    launch lines on the workload's engine."""
+    opts, _ = serving_options(view, w)
+    results = [serving_performance(view, w, o) if o.kv_budget_bytes > 0 else None for o in opts]
+    pick = pick_serving(opts)
+    explain_serving(opts, pick, w)
+    if pick is None:
+        return ServingPlan(None, None, [], opts, results)
+    return ServingPlan(
+        pick, results[opts.index(pick)], E.launch_lines(launch_plan(w, pick, hf_id, view)), opts, results
+    )

@@ -217,13 +217,22 @@ def workload_options(f: F) -> F:
         click.option(
             "--quantization",
             type=click.Choice(QUANTIZATION_CHOICES),
-            help="Inference: weight quantisation (fp8, int8 W8A8, 4-bit AWQ or GPTQ; default fp8 with "
-            "--precision fp8, else none).",
+            help="Inference: weight quantisation (fp8, int8 W8A8, 4-bit AWQ or GPTQ; GGUF q4_0, q4_k_m, q5_k_m, "
+            "q6_k, q8_0 with llama.cpp/Ollama; default fp8 with --precision fp8, q4_k_m on llama.cpp/Ollama, "
+            "else none).",
         ),
         click.option(
             "--engine",
             type=click.Choice(ENGINE_CHOICES),
-            help="Inference: the serving engine whose step overhead the prediction uses (default vllm).",
+            help="Inference: the serving engine: its per-step overhead, batch cap and launch line "
+            "(default vllm; trtllm: TensorRT-LLM's trtllm-serve; nim: NVIDIA NIM).",
+        ),
+        click.option(
+            "--offline",
+            is_flag=True,
+            default=None,
+            help="Inference: a batch run (trtllm-bench throughput, vLLM's offline generate): --concurrency "
+            "requests submitted at once, the engine runs what fits and queues the rest.",
         ),
         click.option(
             "--layout",

@@ -10,6 +10,7 @@ from typing import Any
 
 from gpuadvisor import catalog
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import engines as E
 from gpuadvisor.advisor.architecture import (
     Architecture,
     architecture_from_hf_config,
@@ -28,8 +29,8 @@ KV_DTYPE_CHOICES = ("auto", "bf16", "fp16", "fp8", "fp32")
 STATE_BYTES_CHOICES = ("16", "18", "20", "bf16")
 LOSS_CHOICES = ("full", "chunked")
 VLLM_VERSION_CHOICES = ("v0", "v1", "0.21")
-QUANTIZATION_CHOICES = ("none", "fp8", "int8", "awq", "gptq")  # serving: weight quantisation (vLLM --quantization)
-ENGINE_CHOICES = ("vllm", "sglang", "nim")  # serving engine whose per-step overhead the serving model uses
+QUANTIZATION_CHOICES = E.QUANTIZATIONS  # serving: weight format (vLLM --quantization, GGUF types; engines.toml)
+ENGINE_CHOICES = E.ENGINES  # serving engine: its step overhead, batch cap and launch line (engines.toml)
 # The training stack, for the time model's fused-kernel share (advisor.timing, constants.STACK_MEMORY_BOUND_FACTOR).
 STACK_CHOICES = ("pytorch", "megatron", "deepspeed", "jax")
 ATTENTION_KERNEL_CHOICES = ("flash2", "flash1")
@@ -62,6 +63,7 @@ OPTION_FIELDS = (
     "output_len",
     "quantization",
     "engine",
+    "offline",
     "stack",
     "layout",
     "attention_kernel",
@@ -104,7 +106,8 @@ class Workload:
     input_len: int | None = None  # serving: prompt tokens per request (default: context less output_len)
     output_len: int | None = None  # serving: generated tokens per request (default: min(512, context / 2))
     quantization: str | None = None  # serving: none | fp8 | int8 | awq | gptq (default: fp8 with --precision fp8)
-    engine: str = "vllm"  # serving engine: vllm | sglang | nim
+    engine: str = "vllm"  # serving engine: vllm | sglang | nim | trtllm | llamacpp | ollama
+    offline: bool = False  # serving: --concurrency requests submitted at once (a batch run), not a closed loop
     nodes: int = 1
     inter_node_gbps: float | None = None
     network: str | None = None  # --network FABRIC:RAILSxGBPS (advisor.network.parse), e.g. ib:8x400
@@ -181,7 +184,7 @@ class Workload:
     def weight_quantization(self) -> str:
         if self.quantization:
             return self.quantization
-        return "fp8" if self.precision == "fp8" else "none"
+        return E.default_quantization(self.engine, "fp8" if self.precision == "fp8" else "none")
 
     def trainable_params(self) -> int:
         """Parameters the optimizer updates: all of them, or the LoRA adapters on every linear layer."""
@@ -362,6 +365,7 @@ class Workload:
                 f"--quantization {self.quantization}: choose one of {', '.join(QUANTIZATION_CHOICES)}",
             ),
             (self.engine in ENGINE_CHOICES, f"--engine {self.engine}: choose one of {', '.join(ENGINE_CHOICES)}"),
+            _engine_serves(self.engine, self.quantization),
             (
                 not (
                     self.context
@@ -400,3 +404,14 @@ def _number(value: Any, name: str) -> float:
         return float(value)
     except (TypeError, ValueError):
         raise InputError(f"{name} {value!r}: not a number (write 7e9 or 7000000000)") from None
+
+
+def _engine_serves(engine: str, quantization: str | None) -> tuple[bool, str]:
+    """Whether ``engine`` serves weights in ``quantization`` (engines.toml), and the line that says so if not."""
+    if quantization is None or engine not in ENGINE_CHOICES:
+        return True, ""
+    e = E.engine(engine)
+    return quantization in e.quantizations, (
+        f"--quantization {quantization}: {e.label} serves {', '.join(e.quantizations)} (--engine llamacpp or ollama "
+        "for GGUF types, vllm/sglang/trtllm for fp8, int8, awq, gptq)"
+    )

@@ -84,8 +84,8 @@ def advise(
         {"--json": json_path if json_path != "-" else None, "-o": output},
         {"--from": from_, "--simulate": simulate_, "--model": kw.get("model"), "--hf-config": kw.get("hf_config")},
     )
-    if framework in ("vllm", "sglang", "trtllm") and kw.get("engine") is None:
-        kw["engine"] = {"trtllm": "nim"}.get(framework, framework)  # NIM's figures are TensorRT-LLM's
+    if framework in ("vllm", "sglang", "trtllm", "llamacpp", "ollama") and kw.get("engine") is None:
+        kw["engine"] = framework  # the serving framework asked for is the engine predicted and launched
     if framework and not kw.get("stack"):  # --framework megatron/deepspeed/jax: the time model uses its kernels
         from gpuadvisor.advisor.frameworks import STACK
 

@@ -90,7 +90,7 @@ def _one(c: ServingCandidate, *, gpus: int, spec: Any, workload: Any, link_gbps:
         per,
         res.decode_step_s * 1e3,
         res.decode_bound,
-        c.name,
+        c.name.split(" x")[0],  # the group's name (the advisor's candidate names its own replica count)
         replicas * res.output_tokens_per_second,
         res.output_tokens_per_second_per_user,
         res.ttft_s,

@@ -154,9 +154,11 @@ def _serving_rows(sv: ServingResult | None) -> list[tuple[str, str]]:
         ("TTFT / ITL", f"{secs(sv.ttft_s)}{rng('ttft_s', secs)} / {secs(sv.itl_s)}{rng('itl_s', secs)}"),
         (
             "output tokens/s",
-            f"{num(sv.output_tokens_per_second)}{rng('output_tokens_per_second', num)}, "
-            f"{num(sv.output_tokens_per_second_per_user)} per user, "
-            f"{sv.concurrency} x ({sv.input_len} in + {sv.output_len} out) tokens",
+            f"{num(sv.output_tokens_per_second)}{rng('output_tokens_per_second', num)}"
+            + (f" over {sv.replicas} replicas" if sv.replicas > 1 else "")
+            + f", {num(sv.output_tokens_per_second_per_user)} per user, "
+            f"{sv.concurrency} x ({sv.input_len} in + {sv.output_len} out) tokens"
+            + (" as one batch run" if sv.offline else ""),
         ),
         ("running batch", f"{sv.running} (the KV cache holds {sv.max_running} requests of this length)"),
     ]
@@ -201,7 +203,7 @@ def _snippets(snippet: Snippet | None) -> list[tuple[str, str]]:
             (snippet.accelerate_launch, "launch (accelerate)"),
         ]
     else:
-        values = [(snippet.command, "launch")]
+        values = [("\n".join(snippet.commands) if snippet.commands else snippet.command, "launch")]
     return [
         (title, v if isinstance(v, str) else json.dumps(v, indent=2))
         for v, title in values

@@ -153,7 +153,7 @@ def _launch_line(s: Snippet | None) -> list[str]:
     if s.framework:  # advise --framework: what was asked for, whole
         return ["", "Launch:"] + _framework(s.framework)
     if isinstance(s, ServingSnippet):
-        return ["", "Launch:", *verbatim([s.command], "shell")]
+        return ["", "Launch:", *verbatim(s.commands or [s.command], "shell")]
     out = ["", "Launch:", *verbatim([s.torchrun], "shell")]
     files = [
         name
@@ -334,8 +334,11 @@ def serving_lines(sv: ServingResult | None) -> list[str]:
     b = sv.band
     cov = b.get("output_tokens_per_second")
     out = [
-        f"  Serving {sv.concurrency} x ({sv.input_len} in + {sv.output_len} out) tokens on {sv.engine}, "
-        f"TP={sv.tensor_parallel}, weights {sv.quantization}, KV cache {sv.kv_cache_dtype}:",
+        f"  Serving {sv.concurrency} x ({sv.input_len} in + {sv.output_len} out) tokens"
+        + (" as one batch run" if sv.offline else "")
+        + f" on {sv.engine}, TP={sv.tensor_parallel}"
+        + (f" x{sv.replicas} replicas" if sv.replicas > 1 else "")
+        + f", weights {sv.quantization}, KV cache {sv.kv_cache_dtype}:",
         f"    prefill {_t(sv.prefill_s)}{_range(b.get('prefill_s'), _t)} per request "
         f"({sv.prefill_bound}-bound); decode step {_t(sv.decode_step_s)}{_range(b.get('decode_step_s'), _t)} "
         f"at batch {sv.running} ({sv.decode_bound}-bound"
@@ -344,15 +347,16 @@ def serving_lines(sv: ServingResult | None) -> list[str]:
         f"    TTFT {_t(sv.ttft_s)}{_range(b.get('ttft_s'), _t)}, ITL {_t(sv.itl_s)}"
         f"{_range(b.get('itl_s'), _t)}, end-to-end {_t(sv.e2e_s)}{_range(b.get('e2e_s'), _t)}",
         f"    output {_num(sv.output_tokens_per_second)} tokens/s"
-        f"{_range(b.get('output_tokens_per_second'), _num)}, {sv.output_tokens_per_second_per_user:.1f} per user"
+        + (" over all replicas" if sv.replicas > 1 else "")
+        + f"{_range(b.get('output_tokens_per_second'), _num)}, {sv.output_tokens_per_second_per_user:.1f} per user"
         f"{_range(b.get('output_tokens_per_second_per_user'), lambda x: f'{x:.1f}')}",
         f"    KV cache: {sv.kv_capacity_tokens:,} tokens at {sv.gpu_memory_utilization:.2f} GPU memory "
-        f"utilisation: room for {sv.max_running} running requests of this length (each holds "
-        f"{sv.input_len + sv.output_len // 2:,} tokens on average over its life)",
+        f"utilisation{' per replica' if sv.replicas > 1 else ''}: room for {sv.max_running} running requests of "
+        f"{sv.input_len + sv.output_len:,} tokens each",
     ]
     if cov:
         out.append(
-            f"    ranges: predicted/measured of published serving runs held out one source at a time "
+            f"    ranges: predicted/measured of published serving runs held out one publication at a time "
             f"({cov.cases} runs, {cov.sources} sources; {cov.coverage:.0%} of them inside)"
         )
     out += [f"    note: {n}" for n in sv.notes]
@@ -367,7 +371,11 @@ def _snippet(s: Snippet | None) -> list[str]:
         return out + _framework(s.framework)
     if isinstance(s, ServingSnippet):
         return out + verbatim(
-            [s.command, "# other servers: gpuadvisor advise ... --framework sglang|trtllm|llamacpp|ollama"], "shell"
+            [
+                *(s.commands or [s.command]),
+                "# other engines: gpuadvisor advise ... --engine sglang|trtllm|llamacpp|ollama",
+            ],
+            "shell",
         )
     out += verbatim([s.torchrun], "shell")
     if s.code:
