@@ -53,6 +53,7 @@ FDR = 0.05  # Benjamini-Hochberg false discovery rate over all node x family ver
 FLOOR_DEFAULT = 0.02  # bandwidths and throughputs
 FLOOR_LATENCY = 0.10  # latencies: microsecond figures move by 10 % between runs
 FLOOR_PAGEABLE = 0.15  # pageable copies go through the host's page cache and CPU: tens of percent run to run
+FLOOR_STORAGE = 0.15  # storage throughput: page cache, shared file systems and other tenants, as pageable copies
 MIN_NODES = 5  # fresh scans a group needs before a figure is judged
 MIN_SIGMA = 1e-4  # a spread below 0.01 % is treated as 0.01 % (identical values)
 POWER_Z = 0.8416  # the 80 % quantile of the standard normal: found 80 % of the time
@@ -69,6 +70,8 @@ def floor_of(family: str, unit: str) -> float:
         return FLOOR_LATENCY
     if "pageable" in family:
         return FLOOR_PAGEABLE
+    if family.startswith("storage"):
+        return FLOOR_STORAGE
     return FLOOR_DEFAULT
 
 

@@ -4,7 +4,8 @@ A node slower than its group across a family's figures (its typical figure, the 
 it fails from ``FAIL_REL``. One figure out where the rest of the family is not is one reading: a warning that
 says to re-measure, and a failure only where the family is quiet by nature (its floor is the default 2 %, as
 pinned copies and collectives) and the reading is ``FAIL_REL`` off (a GPU whose host copies run at half rate).
-In the families noisy by nature (P2P latency, pageable copies) one reading never drains a node.
+In the families noisy by nature (P2P latency, pageable copies, storage) one reading never drains a node, also
+where the family has one figure per node (a storage directory's read rate).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def findings(verdicts: list[Verdict], nodes: dict[str, Node]) -> list[FleetFindi
                 f"{v.family}{over}: the node's {plural(v.k, 'figure')} typically {_pct(v.mean_dev)} {word} the group "
                 f"(worst {v.worst_key}: {v.worst_value:.4g} {v.unit}, {_pct(v.worst_dev)} {word})"
             )
-            fails = dev >= FAIL_REL
+            fails = dev >= FAIL_REL and (v.k > 1 or v.floor <= FLOOR_DEFAULT)
+            if v.k == 1 and v.floor > FLOOR_DEFAULT:  # one reading of a noisy family
+                what += ": one reading, re-measure before draining"
         p = f"{v.p:.1g}" if v.p > 0 else "< 1e-300"
         out.append(
             FleetFinding(
