@@ -38,7 +38,7 @@ def cause(f: FleetFinding) -> tuple[str, str]:
         return f.kind, f.subject or ""
     if f.code:
         return f.kind, f.code
-    return f.kind, f.subject if f.kind in ("lost", "slow-port") else ""
+    return f.kind, (f.subject or "") if f.kind in ("lost", "slow-port") else ""
 
 
 def _declare(e: Exposition) -> None:
