@@ -3,6 +3,7 @@ their reason and GPU, and the host name override for simulated scans."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -89,6 +90,8 @@ def test_policy_straggler_threshold_promotes_a_ten_percent_slow_node(capsys, tmp
     ("body", "says"),
     [
         ('[fleet]\nfail = ["everything"]\n', "fleet.fail must be a list of"),
+        ('[fleet]\nwarn = ["lots"]\n', "fleet.warn must be a list of"),
+        ('[fleet]\nfail = ["drift"]\nwarn = ["drift"]\n', "'drift' is in both fleet.fail and fleet.warn"),
         ("[fleet]\nstraggler_fail = 5\n", "fleet.straggler_fail = 5"),
         ("[fleet]\nfrobnicate = 1\n", "unknown key fleet.frobnicate"),
         ("[thresholds]\nno_such = 1\n", "unknown threshold 'no_such'"),
@@ -133,3 +136,74 @@ def test_one_policy_file_serves_check_and_fleet(tmp_path):
         timeout=120,
     )
     assert p.returncode in (0, 1) and p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize(
+    ("names", "drain"),
+    [
+        ('fail = ["GA306"]', ["n02", "n03"]),  # a node rule code promotes that finding only
+        ('fail = ["check-warn"]', ["n02", "n03"]),
+        ('fail = ["drift"]', ["n01", "n03"]),
+        ('warn = ["GA104"]', []),  # a fail demoted by its rule code
+        ('warn = ["check-fail"]', []),
+        ('fail = ["drift"]\nwarn = ["check-fail"]', ["n01"]),
+    ],
+)
+def test_policy_names_kinds_and_rule_codes(capsys, scans, tmp_path, names, drain):
+    pol = tmp_path / "p.toml"
+    pol.write_text(f"[fleet]\n{names}\n")
+    code, doc = _run(capsys, str(scans), "--policy", str(pol))
+    assert sorted(doc["drain"]) == drain and code == (1 if drain else 0)
+
+
+def test_stale_and_missing_fail_by_default_and_a_policy_demotes_them(capsys, scans, tmp_path):
+    args = [str(scans), "--max-age", "24h", "--now", "2026-11-25T22:12:45Z", "--expect", "n[00-12]"]
+    code, doc = _run(capsys, *args)
+    f = {x["node"]: x for n in doc["nodes"] for x in n["findings"] if x["kind"] in ("stale", "missing")}
+    assert code == 1 and len(doc["drain"]) == 13
+    assert f["n05"]["severity"] == "fail" and f["n05"]["message"].startswith("scan 3 d 4 h old (")
+    assert "over --max-age 24h; not compared" in f["n05"]["message"]
+    assert f["n12"]["severity"] == "fail" and f["n12"]["kind"] == "missing"
+    pol = tmp_path / "p.toml"
+    pol.write_text('[fleet]\nwarn = ["stale", "missing"]\n')
+    code, doc = _run(capsys, *args, "--policy", str(pol))
+    assert code == 1 and doc["drain"] == ["n03"]  # the node's own fail finding still fails
+    f = {x["node"]: x for n in doc["nodes"] for x in n["findings"] if x["kind"] in ("stale", "missing")}
+    assert f["n05"]["severity"] == "warn" and f["n05"]["message"].endswith(f"[warns by policy {pol}]")
+
+
+def test_every_warn_level_kind_can_be_promoted_on_its_own():
+    from gpuadvisor.fleet import gate, kinds
+    from gpuadvisor.fleet.model import FleetFinding
+
+    cases = [
+        FleetFinding(node="a", kind="slow-port", severity="warn", subject="RDMA ports"),
+        FleetFinding(node="a", kind="outlier", severity="warn", subject="h2d pinned", code="straggler"),
+        FleetFinding(node="a", kind="outlier", severity="warn", subject="p2p_latency", code="one-figure"),
+        FleetFinding(node="a", kind="check", severity="warn", subject="GA812"),
+        FleetFinding(node="a", kind="drift", severity="warn", subject="driver"),
+        FleetFinding(node=None, kind="drift", severity="warn", subject="driver", code="version-split"),
+        FleetFinding(node="a", kind="duplicate", severity="warn", subject="host name"),
+        FleetFinding(node="a", kind="pair", severity="warn", subject="pair a + b"),
+        FleetFinding(node="a", kind="changed", severity="warn", subject="h2d pinned"),
+        FleetFinding(node="a", kind="unexpected", severity="info", subject="node"),
+    ]
+    for f in cases:
+        name = f.code or (f.subject if f.kind == "check" else f.kind)
+        assert kinds.valid(name)
+        others = gate.Gate(fail=[k for k in kinds.NAMES if k not in kinds.names_of(f.kind, f.code, f.subject, "warn")])
+        assert others.promote(dataclasses.replace(f)).severity == f.severity  # no other name promotes it
+        assert gate.Gate(fail=[name]).promote(f).severity == "fail", name
+
+
+def test_the_kinds_are_listed_in_help_and_readme_from_one_table():
+    from gpuadvisor.fleet import kinds
+
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "fleet", "--help"], capture_output=True, text=True, timeout=60
+    )
+    for k in kinds.KINDS:
+        assert f"{k.name} " in p.stdout and k.default in p.stdout
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- fleet-kinds -->\n```text\n")[1].split("\n```\n<!-- /fleet-kinds -->")[0]
+    assert block.splitlines() == kinds.help_lines()

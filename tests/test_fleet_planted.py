@@ -103,12 +103,14 @@ def test_failed_stale_and_unexpected_nodes(tmp_path):
     )
     got = {(f.node, f.kind, f.severity) for f in r.findings}
     assert got == {
-        ("n8", "stale", "warn"),
+        ("n8", "stale", "fail"),  # a node that stopped reporting fails (it was a warning: exit 0, never drained)
         ("n9", "failed", "fail"),
         ("n10", "failed", "fail"),
         ("n10", "unexpected", "info"),
     }
     assert r.nodes["n8"].stale and not r.nodes["n8"].judged
+    stale = next(f.message for f in r.findings if f.kind == "stale")
+    assert stale.startswith("scan 9 d old (2025-05-23T12:00:00+00:00), over --max-age 7d; not compared")
     assert "no NVIDIA driver loaded" in next(f.message for f in r.findings if f.node == "n9")
 
 

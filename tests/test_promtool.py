@@ -62,3 +62,26 @@ def test_check_and_fleet_prom_with_hostile_host_names_pass_promtool(promtool, tm
     assert fleet.returncode in (0, 1), fleet.stderr
     assert fleet.stdout.count("gpuadvisor_fleet_node_up{") == len(HOSTILE) + 2
     _check(promtool, fleet.stdout)
+
+
+def test_fleet_prom_says_why_and_when_and_exports_a_duplicate_host_once(promtool, tmp_path):
+    import fleet_gen as G
+
+    scans = tmp_path / "scans"
+    own = [{"code": "GA104", "name": "ecc-uncorrected", "severity": "fail", "gpus": [5], "message": "2 uncorrectable"}]
+    plants = {"n01": G.Plant(lost_gpu=True), "n02": G.Plant(findings=own)}
+    G.write_fleet(scans, [f"n{i:02d}" for i in range(8)], seed=4, sigma=0.01, plants=plants)
+    twin = json.loads((scans / "n03.json").read_text())
+    (scans / "n03-copy.json").write_text(json.dumps(twin))  # a second scan claiming host n03
+    out = _gpuadvisor("fleet", str(scans), "--format", "prom", "--now", "2026-11-23T18:12:45Z", "--max-age", "7d")
+    assert out.returncode == 1, out.stderr
+    _check(promtool, out.stdout)
+    lines = out.stdout.splitlines()
+    assert "gpuadvisor_fleet_report_timestamp_seconds 1795457565" in lines  # 1767225600 (2026-01-01) + 326 d + 18:12:45
+    assert 'gpuadvisor_fleet_node_scan_age_seconds{node="n00"} 86400' in lines
+    assert 'gpuadvisor_fleet_node_drain_cause{node="n01",group="g1",kind="lost",code="GPUs"} 1' in lines
+    assert 'gpuadvisor_fleet_node_drain_cause{node="n02",group="g1",kind="check",code="GA104"} 1' in lines
+    assert 'gpuadvisor_fleet_node_duplicate{node="n03"} 1' in lines
+    assert 'gpuadvisor_fleet_node_duplicate{node="n04"} 0' in lines
+    assert not [ln for ln in lines if "[2]" in ln]
+    assert sum(ln.startswith('gpuadvisor_fleet_node_up{node="n03"') for ln in lines) == 1

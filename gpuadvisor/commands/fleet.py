@@ -18,6 +18,7 @@ from gpuadvisor.commands.options import (
     quiet_option,
 )
 from gpuadvisor.errors import InputError
+from gpuadvisor.fleet.kinds import help_lines
 
 if TYPE_CHECKING:
     from gpuadvisor.fleet.model import FleetReport
@@ -36,7 +37,13 @@ def parse_age(text: str) -> dt.timedelta:
     return dt.timedelta(seconds=seconds)
 
 
-@click.command()
+_KINDS_HELP = (
+    "\b\nFinding kinds ([fleet] fail / warn take these, or a node rule code\nsuch as GA812), default severity first:\n"
+    + "\n".join(help_lines())
+)
+
+
+@click.command(epilog=_KINDS_HELP)
 @click.argument("paths", nargs=-1, required=True, metavar="SCANS...")
 @click.option(
     "--expect",
@@ -46,7 +53,9 @@ def parse_age(text: str) -> dt.timedelta:
     help="Nodes that should have a scan, as a Slurm hostlist (node[01-64]); repeatable.",
 )
 @click.option("--expect-file", metavar="FILE", help="Nodes that should have a scan: one name or hostlist per line.")
-@click.option("--max-age", metavar="AGE", help="Scans older than this (24h, 7d) are stale: reported, not compared.")
+@click.option(
+    "--max-age", metavar="AGE", help="Scans older than this (24h, 7d) are stale: they fail and are not compared."
+)
 @click.option("--baseline", metavar="DIR", help="An earlier set of scans: per node and figure, what changed.")
 @format_option("text", "json", "prom", "junit", help=None)
 @html_file_option("Also write the self-contained HTML fleet report.")
@@ -99,15 +108,16 @@ def fleet(
     Exit status (the same for every --format):
       0  nothing fails the gate
       1  something does (the report is still written): by default a lost
-         GPU, NVLink or NIC, a failed or missing scan, the node's own fail
-         findings, or a node 25% or more slower than its group in a family
+         GPU, NVLink or NIC, a failed, missing or stale scan, the node's own
+         fail findings, or a node 25% or more slower than its group in a family
       2  bad input (one line: what, where, what to do); inputs untouched
     \b
-    Warnings (drift, stale scans, smaller slowdowns, the node's own warn
-    findings) fail with --fail-on warn, or one kind at a time with the
-    policy file's [fleet] table:
+    Warnings (drift, slow ports, smaller slowdowns, the node's own warn
+    findings) fail with --fail-on warn, or one kind or rule code at a time
+    with the policy file's [fleet] table; its warn list demotes a fail:
       [fleet]
-      fail = ["drift", "stale", "check-warn"]
+      fail = ["slow-port", "drift", "GA812"]
+      warn = ["stale"]
       straggler_fail = 0.10
       families = ["all_reduce busbw"]
     \b

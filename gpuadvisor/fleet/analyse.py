@@ -29,8 +29,23 @@ class Options:
 
 
 def _age(d: dt.timedelta) -> str:
-    s = d.total_seconds()
-    return f"{s / 86400:.1f} days" if s >= 86400 else f"{s / 3600:.1f} hours" if s >= 3600 else f"{s / 60:.0f} minutes"
+    """A scan's age to the minute that matters: "3 d 4 h", "5 h 12 min", "40 min"."""
+    m = int(d.total_seconds() // 60)
+    days, hours, mins = m // 1440, m % 1440 // 60, m % 60
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {mins} min" if mins else f"{hours} h"
+    return f"{mins} min"
+
+
+def _limit(d: dt.timedelta) -> str:
+    """--max-age as it is written: 24h, 7d, 90m."""
+    s = int(d.total_seconds())
+    for unit, n in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= n and s % n == 0 and (unit in "hm" or s // n >= 2):  # 24h, 36h, 2d, 7d, 2w
+            return f"{s // n}{unit}"
+    return f"{s}s"
 
 
 def _own(n: Node) -> list[F]:
@@ -105,9 +120,10 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                     F(
                         node=n.name,
                         kind="stale",
-                        severity="warn",
+                        severity="fail",
                         subject="scan age",
-                        message="the scan carries no creation time, so its age is unknown; not compared",
+                        message=f"the scan carries no creation time, so its age is unknown (--max-age "
+                        f"{_limit(opts.max_age)}); not compared: re-run the node's check",
                         evidence=n.path,
                     )
                 )
@@ -117,10 +133,11 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                     F(
                         node=n.name,
                         kind="stale",
-                        severity="warn",
+                        severity="fail",
                         subject="scan age",
-                        message=f"scanned {_age(now - n.created_at)} ago ({n.created_at.isoformat()}), older "
-                        f"than --max-age {_age(opts.max_age)}; not compared",
+                        message=f"scan {_age(now - n.created_at)} old ({n.created_at.isoformat()}), over --max-age "
+                        f"{_limit(opts.max_age)}; not compared: the node stopped reporting (a hung check, a "
+                        "down node) or its scans are not reaching this directory",
                         evidence=n.path,
                     )
                 )

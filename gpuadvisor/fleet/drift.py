@@ -2,6 +2,11 @@
 hardware shape. For each attribute the value most nodes have is the group's; a node with another value is
 named with both. No strict majority (a split) is one finding for the group, listing each value's nodes.
 
+Versions (driver, CUDA, NCCL, torch, kernel, OS) roll out a batch of nodes at a time: where two or more values
+are each held by at least ``SPLIT_SHARE`` of the group (and ``SPLIT_MIN`` nodes), the group is split, and that is
+one finding for the group ("40% (26 of 64) on 570.124.06: ...") with each side's nodes, the same on either side
+of 50 %; a node is named on its own only where its value is none of the split's.
+
 Attributes: driver, CUDA (the newest the driver supports), NCCL, torch and its CUDA, kernel, OS; per GPU:
 persistence, MIG and ECC modes, power limit, PCIe width the link trained at, active NVLinks. A value the scan
 could not read (null) is not compared.
@@ -24,6 +29,10 @@ SOFTWARE = (
 )
 HOST = (("kernel", "kernel"), ("OS", "os"))
 NAMES_SHOWN = 12  # nodes named in one finding's message before "+N more"
+VERSIONS = frozenset(label for label, _ in (*SOFTWARE, *HOST))
+SPLIT_SHARE = 0.10  # a version held by this share of a group (and SPLIT_MIN nodes) is a side of a split
+SPLIT_MIN = 2
+SPLIT = "version-split"  # the finding's code
 
 
 def _onoff(v: Any) -> str | None:
@@ -76,6 +85,10 @@ def find_drift(group: Group, nodes: dict[str, Node]) -> list[FleetFinding]:
             continue
         total = sum(len(v) for v in values.values())
         ranked = sorted(values.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        sides = [(v, ns) for v, ns in ranked if len(ns) >= max(SPLIT_MIN, SPLIT_SHARE * total)]
+        if key in VERSIONS and len(sides) >= 2:
+            out += _split(group, key, ranked, sides, total)
+            continue
         top, top_nodes = ranked[0]
         if 2 * len(top_nodes) <= total:  # no strict majority: say so, name no culprit
             parts = "; ".join(f"{v}: {len(ns)} ({_names(sorted(ns))})" for v, ns in ranked)
@@ -92,17 +105,58 @@ def find_drift(group: Group, nodes: dict[str, Node]) -> list[FleetFinding]:
             )
             continue
         for v, ns in ranked[1:]:
-            for name in ns:
-                out.append(
-                    FleetFinding(
-                        node=name,
-                        group=group.id,
-                        kind="drift",
-                        severity="warn",
-                        subject=key,
-                        message=f"{key} {v} where {len(top_nodes)} of {total} nodes in its group have {top}",
-                        observed=v,
-                        expected=top,
-                    )
+            out += [
+                _node(
+                    group,
+                    key,
+                    name,
+                    v,
+                    top,
+                    f"{key} {v} where {len(top_nodes)} of {total} nodes in its group have {top}",
                 )
+                for name in ns
+            ]
+    return out
+
+
+def _node(group: Group, key: str, name: str, value: str, expected: str, message: str) -> FleetFinding:
+    return FleetFinding(
+        node=name,
+        group=group.id,
+        kind="drift",
+        severity="warn",
+        subject=key,
+        message=message,
+        observed=value,
+        expected=expected,
+    )
+
+
+def _split(
+    group: Group, key: str, ranked: list[tuple[str, list[str]]], sides: list[tuple[str, list[str]]], total: int
+) -> list[FleetFinding]:
+    """A version split (a rolling upgrade): one line for the group, each side with its share and nodes; a node
+    on none of the sides is named on its own."""
+    parts = "; ".join(
+        f"{100 * len(ns) / total:.0f}% ({len(ns)} of {total}) on {v}: {_names(sorted(ns))}" for v, ns in sides
+    )
+    out = [
+        FleetFinding(
+            node=None,
+            group=group.id,
+            kind="drift",
+            code=SPLIT,
+            severity="warn",
+            subject=key,
+            message=f"{key} split across group {group.id} (a rolling upgrade?): {parts}",
+            observed={v: len(ns) for v, ns in sides},
+        )
+    ]
+    held = " and ".join(f"{v} ({len(ns)})" for v, ns in sides)
+    side_values = {v for v, _ in sides}
+    for v, ns in ranked:
+        if v not in side_values:
+            out += [
+                _node(group, key, n, v, sides[0][0], f"{key} {v} where its group is split between {held}") for n in ns
+            ]
     return out

@@ -5,7 +5,9 @@ Families (figures of one kind a job can be bound by): ``h2d pinned`` / ``d2h pag
 once`` when every GPU copied together), ``p2p_unidir`` / ``p2p_bidir`` per GPU pair with P2P on,
 ``p2p_latency`` per pair (lower is better), ``<collective> busbw`` per node (the largest size measured, as
 nccl-tests' headline), and, where the benchmarker measured compute, ``matmul <dtype>`` (TFLOPS) and
-``memory_bandwidth`` (GB/s) per GPU. Only measurements with status "ok" count. A measurement whose ranks ran
+``memory_bandwidth`` (GB/s) per GPU; ``storage read`` / ``storage write`` (GB/s, sequential) per directory the
+storage benchmark measured (``bench --storage`` or an imported fio run: ``storage.paths[].bench``).
+Only measurements with status "ok" count. A measurement whose ranks ran
 on several hosts is a ``CrossNode`` record instead (a multi-node run, or a node pair of ``bench --pairs``).
 """
 
@@ -13,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuadvisor.facts import COLLECTIVES, COPIES, P2P_BW, Measurement
-from gpuadvisor.fleet.model import CrossNode, FigureRow, FigureTable
+from gpuadvisor.facts import COLLECTIVES, COPIES, P2P_BW, Measurement, Storage
+from gpuadvisor.fleet.model import STORAGE_ROW, CrossNode, FigureRow, FigureTable
 
 _KEYS: dict[tuple[Any, ...], tuple[str, str]] = {}  # (kind, ...) -> (key, family), shared by every node's figures
 _KEYS_MAX = 200_000
@@ -26,9 +28,32 @@ def _key(t: tuple[Any, ...], key: str, fam: str) -> tuple[str, str]:
     return key, fam
 
 
-def extract(measurements: list[Measurement], where: str) -> tuple[FigureTable, list[CrossNode]]:
+STORAGE = (("seq_read_gbps", "storage read"), ("seq_write_gbps", "storage write"))
+
+
+def extract(
+    measurements: list[Measurement], where: str, storage: Storage | None = None
+) -> tuple[FigureTable, list[CrossNode]]:
     figs, cross = _extract(measurements, where)
+    if storage is not None:
+        for row in storage_rows(storage):
+            figs.setdefault(row[0], row)
     return FigureTable.of(figs.values(), where), cross
+
+
+def storage_rows(storage: Storage) -> list[FigureRow]:
+    """Sequential read and write GB/s of each benchmarked directory, one figure each (``row`` STORAGE_ROW marks
+    a storage figure: its ``index`` is the path's in ``storage.paths``)."""
+    out: list[FigureRow] = []
+    for i, p in enumerate(storage.paths):
+        b = p.bench
+        if b is None or not p.path:
+            continue
+        for attr, fam in STORAGE:
+            v = getattr(b, attr)
+            if isinstance(v, int | float) and v > 0:
+                out.append((f"{fam} · {p.path}", fam, "GB/s", True, float(v), i, STORAGE_ROW, None))
+    return out
 
 
 def _cross(m: Measurement, i: int, where: str) -> CrossNode | None:

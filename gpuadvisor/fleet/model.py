@@ -55,10 +55,13 @@ class Figure:
 
     @property
     def evidence(self) -> str:
+        if self.row == STORAGE_ROW:
+            return f"{self.src}: storage.paths[{self.index}].bench"
         where = f"{self.src}: measurements[{self.index}]" if self.index >= 0 else self.src
         return where + (f".rows[{self.row}]" if self.row >= 0 else "")
 
 
+STORAGE_ROW = 4094  # the row of a storage figure (above any collective row): its index is the path's in storage.paths
 # A figure as a row: key, family, unit, higher_better, value, measurements index, rows index (-1: headline), expected
 FigureRow = tuple[str, str, str, bool, float, int, int, float | None]
 MAX_KEYS = 1_000_000  # distinct figure keys one process holds (a real fleet has a few hundred)

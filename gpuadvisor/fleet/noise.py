@@ -4,18 +4,30 @@ Per group and family (``h2d pinned``, ``p2p_latency``, ``all_reduce busbw`` ...)
 
 - every figure of a node is compared with the median of the same figure (same GPU, GPU pair or message size)
   over the group's fresh scans, as a relative deviation signed so that positive is worse;
-- the noise of one figure is measured from the fleet itself: the robust spread (1.4826 MAD) of all those
-  deviations in the family (Leys et al., "Detecting outliers: Do not use standard deviation around the mean,
-  use absolute deviation around the median", J. Exp. Soc. Psychol. 49(4), 2013). The noise of a node's
-  family mean is the larger of that spread over the square root of the number of figures (independent
-  repeats) and the robust spread of the node means across the group (which also holds what the figures of
-  one node share);
-- a node's family verdict combines two one-sided tests: its mean deviation (a whole-node slowdown) and its
-  worst figure (one GPU or link, Bonferroni over the family's figures); p = 2 x the smaller (Bonferroni over
-  the two);
+- the noise of one figure is measured from the fleet itself: the robust spread (1.4826 MAD) of the family's
+  deviations (Leys et al., "Detecting outliers: Do not use standard deviation around the mean, use absolute
+  deviation around the median", J. Exp. Soc. Psychol. 49(4), 2013), per figure (message sizes, GPUs and links
+  differ) shrunk towards the family's. Each deviation in those units is ``u``;
+- the noise is not assumed Gaussian: benchmark readings have heavy tails (``tails``). Student's t is fitted to
+  the family's ``u`` by maximum likelihood (degrees of freedom from 1.5 to the normal), and every p-value below
+  comes from that fit;
+- a node's family verdict combines two one-sided tests. Its figures together: each ``u`` becomes the normal
+  score of its fitted t tail and the scores are added (Stouffer's method), so one wild reading adds a few
+  units, not hundreds; the sum is divided by the spread of the nodes' sums where that is above 1 (the figures
+  of one node move together). And its worst figure alone (the t tail, Bonferroni over the node's figures).
+  p = 2 x the smaller (Bonferroni over the two);
+- the collectives (every ``... busbw`` family) are also judged together per node, the same way over all their
+  figures: a node 5 % slow in four collectives at 2 % noise is 5 sigma out although no one collective is;
 - all verdicts of the fleet (every node, every family) go through Benjamini-Hochberg at false discovery rate
-  ``FDR`` (Benjamini and Hochberg, "Controlling the false discovery rate", J. R. Stat. Soc. B 57(1), 1995): on
-  a healthy fleet this bounds the chance of any warning at all by ``FDR``;
+  ``FDR`` (Benjamini and Hochberg, "Controlling the false discovery rate", J. R. Stat. Soc. B 57(1), 1995),
+  weighted (the collectives' joint verdicts ``COMBINED_WEIGHT``, the rest sharing what is left, the weights
+  averaging 1; Genovese, Roeder and Wasserman, Biometrika 93(3), 2006). What that promises holds for the model:
+  where the noise follows the fitted t tails and the figures of healthy nodes are independent (or share noise
+  only as much as the measured spread of the sums shows), the expected share of false warnings among all
+  warnings is at most ``FDR``, and on a healthy fleet the chance of any warning is at most ``FDR``. A wrong
+  fit (a tail heavier than any in the grid, a fleet too small to fit: a t with ``tails.DOF_SMALL_SAMPLE`` is
+  assumed under ``tails.FIT_MIN`` values) weakens it, which is why one figure alone never drains a node in a
+  noisy family (``verdicts``);
 - a difference smaller than the family's floor is never called, however significant: families that are
   noisy by nature (P2P latency, pageable host copies, which move by tens of percent between two runs of one
   machine) have high floors;
@@ -34,17 +46,23 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist, median
 
+from gpuadvisor.fleet import tails
 from gpuadvisor.fleet.model import Group, Node, figure_lookup, figure_pairs
 
-FDR = 0.01  # Benjamini-Hochberg false discovery rate over all node x family verdicts of one fleet
+FDR = 0.05  # Benjamini-Hochberg false discovery rate over all node x family verdicts of one fleet
 FLOOR_DEFAULT = 0.02  # bandwidths and throughputs
 FLOOR_LATENCY = 0.10  # latencies: microsecond figures move by 10 % between runs
 FLOOR_PAGEABLE = 0.15  # pageable copies go through the host's page cache and CPU: tens of percent run to run
+FLOOR_STORAGE = 0.15  # storage throughput: page cache, shared file systems and other tenants, as pageable copies
 MIN_NODES = 5  # fresh scans a group needs before a figure is judged
 MIN_SIGMA = 1e-4  # a spread below 0.01 % is treated as 0.01 % (identical values)
 POWER_Z = 0.8416  # the 80 % quantile of the standard normal: found 80 % of the time
 _N = NormalDist()
 MAD_SIGMA = 1.4826
+SHRINK_NODES = 30  # a figure's own spread counts as many nodes as it has, the family's as this many
+COMBINE_SUFFIX = " busbw"  # families judged together as well: the collectives
+COMBINED = "collectives busbw"
+COMBINED_WEIGHT = 4.0  # a synchronous job runs at its slowest rank's collectives: their joint test weighs more
 
 
 def floor_of(family: str, unit: str) -> float:
@@ -52,7 +70,17 @@ def floor_of(family: str, unit: str) -> float:
         return FLOOR_LATENCY
     if "pageable" in family:
         return FLOOR_PAGEABLE
+    if family.startswith("storage"):
+        return FLOOR_STORAGE
     return FLOOR_DEFAULT
+
+
+def _excess(values: list[float]) -> float:
+    """The spread of scores that are standard normal where figures are independent: 1, or the measured spread
+    where it is beyond what two sampling errors of a MAD give (1.17 / sqrt(n) each) and the figures of a node
+    move together."""
+    s = _spread(values)
+    return s if s > 1 + 2 * 1.17 / math.sqrt(max(len(values), 1)) else 1.0
 
 
 def _spread(values: list[float]) -> float:
@@ -60,11 +88,6 @@ def _spread(values: list[float]) -> float:
         return 0.0
     m = median(values)
     return MAD_SIGMA * median(abs(v - m) for v in values)
-
-
-def _upper(p_z: float) -> float:
-    """One-sided p-value of a z-score (worse side)."""
-    return 0.5 * math.erfc(p_z / math.sqrt(2))
 
 
 @dataclass(slots=True)
@@ -80,6 +103,8 @@ class FamilyNoise:
     detectable: float = 0.0  # smallest whole-node slowdown found 80 % of the time (set once m is known)
     reference: str = "median"  # or "best decile" (majority below the absolute yardstick)
     median_ratio: float | None = None  # group median of measured / expected (the node rules' value)
+    dof: float | None = None  # degrees of freedom of the t tail fitted to the family's deviations (None: normal)
+    sigma_combined: float = 1.0  # spread of the nodes' combined scores (over 1: the figures of a node share noise)
 
 
 @dataclass(slots=True)
@@ -97,6 +122,8 @@ class Verdict:
     p: float
     by_worst: bool
     floor: float
+    z: float = 0.0  # the node's combined score (standard normal on a healthy node)
+    members: tuple[str, ...] = ()  # a verdict over several families: theirs
     called: bool = False
 
 
@@ -121,6 +148,7 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
                 units[f.family] = f.unit
     noises: list[FamilyNoise] = []
     verdicts: list[Verdict] = []
+    pooled: dict[str, list[float]] = {}  # node -> standardised deviations of the families judged together
     for fam in sorted(fam_keys):  # one family at a time: only its deviations are held
         per_node, fam_ratios = _deviations(judged, fam_keys[fam], ref)
         devs = [d for pairs in per_node.values() for _, d in pairs]
@@ -131,7 +159,6 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
         k_med = ks[len(ks) // 2]
         means = {n: sum(d for _, d in v) / len(v) for n, v in per_node.items()}
         sig_node = max(sig_fig / math.sqrt(k_med), _spread(list(means.values())) * small, MIN_SIGMA)
-        fl = floor_of(fam, units[fam])
         noise = FamilyNoise(
             group=group.id,
             family=fam,
@@ -140,37 +167,130 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
             figures=k_med,
             sigma_figure=sig_fig,
             sigma_node=sig_node,
-            floor=fl,
+            floor=floor_of(fam, units[fam]),
         )
         shift = _yardstick_shift(noise, fam_ratios, means)
-        for name, pairs in sorted(per_node.items()):
-            nk = len(pairs)
-            mean = means[name] + shift
-            worst_key, worst = max(pairs, key=lambda kd: kd[1])
-            worst += shift
-            p_mean = _upper(mean / (sig_node * math.sqrt(k_med / nk)))
-            p_worst = min(1.0, nk * _upper(worst / sig_fig))
-            by_worst = p_worst < p_mean
-            fig = nodes[name].figures[worst_key]
-            verdicts.append(
-                Verdict(
-                    node=name,
-                    group=group.id,
-                    family=fam,
-                    unit=units[fam],
-                    k=nk,
-                    mean_dev=mean,
-                    worst_key=worst_key,
-                    worst_dev=worst,
-                    worst_value=fig.value,
-                    worst_ref=ref[worst_key],
-                    p=min(1.0, 2 * min(p_mean, p_worst)),
-                    by_worst=by_worst,
-                    floor=fl,
-                )
-            )
+        verdicts += _family_verdicts(
+            noise, per_node, shift, nodes, ref, pooled if fam.endswith(COMBINE_SUFFIX) else None
+        )
         noises.append(noise)
+    verdicts += _combined(verdicts, pooled, group.id)
     return noises, verdicts
+
+
+def _key_sigmas(per_node: dict[str, list[tuple[str, float]]], sig_fig: float) -> dict[str, float]:
+    """Each figure's own noise (message sizes, GPUs and links differ), shrunk towards the family's: a spread of
+    few nodes is itself noisy, so it counts as many nodes as it has, the family's as ``SHRINK_NODES``."""
+    by_key: dict[str, list[float]] = {}
+    for pairs in per_node.values():
+        for k, d in pairs:
+            by_key.setdefault(k, []).append(d)
+    small = math.sqrt(1 + math.pi / (2 * len(per_node)))
+    out = {}
+    for k, ds in by_key.items():
+        s = _spread(ds) * small
+        out[k] = max(
+            math.sqrt((len(ds) * s * s + SHRINK_NODES * sig_fig * sig_fig) / (len(ds) + SHRINK_NODES)), MIN_SIGMA
+        )
+    return out
+
+
+def _family_verdicts(
+    noise: FamilyNoise,
+    per_node: dict[str, list[tuple[str, float]]],
+    shift: float,
+    nodes: dict[str, Node],
+    ref: dict[str, float],
+    pooled: dict[str, list[float]] | None,
+) -> list[Verdict]:
+    """One verdict per node: its figures' combined shift (Stouffer over t-tail normal scores) and its worst
+    figure (t tail, Bonferroni over the node's figures of the family)."""
+    sig_k = _key_sigmas(per_node, noise.sigma_figure)
+    us = {name: [(k, (d + shift) / sig_k[k]) for k, d in pairs] for name, pairs in per_node.items()}
+    dof, scale = tails.fit([u - shift / sig_k[k] for pairs in us.values() for k, u in pairs])
+    noise.dof = None if dof == tails.NORMAL else dof
+    kappa = 1 / scale
+    zs = {
+        name: sum(tails.normal_score(u * kappa, dof) for _, u in pairs) / math.sqrt(len(pairs))
+        for name, pairs in us.items()
+    }
+    if noise.figures > 1:  # what the figures of one node share (sizes of one collective, copies of one host)
+        noise.sigma_combined = _excess(list(zs.values()))
+    if pooled is not None:
+        for name, pairs in us.items():
+            pooled.setdefault(name, []).extend(u for _, u in pairs)
+    out = []
+    for name, pairs in sorted(per_node.items()):
+        nk = len(pairs)
+        ds = sorted(d + shift for _, d in pairs)
+        typical = ds[nk // 2] if nk % 2 else (ds[nk // 2 - 1] + ds[nk // 2]) / 2
+        worst_key, worst_u = max(us[name], key=lambda ku: ku[1])
+        worst = dict(pairs)[worst_key] + shift
+        z = zs[name] / noise.sigma_combined
+        p_mean = tails.upper(z)
+        p_worst = min(1.0, nk * tails.t_sf(worst_u * kappa, dof))
+        fig = nodes[name].figures[worst_key]
+        out.append(
+            Verdict(
+                node=name,
+                group=noise.group,
+                family=noise.family,
+                unit=noise.unit,
+                k=nk,
+                mean_dev=typical,
+                worst_key=worst_key,
+                worst_dev=worst,
+                worst_value=fig.value,
+                worst_ref=ref[worst_key],
+                p=min(1.0, 2 * min(p_mean, p_worst)),
+                by_worst=p_worst < p_mean,
+                floor=noise.floor,
+                z=z,
+            )
+        )
+    return out
+
+
+def _combined(verdicts: list[Verdict], pooled: dict[str, list[float]], group: str) -> list[Verdict]:
+    """Per node, the collectives' figures together (t tail fitted to all of them, Stouffer over their normal
+    scores, spread measured over the nodes): a node a little slow in all of them is found where no one family's
+    figures put it out."""
+    per: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        if v.family.endswith(COMBINE_SUFFIX):
+            per.setdefault(v.node, []).append(v)
+    names = [n for n, vs in per.items() if len(vs) >= 2]
+    if len(names) < MIN_NODES:
+        return []
+    dof, scale = tails.fit([u for n in names for u in pooled[n]])
+    kappa = 1 / scale
+    zs = {n: sum(tails.normal_score(u * kappa, dof) for u in pooled[n]) / math.sqrt(len(pooled[n])) for n in names}
+    spread = _excess(list(zs.values()))
+    out = []
+    for name in sorted(names):
+        vs = per[name]
+        top = max(vs, key=lambda v: v.z)
+        z = zs[name] / spread
+        out.append(
+            Verdict(
+                node=name,
+                group=group,
+                family=COMBINED,
+                unit=top.unit,
+                k=sum(v.k for v in vs),
+                mean_dev=median(v.mean_dev for v in vs),
+                worst_key=top.worst_key,
+                worst_dev=top.worst_dev,
+                worst_value=top.worst_value,
+                worst_ref=top.worst_ref,
+                p=tails.upper(z),
+                by_worst=False,
+                floor=FLOOR_DEFAULT,
+                z=z,
+                members=tuple(v.family for v in vs),
+            )
+        )
+    return out
 
 
 def _deviations(
@@ -221,13 +341,32 @@ def benjamini_hochberg(ps: list[float], q: float = FDR) -> float:
     return cut
 
 
+def weights(verdicts: list[Verdict]) -> list[float]:
+    """Weighted Benjamini-Hochberg (Genovese, Roeder and Wasserman, "False discovery control with p-value
+    weighting", Biometrika 93(3), 2006): the verdicts over the collectives together weigh ``COMBINED_WEIGHT``, the
+    others share the rest, the weights averaging 1 (which keeps the false discovery rate at q)."""
+    m = len(verdicts)
+    c = sum(1 for v in verdicts if v.members)
+    if not c or c == m:
+        return [1.0] * m
+    w_comb = min(COMBINED_WEIGHT, m / c)
+    w_rest = (m - c * w_comb) / (m - c)
+    return [w_comb if v.members else w_rest for v in verdicts]
+
+
 def decide(noises: list[FamilyNoise], verdicts: list[Verdict], q: float = FDR) -> None:
-    """Mark the called verdicts and each family's smallest detectable slowdown (in place)."""
+    """Mark the called verdicts and each family's smallest detectable slowdown (in place). A verdict over several
+    families is not called where one of its families already is (the node is named once)."""
     m = max(len(verdicts), 1)
-    cut = benjamini_hochberg([v.p for v in verdicts], q)
-    for v in verdicts:
+    ws = weights(verdicts)
+    cut = benjamini_hochberg([v.p / w if w else 1.0 for v, w in zip(verdicts, ws, strict=True)], q)
+    for v, w in zip(verdicts, ws, strict=True):
         dev = v.worst_dev if v.by_worst else v.mean_dev
-        v.called = v.p <= cut and v.p < 1 and dev >= v.floor
+        v.called = bool(w) and v.p / w <= cut and v.p < 1 and dev >= v.floor
+    called = {(v.node, v.family) for v in verdicts if v.called and not v.members}
+    for v in verdicts:
+        if v.members and any((v.node, f) in called for f in v.members):
+            v.called = False
     z_crit = _N.inv_cdf(1 - q / (2 * m))
     for n in noises:
         n.detectable = max(n.floor, (z_crit + POWER_Z) * n.sigma_node)

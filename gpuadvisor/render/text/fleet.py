@@ -84,9 +84,9 @@ def render_text(r: FleetReport, *, all_nodes: bool = False, width: int | None = 
             "",
             *fit_lines(
                 [
-                    "Noise this fleet measured, per group and family (one figure, and the node's family "
-                    "mean), the floor below which nothing is called, and the smallest whole-node slowdown "
-                    "found 80% of the time:"
+                    "Noise this fleet measured, per group and family (one figure, its tail: Student's t "
+                    "degrees of freedom fitted to the group or normal, and the node's family mean), the floor "
+                    "below which nothing is called, and the smallest whole-node slowdown found 80% of the time:"
                 ],
                 width,
             ),
@@ -96,6 +96,7 @@ def render_text(r: FleetReport, *, all_nodes: bool = False, width: int | None = 
                 x.group,
                 x.family,
                 f"{x.sigma_figure * 100:.2f}%",
+                "normal" if x.dof is None else f"t{x.dof:g}",
                 f"{x.sigma_node * 100:.2f}%",
                 str(x.figures),
                 f"{x.floor * 100:g}%",
@@ -103,7 +104,7 @@ def render_text(r: FleetReport, *, all_nodes: bool = False, width: int | None = 
             ]
             for x in r.noise
         ]
-        out += fit_table(rows, ["grp", "family", "noise", "mean", "figs", "floor", "detects"], width)
+        out += fit_table(rows, ["grp", "family", "noise", "tail", "mean", "figs", "floor", "detects"], width)
         shifted = [x for x in r.noise if x.reference != "median"]
         for x in shifted:
             out += fit_lines(
