@@ -300,3 +300,28 @@ def test_peermem_missing_warns_with_the_proprietary_kernel_module() -> None:
     data["node"]["open_kernel_module"] = False
     f = next(f for f in _run(data) if f.code == "GA808")
     assert f.severity == "warn" and "the proprietary NVIDIA kernel module" in f.message
+
+
+def _with_events(*events: facts.KernelEvent) -> list[facts.Finding]:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.kernel.events = list(events)
+    from gpuadvisor.probes.kmsg import map_gpus
+
+    map_gpus(rig.kernel.events, rig.gpus)
+    return [f for f in evaluate(rig) if f.code in ("GA820", "GA821")]
+
+
+def test_ga820_a_gpu_that_failed_to_initialise_fails_on_its_bus_id() -> None:
+    bus = simulate_description(parse_description(_dgx_h100(), "test")).gpus[2].bus_id or ""
+    (f,) = _with_events(
+        facts.KernelEvent(kind="gpu-init-failed", bus_id=bus.lower(), text=f"GPU {bus}: RmInitAdapter failed!", line=7)
+    )
+    assert (f.code, f.severity, f.gpus, f.expected) == ("GA820", "fail", [2], {"action": "reboot"})
+
+
+def test_ga821_correctable_aer_lines_warn_only_above_the_threshold() -> None:
+    one = facts.KernelEvent(kind="aer-corrected", bus_id="0000:00:01.1", text="pcieport 0000:00:01.1: PCIe Bus Error")
+    (f,) = _with_events(one)
+    assert (f.code, f.severity) == ("GA821", "info")
+    (f,) = _with_events(*[copy.copy(one) for _ in range(81)])
+    assert (f.code, f.severity, f.observed["count"]) == ("GA821", "warn", 81)

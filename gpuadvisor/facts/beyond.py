@@ -77,9 +77,12 @@ class Storage(Unavailable):
 
 @dataclass
 class KernelEvent:
-    """One NVIDIA driver event from the kernel log: an ``NVRM: Xid`` (GPU) or ``SXid`` (NVSwitch) line."""
+    """One event from the kernel log: an ``NVRM: Xid`` (GPU) or ``SXid`` (NVSwitch) line, or a sign without an
+    Xid number (code 0): a GPU that failed to initialise, a GSP timeout, a PCIe AER error, an RDMA link flap."""
 
-    kind: str = "xid"  # xid | sxid
+    # xid | sxid | gpu-init-failed | gpu-reset-required | gsp-timeout | aer-fatal | aer-nonfatal | aer-unrecovered
+    # | aer-corrected | link-down | link-up
+    kind: str = "xid"
     code: int = 0
     bus_id: str | None = None  # as logged, normalised: "0000:3b:00" (Xid prints no function) or "0000:3b:00.0"
     gpu_index: int | None = None  # the GPU with that bus id in this scan, when known

@@ -18,12 +18,16 @@ from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.importers.values import is_elision
-from gpuadvisor.probes.kmsg import map_gpus, parse_log
+from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
+from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
 _LOG_LINE = re.compile(
-    r"^\s*(?:\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
-    r"|[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:|\d{4}-\d\d-\d\d[T ][\d:.]+\S*\s+\S+\s+kernel:"
+    r"^\s*(?:\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
+    r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
+    r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
+    r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
     r"|kernel:\s)"
 )
 _IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
@@ -52,13 +56,14 @@ _STATE_WORDS = {
 
 
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
-    """A dmesg / journalctl -k / syslog / /dev/kmsg line that mentions NVRM, Xid or nvidia."""
+    """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
+    mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap)."""
     line = lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
     return (
         outside_log(current)
         and bool(_LOG_LINE.match(line) or bare)
-        and ("NVRM" in line or "Xid" in line or "nvidia" in line)
+        and ("NVRM" in line or "Xid" in line or "nvidia" in line or bool(SIGN_RE.search(line)))
     )
 
 
@@ -90,6 +95,32 @@ def starts_smi_fabric(lines: list[str], i: int, current: Section | None) -> bool
         and i + 1 < len(lines)
         and bool(_SMI_FABRIC.match(lines[i + 1]))
     )
+
+
+_NO_HANDLE = re.compile(
+    r"^\W*Unable to (?:determine|detect) the device handle for GPU\s*((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:"
+    r"[0-9A-Fa-f]{2}\.[0-7])\s*:\s*(.*)$"
+)
+
+
+def starts_smi_no_handle(lines: list[str], i: int, current: Section | None) -> bool:
+    """nvidia-smi's ``Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error``."""
+    inside = current is not None and current.kind in ("smi-lost", "smi-q", "smi-summary", "smi-xml")
+    return bool(_NO_HANDLE.match(lines[i])) and outside_log(current) and not inside  # -q and the table read it
+
+
+def parse_smi_no_handle(text: str, source: str, first: int) -> Rig:
+    """Each GPU nvidia-smi could not open: an NVIDIA function on the bus that NVML does not list (GA810 judges)."""
+    rig = Rig()
+    lost = []
+    for line in text.splitlines():
+        m = _NO_HANDLE.match(line)
+        if m:
+            bus = m.group(1).lower()
+            lost.append("0000:" + bus if bus.count(":") == 1 else normalise_bus_id(bus))
+    rig.node.nvidia_pci_functions = list(dict.fromkeys(lost))
+    rig.origins["node.nvidia_pci_functions"] = f"{source}:{first}"
+    return rig
 
 
 def parse_kernel_log(text: str, source: str, first: int) -> Rig:
@@ -456,6 +487,13 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
             g.gpu_index = gpu_map.get(g.gpu_index, g.gpu_index)
         target.fabric.gpus = part.fabric.gpus
         target.origins["fabric.gpus"] = origin
+    if part.node.nvidia_pci_functions is not None:
+        have_funcs = target.node.nvidia_pci_functions or []
+        target.node.nvidia_pci_functions = have_funcs + [
+            f for f in part.node.nvidia_pci_functions if f not in have_funcs
+        ]
+        target.node.unavailable.pop("nvidia_pci_functions", None)
+        target.origins.setdefault("node.nvidia_pci_functions", origin)
     if part.node.gpu_processes is not None and target.node.gpu_processes is None:
         for proc in part.node.gpu_processes:
             proc.gpu_index = gpu_map.get(proc.gpu_index, proc.gpu_index)

@@ -27,6 +27,11 @@ def _grouped(rig: Rig, ctx: Context, kind: str) -> dict[tuple[str, int], list[Ke
     return groups
 
 
+def _trail(evs: list[KernelEvent]) -> dict[str, object]:
+    """How many, where the first is and when the last was: the evidence every kernel-log finding carries."""
+    return {"count": len(evs), "first_line": evs[0].line, "last_uptime_s": evs[-1].uptime_s, "last_time": evs[-1].time}
+
+
 def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
     if rig.kernel.uptime_s is None or ev.uptime_s is None or ev.uptime_s > rig.kernel.uptime_s:
         return None
@@ -112,14 +117,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             severity=severity,
             gpus=[first.gpu_index] if first.gpu_index is not None else [],
             subject=_where(first, rig),
-            observed={
-                "xid": code,
-                "count": len(evs),
-                "first_line": first.line,
-                "last_text": last.text[:160],
-                "last_uptime_s": last.uptime_s,
-                "last_time": last.time,
-            },
+            observed={"xid": code, **_trail(evs), "last_text": last.text[:160]},
             expected={
                 "immediate_action": x.immediate if x else None,
                 "investigatory_action": x.investigatory if x else None,
@@ -166,4 +164,142 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             expected_source="NVIDIA Xid Errors guide, SXid Errors",
             fix="reset the GPUs and NVSwitches of the baseboard (or reboot); a fatal SXid that returns is a "
             "support case",
+        )
+
+
+# What each sign of a lost or wedged GPU means and what the on-call engineer does (the Xid catalog's buckets for
+# the Xids that report the same condition: 79 fallen off the bus -> RESTART_BM, 119/120 GSP -> RESET_GPU).
+LOST_SIGNS = {
+    "gpu-init-failed": (
+        "the driver could not initialise the GPU (RmInitAdapter failed): it is on the bus but gone for CUDA",
+        "drain the node and reboot it (cold); if the GPU fails to initialise again, reseat it and open an RMA",
+        "reboot",
+    ),
+    "gpu-reset-required": (
+        "the driver says the GPU needs a reset before it can be used again",
+        "drain the GPU and reset it (nvidia-smi -r -i N, or reboot the node)",
+        "reset",
+    ),
+    "gsp-timeout": (
+        "the GPU's firmware (GSP) stopped answering the driver (heartbeat or RPC timeout, as Xid 119/120)",
+        "drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, update the driver and open a "
+        "support case",
+        "reset",
+    ),
+}
+
+
+def _device(ev: KernelEvent, rig: Rig) -> str:
+    if ev.gpu_index is not None:
+        return f"GPU {ev.gpu_index} {ev.bus_id}"
+    if ev.bus_id:
+        return f"GPU {ev.bus_id}"
+    named = re.search(r"the driver's (GPU\d+)", ev.text)
+    return f"{named.group(1)} (the driver's numbering; no bus id on the line)" if named else "a GPU (no bus id logged)"
+
+
+@rule("GA820", "gpu-lost-signs", area="health", severity="fail")
+def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The kernel log says a GPU is lost or wedged, without an Xid line.
+
+    What it checks
+        NVRM lines without an Xid number: "RmInitAdapter failed" (the driver could not bring the GPU up),
+        NV_ERR_RESET_REQUIRED / "reset required", and GSP heartbeat or RPC timeouts ("Heartbeat timed out",
+        "rpcSendMessage failed", "Timeout waiting for RPC from GSP"), grouped by GPU and sign.
+    Why it matters
+        These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
+        stopped answering), logged by paths that print no Xid. A node with such a GPU strands every job that
+        expects all its GPUs; only a reset or a reboot brings the GPU back.
+    Threshold
+        Any such line fails.
+    Source
+        NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): Xid 79
+        RESTART_BM, Xid 119 and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print
+        them (kernel_gsp.c: _kgspIsHeartbeatTimedOut; osinit.c: RmInitAdapter).
+    How to fix
+        Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
+        GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
+    """
+    events = rig.kernel.events
+    if events is None:
+        yield ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
+        return
+    groups: dict[tuple[str, str], list[KernelEvent]] = {}
+    for ev in events:
+        if ev.kind in LOST_SIGNS:
+            groups.setdefault((ev.kind, ev.bus_id or ""), []).append(ev)
+    for (kind, _bus), evs in sorted(groups.items()):
+        what, fix, action = LOST_SIGNS[kind]
+        first = evs[0]
+        where = _device(first, rig)
+        yield ctx.finding(
+            f"{where}: {what} (x{len(evs)}, line {first.line}: {first.text[:120]})",
+            gpus=[first.gpu_index] if first.gpu_index is not None else [],
+            subject=where,
+            observed={"sign": kind, **_trail(evs), "evidence": first.text[:200]},
+            expected={"action": action},
+            expected_source=CATALOG,
+            fix=fix,
+        )
+
+
+AER_WORDS = {
+    "aer-fatal": "uncorrectable (fatal)",
+    "aer-nonfatal": "uncorrectable (non-fatal)",
+    "aer-unrecovered": "unrecovered (the GPU's driver cannot recover from AER)",
+    "aer-corrected": "correctable",
+}
+
+
+@rule("GA821", "pcie-aer-log", area="pcie", severity="fail", thresholds=("pcie_aer_correctable_max",))
+def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The kernel log holds PCIe AER errors of a GPU or of the port or switch above it.
+
+    What it checks
+        "PCIe Bus Error: severity=..." and "AER: can't recover" lines of the kernel log, grouped by the
+        device that logged them (the GPU's own function, its root port or a switch port).
+    Why it matters
+        An uncorrectable PCIe error means a transaction was lost or poisoned on the GPU's link: it ends in Xid
+        79 or a hung job, and the GPU stays unusable until the link is reset (a reboot). Correctable errors cost
+        replays and announce a marginal link.
+    Threshold
+        Fatal, non-fatal or unrecovered: fail. Correctable: info, warn above pcie_aer_correctable_max lines.
+    Source
+        PCIe base specification, Advanced Error Reporting; Linux Documentation/PCI/pcieaer-howto.rst (the
+        kernel's "PCIe Bus Error: severity=" messages and their recovery).
+    How to fix
+        Drain the node and reboot it; reseat the GPU and any riser or retimer on that link, check the slot's
+        power and update the BIOS; a GPU that keeps logging uncorrectable errors is an RMA case.
+    """
+    events = rig.kernel.events
+    if events is None:
+        yield ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
+        return
+    groups: dict[str, list[KernelEvent]] = {}
+    for ev in events:
+        if ev.kind in AER_WORDS:
+            groups.setdefault(ev.bus_id or "?", []).append(ev)
+    limit = ctx.t("pcie_aer_correctable_max")
+    for bus, evs in sorted(groups.items()):
+        kinds = {e.kind for e in evs}
+        worst = next(k for k in AER_WORDS if k in kinds)
+        n = sum(1 for e in evs if e.kind == worst)
+        corrected_only = worst == "aer-corrected"
+        severity = ("warn" if n > limit else "info") if corrected_only else "fail"
+        first = next(e for e in evs if e.kind == worst)
+        gpu = first.gpu_index if first.gpu_index is not None else None
+        driver = first.text.split(" ", 1)[0]
+        who = f"GPU {gpu} {bus}" if gpu is not None else f"GPU {bus}" if driver == "nvidia" else f"PCIe {driver} {bus}"
+        yield ctx.finding(
+            f"{who}: {n} {AER_WORDS[worst]} PCIe error line(s) in the kernel log (line {first.line}: "
+            f"{first.text[:120]})",
+            severity=severity,
+            gpus=[gpu] if gpu is not None else [],
+            subject=who,
+            observed={"aer": worst, "count": n, "first_line": first.line, "evidence": first.text[:200]},
+            expected={"aer_uncorrectable": 0, "aer_correctable_max": limit},
+            expected_source="PCIe AER (Linux pcieaer-howto)",
+            fix="drain and reboot; reseat the GPU and any riser or retimer on this link; RMA if it returns"
+            if not corrected_only
+            else "watch whether the count keeps rising; reseat the card and riser if it does",
         )
