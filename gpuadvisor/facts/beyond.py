@@ -154,6 +154,7 @@ class GpuFabric(Unavailable):
     clique_id: int | None = None
     cluster_uuid: str | None = None
     degraded_bandwidth: bool | None = None  # the fabric health mask: this GPU's NVLink bandwidth is degraded
+    health_summary: str | None = None  # nvidia-smi -q "Fabric / Health / Summary": Healthy | Unhealthy | ...
 
 
 @dataclass
@@ -162,6 +163,9 @@ class Fabric(Unavailable):
 
     manager_state: str | None = None  # active | inactive | failed | activating | not-installed
     manager_detail: str | None = None  # the line it was read from ("Active: failed (Result: exit-code) since ...")
+    # what the fabric manager's own log says of the box: True it configured NVSwitches, False it found none
+    # (NV_WARN_NOTHING_TO_DO: a box without NVSwitch, where the service has nothing to do)
+    nvswitches: bool | None = None
     gpus: list[GpuFabric] | None = None
 
 

@@ -35,6 +35,14 @@ _DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 _IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
+_FM_WORDS = (
+    "nv-fabricmanager[",
+    "nvidia-fabricmanager.service:",
+    "nvidia-fabricmanager-start.sh[",
+    "Job for nvidia-fabricmanager.service failed",
+)
+# the fabric manager's own log file (/var/log/fabricmanager.log): "[May 16 2025 15:10:21] [INFO] [tid 30042] ..."
+_FM_LOG = re.compile(r"^\s*\[[A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+\] \[(?:INFO|WARNING|ERROR|FATAL)\] \[tid \d+\]")
 MISMATCH_RE = re.compile(
     r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
     r"version (\d[\w.]*?)\.?(?:\s|$)"
@@ -82,7 +90,7 @@ starts_ibstatus = _starts_at(_IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0
 def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:
     """systemctl status nvidia-fabricmanager, or its log lines pasted alone."""
     line = lines[i]
-    fm = bool(_FM.match(line)) or "nv-fabricmanager[" in line or "nvidia-fabricmanager.service:" in line
+    fm = bool(_FM.match(line) or _FM_LOG.match(line)) or any(k in line for k in _FM_WORDS)
     return fm and outside_log(current) and (current is None or current.kind != "fabric-manager")
 
 
@@ -315,11 +323,20 @@ def parse_fabric_manager(text: str) -> Fabric:
     elif active:
         fab.manager_state = active.group(1)
         fab.manager_detail = ("Active: " + active.group(1) + active.group(2)).strip()[:160]
-    elif re.search(r"status=\d+/FAILURE|Failed with result|Failed to start", text):
+    elif re.search(
+        r"status=\d+/FAILURE|Failed with result|Failed to start|Job for nvidia-fabricmanager\S* failed", text
+    ):
         fab.manager_state = "failed"  # the log lines alone, without systemctl's "Active:" line
         fab.manager_detail = "the service's log shows it exiting with a failure"
     else:
         fab.missing("manager_state", f"{facts.ELIDED}: no 'Active:' line")
+    if "NV_WARN_NOTHING_TO_DO" in text:  # the fabric manager found no NVSwitch (or, NVLink5+, no NVLSM)
+        fab.nvswitches = False
+        fab.manager_detail = "NV_WARN_NOTHING_TO_DO: the fabric manager found no NVSwitch to manage" + (
+            f"; {fab.manager_detail}" if fab.manager_detail else ""
+        )
+    elif re.search(r"configured all the available NVSwitches|NVSwitch (?:LPF|management port)", text):
+        fab.nvswitches = True
     mismatch = MISMATCH_RE.search(text)
     if mismatch:
         fab.manager_detail = f"fabric manager {mismatch.group(1)} does not match driver {mismatch.group(2)}" + (
@@ -385,6 +402,8 @@ def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
             block.clique_id = int(value)
         elif key == "clusteruuid" and not na:
             block.cluster_uuid = value
+        elif key == "summary" and not na:  # Health / Summary (drivers 570+): Healthy | Unhealthy | ...
+            block.health_summary = value
         elif key == "bandwidth":  # the Health sub-block (drivers 570+): Full | Degraded | N/A
             if value.lower() in ("full", "degraded"):
                 block.degraded_bandwidth = value.lower() == "degraded"
@@ -503,6 +522,7 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
     if target.fabric.manager_state is None and (part.fabric.manager_state or part.fabric.why("manager_state")):
         target.fabric.manager_state = part.fabric.manager_state
         target.fabric.manager_detail = part.fabric.manager_detail
+        target.fabric.nvswitches = part.fabric.nvswitches
         if part.fabric.manager_state is None:
             target.fabric.unavailable["manager_state"] = part.fabric.unavailable["manager_state"]
 
