@@ -38,10 +38,11 @@ FELL_RE = re.compile(
 )
 FELL_TEXT = "GPU has fallen off the bus (logged without an Xid line)"
 SXID_MORE = ("Data {", "Severity ")
+SXID_DETAIL = "sxid-detail"
 KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
 WALL_RE = re.compile(
-    r"^\s*(?:\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
+    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
     r"|(?P<syslog>[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d)(?:\s+\S+)?\s+kernel:"
     r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?)(?:\s+\S+\s+kernel:|\s))"
 )
@@ -88,8 +89,25 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
         rest = rest[p.end() :]
     ev.text = rest.strip()
     if ev.kind == "sxid" and (ev.text.startswith(SXID_MORE) or "Severity".startswith(ev.text)):
-        return None  # the "Data {...}" and "Severity ..." lines that follow each SXid (or one cut short)
+        ev.kind = SXID_DETAIL  # the "Data {...}" and "Severity ..." lines that follow each SXid (or one cut short)
     return ev
+
+
+def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
+    """The SXid detail lines kept: one per (switch, SXid) whose own line is not in the log (the paste shows only its
+    Data line), as an SXid event whose fatality is not shown; the others dropped (their SXid line carries them)."""
+    shown = {(e.bus_id, e.code) for e in events if e.kind == "sxid"}
+    out: list[KernelEvent] = []
+    seen: set[tuple[str | None, int]] = set()
+    for e in events:
+        if e.kind != SXID_DETAIL:
+            out.append(e)
+        elif (e.bus_id, e.code) not in shown and (e.bus_id, e.code) not in seen:
+            seen.add((e.bus_id, e.code))
+            e.kind = "sxid"
+            e.text = f"only its detail line is shown (fatal or non-fatal not shown): {e.text}"
+            out.append(e)
+    return out
 
 
 def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
@@ -117,6 +135,7 @@ def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[K
         if ev is not None:
             events.append(ev)
         pos = end + 1
+    events = _sxid_details(events)
     lines = count("\n") + (0 if not text or text.endswith("\n") else 1)
     events += _fallen_without_xid(text, first_line, {(e.bus_id or "") for e in events if e.code == 79})
     events += parse_signs(text, first_line, stamp)

@@ -63,3 +63,41 @@ def test_one_correctable_aer_on_a_root_port_in_a_localised_syslog_is_info():
 def test_nvidia_smi_unable_to_determine_the_device_handle_is_a_lost_gpu():
     (f,) = _judged("smi-no-device-handle.txt")
     assert (f.code, f.severity, f.subject) == ("GA810", "fail", "PCI 0000:0b:00.0")
+
+
+def test_only_the_data_line_of_sxid_12028_is_fatal_by_the_fabric_manager_guide():
+    rig = import_files([BEYOND / "dmesg-x-iso-sxid12028-data-only.txt"])
+    (ev,) = rig.kernel.events or []
+    assert (ev.kind, ev.code, ev.bus_id, ev.time) == ("sxid", 12028, "0000:84:00.0", "2025-01-25T10:34:54,859532+00:00")
+    (f,) = [f for f in evaluate(rig) if f.code == "GA802"]
+    assert (f.severity, f.subject, f.observed["fatal"]) == ("fail", "NVSwitch 0000:84:00.0", True)
+    assert f.fix.startswith("drain the node")
+
+
+def test_a_data_line_beside_its_sxid_line_is_not_counted_twice():
+    from gpuadvisor.probes.kmsg import parse_log
+
+    events, _ = parse_log((BEYOND / "dmesg-sxid22013-nonfatal-cut.txt").read_text())
+    assert [e.kind for e in events] == ["sxid"] * 3
+
+
+def test_one_nonfatal_sxid_is_info_and_an_unknown_one_with_only_its_data_line_warns():
+    from gpuadvisor.facts import KernelEvent, Rig
+
+    rig = Rig()
+    rig.kernel.events = [
+        KernelEvent(kind="sxid", code=20012, bus_id="0000:05:00.0", text="Non-fatal, Link 32 ..."),
+        KernelEvent(kind="sxid", code=19084, bus_id="0000:06:00.0", text="only its detail line is shown: Data {0x1}"),
+    ]
+    got = {f.observed["sxid"]: f.severity for f in evaluate(rig) if f.code == "GA802"}
+    assert got == {20012: "info", 19084: "warn"}
+
+
+def test_xid_38_a_firmware_watchdog_is_not_called_an_application_fault():
+    from gpuadvisor.facts import KernelEvent, Rig
+
+    rig = Rig()
+    rig.kernel.events = [KernelEvent(kind="xid", code=38, bus_id="0000:3b:00", text="0000 0000 00000000")]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA801"]
+    assert f.severity == "info" and "debug the job" not in (f.fix or "")
+    assert "a driver firmware error (often at driver load), not the application's" in (f.fix or "")

@@ -23,7 +23,8 @@ from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
 _LOG_LINE = re.compile(
-    r"^\s*(?:\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
+    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
+    r"(?:\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
     r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"

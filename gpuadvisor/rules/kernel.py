@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gpuadvisor.catalog.xids import CATALOG, XIDS, event_severity, recovery_action
+from gpuadvisor.catalog.xids import CATALOG, XIDS, Xid, cause_of, event_severity, recovery_action
 from gpuadvisor.facts import Finding, KernelEvent, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
@@ -30,6 +30,24 @@ def _grouped(rig: Rig, ctx: Context, kind: str) -> dict[tuple[str, int], list[Ke
 def _trail(evs: list[KernelEvent]) -> dict[str, object]:
     """How many, where the first is and when the last was: the evidence every kernel-log finding carries."""
     return {"count": len(evs), "first_line": evs[0].line, "last_uptime_s": evs[-1].uptime_s, "last_time": evs[-1].time}
+
+
+def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) -> str:
+    """What to do, cause first: an Xid caused by another follows that one's action; a firmware error at driver
+    load is the driver's or firmware's, not the application's."""
+    if x is None:
+        return "look the number up in NVIDIA's Xid catalog and the driver's release notes"
+    fix = f"catalog: {x.immediate}, then {x.investigatory}"
+    if causes:
+        acts = [f"Xid {c}: {XIDS[c].immediate}" for c in causes if c in XIDS]
+        where = "" if all(c in logged for c in causes) else " (find it in the full log: it is not in this one)"
+        return f"follow the cause{where}: " + ("; ".join(acts) or "see the catalog") + f"; Xid {x.code} is cleanup"
+    if severity == "info" and x.application:
+        fix += "; an application fault: the GPU stays usable, debug the job (compute-sanitizer, cuda-gdb)"
+    elif severity == "info" and x.firmware:
+        fix += "; a driver firmware error (often at driver load), not the application's: update the driver and "
+        fix += "GPU firmware if it returns"
+    return fix
 
 
 def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
@@ -98,20 +116,20 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             action = recovery_action(last.text)
             what = f"GPU recovery action changed to {action!r}" if action else what
         procs = sorted({e.process for e in evs if e.process})
-        before = sorted({int(c) for e in evs for c in re.findall(r"previous Xid (\d+)", e.text)} - logged)
+        causes = sorted({c for e in evs for c in cause_of(e.text)})
+        before = [c for c in causes if c not in logged]  # named by the line, but not logged here
         if before:
-            notes.append("after Xid " + ", ".join(map(str, before)) + ", not in this log")
+            notes.append(("its cause is" if len(before) == 1 else "its causes are") + " not in this log")
+        cause = ""
+        if causes:  # Xid 45 names the Xid it cleans up after: that one is the finding, this one follows it
+            named = [f"Xid {c} ({XIDS[c].description})" if c in XIDS else f"Xid {c}" for c in causes]
+            cause = f" caused by {' and '.join(named)}"
         msg = (
-            f"{_where(first, rig)}: Xid {code} x{len(evs)}, {what}"
+            f"{_where(first, rig)}: Xid {code} x{len(evs)}{cause}, {what}"
             + (f"; process {', '.join(procs)}" if procs else "")
             + (f" ({', '.join(notes)})" if notes else "")
         )
-        if x:
-            fix = f"catalog: {x.immediate}, then {x.investigatory}"
-        else:
-            fix = "look the number up in NVIDIA's Xid catalog and the driver's release notes"
-        if x and x.application and severity == "info":
-            fix += "; an application fault: the GPU stays usable, debug the job (compute-sanitizer, cuda-gdb)"
+        fix = _xid_fix(x, severity, causes, logged)
         yield ctx.finding(
             msg,
             severity=severity,
@@ -127,7 +145,23 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
 
 
-@rule("GA802", "sxid-events", area="nvlink", severity="warn")
+# SXids the NVIDIA Fabric Manager User Guide (DU-09883-001 v1.3, NVSwitch SXid list) lists as fatal, by number:
+# the severity when a paste shows only an SXid's "Data {...}" line. 12028 "egress non-posted PRIV error": Fatal
+# (NVLink traffic stalls, CUDA jobs abort with Xid 45; recovery: reset the GPUs and NVSwitches).
+SXID_FATAL = {12028: "egress non-posted PRIV error"}
+FM_SXID = "NVIDIA Fabric Manager User Guide, NVSwitch errors (fatal: reset; non-fatal: logged, no action)"
+SXID_FIX = {
+    "fail": "drain the node: a fatal SXid takes the switch's links down; reset the GPUs and NVSwitches of the "
+    "baseboard (or reboot), and open a support case if it returns",
+    "warn": "a non-fatal SXid that repeats points at a link going bad: nvidia-smi nvlink -e for its errors; drain "
+    "the node from NVLink-heavy jobs and service the tray or cable",
+    "info": "none now: the fabric manager guide lists non-fatal SXids as logged for information; watch for repeats",
+    "unknown": "read the SXid's own line (fatal or non-fatal) in the full log: fatal means drain and reset the "
+    "baseboard",
+}
+
+
+@rule("GA802", "sxid-events", area="nvlink", severity="warn", thresholds=("xid_repeat_count",))
 def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """An NVSwitch reported SXid errors (nvidia-nvswitch SXid lines in the kernel log).
 
@@ -138,7 +172,9 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         the switch's links down and with them the peer traffic of every GPU on that baseboard; non-fatal ones
         that repeat point at a link or a port that is going bad.
     Threshold
-        "Fatal" in the line fails; other SXids warn.
+        "Fatal" in the line fails (drain, reset the baseboard). A non-fatal SXid is info, and warns when it
+        comes xid_repeat_count times on the switch. An SXid whose own line is not in the paste (only its
+        "Data {...}" line) warns: its fatality is not shown.
     Source
         NVIDIA, "Xid Errors" guide, chapter "SXid Errors" (docs.nvidia.com/deploy/xid-errors/), and the
         NVIDIA Fabric Manager User Guide (fatal NVSwitch errors need a GPU and switch reset).
@@ -152,18 +188,25 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     for (bus, code), evs in sorted(groups.items()):
         fatal = any(e.text.lower().startswith("fatal") or ", fatal" in e.text.lower() for e in evs)
+        unknown = not fatal and all(e.text.startswith("only its detail line") for e in evs)
+        by_guide = unknown and code in SXID_FATAL  # the guide lists it as fatal: its Data line is enough
+        fatal, unknown = fatal or by_guide, unknown and not by_guide
         links = sorted({int(m) for e in evs for m in re.findall(r"\bLink (\d+)", e.text)})
         what = re.sub(r"^(?:Non-fatal|Fatal),\s*(?:Link \d+\s*)?", "", evs[-1].text)[:100]
         where = f" on link{'s' if len(links) > 1 else ''} {', '.join(map(str, links))}" if links else ""
+        if by_guide:
+            what = f"{SXID_FATAL[code]} (fatal by the fabric manager guide; only its Data line is in the log)"
+        repeated = len(evs) >= ctx.t("xid_repeat_count")
+        kind = "fatal" if fatal else "fatality not shown" if unknown else "non-fatal"
+        severity = "fail" if fatal else "warn" if unknown or repeated else "info"
         yield ctx.finding(
-            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {'fatal' if fatal else 'non-fatal'}{where}: {what}",
-            severity="fail" if fatal else "warn",
+            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {kind}{where}: {what}" + (" (repeated)" if repeated else ""),
+            severity=severity,
             subject=f"NVSwitch {bus}",
-            observed={"sxid": code, "count": len(evs), "fatal": fatal, "first_line": evs[0].line},
+            observed={"sxid": code, "count": len(evs), "fatal": None if unknown else fatal, **_trail(evs)},
             expected={"sxid": None},
-            expected_source="NVIDIA Xid Errors guide, SXid Errors",
-            fix="reset the GPUs and NVSwitches of the baseboard (or reboot); a fatal SXid that returns is a "
-            "support case",
+            expected_source=f"{FM_SXID}; NVIDIA Xid Errors guide, SXid Errors",
+            fix=SXID_FIX[severity if not unknown else "unknown"],
         )
 
 
