@@ -57,16 +57,27 @@ def normalise_bus_id(text: str) -> str:
     return f"{domain[-4:]}:{rest}"
 
 
+UPTIME_MAX_S = 1e10  # three centuries: a longer uptime is not one (a hostile or garbled log), and not a value
+
+
+def _seconds(digits: str, per_second: float = 1.0) -> float | None:
+    """An uptime from the log's digits, or None when it is no plausible uptime (400 digits would be inf)."""
+    if len(digits) > 24:
+        return None
+    value = float(digits) / per_second
+    return value if value <= UPTIME_MAX_S else None
+
+
 def stamp(prefix: str, ev: KernelEvent) -> None:
     """Set an event's time from the start of its line: uptime (dmesg, /dev/kmsg) and wall clock (dmesg -T,
     journalctl, syslog, ISO), as the log gives them."""
     k = KMSG_RE.match(prefix)
     if k:
-        ev.uptime_s = int(k.group(1)) / 1e6
+        ev.uptime_s = _seconds(k.group(1), 1e6)
         return
     u = UPTIME_RE.search(prefix)
     if u:
-        ev.uptime_s = float(u.group(1))
+        ev.uptime_s = _seconds(u.group(1))
     w = WALL_RE.match(prefix)
     if w:
         ev.time = w.group("dmesgt") or w.group("syslog") or w.group("iso")

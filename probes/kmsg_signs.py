@@ -38,6 +38,7 @@ KEYWORDS = (
     "AER: can't recover",
     ": Link down",
     ": Link up",
+    ": Lost carrier",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
@@ -82,6 +83,8 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
         kind = "aer-unrecovered"
     elif "mlx5" in line and re.search(r": Link (?:down|up)\b", line):
         kind = "link-down" if ": Link down" in line else "link-up"
+    elif ib := re.search(r"\b(ib\w*): Lost carrier", line):  # an IPoIB interface lost its link (AzNHC, GCM)
+        return "link-down", None, f"{ib.group(1)}: Lost carrier"
     else:
         return None
     if nvrm >= 0:

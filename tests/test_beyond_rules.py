@@ -325,3 +325,14 @@ def test_ga821_correctable_aer_lines_warn_only_above_the_threshold() -> None:
     assert (f.code, f.severity) == ("GA821", "info")
     (f,) = _with_events(*[copy.copy(one) for _ in range(81)])
     assert (f.code, f.severity, f.observed["count"]) == ("GA821", "warn", 81)
+
+
+def test_ga822_an_mlx5_link_down_and_up_on_a_pasted_log_warns() -> None:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.kernel.uptime_s = None  # a pasted log: the age of the flap is unknown
+    rig.kernel.events = [
+        facts.KernelEvent(kind="link-down", bus_id="0000:17:00.0", text="mlx5_core 0000:17:00.0 ibp23s0: Link down"),
+        facts.KernelEvent(kind="link-up", bus_id="0000:17:00.0", text="mlx5_core 0000:17:00.0 ibp23s0: Link up"),
+    ]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA822"]
+    assert (f.severity, f.subject, f.observed["flaps"]) == ("warn", "RDMA 0000:17:00.0", 1)

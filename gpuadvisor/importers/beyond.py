@@ -17,7 +17,7 @@ from collections.abc import Callable
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers.section import Detector, Section, outside_log
-from gpuadvisor.importers.values import is_elision
+from gpuadvisor.importers.values import absent, is_elision
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
@@ -32,6 +32,9 @@ _LOG_LINE = re.compile(
     r"|kernel:\s)"
 )
 _IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
+# "ibpanic: [1234] main: stat of IB device 'mlx5_0' failed: No such file or directory" (infiniband-diags)
+_IBPANIC = re.compile(r"^\s*ibpanic:\s*(?:\[\d+\]\s*)?(.*)$")
+_IB_DEVICE = re.compile(r"(?:device|CA) '([^']+)'")
 _DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 _IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
@@ -83,7 +86,7 @@ def _starts_at(pattern: re.Pattern[str], kind: str) -> Detector:
     return starts
 
 
-starts_ibstat = _starts_at(_IBSTAT, "ibstat")  # CA 'mlx5_0'
+starts_ibstat = _starts_at(re.compile(f"{_IBSTAT.pattern}|{_IBPANIC.pattern}"), "ibstat")  # CA 'mlx5_0', ibpanic
 starts_ibv_devinfo = _starts_at(_DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
 starts_ibstatus = _starts_at(_IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0' port 1 status:
 
@@ -193,9 +196,20 @@ def _phys(word: str) -> str:
     return {"link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}.get(w.lower(), w)
 
 
+RATE_MAX_GBPS = 1e5  # no RDMA port signals faster than 100 Tb/s: a longer number is not a rate (a hostile paste)
+
+
 def _rate(value: str) -> float | None:
-    m = re.match(r"\s*([0-9.]+)", value)
-    return float(m.group(1)) if m else None
+    """A port rate in Gb/s ("400", "100 (4X EDR)"); None for what is not one ("1.2.3", a 400-digit number)."""
+    m = re.match(r"\s*(\d{1,6}(?:\.\d{1,6})?)(?![\d.])", value)
+    return float(m.group(1)) if m and float(m.group(1)) <= RATE_MAX_GBPS else None
+
+
+def _shown(value: str) -> str | None:
+    """A value as the paste shows it, or None when it stands for text left out ("...", "<redacted>", "N/A")."""
+    v = value.strip()
+    placeholder = bool(re.fullmatch(r"<[\w\s-]*>|\[[\w\s-]*\]", v))  # <redacted>, [hidden]
+    return None if not v or placeholder or is_elision(v) or absent(v) or set(v) <= set(".…x*X") else v
 
 
 def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> None:
@@ -213,7 +227,7 @@ def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> No
 def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
     """ibstat: "CA 'mlx5_0'", its "CA type" and "Firmware version", then "Port N:" blocks."""
     ports: list[RdmaPort] = []
-    ca: dict[str, str] = {}
+    ca: dict[str, str | None] = {}
     port: RdmaPort | None = None
     for k, line in enumerate(lines):
         if is_elision(line):
@@ -222,11 +236,20 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
         if m:
             ca, port = {"name": m.group(1)}, None
             continue
-        pm = re.match(r"^\s+Port (\d+):\s*$", line)
+        panic = _IBPANIC.match(line)
+        if panic:  # ibstat could not read an adapter: a failed or missing HCA, not a value
+            named = _IB_DEVICE.search(panic.group(1))
+            failed = RdmaPort(device=named.group(1) if named else "?", port=1)
+            failed.missing("state", f"ibpanic: {panic.group(1).strip()[:160]}")
+            ports.append(failed)
+            continue
+        pm = re.match(r"^\s+Port (\d{1,3}):\s*$", line)
         if pm and ca:
-            port = RdmaPort(
-                device=ca["name"], port=int(pm.group(1)), ca_type=ca.get("ca type"), firmware=ca.get("firmware version")
-            )
+            port = RdmaPort(device=ca["name"] or "?", port=int(pm.group(1)), ca_type=ca.get("ca type"))
+            port.firmware = ca.get("firmware version")
+            for name, key in (("firmware", "firmware version"), ("ca_type", "ca type")):
+                if key in ca and ca[key] is None:
+                    port.missing(name, f"{facts.ELIDED}: not shown in the paste")
             ports.append(port)
             continue
         kv = _kv(line)
@@ -234,8 +257,8 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
             continue
         key, value = kv
         if port is None:
-            ca[key] = value
-        else:
+            ca[key] = _shown(value)
+        elif _shown(value) is not None:
             _set_port(port, key, value, "physical state", "link layer")
     return ports, None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from gpuadvisor.catalog.xids import CATALOG, XIDS, Xid, cause_of, event_severity, recovery_action
 from gpuadvisor.facts import Finding, KernelEvent, Rig
@@ -24,6 +24,21 @@ def _grouped(rig: Rig, ctx: Context, kind: str) -> dict[tuple[str, int], list[Ke
     for ev in events:
         if ev.kind == kind:
             groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
+    return groups
+
+
+def grouped_events(
+    rig: Rig, ctx: Context, kinds: Iterable[str], key: Callable[[KernelEvent], str]
+) -> dict[str, list[KernelEvent]] | Finding:
+    """The log's events of ``kinds`` by ``key(event)``, in log order, or the not-checked finding without a log."""
+    events = rig.kernel.events
+    if events is None:
+        return ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
+    wanted = set(kinds)
+    groups: dict[str, list[KernelEvent]] = {}
+    for ev in events:
+        if ev.kind in wanted:
+            groups.setdefault(key(ev), []).append(ev)
     return groups
 
 
@@ -263,15 +278,12 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
         GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
     """
-    events = rig.kernel.events
-    if events is None:
-        yield ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
+    groups = grouped_events(rig, ctx, LOST_SIGNS, lambda ev: f"{ev.kind} {ev.bus_id or ''}")
+    if isinstance(groups, Finding):
+        yield groups
         return
-    groups: dict[tuple[str, str], list[KernelEvent]] = {}
-    for ev in events:
-        if ev.kind in LOST_SIGNS:
-            groups.setdefault((ev.kind, ev.bus_id or ""), []).append(ev)
-    for (kind, _bus), evs in sorted(groups.items()):
+    for _, evs in sorted(groups.items()):
+        kind = evs[0].kind
         what, fix, action = LOST_SIGNS[kind]
         first = evs[0]
         where = _device(first, rig)
@@ -314,14 +326,10 @@ def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
         Drain the node and reboot it; reseat the GPU and any riser or retimer on that link, check the slot's
         power and update the BIOS; a GPU that keeps logging uncorrectable errors is an RMA case.
     """
-    events = rig.kernel.events
-    if events is None:
-        yield ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
+    groups = grouped_events(rig, ctx, AER_WORDS, lambda ev: ev.bus_id or "?")
+    if isinstance(groups, Finding):
+        yield groups
         return
-    groups: dict[str, list[KernelEvent]] = {}
-    for ev in events:
-        if ev.kind in AER_WORDS:
-            groups.setdefault(ev.bus_id or "?", []).append(ev)
     limit = ctx.t("pcie_aer_correctable_max")
     for bus, evs in sorted(groups.items()):
         kinds = {e.kind for e in evs}

@@ -31,6 +31,16 @@ BEYOND = [
         integer=True,
     ),
     Threshold(
+        "rdma_flap_window_hours",
+        6,
+        "hours",
+        "an RDMA link that went down less than this long before the scan fails the node; an older one in the log "
+        "since boot warns",
+        "Azure HPC node health checks (azurehpc-health-checks, check_ib_link_flapping): no IB link flap within "
+        "6 hours by default; Meta's GCM link-flaps check treats an InfiniBand flap as critical",
+        minimum=0,
+    ),
+    Threshold(
         "shm_min_gib",
         1,
         "GiB",
