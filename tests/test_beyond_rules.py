@@ -336,3 +336,13 @@ def test_ga822_an_mlx5_link_down_and_up_on_a_pasted_log_warns() -> None:
     ]
     (f,) = [f for f in evaluate(rig) if f.code == "GA822"]
     assert (f.severity, f.subject, f.observed["flaps"]) == ("warn", "RDMA 0000:17:00.0", 1)
+
+
+def test_ga823_ga824_counters_and_firmware_on_the_simulated_dgx() -> None:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    ports = rig.network.rdma_ports or []
+    assert all(p.counters == dict.fromkeys(p.counters or {}, 0) and p.counters for p in ports)  # read, all zero
+    ports[2].counters = dict(ports[2].counters or {}, link_downed=11)
+    ports[3].firmware = "0.0.1"
+    got = {(f.code, f.severity, f.subject) for f in evaluate(rig) if f.code in ("GA823", "GA824")}
+    assert got == {("GA823", "warn", f"{ports[2].device} port 1"), ("GA824", "warn", f"RDMA {ports[3].ca_type}")}

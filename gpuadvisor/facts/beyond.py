@@ -117,6 +117,9 @@ class RdmaPort(Unavailable):
     firmware: str | None = None
     ca_type: str | None = None  # MT4129 (ConnectX-7)
     bus_id: str | None = None  # the adapter's PCI function
+    # error counters since the counters were last cleared (/sys/class/infiniband/DEV/ports/N/counters/, the
+    # names sysfs uses: symbol_error, link_downed, link_error_recovery, port_rcv_errors, ...)
+    counters: dict[str, int] | None = None
 
 
 @dataclass

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from gpuadvisor.facts import Finding, RdmaPort, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing, version_tuple
-from gpuadvisor.rules.kernel import grouped_events
 from gpuadvisor.rules.registry import rule
 from gpuadvisor.rules.thresholds_beyond import NCCL_TROUBLESHOOTING
 
@@ -485,64 +484,3 @@ def nccl_ib_hca_mismatch(rig: Rig, ctx: Context) -> Iterator[Finding]:
         expected_source="NCCL User Guide, Environment Variables (NCCL_IB_HCA)",
         fix="list the adapters ibstat shows as Active, or unset NCCL_IB_HCA",
     )
-
-
-AZNHC = "Azure HPC node health checks, check_ib_link_flapping (github.com/Azure/azurehpc-health-checks)"
-
-
-@rule("GA822", "rdma-link-flaps", area="network", severity="fail", thresholds=("rdma_flap_window_hours",))
-def rdma_link_flaps(rig: Rig, ctx: Context) -> Iterator[Finding]:
-    """An RDMA link went down and came back (a link flap) in the kernel log.
-
-    What it checks
-        mlx5_core "Link down" lines and IPoIB "Lost carrier" lines of the kernel log, per adapter, with the
-        "Link up" lines that follow, over the time the log covers.
-    Why it matters
-        A flapping port drops every RDMA connection that runs over it: NCCL and MPI jobs across nodes abort or
-        hang while it is down, and a cable or transceiver that flaps once flaps again.
-    Threshold
-        A link down less than rdma_flap_window_hours before the scan fails; older, or of unknown age (a pasted
-        log without the host's uptime), warns.
-    Source
-        Azure HPC node health checks (check_ib_link_flapping: no IB link flap within 6 hours by default);
-        Meta's GCM link-flaps health check (an InfiniBand flap is critical).
-    How to fix
-        Drain the node from multi-node jobs; reseat or replace the cable and transceiver of that port, check
-        the switch port's counters (ibqueryerrors, mlxlink -d DEVICE -c), then watch for new flaps.
-    """
-    by_dev = grouped_events(rig, ctx, ("link-down", "link-up"), lambda ev: ev.bus_id or ev.text.split(":")[0])
-    if isinstance(by_dev, Finding):
-        yield by_dev
-        return
-    window = ctx.t("rdma_flap_window_hours")
-    for dev, evs in sorted(by_dev.items()):
-        downs = [e for e in evs if e.kind == "link-down"]
-        ups = sum(1 for e in evs if e.kind == "link-up")
-        flaps = max(len(downs), ups - 1)  # a link that comes up again went down between (grep may hide those lines)
-        if not flaps:
-            continue
-        last = (downs or evs)[-1]
-        age_h = None
-        if rig.kernel.uptime_s is not None and last.uptime_s is not None and last.uptime_s <= rig.kernel.uptime_s:
-            age_h = (rig.kernel.uptime_s - last.uptime_s) / 3600
-        times = [e.uptime_s for e in evs if e.uptime_s is not None]
-        span = f" over {(max(times) - min(times)) / 60:.0f} min of log" if len(times) > 1 else ""
-        recent = age_h is not None and age_h <= window
-        when = f"last {age_h:.1f} h before the scan" if age_h is not None else "age unknown"
-        yield ctx.finding(
-            f"RDMA adapter {dev}: link flapped {flaps} time(s) ({len(downs)} down, {ups} up lines){span} ({when}; "
-            f"line {last.line}: {last.text[:100]})",
-            severity="fail" if recent else "warn",
-            subject=f"RDMA {dev}",
-            observed={
-                "flaps": flaps,
-                "link_down": len(downs),
-                "link_up": ups,
-                "last_age_h": age_h,
-                "evidence": last.text[:200],
-            },
-            expected={"link_down_within_hours": 0, "window_hours": window},
-            expected_source=AZNHC,
-            fix="drain the node from multi-node jobs; reseat or replace the cable and transceiver, check the switch "
-            "port (ibqueryerrors, mlxlink -d DEVICE -c)",
-        )

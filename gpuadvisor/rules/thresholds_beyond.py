@@ -41,6 +41,26 @@ BEYOND = [
         minimum=0,
     ),
     Threshold(
+        "rdma_symbol_error_max",
+        10,
+        "errors",
+        "symbol_error, link_error_recovery or port_rcv_errors of an RDMA port above this count warns",
+        "infiniband-diags ibqueryerrors(8), FILES / ERROR THRESHOLD: the example thresholds SymbolErrorCounter=10 "
+        "and LinkErrorRecoveryCounter=10",
+        minimum=0,
+        integer=True,
+    ),
+    Threshold(
+        "rdma_link_downed_max",
+        10,
+        "events",
+        "link_downed of an RDMA port above this count warns (the link went down and retrained that many times)",
+        "Nebius soperator, issue 481 (github.com/nebius/soperator/issues/481): 'increase of > 10 is strong ib "
+        "flap indicator' for /sys/class/infiniband/*/ports/1/counters/link_downed",
+        minimum=0,
+        integer=True,
+    ),
+    Threshold(
         "shm_min_gib",
         1,
         "GiB",
