@@ -23,7 +23,7 @@ from gpuadvisor.commands.options import (
 )
 from gpuadvisor.errors import InputError
 from gpuadvisor.rules import Policy, load_policy
-from gpuadvisor.rules.gate import CheckResult, gates, run_check
+from gpuadvisor.rules.gate import CheckResult, gates, keep_since, parse_duration, run_check
 from gpuadvisor.rules.summary import NO_GPU_PREFIX
 
 
@@ -71,6 +71,15 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
     help="Measure first (this machine only; needs torch): the GA6xx bandwidth rules then judge.",
 )
 @click.option("--quick", is_flag=True, help="With --bench: the quick size sweep.")
+@click.option(
+    "--since",
+    "since",
+    metavar="DURATION",
+    default=None,
+    help="Judge only kernel-log events (Xid, SXid, lost GPUs, AER, link flaps) logged within DURATION before the "
+    "scan (30m, 24h, 7d): a node reset after last week's Xid passes. Events whose age the log does not give "
+    "(a pasted syslog without dates) are kept. Default: every event since boot.",
+)
 @format_option("text", "json", "junit", "prom", help="Report format.")
 @output_option(
     "Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout "
@@ -88,6 +97,7 @@ def check(
     fail_on: str | None,
     bench: bool,
     quick: bool,
+    since: str | None,
     fmt: str,
     output: str | None,
     quiet: bool,
@@ -135,6 +145,7 @@ def check(
         {"-o": output, "--json": json_path}, {"--from": from_, "--simulate": simulate_, "--policy": policy_path}
     )
     policy = load_policy(policy_path) if policy_path else Policy()
+    window = parse_duration(since) if since is not None else None
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
     if bench and rig.source.kind != "live":
         raise InputError(
@@ -152,6 +163,8 @@ def check(
             return
     elif quick and not bench:
         raise InputError("--quick only applies with --bench")
+    if window is not None:
+        rig.problems.append(keep_since(rig, window))
     res = run_check(rig, policy, fail_on)
     res.elapsed_s = time.monotonic() - t0
     if redact:  # after the rules (they judge the real facts); the findings are the rig's, redacted with it

@@ -17,6 +17,7 @@ take the findings and the gate (gpuadvisor.render.machine.junit, .prometheus).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from gpuadvisor.errors import InputError
@@ -150,3 +151,64 @@ def cannot_judge(rig: Rig, failing: list[Finding]) -> str | None:
     if rig.source.kind == "live" or not logs_given(rig):
         return whole
     return None
+
+
+_DURATION = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """ "30m", "24h", "7d", "2w", "90s" -> seconds; anything else is bad input (one line, exit 2)."""
+    m = re.fullmatch(r"\s*(\d{1,6})\s*([smhdw])\s*", text or "")
+    if not m:
+        raise InputError(f"--since {text!r}: expected a duration such as 30m, 24h or 7d")
+    return int(m.group(1)) * _DURATION[m.group(2)]
+
+
+def _event_age_s(rig: Rig, ev: object, now: object) -> float | None:
+    """How long before the scan an event was logged: from the host's uptime (live), or from a wall-clock time with
+    its date and year (ISO, dmesg -T) against the scan's time; None when the log does not say."""
+    import datetime as dt
+
+    up, at = rig.kernel.uptime_s, getattr(ev, "uptime_s", None)
+    if up is not None and at is not None and at <= up:
+        return up - at
+    text = getattr(ev, "time", None)
+    if not text or not isinstance(now, dt.datetime):
+        return None
+    iso = re.match(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)", text)
+    stamp, fmt = (
+        (f"{iso.group(1)} {iso.group(2)}", "%Y-%m-%d %H:%M:%S")
+        if iso
+        else (" ".join(text.split()), "%a %b %d %H:%M:%S %Y")
+    )
+    try:
+        when = dt.datetime.strptime(stamp, fmt)  # dmesg -T: "Tue Nov 26 07:00:00 2024"; a syslog time has no year
+    except ValueError:
+        return None
+    return (now.replace(tzinfo=None) - when).total_seconds()
+
+
+def keep_since(rig: Rig, seconds: float) -> str:
+    """Leave out the kernel-log events older than ``seconds`` before the scan (``check --since``); events whose
+    age the log does not give are kept. Returns the note saying what was left out."""
+    import datetime as dt
+
+    events = rig.kernel.events
+    if events is None:
+        return "--since: no kernel log in this scan, nothing left out"
+    try:
+        now: dt.datetime | None = dt.datetime.fromisoformat((rig.source.created_at or "").replace("Z", "+00:00"))
+    except ValueError:
+        now = None
+    kept, old, unknown = [], 0, 0
+    for ev in events:
+        age = _event_age_s(rig, ev, now)
+        if age is not None and age > seconds:
+            old += 1
+            continue
+        unknown += age is None
+        kept.append(ev)
+    rig.kernel.events = kept
+    return f"--since: {old} kernel-log event(s) older than {seconds / 3600:g} h left out" + (
+        f"; {unknown} of unknown age kept (the log gives no date or uptime for them)" if unknown else ""
+    )
