@@ -346,3 +346,10 @@ def test_ga823_ga824_counters_and_firmware_on_the_simulated_dgx() -> None:
     ports[3].firmware = "0.0.1"
     got = {(f.code, f.severity, f.subject) for f in evaluate(rig) if f.code in ("GA823", "GA824")}
     assert got == {("GA823", "warn", f"{ports[2].device} port 1"), ("GA824", "warn", f"RDMA {ports[3].ca_type}")}
+
+
+def test_ga825_a_nccl_log_that_disabled_gdr_warns() -> None:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.network.nccl_gdr_disabled = ["mlx5_0 (no module)"]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA825"]
+    assert (f.severity, f.observed["gdr_disabled"]) == ("warn", ["mlx5_0 (no module)"])

@@ -145,6 +145,11 @@ class Network(Unavailable):
     # "open" | "proprietary": which NVIDIA kernel module is loaded (/proc/driver/nvidia/version, or the kernel
     # log's "NVRM: loading NVIDIA UNIX ... Kernel Module" line); GPUDirect RDMA through dma-buf needs the open one
     gpu_kernel_module: str | None = None
+    # from a pasted NCCL debug log (NCCL_DEBUG=INFO): the NICs NCCL used ("mlx5_0:1/IB"), the HCAs it disabled
+    # GPUDirect RDMA for with its reason ("mlx5_1 (no module)"; [] none), the transports its channels took
+    nccl_nics: list[str] | None = None
+    nccl_gdr_disabled: list[str] | None = None
+    nccl_transports: list[str] | None = None
 
 
 @dataclass

@@ -519,6 +519,7 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         if "rdma_ports" in part.network.unavailable:
             target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]
         target.origins.setdefault("network.rdma_ports", origin)
+    _merge_network_extras(target, part, origin)
     if part.network.gpu_kernel_module and target.network.gpu_kernel_module is None:
         target.network.gpu_kernel_module = part.network.gpu_kernel_module
         target.network.unavailable.pop("gpu_kernel_module", None)
@@ -549,6 +550,23 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         target.fabric.nvswitches = part.fabric.nvswitches
         if part.fabric.manager_state is None:
             target.fabric.unavailable["manager_state"] = part.fabric.unavailable["manager_state"]
+
+
+def _merge_network_extras(target: Rig, part: Rig, origin: str) -> None:
+    """Loaded modules and peer memory (lsmod), and what a NCCL debug log said: the first output to give each."""
+    net, got = target.network, part.network
+    if got.modules is not None:
+        net.modules = sorted(set(net.modules or []) | set(got.modules))
+        target.origins.setdefault("network.modules", origin)
+    if got.peermem_loaded is not None and net.peermem_loaded is not True:
+        net.peermem_loaded = got.peermem_loaded
+        net.unavailable.pop("peermem_loaded", None)
+    elif got.peermem_loaded is None and "peermem_loaded" in got.unavailable and net.peermem_loaded is None:
+        net.unavailable["peermem_loaded"] = got.unavailable["peermem_loaded"]
+    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports"):
+        if getattr(got, name) is not None and getattr(net, name) is None:
+            setattr(net, name, getattr(got, name))
+            net.unavailable.pop(name, None)
 
 
 def finish(rig: Rig) -> None:

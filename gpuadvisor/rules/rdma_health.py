@@ -178,3 +178,46 @@ def rdma_firmware_mismatch(rig: Rig, ctx: Context) -> Iterator[Finding]:
             expected_source="one firmware per adapter model on a node (NVIDIA ConnectX firmware release notes)",
             fix="update every adapter to one firmware (mlxfwmanager --online -u) and reset them (mlxfwreset) or reboot",
         )
+
+
+@rule("GA825", "nccl-gdr-disabled", area="network", severity="warn")
+def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """A NCCL debug log says GPUDirect RDMA is disabled for an HCA: inter-node traffic stages through host memory.
+
+    What it checks
+        The "NET/IB : GPU Direct RDMA Disabled for HCA N 'mlx5_N'" lines of a pasted NCCL debug log
+        (NCCL_DEBUG=INFO), with the reason NCCL gives ("no module"), against the peer-memory module (lsmod).
+    Why it matters
+        Without GPUDirect RDMA every message between nodes is copied through host memory: lower bandwidth,
+        higher latency and CPU load on every multi-node collective.
+    Threshold
+        Any HCA with GPUDirect RDMA disabled: warn.
+    Source
+        NCCL User Guide, Environment Variables (NCCL_NET_GDR_LEVEL) and Troubleshooting (GPU Direct RDMA needs
+        nvidia_peermem or dma-buf); NVIDIA GPUDirect RDMA documentation.
+    How to fix
+        "(no module)": load nvidia_peermem (modprobe nvidia_peermem; after MLNX_OFED, rebuild the driver so the
+        module is built against it), or use dma-buf with the open kernel module. Loaded but still disabled:
+        check that the HCA and GPU share a PCIe switch (NCCL_NET_GDR_LEVEL) and that peermem registered
+        (/sys/kernel/mm/memory_peers/nv_mem/version).
+    """
+    off = rig.network.nccl_gdr_disabled
+    if not off:
+        return  # no NCCL log, or one that disabled nothing: nothing to judge (no not-checked: a log is optional)
+    loaded = rig.network.peermem_loaded
+    why = (
+        "nvidia_peermem is loaded (lsmod), so it is not registered or the HCA is too far from the GPU"
+        if loaded
+        else "the peer-memory module is not loaded"
+        if loaded is False or any("no module" in h for h in off)
+        else "whether nvidia_peermem is loaded is not in the paste (add lsmod | grep peermem)"
+    )
+    yield ctx.finding(
+        f"NCCL disabled GPUDirect RDMA for {', '.join(off)}: {why}",
+        subject="host",
+        observed={"gdr_disabled": off, "peermem_loaded": loaded, "nccl_nics": rig.network.nccl_nics},
+        expected={"gdr_disabled": []},
+        expected_source="NCCL User Guide, NCCL_NET_GDR_LEVEL and Troubleshooting",
+        fix="modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
+        "if loaded: check /sys/kernel/mm/memory_peers/nv_mem/version and the GPU-HCA PCIe distance",
+    )

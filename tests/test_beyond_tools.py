@@ -1,0 +1,51 @@
+"""rdma link, lsmod and NCCL debug logs pasted alone or together: real outputs (tests/fixtures/beyond/SOURCES.md)
+with the reading and the conclusion an engineer draws, written by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers import import_files
+from gpuadvisor.rules import evaluate
+
+BEYOND = Path(__file__).resolve().parent / "fixtures" / "beyond"
+
+
+def _judged(name: str):
+    rig = import_files([BEYOND / name])
+    return rig, sorted((f.code, f.severity, f.subject) for f in evaluate(rig) if f.severity != "not-checked")
+
+
+def test_nccl_gdr_disabled_with_peermem_loaded_is_read_from_one_paste():
+    rig, got = _judged("nccl-gdr-disabled-peermem-loaded.txt")
+    net = rig.network
+    assert (net.nccl_nics, net.nccl_gdr_disabled, net.peermem_loaded) == (
+        ["mlx5_0:1/RoCE", "mlx5_1:1/RoCE"],
+        ["mlx5_0", "mlx5_1"],
+        True,
+    )
+    assert got == [("GA825", "warn", "host")]
+
+
+def test_nccl_gdr_disabled_for_lack_of_the_module_says_so():
+    rig, got = _judged("nccl-gdr-disabled-no-module.txt")
+    assert rig.network.nccl_transports == ["NET/IB/0"]
+    assert got == [("GA825", "warn", "host")]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA825"]
+    assert f.message.endswith(": the peer-memory module is not loaded")
+
+
+def test_rdma_link_reads_state_and_physical_state():
+    rig, got = _judged("rdma-link-polling.txt")
+    (p,) = rig.network.rdma_ports or []
+    assert (p.device, p.port, p.state, p.phys_state, p.rate_gbps) == ("mlx5_7", 1, "DOWN", "Polling", None)
+    assert got == [("GA803", "warn", "mlx5_7 port 1")]
+
+
+def test_healthy_rdma_link_after_its_prompt_raises_nothing():
+    rig, got = _judged("rdma-link-show-active.txt")
+    assert [(p.device, p.state, p.phys_state) for p in rig.network.rdma_ports or []] == [
+        ("mlx5_0", "ACTIVE", "LinkUp"),
+        ("mlx5_1", "ACTIVE", "LinkUp"),
+    ]
+    assert got == []
