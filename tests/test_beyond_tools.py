@@ -49,3 +49,16 @@ def test_healthy_rdma_link_after_its_prompt_raises_nothing():
         ("mlx5_1", "ACTIVE", "LinkUp"),
     ]
     assert got == []
+
+
+def test_a_session_mixing_nccl_tests_a_grepped_nccl_log_and_lsmod_reads_each(tmp_path: Path):
+    samples = Path(__file__).resolve().parent / "fixtures" / "import" / "samples"
+    session = (samples / "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt").read_text()
+    nccl = (BEYOND / "nccl-gdr-disabled-no-module.txt").read_text()
+    paste = tmp_path / "mixed.txt"
+    paste.write_text(session + "\n$ grep NCCL train.log\n" + nccl + "$ lsmod | grep nvidia\nnvidia_uvm  1523712  0\n")
+    rig = import_files([paste])
+    alone = import_files([samples / "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt"])
+    assert len(rig.gpus) == 2 and len(rig.measurements) == len(alone.measurements)  # nothing of the session lost
+    assert rig.network.nccl_gdr_disabled == ["mlx5_1 (no module)", "mlx5_2 (no module)", "mlx5_3 (no module)"]
+    assert rig.network.modules == ["nvidia_uvm"] and rig.network.peermem_loaded is None  # grepped: not said

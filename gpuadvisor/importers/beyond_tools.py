@@ -79,9 +79,18 @@ def parse_lsmod(text: str, source: str, first: int) -> Rig:
     return rig
 
 
+_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$)\s+\w")  # "$ grep NCCL x.log", "[root@n1 ~]# ..."
+
+
 def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool:
-    inside = current is not None and current.kind in ("nccl-debug", "nccl-tests")
-    return bool(_NCCL.match(lines[i])) and outside_log(current) and not inside
+    """A NCCL INFO/WARN line outside nccl-tests output, or right after a shell prompt (a new command's output
+    pasted after nccl-tests)."""
+    if not _NCCL.match(lines[i]) or not outside_log(current):
+        return False
+    if current is not None and current.kind == "nccl-debug":
+        return False
+    after_prompt = i > 0 and bool(_PROMPT.match(lines[i - 1]))
+    return current is None or current.kind != "nccl-tests" or after_prompt
 
 
 def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
