@@ -62,3 +62,29 @@ def test_a_session_mixing_nccl_tests_a_grepped_nccl_log_and_lsmod_reads_each(tmp
     assert len(rig.gpus) == 2 and len(rig.measurements) == len(alone.measurements)  # nothing of the session lost
     assert rig.network.nccl_gdr_disabled == ["mlx5_1 (no module)", "mlx5_2 (no module)", "mlx5_3 (no module)"]
     assert rig.network.modules == ["nvidia_uvm"] and rig.network.peermem_loaded is None  # grepped: not said
+
+
+PERFQUERY = """# Port counters: Lid 5 port 1 (CapMask: 0x5300)
+PortSelect:......................1
+SymbolErrorCounter:..............1542
+LinkErrorRecoveryCounter:........3
+LinkDownedCounter:...............1
+PortRcvErrors:...................287
+PortRcvRemotePhysicalErrors:.....0
+PortXmitDiscards:................0
+"""  # perfquery's layout as infiniband-diags prints it (perfquery(8)); the counts written by hand
+
+
+def test_perfquery_counters_are_read_and_judged(tmp_path: Path):
+    paste = tmp_path / "perfquery.txt"
+    paste.write_text(PERFQUERY)
+    rig = import_files([paste])
+    (p,) = rig.network.rdma_ports or []
+    assert (p.device, p.port, p.counters) == (
+        "LID 5",
+        1,
+        {"symbol_error": 1542, "link_error_recovery": 3, "link_downed": 1, "port_rcv_errors": 287,
+         "port_rcv_remote_physical_errors": 0, "port_xmit_discards": 0},
+    )  # fmt: skip
+    (f,) = [f for f in evaluate(rig) if f.code == "GA823"]
+    assert (f.severity, f.observed) == ("warn", {"symbol_error": 1542, "port_rcv_errors": 287})

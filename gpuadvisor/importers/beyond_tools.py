@@ -114,3 +114,44 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
     rig.network.nccl_transports = sorted(via) or None
     rig.origins["network.nccl_gdr_disabled"] = f"{source}:{first}"
     return rig
+
+
+# perfquery: "# Port counters: Lid 5 port 1 (CapMask: 0x5300)" (or "# Port extended counters: ...") then
+# "SymbolErrorCounter:..............1542" lines; the names as sysfs spells them (probes/rdma.py ERROR_COUNTERS)
+_PERF_HEAD = re.compile(r"^\s*# Port (?:extended )?counters: Lid (\d{1,6}) port (\d{1,3})")
+_PERF_ROW = re.compile(r"^\s*(\w+):\.*\s*(\d{1,20})\s*$")
+PERF_NAMES = {
+    "SymbolErrorCounter": "symbol_error",
+    "LinkErrorRecoveryCounter": "link_error_recovery",
+    "LinkDownedCounter": "link_downed",
+    "PortRcvErrors": "port_rcv_errors",
+    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors",
+    "LocalLinkIntegrityErrors": "local_link_integrity_errors",
+    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors",
+    "PortXmitDiscards": "port_xmit_discards",
+}
+
+
+def starts_perfquery(lines: list[str], i: int, current: Section | None) -> bool:
+    return (
+        bool(_PERF_HEAD.match(lines[i])) and outside_log(current) and (current is None or current.kind != "perfquery")
+    )
+
+
+def parse_perfquery(text: str, source: str, first: int) -> Rig:
+    """Each port's error counters; the port is named by its LID (perfquery does not print the adapter's name)."""
+    rig = Rig()
+    ports: list[RdmaPort] = []
+    port: RdmaPort | None = None
+    for line in text.splitlines():
+        if head := _PERF_HEAD.match(line):
+            port = RdmaPort(device=f"LID {head.group(1)}", port=int(head.group(2)), counters={})
+            port.missing("state", "perfquery does not print it")
+            ports.append(port)
+        elif port is not None and (row := _PERF_ROW.match(line)) and row.group(1) in PERF_NAMES:
+            value = int(row.group(2))
+            if value < 2**64 and port.counters is not None:
+                port.counters[PERF_NAMES[row.group(1)]] = value
+    rig.network.rdma_ports = ports
+    rig.origins["network.rdma_ports"] = f"{source}:{first}"
+    return rig

@@ -149,6 +149,8 @@ FORMATS: tuple[Format, ...] = (
     Format("nccl-debug", "NCCL debug log", BEYOND, "NCCL debug log", "",
            "`host:pid:tid [0] NCCL INFO ...` (NCCL_DEBUG=INFO)", beyond_tools.starts_nccl_debug,
            reads(beyond_tools.parse_nccl_debug), _add, 21),
+    Format("perfquery", "perfquery", BEYOND, "perfquery", "", "`# Port counters: Lid 5 port 1 (CapMask: 0x5300)`",
+           beyond_tools.starts_perfquery, reads(beyond_tools.parse_perfquery), _add, 22),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),
