@@ -42,7 +42,7 @@ SXID_DETAIL = "sxid-detail"
 KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
 WALL_RE = re.compile(
-    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
+    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<human>[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\]|\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
     r"|(?P<syslog>[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d)(?:\s+\S+)?\s+kernel:"
     r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?)(?:\s+\S+\s+kernel:|\s))"
 )
@@ -80,7 +80,9 @@ def stamp(prefix: str, ev: KernelEvent) -> None:
         ev.uptime_s = _seconds(u.group(1))
     w = WALL_RE.match(prefix)
     if w:
-        ev.time = w.group("dmesgt") or w.group("syslog") or w.group("iso")
+        ev.time = (
+            w.group("dmesgt") or w.group("syslog") or w.group("iso") or w.group("human")
+        )  # dmesg -H: "Jan21 10:00"
 
 
 def parse_line(line: str, number: int | None = None) -> KernelEvent | None:

@@ -107,3 +107,16 @@ def test_a_link_down_within_the_window_fails_live() -> None:
     ]
     (f,) = [f for f in evaluate(rig) if f.code == "GA822"]
     assert f.severity == "fail" and f.observed["flaps"] == 1 and "over 0 min of log" in f.message
+
+
+def test_dmesg_iso_and_human_times_are_kept_as_the_log_gives_them(tmp_path: Path) -> None:
+    # dmesg --time-format iso and dmesg -H (util-linux dmesg(1)): a header "[Jan21 10:00]", then "[  +0.000844]"
+    iso = tmp_path / "iso.txt"
+    iso.write_text("2025-01-25T10:34:54,859532+00:00 NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n")
+    human = tmp_path / "h.txt"
+    human.write_text(
+        "[Jan21 10:00] NVRM: Xid (PCI:0000:3b:00): 48, An uncorrectable double bit error\n"
+        "[  +0.000844] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+    )
+    got = [(e.code, e.time, e.uptime_s) for f in (iso, human) for e in import_files([f]).kernel.events or []]
+    assert got == [(79, "2025-01-25T10:34:54,859532+00:00", None), (48, "Jan21 10:00", None), (79, None, None)]
