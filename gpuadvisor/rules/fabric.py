@@ -173,8 +173,10 @@ def gpu_lost(rig: Rig, ctx: Context) -> Iterator[Finding]:
     xid79 = {e.bus_id for e in rig.kernel.events or [] if e.code == 79}
     for bdf in lost:
         fell = bdf.rsplit(".", 1)[0] in xid79
+        pasted = rig.source.kind == "imported"  # only nvidia-smi's "Unable to determine the device handle" sets it
         yield ctx.finding(
             f"NVIDIA GPU {bdf} is on the PCI bus but not among the {len(rig.gpus)} GPUs the driver lists"
+            + ("; nvidia-smi could not open it ('Unable to determine the device handle')" if pasted else "")
             + ("; the kernel log has Xid 79 (fallen off the bus) for it" if fell else "")
             + ("; this scan ran in a container, which may simply not have been given it" if container else ""),
             severity="warn" if container else "fail",
