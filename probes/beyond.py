@@ -43,6 +43,8 @@ def collect_beyond(
     else:
         net.rdma_ports = ports
     probe_network_host(root, net, [b for _, b in gpus])
+    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports"):
+        net.missing(name, "read from a pasted NCCL debug log only (NCCL_DEBUG=INFO); a scan runs no NCCL job")
     nic_bdfs = sorted({(p.device, p.bus_id) for p in ports or [] if p.bus_id})
     probe_acs(sysfs, gpus, nic_bdfs, net)
     indices = [g.index for g in rig.gpus]

@@ -123,6 +123,7 @@ def collect_fabric(
     nv: Nvml | None, handles: list[Any], indices: list[int], *, live: bool, nvml_reason: str | None = None
 ) -> Fabric:
     fabric = Fabric()
+    fabric.missing("nvswitches", "read from a pasted fabric manager log only (live: the GPUs' NVLinks tell)")
     if nv is None:
         fabric.missing("gpus", nvml_reason or "no NVML")
     else:

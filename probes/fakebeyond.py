@@ -15,6 +15,7 @@ from gpuadvisor.facts import Rig
 
 from .fakesysfs import CLASS_GPU, TreeWriter
 from .pcie_acs import ACS_BITS, ACS_CAP_ID
+from .rdma import ERROR_COUNTERS
 from .rigdesc import RigDesc
 
 GiB = 2**30
@@ -101,6 +102,9 @@ def write_beyond(desc: RigDesc, root: Path) -> None:
         (port / "phys_state").write_text(f"{phys.get(n.phys_state, 0)}: {n.phys_state}\n")
         (port / "rate").write_text(f"{n.rate_gbps:g} Gb/sec (4X)\n")
         (port / "link_layer").write_text(layer + "\n")
+        (port / "counters").mkdir(exist_ok=True)  # a healthy port's error counters: all zero
+        for name in ERROR_COUNTERS:
+            (port / "counters" / name).write_text("0\n")
     # ACS: every bridge gets the capability (a PCIe switch port or root port has one); bits from [[ports]] acs,
     # applied to a root port itself, or to a switch's upstream port and each of its downstream ports.
     for p in desc.ports.values():

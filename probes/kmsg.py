@@ -1,4 +1,6 @@
-"""NVIDIA driver events in the kernel log: ``NVRM: Xid`` (GPU) and ``SXid`` (NVSwitch) lines.
+"""NVIDIA driver events in the kernel log: ``NVRM: Xid`` (GPU) and ``SXid`` (NVSwitch) lines, and the signs
+without an Xid that probes/kmsg_signs.py reads (a GPU that failed to initialise, GSP timeouts, PCIe AER errors,
+RDMA link flaps).
 
 One parser (``parse_log``) reads every form the lines come in: /dev/kmsg records (``6,1234,5678901234,-;NVRM:
 Xid ...``), ``dmesg`` (``[ 1843.308145] NVRM: ...``), ``dmesg -T``, ``journalctl -k`` and syslog (``Nov 26
@@ -21,6 +23,8 @@ from pathlib import Path
 
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 
+from .kmsg_signs import LINK_SIGNS, parse_signs
+
 EVENT_RE = re.compile(
     r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
     r"|\.\.\.|…)\)\s*:\s*(\d+)\s*,?\s*(.*)$"
@@ -34,12 +38,14 @@ FELL_RE = re.compile(
 )
 FELL_TEXT = "GPU has fallen off the bus (logged without an Xid line)"
 SXID_MORE = ("Data {", "Severity ")
+SXID_DETAIL = "sxid-detail"
 KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
 WALL_RE = re.compile(
-    r"^(?:\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
-    r"|(?P<syslog>[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d)\s+\S+\s+kernel:"
-    r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?)\s+\S+\s+kernel:)"
+    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<human>[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\]"
+    r"|\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
+    r"|(?P<syslog>[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d)(?:\s+\S+)?\s+kernel:"
+    r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?)(?:\s+\S+\s+kernel:|\s))"
 )
 PID_RE = re.compile(r"^pid=(?:'?<unknown>'?|(\d+)),\s*name=([^,]*),\s*")
 KMSG = "/dev/kmsg"
@@ -52,6 +58,34 @@ def normalise_bus_id(text: str) -> str:
     return f"{domain[-4:]}:{rest}"
 
 
+UPTIME_MAX_S = 1e10  # three centuries: a longer uptime is not one (a hostile or garbled log), and not a value
+
+
+def _seconds(digits: str, per_second: float = 1.0) -> float | None:
+    """An uptime from the log's digits, or None when it is no plausible uptime (400 digits would be inf)."""
+    if len(digits) > 24:
+        return None
+    value = float(digits) / per_second
+    return value if value <= UPTIME_MAX_S else None
+
+
+def stamp(prefix: str, ev: KernelEvent) -> None:
+    """Set an event's time from the start of its line: uptime (dmesg, /dev/kmsg) and wall clock (dmesg -T,
+    journalctl, syslog, ISO), as the log gives them."""
+    k = KMSG_RE.match(prefix)
+    if k:
+        ev.uptime_s = _seconds(k.group(1), 1e6)
+        return
+    u = UPTIME_RE.search(prefix)
+    if u:
+        ev.uptime_s = _seconds(u.group(1))
+    w = WALL_RE.match(prefix)
+    if w:
+        ev.time = (
+            w.group("dmesgt") or w.group("syslog") or w.group("iso") or w.group("human")
+        )  # dmesg -H: "Jan21 10:00"
+
+
 def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
     """One kernel-log line -> an event, or None when it holds no Xid/SXid."""
     m = EVENT_RE.search(line)
@@ -60,17 +94,7 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
     kind, bus, code, rest = m.groups()
     elided = bus in ("...", "…")
     ev = KernelEvent(kind=kind.lower(), code=int(code), bus_id=None if elided else normalise_bus_id(bus), line=number)
-    prefix = line[: m.start()]
-    k = KMSG_RE.match(prefix)
-    if k:
-        ev.uptime_s = int(k.group(1)) / 1e6
-    else:
-        u = UPTIME_RE.search(prefix)
-        if u:
-            ev.uptime_s = float(u.group(1))
-        w = WALL_RE.match(prefix)
-        if w:
-            ev.time = w.group("dmesgt") or w.group("syslog") or w.group("iso")
+    stamp(line[: m.start()], ev)
     p = PID_RE.match(rest)
     if p:
         ev.pid = int(p.group(1)) if p.group(1) else None
@@ -79,8 +103,25 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
         rest = rest[p.end() :]
     ev.text = rest.strip()
     if ev.kind == "sxid" and (ev.text.startswith(SXID_MORE) or "Severity".startswith(ev.text)):
-        return None  # the "Data {...}" and "Severity ..." lines that follow each SXid (or one cut short)
+        ev.kind = SXID_DETAIL  # the "Data {...}" and "Severity ..." lines that follow each SXid (or one cut short)
     return ev
+
+
+def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
+    """The SXid detail lines kept: one per (switch, SXid) whose own line is not in the log (the paste shows only its
+    Data line), as an SXid event whose fatality is not shown; the others dropped (their SXid line carries them)."""
+    shown = {(e.bus_id, e.code) for e in events if e.kind == "sxid"}
+    out: list[KernelEvent] = []
+    seen: set[tuple[str | None, int]] = set()
+    for e in events:
+        if e.kind != SXID_DETAIL:
+            out.append(e)
+        elif (e.bus_id, e.code) not in shown and (e.bus_id, e.code) not in seen:
+            seen.add((e.bus_id, e.code))
+            e.kind = "sxid"
+            e.text = f"only its detail line is shown (fatal or non-fatal not shown): {e.text}"
+            out.append(e)
+    return out
 
 
 def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
@@ -108,8 +149,10 @@ def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[K
         if ev is not None:
             events.append(ev)
         pos = end + 1
+    events = _sxid_details(events)
     lines = count("\n") + (0 if not text or text.endswith("\n") else 1)
     events += _fallen_without_xid(text, first_line, {(e.bus_id or "") for e in events if e.code == 79})
+    events += parse_signs(text, first_line, stamp)
     return events, lines
 
 
@@ -152,7 +195,7 @@ def map_gpus(events: list[KernelEvent], gpus: list[Gpu]) -> None:
             by_bus[b] = g.index
             by_bus[b.rsplit(".", 1)[0]] = g.index
     for ev in events:
-        if ev.kind == "xid" and ev.bus_id:
+        if ev.kind not in ("sxid", *LINK_SIGNS) and ev.bus_id:
             ev.gpu_index = by_bus.get(ev.bus_id)
 
 

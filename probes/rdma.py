@@ -70,5 +70,35 @@ def read_ports(root: str | os.PathLike[str] = "/") -> tuple[list[RdmaPort] | Non
                     port.missing(name, f"{pd / name.replace('_gbps', '')} not readable")
                 else:
                     setattr(port, name, value)
+            port.counters = read_counters(pd / "counters")
+            if port.counters is None:
+                port.missing("counters", f"{pd / 'counters'} not readable")
             ports.append(port)
     return ports, None
+
+
+# The error counters of an IB port (InfiniBand Architecture Specification PortCounters, as Linux names them in
+# sysfs); ibqueryerrors and perfquery print the same ones.
+ERROR_COUNTERS = (
+    "symbol_error",
+    "link_error_recovery",
+    "link_downed",
+    "port_rcv_errors",
+    "port_rcv_remote_physical_errors",
+    "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors",
+    "port_xmit_discards",
+)
+COUNTER_MAX = 2**64  # the widest IB counter; a larger number in a file is not a count
+
+
+def read_counters(directory: Path) -> dict[str, int] | None:
+    """The error counters a port's counters/ directory holds (the ones readable), or None without the directory."""
+    if not directory.is_dir():
+        return None
+    out: dict[str, int] = {}
+    for name in ERROR_COUNTERS:
+        text = _read(directory / name)
+        if text and text.strip().isdigit() and len(text.strip()) <= 20 and int(text) < COUNTER_MAX:
+            out[name] = int(text)
+    return out

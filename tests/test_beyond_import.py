@@ -68,10 +68,16 @@ def test_xid45_after_nvlink_xids_is_cleanup_and_says_what_it_followed() -> None:
     assert {e.bus_id for e in ev} == {"0000:dc:00", "0000:ed:00", "0000:ba:00", "0000:97:00"}
     got = judged(rig)
     assert {s for _, s, _ in got} == {"info"} and len(got) == 4
-    assert got[2][2] == (
-        "PCI 0000:dc:00: Xid 45 x2, Preemptive cleanup, due to previous errors "
-        "(ROBUST_CHANNEL_PREEMPTIVE_REMOVAL); process python3 (after Xid 149, not in this log)"
+    assert got[2][2] == (  # the cause first (was "... (after Xid 149, not in this log)" at the end)
+        "PCI 0000:dc:00: Xid 45 x2 caused by Xid 149 (NVLINK: NETIR Error), Preemptive cleanup, due to previous "
+        "errors (ROBUST_CHANNEL_PREEMPTIVE_REMOVAL); process python3 (its cause is not in this log)"
     )
+    fixes = {f.fix for f in evaluate(rig) if f.code == "GA801"}
+    assert (
+        "follow the cause (find it in the full log: it is not in this one): Xid 149: WORKFLOW_NVLINK5_ERR; "
+        "Xid 45 is cleanup" in fixes
+    )
+    assert not any("debug the job" in f for f in fixes)  # the NVLink cause, not the application
 
 
 def test_elided_bus_ids_and_a_nonfatal_nvlink5_xid() -> None:
@@ -195,7 +201,8 @@ def test_sxid_counts_each_event_once_not_its_data_and_severity_lines() -> None:
         (
             "GA802",
             "warn",
-            "NVSwitch 0000:04:00.0: SXid 22013 x3, non-fatal on links 44, 45, 46: Minion Link DLREQ interrupt",
+            "NVSwitch 0000:04:00.0: SXid 22013 x3, non-fatal on links 44, 45, 46: Minion Link DLREQ interrupt "
+            "(repeated)",  # non-fatal: info once, warn when it repeats
         )
     ]
 

@@ -300,3 +300,56 @@ def test_peermem_missing_warns_with_the_proprietary_kernel_module() -> None:
     data["node"]["open_kernel_module"] = False
     f = next(f for f in _run(data) if f.code == "GA808")
     assert f.severity == "warn" and "the proprietary NVIDIA kernel module" in f.message
+
+
+def _with_events(*events: facts.KernelEvent) -> list[facts.Finding]:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.kernel.events = list(events)
+    from gpuadvisor.probes.kmsg import map_gpus
+
+    map_gpus(rig.kernel.events, rig.gpus)
+    return [f for f in evaluate(rig) if f.code in ("GA820", "GA821")]
+
+
+def test_ga820_a_gpu_that_failed_to_initialise_fails_on_its_bus_id() -> None:
+    bus = simulate_description(parse_description(_dgx_h100(), "test")).gpus[2].bus_id or ""
+    (f,) = _with_events(
+        facts.KernelEvent(kind="gpu-init-failed", bus_id=bus.lower(), text=f"GPU {bus}: RmInitAdapter failed!", line=7)
+    )
+    assert (f.code, f.severity, f.gpus, f.expected) == ("GA820", "fail", [2], {"action": "reboot"})
+
+
+def test_ga821_correctable_aer_lines_warn_only_above_the_threshold() -> None:
+    one = facts.KernelEvent(kind="aer-corrected", bus_id="0000:00:01.1", text="pcieport 0000:00:01.1: PCIe Bus Error")
+    (f,) = _with_events(one)
+    assert (f.code, f.severity) == ("GA821", "info")
+    (f,) = _with_events(*[copy.copy(one) for _ in range(81)])
+    assert (f.code, f.severity, f.observed["count"]) == ("GA821", "warn", 81)
+
+
+def test_ga822_an_mlx5_link_down_and_up_on_a_pasted_log_warns() -> None:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.kernel.uptime_s = None  # a pasted log: the age of the flap is unknown
+    rig.kernel.events = [
+        facts.KernelEvent(kind="link-down", bus_id="0000:17:00.0", text="mlx5_core 0000:17:00.0 ibp23s0: Link down"),
+        facts.KernelEvent(kind="link-up", bus_id="0000:17:00.0", text="mlx5_core 0000:17:00.0 ibp23s0: Link up"),
+    ]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA822"]
+    assert (f.severity, f.subject, f.observed["flaps"]) == ("warn", "RDMA 0000:17:00.0", 1)
+
+
+def test_ga823_ga824_counters_and_firmware_on_the_simulated_dgx() -> None:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    ports = rig.network.rdma_ports or []
+    assert all(p.counters == dict.fromkeys(p.counters or {}, 0) and p.counters for p in ports)  # read, all zero
+    ports[2].counters = dict(ports[2].counters or {}, link_downed=11)
+    ports[3].firmware = "0.0.1"
+    got = {(f.code, f.severity, f.subject) for f in evaluate(rig) if f.code in ("GA823", "GA824")}
+    assert got == {("GA823", "warn", f"{ports[2].device} port 1"), ("GA824", "warn", f"RDMA {ports[3].ca_type}")}
+
+
+def test_ga825_a_nccl_log_that_disabled_gdr_warns() -> None:
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.network.nccl_gdr_disabled = ["mlx5_0 (no module)"]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA825"]
+    assert (f.severity, f.observed["gdr_disabled"]) == ("warn", ["mlx5_0 (no module)"])

@@ -36,8 +36,15 @@ class Xid:
 
     @property
     def application(self) -> bool:
-        """An application fault by the catalog: restart the app, check the app or CUDA (Xid 13, 31, 43, 45...)."""
-        return self.severity == "info" and self.immediate in ("RESTART_APP", "IGNORE", "WORKFLOW_XID_45")
+        """An application fault by the catalog: its investigation is the application's or CUDA's (Xid 13, 31, 11,
+        37...). Xid 38 (a firmware watchdog, investigated by support) and Xid 45 (cleanup after another Xid,
+        which is the cause) are not."""
+        return self.severity == "info" and self.investigatory in APP_INVESTIGATIONS
+
+    @property
+    def firmware(self) -> bool:
+        """The catalog describes it as a driver firmware error (Xid 37, 38: at driver load, not the job's)."""
+        return "firmware" in self.description.lower()
 
 
 HARDWARE_BUCKETS = (
@@ -78,6 +85,11 @@ def recovery_action(text: str) -> str | None:
     """The action an Xid 154 line changes to ("Node Reboot Required"), or None."""
     m = re.search(r"to\s+0x[0-9a-fA-F]+\s*\(([^)]*)\)", text)
     return m.group(1).strip() if m else None
+
+
+def cause_of(text: str) -> list[int]:
+    """The Xids an Xid line names as its cause: "... caused by previous Xid 149" (Xid 45's cleanup)."""
+    return sorted({int(c) for c in re.findall(r"previous Xid (\d+)", text)})
 
 
 def event_severity(code: int, text: str) -> str:

@@ -23,7 +23,8 @@ from gpuadvisor.commands.options import (
 )
 from gpuadvisor.errors import InputError
 from gpuadvisor.rules import Policy, load_policy
-from gpuadvisor.rules.gate import CheckResult, gates, run_check
+from gpuadvisor.rules.gate import CheckResult, gates, keep_since, parse_duration, run_check
+from gpuadvisor.rules.summary import NO_GPU_PREFIX
 
 
 def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
@@ -42,12 +43,18 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
             fail_on=res.fail_on,
             policy=res.policy,
             time_s=res.elapsed_s,
+            cannot_judge=None if res.failing else res.cannot_judge,
         )
     if fmt == "prom":
         from gpuadvisor.render.machine.prometheus import render_prometheus
 
         return render_prometheus(
-            res.rig, res.findings, failing=bool(res.failing), fail_on=res.fail_on, policy=res.policy
+            res.rig,
+            res.findings,
+            failing=bool(res.failing),
+            fail_on=res.fail_on,
+            policy=res.policy,
+            judged=res.exit_code != 2,
         )
     from gpuadvisor.render.text.check import render_text
 
@@ -64,6 +71,15 @@ def render(res: CheckResult, fmt: str, *, color: bool = False) -> str:
     help="Measure first (this machine only; needs torch): the GA6xx bandwidth rules then judge.",
 )
 @click.option("--quick", is_flag=True, help="With --bench: the quick size sweep.")
+@click.option(
+    "--since",
+    "since",
+    metavar="DURATION",
+    default=None,
+    help="Judge only kernel-log events (Xid, SXid, lost GPUs, AER, link flaps) logged within DURATION before the "
+    "scan (30m, 24h, 7d): a node reset after last week's Xid passes. Events whose age the log does not give "
+    "(a pasted syslog without dates) are kept. Default: every event since boot.",
+)
 @format_option("text", "json", "junit", "prom", help="Report format.")
 @output_option(
     "Write the report to PATH (atomically: temp file + rename; never through a symbolic link) instead of stdout "
@@ -81,6 +97,7 @@ def check(
     fail_on: str | None,
     bench: bool,
     quick: bool,
+    since: str | None,
     fmt: str,
     output: str | None,
     quiet: bool,
@@ -93,7 +110,13 @@ def check(
     Exit status (the same for every --format):
       0  nothing at or above the fail-on severity
       1  the node fails: a finding at or above it (the report is still written)
-      2  bad input, or the tool could not run (no GPU found, unreadable scan or policy)
+      2  bad input, or the tool could not run (unreadable scan or policy), or the
+         node cannot be judged: no GPU found live and nothing failing, or a scan
+         with neither GPUs nor logs (the report is still written)
+    \b
+    A scan without GPUs (imported from a kernel log, ibstat, fabric manager
+    status) is judged on what it holds: 1 when a finding fails, 0 when nothing
+    does; the GPU rules are listed as not checked.
     \b
     Severity order: fail > error > warn > info. "error" is a rule that crashed
     (its verdict is unknown): it fails the node at --fail-on warn (or info), and
@@ -122,16 +145,14 @@ def check(
         {"-o": output, "--json": json_path}, {"--from": from_, "--simulate": simulate_, "--policy": policy_path}
     )
     policy = load_policy(policy_path) if policy_path else Policy()
+    window = parse_duration(since) if since is not None else None
     rig = get_rig(from_, simulate_, sysfs_root=sysfs_root, import_torch=import_torch or bench)
-    if not rig.gpus:
-        why = rig.problems[0].split(";")[0] if rig.problems else "the scan lists no GPU"
-        raise InputError(f"no GPU to check on {rig.host.hostname or 'this host'}: {why}")
-    if bench:
-        if rig.source.kind != "live":
-            raise InputError(
-                f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: "
-                "drop --bench, or drop --from/--simulate"
-            )
+    if bench and rig.source.kind != "live":
+        raise InputError(
+            f"--bench measures this machine, but the scan comes from a {rig.source.kind} source: "
+            "drop --bench, or drop --from/--simulate"
+        )
+    if bench and rig.gpus:  # no GPU: nothing to measure; the gate judges what the scan holds
         from gpuadvisor.bench import run_benchmarks
         from gpuadvisor.bench.launcher import join_env
 
@@ -140,8 +161,10 @@ def check(
         if job is not None and job["RANK"] != "0":
             click.echo(f"gpuadvisor check: rank {job['RANK']} done; rank 0 judges the node", err=True)
             return
-    elif quick:
+    elif quick and not bench:
         raise InputError("--quick only applies with --bench")
+    if window is not None:
+        rig.problems.append(keep_since(rig, window))
     res = run_check(rig, policy, fail_on)
     res.elapsed_s = time.monotonic() - t0
     if redact:  # after the rules (they judge the real facts); the findings are the rig's, redacted with it
@@ -151,7 +174,8 @@ def check(
         red.walk(res.findings)
         red.walk(res.failing)
         res.policy = red.text(res.policy) if res.policy else res.policy
-    for problem in [] if quiet else rig.problems:  # -q: only errors (exit 2) reach stderr
+    judged = not (res.cannot_judge and not res.failing)
+    for problem in [] if quiet else [p for p in rig.problems if judged or not p.startswith(NO_GPU_PREFIX)]:
         click.echo(f"gpuadvisor: note: {problem}", err=True)
     if json_path:
         write_json(rig, json_path)
@@ -165,5 +189,9 @@ def check(
             click.echo(f"{fmt} report written to {output}", err=True)
     elif not quiet:
         click.echo(render(res, fmt, color=fmt == "text" and use_color()), nl=False)
+    if not judged:  # the report is written; the one line says why, whole (-q: errors still reach stderr)
+        click.echo(
+            f"gpuadvisor: error: no GPU to check on {rig.host.hostname or 'this host'}: {res.cannot_judge}", err=True
+        )
     if res.exit_code:
         raise click.exceptions.Exit(res.exit_code)

@@ -77,9 +77,12 @@ class Storage(Unavailable):
 
 @dataclass
 class KernelEvent:
-    """One NVIDIA driver event from the kernel log: an ``NVRM: Xid`` (GPU) or ``SXid`` (NVSwitch) line."""
+    """One event from the kernel log: an ``NVRM: Xid`` (GPU) or ``SXid`` (NVSwitch) line, or a sign without an
+    Xid number (code 0): a GPU that failed to initialise, a GSP timeout, a PCIe AER error, an RDMA link flap."""
 
-    kind: str = "xid"  # xid | sxid
+    # xid | sxid | gpu-init-failed | gpu-reset-required | gsp-timeout | aer-fatal | aer-nonfatal | aer-unrecovered
+    # | aer-corrected | link-down | link-up
+    kind: str = "xid"
     code: int = 0
     bus_id: str | None = None  # as logged, normalised: "0000:3b:00" (Xid prints no function) or "0000:3b:00.0"
     gpu_index: int | None = None  # the GPU with that bus id in this scan, when known
@@ -114,6 +117,9 @@ class RdmaPort(Unavailable):
     firmware: str | None = None
     ca_type: str | None = None  # MT4129 (ConnectX-7)
     bus_id: str | None = None  # the adapter's PCI function
+    # error counters since the counters were last cleared (/sys/class/infiniband/DEV/ports/N/counters/, the
+    # names sysfs uses: symbol_error, link_downed, link_error_recovery, port_rcv_errors, ...)
+    counters: dict[str, int] | None = None
 
 
 @dataclass
@@ -139,6 +145,11 @@ class Network(Unavailable):
     # "open" | "proprietary": which NVIDIA kernel module is loaded (/proc/driver/nvidia/version, or the kernel
     # log's "NVRM: loading NVIDIA UNIX ... Kernel Module" line); GPUDirect RDMA through dma-buf needs the open one
     gpu_kernel_module: str | None = None
+    # from a pasted NCCL debug log (NCCL_DEBUG=INFO): the NICs NCCL used ("mlx5_0:1/IB"), the HCAs it disabled
+    # GPUDirect RDMA for with its reason ("mlx5_1 (no module)"; [] none), the transports its channels took
+    nccl_nics: list[str] | None = None
+    nccl_gdr_disabled: list[str] | None = None
+    nccl_transports: list[str] | None = None
 
 
 @dataclass
@@ -151,6 +162,7 @@ class GpuFabric(Unavailable):
     clique_id: int | None = None
     cluster_uuid: str | None = None
     degraded_bandwidth: bool | None = None  # the fabric health mask: this GPU's NVLink bandwidth is degraded
+    health_summary: str | None = None  # nvidia-smi -q "Fabric / Health / Summary": Healthy | Unhealthy | ...
 
 
 @dataclass
@@ -159,6 +171,9 @@ class Fabric(Unavailable):
 
     manager_state: str | None = None  # active | inactive | failed | activating | not-installed
     manager_detail: str | None = None  # the line it was read from ("Active: failed (Result: exit-code) since ...")
+    # what the fabric manager's own log says of the box: True it configured NVSwitches, False it found none
+    # (NV_WARN_NOTHING_TO_DO: a box without NVSwitch, where the service has nothing to do)
+    nvswitches: bool | None = None
     gpus: list[GpuFabric] | None = None
 
 

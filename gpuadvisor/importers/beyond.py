@@ -17,20 +17,36 @@ from collections.abc import Callable
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers.section import Detector, Section, outside_log
-from gpuadvisor.importers.values import is_elision
-from gpuadvisor.probes.kmsg import map_gpus, parse_log
+from gpuadvisor.importers.values import absent, is_elision
+from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
+from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
 _LOG_LINE = re.compile(
-    r"^\s*(?:\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
-    r"|[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:|\d{4}-\d\d-\d\d[T ][\d:.]+\S*\s+\S+\s+kernel:"
+    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
+    r"(?:\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
+    r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
+    r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
+    r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
+    r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
     r"|kernel:\s)"
 )
 _IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
+# "ibpanic: [1234] main: stat of IB device 'mlx5_0' failed: No such file or directory" (infiniband-diags)
+_IBPANIC = re.compile(r"^\s*ibpanic:\s*(?:\[\d+\]\s*)?(.*)$")
+_IB_DEVICE = re.compile(r"(?:device|CA) '([^']+)'")
 _DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 _IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
+_FM_WORDS = (
+    "nv-fabricmanager[",
+    "nvidia-fabricmanager.service:",
+    "nvidia-fabricmanager-start.sh[",
+    "Job for nvidia-fabricmanager.service failed",
+)
+# the fabric manager's own log file (/var/log/fabricmanager.log): "[May 16 2025 15:10:21] [INFO] [tid 30042] ..."
+_FM_LOG = re.compile(r"^\s*\[[A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+\] \[(?:INFO|WARNING|ERROR|FATAL)\] \[tid \d+\]")
 MISMATCH_RE = re.compile(
     r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
     r"version (\d[\w.]*?)\.?(?:\s|$)"
@@ -52,13 +68,14 @@ _STATE_WORDS = {
 
 
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
-    """A dmesg / journalctl -k / syslog / /dev/kmsg line that mentions NVRM, Xid or nvidia."""
+    """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
+    mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap)."""
     line = lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
     return (
         outside_log(current)
         and bool(_LOG_LINE.match(line) or bare)
-        and ("NVRM" in line or "Xid" in line or "nvidia" in line)
+        and ("NVRM" in line or "Xid" in line or "nvidia" in line or bool(SIGN_RE.search(line)))
     )
 
 
@@ -69,7 +86,7 @@ def _starts_at(pattern: re.Pattern[str], kind: str) -> Detector:
     return starts
 
 
-starts_ibstat = _starts_at(_IBSTAT, "ibstat")  # CA 'mlx5_0'
+starts_ibstat = _starts_at(re.compile(f"{_IBSTAT.pattern}|{_IBPANIC.pattern}"), "ibstat")  # CA 'mlx5_0', ibpanic
 starts_ibv_devinfo = _starts_at(_DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
 starts_ibstatus = _starts_at(_IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0' port 1 status:
 
@@ -77,7 +94,7 @@ starts_ibstatus = _starts_at(_IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0
 def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:
     """systemctl status nvidia-fabricmanager, or its log lines pasted alone."""
     line = lines[i]
-    fm = bool(_FM.match(line)) or "nv-fabricmanager[" in line or "nvidia-fabricmanager.service:" in line
+    fm = bool(_FM.match(line) or _FM_LOG.match(line)) or any(k in line for k in _FM_WORDS)
     return fm and outside_log(current) and (current is None or current.kind != "fabric-manager")
 
 
@@ -90,6 +107,32 @@ def starts_smi_fabric(lines: list[str], i: int, current: Section | None) -> bool
         and i + 1 < len(lines)
         and bool(_SMI_FABRIC.match(lines[i + 1]))
     )
+
+
+_NO_HANDLE = re.compile(
+    r"^\W*Unable to (?:determine|detect) the device handle for GPU\s*((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:"
+    r"[0-9A-Fa-f]{2}\.[0-7])\s*:\s*(.*)$"
+)
+
+
+def starts_smi_no_handle(lines: list[str], i: int, current: Section | None) -> bool:
+    """nvidia-smi's ``Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error``."""
+    inside = current is not None and current.kind in ("smi-lost", "smi-q", "smi-summary", "smi-xml")
+    return bool(_NO_HANDLE.match(lines[i])) and outside_log(current) and not inside  # -q and the table read it
+
+
+def parse_smi_no_handle(text: str, source: str, first: int) -> Rig:
+    """Each GPU nvidia-smi could not open: an NVIDIA function on the bus that NVML does not list (GA810 judges)."""
+    rig = Rig()
+    lost = []
+    for line in text.splitlines():
+        m = _NO_HANDLE.match(line)
+        if m:
+            bus = m.group(1).lower()
+            lost.append("0000:" + bus if bus.count(":") == 1 else normalise_bus_id(bus))
+    rig.node.nvidia_pci_functions = list(dict.fromkeys(lost))
+    rig.origins["node.nvidia_pci_functions"] = f"{source}:{first}"
+    return rig
 
 
 def parse_kernel_log(text: str, source: str, first: int) -> Rig:
@@ -153,9 +196,20 @@ def _phys(word: str) -> str:
     return {"link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}.get(w.lower(), w)
 
 
+RATE_MAX_GBPS = 1e5  # no RDMA port signals faster than 100 Tb/s: a longer number is not a rate (a hostile paste)
+
+
 def _rate(value: str) -> float | None:
-    m = re.match(r"\s*([0-9.]+)", value)
-    return float(m.group(1)) if m else None
+    """A port rate in Gb/s ("400", "100 (4X EDR)"); None for what is not one ("1.2.3", a 400-digit number)."""
+    m = re.match(r"\s*(\d{1,6}(?:\.\d{1,6})?)(?![\d.])", value)
+    return float(m.group(1)) if m and float(m.group(1)) <= RATE_MAX_GBPS else None
+
+
+def _shown(value: str) -> str | None:
+    """A value as the paste shows it, or None when it stands for text left out ("...", "<redacted>", "N/A")."""
+    v = value.strip()
+    placeholder = bool(re.fullmatch(r"<[\w\s-]*>|\[[\w\s-]*\]", v))  # <redacted>, [hidden]
+    return None if not v or placeholder or is_elision(v) or absent(v) or set(v) <= set(".…x*X") else v
 
 
 def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> None:
@@ -173,7 +227,7 @@ def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> No
 def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
     """ibstat: "CA 'mlx5_0'", its "CA type" and "Firmware version", then "Port N:" blocks."""
     ports: list[RdmaPort] = []
-    ca: dict[str, str] = {}
+    ca: dict[str, str | None] = {}
     port: RdmaPort | None = None
     for k, line in enumerate(lines):
         if is_elision(line):
@@ -182,11 +236,20 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
         if m:
             ca, port = {"name": m.group(1)}, None
             continue
-        pm = re.match(r"^\s+Port (\d+):\s*$", line)
+        panic = _IBPANIC.match(line)
+        if panic:  # ibstat could not read an adapter: a failed or missing HCA, not a value
+            named = _IB_DEVICE.search(panic.group(1))
+            failed = RdmaPort(device=named.group(1) if named else "?", port=1)
+            failed.missing("state", f"ibpanic: {panic.group(1).strip()[:160]}")
+            ports.append(failed)
+            continue
+        pm = re.match(r"^\s+Port (\d{1,3}):\s*$", line)
         if pm and ca:
-            port = RdmaPort(
-                device=ca["name"], port=int(pm.group(1)), ca_type=ca.get("ca type"), firmware=ca.get("firmware version")
-            )
+            port = RdmaPort(device=ca["name"] or "?", port=int(pm.group(1)), ca_type=ca.get("ca type"))
+            port.firmware = ca.get("firmware version")
+            for name, key in (("firmware", "firmware version"), ("ca_type", "ca type")):
+                if key in ca and ca[key] is None:
+                    port.missing(name, f"{facts.ELIDED}: not shown in the paste")
             ports.append(port)
             continue
         kv = _kv(line)
@@ -194,8 +257,8 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
             continue
         key, value = kv
         if port is None:
-            ca[key] = value
-        else:
+            ca[key] = _shown(value)
+        elif _shown(value) is not None:
             _set_port(port, key, value, "physical state", "link layer")
     return ports, None
 
@@ -284,11 +347,20 @@ def parse_fabric_manager(text: str) -> Fabric:
     elif active:
         fab.manager_state = active.group(1)
         fab.manager_detail = ("Active: " + active.group(1) + active.group(2)).strip()[:160]
-    elif re.search(r"status=\d+/FAILURE|Failed with result|Failed to start", text):
+    elif re.search(
+        r"status=\d+/FAILURE|Failed with result|Failed to start|Job for nvidia-fabricmanager\S* failed", text
+    ):
         fab.manager_state = "failed"  # the log lines alone, without systemctl's "Active:" line
         fab.manager_detail = "the service's log shows it exiting with a failure"
     else:
         fab.missing("manager_state", f"{facts.ELIDED}: no 'Active:' line")
+    if "NV_WARN_NOTHING_TO_DO" in text:  # the fabric manager found no NVSwitch (or, NVLink5+, no NVLSM)
+        fab.nvswitches = False
+        fab.manager_detail = "NV_WARN_NOTHING_TO_DO: the fabric manager found no NVSwitch to manage" + (
+            f"; {fab.manager_detail}" if fab.manager_detail else ""
+        )
+    elif re.search(r"configured all the available NVSwitches|NVSwitch (?:LPF|management port)", text):
+        fab.nvswitches = True
     mismatch = MISMATCH_RE.search(text)
     if mismatch:
         fab.manager_detail = f"fabric manager {mismatch.group(1)} does not match driver {mismatch.group(2)}" + (
@@ -354,6 +426,8 @@ def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
             block.clique_id = int(value)
         elif key == "clusteruuid" and not na:
             block.cluster_uuid = value
+        elif key == "summary" and not na:  # Health / Summary (drivers 570+): Healthy | Unhealthy | ...
+            block.health_summary = value
         elif key == "bandwidth":  # the Health sub-block (drivers 570+): Full | Degraded | N/A
             if value.lower() in ("full", "degraded"):
                 block.degraded_bandwidth = value.lower() == "degraded"
@@ -445,6 +519,7 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         if "rdma_ports" in part.network.unavailable:
             target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]
         target.origins.setdefault("network.rdma_ports", origin)
+    _merge_network_extras(target, part, origin)
     if part.network.gpu_kernel_module and target.network.gpu_kernel_module is None:
         target.network.gpu_kernel_module = part.network.gpu_kernel_module
         target.network.unavailable.pop("gpu_kernel_module", None)
@@ -456,6 +531,13 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
             g.gpu_index = gpu_map.get(g.gpu_index, g.gpu_index)
         target.fabric.gpus = part.fabric.gpus
         target.origins["fabric.gpus"] = origin
+    if part.node.nvidia_pci_functions is not None:
+        have_funcs = target.node.nvidia_pci_functions or []
+        target.node.nvidia_pci_functions = have_funcs + [
+            f for f in part.node.nvidia_pci_functions if f not in have_funcs
+        ]
+        target.node.unavailable.pop("nvidia_pci_functions", None)
+        target.origins.setdefault("node.nvidia_pci_functions", origin)
     if part.node.gpu_processes is not None and target.node.gpu_processes is None:
         for proc in part.node.gpu_processes:
             proc.gpu_index = gpu_map.get(proc.gpu_index, proc.gpu_index)
@@ -465,8 +547,26 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
     if target.fabric.manager_state is None and (part.fabric.manager_state or part.fabric.why("manager_state")):
         target.fabric.manager_state = part.fabric.manager_state
         target.fabric.manager_detail = part.fabric.manager_detail
+        target.fabric.nvswitches = part.fabric.nvswitches
         if part.fabric.manager_state is None:
             target.fabric.unavailable["manager_state"] = part.fabric.unavailable["manager_state"]
+
+
+def _merge_network_extras(target: Rig, part: Rig, origin: str) -> None:
+    """Loaded modules and peer memory (lsmod), and what a NCCL debug log said: the first output to give each."""
+    net, got = target.network, part.network
+    if got.modules is not None:
+        net.modules = sorted(set(net.modules or []) | set(got.modules))
+        target.origins.setdefault("network.modules", origin)
+    if got.peermem_loaded is not None and net.peermem_loaded is not True:
+        net.peermem_loaded = got.peermem_loaded
+        net.unavailable.pop("peermem_loaded", None)
+    elif got.peermem_loaded is None and "peermem_loaded" in got.unavailable and net.peermem_loaded is None:
+        net.unavailable["peermem_loaded"] = got.unavailable["peermem_loaded"]
+    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports"):
+        if getattr(got, name) is not None and getattr(net, name) is None:
+            setattr(net, name, getattr(got, name))
+            net.unavailable.pop(name, None)
 
 
 def finish(rig: Rig) -> None:

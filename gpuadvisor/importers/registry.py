@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers import (
     beyond,
+    beyond_tools,
     blockdev,
     cuda_samples,
     fio,
@@ -137,6 +138,19 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-fabric", "nvidia-smi -q Fabric section", BEYOND, "nvidia-smi -q Fabric section", "",
            "a `Fabric` line followed by `State :` (`grep -A 4 Fabric`)", beyond.starts_smi_fabric,
            reads(beyond.parse_smi_fabric), _add, 16),
+    Format("smi-lost", "nvidia-smi: Unable to determine the device handle", BEYOND, "nvidia-smi errors", "",
+           "`Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error`",
+           beyond.starts_smi_no_handle, reads(beyond.parse_smi_no_handle), _add, 18),
+    Format("rdma-link", "rdma link", BEYOND, "rdma link", "", "`link mlx5_0/1 state ACTIVE physical_state LINK_UP`",
+           beyond_tools.starts_rdma_link, reads(beyond_tools.parse_rdma_link), _add, 19),
+    Format("lsmod", "lsmod", BEYOND, "lsmod", "", "`Module  Size  Used by`, or a module row such as "
+           "`nvidia_peermem  16384  0` (`lsmod | grep`)", beyond_tools.starts_lsmod, reads(beyond_tools.parse_lsmod),
+           _add, 20),
+    Format("nccl-debug", "NCCL debug log", BEYOND, "NCCL debug log", "",
+           "`host:pid:tid [0] NCCL INFO ...` (NCCL_DEBUG=INFO)", beyond_tools.starts_nccl_debug,
+           reads(beyond_tools.parse_nccl_debug), _add, 21),
+    Format("perfquery", "perfquery", BEYOND, "perfquery", "", "`# Port counters: Lid 5 port 1 (CapMask: 0x5300)`",
+           beyond_tools.starts_perfquery, reads(beyond_tools.parse_perfquery), _add, 22),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),

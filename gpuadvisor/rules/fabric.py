@@ -15,7 +15,22 @@ FM_GUIDE = "NVIDIA Fabric Manager User Guide (docs.nvidia.com/datacenter/tesla/f
 
 
 def _nvswitch(rig: Rig) -> bool:
-    return any(n.remote_device_type == "switch" for g in rig.gpus for n in g.nvlinks)
+    """The box has NVSwitches: a GPU's NVLink ends on one, an SXid in the kernel log, the fabric manager's log
+    configured them, or a GPU's fabric state is past "not supported" (set only where a fabric exists)."""
+    return (
+        any(n.remote_device_type == "switch" for g in rig.gpus for n in g.nvlinks)
+        or any(e.kind == "sxid" for e in rig.kernel.events or [])
+        or rig.fabric.nvswitches is True
+    )
+
+
+def _no_nvswitch(rig: Rig) -> bool:
+    """The box has no NVSwitch, by the fabric manager's own word (NV_WARN_NOTHING_TO_DO) or by GPUs whose NVLinks
+    were read and end on none."""
+    if rig.fabric.nvswitches is False:
+        return True
+    read = [g for g in rig.gpus if g.nvlinks]
+    return bool(rig.gpus) and len(read) == len(rig.gpus) and not _nvswitch(rig)
 
 
 @rule("GA809", "fabric-not-ready", area="nvlink", severity="fail")
@@ -63,6 +78,19 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
             fix="start the fabric manager (systemctl start nvidia-fabricmanager) and check its log for the reason",
         )
     for g in fab.gpus or []:
+        if g not in bad and (g.health_summary or "").lower() == "unhealthy":
+            bad.append(g)
+            yield ctx.finding(
+                f"GPU {g.gpu_index}'s NVLink fabric health is Unhealthy (nvidia-smi -q Fabric / Health / Summary)",
+                gpus=[g.gpu_index],
+                subject=f"GPU {g.gpu_index}",
+                observed={"fabric_health_summary": g.health_summary, "fabric_state": g.state},
+                expected={"fabric_health_summary": "Healthy"},
+                expected_source=FM_GUIDE,
+                fix="drain the node; read the fabric manager log and nvidia-smi nvlink -s / -e, reset the GPUs and "
+                "NVSwitches (or reboot); a tray or cable that stays unhealthy is a support case",
+            )
+    for g in fab.gpus or []:
         if g.degraded_bandwidth and g not in bad:
             yield ctx.finding(
                 f"GPU {g.gpu_index}'s NVLink fabric bandwidth is degraded (fabric health)",
@@ -76,11 +104,26 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
                 "the node from NVLink-heavy jobs until the tray or cable is serviced",
             )
     if not nvswitch and not bad and fab.manager_state != "failed":
-        return  # a fabric manager that failed is evidence of an NVSwitch system by itself
+        return  # a fabric manager that failed is evidence of an NVSwitch system, unless the box shows none
     if fab.manager_state is None:
         yield ctx.not_checked(missing(fab, "manager_state", "fabric manager state"), subject="host")
         return
     if fab.manager_state in ("active", "activating", "reloading"):
+        return
+    if not nvswitch and not bad and _no_nvswitch(rig):
+        said = fab.nvswitches is False
+        yield ctx.finding(
+            f"nvidia-fabricmanager is {fab.manager_state} on a box without NVSwitch"
+            + (" (NV_WARN_NOTHING_TO_DO: it found no NVSwitch to manage)" if said else " (no NVLink ends on one)")
+            + ": nothing for it to do, the GPUs do not need it",
+            severity="info",
+            subject="host",
+            observed={"manager_state": fab.manager_state, "detail": fab.manager_detail, "nvswitches": False},
+            expected={"manager_state": "active only on NVSwitch systems (HGX/DGX)"},
+            expected_source=FM_GUIDE,
+            fix="nothing to fix: disable the service (systemctl disable nvidia-fabricmanager) so it stops failing; "
+            "an NVLink bridge between two cards needs no fabric manager",
+        )
         return
     done = bool(fab.gpus) and all(g.state == "completed" and g.status == "success" for g in fab.gpus or [])
     yield ctx.finding(
@@ -130,8 +173,10 @@ def gpu_lost(rig: Rig, ctx: Context) -> Iterator[Finding]:
     xid79 = {e.bus_id for e in rig.kernel.events or [] if e.code == 79}
     for bdf in lost:
         fell = bdf.rsplit(".", 1)[0] in xid79
+        pasted = rig.source.kind == "imported"  # only nvidia-smi's "Unable to determine the device handle" sets it
         yield ctx.finding(
             f"NVIDIA GPU {bdf} is on the PCI bus but not among the {len(rig.gpus)} GPUs the driver lists"
+            + ("; nvidia-smi could not open it ('Unable to determine the device handle')" if pasted else "")
             + ("; the kernel log has Xid 79 (fallen off the bus) for it" if fell else "")
             + ("; this scan ran in a container, which may simply not have been given it" if container else ""),
             severity="warn" if container else "fail",

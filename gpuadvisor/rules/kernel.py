@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
-from gpuadvisor.catalog.xids import CATALOG, XIDS, event_severity, recovery_action
+from gpuadvisor.catalog.xids import CATALOG, XIDS, Xid, cause_of, event_severity, recovery_action
 from gpuadvisor.facts import Finding, KernelEvent, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
@@ -25,6 +25,44 @@ def _grouped(rig: Rig, ctx: Context, kind: str) -> dict[tuple[str, int], list[Ke
         if ev.kind == kind:
             groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
     return groups
+
+
+def grouped_events(
+    rig: Rig, ctx: Context, kinds: Iterable[str], key: Callable[[KernelEvent], str]
+) -> dict[str, list[KernelEvent]] | Finding:
+    """The log's events of ``kinds`` by ``key(event)``, in log order, or the not-checked finding without a log."""
+    events = rig.kernel.events
+    if events is None:
+        return ctx.not_checked(missing(rig.kernel, "events", "kernel log"), subject="host")
+    wanted = set(kinds)
+    groups: dict[str, list[KernelEvent]] = {}
+    for ev in events:
+        if ev.kind in wanted:
+            groups.setdefault(key(ev), []).append(ev)
+    return groups
+
+
+def _trail(evs: list[KernelEvent]) -> dict[str, object]:
+    """How many, where the first is and when the last was: the evidence every kernel-log finding carries."""
+    return {"count": len(evs), "first_line": evs[0].line, "last_uptime_s": evs[-1].uptime_s, "last_time": evs[-1].time}
+
+
+def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) -> str:
+    """What to do, cause first: an Xid caused by another follows that one's action; a firmware error at driver
+    load is the driver's or firmware's, not the application's."""
+    if x is None:
+        return "look the number up in NVIDIA's Xid catalog and the driver's release notes"
+    fix = f"catalog: {x.immediate}, then {x.investigatory}"
+    if causes:
+        acts = [f"Xid {c}: {XIDS[c].immediate}" for c in causes if c in XIDS]
+        where = "" if all(c in logged for c in causes) else " (find it in the full log: it is not in this one)"
+        return f"follow the cause{where}: " + ("; ".join(acts) or "see the catalog") + f"; Xid {x.code} is cleanup"
+    if severity == "info" and x.application:
+        fix += "; an application fault: the GPU stays usable, debug the job (compute-sanitizer, cuda-gdb)"
+    elif severity == "info" and x.firmware:
+        fix += "; a driver firmware error (often at driver load), not the application's: update the driver and "
+        fix += "GPU firmware if it returns"
+    return fix
 
 
 def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
@@ -93,33 +131,26 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             action = recovery_action(last.text)
             what = f"GPU recovery action changed to {action!r}" if action else what
         procs = sorted({e.process for e in evs if e.process})
-        before = sorted({int(c) for e in evs for c in re.findall(r"previous Xid (\d+)", e.text)} - logged)
+        causes = sorted({c for e in evs for c in cause_of(e.text)})
+        before = [c for c in causes if c not in logged]  # named by the line, but not logged here
         if before:
-            notes.append("after Xid " + ", ".join(map(str, before)) + ", not in this log")
+            notes.append(("its cause is" if len(before) == 1 else "its causes are") + " not in this log")
+        cause = ""
+        if causes:  # Xid 45 names the Xid it cleans up after: that one is the finding, this one follows it
+            named = [f"Xid {c} ({XIDS[c].description})" if c in XIDS else f"Xid {c}" for c in causes]
+            cause = f" caused by {' and '.join(named)}"
         msg = (
-            f"{_where(first, rig)}: Xid {code} x{len(evs)}, {what}"
+            f"{_where(first, rig)}: Xid {code} x{len(evs)}{cause}, {what}"
             + (f"; process {', '.join(procs)}" if procs else "")
             + (f" ({', '.join(notes)})" if notes else "")
         )
-        if x:
-            fix = f"catalog: {x.immediate}, then {x.investigatory}"
-        else:
-            fix = "look the number up in NVIDIA's Xid catalog and the driver's release notes"
-        if x and x.application and severity == "info":
-            fix += "; an application fault: the GPU stays usable, debug the job (compute-sanitizer, cuda-gdb)"
+        fix = _xid_fix(x, severity, causes, logged)
         yield ctx.finding(
             msg,
             severity=severity,
             gpus=[first.gpu_index] if first.gpu_index is not None else [],
             subject=_where(first, rig),
-            observed={
-                "xid": code,
-                "count": len(evs),
-                "first_line": first.line,
-                "last_text": last.text[:160],
-                "last_uptime_s": last.uptime_s,
-                "last_time": last.time,
-            },
+            observed={"xid": code, **_trail(evs), "last_text": last.text[:160]},
             expected={
                 "immediate_action": x.immediate if x else None,
                 "investigatory_action": x.investigatory if x else None,
@@ -129,7 +160,23 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
 
 
-@rule("GA802", "sxid-events", area="nvlink", severity="warn")
+# SXids the NVIDIA Fabric Manager User Guide (DU-09883-001 v1.3, NVSwitch SXid list) lists as fatal, by number:
+# the severity when a paste shows only an SXid's "Data {...}" line. 12028 "egress non-posted PRIV error": Fatal
+# (NVLink traffic stalls, CUDA jobs abort with Xid 45; recovery: reset the GPUs and NVSwitches).
+SXID_FATAL = {12028: "egress non-posted PRIV error"}
+FM_SXID = "NVIDIA Fabric Manager User Guide, NVSwitch errors (fatal: reset; non-fatal: logged, no action)"
+SXID_FIX = {
+    "fail": "drain the node: a fatal SXid takes the switch's links down; reset the GPUs and NVSwitches of the "
+    "baseboard (or reboot), and open a support case if it returns",
+    "warn": "a non-fatal SXid that repeats points at a link going bad: nvidia-smi nvlink -e for its errors; drain "
+    "the node from NVLink-heavy jobs and service the tray or cable",
+    "info": "none now: the fabric manager guide lists non-fatal SXids as logged for information; watch for repeats",
+    "unknown": "read the SXid's own line (fatal or non-fatal) in the full log: fatal means drain and reset the "
+    "baseboard",
+}
+
+
+@rule("GA802", "sxid-events", area="nvlink", severity="warn", thresholds=("xid_repeat_count",))
 def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """An NVSwitch reported SXid errors (nvidia-nvswitch SXid lines in the kernel log).
 
@@ -140,7 +187,9 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         the switch's links down and with them the peer traffic of every GPU on that baseboard; non-fatal ones
         that repeat point at a link or a port that is going bad.
     Threshold
-        "Fatal" in the line fails; other SXids warn.
+        "Fatal" in the line fails (drain, reset the baseboard). A non-fatal SXid is info, and warns when it
+        comes xid_repeat_count times on the switch. An SXid whose own line is not in the paste (only its
+        "Data {...}" line) warns: its fatality is not shown.
     Source
         NVIDIA, "Xid Errors" guide, chapter "SXid Errors" (docs.nvidia.com/deploy/xid-errors/), and the
         NVIDIA Fabric Manager User Guide (fatal NVSwitch errors need a GPU and switch reset).
@@ -154,16 +203,154 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     for (bus, code), evs in sorted(groups.items()):
         fatal = any(e.text.lower().startswith("fatal") or ", fatal" in e.text.lower() for e in evs)
+        unknown = not fatal and all(e.text.startswith("only its detail line") for e in evs)
+        by_guide = unknown and code in SXID_FATAL  # the guide lists it as fatal: its Data line is enough
+        fatal, unknown = fatal or by_guide, unknown and not by_guide
         links = sorted({int(m) for e in evs for m in re.findall(r"\bLink (\d+)", e.text)})
         what = re.sub(r"^(?:Non-fatal|Fatal),\s*(?:Link \d+\s*)?", "", evs[-1].text)[:100]
         where = f" on link{'s' if len(links) > 1 else ''} {', '.join(map(str, links))}" if links else ""
+        if by_guide:
+            what = f"{SXID_FATAL[code]} (fatal by the fabric manager guide; only its Data line is in the log)"
+        repeated = len(evs) >= ctx.t("xid_repeat_count")
+        kind = "fatal" if fatal else "fatality not shown" if unknown else "non-fatal"
+        severity = "fail" if fatal else "warn" if unknown or repeated else "info"
         yield ctx.finding(
-            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {'fatal' if fatal else 'non-fatal'}{where}: {what}",
-            severity="fail" if fatal else "warn",
+            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {kind}{where}: {what}" + (" (repeated)" if repeated else ""),
+            severity=severity,
             subject=f"NVSwitch {bus}",
-            observed={"sxid": code, "count": len(evs), "fatal": fatal, "first_line": evs[0].line},
+            observed={"sxid": code, "count": len(evs), "fatal": None if unknown else fatal, **_trail(evs)},
             expected={"sxid": None},
-            expected_source="NVIDIA Xid Errors guide, SXid Errors",
-            fix="reset the GPUs and NVSwitches of the baseboard (or reboot); a fatal SXid that returns is a "
-            "support case",
+            expected_source=f"{FM_SXID}; NVIDIA Xid Errors guide, SXid Errors",
+            fix=SXID_FIX[severity if not unknown else "unknown"],
+        )
+
+
+# What each sign of a lost or wedged GPU means and what the on-call engineer does (the Xid catalog's buckets for
+# the Xids that report the same condition: 79 fallen off the bus -> RESTART_BM, 119/120 GSP -> RESET_GPU).
+LOST_SIGNS = {
+    "gpu-init-failed": (
+        "the driver could not initialise the GPU (RmInitAdapter failed): it is on the bus but gone for CUDA",
+        "drain the node and reboot it (cold); if the GPU fails to initialise again, reseat it and open an RMA",
+        "reboot",
+    ),
+    "gpu-reset-required": (
+        "the driver says the GPU needs a reset before it can be used again",
+        "drain the GPU and reset it (nvidia-smi -r -i N, or reboot the node)",
+        "reset",
+    ),
+    "gsp-timeout": (
+        "the GPU's firmware (GSP) stopped answering the driver (heartbeat or RPC timeout, as Xid 119/120)",
+        "drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, update the driver and open a "
+        "support case",
+        "reset",
+    ),
+}
+
+
+def _device(ev: KernelEvent, rig: Rig) -> str:
+    if ev.gpu_index is not None:
+        return f"GPU {ev.gpu_index} {ev.bus_id}"
+    if ev.bus_id:
+        return f"GPU {ev.bus_id}"
+    named = re.search(r"the driver's (GPU\d+)", ev.text)
+    return f"{named.group(1)} (the driver's numbering; no bus id on the line)" if named else "a GPU (no bus id logged)"
+
+
+@rule("GA820", "gpu-lost-signs", area="health", severity="fail")
+def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The kernel log says a GPU is lost or wedged, without an Xid line.
+
+    What it checks
+        NVRM lines without an Xid number: "RmInitAdapter failed" (the driver could not bring the GPU up),
+        NV_ERR_RESET_REQUIRED / "reset required", and GSP heartbeat or RPC timeouts ("Heartbeat timed out",
+        "rpcSendMessage failed", "Timeout waiting for RPC from GSP"), grouped by GPU and sign.
+    Why it matters
+        These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
+        stopped answering), logged by paths that print no Xid. A node with such a GPU strands every job that
+        expects all its GPUs; only a reset or a reboot brings the GPU back.
+    Threshold
+        Any such line fails.
+    Source
+        NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): Xid 79
+        RESTART_BM, Xid 119 and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print
+        them (kernel_gsp.c: _kgspIsHeartbeatTimedOut; osinit.c: RmInitAdapter).
+    How to fix
+        Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
+        GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
+    """
+    groups = grouped_events(rig, ctx, LOST_SIGNS, lambda ev: f"{ev.kind} {ev.bus_id or ''}")
+    if isinstance(groups, Finding):
+        yield groups
+        return
+    for _, evs in sorted(groups.items()):
+        kind = evs[0].kind
+        what, fix, action = LOST_SIGNS[kind]
+        first = evs[0]
+        where = _device(first, rig)
+        yield ctx.finding(
+            f"{where}: {what} (x{len(evs)}, line {first.line}: {first.text[:120]})",
+            gpus=[first.gpu_index] if first.gpu_index is not None else [],
+            subject=where,
+            observed={"sign": kind, **_trail(evs), "evidence": first.text[:200]},
+            expected={"action": action},
+            expected_source=CATALOG,
+            fix=fix,
+        )
+
+
+AER_WORDS = {
+    "aer-fatal": "uncorrectable (fatal)",
+    "aer-nonfatal": "uncorrectable (non-fatal)",
+    "aer-unrecovered": "unrecovered (the GPU's driver cannot recover from AER)",
+    "aer-corrected": "correctable",
+}
+
+
+@rule("GA821", "pcie-aer-log", area="pcie", severity="fail", thresholds=("pcie_aer_correctable_max",))
+def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The kernel log holds PCIe AER errors of a GPU or of the port or switch above it.
+
+    What it checks
+        "PCIe Bus Error: severity=..." and "AER: can't recover" lines of the kernel log, grouped by the
+        device that logged them (the GPU's own function, its root port or a switch port).
+    Why it matters
+        An uncorrectable PCIe error means a transaction was lost or poisoned on the GPU's link: it ends in Xid
+        79 or a hung job, and the GPU stays unusable until the link is reset (a reboot). Correctable errors cost
+        replays and announce a marginal link.
+    Threshold
+        Fatal, non-fatal or unrecovered: fail. Correctable: info, warn above pcie_aer_correctable_max lines.
+    Source
+        PCIe base specification, Advanced Error Reporting; Linux Documentation/PCI/pcieaer-howto.rst (the
+        kernel's "PCIe Bus Error: severity=" messages and their recovery).
+    How to fix
+        Drain the node and reboot it; reseat the GPU and any riser or retimer on that link, check the slot's
+        power and update the BIOS; a GPU that keeps logging uncorrectable errors is an RMA case.
+    """
+    groups = grouped_events(rig, ctx, AER_WORDS, lambda ev: ev.bus_id or "?")
+    if isinstance(groups, Finding):
+        yield groups
+        return
+    limit = ctx.t("pcie_aer_correctable_max")
+    for bus, evs in sorted(groups.items()):
+        kinds = {e.kind for e in evs}
+        worst = next(k for k in AER_WORDS if k in kinds)
+        n = sum(1 for e in evs if e.kind == worst)
+        corrected_only = worst == "aer-corrected"
+        severity = ("warn" if n > limit else "info") if corrected_only else "fail"
+        first = next(e for e in evs if e.kind == worst)
+        gpu = first.gpu_index if first.gpu_index is not None else None
+        driver = first.text.split(" ", 1)[0]
+        who = f"GPU {gpu} {bus}" if gpu is not None else f"GPU {bus}" if driver == "nvidia" else f"PCIe {driver} {bus}"
+        yield ctx.finding(
+            f"{who}: {n} {AER_WORDS[worst]} PCIe error line(s) in the kernel log (line {first.line}: "
+            f"{first.text[:120]})",
+            severity=severity,
+            gpus=[gpu] if gpu is not None else [],
+            subject=who,
+            observed={"aer": worst, "count": n, "first_line": first.line, "evidence": first.text[:200]},
+            expected={"aer_uncorrectable": 0, "aer_correctable_max": limit},
+            expected_source="PCIe AER (Linux pcieaer-howto)",
+            fix="drain and reboot; reseat the GPU and any riser or retimer on this link; RMA if it returns"
+            if not corrected_only
+            else "watch whether the count keeps rising; reseat the card and riser if it does",
         )

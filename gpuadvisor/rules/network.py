@@ -62,15 +62,34 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
         yield got
         return
     for p in got:
+        panic = p.why("state") or ""
+        if p.state is None and panic.startswith("ibpanic"):
+            yield ctx.finding(
+                f"{p.device}: ibstat could not read the adapter ({panic[:120]}): a failed or missing HCA",
+                subject=p.device,
+                observed={"ibstat": panic[:200]},
+                expected={"state": "ACTIVE"},
+                expected_source="infiniband-diags ibstat (ibpanic: the tool could not open the device)",
+                fix="check that the HCA is on the bus (lspci | grep Mellanox) and its driver loaded (mlx5_core, "
+                "ib_umad); a missing or failed HCA is a reseat or RMA; leave it out of NCCL_IB_HCA until then",
+            )
+            continue
         if p.state is None and p.phys_state is None:
             continue
         if p.state == "ACTIVE" and p.phys_state in (None, "LinkUp"):
             continue
         disabled = (p.phys_state or "").lower() == "disabled"
+        unmanaged = p.state in ("INIT", "ARMED") and p.phys_state == "LinkUp"
         yield ctx.finding(
             f"{_name(p)} is {p.state or 'in an unknown state'}"
             + (f" (physical state {p.phys_state})" if p.phys_state else " (physical state not shown)")
-            + ("; disabled, so not in use" if disabled else ""),
+            + ("; disabled, so not in use" if disabled else "")
+            + (
+                ": the cable and link are up but no subnet manager has activated the port (or its partition "
+                "key does not match)"
+                if unmanaged
+                else ""
+            ),
             severity="info" if disabled else "warn",
             subject=_name(p),
             observed={"state": p.state, "phys_state": p.phys_state, "link_layer": p.link_layer},
@@ -104,9 +123,12 @@ def rdma_port_rate(rig: Rig, ctx: Context) -> Iterator[Finding]:
         yield got
         return
     active = [p for p in _active(got) if p.rate_gbps is not None]
+    fastest: dict[tuple[str | None, str | None], float] = {}  # one pass: linear in the number of ports
+    for q in active:
+        key = (q.link_layer, q.ca_type)
+        fastest[key] = max(fastest.get(key, 0.0), q.rate_gbps or 0.0)
     for p in active:
-        peers = [q.rate_gbps for q in active if q.link_layer == p.link_layer and q.ca_type == p.ca_type]
-        best = max(r for r in peers if r is not None)
+        best = fastest[(p.link_layer, p.ca_type)]
         rate = p.rate_gbps or 0.0
         model = IB_MODEL_RATE.get(p.ca_type or "") if p.link_layer == "InfiniBand" else None
         if rate < best:

@@ -53,7 +53,8 @@ def verdict(findings: Iterable[Finding]) -> tuple[str, dict[str, int]]:
 NO_GPUS = "no-gpus"
 _EVIDENCE = re.compile(r"\s*\([^()]*=[^()]*\)")
 WORST_SHOWN = 3  # the verdict names this many of the worst findings, then "+N more"
-_NO_GPU_PREFIX = "no NVIDIA GPU or driver found"
+NO_GPU_PREFIX = "no NVIDIA GPU or driver found"
+_NO_GPU_PREFIX = NO_GPU_PREFIX
 
 
 def one_line(f: Finding) -> str:
@@ -167,6 +168,22 @@ class Verdict:
         }
 
 
+NO_FAULT_IN_LOGS = "no fault in the logs given"
+
+
+def logs_given(rig: Any) -> list[str]:
+    """What a scan holds for the rules besides GPUs: a kernel log, RDMA ports, the fabric manager's state, the
+    GPUs' fabric registration, the NVIDIA functions on the PCI bus (empty: nothing to judge without a GPU)."""
+    held = {
+        "kernel log": rig.kernel.events is not None,
+        "RDMA ports": rig.network.rdma_ports is not None,
+        "fabric manager": rig.fabric.manager_state is not None,
+        "GPU fabric state": rig.fabric.gpus is not None,
+        "PCI functions": rig.node.nvidia_pci_functions is not None,
+    }
+    return [name for name, yes in held.items() if yes]
+
+
 def rig_verdict(rig: Any) -> Verdict:
     """The scan's verdict: the findings' verdict, with the worst findings named; "no-gpus" when the scan lists no
     GPU and no rule found a fault in what it does hold (a pasted kernel log or ibstat is judged without a GPU
@@ -174,6 +191,8 @@ def rig_verdict(rig: Any) -> Verdict:
     state, c = verdict(rig.findings)
     if not rig.gpus:
         why, todo = no_gpu_reason(rig)
+        if state == "healthy" and rig.source.kind != "live" and logs_given(rig):
+            return Verdict(state, c, why=f"{NO_FAULT_IN_LOGS} ({', '.join(logs_given(rig))}; no GPU listed)")
         if state == "healthy":
             return Verdict(NO_GPUS, c, why=why, todo=todo)
         top, more = worst(rig.findings)

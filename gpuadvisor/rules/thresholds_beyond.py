@@ -31,6 +31,36 @@ BEYOND = [
         integer=True,
     ),
     Threshold(
+        "rdma_flap_window_hours",
+        6,
+        "hours",
+        "an RDMA link that went down less than this long before the scan fails the node; an older one in the log "
+        "since boot warns",
+        "Azure HPC node health checks (azurehpc-health-checks, check_ib_link_flapping): no IB link flap within "
+        "6 hours by default; Meta's GCM link-flaps check treats an InfiniBand flap as critical",
+        minimum=0,
+    ),
+    Threshold(
+        "rdma_symbol_error_max",
+        10,
+        "errors",
+        "symbol_error, link_error_recovery or port_rcv_errors of an RDMA port above this count warns",
+        "infiniband-diags ibqueryerrors(8), FILES / ERROR THRESHOLD: the example thresholds SymbolErrorCounter=10 "
+        "and LinkErrorRecoveryCounter=10",
+        minimum=0,
+        integer=True,
+    ),
+    Threshold(
+        "rdma_link_downed_max",
+        10,
+        "events",
+        "link_downed of an RDMA port above this count warns (the link went down and retrained that many times)",
+        "Nebius soperator, issue 481 (github.com/nebius/soperator/issues/481): 'increase of > 10 is strong ib "
+        "flap indicator' for /sys/class/infiniband/*/ports/1/counters/link_downed",
+        minimum=0,
+        integer=True,
+    ),
+    Threshold(
         "shm_min_gib",
         1,
         "GiB",

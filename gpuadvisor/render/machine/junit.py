@@ -7,6 +7,7 @@ reports read):
   preset, hostname, fail-on level and policy;
 - ``<testcase classname=AREA name="CODE name">`` per selected rule (GitLab shows classname as the suite);
   codes are unique, so names are;
+- a first testcase "GPUs found" with an ``<error>`` when the node could not be judged (no GPU, nothing failing);
 - at most one child per testcase: ``<failure>`` when a finding of the rule fails the gate (all its findings,
   with evidence and fix, in the text), ``<error>`` when the rule crashed, ``<skipped>`` when every finding of
   the rule is not-checked (the reasons as its text); otherwise it passed, and findings below the gate
@@ -88,6 +89,7 @@ def build_junit(
     fail_on: str,
     policy: str | None = None,
     time_s: float = 0.0,
+    cannot_judge: str | None = None,
 ) -> ET.Element:
     """The ``<testsuite>`` element. ``rules`` are the selected rules (one testcase each); ``failing(f)`` says
     whether a finding fails the gate (the check command's decision from ``fail_on``)."""
@@ -111,6 +113,11 @@ def build_junit(
         if value is not None:
             _sub(props, "property", {"name": name, "value": value})
     n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    if cannot_judge:  # no GPU found and nothing failing: the node was not judged (exit 2), and CI shows why
+        n["tests"] += 1
+        n["errors"] += 1
+        case = _sub(suite, "testcase", {"classname": "gpu", "name": "GPUs found"})
+        _sub(case, "error", {"message": cannot_judge, "type": "not-judged"}, cannot_judge)
     for rule in rules:
         n["tests"] += 1
         case = _sub(suite, "testcase", {"classname": rule.area, "name": f"{rule.code} {rule.name}"})

@@ -118,16 +118,26 @@ def _gpus_label(gpus: Iterable[int]) -> str:
 
 
 def render_prometheus(
-    rig: Rig, findings: Iterable[Finding], *, failing: bool, fail_on: str, policy: str | None = None
+    rig: Rig,
+    findings: Iterable[Finding],
+    *,
+    failing: bool,
+    fail_on: str,
+    policy: str | None = None,
+    judged: bool = True,
 ) -> str:
     """The node_exporter textfile for one check: status, findings, GPUs, PCIe links and measurements.
 
     ``failing`` is the gate's outcome (the check command decides it from ``fail_on``); per-finding series
     leave out not-checked findings (their number is in ``gpuadvisor_findings{severity="not-checked"}``).
+    ``judged`` False: the gate could not judge the node (no GPU found and nothing failing; the check exits 2).
     """
     findings = list(findings)
     ex = Exposition()
     _add_check(ex, rig, findings, failing=failing, fail_on=fail_on, policy=policy)
+    if not judged:  # only then: a node that was judged keeps the series it always had
+        ex.declare("check_not_judged", "gauge", "1: the gate could not judge the node (no GPU found, nothing failing).")
+        ex.add("check_not_judged", 1)
     _add_gpus(ex, rig)
     _add_measurements(ex, rig)
 

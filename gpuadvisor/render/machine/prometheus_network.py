@@ -38,6 +38,16 @@ def _kernel(ex: Exposition, rig: Rig) -> None:
             key=lambda kv: (kv[0][0] or "", kv[0][1]),
         ):
             ex.add("kernel_sxid_events", n, {"bus_id": bus, "sxid": code})
+        signs = Counter((e.gpu_index, e.bus_id, e.kind) for e in events if e.kind not in ("xid", "sxid"))
+        if signs:  # only when the log holds some: scans without them keep the series they had
+            ex.declare(
+                "kernel_sign_events",
+                "gauge",
+                "Kernel-log lines without an Xid: a GPU that failed to initialise, GSP timeouts, PCIe AER errors, "
+                "RDMA link flaps; per device and kind.",
+            )
+            for (gpu, bus, kind), n in sorted(signs.items(), key=lambda kv: (str(kv[0][1]), kv[0][2])):
+                ex.add("kernel_sign_events", n, {"gpu": gpu, "bus_id": bus, "kind": kind})
 
 
 def _rdma(ex: Exposition, rig: Rig) -> None:

@@ -96,11 +96,14 @@ def render_findings(
             out.append("")
         out += _not_checked(skipped, color, min(width, WIDTH))
     no_gpus = rig_verdict(rig) if rig is not None and not rig.gpus else None
-    if no_gpus is not None and no_gpus.state != NO_GPUS:  # a kernel log or ibstat alone: judged, and it says so
+    clean_logs = no_gpus is not None and no_gpus.state == "healthy" and bool(no_gpus.why)
+    if no_gpus is not None and no_gpus.state != NO_GPUS and not clean_logs:  # a log alone: judged, and it says so
         out += ["", f"(this scan lists no GPU: {no_gpus.why}; the verdict rests on what it does hold)"]
     if out:
         out.append("")
-    if no_gpus is not None and no_gpus.state == NO_GPUS:
+    if clean_logs and no_gpus is not None:  # logs without GPUs, nothing wrong in them: say so, not "no GPUs"
+        out += _wrap_to(f"Verdict: {no_gpus.why}", width, "")
+    elif no_gpus is not None and no_gpus.state == NO_GPUS:
         out.append(_paint(f"Verdict: NO GPUS FOUND ({no_gpus.why})", "fail", color))
         out += _wrap_to(f"what to do: {no_gpus.todo}", width, "  ") if no_gpus.todo else []
     else:

@@ -35,7 +35,9 @@ def render_beyond(rig: Rig, section: Any) -> list[str]:
     else:
         counts = Counter((e.kind, e.code, e.gpu_index if e.gpu_index is not None else e.bus_id) for e in log.events)
         shown = ", ".join(
-            f"{'SXid' if k == 'sxid' else 'Xid'} {c} x{n} on " + (f"GPU {w}" if isinstance(w, int) else str(w or "?"))
+            ({"sxid": f"SXid {c}", "xid": f"Xid {c}"}.get(k, k))
+            + f" x{n} on "
+            + (f"GPU {w}" if isinstance(w, int) else str(w or "?"))
             for (k, c, w), n in sorted(counts.items(), key=lambda kv: str(kv[0]))
         )
         lines.append(f"  kernel log ({log.source}, {log.lines_read} lines): " + (shown or "no Xid or SXid event"))

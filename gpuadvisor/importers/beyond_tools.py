@@ -1,0 +1,157 @@
+"""More pasted outputs beyond the GPU, recognised by content: ``rdma link`` (iproute2), ``lsmod`` (whole or
+grepped), and NCCL debug logs (``NCCL_DEBUG=INFO``: which NICs NCCL uses, whether GPUDirect RDMA is disabled
+for an HCA and why, which transport each channel took).
+
+Each detector and parser is a row of :mod:`gpuadvisor.importers.registry`; their facts merge through
+:func:`gpuadvisor.importers.beyond.merge_into`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuadvisor import facts
+from gpuadvisor.facts import RdmaPort, Rig
+from gpuadvisor.importers.section import Section, outside_log
+
+# rdma link show: "link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING"
+_RDMA_LINK = re.compile(r"^\s*link\s+(\S+?)/(\d{1,3})\s.*?\bstate\s+(\w+)(?:\s+physical_state\s+(\w+))?")
+_PHYS = {"LINK_UP": "LinkUp", "POLLING": "Polling", "DISABLED": "Disabled", "SLEEP": "Sleep",
+         "LINK_ERROR_RECOVERY": "LinkErrorRecovery", "PHY_TEST": "PhyTest"}  # fmt: skip
+# lsmod: "Module                  Size  Used by" / "nvidia_peermem         16384  0"
+_LSMOD_HEAD = re.compile(r"^\s*Module\s+Size\s+Used by\s*$")
+_LSMOD_ROW = re.compile(r"^([a-z][a-z0-9_]{1,55})\s+(\d{1,12})\s+(\d{1,6})(?:\s+(\S+))?\s*$")
+PEERMEM = ("nvidia_peermem", "nv_peer_mem")
+OF_INTEREST = ("nvidia", "nv_peer_mem", "mlx5", "ib_", "rdma", "gdrdrv", "nvidia_fs")
+# NCCL debug: "host:25668:27396 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB ..."
+_NCCL = re.compile(r"^\s*\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)\b")
+_NCCL_USING = re.compile(r"NET/IB : Using (.*?)(?:;|$)")
+_NCCL_NIC = re.compile(r"(\w+:\d+/(?:IB|RoCE))")
+_NCCL_GDR_OFF = re.compile(r"GPU Direct RDMA Disabled for (?:GPU \S+ / )?HCA (\d+) '([^']+)'(?:\s*\(([^)]*)\))?")
+_NCCL_VIA = re.compile(r"\bvia (\S+)")
+
+
+def starts_rdma_link(lines: list[str], i: int, current: Section | None) -> bool:
+    return (
+        bool(_RDMA_LINK.match(lines[i])) and outside_log(current) and (current is None or current.kind != "rdma-link")
+    )
+
+
+def parse_rdma_link(text: str, source: str, first: int) -> Rig:
+    """Each ``link DEV/PORT ... state S physical_state P`` line as a port (rate and link layer: not printed)."""
+    rig = Rig()
+    ports: list[RdmaPort] = []
+    for line in text.splitlines():
+        m = _RDMA_LINK.match(line)
+        if not m:
+            continue
+        dev, port, state, phys = m.groups()
+        p = RdmaPort(device=dev, port=int(port), state=state.upper(), phys_state=_PHYS.get((phys or "").upper(), phys))
+        for name in ("rate_gbps", "link_layer", "firmware", "ca_type"):
+            p.missing(name, "rdma link does not print it")
+        ports = [q for q in ports if (q.device, q.port) != (p.device, p.port)] + [p]  # the last reading of a port
+    rig.network.rdma_ports = ports
+    rig.origins["network.rdma_ports"] = f"{source}:{first}"
+    return rig
+
+
+def starts_lsmod(lines: list[str], i: int, current: Section | None) -> bool:
+    line = lines[i]
+    row = _LSMOD_ROW.match(line)
+    hit = bool(_LSMOD_HEAD.match(line)) or bool(row and row.group(1).startswith(OF_INTEREST))
+    return hit and outside_log(current) and (current is None or current.kind != "lsmod")
+
+
+def parse_lsmod(text: str, source: str, first: int) -> Rig:
+    """The modules of interest; peer memory loaded or not. A grepped lsmod (no header) that shows no peermem line
+    does not say it is absent: only a whole lsmod does."""
+    rig = Rig()
+    names = [m.group(1) for m in map(_LSMOD_ROW.match, text.splitlines()) if m]
+    whole = any(_LSMOD_HEAD.match(line) for line in text.splitlines())
+    rig.network.modules = sorted({n for n in names if n.startswith(OF_INTEREST)})
+    if any(n in PEERMEM for n in names):
+        rig.network.peermem_loaded = True
+    elif whole:
+        rig.network.peermem_loaded = False
+    else:
+        rig.network.missing("peermem_loaded", f"{facts.ELIDED}: a grepped lsmod without a peer-memory line")
+    rig.origins["network.modules"] = f"{source}:{first}"
+    return rig
+
+
+_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$)\s+\w")  # "$ grep NCCL x.log", "[root@n1 ~]# ..."
+
+
+def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool:
+    """A NCCL INFO/WARN line outside nccl-tests output, or right after a shell prompt (a new command's output
+    pasted after nccl-tests)."""
+    if not _NCCL.match(lines[i]) or not outside_log(current):
+        return False
+    if current is not None and current.kind == "nccl-debug":
+        return False
+    after_prompt = i > 0 and bool(_PROMPT.match(lines[i - 1]))
+    return current is None or current.kind != "nccl-tests" or after_prompt
+
+
+def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
+    """NICs NCCL uses, HCAs it disabled GPUDirect RDMA for (with its reason), and the transports of its channels."""
+    rig = Rig()
+    nics: list[str] = []
+    off: list[str] = []
+    via: set[str] = set()
+    for line in text.splitlines():
+        if "NCCL" not in line:
+            continue
+        if u := _NCCL_USING.search(line):
+            nics += [n for n in _NCCL_NIC.findall(u.group(1)) if n not in nics]
+        if g := _NCCL_GDR_OFF.search(line):
+            entry = g.group(2) + (f" ({g.group(3)})" if g.group(3) else "")
+            off += [] if entry in off else [entry]
+        if " via " in line and "Channel" in line and (v := _NCCL_VIA.search(line)):
+            via.add(v.group(1))
+    rig.network.nccl_nics = nics or None
+    rig.network.nccl_gdr_disabled = off
+    rig.network.nccl_transports = sorted(via) or None
+    rig.origins["network.nccl_gdr_disabled"] = f"{source}:{first}"
+    return rig
+
+
+# perfquery: "# Port counters: Lid 5 port 1 (CapMask: 0x5300)" (or "# Port extended counters: ...") then
+# "SymbolErrorCounter:..............1542" lines; the names as sysfs spells them (probes/rdma.py ERROR_COUNTERS)
+_PERF_HEAD = re.compile(r"^\s*# Port (?:extended )?counters: Lid (\d{1,6}) port (\d{1,3})")
+_PERF_ROW = re.compile(r"^\s*(\w+):\.*\s*(\d{1,20})\s*$")
+PERF_NAMES = {
+    "SymbolErrorCounter": "symbol_error",
+    "LinkErrorRecoveryCounter": "link_error_recovery",
+    "LinkDownedCounter": "link_downed",
+    "PortRcvErrors": "port_rcv_errors",
+    "PortRcvRemotePhysicalErrors": "port_rcv_remote_physical_errors",
+    "LocalLinkIntegrityErrors": "local_link_integrity_errors",
+    "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors",
+    "PortXmitDiscards": "port_xmit_discards",
+}
+
+
+def starts_perfquery(lines: list[str], i: int, current: Section | None) -> bool:
+    return (
+        bool(_PERF_HEAD.match(lines[i])) and outside_log(current) and (current is None or current.kind != "perfquery")
+    )
+
+
+def parse_perfquery(text: str, source: str, first: int) -> Rig:
+    """Each port's error counters; the port is named by its LID (perfquery does not print the adapter's name)."""
+    rig = Rig()
+    ports: list[RdmaPort] = []
+    port: RdmaPort | None = None
+    for line in text.splitlines():
+        if head := _PERF_HEAD.match(line):
+            port = RdmaPort(device=f"LID {head.group(1)}", port=int(head.group(2)), counters={})
+            port.missing("state", "perfquery does not print it")
+            ports.append(port)
+        elif port is not None and (row := _PERF_ROW.match(line)) and row.group(1) in PERF_NAMES:
+            value = int(row.group(2))
+            if value < 2**64 and port.counters is not None:
+                port.counters[PERF_NAMES[row.group(1)]] = value
+    rig.network.rdma_ports = ports
+    rig.origins["network.rdma_ports"] = f"{source}:{first}"
+    return rig

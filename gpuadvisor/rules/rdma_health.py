@@ -1,0 +1,223 @@
+"""GA822-GA824: RDMA link health beyond the port state: link flaps in the kernel log, error counters, firmware
+versions across the node's adapters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.kernel import grouped_events
+from gpuadvisor.rules.network import _name, _ports
+from gpuadvisor.rules.registry import rule
+
+AZNHC = "Azure HPC node health checks, check_ib_link_flapping (github.com/Azure/azurehpc-health-checks)"
+
+
+@rule("GA822", "rdma-link-flaps", area="network", severity="fail", thresholds=("rdma_flap_window_hours",))
+def rdma_link_flaps(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An RDMA link went down and came back (a link flap) in the kernel log.
+
+    What it checks
+        mlx5_core "Link down" lines and IPoIB "Lost carrier" lines of the kernel log, per adapter, with the
+        "Link up" lines that follow, over the time the log covers.
+    Why it matters
+        A flapping port drops every RDMA connection that runs over it: NCCL and MPI jobs across nodes abort or
+        hang while it is down, and a cable or transceiver that flaps once flaps again.
+    Threshold
+        A link down less than rdma_flap_window_hours before the scan fails; older, or of unknown age (a pasted
+        log without the host's uptime), warns.
+    Source
+        Azure HPC node health checks (check_ib_link_flapping: no IB link flap within 6 hours by default);
+        Meta's GCM link-flaps health check (an InfiniBand flap is critical).
+    How to fix
+        Drain the node from multi-node jobs; reseat or replace the cable and transceiver of that port, check
+        the switch port's counters (ibqueryerrors, mlxlink -d DEVICE -c), then watch for new flaps.
+    """
+    by_dev = grouped_events(rig, ctx, ("link-down", "link-up"), lambda ev: ev.bus_id or ev.text.split(":")[0])
+    if isinstance(by_dev, Finding):
+        yield by_dev
+        return
+    window = ctx.t("rdma_flap_window_hours")
+    for dev, evs in sorted(by_dev.items()):
+        downs = [e for e in evs if e.kind == "link-down"]
+        ups = sum(1 for e in evs if e.kind == "link-up")
+        flaps = max(len(downs), ups - 1)  # a link that comes up again went down between (grep may hide those lines)
+        if not flaps:
+            continue
+        last = (downs or evs)[-1]
+        age_h = None
+        if rig.kernel.uptime_s is not None and last.uptime_s is not None and last.uptime_s <= rig.kernel.uptime_s:
+            age_h = (rig.kernel.uptime_s - last.uptime_s) / 3600
+        times = [e.uptime_s for e in evs if e.uptime_s is not None]
+        span = f" over {(max(times) - min(times)) / 60:.0f} min of log" if len(times) > 1 else ""
+        recent = age_h is not None and age_h <= window
+        when = f"last {age_h:.1f} h before the scan" if age_h is not None else "age unknown"
+        yield ctx.finding(
+            f"RDMA adapter {dev}: link flapped {flaps} time(s) ({len(downs)} down, {ups} up lines){span} ({when}; "
+            f"line {last.line}: {last.text[:100]})",
+            severity="fail" if recent else "warn",
+            subject=f"RDMA {dev}",
+            observed={
+                "flaps": flaps,
+                "link_down": len(downs),
+                "link_up": ups,
+                "last_age_h": age_h,
+                "evidence": last.text[:200],
+            },
+            expected={"link_down_within_hours": 0, "window_hours": window},
+            expected_source=AZNHC,
+            fix="drain the node from multi-node jobs; reseat or replace the cable and transceiver, check the switch "
+            "port (ibqueryerrors, mlxlink -d DEVICE -c)",
+        )
+
+
+COUNTER_LIMITS = {
+    "symbol_error": "rdma_symbol_error_max",
+    "link_error_recovery": "rdma_symbol_error_max",
+    "port_rcv_errors": "rdma_symbol_error_max",
+    "link_downed": "rdma_link_downed_max",
+}
+
+
+@rule(
+    "GA823",
+    "rdma-port-errors",
+    area="network",
+    severity="warn",
+    thresholds=("rdma_symbol_error_max", "rdma_link_downed_max"),
+)
+def rdma_port_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An RDMA port's error counters are high: symbol errors, link error recoveries, receive errors, link downs.
+
+    What it checks
+        The port counters Linux keeps in /sys/class/infiniband/DEV/ports/N/counters/ (the same ibqueryerrors and
+        perfquery read): symbol_error, link_error_recovery, port_rcv_errors and link_downed, since they were
+        last cleared.
+    Why it matters
+        Symbol errors and link error recoveries are a marginal cable, transceiver or port: the link retrains,
+        packets are resent, and the collectives that cross it slow down or time out. link_downed counts the
+        times the link went down (flaps).
+    Threshold
+        symbol_error, link_error_recovery or port_rcv_errors above rdma_symbol_error_max, or link_downed above
+        rdma_link_downed_max: warn.
+    Source
+        infiniband-diags ibqueryerrors(8), error thresholds (SymbolErrorCounter=10, LinkErrorRecoveryCounter=10);
+        Nebius soperator issue 481 (link_downed rising by more than 10: a flapping link).
+    How to fix
+        Reseat or replace the cable and transceiver, check the switch side (ibqueryerrors, mlxlink -d DEVICE
+        -c), clear the counters (perfquery -x -R) and see whether they rise again under load.
+    """
+    got = _ports(rig, ctx)
+    if isinstance(got, Finding):
+        yield got
+        return
+    if got and not any(p.counters is not None for p in got):
+        yield ctx.not_checked(
+            "RDMA port error counters: not in this scan (read live from /sys/class/infiniband/*/ports/*/counters)",
+            subject="host",
+        )
+        return
+    for p in got:
+        high = {
+            name: n
+            for name, n in (p.counters or {}).items()
+            if name in COUNTER_LIMITS and n > ctx.t(COUNTER_LIMITS[name])
+        }
+        if not high:
+            continue
+        yield ctx.finding(
+            f"{_name(p)}: " + ", ".join(f"{name} {n}" for name, n in high.items()) + " since the counters were cleared",
+            subject=_name(p),
+            observed=high,
+            expected={name: ctx.t(COUNTER_LIMITS[name]) for name in high},
+            expected_source="ibqueryerrors(8) error thresholds; soperator issue 481 (link_downed)",
+            fix="reseat or replace the cable and transceiver; check the switch port (ibqueryerrors, mlxlink -d DEVICE "
+            "-c); clear the counters (perfquery -x -R) and watch whether they rise",
+        )
+
+
+@rule("GA824", "rdma-firmware-mismatch", area="network", severity="warn")
+def rdma_firmware_mismatch(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """Adapters of the same model on one node run different firmware.
+
+    What it checks
+        The firmware version of each RDMA adapter (sysfs fw_ver, ibstat "Firmware version", ibv_devinfo
+        fw_ver), grouped by adapter model (CA type).
+    Why it matters
+        A node's adapters are updated together; one left behind behaves differently (link training, congestion
+        control, known bugs fixed in one version and not the other), and NCCL spreads traffic over all of them.
+    Threshold
+        Two or more firmware versions among adapters of one model: warn.
+    Source
+        NVIDIA ConnectX firmware release notes (each version lists the issues it fixes); NVIDIA's DGX and
+        HGX software guides update all adapters of a node to one firmware bundle (mlxfwmanager).
+    How to fix
+        Update every adapter to the same firmware (mlxfwmanager --online -u, or the node's firmware bundle) and
+        reset the adapters (mlxfwreset) or reboot.
+    """
+    got = _ports(rig, ctx)
+    if isinstance(got, Finding):
+        yield got
+        return
+    by_model: dict[str, dict[str, set[str]]] = {}
+    for p in got:
+        if p.firmware and p.ca_type:
+            by_model.setdefault(p.ca_type, {}).setdefault(p.firmware, set()).add(p.device)
+    for model, versions in sorted(by_model.items()):
+        if len(versions) < 2:
+            continue
+        common = max(versions, key=lambda v: len(versions[v]))
+        odd = {v: sorted(devs) for v, devs in versions.items() if v != common}
+        yield ctx.finding(
+            f"{model} adapters run {len(versions)} firmware versions: most {common}, "
+            + "; ".join(f"{', '.join(d)} on {v}" for v, d in sorted(odd.items())),
+            subject=f"RDMA {model}",
+            observed={"firmware": {v: sorted(d) for v, d in versions.items()}},
+            expected={"firmware": common},
+            expected_source="one firmware per adapter model on a node (NVIDIA ConnectX firmware release notes)",
+            fix="update every adapter to one firmware (mlxfwmanager --online -u) and reset them (mlxfwreset) or reboot",
+        )
+
+
+@rule("GA825", "nccl-gdr-disabled", area="network", severity="warn")
+def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """A NCCL debug log says GPUDirect RDMA is disabled for an HCA: inter-node traffic stages through host memory.
+
+    What it checks
+        The "NET/IB : GPU Direct RDMA Disabled for HCA N 'mlx5_N'" lines of a pasted NCCL debug log
+        (NCCL_DEBUG=INFO), with the reason NCCL gives ("no module"), against the peer-memory module (lsmod).
+    Why it matters
+        Without GPUDirect RDMA every message between nodes is copied through host memory: lower bandwidth,
+        higher latency and CPU load on every multi-node collective.
+    Threshold
+        Any HCA with GPUDirect RDMA disabled: warn.
+    Source
+        NCCL User Guide, Environment Variables (NCCL_NET_GDR_LEVEL) and Troubleshooting (GPU Direct RDMA needs
+        nvidia_peermem or dma-buf); NVIDIA GPUDirect RDMA documentation.
+    How to fix
+        "(no module)": load nvidia_peermem (modprobe nvidia_peermem; after MLNX_OFED, rebuild the driver so the
+        module is built against it), or use dma-buf with the open kernel module. Loaded but still disabled:
+        check that the HCA and GPU share a PCIe switch (NCCL_NET_GDR_LEVEL) and that peermem registered
+        (/sys/kernel/mm/memory_peers/nv_mem/version).
+    """
+    off = rig.network.nccl_gdr_disabled
+    if not off:
+        return  # no NCCL log, or one that disabled nothing: nothing to judge (no not-checked: a log is optional)
+    loaded = rig.network.peermem_loaded
+    why = (
+        "nvidia_peermem is loaded (lsmod), so it is not registered or the HCA is too far from the GPU"
+        if loaded
+        else "the peer-memory module is not loaded"
+        if loaded is False or any("no module" in h for h in off)
+        else "whether nvidia_peermem is loaded is not in the paste (add lsmod | grep peermem)"
+    )
+    yield ctx.finding(
+        f"NCCL disabled GPUDirect RDMA for {', '.join(off)}: {why}",
+        subject="host",
+        observed={"gdr_disabled": off, "peermem_loaded": loaded, "nccl_nics": rig.network.nccl_nics},
+        expected={"gdr_disabled": []},
+        expected_source="NCCL User Guide, NCCL_NET_GDR_LEVEL and Troubleshooting",
+        fix="modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
+        "if loaded: check /sys/kernel/mm/memory_peers/nv_mem/version and the GPU-HCA PCIe distance",
+    )

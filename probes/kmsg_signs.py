@@ -1,0 +1,130 @@
+"""Kernel-log lines that say a GPU is lost or wedged without an Xid, PCIe AER errors, and RDMA link flaps.
+
+Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the line's message as ``text``):
+
+- ``gpu-init-failed``: ``NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)`` (the driver could
+  not bring the GPU up: it is on the bus, gone for CUDA);
+- ``gpu-reset-required``: ``NV_ERR_RESET_REQUIRED`` or "reset required" in an NVRM line (not an Xid 154 line,
+  which GA801 reads);
+- ``gsp-timeout``: ``_kgspIsHeartbeatTimedOut: Heartbeat timed out``, ``GSP RM heartbeat timed out``,
+  ``rpcSendMessage failed``, ``Timeout waiting for RPC from GSP`` (the GPU's firmware stopped answering);
+- ``aer-fatal``, ``aer-nonfatal``, ``aer-corrected``: ``PCIe Bus Error: severity=...`` lines, on the device
+  that logged them (the GPU, ``nvidia 0000:03:00.0``, or a port, ``pcieport 0000:00:03.0``);
+  ``aer-unrecovered``: ``nvidia 0000:03:00.0: AER: can't recover`` (the GPU's driver has no recovery);
+- ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
+
+The text is searched with one regular expression (C speed); only matching lines are cut out and read.
+Sources of the forms: the NVIDIA driver's messages as posted in NVIDIA/gpu-operator#1146 (RmInitAdapter),
+ublue-os/bazzite#4449 (GSP heartbeat), Linux drivers/pci/pcie/aer.c (``PCIe Bus Error: severity=%s``), the
+mlx5_core driver (``Link down``/``Link up``, drivers/net/ethernet/mellanox/mlx5/core/en_main.c).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuadvisor.facts import KernelEvent
+
+# Substrings searched with str.find (C speed; a regular expression with alternatives is 3x slower on a big log).
+KEYWORDS = (
+    "RmInitAdapter failed",
+    "NV_ERR_RESET_REQUIRED",
+    "eset required",
+    "eset Required",
+    "eartbeat timed out",
+    "rpcSendMessage failed",
+    "Timeout waiting for RPC from GSP",
+    "PCIe Bus Error: severity=",
+    "AER: can't recover",
+    ": Link down",
+    ": Link up",
+    ": Lost carrier",
+)
+SIGN_RE = re.compile(
+    r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
+    r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
+    r"|: Link (?:down|up)\b"
+)
+_DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
+_NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_NVRM_INDEX = re.compile(r"NVRM: (GPU\d+) ")
+_SEVERITY = re.compile(
+    r"severity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
+    r"|Uncorrected \(Fatal\)|Uncorrectable \(Fatal\))"
+)
+GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout")
+AER_SIGNS = ("aer-fatal", "aer-nonfatal", "aer-unrecovered", "aer-corrected")
+LINK_SIGNS = ("link-down", "link-up")
+
+
+def _bus(text: str) -> str:
+    b = text.lower()
+    return b if b.count(":") == 2 else "0000:" + b
+
+
+def classify(line: str) -> tuple[str, str | None, str] | None:
+    """(kind, bus id, message) of one line holding a sign, or None (an Xid line, or not a sign after all)."""
+    if "Xid" in line:
+        return None  # Xid lines (154's "GPU Reset Required" too) are GA801's
+    nvrm = line.find("NVRM:")
+    if "RmInitAdapter failed" in line:
+        kind = "gpu-init-failed"
+    elif nvrm >= 0 and ("NV_ERR_RESET_REQUIRED" in line or re.search(r"[Rr]eset [Rr]equired", line)):
+        kind = "gpu-reset-required"
+    elif nvrm >= 0 and re.search(r"[Hh]eartbeat timed out|rpcSendMessage failed|Timeout waiting for RPC", line):
+        kind = "gsp-timeout"
+    elif "PCIe Bus Error: severity=" in line:
+        sev = _SEVERITY.search(line)
+        if sev is None:
+            return None
+        word = sev.group(1)
+        kind = "aer-fatal" if "(Fatal)" in word else "aer-nonfatal" if "Non-Fatal" in word else "aer-corrected"
+    elif "AER: can't recover" in line and re.search(r"\bnvidia [0-9a-fA-F:.]+: AER", line):  # the GPU's own
+        kind = "aer-unrecovered"
+    elif "mlx5" in line and re.search(r": Link (?:down|up)\b", line):
+        kind = "link-down" if ": Link down" in line else "link-up"
+    elif ib := re.search(r"\b(ib\w*): Lost carrier", line):  # an IPoIB interface lost its link (AzNHC, GCM)
+        return "link-down", None, f"{ib.group(1)}: Lost carrier"
+    else:
+        return None
+    if nvrm >= 0:
+        m = _NVRM_GPU.search(line)
+        bus = _bus(m.group(1)) if m else None
+        message = line[nvrm + len("NVRM:") :].strip()
+        if bus is None and (ix := _NVRM_INDEX.search(line)):
+            message = f"{message} (the driver's {ix.group(1)}: its bus id is not on the line)"
+        return kind, bus, message
+    dev = _DEVICE.search(line)
+    if dev is None:
+        return kind, None, line.strip()
+    return kind, _bus(dev.group(2)), f"{dev.group(1)} {line[dev.start(2) :].strip()}"
+
+
+def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:
+    """Every sign of ``text`` (line numbers from ``first_line``); ``stamp(prefix, event)`` sets its time."""
+    out: list[KernelEvent] = []
+    hits: list[int] = []
+    find = text.find
+    for word in KEYWORDS:
+        pos = find(word)
+        while pos >= 0:
+            hits.append(pos)
+            pos = find(word, pos + len(word))
+    counted_to, line_no, last_start = 0, first_line, -1
+    for hit in sorted(hits):
+        start = text.rfind("\n", 0, hit) + 1
+        if start == last_start:
+            continue  # two signs on one line: one event
+        last_start = start
+        end = find("\n", hit)
+        line = text[start : end if end >= 0 else len(text)]
+        line_no += text.count("\n", counted_to, start)
+        counted_to = start
+        got = classify(line)
+        if got is None:
+            continue
+        kind, bus, message = got
+        ev = KernelEvent(kind=kind, code=0, bus_id=bus, text=message[:300], line=line_no)
+        stamp(line, ev)  # type: ignore[operator]
+        out.append(ev)
+    return out

@@ -1,0 +1,54 @@
+"""The fabric manager judged by what the box is: NV_WARN_NOTHING_TO_DO on a box without NVSwitch is info, a
+failed fabric manager on an NVSwitch box fails, an Unhealthy fabric health fails. Real logs with an engineer's
+conclusion written by hand (tests/fixtures/beyond/SOURCES.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.importers import import_files
+from gpuadvisor.importers.beyond import smi_fabric
+from gpuadvisor.rules import evaluate
+
+BEYOND = Path(__file__).resolve().parent / "fixtures" / "beyond"
+
+
+def _ga809(*names: str):
+    rig = import_files([BEYOND / n for n in names])
+    return rig, [f for f in evaluate(rig) if f.code == "GA809" and f.severity != "not-checked"]
+
+
+@pytest.mark.parametrize("name", ["fm-nothing-to-do-2xa40-zh-month.txt", "fm-nothing-to-do-2x4090-start-sh.txt"])
+def test_nothing_to_do_on_a_box_without_nvswitch_is_info_not_a_failure(name):
+    rig, (f,) = _ga809(name)
+    assert rig.fabric.manager_state == "failed" and rig.fabric.nvswitches is False
+    assert (f.severity, f.subject) == ("info", "host")
+    assert "NV_WARN_NOTHING_TO_DO" in f.message
+
+
+def test_a_failed_restart_on_an_nvswitch_box_fails():
+    rig, (f,) = _ga809("fm-restart-failed-8xh20.txt")
+    assert (rig.fabric.manager_state, rig.fabric.nvswitches) == ("failed", True)
+    assert (f.severity, f.message) == ("fail", "nvidia-fabricmanager is failed on an NVSwitch system")
+
+
+def test_an_unhealthy_fabric_health_summary_is_read_and_fails():
+    # the Health sub-block's layout as nvidia-smi 570+ prints it (tests/fixtures/beyond/smi-fabric-h100-na.txt),
+    # with the Summary value nvidia-smi's documentation lists for a fabric fault
+    text = (BEYOND / "smi-fabric-h100-na.txt").read_text()
+    text = text.replace("State                                          : N/A", "State : Completed", 1)
+    text = text.replace("Summary                                    : N/A", "Summary : Unhealthy", 1)
+    (g,) = smi_fabric(text, bare=True)
+    assert (g.state, g.health_summary) == ("completed", "Unhealthy")
+
+
+def test_ga809_fails_a_gpu_whose_fabric_health_is_unhealthy(preset):
+    from gpuadvisor.facts import GpuFabric
+
+    rig = preset("dgx-h100")
+    rig.fabric.gpus = [GpuFabric(gpu_index=i, state="completed", status="success") for i in range(8)]
+    rig.fabric.gpus[6].health_summary = "Unhealthy"
+    (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
+    assert (f.severity, f.gpus, f.observed["fabric_health_summary"]) == ("fail", [6], "Unhealthy")

@@ -1,0 +1,103 @@
+"""A lost or wedged GPU without an Xid line, PCIe AER errors in the kernel log, and the gate on them: each real
+public log (tests/fixtures/beyond/SOURCES.md) with the conclusion an engineer draws from it, written by hand:
+severity, device and the class of action."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.importers import import_files
+from gpuadvisor.rules import evaluate
+
+BEYOND = Path(__file__).resolve().parent / "fixtures" / "beyond"
+
+
+def _judged(name: str):
+    rig = import_files([BEYOND / name])
+    return [f for f in evaluate(rig) if f.severity not in ("not-checked",)]
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "severity", "subject", "action"),
+    [
+        ("syslog-rminitadapter-failed-0a00.txt", "GA820", "fail", "GPU 0000:0a:00.0", "reboot"),
+        ("dmesg-rminitadapter-gsp-3090.txt", "GA820", "fail", "GPU 0000:98:00.0", "reboot"),
+        ("journal-gsp-heartbeat-no-xid.txt", "GA820", "fail", "GPU0 (the driver's numbering; no bus id on the line)",
+         "reset"),
+    ],
+)  # fmt: skip
+def test_a_gpu_lost_without_an_xid_fails_with_its_device_and_action(name, code, severity, subject, action):
+    (f,) = _judged(name)
+    assert (f.code, f.severity, f.subject, f.expected["action"]) == (code, severity, subject, action)
+    assert f.observed["first_line"] in (1, 2, 3)
+
+
+def test_the_init_failure_counts_each_retry_and_keeps_its_line_as_evidence():
+    (f,) = _judged("syslog-rminitadapter-failed-0a00.txt")
+    assert f.observed["count"] == 6  # the six "RmInitAdapter failed!" lines; "rm_init_adapter failed" repeats them
+    assert f.observed["evidence"] == "GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)"
+    assert f.observed["last_time"] == "Dec  2 11:54:56" and f.observed["last_uptime_s"] == 1188.283575
+
+
+def test_a_fatal_aer_on_the_gpus_port_fails_the_gpu_and_the_port():
+    found = {(f.code, f.severity, f.subject, f.observed["aer"], f.observed["count"]) for f in _judged(
+        "dmesg-H-aer-fatal-gpu-rootport.txt")}  # fmt: skip
+    assert found == {
+        ("GA821", "fail", "GPU 0000:03:00.0", "aer-unrecovered", 2),
+        ("GA821", "fail", "PCIe pcieport 0000:00:03.0", "aer-fatal", 1),
+    }  # the audio function's "can't recover" (snd_hda_intel 03:00.1) is not the GPU's
+
+
+def test_one_correctable_aer_on_a_root_port_in_a_localised_syslog_is_info():
+    (f,) = _judged("syslog-aer-corrected-locale-month.txt")
+    assert (f.code, f.severity, f.subject, f.observed["count"]) == (
+        "GA821",
+        "info",
+        "PCIe pcieport 0000:00:1c.5",
+        1,
+    )
+
+
+def test_nvidia_smi_unable_to_determine_the_device_handle_is_a_lost_gpu():
+    (f,) = _judged("smi-no-device-handle.txt")
+    assert (f.code, f.severity, f.subject) == ("GA810", "fail", "PCI 0000:0b:00.0")
+
+
+def test_only_the_data_line_of_sxid_12028_is_fatal_by_the_fabric_manager_guide():
+    rig = import_files([BEYOND / "dmesg-x-iso-sxid12028-data-only.txt"])
+    (ev,) = rig.kernel.events or []
+    assert (ev.kind, ev.code, ev.bus_id, ev.time) == ("sxid", 12028, "0000:84:00.0", "2025-01-25T10:34:54,859532+00:00")
+    (f,) = [f for f in evaluate(rig) if f.code == "GA802"]
+    assert (f.severity, f.subject, f.observed["fatal"]) == ("fail", "NVSwitch 0000:84:00.0", True)
+    assert f.fix.startswith("drain the node")
+
+
+def test_a_data_line_beside_its_sxid_line_is_not_counted_twice():
+    from gpuadvisor.probes.kmsg import parse_log
+
+    events, _ = parse_log((BEYOND / "dmesg-sxid22013-nonfatal-cut.txt").read_text())
+    assert [e.kind for e in events] == ["sxid"] * 3
+
+
+def test_one_nonfatal_sxid_is_info_and_an_unknown_one_with_only_its_data_line_warns():
+    from gpuadvisor.facts import KernelEvent, Rig
+
+    rig = Rig()
+    rig.kernel.events = [
+        KernelEvent(kind="sxid", code=20012, bus_id="0000:05:00.0", text="Non-fatal, Link 32 ..."),
+        KernelEvent(kind="sxid", code=19084, bus_id="0000:06:00.0", text="only its detail line is shown: Data {0x1}"),
+    ]
+    got = {f.observed["sxid"]: f.severity for f in evaluate(rig) if f.code == "GA802"}
+    assert got == {20012: "info", 19084: "warn"}
+
+
+def test_xid_38_a_firmware_watchdog_is_not_called_an_application_fault():
+    from gpuadvisor.facts import KernelEvent, Rig
+
+    rig = Rig()
+    rig.kernel.events = [KernelEvent(kind="xid", code=38, bus_id="0000:3b:00", text="0000 0000 00000000")]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA801"]
+    assert f.severity == "info" and "debug the job" not in (f.fix or "")
+    assert "a driver firmware error (often at driver load), not the application's" in (f.fix or "")
