@@ -77,8 +77,7 @@ def test_a_slow_data_directory_is_named_as_a_reading_to_remeasure():
 
 
 def test_fleet_names_the_slow_directory_end_to_end(tmp_path, capsys):
-    """Through `fleet` itself: needs the fleet's loader to keep the scan's storage and hand it to
-    figures.extract (``figures.extract(rig.measurements, path.name, rig.storage)``); skipped until it does."""
+    """Through `fleet` itself: the lean loader keeps the scan's storage and hands it to figures.extract."""
     import json
 
     from gpuadvisor.cli import main
@@ -91,8 +90,7 @@ def test_fleet_names_the_slow_directory_end_to_end(tmp_path, capsys):
         read = 0.6 if i == 7 else READ * (1 + 0.03 * ((i % 5) - 2))
         doc["storage"] = {"paths": [{"path": "/data", "role": "data", "bench": _bench(read, WRITE)}]}
         p.write_text(json.dumps(doc))
-    if not any("storage read · /data" in n.figures for n in load_nodes([str(d)]).values()):
-        pytest.skip("the fleet loader does not hand the scan's storage to figures.extract yet")
+    assert any("storage read · /data" in n.figures for n in load_nodes([str(d)]).values())
     with pytest.raises(SystemExit):
         main(["fleet", str(d), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)

@@ -170,7 +170,7 @@ def scan_node(path: Path, rig: Rig) -> Node:
     else:
         n.notes.append("the scan lists no GPU")
     n.attrs = drift.attributes(rig)
-    n.figures, n.cross = figures.extract(rig.measurements, path.name)
+    n.figures, n.cross = figures.extract(rig.measurements, path.name, rig.storage)
     n.checks = [f for f in rig.findings if f.severity in (FAIL, WARN)]
     n.failing_checks = sorted({c.code for c in n.checks if c.severity == FAIL})
     return n
