@@ -65,13 +65,15 @@ def test_nvidia_smi_unable_to_determine_the_device_handle_is_a_lost_gpu():
     assert (f.code, f.severity, f.subject) == ("GA810", "fail", "PCI 0000:0b:00.0")
 
 
-def test_only_the_data_line_of_sxid_12028_is_fatal_by_the_fabric_manager_guide():
+def test_only_the_data_line_of_sxid_12028_warns_its_fatality_being_disputed():
     rig = import_files([BEYOND / "dmesg-x-iso-sxid12028-data-only.txt"])
     (ev,) = rig.kernel.events or []
     assert (ev.kind, ev.code, ev.bus_id, ev.time) == ("sxid", 12028, "0000:84:00.0", "2025-01-25T10:34:54,859532+00:00")
     (f,) = [f for f in evaluate(rig) if f.code == "GA802"]
-    assert (f.severity, f.subject, f.observed["fatal"]) == ("fail", "NVSwitch 0000:84:00.0", True)
-    assert f.fix.startswith("drain the node")
+    # the guide lists 12028 as fatal, a running fabric manager logs it as non-fatal (gpud's recorded log):
+    # a Data line alone does not drain the node
+    assert (f.severity, f.subject, f.observed["fatal"]) == ("warn", "NVSwitch 0000:84:00.0", None)
+    assert "fabric manager itself logs it as non-fatal" in f.message
 
 
 def test_a_data_line_beside_its_sxid_line_is_not_counted_twice():

@@ -160,10 +160,11 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
 
 
-# SXids the NVIDIA Fabric Manager User Guide (DU-09883-001 v1.3, NVSwitch SXid list) lists as fatal, by number:
-# the severity when a paste shows only an SXid's "Data {...}" line. 12028 "egress non-posted PRIV error": Fatal
-# (NVLink traffic stalls, CUDA jobs abort with Xid 45; recovery: reset the GPUs and NVSwitches).
-SXID_FATAL = {12028: "egress non-posted PRIV error"}
+# SXids whose fatality the sources disagree on, by number: what to say when a paste shows only the "Data {...}"
+# line. 12028 "egress non-posted PRIV error" is listed as Fatal in the NVIDIA Fabric Manager User Guide
+# (DU-09883-001 v1.3), yet a running fabric manager logs it as "detected NVSwitch non-fatal error 12028" (the gpud
+# project's recorded fabric manager log). A Data line alone therefore warns, as any SXid whose own line is missing.
+SXID_DISPUTED = {12028: "egress non-posted PRIV error"}
 FM_SXID = "NVIDIA Fabric Manager User Guide, NVSwitch errors (fatal: reset; non-fatal: logged, no action)"
 SXID_FIX = {
     "fail": "drain the node: a fatal SXid takes the switch's links down; reset the GPUs and NVSwitches of the "
@@ -204,13 +205,15 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
     for (bus, code), evs in sorted(groups.items()):
         fatal = any(e.text.lower().startswith("fatal") or ", fatal" in e.text.lower() for e in evs)
         unknown = not fatal and all(e.text.startswith("only its detail line") for e in evs)
-        by_guide = unknown and code in SXID_FATAL  # the guide lists it as fatal: its Data line is enough
-        fatal, unknown = fatal or by_guide, unknown and not by_guide
+        disputed = unknown and code in SXID_DISPUTED
         links = sorted({int(m) for e in evs for m in re.findall(r"\bLink (\d+)", e.text)})
         what = re.sub(r"^(?:Non-fatal|Fatal),\s*(?:Link \d+\s*)?", "", evs[-1].text)[:100]
         where = f" on link{'s' if len(links) > 1 else ''} {', '.join(map(str, links))}" if links else ""
-        if by_guide:
-            what = f"{SXID_FATAL[code]} (fatal by the fabric manager guide; only its Data line is in the log)"
+        if disputed:
+            what = (
+                f"{SXID_DISPUTED[code]} (only its Data line is in the log; the fabric manager guide lists it as "
+                "fatal, the fabric manager itself logs it as non-fatal: read its own line)"
+            )
         repeated = len(evs) >= ctx.t("xid_repeat_count")
         kind = "fatal" if fatal else "fatality not shown" if unknown else "non-fatal"
         severity = "fail" if fatal else "warn" if unknown or repeated else "info"
