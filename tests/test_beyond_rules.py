@@ -224,7 +224,7 @@ def test_the_readme_node_check_example_is_what_check_prints(tmp_path: Path) -> N
     res = CliRunner().invoke(cli, ["check", "--simulate", str(path)], env={"COLUMNS": "80"})
     assert res.exit_code == 1
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = readme[readme.index("$ gpuadvisor check --simulate planted-dgx-h100.toml\n") :]
+    block = readme[readme.index("$ gpuadvisor check --simulate examples/planted-dgx-h100.toml\n") :]
     shown = block.split("\n", 1)[1].split("$ gpuadvisor", 1)[0].splitlines()
     out = res.output.splitlines()
     assert len(shown) == 17 and all(line in out for line in shown), [x for x in shown if x not in out]
@@ -300,3 +300,8 @@ def test_peermem_missing_warns_with_the_proprietary_kernel_module() -> None:
     data["node"]["open_kernel_module"] = False
     f = next(f for f in _run(data) if f.code == "GA808")
     assert f.severity == "warn" and "the proprietary NVIDIA kernel module" in f.message
+
+
+def test_the_shipped_planted_file_is_the_documented_one() -> None:
+    shipped = (Path(__file__).parent.parent / "examples" / "planted-dgx-h100.toml").read_text()
+    assert shipped.endswith(_planted_toml()) and shipped.startswith("# The node check shown in the project README")
