@@ -20,11 +20,12 @@ def render_text(res: CheckResult, *, color: bool = False, width: int | None = No
         f"{plural(len(res.rules), 'rule')}, policy {res.policy or 'default'}"
     )
     levels = ", ".join(gating_severities(res.fail_on))
+    policy = f"fail-on {res.fail_on}" + (f": fails on {levels}" if levels != res.fail_on else "")
     if res.failing:
         codes = ", ".join(dict.fromkeys(f.code for f in res.failing))
-        gate = f"Gate: FAIL (fail-on {res.fail_on}: fails on {levels}): {codes}; exit 1"
+        gate = f"Gate: FAIL ({policy}): {codes}; exit 1"
     else:
-        gate = f"Gate: pass (fail-on {res.fail_on}: fails on {levels}); exit 0"
+        gate = f"Gate: pass ({policy}); exit 0"
     if color:
         gate = f"\033[{'1;31' if res.failing else '1;32'}m{gate}\033[0m"
     body = render_findings(res.findings, color=color, width=width)
