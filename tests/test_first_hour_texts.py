@@ -67,3 +67,21 @@ def test_plan_says_where_it_wrote(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert "HTML plan report written to p.html\n" in p.stderr and "plan written to p.json\n" in p.stderr
     assert (tmp_path / "p.html").is_file() and (tmp_path / "p.json").is_file()
+
+
+def test_check_text_in_a_file_escapes_a_host_names_line_separator(tmp_path: Path) -> None:
+    """The text report written with -o goes through the terminal's escaping: a host name carrying U+2028 (a line
+    break to editors and str.splitlines) or ESC stays one visible line."""
+    out = tmp_path / "c.txt"
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuadvisor", "check", "--simulate", "dgx-h100", "--format", "text", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "GPUADVISOR_HOSTNAME": "h\u2028x\x1b[2Jy"},
+    )
+    assert p.returncode == 0, p.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("gpuadvisor check: h\\u2028x\\x1b[2Jy (simulated preset dgx-h100)")
+    assert "\u2028" not in text and "\x1b" not in text
+    assert "written to" in p.stderr and "\u2028" not in p.stderr
