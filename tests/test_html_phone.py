@@ -58,3 +58,19 @@ def test_memory_chart_shows_its_whole_axis_on_a_phone(preset, tmp_path: Path) ->
     assert narrow["left"] >= 0 and narrow["right"] <= 420
     assert len(ticks) >= 4 and all(t["left"] >= 0 and t["right"] <= 420 for t in ticks)
     assert ticks[0]["text"] == "0" and float(ticks[-1]["text"]) >= 79.2  # the axis reaches past an H100's memory
+
+
+def test_candidate_rows_stay_one_line_high_on_a_phone(preset, tmp_path: Path) -> None:
+    """The advisor's candidate table at 420 px: rows were 160-170 px tall (every cell squeezed into the page);
+    now each row keeps to one line (two where the reason wraps) and the table scrolls sideways in its box."""
+    from gpuadvisor.advisor import Workload, advise
+    from gpuadvisor.render.html import render_html
+    from gpuadvisor.rules import evaluate
+
+    rig = preset("dgx-h100")
+    evaluate(rig)
+    advise(rig, Workload.from_options(model="llama-3-70b"))
+    m = layout_metrics(render_html(rig), 420, tmp_path, probe="table.cand tr")
+    rows = m["probe"][1:]
+    assert len(rows) >= 5 and m["scrollWidth"] <= 420
+    assert max(r["height"] for r in rows) <= 60, [(r["text"][:20], r["height"]) for r in rows]
