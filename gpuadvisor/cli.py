@@ -45,6 +45,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def did_you_mean(name: str, choices: list[str]) -> str:
+    """'; did you mean scan?' for a mistyped command (empty when none is close)."""
+    import difflib
+
+    close = difflib.get_close_matches(name.lower(), choices, n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+def _command_path(args: list[str]) -> str:
+    """'gpuadvisor scan' for the command the arguments name (the first word that is one), else 'gpuadvisor'."""
+    name = next((a for a in args if not a.startswith("-")), "")
+    return f"gpuadvisor {name}" if name in COMMANDS else "gpuadvisor"
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [n for n in COMMANDS if self._available(n)]
@@ -66,6 +80,14 @@ class LazyGroup(click.Group):
 
         module, attr = COMMANDS[name][0].split(":")
         return getattr(importlib.import_module(module), attr)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            ctx.fail(f"No such command {name!r}{did_you_mean(name, self.list_commands(ctx))}")
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
@@ -129,9 +151,13 @@ def _run(argv: list[str] | None) -> int:
     except click.exceptions.Abort as e:
         # click turns a KeyboardInterrupt (Ctrl-C, or the benchmarker's SIGTERM handler) into Abort.
         return _interrupted(getattr(e.__context__, "signum", 2))
+    except click.exceptions.NoArgsIsHelpError as e:  # `gpuadvisor` alone: the usage, as --help prints it
+        click.echo(e.ctx.get_help() if e.ctx is not None else cli.get_help(click.Context(cli)))
+        return 0
     except click.UsageError as e:
-        # One line, like every other bad input: what was wrong, and where to look.
-        where = e.ctx.command_path if e.ctx is not None else "gpuadvisor"
+        # One line, like every other bad input: what was wrong, and where to look (an option's missing value is
+        # raised without its command's context: the command is the one the arguments name).
+        where = e.ctx.command_path if e.ctx is not None else _command_path(args)
         click.echo(f"gpuadvisor: error: {e.format_message()} (see '{where} --help')", err=True)
         return 2
     except click.ClickException as e:

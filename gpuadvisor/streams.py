@@ -30,7 +30,9 @@ from typing import Any
 
 from gpuadvisor.errors import OutputError
 
-_BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# U+2028/U+2029 (line and paragraph separators): a line break to editors, browsers and str.splitlines, inside one
+# line of ours
+_BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _SGR = re.compile("\x1b\\[([0-9;]{0,16})m")
 _SGR_OK = {"", "0", "1", "2", "4", "22", "24", "39", *map(str, range(30, 38)), *map(str, range(90, 98))}
 _NAMED = {"\r": "\\r", "\x1b": "\\x1b", "\x07": "\\x07", "\x08": "\\x08", "\x0b": "\\x0b", "\x0c": "\\x0c"}

@@ -321,7 +321,7 @@ def test_render_sweep_copies_and_matrix():
     assert (
         "     1048576        262144     float      25.00     41.94     41.94       0" in text
     )  # nccl-tests: %.2f < 100 us
-    assert "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 41.94 (mean busbw over the 1 sizes" in text
+    assert "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 41.94 GB/s (mean busbw of 1 size," in text
     assert "(ratio 0.84)" in text
     assert "  0      55.23" in text
     assert "P2P unidirectional, GB/s, P2P disabled" in text
@@ -524,7 +524,7 @@ def test_sweep_prints_time_and_average_as_nccl_tests():
     assert "     1048576        262144     float      123.4      8.49     14.86       0" in text
     assert "  1073741824     268435456     float      27211     39.46     69.06       3" in text
     assert "# Out of bounds values : 3 FAILED" in text
-    assert "# Avg bus bandwidth    : 27.9733 (mean busbw over the 3 sizes, as nccl-tests)" in text
+    assert "# Avg bus bandwidth    : 27.97 GB/s (mean busbw of 3 sizes, as nccl-tests)" in text
 
 
 def test_headline_below_the_plateau_says_so(preset):
@@ -616,3 +616,37 @@ def test_missing_or_broken_torch_is_one_clear_line(tmp_path, monkeypatch, body, 
     with pytest.raises(InputError) as e:
         runner.run_benchmarks(Rig(), backend="gloo", only="all_reduce")
     assert str(e.value).startswith(message) and "\n" not in str(e.value)
+
+
+def test_a_cpu_sweep_reads_as_one_fits_80_columns_and_is_not_held_to_nvlink(preset):
+    """gloo on the CPU (issue: 'GPUs cpu', an unformatted average, 208-column method lines, 'the NVLink figure
+    applies'): every line within 80 columns, the place named, the average in GB/s, no NVLink reasoning."""
+    from gpuadvisor import rules
+
+    method = (
+        "torch.distributed all_reduce (float32, sum, in place), perf_counter after a barrier, total time of n "
+        "back-to-back operations / n (nccl-tests' definition), slowest rank"
+    )
+    m = Measurement(
+        kind="all_reduce",
+        backend="gloo",
+        world_size=2,
+        gpus=[],
+        warmup_iters=2,
+        iters=5,
+        method=method,
+        rows=[SweepRow(1 << 20, 1 << 18, "float32", 3355.2, 0.3125, 0.3125, True, 0)],
+        value_gbps=0.3125,
+        expected_source="gloo on CPUs: loopback and shared-memory bandwidth are not in the link facts",
+        notes=["gloo on local CPUs: sweep capped at 64 MiB (use -e SIZE or --full for more)"],
+    )
+    text = render_measurements([m])
+    assert all(len(line) <= 80 for line in text.splitlines()), [x for x in text.splitlines() if len(x) > 80]
+    assert text.startswith("# all_reduce · gloo · 2 rank(s) · on the CPU · warm-up 2, 5 timed iterations\n")
+    assert "GPUs cpu" not in text
+    assert "# Avg bus bandwidth    : 0.31 GB/s (mean busbw of 1 size, as nccl-tests)" in text
+    assert " ".join(x.lstrip("# ") for x in text.splitlines()[1:4]).startswith("method: " + method)
+    rig = preset("4x4090-pcie")
+    rig.measurements = [m]
+    said = [f.message for f in rules.evaluate(rig) if "all_reduce" in f.message or "all-reduce" in f.message]
+    assert said and not any("NVLink" in s for s in said), said

@@ -224,7 +224,7 @@ def test_the_readme_node_check_example_is_what_check_prints(tmp_path: Path) -> N
     res = CliRunner().invoke(cli, ["check", "--simulate", str(path)], env={"COLUMNS": "80"})
     assert res.exit_code == 1
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = readme[readme.index("$ gpuadvisor check --simulate planted-dgx-h100.toml\n") :]
+    block = readme[readme.index("$ gpuadvisor check --simulate examples/planted-dgx-h100.toml\n") :]
     shown = block.split("\n", 1)[1].split("$ gpuadvisor", 1)[0].splitlines()
     out = res.output.splitlines()
     assert len(shown) == 17 and all(line in out for line in shown), [x for x in shown if x not in out]
@@ -353,3 +353,8 @@ def test_ga825_a_nccl_log_that_disabled_gdr_warns() -> None:
     rig.network.nccl_gdr_disabled = ["mlx5_0 (no module)"]
     (f,) = [f for f in evaluate(rig) if f.code == "GA825"]
     assert (f.severity, f.observed["gdr_disabled"]) == ("warn", ["mlx5_0 (no module)"])
+
+
+def test_the_shipped_planted_file_is_the_documented_one() -> None:
+    shipped = (Path(__file__).parent.parent / "examples" / "planted-dgx-h100.toml").read_text()
+    assert shipped.endswith(_planted_toml()) and shipped.startswith("# The node check shown in the project README")

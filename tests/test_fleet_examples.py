@@ -24,6 +24,9 @@ mode = os.environ.get("STUB_" + node.replace("-", "_"), "ok")
 if mode == "crash":
     print("Traceback (most recent call last):\\nModuleNotFoundError: No module named 'click'", file=sys.stderr)
     sys.exit(1)
+if mode == "oom":  # the out-of-memory killer
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)
 if mode == "hang":
     import time
     time.sleep(60)
@@ -145,6 +148,23 @@ def test_node_check_reports_a_wedged_check_as_failed_within_its_timeout(stubs, t
     assert p.returncode == 124
     rec = json.loads((d / "gpu-w.json").read_text())
     assert rec["kind"] == "gpuadvisor-node-error" and rec["error"] == "gpuadvisor check timed out after 2 s (killed)"
+
+
+def test_node_check_tells_a_sigkill_from_a_time_out(stubs, tmp_path):
+    d = tmp_path / "scans"
+    sh = str(ROOT / "examples/slurm/node-check.sh")
+    p = subprocess.run(
+        ["sh", sh, str(d)],
+        env={**stubs, "SLURMD_NODENAME": "gpu-k", "STUB_gpu_k": "oom", "GPUADVISOR_TIMEOUT": "600"},
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    assert p.returncode == 137
+    rec = json.loads((d / "gpu-k.json").read_text())
+    assert rec["kind"] == "gpuadvisor-node-error" and rec["exit_code"] == 137
+    assert rec["error"].startswith("gpuadvisor check was killed (SIGKILL) after ")
+    assert rec["error"].endswith(" s, before the 600 s limit: out of memory? (dmesg)")
 
 
 def test_node_check_keeps_the_previous_scan_when_the_disk_is_full(stubs, tmp_path):

@@ -287,6 +287,14 @@ def test_bridged_pair_beside_unbridged_pair_is_a_missing_bridge() -> None:
 
 def test_the_unedited_pairs_raise_nothing() -> None:
     rig = import_files([SAMPLES / "topo-m_traverse-power9-4xv100-nv3_jdh4.txt"])
+    # what was read (the paste's matrix as printed: 0-1 and 2-3 NV3, the rest SYS), so an empty read cannot pass
+    assert rig.topology.matrix == [
+        ["X", "NV3", "SYS", "SYS"],
+        ["NV3", "X", "SYS", "SYS"],
+        ["SYS", "SYS", "X", "NV3"],
+        ["SYS", "SYS", "NV3", "X"],
+    ]
+    assert rig.topology.nics == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
     assert "GA204" not in found(rig)
 
 

@@ -202,7 +202,17 @@ def test_same_reason_already_set_is_not_rewritten(rig, reports):
 
 @pytest.mark.parametrize(
     "case",
-    ["import-crash", "exit-2", "garbage", "not-a-report", "disagrees", "pass-json-exit-1", "empty-exit-1", "segfault"],
+    [
+        "import-crash",
+        "exit-2",
+        "garbage",
+        "not-a-report",
+        "disagrees",
+        "pass-json-exit-1",
+        "empty-exit-1",
+        "segfault",
+        "sigkill",
+    ],
 )
 def test_anything_but_the_tools_own_verdict_never_drains(rig, reports, case):
     fail = json.loads(reports["fail.json"].read_text())
@@ -227,6 +237,9 @@ def test_anything_but_the_tools_own_verdict_never_drains(rig, reports, case):
     elif case == "empty-exit-1":
         rig.answer("", 1)
         why = "stdout is not a JSON document"
+    elif case == "sigkill":  # the out-of-memory killer, well before the deadline: exit 137, not a time-out
+        rig.answer(reports["fail.json"], 0, STUB_SIGNAL="KILL")
+        why = "gpuadvisor was killed (SIGKILL) after "
     else:
         rig.answer(reports["fail.json"], 0, STUB_SIGNAL="SEGV")
         why = "gpuadvisor killed by signal 11"
@@ -388,7 +401,8 @@ def test_textfile_written_atomically_in_the_same_directory(rig, reports, verdict
 
 
 @pytest.mark.parametrize(
-    "case", ["import-crash", "exit-2", "garbage", "status-disagrees", "hang", "missing", "partial-then-exit-1"]
+    "case",
+    ["import-crash", "exit-2", "garbage", "status-disagrees", "hang", "missing", "partial-then-exit-1", "sigkill"],
 )
 def test_textfile_keeps_the_old_report_when_it_could_not_check(rig, reports, case):
     (rig.textdir / "gpuadvisor.prom").write_text(OLD)
@@ -407,6 +421,9 @@ def test_textfile_keeps_the_old_report_when_it_could_not_check(rig, reports, cas
     elif case == "hang":
         rig.answer(reports["pass.prom"], 0, STUB_SLEEP="600", GPUADVISOR_DEADLINE="5")
         why = "gpuadvisor timed out (killed at the 5 s deadline)"
+    elif case == "sigkill":  # killed at once (the out-of-memory killer): exit 137 but no time-out
+        rig.answer(reports["pass.prom"], 0, STUB_SIGNAL="KILL")
+        why = "gpuadvisor was killed (SIGKILL) after "
     elif case == "partial-then-exit-1":  # a report cut short after its status line, then a crash
         text = reports["fail.prom"].read_text()
         cut = text.index("\n", text.index("gpuadvisor_check_status 1")) + 1

@@ -59,7 +59,17 @@ within() {
     left=$((DEADLINE - SECONDS - keep))
     [ "$left" -lt "$max" ] && max=$left
     [ "$max" -ge 1 ] || return 124
+    LIMIT=$max STARTED=$SECONDS
     timeout -k 1 "$max" "$@" 9>&-
+}
+# killed: why a bounded command ended with 137 (SIGKILL): at its limit, timeout's -k after SIGTERM was
+# ignored (a time-out); before it, something else killed it (the out-of-memory killer, an operator).
+killed() {
+    if [ $((SECONDS - STARTED)) -ge "$LIMIT" ]; then
+        echo "gpuadvisor timed out (killed at the ${DEADLINE} s deadline)"
+    else
+        echo "gpuadvisor was killed (SIGKILL) after $((SECONDS - STARTED)) s, before its ${LIMIT} s limit: out of memory? (dmesg)"
+    fi
 }
 syslog() { within 1 2 logger -t gpuadvisor -- "$NODE: $*" 2>/dev/null; }
 log() { printf 'gpuadvisor-healthcheck: %s: %s\n' "$NODE" "$*" >&2; syslog "$@"; }
@@ -88,7 +98,8 @@ out=$(head -c 1000000 "$outfile")
 err=$(head -c 2000 "$errfile" | tr -c '[:print:]\n' ' ' | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-200)
 
 case $rc in
-    124|137) could_not_check "gpuadvisor timed out (killed at the ${DEADLINE} s deadline)" ;;
+    124) could_not_check "gpuadvisor timed out (killed at the ${DEADLINE} s deadline)" ;;
+    137) could_not_check "$(killed)" ;;
     126|127) could_not_check "${TOOL[0]} not found or not executable (exit $rc)" ;;
     0|1) ;;
     *) if [ "$rc" -gt 128 ]; then

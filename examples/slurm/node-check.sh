@@ -31,10 +31,18 @@ PART="$DIR/.$NODE.json.partial"   # not *.json: fleet never reads a half-written
 EPART="$DIR/.$NODE.error.partial"
 ERR=$(mktemp)
 trap 'rm -f "$ERR" "$PART" "$EPART"' EXIT
+started=$(date +%s)
 timeout -k 10 "$TIMEOUT" "$GPUADVISOR" check -q --json "$PART" "$@" 2>"$ERR" </dev/null >/dev/null
 rc=$?
+# 124: timeout stopped it at the limit; 137 (SIGKILL) before the limit: something else killed it (the kernel's
+# out-of-memory killer, an operator), which is not a time-out; at the limit, timeout's own -k after SIGTERM.
 case $rc in
-    124|137) echo "gpuadvisor check timed out after $TIMEOUT s (killed)" >>"$ERR" ;;
+    124) echo "gpuadvisor check timed out after $TIMEOUT s (killed)" >>"$ERR" ;;
+    137) if [ $(($(date +%s) - started)) -ge "$TIMEOUT" ]; then
+             echo "gpuadvisor check timed out after $TIMEOUT s (killed with SIGKILL: it ignored SIGTERM)" >>"$ERR"
+         else
+             echo "gpuadvisor check was killed (SIGKILL) after $(($(date +%s) - started)) s, before the $TIMEOUT s limit: out of memory? (dmesg)" >>"$ERR"
+         fi ;;
 esac
 if [ "$rc" -le 1 ] && [ -s "$PART" ]; then
     mv -f "$PART" "$DIR/$NODE.json"   # rename in one directory: atomic

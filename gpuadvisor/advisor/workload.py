@@ -275,8 +275,8 @@ class Workload:
                 spec = catalog.find_model(name)
                 if spec is None:
                     raise InputError(
-                        f"--model {name}: not a preset (known: {', '.join(catalog.model_names())}); or give --params "
-                        "7e9 or --hf-config FILE"
+                        f"--model {name}: not a preset{catalog.model_suggestion(name)} (known: "
+                        f"{', '.join(catalog.model_names())}); or give --params 7e9 or --hf-config FILE"
                     )
                 arch = architecture_from_spec(spec)
                 label = spec.id

@@ -1,15 +1,20 @@
 """bench --storage DIR: sequential write and read GB/s and 4 KiB random-read IOPS of one directory.
 
-The jobs are fio's defaults where fio has them (``ioengine=psync``, ``iodepth=1``, one job) with
-``direct=1`` (O_DIRECT: the page cache bypassed) where the filesystem allows it:
+The jobs, with ``direct=1`` (O_DIRECT: the page cache bypassed) where the filesystem allows it:
 
-- seq write: 1 MiB blocks up to ``file_bytes``, then fsync (fio ``end_fsync=1``), timed together;
-- seq read: the same file, 1 MiB blocks;
-- random read: 4 KiB reads at random 4 KiB-aligned offsets of the file, for ``seconds``.
+- seq write: 1 MiB blocks up to ``file_bytes``, ``SEQ_DEPTH`` in flight, then fsync (fio ``end_fsync=1``), timed
+  together;
+- seq read: the same file, 1 MiB blocks, ``SEQ_DEPTH`` in flight;
+- random read: 4 KiB reads at random 4 KiB-aligned offsets of the file, for ``seconds``, one at a time (fio's
+  defaults ``ioengine=psync``, ``iodepth=1``): the device's latency.
+
+Queue depth for the sequential jobs is what keeps the figure when other processes load the CPUs: at depth 1 every
+completion waits for the thread to get a core back before the next I/O starts, and the device idles meanwhile.
 
 With fio installed (``engine="auto"`` or ``"fio"``) fio runs the same three jobs and its JSON is read by
 ``gpuadvisor.importers.fio``; without it the loops below do the same I/O from Python (``os.preadv`` /
-``os.write`` into a page-aligned buffer). ``method`` says which.
+``os.pwritev`` of page-aligned buffers; the sequential ones through native AIO, ``gpuadvisor.bench.aio``).
+``method`` says which.
 
 Safety: every file is created by us with ``O_CREAT | O_EXCL | O_NOFOLLOW`` directly inside the resolved
 directory (never a link, never outside it), removed on return, on error and on SIGINT/SIGTERM (the
@@ -20,6 +25,7 @@ process's fio child is killed first). A directory that is missing, not a directo
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import json
 import mmap
@@ -35,6 +41,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from gpuadvisor.bench.aio import PREAD, PWRITE, Aio
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import StorageBench
 
@@ -45,6 +52,8 @@ MARGIN = 64 * MiB
 PREFIX = ".gpuadvisor-storage-"
 DEFAULT_FILE_BYTES = 256 * MiB
 DEFAULT_SECONDS = 2.0
+SEQ_DEPTH = 8  # sequential 1 MiB I/Os in flight (native AIO, as fio's libaio engine at this iodepth)
+_clock = time.perf_counter  # what the figures are timed with (read at the two ends of each phase)
 ST_RDONLY = getattr(os, "ST_RDONLY", 1)
 
 
@@ -165,34 +174,103 @@ def _direct_ok(path: str) -> bool:
     return True
 
 
+def _seq_phase(fd: int, total: int, seconds: float, write: bool) -> tuple[int, float, int]:
+    """Bytes moved, seconds taken and I/Os kept in flight for ``total`` bytes of 1 MiB blocks in file order.
+
+    SEQ_DEPTH blocks stay in flight through the kernel's native AIO (what fio's libaio engine does): when the thread
+    waits for a core after a completion (other processes on the CPUs), the device still has the others to do, so a
+    busy machine does not slow the figure. Without native AIO the blocks go one at a time (``os.pwritev`` /
+    ``os.preadv``). The deadline is checked only between blocks, so the blocks done are the file's first ones, without
+    gaps. The figure is timed with ``_clock`` at the two ends, the fsync of a write included (fio's end_fsync=1).
+    """
+    blocks = total // BLOCK
+    try:
+        aio: Aio | None = Aio(SEQ_DEPTH)
+    except OSError:
+        aio = None
+    depth = SEQ_DEPTH if aio else 1
+    bufs = [mmap.mmap(-1, BLOCK) for _ in range(depth)]  # page-aligned, as O_DIRECT wants
+    cells = [(ctypes.c_char * BLOCK).from_buffer(b) for b in bufs]
+    if write:
+        for b in bufs:
+            b.write(os.urandom(BLOCK))  # incompressible
+    deadline = time.monotonic() + seconds
+    nxt = done = 0
+    start = _clock()
+    try:
+        free = list(range(depth))
+        inflight = 0
+        while True:
+            while free and nxt < blocks and time.monotonic() < deadline:
+                k = free.pop()
+                if write:
+                    # every block different (its offset in its first bytes, as fio's scramble_buffers varies each
+                    # buffer): a storage layer that deduplicates or compresses identical blocks must not flatter it
+                    bufs[k][:8] = (nxt * BLOCK).to_bytes(8, "little")
+                if aio is None:
+                    n = os.pwritev(fd, [bufs[k]], nxt * BLOCK) if write else os.preadv(fd, [bufs[k]], nxt * BLOCK)
+                    done += n
+                    free.append(k)
+                    if n != BLOCK:
+                        blocks = nxt  # a short transfer: stop here
+                else:
+                    aio.submit(k, PWRITE if write else PREAD, fd, ctypes.addressof(cells[k]), BLOCK, nxt * BLOCK)
+                    inflight += 1
+                nxt += 1
+            if not inflight:
+                break
+            for k, res in aio.reap() if aio else []:
+                inflight -= 1
+                if res < 0:
+                    raise OSError(-res, os.strerror(-res))
+                done += res
+                free.append(k)
+                if res != BLOCK:
+                    blocks = nxt  # a short transfer: submit no more
+        if write:
+            os.fsync(fd)
+        elapsed = _clock() - start
+    finally:
+        if aio:
+            aio.close()  # waits for anything still in flight (an error or a signal above) before the buffers go
+        del cells
+        for b in bufs:
+            b.close()
+    return done, elapsed, depth
+
+
+def _random_phase(fd: int, view: memoryview, size: int, seconds: float) -> tuple[int, float]:
+    """4 KiB reads at random aligned offsets for ``seconds``, one at a time (fio's default queue depth 1): the
+    figure is the device's latency per read. Reads done and seconds taken (``_clock``)."""
+    blocks = max(1, size // RAND_BLOCK)
+    rng = random.Random(0x10)
+    ops = 0
+    deadline = time.monotonic() + seconds
+    start = _clock()
+    while True:
+        os.preadv(fd, [view], rng.randrange(blocks) * RAND_BLOCK)
+        ops += 1
+        if ops % 64 == 0 and time.monotonic() >= deadline:
+            break
+    return ops, _clock() - start
+
+
 def _python_run(path: str, file_bytes: int, seconds: float, direct: bool) -> StorageBench:
     bench = StorageBench(
-        method="gpuadvisor (python psync, " + ("O_DIRECT)" if direct else "buffered)"),
         direct=direct,
         block_bytes=RAND_BLOCK,
         iodepth=1,
     )
-    buf = mmap.mmap(-1, BLOCK)  # page-aligned, as O_DIRECT wants
-    buf.write(os.urandom(BLOCK))  # incompressible
     fd = _open(path, os.O_WRONLY, direct)
-    # The file is sized first, as fio does with the file it writes (ftruncate to --size, no preallocation): the
-    # same layout on disk, so the two measure the same writes.
-    os.ftruncate(fd, file_bytes)
-    written = 0
-    start = time.perf_counter()
     try:
-        while written < file_bytes and time.perf_counter() - start < seconds:
-            # every block different (its offset in its first bytes, as fio's scramble_buffers varies each buffer):
-            # a storage layer that deduplicates or compresses identical blocks must not flatter the figure
-            buf[:8] = written.to_bytes(8, "little")
-            n = os.write(fd, buf)
-            if n <= 0:
-                break
-            written += n
-        os.fsync(fd)
+        # The file is sized first, as fio does with the file it writes (ftruncate to --size, no preallocation): the
+        # same layout on disk, so the two measure the same writes.
+        os.ftruncate(fd, file_bytes)
+        written, write_s, depth = _seq_phase(fd, file_bytes, seconds, write=True)
     finally:
         os.close(fd)
-    write_s = time.perf_counter() - start
+    engine = f"native AIO, {depth} sequential I/Os in flight" if depth > 1 else "psync"
+    bench.method = f"gpuadvisor (python {engine}, " + ("O_DIRECT)" if direct else "buffered)")
     bench.file_bytes = written
     bench.seq_write_gbps = round(written / write_s / 1e9, 3)
     if not direct and hasattr(os, "posix_fadvise"):
@@ -200,34 +278,16 @@ def _python_run(path: str, file_bytes: int, seconds: float, direct: bool) -> Sto
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # drop the clean pages: read from the device
         os.close(fd)
     fd = _open(path, os.O_RDONLY, direct)
+    small = mmap.mmap(-1, mmap.PAGESIZE)
+    view = memoryview(small)[:RAND_BLOCK]
     try:
-        done = 0
-        start = time.perf_counter()
-        while done < written and time.perf_counter() - start < seconds:
-            n = os.preadv(fd, [buf], done)
-            if n <= 0:
-                break
-            done += n
-        read_s = time.perf_counter() - start
+        done, read_s, _ = _seq_phase(fd, written, seconds, write=False)
         bench.seq_read_gbps = round(done / read_s / 1e9, 3)
-        small = mmap.mmap(-1, mmap.PAGESIZE)
-        view = memoryview(small)[:RAND_BLOCK]
-        blocks = max(1, written // RAND_BLOCK)
-        rng = random.Random(0x10)
-        ops = 0
-        start = time.perf_counter()
-        deadline = start + seconds
-        while True:
-            os.preadv(fd, [view], rng.randrange(blocks) * RAND_BLOCK)
-            ops += 1
-            if ops % 64 == 0 and time.perf_counter() >= deadline:
-                break
-        rand_s = time.perf_counter() - start
+        ops, rand_s = _random_phase(fd, view, written, seconds)
+    finally:
         view.release()
         small.close()
-    finally:
         os.close(fd)
-    buf.close()
     bench.rand_read_iops = round(ops / rand_s, 1)
     bench.rand_read_latency_us = round(rand_s / ops * 1e6, 2)
     if not direct:
@@ -257,8 +317,6 @@ def fio_args(fio: str, path: str, file_bytes: int, seconds: float, direct: bool)
         f"--filename={path}",
         f"--size={file_bytes}",
         f"--direct={d}",
-        "--ioengine=psync",
-        "--iodepth=1",
         "--fallocate=none",
         "--numjobs=1",
         "--thread",
@@ -266,25 +324,25 @@ def fio_args(fio: str, path: str, file_bytes: int, seconds: float, direct: bool)
         # per-I/O timing fio otherwise does costs a measurable share of a 4 KiB read on a fast device
         "--gtod_reduce=1",
     ]
+    # sequential: SEQ_DEPTH 1 MiB I/Os in flight from one thread (libaio), as the built-in loops keep SEQ_DEPTH
+    seq = ["--bs=1M", "--ioengine=libaio", f"--iodepth={SEQ_DEPTH}", f"--runtime={runtime}", *common]
     return [
         fio,
         "--output-format=json",
         "--name=seqwrite",
         "--rw=write",
-        "--bs=1M",
         "--end_fsync=1",
-        f"--runtime={runtime}",
-        *common,
+        *seq,
         "--name=seqread",
         "--stonewall",
         "--rw=read",
-        "--bs=1M",
-        f"--runtime={runtime}",
-        *common,
+        *seq,
         "--name=randread",
         "--stonewall",
         "--rw=randread",
         "--bs=4k",
+        "--ioengine=psync",
+        "--iodepth=1",
         "--time_based",
         f"--runtime={runtime}",
         "--randseed=16",
@@ -314,7 +372,9 @@ def _fio_run(files: _Files, fio: str, path: str, file_bytes: int, seconds: float
         raise StorageBenchError(f"fio failed on {os.path.dirname(path)} (exit {proc.returncode}): {why}")
     bench = from_json(json.loads(text[text.index("{") :]), "fio")
     bench.provenance = "measured"
-    bench.method = f"{fio_version(fio)} (psync, iodepth 1, " + ("direct=1)" if direct else "direct=0)")
+    bench.method = f"{fio_version(fio)} (libaio, {SEQ_DEPTH} sequential I/Os in flight, " + (
+        "direct=1)" if direct else "direct=0)"
+    )
     bench.file_bytes = file_bytes
     bench.direct = direct
     if not direct:
@@ -371,7 +431,7 @@ def render(path: str, bench: StorageBench) -> str:
     if bench.seq_write_gbps is not None:
         lines.append(f"  sequential write  {bench.seq_write_gbps:8.2f} GB/s   (1 MiB blocks, {size}, fsync included)")
     if bench.seq_read_gbps is not None:
-        lines.append(f"  sequential read   {bench.seq_read_gbps:8.2f} GB/s   (1 MiB blocks)")
+        lines.append(f"  sequential read   {bench.seq_read_gbps:8.2f} GB/s   (1 MiB blocks, {SEQ_DEPTH} in flight)")
     if bench.rand_read_iops is not None:
         lat = f", {bench.rand_read_latency_us:.0f} us each" if bench.rand_read_latency_us else ""
         lines.append(f"  4 KiB random read {bench.rand_read_iops:8.0f} IOPS   (queue depth {bench.iodepth or 1}{lat})")

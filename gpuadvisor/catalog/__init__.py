@@ -5,6 +5,7 @@ Every row carries its source. Read with importlib.resources so an installed whee
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import tomllib
@@ -134,13 +135,39 @@ def gpu_by_id(gpu_id: str) -> GpuSpec | None:
     return next((g for g in gpus() if g.id == gpu_id), None)
 
 
-def find_model(name: str) -> ModelSpec | None:
-    """A model preset by id, alias or Hugging Face id (case-insensitive)."""
-    key = name.strip().lower()
+# What a name may carry beside the architecture: an organisation ("meta-llama/"), Meta's brand before the family
+# ("Meta-Llama-3-70B"), and the fine-tune's suffix ("-Instruct", "-chat", "-it", "-hf": the same weights' shapes).
+_SUFFIX = re.compile(r"(-(instruct|chat|it|hf|base))+$")
+
+
+def model_key(name: str) -> str:
+    """A model name as compared: lower case, without organisation, brand prefix or fine-tune suffix, and with
+    "llama3" spelt "llama-3" (``meta-llama/Meta-Llama-3-8B-Instruct`` and ``llama3-8b`` are ``llama-3-8b``)."""
+    key = name.strip().lower().rsplit("/", 1)[-1].replace("_", "-")
+    key = _SUFFIX.sub("", key.removeprefix("meta-"))
+    return re.sub(r"^llama(\d)", r"llama-\1", key)
+
+
+@functools.cache
+def _model_keys() -> dict[str, ModelSpec]:
+    keys: dict[str, ModelSpec] = {}
     for m in models():
-        if key == m.id or key in m.aliases or (m.hf_id and key == m.hf_id.lower()):
-            return m
-    return None
+        for name in (m.id, *m.aliases, *([m.hf_id] if m.hf_id else [])):
+            keys.setdefault(model_key(name), m)
+    return keys
+
+
+def find_model(name: str) -> ModelSpec | None:
+    """A model preset by id, alias or Hugging Face id: case-insensitive, with or without the organisation, with or
+    without an -Instruct/-chat suffix (the same architecture)."""
+    return _model_keys().get(model_key(name))
+
+
+def model_suggestion(name: str) -> str:
+    """'; did you mean A, B?' for a model name close to a preset's (empty when none is)."""
+    close = difflib.get_close_matches(model_key(name), list(_model_keys()), n=6, cutoff=0.6)
+    ids = list(dict.fromkeys(_model_keys()[k].id for k in close))[:3]
+    return f"; did you mean {', '.join(ids)}?" if ids else ""
 
 
 def model_names() -> list[str]:

@@ -179,7 +179,6 @@ def bench(
 ) -> None:
     """Measure collectives, peer-to-peer and host<->device bandwidth; with --compute, matmul TFLOP/s.
 
-    \b
     Collectives (all_reduce, all_gather, reduce_scatter, broadcast) run through torch.distributed, one
     process per GPU with NCCL (CUDA events) or per --nproc with gloo on CPUs (perf_counter), over a doubling
     size sweep. Each size prints in nccl-tests' columns: time (the timed loop's total / iterations after a
@@ -189,18 +188,15 @@ def bench(
     copies within a GPU, and a peer-to-peer matrix with P2P on and off, as nvbandwidth and
     p2pBandwidthLatencyTest do. Each figure is shown against what the rig's links should give.
 
-    \b
     Inside torchrun or Slurm (RANK, WORLD_SIZE, MASTER_ADDR set) each process joins that job, so a
     multi-node run measures the network too; rank 0 prints and saves the results. A local run opens no
     port beyond loopback; a joined run listens on MASTER_ADDR:MASTER_PORT (rank 0) and on the interface
     named with --interface.
 
-    \b
     --compute measures each GPU's dense matmul TFLOP/s (8192³ and a transformer MLP shape, CUDA events,
     median of runs, 2·M·N·K FLOPs per product) and its memory copy bandwidth, against the datasheet
     dense peak; on a machine without a GPU the same runs on the CPU (not judged against a peak).
 
-    \b
     Exit status: 0 all measured; 1 a measurement failed or timed out (the output is still written);
     2 bad options or no torch; 130 Ctrl-C, 143 SIGTERM (the workers are killed; what was measured before
     is still printed and saved).
@@ -210,9 +206,10 @@ def bench(
       gpuadvisor bench --quick
       gpuadvisor bench --compute
       gpuadvisor bench --backend gloo --nproc 2 --only all_reduce -e 16M
-      gpuadvisor bench --json scan.json           # read it back: gpuadvisor scan --from scan.json
-      gpuadvisor bench --storage /data --storage-size 1G   # the dataset's filesystem (fio if installed)
-      torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29400 -m gpuadvisor bench --only collectives
+      gpuadvisor bench --json scan.json   # then gpuadvisor scan --from scan.json
+      gpuadvisor bench --storage /data    # the data's filesystem (fio if there)
+      torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29400 \\
+        -m gpuadvisor bench --only collectives
     """
     from gpuadvisor.output import plan_outputs
 

@@ -181,8 +181,12 @@ def check(
         write_json(rig, json_path)
     if output:
         from gpuadvisor.output import write_atomic
+        from gpuadvisor.streams import sanitise
 
-        write_atomic(output, render(res, fmt), what=f"{fmt} report")
+        # a text report in a file is escaped as on a terminal (the same path): a host name's control characters
+        # or line separators do not break its lines
+        report = render(res, fmt)
+        write_atomic(output, sanitise(report) if fmt == "text" else report, what=f"{fmt} report")
         if fmt != "text" and not quiet:
             click.echo(render(res, "text", color=use_color()), nl=False)
         if not quiet:

@@ -312,11 +312,15 @@ def plan(
         from gpuadvisor.plan.outputs import write_text
 
         write_text(json_path, json.dumps(data, indent=2, allow_nan=False) + "\n")
+        if json_path != "-":
+            click.echo(f"plan written to {json_path}", err=True)
     if html_path:
         from gpuadvisor.plan.outputs import write_text
         from gpuadvisor.render.html.plan import render_html
 
         write_text(html_path, render_html(result))
+        if html_path != "-":  # "-": the report is stdout
+            click.echo(f"HTML plan report written to {html_path}", err=True)
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, allow_nan=False))
         return

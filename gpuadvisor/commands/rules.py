@@ -106,7 +106,7 @@ def explain(code: str, fmt: str, as_json: bool) -> None:
 
     CODE is a rule code (GA101) or name (pcie-link-downgraded); `gpuadvisor rules` lists them.
     """
-    from gpuadvisor.render.text.width import fit_lines, term_width
+    from gpuadvisor.render.text.width import term_width
     from gpuadvisor.rules import get_rule
 
     r = get_rule(code)
@@ -115,4 +115,29 @@ def explain(code: str, fmt: str, as_json: bool) -> None:
     if as_json or fmt == "json":
         click.echo(json.dumps(r.to_dict(), indent=2))
     else:
-        click.echo("\n".join(fit_lines(r.describe().rstrip("\n").split("\n"), term_width())))
+        click.echo("\n".join(explain_lines(r, term_width())))
+
+
+def explain_lines(r: Any, width: int) -> list[str]:
+    """A rule's description for the terminal: each section's prose joined into paragraphs and wrapped once at
+    ``width`` (the rules' docstrings are wrapped at the source's width, which is not the reader's)."""
+    from gpuadvisor.render.text.width import fit_line, fit_prose
+    from gpuadvisor.rules.registry import SECTIONS
+    from gpuadvisor.rules.thresholds import THRESHOLDS
+    from gpuadvisor.rules.thresholds import fmt as fmt_value
+
+    lines = [
+        *fit_line(f"{r.code} {r.name}", width),
+        *fit_line(f"area: {r.area}    default severity: {r.severity}", width),
+        "",
+        *fit_prose(r.summary, width),
+    ]
+    for title in SECTIONS:
+        lines += ["", title, *fit_prose(r.sections[title], width, indent=4)]
+    if r.thresholds:
+        lines += ["", *fit_line("Thresholds in force (override in a policy file, [thresholds] table)", width)]
+        for name in r.thresholds:
+            t = THRESHOLDS[name]
+            lines += fit_prose(f"{name} = {fmt_value(t.value)} {t.unit}: {t.description}", width, indent=4, hang=4)
+            lines += fit_prose(f"source: {t.source}", width, indent=8)
+    return lines

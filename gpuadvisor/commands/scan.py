@@ -89,7 +89,6 @@ def scan(
 ) -> None:
     """Probe this machine (or a preset, a saved scan, or saved nvidia-smi output) and report what it is.
 
-    \b
     Every GPU (model, memory, bus id, compute capability, power, temperature, ECC and retired/remapped memory,
     clocks-event reasons, persistence, MIG, NUMA node, CPU affinity), the PCIe link of every GPU and of every
     hop to its CPU root port, NVLink, the topology matrix with P2P capability, the host and the software;

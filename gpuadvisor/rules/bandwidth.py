@@ -322,6 +322,9 @@ def collective_bandwidth_low(rig: Rig, ctx: Context):
         else:
             yield ctx.not_checked("no collective measured in this scan (gpuadvisor bench --only collectives)")
     for m in ms:
+        if not m.gpus and m.backend == "gloo":  # processes on the CPU: no GPU link to hold the figure against
+            yield ctx.not_checked(f"{describe(m)}: ran on the CPU, so no GPU link is measured")
+            continue
         link = _link_type(rig, m)
         p = plateau.find(m.rows, link)
         if not p.reached:

@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuadvisor.catalog.xids import XIDS
 from gpuadvisor.facts import Rig
+from gpuadvisor.text import plural
 
 ORDER = ["PIX", "PXB", "PHB", "NODE", "SYS"]
 
@@ -108,5 +109,7 @@ def network_view(rig: Rig) -> dict[str, Any] | None:
         "near": near,
         "settings": settings,
         "events": events,
-        "events_note": (f"{log.lines_read} lines of {log.source}" if log.events is not None else _why(log, "events")),
+        "events_note": (
+            f"{plural(log.lines_read or 0, 'line')} of {log.source}" if log.events is not None else _why(log, "events")
+        ),
     }

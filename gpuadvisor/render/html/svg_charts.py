@@ -311,15 +311,29 @@ class StackedBars:
     ticks: list[tuple[float, str]]
     legend: list[tuple[str, str]]
     unit: str = "GiB"
+    above: bool = False  # each bar's label and total on a line above it (the phone-width variant)
+    narrow: StackedBars | None = None  # the same bars drawn for a phone's width
 
 
 def stacked_bars(rows: list[tuple], *, unit: str = "GiB", width: float = 900, bar_h: float = 14.0) -> StackedBars:
     """rows: (label, [(segment, value)], capacity, total, css[, note]). All rows share one capacity line when
     they share one capacity; bars beyond 1.6 × the largest capacity are clipped (their total is printed); a
-    note is printed after the total."""
+    note is printed after the total. ``narrow``: the same chart 390 px wide with each label above its bar, for a
+    phone (the wide one, scaled or scrolled there, showed a fifth of its axis)."""
+    chart = _stacked(rows, unit=unit, width=width, bar_h=bar_h, above=False)
+    chart.narrow = _stacked(rows, unit=unit, width=NARROW_PX, bar_h=bar_h, above=True)
+    return chart
+
+
+NARROW_PX = 390.0
+
+
+def _stacked(rows: list[tuple], *, unit: str, width: float, bar_h: float, above: bool) -> StackedBars:
     longest = max((len(r[0]) for r in rows), default=10)
     has_note = any(len(r) > 5 and r[5] for r in rows)
     left, right = min(380.0, 20.0 + 7.0 * longest), width - (320.0 if has_note else 120.0)
+    if above:  # labels and totals above the bars: the bars take the whole width
+        left, right = 12.0, width - 16.0
     caps = [r[2] for r in rows]
     cap = max(caps) if caps else 1.0
     totals = [r[3] for r in rows]
@@ -334,6 +348,7 @@ def stacked_bars(rows: list[tuple], *, unit: str = "GiB", width: float = 900, ba
     bars = []
     y = 8.0
     for label, parts, capacity, total, css, *rest in rows:
+        y += 16.0 if above else 0.0  # room for the label line
         note = f" · {rest[0]}" if rest and rest[0] else ""
         x = left
         segs = []
@@ -368,4 +383,5 @@ def stacked_bars(rows: list[tuple], *, unit: str = "GiB", width: float = 900, ba
         ticks,
         [(n, colors[n]) for n in names],
         unit,
+        above,
     )

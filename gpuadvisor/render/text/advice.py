@@ -363,6 +363,13 @@ def serving_lines(sv: ServingResult | None) -> list[str]:
     return out
 
 
+def _captioned(caption: str, lines: list[str], kind: str = "text") -> list[str]:
+    """A block a user copies (a file, a script's lines, a command) under its caption: a blank line before the
+    caption and the block indented under it, so that what is selected by its indent is the block and nothing else
+    (a caption or the next block at the same indent made a copied accelerate.yaml fail to load)."""
+    return ["", f"  {caption}", *verbatim(lines, kind, indent="    ")]
+
+
 def _snippet(s: Snippet | None) -> list[str]:
     if not s:
         return []
@@ -379,16 +386,15 @@ def _snippet(s: Snippet | None) -> list[str]:
         )
     out += verbatim([s.torchrun], "shell")
     if s.code:
-        out += ["", "  train.py (the lines to add):"]
-        out += verbatim(s.code.rstrip().splitlines(), "python")
+        out += _captioned("train.py (the lines to add):", s.code.rstrip().splitlines(), "python")
     if s.deepspeed_config:
-        out += [""] + ([f"  ({s.deepspeed_config_note})"] if s.deepspeed_config_note else [])
-        out += ["  ds_config.json:"]
-        out += verbatim(json.dumps(s.deepspeed_config, indent=2).splitlines())
+        note = [f"  ({s.deepspeed_config_note})"] if s.deepspeed_config_note else []
+        out += ["", *note] if note else []
+        out += _captioned("ds_config.json:", json.dumps(s.deepspeed_config, indent=2).splitlines())
     if s.accelerate_config:
         launch = s.accelerate_launch or "accelerate launch --config_file accelerate.yaml train.py"
-        out += ["", "  accelerate.yaml:", *verbatim(s.accelerate_config.rstrip().splitlines())]
-        out += ["  launched with:", *verbatim([launch], "shell")]
+        out += _captioned("accelerate.yaml:", s.accelerate_config.rstrip().splitlines())
+        out += _captioned("launched with:", [launch], "shell")
     out += ["", "  (one framework's lines: gpuadvisor advise ... --framework torch|deepspeed|accelerate|megatron|jax)"]
     return out
 
@@ -399,11 +405,10 @@ def _framework(f: FrameworkLaunch) -> list[str]:
         return verbatim([f"# {f.framework}: not printed: {f.reason}"], "python")
     out = verbatim(f.commands, "shell")
     if f.code:
-        out += ["", "  train.py (the lines to add):"]
-        out += verbatim(f.code.rstrip().splitlines(), "python")
+        out += _captioned("train.py (the lines to add):", f.code.rstrip().splitlines(), "python")
     for name, text in f.files.items():
-        out += ["", f"  {name}:"] + verbatim(text.rstrip().splitlines())
-    if f.files:
-        out.append("")
+        out += _captioned(f"{name}:", text.rstrip().splitlines())
+    if f.code or f.files:
+        out.append("")  # the notes are a block of their own
     out += verbatim([f"# {n}" for n in f.notes] + [f"# {f.framework} docs: {f.docs}"], "python")
     return out

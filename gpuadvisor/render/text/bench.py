@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from gpuadvisor.bench.formulas import COLLECTIVES, NCCL_TESTS_SOURCE
 from gpuadvisor.facts import Measurement
+from gpuadvisor.text import plural
 
 _TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16", "uint8": "uint8"}
 
@@ -20,6 +21,20 @@ def _gpus(m: Measurement) -> str:
     return ",".join(str(g) for g in m.gpus)
 
 
+def _comment(text: str, width: int = 80) -> list[str]:
+    """A ``# `` comment line as nccl-tests' output carries them, wrapped to ``width`` (later lines ``#   ``)."""
+    import textwrap
+
+    return textwrap.wrap(
+        text, width, initial_indent="# ", subsequent_indent="#   ", break_on_hyphens=False, break_long_words=False
+    ) or ["#"]
+
+
+def _where(m: Measurement) -> str:
+    """Where a sweep ran: "GPUs 0,1", or "on the CPU" for gloo without GPUs."""
+    return "on the CPU" if not m.gpus and m.backend == "gloo" else f"GPUs {_gpus(m)}"
+
+
 def _time_us(t: float) -> str:
     """A time as nccl-tests prints it: 2 decimals under 100 us, 1 under 10 ms, none above (common.cu)."""
     return f"{t:.0f}" if t >= 10000.0 else f"{t:.1f}" if t >= 100.0 else f"{t:.2f}"
@@ -30,12 +45,12 @@ def _status(m: Measurement) -> str:
 
 
 def render_sweep(m: Measurement) -> str:
-    head = f"# {m.kind} · {m.backend} · {m.world_size} rank(s) · GPUs {_gpus(m)}"
+    head = f"# {m.kind} · {m.backend} · {m.world_size} rank(s) · {_where(m)}"
     if m.iters is not None:
         head += f" · warm-up {m.warmup_iters or 0}, {m.iters} timed iterations"
-    lines = [head]
+    lines = _comment(head[2:])
     if m.method:
-        lines.append(f"# method: {m.method}")
+        lines += _comment(f"method: {m.method}")
     lines += [
         "#       size         count      type       time     algbw     busbw  #wrong",
         "#        (B)    (elements)                 (us)    (GB/s)    (GB/s)        ",
@@ -52,16 +67,18 @@ def render_sweep(m: Measurement) -> str:
         wrong_total = sum(r.errors or 0 for r in m.rows)
         lines.append(f"# Out of bounds values : {wrong_total} {'OK' if wrong_total == 0 else 'FAILED'}")
         avg = sum(r.busbw_gbps for r in m.rows) / len(m.rows)
-        lines.append(f"# Avg bus bandwidth    : {avg:g} (mean busbw over the {len(m.rows)} sizes, as nccl-tests)")
+        lines.append(
+            f"# Avg bus bandwidth    : {avg:.2f} GB/s (mean busbw of {plural(len(m.rows), 'size')}, as nccl-tests)"
+        )
     tail = f"# busbw {_f(m.value_gbps)} GB/s"
     if m.rows and m.value_gbps is not None:
         tail += f" at {m.rows[-1].size_bytes} B"
     tail += f"; expected {_f(m.expected_gbps)} GB/s" if m.expected_gbps is not None else "; no expected figure"
     tail += f" (ratio {m.ratio:.2f})" if m.ratio is not None else ""
-    lines.append(tail)
-    lines.append(f"#   expected: {m.expected_source}" if m.expected_source else "#   expected: -")
-    lines.append(f"# status: {_status(m)}")
-    lines += [f"# note: {n}" for n in m.notes]
+    lines += _comment(tail[2:])
+    lines += _comment(f"  expected: {m.expected_source or '-'}")
+    lines += _comment(f"status: {_status(m)}")
+    lines += [ln for n in m.notes for ln in _comment(f"note: {n}")]
     return "\n".join(lines)
 
 
@@ -164,11 +181,11 @@ def render_compute(ms: list[Measurement]) -> str:
         generic = method.split("; warm-up")[0] if method else ""
         if generic and generic not in seen:
             seen.add(generic)
-            out.append(f"# method: {generic}; warm-up, then runs of back-to-back calls, median over runs")
+            out += _comment(f"method: {generic}; warm-up, then runs of back-to-back calls, median over runs")
     sources = sorted({m.expected_source for m in sel if m.expected_source})
-    out += [f"# peak: {src}" for src in sources]
+    out += [ln for src in sources for ln in _comment(f"peak: {src}")]
     no_peak = sorted({m.why("expected_tflops") or m.why("expected_gbps") or "" for m in sel if m.ratio is None} - {""})
-    out += [f"# no peak: {why}" for why in no_peak]
+    out += [ln for why in no_peak for ln in _comment(f"no peak: {why}")]
     return "\n".join(out)
 
 
@@ -210,8 +227,12 @@ def render_measurements(measurements: list[Measurement]) -> str:
         blocks += [render_sweep(m) for m in by_kind.get(kind, [])]
     if any(k in COLLECTIVES for k in by_kind):
         blocks.append(
-            f"# algbw = S/t; busbw = algbw × 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter; "
-            f"S = the whole gathered / scattered array), 1 (broadcast): {NCCL_TESTS_SOURCE}"
+            "\n".join(
+                _comment(
+                    f"algbw = S/t; busbw = algbw × 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter; "
+                    f"S = the whole gathered / scattered array), 1 (broadcast): {NCCL_TESTS_SOURCE}"
+                )
+            )
         )
     copies = [m for m in measurements if m.kind in ("h2d", "d2h", "d2d")]
     if copies and (t := _copy_table(copies)):

@@ -20,13 +20,14 @@ def render_text(res: CheckResult, *, color: bool = False, width: int | None = No
         f"{plural(len(res.rules), 'rule')}, policy {res.policy or 'default'}"
     )
     levels = ", ".join(gating_severities(res.fail_on))
+    policy = f"fail-on {res.fail_on}" + (f": fails on {levels}" if levels != res.fail_on else "")
     if res.exit_code == 2:
         gate = "Gate: not judged (no GPU found, nothing failing); exit 2"
     elif res.failing:
         codes = ", ".join(dict.fromkeys(f.code for f in res.failing))
-        gate = f"Gate: FAIL (fail-on {res.fail_on}: fails on {levels}): {codes}; exit 1"
+        gate = f"Gate: FAIL ({policy}): {codes}; exit 1"
     else:
-        gate = f"Gate: pass (fail-on {res.fail_on}: fails on {levels}); exit 0"
+        gate = f"Gate: pass ({policy}); exit 0"
     if color:
         gate = f"\033[{'1;31' if res.exit_code else '1;32'}m{gate}\033[0m"
     body = render_findings(res.findings, color=color, width=width, rig=rig if not rig.gpus else None)

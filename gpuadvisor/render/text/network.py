@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.text import plural
 
 
 def _why(obj: Any, name: str) -> str:
@@ -40,7 +41,8 @@ def render_beyond(rig: Rig, section: Any) -> list[str]:
             + (f"GPU {w}" if isinstance(w, int) else str(w or "?"))
             for (k, c, w), n in sorted(counts.items(), key=lambda kv: str(kv[0]))
         )
-        lines.append(f"  kernel log ({log.source}, {log.lines_read} lines): " + (shown or "no Xid or SXid event"))
+        read = plural(log.lines_read or 0, "line")
+        lines.append(f"  kernel log ({log.source}, {read}): " + (shown or "no Xid or SXid event"))
     ports = net.rdma_ports
     if ports is None:
         lines.append(f"  RDMA ports: {_why(net, 'rdma_ports')}")

@@ -225,6 +225,21 @@ def fit_line(line: str, width: int, hang: int = 4) -> list[str]:
     ) or [line[:width]]
 
 
+def paragraphs(text: str) -> list[str]:
+    """A hard-wrapped text's paragraphs (separated by blank lines), each joined into one line: prose is wrapped
+    once, by ``fit_line`` at the reader's width, never first at the source's width and then again."""
+    return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
+
+
+def fit_prose(text: str, width: int, indent: int = 0, hang: int = 0) -> list[str]:
+    """``text``'s paragraphs wrapped at ``width`` with ``indent`` (later lines ``hang`` further), a blank line
+    between paragraphs."""
+    out: list[str] = []
+    for i, para in enumerate(paragraphs(text)):
+        out += ([""] if i else []) + fit_line(" " * indent + para, width, hang)
+    return out
+
+
 def fit_lines(lines: Iterable[str], width: int, keep_marks: bool = False) -> list[str]:
     """Every line fitted to ``width``. ``keep_marks``: verbatim lines keep their mark, for a caller that fits the
     text again inside a larger view (the mark is what stops that second pass from wrapping them)."""
