@@ -1,0 +1,153 @@
+"""The reading contract of ``gpuadvisor import`` (README, "What import reads"), each clause on real pastes.
+
+A file is refused only when nothing in it is read; what a paste does not show is "not shown", never a value or a
+finding; an output without its header or title is read when its rows are unambiguous (and says what it assumed);
+``import -`` reads standard input; another vendor's output is refused in one line that says so.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor import rules
+from gpuadvisor.errors import InputError
+from gpuadvisor.importers import import_texts
+from gpuadvisor.importers.sections import split_sections
+
+FIX = Path(__file__).parent / "fixtures" / "import"
+
+
+def body(path: Path) -> str:
+    """A fixture without its leading '# source' lines (the tools never print them)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    while lines and lines[0].startswith("# "):
+        lines.pop(0)
+    return "\n".join(lines) + "\n"
+
+
+DELLA = body(FIX / "samples" / "topo-m_della-2xa100-mlx5_jdh4.txt")  # starts with two "$ " prompt lines
+# rocm-smi as pasted in https://github.com/ROCm/ROCm/issues/1482 (4x MI100, ROCm 4.2)
+ROCM_SMI = """rocm-user@d96d5240c68e:~$ rocm-smi
+
+
+======================= ROCm System Management Interface =======================
+================================= Concise Info =================================
+GPU  Temp   AvgPwr  SCLK    MCLK     Fan   Perf  PwrCap  VRAM%  GPU%
+0    34.0c  37.0W   300Mhz  1200Mhz  0.0%  auto  290.0W    0%   0%
+1    33.0c  39.0W   300Mhz  1200Mhz  0.0%  auto  290.0W    0%   0%
+================================================================================
+============================= End of ROCm SMI Log ==============================
+"""
+
+
+def problems_about(rig, what: str) -> list[str]:
+    return [p for p in rig.problems if what in p]
+
+
+def test_prose_around_an_output_is_listed_with_its_line_numbers_and_the_output_read() -> None:
+    text = "Here is the topology of node 3,\nas asked:\n" + DELLA
+    rig = import_texts([("t.txt", text)])
+    assert len(rig.gpus) == 2 and rig.topology.nics == ["mlx5_0", "mlx5_1"]
+    notes = problems_about(rig, "not recognised, not read")
+    assert notes == ["t.txt: lines 1-2: not recognised, not read (it starts 'Here is the topology of node 3,')"]
+    assert not problems_about(import_texts([("t.txt", DELLA)]), "not recognised")  # prompts are no note
+
+
+def test_an_output_that_cannot_be_read_does_not_refuse_the_others() -> None:
+    """A topo -m whose cell is not a link code (its own error) beside a readable nvlink -s: the nvlink output is
+    read, the topo -m listed as not read with its line and why."""
+    nvlink = body(FIX / "samples" / "nvlink-s_3xa6000-one-unbridged_siboehm.txt")
+    bad = DELLA.replace("GPU0\t X \tSYS", "GPU0\t X \tFOO")
+    rig = import_texts([("x.txt", nvlink + bad)])
+    assert [len(g.active_nvlinks()) for g in rig.gpus] == [4, 4, 0]
+    (note,) = problems_about(rig, "that output was not read")
+    assert "'FOO' is not a link code" in note and note.startswith("x.txt: line ")
+    with pytest.raises(InputError, match="'FOO' is not a link code"):
+        import_texts([("x.txt", bad)])  # nothing else in the file: one clear refusal
+
+
+def test_another_vendors_output_is_refused_in_one_line_that_says_so() -> None:
+    with pytest.raises(InputError) as e:
+        import_texts([("amd.txt", ROCM_SMI)])
+    msg = str(e.value)
+    assert "rocm-smi output (an AMD GPU tool)" in msg and "NVIDIA" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("prefix", ["> ", "% ", ">"])
+def test_a_quoted_paste_reads_as_the_paste(prefix: str) -> None:
+    quoted = "".join(prefix + line if line.strip() else ">\n" if prefix.startswith(">") else line
+                     for line in DELLA.splitlines(keepends=True))  # fmt: skip
+    a, b = import_texts([("q.txt", quoted)]), import_texts([("t.txt", DELLA)])
+    assert a.topology.matrix == b.topology.matrix and a.topology.nics == b.topology.nics
+
+
+def test_topo_m_rows_without_their_header_are_read_and_say_what_was_assumed() -> None:
+    rows = "\n".join(x for x in DELLA.splitlines() if not x.startswith(("$", "\tGPU0")))
+    rig = import_texts([("r.txt", rows + "\n")])
+    full = import_texts([("t.txt", DELLA)])
+    assert rig.topology.matrix == full.topology.matrix and rig.topology.nics == ["mlx5_0", "mlx5_1"]
+    assert [g.cpu_affinity for g in rig.gpus] == ["0-63", "64-127"]
+    (note,) = problems_about(rig, "no header line above the matrix")
+    assert "(GPU0 GPU1 mlx5_0 mlx5_1 CPU Affinity NUMA Affinity)" in note
+
+
+def test_p2p_latency_matrix_without_title_or_device_lines_is_read() -> None:
+    text = body(FIX / "own" / "p2pBandwidthLatencyTest_2xv100-nvlink-old-headers.txt")
+    matrix = text[text.index("Unidirectional P2P=Disabled") :]
+    rig = import_texts([("m.txt", matrix)])
+    assert [g.index for g in rig.gpus] == [0, 1] and all(g.name is None for g in rig.gpus)
+    assert rig.measurements and problems_about(rig, "no 'Device: N, NAME, pciBusID' lines in the paste")
+    untitled = text[text.index("\n") + 1 :]
+    assert len(import_texts([("u.txt", untitled)]).measurements) == len(import_texts([("f.txt", text)]).measurements)
+
+
+def test_bandwidth_test_without_its_title_is_read() -> None:
+    text = body(FIX / "own" / "bandwidthtest_2xv100-mbps-all-devices.txt")
+    untitled = text[text.index("\n") + 1 :]
+    assert split_sections(untitled)[0].kind == "cuda-bw"
+    full = import_texts([("f.txt", text)])
+    assert [m.value_gbps for m in import_texts([("u.txt", untitled)]).measurements] == [
+        m.value_gbps for m in full.measurements
+    ]
+
+
+def test_nccl_tests_copied_down_to_the_header_is_not_a_failed_run() -> None:
+    rig = import_texts([("n.txt", body(FIX / "round3" / "nccl-allreduce_8xa100-hashless-header_nccl583.txt"))])
+    (m,) = rig.measurements
+    assert m.status == "skipped" and "not shown" in (m.error or "")
+    assert not [f for f in rules.evaluate(rig) if f.severity in ("warn", "fail")]
+
+
+def test_import_dash_reads_standard_input(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tests.corpus_cases import run_import
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(DELLA.encode())))
+    rc, scan = run_import([Path("-")])
+    assert rc == 0 and scan is not None and len(scan["gpus"]) == 2
+    assert scan["source"]["files"] == ["<stdin>"]
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"", "empty: no command output in it"),
+        (b"abc\x00def", "binary data"),
+        (b"hello\n", "not recognised"),
+        (ROCM_SMI.encode(), "rocm-smi output"),
+    ],
+)
+def test_import_dash_refuses_bad_input_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data: bytes, why: str
+) -> None:
+    from gpuadvisor.cli import main
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    with pytest.raises(SystemExit) as e:
+        main(["import", "-"])
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and out == "" and err.count("\n") == 1 and err.startswith("gpuadvisor: error: <stdin>")
+    assert why in err
