@@ -151,3 +151,35 @@ def test_import_dash_refuses_bad_input_in_one_line(
     out, err = capsys.readouterr()
     assert e.value.code == 2 and out == "" and err.count("\n") == 1 and err.startswith("gpuadvisor: error: <stdin>")
     assert why in err
+
+
+V100 = body(FIX / "samples" / "topo-m_8xv100-sxm2-nv1nv2-nic_lukolszewski.txt")
+
+
+@pytest.mark.parametrize("end", ["", "\n"])
+def test_topo_m_cut_inside_a_cell_is_not_shown_never_a_refusal_or_a_stub(end: str) -> None:
+    """The paste ends inside GPU2's row (an editor may add the newline): 'N' of NODE is no link code to refuse,
+    and '0-19,' is no CPU affinity to store; the rows above are read whole."""
+    lines = V100.splitlines(keepends=True)
+    row = lines[3]
+    for cut in (row.index("NODE") + 1, row.index("0-19,") + 5):
+        rig = import_texts([("x.txt", "".join(lines[:3]) + row[:cut] + end)])
+        assert [g.cpu_affinity for g in rig.gpus[:3]] == ["0-19,40-59", "0-19,40-59", None]
+        assert rig.gpus[2].unavailable["cpu_affinity"].startswith("elided in the paste")
+        assert rig.topology.matrix[0][:3] == ["X", "NV1", "NV1"]
+
+
+def test_nccl_rank_line_cut_mid_name_keeps_the_device_not_the_stub() -> None:
+    text = body(FIX / "round3" / "nccl-allreduce_8xa100-hashless-header_nccl583.txt")
+    cut = text[: text.index("A100-SXM4-40GB", text.index("Rank  7")) + len("A100-SXM4-4")]
+    rig = import_texts([("n.txt", cut)])
+    assert len(rig.gpus) == 8 and rig.gpus[7].name is None
+    assert {g.name for g in rig.gpus[:7]} == {"NVIDIA A100-SXM4-40GB"}
+    assert not [f for f in rules.evaluate(rig) if f.code == "GA301" and f.severity == "warn"]
+
+
+def test_a_paste_twice_in_one_file_is_read_once() -> None:
+    text = body(FIX / "own" / "lspci-vv_dgx1-plx-switch-x8.txt")
+    rig = import_texts([("x.txt", text + "\n" + text)])
+    assert len(rig.gpus) == len(import_texts([("x.txt", text)]).gpus) == 3
+    assert problems_about(rig, "pasted twice); read once")

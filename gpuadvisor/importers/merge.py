@@ -98,6 +98,7 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
     A text is refused only when nothing in it is read: no output recognised (an error naming its first line),
     or none of those recognised could be read (the first one's error). Otherwise an output that cannot be read,
     and each range of lines no output claims, is listed as a note with its line numbers (``Part.notes``)."""
+    text, again = _once(text)
     sections = split_sections(text)
     if not sections:
         lines = text.splitlines()
@@ -111,19 +112,40 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
         raise ImportParseError(source, first + 1, f"not recognised as {recognised()} (it starts {sample!r})")
     parts: list[Part] = []
     failed: list[ImportParseError] = []
+    seen: dict[str, int] = {}
+    twice: list[str] = []
     for s in sections:
+        same = seen.setdefault(s.text.strip(), s.start)
+        if same != s.start:  # the same output pasted twice: read once
+            twice.append(f"{source}: line {s.start}: the output of line {same} again (pasted twice); read once")
+            continue
         try:
             parts.append(parse_section(s, source, filename or source))
         except ImportParseError as e:
             failed.append(e)
     if not parts:
         raise failed[0]
-    notes = [f"{e}: that output was not read; the others were" for e in failed]
+    notes = [f"{e}: that output was not read; the others were" for e in failed] + twice
+    if again:
+        notes.append(f"{source}: line {again}: the paste above again, from its first line (pasted twice); read once")
     said = {int(n) for p in parts for x in p.rig.problems for n in re.findall(r"\bline (\d{1,9})\b", x)}
     spans = unread(text, sections, said)
     notes += [f"{source}: {span}: not recognised, not read (it starts {sample!r})" for span, sample in spans]
     parts[0].notes.extend(notes)
     return parts
+
+
+def _once(text: str) -> tuple[str, int | None]:
+    """A text that is one paste twice over (the same lines, blank lines aside): its first copy, and the line the
+    second starts on; else the text and None."""
+    lines = text.splitlines(keepends=True)
+    shown = [i for i, x in enumerate(lines) if x.strip()]
+    half = len(shown) // 2
+    if half < 2 or len(shown) % 2:
+        return text, None
+    if all(lines[shown[k]].strip() == lines[shown[half + k]].strip() for k in range(half)):
+        return "".join(lines[: shown[half]]), shown[half] + 1
+    return text, None
 
 
 def detect(text: str) -> list[str]:

@@ -192,9 +192,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 continue
             m = _RANK.match(s)
             if m:
-                run.ranks.append(
-                    Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), m.group(5), lineno)
-                )
+                cut = k == len(lines) - 1 and not text.endswith(("\n", "\r"))  # the paste ends inside this line
+                name = "" if cut else m.group(5)  # its name may be cut short: not shown, never a stub
+                run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), name, lineno))
                 continue
             m = re.search(r"Collective test starting:\s*(\w+?)_perf", s)
             if m:
@@ -233,7 +233,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 f"({' '.join(run.columns)})"
             )
         if len(tokens) != len(run.columns):
-            if k == len(lines) - 1 or not any(x.strip() for x in lines[k + 1 :]):
+            if not any(x.strip()[:1].isdigit() for x in lines[k + 1 :]):  # no row after it: the paste's cut
                 run.notes.append(f"last row (line {lineno}) cut short; left out")
                 break
             raise ImportParseError(

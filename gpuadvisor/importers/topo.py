@@ -56,11 +56,8 @@ def headless_header(lines: list[str]) -> str | None:
         if not tokens or len(labels) == n_link or not any(_LINK_CELL.match(c) for c in tokens[1:2]):
             break
         labels.append(tokens[0])
-    gpus = sum(1 for x in labels if _GPU.match(x))
-    while len(labels) < n_link:  # rows cut off: GPUs come first, then the NICs
-        k = len(labels)
-        labels.append(f"GPU{k}" if gpus == k else f"NIC{k - gpus}")
-        gpus += gpus == k
+    if len(labels) < n_link:
+        return None  # rows cut off: what the columns past them are (GPUs or NICs) is not shown
     extra = MATRIX_WORDS[: max(0, min(3, len(cells) - n_link))]
     return "\t" + "\t".join([*labels, *extra])
 
@@ -194,7 +191,18 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
             label = tokens[0]
             if label in t.columns and label not in seen_labels:
                 body = tokens[1:]
-                if cut and k == len(lines) - 1:  # the file ends inside this row: its last cell may be cut short
+                last = not any(x.strip() for x in lines[k + 1 :])
+                short = (
+                    len(body) < n_link
+                    or bool(n_extra)
+                    and len(body) == n_link
+                    and bool(_GPU.match(label))  # a GPU row has affinity
+                    or bool(body)
+                    and body[-1].endswith((",", "-"))
+                )
+                if last and (short or cut and k == len(lines) - 1):
+                    # the file ends inside this row (mid-line, or a newline added after a cut): its last cell
+                    # may be cut short
                     body = body[:-1]
                     t.notes.append(
                         f"{source}: line {lineno}: the file ends inside row {label}; its last cell is not used"
