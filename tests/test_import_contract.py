@@ -183,3 +183,60 @@ def test_a_paste_twice_in_one_file_is_read_once() -> None:
     rig = import_texts([("x.txt", text + "\n" + text)])
     assert len(rig.gpus) == len(import_texts([("x.txt", text)]).gpus) == 3
     assert problems_about(rig, "pasted twice); read once")
+
+
+DGX1 = (FIX / "own" / "lspci-vv_dgx1-plx-switch-x8.txt").read_text(encoding="utf-8")
+
+
+def _lnk(bdf: str) -> list[str]:
+    """The LnkCap/LnkSta lines of one device's block of the real DGX-1 lspci -vv (``-s BDF | grep Lnk``)."""
+    block = DGX1.split(f"\n{bdf} ", 1)[1].split("\n\n", 1)[0]
+    return [x for x in block.splitlines() if x.strip().startswith(("LnkCap:", "LnkSta:"))]
+
+
+def test_a_grepped_root_or_switch_port_is_not_taken_for_a_gpu() -> None:
+    """The PLX switch port 05:10.0's link lines alone ('Port #16'): a port's link, no GPU at it."""
+    rig = import_texts([("p.txt", "\n".join(_lnk("05:10.0")) + "\n")])
+    assert rig.gpus == []
+    assert problems_about(rig, "the link shown is a PCIe port's (Port #16), not an endpoint's")
+
+
+def test_lspci_numa_node_is_read() -> None:
+    rig = import_texts([("l.txt", DGX1)])
+    assert [g.numa_node for g in rig.gpus] == [0, 0, None]  # 3b:00.0 (rev ff) prints no NUMA line
+
+
+def test_lspci_s_on_the_prompt_line_names_the_grepped_device() -> None:
+    """`$ sudo lspci -vv -s 07:00.0 | grep -E 'LnkCap|LnkSta'` then its two lines: device 07:00.0's link."""
+    text = "$ sudo lspci -vv -s 07:00.0 | grep -E 'LnkCap|LnkSta'\n" + "\n".join(_lnk("07:00.0")) + "\n"
+    rig = import_texts([("s.txt", text)])
+    (g,) = rig.gpus
+    assert g.bus_id == "0000:07:00.0" and (g.pcie.current_width, g.pcie.max_width) == (8, 16)
+    assert problems_about(rig, "read as device 0000:07:00.0's")
+
+
+@pytest.mark.parametrize("end", ["", "\n"])
+def test_lspci_cut_mid_line_is_not_shown_not_a_false_reason(end: str) -> None:
+    lines = _lnk("07:00.0")
+    cap, sta = lines
+    cut = sta[: sta.index("Width") + 5]  # "LnkSta: Speed 8GT/s, Width"
+    rig = import_texts([("c.txt", cap + "\n" + cut + end)])
+    (g,) = rig.gpus
+    assert g.pcie.current_gen == 3 and g.pcie.current_width is None
+    assert g.pcie.unavailable["current_width"].startswith("elided in the paste")
+    assert "printed no LnkCap" not in g.pcie.unavailable["current_width"]
+
+
+# `lspci -vvv | grep ACSCtl`, as NCCL's troubleshooting guide asks for it (PCI Access Control Services), written
+# by hand from the line lspci prints (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)
+ACS_GREP = "$ sudo lspci -vvv | grep ACSCtl\n" + (
+    "\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n" * 2
+)
+
+
+@pytest.mark.parametrize("indent", [True, False])
+def test_acsctl_grep_output_is_recognised_without_a_device_line(indent: bool) -> None:
+    text = ACS_GREP if indent else ACS_GREP.replace("\t\tACSCtl", "ACSCtl")
+    rig = import_texts([("acs.txt", text)])
+    assert rig.gpus == [] and rig.network.acs is not None and len(rig.network.acs) == 2
+    assert all(a.control["ReqRedir"] for a in rig.network.acs)

@@ -84,6 +84,11 @@ def _bandwidth_test(section: Section, source: str, filename: str) -> Part:
     return Part(section.kind, source, section.start, rig)
 
 
+def _lspci(section: Section, source: str, filename: str) -> Part:
+    rig = lspci.parse_lspci(section.text, source, section.start, context=section.context)
+    return Part(section.kind, source, section.start, rig)
+
+
 def _nccl(section: Section, source: str, filename: str) -> Part:
     run = nccl.read_nccl(section.text, source, section.start, hint="\n".join(section.context) + "\n" + filename)
     return Part(section.kind, source, section.start, nccl.run_to_rig(run, source), nccl=run)
@@ -112,7 +117,7 @@ FORMATS: tuple[Format, ...] = (
            extras=beyond.add_processes),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
-           "without their device line", lspci.starts, reads(lspci.parse_lspci), _add, 10, extras=beyond.add_acs),
+           "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8),
