@@ -240,3 +240,20 @@ def test_acsctl_grep_output_is_recognised_without_a_device_line(indent: bool) ->
     rig = import_texts([("acs.txt", text)])
     assert rig.gpus == [] and rig.network.acs is not None and len(rig.network.acs) == 2
     assert all(a.control["ReqRedir"] for a in rig.network.acs)
+
+
+@pytest.mark.parametrize(
+    "mark", ["xxxx", "XXXXXXXX", "<redacted>", "[hidden]", "****", "[N/A]", "ERR!", "Unknown Error", "...", "<snip>"]
+)
+def test_a_placeholder_is_never_a_value(mark: str) -> None:
+    """The real L4 nvidia-smi -q with its serial, UUID, driver version and product name replaced by what people
+    type over a value they hide or leave out: each is not shown (null with its reason), never the mark."""
+    import re
+
+    text = body(FIX / "samples" / "smi-q_l4_thamada.txt")
+    for key in ("Serial Number", "GPU UUID", "Driver Version", "Product Name"):
+        text = re.sub(rf"({key}\s+:\s+).*", lambda m: m.group(1) + mark, text, count=1)
+    rig = import_texts([("q.txt", text)])
+    (g,) = rig.gpus
+    assert (g.uuid, g.name, rig.software.driver_version) == (None, None, None)
+    assert g.unavailable["name"] and g.unavailable["uuid"]

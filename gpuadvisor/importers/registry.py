@@ -103,7 +103,8 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
            smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
-           "a header row `GPU0 GPU1 ...` followed by a `GPU0` row", topo.starts,
+           "a header row `GPU0 GPU1 ...` followed by a `GPU0` row, or (pasted without the header) a `GPU0  X ...` "
+           "row", topo.starts,
            reads(topo.parse_topo_matrix), _add, 5, settle=topo.settle, after=Merger.add_topology),
     Format("topo-p2p", "nvidia-smi topo -p2p", GPU, "nvidia-smi", "topo -p2p",
            "as `topo -m`, its cells `OK`, `CNS`, `NS`...", None, _topo_p2p, _add, 6, after=Merger.add_topology),
@@ -122,9 +123,11 @@ FORMATS: tuple[Format, ...] = (
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8),
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
-           "`[CUDA Bandwidth Test] - Starting...`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
+           "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
+           "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
     Format("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", GPU, "CUDA samples", "p2pBandwidthLatencyTest",
-           "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`", cuda_samples.starts_p2p,
+           "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
+           "`Device: 0, NAME, pciBusID: ..` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
     Format("kernel-log", "dmesg / journalctl -k", BEYOND, "dmesg / journalctl -k", "",
            "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
