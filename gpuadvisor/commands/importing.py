@@ -33,8 +33,8 @@ lspci lines without their device line); '-' reads standard input. A file is refu
 in it is read; lines not read are listed with their line numbers. What a paste leaves out or hides
 ('...', '[...]', '<snip>', 'xxxx', '<redacted>', a last line, row or cell cut short) is "not shown":
 never a value, and never read as absent, zero or inactive. Outputs that disagree (hostnames, driver
-versions, GPU counts or ids, two different topo -m matrices) are different machines: refused, or with --split imported as one scan
-each.
+versions, GPU counts or ids, two different topo -m matrices) are different machines: refused, or with
+--split imported as one scan each.
 
 \b
 Examples:
