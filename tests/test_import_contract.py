@@ -257,3 +257,14 @@ def test_a_placeholder_is_never_a_value(mark: str) -> None:
     (g,) = rig.gpus
     assert (g.uuid, g.name, rig.software.driver_version) == (None, None, None)
     assert g.unavailable["name"] and g.unavailable["uuid"]
+
+
+def test_pairs_not_shown_do_not_silence_the_pairs_shown() -> None:
+    """The real 8x RTX 4090 two-socket topo -m cut after GPU4's row: pairs 5-6, 5-7 and 6-7 are shown in
+    neither of their cells ('?'); the 10 cross-socket pairs it does show are still judged (GA201 WARN)."""
+    text = body(FIX / "samples" / "topo-m_8x4090-pcie-2socket_lukolszewski.txt")
+    rig = import_texts([("t.txt", "".join(text.splitlines(keepends=True)[:6]))])  # header + rows GPU0-GPU4
+    assert sum(c == "?" for row in rig.topology.matrix for c in row) == 6
+    (ga201,) = [f for f in rules.evaluate(rig) if f.code == "GA201"]
+    assert ga201.severity == "warn" and ga201.message.startswith("10 GPU pair(s)")
+    assert "pairs the paste does not show are not judged" in ga201.message
