@@ -26,6 +26,7 @@ from gpuadvisor.importers import (
     fio,
     lspci,
     nccl,
+    nvbandwidth,
     nvlink,
     smi_query,
     smi_summary,
@@ -129,6 +130,9 @@ FORMATS: tuple[Format, ...] = (
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
            "`Device: 0, NAME, pciBusID: ..` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
+    Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
+           "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
+           nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
     Format("kernel-log", "dmesg / journalctl -k", BEYOND, "dmesg / journalctl -k", "",
            "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
            beyond.starts_kernel_log, reads(beyond.parse_kernel_log), _add, 11),
