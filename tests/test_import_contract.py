@@ -268,3 +268,32 @@ def test_pairs_not_shown_do_not_silence_the_pairs_shown() -> None:
     (ga201,) = [f for f in rules.evaluate(rig) if f.code == "GA201"]
     assert ga201.severity == "warn" and ga201.message.startswith("10 GPU pair(s)")
     assert "pairs the paste does not show are not judged" in ga201.message
+
+
+# rccl-tests as pasted in https://github.com/ROCm/ROCm/issues/5571 (2x Radeon AI PRO R9700, two hosts)
+RCCL = """$ NCCL_DMABUF_ENABLE=1  mpirun -H 10.20.1.125,10.20.1.126 -np 2 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1
+# Collective test starting: all_reduce_perf
+# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 \
+validation: 1 graph: 0
+#
+rccl-tests: Version develop:33cc4df
+# Using devices
+#  Rank  0 Group  0 Pid   4791 on     corona device  0 [0000:07:00] AMD Radeon AI PRO R9700
+#  Rank  1 Group  0 Pid   5418 on     bootes device  0 [0000:07:00] AMD Radeon AI PRO R9700
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1    47.35    0.00    0.00      0    45.17    0.00    0.00      0
+          16             4     float     sum      -1    42.05    0.00    0.00      0    42.05    0.00    0.00      0
+"""
+
+
+def test_rccl_tests_rows_are_read_and_an_amd_run_refused_in_one_line() -> None:
+    """The rows' layout (graph/agg columns in the header, '#wrong' columns) reads as nccl-tests'; the devices are
+    AMD GPUs: refused in one line that says so (with an NVIDIA GPU in their place, read)."""
+    with pytest.raises(InputError, match=r"rccl-tests on AMD GPUs \(AMD Radeon AI PRO R9700\)"):
+        import_texts([("r.txt", RCCL)])
+    rig = import_texts([("r.txt", RCCL.replace("AMD Radeon AI PRO R9700", "NVIDIA GeForce RTX 4090"))])
+    (m,) = rig.measurements
+    assert (m.kind, m.world_size, [r.size_bytes for r in m.rows]) == ("all_reduce", 2, [8, 16])

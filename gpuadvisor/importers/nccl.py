@@ -402,6 +402,14 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
     rig = Rig()
     if not run.columns and not run.ranks:
         raise ImportParseError(source, run.header_line or 1, "nccl-tests output without rank lines or a column header")
+    amd = [r for r in run.ranks if re.match(r"(?:AMD|Advanced Micro Devices)\b", r.name or "")]
+    if amd and len(amd) == len(run.ranks):
+        raise ImportParseError(
+            source,
+            amd[0].line,
+            f"rccl-tests on AMD GPUs ({amd[0].name}): gpuadvisor reads NVIDIA GPUs' outputs only (nvidia-smi, lspci, "
+            "nccl-tests)",
+        )
     binary = run.binary or _infer_binary(run)
     if binary is None and run.groups and not run.ranks:
         raise ImportParseError(source, run.header_line or run.columns_line or 1, _UNKNOWN_BINARY)
