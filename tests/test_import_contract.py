@@ -297,3 +297,13 @@ def test_rccl_tests_rows_are_read_and_an_amd_run_refused_in_one_line() -> None:
     rig = import_texts([("r.txt", RCCL.replace("AMD Radeon AI PRO R9700", "NVIDIA GeForce RTX 4090"))])
     (m,) = rig.measurements
     assert (m.kind, m.world_size, [r.size_bytes for r in m.rows]) == ("all_reduce", 2, [8, 16])
+
+
+def test_nvidia_smi_i_on_the_prompt_line_gives_the_gpu_its_index() -> None:
+    """The real L4 nvidia-smi -q after '$ nvidia-smi -q -i 3': the GPU shown is nvidia-smi's GPU 3 (position 0
+    of the output would tie it to topo -m's GPU0)."""
+    q = body(FIX / "samples" / "smi-q_l4_thamada.txt")
+    rig = import_texts([("q.txt", "$ nvidia-smi -q -i 3\n" + q)])
+    assert [g.index for g in rig.gpus] == [3]
+    assert problems_about(rig, "its one GPU is GPU 3")
+    assert [g.index for g in import_texts([("q.txt", q)]).gpus] == [0]

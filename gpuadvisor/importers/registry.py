@@ -70,6 +70,16 @@ def reads(parse: Callable[[str, str, int], Rig]) -> Parser:
     return parser
 
 
+def _smi_q(section: Section, source: str, filename: str) -> Part:
+    """``nvidia-smi -q``; after a ``nvidia-smi -q -i N`` command line, its one GPU is nvidia-smi's GPU N."""
+    rig = smi_query.parse_smi_q(section.text, source, section.start)
+    hint = smi_query.index_from_context(section.context)
+    if hint is not None and len(rig.gpus) == 1:
+        rig.gpus[0].index = hint[0]
+        rig.problems.append(f"{source}: line {section.start}: after {hint[1][:80]!r}: its one GPU is GPU {hint[0]}")
+    return Part(section.kind, source, section.start, rig)
+
+
 def _summary(section: Section, source: str, filename: str) -> Part:
     rig = smi_summary.parse_smi_summary(section.text, source, section.start, context=section.context)
     return Part(section.kind, source, section.start, rig)
@@ -100,7 +110,7 @@ _nvlink_parse = reads(nvlink.parse_nvlink_status)
 FORMATS: tuple[Format, ...] = (
     Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
-           "`GPU 0000:..` line", smi_query.starts_q, reads(smi_query.parse_smi_q), _add, 1, extras=beyond.add_fabric),
+           "`GPU 0000:..` line", smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
            smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",

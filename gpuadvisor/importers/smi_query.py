@@ -456,6 +456,16 @@ def _check_count(rig: Rig, root: Node, xml: bool, source: str, elided: str | Non
         )
 
 
+_I_FLAG = re.compile(r"\bnvidia-smi\b.*?\s(?:-i|--id)(?:\s+|=)(\d{1,2})(?=\s|$)")
+
+
+def index_from_context(context: list[str]) -> tuple[int, str] | None:
+    """``nvidia-smi -q -i 3`` on the line just above an output: the one GPU it shows is nvidia-smi's GPU 3."""
+    line = next((x for x in reversed(context) if x.strip()), "")
+    m = _I_FLAG.search(line)
+    return (int(m.group(1)), line.strip()) if m else None
+
+
 def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Facts from ``nvidia-smi -q`` text: GPUs in nvidia-smi's order (index = position), driver and CUDA.
 
