@@ -113,6 +113,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     cur: Device | None = None
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     for k, line in enumerate(lines):
         lineno = first_line + k
         m = _DEV.match(line)
@@ -165,7 +166,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
             if which == "LnkSta":
                 cur.downgraded = [m.lower() for m in _DOWNGRADED.findall(rest)]
             speed, width = _speed(rest), _width(rest)
-            ends = k == len(lines) - 1 or not any(x.strip() for x in lines[k + 1 :])
+            ends = k == last_shown
             if ends and (cut or speed is None or width is None):  # the paste ends in this line: its cut is not shown
                 why = f"{ELIDED} (line {lineno} is cut mid-line)"
                 if width is None or cut and re.search(r"Width x1$", rest.rstrip()):

@@ -171,6 +171,7 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     if header[: len(t.columns)] != t.columns:
         raise ImportParseError(source, t.header_line, "the affinity columns come before a GPU or NIC column")
     n_link, n_extra = len(t.columns), len(t.extra_columns)
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     seen_labels: set[str] = set()
     in_rows = True
     in_nic_legend = False
@@ -191,7 +192,7 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
             label = tokens[0]
             if label in t.columns and label not in seen_labels:
                 body = tokens[1:]
-                last = not any(x.strip() for x in lines[k + 1 :])
+                last = k == last_shown
                 short = (
                     len(body) < n_link
                     or bool(n_extra)
