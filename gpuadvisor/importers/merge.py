@@ -56,6 +56,8 @@ def read_stdin() -> str:
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:  # no standard input at all (a closed descriptor)
         raise ImportParseError(STDIN, None, "no standard input to read ('-' reads the outputs from a pipe)")
+    if sys.stdin.isatty():  # typed or pasted at a terminal: say how to end it
+        print("gpuadvisor: reading the outputs from standard input (paste them, then Ctrl-D)", file=sys.stderr)
     data = stream.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise ImportParseError(STDIN, None, f"more than {MAX_BYTES // 2**20} MiB: not the output of one machine")
