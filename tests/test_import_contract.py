@@ -307,3 +307,16 @@ def test_nvidia_smi_i_on_the_prompt_line_gives_the_gpu_its_index() -> None:
     assert [g.index for g in rig.gpus] == [3]
     assert problems_about(rig, "its one GPU is GPU 3")
     assert [g.index for g in import_texts([("q.txt", q)]).gpus] == [0]
+
+
+def test_a_gpu_row_the_paste_ends_in_is_a_gpu_not_dropped() -> None:
+    """The real 2x RTX 2080 Ti session's plain nvidia-smi, cut inside GPU 1's first row (after its persistence
+    cell, and inside its name): GPU 1 is shown, its other facts not; GPU 0 is read whole."""
+    text = body(FIX / "samples" / "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt")
+    row = next(x for x in text.splitlines(keepends=True) if x.startswith("|   1  NVIDIA"))
+    head = text[: text.index(row)]
+    for cut, name in ((row.index("On ") + 5, "NVIDIA GeForce RTX 2080 Ti"), (row.index("GeForce"), None)):
+        rig = import_texts([("s.txt", head + row[:cut])])
+        assert [g.index for g in rig.gpus] == [0, 1]
+        assert rig.gpus[0].bus_id == "0000:b4:00.0" and rig.gpus[1].name == name and rig.gpus[1].bus_id is None
+        assert rig.gpus[1].unavailable["bus_id"].startswith("elided in the paste")

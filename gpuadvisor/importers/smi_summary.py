@@ -104,6 +104,24 @@ def _first_row(m1: re.Match[str], cells: list[str], source: str, lineno: int) ->
     return gpu
 
 
+def _started_row(cells: list[str], first_cell_whole: bool, lineno: int) -> Gpu | None:
+    """``|   0  NVIDIA GeForce RTX 2080 Ti     On  |   0000`` at the end of a paste: the GPU is shown (its index, and
+    its name when the persistence cell after it is there); what the cut hides is not shown, never a value."""
+    m = re.match(r"^\s*(\d{1,3})\s+\S", cells[0])
+    if m is None:
+        return None
+    gpu = Gpu(index=int(m.group(1)))
+    m1 = _ROW1.match(cells[0]) if first_cell_whole else None
+    name = m1.group(2).strip() if m1 else ""
+    if name and not name.endswith("..."):
+        gpu.name = name
+    why = f"{facts.ELIDED} (line {lineno} is cut mid-line)"
+    for f in ("name", "bus_id", "persistence_mode", "ecc_errors_uncorrected_volatile", *_TABLE_FIELDS):
+        if getattr(gpu, f) is None:
+            gpu.unavailable[f] = why
+    return gpu
+
+
 def _second_row(rig: Rig, gpu: Gpu, cells: list[str], source: str, lineno: int) -> None:
     """``| N/A 34C P0 69W / 700W | 1MiB / 81559MiB | 0% Default |``: temperature, P-state, power, memory."""
     m2 = _ROW2.match(cells[0])
@@ -134,6 +152,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     """Facts from the plain ``nvidia-smi`` table; ``context``: the lines printed just before it (lost GPUs)."""
     rig = Rig()
     lines = clean_lines(text)
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     body = False
     gpu: Gpu | None = None
     row = 0
@@ -160,6 +179,12 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         if "Processes:" in s:
             break
         cells = [c for c in s.strip("|").split("|")]
+        if len(cells) < 3 and k == last_shown and (gpu is None or row >= 3):
+            started = _started_row(cells, s.count("|") >= 2, lineno)  # the paste ends inside a GPU's first row
+            if started is not None:
+                rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
+                rig.gpus.append(started)
+            continue
         if len(cells) < 3:
             continue
         m1 = _ROW1.match(cells[0])
