@@ -320,3 +320,11 @@ def test_a_gpu_row_the_paste_ends_in_is_a_gpu_not_dropped() -> None:
         assert [g.index for g in rig.gpus] == [0, 1]
         assert rig.gpus[0].bus_id == "0000:b4:00.0" and rig.gpus[1].name == name and rig.gpus[1].bus_id is None
         assert rig.gpus[1].unavailable["bus_id"].startswith("elided in the paste")
+
+
+def test_a_device_listed_twice_in_lspci_is_one_device() -> None:
+    """The real DGX-1 lspci -vv, then `lspci -vv -s 07:00.0` of one of its GPUs pasted after it: 3 GPUs, not 4."""
+    text = body(FIX / "own" / "lspci-vv_dgx1-plx-switch-x8.txt")
+    block = text[text.index("07:00.0 3D") :].split("\n\n", 1)[0]
+    rig = import_texts([("l.txt", text + "$ sudo lspci -vv -s 07:00.0\n" + block + "\n")])
+    assert [g.bus_id for g in rig.gpus] == ["0000:06:00.0", "0000:07:00.0", "0000:3b:00.0"]

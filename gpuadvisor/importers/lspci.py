@@ -278,6 +278,19 @@ def _fragment_devices(devices: list[Device], source: str, rig: Rig) -> tuple[lis
     return [first], above
 
 
+def _once_each(devices: list[Device]) -> list[Device]:
+    """A device listed twice (``lspci -vv`` and then ``lspci -vv -s BUS`` pasted together) is one device: the first
+    listing that shows its link is kept."""
+    first: dict[str, Device] = {}
+    for d in devices:
+        if not d.bdf:
+            continue
+        had = first.get(d.bdf)
+        if had is None or (not had.seen and d.seen):
+            first[d.bdf] = d
+    return [d for d in devices if not d.bdf or first[d.bdf] is d]
+
+
 _S_BUS = re.compile(r"\blspci\b[^|]*?\s-\w*s\s*" + _BDF + r"(?:\s|$)")
 
 
@@ -293,7 +306,7 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
     """Facts from ``lspci -vv``: each NVIDIA GPU (no index: matched to others by bus id) with its path.
     ``context``: the lines above it; a ``lspci -s BUS`` command there names the device of lines grepped
     without their device line."""
-    devices = read_devices(text, source, first_line)
+    devices = _once_each(read_devices(text, source, first_line))
     if not devices and any(_ACS_LINE.match(x) for x in text.splitlines()):
         return Rig()  # `lspci -vvv | grep ACSCtl`: the ACS bits only (the row's extras read them), no device
     if not devices:
