@@ -28,6 +28,7 @@ from gpuadvisor.importers import (
     nccl,
     nvbandwidth,
     nvlink,
+    smi_csv,
     smi_query,
     smi_summary,
     storage,
@@ -127,6 +128,9 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...`", smi_summary.starts, _summary, _add, 2,
            extras=beyond.add_processes),
+    Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
+           "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells",
+           smi_csv.starts, reads(smi_csv.parse_smi_csv), _add, 2),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
