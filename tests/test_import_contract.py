@@ -328,3 +328,12 @@ def test_a_device_listed_twice_in_lspci_is_one_device() -> None:
     block = text[text.index("07:00.0 3D") :].split("\n\n", 1)[0]
     rig = import_texts([("l.txt", text + "$ sudo lspci -vv -s 07:00.0\n" + block + "\n")])
     assert [g.bus_id for g in rig.gpus] == ["0000:06:00.0", "0000:07:00.0", "0000:3b:00.0"]
+
+
+def test_nvidia_smi_that_prints_only_a_lost_gpu_is_read() -> None:
+    """The first line of the real r470 table paste, alone (nvidia-smi printed nothing else): one lost GPU."""
+    line = (FIX / "own" / "smi_2xv100-r470-table.txt").read_text(encoding="utf-8").splitlines()[0]
+    assert line.startswith("Unable to determine the device handle")
+    rig = import_texts([("s.txt", "$ nvidia-smi\n" + line + "\n")])
+    (g,) = rig.gpus
+    assert g.bus_id == "0000:3b:00.0" and g.unavailable["name"].startswith("GPU fell off the bus or was lost")

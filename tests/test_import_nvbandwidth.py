@@ -60,3 +60,12 @@ def test_device_to_device_pairs_and_the_banner() -> None:
         ("p2p_unidir", [0, 1], 389.91),
         ("p2p_unidir", [1, 0], 390.12),
     ]
+
+
+def test_quoted_running_lines_and_a_left_out_running_line() -> None:
+    """Stated edits of the README example: its 'Running' line kept behind a '> ' quote marker, or left out."""
+    quoted = README_H2D.replace("Running host", "> Running host")
+    assert [m.value_gbps for m in import_texts([("q.txt", quoted)]).measurements] == [6.2, 12.36]
+    untitled = README_H2D.replace("Running host_to_device_memcpy_ce.\n", "...\n")
+    rig = import_texts([("u.txt", "nvbandwidth Version: v0.8\n" + untitled)])
+    assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("h2d", 6.2), ("h2d", 12.36)]

@@ -19,7 +19,7 @@ from gpuadvisor.importers.numbers import quantity
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
-_RUNNING = re.compile(r"^Running (\w+)\.\s*$")
+_RUNNING = re.compile(r"^(?:>\s*)?Running (\w+)\.\s*$")  # "> ": a quote marker some lines of a paste keep
 _TITLE = re.compile(r"^memcpy (CE|SM) (CPU|GPU)\(row\) (->|<-|<->) (CPU|GPU)\(column\) bandwidth \(GB/s\)")
 _DEVICE = re.compile(r"^Device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$")
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
@@ -64,7 +64,8 @@ def parse_nvbandwidth(text: str, source: str = "<text>", first_line: int = 1) ->
             rig.origins[f"gpu{g.index}"] = f"{source}:{lineno}"
         elif m := _RUNNING.match(s):
             test = m.group(1)
-        elif (title := _TITLE.match(s)) and test:
+        elif title := _TITLE.match(s):  # its "Running NAME." may be left out of the paste: the title says enough
+            test = test or "testcase not shown"
             kind = _kind(test, title)
             if kind is None:
                 skipped.append(test)

@@ -201,7 +201,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
             _second_row(rig, gpu, cells, source, lineno)
         elif row == 3:
             gpu.mig_mode = v.enabled(cells[2].strip())
-    if not rig.gpus and rig.software.driver_version is None:
+    if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines):
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
         for f in _TABLE_FIELDS:
@@ -217,5 +217,10 @@ _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``."""
-    return bool(_SUMMARY.match(lines[i].strip()))
+    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or nvidia-smi's "Unable to determine
+    the device handle for GPU ..." with no table after it (the GPU is lost)."""
+    if _SUMMARY.match(lines[i].strip()):
+        return True
+    if not _LOST.match(lines[i]) or current is not None:  # inside another output, that output reads it
+        return False
+    return not any(_SUMMARY.match(x.strip()) for x in lines[i + 1 : i + 12])
