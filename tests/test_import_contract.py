@@ -337,3 +337,22 @@ def test_nvidia_smi_that_prints_only_a_lost_gpu_is_read() -> None:
     rig = import_texts([("s.txt", "$ nvidia-smi\n" + line + "\n")])
     (g,) = rig.gpus
     assert g.bus_id == "0000:3b:00.0" and g.unavailable["name"].startswith("GPU fell off the bus or was lost")
+
+
+def test_nvidia_smi_610_version_names_and_cuda_not_found() -> None:
+    """Stated edits of real pastes into the form nvidia-smi 610 prints: -q's 'Driver Version : X [Deprecated; ...
+    Use KMD Version instead]', the table's 'KMD Version:'/'CUDA UMD Version:'; and -q's 'CUDA Version : Not
+    Found' (no CUDA library): the versions, never the note or 'Not Found'."""
+    import re
+
+    q = body(FIX / "samples" / "smi-q_l4_thamada.txt")
+    drv = re.search(r"Driver Version\s+:\s+(\S+)", q)
+    assert drv is not None
+    dep = q.replace(drv.group(0), drv.group(0) + " [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]")
+    assert import_texts([("q.txt", dep)]).software.driver_version == drv.group(1)
+    nf = re.sub(r"(CUDA Version\s+:\s+).*", lambda m: m.group(1) + "Not Found", q, count=1)
+    assert import_texts([("q.txt", nf)]).software.cuda_driver_version is None
+    table = body(FIX / "samples" / "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt")
+    table = table.replace("Driver Version:", "KMD Version:").replace("CUDA Version:", "CUDA UMD Version:")
+    sw = import_texts([("t.txt", table)]).software
+    assert sw.driver_version is not None and sw.cuda_driver_version is not None

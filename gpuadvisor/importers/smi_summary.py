@@ -17,7 +17,8 @@ from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines
 
-_VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+# "Driver Version:"/"CUDA Version:", or since nvidia-smi 610 "KMD Version:"/"CUDA UMD Version:"
+_VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA (?:UMD )?Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*$")
 _ROW2 = re.compile(r"^\s*(\S+)\s+(\S+?)C?\s+(P\d+|N/A)\s+(?:(\S+?)W?\s*/\s*(\S+?)W?)?\s*$")
 _MEM = re.compile(r"^\s*(\d+)MiB\s*/\s*(\d+)MiB\s*$")
