@@ -356,3 +356,18 @@ def test_nvidia_smi_610_version_names_and_cuda_not_found() -> None:
     table = table.replace("Driver Version:", "KMD Version:").replace("CUDA Version:", "CUDA UMD Version:")
     sw = import_texts([("t.txt", table)]).software
     assert sw.driver_version is not None and sw.cuda_driver_version is not None
+
+
+def test_nvidia_smi_l_uuids_and_a_table_of_bus_ids_are_one_machine() -> None:
+    """-L shows UUIDs only, the plain table bus ids only: no id in common is no disagreement (it refused the file
+    as two machines). -L lines written by hand for the real 2x RTX 2080 Ti session's GPUs (UUIDs made up)."""
+    table = body(FIX / "samples" / "session_2x2080ti-smi-topo-p2p-cudasamples-nccl.txt")
+    listing = (
+        "$ nvidia-smi -L\nGPU 0: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-00000000-1111-2222-3333-444444444444)\n"
+        "GPU 1: NVIDIA GeForce RTX 2080 Ti (UUID: GPU-55555555-6666-7777-8888-999999999999)\n\n"
+    )
+    rig = import_texts([("s.txt", listing + table)])
+    assert [(g.index, g.bus_id, (g.uuid or "")[:12]) for g in rig.gpus] == [
+        (0, "0000:b4:00.0", "GPU-00000000"),
+        (1, "0000:b5:00.0", "GPU-55555555"),
+    ]
