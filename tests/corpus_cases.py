@@ -130,3 +130,30 @@ def reading_diffs(case: Case, rc: int, scan: dict[str, Any] | None) -> list[str]
 
 def _rank(severity: str) -> int:
     return SEVERITY_ORDER.index(severity) if severity in SEVERITY_ORDER else 0
+
+
+# -- every real paste, for the cut, header and noise properties (tests/test_import_properties.py) -------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "import"
+_TOOL_COMMENTS = ("# nThread", "# nccl", "# Using", "# Collective", "# Rank", "#  Rank", "# out-of", "#  ", "# Avg")
+
+
+def fixture_body(path: Path) -> str:
+    """A fixture of tests/fixtures/import without the '# source/machine/note' lines its README puts on top."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    k = 0
+    while k < len(lines) and lines[k].startswith("# ") and not lines[k].startswith(_TOOL_COMMENTS):
+        k += 1
+    return "".join(lines[k:])
+
+
+def real_pastes() -> list[tuple[str, str]]:
+    """``(id, text)`` of every real paste the importer is held to: the import fixtures (with the copies of
+    /work/shared/samples) and the corpus cases it must read (not those it must refuse)."""
+    out = [
+        (f"fixtures/{p.relative_to(FIXTURES)}", fixture_body(p))
+        for p in sorted(FIXTURES.rglob("*"))
+        if p.is_file() and p.name != "README.md"
+    ]
+    out += [(c.id, c.path.read_text(encoding="utf-8", errors="replace")) for c in cases() if not c.refused]
+    return out

@@ -76,10 +76,19 @@ def test_gb200_elided_links_are_not_shown_not_down() -> None:
     assert judged(rig) == set()  # nothing more severe than "not known"
 
 
-def test_gb200_without_the_elision_fails_the_node() -> None:
-    """The same paste with '...' taken as the end of the output (the old reading) is a link-down fail: the
-    flag is what keeps it from being one."""
-    rig = import_texts([("x.txt", body(GB200).replace("...\n", ""))])
+def test_gb200_cut_after_two_links_is_not_shown_but_short_list_inside_fails() -> None:
+    """The same paste ending without '...' after GPU 1's second link: nvidia-smi lists every link, so the last GPU
+    showing 2 of the 18 links GPU 0 lists is a paste cut inside its list (not shown, no FAIL: a finding never rests
+    on a cut). The same short list followed by another GPU is what nvidia-smi printed: a link-down FAIL."""
+    cut = body(GB200).replace("...\n", "")
+    rig = import_texts([("x.txt", cut)])
+    assert rig.gpus[1].nvlinks_incomplete() == (
+        "elided in the paste (the output ends at line 22, inside GPU 1's list): links after link 1 not shown"
+    )
+    assert ("GA204", "fail") not in judged(rig)
+    gpu0 = cut[: cut.index("GPU 1:")]
+    shown = cut + gpu0.replace("GPU 0:", "GPU 2:").replace("GPU-d1b93026", "GPU-e1b93026")
+    rig = import_texts([("x.txt", shown)])
     assert rig.gpus[1].nvlinks_incomplete() is None
     assert ("GA204", "fail") in judged(rig)
 

@@ -459,11 +459,18 @@ def test_nccl_collective_told_from_the_columns(redop: str, root: str, count: int
     assert parse_nccl_tests(text).measurements[0].kind == kind
 
 
-def test_nccl_all_gather_without_its_name_is_an_error() -> None:
+def test_nccl_all_gather_without_its_name_reads_the_devices_not_the_rows() -> None:
+    """all_gather and alltoall print alike: without the binary's name the rows are not read (said so), but the
+    rank lines are (a file with something recognisable in it is never refused)."""
     text = own("nccl-allgather_8xh100-new-header.txt").replace("# Collective test starting: all_gather_perf\n", "")
     text = text.replace("# Collective test concluded: all_gather_perf", "")
+    rig = parse_nccl_tests(text, "x.txt")
+    assert (len(rig.gpus), rig.measurements) == (8, [])
+    (p,) = rig.problems
+    assert "cannot tell which nccl-tests binary" in p
+    rows_only = "\n".join(x for x in text.splitlines() if x.strip()[:1].isdigit())
     with pytest.raises(ImportParseError, match="cannot tell which nccl-tests binary"):
-        parse_nccl_tests(text, "x.txt")
+        parse_nccl_tests(rows_only, "x.txt")  # nothing but rows it cannot name: one clear refusal
     assert parse_nccl_tests(text, hint="./build/all_gather_perf -g 8").measurements[0].kind == "all_gather"
 
 

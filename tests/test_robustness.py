@@ -23,6 +23,7 @@ SLOTS = {  # how each command takes a file; {f} is the bad input
     "check --policy": ("check", "--simulate", "h100-pcie", "--policy", "{f}"),
     "report": ("report", "{f}"),
     "import": ("import", "{f}"),
+    "import --storage": ("import", "--storage", "{f}"),
     "advise --from": ("advise", "--from", "{f}", "--model", "gpt2"),
     "advise --hf-config": ("advise", "--simulate", "h100-pcie", "--hf-config", "{f}"),
     "rules --policy": ("rules", "--policy", "{f}"),

@@ -109,3 +109,78 @@ def test_import_command(tmp_path: Path) -> None:
         timeout=120,
     )
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "not fio, lsblk or nvme list" in p.stderr
+
+
+# -- hostile storage outputs: one line and exit 2, or read with the bad value left out; never an internal error ----
+
+LSBLK_JSON = (FIX / "lsblk-vm.json").read_text()
+FIO_JSON = (FIX / "fio-seqread-vm.json").read_text()
+NVME_TEXT = (FIX / "nvme-list-2x.txt").read_text()
+HOSTILE = {  # name: (content, refused?)
+    "lsblk-truncated": (LSBLK_JSON[: len(LSBLK_JSON) // 2], True),
+    "lsblk-size-1.2.3G": (LSBLK_JSON.replace('"size": 274877906944', '"size": "1.2.3G"', 1), False),
+    "lsblk-size-400-digits": (LSBLK_JSON.replace('"size": 274877906944', '"size": "' + "9" * 400 + '"', 1), False),
+    "lsblk-size-negative": (LSBLK_JSON.replace('"size": 274877906944', '"size": "-5G"', 1), False),
+    "lsblk-no-name": (LSBLK_JSON.replace('"name": "vda",', "", 1), False),
+    "lsblk-name-surrogate": (LSBLK_JSON.replace('"name": "vda"', '"name": "vd\\udc80"', 1), True),
+    "lsblk-name-control": (LSBLK_JSON.replace('"name": "vda"', '"name": "vd\\u001b[31m"', 1), False),
+    "fio-truncated": (FIO_JSON[: len(FIO_JSON) // 2], True),
+    "fio-negative-bw": (FIO_JSON.replace('"bw_bytes" : 1677721600', '"bw_bytes" : -1677721600', 1), False),
+    "fio-negative-everything": (FIO_JSON.replace(": 1677721600", ": -1677721600").replace('"bw" : ', '"bw" : -'), True),
+    "fio-text-1.2.3": ("seqread: (groupid=0, jobs=1): err= 0\n  read: IOPS=1.2.3k, BW=4MiB/s (4.2MB/s)\n", True),
+    "nvme-json-truncated": ('{\n  "Devices" : [\n    {\n      "DevicePath" : "/dev/nvme0n1",\n', True),
+    "nvme-size-1.2.3": (NVME_TEXT.replace(" GB /", " GB / 1.2.3 ", 1), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+@pytest.mark.parametrize("how", ["--storage", "by content"])
+def test_hostile_storage_output_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, how: str) -> None:
+    """Through ``import --storage`` and plain ``import``: a document that cannot be read is one line and exit 2;
+    one with a bad value is read without it (no negative, unbounded or unreadable figure), and the scan written
+    reads back with ``scan --from``."""
+    from gpuadvisor.cli import main
+
+    content, refused = HOSTILE[name]
+    src = tmp_path / "out.txt"
+    src.write_text(content, encoding="utf-8")
+    scan = tmp_path / "scan.json"
+    args = ["import", *(["--storage"] if how == "--storage" else []), str(src), "--json", str(scan)]
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err
+    if refused:
+        assert e.value.code == 2 and err.count("\n") == 1 and not scan.exists(), err
+        return
+    assert e.value.code in (0, None), err
+    with pytest.raises(SystemExit) as back:
+        main(["scan", "--from", str(scan), "--format", "json"])
+    assert back.value.code in (0, None)
+    doc = capsys.readouterr().out
+    import json
+
+    for sp in json.loads(doc)["storage"]["paths"]:
+        bench = sp.get("bench") or {}
+        assert all(bench.get(k) is None or bench[k] >= 0 for k in ("seq_read_gbps", "seq_write_gbps", "rand_read_iops"))
+        for d in sp["devices"]:
+            assert d["name"] and d["name"].isprintable()
+            assert d["size_bytes"] is None or 0 <= d["size_bytes"] <= 2**64
+
+
+def test_safe_numbers() -> None:
+    from gpuadvisor.importers.numbers import name, quantity, scaled
+
+    assert [quantity(x) for x in ("1.5", "-1", "1.2.3", "9" * 40, "nan", "inf", float("inf"), -2, True)] == [
+        1.5,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    assert scaled("3.5", 2**40) == 3848290697216 and scaled("1" + "0" * 25, 2**50) is None
+    assert name("vd\udc80") == "vd\ufffd" and name("a\x1bb") == "a\ufffdb" and name("") is None

@@ -28,11 +28,13 @@ What to run on the machine (as root for lspci):
 Recognised outputs:
 {formats}
 
-Pasted fragments are read too (nvidia-smi -q without its banner, lspci lines without their device
-line). What a paste leaves out ('...', '[...]', '<snip>', a last line cut short) is "not shown": never
-read as absent, zero or inactive. Outputs that disagree (hostnames, driver versions, GPU counts or ids,
-two different topo -m matrices) are different machines: refused, or with --split imported as one scan
-each.
+Pasted fragments are read too (nvidia-smi -q without its banner, topo -m rows without their header,
+lspci lines without their device line); '-' reads standard input. A file is refused only when nothing
+in it is read; lines not read are listed with their line numbers. What a paste leaves out or hides
+('...', '[...]', '<snip>', 'xxxx', '<redacted>', a last line, row or cell cut short) is "not shown":
+never a value, and never read as absent, zero or inactive. Outputs that disagree (hostnames, driver
+versions, GPU counts or ids, two different topo -m matrices) are different machines: refused, or with
+--split imported as one scan each.
 
 \b
 Examples:

@@ -9,13 +9,13 @@ a ``Generic`` column) read by the dashed ruler's columns, or ``nvme list -o json
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import BlockDevice
 from gpuadvisor.importers.fio import json_starts
+from gpuadvisor.importers.numbers import json_data, name, quantity, scaled
 from gpuadvisor.importers.section import Section, outside_log
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
@@ -30,7 +30,7 @@ def parse_size(text: str | None) -> int | None:
     if text is None:
         return None
     m = re.fullmatch(r"\s*([0-9.]+)\s*([BKMGTP]?)(?:i?B)?\s*", str(text))
-    return int(float(m.group(1)) * _UNITS[m.group(2)]) if m else None
+    return scaled(m.group(1), _UNITS[m.group(2)]) if m else None
 
 
 def _kind(name: str, dtype: str, tran: str | None) -> tuple[str, str | None]:
@@ -79,7 +79,7 @@ def _rows_from_json(data: Any, origin: str) -> list[tuple[int, dict[str, str]]]:
     rows: list[tuple[int, dict[str, str]]] = []
 
     def walk(dev: dict[str, Any], depth: int) -> None:
-        rows.append((depth, {str(k).upper(): ("" if v is None else str(v)) for k, v in dev.items() if k != "children"}))
+        rows.append((depth, {str(k).upper(): name(v) or "" for k, v in dev.items() if k != "children"}))
         for ch in dev.get("children") or []:
             if isinstance(ch, dict):
                 walk(ch, depth + 1)
@@ -93,17 +93,23 @@ def _rows_from_json(data: Any, origin: str) -> list[tuple[int, dict[str, str]]]:
 def parse_lsblk(text: str, origin: str = "lsblk") -> list[BlockDevice]:
     """Whole disks and the md/LVM volumes over them (volumes listing their member disks); partitions dropped."""
     stripped = text.lstrip()
-    rows = _rows_from_json(json.loads(stripped), origin) if stripped.startswith("{") else _rows_from_tree(text, origin)
+    rows = (
+        _rows_from_json(json_data(stripped, origin, "lsblk -J output", BlockDevError), origin)
+        if stripped.startswith("{")
+        else _rows_from_tree(text, origin)
+    )
     disks: dict[str, BlockDevice] = {}
     volumes: dict[str, BlockDevice] = {}
     stack: list[str] = []  # the disk each depth belongs to
     for depth, row in rows:
-        name = row["NAME"].removeprefix("/dev/")
+        dev_name = (row.get("NAME") or "").removeprefix("/dev/")
+        if not dev_name:
+            continue  # a device without a name (a hand-edited or damaged JSON): nothing to call it by
         dtype = row.get("TYPE", "disk").lower()
         del stack[depth:]
-        kind, level = _kind(name, dtype, (row.get("TRAN") or "").lower() or None)
+        kind, level = _kind(dev_name, dtype, (row.get("TRAN") or "").lower() or None)
         dev = BlockDevice(
-            name=name,
+            name=dev_name,
             kind=kind,
             raid_level=level,
             size_bytes=parse_size(row.get("SIZE")),
@@ -114,16 +120,16 @@ def parse_lsblk(text: str, origin: str = "lsblk") -> list[BlockDevice]:
         if dev.model is None:
             dev.unavailable["model"] = "not in this lsblk output (add -o NAME,MODEL,...)"
         if dtype == "disk":
-            disks[name] = dev
-            stack.append(name)
+            disks[dev_name] = dev
+            stack.append(dev_name)
         elif kind in ("md", "lvm", "dm"):
-            vol = volumes.setdefault(name, dev)
+            vol = volumes.setdefault(dev_name, dev)
             for member in stack[:1]:
-                if all(m.name != member for m in vol.members):
+                if member in disks and all(m.name != member for m in vol.members):
                     vol.members.append(disks[member])
-            stack.append(name)
+            stack.append(dev_name)
         else:
-            stack.append(stack[-1] if stack else name)
+            stack.append(stack[-1] if stack else dev_name)
     if not disks:
         raise BlockDevError(f"{origin}: no disks in this lsblk output")
     under = {m.name for v in volumes.values() for m in v.members}
@@ -134,21 +140,21 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
     """NVMe namespaces with their model and size (the namespace's "Usage" total, SI units as nvme-cli prints)."""
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        data = json.loads(stripped)
+        data = json_data(stripped, origin, "nvme list -o json output", BlockDevError)
         devs = data.get("Devices") if isinstance(data, dict) else None
         if not isinstance(devs, list):
             raise BlockDevError(f"{origin}: not nvme list -o json output (no 'Devices' list)")
         out = []
         for d in devs:
-            if isinstance(d, dict) and d.get("DevicePath"):
-                size = d.get("PhysicalSize")
-                model = str(d.get("ModelNumber") or "").strip() or None
+            path = name(d.get("DevicePath")) if isinstance(d, dict) else None
+            if isinstance(d, dict) and path:
+                size = quantity(d.get("PhysicalSize")) if isinstance(d.get("PhysicalSize"), int) else None
                 out.append(
                     BlockDevice(
-                        name=str(d["DevicePath"]).removeprefix("/dev/"),
+                        name=path.removeprefix("/dev/"),
                         kind="nvme",
-                        model=model,
-                        size_bytes=int(size) if isinstance(size, int) else None,
+                        model=name(d.get("ModelNumber")),
+                        size_bytes=None if size is None else int(size),
                     )
                 )
         return out
@@ -174,8 +180,8 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         usage = cells.get("Namespace Usage") or cells.get("Usage") or ""
         m = re.search(r"/\s*([0-9.]+)\s*([kMGTP]?B)", usage)
         if m:
-            dev.size_bytes = int(
-                float(m.group(1)) * {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}[m.group(2)]
+            dev.size_bytes = scaled(
+                m.group(1), {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}[m.group(2)]
             )
         if dev.model is None:
             dev.unavailable["model"] = "not in this nvme list output"

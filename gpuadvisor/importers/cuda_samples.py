@@ -83,6 +83,8 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
             k += 1
             continue
         m = _MATRIX.match(s)
+        if m and not devices:
+            devices = _numbered(lines, k, first_line, source, rig)
         if m and devices:
             direction, mode, what, rw, _unit = m.groups()
             n = max(devices) + 1
@@ -310,11 +312,43 @@ def parse_bandwidth_test(
     return rig
 
 
+def _numbered(lines: list[str], k: int, first_line: int, source: str, rig: Rig) -> dict[int, Gpu]:
+    """The GPUs of a matrix pasted without the sample's ``Device: N, ...`` lines: numbered as its header (``D\\D
+    0 1 ...``) numbers them, their names and bus ids not shown."""
+    for j in range(k + 1, min(len(lines), k + 4)):
+        tokens = lines[j].split()
+        if tokens[:1] in (["D\\D"], ["GPU"]) and tokens[1:] == [str(i) for i in range(len(tokens) - 1)]:
+            rig.problems.append(
+                f"{source}: line {first_line + j}: no 'Device: N, NAME, pciBusID' lines in the paste: the GPUs "
+                "numbered as the matrix's header numbers them (their names and bus ids not shown)"
+            )
+            devices = {i: Gpu(index=i) for i in range(len(tokens) - 1)}
+            for i, g in devices.items():
+                g.unavailable["name"] = g.unavailable["bus_id"] = "not shown (the sample's Device lines not pasted)"
+                rig.origins[f"gpu{i}"] = f"{source}:{first_line + j}"
+            return devices
+    return {}
+
+
+_P2P_TITLELESS = re.compile(r"^(?:Device:\s*0,\s*.*pciBusID:|P2P Connectivity Matrix\s*$)|" + _MATRIX.pattern)
+
+
 def starts_p2p(lines: list[str], i: int, current: Section | None) -> bool:
-    """``[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]``."""
-    return lines[i].strip().startswith("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]")
+    """``[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]``, or (its title not pasted) its first ``Device: 0`` line
+    or the title of one of its matrices."""
+    s = lines[i].strip()
+    if s.startswith("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"):
+        return True
+    return (current is None or current.kind != "cuda-p2p") and bool(_P2P_TITLELESS.match(s))
 
 
 def starts_bw(lines: list[str], i: int, current: Section | None) -> bool:
-    """``[CUDA Bandwidth Test] - Starting...`` (its ``[`` may be lost in a paste)."""
-    return lines[i].strip().startswith(("[CUDA Bandwidth Test]", "CUDA Bandwidth Test] - Starting"))
+    """``[CUDA Bandwidth Test] - Starting...`` (its ``[`` may be lost in a paste), or, its title not pasted,
+    ``Running on...`` or `` Device 0: NAME`` followed by the sample's mode line (`` Quick Mode``)."""
+    s = lines[i].strip()
+    if s.startswith(("[CUDA Bandwidth Test]", "CUDA Bandwidth Test] - Starting")):
+        return True
+    if current is not None and current.kind == "cuda-bw" or not (s == "Running on..." or s.startswith("Device 0: ")):
+        return False
+    below = [x.strip() for x in lines[i + 1 : i + 6]]
+    return any(x in ("Quick Mode", "Range Mode", "Shmoo Mode") for x in below)

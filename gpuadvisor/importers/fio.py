@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import StorageBench
+from gpuadvisor.importers.numbers import json_data, quantity
 from gpuadvisor.importers.section import Section, outside_log
 
 SEQ_MIN_BLOCK = 64 * 1024
@@ -28,20 +29,26 @@ def parse_block(text: str | None) -> int | None:
     if not text:
         return None
     m = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", str(text).split(",")[0].split("-")[0], re.I)
-    if not m:
+    if not m or len(m.group(1)) > 15:
         return None
     return int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
 
 
+def _opts(d: dict[str, Any], key: str) -> dict[str, Any]:
+    """A job's (or the run's) options: a dict, whatever the JSON holds there."""
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
 def _job_rw(job: dict[str, Any], top: dict[str, Any]) -> str | None:
-    opts = job.get("job options") or {}
-    glob = top.get("global options") or {}
+    opts = _opts(job, "job options")
+    glob = _opts(top, "global options")
     return opts.get("rw") or opts.get("readwrite") or glob.get("rw") or glob.get("readwrite")
 
 
 def _job_bs(job: dict[str, Any], top: dict[str, Any]) -> int | None:
-    opts = job.get("job options") or {}
-    glob = top.get("global options") or {}
+    opts = _opts(job, "job options")
+    glob = _opts(top, "global options")
     return parse_block(opts.get("bs") or opts.get("blocksize") or glob.get("bs") or glob.get("blocksize") or "4k")
 
 
@@ -52,30 +59,32 @@ def from_json(data: Any, origin: str) -> StorageBench:
     for job in data["jobs"]:
         if not isinstance(job, dict):
             continue
-        rw = (_job_rw(job, data) or "").lower()
+        rw = str(_job_rw(job, data) or "").lower()
         bs = _job_bs(job, data)
         name = job.get("jobname", "?")
-        direct = (job.get("job options") or {}).get("direct") or (data.get("global options") or {}).get("direct")
+        direct = _opts(job, "job options").get("direct") or _opts(data, "global options").get("direct")
         if direct is not None:
             bench.direct = str(direct) == "1"
         for side in ("read", "write"):
             st = job.get(side)
             if not isinstance(st, dict) or not st.get("io_bytes"):
                 continue
-            bw = st.get("bw_bytes")
-            if bw is None and isinstance(st.get("bw"), int | float):
-                bw = st["bw"] * 1024  # fio before 3.2: bw in KiB/s
-            iops = st.get("iops")
+            bw = quantity(st.get("bw_bytes"))
+            kib = quantity(st.get("bw"))
+            if bw is None and kib is not None:
+                bw = kib * 1024  # fio before 3.2: bw in KiB/s
+            iops = quantity(st.get("iops"))
             random = rw.startswith("rand") or rw in ("randrw", "randread", "randwrite")
-            if random and side == "read" and isinstance(iops, int | float):
-                bench.rand_read_iops = float(iops)
-                clat = (st.get("clat_ns") or {}).get("mean")
-                if isinstance(clat, int | float):
+            if random and side == "read" and iops is not None:
+                bench.rand_read_iops = iops
+                clat_ns = st.get("clat_ns")
+                clat = quantity(clat_ns.get("mean")) if isinstance(clat_ns, dict) else None
+                if clat is not None:
                     bench.rand_read_latency_us = round(clat / 1000, 2)
                 bench.block_bytes = bench.block_bytes or bs
-                iod = (job.get("job options") or {}).get("iodepth") or (data.get("global options") or {}).get("iodepth")
-                bench.iodepth = int(iod) if iod and str(iod).isdigit() else 1
-            elif not random and isinstance(bw, int | float):
+                iod = _opts(job, "job options").get("iodepth") or _opts(data, "global options").get("iodepth")
+                bench.iodepth = int(iod) if iod and str(iod).isdigit() and len(str(iod)) < 7 else 1
+            elif not random and bw is not None:
                 if bs is not None and bs < SEQ_MIN_BLOCK:
                     bench.notes.append(
                         f"job {name}: {side} at {bs} B blocks is not a sequential-bandwidth test; skipped"
@@ -113,8 +122,11 @@ def from_text(text: str, origin: str) -> StorageBench:
         if not t or current is None:
             continue
         side, rw, bs = t.group(1), current[0].lower(), current[1]
-        iops = float(t.group(2)) * _UNIT[t.group(3)]
-        bw = float(t.group(4)) * _UNIT[t.group(5)]
+        iops_shown, bw_shown = quantity(t.group(2)), quantity(t.group(4))
+        if iops_shown is None or bw_shown is None:
+            continue  # "IOPS=1.2.3k", or a figure too long to be one: unreadable, never a value
+        iops = iops_shown * _UNIT[t.group(3)]
+        bw = bw_shown * _UNIT[t.group(5)]
         if rw.startswith("rand") and side == "read":
             bench.rand_read_iops, bench.block_bytes, bench.iodepth = iops, bs, bench.iodepth or 1
         elif not rw.startswith("rand") and (bs is None or bs >= SEQ_MIN_BLOCK):
@@ -128,13 +140,9 @@ def parse(text: str, origin: str) -> StorageBench:
     """fio output in either format, told apart by its first character."""
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        from gpuadvisor.inputs import loads_json
-
-        return from_json(loads_json(stripped[stripped.index("{") :], origin, "fio JSON output", FioError), origin)
+        return from_json(json_data(stripped[stripped.index("{") :], origin, "fio JSON output", FioError), origin)
     if "{" in text and '"fio version"' in text:  # fio prints notes before the JSON object
-        from gpuadvisor.inputs import loads_json
-
-        return from_json(loads_json(text[text.index("{") :], origin, "fio JSON output", FioError), origin)
+        return from_json(json_data(text[text.index("{") :], origin, "fio JSON output", FioError), origin)
     return from_text(text, origin)
 
 

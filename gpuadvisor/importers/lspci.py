@@ -68,6 +68,9 @@ class Device:
     fragment: bool = False  # lines pasted without their device line: which device is not shown
     seen: list[str] = field(default_factory=list)  # LnkCap / LnkSta lines read, in order
     downgraded: list[str] = field(default_factory=list)  # "speed", "width": lspci's "(downgraded)" on LnkSta
+    numa: int | None = None  # lspci's "NUMA node: N" line
+    port_no: int | None = None  # LnkCap's "Port #N": an endpoint's is 0, a root or switch port's its number
+    slot: bool = False  # SltCap/SltSta lines, or "(Slot+)": a port with a slot under it, never an endpoint
 
     @property
     def nvidia(self) -> bool:
@@ -110,6 +113,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     cur: Device | None = None
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     for k, line in enumerate(lines):
         lineno = first_line + k
         m = _DEV.match(line)
@@ -148,17 +152,32 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         e = _EXPRESS.search(line)
         if e:
             cur.hop.port_type = _PORT_TYPES[e.group(1)]
+        numa = re.match(r"^\s*NUMA node:\s*(\d{1,4})\s*$", line)
+        if numa:
+            cur.numa = int(numa.group(1))
+        if re.match(r"^\s*Slt(?:Cap|Sta|Ctl):", line) or "(Slot+)" in line:
+            cur.slot = True
         if lm:
+            port = re.match(r"\s*Port #(\d{1,4})", lm.group(2))
+            if port and lm.group(1) == "LnkCap":
+                cur.port_no = int(port.group(1))
             which, rest = lm.groups()
             cur.seen.append(which)
             if which == "LnkSta":
                 cur.downgraded = [m.lower() for m in _DOWNGRADED.findall(rest)]
             speed, width = _speed(rest), _width(rest)
-            if cut and k == len(lines) - 1 and re.search(r"Width x1$", rest.rstrip()):
-                width = None  # the file ends here: "x1" may be the start of "x16"
-                cur.hop.unavailable["current_width" if which == "LnkSta" else "max_width"] = (
-                    f"{ELIDED} (line {lineno} is cut mid-line)"
-                )
+            ends = k == last_shown
+            if ends and (cut or speed is None or width is None):  # the paste ends in this line: its cut is not shown
+                why = f"{ELIDED} (line {lineno} is cut mid-line)"
+                if width is None or cut and re.search(r"Width x1$", rest.rstrip()):
+                    width = None  # "x1" may be the start of "x16"
+                    cur.hop.unavailable["current_width" if which == "LnkSta" else "max_width"] = why
+                if speed is None:
+                    sta = which == "LnkSta"
+                    for f in ("current_speed_gts", "current_gen") if sta else ("max_speed_gts", "max_gen"):
+                        cur.hop.unavailable[f] = why
+                if speed is None and width is None:
+                    continue
             if which == "LnkCap":
                 cur.hop.max_speed_gts, cur.hop.max_width = speed, width
                 cur.hop.max_gen = gen_from_speed(speed)
@@ -215,20 +234,34 @@ def _fragment_devices(devices: list[Device], source: str, rig: Rig) -> tuple[lis
     """Grepped LnkCap/LnkSta pairs without device lines: the first endpoint-like pair is the device; a second
     pair right after it is the port above it (``lspci -vv -s GPU`` and ``-s PORT`` grepped together), whose
     LnkCap is the slot's. Further pairs belong to devices the paste does not name: not used."""
+    evidence = {
+        id(d): ", ".join(x for x in (f"Port #{d.port_no}" if d.port_no else "", "a slot" if d.slot else "") if x)
+        for d in devices
+        if d.hop.port_type == "unknown" and (d.slot or (d.port_no or 0) > 0)
+    }
+    for d in devices:
+        if id(d) in evidence:
+            d.hop.port_type = "root-port"  # "Port #3", a slot: a port's link, not an endpoint's
     linked = [
         d for d in devices if not d.is_bridge and (d.hop.current_speed_gts or d.hop.current_width or d.hop.max_width)
     ]
     ports = [d for d in devices if d.hop.port_type in ("root-port", "downstream-port") or d.is_bridge]
     first = next((d for d in linked if d.hop.port_type in ("endpoint", "unknown")), None)
     if first is None:
-        return linked, {}
+        for d in devices:
+            if id(d) in evidence:
+                rig.problems.append(
+                    f"{source}: line {d.line}: the link shown is a PCIe port's ({evidence[id(d)]}), not an "
+                    "endpoint's: not read as a GPU"
+                )
+        return [], {}
     if first.hop.port_type == "unknown":
         first.hop.port_type = "endpoint"  # read as the GPU
     rest = [d for d in devices if d is not first and d.line > first.line and d.seen]
     above: dict[int, list[PcieHop]] = {}
     if len(rest) == 1 and rest[0].hop.port_type in _PORT_LIKE:
         port = rest[0]
-        if port.hop.port_type == "unknown":
+        if port.hop.port_type == "unknown" or id(port) in evidence:
             port.hop.port_type = "root-port"
             rig.problems.append(
                 f"{source}: line {port.line}: a second LnkCap/LnkSta pair after the device's, "
@@ -245,20 +278,61 @@ def _fragment_devices(devices: list[Device], source: str, rig: Rig) -> tuple[lis
     return [first], above
 
 
-def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
-    """Facts from ``lspci -vv``: each NVIDIA GPU (no index: matched to others by bus id) with its path."""
-    devices = read_devices(text, source, first_line)
+def _once_each(devices: list[Device]) -> list[Device]:
+    """A device listed twice (``lspci -vv`` and then ``lspci -vv -s BUS`` pasted together) is one device: the first
+    listing that shows its link is kept."""
+    first: dict[str, Device] = {}
+    for d in devices:
+        if not d.bdf:
+            continue
+        had = first.get(d.bdf)
+        if had is None or (not had.seen and d.seen):
+            first[d.bdf] = d
+    return [d for d in devices if not d.bdf or first[d.bdf] is d]
+
+
+_S_BUS = re.compile(r"\blspci\b[^|]*?\s-\w*s\s*" + _BDF + r"(?:\s|$)")
+
+
+def context_bus(context: list[str] | None) -> tuple[str, str] | None:
+    """The device a ``lspci -s BUS`` command line just above the output names (its bus id, and the line)."""
+    line = next((x for x in reversed(context or []) if x.strip()), "")
+    m = _S_BUS.search(line)
+    bus = normalize_bus_id(m.group(1)) if m else None
+    return (bus, line.strip()) if bus else None
+
+
+def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
+    """Facts from ``lspci -vv``: each NVIDIA GPU (no index: matched to others by bus id) with its path.
+    ``context``: the lines above it; a ``lspci -s BUS`` command there names the device of lines grepped
+    without their device line."""
+    devices = _once_each(read_devices(text, source, first_line))
+    if not devices and any(_ACS_LINE.match(x) for x in text.splitlines()):
+        return Rig()  # `lspci -vvv | grep ACSCtl`: the ACS bits only (the row's extras read them), no device
     if not devices:
         raise ImportParseError(source, first_line, "no device line (like '01:00.0 VGA compatible controller: ...')")
     rig = Rig()
     gpus = [d for d in devices if d.is_gpu]
     named = [d for d in devices if not d.fragment]
     above: dict[int, list[PcieHop]] = {}  # fragment device -> the port above it, when grepped with it
+    named_by = context_bus(context)
     if not named:  # only grepped lines: keep their link facts on a device whose identity is not shown
         gpus, above = _fragment_devices(devices, source, rig)
+        if named_by and gpus:
+            gpus[0].bdf = gpus[0].hop.bdf = named_by[0]
+            rig.problems.append(
+                f"{source}: line {gpus[0].line}: lines grepped without their device line, after "
+                f"{named_by[1][:80]!r}: read as device {named_by[0]}'s"
+            )
     for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
         g = Gpu(index=i, bus_id=d.bdf or None, name=_gpu_name(d.desc) if d.desc else None)
-        if d.fragment:
+        if d.numa is not None:
+            g.numa_node = d.numa
+            rig.origins[f"gpus[{i}].numa_node"] = f"{source}:{d.line}"
+        if d.fragment and d.bdf:
+            g.unavailable["name"] = FRAGMENT
+            rig.origins[f"gpus[{i}]"] = f"{source}:{d.line}"
+        elif d.fragment:
             for f in ("name", "bus_id"):
                 g.unavailable[f] = FRAGMENT
             rig.problems.append(
@@ -314,6 +388,7 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
 _DEV_START = re.compile(r"^\s*" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
 _FRAGMENT_START = re.compile(r"^(?:\s+Capabilities: \[[0-9a-fA-F]+\]|\s*(?:LnkCap|LnkSta):\s+(?:Port #|Speed))")
 _ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines pasted without their device line
+_ACS_LINE = re.compile(r"^\s*ACSC(?:ap|tl):\s")  # the same, its indent lost in the paste
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -325,4 +400,6 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     if _DEV_START.match(line) or _FRAGMENT_START.match(line):
         return True
-    return bool(_ACS_FRAGMENT.match(line)) and cur != "kernel-log"
+    if cur == "kernel-log":
+        return False
+    return bool(_ACS_FRAGMENT.match(line)) or bool(_ACS_LINE.match(line)) and cur is None

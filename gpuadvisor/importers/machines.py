@@ -104,8 +104,17 @@ def disagreement(a: Machine, b: Machine) -> str | None:
             return f"{exact[1]} shows {exact[0]} GPUs, {low[1]} lists {low[0]}"
     if a.matrix and b.matrix and a.matrix[0] != b.matrix[0]:
         return f"{a.matrix[1]} and {b.matrix[1]} are different GPU topologies"
-    if a.ids and b.ids and not (a.ids.keys() & b.ids.keys()):
-        ours, theirs = sorted(a.ids), sorted(b.ids)
+    uuid = str.startswith  # UUIDs ("GPU-...") are compared with UUIDs, bus ids with bus ids: -L has only UUIDs
+    kinds = [
+        (ours, theirs)
+        for ours, theirs in (
+            ({x for x in a.ids if uuid(x, "GPU-")}, {x for x in b.ids if uuid(x, "GPU-")}),
+            ({x for x in a.ids if not uuid(x, "GPU-")}, {x for x in b.ids if not uuid(x, "GPU-")}),
+        )
+        if ours and theirs
+    ]
+    if kinds and not any(ours & theirs for ours, theirs in kinds):
+        ours, theirs = sorted(kinds[0][0]), sorted(kinds[0][1])
         return (
             f"the GPUs of {next(iter(b.ids.values()))} ({', '.join(theirs[:2])}{', ...' if len(theirs) > 2 else ''}) "
             "are none of "

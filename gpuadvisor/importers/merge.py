@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from gpuadvisor.importers.part import Part
 from gpuadvisor.importers.registry import BY_KIND, STORAGE, recognised
 from gpuadvisor.importers.sanity import drop_implausible
 from gpuadvisor.importers.section import Section
-from gpuadvisor.importers.sections import split_sections
+from gpuadvisor.importers.sections import not_nvidia, split_sections, unread
 
 MAX_BYTES = 64 * 2**20  # larger than any nvidia-smi/lspci output of a real machine
 
@@ -44,6 +45,24 @@ def read_text(path: Path) -> str:
     except InputError as e:
         raise ImportParseError(str(path), None, str(e).removeprefix(f"{path}: ")) from None
     return decode(data, str(path))
+
+
+STDIN = "<stdin>"  # what ``import -`` names the text it read from standard input
+
+
+def read_stdin() -> str:
+    """``import -``: standard input's text (at most ``MAX_BYTES``), decoded as a file's is."""
+    import sys
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # no standard input at all (a closed descriptor)
+        raise ImportParseError(STDIN, None, "no standard input to read ('-' reads the outputs from a pipe)")
+    if sys.stdin.isatty():  # typed or pasted at a terminal: say how to end it
+        print("gpuadvisor: reading the outputs from standard input (paste them, then Ctrl-D)", file=sys.stderr)
+    data = stream.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise ImportParseError(STDIN, None, f"more than {MAX_BYTES // 2**20} MiB: not the output of one machine")
+    return decode(data, STDIN)
 
 
 def decode(data: bytes, source: str) -> str:
@@ -77,7 +96,12 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
 
 
 def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Part]:
-    """Every output in one text, parsed; a text with none is an error naming its first line."""
+    """Every output in one text, parsed (the reading contract, in the README's import section).
+
+    A text is refused only when nothing in it is read: no output recognised (an error naming its first line),
+    or none of those recognised could be read (the first one's error). Otherwise an output that cannot be read,
+    and each range of lines no output claims, is listed as a note with its line numbers (``Part.notes``)."""
+    text, again = _once(text)
     sections = split_sections(text)
     if not sections:
         lines = text.splitlines()
@@ -85,8 +109,46 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
         if first is None:
             raise ImportParseError(source, None, "empty: no command output in it")
         sample = " ".join(lines[first].split())[:50]
+        foreign = not_nvidia(text)
+        if foreign:
+            raise ImportParseError(source, first + 1, foreign)
         raise ImportParseError(source, first + 1, f"not recognised as {recognised()} (it starts {sample!r})")
-    return [parse_section(s, source, filename or source) for s in sections]
+    parts: list[Part] = []
+    failed: list[ImportParseError] = []
+    seen: dict[str, int] = {}
+    twice: list[str] = []
+    for s in sections:
+        same = seen.setdefault(s.text.strip(), s.start)
+        if same != s.start:  # the same output pasted twice: read once
+            twice.append(f"{source}: line {s.start}: the output of line {same} again (pasted twice); read once")
+            continue
+        try:
+            parts.append(parse_section(s, source, filename or source))
+        except ImportParseError as e:
+            failed.append(e)
+    if not parts:
+        raise failed[0]
+    notes = [f"{e}: that output was not read; the others were" for e in failed] + twice
+    if again:
+        notes.append(f"{source}: line {again}: the paste above again, from its first line (pasted twice); read once")
+    said = {int(n) for p in parts for x in p.rig.problems for n in re.findall(r"\bline (\d{1,9})\b", x)}
+    spans = unread(text, sections, said)
+    notes += [f"{source}: {span}: not recognised, not read (it starts {sample!r})" for span, sample in spans]
+    parts[0].notes.extend(notes)
+    return parts
+
+
+def _once(text: str) -> tuple[str, int | None]:
+    """A text that is one paste twice over (the same lines, blank lines aside): its first copy, and the line the
+    second starts on; else the text and None."""
+    lines = text.splitlines(keepends=True)
+    shown = [i for i, x in enumerate(lines) if x.strip()]
+    half = len(shown) // 2
+    if half < 2 or len(shown) % 2:
+        return text, None
+    if all(lines[shown[k]].strip() == lines[shown[half + k]].strip() for k in range(half)):
+        return "".join(lines[: shown[half]]), shown[half] + 1
+    return text, None
 
 
 def detect(text: str) -> list[str]:
@@ -183,6 +245,7 @@ def merge(parts: list[Part], files: list[str]) -> Rig:
         "host": any(k.startswith("host.") for k in rig.origins),
     }
     rig.provenance = {k: "imported" for k, present in sections.items() if present}
+    rig.problems.extend(n for p in parts for n in p.notes)
     beyond.finish(rig)
     for finish in dict.fromkeys(BY_KIND[p.kind].finish for p in ordered):
         if finish is not None:
@@ -237,6 +300,11 @@ def _read_parts(paths: list[Path]) -> tuple[list[Part], list[str], list[str]]:
     seen: set[Path] = set()
     for p in paths:
         p = Path(p)
+        if str(p) == "-":  # standard input (a pipe, or a paste ended with Ctrl-D)
+            if STDIN not in files:
+                parts.extend(parse_text(read_stdin(), STDIN, STDIN))
+                files.append(STDIN)
+            continue
         real = Path(os.path.realpath(p))  # not Path.resolve: a loop of links is an unreadable file, not an error here
         if real in seen:
             continue  # the same file named twice (or a file inside a directory also given)

@@ -97,6 +97,10 @@ class Merger:
         theirs = [g for g in part.rig.gpus if g.uuid or g.bus_id]
         if not known or not theirs or any(x in known for g in theirs for x in (g.uuid, g.bus_id) if x):
             return
+        uuids = any(t.uuid for t in self.gpus), any(g.uuid for g in theirs)
+        buses = any(t.bus_id for t in self.gpus), any(g.bus_id for g in theirs)
+        if not all(uuids) and not all(buses):
+            return  # one side shows UUIDs only (nvidia-smi -L), the other bus ids only: nothing to compare
         mine = sorted(t.bus_id or t.uuid or "" for t in self.gpus)
         other = sorted(g.bus_id or g.uuid or "" for g in theirs)
         raise ImportParseError(

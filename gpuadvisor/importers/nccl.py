@@ -113,6 +113,7 @@ class NcclRun:
     notes: list[str] = field(default_factory=list)
     header_line: int = 0
     columns_line: int = 0
+    failure: tuple[int, str] | None = None  # the first line that says the run failed (line number, text)
 
     @property
     def world_size(self) -> int | None:
@@ -191,9 +192,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 continue
             m = _RANK.match(s)
             if m:
-                run.ranks.append(
-                    Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), m.group(5), lineno)
-                )
+                cut = k == len(lines) - 1 and not text.endswith(("\n", "\r"))  # the paste ends inside this line
+                name = "" if cut else m.group(5)  # its name may be cut short: not shown, never a stub
+                run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), name, lineno))
                 continue
             m = re.search(r"Collective test starting:\s*(\w+?)_perf", s)
             if m:
@@ -219,6 +220,8 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
+            if run.failure is None and _FAILED.search(s):
+                run.failure = (lineno, s[:160])
             continue  # prompts, warnings, NCCL INFO lines
         if not run.columns:
             run.columns = _columns_from_row(tokens)
@@ -230,7 +233,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 f"({' '.join(run.columns)})"
             )
         if len(tokens) != len(run.columns):
-            if k == len(lines) - 1 or not any(x.strip() for x in lines[k + 1 :]):
+            if not any(x.strip()[:1].isdigit() for x in lines[k + 1 :]):  # no row after it: the paste's cut
                 run.notes.append(f"last row (line {lineno}) cut short; left out")
                 break
             raise ImportParseError(
@@ -382,19 +385,34 @@ def _measurement(binary: str, how: str, world_size: int | None, local: list[Rank
     )
 
 
+_UNKNOWN_BINARY = (
+    "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test starting' "
+    "line); name the file after it, e.g. all_gather_perf.txt"
+)
+# What a run that failed before its first size prints (nccl-tests' own checks, MPI, the shell).
+_FAILED = re.compile(
+    r"\b(?:NCCL failure|Test NCCL failure|Test CUDA failure|CUDA failure|Test failure|Segmentation fault|"
+    r"core dumped|Aborted|Killed|mpirun noticed|exited on signal|NCCL WARN|unhandled (?:system|cuda) error|"
+    r"internal error|timed out|Bus error)\b",
+    re.IGNORECASE,
+)
+
+
 def run_to_rig(run: NcclRun, source: str) -> Rig:
     rig = Rig()
     if not run.columns and not run.ranks:
         raise ImportParseError(source, run.header_line or 1, "nccl-tests output without rank lines or a column header")
-    binary = run.binary or _infer_binary(run)
-    if binary is None:
+    amd = [r for r in run.ranks if re.match(r"(?:AMD|Advanced Micro Devices)\b", r.name or "")]
+    if amd and len(amd) == len(run.ranks):
         raise ImportParseError(
             source,
-            run.header_line or 1,
-            "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test "
-            "starting' line); "
-            "name the file after it, e.g. all_gather_perf.txt",
+            amd[0].line,
+            f"rccl-tests on AMD GPUs ({amd[0].name}): gpuadvisor reads NVIDIA GPUs' outputs only (nvidia-smi, lspci, "
+            "nccl-tests)",
         )
+    binary = run.binary or _infer_binary(run)
+    if binary is None and run.groups and not run.ranks:
+        raise ImportParseError(source, run.header_line or run.columns_line or 1, _UNKNOWN_BINARY)
     solo = _without_mpi(run)
     if solo:
         rig.problems.append(f"{source}: line {run.ranks[0].line}: {solo}")
@@ -411,14 +429,21 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         rig.software.nccl_version = run.nccl_version
         if run.nccl_version_line:
             rig.origins["software.nccl_version"] = f"{source}:{run.nccl_version_line}"
+    if binary is None:  # the devices are read; the rows, without the collective they measured, are not
+        if run.groups:
+            rig.problems.append(f"{source}: line {run.columns_line or run.header_line or 1}: {_UNKNOWN_BINARY}")
+        return rig
     if not run.groups:
+        failure = run.failure
         m = _measurement(
             binary,
             "",
             run.world_size,
             local,
-            status="failed",
-            error="no result rows: the run stopped before its first size, or the paste ends before them",
+            status="failed" if failure else "skipped",
+            error=f"no result rows; line {failure[0]}: {failure[1]}"
+            if failure
+            else "no result rows shown: the paste ends before the first size (not shown, not a failed run)",
             notes=list(run.notes),
         )
         rig.measurements.append(m)

@@ -153,10 +153,29 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
             continue
         _set_link(links.setdefault(n, NvLink(link=n)), rest, source, lineno)
     close()
+    _last_list_short(rig, gpu, source, first_line + len(lines) - 1)
     _mark_unprinted(rig)
     rig.gpus.sort(key=lambda g: g.index)
     rig.origins = {f"gpus[{k}]": rig.origins[f"gpu{g.index}"] for k, g in enumerate(rig.gpus)}
     return rig
+
+
+def _last_list_short(rig: Rig, last: Gpu | None, source: str, lineno: int) -> None:
+    """nvidia-smi lists every link of a GPU, active or not: when the output's last GPU shows fewer links than an
+    earlier GPU of its model, the paste ends inside its list, and the links after the last shown are not shown."""
+    if last is None or not last.nvlinks or "nvlinks" in last.unavailable:
+        return
+    most = max((len(g.nvlinks) for g in rig.gpus if g is not last and g.name == last.name), default=0)
+    if len(last.nvlinks) < most:
+        shown = last.nvlinks[-1].link
+        last.unavailable["nvlinks"] = (
+            f"{facts.ELIDED} (the output ends at line {lineno}, inside GPU {last.index}'s list): "
+            f"links after link {shown} not shown"
+        )
+        rig.problems.append(
+            f"{source}: line {lineno}: GPU {last.index} shows {len(last.nvlinks)} of the {most} links the GPUs "
+            "before it list: the paste ends inside its list; the others are not shown"
+        )
 
 
 _NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")

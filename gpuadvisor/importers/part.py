@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.nccl import NcclRun
@@ -19,6 +19,7 @@ class Part:
     nccl: NcclRun | None = None
     text: str = ""  # the output as read (machines.py looks for nvidia-smi's "Attached GPUs")
     name: str = ""  # what printed it, as the user reads it (the registry's display name)
+    notes: list[str] = field(default_factory=list)  # what of its file was not read, with the line numbers
 
     @property
     def origin(self) -> str:

@@ -27,7 +27,9 @@ from gpuadvisor.importers import (
     fio,
     lspci,
     nccl,
+    nvbandwidth,
     nvlink,
+    smi_csv,
     smi_query,
     smi_summary,
     storage,
@@ -70,6 +72,16 @@ def reads(parse: Callable[[str, str, int], Rig]) -> Parser:
     return parser
 
 
+def _smi_q(section: Section, source: str, filename: str) -> Part:
+    """``nvidia-smi -q``; after a ``nvidia-smi -q -i N`` command line, its one GPU is nvidia-smi's GPU N."""
+    rig = smi_query.parse_smi_q(section.text, source, section.start)
+    hint = smi_query.index_from_context(section.context)
+    if hint is not None and len(rig.gpus) == 1:
+        rig.gpus[0].index = hint[0]
+        rig.problems.append(f"{source}: line {section.start}: after {hint[1][:80]!r}: its one GPU is GPU {hint[0]}")
+    return Part(section.kind, source, section.start, rig)
+
+
 def _summary(section: Section, source: str, filename: str) -> Part:
     rig = smi_summary.parse_smi_summary(section.text, source, section.start, context=section.context)
     return Part(section.kind, source, section.start, rig)
@@ -85,6 +97,11 @@ def _bandwidth_test(section: Section, source: str, filename: str) -> Part:
     return Part(section.kind, source, section.start, rig)
 
 
+def _lspci(section: Section, source: str, filename: str) -> Part:
+    rig = lspci.parse_lspci(section.text, source, section.start, context=section.context)
+    return Part(section.kind, source, section.start, rig)
+
+
 def _nccl(section: Section, source: str, filename: str) -> Part:
     run = nccl.read_nccl(section.text, source, section.start, hint="\n".join(section.context) + "\n" + filename)
     return Part(section.kind, source, section.start, nccl.run_to_rig(run, source), nccl=run)
@@ -95,11 +112,12 @@ _nvlink_parse = reads(nvlink.parse_nvlink_status)
 FORMATS: tuple[Format, ...] = (
     Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
-           "`GPU 0000:..` line", smi_query.starts_q, reads(smi_query.parse_smi_q), _add, 1, extras=beyond.add_fabric),
+           "`GPU 0000:..` line", smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
            smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
-           "a header row `GPU0 GPU1 ...` followed by a `GPU0` row", topo.starts,
+           "a header row `GPU0 GPU1 ...` followed by a `GPU0` row, or (pasted without the header) a `GPU0  X ...` "
+           "row", topo.starts,
            reads(topo.parse_topo_matrix), _add, 5, settle=topo.settle, after=Merger.add_topology),
     Format("topo-p2p", "nvidia-smi topo -p2p", GPU, "nvidia-smi", "topo -p2p",
            "as `topo -m`, its cells `OK`, `CNS`, `NS`...", None, _topo_p2p, _add, 6, after=Merger.add_topology),
@@ -111,17 +129,25 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...`", smi_summary.starts, _summary, _add, 2,
            extras=beyond.add_processes),
+    Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
+           "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells",
+           smi_csv.starts, reads(smi_csv.parse_smi_csv), _add, 2),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
-           "without their device line", lspci.starts, reads(lspci.parse_lspci), _add, 10, extras=beyond.add_acs),
+           "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8),
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
-           "`[CUDA Bandwidth Test] - Starting...`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
+           "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
+           "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
     Format("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", GPU, "CUDA samples", "p2pBandwidthLatencyTest",
-           "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`", cuda_samples.starts_p2p,
+           "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
+           "`Device: 0, NAME, pciBusID: ..` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
+    Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
+           "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
+           nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
     Format("kernel-log", "dmesg / journalctl -k", BEYOND, "dmesg / journalctl -k", "",
            "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
            beyond.starts_kernel_log, reads(beyond.parse_kernel_log), _add, 11),

@@ -23,9 +23,20 @@ class Section:
 
 
 def clean_lines(text: str) -> list[str]:
-    """Lines without terminal escapes, carriage returns or a byte-order mark."""
+    """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
+    quoted paste carries (``> `` of a mail or markdown quote, ``% ``)."""
     text = text.lstrip("\ufeff")
-    return [strip_ansi(line).rstrip("\r") for line in text.splitlines()]
+    lines = [strip_ansi(line).rstrip("\r") for line in text.splitlines()]
+    for mark in (">", "%"):
+        shown = [x for x in lines if x.strip()]
+        if shown and all(x.lstrip().startswith(mark) for x in shown):
+            lines = [_unquote(x, mark) for x in lines]
+    return lines
+
+
+def _unquote(line: str, mark: str) -> str:
+    body = line.lstrip()[1:] if line.strip() else line
+    return body[1:] if body.startswith(" ") else body
 
 
 # Does an output of a kind start at line i (of all the text's lines), the section being read so far being current?

@@ -8,8 +8,11 @@ each one starts with is in the README, made from the rows).
 
 from __future__ import annotations
 
+import re
+
 from gpuadvisor.importers.registry import BY_KIND, FORMATS
 from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.values import is_elision
 
 
 def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None:
@@ -40,3 +43,56 @@ def split_sections(text: str) -> list[Section]:
         if settle is not None:
             s.kind = settle(s)
     return sections
+
+
+# A shell prompt and its command ("$ nvidia-smi topo -m", "root@gpu01:~# lspci -vv", "(venv) PS C:\\> nvidia-smi"),
+# a markdown fence or rule, or a quote marker alone: the glue between pasted outputs, never an output itself.
+_GLUE = re.compile(
+    r"^\s*(?:(?:\([^)]{0,40}\)\s*)?(?:PS\s+)?[\w.@~:/\\\[\]+-]{0,200}[$#%>]\s*(?:\S.*)?|`{3,}.*|[-=*_~+|]{3,}|>"
+    r"|(?:sudo\s+)?(?:nvidia-smi|lspci|ibstat|ibstatus|ibv_devinfo|dmesg|journalctl|lsblk|nvme|fio|cat|grep|mpirun|"
+    r"srun|numactl|rdma|lsmod|systemctl|nvbandwidth|\.{0,2}/\S*|\S*_perf)(?:\s.*)?"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*)$"  # nvidia-smi's date line
+)
+_FOREIGN = (
+    (re.compile(r"ROCm System Management Interface|End of ROCm SMI Log|^\s*=+ ROCm SMI", re.M), "rocm-smi"),
+    (re.compile(r"^\s*(?:AMD SMI|amd-smi)\b|^\s*\|\s*AMD-SMI ", re.M), "amd-smi"),
+    (re.compile(r"^\s*ROCk module (?:version .* )?is loaded|HSA System Attributes", re.M), "rocminfo"),
+)
+
+
+def not_nvidia(text: str) -> str | None:
+    """Why a text that holds no NVIDIA output is refused, when it holds another vendor's (rocm-smi, amd-smi)."""
+    for pattern, tool in _FOREIGN:
+        if pattern.search(text[: 2**20]):
+            return (
+                f"{tool} output (an AMD GPU tool): gpuadvisor reads NVIDIA GPUs' outputs only (nvidia-smi, lspci, "
+                "nccl-tests)"
+            )
+    return None
+
+
+def unread(text: str, sections: list[Section] | None = None, said: set[int] | None = None) -> list[tuple[str, str]]:
+    """The ranges of lines no output claims (``("lines 3-5", first line)``), prompts, fences and blanks aside;
+    ``said``: line numbers the parsers read as context (an error nvidia-smi printed above its table)."""
+    sections = split_sections(text) if sections is None else sections
+    lines = clean_lines(text)
+    claimed = bytearray(len(lines) + 1)
+    for s in sections:
+        claimed[s.start - 1 : s.start - 1 + len(s.lines)] = b"\x01" * len(s.lines)
+    for n in said or ():
+        if 0 < n <= len(lines):
+            claimed[n - 1] = 1
+    spans: list[tuple[str, str]] = []
+    run: list[int] = []
+    for i, line in enumerate([*lines, None]):
+        unclaimed = line is not None and not claimed[i]
+        if unclaimed and line is not None and (not line.strip() or _GLUE.match(line) or is_elision(line)):
+            continue  # glue does not end a run, nor start one
+        if unclaimed:
+            run.append(i)
+            continue
+        if run:
+            span = f"line {run[0] + 1}" if len(run) == 1 else f"lines {run[0] + 1}-{run[-1] + 1}"
+            spans.append((span, " ".join(lines[run[0]].split())[:50]))
+            run = []
+    return spans

@@ -421,12 +421,19 @@ def _error_values(block: Node, r: _Reader, gpu: str) -> None:
 _GPU_HEADER = re.compile(r"^GPU\s+([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
 
 
+def _version(value: str | None) -> str | None:
+    """``610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]`` -> ``610.57.04``
+    (nvidia-smi 610's note on the old names); ``Not Found`` and placeholders are no version."""
+    text = re.sub(r"\s*\[Deprecated[^\]]*\]\s*$", "", value or "")
+    return None if v.absent(text) or text.strip().lower() == "not found" else text.strip()
+
+
 def _software(rig: Rig, root: Node, xml: bool, source: str, elided: str | None = None) -> None:
     s = rig.software
-    drv = root.child("driver_version" if xml else "Driver Version")
-    cuda = root.child("cuda_version" if xml else "CUDA Version")
-    s.driver_version = _str(drv.value) if drv is not None else None
-    s.cuda_driver_version = _str(cuda.value) if cuda is not None else None
+    drv = root.child("driver_version" if xml else "Driver Version") or root.child("KMD Version")
+    cuda = root.child("cuda_version" if xml else "CUDA Version") or root.child("CUDA UMD Version")
+    s.driver_version = _version(drv.value) if drv is not None else None
+    s.cuda_driver_version = _version(cuda.value) if cuda is not None else None
     for name, node in (("driver_version", drv), ("cuda_driver_version", cuda)):
         if node is not None and getattr(s, name) is not None:
             rig.origins[f"software.{name}"] = f"{source}:{node.line}"
@@ -454,6 +461,16 @@ def _check_count(rig: Rig, root: Node, xml: bool, source: str, elided: str | Non
                 else "(cut short, or filtered with -i)"
             )
         )
+
+
+_I_FLAG = re.compile(r"\bnvidia-smi\b.*?\s(?:-i|--id)(?:\s+|=)(\d{1,2})(?=\s|$)")
+
+
+def index_from_context(context: list[str]) -> tuple[int, str] | None:
+    """``nvidia-smi -q -i 3`` on the line just above an output: the one GPU it shows is nvidia-smi's GPU 3."""
+    line = next((x for x in reversed(context) if x.strip()), "")
+    m = _I_FLAG.search(line)
+    return (int(m.group(1)), line.strip()) if m else None
 
 
 def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:

@@ -17,7 +17,8 @@ from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines
 
-_VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+# "Driver Version:"/"CUDA Version:", or since nvidia-smi 610 "KMD Version:"/"CUDA UMD Version:"
+_VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA (?:UMD )?Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*$")
 _ROW2 = re.compile(r"^\s*(\S+)\s+(\S+?)C?\s+(P\d+|N/A)\s+(?:(\S+?)W?\s*/\s*(\S+?)W?)?\s*$")
 _MEM = re.compile(r"^\s*(\d+)MiB\s*/\s*(\d+)MiB\s*$")
@@ -104,6 +105,24 @@ def _first_row(m1: re.Match[str], cells: list[str], source: str, lineno: int) ->
     return gpu
 
 
+def _started_row(cells: list[str], first_cell_whole: bool, lineno: int) -> Gpu | None:
+    """``|   0  NVIDIA GeForce RTX 2080 Ti     On  |   0000`` at the end of a paste: the GPU is shown (its index, and
+    its name when the persistence cell after it is there); what the cut hides is not shown, never a value."""
+    m = re.match(r"^\s*(\d{1,3})\s+\S", cells[0])
+    if m is None:
+        return None
+    gpu = Gpu(index=int(m.group(1)))
+    m1 = _ROW1.match(cells[0]) if first_cell_whole else None
+    name = m1.group(2).strip() if m1 else ""
+    if name and not name.endswith("..."):
+        gpu.name = name
+    why = f"{facts.ELIDED} (line {lineno} is cut mid-line)"
+    for f in ("name", "bus_id", "persistence_mode", "ecc_errors_uncorrected_volatile", *_TABLE_FIELDS):
+        if getattr(gpu, f) is None:
+            gpu.unavailable[f] = why
+    return gpu
+
+
 def _second_row(rig: Rig, gpu: Gpu, cells: list[str], source: str, lineno: int) -> None:
     """``| N/A 34C P0 69W / 700W | 1MiB / 81559MiB | 0% Default |``: temperature, P-state, power, memory."""
     m2 = _ROW2.match(cells[0])
@@ -134,6 +153,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     """Facts from the plain ``nvidia-smi`` table; ``context``: the lines printed just before it (lost GPUs)."""
     rig = Rig()
     lines = clean_lines(text)
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     body = False
     gpu: Gpu | None = None
     row = 0
@@ -160,6 +180,12 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         if "Processes:" in s:
             break
         cells = [c for c in s.strip("|").split("|")]
+        if len(cells) < 3 and k == last_shown and (gpu is None or row >= 3):
+            started = _started_row(cells, s.count("|") >= 2, lineno)  # the paste ends inside a GPU's first row
+            if started is not None:
+                rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
+                rig.gpus.append(started)
+            continue
         if len(cells) < 3:
             continue
         m1 = _ROW1.match(cells[0])
@@ -176,7 +202,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
             _second_row(rig, gpu, cells, source, lineno)
         elif row == 3:
             gpu.mig_mode = v.enabled(cells[2].strip())
-    if not rig.gpus and rig.software.driver_version is None:
+    if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines):
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
         for f in _TABLE_FIELDS:
@@ -192,5 +218,10 @@ _SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``."""
-    return bool(_SUMMARY.match(lines[i].strip()))
+    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or nvidia-smi's "Unable to determine
+    the device handle for GPU ..." with no table after it (the GPU is lost)."""
+    if _SUMMARY.match(lines[i].strip()):
+        return True
+    if not _LOST.match(lines[i]) or current is not None:  # inside another output, that output reads it
+        return False
+    return not any(_SUMMARY.match(x.strip()) for x in lines[i + 1 : i + 12])

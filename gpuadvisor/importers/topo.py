@@ -37,10 +37,41 @@ def matrix_header_tokens(line: str) -> list[str] | None:
     return [t.replace("_", " ") if t.replace("_", " ") in MATRIX_WORDS else t for t in tokens]
 
 
+_LINK_CELL = re.compile(r"^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|CNS|GNS|TNS|NS|DIS|U)$")
+_HEADLESS = re.compile(r"^\s*GPU0\s+X(?:\s|$)")
+
+
+def headless_header(lines: list[str]) -> str | None:
+    """The header a ``topo -m``/``-p2p`` pasted without its header line had: the matrix is square, its columns in
+    the order of its rows (GPU0, GPU1, ..., then the NICs), then as many of the affinity columns as GPU0's row
+    has cells after its links. None when the first row is not ``GPU0  X ...``."""
+    first = next((k for k, x in enumerate(lines) if x.strip()), None)
+    if first is None or not _HEADLESS.match(lines[first]):
+        return None
+    cells = lines[first].split()[1:]
+    n_link = next((k for k, c in enumerate(cells) if not _LINK_CELL.match(c)), len(cells))
+    labels: list[str] = []
+    for x in lines[first:]:
+        tokens = x.split()
+        if not tokens or len(labels) == n_link or not any(_LINK_CELL.match(c) for c in tokens[1:2]):
+            break
+        labels.append(tokens[0])
+    if len(labels) < n_link:
+        return None  # rows cut off: what the columns past them are (GPUs or NICs) is not shown
+    extra = MATRIX_WORDS[: max(0, min(3, len(cells) - n_link))]
+    return "\t" + "\t".join([*labels, *extra])
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A header row of ``GPU0 GPU1 ...`` followed by a ``GPU0`` row (``topo -m`` or ``-p2p``: see :func:`settle`)."""
+    """A header row of ``GPU0 GPU1 ...`` followed by a ``GPU0`` row (``topo -m`` or ``-p2p``: see :func:`settle`),
+    or a ``GPU0  X ...`` row with no header line above it (the paste began below it)."""
     if matrix_header_tokens(lines[i]) is None:
-        return False
+        above = next((x for x in reversed(lines[max(0, i - 3) : i]) if x.strip()), "")
+        return (
+            bool(_HEADLESS.match(lines[i]))
+            and matrix_header_tokens(above) is None
+            and (current is None or current.kind not in ("topo-m", "topo-p2p"))
+        )
     for nxt in lines[i + 1 : i + 3]:
         if nxt.strip():
             return nxt.strip().startswith("GPU0")
@@ -111,6 +142,13 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
     t = _Table()
     start = next((i for i, x in enumerate(lines) if matrix_header_tokens(x) is not None), None)
+    assumed = headless_header(lines) if start is None else None
+    if assumed is not None:
+        lines, first_line, start = [assumed, *lines], first_line - 1, 0
+        t.notes.append(
+            f"{source}: line {first_line + 1}: no header line above the matrix: its columns taken to be its rows' "
+            f"labels in order, then the affinity columns ({' '.join(assumed.split(chr(9))[1:])})"
+        )
     if start is None:
         first = next((i for i, x in enumerate(lines) if x.strip()), 0)
         raise ImportParseError(
@@ -133,6 +171,7 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     if header[: len(t.columns)] != t.columns:
         raise ImportParseError(source, t.header_line, "the affinity columns come before a GPU or NIC column")
     n_link, n_extra = len(t.columns), len(t.extra_columns)
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     seen_labels: set[str] = set()
     in_rows = True
     in_nic_legend = False
@@ -153,7 +192,18 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
             label = tokens[0]
             if label in t.columns and label not in seen_labels:
                 body = tokens[1:]
-                if cut and k == len(lines) - 1:  # the file ends inside this row: its last cell may be cut short
+                last = k == last_shown
+                short = (
+                    len(body) < n_link
+                    or bool(n_extra)
+                    and len(body) == n_link
+                    and bool(_GPU.match(label))  # a GPU row has affinity
+                    or bool(body)
+                    and body[-1].endswith((",", "-"))
+                )
+                if last and (short or cut and k == len(lines) - 1):
+                    # the file ends inside this row (mid-line, or a newline added after a cut): its last cell
+                    # may be cut short
                     body = body[:-1]
                     t.notes.append(
                         f"{source}: line {lineno}: the file ends inside row {label}; its last cell is not used"

@@ -16,6 +16,7 @@ _ABSENT = {
     "not supported",
     "unknown",
     "[unknown error]",
+    "unknown error",
     "requested functionality has been deprecated",
     "none",
     "err!",
@@ -38,6 +39,7 @@ STATE_MEANINGS = {
     "[insufficient permissions]": "nvidia-smi was not allowed to read it (run as root)",
 }
 STATE_MEANINGS["gpu requires reset"] = STATE_MEANINGS["[gpu requires reset]"]
+STATE_MEANINGS["unknown error"] = STATE_MEANINGS["[unknown error]"]
 STATE_MEANINGS["insufficient permissions"] = STATE_MEANINGS["[insufficient permissions]"]
 
 
@@ -50,6 +52,8 @@ def state_meaning(value: str | None) -> str | None:
 def printed(value: str | None) -> str:
     """The reason for a null read from ``value``: what nvidia-smi printed, with its meaning when it is an error."""
     meaning = state_meaning(value)
+    if placeholder(value):
+        return f"not shown: the paste has {(value or '').strip()!r} in its place"
     if value and meaning:
         return f"nvidia-smi printed {value.strip()!r}: {meaning}"
     return f"nvidia-smi printed {value or 'nothing'!r}"
@@ -84,8 +88,23 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+# What people type over a value they hide (serials, UUIDs, host names): "xxxx", "XXXXXXXX", "GPU-xxxxxxxx-xxxx-...",
+# "****", "<redacted>", "[hidden]". Never a value: "not shown".
+_REDACTED = re.compile(
+    r"^\s*(?:(?:GPU-|MIG-)?[xX*#]{3,}[xX*#:.-]*"
+    r"|[<\[(]\s*(?:redacted|hidden|removed|masked|censored|private|anonymi[sz]ed)\s*[>\])]"
+    r"|redacted|hidden|masked)\s*$",
+    re.IGNORECASE,
+)
+
+
+def placeholder(value: str | None) -> bool:
+    """A value the paste does not show: hidden (``xxxx``, ``<redacted>``) or left out (``...``, ``<snip>``)."""
+    return value is not None and len(value) <= 200 and (_REDACTED.match(value) is not None or is_elision(value))
+
+
 def absent(value: str | None) -> bool:
-    return value is None or value.strip().lower() in _ABSENT
+    return value is None or value.strip().lower() in _ABSENT or placeholder(value)
 
 
 def _too_long(value: str | None) -> bool:

@@ -44,7 +44,9 @@ def mixed_gpu_models(rig: Rig, ctx: Context):
         mem = f" {g.memory_total_bytes / 2**30:.0f} GiB" if g.memory_total_bytes else ""
         return f"{g.name}{mem}"
 
-    models = Counter(key(g) for g in rig.gpus)
+    # a GPU whose memory is not shown (a paste cut inside its section) is no evidence of a different size
+    sized = {g.name for g in rig.gpus if g.memory_total_bytes}
+    models = Counter(key(g) for g in rig.gpus if g.memory_total_bytes or g.name not in sized)
     if len(models) > 1:
         yield ctx.finding(
             "the rig mixes GPU models: " + ", ".join(f"{n}x {m}" for m, n in models.most_common()),

@@ -59,10 +59,13 @@ def p2p_across_sockets(rig: Rig, ctx: Context):
     """
     if len(rig.gpus) < 2:
         return
-    if _matrix_missing(rig):
+    partial = _matrix_missing(rig)  # pairs not shown (a cut paste): the pairs shown are judged, the others not
+    if not rig.topology.matrix:
         yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
         return
     sys_pairs = _pairs_with(rig, ("SYS",))
+    if partial and not sys_pairs:
+        yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
     # The legend says SYS crosses the interconnect between NUMA nodes; when the same scan puts both GPUs on one
     # NUMA node (a VM's flat virtual topology, or a board whose affinity columns say so), it does not show that.
     numa = [g.numa_node for g in rig.gpus]
@@ -92,7 +95,8 @@ def p2p_across_sockets(rig: Rig, ctx: Context):
             f"{len(sys_pairs)} GPU pair(s) talk across the interconnect between NUMA nodes (topology SYS: the CPU "
             f"sockets' link, no NVLink"
             + ("; the GPUs are on different NUMA nodes" if known else "")
-            + f"): {', '.join(labels)}",
+            + f"): {', '.join(labels)}"
+            + (" (pairs the paste does not show are not judged)" if partial else ""),
             gpus=gpus,
             subject=gpu_list(gpus),
             observed={"SYS": labels},
@@ -123,10 +127,12 @@ def p2p_through_host_bridge(rig: Rig, ctx: Context):
     """
     if len(rig.gpus) < 2:
         return
-    if _matrix_missing(rig):
+    if not rig.topology.matrix:
         yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
         return
     found = _pairs_with(rig, ("PHB", "NODE"))
+    if _matrix_missing(rig) and not found:  # the pairs shown are judged; none of them is PHB or NODE
+        yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
     if found:
         by_level: dict[str, list[str]] = defaultdict(list)
         for i, j in found:
@@ -134,7 +140,8 @@ def p2p_through_host_bridge(rig: Rig, ctx: Context):
         gpus = {rig.gpus[i].index for p in found for i in p}
         yield ctx.finding(
             f"{len(found)} GPU pair(s) communicate through the CPU host bridge: "
-            + "; ".join(f"{lvl} {', '.join(v)}" for lvl, v in sorted(by_level.items())),
+            + "; ".join(f"{lvl} {', '.join(v)}" for lvl, v in sorted(by_level.items()))
+            + (" (pairs the paste does not show are not judged)" if _matrix_missing(rig) else ""),
             gpus=gpus,
             subject=gpu_list(gpus),
             observed=dict(sorted(by_level.items())),

@@ -1,0 +1,115 @@
+"""``nvidia-smi --query-gpu=FIELDS --format=csv`` (with or without ``noheader``/``nounits``) -> GPU facts.
+
+The header names the fields (``index, name, memory.total [MiB], driver_version``: nvidia-smi's
+``--help-query-gpu`` names, a unit in brackets); each row is one GPU in nvidia-smi's order. Fields read: index,
+name, uuid, serial, pci.bus_id, memory.total/used, power.draw/limit, temperature.gpu, compute_cap,
+persistence_mode, pcie.link.gen/width current and max, pstate, and the driver version. Other fields are kept
+out; ``[N/A]``, ``[Not Supported]`` and hidden values are not shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from gpuadvisor.facts import ELIDED, Gpu, Rig
+from gpuadvisor.importers import values as v
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.section import Section, clean_lines
+
+
+def _mib(value: str, unit: str) -> int | None:
+    n = v.to_float(value.replace("MiB", "").strip())
+    return None if n is None else int(n * (2**20 if unit in ("", "MiB") else 1))
+
+
+def _gen(value: str, _unit: str) -> int | None:
+    return v.to_int(value)
+
+
+# field name -> (Gpu attribute, "pcie.x" for the link's, reader of (value, unit))
+_FIELDS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
+    "index": ("index", lambda x, _u: v.to_int(x)),
+    "name": ("name", lambda x, _u: None if v.absent(x) else x.strip()),
+    "uuid": ("uuid", lambda x, _u: None if v.absent(x) else x.strip()),
+    "serial": ("serial", lambda x, _u: None if v.absent(x) else x.strip()),
+    "pci.bus_id": ("bus_id", lambda x, _u: None if v.absent(x) else v.normalize_bus_id(x)),
+    "memory.total": ("memory_total_bytes", _mib),
+    "memory.used": ("memory_used_bytes", _mib),
+    "power.draw": ("power_draw_w", lambda x, _u: v.to_float(x, "W")),
+    "power.limit": ("power_limit_w", lambda x, _u: v.to_float(x, "W")),
+    "power.default_limit": ("power_default_limit_w", lambda x, _u: v.to_float(x, "W")),
+    "temperature.gpu": ("temperature_c", lambda x, _u: v.to_float(x)),
+    "compute_cap": ("compute_capability", lambda x, _u: x.strip() if re.fullmatch(r"\s*\d+\.\d+\s*", x) else None),
+    "persistence_mode": ("persistence_mode", lambda x, _u: v.enabled(x)),
+    "pstate": ("performance_state", lambda x, _u: int(x.strip()[1:]) if re.fullmatch(r"\s*P\d{1,2}\s*", x) else None),
+    "pcie.link.gen.current": ("pcie.current_gen", _gen),
+    "pcie.link.gen.gpucurrent": ("pcie.current_gen", _gen),
+    "pcie.link.gen.max": ("pcie.max_gen", _gen),
+    "pcie.link.width.current": ("pcie.current_width", lambda x, _u: v.to_int(x)),
+    "pcie.link.width.max": ("pcie.max_width", lambda x, _u: v.to_int(x)),
+}
+_OTHER = "driver_version timestamp utilization.gpu utilization.memory memory.free clocks.sm clocks.max.sm fan.speed"
+_KNOWN = set(_FIELDS) | set(_OTHER.split()) | {"vbios_version", "count", "mig.mode.current"}
+_COLUMN = re.compile(r"^\s*([a-z][a-z0-9_.]*)\s*(?:\[([^\]]*)\])?\s*$")
+
+
+def _columns(line: str) -> list[tuple[str, str]] | None:
+    """The fields of a header line (``name``, unit), or None when it is not one."""
+    out = []
+    for cell in line.split(","):
+        m = _COLUMN.match(cell)
+        if not m:
+            return None
+        out.append((m.group(1), m.group(2) or ""))
+    known = [f for f, _ in out if f in _KNOWN]
+    return out if len(out) >= 2 and len(known) >= 2 else None
+
+
+def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    rig = Rig()
+    lines = clean_lines(text)
+    start = next((k for k, x in enumerate(lines) if _columns(x)), None)
+    if start is None:
+        raise ImportParseError(source, first_line, "no --query-gpu header line (index, name, ...)")
+    cols = _columns(lines[start]) or []
+    cut = not text.endswith(("\n", "\r"))
+    for k in range(start + 1, len(lines)):
+        cells = [c.strip() for c in lines[k].split(",")]
+        if not lines[k].strip():
+            continue
+        if len(cells) != len(cols):
+            break  # the table ends (another output, a prompt) or its last row is cut
+        if cut and k == len(lines) - 1:
+            cells[-1] = ""  # the paste ends inside this cell: not shown
+        g = Gpu(index=len(rig.gpus))
+        lineno = first_line + k
+        for (field, unit), raw in zip(cols, cells, strict=True):
+            if field == "driver_version" and not v.absent(raw):
+                rig.software.driver_version = raw
+                rig.origins["software.driver_version"] = f"{source}:{lineno}"
+            if field not in _FIELDS:
+                continue
+            attr, read = _FIELDS[field]
+            value = read(raw, unit) if raw else None
+            target, name = (g.pcie, attr[5:]) if attr.startswith("pcie.") else (g, attr)
+            if value is None:
+                if attr != "index":
+                    target.unavailable[name] = v.printed(raw) if raw else f"{ELIDED} (line {lineno})"
+                continue
+            setattr(target, name, value)
+        rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
+        rig.gpus.append(g)
+    if not rig.gpus:
+        raise ImportParseError(source, first_line + start, "a --query-gpu header with no GPU row under it")
+    return rig
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """A ``--query-gpu`` CSV header (``index, name, memory.total [MiB]``) over a row with as many cells."""
+    if "," not in lines[i] or (current is not None and current.kind == "smi-csv"):
+        return False
+    cols = _columns(lines[i])
+    below = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
+    return cols is not None and len(below.split(",")) == len(cols)

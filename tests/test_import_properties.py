@@ -1,0 +1,148 @@
+"""Properties of the reading over every real paste (tests/corpus_cases.real_pastes: the import fixtures and the
+corpus): a cut, a missing first line or a paste's usual noise never makes the importer refuse what it read,
+invent a value or a GPU, lose rows shown before the cut, or raise a finding the whole paste does not support.
+
+Cuts: at line boundaries of the paste's last third (sampled), in the middle of its last line, and inside its last
+number. Header: its first line removed. Noise: CRLF, tabs for runs of spaces, a shell prompt and command before
+it, markdown fences, ``> ``/``% `` quote prefixes, the paste twice in one file. Parsed in this process (no
+subprocess), so the whole file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from gpuadvisor import rules
+from gpuadvisor.errors import InputError
+from gpuadvisor.importers import import_texts
+from tests.corpus_cases import real_pastes
+
+PASTES = real_pastes()
+LINE_CUTS = 4  # line boundaries sampled in the last third (evenly), besides its last line
+
+
+@dataclass
+class Reading:
+    gpus: int
+    raised: set[str]  # finding codes at warn or worse
+    facts: dict[int, dict[str, Any]]  # per GPU index: its scalar facts (and its PCIe link's)
+    matrix: list[list[str]]
+
+
+def read(text: str) -> Reading | str:
+    """The reading of ``text`` as one pasted file, or the one-line refusal."""
+    try:
+        rig = import_texts([("paste.txt", text)])
+    except InputError as e:
+        assert "\n" not in str(e)
+        return str(e)
+    raised = {f.code for f in rules.evaluate(rig) if f.severity in ("warn", "fail")}
+    facts = {}
+    for g in rig.gpus:
+        flat = {k: v for k, v in vars(g).items() if isinstance(v, (str, int, float, bool))}
+        flat.update({f"pcie.{k}": v for k, v in vars(g.pcie).items() if isinstance(v, (str, int, float, bool))})
+        facts[g.index] = flat
+    return Reading(len(rig.gpus), raised, facts, rig.topology.matrix)
+
+
+def cuts(text: str) -> list[tuple[str, str]]:
+    """``(where, text cut there)``: sampled line boundaries of the last third, mid last line, inside a number."""
+    lines = text.splitlines(keepends=True)
+    n = len(lines)
+    first = max(1, n - n // 3)
+    step = max(1, (n - first) // LINE_CUTS)
+    out = [(f"after line {k}", "".join(lines[:k])) for k in range(first, n, step)]
+    last = lines[-1].rstrip("\n")
+    if len(last) > 1:
+        out.append(("mid last line", "".join(lines[:-1]) + last[: len(last) // 2]))
+    start = len("".join(lines[:first]))
+    numbers = [m for m in re.finditer(r"\d{2,}", text) if m.start() >= start]
+    if numbers:
+        m = numbers[-1]
+        out.append((f"inside the number {m.group(0)!r}", text[: m.start() + 1]))
+    return out
+
+
+BASE: dict[str, Reading | str] = {}
+
+
+def base(pid: str, text: str) -> Reading:
+    if pid not in BASE:
+        BASE[pid] = read(text)
+    got = BASE[pid]
+    if isinstance(got, str):
+        pytest.skip(f"the whole paste is refused: {got}")
+    return got
+
+
+IDS = [pid for pid, _ in PASTES]
+
+
+@pytest.mark.parametrize(("pid", "text"), PASTES, ids=IDS)
+def test_a_cut_reads_what_is_before_it_and_nothing_else(pid: str, text: str) -> None:
+    whole = base(pid, text)
+    seen = 0
+    for where, cut in cuts(text):
+        got = read(cut)
+        assert not isinstance(got, str), f"cut {where}: refused: {got}"
+        assert got.gpus <= whole.gpus, f"cut {where}: {got.gpus} GPUs, the whole paste shows {whole.gpus}"
+        if where.startswith("after line"):
+            assert got.gpus >= seen, f"cut {where}: {got.gpus} GPUs, an earlier cut read {seen}"
+            seen = got.gpus
+        assert got.raised <= whole.raised, f"cut {where}: {sorted(got.raised - whole.raised)} not raised uncut"
+        for idx, facts in got.facts.items():
+            full = whole.facts.get(idx, {})
+            stub = {k: v for k, v in facts.items() if k in full and full[k] != v}
+            assert not stub, f"cut {where}: GPU {idx}: {stub} where the whole paste shows " + str(
+                {k: full[k] for k in stub}
+            )
+
+
+@pytest.mark.parametrize(("pid", "text"), PASTES, ids=IDS)
+def test_without_its_first_line_the_rows_are_still_read(pid: str, text: str) -> None:
+    whole = base(pid, text)
+    lines = text.splitlines(keepends=True)
+    first = next(k for k, x in enumerate(lines) if x.strip())
+    got = read("".join(lines[first + 1 :]))
+    if isinstance(got, str):  # one clear refusal: a paste whose first line is its only key
+        assert whole.gpus <= 1 or "not recognised" not in got, f"refused: {got}"
+        return
+    assert whole.gpus - 1 <= got.gpus <= whole.gpus  # the first line may be a GPU's own row
+    assert got.raised <= whole.raised
+
+
+def _quoted(text: str, mark: str) -> str:
+    return "".join(mark + x if x.strip() else x for x in text.splitlines(keepends=True))
+
+
+def _tabbed(text: str) -> str:
+    """Runs of spaces between a line's words as one tab (as a terminal or an editor copies them); the indent kept."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.lstrip(" ")
+        out.append(line[: len(line) - len(body)] + re.sub(r"(?<=\S) {2,}(?=\S)", "\t", body))
+    return "".join(out)
+
+
+NOISE = {
+    "CRLF": lambda t: t.replace("\n", "\r\n"),
+    "tabs for spaces": _tabbed,
+    "prompt and command": lambda t: "user@node01:~$ sudo nvidia-smi -q\n" + t,
+    "markdown fence": lambda t: "```\n" + t + ("" if t.endswith("\n") else "\n") + "```\n",
+    "> quote": lambda t: _quoted(t, "> "),
+    "% quote": lambda t: _quoted(t, "% "),
+    "twice": lambda t: t + ("" if t.endswith("\n") else "\n") + "\n" + t,
+}
+
+
+@pytest.mark.parametrize("noise", sorted(NOISE))
+@pytest.mark.parametrize(("pid", "text"), PASTES, ids=IDS)
+def test_noise_changes_nothing(pid: str, text: str, noise: str) -> None:
+    whole = base(pid, text)
+    got = read(NOISE[noise](text))
+    assert not isinstance(got, str), f"refused: {got}"
+    assert (got.gpus, got.raised, got.matrix) == (whole.gpus, whole.raised, whole.matrix)
