@@ -63,6 +63,12 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     "--months", type=float, default=None, help="Months you would keep a bought machine (default 36, assumed)."
 )
 @click.option(
+    "--keep-using",
+    "keep_using",
+    is_flag=True,
+    help="You will go on using a bought machine after --months (a short horizon is then not a sale).",
+)
+@click.option(
     "--hours-per-day",
     "hours_per_day",
     type=float,
@@ -160,6 +166,7 @@ def plan(
     prices: str | None,
     kwh_usd: float | None,
     months: float | None,
+    keep_using: bool,
     hours_per_day: float | None,
     resale: float | None,
     pue: float | None,
@@ -305,6 +312,7 @@ def plan(
         pue=pue,
         finance_apr=finance_apr or 0.0,
         given=tuple(k for k, v in given.items() if v is not None),
+        keep_using=keep_using,
     )
     result = run_plan(candidates, need, model_kw, prices=price_table, own=own, calibration=calibration)
     data = result.to_dict()

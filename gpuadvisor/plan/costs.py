@@ -12,6 +12,7 @@ from typing import Any
 
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
+from gpuadvisor.plan.horizon import break_even_months, net_resale, resale_basis
 from gpuadvisor.power import PLATFORM_W, power_budget
 
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
@@ -21,20 +22,6 @@ DEFAULT_KWH_USD = 0.15  # assumed; pass --kwh-price
 DEFAULT_MONTHS = 36  # assumed; pass --months
 DEFAULT_HOURS_PER_DAY = 8.0  # assumed; pass --hours-per-day
 
-# Fraction of the purchase price a GPU machine fetches after 36 months (scaled as kept ** (months / 36)).
-RESALE_36M: dict[str, tuple[float, str]] = {
-    "geforce": (
-        0.45,
-        "GeForce cards hold value: an RTX 3090 (US$1,499 at launch, 2020-09) sold used for US$500-800 "
-        "in 2026 (https://www.local-llm.net/blog/rtx-3090-best-value-2026)",
-    ),
-    "datacenter": (
-        0.30,
-        "used H100s trade at US$15,000-28,000 and depreciation accelerates after about two years "
-        "(Silicon Data's listings analysis, https://www.computeforecast.com/long-reads/"
-        "secondary-market-ai-hardware-gpu-economy-neocloud-economics/)",
-    ),
-}
 # Power usage effectiveness: the facility's cooling and distribution overhead on top of the IT load.
 PUE_RACK = (
     1.58,
@@ -62,6 +49,7 @@ class Ownership:
     pue: float | None = None  # None: 1.58 for rack servers, 1.0 for workstations
     finance_apr: float = 0.0  # yearly interest rate of a loan over the ownership period (0: paid in cash)
     given: tuple[str, ...] = ()  # which of these the buyer gave (the rest are assumed)
+    keep_using: bool = False  # the buyer keeps using the machine after the job (a short horizon is not a sale)
 
     @property
     def used_hours(self) -> float:
@@ -70,8 +58,8 @@ class Ownership:
     def resale_for(self, b: Build) -> tuple[float, str]:
         if self.resale is not None:
             return self.resale, "given"
-        kept, src = RESALE_36M[gpu_class(b.gpu.id)]
-        return kept ** (self.months / 36.0), f"assumed from {src}"
+        cls = gpu_class(b.gpu.id)
+        return net_resale(cls, self.months), f"assumed: {resale_basis(cls)}"
 
     def pue_for(self, b: Build) -> tuple[float, str]:
         if self.pue is not None:
@@ -261,6 +249,7 @@ class JobCost:
     break_even_hours_per_day: float | None  # owning beats renting the same GPUs above this use
     break_even_basis: str | None
     notes: list[str]
+    break_even_months: float | None = None  # owning beats renting after this many months at the stated h/day
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -304,7 +293,7 @@ def job_cost(
         per_hour = period / own.used_hours if period is not None and own.used_hours > 0 else None
     job_usd = per_hour * hours if (per_hour is not None and hours is not None) else None
     per_m = per_hour / (tokens_per_second * 3600) * 1e6 if (per_hour is not None and tokens_per_second) else None
-    be, be_basis = None, None
+    be, be_basis, be_months = None, None, None
     cloud = prices.cloud.get(b.gpu.id)
     if not b.rent and c.purchase_usd is not None:
         if cloud:
@@ -314,6 +303,9 @@ def job_cost(
             margin = rate - kw * pue * own.kwh_usd
             if margin > 0:
                 be = net / (margin * own.months * DAYS_PER_MONTH)
+                be_months = break_even_months(
+                    c.purchase_usd, gpu_class(b.gpu.id), rate, kw * pue * own.kwh_usd, own.hours_per_day, own.resale
+                )
                 be_basis = (
                     f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) "
                     "against "
@@ -321,4 +313,6 @@ def job_cost(
                 )
         else:
             be_basis = f"no reference cloud price for {b.gpu.name}: no break-even against renting"
-    return JobCost(hours, energy_kwh, energy_usd, job_usd, per_m, per_hour, period, period_basis, be, be_basis, notes)
+    return JobCost(
+        hours, energy_kwh, energy_usd, job_usd, per_m, per_hour, period, period_basis, be, be_basis, notes, be_months
+    )
