@@ -63,6 +63,12 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     "--months", type=float, default=None, help="Months you would keep a bought machine (default 36, assumed)."
 )
 @click.option(
+    "--circuit",
+    metavar="V/A|W",
+    help="The wall circuit the machine is plugged into: 120V/15A, 230V/16A, 2x120V/20A (two circuits) or 1800W; "
+    "a build over it gets the power cap that fits, or is not recommended.",
+)
+@click.option(
     "--keep-using",
     "keep_using",
     is_flag=True,
@@ -166,6 +172,7 @@ def plan(
     prices: str | None,
     kwh_usd: float | None,
     months: float | None,
+    circuit: str | None,
     keep_using: bool,
     hours_per_day: float | None,
     resale: float | None,
@@ -314,7 +321,17 @@ def plan(
         given=tuple(k for k, v in given.items() if v is not None),
         keep_using=keep_using,
     )
-    result = run_plan(candidates, need, model_kw, prices=price_table, own=own, calibration=calibration)
+    from gpuadvisor.power import parse_circuit
+
+    result = run_plan(
+        candidates,
+        need,
+        model_kw,
+        prices=price_table,
+        own=own,
+        calibration=calibration,
+        circuit=parse_circuit(circuit) if circuit else None,
+    )
     data = result.to_dict()
     if json_path:
         from gpuadvisor.plan.outputs import write_text

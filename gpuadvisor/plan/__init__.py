@@ -111,6 +111,7 @@ def run_plan(
     kwh_usd: float | None = None,
     months: float | None = None,
     calibration: Any = None,
+    circuit: Any = None,
 ) -> Plan:
     own = own or Ownership()
     if kwh_usd is not None or months is not None:  # the older keywords
@@ -120,7 +121,8 @@ def run_plan(
     workload = workload_for(need, model_kw)
     cache: dict[str, Any] = {}
     rows = [
-        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache) for b in builds
+        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache, circuit=circuit)
+        for b in builds
     ]
     rows = rank(rows)
     assumptions = [
@@ -133,6 +135,8 @@ def run_plan(
         "prices are reference prices (launch MSRP, street or used, or public cloud pages) with their date and "
         "source; yours differ: pass --prices",
     ]
+    if circuit is not None:
+        assumptions.append(f"plugged into {circuit.label()}: {circuit.basis}")
     stale = sorted({s for r in rows if r.cost for s in r.cost.stale})
     assumptions += stale
     if need.task == "inference":

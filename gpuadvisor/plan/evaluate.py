@@ -57,6 +57,8 @@ class Row:
     rig: Any = None  # the simulated (or offered) machine, for re-asking the advisor
     workload: Any = None  # the workload this build was judged with
     storage: Any = None  # StorageStall: the checkpoint stall on the build's drives, or why it is not counted
+    fits_circuit_reason: str | None = None  # over the stated circuit with no power cap that fits
+    circuit: Any = None  # power.CircuitFit: the build on the stated wall circuit(s), or None (none stated)
 
     @property
     def fails_rules(self) -> list[dict[str, Any]]:
@@ -105,6 +107,7 @@ class Row:
             "findings": self.findings,
             "sensitivity": self.sensitivity,
             "storage": self.storage.to_dict() if self.storage else None,
+            **({"circuit": self.circuit.to_dict()} if self.circuit else {}),
             "provenance": "predicted",
         }
 
@@ -163,6 +166,7 @@ def evaluate_build(
     own: Ownership,
     calibration: Any = None,
     rig_cache: dict[str, Any] | None = None,
+    circuit: Any = None,
 ) -> Row:
     from gpuadvisor.rules import evaluate
 
@@ -231,6 +235,8 @@ def evaluate_build(
         row.tokens_per_second = pick.tokens_per_second
         row.efficiency = pick.ideal_speed_fraction
         row.band, row.band_basis = _band(pick)
+    if circuit is not None and not b.rent:
+        _on_circuit(row, circuit)
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
     if need.task != "inference":
         row.storage = _storage_stall(row, need, rig, adv)
@@ -246,6 +252,29 @@ def evaluate_build(
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
+
+
+def _on_circuit(row: Row, circuit: Any) -> None:
+    """The build on the stated circuit(s), by the one power model's load per node: over them, the power cap that
+    fits (the speed and the power at that cap are then the row's); no cap fits: it does not meet the need."""
+    from gpuadvisor.power import circuit_fit
+
+    b, c = row.build, row.cost
+    assert c is not None
+    fit = circuit_fit(c.power_w / b.nodes, [b.gpu.tdp_w or 0.0] * b.count, b.psus, circuit)
+    row.circuit = fit
+    if fit.fits:
+        return
+    if fit.cap_w is None or fit.speed_fraction is None:
+        row.fits_circuit_reason = f"over the circuit: {fit.text}"
+        return
+    saved = ((b.gpu.tdp_w or 0.0) - fit.cap_w) * b.count * b.nodes
+    c.power_w -= saved
+    c.power_basis += f"; GPUs capped at {fit.cap_w:g} W for the circuit"
+    if row.tokens_per_second:
+        row.tokens_per_second *= fit.speed_fraction
+        if row.band:
+            row.band = (row.band[0] * fit.speed_fraction, row.band[1] * fit.speed_fraction)
 
 
 def _storage_stall(row: Row, need: Need, rig: Any, adv: Advice) -> Any:
@@ -270,6 +299,8 @@ def _storage_stall(row: Row, need: Need, rig: Any, adv: Advice) -> Any:
 def _meets(row: Row, need: Need) -> tuple[bool, str | None]:
     if not row.fits:
         return False, row.reason or "does not fit"
+    if row.fits_circuit_reason:
+        return False, row.fits_circuit_reason
     if need.days is not None and row.job and row.job.hours is not None and row.job.hours > need.days * 24:
         return False, f"takes {row.job.hours / 24:.1f} days, more than the {need.days:g} asked"
     return True, None

@@ -160,6 +160,9 @@ def _choose(ok: list[Row], need: Need, own: Ownership) -> tuple[list[str], Verdi
         f"{_cost_text(best, need)}{_time(best, need)}, "
         f"at {own.label(best.build if kind == 'buy' else None)}."
     ]
+    if best.circuit is not None and not best.circuit.fits:
+        out.append(f"Power-cap it for the circuit: {best.circuit.text}.")
+        why.append(f"fits the stated circuit only with nvidia-smi -pl {best.circuit.cap_w:g} on each GPU")
     if short:
         out.append(short)
         why.append("a short horizon: a machine bought for it would be sold nearly new at a used price")

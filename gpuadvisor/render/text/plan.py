@@ -45,6 +45,8 @@ def _fits(r: Row) -> str:
         return "cannot build"
     if not r.fits:
         return "no"
+    if r.fits_circuit_reason:
+        return "circuit"
     return "yes" if r.meets_need else "too slow"
 
 
@@ -180,6 +182,8 @@ def _why(r: Row) -> list[str]:
         why.append(f"price: {r.cost.purchase_unknown}")
     if r.cost:
         why += r.cost.stale
+    if r.circuit is not None and not r.circuit.fits and r.circuit.cap_w is not None:
+        why.append(f"circuit: {r.circuit.text}")
     why += _horizon(r)
     if r.tie_with:
         why.append(f"a tie with {', '.join(r.tie_with)}: their predicted ranges overlap")
