@@ -143,6 +143,14 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     help="The asking price of each --from-nvidia-smi machine, in the same order.",
 )
 @click.option(
+    "--offer-ram",
+    "offer_ram",
+    multiple=True,
+    type=float,
+    metavar="GIB",
+    help="The host RAM the seller reports for each --from-nvidia-smi machine (GiB), in the same order.",
+)
+@click.option(
     "--calibrate-from",
     "calibrate_from",
     metavar="SCAN.json",
@@ -188,6 +196,7 @@ def plan(
     output_len: int | None,
     nvidia_smi_dirs: tuple[str, ...],
     offer_prices: tuple[float, ...],
+    offer_ram: tuple[float, ...],
     calibrate_from: str | None,
     fmt: str,
     json_path: str | None,
@@ -278,7 +287,7 @@ def plan(
     if task == "inference" and tokens is not None:
         raise InputError("--tokens is a training budget: for --task inference give --context and --concurrency")
     price_table = load_prices(prices)
-    candidates = _candidates(builds, nvidia_smi_dirs, offer_prices)
+    candidates = _candidates(builds, nvidia_smi_dirs, offer_prices, offer_ram)
     calibration = None
     if calibrate_from:
         from gpuadvisor.plan.calibrate import load_calibration
@@ -351,7 +360,10 @@ def plan(
 
 
 def _candidates(
-    builds: tuple[str, ...], nvidia_smi_dirs: tuple[str, ...], offer_prices: tuple[float, ...]
+    builds: tuple[str, ...],
+    nvidia_smi_dirs: tuple[str, ...],
+    offer_prices: tuple[float, ...],
+    offer_ram: tuple[float, ...] = (),
 ) -> list[Any]:
     """The builds to compare: those named, then the machines on offer (with their asking prices); none named,
     the built-in builds. Two with one name are an error."""
@@ -363,8 +375,16 @@ def _candidates(
             f"--offer-price given {len(offer_prices)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi "
             "machine(s): give one price per offered machine, in the same order"
         )
+    if len(offer_ram) > len(nvidia_smi_dirs):
+        raise InputError(
+            f"--offer-ram given {len(offer_ram)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi machine(s): give "
+            "one per offered machine, in the same order"
+        )
+    for v in offer_ram:
+        if not (math.isfinite(v) and 1 <= v <= 65536):
+            raise InputError(f"--offer-ram {v:g}: the host RAM in GiB, 1 to 65,536")
     for i, d in enumerate(nvidia_smi_dirs):
-        offered = _offered(d)
+        offered = _offered(d, offer_ram[i] if i < len(offer_ram) else None)
         if i < len(offer_prices):
             _positive("--offer-price", offer_prices[i])
             offered.price = {"system_usd": offer_prices[i], "source": "the asking price given with --offer-price"}
@@ -378,15 +398,15 @@ def _candidates(
     return candidates
 
 
-def _offered(directory: str) -> Any:
+def _offered(directory: str, ram_given: float | None = None) -> Any:
     """A machine on offer, from the outputs the seller sent: its real GPUs, links and host as a candidate."""
     from pathlib import Path
 
     from gpuadvisor.catalog.platforms import find_cpu, find_gpu_spec
-    from gpuadvisor.importers import import_dir
     from gpuadvisor.plan.build import Build
+    from gpuadvisor.plan.offer import import_offer
 
-    rig = import_dir(Path(directory))
+    rig, skipped = import_offer(Path(directory))
     if not rig.gpus:
         raise InputError(f"{directory}: the outputs show no GPU: nothing to plan with")
     if not rig.gpus[0].name:
@@ -397,14 +417,17 @@ def _offered(directory: str) -> Any:
     spec = find_gpu_spec(rig.gpus[0].name)
     if spec is None:
         raise InputError(f"{directory}: GPU {rig.gpus[0].name!r} is not in the catalog: it cannot be planned")
-    notes = []
+    notes = list(skipped)
+    if ram_given is not None:
+        rig.host.memory_total_bytes = int(ram_given * 2**30)
+        notes.append(f"host RAM {ram_given:g} GiB, as the seller reports it (--offer-ram)")
     ram_gib = rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None
     if ram_gib is None:  # assumed, never dropped: what such a machine ships with (2 GB of RAM per GB of GPU memory)
         ram_gib = 2 * len(rig.gpus) * spec.memory_bytes / 2**30
         rig.host.memory_total_bytes = int(ram_gib * 2**30)
         notes.append(
             f"host RAM not in the seller's outputs: assumed {ram_gib:,.0f} GiB (twice the GPU memory, what "
-            "such servers ship with): ask the seller (free -g)"
+            "such servers ship with): ask the seller (free -g) and give it with --offer-ram"
         )
     cpu = find_cpu(rig.host.cpu_model or "") if rig.host.cpu_model else None
     if cpu is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,6 +216,8 @@ def evaluate_build(
     row.fits = adv.fits
     row.pick = adv.pick_name
     row.reason = adv.reason
+    if not adv.fits:
+        _more_ram(row, rig, workload)
     pick = adv.pick
     if need.task == "inference":
         row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload)
@@ -252,6 +255,41 @@ def evaluate_build(
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
+
+
+HOST_RAM_SHORT = re.compile(r"needs ([\d,.]+) GiB of host RAM per node > ([\d,.]+) GiB usable")
+DIMM_STEP_GIB = 32  # host RAM is bought in DIMMs: the figure is rounded up to a multiple of 32 GiB
+
+
+def _more_ram(row: Row, rig: Any, workload: Any) -> None:
+    """A machine short only of host RAM for CPU offload: the RAM that makes the same GPUs fit (the advisor
+    re-asked with it), and whether the build's platform holds that much, in place of a bigger GPU."""
+    import copy
+    import math
+
+    from gpuadvisor.advisor import advise
+
+    m = HOST_RAM_SHORT.search(row.reason or "")
+    if m is None:
+        return
+    need = float(m[1].replace(",", "")) / 0.9  # the advisor counts 90 % of the host's RAM as usable
+    gib = math.ceil(need / DIMM_STEP_GIB) * DIMM_STEP_GIB
+    more = copy.deepcopy(rig)
+    more.host.memory_total_bytes = int(gib * 2**30)
+    adv = advise(more, workload)
+    if not adv.fits:
+        return
+    b = row.build
+    has = rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None
+    fix = f"add RAM: with {gib:,} GiB of host RAM" + (f" (it has {has:,.0f})" if has else "")
+    fix += f" the same GPUs fit, with {adv.pick_name}"
+    cap = b.cpu.max_memory_gib * b.sockets if b.cpu is not None else None
+    if b.cpu is not None and cap is not None and gib > cap:
+        fix += (
+            f"; a {b.cpu.name} board holds at most {cap:,} GiB, so the same GPUs on a platform that holds "
+            f"{gib:,} GiB (a workstation or server CPU)"
+        )
+    row.reason = fix + " (as it is: " + (row.reason or "").split(" Smallest rig that would")[0] + ")"
 
 
 def _on_circuit(row: Row, circuit: Any) -> None:

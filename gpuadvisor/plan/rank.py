@@ -115,6 +115,10 @@ def _nothing_meets(rows: list[Row], failing: list[Row]) -> str:
     if failing:
         return "No candidate that meets the need passes its own design rules (see below)."
     fits = [r for r in rows if r.fits]
+    ram = [r for r in rows if (r.reason or "").startswith("add RAM")]
+    if not fits and ram:
+        fix = (ram[0].reason or "").split(" (as it is")[0]
+        return f"No candidate meets the need. Closest: {ram[0].build.title}: {fix}."
     return "No candidate meets the need." + (
         f" Closest: {fits[0].build.title} ({fits[0].need_reason})."
         if fits
