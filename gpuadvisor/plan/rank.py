@@ -164,6 +164,9 @@ def _choose(ok: list[Row], need: Need, own: Ownership) -> tuple[list[str], Verdi
         f"{_cost_text(best, need)}{_time(best, need)}, "
         f"at {own.label(best.build if kind == 'buy' else None)}."
     ]
+    if best.cost is not None and best.cost.stale:
+        out[0] = out[0][:-1] + f"; but {best.cost.stale[0].removeprefix('the ')}."
+        why.append("driven by a price older than six months")
     if best.circuit is not None and not best.circuit.fits:
         out.append(f"Power-cap it for the circuit: {best.circuit.text}.")
         why.append(f"fits the stated circuit only with nvidia-smi -pl {best.circuit.cap_w:g} on each GPU")
