@@ -10,15 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from gpuadvisor.cli import main
-
-
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as e:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(e.value.code or 0), out, err
+from test_plan_offer import cli
 
 
 @pytest.mark.parametrize(
