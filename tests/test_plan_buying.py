@@ -111,7 +111,9 @@ def test_buy_and_rent_are_costed_on_the_same_basis():
     own, rent = (next(r for r in p.rows if r.build.name == n) for n in ("8xa100-sxm-used", "rent-8xa100"))
     assert own.job.hours == rent.job.hours  # the same machine, the same job
     used = 8 * 36 * 730 / 24
-    assert own.job.usd_per_hour_of_use == pytest.approx((199000 * 0.745 + 6.5 * 1.58 * 0.15 * used) / used)
+    kw = own.cost.energy_w / 1000  # the average draw of a 6.5 kW (at most) DGX A100 at the advisor's utilisation
+    assert 6.45 < kw <= 6.5
+    assert own.job.usd_per_hour_of_use == pytest.approx((199000 * 0.745 + kw * 1.58 * 0.15 * used) / used)
     assert rent.job.usd_per_hour_of_use == pytest.approx(1.79 * 8)
     assert own.job.job_usd / rent.job.job_usd == pytest.approx(own.job.usd_per_hour_of_use / (1.79 * 8))
     assert "On the same basis, buying 8x A100" in _line(p, "On the same basis")
@@ -206,7 +208,9 @@ def test_a_used_8x_a100_offer_at_its_asking_price(tmp_path, capsys):
     data = json.loads(out)
     own = next(b for b in data["builds"] if b["build"] == "8xa100-sxm-used")
     assert own["cost"]["purchase_usd"] == 60000 and "seller quote" in own["cost"]["purchase_basis"]
-    assert own["job"]["break_even_hours_per_day"] == pytest.approx(60000 * 0.745 / ((14.32 - 6.5 * 1.58 * 0.15) * 1095))
+    kw = (own["cost"]["average_w"] or own["cost"]["power_w"]) / 1000
+    assert 6.45 < kw <= 6.5
+    assert own["job"]["break_even_hours_per_day"] == pytest.approx(60000 * 0.745 / ((14.32 - kw * 1.58 * 0.15) * 1095))
     assert data["verdict"]["build"] == "8xa100-sxm-used" and data["verdict"]["kind"] == "buy"
 
 

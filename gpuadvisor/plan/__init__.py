@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.plan.build import Build, builtin_builds, load_build
-from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS, REST_OF_SYSTEM_W, Ownership
+from gpuadvisor.plan.costs import (
+    DEFAULT_KWH_USD,
+    DEFAULT_MONTHS,
+    PUE_CLOUD,
+    PUE_DESK,
+    PUE_RACK,
+    REST_OF_SYSTEM_W,
+    Ownership,
+)
 from gpuadvisor.plan.evaluate import Need, Row, evaluate_build, workload_for
 from gpuadvisor.plan.rank import Verdict, rank, recommend
 
@@ -135,6 +143,15 @@ def run_plan(
         "prices are reference prices (launch MSRP, street or used, or public cloud pages) with their date and "
         "source; yours differ: pass --prices",
     ]
+    if need.task != "inference":
+        assumptions.append(
+            "energy at the workload's average draw (training): a measured node figure where published, else the "
+            "GPUs at the advisor's fraction of the ideal speed; the maximum sizes the PSU and the circuit"
+        )
+    assumptions.append(
+        f"PUE by setting: {PUE_DESK[1]}; colocation or data centre {PUE_RACK[0]:g} (Uptime Institute's 2023 "
+        f"survey average); {PUE_CLOUD}"
+    )
     if circuit is not None:
         assumptions.append(f"plugged into {circuit.label()}: {circuit.basis}")
     stale = sorted({s for r in rows if r.cost for s in r.cost.stale})

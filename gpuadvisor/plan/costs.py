@@ -29,7 +29,16 @@ PUE_RACK = (
     "(https://uptimeinstitute.com/resources/research-and-reports/"
     "uptime-institute-global-data-center-survey-results-2023)",
 )
-PUE_DESK = (1.0, "a workstation in an office or home: no facility cooling counted (pass --pue)")
+PUE_DESK = (1.0, "home or office: a workstation, no facility cooling counted (pass --pue)")
+PUE_CLOUD = "cloud: the facility's cooling and distribution are in the rent"
+# Measured average node power while training, where published: (GPU id, GPUs per node) -> (W, source).
+MEASURED_TRAIN_W: dict[tuple[str, int], tuple[float, str]] = {
+    ("h100-sxm5-80gb", 8): (
+        6741.0,
+        "MLPerf Training v4.0, Llama 2 70B LoRA on 8x H100 SXM: average 6.741 kW per node (DC), measured "
+        "(Sustainable Metal Cloud, https://smc.co/mlperfv40/results/llama2-70b-lora)",
+    ),
+}
 # CPUs assumed for an offered machine whose CPU is not known: what such a server ships with.
 ASSUMED_SERVER_CPU_W = 350.0
 
@@ -101,11 +110,40 @@ class Cost:
     power_w: float = 0.0
     power_basis: str = ""
     psu_needed_w: float | None = None
+    average_w: float | None = None  # the draw the energy is counted at (None: power_w, the maximum)
+    average_basis: str | None = None
     notes: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # reference prices older than six months
 
+    @property
+    def energy_w(self) -> float:
+        """The draw energy is counted at: the workload's average where known, else the maximum."""
+        return self.average_w if self.average_w is not None else self.power_w
+
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def average_draw(c: Cost, b: Build, training: bool, utilisation: float | None) -> None:
+    """The workload's average draw (in place): a published measurement of the same node training, else the GPUs
+    at board power x the advisor's utilisation (the fraction of the ideal speed: a GPU waiting on communication
+    or offload draws less), the rest of the machine at its figure; serving keeps the maximum. The maximum stays
+    in power_w for the PSU and the circuit."""
+    if b.rent or not training:
+        return
+    measured = MEASURED_TRAIN_W.get((b.gpu.id, b.count))
+    if measured is not None:
+        c.average_w = min(measured[0] * b.nodes, c.power_w)
+        c.average_basis = f"measured: {measured[1]}" + (f", x {b.nodes} nodes" if b.nodes > 1 else "")
+        return
+    if utilisation is None or not 0 < utilisation < 1:
+        return
+    gpu_w = (b.gpu.tdp_w or 0.0) * b.count * b.nodes
+    c.average_w = c.power_w - gpu_w * (1 - utilisation)
+    c.average_basis = (
+        f"the GPUs at {utilisation:.0%} of board power (the advisor's fraction of the ideal speed) and the rest "
+        "at its figure; the maximum is kept for the PSU and the circuit"
+    )
 
 
 def _stale(c: Cost, what: str, date: str, today: str | None = None) -> None:
@@ -261,7 +299,7 @@ def ownership_cost(b: Build, c: Cost, own: Ownership) -> tuple[float | None, str
         return None, None
     kept, _ = own.resale_for(b)
     pue, _ = own.pue_for(b)
-    energy = c.power_w / 1000 * pue * own.used_hours * own.kwh_usd
+    energy = c.energy_w / 1000 * pue * own.used_hours * own.kwh_usd
     interest = own.interest(c.purchase_usd)
     total = c.purchase_usd + interest + energy - kept * c.purchase_usd
     basis = (
@@ -278,7 +316,7 @@ def job_cost(
     notes: list[str] = []
     hours = tokens / tokens_per_second / 3600 if (tokens and tokens_per_second) else None
     pue, _ = own.pue_for(b)
-    kw = c.power_w / 1000
+    kw = c.energy_w / 1000
     energy_kwh = kw * pue * hours if hours is not None else None
     energy_usd = energy_kwh * own.kwh_usd if energy_kwh is not None and not b.rent else None
     per_hour: float | None

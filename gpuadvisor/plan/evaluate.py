@@ -9,7 +9,7 @@ from typing import Any
 from gpuadvisor.advice_model import Advice, ServingCandidate, TrainCandidate
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
-from gpuadvisor.plan.costs import Cost, JobCost, Ownership, build_cost, job_cost
+from gpuadvisor.plan.costs import Cost, JobCost, Ownership, average_draw, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
 from gpuadvisor.plan.serving import Serving, serving_throughput
 from gpuadvisor.text import plural
@@ -240,6 +240,7 @@ def evaluate_build(
         row.band, row.band_basis = _band(pick)
     if circuit is not None and not b.rent:
         _on_circuit(row, circuit)
+    average_draw(row.cost, b, need.task != "inference" and row.fits, row.efficiency)
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
     if need.task != "inference":
         row.storage = _storage_stall(row, need, rig, adv)
