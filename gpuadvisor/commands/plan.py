@@ -123,7 +123,10 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
 )
 @click.option("--micro-batch", "micro_batch", type=int, help="Sequences per GPU per forward pass (as advise).")
 @click.option(
-    "--engine", type=click.Choice(["vllm", "sglang", "nim"]), help="Serving engine (default vllm; nim: NVIDIA NIM)."
+    "--engine",
+    type=click.Choice(["vllm", "sglang", "nim", "llama.cpp", "ollama"]),
+    help="Serving engine (default vllm; nim: NVIDIA NIM; llama.cpp/ollama split layers across GPUs: no multi-GPU "
+    "speed-up for one stream).",
 )
 @click.option("--input-len", "input_len", type=click.IntRange(1, 2**24), help="Serving: prompt tokens per request.")
 @click.option("--output-len", "output_len", type=click.IntRange(1, 2**24), help="Serving: output tokens per request.")
@@ -293,7 +296,9 @@ def plan(
         from gpuadvisor.plan.calibrate import load_calibration
 
         calibration = load_calibration(calibrate_from)
-    need = Need(task, tokens, context, concurrency, days, budget_usd, checkpoint_every)
+    need = Need(task, tokens, context, concurrency, days, budget_usd, checkpoint_every, engine)
+    if engine in ("llama.cpp", "ollama"):
+        engine = None  # timed by the plan on the advisor's serving model (the advisor's engines are vLLM-like)
     if weight_quant == "fp8" and precision in (None, "fp8"):
         precision = "fp8"  # vLLM --quantization fp8: the advisor's fp8 weights
     model_kw: dict[str, Any] = {

@@ -157,9 +157,19 @@ def run_plan(
     stale = sorted({s for r in rows if r.cost for s in r.cost.stale})
     assumptions += stale
     if need.task == "inference":
-        from gpuadvisor.plan.serving import ASSUMPTIONS
+        from gpuadvisor.plan.serving import ASSUMPTIONS, LAYER_SPLIT, LAYER_SPLIT_ENGINES
 
         assumptions.append(ASSUMPTIONS)
+        engine = need.engine or "vllm"
+        assumptions.append(
+            f"engine: {engine} (--engine); "
+            + (
+                LAYER_SPLIT
+                if engine in LAYER_SPLIT_ENGINES
+                else "tensor parallel: every GPU reads its share of each "
+                "layer at once, so one stream speeds up with more GPUs"
+            )
+        )
     adv = next((r.advice for r in rows if r.advice), None)
     if adv:
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
@@ -171,6 +181,8 @@ def run_plan(
     lines, verdict = recommend(rows, need, own)
     lines += ranking_sensitivity(rows, need)
     options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
+    if need.engine:
+        options["engine"] = need.engine
     return Plan(
         need=need,
         model=str(model),

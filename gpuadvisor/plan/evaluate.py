@@ -30,6 +30,7 @@ class Need:
     days: float | None = None
     budget_usd: float | None = None
     checkpoint_every: str | None = None  # --checkpoint-every (default hourly, said as assumed)
+    engine: str | None = None  # serving: llama.cpp / ollama (layer split) are timed by the plan, others by the advisor
 
 
 @dataclass
@@ -220,7 +221,10 @@ def evaluate_build(
         _more_ram(row, rig, workload)
     pick = adv.pick
     if need.task == "inference":
-        row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload)
+        from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES
+
+        split = need.engine in LAYER_SPLIT_ENGINES
+        row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=split)
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis
