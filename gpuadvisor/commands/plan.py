@@ -69,6 +69,14 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     "a build over it gets the power cap that fits, or is not recommended.",
 )
 @click.option(
+    "--have",
+    "have",
+    multiple=True,
+    metavar="NxGPU",
+    help="GPUs you own, e.g. 2x rtx-3090: a build that uses them counts them at zero cost, one that does not sells "
+    "them (used price less the selling cost).",
+)
+@click.option(
     "--keep-using",
     "keep_using",
     is_flag=True,
@@ -184,6 +192,7 @@ def plan(
     kwh_usd: float | None,
     months: float | None,
     circuit: str | None,
+    have: tuple[str, ...],
     keep_using: bool,
     hours_per_day: float | None,
     resale: float | None,
@@ -246,6 +255,7 @@ def plan(
     from gpuadvisor.plan import run_plan
     from gpuadvisor.plan.costs import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_USD, DEFAULT_MONTHS, Ownership
     from gpuadvisor.plan.evaluate import Need
+    from gpuadvisor.plan.owned import parse_have
 
     plan_outputs(
         {"--json": json_path, "--html": html_path},
@@ -334,6 +344,7 @@ def plan(
         finance_apr=finance_apr or 0.0,
         given=tuple(k for k, v in given.items() if v is not None),
         keep_using=keep_using,
+        have=parse_have(have),
     )
     from gpuadvisor.power import parse_circuit
 

@@ -59,6 +59,7 @@ class Ownership:
     finance_apr: float = 0.0  # yearly interest rate of a loan over the ownership period (0: paid in cash)
     given: tuple[str, ...] = ()  # which of these the buyer gave (the rest are assumed)
     keep_using: bool = False  # the buyer keeps using the machine after the job (a short horizon is not a sale)
+    have: tuple[tuple[str, int], ...] = ()  # GPUs the buyer owns (--have): catalog id, count
 
     @property
     def used_hours(self) -> float:

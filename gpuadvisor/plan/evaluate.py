@@ -178,6 +178,10 @@ def evaluate_build(
         from gpuadvisor.plan.storage import add_drive_price
 
         add_drive_price(row.cost, b.storage, b.nodes, b.rent)
+    if own.have:
+        from gpuadvisor.plan.owned import apply_owned
+
+        apply_owned(row.cost, b, prices, own.have)
     row.layout_notes += list(b.notes) + list(row.cost.notes)
     if b.rig is not None:  # a machine on offer: its own facts
         rig = b.rig
