@@ -103,3 +103,142 @@ def psu_fix(psu_w: float, need_w: float) -> str:
             "in total), or cap the GPUs' power limits with nvidia-smi -pl"
         )
     return f"fit a PSU of at least {need_w:g} W (ATX 3.0), or cap the GPUs' power limits with nvidia-smi -pl"
+
+
+# -- the circuit a machine is plugged into -------------------------------------------------------------------------
+
+NEC_CONTINUOUS = (
+    0.80,
+    "NEC 210.19(A)(1) and 210.20(A): a branch circuit's conductors and breaker are sized for 125 % of a continuous "
+    "load (3 hours or more), so a continuous load may use 80 % of the rating: 1,440 W on 120 V / 15 A, 1,920 W on "
+    "120 V / 20 A",
+)
+IEC_CONTINUOUS = (
+    1.0,
+    "assumed for a 230 V circuit: IEC 60898 breakers are rated for the current they carry continuously and "
+    "neither IEC 60364 nor the UK wiring regulations have an 80 % rule (IET forum, "
+    "https://engx.theiet.org/f/wiring-and-regulations/24361/80-loading-in-small-power-lighting-circuit-breakers); "
+    "the plug may limit less (a UK BS 1363 plug is fused at 13 A)",
+)
+# Training speed at a GPU power cap, as a fraction of the speed at the full board power: an RTX 3090 training a
+# ViT-B/16 in TF32 runs at 95 % of its speed at 320 W, 90 % at 280 W and 80 % at 230 W of its 480 W maximum.
+POWER_CAP_CURVE = ((1.0, 1.0), (0.667, 0.95), (0.583, 0.90), (0.479, 0.80))
+POWER_CAP_SOURCE = (
+    "an RTX 3090's training speed under nvidia-smi -pl (https://blog.qwertyforce.dev/posts/optimal_power_limit): "
+    "95 % at 67 % of full power, 90 % at 58 %, 80 % at 48 %"
+)
+MIN_CAP_FRACTION = POWER_CAP_CURVE[-1][0]  # below the measured points: not predicted
+
+
+@dataclass
+class Circuit:
+    """The wall circuit(s) a machine is plugged into: their rating and what a continuous load may use."""
+
+    text: str
+    count: int
+    volts: float | None
+    amps: float | None
+    watts: float  # the rating, volts x amps (or the watts given)
+    continuous_fraction: float
+    basis: str
+
+    @property
+    def continuous_w(self) -> float:
+        """What one circuit carries continuously."""
+        return self.watts * self.continuous_fraction
+
+    def label(self) -> str:
+        one = f"{self.volts:g} V / {self.amps:g} A" if self.volts and self.amps else f"{self.watts:,.0f} W"
+        return f"{self.count} x " * (self.count > 1) + f"{one} ({self.continuous_w:,.0f} W continuous)"
+
+
+def parse_circuit(text: str) -> Circuit:
+    """``120V/15A``, ``230V/16A``, ``2x120V/20A`` (two circuits), ``1800W`` or ``2.4kW``; one line if not."""
+    import re
+
+    from gpuadvisor.errors import InputError
+
+    t = text.strip().lower().replace(" ", "")
+    m = re.fullmatch(r"(?:(\d{1,2})x)?(?:(\d+(?:\.\d+)?)v/(\d+(?:\.\d+)?)a|(\d+(?:\.\d+)?)(k?)w)", t)
+    if not m:
+        raise InputError(
+            f"--circuit {text!r}: expected volts/amps (120V/15A, 230V/16A), watts (1800W, 2.4kW), "
+            "optionally N circuits as 2x120V/20A"
+        )
+    count = int(m[1] or 1)
+    volts: float | None
+    amps: float | None
+    if m[2]:
+        volts, amps = float(m[2]), float(m[3])
+        watts = volts * amps
+    else:
+        volts = amps = None
+        watts = float(m[4]) * (1000 if m[5] else 1)
+    if not (1 <= count <= 64) or not (100 <= watts <= 1e6) or (volts is not None and not 90 <= volts <= 480):
+        raise InputError(f"--circuit {text!r}: 1-64 circuits of 90-480 V and 100 W to 1 MW each")
+    if volts is None:
+        frac, basis = 1.0, "the watts given are taken as what the circuit carries continuously"
+    else:
+        frac, basis = NEC_CONTINUOUS if volts < 200 else IEC_CONTINUOUS
+    return Circuit(text, count, volts, amps, watts, frac, basis)
+
+
+def capped_speed(fraction: float) -> float | None:
+    """Training speed at a power cap of ``fraction`` of the board power (None: below the measured range)."""
+    if fraction >= 1.0:
+        return 1.0
+    pts = POWER_CAP_CURVE
+    for (p0, s0), (p1, s1) in zip(pts, pts[1:], strict=False):
+        if fraction >= p1:
+            return s1 + (s0 - s1) * (fraction - p1) / (p0 - p1)
+    return None
+
+
+@dataclass
+class CircuitFit:
+    """A machine on the stated circuit(s): whether its load fits, and the power cap that would make it fit."""
+
+    fits: bool
+    per_circuit_w: float
+    circuits_used: int
+    cap_w: float | None = None  # nvidia-smi -pl per GPU that makes it fit (None: fits as is, or cannot)
+    speed_fraction: float | None = None  # predicted speed at that cap
+    text: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def circuit_fit(load_w: float, gpu_board_w: list[float], psus: int, circuit: Circuit) -> CircuitFit:
+    """``load_w`` (the one power model's load) drawn through ``psus`` supplies sharing it evenly, each on its own
+    circuit while there are circuits: the busiest circuit's load against what it carries continuously; over it,
+    the GPU power cap that brings it within, with its speed cost."""
+    used = max(1, min(psus, circuit.count))
+    per_psu_group = math.ceil(max(psus, 1) / used)  # supplies sharing the busiest circuit
+    share = per_psu_group / max(psus, 1)
+    per_circuit = load_w * share
+    limit = circuit.continuous_w
+    one = circuit.label().split(" (")[0].removeprefix(f"{circuit.count} x ")
+    where = f"on each of {used} circuits of {one}" if used > 1 else f"on one circuit of {one}"
+    if psus > used:
+        where += f" ({psus} PSUs sharing {'them' if used > 1 else 'it'})"
+    if per_circuit <= limit:
+        return CircuitFit(True, per_circuit, used, text=f"{per_circuit:,.0f} W {where}: fits")
+    gpu_total = float(sum(gpu_board_w))
+    allowed_gpu = limit / share - (load_w - gpu_total)
+    n = len(gpu_board_w)
+    cap = math.floor(allowed_gpu / n / 5) * 5 if n and allowed_gpu > 0 else 0.0
+    frac = cap / (gpu_total / n) if n and gpu_total else 0.0
+    speed = capped_speed(frac) if cap > 0 else None
+    over = f"{per_circuit:,.0f} W {where}, over the {limit:,.0f} W a circuit carries continuously"
+    if speed is None:
+        return CircuitFit(False, per_circuit, used, text=f"{over}; no power cap in the measured range fits it")
+    return CircuitFit(
+        False,
+        per_circuit,
+        used,
+        cap,
+        speed,
+        f"{over}; fits with nvidia-smi -pl {cap:g} on each GPU ({frac:.0%} of board power: predicted "
+        f"{1 - speed:.0%} slower, from {POWER_CAP_SOURCE})",
+    )

@@ -124,6 +124,9 @@ def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
     return out
 
 
+_CUT_AFTER_CODE = re.compile(r"S?Xid \([^)]*\):\s*\d+\s*$")
+
+
 def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
     """Every Xid/SXid event of a log (text or lines) and the number of lines read.
 
@@ -145,9 +148,10 @@ def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[K
             end = len(text)
         line_no += count("\n", counted_to, start)
         counted_to = start
-        ev = parse_line(text[start:end], line_no)
-        if ev is not None:
-            events.append(ev)
+        line = text[start:end]
+        ev = parse_line(line, line_no)
+        if ev is not None and not (end == len(text) and _CUT_AFTER_CODE.search(line)):
+            events.append(ev)  # (a last line that ends right after its number is a cut paste: "13" cut to "1")
         pos = end + 1
     events = _sxid_details(events)
     lines = count("\n") + (0 if not text or text.endswith("\n") else 1)

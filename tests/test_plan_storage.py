@@ -131,6 +131,10 @@ def test_plan_adds_drive_prices_and_the_stall_in_json_text_and_html(tmp_path, ca
         ('drive = "samsung-990-pro-2tb"\nraid = 5', "expected 0, 1"),
         ('drive = "samsung-990-pro-2tb"\nraid = "jbod"', "expected 0, 1"),
         ('drive = "samsung-990-pro-2tb"\nspeed = 3', "unknown key"),
+        # hostile sizes: a count past any chassis, a price that overflows when added up (two drives)
+        ('drive = "samsung-990-pro-2tb"\ncount = 9223372036854775807', "at most 64"),
+        ('drive = "samsung-990-pro-2tb"\ncount = 2\nprice_usd = 1e308', "0 to 1,000,000"),
+        ('drive = "samsung-990-pro-2tb"\nprice_usd = nan', "only finite numbers"),
     ],
 )
 def test_bad_storage_is_one_line_exit_2(tmp_path, capsys, table, what):

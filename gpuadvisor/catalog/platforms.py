@@ -149,7 +149,23 @@ def unknown_cpu(name: str) -> InputError:
     return InputError(f"unknown CPU {name!r}{nearest(name, ids)} (the catalog has {', '.join(ids)})")
 
 
-def _prices_from(data: dict[str, Any], origin: str) -> Prices:
+def _dated(row: dict[str, Any], where: str) -> None:
+    """A buyer's price row says when it was read (YYYY-MM or YYYY-MM-DD, not in the future) and where from."""
+    date = row.get("date")
+    if not isinstance(date, str) or months_old(date) is None or re.fullmatch(r"\d{4}", date.strip()):
+        raise InputError(
+            f'{where}.date: {date!r}: every price needs the date it was read, as date = "YYYY-MM" (a price '
+            "without one cannot be checked for age)"
+        )
+    age = months_old(date)
+    if age is not None and age < -0.5:
+        raise InputError(f"{where}.date: {date!r} is in the future")
+    src = row.get("source")
+    if not isinstance(src, str) or not src.strip():
+        raise InputError(f'{where}.source: missing: say where the price is from (source = "shop quote, 2026-11")')
+
+
+def _prices_from(data: dict[str, Any], origin: str, user: bool = False) -> Prices:
     tables: dict[str, dict[str, Price]] = {"gpu": {}, "cpu": {}, "system": {}, "cloud": {}}
     allowed = {"gpu", "cpu", "system", "cloud"}
     for key in data:
@@ -181,6 +197,8 @@ def _prices_from(data: dict[str, Any], origin: str) -> Prices:
                 cpu = find_cpu(ident)
                 assert cpu is not None  # checked above
                 ident = cpu.id
+            if user:
+                _dated(row, where)
             extra = {k: str(row[k]) for k in ("url", "kind", "provider") if isinstance(row.get(k), str)}
             price = Price(float(usd), str(row.get("date", "date not given")), str(row.get("source", origin)), **extra)
             if kind == "cloud":
@@ -205,7 +223,7 @@ def load_prices(path: str | None = None) -> Prices:
 
     text = read_text(Path(path), "a TOML prices file", CONFIG_LIMIT)
     data = loads_toml(text, str(path), "a TOML prices file")
-    user = _prices_from(data, path)
+    user = _prices_from(data, path, user=True)
     merged = Prices(**{k: {**getattr(base, k), **getattr(user, k)} for k in ("gpu", "cpu", "system", "cloud")})
     merged.cloud_offers.update(base.cloud_offers)
     merged.cloud_offers.update(user.cloud_offers)  # the buyer's own offers replace the reference ones

@@ -41,9 +41,9 @@ def get_rig(from_: str | None, simulate_: str | None, *, sysfs_root: str = "/", 
 
         return load(from_)
     if simulate_:
-        from gpuadvisor.collect import simulate
+        from gpuadvisor.plan.simulate import simulate_any
 
-        return simulate(simulate_)
+        return simulate_any(simulate_)
     from gpuadvisor.collect import collect_live
 
     return collect_live(sysfs_root=sysfs_root, import_torch=import_torch)

@@ -63,6 +63,26 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     "--months", type=float, default=None, help="Months you would keep a bought machine (default 36, assumed)."
 )
 @click.option(
+    "--circuit",
+    metavar="V/A|W",
+    help="The wall circuit the machine is plugged into: 120V/15A, 230V/16A, 2x120V/20A (two circuits) or 1800W; "
+    "a build over it gets the power cap that fits, or is not recommended.",
+)
+@click.option(
+    "--have",
+    "have",
+    multiple=True,
+    metavar="NxGPU",
+    help="GPUs you own, e.g. 2x rtx-3090: a build that uses them counts them at zero cost, one that does not sells "
+    "them (used price less the selling cost).",
+)
+@click.option(
+    "--keep-using",
+    "keep_using",
+    is_flag=True,
+    help="You will go on using a bought machine after --months (a short horizon is then not a sale).",
+)
+@click.option(
     "--hours-per-day",
     "hours_per_day",
     type=float,
@@ -111,7 +131,10 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
 )
 @click.option("--micro-batch", "micro_batch", type=int, help="Sequences per GPU per forward pass (as advise).")
 @click.option(
-    "--engine", type=click.Choice(["vllm", "sglang", "nim"]), help="Serving engine (default vllm; nim: NVIDIA NIM)."
+    "--engine",
+    type=click.Choice(["vllm", "sglang", "nim", "llama.cpp", "ollama"]),
+    help="Serving engine (default vllm; nim: NVIDIA NIM; llama.cpp/ollama split layers across GPUs: no multi-GPU "
+    "speed-up for one stream).",
 )
 @click.option("--input-len", "input_len", type=click.IntRange(1, 2**24), help="Serving: prompt tokens per request.")
 @click.option("--output-len", "output_len", type=click.IntRange(1, 2**24), help="Serving: output tokens per request.")
@@ -129,6 +152,14 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     type=float,
     metavar="USD",
     help="The asking price of each --from-nvidia-smi machine, in the same order.",
+)
+@click.option(
+    "--offer-ram",
+    "offer_ram",
+    multiple=True,
+    type=float,
+    metavar="GIB",
+    help="The host RAM the seller reports for each --from-nvidia-smi machine (GiB), in the same order.",
 )
 @click.option(
     "--calibrate-from",
@@ -160,6 +191,9 @@ def plan(
     prices: str | None,
     kwh_usd: float | None,
     months: float | None,
+    circuit: str | None,
+    have: tuple[str, ...],
+    keep_using: bool,
     hours_per_day: float | None,
     resale: float | None,
     pue: float | None,
@@ -174,6 +208,7 @@ def plan(
     output_len: int | None,
     nvidia_smi_dirs: tuple[str, ...],
     offer_prices: tuple[float, ...],
+    offer_ram: tuple[float, ...],
     calibrate_from: str | None,
     fmt: str,
     json_path: str | None,
@@ -220,6 +255,7 @@ def plan(
     from gpuadvisor.plan import run_plan
     from gpuadvisor.plan.costs import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_USD, DEFAULT_MONTHS, Ownership
     from gpuadvisor.plan.evaluate import Need
+    from gpuadvisor.plan.owned import parse_have
 
     plan_outputs(
         {"--json": json_path, "--html": html_path},
@@ -264,13 +300,15 @@ def plan(
     if task == "inference" and tokens is not None:
         raise InputError("--tokens is a training budget: for --task inference give --context and --concurrency")
     price_table = load_prices(prices)
-    candidates = _candidates(builds, nvidia_smi_dirs, offer_prices)
+    candidates = _candidates(builds, nvidia_smi_dirs, offer_prices, offer_ram)
     calibration = None
     if calibrate_from:
         from gpuadvisor.plan.calibrate import load_calibration
 
         calibration = load_calibration(calibrate_from)
-    need = Need(task, tokens, context, concurrency, days, budget_usd, checkpoint_every)
+    need = Need(task, tokens, context, concurrency, days, budget_usd, checkpoint_every, engine)
+    if engine in ("llama.cpp", "ollama"):
+        engine = None  # timed by the plan on the advisor's serving model (the advisor's engines are vLLM-like)
     if weight_quant == "fp8" and precision in (None, "fp8"):
         precision = "fp8"  # vLLM --quantization fp8: the advisor's fp8 weights
     model_kw: dict[str, Any] = {
@@ -305,8 +343,20 @@ def plan(
         pue=pue,
         finance_apr=finance_apr or 0.0,
         given=tuple(k for k, v in given.items() if v is not None),
+        keep_using=keep_using,
+        have=parse_have(have),
     )
-    result = run_plan(candidates, need, model_kw, prices=price_table, own=own, calibration=calibration)
+    from gpuadvisor.power import parse_circuit
+
+    result = run_plan(
+        candidates,
+        need,
+        model_kw,
+        prices=price_table,
+        own=own,
+        calibration=calibration,
+        circuit=parse_circuit(circuit) if circuit else None,
+    )
     data = result.to_dict()
     if json_path:
         from gpuadvisor.plan.outputs import write_text
@@ -330,7 +380,10 @@ def plan(
 
 
 def _candidates(
-    builds: tuple[str, ...], nvidia_smi_dirs: tuple[str, ...], offer_prices: tuple[float, ...]
+    builds: tuple[str, ...],
+    nvidia_smi_dirs: tuple[str, ...],
+    offer_prices: tuple[float, ...],
+    offer_ram: tuple[float, ...] = (),
 ) -> list[Any]:
     """The builds to compare: those named, then the machines on offer (with their asking prices); none named,
     the built-in builds. Two with one name are an error."""
@@ -342,8 +395,16 @@ def _candidates(
             f"--offer-price given {len(offer_prices)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi "
             "machine(s): give one price per offered machine, in the same order"
         )
+    if len(offer_ram) > len(nvidia_smi_dirs):
+        raise InputError(
+            f"--offer-ram given {len(offer_ram)} times for {len(nvidia_smi_dirs)} --from-nvidia-smi machine(s): give "
+            "one per offered machine, in the same order"
+        )
+    for v in offer_ram:
+        if not (math.isfinite(v) and 1 <= v <= 65536):
+            raise InputError(f"--offer-ram {v:g}: the host RAM in GiB, 1 to 65,536")
     for i, d in enumerate(nvidia_smi_dirs):
-        offered = _offered(d)
+        offered = _offered(d, offer_ram[i] if i < len(offer_ram) else None)
         if i < len(offer_prices):
             _positive("--offer-price", offer_prices[i])
             offered.price = {"system_usd": offer_prices[i], "source": "the asking price given with --offer-price"}
@@ -357,15 +418,15 @@ def _candidates(
     return candidates
 
 
-def _offered(directory: str) -> Any:
+def _offered(directory: str, ram_given: float | None = None) -> Any:
     """A machine on offer, from the outputs the seller sent: its real GPUs, links and host as a candidate."""
     from pathlib import Path
 
     from gpuadvisor.catalog.platforms import find_cpu, find_gpu_spec
-    from gpuadvisor.importers import import_dir
     from gpuadvisor.plan.build import Build
+    from gpuadvisor.plan.offer import import_offer
 
-    rig = import_dir(Path(directory))
+    rig, skipped = import_offer(Path(directory))
     if not rig.gpus:
         raise InputError(f"{directory}: the outputs show no GPU: nothing to plan with")
     if not rig.gpus[0].name:
@@ -376,14 +437,17 @@ def _offered(directory: str) -> Any:
     spec = find_gpu_spec(rig.gpus[0].name)
     if spec is None:
         raise InputError(f"{directory}: GPU {rig.gpus[0].name!r} is not in the catalog: it cannot be planned")
-    notes = []
+    notes = list(skipped)
+    if ram_given is not None:
+        rig.host.memory_total_bytes = int(ram_given * 2**30)
+        notes.append(f"host RAM {ram_given:g} GiB, as the seller reports it (--offer-ram)")
     ram_gib = rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None
     if ram_gib is None:  # assumed, never dropped: what such a machine ships with (2 GB of RAM per GB of GPU memory)
         ram_gib = 2 * len(rig.gpus) * spec.memory_bytes / 2**30
         rig.host.memory_total_bytes = int(ram_gib * 2**30)
         notes.append(
             f"host RAM not in the seller's outputs: assumed {ram_gib:,.0f} GiB (twice the GPU memory, what "
-            "such servers ship with): ask the seller (free -g)"
+            "such servers ship with): ask the seller (free -g) and give it with --offer-ram"
         )
     cpu = find_cpu(rig.host.cpu_model or "") if rig.host.cpu_model else None
     if cpu is None:

@@ -165,15 +165,20 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         raise BlockDevError(f"{origin}: not nvme list output (no 'Node ... Model' header with its dashed ruler)")
     spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[ruler])]
     header = above[-1]
-    names = [header[a : b + 1].strip() or header[a:].split()[0] for a, b in spans]
+    names = [header[a : b + 1].strip() or (header[a:].split() or [""])[0] for a, b in spans]
     out = []
     for ln in lines[ruler + 1 :]:
         if not ln.strip().startswith("/dev/"):
             continue
-        cells = {
-            n: ln[a : (spans[k + 1][0] if k + 1 < len(spans) else len(ln))].strip()
-            for k, (n, (a, _)) in enumerate(zip(names, spans, strict=True))
-        }
+        # by its shape first (the classic Node/SN/Model layout): a header wider than its ruler misplaces columns
+        row = _NVME_ROW.match(ln.strip()) if re.search(r"\bSN\b.*\bModel\b", header) else None
+        if row:
+            cells = {"Node": row["node"], "Model": row["model"], "Usage": row["usage"]}
+        else:
+            cells = {
+                n: ln[a : (spans[k + 1][0] if k + 1 < len(spans) else len(ln))].strip()
+                for k, (n, (a, _)) in enumerate(zip(names, spans, strict=True))
+            }
         dev = BlockDevice(
             name=cells.get("Node", "").removeprefix("/dev/"), kind="nvme", model=cells.get("Model") or None
         )
@@ -189,6 +194,13 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
     if not out:
         raise BlockDevError(f"{origin}: nvme list shows no /dev/nvme device")
     return out
+
+
+# nvme list's row: Node, SN, Model (may hold spaces), Namespace, Usage "used UNIT / total UNIT", Format, FW Rev
+_NVME_ROW = re.compile(
+    r"(?P<node>/dev/\S+)\s+\S+\s+(?P<model>\S.*?)\s+(?:0x)?[0-9a-f]+\s+"
+    r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
+)
 
 
 # -- recognising them in a paste ----------------------------------------------------------------------------

@@ -123,11 +123,14 @@ def _matrix(
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``nvbandwidth Version: ...``, or (its banner not pasted) ``Running NAME.`` over a ``memcpy CE|SM`` title."""
+    """``nvbandwidth Version: ...`` or its ``Built from Git version:`` line, or (its banner not pasted) ``Running
+    NAME.`` over a ``memcpy CE|SM`` title, or that title alone."""
     s = lines[i].strip()
-    if _VERSION.match(s):
+    if _VERSION.match(s) or s.startswith("Built from Git version:"):
         return True
     if current is not None and current.kind == "nvbandwidth":
         return False
+    if _TITLE.match(s):
+        return not any(_RUNNING.match(x.strip()) for x in lines[max(0, i - 2) : i])  # else the Running line starts it
     below = next((x.strip() for x in lines[i + 1 : i + 3] if x.strip()), "")
     return bool(_RUNNING.match(s)) and bool(_TITLE.match(below))

@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.plan.build import Build, builtin_builds, load_build
-from gpuadvisor.plan.costs import DEFAULT_KWH_USD, DEFAULT_MONTHS, REST_OF_SYSTEM_W, Ownership
+from gpuadvisor.plan.costs import (
+    DEFAULT_KWH_USD,
+    DEFAULT_MONTHS,
+    PUE_CLOUD,
+    PUE_DESK,
+    PUE_RACK,
+    REST_OF_SYSTEM_W,
+    Ownership,
+)
 from gpuadvisor.plan.evaluate import Need, Row, evaluate_build, workload_for
 from gpuadvisor.plan.rank import Verdict, rank, recommend
 
@@ -111,6 +119,7 @@ def run_plan(
     kwh_usd: float | None = None,
     months: float | None = None,
     calibration: Any = None,
+    circuit: Any = None,
 ) -> Plan:
     own = own or Ownership()
     if kwh_usd is not None or months is not None:  # the older keywords
@@ -120,7 +129,8 @@ def run_plan(
     workload = workload_for(need, model_kw)
     cache: dict[str, Any] = {}
     rows = [
-        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache) for b in builds
+        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache, circuit=circuit)
+        for b in builds
     ]
     rows = rank(rows)
     assumptions = [
@@ -133,12 +143,33 @@ def run_plan(
         "prices are reference prices (launch MSRP, street or used, or public cloud pages) with their date and "
         "source; yours differ: pass --prices",
     ]
+    if need.task != "inference":
+        assumptions.append(
+            "energy at the workload's average draw (training): a measured node figure where published, else the "
+            "GPUs at the advisor's fraction of the ideal speed; the maximum sizes the PSU and the circuit"
+        )
+    assumptions.append(
+        f"PUE by setting: {PUE_DESK[1]}; colocation or data centre {PUE_RACK[0]:g} (Uptime Institute's 2023 "
+        f"survey average); {PUE_CLOUD}"
+    )
+    if circuit is not None:
+        assumptions.append(f"plugged into {circuit.label()}: {circuit.basis}")
     stale = sorted({s for r in rows if r.cost for s in r.cost.stale})
     assumptions += stale
     if need.task == "inference":
-        from gpuadvisor.plan.serving import ASSUMPTIONS
+        from gpuadvisor.plan.serving import ASSUMPTIONS, LAYER_SPLIT, LAYER_SPLIT_ENGINES
 
         assumptions.append(ASSUMPTIONS)
+        engine = need.engine or "vllm"
+        assumptions.append(
+            f"engine: {engine} (--engine); "
+            + (
+                LAYER_SPLIT
+                if engine in LAYER_SPLIT_ENGINES
+                else "tensor parallel: every GPU reads its share of each "
+                "layer at once, so one stream speeds up with more GPUs"
+            )
+        )
     adv = next((r.advice for r in rows if r.advice), None)
     if adv:
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
@@ -150,6 +181,8 @@ def run_plan(
     lines, verdict = recommend(rows, need, own)
     lines += ranking_sensitivity(rows, need)
     options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
+    if need.engine:
+        options["engine"] = need.engine
     return Plan(
         need=need,
         model=str(model),

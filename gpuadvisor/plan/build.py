@@ -130,6 +130,15 @@ class Build:
     def kind(self) -> str:
         return "rent" if self.rent else "buy"
 
+    @property
+    def psus(self) -> int:
+        """Power supplies per node, as the chassis names them ("6x 3.3 kW PSUs", "two 1600 W PSUs"); else one."""
+        m = re.search(r"\b(\d+|two|three|four|six|eight)\s*x?\s*(?:[\d.,]+\s*k?W\s*)?PSUs", self.chassis or "")
+        if not m:
+            return 1
+        words = {"two": 2, "three": 3, "four": 4, "six": 6, "eight": 8}
+        return words.get(m[1], 0) or int(m[1])
+
 
 def _line_of(text: str, key: str) -> int | None:
     m = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text)

@@ -12,6 +12,7 @@ from typing import Any
 
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
+from gpuadvisor.plan.horizon import break_even_months, net_resale, resale_basis
 from gpuadvisor.power import PLATFORM_W, power_budget
 
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12
@@ -21,20 +22,6 @@ DEFAULT_KWH_USD = 0.15  # assumed; pass --kwh-price
 DEFAULT_MONTHS = 36  # assumed; pass --months
 DEFAULT_HOURS_PER_DAY = 8.0  # assumed; pass --hours-per-day
 
-# Fraction of the purchase price a GPU machine fetches after 36 months (scaled as kept ** (months / 36)).
-RESALE_36M: dict[str, tuple[float, str]] = {
-    "geforce": (
-        0.45,
-        "GeForce cards hold value: an RTX 3090 (US$1,499 at launch, 2020-09) sold used for US$500-800 "
-        "in 2026 (https://www.local-llm.net/blog/rtx-3090-best-value-2026)",
-    ),
-    "datacenter": (
-        0.30,
-        "used H100s trade at US$15,000-28,000 and depreciation accelerates after about two years "
-        "(Silicon Data's listings analysis, https://www.computeforecast.com/long-reads/"
-        "secondary-market-ai-hardware-gpu-economy-neocloud-economics/)",
-    ),
-}
 # Power usage effectiveness: the facility's cooling and distribution overhead on top of the IT load.
 PUE_RACK = (
     1.58,
@@ -42,7 +29,16 @@ PUE_RACK = (
     "(https://uptimeinstitute.com/resources/research-and-reports/"
     "uptime-institute-global-data-center-survey-results-2023)",
 )
-PUE_DESK = (1.0, "a workstation in an office or home: no facility cooling counted (pass --pue)")
+PUE_DESK = (1.0, "home or office: a workstation, no facility cooling counted (pass --pue)")
+PUE_CLOUD = "cloud: the facility's cooling and distribution are in the rent"
+# Measured average node power while training, where published: (GPU id, GPUs per node) -> (W, source).
+MEASURED_TRAIN_W: dict[tuple[str, int], tuple[float, str]] = {
+    ("h100-sxm5-80gb", 8): (
+        6741.0,
+        "MLPerf Training v4.0, Llama 2 70B LoRA on 8x H100 SXM: average 6.741 kW per node (DC), measured "
+        "(Sustainable Metal Cloud, https://smc.co/mlperfv40/results/llama2-70b-lora)",
+    ),
+}
 # CPUs assumed for an offered machine whose CPU is not known: what such a server ships with.
 ASSUMED_SERVER_CPU_W = 350.0
 
@@ -62,6 +58,8 @@ class Ownership:
     pue: float | None = None  # None: 1.58 for rack servers, 1.0 for workstations
     finance_apr: float = 0.0  # yearly interest rate of a loan over the ownership period (0: paid in cash)
     given: tuple[str, ...] = ()  # which of these the buyer gave (the rest are assumed)
+    keep_using: bool = False  # the buyer keeps using the machine after the job (a short horizon is not a sale)
+    have: tuple[tuple[str, int], ...] = ()  # GPUs the buyer owns (--have): catalog id, count
 
     @property
     def used_hours(self) -> float:
@@ -70,8 +68,8 @@ class Ownership:
     def resale_for(self, b: Build) -> tuple[float, str]:
         if self.resale is not None:
             return self.resale, "given"
-        kept, src = RESALE_36M[gpu_class(b.gpu.id)]
-        return kept ** (self.months / 36.0), f"assumed from {src}"
+        cls = gpu_class(b.gpu.id)
+        return net_resale(cls, self.months), f"assumed: {resale_basis(cls)}"
 
     def pue_for(self, b: Build) -> tuple[float, str]:
         if self.pue is not None:
@@ -113,11 +111,40 @@ class Cost:
     power_w: float = 0.0
     power_basis: str = ""
     psu_needed_w: float | None = None
+    average_w: float | None = None  # the draw the energy is counted at (None: power_w, the maximum)
+    average_basis: str | None = None
     notes: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)  # reference prices older than six months
 
+    @property
+    def energy_w(self) -> float:
+        """The draw energy is counted at: the workload's average where known, else the maximum."""
+        return self.average_w if self.average_w is not None else self.power_w
+
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def average_draw(c: Cost, b: Build, training: bool, utilisation: float | None) -> None:
+    """The workload's average draw (in place): a published measurement of the same node training, else the GPUs
+    at board power x the advisor's utilisation (the fraction of the ideal speed: a GPU waiting on communication
+    or offload draws less), the rest of the machine at its figure; serving keeps the maximum. The maximum stays
+    in power_w for the PSU and the circuit."""
+    if b.rent or not training:
+        return
+    measured = MEASURED_TRAIN_W.get((b.gpu.id, b.count))
+    if measured is not None:
+        c.average_w = min(measured[0] * b.nodes, c.power_w)
+        c.average_basis = f"measured: {measured[1]}" + (f", x {b.nodes} nodes" if b.nodes > 1 else "")
+        return
+    if utilisation is None or not 0 < utilisation < 1:
+        return
+    gpu_w = (b.gpu.tdp_w or 0.0) * b.count * b.nodes
+    c.average_w = c.power_w - gpu_w * (1 - utilisation)
+    c.average_basis = (
+        f"the GPUs at {utilisation:.0%} of board power (the advisor's fraction of the ideal speed) and the rest "
+        "at its figure; the maximum is kept for the PSU and the circuit"
+    )
 
 
 def _stale(c: Cost, what: str, date: str, today: str | None = None) -> None:
@@ -261,6 +288,7 @@ class JobCost:
     break_even_hours_per_day: float | None  # owning beats renting the same GPUs above this use
     break_even_basis: str | None
     notes: list[str]
+    break_even_months: float | None = None  # owning beats renting after this many months at the stated h/day
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -272,7 +300,7 @@ def ownership_cost(b: Build, c: Cost, own: Ownership) -> tuple[float | None, str
         return None, None
     kept, _ = own.resale_for(b)
     pue, _ = own.pue_for(b)
-    energy = c.power_w / 1000 * pue * own.used_hours * own.kwh_usd
+    energy = c.energy_w / 1000 * pue * own.used_hours * own.kwh_usd
     interest = own.interest(c.purchase_usd)
     total = c.purchase_usd + interest + energy - kept * c.purchase_usd
     basis = (
@@ -289,7 +317,7 @@ def job_cost(
     notes: list[str] = []
     hours = tokens / tokens_per_second / 3600 if (tokens and tokens_per_second) else None
     pue, _ = own.pue_for(b)
-    kw = c.power_w / 1000
+    kw = c.energy_w / 1000
     energy_kwh = kw * pue * hours if hours is not None else None
     energy_usd = energy_kwh * own.kwh_usd if energy_kwh is not None and not b.rent else None
     per_hour: float | None
@@ -304,7 +332,7 @@ def job_cost(
         per_hour = period / own.used_hours if period is not None and own.used_hours > 0 else None
     job_usd = per_hour * hours if (per_hour is not None and hours is not None) else None
     per_m = per_hour / (tokens_per_second * 3600) * 1e6 if (per_hour is not None and tokens_per_second) else None
-    be, be_basis = None, None
+    be, be_basis, be_months = None, None, None
     cloud = prices.cloud.get(b.gpu.id)
     if not b.rent and c.purchase_usd is not None:
         if cloud:
@@ -314,6 +342,9 @@ def job_cost(
             margin = rate - kw * pue * own.kwh_usd
             if margin > 0:
                 be = net / (margin * own.months * DAYS_PER_MONTH)
+                be_months = break_even_months(
+                    c.purchase_usd, gpu_class(b.gpu.id), rate, kw * pue * own.kwh_usd, own.hours_per_day, own.resale
+                )
                 be_basis = (
                     f"renting {b.total_gpus} x {b.gpu.name} at US${cloud.usd:g}/GPU-hour ({cloud.label()}) "
                     "against "
@@ -321,4 +352,6 @@ def job_cost(
                 )
         else:
             be_basis = f"no reference cloud price for {b.gpu.name}: no break-even against renting"
-    return JobCost(hours, energy_kwh, energy_usd, job_usd, per_m, per_hour, period, period_basis, be, be_basis, notes)
+    return JobCost(
+        hours, energy_kwh, energy_usd, job_usd, per_m, per_hour, period, period_basis, be, be_basis, notes, be_months
+    )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.advice_model import Advice, ServingCandidate, TrainCandidate
 from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
-from gpuadvisor.plan.costs import Cost, JobCost, Ownership, build_cost, job_cost
+from gpuadvisor.plan.costs import Cost, JobCost, Ownership, average_draw, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
 from gpuadvisor.plan.serving import Serving, serving_throughput
 from gpuadvisor.text import plural
@@ -29,6 +30,7 @@ class Need:
     days: float | None = None
     budget_usd: float | None = None
     checkpoint_every: str | None = None  # --checkpoint-every (default hourly, said as assumed)
+    engine: str | None = None  # serving: llama.cpp / ollama (layer split) are timed by the plan, others by the advisor
 
 
 @dataclass
@@ -57,6 +59,8 @@ class Row:
     rig: Any = None  # the simulated (or offered) machine, for re-asking the advisor
     workload: Any = None  # the workload this build was judged with
     storage: Any = None  # StorageStall: the checkpoint stall on the build's drives, or why it is not counted
+    fits_circuit_reason: str | None = None  # over the stated circuit with no power cap that fits
+    circuit: Any = None  # power.CircuitFit: the build on the stated wall circuit(s), or None (none stated)
 
     @property
     def fails_rules(self) -> list[dict[str, Any]]:
@@ -105,6 +109,7 @@ class Row:
             "findings": self.findings,
             "sensitivity": self.sensitivity,
             "storage": self.storage.to_dict() if self.storage else None,
+            **({"circuit": self.circuit.to_dict()} if self.circuit else {}),
             "provenance": "predicted",
         }
 
@@ -163,6 +168,7 @@ def evaluate_build(
     own: Ownership,
     calibration: Any = None,
     rig_cache: dict[str, Any] | None = None,
+    circuit: Any = None,
 ) -> Row:
     from gpuadvisor.rules import evaluate
 
@@ -172,6 +178,10 @@ def evaluate_build(
         from gpuadvisor.plan.storage import add_drive_price
 
         add_drive_price(row.cost, b.storage, b.nodes, b.rent)
+    if own.have:
+        from gpuadvisor.plan.owned import apply_owned
+
+        apply_owned(row.cost, b, prices, own.have)
     row.layout_notes += list(b.notes) + list(row.cost.notes)
     if b.rig is not None:  # a machine on offer: its own facts
         rig = b.rig
@@ -211,9 +221,14 @@ def evaluate_build(
     row.fits = adv.fits
     row.pick = adv.pick_name
     row.reason = adv.reason
+    if not adv.fits:
+        _more_ram(row, rig, workload)
     pick = adv.pick
     if need.task == "inference":
-        row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload)
+        from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES
+
+        split = need.engine in LAYER_SPLIT_ENGINES
+        row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=split)
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis
@@ -231,6 +246,9 @@ def evaluate_build(
         row.tokens_per_second = pick.tokens_per_second
         row.efficiency = pick.ideal_speed_fraction
         row.band, row.band_basis = _band(pick)
+    if circuit is not None and not b.rent:
+        _on_circuit(row, circuit)
+    average_draw(row.cost, b, need.task != "inference" and row.fits, row.efficiency)
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
     if need.task != "inference":
         row.storage = _storage_stall(row, need, rig, adv)
@@ -246,6 +264,64 @@ def evaluate_build(
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
+
+
+HOST_RAM_SHORT = re.compile(r"needs ([\d,.]+) GiB of host RAM per node > ([\d,.]+) GiB usable")
+DIMM_STEP_GIB = 32  # host RAM is bought in DIMMs: the figure is rounded up to a multiple of 32 GiB
+
+
+def _more_ram(row: Row, rig: Any, workload: Any) -> None:
+    """A machine short only of host RAM for CPU offload: the RAM that makes the same GPUs fit (the advisor
+    re-asked with it), and whether the build's platform holds that much, in place of a bigger GPU."""
+    import copy
+    import math
+
+    from gpuadvisor.advisor import advise
+
+    m = HOST_RAM_SHORT.search(row.reason or "")
+    if m is None:
+        return
+    need = float(m[1].replace(",", "")) / 0.9  # the advisor counts 90 % of the host's RAM as usable
+    gib = math.ceil(need / DIMM_STEP_GIB) * DIMM_STEP_GIB
+    more = copy.deepcopy(rig)
+    more.host.memory_total_bytes = int(gib * 2**30)
+    adv = advise(more, workload)
+    if not adv.fits:
+        return
+    b = row.build
+    has = rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None
+    fix = f"add RAM: with {gib:,} GiB of host RAM" + (f" (it has {has:,.0f})" if has else "")
+    fix += f" the same GPUs fit, with {adv.pick_name}"
+    cap = b.cpu.max_memory_gib * b.sockets if b.cpu is not None else None
+    if b.cpu is not None and cap is not None and gib > cap:
+        fix += (
+            f"; a {b.cpu.name} board holds at most {cap:,} GiB, so the same GPUs on a platform that holds "
+            f"{gib:,} GiB (a workstation or server CPU)"
+        )
+    row.reason = fix + " (as it is: " + (row.reason or "").split(" Smallest rig that would")[0] + ")"
+
+
+def _on_circuit(row: Row, circuit: Any) -> None:
+    """The build on the stated circuit(s), by the one power model's load per node: over them, the power cap that
+    fits (the speed and the power at that cap are then the row's); no cap fits: it does not meet the need."""
+    from gpuadvisor.power import circuit_fit
+
+    b, c = row.build, row.cost
+    assert c is not None
+    fit = circuit_fit(c.power_w / b.nodes, [b.gpu.tdp_w or 0.0] * b.count, b.psus, circuit)
+    row.circuit = fit
+    if fit.fits:
+        return
+    if fit.cap_w is None or fit.speed_fraction is None:
+        row.fits_circuit_reason = f"over the circuit: {fit.text}"
+        return
+    saved = ((b.gpu.tdp_w or 0.0) - fit.cap_w) * b.count * b.nodes
+    c.power_w -= saved
+    c.power_basis += f"; GPUs capped at {fit.cap_w:g} W for the circuit"
+    if row.tokens_per_second:
+        row.tokens_per_second *= fit.speed_fraction
+        if row.band:
+            row.band = (row.band[0] * fit.speed_fraction, row.band[1] * fit.speed_fraction)
 
 
 def _storage_stall(row: Row, need: Need, rig: Any, adv: Advice) -> Any:
@@ -270,6 +346,8 @@ def _storage_stall(row: Row, need: Need, rig: Any, adv: Advice) -> Any:
 def _meets(row: Row, need: Need) -> tuple[bool, str | None]:
     if not row.fits:
         return False, row.reason or "does not fit"
+    if row.fits_circuit_reason:
+        return False, row.fits_circuit_reason
     if need.days is not None and row.job and row.job.hours is not None and row.job.hours > need.days * 24:
         return False, f"takes {row.job.hours / 24:.1f} days, more than the {need.days:g} asked"
     return True, None

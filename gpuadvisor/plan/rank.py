@@ -8,6 +8,7 @@ from typing import Any
 
 from gpuadvisor.plan.costs import Ownership
 from gpuadvisor.plan.evaluate import Need, Row
+from gpuadvisor.plan.horizon import SHORT_HORIZON_MONTHS
 
 
 def _speed(r: Row) -> float:
@@ -114,6 +115,10 @@ def _nothing_meets(rows: list[Row], failing: list[Row]) -> str:
     if failing:
         return "No candidate that meets the need passes its own design rules (see below)."
     fits = [r for r in rows if r.fits]
+    ram = [r for r in rows if (r.reason or "").startswith("add RAM")]
+    if not fits and ram:
+        fix = (ram[0].reason or "").split(" (as it is")[0]
+        return f"No candidate meets the need. Closest: {ram[0].build.title}: {fix}."
     return "No candidate meets the need." + (
         f" Closest: {fits[0].build.title} ({fits[0].need_reason})."
         if fits
@@ -140,7 +145,11 @@ def _choose(ok: list[Row], need: Need, own: Ownership) -> tuple[list[str], Verdi
             line = "No build that meets the need has a known price: give prices with --prices to rank them by cost."
         return [line], Verdict(None, None, [line], within_budget=False)
     basis = "job cost" if need.tokens else "cost per million tokens"
-    best = min(within, key=lambda r: (_basis_usd(r), -(r.tokens_per_second or 0)))
+    short = _short_horizon(within, own)
+    best = min(
+        [r for r in within if r.build.rent] if short else within,
+        key=lambda r: (_basis_usd(r), -(r.tokens_per_second or 0)),
+    )
     kind = best.build.kind
     why = [
         f"lowest {basis} among the builds that meet the need"
@@ -155,6 +164,15 @@ def _choose(ok: list[Row], need: Need, own: Ownership) -> tuple[list[str], Verdi
         f"{_cost_text(best, need)}{_time(best, need)}, "
         f"at {own.label(best.build if kind == 'buy' else None)}."
     ]
+    if best.cost is not None and best.cost.stale:
+        out[0] = out[0][:-1] + f"; but {best.cost.stale[0].removeprefix('the ')}."
+        why.append("driven by a price older than six months")
+    if best.circuit is not None and not best.circuit.fits:
+        out.append(f"Power-cap it for the circuit: {best.circuit.text}.")
+        why.append(f"fits the stated circuit only with nvidia-smi -pl {best.circuit.cap_w:g} on each GPU")
+    if short:
+        out.append(short)
+        why.append("a short horizon: a machine bought for it would be sold nearly new at a used price")
     other = [r for r in within if r.build.kind != kind]
     if other:
         alt = min(other, key=lambda r: _basis_usd(r) or 0.0)
@@ -164,6 +182,18 @@ def _choose(ok: list[Row], need: Need, own: Ownership) -> tuple[list[str], Verdi
             "costs more on the same basis"
         )
     return out, Verdict(best.build.name, kind, why)
+
+
+def _short_horizon(within: list[Row], own: Ownership) -> str | None:
+    """Under a few months of use, and the buyer not keeping the machine: renting, when a rented build meets the
+    need (a machine bought for the job is sold nearly new at a used price, less the cost of selling it)."""
+    if own.months >= SHORT_HORIZON_MONTHS or own.keep_using or not any(r.build.rent for r in within):
+        return None
+    return (
+        f"A {own.months:g}-month horizon: a machine bought for the job would be sold nearly new at a used price, "
+        "less the cost of selling it, so renting is recommended (say --keep-using if you will go on using a "
+        "bought machine after the job)."
+    )
 
 
 def _alternative(best: Row, alt: Row, need: Need, own: Ownership) -> list[str]:

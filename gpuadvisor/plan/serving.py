@@ -40,7 +40,18 @@ class Serving:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in dataclasses.asdict(self).items()}
 
 
-def serving_throughput(advice: Advice, *, gpus: int, spec: Any, workload: Any) -> Serving | None:
+LAYER_SPLIT_ENGINES = ("llama.cpp", "ollama")
+LAYER_SPLIT = (
+    "a layer-split engine (llama.cpp, Ollama) puts each GPU's share of the layers in turn on the token's path: "
+    "one stream reads every weight at one GPU's bandwidth, so more GPUs hold a bigger model but add no speed; "
+    "timed as one GPU of the group's memory with one GPU's bandwidth, on the advisor's serving model (its step "
+    "overheads are vLLM's)"
+)
+
+
+def serving_throughput(
+    advice: Advice, *, gpus: int, spec: Any, workload: Any, layer_split: bool = False
+) -> Serving | None:
     """The fastest way to serve the workload's concurrency on the build: over every tensor-parallel size the
     advisor found to fit (its pick is the smallest; a larger one reads the weights fewer times per token),
     replicas of it on the build's GPUs. None when nothing fits or the GPU has no datasheet rates."""
@@ -51,13 +62,15 @@ def serving_throughput(advice: Advice, *, gpus: int, spec: Any, workload: Any) -
     for c in advice.serving:
         if not c.fits:
             continue
-        s = _one(c, gpus=gpus, spec=spec, workload=workload, link_gbps=link)
+        s = _one(c, gpus=gpus, spec=spec, workload=workload, link_gbps=link, layer_split=layer_split)
         if s is not None and (best is None or s.tokens_per_second > best.tokens_per_second * 1.001):
             best = s
     return best
 
 
-def _one(c: ServingCandidate, *, gpus: int, spec: Any, workload: Any, link_gbps: float | None) -> Serving | None:
+def _one(
+    c: ServingCandidate, *, gpus: int, spec: Any, workload: Any, link_gbps: float | None, layer_split: bool = False
+) -> Serving | None:
     from gpuadvisor.advisor import serving as SV
 
     tp = c.gpus
@@ -66,15 +79,27 @@ def _one(c: ServingCandidate, *, gpus: int, spec: Any, workload: Any, link_gbps:
     concurrency = max(1, int(workload.concurrency or 1))
     replicas = max(1, min(gpus // tp, concurrency))
     per = math.ceil(concurrency / replicas)
-    res = SV.predict_workload(
-        dataclasses.replace(workload, concurrency=per),
-        spec,
-        tp,
-        cuda_memory_bytes=c.capacity_bytes,
-        nvlink=c.nvlink,
-        link_gbps=None if c.nvlink else link_gbps,
-        kv_budget_bytes=c.kv_cache_budget_bytes,
-    )
+    if layer_split:  # the group's memory, one GPU's bandwidth, no tensor-parallel all-reduce
+        kv = c.kv_cache_budget_bytes * tp if c.kv_cache_budget_bytes else None
+        res = SV.predict_workload(
+            dataclasses.replace(workload, concurrency=per),
+            spec,
+            1,
+            cuda_memory_bytes=c.capacity_bytes * tp,
+            nvlink=False,
+            link_gbps=None,
+            kv_budget_bytes=kv,
+        )
+    else:
+        res = SV.predict_workload(
+            dataclasses.replace(workload, concurrency=per),
+            spec,
+            tp,
+            cuda_memory_bytes=c.capacity_bytes,
+            nvlink=c.nvlink,
+            link_gbps=None if c.nvlink else link_gbps,
+            kv_budget_bytes=c.kv_cache_budget_bytes,
+        )
     if not res.fits:
         return None
     band = res.band.get("output_tokens_per_second") if res.band else None
@@ -90,7 +115,7 @@ def _one(c: ServingCandidate, *, gpus: int, spec: Any, workload: Any, link_gbps:
         per,
         res.decode_step_s * 1e3,
         res.decode_bound,
-        c.name.split(" x")[0],  # the group's name (the advisor's candidate names its own replica count)
+        f"layer split x{tp}" if layer_split else c.name.split(" x")[0],  # the advisor's name carries its replicas
         replicas * res.output_tokens_per_second,
         res.output_tokens_per_second_per_user,
         res.ttft_s,

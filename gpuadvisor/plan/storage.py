@@ -68,6 +68,10 @@ def load_drives() -> dict[str, Drive]:
     return out
 
 
+MAX_DRIVES = 64  # per node (a build has at most 64 GPUs; a 2U server holds 24-32 drives)
+MAX_DRIVE_USD = 1e6  # per drive: the dearest enterprise SSD costs a few tens of thousands of dollars
+
+
 @dataclass
 class Storage:
     drive: Drive
@@ -93,8 +97,11 @@ def parse_storage(origin: str, table: Any) -> Storage:
     if not isinstance(drive_id, str) or drive_id not in drives:
         raise InputError(f"{origin}: storage.drive {drive_id!r}: unknown drive (known: {', '.join(sorted(drives))})")
     count = table.get("count", 1)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise InputError(f"{origin}: storage.count {count!r}: expected a whole number of drives, at least 1")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_DRIVES:
+        raise InputError(
+            f"{origin}: storage.count {count!r}: expected a whole number of drives per node, at least 1 and at "
+            f"most {MAX_DRIVES}"
+        )
     raid_raw = table.get("raid", "none")
     raid = str(raid_raw).lower() if not isinstance(raid_raw, bool) else "?"
     if raid not in RAIDS:
@@ -102,8 +109,10 @@ def parse_storage(origin: str, table: Any) -> Storage:
     d = drives[drive_id]
     given = table.get("price_usd")
     if given is not None:
-        if isinstance(given, bool) or not isinstance(given, (int, float)) or given < 0:
-            raise InputError(f"{origin}: storage.price_usd {given!r}: expected a price in US$ per drive")
+        if isinstance(given, bool) or not isinstance(given, (int, float)) or not 0 <= given <= MAX_DRIVE_USD:
+            raise InputError(
+                f"{origin}: storage.price_usd {given!r}: expected a price in US$ per drive, 0 to {MAX_DRIVE_USD:,.0f}"
+            )
         return Storage(d, count, raid, float(given), f"US${float(given):,.2f} per drive (given in the build)")
     if d.price_usd is not None:
         return Storage(

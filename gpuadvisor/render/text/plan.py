@@ -45,6 +45,8 @@ def _fits(r: Row) -> str:
         return "cannot build"
     if not r.fits:
         return "no"
+    if r.fits_circuit_reason:
+        return "circuit"
     return "yes" if r.meets_need else "too slow"
 
 
@@ -180,9 +182,26 @@ def _why(r: Row) -> list[str]:
         why.append(f"price: {r.cost.purchase_unknown}")
     if r.cost:
         why += r.cost.stale
+    if r.circuit is not None and not r.circuit.fits and r.circuit.cap_w is not None:
+        why.append(f"circuit: {r.circuit.text}")
+    why += _horizon(r)
     if r.tie_with:
         why.append(f"a tie with {', '.join(r.tie_with)}: their predicted ranges overlap")
     return why
+
+
+def _horizon(r: Row) -> list[str]:
+    """The break-even horizon of an owned build: after how many months, and above how many hours a day, owning
+    beats renting the same GPUs."""
+    j = r.job
+    if r.build.rent or j is None or j.break_even_hours_per_day is None:
+        return []
+    months = f"after {j.break_even_months:g} months" if j.break_even_months is not None else "not within ten years"
+    h = j.break_even_hours_per_day
+    return [
+        f"break-even against renting the same GPUs: {months} at the stated hours a day; above {h:.1f} h/day over "
+        "the stated months" + (" (never: more than 24 h/day)" if h > 24 else "")
+    ]
 
 
 def _stalls(plan: Plan) -> list[str]:
