@@ -62,7 +62,7 @@ def test_one_correctable_aer_on_a_root_port_in_a_localised_syslog_is_info():
 
 def test_nvidia_smi_unable_to_determine_the_device_handle_is_a_lost_gpu():
     (f,) = _judged("smi-no-device-handle.txt")
-    assert (f.code, f.severity, f.subject) == ("GA810", "fail", "PCI 0000:0b:00.0")
+    assert (f.code, f.severity, f.subject) == ("GA315", "fail", "GPU 0 0000:0b:00.0")  # read as a lost GPU
 
 
 def test_only_the_data_line_of_sxid_12028_warns_its_fatality_being_disputed():

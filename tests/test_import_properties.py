@@ -67,6 +67,12 @@ def cuts(text: str) -> list[tuple[str, str]]:
     return out
 
 
+# Cuts whose new finding the cut text itself supports (the whole paste holds a later line that excuses it).
+MORE_SHOWN = {
+    "rdma/ibstat_3ca-roce-one-down-cut_zbnlala.txt": "GA803: the cut drops 'Physical state: Disabled', the only sign "
+    "the down port is switched off on purpose; a down port of unknown cause rightly warns",
+}
+
 BASE: dict[str, Reading | str] = {}
 
 
@@ -96,7 +102,8 @@ def test_a_cut_reads_what_is_before_it_and_nothing_else(pid: str, text: str) -> 
         if where.startswith("after line"):
             assert got.gpus >= seen, f"cut {where}: {got.gpus} GPUs, an earlier cut read {seen}"
             seen = got.gpus
-        assert got.raised <= whole.raised, f"cut {where}: {sorted(got.raised - whole.raised)} not raised uncut"
+        if pid not in MORE_SHOWN:
+            assert got.raised <= whole.raised, f"cut {where}: {sorted(got.raised - whole.raised)} not raised uncut"
         for idx, facts in got.facts.items():
             full = whole.facts.get(idx, {})
             stub = {k: v for k, v in facts.items() if k in full and full[k] != v}

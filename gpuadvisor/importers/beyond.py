@@ -186,14 +186,29 @@ def _kv(line: str) -> tuple[str, str] | None:
 
 
 def _state(word: str) -> str:
+    """The port state in ibstat's words (ACTIVE, DOWN, ...); "" for a word cut short."""
     w = re.sub(r"\s*\(\d+\)$", "", word.strip())
     w = re.sub(r"^\d+:\s*", "", w)
-    return _STATE_WORDS.get(w.lower(), w.upper())
+    known = _STATE_WORDS.get(w.lower())
+    if known is None and any(x.startswith(w.lower()) for x in _STATE_WORDS if len(w) < len(x)):
+        return ""  # a state word cut short ("Acti"): not shown, never a state
+    return known or w.upper()
+
+
+def _put_state(port: RdmaPort, value: str) -> None:
+    state = _state(value)
+    if state:
+        port.state = state
+    else:
+        port.missing("state", f"cut short in the paste ({value.strip()!r})")
 
 
 def _phys(word: str) -> str:
     w = re.sub(r"^\d+:\s*", "", re.sub(r"\s*\(\d+\)$", "", word.strip()))
-    return {"link_up": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}.get(w.lower(), w)
+    names = {"link_up": "LinkUp", "linkup": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
+    if w.lower() not in names and any(x.startswith(w.lower()) and len(w) < len(x) for x in names):
+        return ""  # a word cut short ("Disa"): not shown
+    return names.get(w.lower(), w)
 
 
 RATE_MAX_GBPS = 1e5  # no RDMA port signals faster than 100 Tb/s: a longer number is not a rate (a hostile paste)
@@ -215,9 +230,9 @@ def _shown(value: str) -> str | None:
 def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> None:
     """A port's state, physical state, rate or link layer (``phys``, ``layer``: how the tool spells those keys)."""
     if key == "state":
-        port.state = _state(value)
+        _put_state(port, value)
     elif key == phys:
-        port.phys_state = _phys(value)
+        port.phys_state = _phys(value) or None
     elif key == "rate":
         port.rate_gbps = _rate(value)
     elif key == layer:
@@ -297,9 +312,9 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
         elif port is None:
             hca[key] = value
         elif key == "state":
-            port.state = _state(value)
+            _put_state(port, value)
         elif key == "phys_state":
-            port.phys_state = _phys(value)
+            port.phys_state = _phys(value) or None
             port.unavailable.pop("phys_state", None)
         elif key == "link_layer":
             port.link_layer = value

@@ -108,15 +108,20 @@ def from_text(text: str, origin: str) -> StorageBench:
     if m:
         bench.method = f"fio-{m.group(1)}"
     rw_of: dict[str, tuple[str, int | None]] = {}
+    depth_of: dict[str, int] = {}
     for line in text.splitlines():
         h = _JOB_HEAD.match(line)
         if h:
             rw_of[h.group(1)] = (h.group(2), parse_block(h.group(3).rstrip("B").rstrip("i")))
+            d = re.search(r"\biodepth=(\d{1,6})\b", line)  # the job line's own queue depth
+            if d:
+                depth_of[h.group(1)] = int(d.group(1))
     current: tuple[str, int | None] | None = None
+    depth: int | None = None
     for line in text.splitlines():
         j = re.match(r"^(\S+): \(groupid=\d+", line)
         if j:
-            current = rw_of.get(j.group(1))
+            current, depth = rw_of.get(j.group(1)), depth_of.get(j.group(1))
             continue
         t = _TEXT_LINE.match(line)
         if not t or current is None:
@@ -128,7 +133,7 @@ def from_text(text: str, origin: str) -> StorageBench:
         iops = iops_shown * _UNIT[t.group(3)]
         bw = bw_shown * _UNIT[t.group(5)]
         if rw.startswith("rand") and side == "read":
-            bench.rand_read_iops, bench.block_bytes, bench.iodepth = iops, bs, bench.iodepth or 1
+            bench.rand_read_iops, bench.block_bytes, bench.iodepth = iops, bs, depth or bench.iodepth or 1
         elif not rw.startswith("rand") and (bs is None or bs >= SEQ_MIN_BLOCK):
             setattr(bench, f"seq_{side}_gbps", round(bw / 1e9, 3))
     if bench.seq_read_gbps is None and bench.seq_write_gbps is None and bench.rand_read_iops is None:
