@@ -21,7 +21,7 @@ from gpuadvisor.errors import InputError
 from gpuadvisor.importers import import_texts
 from tests.corpus_cases import real_pastes
 
-PASTES = real_pastes()
+ALL_PASTES = real_pastes()
 LINE_CUTS = 4  # line boundaries sampled in the last third (evenly), besides its last line
 
 
@@ -73,15 +73,15 @@ MORE_SHOWN = {
     "the down port is switched off on purpose; a down port of unknown cause rightly warns",
 }
 
-BASE: dict[str, Reading | str] = {}
+BASE: dict[str, Reading | str] = {pid: read(text) for pid, text in ALL_PASTES}
+# the properties are about what a paste's reading keeps; a paste refused as a whole (a tool or vendor not read,
+# or a known misread of the corpus) has no reading to keep, and is judged by its own case instead
+PASTES = [(pid, text) for pid, text in ALL_PASTES if not isinstance(BASE[pid], str)]
 
 
 def base(pid: str, text: str) -> Reading:
-    if pid not in BASE:
-        BASE[pid] = read(text)
     got = BASE[pid]
-    if isinstance(got, str):
-        pytest.skip(f"the whole paste is refused: {got}")
+    assert not isinstance(got, str)
     return got
 
 
@@ -156,3 +156,12 @@ def test_noise_changes_nothing(pid: str, text: str, noise: str) -> None:
     got = read(NOISE[noise](text))
     assert not isinstance(got, str), f"refused: {got}"
     assert (got.gpus, got.raised, got.matrix) == (whole.gpus, whole.raised, whole.matrix)
+
+
+def test_only_known_misreads_are_left_out() -> None:
+    """The pastes the properties skip are exactly the corpus cases known to be refused today (each with its cause)."""
+    from tests.corpus_cases import cases
+
+    known = {c.id for c in cases() if c.known or c.refused}
+    left_out = {pid for pid, _ in ALL_PASTES if isinstance(BASE[pid], str)}
+    assert left_out <= known and len(PASTES) >= 170

@@ -42,7 +42,7 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 65  # GA105, GA607, GA801-GA814 (beyond the GPU) and GA901-GA907 (storage) added
+    assert len(rules) == 71  # GA105, GA607, GA801-GA814, GA820-GA825 (beyond the GPU), GA901-GA907 (storage)
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
     assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6", "GA8", "GA9"}
@@ -266,6 +266,6 @@ def test_rules_table_and_json():
 def test_rules_by_area_and_unknown_area():
     res = CliRunner().invoke(cli, ["rules", "--area", "pcie"], env={"COLUMNS": "200"})
     codes = [ln.split()[0] for ln in res.output.splitlines()[1:] if ln.startswith("GA")]
-    assert codes == ["GA101", "GA102", "GA103", "GA104", "GA105", "GA806", "GA807"]  # GA806 ACS, GA807 IOMMU
+    assert codes == ["GA101", "GA102", "GA103", "GA104", "GA105", "GA806", "GA807", "GA821"]  # ACS, IOMMU, AER
     p = _gpuadvisor("rules", "--area", "disk")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "'disk'" in p.stderr
