@@ -249,7 +249,8 @@ def test_inference_tensor_parallel_size(dgx_h100: Rig) -> None:
     assert four["kv_capacity_tokens"] == int(four["kv_cache_budget_bytes"] // (81920 * 16)) * 16
     assert four["max_sequences_at_context"] == four["kv_capacity_tokens"] // 8192
     tp = a.pick["tensor_parallel_size"]
-    assert f"--tensor-parallel-size {tp}" in a.snippet["command"] and "meta-llama/Meta-Llama-3-70B" in a.snippet["command"]
+    command = a.snippet["command"]
+    assert f"--tensor-parallel-size {tp}" in command and "meta-llama/Meta-Llama-3-70B" in command
     fp8 = advise(
         _copy(dgx_h100),
         Workload.from_options(
