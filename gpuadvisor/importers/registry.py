@@ -23,6 +23,7 @@ from gpuadvisor.importers import (
     beyond,
     beyond_tools,
     blockdev,
+    collect_env,
     cuda_samples,
     fio,
     lspci,
@@ -132,6 +133,9 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
            "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells",
            smi_csv.starts, reads(smi_csv.parse_smi_csv), _add, 2),
+    Format("collect-env", "PyTorch collect_env report", GPU, "PyTorch collect_env", "",
+           "`Collecting environment information...` or `GPU models and configuration:`", collect_env.starts,
+           reads(collect_env.parse_collect_env), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
