@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, RdmaPort, Rig
@@ -190,9 +190,15 @@ def _state(word: str) -> str:
     w = re.sub(r"\s*\(\d+\)$", "", word.strip())
     w = re.sub(r"^\d+:\s*", "", w)
     known = _STATE_WORDS.get(w.lower())
-    if known is None and any(x.startswith(w.lower()) for x in _STATE_WORDS if len(w) < len(x)):
+    if known is None and _cut_short(w, _STATE_WORDS):
         return ""  # a state word cut short ("Acti"): not shown, never a state
     return known or w.upper()
+
+
+def _cut_short(word: str, words: Iterable[str]) -> bool:
+    """``word`` is the start of one of ``words`` (lower case) and not a word itself: a paste cut inside it."""
+    w = word.lower()
+    return bool(w) and any(x.startswith(w) and len(w) < len(x) for x in words)
 
 
 def _put_state(port: RdmaPort, value: str) -> None:
@@ -203,10 +209,18 @@ def _put_state(port: RdmaPort, value: str) -> None:
         port.missing("state", f"cut short in the paste ({value.strip()!r})")
 
 
+def _put_phys(port: RdmaPort, value: str) -> None:
+    phys = _phys(value)
+    if phys:
+        port.phys_state = phys
+    elif value.strip():
+        port.missing("phys_state", f"cut short in the paste ({value.strip()!r})")
+
+
 def _phys(word: str) -> str:
     w = re.sub(r"^\d+:\s*", "", re.sub(r"\s*\(\d+\)$", "", word.strip()))
     names = {"link_up": "LinkUp", "linkup": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
-    if w.lower() not in names and any(x.startswith(w.lower()) and len(w) < len(x) for x in names):
+    if w.lower() not in names and _cut_short(w, names):
         return ""  # a word cut short ("Disa"): not shown
     return names.get(w.lower(), w)
 
@@ -232,7 +246,7 @@ def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> No
     if key == "state":
         _put_state(port, value)
     elif key == phys:
-        port.phys_state = _phys(value) or None
+        _put_phys(port, value)
     elif key == "rate":
         port.rate_gbps = _rate(value)
     elif key == layer:
@@ -314,7 +328,7 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
         elif key == "state":
             _put_state(port, value)
         elif key == "phys_state":
-            port.phys_state = _phys(value) or None
+            _put_phys(port, value)
             port.unavailable.pop("phys_state", None)
         elif key == "link_layer":
             port.link_layer = value

@@ -103,7 +103,7 @@ def rdma_port_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
         rdma_link_downed_max: warn.
     Source
         infiniband-diags ibqueryerrors(8), error thresholds (SymbolErrorCounter=10, LinkErrorRecoveryCounter=10);
-        Nebius soperator issue 481 (link_downed rising by more than 10: a flapping link).
+        Nebius soperator's InfiniBand health checks (link_downed rising by more than 10: a flapping link).
     How to fix
         Reseat or replace the cable and transceiver, check the switch side (ibqueryerrors, mlxlink -d DEVICE
         -c), clear the counters (perfquery -x -R) and see whether they rise again under load.
@@ -131,7 +131,9 @@ def rdma_port_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
             subject=_name(p),
             observed=high,
             expected={name: ctx.t(COUNTER_LIMITS[name]) for name in high},
-            expected_source="ibqueryerrors(8) error thresholds; soperator issue 481 (link_downed)",
+            expected_source=(
+                "ibqueryerrors(8) error thresholds; Nebius soperator's InfiniBand health checks (link_downed)"
+            ),
             fix="reseat or replace the cable and transceiver; check the switch port (ibqueryerrors, mlxlink -d DEVICE "
             "-c); clear the counters (perfquery -x -R) and watch whether they rise",
         )

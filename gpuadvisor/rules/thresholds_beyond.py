@@ -55,8 +55,8 @@ BEYOND = [
         10,
         "events",
         "link_downed of an RDMA port above this count warns (the link went down and retrained that many times)",
-        "Nebius soperator, issue 481 (github.com/nebius/soperator/issues/481): 'increase of > 10 is strong ib "
-        "flap indicator' for /sys/class/infiniband/*/ports/1/counters/link_downed",
+        "Nebius soperator's InfiniBand health checks (github.com/nebius/soperator/issues/481): 'increase of > 10 "
+        "is strong ib flap indicator' for /sys/class/infiniband/*/ports/1/counters/link_downed",
         minimum=0,
         integer=True,
     ),
