@@ -1,0 +1,239 @@
+"""RDMA port listers pasted by users: ibstat, ibv_devinfo and ibstatus (infiniband-diags and rdma-core), each
+read into :class:`~gpuadvisor.facts.RdmaPort` rows.
+
+A word cut short at the end of a paste ("Acti", "Disa") is not shown, never a state; a placeholder
+("...", "<redacted>", "N/A") is never a value; an elided stretch leaves the ports after it out, and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from gpuadvisor import facts
+from gpuadvisor.facts import RdmaPort, Rig
+from gpuadvisor.importers.values import absent, is_elision
+
+IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
+# "ibpanic: [1234] main: stat of IB device 'mlx5_0' failed: No such file or directory" (infiniband-diags)
+IBPANIC = re.compile(r"^\s*ibpanic:\s*(?:\[\d+\]\s*)?(.*)$")
+_IB_DEVICE = re.compile(r"(?:device|CA) '([^']+)'")
+DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
+IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
+PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
+_STATE_WORDS = {
+    "active": "ACTIVE",
+    "down": "DOWN",
+    "initializing": "INIT",
+    "init": "INIT",
+    "armed": "ARMED",
+    "active_defer": "ACTIVE_DEFER",
+    "port_active": "ACTIVE",
+    "port_down": "DOWN",
+    "port_init": "INIT",
+    "port_armed": "ARMED",
+    "port_active_defer": "ACTIVE_DEFER",
+}
+
+
+def ports_parser(parser: PortParser) -> Callable[[str, str, int], Rig]:
+    """An RDMA port lister (ibstat, ibv_devinfo, ibstatus) as a parser of one output into a Rig."""
+
+    def parse(text: str, source: str, first: int) -> Rig:
+        rig = Rig()
+        ports, elided = parser(text.splitlines(), first)
+        rig.network.rdma_ports = ports
+        if elided:
+            rig.network.unavailable["rdma_ports"] = f"{facts.ELIDED} (line {elided}): ports after it not shown"
+        rig.origins["network.rdma_ports"] = f"{source}:{first}"
+        return rig
+
+    return parse
+
+
+def key_value(line: str) -> tuple[str, str] | None:
+    if ":" not in line:
+        return None
+    k, v = line.split(":", 1)
+    return k.strip().lower(), v.strip()
+
+
+def _state(word: str) -> str:
+    """The port state in ibstat's words (ACTIVE, DOWN, ...); "" for a word cut short."""
+    w = re.sub(r"\s*\(\d+\)$", "", word.strip())
+    w = re.sub(r"^\d+:\s*", "", w)
+    known = _STATE_WORDS.get(w.lower())
+    if known is None and _cut_short(w, _STATE_WORDS):
+        return ""  # a state word cut short ("Acti"): not shown, never a state
+    return known or w.upper()
+
+
+def _cut_short(word: str, words: Iterable[str]) -> bool:
+    """``word`` is the start of one of ``words`` (lower case) and not a word itself: a paste cut inside it."""
+    w = word.lower()
+    return bool(w) and any(x.startswith(w) and len(w) < len(x) for x in words)
+
+
+def _put_state(port: RdmaPort, value: str) -> None:
+    state = _state(value)
+    if state:
+        port.state = state
+    else:
+        port.missing("state", f"cut short in the paste ({value.strip()!r})")
+
+
+def _put_phys(port: RdmaPort, value: str) -> None:
+    phys = _phys(value)
+    if phys:
+        port.phys_state = phys
+    elif value.strip():
+        port.missing("phys_state", f"cut short in the paste ({value.strip()!r})")
+
+
+def _phys(word: str) -> str:
+    w = re.sub(r"^\d+:\s*", "", re.sub(r"\s*\(\d+\)$", "", word.strip()))
+    names = {"link_up": "LinkUp", "linkup": "LinkUp", "polling": "Polling", "disabled": "Disabled", "sleep": "Sleep"}
+    if w.lower() not in names and _cut_short(w, names):
+        return ""  # a word cut short ("Disa"): not shown
+    return names.get(w.lower(), w)
+
+
+RATE_MAX_GBPS = 1e5  # no RDMA port signals faster than 100 Tb/s: a longer number is not a rate (a hostile paste)
+
+
+def _rate(value: str) -> float | None:
+    """A port rate in Gb/s ("400", "100 (4X EDR)"); None for what is not one ("1.2.3", a 400-digit number)."""
+    m = re.match(r"\s*(\d{1,6}(?:\.\d{1,6})?)(?![\d.])", value)
+    return float(m.group(1)) if m and float(m.group(1)) <= RATE_MAX_GBPS else None
+
+
+def _shown(value: str) -> str | None:
+    """A value as the paste shows it, or None when it stands for text left out ("...", "<redacted>", "N/A")."""
+    v = value.strip()
+    placeholder = bool(re.fullmatch(r"<[\w\s-]*>|\[[\w\s-]*\]", v))  # <redacted>, [hidden]
+    return None if not v or placeholder or is_elision(v) or absent(v) or set(v) <= set(".…x*X") else v
+
+
+def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> None:
+    """A port's state, physical state, rate or link layer (``phys``, ``layer``: how the tool spells those keys)."""
+    if key == "state":
+        _put_state(port, value)
+    elif key == phys:
+        _put_phys(port, value)
+    elif key == "rate":
+        port.rate_gbps = _rate(value)
+    elif key == layer:
+        port.link_layer = value
+
+
+def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """ibstat: "CA 'mlx5_0'", its "CA type" and "Firmware version", then "Port N:" blocks."""
+    ports: list[RdmaPort] = []
+    ca: dict[str, str | None] = {}
+    port: RdmaPort | None = None
+    for k, line in enumerate(lines):
+        if is_elision(line):
+            return ports, first + k
+        m = IBSTAT.match(line)
+        if m:
+            ca, port = {"name": m.group(1)}, None
+            continue
+        panic = IBPANIC.match(line)
+        if panic:  # ibstat could not read an adapter: a failed or missing HCA, not a value
+            named = _IB_DEVICE.search(panic.group(1))
+            failed = RdmaPort(device=named.group(1) if named else "?", port=1)
+            failed.missing("state", f"ibpanic: {panic.group(1).strip()[:160]}")
+            ports.append(failed)
+            continue
+        pm = re.match(r"^\s+Port (\d{1,3}):\s*$", line)
+        if pm and ca:
+            port = RdmaPort(device=ca["name"] or "?", port=int(pm.group(1)), ca_type=ca.get("ca type"))
+            port.firmware = ca.get("firmware version")
+            for name, key in (("firmware", "firmware version"), ("ca_type", "ca type")):
+                if key in ca and ca[key] is None:
+                    port.missing(name, f"{facts.ELIDED}: not shown in the paste")
+            ports.append(port)
+            continue
+        kv = key_value(line)
+        if kv is None or not ca:
+            continue
+        key, value = kv
+        if port is None:
+            ca[key] = _shown(value)
+        elif _shown(value) is not None:
+            _set_port(port, key, value, "physical state", "link layer")
+    return ports, None
+
+
+def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """ibv_devinfo: "hca_id:" blocks with fw_ver and vendor_part_id, then "port: N" with state and link_layer
+    (phys_state, active_width and active_speed only with -v)."""
+    ports: list[RdmaPort] = []
+    hca: dict[str, str] = {}
+    port: RdmaPort | None = None
+    speed: float | None = None
+    width: int | None = None
+    for k, line in enumerate(lines):
+        if is_elision(line):
+            return ports, first + k
+        m = DEVINFO.match(line)
+        if m:
+            hca, port = {"name": m.group(1)}, None
+            continue
+        kv = key_value(line)
+        if kv is None or not hca:
+            continue
+        key, value = kv
+        if key == "port":
+            part = hca.get("vendor_part_id")
+            port = RdmaPort(
+                device=hca["name"],
+                port=int(value.split()[0]),
+                firmware=hca.get("fw_ver"),
+                ca_type=f"MT{part}" if part and part.isdigit() else None,
+            )
+            speed = width = None
+            port.missing("rate_gbps", "ibv_devinfo prints the rate only with -v (active_width x active_speed)")
+            port.missing("phys_state", "ibv_devinfo prints the physical state only with -v")
+            ports.append(port)
+        elif port is None:
+            hca[key] = value
+        elif key == "state":
+            _put_state(port, value)
+        elif key == "phys_state":
+            _put_phys(port, value)
+            port.unavailable.pop("phys_state", None)
+        elif key == "link_layer":
+            port.link_layer = value
+        elif key in ("active_width", "active_speed"):
+            if key == "active_width":
+                wm = re.match(r"\s*(\d+)X", value)
+                width = int(wm.group(1)) if wm else None
+            else:
+                speed = _rate(value)
+            if speed is not None and width is not None:
+                port.rate_gbps = speed * width
+                port.unavailable.pop("rate_gbps", None)
+    return ports, None
+
+
+def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """ibstatus: "Infiniband device 'mlx5_0' port 1 status:" blocks with state, phys state, rate, link_layer."""
+    ports: list[RdmaPort] = []
+    port: RdmaPort | None = None
+    for k, line in enumerate(lines):
+        if is_elision(line):
+            return ports, first + k
+        m = IBSTATUS.match(line)
+        if m:
+            port = RdmaPort(device=m.group(1), port=int(m.group(2)))
+            for name in ("firmware", "ca_type"):
+                port.missing(name, "ibstatus does not print it")
+            ports.append(port)
+            continue
+        kv = key_value(line)
+        if kv is None or port is None:
+            continue
+        key, value = kv
+        _set_port(port, key, value, "phys state", "link_layer")
+    return ports, None
