@@ -8,6 +8,8 @@ Public API:
   :class:`InputError` (or the ``error`` class given) with one line.
 - ``read_text(path, what, limit)``: the same, decoded as UTF-8 (a UTF-8 byte-order mark is dropped); binary
   data or another encoding is one line naming the byte and its offset.
+- ``load_file(path, what, limit, loads, error, missing)``: a file read with ``read_text`` and parsed with
+  ``loads_json`` or ``loads_toml``; a path that is not there is one line saying what to give instead.
 - ``loads_json(text, origin)`` / ``loads_toml(text, origin)``: parsed data, or one line. NaN, Infinity, a
   float beyond the double range (1e400), an integer beyond 2**64 (or longer than 30 digits), nesting deeper
   than ``MAX_DEPTH``, and a lone UTF-16 surrogate in a string are refused where they are read, so nothing
@@ -21,6 +23,7 @@ import os
 import stat
 import tomllib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gpuadvisor.errors import InputError
@@ -189,6 +192,22 @@ def loads_toml(text: str, origin: str, what: str = "TOML", error: type[InputErro
         error,
     )
     return data
+
+
+def load_file(
+    path: str | os.PathLike[str],
+    what: str,
+    limit: int,
+    loads: Callable[[str, str, str, type[InputError]], Any],
+    error: type[InputError] = InputError,
+    missing: str = "no such file",
+) -> Any:
+    """``path`` read as ``what`` (at most ``limit`` bytes of UTF-8) and parsed by ``loads`` (``loads_json`` or
+    ``loads_toml``); a path that is not there (not even a dangling link) is ``error("{path}: {missing}")``."""
+    p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        raise error(f"{p}: {missing}")
+    return loads(read_text(p, what, limit, error), str(p), what, error)
 
 
 def check_tree(data: Any, origin: str, error: type[InputError] = InputError) -> None:

@@ -9,6 +9,8 @@ render layer apart at lint time (tests/test_layers.py); this test keeps the whol
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -79,20 +81,21 @@ def _arrows_into(target: str) -> dict[str, set[str]]:
     return {a: mods for (a, b), mods in EDGES.items() if b == target}
 
 
-def test_the_graph_is_read() -> None:
-    # The reader finds the arrows it should: a test that could not fail would prove nothing.
-    assert ("commands", "render") in EDGES
-    assert ("advisor", "facts") in EDGES
-    assert ("rules", "facts") in EDGES
+def _listed(arrows: dict[tuple[str, str], set[str]]) -> list[str]:
+    """One line per arrow, naming one module that draws it."""
+    return [f"{a} -> {b} (e.g. {sorted(mods)[0]})" for (a, b), mods in sorted(arrows.items())]
 
 
-def test_no_package_cycle() -> None:
+# -- the arrows that must not exist: each a list of lines, empty when the house holds (scripts/house.py prints them)
+
+
+def cycles() -> list[str]:
+    """Every arrow that closes a package cycle (its target reaches its source again)."""
     succ: dict[str, set[str]] = defaultdict(set)
     for a, b in EDGES:
         succ[a].add(b)
-    cycles = []
+    out = {}
     for a, b in EDGES:
-        # b reaches a again?
         seen, todo = {b}, [b]
         while todo:
             n = todo.pop()
@@ -101,39 +104,84 @@ def test_no_package_cycle() -> None:
                     seen.add(m)
                     todo.append(m)
         if a in seen:
-            cycles.append(f"{a} -> {b} (e.g. {sorted(EDGES[(a, b)])[0]})")
-    assert not cycles, "package cycles: " + "; ".join(sorted(cycles))
+            out[(a, b)] = EDGES[(a, b)]
+    return _listed(out)
+
+
+def into_render() -> list[str]:
+    """Arrows into render from anything but the commands, the command line and render itself."""
+    return _listed({(a, "render"): m for a, m in _arrows_into("render").items() if a not in ("commands", "cli")})
+
+
+def into_commands() -> list[str]:
+    """Arrows into the commands from anything but the command line (and shell completion)."""
+    return _listed({(a, "commands"): m for a, m in _arrows_into("commands").items() if a not in ("cli", "completion")})
+
+
+def judges_reading_sources() -> list[str]:
+    """Rules, the advisor and the physics reaching into what fills the facts (probes, importers, bench) or up."""
+    sources = ("probes", "importers", "bench", "collect", "plan", "fleet")
+    return _listed({k: m for k, m in EDGES.items() if k[0] in ("rules", "advisor", "physics") and k[1] in sources})
+
+
+def physics_above_its_floor() -> list[str]:
+    allowed = {"facts", "catalog", "errors", "inputs"}
+    return _listed({k: m for k, m in EDGES.items() if k[0] == "physics" and k[1] not in allowed})
+
+
+def importers_into_bench() -> list[str]:
+    return _listed({k: m for k, m in EDGES.items() if k == ("importers", "bench")})
+
+
+def floor_reaching_up() -> list[str]:
+    """The facts model and the typed advice importing anything that reads them."""
+    floors = {"facts": {"errors", "inputs", "output", "advice_model"}, "advice_model": {"errors"}}
+    return _listed({k: m for k, m in EDGES.items() if k[0] in floors and k[1] not in floors[k[0]]})
+
+
+FORBIDDEN = {
+    "package cycles": cycles,
+    "a package other than the commands importing render": into_render,
+    "a package other than the command line importing the commands": into_commands,
+    "rules, advisor or physics reading a source of facts": judges_reading_sources,
+    "physics above its floor": physics_above_its_floor,
+    "importers -> bench": importers_into_bench,
+    "facts or the advice model reaching up": floor_reaching_up,
+}
+
+
+def test_the_graph_is_read() -> None:
+    # The reader finds the arrows it should: a test that could not fail would prove nothing.
+    assert ("commands", "render") in EDGES
+    assert ("advisor", "facts") in EDGES
+    assert ("rules", "facts") in EDGES
+
+
+def test_no_package_cycle() -> None:
+    found = cycles()
+    assert not found, "package cycles: " + "; ".join(found)
 
 
 def test_only_commands_import_render() -> None:
-    allowed = {"commands", "cli", "render"}
-    wrong = {a: sorted(m) for a, m in _arrows_into("render").items() if a not in allowed}
-    assert not wrong, wrong
+    assert not into_render()
 
 
 def test_nothing_imports_a_command() -> None:
-    wrong = {a: sorted(m) for a, m in _arrows_into("commands").items() if a not in ("cli", "completion")}
-    assert not wrong, wrong
+    assert not into_commands()
 
 
 def test_rules_and_advisor_read_facts_not_sources() -> None:
     """Rules and the advisor judge facts; they never reach into what fills them (probes, importers, bench)."""
-    wrong = {
-        (a, b): sorted(m)
-        for (a, b), m in EDGES.items()
-        if a in ("rules", "advisor", "physics") and b in ("probes", "importers", "bench", "collect", "plan", "fleet")
-    }
-    assert not wrong, wrong
+    assert not judges_reading_sources()
 
 
 def test_physics_is_a_low_floor() -> None:
-    ups = {b for (a, b) in EDGES if a == "physics"}
-    assert ups <= {"facts", "catalog", "errors", "inputs"}, ups
+    assert not physics_above_its_floor()
 
 
 def test_bench_and_importers_do_not_import_each_other_both_ways() -> None:
     assert not (("bench", "importers") in EDGES and ("importers", "bench") in EDGES)
-    assert ("importers", "bench") not in EDGES, sorted(EDGES[("importers", "bench")])
+    assert not importers_into_bench()
 
 
 def _code_constants(path: Path) -> tuple[set[str], set[str]]:
@@ -156,20 +204,47 @@ def _code_constants(path: Path) -> tuple[set[str], set[str]]:
     return strings, assigned
 
 
-def test_fleet_reads_scans_through_facts() -> None:
-    """The fleet builds its nodes through the one scan loader: it imports facts, and keeps no copy of the scan
-    file's identity or limits (the scan kind, the size limit, the list of measurement kinds)."""
-    assert ("fleet", "facts") in EDGES
-    for module, path in MODULES.items():
+def fleet_beside_facts() -> list[str]:
+    """The fleet not reading through the one scan loader: no arrow into facts, or a fleet module keeping a copy
+    of the scan file's identity or limits (the scan kind, the size limit, the list of measurement kinds)."""
+    out = [] if ("fleet", "facts") in EDGES else ["fleet does not import facts"]
+    for module, path in sorted(MODULES.items()):
         if _unit(module) == "fleet":
             strings, assigned = _code_constants(path)
-            assert "gpuadvisor-scan" not in strings, module
-            assert not assigned & {"SCAN_LIMIT", "SCAN_KIND", "COLLECTIVES", "COPIES"}, module
+            out += [f"{module} spells the scan kind"] if "gpuadvisor-scan" in strings else []
+            out += [
+                f"{module} keeps {n}" for n in sorted(assigned & {"SCAN_LIMIT", "SCAN_KIND", "COLLECTIVES", "COPIES"})
+            ]
+    return out
+
+
+FORBIDDEN["the fleet reading scans beside facts"] = fleet_beside_facts
+
+
+def test_fleet_reads_scans_through_facts() -> None:
+    """The fleet builds its nodes through the one scan loader: it imports facts, and keeps no copy of the scan
+    file's identity or limits."""
+    assert not fleet_beside_facts()
 
 
 def test_facts_and_the_advice_model_are_the_floor() -> None:
     """The facts model (and the typed advice it holds) import nothing that reads them."""
-    facts_up = {b for (a, b) in EDGES if a == "facts"}
-    assert facts_up <= {"errors", "inputs", "output", "advice_model"}, facts_up
-    model_up = {b for (a, b) in EDGES if a == "advice_model"}
-    assert model_up <= {"errors"}, model_up
+    assert not floor_reaching_up()
+
+
+def test_the_lint_ci_runs_fails_on_a_domain_module_importing_render(tmp_path: Path) -> None:
+    """`make lint` (which CI runs) fails when a domain module imports render: ruff check, with this project's
+    pyproject.toml, over a tree holding one such module, reports TID251 on its line and exits non-zero."""
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    bad = tmp_path / "gpuadvisor" / "rules" / "violation.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("from gpuadvisor.render.text import width\n\nprint(width)\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "gpuadvisor"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "gpuadvisor/rules/violation.py:1:1: TID251" in out.stdout, out.stdout

@@ -188,12 +188,8 @@ def from_dict(data: Any, origin: str = "scan") -> Rig:
 
 def load(path: str | Path) -> Rig:
     """Read a saved scan; every failure is a FactsError with one readable line."""
-    from gpuadvisor.inputs import SCAN_LIMIT, loads_json, read_text
+    from gpuadvisor.inputs import SCAN_LIMIT, load_file, loads_json
 
-    p = Path(path)
-    if not p.exists() and not p.is_symlink():
-        raise FactsError(f"{p}: no such file (give the path of a scan saved with 'gpuadvisor scan --json FILE')")
-    text = read_text(p, "a scan saved with --json", SCAN_LIMIT, FactsError)
-    data = loads_json(text, str(p), "a scan saved with --json", FactsError)
-    rig = from_dict(data, origin=str(p))
-    return rig
+    missing = "no such file (give the path of a scan saved with 'gpuadvisor scan --json FILE')"
+    data = load_file(path, "a scan saved with --json", SCAN_LIMIT, loads_json, FactsError, missing)
+    return from_dict(data, origin=str(Path(path)))

@@ -121,11 +121,8 @@ def parse_policy(data: Mapping[str, Any], origin: str = "policy", registry: Regi
 
 def load_policy(path: str | Path) -> Policy:
     """Read a TOML policy file; a missing, unreadable or invalid file is a PolicyError (one line, exit 2)."""
-    from gpuadvisor.inputs import CONFIG_LIMIT, loads_toml, read_text
+    from gpuadvisor.inputs import CONFIG_LIMIT, load_file, loads_toml
 
-    p = Path(path)
-    if not p.exists() and not p.is_symlink():
-        raise PolicyError(f"{p}: no such policy file (see examples/policies/ for the format)")
-    text = read_text(p, "a TOML policy file", CONFIG_LIMIT, PolicyError)
-    data = loads_toml(text, str(p), "a TOML policy file", PolicyError)
-    return parse_policy(data, origin=str(p))
+    missing = "no such policy file (see examples/policies/ for the format)"
+    data = load_file(path, "a TOML policy file", CONFIG_LIMIT, loads_toml, PolicyError, missing)
+    return parse_policy(data, origin=str(Path(path)))
