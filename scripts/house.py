@@ -15,8 +15,8 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = ("gpuadvisor", "probes", "reports")  # what installs as the gpuadvisor package
@@ -35,14 +35,10 @@ def long_modules() -> list[tuple[int, str]]:
     return sorted(found, reverse=True)
 
 
-def _ruff(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
 def complex_functions() -> list[str]:
     config = f"lint.mccabe.max-complexity = {MAX_COMPLEXITY}"
-    out = _ruff(["--select", "C901", "--config", config, *PRODUCT], ROOT)
+    cmd = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "--select", "C901"]
+    out = subprocess.run([*cmd, "--config", config, *PRODUCT], cwd=ROOT, capture_output=True, text=True, timeout=300)
     return [ln for ln in out.stdout.splitlines() if " C901 " in ln]
 
 
@@ -66,24 +62,24 @@ def duplicate_pairs() -> tuple[int | None, list[str]]:
     return count, [head, *rows]
 
 
-def forbidden_arrows() -> dict[str, list[str]]:
+def _import_graph() -> Any:
+    """tests/test_import_graph.py as a module: its graph, its checks of the arrows, its lint of a temporary tree."""
     spec = importlib.util.spec_from_file_location("house_import_graph", ROOT / "tests" / "test_import_graph.py")
     assert spec and spec.loader
     graph = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(graph)
-    return {what: check() for what, check in graph.FORBIDDEN.items()}
+    return graph
+
+
+def forbidden_arrows() -> dict[str, list[str]]:
+    return {what: check() for what, check in _import_graph().FORBIDDEN.items()}
 
 
 def banned_api_bites() -> tuple[bool, str]:
     """Does ``ruff check gpuadvisor`` (the lint CI runs), with this project's config, fail on a rules module that
     imports render? Tried on a temporary tree holding that one module."""
-    with tempfile.TemporaryDirectory(prefix="gpuadvisor-house-") as tmp:
-        base = Path(tmp)
-        (base / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
-        bad = base / "gpuadvisor" / "rules" / "violation.py"
-        bad.parent.mkdir(parents=True)
-        bad.write_text("from gpuadvisor.render.text import width\n\nprint(width)\n")
-        out = _ruff(["gpuadvisor"], base)
+    graph = _import_graph()
+    out = graph.lint_tree_with("gpuadvisor/rules/violation.py", graph.RENDER_IMPORT)
     hit = next((ln for ln in out.stdout.splitlines() if "TID251" in ln), "")
     return out.returncode == 1 and bool(hit), hit or (out.stdout + out.stderr).strip()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -232,19 +233,30 @@ def test_facts_and_the_advice_model_are_the_floor() -> None:
     assert not floor_reaching_up()
 
 
-def test_the_lint_ci_runs_fails_on_a_domain_module_importing_render(tmp_path: Path) -> None:
+def lint_tree_with(module: str, source: str) -> subprocess.CompletedProcess[str]:
+    """``ruff check gpuadvisor`` (the check `make lint`, which CI runs, makes) over a temporary tree: this
+    project's pyproject.toml and the one module ``module`` (a path under gpuadvisor/) holding ``source``."""
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-lint-") as tmp:
+        base = Path(tmp)
+        (base / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+        path = base / module
+        path.parent.mkdir(parents=True)
+        path.write_text(source)
+        return subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "gpuadvisor"],
+            cwd=base,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+
+RENDER_IMPORT = "from gpuadvisor.render.text import width\n\nprint(width)\n"
+
+
+def test_the_lint_ci_runs_fails_on_a_domain_module_importing_render() -> None:
     """`make lint` (which CI runs) fails when a domain module imports render: ruff check, with this project's
     pyproject.toml, over a tree holding one such module, reports TID251 on its line and exits non-zero."""
-    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
-    bad = tmp_path / "gpuadvisor" / "rules" / "violation.py"
-    bad.parent.mkdir(parents=True)
-    bad.write_text("from gpuadvisor.render.text import width\n\nprint(width)\n")
-    out = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "gpuadvisor"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = lint_tree_with("gpuadvisor/rules/violation.py", RENDER_IMPORT)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "gpuadvisor/rules/violation.py:1:1: TID251" in out.stdout, out.stdout
