@@ -44,228 +44,202 @@ WORKLOAD_OPTION_NAMES = (
 )
 
 
-def workload_options(f: F) -> F:
-    """Add the model and job options (every one optional; None means the advisor's default)."""
-    opts = [
-        click.option(
+TOKENS = Count(1, 2**24)  # a length in tokens
+SEQUENCES = Count(1, 2**20)  # a number of sequences or requests
+
+
+def _option(decl: str, type: Any, help: str, **extra: Any) -> Callable[[F], F]:
+    """One workload option: its declaration (click names the keyword after it), type and help. A switch (a bare
+    flag or --x/--no-x) stays None unless given, like every other option, so the advisor's default holds."""
+    if "/" in decl or extra.get("is_flag"):
+        extra["default"] = None
+    return click.option(decl, type=type, help=help, **extra)
+
+
+def _workload_option_list() -> list[Callable[[F], F]]:
+    """Every workload option, in the order --help lists them (every one optional; None means the default)."""
+    return [
+        _option(
             "--model",
+            None,
+            "A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a "
+            "config.json path.",
             metavar="NAME",
             shell_complete=completion.models,
-            help="A model preset (llama-3-8b, llama-3-70b, mistral-7b, qwen2.5-7b, gemma-2-9b, gpt2, ...) or a "
-            "config.json path.",
         ),
-        click.option(
+        _option(
             "--params",
+            Finite(1e6, 1e15),
+            "A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size).",
             metavar="N",
-            type=Finite(1e6, 1e15),
-            help="A parameter count instead of a preset, e.g. 7e9 (GPT-3-family shape of that size).",
         ),
-        click.option(
+        _option(
             "--hf-config",
-            "hf_config",
+            click.Path(dir_okay=False),
+            "A Hugging Face config.json, read offline.",
             metavar="config.json",
-            type=click.Path(dir_okay=False),
-            help="A Hugging Face config.json, read offline.",
         ),
-        click.option(
+        _option(
             "--task",
-            type=click.Choice(["train", "inference", "full", "lora", "qlora"]),
-            help="Train (default) or serve with vLLM; full, lora and qlora train with that --finetune.",
+            click.Choice(["train", "inference", "full", "lora", "qlora"]),
+            "Train (default) or serve with vLLM; full, lora and qlora train with that --finetune.",
         ),
-        click.option("--precision", type=click.Choice(PRECISION_CHOICES), help="Compute precision (default bf16)."),
-        click.option(
-            "--optimizer",
-            type=click.Choice(OPTIMIZER_CHOICES),
-            help="Optimizer (default adamw; adam8bit = bitsandbytes).",
-        ),
-        click.option(
-            "--seq-len",
-            "seq_len",
-            type=Count(1, 2**24),
-            help="Training sequence length (default min(4096, the model's maximum)).",
-        ),
-        click.option(
-            "--micro-batch", "micro_batch", type=Count(1, 2**20), help="Sequences per GPU per forward pass (default 1)."
-        ),
-        click.option(
+        _option("--precision", click.Choice(PRECISION_CHOICES), "Compute precision (default bf16)."),
+        _option("--optimizer", click.Choice(OPTIMIZER_CHOICES), "Optimizer (default adamw; adam8bit = bitsandbytes)."),
+        _option("--seq-len", TOKENS, "Training sequence length (default min(4096, the model's maximum))."),
+        _option("--micro-batch", SEQUENCES, "Sequences per GPU per forward pass (default 1)."),
+        _option(
             "--global-batch",
-            "global_batch",
-            type=Count(1, 2**30),
-            help="Sequences per optimizer step; gradient accumulation makes up the rest.",
+            Count(1, 2**30),
+            "Sequences per optimizer step; gradient accumulation makes up the rest.",
         ),
-        click.option(
+        _option(
             "--checkpointing",
-            type=click.Choice(CHECKPOINTING_CHOICES),
-            help="Activation checkpointing: auto (where needed to fit), none, selective (recompute norms and "
+            click.Choice(CHECKPOINTING_CHOICES),
+            "Activation checkpointing: auto (where needed to fit), none, selective (recompute norms and "
             "activations: torchtitan's and Megatron's default), full.",
         ),
-        click.option(
-            "--finetune",
-            type=click.Choice(FINETUNE_CHOICES),
-            help="full training (default), LoRA, or QLoRA (4-bit base).",
-        ),
-        click.option(
+        _option("--finetune", click.Choice(FINETUNE_CHOICES), "full training (default), LoRA, or QLoRA (4-bit base)."),
+        _option(
             "--lora-rank",
-            "lora_rank",
-            type=Count(1, 2**16),
-            help=f"LoRA rank on every linear layer (default {C.LORA_DEFAULT_RANK}).",
+            Count(1, 2**16),
+            f"LoRA rank on every linear layer (default {C.LORA_DEFAULT_RANK}).",
         ),
-        click.option(
+        _option(
             "--trainable-fraction",
-            "trainable_fraction",
-            type=Fraction,
-            help="LoRA: the fraction of parameters trained, instead of counting from the rank.",
+            Fraction,
+            "LoRA: the fraction of parameters trained, instead of counting from the rank.",
         ),
-        click.option(
+        _option(
             "--flash-attention/--no-flash-attention",
-            "flash_attention",
-            default=None,
-            help="Fused attention (default on): attention scores are not stored.",
+            None,
+            "Fused attention (default on): attention scores are not stored.",
         ),
-        click.option(
+        _option(
             "--attention-kernel",
-            "attention_kernel",
-            type=click.Choice(ATTENTION_KERNEL_CHOICES),
-            help="The fused attention kernel: flash2 (default: FlashAttention-2, torch SDPA, cuDNN, Transformer "
+            click.Choice(ATTENTION_KERNEL_CHOICES),
+            "The fused attention kernel: flash2 (default: FlashAttention-2, torch SDPA, cuDNN, Transformer "
             "Engine) or flash1 (FlashAttention-1 and its Triton port, as MPT / llm-foundry use: about half the rate, "
             "Dao 2023).",
         ),
-        click.option(
+        _option(
             "--state-bytes",
-            "state_bytes",
-            type=click.Choice(STATE_BYTES_CHOICES),
-            help="Model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), "
+            click.Choice(STATE_BYTES_CHOICES),
+            "Model-state accounting with Adam: 16 (ZeRO paper, default), 18 (fp32 grads: Megatron bf16, HF docs), "
             "20 (16-bit + fp32 grads: "
             "Megatron fp16, DeepSpeed ZeRO-2's estimator since 0.14.3), bf16 (pure bf16, no fp32 master: torchtune).",
         ),
-        click.option(
+        _option(
             "--context",
-            type=Count(1, 2**24),
-            help="Inference: tokens per sequence, prompt + output (default min(8192, the model's maximum)).",
+            TOKENS,
+            "Inference: tokens per sequence, prompt + output (default min(8192, the model's maximum)).",
         ),
-        click.option("--concurrency", type=Count(1, 2**20), help="Inference: sequences served at once (default 1)."),
-        click.option(
+        _option("--concurrency", SEQUENCES, "Inference: sequences served at once (default 1)."),
+        _option(
             "--kv-cache-dtype",
-            "kv_cache_dtype",
-            type=click.Choice(KV_DTYPE_CHOICES),
-            help="Inference: KV-cache precision (auto = the weights').",
+            click.Choice(KV_DTYPE_CHOICES),
+            "Inference: KV-cache precision (auto = the weights').",
         ),
-        click.option(
+        _option(
             "--mfu",
-            type=Fraction,
-            help="Model FLOPs utilisation (6N + 12·L·s·d_attn FLOPs per token over the datasheet peak, as PaLM and "
+            Fraction,
+            "Model FLOPs utilisation (6N + 12·L·s·d_attn FLOPs per token over the datasheet peak, as PaLM and "
             "Megatron-LM count it) of the run without recomputation; checkpointing's extra FLOPs cost time on top. "
             "Default: predicted per component.",
         ),
-        click.option(
-            "--compile/--no-compile",
-            "compile",
-            default=None,
-            help="torch.compile (fuses memory-bound ops; default off).",
-        ),
-        click.option(
+        _option("--compile/--no-compile", None, "torch.compile (fuses memory-bound ops; default off)."),
+        _option(
             "--stack",
-            type=click.Choice(STACK_CHOICES),
-            help="Training stack the time model assumes (default pytorch; --framework megatron/deepspeed/jax "
+            click.Choice(STACK_CHOICES),
+            "Training stack the time model assumes (default pytorch; --framework megatron/deepspeed/jax "
             "implies it): its fused kernels set the memory-bound share of a step.",
         ),
-        click.option(
+        _option(
             "--loss",
-            type=click.Choice(LOSS_CHOICES),
-            help="Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's "
-            "CEWithChunkedOutputLoss).",
+            click.Choice(LOSS_CHOICES),
+            "Cross-entropy: full logits (default: HF, torchtitan) or chunked (torchtune's CEWithChunkedOutputLoss).",
         ),
-        click.option(
+        _option(
             "--optimizer-in-backward/--no-optimizer-in-backward",
-            "optimizer_in_backward",
-            default=None,
-            help="Optimizer step fused into backward (torchtune optimizer_in_bwd): gradients freed as soon as used.",
+            None,
+            "Optimizer step fused into backward (torchtune optimizer_in_bwd): gradients freed as soon as used.",
         ),
-        click.option(
+        _option(
             "--vllm-version",
-            "vllm_version",
-            type=click.Choice(VLLM_VERSION_CHOICES),
-            help="Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 "
+            click.Choice(VLLM_VERSION_CHOICES),
+            "Inference: the vLLM engine the KV budget follows: v1 (default: V1, or V0 since the Dec-2024 "
             "profiler), v0 (V0 up to 0.6.4: no sampler warm-up), "
             "0.21 (CUDA-graph memory subtracted from the budget).",
         ),
-        click.option(
+        _option(
             "--max-num-seqs",
-            "max_num_seqs",
-            type=Count(1, 2**20),
-            help="Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024).",
+            SEQUENCES,
+            "Inference: vLLM --max-num-seqs (default: vLLM's for the GPU, 256 or 1024).",
         ),
-        click.option(
+        _option(
             "--gpu-memory-utilization",
-            "gpu_memory_utilization",
-            type=Fraction,
-            help="Inference: vLLM --gpu-memory-utilization, the share of each GPU's memory for weights, "
+            Fraction,
+            "Inference: vLLM --gpu-memory-utilization, the share of each GPU's memory for weights, "
             "activations and KV cache (default 0.90, vLLM's).",
         ),
-        click.option(
-            "--input-len",
-            "input_len",
-            type=Count(1, 2**24),
-            help="Inference: prompt tokens per request (default: --context less the output).",
-        ),
-        click.option(
-            "--output-len",
-            "output_len",
-            type=Count(1, 2**24),
-            help="Inference: generated tokens per request (default min(512, context / 2)).",
-        ),
-        click.option(
+        _option("--input-len", TOKENS, "Inference: prompt tokens per request (default: --context less the output)."),
+        _option("--output-len", TOKENS, "Inference: generated tokens per request (default min(512, context / 2))."),
+        _option(
             "--quantization",
-            type=click.Choice(QUANTIZATION_CHOICES),
-            help="Inference: weight quantisation (fp8, int8 W8A8, 4-bit AWQ or GPTQ; GGUF q4_0, q4_k_m, q5_k_m, "
+            click.Choice(QUANTIZATION_CHOICES),
+            "Inference: weight quantisation (fp8, int8 W8A8, 4-bit AWQ or GPTQ; GGUF q4_0, q4_k_m, q5_k_m, "
             "q6_k, q8_0 with llama.cpp/Ollama; default fp8 with --precision fp8, q4_k_m on llama.cpp/Ollama, "
             "else none).",
         ),
-        click.option(
+        _option(
             "--engine",
-            type=click.Choice(ENGINE_CHOICES),
-            help="Inference: the serving engine: its per-step overhead, batch cap and launch line "
+            click.Choice(ENGINE_CHOICES),
+            "Inference: the serving engine: its per-step overhead, batch cap and launch line "
             "(default vllm; trtllm: TensorRT-LLM's trtllm-serve; nim: NVIDIA NIM).",
         ),
-        click.option(
+        _option(
             "--offline",
-            is_flag=True,
-            default=None,
-            help="Inference: a batch run (trtllm-bench throughput, vLLM's offline generate): --concurrency "
+            None,
+            "Inference: a batch run (trtllm-bench throughput, vLLM's offline generate): --concurrency "
             "requests submitted at once, the engine runs what fits and queues the rest.",
+            is_flag=True,
         ),
-        click.option(
+        _option(
             "--layout",
-            metavar="SIZES",
-            help="Evaluate exactly this layout: Megatron sizes tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1, "
+            None,
+            "Evaluate exactly this layout: Megatron sizes tp=4,pp=8,vpp=5,cp=2,dp=16,ep=8,zero=1, "
             "or torchtitan's fsdp=8,tp=8,pp=8 / hsdp=2x8 (dp takes the GPUs left).",
+            metavar="SIZES",
         ),
-        click.option(
+        _option(
             "--capacity-factor",
-            "capacity_factor",
-            type=Finite(1, 64),
-            help="MoE: pad each expert's tokens to this capacity factor (Megatron-Core's "
+            Finite(1, 64),
+            "MoE: pad each expert's tokens to this capacity factor (Megatron-Core's "
             "--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity); default dropless.",
         ),
-        click.option(
+        _option(
             "--nodes",
-            type=Count(1, 2**20),
-            help="Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes.",
+            Count(1, 2**20),
+            "Nodes like this one (default 1): enables HYBRID_SHARD and pipeline across nodes.",
         ),
-        click.option(
+        _option(
             "--inter-node-gbps",
-            "inter_node_gbps",
-            type=Finite(0, 1e5, min_open=True),
-            help=f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed).",
+            Finite(0, 1e5, min_open=True),
+            f"All-reduce busbw across nodes in GB/s (default: {C.DEFAULT_INTER_NODE_GBPS:g}, assumed).",
         ),
-        click.option(
+        _option(
             "--network",
-            metavar="FABRIC:RAILSxGBPS",
-            help="The network between nodes: ib, roce or ethernet, NICs per node and Gb/s each, e.g. ib:8x400 "
+            None,
+            "The network between nodes: ib, roce or ethernet, NICs per node and Gb/s each, e.g. ib:8x400 "
             "(default: the scan's RDMA ports, else one 200 Gb/s port per GPU, assumed).",
+            metavar="FABRIC:RAILSxGBPS",
         ),
     ]
-    for opt in reversed(opts):
+
+
+def workload_options(f: F) -> F:
+    """Add the model and job options (every one optional; None means the advisor's default)."""
+    for opt in reversed(_workload_option_list()):
         f = opt(f)
     return f
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 from gpuadvisor import catalog, facts
-from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.facts import Finding, Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, subject
 from gpuadvisor.rules.registry import rule
@@ -24,6 +26,26 @@ P2P_MEANING = {
 
 def _pair_label(rig: Rig, i: int, j: int) -> str:
     return f"{rig.gpus[i].index}-{rig.gpus[j].index}"
+
+
+def _pair_labels(rig: Rig, found: list[tuple[int, int]]) -> list[str]:
+    return [_pair_label(rig, i, j) for i, j in found]
+
+
+def _pairs_finding(ctx: Context, rig: Rig, found: list[tuple[int, int]], message: str, **kw: Any) -> Finding:
+    """A finding about GPU pairs (indices into rig.gpus): every GPU of them, named as the finding's subject."""
+    gpus = {rig.gpus[i].index for p in found for i in p}
+    return ctx.finding(message, gpus=gpus, subject=gpu_list(gpus), **kw)
+
+
+def _by_code(
+    rig: Rig, groups: dict[str, list[tuple[int, int]]], name: Callable[[str], str] = str
+) -> tuple[list[tuple[int, int]], dict[str, list[str]], str]:
+    """GPU pairs grouped by their matrix code: every pair, the finding's observed value (code -> pair labels, in
+    code order) and its text ('PHB 0-1, 2-3; NODE ...', each code as ``name`` words it)."""
+    observed = {code: _pair_labels(rig, found) for code, found in sorted(groups.items())}
+    text = "; ".join(f"{name(code)} {', '.join(labels)}" for code, labels in observed.items())
+    return [p for found in groups.values() for p in found], observed, text
 
 
 def _pairs_with(rig: Rig, codes: tuple[str, ...]) -> list[tuple[int, int]]:
@@ -72,33 +94,33 @@ def p2p_across_sockets(rig: Rig, ctx: Context):
     one_node = [(i, j) for i, j in sys_pairs if numa[i] is not None and numa[i] == numa[j]]
     sys_pairs = [p for p in sys_pairs if p not in one_node]
     if one_node:
-        gpus = {rig.gpus[i].index for p in one_node for i in p}
-        labels = [_pair_label(rig, i, j) for i, j in one_node]
+        labels = _pair_labels(rig, one_node)
         nodes = sorted({n for i, _ in one_node if (n := numa[i]) is not None})
-        yield ctx.finding(
+        yield _pairs_finding(
+            ctx,
+            rig,
+            one_node,
             f"{len(one_node)} GPU pair(s) marked SYS whose GPUs are on the same NUMA node "
             f"({', '.join(map(str, nodes))}) "
             f"by the same scan's affinity: not shown to cross CPU sockets: {', '.join(labels)}",
             severity="info",
-            gpus=gpus,
-            subject=gpu_list(gpus),
             observed={"SYS, same NUMA node": labels},
             expected="SYS only between GPUs on different NUMA nodes",
             expected_source="nvidia-smi topo -m legend and its NUMA Affinity column",
             fix="nothing to fix from this evidence; in a VM, the host's real topology decides the P2P path",
         )
     if sys_pairs:
-        gpus = {rig.gpus[i].index for p in sys_pairs for i in p}
-        labels = [_pair_label(rig, i, j) for i, j in sys_pairs]
+        labels = _pair_labels(rig, sys_pairs)
         known = all(numa[i] is not None and numa[j] is not None for i, j in sys_pairs)
-        yield ctx.finding(
+        yield _pairs_finding(
+            ctx,
+            rig,
+            sys_pairs,
             f"{len(sys_pairs)} GPU pair(s) talk across the interconnect between NUMA nodes (topology SYS: the CPU "
             f"sockets' link, no NVLink"
             + ("; the GPUs are on different NUMA nodes" if known else "")
             + f"): {', '.join(labels)}"
             + (" (pairs the paste does not show are not judged)" if partial else ""),
-            gpus=gpus,
-            subject=gpu_list(gpus),
             observed={"SYS": labels},
             expected="NV# (NVLink) or a path within one socket",
             expected_source="nvidia-smi topo -m legend",
@@ -134,17 +156,17 @@ def p2p_through_host_bridge(rig: Rig, ctx: Context):
     if _matrix_missing(rig) and not found:  # the pairs shown are judged; none of them is PHB or NODE
         yield ctx.not_checked(missing(rig.topology, "matrix", "GPU topology matrix"))
     if found:
-        by_level: dict[str, list[str]] = defaultdict(list)
+        by_level: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for i, j in found:
-            by_level[(cell(rig.topology.matrix, i, j) or "").upper()].append(_pair_label(rig, i, j))
-        gpus = {rig.gpus[i].index for p in found for i in p}
-        yield ctx.finding(
-            f"{len(found)} GPU pair(s) communicate through the CPU host bridge: "
-            + "; ".join(f"{lvl} {', '.join(v)}" for lvl, v in sorted(by_level.items()))
+            by_level[(cell(rig.topology.matrix, i, j) or "").upper()].append((i, j))
+        _, observed, text = _by_code(rig, by_level)
+        yield _pairs_finding(
+            ctx,
+            rig,
+            found,
+            f"{len(found)} GPU pair(s) communicate through the CPU host bridge: {text}"
             + (" (pairs the paste does not show are not judged)" if _matrix_missing(rig) else ""),
-            gpus=gpus,
-            subject=gpu_list(gpus),
-            observed=dict(sorted(by_level.items())),
+            observed=observed,
             expected="PIX/PXB (PCIe switch) or NV# (NVLink)",
             expected_source="nvidia-smi topo -m legend",
             fix="nothing to fix; a PCIe-switch or NVLink board gives faster GPU-to-GPU paths",
@@ -496,8 +518,7 @@ def p2p_not_supported(rig: Rig, ctx: Context):
     if t.p2p_read is None and t.p2p_write is None:
         yield ctx.not_checked(missing(t, "p2p_read", "P2P capability matrix"))
         return
-    bad: dict[str, list[str]] = defaultdict(list)
-    gpus: set[int] = set()
+    bad: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for i, j in pairs(rig):
         codes = {
             c.upper()
@@ -506,17 +527,16 @@ def p2p_not_supported(rig: Rig, ctx: Context):
         }
         worst = sorted(codes - set(P2P_OK) - {"U"})
         if worst:
-            bad[worst[0]].append(_pair_label(rig, i, j))
-            gpus.update((rig.gpus[i].index, rig.gpus[j].index))
+            bad[worst[0]].append((i, j))
     if bad:
-        n = sum(len(v) for v in bad.values())
-        yield ctx.finding(
-            f"P2P not supported between {n} GPU pair(s): "
-            + "; ".join(f"{code} ({P2P_MEANING.get(code, code)}) {', '.join(v)}" for code, v in sorted(bad.items()))
+        bad_pairs, observed, text = _by_code(rig, bad, lambda code: f"{code} ({P2P_MEANING.get(code, code)})")
+        yield _pairs_finding(
+            ctx,
+            rig,
+            bad_pairs,
+            f"P2P not supported between {len(bad_pairs)} GPU pair(s): {text}"
             + (f" ({t.unavailable['p2p_read']})" if t.p2p_read and t.unavailable.get("p2p_read") else ""),
-            gpus=gpus,
-            subject=gpu_list(gpus),
-            observed=dict(sorted(bad.items())),
+            observed=observed,
             expected="OK for every pair",
             expected_source="nvidia-smi topo -p2p r/w",
             fix="expect host-staged GPU-to-GPU transfers (prefer data parallel); on data-center cards check BIOS "

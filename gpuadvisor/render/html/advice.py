@@ -8,7 +8,8 @@ Every number shown is one the advice holds (bytes shown as GiB, 2**30 bytes, as 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from gpuadvisor.advice_model import (
     ADVICE_KIND,
@@ -70,70 +71,48 @@ def _row(c: Candidate, cells: list[str]) -> dict[str, Any]:
     return {"css": _row_css(c), "cells": [*cells, c.status + (f": {c.reason}" if c.reason else "")]}
 
 
-def _train_table(cands: list[TrainCandidate]) -> dict[str, Any]:
-    cols = [
-        "strategy",
-        "framework",
-        "DP×TP×PP",
-        "memory / GPU (GiB)",
-        "fits",
-        "headroom",
-        "comm / step",
-        "compute / step",
-        "step",
-        "tokens/s",
-        "speed vs ideal",
-        "status",
-    ]
-    rows = [
-        _row(
-            c,
-            [
-                c.name,
-                c.framework,
-                f"{c.data_parallel}×{c.tensor_parallel}×{c.pipeline_parallel}",
-                f"{gib(c.memory.total_bytes)} of {gib(c.capacity_bytes)}",
-                "yes" if c.fits else "no",
-                pct(c.headroom_fraction) if c.fits else "—",
-                secs(c.comm.total_seconds),
-                secs(c.compute_seconds),
-                secs(c.step_seconds),
-                fmt_tokens(c, "—"),
-                pct(c.ideal_speed_fraction),
-            ],
-        )
-        for c in cands
-    ]
-    return {"columns": cols, "rows": rows}
+def _fits(c: Candidate) -> str:
+    return "yes" if c.fits else "no"
 
 
-def _serve_table(cands: list[ServingCandidate]) -> dict[str, Any]:
-    cols = [
-        "layout",
-        "weights / GPU (GiB)",
-        "memory used (GiB)",
-        "KV cache capacity (tokens)",
-        "sequences at context",
-        "NVLink",
-        "fits",
-        "status",
-    ]
-    rows = [
-        _row(
-            c,
-            [
-                c.name,
-                gib(c.weights_bytes),
-                f"{gib(c.memory_used_bytes)} of {gib(c.capacity_bytes)}",
-                num(c.kv_capacity_tokens),
-                num(c.max_sequences_at_context),
-                _nvlink_cell(c),
-                "yes" if c.fits else "no",
-            ],
-        )
-        for c in cands
-    ]
-    return {"columns": cols, "rows": rows}
+def _nvlink_cell(c: ServingCandidate) -> str:
+    """Whether the GPUs of a serving layout talk over NVLink; a one-GPU layout has no GPU-to-GPU traffic."""
+    if c.gpus == 1:
+        return "— (one GPU)"
+    return "yes" if c.nvlink else "no"
+
+
+C = TypeVar("C", TrainCandidate, ServingCandidate)
+Columns = list[tuple[str, Callable[[C], str]]]
+
+# The candidates tables: each column's header and its cell; the last column, the status, is every row's own (_row).
+TRAIN_COLUMNS: Columns[TrainCandidate] = [
+    ("strategy", lambda c: c.name),
+    ("framework", lambda c: c.framework),
+    ("DP×TP×PP", lambda c: f"{c.data_parallel}×{c.tensor_parallel}×{c.pipeline_parallel}"),
+    ("memory / GPU (GiB)", lambda c: f"{gib(c.memory.total_bytes)} of {gib(c.capacity_bytes)}"),
+    ("fits", _fits),
+    ("headroom", lambda c: pct(c.headroom_fraction) if c.fits else "—"),
+    ("comm / step", lambda c: secs(c.comm.total_seconds)),
+    ("compute / step", lambda c: secs(c.compute_seconds)),
+    ("step", lambda c: secs(c.step_seconds)),
+    ("tokens/s", lambda c: fmt_tokens(c, "—")),
+    ("speed vs ideal", lambda c: pct(c.ideal_speed_fraction)),
+]
+SERVE_COLUMNS: Columns[ServingCandidate] = [
+    ("layout", lambda c: c.name),
+    ("weights / GPU (GiB)", lambda c: gib(c.weights_bytes)),
+    ("memory used (GiB)", lambda c: f"{gib(c.memory_used_bytes)} of {gib(c.capacity_bytes)}"),
+    ("KV cache capacity (tokens)", lambda c: num(c.kv_capacity_tokens)),
+    ("sequences at context", lambda c: num(c.max_sequences_at_context)),
+    ("NVLink", _nvlink_cell),
+    ("fits", _fits),
+]
+
+
+def _table(columns: Columns[C], cands: list[C]) -> dict[str, Any]:
+    rows = [_row(c, [cell(c) for _, cell in columns]) for c in cands]
+    return {"columns": [header for header, _ in columns] + ["status"], "rows": rows}
 
 
 def _serving_rows(sv: ServingResult | None) -> list[tuple[str, str]]:
@@ -162,13 +141,6 @@ def _serving_rows(sv: ServingResult | None) -> list[tuple[str, str]]:
         ),
         ("running batch", f"{sv.running} (the KV cache holds {sv.max_running} requests of this length)"),
     ]
-
-
-def _nvlink_cell(c: ServingCandidate) -> str:
-    """Whether the GPUs of a serving layout talk over NVLink; a one-GPU layout has no GPU-to-GPU traffic."""
-    if c.gpus == 1:
-        return "— (one GPU)"
-    return "yes" if c.nvlink else "no"
 
 
 def _memory_chart(cands: list[Candidate]) -> svg_charts.StackedBars | None:
@@ -322,7 +294,7 @@ def advisor_view(advice: Any) -> dict[str, Any]:
         "reason": a.reason,
         "key": key,
         "snippets": _snippets(a.snippet),
-        "table": _train_table(a.training) if a.task == "train" else _serve_table(a.serving),
+        "table": _table(TRAIN_COLUMNS, a.training) if a.task == "train" else _table(SERVE_COLUMNS, a.serving),
         "chart": _memory_chart(a.candidates),
         "excluded": [(e.strategy, e.reason) for e in a.excluded],
         "workload": _workload_rows(a),
