@@ -4,7 +4,11 @@ pipeline parallel traffic, CPU offload and paged optimizer states over PCIe."""
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import reduce
+from typing import ClassVar
 
 from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor import fitted
@@ -34,27 +38,28 @@ class Comm:
     tp_busbw: Bandwidth | None = None
     detail: list[str] = field(default_factory=list)
 
+    # Each part of the step's communication: (its time, the part of it the step waits for). Tensor parallel,
+    # pipeline and expert all-to-alls are never hidden under compute.
+    PARTS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("dp_seconds", "dp_exposed_seconds"),
+        ("tp_seconds", "tp_seconds"),
+        ("pp_seconds", "pp_seconds"),
+        ("offload_seconds", "offload_exposed_seconds"),
+        ("cp_seconds", "cp_exposed_seconds"),
+        ("ep_seconds", "ep_seconds"),
+    )
+
+    def _added(self, names: Iterable[str]) -> float:
+        # Left to right, as written out before (sum() compensates on Python 3.12+: the last digit could move).
+        return reduce(operator.add, (getattr(self, n) for n in names))
+
     @property
     def total_seconds(self) -> float:
-        return (
-            self.dp_seconds
-            + self.tp_seconds
-            + self.pp_seconds
-            + self.offload_seconds
-            + self.cp_seconds
-            + self.ep_seconds
-        )
+        return self._added(total for total, _ in self.PARTS)
 
     @property
     def exposed_seconds(self) -> float:
-        return (
-            self.dp_exposed_seconds
-            + self.tp_seconds
-            + self.pp_seconds
-            + self.offload_exposed_seconds
-            + self.cp_exposed_seconds
-            + self.ep_seconds
-        )
+        return self._added(exposed for _, exposed in self.PARTS)
 
 
 def paged_state_seconds(view: RigView, w: Workload, lay: Layout, mem: MemoryBreakdown) -> tuple[float, str]:

@@ -9,15 +9,27 @@ import difflib
 import functools
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 PRECISIONS = ("bf16", "fp16", "tf32", "fp32", "fp8")
+T = TypeVar("T")
+
+
+class Matched:
+    """A catalog row found by a product name as a tool or a user writes it: its ``match`` patterns (regular
+    expressions, case-insensitive). A mixin, not a dataclass: the row's fields keep their order."""
+
+    match: tuple[str, ...]
+
+    def matches(self, name: str) -> bool:
+        return any(re.search(p, name, re.IGNORECASE) for p in self.match)
 
 
 @dataclass(frozen=True)
-class GpuSpec:
+class GpuSpec(Matched):
     """One GPU product from gpus.toml. TFLOP/s are dense datasheet peaks (no sparsity)."""
 
     id: str
@@ -52,9 +64,6 @@ class GpuSpec:
 
     def peak_tflops(self, precision: str) -> float | None:
         return self.tflops.get(precision)
-
-    def matches(self, product_name: str) -> bool:
-        return any(re.search(p, product_name, re.IGNORECASE) for p in self.match)
 
 
 @dataclass(frozen=True)
@@ -98,27 +107,21 @@ def _read(name: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+def rows(cls: Callable[..., T], name: str, table: str, tuples: tuple[str, ...] = ("match",)) -> tuple[T, ...]:
+    """Every row of one table of a shipped catalog file as ``cls``, in file order; the TOML arrays named in
+    ``tuples`` become tuples (the rows are frozen)."""
+    return tuple(cls(**{k: tuple(v) if k in tuples else v for k, v in row.items()}) for row in _read(name)[table])
+
+
 @functools.cache
 def gpus() -> tuple[GpuSpec, ...]:
     """Every GPU in the catalog, in file order (most specific match patterns first)."""
-    out = []
-    for row in _read("gpus.toml")["gpu"]:
-        row = dict(row)
-        row["match"] = tuple(row["match"])
-        row["tflops"] = dict(row["tflops"])
-        row["mamf_tflops"] = dict(row.get("mamf_tflops", {}))
-        out.append(GpuSpec(**row))
-    return tuple(out)
+    return rows(GpuSpec, "gpus.toml", "gpu")
 
 
 @functools.cache
 def models() -> tuple[ModelSpec, ...]:
-    out = []
-    for row in _read("models.toml")["model"]:
-        row = dict(row)
-        row["aliases"] = tuple(row.get("aliases", ()))
-        out.append(ModelSpec(**row))
-    return tuple(out)
+    return rows(ModelSpec, "models.toml", "model", tuples=("aliases",))
 
 
 def find_gpu(product_name: str | None) -> GpuSpec | None:

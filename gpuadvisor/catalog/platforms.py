@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuadvisor.catalog import _read, gpus
+from gpuadvisor.catalog import Matched, _read, gpus, rows
 from gpuadvisor.errors import InputError
 
 
 @dataclass(frozen=True)
-class CpuSpec:
+class CpuSpec(Matched):
     """One CPU product. Lane and slot figures are per socket."""
 
     id: str
@@ -40,9 +40,6 @@ class CpuSpec:
     max_sockets: int
     source: str
     chipset_uplink: dict[str, int] | None = None
-
-    def matches(self, model_name: str) -> bool:
-        return any(re.search(p, model_name, re.IGNORECASE) for p in self.match)
 
 
 @dataclass(frozen=True)
@@ -85,12 +82,7 @@ def months_old(date: str, today: str | None = None) -> float | None:
 
 @functools.cache
 def cpus() -> tuple[CpuSpec, ...]:
-    out = []
-    for row in _read("platforms.toml")["cpu"]:
-        row = dict(row)
-        row["match"] = tuple(row["match"])
-        out.append(CpuSpec(**row))
-    return tuple(out)
+    return rows(CpuSpec, "platforms.toml", "cpu")
 
 
 def find_cpu(name: str) -> CpuSpec | None:
