@@ -77,6 +77,11 @@ class Exposition:
             return
         self._families[full] = _Family(full, type_, help_)
 
+    def declare_all(self, families: Iterable[tuple[str, str, str]]) -> None:
+        """Declare each (name, type, help) of a table of families, in its order (the order they are written)."""
+        for name, type_, help_ in families:
+            self.declare(name, type_, help_)
+
     def add(self, name: str, value: float, labels: Mapping[str, object | None] | None = None) -> None:
         fam = self._families[PREFIX + name]
         key = tuple((k, str(v)) for k, v in (labels or {}).items() if v is not None)
@@ -184,20 +189,40 @@ def _add_check(
             ex.add("finding", 1, {"code": f.code, "name": f.name, "severity": f.severity, "gpu": gi})
 
 
-def _add_gpus(ex: Exposition, rig: Rig) -> None:
-    """Per GPU: its identity, memory, PCIe link (current and max) and replays, active NVLinks."""
-    ex.declare("gpus", "gauge", "Number of GPUs in the scan.")
-    ex.add("gpus", len(rig.gpus))
-    ex.declare("gpu_info", "gauge", "One series per GPU: index, model, PCI bus id, UUID (value 1).")
-    ex.declare("gpu_memory_total_bytes", "gauge", "GPU memory in bytes (NVML memory total).")
-    ex.declare("gpu_pcie_link_width", "gauge", "PCIe link width of the GPU in lanes (kind: current or max).")
-    ex.declare("gpu_pcie_link_generation", "gauge", "PCIe link generation of the GPU (kind: current or max).")
-    ex.declare(
+# The families of a scan's GPUs and of its measurements: (name, type, help), in the order they are written.
+GPU_FAMILIES = (
+    ("gpus", "gauge", "Number of GPUs in the scan."),
+    ("gpu_info", "gauge", "One series per GPU: index, model, PCI bus id, UUID (value 1)."),
+    ("gpu_memory_total_bytes", "gauge", "GPU memory in bytes (NVML memory total)."),
+    ("gpu_pcie_link_width", "gauge", "PCIe link width of the GPU in lanes (kind: current or max)."),
+    ("gpu_pcie_link_generation", "gauge", "PCIe link generation of the GPU (kind: current or max)."),
+    (
         "gpu_pcie_replays_total",
         "counter",
         "PCIe replays of the GPU's link since the driver loaded (NVML replay counter).",
-    )
-    ex.declare("gpu_nvlink_active_links", "gauge", "Number of active NVLink links of the GPU.")
+    ),
+    ("gpu_nvlink_active_links", "gauge", "Number of active NVLink links of the GPU."),
+)
+MEASUREMENT_FAMILIES = (
+    (
+        "measurement_bandwidth_bytes_per_second",
+        "gauge",
+        "Measured bandwidth in bytes per second (busbw for collectives; GB/s x 1e9).",
+    ),
+    (
+        "measurement_expected_bandwidth_bytes_per_second",
+        "gauge",
+        "Bandwidth the rig's links should give for this measurement, in bytes per second.",
+    ),
+    ("measurement_ratio", "gauge", "Measured over expected bandwidth (1 = as expected)."),
+    ("measurement_latency_seconds", "gauge", "Measured latency in seconds."),
+)
+
+
+def _add_gpus(ex: Exposition, rig: Rig) -> None:
+    """Per GPU: its identity, memory, PCIe link (current and max) and replays, active NVLinks."""
+    ex.declare_all(GPU_FAMILIES)
+    ex.add("gpus", len(rig.gpus))
     for g in rig.gpus:
         idx = {"index": g.index}
         ex.add("gpu_info", 1, {"index": g.index, "name": g.name, "bus_id": g.bus_id, "uuid": g.uuid})
@@ -217,18 +242,7 @@ def _add_gpus(ex: Exposition, rig: Rig) -> None:
 
 def _add_measurements(ex: Exposition, rig: Rig) -> None:
     """Each measurement's bandwidth, expected bandwidth, ratio and latency."""
-    ex.declare(
-        "measurement_bandwidth_bytes_per_second",
-        "gauge",
-        "Measured bandwidth in bytes per second (busbw for collectives; GB/s x 1e9).",
-    )
-    ex.declare(
-        "measurement_expected_bandwidth_bytes_per_second",
-        "gauge",
-        "Bandwidth the rig's links should give for this measurement, in bytes per second.",
-    )
-    ex.declare("measurement_ratio", "gauge", "Measured over expected bandwidth (1 = as expected).")
-    ex.declare("measurement_latency_seconds", "gauge", "Measured latency in seconds.")
+    ex.declare_all(MEASUREMENT_FAMILIES)
     for m in rig.measurements:
         labels = {
             "kind": m.kind,
