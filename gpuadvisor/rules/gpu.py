@@ -244,14 +244,29 @@ def power_limit_below_default(rig: Rig, ctx: Context):
 
 
 def _flagged(
-    ctx: Context, gpus: list[int], state: tuple[str, bool], message: str, source: str, fix: str
+    ctx: Context,
+    rig: Rig,
+    state: tuple[str, bool],
+    what: str,
+    texts: tuple[str, str, str],
+    absent_when_unsupported: bool = False,
 ) -> Iterator[Finding]:
     """One finding for the GPUs whose boolean setting ``state`` = (name, wrong value) is wrong; none if no GPU is.
-
-    ``message`` names the GPUs as ``{gpus}``.
-    """
+    A GPU that does not report the setting (``what`` in words) is not checked, unless ``absent_when_unsupported``
+    and the GPU says it has no such setting. ``texts``: the message (naming the GPUs as ``{gpus}``), the expected
+    value's source and the fix."""
+    name, wrong = state
+    message, source, fix = texts
+    gpus = []
+    for g in rig.gpus:
+        value = getattr(g, name)
+        if value is None:
+            reason = g.why(name)
+            if not (absent_when_unsupported and reason and "not supported" in reason):
+                yield ctx.not_checked(missing(g, name, what), gpus=[g.index])
+        elif value is wrong:
+            gpus.append(g.index)
     if gpus:
-        name, wrong = state
         yield ctx.finding(
             message.format(gpus=gpu_list(gpus)),
             gpus=gpus,
@@ -282,20 +297,12 @@ def persistence_mode_off(rig: Rig, ctx: Context):
     How to fix
         Enable the persistence daemon (systemctl enable --now nvidia-persistenced) or, legacy, nvidia-smi -pm 1.
     """
-    off = []
-    for g in rig.gpus:
-        if g.persistence_mode is None:
-            yield ctx.not_checked(missing(g, "persistence_mode", "persistence mode"), gpus=[g.index])
-        elif g.persistence_mode is False:
-            off.append(g.index)
-    yield from _flagged(
-        ctx,
-        off,
-        ("persistence_mode", False),
+    texts = (
         "persistence mode is off on {gpus}: every job start re-initialises the GPUs",
         "NVIDIA Driver Persistence documentation",
         "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 as root)",
     )
+    yield from _flagged(ctx, rig, ("persistence_mode", False), "persistence mode", texts)
 
 
 @rule("GA314", "mig-enabled", area="gpu", severity="warn")
@@ -316,23 +323,13 @@ def mig_enabled(rig: Rig, ctx: Context):
     How to fix
         Disable MIG for training: nvidia-smi -i N -mig 0 (as root, GPU idle), then reset the GPU.
     """
-    on = []
-    for g in rig.gpus:
-        if g.mig_mode is None:
-            reason = g.why("mig_mode")
-            if reason and "not supported" in reason:
-                continue  # a GPU without MIG cannot have it enabled
-            yield ctx.not_checked(missing(g, "mig_mode", "MIG mode"), gpus=[g.index])
-        elif g.mig_mode:
-            on.append(g.index)
-    yield from _flagged(
-        ctx,
-        on,
-        ("mig_mode", True),
+    texts = (
         "MIG is enabled on {gpus}: training sees small slices without NVLink or P2P",
         "NVIDIA MIG User Guide",
         "nvidia-smi -i N -mig 0 (as root, GPU idle), then reset the GPU",
     )
+    # A GPU without MIG cannot have it enabled: not a gap in the facts.
+    yield from _flagged(ctx, rig, ("mig_mode", True), "MIG mode", texts, absent_when_unsupported=True)
 
 
 def _lost(g: Gpu) -> str | None:
