@@ -78,8 +78,13 @@ class Row:
             "title": b.title,
             "origin": b.origin,
             "kind": b.kind,
-            "gpu": b.gpu.name,
+            "gpu": b.gpu_label,
             "gpu_count": b.count,
+            **(
+                {"gpu_kinds": [{"gpu": g.name, "count": n} for g, n in b.mix], "pace_gpu": b.gpu.name}
+                if b.mixed
+                else {}
+            ),
             "nodes": b.nodes,
             "network": b.network,
             "cpu": b.cpu.name if b.cpu else None,
@@ -178,11 +183,11 @@ def evaluate_build(
         from gpuadvisor.plan.storage import add_drive_price
 
         add_drive_price(row.cost, b.storage, b.nodes, b.rent)
-    if own.have:
+    if own.have and not b.owned:
         from gpuadvisor.plan.owned import apply_owned
 
         apply_owned(row.cost, b, prices, own.have)
-    row.layout_notes += list(b.notes) + list(row.cost.notes)
+    row.layout_notes += list(b.notes) + list(row.cost.notes) + mixed_notes(b)
     if b.rig is not None:  # a machine on offer: its own facts
         rig = b.rig
     else:
@@ -228,7 +233,9 @@ def evaluate_build(
         from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES
 
         split = need.engine in LAYER_SPLIT_ENGINES
-        row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=split)
+        row.serving = serving_throughput(
+            adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=split, cards=b.cards if b.mixed else None
+        )
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis
@@ -264,6 +271,17 @@ def evaluate_build(
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
+
+
+def mixed_notes(b: Build) -> list[str]:
+    """How a build of more than one GPU kind is judged."""
+    if not b.mixed:
+        return []
+    return [
+        f"mixed GPUs ({b.gpu_label}): training and tensor-parallel serving run at the slowest card's pace "
+        f"({b.gpu.name}) on the smallest card's memory; a layer-split engine (llama.cpp, Ollama) gives each card "
+        "layers in proportion to its memory and each runs its share at its own speed"
+    ]
 
 
 HOST_RAM_SHORT = re.compile(r"needs ([\d,.]+) GiB of host RAM per node > ([\d,.]+) GiB usable")
@@ -308,14 +326,15 @@ def _on_circuit(row: Row, circuit: Any) -> None:
 
     b, c = row.build, row.cost
     assert c is not None
-    fit = circuit_fit(c.power_w / b.nodes, [b.gpu.tdp_w or 0.0] * b.count, b.psus, circuit)
+    boards = [g.tdp_w or 0.0 for g in b.cards]
+    fit = circuit_fit(c.power_w / b.nodes, boards, b.psus, circuit)
     row.circuit = fit
     if fit.fits:
         return
     if fit.cap_w is None or fit.speed_fraction is None:
         row.fits_circuit_reason = f"over the circuit: {fit.text}"
         return
-    saved = ((b.gpu.tdp_w or 0.0) - fit.cap_w) * b.count * b.nodes
+    saved = sum(max(w - fit.cap_w, 0.0) for w in boards) * b.nodes
     c.power_w -= saved
     c.power_basis += f"; GPUs capped at {fit.cap_w:g} W for the circuit"
     if row.tokens_per_second:

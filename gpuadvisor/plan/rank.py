@@ -158,7 +158,7 @@ def _choose(ok: list[Row], need: Need, own: Ownership) -> tuple[list[str], Verdi
     ]
     rate = best.cost.rent_usd_per_hour if best.build.rent and best.cost else None
     price = f"US${rate:,.2f}/h" if rate else _usd(_budget_cost(best))
-    verb = "" if best.build.title.lower().startswith(kind) else f"{kind} "
+    verb = "" if best.build.owned or best.build.title.lower().startswith(kind) else f"{kind} "
     out = [
         f"Recommended: {verb}{best.build.title} ({price}): "
         f"{_cost_text(best, need)}{_time(best, need)}, "

@@ -50,7 +50,7 @@ LAYER_SPLIT = (
 
 
 def serving_throughput(
-    advice: Advice, *, gpus: int, spec: Any, workload: Any, layer_split: bool = False
+    advice: Advice, *, gpus: int, spec: Any, workload: Any, layer_split: bool = False, cards: list[Any] | None = None
 ) -> Serving | None:
     """The fastest way to serve the workload's concurrency on the build: over every tensor-parallel size the
     advisor found to fit (its pick is the smallest; a larger one reads the weights fewer times per token),
@@ -62,14 +62,21 @@ def serving_throughput(
     for c in advice.serving:
         if not c.fits:
             continue
-        s = _one(c, gpus=gpus, spec=spec, workload=workload, link_gbps=link, layer_split=layer_split)
+        s = _one(c, gpus=gpus, spec=spec, workload=workload, link_gbps=link, layer_split=layer_split, cards=cards)
         if s is not None and (best is None or s.tokens_per_second > best.tokens_per_second * 1.001):
             best = s
     return best
 
 
 def _one(
-    c: ServingCandidate, *, gpus: int, spec: Any, workload: Any, link_gbps: float | None, layer_split: bool = False
+    c: ServingCandidate,
+    *,
+    gpus: int,
+    spec: Any,
+    workload: Any,
+    link_gbps: float | None,
+    layer_split: bool = False,
+    cards: list[Any] | None = None,
 ) -> Serving | None:
     from gpuadvisor.advisor import serving as SV
 
@@ -80,16 +87,8 @@ def _one(
     replicas = max(1, min(gpus // tp, concurrency))
     per = math.ceil(concurrency / replicas)
     if layer_split:  # the group's memory, one GPU's bandwidth, no tensor-parallel all-reduce
-        kv = c.kv_cache_budget_bytes * tp if c.kv_cache_budget_bytes else None
-        res = SV.predict_workload(
-            dataclasses.replace(workload, concurrency=per),
-            spec,
-            1,
-            cuda_memory_bytes=c.capacity_bytes * tp,
-            nvlink=False,
-            link_gbps=None,
-            kv_budget_bytes=kv,
-        )
+        group = sorted(cards, key=lambda g: -g.memory_bandwidth_gbps)[:tp] if cards else [spec] * tp
+        res = _layer_split(c, group, dataclasses.replace(workload, concurrency=per))
     else:
         res = SV.predict_workload(
             dataclasses.replace(workload, concurrency=per),
@@ -123,3 +122,38 @@ def _one(
         low_high,
         basis,
     )
+
+
+def _layer_split(c: ServingCandidate, group: list[Any], workload: Any) -> Any:
+    """One layer-split group: each GPU holds layers in proportion to its memory (llama.cpp's default
+    --tensor-split) and runs them at its own speed, one GPU after another, so a token takes the time-weighted sum
+    of the cards' times; one kind of card is its own time."""
+    from gpuadvisor.advisor import serving as SV
+
+    tp = len(group)
+    kv = c.kv_cache_budget_bytes * tp if c.kv_cache_budget_bytes else None
+    memory = sum(g.memory_bytes for g in group)
+    results = []
+    for g in {g.id: g for g in group}.values():
+        share = sum(x.memory_bytes for x in group if x.id == g.id) / memory
+        r = SV.predict_workload(
+            workload, g, 1, cuda_memory_bytes=c.capacity_bytes * tp, nvlink=False, link_gbps=None, kv_budget_bytes=kv
+        )
+        results.append((share, r))
+    if len(results) == 1 or not all(r.fits and r.output_tokens_per_second for _, r in results):
+        return results[0][1]
+    pace = min((r for _, r in results), key=lambda r: r.output_tokens_per_second)
+    seconds = sum(share / r.output_tokens_per_second for share, r in results)  # per output token of the group
+    scale = 1.0 / seconds / pace.output_tokens_per_second
+    out = dataclasses.replace(pace)
+    out.output_tokens_per_second = pace.output_tokens_per_second * scale
+    out.output_tokens_per_second_per_user = pace.output_tokens_per_second_per_user * scale
+    out.decode_step_s = sum(share * r.decode_step_s for share, r in results)
+    out.itl_s = sum(share * r.itl_s for share, r in results)
+    out.ttft_s = sum(share * r.ttft_s for share, r in results)
+    b = pace.band.get("output_tokens_per_second") if pace.band else None
+    if b is not None:
+        out.band = dict(pace.band) | {
+            "output_tokens_per_second": dataclasses.replace(b, low=b.low * scale, high=b.high * scale)
+        }
+    return out
