@@ -11,7 +11,7 @@ from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
 from gpuadvisor.plan.costs import Cost, JobCost, Ownership, average_draw, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
-from gpuadvisor.plan.serving import Serving, serving_throughput
+from gpuadvisor.plan.serving import Serving, advisor_serving, serving_throughput
 from gpuadvisor.text import plural
 
 # Rules that judge the design of a machine (not its health or software, which a planned machine has no facts of).
@@ -233,9 +233,12 @@ def evaluate_build(
         from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES
 
         split = need.engine in LAYER_SPLIT_ENGINES
-        row.serving = serving_throughput(
-            adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=split, cards=b.cards if b.mixed else None
-        )
+        if split:  # timed by the plan: the advisor's memory accounting is vLLM's
+            row.serving = serving_throughput(
+                adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=True, cards=b.cards if b.mixed else None
+            )
+        else:  # the advisor's pick, its engine and its replicas over every GPU of the build
+            row.serving = advisor_serving(adv, row.need_concurrency(need))
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis

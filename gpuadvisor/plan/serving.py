@@ -1,4 +1,5 @@
-"""Serving throughput of a build: the advisor's serving model (gpuadvisor.advisor.serving: prefill and decode
+"""Serving throughput of a build: the advisor's pick for tensor-parallel engines (advisor_serving), and for a
+layer-split engine the advisor's serving model (gpuadvisor.advisor.serving: prefill and decode
 timed separately, continuous batching bounded by the KV cache, tensor-parallel all-reduces, weight and KV-cache
 quantisation; fitted on published NVIDIA NIM and vLLM benchmarks, with the band from the held-out runs) for every
 tensor-parallel size the advisor found to fit, as replicas of it on the build's GPUs sharing the concurrency.
@@ -17,7 +18,9 @@ ASSUMPTIONS = (
     "serving: the advisor's serving model (prefill compute-bound, decode bandwidth-bound, continuous batching at "
     "the given concurrency bounded by the KV cache; fitted on published NVIDIA NIM and vLLM benchmarks); a build "
     "with more GPUs than one tensor-parallel group serves replicas of it, each taking an equal share of the "
-    "concurrent requests (a load balancer in front, assumed)"
+    "concurrent requests (a load balancer in front, assumed); the advisor's pick and replicas, over every GPU of the "
+    "build, except that a pipeline split across nodes gives way to one node's group with replicas when that fits (a "
+    "token passes the stages in turn)"
 )
 
 
@@ -47,6 +50,43 @@ LAYER_SPLIT = (
     "timed as one GPU of the group's memory with one GPU's bandwidth, on the advisor's serving model (its step "
     "overheads are vLLM's)"
 )
+
+
+def advisor_serving(advice: Advice, concurrency: int) -> Serving | None:
+    """The advisor's own pick (gpuadvisor.advisor.inference: every tensor-parallel size with as many replicas as the
+    whole build holds, across its nodes, timed on the workload's engine; the fastest that fits), as the plan's
+    row. None when nothing fits or the GPU has no datasheet rates."""
+    pick = advice.pick
+    if not advice.fits or not isinstance(pick, ServingCandidate) or pick.serving is None or not pick.serving.fits:
+        return None
+    if pick.pipeline_parallel_size > 1:  # stages across nodes run in turn for a token: the node's own group
+        within = [
+            c
+            for c in advice.serving
+            if c.fits and c.pipeline_parallel_size == 1 and c.serving is not None and c.serving.fits
+        ]
+        if within:
+            pick = max(within, key=lambda c: c.serving.output_tokens_per_second if c.serving else 0.0)
+            assert pick.serving is not None
+    r = pick.serving
+    replicas = max(1, pick.replicas)
+    band = r.band.get("output_tokens_per_second") if r.band else None
+    return Serving(
+        replicas,
+        pick.tensor_parallel_size * pick.pipeline_parallel_size,
+        math.ceil(max(1, concurrency) / replicas),
+        r.decode_step_s * 1e3,
+        r.decode_bound,
+        pick.name.split(" x")[0],
+        r.output_tokens_per_second,
+        r.output_tokens_per_second_per_user,
+        r.ttft_s,
+        r.itl_s,
+        (float(band.low), float(band.high)) if band else None,
+        f"{band.coverage} (ratio x{band.ratio_low:.2f}-x{band.ratio_high:.2f}, held-out published serving runs)"
+        if band
+        else None,
+    )
 
 
 def serving_throughput(
