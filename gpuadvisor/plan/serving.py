@@ -67,8 +67,9 @@ def advisor_serving(advice: Advice, concurrency: int) -> Serving | None:
         ]
         if within:
             pick = max(within, key=lambda c: c.serving.output_tokens_per_second if c.serving else 0.0)
-            assert pick.serving is not None
     r = pick.serving
+    if r is None:
+        return None
     replicas = max(1, pick.replicas)
     band = r.band.get("output_tokens_per_second") if r.band else None
     return Serving(
