@@ -130,3 +130,22 @@ def test_add_needs_what_it_is_added_to(capsys):
     ):
         code, _, err = cli(capsys, "plan", "1x4090-7950x", "--model", "llama-3-8b", *args)
         assert code == 2 and len(err.strip().splitlines()) == 1 and says in err, err
+
+
+def test_two_more_cards_for_one_stream_on_llama_cpp_gain_what_llama_cpp_measures(capsys):
+    """I own 2x RTX 3090: add two more, or sell them for 2x RTX 5090? For one stream of 70B at 4-bit on llama.cpp
+    the published gain of two more 3090s is 16.29 -> 16.89 tokens/s (+3.7 %): the upgrade is not worth its
+    platform, and the owned pair as it is (nothing to buy) is recommended over it."""
+    args = ["--model", "llama-3-70b", "--task", "inference", "--context", "4096", "--concurrency", "1"]
+    args += ["--weights", "awq-4bit", "--engine", "llama.cpp", "--format", "json"]
+    code, out, err = cli(capsys, "plan", "2x5090-9950x", "--have", "2x rtx-3090", "--add", "2x rtx-3090", *args)
+    assert code == 0, err
+    d = json.loads(out)
+    rows = {r["build"]: r for r in d["builds"]}
+    owned, up = rows["owned:2xrtx-3090"], rows["upgrade:2xrtx-3090+2xrtx-3090"]
+    assert owned["owned"] and up["owned"]
+    assert 0.97 <= up["tokens_per_second"] / owned["tokens_per_second"] <= 16.89 / 16.29 * 1.03
+    assert d["verdict"]["build"] == "owned:2xrtx-3090"
+    assert not any("owned:" in line and "beats renting" in line for line in d["recommendation"])
+    # selling the pair for two 5090s: their price less the pair's sale (US$700 used, less eBay's 12.9 %)
+    assert rows["2x5090-9950x"]["cost"]["purchase_usd"] == pytest.approx(2 * 1999 + 649 + 2800 - 2 * 700 * 0.871)

@@ -78,6 +78,7 @@ class Row:
             "title": b.title,
             "origin": b.origin,
             "kind": b.kind,
+            **({"owned": True} if b.owned else {}),
             "gpu": b.gpu_label,
             "gpu_count": b.count,
             **(

@@ -48,7 +48,7 @@ def owned_machine(ref: str | None, have: tuple[tuple[str, int], ...]) -> Build |
     return dataclasses.replace(
         b,
         name=f"owned:{n}x{gid}",
-        title=f"your {title} (owned, as it is; the platform assumed as built-in build {b.name}'s)",
+        title=f"your {title} (owned, as it is; platform assumed as built-in {b.name}'s)",
         owned=True,
     )
 
