@@ -149,3 +149,11 @@ def test_two_more_cards_for_one_stream_on_llama_cpp_gain_what_llama_cpp_measures
     assert not any("owned:" in line and "beats renting" in line for line in d["recommendation"])
     # selling the pair for two 5090s: their price less the pair's sale (US$700 used, less eBay's 12.9 %)
     assert rows["2x5090-9950x"]["cost"]["purchase_usd"] == pytest.approx(2 * 1999 + 649 + 2800 - 2 * 700 * 0.871)
+
+
+def test_simulate_takes_a_mixed_build_file(tmp_path):
+    from gpuadvisor.plan.simulate import simulate_any
+
+    rig = simulate_any(_file(tmp_path, "mixed", 'gpu = ["1x rtx-4090", "1x rtx-3090"]'))
+    assert [g.name for g in rig.gpus] == ["NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090"]
+    assert [g.memory_total_bytes for g in rig.gpus][0] > 0
