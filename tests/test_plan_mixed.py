@@ -157,3 +157,14 @@ def test_simulate_takes_a_mixed_build_file(tmp_path):
     rig = simulate_any(_file(tmp_path, "mixed", 'gpu = ["1x rtx-4090", "1x rtx-3090"]'))
     assert [g.name for g in rig.gpus] == ["NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 3090"]
     assert [g.memory_total_bytes for g in rig.gpus][0] > 0
+
+
+def test_an_owned_card_in_a_mixed_build_costs_nothing(tmp_path):
+    from gpuadvisor.plan import Ownership
+    from gpuadvisor.plan.owned import parse_have
+
+    b = load_build(_file(tmp_path, "mixed", 'gpu = ["1x rtx-4090", "1x rtx-3090"]'))
+    own = Ownership(have=parse_have(("1x rtx-3090",)))
+    p = run_plan([b], Need(task="qlora", tokens=2e8), {"model": "llama-3-8b"}, prices=load_prices(), own=own)
+    assert p.rows[0].cost is not None
+    assert p.rows[0].cost.purchase_usd == pytest.approx(1700 + 699 + 2500)  # the 3090 owned: the 4090 and the rest
