@@ -243,6 +243,8 @@ def evaluate_build(
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis
+            if split and row.need_concurrency(need) == 1:
+                row.layout_notes.append(_one_stream(row.serving, workload))
         if row.serving and row.serving.tensor_parallel != (pick.gpus if isinstance(pick, ServingCandidate) else 1):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
             row.reason = (
@@ -275,6 +277,16 @@ def evaluate_build(
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
+
+
+def _one_stream(s: Serving, workload: Any) -> str:
+    """One stream on a layer-split engine: the writing speed (llama.cpp's tg figure) and the prompt's wait."""
+    inp, out, _ = workload.serving_lengths
+    g = s.generation_tokens_per_second or 0.0
+    return (
+        f"one stream writes at {g:,.1f} tokens/s once its {inp:,}-token prompt is read ({s.ttft_s:,.1f} s): "
+        f"{s.tokens_per_second:,.1f} tokens/s over each {inp:,} + {out:,}-token request (--input-len, --output-len)"
+    )
 
 
 def mixed_notes(b: Build) -> list[str]:

@@ -39,8 +39,16 @@ class Serving:
     band: tuple[float, float] | None  # output tokens/s of the build, from the held-out published runs
     band_basis: str | None
 
+    @property
+    def generation_tokens_per_second(self) -> float | None:
+        """One sequence's writing speed once its prompt is read (1 / the inter-token latency): what llama.cpp's
+        tg figures and a chat user's eye measure, where tokens_per_second also counts each request's prompt."""
+        return 1.0 / self.itl_s if self.itl_s > 0 else None
+
     def to_dict(self) -> dict[str, Any]:
-        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in dataclasses.asdict(self).items()}
+        out = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in dataclasses.asdict(self).items()}
+        g = self.generation_tokens_per_second
+        return out | {"generation_tokens_per_second": round(g, 3) if g else None}
 
 
 LAYER_SPLIT_ENGINES = ("llama.cpp", "ollama")
