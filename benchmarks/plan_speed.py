@@ -96,3 +96,7 @@ def stages() -> None:
         print(f"    {label:44s} {spent.get(label, 0.0):5.2f} s")
     counted = sum(v for k, v in spent.items() if not k.startswith(" ") and "copying" not in k)
     print(f"    {'the plan itself (costs, copies, ranking)':44s} {total - counted:5.2f} s")
+
+
+if __name__ == "__main__":
+    main()
