@@ -51,6 +51,51 @@ def main() -> None:
     print(
         f"  in process: {len(builds)} builds in {dt:.2f} s ({dt / len(builds) * 1000:.0f} ms per build; CPU {dc:.2f} s)"
     )
+    stages()
+
+
+def stages() -> None:
+    """Where the CPU of one plan goes (70B training on the built-in builds, in process, after start-up): the
+    simulation of each build's rig, the advisor (its smallest-rig search once per workload), the rules, the rest."""
+    import copy
+
+    import gpuadvisor.advisor.advice as advice
+    import gpuadvisor.advisor.search as search
+    import gpuadvisor.collect as collect
+    import gpuadvisor.rules as rules
+    from gpuadvisor.catalog.platforms import load_prices
+    from gpuadvisor.plan import Need, builtin_builds, run_plan
+
+    spent: dict[str, float] = {}
+
+    def timed(mod: object, name: str, label: str) -> None:
+        f = getattr(mod, name)
+
+        def wrapper(*a: object, **k: object) -> object:
+            t = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - t
+
+        setattr(mod, name, wrapper)
+
+    timed(collect, "simulate_description", "simulating the rigs (fake sysfs on disk)")
+    timed(advice, "advise", "the advisor")
+    timed(search, "_search", "  of which its smallest-rig search")
+    timed(rules, "evaluate", "the rules")
+    timed(copy, "deepcopy", "copying simulated rigs")
+    search._FOUND.clear()
+    c = time.process_time()
+    run_plan(builtin_builds(), Need(task="train", tokens=2e10), {"model": "llama-3-70b"}, prices=load_prices())
+    total = time.process_time() - c
+    print(f"  where one 70B training plan's {total:.2f} s CPU goes (in process):")
+    order = ["simulating the rigs (fake sysfs on disk)", "the advisor", "  of which its smallest-rig search"]
+    order += ["the rules", "copying simulated rigs"]
+    for label in order:
+        print(f"    {label:44s} {spent.get(label, 0.0):5.2f} s")
+    counted = sum(v for k, v in spent.items() if not k.startswith(" ") and "copying" not in k)
+    print(f"    {'the plan itself (costs, copies, ranking)':44s} {total - counted:5.2f} s")
 
 
 if __name__ == "__main__":

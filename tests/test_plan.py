@@ -115,7 +115,7 @@ def test_reference_prices_carry_date_and_source():
     assert "launch MSRP US$1,599" in p.gpu["rtx-4090"].source
     assert p.gpu["rtx-5090"].label() == "launch MSRP reference price, 2025-01"
     # several providers; the plan rents at the cheapest on-demand offer
-    assert p.cloud["h100-sxm5-80gb"].usd == 2.99 and "Lambda" in p.cloud["h100-sxm5-80gb"].source
+    assert p.cloud["h100-sxm5-80gb"].usd == 2.79 and "RunPod" in p.cloud["h100-sxm5-80gb"].source
     assert {o.provider for o in p.cloud_offers["h100-sxm5-80gb"]} == {"Lambda", "AWS", "RunPod"}
     for table in (p.gpu, p.cpu, p.system, p.cloud):
         for price in table.values():

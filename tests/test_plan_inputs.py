@@ -46,8 +46,9 @@ def test_cloud_prices_come_from_several_providers_and_consumer_gpus_can_be_rente
     assert {"Lambda", "AWS", "RunPod"} <= providers
     for gpu in ("rtx-3090", "rtx-4090", "rtx-5090"):  # a homelab build gets a break-even against renting
         assert gpu in p.cloud
-    # the rent used is the cheapest on-demand offer: H100 SXM at Lambda's US$2.99 over RunPod's US$4.76
-    assert p.cloud["h100-sxm5-80gb"].usd == 2.99
+    # the rent used is the cheapest on-demand offer: H100 SXM at RunPod Secure Cloud's 8x US$2.79 (2026-04) over
+    # Lambda's US$2.99 (2025) and RunPod's single H100 at US$4.76
+    assert p.cloud["h100-sxm5-80gb"].usd == 2.79
 
 
 def test_launch_prices_are_labelled_as_such():

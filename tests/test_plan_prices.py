@@ -33,3 +33,11 @@ def test_a_recommendation_driven_by_an_old_price_says_so(tmp_path, capsys):
     assert code == 0, err
     rec = " ".join(out.split()).split("Recommendation:")[1].split(" - ")[1]
     assert rec.startswith("Recommended:") and "system price is from 2025-01" in rec and "check a current price" in rec
+
+
+def test_the_default_catalogue_says_when_its_rent_drives_the_recommendation(capsys):
+    # the shipped H100 SXM rows are from 2026-04 at the newest: more than six months old from 2026-11 on
+    code, out, err = cli(capsys, "plan", "rent-8xh100", "--model", "llama-3-8b", "--task", "qlora", "--tokens", "1e8")
+    assert code == 0, err
+    rec = " ".join(out.split()).split("Recommendation:")[1].split(" - ")[1]
+    assert rec.startswith("Recommended:") and "cloud price of NVIDIA H100 SXM5 80GB is from 2026-04" in rec

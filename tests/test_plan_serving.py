@@ -54,3 +54,18 @@ def test_plan_serving_matches_published_nim(case, tmp_path):
 
 def test_cases_cover_concurrency_1_to_50():
     assert sorted(c["concurrency"] for c in CASES) == [1, 5, 25, 50]
+
+
+def test_two_nodes_serve_replicas_on_every_gpu_of_the_build():
+    """The advisor's pick with its replicas over the whole build: two nodes of 8x H100 hold twice the replicas of
+    one (the serving call is given every GPU of the build, not one node's)."""
+    from gpuadvisor.catalog.platforms import load_prices
+    from gpuadvisor.plan import Need, load_build, run_plan
+
+    builds = [load_build("rent-8xh100"), load_build("rent-2x8xh100-ib")]
+    need = Need(task="inference", context=8192, concurrency=64)
+    p = run_plan(builds, need, {"model": "llama-3-70b"}, prices=load_prices())
+    one, two = (next(r for r in p.rows if r.build.name == n) for n in ("rent-8xh100", "rent-2x8xh100-ib"))
+    assert one.serving and two.serving
+    assert two.serving.tensor_parallel * two.serving.replicas == 16  # every GPU of both nodes serves
+    assert (two.tokens_per_second or 0) > 1.5 * (one.tokens_per_second or 0)

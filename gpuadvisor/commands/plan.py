@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import click
@@ -73,8 +74,17 @@ def _positive(name: str, v: float | None, *, allow_zero: bool = False) -> float 
     "have",
     multiple=True,
     metavar="NxGPU",
-    help="GPUs you own, e.g. 2x rtx-3090: a build that uses them counts them at zero cost, one that does not sells "
-    "them (used price less the selling cost).",
+    help="GPUs you own, e.g. 2x rtx-3090, or the machine you own as a build file (or built-in build name): a build "
+    "that uses them counts them at zero cost, one that does not sells them (used price less the selling cost); the "
+    "owned machine as it is is a candidate.",
+)
+@click.option(
+    "--add",
+    "add",
+    multiple=True,
+    metavar="NxGPU",
+    help="Cards to add to the machine you own (--have), e.g. 2x rtx-3090: the upgrade is a candidate, priced as the "
+    "cards plus the platform changes they need (PSU, risers, a board with more slots).",
 )
 @click.option(
     "--keep-using",
@@ -193,6 +203,7 @@ def plan(
     months: float | None,
     circuit: str | None,
     have: tuple[str, ...],
+    add: tuple[str, ...],
     keep_using: bool,
     hours_per_day: float | None,
     resale: float | None,
@@ -255,7 +266,6 @@ def plan(
     from gpuadvisor.plan import run_plan
     from gpuadvisor.plan.costs import DEFAULT_HOURS_PER_DAY, DEFAULT_KWH_USD, DEFAULT_MONTHS, Ownership
     from gpuadvisor.plan.evaluate import Need
-    from gpuadvisor.plan.owned import parse_have
 
     plan_outputs(
         {"--json": json_path, "--html": html_path},
@@ -300,7 +310,8 @@ def plan(
     if task == "inference" and tokens is not None:
         raise InputError("--tokens is a training budget: for --task inference give --context and --concurrency")
     price_table = load_prices(prices)
-    candidates = _candidates(builds, nvidia_smi_dirs, offer_prices, offer_ram)
+    owned_gpus, owned = _owned(have, add, price_table)
+    candidates = _candidates(builds, nvidia_smi_dirs, offer_prices, offer_ram) + owned
     calibration = None
     if calibrate_from:
         from gpuadvisor.plan.calibrate import load_calibration
@@ -344,7 +355,7 @@ def plan(
         finance_apr=finance_apr or 0.0,
         given=tuple(k for k, v in given.items() if v is not None),
         keep_using=keep_using,
-        have=parse_have(have),
+        have=owned_gpus,
     )
     from gpuadvisor.power import parse_circuit
 
@@ -377,6 +388,45 @@ def plan(
     from gpuadvisor.render.text.plan import render_text
 
     click.echo(render_text(result), nl=False)
+
+
+def _owned(have: tuple[str, ...], add: tuple[str, ...], prices: Any) -> tuple[tuple[tuple[str, int], ...], list[Any]]:
+    """What the buyer owns: the GPUs (--have NxGPU, and those of an owned machine), and the candidates it makes:
+    the owned machine as it is and, with --add, its upgrade."""
+    from pathlib import Path
+
+    from gpuadvisor.plan.build import builtin_names
+    from gpuadvisor.plan.owned import parse_have
+    from gpuadvisor.plan.upgrade import owned_machine, parse_add, upgraded
+
+    def machine(h: str) -> bool:
+        return h.endswith(".toml") or "/" in h or h.startswith("preset:") or h in builtin_names() or Path(h).exists()
+
+    for opt, items in (("--have", have), ("--add", add)):
+        bare = next((h for h in items if re.fullmatch(r"\s*\d{1,3}\s*x\s*", h)), None)
+        if bare is not None:
+            raise InputError(f'{opt} {bare}: the GPU is missing: quote the pair, e.g. {opt} "{bare.strip()} rtx-3090"')
+    refs = [h for h in have if machine(h)]
+    if len(refs) > 1:
+        raise InputError(f"--have given {len(refs)} machines ({', '.join(refs)}): give the one you own")
+    gpus = parse_have(tuple(h for h in have if not machine(h)))
+    kinds = parse_add(add)
+    if kinds and not have:
+        raise InputError("--add: cards added to what? Give the machine or GPUs you own with --have")
+    base = owned_machine(refs[0] if refs else None, gpus) if (refs or kinds) else None
+    if kinds and base is None:
+        raise InputError(
+            "--add: the machine the GPUs sit in is not known: give it as a build file, e.g. --have mybox.toml "
+            "(gpu, count, cpu, psu_watts)"
+        )
+    if base is None:
+        return gpus, []
+    if refs:
+        merged = dict(gpus)
+        for g, n in base.kinds:
+            merged[g.id] = merged.get(g.id, 0) + n
+        gpus = tuple(merged.items())
+    return gpus, [base] + ([upgraded(base, kinds, prices)] if kinds else [])
 
 
 def _candidates(

@@ -25,7 +25,7 @@ COMPACT_KEYS = {
     "name": str,
     "title": str,
     "description": str,
-    "gpu": str,
+    "gpu": (str, list),
     "count": int,
     "cpu": str,
     "sockets": int,
@@ -116,6 +116,30 @@ class Build:
     nodes: int = 1  # identical nodes of ``count`` GPUs each, joined by ``network``
     network: str | None = None
     storage: Any = None  # the [storage] table parsed: gpuadvisor.plan.storage.Storage
+    # More than one GPU kind (a mixed build): (GPU, how many) in slot order; ``gpu`` is then the card that sets
+    # the pace (the slowest), ``count`` all of them. Empty for a build of one kind.
+    mix: tuple[tuple[GpuSpec, int], ...] = ()
+    owned: bool = False  # the buyer's own machine (--have): only what is added to it is bought
+    extra_cost: list[tuple[float, str]] = field(default_factory=list)  # what an owned machine's upgrade buys
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.mix) > 1
+
+    @property
+    def kinds(self) -> tuple[tuple[GpuSpec, int], ...]:
+        """(GPU, how many per node) of every kind in the build, in slot order."""
+        return self.mix if self.mix else ((self.gpu, self.count),)
+
+    @property
+    def cards(self) -> list[GpuSpec]:
+        """Every GPU of one node, in slot order."""
+        return [g for g, n in self.kinds for _ in range(n)]
+
+    @property
+    def gpu_label(self) -> str:
+        """The GPUs as a buyer says them: "RTX 4090" or "1x RTX 4090 + 1x RTX 3090"."""
+        return " + ".join(f"{n}x {g.name}" for g, n in self.mix) if self.mixed else self.gpu.name
 
     @property
     def inter_node_gbps(self) -> float | None:
@@ -235,9 +259,56 @@ def _check_compact_keys(origin: str, text: str, data: dict[str, Any]) -> None:
     for k, kind in COMPACT_KEYS.items():
         _typed(origin, text, data, k, kind)
     for req in ("name", "gpu", "count"):
-        if req not in data:
+        if req not in data and not (req == "count" and isinstance(data.get("gpu"), list)):
             raise InputError(f"{origin}: {req}: missing (a build names at least name, gpu and count)")
     _check_name(origin, text, data)
+
+
+def pace_card(specs: Any) -> GpuSpec:
+    """The card that sets the pace of a group of GPUs that wait for each other: the slowest (bf16 peak, else fp32,
+    as the advisor sizes a mixed rig)."""
+    return min(specs, key=lambda s: (s.tflops.get("bf16") or s.tflops.get("fp32") or 0.0, s.memory_bandwidth_gbps))
+
+
+GPU_ITEM = re.compile(r"\s*(?:(\d{1,3})\s*x\s*)?(.+?)\s*")
+
+
+def parse_gpu_kinds(items: list[Any], where: str) -> tuple[tuple[GpuSpec, int], ...]:
+    """``["1x rtx-4090", "1x rtx-3090"]`` -> ((GPU, count), ...) in the order given, one kind once."""
+    from gpuadvisor.catalog.platforms import resolve_gpu
+
+    out: dict[str, tuple[GpuSpec, int]] = {}
+    for item in items:
+        m = GPU_ITEM.fullmatch(item) if isinstance(item, str) else None
+        if not m or not m[2]:
+            raise InputError(f'{where}: {item!r}: expected NxGPU, e.g. "2x rtx-3090"')
+        n = int(m[1] or 1)
+        if not 1 <= n <= MAX_GPUS:
+            raise InputError(f"{where}: {item!r}: 1 to {MAX_GPUS} GPUs")
+        g = resolve_gpu(m[2], f"{where}: {item!r}")
+        out[g.id] = (g, out[g.id][1] + n if g.id in out else n)
+    if not out:
+        raise InputError(f'{where}: no GPUs listed (e.g. ["1x rtx-4090", "1x rtx-3090"])')
+    return tuple(out.values())
+
+
+def _compact_gpus(origin: str, text: str, data: dict[str, Any]) -> tuple[GpuSpec, int, tuple[tuple[GpuSpec, int], ...]]:
+    """The build's GPU (the pace card), the GPUs per node, and its kinds when it has more than one: ``gpu`` is
+    one name with ``count``, or a list of NxGPU (a mixed build)."""
+    if not isinstance(data["gpu"], list):
+        return build_gpu(origin, text, data["gpu"]), int(data["count"]), ()
+    where = f"{origin}:{_line_of(text, 'gpu') or 1}: gpu"
+    kinds = parse_gpu_kinds(data["gpu"], where)
+    total = sum(n for _, n in kinds)
+    if "count" in data and int(data["count"]) != total:
+        raise _bad(origin, text, "count", f"{data['count']} but the gpu list has {total} GPUs (leave count out)")
+    if len(kinds) == 1:
+        return kinds[0][0], total, ()
+    if data.get("rent"):
+        raise _bad(origin, text, "gpu", "a rented build is one GPU model (clouds rent one kind per machine)")
+    if data.get("fabric", "none") != "none" or data.get("layout") == "hgx":
+        raise _bad(origin, text, "gpu", 'NVLink joins cards of one model: a mixed build has fabric = "none"')
+    return pace_card(g for g, _ in kinds), total, kinds
 
 
 def _compact_cpu(origin: str, text: str, data: dict[str, Any], rent: bool) -> CpuSpec | None:
@@ -259,7 +330,7 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
     if "ports" in data or "gpus" in data:
         return _from_rig_description(data, text, origin)
     _check_compact_keys(origin, text, data)
-    gpu = build_gpu(origin, text, data["gpu"])
+    gpu, count, mix = _compact_gpus(origin, text, data)
     rent = bool(data.get("rent", False))
     cpu = _compact_cpu(origin, text, data, rent)
     fabric = data.get("fabric", "nvswitch" if data.get("layout") == "hgx" else "none")
@@ -270,7 +341,6 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         raise _bad(origin, text, "layout", f"{layout!r} is not one of {', '.join(LAYOUTS)}")
     if fabric != "none" and not gpu.nvlink_links:
         raise _bad(origin, text, "fabric", f'{gpu.name} has no NVLink: use fabric = "none"')
-    count = int(data["count"])
     if not 1 <= count <= MAX_GPUS:
         raise _bad(origin, text, "count", f"{count} GPUs: a build has 1 to {MAX_GPUS} GPUs")
     slots = data.get("slots")
@@ -318,6 +388,7 @@ def parse_build(data: dict[str, Any], text: str, origin: str) -> Build:
         nodes=nodes,
         network=network,
         storage=_storage(origin, data.get("storage")),
+        mix=mix,
     )
 
 
@@ -370,10 +441,15 @@ def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build
                 f"unknown key{nearest(k, sorted(PLAN_KEYS))} (allowed: {', '.join(sorted(PLAN_KEYS))})",
             )
     desc = parse_description(data, origin)  # every key checked, one line per mistake
-    names = {g.props["name"] for g in desc.gpus}
-    gpu = find_gpu_spec(desc.gpus[0].props["name"]) if desc.gpus else None
-    if gpu is None:
-        raise InputError(f"{origin}: gpu.name: {unknown_gpu(next(iter(names), '(none)'))}")
+    kinds: dict[str, tuple[GpuSpec, int]] = {}
+    for i, g in enumerate(desc.gpus):
+        spec = find_gpu_spec(g.props["name"])
+        if spec is None:
+            raise InputError(f"{origin}: gpus[{i}].name: {unknown_gpu(g.props['name'])}")
+        kinds[spec.id] = (spec, kinds[spec.id][1] + 1 if spec.id in kinds else 1)
+    if not kinds:
+        raise InputError(f"{origin}: gpu.name: {unknown_gpu('(none)')}")
+    gpu = pace_card(g for g, _ in kinds.values())
     host = data.get("host", {})
     cpu = (
         find_cpu(str(plan.get("cpu", host.get("cpu_model", ""))))
@@ -408,4 +484,5 @@ def _from_rig_description(data: dict[str, Any], text: str, origin: str) -> Build
         power_source=plan.get("power_source"),
         rig_description=data,
         storage=_storage(origin, plan.get("storage")),
+        mix=tuple(kinds.values()) if len(kinds) > 1 else (),
     )

@@ -132,14 +132,14 @@ def average_draw(c: Cost, b: Build, training: bool, utilisation: float | None) -
     in power_w for the PSU and the circuit."""
     if b.rent or not training:
         return
-    measured = MEASURED_TRAIN_W.get((b.gpu.id, b.count))
+    measured = None if b.mixed else MEASURED_TRAIN_W.get((b.gpu.id, b.count))
     if measured is not None:
         c.average_w = min(measured[0] * b.nodes, c.power_w)
         c.average_basis = f"measured: {measured[1]}" + (f", x {b.nodes} nodes" if b.nodes > 1 else "")
         return
     if utilisation is None or not 0 < utilisation < 1:
         return
-    gpu_w = (b.gpu.tdp_w or 0.0) * b.count * b.nodes
+    gpu_w = sum(g.tdp_w or 0.0 for g in b.cards) * b.nodes
     c.average_w = c.power_w - gpu_w * (1 - utilisation)
     c.average_basis = (
         f"the GPUs at {utilisation:.0%} of board power (the advisor's fraction of the ideal speed) and the rest "
@@ -164,6 +164,10 @@ def build_cost(b: Build, prices: Prices) -> Cost:
         _rent(c, b, prices)
         return c
     p = b.price
+    if b.owned:  # the buyer's own machine: nothing but what an upgrade adds is bought
+        c.purchase_usd = sum(v for v, _ in b.extra_cost)
+        c.purchase_basis = "owned: US$0 for what you have" + "".join(f" + {t}" for _, t in b.extra_cost)
+        return c
     if b.name in prices.system:  # a --prices row for this build (a quote) wins over the build's reference price
         sp = prices.system[b.name]
         c.purchase_usd, c.purchase_basis = sp.usd, f"system US${sp.usd:,.0f} ({sp.label()}: {sp.source})"
@@ -190,7 +194,7 @@ def _power(c: Cost, b: Build) -> None:
             f"CPU not known: assumed {b.sockets} x {cpu_w:g} W (a typical "
             f"{'server' if b.count >= 4 else 'desktop'} CPU at load)"
         )
-    pb = power_budget([b.gpu.tdp_w or 0.0] * b.count, [b.gpu.id] * b.count, cpu_w, b.sockets)
+    pb = power_budget([g.tdp_w or 0.0 for g in b.cards], [g.id for g in b.cards], cpu_w, b.sockets)
     c.psu_needed_w = pb.psu_needed_w
     if b.power_at_load_w:
         c.power_w = float(b.power_at_load_w) * b.nodes
@@ -223,16 +227,20 @@ def _parts_price(c: Cost, b: Build, prices: Prices) -> None:
     """The purchase price as the sum of its priced parts (GPUs, CPUs, the rest of the platform), or what is
     missing."""
     p = b.price
-    parts, missing = [], []
-    gp = p.get("gpu_usd") or (prices.gpu[b.gpu.id].usd if b.gpu.id in prices.gpu else None)
-    if gp:
-        ref = prices.gpu.get(b.gpu.id)
-        label = "given" if p.get("gpu_usd") or ref is None else f"{ref.label()}: {ref.source}"
-        parts.append((gp * b.count, f"{b.count} x US${gp:,.0f} GPU ({label})"))
-        if not p.get("gpu_usd") and ref is not None:
-            _stale(c, f"price of {b.gpu.name}", ref.date)
-    else:
-        missing.append(f"{b.gpu.name} has no public list price")
+    parts: list[tuple[float, str]] = []
+    missing: list[str] = []
+    given = p.get("gpu_usd") if not b.mixed else None  # one GPU price: a build of one kind
+    for g, n in b.kinds:
+        ref = prices.gpu.get(g.id)
+        gp = given or (ref.usd if ref else None)
+        if gp:
+            label = "given" if given or ref is None else f"{ref.label()}: {ref.source}"
+            what = "GPU" if not b.mixed else g.name
+            parts.append((gp * n, f"{n} x US${gp:,.0f} {what} ({label})"))
+            if not given and ref is not None:
+                _stale(c, f"price of {g.name}", ref.date)
+        else:
+            missing.append(f"{g.name} has no public list price")
     if p.get("cpu_usd"):
         parts.append((float(p["cpu_usd"]) * b.sockets, f"{b.sockets} x US${p['cpu_usd']:,.0f} CPU (given)"))
     elif b.cpu is not None:
@@ -333,9 +341,11 @@ def job_cost(
     job_usd = per_hour * hours if (per_hour is not None and hours is not None) else None
     per_m = per_hour / (tokens_per_second * 3600) * 1e6 if (per_hour is not None and tokens_per_second) else None
     be, be_basis, be_months = None, None, None
-    cloud = prices.cloud.get(b.gpu.id)
+    cloud = None if b.mixed else prices.cloud.get(b.gpu.id)
     if not b.rent and c.purchase_usd is not None:
-        if cloud:
+        if b.mixed:
+            be_basis = f"no cloud rents {b.gpu_label} as one machine: no break-even against renting"
+        elif cloud:
             rate = cloud.usd * b.total_gpus
             kept, _ = own.resale_for(b)
             net = c.purchase_usd * (1 - kept) + own.interest(c.purchase_usd)

@@ -11,7 +11,7 @@ from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
 from gpuadvisor.plan.costs import Cost, JobCost, Ownership, average_draw, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
-from gpuadvisor.plan.serving import Serving, serving_throughput
+from gpuadvisor.plan.serving import Serving, advisor_serving, serving_throughput
 from gpuadvisor.text import plural
 
 # Rules that judge the design of a machine (not its health or software, which a planned machine has no facts of).
@@ -78,8 +78,14 @@ class Row:
             "title": b.title,
             "origin": b.origin,
             "kind": b.kind,
-            "gpu": b.gpu.name,
+            **({"owned": True} if b.owned else {}),
+            "gpu": b.gpu_label,
             "gpu_count": b.count,
+            **(
+                {"gpu_kinds": [{"gpu": g.name, "count": n} for g, n in b.mix], "pace_gpu": b.gpu.name}
+                if b.mixed
+                else {}
+            ),
             "nodes": b.nodes,
             "network": b.network,
             "cpu": b.cpu.name if b.cpu else None,
@@ -178,11 +184,11 @@ def evaluate_build(
         from gpuadvisor.plan.storage import add_drive_price
 
         add_drive_price(row.cost, b.storage, b.nodes, b.rent)
-    if own.have:
+    if own.have and not b.owned:
         from gpuadvisor.plan.owned import apply_owned
 
         apply_owned(row.cost, b, prices, own.have)
-    row.layout_notes += list(b.notes) + list(row.cost.notes)
+    row.layout_notes += list(b.notes) + list(row.cost.notes) + mixed_notes(b)
     if b.rig is not None:  # a machine on offer: its own facts
         rig = b.rig
     else:
@@ -228,10 +234,17 @@ def evaluate_build(
         from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES
 
         split = need.engine in LAYER_SPLIT_ENGINES
-        row.serving = serving_throughput(adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=split)
+        if split:  # timed by the plan: the advisor's memory accounting is vLLM's
+            row.serving = serving_throughput(
+                adv, gpus=b.count, spec=b.gpu, workload=workload, layer_split=True, cards=b.cards if b.mixed else None
+            )
+        else:  # the advisor's pick, its engine and its replicas over every GPU of the build
+            row.serving = advisor_serving(adv, row.need_concurrency(need))
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis
+            if split and row.need_concurrency(need) == 1:
+                row.layout_notes.append(_one_stream(row.serving, workload))
         if row.serving and row.serving.tensor_parallel != (pick.gpus if isinstance(pick, ServingCandidate) else 1):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
             row.reason = (
@@ -264,6 +277,27 @@ def evaluate_build(
     row.sensitivity = _sensitivity(adv, b)
     row.meets_need, row.need_reason = _meets(row, need)
     return row
+
+
+def _one_stream(s: Serving, workload: Any) -> str:
+    """One stream on a layer-split engine: the writing speed (llama.cpp's tg figure) and the prompt's wait."""
+    inp, out, _ = workload.serving_lengths
+    g = s.generation_tokens_per_second or 0.0
+    return (
+        f"one stream writes at {g:,.1f} tokens/s once its {inp:,}-token prompt is read ({s.ttft_s:,.1f} s): "
+        f"{s.tokens_per_second:,.1f} tokens/s over each {inp:,} + {out:,}-token request (--input-len, --output-len)"
+    )
+
+
+def mixed_notes(b: Build) -> list[str]:
+    """How a build of more than one GPU kind is judged."""
+    if not b.mixed:
+        return []
+    return [
+        f"mixed GPUs ({b.gpu_label}): training and tensor-parallel serving run at the slowest card's pace "
+        f"({b.gpu.name}) on the smallest card's memory; a layer-split engine (llama.cpp, Ollama) gives each card "
+        "layers in proportion to its memory and each runs its share at its own speed"
+    ]
 
 
 HOST_RAM_SHORT = re.compile(r"needs ([\d,.]+) GiB of host RAM per node > ([\d,.]+) GiB usable")
@@ -308,14 +342,15 @@ def _on_circuit(row: Row, circuit: Any) -> None:
 
     b, c = row.build, row.cost
     assert c is not None
-    fit = circuit_fit(c.power_w / b.nodes, [b.gpu.tdp_w or 0.0] * b.count, b.psus, circuit)
+    boards = [g.tdp_w or 0.0 for g in b.cards]
+    fit = circuit_fit(c.power_w / b.nodes, boards, b.psus, circuit)
     row.circuit = fit
     if fit.fits:
         return
     if fit.cap_w is None or fit.speed_fraction is None:
         row.fits_circuit_reason = f"over the circuit: {fit.text}"
         return
-    saved = ((b.gpu.tdp_w or 0.0) - fit.cap_w) * b.count * b.nodes
+    saved = sum(max(w - fit.cap_w, 0.0) for w in boards) * b.nodes
     c.power_w -= saved
     c.power_basis += f"; GPUs capped at {fit.cap_w:g} W for the circuit"
     if row.tokens_per_second:

@@ -36,11 +36,13 @@ def apply_owned(c: Any, b: Any, prices: Any, have: tuple[tuple[str, int], ...]) 
     if not have or b.rent or c.purchase_usd is None:
         return
     parts: list[str] = []
+    in_build = {g.id: n * b.nodes for g, n in b.kinds}
     for gid, n in have:
         ref = prices.gpu.get(gid)
-        used = min(n, b.total_gpus) if gid == b.gpu.id else 0
+        used = min(n, in_build.get(gid, 0))
         if used:
-            unit = float(b.price.get("gpu_usd") or (ref.usd if ref else 0.0))
+            given = b.price.get("gpu_usd") if not b.mixed else None
+            unit = float(given or (ref.usd if ref else 0.0))
             if not unit:
                 c.notes.append(f"owned {gid}: no reference price to take out of this build's price")
             else:

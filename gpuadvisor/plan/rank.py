@@ -158,7 +158,7 @@ def _choose(ok: list[Row], need: Need, own: Ownership) -> tuple[list[str], Verdi
     ]
     rate = best.cost.rent_usd_per_hour if best.build.rent and best.cost else None
     price = f"US${rate:,.2f}/h" if rate else _usd(_budget_cost(best))
-    verb = "" if best.build.title.lower().startswith(kind) else f"{kind} "
+    verb = "" if best.build.owned or best.build.title.lower().startswith(kind) else f"{kind} "
     out = [
         f"Recommended: {verb}{best.build.title} ({price}): "
         f"{_cost_text(best, need)}{_time(best, need)}, "
@@ -218,7 +218,7 @@ def _alternative(best: Row, alt: Row, need: Need, own: Ownership) -> list[str]:
 
 def _cheapest_buy(ok: list[Row], need: Need) -> list[str]:
     budget = need.budget_usd
-    buys_all = [r for r in ok if not r.build.rent and r.cost and r.cost.purchase_usd is not None]
+    buys_all = [r for r in ok if not r.build.rent and r.cost and r.cost.purchase_usd is not None and not _kept(r)]
     if not buys_all:
         return []
     cb = min(buys_all, key=lambda r: r.cost.purchase_usd if r.cost and r.cost.purchase_usd else 0.0)
@@ -256,13 +256,18 @@ def _break_even(ok: list[Row], verdict: Verdict, own: Ownership) -> list[str]:
     """Above how many hours a day buying beats renting: for the chosen build, else the cheapest that says."""
     pick = [r for r in ok if r.build.name == verdict.build] + sorted(ok, key=lambda r: _basis_usd(r) or float("inf"))
     for r in pick:
-        if r.job and r.job.break_even_hours_per_day is not None and not r.build.rent:
+        if r.job and r.job.break_even_hours_per_day is not None and not r.build.rent and not _kept(r):
             h = r.job.break_even_hours_per_day
             return [
                 f"Buying {r.build.title} beats renting the same GPUs above {h:.1f} h/day of use over "
                 f"{own.months:g} months" + (" (never at this period: more than 24 h/day)" if h > 24 else "") + "."
             ]
     return []
+
+
+def _kept(r: Row) -> bool:
+    """The buyer's own machine as it is: nothing to buy, nothing to pay back."""
+    return r.build.owned and not (r.cost and r.cost.purchase_usd)
 
 
 def _failing_lines(failing: list[Row]) -> list[str]:

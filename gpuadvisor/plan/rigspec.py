@@ -49,7 +49,7 @@ def lane_split(b: Build) -> Layout:
     """Lanes per GPU from the CPU: its graphics lanes split over the cards on each socket (x16 with one card on
     a desktop, x8/x8 with two), further cards in chipset slots at x4 sharing the chipset's uplink."""
     out = Layout()
-    gpu_gen = b.gpu.pcie_gen or 4
+    gpu_gen = max(c.pcie_gen or 4 for c in b.cards)
     if b.cpu is None:
         out.problems.append("no CPU named: the PCIe layout cannot be derived")
         return out
@@ -105,7 +105,10 @@ def _nvswitches(arch: str) -> int | None:
 
 
 def _gpu_props(b: Build) -> dict[str, Any]:
-    g = b.gpu
+    return _card_props(b.gpu)
+
+
+def _card_props(g: Any) -> dict[str, Any]:
     geforce = "GeForce" in g.name
     gen = _simulated_generation(g.architecture)
     return {
@@ -172,6 +175,7 @@ def rig_description(b: Build) -> tuple[dict[str, Any], Layout]:
         desc["gpu"].update(nvlinks=links, nvlink_version=b.gpu.nvlink_version or 3, nvlink_fabric="bridge")
         desc["nvlink_bridges"] = [{"gpus": [i, i + 1], "links": links} for i in range(0, b.count - 1, 2)]
     chipset_port: dict[int, str] = {}
+    first = len(desc["gpus"])
     for sl in layout.slots:
         bus = 0x10 + sl.gpu * 0x10
         if b.layout == "hgx":
@@ -249,6 +253,11 @@ def rig_description(b: Build) -> tuple[dict[str, Any], Layout]:
                     "slot_max_width": sl.width,
                 }
             )
+    if b.mixed:  # each card's own properties over the [gpu] table's (the pace card's)
+        base = desc["gpu"]
+        for entry, card in zip(desc["gpus"][first:], b.cards, strict=False):
+            entry.update({k: v for k, v in _card_props(card).items() if base.get(k) != v})
+            entry["pcie_gen"] = min(entry["pcie_gen"], card.pcie_gen or 4)
     return desc, layout
 
 

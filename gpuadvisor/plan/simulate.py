@@ -37,14 +37,16 @@ def rig_names() -> list[str]:
 
 
 def _is_build_file(path: Path) -> bool:
-    """A plan build file: compact (gpu and count) or a rig description with a [plan] table."""
+    """A plan build file: compact (gpu and count, or a list of NxGPU and a cpu) or a rig description with a [plan]
+    table."""
     if not path.is_file():
         return False
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8", errors="replace")[: 1 << 20])
     except tomllib.TOMLDecodeError:
         return False  # the simulator's loader says what is wrong with it
-    return ("gpu" in data and isinstance(data.get("gpu"), str) and "count" in data) or "plan" in data
+    gpu = data.get("gpu")
+    return (isinstance(gpu, str) and "count" in data) or (isinstance(gpu, list) and "cpu" in data) or "plan" in data
 
 
 def build_for(name_or_path: str) -> Any:
