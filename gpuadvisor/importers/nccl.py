@@ -59,7 +59,7 @@ _RANK = re.compile(
 _HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
 _NCCL_VERSION = re.compile(r"(?:^|[\s#])NCCL version (\d+\.\d+\.\d+)")
 _HASHLESS = re.compile(
-    r"^(?:nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
+    r"^(?:nThread\s+\d+\s+nGpus|nccl-tests version|Collective test (?:starting|concluded)|Using devices\s*$|"
     r"Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid|size\s+count\s+type\s|\(B\)\s+\(elements\)|"
     r"out-of-place\s+in-place|Out of bounds values|Avg bus bandwidth)"
 )
@@ -196,9 +196,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 name = "" if cut else m.group(5)  # its name may be cut short: not shown, never a stub
                 run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), name, lineno))
                 continue
-            m = re.search(r"Collective test starting:\s*(\w+?)_perf", s)
-            if m:
-                run.binary = m.group(1)
+            m = re.search(r"Collective test (starting|concluded):\s*(\w+?)_perf", s)
+            if m:  # nccl-tests names its binary above its rows, and again below them
+                run.binary = m.group(2) if m.group(1) == "starting" or not run.binary else run.binary
                 continue
             m = re.search(r"nccl-library=(\d+)", s)
             if m:

@@ -114,7 +114,8 @@ _nvlink_parse = reads(nvlink.parse_nvlink_status)
 FORMATS: tuple[Format, ...] = (
     Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
-           "`GPU 0000:..` line", smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
+           "`GPU 0000:..` line, or keys from inside one GPU's section (`Persistence Mode`, `GPU UUID`, ...)",
+           smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
            smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
@@ -129,7 +130,7 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
-           "`| NVIDIA-SMI 580.95.05  Driver Version: ...`", smi_summary.starts, _summary, _add, 2,
+           "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional)", smi_summary.starts, _summary, _add, 2,
            extras=beyond.add_processes),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
            "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells",
@@ -148,7 +149,7 @@ FORMATS: tuple[Format, ...] = (
            "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
     Format("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", GPU, "CUDA samples", "p2pBandwidthLatencyTest",
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
-           "`Device: 0, NAME, pciBusID: ..` or a matrix title", cuda_samples.starts_p2p,
+           "`Device: 0, NAME, pciBusID: ..`, `P2P Connectivity Matrix` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
@@ -175,7 +176,8 @@ FORMATS: tuple[Format, ...] = (
     Format("rdma-link", "rdma link", BEYOND, "rdma link", "", "`link mlx5_0/1 state ACTIVE physical_state LINK_UP`",
            beyond_tools.starts_rdma_link, reads(beyond_tools.parse_rdma_link), _add, 19),
     Format("lsmod", "lsmod", BEYOND, "lsmod", "", "`Module  Size  Used by`, or a module row such as "
-           "`nvidia_peermem  16384  0` (`lsmod | grep`)", beyond_tools.starts_lsmod, reads(beyond_tools.parse_lsmod),
+           "`nvidia_peermem  16384  0` (`lsmod | grep`), an `lsmod | grep` that printed nothing, or modinfo's "
+           "`filename: /lib/modules/.../nvidia-peermem.ko`", beyond_tools.starts_lsmod, reads(beyond_tools.parse_lsmod),
            _add, 20),
     Format("nccl-debug", "NCCL debug log", BEYOND, "NCCL debug log", "",
            "`host:pid:tid [0] NCCL INFO ...` (NCCL_DEBUG=INFO)", beyond_tools.starts_nccl_debug,

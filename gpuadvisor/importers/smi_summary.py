@@ -214,7 +214,8 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     return rig
 
 
-_SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
+# its banner line, boxed, or copied without the box
+_SUMMARY = re.compile(r"^(?:\|\s*NVIDIA-SMI\s+\S+|NVIDIA-SMI\s+\S+\s+(?:Driver|KMD) Version:)")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:

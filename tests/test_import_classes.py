@@ -1,0 +1,221 @@
+"""Classes of pastes the corpus showed misread, one test each, on text written by hand from the tool's
+documentation or source (quoted at each test), so that every paste of the class reads, not one file.
+
+- nccl-tests names its binary again below its rows (``# Collective test concluded: NAME``, nccl-tests
+  src/common.cu: ``PRINT("# Collective test concluded: %s\\n", program_name)``);
+- an ``lsmod | grep NAME`` that printed nothing says NAME is not loaded; modinfo says installed, not loaded;
+- an ``nvidia-smi -q`` fragment from inside one GPU's section, without its ``GPU 0000:..`` line;
+- nvidia-smi's banner line copied without its box;
+- p2pBandwidthLatencyTest's ``P2P Connectivity Matrix`` (``cudaDeviceCanAccessPeer`` as 1 or 0) and a matrix
+  row cut inside a number (the sample prints every cell ``%6.02f``);
+- a storage output that cannot be read (JSON with ``...`` elisions) beside one that can.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuadvisor import facts
+from gpuadvisor.importers import import_texts, parse_text
+
+
+def _read(text: str, name: str = "paste.txt") -> facts.Rig:
+    return import_texts([(name, text)])
+
+
+# -- nccl-tests: the collective named below the rows ---------------------------------------------------------
+
+_ROWS = """\
+      262144         65536     float    none       0    43.00    6.10    6.10      0    42.86    6.12    6.12      0
+     1048576        262144     float    none       0    151.9    6.90    6.90      0    149.8    7.00    7.00      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 6.4
+#
+# Collective test concluded: broadcast_perf
+"""
+
+
+def test_nccl_rows_named_by_the_concluded_line() -> None:
+    rig = _read(_ROWS)
+    (m,) = rig.measurements
+    assert (m.kind, m.value_gbps) == ("broadcast", 6.90)
+
+
+def test_nccl_the_starting_line_wins_over_a_later_concluded_line() -> None:
+    text = "# Collective test starting: reduce_perf\n" + _ROWS.replace("broadcast_perf", "reduce_perf")
+    assert [m.kind for m in _read(text).measurements] == ["reduce"]
+
+
+def test_nccl_concluded_line_without_its_hash() -> None:
+    text = _ROWS.replace("# Collective test concluded", "Collective test concluded")
+    assert [m.kind for m in _read(text).measurements] == ["broadcast"]
+
+
+# -- lsmod | grep that printed nothing --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "$ lsmod | grep nvidia_peermem\n$ lsmod | grep nv_peer_mem\n$\n",
+        "[root@gpu1 ~]# lsmod | grep -i PEERMEM\n[root@gpu1 ~]#\n",
+        "# lsmod | grep nv_peer\n#\n\n# uname -r\n",
+        "```\n$ sudo lsmod | grep -E 'nv_peer_mem|nvidia_peermem'\n```\n```\n$ nvidia-smi -L\n```\n",
+    ],
+)
+def test_an_empty_lsmod_grep_says_not_loaded(paste: str) -> None:
+    rig = _read(paste)
+    assert rig.network.peermem_loaded is False
+    assert any("printed nothing" in p for p in rig.problems)
+
+
+def test_an_lsmod_grep_with_its_row_is_loaded_and_an_empty_one_does_not_undo_it() -> None:
+    paste = "$ lsmod | grep nv_peer_mem\n$ lsmod | grep nvidia_peermem\nnvidia_peermem         16384  0\n"
+    assert _read(paste).network.peermem_loaded is True
+
+
+def test_an_lsmod_grep_at_the_end_of_the_paste_is_not_shown() -> None:
+    """The paste ends after the command: its output is not shown, not empty (nothing else is read)."""
+    with pytest.raises(Exception, match="not recognised"):
+        _read("$ lsmod | grep nvidia_peermem\n")
+
+
+def test_an_empty_grep_for_another_module_says_nothing_of_peer_memory() -> None:
+    rig = _read("$ lsmod | grep gdrdrv\n$ nvidia-smi -L\nGPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1)\n")
+    assert rig.network.peermem_loaded is None
+
+
+_MODINFO = """\
+# modinfo nvidia_peermem
+filename:       /lib/modules/5.15.0-91-generic/updates/dkms/nvidia-peermem.ko
+version:        535.154.05
+license:        Dual BSD/GPL
+description:    NVIDIA GPU memory plug-in
+"""
+
+
+def test_modinfo_is_read_as_installed_not_loaded() -> None:
+    rig = _read(_MODINFO)
+    assert rig.network.peermem_loaded is None
+    assert any("modinfo nvidia_peermem: installed" in p for p in rig.problems)
+
+
+# -- nvidia-smi -q: a fragment of one GPU's section -----------------------------------------------------------
+
+# The keys and layout of nvidia-smi -q's GPU section (nvidia-smi's man page, "GPU Attributes"), indented as
+# nvidia-smi indents them; the GPU line above them not pasted.
+_SMI_Q_FRAGMENT = """\
+    Product Name                          : NVIDIA A100-SXM4-40GB
+    Persistence Mode                      : Enabled
+    Serial Number                         : N/A
+    GPU UUID                              : GPU-11111111-2222-3333-4444-555555555555
+    Minor Number                          : 3
+    PCI
+        Bus                               : 0x47
+        Device                            : 0x00
+        Domain                            : 0x0000
+        Bus Id                            : 00000000:47:00.0
+"""
+
+
+def test_smi_q_fragment_is_one_gpu_with_its_pci_bus_id() -> None:
+    rig = _read("some text before\n" + _SMI_Q_FRAGMENT)
+    (g,) = rig.gpus
+    assert (g.name, g.bus_id, g.uuid, g.persistence_mode) == (
+        "NVIDIA A100-SXM4-40GB",
+        "0000:47:00.0",
+        "GPU-11111111-2222-3333-4444-555555555555",
+        True,
+    )
+    assert g.serial is None and "N/A" in g.unavailable["serial"]
+    assert g.temperature_c is None and facts.ELIDED in g.unavailable["temperature_c"]  # above or below: not shown
+    assert rig.software.driver_version is None
+
+
+def test_one_smi_q_key_alone_is_not_a_gpu() -> None:
+    with pytest.raises(Exception, match="not recognised"):
+        _read("    Product Name                          : NVIDIA A100-SXM4-40GB\n    Something : else\n")
+
+
+# -- nvidia-smi's banner without its box ----------------------------------------------------------------------
+
+
+def test_smi_banner_without_its_box_gives_the_versions() -> None:
+    text = "NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     \n"
+    rig = _read(text)
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("535.104.05", "12.2")
+    assert rig.gpus == []
+
+
+def test_prose_about_nvidia_smi_is_not_a_banner() -> None:
+    with pytest.raises(Exception, match="not recognised"):
+        _read("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure ...\n")
+
+
+# -- p2pBandwidthLatencyTest: connectivity matrix, and a row cut inside a number -------------------------------
+
+# As the sample prints them (cuda-samples p2pBandwidthLatencyTest.cu: "P2P Connectivity Matrix" then
+# printf("%6d", access ? 1 : 0); the bandwidth matrices printf("%6.02f ", ...)); the values written by hand.
+_P2P = """\
+P2P Connectivity Matrix
+     D\\D     0     1     2
+     0\t     1     1     0
+     1\t     1     1     0
+     2\t     0     0     1
+Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)
+   D\\D     0      1      2
+     0 780.10  40.20  11.30
+     1  40.10 781.00  11.20
+     2  11.30  11.10 779.90
+Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)
+   D\\D     0      1      2
+     0 790.00  75.10  1
+"""
+
+
+def test_p2p_connectivity_matrix_says_which_pairs_used_p2p() -> None:
+    rig = _read(_P2P)
+    uni = {tuple(m.gpus): m for m in rig.measurements if m.kind == "p2p_unidir"}
+    assert uni[(0, 1)].p2p_enabled is True and uni[(0, 1)].value_gbps == 40.20
+    assert uni[(0, 2)].p2p_enabled is False  # cannot access: a copy through host memory
+    assert rig.topology.p2p_read is not None
+    assert rig.topology.p2p_read[0] == ["X", "OK", "NS"]
+
+
+def test_p2p_row_cut_inside_a_number_keeps_the_cells_before_it() -> None:
+    rig = _read(_P2P)
+    bi = {tuple(m.gpus): m.value_gbps for m in rig.measurements if m.kind == "p2p_bidir"}
+    assert bi == {(0, 1): 75.10}  # "1" is the start of a number the paste cut: not shown, never 1 GB/s
+
+
+def test_p2p_row_cut_inside_the_decimals_is_not_a_value() -> None:
+    rig = _read(_P2P.replace("     0 790.00  75.10  1\n", "     0 790.00  75.1"))
+    bi = {tuple(m.gpus): m.value_gbps for m in rig.measurements if m.kind == "p2p_bidir"}
+    assert bi == {}
+
+
+# -- storage: an output that cannot be read beside one that can ------------------------------------------------
+
+# nvme-cli's "nvme list" table (its documentation's example layout), then "nvme list -o json" with fields elided
+_NVME = """\
+Node             SN                   Model                                    Namespace Usage                      Format           FW Rev
+---------------- -------------------- ---------------------------------------- --------- -------------------------- ---------------- --------
+/dev/nvme0n1     S4EWNX0R123456       Samsung SSD 980 PRO 1TB                  1         200.00  GB /   1.00  TB    512   B +  0 B   5B2QGXA7
+$ nvme list -o json
+{
+  "Devices" : [
+    {
+      "DevicePath" : "/dev/nvme0n1",
+      ...
+    }
+  ]
+}
+"""  # noqa: E501
+
+
+def test_an_unreadable_json_beside_a_readable_table_is_a_note() -> None:
+    parts = parse_text(_NVME, "paste.txt")
+    rig = _read(_NVME)
+    (dev,) = rig.storage.paths[0].devices
+    assert (dev.name, dev.model, dev.size_bytes) == ("nvme0n1", "Samsung SSD 980 PRO 1TB", 10**12)
+    assert any("line 5" in n and "not JSON" in n and "not read" in n for n in parts[0].notes)
