@@ -53,16 +53,15 @@ TYPE_BYTES = {
     "float64": 8,
 }
 
-_RANK = re.compile(
-    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$"
-)
+_RANK_WORDS = r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid"
+_RANK = re.compile(r"^#\s*" + _RANK_WORDS + r"\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
 _HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
 _NCCL_VERSION = re.compile(r"(?:^|[\s#])NCCL version (\d+\.\d+\.\d+)")
-_HASHLESS = re.compile(
-    r"^(?:nThread\s+\d+\s+nGpus|nccl-tests version|Collective test (?:starting|concluded)|Using devices\s*$|"
-    r"Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid|size\s+count\s+type\s|\(B\)\s+\(elements\)|"
-    r"out-of-place\s+in-place|Out of bounds values|Avg bus bandwidth)"
-)
+# The "#" lines that start a run (a second one starts a second run), then the others nccl-tests prints
+_FIRST = [r"nThread\s+\d+\s+nGpus", "nccl-tests version", "Collective test starting", r"Using devices\s*$"]
+_FIRST_LINES = "|".join([*_FIRST, r"size\s+count\s+type\s"])
+_OTHER_LINES = [_RANK_WORDS, "Collective test concluded", r"\(B\)\s+\(elements\)", r"out-of-place\s+in-place"]
+_HASHLESS = re.compile(f"^(?:{_FIRST_LINES}|{'|'.join(_OTHER_LINES)}|Out of bounds values|Avg bus bandwidth)")
 _BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
 
 
@@ -511,10 +510,7 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
 
 
 # "#" optional: GitHub renders a line starting with "#" as a heading, so a paste copied from the page lost them
-_NCCL_START = re.compile(
-    r"^#?\s*(nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
-    r"size\s+count\s+type\s)"
-)
+_NCCL_START = re.compile(rf"^#?\s*({_FIRST_LINES})")
 _NCCL_ROW = re.compile(
     r"^\d+\s+\d+\s+"
     r"(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"

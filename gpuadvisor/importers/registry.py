@@ -110,6 +110,22 @@ def _nccl(section: Section, source: str, filename: str) -> Part:
 
 
 _add = Merger.add
+
+
+def _beyond(
+    kind: str,
+    name: str,
+    starts_with: str,
+    starts: Detector,
+    parse: Callable[[str, str, int], Rig],
+    trust: int,
+    family: str | None = None,
+) -> Format:
+    """A row of an output beyond the GPU: one form per command (its family its name unless given), read by
+    ``parse(text, source, first line)`` and merged as every output is."""
+    return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), _add, trust)
+
+
 _nvlink_parse = reads(nvlink.parse_nvlink_status)
 FORMATS: tuple[Format, ...] = (
     Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
@@ -154,36 +170,32 @@ FORMATS: tuple[Format, ...] = (
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
-    Format("kernel-log", "dmesg / journalctl -k", BEYOND, "dmesg / journalctl -k", "",
-           "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
-           beyond.starts_kernel_log, reads(beyond.parse_kernel_log), _add, 11),
-    Format("ibstat", "ibstat", BEYOND, "ibstat", "", "`CA 'mlx5_0'`", beyond.starts_ibstat,
-           reads(rdma_ports.ports_parser(rdma_ports.parse_ibstat)), _add, 12),
-    Format("ibv-devinfo", "ibv_devinfo", BEYOND, "ibv_devinfo", "", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
-           reads(rdma_ports.ports_parser(rdma_ports.parse_ibv_devinfo)), _add, 13),
-    Format("ibstatus", "ibstatus", BEYOND, "ibstatus", "", "`Infiniband device 'mlx5_0' port 1 status:`",
-           beyond.starts_ibstatus, reads(rdma_ports.ports_parser(rdma_ports.parse_ibstatus)), _add, 14),
-    Format("fabric-manager", "systemctl status nvidia-fabricmanager", BEYOND,
-           "systemctl status nvidia-fabricmanager", "",
-           "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
-           beyond.starts_fabric_manager, reads(beyond.parse_fabric_manager_output), _add, 15),
-    Format("smi-fabric", "nvidia-smi -q Fabric section", BEYOND, "nvidia-smi -q Fabric section", "",
-           "a `Fabric` line followed by `State :` (`grep -A 4 Fabric`)", beyond.starts_smi_fabric,
-           reads(beyond.parse_smi_fabric), _add, 16),
-    Format("smi-lost", "nvidia-smi: Unable to determine the device handle", BEYOND, "nvidia-smi errors", "",
-           "`Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error`",
-           beyond.starts_smi_no_handle, reads(beyond.parse_smi_no_handle), _add, 18),
-    Format("rdma-link", "rdma link", BEYOND, "rdma link", "", "`link mlx5_0/1 state ACTIVE physical_state LINK_UP`",
-           beyond_tools.starts_rdma_link, reads(beyond_tools.parse_rdma_link), _add, 19),
-    Format("lsmod", "lsmod", BEYOND, "lsmod", "", "`Module  Size  Used by`, or a module row such as "
-           "`nvidia_peermem  16384  0` (`lsmod | grep`), an `lsmod | grep` that printed nothing, or modinfo's "
-           "`filename: /lib/modules/.../nvidia-peermem.ko`", beyond_tools.starts_lsmod, reads(beyond_tools.parse_lsmod),
-           _add, 20),
-    Format("nccl-debug", "NCCL debug log", BEYOND, "NCCL debug log", "",
-           "`host:pid:tid [0] NCCL INFO ...` (NCCL_DEBUG=INFO)", beyond_tools.starts_nccl_debug,
-           reads(beyond_tools.parse_nccl_debug), _add, 21),
-    Format("perfquery", "perfquery", BEYOND, "perfquery", "", "`# Port counters: Lid 5 port 1 (CapMask: 0x5300)`",
-           beyond_tools.starts_perfquery, reads(beyond_tools.parse_perfquery), _add, 22),
+    _beyond("kernel-log", "dmesg / journalctl -k",
+            "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
+            beyond.starts_kernel_log, beyond.parse_kernel_log, 11),
+    _beyond("ibstat", "ibstat", "`CA 'mlx5_0'`", beyond.starts_ibstat, rdma_ports.ports_parser(rdma_ports.parse_ibstat),
+            12),
+    _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
+            rdma_ports.ports_parser(rdma_ports.parse_ibv_devinfo), 13),
+    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`", beyond.starts_ibstatus,
+            rdma_ports.ports_parser(rdma_ports.parse_ibstatus), 14),
+    _beyond("fabric-manager", "systemctl status nvidia-fabricmanager",
+            "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
+            beyond.starts_fabric_manager, beyond.parse_fabric_manager_output, 15),
+    _beyond("smi-fabric", "nvidia-smi -q Fabric section", "a `Fabric` line followed by `State :` (`grep -A 4 Fabric`)",
+            beyond.starts_smi_fabric, beyond.parse_smi_fabric, 16),
+    _beyond("smi-lost", "nvidia-smi: Unable to determine the device handle",
+            "`Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error`",
+            beyond.starts_smi_no_handle, beyond.parse_smi_no_handle, 18, family="nvidia-smi errors"),
+    _beyond("rdma-link", "rdma link", "`link mlx5_0/1 state ACTIVE physical_state LINK_UP`",
+            beyond_tools.starts_rdma_link, beyond_tools.parse_rdma_link, 19),
+    _beyond("lsmod", "lsmod", "`Module  Size  Used by`, or a module row such as `nvidia_peermem  16384  0` "
+            "(`lsmod | grep`), an `lsmod | grep` that printed nothing, or modinfo's "
+            "`filename: /lib/modules/.../nvidia-peermem.ko`", beyond_tools.starts_lsmod, beyond_tools.parse_lsmod, 20),
+    _beyond("nccl-debug", "NCCL debug log", "`host:pid:tid [0] NCCL INFO ...` (NCCL_DEBUG=INFO)",
+            beyond_tools.starts_nccl_debug, beyond_tools.parse_nccl_debug, 21),
+    _beyond("perfquery", "perfquery", "`# Port counters: Lid 5 port 1 (CapMask: 0x5300)`",
+            beyond_tools.starts_perfquery, beyond_tools.parse_perfquery, 22),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),

@@ -40,6 +40,13 @@ CLOCKS_REASON_NAMES = {
 
 # fact -> (text paths, XML paths); the first path present wins (newer names first).
 T = tuple[tuple[str, ...], ...]
+
+
+def _link(group: str, key: str, xml_group: str, xml_key: str) -> tuple[T, T]:
+    """A GPU link fact: ``PCI > GPU Link Info > GROUP > KEY`` in -q, ``pci/pci_gpu_link_info/...`` in -q -x."""
+    return ((("PCI", "GPU Link Info", group, key),), (("pci", "pci_gpu_link_info", xml_group, xml_key),))
+
+
 PATHS: dict[str, tuple[T, T]] = {
     "name": ((("Product Name",),), (("product_name",),)),
     "uuid": ((("GPU UUID",),), (("uuid",),)),
@@ -106,30 +113,12 @@ PATHS: dict[str, tuple[T, T]] = {
     "remap_unc": ((("Remapped Rows", "Uncorrectable Error"),), (("remapped_rows", "remapped_row_unc"),)),
     "remap_pending": ((("Remapped Rows", "Pending"),), (("remapped_rows", "remapped_row_pending"),)),
     "remap_failure": ((("Remapped Rows", "Remapping Failure Occurred"),), (("remapped_rows", "remapped_row_failure"),)),
-    "pcie_max_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Max"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "max_link_gen"),),
-    ),
-    "pcie_cur_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Current"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "current_link_gen"),),
-    ),
-    "pcie_dev_max_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Device Max"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "max_device_link_gen"),),
-    ),
-    "pcie_host_max_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Host Max"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "max_host_link_gen"),),
-    ),
-    "pcie_max_width": (
-        (("PCI", "GPU Link Info", "Link Width", "Max"),),
-        (("pci", "pci_gpu_link_info", "link_widths", "max_link_width"),),
-    ),
-    "pcie_cur_width": (
-        (("PCI", "GPU Link Info", "Link Width", "Current"),),
-        (("pci", "pci_gpu_link_info", "link_widths", "current_link_width"),),
-    ),
+    "pcie_max_gen": _link("PCIe Generation", "Max", "pcie_gen", "max_link_gen"),
+    "pcie_cur_gen": _link("PCIe Generation", "Current", "pcie_gen", "current_link_gen"),
+    "pcie_dev_max_gen": _link("PCIe Generation", "Device Max", "pcie_gen", "max_device_link_gen"),
+    "pcie_host_max_gen": _link("PCIe Generation", "Host Max", "pcie_gen", "max_host_link_gen"),
+    "pcie_max_width": _link("Link Width", "Max", "link_widths", "max_link_width"),
+    "pcie_cur_width": _link("Link Width", "Current", "link_widths", "current_link_width"),
     "replay": ((("PCI", "Replays Since Reset"), ("PCI", "Replays")), (("pci", "replay_counter"),)),
 }
 ECC_ERRORS: tuple[T, T] = ((("ECC Errors",),), (("ecc_errors",),))

@@ -20,18 +20,14 @@ from gpuadvisor.importers.section import Section, clean_lines
 # "Driver Version:"/"CUDA Version:", or since nvidia-smi 610 "KMD Version:"/"CUDA UMD Version:"
 _VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA (?:UMD )?Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*$")
-_ROW2 = re.compile(r"^\s*(\S+)\s+(\S+?)C?\s+(P\d+|N/A)\s+(?:(\S+?)W?\s*/\s*(\S+?)W?)?\s*$")
-_MEM = re.compile(r"^\s*(\d+)MiB\s*/\s*(\d+)MiB\s*$")
-# What the second and third rows of a GPU show (the first: name, persistence mode, bus id, ECC).
-_TABLE_FIELDS = (
-    "temperature_c",
-    "performance_state",
-    "power_draw_w",
-    "power_limit_w",
-    "memory_used_bytes",
-    "memory_total_bytes",
-    "mig_mode",
+# A GPU's second row, first cell: "N/A   34C    P0    69W / 700W" (fan, temperature, P-state, power draw / cap)
+_ROW2 = re.compile(
+    r"^\s*(?P<fan>\S+)\s+(?P<temperature_c>\S+?)C?\s+(?P<performance_state>P\d+|N/A)\s+"
+    r"(?:(?P<power_draw_w>\S+?)W?\s*/\s*(?P<power_limit_w>\S+?)W?)?\s*$"
 )
+_MEM = re.compile(r"^\s*(?P<memory_used_bytes>\d+)MiB\s*/\s*(?P<memory_total_bytes>\d+)MiB\s*$")
+# What the second and third rows of a GPU show (the first: name, persistence mode, bus id, ECC).
+_TABLE_FIELDS = (*[f for f in _ROW2.groupindex if f != "fan"], *_MEM.groupindex, "mig_mode")
 _LOST = re.compile(r"^\s*(Unable to determine the device handle for GPU\s*([0-9A-Fa-f:.]+)\s*:.*?)\s*$")
 
 
@@ -127,16 +123,12 @@ def _second_row(rig: Rig, gpu: Gpu, cells: list[str], source: str, lineno: int) 
     """``| N/A 34C P0 69W / 700W | 1MiB / 81559MiB | 0% Default |``: temperature, P-state, power, memory."""
     m2 = _ROW2.match(cells[0])
     if m2:
-        gpu.temperature_c = v.to_float(m2.group(2))
-        gpu.performance_state = int(m2.group(3)[1:]) if m2.group(3).startswith("P") else None
-        gpu.power_draw_w = v.to_float(m2.group(4)) if m2.group(4) else None
-        gpu.power_limit_w = v.to_float(m2.group(5)) if m2.group(5) else None
-        shown = {
-            "fan": m2.group(1),
-            "temperature_c": m2.group(2),
-            "power_draw_w": m2.group(4),
-            "power_limit_w": m2.group(5),
-        }
+        shown = m2.groupdict()
+        gpu.temperature_c = v.to_float(shown["temperature_c"])
+        pstate = shown.pop("performance_state")
+        gpu.performance_state = int(pstate[1:]) if pstate.startswith("P") else None
+        gpu.power_draw_w = v.to_float(shown["power_draw_w"]) if shown["power_draw_w"] else None
+        gpu.power_limit_w = v.to_float(shown["power_limit_w"]) if shown["power_limit_w"] else None
         for name, raw in shown.items():
             if v.state_meaning(raw):  # ERR!: a read that failed is a fact about the GPU, never dropped
                 if name != "fan":
