@@ -13,10 +13,15 @@ documentation or source (quoted at each test), so that every paste of the class 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpuadvisor import facts
 from gpuadvisor.importers import import_texts, parse_text
+from gpuadvisor.importers.sections import split_sections
+
+CORPUS = Path(__file__).parent / "corpus"
 
 
 def _read(text: str, name: str = "paste.txt") -> facts.Rig:
@@ -219,3 +224,51 @@ def test_an_unreadable_json_beside_a_readable_table_is_a_note() -> None:
     (dev,) = rig.storage.paths[0].devices
     assert (dev.name, dev.model, dev.size_bytes) == ("nvme0n1", "Samsung SSD 980 PRO 1TB", 10**12)
     assert any("line 5" in n and "not JSON" in n and "not read" in n for n in parts[0].notes)
+
+
+# -- outputs of one kind pasted one after another -------------------------------------------------------------
+
+
+def test_nvbandwidth_banner_is_one_output() -> None:
+    """nvbandwidth's banner ("nvbandwidth Version:" then "Built from Git version:") starts one output, not two
+    (the first of one line, refused as holding nothing)."""
+    paste = (CORPUS / "copies/nvbandwidth_a100-h2d-sm_yuyuankang.txt").read_text(encoding="utf-8")
+    parts = parse_text(paste, "nvbandwidth.txt")
+    assert [p.kind for p in parts] == ["nvbandwidth"]
+    assert not [n for n in parts[0].notes if "not read" in n]
+
+
+_LSPCI_FULL = """\
+01:00.0 3D controller: NVIDIA Corporation GA100 [A100 SXM4 80GB] (rev a1)
+\tCapabilities: [60] Express (v2) Endpoint, MSI 00
+\t\tLnkCap:\tPort #0, Speed 16GT/s, Width x16, ASPM not supported
+\t\tLnkSta:\tSpeed 16GT/s, Width x16
+"""  # lspci -vv's layout (lspci(8)); the values written by hand
+
+
+def test_lspci_lines_grepped_after_their_own_command_are_another_device() -> None:
+    text = _LSPCI_FULL + "$ sudo lspci -vv | grep -E 'LnkCap|LnkSta'\n\t\tLnkCap:\tPort #0, Speed 8GT/s, Width x16\n"
+    text += "\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x16\n"
+    assert [s.kind for s in split_sections(text)] == ["lspci", "lspci"]
+    rig = _read(text)
+    assert rig.gpus[0].pcie.current_gen == 4  # the A100's own link, not the grepped one's 2.5 GT/s
+
+
+_HEADER_NO_ROWS = """\
+# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+"""  # noqa: E501  (nccl-tests 2.x's header, as src/common.cu prints it; the run's rows not pasted)
+
+
+@pytest.mark.parametrize("between", ["$ ./build/broadcast_perf -b 256K -e 128M\n", "\n"])
+def test_nccl_rows_after_another_runs_header_are_their_own_run(between: str) -> None:
+    """Rows of another width than the header above (no root column) or after a command of their own: another
+    run, read by its rows' shape, never refused with the run above."""
+    rows = _ROWS.replace("    none       0 ", "    none ")  # no root column: 12 cells, the header above 13
+    text = _HEADER_NO_ROWS + between + rows
+    assert [s.kind for s in split_sections(text)] == ["nccl-tests", "nccl-tests"]
+    parts = parse_text(text, "runs.txt")
+    assert not [n for n in parts[0].notes if "not read" in n]

@@ -413,13 +413,22 @@ _ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines past
 _ACS_LINE = re.compile(r"^\s*ACSC(?:ap|tl):\s")  # the same, its indent lost in the paste
 
 
+_LSPCI_COMMAND = re.compile(r"^\s*\S{0,80}[$#>]\s*(?:sudo\s+)?\S*lspci\b")
+
+
+def _after_lspci_command(lines: list[str], i: int) -> bool:
+    """Whether the line shown above line ``i`` (blank lines and markdown fences aside) is a prompt running lspci."""
+    above = next((x for x in reversed(lines[max(0, i - 4) : i]) if x.strip() and not x.strip().startswith("```")), "")
+    return bool(_LSPCI_COMMAND.match(above))
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``01:00.0 VGA compatible controller: ...``, or lines grepped out of ``lspci -vv`` without their device
     line (``LnkCap``/``LnkSta``, ``Capabilities:``, and outside a kernel log ``ACSCtl``)."""
     cur = current.kind if current else None
     line = lines[i]
-    if cur == "lspci":
-        return False
+    if cur == "lspci":  # grepped lines after a command of their own are another device's, never the last one's
+        return bool(_FRAGMENT_START.match(line) or _ACS_LINE.match(line)) and _after_lspci_command(lines, i)
     if _DEV_START.match(line) or _FRAGMENT_START.match(line):
         return True
     if cur == "kernel-log":

@@ -517,6 +517,23 @@ _NCCL_ROW = re.compile(
     r"(?:(?:sum|prod|max|min|avg|none|mulsum)\s+)?(?:-?\d+\s+)?\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+"
 )
 _NTHREAD = re.compile(r"^#?\s*nThread\s")
+_COLUMNS = re.compile(r"^#?\s*size\s+count\s+type\s")
+
+
+# a shell prompt and its command ("$ ./all_reduce_perf ...", "[root@n1 ~]# ..."); not "# ...", nccl-tests' own
+_COMMAND = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?(?:\[[^\]]{0,80}\][$#]|[\w.@~:/-]{0,80}[$%>])\s+\S")
+
+
+def _other_rows(above: list[str], row: str) -> bool:
+    """Whether ``row``, after lines that are not rows, starts another run pasted without its header: after a
+    command line of its own, or of another shape than the run's last rows (e.g. rccl-tests' after nccl-tests')."""
+    shown = next((x.strip() for x in reversed(above[-8:]) if x.strip() and not x.strip().startswith("```")), "")
+    if not above or _NCCL_ROW.match(shown):
+        return False
+    if _COMMAND.match(shown):
+        return True
+    last = next((x for x in reversed(above[-200:]) if _NCCL_ROW.match(x.strip()) or _COLUMNS.match(x.strip())), None)
+    return last is not None and len(last.lstrip(" #").split()) != len(row.split())  # a row, or the column header
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -524,8 +541,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     whose header the paste cut off. A second run's header starts a new output; a line printed twice does not."""
     s = lines[i].strip()
     cur = current.kind if current else None
-    if cur != "nccl-tests" and _NCCL_ROW.match(s):
-        return True
+    if _NCCL_ROW.match(s):
+        return cur != "nccl-tests" or current is not None and _other_rows(current.lines, s)
     m = _NCCL_START.match(s)
     if not m:
         return False
