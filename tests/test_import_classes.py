@@ -272,3 +272,59 @@ def test_nccl_rows_after_another_runs_header_are_their_own_run(between: str) -> 
     assert [s.kind for s in split_sections(text)] == ["nccl-tests", "nccl-tests"]
     parts = parse_text(text, "runs.txt")
     assert not [n for n in parts[0].notes if "not read" in n]
+
+
+# -- found while collecting new pastes (tests/fixtures/import/pastes/README.md) --------------------------------
+
+PASTES = Path(__file__).parent / "fixtures" / "import" / "pastes"
+
+
+def test_noheader_csv_is_read_by_the_fields_its_command_names() -> None:
+    rig = import_texts([("p.txt", (PASTES / "smi-csv-noheader_gb10-na-memory_llamastash.txt").read_text())])
+    (g,) = rig.gpus
+    assert (g.name, g.temperature_c, g.memory_total_bytes) == ("NVIDIA GB10", 39.0, None)
+    assert "[N/A]" in g.unavailable["memory_total_bytes"]
+
+
+def test_a_noheader_csv_without_its_command_is_not_read_as_one() -> None:
+    with pytest.raises(Exception, match="not recognised"):
+        _read("NVIDIA GB10, [N/A], [N/A], 0, 39\n")
+
+
+def test_a_csv_under_a_zsh_prompt_leaves_no_line_unread() -> None:
+    text = (PASTES / "smi-csv_a5500-zsh-prompt_duct.txt").read_text(encoding="utf-8")
+    parts = parse_text(text, "p.txt")
+    assert [p.kind for p in parts] == ["smi-csv"] and parts[0].notes == []
+    (g,) = import_texts([("p.txt", text)]).gpus
+    assert (g.name, g.bus_id, g.memory_total_bytes) == ("NVIDIA RTX A5500 Laptop GPU", "0000:01:00.0", 16384 * 2**20)
+
+
+def test_a_one_field_csv_under_its_command_is_read() -> None:
+    text = "$ nvidia-smi --query-gpu=name --format=csv\nname\nNVIDIA GeForce GTX 1080 Ti\n"  # as the corpus's jchodera
+    assert [s.kind for s in split_sections(text)] == ["smi-csv"]
+    assert [g.name for g in _read(text).gpus] == ["NVIDIA GeForce GTX 1080 Ti"]
+
+
+MASKED = [
+    "GPU-xxxxx11f-ce5d-xxxx-xxxx-6ea62fb1xxxx",
+    "GPU-1234abcd-XXXX-XXXX-XXXX-XXXXXXXXXXXX",
+    "MIG-****0000-1111-2222-3333-444455556666",
+]
+
+
+@pytest.mark.parametrize("uuid", MASKED)
+def test_a_partly_masked_uuid_is_not_shown(uuid: str) -> None:
+    from gpuadvisor.importers.values import placeholder
+
+    assert placeholder(uuid)
+    assert not placeholder("GPU-45535fc5-0734-b693-29f7-43fe940f6e67")
+    rig = _read(f"GPU 0: NVIDIA A100-SXM4-80GB (UUID: {uuid})\n")
+    assert rig.gpus[0].uuid is None and rig.gpus[0].unavailable["uuid"].startswith(facts.ELIDED)
+
+
+def test_xml_with_a_partly_masked_uuid() -> None:
+    rig = import_texts([("p.txt", (PASTES / "smi-q-x_410m-uuid-partly-masked-cut_1panel.txt").read_text())])
+    (g,) = rig.gpus
+    assert (g.name, g.bus_id, g.uuid, g.persistence_mode) == ("GeForce 410M", "0000:01:00.0", None, False)
+    assert "not shown" in g.unavailable["uuid"]
+    assert rig.software.driver_version == "390.157"

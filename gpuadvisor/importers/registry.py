@@ -89,6 +89,11 @@ def _summary(section: Section, source: str, filename: str) -> Part:
     return Part(section.kind, source, section.start, rig)
 
 
+def _csv(section: Section, source: str, filename: str) -> Part:
+    rig = smi_csv.parse_smi_csv(section.text, source, section.start, context=section.context)
+    return Part(section.kind, source, section.start, rig)
+
+
 def _topo_p2p(section: Section, source: str, filename: str) -> Part:
     mode = topo.p2p_mode_hint(section.context, filename)
     return Part(section.kind, source, section.start, topo.parse_topo_p2p(section.text, source, section.start, mode))
@@ -149,8 +154,9 @@ FORMATS: tuple[Format, ...] = (
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional)", smi_summary.starts, _summary, _add, 2,
            extras=beyond.add_processes),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
-           "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells",
-           smi_csv.starts, reads(smi_csv.parse_smi_csv), _add, 2),
+           "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells, or (under its "
+           "`nvidia-smi --query-gpu=...` command) a one-field header, or its rows alone (`noheader`)",
+           smi_csv.starts, _csv, _add, 2),
     Format("collect-env", "PyTorch collect_env report", GPU, "PyTorch collect_env", "",
            "`Collecting environment information...` or `GPU models and configuration:`", collect_env.starts,
            reads(collect_env.parse_collect_env), _add, 8),
