@@ -328,3 +328,10 @@ def test_xml_with_a_partly_masked_uuid() -> None:
     assert (g.name, g.bus_id, g.uuid, g.persistence_mode) == ("GeForce 410M", "0000:01:00.0", None, False)
     assert "not shown" in g.unavailable["uuid"]
     assert rig.software.driver_version == "390.157"
+
+
+def test_a_p2p_matrix_labelled_rw_is_both_read_and_write() -> None:
+    """A script's label "topo -p2p rw" over one matrix (the corpus's club-3090 post): read and write alike."""
+    rig = import_texts([("p.txt", (CORPUS / "topo/topo-m-p2p-rw_2x5090-markdown-details_paulp83.txt").read_text())])
+    assert rig.topology.p2p_read == rig.topology.p2p_write == [["X", "GNS"], ["GNS", "X"]]
+    assert not any("without its mode" in p for p in rig.problems)
