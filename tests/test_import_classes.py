@@ -335,3 +335,14 @@ def test_a_p2p_matrix_labelled_rw_is_both_read_and_write() -> None:
     rig = import_texts([("p.txt", (CORPUS / "topo/topo-m-p2p-rw_2x5090-markdown-details_paulp83.txt").read_text())])
     assert rig.topology.p2p_read == rig.topology.p2p_write == [["X", "GNS"], ["GNS", "X"]]
     assert not any("without its mode" in p for p in rig.problems)
+
+
+def test_a_runs_header_after_rows_starts_the_next_run() -> None:
+    """Rows of one run (its header and binary not shown), then the next run's command and "# nThread" line: the
+    next run is its own output (named by its command), so the file reads; the rows of unknown binary are a note."""
+    text = (PASTES / "nccl-tests_rows-then-next-runs-header-cut_nccl340.txt").read_text(encoding="utf-8")
+    assert [s.start for s in split_sections(text)] == [1, 17]
+    parts = parse_text(text, "p.txt")
+    (m,) = import_texts([("p.txt", text)]).measurements
+    assert (m.kind, m.status, m.rows) == ("broadcast", "skipped", [])
+    assert any("line 1: cannot tell which nccl-tests binary" in n for n in parts[0].notes)

@@ -399,7 +399,7 @@ _FAILED = re.compile(
 
 def run_to_rig(run: NcclRun, source: str) -> Rig:
     rig = Rig()
-    if not run.columns and not run.ranks:
+    if not run.columns and not run.ranks and not (run.header_line and run.binary):  # a named run cut after its header
         raise ImportParseError(source, run.header_line or 1, "nccl-tests output without rank lines or a column header")
     amd = [r for r in run.ranks if re.match(r"(?:AMD|Advanced Micro Devices)\b", r.name or "")]
     if amd and len(amd) == len(run.ranks):
@@ -550,8 +550,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return True
     if i > 0 and lines[i - 1].strip() == s:
         return False  # a line printed twice (two processes writing the same output): the same run
-    return (
+    return (  # a run's first header line after another run's header or rows (a header comes before its rows)
         m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
         and current is not None
-        and any(_NTHREAD.match(x) for x in current.lines)
+        and any(_NTHREAD.match(x) or _NCCL_ROW.match(x.strip()) for x in current.lines)
     )
