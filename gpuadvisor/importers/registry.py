@@ -151,7 +151,9 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
-           "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional)", smi_summary.starts, _summary, _add, 2,
+           "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
+           "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `WARNING: infoROM is corrupted ...`)",
+           smi_summary.starts, _summary, _add, 2,
            extras=beyond.add_processes),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
            "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells, or (under its "

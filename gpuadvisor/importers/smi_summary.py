@@ -58,6 +58,29 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
         rig.origins[f"gpus[{k}]"] = where[id(g)]
 
 
+# What nvidia-smi prints instead of (or above) its table when the driver or a GPU is in trouble
+_NO_DRIVER = re.compile(r"^\s*(NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b.*?)\s*$")
+_INFOROM = re.compile(r"^\s*(WARNING: infoROM is corrupted at gpu\s+([0-9A-Fa-f:.]+))\s*$")
+
+
+def _messages(rig: Rig, lines: list[tuple[int, str]], source: str) -> set[int]:
+    """nvidia-smi's messages in ``lines`` (``(line number, text)``): it could not talk to the driver (no driver
+    fact can be read), or a GPU's infoROM is corrupted. The line numbers of those it read."""
+    said: set[int] = set()
+    for lineno, line in lines:
+        if m := _NO_DRIVER.match(line):
+            why = f"nvidia-smi could not talk to the NVIDIA driver (line {lineno}: {m.group(1)[:90]!r})"
+            for name in ("driver_version", "cuda_driver_version", "nvml_version"):
+                rig.software.unavailable[name] = why
+            rig.problems.append(f"{source}: line {lineno}: {m.group(1)[:200]}: no GPU or driver fact can be read")
+            said.add(lineno)
+        elif m := _INFOROM.match(line):
+            bus = v.normalize_bus_id(m.group(2)) or m.group(2)
+            rig.problems.append(f"{source}: line {lineno}: GPU {bus}: nvidia-smi reports its infoROM corrupted")
+            said.add(lineno)
+    return said
+
+
 def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int) -> None:
     """``NVIDIA-SMI 545.46  Driver Version: 546.80  CUDA Version: ERR!``: the versions, an error value kept as
     the reason, and an nvidia-smi that differs from the driver it talks to."""
@@ -194,7 +217,9 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
             _second_row(rig, gpu, cells, source, lineno)
         elif row == 3:
             gpu.mig_mode = v.enabled(cells[2].strip())
-    if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines):
+    said = _messages(rig, [(first_line - len(context or []) + k, x) for k, x in enumerate(context or [])], source)
+    said |= _messages(rig, [(first_line + k, x) for k, x in enumerate(lines)], source)
+    if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines) and not said:
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
         for f in _TABLE_FIELDS:
@@ -211,10 +236,12 @@ _SUMMARY = re.compile(r"^(?:\|\s*NVIDIA-SMI\s+\S+|NVIDIA-SMI\s+\S+\s+(?:Driver|K
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or nvidia-smi's "Unable to determine
-    the device handle for GPU ..." with no table after it (the GPU is lost)."""
+    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or, with no table after it, nvidia-smi's
+    "Unable to determine the device handle for GPU ..." (the GPU is lost), "NVIDIA-SMI has failed because it
+    couldn't communicate with the NVIDIA driver" or "WARNING: infoROM is corrupted at gpu ..."."""
     if _SUMMARY.match(lines[i].strip()):
         return True
-    if not _LOST.match(lines[i]) or current is not None:  # inside another output, that output reads it
-        return False
+    line = lines[i]
+    if not (_LOST.match(line) or _NO_DRIVER.match(line) or _INFOROM.match(line)) or current is not None:
+        return False  # inside another output, that output reads it
     return not any(_SUMMARY.match(x.strip()) for x in lines[i + 1 : i + 12])
