@@ -55,26 +55,76 @@ def parse_rdma_link(text: str, source: str, first: int) -> Rig:
     return rig
 
 
+# A shell prompt, alone or before its command: "$ ...", "# ...", "[root@n1 ~]# ...", "(venv) user@host:~$ ..."
+_SHELL = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?(?:\[[^\]]{0,80}\]|[\w.@~:/-]{0,80})[$#%>](?:\s+(.*?))?\s*$")
+_LSMOD_GREP = re.compile(r"^(?:sudo\s+)?(?:/s?bin/)?lsmod\s*\|\s*(?:e|f)?grep\s+(.+)$")
+# modinfo's first line: "filename:       /lib/modules/4.15.0-46-generic/updates/dkms/nv_peer_mem.ko"
+_MODINFO = re.compile(r"^\s*filename:\s+/\S*/([a-z][a-z0-9_-]*)\.ko(?:\.[a-z]+)?\s*$")
+
+
+def _grep_printed_nothing(lines: list[str], i: int) -> str | None:
+    """The pattern of an ``lsmod | grep PATTERN`` command at line ``i`` whose output is empty: the next line
+    shown (blank lines and markdown fences aside) is the next prompt. None when it printed rows, or the paste
+    ends after the command (its output not shown)."""
+    prompt = _SHELL.match(lines[i])
+    grep = _LSMOD_GREP.match(prompt.group(1) or "") if prompt else None
+    if grep is None:
+        return None
+    for line in lines[i + 1 :]:
+        if line.strip() and not line.strip().startswith("```"):
+            return grep.group(1) if _SHELL.match(line) else None
+    return None
+
+
+def _grepped(pattern: str) -> list[str]:
+    """The peer-memory modules an ``lsmod | grep`` pattern would print (``-i``, ``-E 'a|b'``, ``-e a -e b``)."""
+    words = [w.strip("'\"") for w in pattern.split()]
+    flags = re.IGNORECASE if any(w.startswith("-") and "i" in w for w in words) else 0
+    pats = [w for w in words if w and not w.startswith("-")]
+    found = []
+    for pat in pats:
+        try:
+            found += [m for m in PEERMEM if re.search(pat.replace("\\|", "|"), m, flags)]
+        except re.error:
+            found += [m for m in PEERMEM if pat in m]
+    return sorted(set(found))
+
+
 def starts_lsmod(lines: list[str], i: int, current: Section | None) -> bool:
+    """lsmod's header, a module row of interest, an ``lsmod | grep`` that printed nothing, or modinfo's
+    ``filename:`` line of a module of interest."""
     line = lines[i]
-    row = _LSMOD_ROW.match(line)
-    hit = bool(_LSMOD_HEAD.match(line)) or bool(row and row.group(1).startswith(OF_INTEREST))
+    row = _LSMOD_ROW.match(line) or _MODINFO.match(line)
+    hit = bool(_LSMOD_HEAD.match(line)) or bool(row and row.group(1).replace("-", "_").startswith(OF_INTEREST))
+    hit = hit or _grep_printed_nothing(lines, i) is not None
     return hit and outside_log(current) and (current is None or current.kind != "lsmod")
 
 
 def parse_lsmod(text: str, source: str, first: int) -> Rig:
     """The modules of interest; peer memory loaded or not. A grepped lsmod (no header) that shows no peermem line
-    does not say it is absent: only a whole lsmod does."""
+    does not say it is absent: only a whole lsmod does, or a grep for it that printed nothing. modinfo says a
+    module is installed, not that it is loaded."""
     rig = Rig()
-    names = [m.group(1) for m in map(_LSMOD_ROW.match, text.splitlines()) if m]
-    whole = any(_LSMOD_HEAD.match(line) for line in text.splitlines())
+    lines = text.splitlines()
+    names = [m.group(1) for m in map(_LSMOD_ROW.match, lines) if m]
+    whole = any(_LSMOD_HEAD.match(line) for line in lines)
+    empty = {i: _grepped(p) for i in range(len(lines)) if (p := _grep_printed_nothing(lines, i)) is not None}
+    absent = sorted({m for ms in empty.values() for m in ms})
     rig.network.modules = sorted({n for n in names if n.startswith(OF_INTEREST)})
     if any(n in PEERMEM for n in names):
         rig.network.peermem_loaded = True
-    elif whole:
+    elif whole or absent:
         rig.network.peermem_loaded = False
     else:
         rig.network.missing("peermem_loaded", f"{facts.ELIDED}: a grepped lsmod without a peer-memory line")
+    for i, mods in empty.items():
+        said = f"{' and '.join(mods)} not loaded" if mods else "no module it matches is loaded"
+        rig.problems.append(f"{source}: line {first + i}: {lines[i].strip()[:80]!r} printed nothing: {said}")
+    for info in filter(None, map(_MODINFO.match, lines)):
+        module = info.group(1).replace("-", "_")  # the file nvidia-peermem.ko holds the module nvidia_peermem
+        if module.startswith(OF_INTEREST) and module not in names:
+            said = "installed; modinfo does not say whether it is loaded"
+            rig.problems.append(f"{source}: modinfo {module}: {said}")
     rig.origins["network.modules"] = f"{source}:{first}"
     return rig
 

@@ -19,7 +19,9 @@ Device numbers are CUDA's (``CUDA_DEVICE_ORDER``), matched to other outputs by b
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import Counter
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
@@ -36,21 +38,89 @@ _MATRIX = re.compile(
     r"(Writes|Reads)\))?\s*Matrix\s*\((GB/s|us)\)"
 )
 _NUM = re.compile(r"^-?\d+(?:\.\d+)?$")
+_CONNECTIVITY = re.compile(r"^P2P Connectivity Matrix\s*$")  # 1/0: cudaDeviceCanAccessPeer of each pair
 SAMPLE_P2P = "CUDA samples p2pBandwidthLatencyTest"
 SAMPLE_BW = "CUDA samples bandwidthTest"
 
 
 def _table(lines: list[str], k: int, n: int) -> tuple[list[list[float | None]], int]:
-    """The ``D\\D``/``GPU`` table starting at line ``k`` (its header): n rows of n numbers, and the next line."""
+    """The ``D\\D``/``GPU`` table starting at line ``k`` (its header): n rows of n numbers, and the next line.
+
+    The sample prints every cell of a matrix alike (``%6.02f``; the connectivity matrix ``%6d``): a cell printed
+    otherwise (``375.6``, ``3`` where a paste ends inside a row) is cut short, and it and the cells after it are
+    not shown, never a value."""
     out: list[list[float | None]] = []
     k += 1
     while k < len(lines) and len(out) < n:
         tokens = lines[k].split()
-        if not tokens or not tokens[0].isdigit() or not all(_NUM.match(x) for x in tokens[1:]):
+        if not tokens or not tokens[0].isdigit():
             break
-        out.append([float(x) for x in tokens[1 : 1 + n]] + [None] * (n - len(tokens[1 : 1 + n])))
+        cells = _as_printed(tokens[1:])
+        if not cells and len(tokens) > 1:
+            break
+        out.append([float(x) for x in cells[:n]] + [None] * (n - len(cells[:n])))
         k += 1
     return out, k
+
+
+def _decimals(token: str) -> int:
+    return len(token.partition(".")[2])
+
+
+def _as_printed(tokens: list[str]) -> list[str]:
+    """The cells of a row up to the first one not printed as the others are (a number cut short, or no number)."""
+    shown = [t for t in tokens if _NUM.match(t)]
+    if not shown:
+        return []
+    decimals = Counter(_decimals(t) for t in shown).most_common(1)[0][0]
+    return list(itertools.takewhile(lambda t: bool(_NUM.match(t)) and _decimals(t) == decimals, tokens))
+
+
+def _header_below(lines: list[str], k: int) -> int:
+    """The line of the ``D\\D``/``GPU`` header under the title at line ``k`` (or the line after the title)."""
+    header = k + 1
+    while header < min(len(lines), k + 4) and lines[header].split()[:1] not in (["D\\D"], ["GPU"]):
+        header += 1
+    return header
+
+
+def _cells(table: list[list[float | None]]) -> list[tuple[tuple[int, int], float]]:
+    """The off-diagonal cells shown: ((row, column), value)."""
+    return [((i, j), val) for i, row in enumerate(table) for j, val in enumerate(row) if i != j and val is not None]
+
+
+def _pair(kind: str, label: str, enabled: bool, pair: tuple[int, int], val: float, can: bool | None) -> Measurement:
+    """One cell of a matrix as a Measurement; ``can``: whether the pair can access each other's memory."""
+    i, j = pair
+    m = Measurement(
+        kind=kind,
+        backend="cuda",
+        provenance="imported",
+        method=f"{SAMPLE_P2P}: {label}",
+        world_size=1,
+        gpus=[i, j],
+        p2p_enabled=(can if enabled else False),
+        memory=None,
+    )
+    if kind == "p2p_latency":
+        m.latency_us = val
+    else:
+        m.value_gbps = val
+    if enabled and can is False:
+        m.notes.append(
+            f"GPU {i} cannot access GPU {j} (cudaDeviceCanAccessPeer): the sample copied through "
+            "host memory, as with P2P disabled"
+        )
+    elif enabled and can is None:
+        m.unavailable["p2p_enabled"] = "the output does not say whether these GPUs can access each other"
+    if kind == "p2p_bidir":
+        m.notes.append("both directions at once, summed (as the sample counts it)")
+    m.notes.append(
+        "the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 times)"
+        if kind != "p2p_latency"
+        else "the sample's GPU latency table (the CPU table is not kept)"
+    )
+    return m
 
 
 def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
@@ -83,58 +153,29 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
             k += 1
             continue
         m = _MATRIX.match(s)
-        if m and not devices:
+        connectivity = _CONNECTIVITY.match(s)
+        if (m or connectivity) and not devices:
             devices = _numbered(lines, k, first_line, source, rig)
+        if connectivity and devices:  # cudaDeviceCanAccessPeer of each pair again, as 1 or 0
+            table, k = _table(lines, _header_below(lines, k), max(devices) + 1)
+            for (i, j), val in _cells(table):
+                access.setdefault((i, j), val == 1)
+            access_line = access_line or lineno
+            continue
         if m and devices:
             direction, mode, what, rw, _unit = m.groups()
             n = max(devices) + 1
-            header = k + 1
-            while header < min(len(lines), k + 4) and lines[header].split()[:1] not in (["D\\D"], ["GPU"]):
-                header += 1
+            header = _header_below(lines, k)
             table, k = _table(lines, header, n)
             enabled = mode == "Enabled"
             kind = (
                 "p2p_latency" if what == "Latency" else ("p2p_bidir" if direction == "Bidirectional" else "p2p_unidir")
             )
             label = f"{direction + ' ' if direction else ''}P2P={mode} {what}{f' (P2P {rw})' if rw else ''}"
-            for i, row in enumerate(table):
-                for j, val in enumerate(row):
-                    if i == j or val is None or i not in devices or j not in devices:
-                        continue
-                    can = access.get((i, j))
-                    m_ = Measurement(
-                        kind=kind,
-                        backend="cuda",
-                        provenance="imported",
-                        method=f"{SAMPLE_P2P}: {label}",
-                        world_size=1,
-                        gpus=[i, j],
-                        p2p_enabled=(can if enabled else False),
-                        memory=None,
-                    )
-                    if kind == "p2p_latency":
-                        m_.latency_us = val
-                    else:
-                        m_.value_gbps = val
-                    if enabled and can is False:
-                        m_.notes.append(
-                            f"GPU {i} cannot access GPU {j} (cudaDeviceCanAccessPeer): the sample copied through "
-                            "host memory, as with P2P disabled"
-                        )
-                    elif enabled and can is None:
-                        m_.unavailable["p2p_enabled"] = (
-                            "the output does not say whether these GPUs can access each other"
-                        )
-                    if kind == "p2p_bidir":
-                        m_.notes.append("both directions at once, summed (as the sample counts it)")
-                    m_.notes.append(
-                        "the sample's transfer size is not printed (its source: 10,000,000 ints = 40 MB, repeated 5 "
-                        "times)"
-                        if kind != "p2p_latency"
-                        else "the sample's GPU latency table (the CPU table is not kept)"
-                    )
+            for (i, j), val in _cells(table):
+                if i in devices and j in devices:
                     rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{first_line + header + 1 + i}"
-                    rig.measurements.append(m_)
+                    rig.measurements.append(_pair(kind, label, enabled, (i, j), val, access.get((i, j))))
             if len(table) < n:
                 rig.problems.append(
                     f"{source}: line {first_line + header}: {label} matrix has {len(table)} of {n} rows "

@@ -109,6 +109,7 @@ def _gpu_name(desc: str) -> str | None:
 
 
 def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list[Device]:
+    """Each device lspci printed (or each run of grepped lines without their device line), with its link."""
     devices: list[Device] = []
     cur: Device | None = None
     lines = clean_lines(text)
@@ -118,20 +119,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         lineno = first_line + k
         m = _DEV.match(line)
         if m:
-            bdf = normalize_bus_id(m.group(1))
-            if bdf is None:
-                raise ImportParseError(source, lineno, f"{m.group(1)!r} is not a PCI address")
-            cls = m.group(2).strip()
-            hop = PcieHop(
-                bdf=bdf,
-                port_type="unknown",
-                name=re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", _IDS.sub("", m.group(4))).strip() or None,
-            )
-            ids = _IDS.search(m.group(4))
-            if ids:
-                hop.vendor_id, hop.device_id = "0x" + ids.group(1).lower(), "0x" + ids.group(2).lower()
-            hop.class_code = ("0x" + m.group(3).lower()) if m.group(3) else _CLASS_CODES.get(cls)
-            cur = Device(bdf=bdf, cls=cls, desc=m.group(4), line=lineno, hop=hop)
+            cur = _device(m, source, lineno)
             devices.append(cur)
             continue
         lm = _LNK.match(line)
@@ -142,63 +130,97 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
             cur = Device(bdf="", cls="", desc="", line=lineno, hop=PcieHop(bdf="", port_type="unknown"), fragment=True)
             devices.append(cur)
         cur.lines.append(line)
-        if "<access denied>" in line:
-            cur.access_denied = True
-        if "Unknown header type 7f" in line:
-            cur.dead = True
-        b = _BUS.search(line)
-        if b:
-            cur.bus_range = (int(b.group(2), 16), int(b.group(3), 16))
-        e = _EXPRESS.search(line)
-        if e:
-            cur.hop.port_type = _PORT_TYPES[e.group(1)]
-        numa = re.match(r"^\s*NUMA node:\s*(\d{1,4})\s*$", line)
-        if numa:
-            cur.numa = int(numa.group(1))
-        if re.match(r"^\s*Slt(?:Cap|Sta|Ctl):", line) or "(Slot+)" in line:
-            cur.slot = True
+        _attributes(cur, line)
         if lm:
-            port = re.match(r"\s*Port #(\d{1,4})", lm.group(2))
-            if port and lm.group(1) == "LnkCap":
-                cur.port_no = int(port.group(1))
-            which, rest = lm.groups()
-            cur.seen.append(which)
-            if which == "LnkSta":
-                cur.downgraded = [m.lower() for m in _DOWNGRADED.findall(rest)]
-            speed, width = _speed(rest), _width(rest)
-            ends = k == last_shown
-            if ends and (cut or speed is None or width is None):  # the paste ends in this line: its cut is not shown
-                why = f"{ELIDED} (line {lineno} is cut mid-line)"
-                if width is None or cut and re.search(r"Width x1$", rest.rstrip()):
-                    width = None  # "x1" may be the start of "x16"
-                    cur.hop.unavailable["current_width" if which == "LnkSta" else "max_width"] = why
-                if speed is None:
-                    sta = which == "LnkSta"
-                    for f in ("current_speed_gts", "current_gen") if sta else ("max_speed_gts", "max_gen"):
-                        cur.hop.unavailable[f] = why
-                if speed is None and width is None:
-                    continue
-            if which == "LnkCap":
-                cur.hop.max_speed_gts, cur.hop.max_width = speed, width
-                cur.hop.max_gen = gen_from_speed(speed)
-            else:
-                cur.hop.current_speed_gts, cur.hop.current_width = speed, width
-                cur.hop.current_gen = gen_from_speed(speed)
-            if speed is None and width is None:
-                raise ImportParseError(source, lineno, f"{which} without a speed or width: {rest.strip()[:50]!r}")
+            _link(cur, lm, source, lineno, cut_here=k == last_shown, cut=cut)
     for d in devices:
-        for f in ("current_speed_gts", "max_speed_gts", "current_gen", "max_gen", "current_width", "max_width"):
-            if getattr(d.hop, f) is None and f not in d.hop.unavailable:
-                d.hop.unavailable[f] = (
-                    DEAD
-                    if d.dead
-                    else "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)"
-                    if d.access_denied
-                    else "lspci printed no LnkCap/LnkSta for this device (not PCI Express, or lspci without -vv)"
-                )
-        if d.hop.port_type == "unknown" and d.is_gpu:
-            d.hop.port_type = "endpoint"
+        _unknown_link(d)
     return devices
+
+
+def _device(m: re.Match[str], source: str, lineno: int) -> Device:
+    """A device line: ``01:00.0 3D controller [0302]: NVIDIA Corporation GA100 [A100 SXM4 80GB] [10de:20b2]``."""
+    bdf = normalize_bus_id(m.group(1))
+    if bdf is None:
+        raise ImportParseError(source, lineno, f"{m.group(1)!r} is not a PCI address")
+    cls = m.group(2).strip()
+    hop = PcieHop(
+        bdf=bdf,
+        port_type="unknown",
+        name=re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", _IDS.sub("", m.group(4))).strip() or None,
+    )
+    ids = _IDS.search(m.group(4))
+    if ids:
+        hop.vendor_id, hop.device_id = "0x" + ids.group(1).lower(), "0x" + ids.group(2).lower()
+    hop.class_code = ("0x" + m.group(3).lower()) if m.group(3) else _CLASS_CODES.get(cls)
+    return Device(bdf=bdf, cls=cls, desc=m.group(4), line=lineno, hop=hop)
+
+
+def _attributes(cur: Device, line: str) -> None:
+    """What one of a device's lines says besides its link: access, a dead device, bus range, port type, NUMA
+    node, a slot."""
+    if "<access denied>" in line:
+        cur.access_denied = True
+    if "Unknown header type 7f" in line:
+        cur.dead = True
+    b = _BUS.search(line)
+    if b:
+        cur.bus_range = (int(b.group(2), 16), int(b.group(3), 16))
+    e = _EXPRESS.search(line)
+    if e:
+        cur.hop.port_type = _PORT_TYPES[e.group(1)]
+    numa = re.match(r"^\s*NUMA node:\s*(\d{1,4})\s*$", line)
+    if numa:
+        cur.numa = int(numa.group(1))
+    if re.match(r"^\s*Slt(?:Cap|Sta|Ctl):", line) or "(Slot+)" in line:
+        cur.slot = True
+
+
+def _link(cur: Device, lm: re.Match[str], source: str, lineno: int, cut_here: bool, cut: bool) -> None:
+    """A ``LnkCap``/``LnkSta`` line: speed and width, maximum or current; on the paste's last line, what its cut
+    hides is not shown (``cut``: the file ends inside that line)."""
+    which, rest = lm.groups()
+    port = re.match(r"\s*Port #(\d{1,4})", rest)
+    if port and which == "LnkCap":
+        cur.port_no = int(port.group(1))
+    cur.seen.append(which)
+    if which == "LnkSta":
+        cur.downgraded = [m.lower() for m in _DOWNGRADED.findall(rest)]
+    speed, width = _speed(rest), _width(rest)
+    if cut_here and (cut or speed is None or width is None):  # the paste ends in this line: its cut is not shown
+        why = f"{ELIDED} (line {lineno} is cut mid-line)"
+        if width is None or cut and re.search(r"Width x1$", rest.rstrip()):
+            width = None  # "x1" may be the start of "x16"
+            cur.hop.unavailable["current_width" if which == "LnkSta" else "max_width"] = why
+        if speed is None:
+            sta = which == "LnkSta"
+            for f in ("current_speed_gts", "current_gen") if sta else ("max_speed_gts", "max_gen"):
+                cur.hop.unavailable[f] = why
+        if speed is None and width is None:
+            return
+    if which == "LnkCap":
+        cur.hop.max_speed_gts, cur.hop.max_width = speed, width
+        cur.hop.max_gen = gen_from_speed(speed)
+    else:
+        cur.hop.current_speed_gts, cur.hop.current_width = speed, width
+        cur.hop.current_gen = gen_from_speed(speed)
+    if speed is None and width is None:
+        raise ImportParseError(source, lineno, f"{which} without a speed or width: {rest.strip()[:50]!r}")
+
+
+def _unknown_link(d: Device) -> None:
+    """Why each link fact lspci did not give is unknown; a GPU whose port type is not printed is an endpoint."""
+    for f in ("current_speed_gts", "max_speed_gts", "current_gen", "max_gen", "current_width", "max_width"):
+        if getattr(d.hop, f) is None and f not in d.hop.unavailable:
+            d.hop.unavailable[f] = (
+                DEAD
+                if d.dead
+                else "lspci was run without root: capabilities <access denied> (run sudo lspci -vv)"
+                if d.access_denied
+                else "lspci printed no LnkCap/LnkSta for this device (not PCI Express, or lspci without -vv)"
+            )
+    if d.hop.port_type == "unknown" and d.is_gpu:
+        d.hop.port_type = "endpoint"
 
 
 def _next_fragment(cur: Device, which: str | None, line: str) -> bool:
@@ -391,13 +413,22 @@ _ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines past
 _ACS_LINE = re.compile(r"^\s*ACSC(?:ap|tl):\s")  # the same, its indent lost in the paste
 
 
+_LSPCI_COMMAND = re.compile(r"^\s*\S{0,80}[$#>]\s*(?:sudo\s+)?\S*lspci\b")
+
+
+def _after_lspci_command(lines: list[str], i: int) -> bool:
+    """Whether the line shown above line ``i`` (blank lines and markdown fences aside) is a prompt running lspci."""
+    above = next((x for x in reversed(lines[max(0, i - 4) : i]) if x.strip() and not x.strip().startswith("```")), "")
+    return bool(_LSPCI_COMMAND.match(above))
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``01:00.0 VGA compatible controller: ...``, or lines grepped out of ``lspci -vv`` without their device
     line (``LnkCap``/``LnkSta``, ``Capabilities:``, and outside a kernel log ``ACSCtl``)."""
     cur = current.kind if current else None
     line = lines[i]
-    if cur == "lspci":
-        return False
+    if cur == "lspci":  # grepped lines after a command of their own are another device's, never the last one's
+        return bool(_FRAGMENT_START.match(line) or _ACS_LINE.match(line)) and _after_lspci_command(lines, i)
     if _DEV_START.match(line) or _FRAGMENT_START.match(line):
         return True
     if cur == "kernel-log":

@@ -53,16 +53,15 @@ TYPE_BYTES = {
     "float64": 8,
 }
 
-_RANK = re.compile(
-    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$"
-)
+_RANK_WORDS = r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid"
+_RANK = re.compile(r"^#\s*" + _RANK_WORDS + r"\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
 _HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
 _NCCL_VERSION = re.compile(r"(?:^|[\s#])NCCL version (\d+\.\d+\.\d+)")
-_HASHLESS = re.compile(
-    r"^(?:nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
-    r"Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid|size\s+count\s+type\s|\(B\)\s+\(elements\)|"
-    r"out-of-place\s+in-place|Out of bounds values|Avg bus bandwidth)"
-)
+# The "#" lines that start a run (a second one starts a second run), then the others nccl-tests prints
+_FIRST = [r"nThread\s+\d+\s+nGpus", "nccl-tests version", "Collective test starting", r"Using devices\s*$"]
+_FIRST_LINES = "|".join([*_FIRST, r"size\s+count\s+type\s"])
+_OTHER_LINES = [_RANK_WORDS, "Collective test concluded", r"\(B\)\s+\(elements\)", r"out-of-place\s+in-place"]
+_HASHLESS = re.compile(f"^(?:{_FIRST_LINES}|{'|'.join(_OTHER_LINES)}|Out of bounds values|Avg bus bandwidth)")
 _BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
 
 
@@ -196,9 +195,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 name = "" if cut else m.group(5)  # its name may be cut short: not shown, never a stub
                 run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), name, lineno))
                 continue
-            m = re.search(r"Collective test starting:\s*(\w+?)_perf", s)
-            if m:
-                run.binary = m.group(1)
+            m = re.search(r"Collective test (starting|concluded):\s*(\w+?)_perf", s)
+            if m:  # nccl-tests names its binary above its rows, and again below them
+                run.binary = m.group(2) if m.group(1) == "starting" or not run.binary else run.binary
                 continue
             m = re.search(r"nccl-library=(\d+)", s)
             if m:
@@ -400,7 +399,7 @@ _FAILED = re.compile(
 
 def run_to_rig(run: NcclRun, source: str) -> Rig:
     rig = Rig()
-    if not run.columns and not run.ranks:
+    if not run.columns and not run.ranks and not (run.header_line and run.binary):  # a named run cut after its header
         raise ImportParseError(source, run.header_line or 1, "nccl-tests output without rank lines or a column header")
     amd = [r for r in run.ranks if re.match(r"(?:AMD|Advanced Micro Devices)\b", r.name or "")]
     if amd and len(amd) == len(run.ranks):
@@ -511,16 +510,30 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
 
 
 # "#" optional: GitHub renders a line starting with "#" as a heading, so a paste copied from the page lost them
-_NCCL_START = re.compile(
-    r"^#?\s*(nThread\s+\d+\s+nGpus|nccl-tests version|Collective test starting|Using devices\s*$|"
-    r"size\s+count\s+type\s)"
-)
+_NCCL_START = re.compile(rf"^#?\s*({_FIRST_LINES})")
 _NCCL_ROW = re.compile(
     r"^\d+\s+\d+\s+"
     r"(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"
     r"(?:(?:sum|prod|max|min|avg|none|mulsum)\s+)?(?:-?\d+\s+)?\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+"
 )
 _NTHREAD = re.compile(r"^#?\s*nThread\s")
+_COLUMNS = re.compile(r"^#?\s*size\s+count\s+type\s")
+
+
+# a shell prompt and its command ("$ ./all_reduce_perf ...", "[root@n1 ~]# ..."); not "# ...", nccl-tests' own
+_COMMAND = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?(?:\[[^\]]{0,80}\][$#]|[\w.@~:/-]{0,80}[$%>])\s+\S")
+
+
+def _other_rows(above: list[str], row: str) -> bool:
+    """Whether ``row``, after lines that are not rows, starts another run pasted without its header: after a
+    command line of its own, or of another shape than the run's last rows (e.g. rccl-tests' after nccl-tests')."""
+    shown = next((x.strip() for x in reversed(above[-8:]) if x.strip() and not x.strip().startswith("```")), "")
+    if not above or _NCCL_ROW.match(shown):
+        return False
+    if _COMMAND.match(shown):
+        return True
+    last = next((x for x in reversed(above[-200:]) if _NCCL_ROW.match(x.strip()) or _COLUMNS.match(x.strip())), None)
+    return last is not None and len(last.lstrip(" #").split()) != len(row.split())  # a row, or the column header
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -528,8 +541,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     whose header the paste cut off. A second run's header starts a new output; a line printed twice does not."""
     s = lines[i].strip()
     cur = current.kind if current else None
-    if cur != "nccl-tests" and _NCCL_ROW.match(s):
-        return True
+    if _NCCL_ROW.match(s):
+        return cur != "nccl-tests" or current is not None and _other_rows(current.lines, s)
     m = _NCCL_START.match(s)
     if not m:
         return False
@@ -537,8 +550,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return True
     if i > 0 and lines[i - 1].strip() == s:
         return False  # a line printed twice (two processes writing the same output): the same run
-    return (
+    return (  # a run's first header line after another run's header or rows (a header comes before its rows)
         m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
         and current is not None
-        and any(_NTHREAD.match(x) for x in current.lines)
+        and any(_NTHREAD.match(x) or _NCCL_ROW.match(x.strip()) for x in current.lines)
     )

@@ -126,8 +126,10 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``nvbandwidth Version: ...`` or its ``Built from Git version:`` line, or (its banner not pasted) ``Running
     NAME.`` over a ``memcpy CE|SM`` title, or that title alone."""
     s = lines[i].strip()
-    if _VERSION.match(s) or s.startswith("Built from Git version:"):
+    if _VERSION.match(s):
         return True
+    if s.startswith("Built from Git version:"):  # the banner's second line, or its first when the first is not shown
+        return not any(_VERSION.match(x.strip()) for x in lines[max(0, i - 2) : i])
     if current is not None and current.kind == "nvbandwidth":
         return False
     if _TITLE.match(s):

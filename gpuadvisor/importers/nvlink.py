@@ -15,7 +15,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines
-from gpuadvisor.importers.values import is_elision
+from gpuadvisor.importers.values import is_elision, placeholder
 
 # Per-link, per-direction speed printed by nvidia-smi (GB/s) -> NVLink version (see the module docstring).
 NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3, 26.562: 4, 50.0: 5, 53.125: 5}
@@ -121,8 +121,9 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
             gpu = by_index.get(idx)
             if gpu is None:
                 uuid = m.group(3).strip()
-                gpu = Gpu(index=idx, name=m.group(2) or None, uuid=None if is_elision(uuid) else (uuid or None))
-                if is_elision(uuid):
+                hidden = is_elision(uuid) or placeholder(uuid)
+                gpu = Gpu(index=idx, name=m.group(2) or None, uuid=None if hidden else (uuid or None))
+                if hidden:
                     gpu.unavailable["uuid"] = f"{facts.ELIDED} (line {lineno})"
                 by_index[idx] = gpu
                 rig.gpus.append(gpu)

@@ -89,6 +89,11 @@ def _summary(section: Section, source: str, filename: str) -> Part:
     return Part(section.kind, source, section.start, rig)
 
 
+def _csv(section: Section, source: str, filename: str) -> Part:
+    rig = smi_csv.parse_smi_csv(section.text, source, section.start, context=section.context)
+    return Part(section.kind, source, section.start, rig)
+
+
 def _topo_p2p(section: Section, source: str, filename: str) -> Part:
     mode = topo.p2p_mode_hint(section.context, filename)
     return Part(section.kind, source, section.start, topo.parse_topo_p2p(section.text, source, section.start, mode))
@@ -110,11 +115,28 @@ def _nccl(section: Section, source: str, filename: str) -> Part:
 
 
 _add = Merger.add
+
+
+def _beyond(
+    kind: str,
+    name: str,
+    starts_with: str,
+    starts: Detector,
+    parse: Callable[[str, str, int], Rig],
+    trust: int,
+    family: str | None = None,
+) -> Format:
+    """A row of an output beyond the GPU: one form per command (its family its name unless given), read by
+    ``parse(text, source, first line)`` and merged as every output is."""
+    return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), _add, trust)
+
+
 _nvlink_parse = reads(nvlink.parse_nvlink_status)
 FORMATS: tuple[Format, ...] = (
     Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
-           "`GPU 0000:..` line", smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
+           "`GPU 0000:..` line, or keys from inside one GPU's section (`Persistence Mode`, `GPU UUID`, ...)",
+           smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
            smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
@@ -129,11 +151,14 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
-           "`| NVIDIA-SMI 580.95.05  Driver Version: ...`", smi_summary.starts, _summary, _add, 2,
+           "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
+           "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `WARNING: infoROM is corrupted ...`)",
+           smi_summary.starts, _summary, _add, 2,
            extras=beyond.add_processes),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
-           "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells",
-           smi_csv.starts, reads(smi_csv.parse_smi_csv), _add, 2),
+           "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells, or (under its "
+           "`nvidia-smi --query-gpu=...` command) a one-field header, or its rows alone (`noheader`)",
+           smi_csv.starts, _csv, _add, 2),
     Format("collect-env", "PyTorch collect_env report", GPU, "PyTorch collect_env", "",
            "`Collecting environment information...` or `GPU models and configuration:`", collect_env.starts,
            reads(collect_env.parse_collect_env), _add, 8),
@@ -148,40 +173,37 @@ FORMATS: tuple[Format, ...] = (
            "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
     Format("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", GPU, "CUDA samples", "p2pBandwidthLatencyTest",
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
-           "`Device: 0, NAME, pciBusID: ..` or a matrix title", cuda_samples.starts_p2p,
+           "`Device: 0, NAME, pciBusID: ..`, `P2P Connectivity Matrix` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
-    Format("kernel-log", "dmesg / journalctl -k", BEYOND, "dmesg / journalctl -k", "",
-           "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
-           beyond.starts_kernel_log, reads(beyond.parse_kernel_log), _add, 11),
-    Format("ibstat", "ibstat", BEYOND, "ibstat", "", "`CA 'mlx5_0'`", beyond.starts_ibstat,
-           reads(rdma_ports.ports_parser(rdma_ports.parse_ibstat)), _add, 12),
-    Format("ibv-devinfo", "ibv_devinfo", BEYOND, "ibv_devinfo", "", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
-           reads(rdma_ports.ports_parser(rdma_ports.parse_ibv_devinfo)), _add, 13),
-    Format("ibstatus", "ibstatus", BEYOND, "ibstatus", "", "`Infiniband device 'mlx5_0' port 1 status:`",
-           beyond.starts_ibstatus, reads(rdma_ports.ports_parser(rdma_ports.parse_ibstatus)), _add, 14),
-    Format("fabric-manager", "systemctl status nvidia-fabricmanager", BEYOND,
-           "systemctl status nvidia-fabricmanager", "",
-           "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
-           beyond.starts_fabric_manager, reads(beyond.parse_fabric_manager_output), _add, 15),
-    Format("smi-fabric", "nvidia-smi -q Fabric section", BEYOND, "nvidia-smi -q Fabric section", "",
-           "a `Fabric` line followed by `State :` (`grep -A 4 Fabric`)", beyond.starts_smi_fabric,
-           reads(beyond.parse_smi_fabric), _add, 16),
-    Format("smi-lost", "nvidia-smi: Unable to determine the device handle", BEYOND, "nvidia-smi errors", "",
-           "`Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error`",
-           beyond.starts_smi_no_handle, reads(beyond.parse_smi_no_handle), _add, 18),
-    Format("rdma-link", "rdma link", BEYOND, "rdma link", "", "`link mlx5_0/1 state ACTIVE physical_state LINK_UP`",
-           beyond_tools.starts_rdma_link, reads(beyond_tools.parse_rdma_link), _add, 19),
-    Format("lsmod", "lsmod", BEYOND, "lsmod", "", "`Module  Size  Used by`, or a module row such as "
-           "`nvidia_peermem  16384  0` (`lsmod | grep`)", beyond_tools.starts_lsmod, reads(beyond_tools.parse_lsmod),
-           _add, 20),
-    Format("nccl-debug", "NCCL debug log", BEYOND, "NCCL debug log", "",
-           "`host:pid:tid [0] NCCL INFO ...` (NCCL_DEBUG=INFO)", beyond_tools.starts_nccl_debug,
-           reads(beyond_tools.parse_nccl_debug), _add, 21),
-    Format("perfquery", "perfquery", BEYOND, "perfquery", "", "`# Port counters: Lid 5 port 1 (CapMask: 0x5300)`",
-           beyond_tools.starts_perfquery, reads(beyond_tools.parse_perfquery), _add, 22),
+    _beyond("kernel-log", "dmesg / journalctl -k",
+            "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
+            beyond.starts_kernel_log, beyond.parse_kernel_log, 11),
+    _beyond("ibstat", "ibstat", "`CA 'mlx5_0'`", beyond.starts_ibstat, rdma_ports.ports_parser(rdma_ports.parse_ibstat),
+            12),
+    _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
+            rdma_ports.ports_parser(rdma_ports.parse_ibv_devinfo), 13),
+    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`", beyond.starts_ibstatus,
+            rdma_ports.ports_parser(rdma_ports.parse_ibstatus), 14),
+    _beyond("fabric-manager", "systemctl status nvidia-fabricmanager",
+            "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
+            beyond.starts_fabric_manager, beyond.parse_fabric_manager_output, 15),
+    _beyond("smi-fabric", "nvidia-smi -q Fabric section", "a `Fabric` line followed by `State :` (`grep -A 4 Fabric`)",
+            beyond.starts_smi_fabric, beyond.parse_smi_fabric, 16),
+    _beyond("smi-lost", "nvidia-smi: Unable to determine the device handle",
+            "`Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error`",
+            beyond.starts_smi_no_handle, beyond.parse_smi_no_handle, 18, family="nvidia-smi errors"),
+    _beyond("rdma-link", "rdma link", "`link mlx5_0/1 state ACTIVE physical_state LINK_UP`",
+            beyond_tools.starts_rdma_link, beyond_tools.parse_rdma_link, 19),
+    _beyond("lsmod", "lsmod", "`Module  Size  Used by`, or a module row such as `nvidia_peermem  16384  0` "
+            "(`lsmod | grep`), an `lsmod | grep` that printed nothing, or modinfo's "
+            "`filename: /lib/modules/.../nvidia-peermem.ko`", beyond_tools.starts_lsmod, beyond_tools.parse_lsmod, 20),
+    _beyond("nccl-debug", "NCCL debug log", "`host:pid:tid [0] NCCL INFO ...` (NCCL_DEBUG=INFO)",
+            beyond_tools.starts_nccl_debug, beyond_tools.parse_nccl_debug, 21),
+    _beyond("perfquery", "perfquery", "`# Port counters: Lid 5 port 1 (CapMask: 0x5300)`",
+            beyond_tools.starts_perfquery, beyond_tools.parse_perfquery, 22),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),

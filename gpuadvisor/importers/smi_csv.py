@@ -55,8 +55,9 @@ _KNOWN = set(_FIELDS) | set(_OTHER.split()) | {"vbios_version", "count", "mig.mo
 _COLUMN = re.compile(r"^\s*([a-z][a-z0-9_.]*)\s*(?:\[([^\]]*)\])?\s*$")
 
 
-def _columns(line: str) -> list[tuple[str, str]] | None:
-    """The fields of a header line (``name``, unit), or None when it is not one."""
+def _columns(line: str, asked: tuple[list[tuple[str, str]], bool] | None = None) -> list[tuple[str, str]] | None:
+    """The fields of a header line (``name``, unit), or None when it is not one; ``asked``: the fields the command
+    above it names, which make a header of one known field a header too."""
     out = []
     for cell in line.split(","):
         m = _COLUMN.match(cell)
@@ -64,19 +65,46 @@ def _columns(line: str) -> list[tuple[str, str]] | None:
             return None
         out.append((m.group(1), m.group(2) or ""))
     known = [f for f, _ in out if f in _KNOWN]
+    if asked is not None and [f for f, _ in out] == [f for f, _ in asked[0]] and known:
+        return out
     return out if len(out) >= 2 and len(known) >= 2 else None
 
 
-def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+# The command above the output: "nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits"
+_QUERY = re.compile(r"nvidia-smi\b.*?--query-gpu[= ]\s*['\"]?([\w.,]+)['\"]?.*?--format[= ]\s*['\"]?csv([\w,]*)")
+# what --query-gpu accepts for a field, as its header names it (nvidia-smi --help-query-gpu: '"name" or "gpu_name"')
+_ALIASES = {"gpu_name": "name", "gpu_uuid": "uuid", "gpu_serial": "serial", "gpu_bus_id": "pci.bus_id"}
+
+
+def query_fields(context: list[str] | None) -> tuple[list[tuple[str, str]], bool] | None:
+    """The fields the ``--query-gpu`` command shown just above an output asks for, and whether it printed no
+    header (``--format=csv,noheader``); None when the line above is no such command."""
+    line = next((x for x in reversed(context or []) if x.strip() and not x.strip().startswith("```")), "")
+    m = _QUERY.search(line)
+    if m is None:
+        return None
+    fields = [(_ALIASES.get(f, f), "") for f in m.group(1).lower().split(",") if f]
+    return fields, "noheader" in m.group(2).lower()
+
+
+def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
+    """The GPUs of the CSV; without a header (``noheader``), the fields are those the command above it names."""
     rig = Rig()
     lines = clean_lines(text)
-    start = next((k for k, x in enumerate(lines) if _columns(x)), None)
-    if start is None:
+    asked = query_fields(context)
+    start = next((k for k, x in enumerate(lines) if _columns(x, asked)), None)
+    if start is None and asked is not None and asked[1]:
+        start, cols = -1, asked[0]
+        rig.problems.append(f"{source}: line {first_line}: no header (noheader): the fields as the command names them")
+    elif start is None:
         raise ImportParseError(source, first_line, "no --query-gpu header line (index, name, ...)")
-    cols = _columns(lines[start]) or []
+    else:
+        cols = _columns(lines[start], asked) or []
     cut = not text.endswith(("\n", "\r"))
     for k in range(start + 1, len(lines)):
         cells = [c.strip() for c in lines[k].split(",")]
+        if lines[k].strip().startswith("```") or len(cols) == 1 and not lines[k].strip():
+            break  # a fence closes the paste; one field's rows (any text fits one cell) end at a blank line
         if not lines[k].strip():
             continue
         if len(cells) != len(cols):
@@ -107,9 +135,14 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1) -> Rig
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A ``--query-gpu`` CSV header (``index, name, memory.total [MiB]``) over a row with as many cells."""
-    if "," not in lines[i] or (current is not None and current.kind == "smi-csv"):
+    """A ``--query-gpu`` CSV header (``index, name, memory.total [MiB]``) over a row with as many cells; or, under
+    the ``nvidia-smi --query-gpu=...`` command that printed it, its header of one field, or (``noheader``) its
+    first row."""
+    if current is not None and current.kind == "smi-csv" or not lines[i].strip():
         return False
-    cols = _columns(lines[i])
+    asked = query_fields(lines[max(0, i - 3) : i]) if "query-gpu" in " ".join(lines[max(0, i - 3) : i]) else None
+    if asked is not None and asked[1]:
+        return len(lines[i].split(",")) == len(asked[0])
+    cols = _columns(lines[i], asked) if "," in lines[i] or asked else None
     below = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
     return cols is not None and len(below.split(",")) == len(cols)

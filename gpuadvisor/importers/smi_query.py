@@ -40,6 +40,13 @@ CLOCKS_REASON_NAMES = {
 
 # fact -> (text paths, XML paths); the first path present wins (newer names first).
 T = tuple[tuple[str, ...], ...]
+
+
+def _link(group: str, key: str, xml_group: str, xml_key: str) -> tuple[T, T]:
+    """A GPU link fact: ``PCI > GPU Link Info > GROUP > KEY`` in -q, ``pci/pci_gpu_link_info/...`` in -q -x."""
+    return ((("PCI", "GPU Link Info", group, key),), (("pci", "pci_gpu_link_info", xml_group, xml_key),))
+
+
 PATHS: dict[str, tuple[T, T]] = {
     "name": ((("Product Name",),), (("product_name",),)),
     "uuid": ((("GPU UUID",),), (("uuid",),)),
@@ -106,30 +113,12 @@ PATHS: dict[str, tuple[T, T]] = {
     "remap_unc": ((("Remapped Rows", "Uncorrectable Error"),), (("remapped_rows", "remapped_row_unc"),)),
     "remap_pending": ((("Remapped Rows", "Pending"),), (("remapped_rows", "remapped_row_pending"),)),
     "remap_failure": ((("Remapped Rows", "Remapping Failure Occurred"),), (("remapped_rows", "remapped_row_failure"),)),
-    "pcie_max_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Max"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "max_link_gen"),),
-    ),
-    "pcie_cur_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Current"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "current_link_gen"),),
-    ),
-    "pcie_dev_max_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Device Max"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "max_device_link_gen"),),
-    ),
-    "pcie_host_max_gen": (
-        (("PCI", "GPU Link Info", "PCIe Generation", "Host Max"),),
-        (("pci", "pci_gpu_link_info", "pcie_gen", "max_host_link_gen"),),
-    ),
-    "pcie_max_width": (
-        (("PCI", "GPU Link Info", "Link Width", "Max"),),
-        (("pci", "pci_gpu_link_info", "link_widths", "max_link_width"),),
-    ),
-    "pcie_cur_width": (
-        (("PCI", "GPU Link Info", "Link Width", "Current"),),
-        (("pci", "pci_gpu_link_info", "link_widths", "current_link_width"),),
-    ),
+    "pcie_max_gen": _link("PCIe Generation", "Max", "pcie_gen", "max_link_gen"),
+    "pcie_cur_gen": _link("PCIe Generation", "Current", "pcie_gen", "current_link_gen"),
+    "pcie_dev_max_gen": _link("PCIe Generation", "Device Max", "pcie_gen", "max_device_link_gen"),
+    "pcie_host_max_gen": _link("PCIe Generation", "Host Max", "pcie_gen", "max_host_link_gen"),
+    "pcie_max_width": _link("Link Width", "Max", "link_widths", "max_link_width"),
+    "pcie_cur_width": _link("Link Width", "Current", "link_widths", "current_link_width"),
     "replay": ((("PCI", "Replays Since Reset"), ("PCI", "Replays")), (("pci", "replay_counter"),)),
 }
 ECC_ERRORS: tuple[T, T] = ((("ECC Errors",),), (("ecc_errors",),))
@@ -484,6 +473,8 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     rig = Rig()
     blocks = [(c, _GPU_HEADER.match(c.key)) for c in root.children]
     gpu_blocks = [(c, m.group(1)) for c, m in blocks if m]
+    if not gpu_blocks and root.child("Driver Version") is None and _one_gpu_fragment(root):
+        return _fragment(root, source)
     if not gpu_blocks and root.child("Driver Version") is None:
         first = root.children[0].line if root.children else first_line
         raise ImportParseError(
@@ -510,6 +501,31 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         top_elided if not gpu_blocks or top_elided and _line(top_elided) < gpu_blocks[0][0].line else None,
     )
     _check_count(rig, root, False, source, top_elided)
+    return rig
+
+
+# Keys only a GPU's section of nvidia-smi -q prints (a fragment from inside one is known by two of them)
+_GPU_KEYS = {
+    "product name", "product brand", "product architecture", "display mode", "display active", "persistence mode",
+    "accounting mode", "accounting mode buffer size", "gpu uuid", "minor number", "vbios version",
+    "multigpu board", "gpu part number", "inforom version", "gpu operation mode", "gpu virtualization mode",
+    "gsp firmware version", "performance state", "fb memory usage", "bar1 memory usage", "clocks event reasons",
+    "clocks throttle reasons", "retired pages", "remapped rows", "applications clocks", "max clocks",
+}  # fmt: skip
+
+
+def _one_gpu_fragment(root: Node) -> bool:
+    return sum(c.key.lower() in _GPU_KEYS for c in root.children) >= 2
+
+
+def _fragment(root: Node, source: str) -> Rig:
+    """Lines from inside one GPU's section, its ``GPU 0000:..`` line not shown: one GPU (its bus id, when shown,
+    from the PCI section); what the paste leaves out above and below is not shown, never absent."""
+    rig = Rig()
+    why = f"{facts.ELIDED} (line {root.line} starts inside one GPU's section)"
+    rig.problems.append(f"{source}: line {root.line}: one GPU's nvidia-smi -q section without its 'GPU ..' line")
+    rig.gpus.append(_gpu_from_block(root, 0, None, False, source, rig, why))
+    _software(rig, root, False, source, why)
     return rig
 
 
@@ -540,6 +556,7 @@ def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
 _Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
 _Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
+_Q_FIELD = re.compile(r"^\s*(\S.*?)\s+:(?:\s|$)|^\s*(?=\S)([\w ]{2,40}?)\s*$")  # "Key : value", or a block's name
 
 
 def starts_xml(lines: list[str], i: int, current: Section | None) -> bool:
@@ -558,8 +575,15 @@ def starts_q(lines: list[str], i: int, current: Section | None) -> bool:
     line, s = lines[i], lines[i].strip()
     if "NVSMI LOG" in s and s.startswith("="):
         return True
-    return (
-        (current is None or current.kind != "smi-q")
-        and bool(_Q_TOP.match(line) or _Q_GPU.match(line))
-        and any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3])
-    )
+    if current is not None and current.kind == "smi-q":
+        return False
+    if _Q_TOP.match(line) or _Q_GPU.match(line):
+        return any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3])
+    return _starts_fragment(lines, i)
+
+
+def _starts_fragment(lines: list[str], i: int) -> bool:
+    """Key lines from inside one GPU's section (``Persistence Mode : Disabled``, ``GPU UUID : GPU-..``): the first
+    of them a key of that section, and two such keys among the next dozen lines."""
+    keys = [(m.group(1) or m.group(2)).lower() if (m := _Q_FIELD.match(x)) else "" for x in lines[i : i + 12]]
+    return keys[0] in _GPU_KEYS and sum(k in _GPU_KEYS for k in keys) >= 2

@@ -20,18 +20,14 @@ from gpuadvisor.importers.section import Section, clean_lines
 # "Driver Version:"/"CUDA Version:", or since nvidia-smi 610 "KMD Version:"/"CUDA UMD Version:"
 _VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA (?:UMD )?Version:\s*(\S+))?")
 _ROW1 = re.compile(r"^\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*$")
-_ROW2 = re.compile(r"^\s*(\S+)\s+(\S+?)C?\s+(P\d+|N/A)\s+(?:(\S+?)W?\s*/\s*(\S+?)W?)?\s*$")
-_MEM = re.compile(r"^\s*(\d+)MiB\s*/\s*(\d+)MiB\s*$")
-# What the second and third rows of a GPU show (the first: name, persistence mode, bus id, ECC).
-_TABLE_FIELDS = (
-    "temperature_c",
-    "performance_state",
-    "power_draw_w",
-    "power_limit_w",
-    "memory_used_bytes",
-    "memory_total_bytes",
-    "mig_mode",
+# A GPU's second row, first cell: "N/A   34C    P0    69W / 700W" (fan, temperature, P-state, power draw / cap)
+_ROW2 = re.compile(
+    r"^\s*(?P<fan>\S+)\s+(?P<temperature_c>\S+?)C?\s+(?P<performance_state>P\d+|N/A)\s+"
+    r"(?:(?P<power_draw_w>\S+?)W?\s*/\s*(?P<power_limit_w>\S+?)W?)?\s*$"
 )
+_MEM = re.compile(r"^\s*(?P<memory_used_bytes>\d+)MiB\s*/\s*(?P<memory_total_bytes>\d+)MiB\s*$")
+# What the second and third rows of a GPU show (the first: name, persistence mode, bus id, ECC).
+_TABLE_FIELDS = (*[f for f in _ROW2.groupindex if f != "fan"], *_MEM.groupindex, "mig_mode")
 _LOST = re.compile(r"^\s*(Unable to determine the device handle for GPU\s*([0-9A-Fa-f:.]+)\s*:.*?)\s*$")
 
 
@@ -60,6 +56,29 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
     rig.gpus.sort(key=lambda g: g.index)
     for k, g in enumerate(rig.gpus):
         rig.origins[f"gpus[{k}]"] = where[id(g)]
+
+
+# What nvidia-smi prints instead of (or above) its table when the driver or a GPU is in trouble
+_NO_DRIVER = re.compile(r"^\s*(NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b.*?)\s*$")
+_INFOROM = re.compile(r"^\s*(WARNING: infoROM is corrupted at gpu\s+([0-9A-Fa-f:.]+))\s*$")
+
+
+def _messages(rig: Rig, lines: list[tuple[int, str]], source: str) -> set[int]:
+    """nvidia-smi's messages in ``lines`` (``(line number, text)``): it could not talk to the driver (no driver
+    fact can be read), or a GPU's infoROM is corrupted. The line numbers of those it read."""
+    said: set[int] = set()
+    for lineno, line in lines:
+        if m := _NO_DRIVER.match(line):
+            why = f"nvidia-smi could not talk to the NVIDIA driver (line {lineno}: {m.group(1)[:90]!r})"
+            for name in ("driver_version", "cuda_driver_version", "nvml_version"):
+                rig.software.unavailable[name] = why
+            rig.problems.append(f"{source}: line {lineno}: {m.group(1)[:200]}: no GPU or driver fact can be read")
+            said.add(lineno)
+        elif m := _INFOROM.match(line):
+            bus = v.normalize_bus_id(m.group(2)) or m.group(2)
+            rig.problems.append(f"{source}: line {lineno}: GPU {bus}: nvidia-smi reports its infoROM corrupted")
+            said.add(lineno)
+    return said
 
 
 def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int) -> None:
@@ -127,16 +146,12 @@ def _second_row(rig: Rig, gpu: Gpu, cells: list[str], source: str, lineno: int) 
     """``| N/A 34C P0 69W / 700W | 1MiB / 81559MiB | 0% Default |``: temperature, P-state, power, memory."""
     m2 = _ROW2.match(cells[0])
     if m2:
-        gpu.temperature_c = v.to_float(m2.group(2))
-        gpu.performance_state = int(m2.group(3)[1:]) if m2.group(3).startswith("P") else None
-        gpu.power_draw_w = v.to_float(m2.group(4)) if m2.group(4) else None
-        gpu.power_limit_w = v.to_float(m2.group(5)) if m2.group(5) else None
-        shown = {
-            "fan": m2.group(1),
-            "temperature_c": m2.group(2),
-            "power_draw_w": m2.group(4),
-            "power_limit_w": m2.group(5),
-        }
+        shown = m2.groupdict()
+        gpu.temperature_c = v.to_float(shown["temperature_c"])
+        pstate = shown.pop("performance_state")
+        gpu.performance_state = int(pstate[1:]) if pstate.startswith("P") else None
+        gpu.power_draw_w = v.to_float(shown["power_draw_w"]) if shown["power_draw_w"] else None
+        gpu.power_limit_w = v.to_float(shown["power_limit_w"]) if shown["power_limit_w"] else None
         for name, raw in shown.items():
             if v.state_meaning(raw):  # ERR!: a read that failed is a fact about the GPU, never dropped
                 if name != "fan":
@@ -202,7 +217,9 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
             _second_row(rig, gpu, cells, source, lineno)
         elif row == 3:
             gpu.mig_mode = v.enabled(cells[2].strip())
-    if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines):
+    said = _messages(rig, [(first_line - len(context or []) + k, x) for k, x in enumerate(context or [])], source)
+    said |= _messages(rig, [(first_line + k, x) for k, x in enumerate(lines)], source)
+    if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines) and not said:
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
         for f in _TABLE_FIELDS:
@@ -214,14 +231,17 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     return rig
 
 
-_SUMMARY = re.compile(r"^\|\s*NVIDIA-SMI\s+\S+")
+# its banner line, boxed, or copied without the box
+_SUMMARY = re.compile(r"^(?:\|\s*NVIDIA-SMI\s+\S+|NVIDIA-SMI\s+\S+\s+(?:Driver|KMD) Version:)")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or nvidia-smi's "Unable to determine
-    the device handle for GPU ..." with no table after it (the GPU is lost)."""
+    """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or, with no table after it, nvidia-smi's
+    "Unable to determine the device handle for GPU ..." (the GPU is lost), "NVIDIA-SMI has failed because it
+    couldn't communicate with the NVIDIA driver" or "WARNING: infoROM is corrupted at gpu ..."."""
     if _SUMMARY.match(lines[i].strip()):
         return True
-    if not _LOST.match(lines[i]) or current is not None:  # inside another output, that output reads it
-        return False
+    line = lines[i]
+    if not (_LOST.match(line) or _NO_DRIVER.match(line) or _INFOROM.match(line)) or current is not None:
+        return False  # inside another output, that output reads it
     return not any(_SUMMARY.match(x.strip()) for x in lines[i + 1 : i + 12])

@@ -4,8 +4,13 @@ drives lsblk listed, its other drives added)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, Storage, StoragePath
 from gpuadvisor.importers import blockdev, fio
+from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
 from gpuadvisor.importers.section import Section
@@ -21,21 +26,30 @@ def _path(rig: Rig) -> StoragePath:
     return rig.storage.paths[0]
 
 
+def _read(section: Section, source: str, read: Callable[[str, str], Any]) -> Any:
+    """What ``read`` makes of the output; a paste it cannot read (JSON with ``...`` elisions, a table without
+    its header) is an output not read, as every importer's is, so the outputs around it still are."""
+    try:
+        return read(section.text, source)
+    except InputError as e:
+        raise ImportParseError(source, section.start, str(e).removeprefix(f"{source}: ")) from None
+
+
 def parse_fio(section: Section, source: str, filename: str) -> Part:
     rig = Rig()
-    _path(rig).bench = fio.parse(section.text, source)
+    _path(rig).bench = _read(section, source, fio.parse)
     return Part(section.kind, source, section.start, rig)
 
 
 def parse_lsblk(section: Section, source: str, filename: str) -> Part:
     rig = Rig()
-    _path(rig).devices = blockdev.parse_lsblk(section.text, source)
+    _path(rig).devices = _read(section, source, blockdev.parse_lsblk)
     return Part(section.kind, source, section.start, rig)
 
 
 def parse_nvme_list(section: Section, source: str, filename: str) -> Part:
     rig = Rig()
-    _path(rig).devices = blockdev.parse_nvme_list(section.text, source)
+    _path(rig).devices = _read(section, source, blockdev.parse_nvme_list)
     return Part(section.kind, source, section.start, rig)
 
 

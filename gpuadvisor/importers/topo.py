@@ -452,9 +452,9 @@ def _matrix_gap(t: _Table, labels: list[str]) -> str:
 def p2p_mode_hint(context: list[str], filename: str = "") -> str | None:
     """The ``-p2p`` mode (r, w, n, a, p) named in a command line before the matrix, or in the file name."""
     for line in reversed(context):
-        m = re.search(r"-p2p\s+([rwnap])\b", line)
+        m = re.search(r"-p2p\s+(rw|wr|[rwnap])\b", line)  # "rw": one matrix shown for both (a script's label)
         if m:
-            return m.group(1)
+            return "rw" if m.group(1) == "wr" else m.group(1)
     name = filename.lower()
     m = re.search(r"p2p[-_ ]?(read|write|nvlink|atomics|prop)", name) or re.search(r"p2p[-_ ]?([rwnap])(?![a-z])", name)
     return m.group(1)[0] if m else None
@@ -478,11 +478,11 @@ def parse_topo_p2p(text: str, source: str = "<text>", first_line: int = 1, mode:
         rig.problems.append(f"{source}: nvidia-smi topo -p2p matrix without its mode (r/w/n/a/p); read as -p2p r")
     if matrix is None:
         return rig
-    if mode == "r":
+    if mode in ("r", "rw"):
         rig.topology.p2p_read = matrix
-    elif mode == "w":
-        rig.topology.p2p_write = matrix
-    else:
+    if mode in ("w", "rw"):
+        rig.topology.p2p_write = [row[:] for row in matrix]
+    if mode not in ("r", "w", "rw"):
         rig.problems.append(
             f"{source}: nvidia-smi topo -p2p {mode} ({P2P_MODES.get(mode, mode)}) matrix read but not kept: the scan "
             "has read and write only"

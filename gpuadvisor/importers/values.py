@@ -98,9 +98,19 @@ _REDACTED = re.compile(
 )
 
 
+# A GPU or MIG UUID with some of its hex digits typed over ("GPU-xxxxx11f-ce5d-xxxx-xxxx-6ea62fb1xxxx"): hex has
+# no x, so any x (or *) in its 8-4-4-4-12 groups is a mask, and the UUID is not shown
+_MASKED_UUID = re.compile(
+    r"^\s*(?:GPU|MIG)-(?=[0-9a-f-]*[x*])[0-9a-fx*]{8}(?:-[0-9a-fx*]{4}){3}-[0-9a-fx*]{12}\s*$", re.IGNORECASE
+)
+
+
 def placeholder(value: str | None) -> bool:
-    """A value the paste does not show: hidden (``xxxx``, ``<redacted>``) or left out (``...``, ``<snip>``)."""
-    return value is not None and len(value) <= 200 and (_REDACTED.match(value) is not None or is_elision(value))
+    """A value the paste does not show: hidden (``xxxx``, ``<redacted>``, a UUID partly typed over) or left out
+    (``...``, ``<snip>``)."""
+    if value is None or len(value) > 200:
+        return False
+    return _REDACTED.match(value) is not None or _MASKED_UUID.match(value) is not None or is_elision(value)
 
 
 def absent(value: str | None) -> bool:

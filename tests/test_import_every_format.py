@@ -1,0 +1,125 @@
+"""Every format ``gpuadvisor import`` reads is recognised by content in ONE import call: a file that holds a
+real paste of each (from tests/corpus and tests/fixtures, their sources in those folders' indexes), one after
+the other with the shell prompt a user would paste between them. Three have no real paste in the repository
+yet and are written by hand from their tool's documentation (quoted where they are defined)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor import cli
+from gpuadvisor.importers import parse_text
+from gpuadvisor.importers.registry import KINDS
+from gpuadvisor.importers.sections import split_sections
+from tests.test_beyond_tools import PERFQUERY
+from tests.test_import_smi_csv import CSV
+
+TESTS = Path(__file__).parent
+
+# nvme-cli 1.x "nvme list -o json": the keys nvme-cli's json_print_list_items prints, the values written by hand
+NVME_JSON = """{
+  "Devices" : [
+    {
+      "NameSpace" : 1,
+      "DevicePath" : "/dev/nvme1n1",
+      "ModelNumber" : "SAMSUNG MZQL23T8HCLS-00A07",
+      "PhysicalSize" : 3840755982336,
+      "SectorSize" : 512
+    }
+  ]
+}
+"""
+WRITTEN = {"CSV": CSV.split("\n", 1)[1], "PERFQUERY": PERFQUERY, "NVME_JSON": NVME_JSON}  # CSV: its own prompt off
+
+# the kind it must be read as | the command typed before it | the paste (under tests/, or =NAME: WRITTEN[NAME]);
+# a kind appears more than once for its forms
+TABLE = """
+smi-q | nvidia-smi -q | corpus/captures/lx_l40s__595.80.q.txt
+smi-q | nvidia-smi -q -i 2 | corpus/smi/smi-q-fragment-no-gpu-line_gjgjh.txt
+smi-xml | nvidia-smi -q -x | fixtures/import/samples/smi-q-x_rtx4090-gen3-host.txt
+topo-m | nvidia-smi topo -m | corpus/topo/topo-m_5gpu-4090-two-numa_snoby.txt
+topo-p2p | nvidia-smi topo -p2p r | fixtures/import/samples/p2p-r_8gpu-vm-all-ok_cloud-hypervisor.txt
+nvlink | nvidia-smi nvlink -s | corpus/nvlink/nvlink-s_8xa100-12-links-all-up_gpud.txt
+smi-summary | nvidia-smi | corpus/smi/smi_tesla-p4_slackr31337.txt
+smi-list | nvidia-smi -L | corpus/smi/smi-L_4x3090-prompt_alexanderjacuna.txt
+smi-csv | nvidia-smi --query-gpu=... | =CSV
+collect-env | python collect_env.py | corpus/collect-env/vllm-collect-env_4x3090-driver-535-cut_rodrimora.txt
+lspci | sudo lspci -vv | corpus/lspci/lspci-vv_a100-numa5-cut_aksbaih.txt
+lspci | lspci -vvv | grep ACSCtl | corpus/pcie-acs/lspci-grep-acsctl-twelve-cut_dobiup.txt
+lspci | lspci -vv | grep Lnk | corpus/lspci/lnk-fragment-riser-4090-gen1_0xsage.txt
+nccl-tests | all_reduce_perf -b 8 -e 8G | corpus/nccl-tests/all_reduce_8xa100-mpirun-no-hash-cut_elevenxiang.txt
+nccl-tests | rccl-tests | corpus/nccl-tests/rccl_broadcast-rows-then-next-test-cut_chihayak.txt
+cuda-bw | ./bandwidthTest | corpus/copies/bandwidthTest_2080ti-range-htod_soi.txt
+cuda-p2p | ./p2pBandwidthLatencyTest | corpus/cuda-samples/p2p_4xv100-cut_gflegar.txt
+nvbandwidth | ./nvbandwidth | corpus/copies/nvbandwidth_a100-h2d-sm_yuyuankang.txt
+ibstat | ibstat | corpus/rdma/ibstat_one-ca-rate-2.5_mrbr.txt
+ibv-devinfo | ibv_devinfo | corpus/rdma/ibv_devinfo_port-down-roce_minhuiwan.txt
+ibstatus | ibstatus | fixtures/beyond/ibstatus-roce-cut.txt
+rdma-link | rdma link show | corpus/rdma/rdma-link-show-soft-roce-rxe_qiuxinyidian.txt
+perfquery | perfquery | =PERFQUERY
+lsmod | lsmod | grep nv_peer | corpus/modules/lsmod-empty-modinfo-nv_peer_mem_thaivo88.txt
+fabric-manager | systemctl status nvidia-fabricmanager | corpus/fabric/fm-status-active-info-lines_yeazelm.txt
+smi-fabric | nvidia-smi -q | grep -A 4 Fabric | corpus/fabric/smi-q-fabric-insufficient-resources_hglkrijger.txt
+smi-lost | nvidia-smi | corpus/lost-gpu/smi_unable-device-handle_xxd3vin.txt
+nccl-debug | NCCL_DEBUG=INFO torchrun | corpus/nccl-debug/nccl-info-gdr-disabled-peermem-loaded_blegear.txt
+fio | fio --rw=randread | corpus/storage/fio-text_randread-4k-qd64-then-write-cut_liuw.txt
+fio-json | fio --output-format=json | fixtures/storage/fio-seqread-vm.json
+lsblk | lsblk | fixtures/storage/lsblk-vm.txt
+lsblk-json | lsblk -J | fixtures/storage/lsblk-vm.json
+nvme-list | nvme list | corpus/storage/nvme-list_960evo-host_smitkothari.txt
+nvme-list-json | nvme list -o json | =NVME_JSON
+kernel-log | dmesg | corpus/kernel-log/dmesg_xid31-one-fault-board-serial-0_whoracle.txt
+kernel-log | journalctl -k | corpus/kernel-log/journal_rminitadapter-failed-5080_eniac11.txt
+kernel-log | grep NVRM /var/log/syslog | corpus/kernel-log/syslog_xid13-illegal-instruction_dzyla.txt
+kernel-log | cat /dev/kmsg | corpus/kernel-log/kmsg_xid94-contained-ecc_gyuho.txt
+"""
+
+
+def _pastes() -> list[tuple[str, str, str]]:
+    """(kind, command, text) of each row of TABLE; a command may hold "|", the kind and the paste never do."""
+    rows = []
+    for line in TABLE.strip().splitlines():
+        kind, rest = (x.strip() for x in line.split("|", 1))
+        command, where = (x.strip() for x in rest.rsplit("|", 1))
+        text = WRITTEN[where[1:]] if where.startswith("=") else (TESTS / where).read_text(encoding="utf-8")
+        rows.append((kind, command, text))
+    return rows
+
+
+def _session(prompts: bool = True) -> str:
+    """The pastes one after the other, each after the command typed for it (``prompts``), or glued together."""
+    return "".join(
+        (f"$ {command}\n" if prompts else "") + body + ("" if body.endswith("\n") else "\n")
+        for _kind, command, body in _pastes()
+    )
+
+
+def test_the_session_holds_every_format_of_the_registry() -> None:
+    assert {kind for kind, _, _ in _pastes()} == set(KINDS)
+
+
+@pytest.mark.parametrize("prompts", [True, False])
+def test_every_format_is_recognised_and_read_in_one_import_call(prompts: bool) -> None:
+    """One text, one reading: every format recognised, no output refused."""
+    text = _session(prompts)
+    assert {s.kind for s in split_sections(text)} == set(KINDS)
+    parts = parse_text(text, "session.txt")
+    assert {p.kind for p in parts} == set(KINDS)
+    assert not [n for n in parts[0].notes if "was not read" in n], parts[0].notes
+
+
+def test_the_import_command_reads_the_session(tmp_path: Path) -> None:
+    """``gpuadvisor import session.txt --split``: the pastes come from many machines, each is read, none refused."""
+    path = tmp_path / "session.txt"
+    path.write_text(_session(), encoding="utf-8")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+        rc = cli._run(["import", str(path), "--split", "--json", str(tmp_path / "scan.json")])
+    assert rc == 0, err.getvalue()
+    scans = sorted(tmp_path.glob("scan-*.json"))
+    assert len(scans) > 1
+    assert sum(len(json.loads(p.read_text())["gpus"]) for p in scans) > 0
