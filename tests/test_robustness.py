@@ -33,6 +33,11 @@ SLOTS = {  # how each command takes a file; {f} is the bad input
     "plan --calibrate-from": ("plan", "--calibrate-from", "{f}", "--model", "gpt2"),
     "fleet --expect-file": ("fleet", "{f}", "--expect-file", "{f}"),
     "fleet --policy": ("fleet", "{f}", "--policy", "{f}"),
+    "fleet --baseline": ("fleet", "{good}", "--baseline", "{f}"),  # sound scans, a baseline where nothing reads
+    "scan --from-nvidia-smi": ("scan", "--from-nvidia-smi", "{f}"),
+    "plan --from-nvidia-smi": ("plan", "--from-nvidia-smi", "{f}", "--model", "gpt2"),
+    "advise --model PATH": ("advise", "--simulate", "h100-pcie", "--model", "{f}"),
+    "plan --model PATH": ("plan", "--model", "{f}"),
 }
 TOML_SLOTS = {
     "scan --simulate",
@@ -136,6 +141,9 @@ def bad_files(tmp_path_factory) -> dict[str, Path]:
     files["symlink-loop"].symlink_to("loop-b.json")
     (d / "loop-b.json").symlink_to("loop-a.json")
     files["missing"] = d / "missing.json"
+    good = tmp_path_factory.mktemp("good")
+    (good / "node-1.json").write_text(scan, encoding="utf-8")
+    files["good-scans"] = good
     return files
 
 
@@ -176,8 +184,11 @@ CASES = [
         "missing",
         *BAD_STORAGE,
     ]
-    if not (slot in TOML_SLOTS and bad == "empty")
-]  # an empty policy or rig file is valid TOML: no keys
+    if not (slot in TOML_SLOTS and bad == "empty")  # an empty policy or rig file is valid TOML: no keys
+    # fleet reads only a scan's figures (its lean reader): a 100-deep advice or a numeric host name still leaves a
+    # baseline it can compare with (scan --from refuses both)
+    and not (slot == "fleet --baseline" and bad in ("deep-in-a-scan", "wrong-type"))
+]
 
 
 @pytest.mark.parametrize("slot, bad", CASES, ids=[f"{s}:{b}" for s, b in CASES])
@@ -185,7 +196,7 @@ def test_bad_input_is_one_line_exit_2_and_inputs_untouched(capsys, bad_files, sl
     path = bad_files[bad]
     root = bad_files["binary"].parent
     before = _state(root)
-    args = [a.replace("{f}", str(path)) for a in SLOTS[slot]]
+    args = [a.replace("{f}", str(path)).replace("{good}", str(bad_files["good-scans"])) for a in SLOTS[slot]]
     with pytest.raises(SystemExit) as e:
         main(args)
     out, err = capsys.readouterr()
