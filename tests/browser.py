@@ -178,7 +178,7 @@ if(fs<min){min=fs;at=n.textContent.slice(0,30)}}
 var over=[];document.querySelectorAll('body *').forEach(function(e){var r=e.getBoundingClientRect();
 if(r.right>de.clientWidth+1&&!clipped(e))over.push(e.tagName+'#'+(e.id||'')+'.'+(e.getAttribute('class')||''))});
 var p=document.createElement('pre');p.id='layout-metrics';p.textContent=JSON.stringify({scrollWidth:de.scrollWidth,
-clientWidth:de.clientWidth,minFont:Math.round(min*10)/10,minFontAt:at,overflow:over.slice(0,5),
+scrollHeight:de.scrollHeight,clientWidth:de.clientWidth,minFont:Math.round(min*10)/10,minFontAt:at,overflow:over.slice(0,5),
 probe:Array.from(document.querySelectorAll(PROBE)).map(function(e){var r=e.getBoundingClientRect();
 return {text:e.textContent.trim().slice(0,60),left:r.left,right:r.right,height:r.height}})});
 window.parent.document.body.appendChild(p);});</script>"""

@@ -33,6 +33,11 @@ SLOTS = {  # how each command takes a file; {f} is the bad input
     "plan --calibrate-from": ("plan", "--calibrate-from", "{f}", "--model", "gpt2"),
     "fleet --expect-file": ("fleet", "{f}", "--expect-file", "{f}"),
     "fleet --policy": ("fleet", "{f}", "--policy", "{f}"),
+    "fleet --baseline": ("fleet", "{good}", "--baseline", "{f}"),  # sound scans, a baseline where nothing reads
+    "scan --from-nvidia-smi": ("scan", "--from-nvidia-smi", "{f}"),
+    "plan --from-nvidia-smi": ("plan", "--from-nvidia-smi", "{f}", "--model", "gpt2"),
+    "advise --model PATH": ("advise", "--simulate", "h100-pcie", "--model", "{f}"),
+    "plan --model PATH": ("plan", "--model", "{f}"),
 }
 TOML_SLOTS = {
     "scan --simulate",
@@ -71,6 +76,43 @@ def _bad_inputs(scan: str) -> dict[str, bytes | None]:
         "toml-broken": b"[[[\n= =\n",
         "empty": b"",
         "directory": None,
+        **_bad_storage_builds(),
+    }
+
+
+# A sound build file with a hostile [storage] table (plan's drives): each one line, exit 2 through plan, and
+# refused by every other command that reads a file too.
+BAD_STORAGE = {
+    "storage-price-1e308": 'drive = "samsung-990-pro-2tb"\ncount = 2\nprice_usd = 1e308',
+    "storage-count-2**63-1": 'drive = "samsung-990-pro-2tb"\ncount = 9223372036854775807',
+    "storage-count-negative": 'drive = "samsung-990-pro-2tb"\ncount = -2',
+    "storage-count-float": 'drive = "samsung-990-pro-2tb"\ncount = 2.5',
+    "storage-count-string": 'drive = "samsung-990-pro-2tb"\ncount = "2"',
+    "storage-price-negative": 'drive = "samsung-990-pro-2tb"\nprice_usd = -180',
+    "storage-price-nan": 'drive = "samsung-990-pro-2tb"\nprice_usd = nan',
+    "storage-price-inf": 'drive = "samsung-990-pro-2tb"\nprice_usd = inf',
+    "storage-price-string": 'drive = "samsung-990-pro-2tb"\nprice_usd = "180"',
+    "storage-raid-nan": 'drive = "samsung-990-pro-2tb"\ncount = 2\nraid = nan',
+    "storage-drive-missing": "count = 2\nraid = 0",
+    "storage-drive-unknown": 'drive = "no-such-drive"',
+    "storage-drive-number": "drive = 990",
+    "storage-not-a-table": None,  # storage = "two drives", a string where the table goes
+}
+
+
+def _bad_storage_builds() -> dict[str, bytes]:
+    from importlib import resources
+
+    base = (resources.files("gpuadvisor.plan.builds") / "4x4090-tr-pro.toml").read_text(encoding="utf-8")
+    head, _, tables = base.partition("\n[")  # the top-level keys, then its [price] table
+    assert "[storage]" not in base
+    return {
+        name: (
+            f'{head}\nstorage = "two drives"\n[{tables}'
+            if table is None
+            else f"{base.rstrip()}\n\n[storage]\n{table}\n"
+        ).encode()
+        for name, table in BAD_STORAGE.items()
     }
 
 
@@ -99,6 +141,9 @@ def bad_files(tmp_path_factory) -> dict[str, Path]:
     files["symlink-loop"].symlink_to("loop-b.json")
     (d / "loop-b.json").symlink_to("loop-a.json")
     files["missing"] = d / "missing.json"
+    good = tmp_path_factory.mktemp("good")
+    (good / "node-1.json").write_text(scan, encoding="utf-8")
+    files["good-scans"] = good
     return files
 
 
@@ -137,9 +182,13 @@ CASES = [
         "dev-zero",
         "symlink-loop",
         "missing",
+        *BAD_STORAGE,
     ]
-    if not (slot in TOML_SLOTS and bad == "empty")
-]  # an empty policy or rig file is valid TOML: no keys
+    if not (slot in TOML_SLOTS and bad == "empty")  # an empty policy or rig file is valid TOML: no keys
+    # fleet reads only a scan's figures (its lean reader): a 100-deep advice or a numeric host name still leaves a
+    # baseline it can compare with (scan --from refuses both)
+    and not (slot == "fleet --baseline" and bad in ("deep-in-a-scan", "wrong-type"))
+]
 
 
 @pytest.mark.parametrize("slot, bad", CASES, ids=[f"{s}:{b}" for s, b in CASES])
@@ -147,7 +196,7 @@ def test_bad_input_is_one_line_exit_2_and_inputs_untouched(capsys, bad_files, sl
     path = bad_files[bad]
     root = bad_files["binary"].parent
     before = _state(root)
-    args = [a.replace("{f}", str(path)) for a in SLOTS[slot]]
+    args = [a.replace("{f}", str(path)).replace("{good}", str(bad_files["good-scans"])) for a in SLOTS[slot]]
     with pytest.raises(SystemExit) as e:
         main(args)
     out, err = capsys.readouterr()
@@ -156,6 +205,33 @@ def test_bad_input_is_one_line_exit_2_and_inputs_untouched(capsys, bad_files, sl
     assert err.count("\n") == 1 and err.startswith("gpuadvisor: error: "), err
     assert "Traceback" not in err and "internal error" not in err
     assert _state(root) == before
+
+
+# what the one line says for each hostile [storage] table read by plan: the key, and what is expected
+STORAGE_SAYS = {
+    "storage-price-1e308": "storage.price_usd 1e+308: expected a price in US$ per drive, 0 to 1,000,000",
+    "storage-count-2**63-1": "storage.count 9223372036854775807: expected a whole number of drives per node, at",
+    "storage-count-negative": "storage.count -2: expected a whole number",
+    "storage-count-float": "storage.count 2.5: expected a whole number",
+    "storage-count-string": "storage.count '2': expected a whole number",
+    "storage-price-negative": "storage.price_usd -180: expected a price",
+    "storage-price-nan": "nan where a number was expected",
+    "storage-price-inf": "inf where a number was expected",
+    "storage-price-string": "storage.price_usd '180': expected a price",
+    "storage-raid-nan": "nan where a number was expected",
+    "storage-drive-missing": "storage.drive: missing (name the drive: ",
+    "storage-drive-unknown": "storage.drive 'no-such-drive': unknown drive (known: ",
+    "storage-drive-number": "storage.drive 990: unknown drive",
+    "storage-not-a-table": "storage: expected dict, got 'two drives'",
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_STORAGE))
+def test_plan_names_the_bad_storage_key(capsys, bad_files, bad):
+    with pytest.raises(SystemExit) as e:
+        main(["plan", str(bad_files[bad]), "--model", "gpt2"])
+    _, err = capsys.readouterr()
+    assert e.value.code == 2 and STORAGE_SAYS[bad] in err and err.count("\n") == 1, err
 
 
 BAD_ARGS = [

@@ -206,3 +206,37 @@ def test_fio_figures_are_decimal_gb_of_a_fixed_size_file(tmp_path: Path) -> None
         assert getattr(bench, field) == pytest.approx(st["bw_bytes"] / 1e9, abs=0.0005)
         assert getattr(bench, field) != pytest.approx(st["bw_bytes"] / 2**30, rel=0.03)
     assert bench.rand_read_iops == pytest.approx(jobs["randread"]["read"]["iops"])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="native AIO is Linux's")
+def test_aio_queued_ios_go_in_one_submit_and_each_lands_at_its_offset(tmp_path: Path) -> None:
+    """Four 4 KiB writes queued in four slots and handed to the kernel by one flush: each completes with its slot's
+    tag and the 4096 bytes written, each at its own offset; a slot still in flight cannot be queued again."""
+    import ctypes
+    import mmap
+
+    from gpuadvisor.bench.aio import PREAD, PWRITE, Aio
+
+    fd = os.open(tmp_path / "f", os.O_CREAT | os.O_RDWR, 0o600)
+    bufs = [mmap.mmap(-1, 4096) for _ in range(4)]
+    cells = [(ctypes.c_char * 4096).from_buffer(b) for b in bufs]
+    try:
+        with Aio(4) as aio:
+            for k in range(4):
+                bufs[k][:] = bytes([65 + k]) * 4096
+                aio.queue(k, PWRITE, fd, ctypes.addressof(cells[k]), 4096, (3 - k) * 4096)
+            with pytest.raises(ValueError, match="slot 2 is still in flight"):
+                aio.queue(2, PWRITE, fd, ctypes.addressof(cells[2]), 4096, 0)
+            aio.flush()
+            done: list[tuple[int, int]] = []
+            while len(done) < 4:
+                done += aio.reap()
+            assert sorted(done) == [(0, 4096), (1, 4096), (2, 4096), (3, 4096)]
+            assert os.pread(fd, 4 * 4096, 0) == b"D" * 4096 + b"C" * 4096 + b"B" * 4096 + b"A" * 4096
+            aio.submit(1, PREAD, fd, ctypes.addressof(cells[1]), 4096, 0)  # the slot is free again
+            assert aio.reap() == [(1, 4096)] and bufs[1][:1] == b"D"
+    finally:
+        del cells
+        for b in bufs:
+            b.close()
+        os.close(fd)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -167,6 +167,7 @@ def fleet(
     if baseline:
         opts.baseline = load_nodes([baseline], base_files, jobs)
         opts.baseline_label = baseline
+        _check_baseline(baseline, opts.baseline)
     report = analyse(nodes, opts, inputs=list(paths))
     render: Callable[[FleetReport], str]
     if fmt == "json":
@@ -194,3 +195,14 @@ def fleet(
         click.echo(text, nl=False)
     if report.failing():
         raise click.exceptions.Exit(1)
+
+
+def _check_baseline(baseline: str, nodes: dict[str, Any]) -> None:
+    """A baseline where no scan reads compares nothing: refused (one line, exit 2), not a silent 'nothing changed'.
+    Some unreadable scans among readable ones are only those nodes' loss."""
+    if any(n.status == "ok" for n in nodes.values()):
+        return
+    why = next((n.error for n in nodes.values() if n.error), None) or "no scan (*.json) in it"
+    raise InputError(
+        f"--baseline {baseline}: no scan in it could be read ({why}); give the directory an earlier run's scans are in"
+    )

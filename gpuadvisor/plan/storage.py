@@ -94,6 +94,8 @@ def parse_storage(origin: str, table: Any) -> Storage:
         raise InputError(f"{origin}: storage.{extra[0]}: unknown key (allowed: {', '.join(sorted(STORAGE_KEYS))})")
     drives = load_drives()
     drive_id = table.get("drive")
+    if drive_id is None:
+        raise InputError(f"{origin}: storage.drive: missing (name the drive: {', '.join(sorted(drives))})")
     if not isinstance(drive_id, str) or drive_id not in drives:
         raise InputError(f"{origin}: storage.drive {drive_id!r}: unknown drive (known: {', '.join(sorted(drives))})")
     count = table.get("count", 1)
