@@ -16,7 +16,7 @@ from typing import Any
 from gpuadvisor.facts import ELIDED, Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside_log
 
 
 def _mib(value: str, unit: str) -> int | None:
@@ -67,19 +67,45 @@ def _columns(line: str) -> list[tuple[str, str]] | None:
     return out if len(out) >= 2 and len(known) >= 2 else None
 
 
+# A row of ``--format=csv,noheader``: its columns are not named, so only the cells whose form says what they are
+# are read (a GPU's product name, a PCI bus id, a GPU-... UUID); the others (a "53 %" is a fan or a utilization,
+# an "84" a temperature or a clock) are not.
+_GPU_NAME = re.compile(r"^(?:NVIDIA|GeForce|Tesla|Quadro|TITAN|Titan) \S.{0,50}$")
+_UUID = re.compile(r"^GPU-[0-9a-fA-F-]{8,}$")
+
+
+def _noheader_columns(line: str) -> list[tuple[str, str]] | None:
+    """The fields a noheader row's own cells show (``name``, ``pci.bus_id``, ``uuid``; the rest ``?``), or None
+    when the line is no such row (at least three cells, one of them a GPU's name, none a "key: value" pair as
+    deviceQuery and p2pBandwidthLatencyTest print: "Device: 0, NVIDIA A100, pciBusID: 7, ...")."""
+    cells = [c.strip() for c in line.split(",")]
+    if len(cells) < 3 or not any(_GPU_NAME.match(c) for c in cells) or any(len(c) > 60 or ": " in c for c in cells):
+        return None
+    cols = []
+    for c in cells:
+        field = "name" if _GPU_NAME.match(c) else "uuid" if _UUID.match(c) else "?"
+        cols.append(("pci.bus_id" if v.normalize_bus_id(c) else field, ""))
+    return cols
+
+
 def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     rig = Rig()
     lines = clean_lines(text)
     start = next((k for k, x in enumerate(lines) if _columns(x)), None)
+    noheader = start is None
     if start is None:
-        raise ImportParseError(source, first_line, "no --query-gpu header line (index, name, ...)")
-    cols = _columns(lines[start]) or []
+        start = next((k - 1 for k, x in enumerate(lines) if _noheader_columns(x)), None)
+        if start is None:
+            raise ImportParseError(source, first_line, "no --query-gpu header line (index, name, ...)")
+        cols = _noheader_columns(lines[start + 1]) or []
+    else:
+        cols = _columns(lines[start]) or []
     cut = not text.endswith(("\n", "\r"))
     for k in range(start + 1, len(lines)):
         cells = [c.strip() for c in lines[k].split(",")]
         if not lines[k].strip():
             continue
-        if len(cells) != len(cols):
+        if len(cells) != len(cols) or (noheader and not _noheader_columns(lines[k])):
             break  # the table ends (another output, a prompt) or its last row is cut
         if cut and k == len(lines) - 1:
             cells[-1] = ""  # the paste ends inside this cell: not shown
@@ -107,9 +133,12 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1) -> Rig
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A ``--query-gpu`` CSV header (``index, name, memory.total [MiB]``) over a row with as many cells."""
+    """A ``--query-gpu`` CSV header (``index, name, memory.total [MiB]``) over a row with as many cells, or a
+    noheader row holding a GPU's name."""
     if "," not in lines[i] or (current is not None and current.kind == "smi-csv"):
         return False
+    if outside_log(current) and _noheader_columns(lines[i]) and not (i and _columns(lines[i - 1])):
+        return True
     cols = _columns(lines[i])
     below = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
     return cols is not None and len(below.split(",")) == len(cols)
