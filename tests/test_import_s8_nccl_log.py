@@ -1,0 +1,44 @@
+"""NCCL debug logs as pasted (held-out set 8's classes), text written by hand in the form NCCL_DEBUG=INFO prints
+(NCCL User Guide, Troubleshooting and Environment Variables): lines prefixed by the rank only, lines run together by
+a terminal copy, network hops with and without /GDRDMA."""
+
+from __future__ import annotations
+
+from gpuadvisor.importers import import_texts
+from gpuadvisor.rules import evaluate
+
+
+def _read(text: str):
+    rig = import_texts([("paste.txt", text)])
+    return rig, sorted((f.code, f.severity) for f in evaluate(rig) if f.severity in ("warn", "fail"))
+
+
+_RANK_ONLY = """\
+ [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>
+ [0] NCCL INFO NCCL version 2.18.3+cuda12.2
+ [0] NCCL INFO Channel 00/0 : 1[1] -> 0[0] [receive] via NET/IB/0
+ [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/1/GDRDMA
+"""
+
+
+def test_rank_only_lines_are_read_and_a_nic_without_gdrdma_warns():
+    rig, found = _read(_RANK_ONLY)
+    assert rig.network.nccl_nics == ["mlx5_0:1/RoCE", "mlx5_1:1/RoCE"]
+    assert rig.network.nccl_gdr_disabled == ["HCA 0 'mlx5_0' (hops via NET/IB/0 without GDRDMA)"]
+    assert found == [("GA825", "warn")]
+
+
+def test_lines_run_together_on_one_terminal_line_are_read_apart():
+    pad = " " * 40
+    text = (
+        "node1:100:200 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IBext/0/GDRDMA"
+        + pad
+        + "node1:101:201 [1] NCCL INFO Channel 01/0 : 1[1] -> 9[1] [send] via NET/IBext/1/GDRDMA"
+        + pad
+        + "node1:102:202 [2] NCCL INFO Channel 02/0 : 2[2] -> 10[2] [send] via\n"
+        " NET/IBext/2/GDRDMA" + pad + "node1:102:202 [2] NCCL INFO Channel 03/0 : 2[2] -> 10[2] [send] via "
+        "NET/IBext/2/GDRDMA\n"
+    )
+    rig, found = _read(text)
+    assert rig.network.nccl_transports == ["NET/IBext/0/GDRDMA", "NET/IBext/1/GDRDMA", "NET/IBext/2/GDRDMA"]
+    assert rig.network.nccl_gdr_disabled == [] and found == []
