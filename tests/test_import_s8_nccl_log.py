@@ -42,3 +42,16 @@ def test_lines_run_together_on_one_terminal_line_are_read_apart():
     rig, found = _read(text)
     assert rig.network.nccl_transports == ["NET/IBext/0/GDRDMA", "NET/IBext/1/GDRDMA", "NET/IBext/2/GDRDMA"]
     assert rig.network.nccl_gdr_disabled == [] and found == []
+
+
+def test_nccl_tests_rows_carrying_a_launchers_tags_between_their_field_groups_are_read():
+    # all_reduce_perf's row layout (size count type redop root, then time algbw busbw #wrong twice), each field
+    # group tagged by the launcher as it flushed: "[0]"
+    text = (
+        "[0]      1048576        262144     float     sum      -1[0]    100.00   10.49   20.97      0[0]    99.00"
+        "   10.59   21.18      0\n"
+        "[0]      2097152        524288     float     sum      -1[0]    150.00   13.98   27.96      0[0]   149.00"
+        "   14.07   28.15      0\n"
+    )
+    rig, _ = _read(text)
+    assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("all_reduce", 27.96)]
