@@ -38,3 +38,35 @@ def test_a_topo_row_cut_inside_its_affinity_columns_keeps_the_cells_before_the_c
     rig = _read(TOPO)
     assert [(g.cpu_affinity, g.numa_node) for g in rig.gpus] == [("0-23,48-71", 0), ("24-47,72-95", None)]
     assert "cut" in rig.gpus[1].why("numa_node")  # its last cell may be a stub ("1" of "12")
+
+
+# nvidia-smi's table, as its GPU rows print (index, name, persistence | bus id, display | ECC)
+_ROWS = """\
++-----------------------------------------+----------------------+----------------------+
+|   0  NVIDIA A100-SXM4-80GB          On  | 00000000:07:00.0 Off |                    0 |
+| N/A   33C    P0             61W / 400W  |      4MiB / 81920MiB |      0%      Default |
+|                                         |                      |             Disabled |
++-----------------------------------------+----------------------+----------------------+
+|   1  NVIDIA A100-SXM4-80GB          On  | 00000000:0F:00.0 Off |                    0 |
+"""
+
+
+def test_a_table_row_without_banner_or_header_is_read():
+    rig = _read(_ROWS)
+    assert [(g.index, g.bus_id, g.memory_total_bytes, g.power_limit_w) for g in rig.gpus] == [
+        (0, "0000:07:00.0", 81920 * 2**20, 400.0),
+        (1, "0000:0f:00.0", None, None),
+    ]
+
+
+def test_a_first_row_cut_after_its_bus_id_cell_keeps_the_bus_id():
+    text = _ROWS[: _ROWS.rindex("Off |") + len("Off |")]  # "|   1  ... On  | 00000000:0F:00.0 Off |" then the cut
+    rig = _read(text)
+    assert [(g.index, g.bus_id) for g in rig.gpus] == [(0, "0000:07:00.0"), (1, "0000:0f:00.0")]
+    assert "cut" in rig.gpus[1].why("memory_total_bytes")
+
+
+def test_an_eight_digit_pci_domain_is_kept_as_the_bus_id():
+    # Azure VMs' GPUs sit behind Hyper-V's virtual PCI bus, whose domain is 32 bits: "GPU 3E3F8E05:00:00.0" in -q
+    rig = _read(_ROWS.replace("00000000:07:00.0", "3E3F8E05:00:00.0"))
+    assert rig.gpus[0].bus_id == "3e3f8e05:00:00.0"
