@@ -5,7 +5,8 @@
   ``host:pid:tid [rank] NCCL INFO`` starts a new line;
 - the network hops a ring or channel takes: ``via NET/IB/0/GDRDMA`` uses GPUDirect RDMA on NIC 0, ``via NET/IB/0``
   (NCCL 2.4 and later print ``/GDRDMA`` when it is used) stages through host memory (NCCL's debug output, as in
-  the NCCL User Guide's Troubleshooting section).
+  the NCCL User Guide's Troubleshooting section); ``via NET/Socket/0``: NCCL fell back to TCP sockets between the
+  hosts (no RDMA at all, so no GPUDirect RDMA either).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ LINE = re.compile(r"^\s*(?:\S+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN)\b")
 _PREFIXED = re.compile(r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)\b")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
 _NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
+_SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
+SOCKETS = "TCP sockets between hosts: no RDMA NIC used"
 
 
 def starts(line: str) -> bool:
@@ -38,7 +41,7 @@ def split_runs(text: str) -> list[str]:
 
 def gdr_not_used(lines: list[str]) -> list[str]:
     """The NICs whose network hops the log shows without ``/GDRDMA`` (and never with it): GPUDirect RDMA not used,
-    named as NCCL's "NET/IB : Using [0]mlx5_0:1/RoCE" line names them."""
+    named as NCCL's "NET/IB : Using [0]mlx5_0:1/RoCE" line names them; and hops over TCP sockets."""
     names: dict[str, str] = {}
     plain: list[str] = []
     gdr: set[str] = set()
@@ -50,8 +53,9 @@ def gdr_not_used(lines: list[str]) -> list[str]:
                 gdr.add(n)
             elif n not in plain:
                 plain.append(n)
+    sockets = sorted({n for line in lines for n in _SOCKET_HOP.findall(line)})
     return [
         f"HCA {n} '{names[n]}' (hops via NET/IB/{n} without GDRDMA)" if n in names else f"NET/IB/{n} (no GDRDMA)"
         for n in plain
         if n not in gdr
-    ]
+    ] + [f"NET/Socket/{n} ({SOCKETS})" for n in sockets]
