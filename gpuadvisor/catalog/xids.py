@@ -92,6 +92,15 @@ def cause_of(text: str) -> list[int]:
     return sorted({int(c) for c in re.findall(r"previous Xid (\d+)", text)})
 
 
+# Xids the catalog buckets as RESTART_APP / CHECK_APP but whose causes, in NVIDIA's Xid error listing
+# (docs.nvidia.com/deploy/xid-errors/index.html, "Xid Error Listing"), include no user-application error: a warning
+# (the GPU stays usable, the driver, bus or memory is to be checked), with what to check.
+NOT_APPLICATION = {
+    32: "the Xid listing's causes are a driver error, system memory corruption, a bus error, a thermal issue or "
+    "frame-buffer corruption (not the application): update the driver, check the PCIe AER log and temperatures",
+}
+
+
 def event_severity(code: int, text: str) -> str:
     """Severity of one Xid by the catalog (Xid 154 by the recovery action it names; unknown numbers warn)."""
     if code == 154:
@@ -100,4 +109,6 @@ def event_severity(code: int, text: str) -> str:
     x = XIDS.get(code)
     if x and x.immediate == "WORKFLOW_NVLINK5_ERR" and re.search(r"non-?fatal", text, re.I):
         return "warn"  # the catalog's NVLink5 subcode table: the non-fatal ones need no reset (IGNORE / Xid 154)
+    if code in NOT_APPLICATION:
+        return "warn"
     return x.severity if x else "warn"

@@ -23,8 +23,10 @@ from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
 _LOG_LINE = re.compile(
-    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
-    r"(?:\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
+    r"^\s*(?:\d{1,3}(?:\.\d{1,3}){3}:\s+)?"  # Talos (talosctl dmesg): the node's address first
+    r"(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
+    r"(?:\[\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?\]:?\s"  # Talos: "kern: warning: [ISO time]: "
+    r"|\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
     r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
@@ -38,6 +40,7 @@ _FM_WORDS = (
     "nvidia-fabricmanager.service:",
     "nvidia-fabricmanager-start.sh[",
     "Job for nvidia-fabricmanager.service failed",
+    " nvidia-fabricmanager-wrapper: ",  # Talos's fabric manager / NVLSM wrapper (B200, GB200)
 )
 # the fabric manager's own log file (/var/log/fabricmanager.log): "[May 16 2025 15:10:21] [INFO] [tid 30042] ..."
 _FM_LOG = re.compile(r"^\s*\[[A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+\] \[(?:INFO|WARNING|ERROR|FATAL)\] \[tid \d+\]")
@@ -47,11 +50,20 @@ MISMATCH_RE = re.compile(
 )
 
 
+# Kernel lines with no time (dmesg --notime, grepped message text, a log quoted by a post): "NVRM: ..." and
+# "nvidia-nvswitch...", a device's PCIe AER line ("pcieport 0000:00:01.2: AER: ..."), or an NVRM line quoted in
+# another tool's report (gpud: '[XID found] (54 minutes ago) "NVRM: Xid (PCI:...'); a Talos node's kernel line.
+_BARE = re.compile(
+    r"^\s*(?:[\w-]+ (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: |PCIe Bus Error)"
+    r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: )"
+)
+
+
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
     """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap)."""
     line = lines[i]
-    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
+    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
     return (
         outside_log(current)
         and bool(_LOG_LINE.match(line) or bare)

@@ -12,6 +12,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import RdmaPort, Rig
+from gpuadvisor.importers import nccl_log
 from gpuadvisor.importers.section import Section, outside_log
 
 # rdma link show: "link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING"
@@ -24,7 +25,6 @@ _LSMOD_ROW = re.compile(r"^([a-z][a-z0-9_]{1,55})\s+(\d{1,12})\s+(\d{1,6})(?:\s+
 PEERMEM = ("nvidia_peermem", "nv_peer_mem")
 OF_INTEREST = ("nvidia", "nv_peer_mem", "mlx5", "ib_", "rdma", "gdrdrv", "nvidia_fs")
 # NCCL debug: "host:25668:27396 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB ..."
-_NCCL = re.compile(r"^\s*\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)\b")
 _NCCL_USING = re.compile(r"NET/IB : Using (.*?)(?:;|$)")
 _NCCL_NIC = re.compile(r"(\w+:\d+/(?:IB|RoCE))")
 _NCCL_GDR_OFF = re.compile(r"GPU Direct RDMA Disabled for (?:GPU \S+ / )?HCA (\d+) '([^']+)'(?:\s*\(([^)]*)\))?")
@@ -135,7 +135,7 @@ _PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$)\s+\w")  # "$ grep NC
 def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool:
     """A NCCL INFO/WARN line outside nccl-tests output, or right after a shell prompt (a new command's output
     pasted after nccl-tests)."""
-    if not _NCCL.match(lines[i]) or not outside_log(current):
+    if not nccl_log.starts(lines[i]) or not outside_log(current):
         return False
     if current is not None and current.kind == "nccl-debug":
         return False
@@ -149,7 +149,8 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
     nics: list[str] = []
     off: list[str] = []
     via: set[str] = set()
-    for line in text.splitlines():
+    lines = nccl_log.split_runs(text)
+    for line in lines:
         if "NCCL" not in line:
             continue
         if u := _NCCL_USING.search(line):
@@ -160,7 +161,7 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
         if " via " in line and "Channel" in line and (v := _NCCL_VIA.search(line)):
             via.add(v.group(1))
     rig.network.nccl_nics = nics or None
-    rig.network.nccl_gdr_disabled = off
+    rig.network.nccl_gdr_disabled = off or nccl_log.gdr_not_used(lines)  # NCCL's own "Disabled" lines first
     rig.network.nccl_transports = sorted(via) or None
     rig.origins["network.nccl_gdr_disabled"] = f"{source}:{first}"
     return rig

@@ -168,8 +168,10 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
     names = [header[a : b + 1].strip() or (header[a:].split() or [""])[0] for a, b in spans]
     out = []
     for ln in lines[ruler + 1 :]:
-        if not ln.strip().startswith("/dev/"):
+        if not ln.strip():
             continue
+        if not _NVME_NODE.match(ln):
+            break  # the rows end at the first line that is not one (nvme list -v's tables, the next command)
         # by its shape first (the classic Node/SN/Model layout): a header wider than its ruler misplaces columns
         row = _NVME_ROW.match(ln.strip()) if re.search(r"\bSN\b.*\bModel\b", header) else None
         if row:
@@ -191,14 +193,14 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         if dev.model is None:
             dev.unavailable["model"] = "not in this nvme list output"
         out.append(dev)
-    if not out:
-        raise BlockDevError(f"{origin}: nvme list shows no /dev/nvme device")
-    return out
+    return out  # a listing cut after its header shows no device: nothing, not a refusal
 
 
 # nvme list's row: Node, SN, Model (may hold spaces), Namespace, Usage "used UNIT / total UNIT", Format, FW Rev
+# (nvme-cli 2.x adds a Generic column, /dev/ng0n1, after Node; a development build prints the Node without /dev/)
+_NVME_NODE = re.compile(r"^\s*(?:/dev/\S+|nvme\d+n\d+\S*)\s")
 _NVME_ROW = re.compile(
-    r"(?P<node>/dev/\S+)\s+\S+\s+(?P<model>\S.*?)\s+(?:0x)?[0-9a-f]+\s+"
+    r"(?P<node>/dev/\S+|nvme\d+n\d+\S*)\s+(?:(?:/dev/)?ng\d+n\d+\S*\s+)?\S+\s+(?P<model>\S.*?)\s+(?:0x)?[0-9a-f]+\s+"
     r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
 )
 

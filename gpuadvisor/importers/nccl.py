@@ -163,7 +163,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
     seen: set[tuple[str, str, str, int]] = set()
     for k, line in enumerate(lines):
         lineno = first_line + k
-        s = line.strip()
+        s = untagged(line)
         if not s:
             continue
         if _HASHLESS.match(s):
@@ -536,10 +536,21 @@ def _other_rows(above: list[str], row: str) -> bool:
     return last is not None and len(last.lstrip(" #").split()) != len(row.split())  # a row, or the column header
 
 
+# A launcher's output tag ("[0]" of some mpirun builds, "[1,0]<stdout>:" of --tag-output), before each line and,
+# when the launcher flushed mid-row, between a row's field groups: "[0]  1048576  262144  float  sum  -1[0]  1626.5"
+_TAG = re.compile(r"\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:)?")
+
+
+def untagged(line: str) -> str:
+    """The line without its launcher tags (only a line that starts with one has them)."""
+    s = line.strip()
+    return _TAG.sub(" ", s).strip() if _TAG.match(s) else s
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``# nThread``, ``# nccl-tests version``, ``# Collective test starting`` (``#`` optional), or a result row
     whose header the paste cut off. A second run's header starts a new output; a line printed twice does not."""
-    s = lines[i].strip()
+    s = untagged(lines[i])
     cur = current.kind if current else None
     if _NCCL_ROW.match(s):
         return cur != "nccl-tests" or current is not None and _other_rows(current.lines, s)

@@ -21,12 +21,22 @@ def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None
     return next((f.kind for f in FORMATS if f.starts is not None and f.starts(lines, i, current)), None)
 
 
+_FENCE = re.compile(r"^\s*`{3,}\s*$")
+
+
 def split_sections(text: str) -> list[Section]:
     """The outputs in ``text``, in order. Lines before the first one (prompts, notes) are dropped."""
     lines = clean_lines(text)
     sections: list[Section] = []
     current: Section | None = None
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
     for i, line in enumerate(lines):
+        if current is not None and current.kind != "_after" and _FENCE.match(line):
+            # a markdown fence closes the output it wraps; one that ends the text closes it where the paste ended
+            # (the line above it may be cut short, as at the end of a file: the fence added the newline)
+            current.cut = current.cut or (i == last_shown and current is sections[-1] and bool(current.lines))
+            current = Section(kind="_after", start=i + 2)
+            continue
         kind = _start_kind(lines, i, current)
         if kind is not None:
             current = Section(kind=kind, start=i + 1, context=lines[max(0, i - 8) : i])

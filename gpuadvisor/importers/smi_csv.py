@@ -16,7 +16,7 @@ from typing import Any
 from gpuadvisor.facts import ELIDED, Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside_log
 
 
 def _mib(value: str, unit: str) -> int | None:
@@ -87,17 +87,43 @@ def query_fields(context: list[str] | None) -> tuple[list[tuple[str, str]], bool
     return fields, "noheader" in m.group(2).lower()
 
 
+# A row of ``--format=csv,noheader``: its columns are not named, so only the cells whose form says what they are
+# are read (a GPU's product name, a PCI bus id, a GPU-... UUID); the others (a "53 %" is a fan or a utilization,
+# an "84" a temperature or a clock) are not.
+_GPU_NAME = re.compile(r"^(?:NVIDIA|GeForce|Tesla|Quadro|TITAN|Titan) \S.{0,50}$")
+_UUID = re.compile(r"^GPU-[0-9a-fA-F-]{8,}$")
+
+
+def _noheader_columns(line: str) -> list[tuple[str, str]] | None:
+    """The fields a noheader row's own cells show (``name``, ``pci.bus_id``, ``uuid``; the rest ``?``), or None
+    when the line is no such row (at least three cells, one of them a GPU's name, none a "key: value" pair as
+    deviceQuery and p2pBandwidthLatencyTest print: "Device: 0, NVIDIA A100, pciBusID: 7, ...")."""
+    cells = [c.strip() for c in line.split(",")]
+    if len(cells) < 3 or not any(_GPU_NAME.match(c) for c in cells) or any(len(c) > 60 or ": " in c for c in cells):
+        return None
+    cols = []
+    for c in cells:
+        field = "name" if _GPU_NAME.match(c) else "uuid" if _UUID.match(c) else "?"
+        cols.append(("pci.bus_id" if v.normalize_bus_id(c) else field, ""))
+    return cols
+
+
 def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
-    """The GPUs of the CSV; without a header (``noheader``), the fields are those the command above it names."""
+    """The GPUs of the CSV; without a header (``noheader``), the fields are those the command above it names, or
+    (no command shown) those a row's own cells show."""
     rig = Rig()
     lines = clean_lines(text)
     asked = query_fields(context)
     start = next((k for k, x in enumerate(lines) if _columns(x, asked)), None)
+    noheader = False
     if start is None and asked is not None and asked[1]:
         start, cols = -1, asked[0]
         rig.problems.append(f"{source}: line {first_line}: no header (noheader): the fields as the command names them")
     elif start is None:
-        raise ImportParseError(source, first_line, "no --query-gpu header line (index, name, ...)")
+        start = next((k - 1 for k, x in enumerate(lines) if _noheader_columns(x)), None)
+        if start is None:
+            raise ImportParseError(source, first_line, "no --query-gpu header line (index, name, ...)")
+        cols, noheader = _noheader_columns(lines[start + 1]) or [], True
     else:
         cols = _columns(lines[start], asked) or []
     cut = not text.endswith(("\n", "\r"))
@@ -107,7 +133,7 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
             break  # a fence closes the paste; one field's rows (any text fits one cell) end at a blank line
         if not lines[k].strip():
             continue
-        if len(cells) != len(cols):
+        if len(cells) != len(cols) or (noheader and not _noheader_columns(lines[k])):
             break  # the table ends (another output, a prompt) or its last row is cut
         if cut and k == len(lines) - 1:
             cells[-1] = ""  # the paste ends inside this cell: not shown
@@ -137,12 +163,14 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A ``--query-gpu`` CSV header (``index, name, memory.total [MiB]``) over a row with as many cells; or, under
     the ``nvidia-smi --query-gpu=...`` command that printed it, its header of one field, or (``noheader``) its
-    first row."""
+    first row; or a noheader row holding a GPU's name."""
     if current is not None and current.kind == "smi-csv" or not lines[i].strip():
         return False
     asked = query_fields(lines[max(0, i - 3) : i]) if "query-gpu" in " ".join(lines[max(0, i - 3) : i]) else None
     if asked is not None and asked[1]:
         return len(lines[i].split(",")) == len(asked[0])
+    if "," in lines[i] and outside_log(current) and _noheader_columns(lines[i]) and not (i and _columns(lines[i - 1])):
+        return True
     cols = _columns(lines[i], asked) if "," in lines[i] or asked else None
     below = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
     return cols is not None and len(below.split(",")) == len(cols)

@@ -15,7 +15,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside_log
 
 # "Driver Version:"/"CUDA Version:", or since nvidia-smi 610 "KMD Version:"/"CUDA UMD Version:"
 _VERSIONS = re.compile(r"NVIDIA-SMI\s+(\S+)\s+(?:Driver|KMD) Version:\s*(\S+)(?:\s+CUDA (?:UMD )?Version:\s*(\S+))?")
@@ -142,6 +142,26 @@ def _started_row(cells: list[str], first_cell_whole: bool, lineno: int) -> Gpu |
     return gpu
 
 
+def _cut_after_bus(gpu: Gpu, cell: str) -> None:
+    """A first row cut after its whole bus-id cell (``| 00000000:05:00.0 Off |``): the bus id (and the display
+    state) are shown; only the ECC cell after it is not."""
+    bus = v.normalize_bus_id((cell.split() or [""])[0])
+    if bus is not None:
+        gpu.bus_id = bus
+        gpu.unavailable.pop("bus_id", None)
+
+
+def gpu_row(line: str) -> bool:
+    """A table's GPU row (``|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |  0 |``): index, name and
+    persistence, then a bus id: the row nvidia-smi prints, recognised without its banner and column header."""
+    cells = line.strip().strip("|").split("|")
+    return (
+        len(cells) >= 3
+        and bool(_ROW1.match(cells[0]))
+        and v.normalize_bus_id((cells[1].split() or [""])[0]) is not None
+    )
+
+
 def _second_row(rig: Rig, gpu: Gpu, cells: list[str], source: str, lineno: int) -> None:
     """``| N/A 34C P0 69W / 700W | 1MiB / 81559MiB | 0% Default |``: temperature, P-state, power, memory."""
     m2 = _ROW2.match(cells[0])
@@ -182,8 +202,9 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         if s.startswith("|=") and not body:
             body = True
             continue
-        if not body:
+        if not body and not gpu_row(s):
             continue
+        body = True  # after the header's "|===" line, or at a GPU row pasted without the banner and header
         if not s.startswith("|"):
             if s.startswith("+") or not s:
                 if gpu is not None:
@@ -197,6 +218,8 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         cells = [c for c in s.strip("|").split("|")]
         if len(cells) < 3 and k == last_shown and (gpu is None or row >= 3):
             started = _started_row(cells, s.count("|") >= 2, lineno)  # the paste ends inside a GPU's first row
+            if started is not None and len(cells) == 2 and s.count("|") >= 3:  # its bus id cell was closed
+                _cut_after_bus(started, cells[1])
             if started is not None:
                 rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
                 rig.gpus.append(started)
@@ -241,6 +264,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     couldn't communicate with the NVIDIA driver" or "WARNING: infoROM is corrupted at gpu ..."."""
     if _SUMMARY.match(lines[i].strip()):
         return True
+    if (current is None or current.kind != "smi-summary") and outside_log(current) and gpu_row(lines[i]):
+        return True  # a GPU row pasted without the banner and column header
     line = lines[i]
     if not (_LOST.match(line) or _NO_DRIVER.match(line) or _INFOROM.match(line)) or current is not None:
         return False  # inside another output, that output reads it

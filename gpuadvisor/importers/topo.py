@@ -200,6 +200,7 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
                     and bool(_GPU.match(label))  # a GPU row has affinity
                     or bool(body)
                     and body[-1].endswith((",", "-"))
+                    or _stops_in_affinity(t, body, n_link, n_extra)
                 )
                 if last and (short or cut and k == len(lines) - 1):
                     # the file ends inside this row (mid-line, or a newline added after a cut): its last cell
@@ -243,6 +244,12 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     if not t.rows:
         raise ImportParseError(source, t.header_line, "a matrix header with no rows under it")
     return t
+
+
+def _stops_in_affinity(t: _Table, body: list[str], n_link: int, n_extra: int) -> bool:
+    """A row whose link cells are all there but which stops inside its affinity columns, under rows that print all
+    of theirs: at the paste's end, it was cut there (its cells are in column order; the last one may be a stub)."""
+    return n_link < len(body) < n_link + n_extra and any(len(r[2]) == n_extra for r in t.rows)
 
 
 def _row_cells(

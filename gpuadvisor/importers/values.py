@@ -123,7 +123,8 @@ def _too_long(value: str | None) -> bool:
 
 
 def normalize_bus_id(text: str | None) -> str | None:
-    """``00000000:18:00.0`` / ``18:00.0`` / ``0000:18:00.0`` -> ``0000:18:00.0`` (NVML form, lower case)."""
+    """``00000000:18:00.0`` / ``18:00.0`` / ``0000:18:00.0`` -> ``0000:18:00.0`` (NVML form, lower case). A domain
+    above 0xffff (Hyper-V's PCI pass-through in Azure VMs: ``3E3F8E05:00:00.0``) keeps its eight digits."""
     if text is None:
         return None
     m = _BUS_ID.match(text.strip())
@@ -131,8 +132,6 @@ def normalize_bus_id(text: str | None) -> str | None:
         return None
     domain, bus, dev, fn = m.groups()
     dom = int(domain, 16) if domain else 0
-    if dom > 0xFFFF:
-        return None
     return f"{dom:04x}:{int(bus, 16):02x}:{int(dev, 16):02x}.{fn}"
 
 

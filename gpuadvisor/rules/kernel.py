@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from gpuadvisor.catalog.xids import CATALOG, XIDS, Xid, cause_of, event_severity, recovery_action
+from gpuadvisor.catalog.xids import CATALOG, NOT_APPLICATION, XIDS, Xid, cause_of, event_severity, recovery_action
 from gpuadvisor.facts import Finding, KernelEvent, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
@@ -57,7 +57,9 @@ def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) 
         acts = [f"Xid {c}: {XIDS[c].immediate}" for c in causes if c in XIDS]
         where = "" if all(c in logged for c in causes) else " (find it in the full log: it is not in this one)"
         return f"follow the cause{where}: " + ("; ".join(acts) or "see the catalog") + f"; Xid {x.code} is cleanup"
-    if severity == "info" and x.application:
+    if x.code in NOT_APPLICATION:
+        fix += "; " + NOT_APPLICATION[x.code]
+    elif severity == "info" and x.application:
         fix += "; an application fault: the GPU stays usable, debug the job (compute-sanitizer, cuda-gdb)"
     elif severity == "info" and x.firmware:
         fix += "; a driver firmware error (often at driver load), not the application's: update the driver and "
@@ -309,6 +311,15 @@ AER_WORDS = {
 }
 
 
+def _aer_severity(worst: str, n: int, limit: float, on_gpu: bool) -> str:
+    """Correctable: info, warn above the limit. A non-fatal uncorrectable error on a device that is not a GPU (a
+    Thunderbolt or USB root port, no GPU named on it) was handled by that device's driver: warn, not a GPU fault.
+    Fatal or unrecovered errors, and any on a GPU: fail."""
+    if worst == "aer-corrected":
+        return "warn" if n > limit else "info"
+    return "warn" if worst == "aer-nonfatal" and not on_gpu else "fail"
+
+
 @rule("GA821", "pcie-aer-log", area="pcie", severity="fail", thresholds=("pcie_aer_correctable_max",))
 def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """The kernel log holds PCIe AER errors of a GPU or of the port or switch above it.
@@ -339,10 +350,10 @@ def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
         worst = next(k for k in AER_WORDS if k in kinds)
         n = sum(1 for e in evs if e.kind == worst)
         corrected_only = worst == "aer-corrected"
-        severity = ("warn" if n > limit else "info") if corrected_only else "fail"
         first = next(e for e in evs if e.kind == worst)
         gpu = first.gpu_index if first.gpu_index is not None else None
         driver = first.text.split(" ", 1)[0]
+        severity = _aer_severity(worst, n, limit, gpu is not None or driver == "nvidia")
         who = f"GPU {gpu} {bus}" if gpu is not None else f"GPU {bus}" if driver == "nvidia" else f"PCIe {driver} {bus}"
         yield ctx.finding(
             f"{who}: {n} {AER_WORDS[worst]} PCIe error line(s) in the kernel log (line {first.line}: "
@@ -353,7 +364,10 @@ def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
             observed={"aer": worst, "count": n, "first_line": first.line, "evidence": first.text[:200]},
             expected={"aer_uncorrectable": 0, "aer_correctable_max": limit},
             expected_source="PCIe AER (Linux pcieaer-howto)",
-            fix="drain and reboot; reseat the GPU and any riser or retimer on this link; RMA if it returns"
-            if not corrected_only
-            else "watch whether the count keeps rising; reseat the card and riser if it does",
+            fix="watch whether the count keeps rising; reseat the card and riser if it does"
+            if corrected_only
+            else "no GPU is named on this device: if a GPU sits below this port, reseat it and its riser; otherwise "
+            "update the device's driver and firmware"
+            if severity == "warn"
+            else "drain and reboot; reseat the GPU and any riser or retimer on this link; RMA if it returns",
         )

@@ -207,8 +207,11 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
     if not off:
         return  # no NCCL log, or one that disabled nothing: nothing to judge (no not-checked: a log is optional)
     loaded = rig.network.peermem_loaded
+    sockets_only = all("NET/Socket/" in h for h in off)
     why = (
-        "nvidia_peermem is loaded (lsmod), so it is not registered or the HCA is too far from the GPU"
+        "NCCL used TCP sockets between the hosts, no RDMA NIC"
+        if sockets_only
+        else "nvidia_peermem is loaded (lsmod), so it is not registered or the HCA is too far from the GPU"
         if loaded
         else "the peer-memory module is not loaded"
         if loaded is False or any("no module" in h for h in off)
@@ -220,6 +223,9 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         observed={"gdr_disabled": off, "peermem_loaded": loaded, "nccl_nics": rig.network.nccl_nics},
         expected={"gdr_disabled": []},
         expected_source="NCCL User Guide, NCCL_NET_GDR_LEVEL and Troubleshooting",
-        fix="modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
+        fix="check NCCL_IB_DISABLE and NCCL_NET, the IB or EFA network plugin (NCCL_NET_PLUGIN), and that the HCAs "
+        "are up (ibstat)"
+        if sockets_only
+        else "modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
         "if loaded: check /sys/kernel/mm/memory_peers/nv_mem/version and the GPU-HCA PCIe distance",
     )

@@ -1,0 +1,61 @@
+"""NCCL debug-log lines as pasted in the wild, beyond the plain ``host:pid:tid [rank] NCCL INFO ...`` line.
+
+- Prefixed by the rank only (`` [0] NCCL INFO ...``: a launcher that prints no host:pid:tid);
+- run together on one terminal line (a copy from a terminal that padded each line with spaces): each
+  ``host:pid:tid [rank] NCCL INFO`` starts a new line;
+- the network hops a ring or channel takes: ``via NET/IB/0/GDRDMA`` uses GPUDirect RDMA on NIC 0, ``via NET/IB/0``
+  (NCCL 2.4 and later print ``/GDRDMA`` when it is used) stages through host memory (NCCL's debug output, as in
+  the NCCL User Guide's Troubleshooting section); ``via NET/Socket/0``: NCCL fell back to TCP sockets between the
+  hosts (no RDMA at all, so no GPUDirect RDMA either).
+"""
+
+from __future__ import annotations
+
+import re
+
+LINE = re.compile(r"^\s*(?:\S+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN)\b")
+_PREFIXED = re.compile(r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)\b")
+_NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
+_NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
+_SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
+SOCKETS = "TCP sockets between hosts: no RDMA NIC used"
+
+
+def starts(line: str) -> bool:
+    """A NCCL INFO/WARN line (host:pid:tid optional), or a terminal line holding two or more of them run together."""
+    return bool(LINE.match(line)) or len(_PREFIXED.findall(line)) >= 2
+
+
+def split_runs(text: str) -> list[str]:
+    """The log's lines, each run-together terminal line cut apart at every ``host:pid:tid [rank] NCCL`` in it."""
+    out: list[str] = []
+    for line in text.splitlines():
+        starts_at = [m.start() for m in _PREFIXED.finditer(line)]
+        if len(starts_at) < 2:
+            out.append(line)
+            continue
+        cuts = [0, *[s for s in starts_at if s > 0], len(line)]
+        out += [line[a:b].rstrip() for a, b in zip(cuts, cuts[1:], strict=False) if line[a:b].strip()]
+    return out
+
+
+def gdr_not_used(lines: list[str]) -> list[str]:
+    """The NICs whose network hops the log shows without ``/GDRDMA`` (and never with it): GPUDirect RDMA not used,
+    named as NCCL's "NET/IB : Using [0]mlx5_0:1/RoCE" line names them; and hops over TCP sockets."""
+    names: dict[str, str] = {}
+    plain: list[str] = []
+    gdr: set[str] = set()
+    for line in lines:
+        if "NET/IB : Using" in line:
+            names.update((n, name) for n, name in _NIC_AT.findall(line))
+        for _kind, n, direct in _NET_HOP.findall(line):
+            if direct:
+                gdr.add(n)
+            elif n not in plain:
+                plain.append(n)
+    sockets = sorted({n for line in lines for n in _SOCKET_HOP.findall(line)})
+    return [
+        f"HCA {n} '{names[n]}' (hops via NET/IB/{n} without GDRDMA)" if n in names else f"NET/IB/{n} (no GDRDMA)"
+        for n in plain
+        if n not in gdr
+    ] + [f"NET/Socket/{n} ({SOCKETS})" for n in sockets]
