@@ -286,9 +286,11 @@ def test_noheader_csv_is_read_by_the_fields_its_command_names() -> None:
     assert "[N/A]" in g.unavailable["memory_total_bytes"]
 
 
-def test_a_noheader_csv_without_its_command_is_not_read_as_one() -> None:
-    with pytest.raises(Exception, match="not recognised"):
-        _read("NVIDIA GB10, [N/A], [N/A], 0, 39\n")
+def test_a_noheader_csv_without_its_command_reads_only_the_cells_whose_form_says_what_they_are() -> None:
+    """Without the command that names its fields, a row's GPU name is read; the "[N/A]" and bare numbers are not
+    (a "0" may be an index, a fan or a utilization)."""
+    (g,) = _read("NVIDIA GB10, [N/A], [N/A], 0, 39\n").gpus
+    assert (g.name, g.memory_total_bytes, g.bus_id, g.index) == ("NVIDIA GB10", None, None, 0)
 
 
 def test_a_csv_under_a_zsh_prompt_leaves_no_line_unread() -> None:

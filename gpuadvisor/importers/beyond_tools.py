@@ -62,10 +62,12 @@ _LSMOD_GREP = re.compile(r"^(?:sudo\s+)?(?:/s?bin/)?lsmod\s*\|\s*(?:e|f)?grep\s+
 _MODINFO = re.compile(r"^\s*filename:\s+/\S*/([a-z][a-z0-9_-]*)\.ko(?:\.[a-z]+)?\s*$")
 
 
-def _grep_printed_nothing(lines: list[str], i: int) -> str | None:
+def _grep_printed_nothing(lines: list[str], i: int, known_empty: bool = False) -> str | None:
     """The pattern of an ``lsmod | grep PATTERN`` command at line ``i`` whose output is empty: the next line
     shown (blank lines and markdown fences aside) is the next prompt. None when it printed rows, or the paste
-    ends after the command (its output not shown)."""
+    ends after the command (its output not shown) unless ``known_empty``: the detector saw the whole paste and
+    found the command's output empty (a section it starts that holds nothing more was closed by the next prompt
+    or by the markdown fence around the command)."""
     prompt = _SHELL.match(lines[i])
     grep = _LSMOD_GREP.match(prompt.group(1) or "") if prompt else None
     if grep is None:
@@ -73,7 +75,7 @@ def _grep_printed_nothing(lines: list[str], i: int) -> str | None:
     for line in lines[i + 1 :]:
         if line.strip() and not line.strip().startswith("```"):
             return grep.group(1) if _SHELL.match(line) else None
-    return None
+    return grep.group(1) if known_empty else None
 
 
 def _grepped(pattern: str) -> list[str]:
@@ -108,7 +110,7 @@ def parse_lsmod(text: str, source: str, first: int) -> Rig:
     lines = text.splitlines()
     names = [m.group(1) for m in map(_LSMOD_ROW.match, lines) if m]
     whole = any(_LSMOD_HEAD.match(line) for line in lines)
-    empty = {i: _grepped(p) for i in range(len(lines)) if (p := _grep_printed_nothing(lines, i)) is not None}
+    empty = {i: _grepped(p) for i in range(len(lines)) if (p := _grep_printed_nothing(lines, i, i == 0)) is not None}
     absent = sorted({m for ms in empty.values() for m in ms})
     rig.network.modules = sorted({n for n in names if n.startswith(OF_INTEREST)})
     if any(n in PEERMEM for n in names):
