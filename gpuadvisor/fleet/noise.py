@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from statistics import NormalDist, median
 
 from gpuadvisor.fleet import tails
-from gpuadvisor.fleet.model import Group, Node, figure_lookup, figure_pairs
+from gpuadvisor.fleet.model import Group, Node, figure_pairs, figure_rows
 
 FDR = 0.05  # Benjamini-Hochberg false discovery rate over all node x family verdicts of one fleet
 FLOOR_DEFAULT = 0.02  # bandwidths and throughputs
@@ -131,12 +131,7 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
     judged = [nodes[n] for n in group.judged]
     if len(judged) < MIN_NODES:
         return [], []
-    per_key: dict[str, list[float]] = {}
-    for n in judged:
-        for k, v in figure_pairs(n.figures):
-            per_key.setdefault(k, []).append(v)
-    ref = {k: median(v) for k, v in per_key.items() if len(v) >= MIN_NODES}
-    del per_key
+    ref = _medians(group, judged)
     fam_keys: dict[str, list[str]] = {}
     units: dict[str, str] = {}
     for n in judged:
@@ -176,6 +171,18 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
         noises.append(noise)
     verdicts += _combined(verdicts, pooled, group.id)
     return noises, verdicts
+
+
+def _medians(group: Group, judged: list[Node]) -> dict[str, float]:
+    """Each figure's median over the judged nodes that have it (at least MIN_NODES): the group's statistics' where
+    the analysis made them (outliers.group_stats), else from the nodes."""
+    if group.stats:
+        return {k: st.median for k, st in group.stats.items() if st.n >= MIN_NODES}
+    per_key: dict[str, list[float]] = {}
+    for n in judged:
+        for k, v in figure_pairs(n.figures):
+            per_key.setdefault(k, []).append(v)
+    return {k: median(v) for k, v in per_key.items() if len(v) >= MIN_NODES}
 
 
 def _key_sigmas(per_node: dict[str, list[tuple[str, float]]], sig_fig: float) -> dict[str, float]:
@@ -300,13 +307,8 @@ def _deviations(
     per_node: dict[str, list[tuple[str, float]]] = {}
     ratios: dict[str, list[float]] = {}
     for n in judged:
-        figs = n.figures
         pairs = []
-        for k in keys:
-            got = figure_lookup(figs, k)
-            if got is None:
-                continue
-            value, higher_better, expected = got
+        for k, value, higher_better, expected in figure_rows(n.figures, keys):
             m = ref[k]
             pairs.append((k, (m - value) / abs(m) if higher_better else (value - m) / abs(m)))
             if expected:

@@ -24,6 +24,7 @@ three or four moves with any one of them).
 
 from __future__ import annotations
 
+from array import array
 from statistics import median
 
 from gpuadvisor.fleet.model import FigureStats, FleetFinding, Group, Node, figure_pairs
@@ -48,18 +49,22 @@ def robust(values: list[float]) -> tuple[float, float, float]:
 
 
 def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
-    per: dict[str, dict[str, float]] = {}
+    per: dict[str, tuple[list[str], array]] = {}
     meta = {}
     for name in group.judged:
         for k, v in figure_pairs(nodes[name].figures):
-            per.setdefault(k, {})[name] = v
-            if k not in meta:
+            got = per.get(k)
+            if got is None:
+                got = per[k] = ([], array("d"))
                 meta[k] = nodes[name].figures[k]
+            got[0].append(name)
+            got[1].append(v)
     out = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple of names for every figure the same nodes have
     for k in sorted(per):
-        vals = per[k]
+        names, vals = per[k]
         f = meta[k]
-        med, mad, _ = robust(list(vals.values()))
+        med, mad, _ = robust(list(vals))
         out[k] = FigureStats(
             key=k,
             family=f.family,
@@ -68,9 +73,10 @@ def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
             n=len(vals),
             median=med,
             mad=mad,
-            lo=min(vals.values()),
-            hi=max(vals.values()),
-            values=vals,
+            lo=min(vals),
+            hi=max(vals),
+            names=shared.setdefault(tuple(names), tuple(names)),
+            vals=vals,
         )
     return out
 
