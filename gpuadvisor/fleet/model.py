@@ -77,9 +77,15 @@ class FigureTable(Mapping[str, Figure]):
     META: ClassVar[list[tuple[str, str, str, bool]]] = []  # id -> (key, family, unit, higher_better)
     IDS: ClassVar[dict[str, int]] = {}
     # (ids, where) bytes -> (ids, their positions, where); expected items -> expected: shared by every table
-    LAYOUTS: ClassVar[dict[bytes, tuple[array, dict[int, int], array]]] = {}
+    LAYOUTS: ClassVar[dict[bytes, tuple[array[int], dict[int, int], array[int]]]] = {}
     EXPECTED: ClassVar[dict[tuple[tuple[int, float], ...], dict[int, float]]] = {}
     __slots__ = ("_ids", "_at", "_vals", "_where", "_expected", "src")
+    _ids: array[int]
+    _at: dict[int, int]
+    _vals: array[float]
+    _where: array[int]
+    _expected: dict[int, float]
+    src: str
 
     def __init__(self, rows: Iterable[Figure] = (), src: str = "") -> None:
         self._fill(((f.key, f.family, f.unit, f.higher_better, f.value, f.index, f.row, f.expected) for f in rows), src)
@@ -158,6 +164,10 @@ class FigureTable(Mapping[str, Figure]):
         """(key, value) of every figure, without making a Figure each."""
         meta = self.META
         return zip([meta[i][0] for i in self._ids], self._vals, strict=True)
+
+    def columns(self) -> tuple[dict[int, int], array[float], dict[int, float]]:
+        """(key id -> position, values by position, expected by position): for loops over many nodes' figures."""
+        return self._at, self._vals, self._expected
 
     def rows(self, keys: list[str]) -> list[tuple[str, float, bool, float | None]]:
         """(key, value, higher_better, expected) of each of ``keys`` the node has, in their order."""
@@ -243,6 +253,13 @@ class FleetFinding(Finding):
 
     def fleet_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FLEET_FIELDS}
+
+
+def about(n: Node, kind: str, severity: str, subject: str, message: str, **more: Any) -> FleetFinding:
+    """A finding about one node, read from its scan file (the evidence unless ``more`` names another)."""
+    return FleetFinding(
+        **{"evidence": n.path, **more}, node=n.name, kind=kind, severity=severity, subject=subject, message=message
+    )
 
 
 FLEET_FIELDS = (
