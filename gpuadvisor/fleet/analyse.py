@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from gpuadvisor.fleet import baseline as baseline_mod
 from gpuadvisor.fleet import cost, drift, groups, noise, outliers, pairs, verdicts
 from gpuadvisor.fleet.gate import Gate
-from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node, about
+from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node, about, gc_paused
 from gpuadvisor.fleet.model import FleetFinding as F
 from gpuadvisor.text import plural
 
@@ -78,6 +78,12 @@ def _own(n: Node) -> list[F]:
 
 
 def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[str] | None = None) -> FleetReport:
+    """The fleet report of the nodes read (the cycle collector paused meanwhile: see model.gc_paused)."""
+    with gc_paused():
+        return _analyse(nodes, opts, inputs)
+
+
+def _analyse(nodes: dict[str, Node], opts: Options | None, inputs: list[str] | None) -> FleetReport:
     opts = opts or Options()
     now = opts.now or dt.datetime.now(dt.UTC)
     findings: list[F] = []

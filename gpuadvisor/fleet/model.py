@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpuadvisor import severity
 from gpuadvisor.facts import Finding
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cycle collector paused while the fleet reads or analyses: what it makes is acyclic, freed by reference
+    counting, and a collection every few thousand allocations would walk every node read so far."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
 
 SEVERITIES = tuple(s for s in severity.ORDER if s in severity.GATES)  # what the fleet gives: fail, warn, info
 SEV_RANK = severity.RANK
