@@ -185,7 +185,11 @@ def main() -> None:
         jobs = int(args[k + 1])
         del args[k : k + 2]
     sizes = [int(a) for a in args] or [1000, 10000]
-    print(f"jobs {jobs}")
+    from gpuadvisor.facts import lean
+
+    fast = lean._orjson
+    parser = f"orjson {fast.__version__}" if fast is not None else "Python's json (orjson not installed)"
+    print(f"jobs {jobs}, parser {parser}")
     print(
         f"{'nodes':>6} {'scan kB':>8} {'CPU ms/node':>12} {'load ms/node':>13} {'CPU s':>7} {'kB/node':>8} "
         f"{'wall s':>7}"

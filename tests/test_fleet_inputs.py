@@ -377,3 +377,65 @@ def test_a_directory_past_the_file_limit_stops_at_the_limit(capsys, tmp_path, mo
     code, _, err = _cli(capsys, "fleet", str(d))
     assert code == 2 and "more than 10 scan files" in err and err.count("\n") == 1
     assert len(seen) == 11  # not every file of the directory first
+
+
+# Texts written by hand from RFC 8259 and Python's json documentation: numbers at the edges of the double and
+# 64-bit integer ranges, escapes, a byte-order mark, syntax errors, NaN, nesting; each a node's whole file.
+PARSE_CASES = [
+    '{"kind": "x", "v": [0, -0, -0.0, 1.0, 1E2, 0.1e1, 5e-324, 1e-400, 2.4703282292062327e-324]}',
+    '{"v": [1.7976931348623157e308, 1.7976931348623159e308]}',
+    '{"v": [18446744073709551615, 9223372036854775807, -9223372036854775808]}',
+    '{"v": [18446744073709551616, -9223372036854775809, 1234567890123456789]}',
+    '{"v": 123456789012345678901234567890e-10, "w": 0.1234567890123456789}',
+    '{"s": "\\ud83d\\ude00 \\u00e9 \\u0000 \\"q\\" \\\\ \\/"}',
+    '{"s": "\\ud800"}',
+    '{"s": "\\udc00 x"}',
+    '{"v": NaN}',
+    '{"v": [Infinity]}',
+    '{"v": -Infinity}',
+    '\ufeff{"kind": "x"}',
+    '{"a": 1, "a": 2}',
+    '{"a": [1,]}',
+    '{"a": 01}',
+    '{"a": 1} x',
+    '{"a": "\x01"}',
+    "",
+    "   ",
+    '{"a": "caf\u00e9", "b": "\u4e2d"}',
+    "[" * 500 + "]" * 500,
+    "[" * 2000 + "]" * 2000,
+]
+
+
+@pytest.mark.parametrize("text", PARSE_CASES)
+def test_the_fast_parser_reads_every_file_as_the_standard_library_does(tmp_path, monkeypatch, text):
+    """facts.lean parses with orjson where it can: the same data, or the same one-line refusal, as without it."""
+    from gpuadvisor.errors import InputError
+    from gpuadvisor.facts import lean
+
+    assert lean._orjson is not None  # a dependency: installed with gpuadvisor
+    p = tmp_path / "n.json"
+    p.write_bytes(text.encode("utf-8", "surrogatepass"))
+
+    def outcome():
+        try:
+            data = lean.read_json(p)
+        except InputError as e:
+            return "refused", str(e)
+        return "read", json.dumps(data)  # an int and a float of one value write differently (1 and 1.0)
+
+    fast = outcome()
+    monkeypatch.setattr(lean, "_orjson", None)
+    assert fast == outcome()
+
+
+def test_the_fast_parser_sends_long_integers_the_slow_way():
+    """orjson makes an integer beyond 64 bits a float: 19 digits in a row anywhere leave it to Python's parser."""
+    from gpuadvisor.facts import lean
+
+    assert lean.parse_fast(b'{"v": -9223372036854775809}') is lean._SLOW
+    assert lean.parse_fast(b'{"s": "x-1234567890123456789"}') is lean._SLOW
+    assert lean.parse_fast(b'{"v": -922337203685477580, "u": "GPU-5e123456"}') == {
+        "v": -922337203685477580,
+        "u": "GPU-5e123456",
+    }

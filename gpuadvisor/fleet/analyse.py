@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from gpuadvisor.fleet import baseline as baseline_mod
 from gpuadvisor.fleet import cost, drift, groups, noise, outliers, pairs, verdicts
 from gpuadvisor.fleet.gate import Gate
-from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node
+from gpuadvisor.fleet.model import SEV_RANK, FleetReport, Node, about, gc_paused
 from gpuadvisor.fleet.model import FleetFinding as F
 from gpuadvisor.text import plural
 
@@ -48,36 +48,42 @@ def _limit(d: dt.timedelta) -> str:
     return f"{s}s"
 
 
+def _stale(n: Node, now: dt.datetime, max_age: dt.timedelta) -> str | None:
+    """Why the node's scan is too old to compare (None: it is fresh)."""
+    if n.created_at is None:
+        return (
+            f"the scan carries no creation time, so its age is unknown (--max-age {_limit(max_age)}); not "
+            "compared: re-run the node's check"
+        )
+    if now - n.created_at > max_age:
+        return (
+            f"scan {_age(now - n.created_at)} old ({n.created_at.isoformat()}), over --max-age {_limit(max_age)}; "
+            "not compared: the node stopped reporting (a hung check, a down node) or its scans are not reaching "
+            "this directory"
+        )
+    return None
+
+
 def _own(n: Node) -> list[F]:
     """The node's own findings (its check's rules), with their reason and GPUs."""
     out = []
     for c in n.checks:
         gpus = f" (GPU {', '.join(map(str, c.gpus))})" if c.gpus else ""
-        out.append(
-            F(
-                node=n.name,
-                kind="check",
-                severity=c.severity,
-                subject=c.code,
-                evidence=n.path,
-                message=f"the node's own check: {c.code} {c.name}{gpus}: {c.message}",
-            )
-        )
+        out.append(about(n, "check", c.severity, c.code, f"the node's own check: {c.code} {c.name}{gpus}: {c.message}"))
     if not n.checks and n.failing_checks:  # a check report (its codes only)
         out.append(
-            F(
-                node=n.name,
-                kind="check",
-                severity="fail",
-                subject="node check",
-                evidence=n.path,
-                message=f"the node's own check fails: {', '.join(n.failing_checks)}",
-            )
+            about(n, "check", "fail", "node check", f"the node's own check fails: {', '.join(n.failing_checks)}")
         )
     return out
 
 
 def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[str] | None = None) -> FleetReport:
+    """The fleet report of the nodes read (the cycle collector paused meanwhile: see model.gc_paused)."""
+    with gc_paused():
+        return _analyse(nodes, opts, inputs)
+
+
+def _analyse(nodes: dict[str, Node], opts: Options | None, inputs: list[str] | None) -> FleetReport:
     opts = opts or Options()
     now = opts.now or dt.datetime.now(dt.UTC)
     findings: list[F] = []
@@ -103,56 +109,16 @@ def analyse(nodes: dict[str, Node], opts: Options | None = None, inputs: list[st
                 F(node=n.name, kind="missing", severity="fail", subject="scan", message=n.error or "no scan")
             )
         elif n.status == "failed":
-            findings.append(
-                F(
-                    node=n.name,
-                    kind="failed",
-                    severity="fail",
-                    subject="scan",
-                    message=f"the scan could not run or be read: {n.error}",
-                    evidence=n.path,
-                )
-            )
+            findings.append(about(n, "failed", "fail", "scan", f"the scan could not run or be read: {n.error}"))
         if opts.max_age is not None and n.status == "ok":
-            if n.created_at is None:
+            why = _stale(n, now, opts.max_age)
+            if why is not None:
                 n.stale = True
-                findings.append(
-                    F(
-                        node=n.name,
-                        kind="stale",
-                        severity="fail",
-                        subject="scan age",
-                        message=f"the scan carries no creation time, so its age is unknown (--max-age "
-                        f"{_limit(opts.max_age)}); not compared: re-run the node's check",
-                        evidence=n.path,
-                    )
-                )
-            elif now - n.created_at > opts.max_age:
-                n.stale = True
-                findings.append(
-                    F(
-                        node=n.name,
-                        kind="stale",
-                        severity="fail",
-                        subject="scan age",
-                        message=f"scan {_age(now - n.created_at)} old ({n.created_at.isoformat()}), over --max-age "
-                        f"{_limit(opts.max_age)}; not compared: the node stopped reporting (a hung check, a "
-                        "down node) or its scans are not reaching this directory",
-                        evidence=n.path,
-                    )
-                )
+                findings.append(about(n, "stale", "fail", "scan age", why))
         findings += _own(n)
         if n.duplicate:
-            findings.append(
-                F(
-                    node=n.name,
-                    kind="duplicate",
-                    severity="warn",
-                    subject="host name",
-                    evidence=n.path,
-                    message=next(x for x in n.notes if x.startswith("two or more scans claim")),
-                )
-            )
+            why = next(x for x in n.notes if x.startswith("two or more scans claim"))
+            findings.append(about(n, "duplicate", "warn", "host name", why))
     grps = groups.group_nodes(nodes)
     costs = []
     noises: list[noise.FamilyNoise] = []

@@ -40,6 +40,19 @@ def compare(now: dict[str, Node], before: dict[str, Node], *, fdr: float = noise
     return out
 
 
+def _changed(node: str | None, k: str, a: str, b: str, where: str = "") -> FleetFinding:
+    """An attribute changed since the baseline, on one node (``node``) or fleet-wide (``where`` says how many)."""
+    return FleetFinding(
+        node=node,
+        kind="changed",
+        severity="info",
+        subject=k,
+        observed=b,
+        expected=a,
+        message=f"{k} changed{' ' + where if where else ''}: {a} -> {b}",
+    )
+
+
 def _attributes(now: dict[str, Node], before: dict[str, Node], both: list[str]) -> list[FleetFinding]:
     changes: dict[tuple[str, str, str], list[str]] = {}
     for name in both:
@@ -51,30 +64,9 @@ def _attributes(now: dict[str, Node], before: dict[str, Node], both: list[str]) 
     out = []
     for (k, a, b), names in sorted(changes.items()):
         if len(names) > FLEET_SHARE * len(both) and len(both) > 1:
-            out.append(
-                FleetFinding(
-                    node=None,
-                    kind="changed",
-                    severity="info",
-                    subject=k,
-                    observed=b,
-                    expected=a,
-                    message=f"{k} changed on {len(names)} of {len(both)} nodes: {a} -> {b}",
-                )
-            )
+            out.append(_changed(None, k, a, b, f"on {len(names)} of {len(both)} nodes"))
         else:
-            out += [
-                FleetFinding(
-                    node=n,
-                    kind="changed",
-                    severity="info",
-                    subject=k,
-                    observed=b,
-                    expected=a,
-                    message=f"{k} changed: {a} -> {b}",
-                )
-                for n in names
-            ]
+            out += [_changed(n, k, a, b) for n in names]
     return out
 
 

@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from gpuadvisor.facts import Rig
-from gpuadvisor.fleet.model import FleetFinding, Group, Node
+from gpuadvisor.fleet.model import FleetFinding, Group, Node, about
 from gpuadvisor.text import plural
 
 DESIGN_SHARE = 0.25  # a count held by this share of a group's nodes (and 2 nodes) is a design, not a loss
@@ -76,20 +76,14 @@ def _slow_ports(group: Group, members: list[Node]) -> list[FleetFinding]:
         if slow:
             text = ", ".join(f"{k} at {r:g} Gb/s" for k, (r, _) in sorted(slow.items()))
             usual_rate = max(u for _, u in slow.values())
+            why = (
+                f"RDMA {plural(len(slow), 'port')} below the rate the same ports run on its group's nodes "
+                f"({usual_rate:g} Gb/s): {text}; reseat or replace the cable or transceiver, check the switch port "
+                "(ibstat, ibportstate)"
+            )
+            observed = {k: r for k, (r, _) in slow.items()}
             out.append(
-                FleetFinding(
-                    node=n.name,
-                    group=group.id,
-                    kind="slow-port",
-                    severity="warn",
-                    subject="RDMA ports",
-                    observed={k: r for k, (r, _) in slow.items()},
-                    expected=usual_rate,
-                    evidence=n.path,
-                    message=f"RDMA {plural(len(slow), 'port')} below the rate the same ports run on its group's "
-                    f"nodes ({usual_rate:g} Gb/s): {text}; reseat or replace the cable or transceiver, check "
-                    "the switch port (ibstat, ibportstate)",
-                )
+                about(n, "slow-port", "warn", "RDMA ports", why, group=group.id, observed=observed, expected=usual_rate)
             )
     return out
 
@@ -131,6 +125,10 @@ def group_nodes(nodes: dict[str, Node]) -> list[Group]:
     return groups
 
 
+def _lost(n: Node, group: Group, what: str, observed: Any, expected: int, message: str) -> FleetFinding:
+    return about(n, "lost", "fail", what, message, group=group.id, observed=observed, expected=expected)
+
+
 def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = None) -> list[FleetFinding]:
     """Fail findings for nodes that show fewer GPUs, NVLinks or NICs than their group's design."""
     members = [nodes[n] for n in group.nodes if nodes[n].status == "ok" and nodes[n].hw]
@@ -144,53 +142,24 @@ def find_lost(group: Group, nodes: dict[str, Node], expect_gpus: int | None = No
     for n in members:
         if n.gpus < gpus:
             why = "--expect-gpus" if expect_gpus else "its group's design"
-            out.append(
-                FleetFinding(
-                    node=n.name,
-                    group=group.id,
-                    kind="lost",
-                    severity="fail",
-                    subject="GPUs",
-                    observed=n.gpus,
-                    expected=gpus,
-                    evidence=n.path,
-                    message=f"shows {n.gpus} of the {gpus} GPUs of {why}: {plural(gpus - n.gpus, 'GPU')} lost "
-                    "(fallen off the bus, or failed to initialise); check nvidia-smi, and dmesg "
-                    "for Xid 79",
-                )
+            text = (
+                f"shows {n.gpus} of the {gpus} GPUs of {why}: {plural(gpus - n.gpus, 'GPU')} lost (fallen off the "
+                "bus, or failed to initialise); check nvidia-smi, and dmesg for Xid 79"
             )
+            out.append(_lost(n, group, "GPUs", n.gpus, gpus, text))
         short = [(i, a) for i, a in enumerate(n.hw["active"]) if a < links]
         if links and short:
             idx = n.hw["index"]
             where = ", ".join(f"GPU {idx[i]} {a} of {links}" for i, a in short[:8])
-            out.append(
-                FleetFinding(
-                    node=n.name,
-                    group=group.id,
-                    kind="lost",
-                    severity="fail",
-                    subject="NVLinks",
-                    observed={f"GPU {idx[i]}": a for i, a in short},
-                    expected=links,
-                    evidence=n.path,
-                    message=f"NVLinks active: {where} (its group's GPUs have {links}): "
-                    f"{plural(sum(links - a for _, a in short), 'NVLink')} down; check "
-                    "nvidia-smi nvlink --status",
-                )
+            text = (
+                f"NVLinks active: {where} (its group's GPUs have {links}): "
+                f"{plural(sum(links - a for _, a in short), 'NVLink')} down; check nvidia-smi nvlink --status"
             )
+            out.append(_lost(n, group, "NVLinks", {f"GPU {idx[i]}": a for i, a in short}, links, text))
         if n.hw["nics"] not in nics and n.hw["nics"] < nics[0]:
-            out.append(
-                FleetFinding(
-                    node=n.name,
-                    group=group.id,
-                    kind="lost",
-                    severity="fail",
-                    subject="NICs",
-                    observed=n.hw["nics"],
-                    expected=nics[0],
-                    evidence=n.path,
-                    message=f"shows {plural(n.hw['nics'], 'NIC')} where its group's nodes show {nics[0]}: "
-                    f"{nics[0] - n.hw['nics']} lost; check the NIC (ibstat, ip link)",
-                )
+            text = (
+                f"shows {plural(n.hw['nics'], 'NIC')} where its group's nodes show {nics[0]}: "
+                f"{nics[0] - n.hw['nics']} lost; check the NIC (ibstat, ip link)"
             )
+            out.append(_lost(n, group, "NICs", n.hw["nics"], nics[0], text))
     return out + _slow_ports(group, members)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
-import gc
 import os
 import stat
 from array import array
@@ -32,7 +31,7 @@ from typing import Any
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, lean
 from gpuadvisor.fleet import drift, figures, groups
-from gpuadvisor.fleet.model import FigureTable, Node
+from gpuadvisor.fleet.model import FigureTable, Node, gc_paused
 from gpuadvisor.inputs import SCAN_LIMIT
 from gpuadvisor.severity import FAIL, WARN
 
@@ -205,13 +204,8 @@ def load_nodes(paths: list[str], files: list[Path] | None = None, jobs: int = 1)
     order, so which of two files for one host wins does not depend on it). The cycle collector pauses meanwhile:
     a scan's parsed JSON and its Rig are acyclic, freed by reference counting as each node is made, and would
     otherwise set off a collection every few scans that walks every node read so far."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _load_nodes(_read_all(files if files is not None else files_of(paths), jobs))
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 CHUNK = 64  # files a worker process reads per task

@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
 from array import array
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gpuadvisor import severity
 from gpuadvisor.facts import Finding
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cycle collector paused while the fleet reads or analyses: what it makes is acyclic, freed by reference
+    counting, and a collection every few thousand allocations would walk every node read so far."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
 
 SEVERITIES = tuple(s for s in severity.ORDER if s in severity.GATES)  # what the fleet gives: fail, warn, info
 SEV_RANK = severity.RANK
@@ -65,16 +80,28 @@ STORAGE_ROW = 4094  # the row of a storage figure (above any collective row): it
 # A figure as a row: key, family, unit, higher_better, value, measurements index, rows index (-1: headline), expected
 FigureRow = tuple[str, str, str, bool, float, int, int, float | None]
 MAX_KEYS = 1_000_000  # distinct figure keys one process holds (a real fleet has a few hundred)
+MAX_LAYOUTS = 1_000  # distinct figure layouts shared (a real fleet has a few); beyond, a table keeps its own
 
 
 class FigureTable(Mapping[str, Figure]):
     """A node's figures, compact: about 15 bytes a figure (a shared key id, the value, where it was read) instead
     of an object each; a ``Figure`` is made when one is asked for. Keys, families and units live once per
-    process in ``FigureTable.META`` (a fleet of 50,000 nodes has a few hundred distinct figure keys)."""
+    process in ``FigureTable.META`` (a fleet of 50,000 nodes has a few hundred distinct figure keys), and so do
+    the layouts nodes share (which figures, where in the scan each was read, the expected values): a node of a
+    fleet holds its values and three references."""
 
     META: ClassVar[list[tuple[str, str, str, bool]]] = []  # id -> (key, family, unit, higher_better)
     IDS: ClassVar[dict[str, int]] = {}
-    __slots__ = ("_ids", "_vals", "_where", "_expected", "src")
+    # (ids, where) bytes -> (ids, their positions, where); expected items -> expected: shared by every table
+    LAYOUTS: ClassVar[dict[bytes, tuple[array[int], dict[int, int], array[int]]]] = {}
+    EXPECTED: ClassVar[dict[tuple[tuple[int, float], ...], dict[int, float]]] = {}
+    __slots__ = ("_ids", "_at", "_vals", "_where", "_expected", "src")
+    _ids: array[int]
+    _at: dict[int, int]
+    _vals: array[float]
+    _where: array[int]
+    _expected: dict[int, float]
+    src: str
 
     def __init__(self, rows: Iterable[Figure] = (), src: str = "") -> None:
         self._fill(((f.key, f.family, f.unit, f.higher_better, f.value, f.index, f.row, f.expected) for f in rows), src)
@@ -97,18 +124,28 @@ class FigureTable(Mapping[str, Figure]):
                 self.META.append(fig[:4])
             by.setdefault(i, fig)
         order = sorted(by)
-        self._ids = array("I", order)
+        ids = array("I", order)
+        where = array("l", (by[i][5] * 4096 + by[i][6] + 1 for i in order))
+        sig = ids.tobytes() + where.tobytes()
+        layout = self.LAYOUTS.get(sig)
+        if layout is None:
+            layout = (ids, {i: n for n, i in enumerate(order)}, where)
+            if len(self.LAYOUTS) < MAX_LAYOUTS:
+                self.LAYOUTS[sig] = layout
+        self._ids, self._at, self._where = layout
         self._vals = array("d", (by[i][4] for i in order))
-        self._where = array("l", (by[i][5] * 4096 + by[i][6] + 1 for i in order))
-        self._expected = {n: by[i][7] for n, i in enumerate(order) if by[i][7]}
+        expected = tuple((n, e) for n, i in enumerate(order) if (e := by[i][7]))
+        shared = self.EXPECTED.get(expected)
+        if shared is None:
+            shared = dict(expected)
+            if len(self.EXPECTED) < MAX_LAYOUTS:
+                self.EXPECTED[expected] = shared
+        self._expected = shared
         self.src = src
 
     def _pos(self, key: str) -> int:
-        i = self.IDS.get(key)
-        if i is None:
-            return -1
-        n = bisect_left(self._ids, i)
-        return n if n < len(self._ids) and self._ids[n] == i else -1
+        n = self._at.get(self.IDS.get(key, -1))
+        return -1 if n is None else n
 
     def _fig(self, n: int) -> Figure:
         key, fam, unit, hb = self.META[self._ids[n]]
@@ -144,6 +181,20 @@ class FigureTable(Mapping[str, Figure]):
         meta = self.META
         return zip([meta[i][0] for i in self._ids], self._vals, strict=True)
 
+    def columns(self) -> tuple[dict[int, int], array[float], dict[int, float]]:
+        """(key id -> position, values by position, expected by position): for loops over many nodes' figures."""
+        return self._at, self._vals, self._expected
+
+    def rows(self, keys: list[str]) -> list[tuple[str, float, bool, float | None]]:
+        """(key, value, higher_better, expected) of each of ``keys`` the node has, in their order."""
+        at, ids_of, vals, expected, meta = self._at, self.IDS, self._vals, self._expected, self.META
+        out = []
+        for k in keys:
+            n = at.get(ids_of.get(k, -1))
+            if n is not None:
+                out.append((k, vals[n], meta[self._ids[n]][3], expected.get(n)))
+        return out
+
     def lookup(self, key: str) -> tuple[float, bool, float | None] | None:
         """(value, higher_better, expected) of one figure without making a Figure; None: the node has none."""
         n = self._pos(key)
@@ -157,12 +208,11 @@ def figure_pairs(figs: Mapping[str, Figure]) -> Iterator[tuple[str, float]]:
     return ((k, f.value) for k, f in figs.items())
 
 
-def figure_lookup(figs: Mapping[str, Figure], key: str) -> tuple[float, bool, float | None] | None:
-    """(value, higher_better, expected) of one of a node's figures, or None."""
+def figure_rows(figs: Mapping[str, Figure], keys: list[str]) -> list[tuple[str, float, bool, float | None]]:
+    """(key, value, higher_better, expected) of each of ``keys`` a node has, in their order."""
     if isinstance(figs, FigureTable):
-        return figs.lookup(key)
-    f = figs.get(key)
-    return None if f is None else (f.value, f.higher_better, f.expected)
+        return figs.rows(keys)
+    return [(k, f.value, f.higher_better, f.expected) for k in keys if (f := figs.get(k)) is not None]
 
 
 @dataclass
@@ -221,6 +271,13 @@ class FleetFinding(Finding):
         return {name: getattr(self, name) for name in FLEET_FIELDS}
 
 
+def about(n: Node, kind: str, severity: str, subject: str, message: str, **more: Any) -> FleetFinding:
+    """A finding about one node, read from its scan file (the evidence unless ``more`` names another)."""
+    return FleetFinding(
+        **{"evidence": n.path, **more}, node=n.name, kind=kind, severity=severity, subject=subject, message=message
+    )
+
+
 FLEET_FIELDS = (
     "node",
     "kind",
@@ -238,6 +295,9 @@ FLEET_FIELDS = (
 
 @dataclass
 class FigureStats:
+    """One figure over a group's judged nodes. Its values are held compact (8 bytes each, the node names a tuple
+    shared by every figure all the nodes have): ``values`` makes the node -> value dict when asked."""
+
     key: str
     family: str
     unit: str
@@ -247,7 +307,13 @@ class FigureStats:
     mad: float
     lo: float
     hi: float
-    values: dict[str, float] = field(default_factory=dict)  # node -> value
+    names: tuple[str, ...] = ()
+    vals: array = field(default_factory=lambda: array("d"))
+
+    @property
+    def values(self) -> dict[str, float]:
+        """node -> value, in the group's order."""
+        return dict(zip(self.names, self.vals, strict=True))
 
 
 @dataclass

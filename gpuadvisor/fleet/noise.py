@@ -43,11 +43,12 @@ median, is the reference.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import NormalDist, median
 
 from gpuadvisor.fleet import tails
-from gpuadvisor.fleet.model import Group, Node, figure_lookup, figure_pairs
+from gpuadvisor.fleet.model import Figure, FigureTable, Group, Node, figure_pairs, figure_rows
 
 FDR = 0.05  # Benjamini-Hochberg false discovery rate over all node x family verdicts of one fleet
 FLOOR_DEFAULT = 0.02  # bandwidths and throughputs
@@ -131,21 +132,20 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
     judged = [nodes[n] for n in group.judged]
     if len(judged) < MIN_NODES:
         return [], []
-    per_key: dict[str, list[float]] = {}
-    for n in judged:
-        for k, v in figure_pairs(n.figures):
-            per_key.setdefault(k, []).append(v)
-    ref = {k: median(v) for k, v in per_key.items() if len(v) >= MIN_NODES}
-    del per_key
+    ref = _medians(group, judged)
     fam_keys: dict[str, list[str]] = {}
     units: dict[str, str] = {}
+    seen = 0
     for n in judged:
+        if seen == len(ref):  # every figure's family met (most often on the first node)
+            break
         for k in n.figures:
             if k in ref and k not in units:
                 f = n.figures[k]
                 units[k] = f.unit
                 fam_keys.setdefault(f.family, []).append(k)
                 units[f.family] = f.unit
+                seen += 1
     noises: list[FamilyNoise] = []
     verdicts: list[Verdict] = []
     pooled: dict[str, list[float]] = {}  # node -> standardised deviations of the families judged together
@@ -176,6 +176,18 @@ def judge_group(group: Group, nodes: dict[str, Node]) -> tuple[list[FamilyNoise]
         noises.append(noise)
     verdicts += _combined(verdicts, pooled, group.id)
     return noises, verdicts
+
+
+def _medians(group: Group, judged: list[Node]) -> dict[str, float]:
+    """Each figure's median over the judged nodes that have it (at least MIN_NODES): the group's statistics' where
+    the analysis made them (outliers.group_stats), else from the nodes."""
+    if group.stats:
+        return {k: st.median for k, st in group.stats.items() if st.n >= MIN_NODES}
+    per_key: dict[str, list[float]] = {}
+    for n in judged:
+        for k, v in figure_pairs(n.figures):
+            per_key.setdefault(k, []).append(v)
+    return {k: median(v) for k, v in per_key.items() if len(v) >= MIN_NODES}
 
 
 def _key_sigmas(per_node: dict[str, list[tuple[str, float]]], sig_fig: float) -> dict[str, float]:
@@ -222,10 +234,12 @@ def _family_verdicts(
     out = []
     for name, pairs in sorted(per_node.items()):
         nk = len(pairs)
-        ds = sorted(d + shift for _, d in pairs)
+        ds = sorted([d + shift for _, d in pairs])
         typical = ds[nk // 2] if nk % 2 else (ds[nk // 2 - 1] + ds[nk // 2]) / 2
-        worst_key, worst_u = max(us[name], key=lambda ku: ku[1])
-        worst = dict(pairs)[worst_key] + shift
+        mine = us[name]
+        at = max(range(nk), key=lambda i: mine[i][1])  # the first of the largest, as max over the pairs
+        worst_key, worst_u = mine[at]
+        worst = pairs[at][1] + shift
         z = zs[name] / noise.sigma_combined
         p_mean = tails.upper(z)
         p_worst = min(1.0, nk * tails.t_sf(worst_u * kappa, dof))
@@ -299,21 +313,41 @@ def _deviations(
     """Per node: (key, relative deviation, positive worse) of the family's figures, and measured / expected."""
     per_node: dict[str, list[tuple[str, float]]] = {}
     ratios: dict[str, list[float]] = {}
+    ids = FigureTable.IDS
+    known = [(k, ids.get(k, -1), ref[k], FigureTable.META[ids[k]][3] if k in ids else True) for k in keys]
     for n in judged:
         figs = n.figures
-        pairs = []
-        for k in keys:
-            got = figure_lookup(figs, k)
-            if got is None:
-                continue
-            value, higher_better, expected = got
-            m = ref[k]
-            pairs.append((k, (m - value) / abs(m) if higher_better else (value - m) / abs(m)))
-            if expected:
-                ratios.setdefault(n.name, []).append(value / expected)
+        if isinstance(figs, FigureTable):
+            at, vals, expect = figs.columns()
+            pairs, rs = [], []
+            for k, i, m, higher_better in known:
+                p = at.get(i)
+                if p is None:
+                    continue
+                value = vals[p]
+                pairs.append((k, (m - value) / abs(m) if higher_better else (value - m) / abs(m)))
+                expected = expect.get(p)
+                if expected:
+                    rs.append(value / expected)
+        else:
+            pairs, rs = _deviations_of(figs, keys, ref)
+        if rs:
+            ratios[n.name] = rs
         if pairs:
             per_node[n.name] = pairs
     return per_node, ratios
+
+
+def _deviations_of(
+    figs: Mapping[str, Figure], keys: list[str], ref: dict[str, float]
+) -> tuple[list[tuple[str, float]], list[float]]:
+    pairs, rs = [], []
+    for k, value, higher_better, expected in figure_rows(figs, keys):
+        m = ref[k]
+        pairs.append((k, (m - value) / abs(m) if higher_better else (value - m) / abs(m)))
+        if expected:
+            rs.append(value / expected)
+    return pairs, rs
 
 
 def _yardstick_shift(noise: FamilyNoise, ratios: dict[str, list[float]], means: dict[str, float]) -> float:

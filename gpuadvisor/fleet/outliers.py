@@ -17,20 +17,19 @@ A node's figure is an outlier when both hold:
   so a healthy fleet that scatters +-2% never alarms, while a node 5% slow is found; a faster-than-siblings
   node is not a problem and is never flagged.
 
-Severity: "warn", and "fail" from ``FAIL_REL`` = 25% worse (a rank that slow costs a synchronous job a
-quarter of its speed or more). Groups of fewer than ``MIN_NODES`` = 5 fresh scans are not judged (a median of
-three or four moves with any one of them).
+Groups of fewer than ``MIN_NODES`` = 5 values are not judged (a median of three or four moves with any one of
+them).
 """
 
 from __future__ import annotations
 
+from array import array
 from statistics import median
 
-from gpuadvisor.fleet.model import FigureStats, FleetFinding, Group, Node, figure_pairs
+from gpuadvisor.fleet.model import FigureStats, Group, Node, figure_pairs
 
 Z_THRESHOLD = 3.0
 MIN_REL = 0.04
-FAIL_REL = 0.25
 MIN_NODES = 5
 MAD_TO_Z = 0.6745  # the 0.75 quantile of the standard normal: MAD / 0.6745 estimates sigma
 MEANAD_TO_Z = 1 / 1.2533  # sqrt(pi/2): mean absolute deviation / 0.7979 estimates sigma
@@ -48,18 +47,22 @@ def robust(values: list[float]) -> tuple[float, float, float]:
 
 
 def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
-    per: dict[str, dict[str, float]] = {}
+    per: dict[str, tuple[list[str], array]] = {}
     meta = {}
     for name in group.judged:
         for k, v in figure_pairs(nodes[name].figures):
-            per.setdefault(k, {})[name] = v
-            if k not in meta:
+            got = per.get(k)
+            if got is None:
+                got = per[k] = ([], array("d"))
                 meta[k] = nodes[name].figures[k]
+            got[0].append(name)
+            got[1].append(v)
     out = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple of names for every figure the same nodes have
     for k in sorted(per):
-        vals = per[k]
+        names, vals = per[k]
         f = meta[k]
-        med, mad, _ = robust(list(vals.values()))
+        med, mad, _ = robust(list(vals))
         out[k] = FigureStats(
             key=k,
             family=f.family,
@@ -68,9 +71,10 @@ def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
             n=len(vals),
             median=med,
             mad=mad,
-            lo=min(vals.values()),
-            hi=max(vals.values()),
-            values=vals,
+            lo=min(vals),
+            hi=max(vals),
+            names=shared.setdefault(tuple(names), tuple(names)),
+            vals=vals,
         )
     return out
 
@@ -85,44 +89,3 @@ def is_outlier(
     worse = -rel if higher_better else rel
     zscore = scale * abs(value - med) if scale else (float("inf") if value != med else 0.0)
     return worse >= min_rel and zscore > z, -worse, zscore
-
-
-def find_outliers(
-    group: Group, nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL
-) -> list[FleetFinding]:
-    out: list[FleetFinding] = []
-    for k, st in group.stats.items():
-        if st.n < MIN_NODES:
-            continue
-        _, _, scale = robust(list(st.values.values()))
-        flagged = []
-        for name, v in st.values.items():
-            bad, rel, zs = is_outlier(v, st.median, scale, st.higher_better, z=z, min_rel=min_rel)
-            if bad:
-                flagged.append((name, v, rel, zs))
-        if not flagged:
-            continue
-        others = [v for name, v in st.values.items() if name not in {f[0] for f in flagged}]
-        lo, hi = (min(others), max(others)) if others else (st.lo, st.hi)
-        for name, v, rel, zs in flagged:
-            f = nodes[name].figures[k]
-            word = "above" if not st.higher_better else "below"
-            out.append(
-                FleetFinding(
-                    node=name,
-                    group=group.id,
-                    kind="outlier",
-                    severity="fail" if -rel >= FAIL_REL else "warn",
-                    subject=k,
-                    figure=k,
-                    deviation=rel,
-                    observed=v,
-                    expected=st.median,
-                    evidence=f.evidence,
-                    message=(
-                        f"{k}: {v:.4g} {st.unit}, {abs(rel) * 100:.0f}% {word} the group median {st.median:.4g} "
-                        f"(its {len(others)} unflagged siblings give {lo:.4g}-{hi:.4g}; robust z {zs:.1f})"
-                    ),
-                )
-            )
-    return out

@@ -8,6 +8,8 @@ otherwise fine points at the path between them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpuadvisor.fleet.model import CrossNode, FleetFinding, Node
 from gpuadvisor.fleet.outliers import MIN_NODES, MIN_REL, Z_THRESHOLD, is_outlier, robust
 
@@ -25,39 +27,34 @@ def collect(nodes: dict[str, Node]) -> tuple[dict[tuple[str, str], CrossNode], l
     return pairs, list(runs.values())
 
 
+def _of(c: CrossNode, kind: str, severity: str, subject: str, head: str, tail: str = "", **more: Any) -> FleetFinding:
+    """A finding about a run across hosts: ``head``, its busbw (GB/s), then ``tail``."""
+    message = f"{head} {c.value_gbps:.4g} GB/s{tail}"
+    return FleetFinding(
+        node=None,
+        kind=kind,
+        severity=severity,
+        subject=subject,
+        message=message,
+        observed=c.value_gbps,
+        evidence=c.evidence,
+        **more,
+    )
+
+
 def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float = MIN_REL) -> list[FleetFinding]:
     pairs, runs = collect(nodes)
     out: list[FleetFinding] = []
     for c in runs:
         hosts = ", ".join(c.hosts[:8]) + (f" +{len(c.hosts) - 8} more" if len(c.hosts) > 8 else "")
-        out.append(
-            FleetFinding(
-                node=None,
-                kind="multinode",
-                severity="info",
-                subject=f"{c.kind} across {len(c.hosts)} hosts",
-                message=f"{c.kind} across {len(c.hosts)} hosts ({hosts}), {c.world_size} ranks: busbw "
-                f"{c.value_gbps:.4g} GB/s",
-                observed=c.value_gbps,
-                evidence=c.evidence,
-            )
-        )
+        what = f"{c.kind} across {len(c.hosts)} hosts"
+        out.append(_of(c, "multinode", "info", what, f"{what} ({hosts}), {c.world_size} ranks: busbw"))
     if not pairs:
         return out
     if len(pairs) < MIN_NODES:
         for (a, b), c in sorted(pairs.items()):
-            out.append(
-                FleetFinding(
-                    node=None,
-                    kind="pair",
-                    severity="info",
-                    subject=f"pair {a} + {b}",
-                    message=f"all_reduce between {a} and {b}: busbw {c.value_gbps:.4g} GB/s ({len(pairs)} "
-                    f"pair(s) measured: too few to compare, {MIN_NODES} needed)",
-                    observed=c.value_gbps,
-                    evidence=c.evidence,
-                )
-            )
+            why = f" ({len(pairs)} pair(s) measured: too few to compare, {MIN_NODES} needed)"
+            out.append(_of(c, "pair", "info", f"pair {a} + {b}", f"all_reduce between {a} and {b}: busbw", why))
         return out
     values = [c.value_gbps for c in pairs.values()]
     med, _, scale = robust(values)
@@ -95,20 +92,12 @@ def find_pairs(nodes: dict[str, Node], *, z: float = Z_THRESHOLD, min_rel: float
         if a in suspects or b in suspects:
             continue
         c = pairs[(a, b)]
+        why = (
+            f", {abs(rel) * 100:.0f}% below the median {med:.4g} of {len(pairs)} pairs, while both nodes are fine with "
+            "others: the path between them (switch, cable, routing)"
+        )
+        pair = f"pair {a} + {b}"
         out.append(
-            FleetFinding(
-                node=None,
-                kind="pair",
-                severity="warn",
-                subject=f"pair {a} + {b}",
-                message=f"all_reduce between {a} and {b}: busbw {c.value_gbps:.4g} GB/s, "
-                f"{abs(rel) * 100:.0f}% "
-                f"below the median {med:.4g} of {len(pairs)} pairs, while both nodes are fine with "
-                "others: the path between them (switch, cable, routing)",
-                observed=c.value_gbps,
-                expected=med,
-                deviation=rel,
-                evidence=c.evidence,
-            )
+            _of(c, "pair", "warn", pair, f"all_reduce between {a} and {b}: busbw", why, expected=med, deviation=rel)
         )
     return out

@@ -41,32 +41,30 @@ def cause(f: FleetFinding) -> tuple[str, str]:
     return f.kind, (f.subject or "") if f.kind in ("lost", "slow-port") else ""
 
 
-def _declare(e: Exposition) -> None:
-    e.declare("fleet_report_timestamp_seconds", "gauge", "When the fleet report was made (Unix time).")
-    e.declare(
-        "fleet_node_up", "gauge", "1 when the node's scan was read and is fresh, 0 when failed, missing or stale."
-    )
-    e.declare("fleet_node_scan_age_seconds", "gauge", "Age of the node's scan when the report was made.")
-    e.declare("fleet_node_duplicate", "gauge", "1 when two or more scans claim the node's host name.")
-    e.declare(
-        "fleet_node_outliers",
-        "gauge",
-        "Figure families in which the node is slower than its group, outside the measured noise.",
-    )
-    e.declare("fleet_node_drain", "gauge", "1 when a finding about the node fails the gate: take it out of service.")
-    e.declare(
-        "fleet_node_drain_cause", "gauge", "1 per cause of a drain: the failing finding's kind and code (rule code)."
-    )
-    e.declare("fleet_node_lost_hardware", "gauge", "GPUs, NVLinks or NICs the node lost against its group's design.")
-    e.declare("fleet_node_worst_ratio", "gauge", "The node's worst figure over its group median (1 = typical).")
-    e.declare("fleet_node_findings", "gauge", "Fleet findings about the node, by severity.")
-    e.declare("fleet_family_noise_ratio", "gauge", "Run-to-run noise of one figure measured across the group.")
-    e.declare("fleet_family_detectable_ratio", "gauge", "Smallest whole-node slowdown found 80% of the time.")
-    e.declare(
+# Every series the fleet exports, with its help (all gauges).
+SERIES = (
+    ("fleet_report_timestamp_seconds", "When the fleet report was made (Unix time)."),
+    ("fleet_node_up", "1 when the node's scan was read and is fresh, 0 when failed, missing or stale."),
+    ("fleet_node_scan_age_seconds", "Age of the node's scan when the report was made."),
+    ("fleet_node_duplicate", "1 when two or more scans claim the node's host name."),
+    ("fleet_node_outliers", "Figure families in which the node is slower than its group, outside the measured noise."),
+    ("fleet_node_drain", "1 when a finding about the node fails the gate: take it out of service."),
+    ("fleet_node_drain_cause", "1 per cause of a drain: the failing finding's kind and code (rule code)."),
+    ("fleet_node_lost_hardware", "GPUs, NVLinks or NICs the node lost against its group's design."),
+    ("fleet_node_worst_ratio", "The node's worst figure over its group median (1 = typical)."),
+    ("fleet_node_findings", "Fleet findings about the node, by severity."),
+    ("fleet_family_noise_ratio", "Run-to-run noise of one figure measured across the group."),
+    ("fleet_family_detectable_ratio", "Smallest whole-node slowdown found 80% of the time."),
+    (
         "fleet_straggler_speedup",
-        "gauge",
         "Speed-up of a job spanning the group, bound by this family, when the flagged nodes are drained (0.09 = 9%).",
-    )
+    ),
+)
+
+
+def _declare(e: Exposition) -> None:
+    for name, text in SERIES:  # every one a gauge
+        e.declare(name, "gauge", text)
 
 
 def render_prom(r: FleetReport) -> str:
