@@ -156,6 +156,65 @@ def report(results: list[Result], markdown: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _series_root(r: Result, by_id: dict[str, dict[str, Any]]) -> str:
+    """The first run of a scaling series (the case the others are ``like``)."""
+    case = by_id[r.id]
+    while "like" in case and by_id[case["like"]].get("nodes") is not None:
+        case = by_id[case["like"]]
+    return str(case["id"])
+
+
+def held_out_publications(results: list[Result]) -> tuple[list[str], bool]:
+    """The publications kept out of every fit: each one's ratios (each within the throughput goal's 0.67-1.5), the
+    share inside the shipped band, and for a multi-node series the per-GPU rate measured and predicted at each node
+    count, each relative to the series' first run (the fall with scale, published and predicted)."""
+    from calibration_cases import load_cases
+
+    from gpuadvisor.advisor.calibration import band
+
+    by_id = {c["id"]: c for c in load_cases()}
+    held = [r for r in counted(results) if r.held_out and r.kind == "throughput"]
+    lines: list[str] = []
+    ok = True
+    if not held:
+        return lines, ok
+    lines.append("publications kept out of every fit (throughput; ratio = predicted / measured):")
+    for pub in sorted({r.publication for r in held}):
+        rs = [r for r in held if r.publication == pub]
+        b = band("throughput", 1.0)
+        inside = sum(1 for r in rs if b is not None and b.ratio_low <= r.ratio <= b.ratio_high)
+        s = stats(rs)
+        assert s is not None
+        lo, hi = GOALS["throughput"]["each"]
+        good = all(lo <= r.ratio <= hi for r in rs)
+        ok = ok and good
+        lines.append(
+            f"  {pub}: {s['n']} runs, median {s['median']:.3f}, {s['min']:.3f}-{s['max']:.3f}, "
+            f"{inside} of {len(rs)} inside the shipped band"
+            + (f" x{b.ratio_low:.3f}-x{b.ratio_high:.3f}" if b else "")
+            + ("" if good else f"  (a run outside {lo}-{hi})")
+        )
+        for root in dict.fromkeys(_series_root(r, by_id) for r in rs):
+            series = sorted(
+                (r for r in rs if _series_root(r, by_id) == root), key=lambda r: by_id[r.id].get("nodes", 1)
+            )
+            if len(series) < 2:
+                continue
+            lines.append(f"    per-GPU rate by node count ({root} series; measured -> predicted, ratio):")
+            m0, p0 = None, None
+            for r in series:
+                c = by_id[r.id]
+                gpus = c.get("gpus_per_node", 1) * c.get("nodes", 1)
+                per = 1.0 if r.metric.endswith("_per_gpu") else 1.0 / gpus
+                m, p = r.measured * per, r.predicted * per
+                m0, p0 = m0 or m, p0 or p
+                lines.append(
+                    f"      {c.get('nodes', 1):4d} nodes: {m:10.1f} -> {p:10.1f}  {r.ratio:.3f}  "
+                    f"(vs the first: published {m / m0:.3f}, predicted {p / p0:.3f})"
+                )
+    return lines, ok
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
@@ -166,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     results = run()
     print(report(results, args.markdown))
     ok = all(s["ok"] for s in summary(results).values()) and all(s["ok"] for s in per_stack(results).values())
+    held_lines, held_ok = held_out_publications(results)
+    print("\n" + "\n".join(held_lines))
+    ok = ok and held_ok
     if args.refit:
         import fit_advisor
 
