@@ -9,6 +9,8 @@ the goals:
     throughput: median 0.9-1.1, every case 0.67-1.5
     memory:     median 0.9-1.1, every case 0.75-1.33
     kv_cache:   every case 0.95-1.05 (for the vLLM engine version the case names)
+    serving:    output tokens/s per engine median 0.9-1.1, every run 0.75-1.33; llama.cpp decode 0.8-1.25
+                (benchmarks/serving_cases.toml); at least 70 % of every case inside the band the advisor prints
 
 and the throughput goals per training stack (eager PyTorch, torch.compile, Megatron-Core + Transformer Engine,
 DeepSpeed, JAX). The time model's constants are fitted, refitted per held-out GPU generation and publication, and
@@ -215,6 +217,84 @@ def held_out_publications(results: list[Result]) -> tuple[list[str], bool]:
     return lines, ok
 
 
+SERVING_GOALS = {"median": (0.9, 1.1), "each": (0.75, 1.33), "llamacpp_decode": (0.8, 1.25), "inside_band": 0.7}
+
+
+def serving_and_bands(results: list[Result]) -> tuple[list[str], bool]:
+    """The serving goals (benchmarks/serving_cases.toml under the shipped constants, the publications held out of
+    every fit included): output tokens/s per engine, median 0.9-1.1 and each run 0.75-1.33; llama.cpp's decode
+    (inter-token latency) 0.8-1.25; and the share of every case, training and serving, inside the band the advisor
+    prints (at least 70 %)."""
+    import serving_fit
+
+    from gpuadvisor.advisor import serving as SV
+    from gpuadvisor.advisor.calibration import band, bands
+
+    k = SV.fitted_constants()
+    cases = serving_fit.load_cases() + serving_fit.load_cases(held_out=True)
+    rs = serving_fit.ratios(cases, k)
+    lines = ["serving (output tokens/s, ratio = predicted / measured, shipped constants, held-out publications in):"]
+    ok = True
+    lo, hi = SERVING_GOALS["each"]
+    for engine in sorted({str(c.row["engine"]) for c, _, _ in rs}):
+        vals = [r for c, m, r in rs if m == "output_tokens_per_second" and c.row["engine"] == engine]
+        if not vals:
+            continue
+        med = statistics.median(vals)
+        good = SERVING_GOALS["median"][0] <= med <= SERVING_GOALS["median"][1] and lo <= min(vals) <= max(vals) <= hi
+        ok = ok and good
+        lines.append(
+            f"  {engine:9s} {len(vals):3d} runs  median {med:.3f}  {min(vals):.3f}-{max(vals):.3f}  "
+            + ("yes" if good else "NO")
+        )
+    dlo, dhi = SERVING_GOALS["llamacpp_decode"]
+    itl = [r for c, m, r in rs if m == "itl_s" and c.row["engine"] == "llamacpp"]
+    if itl:
+        good = all(dlo <= r <= dhi for r in itl)
+        ok = ok and good
+        lines.append(
+            f"  llama.cpp decode (inter-token latency) {len(itl)} runs: "
+            + ", ".join(f"{r:.3f}" for r in itl)
+            + f"  goal {dlo}-{dhi}: "
+            + ("yes" if good else "NO")
+        )
+    # inside the printed band: a prediction v prints [v / ratio_high, v / ratio_low], so a case is inside when its
+    # ratio lies in [ratio_low, ratio_high]
+    inside, total = 0, 0
+    per: list[str] = []
+    for kind in ("throughput", "memory", "kv_cache"):
+        b = band(kind, 1.0)
+        mine = [r for r in counted(results) if r.kind == kind]
+        if b is None or not mine:
+            continue
+        n = sum(1 for r in mine if b.ratio_low <= r.ratio <= b.ratio_high)
+        inside, total = inside + n, total + len(mine)
+        per.append(f"{kind} {n} of {len(mine)}")
+    sb = SV.serving_band("output_tokens_per_second", 1.0)
+    if sb is not None:
+        vals = [r for _, m, r in rs if m == "output_tokens_per_second"]
+        n = sum(1 for r in vals if sb.ratio_low <= r <= sb.ratio_high)
+        inside, total = inside + n, total + len(vals)
+        per.append(f"serving output tokens/s {n} of {len(vals)}")
+    shipped = bands().get("throughput", {}).get("datasheet", {})
+    if shipped:
+        lines.append(
+            f"training band x{shipped['ratio_low']}-x{shipped['ratio_high']}: covers "
+            f"{float(shipped['coverage_by_publication']):.1%} of {shipped['cases']} runs held out by publication, "
+            f"{float(shipped['coverage_by_generation']):.1%} held out by generation (benchmarks/fit_advisor.py)"
+        )
+    share = inside / max(1, total)
+    good = share >= SERVING_GOALS["inside_band"]
+    ok = ok and good
+    lines.append(
+        f"inside the printed band: {inside} of {total} ({share:.1%}; "
+        + ", ".join(per)
+        + ")  goal >= 70 %: "
+        + ("yes" if good else "NO")
+    )
+    return lines, ok
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
@@ -227,7 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     ok = all(s["ok"] for s in summary(results).values()) and all(s["ok"] for s in per_stack(results).values())
     held_lines, held_ok = held_out_publications(results)
     print("\n" + "\n".join(held_lines))
-    ok = ok and held_ok
+    serving_lines, serving_ok = serving_and_bands(results)
+    print("\n" + "\n".join(serving_lines))
+    ok = ok and held_ok and serving_ok
     if args.refit:
         import fit_advisor
 
