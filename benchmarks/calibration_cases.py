@@ -296,6 +296,8 @@ class Result:
     source: str
     setting: str
     excluded: str = ""
+    held_out: bool = False  # a publication kept out of every fit (the check on runs no constant saw)
+    publication: str = ""
 
     @property
     def ratio(self) -> float:
@@ -323,6 +325,8 @@ def run(cases: list[dict[str, Any]] | None = None, fit: FitParams | None = None)
                 case.get("source", ""),
                 case.get("setting", ""),
                 case.get("excluded", ""),
+                bool(case.get("held_out", False)),
+                case.get("publication", ""),
             )
         )
     return out

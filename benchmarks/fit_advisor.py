@@ -270,9 +270,10 @@ def generation_of(case: dict[str, Any]) -> str:
 
 
 def throughput_cases(cases: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The counted throughput cases (not those the hardware cannot produce)."""
+    """The counted throughput cases the constants are fitted on (not those the hardware cannot produce, nor the
+    publications kept out of every fit: ``held_out``)."""
     every = cases if cases is not None else P.load_cases()
-    return [c for c in every if c["kind"] == "throughput" and not c.get("excluded")]
+    return [c for c in every if c["kind"] == "throughput" and not c.get("excluded") and not c.get("held_out")]
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------

@@ -369,3 +369,14 @@ def test_vllm_max_num_seqs_and_engine_versions() -> None:
     assert base.kv_budget_bytes - v21.kv_budget_bytes == C.VLLM_CUDA_GRAPH_BYTES
     cmd = I.vllm_command(Workload.from_options(model="llama-3-8b", task="inference", max_num_seqs=64), capped, "m")
     assert "--max-num-seqs 64" in cmd
+
+
+def test_one_script_judges_every_bar(acc, results) -> None:  # type: ignore[no-untyped-def]
+    """advisor_accuracy.py prints the serving goals per engine, llama.cpp's decode and the share of every case inside
+    the printed band, and each is met with the shipped constants."""
+    lines, ok = acc.serving_and_bands(results)
+    text = "\n".join(lines)
+    assert ok, text
+    for engine in ("vllm", "sglang", "nim", "trtllm", "llamacpp"):
+        assert f"  {engine} " in text
+    assert "llama.cpp decode" in text and "inside the printed band" in text and "held out by publication" in text

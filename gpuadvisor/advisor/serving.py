@@ -6,8 +6,13 @@ The model, per replica of ``tp`` GPUs (one tensor-parallel group):
   attention (2·L·I²·d_attn), at a fitted fraction of the datasheet dense peak; never faster than one read of the
   weights (Pope et al. 2022, "Efficiently Scaling Transformer Inference", section 2; vLLM docs, "Optimization
   and Tuning": prefill is compute-bound, decode memory-bound);
-- one decode step for b running sequences reads the weights once and each sequence's KV cache (on average
-  I + O/2 tokens), at a fitted fraction of the datasheet memory bandwidth, or is compute-bound when b is large;
+- one decode step for b running sequences runs the linear layers' matmuls (the weights read once, 2 FLOPs per
+  weight per sequence) and then the attention kernels (each sequence's KV cache read, on average I + O/2
+  tokens): kernels that follow one another, each bound by its own roofline, so the step is
+  max(matmul compute, weight read) + max(attention compute, cache read), at a fitted fraction of the datasheet
+  memory bandwidth and of the dense peak (the roofline applied to each operator and summed, as in Yuan et al.
+  2024, "LLM Inference Unveiled: Survey and Roofline Model Insights", arXiv:2402.16363). At large batches the
+  matmuls turn compute-bound while the cache read stays memory-bound: the two add up, neither hides the other;
 - tensor parallelism adds two all-reduces per layer (Megatron-LM, Shoeybi et al. 2019, section 3) of
   b × hidden 16-bit values, a latency each plus the bytes over the link;
 - the engine adds a fixed scheduling and launch overhead per step (fitted per engine);
@@ -38,6 +43,7 @@ from typing import Any
 from gpuadvisor.advice_model import ServingBand, ServingResult
 from gpuadvisor.advisor import engines as E
 from gpuadvisor.advisor.architecture import Architecture
+from gpuadvisor.advisor.calibration import around
 
 FIT_FILE = Path(__file__).with_name("serving_fit.toml")
 
@@ -101,12 +107,8 @@ def serving_band(metric: str, value: float | None) -> ServingBand | None:
     b = _fit().get("bands", {}).get(metric)
     if not b or value is None:
         return None
-    lo, hi = float(b["ratio_low"]), float(b["ratio_high"])
     return ServingBand(
-        low=value / hi,
-        high=value / lo,
-        ratio_low=lo,
-        ratio_high=hi,
+        **around(value, float(b["ratio_low"]), float(b["ratio_high"])),
         cases=int(b["cases"]),
         sources=int(b["sources"]),
         coverage=float(b["coverage"]),
@@ -267,13 +269,16 @@ def predict(
     prefill = max(pf_compute, pf_memory) + pf_comm + overhead
     pf_bound = "compute" if pf_compute >= pf_memory else "memory"
 
-    # one decode step at the running batch: the weights and every running sequence's cache read once, the
-    # matmuls of every sequence at the compute peak
+    # one decode step at the running batch: the linear layers' matmuls (the weights read once, every sequence's
+    # FLOPs), then attention (every running sequence's cache read once): separate kernels, each on its roofline
     avg_ctx = input_len + output_len / 2  # a running sequence's cache, averaged over its life
-    dec_compute = running * (2 * (lin + head) + 4 * arch.layers * avg_ctx * d_attn) / tp / peak
-    dec_memory = (w_read + running * avg_ctx * kv_tok) / bw
+    gemm_compute = running * 2 * (lin + head) / tp / peak
+    attn_compute = running * 4 * arch.layers * avg_ctx * d_attn / tp / peak
+    kv_read = running * avg_ctx * kv_tok / bw
+    dec_compute = gemm_compute + attn_compute
+    dec_memory = w_read / bw + kv_read
     comm = _allreduce(arch, gpu, tp, running)
-    step = max(dec_compute, dec_memory) + comm + overhead
+    step = max(gemm_compute, w_read / bw) + max(attn_compute, kv_read) + comm + overhead
     dec_bound = "compute" if dec_compute > dec_memory else "memory"
 
     # A round: every running request is prefilled once and O - 1 decode steps run. With one request the prefill
