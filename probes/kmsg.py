@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 
+from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
 
 EVENT_RE = re.compile(
@@ -107,10 +108,10 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
     return ev
 
 
-def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
-    """The SXid detail lines kept: one per (switch, SXid) whose own line is not in the log (the paste shows only its
-    Data line), as an SXid event whose fatality is not shown; the others dropped (their SXid line carries them)."""
-    shown = {(e.bus_id, e.code) for e in events if e.kind == "sxid"}
+def _sxid_details(events: list[KernelEvent], shown: set[tuple[str | None, int]]) -> list[KernelEvent]:
+    """The SXid detail lines kept: one per (switch, SXid) whose own line is not in the log (``shown``: those whose
+    own line is; the paste shows only its Data line), as an SXid event whose fatality is not shown; the others
+    dropped (their SXid line carries them)."""
     out: list[KernelEvent] = []
     seen: set[tuple[str | None, int]] = set()
     for e in events:
@@ -120,6 +121,7 @@ def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
             seen.add((e.bus_id, e.code))
             e.kind = "sxid"
             e.text = f"only its detail line is shown (fatal or non-fatal not shown): {e.text}"
+            e.more = 0
             out.append(e)
     return out
 
@@ -127,16 +129,61 @@ def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
 _CUT_AFTER_CODE = re.compile(r"S?Xid \([^)]*\):\s*\d+\s*$")
 
 
-def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
-    """Every Xid/SXid event of a log (text or lines) and the number of lines read.
+class LogReader:
+    """A kernel log read block by block (each block whole lines, in order), its events kept bounded
+    (probes/kmsg_keep.py): memory does not grow with the log's length, the work is linear in it."""
+
+    def __init__(self, first_line: int = 1) -> None:
+        self.line_no = first_line  # the number of the next block's first line
+        self.lines = 0
+        self._xids, self._fallen, self._signs = KeptEvents(), KeptEvents(), KeptEvents()
+        self._sxids: set[tuple[str | None, int]] = set()  # (switch, SXid) whose own line was read
+        self._xid79: set[str] = set()  # GPUs with an Xid 79 line
+        self._fell: set[str] = set()  # GPUs with a "fallen off the bus" message without an Xid
+        self._tail = ""  # the last two lines of the block before (a GPU named up to two lines above its message)
+
+    @property
+    def unkept(self) -> int:
+        return self._xids.unkept + self._fallen.unkept + self._signs.unkept
+
+    def feed(self, text: str, *, last: bool = True) -> None:
+        """One block of whole lines (``last``: the log's end, where a line may be cut short)."""
+        if not text:
+            return
+        first = self.line_no
+        for ev in _xid_events(text, first, last):
+            if ev.kind == "sxid" and len(self._sxids) < MAX_GROUPS:
+                self._sxids.add((ev.bus_id, ev.code))
+            elif ev.kind == "xid" and ev.code == 79 and ev.bus_id and len(self._xid79) < MAX_GROUPS:
+                self._xid79.add(ev.bus_id)
+            self._xids.add(ev)
+        joined = self._tail + text
+        before = self._tail.count("\n")
+        for ev in _fallen_without_xid(joined, first - before, self._fell, skip=len(self._tail)):
+            self._fallen.add(ev)
+        self._signs.extend(parse_signs(text, first, stamp))
+        newlines = text.count("\n")
+        self.lines += newlines + (0 if text.endswith("\n") else 1)
+        self.line_no += newlines
+        cut = joined.rfind("\n", 0, max(joined.rfind("\n", 0, len(joined) - 1), 0)) + 1
+        self._tail = joined[cut:] if text.endswith("\n") and len(joined) - cut < 4096 else ""
+
+    def finish(self) -> tuple[list[KernelEvent], int]:
+        """The events kept (Xid and SXid lines, then GPUs fallen off the bus without an Xid, then the other signs,
+        each in log order) and the number of lines read."""
+        events = _sxid_details(self._xids.events(), self._sxids)
+        events += [e for e in self._fallen.events() if (e.bus_id or "") not in self._xid79]
+        return events + self._signs.events(), self.lines
+
+
+def _xid_events(text: str, line_no: int, last: bool) -> list[KernelEvent]:
+    """The Xid and SXid lines of a block (its first line numbered ``line_no``).
 
     Text is searched with str.find for "Xid" (C speed, no per-line Python work); only the lines holding it
     are cut out and parsed, their numbers counted from the newlines skipped over.
     """
-    if not isinstance(text, str):
-        text = "\n".join(text)
     events: list[KernelEvent] = []
-    pos, line_no, counted_to = 0, first_line, 0
+    pos, counted_to = 0, 0
     find, count = text.find, text.count
     while True:
         hit = find("Xid", pos)
@@ -150,20 +197,26 @@ def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[K
         counted_to = start
         line = text[start:end]
         ev = parse_line(line, line_no)
-        if ev is not None and not (end == len(text) and _CUT_AFTER_CODE.search(line)):
+        if ev is not None and not (last and end == len(text) and _CUT_AFTER_CODE.search(line)):
             events.append(ev)  # (a last line that ends right after its number is a cut paste: "13" cut to "1")
         pos = end + 1
-    events = _sxid_details(events)
-    lines = count("\n") + (0 if not text or text.endswith("\n") else 1)
-    events += _fallen_without_xid(text, first_line, {(e.bus_id or "") for e in events if e.code == 79})
-    events += parse_signs(text, first_line, stamp)
-    return events, lines
+    return events
 
 
-def _fallen_without_xid(text: str, first_line: int, have: set[str]) -> list[KernelEvent]:
-    """Xid 79 events for "fallen off the bus" messages that carry no Xid number (one per GPU)."""
+def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
+    """Every Xid/SXid event and sign of a log (text or lines), kept bounded, and the number of lines read."""
+    if not isinstance(text, str):
+        text = "\n".join(text)
+    reader = LogReader(first_line)
+    reader.feed(text)
+    return reader.finish()
+
+
+def _fallen_without_xid(text: str, first_line: int, have: set[str], skip: int = 0) -> list[KernelEvent]:
+    """Xid 79 events for "fallen off the bus" messages that carry no Xid number (one per GPU: ``have`` holds the
+    GPUs already found, and takes the new ones); messages before ``skip`` are context only."""
     out: list[KernelEvent] = []
-    pos = 0
+    pos = skip
     while (hit := text.find("fallen off the bus", pos)) >= 0:
         pos = hit + 1
         start = text.rfind("\n", 0, hit) + 1
@@ -177,7 +230,7 @@ def _fallen_without_xid(text: str, first_line: int, have: set[str]) -> list[Kern
             continue
         m = named[-1]
         bus = normalise_bus_id(m.group(1)).rsplit(".", 1)[0]
-        if bus in have:
+        if bus in have or len(have) >= MAX_GROUPS:
             continue
         have.add(bus)
         line_start = text.rfind("\n", 0, m.start()) + 1

@@ -22,7 +22,7 @@ from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
-_LOG_LINE = re.compile(
+LOG_LINE = re.compile(
     r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
     r"(?:\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
@@ -54,7 +54,7 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
     return (
         outside_log(current)
-        and bool(_LOG_LINE.match(line) or bare)
+        and bool(LOG_LINE.match(line) or bare)
         and ("NVRM" in line or "Xid" in line or "nvidia" in line or bool(SIGN_RE.search(line)))
     )
 
@@ -115,16 +115,24 @@ def parse_smi_no_handle(text: str, source: str, first: int) -> Rig:
     return rig
 
 
+LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module")
+
+
 def parse_kernel_log(text: str, source: str, first: int) -> Rig:
-    rig = Rig()
     events, n = parse_log(text, first_line=first)
-    rig.kernel = KernelLog(source="imported", lines_read=n, events=events)
+    loading = LOADING.search(text)
+    return kernel_rig(events, n, source, first, loading.group(0) if loading else None)
+
+
+def kernel_rig(events: list[facts.KernelEvent], lines: int, source: str, first: int, loading: str | None) -> Rig:
+    """A pasted log's facts: its events, the lines read, and the driver flavour its "loading" line names."""
+    rig = Rig()
+    rig.kernel = KernelLog(source="imported", lines_read=lines, events=events)
     rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
-    loading = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module", text)
     if loading:
         from gpuadvisor.probes.nodestate import module_flavour
 
-        rig.network.gpu_kernel_module = module_flavour(loading.group(0))
+        rig.network.gpu_kernel_module = module_flavour(loading)
     rig.origins["kernel.events"] = f"{source}:{first}"
     return rig
 
