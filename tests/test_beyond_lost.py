@@ -103,3 +103,30 @@ def test_xid_38_a_firmware_watchdog_is_not_called_an_application_fault():
     (f,) = [f for f in evaluate(rig) if f.code == "GA801"]
     assert f.severity == "info" and "debug the job" not in (f.fix or "")
     assert "a driver firmware error (often at driver load), not the application's" in (f.fix or "")
+
+
+def test_a_gpu_lspci_lists_and_nvidia_smi_does_not_fails_by_its_bus_id():
+    (f,) = _judged("lspci-4-l40s-smi-csv-3.txt")
+    assert (f.code, f.severity, f.subject) == ("GA810", "fail", "PCI 0000:82:00.0")
+    assert "lspci lists it, nvidia-smi does not" in f.message and "reseat" in f.fix and "reset" in f.fix
+    assert f.observed == {"pci_function": "0000:82:00.0", "nvml_gpus": 3, "xid79": False}
+
+
+def test_without_bus_ids_in_the_drivers_list_the_counts_are_compared(tmp_path):
+    lspci = (BEYOND / "lspci-4-l40s-smi-csv-3.txt").read_text().split("# nvidia-smi")[0]
+    uuid = "GPU-{0}a{0}b{0}c{0}d-0000-0000-0000-00000000000{0}"
+    listed = "".join(f"GPU {k}: NVIDIA L40S (UUID: {uuid.format(k)})\n" for k in range(3))
+    paste = tmp_path / "paste.txt"
+    paste.write_text(lspci + "$ nvidia-smi -L\n" + listed)  # nvidia-smi -L as NVIDIA documents it: no bus ids
+    (f,) = [x for x in evaluate(import_files([paste])) if x.code == "GA810"]
+    assert (f.severity, f.subject, f.observed) == ("fail", "host", {"pci_functions": 4, "nvml_gpus": 3})
+
+
+def test_lspci_alone_is_not_held_against_itself(tmp_path):
+    lspci = tmp_path / "lspci.txt"
+    lspci.write_text((BEYOND / "lspci-4-l40s-smi-csv-3.txt").read_text().split("# nvidia-smi")[0])
+    rig = import_files([lspci])
+    assert rig.node.nvidia_pci_functions is None
+    assert rig.node.unavailable["nvidia_pci_functions"].startswith("lspci lists 4 NVIDIA GPUs")
+    (f,) = [x for x in evaluate(rig) if x.code == "GA810"]
+    assert f.severity == "not-checked"

@@ -21,6 +21,7 @@ from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
+from gpuadvisor.text import plural
 
 LOG_LINE = re.compile(
     r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
@@ -308,11 +309,25 @@ def add_fabric(rig: Rig, text: str) -> None:
         rig.fabric.gpus = fabric
 
 
+# An NVIDIA GPU's device line in lspci (any of -v, -vv, -nn, -D): VGA, 3D or display controller class (0300, 0302,
+# 0380); not the NVSwitch bridges nor the GPU's audio function.
+_LSPCI_GPU = re.compile(
+    r"^\s*((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"(?:VGA compatible controller|3D controller|Display controller)(?: \[03[08]\d\])?:\s*NVIDIA",
+    re.M,
+)
+
+
 def add_acs(rig: Rig, text: str) -> None:
-    """The ACSCtl lines of lspci -vvv (a row's extras)."""
+    """The facts beyond the GPU of an lspci output (a row's extras): its ACSCtl lines (lspci -vvv), and the NVIDIA
+    GPUs it lists on the bus, which GA810 holds against the GPUs nvidia-smi lists."""
     acs = lspci_acs(text)
     if acs:
         rig.network.acs = acs
+    funcs = [m.group(1).lower() for m in _LSPCI_GPU.finditer(text)]
+    if funcs:
+        full = [f if f.count(":") == 2 else "0000:" + f for f in funcs]
+        rig.node.nvidia_pci_functions = list(dict.fromkeys(normalise_bus_id(f) for f in full))
 
 
 def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> None:
@@ -383,6 +398,20 @@ def _merge_network_extras(target: Rig, part: Rig, origin: str) -> None:
             net.unavailable.pop(name, None)
 
 
+def _bus_without_driver(rig: Rig) -> None:
+    """lspci's NVIDIA GPUs are held against the driver's only when an output of the driver (nvidia-smi) lists GPUs:
+    GPUs that only lspci lists are the same GPUs, nothing to compare."""
+    said = rig.origins.get("node.nvidia_pci_functions", "")
+    driver = any(k.startswith("gpus[") and "(lspci" not in v for k, v in rig.origins.items())
+    if "(lspci" in said and not driver and rig.node.nvidia_pci_functions is not None:
+        n = len(rig.node.nvidia_pci_functions)
+        rig.node.nvidia_pci_functions = None
+        del rig.origins["node.nvidia_pci_functions"]
+        rig.node.unavailable["nvidia_pci_functions"] = (
+            f"lspci lists {plural(n, 'NVIDIA GPU')}; no nvidia-smi output to hold them against"
+        )
+
+
 def finish(rig: Rig) -> None:
     """After merging: map Xid events to GPUs by bus id, and say which facts the outputs did not hold."""
     if rig.kernel.events is not None:
@@ -395,6 +424,7 @@ def finish(rig: Rig) -> None:
         rig.network.unavailable.setdefault("acs", "no lspci -vvv output with ACSCtl lines imported")
     if rig.fabric.manager_state is None:
         rig.fabric.unavailable.setdefault("manager_state", "no systemctl status nvidia-fabricmanager output imported")
+    _bus_without_driver(rig)
     for section in ("kernel", "network", "fabric", "node"):
         obj = getattr(rig, section)
         for f in dataclasses.fields(obj):
