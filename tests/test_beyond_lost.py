@@ -130,3 +130,22 @@ def test_lspci_alone_is_not_held_against_itself(tmp_path):
     assert rig.node.unavailable["nvidia_pci_functions"].startswith("lspci lists 4 NVIDIA GPUs")
     (f,) = [x for x in evaluate(rig) if x.code == "GA810"]
     assert f.severity == "not-checked"
+
+
+def test_ibqueryerrors_counters_over_the_thresholds_warn_on_that_port():
+    rig = import_files([BEYOND / "ibqueryerrors-link-downed-rcv-errors.txt"])
+    (p,) = rig.network.rdma_ports or []
+    assert (p.device, p.counters) == (
+        "GUID 0x1070fd0300370ea2 (all ports)",
+        {"link_downed": 25, "port_rcv_errors": 26, "port_xmit_discards": 2846, "port_xmit_wait": 14681376621},
+    )
+    (f,) = _judged("ibqueryerrors-link-downed-rcv-errors.txt")
+    assert (f.code, f.severity, f.subject) == ("GA823", "warn", "GUID 0x1070fd0300370ea2 (all ports)")
+    assert f.observed == {"link_downed": 25, "port_rcv_errors": 26} and "cable" in f.fix
+
+
+def test_perfquery_x_of_two_clean_ports_reads_every_counter_and_finds_nothing():
+    rig = import_files([BEYOND / "perfquery-x-two-ports-clean.txt"])
+    assert [(p.device, p.port) for p in rig.network.rdma_ports or []] == [("LID 1719", 1), ("LID 1719", 2)]
+    assert all(p.counters and set(p.counters.values()) == {0} and len(p.counters) == 8 for p in rig.network.rdma_ports)
+    assert _judged("perfquery-x-two-ports-clean.txt") == []
