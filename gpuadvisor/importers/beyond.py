@@ -24,13 +24,19 @@ from gpuadvisor.probes.pcie_acs import ACS_BITS
 from gpuadvisor.text import plural
 
 LOG_LINE = re.compile(
-    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
+    r"^\s*(?:<\d{1,3}>)?"  # dmesg -r: the raw priority "<4>"
+    r"(?:(?:\w+\s+)?(?:kern|user|daemon|syslog|auth\w*|local\d)\s*:\s*"  # dmesg -x: "kern  :err   : " before the
+    r"(?:emerg|alert|crit|err|warn|notice|info|debug)\s*:\s*)?"  # time (after a quoting word: gpud's "line ")
     r"(?:\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
     r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
     r"|kernel:\s)"
+)
+_CARRIER = re.compile(
+    r"^\s*[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d\s+\S+\s+systemd-networkd\[\d+\]:\s+"
+    r"ib\w*: (?:[Ll]ost|Gained) carrier"
 )
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
@@ -53,6 +59,10 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap)."""
     line = lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch"))  # dmesg --notime, or grepped message text
+    if current is None and LOG_LINE.match(line):
+        return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
+    if current is None and _CARRIER.match(line):
+        return True  # systemd-networkd's IPoIB carrier lines in the syslog (no "kernel:")
     return (
         outside_log(current)
         and bool(LOG_LINE.match(line) or bare)
