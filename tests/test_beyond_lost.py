@@ -149,3 +149,26 @@ def test_perfquery_x_of_two_clean_ports_reads_every_counter_and_finds_nothing():
     assert [(p.device, p.port) for p in rig.network.rdma_ports or []] == [("LID 1719", 1), ("LID 1719", 2)]
     assert all(p.counters and set(p.counters.values()) == {0} and len(p.counters) == 8 for p in rig.network.rdma_ports)
     assert _judged("perfquery-x-two-ports-clean.txt") == []
+
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def test_a_quoting_word_before_dmesg_x_columns_keeps_the_sxid_and_its_time():
+    rig = import_files([CORPUS / "fabric" / "dmesg-iso-level_sxid12028-data-line-only_gyuho.txt"])  # gpud PR 338
+    (ev,) = rig.kernel.events or []
+    assert (ev.kind, ev.code, ev.bus_id, ev.time) == ("sxid", 12028, "0000:84:00.0", "2025-01-25T10:34:54,859532+00:00")
+
+
+def test_a_dmesg_r_log_without_a_gpu_event_is_read_as_a_log_with_no_fault():
+    rig = import_files([CORPUS / "kernel-log" / "dmesg-raw-prio_sysrq-crash-coreos_gpud.txt"])  # gpud's pstore data
+    assert (rig.kernel.events, rig.kernel.lines_read) == ([], 39)  # its 39 lines, the last without a newline
+    assert [f for f in evaluate(rig) if f.severity in ("warn", "fail")] == []
+
+
+def test_systemd_networkd_ipoib_carrier_lines_are_link_flaps():
+    rig = import_files([CORPUS / "rdma" / "syslog_ib6-six-carrier-flaps_aznhc.txt"])  # AzNHC's 1dev_6flap_syslog
+    kinds = [(e.kind, e.text) for e in rig.kernel.events or []]
+    assert kinds.count(("link-down", "ib6: Lost carrier")) == 6 and kinds.count(("link-up", "ib6: Gained carrier")) == 6
+    (f,) = [x for x in evaluate(rig) if x.code == "GA822"]
+    assert (f.severity, f.subject, f.observed["flaps"]) == ("warn", "RDMA ib6", 6)
