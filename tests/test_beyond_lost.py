@@ -172,3 +172,14 @@ def test_systemd_networkd_ipoib_carrier_lines_are_link_flaps():
     assert kinds.count(("link-down", "ib6: Lost carrier")) == 6 and kinds.count(("link-up", "ib6: Gained carrier")) == 6
     (f,) = [x for x in evaluate(rig) if x.code == "GA822"]
     assert (f.severity, f.subject, f.observed["flaps"]) == ("warn", "RDMA ib6", 6)
+
+
+def test_lspci_is_not_held_against_nvidia_smi_asked_for_one_gpu(tmp_path):
+    smi = (CORPUS / "smi" / "smi-q-i0-windows-wddm-cut_llamafilm.txt").read_text()  # anderskm/gputil#38: -i 0
+    lspci = "".join(f"{b}:00.0 VGA compatible controller: NVIDIA Corporation GA102 (rev a1)\n" for b in ("18", "3b"))
+    paste = tmp_path / "paste.txt"
+    paste.write_text(smi + "\n$ lspci | grep NVIDIA\n" + lspci)  # lspci's device line as lspci(8) prints it
+    rig = import_files([paste])
+    assert rig.node.nvidia_pci_functions is None
+    assert "only some of its GPUs" in rig.node.unavailable["nvidia_pci_functions"]
+    assert [f.severity for f in evaluate(rig) if f.code == "GA810"] == ["not-checked"]

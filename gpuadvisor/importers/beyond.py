@@ -412,13 +412,19 @@ def _bus_without_driver(rig: Rig) -> None:
     """lspci's NVIDIA GPUs are held against the driver's only when an output of the driver (nvidia-smi) lists GPUs:
     GPUs that only lspci lists are the same GPUs, nothing to compare."""
     said = rig.origins.get("node.nvidia_pci_functions", "")
+    if "(lspci" not in said or rig.node.nvidia_pci_functions is None:
+        return
+    n = len(rig.node.nvidia_pci_functions)
     driver = any(k.startswith("gpus[") and "(lspci" not in v for k, v in rig.origins.items())
-    if "(lspci" in said and not driver and rig.node.nvidia_pci_functions is not None:
-        n = len(rig.node.nvidia_pci_functions)
+    # nvidia-smi -q -i N (one GPU asked for), or a -q whose "Attached GPUs" is more than it shows (cut or -i)
+    one = any("its one GPU is GPU" in x or "attached GPUs but the output holds" in x for x in rig.problems)
+    if not driver or one:
         rig.node.nvidia_pci_functions = None
         del rig.origins["node.nvidia_pci_functions"]
-        rig.node.unavailable["nvidia_pci_functions"] = (
-            f"lspci lists {plural(n, 'NVIDIA GPU')}; no nvidia-smi output to hold them against"
+        rig.node.unavailable["nvidia_pci_functions"] = f"lspci lists {plural(n, 'NVIDIA GPU')}; " + (
+            "nvidia-smi's output holds only some of its GPUs (-i, or cut short)"
+            if one
+            else "no nvidia-smi output to hold them against"
         )
 
 
