@@ -17,9 +17,12 @@ import errno
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 
@@ -256,23 +259,49 @@ def map_gpus(events: list[KernelEvent], gpus: list[Gpu]) -> None:
             ev.gpu_index = by_bus.get(ev.bus_id)
 
 
-def _read_kmsg(path: str) -> tuple[list[str] | None, str | None]:
-    """The records of /dev/kmsg, read without blocking; (None, reason) when it cannot be read. A regular file
-    (a saved log, the simulator's) is read whole."""
+BLOCK_BYTES = 4 * 2**20  # a saved log or journalctl's output is read in blocks of this many bytes (whole lines)
+BLOCK_RECORDS = 4096  # /dev/kmsg records handed to the reader at a time
+
+
+def _feed_stream(stream: IO[bytes], reader: LogReader) -> None:
+    """A log read from ``stream`` in blocks of whole lines, each fed to ``reader`` (memory: one block)."""
+    rest = b""
+    while True:
+        chunk = stream.read(BLOCK_BYTES)
+        eof = not chunk
+        block = rest + chunk
+        end = len(block) if eof else block.rfind(b"\n") + 1
+        if not eof and end <= 0 and len(block) < max(4 * BLOCK_BYTES, 2**20):  # no whole line yet: read on
+            rest = block
+            continue
+        end = end if end > 0 else len(block)
+        block, rest = block[:end], block[end:]
+        if block:
+            reader.feed(block.decode("utf-8", "replace"), last=eof)
+        if eof:
+            return
+
+
+def _read_kmsg(path: str, reader: LogReader) -> str | None:
+    """Feed the records of /dev/kmsg, read without blocking, to ``reader``; the reason when it cannot be read. A
+    regular file (a saved log, the simulator's) is read in blocks."""
     if os.path.isfile(path):
         try:
-            return Path(path).read_text(errors="replace").splitlines(), None
+            with open(path, "rb") as f:
+                _feed_stream(f, reader)
+            return None
         except OSError as e:
-            return None, f"cannot read {path}: {e.strerror}"
+            return f"cannot read {path}: {e.strerror}"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        return None, f"{path} does not exist"
+        return f"{path} does not exist"
     except PermissionError:
-        return None, f"no permission to read {path} (kernel.dmesg_restrict is set: run as root or read journalctl -k)"
+        return f"no permission to read {path} (kernel.dmesg_restrict is set: run as root or read journalctl -k)"
     except OSError as e:
-        return None, f"cannot open {path}: {e.strerror}"
+        return f"cannot open {path}: {e.strerror}"
     lines: list[str] = []
+    read_any = False
     try:
         while True:
             try:
@@ -282,35 +311,54 @@ def _read_kmsg(path: str) -> tuple[list[str] | None, str | None]:
             except OSError as e:
                 if e.errno == errno.EPIPE:  # a record was overwritten while reading: go on with the next
                     continue
-                if e.errno == errno.EINVAL and not lines:
-                    return None, f"cannot read {path}: {e.strerror}"
+                if e.errno == errno.EINVAL and not read_any:
+                    return f"cannot read {path}: {e.strerror}"
                 break
             if not chunk:
                 break
+            read_any = True
             lines.append(chunk.decode("utf-8", "replace").rstrip("\n"))
+            if len(lines) >= BLOCK_RECORDS:
+                reader.feed("\n".join(lines) + "\n", last=False)
+                lines = []
     finally:
         os.close(fd)
-    return lines, None
+    if lines:
+        reader.feed("\n".join(lines) + "\n")
+    return None
 
 
-def _read_journal(timeout_s: float = 5.0) -> tuple[list[str] | None, str | None]:
+def _read_journal(reader: LogReader, timeout_s: float = 5.0) -> str | None:
+    """Feed ``journalctl -k -b``'s output to ``reader`` as it comes (killed after ``timeout_s``); the reason when
+    it gives nothing."""
     exe = shutil.which("journalctl")
     if exe is None:
-        return None, "journalctl not found"
+        return "journalctl not found"
     try:
-        out = subprocess.run(
+        proc = subprocess.Popen(
             [exe, "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout_s,
-            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, f"journalctl -k failed: {e}"
-    if out.returncode != 0 or not out.stdout.strip():
-        return None, f"journalctl -k gave nothing ({(out.stderr.strip().splitlines() or ['no kernel messages'])[0]})"
-    return out.stdout.splitlines(), None
+    except OSError as e:
+        return f"journalctl -k failed: {e}"
+    timer = threading.Timer(timeout_s, proc.kill)
+    timer.start()
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        _feed_stream(proc.stdout, reader)
+        err = proc.stderr.read(4096).decode("utf-8", "replace")
+        proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if proc.returncode == -signal.SIGKILL:
+        return f"journalctl -k failed: timed out after {timeout_s:g} s"
+    if proc.returncode != 0 or not reader.lines:
+        return f"journalctl -k gave nothing ({(err.strip().splitlines() or ['no kernel messages'])[0]})"
+    return None
 
 
 def uptime_s(root: str | os.PathLike[str] = "/") -> float | None:
@@ -328,18 +376,19 @@ def read_kernel_log(
     if log.uptime_s is None:
         log.unavailable["uptime_s"] = "/proc/uptime not readable"
     path = kmsg or str(Path(root) / "dev" / "kmsg")
-    lines, reason = _read_kmsg(path)
+    reader = LogReader()
+    reason = _read_kmsg(path, reader)
     source = KMSG
-    if lines is None and str(root) in ("/", ""):
-        lines, reason2 = _read_journal()
+    if reason is not None and str(root) in ("/", ""):
+        reader = LogReader()
+        reason2 = _read_journal(reader)
         source = "journalctl -k"
-        if lines is None:
-            reason = f"{reason}; {reason2}"
-    if lines is None:
-        log.missing("events", reason or "kernel log not readable")
-        log.missing("lines_read", reason or "kernel log not readable")
+        reason = None if reason2 is None else f"{reason}; {reason2}"
+    if reason is not None:
+        log.missing("events", reason)
+        log.missing("lines_read", reason)
         return log
-    events, n = parse_log(lines)
+    events, n = reader.finish()
     map_gpus(events, gpus or [])
     log.source, log.lines_read, log.events = source, n, events
     return log

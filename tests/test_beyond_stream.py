@@ -102,3 +102,16 @@ def test_a_big_log_with_another_output_in_it_is_read_whole(tmp_path: Path, monke
     rig = import_files([path])
     assert len(rig.gpus) == 2 and {e.code for e in rig.kernel.events or []} >= {79}
     assert [p.kind for p in parse_text(path.read_text())] == ["kernel-log", "smi-summary"]
+
+
+@pytest.mark.parametrize("block", [7, 64, 4096])
+def test_a_saved_log_read_live_in_blocks_gives_the_events_of_the_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    text = _log(LOGS[2], 3) + _log(LOGS[0], 2).rstrip("\n")  # NVSentinel#155 then gpu-burn#1, no last newline
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "kmsg").write_text(text)
+    monkeypatch.setattr(kmsg, "BLOCK_BYTES", block)
+    log = kmsg.read_kernel_log(tmp_path)
+    events, n = kmsg.parse_log(text)
+    assert (log.lines_read, _signature(log.events or [])) == (n, _signature(events))
