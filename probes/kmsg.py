@@ -17,12 +17,16 @@ import errno
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 
+from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
 
 EVENT_RE = re.compile(
@@ -42,7 +46,7 @@ SXID_DETAIL = "sxid-detail"
 KMSG_RE = re.compile(r"^\d+,\d+,(\d+),[^;]*;")
 UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
 WALL_RE = re.compile(
-    r"^\s*(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<human>[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\]"
+    r"^\s*(?:<\d{1,3}>)?(?:(?:\w+\s+)?[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<human>[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\]"
     r"|\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
     r"|(?P<syslog>[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d)(?:\s+\S+)?\s+kernel:"
     r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?)(?:\s+\S+\s+kernel:|\s))"
@@ -107,10 +111,10 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
     return ev
 
 
-def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
-    """The SXid detail lines kept: one per (switch, SXid) whose own line is not in the log (the paste shows only its
-    Data line), as an SXid event whose fatality is not shown; the others dropped (their SXid line carries them)."""
-    shown = {(e.bus_id, e.code) for e in events if e.kind == "sxid"}
+def _sxid_details(events: list[KernelEvent], shown: set[tuple[str | None, int]]) -> list[KernelEvent]:
+    """The SXid detail lines kept: one per (switch, SXid) whose own line is not in the log (``shown``: those whose
+    own line is; the paste shows only its Data line), as an SXid event whose fatality is not shown; the others
+    dropped (their SXid line carries them)."""
     out: list[KernelEvent] = []
     seen: set[tuple[str | None, int]] = set()
     for e in events:
@@ -120,6 +124,7 @@ def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
             seen.add((e.bus_id, e.code))
             e.kind = "sxid"
             e.text = f"only its detail line is shown (fatal or non-fatal not shown): {e.text}"
+            e.more = 0
             out.append(e)
     return out
 
@@ -127,16 +132,61 @@ def _sxid_details(events: list[KernelEvent]) -> list[KernelEvent]:
 _CUT_AFTER_CODE = re.compile(r"S?Xid \([^)]*\):\s*\d+\s*$")
 
 
-def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
-    """Every Xid/SXid event of a log (text or lines) and the number of lines read.
+class LogReader:
+    """A kernel log read block by block (each block whole lines, in order), its events kept bounded
+    (probes/kmsg_keep.py): memory does not grow with the log's length, the work is linear in it."""
+
+    def __init__(self, first_line: int = 1) -> None:
+        self.line_no = first_line  # the number of the next block's first line
+        self.lines = 0
+        self._xids, self._fallen, self._signs = KeptEvents(), KeptEvents(), KeptEvents()
+        self._sxids: set[tuple[str | None, int]] = set()  # (switch, SXid) whose own line was read
+        self._xid79: set[str] = set()  # GPUs with an Xid 79 line
+        self._fell: set[str] = set()  # GPUs with a "fallen off the bus" message without an Xid
+        self._tail = ""  # the last two lines of the block before (a GPU named up to two lines above its message)
+
+    @property
+    def unkept(self) -> int:
+        return self._xids.unkept + self._fallen.unkept + self._signs.unkept
+
+    def feed(self, text: str, *, last: bool = True) -> None:
+        """One block of whole lines (``last``: the log's end, where a line may be cut short)."""
+        if not text:
+            return
+        first = self.line_no
+        for ev in _xid_events(text, first, last):
+            if ev.kind == "sxid" and len(self._sxids) < MAX_GROUPS:
+                self._sxids.add((ev.bus_id, ev.code))
+            elif ev.kind == "xid" and ev.code == 79 and ev.bus_id and len(self._xid79) < MAX_GROUPS:
+                self._xid79.add(ev.bus_id)
+            self._xids.add(ev)
+        joined = self._tail + text
+        before = self._tail.count("\n")
+        for ev in _fallen_without_xid(joined, first - before, self._fell, skip=len(self._tail)):
+            self._fallen.add(ev)
+        self._signs.extend(parse_signs(text, first, stamp))
+        newlines = text.count("\n")
+        self.lines += newlines + (0 if text.endswith("\n") else 1)
+        self.line_no += newlines
+        cut = joined.rfind("\n", 0, max(joined.rfind("\n", 0, len(joined) - 1), 0)) + 1
+        self._tail = joined[cut:] if text.endswith("\n") and len(joined) - cut < 4096 else ""
+
+    def finish(self) -> tuple[list[KernelEvent], int]:
+        """The events kept (Xid and SXid lines, then GPUs fallen off the bus without an Xid, then the other signs,
+        each in log order) and the number of lines read."""
+        events = _sxid_details(self._xids.events(), self._sxids)
+        events += [e for e in self._fallen.events() if (e.bus_id or "") not in self._xid79]
+        return events + self._signs.events(), self.lines
+
+
+def _xid_events(text: str, line_no: int, last: bool) -> list[KernelEvent]:
+    """The Xid and SXid lines of a block (its first line numbered ``line_no``).
 
     Text is searched with str.find for "Xid" (C speed, no per-line Python work); only the lines holding it
     are cut out and parsed, their numbers counted from the newlines skipped over.
     """
-    if not isinstance(text, str):
-        text = "\n".join(text)
     events: list[KernelEvent] = []
-    pos, line_no, counted_to = 0, first_line, 0
+    pos, counted_to = 0, 0
     find, count = text.find, text.count
     while True:
         hit = find("Xid", pos)
@@ -150,20 +200,26 @@ def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[K
         counted_to = start
         line = text[start:end]
         ev = parse_line(line, line_no)
-        if ev is not None and not (end == len(text) and _CUT_AFTER_CODE.search(line)):
+        if ev is not None and not (last and end == len(text) and _CUT_AFTER_CODE.search(line)):
             events.append(ev)  # (a last line that ends right after its number is a cut paste: "13" cut to "1")
         pos = end + 1
-    events = _sxid_details(events)
-    lines = count("\n") + (0 if not text or text.endswith("\n") else 1)
-    events += _fallen_without_xid(text, first_line, {(e.bus_id or "") for e in events if e.code == 79})
-    events += parse_signs(text, first_line, stamp)
-    return events, lines
+    return events
 
 
-def _fallen_without_xid(text: str, first_line: int, have: set[str]) -> list[KernelEvent]:
-    """Xid 79 events for "fallen off the bus" messages that carry no Xid number (one per GPU)."""
+def parse_log(text: str | Iterable[str], *, first_line: int = 1) -> tuple[list[KernelEvent], int]:
+    """Every Xid/SXid event and sign of a log (text or lines), kept bounded, and the number of lines read."""
+    if not isinstance(text, str):
+        text = "\n".join(text)
+    reader = LogReader(first_line)
+    reader.feed(text)
+    return reader.finish()
+
+
+def _fallen_without_xid(text: str, first_line: int, have: set[str], skip: int = 0) -> list[KernelEvent]:
+    """Xid 79 events for "fallen off the bus" messages that carry no Xid number (one per GPU: ``have`` holds the
+    GPUs already found, and takes the new ones); messages before ``skip`` are context only."""
     out: list[KernelEvent] = []
-    pos = 0
+    pos = skip
     while (hit := text.find("fallen off the bus", pos)) >= 0:
         pos = hit + 1
         start = text.rfind("\n", 0, hit) + 1
@@ -177,7 +233,7 @@ def _fallen_without_xid(text: str, first_line: int, have: set[str]) -> list[Kern
             continue
         m = named[-1]
         bus = normalise_bus_id(m.group(1)).rsplit(".", 1)[0]
-        if bus in have:
+        if bus in have or len(have) >= MAX_GROUPS:
             continue
         have.add(bus)
         line_start = text.rfind("\n", 0, m.start()) + 1
@@ -203,23 +259,49 @@ def map_gpus(events: list[KernelEvent], gpus: list[Gpu]) -> None:
             ev.gpu_index = by_bus.get(ev.bus_id)
 
 
-def _read_kmsg(path: str) -> tuple[list[str] | None, str | None]:
-    """The records of /dev/kmsg, read without blocking; (None, reason) when it cannot be read. A regular file
-    (a saved log, the simulator's) is read whole."""
+BLOCK_BYTES = 4 * 2**20  # a saved log or journalctl's output is read in blocks of this many bytes (whole lines)
+BLOCK_RECORDS = 4096  # /dev/kmsg records handed to the reader at a time
+
+
+def _feed_stream(stream: IO[bytes], reader: LogReader) -> None:
+    """A log read from ``stream`` in blocks of whole lines, each fed to ``reader`` (memory: one block)."""
+    rest = b""
+    while True:
+        chunk = stream.read(BLOCK_BYTES)
+        eof = not chunk
+        block = rest + chunk
+        end = len(block) if eof else block.rfind(b"\n") + 1
+        if not eof and end <= 0 and len(block) < max(4 * BLOCK_BYTES, 2**20):  # no whole line yet: read on
+            rest = block
+            continue
+        end = end if end > 0 else len(block)
+        block, rest = block[:end], block[end:]
+        if block:
+            reader.feed(block.decode("utf-8", "replace"), last=eof)
+        if eof:
+            return
+
+
+def _read_kmsg(path: str, reader: LogReader) -> str | None:
+    """Feed the records of /dev/kmsg, read without blocking, to ``reader``; the reason when it cannot be read. A
+    regular file (a saved log, the simulator's) is read in blocks."""
     if os.path.isfile(path):
         try:
-            return Path(path).read_text(errors="replace").splitlines(), None
+            with open(path, "rb") as f:
+                _feed_stream(f, reader)
+            return None
         except OSError as e:
-            return None, f"cannot read {path}: {e.strerror}"
+            return f"cannot read {path}: {e.strerror}"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        return None, f"{path} does not exist"
+        return f"{path} does not exist"
     except PermissionError:
-        return None, f"no permission to read {path} (kernel.dmesg_restrict is set: run as root or read journalctl -k)"
+        return f"no permission to read {path} (kernel.dmesg_restrict is set: run as root or read journalctl -k)"
     except OSError as e:
-        return None, f"cannot open {path}: {e.strerror}"
+        return f"cannot open {path}: {e.strerror}"
     lines: list[str] = []
+    read_any = False
     try:
         while True:
             try:
@@ -229,35 +311,54 @@ def _read_kmsg(path: str) -> tuple[list[str] | None, str | None]:
             except OSError as e:
                 if e.errno == errno.EPIPE:  # a record was overwritten while reading: go on with the next
                     continue
-                if e.errno == errno.EINVAL and not lines:
-                    return None, f"cannot read {path}: {e.strerror}"
+                if e.errno == errno.EINVAL and not read_any:
+                    return f"cannot read {path}: {e.strerror}"
                 break
             if not chunk:
                 break
+            read_any = True
             lines.append(chunk.decode("utf-8", "replace").rstrip("\n"))
+            if len(lines) >= BLOCK_RECORDS:
+                reader.feed("\n".join(lines) + "\n", last=False)
+                lines = []
     finally:
         os.close(fd)
-    return lines, None
+    if lines:
+        reader.feed("\n".join(lines) + "\n")
+    return None
 
 
-def _read_journal(timeout_s: float = 5.0) -> tuple[list[str] | None, str | None]:
+def _read_journal(reader: LogReader, timeout_s: float = 5.0) -> str | None:
+    """Feed ``journalctl -k -b``'s output to ``reader`` as it comes (killed after ``timeout_s``); the reason when
+    it gives nothing."""
     exe = shutil.which("journalctl")
     if exe is None:
-        return None, "journalctl not found"
+        return "journalctl not found"
     try:
-        out = subprocess.run(
+        proc = subprocess.Popen(
             [exe, "-k", "-b", "-q", "--no-pager", "-o", "short-monotonic"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout_s,
-            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, f"journalctl -k failed: {e}"
-    if out.returncode != 0 or not out.stdout.strip():
-        return None, f"journalctl -k gave nothing ({(out.stderr.strip().splitlines() or ['no kernel messages'])[0]})"
-    return out.stdout.splitlines(), None
+    except OSError as e:
+        return f"journalctl -k failed: {e}"
+    timer = threading.Timer(timeout_s, proc.kill)
+    timer.start()
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        _feed_stream(proc.stdout, reader)
+        err = proc.stderr.read(4096).decode("utf-8", "replace")
+        proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if proc.returncode == -signal.SIGKILL:
+        return f"journalctl -k failed: timed out after {timeout_s:g} s"
+    if proc.returncode != 0 or not reader.lines:
+        return f"journalctl -k gave nothing ({(err.strip().splitlines() or ['no kernel messages'])[0]})"
+    return None
 
 
 def uptime_s(root: str | os.PathLike[str] = "/") -> float | None:
@@ -275,18 +376,19 @@ def read_kernel_log(
     if log.uptime_s is None:
         log.unavailable["uptime_s"] = "/proc/uptime not readable"
     path = kmsg or str(Path(root) / "dev" / "kmsg")
-    lines, reason = _read_kmsg(path)
+    reader = LogReader()
+    reason = _read_kmsg(path, reader)
     source = KMSG
-    if lines is None and str(root) in ("/", ""):
-        lines, reason2 = _read_journal()
+    if reason is not None and str(root) in ("/", ""):
+        reader = LogReader()
+        reason2 = _read_journal(reader)
         source = "journalctl -k"
-        if lines is None:
-            reason = f"{reason}; {reason2}"
-    if lines is None:
-        log.missing("events", reason or "kernel log not readable")
-        log.missing("lines_read", reason or "kernel log not readable")
+        reason = None if reason2 is None else f"{reason}; {reason2}"
+    if reason is not None:
+        log.missing("events", reason)
+        log.missing("lines_read", reason)
         return log
-    events, n = parse_log(lines)
+    events, n = reader.finish()
     map_gpus(events, gpus or [])
     log.source, log.lines_read, log.events = source, n, events
     return log

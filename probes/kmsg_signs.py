@@ -39,11 +39,13 @@ KEYWORDS = (
     ": Link down",
     ": Link up",
     ": Lost carrier",
+    ": lost carrier",
+    ": Gained carrier",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
     r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
-    r"|: Link (?:down|up)\b"
+    r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier"
 )
 _DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
@@ -83,8 +85,10 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
         kind = "aer-unrecovered"
     elif "mlx5" in line and re.search(r": Link (?:down|up)\b", line):
         kind = "link-down" if ": Link down" in line else "link-up"
-    elif ib := re.search(r"\b(ib\w*): Lost carrier", line):  # an IPoIB interface lost its link (AzNHC, GCM)
-        return "link-down", None, f"{ib.group(1)}: Lost carrier"
+    elif ib := re.search(r"\b(ib\w*): ([Ll]ost|Gained) carrier", line):  # an IPoIB interface lost or regained
+        # its link (the kernel's "Lost carrier", systemd-networkd's "lost carrier" / "Gained carrier": AzNHC, GCM)
+        down = ib.group(2).lower() == "lost"
+        return ("link-down" if down else "link-up"), None, f"{ib.group(1)}: {'Lost' if down else 'Gained'} carrier"
     else:
         return None
     if nvrm >= 0:

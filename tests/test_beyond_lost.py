@@ -103,3 +103,83 @@ def test_xid_38_a_firmware_watchdog_is_not_called_an_application_fault():
     (f,) = [f for f in evaluate(rig) if f.code == "GA801"]
     assert f.severity == "info" and "debug the job" not in (f.fix or "")
     assert "a driver firmware error (often at driver load), not the application's" in (f.fix or "")
+
+
+def test_a_gpu_lspci_lists_and_nvidia_smi_does_not_fails_by_its_bus_id():
+    (f,) = _judged("lspci-4-l40s-smi-csv-3.txt")
+    assert (f.code, f.severity, f.subject) == ("GA810", "fail", "PCI 0000:82:00.0")
+    assert "lspci lists it, nvidia-smi does not" in f.message and "reseat" in f.fix and "reset" in f.fix
+    assert f.observed == {"pci_function": "0000:82:00.0", "nvml_gpus": 3, "xid79": False}
+
+
+def test_without_bus_ids_in_the_drivers_list_the_counts_are_compared(tmp_path):
+    lspci = (BEYOND / "lspci-4-l40s-smi-csv-3.txt").read_text().split("# nvidia-smi")[0]
+    uuid = "GPU-{0}a{0}b{0}c{0}d-0000-0000-0000-00000000000{0}"
+    listed = "".join(f"GPU {k}: NVIDIA L40S (UUID: {uuid.format(k)})\n" for k in range(3))
+    paste = tmp_path / "paste.txt"
+    paste.write_text(lspci + "$ nvidia-smi -L\n" + listed)  # nvidia-smi -L as NVIDIA documents it: no bus ids
+    (f,) = [x for x in evaluate(import_files([paste])) if x.code == "GA810"]
+    assert (f.severity, f.subject, f.observed) == ("fail", "host", {"pci_functions": 4, "nvml_gpus": 3})
+
+
+def test_lspci_alone_is_not_held_against_itself(tmp_path):
+    lspci = tmp_path / "lspci.txt"
+    lspci.write_text((BEYOND / "lspci-4-l40s-smi-csv-3.txt").read_text().split("# nvidia-smi")[0])
+    rig = import_files([lspci])
+    assert rig.node.nvidia_pci_functions is None
+    assert rig.node.unavailable["nvidia_pci_functions"].startswith("lspci lists 4 NVIDIA GPUs")
+    (f,) = [x for x in evaluate(rig) if x.code == "GA810"]
+    assert f.severity == "not-checked"
+
+
+def test_ibqueryerrors_counters_over_the_thresholds_warn_on_that_port():
+    rig = import_files([BEYOND / "ibqueryerrors-link-downed-rcv-errors.txt"])
+    (p,) = rig.network.rdma_ports or []
+    assert (p.device, p.counters) == (
+        "GUID 0x1070fd0300370ea2 (all ports)",
+        {"link_downed": 25, "port_rcv_errors": 26, "port_xmit_discards": 2846, "port_xmit_wait": 14681376621},
+    )
+    (f,) = _judged("ibqueryerrors-link-downed-rcv-errors.txt")
+    assert (f.code, f.severity, f.subject) == ("GA823", "warn", "GUID 0x1070fd0300370ea2 (all ports)")
+    assert f.observed == {"link_downed": 25, "port_rcv_errors": 26} and "cable" in f.fix
+
+
+def test_perfquery_x_of_two_clean_ports_reads_every_counter_and_finds_nothing():
+    rig = import_files([BEYOND / "perfquery-x-two-ports-clean.txt"])
+    assert [(p.device, p.port) for p in rig.network.rdma_ports or []] == [("LID 1719", 1), ("LID 1719", 2)]
+    assert all(p.counters and set(p.counters.values()) == {0} and len(p.counters) == 8 for p in rig.network.rdma_ports)
+    assert _judged("perfquery-x-two-ports-clean.txt") == []
+
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def test_a_quoting_word_before_dmesg_x_columns_keeps_the_sxid_and_its_time():
+    rig = import_files([CORPUS / "fabric" / "dmesg-iso-level_sxid12028-data-line-only_gyuho.txt"])  # gpud PR 338
+    (ev,) = rig.kernel.events or []
+    assert (ev.kind, ev.code, ev.bus_id, ev.time) == ("sxid", 12028, "0000:84:00.0", "2025-01-25T10:34:54,859532+00:00")
+
+
+def test_a_dmesg_r_log_without_a_gpu_event_is_read_as_a_log_with_no_fault():
+    rig = import_files([CORPUS / "kernel-log" / "dmesg-raw-prio_sysrq-crash-coreos_gpud.txt"])  # gpud's pstore data
+    assert (rig.kernel.events, rig.kernel.lines_read) == ([], 39)  # its 39 lines, the last without a newline
+    assert [f for f in evaluate(rig) if f.severity in ("warn", "fail")] == []
+
+
+def test_systemd_networkd_ipoib_carrier_lines_are_link_flaps():
+    rig = import_files([CORPUS / "rdma" / "syslog_ib6-six-carrier-flaps_aznhc.txt"])  # AzNHC's 1dev_6flap_syslog
+    kinds = [(e.kind, e.text) for e in rig.kernel.events or []]
+    assert kinds.count(("link-down", "ib6: Lost carrier")) == 6 and kinds.count(("link-up", "ib6: Gained carrier")) == 6
+    (f,) = [x for x in evaluate(rig) if x.code == "GA822"]
+    assert (f.severity, f.subject, f.observed["flaps"]) == ("warn", "RDMA ib6", 6)
+
+
+def test_lspci_is_not_held_against_nvidia_smi_asked_for_one_gpu(tmp_path):
+    smi = (CORPUS / "smi" / "smi-q-i0-windows-wddm-cut_llamafilm.txt").read_text()  # anderskm/gputil#38: -i 0
+    lspci = "".join(f"{b}:00.0 VGA compatible controller: NVIDIA Corporation GA102 (rev a1)\n" for b in ("18", "3b"))
+    paste = tmp_path / "paste.txt"
+    paste.write_text(smi + "\n$ lspci | grep NVIDIA\n" + lspci)  # lspci's device line as lspci(8) prints it
+    rig = import_files([paste])
+    assert rig.node.nvidia_pci_functions is None
+    assert "only some of its GPUs" in rig.node.unavailable["nvidia_pci_functions"]
+    assert [f.severity for f in evaluate(rig) if f.code == "GA810"] == ["not-checked"]

@@ -150,7 +150,9 @@ def test_a_million_line_log_parses_in_well_under_a_second() -> None:
     t0 = time.process_time()  # CPU time: the machine is shared, wall time would measure the neighbours
     events, n = kmsg.parse_log(text)
     took = time.process_time() - t0
-    assert (len(events), n) == (1000, 1_000_000)
+    # the same Xid on one GPU a thousand times: the first and last few kept, the others counted on them
+    assert (sum(1 + e.more for e in events), n) == (1000, 1_000_000)
+    assert len(events) <= 10
     assert events[0].line == 1000 and events[-1].line == 1_000_000
     assert took < 1.0, f"{took:.2f} s for a million lines"
 

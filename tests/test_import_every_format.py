@@ -62,6 +62,7 @@ ibv-devinfo | ibv_devinfo | corpus/rdma/ibv_devinfo_port-down-roce_minhuiwan.txt
 ibstatus | ibstatus | fixtures/beyond/ibstatus-roce-cut.txt
 rdma-link | rdma link show | corpus/rdma/rdma-link-show-soft-roce-rxe_qiuxinyidian.txt
 perfquery | perfquery | =PERFQUERY
+ibqueryerrors | ibqueryerrors | fixtures/beyond/ibqueryerrors-link-downed-rcv-errors.txt
 lsmod | lsmod | grep nv_peer | corpus/modules/lsmod-empty-modinfo-nv_peer_mem_thaivo88.txt
 fabric-manager | systemctl status nvidia-fabricmanager | corpus/fabric/fm-status-active-info-lines_yeazelm.txt
 smi-fabric | nvidia-smi -q | grep -A 4 Fabric | corpus/fabric/smi-q-fabric-insufficient-resources_hglkrijger.txt

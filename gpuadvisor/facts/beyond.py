@@ -3,7 +3,9 @@ the RDMA network, GPUDirect, ACS/IOMMU, the NVSwitch fabric and the node's state
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuadvisor.facts.model import PcieHop, Unavailable
 
@@ -92,6 +94,16 @@ class KernelEvent:
     process: str | None = None
     text: str = ""  # the rest of the line after the code
     line: int | None = None  # line number in the log or paste
+    # events like this one (same kind, number, device and severity) before it in a long log, counted but not kept
+    # (the first and the last few of each are kept: probes/kmsg_keep.py); written only when not 0
+    more: int = 0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Its fields, ``more`` only when some were counted without being kept (scans stay as they were)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if not self.more:
+            del out["more"]
+        return out
 
 
 @dataclass

@@ -21,17 +21,25 @@ from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
+from gpuadvisor.text import plural
 
-_LOG_LINE = re.compile(
+LOG_LINE = re.compile(
     r"^\s*(?:\d{1,3}(?:\.\d{1,3}){3}:\s+)?"  # Talos (talosctl dmesg): the node's address first
-    r"(?:[a-z]+\s*:\s*[a-z]+\s*:\s*)?"  # dmesg -x: "kern  :err   : " before the time
-    r"(?:\[\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?\]:?\s"  # Talos: "kern: warning: [ISO time]: "
+    r"(?:<\d{1,3}>)?"  # dmesg -r: the raw priority "<4>"
+    r"(?:(?:\w+\s+)?(?:kern|user|daemon|syslog|auth\w*|local\d)\s*:\s*"  # dmesg -x: "kern  :err   : " before the
+    r"(?:emerg|alert|crit|err(?:or)?|warn(?:ing)?|notice|info|debug)\s*:\s*)?"  # time (after a quoting word: gpud's
+    # "line "; Talos: "kern: warning: [ISO time]: ")
+    r"(?:\[\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?\]:?\s"  # Talos: the ISO time in brackets
     r"|\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
     r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
     r"|kernel:\s)"
+)
+_CARRIER = re.compile(
+    r"^\s*[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d\s+\S+\s+systemd-networkd\[\d+\]:\s+"
+    r"ib\w*: (?:[Ll]ost|Gained) carrier"
 )
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
@@ -64,9 +72,13 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap)."""
     line = lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
+    if current is None and LOG_LINE.match(line):
+        return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
+    if current is None and _CARRIER.match(line):
+        return True  # systemd-networkd's IPoIB carrier lines in the syslog (no "kernel:")
     return (
         outside_log(current)
-        and bool(_LOG_LINE.match(line) or bare)
+        and bool(LOG_LINE.match(line) or bare)
         and ("NVRM" in line or "Xid" in line or "nvidia" in line or bool(SIGN_RE.search(line)))
     )
 
@@ -127,16 +139,24 @@ def parse_smi_no_handle(text: str, source: str, first: int) -> Rig:
     return rig
 
 
+LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module")
+
+
 def parse_kernel_log(text: str, source: str, first: int) -> Rig:
-    rig = Rig()
     events, n = parse_log(text, first_line=first)
-    rig.kernel = KernelLog(source="imported", lines_read=n, events=events)
+    loading = LOADING.search(text)
+    return kernel_rig(events, n, source, first, loading.group(0) if loading else None)
+
+
+def kernel_rig(events: list[facts.KernelEvent], lines: int, source: str, first: int, loading: str | None) -> Rig:
+    """A pasted log's facts: its events, the lines read, and the driver flavour its "loading" line names."""
+    rig = Rig()
+    rig.kernel = KernelLog(source="imported", lines_read=lines, events=events)
     rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
-    loading = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module", text)
     if loading:
         from gpuadvisor.probes.nodestate import module_flavour
 
-        rig.network.gpu_kernel_module = module_flavour(loading.group(0))
+        rig.network.gpu_kernel_module = module_flavour(loading)
     rig.origins["kernel.events"] = f"{source}:{first}"
     return rig
 
@@ -312,11 +332,25 @@ def add_fabric(rig: Rig, text: str) -> None:
         rig.fabric.gpus = fabric
 
 
+# An NVIDIA GPU's device line in lspci (any of -v, -vv, -nn, -D): VGA, 3D or display controller class (0300, 0302,
+# 0380); not the NVSwitch bridges nor the GPU's audio function.
+_LSPCI_GPU = re.compile(
+    r"^\s*((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"(?:VGA compatible controller|3D controller|Display controller)(?: \[03[08]\d\])?:\s*NVIDIA",
+    re.M,
+)
+
+
 def add_acs(rig: Rig, text: str) -> None:
-    """The ACSCtl lines of lspci -vvv (a row's extras)."""
+    """The facts beyond the GPU of an lspci output (a row's extras): its ACSCtl lines (lspci -vvv), and the NVIDIA
+    GPUs it lists on the bus, which GA810 holds against the GPUs nvidia-smi lists."""
     acs = lspci_acs(text)
     if acs:
         rig.network.acs = acs
+    funcs = [m.group(1).lower() for m in _LSPCI_GPU.finditer(text)]
+    if funcs:
+        full = [f if f.count(":") == 2 else "0000:" + f for f in funcs]
+        rig.node.nvidia_pci_functions = list(dict.fromkeys(normalise_bus_id(f) for f in full))
 
 
 def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> None:
@@ -387,6 +421,26 @@ def _merge_network_extras(target: Rig, part: Rig, origin: str) -> None:
             net.unavailable.pop(name, None)
 
 
+def _bus_without_driver(rig: Rig) -> None:
+    """lspci's NVIDIA GPUs are held against the driver's only when an output of the driver (nvidia-smi) lists GPUs:
+    GPUs that only lspci lists are the same GPUs, nothing to compare."""
+    said = rig.origins.get("node.nvidia_pci_functions", "")
+    if "(lspci" not in said or rig.node.nvidia_pci_functions is None:
+        return
+    n = len(rig.node.nvidia_pci_functions)
+    driver = any(k.startswith("gpus[") and "(lspci" not in v for k, v in rig.origins.items())
+    # nvidia-smi -q -i N (one GPU asked for), or a -q whose "Attached GPUs" is more than it shows (cut or -i)
+    one = any("its one GPU is GPU" in x or "attached GPUs but the output holds" in x for x in rig.problems)
+    if not driver or one:
+        rig.node.nvidia_pci_functions = None
+        del rig.origins["node.nvidia_pci_functions"]
+        rig.node.unavailable["nvidia_pci_functions"] = f"lspci lists {plural(n, 'NVIDIA GPU')}; " + (
+            "nvidia-smi's output holds only some of its GPUs (-i, or cut short)"
+            if one
+            else "no nvidia-smi output to hold them against"
+        )
+
+
 def finish(rig: Rig) -> None:
     """After merging: map Xid events to GPUs by bus id, and say which facts the outputs did not hold."""
     if rig.kernel.events is not None:
@@ -399,6 +453,7 @@ def finish(rig: Rig) -> None:
         rig.network.unavailable.setdefault("acs", "no lspci -vvv output with ACSCtl lines imported")
     if rig.fabric.manager_state is None:
         rig.fabric.unavailable.setdefault("manager_state", "no systemctl status nvidia-fabricmanager output imported")
+    _bus_without_driver(rig)
     for section in ("kernel", "network", "fabric", "node"):
         obj = getattr(rig, section)
         for f in dataclasses.fields(obj):

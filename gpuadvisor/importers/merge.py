@@ -138,6 +138,15 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
     return parts
 
 
+def parse_path(path: Path) -> list[Part]:
+    """A file's outputs, as :func:`parse_text` reads them; a big kernel log is read as a stream (its memory does
+    not grow with its length: importers/stream.py)."""
+    from gpuadvisor.importers.stream import parse_big_log
+
+    parts = parse_big_log(path)
+    return parts if parts is not None else parse_text(read_text(path), str(path), path.name)
+
+
 def _once(text: str) -> tuple[str, int | None]:
     """A text that is one paste twice over (the same lines, blank lines aside): its first copy, and the line the
     second starts on; else the text and None."""
@@ -319,7 +328,7 @@ def _read_parts(paths: list[Path]) -> tuple[list[Part], list[str], list[str]]:
                     continue
                 seen.add(real)
                 try:
-                    got = parse_text(read_text(f), str(f), f.name)
+                    got = parse_path(f)
                 except ImportParseError as e:
                     if "not recognised" in e.why or "empty" in e.why or "binary" in e.why:
                         skipped.append(f"{f}: skipped ({e.why.split(' (')[0]})")
@@ -328,7 +337,7 @@ def _read_parts(paths: list[Path]) -> tuple[list[Part], list[str], list[str]]:
                 parts.extend(got)
                 files.append(str(f))
             continue
-        parts.extend(parse_text(read_text(p), str(p), p.name))
+        parts.extend(parse_path(p))
         files.append(str(p))
     if not parts:
         raise ImportParseError(str(paths[0]), None, f"nothing to import: no file holds {recognised()}")

@@ -166,17 +166,23 @@ def gpu_lost(rig: Rig, ctx: Context) -> Iterator[Finding]:
         yield ctx.not_checked(missing(rig.node, "nvidia_pci_functions", "NVIDIA PCI functions"), subject="host")
         return
     known = {(g.bus_id or "").lower() for g in rig.gpus}
+    if rig.gpus and any(not g.bus_id for g in rig.gpus):  # nvidia-smi -L: no bus ids, only the count compares
+        yield from _fewer_gpus(rig, ctx, funcs)
+        return
     lost = [f for f in funcs if f.lower() not in known]
     if not lost:
         return
     container = "NVIDIA_VISIBLE_DEVICES" in rig.software.env
     xid79 = {e.bus_id for e in rig.kernel.events or [] if e.code == 79}
+    # imported: nvidia-smi's "Unable to determine the device handle", or lspci's GPUs against nvidia-smi's list
+    said = rig.origins.get("node.nvidia_pci_functions", "")
     for bdf in lost:
         fell = bdf.rsplit(".", 1)[0] in xid79
-        pasted = rig.source.kind == "imported"  # only nvidia-smi's "Unable to determine the device handle" sets it
+        pasted = rig.source.kind == "imported" and "Unable to determine" in said
         yield ctx.finding(
             f"NVIDIA GPU {bdf} is on the PCI bus but not among the {len(rig.gpus)} GPUs the driver lists"
             + ("; nvidia-smi could not open it ('Unable to determine the device handle')" if pasted else "")
+            + ("; lspci lists it, nvidia-smi does not" if rig.source.kind == "imported" and not pasted else "")
             + ("; the kernel log has Xid 79 (fallen off the bus) for it" if fell else "")
             + ("; this scan ran in a container, which may simply not have been given it" if container else ""),
             severity="warn" if container else "fail",
@@ -186,6 +192,23 @@ def gpu_lost(rig: Rig, ctx: Context) -> Iterator[Finding]:
             expected_source="sysfs NVIDIA functions vs NVML device count",
             fix="reset the GPU or reboot; if it stays lost after a cold boot, reseat it and open a support case",
         )
+
+
+def _fewer_gpus(rig: Rig, ctx: Context, funcs: list[str]) -> Iterator[Finding]:
+    """GA810 when the driver's GPUs carry no bus id (nvidia-smi -L): fewer GPUs than the bus has fails, which one
+    is not known."""
+    if len(funcs) <= len(rig.gpus):
+        return
+    yield ctx.finding(
+        f"{len(funcs)} NVIDIA GPUs on the PCI bus ({', '.join(funcs[:8])}{', ...' if len(funcs) > 8 else ''}) but "
+        f"the driver lists {len(rig.gpus)}: {len(funcs) - len(rig.gpus)} lost (its output gives no bus ids to say "
+        "which: nvidia-smi --query-gpu=pci.bus_id --format=csv does)",
+        subject="host",
+        observed={"pci_functions": len(funcs), "nvml_gpus": len(rig.gpus)},
+        expected={"nvml_gpus": len(funcs)},
+        expected_source="sysfs NVIDIA functions vs NVML device count",
+        fix="reset the GPU or reboot; if it stays lost after a cold boot, reseat it and open a support case",
+    )
 
 
 @rule("GA811", "gpu-memory-held", area="gpu", severity="warn", thresholds=("gpu_memory_held_gib",))

@@ -204,7 +204,7 @@ def keep_since(rig: Rig, seconds: float) -> str:
     for ev in events:
         age = _event_age_s(rig, ev, now)
         if age is not None and age > seconds:
-            old += 1
+            old += 1 + max(ev.more, 0)
             continue
         unknown += age is None
         kept.append(ev)

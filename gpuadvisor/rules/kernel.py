@@ -42,9 +42,24 @@ def grouped_events(
     return groups
 
 
+def weight(ev: KernelEvent) -> int:
+    """How many log lines an event stands for: itself and those like it counted, not kept, in a long log."""
+    return 1 + max(ev.more, 0)
+
+
+def tally(evs: Iterable[KernelEvent]) -> int:
+    """How many log lines the events stand for (:func:`weight`)."""
+    return sum(weight(e) for e in evs)
+
+
 def _trail(evs: list[KernelEvent]) -> dict[str, object]:
     """How many, where the first is and when the last was: the evidence every kernel-log finding carries."""
-    return {"count": len(evs), "first_line": evs[0].line, "last_uptime_s": evs[-1].uptime_s, "last_time": evs[-1].time}
+    return {
+        "count": tally(evs),
+        "first_line": evs[0].line,
+        "last_uptime_s": evs[-1].uptime_s,
+        "last_time": evs[-1].time,
+    }
 
 
 def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) -> str:
@@ -125,7 +140,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             notes.append(f"last one {age:.0f} h ago")
         elif age is not None:
             notes.append(f"last one {age * 60:.0f} min ago" if age < 1 else f"last one {age:.1f} h ago")
-        if len(evs) >= ctx.t("xid_repeat_count"):
+        if tally(evs) >= ctx.t("xid_repeat_count"):
             severity = HIGHER[severity] if severity == "warn" else severity
             notes.append("repeated")
         what = f"{x.description} ({x.mnemonic})" if x else "not in NVIDIA's Xid catalog"
@@ -142,7 +157,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             named = [f"Xid {c} ({XIDS[c].description})" if c in XIDS else f"Xid {c}" for c in causes]
             cause = f" caused by {' and '.join(named)}"
         msg = (
-            f"{_where(first, rig)}: Xid {code} x{len(evs)}{cause}, {what}"
+            f"{_where(first, rig)}: Xid {code} x{tally(evs)}{cause}, {what}"
             + (f"; process {', '.join(procs)}" if procs else "")
             + (f" ({', '.join(notes)})" if notes else "")
         )
@@ -216,14 +231,14 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
                 f"{SXID_DISPUTED[code]} (only its Data line is in the log; the fabric manager guide lists it as "
                 "fatal, the fabric manager itself logs it as non-fatal: read its own line)"
             )
-        repeated = len(evs) >= ctx.t("xid_repeat_count")
+        repeated = tally(evs) >= ctx.t("xid_repeat_count")
         kind = "fatal" if fatal else "fatality not shown" if unknown else "non-fatal"
         severity = "fail" if fatal else "warn" if unknown or repeated else "info"
         yield ctx.finding(
-            f"NVSwitch {bus}: SXid {code} x{len(evs)}, {kind}{where}: {what}" + (" (repeated)" if repeated else ""),
+            f"NVSwitch {bus}: SXid {code} x{tally(evs)}, {kind}{where}: {what}" + (" (repeated)" if repeated else ""),
             severity=severity,
             subject=f"NVSwitch {bus}",
-            observed={"sxid": code, "count": len(evs), "fatal": None if unknown else fatal, **_trail(evs)},
+            observed={"sxid": code, "count": tally(evs), "fatal": None if unknown else fatal, **_trail(evs)},
             expected={"sxid": None},
             expected_source=f"{FM_SXID}; NVIDIA Xid Errors guide, SXid Errors",
             fix=SXID_FIX[severity if not unknown else "unknown"],
@@ -293,7 +308,7 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         first = evs[0]
         where = _device(first, rig)
         yield ctx.finding(
-            f"{where}: {what} (x{len(evs)}, line {first.line}: {first.text[:120]})",
+            f"{where}: {what} (x{tally(evs)}, line {first.line}: {first.text[:120]})",
             gpus=[first.gpu_index] if first.gpu_index is not None else [],
             subject=where,
             observed={"sign": kind, **_trail(evs), "evidence": first.text[:200]},
@@ -348,7 +363,7 @@ def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
     for bus, evs in sorted(groups.items()):
         kinds = {e.kind for e in evs}
         worst = next(k for k in AER_WORDS if k in kinds)
-        n = sum(1 for e in evs if e.kind == worst)
+        n = tally(e for e in evs if e.kind == worst)
         corrected_only = worst == "aer-corrected"
         first = next(e for e in evs if e.kind == worst)
         gpu = first.gpu_index if first.gpu_index is not None else None

@@ -33,6 +33,8 @@ def _active(ports: list[RdmaPort]) -> list[RdmaPort]:
 
 
 def _name(p: RdmaPort) -> str:
+    if p.device.endswith("(all ports)"):  # ibqueryerrors' "port ALL": the node's ports summed
+        return p.device
     return f"{p.device} port {p.port}"
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.rules.engine import Context
-from gpuadvisor.rules.kernel import grouped_events
+from gpuadvisor.rules.kernel import grouped_events, tally
 from gpuadvisor.rules.network import _name, _ports
 from gpuadvisor.rules.registry import rule
 
@@ -41,8 +41,8 @@ def rdma_link_flaps(rig: Rig, ctx: Context) -> Iterator[Finding]:
     window = ctx.t("rdma_flap_window_hours")
     for dev, evs in sorted(by_dev.items()):
         downs = [e for e in evs if e.kind == "link-down"]
-        ups = sum(1 for e in evs if e.kind == "link-up")
-        flaps = max(len(downs), ups - 1)  # a link that comes up again went down between (grep may hide those lines)
+        ups = tally(e for e in evs if e.kind == "link-up")
+        flaps = max(tally(downs), ups - 1)  # a link that comes up again went down between (grep may hide those lines)
         if not flaps:
             continue
         last = (downs or evs)[-1]
@@ -54,13 +54,13 @@ def rdma_link_flaps(rig: Rig, ctx: Context) -> Iterator[Finding]:
         recent = age_h is not None and age_h <= window
         when = f"last {age_h:.1f} h before the scan" if age_h is not None else "age unknown"
         yield ctx.finding(
-            f"RDMA adapter {dev}: link flapped {flaps} time(s) ({len(downs)} down, {ups} up lines){span} ({when}; "
+            f"RDMA adapter {dev}: link flapped {flaps} time(s) ({tally(downs)} down, {ups} up lines){span} ({when}; "
             f"line {last.line}: {last.text[:100]})",
             severity="fail" if recent else "warn",
             subject=f"RDMA {dev}",
             observed={
                 "flaps": flaps,
-                "link_down": len(downs),
+                "link_down": tally(downs),
                 "link_up": ups,
                 "last_age_h": age_h,
                 "evidence": last.text[:200],

@@ -4,9 +4,10 @@ the NVSwitch fabric, GPUs on the bus vs in the driver, GPU memory held, /dev/shm
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from gpuadvisor.facts import Rig
+from gpuadvisor.facts import KernelEvent, Rig
 
 if TYPE_CHECKING:
     from gpuadvisor.render.machine.prometheus import Exposition
@@ -21,6 +22,16 @@ def add_beyond(ex: Exposition, rig: Rig) -> None:
     _node(ex, rig)
 
 
+def _weighted(events: list[KernelEvent], key: Callable[[KernelEvent], Any]) -> Counter[Any]:
+    """Log lines per key (None: not counted); an event of a long log stands for those counted with it (``more``)."""
+    out: Counter[Any] = Counter()
+    for e in events:
+        k = key(e)
+        if k is not None:
+            out[k] += 1 + max(e.more, 0)
+    return out
+
+
 def _kernel(ex: Exposition, rig: Rig) -> None:
     events = rig.kernel.events
     if events is not None:
@@ -29,16 +40,16 @@ def _kernel(ex: Exposition, rig: Rig) -> None:
             "gauge",
             "NVRM Xid events in the kernel log since boot, per GPU and Xid number (NVIDIA Xid catalog).",
         )
-        xids = Counter((e.gpu_index, e.bus_id, e.code) for e in events if e.kind == "xid")
+        xids = _weighted(events, lambda e: (e.gpu_index, e.bus_id, e.code) if e.kind == "xid" else None)
         for (gpu, bus, code), n in sorted(xids.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][2])):
             ex.add("kernel_xid_events", n, {"gpu": gpu, "bus_id": bus, "xid": code})
         ex.declare("kernel_sxid_events", "gauge", "NVSwitch SXid events in the kernel log since boot.")
         for (bus, code), n in sorted(
-            Counter((e.bus_id, e.code) for e in events if e.kind == "sxid").items(),
+            _weighted(events, lambda e: (e.bus_id, e.code) if e.kind == "sxid" else None).items(),
             key=lambda kv: (kv[0][0] or "", kv[0][1]),
         ):
             ex.add("kernel_sxid_events", n, {"bus_id": bus, "sxid": code})
-        signs = Counter((e.gpu_index, e.bus_id, e.kind) for e in events if e.kind not in ("xid", "sxid"))
+        signs = _weighted(events, lambda e: None if e.kind in ("xid", "sxid") else (e.gpu_index, e.bus_id, e.kind))
         if signs:  # only when the log holds some: scans without them keep the series they had
             ex.declare(
                 "kernel_sign_events",
