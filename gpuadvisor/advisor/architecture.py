@@ -151,6 +151,15 @@ class Architecture:
         ``selective``: torchtitan's default selective (op-level) checkpointing, which saves the attention output
         and every other matmul's output and recomputes the rest: the layer input 2h, the attention output 2q and
         half the matmul outputs (2 bytes × half of them)."""
+        if mode not in self._activation_bytes:
+            self._activation_bytes[mode] = self._count_activation_bytes(mode)
+        return self._activation_bytes[mode]
+
+    @cached_property
+    def _activation_bytes(self) -> dict[str, float]:  # per checkpointing mode, counted once per shape
+        return {}
+
+    def _count_activation_bytes(self, mode: str) -> float:
         h, q, kv, i = self.hidden, self.q_dim, self.kv_dim, self.mlp_width()
         mlp = (8 if self.mlp == "gated" else 4) * i
         full = 4 * h + 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + mlp
