@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpuadvisor import __version__, facts
 from gpuadvisor.facts import Gpu, Rig, Source, Topology
 from gpuadvisor.probes.nvml import Nvml, probe_gpus, probe_pairs, probe_system
-from gpuadvisor.probes.pcie import PciPlace, Sysfs, level_between
+from gpuadvisor.probes.pcie import PcieHop, PciPlace, Sysfs, level_between
 
 if TYPE_CHECKING:
     from gpuadvisor.probes.rigdesc import RigDesc
@@ -198,6 +198,20 @@ def simulate(name_or_path: str) -> Rig:
     return simulate_description(load_description(name_or_path))
 
 
+class _PlacedOnce(Sysfs):
+    """A generated tree's sysfs that reads each device's PCIe path once: the simulated NVML and the GPU probe both
+    ask for every GPU's place (the tree does not change between them)."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self._placed: dict[str, tuple[list[PcieHop], PciPlace | None]] = {}
+
+    def place(self, bdf: str) -> tuple[list[PcieHop], PciPlace | None]:
+        if bdf not in self._placed:
+            self._placed[bdf] = super().place(bdf)
+        return self._placed[bdf]
+
+
 def simulate_description(desc: RigDesc) -> Rig:
     """A Rig from a parsed rig description (a preset, a file, or one generated from a planned build)."""
     from gpuadvisor.probes.fakesysfs import write_tree
@@ -213,12 +227,12 @@ def simulate_description(desc: RigDesc) -> Rig:
     shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-sim-", dir=shm) as tmp:
         write_tree(desc, Path(tmp))
-        sysfs = Sysfs(tmp)
+        sysfs = _PlacedOnce(tmp)
         from gpuadvisor.probes.beyond import collect_beyond
         from gpuadvisor.probes.fakebeyond import apply_description, write_beyond
 
         write_beyond(desc, Path(tmp))
-        nv = Nvml(SimNvml(desc, tmp))
+        nv = Nvml(SimNvml(desc, sysfs))
         nv.init()
         handles = collect_gpus(nv, sysfs, rig)
         collect_beyond(rig, tmp, nv, handles, live=False)

@@ -33,10 +33,10 @@ class SimNvml:
 
     NVMLError = pynvml.NVMLError
 
-    def __init__(self, desc: RigDesc, sysfs_root: str | Path) -> None:
+    def __init__(self, desc: RigDesc, sysfs_root: str | Path | Sysfs) -> None:
         self.desc = desc
         self._init = False
-        sysfs = Sysfs(sysfs_root)
+        sysfs = sysfs_root if isinstance(sysfs_root, Sysfs) else Sysfs(sysfs_root)
         self._places: list[PciPlace] = []
         for g in desc.gpus:
             place = sysfs.place(g.bus_id)[1]  # the generated tree always holds every GPU of the description

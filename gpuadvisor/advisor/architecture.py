@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,10 @@ class Architecture:
 
     def layer_params(self) -> int:
         """Parameters of one transformer layer: attention, MLP, norms, biases."""
+        return self._layer_params
+
+    @cached_property
+    def _layer_params(self) -> int:  # counted once per shape (the advisor asks thousands of times per plan)
         n = sum(a * b for a, b in self.linear_shapes())
         if self.bias:
             n += sum(b for _, b in self.linear_shapes())
@@ -125,6 +130,10 @@ class Architecture:
         return n + self._inactive_params() // self.layers - self._padding_params()
 
     def layer_linear_params(self) -> int:
+        return self._layer_linear_params
+
+    @cached_property
+    def _layer_linear_params(self) -> int:
         return sum(a * b for a, b in self.linear_shapes())
 
     def matmul_outputs_per_token(self) -> int:
@@ -142,6 +151,15 @@ class Architecture:
         ``selective``: torchtitan's default selective (op-level) checkpointing, which saves the attention output
         and every other matmul's output and recomputes the rest: the layer input 2h, the attention output 2q and
         half the matmul outputs (2 bytes × half of them)."""
+        if mode not in self._activation_bytes:
+            self._activation_bytes[mode] = self._count_activation_bytes(mode)
+        return self._activation_bytes[mode]
+
+    @cached_property
+    def _activation_bytes(self) -> dict[str, float]:  # per checkpointing mode, counted once per shape
+        return {}
+
+    def _count_activation_bytes(self, mode: str) -> float:
         h, q, kv, i = self.hidden, self.q_dim, self.kv_dim, self.mlp_width()
         mlp = (8 if self.mlp == "gated" else 4) * i
         full = 4 * h + 2 * h + 2 * q + 4 * kv + 2 * q + 2 * h + mlp
@@ -177,6 +195,10 @@ class Architecture:
 
     def counted_params(self) -> int:
         """Parameters from the shape: embeddings + layers + final norm + untied head."""
+        return self._counted_params
+
+    @cached_property
+    def _counted_params(self) -> int:
         return self.embedding_params() + self.layers * self.layer_params() + self._norm_params() + self.head_params()
 
     @property
