@@ -49,7 +49,12 @@ WALL_RE = re.compile(
     r"^\s*(?:<\d{1,3}>)?(?:(?:\w+\s+)?[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<human>[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\]"
     r"|\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
     r"|(?P<syslog>[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d)(?:\s+\S+)?\s+kernel:"
-    r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?)(?:\s+\S+\s+kernel:|\s))"
+    r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?)(?:\s+\S+\s+kernel:|\s)"
+    r"|(?P<clock>\d\d:\d\d:\d\d(?:[.,]\d+)?)\s)"  # a bare clock time: "19:15:34  NVRM: ..."
+)
+# A poster's abbreviated form, the code before the bus: "Xid 31 PCI:0000:f0:00 pid=477448 ... UNRECOGNIZED_CLIENT ..."
+SHORT_RE = re.compile(
+    r"\b(S?Xid)\s+(\d+)\s*[,:]?\s+\(?PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\)?:?\s*(.*)$"
 )
 PID_RE = re.compile(r"^pid=(?:'?<unknown>'?|(\d+)),\s*name=([^,]*),\s*")
 KMSG = "/dev/kmsg"
@@ -86,16 +91,20 @@ def stamp(prefix: str, ev: KernelEvent) -> None:
     w = WALL_RE.match(prefix)
     if w:
         ev.time = (
-            w.group("dmesgt") or w.group("syslog") or w.group("iso") or w.group("human")
+            w.group("dmesgt") or w.group("syslog") or w.group("iso") or w.group("human") or w.group("clock")
         )  # dmesg -H: "Jan21 10:00"
 
 
 def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
     """One kernel-log line -> an event, or None when it holds no Xid/SXid."""
     m = EVENT_RE.search(line)
-    if m is None:
-        return None
-    kind, bus, code, rest = m.groups()
+    if m is not None:
+        kind, bus, code, rest = m.groups()
+    else:
+        m = SHORT_RE.search(line)
+        if m is None:
+            return None
+        kind, code, bus, rest = m.groups()
     elided = bus in ("...", "…")
     ev = KernelEvent(kind=kind.lower(), code=int(code), bus_id=None if elided else normalise_bus_id(bus), line=number)
     stamp(line[: m.start()], ev)

@@ -35,8 +35,12 @@ LOG_LINE = re.compile(
     r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
-    r"|kernel:\s)"
+    r"|kernel:(?:\s|(?=\[))"  # syslogd's console broadcast: " kernel:[Hardware Error]: ..."
+    r"|\d\d:\d\d:\d\d(?:[.,]\d+)?\s+(?=NVRM:|S?Xid\b|nvidia|kernel:))"  # a bare "19:15:34  NVRM: ..." clock time
 )
+# syslogd's console broadcast of an emergency kernel message: "Message from syslogd@host at Nov 10 08:58:06 ..."
+# then the message itself on the next line (" kernel:[Hardware Error]: ...")
+_BROADCAST = re.compile(r"^\s*Message from syslogd@\S+ at ")
 _CARRIER = re.compile(
     r"^\s*[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d\s+\S+\s+systemd-networkd\[\d+\]:\s+"
     r"ib\w*: (?:[Ll]ost|Gained) carrier"
@@ -74,6 +78,13 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
     if current is None and LOG_LINE.match(line):
         return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
+    if (
+        current is None
+        and _BROADCAST.match(line)
+        and i + 1 < len(lines)
+        and lines[i + 1].lstrip().startswith("kernel:")
+    ):
+        return True
     if current is None and _CARRIER.match(line):
         return True  # systemd-networkd's IPoIB carrier lines in the syslog (no "kernel:")
     return (

@@ -1,6 +1,7 @@
 """NCCL debug-log lines as pasted in the wild, beyond the plain ``host:pid:tid [rank] NCCL INFO ...`` line.
 
-- Prefixed by the rank only (`` [0] NCCL INFO ...``: a launcher that prints no host:pid:tid);
+- Prefixed by the rank only (`` [0] NCCL INFO ...``: a launcher that prints no host:pid:tid), or by the launcher's
+  rank before the host (mpirun: ``[56] host:pid:tid [0] NCCL INFO ...``, ``[1,56]<stdout>:host:pid:tid ...``);
 - run together on one terminal line (a copy from a terminal that padded each line with spaces): each
   ``host:pid:tid [rank] NCCL INFO`` starts a new line;
 - the network hops a ring or channel takes: ``via NET/IB/0/GDRDMA`` uses GPUDirect RDMA on NIC 0, ``via NET/IB/0``
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import re
 
-LINE = re.compile(r"^\s*(?:\S+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN)\b")
+# a launcher's rank prefix before the line: mpirun --tag-output "[1,56]<stdout>:", a plain "[56] " (any width)
+RANK_PREFIX = r"(?:\[\d+(?:,\d+)?\](?:<\w+>:)?\s*)?"
+LINE = re.compile(rf"^\s*{RANK_PREFIX}(?:\S+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN)\b")
 _PREFIXED = re.compile(r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)\b")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
 _NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
