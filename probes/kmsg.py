@@ -57,6 +57,7 @@ SHORT_RE = re.compile(
     r"\b(S?Xid)\s+(\d+)\s*[,:]?\s+\(?PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\)?:?\s*(.*)$"
 )
 PID_RE = re.compile(r"^pid=(?:'?<unknown>'?|(\d+)),\s*name=([^,]*),\s*")
+PID_ONLY_RE = re.compile(r"^pid=(\d+)(?:,\s*|\s+|$)")  # older drivers: "pid=13641, Ch 00000008" (no name)
 KMSG = "/dev/kmsg"
 READ_SIZE = 8192
 
@@ -114,6 +115,9 @@ def parse_line(line: str, number: int | None = None) -> KernelEvent | None:
         name = p.group(2).strip()
         ev.process = None if name in ("", "<unknown>", "'<unknown>'") else name
         rest = rest[p.end() :]
+    elif q := PID_ONLY_RE.match(rest):
+        ev.pid = int(q.group(1))
+        rest = rest[q.end() :]
     ev.text = rest.strip()
     if ev.kind == "sxid" and (ev.text.startswith(SXID_MORE) or "Severity".startswith(ev.text)):
         ev.kind = SXID_DETAIL  # the "Data {...}" and "Severity ..." lines that follow each SXid (or one cut short)

@@ -11,6 +11,7 @@ from gpuadvisor.probes.kmsg import parse_line
 from gpuadvisor.errors import InputError
 from gpuadvisor.importers import import_files
 from gpuadvisor.importers.nccl_log import starts
+from gpuadvisor.rules import evaluate
 
 
 def _imported(tmp_path, text: str):
@@ -59,3 +60,33 @@ def test_an_nccl_line_behind_a_launchers_rank_prefix_of_any_width_is_an_nccl_lin
     assert starts("[1023] node7:7240:7240 [3] NCCL WARN Call to ibv_modify_qp failed with error Invalid argument")
     assert starts("[1,56]<stdout>:node7:7240:7240 [0] NCCL INFO Using network IB")
     assert not starts("[56] node7 started")
+
+
+def _xid31(tmp_path, procs: list[str]):
+    lines = [
+        f"[Sat Jan 30 0{n}:05:20 2021] NVRM: Xid (PCI:0000:db:00): 31, {p}, Ch 00000008, intr 00000000. "
+        "MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_10 faulted @ 0x7efe_ba290000. Fault is of type FAULT_PDE\n"
+        for n, p in enumerate(procs)
+    ]
+    (f,) = [f for f in evaluate(_imported(tmp_path, "".join(lines))) if f.code == "GA801"]
+    return f
+
+
+def test_xid31_from_three_different_processes_on_one_gpu_warns_and_says_why(tmp_path):
+    f = _xid31(tmp_path, ["pid=13641", "pid=14323", "pid=33275"])  # an older driver: pids, no names
+    assert (f.severity, f.subject) == ("warn", "PCI 0000:db:00")
+    assert "3 different processes" in f.message and "across different applications" in f.message
+    assert "test the GPU" in f.fix
+
+
+@pytest.mark.parametrize(
+    "procs",
+    [
+        ["pid=101, name=python", "pid=102, name=python", "pid=103, name=python"],  # one application restarted
+        ["pid=101, name=train", "pid=101, name=train", "pid=101, name=train"],
+        ["pid=101", "pid=102"],
+    ],
+)
+def test_xid31_from_one_application_or_two_processes_stays_an_application_fault(tmp_path, procs):
+    f = _xid31(tmp_path, procs)
+    assert f.severity == "info" and "an application fault" in f.fix

@@ -88,6 +88,22 @@ def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
     return (rig.kernel.uptime_s - ev.uptime_s) / 3600
 
 
+# NVIDIA Xid catalog, Xid 31 (GPU memory page fault, investigatory action WORKFLOW_XID_31): as a rule the
+# application's illegal address; when it persists across different applications on one GPU, the GPU is what to
+# investigate. Processes are told apart by name where the line gives one (one application restarted is one), else
+# by pid.
+XID31_ACROSS = "NVIDIA's Xid catalog: an MMU fault that repeats across different applications points at the GPU"
+XID31_FIX = (
+    "; the same fault from several applications on this GPU: test the GPU (dcgmi diag -r 3, field diagnostics) "
+    "before more jobs land on it, and drain it if the test or the next job fails"
+)
+
+
+def _processes(evs: list[KernelEvent]) -> set[str]:
+    """The distinct processes the events name: by name where given, else by pid."""
+    return {e.process or f"pid {e.pid}" for e in evs if e.process or e.pid is not None}
+
+
 def _where(ev: KernelEvent, rig: Rig) -> str:
     if ev.bus_id is None:
         return "GPU (bus id elided in the paste)"
@@ -113,7 +129,9 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         info, RESTART_APP where the investigation is not the application's (contact support; Xid 94, reset
         the GPU when convenient) warns; IGNORE and Xid 45's cleanup (43, 45, 63) are info; Xid 154 by the
         recovery action it names. An event older than xid_recent_hours is one step lower; xid_repeat_count
-        of the same Xid on a GPU raises a warning to a failure. A number missing from the catalog warns.
+        of the same Xid on a GPU raises a warning to a failure. Xid 31 from xid_repeat_count different processes
+        (by name, else by pid) on one GPU warns: the catalog's workflow investigates the GPU when the fault
+        persists across applications. A number missing from the catalog warns.
     Source
         NVIDIA Xid Catalog, "Analyzing Xid Errors with the Xid Catalog" (docs.nvidia.com/deploy/xid-errors/
         analyzing-xid-catalog.html), Table 1: Resolution Bucket (Immediate / Investigatory Action).
@@ -143,6 +161,9 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if tally(evs) >= ctx.t("xid_repeat_count"):
             severity = HIGHER[severity] if severity == "warn" else severity
             notes.append("repeated")
+        if code == 31 and severity == "info" and len(_processes(evs)) >= ctx.t("xid_repeat_count"):
+            severity = "warn"  # the same MMU fault from several applications follows the GPU, not one job
+            notes.append(f"from {len(_processes(evs))} different processes: {XID31_ACROSS}")
         what = f"{x.description} ({x.mnemonic})" if x else "not in NVIDIA's Xid catalog"
         if code == 154:
             action = recovery_action(last.text)
@@ -162,6 +183,8 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             + (f" ({', '.join(notes)})" if notes else "")
         )
         fix = _xid_fix(x, severity, causes, logged)
+        if code == 31 and severity == "warn":
+            fix += XID31_FIX
         yield ctx.finding(
             msg,
             severity=severity,
