@@ -90,3 +90,16 @@ def test_xid31_from_three_different_processes_on_one_gpu_warns_and_says_why(tmp_
 def test_xid31_from_one_application_or_two_processes_stays_an_application_fault(tmp_path, procs):
     f = _xid31(tmp_path, procs)
     assert f.severity == "info" and "an application fault" in f.fix
+
+
+def test_an_nccl_tests_device_line_above_an_nccl_debug_log_names_the_gpus_of_its_first_host(tmp_path):
+    rig = _imported(
+        tmp_path,
+        "#  Rank  0 Group  0 Pid   2832 on      node1 device  0 [0x03] NVIDIA A100-SXM4-80GB\n"
+        "#  Rank  1 Group  0 Pid   2833 on      node1 device  1 [0x04] NVIDIA A100-SXM4-80GB\n"
+        "#  Rank  2 Group  0 Pid   3255 on      node2 device  0 [0x03] NVIDIA A100-SXM4-80GB\n"
+        "node1:2832:2832 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>\n"
+        "node1:2832:2832 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n",
+    )
+    assert [(g.index, g.name) for g in rig.gpus] == [(0, "NVIDIA A100-SXM4-80GB"), (1, "NVIDIA A100-SXM4-80GB")]
+    assert rig.host.hostname == "node1" and rig.network.nccl_nics == ["mlx5_0:1/IB"]

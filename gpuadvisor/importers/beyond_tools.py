@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor import facts
-from gpuadvisor.facts import RdmaPort, Rig
+from gpuadvisor.facts import Gpu, RdmaPort, Rig
 from gpuadvisor.importers import nccl_log
 from gpuadvisor.importers.section import Section, outside_log
 
@@ -137,6 +137,14 @@ _PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$)\s+\w")  # "$ grep NC
 def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool:
     """A NCCL INFO/WARN line outside nccl-tests output, or right after a shell prompt (a new command's output
     pasted after nccl-tests)."""
+    if nccl_log.RANK_LINE.match(lines[i]):  # nccl-tests device lines, then the debug log (no result table)
+        after = next((j for j in range(i + 1, min(len(lines), i + 1025)) if not nccl_log.RANK_LINE.match(lines[j])), 0)
+        return (
+            after > 0
+            and nccl_log.starts(lines[after])
+            and outside_log(current)
+            and (current is None or current.kind not in ("nccl-tests", "nccl-debug"))
+        )
     if not nccl_log.starts(lines[i]) or not outside_log(current):
         return False
     if current is not None and current.kind == "nccl-debug":
@@ -162,11 +170,28 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
             off += [] if entry in off else [entry]
         if " via " in line and "Channel" in line and (v := _NCCL_VIA.search(line)):
             via.add(v.group(1))
+    _rank_gpus(rig, lines, source, first)
     rig.network.nccl_nics = nics or None
     rig.network.nccl_gdr_disabled = off or nccl_log.gdr_not_used(lines)  # NCCL's own "Disabled" lines first
     rig.network.nccl_transports = sorted(via) or None
     rig.origins["network.nccl_gdr_disabled"] = f"{source}:{first}"
     return rig
+
+
+def _rank_gpus(rig: Rig, lines: list[str], source: str, first: int) -> None:
+    """The GPUs an nccl-tests device line above the debug log names: those of its first host, one per device."""
+    host = None
+    for n, line in enumerate(lines):
+        m = nccl_log.RANK_LINE.match(line)
+        if m is None or (host is not None and m.group(2) != host) or any(g.index == int(m.group(3)) for g in rig.gpus):
+            continue
+        host = m.group(2)
+        rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{first + n}"
+        gpu = Gpu(index=int(m.group(3)), name=m.group(4) or None)
+        gpu.unavailable["bus_id"] = "nccl-tests printed only the bus number"
+        rig.gpus.append(gpu)
+    if host is not None:
+        rig.host.hostname = host
 
 
 # perfquery: "# Port counters: Lid 5 port 1 (CapMask: 0x5300)" (or "# Port extended counters: ...") then

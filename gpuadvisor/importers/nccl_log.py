@@ -17,6 +17,11 @@ import re
 # a launcher's rank prefix before the line: mpirun --tag-output "[1,56]<stdout>:", a plain "[56] " (any width)
 RANK_PREFIX = r"(?:\[\d+(?:,\d+)?\](?:<\w+>:)?\s*)?"
 LINE = re.compile(rf"^\s*{RANK_PREFIX}(?:\S+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN)\b")
+# an nccl-tests device line pasted above the debug log:
+# "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800"
+RANK_LINE = re.compile(
+    r"^\s*#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$"
+)
 _PREFIXED = re.compile(r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)\b")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
 _NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
