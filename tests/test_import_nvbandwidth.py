@@ -69,3 +69,12 @@ def test_quoted_running_lines_and_a_left_out_running_line() -> None:
     untitled = README_H2D.replace("Running host_to_device_memcpy_ce.\n", "...\n")
     rig = import_texts([("u.txt", "nvbandwidth Version: v0.8\n" + untitled)])
     assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("h2d", 6.2), ("h2d", 12.36)]
+
+
+def test_a_device_line_that_ends_the_paste_keeps_no_stub_name() -> None:
+    # nvbandwidth's banner always goes on after its Device lines: one ending the paste was cut there
+    head = "nvbandwidth Version: v0.2\nDriver Version: 525.125.06\n\nDevice 0: NVIDIA GeForce RTX 2080 Ti\n"
+    rig = import_texts([("nvb.txt", head + "Device 1: NVIDIA GeForce RTX 2")])
+    assert [(g.index, g.name) for g in rig.gpus] == [(0, "NVIDIA GeForce RTX 2080 Ti"), (1, None)]
+    rig = import_texts([("nvb.txt", head + "Device 1: NVIDIA GeForce RTX 2080 Ti\n")])
+    assert [g.name for g in rig.gpus] == ["NVIDIA GeForce RTX 2080 Ti"] * 2

@@ -478,3 +478,17 @@ def test_nccl_version_line_of_a_slurm_log() -> None:
 def test_nccl_version_line_forms(line: str) -> None:
     t = body("nccl-allreduce_2x8xh200-slurm-log.txt").replace("NCCL version 2.27.5+cuda12.8", line)
     assert import_texts([("all_reduce_perf.txt", t)]).software.nccl_version == "2.21.5"
+
+
+def test_topo_last_row_with_glued_cells_is_read_not_refused() -> None:
+    # written from nvidia-smi topo -m's layout (tab-separated, as some terminals copy it): the paste ends at a row
+    # two of whose cells run together ('NODENODE'), as in a real H100 paste cut after that row
+    t = (
+        "\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+        "GPU0\t X \tNV18\tPXB\tNODE\t0-55\t0\t\tN/A\n"
+        "GPU1\tNV18\t X \tNODENODE\t0-55\t0\t\tN/A\n"
+    )
+    rig = parse_topo_matrix(t, "x.txt")
+    assert rig.topology.matrix == [["X", "NV18"], ["NV18", "X"]]
+    assert [(g.cpu_affinity, g.numa_node) for g in rig.gpus] == [("0-55", 0), ("0-55", 0)]
+    assert any("cells glued together read apart ('NODENODE')" in p for p in rig.problems)

@@ -5,6 +5,10 @@ It prints ``GPU models and configuration:`` followed by one ``GPU N: <name>`` li
 name on the same line), and ``Nvidia driver version: 535.183.01``. Nothing else in it is a fact about the GPUs
 (the CUDA, cuDNN and Python versions are the user's software stack, not the machine's); vLLM's own report embeds an
 ``nvidia-smi topo -m`` under ``GPU Topology:``, which the topo -m reader takes.
+
+SGLang's ``python3 -m sglang.check_env`` is read here too: it names the GPUs of one model on one line, ``GPU
+0,1,2,3: NVIDIA H100 80GB HBM3`` (that many GPUs of that name), then ``GPU 0,1,2,3 Compute Capability: 9.0``, and
+the NVIDIA driver as ``CUDA Driver Version: 550.54.15``; its ``NVIDIA Topology:`` matrix is the topo -m reader's.
 """
 
 from __future__ import annotations
@@ -12,27 +16,39 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.section import Section, clean_lines
 
 _HEAD = "GPU models and configuration:"
 _START = ("Collecting environment information...", _HEAD)
 _GPU = re.compile(r"^GPU (\d+): (\S.*?)\s*$")
 _DRIVER = re.compile(r"^Nvidia driver version:\s*(\d[\w.]*)\s*$", re.IGNORECASE)
+# sglang check_env: the GPUs of one model on one line, their compute capability, and the driver (nvidia-smi's)
+_GPUS = re.compile(r"^GPU (\d+(?:,\d+)+|\d+): (\S.*?)\s*$")
+_CAPABILITY = re.compile(r"^GPU (\d+(?:,\d+)*) Compute Capability:\s*(\d+\.\d+)\s*$")
+_SGL_DRIVER = re.compile(r"^CUDA Driver Version:\s*(\d{3}\.\d+(?:\.\d+)?)\s*$")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``Collecting environment information...`` or ``GPU models and configuration:``."""
+    """``Collecting environment information...`` or ``GPU models and configuration:``; sglang check_env's ``GPU
+    0,1: NAME`` over its ``GPU 0,1 Compute Capability:`` line."""
     s = lines[i].strip()
     if current is not None and current.kind == "collect-env":
         return False
-    return s.startswith(_START)
+    if s.startswith(_START):
+        return True
+    m = _GPUS.match(s)
+    cap = _CAPABILITY.match(lines[i + 1].strip()) if m and i + 1 < len(lines) else None
+    return cap is not None and m is not None and cap.group(1) == m.group(1)
 
 
 def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The GPUs (index and name) and the driver version of a collect_env report."""
     rig = Rig()
     listing = False
-    for k, line in enumerate(clean_lines(text)):
+    lines = clean_lines(text)
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
+    for k, line in enumerate(lines):
         s, lineno = line.strip(), first_line + k
         if s.startswith(_HEAD):
             rest, listing = s[len(_HEAD) :].strip(), True
@@ -49,13 +65,35 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
         if listing and m and "(UUID" not in s:
             idx = int(m.group(1))
             if all(g.index != idx for g in rig.gpus):
-                rig.gpus.append(Gpu(index=idx, name=m.group(2)))
+                rig.gpus.append(listed_gpu(idx, m.group(2), rig.gpus, lineno, last=k == last_shown))
                 rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
             continue
         if listing and s:
             listing = False
+        if _sglang(rig, s, source, lineno, k == last_shown):
+            continue
         d = _DRIVER.match(s)
         if d:
             rig.software.driver_version = d.group(1)
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
     return rig
+
+
+def _sglang(rig: Rig, s: str, source: str, lineno: int, last: bool) -> bool:
+    """An sglang check_env line (its GPUs of one model, their compute capability, the driver); False if not one."""
+    if (m := _GPUS.match(s)) and "(UUID" not in s:
+        for idx in (int(x) for x in m.group(1).split(",")):
+            if all(g.index != idx for g in rig.gpus):
+                rig.gpus.append(listed_gpu(idx, m.group(2), rig.gpus, lineno, last))
+                rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
+    elif m := _CAPABILITY.match(s):
+        ids = {int(x) for x in m.group(1).split(",")}
+        for g in rig.gpus:
+            if g.index in ids:
+                g.compute_capability = m.group(2)
+    elif m := _SGL_DRIVER.match(s):
+        rig.software.driver_version = m.group(1)
+        rig.origins["software.driver_version"] = f"{source}:{lineno}"
+    else:
+        return False
+    return True

@@ -15,6 +15,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Measurement, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.numbers import quantity
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
@@ -43,6 +44,7 @@ def parse_nvbandwidth(text: str, source: str = "<text>", first_line: int = 1) ->
     rig = Rig()
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     version, test = "", ""
     devices: dict[int, Gpu] = {}
     skipped: list[str] = []
@@ -56,7 +58,10 @@ def parse_nvbandwidth(text: str, source: str = "<text>", first_line: int = 1) ->
             rig.software.driver_version = m.group(1)
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
         elif (m := _DEVICE.match(s)) and int(m.group(1)) not in devices:
-            g = Gpu(index=int(m.group(1)), name=m.group(2).strip() or None)
+            # the banner always goes on after its device lines: ending the paste, the line was cut there
+            g = listed_gpu(
+                int(m.group(1)), m.group(2).strip() or None, list(devices.values()), lineno, k - 1 == last_shown
+            )
             g.bus_id = normalize_bus_id(m.group(3) + ".0") if m.group(3) else None
             if g.bus_id is None:
                 g.unavailable["bus_id"] = "nvbandwidth printed no bus id (versions before 0.6)"

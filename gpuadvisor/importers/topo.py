@@ -209,6 +209,7 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
                     t.notes.append(
                         f"{source}: line {lineno}: the file ends inside row {label}; its last cell is not used"
                     )
+                    body = _apart(t, label, body, lineno, source)
                     cells, extra = body[:n_link], dict(zip(t.extra_columns, body[n_link:], strict=False))
                     for name in t.extra_columns[max(0, len(body) - n_link) :]:
                         t.extra_unknown.setdefault(label, f"{ELIDED} (line {lineno} is cut mid-line)")
@@ -246,6 +247,16 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     return t
 
 
+def _apart(t: _Table, label: str, body: list[str], lineno: int, source: str) -> list[str]:
+    """The cells of a row cut short, those printed without a space between them read apart (``NODENODE``)."""
+    split = _split_glued(body)
+    if split is None or split == body:
+        return body
+    glued = " ".join(x for x in body if x not in split)
+    t.notes.append(f"{source}: line {lineno}: row {label}: cells glued together read apart ({glued!r})")
+    return split
+
+
 def _stops_in_affinity(t: _Table, body: list[str], n_link: int, n_extra: int) -> bool:
     """A row whose link cells are all there but which stops inside its affinity columns, under rows that print all
     of theirs: at the paste's end, it was cut there (its cells are in column order; the last one may be a stub)."""
@@ -263,10 +274,7 @@ def _row_cells(
         return body[:n_link], dict(zip(t.extra_columns, body[n_link:], strict=False))
     split = _split_glued(body) if len(body) < n_link + n_extra else None
     if split is not None and len(split) == n_link + n_extra:
-        t.notes.append(
-            f"{source}: line {lineno}: row {label}: cells glued together read apart "
-            f"({' '.join(x for x in body if x not in split)!r})"
-        )
+        split = _apart(t, label, body, lineno, source)
         return split[:n_link], dict(zip(t.extra_columns, split[n_link:], strict=False))
     tail = body[n_link:]
     if (
