@@ -88,11 +88,14 @@ def _age_h(rig: Rig, ev: KernelEvent) -> float | None:
     return (rig.kernel.uptime_s - ev.uptime_s) / 3600
 
 
-# NVIDIA Xid catalog, Xid 31 (GPU memory page fault, investigatory action WORKFLOW_XID_31): as a rule the
-# application's illegal address; when it persists across different applications on one GPU, the GPU is what to
-# investigate. Processes are told apart by name where the line gives one (one application restarted is one), else
-# by pid.
-XID31_ACROSS = "NVIDIA's Xid catalog: an MMU fault that repeats across different applications points at the GPU"
+# NVIDIA Xid catalog, Xid 31 (GPU memory page fault): resolution RESTART_APP, investigatory action WORKFLOW_XID_31 —
+# as a rule one application's illegal address. Our reading, not the catalog's words: the same fault from several
+# different applications on one GPU is no one application's bug, so the GPU is what to test. Processes are told
+# apart by name where the line gives one (one application restarted is one), else by pid.
+XID31_ACROSS = (
+    "NVIDIA's Xid catalog treats Xid 31 as an application's fault (restart the application); the same fault "
+    "across different applications on one GPU is no one application's bug, so test the GPU"
+)
 XID31_FIX = (
     "; the same fault from several applications on this GPU: test the GPU (dcgmi diag -r 3, field diagnostics) "
     "before more jobs land on it, and drain it if the test or the next job fails"
