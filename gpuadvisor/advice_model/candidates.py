@@ -9,16 +9,23 @@ from gpuadvisor.advice_model.record import Record
 
 
 @dataclass(eq=False)
-class Band(Record):
-    """Where a measurement of a predicted figure falls, from the calibration's published runs
-    (advisor.calibration): [value / ratio_high, value / ratio_low]."""
+class RatioBand(Record):
+    """Where a measurement of a predicted value falls: [value / ratio_high, value / ratio_low], the ratios
+    (predicted / measured) of ``cases`` published runs (advisor.calibration.around). The fields every band
+    starts with; Band and ServingBand add where their ratios come from."""
 
-    OPTIONAL = frozenset({"narrowed_by"})
     low: float = 0.0
     high: float = 0.0
     ratio_low: float = 1.0
     ratio_high: float = 1.0
     cases: int = 0
+
+
+@dataclass(eq=False)
+class Band(RatioBand):
+    """The band of a training figure, from the calibration's published runs (advisor.calibration)."""
+
+    OPTIONAL = frozenset({"narrowed_by"})
     basis: str = ""  # measured | datasheet | cases
     coverage: str = ""
     narrowed_by: str | None = None  # measured rates that could not narrow it, and why
@@ -31,14 +38,9 @@ class CandidateBands(Record):
 
 
 @dataclass(eq=False)
-class ServingBand(Record):
+class ServingBand(RatioBand):
     """The held-out band of a serving figure (advisor.serving.serving_band)."""
 
-    low: float = 0.0
-    high: float = 0.0
-    ratio_low: float = 1.0
-    ratio_high: float = 1.0
-    cases: int = 0
     sources: int = 0
     coverage: float = 0.0
     basis: str = ""
