@@ -425,6 +425,34 @@ def _gen_finding(
     )
 
 
+# GA103's two limits of the slot (or platform), width first and the generation only when the width is whole:
+# (the GPU's own maximum, what the link allows, the message after "supports", observed key,
+# expected key, expected source, fix, severity: None for the rule's own).
+_SLOT_LIMITS = (
+    (
+        "device_max_width",
+        "allowed_width",
+        "x{device} but its slot allows only x{allowed} (gpu_max_link_width={device}, slot_max_link_width={allowed}): "
+        "half or less of its host bandwidth is available",
+        "slot_max_link_width",
+        "gpu_max_link_width",
+        "the GPU's own maximum link width (sysfs max_link_width of the GPU)",
+        "move the GPU to a slot wired for all its lanes, or accept the lower host bandwidth",
+        None,
+    ),
+    (
+        "device_max_gen",
+        "allowed_gen",
+        "PCIe Gen{device} but the platform allows Gen{allowed} (gpu_max_link_gen={device}, max_link_gen={allowed})",
+        "max_link_gen",
+        "gpu_max_link_gen",
+        "NVML maximum PCIe generation of the GPU alone (nvmlDeviceGetGpuMaxPcieLinkGeneration)",
+        "check the BIOS PCIe generation setting for the slot; otherwise the platform is the limit",
+        "info",
+    ),
+)
+
+
 @rule("GA103", "pcie-slot-limits-gpu", area="pcie", severity="warn")
 def pcie_slot_limits_gpu(rig: Rig, ctx: Context):
     """The slot (or platform) offers fewer lanes, or an older generation, than the GPU supports.
@@ -453,27 +481,17 @@ def pcie_slot_limits_gpu(rig: Rig, ctx: Context):
         if v.device_max_width is None or v.allowed_width is None:
             yield ctx.not_checked(missing(gpu.pcie, "max_width", "maximum PCIe link width"), gpus=[gpu.index])
             continue
-        if v.device_max_width > v.allowed_width:
-            yield ctx.finding(
-                f"{subject(gpu)} supports x{v.device_max_width} but its slot allows only x{v.allowed_width} "
-                f"(gpu_max_link_width={v.device_max_width}, slot_max_link_width={v.allowed_width}): "
-                "half or less of its host bandwidth is available",
-                gpus=[gpu.index],
-                subject=v.subject,
-                observed={"slot_max_link_width": v.allowed_width},
-                expected={"gpu_max_link_width": v.device_max_width},
-                expected_source="the GPU's own maximum link width (sysfs max_link_width of the GPU)",
-                fix="move the GPU to a slot wired for all its lanes, or accept the lower host bandwidth",
-            )
-        elif v.device_max_gen is not None and v.allowed_gen is not None and v.device_max_gen > v.allowed_gen:
-            yield ctx.finding(
-                f"{subject(gpu)} supports PCIe Gen{v.device_max_gen} but the platform allows Gen{v.allowed_gen} "
-                f"(gpu_max_link_gen={v.device_max_gen}, max_link_gen={v.allowed_gen})",
-                gpus=[gpu.index],
-                subject=v.subject,
-                observed={"max_link_gen": v.allowed_gen},
-                expected={"gpu_max_link_gen": v.device_max_gen},
-                expected_source="NVML maximum PCIe generation of the GPU alone (nvmlDeviceGetGpuMaxPcieLinkGeneration)",
-                fix="check the BIOS PCIe generation setting for the slot; otherwise the platform is the limit",
-                severity="info",
-            )
+        for dev_attr, allowed_attr, text, key, max_key, source, fix, severity in _SLOT_LIMITS:
+            device, allowed = getattr(v, dev_attr), getattr(v, allowed_attr)
+            if device is not None and allowed is not None and device > allowed:
+                yield ctx.finding(
+                    f"{subject(gpu)} supports {text.format(device=device, allowed=allowed)}",
+                    gpus=[gpu.index],
+                    subject=v.subject,
+                    observed={key: allowed},
+                    expected={max_key: device},
+                    expected_source=source,
+                    fix=fix,
+                    severity=severity,
+                )
+                break
