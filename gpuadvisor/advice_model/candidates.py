@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Self
 
 from gpuadvisor.advice_model.record import Record
 
@@ -11,7 +12,7 @@ from gpuadvisor.advice_model.record import Record
 @dataclass(eq=False)
 class RatioBand(Record):
     """Where a measurement of a predicted value falls: [value / ratio_high, value / ratio_low], the ratios
-    (predicted / measured) of ``cases`` published runs (advisor.calibration.around). The fields every band
+    (predicted / measured) of ``cases`` published runs (RatioBand.around). The fields every band
     starts with; Band and ServingBand add where their ratios come from."""
 
     low: float = 0.0
@@ -19,6 +20,13 @@ class RatioBand(Record):
     ratio_low: float = 1.0
     ratio_high: float = 1.0
     cases: int = 0
+
+    @classmethod
+    def around(cls, value: float, ratio_low: float, ratio_high: float, **rest: Any) -> Self:
+        """The band of a predicted ``value`` whose held-out ratios (predicted / measured) lie in [ratio_low,
+        ratio_high]: what will be measured lies in [value / ratio_high, value / ratio_low]; ``rest``: the
+        subclass's own fields."""
+        return cls(low=value / ratio_high, high=value / ratio_low, ratio_low=ratio_low, ratio_high=ratio_high, **rest)
 
 
 @dataclass(eq=False)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import tomllib
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from gpuadvisor.advice_model import Band
 
@@ -49,19 +49,6 @@ def _coverage(src: dict[str, Any]) -> str:
     return "middle 80 % of the published runs" if cases >= 10 else "every published run"
 
 
-class Around(TypedDict):
-    low: float
-    high: float
-    ratio_low: float
-    ratio_high: float
-
-
-def around(value: float, ratio_low: float, ratio_high: float) -> Around:
-    """The band of a predicted ``value`` whose held-out ratios (predicted / measured) lie in [ratio_low, ratio_high]:
-    what will be measured lies in [value / ratio_high, value / ratio_low]."""
-    return Around(low=value / ratio_high, high=value / ratio_low, ratio_low=ratio_low, ratio_high=ratio_high)
-
-
 def band(kind: str, value: float | None, *, measured: bool = False) -> Band | None:
     """The band (low, high, ratio_low, ratio_high, cases, basis, coverage[, narrowed_by]) of a predicted ``value`` of
     ``kind`` (throughput | memory | kv_cache). ``measured``: the scan measured this GPU's rates; a "measured" band
@@ -71,8 +58,10 @@ def band(kind: str, value: float | None, *, measured: bool = False) -> Band | No
         return None
     key = "measured" if measured and "measured" in b else "datasheet" if "datasheet" in b else None
     src = b[key] if key else b
-    return Band(
-        **around(value, float(src["ratio_low"]), float(src["ratio_high"])),
+    return Band.around(
+        value,
+        float(src["ratio_low"]),
+        float(src["ratio_high"]),
         cases=int(src["cases"]),
         basis=key or "cases",
         coverage=_coverage(src),

@@ -43,7 +43,6 @@ from typing import Any
 from gpuadvisor.advice_model import ServingBand, ServingResult
 from gpuadvisor.advisor import engines as E
 from gpuadvisor.advisor.architecture import Architecture
-from gpuadvisor.advisor.calibration import around
 
 FIT_FILE = Path(__file__).with_name("serving_fit.toml")
 
@@ -107,8 +106,10 @@ def serving_band(metric: str, value: float | None) -> ServingBand | None:
     b = _fit().get("bands", {}).get(metric)
     if not b or value is None:
         return None
-    return ServingBand(
-        **around(value, float(b["ratio_low"]), float(b["ratio_high"])),
+    return ServingBand.around(
+        value,
+        float(b["ratio_low"]),
+        float(b["ratio_high"]),
         cases=int(b["cases"]),
         sources=int(b["sources"]),
         coverage=float(b["coverage"]),
