@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
-from gpuadvisor.facts import Finding, RdmaPort, Rig
+from gpuadvisor.facts import Finding, RdmaPort, Rig, Unavailable
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing, version_tuple
 from gpuadvisor.rules.registry import rule
@@ -30,6 +30,15 @@ def _ports(rig: Rig, ctx: Context) -> list[RdmaPort] | Finding:
 
 def _active(ports: list[RdmaPort]) -> list[RdmaPort]:
     return [p for p in ports if p.state == "ACTIVE"]
+
+
+def _setting_off(ctx: Context, owner: Unavailable, name: str, what: str) -> Generator[Finding, None, bool]:
+    """A yes/no setting that a node with active RDMA adapters needs (``name`` on ``owner``): not checked while the
+    scan does not know it; True when it is off (the rule's finding follows)."""
+    value = getattr(owner, name)
+    if value is None:
+        yield ctx.not_checked(missing(owner, name, what), subject="host")
+    return value is not None and not value
 
 
 def _name(p: RdmaPort) -> str:
@@ -335,12 +344,7 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if ports is None:
             yield ctx.not_checked(missing(net, "rdma_ports", "RDMA ports"), subject="host")
         return
-    if not _active(ports):
-        return
-    if net.peermem_loaded is None:
-        yield ctx.not_checked(missing(net, "peermem_loaded", "loaded kernel modules"), subject="host")
-        return
-    if net.peermem_loaded:
+    if not _active(ports) or not (yield from _setting_off(ctx, net, "peermem_loaded", "loaded kernel modules")):
         return
     kernel = version_tuple(rig.host.kernel)
     # dma-buf needs Linux 5.12+ and NVIDIA's open kernel modules; unknown counts as possible (no stronger claim)
@@ -389,10 +393,7 @@ def memlock_limited(rig: Rig, ctx: Context) -> Iterator[Finding]:
     node = rig.node
     if not _active(rig.network.rdma_ports or []):
         return
-    if node.memlock_unlimited is None:
-        yield ctx.not_checked(missing(node, "memlock_unlimited", "memlock limit"), subject="host")
-        return
-    if node.memlock_unlimited:
+    if not (yield from _setting_off(ctx, node, "memlock_unlimited", "memlock limit")):
         return
     kib = (node.memlock_bytes or 0) // 1024
     yield ctx.finding(
