@@ -52,3 +52,23 @@ def test_ga809_fails_a_gpu_whose_fabric_health_is_unhealthy(preset):
     rig.fabric.gpus[6].health_summary = "Unhealthy"
     (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
     assert (f.severity, f.gpus, f.observed["fabric_health_summary"]) == ("fail", [6], "Unhealthy")
+
+
+@pytest.mark.parametrize(("name", "severity"), [("4x4090-pcie", "info"), ("h100-pcie", "info"), ("dgx-h100", "fail")])
+def test_a_failed_fabric_manager_is_judged_by_the_gpus_when_their_nvlinks_are_not_read(preset, name, severity):
+    # the fabric manager guide: NVSwitch systems (HGX/DGX) carry SXM modules; PCIe cards never sit on an NVSwitch
+    rig = preset(name)
+    for g in rig.gpus:
+        g.nvlinks = []  # a paste of nvidia-smi alone: the links are not shown
+    rig.fabric.manager_state, rig.fabric.nvswitches, rig.fabric.gpus = "failed", None, None
+    (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
+    assert f.severity == severity
+
+
+def test_a_cut_geforce_name_or_a_small_memory_is_no_nvswitch_module(preset):
+    rig = preset("dgx-h100")
+    for g in rig.gpus:
+        g.nvlinks, g.name, g.memory_total_bytes = [], None, 4096 * 2**20  # "NVIDIA GeForce ..." with 4096MiB
+    rig.fabric.manager_state, rig.fabric.nvswitches, rig.fabric.gpus = "failed", None, None
+    (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
+    assert f.severity == "info"
