@@ -103,3 +103,23 @@ def test_an_nccl_tests_device_line_above_an_nccl_debug_log_names_the_gpus_of_its
     )
     assert [(g.index, g.name) for g in rig.gpus] == [(0, "NVIDIA A100-SXM4-80GB"), (1, "NVIDIA A100-SXM4-80GB")]
     assert rig.host.hostname == "node1" and rig.network.nccl_nics == ["mlx5_0:1/IB"]
+
+
+def _xid31_on(tmp_path, buses: list[str]):
+    lines = [
+        f"[Sat Jan 30 10:05:2{n} 2021] NVRM: Xid (PCI:0000:{b}:00): 31, pid={100 + n}, name=python3, Ch 00000008, "
+        "intr 00000000. MMU Fault: ENGINE GRAPHICS GPC0 UNRECOGNIZED_CLIENT faulted @ 0x182400_0030198d.\n"
+        for n, b in enumerate(buses)
+    ]
+    return [f for f in evaluate(_imported(tmp_path, "".join(lines))) if f.code == "GA801"]
+
+
+def test_xid31_once_on_each_of_eight_gpus_warns_for_each_and_asks_for_the_node_to_be_checked(tmp_path):
+    found = _xid31_on(tmp_path, ["1a", "40", "62", "73", "9a", "bd", "df", "f0"])
+    assert [(f.severity, f.subject) for f in found][:2] == [("warn", "PCI 0000:1a:00"), ("warn", "PCI 0000:40:00")]
+    assert len(found) == 8 and all(f.severity == "warn" for f in found)
+    assert "the same fault on 8 GPUs of this node" in found[0].message and "reboot the node" in found[0].fix
+
+
+def test_xid31_once_on_two_gpus_stays_an_application_fault(tmp_path):
+    assert [f.severity for f in _xid31_on(tmp_path, ["1a", "40"])] == ["info", "info"]
