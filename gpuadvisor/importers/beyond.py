@@ -16,6 +16,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
+from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.importers.rdma_ports import DEVINFO, IBPANIC, IBSTAT, IBSTATUS, key_value
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
@@ -378,6 +379,8 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
     if part.network.rdma_ports is not None:
         have = {(p.device, p.port) for p in target.network.rdma_ports or []}
         new = [p for p in part.network.rdma_ports if (p.device, p.port) not in have]
+        if have and all(interface_only(p) for p in new):
+            new = []  # beside a port lister (ibstat, ibv_devinfo, ...), ibdev2netdev adds no stateless port
         target.network.rdma_ports = (target.network.rdma_ports or []) + new
         if "rdma_ports" in part.network.unavailable:
             target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]

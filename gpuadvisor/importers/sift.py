@@ -70,6 +70,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nccl-debug": (_SPACE + r"#\s*Rank", "NCCL"),
     "perfquery": (_SPACE + "# Port ",),
     "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
+    "ibdev2netdev": (" port ",),
     "fio-json": (_SPACE + r"\{",),
     "fio": (r": \((?:g=|groupid=)", r"^fio-\d"),
     "lsblk-json": (_SPACE + r"\{",),
