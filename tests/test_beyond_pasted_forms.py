@@ -123,3 +123,17 @@ def test_xid31_once_on_each_of_eight_gpus_warns_for_each_and_asks_for_the_node_t
 
 def test_xid31_once_on_two_gpus_stays_an_application_fault(tmp_path):
     assert [f.severity for f in _xid31_on(tmp_path, ["1a", "40"])] == ["info", "info"]
+
+
+def test_journalctl_short_precise_lines_are_a_kernel_log(tmp_path):
+    # journalctl(1), -o short-precise: "like short, but ... timestamps with full microsecond precision"
+    rig = _imported(
+        tmp_path,
+        "Nov 28 10:02:03.123456 node1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has "
+        "fallen off the bus.\n"
+        "Nov 28 10:02:04.000001 node1 kernel: NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.\n",
+    )
+    (ev,) = [e for e in rig.kernel.events or [] if e.kind == "xid"]
+    assert (ev.code, ev.bus_id, ev.time) == (79, "0000:3b:00", "Nov 28 10:02:03.123456")
+    (f,) = [f for f in evaluate(rig) if f.code == "GA801"]
+    assert f.severity == "fail"

@@ -33,7 +33,8 @@ LOG_LINE = re.compile(
     r"(?:\[\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?\]:?\s"  # Talos: the ISO time in brackets
     r"|\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
-    r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
+    r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
+    # (journalctl -o short-precise: microseconds after the seconds)
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
     r"|kernel:(?:\s|(?=\[))"  # syslogd's console broadcast: " kernel:[Hardware Error]: ..."
