@@ -137,3 +137,17 @@ def test_journalctl_short_precise_lines_are_a_kernel_log(tmp_path):
     assert (ev.code, ev.bus_id, ev.time) == (79, "0000:3b:00", "Nov 28 10:02:03.123456")
     (f,) = [f for f in evaluate(rig) if f.code == "GA801"]
     assert f.severity == "fail"
+
+
+def test_journalctl_json_entries_are_a_kernel_log_with_their_time(tmp_path):
+    # journalctl(1) -o json: one JSON object per entry, fields of systemd.journal-fields(7); written by hand
+    entry = (
+        '{"__REALTIME_TIMESTAMP":"1764324123123456","_HOSTNAME":"node1","_TRANSPORT":"kernel",'
+        '"SYSLOG_IDENTIFIER":"kernel","PRIORITY":"4","MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, '
+        'name=python, GPU has fallen off the bus."}\n'
+    )
+    quiet = '{"__REALTIME_TIMESTAMP":"99999999999999999999","_TRANSPORT":"kernel","MESSAGE":"nvidia-modeset: x"}\n'
+    rig = _imported(tmp_path, entry + quiet)
+    (ev,) = [e for e in rig.kernel.events or [] if e.kind == "xid"]
+    assert (ev.code, ev.bus_id, ev.time, ev.line) == (79, "0000:3b:00", "2025-11-28T10:02:03.123456+00:00", 1)
+    assert rig.kernel.lines_read == 2

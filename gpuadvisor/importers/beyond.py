@@ -20,6 +20,7 @@ from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.importers.rdma_ports import DEVINFO, IBPANIC, IBSTAT, IBSTATUS, key_value
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
+from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
 from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 from gpuadvisor.text import plural
@@ -75,8 +76,9 @@ _BARE = re.compile(
 
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
     """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
-    mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap)."""
-    line = lines[i]
+    mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap); a
+    journalctl -o json entry as the line it stands for."""
+    line = journal_line(lines[i]) or lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
     if current is None and LOG_LINE.match(line):
         return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
@@ -156,6 +158,7 @@ LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module")
 
 
 def parse_kernel_log(text: str, source: str, first: int) -> Rig:
+    text = from_journal_json(text)
     events, n = parse_log(text, first_line=first)
     loading = LOADING.search(text)
     return kernel_rig(events, n, source, first, loading.group(0) if loading else None)
