@@ -72,3 +72,20 @@ def test_a_cut_geforce_name_or_a_small_memory_is_no_nvswitch_module(preset):
     rig.fabric.manager_state, rig.fabric.nvswitches, rig.fabric.gpus = "failed", None, None
     (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
     assert f.severity == "info"
+
+
+def test_an_nvswitch_error_in_the_fabric_manager_log_is_an_sxid_graded_by_its_fatality(tmp_path):
+    # the line's form as the fabric manager logs it (the gpud project's recorded fabricmanager.log, in
+    # tests/corpus/fabric); the fatal one written by hand in that form, with an SXid the guide lists as fatal
+    line = (
+        "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch {} error {} on fid 0 on NVSwitch pci bus id "
+        "00000000:86:00.0 physical id 3 port 61\n"
+    )
+    for fatality, code, severity in (("non-fatal", 12028, "info"), ("fatal", 20034, "fail")):
+        path = tmp_path / "fabricmanager.log"
+        path.write_text(line.format(fatality, code))
+        rig = import_files([path])
+        (ev,) = rig.kernel.events or []
+        assert (ev.kind, ev.code, ev.bus_id, ev.time) == ("sxid", code, "0000:86:00.0", "Feb 27 2025 15:10:02")
+        (f,) = [f for f in evaluate(rig) if f.code == "GA802"]
+        assert (f.severity, f.subject) == (severity, "NVSwitch 0000:86:00.0") and "link 61" in f.message

@@ -188,7 +188,46 @@ def parse_fabric_manager_output(text: str, source: str, first: int) -> Rig:
     rig = Rig()
     rig.fabric = parse_fabric_manager(text)
     rig.origins["fabric.manager_state"] = f"{source}:{first}"
+    sxids = fm_sxids(text, first)
+    if sxids:  # the NVSwitch errors the fabric manager logged, judged as the kernel's SXid lines are
+        rig.kernel = KernelLog(source="imported", lines_read=text.count("\n") + 1, events=sxids)
+        rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
+        rig.origins["kernel.events"] = f"{source}:{first}"
     return rig
+
+
+# the fabric manager log's own report of an NVSwitch error (the gpud project's recorded fabricmanager.log):
+# "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus
+# id 00000000:86:00.0 physical id 3 port 61"
+_FM_SXID = re.compile(
+    r"^\s*(?:\[([A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+)\]\s*)?.*?\bdetected NVSwitch (fatal|non-fatal) error (\d{1,6})\b"
+    r"(?:.*?\bpci bus id ((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]))?(?:.*?\bport (\d{1,3}))?",
+    re.IGNORECASE,
+)
+
+
+def fm_sxids(text: str, first: int) -> list[facts.KernelEvent]:
+    """The SXid events of a fabric manager log: each "detected NVSwitch fatal|non-fatal error N" line, its switch
+    by PCI bus id, its port as the link, and its fatality in the words of a kernel SXid line."""
+    out = []
+    for n, line in enumerate(text.splitlines()):
+        m = _FM_SXID.match(line)
+        if m is None:
+            continue
+        when, fatality, code, bus, port = m.groups()
+        said = "Fatal" if fatality.lower() == "fatal" else "Non-fatal"
+        link = f", Link {port}" if port else ""
+        out.append(
+            facts.KernelEvent(
+                kind="sxid",
+                code=int(code),
+                bus_id=normalise_bus_id(bus) if bus else None,
+                time=when,
+                text=f"{said}{link} logged by the fabric manager",
+                line=first + n,
+            )
+        )
+    return out
 
 
 def parse_fabric_manager(text: str) -> Fabric:
