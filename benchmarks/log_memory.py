@@ -9,6 +9,10 @@ tests/corpus/kernel-log/dmesg-T_xid119-gsp-rpc-timeout-xe9680_gpud.txt), repeate
 so that every Xid and AER line repeats thousands of times. Each import runs in its own process; its peak
 resident memory (ru_maxrss) and CPU time (user + system) are printed, with the events kept in the scan.
 Memory that does not grow from 1M to 3M lines is what "bounded" means here.
+
+For the ibstat paste it also prints the CPU time of cutting the text into outputs in this process, with the
+section splitter's pre-filter (importers/sift.py) and with every row's detector tried on every line as before it:
+the two splits are checked equal.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +67,31 @@ def write_ibstat(path: Path, lines: int) -> None:
             k += 1
 
 
+def split_cost(path: Path) -> tuple[float, float]:
+    """CPU seconds of splitting ``path`` into outputs: (sifted, every detector on every line); the splits equal."""
+    from gpuadvisor.importers import sections
+    from gpuadvisor.importers.registry import FORMATS
+    from gpuadvisor.importers.sift import Sift
+
+    class EveryRow(Sift):
+        def rows(self, line: str) -> tuple:
+            return FORMATS
+
+    text = path.read_text()
+    t0 = time.process_time()
+    sifted = [(s.kind, s.start, len(s.lines)) for s in sections.split_sections(text)]
+    t1 = time.process_time()
+    real, sections.sift = sections.sift, lambda _text: EveryRow(())  # type: ignore[assignment]
+    try:
+        every = [(s.kind, s.start, len(s.lines)) for s in sections.split_sections(text)]
+    finally:
+        sections.sift = real
+    t2 = time.process_time()
+    if every != sifted:
+        raise SystemExit(f"{path.name}: the sifted split differs from the split by every detector")
+    return t1 - t0, t2 - t1
+
+
 def measure(path: Path, out: Path) -> tuple[float, float, int]:
     """(peak RSS MiB, CPU s, exit status) of one import in its own process."""
     cmd = [sys.executable, "-m", "gpuadvisor", "import", str(path), "--json", str(out), "--no-rules"]
@@ -78,6 +108,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, nargs="*", default=[100_000, 1_000_000, 3_000_000])
     ap.add_argument("--ibstat-lines", type=int, nargs="*", default=[1_000_000])
+    ap.add_argument("--split", action="store_true", help="also time the split alone, sifted and not (slow)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "scan.json"
@@ -101,6 +132,9 @@ def main() -> int:
                 f"ibstat     {n:>9,} lines {paste.stat().st_size / 2**20:7.1f} MiB: peak RSS {rss:6.0f} MiB, "
                 f"CPU {cpu:5.1f} s, exit {rc}"
             )
+            if args.split:
+                sifted, every = split_cost(paste)
+                print(f"  split into outputs: {sifted:5.1f} s CPU sifted, {every:5.1f} s trying every detector")
     return 0
 
 

@@ -48,7 +48,7 @@ UPTIME_RE = re.compile(r"\[\s*(\d+\.\d+)\]")
 WALL_RE = re.compile(
     r"^\s*(?:<\d{1,3}>)?(?:(?:\w+\s+)?[a-z]+\s*:\s*[a-z]+\s*:\s*)?(?:\[(?P<human>[A-Z][a-z]{2}\d{1,2} \d\d:\d\d)\]"
     r"|\[(?P<dmesgt>[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4})\]"
-    r"|(?P<syslog>[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d)(?:\s+\S+)?\s+kernel:"
+    r"|(?P<syslog>[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)(?:\s+\S+)?\s+kernel:"
     r"|(?P<iso>\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?)(?:\s+\S+\s+kernel:|\s)"
     r"|(?P<clock>\d\d:\d\d:\d\d(?:[.,]\d+)?)\s)"  # a bare clock time: "19:15:34  NVRM: ..."
 )

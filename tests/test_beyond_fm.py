@@ -52,3 +52,40 @@ def test_ga809_fails_a_gpu_whose_fabric_health_is_unhealthy(preset):
     rig.fabric.gpus[6].health_summary = "Unhealthy"
     (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
     assert (f.severity, f.gpus, f.observed["fabric_health_summary"]) == ("fail", [6], "Unhealthy")
+
+
+@pytest.mark.parametrize(("name", "severity"), [("4x4090-pcie", "info"), ("h100-pcie", "info"), ("dgx-h100", "fail")])
+def test_a_failed_fabric_manager_is_judged_by_the_gpus_when_their_nvlinks_are_not_read(preset, name, severity):
+    # the fabric manager guide: NVSwitch systems (HGX/DGX) carry SXM modules; PCIe cards never sit on an NVSwitch
+    rig = preset(name)
+    for g in rig.gpus:
+        g.nvlinks = []  # a paste of nvidia-smi alone: the links are not shown
+    rig.fabric.manager_state, rig.fabric.nvswitches, rig.fabric.gpus = "failed", None, None
+    (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
+    assert f.severity == severity
+
+
+def test_a_cut_geforce_name_or_a_small_memory_is_no_nvswitch_module(preset):
+    rig = preset("dgx-h100")
+    for g in rig.gpus:
+        g.nvlinks, g.name, g.memory_total_bytes = [], None, 4096 * 2**20  # "NVIDIA GeForce ..." with 4096MiB
+    rig.fabric.manager_state, rig.fabric.nvswitches, rig.fabric.gpus = "failed", None, None
+    (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
+    assert f.severity == "info"
+
+
+def test_an_nvswitch_error_in_the_fabric_manager_log_is_an_sxid_graded_by_its_fatality(tmp_path):
+    # the line's form as the fabric manager logs it (the gpud project's recorded fabricmanager.log, in
+    # tests/corpus/fabric); the fatal one written by hand in that form, with an SXid the guide lists as fatal
+    line = (
+        "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch {} error {} on fid 0 on NVSwitch pci bus id "
+        "00000000:86:00.0 physical id 3 port 61\n"
+    )
+    for fatality, code, severity in (("non-fatal", 12028, "info"), ("fatal", 20034, "fail")):
+        path = tmp_path / "fabricmanager.log"
+        path.write_text(line.format(fatality, code))
+        rig = import_files([path])
+        (ev,) = rig.kernel.events or []
+        assert (ev.kind, ev.code, ev.bus_id, ev.time) == ("sxid", code, "0000:86:00.0", "Feb 27 2025 15:10:02")
+        (f,) = [f for f in evaluate(rig) if f.code == "GA802"]
+        assert (f.severity, f.subject) == (severity, "NVSwitch 0000:86:00.0") and "link 61" in f.message

@@ -103,3 +103,51 @@ def test_an_nccl_tests_device_line_above_an_nccl_debug_log_names_the_gpus_of_its
     )
     assert [(g.index, g.name) for g in rig.gpus] == [(0, "NVIDIA A100-SXM4-80GB"), (1, "NVIDIA A100-SXM4-80GB")]
     assert rig.host.hostname == "node1" and rig.network.nccl_nics == ["mlx5_0:1/IB"]
+
+
+def _xid31_on(tmp_path, buses: list[str]):
+    lines = [
+        f"[Sat Jan 30 10:05:2{n} 2021] NVRM: Xid (PCI:0000:{b}:00): 31, pid={100 + n}, name=python3, Ch 00000008, "
+        "intr 00000000. MMU Fault: ENGINE GRAPHICS GPC0 UNRECOGNIZED_CLIENT faulted @ 0x182400_0030198d.\n"
+        for n, b in enumerate(buses)
+    ]
+    return [f for f in evaluate(_imported(tmp_path, "".join(lines))) if f.code == "GA801"]
+
+
+def test_xid31_once_on_each_of_eight_gpus_warns_for_each_and_asks_for_the_node_to_be_checked(tmp_path):
+    found = _xid31_on(tmp_path, ["1a", "40", "62", "73", "9a", "bd", "df", "f0"])
+    assert [(f.severity, f.subject) for f in found][:2] == [("warn", "PCI 0000:1a:00"), ("warn", "PCI 0000:40:00")]
+    assert len(found) == 8 and all(f.severity == "warn" for f in found)
+    assert "the same fault on 8 GPUs of this node" in found[0].message and "reboot the node" in found[0].fix
+
+
+def test_xid31_once_on_two_gpus_stays_an_application_fault(tmp_path):
+    assert [f.severity for f in _xid31_on(tmp_path, ["1a", "40"])] == ["info", "info"]
+
+
+def test_journalctl_short_precise_lines_are_a_kernel_log(tmp_path):
+    # journalctl(1), -o short-precise: "like short, but ... timestamps with full microsecond precision"
+    rig = _imported(
+        tmp_path,
+        "Nov 28 10:02:03.123456 node1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has "
+        "fallen off the bus.\n"
+        "Nov 28 10:02:04.000001 node1 kernel: NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.\n",
+    )
+    (ev,) = [e for e in rig.kernel.events or [] if e.kind == "xid"]
+    assert (ev.code, ev.bus_id, ev.time) == (79, "0000:3b:00", "Nov 28 10:02:03.123456")
+    (f,) = [f for f in evaluate(rig) if f.code == "GA801"]
+    assert f.severity == "fail"
+
+
+def test_journalctl_json_entries_are_a_kernel_log_with_their_time(tmp_path):
+    # journalctl(1) -o json: one JSON object per entry, fields of systemd.journal-fields(7); written by hand
+    entry = (
+        '{"__REALTIME_TIMESTAMP":"1764324123123456","_HOSTNAME":"node1","_TRANSPORT":"kernel",'
+        '"SYSLOG_IDENTIFIER":"kernel","PRIORITY":"4","MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, '
+        'name=python, GPU has fallen off the bus."}\n'
+    )
+    quiet = '{"__REALTIME_TIMESTAMP":"99999999999999999999","_TRANSPORT":"kernel","MESSAGE":"nvidia-modeset: x"}\n'
+    rig = _imported(tmp_path, entry + quiet)
+    (ev,) = [e for e in rig.kernel.events or [] if e.kind == "xid"]
+    assert (ev.code, ev.bus_id, ev.time, ev.line) == (79, "0000:3b:00", "2025-11-28T10:02:03.123456+00:00", 1)
+    assert rig.kernel.lines_read == 2

@@ -63,6 +63,7 @@ ibstatus | ibstatus | fixtures/beyond/ibstatus-roce-cut.txt
 rdma-link | rdma link show | corpus/rdma/rdma-link-show-soft-roce-rxe_qiuxinyidian.txt
 perfquery | perfquery | =PERFQUERY
 ibqueryerrors | ibqueryerrors | fixtures/beyond/ibqueryerrors-link-downed-rcv-errors.txt
+ibdev2netdev | ibdev2netdev | corpus/s9-rdma/ibdev2netdev-column-t-comments-12-ports_bawr.txt
 lsmod | lsmod | grep nv_peer | corpus/modules/lsmod-empty-modinfo-nv_peer_mem_thaivo88.txt
 fabric-manager | systemctl status nvidia-fabricmanager | corpus/fabric/fm-status-active-info-lines_yeazelm.txt
 smi-fabric | nvidia-smi -q | grep -A 4 Fabric | corpus/fabric/smi-q-fabric-insufficient-resources_hglkrijger.txt

@@ -16,9 +16,11 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
+from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.importers.rdma_ports import DEVINFO, IBPANIC, IBSTAT, IBSTATUS, key_value
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
+from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
 from gpuadvisor.probes.kmsg_signs import SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 from gpuadvisor.text import plural
@@ -32,7 +34,8 @@ LOG_LINE = re.compile(
     r"(?:\[\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?\]:?\s"  # Talos: the ISO time in brackets
     r"|\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
-    r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
+    r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
+    # (journalctl -o short-precise: microseconds after the seconds)
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
     r"|kernel:(?:\s|(?=\[))"  # syslogd's console broadcast: " kernel:[Hardware Error]: ..."
@@ -73,8 +76,9 @@ _BARE = re.compile(
 
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
     """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
-    mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap)."""
-    line = lines[i]
+    mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap); a
+    journalctl -o json entry as the line it stands for."""
+    line = journal_line(lines[i]) or lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
     if current is None and LOG_LINE.match(line):
         return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
@@ -154,6 +158,7 @@ LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module")
 
 
 def parse_kernel_log(text: str, source: str, first: int) -> Rig:
+    text = from_journal_json(text)
     events, n = parse_log(text, first_line=first)
     loading = LOADING.search(text)
     return kernel_rig(events, n, source, first, loading.group(0) if loading else None)
@@ -183,7 +188,46 @@ def parse_fabric_manager_output(text: str, source: str, first: int) -> Rig:
     rig = Rig()
     rig.fabric = parse_fabric_manager(text)
     rig.origins["fabric.manager_state"] = f"{source}:{first}"
+    sxids = fm_sxids(text, first)
+    if sxids:  # the NVSwitch errors the fabric manager logged, judged as the kernel's SXid lines are
+        rig.kernel = KernelLog(source="imported", lines_read=text.count("\n") + 1, events=sxids)
+        rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
+        rig.origins["kernel.events"] = f"{source}:{first}"
     return rig
+
+
+# the fabric manager log's own report of an NVSwitch error (the gpud project's recorded fabricmanager.log):
+# "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci bus
+# id 00000000:86:00.0 physical id 3 port 61"
+_FM_SXID = re.compile(
+    r"^\s*(?:\[([A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+)\]\s*)?.*?\bdetected NVSwitch (fatal|non-fatal) error (\d{1,6})\b"
+    r"(?:.*?\bpci bus id ((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]))?(?:.*?\bport (\d{1,3}))?",
+    re.IGNORECASE,
+)
+
+
+def fm_sxids(text: str, first: int) -> list[facts.KernelEvent]:
+    """The SXid events of a fabric manager log: each "detected NVSwitch fatal|non-fatal error N" line, its switch
+    by PCI bus id, its port as the link, and its fatality in the words of a kernel SXid line."""
+    out = []
+    for n, line in enumerate(text.splitlines()):
+        m = _FM_SXID.match(line)
+        if m is None:
+            continue
+        when, fatality, code, bus, port = m.groups()
+        said = "Fatal" if fatality.lower() == "fatal" else "Non-fatal"
+        link = f", Link {port}" if port else ""
+        out.append(
+            facts.KernelEvent(
+                kind="sxid",
+                code=int(code),
+                bus_id=normalise_bus_id(bus) if bus else None,
+                time=when,
+                text=f"{said}{link} logged by the fabric manager",
+                line=first + n,
+            )
+        )
+    return out
 
 
 def parse_fabric_manager(text: str) -> Fabric:
@@ -378,6 +422,8 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
     if part.network.rdma_ports is not None:
         have = {(p.device, p.port) for p in target.network.rdma_ports or []}
         new = [p for p in part.network.rdma_ports if (p.device, p.port) not in have]
+        if have and all(interface_only(p) for p in new):
+            new = []  # beside a port lister (ibstat, ibv_devinfo, ...), ibdev2netdev adds no stateless port
         target.network.rdma_ports = (target.network.rdma_ports or []) + new
         if "rdma_ports" in part.network.unavailable:
             target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]

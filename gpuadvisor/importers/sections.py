@@ -12,13 +12,15 @@ import re
 
 from gpuadvisor.importers.registry import BY_KIND, FORMATS
 from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.sift import Sift, sift
 from gpuadvisor.importers.values import is_elision
 
 
-def _start_kind(lines: list[str], i: int, current: Section | None) -> str | None:
+def _start_kind(lines: list[str], i: int, current: Section | None, sifted: Sift) -> str | None:
     if current is not None and current.kind in BY_KIND and BY_KIND[current.kind].ends is not None:
         return None  # an output that runs to its closing line (XML, JSON)
-    return next((f.kind for f in FORMATS if f.starts is not None and f.starts(lines, i, current)), None)
+    rows = FORMATS if current is None else sifted.rows(lines[i])  # inside an output: the rows this line could start
+    return next((f.kind for f in rows if f.starts is not None and f.starts(lines, i, current)), None)
 
 
 _FENCE = re.compile(r"^\s*`{3,}\s*$")
@@ -30,6 +32,7 @@ def split_sections(text: str) -> list[Section]:
     sections: list[Section] = []
     current: Section | None = None
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
+    sifted = sift(text)
     for i, line in enumerate(lines):
         if current is not None and current.kind != "_after" and _FENCE.match(line):
             # a markdown fence closes the output it wraps; one that ends the text closes it where the paste ended
@@ -37,7 +40,7 @@ def split_sections(text: str) -> list[Section]:
             current.cut = current.cut or (i == last_shown and current is sections[-1] and bool(current.lines))
             current = Section(kind="_after", start=i + 2)
             continue
-        kind = _start_kind(lines, i, current)
+        kind = _start_kind(lines, i, current, sifted)
         if kind is not None:
             current = Section(kind=kind, start=i + 1, context=lines[max(0, i - 8) : i])
             sections.append(current)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
-from gpuadvisor.facts import Finding, Rig
+from gpuadvisor import catalog
+from gpuadvisor.facts import Finding, Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
 from gpuadvisor.rules.registry import rule
@@ -24,13 +26,32 @@ def _nvswitch(rig: Rig) -> bool:
     )
 
 
+# brands sold only as PCIe cards (consumer and workstation): never on an NVSwitch baseboard, whose GPUs are SXM modules
+_CARD_BRANDS = re.compile(r"\b(?:GeForce|TITAN|Quadro|RTX|PCIe)\b", re.IGNORECASE)
+
+
+# the smallest GPU on an NVSwitch baseboard: V100 SXM3 32 GB (DGX-2/HGX-2); HGX A100 40/80 GB, H100 and later more
+_SWITCHED_MIN_BYTES = 30 * 2**30
+
+
+def _card(gpu: Gpu) -> bool:
+    """A GPU that is no NVSwitch baseboard's SXM module: by the catalog's form factor, by its brand (a name
+    nvidia-smi cut short), or by a memory smaller than any such module's."""
+    spec = catalog.find_gpu(gpu.name)
+    if spec is not None:
+        return spec.form_factor != "sxm"
+    small = gpu.memory_total_bytes is not None and gpu.memory_total_bytes < _SWITCHED_MIN_BYTES
+    return small or bool(gpu.name and _CARD_BRANDS.search(gpu.name))
+
+
 def _no_nvswitch(rig: Rig) -> bool:
-    """The box has no NVSwitch, by the fabric manager's own word (NV_WARN_NOTHING_TO_DO) or by GPUs whose NVLinks
-    were read and end on none."""
+    """The box has no NVSwitch, by the fabric manager's own word (NV_WARN_NOTHING_TO_DO), by GPUs whose NVLinks
+    were read and end on none, or by GPUs that are all cards (NVSwitch baseboards carry SXM modules only)."""
     if rig.fabric.nvswitches is False:
         return True
-    read = [g for g in rig.gpus if g.nvlinks]
-    return bool(rig.gpus) and len(read) == len(rig.gpus) and not _nvswitch(rig)
+    if _nvswitch(rig) or not rig.gpus:
+        return False
+    return all(g.nvlinks for g in rig.gpus) or all(_card(g) for g in rig.gpus)
 
 
 @rule("GA809", "fabric-not-ready", area="nvlink", severity="fail")

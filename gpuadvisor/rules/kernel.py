@@ -102,6 +102,19 @@ XID31_FIX = (
 )
 
 
+# Our reading, beside the catalog's (RESTART_APP for 13 and 31): the same application fault on several GPUs of the
+# node in one log is a multi-GPU job's fault at least, and it can wedge the node (the job hangs until a reboot), so it
+# warns and asks for the node to be checked once the job is restarted.
+ACROSS_GPUS = (
+    "the same fault on {n} GPUs of this node: a multi-GPU job's fault at the least (NVIDIA's Xid catalog: restart "
+    "the application), and one that can leave the node hung"
+)
+ACROSS_GPUS_FIX = (
+    "; it hit {n} GPUs of the node: if the job or nvidia-smi hangs, reboot the node, and test its GPUs (dcgmi diag "
+    "-r 3) before more jobs land on it"
+)
+
+
 def _processes(evs: list[KernelEvent]) -> set[str]:
     """The distinct processes the events name: by name where given, else by pid."""
     return {e.process or f"pid {e.pid}" for e in evs if e.process or e.pid is not None}
@@ -134,7 +147,8 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         recovery action it names. An event older than xid_recent_hours is one step lower; xid_repeat_count
         of the same Xid on a GPU raises a warning to a failure. Xid 31 from xid_repeat_count different processes
         (by name, else by pid) on one GPU warns: the catalog's workflow investigates the GPU when the fault
-        persists across applications. A number missing from the catalog warns.
+        persists across applications. Xid 13 or 31 on xid_repeat_count GPUs or more of the log warns (a fault
+        across the node's GPUs, which can leave the node hung). A number missing from the catalog warns.
     Source
         NVIDIA Xid Catalog, "Analyzing Xid Errors with the Xid Catalog" (docs.nvidia.com/deploy/xid-errors/
         analyzing-xid-catalog.html), Table 1: Resolution Bucket (Immediate / Investigatory Action).
@@ -148,6 +162,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         yield groups
         return
     logged = {code for _, code in groups}
+    on_gpus = {code: len({bus for bus, c in groups if c == code}) for code in logged}
     for (_, code), evs in sorted(
         groups.items(), key=lambda kv: (kv[1][0].gpu_index is None, kv[1][0].gpu_index or 0, kv[0])
     ):
@@ -167,6 +182,10 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if code == 31 and severity == "info" and len(_processes(evs)) >= ctx.t("xid_repeat_count"):
             severity = "warn"  # the same MMU fault from several applications follows the GPU, not one job
             notes.append(f"from {len(_processes(evs))} different processes: {XID31_ACROSS}")
+        across = code in (13, 31) and severity == "info" and on_gpus[code] >= ctx.t("xid_repeat_count")
+        if across:
+            severity = "warn"
+            notes.append(ACROSS_GPUS.format(n=on_gpus[code]))
         what = f"{x.description} ({x.mnemonic})" if x else "not in NVIDIA's Xid catalog"
         if code == 154:
             action = recovery_action(last.text)
@@ -186,7 +205,9 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             + (f" ({', '.join(notes)})" if notes else "")
         )
         fix = _xid_fix(x, severity, causes, logged)
-        if code == 31 and severity == "warn":
+        if across:
+            fix += ACROSS_GPUS_FIX.format(n=on_gpus[code])
+        elif code == 31 and severity == "warn":
             fix += XID31_FIX
         yield ctx.finding(
             msg,

@@ -54,7 +54,11 @@ def render_beyond(rig: Rig, section: Any) -> list[str]:
             for p in ports
         )
         lines.append(f"  RDMA ports ({len(ports)}): " + "; ".join(f"{n}x {s} {r} {ll}" for (s, r, ll), n in by.items()))
-        odd = [f"{p.device}/{p.port} {p.state} {p.phys_state or ''}".strip() for p in ports if p.state != "ACTIVE"]
+        odd = [  # a port whose state is unknown is not listed as not active
+            f"{p.device}/{p.port} {p.state} {p.phys_state or ''}".strip()
+            for p in ports
+            if p.state not in ("ACTIVE", None)
+        ]
         if odd:
             lines.append("      not active: " + ", ".join(odd))
     redirect = [a.bus_id or "?" for a in net.acs or [] if a.control.get("ReqRedir") or a.control.get("CmpltRedir")]

@@ -1,0 +1,131 @@
+"""Which lines could start an output: the section splitter's cheap pre-filter.
+
+Trying every row's detector on every line made a 1M-line ibstat paste cost half a minute. Each row below names
+what a line must hold for that row's detector to fire on it, read off the detector itself: a necessary condition,
+never a sufficient one (the detector still decides). A line that holds none of them is tried only by the rows not
+listed here, so the split is the same as trying every detector, at the cost of one regular expression per line.
+Inside no output yet (``current`` is None) every detector is tried: some start a paste on any log line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gpuadvisor.importers import (
+    beyond,
+    beyond_tools,
+    collect_env,
+    nccl,
+    smi_query,
+)
+from gpuadvisor.importers.registry import FORMATS, Format
+
+# a word each of the kernel log's signs (probes/kmsg_signs.py's SIGN_RE) holds
+SIGNS = (
+    *("RmInitAdapter failed", "NV_ERR_RESET_REQUIRED", "eset ", "eartbeat timed out", "rpcSendMessage failed"),
+    *("Timeout waiting for RPC from GSP", "PCIe Bus Error: severity=", "AER: can't recover", ": Link ", " carrier"),
+)
+
+_SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
+
+
+def _words(*words: str) -> str:
+    return "|".join(re.escape(w) for w in words)
+
+
+_LOWER = "(?#lower-cased)"  # a part tried on the line lower-cased (cheaper than a case-blind match)
+_GPU_KEY = _LOWER + r"^\s*(?:" + _words(*sorted(smi_query._GPU_KEYS, key=len, reverse=True)) + r")(?:\s+:(?:\s|$)|\s*$)"
+_SPACE = r"^\s*"  # parts after it hold after the line's indent, if any
+# What a line must hold for each row's detector to fire on it inside another output (see the module's text), read
+# off the detector: parts that begin with _SPACE hold after the indent, those with "^" at the start, those with
+# _LOWER at the start of the line lower-cased, the others anywhere in it. A part may be looser than the detector's
+# own expression (a word of it, its case aside): it must never be stricter.
+NEEDS: dict[str, tuple[str, ...]] = {
+    "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY),
+    "smi-xml": (_SPACE + "<",),
+    "topo-m": (_SPACE + "GPU0",),
+    "nvlink": (r"^GPU \d",),
+    "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM"), r"^\W*Unable to "),  # a table row has its "|" cells
+    "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
+    "collect-env": (_words(*collect_env._START), _SPACE + "GPU "),
+    # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
+    "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
+    # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
+    "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d"),
+    "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
+    "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
+    "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
+    # the signs' own words, their case and word bounds aside
+    "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS),),
+    "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
+    "ibv-devinfo": (r"^hca_id:",),
+    "ibstatus": (r"^Infiniband device '",),
+    "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond._FM_WORDS)),
+    "smi-fabric": (_SPACE + r"Fabric\s*$",),
+    "smi-lost": (r"^\W*Unable to d",),
+    "rdma-link": (_SPACE + r"link\s",),
+    "lsmod": (_SPACE + r"(?:Module\s|filename:)", f"^(?:{_words(*beyond_tools.OF_INTEREST)})", "lsmod"),
+    "nccl-debug": (_SPACE + r"#\s*Rank", "NCCL"),
+    "perfquery": (_SPACE + "# Port ",),
+    "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
+    "ibdev2netdev": (" port ",),
+    "fio-json": (_SPACE + r"\{",),
+    "fio": (r": \((?:g=|groupid=)", r"^fio-\d"),
+    "lsblk-json": (_SPACE + r"\{",),
+    "lsblk": (_SPACE + r"NAME\s",),
+    "nvme-list-json": (_SPACE + r"\{",),
+    "nvme-list": (_SPACE + r"Node\s",),
+}
+
+
+@dataclass(frozen=True)
+class _Test:
+    """Parts of conditions as three expressions: at the line's start, anywhere in it, at the start lower-cased (None:
+    no part of that kind)."""
+
+    at: re.Pattern[str] | None
+    anywhere: re.Pattern[str] | None
+    low: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, parts: Iterable[str]) -> _Test:
+        parts = list(dict.fromkeys(parts))
+        low = [p.removeprefix(_LOWER) for p in parts if p.startswith(_LOWER)]
+        indented = [p.removeprefix(_SPACE) for p in parts if p.startswith(_SPACE)]
+        at = [p for p in parts if p.startswith("^") and not p.startswith(_SPACE)]
+        at += [_SPACE + "(?:" + "|".join(indented) + ")"] if indented else []
+        anywhere = [p for p in parts if not p.startswith(("^", _LOWER))]
+        return cls(*(re.compile("|".join(f"(?:{p})" for p in x)) if x else None for x in (at, anywhere, low)))
+
+    def holds(self, line: str) -> bool:
+        return bool(
+            (self.at is not None and self.at.match(line))
+            or (self.anywhere is not None and self.anywhere.search(line))
+            or (self.low is not None and self.low.match(line.lower()))
+        )
+
+
+_ANY = _Test.of(p for parts in NEEDS.values() for p in parts)
+_BY_KIND = {kind: _Test.of(parts) for kind, parts in NEEDS.items()}
+
+
+@dataclass(frozen=True)
+class Sift:
+    """The rows tried on a line no row's condition holds for (``always``), in the rows' order."""
+
+    always: tuple[Format, ...]
+
+    def rows(self, line: str) -> tuple[Format, ...]:
+        """The rows to try on ``line`` inside an output, in the rows' order: ``always``, and those whose condition
+        the line holds."""
+        if not _ANY.holds(line):
+            return self.always
+        return tuple(f for f in FORMATS if f in self.always or (f.kind in _BY_KIND and _BY_KIND[f.kind].holds(line)))
+
+
+def sift(text: str) -> Sift:
+    """The pre-filter for ``text``: a ``--query-gpu`` command makes its CSV's one-field header (no comma) a start."""
+    untested = {"smi-csv"} if "query-gpu" in text else set()
+    return Sift(tuple(f for f in FORMATS if f.starts is not None and (f.kind not in NEEDS or f.kind in untested)))
