@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuadvisor import rules
+from gpuadvisor.facts import Rig
 from gpuadvisor.importers import import_texts
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -30,3 +32,35 @@ def test_smi_q_attached_gpus_over_one_cut_record_counts_them_all() -> None:
         assert rig.gpus[0].bus_id == bus
         assert all(g.bus_id is None and g.name is None and g.uuid is None for g in rig.gpus[1:])
         assert not any("not recognised" in p for p in rig.problems)
+
+
+# lspci's NVIDIA functions, written by hand in lspci's format (pci.ids names GH100 '[H100 SXM5 80GB]')
+LSPCI = """
+$ lspci | grep -i nvidia
+{0} 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
+{1} 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)
+"""
+
+
+def _codes(rig: Rig) -> dict[str, str]:
+    return {f.code: f.severity for f in rules.evaluate(rig) if f.severity != "not-checked"}
+
+
+def test_cut_smi_table_beside_lspci_is_no_lost_gpu() -> None:
+    # https://github.com/google/gvisor/issues/10413: a table pasted up to GPU 0's block, no Processes table below
+    paste = (CORPUS / "s8-smi" / "smi_2xh100-cut-second-row_thundergolfer.txt").read_text().splitlines()
+    text = "\n".join(paste[:11]) + "\n" + LSPCI.format("04:00.0", "05:00.0")
+    rig = import_texts([("cut.txt", text)])
+    assert [g.bus_id for g in rig.gpus] == ["0000:04:00.0"]
+    assert (
+        rig.node.nvidia_pci_functions is None and "not shown to its end" in rig.node.unavailable["nvidia_pci_functions"]
+    )
+    assert "GA810" not in _codes(rig)
+
+
+def test_whole_smi_table_beside_lspci_still_finds_the_lost_gpu() -> None:
+    # a table shown to its end (its Processes table below it) lists every GPU the driver has
+    table = (CORPUS / "captures" / "lx_h100-80gb-hbm3__590.48.01.plain.txt").read_text()
+    rig = import_texts([("whole.txt", table + LSPCI.format("00:09.0", "00:0a.0"))])
+    assert rig.node.nvidia_pci_functions == ["0000:00:09.0", "0000:00:0a.0"]
+    assert _codes(rig).get("GA810") == "fail"

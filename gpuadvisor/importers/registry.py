@@ -157,7 +157,7 @@ FORMATS: tuple[Format, ...] = (
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `WARNING: infoROM is corrupted ...`)",
            smi_summary.starts, _summary, _add, 2,
-           extras=beyond.add_processes),
+           extras=beyond.add_processes, finish=smi_summary.finish),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
            "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells, or (under its "
            "`nvidia-smi --query-gpu=...` command) a one-field header, or its rows alone (`noheader`)",
