@@ -64,3 +64,12 @@ def test_whole_smi_table_beside_lspci_still_finds_the_lost_gpu() -> None:
     rig = import_texts([("whole.txt", table + LSPCI.format("00:09.0", "00:0a.0"))])
     assert rig.node.nvidia_pci_functions == ["0000:00:09.0", "0000:00:0a.0"]
     assert _codes(rig).get("GA810") == "fail"
+
+
+def test_topo_row_ending_the_paste_after_its_cpu_list_keeps_the_cpu_affinity() -> None:
+    # https://github.com/sgl-project/sglang/issues/10216: check_env's topology ends in GPU0's row after its NUMA
+    # cell: '0-47,96-143' can only be the CPU Affinity cell, so the cells are in column order, the last one cut
+    path = CORPUS / "s9-collect-env" / "sglang-check-env-8xh100-topo-cut-row0_zhaotyer.txt"
+    rig = import_texts([(path.name, path.read_text())])
+    assert rig.gpus[0].cpu_affinity == "0-47,96-143"
+    assert rig.gpus[0].numa_node is None  # the row's last cell may be cut short: not read
