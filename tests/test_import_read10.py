@@ -73,3 +73,24 @@ def test_topo_row_ending_the_paste_after_its_cpu_list_keeps_the_cpu_affinity() -
     rig = import_texts([(path.name, path.read_text())])
     assert rig.gpus[0].cpu_affinity == "0-47,96-143"
     assert rig.gpus[0].numa_node is None  # the row's last cell may be cut short: not read
+
+
+def test_a_launcher_prefix_on_every_line_is_read_through() -> None:
+    # a captured nvidia-smi table under the prefixes launchers document: kubectl logs --timestamps (RFC 3339 with
+    # nanoseconds), mpirun --tag-output ('[job,rank]<stdout>:'), pdsh ('host: ')
+    table = (CORPUS / "captures" / "lx_h100-80gb-hbm3__590.48.01.plain.txt").read_text()
+    for prefix in ("2024-05-01T12:00:00.123456789Z ", "[1,0]<stdout>:", "node01: "):
+        text = "".join(prefix + x for x in table.splitlines(keepends=True))
+        rig = import_texts([("p.txt", text)])
+        assert [(g.name, g.bus_id) for g in rig.gpus] == [("NVIDIA H100 80GB HBM3", "0000:00:09.0")], prefix
+        assert rig.software.driver_version == "590.48.01"
+        assert any("read without it" in p for p in rig.problems)
+
+
+def test_two_hosts_lines_and_kernel_logs_keep_their_prefixes() -> None:
+    from gpuadvisor.importers.prefixed import strip_prefix
+
+    two = "node01: GPU 0: NVIDIA H100 80GB HBM3\nnode02: GPU 0: NVIDIA H100 80GB HBM3\n"
+    assert strip_prefix(two) == (two, None)
+    log = "2024-05-01T12:00:00+0000 gpu01 kernel: NVRM: Xid (PCI:0000:04:00): 79\n" * 2
+    assert strip_prefix(log) == (log, None)
