@@ -79,7 +79,7 @@ def test_a_launcher_prefix_on_every_line_is_read_through() -> None:
     # a captured nvidia-smi table under the prefixes launchers document: kubectl logs --timestamps (RFC 3339 with
     # nanoseconds), mpirun --tag-output ('[job,rank]<stdout>:'), pdsh ('host: ')
     table = (CORPUS / "captures" / "lx_h100-80gb-hbm3__590.48.01.plain.txt").read_text()
-    for prefix in ("2024-05-01T12:00:00.123456789Z ", "[1,0]<stdout>:", "node01: "):
+    for prefix in ("2024-05-01T12:00:00.123456789Z ", "[2024-05-01 12:00:00] ", "[1,0]<stdout>:", "node01: "):
         text = "".join(prefix + x for x in table.splitlines(keepends=True))
         rig = import_texts([("p.txt", text)])
         assert [(g.name, g.bus_id) for g in rig.gpus] == [("NVIDIA H100 80GB HBM3", "0000:00:09.0")], prefix

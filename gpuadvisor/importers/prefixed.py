@@ -9,8 +9,8 @@ import re
 
 _PREFIXES = (
     ("mpirun --tag-output", re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")),
-    ("timestamps", re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ")),
-    ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}): ")),
+    ("timestamps", re.compile(r"^(\[)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?(1)\]) ?")),
+    ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62}): ")),  # node01, gpu-3 (a word with a digit)
 )
 _KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")
 
@@ -19,7 +19,7 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
     """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was."""
     lines = text.splitlines(keepends=True)
     shown = [x for x in lines if x.strip()]
-    if len(shown) < 2 or any(_KERNEL.search(x) for x in shown):
+    if len(shown) < 3 or any(_KERNEL.search(x) for x in shown):
         return text, None
     for what, pattern in _PREFIXES:
         found = [pattern.match(x) for x in shown]

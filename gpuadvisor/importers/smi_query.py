@@ -456,20 +456,20 @@ _ATTACHED = re.compile(r"^\s*Attached GPUs\s*:\s*(\d{1,3})\s*$", re.M)
 
 
 def add_unshown(rig: Rig, text: str, source: str, first_line: int) -> None:
-    """A ``-q`` whose "Attached GPUs" is more than the records it shows, cut short (no ``-i`` above it): the GPUs
-    past the last record shown are there, numbered after it, with no fact of theirs known (a GPU not shown is not
-    a GPU lost). Only when the shown records are nvidia-smi's first ones, 0 to N-1, in order."""
+    """A ``-q`` whose "Attached GPUs" is more than the records it shows, cut short (no ``-i`` above it): the GPUs not
+    shown are there, numbered after those shown, with no fact of theirs known (a GPU not shown is not a GPU
+    lost). Only when the records shown are nvidia-smi's first ones, 0 to N-1."""
     m = _ATTACHED.search(text)
     count = int(m.group(1)) if m else None
     shown = len(rig.gpus)
     if m is None or count is None or not 0 < shown < count or [g.index for g in rig.gpus] != list(range(shown)):
         return
-    rig.gpus += [Gpu(index=i) for i in range(shown, count)]
+    rest = list(range(shown, count))
+    rig.gpus += [Gpu(index=i) for i in rest]
     line = first_line + text[: m.start()].count("\n")
     rig.problems.append(
-        f"{source}: line {line}: "
-        f"'Attached GPUs : {count}' but {shown} record(s) shown: GPUs {shown}-{count - 1} are counted, "
-        "their facts not shown"
+        f"{source}: line {line}: 'Attached GPUs : {count}' but {shown} record(s) shown: GPU(s) "
+        f"{', '.join(map(str, rest))} counted, their facts not shown"
     )
 
 
