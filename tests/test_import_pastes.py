@@ -165,7 +165,8 @@ A100_Q = "smi-q_a100-no-banner-elided.txt"
 
 def test_smi_q_without_banner_and_elided() -> None:
     rig = import_files([SAMPLES / A100_Q])
-    (g,) = rig.gpus
+    g, *rest = rig.gpus  # 'Attached GPUs : 8': the seven not shown are counted, none of their facts known
+    assert [x.index for x in rest] == list(range(1, 8)) and all(x.name is None and x.bus_id is None for x in rest)
     assert (g.name, g.bus_id) == ("NVIDIA A100-SXM4-80GB", "0000:10:1c.0")
     assert (g.ecc_errors_corrected_volatile, g.ecc_errors_corrected_aggregate, g.ecc_errors_uncorrected_volatile) == (
         177,

@@ -324,6 +324,18 @@ def context_bus(context: list[str] | None) -> tuple[str, str] | None:
     return (bus, line.strip()) if bus else None
 
 
+# Words a note on the ``lspci -s BUS`` line uses for a port ("# lspci -vvv -s 00:01.1  (upstream bridge of 01:00.0)").
+_PORT_NOTE = re.compile(r"\b(?:bridge|root[- ]port|root complex|downstream port|upstream port|switch port)\b", re.I)
+
+
+def _names_a_port(line: str) -> bool:
+    """Whether the note after a ``lspci -s BUS`` command calls that device a port (a GPU named first is not)."""
+    m = _S_BUS.search(line)
+    note = line[m.end() :] if m else ""
+    hit = _PORT_NOTE.search(note)
+    return hit is not None and not re.search(r"\bGPU\b", note[: hit.start()])
+
+
 def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
     """Facts from ``lspci -vv``: each NVIDIA GPU (no index: matched to others by bus id) with its path.
     ``context``: the lines above it; a ``lspci -s BUS`` command there names the device of lines grepped
@@ -338,6 +350,12 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
     named = [d for d in devices if not d.fragment]
     above: dict[int, list[PcieHop]] = {}  # fragment device -> the port above it, when grepped with it
     named_by = context_bus(context)
+    if not named and named_by and _names_a_port(named_by[1]):
+        rig.problems.append(
+            f"{source}: line {first_line}: lines grepped without their device line, after {named_by[1][:80]!r}: "
+            f"that line calls {named_by[0]} a port, not a GPU: its link is not read as a GPU's"
+        )
+        return rig
     if not named:  # only grepped lines: keep their link facts on a device whose identity is not shown
         gpus, above = _fragment_devices(devices, source, rig)
         if named_by and gpus:

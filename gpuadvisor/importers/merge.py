@@ -23,6 +23,7 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.machines import one_machine, split
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
+from gpuadvisor.importers.prefixed import strip_prefix
 from gpuadvisor.importers.registry import BY_KIND, STORAGE, recognised
 from gpuadvisor.importers.sanity import drop_implausible
 from gpuadvisor.importers.section import Section
@@ -101,6 +102,7 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
     A text is refused only when nothing in it is read: no output recognised (an error naming its first line),
     or none of those recognised could be read (the first one's error). Otherwise an output that cannot be read,
     and each range of lines no output claims, is listed as a note with its line numbers (``Part.notes``)."""
+    text, prefix = strip_prefix(text)
     text, again = _once(text)
     sections = split_sections(text)
     if not sections:
@@ -134,6 +136,8 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
     said = {int(n) for p in parts for x in p.rig.problems for n in re.findall(r"\bline (\d{1,9})\b", x)}
     spans = unread(text, sections, said)
     notes += [f"{source}: {span}: not recognised, not read (it starts {sample!r})" for span, sample in spans]
+    if prefix:
+        notes.append(f"{source}: every line starts with {prefix} (a launcher's or log's prefix): read without it")
     parts[0].notes.extend(notes)
     return parts
 

@@ -83,6 +83,8 @@ def _smi_q(section: Section, source: str, filename: str) -> Part:
     if hint is not None and len(rig.gpus) == 1:
         rig.gpus[0].index = hint[0]
         rig.problems.append(f"{source}: line {section.start}: after {hint[1][:80]!r}: its one GPU is GPU {hint[0]}")
+    elif hint is None:  # -i N asked for one GPU: the others are not part of what was asked
+        smi_query.add_unshown(rig, section.text, source, section.start)
     return Part(section.kind, source, section.start, rig)
 
 
@@ -156,7 +158,7 @@ FORMATS: tuple[Format, ...] = (
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `WARNING: infoROM is corrupted ...`)",
            smi_summary.starts, _summary, _add, 2,
-           extras=beyond.add_processes),
+           extras=beyond.add_processes, finish=smi_summary.finish),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
            "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells, or (under its "
            "`nvidia-smi --query-gpu=...` command) a one-field header, or its rows alone (`noheader`)",

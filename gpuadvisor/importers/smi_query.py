@@ -452,6 +452,27 @@ def _check_count(rig: Rig, root: Node, xml: bool, source: str, elided: str | Non
         )
 
 
+_ATTACHED = re.compile(r"^\s*Attached GPUs\s*:\s*(\d{1,3})\s*$", re.M)
+
+
+def add_unshown(rig: Rig, text: str, source: str, first_line: int) -> None:
+    """A ``-q`` whose "Attached GPUs" is more than the records it shows, cut short (no ``-i`` above it): the GPUs not
+    shown are there, numbered after those shown, with no fact of theirs known (a GPU not shown is not a GPU
+    lost). Only when the records shown are nvidia-smi's first ones, 0 to N-1."""
+    m = _ATTACHED.search(text)
+    count = int(m.group(1)) if m else None
+    shown = len(rig.gpus)
+    if m is None or count is None or not 0 < shown < count or [g.index for g in rig.gpus] != list(range(shown)):
+        return
+    rest = list(range(shown, count))
+    rig.gpus += [Gpu(index=i) for i in rest]
+    line = first_line + text[: m.start()].count("\n")
+    rig.problems.append(
+        f"{source}: line {line}: 'Attached GPUs : {count}' but {shown} record(s) shown: GPU(s) "
+        f"{', '.join(map(str, rest))} counted, their facts not shown"
+    )
+
+
 _I_FLAG = re.compile(r"\bnvidia-smi\b.*?\s(?:-i|--id)(?:\s+|=)(\d{1,2})(?=\s|$)")
 
 
@@ -579,6 +600,8 @@ def starts_q(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     if _Q_TOP.match(line) or _Q_GPU.match(line):
         return any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3])
+    if _ATTACHED.match(line):  # the paste starts at 'Attached GPUs : 8', its GPU records below
+        return any(_Q_GPU.match(x) for x in lines[i + 1 : i + 3])
     return _starts_fragment(lines, i)
 
 

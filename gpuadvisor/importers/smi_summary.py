@@ -240,6 +240,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
             _second_row(rig, gpu, cells, source, lineno)
         elif row == 3:
             gpu.mig_mode = v.enabled(cells[2].strip())
+    rows = bool(rig.gpus)  # GPUs read from the table's rows (not from nvidia-smi's messages)
     said = _messages(rig, [(first_line - len(context or []) + k, x) for k, x in enumerate(context or [])], source)
     said |= _messages(rig, [(first_line + k, x) for k, x in enumerate(lines)], source)
     if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines) and not said:
@@ -251,7 +252,29 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     ctx = context or []
     before = [(first_line - len(ctx) + k, line) for k, line in enumerate(clean_lines("\n".join(ctx)))] if ctx else []
     _lost_gpus(rig, before + [(first_line + k, line) for k, line in enumerate(lines)], source)
+    if rows and not any(_PROCESSES.search(x) for x in lines):
+        end = max((i for i, x in enumerate(lines) if x.strip().startswith(("|", "+"))), default=last_shown)
+        rig.problems.append(f"{source}: line {first_line + end}: {NOT_TO_ITS_END}")
     return rig
+
+
+# nvidia-smi prints its processes table after the GPUs' ("Processes:"; 331 and older: "Compute processes:")
+_PROCESSES = re.compile(r"^\|\s*(?:Compute )?[Pp]rocesses:|No running (?:compute )?processes found")
+NOT_TO_ITS_END = "nvidia-smi's table is not shown to its end (no Processes table below it): it may hold only some GPUs"
+
+
+def finish(rig: Rig) -> None:
+    """After the merge: a GPU lspci lists that a table not shown to its end leaves out is not shown, not lost."""
+    pci = rig.node.nvidia_pci_functions
+    if pci is None or not any(NOT_TO_ITS_END in p for p in rig.problems):
+        return
+    if set(pci) <= {g.bus_id for g in rig.gpus}:
+        return
+    rig.node.nvidia_pci_functions = None
+    rig.origins.pop("node.nvidia_pci_functions", None)
+    rig.node.unavailable["nvidia_pci_functions"] = (
+        f"lspci lists {len(pci)} NVIDIA GPU(s); nvidia-smi's table is not shown to its end (it may hold only some)"
+    )
 
 
 # its banner line, boxed, or copied without the box

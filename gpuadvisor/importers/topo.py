@@ -259,8 +259,14 @@ def _apart(t: _Table, label: str, body: list[str], lineno: int, source: str) -> 
 
 def _stops_in_affinity(t: _Table, body: list[str], n_link: int, n_extra: int) -> bool:
     """A row whose link cells are all there but which stops inside its affinity columns, under rows that print all
-    of theirs: at the paste's end, it was cut there (its cells are in column order; the last one may be a stub)."""
-    return n_link < len(body) < n_link + n_extra and any(len(r[2]) == n_extra for r in t.rows)
+    of theirs, or whose first affinity cell can only be a CPU list ('0-47,96-143': not a blank CPU Affinity with
+    the NUMA cells after it): at the paste's end, it was cut there (its cells are in column order; the last one
+    may be a stub)."""
+    if not n_link < len(body) < n_link + n_extra:
+        return False
+    first = body[n_link]
+    cpu_list = t.extra_columns[:1] == ["CPU Affinity"] and bool(re.fullmatch(r"[\d,-]*[,-][\d,-]*", first))
+    return cpu_list or any(len(r[2]) == n_extra for r in t.rows)
 
 
 def _row_cells(

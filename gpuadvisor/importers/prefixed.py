@@ -1,0 +1,31 @@
+"""Outputs whose every line carries the same kind of prefix a launcher or log collector adds: ``mpirun
+--tag-output`` (``[1,0]<stdout>:``), ``kubectl logs --timestamps`` (``2024-05-01T12:00:00.123456789Z ``), ``pdsh``
+(``node01: ``). The prefix is taken off every line (line numbers kept) so that the output under it reads as
+printed. Kernel logs keep theirs: their readers use the timestamps."""
+
+from __future__ import annotations
+
+import re
+
+_PREFIXES = (
+    ("mpirun --tag-output", re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")),
+    ("timestamps", re.compile(r"^(\[)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?(1)\]) ?")),
+    ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62}): ")),  # node01, gpu-3 (a word with a digit)
+)
+_KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")
+
+
+def strip_prefix(text: str) -> tuple[str, str | None]:
+    """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was."""
+    lines = text.splitlines(keepends=True)
+    shown = [x for x in lines if x.strip()]
+    if len(shown) < 3 or any(_KERNEL.search(x) for x in shown):
+        return text, None
+    for what, pattern in _PREFIXES:
+        found = [pattern.match(x) for x in shown]
+        if not all(found):
+            continue
+        if what == "a host name" and len({m.group(1) for m in found if m}) != 1:
+            continue  # one host's lines only; several hosts' lines interleaved are not one output
+        return "".join(pattern.sub("", x, count=1) if x.strip() else x for x in lines), what
+    return text, None
