@@ -109,6 +109,21 @@ def ranking_sensitivity(rows: list[Row], need: Need) -> list[str]:
     return []
 
 
+def _gguf_note(engine: str, model_kw: dict[str, Any]) -> str:
+    """The GGUF file a layer-split engine reads for the weights asked for."""
+    from gpuadvisor.advisor.engines import weight_format
+    from gpuadvisor.plan.evaluate import SPLIT_ENGINE, split_weights
+
+    q = split_weights(SPLIT_ENGINE[engine], model_kw)
+    asked = model_kw.get("weight_quant")
+    label = weight_format(q).label if q != "none" else "GGUF F16"
+    return f"weights: {engine} reads GGUF files: " + (
+        f"--weights {asked} is served as {label} (about the same bits per weight)"
+        if asked
+        else f"{label}, the usual download"
+    )
+
+
 def run_plan(
     builds: list[Build],
     need: Need,
@@ -170,6 +185,8 @@ def run_plan(
                 "layer at once, so one stream speeds up with more GPUs"
             )
         )
+        if engine in LAYER_SPLIT_ENGINES:
+            assumptions.append(_gguf_note(engine, model_kw))
     adv = next((r.advice for r in rows if r.advice), None)
     if adv:
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
