@@ -7,9 +7,11 @@ from dataclasses import replace
 from gpuadvisor import catalog
 from gpuadvisor.advice_model import RigFit, SmallestRig
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor.enumeration import layouts
 from gpuadvisor.advisor.inference import pick_serving, serving_options
-from gpuadvisor.advisor.rigview import hypothetical
-from gpuadvisor.advisor.strategies import candidates, pick
+from gpuadvisor.advisor.memory import breakdown
+from gpuadvisor.advisor.rigview import RigView, hypothetical
+from gpuadvisor.advisor.strategies import _batch, candidates, engine_stack, pick
 from gpuadvisor.advisor.workload import Workload
 
 # Rig shapes tried, smallest first: one node of 1, 2, 4 or 8 GPUs, then 8-GPU nodes.
@@ -35,11 +37,31 @@ def _fits(spec: catalog.GpuSpec, per_node: int, nodes: int, w: Workload) -> tupl
         opts, _ = serving_options(view, w2)
         served = pick_serving(opts)
         return (served.name, None) if served else None
+    if not _may_fit(view, w2):
+        return None
     cands, _ = candidates(view, w2)
     best = pick(cands, view.total_gpus)
     if best is None or not best.with_margin:
         return None
     return best.name, round(best.memory.total_bytes)
+
+
+def _may_fit(view: RigView, w: Workload) -> bool:
+    """Whether some layout could fit with margin, by memory alone: each layout's breakdown with and without
+    activation checkpointing, as strategies.evaluate counts it (the stack's own state bytes, the layout's gradient
+    accumulation). False only where candidates() would find nothing with margin, without timing any of them."""
+    cap = view.cuda_memory_bytes
+    host_cap = view.host_memory_bytes * C.HOST_RAM_USABLE_FRACTION if view.host_memory_bytes else None
+    modes = {"full": (True,), "auto": (False, True)}.get(w.checkpointing, (False,))
+    for lay in layouts(view, w)[0]:
+        w2, _ = engine_stack(w, lay)
+        acc, _ = _batch(w2, lay.dp, view.total_gpus)
+        for recompute in modes:
+            mem = breakdown(w2, lay, recompute, acc, view.gpus_per_node, view.nodes)
+            host_ok = lay.offload == "none" or (host_cap is not None and mem.host_bytes <= host_cap)
+            if host_ok and mem.total_bytes <= cap and (cap - mem.total_bytes) / cap >= C.MARGIN_FRACTION:
+                return True
+    return False
 
 
 # The search depends on the workload alone (the catalog's rigs, not the scanned one): `plan` asks it once per
