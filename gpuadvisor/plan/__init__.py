@@ -143,10 +143,15 @@ def run_plan(
         own = replace(own, kwh_usd=own.kwh_usd if kwh_usd is None else kwh_usd, months=months or own.months)
     workload = workload_for(need, model_kw)
     cache: dict[str, Any] = {}
-    rows = [
-        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache, circuit=circuit)
-        for b in builds
-    ]
+    from gpuadvisor.advisor.search import smallest_only
+
+    with smallest_only():  # a row's reason names the smallest rig and its own GPU's, never the whole list
+        rows = [
+            evaluate_build(
+                b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache, circuit=circuit
+            )
+            for b in builds
+        ]
     rows = rank(rows)
     assumptions = [
         "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the "
@@ -196,7 +201,8 @@ def run_plan(
         else str(model_kw.get("model") or model_kw.get("params"))
     )
     lines, verdict = recommend(rows, need, own)
-    lines += ranking_sensitivity(rows, need)
+    with smallest_only():
+        lines += ranking_sensitivity(rows, need)
     options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
     if need.engine:
         options["engine"] = need.engine
