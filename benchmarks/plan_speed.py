@@ -47,7 +47,7 @@ def main() -> None:
             cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         print(
             f"  {label:32s} {statistics.median(times):6.2f} s  (min {min(times):.2f}, max {max(times):.2f}); "
-            f"CPU {statistics.median(cpus):.2f} s"
+            f"CPU {statistics.median(cpus):.2f} s (least {min(cpus):.2f})"
         )
     from gpuadvisor.catalog.platforms import load_prices
     from gpuadvisor.plan import Need, builtin_builds, run_plan
