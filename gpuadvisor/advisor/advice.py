@@ -17,6 +17,7 @@ from gpuadvisor.advice_model import (
 )
 from gpuadvisor.advisor import calibration as K
 from gpuadvisor.advisor import constants as C
+from gpuadvisor.advisor import engines as E
 from gpuadvisor.advisor import fitted, rigview
 from gpuadvisor.advisor import inference as I
 from gpuadvisor.advisor import strategies as S
@@ -157,6 +158,8 @@ def _assumptions(w: Workload, view: rigview.RigView, rates: Any = None) -> list[
             "with NCCL's latency per ring step; "
             "tensor-parallel, pipeline and offload traffic is not overlapped",
         ]
+    elif E.engine(w.engine).layer_split:
+        out += [E.split_assumption(E.engine(w.engine).label)]
     else:
         out += [
             f"vLLM takes {w.gpu_memory_utilization:.0%} (--gpu-memory-utilization) of the memory CUDA sees "

@@ -120,6 +120,82 @@ def default_max_batch(engine_name: str, cuda_memory_bytes: float, gpu_name: str)
     return (e.max_batch or None), e.max_batch_source
 
 
+# --weights of vLLM-class engines as the GGUF file a layer-split engine (llama.cpp, Ollama) reads at about the same
+# size: 4-bit AWQ/GPTQ as Q4_K_M (the usual 4-bit download), 8-bit as Q8_0, 16-bit as the F16 file.
+GGUF_FOR = {"awq": "q4_k_m", "gptq": "q4_k_m", "int8": "q8_0", "fp8": "q8_0"}
+
+
+def layer_split_quantization(engine_name: str, quantization: str | None) -> str | None:
+    """The weight format a layer-split engine serves for ``quantization`` (a GGUF type; None: its default)."""
+    if not engine(engine_name).layer_split or quantization is None:
+        return quantization
+    return GGUF_FOR.get(quantization, quantization)
+
+
+@dataclass(frozen=True)
+class SplitMemory:
+    """One GPU of a layer-split group (engines.toml [memory.layer_split]): the fullest GPU's weights, its KV cache
+    per token, the compute buffer and the CUDA context every GPU keeps."""
+
+    layers: int  # repeating layers on the fullest GPU
+    weights_bytes: float  # its layers and the output head
+    kv_bytes_per_token: float  # its layers' K and V
+    compute_bytes: float
+    context_bytes: float
+
+    def kv_budget(self, cuda_memory_bytes: float) -> float:
+        """What is left of the memory CUDA sees for the KV cache on that GPU."""
+        return cuda_memory_bytes - self.weights_bytes - self.compute_bytes - self.context_bytes
+
+
+def split_rule() -> dict[str, Any]:
+    return dict(_table()["memory"]["layer_split"])
+
+
+def split_assumption(label: str) -> str:
+    """What a layer-split engine's fit assumes, with its sources."""
+    r = split_rule()
+    return (
+        f"{label} holds on each GPU its share of whole layers of the GGUF file (split by memory, the output head on "
+        "the last GPU; the input embedding stays in host memory), their KV cache (context x --parallel slots, f16 "
+        "unless q8_0), a compute buffer of max(4·b·(1 + 4·hidden + ctx·(1 + heads)), 4·b·(hidden + vocab)) bytes at "
+        f"b = {r['ubatch']} (Ollama's estimate of llama.cpp's graph) and {r['cuda_context_mib']} MiB of CUDA context "
+        "(Ollama's per-GPU minimum): " + r["source"]
+    )
+
+
+def split_memory(
+    *,
+    layers: int,
+    layer_bytes: float,
+    head_bytes: float,
+    kv_layer_bytes_per_token: float,
+    hidden: int,
+    heads: int,
+    vocab: int,
+    context_tokens: int,
+    gpus: int,
+) -> SplitMemory:
+    """llama.cpp's memory on the fullest of ``gpus`` equal GPUs at ``context_tokens`` of KV cache (context x
+    slots). Its default split (src/llama-model.cpp, load_tensors) spreads the layers and the output as layers + 1
+    units by the GPUs' memory: layer i goes to the first GPU k with i / (layers + 1) < (k + 1) / gpus, the output
+    head to the last GPU."""
+    r = split_rule()
+    b = int(r["ubatch"])
+    g = max(1, gpus)
+    counts = [0] * g
+    for i in range(layers):
+        counts[min(g - 1, (i * g) // (layers + 1))] += 1
+    per_layer = layer_bytes + context_tokens * kv_layer_bytes_per_token
+    k = max(range(g), key=lambda k: counts[k] * per_layer + (head_bytes if k == g - 1 else 0.0))
+    n = counts[k]
+    head = head_bytes if k == g - 1 else 0.0
+    compute = max(4 * b * (1 + 4 * hidden + context_tokens * (1 + heads)), 4 * b * (hidden + vocab))
+    return SplitMemory(
+        n, n * layer_bytes + head, n * kv_layer_bytes_per_token, float(compute), r["cuda_context_mib"] * 2**20
+    )
+
+
 def checkpoint(hf_id: str | None, quantization: str, engine_name: str) -> str:
     """The model a launch line names: the Hugging Face id for 16-bit weights (and fp8, which vLLM and SGLang
     quantise as they load); a quantised checkpoint's path otherwise (AWQ, GPTQ and INT8 are made offline; GGUF

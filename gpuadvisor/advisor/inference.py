@@ -151,7 +151,9 @@ def weight_bytes(w: Workload) -> float:
 def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     """Per GPU, vLLM's own accounting (vllm/v1/worker/gpu_worker.py determine_available_memory): the KV cache gets
     gpu_memory_utilization × the CUDA-visible memory, less the weights/(t·p), the profile pass's activation peak
-    and the non-torch memory."""
+    and the non-torch memory. A layer-split engine (llama.cpp, Ollama) has its own rule: split_option."""
+    if E.engine(w.engine).layer_split:
+        return split_option(view, w, t, pp)
     a = w.arch
     weights = weight_bytes(w) / (t * pp)
     replicas = replica_count(view, w, t, pp)
@@ -178,6 +180,49 @@ def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
     nvlink = t == 1 or view.nvlink_groups_of(t)
     o = ServingOption(
         t, pp, weights, act, runtime, budget, kv_tok, need, view.memory_bytes, nvlink, tokens, seqs, kv_heads, reserved
+    )
+    o.replicas = replicas
+    return o
+
+
+def split_option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
+    """llama.cpp and Ollama on t x pp GPUs (engines.toml [memory.layer_split]): whole layers of the GGUF file on each
+    GPU, the output head on the last, the input embedding in host memory; each GPU keeps the compute buffer and
+    the CUDA context; the rest of what CUDA sees on the fullest GPU is its KV cache (f16, or q8_0 with an fp8
+    --kv-cache-dtype), for the context of every --parallel slot."""
+    a = w.arch
+    q = E.weight_format(w.weight_quantization)
+    head_bits = (q.bits if a.tied_embeddings else q.head_bits) or 16.0
+    kv = E.split_rule()["kv_q8_0_bytes"] if w.kv_cache_dtype == "fp8" else 2.0
+    replicas = replica_count(view, w, t, pp)
+    slots = per_replica(w, replicas)
+    m = E.split_memory(
+        layers=a.layers,
+        layer_bytes=a.layer_linear_params() * (q.bits or 16.0) / 8,
+        head_bytes=a.vocab * a.hidden * head_bits / 8,
+        kv_layer_bytes_per_token=2 * a.kv_heads * a.head_dim * kv,
+        hidden=a.hidden,
+        heads=a.heads,
+        vocab=a.vocab,
+        context_tokens=w.ctx * slots,
+        gpus=t * pp,
+    )
+    nvlink = t == 1 or view.nvlink_groups_of(t)
+    o = ServingOption(
+        t,
+        pp,
+        m.weights_bytes,
+        m.compute_bytes,
+        m.context_bytes,
+        m.kv_budget(view.cuda_memory_bytes),
+        m.kv_bytes_per_token,
+        w.ctx * slots * m.kv_bytes_per_token,
+        view.memory_bytes,
+        nvlink,
+        0,
+        slots,
+        float(a.kv_heads),
+        view.reserved_bytes,
     )
     o.replicas = replicas
     return o
@@ -272,7 +317,13 @@ def explain_serving(opts: list[ServingOption], chosen: ServingOption | None, w: 
             o.status = "pick"
             continue
         o.status = "rejected"
-        if o.kv_budget_bytes <= 0:
+        if o.kv_budget_bytes <= 0 and E.engine(w.engine).layer_split:
+            o.reason = (
+                f"the weights on the fullest GPU ({o.weights_bytes / gib:.1f} GiB), its compute buffer "
+                f"({o.activation_bytes / gib:.1f} GiB) and the CUDA context ({o.runtime_bytes / gib:.2f} GiB) leave "
+                f"no room for a KV cache in the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB CUDA sees"
+            )
+        elif o.kv_budget_bytes <= 0:
             o.reason = (
                 f"weights alone ({o.weights_bytes / gib:.1f} GiB per GPU) leave no room for a KV cache in "
                 f"{w.gpu_memory_utilization:.0%} of the {(o.capacity_bytes - o.reserved_bytes) / gib:.1f} GiB "

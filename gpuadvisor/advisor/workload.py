@@ -216,13 +216,21 @@ class Workload:
         as PyTorch leaves TF32 matmuls off by default (torch.backends.cuda.matmul.allow_tf32 = False)."""
         return self.precision
 
+    def weights_label(self) -> str:
+        """The served weights as asked: the precision's, or the quantised format's (engines.toml)."""
+        q = self.weight_quantization
+        if q == "none":
+            return f"{self.precision} weights"
+        label = E.weight_format(q).label
+        return label if label.endswith("weights") else f"{label} weights"
+
     def describe(self) -> str:
         p = self.params
         size = f"{p / 1e9:.2f}B" if p >= 1e9 else f"{p / 1e6:.0f}M"
         if self.task == "inference":
             return (
                 f"{self.model_label or self.arch.name} ({size} params), serving {self.concurrency} × {self.ctx} "
-                f"tokens, {self.precision} weights"
+                f"tokens, {self.weights_label()}"
             )
         tune = {
             "full": "full training",

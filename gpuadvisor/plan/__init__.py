@@ -109,6 +109,21 @@ def ranking_sensitivity(rows: list[Row], need: Need) -> list[str]:
     return []
 
 
+def _gguf_note(engine: str, model_kw: dict[str, Any]) -> str:
+    """The GGUF file a layer-split engine reads for the weights asked for."""
+    from gpuadvisor.advisor.engines import weight_format
+    from gpuadvisor.plan.evaluate import SPLIT_ENGINE, split_weights
+
+    q = split_weights(SPLIT_ENGINE[engine], model_kw)
+    asked = model_kw.get("weight_quant")
+    label = weight_format(q).label if q != "none" else "GGUF F16"
+    return f"weights: {engine} reads GGUF files: " + (
+        f"--weights {asked} is served as {label} (about the same bits per weight)"
+        if asked
+        else f"{label}, the usual download"
+    )
+
+
 def run_plan(
     builds: list[Build],
     need: Need,
@@ -128,10 +143,15 @@ def run_plan(
         own = replace(own, kwh_usd=own.kwh_usd if kwh_usd is None else kwh_usd, months=months or own.months)
     workload = workload_for(need, model_kw)
     cache: dict[str, Any] = {}
-    rows = [
-        evaluate_build(b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache, circuit=circuit)
-        for b in builds
-    ]
+    from gpuadvisor.advisor.search import smallest_only
+
+    with smallest_only():  # a row's reason names the smallest rig and its own GPU's, never the whole list
+        rows = [
+            evaluate_build(
+                b, need, workload, prices, own=own, calibration=calibration, rig_cache=cache, circuit=circuit
+            )
+            for b in builds
+        ]
     rows = rank(rows)
     assumptions = [
         "every figure is predicted for a machine that is not there: the advisor's model on a simulated rig of the "
@@ -170,6 +190,8 @@ def run_plan(
                 "layer at once, so one stream speeds up with more GPUs"
             )
         )
+        if engine in LAYER_SPLIT_ENGINES:
+            assumptions.append(_gguf_note(engine, model_kw))
     adv = next((r.advice for r in rows if r.advice), None)
     if adv:
         assumptions += [a for a in adv.get("assumptions", []) if isinstance(a, str)][:6]
@@ -179,7 +201,8 @@ def run_plan(
         else str(model_kw.get("model") or model_kw.get("params"))
     )
     lines, verdict = recommend(rows, need, own)
-    lines += ranking_sensitivity(rows, need)
+    with smallest_only():
+        lines += ranking_sensitivity(rows, need)
     options = {k: v for k, v in model_kw.items() if k not in ("model", "params") and v is not None}
     if need.engine:
         options["engine"] = need.engine

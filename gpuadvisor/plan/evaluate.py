@@ -129,12 +129,29 @@ def _band(pick: TrainCandidate) -> tuple[tuple[float, float] | None, str | None]
     return (float(b.low), float(b.high)), basis
 
 
+# plan's --engine names of the layer-split engines, as the advisor's engines table names them
+SPLIT_ENGINE = {"llama.cpp": "llamacpp", "ollama": "ollama"}
+
+
+def split_weights(engine: str, model_kw: dict[str, Any]) -> str:
+    """The GGUF type a layer-split engine serves for plan's --weights: 4-bit as Q4_K_M, 8-bit as Q8_0, bf16 as the
+    F16 file ("none"); none asked: the engine's default download (Q4_K_M)."""
+    from gpuadvisor.advisor.engines import default_quantization, layer_split_quantization
+
+    if model_kw.get("weight_quant") == "bf16":
+        return "none"
+    return default_quantization(engine, layer_split_quantization(engine, model_kw.get("quantization")) or "none")
+
+
 def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
     from gpuadvisor.advisor import Workload
 
     kw = dict(model_kw)
     if need.task == "inference":
         kw.update(task="inference", context=need.context, concurrency=need.concurrency)
+        if need.engine in SPLIT_ENGINE:  # the engine's own memory rule and GGUF weights (engines.toml)
+            kw["engine"] = SPLIT_ENGINE[need.engine]
+            kw["quantization"] = split_weights(kw["engine"], kw)
     else:
         kw.update(task="train", finetune={"train": None, "full": "full", "lora": "lora", "qlora": "qlora"}[need.task])
     return Workload.from_options(**kw)

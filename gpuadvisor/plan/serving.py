@@ -55,8 +55,8 @@ LAYER_SPLIT_ENGINES = ("llama.cpp", "ollama")
 LAYER_SPLIT = (
     "a layer-split engine (llama.cpp, Ollama) puts each GPU's share of the layers in turn on the token's path: "
     "one stream reads every weight at one GPU's bandwidth, so more GPUs hold a bigger model but add no speed; "
-    "timed as one GPU of the group's memory with one GPU's bandwidth, on the advisor's serving model (its step "
-    "overheads are vLLM's)"
+    "timed as one GPU of the group's memory with one GPU's bandwidth, on the advisor's serving model with the "
+    "engine's own per-step overhead; what fits is the engine's own memory rule (below)"
 )
 
 
