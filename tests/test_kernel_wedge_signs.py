@@ -134,3 +134,15 @@ def test_a_hung_nvidia_smi_without_its_trace_is_the_driver_hung():
         ("driver-hung", "task nvidia-smi (pid 9876) blocked for more than 122 seconds (its call trace not shown)",
          "Mar 03 04:05:06")
     ]  # fmt: skip
+
+
+def test_a_quoted_log_is_read_behind_a_fence_a_prompt_above_it_and_a_second_quote(tmp_path):
+    from gpuadvisor.importers.section import clean_lines
+
+    text = _one("journal-k-grep-postrxdetlinkmask-*.txt").read_text()
+    quoted = "".join("> " + x if x.strip() else x for x in text.splitlines(keepends=True))
+    for pasted in ("```\n" + text + "```\n", "user@node01:~$ sudo dmesg\n" + text, quoted):
+        (f,) = _judged_text(tmp_path, pasted)
+        assert (f.code, f.severity, f.observed["sign"]) == ("GA820", "warn", "nvlink-discovery-failed")
+    assert clean_lines("$ cat notes\n> a\n>\n> b\n") == ["$ cat notes", "a", "", "b"]
+    assert clean_lines("> a\nb\n") == ["> a", "b"]  # not every line quoted: no quote
