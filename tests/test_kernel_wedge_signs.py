@@ -146,3 +146,38 @@ def test_a_quoted_log_is_read_behind_a_fence_a_prompt_above_it_and_a_second_quot
         assert (f.code, f.severity, f.observed["sign"]) == ("GA820", "warn", "nvlink-discovery-failed")
     assert clean_lines("$ cat notes\n> a\n>\n> b\n") == ["$ cat notes", "a", "", "b"]
     assert clean_lines("> a\nb\n") == ["> a", "b"]  # not every line quoted: no quote
+
+
+PROBE_FAILED = """\
+[    5.100001] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:
+[    5.100002] nvidia: probe of 0000:01:00.0 failed with error -1
+[    5.100003] NVRM: The NVIDIA probe routine failed for 1 device(s).
+[    5.100004] NVRM: None of the NVIDIA devices were initialized.
+"""
+
+
+def test_a_failed_probe_fails_the_gpu_it_names_once(tmp_path):
+    (f,) = _judged_text(tmp_path, PROBE_FAILED)  # the count line without a bus id is the named GPU's
+    assert (f.code, f.severity, f.subject, f.expected["action"]) == ("GA820", "fail", "GPU 0000:01:00.0", "reboot")
+    events, _ = parse_log("[ 9.5] nvidia 0000:02:00.0: probe with driver nvidia failed with error -1\n")
+    assert [(e.kind, e.bus_id) for e in events] == [("gpu-probe-failed", "0000:02:00.0")]  # newer kernels' form
+
+
+def test_the_probe_count_beside_a_gpu_fallen_off_the_bus_adds_no_finding():
+    (path,) = (Path(__file__).resolve().parent / "corpus" / "kernel-log").glob("dmesg_fallen-off-bus-no-xid_*.txt")
+    assert [f.code for f in _judged_file(path) if f.code == "GA820"] == []
+
+
+def test_a_soft_lockup_in_the_driver_is_the_driver_hung():
+    text = (
+        "[   88.100001] watchdog: BUG: soft lockup - CPU#12 stuck for 22s! [nvidia-smi:4242]\n"
+        "[   88.100002] Modules linked in: nvidia_uvm(POE) nvidia(POE) ext4 mlx5_core\n"
+        "[   88.100003] RIP: 0010:_nv012345rm+0x1d/0x30 [nvidia]\n"
+        "[   99.200001] watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [kworker/3:1:311]\n"
+        "[   99.200002] Modules linked in: nvidia_uvm(POE) nvidia(POE) ext4 mlx5_core\n"
+        "[   99.200003] RIP: 0010:native_queued_spin_lock_slowpath+0x1b/0x40\n"
+    )
+    events, _ = parse_log(text)  # the module list names nvidia on any box: only a frame in it counts
+    assert [(e.kind, e.text) for e in events] == [
+        ("driver-hung", "soft lockup: task nvidia-smi (pid 4242) stuck on CPU#12 for 22 s in nvidia")
+    ]

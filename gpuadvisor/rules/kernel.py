@@ -309,6 +309,13 @@ LOST_SIGNS = {
         "reboot",
         "fail",
     ),
+    "gpu-probe-failed": (
+        "the driver's probe of the GPU failed: the driver did not take it, the GPU is unusable",
+        "read the NVRM lines above it for the cause (an invalid PCI I/O region: enable Above 4G decoding in the "
+        "BIOS; power cables; another driver bound), fix it and reboot; a GPU that keeps failing: reseat, then RMA",
+        "reboot",
+        "fail",
+    ),
     "gpu-reset-required": (
         "the driver says the GPU needs a reset before it can be used again",
         "drain the GPU and reset it (nvidia-smi -r -i N, or reboot the node)",
@@ -359,21 +366,25 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         NVRM lines without an Xid number: "RmInitAdapter failed" (the driver could not bring the GPU up),
         NV_ERR_RESET_REQUIRED / "reset required", GSP heartbeat or RPC timeouts ("Heartbeat timed out",
         "rpcSendMessage failed", "Timeout waiting for RPC from GSP"), GSP firmware that never started
-        ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"), NVLink discovery failures with a
+        ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"), the driver's probe of a GPU failing
+        ("probe of BUS failed with error", "The NVIDIA probe routine failed"), NVLink discovery failures with a
         peer ("postRxDetLinkMask failed"), and tasks hung in an NVIDIA module (the kernel's "INFO: task ...
-        blocked for more than N seconds" with an nvidia frame in its call trace), grouped by GPU and sign.
+        blocked for more than N seconds", or a soft lockup, with an nvidia frame in its call trace), grouped by GPU
+        and sign (the kernel-log reader drops a loss told without a bus id beside a line naming the lost GPU).
     Why it matters
         These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
         stopped answering), logged by paths that print no Xid. A node with such a GPU strands every job that
         expects all its GPUs; only a reset or a reboot brings the GPU back.
     Threshold
-        A lost GPU (init failed, GSP not started, reset required, GSP timeout) fails. An NVLink discovery failure
-        or a task hung in the driver warns: the node still runs, but nothing new starts on it until a reset.
+        A lost GPU (init or probe failed, GSP not started, reset required, GSP timeout) fails. An NVLink discovery
+        failure or a task hung in the driver warns: the node still runs, but nothing new starts on it until a
+        reset.
     Source
         NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): Xid 79
         RESTART_BM, Xid 119 and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print
         them (kernel_gsp.c: _kgspIsHeartbeatTimedOut, kgspInitRm; osinit.c: RmInitAdapter; kernel_nvlink:
-        knvlinkDiscoverPostRxDetLinks); Linux kernel/hung_task.c (the hung-task report).
+        knvlinkDiscoverPostRxDetLinks); Linux kernel/hung_task.c and kernel/watchdog.c (hung tasks, soft
+        lockups), drivers/base/dd.c ("probe of %s failed with error %d").
     How to fix
         Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
         GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
@@ -384,11 +395,8 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
     if isinstance(groups, Finding):
         yield groups
         return
-    named = any(k.startswith("gpu-init-failed ") for k in groups)
     for _, evs in sorted(groups.items()):
         kind = evs[0].kind
-        if kind == "gsp-boot-failed" and named:
-            continue  # the "RmInitAdapter failed!" line that follows names the GPU: one failure, one finding
         what, fix, action, severity = LOST_SIGNS[kind]
         first = evs[0]
         where = _device(first, rig)
