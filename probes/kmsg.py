@@ -30,7 +30,7 @@ from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
 
 NAMED_LOSS = ("gpu-init-failed", "gpu-probe-failed")  # the signs of a lost GPU whose line names it by bus id
-UNNAMED_LOSS = ("gsp-boot-failed", "gpu-probe-failed")  # those whose lines often do not
+UNNAMED_LOSS = ("gsp-boot-failed", "gpu-probe-failed", "gpu-is-lost")  # those whose lines often do not
 
 EVENT_RE = re.compile(
     r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"

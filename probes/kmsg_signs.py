@@ -4,6 +4,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 
 - ``gpu-init-failed``: ``NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)`` (the driver could
   not bring the GPU up: it is on the bus, gone for CUDA);
+- ``gpu-is-lost``: ``NV_ERR_GPU_IS_LOST`` / ``GPU lost from the bus`` in an NVRM line (a call failed because the
+  GPU is gone from the bus, as Xid 79; dropped beside a line naming the lost GPU);
 - ``gpu-reset-required``: ``NV_ERR_RESET_REQUIRED`` or "reset required" in an NVRM line (not an Xid 154 line,
   which GA801 reads);
 - ``gsp-timeout``: ``_kgspIsHeartbeatTimedOut: Heartbeat timed out``, ``GSP RM heartbeat timed out``,
@@ -63,6 +65,8 @@ KEYWORDS = (
     "Failed to update Rx Detect Link mask",
     "blocked for more than",
     "soft lockup - CPU#",
+    "NV_ERR_GPU_IS_LOST",
+    "GPU lost from the bus",
     "probe routine failed for",
     "failed with error",
 )
@@ -70,7 +74,8 @@ SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
     r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
     r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
-    r"|soft lockup - CPU#|probe routine failed for|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
+    r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine failed for"
+    r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
 )
 _DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
@@ -115,6 +120,8 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
     bare = line.find("NVRM ")  # older drivers' and some distributions' form: "NVRM kgspInitRm_IMPL: ..."
     if "RmInitAdapter failed" in line:
         kind = "gpu-init-failed"
+    elif max(nvrm, bare) >= 0 and ("NV_ERR_GPU_IS_LOST" in line or "GPU lost from the bus" in line):
+        kind, nvrm = "gpu-is-lost", nvrm if nvrm >= 0 else bare
     elif nvrm >= 0 and ("NV_ERR_RESET_REQUIRED" in line or re.search(r"[Rr]eset [Rr]equired", line)):
         kind = "gpu-reset-required"
     elif nvrm >= 0 and re.search(r"[Hh]eartbeat timed out|rpcSendMessage failed|Timeout waiting for RPC", line):

@@ -181,3 +181,17 @@ def test_a_soft_lockup_in_the_driver_is_the_driver_hung():
     assert [(e.kind, e.text) for e in events] == [
         ("driver-hung", "soft lockup: task nvidia-smi (pid 4242) stuck on CPU#12 for 22 s in nvidia")
     ]
+
+
+def test_a_gpu_lost_from_the_bus_without_an_xid_fails_and_beside_its_xid_79_adds_nothing(tmp_path):
+    # NV_ERR_GPU_IS_LOST's text is "GPU lost from the bus" (the driver's nvstatuscodes.h)
+    lost = (
+        "[ 3141.592653] NVRM: GPU1 nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus "
+        "[NV_ERR_GPU_IS_LOST] (0x0000000F) returned from pRmApi->Control(pRmApi, ...) @ kern_bus_gm107.c:1234\n"
+    )
+    (f,) = _judged_text(tmp_path, lost)
+    assert (f.code, f.severity, f.observed["sign"], f.expected["action"]) == ("GA820", "fail", "gpu-is-lost", "reboot")
+    assert f.subject == "GPU1 (the driver's numbering; no bus id on the line)"
+    xid = "[ 3141.500000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+    events, _ = parse_log(xid + lost)
+    assert [(e.kind, e.code) for e in events] == [("xid", 79)]

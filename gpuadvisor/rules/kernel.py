@@ -316,6 +316,13 @@ LOST_SIGNS = {
         "reboot",
         "fail",
     ),
+    "gpu-is-lost": (
+        "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
+        "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "
+        "RMA",
+        "reboot",
+        "fail",
+    ),
     "gpu-reset-required": (
         "the driver says the GPU needs a reset before it can be used again",
         "drain the GPU and reset it (nvidia-smi -r -i N, or reboot the node)",
@@ -364,13 +371,14 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
     What it checks
         NVRM lines without an Xid number: "RmInitAdapter failed" (the driver could not bring the GPU up),
-        NV_ERR_RESET_REQUIRED / "reset required", GSP heartbeat or RPC timeouts ("Heartbeat timed out",
-        "rpcSendMessage failed", "Timeout waiting for RPC from GSP"), GSP firmware that never started
-        ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"), the driver's probe of a GPU failing
-        ("probe of BUS failed with error", "The NVIDIA probe routine failed"), NVLink discovery failures with a
-        peer ("postRxDetLinkMask failed"), and tasks hung in an NVIDIA module (the kernel's "INFO: task ...
-        blocked for more than N seconds", or a soft lockup, with an nvidia frame in its call trace), grouped by GPU
-        and sign (the kernel-log reader drops a loss told without a bus id beside a line naming the lost GPU).
+        NV_ERR_GPU_IS_LOST ("GPU lost from the bus"), NV_ERR_RESET_REQUIRED / "reset required", GSP heartbeat
+        or RPC timeouts ("Heartbeat timed out", "rpcSendMessage failed", "Timeout waiting for RPC from GSP"),
+        GSP firmware that never started ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"),
+        the driver's probe of a GPU failing ("probe of BUS failed with error", "The NVIDIA probe routine
+        failed"), NVLink discovery failures with a peer ("postRxDetLinkMask failed"), and tasks hung in an
+        NVIDIA module (the kernel's "INFO: task ... blocked for more than N seconds", or a soft lockup, with an
+        nvidia frame in its call trace), grouped by GPU and sign (the kernel-log reader drops a loss told
+        without a bus id beside a line naming the lost GPU).
     Why it matters
         These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
         stopped answering), logged by paths that print no Xid. A node with such a GPU strands every job that
