@@ -181,7 +181,7 @@ def hung_in_driver(line: str, text: str, end: int) -> str | None:
             break
         stop = text.find("\n", stop + 1)
     trace = text[end : stop if stop >= 0 else len(text)] if end >= 0 else ""
-    for word in ("blocked for more than", "soft lockup - CPU#"):
+    for word in ("blocked for more than", "soft lockup - CPU#", "</TASK>", "end trace"):  # the trace's end
         if (nxt := trace.find(word)) >= 0:
             trace = trace[:nxt]
     frame = _NV_FRAME.search(trace)

@@ -195,3 +195,9 @@ def test_a_gpu_lost_from_the_bus_without_an_xid_fails_and_beside_its_xid_79_adds
     xid = "[ 3141.500000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
     events, _ = parse_log(xid + lost)
     assert [(e.kind, e.code) for e in events] == [("xid", 79)]
+
+
+def test_a_hung_tasks_trace_ends_at_its_task_end_mark():
+    text = HUNG_DISK + "[ 1211.000001] WARNING: CPU: 3 PID: 77 at nv.c:1 _nv000123rm+0x10/0x20 [nvidia]\n"
+    events, _ = parse_log(text)  # an nvidia frame after the disk task's "</TASK>" is another report's
+    assert events == []
