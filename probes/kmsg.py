@@ -29,6 +29,9 @@ from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
 
+NAMED_LOSS = ("gpu-init-failed", "gpu-probe-failed")  # the signs of a lost GPU whose line names it by bus id
+UNNAMED_LOSS = ("gsp-boot-failed", "gpu-probe-failed", "gpu-is-lost")  # those whose lines often do not
+
 EVENT_RE = re.compile(
     r"\b(S?Xid)\s*\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
     r"|\.\.\.|…)\)\s*:\s*(\d+)\s*,?\s*(.*)$"
@@ -156,6 +159,7 @@ class LogReader:
         self._sxids: set[tuple[str | None, int]] = set()  # (switch, SXid) whose own line was read
         self._xid79: set[str] = set()  # GPUs with an Xid 79 line
         self._fell: set[str] = set()  # GPUs with a "fallen off the bus" message without an Xid
+        self._fell_unnamed = False  # a "fallen off the bus" message read, its GPU named or not (a cut paste)
         self._tail = ""  # the last two lines of the block before (a GPU named up to two lines above its message)
 
     @property
@@ -178,6 +182,7 @@ class LogReader:
         for ev in _fallen_without_xid(joined, first - before, self._fell, skip=len(self._tail)):
             self._fallen.add(ev)
         self._signs.extend(parse_signs(text, first, stamp))
+        self._fell_unnamed = self._fell_unnamed or "fallen off the bus" in text
         newlines = text.count("\n")
         self.lines += newlines + (0 if text.endswith("\n") else 1)
         self.line_no += newlines
@@ -189,7 +194,16 @@ class LogReader:
         each in log order) and the number of lines read."""
         events = _sxid_details(self._xids.events(), self._sxids)
         events += [e for e in self._fallen.events() if (e.bus_id or "") not in self._xid79]
-        return events + self._signs.events(), self.lines
+        return events + _unnamed_dropped(events, self._signs.events(), self._fell_unnamed), self.lines
+
+
+def _unnamed_dropped(events: list[KernelEvent], signs: list[KernelEvent], fell: bool) -> list[KernelEvent]:
+    """The signs, less a GPU's loss told without its bus id ("Cannot initialize GSP firmware RM", "The NVIDIA probe
+    routine failed for 1 device(s)") where a line names the lost GPU (RmInitAdapter or its probe failing on a bus
+    id, Xid 79) or tells it fell off the bus (``fell``, its name possibly cut off): one loss, one event."""
+    named = fell or any(e.bus_id and (e.kind in NAMED_LOSS or (e.kind == "xid" and e.code == 79)) for e in events)
+    named = named or any(e.bus_id and e.kind in NAMED_LOSS for e in signs)
+    return [e for e in signs if not (named and e.bus_id is None and e.kind in UNNAMED_LOSS)]
 
 
 def _xid_events(text: str, line_no: int, last: bool) -> list[KernelEvent]:

@@ -4,6 +4,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 
 - ``gpu-init-failed``: ``NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)`` (the driver could
   not bring the GPU up: it is on the bus, gone for CUDA);
+- ``gpu-is-lost``: ``NV_ERR_GPU_IS_LOST`` / ``GPU lost from the bus`` in an NVRM line (a call failed because the
+  GPU is gone from the bus, as Xid 79; dropped beside a line naming the lost GPU);
 - ``gpu-reset-required``: ``NV_ERR_RESET_REQUIRED`` or "reset required" in an NVRM line (not an Xid 154 line,
   which GA801 reads);
 - ``gsp-timeout``: ``_kgspIsHeartbeatTimedOut: Heartbeat timed out``, ``GSP RM heartbeat timed out``,
@@ -11,6 +13,21 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``aer-fatal``, ``aer-nonfatal``, ``aer-corrected``: ``PCIe Bus Error: severity=...`` lines, on the device
   that logged them (the GPU, ``nvidia 0000:03:00.0``, or a port, ``pcieport 0000:00:03.0``);
   ``aer-unrecovered``: ``nvidia 0000:03:00.0: AER: can't recover`` (the GPU's driver has no recovery);
+- ``gsp-boot-failed``: ``kgspInitRm_IMPL: cannot bootstrap``, ``RmInitAdapter: Cannot initialize GSP firmware
+  RM``, ``_kgspBootGspRm: unexpected WPR2 already up, cannot proceed with booting GSP`` (the GPU's firmware never
+  started: the GPU is unusable; usually followed by the ``RmInitAdapter failed!`` line that names it);
+- ``nvlink-discovery-failed``: ``knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!``,
+  ``knvlinkUpdatePostRxDetectLinkMask_IMPL: Failed to update Rx Detect Link mask!`` (NVLink discovery with a peer
+  failed: the driver retries it and can wedge, as gpud's ``nvlink_driver_wedge`` check reads it);
+- ``driver-hung``: ``INFO: task nvc:[driver]:5403 blocked for more than 120 seconds.`` whose call trace (the lines
+  below it) runs in an NVIDIA module (``uvm_gpu_retain_by_uuid+0x1e/0x40 [nvidia_uvm]``), or a task of the driver's
+  own tools (``nvidia-smi``, ``nvidia-persistenced``, ``nvc:``) blocked: the driver is wedged (the kernel's
+  hung-task detector, kernel/hung_task.c), or a soft lockup of the same (``watchdog: BUG: soft lockup - CPU#12
+  stuck for 22s! [nvidia-smi:4242]``, kernel/watchdog.c);
+- ``gpu-probe-failed``: ``nvidia: probe of 0000:01:00.0 failed with error -1`` (newer kernels: ``nvidia
+  0000:01:00.0: probe with driver nvidia failed with error -1``), ``NVRM: The NVIDIA probe routine
+  failed for 1 device(s).`` (the driver did not take a GPU it found: it is unusable until the cause, named in the
+  NVRM lines above, is fixed);
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
 The text is searched with one regular expression (C speed); only matching lines are cut out and read.
@@ -41,11 +58,24 @@ KEYWORDS = (
     ": Lost carrier",
     ": lost carrier",
     ": Gained carrier",
+    "cannot bootstrap",
+    "Cannot initialize GSP firmware RM",
+    "cannot proceed with booting GSP",
+    "postRxDetLinkMask failed",
+    "Failed to update Rx Detect Link mask",
+    "blocked for more than",
+    "soft lockup - CPU#",
+    "NV_ERR_GPU_IS_LOST",
+    "GPU lost from the bus",
+    "probe routine failed for",
+    "failed with error",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
     r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
-    r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier"
+    r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
+    r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine failed for"
+    r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
 )
 _DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
@@ -54,7 +84,25 @@ _SEVERITY = re.compile(
     r"severity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
     r"|Uncorrected \(Fatal\)|Uncorrectable \(Fatal\))"
 )
-GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout")
+GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout", "gsp-boot-failed", "nvlink-discovery-failed")
+_GSP_BOOT = re.compile(
+    r"kgspInitRm\w*: cannot bootstrap|Cannot initialize GSP firmware RM|cannot proceed with booting GSP"
+)
+_NVLINK_DISCOVERY = re.compile(r"postRxDetLinkMask failed|Failed to update Rx Detect Link mask")
+# The kernel's hung-task report (kernel/hung_task.c): "INFO: task NAME:PID blocked for more than N seconds.", the
+# name possibly holding colons ("nvc:[driver]"); then its call trace, a frame per line: "func+0x1e/0x40 [module]"
+_HUNG = re.compile(r"\btask (\S.*?):(\d+) blocked for more than (\d+) seconds")
+# a soft lockup (kernel/watchdog.c): "BUG: soft lockup - CPU#12 stuck for 22s! [nvidia-smi:4242]"
+_LOCKUP = re.compile(r"soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+?):(\d+)\]")
+# the device core's (drivers/base/dd.c) "nvidia: probe of BUS failed with error -1" (older kernels) or "nvidia BUS:
+# probe with driver nvidia failed with error -1" (newer), and the driver's own count of them
+_PROBE = re.compile(
+    r"\bnvidia: probe of (?P<old>\S+) failed with error"
+    r"|\bnvidia (?P<new>\S+): probe with driver nvidia failed with error|The NVIDIA probe routine failed for"
+)
+_NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
+_NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
+HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (a kernel prints some 30 frames)
 AER_SIGNS = ("aer-fatal", "aer-nonfatal", "aer-unrecovered", "aer-corrected")
 LINK_SIGNS = ("link-down", "link-up")
 
@@ -69,12 +117,23 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
     if "Xid" in line:
         return None  # Xid lines (154's "GPU Reset Required" too) are GA801's
     nvrm = line.find("NVRM:")
+    bare = line.find("NVRM ")  # older drivers' and some distributions' form: "NVRM kgspInitRm_IMPL: ..."
     if "RmInitAdapter failed" in line:
         kind = "gpu-init-failed"
+    elif max(nvrm, bare) >= 0 and ("NV_ERR_GPU_IS_LOST" in line or "GPU lost from the bus" in line):
+        kind, nvrm = "gpu-is-lost", nvrm if nvrm >= 0 else bare
     elif nvrm >= 0 and ("NV_ERR_RESET_REQUIRED" in line or re.search(r"[Rr]eset [Rr]equired", line)):
         kind = "gpu-reset-required"
     elif nvrm >= 0 and re.search(r"[Hh]eartbeat timed out|rpcSendMessage failed|Timeout waiting for RPC", line):
         kind = "gsp-timeout"
+    elif max(nvrm, bare) >= 0 and _GSP_BOOT.search(line):
+        kind, nvrm = "gsp-boot-failed", nvrm if nvrm >= 0 else bare
+    elif max(nvrm, bare) >= 0 and _NVLINK_DISCOVERY.search(line):
+        kind, nvrm = "nvlink-discovery-failed", nvrm if nvrm >= 0 else bare
+    elif probe := _PROBE.search(line):
+        if bus := probe.group("old") or probe.group("new"):
+            return "gpu-probe-failed", _bus(bus), line[probe.start() :].strip()
+        kind, nvrm = "gpu-probe-failed", nvrm if nvrm >= 0 else bare
     elif "PCIe Bus Error: severity=" in line:
         sev = _SEVERITY.search(line)
         if sev is None:
@@ -104,6 +163,36 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
     return kind, _bus(dev.group(2)), f"{dev.group(1)} {line[dev.start(2) :].strip()}"
 
 
+def hung_in_driver(line: str, text: str, end: int) -> str | None:
+    """The message of a hung-task report (``line``, ending at ``end`` in ``text``) whose task runs in an NVIDIA
+    module (a frame of its call trace, in the lines below, until the next report) or is one of the driver's own;
+    None for any other hung task (a disk or a file system's: not the GPU's)."""
+    m = _HUNG.search(line)
+    lock = None if m else _LOCKUP.search(line)
+    if lock is not None:
+        cpu, secs, name, pid = lock.groups()
+    elif m is not None:
+        name, pid, secs = m.groups()
+    else:
+        return None
+    stop = end
+    for _ in range(HUNG_TRACE_LINES):
+        if stop < 0:
+            break
+        stop = text.find("\n", stop + 1)
+    trace = text[end : stop if stop >= 0 else len(text)] if end >= 0 else ""
+    for word in ("blocked for more than", "soft lockup - CPU#", "</TASK>", "end trace"):  # the trace's end
+        if (nxt := trace.find(word)) >= 0:
+            trace = trace[:nxt]
+    frame = _NV_FRAME.search(trace)
+    if frame is None and not _NV_TASK.match(name):
+        return None
+    where = f"in {frame.group(1)}" if frame else "(its call trace not shown)"
+    if lock is not None:
+        return f"soft lockup: task {name} (pid {pid}) stuck on CPU#{cpu} for {secs} s {where}"
+    return f"task {name} (pid {pid}) blocked for more than {secs} seconds {where}"
+
+
 def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:
     """Every sign of ``text`` (line numbers from ``first_line``); ``stamp(prefix, event)`` sets its time."""
     out: list[KernelEvent] = []
@@ -124,7 +213,12 @@ def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:
         line = text[start : end if end >= 0 else len(text)]
         line_no += text.count("\n", counted_to, start)
         counted_to = start
-        got = classify(line)
+        got: tuple[str, str | None, str] | None
+        if "blocked for more than" in line or "soft lockup - CPU#" in line:
+            hung = hung_in_driver(line, text, end)
+            got = None if hung is None else ("driver-hung", None, hung)
+        else:
+            got = classify(line)
         if got is None:
             continue
         kind, bus, message = got

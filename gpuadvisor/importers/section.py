@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,13 +25,31 @@ class Section:
 
 def clean_lines(text: str) -> list[str]:
     """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
-    quoted paste carries (``> `` of a mail or markdown quote, ``% ``)."""
+    quoted paste carries (``> `` of a mail or markdown quote, ``% ``): see :func:`unquoted`."""
     text = text.lstrip("\ufeff")
-    lines = [strip_ansi(line).rstrip("\r") for line in text.splitlines()]
-    for mark in (">", "%"):
-        shown = [x for x in lines if x.strip()]
-        if shown and all(x.lstrip().startswith(mark) for x in shown):
-            lines = [_unquote(x, mark) for x in lines]
+    return unquoted([strip_ansi(line).rstrip("\r") for line in text.splitlines()])
+
+
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+# a shell prompt and its command above a quoted output: "user@node01:~$ sudo dmesg", "$ dmesg", "root@n1:~# dmesg"
+_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$|[\w@.:~/-]+#)\s+\S")
+QUOTE_DEPTH = 4  # a quote of a quote ("> > "), each level its marker
+
+
+def unquoted(lines: list[str]) -> list[str]:
+    """The lines without the quote marker (``>``, ``%``) that every line of the paste carries, level by level (a
+    quoted reply quoted again): markdown fence lines around the quote, and the shell prompts with their command
+    above it, carry none and are kept as they are."""
+    for _ in range(QUOTE_DEPTH):
+        shown = [x for x in lines if x.strip() and not _FENCE.match(x)]
+        lead = 0
+        while lead < len(shown) - 1 and _PROMPT.match(shown[lead]):
+            lead += 1
+        quoted = shown[lead:]
+        mark = next((m for m in (">", "%") if quoted and all(x.lstrip().startswith(m) for x in quoted)), None)
+        if mark is None:
+            break
+        lines = [_unquote(x, mark) if x.lstrip().startswith(mark) else x for x in lines]
     return lines
 
 

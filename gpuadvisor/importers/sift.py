@@ -26,6 +26,8 @@ from gpuadvisor.importers.registry import FORMATS, Format
 SIGNS = (
     *("RmInitAdapter failed", "NV_ERR_RESET_REQUIRED", "eset ", "eartbeat timed out", "rpcSendMessage failed"),
     *("Timeout waiting for RPC from GSP", "PCIe Bus Error: severity=", "AER: can't recover", ": Link ", " carrier"),
+    *("blocked for more than", "soft lockup - CPU#", "probe routine failed for", "failed with error"),
+    *("NV_ERR_GPU_IS_LOST", "GPU lost from the bus"),
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}

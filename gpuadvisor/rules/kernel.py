@@ -292,24 +292,64 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
 
 
-# What each sign of a lost or wedged GPU means and what the on-call engineer does (the Xid catalog's buckets for
-# the Xids that report the same condition: 79 fallen off the bus -> RESTART_BM, 119/120 GSP -> RESET_GPU).
+# What each sign of a lost or wedged GPU means, what the on-call engineer does, the class of action and the severity
+# (the Xid catalog's buckets for the Xids that report the same condition: 79 fallen off the bus -> RESTART_BM,
+# 119/120 GSP -> RESET_GPU).
 LOST_SIGNS = {
     "gpu-init-failed": (
         "the driver could not initialise the GPU (RmInitAdapter failed): it is on the bus but gone for CUDA",
         "drain the node and reboot it (cold); if the GPU fails to initialise again, reseat it and open an RMA",
         "reboot",
+        "fail",
+    ),
+    "gsp-boot-failed": (
+        "the GPU's firmware (GSP-RM) could not be started: the GPU is unusable until it is reset",
+        "drain the node and reboot it (cold); if GSP fails again, install the driver branch the GPU supports (the "
+        "proprietary module, or NVreg_EnableGpuFirmware=0 where allowed) or update the VBIOS, then an RMA",
+        "reboot",
+        "fail",
+    ),
+    "gpu-probe-failed": (
+        "the driver's probe of the GPU failed: the driver did not take it, the GPU is unusable",
+        "read the NVRM lines above it for the cause (an invalid PCI I/O region: enable Above 4G decoding in the "
+        "BIOS; power cables; another driver bound), fix it and reboot; a GPU that keeps failing: reseat, then RMA",
+        "reboot",
+        "fail",
+    ),
+    "gpu-is-lost": (
+        "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
+        "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "
+        "RMA",
+        "reboot",
+        "fail",
     ),
     "gpu-reset-required": (
         "the driver says the GPU needs a reset before it can be used again",
         "drain the GPU and reset it (nvidia-smi -r -i N, or reboot the node)",
         "reset",
+        "fail",
     ),
     "gsp-timeout": (
         "the GPU's firmware (GSP) stopped answering the driver (heartbeat or RPC timeout, as Xid 119/120)",
         "drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, update the driver and open a "
         "support case",
         "reset",
+        "fail",
+    ),
+    "nvlink-discovery-failed": (
+        "the driver failed NVLink discovery with a peer GPU (postRxDetLinkMask): NVLink is degraded and the driver "
+        "may be stuck retrying it (nvidia-smi can hang)",
+        "drain the node, reset the GPUs (or reboot it) and check nvidia-smi nvlink -s; if links stay down, run the "
+        "field diagnostics and update the driver",
+        "reset",
+        "warn",
+    ),
+    "driver-hung": (
+        "a task hung inside the NVIDIA driver (the kernel's hung-task report): the driver is wedged, new GPU jobs "
+        "and nvidia-smi will hang",
+        "drain the node and reboot it; if it recurs, collect nvidia-bug-report.sh and update the driver",
+        "reboot",
+        "warn",
     ),
 }
 
@@ -319,6 +359,8 @@ def _device(ev: KernelEvent, rig: Rig) -> str:
         return f"GPU {ev.gpu_index} {ev.bus_id}"
     if ev.bus_id:
         return f"GPU {ev.bus_id}"
+    if ev.kind == "driver-hung":
+        return "the NVIDIA driver (no GPU named)"
     named = re.search(r"the driver's (GPU\d+)", ev.text)
     return f"{named.group(1)} (the driver's numbering; no bus id on the line)" if named else "a GPU (no bus id logged)"
 
@@ -329,21 +371,33 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
     What it checks
         NVRM lines without an Xid number: "RmInitAdapter failed" (the driver could not bring the GPU up),
-        NV_ERR_RESET_REQUIRED / "reset required", and GSP heartbeat or RPC timeouts ("Heartbeat timed out",
-        "rpcSendMessage failed", "Timeout waiting for RPC from GSP"), grouped by GPU and sign.
+        NV_ERR_GPU_IS_LOST ("GPU lost from the bus"), NV_ERR_RESET_REQUIRED / "reset required", GSP heartbeat
+        or RPC timeouts ("Heartbeat timed out", "rpcSendMessage failed", "Timeout waiting for RPC from GSP"),
+        GSP firmware that never started ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"),
+        the driver's probe of a GPU failing ("probe of BUS failed with error", "The NVIDIA probe routine
+        failed"), NVLink discovery failures with a peer ("postRxDetLinkMask failed"), and tasks hung in an
+        NVIDIA module (the kernel's "INFO: task ... blocked for more than N seconds", or a soft lockup, with an
+        nvidia frame in its call trace), grouped by GPU and sign (the kernel-log reader drops a loss told
+        without a bus id beside a line naming the lost GPU).
     Why it matters
         These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
         stopped answering), logged by paths that print no Xid. A node with such a GPU strands every job that
         expects all its GPUs; only a reset or a reboot brings the GPU back.
     Threshold
-        Any such line fails.
+        A lost GPU (init or probe failed, GSP not started, reset required, GSP timeout) fails. An NVLink discovery
+        failure or a task hung in the driver warns: the node still runs, but nothing new starts on it until a
+        reset.
     Source
         NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): Xid 79
         RESTART_BM, Xid 119 and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print
-        them (kernel_gsp.c: _kgspIsHeartbeatTimedOut; osinit.c: RmInitAdapter).
+        them (kernel_gsp.c: _kgspIsHeartbeatTimedOut, kgspInitRm; osinit.c: RmInitAdapter; kernel_nvlink:
+        knvlinkDiscoverPostRxDetLinks); Linux kernel/hung_task.c and kernel/watchdog.c (hung tasks, soft
+        lockups), drivers/base/dd.c ("probe of %s failed with error %d").
     How to fix
         Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
         GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
+        GSP not started: reboot; then the driver branch or VBIOS the GPU needs. NVLink discovery failed: reset the
+        GPUs and check the links. A task hung in the driver: drain and reboot.
     """
     groups = grouped_events(rig, ctx, LOST_SIGNS, lambda ev: f"{ev.kind} {ev.bus_id or ''}")
     if isinstance(groups, Finding):
@@ -351,11 +405,12 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     for _, evs in sorted(groups.items()):
         kind = evs[0].kind
-        what, fix, action = LOST_SIGNS[kind]
+        what, fix, action, severity = LOST_SIGNS[kind]
         first = evs[0]
         where = _device(first, rig)
         yield ctx.finding(
             f"{where}: {what} (x{tally(evs)}, line {first.line}: {first.text[:120]})",
+            severity=severity,
             gpus=[first.gpu_index] if first.gpu_index is not None else [],
             subject=where,
             observed={"sign": kind, **_trail(evs), "evidence": first.text[:200]},

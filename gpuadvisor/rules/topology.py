@@ -260,6 +260,12 @@ def _spec_links(g: Gpu) -> tuple[int | None, catalog.GpuSpec | None]:
     return (spec.nvlink_links if spec else None), spec
 
 
+def _alone(rig: Rig) -> bool:
+    """The only GPU of its host, as far as the source shows: one GPU listed, and it is GPU 0 (a paste of GPU 2 alone
+    comes from a host with three or more: no single-GPU VM)."""
+    return len(rig.gpus) == 1 and not rig.gpus[0].index
+
+
 @rule("GA204", "nvlink-link-down", area="nvlink", severity="fail")
 def nvlink_link_down(rig: Rig, ctx: Context):
     """A GPU has fewer active NVLinks than its model has, or than its identical peers, or none at all where its peers
@@ -349,9 +355,10 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                         f"{spec.name}: {model_links} NVLinks ({spec.nvlink_links_source})",
                     )
                     if active == 0:
-                        sev = "warn" if len(rig.gpus) == 1 else "fail"
+                        alone = _alone(rig)
+                        sev = "warn" if alone else "fail"
                         why_text = ": it is off the NVLink fabric" + (
-                            " (or in a VM that does not pass NVLink through)" if len(rig.gpus) == 1 else ""
+                            " (or in a VM that does not pass NVLink through)" if alone else ""
                         )
                 elif not sxm and 0 < active < model_links and active >= best:
                     want, source, sev = (
