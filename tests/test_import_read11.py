@@ -1,0 +1,60 @@
+"""Real pastes of held-out set 10 the readers misread (GPU side): each class is read from the paste it came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.errors import InputError
+from gpuadvisor.importers import import_texts
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def _paste(folder: str, pattern: str) -> tuple[str, str]:
+    path = next((CORPUS / folder).glob(pattern))
+    return path.name, path.read_text()
+
+
+def test_nccl_tests_from_a_device_line_below_the_header_reads_its_gpu_and_no_world_size() -> None:
+    # https://github.com/coreweave/nccl-tests/pull/43: rank 71's device line (of 72), then the column header and rows
+    name, text = _paste("s10-nccl-tests", "all_reduce-nvl72-72-ranks*.txt")
+    rig = import_texts([(name, text)])
+    assert [(g.index, g.name) for g in rig.gpus] == [(3, "NVIDIA Graphics Device")]
+    assert rig.host.hostname == "slurm-gb200-207-171"
+    (m,) = rig.measurements
+    assert (m.kind, m.value_gbps, m.world_size) == ("all_reduce", 834.57, None)
+    assert "rank 71" in m.unavailable["world_size"]
+
+
+def test_device_lines_above_a_debug_log_stay_the_debug_log_s() -> None:
+    # written by hand in nccl-tests' and NCCL's formats (NCCL_DEBUG=INFO): device lines, then the debug log
+    text = (
+        "#  Rank  0 Group  0 Pid  4242 on node1 device  0 [0x4c] NVIDIA H800\n"
+        "node1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+    )
+    rig = import_texts([("log.txt", text)])
+    assert not rig.measurements
+
+
+def test_lspci_device_line_cut_mid_line_gives_no_name_from_its_stub() -> None:
+    # https://github.com/dylanaraps/neofetch/issues/65: '$ lspci | grep 3D' and one device line, cut here
+    name, text = _paste("s10-lspci", "lspci-grep-3d-one-line-prompt-gt750m*.txt")
+    line = text.rstrip("\n")
+    for cut, expect in ((line[: line.index("Corporation") + 7], None), (line[:-3], "NVIDIA GeForce GT 750M")):
+        (g,) = import_texts([(name, cut)]).gpus
+        assert (g.bus_id, g.name) == ("0000:01:00.0", expect)
+        assert expect or "cut mid-line" in g.unavailable["name"]
+
+
+def test_a_headerless_query_gpu_line_of_two_cells_reads_its_gpu() -> None:
+    # https://github.com/akash-network/provider-configs/pull/91: '--query-gpu=name,pci.device_id --format=csv,noheader'
+    # printed one fenced line, its command in the prose only
+    name, text = _paste("s10-smi-csv", "query-gpu-name-device-id-noheader*.txt")
+    (g,) = import_texts([(name, text)]).gpus
+    assert g.name == "NVIDIA H100 NVL"
+    # two cells of no form only nvidia-smi prints are no GPU row (written by hand: prose with a comma)
+    for prose in ("NVIDIA H100 NVL, a fast card\n", "Tesla V100, 16GB\n"):
+        with pytest.raises(InputError):
+            import_texts([("x.txt", prose)])
