@@ -58,3 +58,19 @@ def test_a_headerless_query_gpu_line_of_two_cells_reads_its_gpu() -> None:
     for prose in ("NVIDIA H100 NVL, a fast card\n", "Tesla V100, 16GB\n"):
         with pytest.raises(InputError):
             import_texts([("x.txt", prose)])
+
+
+def test_fio_2_result_lines_indented_after_a_prompt_are_read() -> None:
+    # https://github.com/axboe/fio/issues/41: fio 2.2.3, indented by four spaces, 'read : io=..., bw=57875KB/s'
+    name, text = _paste("s10-storage", "fio-2.2-old-format*.txt")
+    ((_, bench),) = [(p.path, p.bench) for p in import_texts([(name, text)]).storage.paths]
+    assert bench is not None
+    assert (bench.method, bench.block_bytes, bench.iodepth, bench.seq_read_gbps) == ("fio-2.2.3", 4096, 16, 0.059)
+    # fio 2's HOWTO ('Interpreting the output'): padded figures, 'iops=89 ,'; KB are 1024 bytes (kb_base=1024)
+    howto = (
+        "seq: (g=0): rw=write, bs=1M-1M/1M-1M/1M-1M, ioengine=sync, iodepth=1\n"
+        "seq: (groupid=0, jobs=1): err= 0: pid=16109\n"
+        "  write: io=    32MB, bw=   666KB/s, iops=89 , runt= 50320msec\n"
+    )
+    ((_, bench),) = [(p.path, p.bench) for p in import_texts([("fio.txt", howto)]).storage.paths]
+    assert bench is not None and bench.seq_write_gbps == round(666 * 1024 / 1e9, 3)

@@ -72,7 +72,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
     "ibdev2netdev": (" port ",),
     "fio-json": (_SPACE + r"\{",),
-    "fio": (r": \((?:g=|groupid=)", r"^fio-\d"),
+    "fio": (r": \((?:g=|groupid=)", _SPACE + r"fio-\d"),
     "lsblk-json": (_SPACE + r"\{",),
     "lsblk": (_SPACE + r"NAME\s",),
     "nvme-list-json": (_SPACE + r"\{",),
