@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuadvisor import rules
 from gpuadvisor.errors import InputError
+from gpuadvisor.facts import Rig
 from gpuadvisor.importers import import_texts
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -74,3 +76,19 @@ def test_fio_2_result_lines_indented_after_a_prompt_are_read() -> None:
     )
     ((_, bench),) = [(p.path, p.bench) for p in import_texts([("fio.txt", howto)]).storage.paths]
     assert bench is not None and bench.seq_write_gbps == round(666 * 1024 / 1e9, 3)
+
+
+def test_an_sxm_gpu_shown_as_gpu_2_with_every_nvlink_inactive_fails() -> None:
+    # https://github.com/leptonai/gpud/issues/1085: 'GPU 2: NVIDIA B200 (UUID: GPU-xxx)' and NVML's 'all links are
+    # inActive': GPU 2 is one of the node's GPUs, off the NVLink fabric (not a VM's only GPU)
+    name, text = _paste("s10-nvlink", "nvlink-b200-all-links-inactive*.txt")
+    rig = import_texts([(name, text)])
+    assert [(g.index, g.uuid) for g in rig.gpus] == [(2, None)]
+    assert _codes(rig)["GA204"] == "fail"
+    # the same lines shown as GPU 0, the only GPU: may be a VM's, passed through without NVLink (warn)
+    rig = import_texts([(name, text.replace("GPU 2:", "GPU 0:"))])
+    assert _codes(rig)["GA204"] == "warn"
+
+
+def _codes(rig: Rig) -> dict[str, str]:
+    return {f.code: f.severity for f in rules.evaluate(rig) if f.severity != "not-checked"}
