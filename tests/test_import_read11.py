@@ -10,6 +10,7 @@ from gpuadvisor import rules
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers import import_texts
+from gpuadvisor.importers.section import clean_lines
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -92,3 +93,25 @@ def test_an_sxm_gpu_shown_as_gpu_2_with_every_nvlink_inactive_fails() -> None:
 
 def _codes(rig: Rig) -> dict[str, str]:
     return {f.code: f.severity for f in rules.evaluate(rig) if f.severity != "not-checked"}
+
+
+def test_a_quoted_block_under_a_prompt_in_a_fence_or_quoted_again_is_unquoted() -> None:
+    # https://github.com/leptonai/gpud/pull/1271: every line quoted with '> ' (the command, a '>' line, one kernel line)
+    name, text = _paste("s10-logs", "journal-k-grep-postrxdetlinkmask-gh100-quoted*.txt")
+    whole = import_texts([(name, text)])
+    assert whole.kernel is not None and whole.kernel.lines_read == 1
+    quoted = [f"> {x}" if x else ">" for x in text.splitlines()]
+    for variant in (
+        "user@node01:~$ journalctl -k\n" + text,  # a prompt line above the quoted block
+        "```\n" + text + "```\n",  # the block in a markdown fence
+        "\n".join(quoted) + "\n",  # quoted again ('> > ')
+        "\n".join(f"% {x}" for x in text.splitlines()) + "\n",  # '% ' over '> '
+    ):
+        rig = import_texts([(name, variant)])
+        assert rig.kernel is not None and rig.kernel.lines_read == 1, variant
+    # one quoted line inside an output is the output's own (a shell's '> ' continuation prompt): kept as it is
+
+    assert clean_lines("$ for i in 0 1; do\n> nvidia-smi -i $i; done\n") == [
+        "$ for i in 0 1; do",
+        "> nvidia-smi -i $i; done",
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -24,14 +25,43 @@ class Section:
 
 def clean_lines(text: str) -> list[str]:
     """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
-    quoted paste carries (``> `` of a mail or markdown quote, ``% ``)."""
+    quoted paste carries (``> `` of a mail or markdown quote, ``% ``): of the whole text, or of a quoted block in it
+    (two quoted lines or more, blank and fence lines between them) under a prompt line or inside a fence; a quote
+    in a quote (``> > ``, ``% > ``) loses both."""
     text = text.lstrip("\ufeff")
     lines = [strip_ansi(line).rstrip("\r") for line in text.splitlines()]
-    for mark in (">", "%"):
-        shown = [x for x in lines if x.strip()]
-        if shown and all(x.lstrip().startswith(mark) for x in shown):
-            lines = [_unquote(x, mark) for x in lines]
+    for _level in range(4):
+        before = lines
+        for mark in (">", "%"):
+            lines = _unquote_blocks(lines, mark)
+        if lines == before:
+            break
     return lines
+
+
+def _unquote_blocks(lines: list[str], mark: str) -> list[str]:
+    """``lines`` with ``mark`` taken off each line of every quoted block (see :func:`clean_lines`)."""
+    quoted = [bool(x.strip()) and x.lstrip().startswith(mark) for x in lines]
+    if not any(quoted):
+        return lines
+    shown = sum(1 for x in lines if x.strip() and not _FENCE_LINE.match(x))
+    out = list(lines)
+    k = 0
+    while k < len(lines):
+        if not quoted[k]:
+            k += 1
+            continue
+        end = k
+        while end < len(lines) and (quoted[end] or not lines[end].strip() or _FENCE_LINE.match(lines[end])):
+            end += 1
+        n = sum(quoted[k:end])
+        if n >= 2 or n == shown:
+            out[k:end] = [_unquote(x, mark) if q else x for x, q in zip(lines[k:end], quoted[k:end], strict=True)]
+        k = end
+    return out
+
+
+_FENCE_LINE = re.compile(r"^\s*`{3,}\w*\s*$")
 
 
 def _unquote(line: str, mark: str) -> str:
