@@ -109,9 +109,9 @@ def test_a_quoted_block_under_a_prompt_in_a_fence_or_quoted_again_is_unquoted() 
     ):
         rig = import_texts([(name, variant)])
         assert rig.kernel is not None and rig.kernel.lines_read == 1, variant
-    # one quoted line inside an output is the output's own (a shell's '> ' continuation prompt): kept as it is
-
-    assert clean_lines("$ for i in 0 1; do\n> nvidia-smi -i $i; done\n") == [
-        "$ for i in 0 1; do",
-        "> nvidia-smi -i $i; done",
-    ]
+    # one quoted line inside an output, or a command continued on '> ' (PS2) prompts, is the shell's: kept as it is
+    for shell in (
+        "$ for i in 0 1; do\n> nvidia-smi -i $i; done\n",
+        "$ mpirun \\\n>   -np 16 \\\n>   ./all_reduce_perf\n",
+    ):
+        assert clean_lines(shell) == shell.splitlines()

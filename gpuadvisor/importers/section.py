@@ -26,8 +26,8 @@ class Section:
 def clean_lines(text: str) -> list[str]:
     """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
     quoted paste carries (``> `` of a mail or markdown quote, ``% ``): of the whole text, or of a quoted block in it
-    (two quoted lines or more, blank and fence lines between them) under a prompt line or inside a fence; a quote
-    in a quote (``> > ``, ``% > ``) loses both."""
+    (two quoted lines or more, blank and fence lines between them) under a prompt line or inside a fence, unless
+    they are a shell's ``> `` continuation prompts; a quote in a quote (``> > ``, ``% > ``) loses both."""
     text = text.lstrip("\ufeff")
     lines = [strip_ansi(line).rstrip("\r") for line in text.splitlines()]
     for _level in range(4):
@@ -55,13 +55,22 @@ def _unquote_blocks(lines: list[str], mark: str) -> list[str]:
         while end < len(lines) and (quoted[end] or not lines[end].strip() or _FENCE_LINE.match(lines[end])):
             end += 1
         n = sum(quoted[k:end])
-        if n >= 2 or n == shown:
+        if n == shown or n >= 2 and not _continued(lines, k, end):
             out[k:end] = [_unquote(x, mark) if q else x for x, q in zip(lines[k:end], quoted[k:end], strict=True)]
         k = end
     return out
 
 
 _FENCE_LINE = re.compile(r"^\s*`{3,}\w*\s*$")
+# a command line the shell continues on its next line, each after a '> ' (PS2) prompt: 'mpirun \', 'for ...; do'
+_UNFINISHED = re.compile(r"(?:\\|\bdo|\bthen|\{|\||&&)\s*$")
+
+
+def _continued(lines: list[str], start: int, end: int) -> bool:
+    """Whether the quoted block ``lines[start:end]`` is a shell's continuation prompts, not a quote: a command
+    line above it or in it left unfinished."""
+    above = next((x for x in reversed(lines[:start]) if x.strip()), "")
+    return bool(_UNFINISHED.search(above)) or any(_UNFINISHED.search(x) for x in lines[start : end - 1])
 
 
 def _unquote(line: str, mark: str) -> str:
