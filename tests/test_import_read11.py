@@ -57,6 +57,10 @@ def test_a_headerless_query_gpu_line_of_two_cells_reads_its_gpu() -> None:
     name, text = _paste("s10-smi-csv", "query-gpu-name-device-id-noheader*.txt")
     (g,) = import_texts([(name, text)]).gpus
     assert g.name == "NVIDIA H100 NVL"
+    # written by hand in the forms of nvidia-smi --help-query-gpu (name,driver_version / name,compute_cap / name,uuid)
+    for row in ("NVIDIA A100-SXM4-80GB, 535.104.05", "NVIDIA GeForce RTX 4090, 8.9", "Tesla T4, GPU-1a2b3c4d-0000"):
+        (g,) = import_texts([("q.txt", f"```\n{row}\n{row}\n```\n")]).gpus[:1]
+        assert g.name == row.split(",")[0]
     # two cells of no form only nvidia-smi prints are no GPU row (written by hand: prose with a comma)
     for prose in ("NVIDIA H100 NVL, a fast card\n", "Tesla V100, 16GB\n"):
         with pytest.raises(InputError):
