@@ -117,10 +117,8 @@ class NcclRun:
     @property
     def world_size(self) -> int | None:
         shown = {r.rank for r in self.ranks}
-        if shown and max(shown) < len(shown):  # ranks 0..n-1
-            return len(shown)
-        if shown and not self.header_line:  # rank 71 alone: the others' lines are above the paste's start
-            return None
+        if shown:  # ranks 0..n-1; rank 71 alone (the others' lines above the paste's start): not shown
+            return len(shown) if max(shown) < len(shown) else None
         if self.n_thread and self.n_gpus:
             return self.n_thread * self.n_gpus
         return None
@@ -509,8 +507,8 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             )
         elif run.world_size is None:
             m.unavailable["world_size"] = (
-                f"the paste shows rank {max(r.rank for r in run.ranks)}'s device line, not those above it, nor the "
-                "nThread/nGpus header"
+                f"the paste shows {len({r.rank for r in run.ranks})} device line(s), up to rank "
+                f"{max(r.rank for r in run.ranks)}, not every rank's"
             )
         rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"
         rig.measurements.append(m)
