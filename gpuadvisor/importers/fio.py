@@ -113,14 +113,38 @@ def set_sequential(bench: StorageBench, side: str, bw: float, bs: int | None, de
 
 
 _TEXT_LINE = re.compile(r"^\s*(read|write)\s*:\s*IOPS=([0-9.]+)([kKmM]?),\s*BW=[^(]*\(([0-9.]+)([kMGT]?)B/s\)")
-_JOB_HEAD = re.compile(r"^(\S(?:[^:]{0,80}\S)?): \(g=\d+\): rw=(\w+), bs=\(R\) ([0-9.]+[KMG]?i?B?)")
+# fio 2.x's result line: "read : io=4096.0MB, bw=57875KB/s, iops=14468, runt= 72472msec" (KB = 1024 bytes: its
+# kb_base=1024 default; fio 3 prints IOPS=/BW= and both units instead)
+_OLD_LINE = re.compile(
+    r"^\s*(read|write)\s*:\s*io=[^,]*,\s*bw=\s*([0-9.]+)([KMGT]?)B/s,\s*iops=\s*([0-9.]+)([kKmM]?)\s*,"
+)
+_OLD_UNIT = {"": 1.0, "K": 1024.0, "M": 1024.0**2, "G": 1024.0**3, "T": 1024.0**4}
+# the job line: fio 3's "bs=(R) 4096B-4096B, (W) ...", fio 2's "bs=4K-4K/4K-4K/4K-4K" (read/write/trim ranges)
+_JOB_HEAD = re.compile(r"^\s*(\S(?:[^:]{0,80}\S)?): \(g=\d+\): rw=(\w+), bs=(?:\(R\) )?([0-9.]+[KMG]?i?B?)")
 _UNIT = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
+# each form's groups: side, IOPS figure and suffix, bandwidth figure and unit, and the units' multiples
+_RESULT_FORMS = ((_TEXT_LINE, (1, 2, 3, 4, 5), _UNIT), (_OLD_LINE, (1, 4, 5, 2, 3), _OLD_UNIT))
+
+
+def _result(line: str) -> tuple[str, float, float] | None:
+    """A job's result line: (read or write, IOPS, bytes/s); None for another line, or a figure unreadable
+    ("IOPS=1.2.3k", one too long to be a figure), never a value."""
+    for form, (side, iops, iops_unit, bw, bw_unit), units in _RESULT_FORMS:
+        t = form.match(line)
+        if t:
+            iops_shown, bw_shown = quantity(t.group(iops)), quantity(t.group(bw))
+            if iops_shown is None or bw_shown is None:
+                return None
+            return t.group(side), iops_shown * _UNIT[t.group(iops_unit)], bw_shown * units[t.group(bw_unit)]
+    return None
+
+
 def from_text(text: str, origin: str) -> StorageBench:
-    """fio 3.x's default (normal) report."""
+    """fio's default (normal) report, of fio 3.x or (its result lines' older form) 2.x."""
     bench = StorageBench(provenance="imported", method="fio")
-    m = re.search(r"^fio-(\d[\w.]*)", text, re.M)
+    m = re.search(r"^\s*fio-(\d[\w.]*)", text, re.M)
     if m:
         bench.method = f"fio-{m.group(1)}"
     rw_of: dict[str, tuple[str, int | None]] = {}
@@ -136,19 +160,15 @@ def from_text(text: str, origin: str) -> StorageBench:
     depth: int | None = None
     j_name = "?"
     for line in text.splitlines():
-        j = re.match(r"^(\S(?:[^:]{0,80}\S)?): \(groupid=\d+", line)
+        j = re.match(r"^\s*(\S(?:[^:]{0,80}\S)?): \(groupid=\d+", line)
         if j:
             current, depth, j_name = rw_of.get(j.group(1)), depth_of.get(j.group(1)), j.group(1)
             continue
-        t = _TEXT_LINE.match(line)
-        if not t or current is None:
+        shown = _result(line)
+        if shown is None or current is None:
             continue
-        side, rw, bs = t.group(1), current[0].lower(), current[1]
-        iops_shown, bw_shown = quantity(t.group(2)), quantity(t.group(4))
-        if iops_shown is None or bw_shown is None:
-            continue  # "IOPS=1.2.3k", or a figure too long to be one: unreadable, never a value
-        iops = iops_shown * _UNIT[t.group(3)]
-        bw = bw_shown * _UNIT[t.group(5)]
+        side, iops, bw = shown
+        rw, bs = current[0].lower(), current[1]
         if rw.startswith("rand") and side == "read":
             bench.rand_read_iops, bench.block_bytes, bench.iodepth = iops, bs, depth or bench.iodepth or 1
         elif not rw.startswith("rand"):
@@ -184,7 +204,7 @@ def json_ends(line: str) -> bool:
 
 starts_json = json_starts('"fio version"')
 _TEXT_START = re.compile(
-    r"^(?:\S(?:[^:]{0,80}\S)?: \(g=\d+\): rw=|\S(?:[^:]{0,80}\S)?: \(groupid=\d+, jobs=\d+\)|fio-\d+\.\d+)"
+    r"^\s*(?:\S(?:[^:]{0,80}\S)?: \(g=\d+\): rw=|\S(?:[^:]{0,80}\S)?: \(groupid=\d+, jobs=\d+\)|fio-\d+\.\d+)"
 )
 
 

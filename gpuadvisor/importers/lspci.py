@@ -71,6 +71,7 @@ class Device:
     numa: int | None = None  # lspci's "NUMA node: N" line
     port_no: int | None = None  # LnkCap's "Port #N": an endpoint's is 0, a root or switch port's its number
     slot: bool = False  # SltCap/SltSta lines, or "(Slot+)": a port with a slot under it, never an endpoint
+    desc_cut: bool = False  # the paste ends inside the device line: its description is a stub
 
     @property
     def nvidia(self) -> bool:
@@ -108,6 +109,16 @@ def _gpu_name(desc: str) -> str | None:
     return "NVIDIA " + d
 
 
+def _shown_name(d: Device) -> str | None:
+    """The GPU's name, from a device line cut mid-line only when its ``[model]`` is shown whole."""
+    if not d.desc_cut:
+        return _gpu_name(d.desc)
+    m = re.search(r"NVIDIA Corporation\s+\S+\s+\[([^\]]+)\]", d.desc)
+    return (
+        "NVIDIA " + m.group(1).strip() if m and not re.fullmatch(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}", m.group(1)) else None
+    )
+
+
 def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list[Device]:
     """Each device lspci printed (or each run of grepped lines without their device line), with its link."""
     devices: list[Device] = []
@@ -120,6 +131,8 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         m = _DEV.match(line)
         if m:
             cur = _device(m, source, lineno)
+            if cut and k == last_shown:  # "01:00.0 3D controller: NVIDIA Corpora": a stub, never a name
+                cur.desc_cut, cur.hop.name = True, None
             devices.append(cur)
             continue
         lm = _LNK.match(line)
@@ -365,7 +378,7 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
                 f"{named_by[1][:80]!r}: read as device {named_by[0]}'s"
             )
     for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
-        g = Gpu(index=i, bus_id=d.bdf or None, name=_gpu_name(d.desc) if d.desc else None)
+        g = Gpu(index=i, bus_id=d.bdf or None, name=_shown_name(d) if d.desc else None)
         if d.numa is not None:
             g.numa_node = d.numa
             rig.origins[f"gpus[{i}].numa_node"] = f"{source}:{d.line}"
@@ -379,6 +392,8 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
                 f"{source}: line {d.line}: {FRAGMENT}; its link is read as a GPU's (paste lspci -vv -s BUS_ID "
                 "with its first line to name the device)"
             )
+        elif g.name is None and d.desc_cut:
+            g.unavailable["name"] = f"{ELIDED} (line {d.line} is cut mid-line)"
         elif g.name is None:
             g.unavailable["name"] = (
                 f"lspci names it only {d.desc.split('(')[0].strip()!r} (device id unknown to its pci.ids)"

@@ -116,8 +116,9 @@ class NcclRun:
 
     @property
     def world_size(self) -> int | None:
-        if self.ranks:
-            return len({r.rank for r in self.ranks})
+        shown = {r.rank for r in self.ranks}
+        if shown:  # ranks 0..n-1; rank 71 alone (the others' lines above the paste's start): not shown
+            return len(shown) if max(shown) < len(shown) else None
         if self.n_thread and self.n_gpus:
             return self.n_thread * self.n_gpus
         return None
@@ -504,6 +505,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             m.unavailable["world_size"] = m.unavailable["gpus"] = (
                 "the paste starts below nccl-tests' header: its nThread/nGpus line and rank lines are not shown"
             )
+        elif run.world_size is None:
+            m.unavailable["world_size"] = (
+                f"the paste shows {len({r.rank for r in run.ranks})} device line(s), up to rank "
+                f"{max(r.rank for r in run.ranks)}, not every rank's"
+            )
         rig.origins[f"measurements[{len(rig.measurements)}]"] = f"{source}:{run.header_line or run.columns_line}"
         rig.measurements.append(m)
     return rig
@@ -547,13 +553,30 @@ def untagged(line: str) -> str:
     return _TAG.sub(" ", s).strip() if _TAG.match(s) else s
 
 
+_RANK_START = re.compile(r"^#?\s*" + _RANK_WORDS + r"\s+\d+\s+on\s+\S+\s+device\s+\d+\s")
+
+
+def _rank_lines_of_a_run(lines: list[str], i: int) -> bool:
+    """Whether the device lines at ``i`` (a paste that starts below the header: the last of 72 ranks, say) are
+    followed by nccl-tests' own lines (a ``#`` line, the column header, a result row), not by a debug log."""
+    for line in lines[i + 1 : i + 1025]:
+        s = untagged(line)
+        if not s or _RANK_START.match(s):
+            continue
+        return s.startswith("#") or bool(_HASHLESS.match(s) or _NCCL_ROW.match(s))
+    return False
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``# nThread``, ``# nccl-tests version``, ``# Collective test starting`` (``#`` optional), or a result row
-    whose header the paste cut off. A second run's header starts a new output; a line printed twice does not."""
+    """``# nThread``, ``# nccl-tests version``, ``# Collective test starting`` (``#`` optional), a result row
+    whose header the paste cut off, or device lines above the column header (the header cut off above them). A
+    second run's header starts a new output; a line printed twice does not."""
     s = untagged(lines[i])
     cur = current.kind if current else None
     if _NCCL_ROW.match(s):
         return cur != "nccl-tests" or current is not None and _other_rows(current.lines, s)
+    if cur != "nccl-tests" and _RANK_START.match(s):
+        return _rank_lines_of_a_run(lines, i)
     m = _NCCL_START.match(s)
     if not m:
         return False

@@ -25,15 +25,27 @@ class Section:
 
 def clean_lines(text: str) -> list[str]:
     """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
-    quoted paste carries (``> `` of a mail or markdown quote, ``% ``): see :func:`unquoted`."""
+    quoted paste carries (``> `` of a mail or markdown quote, ``% ``): of the whole text (see :func:`unquoted`), or
+    of a quoted block in it (two quoted lines or more, blank and fence lines between them) under a prompt line or inside
+    a fence, unless they are a shell's ``> `` continuation prompts; a quote in a quote (``> > ``, ``% > ``) loses
+    both."""
     text = text.lstrip("\ufeff")
-    return unquoted([strip_ansi(line).rstrip("\r") for line in text.splitlines()])
+    lines = unquoted([strip_ansi(line).rstrip("\r") for line in text.splitlines()])
+    for _level in range(QUOTE_DEPTH):
+        before = lines
+        for mark in (">", "%"):
+            lines = _unquote_blocks(lines, mark)
+        if lines == before:
+            break
+    return lines
 
 
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 # a shell prompt and its command above a quoted output: "user@node01:~$ sudo dmesg", "$ dmesg", "root@n1:~# dmesg"
 _PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$|[\w@.:~/-]+#)\s+\S")
 QUOTE_DEPTH = 4  # a quote of a quote ("> > "), each level its marker
+# a command the shell continues on its "> " (PS2) prompts: a trailing backslash, pipe, "&&", or an open do/then/{
+_CONTINUED = re.compile(r"(?:\\|\||&&|\b(?:do|then|else)|[{(])\s*$")
 
 
 def unquoted(lines: list[str]) -> list[str]:
@@ -46,11 +58,47 @@ def unquoted(lines: list[str]) -> list[str]:
         while lead < len(shown) - 1 and _PROMPT.match(shown[lead]):
             lead += 1
         quoted = shown[lead:]
+        if lead and _CONTINUED.search(shown[lead - 1]):
+            break  # the "> " lines are the shell's continuation prompts, not a quote
         mark = next((m for m in (">", "%") if quoted and all(x.lstrip().startswith(m) for x in quoted)), None)
         if mark is None:
             break
         lines = [_unquote(x, mark) if x.lstrip().startswith(mark) else x for x in lines]
     return lines
+
+
+def _unquote_blocks(lines: list[str], mark: str) -> list[str]:
+    """``lines`` with ``mark`` taken off each line of every quoted block (see :func:`clean_lines`)."""
+    quoted = [bool(x.strip()) and x.lstrip().startswith(mark) for x in lines]
+    if not any(quoted):
+        return lines
+    shown = sum(1 for x in lines if x.strip() and not _FENCE_LINE.match(x))
+    out = list(lines)
+    k = 0
+    while k < len(lines):
+        if not quoted[k]:
+            k += 1
+            continue
+        end = k
+        while end < len(lines) and (quoted[end] or not lines[end].strip() or _FENCE_LINE.match(lines[end])):
+            end += 1
+        n = sum(quoted[k:end])
+        if n == shown or n >= 2 and not _continued(lines, k, end):
+            out[k:end] = [_unquote(x, mark) if q else x for x, q in zip(lines[k:end], quoted[k:end], strict=True)]
+        k = end
+    return out
+
+
+_FENCE_LINE = re.compile(r"^\s*`{3,}\w*\s*$")
+# a command line the shell continues on its next line, each after a '> ' (PS2) prompt: 'mpirun \', 'for ...; do'
+_UNFINISHED = re.compile(r"(?:\\|\bdo|\bthen|\{|\||&&)\s*$")
+
+
+def _continued(lines: list[str], start: int, end: int) -> bool:
+    """Whether the quoted block ``lines[start:end]`` is a shell's continuation prompts, not a quote: a command
+    line above it or in it left unfinished."""
+    above = next((x for x in reversed(lines[:start]) if x.strip()), "")
+    return bool(_UNFINISHED.search(above)) or any(_UNFINISHED.search(x) for x in lines[start : end - 1])
 
 
 def _unquote(line: str, mark: str) -> str:

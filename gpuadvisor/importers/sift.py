@@ -55,7 +55,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
-    "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d"),
+    "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d", r"Rank\s"),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
@@ -74,7 +74,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
     "ibdev2netdev": (" port ",),
     "fio-json": (_SPACE + r"\{",),
-    "fio": (r": \((?:g=|groupid=)", r"^fio-\d"),
+    "fio": (r": \((?:g=|groupid=)", _SPACE + r"fio-\d"),
     "lsblk-json": (_SPACE + r"\{",),
     "lsblk": (_SPACE + r"NAME\s",),
     "nvme-list-json": (_SPACE + r"\{",),

@@ -92,15 +92,21 @@ def query_fields(context: list[str] | None) -> tuple[list[tuple[str, str]], bool
 # an "84" a temperature or a clock) are not.
 _GPU_NAME = re.compile(r"^(?:NVIDIA|GeForce|Tesla|Quadro|TITAN|Titan) \S.{0,50}$")
 _UUID = re.compile(r"^GPU-[0-9a-fA-F-]{8,}$")
+# pci.device_id / pci.sub_device_id ("0x232110DE": device and vendor id), a memory size ("81559 MiB"), a driver
+# version ("535.104.05", "470.82"), a compute capability ("9.0"; nvidia-smi --help-query-gpu: compute_cap)
+_FORMED = re.compile(r"^0x[0-9a-fA-F]{8}$|^\d+ MiB$|^\d{3}\.\d{2,3}(?:\.\d{2})?$|^\d{1,2}\.\d$")
 
 
 def _noheader_columns(line: str) -> list[tuple[str, str]] | None:
     """The fields a noheader row's own cells show (``name``, ``pci.bus_id``, ``uuid``; the rest ``?``), or None
-    when the line is no such row (at least three cells, one of them a GPU's name, none a "key: value" pair as
-    deviceQuery and p2pBandwidthLatencyTest print: "Device: 0, NVIDIA A100, pciBusID: 7, ...")."""
+    when the line is no such row (three cells or more, or two of a form only nvidia-smi prints, one of them a GPU's
+    name, none a "key: value" pair as deviceQuery and p2pBandwidthLatencyTest print: "Device: 0, NVIDIA A100,
+    pciBusID: 7, ...")."""
     cells = [c.strip() for c in line.split(",")]
-    if len(cells) < 3 or not any(_GPU_NAME.match(c) for c in cells) or any(len(c) > 60 or ": " in c for c in cells):
+    if len(cells) < 2 or not any(_GPU_NAME.match(c) for c in cells) or any(len(c) > 60 or ": " in c for c in cells):
         return None
+    if len(cells) == 2 and not any(_UUID.match(c) or v.normalize_bus_id(c) or _FORMED.match(c) for c in cells):
+        return None  # two cells: a name and a cell of a form nvidia-smi prints ("GPU-...", "0x232110DE", "9.0")
     cols = []
     for c in cells:
         field = "name" if _GPU_NAME.match(c) else "uuid" if _UUID.match(c) else "?"

@@ -276,7 +276,9 @@ def nvlink_link_down(rig: Rig, ctx: Context):
         12 on A100 SXM4, 6 on V100 SXM2, 4 on GA102 bridged boards, each with its datasheet) and against the
         most any GPU of the same model in this rig has; on a topology matrix, a GPU with no NV# to any peer
         while its peers are all NV# to each other. SXM parts are wired to their NVLink fabric, so a missing
-        link is a link down (fail), even when every GPU misses the same one or the paste shows one GPU. On
+        link is a link down (fail), even when every GPU misses the same one or the paste shows one GPU; an
+        SXM GPU with no active link at all warns only when it is the source's one GPU and GPU 0 (a VM's only
+        GPU, passed through without its NVLinks), while one shown as GPU 2 is one of several, off the fabric. On
         bridged PCIe cards a card with no active link beside bridged peers is a missing or unseated bridge,
         or a card without a partner (warn); some but not all of a card's links, a bridge partly seated (warn),
         unless its peers have them all (fail). Links the source does not show (elided, cut, or listed without
