@@ -148,6 +148,26 @@ def normal_score(x: float, dof: float) -> float:
     return s if x >= 0 else -s
 
 
+def score_sum(us: list[float], kappa: float, dof: float) -> float:
+    """``sum(normal_score(u * kappa, dof) for u in us)``, the same arithmetic without a call per value (the fleet
+    scores every figure of every node)."""
+    if dof == NORMAL:
+        return sum([u * kappa for u in us])
+    table, step = _scores(dof), _STEP
+    out = []
+    for u in us:
+        x = u * kappa
+        ax = abs(x)
+        if ax >= _TOP:
+            s = _score_exact(ax, dof)
+        else:
+            i = int(ax / step)
+            f = ax / step - i
+            s = table[i] + f * (table[i + 1] - table[i])
+        out.append(s if x >= 0 else -s)
+    return sum(out)
+
+
 def upper(z: float) -> float:
     """One-sided p-value of a standard normal score (worse side)."""
     return max(0.5 * math.erfc(z / math.sqrt(2)), 0.0)
