@@ -88,7 +88,7 @@ def _spread(values: list[float]) -> float:
     if len(values) < 2:
         return 0.0
     m = median(values)
-    return MAD_SIGMA * median(abs(v - m) for v in values)
+    return MAD_SIGMA * median([abs(v - m) for v in values])
 
 
 @dataclass(slots=True)
