@@ -51,9 +51,9 @@ def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
     meta: dict[str, tuple[str, str, bool]] = {}
     cols = shared_columns([nodes[name].figures for name in group.judged])
     if cols is not None:  # every node has every figure: a column each
-        names = tuple(group.judged)
+        judged = tuple(group.judged)
         for (k, family, unit, hb), vals in cols:
-            per[k], meta[k] = (names, vals), (family, unit, hb)
+            per[k], meta[k] = (judged, vals), (family, unit, hb)
     for name in group.judged if cols is None else ():
         for k, v in figure_pairs(nodes[name].figures):
             got = per.get(k)
