@@ -14,7 +14,8 @@ parse and check, the lean facts, the node's figures and attributes, freeing the 
 
 Measured on a shared 2-core machine (CPU time follows its load): at load average about 1, 10,000 nodes 3.0 ms
 per node (reading 2.1, analysis 0.9 before its last changes, 0.74 after); at load average 5-6, 1,000 nodes 4.0 ms
-and 27 kB, 10,000 nodes 5.4 ms and 26 kB (54 s CPU). Of a node's reading about 1.4 ms is orjson's parse of the
+and 27 kB, 10,000 nodes 5.4 ms and 26 kB (54 s CPU), 50,000 nodes 8.0 ms and 26.1 kB (402 s CPU); at load
+average 1.4, 10,000 nodes 4.5 ms and 25.9 kB (45 s). Of a node's reading about 1.4 ms is orjson's parse of the
 186 kB scan, the check for integers beyond 64 bits and freeing the parsed JSON.
 
     .venv/bin/python benchmarks/fleet_scale.py                  # 1000 10000 (50000 takes 9 GB of scans)
