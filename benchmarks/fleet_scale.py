@@ -9,10 +9,18 @@ a node. Each size is measured in a fresh process that loads (read, parse, check,
 text and JSON. Printed per size: CPU ms per node (process CPU time, its reading processes' included, of load +
 analyse + render over the nodes; start-up excluded), of which loading, and kB of memory per node (peak resident
 set minus the resident set before loading, over the nodes; the parent's only). Budgets: 2 ms of CPU and 40 kB
-per node, 10,000 nodes in under 30 s of CPU.
+per node, 10,000 nodes in under 30 s of CPU. ``--stages`` prints instead the CPU per node of each stage (read,
+parse and check, the lean facts, the node's figures and attributes, freeing the parsed scan, analyse, render).
+
+Measured on a shared 2-core machine (CPU time follows its load): at load average about 1, 10,000 nodes 3.0 ms
+per node (reading 2.1, analysis 0.9 before its last changes, 0.74 after); at load average 5-6, 1,000 nodes 4.0 ms
+and 27 kB, 10,000 nodes 5.4 ms and 26 kB (54 s CPU), 50,000 nodes 8.0 ms and 26.1 kB (402 s CPU); at load
+average 1.4, 10,000 nodes 4.5 ms and 25.9 kB (45 s). Of a node's reading about 1.4 ms is orjson's parse of the
+186 kB scan, the check for integers beyond 64 bits and freeing the parsed JSON.
 
     .venv/bin/python benchmarks/fleet_scale.py                  # 1000 10000 (50000 takes 9 GB of scans)
     .venv/bin/python benchmarks/fleet_scale.py 2000 5000 --jobs 2
+    .venv/bin/python benchmarks/fleet_scale.py 2000 --stages   # CPU per node of each stage: where the time goes
 """
 
 from __future__ import annotations
@@ -71,6 +79,51 @@ def measure(d: Path, n: int, jobs: int) -> dict[str, float]:
         "wall_s": time.perf_counter() - t0,
         "findings": len(r.findings),
     }
+
+
+STAGES = ("read", "parse and check", "facts (lean Rig)", "node (figures, shape, attributes)", "free")
+
+
+def stages(d: Path, n: int) -> dict[str, float]:
+    """CPU ms per node of each stage of reading (as fleet.load.read_node does it, one stage at a time), then of
+    the analysis and of rendering: where the time goes."""
+    from gpuadvisor import inputs
+    from gpuadvisor.facts import Rig, lean
+    from gpuadvisor.fleet import load
+    from gpuadvisor.fleet.analyse import Options, analyse
+    from gpuadvisor.fleet.model import gc_paused
+    from gpuadvisor.render.machine.fleet_json import render_json
+    from gpuadvisor.render.text.fleet import render_text
+
+    spent = dict.fromkeys(STAGES, 0.0)
+    nodes: dict[str, Any] = {}
+    with gc_paused():
+        for p in sorted(d.glob("*.json")):
+            t0 = _cpu()
+            data = inputs.read_bytes(p, "a gpuadvisor scan (JSON)", inputs.SCAN_LIMIT, regular_only=True)
+            t1 = _cpu()
+            parsed = lean.parse_fast(data)
+            if parsed is lean._SLOW:
+                parsed = lean.parse_scan(data.decode("utf-8"), str(p))
+            t2 = _cpu()
+            rig = lean.from_json(parsed, p)
+            t3 = _cpu()
+            node = load.scan_node(p, rig) if isinstance(rig, Rig) else load.node_from(p, parsed)
+            t4 = _cpu()
+            del data, parsed, rig
+            t5 = _cpu()
+            nodes[node.name] = node
+            for k, dt in zip(STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4), strict=True):
+                spent[k] += dt
+        t0 = _cpu()
+        r = analyse(nodes, Options())
+        t1 = _cpu()
+    render_text(r)
+    render_json(r)
+    t2 = _cpu()
+    out = {k: 1000 * v / n for k, v in spent.items()}
+    out["analyse"], out["render"] = 1000 * (t1 - t0) / n, 1000 * (t2 - t1) / n
+    return out
 
 
 def _extra(real: dict[str, Any]) -> dict[str, Any]:
@@ -173,7 +226,8 @@ def one(n: int, root: Path, jobs: int) -> dict[str, float]:
 
 def main() -> None:
     if sys.argv[1:2] == ["--measure"]:
-        print(json.dumps(measure(Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))))
+        d, n, jobs = Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+        print(json.dumps(stages(d, n) if jobs == 0 else measure(d, n, jobs)))
         return
     args = sys.argv[1:]
     if any(a in ("-h", "--help") for a in args):
@@ -184,12 +238,17 @@ def main() -> None:
         k = args.index("--jobs")
         jobs = int(args[k + 1])
         del args[k : k + 2]
+    by_stage = "--stages" in args
+    args = [a for a in args if a != "--stages"]
     sizes = [int(a) for a in args] or [1000, 10000]
     from gpuadvisor.facts import lean
 
     fast = lean._orjson
     parser = f"orjson {fast.__version__}" if fast is not None else "Python's json (orjson not installed)"
     print(f"jobs {jobs}, parser {parser}")
+    if by_stage:
+        _by_stage(sizes)
+        return
     print(
         f"{'nodes':>6} {'scan kB':>8} {'CPU ms/node':>12} {'load ms/node':>13} {'CPU s':>7} {'kB/node':>8} "
         f"{'wall s':>7}"
@@ -202,6 +261,15 @@ def main() -> None:
                 f"{m['cpu_s']:>7.1f} {m['kb_per_node']:>8.1f} {m['wall_s']:>7.1f}",
                 flush=True,
             )
+
+
+def _by_stage(sizes: list[int]) -> None:
+    cols = (*STAGES, "analyse", "render")
+    print("CPU ms per node, by stage:", " | ".join(cols))
+    with tempfile.TemporaryDirectory(prefix="gpuadvisor-fleet-scale-") as tmp:
+        for n in sizes:
+            m = one(n, Path(tmp), 0)
+            print(f"{n:>6} " + " ".join(f"{m[c]:>7.3f}" for c in cols) + f"  total {sum(m[c] for c in cols):.3f}")
 
 
 if __name__ == "__main__":

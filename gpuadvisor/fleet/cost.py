@@ -14,15 +14,32 @@ from gpuadvisor.fleet.model import Cost, FleetFinding, Group, Node
 
 
 def paces(group: Group) -> dict[str, dict[str, float]]:
-    """family -> node -> pace (1.0 = the group median; below 1 slower), over the figures the node has."""
-    out: dict[str, dict[str, float]] = {}
+    """family -> node -> pace (1.0 = the group median; below 1 slower), over the figures the node has. A family
+    whose figures all have the same nodes (the usual case: one names tuple shared by the group's statistics) is
+    taken a column at a time, an element-wise minimum over its figures' paces; otherwise node by node."""
+    cols: dict[str, tuple[tuple[str, ...], list[float]]] = {}
+    out: dict[str, dict[str, float]] = {}  # in the order the families first appear
     for st in group.stats.values():
         if st.median <= 0:
             continue
-        fam = out.setdefault(st.family, {})
-        for node, v in st.values.items():
-            pace = v / st.median if st.higher_better else (st.median / v if v > 0 else 0.0)
-            fam[node] = min(fam.get(node, pace), pace)
+        med, fam = st.median, st.family
+        ps = [v / med for v in st.vals] if st.higher_better else [med / v if v > 0 else 0.0 for v in st.vals]
+        if fam not in out:
+            out[fam] = {}
+            cols[fam] = (st.names, ps)
+            continue
+        got = cols.get(fam)
+        if got is not None and (got[0] is st.names or got[0] == st.names):
+            cols[fam] = (got[0], list(map(min, got[1], ps)))
+            continue
+        if got is not None:  # the nodes differ: node by node from here on
+            out[fam] = dict(zip(*got, strict=True))
+            del cols[fam]
+        merged = out[fam]
+        for node, pace in zip(st.names, ps, strict=True):
+            merged[node] = min(merged.get(node, pace), pace)
+    for fam, (names, ps) in cols.items():
+        out[fam] = dict(zip(names, ps, strict=True))
     return out
 
 
@@ -31,7 +48,9 @@ def straggler_costs(group: Group, findings: list[FleetFinding], nodes: dict[str,
     for f in findings:
         if f.kind == "outlier" and f.group == group.id and f.node and f.figure in group.stats:
             flagged.setdefault(group.stats[f.figure].family, set()).add(f.node)
-    out = []
+    out: list[Cost] = []
+    if not flagged:
+        return out
     for fam, pace in sorted(paces(group).items()):
         bad = flagged.get(fam)
         if not bad or len(pace) <= len(bad):

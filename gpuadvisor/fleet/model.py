@@ -208,6 +208,20 @@ def figure_pairs(figs: Mapping[str, Figure]) -> Iterator[tuple[str, float]]:
     return ((k, f.value) for k, f in figs.items())
 
 
+def shared_columns(tables: list[Mapping[str, Figure]]) -> list[tuple[tuple[str, str, str, bool], array[float]]] | None:
+    """Where every table is a FigureTable of one layout (the same figures at the same places: the usual fleet),
+    each figure's (key, family, unit, higher_better) and its values in the tables' order, a column at a time;
+    None otherwise (then node by node)."""
+    if not tables or not all(isinstance(t, FigureTable) for t in tables):
+        return None
+    ids = tables[0]._ids  # type: ignore[attr-defined]
+    if any(t._ids is not ids for t in tables):  # type: ignore[attr-defined]
+        return None
+    vals = [t._vals for t in tables]  # type: ignore[attr-defined]
+    meta = FigureTable.META
+    return [(meta[i], array("d", [v[n] for v in vals])) for n, i in enumerate(ids)]
+
+
 def figure_rows(figs: Mapping[str, Figure], keys: list[str]) -> list[tuple[str, float, bool, float | None]]:
     """(key, value, higher_better, expected) of each of ``keys`` a node has, in their order."""
     if isinstance(figs, FigureTable):

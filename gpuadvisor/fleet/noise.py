@@ -88,7 +88,7 @@ def _spread(values: list[float]) -> float:
     if len(values) < 2:
         return 0.0
     m = median(values)
-    return MAD_SIGMA * median(abs(v - m) for v in values)
+    return MAD_SIGMA * median([abs(v - m) for v in values])
 
 
 @dataclass(slots=True)
@@ -218,32 +218,38 @@ def _family_verdicts(
     """One verdict per node: its figures' combined shift (Stouffer over t-tail normal scores) and its worst
     figure (t tail, Bonferroni over the node's figures of the family)."""
     sig_k = _key_sigmas(per_node, noise.sigma_figure)
-    us = {name: [(k, (d + shift) / sig_k[k]) for k, d in pairs] for name, pairs in per_node.items()}
-    dof, scale = tails.fit([u - shift / sig_k[k] for pairs in us.values() for k, u in pairs])
+    us = {name: [(d + shift) / sig_k[k] for k, d in pairs] for name, pairs in per_node.items()}
+    if shift:
+        dof, scale = tails.fit(
+            [
+                u - shift / sig_k[k]
+                for name, pairs in per_node.items()
+                for (k, _), u in zip(pairs, us[name], strict=True)
+            ]
+        )
+    else:  # u - 0.0 is u
+        dof, scale = tails.fit([u for vals in us.values() for u in vals])
     noise.dof = None if dof == tails.NORMAL else dof
     kappa = 1 / scale
-    zs = {
-        name: sum(tails.normal_score(u * kappa, dof) for _, u in pairs) / math.sqrt(len(pairs))
-        for name, pairs in us.items()
-    }
+    zs = {name: tails.score_sum(vals, kappa, dof) / math.sqrt(len(vals)) for name, vals in us.items()}
     if noise.figures > 1:  # what the figures of one node share (sizes of one collective, copies of one host)
         noise.sigma_combined = _excess(list(zs.values()))
     if pooled is not None:
-        for name, pairs in us.items():
-            pooled.setdefault(name, []).extend(u for _, u in pairs)
+        for name, vals in us.items():
+            pooled.setdefault(name, []).extend(vals)
     out = []
     for name, pairs in sorted(per_node.items()):
         nk = len(pairs)
         ds = sorted([d + shift for _, d in pairs])
         typical = ds[nk // 2] if nk % 2 else (ds[nk // 2 - 1] + ds[nk // 2]) / 2
         mine = us[name]
-        at = max(range(nk), key=lambda i: mine[i][1])  # the first of the largest, as max over the pairs
-        worst_key, worst_u = mine[at]
+        worst_u = max(mine)
+        at = mine.index(worst_u)  # the first of the largest
+        worst_key = pairs[at][0]
         worst = pairs[at][1] + shift
         z = zs[name] / noise.sigma_combined
         p_mean = tails.upper(z)
         p_worst = min(1.0, nk * tails.t_sf(worst_u * kappa, dof))
-        fig = nodes[name].figures[worst_key]
         out.append(
             Verdict(
                 node=name,
@@ -254,7 +260,7 @@ def _family_verdicts(
                 mean_dev=typical,
                 worst_key=worst_key,
                 worst_dev=worst,
-                worst_value=fig.value,
+                worst_value=_value(nodes[name].figures, worst_key),
                 worst_ref=ref[worst_key],
                 p=min(1.0, 2 * min(p_mean, p_worst)),
                 by_worst=p_worst < p_mean,
@@ -263,6 +269,11 @@ def _family_verdicts(
             )
         )
     return out
+
+
+def _value(figs: Mapping[str, Figure], key: str) -> float:
+    got = figs.lookup(key) if isinstance(figs, FigureTable) else None
+    return figs[key].value if got is None else got[0]
 
 
 def _combined(verdicts: list[Verdict], pooled: dict[str, list[float]], group: str) -> list[Verdict]:
@@ -278,7 +289,7 @@ def _combined(verdicts: list[Verdict], pooled: dict[str, list[float]], group: st
         return []
     dof, scale = tails.fit([u for n in names for u in pooled[n]])
     kappa = 1 / scale
-    zs = {n: sum(tails.normal_score(u * kappa, dof) for u in pooled[n]) / math.sqrt(len(pooled[n])) for n in names}
+    zs = {n: tails.score_sum(pooled[n], kappa, dof) / math.sqrt(len(pooled[n])) for n in names}
     spread = _excess(list(zs.values()))
     out = []
     for name in sorted(names):

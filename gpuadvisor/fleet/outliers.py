@@ -26,7 +26,7 @@ from __future__ import annotations
 from array import array
 from statistics import median
 
-from gpuadvisor.fleet.model import FigureStats, Group, Node, figure_pairs
+from gpuadvisor.fleet.model import FigureStats, Group, Node, figure_pairs, shared_columns
 
 Z_THRESHOLD = 3.0
 MIN_REL = 0.04
@@ -47,27 +47,33 @@ def robust(values: list[float]) -> tuple[float, float, float]:
 
 
 def group_stats(group: Group, nodes: dict[str, Node]) -> dict[str, FigureStats]:
-    per: dict[str, tuple[list[str], array]] = {}
-    meta = {}
-    for name in group.judged:
+    per: dict[str, tuple[list[str] | tuple[str, ...], array]] = {}
+    meta: dict[str, tuple[str, str, bool]] = {}
+    cols = shared_columns([nodes[name].figures for name in group.judged])
+    if cols is not None:  # every node has every figure: a column each
+        judged = tuple(group.judged)
+        for (k, family, unit, hb), vals in cols:
+            per[k], meta[k] = (judged, vals), (family, unit, hb)
+    for name in group.judged if cols is None else ():
         for k, v in figure_pairs(nodes[name].figures):
             got = per.get(k)
             if got is None:
                 got = per[k] = ([], array("d"))
-                meta[k] = nodes[name].figures[k]
-            got[0].append(name)
+                f = nodes[name].figures[k]
+                meta[k] = (f.family, f.unit, f.higher_better)
+            got[0].append(name)  # type: ignore[union-attr]
             got[1].append(v)
     out = {}
     shared: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple of names for every figure the same nodes have
     for k in sorted(per):
         names, vals = per[k]
-        f = meta[k]
+        family, unit, hb = meta[k]
         med, mad, _ = robust(list(vals))
         out[k] = FigureStats(
             key=k,
-            family=f.family,
-            unit=f.unit,
-            higher_better=f.higher_better,
+            family=family,
+            unit=unit,
+            higher_better=hb,
             n=len(vals),
             median=med,
             mad=mad,
