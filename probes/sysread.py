@@ -58,24 +58,36 @@ OS = Files()
 
 class MemFiles(Files):
     """A tree in memory: files (bytes), directories (their entry names) and links (absolute targets), each keyed
-    by its absolute path with no link in it; a path through a link is resolved on every read, as the kernel does.
-    A missing path raises FileNotFoundError, a file listed as a directory NotADirectoryError."""
+    by its absolute path with no link in it; a path through a link is resolved on every read, as the kernel does
+    (links first, then "..", as ``os.path.realpath``). Paths are absolute. A missing path raises
+    FileNotFoundError, a file listed as a directory NotADirectoryError."""
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
         self.dirs: dict[str, dict[str, None]] = {"/": {}}
         self.links: dict[str, str] = {}
+        self._real: dict[str, str] = {}  # resolved paths; a new link clears it
 
     def realpath(self, path: str) -> str:
-        path = posixpath.normpath(path)
         if path in self.files or path in self.dirs:
             return path
+        real = self._real.get(path)
+        if real is None:
+            real = self._real[path] = self._resolve(path)
+        return real
+
+    def _resolve(self, path: str) -> str:
         out = ""
-        for part in path.split("/")[1:]:
+        for part in path.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                out = out.rpartition("/")[0]
+                continue
             out = f"{out}/{part}"
             target = self.links.get(out)
             if target is not None:
-                out = self.realpath(target)
+                out = self._resolve(target)
         return out or "/"
 
     def read_bytes(self, path: str) -> bytes:
@@ -105,23 +117,27 @@ class MemFiles(Files):
         real = self.realpath(path)
         return real in self.dirs or real in self.files
 
-    def _enter(self, path: str) -> None:
-        """Name ``path`` in its parent directory (made as needed)."""
-        parent, name = posixpath.split(path)
-        if parent not in self.dirs:
-            self.mkdir(parent)
-        self.dirs[parent][name] = None
+    def _enter(self, path: str) -> str:
+        """Name ``path`` in its parent directory (made as needed); its path with the parent's links resolved."""
+        parent, _, name = path.rpartition("/")
+        parent = parent or "/"
+        entries = self.dirs.get(parent)
+        if entries is None:
+            parent = self.realpath(parent)
+            if parent not in self.dirs:
+                self.mkdir(parent)
+            entries = self.dirs[parent]
+        entries[name] = None
+        return f"{parent}/{name}" if parent != "/" else f"/{name}"
 
     def mkdir(self, path: str) -> None:
         path = posixpath.normpath(path)
-        if path not in self.dirs:
-            self._enter(path)
-            self.dirs[path] = {}
+        if path not in self.dirs and self.realpath(path) not in self.dirs:
+            self.dirs[self._enter(path)] = {}
 
     def write(self, path: str, data: bytes) -> None:
-        self._enter(path)
-        self.files[path] = data
+        self.files[self._enter(path)] = data
 
     def symlink(self, target: str, link: str) -> None:
-        self._enter(link)
-        self.links[link] = posixpath.normpath(target)
+        self.links[self._enter(link)] = posixpath.normpath(target)
+        self._real.clear()
