@@ -73,7 +73,20 @@ class MemFiles(Files):
             return path
         real = self._real.get(path)
         if real is None:
-            real = self._real[path] = self._resolve(path)
+            parent, _, name = path.rpartition("/")
+            if parent and name not in (
+                "",
+                ".",
+                "..",
+            ):  # the parent's real path (memoised: a directory's files share it)
+                base = self.realpath(parent)
+                real = f"{base}/{name}" if base != "/" else f"/{name}"
+                target = self.links.get(real)
+                if target is not None:
+                    real = self._resolve(target)
+            else:
+                real = self._resolve(path)
+            self._real[path] = real
         return real
 
     def _resolve(self, path: str) -> str:
