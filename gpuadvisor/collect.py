@@ -1,8 +1,8 @@
 """Fill a Rig: from the live machine, or from a rig description through the simulated NVML.
 
 Both paths run the same probe code (``probes.nvml`` over a pynvml-like library, ``probes.pcie`` over a
-sysfs tree); the simulated path serves NVML from ``probes.simnvml`` and writes the description's PCI tree
-into a temporary directory first.
+sysfs tree); the simulated path serves NVML from ``probes.simnvml`` and reads the description's sysfs tree from
+memory (``probes.sysread.MemFiles``, written by ``probes.fakesysfs`` and ``probes.fakebeyond``).
 """
 
 from __future__ import annotations
