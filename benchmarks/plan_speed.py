@@ -88,7 +88,7 @@ def stages() -> None:
 
         setattr(mod, name, wrapper)
 
-    timed(collect, "simulate_description", "simulating the rigs (fake sysfs in /dev/shm)")
+    timed(collect, "simulate_description", "simulating the rigs (sysfs tree in memory)")
     timed(advice, "advise", "the advisor")
     timed(search, "_search", "  of which its smallest-rig search")
     timed(search, "_search_smallest", "  of which its smallest-rig search")  # plan's: the two rigs a reason names
@@ -100,7 +100,7 @@ def stages() -> None:
     run_plan(builtin_builds(), Need(task="train", tokens=2e10), {"model": "llama-3-70b"}, prices=load_prices())
     total = time.process_time() - c
     print(f"  where one 70B training plan's {total:.2f} s CPU goes (in process):")
-    order = ["simulating the rigs (fake sysfs in /dev/shm)", "the advisor", "  of which its smallest-rig search"]
+    order = ["simulating the rigs (sysfs tree in memory)", "the advisor", "  of which its smallest-rig search"]
     order += ["the rules", "copying simulated rigs"]
     for label in order:
         print(f"    {label:44s} {spent.get(label, 0.0):5.2f} s")

@@ -1,8 +1,8 @@
 """Fill a Rig: from the live machine, or from a rig description through the simulated NVML.
 
 Both paths run the same probe code (``probes.nvml`` over a pynvml-like library, ``probes.pcie`` over a
-sysfs tree); the simulated path serves NVML from ``probes.simnvml`` and writes the description's PCI tree
-into a temporary directory first.
+sysfs tree); the simulated path serves NVML from ``probes.simnvml`` and reads the description's sysfs tree from
+memory (``probes.sysread.MemFiles``, written by ``probes.fakesysfs`` and ``probes.fakebeyond``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from gpuadvisor import __version__, facts
 from gpuadvisor.facts import Gpu, Rig, Source, Topology
 from gpuadvisor.probes.nvml import Nvml, probe_gpus, probe_pairs, probe_system
 from gpuadvisor.probes.pcie import PcieHop, PciPlace, Sysfs, level_between
+from gpuadvisor.probes.sysread import OS, Files, MemFiles
 
 if TYPE_CHECKING:
     from gpuadvisor.probes.rigdesc import RigDesc
@@ -202,8 +203,8 @@ class _PlacedOnce(Sysfs):
     """A generated tree's sysfs that reads each device's PCIe path once: the simulated NVML and the GPU probe both
     ask for every GPU's place (the tree does not change between them)."""
 
-    def __init__(self, root: str) -> None:
-        super().__init__(root)
+    def __init__(self, root: str, files: Files) -> None:
+        super().__init__(root, files)
         self._placed: dict[str, tuple[list[PcieHop], PciPlace | None]] = {}
 
     def place(self, bdf: str) -> tuple[list[PcieHop], PciPlace | None]:
@@ -223,19 +224,21 @@ def simulate_description(desc: RigDesc) -> Rig:
         )
     )
     rig.provenance = {"host": "simulated", "software": "simulated", "gpus": "simulated", "topology": "simulated"}
-    # The tree is a few hundred small files: write them to memory (/dev/shm) where the system has it.
+    # The tree (a few thousand small files) is held in memory and read through the same probes as a live one; only
+    # the kernel log goes to disk, where its probe reads it (to memory, /dev/shm, where the system has it).
     shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="gpuadvisor-sim-", dir=shm) as tmp:
-        write_tree(desc, Path(tmp))
-        sysfs = _PlacedOnce(tmp)
+        files = MemFiles()
+        write_tree(desc, tmp, files)
+        sysfs = _PlacedOnce(tmp, files)
         from gpuadvisor.probes.beyond import collect_beyond
         from gpuadvisor.probes.fakebeyond import apply_description, write_beyond
 
-        write_beyond(desc, Path(tmp))
+        write_beyond(desc, tmp, files, kernel_files=OS)
         nv = Nvml(SimNvml(desc, sysfs))
         nv.init()
         handles = collect_gpus(nv, sysfs, rig)
-        collect_beyond(rig, tmp, nv, handles, live=False)
+        collect_beyond(rig, tmp, nv, handles, live=False, files=files)
         nv.shutdown()
         apply_description(desc, rig)
         numa = sysfs.numa_nodes()

@@ -19,6 +19,7 @@ from .nvml import Nvml
 from .pcie import Sysfs
 from .pcie_acs import probe_acs
 from .rdma import read_ports
+from .sysread import OS, Files
 
 
 def collect_beyond(
@@ -29,27 +30,29 @@ def collect_beyond(
     *,
     live: bool,
     nvml_reason: str | None = None,
+    files: Files = OS,
 ) -> None:
-    """Everything beyond the GPU into ``rig``; ``nvml_reason``: why there is no NVML (``nv`` None)."""
-    sysfs = Sysfs(root)
+    """Everything beyond the GPU into ``rig``; ``nvml_reason``: why there is no NVML (``nv`` None). The sysfs and
+    /proc files are read through ``files`` (the simulator's tree in memory); the kernel log from ``root`` itself."""
+    sysfs = Sysfs(root, files)
     gpus = [(g.index, g.bus_id) for g in rig.gpus if g.bus_id]
     rig.kernel = read_kernel_log(root, rig.gpus)
     if not live and rig.kernel.source:
         rig.kernel.source = "simulated kernel log"
-    ports, reason = read_ports(root)
+    ports, reason = read_ports(root, files)
     net = rig.network
     if ports is None:
         net.missing("rdma_ports", reason or "")
     else:
         net.rdma_ports = ports
-    probe_network_host(root, net, [b for _, b in gpus])
+    probe_network_host(root, net, [b for _, b in gpus], files)
     for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports"):
         net.missing(name, "read from a pasted NCCL debug log only (NCCL_DEBUG=INFO); a scan runs no NCCL job")
     nic_bdfs = sorted({(p.device, p.bus_id) for p in ports or [] if p.bus_id})
     probe_acs(sysfs, gpus, nic_bdfs, net)
     indices = [g.index for g in rig.gpus]
     rig.fabric = collect_fabric(nv, handles, indices, live=live, nvml_reason=nvml_reason)
-    rig.node = probe_node(root, live=live)
+    rig.node = probe_node(root, live=live, files=files)
     if nv is None:
         rig.node.missing("gpu_processes", nvml_reason or "no NVML")
     else:

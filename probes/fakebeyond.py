@@ -9,7 +9,6 @@ does not list (``node.lost_gpus``). The live probes then read them like on a rea
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from gpuadvisor.facts import Rig
 
@@ -17,6 +16,7 @@ from .fakesysfs import CLASS_GPU, TreeWriter
 from .pcie_acs import ACS_BITS, ACS_CAP_ID
 from .rdma import ERROR_COUNTERS
 from .rigdesc import RigDesc
+from .sysread import OS, Files
 
 GiB = 2**30
 DEFAULT_UPTIME_S = 86400.0 * 3
@@ -45,10 +45,17 @@ def uses_nvswitch(desc: RigDesc) -> bool:
     return any(g.props["nvlink_fabric"] == "nvswitch" for g in desc.gpus)
 
 
-def write_beyond(desc: RigDesc, root: Path) -> None:
+def write_beyond(
+    desc: RigDesc, root: str | os.PathLike[str], files: Files = OS, kernel_files: Files | None = None
+) -> None:
+    """Write the beyond-the-GPU files of ``desc`` below ``root`` through ``files``, beside the PCI tree
+    ``write_tree`` wrote there; the kernel log and proc/uptime through ``kernel_files`` when given (the kernel-log
+    probe reads the disk itself)."""
     node = desc.node
-    (root / "dev").mkdir(parents=True, exist_ok=True)
-    (root / "proc").mkdir(parents=True, exist_ok=True)
+    r = os.fspath(root)
+    log_files = kernel_files or files
+    log_files.mkdir(f"{r}/dev")
+    log_files.mkdir(f"{r}/proc")
     lines = ["6,1,0,-;Linux version 5.15.0-105-generic (simulated)"]
     seq = 2
     for ev in desc.kernel_events:
@@ -60,65 +67,15 @@ def write_beyond(desc: RigDesc, root: Path) -> None:
         for _ in range(int(ev.get("repeat", 1))):
             lines.append(_kmsg_line(ev, bus, seq))
             seq += 1
-    (root / "dev" / "kmsg").write_text("\n".join(lines) + "\n")
-    (root / "proc" / "uptime").write_text(f"{float(node.get('uptime_s', DEFAULT_UPTIME_S)):.2f} 0.00\n")
-    ib = [n for n in desc.nics if n.kind == "infiniband"]
-    peermem = node.get("peermem", bool(ib))
-    modules = ["nvidia", "nvidia_uvm"] + (["nvidia_peermem"] if peermem else [])
-    if desc.nics:
-        modules += ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs"]
-    (root / "proc" / "modules").write_text("".join(f"{m} 16384 0 - Live 0x0000000000000000\n" for m in modules))
-    (root / "proc" / "driver" / "nvidia").mkdir(parents=True, exist_ok=True)
-    driver = str(desc.software.get("driver_version", "550.54.15"))
-    flavour = "Open Kernel Module" if node.get("open_kernel_module", True) else "Kernel Module"
-    (root / "proc" / "driver" / "nvidia" / "version").write_text(
-        f"NVRM version: NVIDIA UNIX {flavour} for x86_64  {driver}  Release Build  (simulated)\n"
-    )
-    iommu = node.get("iommu", "off")
-    cmdline = "BOOT_IMAGE=/vmlinuz ro quiet" + {
-        "off": "",
-        "passthrough": " intel_iommu=on iommu=pt",
-        "translated": " intel_iommu=on",
-    }.get(iommu, "")
-    (root / "proc" / "cmdline").write_text(cmdline + "\n")
-    groups = root / "sys" / "kernel" / "iommu_groups"
-    groups.mkdir(parents=True, exist_ok=True)
-    if iommu != "off":
-        for k in range(max(1, len(desc.gpus))):
-            (groups / str(k)).mkdir()
-            (groups / str(k) / "type").write_text("identity\n" if iommu == "passthrough" else "DMA-FQ\n")
-    pci = root / "sys" / "bus" / "pci" / "devices"
-    for n in desc.nics:
-        d = root / "sys" / "class" / "infiniband" / n.name
-        (d / "ports" / "1").mkdir(parents=True)
-        (d / "fw_ver").write_text(n.firmware + "\n")
-        (d / "hca_type").write_text(n.ca_type + "\n")
-        os.symlink(os.path.relpath(os.path.realpath(pci / n.bdf), d), d / "device")
-        codes = {"DOWN": 1, "INIT": 2, "ARMED": 3, "ACTIVE": 4, "ACTIVE_DEFER": 5}
-        phys = {"Sleep": 1, "Polling": 2, "Disabled": 3, "LinkUp": 5, "LinkErrorRecovery": 6}
-        port = d / "ports" / "1"
-        layer = n.link_layer or ("InfiniBand" if n.kind == "infiniband" else "Ethernet")
-        (port / "state").write_text(f"{codes.get(n.state, 0)}: {n.state}\n")
-        (port / "phys_state").write_text(f"{phys.get(n.phys_state, 0)}: {n.phys_state}\n")
-        (port / "rate").write_text(f"{n.rate_gbps:g} Gb/sec (4X)\n")
-        (port / "link_layer").write_text(layer + "\n")
-        (port / "counters").mkdir(exist_ok=True)  # a healthy port's error counters: all zero
-        for name in ERROR_COUNTERS:
-            (port / "counters" / name).write_text("0\n")
-    # ACS: every bridge gets the capability (a PCIe switch port or root port has one); bits from [[ports]] acs,
-    # applied to a root port itself, or to a switch's upstream port and each of its downstream ports.
-    for p in desc.ports.values():
-        flags = p.acs or []
-        top = Path(os.path.realpath(pci / p.bdf))
-        dirs = [top]
-        if p.kind == "switch":
-            dirs += [c for c in top.iterdir() if c.is_dir() and (c / "class").read_text().startswith("0x0604")]
-        for d in dirs:
-            (d / "config").write_bytes(_acs_config((d / "config").read_bytes()[:0x48], flags))
-    w = TreeWriter(root)
+    log_files.write(f"{r}/dev/kmsg", ("\n".join(lines) + "\n").encode())
+    log_files.write(f"{r}/proc/uptime", f"{float(node.get('uptime_s', DEFAULT_UPTIME_S)):.2f} 0.00\n".encode())
+    _write_host(desc, r, files)
+    _write_rdma(desc, r, files)
+    _write_acs(desc, r, files)
+    w = TreeWriter(r, files)
     for k, bdf in enumerate(node.get("lost_gpus", [])):
         w.device(
-            w.devices / f"pci0000:{0xF0 + k:02x}" / str(bdf),
+            f"{w.devices}/pci0000:{0xF0 + k:02x}/{bdf}",
             port_type="endpoint",
             cls=CLASS_GPU,
             gen=None,
@@ -129,6 +86,74 @@ def write_beyond(desc: RigDesc, root: Path) -> None:
             cpus=None,
             device="0x2330",
         )
+
+
+def _write_host(desc: RigDesc, r: str, files: Files) -> None:
+    """proc/modules, the driver's version file, the kernel command line and the IOMMU groups."""
+    node = desc.node
+    ib = [n for n in desc.nics if n.kind == "infiniband"]
+    peermem = node.get("peermem", bool(ib))
+    modules = ["nvidia", "nvidia_uvm"] + (["nvidia_peermem"] if peermem else [])
+    if desc.nics:
+        modules += ["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs"]
+    files.mkdir(f"{r}/proc/driver/nvidia")
+    files.write(f"{r}/proc/modules", "".join(f"{m} 16384 0 - Live 0x0000000000000000\n" for m in modules).encode())
+    driver = str(desc.software.get("driver_version", "550.54.15"))
+    flavour = "Open Kernel Module" if node.get("open_kernel_module", True) else "Kernel Module"
+    files.write(
+        f"{r}/proc/driver/nvidia/version",
+        f"NVRM version: NVIDIA UNIX {flavour} for x86_64  {driver}  Release Build  (simulated)\n".encode(),
+    )
+    iommu = node.get("iommu", "off")
+    cmdline = "BOOT_IMAGE=/vmlinuz ro quiet" + {
+        "off": "",
+        "passthrough": " intel_iommu=on iommu=pt",
+        "translated": " intel_iommu=on",
+    }.get(iommu, "")
+    files.write(f"{r}/proc/cmdline", (cmdline + "\n").encode())
+    groups = f"{r}/sys/kernel/iommu_groups"
+    files.mkdir(groups)
+    if iommu != "off":
+        for k in range(max(1, len(desc.gpus))):
+            files.mkdir(f"{groups}/{k}")
+            files.write(f"{groups}/{k}/type", b"identity\n" if iommu == "passthrough" else b"DMA-FQ\n")
+
+
+def _write_rdma(desc: RigDesc, r: str, files: Files) -> None:
+    """Each NIC's RDMA device under sys/class/infiniband: firmware, adapter type, its PCI link and port 1."""
+    pci = f"{r}/sys/bus/pci/devices"
+    codes = {"DOWN": 1, "INIT": 2, "ARMED": 3, "ACTIVE": 4, "ACTIVE_DEFER": 5}
+    phys = {"Sleep": 1, "Polling": 2, "Disabled": 3, "LinkUp": 5, "LinkErrorRecovery": 6}
+    for n in desc.nics:
+        d = f"{r}/sys/class/infiniband/{n.name}"
+        port = f"{d}/ports/1"
+        files.mkdir(port)
+        files.write(f"{d}/fw_ver", (n.firmware + "\n").encode())
+        files.write(f"{d}/hca_type", (n.ca_type + "\n").encode())
+        files.symlink(files.realpath(f"{pci}/{n.bdf}"), f"{d}/device")
+        layer = n.link_layer or ("InfiniBand" if n.kind == "infiniband" else "Ethernet")
+        files.write(f"{port}/state", f"{codes.get(n.state, 0)}: {n.state}\n".encode())
+        files.write(f"{port}/phys_state", f"{phys.get(n.phys_state, 0)}: {n.phys_state}\n".encode())
+        files.write(f"{port}/rate", f"{n.rate_gbps:g} Gb/sec (4X)\n".encode())
+        files.write(f"{port}/link_layer", (layer + "\n").encode())
+        files.mkdir(f"{port}/counters")  # a healthy port's error counters: all zero
+        for name in ERROR_COUNTERS:
+            files.write(f"{port}/counters/{name}", b"0\n")
+
+
+def _write_acs(desc: RigDesc, r: str, files: Files) -> None:
+    """ACS: every bridge gets the capability (a PCIe switch port or root port has one); bits from [[ports]] acs,
+    applied to a root port itself, or to a switch's upstream port and each of its downstream ports."""
+    pci = f"{r}/sys/bus/pci/devices"
+    for p in desc.ports.values():
+        flags = p.acs or []
+        top = files.realpath(f"{pci}/{p.bdf}")
+        dirs = [top]
+        if p.kind == "switch":
+            children = (f"{top}/{c}" for c in files.listdir(top))
+            dirs += [c for c in children if files.is_dir(c) and files.read_text(f"{c}/class").startswith("0x0604")]
+        for d in dirs:
+            files.write(f"{d}/config", _acs_config(files.read_bytes(f"{d}/config")[:0x48], flags))
 
 
 def apply_description(desc: RigDesc, rig: Rig) -> None:

@@ -1,19 +1,20 @@
 """Write a sysfs tree (PCI devices, their links, NUMA nodes) for a rig description.
 
-The simulator writes one into a temporary directory and runs the real sysfs probe (``probes.pcie.Sysfs``)
-on it, so a simulated rig's PCIe path goes through the same code as a live one. Tests use it to build
-trees with faults in them.
+The simulator writes one into memory (``probes.sysread.MemFiles``) and runs the real sysfs probe
+(``probes.pcie.Sysfs``) on it, so a simulated rig's PCIe path goes through the same code as a live one. Tests
+use it to build trees with faults in them on disk (the default ``files``).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import posixpath
 
 from gpuadvisor.physics.links import PCIE_GT_S
 
 from .nvml import format_cpulist, parse_cpulist
 from .rigdesc import RigDesc
+from .sysread import OS, Files
 
 PORT_TYPE_CODES = {"endpoint": 0, "root-port": 4, "upstream-port": 5, "downstream-port": 6}
 CLASS_BRIDGE = "0x060400"
@@ -40,15 +41,18 @@ def speed_text(gen: int | None) -> str:
 
 
 class TreeWriter:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.devices = root / "sys" / "devices"
-        self.bus = root / "sys" / "bus" / "pci" / "devices"
-        self.bus.mkdir(parents=True, exist_ok=True)
+    """Writes PCI device directories below ``root`` through ``files`` (the disk, or a tree in memory)."""
+
+    def __init__(self, root: str | os.PathLike[str], files: Files = OS) -> None:
+        self.root = os.fspath(root)
+        self.files = files
+        self.devices = posixpath.join(self.root, "sys", "devices")
+        self.bus = posixpath.join(self.root, "sys", "bus", "pci", "devices")
+        files.mkdir(self.bus)
 
     def device(
         self,
-        path: Path,
+        path: str | os.PathLike[str],
         *,
         port_type: str,
         cls: str,
@@ -62,7 +66,8 @@ class TreeWriter:
         device: str = "0x0000",
         aer_correctable: int = 0,
     ) -> None:
-        path.mkdir(parents=True, exist_ok=True)
+        d = os.fspath(path)
+        self.files.mkdir(d)
         files = {
             "class": cls,
             "vendor": vendor,
@@ -81,30 +86,20 @@ class TreeWriter:
             "aer_dev_nonfatal": "Undefined 0\nDLP 0\nTLP 0\nTOTAL_ERR_NONFATAL 0",
             "aer_dev_fatal": "Undefined 0\nDLP 0\nTLP 0\nTOTAL_ERR_FATAL 0",
         }
-        # A few thousand small files per rig: written with os calls, a third of pathlib's cost (plan simulates a
-        # rig per candidate build).
-        d = str(path)
+        write = self.files.write
         for k, v in files.items():
-            _write(os.path.join(d, k), (v + "\n").encode())
-        _write(os.path.join(d, "config"), config_bytes(port_type))
-        link = os.path.join(self.bus, path.name)
-        if not os.path.exists(link):
-            os.symlink(os.path.relpath(path, self.bus), link)
+            write(f"{d}/{k}", (v + "\n").encode())
+        write(f"{d}/config", config_bytes(port_type))
+        link = f"{self.bus}/{posixpath.basename(d)}"
+        if not self.files.exists(link):
+            self.files.symlink(d, link)
 
 
-def _write(name: str, data: bytes) -> None:
-    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-
-
-def write_tree(desc: RigDesc, root: Path) -> None:
+def write_tree(desc: RigDesc, root: str | os.PathLike[str], files: Files = OS) -> None:
     """Write the PCI devices of ``desc`` (root ports, switches, GPUs, NICs) and its NUMA nodes under ``root``."""
-    w = TreeWriter(root)
+    w = TreeWriter(root, files)
     numa_cpus = {n["id"]: n.get("cpus") for n in desc.numa}
-    port_dirs: dict[str, Path] = {}
+    port_dirs: dict[str, str] = {}
     downstream_count: dict[str, int] = {}
 
     # Children of each port, to mirror link state on root and downstream ports.
@@ -127,16 +122,15 @@ def write_tree(desc: RigDesc, root: Path) -> None:
                 return n.gen, n.width, n.max_gen, n.max_width
         return None, None, None, None
 
-    def ensure(port_id: str) -> Path:
+    def ensure(port_id: str) -> str:
         if port_id in port_dirs:
             return port_dirs[port_id]
         p = desc.ports[port_id]
         numa = desc.numa_of_port(port_id)
         cpus = numa_cpus.get(numa) if numa is not None else None
         if p.kind == "root-port":
-            base = w.devices / (p.host_bridge or "pci0000:00")
             gen, width, child_max_gen, child_max_width = child_link(port_id)
-            path = base / p.bdf
+            path = f"{w.devices}/{p.host_bridge or 'pci0000:00'}/{p.bdf}"
             w.device(
                 path,
                 port_type="root-port",
@@ -153,7 +147,7 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         else:
             assert p.parent is not None
             parent_dir = attach_point(p.parent, p.gen, p.max_gen, p.width, p.max_width)
-            path = parent_dir / p.bdf
+            path = f"{parent_dir}/{p.bdf}"
             w.device(
                 path,
                 port_type="upstream-port",
@@ -177,7 +171,7 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         width: int | None,
         max_width: int | None,
         slot_width: int | None = None,
-    ) -> Path:
+    ) -> str:
         """The directory a child of ``port_id`` goes in: the root port itself, or a new downstream port of a switch
         (wired for ``slot_width`` lanes when given, else for as many as the child or the switch has)."""
         p = desc.ports[port_id]
@@ -187,7 +181,7 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         k = downstream_count.get(port_id, 0)
         downstream_count[port_id] = k + 1
         domain, bus, _ = p.bdf.split(":")
-        dsp = parent / f"{domain}:{int(bus, 16) + 1:02x}:{k:02x}.0"
+        dsp = f"{parent}/{domain}:{int(bus, 16) + 1:02x}:{k:02x}.0"
         numa = desc.numa_of_port(port_id)
         w.device(
             dsp,
@@ -212,7 +206,7 @@ def write_tree(desc: RigDesc, root: Path) -> None:
         numa = g.numa_node if g.numa_node is not None else desc.numa_of_port(g.parent)
         cls = CLASS_GPU if pr["name"].startswith(("NVIDIA H", "NVIDIA A1", "NVIDIA B", "Tesla")) else CLASS_VGA
         w.device(
-            d / g.bus_id,
+            f"{d}/{g.bus_id}",
             port_type="endpoint",
             cls=cls,
             aer_correctable=int(pr["pcie_aer_correctable"]),
@@ -227,7 +221,7 @@ def write_tree(desc: RigDesc, root: Path) -> None:
     for n in desc.nics:
         d = attach_point(n.parent, n.gen, n.max_gen, n.width, n.max_width)
         numa = desc.numa_of_port(n.parent)
-        path = d / n.bdf
+        path = f"{d}/{n.bdf}"
         w.device(
             path,
             port_type="endpoint",
@@ -241,14 +235,14 @@ def write_tree(desc: RigDesc, root: Path) -> None:
             vendor="0x15b3",
             device="0x1021",
         )
-        (path / ("infiniband" if n.kind == "infiniband" else "net") / n.name).mkdir(parents=True)
+        files.mkdir(f"{path}/{'infiniband' if n.kind == 'infiniband' else 'net'}/{n.name}")
 
-    node_base = w.devices / "system" / "node"
     for numa_node in desc.numa:
-        nd = node_base / f"node{numa_node['id']}"
-        nd.mkdir(parents=True, exist_ok=True)
+        nd = f"{w.devices}/system/node/node{numa_node['id']}"
+        files.mkdir(nd)
         cpus = numa_node.get("cpus", "")
-        (nd / "cpulist").write_text(format_cpulist(parse_cpulist(cpus)) + "\n")
+        files.write(f"{nd}/cpulist", (format_cpulist(parse_cpulist(cpus)) + "\n").encode())
         kb = int(numa_node.get("memory_gib", 0) * 1024 * 1024)
         nid = numa_node["id"]
-        (nd / "meminfo").write_text(f"Node {nid} MemTotal:       {kb} kB\nNode {nid} MemFree:        {kb} kB\n")
+        meminfo = f"Node {nid} MemTotal:       {kb} kB\nNode {nid} MemFree:        {kb} kB\n"
+        files.write(f"{nd}/meminfo", meminfo.encode())

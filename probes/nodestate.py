@@ -8,12 +8,14 @@ line and /sys/kernel/iommu_groups), NVIDIA GPUs on the PCI bus (to find GPUs the
 from __future__ import annotations
 
 import os
+import posixpath
 import resource
 from pathlib import Path
 
 from gpuadvisor.facts import Network, NodeState
 
 from .pcie import _read
+from .sysread import OS, Files
 
 MODULES_OF_INTEREST = (
     "nvidia",
@@ -32,8 +34,8 @@ PEERMEM = ("nvidia_peermem", "nv_peer_mem")
 GPU_CLASSES = ("0x0300", "0x0302")
 
 
-def read_modules(root: Path) -> tuple[list[str] | None, str | None]:
-    text = _read(root / "proc" / "modules")
+def read_modules(root: str | os.PathLike[str], files: Files = OS) -> tuple[list[str] | None, str | None]:
+    text = _read(posixpath.join(os.fspath(root), "proc", "modules"), files)
     if text is None:
         return None, "/proc/modules not readable"
     loaded = {line.split()[0] for line in text.splitlines() if line.strip()}
@@ -62,32 +64,32 @@ def iommu_mode(cmdline: str | None, groups: int | None, group_type: str | None) 
     return None
 
 
-def probe_network_host(root: str | os.PathLike[str], net: Network, gpu_bus_ids: list[str]) -> None:
+def probe_network_host(root: str | os.PathLike[str], net: Network, gpu_bus_ids: list[str], files: Files = OS) -> None:
     """Modules, peermem and the IOMMU mode into ``net``."""
-    r = Path(root)
-    modules, reason = read_modules(r)
+    r = posixpath.join(os.fspath(root), "")  # ends with /
+    modules, reason = read_modules(r, files)
     if modules is None:
         net.missing("modules", reason or "")
         net.missing("peermem_loaded", reason or "")
     else:
         net.modules = modules
         net.peermem_loaded = any(m in modules for m in PEERMEM)
-    flavour = module_flavour(_read(r / "proc" / "driver" / "nvidia" / "version"))
+    flavour = module_flavour(_read(f"{r}proc/driver/nvidia/version", files))
     if flavour is None:
         net.missing("gpu_kernel_module", "/proc/driver/nvidia/version not readable (no NVIDIA driver loaded?)")
     else:
         net.gpu_kernel_module = flavour
-    cmdline = _read(r / "proc" / "cmdline")
-    groups_dir = r / "sys" / "kernel" / "iommu_groups"
+    cmdline = _read(f"{r}proc/cmdline", files)
+    groups_dir = f"{r}sys/kernel/iommu_groups"
     try:
-        groups: int | None = sum(1 for _ in groups_dir.iterdir())
+        groups: int | None = len(files.listdir(groups_dir))
     except FileNotFoundError:
         groups = 0
     except OSError:
         groups = None
     group_type = None
     for bdf in gpu_bus_ids:
-        group_type = _read(r / "sys" / "bus" / "pci" / "devices" / bdf / "iommu_group" / "type")
+        group_type = _read(f"{r}sys/bus/pci/devices/{bdf}/iommu_group/type", files)
         if group_type:
             break
     net.iommu_groups = groups
@@ -100,23 +102,24 @@ def probe_network_host(root: str | os.PathLike[str], net: Network, gpu_bus_ids: 
         net.iommu_mode = mode
 
 
-def nvidia_pci_functions(root: str | os.PathLike[str]) -> tuple[list[str] | None, str | None]:
-    base = Path(root) / "sys" / "bus" / "pci" / "devices"
+def nvidia_pci_functions(root: str | os.PathLike[str], files: Files = OS) -> tuple[list[str] | None, str | None]:
+    base = posixpath.join(os.fspath(root), "sys", "bus", "pci", "devices")
     try:
-        entries = sorted(p for p in base.iterdir())
+        entries = sorted(files.listdir(base))
     except OSError:
         return None, f"{base} not readable"
     out = []
-    for d in entries:
-        if _read(d / "vendor") == "0x10de" and (_read(d / "class") or "").startswith(GPU_CLASSES):
-            out.append(d.name)
+    for name in entries:
+        d = f"{base}/{name}"
+        if _read(f"{d}/vendor", files) == "0x10de" and (_read(f"{d}/class", files) or "").startswith(GPU_CLASSES):
+            out.append(name)
     return out, None
 
 
-def probe_node(root: str | os.PathLike[str] = "/", *, live: bool = True) -> NodeState:
+def probe_node(root: str | os.PathLike[str] = "/", *, live: bool = True, files: Files = OS) -> NodeState:
     """NVIDIA PCI functions, /dev/shm size and (live only) the memlock limit of this process."""
     node = NodeState()
-    funcs, reason = nvidia_pci_functions(root)
+    funcs, reason = nvidia_pci_functions(root, files)
     if funcs is None:
         node.missing("nvidia_pci_functions", reason or "")
     else:

@@ -194,7 +194,13 @@ def _set(obj: facts.Unavailable, name: str, value: Any, convert: Callable[[Any],
 
 def cpulist_from_masks(masks: Any, bits: int = 64) -> str:
     """nvmlDeviceGetCpuAffinity's array of unsigned longs -> a cpulist such as "0-55,112-167"."""
-    cpus = [w * bits + b for w, m in enumerate(list(masks)) for b in range(bits) if int(m) >> b & 1]
+    cpus: list[int] = []
+    for w, m in enumerate(list(masks)):
+        m = int(m) & ((1 << bits) - 1)
+        while m:  # each set bit, lowest first
+            low = m & -m
+            cpus.append(w * bits + low.bit_length() - 1)
+            m ^= low
     return format_cpulist(cpus)
 
 

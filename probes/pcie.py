@@ -8,14 +8,17 @@ readable, ``config`` (the PCI Express capability's device/port type). Nothing is
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import posixpath
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from gpuadvisor import facts
 from gpuadvisor.facts import PcieHop
 from gpuadvisor.physics.links import gen_from_speed
+
+from .sysread import OS, Files
 
 BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 HOST_BRIDGE_RE = re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")
@@ -35,9 +38,10 @@ PORT_TYPES = {
 CLASS_BRIDGE_PCI = "0x0604"
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str | os.PathLike[str], files: Files = OS) -> str | None:
+    """A small file's text, stripped; None when it cannot be read."""
     try:
-        return path.read_text().strip()
+        return files.read_text(os.fspath(path)).strip()
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -87,31 +91,36 @@ def port_type_from_config(config: bytes) -> str | None:
 
 
 class Sysfs:
-    """Reads PCI and NUMA facts below ``root``/sys."""
+    """Reads PCI and NUMA facts below ``root``/sys, through ``files`` (the live filesystem, or the simulator's tree
+    in memory). Directories are absolute path strings."""
 
-    def __init__(self, root: str | os.PathLike[str] = "/") -> None:
-        self.root = Path(root)
-        self.pci_devices = self.root / "sys" / "bus" / "pci" / "devices"
-        self.devices = self.root / "sys" / "devices"
+    def __init__(self, root: str | os.PathLike[str] = "/", files: Files = OS) -> None:
+        self.root = os.fspath(root)
+        self.files = files
+        self.pci_devices = posixpath.join(self.root, "sys", "bus", "pci", "devices")
+        self.devices = posixpath.join(self.root, "sys", "devices")
+
+    def read(self, path: str) -> str | None:
+        return _read(path, self.files)
 
     def exists(self) -> bool:
-        return self.pci_devices.is_dir()
+        return self.files.is_dir(self.pci_devices)
 
-    def device_dir(self, bdf: str) -> Path:
-        return self.pci_devices / bdf
+    def device_dir(self, bdf: str) -> str:
+        return posixpath.join(self.pci_devices, bdf)
 
-    def chain(self, bdf: str) -> tuple[list[str], str | None, list[Path]]:
+    def chain(self, bdf: str) -> tuple[list[str], str | None, list[str]]:
         """The BDFs from the device up to the top of its hierarchy, its host bridge, and their directories."""
         link = self.device_dir(bdf)
-        if not link.exists():
+        if not self.files.exists(link):
             return [], None, []
         try:
-            target = Path(os.path.realpath(link))
+            target = self.files.realpath(link)
         except OSError:
             return [], None, []
-        parts = target.parts
+        parts = target.split("/")
         bdfs: list[str] = []
-        dirs: list[Path] = []
+        dirs: list[str] = []
         host_bridge = None
         for k, part in enumerate(parts):
             if HOST_BRIDGE_RE.match(part):
@@ -119,21 +128,22 @@ class Sysfs:
                 bdfs, dirs = [], []
             elif BDF_RE.match(part):
                 bdfs.append(part)
-                dirs.append(Path(*parts[: k + 1]))
+                dirs.append("/".join(parts[: k + 1]) or "/")
         return list(reversed(bdfs)), host_bridge, list(reversed(dirs))
 
-    def hop(self, directory: Path) -> PcieHop:
-        hop = PcieHop(bdf=directory.name)
-        hop.class_code = (_read(directory / "class") or "")[:6] or None
-        hop.vendor_id = _read(directory / "vendor")
-        hop.device_id = _read(directory / "device")
+    def hop(self, directory: str) -> PcieHop:
+        read = self.read
+        hop = PcieHop(bdf=posixpath.basename(directory))
+        hop.class_code = (read(f"{directory}/class") or "")[:6] or None
+        hop.vendor_id = read(f"{directory}/vendor")
+        hop.device_id = read(f"{directory}/device")
         for attr, fname, parse in (
             ("current_speed_gts", "current_link_speed", parse_speed),
             ("max_speed_gts", "max_link_speed", parse_speed),
             ("current_width", "current_link_width", parse_width),
             ("max_width", "max_link_width", parse_width),
         ):
-            raw = _read(directory / fname)
+            raw = read(f"{directory}/{fname}")
             if raw is None:
                 hop.missing(attr, "no PCIe link attributes in sysfs for this device")
             else:
@@ -152,7 +162,7 @@ class Sysfs:
             ("aer_nonfatal", "aer_dev_nonfatal", "TOTAL_ERR_NONFATAL"),
             ("aer_fatal", "aer_dev_fatal", "TOTAL_ERR_FATAL"),
         ):
-            count = parse_aer_total(_read(directory / fname), total)
+            count = parse_aer_total(read(f"{directory}/{fname}"), total)
             if count is None:
                 hop.unavailable[attr] = (
                     "no AER counters in sysfs (kernel without AER, or the port lacks the capability)"
@@ -160,7 +170,7 @@ class Sysfs:
             else:
                 setattr(hop, attr, count)
         try:
-            config = (directory / "config").read_bytes()[:256]
+            config = self.files.read_bytes(f"{directory}/config")[:256]
         except OSError:
             config = b""
         pt = port_type_from_config(config)
@@ -185,18 +195,18 @@ class Sysfs:
         )
 
     def numa_node(self, bdf: str) -> int | None:
-        raw = _read(self.device_dir(bdf) / "numa_node")
+        raw = self.read(f"{self.device_dir(bdf)}/numa_node")
         if raw is None or not raw.lstrip("-").isdigit():
             return None
         n = int(raw)
         return n if n >= 0 else None
 
     def local_cpulist(self, bdf: str) -> str | None:
-        return _read(self.device_dir(bdf) / "local_cpulist") or None
+        return self.read(f"{self.device_dir(bdf)}/local_cpulist") or None
 
     def list_devices(self) -> list[str]:
         try:
-            return sorted(p.name for p in self.pci_devices.iterdir() if BDF_RE.match(p.name))
+            return sorted(name for name in self.files.listdir(self.pci_devices) if BDF_RE.match(name))
         except OSError:
             return []
 
@@ -204,30 +214,43 @@ class Sysfs:
         """(name, bdf) of network controllers (class 0x02xx) that have a kernel name (mlx5_0, eth0)."""
         out: list[tuple[str, str]] = []
         for bdf in self.list_devices():
-            cls = _read(self.device_dir(bdf) / "class") or ""
+            cls = self.read(f"{self.device_dir(bdf)}/class") or ""
             if not cls.startswith("0x02"):
                 continue
             names: list[str] = []
             for pattern in ("infiniband/*", "net/*", "virtio*/net/*"):
-                names = sorted(p.name for p in self.device_dir(bdf).glob(pattern))
+                names = sorted(self._glob(self.device_dir(bdf), pattern.split("/")))
                 if names:
                     break
             if names:
                 out.append((names[0], bdf))
         return out
 
+    def _glob(self, directory: str, pattern: list[str]) -> list[str]:
+        """Names of the entries a glob pattern (split at /) matches below ``directory``, as Path.glob finds them."""
+        try:
+            names = self.files.listdir(directory)
+        except OSError:
+            return []
+        matched = fnmatch.filter(names, pattern[0])
+        if len(pattern) == 1:
+            return matched
+        inner = [f"{directory}/{n}" for n in matched if self.files.is_dir(f"{directory}/{n}")]
+        return [name for d in inner for name in self._glob(d, pattern[1:])]
+
     def numa_nodes(self) -> list[facts.NumaNode]:
-        base = self.devices / "system" / "node"
+        base = f"{self.devices}/system/node"
         nodes: list[facts.NumaNode] = []
         try:
             entries = sorted(
-                (p for p in base.iterdir() if re.match(r"node\d+$", p.name)), key=lambda p: int(p.name[4:])
+                (n for n in self.files.listdir(base) if re.match(r"node\d+$", n)), key=lambda n: int(n[4:])
             )
         except OSError:
             return nodes
-        for p in entries:
-            node = facts.NumaNode(id=int(p.name[4:]), cpus=_read(p / "cpulist") or None)
-            meminfo = _read(p / "meminfo") or ""
+        for name in entries:
+            p = f"{base}/{name}"
+            node = facts.NumaNode(id=int(name[4:]), cpus=self.read(f"{p}/cpulist") or None)
+            meminfo = self.read(f"{p}/meminfo") or ""
             m = re.search(r"MemTotal:\s+(\d+)\s*kB", meminfo)
             node.memory_total_bytes = int(m.group(1)) * 1024 if m else None
             nodes.append(node)

@@ -8,6 +8,8 @@ unknown (null with that reason). Bridges are found with the same path code that 
 
 from __future__ import annotations
 
+import posixpath
+
 from gpuadvisor.facts import AcsPort, Network
 
 from .pcie import Sysfs
@@ -45,9 +47,10 @@ def probe_acs(sysfs: Sysfs, gpus: list[tuple[int, str]], nics: list[tuple[str, s
     for owner, bdf in owners:
         _, _, dirs = sysfs.chain(bdf)
         for d in dirs[1:]:  # the bridges above the device
-            if d.name not in ports:
+            name = posixpath.basename(d)
+            if name not in ports:
                 try:
-                    config = (d / "config").read_bytes()
+                    config = sysfs.files.read_bytes(f"{d}/config")
                 except OSError:
                     config = b""
                 ctl = acs_control(config)
@@ -56,8 +59,8 @@ def probe_acs(sysfs: Sysfs, gpus: list[tuple[int, str]], nics: list[tuple[str, s
                     continue
                 if not ctl:
                     continue
-                ports[d.name] = AcsPort(bus_id=d.name, control=ctl)
-            port = ports[d.name]
+                ports[name] = AcsPort(bus_id=name, control=ctl)
+            port = ports[name]
             if isinstance(owner, int):
                 port.gpus.append(owner)
             else:

@@ -8,12 +8,13 @@ its ``device`` link points at. The same files ibstat and ibv_devinfo read.
 from __future__ import annotations
 
 import os
+import posixpath
 import re
-from pathlib import Path
 
 from gpuadvisor.facts import RdmaPort
 
 from .pcie import _read
+from .sysread import OS, Files
 
 RATE_RE = re.compile(r"^\s*([0-9.]+)\s*(?:Gb/sec|Gbps|Gb/s)?", re.I)
 STATE_RE = re.compile(r"^\s*\d+\s*:\s*(\S+)")
@@ -35,44 +36,46 @@ def parse_state(text: str | None) -> str | None:
     return m.group(1) if m else text.split()[0]
 
 
-def read_ports(root: str | os.PathLike[str] = "/") -> tuple[list[RdmaPort] | None, str | None]:
+def read_ports(root: str | os.PathLike[str] = "/", files: Files = OS) -> tuple[list[RdmaPort] | None, str | None]:
     """Every RDMA port, or (None, reason) when the class directory cannot be read."""
-    base = Path(root) / "sys" / "class" / "infiniband"
+    base = posixpath.join(os.fspath(root), "sys", "class", "infiniband")
     try:
-        devices = sorted(p for p in base.iterdir())
+        devices = sorted(files.listdir(base))
     except FileNotFoundError:
         return [], None  # no RDMA driver loaded: no ports (a fact, not an unknown)
     except OSError as e:
         return None, f"cannot read {base}: {e.strerror}"
     ports: list[RdmaPort] = []
-    for dev in devices:
-        fw = _read(dev / "fw_ver")
-        hca = _read(dev / "hca_type")
+    for name in devices:
+        dev = f"{base}/{name}"
+        fw = _read(f"{dev}/fw_ver", files)
+        hca = _read(f"{dev}/hca_type", files)
         try:
-            bus_id: str | None = Path(os.path.realpath(dev / "device")).name
+            bus_id: str | None = posixpath.basename(files.realpath(f"{dev}/device"))
         except OSError:
             bus_id = None
         if bus_id and not re.match(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$", bus_id):
             bus_id = None
         try:
-            port_dirs = sorted((p for p in (dev / "ports").iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+            port_names = sorted((p for p in files.listdir(f"{dev}/ports") if p.isdigit()), key=int)
         except OSError:
-            port_dirs = []
-        for pd in port_dirs:
-            port = RdmaPort(device=dev.name, port=int(pd.name), firmware=fw, ca_type=hca, bus_id=bus_id)
-            for name, value in (
-                ("state", parse_state(_read(pd / "state"))),
-                ("phys_state", parse_state(_read(pd / "phys_state"))),
-                ("rate_gbps", parse_rate(_read(pd / "rate"))),
-                ("link_layer", _read(pd / "link_layer")),
+            port_names = []
+        for number in port_names:
+            pd = f"{dev}/ports/{number}"
+            port = RdmaPort(device=name, port=int(number), firmware=fw, ca_type=hca, bus_id=bus_id)
+            for attr, value in (
+                ("state", parse_state(_read(f"{pd}/state", files))),
+                ("phys_state", parse_state(_read(f"{pd}/phys_state", files))),
+                ("rate_gbps", parse_rate(_read(f"{pd}/rate", files))),
+                ("link_layer", _read(f"{pd}/link_layer", files)),
             ):
                 if value is None:
-                    port.missing(name, f"{pd / name.replace('_gbps', '')} not readable")
+                    port.missing(attr, f"{pd}/{attr.replace('_gbps', '')} not readable")
                 else:
-                    setattr(port, name, value)
-            port.counters = read_counters(pd / "counters")
+                    setattr(port, attr, value)
+            port.counters = read_counters(f"{pd}/counters", files)
             if port.counters is None:
-                port.missing("counters", f"{pd / 'counters'} not readable")
+                port.missing("counters", f"{pd}/counters not readable")
             ports.append(port)
     return ports, None
 
@@ -92,13 +95,14 @@ ERROR_COUNTERS = (
 COUNTER_MAX = 2**64  # the widest IB counter; a larger number in a file is not a count
 
 
-def read_counters(directory: Path) -> dict[str, int] | None:
+def read_counters(directory: str | os.PathLike[str], files: Files = OS) -> dict[str, int] | None:
     """The error counters a port's counters/ directory holds (the ones readable), or None without the directory."""
-    if not directory.is_dir():
+    directory = os.fspath(directory)
+    if not files.is_dir(directory):
         return None
     out: dict[str, int] = {}
     for name in ERROR_COUNTERS:
-        text = _read(directory / name)
+        text = _read(f"{directory}/{name}", files)
         if text and text.strip().isdigit() and len(text.strip()) <= 20 and int(text) < COUNTER_MAX:
             out[name] = int(text)
     return out

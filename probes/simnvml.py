@@ -28,6 +28,9 @@ def _raise(code: int) -> None:
     raise pynvml.NVMLError(code)
 
 
+_COUNTER_NAMES = {v: k for k, v in NVLINK_ERROR_COUNTERS.items()}
+
+
 class SimNvml:
     """Looks like the ``pynvml`` module to the probe."""
 
@@ -277,7 +280,7 @@ class SimNvml:
 
     def nvmlDeviceGetNvLinkErrorCounter(self, h: GpuDesc, link: int, counter: int) -> int:
         self._link(h, link, "nvmlDeviceGetNvLinkErrorCounter")
-        name = next(k for k, v in NVLINK_ERROR_COUNTERS.items() if v == counter)
+        name = _COUNTER_NAMES[counter]
         return int(h.props["nvlink_errors"].get(str(link), {}).get(name, 0))
 
     # -- pairs ---------------------------------------------------------------------------------------------
