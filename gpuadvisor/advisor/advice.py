@@ -56,8 +56,18 @@ def _rig_summary(view: rigview.RigView, w: Workload) -> RigSummary:
     )
 
 
+# The summary depends on the workload alone: `plan` asks the advisor about every build for one workload, so it is
+# kept per workload (its repr names every field); nothing changes a summary once made.
+_SUMMARIES: dict[str, WorkloadSummary] = {}
+
+
 def _workload_summary(w: Workload) -> WorkloadSummary:
-    summary: WorkloadSummary = WorkloadSummary.from_json_dict(w.to_dict(), "workload")
+    key = repr(w)
+    summary = _SUMMARIES.get(key)
+    if summary is None:
+        if len(_SUMMARIES) > 32:
+            _SUMMARIES.clear()
+        summary = _SUMMARIES[key] = WorkloadSummary.from_json_dict(w.to_dict(), "workload")
     return summary
 
 

@@ -157,6 +157,22 @@ def workload_for(need: Need, model_kw: dict[str, Any]) -> Any:
     return Workload.from_options(**kw)
 
 
+_SIM_KEY = "\0last simulation"  # the rig cache's entry naming the key of the simulation it gave last
+
+
+def _advise(rig: Any, workload: Any, cache: dict[str, Any] | None, shared: str | None) -> Any:
+    """The advisor on the rig; once per simulated machine and workload where ``shared`` names the simulation (the
+    advisor reads neither the PSU nor the hostname, the only facts a bought and a rented build of it differ in)."""
+    from gpuadvisor.advisor import advise
+
+    if cache is None or shared is None:
+        return advise(rig, workload)
+    key = f"\0advice|{shared}|{rig.host.memory_total_bytes}|{workload!r}"
+    if key not in cache:
+        cache[key] = advise(rig, workload)
+    return cache[key]
+
+
 def _simulated(desc_dict: dict[str, Any], origin: str, cache: dict[str, Any] | None) -> Any:
     """The simulated rig of a description; a bought and a rented build of the same machine share one simulation
     (each gets its own copy: a pickled one, much cheaper to copy than a deep copy)."""
@@ -170,6 +186,8 @@ def _simulated(desc_dict: dict[str, Any], origin: str, cache: dict[str, Any] | N
     psu, hostname = host.pop("psu_watts", None), host.pop("hostname", None)
     same = {k: v for k, v in desc_dict.items() if k not in ("name", "title", "description")} | {"host": host}
     key = json.dumps(same, sort_keys=True, default=str)
+    if cache is not None:
+        cache[_SIM_KEY] = key
     if cache is not None and key in cache:
         rig = pickle.loads(cache[key])
         rig.host.psu_watts = float(psu) if psu is not None else None
@@ -196,6 +214,7 @@ def evaluate_build(
     from gpuadvisor.rules import evaluate
 
     row = Row(build=b)
+    shared: str | None = None  # the simulation's key, where the advice may be shared with a build of the same machine
     row.cost = build_cost(b, prices)
     if b.storage is not None:
         from gpuadvisor.plan.storage import add_drive_price
@@ -217,6 +236,8 @@ def evaluate_build(
             row.need_reason = "cannot be built: " + "; ".join(layout.problems)
             return row
         rig = _simulated(desc_dict, b.origin, rig_cache)
+        if calibration is None and rig_cache is not None:  # the same machine, bought or rented: one advice
+            shared = rig_cache.get(_SIM_KEY)
         rig.source.kind = "spec"
         rig.source.detail = f"planned build {b.name}"
     if calibration is not None:
@@ -232,20 +253,18 @@ def evaluate_build(
                     "fix": getattr(f, "fix", None),
                 }
             )
-    from gpuadvisor.advisor import advise
-
     if b.nodes > 1:  # N identical nodes: the advisor's multi-node model with the build's network
         from dataclasses import replace
 
         workload = replace(workload, nodes=b.nodes, inter_node_gbps=b.inter_node_gbps)
-    adv = advise(rig, workload)
+    adv = _advise(rig, workload, rig_cache, shared)
     row.advice = adv
     row.rig, row.workload = rig, workload
     row.fits = adv.fits
     row.pick = adv.pick_name
     row.reason = adv.reason
     if not adv.fits:
-        _more_ram(row, rig, workload)
+        _more_ram(row, rig, workload, rig_cache, shared)
     pick = adv.pick
     if need.task == "inference":
         from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES
@@ -321,13 +340,13 @@ HOST_RAM_SHORT = re.compile(r"needs ([\d,.]+) GiB of host RAM per node > ([\d,.]
 DIMM_STEP_GIB = 32  # host RAM is bought in DIMMs: the figure is rounded up to a multiple of 32 GiB
 
 
-def _more_ram(row: Row, rig: Any, workload: Any) -> None:
+def _more_ram(
+    row: Row, rig: Any, workload: Any, cache: dict[str, Any] | None = None, shared: str | None = None
+) -> None:
     """A machine short only of host RAM for CPU offload: the RAM that makes the same GPUs fit (the advisor
     re-asked with it), and whether the build's platform holds that much, in place of a bigger GPU."""
     import math
     import pickle
-
-    from gpuadvisor.advisor import advise
 
     m = HOST_RAM_SHORT.search(row.reason or "")
     if m is None:
@@ -336,7 +355,7 @@ def _more_ram(row: Row, rig: Any, workload: Any) -> None:
     gib = math.ceil(need / DIMM_STEP_GIB) * DIMM_STEP_GIB
     more = pickle.loads(pickle.dumps(rig, pickle.HIGHEST_PROTOCOL))  # a deep copy, cheaper than copy.deepcopy
     more.host.memory_total_bytes = int(gib * 2**30)
-    adv = advise(more, workload)
+    adv = _advise(more, workload, cache, shared)
     if not adv.fits:
         return
     b = row.build
