@@ -67,10 +67,13 @@ MISMATCH_RE = re.compile(
 
 # Kernel lines with no time (dmesg --notime, grepped message text, a log quoted by a post): "NVRM: ..." and
 # "nvidia-nvswitch...", a device's PCIe AER line ("pcieport 0000:00:01.2: AER: ..."), or an NVRM line quoted in
-# another tool's report (gpud: '[XID found] (54 minutes ago) "NVRM: Xid (PCI:...'); a Talos node's kernel line.
+# another tool's report (gpud: '[XID found] (54 minutes ago) "NVRM: Xid (PCI:...'), or behind a platform's tags
+# (Modal's gpu-health: "[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: Xid ..."); a Talos node's kernel line.
 _BARE = re.compile(
     r"^\s*(?:[\w-]+ (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: |PCIe Bus Error)"
-    r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: )"
+    r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
+    # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
+    r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b))"
 )
 
 
