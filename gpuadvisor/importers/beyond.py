@@ -17,7 +17,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.importers.ibdev2netdev import interface_only
-from gpuadvisor.importers.rdma_ports import DEVINFO, IBPANIC, IBSTAT, IBSTATUS, key_value
+from gpuadvisor.importers.rdma_ports import DEVINFO, DEVINFO_PORT, IBPANIC, IBSTAT, IBSTATUS, key_value
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
@@ -67,10 +67,13 @@ MISMATCH_RE = re.compile(
 
 # Kernel lines with no time (dmesg --notime, grepped message text, a log quoted by a post): "NVRM: ..." and
 # "nvidia-nvswitch...", a device's PCIe AER line ("pcieport 0000:00:01.2: AER: ..."), or an NVRM line quoted in
-# another tool's report (gpud: '[XID found] (54 minutes ago) "NVRM: Xid (PCI:...'); a Talos node's kernel line.
+# another tool's report (gpud: '[XID found] (54 minutes ago) "NVRM: Xid (PCI:...'), or behind a platform's tags
+# (Modal's gpu-health: "[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: Xid ..."); a Talos node's kernel line.
 _BARE = re.compile(
     r"^\s*(?:[\w-]+ (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: |PCIe Bus Error)"
-    r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: )"
+    r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
+    # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
+    r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b))"
 )
 
 
@@ -106,7 +109,21 @@ def _starts_at(pattern: re.Pattern[str], kind: str) -> Detector:
 
 
 starts_ibstat = _starts_at(re.compile(f"{IBSTAT.pattern}|{IBPANIC.pattern}"), "ibstat")  # CA 'mlx5_0', ibpanic
-starts_ibv_devinfo = _starts_at(DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
+_starts_hca = _starts_at(DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
+
+
+def starts_ibv_devinfo(lines: list[str], i: int, current: Section | None) -> bool:
+    """ibv_devinfo's "hca_id: mlx5_0", or a port block of it ("port: 1" over "state: PORT_ACTIVE (4)") in a
+    fragment cut below its "hca_id:" line."""
+    if _starts_hca(lines, i, current):
+        return True
+    return (
+        outside_log(current)
+        and (current is None or current.kind != "ibv-devinfo")
+        and bool(DEVINFO_PORT.match("\n".join(lines[i : i + 2])))
+    )
+
+
 starts_ibstatus = _starts_at(IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0' port 1 status:
 
 

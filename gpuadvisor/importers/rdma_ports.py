@@ -19,6 +19,8 @@ IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
 IBPANIC = re.compile(r"^\s*ibpanic:\s*(?:\[\d+\]\s*)?(.*)$")
 _IB_DEVICE = re.compile(r"(?:device|CA) '([^']+)'")
 DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
+# a port block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: "port:   1" then "state:  PORT_ACTIVE (4)"
+DEVINFO_PORT = re.compile(r"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b")
 IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
 _STATE_WORDS = {
@@ -167,7 +169,8 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
 
 def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
     """ibv_devinfo: "hca_id:" blocks with fw_ver and vendor_part_id, then "port: N" with state and link_layer
-    (phys_state, active_width and active_speed only with -v)."""
+    (phys_state, active_width and active_speed only with -v); a port block whose "hca_id:" line was cut off above
+    is read with its device unknown."""
     ports: list[RdmaPort] = []
     hca: dict[str, str] = {}
     port: RdmaPort | None = None
@@ -180,6 +183,8 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
         if m:
             hca, port = {"name": m.group(1)}, None
             continue
+        if not hca and DEVINFO_PORT.match("\n".join(lines[k : k + 2])):
+            hca = {"name": ""}  # a fragment: the device's name was above the paste
         kv = key_value(line)
         if kv is None or not hca:
             continue
@@ -193,6 +198,8 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
                 ca_type=f"MT{part}" if part and part.isdigit() else None,
             )
             speed = width = None
+            if not port.device:
+                port.unavailable["device"] = "the paste starts inside ibv_devinfo's output, below its 'hca_id:' line"
             port.missing("rate_gbps", "ibv_devinfo prints the rate only with -v (active_width x active_speed)")
             port.missing("phys_state", "ibv_devinfo prints the physical state only with -v")
             ports.append(port)

@@ -62,7 +62,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # the signs' own words, their case and word bounds aside
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS),),
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
-    "ibv-devinfo": (r"^hca_id:",),
+    "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
     "ibstatus": (r"^Infiniband device '",),
     "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond._FM_WORDS)),
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
