@@ -38,6 +38,7 @@ MASKS = [
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)?( UTC)?"), "<TIME>"),
     (re.compile(r"/tmp/[\w./-]*same-outputs-[\w]+"), "<RUN>"),
     (re.compile(r"(timestamp_seconds |timestamp=\"|time=\")[\d.:T-]+"), r"\1<TIME>"),
+    (re.compile(r"(scan_age_seconds\{[^}]*\} )\d+"), r"\1<AGE>"),  # seconds since the fixture was recorded
 ]
 # ``scan --from`` reads this machine's data path again (free space, page cache, available RAM): figures that
 # move between two runs. Their numbers are masked on the lines that carry them.

@@ -16,14 +16,19 @@ is left unset (not recorded), as if the scan had not read it; every other field 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from gpuadvisor import inputs
 from gpuadvisor.errors import InputError
+from gpuadvisor.facts import lean_fast
 from gpuadvisor.facts.beyond import Network, RdmaPort, Storage, StoragePath
-from gpuadvisor.facts.measure import COLLECTIVES, COPIES, P2P_BW, Finding, Measurement, SweepRow
+from gpuadvisor.facts.lean_fast import BANDWIDTH, KIND_FIELDS, NUM
+from gpuadvisor.facts.measure import COLLECTIVES, Finding, Measurement, SweepRow
 from gpuadvisor.facts.model import KIND, SCHEMA_VERSION, FactsError, Gpu, Host, NvLink, Pcie, Software, Source
 from gpuadvisor.facts.rig import Rig
 from gpuadvisor.facts.scanfile import Unphysical, from_section, negative
@@ -36,9 +41,11 @@ except ImportError:  # the tests run both ways (_orjson set to None)
 
 ERROR_KIND = "gpuadvisor-node-error"
 # The text mapped to what can make a number out of range: digits "0", "." "p", e/E "e", "-" "m", what a JSON number
-# follows (":", ",", "[") "c", any other byte "x"; whitespace and "+" dropped (so "1e+400" reads "0e000").
+# follows (":", ",", "[", whitespace) "c", any other byte "x".
 _CLASSES = bytearray(b"x" * 256)
-for _c, _to in ((b"0123456789", b"0"), (b".", b"p"), (b"eE", b"e"), (b"-", b"m"), (b":,[", b"c")):
+# A "+" (only in an exponent, outside strings) reads "0": "1e+400" reads "0e0000". Whitespace reads "c": a number
+# follows it as it follows ":", "," or "[".
+for _c, _to in ((b"0123456789+", b"0"), (b".", b"p"), (b"eE", b"e"), (b"-", b"m"), (b":,[ \t\n\r", b"c")):
     for _b in _c:
         _CLASSES[_b] = _to[0]
 _TABLE = bytes(_CLASSES)
@@ -49,7 +56,7 @@ def _out_of_range(text: str) -> bool:
     (a number with a positive exponent of three digits): linear, a few passes over the bytes in C (no float this
     gpuadvisor writes has either; a hex string in a UUID may look like an exponent, so one is checked for the
     number's start). True sends the text to the full check, which tells."""
-    b = text.encode("utf-8", "surrogatepass").translate(_TABLE, b" \t\n\r+")
+    b = text.encode("utf-8", "surrogatepass").translate(_TABLE)
     if b"00000000000000000000" in b:
         return True
     i = b.find(b"e000")
@@ -61,6 +68,27 @@ def _out_of_range(text: str) -> bool:
             return True
         i = b.find(b"e000", i + 1)
     return False
+
+
+def _long_digit_run(data: bytes) -> bool:
+    """Whether the bytes hold 20 digits in a row not after a decimal point: an integer that may be beyond 2**64,
+    refused by the full check (the fraction of a small float, 0.00026581605475592483, is no such integer)."""
+    b = data.translate(_TABLE)
+    i = b.find(_RUN)
+    while i >= 0:
+        j = i
+        while j > 0 and b[j - 1] == 48:  # 48: "0", back to the run's start
+            j -= 1
+        if j == 0 or b[j - 1] != 112:  # 112: "p", a decimal point
+            return True
+        i += 20
+        while i < len(b) and b[i] == 48:  # past the fraction's digits
+            i += 1
+        i = b.find(_RUN, i)
+    return False
+
+
+_RUN = b"0" * 20
 
 
 # The sections the lean load reads and the JSON type each must have (null: a section not recorded).
@@ -99,14 +127,45 @@ class NodeRecord:
 def read_json(path: Path, limit: int | None = None, regular_only: bool = False) -> Any:
     """A node's file parsed; one InputError naming the file when it is larger than ``limit`` (default
     ``inputs.SCAN_LIMIT``), not UTF-8 or not JSON (``regular_only``: or not a regular file; never blocks)."""
-    data = inputs.read_bytes(
+    return parse_bytes(read_bytes(path, limit, regular_only), path)
+
+
+def read_bytes(path: Path, limit: int | None = None, regular_only: bool = False) -> bytes:
+    """A node's file as bytes (see ``read_json``)."""
+    return inputs.read_bytes(
         path, "a gpuadvisor scan (JSON)", inputs.SCAN_LIMIT if limit is None else limit, regular_only=regular_only
     )
+
+
+def parse_bytes(data: bytes, path: Path) -> Any:
+    """A node's file's bytes parsed (see ``read_json``)."""
     fast = parse_fast(data)
     if fast is not _SLOW:
         return fast
     text = inputs.decode_utf8(data, str(path), "a scan")
     return parse_scan(text, str(path))
+
+
+def fast_rig(data: bytes) -> Rig | None:
+    """The Rig ``from_json(read_json(...))`` gives for a well-formed scan of this version, decoded straight from
+    its bytes (facts.lean_fast: the unread sections skipped); None for every other file, which then takes that
+    road."""
+    scan = fast_decode(data)
+    return None if scan is None else fast_facts(scan)
+
+
+def fast_decode(data: bytes) -> msgspec.Struct | None:
+    """The first half of ``fast_rig``: the read sections decoded (None: the file takes the standard road)."""
+    return lean_fast.decode(data, _long_digit_run)
+
+
+def fast_facts(scan: msgspec.Struct) -> Rig | None:
+    """The second half of ``fast_rig``: the lean Rig of the decoded sections."""
+    try:
+        section = scan.__getattribute__  # a defstruct's fields, by name
+        return _assemble(section, lambda: list(map(lean_fast.measurement, section("measurements") or ())))
+    except Unphysical:
+        return None  # refused the standard way, with its wording
 
 
 _SLOW = object()
@@ -246,21 +305,26 @@ def _lean(cls: type, values: dict[str, Any]) -> Any:
 
 def lean_rig(data: dict[str, Any]) -> Rig:
     """The sections the fleet reads (see the module's docstring) of a scan whose sections have the right shape."""
-    host, software, src = _obj(data.get("host")), _obj(data.get("software")), _obj(data.get("source"))
+    return _assemble(data.get, lambda: [_measurement(m) for m in data.get("measurements") or []])
+
+
+def _assemble(section: Callable[[str], Any], measurements: Callable[[], list[Measurement]]) -> Rig:
+    """The lean Rig from a scan's sections (``section(name)``: None where not recorded) and its figures."""
+    host, software, src = _obj(section("host")), _obj(section("software")), _obj(section("source"))
     _amounts(host, "host")
     rig = Rig(
         source=Source(created_at=_str(src.get("created_at"))),
         host=Host(**_pick(host, _HOST)),
         software=Software(**_pick(software, _SOFTWARE)),
-        gpus=[_gpu(g, i) for i, g in enumerate(data.get("gpus") or [])],
-        measurements=[_measurement(m) for m in data.get("measurements") or []],
-        findings=[f for f in map(_finding, data.get("findings") or []) if f is not None],
+        gpus=[_gpu(g, i) for i, g in enumerate(section("gpus") or [])],
+        measurements=measurements(),
+        findings=[f for f in map(_finding, section("findings") or []) if f is not None],
     )
-    rig.topology.nics = _strs(_obj(data.get("topology")).get("nics"))
-    ports = _obj(data.get("network")).get("rdma_ports")
+    rig.topology.nics = _strs(_obj(section("topology")).get("nics"))
+    ports = _obj(section("network")).get("rdma_ports")
     if type(ports) is list:  # a port without a device name is not one the fleet can compare
         rig.network = Network(rdma_ports=[_port(p) for p in ports if type(p) is dict and type(p.get("device")) is str])
-    storage = data.get("storage")
+    storage = section("storage")
     if type(storage) is dict and type(storage.get("paths")) is list:
         rig.storage = _storage(storage)
     return rig
@@ -336,20 +400,6 @@ def _nvlink(n: dict[str, Any]) -> NvLink:
     return link
 
 
-_NUM, _BOOL = frozenset({int, float}), frozenset({bool})
-_BANDWIDTH = (("value_gbps", _NUM), ("expected_gbps", _NUM))
-# What each kind of measurement is (facts.Measurement's docstring), beyond kind, status, world size, GPUs and hosts;
-# another kind: its bandwidth.
-_KIND_FIELDS: dict[str, tuple[tuple[str, frozenset[type]], ...]] = {
-    **dict.fromkeys(COPIES, (*_BANDWIDTH, ("memory", frozenset({str})), ("concurrent", _BOOL))),
-    **dict.fromkeys(P2P_BW, (*_BANDWIDTH, ("p2p_enabled", _BOOL))),
-    "p2p_latency": (("latency_us", _NUM), ("p2p_enabled", _BOOL)),
-    **dict.fromkeys(COLLECTIVES, (*_BANDWIDTH, ("backend", frozenset({str})))),
-    "matmul": (("value_tflops", _NUM), ("dtype", frozenset({str}))),
-    "memory_bandwidth": _BANDWIDTH,
-}
-
-
 def _measurement(m: dict[str, Any]) -> Measurement:
     """What names and values a figure (184 measurements in an 8-GPU scan): kind, status, world size, GPUs, hosts
     (with the notes of a run on several hosts), the values of its kind, and a collective's rows."""
@@ -364,9 +414,9 @@ def _measurement(m: dict[str, Any]) -> Measurement:
     d["notes"] = [n for n in v if type(n) is str] if hosts and type(v := get("notes")) is list else []
     if type(v := get("world_size")) is int:
         d["world_size"] = v
-    for name, allowed in _KIND_FIELDS.get(kind, _BANDWIDTH) if type(kind) is str else _BANDWIDTH:
+    for name, allowed in KIND_FIELDS.get(kind, BANDWIDTH) if type(kind) is str else BANDWIDTH:
         if type(v := get(name)) in allowed:
-            if allowed is _NUM and v < 0:  # type: ignore[operator]  # an int or float: its type was checked
+            if allowed is NUM and v < 0:  # type: ignore[operator]  # an int or float: its type was checked
                 raise Unphysical(f"measurements: {name} {v} is negative; a {name} cannot be")
             d[name] = v
     d["rows"] = (

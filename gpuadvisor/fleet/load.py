@@ -186,11 +186,14 @@ def read_node(p: Path) -> Node:
     if why is not None:
         return _failed(p, why)
     try:
-        data = lean.read_json(p, SCAN_LIMIT, regular_only=p in WALKED)
+        raw = lean.read_bytes(p, SCAN_LIMIT, regular_only=p in WALKED)
+        rig = lean.fast_rig(raw)  # a well-formed scan; any other file is parsed and taken apart below
+        data = lean.parse_bytes(raw, p) if rig is None else None
     except InputError as e:
         return _failed(p, f"unreadable scan: {e}")
+    del raw
     try:
-        return node_from(p, data)
+        return scan_node(p, rig) if rig is not None else node_from(p, data)
     except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
         return _failed(
             p,
