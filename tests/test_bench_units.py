@@ -650,3 +650,15 @@ def test_a_cpu_sweep_reads_as_one_fits_80_columns_and_is_not_held_to_nvlink(pres
     rig.measurements = [m]
     said = [f.message for f in rules.evaluate(rig) if "all_reduce" in f.message or "all-reduce" in f.message]
     assert said and not any("NVLink" in s for s in said), said
+
+
+def test_a_sweep_whose_rank_count_is_unknown_says_so():
+    """Rows pasted without nccl-tests' "#  Rank" lines leave the world size unknown: the header says so, it does
+    not print "None"."""
+    from gpuadvisor.facts import Measurement, SweepRow
+    from gpuadvisor.render.text.bench import render_sweep
+
+    m = Measurement(kind="all_reduce", backend=None, rows=[SweepRow(size_bytes=8, busbw_gbps=0.0)])
+    head = render_sweep(m).splitlines()[0]
+    assert "None" not in head
+    assert head.startswith("# all_reduce · backend not shown · ranks not shown · ")

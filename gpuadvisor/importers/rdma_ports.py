@@ -147,7 +147,7 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
             failed.missing("state", f"ibpanic: {panic.group(1).strip()[:160]}")
             ports.append(failed)
             continue
-        pm = re.match(r"^\s+Port (\d{1,3}):\s*$", line)
+        pm = re.match(r"^\s*Port (\d{1,3}):\s*$", line)
         if pm and ca:
             port = RdmaPort(device=ca["name"] or "?", port=int(pm.group(1)), ca_type=ca.get("ca type"))
             port.firmware = ca.get("firmware version")

@@ -45,7 +45,8 @@ def _status(m: Measurement) -> str:
 
 
 def render_sweep(m: Measurement) -> str:
-    head = f"# {m.kind} · {m.backend} · {m.world_size} rank(s) · {_where(m)}"
+    ranks = "ranks not shown" if m.world_size is None else f"{m.world_size} rank(s)"  # e.g. a pasted table's rows
+    head = f"# {m.kind} · {m.backend or 'backend not shown'} · {ranks} · {_where(m)}"
     if m.iters is not None:
         head += f" · warm-up {m.warmup_iters or 0}, {m.iters} timed iterations"
     lines = _comment(head[2:])
