@@ -720,6 +720,45 @@ def test_ga506_cpu_only_torch():
     assert run("GA502", rig) == []
 
 
+def test_ga507_driver_unreachable_from_nvml_and_from_nvidia_smi():
+    """NVML's NVML_ERROR_LIB_RM_VERSION_MISMATCH (18, nvml.h) on a live scan, and nvidia-smi's message as pasted
+    in a public CI log (https://github.com/intel/llvm/issues/17614), both fail the node with the reload fix."""
+    import pynvml
+
+    from gpuadvisor import facts
+    from gpuadvisor.importers import import_texts
+    from probes.nvml import Nvml
+
+    class Lib:
+        def nvmlInit(self):
+            raise pynvml.NVMLError(pynvml.NVML_ERROR_LIB_RM_VERSION_MISMATCH)
+
+    nv = Nvml(Lib())
+    assert nv.init() == facts.DRIVER_MISMATCH
+    rig = healthy()
+    rig.software.driver_version = None
+    rig.software.missing("driver_version", nv.init_error)
+    f = one("GA507", rig)
+    assert (f.severity, f.subject) == ("fail", "software") and "reload the nvidia kernel modules" in f.fix
+    pasted = import_texts(
+        [("ci.log", "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 550.144\n")]
+    )
+    f = one("GA507", pasted)
+    assert f.observed == {"nvml_version": "550.144", "driver_version": None}
+    assert f.expected == {"driver_version": "550.144"}
+    gone = import_texts(
+        [
+            (
+                "smi.txt",
+                "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the "
+                "latest NVIDIA driver is installed and running.\n",
+            )
+        ]
+    )
+    assert one("GA507", gone).message.startswith(facts.DRIVER_UNREACHABLE)
+    assert run("GA507", healthy()) == []
+
+
 def test_ga503_p2p_disabled_on_nvlink_is_a_fault():
     rig = healthy()
     rig.software.env["NCCL_P2P_DISABLE"] = "1"

@@ -41,6 +41,8 @@ from gpuadvisor.facts.measure import (
     SweepRow,
 )
 from gpuadvisor.facts.model import (
+    DRIVER_MISMATCH,
+    DRIVER_UNREACHABLE,
     ELIDED,
     FUNCTION_NOT_FOUND,
     GPU_LOST,
@@ -75,6 +77,8 @@ __all__ = [
     "COLLECTIVES",
     "COMPUTE",
     "COPIES",
+    "DRIVER_MISMATCH",
+    "DRIVER_UNREACHABLE",
     "ELIDED",
     "FUNCTION_NOT_FOUND",
     "FactsError",

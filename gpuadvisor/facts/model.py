@@ -22,6 +22,11 @@ KIND = "gpuadvisor-scan"
 NOT_SUPPORTED = "not supported by this GPU or driver"
 NO_PERMISSION = "no permission (run as root or grant access)"
 NO_DRIVER = "no NVIDIA driver loaded"
+# The driver is installed but cannot be used: nvidia-smi's "couldn't communicate with the NVIDIA driver", and NVML's
+# "Driver/library version mismatch" (the user-space library and the loaded kernel module differ). A reason starting
+# with one of these says so; rule GA507 judges it.
+DRIVER_UNREACHABLE = "nvidia-smi could not talk to the NVIDIA driver"
+DRIVER_MISMATCH = "Driver/library version mismatch: NVML and the loaded NVIDIA kernel module are different versions"
 NO_LIBRARY = "NVML library not found"
 FUNCTION_NOT_FOUND = "NVML function not found (driver or nvidia-ml-py too old)"
 GPU_LOST = "GPU fell off the bus or was lost"

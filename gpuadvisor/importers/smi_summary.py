@@ -61,6 +61,8 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
 # What nvidia-smi prints instead of (or above) its table when the driver or a GPU is in trouble
 _NO_DRIVER = re.compile(r"^\s*(NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\b.*?)\s*$")
 _INFOROM = re.compile(r"^\s*(WARNING: infoROM is corrupted at gpu\s+([0-9A-Fa-f:.]+))\s*$")
+_MISMATCH = re.compile(r"^\s*(Failed to initialize NVML: Driver/library version mismatch)\s*$")
+_LIBRARY = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$")  # printed below the mismatch
 
 
 def _messages(rig: Rig, lines: list[tuple[int, str]], source: str) -> set[int]:
@@ -68,11 +70,17 @@ def _messages(rig: Rig, lines: list[tuple[int, str]], source: str) -> set[int]:
     fact can be read), or a GPU's infoROM is corrupted. The line numbers of those it read."""
     said: set[int] = set()
     for lineno, line in lines:
-        if m := _NO_DRIVER.match(line):
-            why = f"nvidia-smi could not talk to the NVIDIA driver (line {lineno}: {m.group(1)[:90]!r})"
+        if m := _NO_DRIVER.match(line) or _MISMATCH.match(line):
+            cause = facts.DRIVER_MISMATCH if _MISMATCH.match(line) else facts.DRIVER_UNREACHABLE
+            why = f"{cause} (line {lineno}: {m.group(1)[:90]!r})"
             for name in ("driver_version", "cuda_driver_version", "nvml_version"):
-                rig.software.unavailable[name] = why
+                if getattr(rig.software, name) is None:
+                    rig.software.unavailable[name] = why
             rig.problems.append(f"{source}: line {lineno}: {m.group(1)[:200]}: no GPU or driver fact can be read")
+            said.add(lineno)
+        elif (m := _LIBRARY.match(line)) and rig.software.nvml_version is None:
+            rig.software.nvml_version = m.group(1)  # the user-space library's version (the module's is not shown)
+            rig.software.unavailable.pop("nvml_version", None)
             said.add(lineno)
         elif m := _INFOROM.match(line):
             bus = v.normalize_bus_id(m.group(2)) or m.group(2)
@@ -284,12 +292,15 @@ _SUMMARY = re.compile(r"^(?:\|\s*NVIDIA-SMI\s+\S+|NVIDIA-SMI\s+\S+\s+(?:Driver|K
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or, with no table after it, nvidia-smi's
     "Unable to determine the device handle for GPU ..." (the GPU is lost), "NVIDIA-SMI has failed because it
-    couldn't communicate with the NVIDIA driver" or "WARNING: infoROM is corrupted at gpu ..."."""
+    couldn't communicate with the NVIDIA driver", "Failed to initialize NVML: Driver/library version mismatch" or
+    "WARNING: infoROM is corrupted at gpu ..."."""
     if _SUMMARY.match(lines[i].strip()):
         return True
     if (current is None or current.kind != "smi-summary") and outside_log(current) and gpu_row(lines[i]):
         return True  # a GPU row pasted without the banner and column header
     line = lines[i]
-    if not (_LOST.match(line) or _NO_DRIVER.match(line) or _INFOROM.match(line)) or current is not None:
+    if not (_LOST.match(line) or _NO_DRIVER.match(line) or _MISMATCH.match(line) or _INFOROM.match(line)):
+        return False
+    if current is not None:
         return False  # inside another output, that output reads it
     return not any(_SUMMARY.match(x.strip()) for x in lines[i + 1 : i + 12])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuadvisor.facts import Rig
+from gpuadvisor.facts import DRIVER_MISMATCH, DRIVER_UNREACHABLE, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, version_tuple
 from gpuadvisor.rules.registry import rule
@@ -188,6 +188,53 @@ def torch_without_cuda(rig: Rig, ctx: Context):
         )
     elif sw.torch_cuda_version is None:
         yield ctx.not_checked(missing(sw, "torch_cuda_version", "torch CUDA version"))
+
+
+@rule("GA507", "driver-unreachable", area="software", severity="fail")
+def driver_unreachable(rig: Rig, ctx: Context):
+    """The NVIDIA driver is installed but cannot be used: nvidia-smi and NVML cannot reach it.
+
+    What it checks
+        What nvidia-smi or NVML said instead of the driver's version: "NVIDIA-SMI has failed because it couldn't
+        communicate with the NVIDIA driver" (the kernel module is not loaded, or failed to load), or "Failed to
+        initialize NVML: Driver/library version mismatch" (NVML_ERROR_LIB_RM_VERSION_MISMATCH: the user-space
+        library is another version than the loaded kernel module).
+    Why it matters
+        No GPU can be listed or used until the driver answers: every CUDA job on the node fails at start.
+    Threshold
+        Either message, in a pasted nvidia-smi output or from NVML itself on a live scan.
+    Source
+        NVML API reference (docs.nvidia.com/deploy/nvml-api, nvmlReturn_t: NVML_ERROR_DRIVER_NOT_LOADED,
+        NVML_ERROR_LIB_RM_VERSION_MISMATCH); the NVIDIA driver README's chapter on installing the driver
+        (the kernel module must match the running kernel and the user-space components' version).
+    How to fix
+        Version mismatch: the driver was updated while the old module stayed loaded: reboot, or stop what uses
+        the GPUs and reload the modules (rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; modprobe nvidia).
+        Not communicating: check that the module is loaded (lsmod | grep nvidia) and why not (dmesg | grep -i
+        nvrm; dkms status for a module not built for the running kernel; Secure Boot refusing an unsigned
+        module), and that the installed driver supports the GPU.
+    """
+    why = rig.software.why("driver_version") or ""
+    if why.startswith(DRIVER_MISMATCH):
+        yield ctx.finding(
+            f"{why}: no GPU can be used until the driver and its library match",
+            subject="software",
+            observed={"nvml_version": rig.software.nvml_version, "driver_version": None},
+            expected={"driver_version": rig.software.nvml_version or "the library's version"},
+            expected_source="NVML API reference: NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+            fix="reboot, or stop the GPU processes and reload the nvidia kernel modules (the driver was updated "
+            "while the old module stayed loaded)",
+        )
+    elif why.startswith(DRIVER_UNREACHABLE):
+        yield ctx.finding(
+            f"{why}: no GPU can be used until the driver answers",
+            subject="software",
+            observed={"driver_version": None},
+            expected={"driver_version": "a loaded NVIDIA kernel module"},
+            expected_source="NVML API reference: NVML_ERROR_DRIVER_NOT_LOADED",
+            fix="check the module is loaded (lsmod | grep nvidia) and why not (dmesg | grep -i nvrm; dkms status "
+            "for a module not built for the running kernel; Secure Boot), and that the driver supports the GPU",
+        )
 
 
 def _p2p_capable_pairs(rig: Rig) -> tuple[list[str], list[str], bool]:
