@@ -235,6 +235,8 @@ def driver_unreachable(rig: Rig, ctx: Context):
             fix="check the module is loaded (lsmod | grep nvidia) and why not (dmesg | grep -i nvrm; dkms status "
             "for a module not built for the running kernel; Secure Boot), and that the driver supports the GPU",
         )
+    elif rig.software.driver_version is None:
+        yield ctx.not_checked(missing(rig.software, "driver_version", "driver version"))
 
 
 def _p2p_capable_pairs(rig: Rig) -> tuple[list[str], list[str], bool]:
