@@ -363,3 +363,14 @@ def test_nvidia_smis_inforom_warning_is_read() -> None:
     table = (CORPUS / "smi/smi_tesla-p4_slackr31337.txt").read_text(encoding="utf-8")
     above = import_texts([("p.txt", "WARNING: infoROM is corrupted at gpu 0000:00:05.0\n" + table)])
     assert len(above.gpus) == 1 and any("infoROM corrupted" in p for p in above.problems)
+
+
+def test_another_tools_table_with_a_name_column_is_not_lsblk() -> None:
+    """lsblk prints only its own columns (util-linux misc-utils/lsblk.c); `ollama ps` (NAME ID SIZE PROCESSOR
+    UNTIL, https://github.com/ollama/ollama/issues/6160) is not block devices, its "22 GB" no 22-byte disk."""
+    from gpuadvisor.importers.blockdev import starts_lsblk
+
+    assert starts_lsblk(["NAME        MAJ:MIN RM   SIZE RO TYPE MOUNTPOINTS"], 0, None)
+    assert starts_lsblk(["NAME   FSTYPE FSVER LABEL UUID FSAVAIL FSUSE% MOUNTPOINTS"], 0, None)
+    assert not starts_lsblk([" NAME                           ID           SIZE  PROCESSOR UNTIL"], 0, None)
+    assert not starts_lsblk(["NAME      READY   STATUS    RESTARTS   AGE"], 0, None)  # kubectl get pods

@@ -208,6 +208,16 @@ _NVME_ROW = re.compile(
 # -- recognising them in a paste ----------------------------------------------------------------------------
 
 _LSBLK_HEAD = re.compile(r"^\s*NAME(?:\s+[A-Z][A-Z0-9:%_-]*)+\s*$")
+# The columns lsblk can print (util-linux misc-utils/lsblk.c, its infos[] table; `lsblk --help` lists them): a header
+# of other words (`ollama ps`: NAME ID SIZE PROCESSOR UNTIL; `docker images`...) is another tool's table.
+_COLUMN_WORDS = (
+    "ALIGNMENT DAX DISC-ALN DISC-GRAN DISC-MAX DISC-ZERO DISK-SEQ FSAVAIL FSROOTS FSSIZE FSTYPE FSUSE% FSUSED FSVER "
+    "GROUP HCTL HOTPLUG ID ID-LINK KNAME LABEL LOG-SEC MAJ MAJ:MIN MIN MIN-IO MODE MODEL MOUNTPOINT MOUNTPOINTS MQ "
+    "NAME OPT-IO OWNER PARTFLAGS PARTLABEL PARTN PARTTYPE PARTTYPENAME PARTUUID PATH PHY-SEC PKNAME PTTYPE PTUUID RA "
+    "RAND REV RM RO ROTA RQ-SIZE SCHED SERIAL SIZE START STATE SUBSYSTEMS TRAN TYPE UUID VENDOR WSAME WWN ZONE-AMAX "
+    "ZONE-APP ZONE-NR ZONE-OMAX ZONE-SZ ZONE-WGRAN ZONED"
+)
+LSBLK_COLUMNS = frozenset(_COLUMN_WORDS.split())
 _NVME_HEAD = re.compile(r"^\s*Node\s+\S")
 _RULER = re.compile(r"\s*-{4,}( +-{2,})+\s*")
 starts_lsblk_json = json_starts('"blockdevices"')
@@ -215,8 +225,9 @@ starts_nvme_json = json_starts('"Devices"')
 
 
 def starts_lsblk(lines: list[str], i: int, current: Section | None) -> bool:
-    """lsblk's header: ``NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`` (any upper-case columns)."""
-    return bool(_LSBLK_HEAD.match(lines[i])) and outside_log(current)
+    """lsblk's header: ``NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`` (any of lsblk's columns)."""
+    line = lines[i]
+    return bool(_LSBLK_HEAD.match(line)) and set(line.split()) <= LSBLK_COLUMNS and outside_log(current)
 
 
 def starts_nvme(lines: list[str], i: int, current: Section | None) -> bool:

@@ -2,9 +2,10 @@
 for in every bug report ("Your current environment"): the GPUs it lists and the NVIDIA driver version.
 
 It prints ``GPU models and configuration:`` followed by one ``GPU N: <name>`` line per GPU (or the single GPU's
-name on the same line), and ``Nvidia driver version: 535.183.01``. Nothing else in it is a fact about the GPUs
-(the CUDA, cuDNN and Python versions are the user's software stack, not the machine's); vLLM's own report embeds an
-``nvidia-smi topo -m`` under ``GPU Topology:``, which the topo -m reader takes.
+name on the same line), and ``Nvidia driver version: 535.183.01``; and the torch it ran with: ``PyTorch version:
+2.1.0+cu121`` and ``CUDA used to build PyTorch: 12.1`` (``None``: a CPU build), which the rules hold against the
+driver. vLLM's own report embeds an ``nvidia-smi topo -m`` under ``GPU Topology:``, which the topo -m reader
+takes.
 
 SGLang's ``python3 -m sglang.check_env`` is read here too: it names the GPUs of one model on one line, ``GPU
 0,1,2,3: NVIDIA H100 80GB HBM3`` (that many GPUs of that name), then ``GPU 0,1,2,3 Compute Capability: 9.0``, and
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.section import Section, clean_lines
@@ -27,16 +29,24 @@ _DRIVER = re.compile(r"^Nvidia driver version:\s*(\d[\w.]*)\s*$", re.IGNORECASE)
 _GPUS = re.compile(r"^GPU (\d+(?:,\d+)+|\d+): (\S.*?)\s*$")
 _CAPABILITY = re.compile(r"^GPU (\d+(?:,\d+)*) Compute Capability:\s*(\d+\.\d+)\s*$")
 _SGL_DRIVER = re.compile(r"^CUDA Driver Version:\s*(\d{3}\.\d+(?:\.\d+)?)\s*$")
+# the torch build the report was run with: "PyTorch version: 2.1.0+cu121", "CUDA used to build PyTorch: 12.1" ("None":
+# a CPU build; "Could not collect" or "N/A": not known)
+_TORCH = re.compile(r"^PyTorch version:\s*(\S+)\s*$")
+_TORCH_CUDA = re.compile(r"^CUDA used to build PyTorch:\s*(\S.*?)\s*$")
+_NOT_KNOWN = ("could not collect", "n/a")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``Collecting environment information...`` or ``GPU models and configuration:``; sglang check_env's ``GPU
-    0,1: NAME`` over its ``GPU 0,1 Compute Capability:`` line."""
+    """``Collecting environment information...``, ``PyTorch version:`` over its build lines, or ``GPU models and
+    configuration:``; sglang check_env's ``GPU 0,1: NAME`` over its ``GPU 0,1 Compute Capability:`` line."""
     s = lines[i].strip()
     if current is not None and current.kind == "collect-env":
         return False
     if s.startswith(_START):
         return True
+    if _TORCH.match(s):  # its first line lost or mistyped: "PyTorch version:" over its build lines
+        below = [x.strip() for x in lines[i + 1 : i + 4]]
+        return any(x.startswith(("Is debug build:", "CUDA used to build PyTorch:")) for x in below)
     m = _GPUS.match(s)
     cap = _CAPABILITY.match(lines[i + 1].strip()) if m and i + 1 < len(lines) else None
     return cap is not None and m is not None and cap.group(1) == m.group(1)
@@ -76,7 +86,35 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
         if d:
             rig.software.driver_version = d.group(1)
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
+        else:
+            _torch(rig, s, f"{source}:{lineno}")
+    sw = rig.software
+    if sw.cuda_driver_version is None and (cuda := cuda_for_driver(sw.driver_version)) is not None:
+        sw.cuda_driver_version = cuda  # collect_env does not print it: the driver's version tells it
+        rig.origins["software.cuda_driver_version"] = f"catalog: driver {sw.driver_version}, {SOURCE}"
     return rig
+
+
+def _torch(rig: Rig, s: str, where: str) -> None:
+    """collect_env's torch version and the CUDA version that torch was built with."""
+    sw = rig.software
+    if m := _TORCH.match(s):
+        if m.group(1).lower() in _NOT_KNOWN:
+            sw.missing("torch_version", f"collect_env says {m.group(1)!r} ({where})")
+        else:
+            sw.torch_version = m.group(1)
+            rig.origins["software.torch_version"] = where
+    elif m := _TORCH_CUDA.match(s):
+        value = m.group(1)
+        if value.lower() in _NOT_KNOWN:
+            sw.missing("torch_cuda_version", f"collect_env says {value!r} ({where})")
+        elif value == "None":  # torch.version.cuda is None: a CPU build
+            sw.torch_cuda_version = None
+            sw.unavailable.pop("torch_cuda_version", None)
+            rig.origins["software.torch_cuda_version"] = where
+        elif re.fullmatch(r"\d+\.\d+(?:\.\d+)?", value):
+            sw.torch_cuda_version = value
+            rig.origins["software.torch_cuda_version"] = where
 
 
 def _sglang(rig: Rig, s: str, source: str, lineno: int, last: bool) -> bool:

@@ -108,7 +108,8 @@ def torch_cuda_newer_than_driver(rig: Rig, ctx: Context):
         a newer minor version of the same major runs only through minor-version compatibility, with limited
         features (no PTX JIT of newer code, some libraries refuse).
     Threshold
-        Newer major: fail. Same major, newer minor: warn.
+        Newer major: fail. Same major, newer minor: warn from CUDA 11 on (minor-version compatibility); before
+        CUDA 11 any newer version needs a newer driver: fail.
     Source
         NVIDIA CUDA Compatibility guide, Minor Version Compatibility ("applications compiled with a CUDA
         Toolkit release from within a CUDA major release family can run, with limited feature-set, on
@@ -134,7 +135,7 @@ def torch_cuda_newer_than_driver(rig: Rig, ctx: Context):
     t2, d2 = (torch_v + (0,))[:2], (drv_v + (0,))[:2]
     if t2 <= d2:
         return
-    major = t2[0] > d2[0]
+    major = t2[0] > d2[0] or t2[0] < 11  # minor-version compatibility begins with CUDA 11
     yield ctx.finding(
         f"torch {sw.torch_version} is built for CUDA {sw.torch_cuda_version} but the driver "
         f"{sw.driver_version or ''} supports CUDA {sw.cuda_driver_version}"
