@@ -144,3 +144,10 @@ def test_nvme_list_repeated_and_cut_in_its_header_keeps_the_first_listing(tmp_pa
     head = "\n".join(_NVME.splitlines()[:2])
     text = "# nvme version\nnvme version 2.8\n# nvme list\n" + _NVME + "# nvme list\n" + head[:200]
     assert _nvme(tmp_path, text) == [("nvme0n1", "Samsung SSD 980 PRO 1TB", 10**12)]
+
+
+def test_fio3_block_sizes_with_a_decimal_point_are_whole_bytes():
+    """fio 3 prints a job's block size as "bs=(R) 64.0KiB-64.0KiB" (https://github.com/armbian/build/pull/6368)."""
+    from gpuadvisor.importers.fio import parse_block
+
+    assert [parse_block(x) for x in ("64.0KiB", "4096B", "1.5MiB", "0.5K", "4.1K")] == [65536, 4096, 1572864, 512, None]

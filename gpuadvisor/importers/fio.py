@@ -25,13 +25,14 @@ class FioError(InputError):
 
 
 def parse_block(text: str | None) -> int | None:
-    """fio's bs: "4k", "1M", "4096", "128KiB" (k/m = 1024 multiples in fio's default kb_base)."""
+    """fio's bs: "4k", "1M", "4096", "128KiB", "64.0KiB" (k/m = 1024 multiples in fio's default kb_base)."""
     if not text:
         return None
-    m = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", str(text).split(",")[0].split("-")[0], re.I)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)(i?b)?\s*", str(text).split(",")[0].split("-")[0], re.I)
     if not m or len(m.group(1)) > 15:
         return None
-    return int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
+    size = float(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
+    return int(size) if size == int(size) else None  # fio 3 prints "64.0KiB": a whole number of bytes
 
 
 def _opts(d: dict[str, Any], key: str) -> dict[str, Any]:
@@ -159,6 +160,7 @@ def from_text(text: str, origin: str) -> StorageBench:
     current: tuple[str, int | None] | None = None
     depth: int | None = None
     j_name = "?"
+    unrecorded: list[str] = []
     for line in text.splitlines():
         j = re.match(r"^\s*(\S(?:[^:]{0,80}\S)?): \(groupid=\d+", line)
         if j:
@@ -173,8 +175,15 @@ def from_text(text: str, origin: str) -> StorageBench:
             bench.rand_read_iops, bench.block_bytes, bench.iodepth = iops, bs, depth or bench.iodepth or 1
         elif not rw.startswith("rand"):
             set_sequential(bench, side, bw, bs, depth, j_name)
+        else:  # random writes: shown, with no field of their own
+            unrecorded.append(f"{j_name}: random {side}s {iops:,.0f} IOPS, {bw / 1e9:.3g} GB/s ({bs or '?'} B blocks)")
     if bench.seq_read_gbps is None and bench.seq_write_gbps is None and bench.rand_read_iops is None:
-        raise FioError(f"{origin}: no fio job results found (expected lines like '  read: IOPS=..., BW=...')")
+        if not unrecorded:
+            raise FioError(f"{origin}: no fio job results found (expected lines like '  read: IOPS=..., BW=...')")
+        bench.notes.append(
+            "only random-write results: " + "; ".join(unrecorded) + " (recorded are sequential read and write "
+            "rates and random-read IOPS)"
+        )
     return bench
 
 
