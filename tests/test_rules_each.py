@@ -576,6 +576,17 @@ def test_ga313_persistence_off_is_one_finding():
     assert (f.severity, f.gpus, f.subject) == ("warn", [0, 4], "GPUs 0, 4")
 
 
+def test_ga313_persistence_off_on_geforce_cards_is_info():
+    """A desktop's GeForce cards (no ECC to scrub; the display server holds the driver): a note, not a warning;
+    one data-centre GPU among them keeps it a warning."""
+    rig = healthy()
+    for g in rig.gpus:
+        g.name, g.persistence_mode = "NVIDIA GeForce RTX 3090", False
+    assert one("GA313", rig).severity == "info"
+    rig.gpus[3].name = "NVIDIA A100-SXM4-80GB"
+    assert one("GA313", rig).severity == "warn"
+
+
 def test_ga314_mig_enabled():
     rig = healthy()
     rig.gpus[6].mig_mode = True

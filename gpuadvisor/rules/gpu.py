@@ -3,8 +3,9 @@ memory health, are in gpu_memory)."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Finding, Gpu, Rig
@@ -250,6 +251,7 @@ def _flagged(
     what: str,
     texts: tuple[str, str, str],
     absent_when_unsupported: bool = False,
+    severity: Callable[[list[int]], str | None] = lambda gpus: None,
 ) -> Iterator[Finding]:
     """One finding for the GPUs whose boolean setting ``state`` = (name, wrong value) is wrong; none if no GPU is.
     A GPU that does not report the setting (``what`` in words) is not checked, unless ``absent_when_unsupported``
@@ -275,6 +277,7 @@ def _flagged(
             expected={name: not wrong},
             expected_source=source,
             fix=fix,
+            **({"severity": sev} if (sev := severity(gpus)) else {}),
         )
 
 
@@ -289,11 +292,12 @@ def persistence_mode_off(rig: Rig, ctx: Context):
         non-persistent settings (application clocks, power limits set with nvidia-smi) are lost between jobs.
         Cluster health checks require it on.
     Threshold
-        Persistence mode disabled.
+        Persistence mode disabled: warn; info where every such GPU is a GeForce or TITAN card (a desktop, whose
+        display server keeps the driver loaded, and which has no ECC to scrub: the cost is a moment at job start).
     Source
         NVIDIA Driver Persistence (docs.nvidia.com/deploy/driver-persistence/): "order of 1-3 second startup
-        cost per GPU due to ECC scrubbing"; Azure HPC NHC check_gpu_persistence
-        (customTests/azure_gpu_persistence.nhc).
+        cost per GPU due to ECC scrubbing", and the driver stays initialised while a client such as the X server
+        holds it; Azure HPC NHC check_gpu_persistence (customTests/azure_gpu_persistence.nhc).
     How to fix
         Enable the persistence daemon (systemctl enable --now nvidia-persistenced) or, legacy, nvidia-smi -pm 1.
     """
@@ -302,7 +306,13 @@ def persistence_mode_off(rig: Rig, ctx: Context):
         "NVIDIA Driver Persistence documentation",
         "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 as root)",
     )
-    yield from _flagged(ctx, rig, ("persistence_mode", False), "persistence mode", texts)
+    by_index = {g.index: g for g in rig.gpus}
+
+    def desktop(gpus: list[int]) -> str | None:
+        names = [by_index[i].name or "" for i in gpus]
+        return "info" if all(re.search(r"\b(?:GeForce|TITAN)\b", n) for n in names) else None
+
+    yield from _flagged(ctx, rig, ("persistence_mode", False), "persistence mode", texts, severity=desktop)
 
 
 @rule("GA314", "mig-enabled", area="gpu", severity="warn")
