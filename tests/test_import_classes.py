@@ -374,3 +374,15 @@ def test_another_tools_table_with_a_name_column_is_not_lsblk() -> None:
     assert starts_lsblk(["NAME   FSTYPE FSVER LABEL UUID FSAVAIL FSUSE% MOUNTPOINTS"], 0, None)
     assert not starts_lsblk([" NAME                           ID           SIZE  PROCESSOR UNTIL"], 0, None)
     assert not starts_lsblk(["NAME      READY   STATUS    RESTARTS   AGE"], 0, None)  # kubectl get pods
+
+
+def test_a_q_block_grepped_alone_is_one_gpu_and_a_last_value_no_longer_word_starts_with_is_whole() -> None:
+    """A -q block grepped alone (a "Remapped Rows" block as posted, see the s11-smi-q corpus): one GPU of unknown
+    bus id; "Yes" at the end of a paste is whole (no -q value starts with it), "No" may be the start of "Not
+    Active", so a paste that ends on it leaves the value unknown."""
+    block = "    Remapped Rows\n        Correctable Error : 0\n        Uncorrectable Error : 4\n        Pending : "
+    yes = import_texts([("p.txt", block + "Yes")])
+    assert len(yes.gpus) == 1 and yes.gpus[0].bus_id is None and yes.gpus[0].remapped_rows_pending is True
+    no = import_texts([("p.txt", block + "No")])
+    assert no.gpus[0].remapped_rows_pending is None and "cut mid-line" in no.gpus[0].why("remapped_rows_pending")
+    assert import_texts([("p.txt", block + "No\n")]).gpus[0].remapped_rows_pending is False

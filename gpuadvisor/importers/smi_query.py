@@ -429,11 +429,17 @@ _GPU_KEYS = {
     "multigpu board", "gpu part number", "inforom version", "gpu operation mode", "gpu virtualization mode",
     "gsp firmware version", "performance state", "fb memory usage", "bar1 memory usage", "clocks event reasons",
     "clocks throttle reasons", "retired pages", "remapped rows", "applications clocks", "max clocks",
+    "compute mode", "utilization", "encoder stats", "fbc stats", "ecc mode", "ecc errors", "gpu power readings",
+    "power readings", "module power readings", "default applications clocks", "max customer boost clocks",
+    "clock policy", "mig mode", "driver model", "gpu reset status", "board part number", "gpu fabric guid",
 }  # fmt: skip
 
 
 def _one_gpu_fragment(root: Node) -> bool:
-    return sum(c.key.lower() in _GPU_KEYS for c in root.children) >= 2
+    """Two or more of a GPU section's own keys at the top, or one of its blocks grepped alone (``nvidia-smi -q |
+    grep -A8 'Clocks Throttle'``, a ``Remapped Rows`` block) with its fields under it."""
+    own = [c for c in root.children if c.key.lower() in _GPU_KEYS]
+    return len(own) >= 2 or (len(root.children) == 1 and len(own) == 1 and len(own[0].children) >= 2)
 
 
 def _fragment(root: Node, source: str) -> Rig:
@@ -504,6 +510,14 @@ def starts_q(lines: list[str], i: int, current: Section | None) -> bool:
 
 def _starts_fragment(lines: list[str], i: int) -> bool:
     """Key lines from inside one GPU's section (``Persistence Mode : Disabled``, ``GPU UUID : GPU-..``): the first
-    of them a key of that section, and two such keys among the next dozen lines."""
+    a key of that section, or any ``Key   : value`` line as -q pads it (a paste that starts inside a block), and
+    two of the section's keys among the next dozen lines; or one of its blocks alone (``Clocks Throttle Reasons``,
+    ``Remapped Rows``) over two or more of its ``Key : value`` lines, indented deeper."""
     keys = [(m.group(1) or m.group(2)).lower() if (m := _Q_FIELD.match(x)) else "" for x in lines[i : i + 12]]
-    return keys[0] in _GPU_KEYS and sum(k in _GPU_KEYS for k in keys) >= 2
+    if (keys[0] in _GPU_KEYS or _Q_KEY.match(lines[i])) and sum(k in _GPU_KEYS for k in keys) >= 2:
+        return True
+    if keys[0] not in _GPU_KEYS or ":" in lines[i]:
+        return False
+    indent = len(lines[i]) - len(lines[i].lstrip())
+    below = lines[i + 1 : i + 4]
+    return len(below) >= 2 and all(_Q_KEY.match(x) and len(x) - len(x.lstrip()) > indent for x in below[:2])

@@ -60,6 +60,9 @@ class Node:
             yield from c.walk()
 
 
+# Values of nvidia-smi -q that no longer value starts with: on a line where the paste may be cut, shown whole
+# ("No" is not one: "Not Active" starts with it; a number may have lost digits)
+WHOLE_WORDS = frozenset({"Yes", "Enabled", "Disabled", "Active", "Not Active", "N/A", "Supported", "Not Supported"})
 _KV = re.compile(r"^(?P<key>\S.*?)\s+:(?:\s(?P<value>.*))?$")
 
 
@@ -71,7 +74,7 @@ def text_tree(text: str, first_line: int = 1) -> Node:
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
     for k, raw in enumerate(lines):
         line = raw.expandtabs(4).rstrip()
-        if not line.strip() or set(line.strip()) <= set("=-+"):
+        if not line.strip() or set(line.strip()) <= set("=-+`"):  # rules, and a markdown fence (or what a cut left)
             continue
         indent = len(line) - len(line.lstrip(" "))
         body = line.strip()
@@ -83,7 +86,7 @@ def text_tree(text: str, first_line: int = 1) -> Node:
         )
         if is_elision(body) or node.value is not None and is_elision(node.value):
             node.elided = f"{ELIDED} (line {first_line + k})"
-        elif cut and k == len(lines) - 1:
+        elif cut and k == len(lines) - 1 and node.value not in WHOLE_WORDS:
             node.elided = f"{ELIDED} (line {first_line + k} is cut mid-line)"
         while stack and stack[-1][0] >= indent:
             stack.pop()
