@@ -255,8 +255,8 @@ def summary(group: str) -> str:
 
 
 def recognised() -> str:
-    """What the "not recognised as ..." message names: the GPU outputs."""
-    return f"{summary(GPU)} output"
+    """What the "not recognised as ..." message names: the GPU outputs, and the other groups by name."""
+    return f"{summary(GPU)} output, nor as a kernel log, RDMA, fabric manager or storage output (import --help)"
 
 
 def help_text() -> str:
