@@ -38,12 +38,15 @@ _NOT_KNOWN = ("could not collect", "n/a")
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Collecting environment information...``, ``PyTorch version:`` over its build lines, or ``GPU models and
-    configuration:``; sglang check_env's ``GPU 0,1: NAME`` over its ``GPU 0,1 Compute Capability:`` line."""
+    configuration:``; sglang check_env's ``GPU 0,1: NAME`` over its ``GPU 0,1 Compute Capability:`` line, or below
+    its ``CUDA available:`` line (versions before the compute capability was printed)."""
     s = lines[i].strip()
     if current is not None and current.kind == "collect-env":
         return False
     if s.startswith(_START):
         return True
+    if s.startswith("CUDA available:"):  # sglang check_env before its "Compute Capability" lines (0.2)
+        return any(_GPUS.match(x.strip()) for x in lines[i + 1 : i + 3])
     if _TORCH.match(s):  # its first line lost or mistyped: "PyTorch version:" over its build lines
         below = [x.strip() for x in lines[i + 1 : i + 4]]
         return any(x.startswith(("Is debug build:", "CUDA used to build PyTorch:")) for x in below)
