@@ -784,6 +784,20 @@ def test_ga503_p2p_level_loc_on_pcie_p2p_is_a_warning():
     assert (f.severity, len(f.observed["p2p_pairs"]), f.observed["nvlink_pairs"]) == ("warn", 28, [])
 
 
+def test_ga503_sxm_modules_without_a_topology_count_as_nvlinked():
+    """A debug log of four A100-SXM4-40GB with NCCL_P2P_LEVEL=LOC and no topology shown: SXM modules mount only on
+    NVLink baseboards (HGX), so every pair has NVLink; PCIe cards with no topology stay not checked."""
+    from gpuadvisor.facts import Gpu, Rig
+
+    rig = Rig(gpus=[Gpu(index=i, name="A100-SXM4-40GB") for i in range(4)])
+    rig.software.env["NCCL_P2P_LEVEL"] = "LOC"
+    f = one("GA503", rig)
+    assert (f.severity, len(f.observed["nvlink_pairs"])) == ("fail", 6)
+    for g in rig.gpus:
+        g.name = "NVIDIA A100 80GB PCIe"
+    assert [x.severity for x in run("GA503", rig)] == ["not-checked"]
+
+
 def test_ga503_quiet_where_p2p_is_not_supported(preset):
     rig = preset("4x4090-pcie")
     rig.software.env["NCCL_P2P_DISABLE"] = "1"

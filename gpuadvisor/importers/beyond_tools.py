@@ -153,6 +153,9 @@ def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool
     return current is None or current.kind != "nccl-tests" or after_prompt
 
 
+_NCCL_ENV = re.compile(r"NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+?)\.?\s*$")
+
+
 def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
     """NICs NCCL uses, HCAs it disabled GPUDirect RDMA for (with its reason), and the transports of its channels."""
     rig = Rig()
@@ -170,12 +173,26 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
             off += [] if entry in off else [entry]
         if " via " in line and "Channel" in line and (v := _NCCL_VIA.search(line)):
             via.add(v.group(1))
+        if e := _NCCL_ENV.search(line):  # "NCCL INFO NCCL_P2P_LEVEL set by environment to LOC"
+            rig.software.env[e.group(1)] = e.group(2)
     _rank_gpus(rig, lines, source, first)
     rig.network.nccl_nics = nics or None
     rig.network.nccl_gdr_disabled = off or nccl_log.gdr_not_used(lines)  # NCCL's own "Disabled" lines first
     rig.network.nccl_transports = sorted(via) or None
     rig.origins["network.nccl_gdr_disabled"] = f"{source}:{first}"
     return rig
+
+
+def add_nccl_debug(rig: Rig, text: str) -> None:
+    """The NCCL_DEBUG=INFO lines inside nccl-tests output (a row's extras): what the debug log says of the NICs,
+    GPUDirect RDMA, the transports and the environment NCCL read, as parse_nccl_debug reads it."""
+    if not any(nccl_log.starts(x) for x in text.splitlines()):
+        return
+    log = parse_nccl_debug(text, "", 1)
+    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports"):
+        if getattr(log.network, name) is not None:
+            setattr(rig.network, name, getattr(log.network, name))
+    rig.software.env.update(log.software.env)
 
 
 def _rank_gpus(rig: Rig, lines: list[str], source: str, first: int) -> None:

@@ -172,7 +172,7 @@ FORMATS: tuple[Format, ...] = (
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
-           nccl.starts, _nccl, _add, 8),
+           nccl.starts, _nccl, _add, 8, extras=beyond_tools.add_nccl_debug),
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
            "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
            "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpuadvisor import catalog
 from gpuadvisor.facts import DRIVER_MISMATCH, DRIVER_UNREACHABLE, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, version_tuple
@@ -240,6 +241,12 @@ def driver_unreachable(rig: Rig, ctx: Context):
         yield ctx.not_checked(missing(rig.software, "driver_version", "driver version"))
 
 
+def _all_sxm(rig: Rig) -> bool:
+    """Every GPU an SXM module by its catalog row (NVIDIA's SXM form factor mounts only on an NVLink baseboard)."""
+    specs = [catalog.find_gpu(g.name) for g in rig.gpus]
+    return bool(specs) and all(s is not None and s.form_factor == "sxm" for s in specs)
+
+
 def _p2p_capable_pairs(rig: Rig) -> tuple[list[str], list[str], bool]:
     """(NVLink pairs, PCIe P2P-OK pairs, P2P facts known)."""
     nv, pcie = [], []
@@ -265,7 +272,8 @@ def nccl_p2p_disabled(rig: Rig, ctx: Context):
         collectives drop from hundreds of GB/s to PCIe/host speed. The variable is a common leftover from
         debugging hangs on consumer cards.
     Threshold
-        Variable set while NVLink or P2P-capable pairs exist.
+        Variable set while NVLink or P2P-capable pairs exist (with no topology shown, SXM modules count as
+        NVLinked: the form factor mounts only on NVLink baseboards).
     Source
         NCCL environment variables: NCCL_P2P_DISABLE "disables the peer to peer (P2P) transport, which uses
         CUDA direct access between GPUs, using NVLink or PCI"; NCCL_P2P_LEVEL LOC "Never use P2P"
@@ -284,6 +292,8 @@ def nccl_p2p_disabled(rig: Rig, ctx: Context):
         return
     var = "NCCL_P2P_DISABLE=" + env["NCCL_P2P_DISABLE"] if disable else "NCCL_P2P_LEVEL=" + env["NCCL_P2P_LEVEL"]
     nv, pcie, known = _p2p_capable_pairs(rig)
+    if not known and _all_sxm(rig):  # SXM modules ship only on NVLink baseboards (HGX): every pair has NVLink
+        nv = [f"{rig.gpus[i].index}-{rig.gpus[j].index}" for i, j in pairs(rig)]
     if not nv and not pcie:
         if not known:
             yield ctx.not_checked(missing(rig.topology, "p2p_read", "P2P capability matrix"))
