@@ -241,11 +241,13 @@ def main() -> None:
     by_stage = "--stages" in args
     args = [a for a in args if a != "--stages"]
     sizes = [int(a) for a in args] or [1000, 10000]
+    import msgspec
+
     from gpuadvisor.facts import lean
 
     fast = lean._orjson
     parser = f"orjson {fast.__version__}" if fast is not None else "Python's json (orjson not installed)"
-    print(f"jobs {jobs}, parser {parser}")
+    print(f"jobs {jobs}, decoder msgspec {msgspec.__version__} (other files: {parser})")
     if by_stage:
         _by_stage(sizes)
         return
