@@ -34,6 +34,9 @@ _SGL_DRIVER = re.compile(r"^CUDA Driver Version:\s*(\d{3}\.\d+(?:\.\d+)?)\s*$")
 _TORCH = re.compile(r"^PyTorch version:\s*(\S+)\s*$")
 _TORCH_CUDA = re.compile(r"^CUDA used to build PyTorch:\s*(\S.*?)\s*$")
 _NOT_KNOWN = ("could not collect", "n/a")
+_NO_GPU = ("could not collect", "n/a", "none", "no cuda")  # what it prints where it lists no GPU
+# a ROCm build of torch ("ROCM used to build PyTorch: 3.7.20315-077bcfa0"): the GPUs it lists are AMD's
+_ROCM = re.compile(r"^ROCM used to build PyTorch:\s*(\S+)\s*$")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -65,7 +68,7 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
         s, lineno = line.strip(), first_line + k
         if s.startswith(_HEAD):
             rest, listing = s[len(_HEAD) :].strip(), True
-            if rest.lower() in ("could not collect", "n/a", "none"):  # no GPU seen by this Python: nothing shown
+            if rest.lower() in _NO_GPU:  # no GPU seen by this Python: nothing shown
                 rig.problems.append(f"{source}: line {lineno}: collect_env could not list the GPUs ({rest})")
                 listing = False
             elif rest:  # one GPU, on the same line: "GPU 0: <name>" or the bare name
@@ -91,6 +94,15 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
         else:
             _torch(rig, s, f"{source}:{lineno}")
+    rocm = next((m.group(1) for x in lines if (m := _ROCM.match(x.strip())) and m.group(1).lower() != "n/a"), None)
+    if rocm is not None and rig.gpus:  # "GPU models and configuration: Device 66a1": an AMD GPU
+        rig.problems.append(
+            f"{source}: a ROCm build of torch (ROCm {rocm}): the {len(rig.gpus)} GPU(s) it lists are AMD GPUs, "
+            "not NVIDIA's: not read"
+        )
+        rig.gpus.clear()
+        for key in [k for k in rig.origins if k.startswith("gpu")]:
+            del rig.origins[key]
     sw = rig.software
     if sw.cuda_driver_version is None and (cuda := cuda_for_driver(sw.driver_version)) is not None:
         sw.cuda_driver_version = cuda  # collect_env does not print it: the driver's version tells it
