@@ -385,7 +385,7 @@ def _advise_inference(view: rigview.RigView, w: Workload, notes: list[str]) -> A
         reason = f"Nothing fits: {w.describe()} on {view.label}"
         if opts:
             most = max(opts, key=lambda o: o.kv_budget_bytes)
-            reason += f"; with TP={most.tp}, {most.reason or 'the KV cache does not fit'}"
+            reason += f"; with {most.group}, {most.reason or 'the KV cache does not fit'}"
         reason += I.what_fits_here(view, w) + I.batch_hint(opts, w)
         if smallest:
             reason += f". Smallest rig that would: {smallest.smallest.description} ({smallest.smallest.strategy})."

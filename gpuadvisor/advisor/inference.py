@@ -35,6 +35,7 @@ class ServingOption:
     reason: str = ""
     replicas: int = 1  # data-parallel copies of this group on the rig's other GPUs
     rate: float | None = None  # the rig's predicted output tokens/s with every replica (None: not timed)
+    layer_split: bool = False  # llama.cpp/Ollama: whole layers per GPU, no tensor parallelism
 
     @property
     def kv_capacity_tokens(self) -> int:
@@ -51,12 +52,17 @@ class ServingOption:
         return self.kv_capacity_tokens // context
 
     @property
+    def group(self) -> str:
+        """The GPUs one copy of the model runs on: "TP=2", "TP=8 × PP=2", or (llama.cpp, Ollama) "layer split over
+        2 GPUs" / "one GPU"."""
+        if self.layer_split:
+            n = self.tp * self.pp
+            return f"layer split over {n} GPUs" if n > 1 else "one GPU"
+        return f"TP={self.tp}" + (f" × PP={self.pp}" if self.pp > 1 else "")
+
+    @property
     def name(self) -> str:
-        return (
-            f"TP={self.tp}"
-            + (f" × PP={self.pp}" if self.pp > 1 else "")
-            + (f" x{self.replicas}" if self.replicas > 1 else "")
-        )
+        return self.group + (f" x{self.replicas}" if self.replicas > 1 else "")
 
     def to_model(self, context: int, serving: ServingResult | None = None) -> ServingCandidate:
         """The option as the advice carries it (bytes rounded), with its serving figures."""
@@ -108,7 +114,7 @@ def serving_options(view: RigView, w: Workload) -> tuple[list[ServingOption], li
     pps = [1] if view.nodes == 1 else [1, view.nodes]
     for pp in pps:
         for t in tps:
-            if not tp_sizes_ok(a, t):
+            if not tp_sizes_ok(a, t) and not E.engine(w.engine).layer_split:  # whole layers: any GPU count
                 if pp == 1:
                     excluded.append(
                         Excluded(
@@ -224,7 +230,7 @@ def split_option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:
         float(a.kv_heads),
         view.reserved_bytes,
     )
-    o.replicas = replicas
+    o.replicas, o.layer_split = replicas, True
     return o
 
 

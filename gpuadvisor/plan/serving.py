@@ -163,7 +163,7 @@ def _one(
         per,
         res.decode_step_s * 1e3,
         res.decode_bound,
-        f"layer split x{tp}" if layer_split else c.name.split(" x")[0],  # the advisor's name carries its replicas
+        (f"layer split over {tp} GPUs" if tp > 1 else "one GPU") if layer_split else c.name.split(" x")[0],
         replicas * res.output_tokens_per_second,
         res.output_tokens_per_second_per_user,
         res.ttft_s,
