@@ -215,6 +215,20 @@ def advise(rig: Rig, workload: Workload) -> Advice:
     return advice
 
 
+def fitting_pick(rig: Rig, workload: Workload) -> str | None:
+    """The name of the strategy ``advise`` would pick (None: nothing fits), for a training workload without the rest
+    of its answer (bands, snippets, candidate models): for callers that only ask whether and how it fits."""
+    view = rigview.from_rig(
+        rig, nodes=workload.nodes, inter_node_gbps=workload.inter_node_gbps, network=workload.network_spec()
+    )
+    w, _ = default_precision(view, workload)
+    if w.task == "inference":
+        return advise_view(view, workload, measurements=list(rig.measurements)).pick_name
+    cands, _ = S.candidates(view, w, S.default_rates(view, w, list(rig.measurements)))
+    chosen = S.pick(cands, view.total_gpus)
+    return chosen.name if chosen is not None else None
+
+
 def default_precision(view: rigview.RigView, w: Workload) -> tuple[Workload, str | None]:
     """--precision left out: bf16, or fp16 on a GPU whose datasheet has no BF16 (Volta, Turing), with a note."""
     if (

@@ -346,22 +346,19 @@ def _more_ram(
     """A machine short only of host RAM for CPU offload: the RAM that makes the same GPUs fit (the advisor
     re-asked with it), and whether the build's platform holds that much, in place of a bigger GPU."""
     import math
-    import pickle
 
     m = HOST_RAM_SHORT.search(row.reason or "")
     if m is None:
         return
     need = float(m[1].replace(",", "")) / 0.9  # the advisor counts 90 % of the host's RAM as usable
     gib = math.ceil(need / DIMM_STEP_GIB) * DIMM_STEP_GIB
-    more = pickle.loads(pickle.dumps(rig, pickle.HIGHEST_PROTOCOL))  # a deep copy, cheaper than copy.deepcopy
-    more.host.memory_total_bytes = int(gib * 2**30)
-    adv = _advise(more, workload, cache, shared)
-    if not adv.fits:
+    pick = _pick_with_ram(rig, int(gib * 2**30), workload, cache, shared)
+    if pick is None:
         return
     b = row.build
     has = rig.host.memory_total_bytes / 2**30 if rig.host.memory_total_bytes else None
     fix = f"add RAM: with {gib:,} GiB of host RAM" + (f" (it has {has:,.0f})" if has else "")
-    fix += f" the same GPUs fit, with {adv.pick_name}"
+    fix += f" the same GPUs fit, with {pick}"
     cap = b.cpu.max_memory_gib * b.sockets if b.cpu is not None else None
     if b.cpu is not None and cap is not None and gib > cap:
         fix += (
@@ -369,6 +366,25 @@ def _more_ram(
             f"{gib:,} GiB (a workstation or server CPU)"
         )
     row.reason = fix + " (as it is: " + (row.reason or "").split(" Smallest rig that would")[0] + ")"
+
+
+def _pick_with_ram(rig: Any, ram: int, workload: Any, cache: dict[str, Any] | None, shared: str | None) -> str | None:
+    """The advisor's pick for the rig with ``ram`` bytes of host RAM (None: still nothing fits): its pick alone,
+    the rig's RAM set for the question and put back; once per simulated machine and workload where ``shared``."""
+    from gpuadvisor.advisor.advice import fitting_pick
+
+    key = f"\0pick|{shared}|{ram}|{workload!r}"
+    if cache is not None and shared is not None and key in cache:
+        return cache[key]
+    had = rig.host.memory_total_bytes
+    rig.host.memory_total_bytes = ram
+    try:
+        pick = fitting_pick(rig, workload)
+    finally:
+        rig.host.memory_total_bytes = had
+    if cache is not None and shared is not None:
+        cache[key] = pick
+    return pick
 
 
 def _on_circuit(row: Row, circuit: Any) -> None:
