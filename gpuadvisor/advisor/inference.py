@@ -56,8 +56,7 @@ class ServingOption:
         """The GPUs one copy of the model runs on: "TP=2", "TP=8 × PP=2", or (llama.cpp, Ollama) "layer split over
         2 GPUs" / "one GPU"."""
         if self.layer_split:
-            n = self.tp * self.pp
-            return f"layer split over {n} GPUs" if n > 1 else "one GPU"
+            return layer_split_group(self.tp * self.pp)
         return f"TP={self.tp}" + (f" × PP={self.pp}" if self.pp > 1 else "")
 
     @property
@@ -152,6 +151,11 @@ def weight_bytes(w: Workload) -> float:
         return SV.weight_bytes(w.arch, w.params, "bf16" if w.precision == "fp8" else w.precision, q)
     linear = min(w.params, w.arch.layers * w.arch.layer_linear_params())
     return linear * C.DTYPE_BYTES["fp8"] + (w.params - linear) * C.DTYPE_BYTES["bf16"]
+
+
+def layer_split_group(gpus: int) -> str:
+    """llama.cpp's or Ollama's model on ``gpus`` GPUs: whole layers on each, no tensor parallelism."""
+    return f"layer split over {gpus} GPUs" if gpus > 1 else "one GPU"
 
 
 def option(view: RigView, w: Workload, t: int, pp: int) -> ServingOption:

@@ -128,6 +128,7 @@ def _one(
     cards: list[Any] | None = None,
 ) -> Serving | None:
     from gpuadvisor.advisor import serving as SV
+    from gpuadvisor.advisor.inference import layer_split_group
 
     tp = c.gpus
     if tp > gpus:
@@ -163,7 +164,7 @@ def _one(
         per,
         res.decode_step_s * 1e3,
         res.decode_bound,
-        (f"layer split over {tp} GPUs" if tp > 1 else "one GPU") if layer_split else c.name.split(" x")[0],
+        layer_split_group(tp) if layer_split else c.name.split(" x")[0],
         replicas * res.output_tokens_per_second,
         res.output_tokens_per_second_per_user,
         res.ttft_s,

@@ -216,29 +216,41 @@ def driver_unreachable(rig: Rig, ctx: Context):
         nvrm; dkms status for a module not built for the running kernel; Secure Boot refusing an unsigned
         module), and that the installed driver supports the GPU.
     """
-    why = rig.software.why("driver_version") or ""
-    if why.startswith(DRIVER_MISMATCH):
+    sw = rig.software
+    why = sw.why("driver_version") or ""
+    # per cause: (what follows the reason, the expected driver version, the NVML return code, the fix)
+    causes = {
+        DRIVER_MISMATCH: (
+            "no GPU can be used until the driver and its library match",
+            sw.nvml_version or "the library's version",
+            "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+            "reboot, or stop the GPU processes and reload the nvidia kernel modules (the driver was updated while "
+            "the old module stayed loaded)",
+        ),
+        DRIVER_UNREACHABLE: (
+            "no GPU can be used until the driver answers",
+            "a loaded NVIDIA kernel module",
+            "NVML_ERROR_DRIVER_NOT_LOADED",
+            "check the module is loaded (lsmod | grep nvidia) and why not (dmesg | grep -i nvrm; dkms status for a "
+            "module not built for the running kernel; Secure Boot), and that the driver supports the GPU",
+        ),
+    }
+    cause = next((c for c in causes if why.startswith(c)), None)
+    if cause is not None:
+        consequence, expected, code, fix = causes[cause]
+        observed: dict[str, str | None] = {"driver_version": None}
+        if cause == DRIVER_MISMATCH:  # the library's version, printed below nvidia-smi's message
+            observed = {"nvml_version": sw.nvml_version, **observed}
         yield ctx.finding(
-            f"{why}: no GPU can be used until the driver and its library match",
+            f"{why}: {consequence}",
             subject="software",
-            observed={"nvml_version": rig.software.nvml_version, "driver_version": None},
-            expected={"driver_version": rig.software.nvml_version or "the library's version"},
-            expected_source="NVML API reference: NVML_ERROR_LIB_RM_VERSION_MISMATCH",
-            fix="reboot, or stop the GPU processes and reload the nvidia kernel modules (the driver was updated "
-            "while the old module stayed loaded)",
+            observed=observed,
+            expected={"driver_version": expected},
+            expected_source=f"NVML API reference: {code}",
+            fix=fix,
         )
-    elif why.startswith(DRIVER_UNREACHABLE):
-        yield ctx.finding(
-            f"{why}: no GPU can be used until the driver answers",
-            subject="software",
-            observed={"driver_version": None},
-            expected={"driver_version": "a loaded NVIDIA kernel module"},
-            expected_source="NVML API reference: NVML_ERROR_DRIVER_NOT_LOADED",
-            fix="check the module is loaded (lsmod | grep nvidia) and why not (dmesg | grep -i nvrm; dkms status "
-            "for a module not built for the running kernel; Secure Boot), and that the driver supports the GPU",
-        )
-    elif rig.software.driver_version is None:
-        yield ctx.not_checked(missing(rig.software, "driver_version", "driver version"))
+    elif sw.driver_version is None:
+        yield ctx.not_checked(missing(sw, "driver_version", "driver version"))
 
 
 def _all_sxm(rig: Rig) -> bool:
