@@ -29,7 +29,8 @@ from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
 
-NAMED_LOSS = ("gpu-init-failed", "gpu-probe-failed")  # the signs of a lost GPU whose line names it by bus id
+# the signs of a lost GPU whose line names it by bus id
+NAMED_LOSS = ("gpu-init-failed", "gpu-probe-failed", "gpu-bar-invalid", "gpu-unsupported")
 UNNAMED_LOSS = ("gsp-boot-failed", "gpu-probe-failed", "gpu-is-lost")  # those whose lines often do not
 
 EVENT_RE = re.compile(

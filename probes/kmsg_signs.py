@@ -28,6 +28,17 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   0000:01:00.0: probe with driver nvidia failed with error -1``), ``NVRM: The NVIDIA probe routine
   failed for 1 device(s).`` (the driver did not take a GPU it found: it is unusable until the cause, named in the
   NVRM lines above, is fixed);
+- ``gpu-bar-invalid``: ``NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:`` then ``NVRM: BAR1
+  is 0M @ 0x0 (PCI:0000:08:00.0)`` (the firmware gave the GPU no address window: the driver cannot map it, the
+  probe fails; older drivers print the bus as ``PCI:0001:00.0``, bus 01 device 00 function 0);
+- ``gpu-unsupported``: ``NVRM: The NVIDIA GPU 0000:af:00.0 (PCI ID: 10de:1db5)`` followed by ``installed in this
+  system is not supported by`` (the loaded driver branch or module flavour does not drive this GPU: the open
+  module on a GPU without GSP, a legacy GPU on a new branch) or ``requires use of the NVIDIA open kernel modules``;
+- ``hca-fatal``: ``mlx5_core 0000:61:00.0: poll_health:...: device's health compromised`` or
+  ``mlx5_enter_error_state`` (the adapter's firmware stopped: every RDMA connection on it is gone);
+- ``hca-cmd-timeout``: ``mlx5_core 0000:61:00.0: wait_func_handle_exec_timeout:...: cmd[22]: CREATE_DCT(0x710) No
+  done completion`` / ``... timeout. Will cause a leak of a command resource`` (the adapter's firmware did not
+  answer driver commands);
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
 The text is searched with one regular expression (C speed); only matching lines are cut out and read.
@@ -69,6 +80,12 @@ KEYWORDS = (
     "GPU lost from the bus",
     "probe routine failed for",
     "failed with error",
+    "NVRM: BAR",
+    "(PCI ID: ",
+    "No done completion",
+    "leak of a command resource",
+    "health compromised",
+    "mlx5_enter_error_state",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
@@ -76,6 +93,8 @@ SIGN_RE = re.compile(
     r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
     r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine failed for"
     r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
+    r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
+    r"|health compromised|mlx5_enter_error_state"
 )
 _DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
@@ -103,12 +122,22 @@ _PROBE = re.compile(
 _NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
 _NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
 HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (a kernel prints some 30 frames)
+# "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:08:00.0)": the region the firmware assigned; old drivers: "(PCI:0001:00.0)"
+_BAR_INVALID = re.compile(r"NVRM: (BAR\d+) is (\d+[KMGT]?) @ (0x[0-9a-fA-F]+) \(PCI:([0-9a-fA-F:.]+)\)")
+_UNSUPPORTED = re.compile(
+    r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \(PCI ID: (\w+:\w+)\)"
+)
+_UNSUPPORTED_SAYS = re.compile(r"not supported\s+by|requires use of\s+the\s+NVIDIA\s+open")
+_HCA_TIMEOUT = ("No done completion", "leak of a command resource")
+HCA_SIGNS = ("hca-fatal", "hca-cmd-timeout")
 AER_SIGNS = ("aer-fatal", "aer-nonfatal", "aer-unrecovered", "aer-corrected")
 LINK_SIGNS = ("link-down", "link-up")
 
 
 def _bus(text: str) -> str:
     b = text.lower()
+    if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}\.[0-7]", b):  # old NVRM's "PCI:0001:00.0": bus 01, device 00
+        return f"0000:{b[2:]}"
     return b if b.count(":") == 2 else "0000:" + b
 
 
@@ -134,6 +163,14 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
         if bus := probe.group("old") or probe.group("new"):
             return "gpu-probe-failed", _bus(bus), line[probe.start() :].strip()
         kind, nvrm = "gpu-probe-failed", nvrm if nvrm >= 0 else bare
+    elif bar := _BAR_INVALID.search(line):
+        name, size, at, bus = bar.groups()
+        what = f"{name} is {size} @ {at}: the PCI I/O region the firmware assigned to the GPU is invalid"
+        return "gpu-bar-invalid", _bus(bus), what
+    elif "mlx5" in line and ("health compromised" in line or "mlx5_enter_error_state" in line):
+        kind = "hca-fatal"
+    elif "mlx5" in line and any(w in line for w in _HCA_TIMEOUT):
+        kind = "hca-cmd-timeout"
     elif "PCIe Bus Error: severity=" in line:
         sev = _SEVERITY.search(line)
         if sev is None:
@@ -193,6 +230,27 @@ def hung_in_driver(line: str, text: str, end: int) -> str | None:
     return f"task {name} (pid {pid}) blocked for more than {secs} seconds {where}"
 
 
+def unsupported_gpu(line: str, text: str, end: int) -> tuple[str, str | None, str] | None:
+    """A GPU the loaded driver does not drive: "NVRM: The NVIDIA GPU BUS (PCI ID: 10de:1db5)" whose next lines say
+    "installed in this system is not supported by ..." (or "requires use of the NVIDIA open kernel modules"); the
+    same first line also opens the driver's three-line "fallen off the bus" message, which is not this sign."""
+    m = _UNSUPPORTED.search(line)
+    if m is None:
+        return None
+    after = text[end : end + 400] if end >= 0 else ""
+    said = re.sub(r"\s*\n[^\n]*?NVRM:\s*", " ", after)
+    says = _UNSUPPORTED_SAYS.search(said)
+    if says is None:
+        return None
+    if says.group(0).startswith("requires"):
+        flavour = "the proprietary kernel module (it needs NVIDIA's open kernel modules)"
+    elif said[says.end() :].lstrip().startswith("open"):
+        flavour = "the open kernel module (it has no GSP: it needs the proprietary module)"
+    else:
+        flavour = "this driver release (see the release's supported GPU list)"
+    return "gpu-unsupported", _bus(m.group(1)), f"GPU {m.group(1)} (PCI ID {m.group(2)}) is not supported by {flavour}"
+
+
 def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:
     """Every sign of ``text`` (line numbers from ``first_line``); ``stamp(prefix, event)`` sets its time."""
     out: list[KernelEvent] = []
@@ -217,6 +275,8 @@ def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:
         if "blocked for more than" in line or "soft lockup - CPU#" in line:
             hung = hung_in_driver(line, text, end)
             got = None if hung is None else ("driver-hung", None, hung)
+        elif "(PCI ID: " in line and "Xid" not in line:
+            got = unsupported_gpu(line, text, end)
         else:
             got = classify(line)
         if got is None:

@@ -355,6 +355,23 @@ def test_ga825_a_nccl_log_that_disabled_gdr_warns() -> None:
     assert (f.severity, f.observed["gdr_disabled"]) == ("warn", ["mlx5_0 (no module)"])
 
 
+def test_ga826_adapter_fatal_fails_and_command_timeouts_warn() -> None:
+    # the mlx5_core lines as https://github.com/openucx/ucx/issues/7738 posted them (a firmware command timeout)
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.kernel.events = [
+        facts.KernelEvent(
+            kind="hca-cmd-timeout",
+            bus_id="0000:61:00.0",
+            text="mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout.",
+        ),
+        facts.KernelEvent(
+            kind="hca-fatal", bus_id=None, text="node7: NCCL NET/IB async event: local catastrophic error"
+        ),
+    ]
+    got = sorted((f.code, f.severity, f.subject) for f in evaluate(rig) if f.code == "GA826")
+    assert got == [("GA826", "fail", "RDMA adapter on node7"), ("GA826", "warn", "RDMA adapter 0000:61:00.0")]
+
+
 def test_the_shipped_planted_file_is_the_documented_one() -> None:
     shipped = (Path(__file__).parent.parent / "examples" / "planted-dgx-h100.toml").read_text()
     assert shipped.endswith(_planted_toml()) and shipped.startswith("# The node check shown in the project README")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor import facts
-from gpuadvisor.facts import Gpu, RdmaPort, Rig
+from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers import nccl_log
 from gpuadvisor.importers.section import Section, outside_log
 
@@ -176,6 +176,11 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
         if e := _NCCL_ENV.search(line):  # "NCCL INFO NCCL_P2P_LEVEL set by environment to LOC"
             rig.software.env[e.group(1)] = e.group(2)
     _rank_gpus(rig, lines, source, first)
+    if seen := nccl_log.async_events(lines):
+        events = [KernelEvent(kind=kind, code=0, bus_id=None, text=text, line=first + n) for kind, text, n in seen]
+        rig.kernel = KernelLog(source="imported", lines_read=len(lines), events=events)
+        rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
+        rig.origins["kernel.events"] = f"{source}:{first}"
     rig.network.nccl_nics = nics or None
     rig.network.nccl_gdr_disabled = off or nccl_log.gdr_not_used(lines)  # NCCL's own "Disabled" lines first
     rig.network.nccl_transports = sorted(via) or None

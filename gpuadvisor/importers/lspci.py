@@ -337,6 +337,16 @@ def context_bus(context: list[str] | None) -> tuple[str, str] | None:
     return (bus, line.strip()) if bus else None
 
 
+def _other_vendor(context: list[str] | None, bus: str) -> str | None:
+    """What a device line in ``context`` says the device at ``bus`` is, when it is not an NVIDIA device."""
+    short = bus[5:] if bus.startswith("0000:") else bus
+    for line in context or []:
+        m = re.match(rf"^\s*(?:0000:)?{re.escape(short)} [^:]+: (.+)$", line, re.IGNORECASE)
+        if m and "NVIDIA" not in m.group(1) and "[10de:" not in m.group(1).lower():
+            return m.group(1).strip()
+    return None
+
+
 # Words a note on the ``lspci -s BUS`` line uses for a port ("# lspci -vvv -s 00:01.1  (upstream bridge of 01:00.0)").
 _PORT_NOTE = re.compile(r"\b(?:bridge|root[- ]port|root complex|downstream port|upstream port|switch port)\b", re.I)
 
@@ -363,6 +373,13 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
     named = [d for d in devices if not d.fragment]
     above: dict[int, list[PcieHop]] = {}  # fragment device -> the port above it, when grepped with it
     named_by = context_bus(context)
+    other = _other_vendor(context, named_by[0]) if named_by and not named else None
+    if named_by and other is not None:  # "lspci | grep -i vga" above names that bus: another vendor's GPU
+        rig.problems.append(
+            f"{source}: line {first_line}: lines grepped without their device line, after {named_by[1][:80]!r}: "
+            f"the paste names {named_by[0]} {other[:80]!r}, not an NVIDIA device: its link is not read"
+        )
+        return rig
     if not named and named_by and _names_a_port(named_by[1]):
         rig.problems.append(
             f"{source}: line {first_line}: lines grepped without their device line, after {named_by[1][:80]!r}: "

@@ -27,7 +27,7 @@ from gpuadvisor.importers.prefixed import strip_prefix
 from gpuadvisor.importers.registry import BY_KIND, STORAGE, recognised
 from gpuadvisor.importers.sanity import drop_implausible
 from gpuadvisor.importers.section import Section
-from gpuadvisor.importers.sections import not_nvidia, split_sections, unread
+from gpuadvisor.importers.sections import not_nvidia, other_vendor_gpu, split_sections, unread
 
 MAX_BYTES = 64 * 2**20  # larger than any nvidia-smi/lspci output of a real machine
 
@@ -130,6 +130,8 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
             failed.append(e)
     if not parts:
         raise failed[0]
+    if not any(p.rig.gpus for p in parts) and (other := other_vendor_gpu(text)):
+        raise ImportParseError(source, sections[0].start, other)
     notes = [f"{e}: that output was not read; the others were" for e in failed] + twice
     if again:
         notes.append(f"{source}: line {again}: the paste above again, from its first line (pasted twice); read once")

@@ -16,13 +16,17 @@ import re
 
 # a launcher's rank prefix before the line: mpirun --tag-output "[1,56]<stdout>:", a plain "[56] " (any width)
 RANK_PREFIX = r"(?:\[\d+(?:,\d+)?\](?:<\w+>:)?\s*)?"
-LINE = re.compile(rf"^\s*{RANK_PREFIX}(?:\S+:\d+:\d+ )?\[\d+\] NCCL (?:INFO|WARN)\b")
+# times a launcher or a log collector puts first: mpirun --timestamp-output "2019-06-02T16:13:44.884Z: ", a
+# collector's "2025-11-09 15:39:31.043 +08:00 " then a framework's "[2025-11-09 07:39:30] "
+TIME_PREFIX = r"(?:(?:\d{4}-\d\d-\d\d[T ][\d:.,]+Z?(?: ?[+-]\d\d:?\d\d)?:?|\[\d{4}-\d\d-\d\d[T ][\d:.,]+\])\s*)*"
+# a WARN line names the source line that printed it: "host:pid:tid [0] transport/net_ib.cc:93 NCCL WARN ..."
+LINE = re.compile(rf"^\s*{TIME_PREFIX}{RANK_PREFIX}(?:\S+:\d+:\d+ )?\[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
 # an nccl-tests device line pasted above the debug log:
 # "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800"
 RANK_LINE = re.compile(
     r"^\s*#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$"
 )
-_PREFIXED = re.compile(r"\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)\b")
+_PREFIXED = re.compile(r"\S+:\d+:\d+ \[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
 _NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
 _SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
@@ -44,6 +48,28 @@ def split_runs(text: str) -> list[str]:
             continue
         cuts = [0, *[s for s in starts_at if s > 0], len(line)]
         out += [line[a:b].rstrip() for a, b in zip(cuts, cuts[1:], strict=False) if line[a:b].strip()]
+    return out
+
+
+# "host:pid:tid [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error" (NCCL 2.19+: "NET/IB :
+# mlx5_0:1 Got async event : port error"): the verbs events of ibv_get_async_event(3) NCCL reports
+_ASYNC = re.compile(
+    r"(?P<host>[^\s:]+):\d+:\d+ \[\d+\] (?:[\w/.]+:\d+ )?NCCL WARN NET/IB\s*:\s*(?:(?P<dev>\w+):\d+ )?"
+    r"Got async event\s*:\s*(?P<event>local catastrophic error|port error)"
+)
+ASYNC_KINDS = {"local catastrophic error": "hca-fatal", "port error": "link-down"}
+
+
+def async_events(lines: list[str]) -> list[tuple[str, str, int]]:
+    """(kind, text, line index) of each adapter event NCCL reported: a fatal adapter error ("local catastrophic
+    error", IBV_EVENT_DEVICE_FATAL) or a port that went down under the job ("port error", IBV_EVENT_PORT_ERR);
+    ``text`` starts with the host (and the adapter, when NCCL names it)."""
+    out = []
+    for n, line in enumerate(lines):
+        if "Got async event" not in line or (m := _ASYNC.search(line)) is None:
+            continue
+        where = m.group("host") + (f" {m.group('dev')}" if m.group("dev") else "")
+        out.append((ASYNC_KINDS[m.group("event")], f"{where}: NCCL NET/IB async event: {m.group('event')}", n))
     return out
 
 

@@ -9,7 +9,11 @@ import re
 
 _PREFIXES = (
     ("mpirun --tag-output", re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")),
-    ("timestamps", re.compile(r"^(\[)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?(1)\]) ?")),
+    # "2019-06-02T16:13:44.884Z: ", "[2025-11-09 07:39:30] ", a collector's "2025-11-09 15:39:31.043 +08:00 "
+    (
+        "timestamps",
+        re.compile(r"^(\[)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z| ?[+-]\d\d:?\d\d)?(?(1)\]):? ?"),
+    ),
     ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62}): ")),  # node01, gpu-3 (a word with a digit)
 )
 _KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")

@@ -74,6 +74,22 @@ _FOREIGN = (
 )
 
 
+# an lspci line of another vendor's GPU: "2f:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] ..."
+_OTHER_GPU = re.compile(
+    r"^\s*(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] (?:VGA compatible|3D|Display) controller[^:]*: "
+    r"(Advanced Micro Devices|AMD|ATI|Intel|Matrox|ASPEED|Moore Threads|Huawei)\b",
+    re.M,
+)
+
+
+def other_vendor_gpu(text: str) -> str | None:
+    """Why an lspci paste that shows only another vendor's GPU, and nothing NVIDIA, is refused."""
+    m = _OTHER_GPU.search(text[: 2**20])
+    if m is None or "NVIDIA" in text or "10de:" in text:
+        return None
+    return f"lspci shows another vendor's GPU ({m.group(1)}) and no NVIDIA device: gpuadvisor reads NVIDIA GPUs only"
+
+
 def not_nvidia(text: str) -> str | None:
     """Why a text that holds no NVIDIA output is refused, when it holds another vendor's (rocm-smi, amd-smi)."""
     for pattern, tool in _FOREIGN:

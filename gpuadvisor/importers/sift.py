@@ -27,7 +27,8 @@ SIGNS = (
     *("RmInitAdapter failed", "NV_ERR_RESET_REQUIRED", "eset ", "eartbeat timed out", "rpcSendMessage failed"),
     *("Timeout waiting for RPC from GSP", "PCIe Bus Error: severity=", "AER: can't recover", ": Link ", " carrier"),
     *("blocked for more than", "soft lockup - CPU#", "probe routine failed for", "failed with error"),
-    *("NV_ERR_GPU_IS_LOST", "GPU lost from the bus"),
+    *("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "NVRM: BAR", "(PCI ID: ", "No done completion"),
+    *("leak of a command resource", "health compromised", "mlx5_enter_error_state"),
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}

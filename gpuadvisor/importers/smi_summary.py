@@ -232,10 +232,14 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
                 rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
                 rig.gpus.append(started)
             continue
-        if len(cells) < 3 and k == last_shown and gpu is not None and row == 1 and s.rstrip().endswith("W"):
-            row = 2  # the paste ends in a GPU's second row after its power cap, its unit shown: read it so far
-            _second_row(rig, gpu, [cells[0], ""], source, lineno)
-            continue
+        if len(cells) < 3 and k == last_shown and gpu is not None and row == 1:
+            # the paste ends in a GPU's second row: the cells closed by a "|", or the power cell cut right after
+            # its cap's unit ("59W / 400W"), are shown whole; a cell cut inside is not shown
+            closed = cells[: s.count("|") - 1] or ([cells[0]] if s.rstrip().endswith("W") else [])
+            if closed:
+                row = 2
+                _second_row(rig, gpu, [*closed, ""][:2], source, lineno)
+                continue
         if len(cells) < 3:
             continue
         m1 = _ROW1.match(cells[0])

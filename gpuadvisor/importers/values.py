@@ -89,9 +89,10 @@ def strip_ansi(text: str) -> str:
 
 
 # What people type over a value they hide (serials, UUIDs, host names): "xxxx", "XXXXXXXX", "GPU-xxxxxxxx-xxxx-...",
+# "GPU--------------",
 # "****", "<redacted>", "[hidden]". Never a value: "not shown".
 _REDACTED = re.compile(
-    r"^\s*(?:(?:GPU-|MIG-)?[xX*#]{3,}[xX*#:.-]*"
+    r"^\s*(?:(?:GPU-|MIG-)?[xX*#]{3,}[xX*#:.-]*|(?:GPU|MIG)-[-xX*#.]{3,}"  # "GPU--------------": all typed over
     r"|[<\[(]\s*(?:redacted|hidden|removed|masked|censored|private|anonymi[sz]ed)\s*[>\])]"
     r"|redacted|hidden|masked)\s*$",
     re.IGNORECASE,

@@ -316,6 +316,21 @@ LOST_SIGNS = {
         "reboot",
         "fail",
     ),
+    "gpu-bar-invalid": (
+        "the firmware assigned the GPU an invalid PCI address window (NVRM: BAR is 0M): the driver cannot map it, "
+        "the GPU is unusable",
+        "enable Above 4G decoding (and Resizable BAR) in the BIOS, or give the slot or Thunderbolt bridge more "
+        "address space (pci=realloc), then reboot; the card itself is not at fault",
+        "fix-config",
+        "fail",
+    ),
+    "gpu-unsupported": (
+        "the loaded NVIDIA kernel module does not drive this GPU: it is unusable with this driver",
+        "install the driver the GPU needs (the proprietary module for GPUs without GSP, the open module for "
+        "Blackwell, a branch that lists the GPU) and reboot",
+        "fix-config",
+        "fail",
+    ),
     "gpu-is-lost": (
         "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
         "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "

@@ -229,3 +229,62 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         else "modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
         "if loaded: check /sys/kernel/mm/memory_peers/nv_mem/version and the GPU-HCA PCIe distance",
     )
+
+
+# What each adapter sign means and what the on-call engineer does (severity, then the fix)
+HCA_SIGNS = {
+    "hca-fatal": (
+        "the adapter hit a fatal error (its firmware stopped: a catastrophic error, health compromised): every RDMA "
+        "connection on it is gone",
+        "fail",
+        "drain the node; reset the adapter (mlxfwreset -d DEVICE reset) or reboot; if it recurs, update the adapter "
+        "firmware and open a support case (mlxdump / the sysinfo snapshot)",
+    ),
+    "hca-cmd-timeout": (
+        "the adapter's firmware did not answer driver commands in time (command timeouts, leaked command resources)",
+        "warn",
+        "keep the node out of multi-node jobs until the adapter answers again; update the adapter firmware (the "
+        "usual cure) and reset it (mlxfwreset) or reboot",
+    ),
+}
+
+
+@rule("GA826", "rdma-adapter-errors", area="network", severity="fail")
+def rdma_adapter_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An RDMA adapter logged a fatal error, or its firmware stopped answering the driver's commands.
+
+    What it checks
+        mlx5_core kernel lines "device's health compromised" and "mlx5_enter_error_state" (the adapter's
+        firmware stopped), "No done completion" and "timeout. Will cause a leak of a command resource" (a firmware
+        command timed out), and NCCL's "NET/IB : Got async event : local catastrophic error" (the verbs event
+        IBV_EVENT_DEVICE_FATAL), by adapter or, for NCCL's lines, by host.
+    Why it matters
+        A fatal adapter error drops every RDMA connection over it: the node's multi-node jobs abort or hang until
+        the adapter is reset. Command timeouts come before such failures and stall the setup of new connections
+        (queue pairs, DC targets) for every job.
+    Threshold
+        A fatal error fails; command timeouts warn.
+    Source
+        libibverbs ibv_get_async_event(3) (IBV_EVENT_DEVICE_FATAL, "local catastrophic error"); the Linux mlx5_core
+        driver's health poller and command interface (drivers/net/ethernet/mellanox/mlx5/core/health.c, cmd.c).
+    How to fix
+        Drain the node; reset the adapter (mlxfwreset) or reboot; update its firmware; a fatal error that returns
+        is a support case.
+    """
+    by_dev = grouped_events(rig, ctx, HCA_SIGNS, lambda ev: f"{ev.kind} {ev.bus_id or ev.text.split(':')[0]}")
+    if isinstance(by_dev, Finding):
+        yield by_dev
+        return
+    for _, evs in sorted(by_dev.items()):
+        what, severity, fix = HCA_SIGNS[evs[0].kind]
+        first = evs[0]
+        dev = f"RDMA adapter {first.bus_id}" if first.bus_id else f"RDMA adapter on {first.text.split(':')[0]}"
+        yield ctx.finding(
+            f"{dev}: {what} (x{tally(evs)}, line {first.line}: {first.text[:120]})",
+            severity=severity,
+            subject=dev,
+            observed={"sign": first.kind, "count": tally(evs), "evidence": first.text[:200]},
+            expected={"sign": None},
+            expected_source="ibv_get_async_event(3); Linux mlx5_core health.c and cmd.c",
+            fix=fix,
+        )
