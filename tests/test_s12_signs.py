@@ -96,3 +96,10 @@ def test_a_cut_table_row_keeps_the_cells_a_bar_closed() -> None:
     (part,) = parse_text(path.read_text(), str(path))
     g = part.rig.gpus[2]
     assert (g.power_draw_w, g.power_limit_w, g.memory_total_bytes) == (59.0, 400.0, None)
+
+
+def test_an_invalid_bar_and_the_probe_it_fails_are_one_loss() -> None:
+    # https://github.com/system76/firmware-open/issues/66: "BAR0 is 0M", then "probe of 0000:06:00.0 failed", twice
+    rel = "s12-lost-gpu/dmesg-egpu-bar0-0m-probe-failed-none-initialized-repeating-cut_jamalex.txt"
+    assert {k for k, _ in _events(rel)} == {"gpu-bar-invalid", "gpu-probe-failed"}
+    assert _found(rel) == [("GA820", "fail", "GPU 0000:06:00.0")]

@@ -369,6 +369,9 @@ LOST_SIGNS = {
 }
 
 
+CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe of that GPU then failed
+
+
 def _device(ev: KernelEvent, rig: Rig) -> str:
     if ev.gpu_index is not None:
         return f"GPU {ev.gpu_index} {ev.bus_id}"
@@ -418,8 +421,12 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
     if isinstance(groups, Finding):
         yield groups
         return
+    # the cause the driver named (an invalid region, an unsupported GPU) and the probe failure it led to: one loss
+    caused = {evs[0].bus_id for evs in groups.values() if evs[0].kind in CAUSE_SIGNS and evs[0].bus_id}
     for _, evs in sorted(groups.items()):
         kind = evs[0].kind
+        if kind == "gpu-probe-failed" and evs[0].bus_id in caused:
+            continue
         what, fix, action, severity = LOST_SIGNS[kind]
         first = evs[0]
         where = _device(first, rig)
