@@ -39,11 +39,20 @@ _NO_GPU = ("could not collect", "n/a", "none", "no cuda")  # what it prints wher
 _ROCM = re.compile(r"^ROCM used to build PyTorch:\s*(\S+)\s*$")
 
 
+# vLLM's sectioned report (0.9 and later) pads its keys: "PyTorch version              : 2.5.1+cu124", and its
+# "GPU models and configuration : " line: read as the classic "Key: value"
+_PADDED_KEY = re.compile(r"^([A-Za-z][\w ./()-]*?[\w)])\s+:(?=\s|$)\s*")
+
+
+def _unpadded(s: str) -> str:
+    return _PADDED_KEY.sub(r"\1: ", s, count=1) if " :" in s else s
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Collecting environment information...``, ``PyTorch version:`` over its build lines, or ``GPU models and
     configuration:``; sglang check_env's ``GPU 0,1: NAME`` over its ``GPU 0,1 Compute Capability:`` line, or below
     its ``CUDA available:`` line (versions before the compute capability was printed)."""
-    s = lines[i].strip()
+    s = _unpadded(lines[i].strip())
     if current is not None and current.kind == "collect-env":
         return False
     if s.startswith(_START):
@@ -65,7 +74,7 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
     lines = clean_lines(text)
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     for k, line in enumerate(lines):
-        s, lineno = line.strip(), first_line + k
+        s, lineno = _unpadded(line.strip()), first_line + k
         if s.startswith(_HEAD):
             rest, listing = s[len(_HEAD) :].strip(), True
             if rest.lower() in _NO_GPU:  # no GPU seen by this Python: nothing shown
@@ -94,7 +103,9 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
         else:
             _torch(rig, s, f"{source}:{lineno}")
-    rocm = next((m.group(1) for x in lines if (m := _ROCM.match(x.strip())) and m.group(1).lower() != "n/a"), None)
+    rocm = next(
+        (m.group(1) for x in lines if (m := _ROCM.match(_unpadded(x.strip()))) and m.group(1).lower() != "n/a"), None
+    )
     if rocm is not None and rig.gpus:  # "GPU models and configuration: Device 66a1": an AMD GPU
         rig.problems.append(
             f"{source}: a ROCm build of torch (ROCm {rocm}): the {len(rig.gpus)} GPU(s) it lists are AMD GPUs, "

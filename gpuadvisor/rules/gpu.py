@@ -36,24 +36,27 @@ def mixed_gpu_models(rig: Rig, ctx: Context):
     """
     if len(rig.gpus) < 2:
         return
-    if any(g.name is None for g in rig.gpus):
-        g = next(g for g in rig.gpus if g.name is None)
-        yield ctx.not_checked(missing(g, "name", "GPU name"), gpus=[g.index])
-        return
+    named = [g for g in rig.gpus if g.name is not None]  # a GPU whose name is not shown silences none of the others
+    unnamed = [g for g in rig.gpus if g.name is None]
 
     def key(g: Gpu) -> str:
         mem = f" {g.memory_total_bytes / 2**30:.0f} GiB" if g.memory_total_bytes else ""
         return f"{g.name}{mem}"
 
     # a GPU whose memory is not shown (a paste cut inside its section) is no evidence of a different size
-    sized = {g.name for g in rig.gpus if g.memory_total_bytes}
-    models = Counter(key(g) for g in rig.gpus if g.memory_total_bytes or g.name not in sized)
+    sized = {g.name for g in named if g.memory_total_bytes}
+    models = Counter(key(g) for g in named if g.memory_total_bytes or g.name not in sized)
+    if unnamed and len(models) < 2:
+        yield ctx.not_checked(missing(unnamed[0], "name", "GPU name"), gpus=[g.index for g in unnamed])
+        return
     if len(models) > 1:
         yield ctx.finding(
-            "the rig mixes GPU models: " + ", ".join(f"{n}x {m}" for m, n in models.most_common()),
+            "the rig mixes GPU models: "
+            + ", ".join(f"{n}x {m}" for m, n in models.most_common())
+            + (f" (and {len(unnamed)} GPU(s) whose name is not shown)" if unnamed else ""),
             gpus=[g.index for g in rig.gpus],
             subject=gpu_list(g.index for g in rig.gpus),
-            observed={m: [g.index for g in rig.gpus if key(g) == m] for m in models},
+            observed={m: [g.index for g in named if key(g) == m] for m in models},
             expected="one GPU model",
             expected_source="synchronous data parallel: identical GPUs in a group (every step waits for the slowest "
             "rank)",

@@ -1,0 +1,177 @@
+"""NVIDIA DCGM's outputs as people paste them: ``dcgmi discovery -l``, ``dcgmi nvlink -s`` and dcgm-exporter's
+Prometheus lines.
+
+- ``dcgmi discovery -l``: a box with one row group per GPU, ``| 0 | Name: NVIDIA H100 80GB HBM3 |`` then ``| |
+  PCI Bus ID: 00000000:19:00.0 |`` and ``| | Device UUID: GPU-... |``;
+- ``dcgmi nvlink -s``: ``gpuId 0:`` over a line of link states, one letter per link (``Key: Up=U, Down=D,
+  Disabled=X, Not Supported=_``): a link up is active, down or disabled is not, one not supported is not a link;
+  dcgmi prints no speed, so the NVLink generation is not shown;
+- dcgm-exporter: ``DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-...",pci_bus_id="00000000:19:00.0",device="nvidia0",
+  modelName="NVIDIA H100 80GB HBM3",Hostname="...",DCGM_FI_DRIVER_VERSION="570.124.06"} 34``: the labels name the
+  GPU (a label cut short by the paste is not shown); the values of the temperature, the power draw and the
+  framebuffer used and free (MiB) are read.
+
+Sources: NVIDIA DCGM User Guide (dcgmi discovery, dcgmi nvlink); dcgm-exporter's default counters
+(etc/default-counters.csv: DCGM_FI_DEV_GPU_TEMP in C, DCGM_FI_DEV_POWER_USAGE in W, DCGM_FI_DEV_FB_USED and
+DCGM_FI_DEV_FB_FREE in MiB).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from gpuadvisor import facts
+from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
+from gpuadvisor.facts import Gpu, NvLink, Rig
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.values import normalize_bus_id, placeholder
+
+_FOUND = re.compile(r"^(\d{1,4}) GPUs? found\.?\s*$")  # dcgmi discovery -l's count, above its box
+_BLANK = ("<<<null>>>", "n/a", "")  # what DCGM prints for a value it does not have
+_BOX = re.compile(r"^\|\s*(?:NvLink Link Status|GPU ID\s*\|\s*Device Information)\s*\|?\s*$")
+_GPU_ID = re.compile(r"^gpuId (\d+):\s*$")
+_STATES = re.compile(r"^([UDX_](?: [UDX_])*)\s*$")
+# a row of dcgmi discovery's box, whole only with its closing bar (a row cut short shows no value)
+_DISCOVERY_ROW = re.compile(r"^\|\s*(\d+)?\s*\|\s*([\w ]+?)\s*:\s*(.*?)\s*\|\s*$")
+_METRIC = re.compile(r"^(DCGM_FI_\w+)\{(.*)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+_VALUE = re.compile(r"\}\s+(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*$")
+NO_SPEED = "dcgmi nvlink -s prints each link's state, not its speed"
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """A dcgmi box title (``|  NvLink Link Status  |``, ``| GPU ID | Device Information |``), a ``GPUs:`` line over
+    ``gpuId 0:``, or a dcgm-exporter line of a GPU (``DCGM_FI_...{gpu="0",...``)."""
+    if current is not None and current.kind == "dcgm":
+        return False
+    s = lines[i].strip()
+    if _BOX.match(s):
+        return True
+    if _FOUND.match(s):
+        return any(_BOX.match(x.strip()) for x in lines[i + 1 : i + 4])
+    if s == "GPUs:" and i + 1 < len(lines):
+        return bool(_GPU_ID.match(lines[i + 1].strip()))
+    return s.startswith("DCGM_FI_") and 'gpu="' in s
+
+
+def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """The GPUs DCGM lists: index, and what it shows of name, bus id, UUID, NVLink states and a few readings."""
+    rig = Rig()
+    by_index: dict[int, Gpu] = {}
+    lines = clean_lines(text)
+    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
+    linking: Gpu | None = None
+    described: Gpu | None = None
+    free: dict[int, int] = {}  # framebuffer free per GPU (MiB): the total is used + free
+
+    def gpu(idx: int, lineno: int) -> Gpu:
+        if idx not in by_index:
+            by_index[idx] = Gpu(index=idx)
+            rig.gpus.append(by_index[idx])
+            rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
+        return by_index[idx]
+
+    found: tuple[int, int] | None = None  # "4 GPUs found." and its line
+    for k, line in enumerate(lines):
+        s, lineno = line.strip(), first_line + k
+        if (m := _FOUND.match(s)) is not None:
+            found = (int(m.group(1)), lineno)
+            continue
+        if m := _GPU_ID.match(s):
+            linking = gpu(int(m.group(1)), lineno)
+            continue
+        if linking is not None and (st := _STATES.match(s)):
+            _links(linking, st.group(1).split(), cut=k == last_shown and not text.endswith("\n"))
+            linking = None
+            continue
+        if m := _METRIC.match(s):
+            whole = k < last_shown or text.endswith("\n")  # a last line the paste ends inside: its value is cut
+            _exporter(rig, gpu, m.group(1), m.group(2) if whole else m.group(2).rsplit("}", 1)[0], lineno, free)
+            continue
+        if (row := _DISCOVERY_ROW.match(s)) is not None:
+            if row.group(1) is not None:
+                described = gpu(int(row.group(1)), lineno)
+            if described is not None:
+                _describe(described, row.group(2).lower(), row.group(3))
+    shown = len(rig.gpus)
+    if found is not None and 0 < shown < found[0] and sorted(by_index) == list(range(shown)):
+        rig.gpus += [Gpu(index=i) for i in range(shown, found[0])]  # counted, not shown: not lost
+        rig.problems.append(
+            f"{source}: line {found[1]}: '{found[0]} GPUs found.' but {shown} shown: GPU(s) "
+            f"{', '.join(map(str, range(shown, found[0])))} counted, their facts not shown"
+        )
+    if not rig.gpus:
+        raise ImportParseError(source, first_line, "DCGM output without a GPU (no gpuId, GPU row or GPU metric)")
+    sw = rig.software
+    if sw.driver_version is not None and (cuda := cuda_for_driver(sw.driver_version)) is not None:
+        sw.cuda_driver_version = cuda  # DCGM does not print it: the driver's version tells it
+        rig.origins["software.cuda_driver_version"] = f"catalog: driver {sw.driver_version}, {SOURCE}"
+    for g in rig.gpus:
+        if g.memory_used_bytes is not None and g.index in free:
+            g.memory_total_bytes = g.memory_used_bytes + free[g.index] * 2**20
+        if g.uuid is None:
+            g.unavailable.setdefault("uuid", "not shown in the DCGM output")
+    return rig
+
+
+def _links(g: Gpu, states: list[str], cut: bool) -> None:
+    for n, state in enumerate(states):
+        if state == "_":
+            continue  # not supported: no link there
+        link = NvLink(link=n, active=state == "U")
+        link.unavailable["version"] = NO_SPEED
+        for f in ("remote_bus_id", "remote_device_type", "remote_gpu_index"):
+            link.unavailable[f] = "dcgmi nvlink -s does not print the remote end"
+        g.nvlinks.append(link)
+    if cut:
+        g.unavailable["nvlinks"] = f"{facts.ELIDED}: the line of link states is cut"
+
+
+def _describe(g: Gpu, key: str, value: str) -> None:
+    """One ``Key: value`` cell of dcgmi discovery -l's box."""
+    field = {"name": "name", "pci bus id": "bus_id", "device uuid": "uuid"}.get(key)
+    if field is None:
+        return
+    if value.lower() in _BLANK:
+        g.unavailable[field] = f"DCGM printed {value!r}"
+    elif key == "name":
+        g.name = value
+    elif key == "pci bus id":
+        g.bus_id = normalize_bus_id(value)
+    elif key == "device uuid" and value and not placeholder(value):
+        g.uuid = value
+
+
+def _exporter(
+    rig: Rig, gpu: Callable[[int, int], Gpu], metric: str, rest: str, lineno: int, free: dict[int, int]
+) -> None:
+    """One dcgm-exporter line: its GPU's labels, and the value of the readings this tool keeps."""
+    labels = dict(_LABEL.findall(rest))
+    if "gpu" not in labels or not labels["gpu"].isdigit():
+        return
+    g = gpu(int(labels["gpu"]), lineno)
+    if (name := labels.get("modelName")) and g.name is None:
+        g.name = name
+    if (bus := normalize_bus_id(labels.get("pci_bus_id"))) and g.bus_id is None:
+        g.bus_id = bus
+    uuid = labels.get("UUID")
+    if uuid and g.uuid is None and not placeholder(uuid):
+        g.uuid = uuid
+    elif uuid and placeholder(uuid):
+        g.unavailable["uuid"] = f"{facts.ELIDED}: the paste hides it ({uuid!r})"
+    if (driver := labels.get("DCGM_FI_DRIVER_VERSION")) and rig.software.driver_version is None:
+        rig.software.driver_version = driver
+    value = _VALUE.search(rest)
+    if value is None:
+        return  # a line cut before its value
+    x = float(value.group(1))
+    if metric == "DCGM_FI_DEV_GPU_TEMP":
+        g.temperature_c = x
+    elif metric == "DCGM_FI_DEV_POWER_USAGE":
+        g.power_draw_w = x
+    elif metric == "DCGM_FI_DEV_FB_USED":
+        g.memory_used_bytes = int(x) * 2**20
+    elif metric == "DCGM_FI_DEV_FB_FREE":
+        free[g.index] = int(x)
