@@ -57,6 +57,7 @@ nccl-tests | rccl-tests | corpus/nccl-tests/rccl_broadcast-rows-then-next-test-c
 cuda-bw | ./bandwidthTest | corpus/copies/bandwidthTest_2080ti-range-htod_soi.txt
 cuda-p2p | ./p2pBandwidthLatencyTest | corpus/cuda-samples/p2p_4xv100-cut_gflegar.txt
 nvbandwidth | ./nvbandwidth | corpus/copies/nvbandwidth_a100-h2d-sm_yuyuankang.txt
+dcgm | dcgmi discovery -l | corpus/s13-dcgm/dcgmi-discovery-l-4-gpus-found-name-null-trailing-spaces-cut_bergentruckung.txt
 ibstat | ibstat | corpus/rdma/ibstat_one-ca-rate-2.5_mrbr.txt
 ibv-devinfo | ibv_devinfo | corpus/rdma/ibv_devinfo_port-down-roce_minhuiwan.txt
 ibstatus | ibstatus | fixtures/beyond/ibstatus-roce-cut.txt
