@@ -39,6 +39,9 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``hca-cmd-timeout``: ``mlx5_core 0000:61:00.0: wait_func_handle_exec_timeout:...: cmd[22]: CREATE_DCT(0x710) No
   done completion`` / ``... timeout. Will cause a leak of a command resource`` (the adapter's firmware did not
   answer driver commands);
+- ``hca-load-failed``: ``mlx5_core 0000:03:00.0: mlx5_load_one failed with error code -22`` (the adapter never
+  loaded: no RDMA port of it exists); ``hca-slot-power``: ``mlx5_core 0000:5c:00.0: mlx5_pcie_event:...: Detected
+  insufficient power on the PCIe slot (27W)`` (the adapter may throttle or drop);
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
 The text is searched with one regular expression (C speed); only matching lines are cut out and read.
@@ -86,6 +89,8 @@ KEYWORDS = (
     "leak of a command resource",
     "health compromised",
     "mlx5_enter_error_state",
+    "mlx5_load_one failed",
+    "insufficient power on the PCIe slot",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
@@ -94,7 +99,7 @@ SIGN_RE = re.compile(
     r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine failed for"
     r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
-    r"|health compromised|mlx5_enter_error_state"
+    r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
 )
 _DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
@@ -129,7 +134,7 @@ _UNSUPPORTED = re.compile(
 )
 _UNSUPPORTED_SAYS = re.compile(r"not supported\s+by|requires use of\s+the\s+NVIDIA\s+open")
 _HCA_TIMEOUT = ("No done completion", "leak of a command resource")
-HCA_SIGNS = ("hca-fatal", "hca-cmd-timeout")
+HCA_SIGNS = ("hca-fatal", "hca-cmd-timeout", "hca-load-failed", "hca-slot-power")
 AER_SIGNS = ("aer-fatal", "aer-nonfatal", "aer-unrecovered", "aer-corrected")
 LINK_SIGNS = ("link-down", "link-up")
 
@@ -171,6 +176,10 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
         kind = "hca-fatal"
     elif "mlx5" in line and any(w in line for w in _HCA_TIMEOUT):
         kind = "hca-cmd-timeout"
+    elif "mlx5_load_one failed" in line:  # the adapter's driver could not bring it up: it never loads
+        kind = "hca-load-failed"
+    elif "mlx5" in line and "insufficient power on the PCIe slot" in line:
+        kind = "hca-slot-power"
     elif "PCIe Bus Error: severity=" in line:
         sev = _SEVERITY.search(line)
         if sev is None:

@@ -57,7 +57,6 @@ nccl-tests | rccl-tests | corpus/nccl-tests/rccl_broadcast-rows-then-next-test-c
 cuda-bw | ./bandwidthTest | corpus/copies/bandwidthTest_2080ti-range-htod_soi.txt
 cuda-p2p | ./p2pBandwidthLatencyTest | corpus/cuda-samples/p2p_4xv100-cut_gflegar.txt
 nvbandwidth | ./nvbandwidth | corpus/copies/nvbandwidth_a100-h2d-sm_yuyuankang.txt
-dcgm | dcgmi discovery -l | corpus/s13-dcgm/dcgmi-discovery-l-4-gpus-found-name-null-trailing-spaces-cut_bergentruckung.txt
 ibstat | ibstat | corpus/rdma/ibstat_one-ca-rate-2.5_mrbr.txt
 ibv-devinfo | ibv_devinfo | corpus/rdma/ibv_devinfo_port-down-roce_minhuiwan.txt
 ibstatus | ibstatus | fixtures/beyond/ibstatus-roce-cut.txt
@@ -81,6 +80,9 @@ kernel-log | journalctl -k | corpus/kernel-log/journal_rminitadapter-failed-5080
 kernel-log | grep NVRM /var/log/syslog | corpus/kernel-log/syslog_xid13-illegal-instruction_dzyla.txt
 kernel-log | cat /dev/kmsg | corpus/kernel-log/kmsg_xid94-contained-ecc_gyuho.txt
 """
+
+DCGM = "s13-dcgm/dcgmi-discovery-l-4-gpus-found-name-null-trailing-spaces-cut_bergentruckung.txt"
+TABLE += f"dcgm | dcgmi discovery -l | corpus/{DCGM}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

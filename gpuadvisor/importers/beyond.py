@@ -109,7 +109,21 @@ def _starts_at(pattern: re.Pattern[str], kind: str) -> Detector:
     return starts
 
 
-starts_ibstat = _starts_at(re.compile(f"{IBSTAT.pattern}|{IBPANIC.pattern}"), "ibstat")  # CA 'mlx5_0', ibpanic
+_starts_ca = _starts_at(re.compile(f"{IBSTAT.pattern}|{IBPANIC.pattern}"), "ibstat")  # CA 'mlx5_0', ibpanic
+_PORT_ONLY = re.compile(r"^\s*Port \d{1,3}:\s*$")
+
+
+def starts_ibstat(lines: list[str], i: int, current: Section | None) -> bool:
+    """``CA 'mlx5_0'`` or ``ibpanic:``; or an ibstat fragment pasted from its ``Port 1:`` line, its ``State:`` and
+    ``Physical state:`` lines below (no CA header: the adapter is not named)."""
+    if _starts_ca(lines, i, current):
+        return True
+    if not _PORT_ONLY.match(lines[i]) or not outside_log(current) or (current is not None and current.kind == "ibstat"):
+        return False
+    below = [x.strip() for x in lines[i + 1 : i + 4]]
+    return any(x.startswith("State:") for x in below) and any(x.startswith("Physical state:") for x in below)
+
+
 _starts_hca = _starts_at(DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
 
 

@@ -31,7 +31,10 @@ _CAPABILITY = re.compile(r"^GPU (\d+(?:,\d+)*) Compute Capability:\s*(\d+\.\d+)\
 _SGL_DRIVER = re.compile(r"^CUDA Driver Version:\s*(\d{3}\.\d+(?:\.\d+)?)\s*$")
 # the torch build the report was run with: "PyTorch version: 2.1.0+cu121", "CUDA used to build PyTorch: 12.1" ("None":
 # a CPU build; "Could not collect" or "N/A": not known)
-_TORCH = re.compile(r"^PyTorch version:\s*(\S+)\s*$")
+_TORCH = re.compile(r"^PyTorch version:\s*(\S+)(?:\s+\([^)]*\))?\s*$")  # docTR's: "1.8.0 (torchvision: 0.9.0)"
+# torch's warning at CUDA initialisation: "The NVIDIA driver on your system is too old (found version 9010)": the
+# driver's CUDA version as cudaDriverGetVersion gives it (1000 x major + 10 x minor)
+_TOO_OLD = re.compile(r"driver on your system is too old \(found version (\d{4,5})\)")
 _TORCH_CUDA = re.compile(r"^CUDA used to build PyTorch:\s*(\S.*?)\s*$")
 _NOT_KNOWN = ("could not collect", "n/a")
 _NO_GPU = ("could not collect", "n/a", "none", "no cuda")  # what it prints where it lists no GPU
@@ -115,6 +118,10 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
         for key in [k for k in rig.origins if k.startswith("gpu")]:
             del rig.origins[key]
     sw = rig.software
+    if sw.cuda_driver_version is None and (old := _TOO_OLD.search(text)) is not None:
+        n = int(old.group(1))
+        sw.cuda_driver_version = f"{n // 1000}.{n % 1000 // 10}"
+        rig.origins["software.cuda_driver_version"] = f"{source}: torch's 'driver ... too old (found version {n})'"
     if sw.cuda_driver_version is None and (cuda := cuda_for_driver(sw.driver_version)) is not None:
         sw.cuda_driver_version = cuda  # collect_env does not print it: the driver's version tells it
         rig.origins["software.cuda_driver_version"] = f"catalog: driver {sw.driver_version}, {SOURCE}"

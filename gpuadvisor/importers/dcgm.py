@@ -161,6 +161,8 @@ def _exporter(
         g.uuid = uuid
     elif uuid and placeholder(uuid):
         g.unavailable["uuid"] = f"{facts.ELIDED}: the paste hides it ({uuid!r})"
+    if labels.get("GPU_I_PROFILE") or labels.get("GPU_I_ID"):  # a MIG instance's series: MIG mode is on
+        g.mig_mode = True
     if (driver := labels.get("DCGM_FI_DRIVER_VERSION")) and rig.software.driver_version is None:
         rig.software.driver_version = driver
     value = _VALUE.search(rest)

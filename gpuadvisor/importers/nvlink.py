@@ -21,6 +21,8 @@ from gpuadvisor.importers.values import is_elision, placeholder
 NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3, 26.562: 4, 50.0: 5, 53.125: 5}
 
 _GPU = re.compile(r"^GPU (\d+): (.*?)\s*\(UUID: ([^)]*)\)\s*$")
+# nvidia-smi -L under a GPU in MIG mode: "  MIG 3g.40gb     Device  0: (UUID: MIG-...)"
+_MIG_DEVICE = re.compile(r"^MIG \d+g\.\d+gb\w*\s+Device\s+\d+:")
 _LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
 _ERR = re.compile(r"^(.*?)\s*Errors?\s*:\s*(\d+)$", re.IGNORECASE)
 _ERROR_KEYS = {
@@ -140,7 +142,9 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
         if not m:
             if last and re.match(r"^\s*Link\b", line):
                 not_shown(gpu, f"{facts.ELIDED} (line {lineno} is cut mid-line)")
-            continue  # MIG device lines of -L, notes
+            elif _MIG_DEVICE.match(s):  # -L lists a GPU's MIG devices under it only when MIG mode is on
+                gpu.mig_mode = True
+            continue  # notes
         n, rest = int(m.group(1)), m.group(2)
         if n > 63:
             raise ImportParseError(source, lineno, f"NVLink number {n} is out of range (GPUs have at most 18 links)")

@@ -14,15 +14,18 @@ _PREFIXES = (
         "timestamps",
         re.compile(r"^(\[)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z| ?[+-]\d\d:?\d\d)?(?(1)\]):? ?"),
     ),
+    # Ray's worker prefix: "(pid=909608) ", "(RayWorkerWrapper pid=123, ip=10.0.0.2) "
+    ("Ray's worker prefix", re.compile(r"^\((?:[\w.]+ )?pid=\d+(?:, ip=[\w.:-]+)?\) ?")),
     ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62}): ")),  # node01, gpu-3 (a word with a digit)
 )
 _KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")
+_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 
 
 def strip_prefix(text: str) -> tuple[str, str | None]:
     """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was."""
     lines = text.splitlines(keepends=True)
-    shown = [x for x in lines if x.strip()]
+    shown = [x for x in lines if x.strip() and not _FENCE.match(x)]  # a markdown fence around the paste has none
     if len(shown) < 3 or any(_KERNEL.search(x) for x in shown):
         return text, None
     for what, pattern in _PREFIXES:
@@ -31,5 +34,5 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
             continue
         if what == "a host name" and len({m.group(1) for m in found if m}) != 1:
             continue  # one host's lines only; several hosts' lines interleaved are not one output
-        return "".join(pattern.sub("", x, count=1) if x.strip() else x for x in lines), what
+        return "".join(pattern.sub("", x, count=1) if x.strip() and not _FENCE.match(x) else x for x in lines), what
     return text, None

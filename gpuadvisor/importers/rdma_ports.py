@@ -148,8 +148,10 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
             ports.append(failed)
             continue
         pm = re.match(r"^\s*Port (\d{1,3}):\s*$", line)
+        if pm and not ca and not ports:  # a fragment pasted from its "Port 1:" line: the adapter is not shown
+            ca = {"name": None, "ca type": None, "firmware version": None}
         if pm and ca:
-            port = RdmaPort(device=ca["name"] or "?", port=int(pm.group(1)), ca_type=ca.get("ca type"))
+            port = RdmaPort(device=ca["name"] or "? (CA not shown)", port=int(pm.group(1)), ca_type=ca.get("ca type"))
             port.firmware = ca.get("firmware version")
             for name, key in (("firmware", "firmware version"), ("ca_type", "ca type")):
                 if key in ca and ca[key] is None:

@@ -246,6 +246,18 @@ HCA_SIGNS = {
         "keep the node out of multi-node jobs until the adapter answers again; update the adapter firmware (the "
         "usual cure) and reset it (mlxfwreset) or reboot",
     ),
+    "hca-load-failed": (
+        "the adapter's driver could not load it (mlx5_load_one failed): none of its RDMA ports exists",
+        "warn",
+        "read the mlx5_core lines above for the cause (a firmware/driver mismatch, a capability the firmware lacks), "
+        "update the adapter firmware or the driver (MLNX_OFED / DOCA), then reload mlx5_core or reboot",
+    ),
+    "hca-slot-power": (
+        "the adapter reports insufficient power on its PCIe slot: it may throttle or drop its links",
+        "warn",
+        "move the adapter to a slot that supplies its rated power, or check the riser and the platform's slot power "
+        "settings",
+    ),
 }
 
 
@@ -257,13 +269,14 @@ def rdma_adapter_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
         mlx5_core kernel lines "device's health compromised" and "mlx5_enter_error_state" (the adapter's
         firmware stopped), "No done completion" and "timeout. Will cause a leak of a command resource" (a firmware
         command timed out), and NCCL's "NET/IB : Got async event : local catastrophic error" (the verbs event
-        IBV_EVENT_DEVICE_FATAL), by adapter or, for NCCL's lines, by host.
+        IBV_EVENT_DEVICE_FATAL), by adapter or, for NCCL's lines, by host; an adapter that failed to load
+        ("mlx5_load_one failed") and one short of slot power ("Detected insufficient power on the PCIe slot").
     Why it matters
         A fatal adapter error drops every RDMA connection over it: the node's multi-node jobs abort or hang until
         the adapter is reset. Command timeouts come before such failures and stall the setup of new connections
         (queue pairs, DC targets) for every job.
     Threshold
-        A fatal error fails; command timeouts warn.
+        A fatal error fails; command timeouts, a failed load and short slot power warn.
     Source
         libibverbs ibv_get_async_event(3) (IBV_EVENT_DEVICE_FATAL, "local catastrophic error"); the Linux mlx5_core
         driver's health poller and command interface (drivers/net/ethernet/mellanox/mlx5/core/health.c, cmd.c).

@@ -121,8 +121,9 @@ def torch_cuda_newer_than_driver(rig: Rig, ctx: Context):
         (pip install torch --index-url https://download.pytorch.org/whl/cuXYZ).
     """
     sw = rig.software
-    if not rig.gpus:
-        return
+    if not rig.gpus and sw.cuda_driver_version is None:
+        return  # no GPU and no driver: nothing to compare (a driver's CUDA version alone, as torch's own warning
+        # "driver ... too old (found version 9010)" gives it, is enough)
     if sw.torch_version is None:
         yield ctx.not_checked(missing(sw, "torch_version", "torch version"))
         return
