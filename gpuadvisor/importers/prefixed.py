@@ -22,10 +22,24 @@ _KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 
 
+# what a paste carries around the prefixed lines and does not prefix: a quote's marks ("> ", "% ") before them, a
+# shell prompt with its command above them
+_QUOTE = re.compile(r"^(?:[ \t]*[>%](?: |$))+")
+_PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
+
+
 def strip_prefix(text: str) -> tuple[str, str | None]:
-    """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was."""
+    """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was. Fence
+    lines, a prompt line, a quote's marks and a last line the paste ends inside (too short to hold the whole prefix)
+    need not carry it."""
     lines = text.splitlines(keepends=True)
-    shown = [x for x in lines if x.strip() and not _FENCE.match(x)]  # a markdown fence around the paste has none
+    cut = bool(lines) and not text.endswith(("\n", "\r"))
+    bodies = [(k, x[m.end() :] if (m := _QUOTE.match(x)) else x) for k, x in enumerate(lines)]
+    shown = [
+        b
+        for k, b in bodies
+        if b.strip() and not _FENCE.match(b) and not _PROMPT.match(b) and not (cut and k == len(lines) - 1)
+    ]
     if len(shown) < 3 or any(_KERNEL.search(x) for x in shown):
         return text, None
     for what, pattern in _PREFIXES:
@@ -34,5 +48,9 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
             continue
         if what == "a host name" and len({m.group(1) for m in found if m}) != 1:
             continue  # one host's lines only; several hosts' lines interleaved are not one output
-        return "".join(pattern.sub("", x, count=1) if x.strip() and not _FENCE.match(x) else x for x in lines), what
+        out = []
+        for (_, body), line in zip(bodies, lines, strict=True):
+            mark = line[: len(line) - len(body)]
+            out.append(mark + pattern.sub("", body, count=1) if body.strip() and pattern.match(body) else line)
+        return "".join(out), what
     return text, None
