@@ -71,6 +71,8 @@ def cuts(text: str) -> list[tuple[str, str]]:
 MORE_SHOWN = {
     "rdma/ibstat_3ca-roce-one-down-cut_zbnlala.txt": "GA803: the cut drops 'Physical state: Disabled', the only sign "
     "the down port is switched off on purpose; a down port of unknown cause rightly warns",
+    "s15-rdma/ibstat-fragment-tabs-mlx5-8-cx6dx-down-disabled-cut-after-physical-state_gyuho.txt": "GA803: the same "
+    "cut of a one-adapter fragment (its 'Physical state: Disabled' line is the last)",
     "fabric/fm-start-failed-with-smi-geforce_ericra95.txt": "GA809: a cut before the table's GPU row drops the "
     "GeForce card, the only sign the box has no NVSwitch; a failed fabric manager on a box of unknown GPUs rightly "
     "fails (the service is installed for NVSwitch systems)",
