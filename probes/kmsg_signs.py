@@ -42,6 +42,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``hca-load-failed``: ``mlx5_core 0000:03:00.0: mlx5_load_one failed with error code -22`` (the adapter never
   loaded: no RDMA port of it exists); ``hca-slot-power``: ``mlx5_core 0000:5c:00.0: mlx5_pcie_event:...: Detected
   insufficient power on the PCIe slot (27W)`` (the adapter may throttle or drop);
+- ``gpu-unreadable``: ``nouveau 0000:01:00.0: unknown chipset (ffffffff)`` (every register read returns all ones:
+  the GPU is off the bus, unpowered or behind a broken link);
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
 The text is searched with one regular expression (C speed); only matching lines are cut out and read.
@@ -91,6 +93,8 @@ KEYWORDS = (
     "mlx5_enter_error_state",
     "mlx5_load_one failed",
     "insufficient power on the PCIe slot",
+    "failed to wait for GFW",
+    "unknown chipset (ffffffff)",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
@@ -100,6 +104,7 @@ SIGN_RE = re.compile(
     r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
+    r"|failed to wait for GFW|unknown chipset \(ffffffff\)"
 )
 _DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
@@ -111,6 +116,7 @@ _SEVERITY = re.compile(
 GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout", "gsp-boot-failed", "nvlink-discovery-failed")
 _GSP_BOOT = re.compile(
     r"kgspInitRm\w*: cannot bootstrap|Cannot initialize GSP firmware RM|cannot proceed with booting GSP"
+    r"|failed to wait for GFW"  # kgspWaitForGfwBootOk: the GPU's boot firmware never finished
 )
 _NVLINK_DISCOVERY = re.compile(r"postRxDetLinkMask failed|Failed to update Rx Detect Link mask")
 # The kernel's hung-task report (kernel/hung_task.c): "INFO: task NAME:PID blocked for more than N seconds.", the
@@ -180,6 +186,8 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
         kind = "hca-load-failed"
     elif "mlx5" in line and "insufficient power on the PCIe slot" in line:
         kind = "hca-slot-power"
+    elif "unknown chipset (ffffffff)" in line:  # nouveau read the chip id as all ones: the GPU answers no reads
+        kind = "gpu-unreadable"
     elif "PCIe Bus Error: severity=" in line:
         sev = _SEVERITY.search(line)
         if sev is None:

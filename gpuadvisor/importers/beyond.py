@@ -273,7 +273,10 @@ def parse_fabric_manager(text: str) -> Fabric:
         fab.manager_state = active.group(1)
         fab.manager_detail = ("Active: " + active.group(1) + active.group(2)).strip()[:160]
     elif re.search(
-        r"status=\d+/FAILURE|Failed with result|Failed to start|Job for nvidia-fabricmanager\S* failed", text
+        r"status=\d+/FAILURE|Failed with result|Failed to start|Job for nvidia-fabricmanager\S* failed"
+        r"|^\s*×\s*nvidia-fabricmanager",  # systemd (248+) marks a failed unit with "×" before its name
+        text,
+        re.M,
     ):
         fab.manager_state = "failed"  # the log lines alone, without systemctl's "Active:" line
         fab.manager_detail = "the service's log shows it exiting with a failure"

@@ -28,6 +28,12 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id, placeholder
 
+# dcgmi diag's result box: "| Diagnostic | Result |", section rows "|-----  Metadata  ---...", result rows
+# "| GPU Memory                | Pass - GPU: 1 |" (a wrapped cell continues on rows with an empty first cell)
+_DIAG_START = re.compile(r"^(?:\|\s*Diagnostic\s*\|\s*Result\s*\|?|Successfully ran diagnostic for group\.?)\s*$")
+_DIAG_SECTION = re.compile(r"^[+|]-----\s+[A-Z][\w ]*?\s+-+[+|]")  # "+-----  Hardware  ------+", a section's rule
+_DIAG_ROW = re.compile(r"^\|\s*([^|]*?)\s*\|\s*(.*?)\s*\|?\s*$")
+_DIAG_VERDICT = re.compile(r"^(Pass|Fail|Warn|Skip)\b(?:\s*-\s*GPUs?:\s*([\d, ]+))?", re.I)
 _FOUND = re.compile(r"^(\d{1,4}) GPUs? found\.?\s*$")  # dcgmi discovery -l's count, above its box
 _BLANK = ("<<<null>>>", "n/a", "")  # what DCGM prints for a value it does not have
 _BOX = re.compile(r"^\|\s*(?:NvLink Link Status|GPU ID\s*\|\s*Device Information)\s*\|?\s*$")
@@ -47,7 +53,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if current is not None and current.kind == "dcgm":
         return False
     s = lines[i].strip()
-    if _BOX.match(s):
+    if _BOX.match(s) or _DIAG_START.match(s) or _DIAG_SECTION.match(s):
         return True
     if _FOUND.match(s):
         return any(_BOX.match(x.strip()) for x in lines[i + 1 : i + 4])
@@ -102,6 +108,8 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             f"{source}: line {found[1]}: '{found[0]} GPUs found.' but {shown} shown: GPU(s) "
             f"{', '.join(map(str, range(shown, found[0])))} counted, their facts not shown"
         )
+    if _diag(rig, lines, source, first_line, text.endswith("\n")):
+        return rig
     if not rig.gpus:
         raise ImportParseError(source, first_line, "DCGM output without a GPU (no gpuId, GPU row or GPU metric)")
     sw = rig.software
@@ -177,3 +185,25 @@ def _exporter(
         g.memory_used_bytes = int(x) * 2**20
     elif metric == "DCGM_FI_DEV_FB_FREE":
         free[g.index] = int(x)
+
+
+def _diag(rig: Rig, lines: list[str], source: str, first_line: int, ends: bool) -> bool:
+    """dcgmi diag's result box: the driver version of its Metadata rows, and each test's verdict listed as a note
+    (``Fail - GPU: 0``), a row the paste ends inside left out. Whether it was one."""
+    if not any(_DIAG_START.match(x.strip()) or _DIAG_SECTION.match(x.strip()) for x in lines):
+        return False
+    test = ""
+    last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
+    for k, line in enumerate(lines):
+        row = _DIAG_ROW.match(line.strip())
+        if row is None or line.strip().startswith(("|-----", "+-")) or (k == last and not ends):
+            continue
+        name, value = row.group(1), row.group(2)
+        test = name or test
+        if name == "Driver Version Detected" and value and rig.software.driver_version is None:
+            rig.software.driver_version = value
+            rig.origins["software.driver_version"] = f"{source}:{first_line + k}"
+        elif (verdict := _DIAG_VERDICT.match(value)) is not None and test not in ("Info", "Warning"):
+            gpus = f" on GPU {verdict.group(2).strip()}" if verdict.group(2) else ""
+            rig.problems.append(f"{source}: line {first_line + k}: dcgmi diag: {test}: {verdict.group(1)}{gpus}")
+    return True

@@ -130,7 +130,8 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
             failed.append(e)
     if not parts:
         raise failed[0]
-    if not any(p.rig.gpus for p in parts) and (other := other_vendor_gpu(text)):
+    only_lspci = all(s.kind == "lspci" for s in sections)
+    if not any(p.rig.gpus for p in parts) and (other := other_vendor_gpu(text, only_lspci)):
         raise ImportParseError(source, sections[0].start, other)
     notes = [f"{e}: that output was not read; the others were" for e in failed] + twice
     if again:

@@ -234,6 +234,18 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             )
         if len(tokens) != len(run.columns):
             if not any(x.strip()[:1].isdigit() for x in lines[k + 1 :]):  # no row after it: the paste's cut
+                times = [i for i, c in enumerate(run.columns) if c == "time"]
+                if len(times) == 2 and len(tokens) > times[1]:  # the cut falls in its in-place half: the
+                    # out-of-place half is shown whole (a value after it follows), the in-place one is not
+                    row = dict(zip(run.columns, tokens, strict=False))
+                    key = (row.get("type", "float"), row.get("redop", "-"), row.get("root", "-"))
+                    if (*key, int(tokens[0])) not in seen:
+                        whole = _halves(run.columns[: times[1]], tokens[: times[1]], source, lineno, key[0])[0]
+                        run.groups.setdefault(key, []).append((whole, None))
+                        run.notes.append(
+                            f"last row (line {lineno}) cut in its in-place half: its out-of-place one read"
+                        )
+                        break
                 run.notes.append(f"last row (line {lineno}) cut short; left out")
                 break
             raise ImportParseError(

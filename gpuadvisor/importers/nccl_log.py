@@ -33,9 +33,15 @@ _SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
 SOCKETS = "TCP sockets between hosts: no RDMA NIC used"
 
 
+# NCCL 2.1-era lines name no "NCCL": "dgj101:14560:14560 [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed"
+OLD_LINE = re.compile(
+    rf"^\s*{TIME_PREFIX}{RANK_PREFIX}\S+:\d+:\d+ \[\d+\] (?:[\w/.]+\.(?:cu|cc|h):\d+ )?(?:INFO|WARN) "
+)
+
+
 def starts(line: str) -> bool:
     """A NCCL INFO/WARN line (host:pid:tid optional), or a terminal line holding two or more of them run together."""
-    return bool(LINE.match(line)) or len(_PREFIXED.findall(line)) >= 2
+    return bool(LINE.match(line) or OLD_LINE.match(line)) or len(_PREFIXED.findall(line)) >= 2
 
 
 def split_runs(text: str) -> list[str]:

@@ -14,6 +14,8 @@ _PREFIXES = (
         "timestamps",
         re.compile(r"^(\[)?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z| ?[+-]\d\d:?\d\d)?(?(1)\]):? ?"),
     ),
+    # a log viewer's time column (CloudWatch, SageMaker): "  | 2024-11-28T07:42:11.527Z | "
+    ("a log viewer's time column", re.compile(r"^\s*\|\s*\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\s*\|\s?")),
     # Ray's worker prefix: "(pid=909608) ", "(RayWorkerWrapper pid=123, ip=10.0.0.2) "
     ("Ray's worker prefix", re.compile(r"^\((?:[\w.]+ )?pid=\d+(?:, ip=[\w.:-]+)?\) ?")),
     ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62}): ")),  # node01, gpu-3 (a word with a digit)
@@ -40,7 +42,11 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         for k, b in bodies
         if b.strip() and not _FENCE.match(b) and not _PROMPT.match(b) and not (cut and k == len(lines) - 1)
     ]
-    if len(shown) < 3 or any(_KERNEL.search(x) for x in shown):
+    if len(shown) < 3:
+        return text, None
+    if (numbered := _gutter(bodies, lines, cut)) is not None:
+        return numbered, "an editor's line numbers"
+    if any(_KERNEL.search(x) for x in shown):
         return text, None
     for what, pattern in _PREFIXES:
         found = [pattern.match(x) for x in shown]
@@ -54,3 +60,34 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
             out.append(mark + pattern.sub("", body, count=1) if body.strip() and pattern.match(body) else line)
         return "".join(out), what
     return text, None
+
+
+_NUMBERED = re.compile(r"^[ \t]*(\d{1,6})(?:[ \t]|\r?\n|$)")
+
+
+def _gutter(bodies: list[tuple[int, str]], lines: list[str], cut: bool) -> str | None:
+    """The text without an editor's line-number column (vim's ``:set number``: "  1 P2P=Disabled ..."), when every
+    line but fences (and a last line the paste ends inside) carries a number and the numbers count up by one."""
+    numbered = [
+        (k, b, _NUMBERED.match(b))
+        for k, b in bodies
+        if not _FENCE.match(b)
+        and not _PROMPT.match(b)
+        and b.strip()
+        and not (cut and k == len(lines) - 1 and not _NUMBERED.match(b))
+    ]
+    if len(numbered) < 3 or not all(m for _, _, m in numbered):
+        return None
+    if not any(re.match(r"[ \t]*[^\d\s.+-]", b[m.end() :]) for _, b, m in numbered if m):
+        return None  # only numbers after the numbers: a matrix's rows, not an editor's gutter
+    numbers = [int(m.group(1)) for _, _, m in numbered]  # type: ignore[union-attr]
+    # each run counts up by one; a run may start again lower (the same snippet pasted twice)
+    if any(b != a + 1 and b > a for a, b in zip(numbers, numbers[1:], strict=False)) or numbers.count(numbers[0]) > 2:
+        return None
+    out = list(lines)
+    for k, body, m in numbered:
+        mark = lines[k][: len(lines[k]) - len(body)]
+        end = m.end()  # type: ignore[union-attr]
+        rest = body[end - 1 :] if body[end - 1 : end] == "\n" else body[end:]
+        out[k] = mark + (rest if rest.strip() else body[len(body.rstrip("\r\n")) :])
+    return "".join(out)

@@ -82,12 +82,28 @@ _OTHER_GPU = re.compile(
 )
 
 
-def other_vendor_gpu(text: str) -> str | None:
-    """Why an lspci paste that shows only another vendor's GPU, and nothing NVIDIA, is refused."""
-    m = _OTHER_GPU.search(text[: 2**20])
-    if m is None or "NVIDIA" in text or "10de:" in text:
+# any lspci device line: "01:00.0 Processing accelerators: Device 1e52:b140"
+_ACCELERATOR_CLASSES = ("VGA compatible controller", "3D controller", "Display controller", "Processing accelerators")
+_ANY_DEVICE = re.compile(r"^\s*(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ([^:\n]+): (.{0,60})", re.M)
+
+
+def other_vendor_gpu(text: str, lspci_only: bool = False) -> str | None:
+    """Why an lspci paste with nothing NVIDIA in it is refused: it shows another vendor's GPU, or (``lspci_only``:
+    every output read is lspci) only other vendors' devices."""
+    if "NVIDIA" in text or "10de:" in text.lower():
         return None
-    return f"lspci shows another vendor's GPU ({m.group(1)}) and no NVIDIA device: gpuadvisor reads NVIDIA GPUs only"
+    if (m := _OTHER_GPU.search(text[: 2**20])) is not None:
+        return (
+            f"lspci shows another vendor's GPU ({m.group(1)}) and no NVIDIA device: gpuadvisor reads NVIDIA GPUs only"
+        )
+    for d in _ANY_DEVICE.finditer(text[: 2**20]) if lspci_only else ():
+        cls, desc = d.group(1).strip(), d.group(2).strip()
+        if cls in _ACCELERATOR_CLASSES or "[AMD/ATI]" in desc:  # another vendor's accelerator, or a part of its GPU
+            return (
+                f"lspci shows another vendor's accelerator ({cls}: {desc!r}) and no NVIDIA device: gpuadvisor reads "
+                "NVIDIA GPUs only"
+            )
+    return None  # a NIC, a RAID controller ...: an NVIDIA host's other device, read with a note
 
 
 def not_nvidia(text: str) -> str | None:

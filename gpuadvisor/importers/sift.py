@@ -29,7 +29,7 @@ SIGNS = (
     *("blocked for more than", "soft lockup - CPU#", "probe routine failed for", "failed with error"),
     *("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "NVRM: BAR", "(PCI ID: ", "No done completion"),
     *("leak of a command resource", "health compromised", "mlx5_enter_error_state", "mlx5_load_one failed"),
-    *("insufficient power on the PCIe slot",),
+    *("insufficient power on the PCIe slot", "failed to wait for GFW", "unknown chipset (ffffffff)"),
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}

@@ -92,7 +92,8 @@ def strip_ansi(text: str) -> str:
 # "GPU--------------",
 # "****", "<redacted>", "[hidden]". Never a value: "not shown".
 _REDACTED = re.compile(
-    r"^\s*(?:(?:GPU-|MIG-)?[xX*#]{3,}[xX*#:.-]*|(?:GPU|MIG)-[-xX*#.]{3,}"  # "GPU--------------": all typed over
+    # "GPU----------": typed over; "GPU-": nothing shown
+    r"^\s*(?:(?:GPU-|MIG-)?[xX*#]{3,}[xX*#:.-]*|(?:GPU|MIG)-[-xX*#.]{3,}|(?:GPU|MIG)-"
     r"|[<\[(]\s*(?:redacted|hidden|removed|masked|censored|private|anonymi[sz]ed)\s*[>\])]"
     r"|redacted|hidden|masked)\s*$",
     re.IGNORECASE,

@@ -331,6 +331,14 @@ LOST_SIGNS = {
         "fix-config",
         "fail",
     ),
+    "gpu-unreadable": (
+        "every read of the GPU returns all ones (nouveau: unknown chipset ffffffff): it is off the bus, unpowered or "
+        "behind a broken link",
+        "power the machine off and on; check the GPU's power cables, riser and slot; if it stays unreadable, reseat "
+        "it, then an RMA",
+        "reboot",
+        "fail",
+    ),
     "gpu-is-lost": (
         "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
         "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "
