@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -188,6 +187,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, what: str =
 
 
 def _create_temp(p: Path, name: str, dfd: int, what: str) -> str:
+    import secrets  # here, not at the top: most commands write no file, and it imports hashlib
+
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(100):
         tmp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"  # hidden, and not *.prom: node_exporter skips it

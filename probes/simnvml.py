@@ -4,6 +4,9 @@ Same function names, arguments, return shapes and exceptions (pynvml's own NVMLE
 code) as nvidia-ml-py, so ``probes.nvml`` runs unchanged against an 8-GPU DGX in tests and demos. Only the
 calls the probe uses are implemented; anything else is absent, which the probe reports as "function not
 found" exactly as it would with an old binding.
+
+pynvml itself (a large module, ~10 ms to import) is imported when the simulated library first raises or hands out
+one of its structures, not when this module is imported.
 """
 
 from __future__ import annotations
@@ -11,8 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
-
-import pynvml
 
 from .nvml import CLOCKS_EVENT_REASONS, NVLINK_ERROR_COUNTERS, P2P_STATUS
 from .pcie import PciPlace, Sysfs, level_between
@@ -24,8 +25,26 @@ _REASON_BITS = {v: k for k, v in CLOCKS_EVENT_REASONS.items()}
 _NVSWITCH_BUS_BASE = 0xE0
 
 
-def _raise(code: int) -> None:
-    raise pynvml.NVMLError(code)
+def _pynvml() -> Any:
+    import pynvml
+
+    return pynvml
+
+
+def _raise(name: str) -> None:
+    """Raise pynvml's NVMLError for the code pynvml names ``name`` (NVML_ERROR_NOT_SUPPORTED...)."""
+    pynvml = _pynvml()
+    raise pynvml.NVMLError(getattr(pynvml, name))
+
+
+class _Binding:
+    """A class attribute that is pynvml's own ``name``, looked up (and pynvml imported) when first read."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        return getattr(_pynvml(), self.name)
 
 
 _COUNTER_NAMES = {v: k for k, v in NVLINK_ERROR_COUNTERS.items()}
@@ -34,7 +53,7 @@ _COUNTER_NAMES = {v: k for k, v in NVLINK_ERROR_COUNTERS.items()}
 class SimNvml:
     """Looks like the ``pynvml`` module to the probe."""
 
-    NVMLError = pynvml.NVMLError
+    NVMLError = _Binding("NVMLError")
 
     def __init__(self, desc: RigDesc, sysfs_root: str | Path | Sysfs) -> None:
         self.desc = desc
@@ -63,7 +82,7 @@ class SimNvml:
 
     def _ready(self) -> None:
         if not self._init:
-            _raise(pynvml.NVML_ERROR_UNINITIALIZED)
+            _raise("NVML_ERROR_UNINITIALIZED")
 
     def nvmlSystemGetDriverVersion(self) -> str:
         self._ready()
@@ -90,7 +109,7 @@ class SimNvml:
     def nvmlDeviceGetHandleByIndex(self, index: int) -> GpuDesc:
         self._ready()
         if not 0 <= index < len(self.desc.gpus):
-            _raise(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+            _raise("NVML_ERROR_INVALID_ARGUMENT")
         return self.desc.gpus[index]
 
     # -- device --------------------------------------------------------------------------------------------
@@ -98,11 +117,11 @@ class SimNvml:
         self._ready()
         p = h.props
         if p["lost"]:
-            _raise(pynvml.NVML_ERROR_GPU_IS_LOST)
+            _raise("NVML_ERROR_GPU_IS_LOST")
         if fn in p["unsupported"]:
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         if fn in p["no_permission"]:
-            _raise(pynvml.NVML_ERROR_NO_PERMISSION)
+            _raise("NVML_ERROR_NO_PERMISSION")
         return p
 
     def nvmlDeviceGetName(self, h: GpuDesc) -> str:
@@ -152,22 +171,22 @@ class SimNvml:
     def nvmlDeviceGetEccMode(self, h: GpuDesc) -> list[int]:
         ecc = self._dev(h, "nvmlDeviceGetEccMode")["ecc"]
         if ecc == "unsupported":
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         return [int(bool(ecc)), int(bool(ecc))]
 
     def nvmlDeviceGetTotalEccErrors(self, h: GpuDesc, error_type: int, counter_type: int) -> int:
         p = self._dev(h, "nvmlDeviceGetTotalEccErrors")
         if p["ecc"] == "unsupported" or p["ecc_errors"] == "unsupported":
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         key = ("corrected" if error_type == 0 else "uncorrected") + ("_volatile" if counter_type == 0 else "_aggregate")
         return int(p["ecc_errors"].get(key, 0))
 
     def nvmlDeviceGetMemoryErrorCounter(self, h: GpuDesc, error_type: int, counter_type: int, location: int) -> int:
         p = self._dev(h, "nvmlDeviceGetMemoryErrorCounter")
         if p["ecc"] == "unsupported" or p["ecc_errors"] == "unsupported":
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         if location != 7 or error_type != 0:  # the probe asks for corrected SRAM counts only
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         return int(p["ecc_errors"].get("corrected_sram" + ("_volatile" if counter_type == 0 else "_aggregate"), 0))
 
     def nvmlDeviceGetPerformanceState(self, h: GpuDesc) -> int:
@@ -176,20 +195,20 @@ class SimNvml:
     def nvmlDeviceGetRetiredPages(self, h: GpuDesc, cause: int) -> list[int]:
         rp = self._dev(h, "nvmlDeviceGetRetiredPages")["retired_pages"]
         if rp == "unsupported":
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         n = int(rp.get("single_bit" if cause == 0 else "double_bit", 0))
         return [0x1000 * (k + 1) for k in range(n)]
 
     def nvmlDeviceGetRetiredPagesPendingStatus(self, h: GpuDesc) -> int:
         rp = self._dev(h, "nvmlDeviceGetRetiredPagesPendingStatus")["retired_pages"]
         if rp == "unsupported":
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         return int(bool(rp.get("pending", False)))
 
     def nvmlDeviceGetRemappedRows(self, h: GpuDesc) -> tuple[int, int, int, int]:
         rows = self._dev(h, "nvmlDeviceGetRemappedRows")["remapped_rows"]
         if rows == "unsupported":
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         c, u, pending, failure = rows
         return int(c), int(u), int(bool(pending)), int(bool(failure))
 
@@ -206,7 +225,7 @@ class SimNvml:
     def nvmlDeviceGetMigMode(self, h: GpuDesc) -> list[int]:
         mig = self._dev(h, "nvmlDeviceGetMigMode")["mig"]
         if mig == "unsupported":
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         return [int(bool(mig)), int(bool(mig))]
 
     def nvmlDeviceGetNumaNodeId(self, h: GpuDesc) -> int:
@@ -249,10 +268,10 @@ class SimNvml:
         p = self._dev(h, fn)
         links = self._links[h.index]
         if not links and int(p["nvlinks"]) == 0:
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         total = max(int(p["nvlinks"]), len(links))
         if not 0 <= link < total:
-            _raise(pynvml.NVML_ERROR_INVALID_ARGUMENT)
+            _raise("NVML_ERROR_INVALID_ARGUMENT")
         return links[link] if link < len(links) else ("none", -1)
 
     def nvmlDeviceGetNvLinkState(self, h: GpuDesc, link: int) -> int:
@@ -270,7 +289,7 @@ class SimNvml:
         elif kind == "switch":
             bus_id = f"0000:{_NVSWITCH_BUS_BASE + idx:02x}:00.0"
         else:
-            _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+            _raise("NVML_ERROR_NOT_SUPPORTED")
         domain, bus, devfn = bus_id.split(":")
         return SimpleNamespace(busId=f"0000{domain}:{bus}:{devfn}".upper())
 
@@ -310,8 +329,8 @@ class SimNvml:
     # -- beyond the GPU: fabric registration and processes --------------------------------------------------
     # The fabric structures are nvidia-ml-py's own: the probe allocates one and passes it by reference, as with
     # the real library.
-    c_nvmlGpuFabricInfo_t = pynvml.c_nvmlGpuFabricInfo_t
-    c_nvmlGpuFabricInfoV_t = pynvml.c_nvmlGpuFabricInfoV_t
+    c_nvmlGpuFabricInfo_t = _Binding("c_nvmlGpuFabricInfo_t")
+    c_nvmlGpuFabricInfoV_t = _Binding("c_nvmlGpuFabricInfoV_t")
 
     def _fabric(self, h: GpuDesc, name: str, ref: Any, health: bool) -> int:
         p = self._dev(h, name)
@@ -319,7 +338,7 @@ class SimNvml:
         state = p["fabric_state"]
         if state is None:
             if p["nvlink_fabric"] != "nvswitch" or int(p["architecture"]) < 9:
-                _raise(pynvml.NVML_ERROR_NOT_SUPPORTED)
+                _raise("NVML_ERROR_NOT_SUPPORTED")
             state = "completed"
         code = {"not-supported": 0, "not-started": 1, "in-progress": 2, "completed": 3}[state]
         info.state = code
@@ -328,7 +347,7 @@ class SimNvml:
         if health:
             degraded = p.get("fabric_degraded_bandwidth")
             info.healthMask = 0 if degraded is None else (1 if degraded else 2)
-        return pynvml.NVML_SUCCESS
+        return int(_pynvml().NVML_SUCCESS)
 
     def nvmlDeviceGetGpuFabricInfo(self, h: GpuDesc, gpuFabricInfo: Any) -> int:
         return self._fabric(h, "nvmlDeviceGetGpuFabricInfo", gpuFabricInfo, health=False)

@@ -4,6 +4,7 @@ byte; a malformed one is refused in one line naming the field."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
@@ -112,3 +113,53 @@ def test_advice_another_tool_wrote_is_kept_as_it_is() -> None:
     rig = facts.from_dict(copy.deepcopy(doc))
     assert isinstance(rig.advice, ForeignAdvice) and rig.advice["mfu_assumed"] == 0.4
     assert json.loads(rig.to_json())["advice"] == doc["advice"]
+
+
+def _records(value: object) -> list[object]:
+    """Every Record inside ``value`` (an advice), itself included."""
+    from gpuadvisor.advice_model.record import Record
+
+    found: list[object] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Record):
+            found.append(v)
+            stack += [getattr(v, f.name) for f in dataclasses.fields(v)]
+        elif isinstance(v, list | tuple):
+            stack += list(v)
+        elif isinstance(v, dict):
+            stack += list(v.values())
+    return found
+
+
+def test_a_record_is_true_when_its_json_has_a_key() -> None:
+    """bool(record) is answered without writing its JSON; it must say what len() says, for records the advisor
+    builds, records read back (older files included), and records whose every field is left out while None."""
+    from gpuadvisor.advice_model.record import Record, _fields
+
+    records = _records(_advised("dgx-h100", model="llama-3-70b").advice)
+    records += _records(_advised("dgx-h100", model="llama-3-8b", task="inference").advice)
+    for name in ["scan-bench.json", "scan-v2-bench.json", "scan-v4-storage.json"]:
+        records += _records(facts.load(FIXTURES / name).advice)
+    subclasses, blank = [Record], []
+    while subclasses:
+        cls = subclasses.pop()
+        subclasses += cls.__subclasses__()
+        if cls.to_json_dict is not Record.to_json_dict:  # its own JSON (ForeignAdvice): bool() asks len()
+            continue
+        for keep in (None, *sorted(cls.OPTIONAL)):  # every field None, or all but one optional field None
+            r = object.__new__(cls)
+            for f in dataclasses.fields(cls):
+                object.__setattr__(r, f.name, None)
+            if keep is not None:
+                name = next(n for n, key, _ in _fields(cls) if key == keep)
+                object.__setattr__(r, name, 1.0)
+            blank.append(r)
+            read = copy.copy(r)
+            object.__setattr__(read, "saved", ((), {}))  # read from a file that had no key
+            blank.append(read)
+    assert len(records) > 100 and not all(blank) and any(blank)
+    records += blank
+    for r in records:
+        assert bool(r) == (len(r) > 0), type(r).__name__

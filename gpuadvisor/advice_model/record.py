@@ -202,6 +202,16 @@ class Record(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self.to_json_dict())
 
+    def __bool__(self) -> bool:
+        """``len(self) > 0`` (a Mapping is true when it has a key) without writing the JSON: ``band or None`` is
+        asked of every candidate."""
+        if type(self).to_json_dict is not Record.to_json_dict:
+            return len(self) > 0
+        if self.saved is not None:
+            return bool(self.saved[0])
+        optional = self.OPTIONAL
+        return any(key not in optional or getattr(self, name) is not None for name, key, _ in _fields(type(self)))
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Record):
             return self.to_json_dict() == other.to_json_dict()

@@ -124,8 +124,10 @@ def models() -> tuple[ModelSpec, ...]:
     return rows(ModelSpec, "models.toml", "model", tuples=("aliases",))
 
 
+@functools.cache
 def find_gpu(product_name: str | None) -> GpuSpec | None:
-    """The catalog row for an NVML product name ("NVIDIA H100 80GB HBM3"), or None if none matches."""
+    """The catalog row for an NVML product name ("NVIDIA H100 80GB HBM3"), or None if none matches (remembered: a
+    plan asks for the same few names hundreds of times, each a walk over every row's patterns)."""
     if not product_name:
         return None
     for spec in gpus():

@@ -20,7 +20,6 @@ from the end of the sweep.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from statistics import median
 
 from gpuadvisor.facts import SweepRow
 
@@ -103,4 +102,7 @@ def find(rows: list[SweepRow], link: str = "unknown", tolerance: float = PLATEAU
     if last < need:
         why = f"the sweep ends at {fmt_bytes(last)}, below the {fmt_bytes(need)} this link type needs to reach its peak"
         return Plateau(False, None, first, last, len(tail), peak, need, why)
+    # Imported here: this module is on every command's path, statistics (and fractions) only on a sweep's.
+    from statistics import median
+
     return Plateau(True, float(median(b for _, b in tail)), first, last, len(tail), peak, need, "")

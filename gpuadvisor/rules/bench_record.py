@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from statistics import median
 
 from gpuadvisor.facts import Measurement, Rig
 from gpuadvisor.rules.bandwidth import NO_MEASUREMENTS, describe, usable
@@ -75,6 +74,8 @@ def straggler_gpu(rig: Rig, ctx: Context):
     if not rig.measurements:
         yield ctx.not_checked(NO_MEASUREMENTS)
         return
+    from statistics import median  # here: a rig without measurements (every plan's) never needs it
+
     limit = ctx.t("straggler_ratio")
     groups: dict[tuple, list[Measurement]] = defaultdict(list)
     for m in rig.measurements:

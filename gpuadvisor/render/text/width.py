@@ -253,6 +253,11 @@ def fit_lines(lines: Iterable[str], width: int, keep_marks: bool = False) -> lis
     return out
 
 
+def _columns(table: Sequence[Sequence[str]], widths: Sequence[int]) -> list[str]:
+    """Each row's cells left-aligned to ``widths``, two spaces apart, trailing spaces dropped."""
+    return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
+
+
 def plain_table(rows: Sequence[Sequence[str]], headers: Sequence[str], pad: int = 2) -> str:
     """tabulate(tablefmt="plain", stralign="left", disable_numparse=True) for plain ASCII text cells, in time linear
     in the cells: a 256-GPU matrix has 65,536 of them, and tabulate's per-cell type sniffing took most of a second.
@@ -262,7 +267,33 @@ def plain_table(rows: Sequence[Sequence[str]], headers: Sequence[str], pad: int 
     table = [list(r) + [""] * (ncol - len(r)) for r in table]
     rows = table[1:]
     widths = [max(max(len(r[c]) for r in rows) if rows else 0, len(table[0][c]) + pad) for c in range(ncol)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table)
+    return "\n".join(_columns(table, widths))
+
+
+def simple_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> str:
+    """tabulate(tablefmt="simple", stralign="left", disable_numparse=True) with MIN_PADDING 0, for rectangular
+    rows of cells one column per character (see _NOT_NARROW; tabulate measures others its own way): the headers, a row
+    of dashes, the rows; each cell stripped of surrounding spaces, columns as wide as their widest cell or header.
+    Importing tabulate costs more than a whole plan's table (and tabulate sniffs every cell's type)."""
+    cells = [[c.strip() for c in r] for r in rows]
+    widths = [max([len(h)] + [len(r[c]) for r in cells]) for c, h in enumerate(headers)]
+    return "\n".join(_columns([headers, ["-" * w for w in widths], *cells], widths))
+
+
+# Characters one column wide by every measure tabulate may use (len, or wcwidth where it is installed), that no
+# str.strip or str.splitlines takes for white space or a line end: printable ASCII; Latin-1 and Latin Extended-A/B
+# without the no-break space and the soft hyphen; the Greek capital and small letters; general punctuation without
+# its spaces, zero-width and line separators (dashes, quotes, bullet, ellipsis, per mille, primes); arrows and
+# mathematical operators (x, <=, ~=, ->). Anything else (wide or combining characters, colour codes, control
+# characters) is left to tabulate.
+_NOT_NARROW = re.compile(
+    r"[^\x20-\x7e\xa1-\xac\xae-\u024f\u0391-\u03a1\u03a3-\u03c9\u2010-\u2027\u2030-\u205e\u2190-\u22ff]"
+)
+
+
+def _narrow_text(cells: Sequence[Sequence[str]], headers: Sequence[str]) -> bool:
+    """Every cell and header is one column per character, nothing tabulate measures or strips its own way."""
+    return _NOT_NARROW.search("".join(headers) + "".join("".join(r) for r in cells)) is None
 
 
 def _table(
@@ -273,6 +304,8 @@ def _table(
     # Large matrices: linear, no per-cell type sniffing (plain_table counts characters, so not with colours).
     if tablefmt == "plain" and maxcol is None and not any("\033" in c for r in cells for c in r):
         return plain_table(cells, [headers[i] for i in cols], pad=0).splitlines()
+    if tablefmt == "simple" and maxcol is None and cols and _narrow_text(cells, [headers[i] for i in cols]):
+        return simple_table(cells, [headers[i] for i in cols]).splitlines()
     import tabulate as tb
 
     kw: dict[str, Any] = {}
