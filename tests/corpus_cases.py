@@ -157,3 +157,18 @@ def real_pastes() -> list[tuple[str, str]]:
     ]
     out += [(c.id, c.path.read_text(encoding="utf-8", errors="replace")) for c in cases() if not c.refused]
     return out
+
+
+def corpus_file(pattern: str) -> Path:
+    """The one corpus file that matches ``pattern`` (a glob under tests/corpus)."""
+    (path,) = CORPUS.glob(pattern)
+    return path
+
+
+def warn_findings(path: Path) -> list[tuple[str, str, str]]:
+    """(code, severity, subject) of every warn or fail finding of one file imported as a user imports it."""
+    from gpuadvisor.importers.merge import import_files
+    from gpuadvisor.rules import evaluate
+
+    rig = import_files([path])
+    return sorted((f.code, f.severity, f.subject) for f in evaluate(rig) if f.severity in ("warn", "fail"))

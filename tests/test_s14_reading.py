@@ -3,23 +3,10 @@ on them; each case names its source thread)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gpuadvisor.importers.merge import import_files
 from gpuadvisor.importers.prefixed import strip_prefix
-from gpuadvisor.rules import evaluate
-
-CORPUS = Path(__file__).parent / "corpus"
-
-
-def _one(pattern: str) -> Path:
-    (path,) = CORPUS.glob(pattern)
-    return path
-
-
-def _found(path: Path) -> list[tuple[str, str, str]]:
-    rig = import_files([path])
-    return sorted((f.code, f.severity, f.subject) for f in evaluate(rig) if f.severity in ("warn", "fail"))
+from tests.corpus_cases import corpus_file as _one
+from tests.corpus_cases import warn_findings as _found
 
 
 def test_an_ibstat_fragment_from_its_port_line_is_a_port_of_an_adapter_not_shown() -> None:

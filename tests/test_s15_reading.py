@@ -3,26 +3,13 @@ on them; each case names its source thread)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.importers.merge import import_files
 from gpuadvisor.importers.prefixed import strip_prefix
-from gpuadvisor.rules import evaluate
-
-CORPUS = Path(__file__).parent / "corpus"
-
-
-def _one(pattern: str) -> Path:
-    (path,) = CORPUS.glob(pattern)
-    return path
-
-
-def _found(path: Path) -> list[tuple[str, str, str]]:
-    rig = import_files([path])
-    return sorted((f.code, f.severity, f.subject) for f in evaluate(rig) if f.severity in ("warn", "fail"))
+from tests.corpus_cases import corpus_file as _one
+from tests.corpus_cases import warn_findings as _found
 
 
 def test_an_editors_line_numbers_are_stripped_and_a_matrix_is_not_a_gutter() -> None:
