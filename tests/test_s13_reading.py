@@ -66,3 +66,12 @@ def test_a_gpu_without_a_name_does_not_silence_the_mix_of_the_others() -> None:
     rig.gpus[1].name = "NVIDIA GeForce RTX 3080"
     (f,) = [f for f in evaluate(rig) if f.code == "GA301"]
     assert f.severity == "not-checked"
+
+
+def test_a_link_down_on_gpus_whose_names_dcgmi_does_not_show_names_no_model() -> None:
+    # dcgmi nvlink -s lists link states by gpuId only (NVIDIA DCGM User Guide): a down link is judged against the peers
+    text = "GPUs:\n    gpuId 0:\n        U U D U\n    gpuId 1:\n        U U U U\n"
+    rig = parse_dcgm(text)
+    (f,) = [f for f in evaluate(rig) if f.code == "GA204"]
+    assert f.severity == "fail"
+    assert f.message == "GPU 0 has 3 active NVLinks where other GPUs (their names not shown) have 4 (inactive links: 2)"

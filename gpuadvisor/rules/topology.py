@@ -340,7 +340,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                     # no link listed and none on its peers: NVLink not reported (GA203 judges a rig without it)
                     continue
             listed = len(g.nvlinks)
-            want, source, sev, why_text = best, f"the most active NVLinks of any {model} in this rig", None, ""
+            named = "GPU" if model == "?" else model  # "?": GPUs whose name the source does not show
+            want, source, sev, why_text = best, f"the most active NVLinks of any {named} in this rig", None, ""
             if model_links and spec is not None and (g.nvlinks or g.why("nvlinks") == facts.NVLINKS_ALL_INACTIVE):
                 # A short listing is "not shown" unless peers of the same model list more (then it is judged
                 # against them, as for a GPU the catalog does not know).
@@ -380,6 +381,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 f"the {spec.name} has"
                 if spec is not None and source.startswith(spec.name)
                 else f"other {model} GPUs have"
+                if model != "?"
+                else "other GPUs (their names not shown) have"
             )
             yield ctx.finding(
                 f"{subject(g)} has {plural(active, 'active NVLink')} where {who} {want}"
