@@ -83,6 +83,8 @@ kernel-log | cat /dev/kmsg | corpus/kernel-log/kmsg_xid94-contained-ecc_gyuho.tx
 
 DCGM = "s13-dcgm/dcgmi-discovery-l-4-gpus-found-name-null-trailing-spaces-cut_bergentruckung.txt"
 TABLE += f"dcgm | dcgmi discovery -l | corpus/{DCGM}\n"
+IB_SYSFS = "s15-rdma/sysfs-grep-infiniband-ports-state-rate-phys-state-2x-mlx5-edr-active_sjpb.txt"
+TABLE += f'ib-sysfs | grep "" /sys/class/infiniband/*/ports/*/state | corpus/{IB_SYSFS}\n'
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -70,3 +70,30 @@ def test_dcgmi_diag_gives_the_driver_and_lists_each_verdict() -> None:
     rig = import_files([_one("s15-logs/dcgmi-diag-table-*.txt")])
     said = [p.split("dcgmi diag: ")[1] for p in rig.problems if "dcgmi diag: " in p]
     assert said == ["GPU Memory: Pass on GPU 1", "GPU Memory: Fail on GPU 0"]
+
+
+def test_a_grep_over_the_sysfs_port_files_is_read_as_ports() -> None:
+    # Linux Documentation/ABI/stable/sysfs-class-infiniband; the paste: https://github.com/stackhpc/ansible-slurm-appliance/pull/988
+    from gpuadvisor.importers.rdma_ports import parse_sysfs
+
+    lines = [
+        "/sys/class/infiniband/mlx5_0/ports/1/state:1: DOWN",
+        "/sys/class/infiniband/mlx5_0/ports/1/phys_state:3: Disabled",
+        "/sys/class/infiniband/mlx5_0/ports/1/rate:400 Gb/sec (4X NDR)",
+        "/sys/class/infiniband/mlx5_0/ports/1/link_layer:InfiniBand",
+    ]
+    (port,), elided = parse_sysfs(lines, 1)
+    assert (port.device, port.port, port.state, port.phys_state, port.rate_gbps, port.link_layer, elided) == (
+        "mlx5_0",
+        1,
+        "DOWN",
+        "Disabled",
+        400.0,
+        "InfiniBand",
+        None,
+    )
+    rig = import_files([_one("s15-rdma/sysfs-grep-*.txt")])
+    assert [(p.device, p.state, p.rate_gbps) for p in rig.network.rdma_ports or []] == [
+        ("mlx5_0", "ACTIVE", 100.0),
+        ("mlx5_1", "ACTIVE", 100.0),
+    ]

@@ -17,7 +17,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.importers.ibdev2netdev import interface_only
-from gpuadvisor.importers.rdma_ports import DEVINFO, DEVINFO_PORT, IBPANIC, IBSTAT, IBSTATUS, key_value
+from gpuadvisor.importers.rdma_ports import DEVINFO, DEVINFO_PORT, IBPANIC, IBSTAT, IBSTATUS, SYSFS, key_value
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
@@ -140,6 +140,7 @@ def starts_ibv_devinfo(lines: list[str], i: int, current: Section | None) -> boo
 
 
 starts_ibstatus = _starts_at(IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0' port 1 status:
+starts_ib_sysfs = _starts_at(SYSFS, "ib-sysfs")  # /sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE
 
 
 def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:

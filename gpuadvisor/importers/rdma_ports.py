@@ -246,3 +246,31 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
         key, value = kv
         _set_port(port, key, value, "phys state", "link_layer")
     return ports, None
+
+
+# grep "" /sys/class/infiniband/*/ports/*/{state,rate,phys_state,link_layer}: "path:value" lines (the kernel's own
+# files, as the live probe reads them): "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE"
+SYSFS = re.compile(r"^\s*/sys/class/infiniband/([\w.-]+)/ports/(\d{1,3})/(state|phys_state|rate|link_layer):\s*(.*)$")
+
+
+def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """The ports of a grep over the sysfs port files, one ``path:value`` line a file, any order."""
+    ports: dict[tuple[str, int], RdmaPort] = {}
+    for k, line in enumerate(lines):
+        if is_elision(line):
+            return list(ports.values()), first + k
+        m = SYSFS.match(line)
+        if m is None or not m.group(4).strip():
+            continue
+        device, num, name, value = m.group(1), int(m.group(2)), m.group(3), m.group(4).strip()
+        if name == "rate" and "Gb/sec" not in value:
+            continue  # the kernel prints "100 Gb/sec (4X EDR)": a value without its unit is cut short
+        port = ports.get((device, num))
+        if port is None:
+            port = ports[device, num] = RdmaPort(device=device, port=num)
+            for field in ("firmware", "ca_type"):
+                port.missing(field, "the sysfs port files do not hold it")
+        _set_port(
+            port, name.replace("_", " ").replace("phys state", "physical state"), value, "physical state", "link layer"
+        )
+    return list(ports.values()), None
