@@ -97,3 +97,15 @@ def test_a_grep_over_the_sysfs_port_files_is_read_as_ports() -> None:
         ("mlx5_0", "ACTIVE", 100.0),
         ("mlx5_1", "ACTIVE", 100.0),
     ]
+
+
+def test_perfquery_counters_without_their_header_are_a_port_whose_lid_is_not_shown() -> None:
+    # https://github.com/linux-rdma/ibsim/pull/1: "PortSelect:....1" and the counters, no "# Port counters" line
+    rig = import_files([_one("s15-rdma-logs/perfquery-ibsim-*.txt")])
+    (port,) = rig.network.rdma_ports or []
+    assert (port.device, port.port, port.counters["symbol_error"], port.counters["port_xmit_discards"]) == (
+        "LID not shown",
+        1,
+        0,
+        0,
+    )

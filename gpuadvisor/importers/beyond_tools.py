@@ -233,8 +233,18 @@ PERF_NAMES = {
 
 
 def starts_perfquery(lines: list[str], i: int, current: Section | None) -> bool:
-    return (
-        bool(_PERF_HEAD.match(lines[i])) and outside_log(current) and (current is None or current.kind != "perfquery")
+    """``# Port counters: Lid 5 port 1``, or (that header not pasted) ``PortSelect:....1`` or a counter row over
+    another counter row of perfquery's (``SymbolErrorCounter:.....0``)."""
+    if not outside_log(current) or (current is not None and current.kind == "perfquery"):
+        return False
+    if _PERF_HEAD.match(lines[i]):
+        return True
+    row = _PERF_ROW.match(lines[i])
+    if row is None or (row.group(1) != "PortSelect" and row.group(1) not in PERF_NAMES):
+        return False
+    below = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
+    return bool((nxt := _PERF_ROW.match(below)) or re.match(r"^\s*CounterSelect:\.+", below)) and (
+        nxt is None or nxt.group(1) in PERF_NAMES or nxt.group(1) == "CounterSelect"
     )
 
 
@@ -248,6 +258,14 @@ def parse_perfquery(text: str, source: str, first: int) -> Rig:
             port = RdmaPort(device=f"LID {head.group(1)}", port=int(head.group(2)), counters={})
             port.missing("state", "perfquery does not print it")
             ports.append(port)
+        elif port is None and (row := _PERF_ROW.match(line)) and row.group(1) in ("PortSelect", *PERF_NAMES):
+            # counters pasted without their header: the port perfquery selected, its LID not shown
+            selected = int(row.group(2)) if row.group(1) == "PortSelect" else 1
+            port = RdmaPort(device="LID not shown", port=selected, counters={})
+            port.missing("state", "perfquery does not print it")
+            ports.append(port)
+            if row.group(1) in PERF_NAMES and int(row.group(2)) < 2**64 and port.counters is not None:
+                port.counters[PERF_NAMES[row.group(1)]] = int(row.group(2))
         elif port is not None and (row := _PERF_ROW.match(line)) and row.group(1) in PERF_NAMES:
             value = int(row.group(2))
             if value < 2**64 and port.counters is not None:
