@@ -73,6 +73,8 @@ MORE_SHOWN = {
     "the down port is switched off on purpose; a down port of unknown cause rightly warns",
     "s15-rdma/ibstat-fragment-tabs-mlx5-8-cx6dx-down-disabled-cut-after-physical-state_gyuho.txt": "GA803: the same "
     "cut of a one-adapter fragment (its 'Physical state: Disabled' line is the last)",
+    "s16-rdma-logs/ibstat-pre-cx6-mlx5-2-down-disabled-cut_sihara.txt": "GA803: the same cut, between mlx5_2's "
+    "'State: Down' and its 'Physical state: Disabled'",
     "fabric/fm-start-failed-with-smi-geforce_ericra95.txt": "GA809: a cut before the table's GPU row drops the "
     "GeForce card, the only sign the box has no NVSwitch; a failed fabric manager on a box of unknown GPUs rightly "
     "fails (the service is installed for NVSwitch systems)",
