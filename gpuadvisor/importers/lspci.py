@@ -100,6 +100,8 @@ def _gpu_name(desc: str) -> str | None:
     """``NVIDIA Corporation AD102GL [RTX 6000 Ada Generation] (rev a1)`` -> ``NVIDIA RTX 6000 Ada Generation``."""
     desc = re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", desc)
     desc = _IDS.sub("", desc).strip()
+    if desc.count("[") > desc.count("]"):
+        return None  # "TU102GL [Quadro RTX": the model's bracket never closes: the name is cut, not shown whole
     m = re.search(r"\[([^\]]+)\]\s*$", desc)
     if m:
         return "NVIDIA " + m.group(1).strip()
@@ -166,7 +168,9 @@ def _device(m: re.Match[str], source: str, lineno: int) -> Device:
     if ids:
         hop.vendor_id, hop.device_id = "0x" + ids.group(1).lower(), "0x" + ids.group(2).lower()
     hop.class_code = ("0x" + m.group(3).lower()) if m.group(3) else _CLASS_CODES.get(cls)
-    return Device(bdf=bdf, cls=cls, desc=m.group(4), line=lineno, hop=hop)
+    # "(rev ff)": the revision byte read back as all ones, as every config read of a device that does not answer
+    dead = "(rev ff)" in m.group(4)
+    return Device(bdf=bdf, cls=cls, desc=m.group(4), line=lineno, hop=hop, dead=dead)
 
 
 def _attributes(cur: Device, line: str) -> None:

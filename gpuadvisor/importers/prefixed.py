@@ -9,6 +9,13 @@ import re
 
 _PREFIXES = (
     ("mpirun --tag-output", re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")),
+    # mpirun --timestamp-output --tag-output: "Fri Aug 11 12:31:45 2023[1,0]<stdout>:"
+    (
+        "mpirun --timestamp-output",
+        re.compile(
+            r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}(?:\[\d+,\d+\]<\w+>:)?"
+        ),
+    ),
     # "2019-06-02T16:13:44.884Z: ", "[2025-11-09 07:39:30] ", a collector's "2025-11-09 15:39:31.043 +08:00 "
     (
         "timestamps",
