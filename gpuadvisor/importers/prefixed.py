@@ -44,11 +44,7 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
     lines = text.splitlines(keepends=True)
     cut = bool(lines) and not text.endswith(("\n", "\r"))
     bodies = [(k, x[m.end() :] if (m := _QUOTE.match(x)) else x) for k, x in enumerate(lines)]
-    shown = [
-        b
-        for k, b in bodies
-        if b.strip() and not _FENCE.match(b) and not _PROMPT.match(b) and not (cut and k == len(lines) - 1)
-    ]
+    shown = [b for k, b in bodies if _carries(b) and not (cut and k == len(lines) - 1)]
     if len(shown) < 3:
         return text, None
     if (numbered := _gutter(bodies, lines, cut)) is not None:
@@ -61,12 +57,22 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
             continue
         if what == "a host name" and len({m.group(1) for m in found if m}) != 1:
             continue  # one host's lines only; several hosts' lines interleaved are not one output
-        out = []
-        for (_, body), line in zip(bodies, lines, strict=True):
-            mark = line[: len(line) - len(body)]
-            out.append(mark + pattern.sub("", body, count=1) if body.strip() and pattern.match(body) else line)
+        out = [
+            _rebuilt(line, body, pattern.sub("", body, count=1)) if body.strip() and pattern.match(body) else line
+            for (_, body), line in zip(bodies, lines, strict=True)
+        ]
         return "".join(out), what
     return text, None
+
+
+def _carries(body: str) -> bool:
+    """Whether a line (its quote marks off) must carry the prefix: not blank, not a fence, not a prompt line."""
+    return bool(body.strip()) and not _FENCE.match(body) and not _PROMPT.match(body)
+
+
+def _rebuilt(line: str, body: str, new_body: str) -> str:
+    """``line`` with its body (what follows its quote marks) replaced."""
+    return line[: len(line) - len(body)] + new_body
 
 
 _NUMBERED = re.compile(r"^[ \t]*(\d{1,6})(?:[ \t]|\r?\n|$)")
@@ -78,10 +84,7 @@ def _gutter(bodies: list[tuple[int, str]], lines: list[str], cut: bool) -> str |
     numbered = [
         (k, b, _NUMBERED.match(b))
         for k, b in bodies
-        if not _FENCE.match(b)
-        and not _PROMPT.match(b)
-        and b.strip()
-        and not (cut and k == len(lines) - 1 and not _NUMBERED.match(b))
+        if _carries(b) and not (cut and k == len(lines) - 1 and not _NUMBERED.match(b))
     ]
     if len(numbered) < 3 or not all(m for _, _, m in numbered):
         return None
@@ -93,8 +96,7 @@ def _gutter(bodies: list[tuple[int, str]], lines: list[str], cut: bool) -> str |
         return None
     out = list(lines)
     for k, body, m in numbered:
-        mark = lines[k][: len(lines[k]) - len(body)]
         end = m.end()  # type: ignore[union-attr]
         rest = body[end - 1 :] if body[end - 1 : end] == "\n" else body[end:]
-        out[k] = mark + (rest if rest.strip() else body[len(body.rstrip("\r\n")) :])
+        out[k] = _rebuilt(lines[k], body, rest if rest.strip() else body[len(body.rstrip("\r\n")) :])
     return "".join(out)
