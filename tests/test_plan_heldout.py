@@ -124,7 +124,8 @@ def test_8xh100_training_average_stays_under_the_measured_peak_and_the_maximum_c
 
 
 def test_2x3090_serving_energy_basis_is_near_a_measured_wall_draw(capsys):
-    """mitchross/talos-argocd-proxmox PR #1845 (2026-08-03): a Threadripper box with 2x RTX 3090 serving with vLLM
+    """mitchross/talos-argocd-proxmox PR #1845 (2026-08-03,
+    https://github.com/mitchross/talos-argocd-proxmox/pull/1845): a Threadripper box with 2x RTX 3090 serving with vLLM
     measured 896 W at the wall (cards capped at 290 W, each drawing about 245 W). Serving has no published
     average in the plan; the power it counts energy at must still be near what such a box draws serving."""
     measured_w = 896
