@@ -50,7 +50,7 @@ _CARRIER = re.compile(
     r"ib\w*: (?:[Ll]ost|Gained) carrier"
 )
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
-_FM = re.compile(r"^\W*\s*nvidia-fabricmanager(?:\.service)?\s+-\s")
+_FM = re.compile(r"^\W*nvidia-fabricmanager(?:\.service)?\s+-\s")
 _FM_WORDS = (
     "nv-fabricmanager[",
     "nvidia-fabricmanager.service:",

@@ -26,7 +26,8 @@ LINE = re.compile(rf"^\s*{TIME_PREFIX}{RANK_PREFIX}(?:\S+:\d+:\d+ )?\[\d+\] (?:[
 RANK_LINE = re.compile(
     r"^\s*#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$"
 )
-_PREFIXED = re.compile(r"\S+:\d+:\d+ \[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
+# from the start of a word only: tried at every character, \S+ would make a long line without spaces cost its square
+_PREFIXED = re.compile(r"(?<!\S)\S+:\d+:\d+ \[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
 _NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
 _SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")

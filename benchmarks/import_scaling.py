@@ -1,0 +1,69 @@
+"""`gpuadvisor import` on hostile shapes of text: its cost must grow with the text, not with its square.
+
+Two families, each read at two sizes in this process (the importer's own work, no start-up):
+- one long line made of a repeated unit (a JSON nest ``[[[[``, a run of spaces or tabs, ``a:``, ``host:1:2 ...``):
+  20,000 and 80,000 characters, alone and followed by a short line;
+- many lines of one kind (blank, table rules, ``Port 1:``, device lines, nccl-tests rows): 2,000 and 8,000 lines.
+
+A unit whose time grows more than 6 times for 4 times the text (and takes over 0.2 s) is flagged, and the script
+exits 1. What it found on 2026-11-29 (2-core box): a 200,000-character line of ``[`` took 65 s to be refused (an
+NCCL-line pattern, ``\\S+:\\d+:\\d+``, tried at every character) and 80,000 spaces took 23 s (the fabric manager's
+``^\\W*\\s*``); both now read in 0.2 s, and every unit below grows linearly.
+
+    .venv/bin/python benchmarks/import_scaling.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpuadvisor.errors import InputError  # noqa: E402
+from gpuadvisor.importers import import_texts  # noqa: E402
+
+LINE_UNITS = [
+    "[", "{", "(", "a", "a:", "1:", ":", "1", "1.", "-", "|", "=", "%", "/", " ", "\t", "x ", "a b", "1 ", "+-",
+    "0x", "[0] ", "[a]", "# ", "GPU ", "MiB ", "W ", "NVRM: ", "Xid ", "a=1 ", '"a":', "ab:12:34", "0:1:2 ",
+    "00:00.0 ", "10.0.0.1:", "host:1:2 [0] NCCL INFO ",
+]  # fmt: skip
+MANY_LINES = [
+    "", " ", "a", "|", "+---+", "```", "> a", "# ", "[0] ", "$ nvidia-smi", "GPU 0: x", "Fabric", "Port 1:",
+    "CA 'mlx5_0'", "hca_id: mlx5_0", "NVRM: x", "Attached GPUs : 8", "GPU0\tX\tNV1",
+    "==============NVSMI LOG==============", "x:1:2 [0] NCCL INFO a",
+    "01:00.0 VGA compatible controller: NVIDIA Corporation x", "\tLnkSta: Speed 8GT/s, Width x16",
+    "   8   2   float   sum  -1  1  1  0  1  1  0",
+]  # fmt: skip
+
+
+def cpu_to_read(*texts: str) -> float:
+    t = time.process_time()
+    for text in texts:
+        with contextlib.suppress(InputError):
+            import_texts([("paste.txt", text)])
+    return time.process_time() - t
+
+
+def main() -> int:
+    bad = 0
+    rows: list[tuple[str, float, float]] = []
+    for u in LINE_UNITS:
+        small, big = ((u * (n // len(u) + 1))[:n] for n in (20_000, 80_000))
+        rows.append((f"line of {u!r}", cpu_to_read(small, small + "\n" + u), cpu_to_read(big, big + "\n" + u)))
+    for u in MANY_LINES:
+        rows.append((f"lines of {u[:28]!r}", *(cpu_to_read("\n".join([u] * n) + "\n") for n in (2000, 8000))))
+    print(f"{'text (x4 from the first size to the second)':48} {'CPU s':>7} {'CPU s':>7}  ratio")
+    for name, a, b in rows:
+        square = b > 6 * a and b > 0.2
+        bad += square
+        flag = "  <-- grows faster than the text" if square else ""
+        print(f"{name:48} {a:7.3f} {b:7.3f}  {b / max(a, 1e-9):5.1f}{flag}")
+    print(f"{bad} of {len(rows)} shapes grow faster than the text")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
