@@ -18,6 +18,7 @@ import math
 import sys
 import tomllib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -61,17 +62,24 @@ class Case:
         v = self.row.get(key)
         return None if v is None else float(v) * scale
 
-    def predict(self, k: S.ServingConstants) -> S.ServingResult:
+    @cached_property
+    def model(self) -> tuple[Any, S.GpuRates]:
+        """The case's architecture and GPU rates: neither depends on the constants, so a fit's hundreds of
+        thousands of predictions build them once (and the architecture's counted parameters with them)."""
         r = self.row
         spec = catalog.find_model(r["model"])
         gpu = catalog.gpu_by_id(r["gpu"])
         assert spec is not None and gpu is not None, r["id"]
-        arch = architecture_from_spec(spec)
         nvlink = int(r["tp"]) == 1 or gpu.nvlink_domain >= int(r["tp"])
+        return architecture_from_spec(spec), S.rates_from_spec(gpu, nvlink=nvlink)
+
+    def predict(self, k: S.ServingConstants) -> S.ServingResult:
+        r = self.row
+        arch, rates = self.model
         return S.predict(
             arch,
             arch.params,
-            S.rates_from_spec(gpu, nvlink=nvlink),
+            rates,
             tp=int(r["tp"]),
             dtype=r["dtype"],
             quantization=r["quantization"],
