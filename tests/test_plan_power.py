@@ -75,6 +75,17 @@ def test_a_cap_below_every_published_sweep_is_not_predicted():
     assert not fit.fits and fit.cap_w is None and "no power cap" in fit.text
 
 
+def test_the_8xh100_cap_states_the_nameplate_and_the_measured_draw(tmp_path):
+    """DGX H100 datasheet: 10.2 kW maximum; Newkirk et al. 2025 (arXiv 2506.14551): intensive training at 76 % of
+    it, 7,752 W. On 230 V / 32 A (7,360 W): (7,360 - (10,200 - 8 x 700)) / 8 = 345 W on the rating, and
+    (7,360 - (7,752 - 5,600)) / 8 = 651 W on the measured draw (rounded down to 650)."""
+    p, rows = _plan(("8xh100-sxm",), "llama-3-8b", circuit=parse_circuit("230V/32A"))
+    fit = rows["8xh100-sxm"].circuit
+    assert fit.cap_w == 345
+    assert "10,200 W rating" in fit.text and "NEC 645.5(A)" in fit.text and "7,752 W" in fit.text
+    assert "-pl 650" in fit.text
+
+
 def _plan(names: tuple[str, ...], model: str, circuit=None):
     from gpuadvisor.catalog.platforms import load_prices
     from gpuadvisor.plan import Need, load_build, run_plan

@@ -390,7 +390,7 @@ def _on_circuit(row: Row, circuit: Any, output_len: int) -> None:
     fits (the speed and the power at that cap are then the row's: training and prompt reading on the published
     compute-bound sweeps, token writing on the decode sweeps where the decode step is memory-bound); no cap fits:
     it does not meet the need."""
-    from gpuadvisor.plan.costs import gpu_class
+    from gpuadvisor.plan.costs import gpu_class, measured_training_note
     from gpuadvisor.plan.serving import capped
     from gpuadvisor.power import circuit_fit
     from gpuadvisor.power_curves import COMPUTE, DECODE
@@ -404,6 +404,7 @@ def _on_circuit(row: Row, circuit: Any, output_len: int) -> None:
     row.circuit = fit
     if fit.fits:
         return
+    fit.text += measured_training_note(b, circuit.continuous_w * c.power_w / b.nodes / fit.per_circuit_w)
     if fit.cap_w is None or fit.speed_fraction is None:
         row.fits_circuit_reason = f"over the circuit: {fit.text}"
         return
