@@ -186,10 +186,11 @@ def _four_3090s_writing(tmp_path: Path, capsys, *circuit: str) -> tuple[float, d
 
 
 @_known_wrong(
-    "the sources disagree, the plan follows the majority: the writing speed now takes a decode curve fitted on five "
-    "other published sweeps (6x RTX 3090 llama.cpp, LLM Garage: 94% of full speed at 57% of power; RTX 5060 Ti "
-    "llama.cpp, InventiveHQ: 99% at 83%; RTX 3090 llama.cpp, jeanfbrito: 99% at 80%; J. Mattheij: no loss at 2/3; "
-    "H200 decode, arXiv 2605.11999: the cap never binds above 43%), and at -pl 230 (66% of 350 W) predicts 2% "
+    "the sources disagree, the plan follows the majority: the writing speed now takes a decode curve fitted on six "
+    "other published sweeps (6x RTX 3090 llama.cpp, LLM Garage: 94% of full speed at 57% of power; RTX 5090 "
+    "llama.cpp, qwen38-mtp PR 47: 95% at 67%; RTX 5060 Ti llama.cpp, InventiveHQ: 99% at 83%; RTX 3090 llama.cpp, "
+    "jeanfbrito: 99% at 80%; J. Mattheij: no loss at 2/3; H200 decode, arXiv 2605.11999: the cap never binds "
+    "above 43%), and at -pl 230 (66% of 350 W) predicts 2% "
     "slower, where this source measured 42% slower at 230 W than at 370 W (the same project elsewhere reports well "
     "under 10% lost at 230 W on another model); outside the band by x1.69, and no fitted source supports it"
 )
@@ -235,7 +236,7 @@ def test_8xh100_on_a_230v_16a_circuit_is_not_recommended(tmp_path, capsys):
     "(NEC 645.5(A): 125% of the connected load; an IEC 60364 final circuit's design current for one item is its "
     "rated current), and no publication other than this held-out one reports a measured peak of the node (Newkirk "
     "et al. 2025: 7.75 kW, an operating level of intensive training; MLPerf Training v4.0: 6.741 kW, an average). "
-    "The plan names -pl 345 on the 10.2 kW rating (predicted 39% slower, the sweeps 19-59%) and states beside it "
+    "The plan names -pl 345 on the 10.2 kW rating (predicted 38% slower, the sweeps 19-59%) and states beside it "
     "that the 7.75 kW measured draw alone would need -pl 650; 345 is 0.60 of the -pl ~570 this peak implies",
 )
 def test_8xh100_on_a_230v_32a_circuit_gets_a_cap_sized_from_the_measured_peak(tmp_path, capsys):
