@@ -231,9 +231,13 @@ def circuit_fit(
             )
         speeds[kind] = v
         used_sweeps += [s for s in sw if s not in used_sweeps]
-    lo, hi = spread(kinds[0], frac, used_sweeps)
-    cost = ", ".join(f"{KIND_WORDS[k]} {1 - v:.0%} slower" for k, v in speeds.items())
-    cost += f" (the sweeps behind the first: {1 - hi:.0%}-{1 - lo:.0%})" if hi - lo >= 0.01 else ""
+    parts = []
+    for k, v in speeds.items():
+        lo, hi = spread(k, frac, used_sweeps)
+        parts.append(
+            f"{KIND_WORDS[k]} {1 - v:.0%} slower" + (f" (sweeps: {1 - hi:.0%}-{1 - lo:.0%})" * (hi - lo >= 0.01))
+        )
+    cost = ", ".join(parts)
     return CircuitFit(
         False,
         per_circuit,

@@ -128,3 +128,31 @@ def test_node_energy_at_the_measured_average_not_the_maximum():
     ws = rows["4x4090-tr-pro"]  # no published measurement: the GPUs at the advisor's utilisation
     assert ws.cost.power_w == 2300 and ws.cost.energy_w == pytest.approx(2300 - 1800 * (1 - ws.efficiency))
     assert any(a.startswith("PUE by setting: home or office") for a in p.assumptions)
+
+
+def test_a_capped_one_stream_writes_on_the_decode_curve_and_reads_prompts_on_the_compute_curve(tmp_path, capsys):
+    """LLM Garage, 6x RTX 3090 llama.cpp (https://llmgarage.ai/power-limit-tokens-per-second-benchmark): at 200 of
+    350 W decode kept 68.3 / 72.6 = 94 % of its speed while prefill kept 5,941 / 9,893 = 60 %. Four 3090s on a
+    1,350 W supply: (1,350 - 280 - 150) / 4 = 230 W a card (66 %): the writing speed must lose less than the 6 %
+    measured at 57 %, the prompt's reading more, so the request's tokens/s (prompt included) falls in between."""
+    import json
+
+    from test_plan_heldout import FOUR_3090
+    from test_plan_offer import cli
+
+    f = tmp_path / "4x3090.toml"
+    f.write_text(FOUR_3090)
+
+    def row(*circuit: str) -> dict:
+        code, out, err = cli(capsys, "plan", str(f), "--model", "llama-3-70b", "--task", "inference", "--engine",
+                             "llama.cpp", "--weights", "gptq-4bit", "--concurrency", "1", "--input-len", "512",
+                             "--output-len", "128", *circuit, "--format", "json")  # fmt: skip
+        assert code == 0, err
+        return json.loads(out)["builds"][0]
+
+    free, capped = row(), row("--circuit", "1350W")
+    assert capped["circuit"]["cap_w"] == 230
+    writing = capped["serving"]["generation_tokens_per_second"] / free["serving"]["generation_tokens_per_second"]
+    reading = free["serving"]["ttft_s"] / capped["serving"]["ttft_s"]
+    assert 68.3 / 72.6 < writing < 1.0 and reading < 0.9
+    assert reading < capped["tokens_per_second"] / free["tokens_per_second"] < writing
