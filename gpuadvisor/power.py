@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gpuadvisor.power_curves import COMPUTE, DECODE, capped_speed_of, sources_text, spread
+
 PLATFORM_W = 150.0
 PLATFORM_SOURCE = (
     "Intel (Stephen Eastman, platform power) on ATX 3.0 sizing: a 300 W GPU + 300 W CPU + 150 W "
@@ -120,14 +122,6 @@ IEC_CONTINUOUS = (
     "https://engx.theiet.org/f/wiring-and-regulations/24361/80-loading-in-small-power-lighting-circuit-breakers); "
     "the plug may limit less (a UK BS 1363 plug is fused at 13 A)",
 )
-# Training speed at a GPU power cap, as a fraction of the speed at the full board power: an RTX 3090 training a
-# ViT-B/16 in TF32 runs at 95 % of its speed at 320 W, 90 % at 280 W and 80 % at 230 W of its 480 W maximum.
-POWER_CAP_CURVE = ((1.0, 1.0), (0.667, 0.95), (0.583, 0.90), (0.479, 0.80))
-POWER_CAP_SOURCE = (
-    "an RTX 3090's training speed under nvidia-smi -pl (https://blog.qwertyforce.dev/posts/optimal_power_limit): "
-    "95 % at 67 % of full power, 90 % at 58 %, 80 % at 48 %"
-)
-MIN_CAP_FRACTION = POWER_CAP_CURVE[-1][0]  # below the measured points: not predicted
 
 
 @dataclass
@@ -183,17 +177,6 @@ def parse_circuit(text: str) -> Circuit:
     return Circuit(text, count, volts, amps, watts, frac, basis)
 
 
-def capped_speed(fraction: float) -> float | None:
-    """Training speed at a power cap of ``fraction`` of the board power (None: below the measured range)."""
-    if fraction >= 1.0:
-        return 1.0
-    pts = POWER_CAP_CURVE
-    for (p0, s0), (p1, s1) in zip(pts, pts[1:], strict=False):
-        if fraction >= p1:
-            return s1 + (s0 - s1) * (fraction - p1) / (p0 - p1)
-    return None
-
-
 @dataclass
 class CircuitFit:
     """A machine on the stated circuit(s): whether its load fits, and the power cap that would make it fit."""
@@ -202,17 +185,29 @@ class CircuitFit:
     per_circuit_w: float
     circuits_used: int
     cap_w: float | None = None  # nvidia-smi -pl per GPU that makes it fit (None: fits as is, or cannot)
-    speed_fraction: float | None = None  # predicted speed at that cap
+    speed_fraction: float | None = None  # predicted speed at that cap, of the workload's governing kind
     text: str = ""
+    speeds: dict[str, float] = field(default_factory=dict)  # at that cap, by kind: compute (prefill), decode
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
-def circuit_fit(load_w: float, gpu_board_w: list[float], psus: int, circuit: Circuit) -> CircuitFit:
+KIND_WORDS = {COMPUTE: "compute-bound work (training, prompt reading)", DECODE: "one-stream writing (decode)"}
+
+
+def circuit_fit(
+    load_w: float,
+    gpu_board_w: list[float],
+    psus: int,
+    circuit: Circuit,
+    kinds: tuple[str, ...] = (COMPUTE,),
+    gpu_class: str | None = None,
+) -> CircuitFit:
     """``load_w`` (the one power model's load) drawn through ``psus`` supplies sharing it evenly, each on its own
     circuit while there are circuits: the busiest circuit's load against what it carries continuously; over it,
-    the GPU power cap that brings it within, with its speed cost."""
+    the GPU power cap that brings it within, with its speed cost for each of ``kinds`` (the first governs: the
+    row's speed), from the published sweeps of that kind (gpuadvisor.power_curves)."""
     used = max(1, min(psus, circuit.count))
     per_psu_group = math.ceil(max(psus, 1) / used)  # supplies sharing the busiest circuit
     share = per_psu_group / max(psus, 1)
@@ -224,21 +219,42 @@ def circuit_fit(load_w: float, gpu_board_w: list[float], psus: int, circuit: Cir
         where += f" ({psus} PSUs sharing {'them' if used > 1 else 'it'})"
     if per_circuit <= limit:
         return CircuitFit(True, per_circuit, used, text=f"{per_circuit:,.0f} W {where}: fits")
-    gpu_total = float(sum(gpu_board_w))
-    allowed_gpu = limit / share - (load_w - gpu_total)
-    n = len(gpu_board_w)
-    cap = math.floor(allowed_gpu / n / 5) * 5 if n and allowed_gpu > 0 else 0.0
-    frac = cap / (gpu_total / n) if n and gpu_total else 0.0
-    speed = capped_speed(frac) if cap > 0 else None
+    cap, frac = cap_for(limit / share, load_w, gpu_board_w)
     over = f"{per_circuit:,.0f} W {where}, over the {limit:,.0f} W a circuit carries continuously"
-    if speed is None:
-        return CircuitFit(False, per_circuit, used, text=f"{over}; no power cap in the measured range fits it")
+    speeds: dict[str, float] = {}
+    used_sweeps = []
+    for kind in kinds:
+        v, sw = capped_speed_of(kind, frac, gpu_class) if cap > 0 else (None, [])
+        if v is None:
+            return CircuitFit(
+                False, per_circuit, used, text=f"{over}; no power cap in the published sweeps' range fits it"
+            )
+        speeds[kind] = v
+        used_sweeps += [s for s in sw if s not in used_sweeps]
+    parts = []
+    for k, v in speeds.items():
+        lo, hi = spread(k, frac, used_sweeps)
+        parts.append(
+            f"{KIND_WORDS[k]} {1 - v:.0%} slower" + (f" (sweeps: {1 - hi:.0%}-{1 - lo:.0%})" * (hi - lo >= 0.01))
+        )
+    cost = ", ".join(parts)
     return CircuitFit(
         False,
         per_circuit,
         used,
         cap,
-        speed,
-        f"{over}; fits with nvidia-smi -pl {cap:g} on each GPU ({frac:.0%} of board power: predicted "
-        f"{1 - speed:.0%} slower, from {POWER_CAP_SOURCE})",
+        speeds[kinds[0]],
+        f"{over}; fits with nvidia-smi -pl {cap:g} on each GPU ({frac:.0%} of board power: predicted {cost}, "
+        f"the mean of published power-limit sweeps: {sources_text(used_sweeps)})",
+        speeds,
     )
+
+
+def cap_for(allowed_w: float, load_w: float, gpu_board_w: list[float]) -> tuple[float, float]:
+    """The per-GPU cap (rounded down to 5 W) that brings ``load_w`` within ``allowed_w`` with everything but the
+    GPUs held at its share of the load, and that cap as a fraction of board power (0, 0: none does)."""
+    gpu_total = float(sum(gpu_board_w))
+    n = len(gpu_board_w)
+    allowed_gpu = allowed_w - (load_w - gpu_total)
+    cap = math.floor(allowed_gpu / n / 5) * 5 if n and allowed_gpu > 0 else 0.0
+    return cap, (cap / (gpu_total / n) if n and gpu_total else 0.0)

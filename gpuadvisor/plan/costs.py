@@ -39,6 +39,40 @@ MEASURED_TRAIN_W: dict[tuple[str, int], tuple[float, str]] = {
         "(Sustainable Metal Cloud, https://smc.co/mlperfv40/results/llama2-70b-lora)",
     ),
 }
+# The highest published training draw of a node, other than a peak held out by the plan's tests: (GPU id, GPUs per
+# node) -> (W, source). Not a peak: stated beside the nameplate, never in its place (see measured_training_note).
+MEASURED_TRAIN_HIGH_W: dict[tuple[str, int], tuple[float, str]] = {
+    ("h100-sxm5-80gb", 8): (
+        0.76 * 10_200,
+        "Newkirk et al. 2025 (arXiv 2506.14551): Brookhaven 8x H100 nodes, computationally intensive training at "
+        "76 % of the 10.2 kW rating",
+    ),
+}
+NAMEPLATE_RULE = (
+    "a dedicated circuit is sized for the rated input of the equipment it feeds: NEC 645.5(A) sizes the branch "
+    "circuits of IT equipment for 125 % of the connected load, and the design current of an IEC 60364 final "
+    "circuit feeding one item is its rated current; no published peak of this node is known to replace it"
+)
+
+
+def measured_training_note(b: Build, continuous_w: float) -> str:
+    """Beside a cap sized from the nameplate: the node's highest published training draw and the cap that figure
+    alone would need (GPUs held at board power in the measurement), or "" where none is published."""
+    from gpuadvisor.power import cap_for
+
+    measured = None if b.mixed else MEASURED_TRAIN_HIGH_W.get((b.gpu.id, b.count))
+    if measured is None or not b.power_at_load_w:
+        return ""
+    w, source = measured
+    boards = [g.tdp_w or 0.0 for g in b.cards]
+    cap, frac = cap_for(continuous_w, w, boards)
+    then = f"that figure alone would need -pl {cap:g} ({frac:.0%} of board power)" if cap > 0 else "no cap fits it"
+    return (
+        f". Sized on the {b.power_at_load_w:,.0f} W rating ({NAMEPLATE_RULE}); measured training draw "
+        f"{w:,.0f} W ({source}), an operating level, not a peak: {then}"
+    )
+
+
 # CPUs assumed for an offered machine whose CPU is not known: what such a server ships with.
 ASSUMED_SERVER_CPU_W = 350.0
 

@@ -11,7 +11,7 @@ from gpuadvisor.catalog.platforms import Prices
 from gpuadvisor.plan.build import Build
 from gpuadvisor.plan.costs import Cost, JobCost, Ownership, average_draw, build_cost, job_cost
 from gpuadvisor.plan.rigspec import rig_description
-from gpuadvisor.plan.serving import Serving, advisor_serving, serving_throughput
+from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES, Serving, advisor_serving, serving_throughput
 from gpuadvisor.text import plural
 
 # Rules that judge the design of a machine (not its health or software, which a planned machine has no facts of).
@@ -267,8 +267,6 @@ def evaluate_build(
         _more_ram(row, rig, workload, rig_cache, shared)
     pick = adv.pick
     if need.task == "inference":
-        from gpuadvisor.plan.serving import LAYER_SPLIT_ENGINES
-
         split = need.engine in LAYER_SPLIT_ENGINES
         if split:  # timed by the plan: the advisor's memory accounting is vLLM's
             row.serving = serving_throughput(
@@ -279,8 +277,6 @@ def evaluate_build(
         row.tokens_per_second = row.serving.tokens_per_second if row.serving else None
         if row.serving:
             row.band, row.band_basis = row.serving.band, row.serving.band_basis
-            if split and row.need_concurrency(need) == 1:
-                row.layout_notes.append(_one_stream(row.serving, workload))
         if row.serving and row.serving.tensor_parallel != (pick.gpus if isinstance(pick, ServingCandidate) else 1):
             row.pick = f"{row.serving.name} x{row.serving.replicas}"
             row.reason = (
@@ -296,7 +292,9 @@ def evaluate_build(
         row.efficiency = pick.ideal_speed_fraction
         row.band, row.band_basis = _band(pick)
     if circuit is not None and not b.rent:
-        _on_circuit(row, circuit)
+        _on_circuit(row, circuit, workload.serving_lengths[1] if row.serving else 0)
+    if row.serving and need.engine in LAYER_SPLIT_ENGINES and row.need_concurrency(need) == 1:
+        row.layout_notes.append(_one_stream(row.serving, workload))  # at the cap, where one applies
     average_draw(row.cost, b, need.task != "inference" and row.fits, row.efficiency)
     row.job = job_cost(b, row.cost, row.tokens_per_second, need.tokens, own, prices)
     if need.task != "inference":
@@ -387,25 +385,36 @@ def _pick_with_ram(rig: Any, ram: int, workload: Any, cache: dict[str, Any] | No
     return pick
 
 
-def _on_circuit(row: Row, circuit: Any) -> None:
+def _on_circuit(row: Row, circuit: Any, output_len: int) -> None:
     """The build on the stated circuit(s), by the one power model's load per node: over them, the power cap that
-    fits (the speed and the power at that cap are then the row's); no cap fits: it does not meet the need."""
+    fits (the speed and the power at that cap are then the row's: training and prompt reading on the published
+    compute-bound sweeps, token writing on the decode sweeps where the decode step is memory-bound); no cap fits:
+    it does not meet the need."""
+    from gpuadvisor.plan.costs import gpu_class, measured_training_note
+    from gpuadvisor.plan.serving import capped
     from gpuadvisor.power import circuit_fit
+    from gpuadvisor.power_curves import COMPUTE, DECODE
 
     b, c = row.build, row.cost
     assert c is not None
     boards = [g.tdp_w or 0.0 for g in b.cards]
-    fit = circuit_fit(c.power_w / b.nodes, boards, b.psus, circuit)
+    writing = DECODE if row.serving and row.serving.bound == "memory" else COMPUTE
+    kinds = (writing, COMPUTE) if row.serving and writing != COMPUTE else (COMPUTE,)
+    fit = circuit_fit(c.power_w / b.nodes, boards, b.psus, circuit, kinds, gpu_class(b.gpu.id))
     row.circuit = fit
     if fit.fits:
         return
+    fit.text += measured_training_note(b, circuit.continuous_w * c.power_w / b.nodes / fit.per_circuit_w)
     if fit.cap_w is None or fit.speed_fraction is None:
         row.fits_circuit_reason = f"over the circuit: {fit.text}"
         return
     saved = sum(max(w - fit.cap_w, 0.0) for w in boards) * b.nodes
     c.power_w -= saved
     c.power_basis += f"; GPUs capped at {fit.cap_w:g} W for the circuit"
-    if row.tokens_per_second:
+    if row.serving:
+        row.serving = capped(row.serving, fit.speeds[COMPUTE], fit.speeds[writing], output_len)
+        row.tokens_per_second, row.band = row.serving.tokens_per_second, row.serving.band
+    elif row.tokens_per_second:
         row.tokens_per_second *= fit.speed_fraction
         if row.band:
             row.band = (row.band[0] * fit.speed_fraction, row.band[1] * fit.speed_fraction)

@@ -207,3 +207,21 @@ def _layer_split(c: ServingCandidate, group: list[Any], workload: Any) -> Any:
             "output_tokens_per_second": dataclasses.replace(b, low=b.low * scale, high=b.high * scale)
         }
     return out
+
+
+def capped(s: Serving, prefill: float, decode: float, output_len: int) -> Serving:
+    """The serving row under a GPU power cap: the prompt is read at ``prefill`` of full speed (compute-bound), each
+    token written at ``decode`` (the decode step's own bound decides which curve the caller passes); the build's
+    tokens/s and band scale by the time of one request (its prompt, then ``output_len`` tokens)."""
+    before = s.ttft_s + output_len * s.itl_s
+    ttft, itl = s.ttft_s / prefill, s.itl_s / decode
+    scale = before / (ttft + output_len * itl) if before > 0 else decode
+    return dataclasses.replace(
+        s,
+        step_ms=s.step_ms / decode,
+        tokens_per_second=s.tokens_per_second * scale,
+        per_sequence_tokens_per_second=s.per_sequence_tokens_per_second * scale,
+        ttft_s=ttft,
+        itl_s=itl,
+        band=(s.band[0] * scale, s.band[1] * scale) if s.band else None,
+    )
