@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from gpuadvisor.power_curves import COMPUTE, DECODE, capped_speed_of, sources_text, spread
+from gpuadvisor.power_curves import COMPUTE, DECODE, capped_speed_of, sources, spread
+from gpuadvisor.text import plural
 
 PLATFORM_W = 150.0
 PLATFORM_SOURCE = (
@@ -188,6 +189,7 @@ class CircuitFit:
     speed_fraction: float | None = None  # predicted speed at that cap, of the workload's governing kind
     text: str = ""
     speeds: dict[str, float] = field(default_factory=dict)  # at that cap, by kind: compute (prefill), decode
+    sources: list[str] = field(default_factory=list)  # the published sweeps behind the speeds: GPUs (URL)
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -245,8 +247,9 @@ def circuit_fit(
         cap,
         speeds[kinds[0]],
         f"{over}; fits with nvidia-smi -pl {cap:g} on each GPU ({frac:.0%} of board power: predicted {cost}, "
-        f"the mean of published power-limit sweeps: {sources_text(used_sweeps)})",
+        f"the mean of {plural(len(sources(used_sweeps)), 'published power-limit sweep')})",
         speeds,
+        sources(used_sweeps),
     )
 
 

@@ -240,10 +240,10 @@ def spread(kind: str, fraction: float, used: list[Sweep]) -> tuple[float, float]
     return min(vals), max(vals)
 
 
-def sources_text(used: list[Sweep]) -> str:
-    """The publications behind a prediction, each with the GPUs of its sweeps used."""
+def sources(used: list[Sweep]) -> list[str]:
+    """The publications behind a prediction, each as the GPUs of its sweeps used and its URL."""
     gpus: dict[str, list[str]] = {}
     for s in used:
         if s.gpu not in gpus.setdefault(s.url, []):
             gpus[s.url].append(s.gpu)
-    return "; ".join(f"{', '.join(g)} ({url})" for url, g in gpus.items())
+    return [f"{', '.join(g)} ({url})" for url, g in gpus.items()]

@@ -54,7 +54,8 @@ def test_four_4090s_over_one_120v_15a_circuit_get_the_cap_that_fits():
     # 60 % at 57 %); the cap's cost lies between them, and training is slower than the ViT run alone said
     assert fit.cap_w == 235
     assert 0.43 < fit.speed_fraction < 0.85
-    assert "nvidia-smi -pl 235" in fit.text and "llmgarage.ai" in fit.text and "qwertyforce" in fit.text
+    assert "nvidia-smi -pl 235" in fit.text and "the mean of 3 published power-limit sweeps" in fit.text
+    assert any("llmgarage.ai" in s for s in fit.sources) and any("qwertyforce" in s for s in fit.sources)
 
 
 def test_two_psus_on_two_circuits_fit_without_a_cap():
@@ -115,6 +116,23 @@ def test_circuit_on_the_command_line(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--circuit" in err[0]
+
+
+def test_the_sweeps_behind_the_caps_are_listed_once_after_the_reasons(capsys):
+    """The recommendation names the cap and its cost, not a dozen URLs; the sweeps' sources are listed once, after
+    the per-build reasons, however many capped builds use them."""
+    from gpuadvisor.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["plan", "4x4090-tr-pro", "4x5090-tr-pro", "--model", "llama-3-8b", "--task", "lora", "--circuit",
+              "120V/15A"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    recommendation = out.split("Recommendation:")[1].split("Why:")[0]
+    assert "nvidia-smi -pl" in recommendation and "http" not in recommendation
+    sweeps = out.split("Power-limit sweeps behind the caps' speed costs:")[1].split("Assumptions:")[0]
+    assert out.count("Power-limit sweeps behind") == 1
+    assert out.count("qwertyforce.dev") == 1 and "qwertyforce.dev" in sweeps
 
 
 def test_node_energy_at_the_measured_average_not_the_maximum():

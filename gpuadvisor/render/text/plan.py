@@ -88,6 +88,9 @@ def render_text(plan: Plan, width: int | None = None) -> str:
             lines.append(f"  {r.build.name}:")
             lines += [f"    - {w}" for w in why]
     lines += _stalls(plan)
+    sweeps = list(dict.fromkeys(s for r in plan.rows if r.circuit is not None for s in r.circuit.sources))
+    if sweeps:
+        lines += ["", "Power-limit sweeps behind the caps' speed costs:"] + [f"  - {s}" for s in sweeps]
     lines += ["", "Assumptions:"] + [f"  - {a}" for a in plan.assumptions]
     if plan.calibration:
         lines.append(f"  - calibrated from {plan.calibration['source']}: {plan.calibration.get('compute_basis') or ''}")
