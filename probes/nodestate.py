@@ -140,4 +140,5 @@ def probe_node(root: str | os.PathLike[str] = "/", *, live: bool = True, files: 
     else:
         node.missing("memlock_bytes", "not a live scan")
         node.missing("memlock_unlimited", "not a live scan")
+    node.missing("health_checks", "no other checker's output (gpuadvisor import reads dcgmi diag and NHC's)")
     return node

@@ -85,6 +85,8 @@ DCGM = "s13-dcgm/dcgmi-discovery-l-4-gpus-found-name-null-trailing-spaces-cut_be
 TABLE += f"dcgm | dcgmi discovery -l | corpus/{DCGM}\n"
 IB_SYSFS = "s15-rdma/sysfs-grep-infiniband-ports-state-rate-phys-state-2x-mlx5-edr-active_sjpb.txt"
 TABLE += f'ib-sysfs | grep "" /sys/class/infiniband/*/ports/*/state | corpus/{IB_SYSFS}\n'
+NHC = "s16-rdma-logs/nhc-check-hw-ib-no-port-active-new-node-no-cables_OleHolmNielsen.txt"
+TABLE += f"nhc | nhc | corpus/{NHC}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

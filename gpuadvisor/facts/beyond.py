@@ -198,6 +198,21 @@ class GpuProcess:
 
 
 @dataclass
+class HealthCheck:
+    """A check another health checker ran and did not pass, as its output says (imported: DCGM's dcgmi diag,
+    LBNL NHC). ``verdict``: fail | warn, the checker's own word; ``section``: where the checker files the check
+    (dcgmi diag's Deployment, Integration, Hardware, Stress), None where it does not say."""
+
+    tool: str = ""  # "dcgmi diag" | "NHC"
+    check: str = ""  # "GPU Memory", "check_hw_ib"
+    verdict: str = "fail"
+    detail: str = ""  # the checker's message, as printed
+    gpus: list[int] = field(default_factory=list)
+    section: str | None = None
+    evidence: str = ""  # FILE:LINE of the verdict
+
+
+@dataclass
 class NodeState(Unavailable):
     """What jobs trip over around the GPUs: GPUs the driver lost, memory held, container limits."""
 
@@ -206,3 +221,5 @@ class NodeState(Unavailable):
     shm_bytes: int | None = None  # size of /dev/shm
     memlock_bytes: int | None = None  # RLIMIT_MEMLOCK soft limit; None with memlock_unlimited True = unlimited
     memlock_unlimited: bool | None = None
+    # another health checker's checks that failed or warned (imported); None: no checker's output was given
+    health_checks: list[HealthCheck] | None = None

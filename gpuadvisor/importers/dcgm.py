@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from gpuadvisor import facts
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
-from gpuadvisor.facts import Gpu, NvLink, Rig
+from gpuadvisor.facts import Gpu, HealthCheck, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id, placeholder
@@ -31,9 +31,11 @@ from gpuadvisor.importers.values import normalize_bus_id, placeholder
 # dcgmi diag's result box: "| Diagnostic | Result |", section rows "|-----  Metadata  ---...", result rows
 # "| GPU Memory                | Pass - GPU: 1 |" (a wrapped cell continues on rows with an empty first cell)
 _DIAG_START = re.compile(r"^(?:\|\s*Diagnostic\s*\|\s*Result\s*\|?|Successfully ran diagnostic for group\.?)\s*$")
-_DIAG_SECTION = re.compile(r"^[+|]-----\s+[A-Z][\w ]*?\s+-+[+|]")  # "+-----  Hardware  ------+", a section's rule
+_DIAG_SECTION = re.compile(r"^[+|]-----\s+([A-Z][\w ]*?)\s+-+[+|]")  # "+-----  Hardware  ------+", a section's rule
 _DIAG_ROW = re.compile(r"^\|\s*([^|]*?)\s*\|\s*(.*?)\s*\|?\s*$")
 _DIAG_VERDICT = re.compile(r"^(Pass|Fail|Warn|Skip)\b(?:\s*-\s*GPUs?:\s*([\d, ]+))?", re.I)
+_GPU_VERDICT = re.compile(r"^GPU\s?(\d+):\s*(Pass|Fail|Warn|Skip)\b", re.I)  # DCGM 4: a row per GPU under the test
+TOOL = "dcgmi diag"
 _FOUND = re.compile(r"^(\d{1,4}) GPUs? found\.?\s*$")  # dcgmi discovery -l's count, above its box
 _BLANK = ("<<<null>>>", "n/a", "")  # what DCGM prints for a value it does not have
 _BOX = re.compile(r"^\|\s*(?:NvLink Link Status|GPU ID\s*\|\s*Device Information)\s*\|?\s*$")
@@ -189,21 +191,66 @@ def _exporter(
 
 def _diag(rig: Rig, lines: list[str], source: str, first_line: int, ends: bool) -> bool:
     """dcgmi diag's result box: the driver version of its Metadata rows, and each test's verdict listed as a note
-    (``Fail - GPU: 0``), a row the paste ends inside left out. Whether it was one."""
+    (``Fail - GPU: 0``), a row the paste ends inside left out; a test that failed or warned is a ``HealthCheck``
+    with its section and the text of the Warning rows below it. Whether it was one."""
     if not any(_DIAG_START.match(x.strip()) or _DIAG_SECTION.match(x.strip()) for x in lines):
         return False
-    test = ""
+    test = section = ""
+    checks: list[HealthCheck] = []
+    says: list[str] | None = None  # the Warning row's text being read (its cell wraps over rows)
     last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
     for k, line in enumerate(lines):
-        row = _DIAG_ROW.match(line.strip())
-        if row is None or line.strip().startswith(("|-----", "+-")) or (k == last and not ends):
+        s = line.strip()
+        if (title := _DIAG_SECTION.match(s)) is not None:
+            section = title.group(1)
+        row = _DIAG_ROW.match(s)
+        if row is None or s.startswith(("|-----", "+-")) or (k == last and not ends):
+            says = None
             continue
         name, value = row.group(1), row.group(2)
+        if name:
+            says = None
         test = name or test
+        if says is not None:  # the Warning cell goes on
+            says.append(_cell(line))
+            checks[-1].detail = " ".join("".join(says).split())
+            continue
         if name == "Driver Version Detected" and value and rig.software.driver_version is None:
             rig.software.driver_version = value
             rig.origins["software.driver_version"] = f"{source}:{first_line + k}"
-        elif (verdict := _DIAG_VERDICT.match(value)) is not None and test not in ("Info", "Warning"):
-            gpus = f" on GPU {verdict.group(2).strip()}" if verdict.group(2) else ""
-            rig.problems.append(f"{source}: line {first_line + k}: dcgmi diag: {test}: {verdict.group(1)}{gpus}")
+        elif name == "Warning" and checks and checks[-1].evidence.startswith(f"{source}:") and not checks[-1].detail:
+            says = [_cell(line)]
+            checks[-1].detail = value
+        elif (verdict := _verdict(value)) is not None and test not in ("Info", "Warning"):
+            word, gpus, shown = verdict
+            on = f" on GPU {shown}" if shown else ""
+            rig.problems.append(f"{source}: line {first_line + k}: dcgmi diag: {test}: {word}{on}")
+            if word.lower() in ("fail", "warn"):  # DCGM prints FAIL in its JSON, Fail in the box
+                checks.append(
+                    HealthCheck(TOOL, test, word.lower(), "", gpus, section or None, f"{source}:{first_line + k}")
+                )
+    if checks:
+        rig.node.health_checks = checks
     return True
+
+
+def _verdict(cell: str) -> tuple[str, list[int], str] | None:
+    """A result cell's verdict, its GPUs and the GPUs as printed: ``Fail - GPU: 0``, ``Pass - All``, DCGM 4's
+    ``GPU0: Fail``."""
+    if (m := _DIAG_VERDICT.match(cell)) is not None:
+        shown = (m.group(2) or "").strip()
+        return m.group(1), [int(g) for g in re.findall(r"\d+", shown)], shown
+    if (m := _GPU_VERDICT.match(cell)) is not None:
+        return m.group(2), [int(m.group(1))], m.group(1)
+    return None
+
+
+def _cell(line: str) -> str:
+    """A result row's second cell as its text area holds it: dcgmi wraps a long message at the area's width,
+    inside a word as often as between two, so the areas laid end to end are the message (a cell whose padding
+    the paste lost ends a word)."""
+    cells = line.strip().split("|")
+    cell = cells[2] if len(cells) > 2 else ""
+    if len(cell) >= 47:  # " " + 45 characters + "  ": the area dcgmi fills
+        return cell[1:-2]
+    return cell.strip() + " "

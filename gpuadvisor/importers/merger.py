@@ -197,6 +197,9 @@ class Merger:
         self.rig.problems.extend(part.rig.problems)
         frag_to_merged = {part.rig.gpus[k].index: t.index for k, t in mapping.items()}
         beyond.merge_into(self.rig, part.rig, frag_to_merged, part.origin)  # kernel log, RDMA ports, fabric
+        if part.rig.node.health_checks is not None:  # other checkers' verdicts add up (their GPU ids are theirs)
+            self.rig.node.health_checks = (self.rig.node.health_checks or []) + part.rig.node.health_checks
+            self.rig.node.unavailable.pop("health_checks", None)
         by_frag_index = {part.rig.gpus[k].index: t for k, t in mapping.items()}
         for i, m in enumerate(part.rig.measurements):
             m.gpus = [by_frag_index[g].index for g in m.gpus if g in by_frag_index]

@@ -31,6 +31,7 @@ from gpuadvisor.importers import (
     ibdev2netdev,
     lspci,
     nccl,
+    nhc,
     nvbandwidth,
     nvlink,
     rdma_ports,
@@ -184,7 +185,7 @@ FORMATS: tuple[Format, ...] = (
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
-    Format("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgm-exporter)", GPU, "DCGM", "",
+    Format("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgmi diag, dcgm-exporter)", GPU, "DCGM", "",
            "`|  NvLink Link Status  |` or `| GPU ID | Device Information |` (dcgmi), `GPUs:` over `gpuId 0:`, or a "
            '`DCGM_FI_...{gpu="0",...}` metric line', dcgm.starts, reads(dcgm.parse_dcgm), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
@@ -221,6 +222,9 @@ FORMATS: tuple[Format, ...] = (
             ibcounters.starts, ibcounters.parse_ibqueryerrors, 23),
     _beyond("ibdev2netdev", "ibdev2netdev", "`mlx5_0 port 1 ==> ib0 (Up)`", ibdev2netdev.starts,
             ibdev2netdev.parse_ibdev2netdev, 24),
+    _beyond("nhc", "NHC (Node Health Check) failures",
+            "`ERROR:  nhc:  Health check failed:  check_hw_ib:  ...`, syslog's `nhc[123]: Health check failed:  ...`, "
+            "or `Node Health Check failed.  Check CHECK returned 1`", nhc.starts, nhc.parse_nhc, 25, family="NHC"),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),

@@ -1,0 +1,108 @@
+"""GA827: another health checker's own verdict (DCGM's dcgmi diag, LBNL NHC), imported with its output."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.facts import Finding, HealthCheck, Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.registry import rule
+
+# dcgmi diag's sections (DCGM User Guide, "GPU Diagnostics": run levels and the plugins of each): Deployment tests the
+# software and the environment (libraries, permissions, persistence mode, processes, the inforom, pending page
+# retirements); Integration, Hardware and Stress exercise the GPU itself (PCIe, memory, the diagnostic, stress).
+DCGM_SOFTWARE = ("deployment", "software", "metadata")
+DCGM_SOURCE = "NVIDIA DCGM User Guide, GPU Diagnostics (dcgmi diag run levels, plugins and their pass criteria)"
+NHC_SOURCE = "LBNL Node Health Check (github.com/mej/nhc): a failed check marks the node offline in the scheduler"
+
+
+# The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
+# diagnostic; a test that could not run (a CUDA call failed, the GPU busy or unavailable) or a setting asks to check
+# the system and rerun, or to fix the configuration.
+DCGM_HARDWARE_NEXT = "Run a field diagnostic on the GPU"
+DCGM_RETRY_NEXT = ("Rerun diagnostics", "Check DCGM and system configuration", "Verify that the cooling")
+
+
+def _severity(hc: HealthCheck) -> str:
+    """Fail for a failed DCGM test of the GPU itself (NVIDIA's diagnostic, with documented pass criteria) unless
+    DCGM's own next step says the test could not run or a setting is wrong; warn for those, a failed DCGM
+    deployment check, any warning, and any NHC check (a site's own thresholds, which gpuadvisor can judge only
+    from the facts the check looked at)."""
+    if hc.tool != "dcgmi diag" or hc.verdict != "fail":
+        return "warn"
+    if DCGM_HARDWARE_NEXT in hc.detail:
+        return "fail"
+    if any(n in hc.detail for n in DCGM_RETRY_NEXT):
+        return "warn"
+    return "warn" if (hc.section or "").lower() in DCGM_SOFTWARE else "fail"
+
+
+def _fix(hc: HealthCheck, severity: str) -> str:
+    if hc.tool == "NHC":
+        return (
+            "NHC has taken the node offline in the scheduler: fix what the check names (its message says what it "
+            "found against what the site's nhc.conf expects), run nhc again, and resume the node once it passes"
+        )
+    if severity == "fail":
+        return (
+            "drain the node; do what DCGM's message asks (reset the GPU, restart nv-hostengine), then run the same "
+            "dcgmi diag level again: a GPU test that fails again is a hardware case (RMA)"
+        )
+    return (
+        "do what DCGM's message asks (find what holds the GPU or fix the setting it names; reset the GPU, restart "
+        "nv-hostengine), then run the same dcgmi diag level again before the node takes jobs"
+    )
+
+
+@rule("GA827", "health-check-failed", area="health", severity="fail")
+def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """Another health checker, run on the node, reported a check that failed or warned.
+
+    What it checks
+        The verdicts imported with a health checker's output: each test dcgmi diag marked Fail or Warn (with its
+        section and the Warning text under it), each check LBNL NHC reported as "Health check failed".
+    Why it matters
+        These checkers test what a scan cannot see by itself (DCGM's memory, PCIe and stress tests run kernels on
+        the GPU; NHC checks the site's expected hardware and services). A node they fail is a node the scheduler
+        should not give to a job until the cause is fixed, and a gate that reads their output must not pass it.
+    Threshold
+        A failed DCGM test of the GPU (Integration, Hardware or Stress section) fails, unless DCGM's own next step
+        says the test could not run or a setting is at fault ("Check DCGM and system logs for errors. Reset GPU.
+        Restart DCGM. Rerun diagnostics."; "Check DCGM and system configuration"); those, a failed DCGM deployment
+        check, a DCGM warning and a failed NHC check (the site's own thresholds) warn.
+    Source
+        NVIDIA DCGM User Guide, GPU Diagnostics, and DCGM's error table (dcgm_errors.h: each failure's message,
+        next step and severity); LBNL Node Health Check (github.com/mej/nhc).
+    How to fix
+        Follow the checker's message, fix the cause, and run the same check again before the node takes jobs.
+    """
+    checks = rig.node.health_checks
+    if not checks:
+        return  # no checker's output was given (a live scan runs neither): nothing to judge, nothing missing
+    seen: set[tuple[str, str, str, tuple[int, ...]]] = set()
+    for hc in checks:
+        key = (hc.tool, hc.check, hc.verdict, tuple(hc.gpus))
+        if key in seen:
+            continue
+        seen.add(key)
+        severity = _severity(hc)
+        on = f" on GPU {', '.join(map(str, hc.gpus))}" if hc.gpus else ""
+        where = f" ({hc.section})" if hc.section else ""
+        said = f": {hc.detail[:300]}" if hc.detail else ""
+        yield ctx.finding(
+            f"{hc.tool}: {hc.check or 'a check'}{where} {hc.verdict.upper()}{on}{said} ({hc.evidence})",
+            gpus=hc.gpus if hc.tool == "dcgmi diag" else (),
+            severity=severity,
+            subject=f"{hc.tool} {hc.check}".strip(),
+            observed={
+                "tool": hc.tool,
+                "check": hc.check,
+                "verdict": hc.verdict,
+                "section": hc.section,
+                "detail": hc.detail[:300],
+                "evidence": hc.evidence,
+            },  # fmt: skip
+            expected={"verdict": "pass"},
+            expected_source=DCGM_SOURCE if hc.tool == "dcgmi diag" else NHC_SOURCE,
+            fix=_fix(hc, severity),
+        )
