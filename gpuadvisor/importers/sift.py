@@ -59,8 +59,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
     "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d", r"Rank\s"),
     "ib-sysfs": ("/sys/class/infiniband/",),
-    "dcgm": (_words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"), r"GPUs? found",
-             r"^[+|]-----"),
+    "dcgm": (
+        _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"),
+        r"GPUs? found",
+        r"^[+|]-----",
+    ),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
