@@ -8,6 +8,7 @@ from pathlib import Path
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.merge import import_files
+from gpuadvisor.importers.prefixed import strip_prefix
 from gpuadvisor.rules import evaluate
 from tests.corpus_cases import corpus_file as _one
 from tests.corpus_cases import warn_findings as _found
@@ -52,3 +53,38 @@ def test_gpus_another_driver_took_first_are_lost_to_cuda_and_the_fix_is_the_driv
     assert _warned(_rig(tmp_path, IRONHIDE_NOT_PROBED)) == [
         ("GA820", "fail", "1 GPU(s) held by another driver (no bus id logged)")
     ]
+
+
+# https://github.com/huggingface/accelerate/issues/1317: DeepSpeed's pdsh runner, two nodes' lines interleaved
+ACCELERATE_PDSH = """\
+104.171.201.172: lambda-scalar03:148966:148966 [0] NCCL INFO Using network Socket
+104.171.201.171: lambda-scalar02:95756:95756 [6] NCCL INFO cudaDriverVersion 11070
+104.171.201.171: lambda-scalar02:95756:95756 [6] NCCL INFO Bootstrap : Using enp161s0f0:104.171.201.171<0>
+104.171.201.171: lambda-scalar02:95756:96916 [6] NCCL INFO NET/IB : No device found.
+104.171.201.171: lambda-scalar02:95756:96916 [6] NCCL INFO NET/Socket : Using [0]enp161s0f0:104.171.201.171<0>
+"""
+
+
+def test_a_hosts_address_before_every_line_once_or_twice_is_a_launchers_prefix() -> None:
+    # https://github.com/NVIDIA/nccl/issues/563: "10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] ... NCCL WARN"
+    text = _one("s17-nccl-debug/pdsh-ip-prefix-*.txt").read_text()
+    out, what = strip_prefix(text)
+    assert what == "a host's address"
+    assert out.splitlines()[1].startswith("ip-10-0-87-143:149:298 [5] register_mr_buffers:465 NCCL WARN NET/OFI")
+    assert out.splitlines()[8] == '  File "main_moe.py", line 187, in <module>'  # the traceback keeps its indent
+    # several nodes' NCCL lines interleaved are one log (each line names its host); other outputs stay one host's
+    out, what = strip_prefix(ACCELERATE_PDSH)
+    assert what == "a host's address"
+    assert out.splitlines()[0] == "lambda-scalar03:148966:148966 [0] NCCL INFO Using network Socket"
+    two = "10.0.0.1: GPU 0: NVIDIA H100 80GB HBM3\n10.0.0.2: GPU 0: NVIDIA H100 80GB HBM3\n10.0.0.1: GPU 1: x\n"
+    assert strip_prefix(two) == (two, None)
+
+
+def test_a_kernel_log_behind_a_hosts_address_is_read_without_it() -> None:
+    # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/446 (talosctl dmesg): "192.168.11.119: kern: warning:"
+    rig = import_files([_one("s8-logs/talos-kern-gsp-back-to-back-*.txt")])
+    assert [(e.kind, e.code, e.bus_id) for e in rig.kernel.events or []][:1] == [("xid", 154, "0000:0b:00")]
+    # the same dmesg relayed twice, as in nvidia/nccl#563's launcher: the wall clock of a syslog line is kept
+    line = "10.0.87.143: 10.0.87.143: Nov 26 07:00:00 h kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=0\n"
+    out, what = strip_prefix(line * 3)
+    assert what == "a host's address" and out.startswith("Nov 26 07:00:00 h kernel: NVRM: Xid")

@@ -26,8 +26,9 @@ from gpuadvisor.probes.pcie_acs import ACS_BITS
 from gpuadvisor.text import plural
 
 LOG_LINE = re.compile(
-    r"^\s*(?:\d{1,3}(?:\.\d{1,3}){3}:\s+|[\w.-]{1,63}:\s+(?=\[\s*\d+\.\d+\]))?"  # Talos (talosctl dmesg): the
-    # node's address first; pdsh or clush: the host's name before a dmesg line ("b1360: [14280.445220] ...")
+    r"^\s*(?:(?:\d{1,3}(?:\.\d{1,3}){3}:\s+){1,2}|[\w.-]{1,63}:\s+(?=\[\s*\d+\.\d+\]))?"  # Talos (talosctl
+    # dmesg), pdsh: the node's address first (twice: relayed by a second launcher); pdsh or clush: the host's name
+    # before a dmesg line ("b1360: [14280.445220] ...")
     r"(?:<\d{1,3}>)?"  # dmesg -r: the raw priority "<4>"
     r"(?:(?:\w+\s+)?(?:kern|user|daemon|syslog|auth\w*|local\d)\s*:\s*"  # dmesg -x: "kern  :err   : " before the
     r"(?:emerg|alert|crit|err(?:or)?|warn(?:ing)?|notice|info|debug)\s*:\s*)?"  # time (after a quoting word: gpud's
