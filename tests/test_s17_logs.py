@@ -88,3 +88,47 @@ def test_a_kernel_log_behind_a_hosts_address_is_read_without_it() -> None:
     line = "10.0.87.143: 10.0.87.143: Nov 26 07:00:00 h kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=0\n"
     out, what = strip_prefix(line * 3)
     assert what == "a host's address" and out.startswith("Nov 26 07:00:00 h kernel: NVRM: Xid")
+
+
+def test_a_line_in_inline_code_marks_is_read_as_what_is_inside() -> None:
+    # https://github.com/siderolabs/pkgs/issues/720: "`fabric manager NVIDIA GPU driver interface version ...`."
+    out, _ = strip_prefix(_one("s17-fabric/inline-backticks-*.txt").read_text())
+    assert out.startswith("fabric manager NVIDIA GPU driver interface version 525.85.12 don't match") and "`" not in out
+    # https://github.com/siderolabs/extensions/issues/511: the same form, another fabric manager line
+    out, _ = strip_prefix(_one("s15-fabric/talos-ext-fm-config-*.txt").read_text())
+    assert out.startswith("<node ip>: fabric manager config file item: FABRIC_NODE_CONFIG_FILE") and "`" not in out
+    fence = "```\n`x`\n```\n"
+    assert strip_prefix(fence)[0] == "```\nx\n```\n"  # a fence's marks open no inline span
+
+
+# https://github.com/NVIDIA/gpu-driver-container/issues/735: the bundled fabric manager's version check, wrapped after
+# its first sentence, no journal prefix, fenced
+DRIVER_CONTAINER_735 = """\
+```
+fabric manager NVIDIA GPU driver interface version 590.48.01 don't match with driver version 580.126.09.
+Please update with matching NVIDIA driver package.
+```
+"""
+
+
+def test_a_fabric_manager_that_does_not_match_the_driver_cannot_run(tmp_path: Path) -> None:
+    # https://github.com/NVIDIA/gpu-operator/issues/544: "nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver
+    # interface version 530.30.02 don't match with driver version 530.41.03." (the fabric manager's
+    # FMGpuDriverVersionCheck logs it and throws: the daemon exits)
+    for path, versions in (
+        (_one("s17-fabric/journal-line-fm-*.txt"), ("530.30.02", "530.41.03")),
+        (_one("s17-fabric/inline-backticks-*.txt"), ("525.85.12", "530.41.03")),
+        (_pasted(tmp_path, DRIVER_CONTAINER_735), ("590.48.01", "580.126.09")),
+    ):
+        rig = import_files([path])
+        assert rig.fabric.manager_state == "failed"
+        assert f"fabric manager {versions[0]} does not match driver {versions[1]}" in (rig.fabric.manager_detail or "")
+        (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
+        assert f.severity == "fail" and "exact version" in f.fix
+        assert f"interface version {versions[0]} don't match with driver version {versions[1]}" in str(f.observed)
+    # on a box of PCIe cards (no NVSwitch to manage) the same line is information, not a failure
+    from gpuadvisor.facts import Gpu
+
+    rig = import_files([_one("s17-fabric/journal-line-fm-*.txt")])
+    rig.gpus = [Gpu(index=0, name="NVIDIA GeForce RTX 4090"), Gpu(index=1, name="NVIDIA GeForce RTX 4090")]
+    assert [f.severity for f in evaluate(rig) if f.code == "GA809"] == ["info"]

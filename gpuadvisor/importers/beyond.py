@@ -58,11 +58,14 @@ _FM_WORDS = (
     "nvidia-fabricmanager-start.sh[",
     "Job for nvidia-fabricmanager.service failed",
     " nvidia-fabricmanager-wrapper: ",  # Talos's fabric manager / NVLSM wrapper (B200, GB200)
+    # its version check's error, quoted without the journal's "nv-fabricmanager[pid]: " (the fabric manager's
+    # FMGpuDriverVersionCheck: "... NVIDIA GPU driver interface version X don't match with driver version Y")
+    "GPU driver interface version ",
 )
 # the fabric manager's own log file (/var/log/fabricmanager.log): "[May 16 2025 15:10:21] [INFO] [tid 30042] ..."
 _FM_LOG = re.compile(r"^\s*\[[A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+\] \[(?:INFO|WARNING|ERROR|FATAL)\] \[tid \d+\]")
-MISMATCH_RE = re.compile(
-    r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
+MISMATCH_RE = re.compile(  # on one line, or wrapped after the first version
+    r"interface version (\d[\w.]*?)\.?\s+(?:don't|doesn't|don’t|does not) match with driver "
     r"version (\d[\w.]*?)\.?(?:\s|$)"
 )
 
@@ -264,6 +267,10 @@ def fm_sxids(text: str, first: int) -> list[facts.KernelEvent]:
     return out
 
 
+# a fabric manager that started after all (a later try, once the packages matched)
+_STARTED = re.compile(r"Started NVIDIA fabric manager|configured all the available NVSwitches|Active: active")
+
+
 def parse_fabric_manager(text: str) -> Fabric:
     """systemctl status nvidia-fabricmanager: the "Active:" line, and a version mismatch in the log lines."""
     fab = Fabric()
@@ -293,9 +300,16 @@ def parse_fabric_manager(text: str) -> Fabric:
         fab.nvswitches = True
     mismatch = MISMATCH_RE.search(text)
     if mismatch:
-        fab.manager_detail = f"fabric manager {mismatch.group(1)} does not match driver {mismatch.group(2)}" + (
+        fm, driver = mismatch.groups()
+        fab.manager_detail = f"fabric manager {fm} does not match driver {driver}" + (
             f"; {fab.manager_detail}" if fab.manager_detail else ""
         )
+        if fab.manager_state is None and not _STARTED.search(text, mismatch.end()):
+            # the fabric manager's version check logs this line, then throws: the daemon exits, its service fails
+            fab.manager_state = "failed"
+            said = " ".join(mismatch.group(0).split()).rstrip(".")
+            fab.manager_detail = f"fabric manager {fm} does not match driver {driver}: it exits at its version check "
+            fab.manager_detail += f"('{said}')"
     return fab
 
 

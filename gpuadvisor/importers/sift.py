@@ -26,7 +26,7 @@ from gpuadvisor.importers.registry import FORMATS, Format
 SIGNS = (
     *("RmInitAdapter failed", "NV_ERR_RESET_REQUIRED", "eset ", "eartbeat timed out", "rpcSendMessage failed"),
     *("Timeout waiting for RPC from GSP", "PCIe Bus Error: severity=", "AER: can't recover", ": Link ", " carrier"),
-    *("blocked for more than", "soft lockup - CPU#", "probe routine failed for", "failed with error"),
+    *("blocked for more than", "soft lockup - CPU#", "probe routine ", "failed with error"),
     *("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "NVRM: BAR", "(PCI ID: ", "No done completion"),
     *("leak of a command resource", "health compromised", "mlx5_enter_error_state", "mlx5_load_one failed"),
     *("insufficient power on the PCIe slot", "failed to wait for GFW", "unknown chipset (ffffffff)"),

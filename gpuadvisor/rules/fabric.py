@@ -147,10 +147,11 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
         return
     done = bool(fab.gpus) and all(g.state == "completed" and g.status == "success" for g in fab.gpus or [])
+    mismatch = bool(fab.manager_detail and "does not match" in fab.manager_detail)
     yield ctx.finding(
         f"nvidia-fabricmanager is {fab.manager_state}"
         + (" on an NVSwitch system" if nvswitch else "")
-        + (f" ({fab.manager_detail})" if fab.manager_detail and "does not match" in fab.manager_detail else "")
+        + (f" ({fab.manager_detail})" if mismatch else "")
         + ("; the GPUs registered before it stopped" if done else ""),
         severity="warn" if done else "fail",
         gpus=[g.index for g in rig.gpus],
@@ -158,7 +159,10 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         observed={"manager_state": fab.manager_state, "detail": fab.manager_detail},
         expected={"manager_state": "active"},
         expected_source=FM_GUIDE,
-        fix="systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
+        fix="install the fabric manager package of the loaded driver's exact version (or the driver matching it), "
+        "then systemctl enable --now nvidia-fabricmanager; a configuration fix, not the hardware"
+        if mismatch
+        else "systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
         "of another version than the driver will not start)",
     )
 
