@@ -132,3 +132,27 @@ def test_a_fabric_manager_that_does_not_match_the_driver_cannot_run(tmp_path: Pa
     rig = import_files([_one("s17-fabric/journal-line-fm-*.txt")])
     rig.gpus = [Gpu(index=0, name="NVIDIA GeForce RTX 4090"), Gpu(index=1, name="NVIDIA GeForce RTX 4090")]
     assert [f.severity for f in evaluate(rig) if f.code == "GA809"] == ["info"]
+
+
+# https://github.com/pytorch/pytorch/pull/177472: the same NCCL error as torch's "Last error:", unwrapped
+PYTORCH_177472 = """\
+torch.distributed.DistBackendError: NCCL error in: /var/lib/jenkins/workspace/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.29.3
+ncclUnhandledCudaError: Call to CUDA function failed.
+Last error:
+Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'.
+This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.
+Disable NVLS (NCCL_NVLS_ENABLE=0) if you wish to avoid this error in the future.
+"""  # noqa: E501
+
+
+def test_nccls_nvls_bind_error_without_its_prefix_is_a_fabric_not_set_up(tmp_path: Path) -> None:
+    # https://github.com/pytorch/ci-infra/pull/541: NCCL's message wrapped on three lines, no "NCCL WARN" before it
+    # (NCCL src/transport/nvls.cc: "... This is usually caused by a system or configuration error in the Fabric
+    # Manager or NVSwitches.")
+    for path in (_one("s17-fabric/nccl-nvls-*.txt"), _pasted(tmp_path, PYTORCH_177472)):
+        rig = import_files([path])
+        (f,) = [f for f in evaluate(rig) if f.code == "GA809"]
+        assert f.severity == "fail" and "CUDA error 401 'the operation cannot be performed in the present state'" in (
+            f.message
+        )
+        assert "fabric manager" in f.message and "NVSwitches" in f.message and "nvidia-fabricmanager" in f.fix
