@@ -156,3 +156,14 @@ def test_nccls_nvls_bind_error_without_its_prefix_is_a_fabric_not_set_up(tmp_pat
             f.message
         )
         assert "fabric manager" in f.message and "NVSwitches" in f.message and "nvidia-fabricmanager" in f.fix
+
+
+def test_a_freebsd_mellanox_drivers_line_is_a_kernel_log_and_its_device_no_host() -> None:
+    # https://docs.nvidia.com/networking/display/FREEBSDv371/Port+Down+State+Diagnostics (sys/dev/mlx5/driver.h's
+    # mlx5_core_info: device_printf "INFO: %s:%d:(pid %d): "): a transceiver detected, nothing wrong
+    rig = import_files([_one("s17-rdma-logs/freebsd-mlx5-*.txt")])
+    assert (rig.kernel.lines_read, rig.kernel.events) == (1, [])
+    # https://github.com/sebhildebrandt/systeminformation/pull/331: FreeBSD's mlx4 "mlx4_core0: port level mtu is
+    # only used for IB ports", repeated: the driver's unit, not a host name to strip
+    text = "mlx4_core0: port level mtu is only used for IB ports\n" * 3
+    assert strip_prefix(text) == (text, None)

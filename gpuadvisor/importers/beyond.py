@@ -21,7 +21,7 @@ from gpuadvisor.importers.rdma_ports import DEVINFO, DEVINFO_PORT, IBPANIC, IBST
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
-from gpuadvisor.probes.kmsg_signs import SIGN_RE
+from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 from gpuadvisor.text import plural
 
@@ -85,7 +85,7 @@ _BARE = re.compile(
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
     """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap); a
-    journalctl -o json entry as the line it stands for."""
+    journalctl -o json entry as the line it stands for; a FreeBSD Mellanox driver's line."""
     line = journal_line(lines[i]) or lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
     if current is None and LOG_LINE.match(line):
@@ -99,6 +99,8 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
         return True
     if current is None and _CARRIER.match(line):
         return True  # systemd-networkd's IPoIB carrier lines in the syslog (no "kernel:")
+    if BSD_MLX.match(line) and outside_log(current):
+        return True  # a FreeBSD Mellanox driver's kernel line ("mlx5_core0: INFO: ..."): no time, no PCI address
     return (
         outside_log(current)
         and bool(LOG_LINE.match(line) or bare)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.probes.kmsg_signs import BSD_MLX
+
 _PREFIXES = (
     ("mpirun --tag-output", re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")),
     # mpirun --timestamp-output --tag-output: "Fri Aug 11 12:31:45 2023[1,0]<stdout>:"
@@ -34,7 +36,7 @@ _PREFIXES = (
 _HOSTS = ("a host's address", "a host name")
 # an NCCL line names its own host ("host:pid:tid [rank] NCCL ..."): several hosts' lines of it interleaved are one log
 _NCCL = re.compile(r"^\s*[^\s:]+:\d+:\d+ \[\d+\] ")
-_KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")
+_KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")  # and FreeBSD's "mlx5_core0: ": a device, not a host
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 
 
@@ -63,7 +65,7 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         return text, None
     if (numbered := _gutter(bodies, lines, cut)) is not None:
         return numbered, "an editor's line numbers"
-    kernel = any(_KERNEL.search(x) for x in shown)
+    kernel = any(_KERNEL.search(x) or BSD_MLX.match(x) for x in shown)
     for what, pattern in _PREFIXES:
         if kernel and what != "a host's address":
             continue

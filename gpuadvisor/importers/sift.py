@@ -64,7 +64,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
     # the signs' own words, their case and word bounds aside
-    "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS),),
+    "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
     "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
     "ibstatus": (r"^Infiniband device '",),
