@@ -167,3 +167,21 @@ def test_a_freebsd_mellanox_drivers_line_is_a_kernel_log_and_its_device_no_host(
     # only used for IB ports", repeated: the driver's unit, not a host name to strip
     text = "mlx4_core0: port level mtu is only used for IB ports\n" * 3
     assert strip_prefix(text) == (text, None)
+
+
+# https://github.com/NVIDIA/dcgm-exporter/issues/576: dcgmi nvlink -s of eight GPUs, every link Up, no model named
+DCGMI_ALL_UP = (
+    "dcgmi nvlink -s\n+----------------------+\n|  NvLink Link Status  |\n+----------------------+\nGPUs:\n"
+    + "".join(f"    gpuId {k}:\n        " + " ".join(["U"] * 18) + "\n" for k in range(8))
+    + "NvSwitches:\n    No NvSwitches found.\n\nKey: Up=U, Down=D, Disabled=X, Not Supported=_\n"
+)
+
+
+def test_gpus_of_no_named_model_whose_every_listed_nvlink_is_down_warn(tmp_path: Path) -> None:
+    # https://github.com/NVIDIA/DCGM/issues/198: two GPUs, 18 links each, every one "D", no model in the paste
+    path = _one("s17-logs/dcgmi-nvlink-link-status-*.txt")
+    assert _found(path) == [("GA204", "warn", "GPU 0"), ("GA204", "warn", "GPU 1")]
+    (f, _) = [f for f in evaluate(import_files([path])) if f.code == "GA204"]
+    assert f.observed == {"active_links": 0, "inactive_links": list(range(18))}
+    assert "every link it lists is down" in f.message and "no bridge fitted" in f.message
+    assert [f.code for f in evaluate(_rig(tmp_path, DCGMI_ALL_UP)) if f.code == "GA204"] == []
