@@ -85,6 +85,8 @@ DCGM = "s13-dcgm/dcgmi-discovery-l-4-gpus-found-name-null-trailing-spaces-cut_be
 TABLE += f"dcgm | dcgmi discovery -l | corpus/{DCGM}\n"
 IB_SYSFS = "s15-rdma/sysfs-grep-infiniband-ports-state-rate-phys-state-2x-mlx5-edr-active_sjpb.txt"
 TABLE += f'ib-sysfs | grep "" /sys/class/infiniband/*/ports/*/state | corpus/{IB_SYSFS}\n'
+GPUD = "s17-fabric/gpud-fabric-state-json-gb200-completed-success-healthy-cut_gyuho.txt"
+TABLE += f"gpud | curl -kL https://localhost:15132/v1/states | corpus/{GPUD}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -185,3 +185,36 @@ def test_gpus_of_no_named_model_whose_every_listed_nvlink_is_down_warn(tmp_path:
     assert f.observed == {"active_links": 0, "inactive_links": list(range(18))}
     assert "every link it lists is down" in f.message and "no bridge fitted" in f.message
     assert [f.code for f in evaluate(_rig(tmp_path, DCGMI_ALL_UP)) if f.code == "GA204"] == []
+
+
+# https://github.com/leptonai/gpud/pull/1151, its third block: the same H100 after the fabric manager was restarted
+GPUD_1151_RESTARTED = """\
+```
+    "component": "accelerator-nvidia-fabric-manager",
+    "states": [
+      {
+        "time": "2025-11-20T04:49:02Z",
+        "component": "accelerator-nvidia-fabric-manager",
+        "name": "accelerator-nvidia-fabric-manager",
+        "health": "Healthy",
+        "reason": "fabric manager found and active",
+```
+"""
+
+
+def test_gpuds_fabric_manager_component_json_is_read(tmp_path: Path) -> None:
+    # https://github.com/leptonai/gpud/pull/1106: GB200, gpud checks the GPUs' fabric state only (no local daemon),
+    # each GPU Completed / Success in clique 4026, the third cut inside its UUID (left out)
+    rig = import_files([_one("s17-fabric/gpud-fabric-state-json-*.txt")])
+    fab = rig.fabric
+    assert [(g.state, g.status, g.clique_id) for g in fab.gpus or []] == [("completed", "success", 4026)] * 2
+    assert (fab.manager_state, fab.nvswitches) == (None, None) and "GB200" in (fab.why("manager_state") or "")
+    assert [f for f in evaluate(rig) if f.code == "GA809" and f.severity != "ok"] == []
+    # https://github.com/leptonai/gpud/pull/1151: H100, "checked fabric state; fabric manager found but not active"
+    # (gpud looks for NVSwitches before it checks the daemon): an inactive fabric manager on an NVSwitch box fails
+    path = _one("s14-fabric/gpud-fm-component-json-*.txt")
+    rig = import_files([path])
+    assert (rig.fabric.manager_state, rig.fabric.nvswitches) == ("inactive", True)
+    assert _found(path) == [("GA809", "fail", "host")]
+    rig = _rig(tmp_path, GPUD_1151_RESTARTED)
+    assert rig.fabric.manager_state == "active" and _warned(rig) == []

@@ -77,6 +77,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "perfquery": (_SPACE + "# Port ",),
     "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
     "ibdev2netdev": (" port ",),
+    "gpud": ('"accelerator-nvidia-fabric-manager"',),
     "fio-json": (_SPACE + r"\{",),
     "fio": (r": \((?:g=|groupid=)", _SPACE + r"fio-\d"),
     "lsblk-json": (_SPACE + r"\{",),
