@@ -138,8 +138,9 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
             "Fabric Manager or NVSwitches'); " + FM_GUIDE,
             fix="systemctl status nvidia-fabricmanager (start it: systemctl enable --now nvidia-fabricmanager) and "
             "nvidia-smi -q | grep -A 2 Fabric (every GPU Completed / Success); a fabric manager restarted without a "
-            "GPU reset leaves multicast broken: reset the GPUs and NVSwitches or reboot; NCCL_NVLS_ENABLE=0 only as a "
-            "stopgap",
+            "GPU reset leaves multicast broken: reset the GPUs and NVSwitches or reboot; in a container, load "
+            "nvidia-caps-imex-channels and expose its devices where the system uses IMEX; NCCL_NVLS_ENABLE=0 only as "
+            "a stopgap",
         )
     if not nvswitch and not bad and fab.manager_state != "failed":
         return  # a fabric manager that failed is evidence of an NVSwitch system, unless the box shows none
