@@ -28,6 +28,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   0000:01:00.0: probe with driver nvidia failed with error -1``), ``NVRM: The NVIDIA probe routine
   failed for 1 device(s).`` (the driver did not take a GPU it found: it is unusable until the cause, named in the
   NVRM lines above, is fixed);
+- ``gpu-not-probed``: ``NVRM: The NVIDIA probe routine was not called for 3 device(s).`` (nv.c: the kernel bound
+  the GPUs to another driver first, nouveau, a framebuffer driver or vfio-pci: the NVIDIA driver has none of them);
 - ``gpu-bar-invalid``: ``NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:`` then ``NVRM: BAR1
   is 0M @ 0x0 (PCI:0000:08:00.0)`` (the firmware gave the GPU no address window: the driver cannot map it, the
   probe fails; older drivers print the bus as ``PCI:0001:00.0``, bus 01 device 00 function 0);
@@ -84,6 +86,7 @@ KEYWORDS = (
     "NV_ERR_GPU_IS_LOST",
     "GPU lost from the bus",
     "probe routine failed for",
+    "probe routine was not called for",
     "failed with error",
     "NVRM: BAR",
     "(PCI ID: ",
@@ -100,12 +103,16 @@ SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
     r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
     r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
-    r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine failed for"
+    r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine (?:failed|was not called) for"
     r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)"
 )
+# FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
+# sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
+# enabled"; the mlx5en interface "mce0: ..."): no PCI address, no time
+BSD_MLX = re.compile(r"^\s*(?:mlx[45]_core|mlx[45]_ib|mce)\d{1,3}: \S")
 _DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
 _NVRM_INDEX = re.compile(r"NVRM: (GPU\d+) ")
@@ -174,6 +181,8 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
         if bus := probe.group("old") or probe.group("new"):
             return "gpu-probe-failed", _bus(bus), line[probe.start() :].strip()
         kind, nvrm = "gpu-probe-failed", nvrm if nvrm >= 0 else bare
+    elif nvrm >= 0 and "probe routine was not called for" in line:  # another driver took the GPUs first
+        kind = "gpu-not-probed"
     elif bar := _BAR_INVALID.search(line):
         name, size, at, bus = bar.groups()
         what = f"{name} is {size} @ {at}: the PCI I/O region the firmware assigned to the GPU is invalid"

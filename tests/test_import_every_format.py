@@ -87,6 +87,8 @@ IB_SYSFS = "s15-rdma/sysfs-grep-infiniband-ports-state-rate-phys-state-2x-mlx5-e
 TABLE += f'ib-sysfs | grep "" /sys/class/infiniband/*/ports/*/state | corpus/{IB_SYSFS}\n'
 NHC = "s16-rdma-logs/nhc-check-hw-ib-no-port-active-new-node-no-cables_OleHolmNielsen.txt"
 TABLE += f"nhc | nhc | corpus/{NHC}\n"
+GPUD = "s17-fabric/gpud-fabric-state-json-gb200-completed-success-healthy-cut_gyuho.txt"
+TABLE += f"gpud | curl -kL https://localhost:15132/v1/states | corpus/{GPUD}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

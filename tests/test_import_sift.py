@@ -69,6 +69,7 @@ SIGN_LINES = [
     "[   9.1] pcieport 0000:00:01.0: AER: can't recover (no error_detected callback)",
     "[   9.1] mlx5_core 0000:17:00.0 ens1f0np0: Link down",
     "[   9.1] ib0: Lost carrier",
+    "[   9.1] The NVIDIA probe routine was not called for 1 device(s).",
 ]
 
 

@@ -21,13 +21,14 @@ from gpuadvisor.importers.rdma_ports import DEVINFO, DEVINFO_PORT, IBPANIC, IBST
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
-from gpuadvisor.probes.kmsg_signs import SIGN_RE
+from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 from gpuadvisor.text import plural
 
 LOG_LINE = re.compile(
-    r"^\s*(?:\d{1,3}(?:\.\d{1,3}){3}:\s+|[\w.-]{1,63}:\s+(?=\[\s*\d+\.\d+\]))?"  # Talos (talosctl dmesg): the
-    # node's address first; pdsh or clush: the host's name before a dmesg line ("b1360: [14280.445220] ...")
+    r"^\s*(?:(?:\d{1,3}(?:\.\d{1,3}){3}:\s+){1,2}|[\w.-]{1,63}:\s+(?=\[\s*\d+\.\d+\]))?"  # Talos (talosctl
+    # dmesg), pdsh: the node's address first (twice: relayed by a second launcher); pdsh or clush: the host's name
+    # before a dmesg line ("b1360: [14280.445220] ...")
     r"(?:<\d{1,3}>)?"  # dmesg -r: the raw priority "<4>"
     r"(?:(?:\w+\s+)?(?:kern|user|daemon|syslog|auth\w*|local\d)\s*:\s*"  # dmesg -x: "kern  :err   : " before the
     r"(?:emerg|alert|crit|err(?:or)?|warn(?:ing)?|notice|info|debug)\s*:\s*)?"  # time (after a quoting word: gpud's
@@ -57,11 +58,14 @@ _FM_WORDS = (
     "nvidia-fabricmanager-start.sh[",
     "Job for nvidia-fabricmanager.service failed",
     " nvidia-fabricmanager-wrapper: ",  # Talos's fabric manager / NVLSM wrapper (B200, GB200)
+    # its version check's error, quoted without the journal's "nv-fabricmanager[pid]: " (the fabric manager's
+    # FMGpuDriverVersionCheck: "... NVIDIA GPU driver interface version X don't match with driver version Y")
+    "GPU driver interface version ",
 )
 # the fabric manager's own log file (/var/log/fabricmanager.log): "[May 16 2025 15:10:21] [INFO] [tid 30042] ..."
 _FM_LOG = re.compile(r"^\s*\[[A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+\] \[(?:INFO|WARNING|ERROR|FATAL)\] \[tid \d+\]")
-MISMATCH_RE = re.compile(
-    r"interface version (\d[\w.]*?)\.? (?:don't|doesn't|don’t|does not) match with driver "
+MISMATCH_RE = re.compile(  # on one line, or wrapped after the first version
+    r"interface version (\d[\w.]*?)\.?\s+(?:don't|doesn't|don’t|does not) match with driver "
     r"version (\d[\w.]*?)\.?(?:\s|$)"
 )
 
@@ -81,7 +85,7 @@ _BARE = re.compile(
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
     """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap); a
-    journalctl -o json entry as the line it stands for."""
+    journalctl -o json entry as the line it stands for; a FreeBSD Mellanox driver's line."""
     line = journal_line(lines[i]) or lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
     if current is None and LOG_LINE.match(line):
@@ -95,6 +99,8 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
         return True
     if current is None and _CARRIER.match(line):
         return True  # systemd-networkd's IPoIB carrier lines in the syslog (no "kernel:")
+    if BSD_MLX.match(line) and outside_log(current):
+        return True  # a FreeBSD Mellanox driver's kernel line ("mlx5_core0: INFO: ..."): no time, no PCI address
     return (
         outside_log(current)
         and bool(LOG_LINE.match(line) or bare)
@@ -263,6 +269,10 @@ def fm_sxids(text: str, first: int) -> list[facts.KernelEvent]:
     return out
 
 
+# a fabric manager that started after all (a later try, once the packages matched)
+_STARTED = re.compile(r"Started NVIDIA fabric manager|configured all the available NVSwitches|Active: active")
+
+
 def parse_fabric_manager(text: str) -> Fabric:
     """systemctl status nvidia-fabricmanager: the "Active:" line, and a version mismatch in the log lines."""
     fab = Fabric()
@@ -292,9 +302,16 @@ def parse_fabric_manager(text: str) -> Fabric:
         fab.nvswitches = True
     mismatch = MISMATCH_RE.search(text)
     if mismatch:
-        fab.manager_detail = f"fabric manager {mismatch.group(1)} does not match driver {mismatch.group(2)}" + (
+        fm, driver = mismatch.groups()
+        fab.manager_detail = f"fabric manager {fm} does not match driver {driver}" + (
             f"; {fab.manager_detail}" if fab.manager_detail else ""
         )
+        if fab.manager_state is None and not _STARTED.search(text, mismatch.end()):
+            # the fabric manager's version check logs this line, then throws: the daemon exits, its service fails
+            fab.manager_state = "failed"
+            said = " ".join(mismatch.group(0).split()).rstrip(".")
+            fab.manager_detail = f"fabric manager {fm} does not match driver {driver}: it exits at its version check "
+            fab.manager_detail += f"('{said}')"
     return fab
 
 

@@ -145,6 +145,8 @@ def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool
             and outside_log(current)
             and (current is None or current.kind not in ("nccl-tests", "nccl-debug"))
         )
+    if nccl_log.NVLS_BIND.search(lines[i]) and outside_log(current):  # its error text alone, no NCCL prefix
+        return current is None or current.kind != "nccl-debug"
     if not nccl_log.starts(lines[i]) or not outside_log(current):
         return False
     if current is not None and current.kind == "nccl-debug":
@@ -176,7 +178,8 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
         if e := _NCCL_ENV.search(line):  # "NCCL INFO NCCL_P2P_LEVEL set by environment to LOC"
             rig.software.env[e.group(1)] = e.group(2)
     _rank_gpus(rig, lines, source, first)
-    if seen := nccl_log.async_events(lines):
+    seen = nccl_log.async_events(lines) + [(nccl_log.NVLS_KIND, t, n) for t, n in nccl_log.nvls_bind_failures(lines)]
+    if seen:  # the adapter events and NVLS failures NCCL reported, judged as the kernel's (GA822, GA826, GA809)
         events = [KernelEvent(kind=kind, code=0, bus_id=None, text=text, line=first + n) for kind, text, n in seen]
         rig.kernel = KernelLog(source="imported", lines_read=len(lines), events=events)
         rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"

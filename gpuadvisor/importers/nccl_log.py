@@ -80,6 +80,28 @@ def async_events(lines: list[str]) -> list[tuple[str, str, int]]:
     return out
 
 
+# NCCL's error when it cannot bind NVLink SHARP multicast memory (src/transport/nvls.cc: "Failed to bind NVLink SHARP
+# (NVLS) Multicast memory of size %zu ... : CUDA error %d '%s'.\nThis is usually caused by a system or configuration
+# error in the Fabric Manager or NVSwitches."), as its WARN line or as the "Last error:" torch prints, often wrapped
+NVLS_BIND = re.compile(r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory")
+_CUDA_ERROR = re.compile(r"CUDA error (\d{1,5})\s*'([^'\n]{0,120})'")
+NVLS_KIND = "nvls-bind-failed"
+
+
+def nvls_bind_failures(lines: list[str]) -> list[tuple[str, int]]:
+    """(text, line index) of each NVLS bind failure NCCL reported, with the CUDA error it names (on its line or one
+    of the two below, where the message wraps)."""
+    out = []
+    for n, line in enumerate(lines):
+        if "NVLink SHARP" not in line or (m := NVLS_BIND.search(line)) is None:
+            continue
+        said = " ".join([line[m.start() :], *(x.strip() for x in lines[n + 1 : n + 3])])
+        err = _CUDA_ERROR.search(said)
+        text = "NCCL could not bind NVLink SHARP (NVLS) multicast memory"
+        out.append((text + (f": CUDA error {err.group(1)} '{err.group(2)}'" if err else ""), n))
+    return out
+
+
 def gdr_not_used(lines: list[str]) -> list[str]:
     """The NICs whose network hops the log shows without ``/GDRDMA`` (and never with it): GPUDirect RDMA not used,
     named as NCCL's "NET/IB : Using [0]mlx5_0:1/RoCE" line names them; and hops over TCP sockets."""

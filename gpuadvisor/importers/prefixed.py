@@ -1,11 +1,14 @@
 """Outputs whose every line carries the same kind of prefix a launcher or log collector adds: ``mpirun
 --tag-output`` (``[1,0]<stdout>:``), ``kubectl logs --timestamps`` (``2024-05-01T12:00:00.123456789Z ``), ``pdsh``
-(``node01: ``). The prefix is taken off every line (line numbers kept) so that the output under it reads as
-printed. Kernel logs keep theirs: their readers use the timestamps."""
+(``node01: ``, or the host's address: ``10.0.87.143: ``, doubled where two launchers each added it). The prefix is
+taken off every line (line numbers kept) so that the output under it reads as printed. Kernel logs keep theirs (their
+readers use the timestamps) but for a host's address: no kernel message starts with one."""
 
 from __future__ import annotations
 
 import re
+
+from gpuadvisor.probes.kmsg_signs import BSD_MLX
 
 _PREFIXES = (
     ("mpirun --tag-output", re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")),
@@ -25,9 +28,15 @@ _PREFIXES = (
     ("a log viewer's time column", re.compile(r"^\s*\|\s*\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\s*\|\s?")),
     # Ray's worker prefix: "(pid=909608) ", "(RayWorkerWrapper pid=123, ip=10.0.0.2) "
     ("Ray's worker prefix", re.compile(r"^\((?:[\w.]+ )?pid=\d+(?:, ip=[\w.:-]+)?\) ?")),
-    ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62}): ")),  # node01, gpu-3 (a word with a digit)
+    # node01, gpu-3 (a word with a digit); an IPv4 address (pdsh -w 10.0.87.143, DeepSpeed's pdsh runner), each
+    # possibly twice ("10.0.87.143: 10.0.87.143: ": a launcher's output relayed by another that prefixes it again)
+    ("a host's address", re.compile(r"^(\d{1,3}(?:\.\d{1,3}){3})(?:: \1)*: ")),
+    ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62})(?:: \1)*: ")),
 )
-_KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")
+_HOSTS = ("a host's address", "a host name")
+# an NCCL line names its own host ("host:pid:tid [rank] NCCL ..."): several hosts' lines of it interleaved are one log
+_NCCL = re.compile(r"^\s*[^\s:]+:\d+:\d+ \[\d+\] ")
+_KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")  # and FreeBSD's "mlx5_core0: ": a device, not a host
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 
 
@@ -37,10 +46,17 @@ _QUOTE = re.compile(r"^(?:[ \t]*[>%](?: |$))+")
 _PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
 
 
+# a line that is all one inline code span of Markdown (a post quoting a log line: "`nv-fabricmanager[12]: ...`."),
+# a full stop or comma after it: what is inside (a fence's "```" opens no span: a span holds no backtick)
+_INLINE = re.compile(r"^([ \t]*)`([^`\n]+)`[.,;:!]?[ \t]*(?=\r?$)", re.M)
+
+
 def strip_prefix(text: str) -> tuple[str, str | None]:
     """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was. Fence
     lines, a prompt line, a quote's marks and a last line the paste ends inside (too short to hold the whole prefix)
-    need not carry it."""
+    need not carry it. A line in inline code marks (`...`) is read as what is inside them."""
+    if "`" in text:
+        text = _INLINE.sub(r"\1\2", text)
     lines = text.splitlines(keepends=True)
     cut = bool(lines) and not text.endswith(("\n", "\r"))
     bodies = [(k, x[m.end() :] if (m := _QUOTE.match(x)) else x) for k, x in enumerate(lines)]
@@ -49,20 +65,28 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         return text, None
     if (numbered := _gutter(bodies, lines, cut)) is not None:
         return numbered, "an editor's line numbers"
-    if any(_KERNEL.search(x) for x in shown):
-        return text, None
+    kernel = any(_KERNEL.search(x) or BSD_MLX.match(x) for x in shown)
     for what, pattern in _PREFIXES:
+        if kernel and what != "a host's address":
+            continue
         found = [pattern.match(x) for x in shown]
         if not all(found):
             continue
-        if what == "a host name" and len({m.group(1) for m in found if m}) != 1:
-            continue  # one host's lines only; several hosts' lines interleaved are not one output
+        several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1
+        if several and (kernel or not _nccl_log(shown, found)):
+            continue  # one host's lines only; several hosts' lines interleaved are not one output (but an NCCL log)
         out = [
             _rebuilt(line, body, pattern.sub("", body, count=1)) if body.strip() and pattern.match(body) else line
             for (_, body), line in zip(bodies, lines, strict=True)
         ]
         return "".join(out), what
     return text, None
+
+
+def _nccl_log(shown: list[str], found: list[re.Match[str] | None]) -> bool:
+    """Whether the lines under the prefixes are an NCCL log (its lines name their host: several hosts' lines of it
+    interleaved, as a multi-node launcher prints them, are one log)."""
+    return any(m is not None and _NCCL.match(x[m.end() :]) for x, m in zip(shown, found, strict=True))
 
 
 def _carries(body: str) -> bool:

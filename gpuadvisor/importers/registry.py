@@ -27,6 +27,7 @@ from gpuadvisor.importers import (
     cuda_samples,
     dcgm,
     fio,
+    gpud,
     ibcounters,
     ibdev2netdev,
     lspci,
@@ -225,6 +226,9 @@ FORMATS: tuple[Format, ...] = (
     _beyond("nhc", "NHC (Node Health Check) failures",
             "`ERROR:  nhc:  Health check failed:  check_hw_ib:  ...`, syslog's `nhc[123]: Health check failed:  ...`, "
             "or `Node Health Check failed.  Check CHECK returned 1`", nhc.starts, nhc.parse_nhc, 25, family="NHC"),
+    _beyond("gpud", "gpud component state (fabric manager)",
+            '`"component": "accelerator-nvidia-fabric-manager"` in gpud\'s JSON (health, reason, fabric_states)',
+            gpud.starts, gpud.parse_gpud, 26),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),

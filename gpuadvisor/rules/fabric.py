@@ -60,7 +60,8 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
     What it checks
         Each GPU's fabric state and status (NVML GPU fabric info, nvidia-smi -q "Fabric": Completed / Success
-        expected, Hopper and later) and, on NVSwitch systems, the nvidia-fabricmanager service.
+        expected, Hopper and later), NCCL's "Failed to bind NVLink SHARP (NVLS) Multicast memory" error and, on
+        NVSwitch systems, the nvidia-fabricmanager service.
     Why it matters
         On HGX/DGX systems the fabric manager programs the NVSwitches. Until it has, CUDA fails to start
         (cudaErrorSystemNotReady) or the GPUs cannot reach each other over NVLink; a fabric manager of another
@@ -68,8 +69,8 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
     Threshold
         A GPU in Not Started or In Progress, or Completed with an error status: fail. A GPU whose fabric health
         reports degraded bandwidth (NVML fabric health mask, nvidia-smi -q "Fabric / Health / Bandwidth:
-        Degraded"): warn. Fabric manager failed, inactive or not installed on an NVSwitch system: fail, or warn
-        when every GPU already shows Completed.
+        Degraded"): warn. NCCL unable to bind NVLS multicast memory: fail. Fabric manager failed, inactive or not
+        installed on an NVSwitch system: fail, or warn when every GPU already shows Completed.
     Source
         NVIDIA Fabric Manager User Guide (fabric state, "nvidia-smi -q -i 0 | grep -i -A 2 Fabric"; the
         fabric manager and driver versions must match).
@@ -124,6 +125,23 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
                 fix="read the fabric manager log and nvidia-smi nvlink -s / -e for links down or erroring; drain "
                 "the node from NVLink-heavy jobs until the tray or cable is serviced",
             )
+    nvls = [e for e in rig.kernel.events or [] if e.kind == "nvls-bind-failed"]
+    if nvls:  # NVLink SHARP lives in the NVSwitches: a bind that fails is the fabric's, not the job's
+        yield ctx.finding(
+            f"{nvls[0].text} (x{len(nvls)}, line {nvls[0].line}): the NVSwitch fabric is not set up for it, NCCL "
+            "blames the fabric manager or the NVSwitches; every NCCL job that uses NVLS fails at init",
+            gpus=[g.index for g in rig.gpus],
+            subject="host",
+            observed={"evidence": nvls[0].text, "count": len(nvls), "first_line": nvls[0].line},
+            expected={"nvls_multicast_bind": "success"},
+            expected_source="NCCL src/transport/nvls.cc ('usually caused by a system or configuration error in the "
+            "Fabric Manager or NVSwitches'); " + FM_GUIDE,
+            fix="systemctl status nvidia-fabricmanager (start it: systemctl enable --now nvidia-fabricmanager) and "
+            "nvidia-smi -q | grep -A 2 Fabric (every GPU Completed / Success); a fabric manager restarted without a "
+            "GPU reset leaves multicast broken: reset the GPUs and NVSwitches or reboot; in a container, load "
+            "nvidia-caps-imex-channels and expose its devices where the system uses IMEX; NCCL_NVLS_ENABLE=0 only as "
+            "a stopgap",
+        )
     if not nvswitch and not bad and fab.manager_state != "failed":
         return  # a fabric manager that failed is evidence of an NVSwitch system, unless the box shows none
     if fab.manager_state is None:
@@ -147,10 +165,11 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
         return
     done = bool(fab.gpus) and all(g.state == "completed" and g.status == "success" for g in fab.gpus or [])
+    mismatch = bool(fab.manager_detail and "does not match" in fab.manager_detail)
     yield ctx.finding(
         f"nvidia-fabricmanager is {fab.manager_state}"
         + (" on an NVSwitch system" if nvswitch else "")
-        + (f" ({fab.manager_detail})" if fab.manager_detail and "does not match" in fab.manager_detail else "")
+        + (f" ({fab.manager_detail})" if mismatch else "")
         + ("; the GPUs registered before it stopped" if done else ""),
         severity="warn" if done else "fail",
         gpus=[g.index for g in rig.gpus],
@@ -158,7 +177,10 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         observed={"manager_state": fab.manager_state, "detail": fab.manager_detail},
         expected={"manager_state": "active"},
         expected_source=FM_GUIDE,
-        fix="systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
+        fix="install the fabric manager package of the loaded driver's exact version (or the driver matching it), "
+        "then systemctl enable --now nvidia-fabricmanager; a configuration fix, not the hardware"
+        if mismatch
+        else "systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
         "of another version than the driver will not start)",
     )
 

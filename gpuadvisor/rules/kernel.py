@@ -316,6 +316,16 @@ LOST_SIGNS = {
         "reboot",
         "fail",
     ),
+    "gpu-not-probed": (
+        "another driver (nouveau, a framebuffer driver such as nvidiafb, or vfio-pci) owns the GPU(s): the NVIDIA "
+        "driver's probe was never called for them, so CUDA has none of them",
+        "find the driver that holds each GPU (lspci -nnk -d 10de: 'Kernel driver in use'); for nouveau: blacklist it "
+        "(blacklist nouveau, options nouveau modeset=0 in /etc/modprobe.d), rebuild the initramfs and reboot; for "
+        "vfio-pci or a driver_override: unbind the GPU (or drop it from vfio-pci's ids) and load nvidia; the cards "
+        "are not at fault",
+        "fix-config",
+        "fail",
+    ),
     "gpu-bar-invalid": (
         "the firmware assigned the GPU an invalid PCI address window (NVRM: BAR is 0M): the driver cannot map it, "
         "the GPU is unusable",
@@ -387,6 +397,8 @@ def _device(ev: KernelEvent, rig: Rig) -> str:
         return f"GPU {ev.bus_id}"
     if ev.kind == "driver-hung":
         return "the NVIDIA driver (no GPU named)"
+    if ev.kind == "gpu-not-probed" and (n := re.search(r"not called for (\d+) device", ev.text)):
+        return f"{n.group(1)} GPU(s) held by another driver (no bus id logged)"
     named = re.search(r"the driver's (GPU\d+)", ev.text)
     return f"{named.group(1)} (the driver's numbering; no bus id on the line)" if named else "a GPU (no bus id logged)"
 
@@ -397,33 +409,35 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
     What it checks
         NVRM lines without an Xid number: "RmInitAdapter failed" (the driver could not bring the GPU up),
-        NV_ERR_GPU_IS_LOST ("GPU lost from the bus"), NV_ERR_RESET_REQUIRED / "reset required", GSP heartbeat
-        or RPC timeouts ("Heartbeat timed out", "rpcSendMessage failed", "Timeout waiting for RPC from GSP"),
-        GSP firmware that never started ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"),
-        the driver's probe of a GPU failing ("probe of BUS failed with error", "The NVIDIA probe routine
-        failed"), NVLink discovery failures with a peer ("postRxDetLinkMask failed"), and tasks hung in an
-        NVIDIA module (the kernel's "INFO: task ... blocked for more than N seconds", or a soft lockup, with an
-        nvidia frame in its call trace), grouped by GPU and sign (the kernel-log reader drops a loss told
-        without a bus id beside a line naming the lost GPU).
+        NV_ERR_GPU_IS_LOST ("GPU lost from the bus"), NV_ERR_RESET_REQUIRED / "reset required", GSP heartbeat or RPC
+        timeouts ("Heartbeat timed out", "rpcSendMessage failed", "Timeout waiting for RPC from GSP"), GSP firmware that
+        never started ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"), the driver's probe of a GPU
+        failing ("probe of BUS failed with error", "The NVIDIA probe routine failed"), GPUs another driver took first
+        ("The NVIDIA probe routine was not called for N device(s)": nouveau, a framebuffer driver or vfio-pci owns
+        them), NVLink discovery failures with a peer ("postRxDetLinkMask failed"), and tasks hung in an NVIDIA module
+        (the kernel's "INFO: task ... blocked for more than N seconds", or a soft lockup, with an nvidia frame in its
+        call trace), grouped by GPU and sign (the kernel-log reader drops a loss told without a bus id beside a line
+        naming the lost GPU).
     Why it matters
         These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
         stopped answering), logged by paths that print no Xid. A node with such a GPU strands every job that
         expects all its GPUs; only a reset or a reboot brings the GPU back.
     Threshold
-        A lost GPU (init or probe failed, GSP not started, reset required, GSP timeout) fails. An NVLink discovery
-        failure or a task hung in the driver warns: the node still runs, but nothing new starts on it until a
-        reset.
+        A lost GPU (init or probe failed, held by another driver, GSP not started, reset required, GSP timeout)
+        fails. An NVLink discovery failure or a task hung in the driver warns: the node still runs, but nothing
+        new starts on it until a reset.
     Source
-        NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): Xid 79
-        RESTART_BM, Xid 119 and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print
-        them (kernel_gsp.c: _kgspIsHeartbeatTimedOut, kgspInitRm; osinit.c: RmInitAdapter; kernel_nvlink:
-        knvlinkDiscoverPostRxDetLinks); Linux kernel/hung_task.c and kernel/watchdog.c (hung tasks, soft
-        lockups), drivers/base/dd.c ("probe of %s failed with error %d").
+        NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): Xid 79 RESTART_BM, Xid 119
+        and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print them (kernel_gsp.c:
+        _kgspIsHeartbeatTimedOut, kgspInitRm; osinit.c: RmInitAdapter; kernel_nvlink: knvlinkDiscoverPostRxDetLinks;
+        nv.c: "The NVIDIA probe routine was not called"); Linux kernel/hung_task.c and kernel/watchdog.c (hung tasks,
+        soft lockups), drivers/base/dd.c ("probe of %s failed with error %d").
     How to fix
         Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
         GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
-        GSP not started: reboot; then the driver branch or VBIOS the GPU needs. NVLink discovery failed: reset the
-        GPUs and check the links. A task hung in the driver: drain and reboot.
+        GSP not started: reboot; then the driver branch or VBIOS the GPU needs. Held by another driver: find it
+        (lspci -k), blacklist nouveau or unbind vfio-pci, rebuild the initramfs, reboot. NVLink discovery failed:
+        reset the GPUs and check the links. A task hung in the driver: drain and reboot.
     """
     groups = grouped_events(rig, ctx, LOST_SIGNS, lambda ev: f"{ev.kind} {ev.bus_id or ''}")
     if isinstance(groups, Finding):

@@ -288,7 +288,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
         NCCL may route around it with an extra hop; a bridged card whose bridge is off falls back to PCIe,
         and a ring or tree collective runs at the pace of its slowest GPU.
     Threshold
-        Any shown inactive link, or fewer active links than the model's count or the peers' maximum.
+        Any shown inactive link, or fewer active links than the model's count or the peers' maximum; a GPU the
+        source names no model for whose every listed link is down (dcgmi nvlink -s all "D") warns.
     Source
         NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink -s shows inactive links; link counts per model: the
         datasheets and architecture whitepapers named in the GPU catalog (each product's
@@ -370,6 +371,8 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                         "warn",
                     )
                     why_text = ": a bridge is missing or partly seated"
+            if want == 0 and spec is None and (own := _all_listed_down(g, active, down)) is not None:
+                want, source, sev, why_text = own
             if active >= want or want == 0:
                 continue
             if sev is None:
@@ -378,7 +381,9 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 if unbridged:
                     why_text = ": its bridge is missing or unseated, or it has no partner card"
             who = (
-                f"the {spec.name} has"
+                "it lists"
+                if source.startswith(LISTED)
+                else f"the {spec.name} has"
                 if spec is not None and source.startswith(spec.name)
                 else f"other {model} GPUs have"
                 if model != "?"
@@ -398,6 +403,22 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 "check nvidia-fabricmanager",
             )
     yield from isolated
+
+
+LISTED = "the NVLinks the source lists for it"
+
+
+def _all_listed_down(g: Gpu, active: int, down: list[int]) -> tuple[int, str, str, str] | None:
+    """(links, source, severity, why) when every NVLink a GPU of no known model lists is down and nothing else judges
+    it (no peer with a link up): listed Down (not Not Supported), the links exist and none is up, so the GPU reaches
+    its peers over PCIe only; a warning, the GPU still runs (a known PCIe card without a bridge is its owner's
+    choice: GA203 judges a rig without NVLink)."""
+    if not g.nvlinks or active or len(down) != len(g.nvlinks):
+        return None
+    why = ": every link it lists is down, so it reaches its peers over PCIe only: fitted NVLink bridges are unseated "
+    why += "or not working, or the GPU is off its NVLink fabric (a PCIe card with no bridge fitted lists its links "
+    why += "down too: nothing to fix then)"
+    return len(g.nvlinks), f"{LISTED} (listed as down, not as not supported: present, none up)", "warn", why
 
 
 def _isolated_in_matrix(rig: Rig, ctx: Context):
