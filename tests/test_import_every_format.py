@@ -85,6 +85,8 @@ DCGM = "s13-dcgm/dcgmi-discovery-l-4-gpus-found-name-null-trailing-spaces-cut_be
 TABLE += f"dcgm | dcgmi discovery -l | corpus/{DCGM}\n"
 IB_SYSFS = "s15-rdma/sysfs-grep-infiniband-ports-state-rate-phys-state-2x-mlx5-edr-active_sjpb.txt"
 TABLE += f'ib-sysfs | grep "" /sys/class/infiniband/*/ports/*/state | corpus/{IB_SYSFS}\n'
+PROC_INFO = "s17-smi/proc-driver-nvidia-gpus-information-h100-80gb-hbm3-62-00-trailing-spaces_landontclipp.txt"
+TABLE += f"proc-info | cat /proc/driver/nvidia/gpus/0000:62:00.0/information | corpus/{PROC_INFO}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

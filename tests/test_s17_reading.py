@@ -4,6 +4,7 @@ tool ran on them; each case names its source thread), each also checked on anoth
 from __future__ import annotations
 
 from gpuadvisor.importers.beyond import smi_processes
+from gpuadvisor.importers.merge import import_files, parse_text
 from tests.corpus_cases import corpus_file as _one
 from tests.corpus_cases import warn_findings as _found
 
@@ -37,3 +38,29 @@ def test_the_process_tables_type_is_read_and_display_processes_are_no_memory_hel
     # that drives the display: the desktop's own use, not a job's leftover
     path = _one("s17-smi/smi-396-unfenced-*.txt")
     assert "GA811" not in {code for code, _sev, _subject in _found(path)}
+
+
+# https://github.com/canonical/snapd/pull/14893 (jocado): the driver's file of an L4, tabs as the driver prints them
+_SNAPD_14893 = (
+    "Model: \t\t NVIDIA L4\nIRQ:   \t\t 16\nGPU UUID: \t GPU-3291dfa4-fcc4-0110-615b-c894a0d7c689\n"
+    "Video BIOS: \t 95.04.65.00.13\nBus Type: \t PCIe\nDMA Size: \t 47 bits\nDMA Mask: \t 0x7fffffffffff\n"
+    "Bus Location: \t 0000:70:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n"
+)
+
+
+def test_the_drivers_proc_information_file_is_one_gpu_per_model_line() -> None:
+    (part,) = parse_text(_SNAPD_14893, "information")
+    assert [(g.index, g.name, g.bus_id, g.uuid) for g in part.rig.gpus] == [
+        (0, "NVIDIA L4", "0000:70:00.0", "GPU-3291dfa4-fcc4-0110-615b-c894a0d7c689")
+    ]
+    # https://landontclipp.github.io/sysadmin/gpu: after a cat prompt, long trailing spaces on several lines
+    rig = import_files([_one("s17-smi/proc-driver-nvidia-gpus-information-*.txt")])
+    assert [(g.name, g.bus_id, g.uuid) for g in rig.gpus] == [
+        ("NVIDIA H100 80GB HBM3", "0000:62:00.0", "GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b")
+    ]
+    # two files at once (grep . /proc/driver/nvidia/gpus/*/information): each line after its file's path; the
+    # second GPU excluded by the driver, its line cut inside the bus id
+    two = "".join(f"/proc/driver/nvidia/gpus/0000:70:00.0/information:{x}\n" for x in _SNAPD_14893.splitlines())
+    two += two.replace("0000:70:00.0", "0000:71:00.0").replace("Excluded:\t No", "Excluded:\t Yes")
+    (part,) = parse_text(two[: two.rindex("Bus Location") + 22], "information")
+    assert [(g.index, g.bus_id) for g in part.rig.gpus] == [(0, "0000:70:00.0"), (1, None)]

@@ -33,6 +33,7 @@ from gpuadvisor.importers import (
     nccl,
     nvbandwidth,
     nvlink,
+    proc_info,
     rdma_ports,
     smi_csv,
     smi_query,
@@ -187,6 +188,9 @@ FORMATS: tuple[Format, ...] = (
     Format("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgm-exporter)", GPU, "DCGM", "",
            "`|  NvLink Link Status  |` or `| GPU ID | Device Information |` (dcgmi), `GPUs:` over `gpuId 0:`, or a "
            '`DCGM_FI_...{gpu="0",...}` metric line', dcgm.starts, reads(dcgm.parse_dcgm), _add, 9),
+    Format("proc-info", proc_info.WHAT, GPU, proc_info.WHAT, "",
+           "`Model:  NVIDIA H100 80GB HBM3` over `IRQ:  10` (the driver's per-GPU file)", proc_info.starts,
+           reads(proc_info.parse_proc_info), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
             beyond.starts_kernel_log, beyond.parse_kernel_log, 11),

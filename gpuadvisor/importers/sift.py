@@ -60,6 +60,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d", r"Rank\s"),
     "ib-sysfs": ("/sys/class/infiniband/",),
     "dcgm": (_words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_"), r"GPUs? found"),
+    "proc-info": (r"Model:",),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
