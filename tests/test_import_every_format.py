@@ -86,6 +86,8 @@ TABLE += f"dcgm | dcgmi discovery -l | corpus/{DCGM}\n"
 IB_SYSFS = "s15-rdma/sysfs-grep-infiniband-ports-state-rate-phys-state-2x-mlx5-edr-active_sjpb.txt"
 TABLE += f'ib-sysfs | grep "" /sys/class/infiniband/*/ports/*/state | corpus/{IB_SYSFS}\n'
 PROC_INFO = "s17-smi/proc-driver-nvidia-gpus-information-h100-80gb-hbm3-62-00-trailing-spaces_landontclipp.txt"
+SIMPLE_P2P = "s17-cuda-samples/simplep2p-4x-tesla-k40m-pairs-only-peer-root-prompt-cut_liumilan.txt"
+TABLE += f"cuda-simplep2p | ./simpleP2P | corpus/{SIMPLE_P2P}\n"
 TABLE += f"proc-info | cat /proc/driver/nvidia/gpus/0000:62:00.0/information | corpus/{PROC_INFO}\n"
 
 

@@ -64,3 +64,44 @@ def test_the_drivers_proc_information_file_is_one_gpu_per_model_line() -> None:
     two += two.replace("0000:70:00.0", "0000:71:00.0").replace("Excluded:\t No", "Excluded:\t Yes")
     (part,) = parse_text(two[: two.rindex("Bus Location") + 22], "information")
     assert [(g.index, g.bus_id) for g in part.rig.gpus] == [(0, "0000:70:00.0"), (1, None)]
+
+
+# https://github.com/tinygrad/open-gpu-kernel-modules/pull/22 (mylesgoose): simpleP2P (CUDA 12 samples, no per-GPU
+# capability lines) on seven RTX 4090 with the P2P driver, the first twelve of its 42 pairs as the comment shows them
+_TINYGRAD_22 = "\n".join(
+    [
+        "'/home/myles/cuda-samples/Samples/0_Introduction/simpleP2P/simpleP2P' ",
+        "[/home/myles/cuda-samples/Samples/0_Introduction/simpleP2P/simpleP2P] - Starting...",
+        "Checking for multiple GPUs...",
+        "CUDA-capable device count: 7",
+        "",
+        "Checking GPU(s) for support of peer to peer memory access...",
+        *(
+            f"> Peer access from NVIDIA GeForce RTX 4090 (GPU{a}) -> NVIDIA GeForce RTX 4090 (GPU{b}) : Yes"
+            for a in (0, 1)
+            for b in range(7)
+            if a != b
+        ),
+    ]
+)
+
+
+def test_simple_p2ps_peer_access_lines_are_the_pairs_p2p_capability() -> None:
+    (part,) = parse_text(_TINYGRAD_22[: _TINYGRAD_22.rindex(" : Yes") + 6], "simpleP2P.txt")
+    assert part.kind == "cuda-simplep2p"
+    assert [g.name for g in part.rig.gpus] == ["NVIDIA GeForce RTX 4090"] * 7
+    read = part.rig.topology.p2p_read
+    assert read is not None and read[0] == ["X", "OK", "OK", "OK", "OK", "OK", "OK"]
+    assert read[1] == ["OK", "X", "OK", "OK", "OK", "OK", "OK"] and read[2] == ["U", "U", "X", "U", "U", "U", "U"]
+    # https://github.com/tensorflow/tensorflow/issues/2145: four K40m, '> GPU0 = "     Tesla K40m" IS  capable' lines
+    # (the name printed %15s), P2P only within 0-1 and 2-3, the paste cut inside the 11th pair's line
+    path = _one("s17-cuda-samples/simplep2p-*.txt")
+    rig = import_files([path])
+    assert [g.name for g in rig.gpus] == ["Tesla K40m"] * 4
+    assert rig.topology.p2p_read == [
+        ["X", "OK", "NS", "NS"],
+        ["OK", "X", "NS", "NS"],
+        ["NS", "NS", "X", "OK"],
+        ["NS", "U", "U", "X"],
+    ]
+    assert _found(path) == [("GA206", "warn", "GPUs 0, 1, 2, 3")]

@@ -182,6 +182,10 @@ FORMATS: tuple[Format, ...] = (
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
            "`Device: 0, NAME, pciBusID: ..`, `P2P Connectivity Matrix` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
+    Format("cuda-simplep2p", "CUDA samples simpleP2P", GPU, "CUDA samples", "simpleP2P",
+           "`[./simpleP2P] - Starting...`, or (without it) `> GPU0 = \"NAME\" IS capable of Peer-to-Peer (P2P)` or "
+           "`> Peer access from NAME (GPU0) -> NAME (GPU1) : Yes`", cuda_samples.starts_simple_p2p,
+           reads(cuda_samples.parse_simple_p2p), _add, 7, after=Merger.add_topology),
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
