@@ -34,8 +34,8 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
         "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, or --query-gpu), PyTorch collect_env, "
         "lspci -vv, nccl-tests, CUDA samples (bandwidthTest, p2pBandwidthLatencyTest, or simpleP2P), nvbandwidth, "
-        "DCGM, or /proc/driver/nvidia/gpus/*/information output, nor as a kernel log, RDMA, fabric manager or storage "
-        "output (import --help)"
+        "DCGM, /proc/driver/nvidia/gpus/*/information, or numba cuda.detect() output, nor as a kernel log, RDMA, "
+        "fabric manager or storage output (import --help)"
     )
 
 

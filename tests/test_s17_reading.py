@@ -105,3 +105,41 @@ def test_simple_p2ps_peer_access_lines_are_the_pairs_p2p_capability() -> None:
         ["NS", "U", "U", "X"],
     ]
     assert _found(path) == [("GA206", "warn", "GPUs 0, 1, 2, 3")]
+
+
+# https://github.com/numba/numba/pull/7221 (gmarkall): cuda.detect() once it printed the UUIDs
+_NUMBA_7221 = """\
+$ python -c "from numba import cuda; cuda.detect()"
+Found 2 CUDA devices
+id 0      b'Quadro RTX 8000'                              [SUPPORTED]
+                      Compute Capability: 7.5
+                           PCI Device ID: 0
+                              PCI Bus ID: 21
+                                    UUID: GPU-e6489c45-5b68-3b03-bab7-0e7c8e809643
+                                Watchdog: Enabled
+             FP32/FP64 Performance Ratio: 32
+id 1      b'Quadro RTX 8000'                              [SUPPORTED]
+                      Compute Capability: 7.5
+                           PCI Device ID: 0
+                              PCI Bus ID: 45
+                                    UUID: GPU-499943e5-f155-f631-f44c-a61ca5995fd2
+                                Watchdog: Disabled
+             FP32/FP64 Performance Ratio: 32
+Summary:
+\t2/2 devices are supported
+"""
+
+
+def test_numbas_cuda_detect_names_each_device_and_its_compute_capability() -> None:
+    (part,) = parse_text(_NUMBA_7221, "detect.txt")
+    assert part.kind == "numba-detect"
+    assert [(g.index, g.name, g.compute_capability, g.uuid, g.bus_id) for g in part.rig.gpus] == [
+        (0, "Quadro RTX 8000", "7.5", "GPU-e6489c45-5b68-3b03-bab7-0e7c8e809643", None),
+        (1, "Quadro RTX 8000", "7.5", "GPU-499943e5-f155-f631-f44c-a61ca5995fd2", None),
+    ]  # 'PCI Bus ID: 21' is the bus number alone, in decimal: no bus id
+    # cut after the first device's name line: the second is counted, not shown
+    (part,) = parse_text(_NUMBA_7221[: _NUMBA_7221.index("id 1")], "detect.txt")
+    assert [(g.index, g.name) for g in part.rig.gpus] == [(0, "Quadro RTX 8000"), (1, None)]
+    # https://github.com/numba/numba/pull/6809: the same machine before the UUIDs, on a newer driver's names
+    rig = import_files([_one("s17-collect-env/numba-cuda-detect-*.txt")])
+    assert [(g.name, g.compute_capability) for g in rig.gpus] == [("NVIDIA Quadro RTX 8000", "7.5")] * 2

@@ -413,7 +413,8 @@ SAMPLE_SIMPLE_P2P = "CUDA samples simpleP2P"
 _SP_START = re.compile(r"^\[\S*simpleP2P\] - Starting")
 _SP_COUNT = re.compile(r"^CUDA-capable device count:\s*(\d+)\s*$")
 _SP_CAPABLE = re.compile(r'^(?:>\s*)?GPU(\d+) = "\s*(.*?)"\s*(IS|is|NOT|is NOT)\s+capable of Peer-to-Peer')
-_SP_PEER = re.compile(r"^(?:>\s*)?Peer access from (.+?) \(GPU(\d+)\) -> (.+?) \(GPU(\d+)\) : (Yes|No)\s*$")
+_SP_PEER = re.compile(r"^(?:>\s*)?Peer access from (.+) \(GPU(\d+)\) -> (.+) \(GPU(\d+)\) : (Yes|No)\s*$")
+_SP_LONGEST = 400  # no line of simpleP2P is longer; a longer one is not read (the patterns stay linear)
 
 
 def starts_simple_p2p(lines: list[str], i: int, current: Section | None) -> bool:
@@ -422,7 +423,7 @@ def starts_simple_p2p(lines: list[str], i: int, current: Section | None) -> bool
     s = lines[i].strip()
     if _SP_START.match(s):
         return True
-    if current is not None and current.kind == "cuda-simplep2p":
+    if current is not None and current.kind == "cuda-simplep2p" or len(s) >= _SP_LONGEST:
         return False
     first = _SP_CAPABLE.match(s) or _SP_PEER.match(s)
     return first is not None and first.group(2 if first.re is _SP_PEER else 1) == "0"
@@ -446,6 +447,8 @@ def parse_simple_p2p(text: str, source: str = "<text>", first_line: int = 1) -> 
         s, lineno = line.strip(), first_line + k
         if is_elision(s):
             elided = elided or f"line {lineno}"
+        if len(s) >= _SP_LONGEST:
+            continue
         if m := _SP_COUNT.match(s):
             count = (int(m.group(1)), lineno)
         elif m := _SP_CAPABLE.match(s):

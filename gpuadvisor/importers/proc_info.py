@@ -25,7 +25,7 @@ from gpuadvisor.importers.values import normalize_bus_id, placeholder
 _PATH = r"(?:\S*/information:)?"  # grep's file-name prefix
 _LINE = re.compile(
     _PATH + r"(Model|IRQ|GPU UUID|Video BIOS|Bus Type|DMA Size|DMA Mask|Bus Location|Device Minor|GPU Firmware|"
-    r"GPU Excluded|Blacklisted):\s*(.*?)\s*$"
+    r"GPU Excluded|Blacklisted):(.*)$"
 )
 _MODEL = re.compile(_PATH + r"Model:\s+\S")
 _IRQ = re.compile(_PATH + r"IRQ:\s+\d")
@@ -51,7 +51,7 @@ def parse_proc_info(text: str, source: str = "<text>", first_line: int = 1) -> R
         m = _LINE.match(line.strip())
         if m is None:
             continue
-        key, value, lineno = m.group(1), m.group(2), first_line + k
+        key, value, lineno = m.group(1), m.group(2).strip(), first_line + k
         cut = k == last and not text.endswith("\n")  # the paste ends inside this line: its value may be cut
         if key == "Model":
             g = Gpu(index=len(rig.gpus))

@@ -61,6 +61,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ib-sysfs": ("/sys/class/infiniband/",),
     "dcgm": (_words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_"), r"GPUs? found"),
     "proc-info": (r"Model:",),
+    "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
     "cuda-simplep2p": (_words("simpleP2P] - Starting", "GPU0 = ", "(GPU0) -> "),),
