@@ -143,3 +143,46 @@ def test_numbas_cuda_detect_names_each_device_and_its_compute_capability() -> No
     # https://github.com/numba/numba/pull/6809: the same machine before the UUIDs, on a newer driver's names
     rig = import_files([_one("s17-collect-env/numba-cuda-detect-*.txt")])
     assert [(g.name, g.compute_capability) for g in rig.gpus] == [("NVIDIA Quadro RTX 8000", "7.5")] * 2
+
+
+# https://github.com/NVIDIA/nvidia-docker/issues/1663 (HYL-Dave): the Processes section of an -q paste, taken alone
+_NVIDIA_DOCKER_1663 = """\
+    Processes
+        GPU instance ID                   : N/A
+        Compute instance ID               : N/A
+        Process ID                        : 1667
+            Type                          : G
+            Name                          : /usr/lib/xorg/Xorg
+            Used GPU Memory               : 141 MiB
+        GPU instance ID                   : N/A
+        Compute instance ID               : N/A
+        Process ID                        : 2386
+            Type                          : G
+            Name                          : /usr/bin/gnome-shell
+            Used GPU Memory               :"""
+# https://github.com/influxdata/telegraf/issues/15279 (justinsteven): lines of an -q -x paste from <fan_speed> on,
+# without the root or the <gpu> element, cut inside the last throttle reason
+_TELEGRAF_15279 = """\
+                <fan_speed>0 %</fan_speed>
+                <performance_state>P8</performance_state>
+                <clocks_throttle_reasons>
+                        <clocks_throttle_reason_gpu_idle>Active</clocks_throttle_reason_gpu_idle>
+                        <clocks_throttle_reason_applications_clocks_setting>Not Active\
+</clocks_throttle_reason_applications_clocks_setting>
+                        <clocks_throttle_reason_sw_power_cap>Not Active</clocks_throttle_reason_sw_power_cap>
+                        <clocks_throttle_reason_hw_slowdown>Not Active</clocks_throttle_reason_hw_slowdown>
+                        <clocks_throttle_reason_display_clocks_setting>Not"""
+
+
+def test_smi_q_fragments_with_no_gpu_line_are_read_as_what_they_show() -> None:
+    (part,) = parse_text(_NVIDIA_DOCKER_1663, "q.txt")
+    assert (part.kind, part.rig.gpus) == ("smi-q", [])
+    assert any("Processes section alone: 2 process(es) (type G)" in p for p in part.rig.problems)
+    (part,) = parse_text(_TELEGRAF_15279, "qx.txt")
+    assert (part.kind, part.rig.gpus) == ("smi-xml", [])
+    assert [p.rsplit("; ", 1)[-1] for p in part.rig.problems] == ["clocks event reasons active: gpu_idle"]
+    # https://github.com/NVIDIA/nvidia-docker/issues/1458: four C+G WDDM processes, no GPU line: no GPU, no GA811
+    # https://github.com/1Panel-dev/1Panel/issues/10990: clocks_event_reasons and counters, no root
+    for pattern in ("s17-smi-q/smi-q-wsl2-*.txt", "s17-smi-q/smi-q-x-fragment-*.txt"):
+        path = _one(pattern)
+        assert import_files([path]).gpus == [] and _found(path) == []

@@ -41,13 +41,14 @@ def _words(*words: str) -> str:
 
 _LOWER = "(?#lower-cased)"  # a part tried on the line lower-cased (cheaper than a case-blind match)
 _GPU_KEY = _LOWER + r"^\s*(?:" + _words(*sorted(smi_query._GPU_KEYS, key=len, reverse=True)) + r")(?:\s+:(?:\s|$)|\s*$)"
+_PROCESS_KEY = _LOWER + r"^\s+(?:" + _words(*sorted(smi_query._PROCESS_KEYS, key=len, reverse=True)) + r")\s+:"
 _SPACE = r"^\s*"  # parts after it hold after the line's indent, if any
 # What a line must hold for each row's detector to fire on it inside another output (see the module's text), read
 # off the detector: parts that begin with _SPACE hold after the indent, those with "^" at the start, those with
 # _LOWER at the start of the line lower-cased, the others anywhere in it. A part may be looser than the detector's
 # own expression (a word of it, its case aside): it must never be stricter.
 NEEDS: dict[str, tuple[str, ...]] = {
-    "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY),
+    "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY, _PROCESS_KEY),
     "smi-xml": (_SPACE + "<",),
     "topo-m": (_SPACE + "GPU0",),
     "nvlink": (r"^GPU \d",),
