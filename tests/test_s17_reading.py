@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gpuadvisor.importers.beyond import smi_processes
 from gpuadvisor.importers.merge import import_files, parse_text
+from gpuadvisor.importers.values import mem_bytes
 from tests.corpus_cases import corpus_file as _one
 from tests.corpus_cases import warn_findings as _found
 
@@ -186,3 +187,36 @@ def test_smi_q_fragments_with_no_gpu_line_are_read_as_what_they_show() -> None:
     for pattern in ("s17-smi-q/smi-q-wsl2-*.txt", "s17-smi-q/smi-q-x-fragment-*.txt"):
         path = _one(pattern)
         assert import_files([path]).gpus == [] and _found(path) == []
+
+
+# https://github.com/simoncblyth/env/blob/d6213f4f74100e6df787b5a4dd232830745cd77a/graphics/nvidia/nvidia.bash: a
+# 2015 note's nvidia-smi 319.37 on two Tesla K20m (ECC on: 4799 MiB of the 5 GiB), memory labelled "MB"
+_ENV_K20M = """\
+    -bash-4.1$ nvidia-smi
+    Wed Feb  4 15:11:29 2015
+    +------------------------------------------------------+
+    | NVIDIA-SMI 5.319.37   Driver Version: 319.37         |
+    |-------------------------------+----------------------+----------------------+
+    | GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+    | Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+    |===============================+======================+======================|
+    |   0  Tesla K20m          Off  | 0000:03:00.0     Off |                    0 |
+    | N/A   23C    P0    34W / 225W |       11MB /  4799MB |      0%      Default |
+    +-------------------------------+----------------------+----------------------+
+    |   1  Tesla K20m          Off  | 0000:84:00.0     Off |                    0 |
+    | N/A   22C    P0    41W / 225W |       11MB /  4799MB |     77%      Default |
+    +-------------------------------+----------------------+----------------------+
+"""
+
+
+def test_the_pre_r340_tables_mb_are_mib() -> None:
+    (part,) = parse_text(_ENV_K20M, "smi.txt")
+    rig = part.rig
+    assert [(g.bus_id, g.memory_used_bytes, g.memory_total_bytes, g.power_limit_w) for g in rig.gpus] == [
+        ("0000:03:00.0", 11 * 2**20, 4799 * 2**20, 225.0),
+        ("0000:84:00.0", 11 * 2**20, 4799 * 2**20, 225.0),
+    ]
+    assert mem_bytes("4799 MB") == 4799 * 2**20  # -q of the same drivers: "Total : 4799 MB"
+    # https://github.com/cBio/cbio-cluster/issues/39: 325.15, three GTX TITAN, "14MB /  6143MB" (6 GiB less 1 MiB)
+    rig = import_files([_one("s17-smi/smi-325-*.txt")])
+    assert [g.memory_total_bytes for g in rig.gpus] == [6143 * 2**20] * 3
