@@ -220,3 +220,35 @@ def test_the_pre_r340_tables_mb_are_mib() -> None:
     # https://github.com/cBio/cbio-cluster/issues/39: 325.15, three GTX TITAN, "14MB /  6143MB" (6 GiB less 1 MiB)
     rig = import_files([_one("s17-smi/smi-325-*.txt")])
     assert [g.memory_total_bytes for g in rig.gpus] == [6143 * 2**20] * 3
+
+
+# https://github.com/linux-nvme/nvme-cli/pull/519 (minwooim): nvme list of a QEMU drive, the classic columns
+_NVME_519 = (
+    "Node             SN                   Model                                    Namespace "
+    "Usage                      Format           FW Rev  \n"
+    "---------------- -------------------- ---------------------------------------- --------- "
+    "-------------------------- ---------------- --------\n"
+    "/dev/nvme0n1     foo                  QEMU NVMe Ctrl                           1         "
+    "536.87  MB / 536.87  MB    512   B +  0 B   1.0     \n"
+)
+
+
+def _drives(text: str) -> list[tuple[str, str | None, int | None]]:
+    (part,) = parse_text(text, "nvme.txt")
+    return [(d.name, d.model, d.size_bytes) for d in part.rig.storage.paths[0].devices]
+
+
+def test_nvme_list_without_its_ruler_and_one_namespace_listed_twice() -> None:
+    assert _drives(_NVME_519) == [("nvme0n1", "QEMU NVMe Ctrl", 536870000)]
+    # the same table pasted with a blank line where its ruler was: read by the rows' shape, the same drive
+    ruler = _NVME_519.splitlines()[1]
+    assert _drives(" >nvme list\n\n" + _NVME_519.replace(ruler, "")) == _drives(_NVME_519)
+    # https://github.com/FOGProject/fos/issues/72: the same shape, its Namespace cell empty
+    rig = import_files([_one("s17-storage/nvme-list-no-dash-rule-*.txt")])
+    drives = [(d.name, d.model, d.size_bytes) for d in rig.storage.paths[0].devices]
+    assert drives == [("nvme0n1", "KINGSTON SNV2S250G", 250060000000)]
+    # https://github.com/linux-nvme/nvme-cli/issues/2028: -o json (its sizes negative: a 32-bit overflow, no size)
+    # then the table: one drive, its size from the table
+    rig = import_files([_one("s17-storage/nvme-list-json-negative-*.txt")])
+    drives = [(d.name, d.model, d.size_bytes) for d in rig.storage.paths[0].devices]
+    assert drives == [("nvme0n1", "INTEL SSDPE2KX080T8", 8000000000000)]
