@@ -252,3 +252,34 @@ def test_nvme_list_without_its_ruler_and_one_namespace_listed_twice() -> None:
     rig = import_files([_one("s17-storage/nvme-list-json-negative-*.txt")])
     drives = [(d.name, d.model, d.size_bytes) for d in rig.storage.paths[0].devices]
     assert drives == [("nvme0n1", "INTEL SSDPE2KX080T8", 8000000000000)]
+
+
+# https://github.com/NVIDIA/dcgm-exporter/blob/00d6d344ea4a39112b211b9ff5af3d97e0bb51c2/README.md: the quickstart's
+# page (its "..." the README's own elisions)
+_DCGM_README = """\
+$ curl localhost:9400/metrics
+# HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).
+# TYPE DCGM_FI_DEV_SM_CLOCK gauge
+# HELP DCGM_FI_DEV_MEM_CLOCK Memory clock frequency (in MHz).
+# TYPE DCGM_FI_DEV_MEM_CLOCK gauge
+# HELP DCGM_FI_DEV_MEMORY_TEMP Memory temperature (in C).
+# TYPE DCGM_FI_DEV_MEMORY_TEMP gauge
+...
+DCGM_FI_DEV_SM_CLOCK{gpu="0", UUID="GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"} 139
+DCGM_FI_DEV_MEM_CLOCK{gpu="0", UUID="GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"} 405
+DCGM_FI_DEV_MEMORY_TEMP{gpu="0", UUID="GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52"} 9223372036854775794
+...
+"""
+
+
+def test_a_dcgm_exporter_page_of_descriptions_alone_is_an_exporter_with_no_gpu_series() -> None:
+    (part,) = parse_text(_DCGM_README, "metrics.txt")
+    assert part.kind == "dcgm" and part.line == 2  # the page starts at its first description line
+    assert [(g.index, g.uuid) for g in part.rig.gpus] == [(0, "GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52")]
+    described = "".join(_DCGM_README.splitlines(keepends=True)[:7])  # the page cut before its samples
+    (part,) = parse_text(described, "metrics.txt")
+    assert part.rig.gpus == [] and "describes 3 metric(s)" in part.rig.problems[0]
+    # https://github.com/NVIDIA/dcgm-exporter/issues/222: 13 metrics described, no sample line (GKE time-sharing)
+    path = _one("s17-dcgm/dcgm-exporter-gke-*.txt")
+    rig = import_files([path])
+    assert rig.gpus == [] and any("describes 13 metric(s)" in p for p in rig.problems)
