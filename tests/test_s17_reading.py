@@ -39,6 +39,16 @@ def test_the_process_tables_type_is_read_and_display_processes_are_no_memory_hel
     # that drives the display: the desktop's own use, not a job's leftover
     path = _one("s17-smi/smi-396-unfenced-*.txt")
     assert "GA811" not in {code for code, _sev, _subject in _found(path)}
+    # nvidia-smi -q gives each process's Type too: nvidia_gpu_exporter's capture of a KDE desktop on an RTX 4080 SUPER
+    # (https://github.com/utkuozdemir/nvidia_gpu_exporter/blob/e656cd81a180e7e0e7862b53c9acd4c2fb0f590b/internal/
+    # captures/linux-x86_64__nvidia-geforce-rtx-4080-super__595.71.05.txt)
+    procs = import_files([_one("captures/lx_rtx-4080-super__595.71.05.q.txt")]).node.gpu_processes
+    assert procs is not None
+    assert [(p.pid, p.kind, p.used_bytes) for p in procs[:3]] == [
+        (2165, "C+G", 25 * 2**20),
+        (2496, "G", 200 * 2**20),
+        (2620, "G", 4 * 2**20),
+    ]
 
 
 # https://github.com/canonical/snapd/pull/14893 (jocado): the driver's file of an L4, tabs as the driver prints them

@@ -85,6 +85,8 @@ def _smi_q(section: Section, source: str, filename: str) -> Part:
     hint = smi_query.index_from_context(section.context)
     if hint is not None and len(rig.gpus) == 1:
         rig.gpus[0].index = hint[0]
+        for proc in rig.node.gpu_processes or []:
+            proc.gpu_index = hint[0]
         rig.problems.append(f"{source}: line {section.start}: after {hint[1][:80]!r}: its one GPU is GPU {hint[0]}")
     elif hint is None:  # -i N asked for one GPU: the others are not part of what was asked
         smi_query.add_unshown(rig, section.text, source, section.start)

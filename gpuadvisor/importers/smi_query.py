@@ -22,6 +22,7 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS
+from gpuadvisor.importers.smi_query_processes import processes
 from gpuadvisor.importers.tree import Node, text_tree, xml_tree
 
 _NOT_IN_Q = "nvidia-smi -q does not print it"
@@ -413,6 +414,7 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             top_elided = top_elided or c.elided
     for i, (block, bus) in enumerate(gpu_blocks):
         rig.gpus.append(_gpu_from_block(block, i, bus, False, source, rig, block.elision() or after.get(id(block))))
+    rig.node.gpu_processes = processes([b for b, _ in gpu_blocks], False) if gpu_blocks else None
     _software(
         rig,
         root,
@@ -496,8 +498,10 @@ def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig
     rig = Rig()
     if stopped:
         rig.problems.append(f"{source}: XML ends early ({stopped}); kept what came before")
-    for i, block in enumerate(c for c in root.children if c.key == "gpu"):
+    blocks = [c for c in root.children if c.key == "gpu"]
+    for i, block in enumerate(blocks):
         rig.gpus.append(_gpu_from_block(block, i, block.attrs.get("id"), True, source, rig))
+    rig.node.gpu_processes = processes(blocks, True) if blocks else None
     _software(rig, root, True, source)
     _check_count(rig, root, True, source)
     return rig
