@@ -89,6 +89,12 @@ NHC = "s16-rdma-logs/nhc-check-hw-ib-no-port-active-new-node-no-cables_OleHolmNi
 TABLE += f"nhc | nhc | corpus/{NHC}\n"
 GPUD = "s17-fabric/gpud-fabric-state-json-gb200-completed-success-healthy-cut_gyuho.txt"
 TABLE += f"gpud | curl -kL https://localhost:15132/v1/states | corpus/{GPUD}\n"
+PROC_INFO = "s17-smi/proc-driver-nvidia-gpus-information-h100-80gb-hbm3-62-00-trailing-spaces_landontclipp.txt"
+SIMPLE_P2P = "s17-cuda-samples/simplep2p-4x-tesla-k40m-pairs-only-peer-root-prompt-cut_liumilan.txt"
+TABLE += f"cuda-simplep2p | ./simpleP2P | corpus/{SIMPLE_P2P}\n"
+NUMBA = "s17-collect-env/numba-cuda-detect-2x-quadro-rtx8000-decimal-bus-ids_gmarkall.txt"
+TABLE += f"numba-detect | python -c 'from numba import cuda; cuda.detect()' | corpus/{NUMBA}\n"
+TABLE += f"proc-info | cat /proc/driver/nvidia/gpus/0000:62:00.0/information | corpus/{PROC_INFO}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

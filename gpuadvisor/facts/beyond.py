@@ -195,6 +195,9 @@ class GpuProcess:
     pid: int = 0
     name: str | None = None
     used_bytes: int | None = None
+    # nvidia-smi's Type column: C (compute), G (graphics), C+G, M (MPS), M+C; None where not given (NVML's
+    # compute-process list holds only processes with a compute context)
+    kind: str | None = None
 
 
 @dataclass

@@ -421,8 +421,9 @@ def smi_processes(text: str) -> list[GpuProcess] | None:
     for line in block.splitlines():
         m = _PROC_ROW.match(line.strip())
         if m:
-            gpu, pid, _kind, name, mib = m.groups()
-            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), name=name or None, used_bytes=int(mib) * 2**20))
+            gpu, pid, kind, name, mib = m.groups()
+            used = int(mib) * 2**20
+            out.append(GpuProcess(gpu_index=int(gpu), pid=int(pid), name=name or None, used_bytes=used, kind=kind))
     return out
 
 

@@ -148,26 +148,25 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         for d in devs:
             path = name(d.get("DevicePath")) if isinstance(d, dict) else None
             if isinstance(d, dict) and path:
-                size = quantity(d.get("PhysicalSize")) if isinstance(d.get("PhysicalSize"), int) else None
-                out.append(
-                    BlockDevice(
-                        name=path.removeprefix("/dev/"),
-                        kind="nvme",
-                        model=name(d.get("ModelNumber")),
-                        size_bytes=None if size is None else int(size),
-                    )
+                raw = d.get("PhysicalSize")
+                size = quantity(raw) if isinstance(raw, int) else None
+                dev = BlockDevice(
+                    name=path.removeprefix("/dev/"),
+                    kind="nvme",
+                    model=name(d.get("ModelNumber")),
+                    size_bytes=None if size is None else int(size),
                 )
+                if size is None:  # nvme-cli 2.x printed sizes past 2**31 as negative 32-bit numbers: no size
+                    dev.unavailable["size_bytes"] = f"nvme list -o json printed PhysicalSize {str(raw)[:24]}: no size"
+                out.append(dev)
         return out
     lines = text.splitlines()
-    ruler = next((i for i, ln in enumerate(lines) if re.fullmatch(r"\s*-{4,}( +-{2,})+\s*", ln)), None)
-    above = [ln for ln in lines[: ruler or 0] if ln.strip()]
-    if ruler is None or not above or "Node" not in above[-1]:
+    header, spans, first = _nvme_header(lines)
+    if "Node" not in header:
         raise BlockDevError(f"{origin}: not nvme list output (no 'Node ... Model' header with its dashed ruler)")
-    spans = [(m.start(), m.end()) for m in re.finditer(r"-+", lines[ruler])]
-    header = above[-1]
     names = [header[a : b + 1].strip() or (header[a:].split() or [""])[0] for a, b in spans]
     out = []
-    for ln in lines[ruler + 1 :]:
+    for ln in lines[first:]:
         if not ln.strip():
             continue
         if not _NVME_NODE.match(ln):
@@ -176,6 +175,8 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         row = _NVME_ROW.match(ln.strip()) if re.search(r"\bSN\b.*\bModel\b", header) else None
         if row:
             cells = {"Node": row["node"], "Model": row["model"], "Usage": row["usage"]}
+        elif not spans:
+            continue  # no ruler to cut the row by, and not of the classic shape: not read
         else:
             cells = {
                 n: ln[a : (spans[k + 1][0] if k + 1 < len(spans) else len(ln))].strip()
@@ -196,11 +197,23 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
     return out  # a listing cut after its header shows no device: nothing, not a refusal
 
 
+def _nvme_header(lines: list[str]) -> tuple[str, list[tuple[int, int]], int]:
+    """The header, the ruler's column spans and the first row's line; a paste that lost the ruler (blank lines in its
+    place) has the classic header alone, its rows read by their shape (no spans)."""
+    ruler = next((i for i, ln in enumerate(lines) if _RULER.fullmatch(ln)), None)
+    if ruler is not None:
+        above = [ln for ln in lines[:ruler] if ln.strip()]
+        return (above[-1] if above else ""), [(m.start(), m.end()) for m in re.finditer(r"-+", lines[ruler])], ruler + 1
+    head = next((i for i, ln in enumerate(lines) if _CLASSIC_HEAD.match(ln)), None)
+    return ("", [], 0) if head is None else (lines[head], [], head + 1)
+
+
+_CLASSIC_HEAD = re.compile(r"^\s*Node\s+(?:Generic\s+)?SN\s+Model\s+Namespace\s+Usage\s+Format\s+FW Rev\s*$")
 # nvme list's row: Node, SN, Model (may hold spaces), Namespace, Usage "used UNIT / total UNIT", Format, FW Rev
 # (nvme-cli 2.x adds a Generic column, /dev/ng0n1, after Node; a development build prints the Node without /dev/)
 _NVME_NODE = re.compile(r"^\s*(?:/dev/\S+|nvme\d+n\d+\S*)\s")
 _NVME_ROW = re.compile(
-    r"(?P<node>/dev/\S+|nvme\d+n\d+\S*)\s+(?:(?:/dev/)?ng\d+n\d+\S*\s+)?\S+\s+(?P<model>\S.*?)\s+(?:0x)?[0-9a-f]+\s+"
+    r"(?P<node>/dev/\S+|nvme\d+n\d+\S*)\s+(?:(?:/dev/)?ng\d+n\d+\S*\s+)?\S+\s+(?P<model>\S.*?)\s+(?:(?:0x)?[0-9a-f]+\s+)?"
     r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
 )
 
@@ -231,8 +244,9 @@ def starts_lsblk(lines: list[str], i: int, current: Section | None) -> bool:
 
 
 def starts_nvme(lines: list[str], i: int, current: Section | None) -> bool:
-    """nvme list's header ``Node ...`` with the dashed ruler under it."""
+    """nvme list's header ``Node ...`` with the dashed ruler under it, or (the ruler lost in the paste) its classic
+    header over a ``/dev/nvme0n1`` row."""
     if not _NVME_HEAD.match(lines[i]) or not outside_log(current):
         return False
     below = next((x for x in lines[i + 1 : i + 4] if x.strip()), "")
-    return bool(_RULER.fullmatch(below))
+    return bool(_RULER.fullmatch(below)) or bool(_CLASSIC_HEAD.match(lines[i]) and _NVME_NODE.match(below))

@@ -193,33 +193,7 @@ def parse_p2p_latency_test(text: str, source: str = "<text>", first_line: int = 
         **{f"gpus[{p}]": rig.origins[f"gpu{g.index}"] for p, g in enumerate(rig.gpus)},
         **{key: v for key, v in rig.origins.items() if key.startswith("measurements")},
     }
-    n = len(rig.gpus)
-    order = [g.index for g in rig.gpus]
-    if n > 1 and all((a, b) in access for a in order for b in order if a != b):
-        matrix = [["X" if a == b else ("OK" if access[(a, b)] else "NS") for b in order] for a in order]
-        rig.topology.p2p_read = matrix
-        rig.topology.p2p_write = [row[:] for row in matrix]
-        rig.origins["topology"] = f"{source}:{access_line}"
-    elif n > 1 and any(a in order and b in order for a, b in access):
-        # a partial list (the paste cut or elided): the pairs shown are kept, the others are U (not shown)
-        code = {True: "OK", False: "NS", None: "U"}
-        matrix = [["X" if a == b else code[access.get((a, b))] for b in order] for a in order]
-        rig.topology.p2p_read = matrix
-        rig.topology.p2p_write = [row[:] for row in matrix]
-        rig.origins["topology"] = f"{source}:{access_line}"
-        shown = sum(1 for a in order for b in order if a != b and (a, b) in access)
-        why = (
-            f"{SAMPLE_P2P} shows the peer access of {shown} of {n * (n - 1)} GPU pairs"
-            + (f" (elided in the paste at {elided})" if elided else " (the paste ends before the rest)")
-            + "; the others are U (not shown)"
-        )
-        rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = why
-        rig.problems.append(f"{source}: line {access_line}: {why}")
-    elif n > 1:
-        rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = (
-            f"{SAMPLE_P2P} does not show the peer access of every pair"
-            + (f" (elided in the paste at {elided})" if elided else "")
-        )
+    _access_matrix(rig, access, (access_line, elided), source, SAMPLE_P2P)
     return rig
 
 
@@ -353,6 +327,41 @@ def parse_bandwidth_test(
     return rig
 
 
+def _access_matrix(
+    rig: Rig, access: dict[tuple[int, int], bool], where: tuple[int, str | None], source: str, sample: str
+) -> None:
+    """The pairwise peer access (``cudaDeviceCanAccessPeer``) as ``topology.p2p_read``/``p2p_write``: OK or NS, U
+    for a pair the paste does not show; ``where``: the first access line, and where the paste elides lines."""
+    access_line, elided = where
+    n = len(rig.gpus)
+    order = [g.index for g in rig.gpus]
+    if n > 1 and all((a, b) in access for a in order for b in order if a != b):
+        matrix = [["X" if a == b else ("OK" if access[(a, b)] else "NS") for b in order] for a in order]
+        rig.topology.p2p_read = matrix
+        rig.topology.p2p_write = [row[:] for row in matrix]
+        rig.origins["topology"] = f"{source}:{access_line}"
+    elif n > 1 and any(a in order and b in order for a, b in access):
+        # a partial list (the paste cut or elided): the pairs shown are kept, the others are U (not shown)
+        code = {True: "OK", False: "NS", None: "U"}
+        matrix = [["X" if a == b else code[access.get((a, b))] for b in order] for a in order]
+        rig.topology.p2p_read = matrix
+        rig.topology.p2p_write = [row[:] for row in matrix]
+        rig.origins["topology"] = f"{source}:{access_line}"
+        shown = sum(1 for a in order for b in order if a != b and (a, b) in access)
+        why = (
+            f"{sample} shows the peer access of {shown} of {n * (n - 1)} GPU pairs"
+            + (f" (elided in the paste at {elided})" if elided else " (the paste ends before the rest)")
+            + "; the others are U (not shown)"
+        )
+        rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = why
+        rig.problems.append(f"{source}: line {access_line}: {why}")
+    elif n > 1:
+        rig.topology.unavailable["p2p_read"] = rig.topology.unavailable["p2p_write"] = (
+            f"{sample} does not show the peer access of every pair"
+            + (f" (elided in the paste at {elided})" if elided else "")
+        )
+
+
 def _numbered(lines: list[str], k: int, first_line: int, source: str, rig: Rig) -> dict[int, Gpu]:
     """The GPUs of a matrix pasted without the sample's ``Device: N, ...`` lines: numbered as its header (``D\\D
     0 1 ...``) numbers them, their names and bus ids not shown."""
@@ -393,3 +402,74 @@ def starts_bw(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     below = [x.strip() for x in lines[i + 1 : i + 6]]
     return any(x in ("Quick Mode", "Range Mode", "Shmoo Mode") for x in below)
+
+
+# simpleP2P (Samples/0_Introduction/simpleP2P): "[./simpleP2P] - Starting...", "CUDA-capable device count: 4",
+# (before CUDA 8) '> GPU0 = "     Tesla K40m" IS  capable of Peer-to-Peer (P2P)' (the name printed %15s), then one
+# "> Peer access from NAME (GPU0) -> NAME (GPU1) : Yes" per ordered pair (cudaDeviceCanAccessPeer; deviceQuery ends
+# with the same lines). Its timed copy ("cudaMemcpyPeer / cudaMemcpy between GPU0 and GPU1: 6.05GB/s") alternates
+# both directions and counts GiB: not kept as a one-way figure.
+SAMPLE_SIMPLE_P2P = "CUDA samples simpleP2P"
+_SP_START = re.compile(r"^\[\S*simpleP2P\] - Starting")
+_SP_COUNT = re.compile(r"^CUDA-capable device count:\s*(\d+)\s*$")
+_SP_CAPABLE = re.compile(r'^(?:>\s*)?GPU(\d+) = "\s*(.*?)"\s*(IS|is|NOT|is NOT)\s+capable of Peer-to-Peer')
+_SP_PEER = re.compile(r"^(?:>\s*)?Peer access from (.+) \(GPU(\d+)\) -> (.+) \(GPU(\d+)\) : (Yes|No)\s*$")
+_SP_LONGEST = 400  # no line of simpleP2P is longer; a longer one is not read (the patterns stay linear)
+
+
+def starts_simple_p2p(lines: list[str], i: int, current: Section | None) -> bool:
+    """simpleP2P's ``[./simpleP2P] - Starting...``, or (pasted without it) its first ``GPU0 = "NAME" IS capable``
+    or ``Peer access from NAME (GPU0) -> NAME (GPU1) : Yes`` line."""
+    s = lines[i].strip()
+    if _SP_START.match(s):
+        return True
+    if current is not None and current.kind == "cuda-simplep2p" or len(s) >= _SP_LONGEST:
+        return False
+    first = _SP_CAPABLE.match(s) or _SP_PEER.match(s)
+    return first is not None and first.group(2 if first.re is _SP_PEER else 1) == "0"
+
+
+def parse_simple_p2p(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """The GPUs simpleP2P names (CUDA number and name; it prints no bus id) and each pair's peer access."""
+    rig = Rig()
+    devices: dict[int, Gpu] = {}
+    access: dict[tuple[int, int], bool] = {}
+    access_line, count = 0, None
+    elided: str | None = None
+
+    def gpu(idx: int, name: str, lineno: int) -> None:
+        if idx not in devices:
+            devices[idx] = Gpu(index=idx)
+            rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
+        devices[idx].name = devices[idx].name or name.strip() or None
+
+    for k, line in enumerate(clean_lines(text)):
+        s, lineno = line.strip(), first_line + k
+        if is_elision(s):
+            elided = elided or f"line {lineno}"
+        if len(s) >= _SP_LONGEST:
+            continue
+        if m := _SP_COUNT.match(s):
+            count = (int(m.group(1)), lineno)
+        elif m := _SP_CAPABLE.match(s):
+            gpu(int(m.group(1)), m.group(2), lineno)
+        elif m := _SP_PEER.match(s):
+            a, b = int(m.group(2)), int(m.group(4))
+            gpu(a, m.group(1), lineno)
+            gpu(b, m.group(3), lineno)
+            access[(a, b)] = m.group(5) == "Yes"
+            access_line = access_line or lineno
+    if count is not None:
+        for idx in range(count[0]):
+            devices.setdefault(idx, Gpu(index=idx))
+            rig.origins.setdefault(f"gpu{idx}", f"{source}:{count[1]}")
+    if not devices:
+        raise ImportParseError(source, first_line, "simpleP2P output without a device count, GPU or peer access line")
+    rig.gpus = [devices[i] for i in sorted(devices)]
+    rig.origins = {f"gpus[{p}]": rig.origins[f"gpu{g.index}"] for p, g in enumerate(rig.gpus)}
+    for g in rig.gpus:
+        g.unavailable["bus_id"] = "simpleP2P does not print the bus id"
+        if g.name is None:
+            g.unavailable["name"] = "counted by simpleP2P, its name not shown"
+    _access_matrix(rig, access, (access_line, elided), source, SAMPLE_SIMPLE_P2P)
+    return rig

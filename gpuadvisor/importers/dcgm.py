@@ -9,7 +9,8 @@ Prometheus lines.
 - dcgm-exporter: ``DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-...",pci_bus_id="00000000:19:00.0",device="nvidia0",
   modelName="NVIDIA H100 80GB HBM3",Hostname="...",DCGM_FI_DRIVER_VERSION="570.124.06"} 34``: the labels name the
   GPU (a label cut short by the paste is not shown); the values of the temperature, the power draw and the
-  framebuffer used and free (MiB) are read.
+  framebuffer used and free (MiB) are read. A page of ``# HELP``/``# TYPE`` lines alone (the exporter running but
+  exporting no GPU series) is read as that: no GPU known.
 
 Sources: NVIDIA DCGM User Guide (dcgmi discovery, dcgmi nvlink); dcgm-exporter's default counters
 (etc/default-counters.csv: DCGM_FI_DEV_GPU_TEMP in C, DCGM_FI_DEV_POWER_USAGE in W, DCGM_FI_DEV_FB_USED and
@@ -44,6 +45,7 @@ _STATES = re.compile(r"^([UDX_](?: [UDX_])*)\s*$")
 # a row of dcgmi discovery's box, whole only with its closing bar (a row cut short shows no value)
 _DISCOVERY_ROW = re.compile(r"^\|\s*(\d+)?\s*\|\s*([\w ]+?)\s*:\s*(.*?)\s*\|\s*$")
 _METRIC = re.compile(r"^(DCGM_FI_\w+)\{(.*)$")
+_DESCRIBED = re.compile(r"^# (?:HELP|TYPE) (DCGM_FI_\w+)\s")  # the exporter's description of a metric
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 _VALUE = re.compile(r"\}\s+(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*$")
 NO_SPEED = "dcgmi nvlink -s prints each link's state, not its speed"
@@ -51,7 +53,8 @@ NO_SPEED = "dcgmi nvlink -s prints each link's state, not its speed"
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A dcgmi box title (``|  NvLink Link Status  |``, ``| GPU ID | Device Information |``), a ``GPUs:`` line over
-    ``gpuId 0:``, or a dcgm-exporter line of a GPU (``DCGM_FI_...{gpu="0",...``)."""
+    ``gpuId 0:``, or a dcgm-exporter line of a GPU (``DCGM_FI_...{gpu="0",...``) or of a metric's description
+    (``# HELP DCGM_FI_DEV_GPU_TEMP ...``, ``# TYPE ... gauge``)."""
     if current is not None and current.kind == "dcgm":
         return False
     s = lines[i].strip()
@@ -61,7 +64,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return any(_BOX.match(x.strip()) for x in lines[i + 1 : i + 4])
     if s == "GPUs:" and i + 1 < len(lines):
         return bool(_GPU_ID.match(lines[i + 1].strip()))
-    return s.startswith("DCGM_FI_") and 'gpu="' in s
+    return s.startswith("DCGM_FI_") and 'gpu="' in s or bool(_DESCRIBED.match(s))
 
 
 def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
@@ -111,6 +114,13 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             f"{', '.join(map(str, range(shown, found[0])))} counted, their facts not shown"
         )
     if _diag(rig, lines, source, first_line, text.endswith("\n")):
+        return rig
+    descriptions = {m.group(1) for x in lines if (m := _DESCRIBED.match(x.strip()))}
+    if not rig.gpus and descriptions:  # the exporter's page with no sample line: it exported no GPU series
+        rig.problems.append(
+            f"{source}: line {first_line}: dcgm-exporter describes {len(descriptions)} metric(s) (# HELP/# TYPE) but "
+            "shows no sample of any: it exported no GPU series (no GPU known)"
+        )
         return rig
     if not rig.gpus:
         raise ImportParseError(source, first_line, "DCGM output without a GPU (no gpuId, GPU row or GPU metric)")

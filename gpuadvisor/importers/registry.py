@@ -33,8 +33,10 @@ from gpuadvisor.importers import (
     lspci,
     nccl,
     nhc,
+    numba_detect,
     nvbandwidth,
     nvlink,
+    proc_info,
     rdma_ports,
     smi_csv,
     smi_query,
@@ -85,6 +87,8 @@ def _smi_q(section: Section, source: str, filename: str) -> Part:
     hint = smi_query.index_from_context(section.context)
     if hint is not None and len(rig.gpus) == 1:
         rig.gpus[0].index = hint[0]
+        for proc in rig.node.gpu_processes or []:
+            proc.gpu_index = hint[0]
         rig.problems.append(f"{source}: line {section.start}: after {hint[1][:80]!r}: its one GPU is GPU {hint[0]}")
     elif hint is None:  # -i N asked for one GPU: the others are not part of what was asked
         smi_query.add_unshown(rig, section.text, source, section.start)
@@ -183,12 +187,22 @@ FORMATS: tuple[Format, ...] = (
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
            "`Device: 0, NAME, pciBusID: ..`, `P2P Connectivity Matrix` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
+    Format("cuda-simplep2p", "CUDA samples simpleP2P", GPU, "CUDA samples", "simpleP2P",
+           "`[./simpleP2P] - Starting...`, or (without it) `> GPU0 = \"NAME\" IS capable of Peer-to-Peer (P2P)` or "
+           "`> Peer access from NAME (GPU0) -> NAME (GPU1) : Yes`", cuda_samples.starts_simple_p2p,
+           reads(cuda_samples.parse_simple_p2p), _add, 7, after=Merger.add_topology),
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
     Format("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgmi diag, dcgm-exporter)", GPU, "DCGM", "",
            "`|  NvLink Link Status  |` or `| GPU ID | Device Information |` (dcgmi), `GPUs:` over `gpuId 0:`, or a "
            '`DCGM_FI_...{gpu="0",...}` metric line', dcgm.starts, reads(dcgm.parse_dcgm), _add, 9),
+    Format("proc-info", proc_info.WHAT, GPU, proc_info.WHAT, "",
+           "`Model:  NVIDIA H100 80GB HBM3` over `IRQ:  10` (the driver's per-GPU file)", proc_info.starts,
+           reads(proc_info.parse_proc_info), _add, 9),
+    Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
+           "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
+           reads(numba_detect.parse_numba_detect), _add, 8),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
             beyond.starts_kernel_log, beyond.parse_kernel_log, 11),

@@ -41,13 +41,14 @@ def _words(*words: str) -> str:
 
 _LOWER = "(?#lower-cased)"  # a part tried on the line lower-cased (cheaper than a case-blind match)
 _GPU_KEY = _LOWER + r"^\s*(?:" + _words(*sorted(smi_query._GPU_KEYS, key=len, reverse=True)) + r")(?:\s+:(?:\s|$)|\s*$)"
+_PROCESS_KEY = _LOWER + r"^\s+(?:" + _words(*sorted(smi_query._PROCESS_KEYS, key=len, reverse=True)) + r")\s+:"
 _SPACE = r"^\s*"  # parts after it hold after the line's indent, if any
 # What a line must hold for each row's detector to fire on it inside another output (see the module's text), read
 # off the detector: parts that begin with _SPACE hold after the indent, those with "^" at the start, those with
 # _LOWER at the start of the line lower-cased, the others anywhere in it. A part may be looser than the detector's
 # own expression (a word of it, its case aside): it must never be stricter.
 NEEDS: dict[str, tuple[str, ...]] = {
-    "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY),
+    "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY, _PROCESS_KEY),
     "smi-xml": (_SPACE + "<",),
     "topo-m": (_SPACE + "GPU0",),
     "nvlink": (r"^GPU \d",),
@@ -64,8 +65,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
         r"GPUs? found",
         r"^[+|]-----",
     ),
+    "proc-info": (r"Model:",),
+    "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
+    "cuda-simplep2p": (_words("simpleP2P] - Starting", "GPU0 = ", "(GPU0) -> "),),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
     # the signs' own words, their case and word bounds aside
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),

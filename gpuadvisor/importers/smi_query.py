@@ -22,6 +22,7 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS
+from gpuadvisor.importers.smi_query_processes import processes
 from gpuadvisor.importers.tree import Node, text_tree, xml_tree
 
 _NOT_IN_Q = "nvidia-smi -q does not print it"
@@ -393,6 +394,8 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     gpu_blocks = [(c, m.group(1)) for c, m in blocks if m]
     if not gpu_blocks and root.child("Driver Version") is None and _one_gpu_fragment(root):
         return _fragment(root, source)
+    if not gpu_blocks and root.child("Driver Version") is None and _processes_only(root):
+        return _processes_fragment(root, source)
     if not gpu_blocks and root.child("Driver Version") is None:
         first = root.children[0].line if root.children else first_line
         raise ImportParseError(
@@ -411,6 +414,7 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             top_elided = top_elided or c.elided
     for i, (block, bus) in enumerate(gpu_blocks):
         rig.gpus.append(_gpu_from_block(block, i, bus, False, source, rig, block.elision() or after.get(id(block))))
+    rig.node.gpu_processes = processes([b for b, _ in gpu_blocks], False) if gpu_blocks else None
     _software(
         rig,
         root,
@@ -453,6 +457,30 @@ def _fragment(root: Node, source: str) -> Rig:
     return rig
 
 
+# The keys of -q's Processes section (a paste of that section alone names no GPU)
+_PROCESS_KEYS = {"processes", "gpu instance id", "compute instance id", "process id", "type", "name", "used gpu memory"}
+
+
+def _processes_only(root: Node) -> bool:
+    keys = {c.key.lower() for c in root.children if not c.elided}
+    return "process id" in keys and keys <= _PROCESS_KEYS or keys == {"processes"}
+
+
+def _processes_fragment(root: Node, source: str) -> Rig:
+    """-q's Processes section alone: no GPU, no driver line; the processes it lists are noted (their GPU is not
+    shown, so no GPU's memory can be said to be held)."""
+    rig = Rig()
+    procs = [n for n in root.walk() if n.key.lower() == "process id"]
+    kinds = sorted({n.value for n in root.walk() if n.key.lower() == "type" and n.value and not n.elided})
+    rig.problems.append(
+        f"{source}: line {root.line}: nvidia-smi -q's Processes section alone: {len(procs)} process(es)"
+        + (f" (type {', '.join(kinds)})" if kinds else "")
+        + ", the GPU they run on not shown"
+    )
+    _software(rig, root, False, source)
+    return rig
+
+
 def _line(reason: str) -> int:
     m = re.search(r"line (\d+)", reason)
     return int(m.group(1)) if m else 0
@@ -461,6 +489,8 @@ def _line(reason: str) -> int:
 def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Facts from ``nvidia-smi -q -x``; a file cut short gives the GPUs read before the cut."""
     root, stopped = xml_tree(text, source, first_line)
+    if root.key != "nvidia_smi_log" and root.key in _X_GPU_TAGS:
+        return _xml_fragment(text, source, first_line)
     if root.key != "nvidia_smi_log":
         raise ImportParseError(
             source, root.line, f"XML root is <{root.key[:40]}>, not <nvidia_smi_log> (nvidia-smi -q -x)"
@@ -468,15 +498,53 @@ def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig
     rig = Rig()
     if stopped:
         rig.problems.append(f"{source}: XML ends early ({stopped}); kept what came before")
-    for i, block in enumerate(c for c in root.children if c.key == "gpu"):
+    blocks = [c for c in root.children if c.key == "gpu"]
+    for i, block in enumerate(blocks):
         rig.gpus.append(_gpu_from_block(block, i, block.attrs.get("id"), True, source, rig))
+    rig.node.gpu_processes = processes(blocks, True) if blocks else None
     _software(rig, root, True, source)
     _check_count(rig, root, True, source)
     return rig
 
 
+CLOCKS_XML = {p[0] for p in CLOCKS[1]}
+# The elements of one GPU's record in -q -x (its <gpu> element, and those directly inside it)
+_X_GPU_TAGS = (
+    {"gpu", "processes", "process_info", "clocks", "fan_speed", "fb_memory_usage", "ecc_errors"}
+    | {"clocks_event_reasons_counters"}
+    | {v.snake(k) for k in _GPU_KEYS}
+    | {paths[1][0][0] for paths in PATHS.values()}
+    | CLOCKS_XML
+)
+
+
+def _xml_fragment(text: str, source: str, first_line: int) -> Rig:
+    """A part of -q -x without its <nvidia_smi_log> root: a <gpu> element is that GPU; elements from inside one
+    (``<clocks_event_reasons>``...) name no GPU: noted, with the clocks event reasons they show."""
+    holder, stopped = xml_tree(
+        "<fragment>" + text, source, first_line
+    )  # on the first line: the lines keep their numbers
+    rig = Rig()
+    if stopped and "no element found" not in stopped:  # that one: only the holder is left open
+        rig.problems.append(f"{source}: XML ends early ({stopped}); kept what came before")
+    gpus = [c for c in holder.children if c.key == "gpu"]
+    for i, block in enumerate(gpus):
+        rig.gpus.append(_gpu_from_block(block, i, block.attrs.get("id"), True, source, rig))
+    shown = [c.key for c in holder.children if c.key != "gpu" and c.key != "..."]
+    if shown:
+        reasons = _clock_reasons(next((c for c in holder.children if c.key in CLOCKS_XML), None))
+        rig.problems.append(
+            f"{source}: line {first_line}: part of one GPU's nvidia-smi -q -x record without its <gpu> element "
+            f"(<{'>, <'.join(shown[:4])}>): its GPU not identified"
+            + (f"; clocks event reasons active: {', '.join(reasons) or 'none'}" if reasons is not None else "")
+        )
+    _software(rig, holder, True, source, f"{facts.ELIDED} (the paste starts inside the -q -x record)")
+    return rig
+
+
 # -- recognising them in a paste ----------------------------------------------------------------------------
 
+_X_TAG = re.compile(r"^<([a-z_0-9]{1,60})[\s>]")
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
 _Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
 _Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
@@ -484,9 +552,14 @@ _Q_FIELD = re.compile(r"^\s*(\S.*?)\s+:(?:\s|$)|^\s*(?=\S)([\w ]{2,40}?)\s*$")  
 
 
 def starts_xml(lines: list[str], i: int, current: Section | None) -> bool:
-    """``<?xml`` or ``<nvidia_smi_log``: ``nvidia-smi -q -x``."""
+    """``<?xml`` or ``<nvidia_smi_log``: ``nvidia-smi -q -x``; or (pasted without them) an element of one GPU's
+    record (``<gpu id=..>``, ``<clocks_event_reasons>``...) over another element."""
     s = lines[i].strip()
-    return s.startswith("<?xml") or s.startswith("<nvidia_smi_log")
+    if s.startswith("<?xml") or s.startswith("<nvidia_smi_log"):
+        return True
+    if current is not None and current.kind == "smi-xml" or not (m := _X_TAG.match(s)) or m.group(1) not in _X_GPU_TAGS:
+        return False
+    return next((x.strip() for x in lines[i + 1 : i + 3] if x.strip()), "").startswith("<")
 
 
 def xml_ends(line: str) -> bool:
@@ -514,6 +587,8 @@ def _starts_fragment(lines: list[str], i: int) -> bool:
     two of the section's keys among the next dozen lines; or one of its blocks alone (``Clocks Throttle Reasons``,
     ``Remapped Rows``) over two or more of its ``Key : value`` lines, indented deeper."""
     keys = [(m.group(1) or m.group(2)).lower() if (m := _Q_FIELD.match(x)) else "" for x in lines[i : i + 12]]
+    if keys[0] in _PROCESS_KEYS and (_Q_KEY.match(lines[i]) or keys[0] == "processes") and "process id" in keys[:5]:
+        return {"type", "used gpu memory"} & set(keys) != set()  # -q's Processes section alone
     if (keys[0] in _GPU_KEYS or _Q_KEY.match(lines[i])) and sum(k in _GPU_KEYS for k in keys) >= 2:
         return True
     if keys[0] not in _GPU_KEYS or ":" in lines[i]:

@@ -25,7 +25,8 @@ _ROW2 = re.compile(
     r"^\s*(?P<fan>\S+)\s+(?P<temperature_c>\S+?)C?\s+(?P<performance_state>P\d+|N/A)\s+"
     r"(?:(?P<power_draw_w>\S+?)W?\s*/\s*(?P<power_limit_w>\S+?)W?)?\s*$"
 )
-_MEM = re.compile(r"^\s*(?P<memory_used_bytes>\d+)MiB\s*/\s*(?P<memory_total_bytes>\d+)MiB\s*$")
+# "1MiB / 81559MiB"; before R340 "14MB /  6143MB", the same MiB (values.mem_bytes)
+_MEM = re.compile(r"^\s*(?P<memory_used_bytes>\d+)Mi?B\s*/\s*(?P<memory_total_bytes>\d+)Mi?B\s*$")
 # What the second and third rows of a GPU show (the first: name, persistence mode, bus id, ECC).
 _TABLE_FIELDS = (*[f for f in _ROW2.groupindex if f != "fan"], *_MEM.groupindex, "mig_mode")
 _LOST = re.compile(r"^\s*(Unable to determine the device handle for GPU\s*([0-9A-Fa-f:.]+)\s*:.*?)\s*$")

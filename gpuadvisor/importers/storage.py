@@ -62,14 +62,19 @@ def add_devices(m: Merger, part: Part) -> None:
 
 
 def add_models(m: Merger, part: Part) -> None:
-    """nvme list after lsblk: lsblk gave the tree, nvme list adds the models; drives lsblk did not list are added."""
+    """nvme list after lsblk (or its -o json): the first gave the drives, nvme list adds the model and size they
+    lack; drives not listed before are added."""
     sp = _path(m.rig)
     nvme = {d.name: d for d in part.rig.storage.paths[0].devices}
     for d in sp.devices:
         for member in [d, *d.members]:
-            if member.name in nvme and member.model is None:
-                member.model = nvme.pop(member.name).model
-                member.unavailable.pop("model", None)
+            if member.name not in nvme:
+                continue
+            same = nvme.pop(member.name)  # one namespace, listed twice (lsblk, or nvme list -o json and the table)
+            for attr in ("model", "size_bytes"):
+                if getattr(member, attr) is None and getattr(same, attr) is not None:
+                    setattr(member, attr, getattr(same, attr))
+                    member.unavailable.pop(attr, None)
     sp.devices += list(nvme.values())
 
 

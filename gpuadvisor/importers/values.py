@@ -164,11 +164,13 @@ def width(value: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-_MEM_UNITS = {"b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "kb": 1000, "mb": 1000**2, "gb": 1000**3}
+# nvidia-smi before R340 (2014) labelled the same MiB counts "MB" (a 6 GiB GTX TITAN: "6143MB", 6 x 1024 - 1): its
+# "MB" is 2**20 bytes, not 10**6
+_MEM_UNITS = {"b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "kb": 1000, "mb": 1024**2, "gb": 1000**3}
 
 
 def mem_bytes(value: str | None) -> int | None:
-    """``"81559 MiB"`` -> bytes. nvidia-smi prints MiB (2**20 bytes)."""
+    """``"81559 MiB"`` -> bytes. nvidia-smi prints MiB (2**20 bytes); before R340 it wrote them "MB"."""
     if absent(value) or _too_long(value):
         return None
     m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B|B)\s*", value or "", re.IGNORECASE)

@@ -259,7 +259,9 @@ def gpu_memory_held(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """Processes hold GPU memory at scan time (a job still running, or a stuck one).
 
     What it checks
-        The compute processes NVML lists on each GPU and the memory they hold.
+        The compute processes NVML lists on each GPU and the memory they hold; a graphics-only process ('G' in
+        nvidia-smi's Type column: the display server, a desktop compositor) is the display's own use, not memory
+        left held by a job, and is not counted.
     Why it matters
         Memory held by a leftover process (a crashed rank, a notebook kernel) is memory the next job cannot
         have: it fails with out-of-memory or runs a smaller batch, and the GPU is shared without anyone knowing.
@@ -277,7 +279,7 @@ def gpu_memory_held(rig: Rig, ctx: Context) -> Iterator[Finding]:
             yield ctx.not_checked(missing(rig.node, "gpu_processes", "GPU processes"), subject="host")
         return
     for g in rig.gpus:
-        mine = [p for p in procs if p.gpu_index == g.index]
+        mine = [p for p in procs if p.gpu_index == g.index and p.kind != "G"]
         held = sum(p.used_bytes or 0 for p in mine)
         if held <= ctx.t("gpu_memory_held_gib") * GiB:
             continue
