@@ -75,6 +75,8 @@ MORE_SHOWN = {
     "cut of a one-adapter fragment (its 'Physical state: Disabled' line is the last)",
     "s16-rdma-logs/ibstat-pre-cx6-mlx5-2-down-disabled-cut_sihara.txt": "GA803: the same cut, between mlx5_2's "
     "'State: Down' and its 'Physical state: Disabled'",
+    "s18-rdma-logs/ibstat-2-roce-ports-down-disabled-cx6dx-22-37-no-link_gaowayne.txt": "GA803: the same cut, "
+    "between a RoCE port's 'State: Down' and its 'Physical state: Disabled'",
     "fabric/fm-start-failed-with-smi-geforce_ericra95.txt": "GA809: a cut before the table's GPU row drops the "
     "GeForce card, the only sign the box has no NVSwitch; a failed fabric manager on a box of unknown GPUs rightly "
     "fails (the service is installed for NVSwitch systems)",
