@@ -70,15 +70,21 @@ MISMATCH_RE = re.compile(  # on one line, or wrapped after the first version
 )
 
 
+# a device's PCIe AER line without a time ("rtl8192ee 0000:05:00.0: AER: Error of this agent is reported first"): a
+# kernel log, of any device (a paste of them alone is a log with no GPU event)
+_AER = re.compile(r"^\s*[\w-]+ (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: |PCIe Bus Error)")
+
+
 # Kernel lines with no time (dmesg --notime, grepped message text, a log quoted by a post): "NVRM: ..." and
 # "nvidia-nvswitch...", a device's PCIe AER line ("pcieport 0000:00:01.2: AER: ..."), or an NVRM line quoted in
 # another tool's report (gpud: '[XID found] (54 minutes ago) "NVRM: Xid (PCI:...'), or behind a platform's tags
 # (Modal's gpu-health: "[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: Xid ..."); a Talos node's kernel line.
 _BARE = re.compile(
-    r"^\s*(?:[\w-]+ (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: |PCIe Bus Error)"
-    r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
+    r"^\s*(?:"
+    + _AER.pattern.removeprefix(r"^\s*")
+    + r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
     # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
-    r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b))"
+    + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b))"
 )
 
 
@@ -88,7 +94,7 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
     journalctl -o json entry as the line it stands for; a FreeBSD Mellanox driver's line."""
     line = journal_line(lines[i]) or lines[i]
     bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
-    if current is None and LOG_LINE.match(line):
+    if current is None and (LOG_LINE.match(line) or _AER.match(line)):
         return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
     if (
         current is None

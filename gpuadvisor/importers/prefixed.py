@@ -1,8 +1,10 @@
 """Outputs whose every line carries the same kind of prefix a launcher or log collector adds: ``mpirun
---tag-output`` (``[1,0]<stdout>:``), ``kubectl logs --timestamps`` (``2024-05-01T12:00:00.123456789Z ``), ``pdsh``
-(``node01: ``, or the host's address: ``10.0.87.143: ``, doubled where two launchers each added it). The prefix is
-taken off every line (line numbers kept) so that the output under it reads as printed. Kernel logs keep theirs (their
-readers use the timestamps) but for a host's address: no kernel message starts with one."""
+--tag-output`` (``[1,0]<stdout>:``), ``kubectl logs --timestamps`` (``2024-05-01T12:00:00.123456789Z ``),
+``kubectl logs --prefix`` (``[pod/NAME/CONTAINER] ``) and stern (``POD CONTAINER ``), ``pdsh`` (``node01: ``, or
+the host's address: ``10.0.87.143: ``, doubled where two launchers each added it). The prefix is taken off
+every line (line numbers kept) so that the output under it reads as printed. Kernel logs keep theirs (their readers
+use the timestamps) but for a host's address and a pod's name (a GPU operator driver container's "Kernel
+messages:"): no kernel message starts with one."""
 
 from __future__ import annotations
 
@@ -28,12 +30,26 @@ _PREFIXES = (
     ("a log viewer's time column", re.compile(r"^\s*\|\s*\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\s*\|\s?")),
     # Ray's worker prefix: "(pid=909608) ", "(RayWorkerWrapper pid=123, ip=10.0.0.2) "
     ("Ray's worker prefix", re.compile(r"^\((?:[\w.]+ )?pid=\d+(?:, ip=[\w.:-]+)?\) ?")),
+    # a pod's container logs: kubectl logs --prefix "[pod/nvidia-driver-daemonset-c78b4/nvidia-driver-ctr] ", stern's
+    # "nvidia-driver-daemonset-c78b4 nvidia-driver-ctr " (a pod name ends in its generated suffix: "-c78b4",
+    # "-7d9f8b6c4-x2x7q"; a container's name is a DNS label)
+    (
+        "a pod's and container's names",
+        re.compile(
+            r"^(?:\[pod/([a-z0-9][a-z0-9.-]{0,200}-[a-z0-9]{5})/([a-z0-9][a-z0-9-]{0,62})\]"
+            r"|([a-z0-9][a-z0-9.-]{0,200}-[a-z0-9]{5}) ([a-z0-9][a-z0-9-]{0,62}))(?: |$)"
+        ),
+    ),
     # node01, gpu-3 (a word with a digit); an IPv4 address (pdsh -w 10.0.87.143, DeepSpeed's pdsh runner), each
     # possibly twice ("10.0.87.143: 10.0.87.143: ": a launcher's output relayed by another that prefixes it again)
     ("a host's address", re.compile(r"^(\d{1,3}(?:\.\d{1,3}){3})(?:: \1)*: ")),
     ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62})(?:: \1)*: ")),
 )
 _HOSTS = ("a host's address", "a host name")
+_POD = "a pod's and container's names"
+# a pod's line a terminal overwrote with a progress bar (the driver container's "Building kernel modules" bar: its
+# carriage returns lost in the copy, the line starts with the bar's own indented text), carrying no prefix
+_OVERWRITTEN = re.compile(r"^\s+:?\s*\[[#= ]+\]")
 # an NCCL line names its own host ("host:pid:tid [rank] NCCL ..."): several hosts' lines of it interleaved are one log
 _NCCL = re.compile(r"^\s*[^\s:]+:\d+:\d+ \[\d+\] ")
 _KERNEL = re.compile(r"\bkernel:|\bNVRM\b|\bXid\b")  # and FreeBSD's "mlx5_core0: ": a device, not a host
@@ -67,10 +83,12 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         return numbered, "an editor's line numbers"
     kernel = any(_KERNEL.search(x) or BSD_MLX.match(x) for x in shown)
     for what, pattern in _PREFIXES:
-        if kernel and what != "a host's address":
+        if kernel and what not in ("a host's address", _POD):
             continue
         found = [pattern.match(x) for x in shown]
-        if not all(found):
+        if what == _POD:
+            found = _pod_lines(found, shown)
+        if not found or not all(found):
             continue
         several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1
         if several and (kernel or not _nccl_log(shown, found)):
@@ -81,6 +99,14 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         ]
         return "".join(out), what
     return text, None
+
+
+def _pod_lines(found: list[re.Match[str] | None], shown: list[str]) -> list[re.Match[str] | None]:
+    """The prefixes of the lines a pod's prefix must be on (not those a progress bar overwrote); none when two pods'
+    or containers' names are seen (several pods' logs interleaved are not one output)."""
+    kept = [m for m, x in zip(found, shown, strict=True) if m is not None or not _OVERWRITTEN.match(x)]
+    names = {m.group(1, 2) if m.group(1) else m.group(3, 4) for m in kept if m is not None}
+    return kept if len(names) == 1 and 2 * len(kept) >= len(shown) else []
 
 
 def _nccl_log(shown: list[str], found: list[re.Match[str] | None]) -> bool:

@@ -1,0 +1,57 @@
+"""Held-out set 18's log misreads, as classes (files in tests/corpus/s18-logs, s18-fabric, s18-nccl-debug and
+s18-dcgm, gathered and read by hand before the tool ran on them; each case names its source thread), each also
+checked on another public sample of the same form (its URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers.merge import import_files
+from gpuadvisor.importers.prefixed import strip_prefix
+from tests.corpus_cases import corpus_file as _one
+from tests.corpus_cases import warn_findings as _found
+from tests.test_s17_logs import _rig, _warned
+
+# https://github.com/kubernetes/kubernetes/pull/124732 (kubectl logs --prefix: "[pod/NAME/CONTAINER] ")
+KUBECTL_PREFIX = """\
+[pod/y-844fbc9777-vhl79/nginx] /docker-entrypoint.sh: Launching /docker-entrypoint.d/10-listen-on-ipv6-by-default.sh
+[pod/y-844fbc9777-vhl79/nginx] /docker-entrypoint.sh: Configuration complete; ready for start up
+[pod/y-844fbc9777-vhl79/nginx] 2024/03/07 21:10:16 [notice] 1#1: nginx/1.25.4
+"""
+
+
+def test_a_pods_and_containers_names_before_every_line_are_taken_off_and_its_kernel_messages_read() -> None:
+    # https://github.com/NVIDIA/gpu-operator/issues/426: stern's "POD CONTAINER " before a driver container's log,
+    # a progress bar's overwritten line without it; its "Kernel messages:" hold an AppArmor audit line, no GPU event
+    path = _one("s18-logs/k8s-pod-prefixed-driver-ctr-*.txt")
+    text, kind = strip_prefix(path.read_text())
+    assert kind == "a pod's and container's names"
+    assert "\nKernel messages:\n" in text and "\n[761171.103160] audit: type=1107 " in text
+    assert _found(path) == []
+    assert import_files([path]).kernel.events == []
+    text, kind = strip_prefix(KUBECTL_PREFIX)
+    assert kind == "a pod's and container's names"
+    assert text.splitlines()[1] == "/docker-entrypoint.sh: Configuration complete; ready for start up"
+    two_pods = KUBECTL_PREFIX.replace("y-844fbc9777-vhl79/nginx] 2024", "y-844fbc9777-abcde/nginx] 2024")
+    assert strip_prefix(two_pods)[1] is None  # two pods' logs interleaved are not one output
+
+
+# https://github.com/pop-os/pop/issues/751 (the last lines of its pasted kernel log, without times: an NVMe drive's
+# corrected PCIe errors, the last line the AER driver's note on which agent reported first)
+POP_NVME_AER = """\
+ nvme 0000:03:00.0: AER: device [144d:a808] error status/mask=00000001/0000e000
+ nvme 0000:03:00.0: AER: [ 0] RxErr
+ nvme 0000:03:00.0: AER: Error of this Agent is reported first
+"""
+
+
+def test_a_non_gpu_devices_aer_lines_alone_are_a_kernel_log_with_no_gpu_event(tmp_path: Path) -> None:
+    # https://github.com/archlinux/archinstall/issues/1554: a Realtek wifi card's and its port's "AER: Error of this
+    # agent is reported first" (the kernel's AER driver, drivers/pci/pcie/aer.c): no GPU involved
+    path = _one("s18-logs/aer-error-of-this-agent-reported-first-rtl8192ee-*.txt")
+    rig = import_files([path])
+    assert rig.kernel.events == [] and rig.gpus == []
+    assert _found(path) == []
+    rig = _rig(tmp_path, POP_NVME_AER)
+    assert rig.kernel.events == [] and rig.gpus == []
+    assert _warned(rig) == []
