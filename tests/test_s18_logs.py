@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuadvisor.importers import nccl_log
 from gpuadvisor.importers.merge import import_files
 from gpuadvisor.importers.prefixed import strip_prefix
 from tests.corpus_cases import corpus_file as _one
@@ -55,3 +56,16 @@ def test_a_non_gpu_devices_aer_lines_alone_are_a_kernel_log_with_no_gpu_event(tm
     rig = _rig(tmp_path, POP_NVME_AER)
     assert rig.kernel.events == [] and rig.gpus == []
     assert _warned(rig) == []
+
+
+def test_an_nccl_21_warn_line_with_only_a_host_name_is_read_as_nccl_output() -> None:
+    # https://github.com/horovod/horovod/issues/98: NCCL 2.1 (CUDA 9, 2018) "machine [0] misc/ibvwrap.cu:269 WARN
+    # Call to ibv_create_qp failed": no pid:tid after the host, no "NCCL" before WARN; a queue pair NCCL could not
+    # create (the thread: the locked-memory limit): a job configuration matter, no adapter or GPU fault
+    path = _one("s18-nccl-debug/nccl21-warn-ibv-create-qp-failed-*.txt")
+    assert nccl_log.starts("machine [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed")
+    rig = import_files([path])
+    assert rig.network.nccl_gdr_disabled == []  # read as NCCL's output (refused before)
+    assert _found(path) == []
+    # a bare word, a bracketed number and INFO without NCCL's source line is any logger's line, not NCCL's
+    assert not nccl_log.starts("worker [0] INFO starting epoch 3")

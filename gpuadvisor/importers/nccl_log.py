@@ -34,9 +34,13 @@ _SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
 SOCKETS = "TCP sockets between hosts: no RDMA NIC used"
 
 
-# NCCL 2.1-era lines name no "NCCL": "dgj101:14560:14560 [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed"
+# NCCL 2.1-era lines name no "NCCL": "dgj101:14560:14560 [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed";
+# or only the host, no pid and tid ("machine [0] misc/ibvwrap.cu:269 WARN ..."), the source line then required (a
+# word, a bracketed number and INFO could be any logger's line)
+_SOURCE = r"[\w/.]+\.(?:cu|cc|h):\d+ "
 OLD_LINE = re.compile(
-    rf"^\s*{TIME_PREFIX}{RANK_PREFIX}\S+:\d+:\d+ \[\d+\] (?:[\w/.]+\.(?:cu|cc|h):\d+ )?(?:INFO|WARN) "
+    rf"^\s*{TIME_PREFIX}{RANK_PREFIX}"
+    rf"(?:\S+:\d+:\d+ \[\d+\] (?:{_SOURCE})?|[\w.-]{{1,63}} \[\d+\] {_SOURCE})(?:INFO|WARN) "
 )
 
 
