@@ -9,9 +9,10 @@ from pathlib import Path
 from gpuadvisor.importers import nccl_log
 from gpuadvisor.importers.merge import import_files
 from gpuadvisor.importers.prefixed import strip_prefix
+from gpuadvisor.rules import evaluate
 from tests.corpus_cases import corpus_file as _one
 from tests.corpus_cases import warn_findings as _found
-from tests.test_s17_logs import _rig, _warned
+from tests.test_s17_logs import _pasted, _rig, _warned
 
 # https://github.com/kubernetes/kubernetes/pull/124732 (kubectl logs --prefix: "[pod/NAME/CONTAINER] ")
 KUBECTL_PREFIX = """\
@@ -69,3 +70,36 @@ def test_an_nccl_21_warn_line_with_only_a_host_name_is_read_as_nccl_output() -> 
     assert _found(path) == []
     # a bare word, a bracketed number and INFO without NCCL's source line is any logger's line, not NCCL's
     assert not nccl_log.starts("worker [0] INFO starting epoch 3")
+
+
+# https://github.com/pytorch/pytorch/issues/35710 (a CUDA sample on the same box: bandwidthTest's error 802)
+BANDWIDTH_802 = """\
+> ./bandwidthTest
+[CUDA Bandwidth Test] - Starting...
+Running on...
+
+cudaGetDeviceProperties returned 802
+-> system not yet initialized
+CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"
+"""
+# https://github.com/wilicc/gpu-burn/issues/36: gpu_burn's GPU list (nvidia-smi -L's lines) on a box of TITAN RTX cards
+TITAN_RTX = """\
+GPU 0: TITAN RTX (UUID: GPU-5ca89547-0a71-fc6d-f749-1651ee078536)
+GPU 1: TITAN RTX (UUID: GPU-fd78f358-3e8b-e2bb-abca-a5c099d7e983)
+"""
+
+
+def test_cudas_error_802_is_the_fabric_manager_not_running_on_an_nvswitch_box(tmp_path: Path) -> None:
+    # https://github.com/wilicc/gpu-burn/issues/92: H100 80GB HBM3 (SXM), every gpu_burn worker: "system not yet
+    # initialized" (cudaErrorSystemNotReady, 802: "all required driver daemons are actively running", the CUDA
+    # Runtime API), then "OS call failed or operation not supported on this OS": the fabric manager is not running
+    path = _one("s18-fabric/gpu-burn-h100-hbm3-system-not-yet-initialized-*.txt")
+    assert _found(path) == [("GA809", "fail", "host")]
+    (finding,) = [f for f in evaluate(import_files([path])) if f.code == "GA809"]
+    assert finding.observed["evidence"].startswith("CUDA error 802 'system not yet initialized': what():  Error")
+    assert "3 more worker(s)" in finding.observed["evidence"]
+    assert "nvidia-fabricmanager" in finding.fix
+    assert _warned(_rig(tmp_path, BANDWIDTH_802)) == [("GA809", "fail", "host")]
+    # on a box of PCIe cards (no NVSwitch baseboard) the daemon missing is not the fabric manager: a warning
+    cards = import_files([_pasted(tmp_path, TITAN_RTX, "smi.txt"), _pasted(tmp_path, BANDWIDTH_802, "bw.txt")])
+    assert [(f.code, f.severity) for f in evaluate(cards) if f.code == "GA809"] == [("GA809", "warn")]

@@ -276,3 +276,42 @@ def parse_perfquery(text: str, source: str, first: int) -> Rig:
     rig.network.rdma_ports = ports
     rig.origins["network.rdma_ports"] = f"{source}:{first}"
     return rig
+
+
+# CUDA's cudaErrorSystemNotReady (802; the driver API's CUDA_ERROR_SYSTEM_NOT_READY), as a program prints its message
+# ("system not yet initialized": gpu_burn's "Error (gpu_burn-drv.cpp:298): system not yet initialized", PyTorch's
+# "cuda runtime error (802) : system not yet initialized", a CUDA sample's "code=802(cudaErrorSystemNotReady)"): the
+# CUDA Runtime API's "the system is not yet ready to start any CUDA work ... all required driver daemons are actively
+# running", on an NVSwitch system the fabric manager
+CUDA_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY")
+# the error the other workers of the same run print once the first failed (CUDA_ERROR_OPERATING_SYSTEM's message)
+_OS_CALL = "OS call failed or operation not supported on this OS"
+NOT_READY_KIND = "cuda-not-ready"
+
+
+def starts_cuda_not_ready(lines: list[str], i: int, current: Section | None) -> bool:
+    """A line with CUDA's error 802 (system not yet initialized), outside a kernel log and another such output."""
+    return (
+        bool(CUDA_NOT_READY.search(lines[i]))
+        and outside_log(current)
+        and (current is None or current.kind not in (NOT_READY_KIND, "nccl-debug"))
+    )
+
+
+def parse_cuda_not_ready(text: str, source: str, first: int) -> Rig:
+    """Each line with CUDA's error 802 as an event judged with the fabric (GA809); the OS-call errors of the same run
+    counted with them."""
+    rig = Rig()
+    lines = text.splitlines()
+    seen = [(n, line.strip()) for n, line in enumerate(lines) if CUDA_NOT_READY.search(line)]
+    others = sum(_OS_CALL in line for line in lines)
+    also = f" ({others} more worker(s): '{_OS_CALL}')" if others else ""
+    events = [
+        KernelEvent(kind=NOT_READY_KIND, code=802, text=f"CUDA error 802 'system not yet initialized': {said}{also}",
+                    line=first + n)
+        for n, said in seen
+    ]  # fmt: skip
+    rig.kernel = KernelLog(source="imported", lines_read=len(lines), events=events)
+    rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
+    rig.origins["kernel.events"] = f"{source}:{first}"
+    return rig

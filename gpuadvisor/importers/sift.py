@@ -87,6 +87,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ibdev2netdev": (" port ",),
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "gpud": ('"accelerator-nvidia-fabric-manager"',),
+    "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
     "fio-json": (_SPACE + r"\{",),
     "fio": (r": \((?:g=|groupid=)", _SPACE + r"fio-\d"),
     "lsblk-json": (_SPACE + r"\{",),

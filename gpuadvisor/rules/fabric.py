@@ -60,8 +60,9 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
     What it checks
         Each GPU's fabric state and status (NVML GPU fabric info, nvidia-smi -q "Fabric": Completed / Success
-        expected, Hopper and later), NCCL's "Failed to bind NVLink SHARP (NVLS) Multicast memory" error and, on
-        NVSwitch systems, the nvidia-fabricmanager service.
+        expected, Hopper and later), NCCL's "Failed to bind NVLink SHARP (NVLS) Multicast memory" error, CUDA's
+        error 802 ("system not yet initialized", cudaErrorSystemNotReady) and, on NVSwitch systems, the
+        nvidia-fabricmanager service.
     Why it matters
         On HGX/DGX systems the fabric manager programs the NVSwitches. Until it has, CUDA fails to start
         (cudaErrorSystemNotReady) or the GPUs cannot reach each other over NVLink; a fabric manager of another
@@ -69,7 +70,8 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
     Threshold
         A GPU in Not Started or In Progress, or Completed with an error status: fail. A GPU whose fabric health
         reports degraded bandwidth (NVML fabric health mask, nvidia-smi -q "Fabric / Health / Bandwidth:
-        Degraded"): warn. NCCL unable to bind NVLS multicast memory: fail. Fabric manager failed, inactive or not
+        Degraded"): warn. NCCL unable to bind NVLS multicast memory: fail. CUDA error 802: fail, warn on a box
+        shown to have no NVSwitch (another daemon missing). Fabric manager failed, inactive or not
         installed on an NVSwitch system: fail, or warn when every GPU already shows Completed.
     Source
         NVIDIA Fabric Manager User Guide (fabric state, "nvidia-smi -q -i 0 | grep -i -A 2 Fabric"; the
@@ -142,6 +144,7 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
             "nvidia-caps-imex-channels and expose its devices where the system uses IMEX; NCCL_NVLS_ENABLE=0 only as "
             "a stopgap",
         )
+    yield from _cuda_not_ready(rig, ctx)
     if not nvswitch and not bad and fab.manager_state != "failed":
         return  # a fabric manager that failed is evidence of an NVSwitch system, unless the box shows none
     if fab.manager_state is None:
@@ -182,6 +185,42 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if mismatch
         else "systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
         "of another version than the driver will not start)",
+    )
+
+
+CUDA_NOT_READY_DOC = (
+    "CUDA Runtime API, cudaErrorSystemNotReady (802): 'the system is not yet ready to start any CUDA work ... verify "
+    "the system configuration is in a valid state and all required driver daemons are actively running'; " + FM_GUIDE
+)
+
+
+def _cuda_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """CUDA's error 802 (system not yet initialized): on an NVSwitch system, or one whose GPUs are not known, the
+    fabric manager has not registered the GPUs and no CUDA work can start (fail); on a box shown to have no
+    NVSwitch another driver daemon is missing (warn: not the fabric)."""
+    seen = [e for e in rig.kernel.events or [] if e.kind == "cuda-not-ready"]
+    if not seen:
+        return
+    none = _no_nvswitch(rig)
+    yield ctx.finding(
+        f"{seen[0].text} (x{len(seen)}, line {seen[0].line}): CUDA cannot start any work"
+        + (
+            "; this box shows no NVSwitch, so the missing daemon is not the fabric manager"
+            if none
+            else ": on an NVSwitch system (HGX/DGX, A100/H100 SXM) the fabric manager is not running or has not "
+            "registered the GPUs yet"
+        ),
+        severity="warn" if none else "fail",
+        gpus=[g.index for g in rig.gpus],
+        subject="host",
+        observed={"evidence": seen[0].text, "count": len(seen), "first_line": seen[0].line},
+        expected={"cuda_init": "success"},
+        expected_source=CUDA_NOT_READY_DOC,
+        fix="check the driver's daemons (nvidia-persistenced; in confidential computing the GPUs' ready state)"
+        if none
+        else "install nvidia-fabricmanager of the driver's exact version and systemctl enable --now "
+        "nvidia-fabricmanager; nvidia-smi -q | grep -A 2 Fabric until every GPU is Completed / Success; no GPU is "
+        "faulty",
     )
 
 
