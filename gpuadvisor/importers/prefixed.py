@@ -37,7 +37,7 @@ _PREFIXES = (
         "a pod's and container's names",
         re.compile(
             r"^(?:\[pod/([a-z0-9][a-z0-9.-]{0,200}-[a-z0-9]{5})/([a-z0-9][a-z0-9-]{0,62})\]"
-            r"|([a-z0-9][a-z0-9.-]{0,200}-[a-z0-9]{5}) ([a-z0-9][a-z0-9-]{0,62}))(?: |$)"
+            r"|([a-z0-9][a-z0-9.-]{0,200}-[a-z0-9]{5})[ \t]([a-z0-9][a-z0-9-]{0,62}))(?:[ \t]|(?=\s*$))"
         ),
     ),
     # node01, gpu-3 (a word with a digit); an IPv4 address (pdsh -w 10.0.87.143, DeepSpeed's pdsh runner), each
