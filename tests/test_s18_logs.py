@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuadvisor.importers import nccl_log
+from gpuadvisor.importers import hostengine, nccl_log
 from gpuadvisor.importers.merge import import_files
 from gpuadvisor.importers.prefixed import strip_prefix
 from gpuadvisor.rules import evaluate
@@ -103,3 +103,30 @@ def test_cudas_error_802_is_the_fabric_manager_not_running_on_an_nvswitch_box(tm
     # on a box of PCIe cards (no NVSwitch baseboard) the daemon missing is not the fabric manager: a warning
     cards = import_files([_pasted(tmp_path, TITAN_RTX, "smi.txt"), _pasted(tmp_path, BANDWIDTH_802, "bw.txt")])
     assert [(f.code, f.severity) for f in evaluate(cards) if f.code == "GA809"] == [("GA809", "warn")]
+
+
+# https://github.com/NVIDIA/dcgm-exporter/issues/144 (nv-hostengine started by hand: its DEBUG and INFO lines)
+HOSTENGINE_DEBUG = """\
+2023-03-14 07:35:17.289 DEBUG [39:39] Allowlist NOT bypassed with env variable [/workspaces/dcgm-rel_dcgm_3_1-postmerge/dcgmlib/src/DcgmCacheManager.cpp:1027] [DcgmCacheManager::IsGpuAllowlisted]
+2023-03-14 07:35:17.289 DEBUG [39:39] gpuId 0, arch 6 is on the allowlist. [/workspaces/dcgm-rel_dcgm_3_1-postmerge/dcgmlib/src/DcgmCacheManager.cpp:1051] [DcgmCacheManager::IsGpuAllowlisted]
+2023-03-14 07:35:17.289 INFO  [39:39] Got 0 excluded GPUs [/workspaces/dcgm-rel_dcgm_3_1-postmerge/dcgmlib/src/DcgmCacheManager.cpp:1087] [DcgmCacheManager::ReadAndCacheGpuExclusionList]
+"""  # noqa: E501
+
+
+def test_dcgms_host_engine_log_is_read_and_its_nvswitch_module_errors_are_noise(tmp_path: Path) -> None:
+    # https://github.com/NVIDIA/DCGM/issues/159: one nv-hostengine.log line in inline code, "[[NvSwitch]] Not attached
+    # to NvSwitches. Aborting" (DCGM's DcgmNvSwitchManager::ReadNvSwitchStatusAllSwitches when NSCQ is not
+    # attached), repeated every few seconds on a node without NVSwitches: monitoring noise, no fabric fault
+    path = _one("s18-fabric/nv-hostengine-log-not-attached-to-nvswitches-*.txt")
+    rig = import_files([path])
+    assert [(e.kind, e.text) for e in rig.kernel.events or []] == [
+        ("dcgm-error", "[[NvSwitch]] Not attached to NvSwitches. Aborting")
+    ]
+    assert _found(path) == []
+    assert [(f.code, f.severity) for f in evaluate(rig) if f.code == "GA809"] == [("GA809", "info")]
+    rig = _rig(tmp_path, HOSTENGINE_DEBUG)  # read, its DEBUG and INFO lines no event
+    assert rig.kernel.events == [] and _warned(rig) == []
+    assert not hostengine.starts(["ERROR [1:2] something failed"], 0, None)  # no module, no source line
+    # https://github.com/NVIDIA/DCGM/issues/272: nvvs's debug log, the same form (DEBUG and WARN lines, no error)
+    nvvs = import_files([_one("s15-fabric/nvvs-debug-log-fabric-manager-started-*.txt")])
+    assert nvvs.kernel.events == [] and _warned(nvvs) == []

@@ -64,7 +64,7 @@ _PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
 
 # a line that is all one inline code span of Markdown (a post quoting a log line: "`nv-fabricmanager[12]: ...`."),
 # a full stop or comma after it: what is inside (a fence's "```" opens no span: a span holds no backtick)
-_INLINE = re.compile(r"^([ \t]*)`([^`\n]+)`[.,;:!]?[ \t]*(?=\r?$)", re.M)
+_INLINE = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`([^`\n]+)`[.,;:!]?[ \t]*(?=\r?$)", re.M)  # a quote's marks kept
 
 
 def strip_prefix(text: str) -> tuple[str, str | None]:

@@ -145,6 +145,7 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
             "a stopgap",
         )
     yield from _cuda_not_ready(rig, ctx)
+    yield from _dcgm_nvswitch(rig, ctx)
     if not nvswitch and not bad and fab.manager_state != "failed":
         return  # a fabric manager that failed is evidence of an NVSwitch system, unless the box shows none
     if fab.manager_state is None:
@@ -221,6 +222,27 @@ def _cuda_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         else "install nvidia-fabricmanager of the driver's exact version and systemctl enable --now "
         "nvidia-fabricmanager; nvidia-smi -q | grep -A 2 Fabric until every GPU is Completed / Success; no GPU is "
         "faulty",
+    )
+
+
+def _dcgm_nvswitch(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The ERROR lines of DCGM's NvSwitch module in its host engine log: DCGM cannot read the NVSwitches through
+    NSCQ (none on the box, or libnvidia-nscq missing): its monitoring's noise, never a fabric fault (info)."""
+    seen = [e for e in rig.kernel.events or [] if e.kind == "dcgm-error" and e.text.startswith("[[NvSwitch]]")]
+    if not seen:
+        return
+    yield ctx.finding(
+        f"DCGM's host engine: {seen[0].text} (x{len(seen)}, line {seen[0].line}): DCGM's NVSwitch module cannot "
+        "read NVSwitches through NSCQ (the box has none, or libnvidia-nscq is missing or of another version); its "
+        "monitoring's noise, not a fabric fault",
+        severity="info",
+        subject="host",
+        observed={"evidence": seen[0].text, "count": len(seen), "first_line": seen[0].line},
+        expected={"dcgm_nvswitch_module": "attached (NVSwitch systems only)"},
+        expected_source="DCGM modules/nvswitch (DcgmNvSwitchManager::ReadNvSwitchStatusAllSwitches: 'Not attached "
+        "to NvSwitches' when NSCQ is not attached)",
+        fix="on a box without NVSwitch nothing to fix (lower DCGM's log level: __DCGM_DBG_LVL in dcgm.env, or "
+        "nv-hostengine --log-level); on an NVSwitch system install libnvidia-nscq of the driver's version",
     )
 
 
