@@ -130,3 +130,28 @@ def test_dcgms_host_engine_log_is_read_and_its_nvswitch_module_errors_are_noise(
     # https://github.com/NVIDIA/DCGM/issues/272: nvvs's debug log, the same form (DEBUG and WARN lines, no error)
     nvvs = import_files([_one("s15-fabric/nvvs-debug-log-fabric-manager-started-*.txt")])
     assert nvvs.kernel.events == [] and _warned(nvvs) == []
+
+
+# https://github.com/leptonai/gpud/pull/1174 (its kmsg input: a contained ECC error killing one process)
+GPUD_XID_94 = "NVRM: Xid (PCI:0000:9b:00): 94, pid=1234, name=python3, Contained ECC error\n"
+
+
+def test_sxid_12028_with_xid_137_and_94_warns_as_the_catalog_says_never_fails(tmp_path: Path) -> None:
+    # https://sulao.cn/post/1165: SXid 12028 on three NVSwitches (its own line on nvswitch2 says "Non-fatal",
+    # Severity 0), Xid 137 on links 4-7 of 4c:00 and Xid 94 (RST: No, D-RST: No) on 4c:00 and cb:00. NVIDIA's Xid
+    # catalog: 137 NVLINK_PRIV_ERR, immediate action IGNORE; 94 contained ECC, RESTART_APP: no reset, no drain
+    path = _one("s18-fabric/dmesg-ctime-sxid-12028-*.txt")
+    found = evaluate(import_files([path]))
+    judged = sorted(
+        (f.code, f.severity, f.subject, f.observed.get("xid")) for f in found if f.code in ("GA801", "GA802")
+    )
+    assert judged == [
+        ("GA801", "info", "PCI 0000:4c:00", 137),
+        ("GA801", "warn", "PCI 0000:4c:00", 94),
+        ("GA801", "warn", "PCI 0000:cb:00", 94),
+        ("GA802", "info", "NVSwitch 0000:07:00.0", None),  # its own line: Non-fatal
+        ("GA802", "warn", "NVSwitch 0000:06:00.0", None),  # only Data lines: fatality not shown
+        ("GA802", "warn", "NVSwitch 0000:08:00.0", None),
+    ]
+    assert not [f for f in found if f.severity == "fail"]
+    assert _warned(_rig(tmp_path, GPUD_XID_94)) == [("GA801", "warn", "PCI 0000:9b:00")]
