@@ -155,3 +155,23 @@ def test_sxid_12028_with_xid_137_and_94_warns_as_the_catalog_says_never_fails(tm
     ]
     assert not [f for f in found if f.severity == "fail"]
     assert _warned(_rig(tmp_path, GPUD_XID_94)) == [("GA801", "warn", "PCI 0000:9b:00")]
+
+
+# https://github.com/NVIDIA/DCGM/issues/70 (MIG on GPU 2 only; the diagnostic asked for GPU 0, a zsh prompt above)
+DCGM_70 = """\
+% dcgmi diag -i 0 -r 1
+GPU 2's MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU.
+"""
+
+
+def test_nvvss_mig_message_is_dcgm_output_naming_a_gpu_in_mig_mode(tmp_path: Path) -> None:
+    # https://github.com/mej/nhc/issues/29: nvvs 418's own message for GPU 0 (DCGM's NvidiaValidationSuite.cpp:
+    # "GPU <id>'s MIG configuration is incompatible with the diagnostic because it prevents access to the entire
+    # GPU."): the diagnostic did not run, MIG is on for GPU 0
+    path = _one("s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-*.txt")
+    rig = import_files([path])
+    assert [(g.index, g.mig_mode) for g in rig.gpus] == [(0, True)]
+    assert [(c, s) for c, s, _ in _found(path)] == [("GA314", "warn")]
+    rig = _rig(tmp_path, DCGM_70)
+    assert [(g.index, g.mig_mode) for g in rig.gpus] == [(2, True)]
+    assert [(c, s) for c, s, _ in _warned(rig)] == [("GA314", "warn")]

@@ -264,3 +264,26 @@ def _cell(line: str) -> str:
     if len(cell) >= 47:  # " " + 45 characters + "  ": the area dcgmi fills
         return cell[1:-2]
     return cell.strip() + " "
+
+
+# nvvs's (dcgmi diag's) refusal to run on a GPU in MIG mode, as DCGM's NvidiaValidationSuite.cpp words it: "GPU 0's
+# MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU." (the GPU by
+# DCGM's id): MIG is on for that GPU (a MIG configuration that does not span the whole GPU)
+_NVVS_MIG = re.compile(r"^\s*GPU (\d{1,4})'s MIG configuration is incompatible with the diagnostic\b")
+
+
+def starts_nvvs(lines: list[str], i: int, current: Section | None) -> bool:
+    """nvvs's MIG message, outside another such output (several lines of it are one)."""
+    return bool(_NVVS_MIG.match(lines[i])) and (current is None or current.kind != "nvvs")
+
+
+def parse_nvvs(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """The GPUs nvvs would not diagnose for their MIG configuration, with MIG mode on."""
+    rig = Rig()
+    for n, line in enumerate(text.splitlines()):
+        m = _NVVS_MIG.match(line)
+        if m is None or any(g.index == int(m.group(1)) for g in rig.gpus):
+            continue
+        rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{first_line + n}"
+        rig.gpus.append(Gpu(index=int(m.group(1)), mig_mode=True))
+    return rig

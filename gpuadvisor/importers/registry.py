@@ -250,6 +250,9 @@ FORMATS: tuple[Format, ...] = (
     _beyond("nv-hostengine", "DCGM host engine log (nv-hostengine.log)",
             "`2024-04-02 12:54:06.828 ERROR [1264985:1264994] [[NvSwitch]] ... [.../DcgmNvSwitchManager.cpp:967]`",
             hostengine.starts, hostengine.parse, 28),
+    Format("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", GPU, "DCGM", "",
+           "`GPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire "
+           "GPU.`", dcgm.starts_nvvs, reads(dcgm.parse_nvvs), _add, 9),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),

@@ -88,6 +88,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "gpud": ('"accelerator-nvidia-fabric-manager"',),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
+    "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
     "fio-json": (_SPACE + r"\{",),
     "fio": (r": \((?:g=|groupid=)", _SPACE + r"fio-\d"),
