@@ -28,14 +28,16 @@ from gpuadvisor.importers import import_texts  # noqa: E402
 LINE_UNITS = [
     "[", "{", "(", "a", "a:", "1:", ":", "1", "1.", "-", "|", "=", "%", "/", " ", "\t", "x ", "a b", "1 ", "+-",
     "0x", "[0] ", "[a]", "# ", "GPU ", "MiB ", "W ", "NVRM: ", "Xid ", "a=1 ", '"a":', "ab:12:34", "0:1:2 ",
-    "00:00.0 ", "10.0.0.1:", "host:1:2 [0] NCCL INFO ",
+    "00:00.0 ", "10.0.0.1:", "host:1:2 [0] NCCL INFO ", "ERROR [1:2] ", "a-abcde b ", "[/a.cpp:1] ",
 ]  # fmt: skip
 MANY_LINES = [
     "", " ", "a", "|", "+---+", "```", "> a", "# ", "[0] ", "$ nvidia-smi", "GPU 0: x", "Fabric", "Port 1:",
     "CA 'mlx5_0'", "hca_id: mlx5_0", "NVRM: x", "Attached GPUs : 8", "GPU0\tX\tNV1",
     "==============NVSMI LOG==============", "x:1:2 [0] NCCL INFO a",
     "01:00.0 VGA compatible controller: NVIDIA Corporation x", "\tLnkSta: Speed 8GT/s, Width x16",
-    "   8   2   float   sum  -1  1  1  0  1  1  0",
+    "   8   2   float   sum  -1  1  1  0  1  1  0", "2024-04-02 12:54:06.828 ERROR [1:2] [[NvSwitch]] a [/a.cpp:1] [f]",
+    "pod-c78b4 ctr a", "machine [0] misc/ibvwrap.cu:269 WARN a", "what(): system not yet initialized",
+    "GPU 0's MIG configuration is incompatible with the diagnostic", "x 0000:05:00.0: AER: a",
 ]  # fmt: skip
 
 
