@@ -95,6 +95,12 @@ TABLE += f"cuda-simplep2p | ./simpleP2P | corpus/{SIMPLE_P2P}\n"
 NUMBA = "s17-collect-env/numba-cuda-detect-2x-quadro-rtx8000-decimal-bus-ids_gmarkall.txt"
 TABLE += f"numba-detect | python -c 'from numba import cuda; cuda.detect()' | corpus/{NUMBA}\n"
 TABLE += f"proc-info | cat /proc/driver/nvidia/gpus/0000:62:00.0/information | corpus/{PROC_INFO}\n"
+CUDA_802 = "s18-fabric/gpu-burn-h100-hbm3-system-not-yet-initialized-no-fabric-manager_disjustin.txt"
+TABLE += f"cuda-not-ready | gpu_burn -d 60 | corpus/{CUDA_802}\n"
+HOSTENGINE = "s14-fabric/nv-hostengine-log-dcgm-2-2-nvswitch-status-undefined-state-every-30s-cut_13416157913.txt"
+TABLE += f"nv-hostengine | tail /var/log/nv-hostengine.log | corpus/{HOSTENGINE}\n"
+NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"
+TABLE += f"nvvs | dcgmi diag -r 1 | corpus/{NVVS}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:
