@@ -375,3 +375,25 @@ def test_ga826_adapter_fatal_fails_and_command_timeouts_warn() -> None:
 def test_the_shipped_planted_file_is_the_documented_one() -> None:
     shipped = (Path(__file__).parent.parent / "examples" / "planted-dgx-h100.toml").read_text()
     assert shipped.endswith(_planted_toml()) and shipped.startswith("# The node check shown in the project README")
+
+
+def test_ga827_another_checkers_failed_gpu_test_fails_and_its_config_check_warns() -> None:
+    # a dcgmi diag Hardware failure with DCGM's hardware next step, and NVIDIA/deepops PR #660's NHC failure line
+    rig = simulate_description(parse_description(_dgx_h100(), "test"))
+    rig.node.health_checks = [
+        facts.HealthCheck(
+            "dcgmi diag",
+            "GPU Memory",
+            "fail",
+            "Found 4 faulty memory elements on GPU 0 Run a field diagnostic on the GPU.",
+            [0],
+            "Hardware",
+            "diag.txt:12",
+        ),  # fmt: skip
+        facts.HealthCheck("NHC", "check_nv_gpu_count", "fail", "2 returned 1", [], None, "nhc.log:2"),
+    ]
+    got = sorted((f.code, f.severity, f.subject, tuple(f.gpus)) for f in evaluate(rig) if f.code == "GA827")
+    assert got == [
+        ("GA827", "fail", "dcgmi diag GPU Memory", (0,)),
+        ("GA827", "warn", "NHC check_nv_gpu_count", ()),
+    ]

@@ -93,7 +93,8 @@ def test_a_dcgm_hardware_fault_fails_and_a_deployment_check_warns():
         "| Warning                   | Found 4 faulty memory elements on GPU 0 Run a |\n"
         "|                           |  field diagnostic on the GPU.                  |\n"
     )
-    assert [g[0] for g in _ga827(fault)] == ["fail"]
+    ((severity, _, message),) = _ga827(fault)
+    assert severity == "fail" and "on GPU 0 Run a field diagnostic on the GPU." in message  # a row short of margin
     deployment = (
         "|-----  Deployment  --------+------------------------------------------------|\n"
         "| Persistence Mode          | Fail - GPU: 0                                  |\n"

@@ -257,13 +257,11 @@ def _verdict(cell: str) -> tuple[str, list[int], str] | None:
 
 def _cell(line: str) -> str:
     """A result row's second cell as its text area holds it: dcgmi wraps a long message at the area's width,
-    inside a word as often as between two, so the areas laid end to end are the message (a cell whose padding
-    the paste lost ends a word)."""
+    inside a word as often as between two, and pads the area with a two-space margin, so the areas laid end to
+    end are the message; a cell without that margin (a paste that lost its padding) ends a word."""
     cells = line.strip().split("|")
-    cell = cells[2] if len(cells) > 2 else ""
-    if len(cell) >= 47:  # " " + 45 characters + "  ": the area dcgmi fills
-        return cell[1:-2]
-    return cell.strip() + " "
+    text = (cells[2] if len(cells) > 2 else "").removeprefix(" ")
+    return text[:-2] if text.endswith("  ") else text.rstrip() + " "
 
 
 # nvvs's (dcgmi diag's) refusal to run on a GPU in MIG mode, as DCGM's NvidiaValidationSuite.cpp words it: "GPU 0's
