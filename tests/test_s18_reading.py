@@ -20,3 +20,29 @@ def test_a_lost_gpu_line_with_its_index_before_the_bus_id_is_the_gpu_at_that_bus
     assert [g.bus_id for g in part.rig.gpus] == ["0000:20:00.0"]
     (part,) = parse_text("Unable to determine the device handle for GPU12: 0000:B1:00.0: Unknown Error\n", "smi")
     assert [g.bus_id for g in part.rig.gpus] == ["0000:b1:00.0"]
+
+
+# https://github.com/pytorch/pytorch/issues/130181 (BioGeek): torch's collect_env on one A100 with two MIG devices,
+# the MIG lines here not indented
+_PYTORCH_130181 = """\
+Collecting environment information...
+PyTorch version: 2.5.0.dev20240705+cu121
+Is debug build: False
+CUDA used to build PyTorch: 12.1
+GPU models and configuration:
+GPU 0: NVIDIA A100-SXM4-80GB
+MIG 3g.40gb Device 0:
+MIG 3g.40gb Device 1:
+Nvidia driver version: 535.161.08
+"""
+
+
+def test_mig_device_lines_under_a_gpu_in_collect_env_are_mig_mode_not_gpus() -> None:
+    (part,) = parse_text(_PYTORCH_130181, "collect_env")
+    assert [(g.index, g.name, g.mig_mode) for g in part.rig.gpus] == [(0, "NVIDIA A100-SXM4-80GB", True)]
+    assert part.rig.software.driver_version == "535.161.08"
+    # https://github.com/vllm-project/vllm/issues/12092: four indented MIG devices under GPU 0 of three A100s
+    path = _one("s18-collect-env/vllm-collect-env-3x-a100-*.txt")
+    rig = import_files([path])
+    assert [(g.index, g.mig_mode) for g in rig.gpus] == [(0, True), (1, None), (2, None)]
+    assert "GA314" in {code for code, _sev, _subject in _found(path)}
