@@ -46,3 +46,19 @@ def test_mig_device_lines_under_a_gpu_in_collect_env_are_mig_mode_not_gpus() -> 
     rig = import_files([path])
     assert [(g.index, g.mig_mode) for g in rig.gpus] == [(0, True), (1, None), (2, None)]
     assert "GA314" in {code for code, _sev, _subject in _found(path)}
+
+
+def test_a_topo_header_whose_last_column_is_the_short_numa_is_read_as_numa_affinity() -> None:
+    # https://kubernetes.recipes/recipes/ai/dgx-h100-nvidia-smi-topo-kubernetes/: "CPU Affinity  NUMA", no GPU NUMA ID
+    rig = import_files([_one("s18-topo/topo-m-blog-dgx-h100-*.txt")])
+    assert [(g.cpu_affinity, g.numa_node) for g in rig.gpus] == [("0-51", 0)] * 4 + [("52-103", 1)] * 4
+    # the same short header after NIC columns (the form teaching pages print for GPU-NIC placement): a NIC named
+    # NUMA is not a column of its own, and NIC rows have no affinity cells
+    text = (
+        "        GPU0    GPU1    NIC0    CPU Affinity  NUMA\n"
+        "GPU0     X      SYS     PXB     0-47          0\n"
+        "GPU1    SYS      X      SYS     48-95         1\n"
+        "NIC0    PXB     SYS      X\n"
+    )
+    (part,) = parse_text(text, "topo")
+    assert [(g.cpu_affinity, g.numa_node) for g in part.rig.gpus] == [("0-47", 0), ("48-95", 1)]
