@@ -95,6 +95,8 @@ TABLE += f"cuda-simplep2p | ./simpleP2P | corpus/{SIMPLE_P2P}\n"
 NUMBA = "s17-collect-env/numba-cuda-detect-2x-quadro-rtx8000-decimal-bus-ids_gmarkall.txt"
 TABLE += f"numba-detect | python -c 'from numba import cuda; cuda.detect()' | corpus/{NUMBA}\n"
 TABLE += f"proc-info | cat /proc/driver/nvidia/gpus/0000:62:00.0/information | corpus/{PROC_INFO}\n"
+DMON = "s18-smi/smi-dmon-markdown-quoted-escaped-hash-4-gpus-83c-no-names_lissyx.txt"
+TABLE += f"smi-dmon | nvidia-smi dmon -s pucvmet | corpus/{DMON}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -62,3 +62,33 @@ def test_a_topo_header_whose_last_column_is_the_short_numa_is_read_as_numa_affin
     )
     (part,) = parse_text(text, "topo")
     assert [(g.cpu_affinity, g.numa_node) for g in part.rig.gpus] == [("0-47", 0), ("48-95", 1)]
+
+
+# https://github.com/LeStefduSud/myscripts/blob/HEAD/mining/nvidia-commands.sh: a 535-era dmon (GPU and memory
+# temperature apart, 'gtemp' and 'mtemp'; '-' where the GPU does not report one), three GeForce cards (its lines'
+# trailing spaces trimmed)
+_MYSCRIPTS_DMON = """\
+# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk
+# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz
+    0    119     59      -    100      0      0      0      0      0   6800   1665
+    1    159     59      -    100      0      0      0      0      0   9251   1695
+    2    219     74      -    100      0      0      0      0      0   9251   1695
+"""
+
+
+def test_nvidia_smi_dmon_is_read_gpu_by_gpu_with_power_and_temperature() -> None:
+    (part,) = parse_text(_MYSCRIPTS_DMON, "dmon")
+    assert part.kind == "smi-dmon"
+    got = [(g.index, g.power_draw_w, g.temperature_c, g.name, g.power_limit_w) for g in part.rig.gpus]
+    assert got == [(0, 119.0, 59.0, None, None), (1, 159.0, 59.0, None, None), (2, 219.0, 74.0, None, None)]
+    assert part.rig.gpus[0].memory_used_bytes is None  # no fb column shown
+    # https://github.com/mozilla/DeepSpeech/issues/178: the older 'temp' column, quoted, its '#' escaped ('\\#')
+    path = _one("s18-smi/smi-dmon-markdown-quoted-*.txt")
+    rig = import_files([path])
+    assert [(g.index, g.power_draw_w, g.temperature_c) for g in rig.gpus] == [
+        (0, 111.0, 83.0),
+        (1, 111.0, 84.0),
+        (2, 112.0, 80.0),
+        (3, 86.0, 70.0),
+    ]
+    assert rig.gpus[0].memory_used_bytes == 11651 * 2**20
