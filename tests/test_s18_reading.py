@@ -92,3 +92,47 @@ def test_nvidia_smi_dmon_is_read_gpu_by_gpu_with_power_and_temperature() -> None
         (3, 86.0, 70.0),
     ]
     assert rig.gpus[0].memory_used_bytes == 11651 * 2**20
+
+
+# https://github.com/KrispyCamel4u/SysMonTask/issues/60 (Saim20): the head of a 460-era nvidia-smi -q -x, cut in
+# its GPU record
+_SYSMONTASK_60 = """\
+<?xml version="1.0" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v11.dtd">
+<nvidia_smi_log>
+\t<timestamp>Thu May  6 17:28:35 2021</timestamp>
+\t<driver_version>460.67</driver_version>
+\t<cuda_version>11.2</cuda_version>
+\t<attached_gpus>1</attached_gpus>
+\t<gpu id="00000000:01:00.0">
+\t\t<product_name>GeForce GT 730</product_name>
+\t\t<product_brand>GeForce</product_brand>
+\t\t<persistence_mode>Disabled</persistence_mode>
+"""
+
+
+def _as_a_rich_text_editor_pastes_it(text: str) -> str:
+    """'>' and '<' as entities, every indent a run of '&nbsp; ' (as the 1Panel thread's paste shows)."""
+    out = []
+    for line in text.splitlines():
+        body = line.lstrip("\t")
+        indent = "&nbsp; " * 4 * (len(line) - len(body))
+        out.append(indent + body.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;"))
+    return "\n".join(out) + "\n"
+
+
+def test_an_html_escaped_smi_xml_is_decoded_then_read_as_smi_xml() -> None:
+    (raw,) = parse_text(_SYSMONTASK_60, "x")
+    (escaped,) = parse_text(_as_a_rich_text_editor_pastes_it(_SYSMONTASK_60), "x")
+    assert raw.kind == escaped.kind == "smi-xml"
+    for part in (raw, escaped):
+        assert [(g.name, g.bus_id) for g in part.rig.gpus] == [("GeForce GT 730", "0000:01:00.0")]
+        assert part.rig.software.driver_version == "460.67"
+    # https://github.com/1Panel-dev/1Panel/issues/11910: a fragment with only '>' escaped, no GPU identity: read,
+    # nothing to judge (it was refused)
+    path = _one("s18-smi-q/smi-q-x-html-escaped-*.txt")
+    assert import_files([path]).gpus == []
+    # one line in three that merely holds an entity is left as it is: the paste was not escaped
+    names = ["T&amp;0", "T1", "T2"]
+    listed = "".join(f"GPU {i}: {n} (UUID: GPU-41255406-c9af-f94b-4ebf-9d57ad1853d{i})\n" for i, n in enumerate(names))
+    assert [g.name for g in parse_text(listed, "x")[0].rig.gpus] == names
