@@ -136,3 +136,34 @@ def test_an_html_escaped_smi_xml_is_decoded_then_read_as_smi_xml() -> None:
     names = ["T&amp;0", "T1", "T2"]
     listed = "".join(f"GPU {i}: {n} (UUID: GPU-41255406-c9af-f94b-4ebf-9d57ad1853d{i})\n" for i, n in enumerate(names))
     assert [g.name for g in parse_text(listed, "x")[0].rig.gpus] == names
+
+
+# https://github.com/balena-io-modules/drivelist/issues/306 (ninox92): util-linux 2.27's lsblk --pairs --all, its
+# MAJ:MIN key as the column is named; cut after the loop devices
+_DRIVELIST_306 = """\
+$ lsblk --pairs --all
+NAME="sda" MAJ:MIN="8:0" RM="0" SIZE="931.5G" RO="0" TYPE="disk" MOUNTPOINT=""
+NAME="sda1" MAJ:MIN="8:1" RM="0" SIZE="1K" RO="0" TYPE="part" MOUNTPOINT=""
+NAME="sda2" MAJ:MIN="8:2" RM="0" SIZE="488.3G" RO="0" TYPE="part" MOUNTPOINT=""
+NAME="sdb" MAJ:MIN="8:16" RM="1" SIZE="" RO="0" TYPE="disk" MOUNTPOINT=""
+NAME="sdd" MAJ:MIN="8:48" RM="1" SIZE="7.4G" RO="0" TYPE="disk" MOUNTPOINT=""
+NAME="sdd1" MAJ:MIN="8:49" RM="1" SIZE="7.4G" RO="0" TYPE="part" MOUNTPOINT="/media/<username>/85CA-6700"
+NAME="sr0" MAJ:MIN="11:0" RM="1" SIZE="1024M" RO="0" TYPE="rom" MOUNTPOINT=""
+NAME="loop0" MAJ:MIN="7:0" RM="0" SIZE="" RO="0" TYPE="loop" MOUNTPOINT=""
+"""
+
+
+def test_lsblk_pairs_are_read_as_lsblk_whole_disks_only() -> None:
+    (part,) = parse_text(_DRIVELIST_306, "lsblk")
+    assert part.kind == "lsblk"
+    devs = part.rig.storage.paths[0].devices
+    assert [(d.name, d.size_bytes) for d in devs] == [
+        ("sda", int(931.5 * 2**30)),
+        ("sdb", None),
+        ("sdd", int(7.4 * 2**30)),
+    ]
+    # https://github.com/canonical/checkbox/issues/120: -i -n -P -o KNAME,TYPE,MOUNTPOINT, no sizes: the disks by
+    # their kernel names, the loop devices and partitions not disks
+    rig = import_files([_one("s18-storage/lsblk-i-n-P-*.txt")])
+    names = [d.name for d in rig.storage.paths[0].devices]
+    assert names == ["sda", "sdb", "sdc", "nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1", "pmem1s", "pmem0"]
