@@ -97,6 +97,8 @@ TABLE += f"numba-detect | python -c 'from numba import cuda; cuda.detect()' | co
 TABLE += f"proc-info | cat /proc/driver/nvidia/gpus/0000:62:00.0/information | corpus/{PROC_INFO}\n"
 DMON = "s18-smi/smi-dmon-markdown-quoted-escaped-hash-4-gpus-83c-no-names_lissyx.txt"
 TABLE += f"smi-dmon | nvidia-smi dmon -s pucvmet | corpus/{DMON}\n"
+IBLINKINFO = "s18-rdma/iblinkinfo-4-v100-hosts-edr-25g-lanes-qm8700-hdr-aggregation-node-elided_ductuantruong.txt"
+TABLE += f"iblinkinfo | iblinkinfo | corpus/{IBLINKINFO}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -167,3 +167,30 @@ def test_lsblk_pairs_are_read_as_lsblk_whole_disks_only() -> None:
     rig = import_files([_one("s18-storage/lsblk-i-n-P-*.txt")])
     names = [d.name for d in rig.storage.paths[0].devices]
     assert names == ["sda", "sdb", "sdc", "nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1", "pmem1s", "pmem0"]
+
+
+# https://wiki.archlinux.org/title/InfiniBand ("iblinkinfo - View link information"): two ConnectX adapters cabled
+# to each other, no switch
+_ARCHWIKI_IBLINKINFO = """\
+CA: MT25408 ConnectX Mellanox Technologies:
+      0x0002c90300002779      4    1[  ] ==( 4X           5.0 Gbps Active/  LinkUp)==>       3    1[  ] "kvm mlx4_0" ( )
+CA: hostname mlx4_0:
+      0x0002c90300002f79      3    1[  ] ==( 4X           5.0 Gbps Active/  LinkUp)==>       4    1[  ] "MT25408 ConnectX Mellanox Technologies" ( )
+"""  # noqa: E501
+
+
+def test_iblinkinfo_is_recognised_and_its_host_ports_noted_not_taken_as_this_hosts() -> None:
+    (part,) = parse_text(_ARCHWIKI_IBLINKINFO, "iblinkinfo")
+    assert part.kind == "iblinkinfo"
+    assert part.rig.network.rdma_ports in (None, [])
+    (note,) = part.rig.problems
+    assert "2 host port(s), 0 switch(es)" in note
+    assert "'hostname mlx4_0' port 1: 4X 5.0 Gbps Active/LinkUp" in note
+    # a port with no link, as iblinkinfo.c prints it ("==(  Down/ Polling)==>"): named apart
+    down = _ARCHWIKI_IBLINKINFO.replace("4X           5.0 Gbps Active/  LinkUp", "               Down/ Polling", 1)
+    (part,) = parse_text(down, "iblinkinfo")
+    assert part.rig.problems[1].endswith("'MT25408 ConnectX Mellanox Technologies' port 1: Down/Polling")
+    # https://github.com/NVIDIA/nccl-tests/issues/71: four V100 hosts and a SHARP node on one switch, rows elided,
+    # the last line cut: read, nothing judged
+    rig = import_files([_one("s18-rdma/iblinkinfo-*.txt")])
+    assert rig.gpus == [] and any("4 host port(s), 1 switch(es)" in p for p in rig.problems)

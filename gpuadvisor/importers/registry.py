@@ -30,6 +30,7 @@ from gpuadvisor.importers import (
     gpud,
     ibcounters,
     ibdev2netdev,
+    iblinkinfo,
     lspci,
     nccl,
     nhc,
@@ -241,6 +242,8 @@ FORMATS: tuple[Format, ...] = (
             ibcounters.starts, ibcounters.parse_ibqueryerrors, 23),
     _beyond("ibdev2netdev", "ibdev2netdev", "`mlx5_0 port 1 ==> ib0 (Up)`", ibdev2netdev.starts,
             ibdev2netdev.parse_ibdev2netdev, 24),
+    _beyond("iblinkinfo", "iblinkinfo", "`CA: host HCA-1:` or `Switch: 0x... name:` over a port line "
+            "`... ==( 4X 25.78125 Gbps Active/  LinkUp)==> ...`", iblinkinfo.starts, iblinkinfo.parse_iblinkinfo, 27),
     _beyond("nhc", "NHC (Node Health Check) failures",
             "`ERROR:  nhc:  Health check failed:  check_hw_ib:  ...`, syslog's `nhc[123]: Health check failed:  ...`, "
             "or `Node Health Check failed.  Check CHECK returned 1`", nhc.starts, nhc.parse_nhc, 25, family="NHC"),
@@ -254,7 +257,8 @@ FORMATS: tuple[Format, ...] = (
            fio.starts_text, storage.parse_fio, storage.add_bench, 17, finish=storage.finish),
     Format("lsblk-json", "lsblk -J", STORAGE, "lsblk", "-J", '`{` with `"blockdevices"`', blockdev.starts_lsblk_json,
            storage.parse_lsblk, storage.add_devices, 17, ends=fio.json_ends, finish=storage.finish),
-    Format("lsblk", "lsblk", STORAGE, "lsblk", "plain", "`NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`",
+    Format("lsblk", "lsblk", STORAGE, "lsblk", "plain",
+           "`NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`, or -P's pairs `NAME=\"sda\" TYPE=\"disk\" ...`",
            blockdev.starts_lsblk, storage.parse_lsblk, storage.add_devices, 17, finish=storage.finish),
     Format("nvme-list-json", "nvme list -o json", STORAGE, "nvme list", "-o json", '`{` with `"Devices"`',
            blockdev.starts_nvme_json, storage.parse_nvme_list, storage.add_models, 17, ends=fio.json_ends,

@@ -91,6 +91,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "fio-json": (_SPACE + r"\{",),
     "fio": (r": \((?:g=|groupid=)", _SPACE + r"fio-\d"),
     "lsblk-json": (_SPACE + r"\{",),
+    "iblinkinfo": (r"^\s*(?:CA|Switch): ",),
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
     "nvme-list": (_SPACE + r"Node\s",),
