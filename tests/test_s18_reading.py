@@ -194,3 +194,26 @@ def test_iblinkinfo_is_recognised_and_its_host_ports_noted_not_taken_as_this_hos
     # the last line cut: read, nothing judged
     rig = import_files([_one("s18-rdma/iblinkinfo-*.txt")])
     assert rig.gpus == [] and any("4 host port(s), 1 switch(es)" in p for p in rig.problems)
+
+
+def test_a_reset_recovery_action_and_dcgms_last_xid_are_events_of_their_gpus() -> None:
+    # https://github.com/NVIDIA/DCGM/issues/263: --query-gpu=index,gpu_recovery_action (noheader) with the poster's
+    # note typed after GPU 1's 'Reset' (a comma in it), then dcgmi dmon -e 230 (XIDER: the last Xid) with 120 on GPU 1
+    path = _one("s18-dcgm/query-gpu-recovery-action-*.txt")
+    rig = import_files([path])
+    assert [g.index for g in rig.gpus] == list(range(8))
+    events = rig.kernel.events or []
+    assert sorted((e.kind, e.code, e.gpu_index) for e in events) == [("gpu-reset-required", 0, 1), ("xid", 120, 1)]
+    found = {(code, sev, subject) for code, sev, subject in _found(path)}
+    assert ("GA801", "fail", "GPU 1") in found and ("GA820", "fail", "GPU 1") in found
+    # the other actions nvidia-smi --help-query-gpu lists: 'Drain and Reset' resets the GPU too; 'Reboot' is noted
+    csv = "index, gpu_recovery_action\n0, Drain and Reset\n1, Reboot\n2, None\n"
+    (part,) = parse_text(csv, "csv")
+    assert [(e.kind, e.gpu_index) for e in part.rig.kernel.events or []] == [("gpu-reset-required", 0)]
+    assert any("GPU 1: recovery action 'Reboot'" in p for p in part.rig.problems)
+    # DCGM 4's dcgmi dmon prints each field's unit under its name ('ID  W  C', the dcgmi dmon reference page):
+    # GPUs, power and temperature read; no Xid column, no event
+    dmon = "#Entity   POWER   TMPTR\nID        W       C\nGPU 0     16.609  42\nGPU 1     N/A     44\n"
+    (part,) = parse_text(dmon, "dmon")
+    assert [(g.index, g.power_draw_w, g.temperature_c) for g in part.rig.gpus] == [(0, 16.609, 42.0), (1, None, 44.0)]
+    assert part.rig.kernel.events is None

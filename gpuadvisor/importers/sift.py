@@ -54,6 +54,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvlink": (r"^GPU \d",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM"), r"^\W*Unable to "),  # a table row has its "|" cells
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
+    "dcgmi-dmon": (r"^\s*#\s*Entity\s",),
     "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)
     "collect-env": (_words(*collect_env._START), _SPACE + "GPU "),
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
