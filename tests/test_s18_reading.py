@@ -217,3 +217,17 @@ def test_a_reset_recovery_action_and_dcgms_last_xid_are_events_of_their_gpus() -
     (part,) = parse_text(dmon, "dmon")
     assert [(g.index, g.power_draw_w, g.temperature_c) for g in part.rig.gpus] == [(0, 16.609, 42.0), (1, None, 44.0)]
     assert part.rig.kernel.events is None
+
+
+def test_the_diagnostics_mig_refusal_is_mig_on_for_that_gpu() -> None:
+    # https://github.com/NVIDIA/DCGM/issues/70 (bergentruckung): dcgmi diag 3.1.3 on a box of A100s, some in MIG mode
+    text = (
+        "% dcgmi diag -i 0 -r 1\n"
+        "GPU 2's MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU. \n"
+    )
+    (part,) = parse_text(text, "diag")
+    assert [(g.index, g.mig_mode) for g in part.rig.gpus] == [(2, True)]
+    # https://github.com/mej/nhc/issues/29 (mick-t): nvvs 418's own message, the same words
+    path = _one("s18-dcgm/nvvs-418-*.txt")
+    assert [(g.index, g.mig_mode) for g in import_files([path]).gpus] == [(0, True)]
+    assert ("GA314", "warn", "GPU 0") in set(_found(path))

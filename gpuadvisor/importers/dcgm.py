@@ -49,6 +49,8 @@ _DESCRIBED = re.compile(r"^# (?:HELP|TYPE) (DCGM_FI_\w+)\s")  # the exporter's d
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 _VALUE = re.compile(r"\}\s+(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*$")
 NO_SPEED = "dcgmi nvlink -s prints each link's state, not its speed"
+# the diagnostic's refusal on a GPU in MIG mode (DCGM's nvvs and dcgmi diag): MIG is on for that GPU
+_MIG_BLOCKS = re.compile(r"^GPU (\d{1,4})'s MIG configuration is incompatible with the diagnostic\b")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -58,7 +60,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if current is not None and current.kind == "dcgm":
         return False
     s = lines[i].strip()
-    if _BOX.match(s) or _DIAG_START.match(s) or _DIAG_SECTION.match(s):
+    if _BOX.match(s) or _DIAG_START.match(s) or _DIAG_SECTION.match(s) or _MIG_BLOCKS.match(s):
         return True
     if _FOUND.match(s):
         return any(_BOX.match(x.strip()) for x in lines[i + 1 : i + 4])
@@ -92,6 +94,9 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             continue
         if m := _GPU_ID.match(s):
             linking = gpu(int(m.group(1)), lineno)
+            continue
+        if m := _MIG_BLOCKS.match(s):
+            gpu(int(m.group(1)), lineno).mig_mode = True
             continue
         if linking is not None and (st := _STATES.match(s)):
             _links(linking, st.group(1).split(), cut=k == last_shown and not text.endswith("\n"))

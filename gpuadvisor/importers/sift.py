@@ -66,6 +66,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"),
         r"GPUs? found",
         r"^[+|]-----",
+        "MIG configuration is incompatible",
     ),
     "proc-info": (r"Model:",),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
