@@ -101,6 +101,14 @@ HOSTENGINE = "s14-fabric/nv-hostengine-log-dcgm-2-2-nvswitch-status-undefined-st
 TABLE += f"nv-hostengine | tail /var/log/nv-hostengine.log | corpus/{HOSTENGINE}\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"
 TABLE += f"nvvs | dcgmi diag -r 1 | corpus/{NVVS}\n"
+DMON = "s18-smi/smi-dmon-markdown-quoted-escaped-hash-4-gpus-83c-no-names_lissyx.txt"
+TABLE += f"smi-dmon | nvidia-smi dmon -s pucvmet | corpus/{DMON}\n"
+IBLINKINFO = "s18-rdma/iblinkinfo-4-v100-hosts-edr-25g-lanes-qm8700-hdr-aggregation-node-elided_ductuantruong.txt"
+TABLE += f"iblinkinfo | iblinkinfo | corpus/{IBLINKINFO}\n"
+# DCGM 4's dcgmi dmon as its reference page describes it (docs.nvidia.com/datacenter/dcgm/latest/reference/
+# command-line-reference/dcgmi/dcgmi-dmon.html): the names, then 'ID' and each field's unit
+WRITTEN["DCGMI_DMON"] = "#Entity   POWER   TMPTR\nID        W       C\nGPU 0     16.609  42\n"
+TABLE += "dcgmi-dmon | dcgmi dmon -e 155,150 -c 1 | =DCGMI_DMON\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -53,8 +53,44 @@ def _kind(name: str, dtype: str, tran: str | None) -> tuple[str, str | None]:
     return "unknown", None
 
 
+# lsblk -P (--pairs): each device one line of KEY="value" pairs, no tree; util-linux 2.37 on writes the columns
+# whose names are not shell variables as such (MAJ_MIN, FSUSE_PCT); its -i only keeps the output ASCII
+_PAIR = re.compile(r'([A-Z][A-Z0-9:%_-]{0,20})="((?:[^"\\]|\\.)*)"')
+_PAIRS_LINE = re.compile(r'^\s*(?:[A-Z][A-Z0-9:%_-]{0,20}="(?:[^"\\]|\\.)*"\s*)+$')
+_NAME_KEYS = ("NAME", "KNAME", "PATH")
+
+
+def _column(key: str) -> str:
+    """A -P key as lsblk's column name: ``MAJ_MIN`` is MAJ:MIN, ``FSUSE_PCT`` FSUSE%, ``DISC_ALN`` DISC-ALN."""
+    if key in LSBLK_COLUMNS:
+        return key
+    key = key.replace("_PCT", "%").replace("MAJ_MIN", "MAJ:MIN")
+    return key if key in LSBLK_COLUMNS else key.replace("_", "-")
+
+
+def pairs_row(line: str) -> dict[str, str] | None:
+    """One ``lsblk -P`` line's columns, or None if it is not one (a key that is not lsblk's, no device name first)."""
+    if len(line) > 4000 or not _PAIRS_LINE.match(line):
+        return None
+    row = {_column(k): v for k, v in _PAIR.findall(line)}
+    first = next(iter(row), "")
+    return row if first in _NAME_KEYS and set(row) <= LSBLK_COLUMNS else None
+
+
+def _rows_from_pairs(lines: list[str]) -> list[tuple[int, dict[str, str]]]:
+    rows = []
+    for ln in lines:
+        row = pairs_row(ln)
+        if row is not None:
+            row["NAME"] = next(row[k] for k in _NAME_KEYS if k in row)
+            rows.append((0, row))
+    return rows
+
+
 def _rows_from_tree(text: str, origin: str) -> list[tuple[int, dict[str, str]]]:
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    if lines and pairs_row(lines[0]) is not None:
+        return _rows_from_pairs(lines)
     head = next((i for i, ln in enumerate(lines) if re.match(r"\s*NAME\s+", ln)), None)
     if head is None:
         raise BlockDevError(f"{origin}: not lsblk output (no NAME header line)")
@@ -238,8 +274,11 @@ starts_nvme_json = json_starts('"Devices"')
 
 
 def starts_lsblk(lines: list[str], i: int, current: Section | None) -> bool:
-    """lsblk's header: ``NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`` (any of lsblk's columns)."""
+    """lsblk's header: ``NAME MAJ:MIN RM SIZE RO TYPE MOUNTPOINTS`` (any of lsblk's columns); or lsblk -P's first
+    ``NAME="sda" TYPE="disk" ...`` line."""
     line = lines[i]
+    if (current is None or current.kind != "lsblk") and outside_log(current) and pairs_row(line) is not None:
+        return True
     return bool(_LSBLK_HEAD.match(line)) and set(line.split()) <= LSBLK_COLUMNS and outside_log(current)
 
 

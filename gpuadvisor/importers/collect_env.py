@@ -4,7 +4,8 @@ for in every bug report ("Your current environment"): the GPUs it lists and the 
 It prints ``GPU models and configuration:`` followed by one ``GPU N: <name>`` line per GPU (or the single GPU's
 name on the same line), and ``Nvidia driver version: 535.183.01``; and the torch it ran with: ``PyTorch version:
 2.1.0+cu121`` and ``CUDA used to build PyTorch: 12.1`` (``None``: a CPU build), which the rules hold against the
-driver. vLLM's own report embeds an ``nvidia-smi topo -m`` under ``GPU Topology:``, which the topo -m reader
+driver. Under a GPU with MIG on it lists that GPU's MIG devices (``  MIG 1g.20gb Device 0:``): MIG mode, not GPUs.
+vLLM's own report embeds an ``nvidia-smi topo -m`` under ``GPU Topology:``, which the topo -m reader
 takes.
 
 SGLang's ``python3 -m sglang.check_env`` is read here too: it names the GPUs of one model on one line, ``GPU
@@ -19,6 +20,7 @@ import re
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.listed import listed_gpu
+from gpuadvisor.importers.nvlink import MIG_DEVICE
 from gpuadvisor.importers.section import Section, clean_lines
 
 _HEAD = "GPU models and configuration:"
@@ -95,6 +97,9 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
             if all(g.index != idx for g in rig.gpus):
                 rig.gpus.append(listed_gpu(idx, m.group(2), rig.gpus, lineno, last=k == last_shown))
                 rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
+            continue
+        if listing and rig.gpus and MIG_DEVICE.match(s):  # "  MIG 1g.20gb Device 0:" under its GPU: MIG is on
+            rig.gpus[-1].mig_mode = True
             continue
         if listing and s:
             listing = False

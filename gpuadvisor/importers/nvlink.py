@@ -22,7 +22,7 @@ NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3
 
 _GPU = re.compile(r"^GPU (\d+): (.*?)\s*\(UUID: ([^)]*)\)\s*$")
 # nvidia-smi -L under a GPU in MIG mode: "  MIG 3g.40gb     Device  0: (UUID: MIG-...)"
-_MIG_DEVICE = re.compile(r"^MIG \d+g\.\d+gb\w*\s+Device\s+\d+:")
+MIG_DEVICE = re.compile(r"^MIG \d+g\.\d+gb\w*\s+Device\s+\d+:")
 _LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
 _ERR = re.compile(r"^(.*?)\s*Errors?\s*:\s*(\d+)$", re.IGNORECASE)
 _ERROR_KEYS = {
@@ -142,7 +142,7 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
         if not m:
             if last and re.match(r"^\s*Link\b", line):
                 not_shown(gpu, f"{facts.ELIDED} (line {lineno} is cut mid-line)")
-            elif _MIG_DEVICE.match(s):  # -L lists a GPU's MIG devices under it only when MIG mode is on
+            elif MIG_DEVICE.match(s):  # -L lists a GPU's MIG devices under it only when MIG mode is on
                 gpu.mig_mode = True
             continue  # notes
         n, rest = int(m.group(1)), m.group(2)

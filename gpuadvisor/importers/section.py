@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ def clean_lines(text: str) -> list[str]:
     a fence, unless they are a shell's ``> `` continuation prompts; a quote in a quote (``> > ``, ``% > ``) loses
     both."""
     text = text.lstrip("\ufeff")
-    lines = unquoted([strip_ansi(line).rstrip("\r") for line in text.splitlines()])
+    lines = unquoted(html_unescaped([strip_ansi(line).rstrip("\r") for line in text.splitlines()]))
     for _level in range(QUOTE_DEPTH):
         before = lines
         for mark in (">", "%"):
@@ -38,6 +39,19 @@ def clean_lines(text: str) -> list[str]:
         if lines == before:
             break
     return lines
+
+
+# a paste that went through a rich-text editor or a web page's source: "&lt;gpu&gt;", indents as "&nbsp; " runs
+_ENTITY = re.compile(r"&(?:gt|lt|amp|nbsp|quot|apos|#\d{1,5});")
+
+
+def html_unescaped(lines: list[str]) -> list[str]:
+    """The lines with their HTML entities decoded (``&gt;`` as ``>``, ``&nbsp;`` as a space) when half the paste's
+    lines or more carry one: the whole paste was escaped, not a line that merely quotes an entity."""
+    shown = [x for x in lines if x.strip()]
+    if not shown or 2 * sum(1 for x in shown if _ENTITY.search(x)) < len(shown):
+        return lines
+    return [html.unescape(x).replace("\xa0", " ") if "&" in x else x for x in lines]
 
 
 _FENCE = re.compile(r"^\s*(?:```|~~~)")

@@ -54,6 +54,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvlink": (r"^GPU \d",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM"), r"^\W*Unable to "),  # a table row has its "|" cells
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
+    "dcgmi-dmon": (r"^\s*#\s*Entity\s",),
+    "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)
     "collect-env": (_words(*collect_env._START), _SPACE + "GPU "),
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
@@ -64,6 +66,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"),
         r"GPUs? found",
         r"^[+|]-----",
+        "MIG configuration is incompatible",
     ),
     "proc-info": (r"Model:",),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
@@ -93,7 +96,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "fio-json": (_SPACE + r"\{",),
     "fio": (r": \((?:g=|groupid=)", _SPACE + r"fio-\d"),
     "lsblk-json": (_SPACE + r"\{",),
-    "lsblk": (_SPACE + r"NAME\s",),
+    "iblinkinfo": (r"^\s*(?:CA|Switch): ",),
+    "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
     "nvme-list": (_SPACE + r"Node\s",),
 }

@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gpuadvisor.facts import ELIDED, Gpu, Rig
+from gpuadvisor.facts import ELIDED, Gpu, KernelEvent, Rig
 from gpuadvisor.importers import values as v
+from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines, outside_log
 
@@ -51,7 +52,13 @@ _FIELDS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "pcie.link.width.max": ("pcie.max_width", lambda x, _u: v.to_int(x)),
 }
 _OTHER = "driver_version timestamp utilization.gpu utilization.memory memory.free clocks.sm clocks.max.sm fan.speed"
-_KNOWN = set(_FIELDS) | set(_OTHER.split()) | {"vbios_version", "count", "mig.mode.current"}
+_KNOWN = set(_FIELDS) | set(_OTHER.split()) | {"vbios_version", "count", "mig.mode.current", "gpu_recovery_action"}
+# gpu_recovery_action (nvidia-smi --help-query-gpu; NVML's nvmlDeviceGetGpuRecoveryAction): None, Reset, Reboot,
+# Drain P2P, Drain and Reset. The two that reset the GPU are the driver's "reset required" (the Xid catalog's
+# RESET_GPU); the others are noted.
+_RESETS = ("reset", "drain and reset")
+# a note typed after a row by the poster ("1, Reset   <= GPU is unusable, reset required"): not a cell
+_ANNOTATION = re.compile(r"(?:\s{2,}|\t)(?:<=|<-|<--|←|#)\s.*$")
 _COLUMN = re.compile(r"^\s*([a-z][a-z0-9_.]*)\s*(?:\[([^\]]*)\])?\s*$")
 
 
@@ -133,6 +140,8 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
     else:
         cols = _columns(lines[start], asked) or []
     cut = not text.endswith(("\n", "\r"))
+    lines = [*lines[: start + 1], *(_ANNOTATION.sub("", x) for x in lines[start + 1 :])]
+    events: list[KernelEvent] = []
     for k in range(start + 1, len(lines)):
         cells = [c.strip() for c in lines[k].split(",")]
         if lines[k].strip().startswith("```") or len(cols) == 1 and not lines[k].strip():
@@ -149,6 +158,8 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
             if field == "driver_version" and not v.absent(raw):
                 rig.software.driver_version = raw
                 rig.origins["software.driver_version"] = f"{source}:{lineno}"
+            if field == "gpu_recovery_action":
+                _recovery(rig, events, g, raw, f"{source}: line {lineno}", lineno)
             if field not in _FIELDS:
                 continue
             attr, read = _FIELDS[field]
@@ -163,7 +174,20 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
         rig.gpus.append(g)
     if not rig.gpus:
         raise ImportParseError(source, first_line + start, "a --query-gpu header with no GPU row under it")
+    if events:
+        rig.kernel = kernel_rig(events, len(lines), source, first_line, None).kernel
+        rig.origins["kernel.events"] = f"{source}:{first_line}"
     return rig
+
+
+def _recovery(rig: Rig, events: list[KernelEvent], g: Gpu, raw: str, where: str, lineno: int) -> None:
+    """A GPU's recovery action: one that resets the GPU as the driver's "reset required"; another noted."""
+    action = raw.strip()
+    if action.lower() in _RESETS:
+        text = f"nvidia-smi --query-gpu gpu_recovery_action: {action}"
+        events.append(KernelEvent(kind="gpu-reset-required", gpu_index=g.index, text=text, line=lineno))
+    elif action and not v.absent(action) and action.lower() != "none":
+        rig.problems.append(f"{where}: GPU {g.index}: recovery action {action!r} (NVML's gpu_recovery_action)")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:

@@ -29,7 +29,8 @@ _ROW2 = re.compile(
 _MEM = re.compile(r"^\s*(?P<memory_used_bytes>\d+)Mi?B\s*/\s*(?P<memory_total_bytes>\d+)Mi?B\s*$")
 # What the second and third rows of a GPU show (the first: name, persistence mode, bus id, ECC).
 _TABLE_FIELDS = (*[f for f in _ROW2.groupindex if f != "fan"], *_MEM.groupindex, "mig_mode")
-_LOST = re.compile(r"^\s*(Unable to determine the device handle for GPU\s*([0-9A-Fa-f:.]+)\s*:.*?)\s*$")
+# "for GPU 0000:0B:00.0: Unknown Error"; newer drivers and WSL2 put the index first: "for GPU0: 0000:C1:00.0: ..."
+_LOST = re.compile(r"^\s*(Unable to determine the device handle for GPU\s*(?:\d{1,3}:\s+)?([0-9A-Fa-f:.]+)\s*:.*?)\s*$")
 
 
 def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:

@@ -34,7 +34,12 @@ def matrix_header_tokens(line: str) -> list[str] | None:
         return None
     if not all(re.fullmatch(r"[A-Za-z][\w.-]*", t) for t in tokens):
         return None
-    return [t.replace("_", " ") if t.replace("_", " ") in MATRIX_WORDS else t for t in tokens]
+    names = [t.replace("_", " ") if t.replace("_", " ") in MATRIX_WORDS else t for t in tokens]
+    # a short form copied by hand (blogs, docs): "CPU Affinity  NUMA": the NUMA Affinity column
+    return [_SHORT_AFFINITY.get(t, t) if k and names[k - 1] in MATRIX_WORDS else t for k, t in enumerate(names)]
+
+
+_SHORT_AFFINITY = {"NUMA": "NUMA Affinity"}
 
 
 _LINK_CELL = re.compile(r"^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|CNS|GNS|TNS|NS|DIS|U)$")

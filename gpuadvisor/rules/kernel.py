@@ -23,7 +23,8 @@ def _grouped(rig: Rig, ctx: Context, kind: str) -> dict[tuple[str, int], list[Ke
     groups: dict[tuple[str, int], list[KernelEvent]] = {}
     for ev in events:
         if ev.kind == kind:
-            groups.setdefault((ev.bus_id or "?", ev.code), []).append(ev)
+            where = ev.bus_id or (f"GPU {ev.gpu_index}" if ev.gpu_index is not None else "?")
+            groups.setdefault((where, ev.code), []).append(ev)
     return groups
 
 
@@ -121,6 +122,8 @@ def _processes(evs: list[KernelEvent]) -> set[str]:
 
 
 def _where(ev: KernelEvent, rig: Rig) -> str:
+    if ev.bus_id is None and ev.gpu_index is not None:
+        return f"GPU {ev.gpu_index}"  # a monitor's event by GPU index (dcgmi dmon's XIDER): no bus id printed
     if ev.bus_id is None:
         return "GPU (bus id elided in the paste)"
     if ev.gpu_index is not None:
@@ -392,7 +395,7 @@ CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe o
 
 def _device(ev: KernelEvent, rig: Rig) -> str:
     if ev.gpu_index is not None:
-        return f"GPU {ev.gpu_index} {ev.bus_id}"
+        return f"GPU {ev.gpu_index}" + (f" {ev.bus_id}" if ev.bus_id else "")
     if ev.bus_id:
         return f"GPU {ev.bus_id}"
     if ev.kind == "driver-hung":
