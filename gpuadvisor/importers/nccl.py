@@ -175,48 +175,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             run.nccl_version_line = lineno
             continue
         if s.startswith("#"):
-            m = _HEADER.match(s)
-            if m:
-                run.n_thread, run.n_gpus, run.min_bytes, run.max_bytes = (int(x) for x in m.groups()[:4])
-                w = re.search(r"warmup iters:\s*(\d+)", s)
-                it = re.search(r"(?<!warmup )iters:\s*(\d+)", s)
-                st = re.search(r"step:\s*(\d+)\((factor|bytes)\)", s)
-                if st:
-                    if st.group(2) == "factor":
-                        run.step_factor = int(st.group(1))
-                    else:
-                        run.step_bytes = int(st.group(1))
-                run.warmup = int(w.group(1)) if w else None
-                run.iters = int(it.group(1)) if it else None
-                run.header_line = lineno
-                continue
-            m = _RANK.match(s)
-            if m:
-                cut = k == len(lines) - 1 and not text.endswith(("\n", "\r"))  # the paste ends inside this line
-                name = "" if cut else m.group(5)  # its name may be cut short: not shown, never a stub
-                run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), name, lineno))
-                continue
-            m = re.search(r"Collective test (starting|concluded):\s*(\w+?)_perf", s)
-            if m:  # nccl-tests names its binary above its rows, and again below them
-                run.binary = m.group(2) if m.group(1) == "starting" or not run.binary else run.binary
-                continue
-            m = re.search(r"nccl-library=(\d+)", s)
-            if m:
-                run.nccl_version = _nccl_version(m.group(1))
-                run.nccl_version_line = lineno
-                continue
-            body = s.lstrip("#").split()
-            if "size" in body and "count" in body and "time" in body:
-                run.columns = body
-                run.columns_line = lineno
-                continue
-            m = re.match(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)", s)
-            if m:
-                run.avg_busbw = float(m.group(1))
-                continue
-            m = re.match(r"^#\s*Out of bounds values\s*:\s*(.*)$", s)
-            if m:
-                run.out_of_bounds = m.group(1).strip()
+            _comment(run, s, lineno, k == len(lines) - 1 and not text.endswith(("\n", "\r")))
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
@@ -270,6 +229,39 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
 
 
 _REDOPS = {"sum", "prod", "max", "min", "avg", "none", "mulsum"}
+
+
+def _comment(run: NcclRun, s: str, lineno: int, cut: bool) -> None:
+    """A ``#`` line of the run: its header, a rank's device line, the binary's name, the library version, the
+    column header, the average bus bandwidth or the out-of-bounds count (``cut``: the paste ends inside it)."""
+    if m := _HEADER.match(s):
+        run.n_thread, run.n_gpus, run.min_bytes, run.max_bytes = (int(x) for x in m.groups()[:4])
+        w = re.search(r"warmup iters:\s*(\d+)", s)
+        it = re.search(r"(?<!warmup )iters:\s*(\d+)", s)
+        if st := re.search(r"step:\s*(\d+)\((factor|bytes)\)", s):
+            if st.group(2) == "factor":
+                run.step_factor = int(st.group(1))
+            else:
+                run.step_bytes = int(st.group(1))
+        run.warmup = int(w.group(1)) if w else None
+        run.iters = int(it.group(1)) if it else None
+        run.header_line = lineno
+    elif m := _RANK.match(s):
+        name = "" if cut else m.group(5)  # its name may be cut short: not shown, never a stub
+        run.ranks.append(Rank(int(m.group(1)), m.group(2), int(m.group(3)), m.group(4).strip(), name, lineno))
+    elif m := re.search(r"Collective test (starting|concluded):\s*(\w+?)_perf", s):
+        # nccl-tests names its binary above its rows, and again below them
+        run.binary = m.group(2) if m.group(1) == "starting" or not run.binary else run.binary
+    elif m := re.search(r"nccl-library=(\d+)", s):
+        run.nccl_version = _nccl_version(m.group(1))
+        run.nccl_version_line = lineno
+    elif "size" in (body := s.lstrip("#").split()) and "count" in body and "time" in body:
+        run.columns = body
+        run.columns_line = lineno
+    elif m := re.match(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)", s):
+        run.avg_busbw = float(m.group(1))
+    elif m := re.match(r"^#\s*Out of bounds values\s*:\s*(.*)$", s):
+        run.out_of_bounds = m.group(1).strip()
 
 
 def _columns_from_row(tokens: list[str]) -> list[str]:
