@@ -260,3 +260,16 @@ def test_the_lint_ci_runs_fails_on_a_domain_module_importing_render() -> None:
     out = lint_tree_with("gpuadvisor/rules/violation.py", RENDER_IMPORT)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "gpuadvisor/rules/violation.py:1:1: TID251" in out.stdout, out.stdout
+
+
+def test_no_product_module_is_over_600_lines() -> None:
+    """Modules stay small and named for what they hold: a module past 600 lines is split (DESIGN.md)."""
+    over = {str(p.relative_to(ROOT)): n for p in _modules().values() if (n := len(p.read_text().splitlines())) > 600}
+    assert over == {}
+
+
+def test_the_lint_ci_runs_fails_on_a_function_over_complexity_25() -> None:
+    """`make lint` fails on a function past ruff's C901 complexity 25 (pyproject.toml: max-complexity)."""
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(26))
+    out = lint_tree_with("gpuadvisor/rules/tangle.py", f"def tangled(x: int) -> int:\n{branches}    return -1\n")
+    assert out.returncode == 1 and "gpuadvisor/rules/tangle.py:1:5: C901" in out.stdout, out.stdout + out.stderr
