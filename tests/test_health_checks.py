@@ -117,3 +117,16 @@ Successfully ran diagnostic for group.
     rig = import_texts([("paste.txt", passing)])
     assert rig.node.health_checks is None
     assert [f for f in rules.evaluate(rig) if f.code == "GA827"] == []
+
+
+def test_dcgm_nvlink_down_fails_only_where_the_scan_shows_nvlink_in_use():
+    """DCGM 2.4's PCIe test failed every GPU without an NVLink bridge with "GPU 0's NvLink link 0 is currently
+    down Run a field diagnostic on the GPU." (NVIDIA/DCGM issue 49): warn unless the scan shows NVLink in use."""
+    from gpuadvisor import facts
+
+    detail = "GPU 0GPU 0's NvLink link 0 is currently down Run a field diagnostic on the GPU."
+    rig = facts.Rig(gpus=[facts.Gpu(index=0)])
+    rig.node.health_checks = [facts.HealthCheck("dcgmi diag", "PCIe", "fail", detail, [], "Integration", "d:2")]
+    assert [f.severity for f in rules.evaluate(rig) if f.code == "GA827"] == ["warn"]
+    rig.gpus[0].nvlinks = [facts.NvLink(link=1, active=True)]
+    assert [f.severity for f in rules.evaluate(rig) if f.code == "GA827"] == ["fail"]

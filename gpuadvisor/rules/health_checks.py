@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpuadvisor.facts import Finding, HealthCheck, Rig
@@ -23,12 +24,28 @@ DCGM_HARDWARE_NEXT = "Run a field diagnostic on the GPU"
 DCGM_RETRY_NEXT = ("Rerun diagnostics", "Check DCGM and system configuration", "Verify that the cooling")
 
 
-def _severity(hc: HealthCheck) -> str:
+_NVLINK_DOWN = re.compile(r"NvLink link \d+ is currently down")  # DCGM_FR_NVLINK_DOWN's message
+
+
+def _nvlink_in_use(rig: Rig, gpus: list[int]) -> bool:
+    """Whether the scan shows NVLink carrying traffic on any of ``gpus`` (all GPUs when none is named): an active
+    link, or an NV# cell of the topology."""
+    named = [g for g in rig.gpus if not gpus or g.index in gpus]
+    if any(link.active for g in named for link in g.nvlinks):
+        return True
+    return any(cell.startswith("NV") for row in rig.topology.matrix or [] for cell in row)
+
+
+def _severity(hc: HealthCheck, rig: Rig) -> str:
     """Fail for a failed DCGM test of the GPU itself (NVIDIA's diagnostic, with documented pass criteria) unless
     DCGM's own next step says the test could not run or a setting is wrong; warn for those, a failed DCGM
     deployment check, any warning, and any NHC check (a site's own thresholds, which gpuadvisor can judge only
     from the facts the check looked at)."""
     if hc.tool != "dcgmi diag" or hc.verdict != "fail":
+        return "warn"
+    if _NVLINK_DOWN.search(hc.detail) and not _nvlink_in_use(rig, hc.gpus):
+        # every link down on a GPU the scan does not show using NVLink (a PCIe card without a bridge) is what DCGM
+        # 2.x reported on such systems (DCGM issue 49); a link down where NVLink is in use fails (with GA204)
         return "warn"
     if DCGM_HARDWARE_NEXT in hc.detail:
         return "fail"
@@ -66,7 +83,9 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         the GPU; NHC checks the site's expected hardware and services). A node they fail is a node the scheduler
         should not give to a job until the cause is fixed, and a gate that reads their output must not pass it.
     Threshold
-        A failed DCGM test of the GPU (Integration, Hardware or Stress section) fails, unless DCGM's own next step
+        A failed DCGM test of the GPU (Integration, Hardware or Stress section) fails, unless its failures are NVLink
+        links down on GPUs the scan does not show using NVLink (DCGM 2.x failed PCIe cards without a bridge so), or
+        DCGM's own next step
         says the test could not run or a setting is at fault ("Check DCGM and system logs for errors. Reset GPU.
         Restart DCGM. Rerun diagnostics."; "Check DCGM and system configuration"); those, a failed DCGM deployment
         check, a DCGM warning and a failed NHC check (the site's own thresholds) warn.
@@ -85,7 +104,7 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if key in seen:
             continue
         seen.add(key)
-        severity = _severity(hc)
+        severity = _severity(hc, rig)
         on = f" on GPU {', '.join(map(str, hc.gpus))}" if hc.gpus else ""
         where = f" ({hc.section})" if hc.section else ""
         said = f": {hc.detail[:300]}" if hc.detail else ""
