@@ -46,6 +46,11 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   insufficient power on the PCIe slot (27W)`` (the adapter may throttle or drop);
 - ``gpu-unreadable``: ``nouveau 0000:01:00.0: unknown chipset (ffffffff)`` (every register read returns all ones:
   the GPU is off the bus, unpowered or behind a broken link);
+- ``driver-oops``: ``BUG: unable to handle kernel NULL pointer dereference at 0000000000000340`` (newer kernels:
+  ``BUG: kernel NULL pointer dereference, address: ...``; or ``general protection fault``) whose report (the
+  lines below it: ``IP: [<ffffffffc075549f>] _nv011745rm+0x1f/0x170``, ``RIP: 0010:nvidia_vma_access+0x1b/0x350
+  [nvidia]``, a call trace) names an NVIDIA module or the driver's own symbols: the driver crashed (the kernel's
+  oops, arch/x86/mm/fault.c), the GPUs are unusable until a reboot;
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
 The text is searched with one regular expression (C speed); only matching lines are cut out and read.
@@ -98,6 +103,9 @@ KEYWORDS = (
     "insufficient power on the PCIe slot",
     "failed to wait for GFW",
     "unknown chipset (ffffffff)",
+    "unable to handle kernel",
+    "kernel NULL pointer dereference",
+    "general protection fault",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
@@ -107,7 +115,8 @@ SIGN_RE = re.compile(
     r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
-    r"|failed to wait for GFW|unknown chipset \(ffffffff\)"
+    r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
+    r"|general protection fault"
 )
 # FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
@@ -139,6 +148,10 @@ _PROBE = re.compile(
 )
 _NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
 _NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
+# the driver's closed core's symbols ("_nv011745rm") carry no "[nvidia]" when the module name is cut off
+_NV_SYMBOL = re.compile(r"\b_nv\d{4,}rm\+0x|\+0x[0-9a-f]+/0x[0-9a-f]+ \[nvidia")
+_OOPS = re.compile(r"BUG: unable to handle kernel|BUG: kernel NULL pointer|(?<!traps: )\bgeneral protection fault")
+OOPS_LINES = 40  # an oops report's lines down to its call trace's first frames
 HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (a kernel prints some 30 frames)
 # "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:08:00.0)": the region the firmware assigned; old drivers: "(PCI:0001:00.0)"
 _BAR_INVALID = re.compile(r"NVRM: (BAR\d+) is (\d+[KMGT]?) @ (0x[0-9a-fA-F]+) \(PCI:([0-9a-fA-F:.]+)\)")
@@ -226,6 +239,38 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
     return kind, _bus(dev.group(2)), f"{dev.group(1)} {line[dev.start(2) :].strip()}"
 
 
+def _report(text: str, end: int, lines: int, stops: tuple[str, ...]) -> str:
+    """The ``lines`` lines of ``text`` after ``end`` (a report's line end), cut at the first of ``stops`` or the
+    kernel's "end trace" (the next report, or the end of this one)."""
+    stop = end
+    for _ in range(lines):
+        if stop < 0:
+            break
+        stop = text.find("\n", stop + 1)
+    trace = text[end : stop if stop >= 0 else len(text)] if end >= 0 else ""
+    for word in (*stops, "end trace"):
+        if (nxt := trace.find(word)) >= 0:
+            trace = trace[:nxt]
+    return trace
+
+
+def oops_in_driver(line: str, text: str, end: int) -> str | None:
+    """The message of a kernel oops (``line``: "BUG: unable to handle kernel NULL pointer dereference at ...")
+    whose report (the lines below it, until the next report) has its faulting address or a call-trace frame in
+    an NVIDIA module; None for an oops elsewhere (a user program's "traps: ... general protection fault" too)."""
+    m = _OOPS.search(line)
+    if m is None:
+        return None
+    report = line[m.end() :] + _report(text, end, OOPS_LINES, ("BUG: ", "general protection fault"))
+    frame = _NV_SYMBOL.search(report)
+    if frame is None:
+        return None
+    at, to = report.rfind("\n", 0, frame.start()) + 1, report.find("\n", frame.start())
+    where = report[at : to if to >= 0 else len(report)].strip(" *")
+    where = re.sub(r"^\S*\[\s*\d+\.\d+\]\s*", "", where)  # the frame's own line, its time taken off
+    return f"kernel oops in the NVIDIA driver: {line[m.start() :].strip(' *')[:120]} ({where[:120]})"
+
+
 def hung_in_driver(line: str, text: str, end: int) -> str | None:
     """The message of a hung-task report (``line``, ending at ``end`` in ``text``) whose task runs in an NVIDIA
     module (a frame of its call trace, in the lines below, until the next report) or is one of the driver's own;
@@ -238,15 +283,7 @@ def hung_in_driver(line: str, text: str, end: int) -> str | None:
         name, pid, secs = m.groups()
     else:
         return None
-    stop = end
-    for _ in range(HUNG_TRACE_LINES):
-        if stop < 0:
-            break
-        stop = text.find("\n", stop + 1)
-    trace = text[end : stop if stop >= 0 else len(text)] if end >= 0 else ""
-    for word in ("blocked for more than", "soft lockup - CPU#", "</TASK>", "end trace"):  # the trace's end
-        if (nxt := trace.find(word)) >= 0:
-            trace = trace[:nxt]
+    trace = _report(text, end, HUNG_TRACE_LINES, ("blocked for more than", "soft lockup - CPU#", "</TASK>"))
     frame = _NV_FRAME.search(trace)
     if frame is None and not _NV_TASK.match(name):
         return None
@@ -301,6 +338,9 @@ def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:
         if "blocked for more than" in line or "soft lockup - CPU#" in line:
             hung = hung_in_driver(line, text, end)
             got = None if hung is None else ("driver-hung", None, hung)
+        elif _OOPS.search(line):
+            oops = oops_in_driver(line, text, end)
+            got = None if oops is None else ("driver-oops", None, oops)
         elif "(PCI ID: " in line and "Xid" not in line:
             got = unsupported_gpu(line, text, end)
         else:

@@ -83,7 +83,7 @@ class KernelEvent:
     Xid number (code 0): a GPU that failed to initialise, a GSP timeout, a PCIe AER error, an RDMA link flap."""
 
     # xid | sxid | gpu-init-failed | gpu-reset-required | gsp-timeout | aer-fatal | aer-nonfatal | aer-unrecovered
-    # | aer-corrected | link-down | link-up | gsp-boot-failed | nvlink-discovery-failed | driver-hung
+    # | aer-corrected | link-down | link-up | gsp-boot-failed | nvlink-discovery-failed | driver-hung | driver-oops
     kind: str = "xid"
     code: int = 0
     bus_id: str | None = None  # as logged, normalised: "0000:3b:00" (Xid prints no function) or "0000:3b:00.0"

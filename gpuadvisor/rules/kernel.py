@@ -387,6 +387,14 @@ LOST_SIGNS = {
         "reboot",
         "warn",
     ),
+    "driver-oops": (
+        "the NVIDIA kernel module crashed (a kernel oops with its faulting code in the driver): the GPUs are "
+        "unusable and tasks touching them hang until the node reboots",
+        "drain the node and reboot it; then install a driver release that supports this kernel and platform (or "
+        "update it), and collect nvidia-bug-report.sh if it recurs",
+        "reboot",
+        "fail",
+    ),
 }
 
 
@@ -398,7 +406,7 @@ def _device(ev: KernelEvent, rig: Rig) -> str:
         return f"GPU {ev.gpu_index}" + (f" {ev.bus_id}" if ev.bus_id else "")
     if ev.bus_id:
         return f"GPU {ev.bus_id}"
-    if ev.kind == "driver-hung":
+    if ev.kind in ("driver-hung", "driver-oops"):
         return "the NVIDIA driver (no GPU named)"
     if ev.kind == "gpu-not-probed" and (n := re.search(r"not called for (\d+) device", ev.text)):
         return f"{n.group(1)} GPU(s) held by another driver (no bus id logged)"
@@ -419,8 +427,9 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         ("The NVIDIA probe routine was not called for N device(s)": nouveau, a framebuffer driver or vfio-pci owns
         them), NVLink discovery failures with a peer ("postRxDetLinkMask failed"), and tasks hung in an NVIDIA module
         (the kernel's "INFO: task ... blocked for more than N seconds", or a soft lockup, with an nvidia frame in its
-        call trace), grouped by GPU and sign (the kernel-log reader drops a loss told without a bus id beside a line
-        naming the lost GPU).
+        call trace), kernel oopses in an NVIDIA module ("BUG: unable to handle kernel NULL pointer dereference" with
+        its faulting address or a call-trace frame in the driver), grouped by GPU and sign (the kernel-log reader
+        drops a loss told without a bus id beside a line naming the lost GPU).
     Why it matters
         These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
         stopped answering), logged by paths that print no Xid. A node with such a GPU strands every job that
@@ -434,7 +443,7 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print them (kernel_gsp.c:
         _kgspIsHeartbeatTimedOut, kgspInitRm; osinit.c: RmInitAdapter; kernel_nvlink: knvlinkDiscoverPostRxDetLinks;
         nv.c: "The NVIDIA probe routine was not called"); Linux kernel/hung_task.c and kernel/watchdog.c (hung tasks,
-        soft lockups), drivers/base/dd.c ("probe of %s failed with error %d").
+        soft lockups), arch/x86/mm/fault.c (oopses), drivers/base/dd.c ("probe of %s failed with error %d").
     How to fix
         Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
         GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.

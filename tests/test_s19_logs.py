@@ -1,0 +1,60 @@
+"""Held-out set 19's log misreads, as classes (files in tests/corpus/s19-logs, s19-fabric, s19-nccl-debug and
+s19-rdma-logs, gathered and read by hand before the tool ran on them; each case names its source thread), each also
+checked on another public sample of the same form (its URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.importers.merge import import_files
+from gpuadvisor.rules import evaluate
+from tests.corpus_cases import corpus_file as _one
+from tests.test_s17_logs import _rig
+
+# https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1107 (journalctl -f: a python process's read of a mapped
+# GPU buffer oopses in the open kernel module's nvidia_vma_access; the first lines of the report)
+OPEN_MODULE_OOPS = """\
+Apr 28 10:17:39 nixos kernel: BUG: kernel NULL pointer dereference, address: 0000000000000030
+Apr 28 10:17:39 nixos kernel: #PF: supervisor read access in kernel mode
+Apr 28 10:17:39 nixos kernel: #PF: error_code(0x0000) - not-present page
+Apr 28 10:17:39 nixos kernel: PGD 55c190067 P4D 55c190067 PUD 0
+Apr 28 10:17:39 nixos kernel: Oops: Oops: 0000 [#1] SMP NOPTI
+Apr 28 10:17:39 nixos kernel: RIP: 0010:nvidia_vma_access+0x1b/0x350 [nvidia]
+"""
+
+# https://github.com/ROCm/hip/issues/15 (its syslog prefix 'Mar 24 11:53:43 pandemonium ' cut): an oops in amdgpu
+# on a machine whose NVIDIA driver printed its console notice just before: not the NVIDIA driver's crash
+AMDGPU_OOPS = """\
+kernel: [   13.184444] NVRM: Your system is not currently configured to drive a VGA console
+kernel: [   13.312533] BUG: unable to handle kernel NULL pointer dereference at 0000000000000010
+kernel: [   13.312537] IP: [<ffffffffc01cc246>] amdgpu_bo_list_set+0x196/0x3d0 [amdgpu]
+kernel: [   13.312554] PGD 0
+kernel: [   13.312556] Oops: 0000 [#1] SMP
+"""
+
+
+def _oopses(rig: Rig) -> list[Finding]:
+    return [f for f in evaluate(rig) if (f.observed or {}).get("sign") == "driver-oops"]
+
+
+def test_a_kernel_oops_in_the_nvidia_module_fails_as_the_driver_crashed(tmp_path: Path) -> None:
+    # https://github.com/NVIDIA/nvidia-docker/issues/377: driver 375.51 loads on an Azure VM, then "BUG: unable to
+    # handle kernel NULL pointer dereference at 0000000000000340" with "IP: ... _nv011745rm+0x1f/0x170" (the
+    # closed core's symbol, no module name): the driver crashed at load
+    rig = import_files([_one("s19-logs/dmesg-375-51-azure-vm-nvidia-oops-null-deref-*.txt")])
+    oops = [ev for ev in rig.kernel.events if ev.kind == "driver-oops"]
+    assert len(oops) == 1 and "_nv011745rm" in oops[0].text and "0000000000000340" in oops[0].text
+    (found,) = _oopses(rig)
+    assert found.severity == "fail" and found.expected["action"] == "reboot"
+    assert "driver" in (found.fix or "")
+    rig = _rig(tmp_path, OPEN_MODULE_OOPS)
+    (ev,) = [ev for ev in rig.kernel.events if ev.kind == "driver-oops"]
+    assert "nvidia_vma_access" in ev.text and ev.line == 1
+    assert [f.severity for f in _oopses(rig)] == ["fail"]
+
+
+def test_a_kernel_oops_in_another_module_is_not_the_nvidia_drivers(tmp_path: Path) -> None:
+    rig = _rig(tmp_path, AMDGPU_OOPS)
+    assert [ev for ev in rig.kernel.events if ev.kind == "driver-oops"] == []
+    assert _oopses(rig) == []
