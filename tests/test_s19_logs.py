@@ -58,3 +58,33 @@ def test_a_kernel_oops_in_another_module_is_not_the_nvidia_drivers(tmp_path: Pat
     rig = _rig(tmp_path, AMDGPU_OOPS)
     assert [ev for ev in rig.kernel.events if ev.kind == "driver-oops"] == []
     assert _oopses(rig) == []
+
+
+# https://github.com/pytorch/ci-infra/pull/490 (a CI runner pod's NCCL 2.12+ lines, its collector's time first)
+SHM_EXTEND_FULL = """\
+[2026-04-22 21:34:20] mt-l-x86iavx512-45-172-t4-4-csmpw-runner-g4sfw-workflow:202016:202235 [0] misc/shmutils.cc:88 \
+NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)
+
+[2026-04-22 21:34:20] mt-l-x86iavx512-45-172-t4-4-csmpw-runner-g4sfw-workflow:202016:202235 [0] misc/shmutils.cc:132 \
+NCCL WARN Error while creating shared memory segment /dev/shm/nccl-WU88OE (size 9637888), error: No space left on \
+device (28)
+mt-l-x86iavx512-45-172-t4-4-csmpw-runner-g4sfw-workflow:202016:202235 [0] NCCL INFO transport/shm.cc:551 -> 2
+"""
+
+
+def _shm(rig: Rig) -> list[Finding]:
+    return [f for f in evaluate(rig) if f.code == "GA812"]
+
+
+def test_nccls_no_room_in_dev_shm_warns_that_the_shared_memory_is_too_small(tmp_path: Path) -> None:
+    # https://github.com/PaddlePaddle/Paddle/issues/55987: NCCL 2.8.4 in Docker, "include/shm.h:28 NCCL WARN Call to
+    # posix_fallocate failed : No space left on device" then "Error while creating shared memory segment"
+    rig = import_files([_one("s19-nccl-debug/nccl-2-8-4-docker-shm-posix-fallocate-*.txt")])
+    assert rig.network.nccl_shm_full == "Call to posix_fallocate failed : No space left on device"
+    (found,) = _shm(rig)
+    assert found.severity == "warn" and "--shm-size" in (found.fix or "") and "--ipc=host" in (found.fix or "")
+    rig = _rig(tmp_path, SHM_EXTEND_FULL)
+    assert (rig.network.nccl_shm_full or "").startswith("Error: failed to extend /dev/shm/nccl-WU88OE to 9637892")
+    assert [f.severity for f in _shm(rig)] == ["warn"]
+    other = SHM_EXTEND_FULL.replace("No space left on device (28)\n\n", "Operation not permitted (1)\n\n", 1)
+    assert _rig(tmp_path, other).network.nccl_shm_full is None  # not /dev/shm's size

@@ -162,6 +162,9 @@ class Network(Unavailable):
     nccl_nics: list[str] | None = None
     nccl_gdr_disabled: list[str] | None = None
     nccl_transports: list[str] | None = None
+    # NCCL's WARN that /dev/shm had no room for its shared-memory segment ("Call to posix_fallocate failed : No space
+    # left on device", "Error: failed to extend /dev/shm/nccl-X to N bytes"): the line, as NCCL said it
+    nccl_shm_full: str | None = None
 
 
 @dataclass

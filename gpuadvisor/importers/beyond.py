@@ -532,7 +532,7 @@ def _merge_network_extras(target: Rig, part: Rig, origin: str) -> None:
         net.unavailable.pop("peermem_loaded", None)
     elif got.peermem_loaded is None and "peermem_loaded" in got.unavailable and net.peermem_loaded is None:
         net.unavailable["peermem_loaded"] = got.unavailable["peermem_loaded"]
-    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports"):
+    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports", "nccl_shm_full"):
         if getattr(got, name) is not None and getattr(net, name) is None:
             setattr(net, name, getattr(got, name))
             net.unavailable.pop(name, None)

@@ -187,6 +187,7 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
     rig.network.nccl_nics = nics or None
     rig.network.nccl_gdr_disabled = off or nccl_log.gdr_not_used(lines)  # NCCL's own "Disabled" lines first
     rig.network.nccl_transports = sorted(via) or None
+    rig.network.nccl_shm_full = nccl_log.shm_full(lines)
     rig.origins["network.nccl_gdr_disabled"] = f"{source}:{first}"
     return rig
 

@@ -126,3 +126,24 @@ def gdr_not_used(lines: list[str]) -> list[str]:
         for n in plain
         if n not in gdr
     ] + [f"NET/Socket/{n} ({SOCKETS})" for n in sockets]
+
+
+# NCCL's WARN when /dev/shm has no room for a shared-memory segment (a container's 64 MB default): NCCL 2.4-2.11
+# (include/shm.h) "Call to posix_fallocate failed : No space left on device"; 2.12 and later (misc/shmutils.cc)
+# "Error: failed to extend /dev/shm/nccl-X to N bytes[, error: No space left on device (28)]"
+_SHM_FULL = re.compile(
+    r"NCCL WARN (?:Call to posix_fallocate failed\s*:\s*No space left on device"
+    r"|Error: failed to extend (\S*/dev/shm/\S+|\S+) to (\d+) bytes(?:, error: (.{1,60}))?)"
+)
+
+
+def shm_full(lines: list[str]) -> str | None:
+    """NCCL's first report that /dev/shm had no room for its segment (a failure to extend a segment for another
+    reason, named on the line, is not this)."""
+    for line in lines:
+        if "NCCL WARN" not in line or (m := _SHM_FULL.search(line)) is None:
+            continue
+        if m.group(3) and "No space left" not in m.group(3):
+            continue
+        return line[m.start() + len("NCCL WARN ") :].strip()
+    return None

@@ -356,23 +356,40 @@ def gpu_memory_held(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
 
 
+SHM_FIX = "docker run --shm-size=1g (or --ipc=host); Kubernetes: emptyDir medium: Memory on /dev/shm"
+
+
 @rule("GA812", "shm-too-small", area="host", severity="warn", thresholds=("shm_min_gib",))
 def shm_too_small(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """/dev/shm is too small for NCCL between the GPUs of this node.
 
     What it checks
-        The size of /dev/shm on a node with two or more GPUs.
+        The size of /dev/shm on a node with two or more GPUs; or NCCL's own report that /dev/shm had no room for
+        its segment ("Call to posix_fallocate failed : No space left on device", "failed to extend
+        /dev/shm/nccl-X to N bytes"), whatever the GPU count the log shows.
     Why it matters
         NCCL's shared-memory transport and its proxy buffers live in /dev/shm; a container's default 64 MB
         makes NCCL fail at init (ncclShmOpen / "unhandled system error") or a DataLoader crash with a bus error.
     Threshold
         Below shm_min_gib GiB.
     Source
-        NCCL User Guide, Troubleshooting, "Docker" (raise the container's shared memory: --shm-size).
+        NCCL User Guide, Troubleshooting, "Docker" (raise the container's shared memory: --shm-size); NCCL's
+        messages as its source prints them (include/shm.h, src/misc/shmutils.cc).
     How to fix
         docker run --shm-size=1g (or --ipc=host); in Kubernetes mount an emptyDir with medium: Memory on
         /dev/shm.
     """
+    if said := rig.network.nccl_shm_full:
+        yield ctx.finding(
+            f"NCCL found no room in /dev/shm for its shared-memory segment ({said[:160]})",
+            gpus=[g.index for g in rig.gpus],
+            subject="host",
+            observed={"nccl": said[:200]},
+            expected={"shm_gib": ctx.t("shm_min_gib")},
+            expected_source=f"{NCCL_TROUBLESHOOTING}, Docker",
+            fix=SHM_FIX,
+        )
+        return
     if len(rig.gpus) < 2:
         return
     shm = rig.node.shm_bytes
@@ -388,5 +405,5 @@ def shm_too_small(rig: Rig, ctx: Context) -> Iterator[Finding]:
         observed={"shm_mib": round(shm / 2**20)},
         expected={"shm_gib": ctx.t("shm_min_gib")},
         expected_source=f"{NCCL_TROUBLESHOOTING}, Docker",
-        fix="docker run --shm-size=1g (or --ipc=host); Kubernetes: emptyDir medium: Memory on /dev/shm",
+        fix=SHM_FIX,
     )
