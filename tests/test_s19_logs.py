@@ -88,3 +88,35 @@ def test_nccls_no_room_in_dev_shm_warns_that_the_shared_memory_is_too_small(tmp_
     assert [f.severity for f in _shm(rig)] == ["warn"]
     other = SHM_EXTEND_FULL.replace("No space left on device (28)\n\n", "Operation not permitted (1)\n\n", 1)
     assert _rig(tmp_path, other).network.nccl_shm_full is None  # not /dev/shm's size
+
+
+def _links_down(rig: Rig) -> list[Finding]:
+    return [f for f in evaluate(rig) if f.code == "GA822"]
+
+
+def test_one_quoted_nccl_warn_line_without_host_or_rank_is_read_as_nccl_output(tmp_path: Path) -> None:
+    # https://github.com/NVIDIA/nccl/issues/905: the maintainer quotes "NCCL WARN NET/IB : Got async event : port
+    # error" from the poster's log (IBV_EVENT_PORT_ERR: a port NCCL used lost its link)
+    rig = import_files([_one("s19-nccl-debug/nccl-warn-net-ib-async-event-port-error-one-line-quoted_*.txt")])
+    (ev,) = rig.kernel.events
+    assert ev.kind == "link-down" and ev.text.endswith("NCCL NET/IB async event: port error")
+    assert [f.severity for f in _links_down(rig)] == ["warn"]
+    assert not [f for f in evaluate(rig) if f.code in ("GA801", "GA820")]
+    # the same line with NCCL's source line first (transport/net_ib.cc, ncclIbAsyncThreadMain's WARN)
+    rig = _rig(tmp_path, "transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error\n")
+    assert [ev.kind for ev in rig.kernel.events] == ["link-down"]
+    assert [f.severity for f in _links_down(rig)] == ["warn"]
+
+
+# https://github.com/NVIDIA/nccl/issues/1518 (the poster's summary above the log: two WARN lines without a prefix)
+BARE_SHM_WARNS = """\
+NCCL WARN Cuda failure 'invalid argument'
+NCCL WARN Error while creating shared memory segment /dev/shm/nccl-NzwJ7O (size 9637888)
+"""
+
+
+def test_bare_nccl_warn_lines_are_a_nccl_log_not_a_refusal(tmp_path: Path) -> None:
+    rig = _rig(tmp_path, BARE_SHM_WARNS)  # read (a refusal raises), nothing in it said /dev/shm was full
+    assert not rig.kernel.events and rig.network.nccl_shm_full is None
+    assert (rig.source.detail or "").endswith(": NCCL debug log")
+    assert [f for f in evaluate(rig) if f.severity in ("warn", "fail")] == []

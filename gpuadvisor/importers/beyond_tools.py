@@ -145,7 +145,8 @@ def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool
             and outside_log(current)
             and (current is None or current.kind not in ("nccl-tests", "nccl-debug"))
         )
-    if nccl_log.NVLS_BIND.search(lines[i]) and outside_log(current):  # its error text alone, no NCCL prefix
+    bare = nccl_log.BARE_WARN.match(lines[i]) is not None  # a WARN line quoted without host or rank
+    if (bare or nccl_log.NVLS_BIND.search(lines[i])) and outside_log(current):  # its error text alone
         return current is None or current.kind != "nccl-debug"
     if not nccl_log.starts(lines[i]) or not outside_log(current):
         return False

@@ -34,6 +34,11 @@ _SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
 SOCKETS = "TCP sockets between hosts: no RDMA NIC used"
 
 
+# one WARN line quoted without its prefix (no host, pid or rank), as a maintainer quotes it from a log: "NCCL WARN
+# NET/IB : Got async event : port error" (the source line may stay: "transport/net_ib.cc:93 NCCL WARN ...")
+BARE_WARN = re.compile(r"^\s*(?:[\w/.]+\.(?:cc|cu|h):\d+ )?NCCL WARN \S")
+
+
 # NCCL 2.1-era lines name no "NCCL": "dgj101:14560:14560 [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed";
 # or only the host, no pid and tid ("machine [0] misc/ibvwrap.cu:269 WARN ..."), the source line then required (a
 # word, a bracketed number and INFO could be any logger's line)
@@ -65,7 +70,7 @@ def split_runs(text: str) -> list[str]:
 # "host:pid:tid [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error" (NCCL 2.19+: "NET/IB :
 # mlx5_0:1 Got async event : port error"): the verbs events of ibv_get_async_event(3) NCCL reports
 _ASYNC = re.compile(
-    r"(?P<host>[^\s:]+):\d+:\d+ \[\d+\] (?:[\w/.]+:\d+ )?NCCL WARN NET/IB\s*:\s*(?:(?P<dev>\w+):\d+ )?"
+    r"(?:(?P<host>[^\s:]+):\d+:\d+ \[\d+\] )?(?:[\w/.]+:\d+ )?NCCL WARN NET/IB\s*:\s*(?:(?P<dev>\w+):\d+ )?"
     r"Got async event\s*:\s*(?P<event>local catastrophic error|port error)"
 )
 ASYNC_KINDS = {"local catastrophic error": "hca-fatal", "port error": "link-down"}
@@ -79,7 +84,7 @@ def async_events(lines: list[str]) -> list[tuple[str, str, int]]:
     for n, line in enumerate(lines):
         if "Got async event" not in line or (m := _ASYNC.search(line)) is None:
             continue
-        where = m.group("host") + (f" {m.group('dev')}" if m.group("dev") else "")
+        where = (m.group("host") or "a host the line does not name") + (f" {m.group('dev')}" if m.group("dev") else "")
         out.append((ASYNC_KINDS[m.group("event")], f"{where}: NCCL NET/IB async event: {m.group('event')}", n))
     return out
 
