@@ -99,6 +99,7 @@ CUDA_802 = "s18-fabric/gpu-burn-h100-hbm3-system-not-yet-initialized-no-fabric-m
 TABLE += f"cuda-not-ready | gpu_burn -d 60 | corpus/{CUDA_802}\n"
 HOSTENGINE = "s14-fabric/nv-hostengine-log-dcgm-2-2-nvswitch-status-undefined-state-every-30s-cut_13416157913.txt"
 TABLE += f"nv-hostengine | tail /var/log/nv-hostengine.log | corpus/{HOSTENGINE}\n"
+TABLE += "show-gids | show_gids mlx5_0 | corpus/s19-rdma-logs/show-gids-cx6-roce-v1-v2-ipv4-172-19-healthy_cristeab.txt\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"
 TABLE += f"nvvs | dcgmi diag -r 1 | corpus/{NVVS}\n"
 DMON = "s18-smi/smi-dmon-markdown-quoted-escaped-hash-4-gpus-83c-no-names_lissyx.txt"

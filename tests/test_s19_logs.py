@@ -120,3 +120,41 @@ def test_bare_nccl_warn_lines_are_a_nccl_log_not_a_refusal(tmp_path: Path) -> No
     assert not rig.kernel.events and rig.network.nccl_shm_full is None
     assert (rig.source.detail or "").endswith(": NCCL debug log")
     assert [f for f in evaluate(rig) if f.severity in ("warn", "fail")] == []
+
+
+# https://github.com/NVIDIA/nccl/issues/1573 (show_gids in a pod on macvlan sub-interfaces, tab-separated; the first
+# two devices of its table)
+MACVLAN_POD_GIDS = """\
+root@test-macvlan-pod-2:/# show_gids
+DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV
+---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---
+mlx5_0\t1\t4\tfe80:0000:0000:0000:a4ed:ccff:fe8b:1994\t\t\tv1\tnet1
+mlx5_0\t1\t5\tfe80:0000:0000:0000:a4ed:ccff:fe8b:1994\t\t\tv2\tnet1
+mlx5_0\t1\t6\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.12  \tv1\tnet1
+mlx5_0\t1\t7\t0000:0000:0000:0000:0000:ffff:0a98:000c\t10.152.0.12  \tv2\tnet1
+mlx5_1\t1\t4\tfe80:0000:0000:0000:9459:9bff:fe54:7704\t\t\tv1\tnet2
+mlx5_1\t1\t5\tfe80:0000:0000:0000:9459:9bff:fe54:7704\t\t\tv2\tnet2
+"""
+
+
+def test_show_gids_is_read_into_the_rdma_ports_it_names(tmp_path: Path) -> None:
+    # https://github.com/IBM/SpectrumScale_NETWORK_READINESS/pull/4: mlx5_0 port 1 on ens1f0, six GIDs (v1 and v2)
+    rig = import_files([_one("s19-rdma-logs/show-gids-cx6-roce-v1-v2-ipv4-172-19-healthy_*.txt")])
+    (port,) = rig.network.rdma_ports or []
+    assert (port.device, port.port, port.link_layer, port.state) == ("mlx5_0", 1, "Ethernet", None)
+    assert "6 GID(s), RoCE v1/v2 on ens1f0" in (port.why("state") or "")
+    assert [f for f in evaluate(rig) if f.severity in ("warn", "fail")] == []
+    rig = _rig(tmp_path, MACVLAN_POD_GIDS)
+    assert [(p.device, p.port, p.link_layer) for p in rig.network.rdma_ports or []] == [
+        ("mlx5_0", 1, "Ethernet"),
+        ("mlx5_1", 1, "Ethernet"),
+    ]
+    assert "on net2" in (rig.network.rdma_ports or [])[1].why("state")
+
+
+def test_show_gids_finding_no_gid_in_a_pod_is_noted_not_refused() -> None:
+    # https://github.com/Mellanox/k8s-rdma-sriov-dev-plugin/issues/30: n_gids_found=0 in a pod whose eth0 is a veth
+    rig = import_files([_one("s19-rdma-logs/k8s-pod-show-gids-zero-veth-*.txt")])
+    assert not rig.network.rdma_ports
+    assert "n_gids_found=0" in (rig.network.why("rdma_ports") or "")
+    assert not [f for f in evaluate(rig) if f.severity == "fail"]

@@ -89,6 +89,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "perfquery": (_SPACE + "# Port ",),
     "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
     "ibdev2netdev": (" port ",),
+    "show-gids": (_SPACE + r"DEV\s", r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}"),
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "gpud": ('"accelerator-nvidia-fabric-manager"',),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
