@@ -158,3 +158,15 @@ def test_show_gids_finding_no_gid_in_a_pod_is_noted_not_refused() -> None:
     assert not rig.network.rdma_ports
     assert "n_gids_found=0" in (rig.network.why("rdma_ports") or "")
     assert not [f for f in evaluate(rig) if f.severity == "fail"]
+
+
+def test_the_fabric_manager_start_scripts_usage_error_is_a_fabric_manager_that_did_not_start() -> None:
+    # https://github.com/NVIDIA/gpu-operator/issues/1595: the driver container's "Starting NVIDIA fabric manager
+    # daemon for NVLink5+...", then "Unknown option: /usr/share/nvidia/nvswitch/fabricmanager.cfg" and the start
+    # script's usage text (its interface changed in driver 570.158.01: NVIDIA/gpu-driver-container#383)
+    rig = import_files([_one("s19-fabric/k8s-driver-daemonset-fm-start-nvlink5-unknown-option-*.txt")])
+    assert rig.fabric.manager_state == "failed"
+    assert "Unknown option: /usr/share/nvidia/nvswitch/fabricmanager.cfg" in (rig.fabric.manager_detail or "")
+    (found,) = [f for f in evaluate(rig) if f.code == "GA809"]
+    assert found.severity == "fail" and "not the hardware" in (found.fix or "")
+    assert "options" in (found.fix or "")

@@ -61,6 +61,10 @@ _FM_WORDS = (
     # its version check's error, quoted without the journal's "nv-fabricmanager[pid]: " (the fabric manager's
     # FMGpuDriverVersionCheck: "... NVIDIA GPU driver interface version X don't match with driver version Y")
     "GPU driver interface version ",
+    # the start script (nvidia-fabricmanager-start.sh, NVLink5+ systems) and the GPU operator driver container's line
+    # before it: "Starting NVIDIA fabric manager daemon for NVLink5+...", the script's usage banner
+    "Starting NVIDIA fabric manager daemon",
+    "NVIDIA Fabric Manager Start Script",
 )
 # the fabric manager's own log file (/var/log/fabricmanager.log): "[May 16 2025 15:10:21] [INFO] [tid 30042] ..."
 _FM_LOG = re.compile(r"^\s*\[[A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+\] \[(?:INFO|WARNING|ERROR|FATAL)\] \[tid \d+\]")
@@ -297,6 +301,12 @@ def parse_fabric_manager(text: str) -> Fabric:
     ):
         fab.manager_state = "failed"  # the log lines alone, without systemctl's "Active:" line
         fab.manager_detail = "the service's log shows it exiting with a failure"
+    elif re.search(r"^\W*Usage: \S*nvidia-fabricmanager-start\.sh", text, re.M):
+        # the start script printed its usage instead of starting the daemon (an option it does not know)
+        bad = re.search(r"^\W*Unknown option:\s*(\S[^\n]{0,120})", text, re.M)
+        fab.manager_state = "failed"
+        said = f"rejected its options ('Unknown option: {bad.group(1).strip()}')" if bad else "printed its usage"
+        fab.manager_detail = f"nvidia-fabricmanager-start.sh {said}: the fabric manager was not started"
     else:
         fab.missing("manager_state", f"{facts.ELIDED}: no 'Active:' line")
     if "NV_WARN_NOTHING_TO_DO" in text:  # the fabric manager found no NVSwitch (or, NVLink5+, no NVLSM)

@@ -170,10 +170,11 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     done = bool(fab.gpus) and all(g.state == "completed" and g.status == "success" for g in fab.gpus or [])
     mismatch = bool(fab.manager_detail and "does not match" in fab.manager_detail)
+    usage = bool(fab.manager_detail and "nvidia-fabricmanager-start.sh" in fab.manager_detail)
     yield ctx.finding(
         f"nvidia-fabricmanager is {fab.manager_state}"
         + (" on an NVSwitch system" if nvswitch else "")
-        + (f" ({fab.manager_detail})" if mismatch else "")
+        + (f" ({fab.manager_detail})" if mismatch or usage else "")
         + ("; the GPUs registered before it stopped" if done else ""),
         severity="warn" if done else "fail",
         gpus=[g.index for g in rig.gpus],
@@ -184,6 +185,10 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         fix="install the fabric manager package of the loaded driver's exact version (or the driver matching it), "
         "then systemctl enable --now nvidia-fabricmanager; a configuration fix, not the hardware"
         if mismatch
+        else "pass the start script the options its usage lists (--mode start, --fm-config-file FILE, --args ...): "
+        "the driver container or service gave it one it does not know; then restart it; a configuration fix, not "
+        "the hardware"
+        if usage
         else "systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
         "of another version than the driver will not start)",
     )
