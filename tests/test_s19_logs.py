@@ -170,3 +170,27 @@ def test_the_fabric_manager_start_scripts_usage_error_is_a_fabric_manager_that_d
     (found,) = [f for f in evaluate(rig) if f.code == "GA809"]
     assert found.severity == "fail" and "not the hardware" in (found.fix or "")
     assert "options" in (found.fix or "")
+
+
+# NVIDIA/NVSentinel's own tests (tests/, verify_gpu_inforom_watch_condition): the GpuInforomWatch condition message
+# its platform connector writes, https://github.com/NVIDIA/NVSentinel
+INFOROM_CONDITION = (
+    "ErrorCode:DCGM_FR_CORRUPT_INFOROM GPU:0 A corrupt InfoROM has been detected in GPU 0. Flash the InfoROM to "
+    "clear this corruption. Recommended Action=COMPONENT_RESET;\n"
+)
+
+
+def test_an_nvsentinel_node_condition_is_another_checkers_verdict_that_warns(tmp_path: Path) -> None:
+    # https://github.com/NVIDIA/NVSentinel/issues/1471: DCGM_FR_IMEX_UNHEALTHY on a single p5 node without IMEX,
+    # wrapped over three lines to "Recommended Action=CONTACT_SUPPORT;"
+    rig = import_files([_one("s19-logs/nvsentinel-dcgm-imex-unhealthy-status-3-p5-single-node-no-imex_*.txt")])
+    (hc,) = rig.node.health_checks or []
+    assert (hc.tool, hc.check, hc.gpus) == ("NVSentinel", "DCGM_FR_IMEX_UNHEALTHY", [0])
+    assert hc.detail.startswith("IMEX daemon status is -3 (not READY)")
+    assert hc.detail.endswith("Recommended Action=CONTACT_SUPPORT;")
+    (found,) = [f for f in evaluate(rig) if f.code == "GA827"]
+    assert found.severity == "warn" and "IMEX" in (found.fix or "")
+    rig = _rig(tmp_path, INFOROM_CONDITION)
+    (hc,) = rig.node.health_checks or []
+    assert (hc.check, hc.gpus) == ("DCGM_FR_CORRUPT_INFOROM", [0]) and "COMPONENT_RESET" in hc.detail
+    assert [f.severity for f in evaluate(rig) if f.code == "GA827"] == ["warn"]

@@ -89,3 +89,41 @@ def parse_nhc(text: str, source: str, first_line: int = 1) -> Rig:
             hc.detail += f" (reported {times} times)"
     rig.node.health_checks = list(seen.values())
     return rig
+
+
+# NVSentinel's node condition (its platform connector's message of a DCGM health-watch failure): "ErrorCode:CODE
+# GPU:N [PCI:BUS] MESSAGE Recommended Action=ACTION;", the message as DCGM's error table words it (dcgm_errors.h),
+# as `kubectl describe node` prints it (wrapped onto the next lines) or one line per failure
+SENTINEL = "NVSentinel"
+_SENTINEL = re.compile(r"^\W*ErrorCode:(DCGM_FR_\w+|[A-Z][A-Z0-9_]{2,60})(?:\s|$)")
+_SENTINEL_GPU = re.compile(r"^GPU:(\d{1,3})\s*(?:PCI:\S+\s*)?")
+_ACTION = re.compile(r"Recommended Action=(\w+);?")
+
+
+def starts_sentinel(lines: list[str], i: int, current: Section | None) -> bool:
+    """``ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 ...``: an NVSentinel node condition's message."""
+    return bool(_SENTINEL.match(lines[i])) and (current is None or current.kind != "nvsentinel")
+
+
+def parse_sentinel(text: str, source: str, first_line: int = 1) -> Rig:
+    """Each ``ErrorCode:`` message (its wrapped lines to ``Recommended Action=...;``) as another checker's verdict:
+    the DCGM error code is the check, the GPU it names, NVSentinel's recommended action in the detail."""
+    rig = Rig()
+    checks: list[HealthCheck] = []
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        m = _SENTINEL.match(line)
+        if m is None:
+            continue
+        said = [line[m.end() :].strip()]
+        for more in lines[k + 1 : k + 6]:  # the message wrapped until its "Recommended Action=...;"
+            if _ACTION.search(said[-1]) or _SENTINEL.match(more) or not more.strip() or more.lstrip()[:3] == "```":
+                break
+            said.append(more.strip())
+        detail = " ".join(said)
+        gpu = _SENTINEL_GPU.match(detail)
+        detail = detail[gpu.end() :] if gpu else detail
+        checks.append(HealthCheck(SENTINEL, m.group(1), "fail", detail, [int(gpu.group(1))] if gpu else [], None,
+                                  f"{source}:{first_line + k}"))  # fmt: skip
+    rig.node.health_checks = checks
+    return rig

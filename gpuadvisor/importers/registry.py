@@ -261,6 +261,9 @@ FORMATS: tuple[Format, ...] = (
     _beyond("nv-hostengine", "DCGM host engine log (nv-hostengine.log)",
             "`2024-04-02 12:54:06.828 ERROR [1264985:1264994] [[NvSwitch]] ... [.../DcgmNvSwitchManager.cpp:967]`",
             hostengine.starts, hostengine.parse, 28),
+    _beyond("nvsentinel", "NVSentinel node condition (DCGM health watch)",
+            "`ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 ... Recommended Action=CONTACT_SUPPORT;`", nhc.starts_sentinel,
+            nhc.parse_sentinel, 30, family="NVSentinel"),
     _beyond("show-gids", "show_gids", "`DEV  PORT  INDEX  GID  IPv4  VER  DEV` over `mlx5_0  1  3  0000:...:ac13:003c "
             "172.19.0.60  v2  ens1f0` rows, then `n_gids_found=N`", show_gids.starts, show_gids.parse_show_gids, 29),
     Format("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", GPU, "DCGM", "",

@@ -91,6 +91,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ibdev2netdev": (" port ",),
     "show-gids": (_SPACE + r"DEV\s", r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}"),
     "nhc": ("Health check failed:", "Node Health Check failed"),
+    "nvsentinel": ("ErrorCode:",),
     "gpud": ('"accelerator-nvidia-fabric-manager"',),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
     "nvvs": ("MIG configuration is incompatible",),

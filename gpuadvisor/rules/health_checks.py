@@ -1,4 +1,4 @@
-"""GA827: another health checker's own verdict (DCGM's dcgmi diag, LBNL NHC), imported with its output."""
+"""GA827: another health checker's own verdict (DCGM's dcgmi diag, LBNL NHC, NVSentinel), imported with its output."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from gpuadvisor.rules.registry import rule
 # retirements); Integration, Hardware and Stress exercise the GPU itself (PCIe, memory, the diagnostic, stress).
 DCGM_SOFTWARE = ("deployment", "software", "metadata")
 DCGM_SOURCE = "NVIDIA DCGM User Guide, GPU Diagnostics (dcgmi diag run levels, plugins and their pass criteria)"
+SENTINEL_SOURCE = "NVIDIA NVSentinel (node conditions from DCGM health watches; DCGM's error table, dcgm_errors.h)"
 NHC_SOURCE = "LBNL Node Health Check (github.com/mej/nhc): a failed check marks the node offline in the scheduler"
 
+SOURCES = {"NVSentinel": SENTINEL_SOURCE}
 
 # The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
 # diagnostic; a test that could not run (a CUDA call failed, the GPU busy or unavailable) or a setting asks to check
@@ -60,6 +62,12 @@ def _fix(hc: HealthCheck, severity: str) -> str:
             "NHC has taken the node offline in the scheduler: fix what the check names (its message says what it "
             "found against what the site's nhc.conf expects), run nhc again, and resume the node once it passes"
         )
+    if hc.tool == "NVSentinel":
+        return (
+            "NVSentinel set this node condition from DCGM's health watch: check what its message names on the node "
+            "(a daemon such as IMEX matters only where the system is configured to use it) before its recommended "
+            "action; clear the condition once DCGM's health check passes"
+        )
     if severity == "fail":
         return (
             "drain the node; do what DCGM's message asks (reset the GPU, restart nv-hostengine), then run the same "
@@ -77,7 +85,8 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
     What it checks
         The verdicts imported with a health checker's output: each test dcgmi diag marked Fail or Warn (with its
-        section and the Warning text under it), each check LBNL NHC reported as "Health check failed".
+        section and the Warning text under it), each check LBNL NHC reported as "Health check failed", each
+        NVSentinel node condition ("ErrorCode:DCGM_FR_... GPU:N ... Recommended Action=...;", DCGM's health watch).
     Why it matters
         These checkers test what a scan cannot see by itself (DCGM's memory, PCIe and stress tests run kernels on
         the GPU; NHC checks the site's expected hardware and services). A node they fail is a node the scheduler
@@ -88,7 +97,8 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         DCGM's own next step
         says the test could not run or a setting is at fault ("Check DCGM and system logs for errors. Reset GPU.
         Restart DCGM. Rerun diagnostics."; "Check DCGM and system configuration"); those, a failed DCGM deployment
-        check, a DCGM warning and a failed NHC check (the site's own thresholds) warn.
+        check, a DCGM warning, a failed NHC check (the site's own thresholds) and an NVSentinel condition (a
+        watch's threshold, not a test of the GPU) warn.
     Source
         NVIDIA DCGM User Guide, GPU Diagnostics, and DCGM's error table (dcgm_errors.h: each failure's message,
         next step and severity); LBNL Node Health Check (github.com/mej/nhc).
@@ -122,6 +132,6 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
                 "evidence": hc.evidence,
             },  # fmt: skip
             expected={"verdict": "pass"},
-            expected_source=DCGM_SOURCE if hc.tool == "dcgmi diag" else NHC_SOURCE,
+            expected_source=DCGM_SOURCE if hc.tool == "dcgmi diag" else SOURCES.get(hc.tool, NHC_SOURCE),
             fix=_fix(hc, severity),
         )
