@@ -46,7 +46,7 @@ def collect_beyond(
     else:
         net.rdma_ports = ports
     probe_network_host(root, net, [b for _, b in gpus], files)
-    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports"):
+    for name in ("nccl_nics", "nccl_gdr_disabled", "nccl_transports", "nccl_shm_full"):
         net.missing(name, "read from a pasted NCCL debug log only (NCCL_DEBUG=INFO); a scan runs no NCCL job")
     nic_bdfs = sorted({(p.device, p.bus_id) for p in ports or [] if p.bus_id})
     probe_acs(sysfs, gpus, nic_bdfs, net)
