@@ -27,6 +27,7 @@ from gpuadvisor.importers import (
     cuda_samples,
     dcgm,
     dcgmi_dmon,
+    devicequery,
     fio,
     gpud,
     hostengine,
@@ -195,6 +196,10 @@ FORMATS: tuple[Format, ...] = (
            "`[./simpleP2P] - Starting...`, or (without it) `> GPU0 = \"NAME\" IS capable of Peer-to-Peer (P2P)` or "
            "`> Peer access from NAME (GPU0) -> NAME (GPU1) : Yes`", cuda_samples.starts_simple_p2p,
            reads(cuda_samples.parse_simple_p2p), _add, 7, after=Merger.add_topology),
+    Format("devicequery", devicequery.WHAT, GPU, "CUDA samples", "deviceQuery",
+           "`./deviceQuery Starting...`, `Detected 2 CUDA Capable device(s)`, or (without them) `Device 0: \"NAME\"` "
+           "over `CUDA Driver Version / Runtime Version`", devicequery.starts,
+           reads(devicequery.parse_devicequery), _add, 8),
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
