@@ -45,3 +45,30 @@ def test_devicequery_whole_a100_with_pci_row():
     ]
     assert rig.software.cuda_driver_version == "12.2"
     assert not any("Detected" in p for p in rig.problems)
+
+
+SMI_S19 = TESTS / "corpus" / "s19-smi"
+SMI_L_4X3090 = TESTS / "corpus" / "smi" / "smi-L_4x3090-prompt_alexanderjacuna.txt"
+
+
+def test_smi_l_of_two_srun_tasks_each_gpu_0_is_two_gpus_by_uuid():
+    # https://github.com/NVIDIA/deepops/issues/1102: 'srun --ntasks=2 --gpus-per-task=1 nvidia-smi -L', each task's
+    # cgroup shows its GPU as 'GPU 0'; the UUIDs differ: two GPUs
+    rig = _read(SMI_S19 / "srun-two-tasks-smi-L-both-gpu-0-p100-distinct-uuids_ajdecon.txt")
+    assert sorted((g.name, g.uuid) for g in rig.gpus) == [
+        ("Tesla P100-SXM2-16GB", "GPU-6fb6d3db-aafb-f8da-a089-89b8077580fe"),
+        ("Tesla P100-SXM2-16GB", "GPU-b668a901-6b19-5c0c-554c-cce49d58af0a"),
+    ]
+
+
+def test_smi_l_printed_twice_is_still_its_gpus_once():
+    # https://github.com/psalias2006/gpu-hot/issues/64 (4x RTX 3090): the same -L pasted twice is the same 4 GPUs
+    text = SMI_L_4X3090.read_text(encoding="utf-8")
+    rig = import_texts([("twice.txt", text + "\n" + text)])
+    assert [g.uuid for g in rig.gpus] == [
+        "GPU-e1924eea-b9bb-d537-39f2-b345087fa145",
+        "GPU-899c71bf-27be-b6a0-ae8f-d8afe5ba0f85",
+        "GPU-acd314e9-4c7a-4824-eb0f-b6e38b1ec38c",
+        "GPU-2639988f-1756-0583-db8f-faee38effce2",
+    ]
+    assert [g.index for g in rig.gpus] == [0, 1, 2, 3]
