@@ -72,3 +72,55 @@ def test_smi_l_printed_twice_is_still_its_gpus_once():
         "GPU-2639988f-1756-0583-db8f-faee38effce2",
     ]
     assert [g.index for g in rig.gpus] == [0, 1, 2, 3]
+
+
+ENV_S19 = TESTS / "corpus" / "s19-collect-env"
+# https://github.com/facebookresearch/detectron2/issues/5135 (gobears21): the table's first rows, copied unchanged
+DETECTRON2_2X2080TI = """\
+-------------------------------  --------------------------------------------------------------------------------
+sys.platform                     linux
+Python                           3.8.18 | packaged by conda-forge | (default, Oct 10 2023, 15:44:36) [GCC 12.3.0]
+numpy                            1.23.1
+detectron2                       0.6 @/root/detectron2/detectron2
+detectron2._C                    not built correctly: No module named 'detectron2._C'
+Compiler ($CXX)                  c++ (Ubuntu 9.3.0-17ubuntu1~20.04) 9.3.0
+CUDA compiler                    Build cuda_11.5.r11.5/compiler.30411180_0
+DETECTRON2_ENV_MODULE            <not set>
+PyTorch                          1.10.0 @/opt/conda/envs/detectron2/lib/python3.8/site-packages/torch
+PyTorch debug build              False
+torch._C._GLIBCXX_USE_CXX11_ABI  False
+GPU available                    Yes
+GPU 0,1                          NVIDIA GeForce RTX 2080 Ti (arch=7.5)
+Driver version                   535.113.01
+CUDA_HOME                        /usr/local/cuda
+TORCH_CUDA_ARCH_LIST             5.2 6.0 6.1 7.0 7.5 8.0 8.6+PTX
+Pillow                           9.4.0
+"""
+
+
+def test_detectron2_env_one_gpu_row_with_arch_and_driver():
+    # https://github.com/facebookresearch/detectron2/issues/4854: 'GPU 0  Tesla T4 (arch=7.5)', 'Driver version
+    # 525.85.12'; the paste is cut inside torch's 'PyTorch built with:' list
+    rig = _read(ENV_S19 / "detectron2-collect-env-tesla-t4-driver-525-torch-built-with-cut_ettore9x9.txt")
+    assert [(g.index, g.name, g.compute_capability) for g in rig.gpus] == [(0, "Tesla T4", "7.5")]
+    assert (rig.software.driver_version, rig.software.python_version, rig.software.torch_version) == (
+        "525.85.12",
+        "3.9.16",
+        "1.13.1+cu116",
+    )
+
+
+def test_detectron2_env_sixteen_gpus_on_one_row_no_driver_row():
+    # https://github.com/facebookresearch/detectron2/issues/722: 'GPU 0,1,...,15  Tesla K80', no driver row
+    rig = _read(ENV_S19 / "detectron2-collect-env-gpu-0-to-15-tesla-k80-one-row-no-driver-cut_yustaub.txt")
+    assert [(g.index, g.name) for g in rig.gpus] == [(i, "Tesla K80") for i in range(16)]
+    assert rig.software.driver_version is None and "driver_version" in rig.software.unavailable
+
+
+def test_detectron2_env_two_gpus_on_one_row_with_arch():
+    rig = import_texts([("env.txt", DETECTRON2_2X2080TI)])
+    assert [(g.index, g.name, g.compute_capability) for g in rig.gpus] == [
+        (0, "NVIDIA GeForce RTX 2080 Ti", "7.5"),
+        (1, "NVIDIA GeForce RTX 2080 Ti", "7.5"),
+    ]
+    assert (rig.software.driver_version, rig.software.torch_version) == ("535.113.01", "1.10.0")

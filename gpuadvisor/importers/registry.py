@@ -27,6 +27,7 @@ from gpuadvisor.importers import (
     cuda_samples,
     dcgm,
     dcgmi_dmon,
+    detectron2_env,
     devicequery,
     fio,
     gpud,
@@ -179,6 +180,9 @@ FORMATS: tuple[Format, ...] = (
     Format("collect-env", "PyTorch collect_env report", GPU, "PyTorch collect_env", "",
            "`Collecting environment information...` or `GPU models and configuration:`", collect_env.starts,
            reads(collect_env.parse_collect_env), _add, 8),
+    Format("detectron2-env", detectron2_env.WHAT, GPU, detectron2_env.WHAT, "",
+           "`sys.platform  linux` (a two-column table, its `-----  -----` ruler above it optional)",
+           detectron2_env.starts, reads(detectron2_env.parse_detectron2_env), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
