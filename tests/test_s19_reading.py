@@ -124,3 +124,11 @@ def test_detectron2_env_two_gpus_on_one_row_with_arch():
         (1, "NVIDIA GeForce RTX 2080 Ti", "7.5"),
     ]
     assert (rig.software.driver_version, rig.software.torch_version) == ("535.113.01", "1.10.0")
+
+
+def test_lspci_line_in_markdown_bold_rev_ff():
+    # https://github.com/KittyKatt/screenFetch/issues/335: '**01:00.0 3D controller: NVIDIA Corporation GM107M
+    # [GeForce GTX 860M] (rev ff)**' as the paste's last line: the closing marks show the line whole
+    rig = _read(TESTS / "corpus" / "s19-lspci" / "lspci-k-grep-860m-01-00-rev-ff-bold-markdown_zoutiyx.txt")
+    assert [g.bus_id for g in rig.gpus] == ["0000:01:00.0"]
+    assert rig.gpus[0].name is not None and "860M" in rig.gpus[0].name
