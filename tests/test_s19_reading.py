@@ -132,3 +132,24 @@ def test_lspci_line_in_markdown_bold_rev_ff():
     rig = _read(TESTS / "corpus" / "s19-lspci" / "lspci-k-grep-860m-01-00-rev-ff-bold-markdown_zoutiyx.txt")
     assert [g.bus_id for g in rig.gpus] == ["0000:01:00.0"]
     assert rig.gpus[0].name is not None and "860M" in rig.gpus[0].name
+
+
+def test_nccl_tests_old_layout_out_of_bounds_failed_marks_the_rows_wrong():
+    # https://github.com/NVIDIA/nccl-tests/issues/37: the old layout's 'error' column (1e+00 in both halves) and
+    # 'Out of bounds values : 2 FAILED' under a bare command line: the 4 GiB row's check failed
+    rig = _read(
+        TESTS
+        / "corpus"
+        / "s19-nccl-tests"
+        / "all-gather-4g-out-of-bounds-2-failed-then-topo-8x-v100-tabs_shaochuang-wsc.txt"
+    )
+    (m,) = [x for x in rig.measurements if x.kind == "all_gather"]
+    assert [(r.size_bytes, r.busbw_gbps, r.correct) for r in m.rows] == [(4294967296, 129.05, False)]
+
+
+def test_nccl_tests_old_layout_small_errors_with_zero_out_of_bounds_are_right():
+    # github.com/rcgsheffield/sheffield_hpc bessemer/software/libs/cuda.rst (fixture's header): errors of 3e-08 to
+    # 2e-07 in the 'error' column with 'Out of bounds values : 0 OK': no row is wrong
+    rig = _read(TESTS / "fixtures" / "import" / "found" / "nccl-allreduce_4xv100-pcie-e128m_sheffield-bessemer.txt")
+    (m,) = [x for x in rig.measurements if x.kind == "all_reduce"]
+    assert m.rows and all(r.correct is not False for r in m.rows)
