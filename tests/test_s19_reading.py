@@ -153,3 +153,36 @@ def test_nccl_tests_old_layout_small_errors_with_zero_out_of_bounds_are_right():
     rig = _read(TESTS / "fixtures" / "import" / "found" / "nccl-allreduce_4xv100-pcie-e128m_sheffield-bessemer.txt")
     (m,) = [x for x in rig.measurements if x.kind == "all_reduce"]
     assert m.rows and all(r.correct is not False for r in m.rows)
+
+
+# https://github.com/Breakend/experiment-impact-tracker/pull/80 (J-HowHuang): "the output snippet from
+# `nvidia-smi -x -q` with driver version 525.125.06", between its '...' lines, copied unchanged
+POWER_READINGS_525 = """<power_readings>
+\t<power_state>P5</power_state>
+\t<power_management>Supported</power_management>
+\t<power_draw>37.29 W</power_draw>
+\t<power_limit>420.00 W</power_limit>
+\t<default_power_limit>420.00 W</default_power_limit>
+\t<enforced_power_limit>420.00 W</enforced_power_limit>
+\t<min_power_limit>100.00 W</min_power_limit>
+\t<max_power_limit>450.00 W</max_power_limit>
+</power_readings>
+"""
+
+
+def test_lone_gpu_power_readings_is_its_one_gpu_with_its_limit():
+    # https://github.com/SimonFair/gpustat-unraid/pull/73: '<current_power_limit>250.00 W' (the newer tag)
+    rig = _read(
+        TESTS
+        / "corpus"
+        / "s19-smi-q"
+        / "smi-q-x-gpu-power-readings-fragment-2080ti-current-power-limit-250_artur-ag.txt"
+    )
+    assert [(g.power_limit_w, g.power_default_limit_w, g.bus_id, g.name) for g in rig.gpus] == [
+        (250.0, 250.0, None, None)
+    ]
+
+
+def test_lone_power_readings_of_an_older_driver_is_its_one_gpu():
+    rig = import_texts([("power.xml", POWER_READINGS_525)])
+    assert [(g.power_limit_w, g.power_default_limit_w) for g in rig.gpus] == [(420.0, 420.0)]
