@@ -23,9 +23,10 @@ from gpuadvisor.importers.section import Section, clean_lines
 
 WHAT = "detectron2 collect_env"
 _LONGEST = 600  # no row of the table is longer; a longer one is not read (the patterns stay linear)
-_RULER = re.compile(r"^-{4,}\s{2,}-{4,}\s*$")
-_PLATFORM = re.compile(r"^sys\.platform\s{2,}\S")
-_ROW = re.compile(r"^(\S+(?: \S+)*)\s{2,}(\S.*?)\s*$")  # key (single spaces inside), two spaces or more, value
+_GAP = r"(?: {2,}|\t)[ \t]*"  # the columns' gap: two spaces or more (a tab where a terminal copied it as one)
+_RULER = re.compile(r"^-{4,}" + _GAP + r"-{4,}\s*$")
+_PLATFORM = re.compile(r"^sys\.platform" + _GAP + r"\S")
+_ROW = re.compile(r"^(\S+(?: \S+)*)" + _GAP + r"(\S.*?)\s*$")  # key (single spaces inside), the gap, value
 _GPUS = re.compile(r"^GPU (\d+(?:,\d+)*)$")
 _ARCH = re.compile(r"^(.*?)\s*\(arch=(\d+\.\d+)\)$")
 _DRIVER = re.compile(r"^\d{3}\.\d+(?:\.\d+)?$")
