@@ -287,8 +287,11 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
     assert (
         p.stderr
         == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, "
-        "-L, plain, --query-gpu, or dmon), PyTorch collect_env, lspci -vv, nccl-tests, CUDA samples (bandwidthTest, "
-        "p2pBandwidthLatencyTest, or simpleP2P), nvbandwidth, DCGM, /proc/driver/nvidia/gpus/*/information, or "
+        "-L, plain, --query-gpu, or dmon), PyTorch collect_env, detectron2 collect_env, lspci -vv, nccl-tests, "
+        "CUDA samples (bandwidthTest, "
+        "p2pBandwidthLatencyTest, simpleP2P, or deviceQuery), nvbandwidth, DCGM, "
+        "/proc/driver/nvidia/gpus/*/information, "
+        "or "
         "numba cuda.detect() output, nor as a kernel log, RDMA, fabric manager or storage output (import --help) (it "
         "starts 'the vendor says the GPUs are fine')\n"
     )

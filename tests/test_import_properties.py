@@ -45,7 +45,8 @@ def read(text: str) -> Reading | str:
     for g in rig.gpus:
         flat = {k: v for k, v in vars(g).items() if isinstance(v, (str, int, float, bool))}
         flat.update({f"pcie.{k}": v for k, v in vars(g.pcie).items() if isinstance(v, (str, int, float, bool))})
-        facts[g.index] = flat
+        # a number shown twice (srun tasks each see their GPU as GPU 0): the GPUs told apart by their UUID
+        facts[g.index if sum(x.index == g.index for x in rig.gpus) == 1 else (g.index, g.uuid)] = flat
     return Reading(len(rig.gpus), raised, facts, rig.topology.matrix)
 
 

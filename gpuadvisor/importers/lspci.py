@@ -128,12 +128,13 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
-    for k, line in enumerate(lines):
+    for k, bolded in enumerate(lines):
         lineno = first_line + k
+        line = unbold(bolded)
         m = _DEV.match(line)
         if m:
             cur = _device(m, source, lineno)
-            if cut and k == last_shown:  # "01:00.0 3D controller: NVIDIA Corpora": a stub, never a name
+            if cut and k == last_shown and line == bolded:  # "01:00.0 3D controller: NVIDIA Corpora": a stub
                 cur.desc_cut, cur.hop.name = True, None
             devices.append(cur)
             continue
@@ -467,6 +468,15 @@ _ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines past
 _ACS_LINE = re.compile(r"^\s*ACSC(?:ap|tl):\s")  # the same, its indent lost in the paste
 
 
+_BOLD = re.compile(r"^(\s*)\*\*(\S.*?)\*\*\s*$")  # a line in Markdown bold: "**01:00.0 3D controller: ...**"
+
+
+def unbold(line: str) -> str:
+    """The line without the Markdown bold marks around it (their closing ``**`` shows it whole)."""
+    b = _BOLD.match(line) if "**" in line else None
+    return b.group(1) + b.group(2) if b else line
+
+
 _LSPCI_COMMAND = re.compile(r"^\s*\S{0,80}[$#>]\s*(?:sudo\s+)?\S*lspci\b")
 
 
@@ -483,7 +493,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     line = lines[i]
     if cur == "lspci":  # grepped lines after a command of their own are another device's, never the last one's
         return bool(_FRAGMENT_START.match(line) or _ACS_LINE.match(line)) and _after_lspci_command(lines, i)
-    if _DEV_START.match(line) or _FRAGMENT_START.match(line):
+    if _DEV_START.match(unbold(line)) or _FRAGMENT_START.match(line):
         return True
     if cur == "kernel-log":
         return False

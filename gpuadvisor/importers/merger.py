@@ -72,8 +72,9 @@ class Merger:
         new: list[int] = []
         for k, g in enumerate(frag):
             t = self._find(g, part, by_index=True, bus_number=bus_numbers.get(k))
-            if t is None:
-                if any(x.index == g.index for x in self.gpus):
+            twin = t is not None and any(t is x for x in mapping.values())  # an output's two GPUs are two GPUs
+            if t is None or twin:
+                if not twin and any(x.index == g.index for x in self.gpus):
                     if not any(f"GPU {g.index} is" in p and part.origin in p for p in self.rig.problems):
                         self.rig.problems.append(
                             f"{part.origin}: GPU {g.index} ({g.uuid or g.bus_id}) matches no GPU of the outputs read "

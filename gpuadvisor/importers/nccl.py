@@ -16,6 +16,7 @@ from typing import Any
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
@@ -107,6 +108,7 @@ class NcclRun:
     groups: dict[tuple[str, str, str], list[tuple[SweepRow, SweepRow | None]]] = field(default_factory=dict)
     avg_busbw: float | None = None
     out_of_bounds: str | None = None
+    deltas: list[tuple[float, SweepRow]] = field(default_factory=list)  # the old layout's "error" (max delta)
     nccl_version: str | None = None
     nccl_version_line: int = 0
     notes: list[str] = field(default_factory=list)
@@ -219,6 +221,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
         seen.add((*key, size))
         halves = _halves(run.columns, tokens, source, lineno, key[0])
         run.groups.setdefault(key, []).append(halves)
+        keep_deltas(run.columns, tokens, halves, run.deltas)
     if not run.binary:
         m = _BINARY.search(hint) or _BINARY.search("\n".join(lines[:5]))
         run.binary = m.group(1) if m else None
@@ -469,6 +472,7 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             )
         if run.out_of_bounds and not run.out_of_bounds.endswith("OK"):
             notes.append(f"nccl-tests: Out of bounds values: {run.out_of_bounds}")
+            out_of_bounds(run.out_of_bounds, run.deltas)
         status = "ok"
         if solo:
             m = _measurement(

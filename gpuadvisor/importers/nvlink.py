@@ -85,7 +85,8 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
     rig = Rig()
     gpu: Gpu | None = None
     links: dict[int, NvLink] = {}
-    by_index: dict[int, Gpu] = {}
+    by_index: dict[int, Gpu] = {}  # the last GPU of each number (tasks of srun each number theirs from 0)
+    origins: list[str] = []
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
 
@@ -119,17 +120,16 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
         m = _GPU.match(s)
         if m:
             close()
-            idx = int(m.group(1))
+            idx, uuid = int(m.group(1)), m.group(3).strip()
+            hidden = is_elision(uuid) or placeholder(uuid)
             gpu = by_index.get(idx)
-            if gpu is None:
-                uuid = m.group(3).strip()
-                hidden = is_elision(uuid) or placeholder(uuid)
+            if gpu is None or _another(gpu, None if hidden else uuid):
                 gpu = Gpu(index=idx, name=m.group(2) or None, uuid=None if hidden else (uuid or None))
                 if hidden:
                     gpu.unavailable["uuid"] = f"{facts.ELIDED} (line {lineno})"
                 by_index[idx] = gpu
                 rig.gpus.append(gpu)
-                rig.origins[f"gpu{idx}"] = f"{source}:{lineno}"
+                origins.append(f"{source}:{lineno}")
             links = {n.link: n for n in gpu.nvlinks}
             continue
         if gpu is None or not s:
@@ -160,9 +160,16 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
     close()
     _last_list_short(rig, gpu, source, first_line + len(lines) - 1)
     _mark_unprinted(rig)
-    rig.gpus.sort(key=lambda g: g.index)
-    rig.origins = {f"gpus[{k}]": rig.origins[f"gpu{g.index}"] for k, g in enumerate(rig.gpus)}
+    order = sorted(range(len(rig.gpus)), key=lambda p: rig.gpus[p].index)  # stable: tasks' GPU 0s in their order
+    rig.gpus = [rig.gpus[p] for p in order]
+    rig.origins = {f"gpus[{k}]": origins[p] for k, p in enumerate(order)}
     return rig
+
+
+def _another(gpu: Gpu, uuid: str | None) -> bool:
+    """A line of the number ``gpu`` has names another GPU: its UUID differs (each task of ``srun ... nvidia-smi -L``
+    numbers the GPUs it sees from 0; the UUID tells the GPUs apart)."""
+    return bool(uuid) and gpu.uuid is not None and uuid != gpu.uuid
 
 
 def _last_list_short(rig: Rig, last: Gpu | None, source: str, lineno: int) -> None:

@@ -27,6 +27,8 @@ from gpuadvisor.importers import (
     cuda_samples,
     dcgm,
     dcgmi_dmon,
+    detectron2_env,
+    devicequery,
     fio,
     gpud,
     hostengine,
@@ -179,6 +181,9 @@ FORMATS: tuple[Format, ...] = (
     Format("collect-env", "PyTorch collect_env report", GPU, "PyTorch collect_env", "",
            "`Collecting environment information...` or `GPU models and configuration:`", collect_env.starts,
            reads(collect_env.parse_collect_env), _add, 8),
+    Format("detectron2-env", detectron2_env.WHAT, GPU, detectron2_env.WHAT, "",
+           "`sys.platform  linux` (a two-column table, its `-----  -----` ruler above it optional)",
+           detectron2_env.starts, reads(detectron2_env.parse_detectron2_env), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
@@ -196,6 +201,10 @@ FORMATS: tuple[Format, ...] = (
            "`[./simpleP2P] - Starting...`, or (without it) `> GPU0 = \"NAME\" IS capable of Peer-to-Peer (P2P)` or "
            "`> Peer access from NAME (GPU0) -> NAME (GPU1) : Yes`", cuda_samples.starts_simple_p2p,
            reads(cuda_samples.parse_simple_p2p), _add, 7, after=Merger.add_topology),
+    Format("devicequery", devicequery.WHAT, GPU, "CUDA samples", "deviceQuery",
+           "`./deviceQuery Starting...`, `Detected 2 CUDA Capable device(s)`, or (without them) `Device 0: \"NAME\"` "
+           "over `CUDA Driver Version / Runtime Version`", devicequery.starts,
+           reads(devicequery.parse_devicequery), _add, 8),
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),

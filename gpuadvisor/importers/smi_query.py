@@ -519,11 +519,9 @@ _X_GPU_TAGS = (
 
 
 def _xml_fragment(text: str, source: str, first_line: int) -> Rig:
-    """A part of -q -x without its <nvidia_smi_log> root: a <gpu> element is that GPU; elements from inside one
-    (``<clocks_event_reasons>``...) name no GPU: noted, with the clocks event reasons they show."""
-    holder, stopped = xml_tree(
-        "<fragment>" + text, source, first_line
-    )  # on the first line: the lines keep their numbers
+    """A part of -q -x without its root: a <gpu> element is that GPU; elements from inside one name no GPU: noted,
+    with the clocks event reasons they show (one GPU when they hold its name, ids or power limit)."""
+    holder, stopped = xml_tree("<fragment>" + text, source, first_line)  # on line 1: lines keep their numbers
     rig = Rig()
     if stopped and "no element found" not in stopped:  # that one: only the holder is left open
         rig.problems.append(f"{source}: XML ends early ({stopped}); kept what came before")
@@ -531,11 +529,14 @@ def _xml_fragment(text: str, source: str, first_line: int) -> Rig:
     for i, block in enumerate(gpus):
         rig.gpus.append(_gpu_from_block(block, i, block.attrs.get("id"), True, source, rig))
     shown = [c.key for c in holder.children if c.key != "gpu" and c.key != "..."]
+    one = _gpu_from_block(holder, 0, None, True, source, Rig()) if shown and not gpus else None
+    one = one if one and any(x is not None for x in (one.name, one.uuid, one.bus_id, one.power_limit_w)) else None
+    rig.gpus += [one] if one else []  # its elements hold facts of the one GPU (a <gpu_power_readings>): that GPU
     if shown:
         reasons = _clock_reasons(next((c for c in holder.children if c.key in CLOCKS_XML), None))
         rig.problems.append(
             f"{source}: line {first_line}: part of one GPU's nvidia-smi -q -x record without its <gpu> element "
-            f"(<{'>, <'.join(shown[:4])}>): its GPU not identified"
+            f"(<{'>, <'.join(shown[:4])}>): {'read as one GPU, ' if one else 'its GPU '}not identified"
             + (f"; clocks event reasons active: {', '.join(reasons) or 'none'}" if reasons is not None else "")
         )
     _software(rig, holder, True, source, f"{facts.ELIDED} (the paste starts inside the -q -x record)")

@@ -136,9 +136,10 @@ def bench_wrong_result(rig: Rig, ctx: Context):
         bad = [r for r in m.rows if r.correct is False or (r.errors or 0) > 0]
         if bad:
             errors = sum(r.errors or 0 for r in bad)
+            counted = f"{errors} wrong elements" if all(r.errors is not None for r in bad) else "out of bounds"
             yield ctx.finding(
                 f"{describe(m)} on {gpu_list(m.gpus) if m.gpus else 'the rig'} returned wrong data at "
-                f"{plural(len(bad), 'size')} ({errors} wrong elements; first at {bad[0].size_bytes} bytes)",
+                f"{plural(len(bad), 'size')} ({counted}; first at {bad[0].size_bytes} bytes)",
                 gpus=m.gpus,
                 subject=gpu_list(m.gpus) if m.gpus else "rig",
                 observed={"kind": m.kind, "wrong_sizes": [r.size_bytes for r in bad], "wrong_elements": errors},

@@ -1,0 +1,102 @@
+"""CUDA samples ``deviceQuery`` (Samples/1_Utilities/deviceQuery), the report many bug threads ask for.
+
+deviceQuery.cpp prints ``./deviceQuery Starting...``, `` CUDA Device Query (Runtime API) version (CUDART static
+linking)``, ``Detected N CUDA Capable device(s)`` (or ``There are no available device(s) that support CUDA``), then
+per device ``Device N: "NAME"`` over ``%-47s`` rows: ``CUDA Driver Version / Runtime Version  13.0 / 12.8``
+(``cudaDriverGetVersion``: the newest CUDA the driver supports), ``CUDA Capability Major/Minor version number:
+9.0``, ``Total amount of global memory:  81079 MBytes (85017755648 bytes)``, the SM count and clocks, and (below the
+texture and thread limits) ``Device PCI Domain ID / Bus ID / location ID:  0 / 27 / 0`` (decimal: bus 27 is 0x1b;
+the location is the PCI device number, the function is not printed); then, with two GPUs or more, ``> Peer access
+from NAME (GPU0) -> NAME (GPU1) : Yes`` lines (read as simpleP2P's), and the summary ``deviceQuery, CUDA Driver =
+CUDART, CUDA Driver Version = 12.4, CUDA Runtime Version = 12.4, NumDevs = 2`` and ``Result = PASS``.
+
+Read: each device's CUDA number, name, compute capability, memory, bus id; the driver's CUDA version. Devices
+counted but not shown are noted, never added. Rows are matched by their text wherever it is on the line, so a
+paste with the indentation lost or a translation after each row reads the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.section import Section, clean_lines
+
+WHAT = "CUDA samples deviceQuery"
+_LONGEST = 600  # no row of deviceQuery (with a translation after it) is longer; a longer one is not read
+_START = re.compile(r"^(?:\S*deviceQuery Starting\.\.\.|CUDA Device Query \(Runtime API\))")
+_DETECTED = re.compile(r"^Detected (\d+) CUDA Capable device\(s\)")
+_NONE = re.compile(r"^There are no available device\(s\) that support CUDA")
+_DEVICE = re.compile(r"^Device (\d+): [\"\u201c\u201d](.*?)[\"\u201c\u201d]")
+_VERSIONS = re.compile(r"^CUDA Driver Version / Runtime Version\s+(\d+\.\d+)\s*/\s*(\d+\.\d+)")
+_CC = re.compile(r"^CUDA Capability Major/Minor version number:\s*(\d+\.\d+)")
+_MEMORY = re.compile(r"^Total amount of global memory:\s*\d+ MBytes \((\d+) bytes\)")
+_PCI = re.compile(r"^Device PCI Domain ID / Bus ID / location ID:\s*(\d+)\s*/\s*(\d+)\s*/\s*(\d+)")
+_SUMMARY = re.compile(r"^deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = (\d+\.\d+)")
+NO_BUS = "deviceQuery's PCI line (below the thread limits) is not shown"
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """``./deviceQuery Starting...``, `` CUDA Device Query (Runtime API)``, ``Detected N CUDA Capable device(s)``,
+    or (pasted without them) ``Device 0: "NAME"`` over its ``CUDA Driver Version / Runtime Version`` row."""
+    if current is not None and current.kind == "devicequery":
+        return False
+    s = lines[i].strip()
+    if len(s) >= _LONGEST:
+        return False
+    if _START.match(s) or _DETECTED.match(s):
+        return True
+    m = _DEVICE.match(s)
+    below = next((x.strip() for x in lines[i + 1 : i + 3] if x.strip()), "")
+    return m is not None and m.group(1) == "0" and _VERSIONS.match(below) is not None
+
+
+def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """The devices deviceQuery describes: CUDA number, name, compute capability, memory, bus id; the driver's CUDA."""
+    rig = Rig()
+    lines = clean_lines(text)
+    last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
+    detected: tuple[int, int] | None = None
+    g: Gpu | None = None
+    for k, line in enumerate(lines):
+        s, lineno = line.strip(), first_line + k
+        if len(s) >= _LONGEST or (k == last and not text.endswith("\n") and g is not None):
+            continue  # a row cut where the paste ends is not read
+        if m := _DETECTED.match(s):
+            detected = (int(m.group(1)), lineno)
+        elif _NONE.match(s):
+            detected = (0, lineno)
+        elif m := _DEVICE.match(s):
+            g = Gpu(index=int(m.group(1)), name=m.group(2).strip() or None)
+            rig.gpus.append(g)
+            rig.origins[f"gpus[{len(rig.gpus) - 1}]"] = f"{source}:{lineno}"
+        elif m := _SUMMARY.match(s) or (_VERSIONS.match(s) if g is not None else None):
+            if rig.software.cuda_driver_version is None:
+                rig.software.cuda_driver_version = m.group(1)
+                rig.origins["software.cuda_driver_version"] = f"{source}:{lineno}"
+        elif g is not None:
+            _row(g, s)
+    if detected is None and not rig.gpus:
+        raise ImportParseError(source, first_line, f"{WHAT} without 'Detected N CUDA Capable device(s)' or 'Device 0:'")
+    for x in rig.gpus:
+        if x.bus_id is None:
+            x.unavailable["bus_id"] = NO_BUS
+        x.unavailable.setdefault("uuid", f"{WHAT} does not print the UUID")
+    if detected is not None and detected[0] > len(rig.gpus):
+        rig.problems.append(
+            f"{source}: line {detected[1]}: 'Detected {detected[0]} CUDA Capable device(s)' but {len(rig.gpus)} "
+            "described: the others are counted, their facts not shown"
+        )
+    return rig
+
+
+def _row(g: Gpu, s: str) -> None:
+    """One ``%-47s value`` row of the device ``g``."""
+    if m := _CC.match(s):
+        g.compute_capability = m.group(1)
+    elif m := _MEMORY.match(s):
+        g.memory_total_bytes = int(m.group(1))
+    elif m := _PCI.match(s):
+        domain, bus, device = (int(m.group(n)) for n in (1, 2, 3))
+        g.bus_id = f"{domain:04x}:{bus:02x}:{device:02x}.0"
