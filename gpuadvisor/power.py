@@ -240,6 +240,7 @@ def circuit_fit(
             f"{KIND_WORDS[k]} {1 - v:.0%} slower" + (f" (sweeps: {1 - hi:.0%}-{1 - lo:.0%})" * (hi - lo >= 0.01))
         )
     cost = ", ".join(parts)
+    behind = sources(used_sweeps)
     return CircuitFit(
         False,
         per_circuit,
@@ -247,9 +248,9 @@ def circuit_fit(
         cap,
         speeds[kinds[0]],
         f"{over}; fits with nvidia-smi -pl {cap:g} on each GPU ({frac:.0%} of board power: predicted {cost}, "
-        f"the mean of {plural(len(sources(used_sweeps)), 'published power-limit sweep')})",
+        f"the mean of {plural(len(behind), 'published power-limit sweep')})",
         speeds,
-        sources(used_sweeps),
+        behind,
     )
 
 

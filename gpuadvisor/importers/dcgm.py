@@ -228,7 +228,7 @@ def _diag(rig: Rig, lines: list[str], source: str, first_line: int, ends: bool) 
         if name == "Driver Version Detected" and value and rig.software.driver_version is None:
             rig.software.driver_version = value
             rig.origins["software.driver_version"] = f"{source}:{first_line + k}"
-        elif name == "Warning" and checks and checks[-1].evidence.startswith(f"{source}:") and not checks[-1].detail:
+        elif name == "Warning" and checks and not checks[-1].detail:
             says = [_cell(line)]
             checks[-1].detail = value
         elif (verdict := _verdict(value)) is not None and test not in ("Info", "Warning"):

@@ -40,6 +40,11 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     return ("Health check failed:" in line and bool(_FAILED.search(line))) or bool(_RETURNED.search(line))
 
 
+def _returned(m: re.Match[str]) -> str:
+    """The detail of a ``Check CHECK ARGS returned N``: its arguments and the code (``2 returned 1``)."""
+    return f"{m.group(2).strip()} returned {m.group(3)}".strip()
+
+
 def parse_nhc(text: str, source: str, first_line: int = 1) -> Rig:
     """The failed checks of an NHC log or run, one ``HealthCheck`` per distinct check and message (a check that
     failed on every run of a log is one failure, its count in the detail)."""
@@ -58,28 +63,25 @@ def parse_nhc(text: str, source: str, first_line: int = 1) -> Rig:
                 context = [*context[-2:], line]
             continue
         if r is not None:
-            check, detail = r.group(1), f"{r.group(2).strip()} returned {r.group(3)}".strip()
+            check, base = r.group(1), _returned(r)
         else:
             message = m.group(1) if m is not None else ""
-            returned = _CHECK_RETURNED.match(message)
-            named = _NAMED.match(message)
-            if returned:
-                check, detail = returned.group(1), f"{returned.group(2).strip()} returned {returned.group(3)}".strip()
-            elif named:
-                check, detail = named.group(1), named.group(2)
+            if returned := _CHECK_RETURNED.match(message):
+                check, base = returned.group(1), _returned(returned)
+            elif named := _NAMED.match(message):
+                check, base = named.group(1), named.group(2)
             else:
-                check, detail = "", message
-        if not check and not detail:
+                check, base = "", message
+        if not check and not base:
             continue
-        if context and "returned" in detail:
-            detail = f"{detail} ({'; '.join(context)})"
-        key = (check, detail.split(" (")[0])
+        said = f" ({'; '.join(context)})" if context and "returned" in base else ""  # the check's own lines
+        key = (check, base)
         tally = returned_lines if r is not None else died
         tally[key] = tally.get(key, 0) + 1
         if key not in seen:
-            seen[key] = HealthCheck(TOOL, check, "fail", detail, [], None, f"{source}:{first_line + k}")
-        elif detail != key[1] and seen[key].detail == key[1]:  # a repeat shows the check's own line above it
-            seen[key].detail = detail
+            seen[key] = HealthCheck(TOOL, check, "fail", base + said, [], None, f"{source}:{first_line + k}")
+        elif said and seen[key].detail == base:  # a repeat shows the check's own line above it
+            seen[key].detail = base + said
         context = []
     if not seen:
         raise ImportParseError(source, first_line, "NHC output without a failed check")
