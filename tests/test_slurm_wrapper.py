@@ -266,17 +266,17 @@ def test_hung_check_is_killed_within_the_deadline_and_never_drains(rig, reports,
         rig.env["STUB_IGNORE_TERM"] = "1"
     p, took = rig.run(WRAPPER, timeout=30)
     assert p.returncode == 0
-    assert took < 5 + 1.5, took
+    assert took < 20, took  # the check sleeps 600 s: a wide margin, so the machine's load cannot flip the verdict
     assert rig.calls("scontrol") == []
     assert "gpuadvisor timed out (killed at the 5 s deadline)" in rig.logged()
 
 
 def test_deadline_holds_when_a_child_keeps_stdout_open(rig, reports):
     # the check hangs; a child it started left the process group (setsid) and keeps stdout open for 20 s
-    rig.answer(reports["fail.json"], 1, STUB_SLEEP="600", STUB_CHILD="20", GPUADVISOR_DEADLINE="5")
-    p, took = rig.run(WRAPPER, timeout=40)
+    rig.answer(reports["fail.json"], 1, STUB_SLEEP="600", STUB_CHILD="30", GPUADVISOR_DEADLINE="5")
+    p, took = rig.run(WRAPPER, timeout=60)
     assert p.returncode == 0
-    assert took < 5 + 1.5, took
+    assert took < 20, took  # the deadline (5 s), not the child's 30 s, with room for a loaded machine
     assert rig.calls("scontrol") == []
     assert "gpuadvisor timed out (killed at the 5 s deadline)" in rig.logged()
 
@@ -290,7 +290,7 @@ def test_default_deadline_is_inside_slurms_60_seconds():
 def test_slow_scontrol_is_bounded(rig, reports):
     rig.answer(reports["fail.json"], 1, SCONTROL_SLEEP="600", GPUADVISOR_DEADLINE="6")
     p, took = rig.run(WRAPPER, timeout=30)
-    assert p.returncode == 0 and took < 6 + 1.5, took
+    assert p.returncode == 0 and took < 20, took  # scontrol sleeps 600 s; the deadline is 6 s
     assert len(_drains(rig)) == 1  # it was asked, and given up on
     assert "scontrol drain failed or timed out (exit 124)" in p.stderr
 
@@ -298,7 +298,7 @@ def test_slow_scontrol_is_bounded(rig, reports):
 def test_slow_sinfo_is_bounded_and_nothing_is_done(rig, reports):
     rig.answer(reports["fail.json"], 1, SINFO_SLEEP="600", GPUADVISOR_DEADLINE="6")
     p, took = rig.run(WRAPPER, timeout=30)
-    assert took < 6 + 1.5, took
+    assert took < 20, took  # sinfo sleeps 600 s; the deadline is 6 s
     assert rig.calls("scontrol") == []
     assert f"sinfo gave no state for node {NODE} (exit 124): not draining or resuming" in rig.logged()
 
@@ -317,8 +317,8 @@ def test_runs_do_not_overlap(rig, reports):
         while not rig.calls("gpuadvisor"):  # the first run holds the lock once it has started the check
             assert time.monotonic() < deadline and first.poll() is None
             time.sleep(0.05)
-        p, took = rig.run(WRAPPER)
-        assert p.returncode == 0 and took < 2, took
+        p, _ = rig.run(WRAPPER)
+        assert p.returncode == 0  # it did not wait for the lock: the check ran once, and the skip is logged
         assert p.stderr == ""  # quiet: only syslog hears about it
         assert "a previous health check is still running" in rig.logged()
         assert len(rig.calls("gpuadvisor")) == 1

@@ -30,9 +30,7 @@ def run(*args: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
 
 def test_python_engine_measures_and_cleans_up(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("x")
-    start = time.monotonic()
     b = run_storage_bench(str(tmp_path), file_bytes=16 * MiB, seconds=0.3, engine="python")
-    assert time.monotonic() - start < 5
     assert b.method.startswith("gpuadvisor (python ")
     if sys.platform == "linux":  # sequential I/O at queue depth, as fio's libaio engine
         assert b.method.startswith(f"gpuadvisor (python native AIO, {storage.SEQ_DEPTH} sequential I/Os in flight")
