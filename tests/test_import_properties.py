@@ -78,6 +78,8 @@ MORE_SHOWN = {
     "'State: Down' and its 'Physical state: Disabled'",
     "s18-rdma-logs/ibstat-2-roce-ports-down-disabled-cx6dx-22-37-no-link_gaowayne.txt": "GA803: the same cut, "
     "between a RoCE port's 'State: Down' and its 'Physical state: Disabled'",
+    "s20-rdma-logs/ibstat-connect-ib-mt4113-port1-active-56-port2-down-disabled-cut_alex-m.txt": "GA803: the same "
+    "cut, between port 2's 'State: Down' and its 'Physical state: Disabled'",
     "fabric/fm-start-failed-with-smi-geforce_ericra95.txt": "GA809: a cut before the table's GPU row drops the "
     "GeForce card, the only sign the box has no NVSwitch; a failed fabric manager on a box of unknown GPUs rightly "
     "fails (the service is installed for NVSwitch systems)",
