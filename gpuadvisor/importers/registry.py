@@ -50,6 +50,7 @@ from gpuadvisor.importers import (
     smi_summary,
     storage,
     topo,
+    xid_relay,
 )
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
@@ -275,6 +276,10 @@ FORMATS: tuple[Format, ...] = (
             nhc.parse_sentinel, 30, family="NVSentinel"),
     _beyond("show-gids", "show_gids", "`DEV  PORT  INDEX  GID  IPv4  VER  DEV` over `mlx5_0  1  3  0000:...:ac13:003c "
             "172.19.0.60  v2  ens1f0` rows, then `n_gids_found=N`", show_gids.starts, show_gids.parse_show_gids, 29),
+    Format("xid-relay", "Xid relayed by gpud, the Kubernetes device plugin or NVML", BEYOND, "Xid relayers", "",
+           "`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00` or `xid 119 detected by dmesg` (gpud), "
+           "`XidCriticalError: Xid=69 on Device=GPU-...` (device plugin), or `...: ERROR_GPU_IS_LOST` naming a GPU "
+           "UUID", xid_relay.starts, reads(xid_relay.parse_xid_relay), _add, 31, finish=xid_relay.finish),
     Format("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", GPU, "DCGM", "",
            "`GPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire "
            "GPU.`", dcgm.starts_nvvs, reads(dcgm.parse_nvvs), _add, 9),

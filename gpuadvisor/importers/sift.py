@@ -105,6 +105,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
     "nvme-list": (_SPACE + r"Node\s",),
+    "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 
 

@@ -1,0 +1,151 @@
+"""An Xid relayed by another tool: the same driver event a kernel log's ``NVRM: Xid`` line reports, as a health
+agent, a device plugin or NVML's caller words it.
+
+Forms read (each from the tool's own source):
+
+- gpud (leptonai/gpud, components/accelerator/nvidia/xid): a state's reason ``XID 79(GPU has fallen off the bus)
+  detected on PCI:0000:ae:00`` (older: ``XID 74 (NVLINK Error) detected on PCI:0000:04:00``; ``SXID 123 detected
+  on PCI:...`` for an NVSwitch), an event's message ``xid 119 detected by dmesg (47 minutes ago)``, and its
+  ``extra_info`` data, JSON escaped inside JSON: ``\\"device_uuid\\":\\"\\",\\"xid\\":119``.
+- NVIDIA's Kubernetes device plugin (internal/rm/health.go): ``XidCriticalError: Xid=69 on Device=GPU-<uuid>; marking
+  device as unhealthy.`` (2020: ``..., the device will go unhealthy.``), ``XidCriticalError: Xid=N, All devices will
+  go unhealthy.`` (no device), and ``'nvidia.com/gpu' device marked unhealthy: GPU-<uuid>`` (no Xid number).
+- NVML's ERROR_GPU_IS_LOST (go-nvml's name; ``GPU is lost``, nvmlErrorString's words) in a failed query that names a
+  GPU by its UUID: ``failed to get device remapped rows: ERROR_GPU_IS_LOST``: that GPU is lost.
+
+Read: each Xid as a kernel event (the same facts, the same catalog and rule GA801 as a kernel log's line), its device
+the PCI bus id or the GPU UUID the line names (none named: the device is unknown); a lost GPU by its UUID, with every
+fact unknown for that reason (GA315). A relayer that writes one event twice (gpud's message and its data) is one
+event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from gpuadvisor import facts
+from gpuadvisor.facts import Gpu, KernelEvent, Rig
+from gpuadvisor.importers.beyond import kernel_rig
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.probes.kmsg import normalise_bus_id
+
+WHAT = "an Xid relayed by another tool (gpud, the Kubernetes device plugin, NVML)"
+_UUID = r"(?:GPU|MIG)-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}"
+_BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
+# gpud: "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00", "xid 119 detected by dmesg"
+_GPUD = re.compile(
+    rf"\b(?P<kind>S?XID)\s+(?P<code>\d{{1,5}})\s*(?:\([^()\n]{{0,80}}\))?\s*detected\s+"
+    rf"(?:on\s+PCI:(?P<bus>{_BUS})|by\s+\w+)",
+    re.IGNORECASE,
+)
+# gpud's event data, JSON escaped inside JSON (or not): \"xid\":119 ... \"device_uuid\":\"GPU-...\"
+_JSON_XID = re.compile(r'\\*"(?P<kind>s?xid)\\*"\s*:\s*(?P<code>\d{1,5})\b')
+_JSON_UUID = re.compile(rf'\\*"device_uuid\\*"\s*:\s*\\*"(?P<uuid>{_UUID})?')
+# the device plugin: "XidCriticalError: Xid=69 on Device=GPU-...", "XidCriticalError: Xid=43, All devices ..."
+_PLUGIN = re.compile(rf"\bXidCriticalError: Xid=(?P<code>\d{{1,5}})(?: on Device=(?P<uuid>{_UUID}))?")
+_UNHEALTHY = re.compile(rf"\bdevice marked unhealthy: (?P<uuid>{_UUID})")
+_LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, in go-nvml's name or in words
+_GPU_UUID = re.compile(r"\bGPU-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}\b")
+_SAME_EVENT_LINES = 8  # gpud writes an event's message and, a few lines below, its data: one event
+_LONGEST = 20000  # gpud's data line carries its references: long, but not a megabyte
+
+
+def _relayed(line: str) -> re.Match[str] | None:
+    if len(line) > _LONGEST:
+        return None
+    return _GPUD.search(line) or _PLUGIN.search(line) or _JSON_XID.search(line)
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """A line relaying an Xid (or a GPU the relayer found lost or marked unhealthy); inside a log too (a container
+    log's timestamps look like a kernel log's), unless it is the kernel's own NVRM line."""
+    if current is not None and current.kind == "xid-relay":
+        return False
+    line = lines[i]
+    if len(line) > _LONGEST or (not outside_log(current) and "NVRM" in line):
+        return False
+    return bool(_relayed(line) or _UNHEALTHY.search(line) or _lost(line))
+
+
+def _lost(line: str) -> str | None:
+    """The UUID of the GPU a failed NVML query names as lost (NVML_ERROR_GPU_IS_LOST), as NVML writes it."""
+    if len(line) > _LONGEST or not _LOST.search(line):
+        return None
+    m = _GPU_UUID.search(line)
+    return "GPU-" + m.group(0)[4:].lower() if m else None
+
+
+def _event(line: str, lineno: int) -> tuple[KernelEvent, str | None] | None:
+    """The Xid (or SXid) a line relays and the GPU UUID it names, if any."""
+    m = _relayed(line)
+    if m is None:
+        return None
+    groups = m.groupdict()
+    kind = "sxid" if (groups.get("kind") or "").lower().startswith("s") else "xid"
+    bus = normalise_bus_id(groups["bus"]) if groups.get("bus") else None
+    uuid = groups.get("uuid")
+    if uuid is None and (u := _JSON_UUID.search(line)):
+        uuid = u.group("uuid")
+    said = line.strip()
+    text = said if len(said) <= 200 else said[:200] + "..."
+    ev = KernelEvent(kind=kind, code=int(groups["code"]), bus_id=bus, text=text, line=lineno)
+    return ev, uuid
+
+
+def _same(a: KernelEvent, b: KernelEvent) -> bool:
+    """``b`` the relayer's second writing of ``a`` (its data under its message): same number, a device not in
+    conflict, a few lines below."""
+    near = a.line is not None and b.line is not None and b.line - a.line <= _SAME_EVENT_LINES
+    return near and a.kind == b.kind and a.code == b.code and (a.bus_id is None or b.bus_id in (None, a.bus_id))
+
+
+def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Each relayed Xid as a kernel event, and each GPU an NVML query found lost (by UUID)."""
+    rig = Rig()
+    events: list[KernelEvent] = []
+    uuids: dict[int, str] = {}  # id(event) -> the GPU UUID it names
+    lost: dict[str, tuple[str, int]] = {}
+    lines = clean_lines(text)
+    for k, line in enumerate(lines):
+        lineno = first_line + k
+        found = _event(line, lineno)
+        if found is not None:
+            ev, uuid = found
+            if events and _same(events[-1], ev):
+                events[-1].bus_id = events[-1].bus_id or ev.bus_id
+                if uuid:
+                    uuids.setdefault(id(events[-1]), uuid)
+                continue
+            events.append(ev)
+            if uuid:
+                uuids[id(ev)] = uuid
+        if gone := _lost(line):
+            lost.setdefault(gone, (line.strip()[:200], lineno))
+    for ev in events:
+        if id(ev) in uuids:
+            ev.text = f"{ev.text} [{uuids[id(ev)]}]" if uuids[id(ev)] not in ev.text else ev.text
+    if not events and not lost and not any(_UNHEALTHY.search(x) for x in lines):
+        raise ImportParseError(source, first_line, f"{WHAT}: no Xid number, no lost GPU")
+    rig.kernel = kernel_rig(events, len(lines), source, first_line, None).kernel
+    rig.origins["kernel.events"] = f"{source}:{first_line}"
+    for uuid, (said, lineno) in lost.items():
+        g = Gpu(index=len(rig.gpus), uuid=uuid)
+        for f in dataclasses.fields(g):  # every fact of a lost GPU is unknown, for that reason (GA315 reads it)
+            if getattr(g, f.name) is None:
+                g.unavailable[f.name] = f"{facts.GPU_LOST} (NVML: {said})"
+        rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
+        rig.gpus.append(g)
+    return rig
+
+
+def finish(rig: Rig) -> None:
+    """After the merge: a relayed Xid that names a GPU by UUID is that GPU's when the scan has it."""
+    by_uuid = {g.uuid.lower(): g for g in rig.gpus if g.uuid}
+    for ev in rig.kernel.events or []:
+        m = re.search(_UUID, ev.text) if ev.gpu_index is None and ev.bus_id is None else None
+        g = by_uuid.get(m.group(0).lower()) if m else None
+        if g is not None:
+            ev.gpu_index = g.index
+            ev.bus_id = g.bus_id

@@ -1,0 +1,108 @@
+"""Held-out set 20's reading classes, each on its s20 paste and another real public sample of the same format.
+
+Values are the pastes' own (quoted in each test), never this tool's output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers import import_texts
+from gpuadvisor.rules import evaluate
+
+TESTS = Path(__file__).parent
+CORPUS = TESTS / "corpus"
+
+
+def _read(path: Path):
+    return import_texts([(path.name, path.read_text(encoding="utf-8"))])
+
+
+def _text(name: str, text: str):
+    return import_texts([(name, text)])
+
+
+def _xids(rig) -> list[tuple[str, int, str | None]]:
+    return [(e.kind, e.code, e.bus_id) for e in rig.kernel.events or []]
+
+
+# --- class 1: an Xid relayed by another tool ---
+
+
+def test_gpud_event_json_relays_xid_119_once_device_unknown():
+    # https://github.com/leptonai/gpud/pull/192: message 'xid 119 detected by dmesg (47 minutes ago)' and its data
+    # '\"device_uuid\":\"\",\"xid\":119': one event, no device named
+    rig = _read(CORPUS / "s20-logs" / "gpud-event-json-xid-119-gsp-rpc-timeout-no-uuid-cut_gyuho.txt")
+    assert _xids(rig) == [("xid", 119, None)]
+    assert rig.kernel.events[0].gpu_index is None and rig.gpus == []
+
+
+def test_gpud_reason_xid_79_on_its_bus_and_nvml_lost_gpu_by_uuid():
+    # https://github.com/leptonai/gpud/issues/604: 'XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00'
+    # and '... GPU-ac896b35-5782-c478-4b2a-a661de07770f: failed to get device remapped rows: ERROR_GPU_IS_LOST'
+    rig = _read(CORPUS / "s20-lost-gpu" / "gpud-reason-xid79-fallen-off-bus-ae-00-error-gpu-is-lost_eahydra.txt")
+    assert _xids(rig) == [("xid", 79, "0000:ae:00")]
+    assert [g.uuid for g in rig.gpus] == ["GPU-ac896b35-5782-c478-4b2a-a661de07770f"]
+    assert "ERROR_GPU_IS_LOST" in rig.gpus[0].unavailable["name"]
+    codes = {f.code: f.severity for f in evaluate(rig)}
+    assert codes["GA801"] == "fail" and codes["GA315"] == "fail"
+
+
+def test_gpud_readme_states_and_events_forms():
+    # https://github.com/leptonai/gpud/blob/main/README.md (fault injection): a state's reason
+    # 'XID 74 (NVLINK Error) detected on PCI:0000:04:00' and events 'XID 74(NVLINK Error) detected on PCI:0000:04:00',
+    # 'XID 79(GPU has fallen off the bus) detected on PCI:0000:04:00'; gpud's tests: 'SXID 123 detected on PCI:...'
+    text = (
+        '        "reason": "XID 74 (NVLINK Error) detected on PCI:0000:04:00",\n'
+        '        "message": "XID 79(GPU has fallen off the bus) detected on PCI:0000:04:00"\n'
+        '    "reason": "SXID 123 detected on PCI:0000:9b:00",\n'
+    )
+    assert _xids(_text("gpud.json", text)) == [
+        ("xid", 74, "0000:04:00"),
+        ("xid", 79, "0000:04:00"),
+        ("sxid", 123, "0000:9b:00"),
+    ]
+
+
+def test_k8s_device_plugin_2020_form_names_the_gpu_by_uuid():
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/189:
+    # 'XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the device will go unhealthy.'
+    rig = _read(CORPUS / "s20-logs" / "k8s-device-plugin-xid69-gpu-7540a9b3-marked-unhealthy-2020_d1ablorus.txt")
+    assert _xids(rig) == [("xid", 69, None)]
+    assert "GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8" in rig.kernel.events[0].text
+    assert rig.gpus == []  # the plugin names the GPU; it does not show one
+
+
+def test_k8s_device_plugin_klog_form_under_container_timestamps():
+    # https://github.com/akash-network/support/issues/244 (nvdp pod log, 2024): klog lines behind the container
+    # runtime's timestamps; 'XidCriticalError: Xid=94 on Device=GPU-3b6ec030-...; marking device as unhealthy.'
+    text = (
+        "2024-08-09T13:32:51.873584285Z I0809 13:32:51.873532       1 health.go:159] Processing event "
+        "{Device:{Handle:0x7e590d4986e8} EventType:8 EventData:94 GpuInstanceId:4294967295 "
+        "ComputeInstanceId:4294967295}\n"
+        "2024-08-09T13:32:51.873588972Z I0809 13:32:51.873541       1 health.go:185] XidCriticalError: Xid=94 on "
+        "Device=GPU-3b6ec030-5adc-1847-e155-79f635584b4e; marking device as unhealthy.\n"
+        "2024-08-09T13:32:51.873595882Z I0809 13:32:51.873567       1 server.go:292] 'nvidia.com/gpu' device marked "
+        "unhealthy: GPU-3b6ec030-5adc-1847-e155-79f635584b4e\n"
+    )
+    rig = _text("nvdp.log", text)
+    assert _xids(rig) == [("xid", 94, None)]
+    assert "GPU-3b6ec030-5adc-1847-e155-79f635584b4e" in rig.kernel.events[0].text
+
+
+def test_a_relayed_xid_naming_a_uuid_lands_on_that_gpu():
+    # the same plugin line with nvidia-smi -L of the node (UUID from the akash thread; the -L line in its form)
+    text = (
+        "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3b6ec030-5adc-1847-e155-79f635584b4e)\n\n"
+        "I0809 13:32:51.873541       1 health.go:185] XidCriticalError: Xid=94 on "
+        "Device=GPU-3b6ec030-5adc-1847-e155-79f635584b4e; marking device as unhealthy.\n"
+    )
+    rig = _text("node.txt", text)
+    assert [(e.code, e.gpu_index) for e in rig.kernel.events or []] == [(94, 0)]
+
+
+def test_a_kernel_xid_line_stays_the_kernel_logs():
+    # https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/issues/904: an NVRM line names Xid too: the kernel
+    # log reads it, not the relay
+    line = "[1231741.378609] NVRM: Xid (PCI:0009:01:00): 43, pid=3188489, name=trigger_xid, channel 0x0b00000a\n"
+    rig = _text("dmesg.txt", line)
+    assert _xids(rig) == [("xid", 43, "0009:01:00")]
