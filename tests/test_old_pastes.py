@@ -60,3 +60,52 @@ def test_a_second_block_with_a_blank_redop_is_alltoall() -> None:
     the redop column blank (src/alltoall.cu passed "" as its op name): two runs, two measurements."""
     rig = _read(_corpus("s9-nccl-tests/all_reduce-and-alltoall-rows-8x8-v100-ib-two-blocks_ngc7292.txt"))
     assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("all_reduce", 4.32), ("alltoall", 0.51)]
+
+
+# -- nvidia-smi -q -x pasted from inside one GPU's record: no root, closing tags of elements opened above ------------
+
+# https://github.com/influxdata/telegraf/issues/16569 (its first lines): the paste starts inside
+# <clocks_event_reasons> and closes it; the GPU's fb memory total is 12288 MiB
+_TELEGRAF_16569 = """\
+\t\t\t<clocks_event_reason_hw_power_brake_slowdown>Not Active</clocks_event_reason_hw_power_brake_slowdown>
+\t\t\t<clocks_event_reason_sync_boost>Not Active</clocks_event_reason_sync_boost>
+\t\t\t<clocks_event_reason_sw_thermal_slowdown>Not Active</clocks_event_reason_sw_thermal_slowdown>
+\t\t\t<clocks_event_reason_display_clocks_setting>Not Active</clocks_event_reason_display_clocks_setting>
+\t\t</clocks_event_reasons>
+\t\t<sparse_operation_mode>N/A</sparse_operation_mode>
+\t\t<fb_memory_usage>
+\t\t\t<total>12288 MiB</total>
+\t\t\t<reserved>368 MiB</reserved>
+\t\t\t<used>116 MiB</used>
+\t\t\t<free>11806 MiB</free>
+\t\t</fb_memory_usage>
+"""
+
+
+def test_a_q_x_fragment_that_closes_elements_it_never_opened_is_read() -> None:
+    """The fb memory total of the one GPU the fragment belongs to (12288 MiB; 6064 MiB in the corpus paste from
+    https://github.com/netdata/netdata/issues/2922, which starts inside <pci_bridge_chip>)."""
+    (g,) = _read(_TELEGRAF_16569).gpus
+    assert (g.memory_total_bytes, g.name, g.bus_id) == (12288 * 2**20, None, None)
+    (g,) = _read(_corpus("s16-smi-q/smi-q-x-fragment-pci-to-fb-memory-6064mib-no-header_scrumplex.txt")).gpus
+    assert g.memory_total_bytes == 6064 * 2**20
+
+
+def test_a_q_x_fragment_starting_at_a_closing_tag_is_recognised() -> None:
+    """https://github.com/1Panel-dev/1Panel/issues/11910 (another excerpt than the corpus's; its &nbsp; and &gt;
+    as the page renders them): '</pci>' first, then fan, P-state and the clocks event reasons, gpu_idle active; no
+    GPU identified, nothing refused."""
+    text = "</pci>\n<fan_speed>30 %</fan_speed>\n<performance_state>P0</performance_state>\n<clocks_event_reasons>\n"
+    text += "<clocks_event_reason_gpu_idle>Active</clocks_event_reason_gpu_idle>\n"
+    rig = _read(text)
+    assert rig.gpus == []
+    assert any("clocks event reasons active: gpu_idle" in p for p in rig.problems)
+    assert not any("not recognised" in p for p in rig.problems)
+
+
+def test_q_x_elements_run_together_on_one_line_are_read() -> None:
+    """https://github.com/influxdata/telegraf/issues/15142: 'nvidia-smi -q -x | grep power' in inline code, its
+    lines run together on one line, cut at '<pow': recognised, no GPU named, nothing refused."""
+    rig = _read(_corpus("s19-smi-q/smi-q-x-grep-power-inline-code-one-line-padded-cut_jpvlerbe.txt"))
+    assert rig.gpus == []
+    assert any("nvidia-smi -q -x record" in p for p in rig.problems)

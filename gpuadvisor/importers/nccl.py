@@ -507,8 +507,9 @@ def _other_rows(above: list[str], row: str) -> bool:
     shown = next((x.strip() for x in reversed(above[-8:]) if x.strip() and not x.strip().startswith("```")), "")
     if not above or _NCCL_ROW.match(shown):
         return False
-    if _COLUMNS.match(untagged(above[-1])) or _UNITS.match(untagged(above[-1])):
-        return False  # the row right under a column header is that header's, whole or cut
+    header = next((untagged(x) for x in reversed(above[-2:]) if _COLUMNS.match(untagged(x))), None)
+    if header and _UNITS.match(untagged(above[-1])) and len(row.split()) < len(header.lstrip(" #").split()):
+        return False  # a row right under its column header, shorter than it: that header's row, cut
     if _COMMAND.match(shown):
         return True
     last = next((x for x in reversed(above[-200:]) if _NCCL_ROW.match(x.strip()) or _COLUMNS.match(x.strip())), None)

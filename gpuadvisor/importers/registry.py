@@ -48,6 +48,7 @@ from gpuadvisor.importers import (
     smi_dmon,
     smi_query,
     smi_summary,
+    smi_xml_forms,
     storage,
     topo,
 )
@@ -156,7 +157,7 @@ FORMATS: tuple[Format, ...] = (
            "`GPU 0000:..` line, or keys from inside one GPU's section (`Persistence Mode`, `GPU UUID`, ...)",
            smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
-           smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
+           smi_xml_forms.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_xml_forms.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
            "a header row `GPU0 GPU1 ...` followed by a `GPU0` row, or (pasted without the header) a `GPU0  X ...` "
            "row", topo.starts,

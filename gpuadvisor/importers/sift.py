@@ -50,7 +50,7 @@ _SPACE = r"^\s*"  # parts after it hold after the line's indent, if any
 # own expression (a word of it, its case aside): it must never be stricter.
 NEEDS: dict[str, tuple[str, ...]] = {
     "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY, _PROCESS_KEY),
-    "smi-xml": (_SPACE + "<",),
+    "smi-xml": ("<",),  # elements run together on one line may follow a prompt
     "topo-m": (_SPACE + "GPU0",),
     "nvlink": (r"^GPU \d",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM"), r"^\W*Unable to "),  # a table row has its "|" cells
