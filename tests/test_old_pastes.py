@@ -109,3 +109,16 @@ def test_q_x_elements_run_together_on_one_line_are_read() -> None:
     rig = _read(_corpus("s19-smi-q/smi-q-x-grep-power-inline-code-one-line-padded-cut_jpvlerbe.txt"))
     assert rig.gpus == []
     assert any("nvidia-smi -q -x record" in p for p in rig.problems)
+
+
+# -- a stray table border before topo -m's header -----------------------------------------------------------------
+
+
+def test_a_topo_header_after_a_stray_table_border_is_the_header() -> None:
+    """https://blog.chlc.cc/p/rtx4090-gpudirect-p2p-unlocked: a code block copied with its line-number gutter (on
+    lines of their own, left unread) and '| ' before the header: 8 GPUs, GPU0 on NUMA node 3, every pair SYS."""
+    rig = _read(
+        _corpus("s15-topo/blog-line-number-gutter-topo-m-8x-rtx4090-all-sys-4-nics-on-gpu6-cut-at-nic2_chlc.txt")
+    )
+    assert len(rig.gpus) == 8
+    assert (rig.gpus[0].numa_node, rig.gpus[7].cpu_affinity) == (3, "32-39,96-103")
