@@ -122,3 +122,17 @@ def test_a_topo_header_after_a_stray_table_border_is_the_header() -> None:
     )
     assert len(rig.gpus) == 8
     assert (rig.gpus[0].numa_node, rig.gpus[7].cpu_affinity) == (3, "32-39,96-103")
+
+
+# -- a --query-gpu row as a program's debug print shows it ---------------------------------------------------------
+
+
+def test_a_noheader_row_inside_a_python_list_is_read_by_the_command_above() -> None:
+    """https://github.com/Ricks-Lab/gpu-utils/issues/83: the command (19 fields, csv,noheader,nounits), a line of
+    the program's own, then the row as ['200.00, 105.00, 292.00, 7979, ..., P2', '']: 7979 MiB, 200 W, 440.64."""
+    rig = _read(
+        _corpus("s15-smi-csv/query-gpu-csv-noheader-nounits-inside-python-debug-lists-rtx2080-cut_keithmyers.txt")
+    )
+    (g,) = rig.gpus
+    assert (g.name, g.memory_total_bytes, g.power_limit_w) == ("GeForce RTX 2080", 7979 * 2**20, 200.0)
+    assert rig.software.driver_version == "440.64"
