@@ -136,3 +136,18 @@ def test_a_noheader_row_inside_a_python_list_is_read_by_the_command_above() -> N
     (g,) = rig.gpus
     assert (g.name, g.memory_total_bytes, g.power_limit_w) == ("GeForce RTX 2080", 7979 * 2**20, 200.0)
     assert rig.software.driver_version == "440.64"
+
+
+# -- nvme list collapsed onto one line ----------------------------------------------------------------------------
+
+
+def test_an_nvme_list_collapsed_onto_one_line_gives_each_drive() -> None:
+    """https://nofu.jp/wiki/_export/xhtml/virtualization/proxmox_ve_6_2_how_to_use_nvme: '# nvme list', header,
+    ruler and three rows on one line: a Micron 9200 of 1.60 TB, a PM983 of 960.20 GB, a PM963 of 1.92 TB."""
+    rig = _read(_corpus("s19-storage/nvme-list-wiki-export-one-line-micron-9200-two-samsung-pm983-pm963_nofu.txt"))
+    drives = [(d.name, d.model, d.size_bytes) for p in rig.storage.paths for d in p.devices]
+    assert drives == [
+        ("nvme0n1", "Micron_9200_MTFDHAL1T6TCU", 1_600_000_000_000),
+        ("nvme1n1", "SAMSUNG MZQLB960HAJR-00007", 960_200_000_000),
+        ("nvme2n1", "SAMSUNG MZQLW1T9HMJP-00003", 1_920_000_000_000),
+    ]
