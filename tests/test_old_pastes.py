@@ -151,3 +151,14 @@ def test_an_nvme_list_collapsed_onto_one_line_gives_each_drive() -> None:
         ("nvme1n1", "SAMSUNG MZQLB960HAJR-00007", 960_200_000_000),
         ("nvme2n1", "SAMSUNG MZQLW1T9HMJP-00003", 1_920_000_000_000),
     ]
+
+
+# -- cudnn-frontend's collect_env report ---------------------------------------------------------------------------
+
+
+def test_cudnn_frontends_collect_env_gives_the_driver_and_gpus() -> None:
+    """https://github.com/NVIDIA/cudnn-frontend/pull/400 (the report's format: python/cudnn/collect_env.py,
+    _get_gpu_info): 'Driver version : 595.71.05', 'GPU 0 (CUDA order) : NVIDIA L40S | SM89 | ...', GPU 1's name cut."""
+    rig = _read(_corpus("s16-collect-env/cudnn-frontend-collect-env-595-l40s-second-gpu-name-cut_yangxu1990uiuc.txt"))
+    assert rig.software.driver_version == "595.71.05"
+    assert [g.name for g in rig.gpus] == ["NVIDIA L40S", None]
