@@ -162,3 +162,20 @@ def test_cudnn_frontends_collect_env_gives_the_driver_and_gpus() -> None:
     rig = _read(_corpus("s16-collect-env/cudnn-frontend-collect-env-595-l40s-second-gpu-name-cut_yangxu1990uiuc.txt"))
     assert rig.software.driver_version == "595.71.05"
     assert [g.name for g in rig.gpus] == ["NVIDIA L40S", None]
+
+
+# -- nvidia-container-cli info ---------------------------------------------------------------------------------------
+
+
+def test_nvidia_container_cli_info_gives_the_driver_and_each_gpu() -> None:
+    """https://github.com/NVIDIA/nvidia-docker/issues/1506 (the format: libnvidia-container src/cli/info.c and
+    src/nvc_info.c's 'listing device' log line): driver 465.19.01, CUDA 11.3, eight GPUs by UUID and bus id, the
+    first named in its block (cut at 'Bus Loc')."""
+    rig = _read(_corpus("s16-collect-env/nvidia-container-cli-info-465-8x-rtx2080ti-cut-in-device-0_ethanabrooks.txt"))
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("465.19.01", "11.3")
+    assert [g.bus_id for g in rig.gpus][:3] == ["0000:1a:00.0", "0000:1b:00.0", "0000:60:00.0"]
+    assert (rig.gpus[0].name, rig.gpus[7].uuid) == (
+        "NVIDIA GeForce RTX 2080 Ti",
+        "GPU-a664610b-dc7d-1a19-30cd-2424a8f6f77e",
+    )
+    assert all(g.name is None for g in rig.gpus[1:])

@@ -70,6 +70,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "MIG configuration is incompatible",
     ),
     "proc-info": (r"Model:",),
+    "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
