@@ -58,7 +58,7 @@ _FE_DRIVER = re.compile(r"^Driver version:\s*(\d{3}\.\d+(?:\.\d+)?)\s*$")
 
 
 def _unpadded(s: str) -> str:
-    return _PADDED_KEY.sub(r"\1: ", s, count=1) if " :" in s else s
+    return _PADDED_KEY.sub(r"\1: ", s, count=1) if " :" in s or "\t:" in s else s
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
