@@ -37,8 +37,10 @@ NVME_JSON = """{
 WRITTEN = {"CSV": CSV.split("\n", 1)[1], "PERFQUERY": PERFQUERY, "NVME_JSON": NVME_JSON}  # CSV: its own prompt off
 
 # the kind it must be read as | the command typed before it | the paste (under tests/, or =NAME: WRITTEN[NAME]);
-# a kind appears more than once for its forms
-TABLE = """
+# a kind appears more than once for its forms; a service log starts only a paste's first output, so it comes first
+PERSISTENCED = "s16-logs/journal-nvidia-persistenced-registers-3d00-then-sigterm-shutdown_jelmd.txt"
+TABLE = f"""
+daemon-log | journalctl -u nvidia-persistenced | corpus/{PERSISTENCED}
 smi-q | nvidia-smi -q | corpus/captures/lx_l40s__595.80.q.txt
 smi-q | nvidia-smi -q -i 2 | corpus/smi/smi-q-fragment-no-gpu-line_gjgjh.txt
 smi-xml | nvidia-smi -q -x | fixtures/import/samples/smi-q-x_rtx4090-gen3-host.txt

@@ -52,7 +52,7 @@ _CARRIER = re.compile(
 )
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*nvidia-fabricmanager(?:\.service)?\s+-\s")
-_FM_WORDS = (
+FM_WORDS = (
     "nv-fabricmanager[",
     "nvidia-fabricmanager.service:",
     "nvidia-fabricmanager-start.sh[",
@@ -162,7 +162,7 @@ starts_ib_sysfs = _starts_at(SYSFS, "ib-sysfs")  # /sys/class/infiniband/mlx5_0/
 def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:
     """systemctl status nvidia-fabricmanager, or its log lines pasted alone."""
     line = lines[i]
-    fm = bool(_FM.match(line) or _FM_LOG.match(line)) or any(k in line for k in _FM_WORDS)
+    fm = bool(_FM.match(line) or _FM_LOG.match(line)) or any(k in line for k in FM_WORDS)
     return fm and outside_log(current) and (current is None or current.kind != "fabric-manager")
 
 

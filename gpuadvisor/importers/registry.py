@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     blockdev,
     collect_env,
     cuda_samples,
+    daemon_log,
     dcgm,
     dcgmi_dmon,
     detectron2_env,
@@ -293,6 +294,10 @@ FORMATS: tuple[Format, ...] = (
            finish=storage.finish),
     Format("nvme-list", "nvme list", STORAGE, "nvme list", "plain", "`Node ...` over a dashed ruler",
            blockdev.starts_nvme, storage.parse_nvme_list, storage.add_models, 17, finish=storage.finish),
+    _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log",
+            "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
+            "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...`, as a "
+            "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]
@@ -321,7 +326,9 @@ def summary(group: str) -> str:
 
 def recognised() -> str:
     """What the "not recognised as ..." message names: the GPU outputs, and the other groups by name."""
-    return f"{summary(GPU)} output, nor as a kernel log, RDMA, fabric manager or storage output (import --help)"
+    return (
+        f"{summary(GPU)} output, nor as a kernel or service log, RDMA, fabric manager or storage output (import --help)"
+    )
 
 
 def help_text() -> str:

@@ -82,7 +82,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
     "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
     "ibstatus": (r"^Infiniband device '",),
-    "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond._FM_WORDS)),
+    "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond.FM_WORDS)),
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
     "smi-lost": (r"^\W*Unable to d",),
     "rdma-link": (_SPACE + r"link\s",),
@@ -105,6 +105,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
     "nvme-list": (_SPACE + r"Node\s",),
+    "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
 }
 
 

@@ -1,0 +1,66 @@
+"""Old public logs the importer used to refuse or misread, one class each: the corpus's paste and at least one other
+real paste of the same form (each cited), read as an engineer reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers.sections import split_sections
+from tests.corpus_cases import run_import
+
+CORPUS = Path(__file__).parent / "corpus"
+WORSE_THAN_INFO = ("warn", "fail")
+
+
+def _import(tmp_path: Path, text: str) -> dict:
+    path = tmp_path / "paste.txt"
+    path.write_text(text, encoding="utf-8")
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None
+    return scan
+
+
+# --- a syslog or journal of services only (no kernel line): a log with no GPU event, never refused --------------
+
+# https://github.com/NVIDIA/nvidia-docker/issues/720 (the persistence daemon stopped by signal 15 on Azure, its
+# syslog as posted, cut where the post's excerpt ends): tags without a pid ("nvidia-persistenced:")
+PERSISTENCED_SYSLOG = """\
+Apr 26 20:40:04 servername systemd[1]: Started ACPI event daemon.
+Apr 26 20:40:08 servername systemd[1]: Configuration file /lib/systemd/system/nvidia-persistenced.service is marked \
+executable. Please remove executable permission bits. Proceeding anyway.
+Apr 26 20:40:08 servername systemd[1]: Starting NVIDIA Persistence Daemon...
+Apr 26 20:40:08 servername nvidia-persistenced: Verbose syslog connection opened
+Apr 26 20:40:08 servername nvidia-persistenced: Now running with user ID 116 and group ID 123
+Apr 26 20:40:08 servername nvidia-persistenced: Started (3400)
+Apr 26 20:40:08 servername nvidia-persistenced: device 44857:00:00.0 - registered
+Apr 26 20:40:08 servername nvidia-persistenced: device 50479:00:00.0 - registered
+"""
+
+
+def test_a_syslog_of_services_only_is_a_log_with_no_gpu_event(tmp_path: Path) -> None:
+    assert [s.kind for s in split_sections(PERSISTENCED_SYSLOG)] == ["daemon-log"]
+    scan = _import(tmp_path, PERSISTENCED_SYSLOG)
+    assert scan["kernel"]["lines_read"] == 8 and scan["kernel"]["events"] == []
+    assert scan["gpus"] == []
+    assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
+
+
+def test_the_persistence_daemons_journal_and_bumblebeeds_syslog_grep_are_read() -> None:
+    # github.com/NVIDIA/nvidia-persistenced/issues/2, github.com/Bumblebee-Project/Bumblebee/issues/730
+    for name, lines in (
+        ("s16-logs/journal-nvidia-persistenced-registers-3d00-then-sigterm-shutdown_jelmd.txt", 11),
+        ("s11-logs/syslog-grep-bumblebeed-restarts-only-no-kernel-lines-cut_deyneb.txt", 8),
+    ):
+        rc, scan = run_import([CORPUS / name])
+        assert rc == 0 and scan is not None, name
+        assert scan["kernel"]["lines_read"] == lines and scan["kernel"]["events"] == [], name
+
+
+def test_a_service_line_another_row_reads_stays_that_rows() -> None:
+    """systemd's 'Starting' line over the fabric manager's own lines is that output's preamble, not a log of its own
+    (github.com/akash-network/website/pull/632, in tests/fixtures/beyond); systemd's line alone is a service
+    log."""
+    text = (Path(__file__).parent / "fixtures" / "beyond" / "fabricmanager-version-mismatch.txt").read_text()
+    assert [(s.kind, s.start) for s in split_sections(text)] == [("fabric-manager", 3)]
+    starting = text.splitlines()[1]
+    assert "systemd[1]: Starting" in starting and [s.kind for s in split_sections(starting)] == ["daemon-log"]
