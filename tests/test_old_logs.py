@@ -64,3 +64,28 @@ def test_a_service_line_another_row_reads_stays_that_rows() -> None:
     assert [(s.kind, s.start) for s in split_sections(text)] == [("fabric-manager", 3)]
     starting = text.splitlines()[1]
     assert "systemd[1]: Starting" in starting and [s.kind for s in split_sections(starting)] == ["daemon-log"]
+
+
+# --- ibstatus's fatal error when no RDMA device is registered: an RDMA output that lists no adapter ---------------
+
+# infiniband-diags' ibstatus script: fatal() { echo "Fatal error: " $*; ...}, hence the two spaces
+NO_DEVICE = "Fatal error:  device '*': sys files not found (/sys/class/infiniband/*/ports)"
+
+
+def test_ibstatus_without_a_device_lists_no_port(tmp_path: Path) -> None:
+    # the Open MPI users list, "Infiniband errors", 2012-12-19 (github.com/open-mpi/ompi-www,
+    # community/lists/users/2012/12/21011.php), a node whose driver had not started; and
+    # github.com/clustervision/trinity/issues/219 (node045, its ConnectX firmware needed an update)
+    ompi = f"[root@compute-01-08 ~]# ibstatus\n{NO_DEVICE}\n"
+    assert [s.kind for s in split_sections(ompi)] == ["ibstatus"]
+    for scan in (
+        _import(tmp_path, ompi),
+        run_import([CORPUS / "s16-rdma/prompt-ibstatus-fatal-no-sysfs-ports-2015-node045_hansthen.txt"])[1],
+    ):
+        assert scan is not None and scan["network"]["rdma_ports"] == []
+        assert not [f for f in scan["findings"] if f["severity"] == "fail"]
+
+
+def test_ibstatus_fatal_error_of_one_named_device_is_not_a_hostwide_none() -> None:
+    """'device 'mlx5_8'' names one adapter: it says nothing of the others, so it is not read as 'no adapter'."""
+    assert "ibstatus" not in [s.kind for s in split_sections(NO_DEVICE.replace("'*'", "'mlx5_8'"))]

@@ -22,6 +22,10 @@ DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 # a port block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: "port:   1" then "state:  PORT_ACTIVE (4)"
 DEVINFO_PORT = re.compile(r"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b")
 IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
+# ibstatus's own fatal error (infiniband-diags' ibstatus script): no port directory under /sys/class/infiniband for the
+# devices asked ("*": all of them, when none is registered with the kernel): "Fatal error:  device '*': sys files not
+# found (/sys/class/infiniband/*/ports)": no port to list
+IBSTATUS_NONE = re.compile(r"^\s*Fatal error:\s+device '\*': sys files not found \(/sys/class/infiniband/\*/ports\)")
 PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
 _STATE_WORDS = {
     "active": "ACTIVE",
@@ -227,7 +231,8 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
 
 
 def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
-    """ibstatus: "Infiniband device 'mlx5_0' port 1 status:" blocks with state, phys state, rate, link_layer."""
+    """ibstatus: "Infiniband device 'mlx5_0' port 1 status:" blocks with state, phys state, rate, link_layer; its
+    fatal error for every device ("device '*': sys files not found"): no adapter registered, no port."""
     ports: list[RdmaPort] = []
     port: RdmaPort | None = None
     for k, line in enumerate(lines):

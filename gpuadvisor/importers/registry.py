@@ -230,7 +230,8 @@ FORMATS: tuple[Format, ...] = (
             12),
     _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
             rdma_ports.ports_parser(rdma_ports.parse_ibv_devinfo), 13),
-    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`", beyond.starts_ibstatus,
+    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`, or its `Fatal error:  device '*': "
+            "sys files not found (/sys/class/infiniband/*/ports)` (no adapter)", beyond.starts_ibstatus,
             rdma_ports.ports_parser(rdma_ports.parse_ibstatus), 14),
     _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
             "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`)",

@@ -81,7 +81,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
     "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
-    "ibstatus": (r"^Infiniband device '",),
+    "ibstatus": (r"^Infiniband device '", "Fatal error:"),
     "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond.FM_WORDS)),
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
     "smi-lost": (r"^\W*Unable to d",),
