@@ -89,3 +89,21 @@ def test_ibstatus_without_a_device_lists_no_port(tmp_path: Path) -> None:
 def test_ibstatus_fatal_error_of_one_named_device_is_not_a_hostwide_none() -> None:
     """'device 'mlx5_8'' names one adapter: it says nothing of the others, so it is not read as 'no adapter'."""
     assert "ibstatus" not in [s.kind for s in split_sections(NO_DEVICE.replace("'*'", "'mlx5_8'"))]
+
+
+# --- perftest's check of its port: ' Port number N state is S' (perftest_parameters.c, portStates) ----------------
+
+
+def test_perftests_port_error_is_a_port_of_an_unnamed_device_in_that_state() -> None:
+    # github.com/linux-rdma/perftest/issues/43 (the corpus paste, quoted with '  > '); the same user's report first
+    # filed as github.com/lsgunth/perftest/issues/1 (ib_send_lat --duration=30 -H): the one real form found
+    rc, scan = run_import(
+        [CORPUS / "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"]
+    )
+    assert rc == 0 and scan is not None
+    (port,) = scan["network"]["rdma_ports"]
+    assert (port["port"], port["state"], port["phys_state"], port["rate_gbps"]) == (1, "DOWN", None, None)
+    assert port["device"].startswith("?")
+    assert [f["code"] for f in scan["findings"] if f["severity"] == "warn"] == ["GA803"]
+    text = " Port number 1 state is Down\n Couldn't set the link layer\n Couldn't get context for the device\n"
+    assert [s.kind for s in split_sections(text)] == ["perftest"]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 from gpuadvisor import facts
 from gpuadvisor.facts import RdmaPort, Rig
+from gpuadvisor.importers.section import Section, outside_log
 from gpuadvisor.importers.values import absent, is_elision
 
 IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
@@ -51,6 +52,29 @@ def ports_parser(parser: PortParser) -> Callable[[str, str, int], Rig]:
         rig.network.rdma_ports = ports
         if elided:
             rig.network.unavailable["rdma_ports"] = f"{facts.ELIDED} (line {elided}): ports after it not shown"
+        rig.origins["network.rdma_ports"] = f"{source}:{first}"
+        return rig
+
+    return parse
+
+
+def line_starts(pattern: re.Pattern[str], kind: str) -> Callable[[list[str], int, Section | None], bool]:
+    """The detector of such an output: a line ``pattern`` matches, outside a kernel log and another of its kind."""
+
+    def starts(lines: list[str], i: int, current: Section | None) -> bool:
+        return bool(pattern.match(lines[i])) and outside_log(current) and (current is None or current.kind != kind)
+
+    return starts
+
+
+def line_ports(
+    pattern: re.Pattern[str], port_of: Callable[[re.Match[str]], RdmaPort]
+) -> Callable[[str, str, int], Rig]:
+    """The parser of an output of one port a line (ibdev2netdev, perftest's error): ``port_of`` each matching line."""
+
+    def parse(text: str, source: str, first: int) -> Rig:
+        rig = Rig()
+        rig.network.rdma_ports = [port_of(m) for line in text.splitlines() if (m := pattern.match(line))]
         rig.origins["network.rdma_ports"] = f"{source}:{first}"
         return rig
 

@@ -42,6 +42,7 @@ from gpuadvisor.importers import (
     numba_detect,
     nvbandwidth,
     nvlink,
+    perftest,
     proc_info,
     rdma_ports,
     show_gids,
@@ -295,6 +296,9 @@ FORMATS: tuple[Format, ...] = (
            finish=storage.finish),
     Format("nvme-list", "nvme list", STORAGE, "nvme list", "plain", "`Node ...` over a dashed ruler",
            blockdev.starts_nvme, storage.parse_nvme_list, storage.add_models, 17, finish=storage.finish),
+    _beyond("perftest", "perftest (ib_send_lat, ib_write_bw ...) port error",
+            "` Port number 1 state is Down` (perftest's check of the port before a test)", perftest.starts,
+            perftest.parse_perftest, 31),
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...`, as a "

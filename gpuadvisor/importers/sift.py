@@ -105,6 +105,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
     "nvme-list": (_SPACE + r"Node\s",),
+    "perftest": ("Port number ",),
     "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
 }
 
