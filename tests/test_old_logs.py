@@ -107,3 +107,24 @@ def test_perftests_port_error_is_a_port_of_an_unnamed_device_in_that_state() -> 
     assert [f["code"] for f in scan["findings"] if f["severity"] == "warn"] == ["GA803"]
     text = " Port number 1 state is Down\n Couldn't set the link layer\n Couldn't get context for the device\n"
     assert [s.kind for s in split_sections(text)] == ["perftest"]
+
+
+# --- a port in physical state Disabled: down until enabled (GA803 warn), as node health checks count it -----------
+
+
+def test_a_disabled_port_warns_as_a_port_down() -> None:
+    # github.com/DDNStorage/LustrePerfMon/issues/27 (mlx5_2 Disabled beside active HDR adapters) and
+    # github.com/deepseek-ai/3FS/issues/39 (two ConnectX-6 Dx RoCE ports Down/Disabled): gpud takes every adapter
+    # present as an expected LinkUp port and names Disabled ports among the missing (leptonai/gpud PRs 200, 482)
+    for name, down in (
+        ("s16-rdma-logs/ibstat-pre-cx6-mlx5-2-down-disabled-cut_sihara.txt", ["mlx5_2 port 1"]),
+        (
+            "s18-rdma-logs/ibstat-2-roce-ports-down-disabled-cx6dx-22-37-no-link_gaowayne.txt",
+            ["mlx5_0 port 1", "mlx5_1 port 1"],
+        ),
+    ):
+        rc, scan = run_import([CORPUS / name])
+        assert rc == 0 and scan is not None
+        ga803 = [f for f in scan["findings"] if f["code"] == "GA803"]
+        assert [(f["severity"], f["subject"]) for f in ga803] == [("warn", d) for d in down], name
+        assert not [f for f in scan["findings"] if f["severity"] == "fail"]

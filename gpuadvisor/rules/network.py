@@ -60,10 +60,13 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
         plugged but no link partner answers (switch port down, bad cable); INIT or ARMED means the link is up but
         no subnet manager has configured it.
     Threshold
-        Not ACTIVE/LinkUp warns; a port administratively Disabled is reported as info (not in use).
+        Not ACTIVE/LinkUp warns, a port administratively Disabled too: node health checks count it as a port down
+        until it is declared unused (gpud expects every adapter the node has to be LinkUp unless told fewer, and
+        names Disabled and Polling ports alike; Azure's health checks list each port that must be Active).
     Source
         InfiniBand Architecture Specification port states (ibstat and ibv_devinfo print them); NVIDIA
-        MLNX_OFED documentation, "ibstat"; Azure HPC health checks flag IB ports that are not Active.
+        MLNX_OFED documentation, "ibstat"; Azure HPC health checks flag IB ports that are not Active; gpud's
+        InfiniBand component (github.com/leptonai/gpud: the adapters present as the expected LinkUp ports).
     How to fix
         Polling: reseat or replace the cable, check the switch port; INIT/ARMED: check the subnet manager
         (sminfo); Disabled: enable the port, or leave it out of NCCL_IB_HCA if it is meant to be unused.
@@ -94,14 +97,13 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
         yield ctx.finding(
             f"{_name(p)} is {p.state or 'in an unknown state'}"
             + (f" (physical state {p.phys_state})" if p.phys_state else " (physical state not shown)")
-            + ("; disabled, so not in use" if disabled else "")
+            + ("; disabled: down until enabled, unless it is meant to be unused" if disabled else "")
             + (
                 ": the cable and link are up but no subnet manager has activated the port (or its partition "
                 "key does not match)"
                 if unmanaged
                 else ""
             ),
-            severity="info" if disabled else "warn",
             subject=_name(p),
             observed={"state": p.state, "phys_state": p.phys_state, "link_layer": p.link_layer},
             expected={"state": "ACTIVE", "phys_state": "LinkUp"},
