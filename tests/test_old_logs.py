@@ -128,3 +128,18 @@ def test_a_disabled_port_warns_as_a_port_down() -> None:
         ga803 = [f for f in scan["findings"] if f["code"] == "GA803"]
         assert [(f["severity"], f["subject"]) for f in ga803] == [("warn", d) for d in down], name
         assert not [f for f in scan["findings"] if f["severity"] == "fail"]
+
+
+# --- NCCL's '(no module)': its own look for the peer-memory module (net_ib: no /sys/kernel/mm/memory_peers/nv_mem) --
+
+
+def test_nccl_no_module_is_the_peer_memory_rule_and_a_loaded_module_is_not() -> None:
+    # github.com/NVIDIA/nccl/issues/899: '(no module)' on mlx5_1..3, channels via NET/IB/0 (no GDRDMA): GA808;
+    # github.com/NVIDIA/nccl/issues/1537: GDR disabled with nvidia_peermem loaded (lsmod): not the module, GA825
+    def warned(name: str) -> list[str]:
+        rc, scan = run_import([CORPUS / name])
+        assert rc == 0 and scan is not None
+        return [f["code"] for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
+
+    assert warned("nccl-debug/nccl-info-gdr-disabled-no-module_raninbow.txt") == ["GA808"]
+    assert "GA808" not in warned("nccl-debug/nccl-info-gdr-disabled-peermem-loaded_blegear.txt")

@@ -298,7 +298,7 @@ FORMATS: tuple[Format, ...] = (
            blockdev.starts_nvme, storage.parse_nvme_list, storage.add_models, 17, finish=storage.finish),
     _beyond("perftest", "perftest (ib_send_lat, ib_write_bw ...) port error",
             "` Port number 1 state is Down` (perftest's check of the port before a test)", perftest.starts,
-            perftest.parse_perftest, 31),
+            perftest.parse_perftest, 31, family="perftest"),
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...`, as a "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 
-from gpuadvisor.facts import Finding, RdmaPort, Rig, Unavailable
+from gpuadvisor.facts import Finding, Network, RdmaPort, Rig, Unavailable
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing, version_tuple
 from gpuadvisor.rules.registry import rule
@@ -319,6 +319,14 @@ def iommu_translation(rig: Rig, ctx: Context) -> Iterator[Finding]:
     )
 
 
+def nccl_no_module(net: Network) -> list[str]:
+    """The HCAs a NCCL log disabled GPU Direct RDMA on for want of the peer-memory module ("(no module)"), unless
+    lsmod showed it loaded (then the module is there but not registered: GA825's case)."""
+    if net.peermem_loaded:
+        return []
+    return [h for h in net.nccl_gdr_disabled or [] if h.endswith("(no module)")]
+
+
 @rule("GA808", "peermem-missing", area="network", severity="warn")
 def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """GPUs and active RDMA adapters, but no nvidia_peermem module for GPUDirect RDMA.
@@ -342,6 +350,22 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """
     net = rig.network
     ports = net.rdma_ports
+    if (told := nccl_no_module(net)) and (ports is None or not rig.gpus):
+        # NCCL itself looked for the peer-memory module (its "(no module)": no /sys/kernel/mm/memory_peers/nv_mem)
+        # on the HCAs it was about to use: the module is missing where a job needed it, ports listed or not
+        hcas = ", ".join(h.removesuffix(" (no module)") for h in told)
+        yield ctx.finding(
+            f"NCCL found no peer-memory module for {hcas}: GPU Direct RDMA is off, inter-node traffic is staged "
+            "through host memory",
+            subject="host",
+            observed={"nccl_gdr_disabled": told, "peermem_loaded": net.peermem_loaded},
+            expected={"modules": ["nvidia_peermem"]},
+            expected_source="NCCL (net_ib: 'GPU Direct RDMA Disabled for HCA ... (no module)'); NVIDIA GPUDirect RDMA "
+            "documentation",
+            fix="modprobe nvidia_peermem (persist in /etc/modules-load.d; after MLNX_OFED, rebuild the driver), or "
+            "use dma-buf with the open kernel module; NCCL_DEBUG=INFO then says GPU Direct RDMA Enabled",
+        )
+        return
     if ports is None or not rig.gpus:
         if ports is None:
             yield ctx.not_checked(missing(net, "rdma_ports", "RDMA ports"), subject="host")
