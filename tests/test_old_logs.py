@@ -143,3 +143,16 @@ def test_nccl_no_module_is_the_peer_memory_rule_and_a_loaded_module_is_not() -> 
 
     assert warned("nccl-debug/nccl-info-gdr-disabled-no-module_raninbow.txt") == ["GA808"]
     assert "GA808" not in warned("nccl-debug/nccl-info-gdr-disabled-peermem-loaded_blegear.txt")
+
+
+# --- ibdev2netdev's '(Down)': the interface's carrier (/sys/class/net/NETDEV/carrier), not the RDMA port's state ----
+
+
+def test_ibdev2netdev_down_is_the_interfaces_carrier_not_the_ports_state() -> None:
+    # github.com/k8snetworkplumbingwg/sriov-network-operator/issues/382 (a pod's VF: 'mlx5_3 port 1 ==> net1 (Down)')
+    rc, scan = run_import([CORPUS / "s16-rdma-logs/ibdev2netdev-ifconfig-sriov-ib-vf-pod-down-cut_jason-gideon.txt"])
+    assert rc == 0 and scan is not None
+    (port,) = scan["network"]["rdma_ports"]
+    assert (port["device"], port["port"], port["state"]) == ("mlx5_3", 1, None)
+    assert "net1 Down" in port["unavailable"]["state"]
+    assert "GA803" not in [f["code"] for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
