@@ -56,6 +56,15 @@ def test_the_persistence_daemons_journal_and_bumblebeeds_syslog_grep_are_read() 
         assert scan["kernel"]["lines_read"] == lines and scan["kernel"]["events"] == [], name
 
 
+def test_an_ibm_csm_daemon_log_is_a_log_with_no_gpu_event() -> None:
+    # github.com/IBM/CAST/pull/954: the CSM compute daemon's DCGM field reads and its 'unexpected case!' warnings
+    name = "s19-logs/ibm-csm-daemon-dcgm-fields-gpu0-nvlink-bandwidth-unexpected-case-cut_besawn.txt"
+    rc, scan = run_import([CORPUS / name])
+    assert rc == 0 and scan is not None
+    assert scan["kernel"]["lines_read"] == 12 and scan["kernel"]["events"] == []
+    assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
+
+
 def test_a_service_line_another_row_reads_stays_that_rows() -> None:
     """systemd's 'Starting' line over the fabric manager's own lines is that output's preamble, not a log of its own
     (github.com/akash-network/website/pull/632, in tests/fixtures/beyond); systemd's line alone is a service
