@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gpuadvisor.plain import FieldsDict
 from gpuadvisor.power_curves import COMPUTE, DECODE, capped_speed_of, sources, spread
 from gpuadvisor.text import plural
 
@@ -179,7 +180,7 @@ def parse_circuit(text: str) -> Circuit:
 
 
 @dataclass
-class CircuitFit:
+class CircuitFit(FieldsDict):
     """A machine on the stated circuit(s): whether its load fits, and the power cap that would make it fit."""
 
     fits: bool
@@ -190,9 +191,6 @@ class CircuitFit:
     text: str = ""
     speeds: dict[str, float] = field(default_factory=dict)  # at that cap, by kind: compute (prefill), decode
     sources: list[str] = field(default_factory=list)  # the published sweeps behind the speeds: GPUs (URL)
-
-    def to_dict(self) -> dict[str, object]:
-        return dict(self.__dict__)
 
 
 KIND_WORDS = {COMPUTE: "compute-bound work (training, prompt reading)", DECODE: "one-stream writing (decode)"}

@@ -341,13 +341,13 @@ def test_a_p2p_matrix_labelled_rw_is_both_read_and_write() -> None:
 
 def test_a_runs_header_after_rows_starts_the_next_run() -> None:
     """Rows of one run (its header and binary not shown), then the next run's command and "# nThread" line: the
-    next run is its own output (named by its command), so the file reads; the rows of unknown binary are a note."""
+    next run is its own output (named by its command), so the file reads. The rows are the old layout's (no redop
+    or root column) with count = size / (4 B x 2 ranks): all_gather, the one such test with a per-rank count."""
     text = (PASTES / "nccl-tests_rows-then-next-runs-header-cut_nccl340.txt").read_text(encoding="utf-8")
     assert [s.start for s in split_sections(text)] == [1, 17]
-    parts = parse_text(text, "p.txt")
-    (m,) = import_texts([("p.txt", text)]).measurements
-    assert (m.kind, m.status, m.rows) == ("broadcast", "skipped", [])
-    assert any("line 1: cannot tell which nccl-tests binary" in n for n in parts[0].notes)
+    first, second = import_texts([("p.txt", text)]).measurements
+    assert (first.kind, first.value_gbps) == ("all_gather", 20.34)
+    assert (second.kind, second.status, second.rows) == ("broadcast", "skipped", [])
 
 
 def test_nvidia_smi_that_cannot_talk_to_the_driver_is_read_not_refused() -> None:

@@ -290,9 +290,10 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "-L, plain, --query-gpu, or dmon), PyTorch collect_env, detectron2 collect_env, lspci -vv, nccl-tests, "
         "CUDA samples (bandwidthTest, "
         "p2pBandwidthLatencyTest, simpleP2P, or deviceQuery), nvbandwidth, DCGM, "
-        "/proc/driver/nvidia/gpus/*/information, "
+        "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
         "or "
-        "numba cuda.detect() output, nor as a kernel log, RDMA, fabric manager or storage output (import --help) (it "
+        "numba cuda.detect() output, nor as a kernel or service log, RDMA, fabric manager or storage output "
+        "(import --help) (it "
         "starts 'the vendor says the GPUs are fine')\n"
     )
 

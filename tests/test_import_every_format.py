@@ -37,8 +37,10 @@ NVME_JSON = """{
 WRITTEN = {"CSV": CSV.split("\n", 1)[1], "PERFQUERY": PERFQUERY, "NVME_JSON": NVME_JSON}  # CSV: its own prompt off
 
 # the kind it must be read as | the command typed before it | the paste (under tests/, or =NAME: WRITTEN[NAME]);
-# a kind appears more than once for its forms
-TABLE = """
+# a kind appears more than once for its forms; a service log starts only a paste's first output, so it comes first
+PERSISTENCED = "s16-logs/journal-nvidia-persistenced-registers-3d00-then-sigterm-shutdown_jelmd.txt"
+TABLE = f"""
+daemon-log | journalctl -u nvidia-persistenced | corpus/{PERSISTENCED}
 smi-q | nvidia-smi -q | corpus/captures/lx_l40s__595.80.q.txt
 smi-q | nvidia-smi -q -i 2 | corpus/smi/smi-q-fragment-no-gpu-line_gjgjh.txt
 smi-xml | nvidia-smi -q -x | fixtures/import/samples/smi-q-x_rtx4090-gen3-host.txt
@@ -98,6 +100,8 @@ TABLE += "devicequery | ./deviceQuery | fixtures/import/found/devicequery_a100-s
 NUMBA = "s17-collect-env/numba-cuda-detect-2x-quadro-rtx8000-decimal-bus-ids_gmarkall.txt"
 TABLE += f"numba-detect | python -c 'from numba import cuda; cuda.detect()' | corpus/{NUMBA}\n"
 TABLE += f"proc-info | cat /proc/driver/nvidia/gpus/0000:62:00.0/information | corpus/{PROC_INFO}\n"
+NVC_INFO = "s16-collect-env/nvidia-container-cli-info-465-8x-rtx2080ti-cut-in-device-0_ethanabrooks.txt"
+TABLE += f"nvc-info | nvidia-container-cli -k -d /dev/tty info | corpus/{NVC_INFO}\n"
 CUDA_802 = "s18-fabric/gpu-burn-h100-hbm3-system-not-yet-initialized-no-fabric-manager_disjustin.txt"
 TABLE += f"cuda-not-ready | gpu_burn -d 60 | corpus/{CUDA_802}\n"
 HOSTENGINE = "s14-fabric/nv-hostengine-log-dcgm-2-2-nvswitch-status-undefined-state-every-30s-cut_13416157913.txt"
@@ -106,6 +110,8 @@ SHOW_GIDS = "s19-rdma-logs/show-gids-cx6-roce-v1-v2-ipv4-172-19-healthy_cristeab
 TABLE += f"show-gids | show_gids mlx5_0 | corpus/{SHOW_GIDS}\n"
 SENTINEL = "s19-logs/nvsentinel-dcgm-imex-unhealthy-status-3-p5-single-node-no-imex_njhensley.txt"
 TABLE += f"nvsentinel | kubectl describe node | corpus/{SENTINEL}\n"
+PERFTEST = "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"
+TABLE += f"perftest | ./ib_send_lat --duration=30 -H | corpus/{PERFTEST}\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"
 TABLE += f"nvvs | dcgmi diag -r 1 | corpus/{NVVS}\n"
 DMON = "s18-smi/smi-dmon-markdown-quoted-escaped-hash-4-gpus-83c-no-names_lissyx.txt"

@@ -14,6 +14,19 @@ from gpuadvisor.advisor.architecture import Architecture
 from gpuadvisor.advisor.rigview import RigView
 from gpuadvisor.advisor.workload import Workload
 
+# What the advice's ServingCandidate carries of an option under the option's own name, as it stands.
+SAME_NAMED = (
+    "kv_capacity_tokens",
+    "capacity_bytes",
+    "profile_tokens",
+    "kv_heads_per_gpu",
+    "nvlink",
+    "fits",
+    "status",
+    "reason",
+    "replicas",
+)
+
 
 @dataclass
 class ServingOption:
@@ -81,20 +94,12 @@ class ServingOption:
             kv_cache_budget_bytes=round(max(self.kv_budget_bytes, 0)),
             kv_cache_needed_bytes=round(self.kv_needed_bytes),
             kv_bytes_per_token=round(self.kv_per_token_bytes),
-            kv_capacity_tokens=self.kv_capacity_tokens,
             max_sequences_at_context=self.max_sequences(context),
             memory_used_bytes=round(total),
-            capacity_bytes=self.capacity_bytes,
             driver_reserved_bytes=self.reserved_bytes,
-            profile_tokens=self.profile_tokens,
             profile_sequences=self.profile_seqs,
-            kv_heads_per_gpu=self.kv_heads_per_gpu,
-            nvlink=self.nvlink,
-            fits=self.fits,
-            status=self.status,
-            reason=self.reason,
             serving=serving,
-            replicas=self.replicas,
+            **{k: getattr(self, k) for k in SAME_NAMED},
         )
 
 

@@ -196,7 +196,7 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
                     dev.unavailable["size_bytes"] = f"nvme list -o json printed PhysicalSize {str(raw)[:24]}: no size"
                 out.append(dev)
         return out
-    lines = text.splitlines()
+    lines = [x for ln in text.splitlines() for x in _uncollapsed(ln)]
     header, spans, first = _nvme_header(lines)
     if "Node" not in header:
         raise BlockDevError(f"{origin}: not nvme list output (no 'Node ... Model' header with its dashed ruler)")
@@ -231,6 +231,21 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
             dev.unavailable["model"] = "not in this nvme list output"
         out.append(dev)
     return out  # a listing cut after its header shows no device: nothing, not a refusal
+
+
+# The whole listing on one line (a page's export that collapsed every newline and padding): its header, its ruler,
+# then the rows, each from its /dev/nvme node
+_COLLAPSED = re.compile(
+    r"\bNode\s+(?:Generic\s+)?SN\s+Model\s+Namespace\s+Usage\s+Format\s+FW Rev\s+-{4,}(?:\s+-{2,})+\s+(/dev/nvme.*)$"
+)
+
+
+def _uncollapsed(line: str) -> list[str]:
+    """The lines a listing collapsed onto ``line`` held: the classic header and each row (read by their shape)."""
+    m = _COLLAPSED.search(line)
+    if m is None:
+        return [line]
+    return ["Node SN Model Namespace Usage Format FW Rev", *re.split(r"\s+(?=/dev/nvme\d+n\d+\s)", m.group(1))]
 
 
 def _nvme_header(lines: list[str]) -> tuple[str, list[tuple[int, int]], int]:
@@ -285,6 +300,8 @@ def starts_lsblk(lines: list[str], i: int, current: Section | None) -> bool:
 def starts_nvme(lines: list[str], i: int, current: Section | None) -> bool:
     """nvme list's header ``Node ...`` with the dashed ruler under it, or (the ruler lost in the paste) its classic
     header over a ``/dev/nvme0n1`` row."""
+    if _COLLAPSED.search(lines[i]):
+        return outside_log(current)
     if not _NVME_HEAD.match(lines[i]) or not outside_log(current):
         return False
     below = next((x for x in lines[i + 1 : i + 4] if x.strip()), "")

@@ -49,8 +49,16 @@ _ROCM = re.compile(r"^ROCM used to build PyTorch:\s*(\S+)\s*$")
 _PADDED_KEY = re.compile(r"^([A-Za-z][\w ./()-]*?[\w)])\s+:(?=\s|$)\s*")
 
 
+# cudnn-frontend's report (python -m cudnn.collect_env, its _get_gpu_info): "==== GPU / Driver ====" sections of
+# padded "Key : value" lines, the driver as "Driver version : 595.71.05" and each GPU as "GPU 0 (CUDA order) : NAME |
+# SM89 | 142 SMs | 44.4 GiB" (torch's view) or "GPU 0 (nvidia-smi order) : NAME, 8.9, 46068 MiB, 595.71.05"
+CUDNN_HEADS = ("==== cuDNN Frontend ====", "==== GPU / Driver ====")
+_FE_GPU = re.compile(r"^GPU (\d+) \((?:CUDA|nvidia-smi) order\):\s*(\S[^|,]*?)\s*(?:[|,].*)?$")
+_FE_DRIVER = re.compile(r"^Driver version:\s*(\d{3}\.\d+(?:\.\d+)?)\s*$")
+
+
 def _unpadded(s: str) -> str:
-    return _PADDED_KEY.sub(r"\1: ", s, count=1) if " :" in s else s
+    return _PADDED_KEY.sub(r"\1: ", s, count=1) if " :" in s or "\t:" in s else s
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -60,7 +68,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     s = _unpadded(lines[i].strip())
     if current is not None and current.kind == "collect-env":
         return False
-    if s.startswith(_START):
+    if s.startswith(_START) or s.startswith(CUDNN_HEADS):
         return True
     if s.startswith("CUDA available:"):  # sglang check_env before its "Compute Capability" lines (0.2)
         return any(_GPUS.match(x.strip()) for x in lines[i + 1 : i + 3])
@@ -105,7 +113,11 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
             listing = False
         if _sglang(rig, s, source, lineno, k == last_shown):
             continue
-        d = _DRIVER.match(s)
+        if (fe := _FE_GPU.match(s)) and all(g.index != int(fe.group(1)) for g in rig.gpus):
+            rig.gpus.append(listed_gpu(int(fe.group(1)), fe.group(2), rig.gpus, lineno, last=k == last_shown))
+            rig.origins[f"gpu{fe.group(1)}"] = f"{source}:{lineno}"
+            continue
+        d = _DRIVER.match(s) or _FE_DRIVER.match(s)
         if d:
             rig.software.driver_version = d.group(1)
             rig.origins["software.driver_version"] = f"{source}:{lineno}"

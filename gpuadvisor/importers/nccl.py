@@ -17,6 +17,7 @@ from typing import Any
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
+from gpuadvisor.importers.nccl_layout import TYPE_BYTES, blank_redop, columns_from_row, old_layout_binary
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
@@ -34,25 +35,6 @@ BINARIES = {
     "hypercube": "hypercube",
 }
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "uint": "uint32"}
-TYPE_BYTES = {
-    "int8": 1,
-    "uint8": 1,
-    "char": 1,
-    "half": 2,
-    "bfloat16": 2,
-    "float16": 2,
-    "fp8_e4m3": 1,
-    "fp8_e5m2": 1,
-    "int32": 4,
-    "uint32": 4,
-    "int": 4,
-    "float": 4,
-    "float32": 4,
-    "int64": 8,
-    "uint64": 8,
-    "double": 8,
-    "float64": 8,
-}
 
 _RANK_WORDS = r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid"
 _RANK = re.compile(r"^#\s*" + _RANK_WORDS + r"\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
@@ -185,7 +167,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 run.failure = (lineno, s[:160])
             continue  # prompts, warnings, NCCL INFO lines
         if not run.columns:
-            run.columns = _columns_from_row(tokens)
+            run.columns = columns_from_row(tokens)
             if not run.columns:
                 raise ImportParseError(source, lineno, "a data row before the column header (#  size  count  type ...)")
             run.columns_line = lineno
@@ -193,6 +175,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 f"line {lineno}: no column header in the paste; the columns read from the row's shape "
                 f"({' '.join(run.columns)})"
             )
+        tokens = blank_redop(run.columns, tokens)
         if len(tokens) != len(run.columns):
             if not any(x.strip()[:1].isdigit() for x in lines[k + 1 :]):  # no row after it: the paste's cut
                 times = [i for i, c in enumerate(run.columns) if c == "time"]
@@ -231,9 +214,6 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
     return run
 
 
-_REDOPS = {"sum", "prod", "max", "min", "avg", "none", "mulsum"}
-
-
 def _comment(run: NcclRun, s: str, lineno: int, cut: bool) -> None:
     """A ``#`` line of the run: its header, a rank's device line, the binary's name, the library version, the
     column header, the average bus bandwidth or the out-of-bounds count (``cut``: the paste ends inside it)."""
@@ -265,26 +245,6 @@ def _comment(run: NcclRun, s: str, lineno: int, cut: bool) -> None:
         run.avg_busbw = float(m.group(1))
     elif m := re.match(r"^#\s*Out of bounds values\s*:\s*(.*)$", s):
         run.out_of_bounds = m.group(1).strip()
-
-
-def _columns_from_row(tokens: list[str]) -> list[str]:
-    """nccl-tests' column layout from a data row whose header the paste cut off: size count type [redop] [root]
-    then two halves of time algbw busbw and #wrong (or error); [] when the row fits no layout."""
-    if len(tokens) < 9 or not tokens[1].isdigit() or tokens[2] not in TYPE_BYTES:
-        return []
-    head = ["size", "count", "type"]
-    rest = tokens[3:]
-    if rest and rest[0] in _REDOPS:
-        head.append("redop")
-        rest = rest[1:]
-        if rest and re.fullmatch(r"-?\d+", rest[0]) and len(rest) in (9, 7):
-            head.append("root")
-            rest = rest[1:]
-    if len(rest) == 8:
-        return head + ["time", "algbw", "busbw", "#wrong"] * 2
-    if len(rest) == 6:
-        return head + ["time", "algbw", "busbw"] * 2
-    return []
 
 
 def _halves(
@@ -344,6 +304,8 @@ def _infer_binary(run: NcclRun) -> str | None:
     r = rows[-1][0]
     if ts is None or r.count == 0:
         return None
+    if "root" not in run.columns:
+        return old_layout_binary(run.columns, redop, r.size_bytes, r.count * ts)
     if not n:  # the rank count not shown: only all_reduce (size = count x type size at any count) is certain
         whole = r.size_bytes == r.count * ts
         return "all_reduce" if whole and redop not in ("none", "-") and root in ("-", "-1") else None
@@ -532,6 +494,7 @@ _NCCL_ROW = re.compile(
 )
 _NTHREAD = re.compile(r"^#?\s*nThread\s")
 _COLUMNS = re.compile(r"^#?\s*size\s+count\s+type\s")
+_UNITS = re.compile(r"^#?\s*\(B\)\s+\(elements\)")
 
 
 # a shell prompt and its command ("$ ./all_reduce_perf ...", "[root@n1 ~]# ..."); not "# ...", nccl-tests' own
@@ -544,6 +507,9 @@ def _other_rows(above: list[str], row: str) -> bool:
     shown = next((x.strip() for x in reversed(above[-8:]) if x.strip() and not x.strip().startswith("```")), "")
     if not above or _NCCL_ROW.match(shown):
         return False
+    header = next((untagged(x) for x in reversed(above[-2:]) if _COLUMNS.match(untagged(x))), None)
+    if header and _UNITS.match(untagged(above[-1])) and len(row.split()) < len(header.lstrip(" #").split()):
+        return False  # a row right under its column header, shorter than it: that header's row, cut
     if _COMMAND.match(shown):
         return True
     last = next((x for x in reversed(above[-200:]) if _NCCL_ROW.match(x.strip()) or _COLUMNS.match(x.strip())), None)
@@ -592,6 +558,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return True
     if i > 0 and lines[i - 1].strip() == s:
         return False  # a line printed twice (two processes writing the same output): the same run
+    if current is not None and _COLUMNS.match(s):  # a column header below rows: the next block's (old builds
+        return any(_NCCL_ROW.match(untagged(x)) for x in current.lines)  # print one per test, no "nThread")
     return (  # a run's first header line after another run's header or rows (a header comes before its rows)
         m.group(1).startswith(("nThread", "nccl-tests", "Collective"))
         and current is not None

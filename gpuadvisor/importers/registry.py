@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     blockdev,
     collect_env,
     cuda_samples,
+    daemon_log,
     dcgm,
     dcgmi_dmon,
     detectron2_env,
@@ -40,7 +41,9 @@ from gpuadvisor.importers import (
     nhc,
     numba_detect,
     nvbandwidth,
+    nvc_info,
     nvlink,
+    perftest,
     proc_info,
     rdma_ports,
     show_gids,
@@ -48,6 +51,7 @@ from gpuadvisor.importers import (
     smi_dmon,
     smi_query,
     smi_summary,
+    smi_xml_forms,
     storage,
     topo,
     xid_relay,
@@ -157,7 +161,7 @@ FORMATS: tuple[Format, ...] = (
            "`GPU 0000:..` line, or keys from inside one GPU's section (`Persistence Mode`, `GPU UUID`, ...)",
            smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
-           smi_query.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_query.xml_ends),
+           smi_xml_forms.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_xml_forms.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
            "a header row `GPU0 GPU1 ...` followed by a `GPU0` row, or (pasted without the header) a `GPU0  X ...` "
            "row", topo.starts,
@@ -215,6 +219,9 @@ FORMATS: tuple[Format, ...] = (
     Format("proc-info", proc_info.WHAT, GPU, proc_info.WHAT, "",
            "`Model:  NVIDIA H100 80GB HBM3` over `IRQ:  10` (the driver's per-GPU file)", proc_info.starts,
            reads(proc_info.parse_proc_info), _add, 9),
+    Format("nvc-info", nvc_info.WHAT, GPU, "nvidia-container-cli", "info",
+           "`NVRM version:` over `CUDA version:`, or its debug log's `listing device /dev/nvidia0 (GPU-... at ...)`",
+           nvc_info.starts, reads(nvc_info.parse_nvc_info), _add, 9),
     Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
            "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
            reads(numba_detect.parse_numba_detect), _add, 8),
@@ -230,7 +237,8 @@ FORMATS: tuple[Format, ...] = (
             12),
     _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
             rdma_ports.ports_parser(rdma_ports.parse_ibv_devinfo), 13),
-    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`", beyond.starts_ibstatus,
+    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`, or its `Fatal error:  device '*': "
+            "sys files not found (/sys/class/infiniband/*/ports)` (no adapter)", beyond.starts_ibstatus,
             rdma_ports.ports_parser(rdma_ports.parse_ibstatus), 14),
     _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
             "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`)",
@@ -298,6 +306,13 @@ FORMATS: tuple[Format, ...] = (
            finish=storage.finish),
     Format("nvme-list", "nvme list", STORAGE, "nvme list", "plain", "`Node ...` over a dashed ruler",
            blockdev.starts_nvme, storage.parse_nvme_list, storage.add_models, 17, finish=storage.finish),
+    _beyond("perftest", "perftest (ib_send_lat, ib_write_bw ...) port error",
+            "` Port number 1 state is Down` (perftest's check of the port before a test)", perftest.starts,
+            perftest.parse_perftest, 31, family="perftest"),
+    _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log",
+            "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
+            "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...`, as a "
+            "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]
@@ -326,7 +341,9 @@ def summary(group: str) -> str:
 
 def recognised() -> str:
     """What the "not recognised as ..." message names: the GPU outputs, and the other groups by name."""
-    return f"{summary(GPU)} output, nor as a kernel log, RDMA, fabric manager or storage output (import --help)"
+    return (
+        f"{summary(GPU)} output, nor as a kernel or service log, RDMA, fabric manager or storage output (import --help)"
+    )
 
 
 def help_text() -> str:

@@ -50,14 +50,14 @@ _SPACE = r"^\s*"  # parts after it hold after the line's indent, if any
 # own expression (a word of it, its case aside): it must never be stricter.
 NEEDS: dict[str, tuple[str, ...]] = {
     "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY, _PROCESS_KEY),
-    "smi-xml": (_SPACE + "<",),
+    "smi-xml": ("<",),  # elements run together on one line may follow a prompt
     "topo-m": (_SPACE + "GPU0",),
     "nvlink": (r"^GPU \d",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM"), r"^\W*Unable to "),  # a table row has its "|" cells
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
     "dcgmi-dmon": (r"^\s*#\s*Entity\s",),
     "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)
-    "collect-env": (_words(*collect_env._START), _SPACE + "GPU "),
+    "collect-env": (_words(*collect_env._START, *collect_env.CUDNN_HEADS), _SPACE + "GPU "),
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
@@ -70,6 +70,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "MIG configuration is incompatible",
     ),
     "proc-info": (r"Model:",),
+    "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
@@ -81,8 +82,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
     "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
-    "ibstatus": (r"^Infiniband device '",),
-    "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond._FM_WORDS)),
+    "ibstatus": (r"^Infiniband device '", "Fatal error:"),
+    "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond.FM_WORDS)),
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
     "smi-lost": (r"^\W*Unable to d",),
     "rdma-link": (_SPACE + r"link\s",),
@@ -104,7 +105,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "iblinkinfo": (r"^\s*(?:CA|Switch): ",),
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
-    "nvme-list": (_SPACE + r"Node\s",),
+    "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s"),  # or the whole listing on one line
+    "perftest": ("Port number ",),
+    "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 

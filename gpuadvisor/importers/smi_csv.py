@@ -83,11 +83,22 @@ _QUERY = re.compile(r"nvidia-smi\b.*?--query-gpu[= ]\s*['\"]?([\w.,]+)['\"]?.*?-
 _ALIASES = {"gpu_name": "name", "gpu_uuid": "uuid", "gpu_serial": "serial", "gpu_bus_id": "pci.bus_id"}
 
 
+# The output as a program's debug print shows it: a Python list of its lines, "['200.00, 105.00, ..., P2', '']"
+_LIST_REPR = re.compile(r"^\s*\[\s*'([^'\n]*)'(?:\s*,\s*'[^'\n]*')*\s*\]\s*$")
+
+
+def _row(line: str) -> str:
+    """The row itself, out of the Python list that holds it (the first string of the list)."""
+    m = _LIST_REPR.match(line)
+    return m.group(1) if m else line
+
+
 def query_fields(context: list[str] | None) -> tuple[list[tuple[str, str]], bool] | None:
     """The fields the ``--query-gpu`` command shown just above an output asks for, and whether it printed no
     header (``--format=csv,noheader``); None when the line above is no such command."""
-    line = next((x for x in reversed(context or []) if x.strip() and not x.strip().startswith("```")), "")
-    m = _QUERY.search(line)
+    shown = [x for x in reversed(context or []) if x.strip() and not x.strip().startswith("```")]
+    # the command, or one line of the calling program's own between it and its output ("nsmi_items: [2]")
+    m = next((m for x in shown[:2] if (m := _QUERY.search(x))), None)
     if m is None:
         return None
     fields = [(_ALIASES.get(f, f), "") for f in m.group(1).lower().split(",") if f]
@@ -140,7 +151,7 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
     else:
         cols = _columns(lines[start], asked) or []
     cut = not text.endswith(("\n", "\r"))
-    lines = [*lines[: start + 1], *(_ANNOTATION.sub("", x) for x in lines[start + 1 :])]
+    lines = [*lines[: start + 1], *(_ANNOTATION.sub("", _row(x)) for x in lines[start + 1 :])]
     events: list[KernelEvent] = []
     for k in range(start + 1, len(lines)):
         cells = [c.strip() for c in lines[k].split(",")]
@@ -198,7 +209,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     asked = query_fields(lines[max(0, i - 3) : i]) if "query-gpu" in " ".join(lines[max(0, i - 3) : i]) else None
     if asked is not None and asked[1]:
-        return len(lines[i].split(",")) == len(asked[0])
+        return len(_row(lines[i]).split(",")) == len(asked[0])
     if "," in lines[i] and outside_log(current) and _noheader_columns(lines[i]) and not (i and _columns(lines[i - 1])):
         return True
     cols = _columns(lines[i], asked) if "," in lines[i] or asked else None

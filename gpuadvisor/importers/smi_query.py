@@ -23,7 +23,7 @@ from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS
 from gpuadvisor.importers.smi_query_processes import processes
-from gpuadvisor.importers.tree import Node, text_tree, xml_tree
+from gpuadvisor.importers.tree import Node, open_unclosed, text_tree, xml_tree
 
 _NOT_IN_Q = "nvidia-smi -q does not print it"
 _ABSENT_Q = "not in this nvidia-smi -q output (older drivers, and -d filters, leave it out)"
@@ -488,9 +488,9 @@ def _line(reason: str) -> int:
 
 def parse_smi_xml(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Facts from ``nvidia-smi -q -x``; a file cut short gives the GPUs read before the cut."""
+    if not text.lstrip("\ufeff \t\r\n").startswith(("<?xml", "<nvidia_smi_log")):
+        return _xml_fragment(text, source, first_line)  # a part of the record, pasted without its root
     root, stopped = xml_tree(text, source, first_line)
-    if root.key != "nvidia_smi_log" and root.key in _X_GPU_TAGS:
-        return _xml_fragment(text, source, first_line)
     if root.key != "nvidia_smi_log":
         raise ImportParseError(
             source, root.line, f"XML root is <{root.key[:40]}>, not <nvidia_smi_log> (nvidia-smi -q -x)"
@@ -520,17 +520,23 @@ _X_GPU_TAGS = (
 
 def _xml_fragment(text: str, source: str, first_line: int) -> Rig:
     """A part of -q -x without its root: a <gpu> element is that GPU; elements from inside one name no GPU: noted,
-    with the clocks event reasons they show (one GPU when they hold its name, ids or power limit)."""
-    holder, stopped = xml_tree("<fragment>" + text, source, first_line)  # on line 1: lines keep their numbers
+    with the clocks event reasons they show (one GPU when they hold its name, ids, power limit or memory size)."""
+    holder, stopped = xml_tree("<fragment>" + open_unclosed(text), source, first_line)  # lines keep their numbers
     rig = Rig()
     if stopped and "no element found" not in stopped:  # that one: only the holder is left open
         rig.problems.append(f"{source}: XML ends early ({stopped}); kept what came before")
     gpus = [c for c in holder.children if c.key == "gpu"]
+    if not any(c.key in _X_GPU_TAGS for c in holder.children):
+        first = holder.children[0].key if holder.children else "none"
+        raise ImportParseError(
+            source, first_line, f"XML root is <{first[:40]}>, not <nvidia_smi_log> (nvidia-smi -q -x)"
+        )
     for i, block in enumerate(gpus):
         rig.gpus.append(_gpu_from_block(block, i, block.attrs.get("id"), True, source, rig))
     shown = [c.key for c in holder.children if c.key != "gpu" and c.key != "..."]
     one = _gpu_from_block(holder, 0, None, True, source, Rig()) if shown and not gpus else None
-    one = one if one and any(x is not None for x in (one.name, one.uuid, one.bus_id, one.power_limit_w)) else None
+    facts_of_one = ("name", "uuid", "bus_id", "power_limit_w", "memory_total_bytes")
+    one = one if one and any(getattr(one, k) is not None for k in facts_of_one) else None
     rig.gpus += [one] if one else []  # its elements hold facts of the one GPU (a <gpu_power_readings>): that GPU
     if shown:
         reasons = _clock_reasons(next((c for c in holder.children if c.key in CLOCKS_XML), None))
@@ -545,26 +551,10 @@ def _xml_fragment(text: str, source: str, first_line: int) -> Rig:
 
 # -- recognising them in a paste ----------------------------------------------------------------------------
 
-_X_TAG = re.compile(r"^<([a-z_0-9]{1,60})[\s>]")
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
 _Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
 _Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
 _Q_FIELD = re.compile(r"^\s*(\S.*?)\s+:(?:\s|$)|^\s*(?=\S)([\w ]{2,40}?)\s*$")  # "Key : value", or a block's name
-
-
-def starts_xml(lines: list[str], i: int, current: Section | None) -> bool:
-    """``<?xml`` or ``<nvidia_smi_log``: ``nvidia-smi -q -x``; or (pasted without them) an element of one GPU's
-    record (``<gpu id=..>``, ``<clocks_event_reasons>``...) over another element."""
-    s = lines[i].strip()
-    if s.startswith("<?xml") or s.startswith("<nvidia_smi_log"):
-        return True
-    if current is not None and current.kind == "smi-xml" or not (m := _X_TAG.match(s)) or m.group(1) not in _X_GPU_TAGS:
-        return False
-    return next((x.strip() for x in lines[i + 1 : i + 3] if x.strip()), "").startswith("<")
-
-
-def xml_ends(line: str) -> bool:
-    return "</nvidia_smi_log>" in line
 
 
 def starts_q(lines: list[str], i: int, current: Section | None) -> bool:

@@ -24,7 +24,7 @@ MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 def matrix_header_tokens(line: str) -> list[str] | None:
     """The column names of a ``topo -m``/``-p2p`` header line, or None if the line is not one."""
-    s = line.strip()
+    s = re.sub(r"^\|\s+", "", line.strip())  # a stray table border before it (a blog's code block, a wiki's)
     if not s.startswith("GPU0"):
         return None
     for w in MATRIX_WORDS:

@@ -169,3 +169,22 @@ def xml_tree(text: str, source: str, first_line: int = 1) -> tuple[Node, str | N
     if b.root is None:
         raise ImportParseError(source, first_line, "no XML element found")
     return b.root, stopped
+
+
+_XML_TAG = re.compile(r"<(/?)([A-Za-z_][\w.-]{0,80})[^<>]{0,400}?(/?)>")
+
+
+def open_unclosed(text: str) -> str:
+    """``text`` with the opening tags of the elements it closes but never opened put before it (a paste that starts
+    inside an element: ``...</pci_bridge_chip> ... </pci> <fan_speed>``), outermost first, on its first line."""
+    stack: list[str] = []
+    unopened: list[str] = []
+    for m in _XML_TAG.finditer(text):
+        closing, name, empty = m.group(1), m.group(2), m.group(3)
+        if not closing:
+            stack += [] if empty else [name]
+        elif name in stack:
+            del stack[len(stack) - 1 - stack[::-1].index(name) :]
+        else:
+            unopened.append(name)
+    return "".join(f"<{n}>" for n in reversed(unopened)) + text

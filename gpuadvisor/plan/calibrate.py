@@ -14,20 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.errors import InputError
+from gpuadvisor.plain import FieldsDict
 from gpuadvisor.text import plural
 
 
 @dataclass
-class Calibration:
+class Calibration(FieldsDict):
     source: str
     compute_ratio: float | None = None
     compute_basis: str | None = None
     busbw_ratio: float | None = None
     busbw_basis: str | None = None
     notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
     def apply(self, rig: Any, build: Any) -> None:
         """Give the candidate rig measurements scaled from the owned machine's, marked as carried over."""

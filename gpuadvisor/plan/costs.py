@@ -8,9 +8,9 @@ assumption shown in the output.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from gpuadvisor.catalog.platforms import Prices
+from gpuadvisor.plain import FieldsDict
 from gpuadvisor.plan.build import Build
 from gpuadvisor.plan.horizon import break_even_months, net_resale, resale_basis
 from gpuadvisor.power import PLATFORM_W, power_budget
@@ -136,7 +136,7 @@ class Ownership:
 
 
 @dataclass
-class Cost:
+class Cost(FieldsDict):
     purchase_usd: float | None = None
     purchase_basis: str | None = None  # what the price is made of, with its labels
     purchase_unknown: str | None = None  # why there is no price
@@ -154,9 +154,6 @@ class Cost:
     def energy_w(self) -> float:
         """The draw energy is counted at: the workload's average where known, else the maximum."""
         return self.average_w if self.average_w is not None else self.power_w
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def average_draw(c: Cost, b: Build, training: bool, utilisation: float | None) -> None:
@@ -318,7 +315,7 @@ def _add_network(c: Cost, b: Build, purchase_usd: float) -> None:
 
 
 @dataclass
-class JobCost:
+class JobCost(FieldsDict):
     hours: float | None
     energy_kwh: float | None
     energy_usd: float | None
@@ -331,9 +328,6 @@ class JobCost:
     break_even_basis: str | None
     notes: list[str]
     break_even_months: float | None = None  # owning beats renting after this many months at the stated h/day
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def ownership_cost(b: Build, c: Cost, own: Ownership) -> tuple[float | None, str | None]:

@@ -4,8 +4,8 @@ share a rank (a tie, not an order); then the recommendation in plain words."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from gpuadvisor.plain import FieldsDict
 from gpuadvisor.plan.costs import Ownership
 from gpuadvisor.plan.evaluate import Need, Row
 from gpuadvisor.plan.horizon import SHORT_HORIZON_MONTHS
@@ -45,16 +45,13 @@ def _usd(v: float | None) -> str:
 
 
 @dataclass
-class Verdict:
+class Verdict(FieldsDict):
     """The recommendation: which build, buy or rent, and why (the basis, the budget, the rules)."""
 
     build: str | None
     kind: str | None  # buy | rent
     why: list[str]
     within_budget: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def _basis_usd(r: Row) -> float | None:

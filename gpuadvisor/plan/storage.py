@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from gpuadvisor.errors import InputError
+from gpuadvisor.plain import FieldsDict
 
 RAIDS = ("0", "1", "none")
 STORAGE_KEYS = {"drive", "count", "raid", "price_usd"}
@@ -139,7 +140,7 @@ def add_drive_price(cost: Any, st: Storage, nodes: int, rent: bool) -> None:
 
 
 @dataclass
-class StorageStall:
+class StorageStall(FieldsDict):
     counted: bool
     note: str
     storage: str | None = None
@@ -154,9 +155,6 @@ class StorageStall:
     train_hours: float | None = None
     hours_with_stall: float | None = None
     sources: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def array_write(st: Storage, checkpoint_bytes: int) -> tuple[float | None, str]:

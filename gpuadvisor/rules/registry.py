@@ -83,12 +83,7 @@ class Rule:
         return "\n".join(lines) + "\n"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "code": self.code,
-            "name": self.name,
-            "area": self.area,
-            "severity": self.severity,
-            "summary": self.summary,
+        return {k: getattr(self, k) for k in ("code", "name", "area", "severity", "summary")} | {
             "sections": {k: self.sections[k] for k in SECTIONS},
             "thresholds": [
                 {"name": n, "value": THRESHOLDS[n].value, "unit": THRESHOLDS[n].unit, "source": THRESHOLDS[n].source}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from gpuadvisor import severity
@@ -157,15 +157,8 @@ class Verdict:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "state": self.state,
-            "headline": self.headline,
-            "counts": self.counts,
-            "worst": self.worst,
-            "more": self.more,
-            "why": self.why,
-            "todo": self.todo,
-        }
+        rest = {f.name: getattr(self, f.name) for f in fields(self)[1:]}  # counts, worst, more, why, todo
+        return {"state": self.state, "headline": self.headline} | rest
 
 
 NO_FAULT_IN_LOGS = "no fault in the logs given"

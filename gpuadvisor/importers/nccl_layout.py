@@ -1,0 +1,75 @@
+"""nccl-tests' column layouts: which columns a row has when its header is not shown, and which collective printed
+the layout of builds before the 2.13 resync (2022, nccl-tests src/*.cu ``print_header``), where each test printed
+only its own columns."""
+
+from __future__ import annotations
+
+import re
+
+TYPE_BYTES = {
+    "int8": 1,
+    "uint8": 1,
+    "char": 1,
+    "half": 2,
+    "bfloat16": 2,
+    "float16": 2,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "int32": 4,
+    "uint32": 4,
+    "int": 4,
+    "float": 4,
+    "float32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "double": 8,
+    "float64": 8,
+}
+
+REDOPS = {"sum", "prod", "max", "min", "avg", "none", "mulsum"}
+
+
+def blank_redop(columns: list[str], tokens: list[str]) -> list[str]:
+    """The row with its blank ``redop`` value put back: nccl-tests before 2.13's resync (2022) printed alltoall's
+    rows under a ``redop`` column with an empty operation name (src/alltoall.cu: ``TimeTest(..., "", -1)``)."""
+    if "redop" not in columns or "root" in columns or len(tokens) != len(columns) - 1:
+        return tokens
+    at = columns.index("redop")
+    if at < len(tokens) and tokens[at] not in REDOPS and re.fullmatch(r"[\d.]+", tokens[at]):
+        return [*tokens[:at], "", *tokens[at:]]
+    return tokens
+
+
+def columns_from_row(tokens: list[str]) -> list[str]:
+    """nccl-tests' column layout from a data row whose header the paste cut off: size count type [redop] [root]
+    then two halves of time algbw busbw and #wrong (or error); [] when the row fits no layout."""
+    if len(tokens) < 9 or not tokens[1].isdigit() or tokens[2] not in TYPE_BYTES:
+        return []
+    head = ["size", "count", "type"]
+    rest = tokens[3:]
+    if rest and rest[0] in REDOPS:
+        head.append("redop")
+        rest = rest[1:]
+        if rest and re.fullmatch(r"-?\d+", rest[0]) and len(rest) in (9, 7):
+            head.append("root")
+            rest = rest[1:]
+    if len(rest) == 8:
+        return head + ["time", "algbw", "busbw", "#wrong"] * 2
+    if len(rest) == 6:
+        return head + ["time", "algbw", "busbw"] * 2
+    return []
+
+
+def old_layout_binary(columns: list[str], redop: str, size: int, whole: int) -> str | None:
+    """Which collective printed a row of nccl-tests' layout before its 2.13 resync (2022), where each test
+    printed only its own columns (src/*.cu, print_header): all_reduce and reduce_scatter ``redop``, alltoall
+    ``redop`` left blank, all_gather and sendrecv neither (a reduce or broadcast prints ``root``). ``whole``:
+    count x type size; all_gather's and alltoall's count is per rank (size = count x type size x ranks)."""
+    per_rank = size > whole and size % whole == 0
+    if "redop" not in columns:
+        return "sendrecv" if size == whole else ("all_gather" if per_rank else None)
+    if redop == "":
+        return "alltoall" if per_rank else None
+    if redop in REDOPS - {"none"}:
+        return "all_reduce" if size == whole else ("reduce_scatter" if per_rank else None)
+    return None
