@@ -106,3 +106,65 @@ def test_a_kernel_xid_line_stays_the_kernel_logs():
     line = "[1231741.378609] NVRM: Xid (PCI:0009:01:00): 43, pid=3188489, name=trigger_xid, channel 0x0b00000a\n"
     rig = _text("dmesg.txt", line)
     assert _xids(rig) == [("xid", 43, "0009:01:00")]
+
+
+# --- class 2: NCCL's topology dump XML ---
+
+
+def test_nccl_topo_dump_cut_reads_two_v100s_their_links_and_nvlink_counts():
+    # https://github.com/NVIDIA/nccl/issues/671: <pci busid="0000:06:00.0" ... link_speed="8 GT/s" link_width="16">
+    # <gpu dev="0" sm="70" ...> with nvlinks 1+1+2+2 to 07/0a/0b/85:00.0; GPU 1: 2 to 86, 2 to 0a, then cut
+    rig = _read(
+        CORPUS / "s20-topo" / "nccl-topo-dump-xml-dgx1-v100-plx-switch-two-gpus-nvlink-counts-cut_xiaosong9905.txt"
+    )
+    assert [(g.index, g.bus_id, g.compute_capability, g.numa_node) for g in rig.gpus] == [
+        (0, "0000:06:00.0", "7.0", 0),
+        (1, "0000:07:00.0", "7.0", 0),
+    ]
+    assert [(g.pcie.max_gen, g.pcie.max_width, g.pcie.current_width) for g in rig.gpus] == [(3, 16, None)] * 2
+    links = [[(n.remote_bus_id, n.remote_gpu_index) for n in g.nvlinks] for g in rig.gpus]
+    assert (
+        links[0]
+        == [("0000:07:00.0", 1), ("0000:0a:00.0", None)] + [("0000:0b:00.0", None)] * 2 + [("0000:85:00.0", None)] * 2
+    )
+    assert len(links[1]) == 4 and "nvlinks" in rig.gpus[1].unavailable  # cut inside GPU 1's element
+    assert "nvlinks" not in rig.gpus[0].unavailable
+
+
+_PCI = 'class="0x030200" vendor="0x10de" device="0x20b5" subsystem_vendor="0x10de" subsystem_device="0x1533"'
+
+
+def _ncv4_cpu(numa: int, affinity: str, bus: str, peer: str) -> str:
+    """One <cpu> of NCv4's topo.xml as Azure writes it: its one A100 (dev and rank = the NUMA node) NVLinked
+    12 times to its pair."""
+    return (
+        f'  <cpu numaid="{numa}" affinity="{affinity}" arch="x86_64" vendor="AuthenticAMD" familyid="175" '
+        'modelid="1">\n'
+        f'    <pci busid="{bus}" {_PCI} link_speed="" link_width="0">\n'
+        f'      <gpu dev="{numa}" sm="80" rank="{numa}" gdr="1">\n'
+        f'        <nvlink target="{peer}" count="12" tclass="0x030200"/>\n'
+        "      </gpu>\n    </pci>\n  </cpu>\n"
+    )
+
+
+NCV4_TOPO = (
+    '<system version="1">\n'
+    + _ncv4_cpu(0, "00000000,00000000,00ffffff", "0001:00:00.0", "0002:00:00.0")
+    + _ncv4_cpu(1, "00000000,0000ffff,ff000000", "0002:00:00.0", "0001:00:00.0")
+    + "</system>\n"
+)
+
+
+def test_nccl_topo_file_of_a_vm_without_link_speeds():
+    # https://github.com/Azure/azhpc-images/blob/master/customizations/ncv4.sh (NCv4's topo.xml, first two CPUs):
+    # link_speed="" link_width="0" (the VM shows no link), 12 NVLinks between the pair, one GPU per NUMA node (the
+    # first CPU's <nic> left out)
+    rig = _text("topo.xml", NCV4_TOPO)
+    assert [(g.index, g.bus_id, g.compute_capability, g.numa_node) for g in rig.gpus] == [
+        (0, "0001:00:00.0", "8.0", 0),
+        (1, "0002:00:00.0", "8.0", 1),
+    ]
+    assert [(g.pcie.max_gen, g.pcie.max_width) for g in rig.gpus] == [(None, None)] * 2
+    assert "max_gen" in rig.gpus[0].pcie.unavailable
+    assert [len(g.active_nvlinks()) for g in rig.gpus] == [12, 12]
+    assert {n.remote_gpu_index for n in rig.gpus[0].nvlinks} == {1}

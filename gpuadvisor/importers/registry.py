@@ -38,6 +38,7 @@ from gpuadvisor.importers import (
     iblinkinfo,
     lspci,
     nccl,
+    nccl_topo_xml,
     nhc,
     numba_detect,
     nvbandwidth,
@@ -160,6 +161,10 @@ FORMATS: tuple[Format, ...] = (
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
            "`GPU 0000:..` line, or keys from inside one GPU's section (`Persistence Mode`, `GPU UUID`, ...)",
            smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
+    Format("nccl-topo-xml", nccl_topo_xml.WHAT, GPU, "NCCL", "NCCL_TOPO_DUMP_FILE",
+           '`<system version="1">` (its `<cpu>`, `<pci busid=..>`, `<gpu dev=..>`, `<nvlink>` elements), or a '
+           "`<pci busid=..>` line over a `<gpu dev=..>` line", nccl_topo_xml.starts,
+           reads(nccl_topo_xml.parse_nccl_topo_xml), _add, 10, ends=nccl_topo_xml.ends),
     Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
            smi_xml_forms.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_xml_forms.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",

@@ -108,6 +108,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s"),  # or the whole listing on one line
     "perftest": ("Port number ",),
     "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
+    "nccl-topo-xml": (_SPACE + "<",),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 
