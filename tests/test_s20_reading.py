@@ -168,3 +168,24 @@ def test_nccl_topo_file_of_a_vm_without_link_speeds():
     assert "max_gen" in rig.gpus[0].pcie.unavailable
     assert [len(g.active_nvlinks()) for g in rig.gpus] == [12, 12]
     assert {n.remote_gpu_index for n in rig.gpus[0].nvlinks} == {1}
+
+
+# --- class 5: a 32-bit PCI domain (Hyper-V pass-through) keeps NVML's eight digits ---
+
+
+def test_azure_domain_with_a_leading_zero_keeps_eight_digits():
+    # https://github.com/NVIDIA/nvidia-docker/issues/1316: 'Domain : 0x3F8CFDD', 'Bus Id : 03F8CFDD:00:00.0'
+    rig = _read(
+        CORPUS / "s20-smi-q" / "smi-q-fragment-azure-passthrough-p100-domain-3f8cfdd-bus-id-cut_preethamgali.txt"
+    )
+    assert [g.bus_id for g in rig.gpus] == ["03f8cfdd:00:00.0"]
+
+
+def test_bus_id_forms_of_nvml_and_sysfs():
+    from gpuadvisor.importers.values import normalize_bus_id
+
+    # NVML's 8-digit form of domain 0 folds to sysfs's 4 digits; a 32-bit domain keeps 8, zero-padded
+    assert normalize_bus_id("00000000:18:00.0") == "0000:18:00.0"
+    assert normalize_bus_id("3E3F8E05:00:00.0") == "3e3f8e05:00:00.0"  # Azure, tests/test_import_s8_tables.py
+    assert normalize_bus_id("3F8CFDD:00:00.0") == "03f8cfdd:00:00.0"
+    assert normalize_bus_id("0001:00:00.0") == "0001:00:00.0"  # NCv4's topo.xml domains stay 4 digits

@@ -134,7 +134,8 @@ def normalize_bus_id(text: str | None) -> str | None:
         return None
     domain, bus, dev, fn = m.groups()
     dom = int(domain, 16) if domain else 0
-    return f"{dom:04x}:{int(bus, 16):02x}:{int(dev, 16):02x}.{fn}"
+    width = 8 if dom > 0xFFFF else 4  # NVML's eight digits, zero-padded ("03f8cfdd"), for a domain above 0xffff
+    return f"{dom:0{width}x}:{int(bus, 16):02x}:{int(dev, 16):02x}.{fn}"
 
 
 def to_int(value: str | None) -> int | None:
