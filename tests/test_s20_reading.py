@@ -189,3 +189,40 @@ def test_bus_id_forms_of_nvml_and_sysfs():
     assert normalize_bus_id("3E3F8E05:00:00.0") == "3e3f8e05:00:00.0"  # Azure, tests/test_import_s8_tables.py
     assert normalize_bus_id("3F8CFDD:00:00.0") == "03f8cfdd:00:00.0"
     assert normalize_bus_id("0001:00:00.0") == "0001:00:00.0"  # NCv4's topo.xml domains stay 4 digits
+
+
+# --- class 3: DCGM's diagnostic through NVSentinel's preflight pod, and dcgmi health without watches ---
+
+
+def test_preflight_dcgm_diag_json_events_give_the_failed_and_warned_tests():
+    # https://github.com/NVIDIA/NVSentinel/pull/772: '"event": "Diagnostic summary"', passed 0, failed 2, warned 2;
+    # '"event": "Test warn"', test 'software', error_code 29, persistence mode disabled; cut in the next key
+    rig = _read(
+        CORPUS / "s20-dcgm" / "k8s-preflight-dcgm-diag-jq-json-summary-2-failed-persistence-warn-cut_xrfxlp.txt"
+    )
+    checks = [(c.check, c.verdict) for c in rig.node.health_checks or []]
+    assert checks == [("software", "warn"), ("2 test(s) not shown", "fail"), ("1 test(s) not shown", "warn")]
+    assert 'running "nvidia-smi -i <gpuId> -pm 1 "' in rig.node.health_checks[0].detail
+    assert "GPU-64c6592e-0317-762b-fb32-0d561ed649ae" in rig.node.health_checks[0].detail
+    assert "fail" in {f.severity for f in evaluate(rig) if f.code == "GA827"}
+
+
+def test_preflight_events_one_a_line_as_the_pod_writes_them():
+    # the same events unformatted (the pod's log, before jq), values from the NVSentinel#772 paste
+    text = (
+        '{"event": "Diagnostic summary", "level": "info", "passed": 4, "failed": 0, "warned": 1, "skipped": 1, '
+        '"total": 6, "module": "preflight-dcgm-diag"}\n'
+        '{"event": "Test warn", "level": "warning", "gpu": "GPU-64c6592e-0317-762b-fb32-0d561ed649ae", '
+        '"test": "software", "error_code": 29, "detail": "Persistence Mode: Persistence mode for GPU 0 is disabled."}\n'
+    )
+    rig = _text("preflight.log", text)
+    assert [(c.check, c.verdict) for c in rig.node.health_checks or []] == [("software", "warn")]
+
+
+def test_dcgmi_health_without_watches_is_read_as_no_verdict():
+    # https://github.com/NVIDIA/DCGM/issues/176: 'Error: Health watches not enabled. Please enable watches.' (the
+    # words of dcgmi/Health.cpp when no watch is set): no health check ran: a note, no GPU, no finding
+    rig = _read(CORPUS / "s20-logs" / "dcgmi-health-check-health-watches-not-enabled-container_corrtia.txt")
+    assert rig.gpus == [] and rig.node.health_checks is None
+    assert any("health watches not enabled" in p for p in rig.problems)
+    assert not [f for f in evaluate(rig) if f.severity in ("warn", "fail")]

@@ -49,6 +49,15 @@ _DESCRIBED = re.compile(r"^# (?:HELP|TYPE) (DCGM_FI_\w+)\s")  # the exporter's d
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 _VALUE = re.compile(r"\}\s+(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*$")
 NO_SPEED = "dcgmi nvlink -s prints each link's state, not its speed"
+# dcgmi health --check before any watch was set (dcgmi's Health.cpp): DCGM ran no check, so it gave no verdict
+_NO_WATCHES = re.compile(r"^Error: Health watches not enabled\b")
+# NVSentinel's preflight dcgm-diag (preflight-checks/dcgm-diag): the DCGM diagnostic run through pydcgm, logged as
+# JSON events ({"event": "Diagnostic summary", "passed": 0, "failed": 2, ...}, {"event": "Test warn", "gpu":
+# "GPU-...", "test": "software", "error_code": 29, "detail": "..."}), one a line or pretty-printed by jq
+_PREFLIGHT = re.compile(
+    r'"event":\s*"(?:Starting preflight dcgm-diag check|Diagnostic summary|Running DCGM diagnostic)'
+)
+_PAIR = re.compile(r'"(\w+)":\s*(?:"((?:[^"\\]|\\.){0,2000})"|(-?\d{1,9})\b)')
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -58,7 +67,9 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if current is not None and current.kind == "dcgm":
         return False
     s = lines[i].strip()
-    if _BOX.match(s) or _DIAG_START.match(s) or _DIAG_SECTION.match(s):
+    if _BOX.match(s) or _DIAG_START.match(s) or _DIAG_SECTION.match(s) or _NO_WATCHES.match(s):
+        return True
+    if _PREFLIGHT.search(s) and len(s) < 20000:
         return True
     if _FOUND.match(s):
         return any(_BOX.match(x.strip()) for x in lines[i + 1 : i + 4])
@@ -113,7 +124,13 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             f"{source}: line {found[1]}: '{found[0]} GPUs found.' but {shown} shown: GPU(s) "
             f"{', '.join(map(str, range(shown, found[0])))} counted, their facts not shown"
         )
-    if _diag(rig, lines, source, first_line, text.endswith("\n")):
+    if _diag(rig, lines, source, first_line, text.endswith("\n")) or _preflight(rig, lines, source, first_line):
+        return rig
+    if not rig.gpus and any(_NO_WATCHES.match(x.strip()) for x in lines):
+        rig.problems.append(
+            f"{source}: line {first_line}: dcgmi health --check: health watches not enabled: DCGM ran no health "
+            "check, so it gave no verdict (set the watches first: dcgmi health -s a)"
+        )
         return rig
     descriptions = {m.group(1) for x in lines if (m := _DESCRIBED.match(x.strip()))}
     if not rig.gpus and descriptions:  # the exporter's page with no sample line: it exported no GPU series
@@ -242,6 +259,47 @@ def _diag(rig: Rig, lines: list[str], source: str, first_line: int, ends: bool) 
     if checks:
         rig.node.health_checks = checks
     return True
+
+
+def _preflight(rig: Rig, lines: list[str], source: str, first_line: int) -> bool:
+    """NVSentinel's preflight DCGM diagnostic: each test event that failed or warned (``Test fail``, ``Test warn``:
+    its test, GPU UUID, error code and detail) as a ``HealthCheck``; failures its summary counts but the paste does
+    not show as one more, "not shown". Whether it was one."""
+    if not any(_PREFLIGHT.search(x) for x in lines if len(x) < 20000):
+        return False
+    events: list[tuple[dict[str, str], int]] = []
+    for k, line in enumerate(lines):
+        for key, text, number in _PAIR.findall(line) if len(line) < 20000 else ():
+            if key == "event":
+                events.append(({}, first_line + k))
+            if events:
+                events[-1][0][key] = text.replace('\\"', '"') if text else number
+    checks: list[HealthCheck] = []
+    counted: dict[str, int] = {}
+    summary = first_line
+    for event, lineno in events:
+        name = event.get("event", "")
+        if name == "Diagnostic summary":
+            counted = {w: int(event[w]) for w in ("failed", "warned") if event.get(w, "").isdigit()}
+            summary = lineno
+            rig.problems.append(f"{source}: line {lineno}: DCGM diagnostic (preflight): {_counts(event)}")
+        elif name.startswith("Test ") and name.split()[1].lower() in ("fail", "failed", "warn", "warning"):
+            verdict = "fail" if name.split()[1].lower().startswith("fail") else "warn"
+            detail = " ".join(x for x in (event.get("gpu", ""), f"error {event['error_code']}" if "error_code" in
+                              event else "", event.get("detail", "")) if x)  # fmt: skip
+            checks.append(HealthCheck(TOOL, event.get("test", "?"), verdict, detail, [], None, f"{source}:{lineno}"))
+    for verdict, word in (("fail", "failed"), ("warn", "warned")):
+        unseen = counted.get(word, 0) - sum(c.verdict == verdict for c in checks)
+        if unseen > 0:
+            checks.append(HealthCheck(TOOL, f"{unseen} test(s) not shown", verdict, f"the summary counts {unseen} "
+                                      f"more {word}", [], None, f"{source}:{summary}"))  # fmt: skip
+    if checks:
+        rig.node.health_checks = checks
+    return True
+
+
+def _counts(event: dict[str, str]) -> str:
+    return ", ".join(f"{w} {event[w]}" for w in ("passed", "failed", "warned", "skipped", "total") if w in event)
 
 
 def _verdict(cell: str) -> tuple[str, list[int], str] | None:
