@@ -32,8 +32,8 @@ def test_one_row_per_kind_with_a_way_in() -> None:
 
 def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
-        "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, or dmon), NCCL (NCCL_TOPO_DUMP_FILE), "
-        "PyTorch collect_env, "
+        "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, or dmon), "
+        "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, "
         "detectron2 collect_env, lspci -vv, nccl-tests, CUDA samples (bandwidthTest, "
         "p2pBandwidthLatencyTest, simpleP2P, "
         "or deviceQuery), "
