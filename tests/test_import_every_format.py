@@ -124,6 +124,8 @@ WRITTEN["DCGMI_DMON"] = "#Entity   POWER   TMPTR\nID        W       C\nGPU 0    
 TABLE += "dcgmi-dmon | dcgmi dmon -e 155,150 -c 1 | =DCGMI_DMON\n"
 NCCL_XML = "s20-topo/nccl-topo-dump-xml-dgx1-v100-plx-switch-two-gpus-nvlink-counts-cut_xiaosong9905.txt"
 TABLE += f"nccl-topo-xml | NCCL_TOPO_DUMP_FILE=topo.xml ./all_reduce_perf -g 2; cat topo.xml | corpus/{NCCL_XML}\n"
+TORCH_CONFIG = "s20-collect-env/torch-config-show-pytorch-built-with-cuda-10-1-cudnn-7-6-3-cut_junxnone.txt"
+TABLE += f"torch-config | python -c 'import torch; print(torch.__config__.show())' | corpus/{TORCH_CONFIG}\n"
 XID_RELAY = "s20-lost-gpu/gpud-reason-xid79-fallen-off-bus-ae-00-error-gpu-is-lost_eahydra.txt"
 TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_RELAY}\n"
 

@@ -34,7 +34,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
         "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, or dmon), "
         "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, "
-        "detectron2 collect_env, lspci -vv, nccl-tests, CUDA samples (bandwidthTest, "
+        "detectron2 collect_env, torch.__config__.show(), lspci -vv, nccl-tests, CUDA samples (bandwidthTest, "
         "p2pBandwidthLatencyTest, simpleP2P, "
         "or deviceQuery), "
         "nvbandwidth, "

@@ -226,3 +226,33 @@ def test_dcgmi_health_without_watches_is_read_as_no_verdict():
     assert rig.gpus == [] and rig.node.health_checks is None
     assert any("health watches not enabled" in p for p in rig.problems)
     assert not [f for f in evaluate(rig) if f.severity in ("warn", "fail")]
+
+
+# --- class 4: torch.__config__.show() ---
+
+
+def test_torch_config_show_gives_torchs_cuda_and_nothing_of_the_machine():
+    # https://github.com/junxnone/aiwiki/issues/170: 'PyTorch built with:', '  - CUDA Runtime 10.1', '  - CuDNN 7.6.3'
+    rig = _read(
+        CORPUS / "s20-collect-env" / "torch-config-show-pytorch-built-with-cuda-10-1-cudnn-7-6-3-cut_junxnone.txt"
+    )
+    assert (rig.software.torch_cuda_version, rig.software.torch_version, rig.software.driver_version) == (
+        "10.1",
+        None,
+        None,
+    )
+    assert rig.gpus == [] and "driver_version" in rig.software.unavailable
+
+
+def test_torch_config_show_with_torch_version_in_its_build_settings():
+    # https://github.com/pytorch/pytorch/pull/18579 (the first output, 2019): '  - CUDA Runtime 9.2',
+    # '  - CudNN 7.10.2  (built against CUDA 9.1)'; TORCH_VERSION as newer builds list it in 'Build settings'
+    # (https://github.com/pytorch/pytorch/pull/48380 added the build settings it lists)
+    text = (
+        "PyTorch built with:\n  - GCC 4.8\n  - NNPACK is enabled\n  - CUDA Runtime 9.2\n"
+        "  - NVCC architecture flags: -gencode;arch=compute_52,code=sm_52\n"
+        "  - CudNN 7.10.2  (built against CUDA 9.1)\n  - Magma 2.5.0\n"
+        "  - Build settings: BLAS=MKL, BUILD_TYPE=Release, TORCH_VERSION=1.1.0, USE_CUDA=True, USE_NCCL=True\n"
+    )
+    rig = _text("config.txt", text)
+    assert (rig.software.torch_cuda_version, rig.software.torch_version) == ("9.2", "1.1.0")

@@ -55,6 +55,7 @@ from gpuadvisor.importers import (
     smi_xml_forms,
     storage,
     topo,
+    torch_config,
     xid_relay,
 )
 from gpuadvisor.importers.merger import Merger
@@ -194,6 +195,9 @@ FORMATS: tuple[Format, ...] = (
     Format("detectron2-env", detectron2_env.WHAT, GPU, detectron2_env.WHAT, "",
            "`sys.platform  linux` (a two-column table, its `-----  -----` ruler above it optional)",
            detectron2_env.starts, reads(detectron2_env.parse_detectron2_env), _add, 8),
+    Format("torch-config", torch_config.WHAT, GPU, torch_config.WHAT, "",
+           "`PyTorch built with:` over its `  - CUDA Runtime 12.1` lines", torch_config.starts,
+           reads(torch_config.parse_torch_config), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
