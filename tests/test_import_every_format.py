@@ -126,6 +126,8 @@ NCCL_XML = "s20-topo/nccl-topo-dump-xml-dgx1-v100-plx-switch-two-gpus-nvlink-cou
 TABLE += f"nccl-topo-xml | NCCL_TOPO_DUMP_FILE=topo.xml ./all_reduce_perf -g 2; cat topo.xml | corpus/{NCCL_XML}\n"
 TORCH_CONFIG = "s20-collect-env/torch-config-show-pytorch-built-with-cuda-10-1-cudnn-7-6-3-cut_junxnone.txt"
 TABLE += f"torch-config | python -c 'import torch; print(torch.__config__.show())' | corpus/{TORCH_CONFIG}\n"
+IP_LINK = "s20-rdma-logs/ip-link-show-four-ib-netdevs-noop-state-down-cut_thomas-bouvier.txt"
+TABLE += f"ip-link | ip link show | corpus/{IP_LINK}\n"
 XID_RELAY = "s20-lost-gpu/gpud-reason-xid79-fallen-off-bus-ae-00-error-gpu-is-lost_eahydra.txt"
 TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_RELAY}\n"
 

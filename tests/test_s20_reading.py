@@ -256,3 +256,31 @@ def test_torch_config_show_with_torch_version_in_its_build_settings():
     )
     rig = _text("config.txt", text)
     assert (rig.software.torch_cuda_version, rig.software.torch_version) == ("9.2", "1.1.0")
+
+
+# --- class 6: ip link show ---
+
+
+def test_ip_link_show_names_the_interfaces_and_notes_ipoib_not_up():
+    # https://github.com/mochi-hpc/mochi-margo/issues/235: lo, enp1s0f0 UP, enp1s0f1 and the IPoIB interfaces
+    # ibp5s0, ibp12s0, ibp132s0 '<BROADCAST,MULTICAST> ... qdisc noop state DOWN' (cut in the sixth)
+    rig = _read(CORPUS / "s20-rdma-logs" / "ip-link-show-four-ib-netdevs-noop-state-down-cut_thomas-bouvier.txt")
+    assert rig.host.net_interfaces == ["lo", "enp1s0f0", "enp1s0f1", "ibp5s0", "ibp12s0", "ibp132s0"]
+    noted = [p for p in rig.problems if "IPoIB interface never brought up" in p]
+    assert [p.split(": ")[2] for p in noted] == ["ibp5s0", "ibp12s0", "ibp132s0"]
+    assert rig.network.rdma_ports is None  # an interface's state is not a port's
+    assert not [f for f in evaluate(rig) if f.severity == "fail"]
+
+
+def test_ip_link_show_of_a_pkey_child_interface_up():
+    # https://github.com/linux-mailinglist-archives/linux-rdma.vger.kernel.org.0 (the IPoIB PKey patch thread:
+    # '$ ip -d link show dev mlx5_ib0.8002'): the child named with its parent after '@', UP and state UP: no note
+    text = (
+        "20: mlx5_ib0.8002@mlx5_ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044 qdisc mq state UP mode DEFAULT "
+        "group default qlen 256\n"
+        "    link/infiniband 00:00:11:7b:fe:80:00:00:00:00:00:00:24:8a:07:03:00:a3:19:64 brd "
+        "00:ff:ff:ff:ff:12:40:1b:80:02:00:00:00:00:00:00:ff:ff:ff:ff promiscuity 0 minmtu 68 maxmtu 65520\n"
+    )
+    rig = _text("ip-link.txt", text)
+    assert rig.host.net_interfaces == ["mlx5_ib0.8002"]
+    assert not [p for p in rig.problems if "IPoIB" in p]

@@ -36,6 +36,7 @@ from gpuadvisor.importers import (
     ibcounters,
     ibdev2netdev,
     iblinkinfo,
+    ip_link,
     lspci,
     nccl,
     nccl_topo_xml,
@@ -297,6 +298,8 @@ FORMATS: tuple[Format, ...] = (
            "`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00` or `xid 119 detected by dmesg` (gpud), "
            "`XidCriticalError: Xid=69 on Device=GPU-...` (device plugin), or `...: ERROR_GPU_IS_LOST` naming a GPU "
            "UUID", xid_relay.starts, reads(xid_relay.parse_xid_relay), _add, 31, finish=xid_relay.finish),
+    _beyond("ip-link", "ip link show", "`2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP ...`",
+            ip_link.starts, ip_link.parse_ip_link, 32),
     Format("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", GPU, "DCGM", "",
            "`GPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire "
            "GPU.`", dcgm.starts_nvvs, reads(dcgm.parse_nvvs), _add, 9),

@@ -110,6 +110,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
     "nccl-topo-xml": (_SPACE + "<",),
     "torch-config": ("PyTorch built with:",),
+    "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 
