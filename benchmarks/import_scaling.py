@@ -29,6 +29,7 @@ LINE_UNITS = [
     "[", "{", "(", "a", "a:", "1:", ":", "1", "1.", "-", "|", "=", "%", "/", " ", "\t", "x ", "a b", "1 ", "+-",
     "0x", "[0] ", "[a]", "# ", "GPU ", "MiB ", "W ", "NVRM: ", "Xid ", "a=1 ", '"a":', "ab:12:34", "0:1:2 ",
     "00:00.0 ", "10.0.0.1:", "host:1:2 [0] NCCL INFO ", "ERROR [1:2] ", "a-abcde b ", "[/a.cpp:1] ",
+    "xid 1 ", "GPU-00000000-0000-0000-0000-000000000000 ", "<pci ", '\\"', "ERROR_GPU_IS_LOST ",
 ]  # fmt: skip
 MANY_LINES = [
     "", " ", "a", "|", "+---+", "```", "> a", "# ", "[0] ", "$ nvidia-smi", "GPU 0: x", "Fabric", "Port 1:",
@@ -38,6 +39,11 @@ MANY_LINES = [
     "   8   2   float   sum  -1  1  1  0  1  1  0", "2024-04-02 12:54:06.828 ERROR [1:2] [[NvSwitch]] a [/a.cpp:1] [f]",
     "pod-c78b4 ctr a", "machine [0] misc/ibvwrap.cu:269 WARN a", "what(): system not yet initialized",
     "GPU 0's MIG configuration is incompatible with the diagnostic", "x 0000:05:00.0: AER: a",
+    "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00", '\\"xid\\":119,\\"device_uuid\\":\\"',
+    "XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8, the device will go unhealthy.",
+    '<pci busid="0000:06:00.0" link_speed="8 GT/s" link_width="16">', '<nvlink target="0000:07:00.0" count="1"/>',
+    "  - CUDA Runtime 10.1", "4: ibp5s0: <BROADCAST,MULTICAST> mtu 4092 qdisc noop state DOWN mode DEFAULT",
+    '{"event": "Test warn", "gpu": "GPU-1", "test": "software", "error_code": 29, "detail": "a"}',
 ]  # fmt: skip
 
 

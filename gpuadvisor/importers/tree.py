@@ -55,9 +55,13 @@ class Node:
         return None
 
     def walk(self) -> Iterator[Node]:
-        for c in self.children:
-            yield c
-            yield from c.walk()
+        """Every node below, depth first in document order; without recursion (a paste of thousands of unclosed
+        elements nests as deep)."""
+        stack = self.children[::-1]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(node.children[::-1])
 
 
 # Values of nvidia-smi -q that no longer value starts with: on a line where the paste may be cut, shown whole
