@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from gpuadvisor.errors import InputError
 from gpuadvisor.importers import import_texts
 from gpuadvisor.rules import evaluate
 
@@ -284,3 +287,9 @@ def test_ip_link_show_of_a_pkey_child_interface_up():
     rig = _text("ip-link.txt", text)
     assert rig.host.net_interfaces == ["mlx5_ib0.8002"]
     assert not [p for p in rig.problems if "IPoIB" in p]
+
+
+def test_an_xid_field_of_zero_is_no_xid():
+    # gpud's event data with no Xid ('\"xid\":0', the field's zero value, as DCGM's XIDER 0 says none)
+    with pytest.raises(InputError):  # nothing else in it: not recognised, as any text without an output
+        _text("gpud.json", '{"data_source":"dmesg","device_uuid":"","xid":0}\n{"xid": 0}\n')

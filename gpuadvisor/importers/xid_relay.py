@@ -55,7 +55,8 @@ _LONGEST = 20000  # gpud's data line carries its references: long, but not a meg
 def _relayed(line: str) -> re.Match[str] | None:
     if len(line) > _LONGEST:
         return None
-    return _GPUD.search(line) or _PLUGIN.search(line) or _JSON_XID.search(line)
+    m = _GPUD.search(line) or _PLUGIN.search(line) or _JSON_XID.search(line)
+    return m if m is not None and int(m.group("code")) else None  # no Xid is numbered 0: a field's "none"
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
