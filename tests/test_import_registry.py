@@ -53,6 +53,8 @@ def test_storage_outputs_detected_by_content() -> None:
         "nvme-list-1x.txt": ["nvme-list"],
         "nvme-list-2x.txt": ["nvme-list"],
     }
+    ctrl = next((ROOT / "tests" / "corpus" / "s20-storage").glob("nvme-id-ctrl-*.txt"))
+    assert detect(ctrl.read_text()) == ["nvme-id-ctrl"]  # nvme id-ctrl: one drive's model and capacity
 
 
 def test_storage_as_file_merged_as_with_storage_option() -> None:

@@ -4,8 +4,10 @@ same form (cited where it is used). Forms checked against nvme-cli's history (nv
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from gpuadvisor.importers.blockdev import parse_nvme_list
+from tests.corpus_cases import run_import
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -68,3 +70,57 @@ def test_nvme_list_sn_model_version_rows_by_shape() -> None:
     assert [(d.name, d.model, d.size_bytes) for d in devs] == [
         ("nvme0n1", "Samsung SSD 950 PRO 512GB", 512_110_000_000)
     ]
+
+
+# -- nvme id-ctrl -----------------------------------------------------------------------------------------------
+
+
+def _imported_devices(tmp_path: Path, text: str) -> list[dict[str, Any]]:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None
+    devices: list[dict[str, Any]] = scan["storage"]["paths"][0]["devices"]
+    return devices
+
+
+def test_nvme_id_ctrl_model_and_capacity(tmp_path: Path) -> None:
+    """A Micron 9200 (mn, tnvmcap 1600321314816 bytes), named by the command above it (the controller nvme1):
+    https://github.com/thomas-krenn/TKperf/issues/25"""
+    devs = _imported_devices(tmp_path, _read("s20-storage", "nvme-id-ctrl"))
+    assert [(d["name"], d["model"], d["size_bytes"]) for d in devs] == [
+        ("nvme1", "Micron_9200_MTFDHAL1T6TCU", 1_600_321_314_816)
+    ]
+
+
+# nvme list (its ruler lost) then nvme id-ctrl of the same drive, from https://github.com/FOGProject/fos/issues/72
+FOG = (
+    ">nvme list\n\n"
+    "Node             SN                   Model                                    Namespace Usage"
+    "                      Format           FW Rev\n\n"
+    "/dev/nvme0n1     50026B7685F13C1E     KINGSTON SNV2S250G                               "
+    " 250.06  GB / 250.06  GB    512   B +  0 B   ELFK0S.4\n\n"
+    """>nvme id-ctrl dev/nvme0n1
+
+NVME Identify Controller:
+vid       : 0x2646
+ssvid     : 0x2646
+sn        : 50026B7685F13C1E
+mn        : KINGSTON SNV2S250G
+fr        : ELFK0S.4
+rab       : 4
+ieee      : 0026b7
+cmic      : 0
+mdts      : 6
+cntlid    : 0
+ver       : 0x10400
+tnvmcap   : 250059350016
+unvmcap   : 0
+"""
+)
+
+
+def test_nvme_id_ctrl_after_nvme_list_is_the_same_drive(tmp_path: Path) -> None:
+    devs = _imported_devices(tmp_path, FOG)
+    assert [(d["name"], d["model"]) for d in devs] == [("nvme0n1", "KINGSTON SNV2S250G")]  # one drive, not two
+    assert devs[0]["size_bytes"] in (250_060_000_000, 250_059_350_016)  # nvme list's rounding, or id-ctrl's bytes

@@ -42,6 +42,7 @@ from gpuadvisor.importers import (
     nvbandwidth,
     nvc_info,
     nvlink,
+    nvme_ctrl,
     proc_info,
     rdma_ports,
     show_gids,
@@ -298,6 +299,8 @@ FORMATS: tuple[Format, ...] = (
            finish=storage.finish),
     Format("nvme-list", "nvme list", STORAGE, "nvme list", "plain", "`Node ...` over a dashed ruler",
            blockdev.starts_nvme, storage.parse_nvme_list, storage.add_models, 17, finish=storage.finish),
+    Format("nvme-id-ctrl", "nvme id-ctrl", STORAGE, "nvme id-ctrl", "", "`NVME Identify Controller:`",
+           nvme_ctrl.starts, storage.parse_nvme_id_ctrl, storage.add_models, 17, finish=storage.finish),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

@@ -9,7 +9,7 @@ from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, Storage, StoragePath
-from gpuadvisor.importers import blockdev, fio
+from gpuadvisor.importers import blockdev, fio, nvme_ctrl
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
@@ -50,6 +50,12 @@ def parse_lsblk(section: Section, source: str, filename: str) -> Part:
 def parse_nvme_list(section: Section, source: str, filename: str) -> Part:
     rig = Rig()
     _path(rig).devices = _read(section, source, blockdev.parse_nvme_list)
+    return Part(section.kind, source, section.start, rig)
+
+
+def parse_nvme_id_ctrl(section: Section, source: str, filename: str) -> Part:
+    rig = Rig()
+    _path(rig).devices = _read(section, source, lambda text, origin: nvme_ctrl.parse(text, origin, section.context))
     return Part(section.kind, source, section.start, rig)
 
 
