@@ -55,6 +55,8 @@ def test_storage_outputs_detected_by_content() -> None:
     }
     ctrl = next((ROOT / "tests" / "corpus" / "s20-storage").glob("nvme-id-ctrl-*.txt"))
     assert detect(ctrl.read_text()) == ["nvme-id-ctrl"]  # nvme id-ctrl: one drive's model and capacity
+    df = next((ROOT / "tests" / "corpus" / "s15-storage").glob("df-h-*.txt"))
+    assert detect(df.read_text()) == ["df"]  # df -h: the mounts
 
 
 def test_storage_as_file_merged_as_with_storage_option() -> None:

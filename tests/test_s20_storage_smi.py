@@ -124,3 +124,61 @@ def test_nvme_id_ctrl_after_nvme_list_is_the_same_drive(tmp_path: Path) -> None:
     devs = _imported_devices(tmp_path, FOG)
     assert [(d["name"], d["model"]) for d in devs] == [("nvme0n1", "KINGSTON SNV2S250G")]  # one drive, not two
     assert devs[0]["size_bytes"] in (250_060_000_000, 250_059_350_016)  # nvme list's rounding, or id-ctrl's bytes
+
+
+# -- df -h / df -hT ---------------------------------------------------------------------------------------------
+
+
+def _mounts(tmp_path: Path, text: str) -> dict[str, dict[str, Any]]:
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None
+    return {sp["path"]: sp for sp in scan["storage"]["paths"]}
+
+
+def test_df_h_mounts_sizes_and_a_network_home(tmp_path: Path) -> None:
+    """An Azure HB120rs_v2 node's df -h (powers of 1024; no type without -T):
+    https://github.com/Azure/az-hop/issues/449"""
+    mounts = _mounts(tmp_path, next((CORPUS / "s15-storage").glob("df-h-*")).read_text())
+    assert sorted(mounts) == ["/", "/anfhome", "/boot", "/boot/efi", "/dev/shm", "/mnt/resource"]  # not /run, /sys
+    root = mounts["/"]
+    assert (root["fs_source"], root["size_bytes"], root["free_bytes"]) == ("/dev/sda2", 30 * 2**30, 10 * 2**30)
+    assert root["fs_type"] is None and "fs_type" in root["unavailable"]  # df -h does not show it: not a guess
+    assert (mounts["/anfhome"]["network"], mounts["/anfhome"]["size_bytes"]) == (True, 4 * 2**40)  # 10.0.2.4:/...
+
+
+# df -hT in a pod with a GPFS volume: https://github.com/IBM/ibm-spectrum-scale-csi/issues/80
+GPFS = """sh-4.2$ df -hT
+Filesystem             Type     Size  Used Avail Use% Mounted on
+overlay                overlay  200G   44G  157G  22% /
+tmpfs                  tmpfs     64M     0   64M   0% /dev
+shm                    tmpfs     64M     0   64M   0% /dev/shm
+/dev/mapper/sr650-root xfs      200G   44G  157G  22% /etc/hosts
+remote_fs0_1m          gpfs      15T   61G   15T   1% /var/lib/mongodb/data
+tmpfs                  tmpfs     63G     0   63G   0% /proc/acpi
+"""
+
+
+def test_df_ht_filesystem_types(tmp_path: Path) -> None:
+    mounts = _mounts(tmp_path, GPFS)
+    assert sorted(mounts) == ["/", "/dev/shm", "/etc/hosts", "/var/lib/mongodb/data"]
+    data = mounts["/var/lib/mongodb/data"]
+    assert (data["fs_type"], data["network"], data["size_bytes"]) == ("gpfs", True, 15 * 2**40)
+    assert (mounts["/etc/hosts"]["fs_type"], mounts["/etc/hosts"]["network"]) == ("xfs", False)
+
+
+# df -H (powers of 1000) on a Slurm controller: https://github.com/GoogleCloudPlatform/cluster-toolkit/pull/3827
+SI = """[root@msbucket-controller ext_harshthakkar_google_com]# df -H
+Filesystem               Size  Used Avail Use% Mounted on
+devtmpfs                 8.4G     0  8.4G   0% /dev
+/dev/sda2                 54G   19G   36G  34% /
+/dev/sdb                  53G  205k   50G   1% /var/spool/slurm
+home-cont-msbucket39901  1.2P     0  1.2P   0% /home
+"""
+
+
+def test_df_si_units_after_its_command(tmp_path: Path) -> None:
+    mounts = _mounts(tmp_path, SI)
+    assert (mounts["/"]["size_bytes"], mounts["/"]["free_bytes"]) == (54 * 10**9, 36 * 10**9)
+    assert mounts["/home"]["size_bytes"] == 1.2e15

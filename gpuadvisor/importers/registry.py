@@ -29,6 +29,7 @@ from gpuadvisor.importers import (
     dcgmi_dmon,
     detectron2_env,
     devicequery,
+    df,
     fio,
     gpud,
     hostengine,
@@ -301,6 +302,8 @@ FORMATS: tuple[Format, ...] = (
            blockdev.starts_nvme, storage.parse_nvme_list, storage.add_models, 17, finish=storage.finish),
     Format("nvme-id-ctrl", "nvme id-ctrl", STORAGE, "nvme id-ctrl", "", "`NVME Identify Controller:`",
            nvme_ctrl.starts, storage.parse_nvme_id_ctrl, storage.add_models, 17, finish=storage.finish),
+    Format("df", "df -h", STORAGE, "df", "", "`Filesystem Size Used Avail Use% Mounted on` (`Type` with -T)",
+           df.starts, storage.parse_df, storage.add_mounts, 17, finish=storage.finish),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]
