@@ -182,3 +182,45 @@ def test_df_si_units_after_its_command(tmp_path: Path) -> None:
     mounts = _mounts(tmp_path, SI)
     assert (mounts["/"]["size_bytes"], mounts["/"]["free_bytes"]) == (54 * 10**9, 36 * 10**9)
     assert mounts["/home"]["size_bytes"] == 1.2e15
+
+
+# -- nvidia-smi -q's Processes section alone --------------------------------------------------------------------
+
+
+def test_smi_q_processes_fragment_cut_in_a_key_is_read(tmp_path: Path) -> None:
+    """Windows desktop processes (C+G, 'Not available in WDDM driver model'), the paste cut in 'GPU instan': no GPU,
+    no memory figure taken for a value. https://github.com/ollama/ollama/issues/10393"""
+    path = next((CORPUS / "s20-smi-q").glob("smi-q-windows-processes-*"))
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None and scan["gpus"] == []
+    assert scan["node"]["gpu_processes"] is None  # their GPU is not shown: no process list with made-up memory
+    assert any("Processes section alone: 4 process(es) (type C+G)" in p for p in scan["problems"])
+
+
+# the same section on another Windows machine: https://github.com/ollama/ollama/issues/11039
+EPIC = """        GPU instance ID                   : N/A
+        Compute instance ID               : N/A
+        Process ID                        : 10732
+            Type                          : C+G
+            Name                          : C:\\Program Files (x86)\\Epic Games\\Launcher\\Portal\\Binaries\\Win64\\EpicGamesLauncher.exe
+            Used GPU Memory               : Not available in WDDM driver model
+        GPU instance ID                   : N/A
+        Compute instance ID               : N/A
+        Process ID                        : 10804
+            Type                          : C+G
+            Name                          : C:\\Program Files\\Dell\\Dell Peripheral Manager\\DPM.exe
+            Used GPU Memory               : Not available in WDDM driver model
+        GPU instance ID                   : N/A
+        Compute instance ID               : N/A
+        Process ID                        : 13008
+            Type                          : C+G
+"""  # noqa: E501
+
+
+def test_smi_q_processes_fragment_of_another_machine_whole_and_cut(tmp_path: Path) -> None:
+    for text, count in ((EPIC, 3), (EPIC + "        GPU instance I", 3)):  # as pasted; then cut in a key
+        path = tmp_path / "paste.txt"
+        path.write_text(text)
+        rc, scan = run_import([path])
+        assert rc == 0 and scan is not None and scan["gpus"] == []
+        assert any(f"Processes section alone: {count} process(es)" in p for p in scan["problems"])
