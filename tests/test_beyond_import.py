@@ -104,9 +104,15 @@ def test_ibstat_hdr_one_port_disabled_one_cut() -> None:
         ("mlx5_1", "MT4123", "20.33.1048", "DOWN", "Disabled", 10.0, "InfiniBand"),
         ("mlx5_2", "MT4117", "14.32.1010", "ACTIVE", "LinkUp", None, None),
     ]
-    # the disabled port is reported as not in use; HDR at 200 on a ConnectX-6 is its full rate: nothing else
+    # the disabled port is a port down until it is enabled or declared unused (node health checks count it so);
+    # HDR at 200 on a ConnectX-6 is its full rate: nothing else
     assert judged(rig) == [
-        ("GA803", "info", "mlx5_1 port 1 is DOWN (physical state Disabled); disabled, so not in use")
+        (
+            "GA803",
+            "warn",
+            "mlx5_1 port 1 is DOWN (physical state Disabled); disabled: down until enabled, unless it "
+            "is meant to be unused",
+        )
     ]
 
 

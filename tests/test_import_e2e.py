@@ -292,7 +292,8 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "p2pBandwidthLatencyTest, simpleP2P, or deviceQuery), nvbandwidth, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
         "or "
-        "numba cuda.detect() output, nor as a kernel log, RDMA, fabric manager or storage output (import --help) (it "
+        "numba cuda.detect() output, nor as a kernel or service log, RDMA, fabric manager or storage output "
+        "(import --help) (it "
         "starts 'the vendor says the GPUs are fine')\n"
     )
 

@@ -37,8 +37,10 @@ NVME_JSON = """{
 WRITTEN = {"CSV": CSV.split("\n", 1)[1], "PERFQUERY": PERFQUERY, "NVME_JSON": NVME_JSON}  # CSV: its own prompt off
 
 # the kind it must be read as | the command typed before it | the paste (under tests/, or =NAME: WRITTEN[NAME]);
-# a kind appears more than once for its forms
-TABLE = """
+# a kind appears more than once for its forms; a service log starts only a paste's first output, so it comes first
+PERSISTENCED = "s16-logs/journal-nvidia-persistenced-registers-3d00-then-sigterm-shutdown_jelmd.txt"
+TABLE = f"""
+daemon-log | journalctl -u nvidia-persistenced | corpus/{PERSISTENCED}
 smi-q | nvidia-smi -q | corpus/captures/lx_l40s__595.80.q.txt
 smi-q | nvidia-smi -q -i 2 | corpus/smi/smi-q-fragment-no-gpu-line_gjgjh.txt
 smi-xml | nvidia-smi -q -x | fixtures/import/samples/smi-q-x_rtx4090-gen3-host.txt
@@ -112,6 +114,8 @@ ID_CTRL = "s20-storage/nvme-id-ctrl-micron-9200-1-6tb-prompt-fenced-ps0-25w_tnie
 TABLE += f"nvme-id-ctrl | nvme id-ctrl /dev/nvme1 | corpus/{ID_CTRL}\n"
 DF = "s15-storage/df-h-azure-hb120rs-v2-nfs-home-nvme-not-mounted-unfenced_garvct.txt"
 TABLE += f"df | df -h | corpus/{DF}\n"
+PERFTEST = "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"
+TABLE += f"perftest | ./ib_send_lat --duration=30 -H | corpus/{PERFTEST}\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"
 TABLE += f"nvvs | dcgmi diag -r 1 | corpus/{NVVS}\n"
 DMON = "s18-smi/smi-dmon-markdown-quoted-escaped-hash-4-gpus-83c-no-names_lissyx.txt"

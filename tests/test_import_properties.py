@@ -70,16 +70,6 @@ def cuts(text: str) -> list[tuple[str, str]]:
 
 # Cuts whose new finding the cut text itself supports (the whole paste holds a later line that excuses it).
 MORE_SHOWN = {
-    "rdma/ibstat_3ca-roce-one-down-cut_zbnlala.txt": "GA803: the cut drops 'Physical state: Disabled', the only sign "
-    "the down port is switched off on purpose; a down port of unknown cause rightly warns",
-    "s15-rdma/ibstat-fragment-tabs-mlx5-8-cx6dx-down-disabled-cut-after-physical-state_gyuho.txt": "GA803: the same "
-    "cut of a one-adapter fragment (its 'Physical state: Disabled' line is the last)",
-    "s16-rdma-logs/ibstat-pre-cx6-mlx5-2-down-disabled-cut_sihara.txt": "GA803: the same cut, between mlx5_2's "
-    "'State: Down' and its 'Physical state: Disabled'",
-    "s18-rdma-logs/ibstat-2-roce-ports-down-disabled-cx6dx-22-37-no-link_gaowayne.txt": "GA803: the same cut, "
-    "between a RoCE port's 'State: Down' and its 'Physical state: Disabled'",
-    "s20-rdma-logs/ibstat-connect-ib-mt4113-port1-active-56-port2-down-disabled-cut_alex-m.txt": "GA803: the same "
-    "cut, between port 2's 'State: Down' and its 'Physical state: Disabled'",
     "fabric/fm-start-failed-with-smi-geforce_ericra95.txt": "GA809: a cut before the table's GPU row drops the "
     "GeForce card, the only sign the box has no NVSwitch; a failed fabric manager on a box of unknown GPUs rightly "
     "fails (the service is installed for NVSwitch systems)",

@@ -38,7 +38,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "or deviceQuery), "
         "nvbandwidth, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), or numba cuda.detect() output, "
-        "nor as a kernel log, RDMA, "
+        "nor as a kernel or service log, RDMA, "
         "fabric manager or storage output (import --help)"
     )
 

@@ -17,7 +17,16 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.importers.ibdev2netdev import interface_only
-from gpuadvisor.importers.rdma_ports import DEVINFO, DEVINFO_PORT, IBPANIC, IBSTAT, IBSTATUS, SYSFS, key_value
+from gpuadvisor.importers.rdma_ports import (
+    DEVINFO,
+    DEVINFO_PORT,
+    IBPANIC,
+    IBSTAT,
+    IBSTATUS,
+    IBSTATUS_NONE,
+    SYSFS,
+    key_value,
+)
 from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import map_gpus, normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
@@ -52,7 +61,7 @@ _CARRIER = re.compile(
 )
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")
 _FM = re.compile(r"^\W*nvidia-fabricmanager(?:\.service)?\s+-\s")
-_FM_WORDS = (
+FM_WORDS = (
     "nv-fabricmanager[",
     "nvidia-fabricmanager.service:",
     "nvidia-fabricmanager-start.sh[",
@@ -155,14 +164,15 @@ def starts_ibv_devinfo(lines: list[str], i: int, current: Section | None) -> boo
     )
 
 
-starts_ibstatus = _starts_at(IBSTATUS, "ibstatus")  # Infiniband device 'mlx5_0' port 1 status:
+# "Infiniband device 'mlx5_0' port 1 status:", or its fatal error (no device: "Fatal error:  device '*': sys ...")
+starts_ibstatus = _starts_at(re.compile(f"{IBSTATUS.pattern}|{IBSTATUS_NONE.pattern}"), "ibstatus")
 starts_ib_sysfs = _starts_at(SYSFS, "ib-sysfs")  # /sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE
 
 
 def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:
     """systemctl status nvidia-fabricmanager, or its log lines pasted alone."""
     line = lines[i]
-    fm = bool(_FM.match(line) or _FM_LOG.match(line)) or any(k in line for k in _FM_WORDS)
+    fm = bool(_FM.match(line) or _FM_LOG.match(line)) or any(k in line for k in FM_WORDS)
     return fm and outside_log(current) and (current is None or current.kind != "fabric-manager")
 
 

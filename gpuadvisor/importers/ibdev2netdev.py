@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from gpuadvisor.facts import RdmaPort, Rig
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.facts import RdmaPort
+from gpuadvisor.importers.rdma_ports import line_ports, line_starts
 
 LINE = re.compile(r"^\s*(\w[\w.-]{0,63})\s+port\s+(\d{1,3})\s*==>\s*(\S{1,64})\s+\((Up|Down)\)(?:\s|$)")
 _LAYER = {"ib": "InfiniBand", "en": "Ethernet"}
@@ -26,27 +26,19 @@ def interface_only(port: RdmaPort) -> bool:
     return (port.why("state") or "").startswith(STATE.split("(", 1)[0])
 
 
-def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``mlx5_0 port 1 ==> ib0 (Up)``."""
-    return bool(LINE.match(lines[i])) and outside_log(current) and (current is None or current.kind != "ibdev2netdev")
+starts = line_starts(LINE, "ibdev2netdev")  # mlx5_0 port 1 ==> ib0 (Up)
 
 
-def parse_ibdev2netdev(text: str, source: str, first: int) -> Rig:
-    """Each ``DEV port N ==> NETDEV (Up|Down)`` line as a port; the interface's state is not the port's."""
-    rig = Rig()
-    ports: list[RdmaPort] = []
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if m is None:
-            continue
-        device, port, netdev, word = m.groups()
-        p = RdmaPort(device=device, port=int(port), link_layer=_LAYER.get(netdev[:2]))
-        p.missing("state", STATE.format(netdev=netdev, word=word))
-        p.missing("phys_state", "ibdev2netdev does not print it")
-        p.missing("rate_gbps", "ibdev2netdev does not print it")
-        if p.link_layer is None:
-            p.missing("link_layer", f"not told by the interface's name ({netdev})")
-        ports.append(p)
-    rig.network.rdma_ports = ports
-    rig.origins["network.rdma_ports"] = f"{source}:{first}"
-    return rig
+def _port(m: re.Match[str]) -> RdmaPort:
+    """A ``DEV port N ==> NETDEV (Up|Down)`` line as a port; the interface's state is not the port's."""
+    device, port, netdev, word = m.groups()
+    p = RdmaPort(device=device, port=int(port), link_layer=_LAYER.get(netdev[:2]))
+    p.missing("state", STATE.format(netdev=netdev, word=word))
+    p.missing("phys_state", "ibdev2netdev does not print it")
+    p.missing("rate_gbps", "ibdev2netdev does not print it")
+    if p.link_layer is None:
+        p.missing("link_layer", f"not told by the interface's name ({netdev})")
+    return p
+
+
+parse_ibdev2netdev = line_ports(LINE, _port)

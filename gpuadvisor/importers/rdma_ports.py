@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 from gpuadvisor import facts
 from gpuadvisor.facts import RdmaPort, Rig
+from gpuadvisor.importers.section import Section, outside_log
 from gpuadvisor.importers.values import absent, is_elision
 
 IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
@@ -22,6 +23,10 @@ DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 # a port block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: "port:   1" then "state:  PORT_ACTIVE (4)"
 DEVINFO_PORT = re.compile(r"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b")
 IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
+# ibstatus's own fatal error (infiniband-diags' ibstatus script): no port directory under /sys/class/infiniband for the
+# devices asked ("*": all of them, when none is registered with the kernel): "Fatal error:  device '*': sys files not
+# found (/sys/class/infiniband/*/ports)": no port to list
+IBSTATUS_NONE = re.compile(r"^\s*Fatal error:\s+device '\*': sys files not found \(/sys/class/infiniband/\*/ports\)")
 PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
 _STATE_WORDS = {
     "active": "ACTIVE",
@@ -47,6 +52,29 @@ def ports_parser(parser: PortParser) -> Callable[[str, str, int], Rig]:
         rig.network.rdma_ports = ports
         if elided:
             rig.network.unavailable["rdma_ports"] = f"{facts.ELIDED} (line {elided}): ports after it not shown"
+        rig.origins["network.rdma_ports"] = f"{source}:{first}"
+        return rig
+
+    return parse
+
+
+def line_starts(pattern: re.Pattern[str], kind: str) -> Callable[[list[str], int, Section | None], bool]:
+    """The detector of such an output: a line ``pattern`` matches, outside a kernel log and another of its kind."""
+
+    def starts(lines: list[str], i: int, current: Section | None) -> bool:
+        return bool(pattern.match(lines[i])) and outside_log(current) and (current is None or current.kind != kind)
+
+    return starts
+
+
+def line_ports(
+    pattern: re.Pattern[str], port_of: Callable[[re.Match[str]], RdmaPort]
+) -> Callable[[str, str, int], Rig]:
+    """The parser of an output of one port a line (ibdev2netdev, perftest's error): ``port_of`` each matching line."""
+
+    def parse(text: str, source: str, first: int) -> Rig:
+        rig = Rig()
+        rig.network.rdma_ports = [port_of(m) for line in text.splitlines() if (m := pattern.match(line))]
         rig.origins["network.rdma_ports"] = f"{source}:{first}"
         return rig
 
@@ -227,7 +255,8 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
 
 
 def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
-    """ibstatus: "Infiniband device 'mlx5_0' port 1 status:" blocks with state, phys state, rate, link_layer."""
+    """ibstatus: "Infiniband device 'mlx5_0' port 1 status:" blocks with state, phys state, rate, link_layer; its
+    fatal error for every device ("device '*': sys files not found"): no adapter registered, no port."""
     ports: list[RdmaPort] = []
     port: RdmaPort | None = None
     for k, line in enumerate(lines):

@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     blockdev,
     collect_env,
     cuda_samples,
+    daemon_log,
     dcgm,
     dcgmi_dmon,
     detectron2_env,
@@ -44,6 +45,7 @@ from gpuadvisor.importers import (
     nvc_info,
     nvlink,
     nvme_ctrl,
+    perftest,
     proc_info,
     rdma_ports,
     show_gids,
@@ -236,7 +238,8 @@ FORMATS: tuple[Format, ...] = (
             12),
     _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
             rdma_ports.ports_parser(rdma_ports.parse_ibv_devinfo), 13),
-    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`", beyond.starts_ibstatus,
+    _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`, or its `Fatal error:  device '*': "
+            "sys files not found (/sys/class/infiniband/*/ports)` (no adapter)", beyond.starts_ibstatus,
             rdma_ports.ports_parser(rdma_ports.parse_ibstatus), 14),
     _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
             "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`)",
@@ -304,6 +307,13 @@ FORMATS: tuple[Format, ...] = (
            nvme_ctrl.starts, storage.parse_nvme_id_ctrl, storage.add_models, 17, finish=storage.finish),
     Format("df", "df -h", STORAGE, "df", "", "`Filesystem Size Used Avail Use% Mounted on` (`Type` with -T)",
            df.starts, storage.parse_df, storage.add_mounts, 17, finish=storage.finish),
+    _beyond("perftest", "perftest (ib_send_lat, ib_write_bw ...) port error",
+            "` Port number 1 state is Down` (perftest's check of the port before a test)", perftest.starts,
+            perftest.parse_perftest, 31, family="perftest"),
+    _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log",
+            "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
+            "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...`, as a "
+            "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]
@@ -332,7 +342,9 @@ def summary(group: str) -> str:
 
 def recognised() -> str:
     """What the "not recognised as ..." message names: the GPU outputs, and the other groups by name."""
-    return f"{summary(GPU)} output, nor as a kernel log, RDMA, fabric manager or storage output (import --help)"
+    return (
+        f"{summary(GPU)} output, nor as a kernel or service log, RDMA, fabric manager or storage output (import --help)"
+    )
 
 
 def help_text() -> str:

@@ -82,8 +82,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
     "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
-    "ibstatus": (r"^Infiniband device '",),
-    "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond._FM_WORDS)),
+    "ibstatus": (r"^Infiniband device '", "Fatal error:"),
+    "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond.FM_WORDS)),
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
     "smi-lost": (r"^\W*Unable to d",),
     "rdma-link": (_SPACE + r"link\s",),
@@ -109,6 +109,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
     "df": (_SPACE + r"Filesystem\s",),
+    "perftest": ("Port number ",),
+    "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator
 
-from gpuadvisor.facts import Finding, RdmaPort, Rig, Unavailable
+from gpuadvisor.facts import Finding, Network, RdmaPort, Rig, Unavailable
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing, version_tuple
 from gpuadvisor.rules.registry import rule
@@ -60,10 +60,13 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
         plugged but no link partner answers (switch port down, bad cable); INIT or ARMED means the link is up but
         no subnet manager has configured it.
     Threshold
-        Not ACTIVE/LinkUp warns; a port administratively Disabled is reported as info (not in use).
+        Not ACTIVE/LinkUp warns, a port administratively Disabled too: node health checks count it as a port down
+        until it is declared unused (gpud expects every adapter the node has to be LinkUp unless told fewer, and
+        names Disabled and Polling ports alike; Azure's health checks list each port that must be Active).
     Source
         InfiniBand Architecture Specification port states (ibstat and ibv_devinfo print them); NVIDIA
-        MLNX_OFED documentation, "ibstat"; Azure HPC health checks flag IB ports that are not Active.
+        MLNX_OFED documentation, "ibstat"; Azure HPC health checks flag IB ports that are not Active; gpud's
+        InfiniBand component (github.com/leptonai/gpud: the adapters present as the expected LinkUp ports).
     How to fix
         Polling: reseat or replace the cable, check the switch port; INIT/ARMED: check the subnet manager
         (sminfo); Disabled: enable the port, or leave it out of NCCL_IB_HCA if it is meant to be unused.
@@ -94,14 +97,13 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
         yield ctx.finding(
             f"{_name(p)} is {p.state or 'in an unknown state'}"
             + (f" (physical state {p.phys_state})" if p.phys_state else " (physical state not shown)")
-            + ("; disabled, so not in use" if disabled else "")
+            + ("; disabled: down until enabled, unless it is meant to be unused" if disabled else "")
             + (
                 ": the cable and link are up but no subnet manager has activated the port (or its partition "
                 "key does not match)"
                 if unmanaged
                 else ""
             ),
-            severity="info" if disabled else "warn",
             subject=_name(p),
             observed={"state": p.state, "phys_state": p.phys_state, "link_layer": p.link_layer},
             expected={"state": "ACTIVE", "phys_state": "LinkUp"},
@@ -317,6 +319,14 @@ def iommu_translation(rig: Rig, ctx: Context) -> Iterator[Finding]:
     )
 
 
+def nccl_no_module(net: Network) -> list[str]:
+    """The HCAs a NCCL log disabled GPU Direct RDMA on for want of the peer-memory module ("(no module)"), unless
+    lsmod showed it loaded (then the module is there but not registered: GA825's case)."""
+    if net.peermem_loaded:
+        return []
+    return [h for h in net.nccl_gdr_disabled or [] if h.endswith("(no module)")]
+
+
 @rule("GA808", "peermem-missing", area="network", severity="warn")
 def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """GPUs and active RDMA adapters, but no nvidia_peermem module for GPUDirect RDMA.
@@ -340,6 +350,22 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """
     net = rig.network
     ports = net.rdma_ports
+    if (told := nccl_no_module(net)) and (ports is None or not rig.gpus):
+        # NCCL itself looked for the peer-memory module (its "(no module)": no /sys/kernel/mm/memory_peers/nv_mem)
+        # on the HCAs it was about to use: the module is missing where a job needed it, ports listed or not
+        hcas = ", ".join(h.removesuffix(" (no module)") for h in told)
+        yield ctx.finding(
+            f"NCCL found no peer-memory module for {hcas}: GPU Direct RDMA is off, inter-node traffic is staged "
+            "through host memory",
+            subject="host",
+            observed={"nccl_gdr_disabled": told, "peermem_loaded": net.peermem_loaded},
+            expected={"modules": ["nvidia_peermem"]},
+            expected_source="NCCL (net_ib: 'GPU Direct RDMA Disabled for HCA ... (no module)'); NVIDIA GPUDirect RDMA "
+            "documentation",
+            fix="modprobe nvidia_peermem (persist in /etc/modules-load.d; after MLNX_OFED, rebuild the driver), or "
+            "use dma-buf with the open kernel module; NCCL_DEBUG=INFO then says GPU Direct RDMA Enabled",
+        )
+        return
     if ports is None or not rig.gpus:
         if ports is None:
             yield ctx.not_checked(missing(net, "rdma_ports", "RDMA ports"), subject="host")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.kernel import grouped_events, tally
-from gpuadvisor.rules.network import _name, _ports
+from gpuadvisor.rules.network import _name, _ports, nccl_no_module
 from gpuadvisor.rules.registry import rule
 
 AZNHC = "Azure HPC node health checks, check_ib_link_flapping (github.com/Azure/azurehpc-health-checks)"
@@ -204,8 +204,9 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         (/sys/kernel/mm/memory_peers/nv_mem/version).
     """
     off = rig.network.nccl_gdr_disabled
-    if not off:
-        return  # no NCCL log, or one that disabled nothing: nothing to judge (no not-checked: a log is optional)
+    if not off or nccl_no_module(rig.network) == off and (rig.network.rdma_ports is None or not rig.gpus):
+        return  # no NCCL log, or one that disabled nothing (a log is optional); or only for want of the module: GA808
+
     loaded = rig.network.peermem_loaded
     sockets_only = all("NET/Socket/" in h for h in off)
     why = (

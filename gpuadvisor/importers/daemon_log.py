@@ -1,0 +1,40 @@
+"""A log of services, no kernel line in it: a syslog or journal excerpt of daemons (systemd, nvidia-persistenced,
+bumblebeed ...), or an IBM CSM daemon's log.
+
+Such a paste is a log the user gave: it is read as one (the kernel log's reader takes the kernel lines a later part
+of it may hold), and a log with no GPU event in it says so ("no fault in the logs given"), never "not recognised".
+It is the last row of :mod:`gpuadvisor.importers.registry`: a service's line that another row reads (the fabric
+manager's ``nv-fabricmanager[N]:``, NHC's ``nhc[N]: Health check failed:``) is that row's, and only a paste's first
+output starts here (inside another output its lines are that output's).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuadvisor.importers.beyond import FM_WORDS
+from gpuadvisor.importers.section import Section
+
+# rsyslog's traditional and high-precision times, journalctl's short, short-iso and short-precise forms: a time, the
+# host, then the service's tag ("systemd[1]:", "bumblebeed[29284]:", "CRON[42]:"; a tag without a pid, "sudo:")
+_SYSLOG = re.compile(
+    r"^\s*(?:[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
+    r"\s+[\w.-]{1,63}\s+[\w.@/()-]{1,64}(?:\[\d{1,10}\])?:\s"
+)
+# IBM CAST's CSM daemons: "[COMPUTE]2020-08-25 12:37:50.006451     csmenv::debug    | ..."
+_CSM = re.compile(r"^\s*\[(?:COMPUTE|AGGREGATOR|MASTER|UTILITY)\]\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+\s+\w+::\w+\s+\|")
+
+
+# a line another row reads (the fabric manager's, NHC's, the kernel's) close below: the service lines above it are
+# that output's preamble (systemd's "Starting NVIDIA fabric manager service..."), not a log of their own
+_OTHERS = re.compile("|".join(re.escape(w) for w in (*FM_WORDS, "Health check failed:", " kernel:")))
+_WINDOW = 20  # lines looked at below (a fixed number: the split stays linear)
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """A paste's first output is a service's log line (syslog's or the journal's, or a CSM daemon's), no line another
+    row reads among the next few."""
+    if current is not None or not (_SYSLOG.match(lines[i]) or _CSM.match(lines[i])):
+        return False
+    return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])
