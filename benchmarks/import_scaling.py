@@ -38,6 +38,9 @@ MANY_LINES = [
     "   8   2   float   sum  -1  1  1  0  1  1  0", "2024-04-02 12:54:06.828 ERROR [1:2] [[NvSwitch]] a [/a.cpp:1] [f]",
     "pod-c78b4 ctr a", "machine [0] misc/ibvwrap.cu:269 WARN a", "what(): system not yet initialized",
     "GPU 0's MIG configuration is incompatible with the diagnostic", "x 0000:05:00.0: AER: a",
+    "Filesystem Size Used Avail Use% Mounted on", "/dev/sda2 30G 20G 10G 66% /", "NVME Identify Controller:",
+    "  /dev/nvme0n1  : NVM Express - 0x144d - A  B - 0", "/dev/nvme0n1p1 A 1.1 1 1.00 GB / 2.00 GB 512 B + 0 B",
+    "        GPU instan",
 ]  # fmt: skip
 
 
