@@ -40,7 +40,7 @@ MANY_LINES = [
     "GPU 0's MIG configuration is incompatible with the diagnostic", "x 0000:05:00.0: AER: a",
     "Filesystem Size Used Avail Use% Mounted on", "/dev/sda2 30G 20G 10G 66% /", "NVME Identify Controller:",
     "  /dev/nvme0n1  : NVM Express - 0x144d - A  B - 0", "/dev/nvme0n1p1 A 1.1 1 1.00 GB / 2.00 GB 512 B + 0 B",
-    "        GPU instan",
+    "        GPU instan", "Host/Device Bandwidth Matrix (GB/s), memory=Pinned", "   D2H     56.83  57.12",
 ]  # fmt: skip
 
 

@@ -114,6 +114,8 @@ ID_CTRL = "s20-storage/nvme-id-ctrl-micron-9200-1-6tb-prompt-fenced-ps0-25w_tnie
 TABLE += f"nvme-id-ctrl | nvme id-ctrl /dev/nvme1 | corpus/{ID_CTRL}\n"
 DF = "s15-storage/df-h-azure-hb120rs-v2-nfs-home-nvme-not-mounted-unfenced_garvct.txt"
 TABLE += f"df | df -h | corpus/{DF}\n"
+BUSGRIND = "s9-cuda-samples/busgrind-host-device-matrix-8gpu-bidir-low-gpu5-7-cut_rainzhouzzz.txt"
+TABLE += f"busgrind | ./busGrind -p 1 -u 0 -e 0 -d 1 | corpus/{BUSGRIND}\n"
 PERFTEST = "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"
 TABLE += f"perftest | ./ib_send_lat --duration=30 -H | corpus/{PERFTEST}\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"

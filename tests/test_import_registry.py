@@ -33,7 +33,7 @@ def test_one_row_per_kind_with_a_way_in() -> None:
 def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
         "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, or dmon), PyTorch collect_env, "
-        "detectron2 collect_env, lspci -vv, nccl-tests, CUDA samples (bandwidthTest, "
+        "detectron2 collect_env, lspci -vv, nccl-tests, CUDA samples (bandwidthTest, busGrind, "
         "p2pBandwidthLatencyTest, simpleP2P, "
         "or deviceQuery), "
         "nvbandwidth, "

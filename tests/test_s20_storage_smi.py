@@ -224,3 +224,21 @@ def test_smi_q_processes_fragment_of_another_machine_whole_and_cut(tmp_path: Pat
         rc, scan = run_import([path])
         assert rc == 0 and scan is not None and scan["gpus"] == []
         assert any(f"Processes section alone: {count} process(es)" in p for p in scan["problems"])
+
+
+# -- CUDA samples busGrind ----------------------------------------------------------------------------------------
+
+
+def test_busgrind_host_device_matrix_per_gpu_copies() -> None:
+    """busGrind -p 1 on eight GPUs: the single-device matrix's D2H and H2D per GPU (the concurrent matrix is all
+    devices at once, not a link's figure). https://github.com/NVIDIA/cuda-samples/issues/357"""
+    from gpuadvisor.importers.cuda_samples_busgrind import parse
+
+    rig = parse(_read("s9-cuda-samples", "busgrind-"), "f")
+    assert [g.index for g in rig.gpus] == list(range(8))
+    figures = {(m.kind, m.gpus[0]): m.value_gbps for m in rig.measurements}
+    assert (figures[("d2h", 0)], figures[("h2d", 0)], figures[("d2h", 7)]) == (56.83, 56.17, 53.53)
+    assert all(m.memory == "pinned" and m.concurrent is False for m in rig.measurements)
+    assert "bidirectional copy on this device: 7.25 GB/s" in " ".join(
+        n for m in rig.measurements if m.gpus == [6] for n in m.notes
+    )

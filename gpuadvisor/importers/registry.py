@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     blockdev,
     collect_env,
     cuda_samples,
+    cuda_samples_busgrind,
     daemon_log,
     dcgm,
     dcgmi_dmon,
@@ -199,6 +200,9 @@ FORMATS: tuple[Format, ...] = (
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
            "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
            "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
+    Format("busgrind", cuda_samples_busgrind.WHAT, GPU, "CUDA samples", "busGrind",
+           "`Host/Device Bandwidth Matrix (GB/s), memory=Pinned` over `Dir\\D  0  1 ...`",
+           cuda_samples_busgrind.starts, reads(cuda_samples_busgrind.parse), _add, 9),
     Format("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", GPU, "CUDA samples", "p2pBandwidthLatencyTest",
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
            "`Device: 0, NAME, pciBusID: ..`, `P2P Connectivity Matrix` or a matrix title", cuda_samples.starts_p2p,

@@ -109,6 +109,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
     "df": (_SPACE + r"Filesystem\s",),
+    "busgrind": ("Host/Device Bandwidth Matrix",),
     "perftest": ("Port number ",),
     "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
 }
