@@ -289,7 +289,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, "
         "-L, plain, --query-gpu, or dmon), NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, "
         "torch.__config__.show(), lspci -vv, nccl-tests, "
-        "CUDA samples (bandwidthTest, "
+        "CUDA samples (bandwidthTest, busGrind, "
         "p2pBandwidthLatencyTest, simpleP2P, or deviceQuery), nvbandwidth, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
         "or "

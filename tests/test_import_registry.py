@@ -33,9 +33,8 @@ def test_one_row_per_kind_with_a_way_in() -> None:
 def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
         "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, or dmon), "
-        "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, "
-        "detectron2 collect_env, torch.__config__.show(), lspci -vv, nccl-tests, CUDA samples (bandwidthTest, "
-        "p2pBandwidthLatencyTest, simpleP2P, "
+        "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, torch.__config__.show(), "
+        "lspci -vv, nccl-tests, CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
         "or deviceQuery), "
         "nvbandwidth, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), or numba cuda.detect() output, "
@@ -54,6 +53,10 @@ def test_storage_outputs_detected_by_content() -> None:
         "nvme-list-1x.txt": ["nvme-list"],
         "nvme-list-2x.txt": ["nvme-list"],
     }
+    ctrl = next((ROOT / "tests" / "corpus" / "s20-storage").glob("nvme-id-ctrl-*.txt"))
+    assert detect(ctrl.read_text()) == ["nvme-id-ctrl"]  # nvme id-ctrl: one drive's model and capacity
+    df = next((ROOT / "tests" / "corpus" / "s15-storage").glob("df-h-*.txt"))
+    assert detect(df.read_text()) == ["df"]  # df -h: the mounts
 
 
 def test_storage_as_file_merged_as_with_storage_option() -> None:

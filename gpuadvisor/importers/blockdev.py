@@ -198,6 +198,8 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         return out
     lines = [x for ln in text.splitlines() for x in _uncollapsed(ln)]
     header, spans, first = _nvme_header(lines)
+    if "Node" not in header and any(_CRUDE.match(ln) for ln in lines):
+        return _crude_list(lines)
     if "Node" not in header:
         raise BlockDevError(f"{origin}: not nvme list output (no 'Node ... Model' header with its dashed ruler)")
     names = [header[a : b + 1].strip() or (header[a:].split() or [""])[0] for a, b in spans]
@@ -207,10 +209,13 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
             continue
         if not _NVME_NODE.match(ln):
             break  # the rows end at the first line that is not one (nvme list -v's tables, the next command)
-        # by its shape first (the classic Node/SN/Model layout): a header wider than its ruler misplaces columns
-        row = _NVME_ROW.match(ln.strip()) if re.search(r"\bSN\b.*\bModel\b", header) else None
+        if _PARTITION.match(ln):
+            continue  # nvme-cli before 2016 listed each partition of a namespace as a row of its own: not a drive
+        # by its shape first (the classic Node/SN/Model layout, or 2015's Node/Model-or-Vendor/Version, its rows
+        # tab-separated and not padded): a header wider than its ruler misplaces columns
+        row = _shape_row(header, ln.strip())
         if row:
-            cells = {"Node": row["node"], "Model": row["model"], "Usage": row["usage"]}
+            cells = row
         elif not spans:
             continue  # no ruler to cut the row by, and not of the classic shape: not read
         else:
@@ -259,6 +264,47 @@ def _nvme_header(lines: list[str]) -> tuple[str, list[tuple[int, int]], int]:
     return ("", [], 0) if head is None else (lines[head], [], head + 1)
 
 
+def _shape_row(header: str, line: str) -> dict[str, str] | None:
+    """The row's Node, Model and Usage read by its shape, for the headers whose layout is known."""
+    if re.search(r"\bSN\b.*\bModel\b", header):
+        row = _NVME_ROW.match(line)
+    elif re.search(r"\b(?:Model|Vendor)\s+Version\b", header):
+        row = _VERSION_ROW.match(line)
+    else:
+        return None
+    if row is None:
+        return None
+    model = row["model"]
+    if re.search(r"\bVersion\b", header):  # 2016's SN/Model/Version: the NVMe version after the model
+        model = re.sub(r"\s+\d+\.\d+$", "", model)
+    return {"Node": row["node"], "Model": model, "Usage": row["usage"]}
+
+
+def _crude_list(lines: list[str]) -> list[BlockDevice]:
+    """nvme-cli's first ``nvme list`` (February 2015, nvme.c's ``"  %s\t: NVM Express - %#x - %s - %x"``): node,
+    vendor id, the Identify model field (40 characters, not terminated: the firmware revision and bytes past it run
+    on) and the NVMe version; no capacity."""
+    out = []
+    for ln in lines:
+        m = _CRUDE.match(ln)
+        if m is None or _PARTITION.match(m["node"]):
+            continue
+        field = m["mn"].rstrip()
+        model = re.split(r"\s{2,}", (field[:40] if len(field) > 40 else field).strip())[0]
+        dev = BlockDevice(name=m["node"].removeprefix("/dev/"), kind="nvme", model=model or None)
+        dev.unavailable["size_bytes"] = "the 2015 nvme list form shows no capacity"
+        if dev.model is None:
+            dev.unavailable["model"] = "not in this nvme list output"
+        out.append(dev)
+    return out
+
+
+# nvme-cli's first list form, one line a device: "  /dev/nvme0n1\t: NVM Express - 0x144d - MODEL...FW - 0"
+_CRUDE = re.compile(
+    r"^\s*(?P<node>/dev/nvme\d+n\d+(?:p\d+)?)\s*:\s*NVM Express - (?:0x)?[0-9a-fA-F]+ - (?P<mn>.*?) - [0-9a-fA-F]+\s*$"
+)
+# a partition of a namespace (nvme0n1p1): listed as rows by nvme-cli before 2016
+_PARTITION = re.compile(r"^\s*(?:/dev/)?nvme\d+n\d+p\d+\b")
 _CLASSIC_HEAD = re.compile(r"^\s*Node\s+(?:Generic\s+)?SN\s+Model\s+Namespace\s+Usage\s+Format\s+FW Rev\s*$")
 # nvme list's row: Node, SN, Model (may hold spaces), Namespace, Usage "used UNIT / total UNIT", Format, FW Rev
 # (nvme-cli 2.x adds a Generic column, /dev/ng0n1, after Node; a development build prints the Node without /dev/)
@@ -268,6 +314,11 @@ _NVME_ROW = re.compile(
     r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
 )
 
+# 2015's rows: Node, Model (Vendor in its first header; 20 characters at most), Version, Namespace, Usage, Format
+_VERSION_ROW = re.compile(
+    r"(?P<node>/dev/\S+|nvme\d+n\d+\S*)\s+(?P<model>\S.*?)\s+\d+\.\d+\s+\d+\s+"
+    r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
+)
 
 # -- recognising them in a paste ----------------------------------------------------------------------------
 
@@ -283,7 +334,7 @@ _COLUMN_WORDS = (
 )
 LSBLK_COLUMNS = frozenset(_COLUMN_WORDS.split())
 _NVME_HEAD = re.compile(r"^\s*Node\s+\S")
-_RULER = re.compile(r"\s*-{4,}( +-{2,})+\s*")
+_RULER = re.compile(r"\s*-{4,}([ \t]+-{2,})+\s*")
 starts_lsblk_json = json_starts('"blockdevices"')
 starts_nvme_json = json_starts('"Devices"')
 
@@ -300,7 +351,7 @@ def starts_lsblk(lines: list[str], i: int, current: Section | None) -> bool:
 def starts_nvme(lines: list[str], i: int, current: Section | None) -> bool:
     """nvme list's header ``Node ...`` with the dashed ruler under it, or (the ruler lost in the paste) its classic
     header over a ``/dev/nvme0n1`` row."""
-    if _COLLAPSED.search(lines[i]):
+    if _COLLAPSED.search(lines[i]) or (_CRUDE.match(lines[i]) and (current is None or current.kind != "nvme-list")):
         return outside_log(current)
     if not _NVME_HEAD.match(lines[i]) or not outside_log(current):
         return False

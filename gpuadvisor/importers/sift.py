@@ -105,7 +105,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "iblinkinfo": (r"^\s*(?:CA|Switch): ",),
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
-    "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s"),  # or the whole listing on one line
+    # its header, the whole listing on one line, or 2015's "/dev/nvme0n1 : NVM Express - 0x144d - ..." rows
+    "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
+    "nvme-id-ctrl": ("NVME Identify Controller:",),
+    "df": (_SPACE + r"Filesystem\s",),
+    "busgrind": ("Host/Device Bandwidth Matrix",),
     "perftest": ("Port number ",),
     "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
     "nccl-topo-xml": (_SPACE + "<",),

@@ -462,15 +462,25 @@ _PROCESS_KEYS = {"processes", "gpu instance id", "compute instance id", "process
 
 
 def _processes_only(root: Node) -> bool:
-    keys = {c.key.lower() for c in root.children if not c.elided}
+    """Only the Processes section's keys; the paste's last line may be one of them cut short (``GPU instan``)."""
+    children = [c for c in root.children if not c.elided]
+    if children and _cut_key(children[-1]):
+        children.pop()
+    keys = {c.key.lower() for c in children}
     return "process id" in keys and keys <= _PROCESS_KEYS or keys == {"processes"}
+
+
+def _cut_key(node: Node) -> bool:
+    """A key line cut short at the end of a paste: no value, no colon, the start of one of Processes' keys."""
+    key = node.key.lower()
+    return node.value is None and not node.children and any(k.startswith(key) and k != key for k in _PROCESS_KEYS)
 
 
 def _processes_fragment(root: Node, source: str) -> Rig:
     """-q's Processes section alone: no GPU, no driver line; the processes it lists are noted (their GPU is not
     shown, so no GPU's memory can be said to be held)."""
     rig = Rig()
-    procs = [n for n in root.walk() if n.key.lower() == "process id"]
+    procs = max(([n for n in root.walk() if n.key.lower() == k] for k in ("process id", "name")), key=len)  # cut
     kinds = sorted({n.value for n in root.walk() if n.key.lower() == "type" and n.value and not n.elided})
     rig.problems.append(
         f"{source}: line {root.line}: nvidia-smi -q's Processes section alone: {len(procs)} process(es)"

@@ -9,7 +9,7 @@ from typing import Any
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, Storage, StoragePath
-from gpuadvisor.importers import blockdev, fio
+from gpuadvisor.importers import blockdev, df, fio, nvme_ctrl
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
@@ -22,8 +22,12 @@ _NOT_READ = ("mount_point", "fs_type", "fs_source", "network", "size_bytes", "fr
 def _path(rig: Rig) -> StoragePath:
     """The one imported storage path of the Rig, made when the first storage output is merged."""
     if not rig.storage.paths:
-        rig.storage = Storage(paths=[StoragePath(path=IMPORTED, role="data")])
-    return rig.storage.paths[0]
+        rig.storage = Storage()
+    found = next((sp for sp in rig.storage.paths if sp.path == IMPORTED), None)
+    if found is None:  # df's mounts merged first: the imported path goes first all the same
+        found = StoragePath(path=IMPORTED, role="data")
+        rig.storage.paths.insert(0, found)
+    return found
 
 
 def _read(section: Section, source: str, read: Callable[[str, str], Any]) -> Any:
@@ -51,6 +55,26 @@ def parse_nvme_list(section: Section, source: str, filename: str) -> Part:
     rig = Rig()
     _path(rig).devices = _read(section, source, blockdev.parse_nvme_list)
     return Part(section.kind, source, section.start, rig)
+
+
+def parse_nvme_id_ctrl(section: Section, source: str, filename: str) -> Part:
+    rig = Rig()
+    _path(rig).devices = _read(section, source, lambda text, origin: nvme_ctrl.parse(text, origin, section.context))
+    return Part(section.kind, source, section.start, rig)
+
+
+def parse_df(section: Section, source: str, filename: str) -> Part:
+    rig = Rig()
+    rig.storage = Storage(paths=_read(section, source, lambda text, origin: df.parse(text, origin, section.context)))
+    return Part(section.kind, source, section.start, rig)
+
+
+def add_mounts(m: Merger, part: Part) -> None:
+    """df's mounts after the other storage outputs (a mount listed twice: the first df's)."""
+    if not m.rig.storage.paths:
+        m.rig.storage = Storage()
+    seen = {sp.mount_point for sp in m.rig.storage.paths if sp.role == "mount"}
+    m.rig.storage.paths += [sp for sp in part.rig.storage.paths if sp.mount_point not in seen]
 
 
 def add_bench(m: Merger, part: Part) -> None:
