@@ -567,7 +567,7 @@ def _bus_without_driver(rig: Rig) -> None:
     n = len(rig.node.nvidia_pci_functions)
     driver = any(k.startswith("gpus[") and "(lspci" not in v for k, v in rig.origins.items())
     # nvidia-smi -q -i N (one GPU asked for), or a -q whose "Attached GPUs" is more than it shows (cut or -i)
-    one = any("its one GPU is GPU" in x or "attached GPUs but the output holds" in x for x in rig.problems)
+    one = any(w in x for x in rig.problems for w in ("its one GPU is GPU", "GPUs but the output holds", "may follow"))
     if not driver or one:
         rig.node.nvidia_pci_functions = None
         del rig.origins["node.nvidia_pci_functions"]

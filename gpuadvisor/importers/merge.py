@@ -26,7 +26,7 @@ from gpuadvisor.importers.part import Part
 from gpuadvisor.importers.prefixed import strip_prefix
 from gpuadvisor.importers.registry import BY_KIND, STORAGE, recognised
 from gpuadvisor.importers.sanity import drop_implausible
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import OPEN_END, Section
 from gpuadvisor.importers.sections import not_nvidia, other_vendor_gpu, split_sections, unread
 
 MAX_BYTES = 64 * 2**20  # larger than any nvidia-smi/lspci output of a real machine
@@ -93,6 +93,8 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
     part.text, part.name = section.text, row.name
     if row.extras is not None:  # facts beyond the GPU in it: nvidia-smi -q Fabric, lspci -vvv ACSCtl
         row.extras(part.rig, section.text)
+    if section.open_end and part.rig.gpus:
+        part.rig.problems.append(f"{source}: line {section.start}: {OPEN_END}")
     return part
 
 

@@ -12,6 +12,7 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import beyond
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.part import Part
+from gpuadvisor.importers.section import OPEN_END
 
 
 def _is_empty(value: Any) -> bool:
@@ -144,6 +145,13 @@ class Merger:
             return mapping
         for k, g in enumerate(frag):
             found = next((x for x in self.gpus if x.bus_id == g.bus_id), None)
+            if found is None and any(OPEN_END in p for p in self.rig.problems):  # the driver's list is cut: kept
+                found = Gpu(index=max((x.index for x in self.gpus), default=-1) + 1, bus_id=g.bus_id)
+                self.gpus.append(found)
+                self.rig.problems.append(
+                    f"{part.origin}: NVIDIA GPU {g.bus_id} kept as GPU {found.index}: lspci lists it, and the "
+                    "nvidia-smi output that could list it is cut short"
+                )
             if found is None:
                 why = (
                     "no nvidia-smi output lists it (driver not bound, GPU lost, or another machine)"

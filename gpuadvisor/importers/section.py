@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.importers.values import strip_ansi
 
+# said of an output whose fence never closes (beyond.py's GA810 comparison keys on "rows may follow")
+OPEN_END = "the paste ends inside the fence around this output (it never closes): rows may follow that it does not show"
+
 
 @dataclass
 class Section:
@@ -17,6 +20,7 @@ class Section:
     lines: list[str] = field(default_factory=list)
     context: list[str] = field(default_factory=list)  # up to 8 lines before it (prompts, commands)
     cut: bool = False  # the file ends inside its last line (no newline after it): that line may be cut short
+    open_end: bool = False  # the paste ends inside the markdown fence around it: rows may follow that it does not show
 
     @property
     def text(self) -> str:

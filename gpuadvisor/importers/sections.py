@@ -24,6 +24,7 @@ def _start_kind(lines: list[str], i: int, current: Section | None, sifted: Sift)
 
 
 _FENCE = re.compile(r"^\s*`{3,}\s*$")
+_OPENING_FENCE = re.compile(r"^\s*`{3,}[\w.+-]+\s*$")  # "```bash": a fence with a language only opens
 
 
 def split_sections(text: str) -> list[Section]:
@@ -33,7 +34,9 @@ def split_sections(text: str) -> list[Section]:
     current: Section | None = None
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
     sifted = sift(text)
+    fenced = False  # inside a markdown fence: fences open and close in turn
     for i, line in enumerate(lines):
+        fenced = True if _OPENING_FENCE.match(line) else fenced ^ bool(_FENCE.match(line))
         if current is not None and current.kind != "_after" and _FENCE.match(line):
             # a markdown fence closes the output it wraps; one that ends the text closes it where the paste ended
             # (the line above it may be cut short, as at the end of a file: the fence added the newline)
@@ -51,6 +54,8 @@ def split_sections(text: str) -> list[Section]:
                 current = Section(kind="_after", start=i + 2)  # swallow nothing; detection resumes
     if sections and current is sections[-1] and lines and lines[-1].strip() and not text.endswith(("\n", "\r")):
         sections[-1].cut = True
+    if sections and current is sections[-1] and fenced:  # the fence around the last output never closes
+        sections[-1].open_end = True
     for s in sections:
         settle = BY_KIND[s.kind].settle
         if settle is not None:
