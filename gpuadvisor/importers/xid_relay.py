@@ -12,10 +12,14 @@ Forms read (each from the tool's own source):
   go unhealthy.`` (no device), and ``'nvidia.com/gpu' device marked unhealthy: GPU-<uuid>`` (no Xid number).
 - NVML's ERROR_GPU_IS_LOST (go-nvml's name; ``GPU is lost``, nvmlErrorString's words) in a failed query that names a
   GPU by its UUID: ``failed to get device remapped rows: ERROR_GPU_IS_LOST``: that GPU is lost.
+- The same return code raised in Python (pynvml, nvidia-ml-py: each NVML error a class named from its code,
+  ``NVMLError_GpuIsLost``, its text nvmlErrorString's): a traceback ending ``pynvml.NVMLError_GpuIsLost: GPU is
+  lost`` (or ``NVMLError: GPU is lost``): a GPU is lost, which one the line does not say.
 
 Read: each Xid as a kernel event (the same facts, the same catalog and rule GA801 as a kernel log's line), its device
 the PCI bus id or the GPU UUID the line names (none named: the device is unknown); a lost GPU by its UUID, with every
-fact unknown for that reason (GA315). A relayer that writes one event twice (gpud's message and its data) is one
+fact unknown for that reason (GA315); a lost GPU no line names as the kernel's own sign of it (``gpu-is-lost``,
+GA820: reboot), its device unknown. A relayer that writes one event twice (gpud's message and its data) is one
 event.
 """
 
@@ -47,6 +51,8 @@ _JSON_UUID = re.compile(rf'\\*"device_uuid\\*"\s*:\s*\\*"(?P<uuid>{_UUID})?')
 _PLUGIN = re.compile(rf"\bXidCriticalError: Xid=(?P<code>\d{{1,5}})(?: on Device=(?P<uuid>{_UUID}))?")
 _UNHEALTHY = re.compile(rf"\bdevice marked unhealthy: (?P<uuid>{_UUID})")
 _LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, in go-nvml's name or in words
+# pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
+_PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
 _GPU_UUID = re.compile(r"\bGPU-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}\b")
 _SAME_EVENT_LINES = 8  # gpud writes an event's message and, a few lines below, its data: one event
 _LONGEST = 20000  # gpud's data line carries its references: long, but not a megabyte
@@ -67,7 +73,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     line = lines[i]
     if len(line) > _LONGEST or (not outside_log(current) and "NVRM" in line):
         return False
-    return bool(_relayed(line) or _UNHEALTHY.search(line) or _lost(line))
+    return bool(_relayed(line) or _UNHEALTHY.search(line) or _lost(line) or _PY_LOST.search(line))
 
 
 def _lost(line: str) -> str | None:
@@ -124,6 +130,8 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
                 uuids[id(ev)] = uuid
         if gone := _lost(line):
             lost.setdefault(gone, (line.strip()[:200], lineno))
+        elif _PY_LOST.search(line) and not any(e.kind == "gpu-is-lost" for e in events):
+            events.append(KernelEvent(kind="gpu-is-lost", text=line.strip()[:200], line=lineno))  # which GPU: unsaid
     for ev in events:
         if id(ev) in uuids:
             ev.text = f"{ev.text} [{uuids[id(ev)]}]" if uuids[id(ev)] not in ev.text else ev.text
