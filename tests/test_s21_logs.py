@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuadvisor.importers import import_files
+from gpuadvisor.importers import import_files, nccl_log
 from gpuadvisor.rules import evaluate
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -44,3 +44,17 @@ def test_a_python_traceback_ending_in_nvmls_gpu_is_lost_is_a_lost_gpu_of_unknown
         (ev,) = scan.kernel.events
         assert (ev.kind, ev.bus_id, ev.gpu_index) == ("gpu-is-lost", None, None)  # which GPU: not on the line
         assert scan.gpus == []
+
+
+def test_a_nccl_warn_line_with_its_pid_redacted_and_a_date_before_the_host_is_read_as_nccl_output(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/2013: the pid (and tid) written XXXXXX, a log date before the host
+    redacted = (CORPUS / "s21-nccl-debug").glob("nccl-warn-ibv-modify-qp-110-*.txt")
+    text = next(redacted).read_text()
+    assert ":XXXXXX [5] ibvwrap.c:262 NCCL WARN" in text
+    found = _judged(tmp_path, text)
+    assert _worst([x for x in found if x[1] != "not-checked"]) in ("ok", "info", "warn")
+    # the same line as NCCL writes it (host:pid:tid) is judged the same: the redaction changes nothing
+    plain = _judged(tmp_path, text.replace(":XXXXXX [5]", ":2152176:2152299 [5]"))
+    assert found == plain
+    assert nccl_log.starts("host-01:***:*** [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>")
+    assert not nccl_log.starts("host-01:XX [0] NCCL INFO x")  # two letters: not a redaction NCCL's readers write

@@ -19,15 +19,18 @@ RANK_PREFIX = r"(?:\[\d+(?:,\d+)?\](?:<\w+>:)?\s*)?"
 # times a launcher or a log collector puts first: mpirun --timestamp-output "2019-06-02T16:13:44.884Z: ", a
 # collector's "2025-11-09 15:39:31.043 +08:00 " then a framework's "[2025-11-09 07:39:30] "
 TIME_PREFIX = r"(?:(?:\d{4}-\d\d-\d\d[T ][\d:.,]+Z?(?: ?[+-]\d\d:?\d\d)?:?|\[\d{4}-\d\d-\d\d[T ][\d:.,]+\])\s*)*"
+# NCCL's "host:pid:tid", or its pid and tid redacted before a paste ("host-01.example.com:XXXXXX", "host:***:***")
+_REDACTED = r"[Xx*]{3,}"
+HOST_PID = rf"\S+:(?:\d+:\d+|{_REDACTED}(?::{_REDACTED})?)"
 # a WARN line names the source line that printed it: "host:pid:tid [0] transport/net_ib.cc:93 NCCL WARN ..."
-LINE = re.compile(rf"^\s*{TIME_PREFIX}{RANK_PREFIX}(?:\S+:\d+:\d+ )?\[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
+LINE = re.compile(rf"^\s*{TIME_PREFIX}{RANK_PREFIX}(?:{HOST_PID} )?\[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
 # an nccl-tests device line pasted above the debug log:
 # "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800"
 RANK_LINE = re.compile(
     r"^\s*#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$"
 )
 # from the start of a word only: tried at every character, \S+ would make a long line without spaces cost its square
-_PREFIXED = re.compile(r"(?<!\S)\S+:\d+:\d+ \[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
+_PREFIXED = re.compile(rf"(?<!\S){HOST_PID} \[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
 _NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
 _SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
@@ -45,7 +48,7 @@ BARE_WARN = re.compile(r"^\s*(?:[\w/.]+\.(?:cc|cu|h):\d+ )?NCCL WARN \S")
 _SOURCE = r"[\w/.]+\.(?:cu|cc|h):\d+ "
 OLD_LINE = re.compile(
     rf"^\s*{TIME_PREFIX}{RANK_PREFIX}"
-    rf"(?:\S+:\d+:\d+ \[\d+\] (?:{_SOURCE})?|[\w.-]{{1,63}} \[\d+\] {_SOURCE})(?:INFO|WARN) "
+    rf"(?:{HOST_PID} \[\d+\] (?:{_SOURCE})?|[\w.-]{{1,63}} \[\d+\] {_SOURCE})(?:INFO|WARN) "
 )
 
 
