@@ -58,3 +58,34 @@ def test_a_nccl_warn_line_with_its_pid_redacted_and_a_date_before_the_host_is_re
     assert found == plain
     assert nccl_log.starts("host-01:***:*** [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>")
     assert not nccl_log.starts("host-01:XX [0] NCCL INFO x")  # two letters: not a redaction NCCL's readers write
+
+
+# https://github.com/vllm-project/vllm/issues/4108: a vLLM worker's log (PyTorch 2.2's older watchdog words)
+_VLLM = """\
+(RayWorkerVllm pid=7046) Fatal Python error: Aborted
+[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: an illegal memory \
+access was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+"""
+# the words of PyTorch 2.2 and later (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: logPrefix() then "Process
+# group watchdog thread terminated with exception: "), as https://github.com/InternLM/lmdeploy/issues/3258 (C++'s
+# "what():" alone on its line, the message below it) and https://github.com/InternLM/lmdeploy/issues/3048 show them
+_PG = """\
+  what():
+[PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: CUDA error: an \
+illegal memory access was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+[rank0]:[E117 11:40:54.259889664 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process group \
+watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered
+"""
+
+
+def test_pytorchs_nccl_watchdog_ending_a_job_on_a_cuda_error_is_read_and_blames_no_gpu(tmp_path):
+    corpus = next((CORPUS / "s21-nccl-debug").glob("torch-nccl-watchdog-*.txt")).read_text()
+    for text in (corpus, _VLLM, _PG):
+        found = [x for x in _judged(tmp_path, text) if x[1] != "not-checked"]
+        assert _worst(found) in ("ok", "info", "warn"), found
+        scan = import_files([tmp_path / "paste.txt"])
+        assert scan.gpus == [] and not scan.kernel.events  # no kernel line: no Xid, no GPU named
+    assert not nccl_log.starts("[Rank 0] HCCL watchdog thread terminated with exception: x")  # Ascend's, not NCCL

@@ -7,7 +7,12 @@
 - the network hops a ring or channel takes: ``via NET/IB/0/GDRDMA`` uses GPUDirect RDMA on NIC 0, ``via NET/IB/0``
   (NCCL 2.4 and later print ``/GDRDMA`` when it is used) stages through host memory (NCCL's debug output, as in
   the NCCL User Guide's Troubleshooting section); ``via NET/Socket/0``: NCCL fell back to TCP sockets between the
-  hosts (no RDMA at all, so no GPUDirect RDMA either).
+  hosts (no RDMA at all, so no GPUDirect RDMA either);
+- PyTorch's ProcessGroupNCCL watchdog ending the job (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: ``[Rank 0] NCCL
+  watchdog thread terminated with exception: CUDA error: unspecified launch failure``, since PyTorch 2.2 ``[PG 0
+  Rank 1] Process group watchdog thread terminated with exception: ...``, often as ``what():`` of C++'s terminate):
+  the job's log, NCCL's own lines or not; the CUDA error it carries is a kernel's fault on that rank's GPU, which
+  only the kernel log (an Xid) can tell from an application bug.
 """
 
 from __future__ import annotations
@@ -52,9 +57,17 @@ OLD_LINE = re.compile(
 )
 
 
+# PyTorch's ProcessGroupNCCL watchdog ending the job: "[Rank 0] NCCL watchdog thread terminated with exception: ..."
+# (PyTorch 2.2 and later: "[PG 0 (default_pg) Rank 1] Process group watchdog thread terminated with exception: ...")
+WATCHDOG = re.compile(r"\bRank \d+\] (?:NCCL|Process group) watchdog thread terminated with exception: \S")
+
+
 def starts(line: str) -> bool:
-    """A NCCL INFO/WARN line (host:pid:tid optional), or a terminal line holding two or more of them run together."""
-    return bool(LINE.match(line) or OLD_LINE.match(line)) or len(_PREFIXED.findall(line)) >= 2
+    """A NCCL INFO/WARN line (host:pid:tid optional), a terminal line holding two or more of them run together, or
+    PyTorch's NCCL watchdog ending the job."""
+    if LINE.match(line) or OLD_LINE.match(line) or len(_PREFIXED.findall(line)) >= 2:
+        return True
+    return "watchdog thread" in line and WATCHDOG.search(line) is not None
 
 
 def split_runs(text: str) -> list[str]:

@@ -88,7 +88,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "smi-lost": (r"^\W*Unable to d",),
     "rdma-link": (_SPACE + r"link\s",),
     "lsmod": (_SPACE + r"(?:Module\s|filename:)", f"^(?:{_words(*beyond_tools.OF_INTEREST)})", "lsmod"),
-    "nccl-debug": (_SPACE + r"#\s*Rank", "NCCL", "NVLink SHARP"),
+    "nccl-debug": (_SPACE + r"#\s*Rank", "NCCL", "NVLink SHARP", "watchdog thread"),
     "perfquery": (_SPACE + "# Port ",),
     "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
     "ibdev2netdev": (" port ",),
