@@ -136,6 +136,8 @@ IP_LINK = "s20-rdma-logs/ip-link-show-four-ib-netdevs-noop-state-down-cut_thomas
 TABLE += f"ip-link | ip link show | corpus/{IP_LINK}\n"
 XID_RELAY = "s20-lost-gpu/gpud-reason-xid79-fallen-off-bus-ae-00-error-gpu-is-lost_eahydra.txt"
 TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_RELAY}\n"
+GO_LOG = "s21-lost-gpu/k8s-device-plugin-pod-log-no-devices-found-waiting-indefinitely-after-reboot_xqlang.txt"
+TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

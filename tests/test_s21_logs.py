@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuadvisor.importers import import_files, nccl_log
+from gpuadvisor.importers import go_log, import_files, nccl_log
 from gpuadvisor.rules import evaluate
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -89,3 +89,32 @@ def test_pytorchs_nccl_watchdog_ending_a_job_on_a_cuda_error_is_read_and_blames_
         scan = import_files([tmp_path / "paste.txt"])
         assert scan.gpus == [] and not scan.kernel.events  # no kernel line: no Xid, no GPU named
     assert not nccl_log.starts("[Rank 0] HCCL watchdog thread terminated with exception: x")  # Ascend's, not NCCL
+
+
+# https://github.com/NVIDIA/k8s-device-plugin/issues/65: the plugin's Go log lines when it could not watch the
+# kubelet's socket directory (no GPU fault, no "No devices found")
+_PLUGIN_2018 = """\
+2018/08/07 18:05:29 Loading NVML
+2018/08/07 18:05:29 Fetching devices.
+2018/08/07 18:05:29 Starting FS watcher.
+2018/08/07 18:05:29 Failed to created FS watcher.
+"""
+
+
+def test_a_go_services_log_is_read_as_a_log_and_the_device_plugin_finding_no_gpu_is_a_note(tmp_path):
+    plugin = (CORPUS / "s21-lost-gpu").glob("k8s-device-plugin-pod-log-no-devices-found-*.txt")
+    sentinel = (CORPUS / "s21-logs").glob("kubectl-logs-nvsentinel-syslog-health-monitor-*.txt")
+    gpud = CORPUS / "s16-fabric/gpud-fabric-manager-check-a100-active_gyuho.txt"  # zap's JSON line
+    for text, notes in ((next(plugin).read_text(), 1), (next(sentinel).read_text(), 0), (_PLUGIN_2018, 0)):
+        found = [x for x in _judged(tmp_path, text) if x[1] != "not-checked"]
+        assert _worst(found) in ("ok", "info"), found  # no lost GPU (GA315, GA820), no Xid (GA801)
+        scan = import_files([tmp_path / "paste.txt"])
+        said = [p for p in scan.problems if "device plugin found no GPU" in p]
+        assert len(said) == notes and scan.gpus == [] and scan.kernel.events == []
+    assert _worst([x for x in _judged(tmp_path, gpud.read_text()) if x[1] != "not-checked"]) in ("ok", "info")
+    # an Xid the service quotes is the kernel log reader's (judged as a kernel line is)
+    xid = '{"time":"2026-07-10T07:38:05Z","level":"INFO","msg":"NVRM: Xid (PCI:0000:3b:00): 79, pid=0, GPU has '
+    xid += 'fallen off the bus."}\n'
+    assert [x for x in _judged(tmp_path, xid) if x[0] == "GA801"][0][1] == "fail"
+    # a JSON object without a level and a message is no log line
+    assert not go_log.starts(['{"time": "x", "value": 3}'], 0, None)

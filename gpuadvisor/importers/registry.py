@@ -33,6 +33,7 @@ from gpuadvisor.importers import (
     devicequery,
     df,
     fio,
+    go_log,
     gpud,
     hostengine,
     ibcounters,
@@ -335,6 +336,10 @@ FORMATS: tuple[Format, ...] = (
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...`, as a "
             "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
+    _beyond("go-log", "Go service log (JSON lines, Go's log lines: NVSentinel, the Kubernetes device plugin)",
+            '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '
+            "indefinitely.`", go_log.starts, go_log.parse_go_log, 11,
+            family="service logs"),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]
