@@ -1,0 +1,50 @@
+"""Held-out set 20's log misreads, as classes (files in tests/corpus/s20-logs and its siblings, gathered and read by
+hand before the tool ran on them; each case names its source thread), each also checked on another public sample of
+the same form (its URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers.sections import split_sections
+from tests.corpus_cases import corpus_file as _one
+from tests.corpus_cases import run_import
+
+WORSE_THAN_INFO = ("warn", "fail")
+
+
+def _scan(path: Path) -> dict:
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None
+    return scan
+
+
+# --- Slurm's own lines: a job's failure (its program's), not a GPU's --------------------------------------------
+
+# https://github.com/facebookresearch/habitat-lab/issues/298 (two tasks of a DDPPO job segfault under srun, as
+# posted, its indent kept): srun's task-exit error ("%s: %s %s: %s%s" in Slurm's src/srun/launch.c: hosts, "task",
+# the task numbers, strsignal's text, " (core dumped)") and its step-termination notice between them
+SRUN_TWO_TASKS = """\
+        srun: error: nid04277: task 1: Segmentation fault (core dumped)
+        srun: Terminating job step 20370799.1
+        srun: error: nid04276: task 0: Segmentation fault (core dumped)
+"""
+
+
+def test_srun_error_lines_are_a_jobs_log_with_no_gpu_fault(tmp_path: Path) -> None:
+    # the corpus's one line (node cn125, task 0) and the other thread's two tasks on two nodes: read, all lines,
+    # no event, no GPU, nothing worse than info
+    pasted = tmp_path / "paste.txt"
+    pasted.write_text(SRUN_TWO_TASKS, encoding="utf-8")
+    assert [s.kind for s in split_sections(SRUN_TWO_TASKS)] == ["daemon-log"]
+    for path, lines in ((_one("s20-logs/srun-error-cn125-task-0-*.txt"), 1), (pasted, 3)):
+        scan = _scan(path)
+        assert scan["kernel"]["lines_read"] == lines and scan["kernel"]["events"] == []
+        assert scan["gpus"] == []
+        assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
+
+
+def test_a_line_naming_srun_in_prose_is_not_slurms_log() -> None:
+    # a shell's "srun: command not found" is not Slurm's log line (no level after the name)
+    assert [s.kind for s in split_sections("bash: srun: command not found\n")] != ["daemon-log"]
+    assert [s.kind for s in split_sections("srun: command not found\n")] != ["daemon-log"]
