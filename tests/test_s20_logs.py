@@ -48,3 +48,37 @@ def test_a_line_naming_srun_in_prose_is_not_slurms_log() -> None:
     # a shell's "srun: command not found" is not Slurm's log line (no level after the name)
     assert [s.kind for s in split_sections("bash: srun: command not found\n")] != ["daemon-log"]
     assert [s.kind for s in split_sections("srun: command not found\n")] != ["daemon-log"]
+
+
+# https://github.com/koesterlab/setup-slurm-action/issues/4 (slurmd's log on a CI runner, the one line quoted with
+# its time) and https://github.com/Azure/cyclecloud-slurm/issues/412 (the same line quoted without it): slurm.conf's
+# CPU layout against the hardware slurmd counted: Slurm's configuration, nothing about the GPUs
+SLURMD_TIMED = (
+    "[2023-11-09T22:49:00.525] error: Node configuration differs from hardware: CPUs=2:4(hw) Boards=1:1(hw) "
+    "SocketsPerBoard=1:1(hw) CoresPerSocket=2:2(hw) ThreadsPerCore=1:2(hw)\n"
+)
+SLURMD_BARE = (
+    "error: Node configuration differs from hardware: CPUs=4:8(hw) Boards=1:1(hw) SocketsPerBoard=2:1(hw) "
+    "CoresPerSocket=1:4(hw) ThreadsPerCore=2:2(hw)\n"
+)
+
+
+def test_a_slurmd_log_is_read_as_a_log_with_no_gpu_fault(tmp_path: Path) -> None:
+    # the corpus's slurmd 19.05 log (15 lines, its times taken off before the split) and the two one-line quotes
+    scan = _scan(_one("s19-logs/slurmd-log-19-05-*.txt"))
+    assert scan["kernel"]["lines_read"] == 15 and scan["kernel"]["events"] == [] and scan["gpus"] == []
+    assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
+    assert [s.kind for s in split_sections(SLURMD_BARE)] == ["daemon-log"]
+    for text in (SLURMD_TIMED, SLURMD_BARE):
+        # (one timed line alone is a log the kernel log's reader takes: the same reading, no event in it)
+        assert [s.kind for s in split_sections(text)] in (["daemon-log"], ["kernel-log"])
+        pasted = tmp_path / "paste.txt"
+        pasted.write_text(text, encoding="utf-8")
+        scan = _scan(pasted)
+        assert scan["kernel"]["lines_read"] == 1 and scan["gpus"] == []
+        assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
+
+
+def test_a_bare_error_line_alone_is_not_a_slurmd_log() -> None:
+    # a level word alone ("error: ...", as many tools print) opens slurmd's log only with one of slurmd's own lines
+    assert [s.kind for s in split_sections("error: could not open file foo.bin\n")] != ["daemon-log"]
