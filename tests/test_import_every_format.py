@@ -110,6 +110,8 @@ SHOW_GIDS = "s19-rdma-logs/show-gids-cx6-roce-v1-v2-ipv4-172-19-healthy_cristeab
 TABLE += f"show-gids | show_gids mlx5_0 | corpus/{SHOW_GIDS}\n"
 SENTINEL = "s19-logs/nvsentinel-dcgm-imex-unhealthy-status-3-p5-single-node-no-imex_njhensley.txt"
 TABLE += f"nvsentinel | kubectl describe node | corpus/{SENTINEL}\n"
+SCONTROL = "s17-logs/scontrol-show-node-drain-gres-gpu-count-0-of-1-rtx3090_MouseSun846.txt"
+TABLE += f"scontrol-node | scontrol show node | corpus/{SCONTROL}\n"
 PERFTEST = "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"
 TABLE += f"perftest | ./ib_send_lat --duration=30 -H | corpus/{PERFTEST}\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"

@@ -82,3 +82,53 @@ def test_a_slurmd_log_is_read_as_a_log_with_no_gpu_fault(tmp_path: Path) -> None
 def test_a_bare_error_line_alone_is_not_a_slurmd_log() -> None:
     # a level word alone ("error: ...", as many tools print) opens slurmd's log only with one of slurmd's own lines
     assert [s.kind for s in split_sections("error: could not open file foo.bin\n")] != ["daemon-log"]
+
+
+# --- scontrol show node: Slurm's verdict on the node, as another checker's ---------------------------------------
+
+# https://github.com/SckyzO/slurm_exporter/issues/198 (Slurm 23.11.4: slurmctld downed a GPU node that stopped
+# answering; scontrol show node gpu02 as posted, cut after its last whole line before the post's excerpt ends)
+GPU02_DOWN = """\
+scontrol show node gpu02
+NodeName=gpu02 Arch=x86_64 CoresPerSocket=4
+   CPUAlloc=0 CPUEfctv=16 CPUTot=16 CPULoad=0.00
+   AvailableFeatures=(null)
+   ActiveFeatures=(null)
+   Gres=gpu:1080:7,gpu:block:1
+   NodeAddr=gpu02 NodeHostName=gpu02 Version=23.11.4
+   OS=Linux 6.8.0-31-generic #31-Ubuntu SMP PREEMPT_DYNAMIC Sat Apr 20 00:40:06 UTC 2024
+   RealMemory=250000 AllocMem=0 FreeMem=38206 Sockets=2 Boards=1
+   State=DOWN+NOT_RESPONDING ThreadsPerCore=2 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A
+   Partitions=ifn,dll
+   BootTime=2025-10-24T11:23:24 SlurmdStartTime=2026-07-07T13:36:57
+   LastBusyTime=2026-07-25T11:54:03 ResumeAfterTime=None
+"""
+
+
+def _slurm_verdicts(scan: dict) -> list[dict]:
+    return [f for f in scan["findings"] if f["code"] == "GA827" and f["observed"]["tool"] == "Slurm"]
+
+
+def test_scontrol_show_node_out_of_service_is_slurms_verdict_that_warns(tmp_path: Path) -> None:
+    # the corpus's node: IDLE+DRAIN for "gres/gpu count reported lower than configured (0 < 1)" (slurmctld's words
+    # in Slurm's gres.c when slurmd registers fewer GPUs than slurm.conf's Gres): a warning naming the state and the
+    # reason, no GPU listed, no GPU finding
+    scan = _scan(_one("s17-logs/scontrol-show-node-drain-gres-gpu-count-*.txt"))
+    (found,) = _slurm_verdicts(scan)
+    assert found["severity"] == "warn" and found["observed"]["check"] == "node yigou-dev-102-68"
+    assert found["observed"]["detail"].startswith("State=IDLE+DRAIN; Reason=gres/gpu count reported lower than")
+    assert "gres.conf" in found["fix"] and "state=resume" in found["fix"]
+    assert scan["gpus"] == [] and not [f for f in scan["findings"] if f["severity"] == "fail"]
+    # the other thread's node, down and not responding, no Reason line in the paste
+    pasted = tmp_path / "paste.txt"
+    pasted.write_text(GPU02_DOWN, encoding="utf-8")
+    (found,) = _slurm_verdicts(_scan(pasted))
+    assert found["severity"] == "warn" and found["observed"]["check"] == "node gpu02"
+    assert found["observed"]["detail"] == "State=DOWN+NOT_RESPONDING"
+
+
+def test_a_node_in_service_is_no_verdict(tmp_path: Path) -> None:
+    # the same record with the node idle (its State only changed): Slurm says nothing against it
+    pasted = tmp_path / "paste.txt"
+    pasted.write_text(GPU02_DOWN.replace("State=DOWN+NOT_RESPONDING", "State=IDLE"), encoding="utf-8")
+    assert _slurm_verdicts(_scan(pasted)) == []

@@ -95,6 +95,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "show-gids": (_SPACE + r"DEV\s", r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}"),
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "nvsentinel": ("ErrorCode:",),
+    "scontrol-node": ("NodeName=",),
     "gpud": ('"accelerator-nvidia-fabric-manager"',),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
     "nvvs": ("MIG configuration is incompatible",),
