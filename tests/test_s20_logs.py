@@ -132,3 +132,39 @@ def test_a_node_in_service_is_no_verdict(tmp_path: Path) -> None:
     pasted = tmp_path / "paste.txt"
     pasted.write_text(GPU02_DOWN.replace("State=DOWN+NOT_RESPONDING", "State=IDLE"), encoding="utf-8")
     assert _slurm_verdicts(_scan(pasted)) == []
+
+
+# --- gpud's fabric-state reason as text -------------------------------------------------------------------------
+
+# https://github.com/leptonai/gpud/pull/1108 (gpud on GB200: its JSON log line from the fabric-manager component,
+# then its CLI's check line, as posted, cut before the table of the first GPU's fabric state)
+GPUD_GB200 = """\
+{"level":"warn","ts":"2025-10-16T10:34:29.644Z","caller":"fabric-manager/component.go:378","msg":"fabric state is \
+not healthy","reason":"GPU GPU-1182579c-5a69-8e8e-cb7a-e6e0b65d47c7: state=Not Supported; GPU \
+GPU-3aead50c-68f9-897a-7def-7237d4da8c99: state=Not Supported; GPU GPU-3e659ab6-390a-4c15-0f63-6ae3c22498ba: \
+state=Not Supported; GPU GPU-41c82cdf-ed70-786a-bcfe-da15d3a49ed7: state=Not Supported"}
+✔ NVIDIA-GB200 checked fabric state
+"""
+
+
+def _fabric(scan: dict) -> list[dict]:
+    return [f for f in scan["findings"] if f["code"] == "GA809"]
+
+
+def test_gpuds_fabric_state_reason_as_text_is_read_as_gpuds_json(tmp_path: Path) -> None:
+    # the corpus's quoted reason (an H100 PCIe: two GPUs "Not Supported", gpud's own false alarm, fixed in that pull
+    # request): each GPU's state read, no fabric finding on a card with no NVSwitch fabric
+    scan = _scan(_one("s15-fabric/gpud-quoted-h100-pcie-fabric-state-not-supported-*.txt"))
+    assert [g["state"] for g in scan["fabric"]["gpus"]] == ["not-supported", "not-supported"]
+    assert scan["fabric"]["manager_state"] is None and _fabric(scan) == []
+    # the corpus's CLI check line after gpud's JSON log line: the daemon active
+    scan = _scan(_one("s16-fabric/gpud-fabric-manager-check-a100-active_gyuho.txt"))
+    assert scan["fabric"]["manager_state"] == "active" and _fabric(scan) == []
+    # the other pull request's GB200 lines: four GPUs by UUID from the log line's reason, nothing worse than info
+    pasted = tmp_path / "paste.txt"
+    pasted.write_text(GPUD_GB200, encoding="utf-8")
+    assert [s.kind for s in split_sections(GPUD_GB200)] == ["gpud"]
+    scan = _scan(pasted)
+    assert [g["state"] for g in scan["fabric"]["gpus"]] == ["not-supported"] * 4
+    assert "checked fabric state" in scan["fabric"]["manager_detail"]
+    assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]

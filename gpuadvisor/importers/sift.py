@@ -96,7 +96,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "nvsentinel": ("ErrorCode:",),
     "scontrol-node": ("NodeName=",),
-    "gpud": ('"accelerator-nvidia-fabric-manager"',),
+    "gpud": (
+        '"accelerator-nvidia-fabric-manager"',
+        _words("fabric state", "fabric manager found", "NVSwitch not detected", "fabric manager supported"),
+        '"caller":"fabric-manager/',
+    ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
