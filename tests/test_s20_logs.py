@@ -168,3 +168,27 @@ def test_gpuds_fabric_state_reason_as_text_is_read_as_gpuds_json(tmp_path: Path)
     assert [g["state"] for g in scan["fabric"]["gpus"]] == ["not-supported"] * 4
     assert "checked fabric state" in scan["fabric"]["manager_detail"]
     assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
+
+
+# --- the IMEX daemon's own log ------------------------------------------------------------------------------------
+
+
+def test_an_imex_log_ending_at_an_error_is_a_daemon_that_did_not_start() -> None:
+    # https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/issues/289: IMEX 570.00's options, then "[ERROR] ...
+    # No matching network interface found for any IP addresses in the node configurat" (cut): the domain is down
+    # until nodes_config.cfg names this node: fail, a configuration fix, no hardware action, no GPU or NVLink code
+    scan = _scan(_one("s20-fabric/kubectl-logs-imex-570-no-matching-network-interface-*.txt"))
+    assert scan["fabric"]["imex_state"] == "failed" and "IMEX 570.00" in scan["fabric"]["imex_detail"]
+    (found,) = [f for f in scan["findings"] if f["severity"] == "fail"]
+    assert found["code"] == "GA809" and "No matching network interface" in found["observed"]["detail"]
+    assert "nodes_config.cfg" in found["fix"] and "not the hardware" in found["fix"]
+    assert "manager_state" in scan["fabric"]["unavailable"]  # it says nothing of the fabric manager
+
+
+def test_an_imex_log_of_a_normal_start_is_read_as_started_without_a_finding() -> None:
+    # https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/pull/1465 (another thread, IMEX 580.159.04): its log
+    # file could not be opened, so it logs to stderr (two WARNINGs, by design in a pod), then its options and node
+    # entries: a normal start, nothing worse than info
+    scan = _scan(_one("s20-fabric/imex-580-startup-stderr-logging-node-config-hostnames-healthy-cut_shivamerla.txt"))
+    assert scan["fabric"]["imex_state"] == "started" and scan["fabric"]["imex_detail"] == "IMEX 580.159.04 started"
+    assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]

@@ -14,6 +14,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
+from gpuadvisor.importers import imex
 from gpuadvisor.importers.rdma_ports import (
     DEVINFO,
     DEVINFO_PORT,
@@ -241,8 +242,8 @@ def parse_smi_fabric(text: str, source: str, first: int) -> Rig:
 
 def parse_fabric_manager_output(text: str, source: str, first: int) -> Rig:
     rig = Rig()
-    rig.fabric = parse_fabric_manager(text)
-    rig.origins["fabric.manager_state"] = f"{source}:{first}"
+    rig.fabric = imex.read_imex(text) if imex.is_imex(text) else parse_fabric_manager(text)
+    rig.origins["fabric.imex_state" if imex.is_imex(text) else "fabric.manager_state"] = f"{source}:{first}"
     sxids = fm_sxids(text, first)
     if sxids:  # the NVSwitch errors the fabric manager logged, judged as the kernel's SXid lines are
         rig.kernel = KernelLog(source="imported", lines_read=text.count("\n") + 1, events=sxids)

@@ -8,6 +8,7 @@ import dataclasses
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Rig
+from gpuadvisor.facts.beyond import IMEX_FIELDS
 from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.probes.kmsg import map_gpus
 from gpuadvisor.text import plural
@@ -58,6 +59,11 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         target.node.gpu_processes = part.node.gpu_processes
         target.node.unavailable.pop("gpu_processes", None)
         target.origins["node.gpu_processes"] = origin
+    if part.fabric.imex_state is not None and target.fabric.imex_state is None:
+        target.fabric.imex_state, target.fabric.imex_detail = part.fabric.imex_state, part.fabric.imex_detail
+        for name in IMEX_FIELDS:
+            target.fabric.unavailable.pop(name, None)
+        target.origins.setdefault("fabric.imex_state", origin)
     if target.fabric.manager_state is None and (part.fabric.manager_state or part.fabric.why("manager_state")):
         target.fabric.manager_state = part.fabric.manager_state
         target.fabric.manager_detail = part.fabric.manager_detail
@@ -119,6 +125,8 @@ def finish(rig: Rig) -> None:
     for section in ("kernel", "network", "fabric", "node"):
         obj = getattr(rig, section)
         for f in dataclasses.fields(obj):
+            if f.name in IMEX_FIELDS:
+                continue  # written only when an IMEX log gave them
             if f.name != "unavailable" and getattr(obj, f.name) is None and f.name not in obj.unavailable:
                 obj.unavailable[f.name] = facts.NOT_IN_SOURCE
         if any(k.startswith(section + ".") for k in rig.origins):
