@@ -47,7 +47,8 @@ def test_an_ibstat_field_line_is_tried_by_no_detector_and_its_ca_line_by_its_own
     assert rows.rows("\tFirmware version: 20.31.1014") == ()
     assert [f.kind for f in rows.rows("CA 'mlx5_1'")] == ["ibstat"]
     xid = "[  12.5] NVRM: Xid (PCI:0000:3b:00): 79, pid=0"
-    assert [f.kind for f in rows.rows(xid)] == ["smi-csv", "kernel-log"]  # a CSV row holds a comma
+    # a CSV row holds a comma; another tool's relayed Xid is tried after the kernel log's own reader
+    assert [f.kind for f in rows.rows(xid)] == ["smi-csv", "kernel-log", "xid-relay"]
 
 
 def test_a_query_gpu_command_makes_its_one_field_header_a_start():

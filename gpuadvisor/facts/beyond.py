@@ -190,6 +190,29 @@ class Fabric(Unavailable):
     # (NV_WARN_NOTHING_TO_DO: a box without NVSwitch, where the service has nothing to do)
     nvswitches: bool | None = None
     gpus: list[GpuFabric] | None = None
+    # the IMEX daemon (multi-node NVLink memory export) as its own log says: "failed" (its log ends at an [ERROR] or
+    # [FATAL] line: it did not start), "started" (its start, no error); None: no IMEX log given (not written then)
+    imex_state: str | None = None
+    imex_detail: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in IMEX_FIELDS:  # null until an IMEX log gives them (the importer drops the reason then)
+            if getattr(self, name) is None:
+                self.unavailable.setdefault(name, NO_IMEX_LOG)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Its fields, the IMEX daemon's (and their reason) only when an IMEX log gave them: scans stay as they
+        were, and a scan read back without them is what was written."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name in IMEX_FIELDS:
+            if out[name] is None:
+                del out[name]
+                out["unavailable"] = {k: v for k, v in out["unavailable"].items() if k != name}
+        return out
+
+
+IMEX_FIELDS = ("imex_state", "imex_detail")
+NO_IMEX_LOG = "no IMEX daemon log (nvidia-imex) among the imported outputs"
 
 
 @dataclass

@@ -3,7 +3,7 @@ grepped), and NCCL debug logs (``NCCL_DEBUG=INFO``: which NICs NCCL uses, whethe
 for an HCA and why, which transport each channel took).
 
 Each detector and parser is a row of :mod:`gpuadvisor.importers.registry`; their facts merge through
-:func:`gpuadvisor.importers.beyond.merge_into`.
+:func:`gpuadvisor.importers.beyond_merge.merge_into`.
 """
 
 from __future__ import annotations

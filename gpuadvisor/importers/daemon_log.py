@@ -1,5 +1,7 @@
 """A log of services, no kernel line in it: a syslog or journal excerpt of daemons (systemd, nvidia-persistenced,
-bumblebeed ...), or an IBM CSM daemon's log.
+bumblebeed ...), an IBM CSM daemon's log, a Slurm command's own error lines (``srun: error: cn125: task 0:
+Segmentation fault (core dumped)``: a job's failure, its program's, not a GPU's), or slurmd's
+log file (its node's configuration against its hardware: Slurm's matter, not a GPU's).
 
 Such a paste is a log the user gave: it is read as one (the kernel log's reader takes the kernel lines a later part
 of it may hold), and a log with no GPU event in it says so ("no fault in the logs given"), never "not recognised".
@@ -24,7 +26,19 @@ _SYSLOG = re.compile(
 )
 # IBM CAST's CSM daemons: "[COMPUTE]2020-08-25 12:37:50.006451     csmenv::debug    | ..."
 _CSM = re.compile(r"^\s*\[(?:COMPUTE|AGGREGATOR|MASTER|UTILITY)\]\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+\s+\w+::\w+\s+\|")
-
+# Slurm's log.c prefixes a command's messages with its name and level ("srun: error: ", "sbatch: fatal: "); srun's
+# task exit reads "srun: error: HOSTS: task N: SIGNAL[ (core dumped)]" or "...: Exited with exit code N"
+_SLURM = re.compile(
+    r"^\s*(?:srun|salloc|sbatch|sattach|sbcast|scancel|scontrol|sacct|squeue|sinfo|sstat): (?:error|fatal|warning): \S"
+)
+# slurmd's own log file (its log.c: "[ISO time] " then "error: " for an error; the time is taken off before the split
+# when every line has one): a line at a level, or one of slurmd's own start and launch lines, opens it when one of
+# slurmd's own lines is close below
+_SLURMD_SIGN = re.compile(
+    r"^\s*(?:\[\d{4}-\d\d-\d\dT[\d:.]+\]\s+)?(?:error: )?(?:Node configuration differs from hardware:"
+    r"|slurmd version \S+ started|slurmd started on |Launching batch job \d+ for UID )"
+)
+_SLURMD_LINE = re.compile(r"^\s*(?:\[\d{4}-\d\d-\d\dT[\d:.]+\]\s+)?(?:error|fatal|warning|debug\d?|verbose): \S")
 
 # a line another row reads (the fabric manager's, NHC's, the kernel's) close below: the service lines above it are
 # that output's preamble (systemd's "Starting NVIDIA fabric manager service..."), not a log of their own
@@ -33,8 +47,12 @@ _WINDOW = 20  # lines looked at below (a fixed number: the split stays linear)
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A paste's first output is a service's log line (syslog's or the journal's, or a CSM daemon's), no line another
-    row reads among the next few."""
-    if current is not None or not (_SYSLOG.match(lines[i]) or _CSM.match(lines[i])):
+    """A paste's first output is a service's log line (syslog's or the journal's, a CSM daemon's, a Slurm command's),
+    no line another row reads among the next few; or slurmd's log, one of slurmd's own lines among the next few."""
+    if current is not None:
+        return False
+    if _SLURMD_SIGN.match(lines[i]) or _SLURMD_LINE.match(lines[i]):
+        return any(_SLURMD_SIGN.match(x) for x in lines[i : i + _WINDOW])
+    if not any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM)):
         return False
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])

@@ -10,6 +10,11 @@ but nv-fabricmanager executable not found"), then whether the daemon listens ("f
 "fabric manager found and active"). On NVLink5 systems (GB200) it checks the GPUs' fabric state alone: the reason
 then names no fabric manager check, and the daemon's state stays unknown.
 
+gpud prints the same reason as text too: its CLI's check line (``✔ fabric manager found and active``, ``✔
+NVIDIA-GB200 checked fabric state``) after its JSON log line (``"caller":"fabric-manager/component.go:163"``), and a
+quoted reason alone (``NVIDIA-H100-PCIe with unhealthy fabric state: GPU GPU-8ca5...: state=Not Supported; ...``,
+each GPU's fabric state by UUID): those are read as the JSON's reason.
+
 Pastes are often cut: a GPU whose state the paste does not show is left out; a value cut inside its quotes is not
 read.
 """
@@ -49,13 +54,21 @@ _REASONS = (
     ("fabric manager found and active", "active", None),
 )
 _NEWER = "checked fabric state"
+# gpud's reason as text (its CLI's check line, a quoted reason; "PRODUCT with unhealthy fabric state: REASON" is
+# its component.go's wording), or its JSON log line from the fabric-manager component
+_TEXT = re.compile(
+    r"^\W*(?:[\w-]{2,40} (?:with unhealthy fabric state: |checked fabric state)|fabric manager found (?:and|but not) "
+    r"active|NVSwitch not detected, skipping fabric manager check|fabric manager supported but nv-fabricmanager)"
+)
+_LOG = re.compile(r'^\s*\{"level":"\w+","ts":"[^"]{1,40}","caller":"fabric-manager/component\.go:\d+"')
+_TEXT_GPU = re.compile(r"\bGPU (GPU-[0-9a-fA-F-]{8,40}): state=([A-Za-z][A-Za-z ]{1,20}?)(?=;|\s*$|\\?\")", re.M)
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A line naming the component, ``"component": "accelerator-nvidia-fabric-manager"`` (or its ``"name"``),
     outside a log and not inside gpud's output already."""
     line = lines[i]
-    if COMPONENT not in line or not _START.search(line):
+    if not (COMPONENT in line and _START.search(line)) and not _TEXT.match(line) and not _LOG.match(line):
         return False
     return outside_log(current) and (current is None or current.kind != "gpud")
 
@@ -75,6 +88,9 @@ def read_fabric(text: str) -> Fabric:
     health = _HEALTH.search(text)
     reason = _REASON.search(text)
     said = reason.group(1).replace('\\"', '"') if reason else ""
+    told = [x.strip(" \t>`✔✘✗")[:400] for x in text.splitlines() if _TEXT.match(x)]
+    if told and not any(words in said for words, _, _ in _REASONS):
+        said = "; ".join(told)  # the CLI's check line or a quoted reason: gpud's reason as text
     state, switches = None, None
     for words, to_state, to_switches in _REASONS:
         if words in said:
@@ -94,7 +110,7 @@ def read_fabric(text: str) -> Fabric:
     active = _ACTIVE.search(inner)
     if state is None and active and active.group(1) == "true":
         fab.manager_state = "active"  # gpud saw the daemon listening, whatever its reason says
-    gpus = _gpus(inner)
+    gpus = _gpus(inner) or _text_gpus(text)
     if gpus:
         fab.gpus = gpus
     return fab
@@ -130,5 +146,18 @@ def _gpus(inner: str) -> list[GpuFabric]:
             g.degraded_bandwidth = bandwidth == "degraded"
         elif bandwidth:
             g.missing("degraded_bandwidth", facts.NOT_SUPPORTED)
+        out.append(g)
+    return out
+
+
+def _text_gpus(text: str) -> list[GpuFabric]:
+    """Each GPU's fabric state as gpud's text reason names it ("GPU GPU-8ca5...: state=Not Supported"), in order."""
+    out: list[GpuFabric] = []
+    for m in _TEXT_GPU.finditer(text):
+        state = m.group(2).strip().lower()
+        if state not in _STATES:
+            continue
+        g = GpuFabric(gpu_index=len(out), state=_STATES[state])
+        g.unavailable["gpu_index"] = f"gpud names the GPU by UUID ({m.group(1)}): its place in gpud's list"
         out.append(g)
     return out

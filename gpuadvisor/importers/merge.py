@@ -18,7 +18,7 @@ from typing import Any
 from gpuadvisor import __version__, facts
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, Source, Storage
-from gpuadvisor.importers import beyond
+from gpuadvisor.importers import beyond_merge
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.machines import one_machine, split
 from gpuadvisor.importers.merger import Merger
@@ -264,7 +264,7 @@ def merge(parts: list[Part], files: list[str]) -> Rig:
     }
     rig.provenance = {k: "imported" for k, present in sections.items() if present}
     rig.problems.extend(n for p in parts for n in p.notes)
-    beyond.finish(rig)
+    beyond_merge.finish(rig)
     for finish in dict.fromkeys(BY_KIND[p.kind].finish for p in ordered):
         if finish is not None:
             finish(rig)

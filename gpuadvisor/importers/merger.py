@@ -9,7 +9,7 @@ from typing import Any
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
-from gpuadvisor.importers import beyond
+from gpuadvisor.importers import beyond_merge
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.part import Part
 from gpuadvisor.importers.section import OPEN_END
@@ -205,7 +205,7 @@ class Merger:
             self.other_origins.update(origins)
         self.rig.problems.extend(part.rig.problems)
         frag_to_merged = {part.rig.gpus[k].index: t.index for k, t in mapping.items()}
-        beyond.merge_into(self.rig, part.rig, frag_to_merged, part.origin)  # kernel log, RDMA ports, fabric
+        beyond_merge.merge_into(self.rig, part.rig, frag_to_merged, part.origin)  # kernel log, RDMA ports, fabric
         if part.rig.node.health_checks is not None:  # other checkers' verdicts add up (their GPU ids are theirs)
             self.rig.node.health_checks = (self.rig.node.health_checks or []) + part.rig.node.health_checks
             self.rig.node.unavailable.pop("health_checks", None)

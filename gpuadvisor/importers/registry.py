@@ -53,6 +53,7 @@ from gpuadvisor.importers import (
     proc_info,
     rdma_ports,
     show_gids,
+    slurm_node,
     smi_csv,
     smi_dmon,
     smi_query,
@@ -332,9 +333,12 @@ FORMATS: tuple[Format, ...] = (
     _beyond("perftest", "perftest (ib_send_lat, ib_write_bw ...) port error",
             "` Port number 1 state is Down` (perftest's check of the port before a test)", perftest.starts,
             perftest.parse_perftest, 31, family="perftest"),
-    _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log",
+    _beyond("scontrol-node", "Slurm scontrol show node (State, Reason)",
+            "`NodeName=NAME Arch=x86_64 CoresPerSocket=1` then its indented `State=IDLE+DRAIN` and `Reason=...` lines",
+            slurm_node.starts, slurm_node.parse, 32, family="Slurm"),
+    _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
-            "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...`, as a "
+            "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "
             "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
     _beyond("go-log", "Go service log (JSON lines, Go's log lines: NVSentinel, the Kubernetes device plugin)",
             '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '

@@ -95,7 +95,12 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "show-gids": (_SPACE + r"DEV\s", r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}:[0-9a-fA-F]{4}"),
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "nvsentinel": ("ErrorCode:",),
-    "gpud": ('"accelerator-nvidia-fabric-manager"',),
+    "scontrol-node": ("NodeName=",),
+    "gpud": (
+        '"accelerator-nvidia-fabric-manager"',
+        _words("fabric state", "fabric manager found", "NVSwitch not detected", "fabric manager supported"),
+        '"caller":"fabric-manager/',
+    ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),

@@ -61,8 +61,8 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
     What it checks
         Each GPU's fabric state and status (NVML GPU fabric info, nvidia-smi -q "Fabric": Completed / Success
         expected, Hopper and later), NCCL's "Failed to bind NVLink SHARP (NVLS) Multicast memory" error, CUDA's
-        error 802 ("system not yet initialized", cudaErrorSystemNotReady) and, on NVSwitch systems, the
-        nvidia-fabricmanager service.
+        error 802 ("system not yet initialized", cudaErrorSystemNotReady), the IMEX daemon's log and, on
+        NVSwitch systems, the nvidia-fabricmanager service.
     Why it matters
         On HGX/DGX systems the fabric manager programs the NVSwitches. Until it has, CUDA fails to start
         (cudaErrorSystemNotReady) or the GPUs cannot reach each other over NVLink; a fabric manager of another
@@ -72,7 +72,8 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         reports degraded bandwidth (NVML fabric health mask, nvidia-smi -q "Fabric / Health / Bandwidth:
         Degraded"): warn. NCCL unable to bind NVLS multicast memory: fail. CUDA error 802: fail, warn on a box
         shown to have no NVSwitch (another daemon missing). Fabric manager failed, inactive or not
-        installed on an NVSwitch system: fail, or warn when every GPU already shows Completed.
+        installed on an NVSwitch system: fail, or warn when every GPU already shows Completed. An IMEX log that ends
+        at an error (the daemon exits): fail.
     Source
         NVIDIA Fabric Manager User Guide (fabric state, "nvidia-smi -q -i 0 | grep -i -A 2 Fabric"; the
         fabric manager and driver versions must match).
@@ -146,6 +147,7 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
     yield from _cuda_not_ready(rig, ctx)
     yield from _dcgm_nvswitch(rig, ctx)
+    yield from _imex_failed(rig, ctx)
     if not nvswitch and not bad and fab.manager_state != "failed":
         return  # a fabric manager that failed is evidence of an NVSwitch system, unless the box shows none
     if fab.manager_state is None:
@@ -191,6 +193,28 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if usage
         else "systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
         "of another version than the driver will not start)",
+    )
+
+
+IMEX_GUIDE = "NVIDIA IMEX Guide (docs.nvidia.com/multi-node-nvlink-systems/imex-guide/: nodes_config.cfg, start-up)"
+
+
+def _imex_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The IMEX daemon's log ends at an error: it did not start, and the domain's memory sharing is down until its
+    configuration is fixed (a configuration matter, not the GPUs, NVLink or NVSwitches)."""
+    if rig.fabric.imex_state != "failed":
+        return
+    said = {"imex_state": "failed", "detail": rig.fabric.imex_detail}
+    yield ctx.finding(
+        f"the IMEX daemon did not start ({said['detail']}): the multi-node NVLink domain cannot share GPU memory "
+        "until it does",
+        observed=said,
+        expected={"imex_state": "started"},
+        subject="host",
+        expected_source=IMEX_GUIDE,
+        fix="fix the IMEX configuration the error names (for 'No matching network interface found': list this "
+        "node's own IP addresses in nodes_config.cfg, or the ComputeDomain's pod addresses), then restart "
+        "nvidia-imex and check nvidia-imex-ctl -N; a configuration fix, not the hardware",
     )
 
 

@@ -17,7 +17,9 @@ DCGM_SOURCE = "NVIDIA DCGM User Guide, GPU Diagnostics (dcgmi diag run levels, p
 SENTINEL_SOURCE = "NVIDIA NVSentinel (node conditions from DCGM health watches; DCGM's error table, dcgm_errors.h)"
 NHC_SOURCE = "LBNL Node Health Check (github.com/mej/nhc): a failed check marks the node offline in the scheduler"
 
-SOURCES = {"NVSentinel": SENTINEL_SOURCE}
+SLURM_SOURCE = "Slurm scontrol(1) (node State codes, Reason) and slurm.conf(5)/gres.conf(5) (a node's configured GRES)"
+
+SOURCES = {"NVSentinel": SENTINEL_SOURCE, "Slurm": SLURM_SOURCE}
 
 # The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
 # diagnostic; a test that could not run (a CUDA call failed, the GPU busy or unavailable) or a setting asks to check
@@ -62,6 +64,13 @@ def _fix(hc: HealthCheck, severity: str) -> str:
             "NHC has taken the node offline in the scheduler: fix what the check names (its message says what it "
             "found against what the site's nhc.conf expects), run nhc again, and resume the node once it passes"
         )
+    if hc.tool == "Slurm":
+        return (
+            'Slurm has taken the node out of service for the Reason it gives: fix what it names ("gres/gpu count '
+            "reported lower than configured\" is slurmd finding fewer GPUs than slurm.conf's Gres says: check "
+            "nvidia-smi on the node, the driver, and gres.conf or its NVML AutoDetect, then restart slurmd), then "
+            "scontrol update nodename=NODE state=resume"
+        )
     if hc.tool == "NVSentinel":
         return (
             "NVSentinel set this node condition from DCGM's health watch: check what its message names on the node "
@@ -86,6 +95,7 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
     What it checks
         The verdicts imported with a health checker's output: each test dcgmi diag marked Fail or Warn (with its
         section and the Warning text under it), each check LBNL NHC reported as "Health check failed", each
+        node Slurm's scontrol show node gives as drained, down or not responding (its State and Reason), each
         NVSentinel node condition ("ErrorCode:DCGM_FR_... GPU:N ... Recommended Action=...;", DCGM's health watch).
     Why it matters
         These checkers test what a scan cannot see by itself (DCGM's memory, PCIe and stress tests run kernels on
@@ -98,10 +108,11 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         says the test could not run or a setting is at fault ("Check DCGM and system logs for errors. Reset GPU.
         Restart DCGM. Rerun diagnostics."; "Check DCGM and system configuration"); those, a failed DCGM deployment
         check, a DCGM warning, a failed NHC check (the site's own thresholds) and an NVSentinel condition (a
-        watch's threshold, not a test of the GPU) warn.
+        watch's threshold, not a test of the GPU) warn, as does a node Slurm took out of service (its reason is
+        about the node's configuration or daemon as often as its hardware).
     Source
         NVIDIA DCGM User Guide, GPU Diagnostics, and DCGM's error table (dcgm_errors.h: each failure's message,
-        next step and severity); LBNL Node Health Check (github.com/mej/nhc).
+        next step and severity); LBNL Node Health Check (github.com/mej/nhc); Slurm's scontrol(1).
     How to fix
         Follow the checker's message, fix the cause, and run the same check again before the node takes jobs.
     """

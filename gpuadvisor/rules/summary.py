@@ -171,6 +171,7 @@ def logs_given(rig: Any) -> list[str]:
         "kernel log": rig.kernel.events is not None,
         "RDMA ports": rig.network.rdma_ports is not None,
         "fabric manager": rig.fabric.manager_state is not None,
+        "IMEX daemon": getattr(rig.fabric, "imex_state", None) is not None,
         "GPU fabric state": rig.fabric.gpus is not None,
         "PCI functions": rig.node.nvidia_pci_functions is not None,
     }
