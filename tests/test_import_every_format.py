@@ -139,6 +139,8 @@ TABLE += f"ip-link | ip link show | corpus/{IP_LINK}\n"
 XID_RELAY = "s20-lost-gpu/gpud-reason-xid79-fallen-off-bus-ae-00-error-gpu-is-lost_eahydra.txt"
 TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_RELAY}\n"
 GO_LOG = "s21-lost-gpu/k8s-device-plugin-pod-log-no-devices-found-waiting-indefinitely-after-reboot_xqlang.txt"
+VERBS_QP = "s21-rdma-logs/uccl-ep-roce-ionic-port-active-modify-qp-rtr-timed-out-errno-110-mi355x-cut_zhenhuang12.txt"
+TABLE += f"verbs-qp | python tests/test_low_latency.py | corpus/{VERBS_QP}\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
 
 

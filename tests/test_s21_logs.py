@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuadvisor.importers import go_log, import_files, nccl_log
+from gpuadvisor.importers import go_log, import_files, nccl_log, verbs_qp
 from gpuadvisor.rules import evaluate
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -118,3 +118,20 @@ def test_a_go_services_log_is_read_as_a_log_and_the_device_plugin_finding_no_gpu
     assert [x for x in _judged(tmp_path, xid) if x[0] == "GA801"][0][1] == "fail"
     # a JSON object without a level and a message is no log line
     assert not go_log.starts(['{"time": "x", "value": 3}'], 0, None)
+
+
+def test_a_verbs_programs_port_check_is_read_and_its_timed_out_queue_pairs_are_a_note(tmp_path):
+    # https://github.com/uccl-project/uccl/issues/641: two ports ACTIVE, then "Failed to modify QP to RTR: Connection
+    # timed out" many times, the last line cut
+    text = next((CORPUS / "s21-rdma-logs").glob("uccl-ep-roce-*.txt")).read_text()
+    found = [x for x in _judged(tmp_path, text) if x[1] != "not-checked"]
+    assert _worst(found) in ("ok", "info", "warn"), found
+    scan = import_files([tmp_path / "paste.txt"])
+    assert [(p.state, p.link_layer, p.device) for p in scan.network.rdma_ports] == [("ACTIVE", "Ethernet", "")] * 2
+    (said,) = [p for p in scan.problems if "queue pairs" in p]
+    assert "to RTR: Connection timed out (x14)" in said and "every port shown is ACTIVE" in said
+    # a port the program says is "NOT ACTIVE" (UCCL's ep/src/rdma.cpp prints only ACTIVE or NOT ACTIVE): which state
+    # is unknown, so no state is read
+    down = "Verifying port state:\n  link_layer: InfiniBand\n  port_state: NOT ACTIVE\n  max_mtu: 5\n"
+    (port,) = verbs_qp.parse_verbs_qp(down).network.rdma_ports
+    assert (port.state, port.link_layer) == (None, "InfiniBand") and "NOT ACTIVE" in (port.why("state") or "")

@@ -62,6 +62,7 @@ from gpuadvisor.importers import (
     storage,
     topo,
     torch_config,
+    verbs_qp,
     xid_relay,
 )
 from gpuadvisor.importers.merger import Merger
@@ -344,6 +345,9 @@ FORMATS: tuple[Format, ...] = (
             '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '
             "indefinitely.`", go_log.starts, go_log.parse_go_log, 11,
             family="service logs"),
+    _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
+            "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
+            "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

@@ -121,6 +121,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "torch-config": ("PyTorch built with:",),
     "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
+    "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 
