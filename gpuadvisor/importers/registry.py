@@ -347,7 +347,7 @@ FORMATS: tuple[Format, ...] = (
             family="service logs"),
     _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
             "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
-            "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31),
+            "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31, family="UCCL"),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]
