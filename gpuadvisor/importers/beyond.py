@@ -213,11 +213,29 @@ def parse_smi_no_handle(text: str, source: str, first: int) -> Rig:
 LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module")
 
 
+# NVRM's API mismatch (open-gpu-kernel-modules, nv.c: "API mismatch: the client has the version %s, but / this kernel
+# module has the version %s.  Please / make sure ..."; since 2025 "the client 'NAME' (pid N) / has the version %s, but
+# this kernel module has / the version %s.  Please"): each part may sit on the next line, behind any log prefix
+_API_CLIENT = re.compile(
+    r"API mismatch: the client[^\n]{0,80}?(?:\n[^\n]{0,120}?)?has the version (\d+(?:\.\d+)+), but"
+)
+_API_MODULE = re.compile(r"this kernel module has[^\n]{0,80}?(?:\n[^\n]{0,120}?)?the version (\d+(?:\.\d+)+)\.\s")
+
+
 def parse_kernel_log(text: str, source: str, first: int) -> Rig:
     text = from_journal_json(text)
     events, n = parse_log(text, first_line=first)
     loading = LOADING.search(text)
-    return kernel_rig(events, n, source, first, loading.group(0) if loading else None)
+    rig = kernel_rig(events, n, source, first, loading.group(0) if loading else None)
+    if module := _API_MODULE.search(text):  # the user-space driver is another version than the loaded module
+        client = _API_CLIENT.search(text)
+        rig.software.unavailable["driver_version"] = (
+            f"{facts.DRIVER_MISMATCH} (the kernel log: NVRM API mismatch, the loaded module is {module.group(1)}"
+            + (f", a client has {client.group(1)}" if client else "")
+            + ")"
+        )
+        rig.origins["software.driver_version"] = f"{source}:{first + text.count(chr(10), 0, module.start())}"
+    return rig
 
 
 def kernel_rig(events: list[facts.KernelEvent], lines: int, source: str, first: int, loading: str | None) -> Rig:
