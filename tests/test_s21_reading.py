@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuadvisor.importers import import_texts
+from gpuadvisor.rules import evaluate
 
 TESTS = Path(__file__).parent
 CORPUS = TESTS / "corpus"
@@ -67,3 +68,51 @@ def test_table_cut_inside_cuda_version_keeps_the_driver():
     rig = _read("cut.txt", _TRIPLE_PROMPT.split("CUDA Version: 12.0")[0] + "CUDA Version: 12.")
     assert rig.software.driver_version == "527.37"
     assert rig.software.cuda_driver_version is None and "cut" in rig.software.unavailable["cuda_driver_version"]
+
+
+# --- class 2: nvidia-smi topo -m's NICs judged without RDMA port state ---
+
+
+def _ga805(rig) -> list[tuple[int, str, str]]:
+    return sorted((f.gpus[0], str(f.severity), f.observed["level"]) for f in evaluate(rig) if f.code == "GA805")
+
+
+def test_topo_without_nic_legend_or_ports_warns_no_near_nic():
+    # https://github.com/NVIDIA/gds-nvidia-fs/issues/30: 'NIC0 SYS SYS' and 'NIC1 SYS SYS' to GPU0 and GPU1, no legend
+    rig = _read(CORPUS / "s21-topo" / "topo-m-2gpu-nv4-2nic-pix-no-nic-legend-gds-vast_singhsaluja.txt")
+    assert rig.network.rdma_ports is None
+    assert _ga805(rig) == [(0, "warn", "SYS"), (1, "warn", "SYS")]
+
+
+_BAOBAB = """\
+(baobab)-[root@gpu048 ~]$ nvidia-smi topo -m
+        GPU0    GPU1    GPU2    GPU3    GPU4    GPU5    GPU6    GPU7    NIC0    NIC1    CPU Affinity    NUMA Affinity   GPU NUMA ID
+GPU0     X      NV4     NODE    NODE    SYS     SYS     SYS     SYS     SYS     SYS     0-63    0               N/A
+GPU1    NV4      X      NODE    NODE    SYS     SYS     SYS     SYS     SYS     SYS     0-63    0               N/A
+GPU2    NODE    NODE     X      NV4     SYS     SYS     SYS     SYS     SYS     SYS     0-63    0               N/A
+GPU3    NODE    NODE    NV4      X      SYS     SYS     SYS     SYS     SYS     SYS     0-63    0               N/A
+GPU4    SYS     SYS     SYS     SYS      X      NV4     NODE    NODE    NODE    NODE    64-127  1               N/A
+GPU5    SYS     SYS     SYS     SYS     NV4      X      NODE    NODE    NODE    NODE    64-127  1               N/A
+GPU6    SYS     SYS     SYS     SYS     NODE    NODE     X      NV4     PHB     PHB     64-127  1               N/A
+GPU7    SYS     SYS     SYS     SYS     NODE    NODE    NV4      X      NODE    NODE    64-127  1               N/A
+NIC0    SYS     SYS     SYS     SYS     NODE    NODE    PHB     NODE     X      PIX
+NIC1    SYS     SYS     SYS     SYS     NODE    NODE    PHB     NODE    PIX      X
+
+NIC Legend:
+
+  NIC0: mlx5_0
+  NIC1: mlx5_1
+"""  # noqa: E501
+
+
+def test_topo_with_nic_legend_no_ports_judges_each_gpu_nearest():
+    # https://hpc-community.unige.ch/t/3741 (UNIGE Baobab gpu048, 8 RTX A6000): GPUs 0-3 reach mlx5_0/1 only across
+    # sockets (SYS), GPUs 4, 5, 7 across host bridges (NODE), GPU 6 through its CPU's host bridge (PHB: info)
+    got = _ga805(_read("topo.txt", _BAOBAB))
+    assert got == [
+        *[(i, "warn", "SYS") for i in range(4)],
+        (4, "warn", "NODE"),
+        (5, "warn", "NODE"),
+        (6, "info", "PHB"),
+        (7, "warn", "NODE"),
+    ]
