@@ -116,3 +116,37 @@ def test_topo_with_nic_legend_no_ports_judges_each_gpu_nearest():
         (6, "info", "PHB"),
         (7, "warn", "NODE"),
     ]
+
+
+# --- class 5: MSCCL++'s nccl-tests-like table (in-place first, no type column, no collective named) ---
+
+
+def test_mscclpp_in_place_rows_read_collective_unknown():
+    # https://github.com/microsoft/mscclpp/pull/117: '6291456  1572864  76.21  82.55  144.46  0' ... '25165824 ...
+    # 271.5  92.70  162.23  0' under 'in-place ... out-of-place', only the in-place half printed
+    rig = _read(CORPUS / "s21-nccl-tests" / "mscclpp-tests-1n8p-in-place-first-no-type-column-fenced_binyang2014.txt")
+    (m,) = rig.measurements
+    assert (m.kind, m.value_gbps, [r.busbw_gbps for r in m.rows]) == ("collective", 162.23, [144.46, 159.12, 162.23])
+    assert "in-place" in m.method and any("collective not known" in n for n in m.notes)
+    assert rig.gpus == []
+
+
+_MSCCLPP_ALLTOALL = """\
+[1,0]<stdout>:# Initializing MSCCL++
+[1,0]<stdout>:# Setting up the connection in MSCCL++
+[1,0]<stdout>:#
+[1,0]<stdout>:#                                    in-place                       out-of-place          
+[1,0]<stdout>:#       size         count     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+[1,0]<stdout>:#        (B)    (elements)     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       
+[1,0]<stdout>:  1073741824      16777216                                     23275   46.13   43.25      0
+[1,0]<stdout>:
+[1,0]<stdout>:# Out of bounds values : 0 OK
+"""  # noqa: W291
+
+
+def test_mscclpp_out_of_place_only_row_is_placed_by_its_column():
+    # https://github.com/microsoft/mscclpp/pull/87 (2n-8p, mpirun's tags): the in-place half blank, the row's
+    # values under the out-of-place columns: 23275 us, 46.13 algbw, 43.25 busbw
+    (m,) = _read("alltoall.txt", _MSCCLPP_ALLTOALL).measurements
+    assert (m.kind, m.value_gbps, m.rows[0].time_us, m.rows[0].size_bytes) == ("collective", 43.25, 23275.0, 1073741824)
+    assert "out-of-place" in m.method
