@@ -150,3 +150,53 @@ def test_mscclpp_out_of_place_only_row_is_placed_by_its_column():
     (m,) = _read("alltoall.txt", _MSCCLPP_ALLTOALL).measurements
     assert (m.kind, m.value_gbps, m.rows[0].time_us, m.rows[0].size_bytes) == ("collective", 43.25, 23275.0, 1073741824)
     assert "out-of-place" in m.method
+
+
+# --- class 4: perftest's bandwidth results as a measurement of the RDMA link ---
+
+
+def test_perftest_post_list_gbits_row_read_as_rdma_bandwidth():
+    # https://github.com/linux-rdma/perftest/issues/273: 'Device : ib0', 'Link type : Ethernet', one row
+    # '8  224958464  0.00  0.48  7.498617' under 'BW average[Gb/sec]': 0.48 Gb/s = 0.06 GB/s (1e9 bits / 8)
+    rig = _read(CORPUS / "s21-rdma" / "ib-write-bw-post-list-8-bytes-0.48gbps-7.5mpps-roce-ib0_shenweihai1.txt")
+    (m,) = rig.measurements
+    assert (m.kind, m.value_gbps, m.iters) == ("rdma_bw", 0.06, 224958464)
+    assert "RDMA_Write Post List BW Test on ib0" in m.method and "Link type Ethernet" in m.method
+    assert rig.gpus == [] and _unread(rig) == []
+
+
+def test_perftest_use_cuda_header_cut_before_rows_is_read_not_refused():
+    # https://github.com/linux-rdma/perftest/issues/241: --use_cuda's device list (four GPUs by PCIe address),
+    # 'RDMA_Write BW Test' on mlx5_0, cut in its header: no result row, no GPU (addresses without domain/function)
+    rig = _read(CORPUS / "s21-rdma" / "ib-write-bw-use-cuda-4-devices-a30-server-side-cut-in-header_yiltan.txt")
+    assert (rig.gpus, rig.measurements, _unread(rig)) == ([], [], [])
+    assert any("RDMA_Write BW Test on mlx5_0: no result row" in p for p in rig.problems)
+
+
+_PIB_ATOMIC = """\
+$ ib_atomic_bw -d pib_1 -A CMP_AND_SWAP localhost
+---------------------------------------------------------------------------------------
+                    Atomic CMP_AND_SWAP BW Test
+ Dual-port       : OFF          Device         : pib_1
+ Number of qps   : 1            Transport type : IB
+ Connection type : RC
+ TX depth        : 128
+ CQ Moderation   : 100
+ Mtu             : 4096[B]
+ Link type       : IB
+ Outstand reads  : 16
+ rdma_cm QPs     : OFF
+ Data ex. method : Ethernet
+---------------------------------------------------------------------------------------
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 8          1000           1.70               1.67                 0.219031
+---------------------------------------------------------------------------------------
+"""
+
+
+def test_perftest_mb_per_sec_is_mebibytes():
+    # https://github.com/nminoru/pib/issues/4 (pib, a software IB driver): 'BW average[MB/sec]' 1.67; perftest's
+    # format_factor for MB/sec is 0x100000 bytes: 1.67 * 2**20 / 1e9 GB/s
+    (m,) = _read("atomic.txt", _PIB_ATOMIC).measurements
+    assert (m.kind, m.iters) == ("rdma_bw", 1000)
+    assert m.value_gbps == round(1.67 * 2**20 / 1e9, 6) and "on pib_1 (Transport type IB" in m.method

@@ -328,8 +328,10 @@ FORMATS: tuple[Format, ...] = (
            nvme_ctrl.starts, storage.parse_nvme_id_ctrl, storage.add_models, 17, finish=storage.finish),
     Format("df", "df -h", STORAGE, "df", "", "`Filesystem Size Used Avail Use% Mounted on` (`Type` with -T)",
            df.starts, storage.parse_df, storage.add_mounts, 17, finish=storage.finish),
-    _beyond("perftest", "perftest (ib_send_lat, ib_write_bw ...) port error",
-            "` Port number 1 state is Down` (perftest's check of the port before a test)", perftest.starts,
+    _beyond("perftest", "perftest (ib_write_bw, ib_send_lat ...)",
+            "a test's title ` RDMA_Write BW Test` over its `Device : mlx5_0` block and ` #bytes #iterations BW "
+            "peak[Gb/sec] ...` rows, `--use_cuda`'s `initializing CUDA`, or ` Port number 1 state is Down` "
+            "(perftest's check of the port before a test)", perftest.starts,
             perftest.parse_perftest, 31, family="perftest"),
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "

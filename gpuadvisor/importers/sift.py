@@ -110,7 +110,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvme-id-ctrl": ("NVME Identify Controller:",),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
-    "perftest": ("Port number ",),
+    "perftest": (
+        "Port number ",
+        _words("BW Test", "Latency Test", "initializing CUDA", "Perftest doesn't", "Waiting for"),
+    ),
     "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
     "nccl-topo-xml": (_SPACE + "<",),
     "torch-config": ("PyTorch built with:",),
