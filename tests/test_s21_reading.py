@@ -200,3 +200,37 @@ def test_perftest_mb_per_sec_is_mebibytes():
     (m,) = _read("atomic.txt", _PIB_ATOMIC).measurements
     assert (m.kind, m.iters) == ("rdma_bw", 1000)
     assert m.value_gbps == round(1.67 * 2**20 / 1e9, 6) and "on pib_1 (Transport type IB" in m.method
+
+
+# --- class 7: a -q fragment of clocks only, no GPU line: one GPU of unknown identity ---
+
+
+def test_q_clocks_fragment_is_one_gpu_of_unknown_identity():
+    # https://github.com/wookayin/gpustat/issues/135: '    Clocks' (SM 2025 MHz) and '    Max Clocks' (SM 2100 MHz),
+    # indented, no 'GPU 0000:..' line: -q prints both inside one GPU's record only
+    rig = _read(CORPUS / "s21-smi-q" / "q-clocks-and-max-clocks-fragment-no-gpu-header_johncoates.txt")
+    (g,) = rig.gpus
+    assert (g.name, g.bus_id, g.uuid, g.sm_clock_max_mhz) == (None, None, None, 2100)
+    assert _unread(rig) == []  # the Clocks block is read with Max Clocks, not left over
+
+
+_MAX_CLOCKS = """\
+    Max Clocks
+        Graphics                    : 1987 MHz
+        SM                          : 1987 MHz
+        Memory                      : 5505 MHz
+        Video                       : 1620 MHz
+    Max Customer Boost Clocks
+        Graphics                    : N/A
+    Clock Policy
+        Auto Boost                  : N/A
+        Auto Boost Default          : N/A
+    Processes                       : None
+"""
+
+
+def test_q_tail_from_max_clocks_is_one_gpu():
+    # https://github.com/NVIDIA/nvidia-docker/issues/1049: the end of one GPU's -q record from 'Max Clocks'
+    # (SM 1987 MHz) to 'Processes : None', the GPU line far above it
+    (g,) = _read("q.txt", _MAX_CLOCKS).gpus
+    assert (g.name, g.bus_id, g.sm_clock_max_mhz) == (None, None, 1987)
