@@ -234,3 +234,43 @@ def test_q_tail_from_max_clocks_is_one_gpu():
     # (SM 1987 MHz) to 'Processes : None', the GPU line far above it
     (g,) = _read("q.txt", _MAX_CLOCKS).gpus
     assert (g.name, g.bus_id, g.sm_clock_max_mhz) == (None, None, 1987)
+
+
+# --- class 6: nvme-cli 2.x's namespace table (nvme list -v) ---
+
+
+def _namespaces(rig) -> list[tuple[str, int | None, str | None]]:
+    return [(d.name, d.size_bytes, d.model) for p in rig.storage.paths for d in p.devices]
+
+
+def test_nvme_list_v_namespace_table_cut_in_its_last_row():
+    # https://github.com/linux-nvme/nvme-cli/pull/3633: 'Device Generic NSID Usage Format Controllers', nine
+    # namespaces, '1.91 TB /   1.91 TB' ... '7.69 TB /   7.69 TB', the last row cut before its Controllers cell
+    rig = _read(CORPUS / "s21-storage" / "nvme-list-namespace-table-device-generic-nsid-cut_adhipashelly.txt")
+    got = _namespaces(rig)
+    assert [n for n, _, _ in got] == [f"nvme{c}n{k}" for c in (10, 11, 12, 13) for k in (1, 2)] + ["nvme14n1"]
+    assert [s for _, s, _ in got][6:] == [7_680_000_000_000, 7_690_000_000_000, 1_910_000_000_000]
+    assert {m for _, _, m in got} == {None} and rig.gpus == []
+
+
+_QEMU_NVME = """\
+  # nvme list -v
+  Device   SN                   MN                                       FR       TxPort Address        Subsystem    Namespaces      
+  -------- -------------------- ---------------------------------------- -------- ------ -------------- ------------ ----------------
+  nvme1    nvme-1               QEMU NVMe Ctrl                           8.0.0    pcie   0000:0f:00.0   nvme-subsys1 nvme1n1
+  nvme0    nvme-0               QEMU NVMe Ctrl                           8.0.0    pcie   0000:00:05.0   nvme-subsys0 nvme0n1
+  
+  Device       Generic      NSID       Usage                      Format           Controllers     
+  ------------ ------------ ---------- -------------------------- ---------------- ----------------
+  /dev/nvme1n1 /dev/ng1n1   0x1          1.07  GB /   1.07  GB    512   B +  0 B   nvme1
+  /dev/nvme0n1 /dev/ng0n1   0x1          1.07  GB /   1.07  GB    512   B +  0 B   nvme0
+"""  # noqa: E501, W291, W293
+
+
+def test_nvme_list_v_namespaces_under_its_controller_table():
+    # https://lore.kernel.org/qemu-devel/20230505121216.30740-1-dwagner@suse.de/ (QEMU's emulated NVMe, nvme-cli
+    # 2.x): two namespaces of 1.07 GB each, below the controller table (not read: no namespace size in it)
+    assert _namespaces(_read("nvme.txt", _QEMU_NVME)) == [
+        ("nvme1n1", 1_070_000_000, None),
+        ("nvme0n1", 1_070_000_000, None),
+    ]

@@ -106,7 +106,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
     # its header, the whole listing on one line, or 2015's "/dev/nvme0n1 : NVM Express - 0x144d - ..." rows
-    "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
+    "nvme-list": (_SPACE + r"(?:Node|Device)\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
