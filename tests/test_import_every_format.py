@@ -116,6 +116,8 @@ DF = "s15-storage/df-h-azure-hb120rs-v2-nfs-home-nvme-not-mounted-unfenced_garvc
 TABLE += f"df | df -h | corpus/{DF}\n"
 BUSGRIND = "s9-cuda-samples/busgrind-host-device-matrix-8gpu-bidir-low-gpu5-7-cut_rainzhouzzz.txt"
 TABLE += f"busgrind | ./busGrind -p 1 -u 0 -e 0 -d 1 | corpus/{BUSGRIND}\n"
+PAIR_MATRIX = "s21-cuda-samples/nvlink-bw-memcpykernel-8x8-376gbs-matrices-cut-both-ends_guptanswati.txt"
+TABLE += f"pair-matrix | ./nvlink_bandwidth_test | corpus/{PAIR_MATRIX}\n"
 PERFTEST = "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"
 TABLE += f"perftest | ./ib_send_lat --duration=30 -H | corpus/{PERFTEST}\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"

@@ -274,3 +274,39 @@ def test_nvme_list_v_namespaces_under_its_controller_table():
         ("nvme1n1", 1_070_000_000, None),
         ("nvme0n1", 1_070_000_000, None),
     ]
+
+
+# --- class 3: a bandwidth matrix's rows only (title and column header cut) ---
+
+
+def _pairs(rig) -> dict[str, float | None]:
+    return {m.method.rsplit(": ", 1)[1]: m.value_gbps for m in rig.measurements if m.kind == "gpu_pair_bw"}
+
+
+def test_matrix_rows_cut_at_both_ends_read_as_gpu_pairs():
+    # https://github.com/NVIDIA/gpu-driver-container/pull/149: rows 1-7 of an 8x8 matrix ('1 376.61 0.00 376.70
+    # ...', diagonal 0.00), then the 'memcpyKernel Write 128b stride 512 threads/SM' matrix whole (row 0: '0.00
+    # 376.80 376.81 ...'), then the next heading cut: 7x7 + 8x7 pairs, no GPU
+    rig = _read(
+        CORPUS / "s21-cuda-samples" / "nvlink-bw-memcpykernel-8x8-376gbs-matrices-cut-both-ends_guptanswati.txt"
+    )
+    assert len(rig.measurements) == 7 * 7 + 8 * 7 and rig.gpus == []
+    first, second = rig.measurements[0], rig.measurements[49]
+    assert (first.method.endswith("title not shown: GPU 1 -> GPU 0"), first.value_gbps) == (True, 376.61)
+    assert "memcpyKernel Write 128b stride 512 threads/SM" in second.method and second.value_gbps == 376.80
+    assert _unread(rig) == []
+
+
+_P2P_ROWS = """\
+     0 1604.16  56.95  56.78  57.30  57.30  56.43  56.55  56.77  56.35
+     1  56.87 1641.20  57.28  57.00  57.36  57.03  57.04  56.93  56.81
+     2  56.64  57.83 1642.95  57.18  57.23  56.91  56.79  56.95  56.69
+"""
+
+
+def test_p2p_rows_without_title_diagonal_own_copy():
+    # https://github.com/ikawrakow/ik_llama.cpp/pull/1022 (9 GPUs' p2pBandwidthLatencyTest, rows pasted without
+    # their title): the diagonal (1604.16: GPU 0's copy within its own memory) is not a pair; GPU 0 -> 1 is 56.95
+    pairs = _pairs(_read("p2p.txt", _P2P_ROWS))
+    assert len(pairs) == 3 * 8 and pairs["GPU 0 -> GPU 1"] == 56.95 and pairs["GPU 2 -> GPU 1"] == 57.83
+    assert "GPU 0 -> GPU 0" not in pairs

@@ -48,6 +48,7 @@ from gpuadvisor.importers import (
     nvc_info,
     nvlink,
     nvme_ctrl,
+    pair_matrix,
     perftest,
     proc_info,
     rdma_ports,
@@ -226,6 +227,9 @@ FORMATS: tuple[Format, ...] = (
            "`./deviceQuery Starting...`, `Detected 2 CUDA Capable device(s)`, or (without them) `Device 0: \"NAME\"` "
            "over `CUDA Driver Version / Runtime Version`", devicequery.starts,
            reads(devicequery.parse_devicequery), _add, 8),
+    Format("pair-matrix", pair_matrix.WHAT, GPU, "CUDA samples", "matrix rows",
+           "two rows or more of a square GPU-pair matrix, their diagonal 0.00 (`     1 376.61   0.00 376.70 ...`), "
+           "its title and column header cut", pair_matrix.starts, reads(pair_matrix.parse), _add, 7),
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
