@@ -104,8 +104,7 @@ def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int, cut: bool = 
         sw.unavailable["cuda_driver_version"] = v.printed(cuda) if cuda else "not in nvidia-smi's banner"
         if v.state_meaning(cuda):
             rig.problems.append(f"{source}: line {lineno}: CUDA Version: {v.printed(cuda)}")
-    if cut:
-        _cut_version(rig, m)
+    _cut_version(rig, m, cut)
     if sw.driver_version is not None and smi != sw.driver_version and not v.absent(smi):
         rig.problems.append(
             f"{source}: line {lineno}: nvidia-smi {smi} reports driver {sw.driver_version}: nvidia-smi (and its NVML "
@@ -114,15 +113,15 @@ def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int, cut: bool = 
         )
 
 
-def _cut_version(rig: Rig, m: re.Match[str]) -> None:
-    """The file ends inside the banner, right after a version (``Driver Version: 535.129.``): that version may be cut
-    short, so it is not read (another table of the paste shows it whole)."""
+def _cut_version(rig: Rig, m: re.Match[str], cut: bool) -> None:
+    """A version cut short is not read (another table of the paste shows it whole): one that ends in a dot
+    (``Driver Version: 535.129.``, no version does), or (``cut``: the file ends inside the banner) the last one."""
     last = 3 if m.group(3) else 2
-    if m.end(last) != len(m.string.rstrip()):
-        return
-    name = ("driver_version", "cuda_driver_version")[last - 2]
-    setattr(rig.software, name, None)
-    rig.software.unavailable[name] = "the paste ends inside nvidia-smi's banner, in this version: it may be cut short"
+    for group, name in ((2, "driver_version"), (3, "cuda_driver_version")):
+        value = m.group(group) or ""
+        if value.endswith(".") or cut and group == last and m.end(last) == len(m.string.rstrip()):
+            setattr(rig.software, name, None)
+            rig.software.unavailable[name] = f"nvidia-smi's banner shows {value!r}, cut short: not read"
 
 
 def _first_row(m1: re.Match[str], cells: list[str], source: str, lineno: int) -> Gpu:
