@@ -118,6 +118,8 @@ BUSGRIND = "s9-cuda-samples/busgrind-host-device-matrix-8gpu-bidir-low-gpu5-7-cu
 TABLE += f"busgrind | ./busGrind -p 1 -u 0 -e 0 -d 1 | corpus/{BUSGRIND}\n"
 PAIR_MATRIX = "s21-cuda-samples/nvlink-bw-memcpykernel-8x8-376gbs-matrices-cut-both-ends_guptanswati.txt"
 TABLE += f"pair-matrix | ./nvlink_bandwidth_test | corpus/{PAIR_MATRIX}\n"
+GDSCHECK = "s21-storage/gdscheck-p-gds-1.13-nvme-nfs-rdma-up-8-cut-in-cufile-config_henrybewell.txt"
+TABLE += f"gdscheck | /usr/local/cuda/gds/tools/gdscheck -p | corpus/{GDSCHECK}\n"
 PERFTEST = "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"
 TABLE += f"perftest | ./ib_send_lat --duration=30 -H | corpus/{PERFTEST}\n"
 NVVS = "s18-dcgm/nvvs-418-mig-configuration-incompatible-gpu0-two-lines_mick-t.txt"

@@ -310,3 +310,40 @@ def test_p2p_rows_without_title_diagonal_own_copy():
     pairs = _pairs(_read("p2p.txt", _P2P_ROWS))
     assert len(pairs) == 3 * 8 and pairs["GPU 0 -> GPU 1"] == 56.95 and pairs["GPU 2 -> GPU 1"] == 57.83
     assert "GPU 0 -> GPU 0" not in pairs
+
+
+def test_gdscheck_p_peer_direct_enabled_and_what_is_supported():
+    # https://github.com/NVIDIA/gds-nvidia-fs/issues/74: GDS 1.13.0.11, 'NVMe : Supported', 'NFS : Supported',
+    # '--Mellanox PeerDirect : Enabled', '--rdma_device_status  : Up: 8 Down: 0', cut in its cuFile properties
+    rig = _read(CORPUS / "s21-storage" / "gdscheck-p-gds-1.13-nvme-nfs-rdma-up-8-cut-in-cufile-config_henrybewell.txt")
+    assert rig.network.peermem_loaded is True and rig.gpus == []
+    (note,) = [p for p in rig.problems if "GPUDirect Storage" in p]
+    assert "GDS release version 1.13.0.11" in note and "supported: NVMe, NFS, Userspace RDMA" in note
+    assert "Up: 8 Down: 0" in note and _unread(rig) == []
+
+
+_GDSCHECK_ROCKY = """\
+[root@node002 src]# /usr/local/cuda-12.2/gds/tools/gdscheck.py -p
+ GDS release version: 1.7.1.12
+ nvidia_fs version:  2.17 libcufile version: 2.12
+ Platform: x86_64
+ =====================
+ DRIVER CONFIGURATION:
+ =====================
+ NVMe               : Unsupported
+ NFS                : Unsupported
+ Userspace RDMA     : Unsupported
+ --Mellanox PeerDirect : Disabled
+ --rdma library        : Not Loaded (libcufile_rdma.so)
+ --rdma devices        : Not configured
+ --rdma_device_status  : Up: 0 Down: 0
+"""
+
+
+def test_gdscheck_p_peer_direct_disabled():
+    # https://github.com/NVIDIA/gds-nvidia-fs/issues/31 (Rocky 8.6, GDS 1.7.1.12): every path Unsupported,
+    # '--Mellanox PeerDirect : Disabled'
+    rig = _read("gdscheck.txt", _GDSCHECK_ROCKY)
+    assert rig.network.peermem_loaded is False
+    (note,) = [p for p in rig.problems if "GPUDirect Storage" in p]
+    assert "GDS release version 1.7.1.12" in note and "supported: none shown" in note

@@ -109,6 +109,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # its header, the whole listing on one line, or 2015's "/dev/nvme0n1 : NVM Express - 0x144d - ..." rows
     "nvme-list": (_SPACE + r"(?:Node|Device)\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
+    "gdscheck": ("GDS release version",),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
     "perftest": (
