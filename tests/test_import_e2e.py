@@ -290,7 +290,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "-L, plain, --query-gpu, or dmon), NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, "
         "torch.__config__.show(), lspci -vv, nccl-tests, "
         "CUDA samples (bandwidthTest, busGrind, "
-        "p2pBandwidthLatencyTest, simpleP2P, or deviceQuery), nvbandwidth, DCGM, "
+        "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), nvbandwidth, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
         "or "
         "numba cuda.detect() output, nor as a kernel or service log, RDMA, fabric manager or storage output "

@@ -35,7 +35,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, or dmon), "
         "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, torch.__config__.show(), "
         "lspci -vv, nccl-tests, CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
-        "or deviceQuery), "
+        "deviceQuery, or matrix rows), "
         "nvbandwidth, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), or numba cuda.detect() output, "
         "nor as a kernel or service log, RDMA, "

@@ -198,9 +198,10 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
         return out
     lines = [x for ln in text.splitlines() for x in _uncollapsed(ln)]
     header, spans, first = _nvme_header(lines)
-    if "Node" not in header and any(_CRUDE.match(ln) for ln in lines):
+    node = "Device" if _NAMESPACES.match(header) else "Node"  # nvme list -v's namespace table names its node Device
+    if node not in header and any(_CRUDE.match(ln) for ln in lines):
         return _crude_list(lines)
-    if "Node" not in header:
+    if node not in header:
         raise BlockDevError(f"{origin}: not nvme list output (no 'Node ... Model' header with its dashed ruler)")
     names = [header[a : b + 1].strip() or (header[a:].split() or [""])[0] for a, b in spans]
     out = []
@@ -223,9 +224,7 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
                 n: ln[a : (spans[k + 1][0] if k + 1 < len(spans) else len(ln))].strip()
                 for k, (n, (a, _)) in enumerate(zip(names, spans, strict=True))
             }
-        dev = BlockDevice(
-            name=cells.get("Node", "").removeprefix("/dev/"), kind="nvme", model=cells.get("Model") or None
-        )
+        dev = BlockDevice(name=cells.get(node, "").removeprefix("/dev/"), kind="nvme", model=cells.get("Model") or None)
         usage = cells.get("Namespace Usage") or cells.get("Usage") or ""
         m = re.search(r"/\s*([0-9.]+)\s*([kMGTP]?B)", usage)
         if m:
@@ -233,7 +232,9 @@ def parse_nvme_list(text: str, origin: str = "nvme list") -> list[BlockDevice]:
                 m.group(1), {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}[m.group(2)]
             )
         if dev.model is None:
-            dev.unavailable["model"] = "not in this nvme list output"
+            dev.unavailable["model"] = "not in this nvme list output" + (
+                " (nvme list -v's namespace table: the model is in its controller table)" if node == "Device" else ""
+            )
         out.append(dev)
     return out  # a listing cut after its header shows no device: nothing, not a refusal
 
@@ -333,7 +334,9 @@ _COLUMN_WORDS = (
     "ZONE-APP ZONE-NR ZONE-OMAX ZONE-SZ ZONE-WGRAN ZONED"
 )
 LSBLK_COLUMNS = frozenset(_COLUMN_WORDS.split())
-_NVME_HEAD = re.compile(r"^\s*Node\s+\S")
+# the device table's header, or (nvme-cli 2.x's nvme list -v) its namespace table's: "Device  Generic  NSID  Usage"
+_NVME_HEAD = re.compile(r"^\s*(?:Node\s+\S|Device\s+(?:Generic\s+)?NSID\s+Usage\b)")
+_NAMESPACES = re.compile(r"^\s*Device\s+(?:Generic\s+)?NSID\s+Usage\b")
 _RULER = re.compile(r"\s*-{4,}([ \t]+-{2,})+\s*")
 starts_lsblk_json = json_starts('"blockdevices"')
 starts_nvme_json = json_starts('"Devices"')

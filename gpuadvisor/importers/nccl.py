@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
+from gpuadvisor.importers import nccl_layout
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
 from gpuadvisor.importers.nccl_layout import TYPE_BYTES, blank_redop, columns_from_row, old_layout_binary
@@ -42,8 +43,14 @@ _HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s
 _NCCL_VERSION = re.compile(r"(?:^|[\s#])NCCL version (\d+\.\d+\.\d+)")
 # The "#" lines that start a run (a second one starts a second run), then the others nccl-tests prints
 _FIRST = [r"nThread\s+\d+\s+nGpus", "nccl-tests version", "Collective test starting", r"Using devices\s*$"]
-_FIRST_LINES = "|".join([*_FIRST, r"size\s+count\s+type\s"])
-_OTHER_LINES = [_RANK_WORDS, "Collective test concluded", r"\(B\)\s+\(elements\)", r"out-of-place\s+in-place"]
+# the column header; MSCCL++'s test (mscclpp-test) prints nccl-tests' without type, redop and root columns
+_FIRST_LINES = "|".join([*_FIRST, r"size\s+count\s+type\s", r"size\s+count\s+time\s+algbw\s"])
+_OTHER_LINES = [
+    _RANK_WORDS,
+    "Collective test concluded",
+    r"\(B\)\s+\(elements\)",
+    r"(?:out-of|in)-place\s+(?:in|out-of)-place",
+]
 _HASHLESS = re.compile(f"^(?:{_FIRST_LINES}|{'|'.join(_OTHER_LINES)}|Out of bounds values|Avg bus bandwidth)")
 _BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
 
@@ -97,6 +104,9 @@ class NcclRun:
     header_line: int = 0
     columns_line: int = 0
     failure: tuple[int, str] | None = None  # the first line that says the run failed (line number, text)
+    in_place_first: bool = False  # MSCCL++'s halves: "in-place" then "out-of-place"
+    in_place_only: bool = False  # rows that print only their in-place half: the measurement's rows are those
+    columns_raw: str = ""  # the column header line as printed (where its columns sit)
 
     @property
     def world_size(self) -> int | None:
@@ -121,15 +131,6 @@ class NcclRun:
             if r.host == host:
                 by_dev.setdefault(r.device, r)
         return [by_dev[d] for d in sorted(by_dev)]
-
-
-def _nccl_version(code: str) -> str | None:
-    if not code.isdigit():
-        return None
-    n = int(code)
-    if n >= 10000:  # NCCL_VERSION_CODE since 2.9: major*10000 + minor*100 + patch
-        return f"{n // 10000}.{n % 10000 // 100}.{n % 100}"
-    return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"
 
 
 def _num(tok: str, what: str, source: str, line: int, kind: type = float) -> float | int | None:
@@ -159,7 +160,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             run.nccl_version_line = lineno
             continue
         if s.startswith("#"):
-            _comment(run, s, lineno, k == len(lines) - 1 and not text.endswith(("\n", "\r")))
+            _comment(run, s, lineno, k == len(lines) - 1 and not text.endswith(("\n", "\r")), line)
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
@@ -176,6 +177,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 f"({' '.join(run.columns)})"
             )
         tokens = blank_redop(run.columns, tokens)
+        times = [i for i, c in enumerate(run.columns) if c == "time"]
+        if len(times) == 2 and len(tokens) == times[1]:  # one half printed, the other blank (MSCCL++)
+            tokens = nccl_layout.one_half(run.columns, tokens, run.columns_raw, line)
         if len(tokens) != len(run.columns):
             if not any(x.strip()[:1].isdigit() for x in lines[k + 1 :]):  # no row after it: the paste's cut
                 times = [i for i, c in enumerate(run.columns) if c == "time"]
@@ -196,13 +200,17 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
                 source, lineno, f"a row of {len(tokens)} values under a header of {len(run.columns)} columns"
             )
         row = dict(zip(run.columns, tokens, strict=False))  # first occurrence of each name = out-of-place
-        key = (row.get("type", "float"), row.get("redop", "-"), row.get("root", "-"))
+        key = (row.get("type", ""), row.get("redop", "-"), row.get("root", "-"))  # "": no type column
         size = int(_num(tokens[0], "size", source, lineno, int) or 0)
         if (*key, size) in seen:
             run.notes.append(f"line {lineno}: size {size} printed twice; the first kept")
             continue
         seen.add((*key, size))
-        halves = _halves(run.columns, tokens, source, lineno, key[0])
+        shown = _printed_halves(run.columns, tokens, source, lineno, key[0])
+        halves = _ordered(shown, run.in_place_first)
+        if run.in_place_first and [h for h, _ in shown] == [0] and not run.in_place_only:
+            run.in_place_only = True
+            run.notes.append(f"line {lineno}: only the in-place half is printed: the rows are in-place figures")
         run.groups.setdefault(key, []).append(halves)
         keep_deltas(run.columns, tokens, halves, run.deltas)
     if not run.binary:
@@ -214,7 +222,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
     return run
 
 
-def _comment(run: NcclRun, s: str, lineno: int, cut: bool) -> None:
+def _comment(run: NcclRun, s: str, lineno: int, cut: bool, raw: str = "") -> None:
     """A ``#`` line of the run: its header, a rank's device line, the binary's name, the library version, the
     column header, the average bus bandwidth or the out-of-bounds count (``cut``: the paste ends inside it)."""
     if m := _HEADER.match(s):
@@ -236,11 +244,14 @@ def _comment(run: NcclRun, s: str, lineno: int, cut: bool) -> None:
         # nccl-tests names its binary above its rows, and again below them
         run.binary = m.group(2) if m.group(1) == "starting" or not run.binary else run.binary
     elif m := re.search(r"nccl-library=(\d+)", s):
-        run.nccl_version = _nccl_version(m.group(1))
+        run.nccl_version = nccl_layout.nccl_version(m.group(1))
         run.nccl_version_line = lineno
+    elif _IN_PLACE_FIRST.match(s):
+        run.in_place_first = True
     elif "size" in (body := s.lstrip("#").split()) and "count" in body and "time" in body:
         run.columns = body
         run.columns_line = lineno
+        run.columns_raw = raw
     elif m := re.match(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)", s):
         run.avg_busbw = float(m.group(1))
     elif m := re.match(r"^#\s*Out of bounds values\s*:\s*(.*)$", s):
@@ -250,11 +261,27 @@ def _comment(run: NcclRun, s: str, lineno: int, cut: bool) -> None:
 def _halves(
     columns: list[str], tokens: list[str], source: str, line: int, dtype: str
 ) -> tuple[SweepRow, SweepRow | None]:
+    """The row's (out-of-place, in-place) halves, nccl-tests' order; a half not run (N/A) left out."""
+    return _ordered(_printed_halves(columns, tokens, source, line, dtype), False)
+
+
+def _ordered(shown: list[tuple[int, SweepRow]], in_place_first: bool) -> tuple[SweepRow, SweepRow | None]:
+    """The halves shown (``(position, row)``) as (out-of-place, in-place), or (the one shown, None)."""
+    rows = dict(shown)
+    out, inp = (1, 0) if in_place_first else (0, 1)
+    if out in rows:
+        return rows[out], rows.get(inp)
+    return rows[inp], None
+
+
+def _printed_halves(
+    columns: list[str], tokens: list[str], source: str, line: int, dtype: str
+) -> list[tuple[int, SweepRow]]:
     times = [i for i, c in enumerate(columns) if c == "time"]
     size = int(tokens[columns.index("size")])
     count = int(_num(tokens[columns.index("count")], "count", source, line, int) or 0)
-    out: list[SweepRow] = []
-    for t in times[:2]:
+    out: list[tuple[int, SweepRow]] = []
+    for half, t in enumerate(times[:2]):
         vals = tokens[t : t + 4]
         names = columns[t : t + 4]
         if len(vals) < 3:
@@ -275,10 +302,10 @@ def _halves(
         if len(names) == 4 and names[3] == "#wrong" and vals[3].isdigit():
             r.errors = int(vals[3])
             r.correct = r.errors == 0
-        out.append(r)
+        out.append((half, r))
     if not out:
         raise ImportParseError(source, line, "a row with no time/algbw/busbw values")
-    return out[0], (out[1] if len(out) > 1 else None)
+    return out
 
 
 def _sweep_done(run: NcclRun, last: int) -> bool:
@@ -341,19 +368,21 @@ def parse_nccl_tests(text: str, source: str = "<text>", first_line: int = 1, hin
     return run_to_rig(run, source)
 
 
-def _measurement(binary: str, how: str, world_size: int | None, local: list[Rank], **fields: Any) -> Measurement:
-    """One imported nccl-tests measurement of ``binary`` over the ranks of this host."""
+def _measurement(binary: str | None, how: str, world_size: int | None, local: list[Rank], **fields: Any) -> Measurement:
+    """One imported nccl-tests measurement of ``binary`` over the ranks of this host (None: a collective the output
+    does not name, kind ``collective``)."""
     return Measurement(
-        kind=BINARIES.get(binary, binary),
+        kind=BINARIES.get(binary, binary) if binary else UNNAMED,
         backend="nccl",
         provenance="imported",
-        method=f"nccl-tests {binary}_perf{how}",
+        method=f"nccl-tests {binary}_perf{how}" if binary else f"nccl-tests-style rows, collective not named{how}",
         world_size=world_size,
         gpus=[r.device for r in local],
         **fields,
     )
 
 
+UNNAMED = "collective"  # the kind of rows whose collective the output does not name
 _UNKNOWN_BINARY = (
     "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test starting' "
     "line); name the file after it, e.g. all_gather_perf.txt"
@@ -380,8 +409,6 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             "nccl-tests)",
         )
     binary = run.binary or _infer_binary(run)
-    if binary is None and run.groups and not run.ranks:
-        raise ImportParseError(source, run.header_line or run.columns_line or 1, _UNKNOWN_BINARY)
     solo = _without_mpi(run)
     if solo:
         rig.problems.append(f"{source}: line {run.ranks[0].line}: {solo}")
@@ -398,11 +425,12 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         rig.software.nccl_version = run.nccl_version
         if run.nccl_version_line:
             rig.origins["software.nccl_version"] = f"{source}:{run.nccl_version_line}"
-    if binary is None:  # the devices are read; the rows, without the collective they measured, are not
-        if run.groups:
-            rig.problems.append(f"{source}: line {run.columns_line or run.header_line or 1}: {_UNKNOWN_BINARY}")
-        return rig
-    if not run.groups:
+    if binary is None:  # the rows are read, the collective they measured is not known
+        if not run.groups:
+            return rig
+        rig.problems.append(f"{source}: line {run.columns_line or run.header_line or 1}: {_UNKNOWN_BINARY}")
+        run.notes.append(f"collective not known: {_UNKNOWN_BINARY.split(';')[0]}")
+    if not run.groups and binary is not None:
         failure = run.failure
         m = _measurement(
             binary,
@@ -457,10 +485,11 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
         ):
             status = "partial"
             notes.append(f"stopped at {rows[-1].size_bytes} B of the {run.max_bytes} B asked for")
-        extra = f", {dtype}" + (f" {redop}" if redop not in ("-", "none", "sum") else "")
+        extra = (f", {dtype}" if dtype else "") + (f" {redop}" if redop not in ("-", "none", "sum") else "")
+        half = "in-place" if run.in_place_only else "out-of-place"
         m = _measurement(
             binary,
-            f" (out-of-place{extra})",
+            f" ({half}{extra})",
             run.world_size,
             local,
             warmup_iters=run.warmup,
@@ -492,6 +521,7 @@ _NCCL_ROW = re.compile(
     r"(?:u?int(?:8|32|64)?|half|float(?:16|32|64)?|double|bfloat16|fp8_e4m3|fp8_e5m2)\s+"
     r"(?:(?:sum|prod|max|min|avg|none|mulsum)\s+)?(?:-?\d+\s+)?\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+"
 )
+_IN_PLACE_FIRST = re.compile(r"^#?\s*in-place\s+out-of-place\s*$")
 _NTHREAD = re.compile(r"^#?\s*nThread\s")
 _COLUMNS = re.compile(r"^#?\s*size\s+count\s+type\s")
 _UNITS = re.compile(r"^#?\s*\(B\)\s+\(elements\)")
@@ -552,6 +582,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if cur != "nccl-tests" and _RANK_START.match(s):
         return _rank_lines_of_a_run(lines, i)
     m = _NCCL_START.match(s)
+    if cur != "nccl-tests" and _IN_PLACE_FIRST.match(s) and i + 1 < len(lines):
+        return bool(_NCCL_START.match(untagged(lines[i + 1])))  # MSCCL++'s halves line over its column header
     if not m:
         return False
     if cur != "nccl-tests":

@@ -73,3 +73,33 @@ def old_layout_binary(columns: list[str], redop: str, size: int, whole: int) -> 
     if redop in REDOPS - {"none"}:
         return "all_reduce" if size == whole else ("reduce_scatter" if per_rank else None)
     return None
+
+
+_TAGGED = re.compile(r"\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:)?")  # a launcher's tag (nccl.py's _TAG)
+
+
+def one_half(columns: list[str], tokens: list[str], header: str, row: str) -> list[str]:
+    """A row that prints one of its two halves and leaves the other blank (MSCCL++'s test prints only the half it
+    ran): the tokens with the blank half as N/A, the half shown placed under the header's ``time`` column its first
+    value sits nearest to (``header``, ``row``: the lines as printed, launcher tags counted as blanks)."""
+    times = [i for i, c in enumerate(columns) if c == "time"]
+    blank = ["N/A"] * (len(columns) - len(tokens))
+
+    def spaced(line: str) -> str:
+        return _TAGGED.sub(lambda m: " " * len(m.group()), line)
+
+    ends = [m.end() for m in re.finditer(r"\btime\b", spaced(header))]
+    values = [m.end() for m in re.finditer(r"\S+", spaced(row))]
+    if len(ends) == 2 and len(values) > times[0] and abs(values[times[0]] - ends[1]) < abs(values[times[0]] - ends[0]):
+        return [*tokens[: times[0]], *blank, *tokens[times[0] :]]  # under the second half's columns
+    return [*tokens, *blank]
+
+
+def nccl_version(code: str) -> str | None:
+    """``nccl-library=22105`` (NCCL_VERSION_CODE) as ``2.21.5``."""
+    if not code.isdigit():
+        return None
+    n = int(code)
+    if n >= 10000:  # NCCL_VERSION_CODE since 2.9: major*10000 + minor*100 + patch
+        return f"{n // 10000}.{n % 10000 // 100}.{n % 100}"
+    return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"

@@ -67,7 +67,7 @@ def split_sections(text: str) -> list[Section]:
 # a markdown fence or rule, or a quote marker alone: the glue between pasted outputs, never an output itself.
 _GLUE = re.compile(
     r"^\s*(?:(?:\([^)]{0,40}\)\s*)?(?:PS\s+)?[\w.@~:/\\\[\]+-]{0,200}[$#%>]\s*(?:\S.*)?|`{3,}.*|[-=*_~+|]{3,}|>"
-    r"|[❯➜»λ]\s.*"  # the prompt of zsh themes (starship's ❯, oh-my-zsh's ➜  dir git:(main) ✗ command)
+    r"|(?:[^\s❯➜»λ][^❯➜»λ]{0,80}\s)?[❯➜»λ]{1,3}\s.*"  # zsh themes' prompts (starship's 'dir on Fedora ❯ command', ➜)
     r"|(?:sudo\s+)?(?:nvidia-smi|lspci|ibstat|ibstatus|ibv_devinfo|dmesg|journalctl|lsblk|nvme|fio|cat|grep|mpirun|"
     r"srun|numactl|rdma|lsmod|systemctl|nvbandwidth|dcgmi|curl|kubectl|\.{0,2}/\S*|\S*_perf)(?:\s.*)?"
     r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*)$"  # nvidia-smi's date line

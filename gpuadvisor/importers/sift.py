@@ -61,7 +61,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
-    "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d", r"Rank\s"),
+    "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d", r"Rank\s", "in-place"),
     "ib-sysfs": ("/sys/class/infiniband/",),
     "dcgm": (
         _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"),
@@ -77,6 +77,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cuda-simplep2p": (_words("simpleP2P] - Starting", "GPU0 = ", "(GPU0) -> "),),
     "detectron2-env": (r"^\s*(?:-{4,}\s|sys\.platform\s)",),
     "devicequery": (_words("deviceQuery Starting", "CUDA Device Query", "CUDA Capable device", "Device 0: "),),
+    "pair-matrix": (r"^\s*\d{1,3}[ \t]+\d+\.\d\d",),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
     # the signs' own words, their case and word bounds aside
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
@@ -111,11 +112,15 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "lsblk": (_SPACE + r"NAME\s", _SPACE + r'(?:K?NAME|PATH)="'),  # its header, or -P's pairs
     "nvme-list-json": (_SPACE + r"\{",),
     # its header, the whole listing on one line, or 2015's "/dev/nvme0n1 : NVM Express - 0x144d - ..." rows
-    "nvme-list": (_SPACE + r"Node\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
+    "nvme-list": (_SPACE + r"(?:Node|Device)\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
+    "gdscheck": ("GDS release version",),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
-    "perftest": ("Port number ",),
+    "perftest": (
+        "Port number ",
+        _words("BW Test", "Latency Test", "initializing CUDA", "Perftest doesn't", "Waiting for"),
+    ),
     "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
     "nccl-topo-xml": (_SPACE + "<",),
     "torch-config": ("PyTorch built with:",),

@@ -432,7 +432,7 @@ _GPU_KEYS = {
     "accounting mode", "accounting mode buffer size", "gpu uuid", "minor number", "vbios version",
     "multigpu board", "gpu part number", "inforom version", "gpu operation mode", "gpu virtualization mode",
     "gsp firmware version", "performance state", "fb memory usage", "bar1 memory usage", "clocks event reasons",
-    "clocks throttle reasons", "retired pages", "remapped rows", "applications clocks", "max clocks",
+    "clocks throttle reasons", "retired pages", "remapped rows", "applications clocks", "max clocks", "clocks",
     "compute mode", "utilization", "encoder stats", "fbc stats", "ecc mode", "ecc errors", "gpu power readings",
     "power readings", "module power readings", "default applications clocks", "max customer boost clocks",
     "clock policy", "mig mode", "driver model", "gpu reset status", "board part number", "gpu fabric guid",

@@ -91,9 +91,9 @@ def _messages(rig: Rig, lines: list[tuple[int, str]], source: str) -> set[int]:
     return said
 
 
-def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int) -> None:
+def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int, cut: bool = False) -> None:
     """``NVIDIA-SMI 545.46  Driver Version: 546.80  CUDA Version: ERR!``: the versions, an error value kept as
-    the reason, and an nvidia-smi that differs from the driver it talks to."""
+    the reason, and an nvidia-smi that differs from the driver it talks to; ``cut``: the file ends in this line."""
     sw = rig.software
     smi, sw.driver_version, cuda = m.group(1), m.group(2), m.group(3)
     sw.nvml_version = smi  # nvidia-smi prints the version of itself and the NVML library it ships with
@@ -104,12 +104,24 @@ def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int) -> None:
         sw.unavailable["cuda_driver_version"] = v.printed(cuda) if cuda else "not in nvidia-smi's banner"
         if v.state_meaning(cuda):
             rig.problems.append(f"{source}: line {lineno}: CUDA Version: {v.printed(cuda)}")
-    if smi != sw.driver_version and not v.absent(smi):
+    _cut_version(rig, m, cut)
+    if sw.driver_version is not None and smi != sw.driver_version and not v.absent(smi):
         rig.problems.append(
             f"{source}: line {lineno}: nvidia-smi {smi} reports driver {sw.driver_version}: nvidia-smi (and its NVML "
             "library) and the driver differ; normal on WSL, where the Windows driver serves the Linux guest; "
             "elsewhere a driver updated without reloading its kernel module (reboot)"
         )
+
+
+def _cut_version(rig: Rig, m: re.Match[str], cut: bool) -> None:
+    """A version cut short is not read (another table of the paste shows it whole): one that ends in a dot
+    (``Driver Version: 535.129.``, no version does), or (``cut``: the file ends inside the banner) the last one."""
+    last = 3 if m.group(3) else 2
+    for group, name in ((2, "driver_version"), (3, "cuda_driver_version")):
+        value = m.group(group) or ""
+        if value.endswith(".") or cut and group == last and m.end(last) == len(m.string.rstrip()):
+            setattr(rig.software, name, None)
+            rig.software.unavailable[name] = f"nvidia-smi's banner shows {value!r}, cut short: not read"
 
 
 def _first_row(m1: re.Match[str], cells: list[str], source: str, lineno: int) -> Gpu:
@@ -199,7 +211,8 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     rig = Rig()
     lines = clean_lines(text)
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
-    body = False
+    cut = not text.endswith(("\n", "\r"))  # the file ends inside that line: its last value may be cut short
+    body = banner = False
     gpu: Gpu | None = None
     row = 0
     for k, line in enumerate(lines):
@@ -207,7 +220,8 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         s = line.strip()
         m = _VERSIONS.search(s)
         if m:
-            _versions(rig, m, source, lineno)
+            _versions(rig, m, source, lineno, cut=k == last_shown and cut)
+            banner = True
             continue
         if s.startswith("|=") and not body:
             body = True
@@ -261,7 +275,8 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     rows = bool(rig.gpus)  # GPUs read from the table's rows (not from nvidia-smi's messages)
     said = _messages(rig, [(first_line - len(context or []) + k, x) for k, x in enumerate(context or [])], source)
     said |= _messages(rig, [(first_line + k, x) for k, x in enumerate(lines)], source)
-    if not rig.gpus and rig.software.driver_version is None and not any(_LOST.match(x) for x in lines) and not said:
+    shown = rig.gpus or banner or any(_LOST.match(x) for x in lines)
+    if not shown and rig.software.driver_version is None and not said:
         raise ImportParseError(source, first_line, "no 'NVIDIA-SMI ... Driver Version' line and no GPU row")
     for g in rig.gpus:
         for f in _TABLE_FIELDS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterator
 
 from gpuadvisor.facts import Finding, Network, RdmaPort, Rig, Unavailable
@@ -19,6 +20,8 @@ IB_MODEL_RATE = {
     "MT4131": ("ConnectX-8", 800.0),
 }
 NEAR = ("PIX", "PXB")
+# a NIC nvidia-smi topo -m names by its Ethernet interface (eth0, enp1s0f0, bond0), not by an RDMA device (mlx5_0)
+_ETHERNET = re.compile(r"^(?:eth|en|wl|bond)\w*$")
 
 
 def _ports(rig: Rig, ctx: Context) -> list[RdmaPort] | Finding:
@@ -165,6 +168,27 @@ def rdma_port_rate(rig: Rig, ctx: Context) -> Iterator[Finding]:
             )
 
 
+def _near_nic_columns(rig: Rig, ctx: Context) -> tuple[list[int], str] | Finding:
+    """The columns of nvidia-smi topo -m's NIC matrix GA805 judges, and what was assumed: the active RDMA adapters;
+    with no port state in the scan, every adapter topo -m lists by its RDMA device name (mlx5_0) or by its column
+    alone (NIC0, no legend), not one it names by an Ethernet interface (eth0: RDMA not known to be used)."""
+    topo = rig.topology
+    if rig.network.rdma_ports is None and topo.nics and topo.nic_matrix:
+        said = " (no port state in the scan: every RDMA adapter nvidia-smi topo -m lists is counted)"
+        if cols := [k for k, name in enumerate(topo.nics) if not _ETHERNET.match(name)]:
+            return cols, said
+    got = _ports(rig, ctx)
+    if isinstance(got, Finding):
+        return got
+    active = {p.device for p in _active(got)}
+    if not active or not rig.gpus:
+        return [], ""
+    cols = [k for k, name in enumerate(topo.nics) if name in active]
+    if not cols or not topo.nic_matrix:
+        return ctx.not_checked("the PCIe placement of the active RDMA adapters is not in this scan", subject="host")
+    return cols, ""
+
+
 @rule("GA805", "gpu-without-near-nic", area="network", severity="warn")
 def gpu_without_near_nic(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """A GPU has no active RDMA adapter behind its own PCIe switch (no GPUDirect RDMA path).
@@ -185,17 +209,13 @@ def gpu_without_near_nic(rig: Rig, ctx: Context) -> Iterator[Finding]:
         Put an adapter under each GPU's switch (or each pair's), enable the adapter that is there, or check that
         NCCL_IB_HCA names the near one.
     """
-    got = _ports(rig, ctx)
+    got = _near_nic_columns(rig, ctx)
     if isinstance(got, Finding):
         yield got
         return
-    active = {p.device for p in _active(got)}
+    cols, assumed = got
     topo = rig.topology
-    if not active or not rig.gpus:
-        return
-    cols = [k for k, name in enumerate(topo.nics) if name in active]
-    if not cols or not topo.nic_matrix:
-        yield ctx.not_checked("the PCIe placement of the active RDMA adapters is not in this scan", subject="host")
+    if not cols or not rig.gpus:
         return
     order = ["PIX", "PXB", "PHB", "NODE", "SYS"]
     for i, g in enumerate(rig.gpus):
@@ -210,9 +230,10 @@ def gpu_without_near_nic(rig: Rig, ctx: Context) -> Iterator[Finding]:
             continue
         nic = topo.nics[cols[[topo.nic_matrix[i][k] for k in cols].index(best)]]
         yield ctx.finding(
-            f"GPU {g.index}: nearest active RDMA adapter {nic} is {best} (across "
+            f"GPU {g.index}: nearest {'' if assumed else 'active '}RDMA adapter {nic} is {best} (across "
             + ("the CPU's host bridge" if best == "PHB" else "host bridges" if best == "NODE" else "sockets")
-            + "): no GPUDirect RDMA path",
+            + "): no GPUDirect RDMA path"
+            + assumed,
             severity="info" if best == "PHB" else "warn",
             gpus=[g.index],
             subject=f"GPU {g.index}",

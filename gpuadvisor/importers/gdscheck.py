@@ -1,0 +1,50 @@
+"""GPUDirect Storage's platform check, ``gdscheck -p`` (CUDA's gds/tools).
+
+It prints the releases (`` GDS release version: 1.13.0.11``, `` nvidia_fs version:  2.17 libcufile version:
+2.12``), then its DRIVER CONFIGURATION: one ``NAME : Supported|Unsupported`` line per storage path cuFile can
+drive (NVMe, NVMeOF, NFS, the parallel filesystems...), `` Userspace RDMA``, and under it ``--Mellanox PeerDirect :
+Enabled`` or ``Disabled`` (GPU memory registered with the RDMA adapters through peer memory: nvidia_peermem),
+then its cuFile configuration. The peer-memory line is kept as that fact (``peermem_loaded``); the rest, which the
+scan has no field for, is said in one note (the releases, what is supported, the RDMA devices up and down).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuadvisor.facts import Rig
+from gpuadvisor.importers.section import Section, clean_lines, outside_log
+
+WHAT = "gdscheck -p (GPUDirect Storage)"
+_START = re.compile(r"^\s*GDS release version\s*:\s*\d")
+_SETTING = re.compile(r"^\s*(?:--)?([A-Za-z][\w .+/-]{0,40}?)\s*:\s*(.+?)\s*$")
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """`` GDS release version: 1.13.0.11``, gdscheck -p's first line."""
+    return bool(_START.match(lines[i])) and outside_log(current) and (current is None or current.kind != "gdscheck")
+
+
+def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """The peer-memory fact and a note of what the check says."""
+    rig = Rig()
+    said: dict[str, str] = {}
+    for k, line in enumerate(clean_lines(text)):
+        for part in re.split(
+            r"(?<=\d)\s+(?=[a-z_]+ version\s*:)", line
+        ):  # "nvidia_fs version: 2.17 libcufile version: 2.12"
+            if (m := _SETTING.match(part)) and not m.group(1).startswith("properties."):
+                said.setdefault(m.group(1).strip(), m.group(2))
+        if m := re.match(r"^\s*--\s*Mellanox PeerDirect\s*:\s*(Enabled|Disabled)\b", line):
+            rig.network.peermem_loaded = m.group(1) == "Enabled"
+            rig.origins["network.peermem_loaded"] = f"{source}:{first_line + k}"
+    supported = [n for n, val in said.items() if val == "Supported"]
+    releases = ", ".join(
+        f"{n} {said[n]}" for n in ("GDS release version", "nvidia_fs version", "libcufile version") if n in said
+    )
+    rig.problems.append(
+        f"{source}: line {first_line}: GPUDirect Storage (gdscheck -p): {releases or 'releases not shown'}; supported: "
+        f"{', '.join(supported) or 'none shown'}"
+        + (f"; RDMA devices {said['rdma_device_status']}" if "rdma_device_status" in said else "")
+    )
+    return rig
