@@ -21,7 +21,7 @@ from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.nvlink import MIG_DEVICE
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 
 _HEAD = "GPU models and configuration:"
 _START = ("Collecting environment information...", _HEAD)
@@ -85,7 +85,7 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
     rig = Rig()
     listing = False
     lines = clean_lines(text)
-    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
+    last_shown = last_line_shown(lines)  # the paste's last line
     for k, line in enumerate(lines):
         s, lineno = _unpadded(line.strip()), first_line + k
         if s.startswith(_HEAD):

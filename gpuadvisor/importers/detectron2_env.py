@@ -19,7 +19,7 @@ import re
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 
 WHAT = "detectron2 collect_env"
 _LONGEST = 600  # no row of the table is longer; a longer one is not read (the patterns stay linear)
@@ -48,7 +48,7 @@ def parse_detectron2_env(text: str, source: str = "<text>", first_line: int = 1)
     """The GPUs, driver, Python and torch of detectron2's table."""
     rig = Rig()
     lines = clean_lines(text)
-    last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
+    last = last_line_shown(lines)
     rows = 0
     for k, line in enumerate(lines):
         s, lineno = line.strip(), first_line + k

@@ -21,7 +21,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 
 WHAT = "CUDA samples deviceQuery"
 _LONGEST = 600  # no row of deviceQuery (with a translation after it) is longer; a longer one is not read
@@ -56,7 +56,7 @@ def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) ->
     """The devices deviceQuery describes: CUDA number, name, compute capability, memory, bus id; the driver's CUDA."""
     rig = Rig()
     lines = clean_lines(text)
-    last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
+    last = last_line_shown(lines)
     detected: tuple[int, int] | None = None
     g: Gpu | None = None
     for k, line in enumerate(lines):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import ELIDED, GPU_LOST, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.values import DEV_PREFIX, normalize_bus_id
 from gpuadvisor.physics.links import gen_from_speed
 
@@ -127,7 +127,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     cur: Device | None = None
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
-    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
+    last_shown = last_line_shown(lines)  # the paste's last line
     for k, bolded in enumerate(lines):
         lineno = first_line + k
         line = unbold(bolded)

@@ -18,13 +18,13 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.values import GPU_UUID
 
 _FOUND = re.compile(r"^Found (\d+) CUDA devices?\s*$")
 _DEVICE = re.compile(r"^id (\d+)\s(.*)\[((?:NOT )?SUPPORTED[^\]]*)\]\s*$")
 _ATTR = re.compile(r"^([A-Za-z][\w /]*):(.*)$")
 _LONGEST = 400  # no line of the report is longer; a longer one is not read (the patterns stay linear)
-_UUID = re.compile(r"^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 WHAT = "numba cuda.detect()"
 NO_BUS = "numba cuda.detect() prints the PCI bus number alone (decimal), not the domain or function"
 
@@ -46,7 +46,7 @@ def parse_numba_detect(text: str, source: str = "<text>", first_line: int = 1) -
     """The devices numba lists: CUDA number, name, compute capability, UUID."""
     rig = Rig()
     lines = clean_lines(text)
-    last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
+    last = last_line_shown(lines)
     found: tuple[int, int] | None = None
     g: Gpu | None = None
     for k, line in enumerate(lines):
@@ -67,7 +67,7 @@ def parse_numba_detect(text: str, source: str = "<text>", first_line: int = 1) -
             key, value = a.group(1).lower(), a.group(2).strip()
             if key == "compute capability" and re.fullmatch(r"\d+\.\d+", value):
                 g.compute_capability = value
-            elif key == "uuid" and _UUID.match(value):
+            elif key == "uuid" and GPU_UUID.match(value):
                 g.uuid = value
     if found is None and not rig.gpus:
         raise ImportParseError(source, first_line, f"{WHAT} without 'Found N CUDA devices' or an 'id N' line")

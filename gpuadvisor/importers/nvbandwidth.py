@@ -17,7 +17,7 @@ from gpuadvisor.facts import Gpu, Measurement, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.numbers import quantity
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.values import normalize_bus_id
 
 _RUNNING = re.compile(r"^(?:>\s*)?Running (\w+)\.\s*$")  # "> ": a quote marker some lines of a paste keep
@@ -44,7 +44,7 @@ def parse_nvbandwidth(text: str, source: str = "<text>", first_line: int = 1) ->
     rig = Rig()
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
-    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
+    last_shown = last_line_shown(lines)  # the paste's last line
     version, test = "", ""
     devices: dict[int, Gpu] = {}
     skipped: list[str] = []

@@ -16,7 +16,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "nvidia-container-cli info"
@@ -40,7 +40,7 @@ def parse_nvc_info(text: str, source: str = "<text>", first_line: int = 1) -> Ri
     """The driver, its CUDA version and the GPUs, as nvidia-container-cli lists them."""
     rig = Rig()
     lines = clean_lines(text)
-    last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
+    last = last_line_shown(lines)
     cut_last = not text.endswith(("\n", "\r"))
     block: Gpu | None = None
     for k, line in enumerate(lines):

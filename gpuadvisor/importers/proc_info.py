@@ -19,8 +19,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
-from gpuadvisor.importers.values import normalize_bus_id, placeholder
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.values import GPU_UUID, normalize_bus_id, placeholder
 
 _PATH = r"(?:\S*/information:)?"  # grep's file-name prefix
 _LINE = re.compile(
@@ -29,7 +29,6 @@ _LINE = re.compile(
 )
 _MODEL = re.compile(_PATH + r"Model:\s+\S")
 _IRQ = re.compile(_PATH + r"IRQ:\s+\d")
-_UUID = re.compile(r"^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _LOCATION = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$", re.I)
 WHAT = "/proc/driver/nvidia/gpus/*/information"
 
@@ -45,7 +44,7 @@ def parse_proc_info(text: str, source: str = "<text>", first_line: int = 1) -> R
     """One GPU per ``Model:`` line: its name, UUID and bus id as the driver prints them."""
     rig = Rig()
     lines = clean_lines(text)
-    last = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
+    last = last_line_shown(lines)
     g: Gpu | None = None
     for k, line in enumerate(lines):
         m = _LINE.match(line.strip())
@@ -71,7 +70,7 @@ def parse_proc_info(text: str, source: str = "<text>", first_line: int = 1) -> R
 
 
 def _field(rig: Rig, g: Gpu, key: str, value: str, cut: bool, where: str) -> None:
-    if key == "GPU UUID" and _UUID.match(value):
+    if key == "GPU UUID" and GPU_UUID.match(value):
         g.uuid = value
         g.unavailable.pop("uuid", None)
     elif key == "GPU UUID" and placeholder(value):

@@ -28,6 +28,11 @@ class Section:
         return "\n".join(self.lines) + ("" if self.cut else "\n")
 
 
+def last_line_shown(lines: list[str]) -> int:
+    """The index of the paste's last line that is not blank (where a paste cut short is cut), -1 for none."""
+    return max((i for i, x in enumerate(lines) if x.strip()), default=-1)
+
+
 def clean_lines(text: str) -> list[str]:
     """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
     quoted paste carries (``> `` of a mail or markdown quote, ``% ``): of the whole text (see :func:`unquoted`), or

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.importers.registry import BY_KIND, FORMATS
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.sift import Sift, sift
 from gpuadvisor.importers.values import is_elision
 
@@ -32,7 +32,7 @@ def split_sections(text: str) -> list[Section]:
     lines = clean_lines(text)
     sections: list[Section] = []
     current: Section | None = None
-    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)
+    last_shown = last_line_shown(lines)
     sifted = sift(text)
     fenced = False  # inside a markdown fence: fences open and close in turn
     for i, line in enumerate(lines):

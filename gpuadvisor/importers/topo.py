@@ -12,7 +12,7 @@ import re
 
 from gpuadvisor.facts import ELIDED, Gpu, NumaNode, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.values import is_elision
 
 TOPO_CODES = re.compile(r"^(X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC)$")
@@ -176,7 +176,7 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     if header[: len(t.columns)] != t.columns:
         raise ImportParseError(source, t.header_line, "the affinity columns come before a GPU or NIC column")
     n_link, n_extra = len(t.columns), len(t.extra_columns)
-    last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
+    last_shown = last_line_shown(lines)  # the paste's last line
     seen_labels: set[str] = set()
     in_rows = True
     in_nic_legend = False

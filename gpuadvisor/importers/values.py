@@ -100,6 +100,11 @@ _REDACTED = re.compile(
 )
 
 
+# A UUID's 8-4-4-4-12 hex groups (NVML's GPU and MIG UUIDs follow "GPU-" or "MIG-"), and a whole value that is a GPU's
+UUID_BODY = r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+GPU_UUID = re.compile(rf"^GPU-{UUID_BODY}$", re.IGNORECASE)
+
+
 # A GPU or MIG UUID with some of its hex digits typed over ("GPU-xxxxx11f-ce5d-xxxx-xxxx-6ea62fb1xxxx"): hex has
 # no x, so any x (or *) in its 8-4-4-4-12 groups is a mask, and the UUID is not shown
 _MASKED_UUID = re.compile(

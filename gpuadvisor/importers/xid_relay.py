@@ -33,10 +33,11 @@ from gpuadvisor.facts import Gpu, KernelEvent, Rig
 from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.values import UUID_BODY
 from gpuadvisor.probes.kmsg import normalise_bus_id
 
 WHAT = "an Xid relayed by another tool (gpud, the Kubernetes device plugin, NVML)"
-_UUID = r"(?:GPU|MIG)-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}"
+_UUID = rf"(?:GPU|MIG)-{UUID_BODY}"
 _BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
 # gpud: "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00", "xid 119 detected by dmesg"
 _GPUD = re.compile(
@@ -53,7 +54,7 @@ _UNHEALTHY = re.compile(rf"\bdevice marked unhealthy: (?P<uuid>{_UUID})")
 _LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, in go-nvml's name or in words
 # pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
 _PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
-_GPU_UUID = re.compile(r"\bGPU-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}\b")
+_GPU_UUID = re.compile(rf"\bGPU-{UUID_BODY}\b")
 _SAME_EVENT_LINES = 8  # gpud writes an event's message and, a few lines below, its data: one event
 _LONGEST = 20000  # gpud's data line carries its references: long, but not a megabyte
 
