@@ -10,6 +10,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Rig
 from gpuadvisor.facts.beyond import IMEX_FIELDS
 from gpuadvisor.importers.ibdev2netdev import interface_only
+from gpuadvisor.importers.section import OPEN_END
 from gpuadvisor.probes.kmsg import map_gpus
 from gpuadvisor.text import plural
 
@@ -98,7 +99,7 @@ def _bus_without_driver(rig: Rig) -> None:
     n = len(rig.node.nvidia_pci_functions)
     driver = any(k.startswith("gpus[") and "(lspci" not in v for k, v in rig.origins.items())
     # nvidia-smi -q -i N (one GPU asked for), or a -q whose "Attached GPUs" is more than it shows (cut or -i)
-    one = any(w in x for x in rig.problems for w in ("its one GPU is GPU", "GPUs but the output holds", "may follow"))
+    one = any(w in x for x in rig.problems for w in ("its one GPU is GPU", "GPUs but the output holds", OPEN_END))
     if not driver or one:
         rig.node.nvidia_pci_functions = None
         del rig.origins["node.nvidia_pci_functions"]

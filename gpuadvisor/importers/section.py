@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.importers.values import strip_ansi
 
-# said of an output whose fence never closes (beyond_merge.py's GA810 comparison keys on "rows may follow")
+# said of an output whose fence never closes (the merger and the GA810 comparison in beyond_merge.py look for it)
 OPEN_END = "the paste ends inside the fence around this output (it never closes): rows may follow that it does not show"
 
 

@@ -36,8 +36,9 @@ def split_sections(text: str) -> list[Section]:
     sifted = sift(text)
     fenced = False  # inside a markdown fence: fences open and close in turn
     for i, line in enumerate(lines):
-        fenced = True if _OPENING_FENCE.match(line) else fenced ^ bool(_FENCE.match(line))
-        if current is not None and current.kind != "_after" and _FENCE.match(line):
+        bare_fence = _FENCE.match(line) is not None
+        fenced = True if _OPENING_FENCE.match(line) else fenced ^ bare_fence
+        if current is not None and current.kind != "_after" and bare_fence:
             # a markdown fence closes the output it wraps; one that ends the text closes it where the paste ended
             # (the line above it may be cut short, as at the end of a file: the fence added the newline)
             current.cut = current.cut or (i == last_shown and current is sections[-1] and bool(current.lines))
