@@ -39,28 +39,22 @@ def _read(section: Section, source: str, read: Callable[[str, str], Any]) -> Any
         raise ImportParseError(source, section.start, str(e).removeprefix(f"{source}: ")) from None
 
 
-def parse_fio(section: Section, source: str, filename: str) -> Part:
-    rig = Rig()
-    _path(rig).bench = _read(section, source, fio.parse)
-    return Part(section.kind, source, section.start, rig)
+def _parser(attr: str, read: Callable[[str, str, list[str]], Any]) -> Callable[[Section, str, str], Part]:
+    """A storage output's parser: what ``read`` makes of it (given the section's prompt context), stored as the
+    imported path's ``attr``."""
+
+    def parse(section: Section, source: str, filename: str) -> Part:
+        rig = Rig()
+        setattr(_path(rig), attr, _read(section, source, lambda text, origin: read(text, origin, section.context)))
+        return Part(section.kind, source, section.start, rig)
+
+    return parse
 
 
-def parse_lsblk(section: Section, source: str, filename: str) -> Part:
-    rig = Rig()
-    _path(rig).devices = _read(section, source, blockdev.parse_lsblk)
-    return Part(section.kind, source, section.start, rig)
-
-
-def parse_nvme_list(section: Section, source: str, filename: str) -> Part:
-    rig = Rig()
-    _path(rig).devices = _read(section, source, blockdev.parse_nvme_list)
-    return Part(section.kind, source, section.start, rig)
-
-
-def parse_nvme_id_ctrl(section: Section, source: str, filename: str) -> Part:
-    rig = Rig()
-    _path(rig).devices = _read(section, source, lambda text, origin: nvme_ctrl.parse(text, origin, section.context))
-    return Part(section.kind, source, section.start, rig)
+parse_fio = _parser("bench", lambda text, origin, context: fio.parse(text, origin))
+parse_lsblk = _parser("devices", lambda text, origin, context: blockdev.parse_lsblk(text, origin))
+parse_nvme_list = _parser("devices", lambda text, origin, context: blockdev.parse_nvme_list(text, origin))
+parse_nvme_id_ctrl = _parser("devices", nvme_ctrl.parse)
 
 
 def parse_df(section: Section, source: str, filename: str) -> Part:
