@@ -218,3 +218,13 @@ def test_text_that_only_looks_like_them_is_not_read() -> None:
     for text in ("CUDA Version: 12.4\n", "ii  vim  2:9.0-1  amd64  editor\n", "NVRM version: 535\n"):
         with pytest.raises(InputError, match="not recognised"):
             _read(text)
+
+
+def test_an_smi_mismatch_message_stays_the_driver_s_reason_the_module_s_version_noted() -> None:
+    # nvidia-smi's message (its fixed text) over the neofetch paste of /proc/driver/nvidia/version
+    smi = "$ nvidia-smi\nFailed to initialize NVML: Driver/library version mismatch\nNVML library version: 390.30\n"
+    rig = _read(smi + PROC_384)
+    assert rig.software.driver_version is None
+    assert rig.software.unavailable["driver_version"].startswith("Driver/library version mismatch")
+    (note,) = [p for p in rig.problems if "driver 384.98" in p]
+    assert "(/proc/driver/nvidia/version): driver 384.98, NVML's library 390.30" in note

@@ -33,12 +33,15 @@ _RPM = re.compile(rf"^{_NAME}-{_UPSTREAM}-[^-\s]+\.(?:x86_64|aarch64|ppc64le|i68
 _DNF = re.compile(rf"^{_NAME}\.(?:x86_64|aarch64|ppc64le|i686|noarch)\s+{_UPSTREAM}-\S+\s+\S+")
 _DPKG_HEAD = re.compile(r"^Desired=Unknown/Install/Remove/Purge/Hold\s*$")
 # packaged apart from the driver, their versions their own (Ubuntu's nvidia-settings lags the driver)
+_LONGEST = 400  # no package row is longer; a longer line is not read (the patterns stay linear)
 _APART = re.compile(r"settings|prime|xconfig|modprobe|persistenced|container|docker|installer|pmda", re.I)
 
 
 def _row(line: str) -> tuple[str, str] | None:
     """(package, driver version) of an installed driver package's row, else None."""
     s = line.strip()
+    if len(s) > _LONGEST:
+        return None
     m = _DPKG.match(s)
     if m is not None:
         if m.group(2) != "i":  # dpkg's second letter: i is installed (rc: removed, its configuration kept)

@@ -14,6 +14,9 @@ Build  (builder@host)  <date>`` (open-gpu-kernel-modules, utils.mk), then ``GCC 
 not the driver's CUDA version. The scan has no field for the toolkit (a new key would change every scan's JSON): it
 is recorded in the import's notes (``rig.problems``) with its line, and nothing else is read from it.
 
+When nvidia-smi said "Driver/library version mismatch" (its plain output, merged first), that stays the driver's
+reason (the rules judge it): the version these outputs show is noted beside it, not taken as the driver's.
+
 A paste cut inside its last line (no newline after it) leaves that line's value not shown, never read.
 """
 
@@ -21,8 +24,10 @@ from __future__ import annotations
 
 import re
 
-from gpuadvisor.facts import Rig
+from gpuadvisor.facts import DRIVER_MISMATCH, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.merger import Merger
+from gpuadvisor.importers.part import Part
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 
 WHAT_SMI = "nvidia-smi --version"
@@ -149,3 +154,18 @@ def parse_toolkit(text: str, source: str = "<text>", first_line: int = 1) -> Rig
             )
         return rig
     raise ImportParseError(source, first_line, f"{WHAT_TOOLKIT} output without 'Cuda compilation tools, release'")
+
+
+def keep_mismatch(m: Merger, part: Part) -> None:
+    """Merge ``part``; a "Driver/library version mismatch" an output merged before it showed stays the driver's
+    reason, the version ``part`` shows (the loaded module's, or the installed packages') noted beside it."""
+    version, why = part.rig.software.driver_version, m.rig.software.unavailable.get("driver_version", "")
+    if version is not None and m.rig.software.driver_version is None and why.startswith(DRIVER_MISMATCH):
+        part.rig.software.driver_version = None
+        library = m.rig.software.nvml_version
+        part.rig.problems.append(
+            f"{part.at('software.driver_version')}: driver {version}"
+            + (f", NVML's library {library}" if library else "")
+            + f": {DRIVER_MISMATCH}"
+        )
+    m.add(part)
