@@ -170,9 +170,13 @@ def test_toolkit_version_files() -> None:
     # /usr/local/cuda/version.txt and version.json, as the CUDA 11.0 and 11.1+ toolkits write them
     txt = _read("CUDA Version 11.0.228\n")
     assert any("CUDA toolkit 11.0.228 (version.txt)" in p for p in txt.problems)
-    js = '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.2.2"\n   },\n}\n'
+    # version.json's first objects as a public README quotes `cat /usr/local/cuda/version.json` (CUDA 11.8: its
+    # SDK version carries the release date)
+    js = '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "11.8.20220929"\n   },\n'
+    js += '   "cuda_gdb" : {\n      "name" : "CUDA GDB",\n      "version" : "11.8.86"\n   },\n'
     assert [s.kind for s in split_sections(js)] == ["cuda-toolkit"]
-    assert any("CUDA toolkit 12.2.2 (version.json)" in p for p in _read(js).problems)
+    (note,) = [p for p in _read(js).problems if "CUDA toolkit" in p]
+    assert note.startswith("paste.txt: line 3: CUDA toolkit 11.8.20220929 (version.json) installed")
 
 
 def test_packages_of_one_driver_version_give_it() -> None:
