@@ -287,13 +287,13 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
     assert (
         p.stderr
         == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, "
-        "-L, plain, --query-gpu, or dmon), NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, "
-        "torch.__config__.show(), lspci -vv, nccl-tests, "
+        "-L, plain, --query-gpu, dmon, or --version), NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, "
+        "detectron2 collect_env, torch.__config__.show(), lspci -vv, nccl-tests, "
         "CUDA samples (bandwidthTest, busGrind, "
         "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), nvbandwidth, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
-        "or "
-        "numba cuda.detect() output, nor as a kernel or service log, RDMA, fabric manager or storage output "
+        "numba cuda.detect(), /proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
+        "nor as a kernel or service log, RDMA, fabric manager or storage output "
         "(import --help) (it "
         "starts 'the vendor says the GPUs are fine')\n"
     )

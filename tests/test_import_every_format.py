@@ -18,6 +18,7 @@ from gpuadvisor.importers.registry import KINDS
 from gpuadvisor.importers.sections import split_sections
 from tests.test_beyond_tools import PERFQUERY
 from tests.test_import_smi_csv import CSV
+from tests.test_import_versions import NVCC_110, PROC_OPEN, RPM_570, SMI_570
 
 TESTS = Path(__file__).parent
 
@@ -145,6 +146,12 @@ TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_
 GO_LOG = "s21-lost-gpu/k8s-device-plugin-pod-log-no-devices-found-waiting-indefinitely-after-reboot_xqlang.txt"
 VERBS_QP = "s21-rdma-logs/uccl-ep-roce-ionic-port-active-modify-qp-rtr-timed-out-errno-110-mi355x-cut_zhenhuang12.txt"
 TABLE += f"verbs-qp | python tests/test_low_latency.py | corpus/{VERBS_QP}\n"
+# the version outputs, from their real pastes (cited in tests/test_import_versions.py)
+WRITTEN.update(SMI_VERSION=SMI_570, PROC_VERSION=PROC_OPEN, NVCC=NVCC_110, PACKAGES=RPM_570.split("\n", 1)[1])
+TABLE += "smi-version | nvidia-smi --version | =SMI_VERSION\n"
+TABLE += "proc-version | cat /proc/driver/nvidia/version | =PROC_VERSION\n"
+TABLE += "cuda-toolkit | nvcc --version | =NVCC\n"
+TABLE += "driver-packages | rpm -qa | grep nvidia | sort | =PACKAGES\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
 
 

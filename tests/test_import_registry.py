@@ -32,12 +32,13 @@ def test_one_row_per_kind_with_a_way_in() -> None:
 
 def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
-        "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, or dmon), "
+        "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, plain, --query-gpu, dmon, or --version), "
         "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, torch.__config__.show(), "
         "lspci -vv, nccl-tests, CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
         "deviceQuery, or matrix rows), "
         "nvbandwidth, "
-        "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), or numba cuda.detect() output, "
+        "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), numba cuda.detect(), "
+        "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, "
         "fabric manager or storage output (import --help)"
     )

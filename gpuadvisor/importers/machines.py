@@ -33,6 +33,8 @@ _SHOWN = (
     "smi-xml",
 )  # list the GPUs shown (a -i filter or an elision: fewer)
 _INDEXED = ("smi-summary", "nvlink", "smi-list")  # print nvidia-smi's own index beside the id
+# print the loaded driver's version (not the installed packages': those may be newer until a reboot)
+_LOADED_DRIVER = ("smi-q", "smi-xml", "smi-summary", "smi-version", "proc-version")
 
 
 @dataclass
@@ -68,7 +70,7 @@ def facts_of(part: Part) -> Machine:
     if part.nccl is not None and part.nccl.hosts:
         m.hosts = (set(part.nccl.hosts), o)
     drv = part.rig.software.driver_version
-    if drv and part.kind in ("smi-q", "smi-xml", "smi-summary"):
+    if drv and part.kind in _LOADED_DRIVER:
         m.driver = (drv, o)
     n = len(part.rig.gpus)
     if part.kind in _WHOLE and n:

@@ -32,6 +32,7 @@ from gpuadvisor.importers import (
     detectron2_env,
     devicequery,
     df,
+    driver_packages,
     fio,
     gdscheck,
     go_log,
@@ -65,6 +66,7 @@ from gpuadvisor.importers import (
     topo,
     torch_config,
     verbs_qp,
+    versions,
     xid_relay,
 )
 from gpuadvisor.importers.merger import Merger
@@ -358,6 +360,22 @@ FORMATS: tuple[Format, ...] = (
     _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
             "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
             "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31, family="UCCL"),
+    Format("smi-version", versions.WHAT_SMI, GPU, "nvidia-smi", "--version",
+           "`NVIDIA-SMI version  : 550.54.14` over `NVML version`, `DRIVER version`, `CUDA Version` lines",
+           versions.starts_smi, reads(versions.parse_smi_version), versions.keep_mismatch, 2),
+    Format("proc-version", versions.WHAT_PROC, GPU, versions.WHAT_PROC, "",
+           "`NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  ...` (or `... Open Kernel Module for "
+           "x86_64  565.57.01  Release Build ...`)", versions.starts_proc, reads(versions.parse_proc_version),
+           versions.keep_mismatch, 3),
+    Format("cuda-toolkit", "nvcc --version, /usr/local/cuda/version.txt or version.json", GPU, "CUDA toolkit", "",
+           "`nvcc: NVIDIA (R) Cuda compiler driver` or `Cuda compilation tools, release 12.2, V12.2.140`; "
+           '`CUDA Version 11.0.228`; `"cuda" : {` over `"name" : "CUDA SDK"`', versions.starts_toolkit,
+           reads(versions.parse_toolkit), _add, 8),
+    Format("driver-packages", driver_packages.WHAT, GPU, "driver packages", "",
+           "dpkg -l's `Desired=Unknown/Install/...` or a row `ii  nvidia-driver-535  535.104.05-0ubuntu1 ...`, "
+           "rpm -qa's `nvidia-driver-cuda-570.86.16-1.el8.x86_64`, dnf's `nvidia-driver.x86_64  3:550.54.15-1.el9 ...`",
+           driver_packages.starts, reads(driver_packages.parse_driver_packages), versions.keep_mismatch, 33,
+           after=driver_packages.against_loaded),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

@@ -127,6 +127,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
+    "smi-version": ("NVIDIA-SMI version",),
+    "proc-version": ("NVRM version:",),
+    "cuda-toolkit": (_words("Cuda compiler driver", "Cuda compilation tools", '"cuda"'), _SPACE + "CUDA Version "),
+    "driver-packages": ("Desired=", "nvidia", "cuda-drivers"),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 
