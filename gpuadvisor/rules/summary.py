@@ -166,7 +166,8 @@ NO_FAULT_IN_LOGS = "no fault in the logs given"
 
 def logs_given(rig: Any) -> list[str]:
     """What a scan holds for the rules besides GPUs: a kernel log, RDMA ports, the fabric manager's state, the
-    GPUs' fabric registration, the NVIDIA functions on the PCI bus (empty: nothing to judge without a GPU)."""
+    GPUs' fabric registration, the NVIDIA functions on the PCI bus, the driver's version (empty: nothing to judge
+    without a GPU)."""
     held = {
         "kernel log": rig.kernel.events is not None,
         "RDMA ports": rig.network.rdma_ports is not None,
@@ -174,6 +175,8 @@ def logs_given(rig: Any) -> list[str]:
         "IMEX daemon": getattr(rig.fabric, "imex_state", None) is not None,
         "GPU fabric state": rig.fabric.gpus is not None,
         "PCI functions": rig.node.nvidia_pci_functions is not None,
+        # nvidia-smi --version, /proc/driver/nvidia/version, the driver packages (a live scan always has it)
+        "driver version": rig.source.kind == "imported" and rig.software.driver_version is not None,
     }
     return [name for name, yes in held.items() if yes]
 
@@ -186,7 +189,9 @@ def rig_verdict(rig: Any) -> Verdict:
     if not rig.gpus:
         why, todo = no_gpu_reason(rig)
         if state == "healthy" and rig.source.kind != "live" and logs_given(rig):
-            return Verdict(state, c, why=f"{NO_FAULT_IN_LOGS} ({', '.join(logs_given(rig))}; no GPU listed)")
+            held = logs_given(rig)
+            said = NO_FAULT_IN_LOGS if held != ["driver version"] else NO_FAULT_IN_LOGS.replace("logs", "outputs")
+            return Verdict(state, c, why=f"{said} ({', '.join(held)}; no GPU listed)")
         if state == "healthy":
             return Verdict(NO_GPUS, c, why=why, todo=todo)
         top, more = worst(rig.findings)
