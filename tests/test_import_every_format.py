@@ -17,6 +17,7 @@ from gpuadvisor.importers import parse_text
 from gpuadvisor.importers.registry import KINDS
 from gpuadvisor.importers.sections import split_sections
 from tests.test_beyond_tools import PERFQUERY
+from tests.test_import_framework_devices import GPUSTAT_130, LLAMA_VRAM, OLLAMA_1663, TF_31969, TORCH_PADDLE
 from tests.test_import_smi_csv import CSV
 
 TESTS = Path(__file__).parent
@@ -145,6 +146,13 @@ TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_
 GO_LOG = "s21-lost-gpu/k8s-device-plugin-pod-log-no-devices-found-waiting-indefinitely-after-reboot_xqlang.txt"
 VERBS_QP = "s21-rdma-logs/uccl-ep-roce-ionic-port-active-modify-qp-rtr-timed-out-errno-110-mi355x-cut_zhenhuang12.txt"
 TABLE += f"verbs-qp | python tests/test_low_latency.py | corpus/{VERBS_QP}\n"
+# ML framework logs and gpustat: real pastes quoted in tests/test_import_framework_devices.py (URLs there)
+WRITTEN.update(LLAMA=LLAMA_VRAM, OLLAMA=OLLAMA_1663, TF=TF_31969, TORCH=TORCH_PADDLE, GPUSTAT=GPUSTAT_130)
+TABLE += "llama-devices | ./llama-server -m model.gguf | =LLAMA\n"
+TABLE += "ollama-devices | ollama serve | =OLLAMA\n"
+TABLE += "tf-devices | python train.py | =TF\n"
+TABLE += "torch-devices | python -c 'import torch; print(torch.cuda.get_device_properties(0))' | =TORCH\n"
+TABLE += "gpustat | gpustat | =GPUSTAT\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
 
 

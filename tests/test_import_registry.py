@@ -37,7 +37,8 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "lspci -vv, nccl-tests, CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
         "deviceQuery, or matrix rows), "
         "nvbandwidth, "
-        "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), or numba cuda.detect() output, "
+        "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), numba cuda.detect(), "
+        "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), or gpustat output, "
         "nor as a kernel or service log, RDMA, "
         "fabric manager or storage output (import --help)"
     )
