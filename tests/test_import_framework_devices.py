@@ -37,6 +37,20 @@ ggml_cuda_init: found 1 CUDA devices:
 build: 4393 (d79d8f39) with MSVC 19.29.30157.0 for
 system info: n_threads = 8, n_threads_batch = 8, total_threads = 16
 """
+# https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1360 (LM Studio's llama.cpp: the loader's line, bus id and
+# free memory)
+LLAMA_LMSTUDIO = """2026-01-07 17:36:53 [DEBUG]
+ llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 5060 Ti) (0000:01:00.0) - 15055 MiB free
+2026-01-07 17:36:53 [DEBUG]
+"""
+# https://github.com/ollama/ollama/issues/6637 (ollama's runner: ggml's lines inside the service's journal)
+LLAMA_OLLAMA_6637 = """Sep 04 14:24:56 FORGE ollama[1461072]: llm_load_print_meta: max token length = 256
+Sep 04 14:24:56 FORGE ollama[1461072]: ggml_cuda_init: GGML_CUDA_FORCE_MMQ:    no
+Sep 04 14:24:56 FORGE ollama[1461072]: ggml_cuda_init: GGML_CUDA_FORCE_CUBLAS: no
+Sep 04 14:24:56 FORGE ollama[1461072]: ggml_cuda_init: found 1 CUDA devices:
+Sep 04 14:24:56 FORGE ollama[1461072]:   Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes
+Sep 04 14:24:56 FORGE ollama[1461072]: llm_load_tensors: ggml ctx size =    0.27 MiB
+"""
 # https://github.com/ollama/ollama/pull/6279 (journal, four RTX 4090s; the paste is cut inside the fourth line)
 OLLAMA_6279 = """Sep 11 01:16:08 lena ollama[1884]: time=2024-09-11T01:16:08.786Z level=INFO source=gpu.go:200 msg="looking for compatible GPUs"
 Sep 11 01:16:09 lena ollama[1884]: time=2024-09-11T01:16:09.799Z level=INFO source=types.go:107 msg="inference compute" id=GPU-14ff63f7-3db2-f0c8-0386-ee74c3102582 library=cuda variant=v12 compute=8.9 driver=12.5 name="NVIDIA GeForce RTX 4090" total="23.6 GiB" available="23.2 GiB"
@@ -72,6 +86,22 @@ name: Tesla V100-SXM2-16GB major: 7 minor: 0 memoryClockRate(GHz): 1.53
 pciBusID: 0035:05:00.0
 2020-02-28 05:04:04.816097: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully opened dynamic library libcudart.so.10.1
 """  # noqa: E501
+# https://github.com/NVIDIA/DeepLearningExamples/issues/1262 (TF 2.x's property lines; device 0 printed twice)
+TF_DLE_1262 = """pciBusID: 0000:17:00.0 name: NVIDIA A100 80GB PCIe computeCapability: 8.0
+coreClock: 1.41GHz coreCount: 108 deviceMemorySize: 79.21GiB deviceMemoryBandwidth: 1.76TiB/s
+2023-02-03 05:23:24.687408: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1746] Found device 1 with properties:
+pciBusID: 0000:65:00.0 name: NVIDIA A100 80GB PCIe computeCapability: 8.0
+coreClock: 1.41GHz coreCount: 108 deviceMemorySize: 79.21GiB deviceMemoryBandwidth: 1.76TiB/s
+2023-02-03 05:23:24.689699: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1746] Found device 2 with properties:
+pciBusID: 0000:ca:00.0 name: NVIDIA A100 80GB PCIe computeCapability: 8.0
+coreClock: 1.41GHz coreCount: 108 deviceMemorySize: 79.21GiB deviceMemoryBandwidth: 1.76TiB/s
+2023-02-03 05:23:24.690663: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1746] Found device 0 with properties:
+pciBusID: 0000:17:00.0 name: NVIDIA A100 80GB PCIe computeCapability: 8.0
+coreClock: 1.41GHz coreCount: 108 deviceMemorySize: 79.21GiB deviceMemoryBandwidth: 1.76TiB/s
+2023-02-03 05:23:24.692511: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1746] Found device 3 with properties:
+pciBusID: 0000:e3:00.0 name: NVIDIA A100 80GB PCIe computeCapability: 8.0
+coreClock: 1.41GHz coreCount: 108 deviceMemorySize: 79.21GiB deviceMemoryBandwidth: 1.76TiB/s
+"""
 # https://github.com/tensorflow/models/issues/6812 (a T4, its Created line printed twice by two tests)
 TF_6812 = """2019-05-18 07:48:30.444480: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1115] Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 4523 MB memory) -> physical GPU (device: 0, name: Tesla T4, pci bus id: 0000:00:04.0, compute capability: 7.5)
 ok
@@ -117,11 +147,14 @@ def _gpus(text: str) -> list:
         (LLAMA_514, "llama-devices"),
         (LLAMA_VRAM, "llama-devices"),
         (LLAMA_6758, "llama-devices"),
+        (LLAMA_LMSTUDIO, "llama-devices"),
+        (LLAMA_OLLAMA_6637, "llama-devices"),
         (OLLAMA_6279, "ollama-devices"),
         (OLLAMA_1663, "ollama-devices"),
         (TF_31969, "tf-devices"),
         (TF_DEEPSPEED_61, "tf-devices"),
         (TF_6812, "tf-devices"),
+        (TF_DLE_1262, "tf-devices"),
         (TORCH_633, "torch-devices"),
         (TORCH_PADDLE, "torch-devices"),
         (GPUSTAT_130, "gpustat"),
@@ -147,6 +180,16 @@ def test_llama_cpp_vram_is_the_cards_memory_in_mib() -> None:
     assert (g.name, g.compute_capability, g.memory_total_bytes) == ("NVIDIA GeForce RTX 3090", "8.6", 24123 * MIB)
 
 
+def test_llama_cpp_loader_line_gives_the_bus_id_and_free_memory_only() -> None:
+    (g,) = _gpus(LLAMA_LMSTUDIO)
+    assert (g.index, g.name, g.bus_id, g.memory_total_bytes) == (0, "NVIDIA GeForce RTX 5060 Ti", "0000:01:00.0", None)
+
+
+def test_llama_cpp_lines_inside_a_service_journal() -> None:
+    (g,) = _gpus(LLAMA_OLLAMA_6637)
+    assert (g.index, g.name, g.compute_capability) == (0, "NVIDIA GeForce RTX 4090", "8.9")
+
+
 def test_llama_cpp_other_lines_are_listed_as_not_read() -> None:
     rig = _read(LLAMA_514)[1]
     assert any("lines 6-7: not llama.cpp (ggml) log device lines, not read" in p for p in rig.problems), rig.problems
@@ -161,6 +204,8 @@ def test_ollama_four_gpus_the_cut_fourth_line_not_shown() -> None:
     ]
     assert {(g.name, g.compute_capability) for g in rig.gpus} == {("NVIDIA GeForce RTX 4090", "8.9")}
     assert rig.software.cuda_driver_version == "12.5"
+    assert any("line 5: cut short where the paste ends: not shown" in p for p in rig.problems), rig.problems
+    assert any("numbered in the order listed" in p for p in rig.problems)
     g = rig.gpus[0]
     assert g.memory_total_bytes is None and "not the card's memory" in g.unavailable["memory_total_bytes"]
 
@@ -202,6 +247,24 @@ def test_tensorflow_the_same_device_printed_again_is_one_gpu() -> None:
     assert [(g.index, g.bus_id) for g in gpus] == [(4, "0035:04:00.0"), (5, "0035:05:00.0")]
     (g,) = _gpus(TF_6812)
     assert (g.index, g.name, g.bus_id, g.compute_capability) == (0, "Tesla T4", "0000:00:04.0", "7.5")
+
+
+def test_tensorflow_2_property_lines() -> None:
+    """TF 2.x: ``pciBusID: .. name: .. computeCapability: ..`` under each ``Found device N``; the first property
+    lines (their ``Found device 0`` above the paste) are not read; device 0 printed again is one GPU."""
+    rig = _read(TF_DLE_1262)[1]
+    gpus = sorted(rig.gpus, key=lambda g: g.index)
+    assert [(g.index, g.bus_id) for g in gpus] == [
+        (0, "0000:17:00.0"),
+        (1, "0000:65:00.0"),
+        (2, "0000:ca:00.0"),
+        (3, "0000:e3:00.0"),
+    ]
+    assert {(g.name, g.compute_capability, g.memory_total_bytes) for g in gpus} == {
+        ("NVIDIA A100 80GB PCIe", "8.0", None)
+    }
+    notes = _read(TF_DLE_1262)[0][0].notes
+    assert any("lines 1-2: not recognised, not read" in n for n in notes), notes
 
 
 def test_pytorch_yolo_device_line() -> None:

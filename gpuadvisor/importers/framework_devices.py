@@ -7,8 +7,10 @@ and PyTorch. Each reader takes the device lines and lists the log's other lines 
   device CUDA0 (NVIDIA GeForce RTX 3090) - 23000 MiB free`` (free memory, not the card's: not read as its memory).
 - ollama's server log (``msg="inference compute"``, one line per GPU, logfmt): ``id=GPU-<uuid>`` (or the CUDA
   number in early 2024 releases), ``library=cuda``, ``compute=8.9``, ``driver=12.5`` (the CUDA version the driver
-  supports), ``name="NVIDIA GeForce RTX 4090"``; since 0.12 ``name=CUDA0`` with ``description="NVIDIA ..."`` and
-  ``pci_id=0000:01:00.0``; ``total="23.6 GiB"`` is CUDA's usable total rounded to 0.1 GiB, not the card's memory.
+  supports), ``name="NVIDIA GeForce RTX 4090"``; since 0.12 (discover/types.go) ``library=CUDA``, ``name=CUDA0`` (the
+  backend's device number), ``description="NVIDIA ..."``, ``pci_id=0000:01:00.0``, the devices sorted by free
+  memory. ``total="23.6 GiB"`` is "the total amount of memory the device can use for loading models" (ml/device.go),
+  rounded to 0.1 GiB: not the card's memory. Lines without ``CUDAn`` are numbered in the order listed.
 - TensorFlow (core/common_runtime/gpu/gpu_device.cc): ``Found device 0 with properties:`` over ``name: NAME major: 8
   minor: 6 ...`` and ``pciBusID: 0000:01:00.0`` (1.x) or ``pciBusID: 0000:01:00.0 name: NAME computeCapability:
   8.6`` (2.x); ``Created TensorFlow device (/job:localhost/.../device:GPU:0 with 22302 MB memory) -> physical GPU
@@ -104,7 +106,7 @@ def parse_ollama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each CUDA GPU ollama lists: its number, UUID, name, compute capability, bus id; the CUDA version the driver
     supports."""
     r = Reading(source, first_line, text)
-    order = 0
+    order, unnumbered = 0, False
     for k, line in enumerate(r.lines):
         if len(line) > LONGEST or not _OLLAMA.search(line) or k == r.cut:
             continue
@@ -118,6 +120,11 @@ def parse_ollama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             continue
         gid, name = kv.get("id", ""), kv.get("name", "")
         number = _CUDA_NAME.fullmatch(name) or (re.fullmatch(r"\d{1,3}", gid) and re.match(r"(\d+)", gid))
+        if number is None and not unnumbered:
+            unnumbered = True
+            r.rig.problems.append(
+                f"{source}: line {r.lineno(k)}: ollama's line names no CUDA number: GPUs numbered in the order listed"
+            )
         g = r.gpu(k, int(number.group(1)) if number else order, kv.get("pci_id"))
         order += 1
         g.name = kv.get("description") or (name if name and not _CUDA_NAME.fullmatch(name) else None)

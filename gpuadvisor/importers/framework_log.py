@@ -63,6 +63,11 @@ class Reading:
             for name, why in unshown.items():
                 if getattr(g, name) is None:
                     g.unavailable.setdefault(name, why)
+        if self.cut >= 0 and self.cut not in self.read:
+            self.read.add(self.cut)
+            self.rig.problems.append(
+                f"{self.source}: line {self.lineno(self.cut)}: cut short where the paste ends: not shown, not read"
+            )
         spans: list[tuple[int, int]] = []
         for k, line in enumerate(self.lines):
             if k in self.read or not line.strip():
