@@ -29,6 +29,8 @@ class Reading:
     lines: list[str] = field(default_factory=list)
     read: set[int] = field(default_factory=set)
     cut: int = -1  # the index of a last line the paste cut short (no newline after it), -1 for none
+    _by_index: dict[int, Gpu] = field(default_factory=dict)
+    _by_bus: dict[str, Gpu] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.lines = clean_lines(self.text)
@@ -41,16 +43,16 @@ class Reading:
     def gpu(self, k: int, index: int | None = None, bus_id: str | None = None) -> Gpu:
         """The GPU line k names (by CUDA number, else bus id), created at its first mention (line k its origin)."""
         bus = normalize_bus_id(bus_id)
-        for g in self.rig.gpus:
-            if (index is not None and g.index == index) or (index is None and bus is not None and g.bus_id == bus):
-                break
-        else:
+        g = self._by_index.get(index) if index is not None else self._by_bus.get(bus) if bus is not None else None
+        if g is None:
             g = Gpu(index=index if index is not None else len(self.rig.gpus))
+            self._by_index[g.index] = g
             self.rig.gpus.append(g)
             self.rig.origins[f"gpus[{len(self.rig.gpus) - 1}]"] = f"{self.source}:{self.lineno(k)}"
         if bus is not None and g.bus_id is None:
             g.bus_id = bus
             g.unavailable.pop("bus_id", None)
+            self._by_bus.setdefault(bus, g)
         self.read.add(k)
         return g
 
