@@ -292,7 +292,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "CUDA samples (bandwidthTest, busGrind, "
         "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), nvbandwidth, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
-        "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), or "
+        "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, or "
         "gpustat output, nor as a kernel or service log, RDMA, fabric manager or storage output "
         "(import --help) (it "
         "starts 'the vendor says the GPUs are fine')\n"

@@ -17,7 +17,14 @@ from gpuadvisor.importers import parse_text
 from gpuadvisor.importers.registry import KINDS
 from gpuadvisor.importers.sections import split_sections
 from tests.test_beyond_tools import PERFQUERY
-from tests.test_import_framework_devices import GPUSTAT_130, LLAMA_VRAM, OLLAMA_1663, TF_31969, TORCH_PADDLE
+from tests.test_import_framework_devices import (
+    GPUSTAT_130,
+    LLAMA_VRAM,
+    NVITOP,
+    OLLAMA_1663,
+    TF_31969,
+    TORCH_PADDLE,
+)
 from tests.test_import_smi_csv import CSV
 
 TESTS = Path(__file__).parent
@@ -153,6 +160,8 @@ TABLE += "ollama-devices | ollama serve | =OLLAMA\n"
 TABLE += "tf-devices | python train.py | =TF\n"
 TABLE += "torch-devices | python -c 'import torch; print(torch.cuda.get_device_properties(0))' | =TORCH\n"
 TABLE += "gpustat | gpustat | =GPUSTAT\n"
+WRITTEN["NVITOP"] = NVITOP.split("\n", 1)[1]  # its clock line off: the prompt's date glue
+TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
 
 

@@ -293,3 +293,34 @@ def test_gpustat_table() -> None:
 def test_a_framework_log_without_device_lines_is_still_refused() -> None:
     with pytest.raises(Exception, match="not recognised"):
         parse_text("load_backend: loaded CUDA backend from /app/libggml-cuda.so\n", "paste.txt")
+
+
+# nvitop -1, written by hand from nvitop's own format strings (nvitop/tui/screens/main/panels/device.py at
+# https://github.com/XuehaiPan/nvitop: header_lines, formats_full, formats_compact; no text paste of it was found in
+# a public issue): two H800s, the second's name cut by nvitop, then the compact form's row
+NVITOP = """Wed Feb 19 11:44:37 2025
+╒═════════════════════════════════════════════════════════════════════════════╕
+│ NVITOP 1.4.2       Driver Version: 550.90.12      CUDA Driver Version: 12.4 │
+├───────────────────────────────┬──────────────────────┬──────────────────────┤
+│ GPU  Name        Persistence-M│ Bus-Id        Disp.A │ MIG M.   Uncorr. ECC │
+│ Fan  Temp  Perf  Pwr:Usage/Cap│         Memory-Usage │ GPU-Util  Compute M. │
+╞═══════════════════════════════╪══════════════════════╪══════════════════════╡
+│   0  H800                Off  │ 00000000:18:00.0 Off │ Disabled           0 │
+│ N/A   36C    P0    85W / 700W │   3.50MiB / 79.65GiB │      0%      Default │
+├───────────────────────────────┼──────────────────────┼──────────────────────┤
+│   1  NVIDIA H800 PCIe…   Off  │ 00000000:2A:00.0 Off │ Disabled           0 │
+│ N/A   35C    P0    84W / 700W │   3.50MiB / 79.65GiB │      0%      Default │
+╘═══════════════════════════════╧══════════════════════╧══════════════════════╛
+"""
+
+
+def test_nvitop_table() -> None:
+    assert [s.kind for s in split_sections(NVITOP)] == ["nvitop"]
+    rig = _read(NVITOP)[1]
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("550.90.12", "12.4")
+    assert [(g.index, g.name, g.bus_id, g.memory_total_bytes) for g in rig.gpus] == [
+        (0, "H800", "0000:18:00.0", None),
+        (1, None, "0000:2a:00.0", None),
+    ]
+    assert "cut the name short" in rig.gpus[1].unavailable["name"]
+    assert "0.01 GiB" in rig.gpus[0].unavailable["memory_total_bytes"]

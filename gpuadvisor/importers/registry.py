@@ -50,6 +50,7 @@ from gpuadvisor.importers import (
     numba_detect,
     nvbandwidth,
     nvc_info,
+    nvitop,
     nvlink,
     nvme_ctrl,
     pair_matrix,
@@ -266,6 +267,9 @@ FORMATS: tuple[Format, ...] = (
            "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
            "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,
            reads(framework_devices.parse_torch), _add, 8),
+    Format("nvitop", nvitop.WHAT, GPU, nvitop.WHAT, "",
+           "`│ NVITOP 1.4.2  Driver Version: 550.90.12  CUDA Driver Version: 12.4 │` over its `│   0  NAME  Off │ "
+           "00000000:18:00.0 Off │` rows", nvitop.starts, reads(nvitop.parse_nvitop), _add, 8),
     Format("gpustat", gpustat.WHAT, GPU, gpustat.WHAT, "",
            "`HOST  Mon Aug 22 15:23:57 2022  515.65.01` over `[0] NAME | 27'C,   0 % |   103 / 16384 MB |`, or that "
            "`[0]` row", gpustat.starts, reads(gpustat.parse_gpustat), _add, 8),

@@ -76,6 +76,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ollama-devices": ("inference compute",),
     "tf-devices": (_words("Found device ", "TensorFlow device (", "StreamExecutor device ("),),
     "torch-devices": (r"_CudaDeviceProperties\(",),
+    "nvitop": ("NVITOP ",),
     "gpustat": (r"^\s*\S+\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", r"^\s*\[\d"),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
