@@ -17,6 +17,14 @@ from gpuadvisor.importers import parse_text
 from gpuadvisor.importers.registry import KINDS
 from gpuadvisor.importers.sections import split_sections
 from tests.test_beyond_tools import PERFQUERY
+from tests.test_import_framework_devices import (
+    GPUSTAT_130,
+    LLAMA_VRAM,
+    NVITOP,
+    OLLAMA_1663,
+    TF_31969,
+    TORCH_PADDLE,
+)
 from tests.test_import_smi_csv import CSV
 from tests.test_import_versions import NVCC_110, PROC_OPEN, RPM_570, SMI_570
 
@@ -152,6 +160,15 @@ TABLE += "smi-version | nvidia-smi --version | =SMI_VERSION\n"
 TABLE += "proc-version | cat /proc/driver/nvidia/version | =PROC_VERSION\n"
 TABLE += "cuda-toolkit | nvcc --version | =NVCC\n"
 TABLE += "driver-packages | rpm -qa | grep nvidia | sort | =PACKAGES\n"
+# ML framework logs and gpustat: real pastes quoted in tests/test_import_framework_devices.py (URLs there)
+WRITTEN.update(LLAMA=LLAMA_VRAM, OLLAMA=OLLAMA_1663, TF=TF_31969, TORCH=TORCH_PADDLE, GPUSTAT=GPUSTAT_130)
+TABLE += "llama-devices | ./llama-server -m model.gguf | =LLAMA\n"
+TABLE += "ollama-devices | ollama serve | =OLLAMA\n"
+TABLE += "tf-devices | python train.py | =TF\n"
+TABLE += "torch-devices | python -c 'import torch; print(torch.cuda.get_device_properties(0))' | =TORCH\n"
+TABLE += "gpustat | gpustat | =GPUSTAT\n"
+WRITTEN["NVITOP"] = NVITOP.split("\n", 1)[1]  # its clock line off: the prompt's date glue
+TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
 
 

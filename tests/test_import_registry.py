@@ -38,6 +38,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "deviceQuery, or matrix rows), "
         "nvbandwidth, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), numba cuda.detect(), "
+        "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
         "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, "
         "fabric manager or storage output (import --help)"

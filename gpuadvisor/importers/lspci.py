@@ -462,7 +462,10 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
     return rig
 
 
-_DEV_START = re.compile(r"^\s*" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: ")
+# not TensorFlow 2's "pciBusID: 0000:17:00.0 name: NVIDIA A100 ..." (its "pciBusID:" a prefix, its "name:" a class)
+_DEV_START = re.compile(
+    r"^\s*(?!pciBusID:)" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: "
+)
 _FRAGMENT_START = re.compile(r"^(?:\s+Capabilities: \[[0-9a-fA-F]+\]|\s*(?:LnkCap|LnkSta):\s+(?:Port #|Speed))")
 _ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines pasted without their device line
 _ACS_LINE = re.compile(r"^\s*ACSC(?:ap|tl):\s")  # the same, its indent lost in the paste

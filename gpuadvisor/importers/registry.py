@@ -34,9 +34,11 @@ from gpuadvisor.importers import (
     df,
     driver_packages,
     fio,
+    framework_devices,
     gdscheck,
     go_log,
     gpud,
+    gpustat,
     hostengine,
     ibcounters,
     ibdev2netdev,
@@ -49,6 +51,7 @@ from gpuadvisor.importers import (
     numba_detect,
     nvbandwidth,
     nvc_info,
+    nvitop,
     nvlink,
     nvme_ctrl,
     pair_matrix,
@@ -251,6 +254,27 @@ FORMATS: tuple[Format, ...] = (
     Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
            "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
            reads(numba_detect.parse_numba_detect), _add, 8),
+    Format("llama-devices", framework_devices.LLAMA, GPU, "ML framework logs", "llama.cpp",
+           "`ggml_cuda_init: found 2 CUDA devices:` over `  Device 0: NAME, compute capability 8.6, VMM: yes`, or "
+           "`using device CUDA0 (NAME) - 23000 MiB free`", framework_devices.starts_llama,
+           reads(framework_devices.parse_llama), _add, 8),
+    Format("ollama-devices", framework_devices.OLLAMA, GPU, "ML framework logs", "ollama",
+           '`msg="inference compute" id=GPU-... library=cuda ... name="NAME" total="23.6 GiB"`',
+           framework_devices.starts_ollama, reads(framework_devices.parse_ollama), _add, 8),
+    Format("tf-devices", framework_devices.TF, GPU, "ML framework logs", "TensorFlow",
+           "`Found device 0 with properties:`, `Created TensorFlow device (...) -> physical GPU (device: 0, name: "
+           "NAME, pci bus id: ..., compute capability: 8.6)` or `StreamExecutor device (0): NAME, Compute Capability "
+           "8.6`", framework_devices.starts_tf, reads(framework_devices.parse_tf), _add, 8),
+    Format("torch-devices", framework_devices.TORCH, GPU, "ML framework logs", "PyTorch",
+           "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
+           "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,
+           reads(framework_devices.parse_torch), _add, 8),
+    Format("nvitop", nvitop.WHAT, GPU, nvitop.WHAT, "",
+           "`│ NVITOP 1.4.2  Driver Version: 550.90.12  CUDA Driver Version: 12.4 │` over its `│   0  NAME  Off │ "
+           "00000000:18:00.0 Off │` rows", nvitop.starts, reads(nvitop.parse_nvitop), _add, 8),
+    Format("gpustat", gpustat.WHAT, GPU, gpustat.WHAT, "",
+           "`HOST  Mon Aug 22 15:23:57 2022  515.65.01` over `[0] NAME | 27'C,   0 % |   103 / 16384 MB |`, or that "
+           "`[0]` row", gpustat.starts, reads(gpustat.parse_gpustat), _add, 8),
     Format("smi-dmon", "nvidia-smi dmon", GPU, "nvidia-smi", "dmon",
            "`# gpu   pwr  gtemp ...` (or `temp`; `\\#` as markdown escapes it) over `# Idx     W      C ...`",
            smi_dmon.starts, reads(smi_dmon.parse_smi_dmon), _add, 9),
