@@ -19,6 +19,27 @@ def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, list | dict) and not value)
 
 
+class _Ids:
+    """The rig's GPUs by UUID, bus id, PCI bus number and index (the first GPU of each, as a scan in order finds
+    it): one pass to build, so matching an output's GPUs costs their count, not its product with the rig's."""
+
+    def __init__(self, gpus: list[Gpu]) -> None:
+        self.uuid: dict[str, Gpu] = {}
+        self.bus: dict[str, Gpu] = {}
+        self.bus_number: dict[int, list[Gpu]] = {}
+        self.index: dict[int, Gpu] = {}
+        for t in gpus:
+            self.add(t)
+
+    def add(self, t: Gpu) -> None:
+        if t.uuid:
+            self.uuid.setdefault(t.uuid, t)
+        if t.bus_id:
+            self.bus.setdefault(t.bus_id, t)
+            self.bus_number.setdefault(int(t.bus_id[5:7], 16), []).append(t)
+        self.index.setdefault(t.index, t)
+
+
 class Merger:
     """The Rig being built from parsed outputs, and which GPU of each output is which GPU of the Rig."""
 
@@ -30,32 +51,27 @@ class Merger:
         self.other_origins: dict[str, str] = {}
 
     # GPU identity ---------------------------------------------------------------------------------------
-    def _find(self, g: Gpu, part: Part, by_index: bool, bus_number: int | None) -> Gpu | None:
-        if g.uuid:
-            for t in self.gpus:
-                if t.uuid == g.uuid:
-                    return t
+    def _find(self, g: Gpu, part: Part, by_index: bool, bus_number: int | None, ids: _Ids) -> Gpu | None:
+        if g.uuid and (t := ids.uuid.get(g.uuid)) is not None:
+            return t
         if g.bus_id:
-            for t in self.gpus:
-                if t.bus_id == g.bus_id:
-                    return t
-            if any(t.bus_id for t in self.gpus):
+            if (t := ids.bus.get(g.bus_id)) is not None:
+                return t
+            if ids.bus:
                 return None  # a bus id no other output lists
         if bus_number is not None:
-            same = [t for t in self.gpus if t.bus_id and int(t.bus_id[5:7], 16) == bus_number]
+            same = ids.bus_number.get(bus_number, [])
             if len(same) == 1:
                 return same[0]
-        if by_index:
-            for t in self.gpus:
-                if t.index == g.index:
-                    if (t.uuid and g.uuid and t.uuid != g.uuid) or (t.bus_id and g.bus_id and t.bus_id != g.bus_id):
-                        self.rig.problems.append(
-                            f"{part.origin}: GPU {g.index} is {g.uuid or g.bus_id} here but {t.uuid or t.bus_id} "
-                            "elsewhere "
-                            "(outputs from different machines?); not merged"
-                        )
-                        return None
-                    return t
+        if by_index and (t := ids.index.get(g.index)) is not None:
+            if (t.uuid and g.uuid and t.uuid != g.uuid) or (t.bus_id and g.bus_id and t.bus_id != g.bus_id):
+                self.rig.problems.append(
+                    f"{part.origin}: GPU {g.index} is {g.uuid or g.bus_id} here but {t.uuid or t.bus_id} "
+                    "elsewhere "
+                    "(outputs from different machines?); not merged"
+                )
+                return None
+            return t
         return None
 
     def map_gpus(self, part: Part) -> dict[int, Gpu]:
@@ -71,11 +87,13 @@ class Merger:
         had = bool(self.gpus)
         self._same_machine(part)
         new: list[int] = []
+        ids = _Ids(self.gpus)
+        mapped: set[int] = set()  # id() of the rig's GPUs this output's GPUs are
         for k, g in enumerate(frag):
-            t = self._find(g, part, by_index=True, bus_number=bus_numbers.get(k))
-            twin = t is not None and any(t is x for x in mapping.values())  # an output's two GPUs are two GPUs
+            t = self._find(g, part, by_index=True, bus_number=bus_numbers.get(k), ids=ids)
+            twin = t is not None and id(t) in mapped  # an output's two GPUs are two GPUs
             if t is None or twin:
-                if not twin and any(x.index == g.index for x in self.gpus):
+                if not twin and g.index in ids.index:
                     if not any(f"GPU {g.index} is" in p and part.origin in p for p in self.rig.problems):
                         self.rig.problems.append(
                             f"{part.origin}: GPU {g.index} ({g.uuid or g.bus_id}) matches no GPU of the outputs read "
@@ -85,8 +103,10 @@ class Merger:
                     continue
                 t = Gpu(index=g.index)
                 self.gpus.append(t)
+                ids.add(t)
                 new.append(g.index)
             mapping[k] = t
+            mapped.add(id(t))
         if had and new:
             self.rig.problems.append(
                 f"{part.origin}: lists GPU {', '.join(map(str, new))} that the outputs read before it do not"
@@ -143,11 +163,14 @@ class Merger:
                 "default order)"
             )
             return mapping
+        ids = _Ids(self.gpus)
+        cut = any(OPEN_END in p for p in self.rig.problems)  # the driver's list is cut: GPUs it lacks are kept
         for k, g in enumerate(frag):
-            found = next((x for x in self.gpus if x.bus_id == g.bus_id), None)
-            if found is None and any(OPEN_END in p for p in self.rig.problems):  # the driver's list is cut: kept
-                found = Gpu(index=max((x.index for x in self.gpus), default=-1) + 1, bus_id=g.bus_id)
+            found = ids.bus.get(g.bus_id) if g.bus_id else None
+            if found is None and cut:
+                found = Gpu(index=max(ids.index, default=-1) + 1, bus_id=g.bus_id)
                 self.gpus.append(found)
+                ids.add(found)
                 self.rig.problems.append(
                     f"{part.origin}: NVIDIA GPU {g.bus_id} kept as GPU {found.index}: lspci lists it, and the "
                     "nvidia-smi output that could list it is cut short"
@@ -155,7 +178,7 @@ class Merger:
             if found is None:
                 why = (
                     "no nvidia-smi output lists it (driver not bound, GPU lost, or another machine)"
-                    if any(x.bus_id for x in self.gpus)
+                    if ids.bus
                     else "the other outputs give no bus ids to match it by (add nvidia-smi -q)"
                 )
                 self.rig.problems.append(f"{part.origin}: NVIDIA GPU {g.bus_id} not used: {why}")
