@@ -398,7 +398,37 @@ LOST_SIGNS = {
 }
 
 
-CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe of that GPU then failed
+# The driver's own install problem (a GSP firmware file missing, an API mismatch, a module built for another kernel):
+# the GPU failures logged after it are its consequence, so one finding names it and asks for a reinstall, not a reseat.
+INSTALL_FIX = (
+    "reinstall the driver so kernel module, firmware files and user-space libraries match (nvidia-smi and "
+    "/proc/driver/nvidia/version agree), then reboot; not a hardware fault: no reseat, no RMA"
+)
+LOST_SIGNS["driver-install"] = ("the NVIDIA driver's own install is broken", INSTALL_FIX, "fix-config", "warn")
+CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe or init of that GPU then failed
+CONSEQUENCES = ("gpu-init-failed", "gsp-boot-failed", "gpu-probe-failed")  # what such a cause leads to
+
+
+def _lost_key(ev: KernelEvent) -> str:
+    """A GA820 group: a sign on one device; the driver's install problems (of no one GPU) together."""
+    return ev.kind if ev.kind == "driver-install" else f"{ev.kind} {ev.bus_id or ''}"
+
+
+def _consequences(groups: dict[str, list[KernelEvent]]) -> tuple[dict[str, list[KernelEvent]], set[str]]:
+    """The groups that follow from a cause in the log: by the cause's key (the install problem, or the bus of an
+    unsupported GPU or an invalid BAR), and the keys of those groups (not findings of their own)."""
+    install = groups.get("driver-install")
+    caused = {evs[0].bus_id: k for k, evs in groups.items() if evs[0].kind in CAUSE_SIGNS and evs[0].bus_id}
+    by_cause: dict[str, list[KernelEvent]] = {}
+    for evs in groups.values():
+        first = evs[0]
+        if first.kind not in CONSEQUENCES:
+            continue
+        if first.bus_id in caused:
+            by_cause.setdefault(caused[first.bus_id], []).extend(evs)
+        elif install and (install[0].line or 0) < (first.line or 0) and install[0].bus_id in (None, first.bus_id):
+            by_cause.setdefault("driver-install", []).extend(evs)
+    return by_cause, {f"{e.kind} {e.bus_id or ''}" for evs in by_cause.values() for e in evs}
 
 
 def _device(ev: KernelEvent, rig: Rig) -> str:
@@ -406,7 +436,7 @@ def _device(ev: KernelEvent, rig: Rig) -> str:
         return f"GPU {ev.gpu_index}" + (f" {ev.bus_id}" if ev.bus_id else "")
     if ev.bus_id:
         return f"GPU {ev.bus_id}"
-    if ev.kind in ("driver-hung", "driver-oops"):
+    if ev.kind in ("driver-hung", "driver-oops", "driver-install"):
         return "the NVIDIA driver (no GPU named)"
     if ev.kind == "gpu-not-probed" and (n := re.search(r"not called for (\d+) device", ev.text)):
         return f"{n.group(1)} GPU(s) held by another driver (no bus id logged)"
@@ -445,27 +475,36 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         nv.c: "The NVIDIA probe routine was not called"); Linux kernel/hung_task.c and kernel/watchdog.c (hung tasks,
         soft lockups), arch/x86/mm/fault.c (oopses), drivers/base/dd.c ("probe of %s failed with error %d").
     How to fix
-        Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
-        GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
-        GSP not started: reboot; then the driver branch or VBIOS the GPU needs. Held by another driver: find it
-        (lspci -k), blacklist nouveau or unbind vfio-pci, rebuild the initramfs, reboot. NVLink discovery failed:
-        reset the GPUs and check the links. A task hung in the driver: drain and reboot.
+        Init failed after the driver's own install problem logged before it (its GSP firmware file missing, an
+        NVRM API mismatch, a module built for another kernel) or for a GPU the driver does not support: one finding
+        names the cause: reinstall the driver so module, firmware and libraries match; not a hardware fault.
+        Init failed with no such cause: drain, cold-reboot; a GPU that fails again is a reseat and RMA case.
+        Reset required or GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a
+        support case. GSP not started: reboot; then the driver branch or VBIOS the GPU needs. Held by another
+        driver: find it (lspci -k), blacklist nouveau or unbind vfio-pci, rebuild the initramfs, reboot. NVLink
+        discovery failed: reset the GPUs and check the links. A task hung in the driver: drain and reboot.
     """
-    groups = grouped_events(rig, ctx, LOST_SIGNS, lambda ev: f"{ev.kind} {ev.bus_id or ''}")
+    groups = grouped_events(rig, ctx, LOST_SIGNS, _lost_key)
     if isinstance(groups, Finding):
         yield groups
         return
-    # the cause the driver named (an invalid region, an unsupported GPU) and the probe failure it led to: one loss
-    caused = {evs[0].bus_id for evs in groups.values() if evs[0].kind in CAUSE_SIGNS and evs[0].bus_id}
-    for _, evs in sorted(groups.items()):
-        kind = evs[0].kind
-        if kind == "gpu-probe-failed" and evs[0].bus_id in caused:
+    # the cause the driver named (its install, an invalid region, an unsupported GPU) and the failures it led to: one
+    by_cause, followed = _consequences(groups)
+    for key, evs in sorted(groups.items()):
+        if key in followed:
             continue
+        kind = evs[0].kind
         what, fix, action, severity = LOST_SIGNS[kind]
         first = evs[0]
-        where = _device(first, rig)
+        where, then = _device(first, rig), ""
+        if after := by_cause.get(key):
+            severity = "fail"  # the GPU is unusable until the cause is fixed
+            gpus = sorted({_device(e, rig) for e in after})
+            then = f"; then {after[0].text[:80]} (x{tally(after)}, line {after[0].line}): its consequence"
+            where = ", ".join(gpus) if kind == "driver-install" else where
+            fix += "; not a hardware fault: no reseat, no RMA" if kind != "driver-install" else ""
         yield ctx.finding(
-            f"{where}: {what} (x{tally(evs)}, line {first.line}: {first.text[:120]})",
+            f"{where}: {what} (x{tally(evs)}, line {first.line}: {first.text[:120]}){then}",
             severity=severity,
             gpus=[first.gpu_index] if first.gpu_index is not None else [],
             subject=where,

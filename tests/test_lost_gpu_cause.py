@@ -1,0 +1,103 @@
+"""GA820: an RmInitAdapter failure after the driver's own install problem is that problem's consequence (one finding,
+fix the driver, not the hardware); without such a cause it stays the drain/reboot/reseat/RMA advice.
+
+Logs: tests/fixtures/lost-cause/SOURCES.md (public issue threads); single lines: the threads cited beside them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from gpuadvisor.probes.kmsg_signs import classify
+
+from gpuadvisor.facts import KernelEvent, Rig
+from gpuadvisor.rules import evaluate
+from tests.corpus_cases import run_import
+
+HERE = Path(__file__).parent / "fixtures" / "lost-cause"
+
+
+def _ga820(name: str) -> list[dict]:
+    rc, scan = run_import([HERE / name])
+    assert rc == 0 and scan is not None
+    return [f for f in scan["findings"] if f["code"] == "GA820"]
+
+
+def test_rminitadapter_after_the_module_refused_the_gpu_is_one_fix_config_finding():
+    # open-gpu-kernel-modules#1332: the proprietary module refuses a GB206M, then RmInitAdapter fails on it
+    (f,) = _ga820("proprietary-module-refuses-gb206m-then-rminitadapter-cut_yuanyuyuan.txt")
+    assert f["severity"] == "fail"
+    assert f["subject"] == "GPU 0000:01:00.0"
+    assert f["expected"] == {"action": "fix-config"}
+    assert f["observed"]["sign"] == "gpu-unsupported"
+    assert "open kernel modules" in f["observed"]["evidence"]
+    assert "RmInitAdapter failed! (0x22:0x56:1050)" in f["message"] and "consequence" in f["message"]
+    assert "not a hardware fault" in f["fix"] and "RMA" not in f["fix"].replace("no RMA", "")
+
+
+def test_rminitadapter_with_no_cause_in_the_log_stays_reboot_reseat_rma():
+    # system76/firmware-open#528: RmInitAdapter failed three times, the log names no driver problem
+    (f,) = _ga820("dmesg-rminitadapter-0x25-after-bios-update-no-driver-cause-cut_alexispurslane.txt")
+    assert (f["severity"], f["subject"], f["expected"]) == ("fail", "GPU 0000:01:00.0", {"action": "reboot"})
+    assert f["observed"]["count"] == 3
+    assert "reseat it and open an RMA" in f["fix"]
+
+
+@pytest.mark.parametrize(
+    ("line", "bus", "says"),
+    [
+        # open-gpu-kernel-modules#263 (515.43.04, the open module without its firmware file)
+        (
+            "[ 1637.847759] nvidia 0000:01:00.0: Direct firmware load for nvidia/515.43.04/gsp.bin failed with "
+            "error -2",
+            "0000:01:00.0",
+            "GSP firmware file",
+        ),
+        # open-gpu-kernel-modules#639 (title: 550.76 on an RTX 4090)
+        (
+            "nvidia 0000:01:00.0: Direct firmware load for nvidia/550.76/gsp_ga10x.bin failed with error -2",
+            "0000:01:00.0",
+            "GSP firmware file",
+        ),
+        # stackhpc/ansible-slurm-appliance#287 (syslog joins the NVRM lines with #012)
+        (
+            "Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: "
+            "this kernel module has the version 530.30.02.  Please#012NVRM: make sure that this kernel module",
+            None,
+            "API mismatch",
+        ),
+    ],
+)
+def test_the_drivers_install_problems_are_read_as_a_cause(line, bus, says):
+    kind, got_bus, message = classify(line)
+    assert (kind, got_bus) == ("driver-install", bus)
+    assert says in message
+
+
+def test_module_signature_taint_is_no_cause():
+    # printed on every DKMS install (kernel/module/signing.c): the module still loads
+    assert (
+        classify(
+            "[    3.1] nvidia: module verification failed: signature and/or required key missing - tainting kernel"
+        )
+        is None
+    )
+
+
+def test_a_cause_after_the_failure_does_not_explain_it():
+    # the lines of open-gpu-kernel-modules#263 (cause) and #1332 (consequence), in both orders: the install problem
+    # explains only the failures logged after it
+    cause = KernelEvent(kind="driver-install", code=0, bus_id="0000:01:00.0", line=1, text="Direct firmware load ...")
+    init = KernelEvent(kind="gpu-init-failed", code=0, bus_id="0000:01:00.0", line=2, text="RmInitAdapter failed!")
+    for events, signs in (([cause, init], ["driver-install"]), ([replace(init, line=0), cause], None)):
+        rig = Rig()
+        rig.kernel.events = events
+        found = [f for f in evaluate(rig) if f.code == "GA820"]
+        if signs:
+            assert [f.observed["sign"] for f in found] == signs
+            assert found[0].severity == "fail" and found[0].expected == {"action": "fix-config"}
+            assert "reinstall the driver" in found[0].fix and "not a hardware fault" in found[0].fix
+        else:  # the failure came first: two findings, the failure keeps its reboot/RMA advice
+            assert sorted(f.observed["sign"] for f in found) == ["driver-install", "gpu-init-failed"]
+            assert next(f for f in found if f.observed["sign"] == "driver-install").severity == "warn"
