@@ -101,3 +101,30 @@ def test_a_cause_after_the_failure_does_not_explain_it():
         else:  # the failure came first: two findings, the failure keeps its reboot/RMA advice
             assert sorted(f.observed["sign"] for f in found) == ["driver-install", "gpu-init-failed"]
             assert next(f for f in found if f.observed["sign"] == "driver-install").severity == "warn"
+
+
+CDGRAFF = (
+    Path(__file__).parent / "corpus" / "s9-logs" / "dmesg-xid31-ce-then-xid62-halt-then-xid45-storm-cut_cdgraff.txt"
+)
+
+
+def _xid45_fix(path: Path) -> str:
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None
+    (f,) = [f for f in scan["findings"] if f["code"] == "GA801" and f["observed"]["xid"] == 45]
+    assert f["severity"] == "info"
+    return f["fix"]
+
+
+def test_xid45_beside_other_xids_of_its_gpu_follows_them():
+    # madMAx43v3r/chia-gigahorse#301: Xid 31, then 62 (halt), then a storm of 45 on 0000:0a:00
+    assert "not solo (Xid 31, Xid 62 on this GPU too): follow that one" in _xid45_fix(CDGRAFF)
+
+
+def test_xid45_alone_is_an_aborted_jobs_cleanup(tmp_path):
+    # one line of the same log, alone (the catalog's "Solo"); NVIDIA's Xid guide: Ctrl-C, SIGKILL, a GPU reset
+    alone = tmp_path / "dmesg.txt"
+    alone.write_text(next(x for x in CDGRAFF.read_text().splitlines(keepends=True) if "): 45, " in x))
+    fix = _xid45_fix(alone)
+    assert "solo (no other Xid on this GPU in this log): the cleanup of an aborted job" in fix
+    assert "restart the fabric manager" in fix

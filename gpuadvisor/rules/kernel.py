@@ -63,9 +63,18 @@ def _trail(evs: list[KernelEvent]) -> dict[str, object]:
     }
 
 
-def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) -> str:
+# Xid 45 with no cause on its line: the catalog's action is "Solo: RESTART_FM Not Solo: IGNORE (follow other Xid)";
+# NVIDIA's Xid Errors guide, Xid 45: logged when the driver tears down an aborted application (Ctrl-C, a GPU reset,
+# SIGKILL), so alone it is a killed job's cleanup on most machines, and a fabric manager restart on NVSwitch ones.
+XID45_SOLO = (
+    "; solo (no other Xid on this GPU in this log): the cleanup of an aborted job (Ctrl-C, SIGKILL, a GPU reset), "
+    "nothing to do unless it repeats; on an NVSwitch system the catalog's action is to restart the fabric manager"
+)
+
+
+def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int], others: set[int]) -> str:
     """What to do, cause first: an Xid caused by another follows that one's action; a firmware error at driver
-    load is the driver's or firmware's, not the application's."""
+    load is the driver's or firmware's, not the application's; Xid 45 alone or beside other Xids of its GPU."""
     if x is None:
         return "look the number up in NVIDIA's Xid catalog and the driver's release notes"
     fix = f"catalog: {x.immediate}, then {x.investigatory}"
@@ -73,6 +82,11 @@ def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) 
         acts = [f"Xid {c}: {XIDS[c].immediate}" for c in causes if c in XIDS]
         where = "" if all(c in logged for c in causes) else " (find it in the full log: it is not in this one)"
         return f"follow the cause{where}: " + ("; ".join(acts) or "see the catalog") + f"; Xid {x.code} is cleanup"
+    if x.code == 45:
+        also = ", ".join(f"Xid {c}" for c in sorted(others))
+        return fix + (
+            f"; not solo ({also} on this GPU too): follow that one, this is its cleanup" if also else XID45_SOLO
+        )
     if x.code in NOT_APPLICATION:
         fix += "; " + NOT_APPLICATION[x.code]
     elif severity == "info" and x.application:
@@ -166,7 +180,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     logged = {code for _, code in groups}
     on_gpus = {code: len({bus for bus, c in groups if c == code}) for code in logged}
-    for (_, code), evs in sorted(
+    for (bus, code), evs in sorted(
         groups.items(), key=lambda kv: (kv[1][0].gpu_index is None, kv[1][0].gpu_index or 0, kv[0])
     ):
         first, last = evs[0], evs[-1]
@@ -207,7 +221,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             + (f"; process {', '.join(procs)}" if procs else "")
             + (f" ({', '.join(notes)})" if notes else "")
         )
-        fix = _xid_fix(x, severity, causes, logged)
+        fix = _xid_fix(x, severity, causes, logged, {c for b, c in groups if b == bus} - {code})
         if across:
             fix += ACROSS_GPUS_FIX.format(n=on_gpus[code])
         elif code == 31 and severity == "warn":
