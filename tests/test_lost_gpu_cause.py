@@ -128,3 +128,24 @@ def test_xid45_alone_is_an_aborted_jobs_cleanup(tmp_path):
     fix = _xid45_fix(alone)
     assert "solo (no other Xid on this GPU in this log): the cleanup of an aborted job" in fix
     assert "restart the fabric manager" in fix
+
+
+def test_a_gsp_boot_failure_without_a_bus_after_a_missing_firmware_file_is_its_consequence():
+    # the firmware line of open-gpu-kernel-modules#263 (on 0000:01:00.0), then the driver's own lines without a bus
+    # id (its "RmInitAdapter: Cannot initialize GSP firmware RM", as #116 quotes it) and the RmInitAdapter failure
+    lines = [
+        "[ 1637.847759] nvidia 0000:01:00.0: Direct firmware load for nvidia/515.43.04/gsp.bin failed with error -2",
+        "[    3.596583] NVRM RmInitAdapter: Cannot initialize GSP firmware RM",
+        "[    3.596745] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x56:1689)",
+    ]
+    rig = Rig()
+    rig.kernel.events = [e for n, x in enumerate(lines, 1) if (e := _event(x, n))]
+    (f,) = [f for f in evaluate(rig) if f.code == "GA820"]
+    assert (f.observed["sign"], f.severity, f.expected) == ("driver-install", "fail", {"action": "fix-config"})
+    assert f.subject == "GPU 0000:01:00.0" and f.observed["count"] == 1
+    assert "then 2 GPU failure line(s), its consequence (line 2: RmInitAdapter: Cannot initialize GSP" in f.message
+
+
+def _event(line: str, n: int) -> KernelEvent | None:
+    got = classify(line)
+    return None if got is None else KernelEvent(kind=got[0], code=0, bus_id=got[1], text=got[2], line=n)
