@@ -51,6 +51,10 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   lines below it: ``IP: [<ffffffffc075549f>] _nv011745rm+0x1f/0x170``, ``RIP: 0010:nvidia_vma_access+0x1b/0x350
   [nvidia]``, a call trace) names an NVIDIA module or the driver's own symbols: the driver crashed (the kernel's
   oops, arch/x86/mm/fault.c), the GPUs are unusable until a reboot;
+- ``driver-install``: the driver's own install problem (INSTALL_SIGNS): ``nvidia 0000:01:00.0: Direct firmware load
+  for nvidia/515.43.04/gsp.bin failed with error -2``, ``NVRM: API mismatch: the client has the version ...``,
+  ``nvidia: version magic ... should be ...``, ``nvidia: Unknown symbol ...`` (GA820 reads a GPU failing after it as
+  its consequence);
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
 The text is searched with one regular expression (C speed); only matching lines are cut out and read.
@@ -106,6 +110,14 @@ KEYWORDS = (
     "unable to handle kernel",
     "kernel NULL pointer dereference",
     "general protection fault",
+    # the driver's own install problems (INSTALL_SIGNS): a cause of the RmInitAdapter failure after them
+    "Direct firmware load for nvidia/",
+    "/lib/firmware/nvidia/",
+    "No firmware image found",
+    "failed to load GSP firmware",
+    "API mismatch: the client",
+    ": version magic",
+    ": Unknown symbol",
 )
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
@@ -159,6 +171,25 @@ _UNSUPPORTED = re.compile(
     r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \(PCI ID: (\w+:\w+)\)"
 )
 _UNSUPPORTED_SAYS = re.compile(r"not supported\s+by|requires use of\s+the\s+NVIDIA\s+open")
+# The driver's own install problems, a row each: (pattern, what it says). Each is a cause of the GPU's failure to
+# initialise after it (GA820 reads the RmInitAdapter failure as its consequence, not as hardware):
+# - the GSP firmware file of this driver version missing: the kernel's firmware loader (drivers/base/firmware_loader:
+#   "Direct firmware load for %s failed with error %d"; "loading %s failed with error %d"), the driver's own
+#   "RmFetchGspRmImages: No firmware image found" and "failed to load GSP firmware";
+# - NVRM's API mismatch (nv.c: user-space libraries of another version than the loaded module, GA507 too);
+# - a module built for another kernel (kernel/module: "nvidia: version magic '...' should be '...'", "nvidia:
+#   Unknown symbol X (err -2)"). ("module verification failed: signature and/or required key missing" only taints
+#   the kernel: the module loads, so it is no cause.)
+INSTALL_SIGNS = (
+    (
+        re.compile(r"(?:Direct firmware load for |loading /lib/firmware/)nvidia/\S*?gsp\w*\.bin failed with error"),
+        "the driver's GSP firmware file could not be loaded",
+    ),
+    (re.compile(r"No firmware image found|failed to load GSP firmware"), "the driver found no GSP firmware image"),
+    (re.compile(r"API mismatch: the client"), "NVRM API mismatch: user-space driver and kernel module differ"),
+    (re.compile(r"\bnvidia\w*: version magic"), "the NVIDIA module was built for another kernel (version magic)"),
+    (re.compile(r"\bnvidia\w*: Unknown symbol"), "the NVIDIA module was built for another kernel (unknown symbol)"),
+)
 _HCA_TIMEOUT = ("No done completion", "leak of a command resource")
 HCA_SIGNS = ("hca-fatal", "hca-cmd-timeout", "hca-load-failed", "hca-slot-power")
 AER_SIGNS = ("aer-fatal", "aer-nonfatal", "aer-unrecovered", "aer-corrected")
@@ -172,8 +203,25 @@ def _bus(text: str) -> str:
     return b if b.count(":") == 2 else "0000:" + b
 
 
+def install_sign(line: str) -> tuple[str, str | None, str] | None:
+    """A row of INSTALL_SIGNS on the line: ("driver-install", the device's bus id if logged, what it says)."""
+    for pattern, says in INSTALL_SIGNS:
+        if (m := pattern.search(line)) is None:
+            continue
+        dev = _DEVICE.search(line, 0, m.start())
+        nvrm = line.find("NVRM:", 0, m.start())
+        at = dev.start() if dev else nvrm + len("NVRM:") if nvrm >= 0 else m.start()
+        return "driver-install", _bus(dev.group(2)) if dev else None, f"{says}: {line[at:].strip()}"
+    return None
+
+
 def classify(line: str) -> tuple[str, str | None, str] | None:
     """(kind, bus id, message) of one line holding a sign, or None (an Xid line, or not a sign after all)."""
+    return (install_sign(line) if "Xid" not in line else None) or sign_of(line)
+
+
+def sign_of(line: str) -> tuple[str, str | None, str] | None:
+    """classify's reading of a line that is no install problem."""
     if "Xid" in line:
         return None  # Xid lines (154's "GPU Reset Required" too) are GA801's
     nvrm = line.find("NVRM:")

@@ -42,6 +42,10 @@ class Rig:
     node: NodeState = field(default_factory=NodeState)  # lost GPUs, GPU memory held, /dev/shm, memlock
     # The data path (probes.storage, bench --storage): the dataset/checkpoint directories, their devices, page cache.
     storage: Storage = field(default_factory=Storage)
+    # Not a field (it has no annotation), so never in the scan JSON: set by an import's readers when the driver's
+    # output holds only some of the machine's GPUs (nvidia-smi -q -i N, an "Attached GPUs" count above the GPUs
+    # shown, a paste cut inside its fence); GA810 then does not hold lspci's GPUs against it.
+    partial_gpu_list = False
 
     # -- convenience ------------------------------------------------------------------------------------
     def gpu(self, index: int) -> Gpu:

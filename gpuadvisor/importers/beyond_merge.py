@@ -10,7 +10,6 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Rig
 from gpuadvisor.facts.beyond import IMEX_FIELDS
 from gpuadvisor.importers.ibdev2netdev import interface_only
-from gpuadvisor.importers.section import OPEN_END
 from gpuadvisor.probes.kmsg import map_gpus
 from gpuadvisor.text import plural
 
@@ -18,6 +17,7 @@ from gpuadvisor.text import plural
 def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> None:
     """Add one output's beyond-the-GPU facts to the merged Rig (the first output to give a fact keeps it;
     kernel events and RDMA ports from several outputs add up). ``gpu_map``: fragment GPU index -> merged."""
+    target.partial_gpu_list = target.partial_gpu_list or part.partial_gpu_list
     if part.kernel.events is not None:
         k = target.kernel
         k.events = (k.events or []) + part.kernel.events
@@ -98,8 +98,8 @@ def _bus_without_driver(rig: Rig) -> None:
         return
     n = len(rig.node.nvidia_pci_functions)
     driver = any(k.startswith("gpus[") and "(lspci" not in v for k, v in rig.origins.items())
-    # nvidia-smi -q -i N (one GPU asked for), or a -q whose "Attached GPUs" is more than it shows (cut or -i)
-    one = any(w in x for x in rig.problems for w in ("its one GPU is GPU", "GPUs but the output holds", OPEN_END))
+    # nvidia-smi -q -i N (one GPU asked for), a -q whose "Attached GPUs" is more than it shows, a paste cut short
+    one = rig.partial_gpu_list
     if not driver or one:
         rig.node.nvidia_pci_functions = None
         del rig.origins["node.nvidia_pci_functions"]

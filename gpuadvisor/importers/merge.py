@@ -95,6 +95,7 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
         row.extras(part.rig, section.text)
     if section.open_end and part.rig.gpus:
         part.rig.problems.append(f"{source}: line {section.start}: {OPEN_END}")
+        part.rig.partial_gpu_list = True
     return part
 
 

@@ -118,6 +118,7 @@ def _smi_q(section: Section, source: str, filename: str) -> Part:
         for proc in rig.node.gpu_processes or []:
             proc.gpu_index = hint[0]
         rig.problems.append(f"{source}: line {section.start}: after {hint[1][:80]!r}: its one GPU is GPU {hint[0]}")
+        rig.partial_gpu_list = True
     elif hint is None:  # -i N asked for one GPU: the others are not part of what was asked
         smi_query.add_unshown(rig, section.text, source, section.start)
     return Part(section.kind, source, section.start, rig)

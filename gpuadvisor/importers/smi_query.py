@@ -340,6 +340,7 @@ def _check_count(rig: Rig, root: Node, xml: bool, source: str, elided: str | Non
     count = v.to_int(n.value) if n is not None and not n.elided else None
     elided = elided or root.elision()
     if count is not None and count != len(rig.gpus):
+        rig.partial_gpu_list = True
         rig.problems.append(
             f"{source}: nvidia-smi reports {count} attached GPUs but the output holds {len(rig.gpus)} "
             + (

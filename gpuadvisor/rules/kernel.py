@@ -9,6 +9,7 @@ from gpuadvisor.catalog.xids import CATALOG, NOT_APPLICATION, XIDS, Xid, cause_o
 from gpuadvisor.facts import Finding, KernelEvent, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
+from gpuadvisor.rules.kernel_signs import LOST_SIGNS, consequences, lost_key
 from gpuadvisor.rules.registry import rule
 
 LOWER = {"fail": "warn", "warn": "info", "info": "info"}
@@ -63,9 +64,18 @@ def _trail(evs: list[KernelEvent]) -> dict[str, object]:
     }
 
 
-def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) -> str:
+# Xid 45 with no cause on its line: the catalog's action is "Solo: RESTART_FM Not Solo: IGNORE (follow other Xid)";
+# NVIDIA's Xid Errors guide, Xid 45: logged when the driver tears down an aborted application (Ctrl-C, a GPU reset,
+# SIGKILL), so alone it is a killed job's cleanup on most machines, and a fabric manager restart on NVSwitch ones.
+XID45_SOLO = (
+    "; solo (no other Xid on this GPU in this log): the cleanup of an aborted job (Ctrl-C, SIGKILL, a GPU reset), "
+    "nothing to do unless it repeats; on an NVSwitch system the catalog's action is to restart the fabric manager"
+)
+
+
+def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int], others: set[int]) -> str:
     """What to do, cause first: an Xid caused by another follows that one's action; a firmware error at driver
-    load is the driver's or firmware's, not the application's."""
+    load is the driver's or firmware's, not the application's; Xid 45 alone or beside other Xids of its GPU."""
     if x is None:
         return "look the number up in NVIDIA's Xid catalog and the driver's release notes"
     fix = f"catalog: {x.immediate}, then {x.investigatory}"
@@ -73,6 +83,11 @@ def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int]) 
         acts = [f"Xid {c}: {XIDS[c].immediate}" for c in causes if c in XIDS]
         where = "" if all(c in logged for c in causes) else " (find it in the full log: it is not in this one)"
         return f"follow the cause{where}: " + ("; ".join(acts) or "see the catalog") + f"; Xid {x.code} is cleanup"
+    if x.code == 45:
+        also = ", ".join(f"Xid {c}" for c in sorted(others))
+        return fix + (
+            f"; not solo ({also} on this GPU too): follow that one, this is its cleanup" if also else XID45_SOLO
+        )
     if x.code in NOT_APPLICATION:
         fix += "; " + NOT_APPLICATION[x.code]
     elif severity == "info" and x.application:
@@ -166,7 +181,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     logged = {code for _, code in groups}
     on_gpus = {code: len({bus for bus, c in groups if c == code}) for code in logged}
-    for (_, code), evs in sorted(
+    for (bus, code), evs in sorted(
         groups.items(), key=lambda kv: (kv[1][0].gpu_index is None, kv[1][0].gpu_index or 0, kv[0])
     ):
         first, last = evs[0], evs[-1]
@@ -207,7 +222,7 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             + (f"; process {', '.join(procs)}" if procs else "")
             + (f" ({', '.join(notes)})" if notes else "")
         )
-        fix = _xid_fix(x, severity, causes, logged)
+        fix = _xid_fix(x, severity, causes, logged, {c for b, c in groups if b == bus} - {code})
         if across:
             fix += ACROSS_GPUS_FIX.format(n=on_gpus[code])
         elif code == 31 and severity == "warn":
@@ -295,118 +310,12 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
 
 
-# What each sign of a lost or wedged GPU means, what the on-call engineer does, the class of action and the severity
-# (the Xid catalog's buckets for the Xids that report the same condition: 79 fallen off the bus -> RESTART_BM,
-# 119/120 GSP -> RESET_GPU).
-LOST_SIGNS = {
-    "gpu-init-failed": (
-        "the driver could not initialise the GPU (RmInitAdapter failed): it is on the bus but gone for CUDA",
-        "drain the node and reboot it (cold); if the GPU fails to initialise again, reseat it and open an RMA",
-        "reboot",
-        "fail",
-    ),
-    "gsp-boot-failed": (
-        "the GPU's firmware (GSP-RM) could not be started: the GPU is unusable until it is reset",
-        "drain the node and reboot it (cold); if GSP fails again, install the driver branch the GPU supports (the "
-        "proprietary module, or NVreg_EnableGpuFirmware=0 where allowed) or update the VBIOS, then an RMA",
-        "reboot",
-        "fail",
-    ),
-    "gpu-probe-failed": (
-        "the driver's probe of the GPU failed: the driver did not take it, the GPU is unusable",
-        "read the NVRM lines above it for the cause (an invalid PCI I/O region: enable Above 4G decoding in the "
-        "BIOS; power cables; another driver bound), fix it and reboot; a GPU that keeps failing: reseat, then RMA",
-        "reboot",
-        "fail",
-    ),
-    "gpu-not-probed": (
-        "another driver (nouveau, a framebuffer driver such as nvidiafb, or vfio-pci) owns the GPU(s): the NVIDIA "
-        "driver's probe was never called for them, so CUDA has none of them",
-        "find the driver that holds each GPU (lspci -nnk -d 10de: 'Kernel driver in use'); for nouveau: blacklist it "
-        "(blacklist nouveau, options nouveau modeset=0 in /etc/modprobe.d), rebuild the initramfs and reboot; for "
-        "vfio-pci or a driver_override: unbind the GPU (or drop it from vfio-pci's ids) and load nvidia; the cards "
-        "are not at fault",
-        "fix-config",
-        "fail",
-    ),
-    "gpu-bar-invalid": (
-        "the firmware assigned the GPU an invalid PCI address window (NVRM: BAR is 0M): the driver cannot map it, "
-        "the GPU is unusable",
-        "enable Above 4G decoding (and Resizable BAR) in the BIOS, or give the slot or Thunderbolt bridge more "
-        "address space (pci=realloc), then reboot; the card itself is not at fault",
-        "fix-config",
-        "fail",
-    ),
-    "gpu-unsupported": (
-        "the loaded NVIDIA kernel module does not drive this GPU: it is unusable with this driver",
-        "install the driver the GPU needs (the proprietary module for GPUs without GSP, the open module for "
-        "Blackwell, a branch that lists the GPU) and reboot",
-        "fix-config",
-        "fail",
-    ),
-    "gpu-unreadable": (
-        "every read of the GPU returns all ones (nouveau: unknown chipset ffffffff): it is off the bus, unpowered or "
-        "behind a broken link",
-        "power the machine off and on; check the GPU's power cables, riser and slot; if it stays unreadable, reseat "
-        "it, then an RMA",
-        "reboot",
-        "fail",
-    ),
-    "gpu-is-lost": (
-        "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
-        "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "
-        "RMA",
-        "reboot",
-        "fail",
-    ),
-    "gpu-reset-required": (
-        "the driver says the GPU needs a reset before it can be used again",
-        "drain the GPU and reset it (nvidia-smi -r -i N, or reboot the node)",
-        "reset",
-        "fail",
-    ),
-    "gsp-timeout": (
-        "the GPU's firmware (GSP) stopped answering the driver (heartbeat or RPC timeout, as Xid 119/120)",
-        "drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, update the driver and open a "
-        "support case",
-        "reset",
-        "fail",
-    ),
-    "nvlink-discovery-failed": (
-        "the driver failed NVLink discovery with a peer GPU (postRxDetLinkMask): NVLink is degraded and the driver "
-        "may be stuck retrying it (nvidia-smi can hang)",
-        "drain the node, reset the GPUs (or reboot it) and check nvidia-smi nvlink -s; if links stay down, run the "
-        "field diagnostics and update the driver",
-        "reset",
-        "warn",
-    ),
-    "driver-hung": (
-        "a task hung inside the NVIDIA driver (the kernel's hung-task report): the driver is wedged, new GPU jobs "
-        "and nvidia-smi will hang",
-        "drain the node and reboot it; if it recurs, collect nvidia-bug-report.sh and update the driver",
-        "reboot",
-        "warn",
-    ),
-    "driver-oops": (
-        "the NVIDIA kernel module crashed (a kernel oops with its faulting code in the driver): the GPUs are "
-        "unusable and tasks touching them hang until the node reboots",
-        "drain the node and reboot it; then install a driver release that supports this kernel and platform (or "
-        "update it), and collect nvidia-bug-report.sh if it recurs",
-        "reboot",
-        "fail",
-    ),
-}
-
-
-CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe of that GPU then failed
-
-
 def _device(ev: KernelEvent, rig: Rig) -> str:
     if ev.gpu_index is not None:
         return f"GPU {ev.gpu_index}" + (f" {ev.bus_id}" if ev.bus_id else "")
     if ev.bus_id:
         return f"GPU {ev.bus_id}"
-    if ev.kind in ("driver-hung", "driver-oops"):
+    if ev.kind in ("driver-hung", "driver-oops", "driver-install"):
         return "the NVIDIA driver (no GPU named)"
     if ev.kind == "gpu-not-probed" and (n := re.search(r"not called for (\d+) device", ev.text)):
         return f"{n.group(1)} GPU(s) held by another driver (no bus id logged)"
@@ -445,27 +354,40 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         nv.c: "The NVIDIA probe routine was not called"); Linux kernel/hung_task.c and kernel/watchdog.c (hung tasks,
         soft lockups), arch/x86/mm/fault.c (oopses), drivers/base/dd.c ("probe of %s failed with error %d").
     How to fix
-        Init failed: drain, cold-reboot; a GPU that fails again is a reseat and RMA case. Reset required or
-        GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a support case.
-        GSP not started: reboot; then the driver branch or VBIOS the GPU needs. Held by another driver: find it
-        (lspci -k), blacklist nouveau or unbind vfio-pci, rebuild the initramfs, reboot. NVLink discovery failed:
-        reset the GPUs and check the links. A task hung in the driver: drain and reboot.
+        Init failed after the driver's own install problem logged before it (its GSP firmware file missing, an
+        NVRM API mismatch, a module built for another kernel) or for a GPU the driver does not support: one finding
+        names the cause: reinstall the driver so module, firmware and libraries match; not a hardware fault.
+        Init failed with no such cause: drain, cold-reboot; a GPU that fails again is a reseat and RMA case.
+        Reset required or GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a
+        support case. GSP not started: reboot; then the driver branch or VBIOS the GPU needs. Held by another
+        driver: find it (lspci -k), blacklist nouveau or unbind vfio-pci, rebuild the initramfs, reboot. NVLink
+        discovery failed: reset the GPUs and check the links. A task hung in the driver: drain and reboot.
     """
-    groups = grouped_events(rig, ctx, LOST_SIGNS, lambda ev: f"{ev.kind} {ev.bus_id or ''}")
+    groups = grouped_events(rig, ctx, LOST_SIGNS, lost_key)
     if isinstance(groups, Finding):
         yield groups
         return
-    # the cause the driver named (an invalid region, an unsupported GPU) and the probe failure it led to: one loss
-    caused = {evs[0].bus_id for evs in groups.values() if evs[0].kind in CAUSE_SIGNS and evs[0].bus_id}
-    for _, evs in sorted(groups.items()):
-        kind = evs[0].kind
-        if kind == "gpu-probe-failed" and evs[0].bus_id in caused:
+    # the cause the driver named (its install, an invalid region, an unsupported GPU) and the failures it led to: one
+    by_cause, followed = consequences(groups)
+    for key, evs in sorted(groups.items()):
+        if key in followed:
             continue
+        kind = evs[0].kind
         what, fix, action, severity = LOST_SIGNS[kind]
         first = evs[0]
-        where = _device(first, rig)
+        where, then = _device(first, rig), ""
+        if after := by_cause.get(key):
+            severity = "fail"  # the GPU is unusable until the cause is fixed
+            after = sorted(after, key=lambda e: e.line or 0)
+            named = sorted({_device(e, rig) for e in after if e.bus_id or e.gpu_index is not None})
+            then = f"; then {tally(after)} GPU failure line(s), its consequence (line {after[0].line}: "
+            then += f"{after[0].text[:80]})"
+            where = ", ".join(named) or _device(after[0], rig) if kind == "driver-install" else where
+            fix += (
+                "" if kind == "driver-install" or "not at fault" in fix else "; not a hardware fault: no reseat, no RMA"
+            )
         yield ctx.finding(
-            f"{where}: {what} (x{tally(evs)}, line {first.line}: {first.text[:120]})",
+            f"{where}: {what} (x{tally(evs)}, line {first.line}: {first.text[:120]}){then}",
             severity=severity,
             gpus=[first.gpu_index] if first.gpu_index is not None else [],
             subject=where,

@@ -1,0 +1,148 @@
+"""GA820's tables: what each sign of a lost or wedged GPU in the kernel log means and what to do, and which signs
+are the cause of the others (the driver's install problem, an unsupported GPU, an invalid BAR) so that one finding
+names the cause and the failures it led to are not findings of their own."""
+
+from __future__ import annotations
+
+from gpuadvisor.facts import KernelEvent
+
+# What each sign of a lost or wedged GPU means, what the on-call engineer does, the class of action and the severity
+# (the Xid catalog's buckets for the Xids that report the same condition: 79 fallen off the bus -> RESTART_BM,
+# 119/120 GSP -> RESET_GPU).
+LOST_SIGNS = {
+    "gpu-init-failed": (
+        "the driver could not initialise the GPU (RmInitAdapter failed): it is on the bus but gone for CUDA",
+        "drain the node and reboot it (cold); if the GPU fails to initialise again, reseat it and open an RMA",
+        "reboot",
+        "fail",
+    ),
+    "gsp-boot-failed": (
+        "the GPU's firmware (GSP-RM) could not be started: the GPU is unusable until it is reset",
+        "drain the node and reboot it (cold); if GSP fails again, install the driver branch the GPU supports (the "
+        "proprietary module, or NVreg_EnableGpuFirmware=0 where allowed) or update the VBIOS, then an RMA",
+        "reboot",
+        "fail",
+    ),
+    "gpu-probe-failed": (
+        "the driver's probe of the GPU failed: the driver did not take it, the GPU is unusable",
+        "read the NVRM lines above it for the cause (an invalid PCI I/O region: enable Above 4G decoding in the "
+        "BIOS; power cables; another driver bound), fix it and reboot; a GPU that keeps failing: reseat, then RMA",
+        "reboot",
+        "fail",
+    ),
+    "gpu-not-probed": (
+        "another driver (nouveau, a framebuffer driver such as nvidiafb, or vfio-pci) owns the GPU(s): the NVIDIA "
+        "driver's probe was never called for them, so CUDA has none of them",
+        "find the driver that holds each GPU (lspci -nnk -d 10de: 'Kernel driver in use'); for nouveau: blacklist it "
+        "(blacklist nouveau, options nouveau modeset=0 in /etc/modprobe.d), rebuild the initramfs and reboot; for "
+        "vfio-pci or a driver_override: unbind the GPU (or drop it from vfio-pci's ids) and load nvidia; the cards "
+        "are not at fault",
+        "fix-config",
+        "fail",
+    ),
+    "gpu-bar-invalid": (
+        "the firmware assigned the GPU an invalid PCI address window (NVRM: BAR is 0M): the driver cannot map it, "
+        "the GPU is unusable",
+        "enable Above 4G decoding (and Resizable BAR) in the BIOS, or give the slot or Thunderbolt bridge more "
+        "address space (pci=realloc), then reboot; the card itself is not at fault",
+        "fix-config",
+        "fail",
+    ),
+    "gpu-unsupported": (
+        "the loaded NVIDIA kernel module does not drive this GPU: it is unusable with this driver",
+        "install the driver the GPU needs (the proprietary module for GPUs without GSP, the open module for "
+        "Blackwell, a branch that lists the GPU) and reboot",
+        "fix-config",
+        "fail",
+    ),
+    "gpu-unreadable": (
+        "every read of the GPU returns all ones (nouveau: unknown chipset ffffffff): it is off the bus, unpowered or "
+        "behind a broken link",
+        "power the machine off and on; check the GPU's power cables, riser and slot; if it stays unreadable, reseat "
+        "it, then an RMA",
+        "reboot",
+        "fail",
+    ),
+    "gpu-is-lost": (
+        "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
+        "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "
+        "RMA",
+        "reboot",
+        "fail",
+    ),
+    "gpu-reset-required": (
+        "the driver says the GPU needs a reset before it can be used again",
+        "drain the GPU and reset it (nvidia-smi -r -i N, or reboot the node)",
+        "reset",
+        "fail",
+    ),
+    "gsp-timeout": (
+        "the GPU's firmware (GSP) stopped answering the driver (heartbeat or RPC timeout, as Xid 119/120)",
+        "drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, update the driver and open a "
+        "support case",
+        "reset",
+        "fail",
+    ),
+    "nvlink-discovery-failed": (
+        "the driver failed NVLink discovery with a peer GPU (postRxDetLinkMask): NVLink is degraded and the driver "
+        "may be stuck retrying it (nvidia-smi can hang)",
+        "drain the node, reset the GPUs (or reboot it) and check nvidia-smi nvlink -s; if links stay down, run the "
+        "field diagnostics and update the driver",
+        "reset",
+        "warn",
+    ),
+    "driver-hung": (
+        "a task hung inside the NVIDIA driver (the kernel's hung-task report): the driver is wedged, new GPU jobs "
+        "and nvidia-smi will hang",
+        "drain the node and reboot it; if it recurs, collect nvidia-bug-report.sh and update the driver",
+        "reboot",
+        "warn",
+    ),
+    "driver-oops": (
+        "the NVIDIA kernel module crashed (a kernel oops with its faulting code in the driver): the GPUs are "
+        "unusable and tasks touching them hang until the node reboots",
+        "drain the node and reboot it; then install a driver release that supports this kernel and platform (or "
+        "update it), and collect nvidia-bug-report.sh if it recurs",
+        "reboot",
+        "fail",
+    ),
+}
+
+
+# The driver's own install problem (a GSP firmware file missing, an API mismatch, a module built for another kernel):
+# the GPU failures logged after it are its consequence, so one finding names it and asks for a reinstall, not a reseat.
+INSTALL_FIX = (
+    "reinstall the driver so kernel module, firmware files and user-space libraries match (nvidia-smi and "
+    "/proc/driver/nvidia/version agree), then reboot; not a hardware fault: no reseat, no RMA"
+)
+LOST_SIGNS["driver-install"] = ("the NVIDIA driver's own install is broken", INSTALL_FIX, "fix-config", "warn")
+CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe or init of that GPU then failed
+CONSEQUENCES = ("gpu-init-failed", "gsp-boot-failed", "gpu-probe-failed")  # what such a cause leads to
+
+
+def lost_key(ev: KernelEvent) -> str:
+    """A GA820 group: a sign on one device; the driver's install problems (of no one GPU) together."""
+    return ev.kind if ev.kind == "driver-install" else f"{ev.kind} {ev.bus_id or ''}"
+
+
+def _explains(cause: KernelEvent, failure: KernelEvent) -> bool:
+    """An install problem explains a GPU failure logged after it, on its GPU, or where either names no GPU."""
+    same = cause.bus_id is None or failure.bus_id in (None, cause.bus_id)
+    return same and (cause.line or 0) < (failure.line or 0)
+
+
+def consequences(groups: dict[str, list[KernelEvent]]) -> tuple[dict[str, list[KernelEvent]], set[str]]:
+    """The groups that follow from a cause in the log: by the cause's key (the install problem, or the bus of an
+    unsupported GPU or an invalid BAR), and the keys of those groups (not findings of their own)."""
+    install = groups.get("driver-install")
+    caused = {evs[0].bus_id: k for k, evs in groups.items() if evs[0].kind in CAUSE_SIGNS and evs[0].bus_id}
+    by_cause: dict[str, list[KernelEvent]] = {}
+    for evs in groups.values():
+        first = evs[0]
+        if first.kind not in CONSEQUENCES:
+            continue
+        if first.bus_id in caused:
+            by_cause.setdefault(caused[first.bus_id], []).extend(evs)
+        elif install and any(_explains(e, first) for e in install):
+            by_cause.setdefault("driver-install", []).extend(evs)
+    return by_cause, {f"{e.kind} {e.bus_id or ''}" for evs in by_cause.values() for e in evs}
