@@ -66,6 +66,8 @@ import re
 
 from gpuadvisor.facts import KernelEvent
 
+from .busid import with_domain
+
 # A line is read when it holds one of these (what the reader did before ``ANCHORS``: a str.find pass per keyword).
 KEYWORDS = (
     "RmInitAdapter failed",
@@ -144,8 +146,8 @@ SIGN_RE = re.compile(
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
 # enabled"; the mlx5en interface "mce0: ..."): no PCI address, no time
 BSD_MLX = re.compile(r"^\s*(?:mlx[45]_core|mlx[45]_ib|mce)\d{1,3}: \S")
-_DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
-_NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
+_NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
 _NVRM_INDEX = re.compile(r"NVRM: (GPU\d+) ")
 _SEVERITY = re.compile(
     r"severity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
@@ -178,7 +180,7 @@ HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (
 # "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:08:00.0)": the region the firmware assigned; old drivers: "(PCI:0001:00.0)"
 _BAR_INVALID = re.compile(r"NVRM: (BAR\d+) is (\d+[KMGT]?) @ (0x[0-9a-fA-F]+) \(PCI:([0-9a-fA-F:.]+)\)")
 _UNSUPPORTED = re.compile(
-    r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \(PCI ID: (\w+:\w+)\)"
+    r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \(PCI ID: (\w+:\w+)\)"
 )
 _UNSUPPORTED_SAYS = re.compile(r"not supported\s+by|requires use of\s+the\s+NVIDIA\s+open")
 _HCA_TIMEOUT = ("No done completion", "leak of a command resource")
@@ -191,7 +193,7 @@ def _bus(text: str) -> str:
     b = text.lower()
     if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}\.[0-7]", b):  # old NVRM's "PCI:0001:00.0": bus 01, device 00
         return f"0000:{b[2:]}"
-    return b if b.count(":") == 2 else "0000:" + b
+    return with_domain(b) if b.count(":") == 2 else "0000:" + b  # a domain above 0xffff whole (probes/busid.py)
 
 
 def classify(line: str) -> tuple[str, str | None, str] | None:
