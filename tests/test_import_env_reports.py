@@ -5,6 +5,8 @@ the pastes' own (their versions, their GPU names), never this tool's output."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpuadvisor.errors import InputError
@@ -408,3 +410,31 @@ def test_a_cut_torch_row_is_not_a_version() -> None:
 def test_a_bare_word_list_is_not_a_package_list() -> None:
     with pytest.raises(InputError):
         _read("torch\nnccl\nnvidia\n")
+
+
+def _facts(rig: Rig) -> tuple[object, ...]:
+    s = rig.software
+    names = [g.name for g in rig.gpus]
+    return s.torch_version, s.torch_cuda_version, s.python_version, s.nccl_version, rig.node.shm_bytes, names
+
+
+def _each_line(text: str, mark: str) -> str:
+    return "".join(mark + x if x.strip() else x for x in text.splitlines(keepends=True))
+
+
+NOISE = {  # a paste's usual noise (as tests/test_import_properties.py applies it to the corpus)
+    "CRLF": lambda t: t.replace("\n", "\r\n"),
+    "tabs for spaces": lambda t: re.sub(r"(?<=\S) {2,}(?=\S)", "\t", t),
+    "prompt": lambda t: "user@node01:~$ accelerate env\n" + t,
+    "fence": lambda t: "```\n" + t + "```\n",
+    "> quote": lambda t: _each_line(t, "> "),
+    "twice": lambda t: t + "\n" + t,
+}
+SAMPLES = [ACC_3446, ACC_1473, ACC_2216, TRANSFORMERS_7403, DIFFUSERS_18, DS_6762, JAX_285, PIP_3510, PIP_4614]
+
+
+@pytest.mark.parametrize("noise", sorted(NOISE))
+@pytest.mark.parametrize("k", range(len(SAMPLES)))
+def test_noise_changes_nothing(k: int, noise: str) -> None:
+    text = SAMPLES[k]
+    assert _facts(_read(NOISE[noise](text))) == _facts(_read(text))

@@ -25,7 +25,8 @@ size .... 31.33 GB`` (``human_readable_size``: 1024-based units, two decimals: r
 and nvidia-smi's table, which the nvidia-smi reader reads (the GPUs and the driver come from it). Read here: the Python
 version, and jax's and jaxlib's versions in the notes (the scan has no field for them).
 
-A paste cut inside its last line (no newline after it) leaves that line's value not shown, never read.
+A paste cut inside its last line (no newline after it) leaves that line's value not shown, never read; ds_report's
+/dev/shm size, its last line, is read there only in its whole form (two decimals and a unit: nothing follows it).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ _CU_TAG = re.compile(r"\+cu(\d{2,4})$")
 # ds_report: "torch version .................... 2.3.0+cu121" (the name, a space, dots, a space, the value)
 _DS_HEADS = ("DeepSpeed general environment info:", "DeepSpeed C++/CUDA extension op report")
 _DS_ITEM = re.compile(r"^([a-z][\w ()/.-]*?) \.{2,} ?(.*?)\s*$")
-_DS_SIZE = re.compile(r"^(\d+(?:\.\d+)?) (B|KB|MB|GB|TB)$")
+_SHM = "shared memory (/dev/shm) size"
+_DS_SIZE = re.compile(r"^(\d+\.\d\d) (B|KB|MB|GB|TB)$")  # human_readable_size: f"{size:.2f} {unit}", whole
 _DS_UNITS = {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4}
 
 # jax: "jax:    0.4.33" over "jaxlib: 0.4.33"
@@ -191,7 +193,7 @@ def parse_ds_report(text: str, source: str = "<text>", first_line: int = 1) -> R
         name, value, where = m.group(1), m.group(2), f"{source}:{first_line + k}"
         if k == cut and name in ("torch version", "torch cuda version"):
             _cut(rig, "torch_version" if name == "torch version" else "torch_cuda_version", WHAT_DS, where)
-        elif k == cut:
+        elif k == cut and not (name == _SHM and _DS_SIZE.match(value)):  # a size's whole form ends its line
             continue
         elif name == "torch version" and re.match(VERSION, value):
             set_torch(rig, value, where, WHAT_DS)
@@ -200,7 +202,7 @@ def parse_ds_report(text: str, source: str = "<text>", first_line: int = 1) -> R
         elif name in ("nvcc version", "deepspeed wheel compiled w.") and value not in ("", "None"):
             what = "the CUDA toolkit's nvcc" if name == "nvcc version" else "the DeepSpeed wheel was compiled with"
             rig.problems.append(f"{where}: {what}: {value} (the scan has no field for it)")
-        elif name == "shared memory (/dev/shm) size" and (z := _DS_SIZE.match(value)):
+        elif name == _SHM and (z := _DS_SIZE.match(value)):
             rig.node.shm_bytes = round(float(z.group(1)) * 1024 ** _DS_UNITS[z.group(2)])
             rig.origins["node.shm_bytes"] = f"{where} ({value}: 1024-based, to two decimals)"
     if not seen:
