@@ -371,6 +371,8 @@ def test_jax_environment_info_and_its_nvidia_smi_table(text: str, python: str, d
     assert rig.software.driver_version == driver  # from the table nvidia-smi's reader reads
     assert len(rig.gpus) == gpus
     assert any(p.endswith("jaxlib 0.4.33 (the scan has no field for it)") for p in rig.problems) == (text == JAX_21295)
+    seen = "jax sees 8 Cuda device(s), 8 of them local" if text == JAX_21295 else "jax sees 1 Cpu device(s), 1 of"
+    assert any(seen in p for p in rig.problems)
 
 
 def test_pip_list_torch_without_a_cuda_tag_and_nccl_from_its_wheel() -> None:

@@ -6,7 +6,8 @@ Hugging Face (accelerate/commands/env.py, transformers/commands/env.py): a ``- K
 ``- `Accelerate` version: 0.21.0`` (or ``transformers``, ``diffusers``, ``huggingface_hub``), then ``- Platform:``,
 ``- Python version: 3.10.12``, ``- PyTorch version (GPU?): 2.0.1+cu118 (True)`` (newer transformers: ``(accelerator?):
 2.6.0+cu124 (CUDA)``) and, where CUDA is available, ``- GPU type: NVIDIA GeForce RTX 3090``
-(``torch.cuda.get_device_name()``: the current device, CUDA device 0 unless the script chose another). Read: the
+(``torch.cuda.get_device_name()``: the current device, CUDA device 0 unless the script chose another; nvidia-smi's
+GPU 0 unless ``CUDA_VISIBLE_DEVICES`` renumbers them, and a merged nvidia-smi output's name is kept first). Read: the
 Python and torch versions, the CUDA version torch was built for from its ``+cu118`` tag (11.8), and the GPU type.
 
 A GPU type without a count: the reports print the name of one device, never how many there are. collect_env's
@@ -23,7 +24,8 @@ size .... 31.33 GB`` (``human_readable_size``: 1024-based units, two decimals: r
 ``jax.print_environment_info()`` (jax/_src/environment_info.py): ``jax:    0.4.33``, ``jaxlib: 0.4.33``, ``numpy:``,
 ``python: 3.10.12 (main, ...)``, ``jax.devices (8 total, 8 local): [...]``, ``process_count: 1``, then ``$ nvidia-smi``
 and nvidia-smi's table, which the nvidia-smi reader reads (the GPUs and the driver come from it). Read here: the Python
-version, and jax's and jaxlib's versions in the notes (the scan has no field for them).
+version; jax's and jaxlib's versions and the devices jax sees (their count and kind: ``CudaDevice``, ``GpuDevice``
+in older jax, ``CpuDevice`` where jaxlib has no CUDA) in the notes (the scan has no field for them).
 
 A paste cut inside its last line (no newline after it) leaves that line's value not shown, never read; ds_report's
 /dev/shm size, its last line, is read there only in its whole form (two decimals and a unit: nothing follows it).
@@ -62,6 +64,8 @@ _DS_UNITS = {"B": 0, "KB": 1, "MB": 2, "GB": 3, "TB": 4}
 
 # jax: "jax:    0.4.33" over "jaxlib: 0.4.33"
 _JAX = re.compile(r"^(jax|jaxlib|python):\s+(\S.*?)\s*$")
+# "jax.devices (8 total, 8 local): [CudaDevice(id=0) ...]" ("GpuDevice" in older jax, e.g. 0.3.17; "CpuDevice": no GPU)
+_JAX_DEVICES = re.compile(r"^jax\.devices \((\d+) total, (\d+) local\): \[(\w+?)Device\(")
 
 
 def cuda_of_tag(torch_version: str) -> str | None:
@@ -249,6 +253,12 @@ def parse_jax_env(text: str, source: str = "<text>", first_line: int = 1) -> Rig
     seen = False
     for k, line in enumerate(lines):
         m = _JAX.match(line.strip()) if len(line) < _LONGEST else None
+        d = _JAX_DEVICES.match(line.strip()) if m is None and k != cut else None
+        if d is not None:
+            rig.problems.append(
+                f"{source}:{first_line + k}: jax sees {d.group(1)} {d.group(3)} device(s), {d.group(2)} of them local "
+                "(the GPUs themselves are nvidia-smi's, below it)"
+            )
         if m is None:
             continue
         seen = True
