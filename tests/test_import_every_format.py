@@ -17,6 +17,7 @@ from gpuadvisor.importers import parse_text
 from gpuadvisor.importers.registry import KINDS
 from gpuadvisor.importers.sections import split_sections
 from tests.test_beyond_tools import PERFQUERY
+from tests.test_import_env_reports import ACC_3446, DS_6762, JAX_285, PIP_4614
 from tests.test_import_framework_devices import (
     GPUSTAT_130,
     LLAMA_VRAM,
@@ -170,6 +171,12 @@ TABLE += "gpustat | gpustat | =GPUSTAT\n"
 WRITTEN["NVITOP"] = NVITOP.split("\n", 1)[1]  # its clock line off: the prompt's date glue
 TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
+# ML environment reports: real pastes quoted in tests/test_import_env_reports.py (URLs there)
+WRITTEN.update(HF_ENV=ACC_3446, DS_REPORT=DS_6762, JAX_ENV=JAX_285.split("\n", 1)[1], PIP_LIST=PIP_4614)
+TABLE += "hf-env | accelerate env | =HF_ENV\n"
+TABLE += "ds-report | ds_report | =DS_REPORT\n"
+TABLE += "jax-env | python -c 'import jax; jax.print_environment_info()' | =JAX_ENV\n"
+TABLE += "pip-list | pip list | grep torch | =PIP_LIST\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -33,6 +33,7 @@ from gpuadvisor.importers import (
     devicequery,
     df,
     driver_packages,
+    env_reports,
     fio,
     framework_devices,
     gdscheck,
@@ -56,6 +57,7 @@ from gpuadvisor.importers import (
     nvme_ctrl,
     pair_matrix,
     perftest,
+    pip_list,
     proc_info,
     rdma_ports,
     show_gids,
@@ -213,6 +215,20 @@ FORMATS: tuple[Format, ...] = (
     Format("torch-config", torch_config.WHAT, GPU, torch_config.WHAT, "",
            "`PyTorch built with:` over its `  - CUDA Runtime 12.1` lines", torch_config.starts,
            reads(torch_config.parse_torch_config), _add, 8),
+    Format("hf-env", env_reports.WHAT_HF, GPU, "ML environment reports", "Hugging Face env",
+           "``- `Accelerate` version: 0.21.0`` (or `transformers`, `diffusers`, `huggingface_hub`) over `- Platform:` "
+           "or `- Python version:`", env_reports.starts_hf, reads(env_reports.parse_hf_env), _add, 8),
+    Format("ds-report", env_reports.WHAT_DS, GPU, "ML environment reports", "ds_report",
+           "`DeepSpeed C++/CUDA extension op report` or `DeepSpeed general environment info:`, or `torch version "
+           "..... 2.3.0+cu121` over a `deepspeed ... .....` line", env_reports.starts_ds,
+           reads(env_reports.parse_ds_report), env_reports.merge_ds, 8),
+    Format("jax-env", env_reports.WHAT_JAX, GPU, "ML environment reports", "jax",
+           "`jax:    0.4.33` over `jaxlib: 0.4.33` (its nvidia-smi table read as nvidia-smi's)", env_reports.starts_jax,
+           reads(env_reports.parse_jax_env), _add, 8),
+    Format("pip-list", pip_list.WHAT, GPU, "ML environment reports", "pip or conda list",
+           "`Package  Version` over a ruler, `# packages in environment at ...:`, or a row `torch  2.3.0+cu121`, "
+           "`torch==2.3.0+cu121`, `nvidia-nccl-cu12  2.20.5` (`pip list | grep`)", pip_list.starts,
+           reads(pip_list.parse_pip_list), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),

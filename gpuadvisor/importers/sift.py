@@ -76,6 +76,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ollama-devices": ("inference compute",),
     "tf-devices": (_words("Found device ", "TensorFlow device (", "StreamExecutor device ("),),
     "torch-devices": (r"_CudaDeviceProperties\(",),
+    "hf-env": (r"-\s+\S+ version:",),
+    "ds-report": (
+        _words("DeepSpeed C++/CUDA extension op report", "DeepSpeed general environment info:"),
+        r"torch version \.\.",
+    ),
+    "jax-env": (r"jax:\s",),
+    "pip-list": (_LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",),
     "nvitop": ("NVITOP ",),
     "gpustat": (r"^\s*\S+\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", r"^\s*\[\d"),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
