@@ -25,6 +25,7 @@ from tests.test_import_framework_devices import (
     TF_31969,
     TORCH_PADDLE,
 )
+from tests.test_import_k8s import NODE_36, PODS_35
 from tests.test_import_smi_csv import CSV
 from tests.test_import_versions import NVCC_110, PROC_OPEN, RPM_570, SMI_570
 
@@ -170,6 +171,10 @@ TABLE += "gpustat | gpustat | =GPUSTAT\n"
 WRITTEN["NVITOP"] = NVITOP.split("\n", 1)[1]  # its clock line off: the prompt's date glue
 TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
+# Kubernetes: real pastes quoted in tests/test_import_k8s.py (URLs there), their own command line off
+WRITTEN.update(K8S_NODE=NODE_36, K8S_PODS=PODS_35.split("\n", 1)[1])
+TABLE += "k8s-node | kubectl describe node geo-node1 | =K8S_NODE\n"
+TABLE += "k8s-pods | kubectl get pods -n gpu-operator-resources | =K8S_PODS\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:
