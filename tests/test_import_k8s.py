@@ -1,6 +1,7 @@
 """Kubernetes outputs from GPU-operator and device-plugin reports: kubectl describe node / get node -o yaml (GPU
-Feature Discovery labels, the nvidia.com/gpu resource) and kubectl get pods tables. Each paste is quoted from the
-public thread cited above it; the values asserted are what the paste prints."""
+Feature Discovery labels, the nvidia.com/gpu resource) and kubectl get pods tables. Each paste is a fixture quoted
+from the public thread its first line cites (tests/fixtures/import/k8s/README.md); the values asserted are what the
+paste prints."""
 
 from __future__ import annotations
 
@@ -9,107 +10,22 @@ from pathlib import Path
 from gpuadvisor.importers import parse_text
 from gpuadvisor.importers.k8s import parse_node, parse_pods
 from gpuadvisor.importers.sections import split_sections
+from tests.corpus_cases import fixture_body
 
-L = " " * 20
-FIXTURES = Path(__file__).parent / "fixtures" / "k8s"
+FIXTURES = Path(__file__).parent / "fixtures" / "import" / "k8s"  # each file's source URL on its first line
 
-# https://github.com/NVIDIA/k8s-device-plugin/issues/1501 (kubectl describe node, non-MIG node; its last label as the
-# excerpt cuts it, with no newline after it)
-LABELS_1501 = (
-    "...\n"
-    + "".join(
-        f"{L}{x}\n"
-        for x in (
-            "nvidia.com/gpu.count=8",
-            "nvidia.com/gpu.deploy.container-toolkit=true",
-            "nvidia.com/gpu.deploy.device-plugin=true",
-            "nvidia.com/gpu.family=hopper",
-            "nvidia.com/gpu.machine=PowerEdge-XE9680",
-            "nvidia.com/gpu.memory=81559",
-            "nvidia.com/gpu.mode=compute",
-            "nvidia.com/gpu.present=true",
-            "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3",
-            "nvidia.com/gpu.replicas=1",
-            "nvidia.com/mig.capable=true",
-        )
-    )
-    + f"{L}nvidia.com/mig.config=al"
-)
 
-# https://github.com/NVIDIA/gpu-feature-discovery/issues/36 (kubectl describe node of a node GFD did not label)
-NODE_36 = (FIXTURES / "describe-node-no-gpu-resource_gfd36.txt").read_text()
+def _paste(name: str) -> str:
+    return fixture_body(FIXTURES / name)
 
-# https://github.com/NVIDIA/k8s-device-plugin/issues/58 (kubectl get node -o yaml: "allocatable stuck at zero")
-YAML_58 = """\
-    status:
-      addresses:
-      - address: 134.79.129.97
-        type: InternalIP
-      - address: ocio-gpu01
-        type: Hostname
-      allocatable:
-        cpu: "48"
-        ephemeral-storage: "9391196145"
-        hugepages-1Gi: "0"
-        hugepages-2Mi: "0"
-        memory: 263412492Ki
-        nvidia.com/gpu: "0"
-        pods: "110"
-      capacity:
-        cpu: "48"
-        ephemeral-storage: 10190100Ki
-        hugepages-1Gi: "0"
-        hugepages-2Mi: "0"
-        memory: 263514892Ki
-        nvidia.com/gpu: "16"
-        pods: "110"
-"""
 
-# https://github.com/NVIDIA/k8s-device-plugin/issues/995 (kubectl describe node: 1 GPU registered on a 4-GPU node)
-NODE_995 = """\
-Capacity:
-  cpu:                80
-  ephemeral-storage:  459329648Ki
-  hugepages-1Gi:      0
-  hugepages-2Mi:      0
-  memory:             131618692Ki
-  nvidia.com/gpu:     1
-  pods:               110
-Allocatable:
-  cpu:                80
-  ephemeral-storage:  423318202896
-  hugepages-1Gi:      0
-  hugepages-2Mi:      0
-  memory:             131516292Ki
-  nvidia.com/gpu:     1
-  pods:               110
-"""
-
-# https://github.com/NVIDIA/gpu-operator/issues/624
-PODS_624 = """\
-kubectl get pods -n gpu-operator
-NAME                                                         READY   STATUS             RESTARTS         AGE
-gpu-feature-discovery-97z5s                                  1/1     Running            1 (75m ago)      13h
-gpu-feature-discovery-wpj2m                                  1/1     Running            1 (100m ago)     13h
-gpu-operator-657c5b798d-xgvgc                                0/1     CrashLoopBackOff   12 (4m24s ago)   67m
-gpu-operator-node-feature-discovery-gc-7cc7ccfff8-7tlsl      1/1     Running            0                50m
-gpu-operator-node-feature-discovery-master-d8597d549-cx849   1/1     Running            0                85m
-"""
-
-# https://github.com/NVIDIA/gpu-operator/issues/35
-PODS_35 = """\
-kubectl get pods -n gpu-operator-resources
-NAME                                       READY   STATUS             RESTARTS   AGE
-nvidia-container-toolkit-daemonset-2s5nq   1/1     Running            0          45m
-nvidia-container-toolkit-daemonset-nbjzb   1/1     Running            3          45m
-nvidia-device-plugin-daemonset-5crlk       0/1     CrashLoopBackOff   12         40m
-nvidia-device-plugin-daemonset-6ccx4       0/1     CrashLoopBackOff   13         40m
-nvidia-device-plugin-daemonset-9q94x       1/1     Running            0          40m
-nvidia-device-plugin-daemonset-kljrg       0/1     CrashLoopBackOff   6          6m1s
-"""
-
-# https://github.com/NVIDIA/gpu-operator/issues/488 (kubectl get pods --all-namespaces)
-PODS_488 = (FIXTURES / "get-pods-all-namespaces-nfd-crashloop_gpu-operator488.txt").read_text()
+LABELS_1501 = _paste("describe-node-gfd-labels-8xh100-cut_k8s-device-plugin1501.txt")  # its last label cut
+NODE_36 = _paste("describe-node-no-gpu-resource_gfd36.txt")
+YAML_58 = _paste("get-node-yaml-allocatable-0-of-16_k8s-device-plugin58.txt")
+NODE_995 = _paste("describe-node-capacity-1-gpu_k8s-device-plugin995.txt")
+PODS_624 = _paste("get-pods-operator-crashloop_gpu-operator624.txt")
+PODS_35 = _paste("get-pods-device-plugin-crashloop_gpu-operator35.txt")
+PODS_488 = _paste("get-pods-all-namespaces-nfd-crashloop_gpu-operator488.txt")
 
 
 def test_gfd_labels_give_the_gpus_and_a_cut_label_is_not_read():
@@ -175,3 +91,29 @@ def test_imported_by_content():
     parts = parse_text(PODS_35 + "$ kubectl get node -o yaml\n" + YAML_58, "paste.txt")
     assert [p.kind for p in parts] == ["k8s-pods", "k8s-node"]
     assert sum(len(p.rig.node.health_checks or []) for p in parts) == 4
+
+
+def test_a_paste_cut_inside_capacity_does_not_say_it_lacks_the_gpu():
+    text = LABELS_1501.rsplit("\n", 1)[0] + "\nCapacity:\n  cpu:  128\n  memory:  1056410708Ki\n"
+    rig = parse_node(text, "n.txt")
+    assert not rig.node.health_checks and not rig.problems
+    closed = parse_node(text + "Allocatable:\n  cpu:  128\n", "n.txt")
+    assert [c.detail for c in closed.node.health_checks] == [
+        "labels count 8 GPU(s) but Capacity lists no nvidia.com/gpu"
+    ]
+
+
+# https://github.com/NVIDIA/gpu-operator/issues/160 (oc get all -n gpu-operator-resources: pods named pod/NAME)
+OC_160 = """\
+NAME                                           READY   STATUS             RESTARTS   AGE
+pod/nfd-master-bj47q                           1/1     Running            0          29h
+pod/nvidia-container-toolkit-daemonset-srf6l   0/1     Init:0/1           0          18m
+pod/nvidia-driver-daemonset-q45bl              0/1     CrashLoopBackOff   7          18m
+
+"""
+
+
+def test_oc_get_all_pod_rows_and_init_is_not_a_crash():
+    (hc,) = parse_pods(OC_160, "p.txt").node.health_checks
+    assert hc.check == "pod nvidia-driver-daemonset-q45bl"
+    assert hc.detail == "nvidia-driver-daemonset pod STATUS CrashLoopBackOff, READY 0/1, RESTARTS 7"

@@ -82,7 +82,8 @@ def _node_check(rig: Rig, node: str, detail: str, where: str) -> None:
 
 
 def _labels_and_blocks(lines: list[str], text: str, source: str, first_line: int) -> dict[str, object]:
-    """The node's name, its nvidia.com labels (with their line), its nvidia.com/gpu per block, its Ready
+    """The node's name, its nvidia.com labels (with their line), its nvidia.com/gpu per block, the blocks shown
+    whole (a line follows their last entry: a paste cut inside one does not say it lacks nvidia.com/gpu), its Ready
     condition and whether it is unschedulable; a line cut short is not read."""
     last = last_line_shown(lines)
     got: dict[str, object] = {"labels": {}, "resource": {}, "blocks": set()}
@@ -95,12 +96,15 @@ def _labels_and_blocks(lines: list[str], text: str, source: str, first_line: int
         if k == last and not text.endswith("\n"):
             break  # a cut last line is not shown
         if m := _BLOCK.match(line):
+            if block is not None:
+                blocks.add(block[0])
             block = (m.group(2).capitalize(), len(m.group(1)))
-            blocks.add(block[0])
+            got["opened"] = True
             continue
         if block is not None:
             e = _ENTRY.match(line)
             if e is None or len(e.group(1)) <= block[1]:
+                blocks.add(block[0])  # shown whole: a line after its last entry
                 block = None
             elif r := _RESOURCE.match(line):
                 resource[block[0]] = (int(r.group(1)), lineno)
@@ -171,7 +175,7 @@ def parse_node(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     resource: dict[str, tuple[int, int]] = got["resource"]  # type: ignore[assignment]
     blocks: set[str] = got["blocks"]  # type: ignore[assignment]
     name = str(got.get("name", "(its name not shown)"))
-    if not labels and not blocks and "name" not in got:
+    if not labels and "opened" not in got and "name" not in got:
         raise ImportParseError(source, first_line, f"{WHAT_NODE}: no node name, nvidia.com label or Capacity shown")
     _gpus_from_labels(rig, labels, source)
     _resource_checks(rig, name, labels, resource, blocks, source)
