@@ -175,6 +175,8 @@ TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system
 WRITTEN.update(K8S_NODE=NODE_36, K8S_PODS=PODS_35.split("\n", 1)[1])
 TABLE += "k8s-node | kubectl describe node geo-node1 | =K8S_NODE\n"
 TABLE += "k8s-pods | kubectl get pods -n gpu-operator-resources | =K8S_PODS\n"
+CONTAINER = "fixtures/import/container/oci-hook-nvml-driver-not-loaded_nvidia-container-toolkit260.txt"
+TABLE += f"container-errors | docker run --rm --gpus all nvidia/cuda:11.0-base nvidia-smi | {CONTAINER}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -24,6 +24,7 @@ from gpuadvisor.importers import (
     beyond_tools,
     blockdev,
     collect_env,
+    container_errors,
     cuda_samples,
     cuda_samples_busgrind,
     daemon_log,
@@ -382,6 +383,10 @@ FORMATS: tuple[Format, ...] = (
             "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
             "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
             33, family="Kubernetes"),
+    _beyond("container-errors", container_errors.WHAT,
+            '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
+            "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, or `Failed to initialize "
+            "NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34, family="container runtime"),
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "
