@@ -117,3 +117,26 @@ def test_oc_get_all_pod_rows_and_init_is_not_a_crash():
     (hc,) = parse_pods(OC_160, "p.txt").node.health_checks
     assert hc.check == "pod nvidia-driver-daemonset-q45bl"
     assert hc.detail == "nvidia-driver-daemonset pod STATUS CrashLoopBackOff, READY 0/1, RESTARTS 7"
+
+
+def test_mig_devices_counted_by_the_single_strategy_are_not_gpus():
+    # 1501's labels with the product GFD gave the MIG devices of gpu-operator issue 479
+    # (https://github.com/NVIDIA/gpu-operator/issues/479: "gpu.product is changed to NVIDIA-A100-SXM4-80GB-MIG-INVALID")
+    text = LABELS_1501.replace("NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-80GB-MIG-INVALID")
+    rig = parse_node(text, "n.txt")
+    assert not rig.gpus
+    assert rig.problems == [
+        "n.txt: line 2: nvidia.com/gpu.count=8 counts MIG devices (NVIDIA-A100-SXM4-80GB-MIG-INVALID), not GPUs: the "
+        "GPUs are not read from these labels"
+    ]
+
+
+# the deprecated and the newer driver labels GFD writes, as NVIDIA/k8s-device-plugin pull 620 lists them
+# (https://github.com/NVIDIA/k8s-device-plugin/pull/620), with the driver 535.104.05's numbers
+def test_the_driver_version_from_either_label_form():
+    old = "Name:  n1\nRoles:  <none>\nLabels:  nvidia.com/cuda.driver.major=535\n  nvidia.com/cuda.driver.minor=104\n"
+    old += "  nvidia.com/cuda.driver.rev=05\n"
+    assert parse_node(old, "n.txt").software.driver_version == "535.104.05"
+    new = old + "  nvidia.com/cuda.driver-version.full=535.104.05\n"
+    rig = parse_node(new, "n.txt")
+    assert rig.software.driver_version == "535.104.05" and rig.origins["software.driver_version"] == "n.txt:6"

@@ -3,12 +3,16 @@ node -o yaml``) and ``kubectl get pods`` tables.
 
 A node's labels include those NVIDIA's GPU Feature Discovery sets (GPU Feature Discovery README, "Generated
 Labels"): ``nvidia.com/gpu.count``, ``nvidia.com/gpu.product`` (the name NVML gives, its spaces made ``-``),
-``nvidia.com/gpu.memory`` (MiB), ``nvidia.com/cuda.driver.major/minor/rev`` (the driver's version, despite the
-name: 535, 104, 05). Its ``Capacity:`` and ``Allocatable:`` blocks give the ``nvidia.com/gpu`` resource the device
-plugin registered with the kubelet (Kubernetes docs, "Schedule GPUs"): a node whose labels count GPUs but whose
-capacity or allocatable is 0, or lists no ``nvidia.com/gpu``, has GPUs the scheduler cannot give to a pod. That is
-read as a checker's warning with its evidence line (the plugin's state is about its deployment as often as about
-the GPUs), as is a node whose ``Ready`` condition is not ``True`` or that is ``Unschedulable: true``.
+``nvidia.com/gpu.memory`` (MiB), ``nvidia.com/cuda.driver-version.full`` or the older ``cuda.driver.major/minor/rev``
+(the driver's version, despite the name: 535, 104, 05). With the single MIG strategy the count, product
+(``...-MIG-1g.10gb``) and memory are the MIG devices': no GPU is read from them then.
+
+The node's ``Capacity:`` and ``Allocatable:`` blocks give the ``nvidia.com/gpu`` resource the device plugin
+registered with the kubelet (Kubernetes docs, "Schedule GPUs"; Allocatable counts the GPUs the plugin reports
+healthy): a node whose labels count GPUs but whose capacity or allocatable is 0, or lists no ``nvidia.com/gpu``,
+or whose allocatable is below its capacity, has GPUs the scheduler cannot give to a pod. That is read as a
+checker's warning with its evidence line (the plugin's state is about its deployment as often as about the GPUs),
+as is a node whose ``Ready`` condition is not ``True`` or that is ``Unschedulable: true``.
 
 A ``kubectl get pods`` row of a GPU operator component (driver, container toolkit, device plugin, DCGM, feature
 discovery, validators, MIG manager, the operator) whose STATUS is a crash loop or an error is the same kind of
@@ -124,7 +128,12 @@ def _labels_and_blocks(lines: list[str], text: str, source: str, first_line: int
 
 def _gpus_from_labels(rig: Rig, labels: dict[str, tuple[str, int]], source: str) -> None:
     count, product, memory = (labels.get(f"nvidia.com/gpu.{k}") for k in ("count", "product", "memory"))
+    _driver_from_labels(rig, labels, source)
     if count is None or not count[0].isdigit():
+        return
+    if product is not None and "-MIG-" in product[0]:  # the single MIG strategy: count, product, memory of MIG devices
+        rig.problems.append(f"{source}: line {count[1]}: nvidia.com/gpu.count={count[0]} counts MIG devices "
+                            f"({product[0]}), not GPUs: the GPUs are not read from these labels")  # fmt: skip
         return
     for i in range(int(count[0])):
         g = Gpu(index=i, name=product[0] if product else None)
@@ -135,10 +144,6 @@ def _gpus_from_labels(rig: Rig, labels: dict[str, tuple[str, int]], source: str)
             g.unavailable["name"] = "no nvidia.com/gpu.product label shown"
         rig.gpus.append(g)
         rig.origins[f"gpus[{i}]"] = f"{source}:{count[1]}"
-    parts = [labels.get(f"nvidia.com/cuda.driver.{k}") for k in ("major", "minor", "rev")]
-    if parts[0] and parts[1] and all(p[0].isdigit() for p in parts if p):
-        rig.software.driver_version = ".".join(p[0] for p in parts if p)
-        rig.origins["software.driver_version"] = f"{source}:{parts[0][1]}"
 
 
 def _resource_checks(rig: Rig, name: str, labels: dict[str, tuple[str, int]], resource: dict[str, tuple[int, int]],
@@ -164,6 +169,20 @@ def _resource_checks(rig: Rig, name: str, labels: dict[str, tuple[str, int]], re
         detail = (f"Capacity nvidia.com/gpu: {cap[0]} (line {cap[1]}) but Allocatable nvidia.com/gpu: {alloc[0]}: "
                   f"the device plugin reports {cap[0] - alloc[0]} GPU(s) unhealthy")  # fmt: skip
         _node_check(rig, name, detail, f"{source}:{alloc[1]}")
+
+
+def _driver_from_labels(rig: Rig, labels: dict[str, tuple[str, int]], source: str) -> None:
+    """``nvidia.com/cuda.driver-version.full`` (GFD 0.15 on), else ``cuda.driver.major``/``minor``/``rev`` (older,
+    deprecated since): the driver's version."""
+    full = labels.get("nvidia.com/cuda.driver-version.full")
+    parts = [labels.get(f"nvidia.com/cuda.driver.{k}") for k in ("major", "minor", "rev")]
+    if full is not None and re.fullmatch(r"\d+\.\d+(?:\.\d+)?", full[0]):
+        rig.software.driver_version, at = full[0], full[1]
+    elif parts[0] and parts[1] and all(p[0].isdigit() for p in parts if p):
+        rig.software.driver_version, at = ".".join(p[0] for p in parts if p), parts[0][1]
+    else:
+        return
+    rig.origins["software.driver_version"] = f"{source}:{at}"
 
 
 def parse_node(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
