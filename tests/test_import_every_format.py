@@ -26,6 +26,7 @@ from tests.test_import_framework_devices import (
     TF_31969,
     TORCH_PADDLE,
 )
+from tests.test_import_k8s import NODE_36, PODS_35
 from tests.test_import_smi_csv import CSV
 from tests.test_import_versions import NVCC_110, PROC_OPEN, RPM_570, SMI_570
 
@@ -177,6 +178,12 @@ TABLE += "hf-env | accelerate env | =HF_ENV\n"
 TABLE += "ds-report | ds_report | =DS_REPORT\n"
 TABLE += "jax-env | python -c 'import jax; jax.print_environment_info()' | =JAX_ENV\n"
 TABLE += "pip-list | pip list | grep torch | =PIP_LIST\n"
+# Kubernetes: real pastes quoted in tests/test_import_k8s.py (URLs there), their own command line off
+WRITTEN.update(K8S_NODE=NODE_36, K8S_PODS=PODS_35.split("\n", 1)[1])
+TABLE += "k8s-node | kubectl describe node geo-node1 | =K8S_NODE\n"
+TABLE += "k8s-pods | kubectl get pods -n gpu-operator-resources | =K8S_PODS\n"
+CONTAINER = "fixtures/import/container/oci-hook-nvml-driver-not-loaded_nvidia-container-toolkit260.txt"
+TABLE += f"container-errors | docker run --rm --gpus all nvidia/cuda:11.0-base nvidia-smi | {CONTAINER}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

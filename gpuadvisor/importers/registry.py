@@ -24,6 +24,7 @@ from gpuadvisor.importers import (
     beyond_tools,
     blockdev,
     collect_env,
+    container_errors,
     cuda_samples,
     cuda_samples_busgrind,
     daemon_log,
@@ -45,6 +46,7 @@ from gpuadvisor.importers import (
     ibdev2netdev,
     iblinkinfo,
     ip_link,
+    k8s,
     lspci,
     nccl,
     nccl_topo_xml,
@@ -390,6 +392,17 @@ FORMATS: tuple[Format, ...] = (
     _beyond("scontrol-node", "Slurm scontrol show node (State, Reason)",
             "`NodeName=NAME Arch=x86_64 CoresPerSocket=1` then its indented `State=IDLE+DRAIN` and `Reason=...` lines",
             slurm_node.starts, slurm_node.parse, 32, family="Slurm"),
+    _beyond("k8s-node", "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)",
+            "`Name:  NODE` over `Roles:`, `Capacity:` over `  cpu:  128` (`capacity:` in -o yaml), or a label "
+            "`nvidia.com/gpu.count=8`", k8s.starts_node, k8s.parse_node, 33, family="Kubernetes"),
+    _beyond("k8s-pods", "kubectl get pods (GPU operator components)",
+            "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
+            "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
+            33, family="Kubernetes"),
+    _beyond("container-errors", container_errors.WHAT,
+            '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
+            "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, or `Failed to initialize "
+            "NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34, family="container runtime"),
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "

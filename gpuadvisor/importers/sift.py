@@ -110,6 +110,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "nvsentinel": ("ErrorCode:",),
     "scontrol-node": ("NodeName=",),
+    "k8s-node": (r"^Name:\s", _SPACE + r"(?:Labels:\s+)?nvidia\.com/", _SPACE + "(?:[Cc]apacity|[Aa]llocatable):"),
+    "k8s-pods": (_SPACE + r"(?:NAMESPACE\s+)?NAME\s+READY\s",),
+    "container-errors": (
+        _words("could not select device driver", "nvml error: driver not loaded", "Failed to initialize NVML: Unknown"),
+    ),
     "gpud": (
         '"accelerator-nvidia-fabric-manager"',
         _words("fabric state", "fabric manager found", "NVSwitch not detected", "fabric manager supported"),
