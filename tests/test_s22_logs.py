@@ -1,0 +1,52 @@
+"""Held-out set 22's classes of logs and fabric outputs, each from a real paste (the corpus file in tests/corpus/s22-*
+and one more public sample of the same form, its source URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers.prefixed import strip_prefix
+from tests.test_s21_logs import _judged, _worst
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+# https://github.com/aws-samples/awsome-distributed-training/blob/main/4.validation_and_observability/6.probe-torch-nccl-aws-libs/README.md
+# (its "srun -l -N1 ./probe-pt-nccl-aws-libs.sh" output)
+_SRUN_L = """\
+```console
+$ srun -l -N1 ./probe-pt-nccl-aws-libs.sh
+0: NCCL version : 2.19.3
+0: NCCL path    : /fsx/marcverd/awsome-distributed-training/3.test_cases/10.FSDP/conda_env_pytorch/lib/python3.10/\
+site-packages/nvidia/nccl/lib/libnccl.so.2
+0: aws-ofi-nccl version : 1.7.4
+0: aws-ofi-nccl path    : /opt/aws-ofi-nccl/lib/libnccl-net.so.0.0.0
+```
+"""
+
+
+def test_srun_task_labels_are_taken_off_every_line_and_the_nccl_log_under_them_is_read(tmp_path):
+    # https://github.com/NVIDIA/nccl/issues/1176: tasks 0 and 3 of a p4de job, srun --label
+    corpus = (CORPUS / "s22-nccl-debug").glob("nccl-warn-bootstrap-message-truncated-*-srun-prefixed-*.txt")
+    text = next(corpus).read_text()
+    out, what = strip_prefix(text)
+    assert what == "srun's task label"
+    assert "\ncompute-st-p4de24xlarge-1:34639:36718 [5] bootstrap.cc:77 NCCL WARN Message truncated" in out
+    assert "\n[rank24]:[W ProcessGroupNCCL.cpp:2302]" in out  # task 3's lines too: several task numbers, one job
+    found = _judged(tmp_path, text)  # read (no exit 2); a bootstrap size mismatch is software: no GPU or NIC blamed
+    assert _worst([x for x in found if x[1] != "not-checked"]) in ("ok", "info", "warn")
+    assert not {c for c, sev, _ in found if sev in ("warn", "fail")} & {"GA801", "GA820", "GA822", "GA826"}
+    out, what = strip_prefix(_SRUN_L)
+    assert what == "srun's task label"
+    assert "\nNCCL version : 2.19.3\naws-ofi-nccl version" not in out and "\nNCCL version : 2.19.3\n" in out
+    assert "$ srun -l -N1 ./probe-pt-nccl-aws-libs.sh\n" in out  # the prompt line carries none
+
+
+def test_ip_oneline_interface_indexes_are_not_task_labels():
+    # iproute2's ip -o link/addr (man ip-link: "-o, -oneline output each record on a single line")
+    text = (
+        "1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever\n"
+        "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\\       valid_lft forever\n"
+        "3: ib0    inet 192.168.1.5/24 brd 192.168.1.255 scope global ib0\\       valid_lft forever\n"
+    )
+    assert strip_prefix(text) == (text, None)
