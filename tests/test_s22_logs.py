@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from gpuadvisor.importers import import_files
+from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.prefixed import strip_prefix
 from tests.test_s21_logs import _judged, _worst
 
@@ -50,3 +54,38 @@ def test_ip_oneline_interface_indexes_are_not_task_labels():
         "3: ib0    inet 192.168.1.5/24 brd 192.168.1.255 scope global ib0\\       valid_lft forever\n"
     )
     assert strip_prefix(text) == (text, None)
+
+
+# https://github.com/NVIDIA/k8s-test-infra/issues/371 (a GB200's nvidia-smi nvlink -s, the second GPU's list elided)
+_GB200_NVLINK = (
+    "nvidia-smi nvlink -s\n"
+    "GPU 0: NVIDIA GB200 (UUID: GPU-d1b93026-6d5b-03bd-3a71-f85b47a61bde)\n"
+    + "".join(f"         Link {n}: 53.125 GB/s\n" for n in range(18))
+    + "GPU 1: NVIDIA GB200 (UUID: GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5)\n"
+    "         Link 0: 53.125 GB/s\n"
+    "         Link 1: 53.125 GB/s\n"
+    "...\n"
+)
+
+
+def test_nvlink_s_of_nvlink5_gpus_is_read_and_a_last_row_cut_inside_its_unit_is_not_shown(tmp_path):
+    # https://github.com/NVIDIA/nvbandwidth/issues/44: a B200's links 0-11 at 50 GB/s, the paste ends in "50 GB"
+    # (the copy's newline after it): link 12 and the rest of the 18 links are not shown, not unreadable
+    f = next((CORPUS / "s22-fabric").glob("nvidia-smi-nvlink-s-b200-*.txt"))
+    assert f.read_text().endswith("Link 12: 50 GB\n")
+    (gpu,) = import_files([f]).gpus
+    assert (gpu.name, [n.link for n in gpu.nvlinks]) == ("NVIDIA B200", list(range(12)))
+    assert {(n.active, n.version) for n in gpu.nvlinks} == {(True, 5)}  # 50 GB/s: NVLink 5 (B200 datasheet)
+    assert "line 16 is cut" in gpu.unavailable["nvlinks"]
+    found = _judged(tmp_path, f.read_text())
+    assert not {c for c, sev, _ in found if sev in ("warn", "fail")} & {"GA204", "GA205", "GA809"}
+    g = tmp_path / "gb200.txt"
+    g.write_text(_GB200_NVLINK)
+    first, second = import_files([g]).gpus
+    assert len(first.nvlinks) == 18 and {n.version for n in first.nvlinks} == {5}  # 53.125 GB/s: NVLink 5
+    assert [n.link for n in second.nvlinks] == [0, 1] and "nvlinks" in second.unavailable
+    # a value that is whole but unknown on a line that is not the last still refuses
+    bad = tmp_path / "bad.txt"
+    bad.write_text(_GB200_NVLINK.replace("Link 1: 53.125 GB/s\n...", "Link 1: 53 GB\n         Link 2: 53.125 GB/s"))
+    with pytest.raises(ImportParseError):
+        import_files([bad])
