@@ -24,9 +24,10 @@ _GPU = re.compile(r"^GPU (\d+): (.*?)\s*\(UUID: ([^)]*)\)\s*$")
 # nvidia-smi -L under a GPU in MIG mode: "  MIG 3g.40gb     Device  0: (UUID: MIG-...)"
 MIG_DEVICE = re.compile(r"^MIG \d+g\.\d+gb\w*\s+Device\s+\d+:")
 _LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
-# a link's value the paste's last line ends inside ("50 GB", "53.1", "<inac"): on the output's last line, even with
-# a line end after it (a paste cut at a line's end, the copy's newline added), it is a cut, not a value
-_PARTIAL = re.compile(r"\d+(?:\.\d*)?\s*(?:G|GB|GB/)?|<inac?t?i?v?e?")
+# a speed cut inside its unit ("50 GB", "53.125 G"): on the output's last line, even with a line end after it (the
+# copy's newline added), it is a cut, not a value (nvidia-smi prints no speed without its "GB/s"); a bare number
+# ended by a line end ("53.1\n") stays unreadable: no unit shows it was a speed
+_PARTIAL = re.compile(r"\d+(?:\.\d+)?\s*(?:G|GB|GB/)")
 _ERR = re.compile(r"^(.*?)\s*Errors?\s*:\s*(\d+)$", re.IGNORECASE)
 _ERROR_KEYS = {
     "replay": "replay",
