@@ -10,6 +10,7 @@ import pytest
 from gpuadvisor.importers import import_files
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.prefixed import strip_prefix
+from gpuadvisor.rules import evaluate
 from tests.test_s21_logs import _judged, _worst
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -89,3 +90,37 @@ def test_nvlink_s_of_nvlink5_gpus_is_read_and_a_last_row_cut_inside_its_unit_is_
     bad.write_text(_GB200_NVLINK.replace("Link 1: 53.125 GB/s\n...", "Link 1: 53 GB\n         Link 2: 53.125 GB/s"))
     with pytest.raises(ImportParseError):
         import_files([bad])
+
+
+# https://github.com/ROCm/legacy-rocm-build/issues/6281 (an SR-IOV device's VF BARs) and
+# https://github.com/fwupd/fwupd/issues/343 (a Thunderbolt bridge's windows, BAR 13 io and BAR 15 mem): the same
+# kernel messages on other devices, none an NVIDIA GPU's own memory BAR
+_OTHER_NO_SPACE = """\
+[    4.181312] pci 0000:08:00.0: VF BAR 0 [mem size 0x00400000 64bit pref]: can't assign; no space
+[    4.181317] pci 0000:08:00.0: VF BAR 0 [mem size 0x00400000 64bit pref]: failed to assign
+[    4.181324] pci 0000:08:00.1: VF BAR 0 [mem size 0x00400000 64bit pref]: can't assign; no space
+[182120.581893] pci 0000:02:02.0: BAR 15: no space for [mem size 0x00200000 64bit pref]
+[182120.581894] pci 0000:02:02.0: BAR 15: failed to assign [mem size 0x00200000 64bit pref]
+[182120.581895] pci 0000:02:02.0: BAR 13: no space for [io  size 0x1000]
+[182120.581896] pci 0000:02:02.0: BAR 13: failed to assign [io  size 0x1000]
+"""
+
+
+def test_an_nvidia_gpus_memory_bar_the_kernel_cannot_assign_is_an_unusable_gpu_to_fix_in_firmware(tmp_path):
+    # https://github.com/HeyMeco/Rockchip-pcie-devices/issues/2: an RTX 3090 (10de:2204) behind an RK3588 root port,
+    # BAR 1 and BAR 3 "can't assign; no space": the driver cannot map the GPU (like NVRM's "BAR1 is 0M")
+    f = next((CORPUS / "s22-lost-gpu").glob("dmesg-grep-pci-rtx3090-*.txt"))
+    scan = import_files([f])
+    assert [(e.kind, e.bus_id) for e in scan.kernel.events] == [("gpu-bar-unassigned", "0000:01:00.0")] * 2
+    found = [x for x in _judged(tmp_path, f.read_text()) if x[1] in ("warn", "fail")]
+    assert found == [("GA820", "fail", "GPU 0000:01:00.0")]
+    (ga820,) = [x for x in evaluate(scan) if x.code == "GA820"]
+    assert "Above 4G" in ga820.fix and "RMA" not in ga820.fix.replace("not at fault", "")
+    # the old kernels' form ("BAR 1: no space for [mem ...]") of the same GPU reads the same
+    old = f.read_text().replace(" [mem size 0x10000000 64bit pref]: can't assign; no space", ": no space for [mem size")
+    assert [x for x in _judged(tmp_path, old) if x[1] == "fail"] == found
+    # without the line that enumerates the device as an NVIDIA display controller, nothing says it is a GPU
+    assert not [x for x in _judged(tmp_path, old.replace("[10de:2204]", "[1b4b:2204]")) if x[1] == "fail"]
+    # other devices' BARs and windows the kernel could not place: no GPU is lost
+    judged = _judged(tmp_path, _OTHER_NO_SPACE)
+    assert not [x for x in judged if x[1] in ("warn", "fail")]

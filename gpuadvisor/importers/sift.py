@@ -31,6 +31,7 @@ SIGNS = (
     *("leak of a command resource", "health compromised", "mlx5_enter_error_state", "mlx5_load_one failed"),
     *("insufficient power on the PCIe slot", "failed to wait for GFW", "unknown chipset (ffffffff)"),
     *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "general protection fault"),
+    *("can't assign; no space", ": no space for [mem"),
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}

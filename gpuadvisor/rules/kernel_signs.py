@@ -48,6 +48,15 @@ LOST_SIGNS = {
         "fix-config",
         "fail",
     ),
+    "gpu-bar-unassigned": (
+        "the kernel found no address space for the GPU's memory BARs (can't assign; no space): the driver cannot "
+        "map it, the GPU is unusable",
+        "enable Above 4G decoding and Resizable BAR in the BIOS/UEFI, or give the slot more address space (boot "
+        "with pci=realloc; on an embedded board, a larger PCIe memory window in its device tree), then reboot; the "
+        "card itself is not at fault",
+        "fix-config",
+        "fail",
+    ),
     "gpu-unsupported": (
         "the loaded NVIDIA kernel module does not drive this GPU: it is unusable with this driver",
         "install the driver the GPU needs (the proprietary module for GPUs without GSP, the open module for "
@@ -116,7 +125,11 @@ INSTALL_FIX = (
     "/proc/driver/nvidia/version agree), then reboot; not a hardware fault: no reseat, no RMA"
 )
 LOST_SIGNS["driver-install"] = ("the NVIDIA driver's own install is broken", INSTALL_FIX, "fix-config", "warn")
-CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe or init of that GPU then failed
+CAUSE_SIGNS = (
+    "gpu-bar-invalid",
+    "gpu-bar-unassigned",
+    "gpu-unsupported",
+)  # why the driver's probe or init of that GPU then failed
 CONSEQUENCES = ("gpu-init-failed", "gsp-boot-failed", "gpu-probe-failed")  # what such a cause leads to
 
 
