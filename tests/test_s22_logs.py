@@ -124,3 +124,30 @@ def test_an_nvidia_gpus_memory_bar_the_kernel_cannot_assign_is_an_unusable_gpu_t
     # other devices' BARs and windows the kernel could not place: no GPU is lost
     judged = _judged(tmp_path, _OTHER_NO_SPACE)
     assert not [x for x in judged if x[1] in ("warn", "fail")]
+
+
+# https://github.com/ollama/ollama/issues/11932 (its syslog's first lines: systemd's, no kernel line among them)
+_PERSISTENCED_SYSLOG = """\
+2025-08-16T00:03:03.937586-04:00 localhost systemd[1]: nvidia-persistenced.service: Control process exited, code=exited, status=1/FAILURE
+2025-08-16T00:03:03.959524-04:00 localhost systemd[1]: nvidia-persistenced.service: Failed with result 'exit-code'.
+2025-08-16T00:03:03.959639-04:00 localhost systemd[1]: Failed to start nvidia-persistenced.service - NVIDIA Persistence Daemon.
+"""  # noqa: E501
+
+
+def test_a_failed_nvidia_unit_on_the_boot_console_or_in_the_journal_is_read_as_a_note_to_fix_the_config(tmp_path):
+    # https://github.com/alan-turing-institute/data-safe-haven/pull/1320: "[FAILED] Failed to start NVIDIA Persistence
+    # Daemon." among twenty "[  OK  ]" units of an Azure VM's boot. The hand reading: the daemon did not start (no
+    # GPU on that VM size, or no driver loaded); no kernel line says a GPU failed: a configuration matter, nothing
+    # to drain. So: read (not refused), one note (info), no lost-GPU warning or failure
+    f = next((CORPUS / "s22-logs").glob("boot-console-failed-to-start-nvidia-persistence-daemon-*.txt"))
+    for text, says in (
+        (f.read_text(), "Failed to start NVIDIA Persistence Daemon"),
+        (_PERSISTENCED_SYSLOG, "Failed to start nvidia-persistenced.service - NVIDIA Persistence Daemon"),
+    ):
+        found = [x for x in _judged(tmp_path, text) if x[1] != "not-checked"]
+        assert [(c, sev) for c, sev, _ in found] == [("GA820", "info")]
+        (ev,) = import_files([tmp_path / "paste.txt"]).kernel.events
+        assert (ev.kind, ev.bus_id) == ("nvidia-unit-failed", None) and says in ev.text
+    # the same console with the unit started: read, nothing to say
+    ok = f.read_text().replace("[FAILED] Failed to start NVIDIA", "[  OK  ] Started NVIDIA")
+    assert [x for x in _judged(tmp_path, ok) if x[1] != "not-checked"] == []

@@ -50,6 +50,9 @@ _PREFIXES = (
 )
 _HOSTS = ("a host's address", "a host name")
 _SRUN = "srun's task label"
+# a syslog line after its time (rsyslog's RFC 3339 form: "2025-08-16T00:03:03.959639-04:00 localhost systemd[1]: "):
+# the time is the log's own, its reader keeps it (as a kernel log's)
+_SYSLOG_REST = re.compile(r"^[\w.-]{1,63} [\w.@/()-]{1,64}(?:\[\d{1,10}\])?: ")
 _IP_ONELINE = re.compile(r"^[\w.@:-]+:? +(?:<[A-Z0-9_,-]*>|inet6? |link/)")
 _POD = "a pod's and container's names"
 # a pod's line a terminal overwrote with a progress bar (the driver container's "Building kernel modules" bar: its
@@ -95,6 +98,10 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
             found = _pod_lines(found, shown)
         if not found or not all(found):
             continue
+        if what == "timestamps" and all(
+            _SYSLOG_REST.match(x[m.end() :]) for x, m in zip(shown, found, strict=True) if m
+        ):
+            continue  # a service log's own times
         if what == _SRUN and any(_IP_ONELINE.match(x[m.end() :]) for x, m in zip(shown, found, strict=True) if m):
             continue  # ip -o's interface indexes, not task numbers
         several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1

@@ -283,7 +283,7 @@ FORMATS: tuple[Format, ...] = (
            dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
-            beyond.starts_kernel_log, beyond.parse_kernel_log, 11),
+            beyond.starts_kernel_log, daemon_log.parse, 11),
     _beyond("ibstat", "ibstat", "`CA 'mlx5_0'`", beyond.starts_ibstat, rdma_ports.ports_parser(rdma_ports.parse_ibstat),
             12),
     _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
@@ -377,7 +377,7 @@ FORMATS: tuple[Format, ...] = (
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "
-            "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
+            "paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
     _beyond("go-log", "Go service log (JSON lines, Go's log lines: NVSentinel, the Kubernetes device plugin)",
             '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '
             "indefinitely.`", go_log.starts, go_log.parse_go_log, 11,

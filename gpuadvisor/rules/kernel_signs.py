@@ -124,6 +124,15 @@ INSTALL_FIX = (
     "reinstall the driver so kernel module, firmware files and user-space libraries match (nvidia-smi and "
     "/proc/driver/nvidia/version agree), then reboot; not a hardware fault: no reseat, no RMA"
 )
+# an NVIDIA unit systemd could not start (nvidia-persistenced, nvidia-dcgm ...): the driver's daemon is not running;
+# alone it names no GPU and no fault of one (an image that starts it where no GPU or driver is, a driver not loaded)
+LOST_SIGNS["nvidia-unit-failed"] = (
+    "an NVIDIA service failed to start: its daemon is not running",
+    "see why (systemctl status UNIT; journalctl -u UNIT): is the driver loaded (nvidia-smi)? on an image or VM "
+    "size without an NVIDIA GPU, disable the unit; not a GPU fault: no drain, no RMA",
+    "fix-config",
+    "info",
+)
 LOST_SIGNS["driver-install"] = ("the NVIDIA driver's own install is broken", INSTALL_FIX, "fix-config", "warn")
 CAUSE_SIGNS = (
     "gpu-bar-invalid",
