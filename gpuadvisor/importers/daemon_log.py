@@ -79,9 +79,11 @@ def parse(text: str, source: str, first: int) -> Rig:
     rig = parse_kernel_log(text, source, first)
     if "Failed to start" not in text and "Dependency failed for" not in text:
         return rig  # (a substring search first: a big kernel log holds none)
+    events = rig.kernel.events if rig.kernel.events is not None else []
     for m in _UNIT_FAILED.finditer(text):
         unit = m.group(2).strip()
         said = f"systemd: {m.group(1)} {unit}"
         line = first + text.count("\n", 0, m.start())
-        rig.kernel.events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
+        events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
+    rig.kernel.events = events
     return rig
