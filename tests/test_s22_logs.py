@@ -169,3 +169,34 @@ def test_nvbandwidth_multinode_process_lines_are_its_gpus_and_its_cuda_error_jud
     assert scan.software.driver_version == "560.35.03" and scan.measurements == []
     found = _judged(tmp_path, f.read_text())
     assert not [x for x in found if x[1] in ("warn", "fail")]
+
+
+# https://github.com/openucx/ucx/issues/6669 (UCX 1.9, two hosts' ranks, one remote LID) and
+# https://github.com/openucx/ucx/issues/2973 (UCX 1.5's older one-line form)
+_UCX_19 = """\
+[g07r1n14:27251:0:27251] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)
+[g07r1n14:27251:0:27251] ib_mlx5_log.c:143  DCI QP 0x10f3a wqe[446]: SEND s-e [rqpn 0x32ca rlid 19352] [inl len 20]
+[i12r2n04:30536:0:30536] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)
+[i12r2n04:30536:0:30536] ib_mlx5_log.c:143  DCI QP 0x17c58 wqe[384]: SEND s-e [rqpn 0x32ca rlid 19352] [inl len 20]
+"""  # noqa: E501
+_UCX_15 = """\
+[ast1815:6807 :0:6807] ib_mlx5_log.c:115  FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode SEND
+"""  # noqa: E501
+
+
+def test_ucx_transport_retry_count_exceeded_is_read_as_a_fabric_path_note_not_an_adapter_fault(tmp_path):
+    # https://github.com/openucx/ucx/issues/5199: five ranks on 'master', each 'Transport retry count exceeded on
+    # mlx5_0:1/IB' sending to remote LID 703 (compute001). The hand reading: the peer stopped acknowledging: check
+    # that node's port, the cable and the subnet; the local port is named but no local adapter fault is shown, no
+    # GPU involved (at most a warning). Read as a note naming the port and the remote LID; no finding
+    f = next((CORPUS / "s22-rdma-logs").glob("ucx-transport-retry-count-exceeded-*.txt"))
+    for text, said in (
+        (f.read_text(), "Transport retry count exceeded on mlx5_0 port 1 (x5): the peer (remote LID 703)"),
+        (_UCX_19, "Transport retry count exceeded on mlx5_0 port 1 (x2): the peer (remote LID 19352)"),
+        (_UCX_15, "Transport retry count exceeded on mlx5_3 port 1 (x1): the peer stopped"),
+    ):
+        found = [x for x in _judged(tmp_path, text) if x[1] in ("warn", "fail")]
+        assert found == []
+        scan = import_files([tmp_path / "paste.txt"])
+        assert any(said in p for p in scan.problems), scan.problems
+        assert scan.network.rdma_ports in (None, [])  # a port named by an error: its state is not said

@@ -385,6 +385,10 @@ FORMATS: tuple[Format, ...] = (
     _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
             "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
             "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31, family="UCCL"),
+    _beyond("ucx-log", verbs_qp.UCX_WHAT,
+            "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
+            "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",
+            verbs_qp.starts_ucx, verbs_qp.parse_ucx, 31, family="UCX"),
     Format("smi-version", versions.WHAT_SMI, GPU, "nvidia-smi", "--version",
            "`NVIDIA-SMI version  : 550.54.14` over `NVML version`, `DRIVER version`, `CUDA Version` lines",
            versions.starts_smi, reads(versions.parse_smi_version), versions.keep_mismatch, 2),
