@@ -200,3 +200,24 @@ def test_ucx_transport_retry_count_exceeded_is_read_as_a_fabric_path_note_not_an
         scan = import_files([tmp_path / "paste.txt"])
         assert any(said in p for p in scan.problems), scan.problems
         assert scan.network.rdma_ports in (None, [])  # a port named by an error: its state is not said
+
+
+def test_mlxlink_operational_info_is_read_as_one_port_its_device_and_number_not_printed(tmp_path):
+    # https://github.com/sonic-net/SONiC/issues/265: mlxlink on a Spectrum switch port: State Active, Physical state
+    # LinkUp, 25GbE x1, Firecode FEC, cut in "Supported Info": a healthy port, nothing to act on (at most a note)
+    f = next((CORPUS / "s22-rdma-logs").glob("mlxlink-*.txt"))
+    (port,) = import_files([f]).network.rdma_ports
+    assert (port.state, port.phys_state, port.link_layer, port.rate_gbps) == ("ACTIVE", "LinkUp", "Ethernet", 25.0)
+    assert "device" in port.unavailable and "port" in port.unavailable  # mlxlink's -d and -p: not in its output
+    assert _worst([x for x in _judged(tmp_path, f.read_text()) if x[1] != "not-checked"]) in ("ok", "info")
+    # https://github.com/MrBr-github/lshca/issues/11: an HCA port's Operational Info as mlxlink --json gave it
+    # (State Active, Physical state LinkUp, Speed IB-EDR, Width 4x), laid out as mlxlink prints it: EDR's 25 Gb/s
+    # lanes (InfiniBand Architecture Specification) x 4 = 100 Gb/s
+    text = "Operational Info\n----------------\n" + "".join(
+        f"{k:<32}: {v}\n"
+        for k, v in (("State", "Active"), ("Physical state", "LinkUp"), ("Speed", "IB-EDR"), ("Width", "4x"))
+    )
+    g = tmp_path / "mlxlink.txt"
+    g.write_text(text)
+    (port,) = import_files([g]).network.rdma_ports
+    assert (port.state, port.link_layer, port.rate_gbps) == ("ACTIVE", "InfiniBand", 100.0)

@@ -294,6 +294,9 @@ FORMATS: tuple[Format, ...] = (
     _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
             "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`)",
             beyond.starts_ib_sysfs, rdma_ports.ports_parser(rdma_ports.parse_sysfs), 14),
+    _beyond("mlxlink", "mlxlink (a port's Operational Info)",
+            "`Operational Info` over its dashes and `State                           : Active`, `Physical state`, "
+            "`Speed`, `Width`", rdma_ports.starts_mlxlink, rdma_ports.ports_parser(rdma_ports.parse_mlxlink), 14),
     _beyond("fabric-manager", "systemctl status nvidia-fabricmanager",
             "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
             beyond.starts_fabric_manager, beyond.parse_fabric_manager_output, 15),
