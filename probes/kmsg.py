@@ -31,7 +31,8 @@ from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
 
 # the signs of a lost GPU whose line names it by bus id
-NAMED_LOSS = ("gpu-init-failed", "gpu-probe-failed", "gpu-bar-invalid", "gpu-unsupported", "gpu-unreadable")
+NAMED_LOSS: tuple[str, ...] = ("gpu-init-failed", "gpu-probe-failed", "gpu-bar-invalid", "gpu-unsupported")
+NAMED_LOSS += ("gpu-unreadable", "gpu-bar-unassigned")
 UNNAMED_LOSS = ("gsp-boot-failed", "gpu-probe-failed", "gpu-is-lost")  # those whose lines often do not
 
 EVENT_RE = re.compile(

@@ -33,6 +33,11 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``gpu-bar-invalid``: ``NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:`` then ``NVRM: BAR1
   is 0M @ 0x0 (PCI:0000:08:00.0)`` (the firmware gave the GPU no address window: the driver cannot map it, the
   probe fails; older drivers print the bus as ``PCI:0001:00.0``, bus 01 device 00 function 0);
+- ``gpu-bar-unassigned``: ``pci 0000:01:00.0: BAR 1 [mem size 0x10000000 64bit pref]: can't assign; no space`` (older
+  kernels: ``pci 0000:06:00.0: BAR 1: no space for [mem size 0x10000000 64bit pref]``, drivers/pci/setup-res.c) of a
+  device the same log enumerated as an NVIDIA display controller (``pci 0000:01:00.0: [10de:2204] type 00 class
+  0x030000``): the kernel found no room for the GPU's memory window, so the driver cannot map it (the same class as
+  ``gpu-bar-invalid``); a bridge's windows (BAR 7-15), a ROM, an I/O BAR and an SR-IOV VF BAR are not this sign;
 - ``gpu-unsupported``: ``NVRM: The NVIDIA GPU 0000:af:00.0 (PCI ID: 10de:1db5)`` followed by ``installed in this
   system is not supported by`` (the loaded driver branch or module flavour does not drive this GPU: the open
   module on a GPU without GSP, a legacy GPU on a new branch) or ``requires use of the NVIDIA open kernel modules``;
@@ -101,6 +106,7 @@ KEYWORDS = (
     "probe routine was not called for",
     "failed with error",
     "NVRM: BAR",
+    "no space",  # a BAR the kernel could not assign: "can't assign; no space", older "no space for [mem"
     "(PCI ID: ",
     "No done completion",
     "leak of a command resource",
@@ -138,6 +144,10 @@ ANCHORS = (
     "unknown chipset (ffffffff)",
     ": Link ",
     "carrier",
+    "no space",  # a BAR the kernel could not assign
+    "firmware",  # the driver's install problems: a firmware file not loaded, "No firmware image found"
+    ": version magic",
+    ": Unknown symbol",
 )
 # Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
 # common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
@@ -152,7 +162,7 @@ SIGN_RE = re.compile(
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
-    r"|general protection fault"
+    r"|general protection fault|can't assign; no space|: no space for \[mem"
 )
 # FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
@@ -191,6 +201,11 @@ OOPS_LINES = 40  # an oops report's lines down to its call trace's first frames
 HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (a kernel prints some 30 frames)
 # "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:08:00.0)": the region the firmware assigned; old drivers: "(PCI:0001:00.0)"
 _BAR_INVALID = re.compile(r"NVRM: (BAR\d+) is (\d+[KMGT]?) @ (0x[0-9a-fA-F]+) \(PCI:([0-9a-fA-F:.]+)\)")
+# a device's own memory BAR (0-5) the kernel found no room for: "BAR 1 [mem size 0x10000000 64bit pref]: can't assign;
+# no space", older "BAR 1: no space for [mem size 0x10000000 64bit pref]" (not "VF BAR", a bridge's 7-15 or "[io")
+_BAR_NO_SPACE = re.compile(
+    r"(?<!VF )\bBAR ([0-5])(?: (\[mem [^\]]*\]): can't assign; no space|: no space for (\[mem [^\]]*\]))"
+)
 _UNSUPPORTED = re.compile(
     r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \(PCI ID: (\w+:\w+)\)"
 )
@@ -433,7 +448,21 @@ def read_sign(line: str, text: str, end: int) -> tuple[str, str | None, str] | N
         return None if oops is None else ("driver-oops", None, oops)
     if "(PCI ID: " in line and "Xid" not in line:
         return unsupported_gpu(line, text, end)
+    if "no space" in line:
+        return unassigned_bar(line, text)
     return classify(line)
+
+
+def unassigned_bar(line: str, text: str) -> tuple[str, str | None, str] | None:
+    """A memory BAR the kernel could not assign, of a device ``text`` enumerates as an NVIDIA display controller
+    ("pci 0000:01:00.0: [10de:2204] type 00 class 0x030000"): the driver cannot map that GPU."""
+    m = _BAR_NO_SPACE.search(line)
+    dev = _DEVICE.search(line, 0, m.start()) if m else None
+    if m is None or dev is None:
+        return None
+    if re.search(re.escape(dev.group(2)) + r":? \[10de:[0-9a-fA-F]{4}\] type 00 class 0x03", text) is None:
+        return None  # not known to be an NVIDIA GPU (an NVIDIA audio function, another vendor's device)
+    return "gpu-bar-unassigned", _bus(dev.group(2)), f"BAR {m.group(1)} {m.group(2) or m.group(3)}: no space"
 
 
 def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:

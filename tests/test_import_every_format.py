@@ -156,6 +156,10 @@ TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_
 GO_LOG = "s21-lost-gpu/k8s-device-plugin-pod-log-no-devices-found-waiting-indefinitely-after-reboot_xqlang.txt"
 VERBS_QP = "s21-rdma-logs/uccl-ep-roce-ionic-port-active-modify-qp-rtr-timed-out-errno-110-mi355x-cut_zhenhuang12.txt"
 TABLE += f"verbs-qp | python tests/test_low_latency.py | corpus/{VERBS_QP}\n"
+UCX_LOG = "s22-rdma-logs/ucx-transport-retry-count-exceeded-mlx5-0-1-ib-dci-qp-openmpi-cut_afernandezody.txt"
+TABLE += f"ucx-log | mpirun --mca pml ucx -H master,compute001 executable | corpus/{UCX_LOG}\n"
+MLXLINK = "s22-rdma-logs/mlxlink-spectrum-switch-port1-active-linkup-25gbe-firecode-fec-healthy-cut_keboliu.txt"
+TABLE += f"mlxlink | mlxlink -d /dev/mst/mt52100_pci_cr0 -p 1 | corpus/{MLXLINK}\n"
 # the version outputs, from their real pastes (cited in tests/test_import_versions.py)
 WRITTEN.update(SMI_VERSION=SMI_570, PROC_VERSION=PROC_OPEN, NVCC=NVCC_110, PACKAGES=RPM_570.split("\n", 1)[1])
 TABLE += "smi-version | nvidia-smi --version | =SMI_VERSION\n"

@@ -84,6 +84,22 @@ SIGNS = [
     ("link-down", "mlx5_core 0000:17:00.0 ibp23s0: Link down"),
     ("link-up", "mlx5_core 0000:17:00.0 ibp23s0: Link up"),
     ("link-down", "ib0: Lost carrier"),
+    # the driver's install problems (forms as rules/kernel_signs.py cites them) and a GPU BAR left unassigned
+    (
+        "driver-install",
+        "nvidia 0000:01:00.0: Direct firmware load for nvidia/535.54.03/gsp_ga10x.bin failed with error -2",
+    ),
+    ("driver-install", "NVRM: No firmware image found"),
+    (
+        "driver-install",
+        "nvidia: version magic '5.4.0-42-generic SMP mod_unload' should be '5.15.0-91-generic SMP mod_unload'",
+    ),
+    ("driver-install", "nvidia: Unknown symbol drm_gem_object_free (err -2)"),
+    (
+        "gpu-bar-unassigned",
+        "pci 0000:01:00.0: [10de:2204] type 00 class 0x030000 PCIe Legacy Endpoint\npci 0000:01:00.0: BAR 1 [mem size"
+        " 0x10000000 64bit pref]: can't assign; no space",
+    ),
 ]
 NOISE = [
     "EXT4-fs (md127p3): re-mounted. Quota mode: none.",

@@ -301,7 +301,7 @@ FORMATS: tuple[Format, ...] = (
            dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
-            beyond.starts_kernel_log, beyond.parse_kernel_log, 11),
+            beyond.starts_kernel_log, daemon_log.parse, 11),
     _beyond("ibstat", "ibstat", "`CA 'mlx5_0'`", beyond.starts_ibstat, rdma_ports.ports_parser(rdma_ports.parse_ibstat),
             12),
     _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
@@ -312,6 +312,9 @@ FORMATS: tuple[Format, ...] = (
     _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
             "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`)",
             beyond.starts_ib_sysfs, rdma_ports.ports_parser(rdma_ports.parse_sysfs), 14),
+    _beyond("mlxlink", "mlxlink (a port's Operational Info)",
+            "`Operational Info` over its dashes and `State                           : Active`, `Physical state`, "
+            "`Speed`, `Width`", rdma_ports.starts_mlxlink, rdma_ports.ports_parser(rdma_ports.parse_mlxlink), 14),
     _beyond("fabric-manager", "systemctl status nvidia-fabricmanager",
             "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
             beyond.starts_fabric_manager, beyond.parse_fabric_manager_output, 15),
@@ -406,7 +409,7 @@ FORMATS: tuple[Format, ...] = (
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "
-            "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
+            "paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
     _beyond("go-log", "Go service log (JSON lines, Go's log lines: NVSentinel, the Kubernetes device plugin)",
             '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '
             "indefinitely.`", go_log.starts, go_log.parse_go_log, 11,
@@ -414,6 +417,10 @@ FORMATS: tuple[Format, ...] = (
     _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
             "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
             "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31, family="UCCL"),
+    _beyond("ucx-log", verbs_qp.UCX_WHAT,
+            "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
+            "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",
+            verbs_qp.starts_ucx, verbs_qp.parse_ucx, 31, family="UCX"),
     Format("smi-version", versions.WHAT_SMI, GPU, "nvidia-smi", "--version",
            "`NVIDIA-SMI version  : 550.54.14` over `NVML version`, `DRIVER version`, `CUDA Version` lines",
            versions.starts_smi, reads(versions.parse_smi_version), versions.keep_mismatch, 2),

@@ -31,6 +31,7 @@ SIGNS = (
     *("leak of a command resource", "health compromised", "mlx5_enter_error_state", "mlx5_load_one failed"),
     *("insufficient power on the PCIe slot", "failed to wait for GFW", "unknown chipset (ffffffff)"),
     *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "general protection fault"),
+    *("can't assign; no space", ": no space for [mem"),
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
@@ -139,12 +140,14 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "Port number ",
         _words("BW Test", "Latency Test", "initializing CUDA", "Perftest doesn't", "Waiting for"),
     ),
-    "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
+    "daemon-log": (r"\d\d:\d\d:\d\d", r"^\s*\[\s*[A-Z]{2,6}\s*\] "),  # a clock time, or systemd's console mark
     "nccl-topo-xml": (_SPACE + "<",),
     "torch-config": ("PyTorch built with:",),
     "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
+    "ucx-log": ("ib_mlx5_log.c:",),
+    "mlxlink": (_SPACE + "Operational Info",),
     "smi-version": ("NVIDIA-SMI version",),
     "proc-version": ("NVRM version:",),
     "cuda-toolkit": (_words("Cuda compiler driver", "Cuda compilation tools", '"cuda"'), _SPACE + "CUDA Version "),
