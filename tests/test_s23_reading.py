@@ -5,7 +5,9 @@ Values are the pastes' own (quoted in each test), never this tool's output."""
 
 from __future__ import annotations
 
+from gpuadvisor.importers.launch_env import command_env
 from gpuadvisor.importers.nccl_launch import launched_ranks
+from gpuadvisor.rules import evaluate
 from tests.test_s21_reading import CORPUS, _read
 
 # --- class 1: nccl-tests rows without banner or device lines under their command line ---
@@ -42,3 +44,64 @@ def test_launch_counts_processes_threads_and_gpus():
     assert launched_ranks("all_reduce_perf.txt") is None
     # a hostfile alone (https://github.com/NVIDIA/nccl-tests/issues/232's form without -np): the count is not shown
     assert launched_ranks("mpirun --hostfile hosts.txt ./all_reduce_perf -b 2M -g 1") is None
+
+
+# --- class 2: NCCL variables set on the launch command line above an output ---
+
+
+def test_mpirun_x_nccl_p2p_disable_is_judged():
+    # https://github.com/NVIDIA/nccl-tests/issues/209: 'mpirun ... -x NCCL_IB_HCA==mlx5_bond_0 -x NCCL_P2P_DISABLE=1
+    # -x NCCL_SHM_DISABLE=1 .../alltoall_perf', then the banner and two NVIDIA A100-SXM4-80GB per host
+    rig = _read(
+        CORPUS / "s23-nccl-tests" / "alltoall-cmd-p2p-shm-disabled-bond-roce-4-ranks-2-hosts-header-only_fj1425fj.txt"
+    )
+    env = rig.software.env
+    assert (env["NCCL_P2P_DISABLE"], env["NCCL_SHM_DISABLE"], env["NCCL_IB_HCA"]) == ("1", "1", "=mlx5_bond_0")
+    assert "LD_LIBRARY_PATH" not in env and "UCX_IB_GID_INDEX" not in env  # NCCL's variables only
+    assert rig.origins["software.env"].startswith("alltoall-cmd-p2p-shm-disabled-bond-roce")
+    assert "GA503" in {f.code for f in evaluate(rig)}
+
+
+_P2P_OFF_PREFIX = """\
+```
+$ NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2
+
+# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 \
+validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid   8756 on     Meowth device  0 [0x01] NVIDIA GeForce GTX 1050 Ti
+#  Rank  1 Group  0 Pid   8756 on     Meowth device  1 [0x03] NVIDIA GeForce GTX 950
+Meowth:8756:8756 [0] NCCL INFO Bootstrap : Using eth0:192.168.0.183<0>
+"""
+
+
+def test_assignments_before_the_command_are_its_environment():
+    # https://github.com/NVIDIA/nccl-tests/issues/131: '$ NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1 ./build/all_reduce_perf
+    # -b 8 -e 128M -f 2 -g 2' above the banner (a GTX 1050 Ti and a GTX 950)
+    rig = _read("paste.txt", _P2P_OFF_PREFIX)
+    assert (rig.software.env["NCCL_P2P_DISABLE"], rig.software.env["NCCL_DEBUG"]) == ("1", "INFO")
+    assert [g.name for g in rig.gpus] == ["NVIDIA GeForce GTX 1050 Ti", "NVIDIA GeForce GTX 950"]
+
+
+def test_command_env_reads_command_lines_never_prose():
+    # https://github.com/NVIDIA/nccl/issues/428: a root prompt '# NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO
+    # LD_LIBRARY_PATH=... CUDA_VISIBLE_DEVICES=1,2  ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2'
+    env = command_env(
+        [
+            "# NCCL_P2P_DISABLE=1 NCCL_DEBUG=INFO LD_LIBRARY_PATH=/usr/local/lib:/usr/local/cuda/lib64 "
+            "CUDA_VISIBLE_DEVICES=1,2  ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 2",
+            "I tried NCCL_P2P_LEVEL=LOC too, same result",  # prose: not a command line
+            "NCCL_ALGO=Ring",  # an assignment alone (an env listing), not a command
+            "export NCCL_IB_DISABLE=1",
+            "mpiexec -genv NCCL_SOCKET_IFNAME eth0 -n 2 \\",
+            "    ./all_reduce_perf -g 1",
+        ],
+        10,
+    )
+    assert env == {
+        "NCCL_P2P_DISABLE": ("1", 10),
+        "NCCL_DEBUG": ("INFO", 10),
+        "NCCL_IB_DISABLE": ("1", 13),
+        "NCCL_SOCKET_IFNAME": ("eth0", 14),
+    }
