@@ -170,6 +170,10 @@ TABLE += "gpustat | gpustat | =GPUSTAT\n"
 WRITTEN["NVITOP"] = NVITOP.split("\n", 1)[1]  # its clock line off: the prompt's date glue
 TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
+DIGITS = "s23-collect-env/digits-device-query-py-2x-titan-z-dies-and-k40c-mixed-cut_lukeyeager.txt"
+TABLE += f"digits-devices | ./device_query.py | corpus/{DIGITS}\n"
+MEMTEST = "s23-cuda-samples/cuda-memtest-1.2.3-rtx-pro-6000-blackwell-open-570-4gb-free-cut_createthis.txt"
+TABLE += f"cuda-memtest | ./cuda_memtest | corpus/{MEMTEST}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -105,3 +105,85 @@ def test_command_env_reads_command_lines_never_prose():
         "NCCL_IB_DISABLE": ("1", 13),
         "NCCL_SOCKET_IFNAME": ("eth0", 14),
     }
+
+
+# --- class 3: DIGITS' device_query.py and cuda_memtest's log ---
+
+
+def test_digits_device_query_lists_two_titan_z_dies_and_a_k40c():
+    # https://github.com/NVIDIA/DIGITS/pull/497: Device #0 and #1 'GeForce GTX TITAN Z' (totalGlobalMem 6432907264,
+    # 6442254336), Device #2 'Tesla K40c' (12079136768), each 'major 3', 'minor 5'; cut in Device #2's NVML rows
+    rig = _read(CORPUS / "s23-collect-env" / "digits-device-query-py-2x-titan-z-dies-and-k40c-mixed-cut_lukeyeager.txt")
+    assert [(g.index, g.name, g.memory_total_bytes, g.compute_capability) for g in rig.gpus] == [
+        (0, "GeForce GTX TITAN Z", 6432907264, "3.5"),
+        (1, "GeForce GTX TITAN Z", 6442254336, "3.5"),
+        (2, "Tesla K40c", 12079136768, "3.5"),
+    ]
+    assert "GA301" in {f.code for f in evaluate(rig) if f.severity == "warn"}
+
+
+_DIGITS_DOC = """\
+```sh
+$ digits/device_query.py
+Device #0:
+>>> CUDA attributes:
+  name                         Tesla K40c
+  totalGlobalMem               12079136768
+  clockRate                    745000
+  major                        3
+  minor                        5
+>>> NVML attributes:
+  Total memory                 11519 MB
+  Used memory                  23 MB
+  Memory utilization           0%
+  GPU utilization              0%
+  Temperature                  30 C
+```
+"""
+
+
+def test_digits_device_query_of_its_install_guide():
+    # https://github.com/NVIDIA/DIGITS/blob/master/docs/InstallCuda.md: 'You can also use the DIGITS
+    # `device_query` tool to check for the compute `major` and `minor` versions', one Tesla K40c
+    rig = _read("InstallCuda.md", _DIGITS_DOC)
+    [g] = rig.gpus
+    assert (g.name, g.memory_total_bytes, g.compute_capability, g.bus_id) == ("Tesla K40c", 12079136768, "3.5", None)
+
+
+def test_cuda_memtest_log_behind_its_prefix():
+    # https://github.com/ComputationalRadiationPhysics/cuda_memtest/issues/52: 'NVRM version: NVIDIA UNIX Open
+    # Kernel Module for x86_64  570.124.06', 'Device name=NVIDIA RTX PRO 6000 Blackwell Workstation Edition, global
+    # memory size=101983125504', 'Allocated 4222 MB', Test0-Test2 finished, cut in Test3's line
+    rig = _read(
+        CORPUS / "s23-cuda-samples" / "cuda-memtest-1.2.3-rtx-pro-6000-blackwell-open-570-4gb-free-cut_createthis.txt"
+    )
+    assert rig.software.driver_version == "570.124.06"
+    assert [(g.name, g.memory_total_bytes) for g in rig.gpus] == [
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 101983125504)
+    ]
+    assert any("Test0, Test1, Test2 finished; 0 memory errors" in p for p in rig.problems)
+    assert any("tests 4222 MB of GPU 0's 97258 MiB" in p for p in rig.problems)
+
+
+_MEMTEST_1050TI = """\
+$ ./cuda_memtest --device 1
+[02/14/2021 21:21:22][clay--games][0]:Running cuda memtest, version 1.2.3
+[02/14/2021 21:21:23][clay--games][0]:NVRM version: NVIDIA UNIX x86_64 Kernel Module  460.32.03  Sun Dec 27 19:00:34 UTC 2020
+[02/14/2021 21:21:23][clay--games][0]:num_gpus=1
+[02/14/2021 21:21:23][clay--games][1]:Device name=GeForce GTX 1050 Ti, global memory size=4233035776, serial=unknown (no NVML found)
+[02/14/2021 21:21:23][clay--games][1]:major=6, minor=1
+[02/14/2021 21:21:23][clay--games][1]:Attached to device 1 successfully.
+[02/14/2021 21:21:23][clay--games][1]:Allocated 3637 MB
+[02/14/2021 21:21:23][clay--games][1]:Test0 [Walking 1 bit]
+[02/14/2021 21:21:24][clay--games][1]:Test0 finished in 1.5 seconds
+"""  # noqa: E501
+
+
+def test_cuda_memtest_on_device_1():
+    # https://github.com/pytorch/pytorch/issues/52019: '$ ./cuda_memtest --device 1' on a GTX 1050 Ti (driver
+    # 460.32.03, 4233035776 bytes, 'major=6, minor=1'), the main thread's lines tagged [0], the device's [1]
+    rig = _read("memtest.txt", _MEMTEST_1050TI)
+    assert rig.software.driver_version == "460.32.03"
+    assert [(g.index, g.name, g.memory_total_bytes, g.compute_capability) for g in rig.gpus] == [
+        (1, "GeForce GTX 1050 Ti", 4233035776, "6.1")
+    ]
