@@ -22,20 +22,25 @@ from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 WHAT = "cuda_memtest"
 _PREFIX = re.compile(r"^\[\d\d/\d\d/\d{4} \d\d:\d\d:\d\d\]\[[^\]]*\]\[(\d+)\](?:\[-?\d+ C\])?:(.*)$")
 _OWN = re.compile(r"^(?:Running cuda memtest|NVRM version:|num_gpus=|Device name=|Attached to device|Test\d+ )")
-_DRIVER = re.compile(r"^NVRM version: .*?Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+){1,3})(?:\s|$)")
-_DEVICE = re.compile(r"^Device name=(.*?), global memory size=(\d+)(?:,|$)")
-_ERRORS = re.compile(r"^ERROR: \((.*?)\) (\d+) errors found in block (\d+)")
-_FINISHED = re.compile(r"^(Test\d+) finished in ")
-_ALLOCATED = re.compile(r"^Allocated (\d+) MB")
-_CC = re.compile(r"^major=(\d+), minor=(\d+)\s*$")
+# the messages read (cuda_memtest.cpp; tests.cpp's "ERROR: (TEST) N errors found in block B" for a fault)
+_MSG = {
+    name: re.compile(pattern)
+    for name, pattern in (
+        ("driver", r"^NVRM version: .*?Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+){1,3})(?:\s|$)"),
+        ("device", r"^Device name=(.*?), global memory size=(\d+)(?:,|$)"),
+        ("cc", r"^major=(\d+), minor=(\d+)\s*$"),
+        ("errors", r"^ERROR: \((.*?)\) (\d+) errors found in block (\d+)"),
+        ("finished", r"^(Test\d+) finished in "),
+        ("allocated", r"^Allocated (\d+) MB"),
+    )
+}
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A ``[date time][host][gpu]:`` line of cuda_memtest's own (its version, the driver, a device, a test)."""
-    if current is not None and current.kind == "cuda-memtest":
-        return False
+    """A ``[date time][host][gpu]:`` line of cuda_memtest's own (its version, the driver, a device, a test), not
+    inside its log already."""
     m = _PREFIX.match(lines[i].strip())
-    return m is not None and _OWN.match(m.group(2)) is not None
+    return (current is None or current.kind != "cuda-memtest") and m is not None and bool(_OWN.match(m.group(2)))
 
 
 def parse_cuda_memtest(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
@@ -52,19 +57,19 @@ def parse_cuda_memtest(text: str, source: str = "<text>", first_line: int = 1) -
         if m is None or (k == last and not text.endswith("\n")):
             continue  # not its line, or the line the paste cuts
         idx, msg, where = int(m.group(1)), m.group(2).strip(), f"{source}:{first_line + k}"
-        if (d := _DRIVER.match(msg)) and rig.software.driver_version is None:
+        if (d := _MSG["driver"].match(msg)) and rig.software.driver_version is None:
             rig.software.driver_version = d.group(1)
             rig.origins["software.driver_version"] = where
-        elif (d := _DEVICE.match(msg)) and idx not in gpus:
+        elif (d := _MSG["device"].match(msg)) and idx not in gpus:
             gpus[idx] = Gpu(index=idx, name=d.group(1).strip() or None, memory_total_bytes=int(d.group(2)))
             rig.origins[f"gpus[{len(gpus) - 1}]"] = where
-        elif (d := _CC.match(msg)) and idx in gpus:
+        elif (d := _MSG["cc"].match(msg)) and idx in gpus:
             gpus[idx].compute_capability = f"{d.group(1)}.{d.group(2)}"
-        elif d := _ERRORS.match(msg):
+        elif d := _MSG["errors"].match(msg):
             errors[idx] = errors.get(idx, 0) + int(d.group(2))
-        elif d := _FINISHED.match(msg):
+        elif d := _MSG["finished"].match(msg):
             done.setdefault(idx, []).append(d.group(1))
-        elif d := _ALLOCATED.match(msg):
+        elif d := _MSG["allocated"].match(msg):
             allocated[idx] = (int(d.group(1)), first_line + k)
     if not gpus and rig.software.driver_version is None:
         raise ImportParseError(source, first_line, f"{WHAT} log without its 'Device name=' or 'NVRM version:' line")
@@ -74,11 +79,11 @@ def parse_cuda_memtest(text: str, source: str = "<text>", first_line: int = 1) -
         tests = done.get(g.index, [])
         said = f"{WHAT} on GPU {g.index}: {', '.join(tests) or 'no test'} finished"
         rig.problems.append(f"{source}: {said}; {errors.get(g.index, 0)} memory errors reported")
-        mb, line = allocated.get(g.index, (0, 0))
+        mb, at = allocated.get(g.index, (0, 0))
         total = (g.memory_total_bytes or 0) // 2**20
         if mb and mb < total * 0.9:  # the rest held by other processes (its WARNING line says so)
             rig.problems.append(
-                f"{source}: line {line}: {WHAT} tests {mb} MB of GPU {g.index}'s {total} MiB: the rest of the memory "
+                f"{source}: line {at}: {WHAT} tests {mb} MB of GPU {g.index}'s {total} MiB: the rest of the memory "
                 "is not tested"
             )
     rig.gpus = list(gpus.values())
