@@ -291,7 +291,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "detectron2 collect_env, torch.__config__.show(), lspci -vv, nccl-tests, "
         "CUDA samples (bandwidthTest, busGrind, "
         "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), "
-        "DIGITS (device_query.py), cuda_memtest, "
+        "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
         "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "

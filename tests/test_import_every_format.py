@@ -174,6 +174,8 @@ DIGITS = "s23-collect-env/digits-device-query-py-2x-titan-z-dies-and-k40c-mixed-
 TABLE += f"digits-devices | ./device_query.py | corpus/{DIGITS}\n"
 MEMTEST = "s23-cuda-samples/cuda-memtest-1.2.3-rtx-pro-6000-blackwell-open-570-4gb-free-cut_createthis.txt"
 TABLE += f"cuda-memtest | ./cuda_memtest | corpus/{MEMTEST}\n"
+LIBGPU = "s23-collect-env/gpgpu-course-device-list-uhd-igpu-rtx3050-laptop-cpu-russian-pr_achvanov7.txt"
+TABLE += f"libgpu-devices | ./main_aplusb_matrix | corpus/{LIBGPU}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

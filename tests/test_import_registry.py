@@ -36,7 +36,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, torch.__config__.show(), "
         "lspci -vv, nccl-tests, CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
         "deviceQuery, or matrix rows), "
-        "DIGITS (device_query.py), cuda_memtest, "
+        "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "

@@ -187,3 +187,39 @@ def test_cuda_memtest_on_device_1():
     assert [(g.index, g.name, g.memory_total_bytes, g.compute_capability) for g in rig.gpus] == [
         (1, "GeForce GTX 1050 Ti", 4233035776, "6.1")
     ]
+
+
+# --- class 4: the GPGPU course's libgpu device list ---
+
+
+def test_libgpu_list_reads_the_cuda_device_only():
+    # https://github.com/GPGPUCourse/GPGPUTasks2026/pull/124: Device #0 'API: OpenCL. GPU. Intel(R) UHD Graphics',
+    # Device #1 'API: CUDA+OpenCL+Vulkan. GPU. NVIDIA GeForce RTX 3050 (CUDA 13040). Free memory: 5166/6143 Mb.',
+    # Device #2 'API: OpenCL. CPU. 13th Gen Intel(R) Core(TM) i5-13420H'
+    rig = _read(
+        CORPUS / "s23-collect-env" / "gpgpu-course-device-list-uhd-igpu-rtx3050-laptop-cpu-russian-pr_achvanov7.txt"
+    )
+    assert [(g.name, g.memory_total_bytes) for g in rig.gpus] == [("NVIDIA GeForce RTX 3050", 6143 * 2**20)]
+    assert rig.software.driver_version is None  # 'CUDA 13040' is a CUDA level, not the driver's version
+    assert any("#0 Intel(R) UHD Graphics (OpenCL, GPU)" in p for p in rig.problems)
+
+
+_RTX4090_TWICE = """\
+<pre>
+Found 4 GPUs in 0.199479 sec (CUDA: 0.113645 sec, OpenCL: 0.035546 sec, Vulkan: 0.050236 sec)
+Available devices:
+  Device #0: API: OpenCL. CPU. 12th Gen Intel(R) Core(TM) i5-12600KF. Intel(R) Corporation. Total memory: 23839 Mb.
+  Device #1: API: CUDA+OpenCL+Vulkan. GPU. NVIDIA GeForce RTX 4090 (CUDA 13000). Free memory: 22137/24047 Mb.
+  Device #2: API: Vulkan. GPU. NVIDIA GeForce RTX 4090. Nvidia Corporation. Free memory: 22528/24564 Mb.
+  Device #3: API: Vulkan. CPU. llvmpipe (LLVM 20.1.2, 256 bits). Free memory: 23839/23839 Mb.
+Using device #1: API: CUDA+OpenCL+Vulkan. GPU. NVIDIA GeForce RTX 4090 (CUDA 13000). Free memory: 22137/24047 Mb.
+Using CUDA API...
+</pre>
+"""
+
+
+def test_libgpu_list_does_not_count_a_vulkan_only_twin():
+    # https://github.com/GPGPUCourse/GPGPUTasks2025/pull/262: the RTX 4090 listed by CUDA (24047 Mb) and again by
+    # Vulkan alone (24564 Mb): one GPU, the one CUDA reaches
+    rig = _read("pr262.txt", _RTX4090_TWICE)
+    assert [(g.name, g.memory_total_bytes) for g in rig.gpus] == [("NVIDIA GeForce RTX 4090", 24047 * 2**20)]

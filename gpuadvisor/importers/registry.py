@@ -46,6 +46,7 @@ from gpuadvisor.importers import (
     ibdev2netdev,
     iblinkinfo,
     ip_link,
+    libgpu_devices,
     lspci,
     nccl,
     nccl_topo_xml,
@@ -246,6 +247,10 @@ FORMATS: tuple[Format, ...] = (
            "`[07/25/2025 14:49:00][host][0]:` lines of its own (`Running cuda memtest, version`, `NVRM version:`, "
            "`Device name=NAME, global memory size=BYTES`, `Test0 [Walking 1 bit]`)", cuda_memtest.starts,
            reads(cuda_memtest.parse_cuda_memtest), _add, 8),
+    Format("libgpu-devices", libgpu_devices.WHAT, GPU, "GPGPU course libgpu", "",
+           "`Found 3 GPUs in 0.28 sec (CUDA: ...)` or `Available devices:` over `  Device #0: API: CUDA+OpenCL+Vulkan. "
+           "GPU. NAME (CUDA 13040). Free memory: 5166/6143 Mb.`", libgpu_devices.starts,
+           reads(libgpu_devices.parse_libgpu_devices), _add, 8),
     Format("pair-matrix", pair_matrix.WHAT, GPU, "CUDA samples", "matrix rows",
            "two rows or more of a square GPU-pair matrix, their diagonal 0.00 (`     1 376.61   0.00 376.70 ...`), "
            "its title and column header cut", pair_matrix.starts, reads(pair_matrix.parse), _add, 7),

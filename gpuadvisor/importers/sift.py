@@ -85,6 +85,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "devicequery": (_words("deviceQuery Starting", "CUDA Device Query", "CUDA Capable device", "Device 0: "),),
     "digits-devices": (r"Device #\d",),
     "cuda-memtest": (r"^\s*\[\d\d/\d\d/\d{4} ",),
+    "libgpu-devices": (r"^\s*(?:Found \d+ GPUs in |Available devices:)",),
     "pair-matrix": (r"^\s*\d{1,3}[ \t]+\d+\.\d\d",),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
     # the signs' own words, their case and word bounds aside
