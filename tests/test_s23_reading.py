@@ -8,7 +8,7 @@ from __future__ import annotations
 from gpuadvisor.importers.launch_env import command_env
 from gpuadvisor.importers.nccl_launch import launched_ranks
 from gpuadvisor.rules import evaluate
-from tests.test_s21_reading import CORPUS, _read
+from tests.test_s21_reading import CORPUS, TESTS, _read
 
 # --- class 1: nccl-tests rows without banner or device lines under their command line ---
 
@@ -223,3 +223,27 @@ def test_libgpu_list_does_not_count_a_vulkan_only_twin():
     # Vulkan alone (24564 Mb): one GPU, the one CUDA reaches
     rig = _read("pr262.txt", _RTX4090_TWICE)
     assert [(g.name, g.memory_total_bytes) for g in rig.gpus] == [("NVIDIA GeForce RTX 4090", 24047 * 2**20)]
+
+
+# --- class 5: the tail of one GPU's -q record above a whole record ---
+
+
+def test_q_tail_above_a_whole_record_is_a_gpu_of_unknown_identity():
+    # https://github.com/NVIDIA/dcgm-exporter/issues/16: Clocks lines, 'Max Customer Boost Clocks', 'Clock Policy',
+    # 'Processes : None' (the end of one GPU's record), then 'GPU 00000000:41:00.0' 'Tesla P100-PCIE-16GB',
+    # 'Persistence Mode : Disabled'
+    rig = _read(CORPUS / "s23-smi-q" / "q-tail-of-one-gpu-then-p100-pcie-41-persistence-off-cut_guleng.txt")
+    assert [(g.name, g.bus_id) for g in rig.gpus] == [(None, None), ("Tesla P100-PCIE-16GB", "0000:41:00.0")]
+    assert "inside one GPU's record" in rig.gpus[0].unavailable["name"]
+    assert "GA313" in {f.code for f in evaluate(rig) if f.severity == "warn"}
+
+
+def test_q_paste_cut_inside_the_first_of_ten_records():
+    # github.com/thamada/nvidia-smi gls/A40x10_smi.py (the capture of tests/fixtures/import/samples/
+    # smi-q_a40x10_thamada.txt), pasted from GPU 00000000:4F:00.0's 'Max Clocks' down to the next record's head:
+    # that GPU's tail, then 'GPU 00000000:52:00.0' 'NVIDIA A40'
+    lines = (TESTS / "fixtures" / "import" / "samples" / "smi-q_a40x10_thamada.txt").read_text().splitlines()
+    start = lines.index("    Max Clocks")
+    end = lines.index("GPU 00000000:53:00.0")
+    rig = _read("a40-tail.txt", "\n".join(lines[start:end]) + "\n")
+    assert [(g.name, g.bus_id) for g in rig.gpus] == [(None, None), ("NVIDIA A40", "0000:52:00.0")]
