@@ -188,6 +188,12 @@ TABLE += "k8s-node | kubectl describe node geo-node1 | =K8S_NODE\n"
 TABLE += "k8s-pods | kubectl get pods -n gpu-operator-resources | =K8S_PODS\n"
 CONTAINER = "fixtures/import/container/oci-hook-nvml-driver-not-loaded_nvidia-container-toolkit260.txt"
 TABLE += f"container-errors | docker run --rm --gpus all nvidia/cuda:11.0-base nvidia-smi | {CONTAINER}\n"
+DIGITS = "s23-collect-env/digits-device-query-py-2x-titan-z-dies-and-k40c-mixed-cut_lukeyeager.txt"
+TABLE += f"digits-devices | ./device_query.py | corpus/{DIGITS}\n"
+MEMTEST = "s23-cuda-samples/cuda-memtest-1.2.3-rtx-pro-6000-blackwell-open-570-4gb-free-cut_createthis.txt"
+TABLE += f"cuda-memtest | ./cuda_memtest | corpus/{MEMTEST}\n"
+LIBGPU = "s23-collect-env/gpgpu-course-device-list-uhd-igpu-rtx3050-laptop-cpu-russian-pr_achvanov7.txt"
+TABLE += f"libgpu-devices | ./main_aplusb_matrix | corpus/{LIBGPU}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

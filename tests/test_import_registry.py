@@ -37,6 +37,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "ML environment reports (Hugging Face env, ds_report, jax, or pip or conda list), "
         "lspci -vv, nccl-tests, CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
         "deviceQuery, or matrix rows), "
+        "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "

@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     blockdev,
     collect_env,
     container_errors,
+    cuda_memtest,
     cuda_samples,
     cuda_samples_busgrind,
     daemon_log,
@@ -33,6 +34,7 @@ from gpuadvisor.importers import (
     detectron2_env,
     devicequery,
     df,
+    digits_query,
     driver_packages,
     env_reports,
     fio,
@@ -47,6 +49,7 @@ from gpuadvisor.importers import (
     iblinkinfo,
     ip_link,
     k8s,
+    libgpu_devices,
     lspci,
     nccl,
     nccl_topo_xml,
@@ -255,6 +258,17 @@ FORMATS: tuple[Format, ...] = (
            "`./deviceQuery Starting...`, `Detected 2 CUDA Capable device(s)`, or (without them) `Device 0: \"NAME\"` "
            "over `CUDA Driver Version / Runtime Version`", devicequery.starts,
            reads(devicequery.parse_devicequery), _add, 8),
+    Format("digits-devices", digits_query.WHAT, GPU, "DIGITS", "device_query.py",
+           "`Device #0:` over `>>> CUDA attributes:` (its `name`, `totalGlobalMem`, `major`, `minor` rows), or "
+           "`Device #0: NAME` over a `name` row", digits_query.starts, reads(digits_query.parse_digits_query), _add, 8),
+    Format("cuda-memtest", cuda_memtest.WHAT, GPU, cuda_memtest.WHAT, "",
+           "`[07/25/2025 14:49:00][host][0]:` lines of its own (`Running cuda memtest, version`, `NVRM version:`, "
+           "`Device name=NAME, global memory size=BYTES`, `Test0 [Walking 1 bit]`)", cuda_memtest.starts,
+           reads(cuda_memtest.parse_cuda_memtest), _add, 8),
+    Format("libgpu-devices", libgpu_devices.WHAT, GPU, "GPGPU course libgpu", "",
+           "`Found 3 GPUs in 0.28 sec (CUDA: ...)` or `Available devices:` over `  Device #0: API: CUDA+OpenCL+Vulkan. "
+           "GPU. NAME (CUDA 13040). Free memory: 5166/6143 Mb.`", libgpu_devices.starts,
+           reads(libgpu_devices.parse_libgpu_devices), _add, 8),
     Format("pair-matrix", pair_matrix.WHAT, GPU, "CUDA samples", "matrix rows",
            "two rows or more of a square GPU-pair matrix, their diagonal 0.00 (`     1 376.61   0.00 376.70 ...`), "
            "its title and column header cut", pair_matrix.starts, reads(pair_matrix.parse), _add, 7),

@@ -91,6 +91,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cuda-simplep2p": (_words("simpleP2P] - Starting", "GPU0 = ", "(GPU0) -> "),),
     "detectron2-env": (r"^\s*(?:-{4,}\s|sys\.platform\s)",),
     "devicequery": (_words("deviceQuery Starting", "CUDA Device Query", "CUDA Capable device", "Device 0: "),),
+    "digits-devices": (r"Device #\d",),
+    "cuda-memtest": (r"^\s*\[\d\d/\d\d/\d{4} ",),
+    "libgpu-devices": (r"^\s*(?:Found \d+ GPUs in |Available devices:)",),
     "pair-matrix": (r"^\s*\d{1,3}[ \t]+\d+\.\d\d",),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
     # the signs' own words, their case and word bounds aside
