@@ -95,7 +95,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "smi-lost": (r"^\W*Unable to d",),
     "rdma-link": (_SPACE + r"link\s",),
     "lsmod": (_SPACE + r"(?:Module\s|filename:)", f"^(?:{_words(*beyond_tools.OF_INTEREST)})", "lsmod"),
-    "nccl-debug": (_SPACE + r"#\s*Rank", "NCCL", "NVLink SHARP", "watchdog thread"),
+    "nccl-debug": (_SPACE + r"#\s*Rank", "NCCL", "NVLink SHARP", "watchdog thread", "NET/OFI"),
     "perfquery": (_SPACE + "# Port ",),
     "ibqueryerrors": (_SPACE + "(?:GUID|Errors for)",),
     "ibdev2netdev": (" port ",),

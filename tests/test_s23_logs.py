@@ -1,0 +1,81 @@
+"""Held-out set 23's classes of job, kernel and health-check logs, each from a real paste (the corpus file in
+tests/corpus/s23-* and one more public sample of the same form, its source URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers import import_files, nccl_log
+from tests.test_s21_logs import _judged, _worst
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+# https://github.com/ray-project/ray/issues/59778: Ray's "(RayWorkerWrapper pid=N, ip=ADDR) " prefix, the first
+# line's cut at the start of the paste ("WorkerWrapper pid=2361) "), so no one prefix is on every line
+_RAY_CUT = """\
+WorkerWrapper pid=2361) k8s19:2361:2361 [0] NCCL INFO Channel
+(RayWorkerWrapper pid=581, ip=10.225.128.18) k8s17:581:581 [0] NCCL INFO P2P Chunksize set to 131072
+(RayWorkerWrapper pid=581, ip=10.225.128.18) k8s17:581:581 [0] NCCL INFO NCCL_MIN_P2P_NCHANNELS set by environment \
+to 16.
+(RayWorkerWrapper pid=581, ip=10.225.128.18) k8s17:581:581 [0] NCCL INFO NCCL_NCHANNELS_PER_PEER set by environment \
+to 16.
+(RayWorkerWrapper pid=581, ip=10.225.128.18) k8s17:581:581 [0] NCCL INFO Channel 00/0 : 16[17000] -> 18[21000] via \
+P2P/IPC comm 0x5609976f9470 nRanks 32
+(RayWorkerWrapper pid=581, ip=10.225.128.18) k8s17:581:2506 [0] NCCL INFO New proxy send connection 0 from local \
+rank 0, transport 0
+"""
+# https://github.com/aws/aws-ofi-nccl/issues/715: CloudWatch's "  | TIME | " column, libfabric's lines among NCCL's
+_CLOUDWATCH = """\
+  | 2024-12-04T07:19:43.480Z | algo-1:18569:18641 [7] NCCL INFO NET/OFI Internode latency set at 75.0 us
+  | 2024-12-04T07:19:43.480Z | algo-1:18569:18641 [7] NCCL INFO NET/OFI Creating one domain per process
+  | 2024-12-04T07:19:43.480Z | algo-1:18564:18638 [2] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)
+  | 2024-12-04T07:19:43.480Z | \
+libfabric:18563:1733296782::efa:ep_ctrl:efa_rdm_ep_set_shared_memory_permitted():1410<warn> \
+FI_OPT_SHARED_MEMORY_PERMITTED set to false
+  | 2024-12-04T07:19:43.480Z | algo-1:18563:18636 [1] NCCL INFO NET/OFI Global registrations supported
+  | 2024-12-04T07:19:43.480Z | algo-1:18563:18636 [1] NCCL INFO Using non-device net plugin version 0
+"""
+
+
+def test_nccl_lines_behind_any_launcher_or_collector_prefix_are_read_as_the_nccl_log(tmp_path):
+    s23 = CORPUS / "s23-nccl-debug"
+    ray = next(s23.glob("ray-host-rank-prefixed-*.txt")).read_text()
+    cloudwatch = next(s23.glob("cloudwatch-column-*.txt")).read_text()
+    assert "(head, rank=0, pid=5634) [nccl-e9ef-7d4f-0:2]:nccl-e9ef-7d4f-0:11171:11240 [2] NCCL INFO" in ray
+    assert "  | 2025-05-16T16:40:02.222-07:00 | ip-10-36-29-253:82:2548 [0] NCCL INFO" in cloudwatch
+    for text in (ray, cloudwatch, _RAY_CUT, _CLOUDWATCH):
+        f = tmp_path / "paste.txt"
+        f.write_text(text)
+        scan = import_files([f])  # read, not refused (exit 2)
+        assert scan.gpus == []
+        assert _worst([x for x in _judged(tmp_path, text) if x[1] != "not-checked"]) in ("ok", "info", "warn")
+    # the line after the prefix is NCCL's own: what the readers take from it is as without the prefix
+    assert nccl_log.split_runs(_RAY_CUT)[1] == "k8s17:581:581 [0] NCCL INFO P2P Chunksize set to 131072"
+    f.write_text(ray)
+    assert import_files([f]).network.nccl_nics is None  # sockets only: "Using network Socket", no NET/IB line
+    # another output's line naming a host:pid pair is not an NCCL line: it needs NCCL's "[rank] NCCL INFO|WARN"
+    assert not nccl_log.starts("Jan 25 18:15:26 node13 kernel: [382330.121233] NVRM: Xid (PCI:0000:05:00): 31")
+    assert not nccl_log.starts("(pid=909608) host:12:34 [0] INFO something else")
+
+
+# https://github.com/awsdocs/aws-deep-learning-amis (doc_source/tutorial-efa-using.md): the plugin's own test
+# (nccl_message_transfer) printing aws-ofi-nccl's lines with its own logger, "INFO: Function: F Line: N: NET/OFI ..."
+_OFI_TEST = """\
+INFO: Function: ofi_init Line: 702: NET/OFI Forcing AWS OFI ndev 4
+INFO: Function: ofi_init Line: 714: NET/OFI Selected Provider is efa
+INFO: Function: main Line: 49: NET/OFI Process rank 1 started. NCCLNet device used on ip-172-31-15-30 is AWS Libfabric.
+INFO: Function: main Line: 53: NET/OFI Received 4 network devices
+INFO: Function: main Line: 57: NET/OFI Server: Listening on dev 0
+"""
+
+
+def test_aws_ofi_nccls_own_log_lines_are_read_as_the_nccl_net_plugins_lines(tmp_path):
+    pdsh = next((CORPUS / "s23-nccl-debug").glob("pdsh-prefixed-aws-ofi-nccl-*.txt")).read_text()
+    assert "10.3.35.83: WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider" in pdsh
+    for text in (pdsh, _OFI_TEST):
+        found = _judged(tmp_path, text)  # read, not refused
+        assert _worst([x for x in found if x[1] != "not-checked"]) in ("ok", "info", "warn")
+        assert not [x for x in found if x[0] in ("GA801", "GA826", "GA820") and x[1] in ("warn", "fail")]
+    assert nccl_log.starts("WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider")
+    assert not nccl_log.starts("WARN: Function: main, Line: 66, ---> something")  # another program's logger
