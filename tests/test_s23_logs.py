@@ -79,3 +79,32 @@ def test_aws_ofi_nccls_own_log_lines_are_read_as_the_nccl_net_plugins_lines(tmp_
         assert not [x for x in found if x[0] in ("GA801", "GA826", "GA820") and x[1] in ("warn", "fail")]
     assert nccl_log.starts("WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider")
     assert not nccl_log.starts("WARN: Function: main, Line: 66, ---> something")  # another program's logger
+
+
+# https://github.com/tloen/alpaca-lora/issues/123 (PyTorch), https://github.com/nagadit/DeepFaceLab_Linux/issues/89
+# (TensorFlow 1.x naming the driver API's code); neither names a bus id
+_ALPACA = """\
+RuntimeError: CUDA error: uncorrectable ECC error encountered
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+"""
+_TF = """\
+F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value instead of handling error Internal: \
+failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: \
+CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered
+"""
+
+
+def test_an_applications_uncorrectable_ecc_error_fails_the_gpus_memory_on_no_named_device(tmp_path):
+    s23 = CORPUS / "s23-logs/torch-runtimeerror-uncorrectable-ecc-slurm-node-dgk713_philipdarke.txt"
+    watchdog = next((CORPUS / "s23-nccl-debug").glob("torchrun-tee-watchdog-uncorrectable-ecc-*.txt"))
+    for text in (s23.read_text(), watchdog.read_text(), _ALPACA, _TF):
+        found = [x for x in _judged(tmp_path, text) if x[1] in ("warn", "fail")]
+        assert [(code, sev) for code, sev, _ in found] == [("GA302", "fail")]
+        assert "names none" in found[0][2]  # no device on the line: none guessed
+        (ev,) = import_files([tmp_path / "paste.txt"]).kernel.events
+        assert (ev.bus_id, ev.gpu_index, ev.code) == (None, None, 214)
+    # a line that names the GPU by its bus id (NVML's form) puts the error on it
+    f = tmp_path / "paste.txt"
+    f.write_text("GPU 00000000:3B:00.0: CUDA error: uncorrectable ECC error encountered\n")
+    (ev,) = import_files([f]).kernel.events
+    assert ev.bus_id == "0000:3b:00.0"

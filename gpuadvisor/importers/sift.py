@@ -109,6 +109,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         '"caller":"fabric-manager/',
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
+    "cuda-ecc": ("ECC",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
     "fio-json": (_SPACE + r"\{",),
