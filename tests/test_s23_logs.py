@@ -108,3 +108,20 @@ def test_an_applications_uncorrectable_ecc_error_fails_the_gpus_memory_on_no_nam
     f.write_text("GPU 00000000:3B:00.0: CUDA error: uncorrectable ECC error encountered\n")
     (ev,) = import_files([f]).kernel.events
     assert ev.bus_id == "0000:3b:00.0"
+
+
+# AzNHC's GPU-count check (https://github.com/Azure/azurehpc-health-checks, customTests/azure_gpu_count.nhc: its
+# die() message, as NHC prints it); and a site's IB check failing (corpus/s16-rdma-logs' NHC run): a warning only
+_AZNHC_COUNT = (
+    "ERROR:  nhc:  Health check failed:  check_gpu_count: Expected to see 8 but found 7. FaultCode: NHC2009\n"
+)
+_IB = "ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).\n"
+
+
+def test_nhcs_failed_gpu_count_check_fails_the_node_and_its_other_checks_warn(tmp_path):
+    deepops = (CORPUS / "s23-logs/nhc-v-health-check-failed-check-nv-gpu-count-2-returned-1_ajdecon.txt").read_text()
+    assert "Check check_nv_gpu_count 2 returned 1" in deepops
+    for text, check in ((deepops, "check_nv_gpu_count"), (_AZNHC_COUNT, "check_gpu_count")):
+        found = [x for x in _judged(tmp_path, text) if x[1] in ("warn", "fail")]
+        assert found == [("GA827", "fail", f"NHC {check}")]
+    assert [x for x in _judged(tmp_path, _IB) if x[1] in ("warn", "fail")] == [("GA827", "warn", "NHC check_hw_ib")]
