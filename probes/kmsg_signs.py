@@ -121,6 +121,7 @@ KEYWORDS = (
     "API mismatch: the client",
     ": version magic",
     ": Unknown symbol",
+    "gsp ctor failed: -",
 )
 # What every line giving an event holds (the condition of a branch of classify, hung_in_driver, oops_in_driver or
 # unsupported_gpu; a new sign needs one here): each searched with str.find, one C-speed pass, fewer than KEYWORDS'
@@ -148,7 +149,7 @@ SIGN_RE = re.compile(
     r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
     r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
     r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine (?:failed|was not called) for"
-    r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
+    r"|\b(?:nvidia|nouveau)(?::| \S+:) probe (?:of|with driver) \S+ failed with error|gsp ctor failed: -"
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
@@ -179,8 +180,9 @@ _LOCKUP = re.compile(r"soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+?):(\d+)\]
 # the device core's (drivers/base/dd.c) "nvidia: probe of BUS failed with error -1" (older kernels) or "nvidia BUS:
 # probe with driver nvidia failed with error -1" (newer), and the driver's own count of them
 _PROBE = re.compile(
-    r"\bnvidia: probe of (?P<old>\S+) failed with error"
-    r"|\bnvidia (?P<new>\S+): probe with driver nvidia failed with error|The NVIDIA probe routine failed for"
+    r"\b(?:nvidia|nouveau): probe of (?P<old>\S+) failed with error"
+    r"|\b(?:nvidia|nouveau) (?P<new>\S+): probe with driver (?:nvidia|nouveau) failed with error"
+    r"|The NVIDIA probe routine failed for"
 )
 _NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
 _NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
@@ -213,6 +215,14 @@ INSTALL_SIGNS = (
     (re.compile(r"API mismatch: the client"), "NVRM API mismatch: user-space driver and kernel module differ"),
     (re.compile(r"\bnvidia\w*: version magic"), "the NVIDIA module was built for another kernel (version magic)"),
     (re.compile(r"\bnvidia\w*: Unknown symbol"), "the NVIDIA module was built for another kernel (unknown symbol)"),
+    # nouveau (drivers/gpu/drm/nouveau/nvkm/subdev/gsp) with no GSP firmware for a GPU that needs it (Ada and newer):
+    # "nouveau 0000:01:00.0: gsp ctor failed: -2" (ENOENT: the firmware file is missing; -22 where GSP is disabled
+    # by nouveau.config=NvGspRm=0), then "probe with driver nouveau failed": the GPU is not driven
+    (
+        re.compile(r"\bnouveau \S+: gsp ctor failed: -(?:2|22)\b"),
+        "nouveau found no GSP firmware for the GPU (install linux-firmware's nvidia/<chip>/gsp files, or the NVIDIA "
+        "driver)",
+    ),
 )
 _HCA_TIMEOUT = ("No done completion", "leak of a command resource")
 HCA_SIGNS = ("hca-fatal", "hca-cmd-timeout", "hca-load-failed", "hca-slot-power")

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuadvisor.probes import kmsg_signs
+
 from gpuadvisor.importers import import_files, nccl_log
+from gpuadvisor.rules import evaluate
 from tests.test_s21_logs import _judged, _worst
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -125,3 +128,25 @@ def test_nhcs_failed_gpu_count_check_fails_the_node_and_its_other_checks_warn(tm
         found = [x for x in _judged(tmp_path, text) if x[1] in ("warn", "fail")]
         assert found == [("GA827", "fail", f"NHC {check}")]
     assert [x for x in _judged(tmp_path, _IB) if x[1] in ("warn", "fail")] == [("GA827", "warn", "NHC check_hw_ib")]
+
+
+# the nouveau list (lists.freedesktop.org/archives/nouveau, as archived in github.com/linux-mailinglist-archives):
+# Mel Henning's patch quoting what nouveau logs on an Ada GPU with GSP disabled (nouveau.config=NvGspRm=0)
+_NOUVEAU_NO_GSP = """\
+nouveau 0000:01:00.0: gsp: Failed to load required firmware for device.
+nouveau 0000:01:00.0: gsp ctor failed: -22
+nouveau 0000:01:00.0: probe with driver nouveau failed with error -22
+"""
+
+
+def test_nouveau_without_gsp_firmware_leaves_the_gpu_undriven_a_config_fix_on_its_bus_id(tmp_path):
+    s23 = (CORPUS / "s23-lost-gpu/dmesg-err-nouveau-ad107-gsp-ctor-failed-probe-failed_philipanda.txt").read_text()
+    for text in (s23, _NOUVEAU_NO_GSP):
+        f = tmp_path / "paste.txt"
+        f.write_text(text)
+        found = [x for x in evaluate(import_files([f])) if x.severity in ("warn", "fail")]
+        assert [(x.code, x.severity, x.subject) for x in found] == [("GA820", "fail", "GPU 0000:01:00.0")]
+        assert found[0].expected == {"action": "fix-config"}  # firmware / driver, not a reseat or an RMA
+        assert "no RMA" in found[0].fix and "GSP firmware" in found[0].message
+    # another errno of nouveau's GSP set-up is not read as a missing file; the probe failure alone is still read
+    assert kmsg_signs.install_sign("nouveau 0000:01:00.0: gsp ctor failed: -110") is None

@@ -94,7 +94,9 @@ _BARE = re.compile(
     + _AER.pattern.removeprefix(r"^\s*")
     + r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
     # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
-    + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b))"
+    + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b)"
+    # nouveau's line of the NVIDIA GPU it drives, quoted without the time ("nouveau 0000:01:00.0: gsp ctor failed")
+    + r"|nouveau [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: )"
 )
 
 
