@@ -9,7 +9,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``gpu-reset-required``: ``NV_ERR_RESET_REQUIRED`` or "reset required" in an NVRM line (not an Xid 154 line,
   which GA801 reads);
 - ``gsp-timeout``: ``_kgspIsHeartbeatTimedOut: Heartbeat timed out``, ``GSP RM heartbeat timed out``,
-  ``rpcSendMessage failed``, ``Timeout waiting for RPC from GSP`` (the GPU's firmware stopped answering);
+  ``rpcSendMessage failed``, ``Timeout waiting for RPC from GSP`` (the GPU's firmware stopped answering), or a row
+  of the RPC history the driver dumps with such a timeout (``NVRM:   -1  4124 GSP_LOCKDOWN_NOTICE 0x... 0x...``);
 - ``aer-fatal``, ``aer-nonfatal``, ``aer-corrected``: ``PCIe Bus Error: severity=...`` lines, on the device
   that logged them (the GPU, ``nvidia 0000:03:00.0``, or a port, ``pcieport 0000:00:03.0``);
   ``aer-unrecovered``: ``nvidia 0000:03:00.0: AER: can't recover`` (the GPU's driver has no recovery);
@@ -122,6 +123,7 @@ KEYWORDS = (
     ": version magic",
     ": Unknown symbol",
     "gsp ctor failed: -",
+    "NVRM:    ",  # a row of the RPC history under a GSP timeout (_RPC_ROW): indented under its header
 )
 # What every line giving an event holds (the condition of a branch of classify, hung_in_driver, oops_in_driver or
 # unsupported_gpu; a new sign needs one here): each searched with str.find, one C-speed pass, fewer than KEYWORDS'
@@ -170,6 +172,13 @@ GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout", "gsp-boot-f
 _GSP_BOOT = re.compile(
     r"kgspInitRm\w*: cannot bootstrap|Cannot initialize GSP firmware RM|cannot proceed with booting GSP"
     r"|failed to wait for GFW"  # kgspWaitForGfwBootOk: the GPU's boot firmware never finished
+)
+# a row of the RPC or event history the driver dumps under a GSP RPC timeout (kernel_gsp.c, _kgspLogRpcHistory: "NVRM:
+#     -1    4124 GSP_LOCKDOWN_NOTICE   0x0000000000000000 0x0000000000000000 0x00063db82e386876 ..."): entry, function
+# number and name, then its data and timestamps: the tail of a report that the GPU's GSP stopped answering
+# (newer drivers print a sequence number after the name: "GSP_RM_CONTROL   4124 0x...")
+_RPC_ROW = re.compile(
+    r"NVRM:\s+-?\d{1,3}\s+\d{1,5}\s+[A-Z][A-Z0-9_]{2,60}\s+(?:\d{1,10}\s+)?0x[0-9a-fA-F]{16}\s+0x[0-9a-fA-F]{16}\b"
 )
 _NVLINK_DISCOVERY = re.compile(r"postRxDetLinkMask failed|Failed to update Rx Detect Link mask")
 # The kernel's hung-task report (kernel/hung_task.c): "INFO: task NAME:PID blocked for more than N seconds.", the
@@ -266,7 +275,10 @@ def sign_of(line: str) -> tuple[str, str | None, str] | None:
         kind, nvrm = "gpu-is-lost", nvrm if nvrm >= 0 else bare
     elif nvrm >= 0 and ("NV_ERR_RESET_REQUIRED" in line or re.search(r"[Rr]eset [Rr]equired", line)):
         kind = "gpu-reset-required"
-    elif nvrm >= 0 and re.search(r"[Hh]eartbeat timed out|rpcSendMessage failed|Timeout waiting for RPC", line):
+    elif nvrm >= 0 and (
+        re.search(r"[Hh]eartbeat timed out|rpcSendMessage failed|Timeout waiting for RPC", line)
+        or _RPC_ROW.search(line)
+    ):
         kind = "gsp-timeout"
     elif max(nvrm, bare) >= 0 and _GSP_BOOT.search(line):
         kind, nvrm = "gsp-boot-failed", nvrm if nvrm >= 0 else bare

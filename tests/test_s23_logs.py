@@ -150,3 +150,25 @@ def test_nouveau_without_gsp_firmware_leaves_the_gpu_undriven_a_config_fix_on_it
         assert "no RMA" in found[0].fix and "GSP firmware" in found[0].message
     # another errno of nouveau's GSP set-up is not read as a missing file; the probe failure alone is still read
     assert kmsg_signs.install_sign("nouveau 0000:01:00.0: gsp ctor failed: -110") is None
+
+
+# https://github.com/NVIDIA/open-gpu-kernel-modules/issues/659: the RPC history under a GSP timeout, its rows alone
+# (the report's Xid 119 line above them not pasted), in journalctl's form
+_RPC_HISTORY = """\
+Apr 24 13:23:29 banana kernel: NVRM: GPU0 RPC history (CPU -> GSP):
+Apr 24 13:23:29 banana kernel: NVRM:     entry function                   data0              data1              \
+ts_start           ts_end             duration actively_polling
+Apr 24 13:23:29 banana kernel: NVRM:      0    47   UNLOADING_GUEST_DRIVE 0x0000000000000000 0x0000000000000000 \
+0x000616daa95805e8 0x000616daa95d9f17    366 s y
+"""
+
+
+def test_the_gsp_rpc_history_rows_of_a_timeout_report_are_the_gsp_timeout_sign(tmp_path):
+    s23 = (CORPUS / "s23-lost-gpu").glob("dmesg-gsp-rpc-history-lockdown-notice-*.txt")
+    for text in (next(s23).read_text(), _RPC_HISTORY):
+        found = [x for x in _judged(tmp_path, text) if x[1] in ("warn", "fail")]
+        assert [(code, sev) for code, sev, _ in found] == [("GA820", "fail")]
+        assert {e.kind for e in import_files([tmp_path / "paste.txt"]).kernel.events} == {"gsp-timeout"}
+    # the driver's other NVRM lines with hex values are no history row: a register dump, a PC trace
+    assert kmsg_signs.sign_of("NVRM:         0x0000000001a82424  0x000000000010013e  0x0000000001a82424") is None
+    assert kmsg_signs.sign_of("NVRM: GPU6 kflcnCoreDumpDestructive_IMPL: ICD: csr[100] = 0x0000000200000020") is None
