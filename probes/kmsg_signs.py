@@ -124,6 +124,7 @@ KEYWORDS = (
     ": Unknown symbol",
     "gsp ctor failed: -",
     "NVRM:    ",  # a row of the RPC history under a GSP timeout (_RPC_ROW): indented under its header
+    "NVRM:\t",  # (its indent copied as a tab)
 )
 # What every line giving an event holds (the condition of a branch of classify, hung_in_driver, oops_in_driver or
 # unsupported_gpu; a new sign needs one here): each searched with str.find, one C-speed pass, fewer than KEYWORDS'
