@@ -172,3 +172,32 @@ def test_the_gsp_rpc_history_rows_of_a_timeout_report_are_the_gsp_timeout_sign(t
     # the driver's other NVRM lines with hex values are no history row: a register dump, a PC trace
     assert kmsg_signs.sign_of("NVRM:         0x0000000001a82424  0x000000000010013e  0x0000000001a82424") is None
     assert kmsg_signs.sign_of("NVRM: GPU6 kflcnCoreDumpDestructive_IMPL: ICD: csr[100] = 0x0000000200000020") is None
+
+
+# https://github.com/aws/aws-parallelcluster/issues/2162: clustermgtd's log (the same daemons' logging format)
+_CLUSTERMGTD = """\
+2020-11-02 17:12:00,524 - [slurm_plugin.clustermgtd:_get_config] - INFO - Reading \
+/etc/parallelcluster/slurm_plugin/parallelcluster_clustermgtd.conf
+2020-11-02 17:12:00,526 - [slurm_plugin.clustermgtd:manage_cluster] - INFO - Managing cluster...
+2020-11-02 17:12:00,533 - [slurm_plugin.clustermgtd:_manage_compute_fleet_status_transitions] - INFO - Current \
+compute fleet status: RUNNING
+2020-11-02 17:12:05,656 - [slurm_plugin.clustermgtd:_perform_health_check_actions] - INFO - Performing instance \
+health check actions
+"""
+# https://github.com/yavdr/yavdr-ansible/issues/12: a task that could not find nvidia-persistenced's service (the
+# legacy nvidia-340 driver ships none)
+_ANSIBLE = """\
+TASK [yavdr-xorg : start nvidia-persistenced] ********************************************************************
+fatal: [localhost]: FAILED! => {"changed": false, "msg": "Could not find the requested service nvidia-persistenced: \
+host"}
+"""
+
+
+def test_service_manager_logs_are_read_and_a_missing_service_is_the_playbooks_matter_not_a_fault(tmp_path):
+    pcluster = next((CORPUS / "s23-logs").glob("parallelcluster-health-check-manager-*.txt")).read_text()
+    ansible = next((CORPUS / "s23-fabric").glob("ansible-stop-services-*.txt")).read_text()
+    assert "failed: [local] (item=nvidia-fabricmanager)" in ansible
+    for text in (pcluster, _CLUSTERMGTD, ansible, _ANSIBLE):
+        found = _judged(tmp_path, text)  # read, not refused
+        assert _worst([x for x in found if x[1] != "not-checked"]) in ("ok", "info")
+        assert not [x for x in found if x[0] in ("GA809", "GA827", "GA801") and x[1] in ("warn", "fail")]
