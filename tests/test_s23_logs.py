@@ -201,3 +201,26 @@ def test_service_manager_logs_are_read_and_a_missing_service_is_the_playbooks_ma
         found = _judged(tmp_path, text)  # read, not refused
         assert _worst([x for x in found if x[1] != "not-checked"]) in ("ok", "info")
         assert not [x for x in found if x[0] in ("GA809", "GA827", "GA801") and x[1] in ("warn", "fail")]
+
+
+# https://github.com/openucx/ucx/issues/10317: ibv_devinfo -v pasted from its node_guid line (a ConnectX-6, part 4127)
+_DEVINFO_CUT = """\
+        node_guid:                      387c:7603:007c:ab4f
+        sys_image_guid:                 387c:7603:007c:ab4e
+        vendor_id:                      0x02c9
+        vendor_part_id:                 4127
+        hw_ver:                         0x0
+        board_id:                       LNV0000000049
+        phys_port_cnt:                  1
+        max_mr_size:                    0xffffffffffffffff
+        page_size_cap:                  0xfffffffffffff000
+        max_qp:                         131072
+"""
+
+
+def test_ibv_devinfo_v_cut_below_its_hca_id_is_read_its_ports_unknown(tmp_path):
+    s23 = next((CORPUS / "s23-rdma-logs").glob("ibv-devinfo-v-zero-guid-*.txt")).read_text()
+    for text in (s23, _DEVINFO_CUT):
+        found = _judged(tmp_path, text)  # read, not refused
+        assert _worst([x for x in found if x[1] != "not-checked"]) in ("ok", "info")
+        assert import_files([tmp_path / "paste.txt"]).network.rdma_ports is None  # cut before its port blocks: unknown

@@ -17,6 +17,7 @@ from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, 
 from gpuadvisor.importers import imex
 from gpuadvisor.importers.rdma_ports import (
     DEVINFO,
+    DEVINFO_DEVICE,
     DEVINFO_PORT,
     IBPANIC,
     IBSTAT,
@@ -152,14 +153,15 @@ _starts_hca = _starts_at(DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
 
 
 def starts_ibv_devinfo(lines: list[str], i: int, current: Section | None) -> bool:
-    """ibv_devinfo's "hca_id: mlx5_0", or a port block of it ("port: 1" over "state: PORT_ACTIVE (4)") in a
-    fragment cut below its "hca_id:" line."""
+    """ibv_devinfo's "hca_id: mlx5_0", or a port block of it ("port: 1" over "state: PORT_ACTIVE (4)") or its device
+    block ("sys_image_guid:" over "vendor_id:") in a fragment cut below its "hca_id:" line."""
     if _starts_hca(lines, i, current):
         return True
+    two = "\n".join(lines[i : i + 2])
     return (
         outside_log(current)
         and (current is None or current.kind != "ibv-devinfo")
-        and bool(DEVINFO_PORT.match("\n".join(lines[i : i + 2])))
+        and bool(DEVINFO_PORT.match(two) or DEVINFO_DEVICE.match(two))
     )
 
 
