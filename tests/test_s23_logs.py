@@ -224,3 +224,13 @@ def test_ibv_devinfo_v_cut_below_its_hca_id_is_read_its_ports_unknown(tmp_path):
         found = _judged(tmp_path, text)  # read, not refused
         assert _worst([x for x in found if x[1] != "not-checked"]) in ("ok", "info")
         assert import_files([tmp_path / "paste.txt"]).network.rdma_ports is None  # cut before its port blocks: unknown
+
+
+def test_the_rpc_history_under_an_xid_119_line_is_that_gsp_timeout_not_another_finding(tmp_path):
+    # gpud's capture (corpus/kernel-log): Xid 119 on 0000:9b:00 with the driver's RPC history rows below it
+    text = (CORPUS / "kernel-log/dmesg-T_xid119-gsp-rpc-timeout-xe9680_gpud.txt").read_text()
+    assert "NVRM:      0    103  GSP_RM_ALLOC          0x0000000000002081" in text
+    found = {code for code, sev, _ in _judged(tmp_path, text) if sev in ("warn", "fail")}
+    assert "GA801" in found and "GA820" not in found
+    events = import_files([tmp_path / "paste.txt"]).kernel.events or []
+    assert not [e for e in events if e.kind == "gsp-timeout" and e.bus_id is None]
