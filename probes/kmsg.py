@@ -206,7 +206,13 @@ def _unnamed_dropped(events: list[KernelEvent], signs: list[KernelEvent], fell: 
     id, Xid 79) or tells it fell off the bus (``fell``, its name possibly cut off): one loss, one event."""
     named = fell or any(e.bus_id and (e.kind in NAMED_LOSS or (e.kind == "xid" and e.code == 79)) for e in events)
     named = named or any(e.bus_id and e.kind in NAMED_LOSS for e in signs)
-    return [e for e in signs if not (named and e.bus_id is None and e.kind in UNNAMED_LOSS)]
+    # a GSP timeout the Xid line (119/120) names the GPU of: the report's bus-less lines (its RPC history) are it
+    gsp = any(e.bus_id and e.kind == "xid" and e.code in (119, 120) for e in events)
+    return [
+        e
+        for e in signs
+        if not (e.bus_id is None and ((named and e.kind in UNNAMED_LOSS) or (gsp and e.kind == "gsp-timeout")))
+    ]
 
 
 def _xid_events(text: str, line_no: int, last: bool) -> list[KernelEvent]:

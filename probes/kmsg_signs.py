@@ -9,7 +9,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``gpu-reset-required``: ``NV_ERR_RESET_REQUIRED`` or "reset required" in an NVRM line (not an Xid 154 line,
   which GA801 reads);
 - ``gsp-timeout``: ``_kgspIsHeartbeatTimedOut: Heartbeat timed out``, ``GSP RM heartbeat timed out``,
-  ``rpcSendMessage failed``, ``Timeout waiting for RPC from GSP`` (the GPU's firmware stopped answering);
+  ``rpcSendMessage failed``, ``Timeout waiting for RPC from GSP`` (the GPU's firmware stopped answering), or a row
+  of the RPC history the driver dumps with such a timeout (``NVRM:   -1  4124 GSP_LOCKDOWN_NOTICE 0x... 0x...``);
 - ``aer-fatal``, ``aer-nonfatal``, ``aer-corrected``: ``PCIe Bus Error: severity=...`` lines, on the device
   that logged them (the GPU, ``nvidia 0000:03:00.0``, or a port, ``pcieport 0000:00:03.0``);
   ``aer-unrecovered``: ``nvidia 0000:03:00.0: AER: can't recover`` (the GPU's driver has no recovery);
@@ -127,6 +128,9 @@ KEYWORDS = (
     "API mismatch: the client",
     ": version magic",
     ": Unknown symbol",
+    "gsp ctor failed: -",
+    "NVRM:    ",  # a row of the RPC history under a GSP timeout (_RPC_ROW): indented under its header
+    "NVRM:\t",  # (its indent copied as a tab)
 )
 # What every line giving an event holds (the condition of a branch of classify, hung_in_driver, oops_in_driver or
 # unsupported_gpu; a new sign needs one here): each searched with str.find, one C-speed pass, fewer than KEYWORDS'
@@ -158,7 +162,7 @@ SIGN_RE = re.compile(
     r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
     r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
     r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine (?:failed|was not called) for"
-    r"|\bnvidia(?::| \S+:) probe (?:of|with driver) \S+ failed with error"
+    r"|\b(?:nvidia|nouveau)(?::| \S+:) probe (?:of|with driver) \S+ failed with error|gsp ctor failed: -"
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
@@ -180,6 +184,13 @@ _GSP_BOOT = re.compile(
     r"kgspInitRm\w*: cannot bootstrap|Cannot initialize GSP firmware RM|cannot proceed with booting GSP"
     r"|failed to wait for GFW"  # kgspWaitForGfwBootOk: the GPU's boot firmware never finished
 )
+# a row of the RPC or event history the driver dumps under a GSP RPC timeout (kernel_gsp.c, _kgspLogRpcHistory: "NVRM:
+#     -1    4124 GSP_LOCKDOWN_NOTICE   0x0000000000000000 0x0000000000000000 0x00063db82e386876 ..."): entry, function
+# number and name, then its data and timestamps: the tail of a report that the GPU's GSP stopped answering
+# (newer drivers print a sequence number after the name: "GSP_RM_CONTROL   4124 0x...")
+_RPC_ROW = re.compile(
+    r"NVRM:\s+-?\d{1,3}\s+\d{1,5}\s+[A-Z][A-Z0-9_]{2,60}\s+(?:\d{1,10}\s+)?0x[0-9a-fA-F]{16}\s+0x[0-9a-fA-F]{16}\b"
+)
 _NVLINK_DISCOVERY = re.compile(r"postRxDetLinkMask failed|Failed to update Rx Detect Link mask")
 # The kernel's hung-task report (kernel/hung_task.c): "INFO: task NAME:PID blocked for more than N seconds.", the
 # name possibly holding colons ("nvc:[driver]"); then its call trace, a frame per line: "func+0x1e/0x40 [module]"
@@ -189,8 +200,9 @@ _LOCKUP = re.compile(r"soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+?):(\d+)\]
 # the device core's (drivers/base/dd.c) "nvidia: probe of BUS failed with error -1" (older kernels) or "nvidia BUS:
 # probe with driver nvidia failed with error -1" (newer), and the driver's own count of them
 _PROBE = re.compile(
-    r"\bnvidia: probe of (?P<old>\S+) failed with error"
-    r"|\bnvidia (?P<new>\S+): probe with driver nvidia failed with error|The NVIDIA probe routine failed for"
+    r"\b(?:nvidia|nouveau): probe of (?P<old>\S+) failed with error"
+    r"|\b(?:nvidia|nouveau) (?P<new>\S+): probe with driver (?:nvidia|nouveau) failed with error"
+    r"|The NVIDIA probe routine failed for"
 )
 _NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
 _NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
@@ -228,6 +240,14 @@ INSTALL_SIGNS = (
     (re.compile(r"API mismatch: the client"), "NVRM API mismatch: user-space driver and kernel module differ"),
     (re.compile(r"\bnvidia\w*: version magic"), "the NVIDIA module was built for another kernel (version magic)"),
     (re.compile(r"\bnvidia\w*: Unknown symbol"), "the NVIDIA module was built for another kernel (unknown symbol)"),
+    # nouveau (drivers/gpu/drm/nouveau/nvkm/subdev/gsp) with no GSP firmware for a GPU that needs it (Ada and newer):
+    # "nouveau 0000:01:00.0: gsp ctor failed: -2" (ENOENT: the firmware file is missing; -22 where GSP is disabled
+    # by nouveau.config=NvGspRm=0), then "probe with driver nouveau failed": the GPU is not driven
+    (
+        re.compile(r"\bnouveau \S+: gsp ctor failed: -(?:2|22)\b"),
+        "nouveau found no GSP firmware for the GPU (install linux-firmware's nvidia/<chip>/gsp files, or the NVIDIA "
+        "driver)",
+    ),
 )
 _HCA_TIMEOUT = ("No done completion", "leak of a command resource")
 HCA_SIGNS = ("hca-fatal", "hca-cmd-timeout", "hca-load-failed", "hca-slot-power")
@@ -271,7 +291,10 @@ def sign_of(line: str) -> tuple[str, str | None, str] | None:
         kind, nvrm = "gpu-is-lost", nvrm if nvrm >= 0 else bare
     elif nvrm >= 0 and ("NV_ERR_RESET_REQUIRED" in line or re.search(r"[Rr]eset [Rr]equired", line)):
         kind = "gpu-reset-required"
-    elif nvrm >= 0 and re.search(r"[Hh]eartbeat timed out|rpcSendMessage failed|Timeout waiting for RPC", line):
+    elif nvrm >= 0 and (
+        re.search(r"[Hh]eartbeat timed out|rpcSendMessage failed|Timeout waiting for RPC", line)
+        or _RPC_ROW.search(line)
+    ):
         kind = "gsp-timeout"
     elif max(nvrm, bare) >= 0 and _GSP_BOOT.search(line):
         kind, nvrm = "gsp-boot-failed", nvrm if nvrm >= 0 else bare

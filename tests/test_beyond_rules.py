@@ -378,7 +378,8 @@ def test_the_shipped_planted_file_is_the_documented_one() -> None:
 
 
 def test_ga827_another_checkers_failed_gpu_test_fails_and_its_config_check_warns() -> None:
-    # a dcgmi diag Hardware failure with DCGM's hardware next step, and NVIDIA/deepops PR #660's NHC failure line
+    # a dcgmi diag Hardware failure with DCGM's hardware next step, and a site's NHC check of the IB ports (the line
+    # of corpus/s16-rdma-logs' NHC run); NHC's GPU-count check fails (tests/test_s23_logs.py)
     rig = simulate_description(parse_description(_dgx_h100(), "test"))
     rig.node.health_checks = [
         facts.HealthCheck(
@@ -390,10 +391,11 @@ def test_ga827_another_checkers_failed_gpu_test_fails_and_its_config_check_warns
             "Hardware",
             "diag.txt:12",
         ),  # fmt: skip
-        facts.HealthCheck("NHC", "check_nv_gpu_count", "fail", "2 returned 1", [], None, "nhc.log:2"),
-    ]
+        facts.HealthCheck("NHC", "check_hw_ib", "fail", "No IB port is ACTIVE (LinkUp 100 Gb/sec).", [], None,
+                          "nhc.log:2"),
+    ]  # fmt: skip
     got = sorted((f.code, f.severity, f.subject, tuple(f.gpus)) for f in evaluate(rig) if f.code == "GA827")
     assert got == [
         ("GA827", "fail", "dcgmi diag GPU Memory", (0,)),
-        ("GA827", "warn", "NHC check_nv_gpu_count", ()),
+        ("GA827", "warn", "NHC check_hw_ib", ()),
     ]

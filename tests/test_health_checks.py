@@ -39,7 +39,7 @@ def test_nhc_names_the_failed_check_with_its_arguments():
         ("NHC", "check_nv_gpu_count", "fail", "2 returned 1", "p.txt:2")
     ]
     assert _ga827(DEEPOPS) == [
-        ("warn", "NHC check_nv_gpu_count", "NHC: check_nv_gpu_count FAIL: 2 returned 1 (paste.txt:2)")
+        ("fail", "NHC check_nv_gpu_count", "NHC: check_nv_gpu_count FAIL: 2 returned 1 (paste.txt:2)")
     ]
 
 

@@ -17,6 +17,7 @@ from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, 
 from gpuadvisor.importers import imex
 from gpuadvisor.importers.rdma_ports import (
     DEVINFO,
+    DEVINFO_DEVICE,
     DEVINFO_PORT,
     IBPANIC,
     IBSTAT,
@@ -94,7 +95,9 @@ _BARE = re.compile(
     + _AER.pattern.removeprefix(r"^\s*")
     + r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
     # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
-    + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b))"
+    + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b)"
+    # nouveau's line of the NVIDIA GPU it drives, quoted without the time ("nouveau 0000:01:00.0: gsp ctor failed")
+    + r"|nouveau [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: )"
 )
 
 
@@ -150,14 +153,15 @@ _starts_hca = _starts_at(DEVINFO, "ibv-devinfo")  # hca_id: mlx5_0
 
 
 def starts_ibv_devinfo(lines: list[str], i: int, current: Section | None) -> bool:
-    """ibv_devinfo's "hca_id: mlx5_0", or a port block of it ("port: 1" over "state: PORT_ACTIVE (4)") in a
-    fragment cut below its "hca_id:" line."""
+    """ibv_devinfo's "hca_id: mlx5_0", or a port block of it ("port: 1" over "state: PORT_ACTIVE (4)") or its device
+    block ("sys_image_guid:" over "vendor_id:") in a fragment cut below its "hca_id:" line."""
     if _starts_hca(lines, i, current):
         return True
+    two = "\n".join(lines[i : i + 2])
     return (
         outside_log(current)
         and (current is None or current.kind != "ibv-devinfo")
-        and bool(DEVINFO_PORT.match("\n".join(lines[i : i + 2])))
+        and bool(DEVINFO_PORT.match(two) or DEVINFO_DEVICE.match(two))
     )
 
 

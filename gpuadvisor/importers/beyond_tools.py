@@ -14,6 +14,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers import nccl_log
 from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.probes.kmsg import normalise_bus_id
 
 # rdma link show: "link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING"
 _RDMA_LINK = re.compile(r"^\s*link\s+(\S+?)/(\d{1,3})\s.*?\bstate\s+(\w+)(?:\s+physical_state\s+(\w+))?")
@@ -180,8 +181,10 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
             rig.software.env[e.group(1)] = e.group(2)
     _rank_gpus(rig, lines, source, first)
     seen = nccl_log.async_events(lines) + [(nccl_log.NVLS_KIND, t, n) for t, n in nccl_log.nvls_bind_failures(lines)]
-    if seen:  # the adapter events and NVLS failures NCCL reported, judged as the kernel's (GA822, GA826, GA809)
+    ecc = cuda_ecc_events(lines, first)  # the watchdog's CUDA error: the GPU's memory failed (GA302)
+    if seen or ecc:  # the adapter events and NVLS failures NCCL reported, judged as the kernel's (GA822, GA826, GA809)
         events = [KernelEvent(kind=kind, code=0, bus_id=None, text=text, line=first + n) for kind, text, n in seen]
+        events += ecc
         rig.kernel = KernelLog(source="imported", lines_read=len(lines), events=events)
         rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
         rig.origins["kernel.events"] = f"{source}:{first}"
@@ -303,7 +306,6 @@ def starts_cuda_not_ready(lines: list[str], i: int, current: Section | None) -> 
 def parse_cuda_not_ready(text: str, source: str, first: int) -> Rig:
     """Each line with CUDA's error 802 as an event judged with the fabric (GA809); the OS-call errors of the same run
     counted with them."""
-    rig = Rig()
     lines = text.splitlines()
     seen = [(n, line.strip()) for n, line in enumerate(lines) if CUDA_NOT_READY.search(line)]
     others = sum(_OS_CALL in line for line in lines)
@@ -313,7 +315,55 @@ def parse_cuda_not_ready(text: str, source: str, first: int) -> Rig:
                     line=first + n)
         for n, said in seen
     ]  # fmt: skip
-    rig.kernel = KernelLog(source="imported", lines_read=len(lines), events=events)
+    return _events_rig(events, len(lines), source, first)
+
+
+def _events_rig(events: list[KernelEvent], lines: int, source: str, first: int) -> Rig:
+    rig = Rig()
+    rig.kernel = KernelLog(source="imported", lines_read=lines, events=events)
     rig.kernel.unavailable["uptime_s"] = "a pasted log does not say how long the host had been up"
     rig.origins["kernel.events"] = f"{source}:{first}"
     return rig
+
+
+# CUDA's uncorrectable-ECC error, as the application that hit it prints it: the message of cudaErrorECCUncorrectable
+# (214; CUDA_ERROR_ECC_UNCORRECTABLE, 39 before CUDA 4) "uncorrectable ECC error encountered" (PyTorch's
+# "RuntimeError: CUDA error: uncorrectable ECC error encountered", its NCCL watchdog's "... terminated with exception:
+# CUDA error: uncorrectable ECC error encountered", TensorFlow's "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC
+# error encountered"): the CUDA Runtime API's "an uncorrectable ECC error was detected during execution": the GPU's
+# memory failed under the job
+CUDA_ECC = re.compile(r"uncorrectable ECC error encountered|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE")
+ECC_KIND = "cuda-ecc-uncorrectable"
+# a device the line names: a PCI bus id ("0000:3b:00.0"); a CUDA ordinal is the job's, not the machine's
+_ECC_BUS = re.compile(r"\b[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\b")  # NVML's or lspci's
+
+
+def starts_cuda_ecc(lines: list[str], i: int, current: Section | None) -> bool:
+    """A line with CUDA's uncorrectable-ECC error, outside a kernel log, an NCCL log (its reader takes the error
+    from the watchdog's line) and another such output."""
+    return (
+        "ECC" in lines[i]
+        and bool(CUDA_ECC.search(lines[i]))
+        and outside_log(current)
+        and (current is None or current.kind not in (ECC_KIND, "nccl-debug"))
+    )
+
+
+def cuda_ecc_events(lines: list[str], first: int) -> list[KernelEvent]:
+    """The first line with CUDA's uncorrectable-ECC error (and how many more the log repeats it in), as an event
+    judged with the GPU's memory (GA302); its device the bus id the line names, else unknown."""
+    seen = [(n, line.strip()) for n, line in enumerate(lines) if "ECC" in line and CUDA_ECC.search(line)]
+    if not seen:
+        return []
+    n, said = seen[0]
+    bus = _ECC_BUS.search(said)
+    more = f" (and {len(seen) - 1} more line(s) with it)" if len(seen) > 1 else ""
+    text = (said if len(said) <= 200 else said[:200] + "...") + more
+    return [KernelEvent(kind=ECC_KIND, code=214, bus_id=normalise_bus_id(bus.group(0)) if bus else None, text=text,
+                        line=first + n)]  # fmt: skip
+
+
+def parse_cuda_ecc(text: str, source: str, first: int) -> Rig:
+    """CUDA's uncorrectable-ECC error an application printed, as one event (GA302)."""
+    lines = text.splitlines()
+    return _events_rig(cuda_ecc_events(lines, first), len(lines), source, first)

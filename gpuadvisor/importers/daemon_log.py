@@ -1,7 +1,11 @@
 """A log of services, no kernel line in it: a syslog or journal excerpt of daemons (systemd, nvidia-persistenced,
 bumblebeed ...), an IBM CSM daemon's log, a Slurm command's own error lines (``srun: error: cn125: task 0:
 Segmentation fault (core dumped)``: a job's failure, its program's, not a GPU's), or slurmd's
-log file (its node's configuration against its hardware: Slurm's matter, not a GPU's).
+log file (its node's configuration against its hardware: Slurm's matter, not a GPU's); AWS ParallelCluster's node
+daemons' log (``2023-04-11 13:26:43,653 - [health_check_manager.py:main] - INFO - JobID 117 - ...``: its health
+check manager's lines say which check ran, not the GPU's state); an Ansible play's task results (``TASK [stop system
+services] ****`` then ``ok: [local] => (item=nvsm)``, ``failed: [local] (item=nvidia-fabricmanager) => ...``: what the
+playbook asked of the host's services, a service it could not find being the playbook's list, not a fault).
 
 Such a paste is a log the user gave: it is read as one (the kernel log's reader takes the kernel lines a later part
 of it may hold), and a log with no GPU event in it says so ("no fault in the logs given"), never "not recognised".
@@ -41,6 +45,15 @@ _UNIT_FAILED = re.compile(
 )
 # IBM CAST's CSM daemons: "[COMPUTE]2020-08-25 12:37:50.006451     csmenv::debug    | ..."
 _CSM = re.compile(r"^\s*\[(?:COMPUTE|AGGREGATOR|MASTER|UTILITY)\]\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+\s+\w+::\w+\s+\|")
+# AWS ParallelCluster's daemons (Python logging: "%(asctime)s - [%(name)s:%(funcName)s] - %(levelname)s - "; its
+# health check scripts write the time with dashes: "2023-04-11 13-26-46,155 - [gpu_health_check.sh] - INFO - "; the
+# time is taken off before the split when every line has one)
+_PCLUSTER = re.compile(
+    r"^\s*(?:\d{4}-\d\d-\d\d \d\d[:-]\d\d[:-]\d\d,\d{3} )?- \[[\w.:-]{1,120}\] - "
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - "
+)
+# an Ansible play's task header: "TASK [stop system services] *****" (and PLAY, RUNNING HANDLER)
+_ANSIBLE = re.compile(r"^\s*(?:TASK|PLAY|RUNNING HANDLER) \[[^\]\n]{0,200}\] \*{3,}")
 # Slurm's log.c prefixes a command's messages with its name and level ("srun: error: ", "sbatch: fatal: "); srun's
 # task exit reads "srun: error: HOSTS: task N: SIGNAL[ (core dumped)]" or "...: Exited with exit code N"
 _SLURM = re.compile(
@@ -68,7 +81,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     if _SLURMD_SIGN.match(lines[i]) or _SLURMD_LINE.match(lines[i]):
         return any(_SLURMD_SIGN.match(x) for x in lines[i : i + _WINDOW])
-    if not any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE)):
+    if not any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE, _PCLUSTER, _ANSIBLE)):
         return False
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])
 

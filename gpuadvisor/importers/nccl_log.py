@@ -62,19 +62,33 @@ OLD_LINE = re.compile(
 WATCHDOG = re.compile(r"\bRank \d+\] (?:NCCL|Process group) watchdog thread terminated with exception: \S")
 
 
+# aws-ofi-nccl's own log line where it runs outside NCCL (its tests, releases before 1.0, NCCL_OFI_WARN/INFO when no
+# NCCL logger is set): "WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider"
+# (newer releases print the function's signature: __PRETTY_FUNCTION__)
+PLUGIN_LINE = re.compile(r"^\s*(?:INFO|WARN|TRACE): Function: [^\n]{1,200}? Line: \d+: NET/OFI ")
+
+
 def starts(line: str) -> bool:
-    """A NCCL INFO/WARN line (host:pid:tid optional), a terminal line holding two or more of them run together, or
-    PyTorch's NCCL watchdog ending the job."""
-    if LINE.match(line) or OLD_LINE.match(line) or len(_PREFIXED.findall(line)) >= 2:
+    """A NCCL INFO/WARN line (host:pid:tid optional), the same behind any prefix a launcher or log collector put before
+    it (Ray's "(head, rank=0, pid=5634) [host:2]:", a log viewer's "  | TIME | " column: NCCL's own ``host:pid:tid
+    [rank] NCCL INFO`` shape, wherever it starts), a terminal line holding two or more of them run together, aws-ofi-
+    nccl's own log line, or PyTorch's NCCL watchdog ending the job."""
+    if LINE.match(line) or OLD_LINE.match(line) or PLUGIN_LINE.match(line):
+        return True
+    if "NCCL" in line and _PREFIXED.search(line):
         return True
     return "watchdog thread" in line and WATCHDOG.search(line) is not None
 
 
 def split_runs(text: str) -> list[str]:
-    """The log's lines, each run-together terminal line cut apart at every ``host:pid:tid [rank] NCCL`` in it."""
+    """The log's lines, each run-together terminal line cut apart at every ``host:pid:tid [rank] NCCL`` in it, and
+    a launcher's or collector's prefix before one (a line NCCL's own expressions do not read) dropped."""
     out: list[str] = []
     for line in text.splitlines():
-        starts_at = [m.start() for m in _PREFIXED.finditer(line)]
+        starts_at = [m.start() for m in _PREFIXED.finditer(line)] if "NCCL" in line else []
+        if len(starts_at) == 1 and starts_at[0] > 0 and not (LINE.match(line) or OLD_LINE.match(line)):
+            out.append(line[starts_at[0] :])
+            continue
         if len(starts_at) < 2:
             out.append(line)
             continue

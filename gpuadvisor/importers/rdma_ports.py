@@ -22,11 +22,20 @@ _IB_DEVICE = re.compile(r"(?:device|CA) '([^']+)'")
 DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 # a port block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: "port:   1" then "state:  PORT_ACTIVE (4)"
 DEVINFO_PORT = re.compile(r"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b")
+# a device block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: two of its attribute lines in their order
+# ("sys_image_guid:" over "vendor_id:"; "transport:" over "fw_ver:" ...)
+DEVINFO_DEVICE = re.compile(
+    r"^\s*(?:transport|fw_ver|node_guid|sys_image_guid|vendor_id):\s*\S.*\n"
+    r"\s*(?:fw_ver|node_guid|sys_image_guid|vendor_id|vendor_part_id):\s*\S"
+)
 IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 # ibstatus's own fatal error (infiniband-diags' ibstatus script): no port directory under /sys/class/infiniband for the
 # devices asked ("*": all of them, when none is registered with the kernel): "Fatal error:  device '*': sys files not
 # found (/sys/class/infiniband/*/ports)": no port to list
 IBSTATUS_NONE = re.compile(r"^\s*Fatal error:\s+device '\*': sys files not found \(/sys/class/infiniband/\*/ports\)")
+_PORT_COUNT = re.compile(
+    r"^\s*(?:phys_port_cnt|Number of ports):\s*([1-9]\d{0,2})\s*$", re.M
+)  # ibv_devinfo's, ibstat's
 PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
 _STATE_WORDS = {
     "active": "ACTIVE",
@@ -52,6 +61,11 @@ def ports_parser(parser: PortParser) -> Callable[[str, str, int], Rig]:
         rig.network.rdma_ports = ports
         if elided:
             rig.network.unavailable["rdma_ports"] = f"{facts.ELIDED} (line {elided}): ports after it not shown"
+        elif not ports and (count := _PORT_COUNT.search(text)):  # a device of N ports, the paste cut before them
+            rig.network.rdma_ports = None
+            rig.network.unavailable["rdma_ports"] = (
+                f"the device has {count.group(1)} port(s); the paste ends before them"
+            )
         rig.origins["network.rdma_ports"] = f"{source}:{first}"
         return rig
 
@@ -213,7 +227,7 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
         if m:
             hca, port = {"name": m.group(1)}, None
             continue
-        if not hca and DEVINFO_PORT.match("\n".join(lines[k : k + 2])):
+        if not hca and (DEVINFO_PORT.match(two := "\n".join(lines[k : k + 2])) or DEVINFO_DEVICE.match(two)):
             hca = {"name": ""}  # a fragment: the device's name was above the paste
         kv = key_value(line)
         if kv is None or not hca:

@@ -362,6 +362,10 @@ FORMATS: tuple[Format, ...] = (
     _beyond("cuda-not-ready", "CUDA error 802 (system not yet initialized)",
             "`system not yet initialized` (cudaErrorSystemNotReady) as gpu_burn, PyTorch or a CUDA sample prints it",
             beyond_tools.starts_cuda_not_ready, beyond_tools.parse_cuda_not_ready, 27, family="CUDA errors"),
+    _beyond("cuda-ecc", "CUDA error: uncorrectable ECC error encountered",
+            "`CUDA error: uncorrectable ECC error encountered` (cudaErrorECCUncorrectable) as PyTorch, its NCCL "
+            "watchdog or TensorFlow prints it", beyond_tools.starts_cuda_ecc, beyond_tools.parse_cuda_ecc, 27,
+            family="CUDA errors"),
     _beyond("nv-hostengine", "DCGM host engine log (nv-hostengine.log)",
             "`2024-04-02 12:54:06.828 ERROR [1264985:1264994] [[NvSwitch]] ... [.../DcgmNvSwitchManager.cpp:967]`",
             hostengine.starts, hostengine.parse, 28),

@@ -27,16 +27,21 @@ def ecc_uncorrectable_errors(rig: Rig, ctx: Context):
     Why it matters
         An uncorrectable error kills the process that touched the memory (Xid 48/94/95) and may have
         corrupted data silently before. One is enough to treat the GPU as suspect.
+        An application's log saying CUDA returned cudaErrorECCUncorrectable ("CUDA error: uncorrectable ECC
+        error encountered", PyTorch's error or its NCCL watchdog's) is the same fault met by the job: the GPU's
+        memory failed under it; the GPU is the one the line names by bus id, else unknown (find it by its
+        counters).
     Threshold
-        Any uncorrected error (volatile or aggregate > 0).
+        Any uncorrected error (volatile or aggregate > 0); any such CUDA error in a log.
     Source
         Azure HPC NHC fails a node on any uncorrectable SRAM ECC error (github.com/Azure/azurehpc-health-checks
         customTests/azure_gpu_ecc.nhc); NVIDIA GPU memory error management
-        (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/).
+        (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/); CUDA Runtime API, cudaErrorECCUncorrectable (214).
     How to fix
         Drain the GPU, reset it (nvidia-smi -r) so pending remaps/retirements take effect, run DCGM diagnostics
         (dcgmi diag -r 3); if errors recur, RMA the GPU.
     """
+    yield from _ecc_in_log(rig, ctx)
     for g in rig.gpus:
         reason = _ecc_missing(g, "ecc_errors_uncorrected_volatile", "ecc_errors_uncorrected_aggregate")
         if reason:
@@ -54,6 +59,32 @@ def ecc_uncorrectable_errors(rig: Rig, ctx: Context):
                 expected_source="Azure HPC NHC: any uncorrectable ECC error fails the node",
                 fix="drain the GPU, reset it (nvidia-smi -r), run dcgmi diag -r 3; RMA if errors recur",
             )
+
+
+CUDA_ECC_DOC = (
+    "CUDA Runtime API, cudaErrorECCUncorrectable (214): 'an uncorrectable ECC error was detected during execution'; "
+    "NVIDIA GPU memory error management (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/)"
+)
+
+
+def _ecc_in_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """CUDA's uncorrectable-ECC error an application's log shows: the GPU's memory failed under the job (fail), on
+    the GPU the line names (its bus id), else on a GPU to be found."""
+    for ev in (e for e in rig.kernel.events or [] if e.kind == "cuda-ecc-uncorrectable"):
+        g = next((x for x in rig.gpus if ev.gpu_index is not None and x.index == ev.gpu_index), None)
+        who = subject(g) if g else f"GPU {ev.bus_id}" if ev.bus_id else "a GPU of this node (the log names none)"
+        yield ctx.finding(
+            f"{who}: the job hit an uncorrectable ECC error (line {ev.line}: {ev.text}): the GPU's memory failed "
+            "under it",
+            gpus=[g.index] if g else [],
+            subject=who,
+            observed={"evidence": ev.text, "line": ev.line},
+            expected={"uncorrected": 0},
+            expected_source=CUDA_ECC_DOC,
+            fix="drain the node; find the GPU by its counters (nvidia-smi -q -d ECC,ROW_REMAPPER: uncorrectable "
+            "volatile errors, pending remaps), reset it (nvidia-smi -r) and run dcgmi diag -r 3; RMA it if the "
+            "errors recur",
+        )
 
 
 # GA303's corrected-error counts, SRAM first (the first one over its limit is reported): (the scan's fields,

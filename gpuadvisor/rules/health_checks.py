@@ -44,11 +44,19 @@ def _nvlink_in_use(rig: Rig, gpus: list[int]) -> bool:
     return any(cell.startswith("NV") for row in rig.topology.matrix or [] for cell in row)
 
 
+# NHC's checks that count the node's GPUs (deepops' check_nv_gpu_count, AzNHC's check_gpu_count): the node has not the
+# GPUs it is configured for, and NHC has marked it offline
+_NHC_GPU_COUNT = re.compile(r"gpu_count|gpu_num", re.IGNORECASE)
+
+
 def _severity(hc: HealthCheck, rig: Rig) -> str:
     """Fail for a failed DCGM test of the GPU itself (NVIDIA's diagnostic, with documented pass criteria) unless
-    DCGM's own next step says the test could not run or a setting is wrong; warn for those, a failed DCGM
-    deployment check, any warning, and any NHC check (a site's own thresholds, which gpuadvisor can judge only
-    from the facts the check looked at)."""
+    DCGM's own next step says the test could not run or a setting is wrong, and for a failed NHC check of the GPU
+    count (GPUs missing: the node is offline and cannot run what it is sized for); warn for the others, a failed
+    DCGM deployment check, any warning, and any other NHC check (a site's own thresholds, which gpuadvisor can judge
+    only from the facts the check looked at)."""
+    if hc.tool == "NHC" and hc.verdict == "fail" and _NHC_GPU_COUNT.search(hc.check):
+        return "fail"
     if hc.tool != "dcgmi diag" or hc.verdict != "fail":
         return "warn"
     if _NVLINK_DOWN.search(hc.detail) and not _nvlink_in_use(rig, hc.gpus):
@@ -123,7 +131,9 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         check, a DCGM warning, a failed NHC check (the site's own thresholds) and an NVSentinel condition (a
         watch's threshold, not a test of the GPU) warn, as does a node Slurm took out of service (its reason is
         about the node's configuration or daemon as often as its hardware), as do Kubernetes' (a device plugin
-        or an operator pod fails on its deployment as often as on the GPU).
+        or an operator pod fails on its deployment as often as on the GPU). A failed NHC check of the GPU count
+        (check_nv_gpu_count, AzNHC's check_gpu_count) fails: GPUs are missing (lost, or the config is wrong) and NHC
+        has marked the node offline.
     Source
         NVIDIA DCGM User Guide, GPU Diagnostics, and DCGM's error table (dcgm_errors.h: each failure's message,
         next step and severity); LBNL Node Health Check (github.com/mej/nhc); Slurm's scontrol(1); Kubernetes docs,

@@ -330,7 +330,8 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
     What it checks
         NVRM lines without an Xid number: "RmInitAdapter failed" (the driver could not bring the GPU up),
         NV_ERR_GPU_IS_LOST ("GPU lost from the bus"), NV_ERR_RESET_REQUIRED / "reset required", GSP heartbeat or RPC
-        timeouts ("Heartbeat timed out", "rpcSendMessage failed", "Timeout waiting for RPC from GSP"), GSP firmware that
+        timeouts ("Heartbeat timed out", "rpcSendMessage failed", "Timeout waiting for RPC from GSP", or the rows
+        of the RPC history such a report dumps: "NVRM:   -1  4124 GSP_LOCKDOWN_NOTICE 0x..."), GSP firmware that
         never started ("kgspInitRm: cannot bootstrap", "Cannot initialize GSP firmware RM"), the driver's probe of a GPU
         failing ("probe of BUS failed with error", "The NVIDIA probe routine failed"), GPUs another driver took first
         ("The NVIDIA probe routine was not called for N device(s)": nouveau, a framebuffer driver or vfio-pci owns
@@ -355,7 +356,8 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         soft lockups), arch/x86/mm/fault.c (oopses), drivers/base/dd.c ("probe of %s failed with error %d").
     How to fix
         Init failed after the driver's own install problem logged before it (its GSP firmware file missing, an
-        NVRM API mismatch, a module built for another kernel) or for a GPU the driver does not support: one finding
+        NVRM API mismatch, a module built for another kernel; nouveau without the GPU's GSP firmware, "gsp ctor
+        failed: -2") or for a GPU the driver does not support: one finding
         names the cause: reinstall the driver so module, firmware and libraries match; not a hardware fault.
         Init failed with no such cause: drain, cold-reboot; a GPU that fails again is a reseat and RMA case.
         Reset required or GSP timeout: drain the GPU and reset it (nvidia-smi -r -i N) or reboot; if it returns, a
