@@ -1,0 +1,79 @@
+"""Held-out set 22's reading classes (collect-env, DCGM, nccl-tests, storage, topo), each on its s22 paste and another
+real public sample of the same form.
+
+Values are the pastes' own (quoted in each test), never this tool's output."""
+
+from __future__ import annotations
+
+from gpuadvisor.importers import import_texts
+from gpuadvisor.importers.merge import import_files
+from gpuadvisor.rules import evaluate
+from tests.corpus_cases import corpus_file as _one
+
+
+def _paste(name: str, text: str):
+    """The scan of a public sample quoted in this file."""
+    return import_texts([(name, text)])
+
+
+def _codes(rig) -> set[str]:
+    """The codes of the findings at warn or worse."""
+    return {f.code for f in evaluate(rig) if f.severity in ("warn", "fail")}
+
+
+# --- class 1: llama.cpp's older device list (ggml_init_cublas, before 2024) ---
+
+
+def test_ggml_init_cublas_lists_both_gpus_and_mixed_models_fire():
+    # https://github.com/ggml-org/llama.cpp/pull/2506: 'ggml_init_cublas: found 2 CUDA devices:', Device 0 Tesla P40
+    # (compute capability 6.1), Device 1 NVIDIA GeForce GTX 970 (5.2), the fence closing right after the second
+    rig = import_files([_one("s22-collect-env/llamacpp-ggml-init-cublas-*.txt")])
+    assert [(g.name, g.compute_capability) for g in rig.gpus] == [
+        ("Tesla P40", "6.1"),
+        ("NVIDIA GeForce GTX 970", "5.2"),
+    ]
+    assert "GA301" in _codes(rig)
+
+
+_CUBLAS_2023_07 = """\
+```
+PS E:\\LLaMA\\llamacpp> .\\main.exe --model e:\\LLaMA\\models\\airoboros-7b-gpt4.ggmlv3.q4_0.bin -ngl 32 -n 30
+main: build = 820 (20d7740)
+main: seed  = 1689137712
+ggml_init_cublas: found 1 CUDA devices:
+  Device 0: NVIDIA GeForce RTX 2060, compute capability 7.5
+llama.cpp: loading model from e:\\LLaMA\\models\\airoboros-7b-gpt4.ggmlv3.q4_0.bin
+llama_model_load_internal: format     = ggjt v3 (latest)
+"""
+
+_CUBLAS_2023_06 = """\
+```
+ Q:\\ggllm.cpp> .\\build\\bin\\Release\\falcon_main.exe -t 31 -m Q:\\models\\falcon-40b\\q5_1 -n 50 -ngl 0
+main: build = 677 (dd3d346)
+main: seed  = 1687010794
+ggml_init_cublas: found 1 CUDA devices:
+  Device 0: NVIDIA GeForce RTX 3090
+falcon.cpp: loading model from Q:\\models\\falcon-40b\\q5_1
+falcon_model_load_internal: format     = ggjt v3 (latest)
+```
+"""
+
+
+def test_ggml_init_cublas_without_vmm_and_without_compute_capability():
+    # https://github.com/ggml-org/llama.cpp/issues/2187 (build 820, July 2023: no 'VMM:' yet): one RTX 2060, 7.5
+    rig = _paste("llama-2187.txt", _CUBLAS_2023_07)
+    assert [(g.name, g.compute_capability) for g in rig.gpus] == [("NVIDIA GeForce RTX 2060", "7.5")]
+    # ggllm.cpp's README (https://github.com/cmp-nct/ggllm.cpp, build 677, June 2023): the device's name alone,
+    # under its 'found 1 CUDA devices' line; the compute capability not printed (unknown, never guessed)
+    rig = _paste("ggllm-readme.txt", _CUBLAS_2023_06)
+    assert [(g.name, g.compute_capability) for g in rig.gpus] == [("NVIDIA GeForce RTX 3090", None)]
+
+
+def test_bare_device_line_is_never_a_gpu_without_its_found_line():
+    # 'Device 0: NAME' alone is too common a line (deviceQuery's, nvcc's ...) to be llama.cpp's without its header
+    text = "some log\n  Device 0: NVIDIA GeForce RTX 3090\nmore log\n"
+    try:
+        rig = _paste("bare.txt", text)
+    except Exception:  # refused: nothing recognised
+        return
+    assert not rig.gpus
