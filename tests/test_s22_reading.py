@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from gpuadvisor.importers import import_texts
 from gpuadvisor.importers.merge import import_files
+from gpuadvisor.importers.prefixed import strip_prefix
 from gpuadvisor.rules import evaluate
 from tests.corpus_cases import corpus_file as _one
 
@@ -77,3 +78,21 @@ def test_bare_device_line_is_never_a_gpu_without_its_found_line():
     except Exception:  # refused: nothing recognised
         return
     assert not rig.gpus
+
+
+# --- class 2: a paste wrapped in ONE markdown inline code span across its lines ---
+
+
+def test_one_inline_span_across_lines_is_read_as_a_fence():
+    # https://github.com/NVIDIA/nvidia-docker/issues/548: '`sudaraka@RnDCompute:~$ nvcc --version' ... 'V8.0.62`':
+    # the CUDA 8.0 compiler, which says nothing about the driver; not refused, nothing unread
+    path = _one("s22-collect-env/nvcc-version-8-0-inline-backticks-*.txt")
+    rig = import_files([path])
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == (None, None)
+    assert not [p for p in rig.problems if "not recognised" in p]
+
+
+def test_two_inline_spans_in_prose_are_not_one_span():
+    # a line that opens a span and closes it mid-line is prose quoting a command, not a paste wrapped in a span
+    out, _ = strip_prefix("`nvcc --version` prints:\nCuda compilation tools, release 8.0, V8.0.62 and `nvidia-smi`\n")
+    assert out.startswith("`nvcc --version` prints:")

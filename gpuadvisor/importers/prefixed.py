@@ -65,14 +65,17 @@ _PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
 # a line that is all one inline code span of Markdown (a post quoting a log line: "`nv-fabricmanager[12]: ...`."),
 # a full stop or comma after it: what is inside (a fence's "```" opens no span: a span holds no backtick)
 _INLINE = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`([^`\n]+)`[.,;:!]?[ \t]*(?=\r?$)", re.M)  # a quote's marks kept
+# a paste wrapped in ONE inline code span across lines, as a fence: a backtick glued before its first line (a prompt)
+# and after its last ("`user@host:~$ nvcc --version" ... "V8.0.62`"), no backtick between them
+_SPAN = re.compile(r"^([ \t]*)`([^`\s][^`]*\n[^`]*[^`\s])`[.,;:!]?[ \t]*(?=\r?$)", re.M)
 
 
 def strip_prefix(text: str) -> tuple[str, str | None]:
     """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was. Fence
     lines, a prompt line, a quote's marks and a last line the paste ends inside (too short to hold the whole prefix)
-    need not carry it. A line in inline code marks (`...`) is read as what is inside them."""
+    need not carry it. A line in inline code marks (`...`), or lines wrapped in one span, are read as what is inside."""
     if "`" in text:
-        text = _INLINE.sub(r"\1\2", text)
+        text = _SPAN.sub(r"\1\2", _INLINE.sub(r"\1\2", text))
     lines = text.splitlines(keepends=True)
     cut = bool(lines) and not text.endswith(("\n", "\r"))
     bodies = [(k, x[m.end() :] if (m := _QUOTE.match(x)) else x) for k, x in enumerate(lines)]
