@@ -96,3 +96,31 @@ def test_two_inline_spans_in_prose_are_not_one_span():
     # a line that opens a span and closes it mid-line is prose quoting a command, not a paste wrapped in a span
     out, _ = strip_prefix("`nvcc --version` prints:\nCuda compilation tools, release 8.0, V8.0.62 and `nvidia-smi`\n")
     assert out.startswith("`nvcc --version` prints:")
+
+
+# --- class 3: gpustat -P's power cell (draw / enforced power limit) ---
+
+
+def test_gpustat_power_cell_gives_the_power_limit():
+    # https://github.com/wookayin/gpustat/issues/43: 'gpustat -ucpP' in a loop, '[0] GeForce GTX 1070 | 63'C,  10 %,
+    # 39 / 151 W |   552 /  8116 MB | ...' four times: one GPU, 151 W, 8116 MiB
+    rig = import_files([_one("s22-collect-env/gpustat-ucpP-*.txt")])
+    assert [(g.name, g.power_limit_w, g.memory_total_bytes) for g in rig.gpus] == [
+        ("GeForce GTX 1070", 151.0, 8116 * 1048576)
+    ]
+
+
+_GPUSTAT_FULL = """\
+[0] GeForce GTX TITAN 0 | 80'C,  16 %,  76 %,  125 / 250 W |  8000 / 12287 MB | user1:python/48448(4000M)
+[1] GeForce GTX TITAN 1 | 36'C,  53 %,   0 %,   ?? / 250 W |  9000 / 12189 MB | user1:torch/192453(3000M)
+[2] GeForce GTX TITAN 2 | 71'C, 100 %,  ?? %,  250 /  ?? W |     0 / 12189 MB | (Not Supported)
+"""
+
+
+def test_gpustat_power_cell_with_fan_speed_and_unknown_values():
+    # gpustat's own expected output with --show-fan and --show-power (MOCK_EXPECTED_OUTPUT_FULL in
+    # https://github.com/wookayin/gpustat/blob/master/gpustat/test_gpustat.py, processes shortened): the limit is the
+    # number after the slash; '??' (NVML gave none) is unknown, never 0, and an unknown draw does not hide the limit
+    rig = _paste("gpustat-full.txt", _GPUSTAT_FULL)
+    assert [g.power_limit_w for g in rig.gpus] == [250.0, 250.0, None]
+    assert "??" in rig.gpus[2].unavailable["power_limit_w"]
