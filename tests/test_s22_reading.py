@@ -124,3 +124,48 @@ def test_gpustat_power_cell_with_fan_speed_and_unknown_values():
     rig = _paste("gpustat-full.txt", _GPUSTAT_FULL)
     assert [g.power_limit_w for g in rig.gpus] == [250.0, 250.0, None]
     assert "??" in rig.gpus[2].unavailable["power_limit_w"]
+
+
+# --- class 4: nccl-tests rows behind mpirun's '[1,0]<stdout>:' tags, the paste indented; alltoall from its rows ---
+
+
+def test_tagged_indented_alltoall_rows_are_measured():
+    # https://github.com/bottlerocket-os/bottlerocket-kernel-kit/pull/313: every row '        [1,0]<stdout>:' (the
+    # fence at the margin, the rows indented), redop none, root -1, the in-place #wrong N/A: alltoall on 16 ranks,
+    # busbw 2.31 GB/s (out-of-place) at 512 KiB, the 1 MiB row cut after its time
+    rig = import_files([_one("s22-nccl-tests/nccl-tests-mpirun-tagged-alltoall-*.txt")])
+    assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("alltoall", 2.31)]
+
+
+_EFA_BLUEPRINT = """\
+    ```text
+    ...
+    [1,0]<stdout>:#                                                              out-of-place                       in-place
+    [1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+    [1,0]<stdout>:#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+    [1,0]<stdout>:  8589934592    2147483648     float     sum      -1    33611  255.57  479.19      0    34474  249.17  467.20      0
+    [1,0]<stdout>: 17179869184    4294967296     float     sum      -1    66988  256.46  480.87      0    66717  257.50  482.82      0
+    [1,0]<stdout>:# Out of bounds values : 0 OK
+    [1,0]<stdout>:# Avg bus bandwidth    : 123.343
+    ```
+"""  # noqa: E501
+
+
+def test_tagged_rows_in_an_indented_list_item_are_measured():
+    # https://github.com/aws-ia/terraform-aws-eks-blueprints/blob/main/patterns/nvidia-gpu-efa/README.md (a list
+    # item's fenced block, every line '    [1,0]<stdout>:'; the last two rows): all_reduce, 480.87 GB/s at 16 GiB
+    rig = _paste("efa-blueprint.txt", _EFA_BLUEPRINT)
+    assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("all_reduce", 480.87)]
+
+
+def test_alltoall_is_told_from_all_gather_by_its_unchecked_in_place_half():
+    # https://github.com/NVIDIA/nccl/issues/2169 (alltoall_perf on 4 H100s, its first row, pasted without the header):
+    # per-rank count (524288000 = 32768000 x 4 B x 4 ranks), no op, no root, in-place #wrong N/A (src/alltoall.cu:
+    # "We don't support in-place alltoall"); the same row checked in place (0) is all_gather's or alltoall's: unnamed
+    row = (
+        "   524288000      32768000     float    none      -1  1174.14  446.53  334.90       0  1163.40  450.65  337.99"  # noqa: E501
+    )
+    rig = _paste("rows.txt", row + "    N/A\n")
+    assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("alltoall", 334.90)]
+    rig = _paste("rows.txt", row + "      0\n")
+    assert [m.kind for m in rig.measurements] == ["collective"]

@@ -2,12 +2,14 @@
 --tag-output`` (``[1,0]<stdout>:``), ``kubectl logs --timestamps`` (``2024-05-01T12:00:00.123456789Z ``),
 ``kubectl logs --prefix`` (``[pod/NAME/CONTAINER] ``) and stern (``POD CONTAINER ``), ``pdsh`` (``node01: ``, or
 the host's address: ``10.0.87.143: ``, doubled where two launchers each added it). The prefix is taken off
-every line (line numbers kept) so that the output under it reads as printed. Kernel logs keep theirs (their readers
+every line (line numbers kept) so that the output under it reads as printed; in a paste indented as a whole (a markdown
+list item's lines), after the indent. Kernel logs keep theirs (their readers
 use the timestamps) but for a host's address and a pod's name (a GPU operator driver container's "Kernel
 messages:"): no kernel message starts with one."""
 
 from __future__ import annotations
 
+import os.path
 import re
 
 from gpuadvisor.probes.kmsg_signs import BSD_MLX
@@ -67,7 +69,7 @@ _PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
 _INLINE = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`([^`\n]+)`[.,;:!]?[ \t]*(?=\r?$)", re.M)  # a quote's marks kept
 # a paste wrapped in ONE inline code span across lines, as a fence: a backtick glued before its first line (a prompt)
 # and after its last ("`user@host:~$ nvcc --version" ... "V8.0.62`"), no backtick between them
-_SPAN = re.compile(r"^([ \t]*)`([^`\s][^`]*\n[^`]*[^`\s])`[.,;:!]?[ \t]*(?=\r?$)", re.M)
+_SPAN = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`([^`\s][^`]*\n[^`]*[^`\s])`[.,;:!]?[ \t]*(?=\r?$)", re.M)
 
 
 def strip_prefix(text: str) -> tuple[str, str | None]:
@@ -84,6 +86,8 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         return text, None
     if (numbered := _gutter(bodies, lines, cut)) is not None:
         return numbered, "an editor's line numbers"
+    indent = _indent(shown)  # a paste indented as a whole (a list item's): the prefix follows the indent
+    shown = [b[len(indent) :] for b in shown]
     kernel = any(_KERNEL.search(x) or BSD_MLX.match(x) for x in shown)
     for what, pattern in _PREFIXES:
         if kernel and what not in ("a host's address", _POD):
@@ -96,12 +100,18 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1
         if several and (kernel or not _nccl_log(shown, found)):
             continue  # one host's lines only; several hosts' lines interleaved are not one output (but an NCCL log)
+        dedented = [(b, b[len(indent) :] if b.startswith(indent) else b) for _, b in bodies]
         out = [
-            _rebuilt(line, body, pattern.sub("", body, count=1)) if body.strip() and pattern.match(body) else line
-            for (_, body), line in zip(bodies, lines, strict=True)
+            _rebuilt(line, body, pattern.sub("", inner, count=1)) if inner.strip() and pattern.match(inner) else line
+            for (body, inner), line in zip(dedented, lines, strict=True)
         ]
         return "".join(out), what
     return text, None
+
+
+def _indent(shown: list[str]) -> str:
+    """The blanks every line that must carry the prefix starts with ("" for none)."""
+    return os.path.commonprefix([x[: len(x) - len(x.lstrip(" \t"))] for x in shown])
 
 
 def _pod_lines(found: list[re.Match[str] | None], shown: list[str]) -> list[re.Match[str] | None]:
