@@ -169,3 +169,41 @@ def test_alltoall_is_told_from_all_gather_by_its_unchecked_in_place_half():
     assert [(m.kind, m.value_gbps) for m in rig.measurements] == [("alltoall", 334.90)]
     rig = _paste("rows.txt", row + "      0\n")
     assert [m.kind for m in rig.measurements] == ["collective"]
+
+
+# --- class 5: dcgmi dmon -l's field catalogue: read as holding nothing about the machine ---
+
+
+def test_dcgmi_dmon_field_catalogue_is_a_note_and_its_names_are_no_values():
+    # https://github.com/guilbaults/slurm-job-exporter/issues/4: '# dcgmi dmon -l', the catalogue (driver_version
+    # DRVER 1, cuda_driver_version CDVER 5, ...), cut in 'oem_inforom_version OEMVR': no GPU, no driver version
+    rig = import_files([_one("s22-dcgm/dcgmi-dmon-l-*.txt")])
+    assert (rig.gpus, rig.software.driver_version, rig.software.cuda_driver_version) == ([], None, None)
+    assert any("dcgmi dmon -l" in p for p in rig.problems)
+
+
+_DMON_L_AZUREHPC = """\
+/usr/bin/dcgmi dmon -l
+
+___________________________________________________________________________________
+           Long Name                              Short Name       Field Id
+___________________________________________________________________________________
+driver_version                                         DRVER              1
+nvml_version                                           NVVER              2
+cuda_driver_version                                    CDVER              5
+name                                                   DVNAM             50
+uuid                                                   UUID#             54
+pci_busid                                              PCBID             57
+bar1_total                                             B1TTL             90
+memory_clock                                           MMCLK            101
+
+etc
+"""
+
+
+def test_dcgmi_dmon_field_catalogue_of_a_docs_page_reads_no_gpu():
+    # https://github.com/Azure/azurehpc/blob/master/experimental/gpu_monitoring/readme.md ('dcgmi dmon -l', rows
+    # shortened, its 'etc' after them): the catalogue alone, no GPU, no bus id, no UUID, no driver
+    rig = _paste("azurehpc.txt", _DMON_L_AZUREHPC)
+    assert (rig.gpus, rig.software.driver_version) == ([], None)
+    assert any("catalogue of 8 field(s)" in p for p in rig.problems)

@@ -279,7 +279,8 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-dmon", "nvidia-smi dmon", GPU, "nvidia-smi", "dmon",
            "`# gpu   pwr  gtemp ...` (or `temp`; `\\#` as markdown escapes it) over `# Idx     W      C ...`",
            smi_dmon.starts, reads(smi_dmon.parse_smi_dmon), _add, 9),
-    Format("dcgmi-dmon", "dcgmi dmon", GPU, "DCGM", "", "`#Entity  XIDER  TMPTR ...` over `ID` and `GPU 0` rows",
+    Format("dcgmi-dmon", "dcgmi dmon", GPU, "DCGM", "", "`#Entity  XIDER  TMPTR ...` over `ID` and `GPU 0` rows, or "
+           "`dcgmi dmon -l`'s `Long Name  Short Name  Field Id` (a note)",
            dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
