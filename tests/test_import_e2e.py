@@ -291,7 +291,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "detectron2 collect_env, torch.__config__.show(), lspci -vv, nccl-tests, "
         "CUDA samples (bandwidthTest, busGrind, "
         "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), nvbandwidth, DCGM, "
-        "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
+        "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), incus (info --resources), "
         "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
         "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, fabric manager or storage output "

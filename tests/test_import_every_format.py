@@ -170,6 +170,8 @@ TABLE += "gpustat | gpustat | =GPUSTAT\n"
 WRITTEN["NVITOP"] = NVITOP.split("\n", 1)[1]  # its clock line off: the prompt's date glue
 TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
+INCUS = "s22-collect-env/incus-info-resources-gpu-rtx3060ti-560-35-03-empty-nvidia-fields_stgraber.txt"
+TABLE += f"incus-gpu | incus info --resources | corpus/{INCUS}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

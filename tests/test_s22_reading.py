@@ -207,3 +207,50 @@ def test_dcgmi_dmon_field_catalogue_of_a_docs_page_reads_no_gpu():
     rig = _paste("azurehpc.txt", _DMON_L_AZUREHPC)
     assert (rig.gpus, rig.software.driver_version) == ([], None)
     assert any("catalogue of 8 field(s)" in p for p in rig.problems)
+
+
+# --- class 6: Incus's (and LXD's) resource listing of a GPU ---
+
+
+def test_incus_gpu_section_empty_nvidia_fields_are_not_shown():
+    # https://github.com/lxc/incus/issues/1322: PCI address 0000:01:00.0, NUMA node 0, Driver: nvidia (560.35.03),
+    # 'NVIDIA information:' with Model 'NVIDIA GeForce RTX 3060 Ti' and empty Architecture, CUDA Version, UUID
+    rig = import_files([_one("s22-collect-env/incus-info-resources-*.txt")])
+    assert [(g.bus_id, g.numa_node, g.name, g.compute_capability) for g in rig.gpus] == [
+        ("0000:01:00.0", 0, "NVIDIA GeForce RTX 3060 Ti", None)
+    ]
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("560.35.03", None)
+    assert "empty" in rig.software.unavailable["cuda_driver_version"]
+    assert "empty" in rig.gpus[0].unavailable["compute_capability"]
+
+
+_LXD_6195 = """\
+Memory:
+  Free: 27.03GB
+  Used: 6.65GB
+  Total: 33.67GB
+
+GPU:
+  NUMA node: 0
+  Vendor: NVIDIA Corporation (10de)
+  Product: GM204 [GeForce GTX 970] (13c2)
+  PCI address: 0000:01:00.0
+  Driver: nvidia (418.74)
+  DRM:
+    ID: 0
+    Card: card0 (226:0)
+    Render: renderD128 (226:128)
+
+NIC:
+  NUMA node: 0
+  Vendor: Realtek Semiconductor Co., Ltd. (10ec)
+"""
+
+
+def test_lxd_gpu_section_without_nvidia_block_gives_bus_driver_and_product_name():
+    # https://github.com/canonical/lxd/issues/6195 ('lxc info --resources' on the host, LXD 3.17): one GTX 970 at
+    # 0000:01:00.0, driver nvidia 418.74, no 'NVIDIA information' block: no UUID, no CUDA version; the NIC below
+    # (a Realtek, 10ec) is no GPU
+    rig = _paste("lxd-6195.txt", _LXD_6195)
+    assert [(g.bus_id, g.name, g.uuid) for g in rig.gpus] == [("0000:01:00.0", "GeForce GTX 970", None)]
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("418.74", None)

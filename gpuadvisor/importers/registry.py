@@ -43,6 +43,7 @@ from gpuadvisor.importers import (
     ibcounters,
     ibdev2netdev,
     iblinkinfo,
+    incus_gpu,
     ip_link,
     lspci,
     nccl,
@@ -252,6 +253,9 @@ FORMATS: tuple[Format, ...] = (
     Format("nvc-info", nvc_info.WHAT, GPU, "nvidia-container-cli", "info",
            "`NVRM version:` over `CUDA version:`, or its debug log's `listing device /dev/nvidia0 (GPU-... at ...)`",
            nvc_info.starts, reads(nvc_info.parse_nvc_info), _add, 9),
+    Format("incus-gpu", incus_gpu.WHAT, GPU, "incus", "info --resources",
+           "`GPU:` or `GPUs:` over a card's `NUMA node:` (or `Card 0:`), `Vendor: NVIDIA Corporation (10de)` and "
+           "`PCI address:` (Incus or LXD)", incus_gpu.starts, reads(incus_gpu.parse_incus_gpu), _add, 9),
     Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
            "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
            reads(numba_detect.parse_numba_detect), _add, 8),
