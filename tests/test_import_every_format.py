@@ -172,6 +172,8 @@ TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
 INCUS = "s22-collect-env/incus-info-resources-gpu-rtx3060ti-560-35-03-empty-nvidia-fields_stgraber.txt"
 TABLE += f"incus-gpu | incus info --resources | corpus/{INCUS}\n"
+SMARTCTL = "s22-storage/smartctl-7-1-nvme-intel-optane-16gb-memory-cut-in-smart-log_karlowich.txt"
+TABLE += f"smartctl-nvme | smartctl -a /dev/nvme0 | corpus/{SMARTCTL}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

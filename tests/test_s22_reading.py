@@ -254,3 +254,61 @@ def test_lxd_gpu_section_without_nvidia_block_gives_bus_driver_and_product_name(
     rig = _paste("lxd-6195.txt", _LXD_6195)
     assert [(g.bus_id, g.name, g.uuid) for g in rig.gpus] == [("0000:01:00.0", "GeForce GTX 970", None)]
     assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("418.74", None)
+
+
+# --- class 7: smartctl -a on an NVMe drive, read as a storage device ---
+
+
+def test_smartctl_nvme_drive_is_a_storage_device_with_its_health_noted():
+    # https://github.com/ZaidQureshi/bam/issues/37: smartctl 7.1, INTEL MEMPEK1W016GA, one namespace of
+    # 14,403,239,936 bytes, SMART PASSED, 30 Celsius, cut in the health log
+    rig = import_files([_one("s22-storage/smartctl-7-1-nvme-*.txt")])
+    (dev,) = rig.storage.paths[0].devices
+    assert (dev.kind, dev.model, dev.size_bytes) == ("nvme", "INTEL MEMPEK1W016GA", 14403239936)
+    assert any("self-assessment: PASSED" in p for p in rig.problems)
+    assert any("temperature 30 C" in p for p in rig.problems)
+
+
+_SMARTCTL_746 = """\
+```
+$ sudo smartctl -a /dev/nvme1
+smartctl 7.3 2022-02-28 r5338 [x86_64-linux-6.1.44] (local build)
+Copyright (C) 2002-22, Bruce Allen, Christian Franke, www.smartmontools.org
+
+=== START OF INFORMATION SECTION ===
+Model Number:                       SAMSUNG MZVLB1T0HALR-00000
+Serial Number:                      S3W6NX0M803001
+Firmware Version:                   EXA7301Q
+PCI Vendor/Subsystem ID:            0x144d
+IEEE OUI Identifier:                0x002538
+Total NVM Capacity:                 1,024,209,543,168 [1.02 TB]
+Unallocated NVM Capacity:           0
+Controller ID:                      4
+NVMe Version:                       1.2
+Number of Namespaces:               1
+Namespace 1 Size/Capacity:          1,024,209,543,168 [1.02 TB]
+Namespace 1 Utilization:            521,226,092,544 [521 GB]
+```
+"""
+
+_SMARTCTL_TKPERF = """\
+=== START OF INFORMATION SECTION ===
+Model Number:                       INTEL SSDPE2KE016T7
+Serial Number:                      PHLE727300XA1P6CGN
+Firmware Version:                   QDV10190
+PCI Vendor/Subsystem ID:            0x8086
+IEEE OUI Identifier:                0x5cd2e4
+Total NVM Capacity:                 1.600.321.314.816 [1,60 TB]
+Unallocated NVM Capacity:           0
+"""
+
+
+def test_smartctl_nvme_named_by_its_command_and_sized_in_any_locale():
+    # https://github.com/nix-community/infra/issues/746 ('sudo smartctl -a /dev/nvme1', its information section):
+    # SAMSUNG MZVLB1T0HALR-00000, Total NVM Capacity 1,024,209,543,168 bytes (tnvmcap), the device nvme1
+    (dev,) = _paste("nix-746.txt", _SMARTCTL_746).storage.paths[0].devices
+    assert (dev.name, dev.model, dev.size_bytes) == ("nvme1", "SAMSUNG MZVLB1T0HALR-00000", 1024209543168)
+    # https://github.com/thomas-krenn/TKperf/issues/25 (a German locale: '1.600.321.314.816 [1,60 TB]'), the
+    # section pasted from its heading: INTEL SSDPE2KE016T7 of 1,600,321,314,816 bytes
+    (dev,) = _paste("tkperf-25.txt", _SMARTCTL_TKPERF).storage.paths[0].devices
+    assert (dev.model, dev.size_bytes) == ("INTEL SSDPE2KE016T7", 1600321314816)
