@@ -312,3 +312,45 @@ def test_smartctl_nvme_named_by_its_command_and_sized_in_any_locale():
     # section pasted from its heading: INTEL SSDPE2KE016T7 of 1,600,321,314,816 bytes
     (dev,) = _paste("tkperf-25.txt", _SMARTCTL_TKPERF).storage.paths[0].devices
     assert (dev.model, dev.size_bytes) == ("INTEL SSDPE2KE016T7", 1600321314816)
+
+
+# --- class 8: topo -m rendered as a table by a web page ---
+
+
+def test_pipe_table_with_its_header_shifted_is_read_from_its_rows():
+    # https://docs.alcf.anl.gov/polaris/hardware-overview/machine-overview: 'CPU Affinity | NUMA Affinity | GPU0 ...'
+    # over rows '24-31,56-63 | 3 | GPU0 | X | NV4 ...': every GPU pair NV4, mlx5_0 PHB to GPU3, mlx5_1 PHB to GPU1
+    rig = import_files([_one("s22-topo/topo-polaris-docs-*.txt")])
+    assert [(g.cpu_affinity, g.numa_node) for g in rig.gpus] == [
+        ("24-31,56-63", 3),
+        ("16-23,48-55", 2),
+        ("8-15,40-47", 1),
+        ("0-7,32-39", 0),
+    ]
+    assert rig.topology.matrix[0] == ["X", "NV4", "NV4", "NV4"]
+    assert rig.topology.nic_matrix == [["SYS", "SYS"], ["SYS", "PHB"], ["SYS", "SYS"], ["PHB", "SYS"]]
+    assert any("header shifted" in p for p in rig.problems)
+
+
+_GIST_ASHWIN = """\
+$ nvidia-smi topo -m | |
+GPU0 GPU1 GPU2 GPU3 CPU Affinity | |
+GPU0 X PHB SOC SOC 0-9,20-29 | |
+GPU1 PHB X SOC SOC 0-9,20-29 | |
+GPU2 SOC SOC X PHB 10-19,30-39 | |
+GPU3 SOC SOC PHB X 10-19,30-39 | |
+"""
+
+
+def test_a_page_rendering_each_printed_line_in_one_cell_is_read():
+    # https://gist.github.com/ashwin/e139748bdba15f5af63f0146d01ee4c3 (as the page renders it, each line a table row
+    # with empty cells after it): four GPUs, PHB within a pair, SOC (read as SYS) across, CPU affinity by pair
+    rig = _paste("gist.txt", _GIST_ASHWIN)
+    assert rig.topology.matrix == [
+        ["X", "PHB", "SYS", "SYS"],
+        ["PHB", "X", "SYS", "SYS"],
+        ["SYS", "SYS", "X", "PHB"],
+        ["SYS", "SYS", "PHB", "X"],
+    ]
+    assert [g.cpu_affinity for g in rig.gpus] == ["0-9,20-29", "0-9,20-29", "10-19,30-39", "10-19,30-39"]
+    assert not [p for p in rig.problems if "not recognised" in p and "GPU0" in p]  # its header line read too
