@@ -354,3 +354,13 @@ def test_a_page_rendering_each_printed_line_in_one_cell_is_read():
     ]
     assert [g.cpu_affinity for g in rig.gpus] == ["0-9,20-29", "0-9,20-29", "10-19,30-39", "10-19,30-39"]
     assert not [p for p in rig.problems if "not recognised" in p and "GPU0" in p]  # its header line read too
+
+
+def test_an_unclosed_span_costs_time_linear_in_the_paste():
+    # a backtick opening a line, then thousands of lines with none: the span is looked for once, not per line pair
+    import time
+
+    text = "`start here\n" + "some line of text\n" * 20000
+    t = time.process_time()
+    out, _ = strip_prefix(text)
+    assert out == text and time.process_time() - t < 2.0

@@ -69,7 +69,26 @@ _PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
 _INLINE = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`([^`\n]+)`[.,;:!]?[ \t]*(?=\r?$)", re.M)  # a quote's marks kept
 # a paste wrapped in ONE inline code span across lines, as a fence: a backtick glued before its first line (a prompt)
 # and after its last ("`user@host:~$ nvcc --version" ... "V8.0.62`"), no backtick between them
-_SPAN = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`([^`\s][^`]*\n[^`]*[^`\s])`[.,;:!]?[ \t]*(?=\r?$)", re.M)
+_SPAN_OPEN = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`(?=[^`\s])([^`]*)$")
+_SPAN_CLOSE = re.compile(r"^([^`]*[^`\s])`[.,;:!]?[ \t]*(\r?\n?)$")
+
+
+def _unspanned(text: str) -> str:
+    """``text`` without the one inline code span wrapped around lines of it (its opening backtick glued to a line's
+    start, its closing one to the end of the next line holding a backtick); linear in the text."""
+    lines = text.splitlines(keepends=True)
+    k = 0
+    while k < len(lines):
+        if (m := _SPAN_OPEN.match(lines[k])) is None:
+            k += 1
+            continue
+        j = next((j for j in range(k + 1, len(lines)) if "`" in lines[j]), None)
+        if j is None:
+            break
+        if (e := _SPAN_CLOSE.match(lines[j])) is not None:
+            lines[k], lines[j] = m.group(1) + m.group(2), e.group(1) + e.group(2)
+        k = j + 1
+    return "".join(lines)
 
 
 def strip_prefix(text: str) -> tuple[str, str | None]:
@@ -77,7 +96,7 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
     lines, a prompt line, a quote's marks and a last line the paste ends inside (too short to hold the whole prefix)
     need not carry it. A line in inline code marks (`...`), or lines wrapped in one span, are read as what is inside."""
     if "`" in text:
-        text = _SPAN.sub(r"\1\2", _INLINE.sub(r"\1\2", text))
+        text = _unspanned(_INLINE.sub(r"\1\2", text))
     lines = text.splitlines(keepends=True)
     cut = bool(lines) and not text.endswith(("\n", "\r"))
     bodies = [(k, x[m.end() :] if (m := _QUOTE.match(x)) else x) for k, x in enumerate(lines)]

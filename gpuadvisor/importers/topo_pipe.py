@@ -28,13 +28,11 @@ EXTRA_OK = {  # what an affinity column's cell may hold
 def _cells(line: str) -> list[str] | None:
     """The cells of a pipe-table line, blank ones at either end dropped; None for a line with no ``|``, or with a
     blank cell between two others (a value missing: which column it was cannot be told)."""
-    if "|" not in line:
+    if "|" not in line or len(line) > 4000:  # a matrix row is short
         return None
     cells = [c.strip() for c in line.strip().split("|")]
-    while cells and not cells[0]:
-        cells.pop(0)
-    while cells and not cells[-1]:
-        cells.pop()
+    shown = [k for k, c in enumerate(cells) if c]
+    cells = cells[shown[0] : shown[-1] + 1] if shown else []
     return None if not cells or "" in cells else cells
 
 
