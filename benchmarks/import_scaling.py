@@ -49,6 +49,8 @@ MANY_LINES = [
     '<pci busid="0000:06:00.0" link_speed="8 GT/s" link_width="16">', '<nvlink target="0000:07:00.0" count="1"/>',
     "  - CUDA Runtime 10.1", "4: ibp5s0: <BROADCAST,MULTICAST> mtu 4092 qdisc noop state DOWN mode DEFAULT",
     '{"event": "Test warn", "gpu": "GPU-1", "test": "software", "error_code": 29, "detail": "a"}',
+    "Capacity:", "                    nvidia.com/gpu.count=8", "NAME  READY  STATUS  RESTARTS  AGE",
+    "Failed to initialize NVML: Unknown Error",
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [

@@ -26,11 +26,13 @@ from typing import IO
 
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 
+from .busid import with_domain
 from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
 
 # the signs of a lost GPU whose line names it by bus id
-NAMED_LOSS = ("gpu-init-failed", "gpu-probe-failed", "gpu-bar-invalid", "gpu-unsupported", "gpu-unreadable")
+NAMED_LOSS: tuple[str, ...] = ("gpu-init-failed", "gpu-probe-failed", "gpu-bar-invalid", "gpu-unsupported")
+NAMED_LOSS += ("gpu-unreadable", "gpu-bar-unassigned")
 UNNAMED_LOSS = ("gsp-boot-failed", "gpu-probe-failed", "gpu-is-lost")  # those whose lines often do not
 
 EVENT_RE = re.compile(
@@ -42,7 +44,7 @@ EVENT_RE = re.compile(
 # the bus ...", or "NVRM: GPU at 0000:01:00.0 has fallen off the bus."
 FELL_RE = re.compile(
     r"NVRM: (?:The NVIDIA GPU|GPU at(?: PCI:)?) "
-    r"([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.?[0-7]?)"
+    r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.?[0-7]?)"
 )
 FELL_TEXT = "GPU has fallen off the bus (logged without an Xid line)"
 SXID_MORE = ("Data {", "Severity ")
@@ -67,9 +69,9 @@ READ_SIZE = 8192
 
 
 def normalise_bus_id(text: str) -> str:
-    """ "PCI:0000:3B:00" -> "0000:3b:00"; an 8-digit domain keeps its last 4 digits (NVML's 00000000:3B:00.0)."""
-    domain, rest = text.lower().split(":", 1)
-    return f"{domain[-4:]}:{rest}"
+    """ "0000:3B:00" -> "0000:3b:00", NVML's "00000000:3B:00.0" -> "0000:3b:00.0"; a domain above 0xffff keeps all
+    its digits, as the GPU's own bus id does (an Azure VM's "3E3F8E05:00:00", probes/busid.py)."""
+    return with_domain(text)
 
 
 UPTIME_MAX_S = 1e10  # three centuries: a longer uptime is not one (a hostile or garbled log), and not a value

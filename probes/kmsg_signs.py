@@ -33,6 +33,11 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``gpu-bar-invalid``: ``NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:`` then ``NVRM: BAR1
   is 0M @ 0x0 (PCI:0000:08:00.0)`` (the firmware gave the GPU no address window: the driver cannot map it, the
   probe fails; older drivers print the bus as ``PCI:0001:00.0``, bus 01 device 00 function 0);
+- ``gpu-bar-unassigned``: ``pci 0000:01:00.0: BAR 1 [mem size 0x10000000 64bit pref]: can't assign; no space`` (older
+  kernels: ``pci 0000:06:00.0: BAR 1: no space for [mem size 0x10000000 64bit pref]``, drivers/pci/setup-res.c) of a
+  device the same log enumerated as an NVIDIA display controller (``pci 0000:01:00.0: [10de:2204] type 00 class
+  0x030000``): the kernel found no room for the GPU's memory window, so the driver cannot map it (the same class as
+  ``gpu-bar-invalid``); a bridge's windows (BAR 7-15), a ROM, an I/O BAR and an SR-IOV VF BAR are not this sign;
 - ``gpu-unsupported``: ``NVRM: The NVIDIA GPU 0000:af:00.0 (PCI ID: 10de:1db5)`` followed by ``installed in this
   system is not supported by`` (the loaded driver branch or module flavour does not drive this GPU: the open
   module on a GPU without GSP, a legacy GPU on a new branch) or ``requires use of the NVIDIA open kernel modules``;
@@ -57,7 +62,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   its consequence);
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
-The text is searched with one regular expression (C speed); only matching lines are cut out and read.
+The text is searched with str.find for a few anchors (C speed, one pass each: ``ANCHORS``); only the lines
+holding one are cut out, and those holding a sign's keyword (``KEYWORDS``) read.
 Sources of the forms: the NVIDIA driver's messages as posted in NVIDIA/gpu-operator#1146 (RmInitAdapter),
 ublue-os/bazzite#4449 (GSP heartbeat), Linux drivers/pci/pcie/aer.c (``PCIe Bus Error: severity=%s``), the
 mlx5_core driver (``Link down``/``Link up``, drivers/net/ethernet/mellanox/mlx5/core/en_main.c).
@@ -69,7 +75,9 @@ import re
 
 from gpuadvisor.facts import KernelEvent
 
-# Substrings searched with str.find (C speed; a regular expression with alternatives is 3x slower on a big log).
+from .busid import with_domain
+
+# A line is read when it holds one of these (what the reader did before ``ANCHORS``: a str.find pass per keyword).
 KEYWORDS = (
     "RmInitAdapter failed",
     "NV_ERR_RESET_REQUIRED",
@@ -98,6 +106,7 @@ KEYWORDS = (
     "probe routine was not called for",
     "failed with error",
     "NVRM: BAR",
+    "no space",  # a BAR the kernel could not assign: "can't assign; no space", older "no space for [mem"
     "(PCI ID: ",
     "No done completion",
     "leak of a command resource",
@@ -119,6 +128,31 @@ KEYWORDS = (
     ": version magic",
     ": Unknown symbol",
 )
+# What every line giving an event holds (the condition of a branch of classify, hung_in_driver, oops_in_driver or
+# unsupported_gpu; a new sign needs one here): each searched with str.find, one C-speed pass, fewer than KEYWORDS'
+# (a regular expression with alternatives is ten times slower on a big log).
+ANCHORS = (
+    "NVRM",  # the driver's: lost, reset required, GSP, NVLink discovery, not probed, BAR, unsupported
+    "failed",  # RmInitAdapter, the probe's, mlx5_load_one
+    "blocked for more than",
+    "general protection fault",
+    "health compromised",
+    "mlx5_enter_error_state",
+    "No done completion",
+    "leak of a command resource",
+    "insufficient power on the PCIe slot",
+    "unknown chipset (ffffffff)",
+    ": Link ",
+    "carrier",
+    "no space",  # a BAR the kernel could not assign
+    "firmware",  # the driver's install problems: a firmware file not loaded, "No firmware image found"
+    ": version magic",
+    ": Unknown symbol",
+)
+# Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
+# common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
+RARE = {"#": ("soft lockup - CPU#",), "B": ("BUG: ", "PCIe Bus Error: severity="), "'": ("AER: can't recover",)}
+RARE_LINES, RARE_PER = 1000, 2000
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
     r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
@@ -128,14 +162,14 @@ SIGN_RE = re.compile(
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
-    r"|general protection fault"
+    r"|general protection fault|can't assign; no space|: no space for \[mem"
 )
 # FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
 # enabled"; the mlx5en interface "mce0: ..."): no PCI address, no time
 BSD_MLX = re.compile(r"^\s*(?:mlx[45]_core|mlx[45]_ib|mce)\d{1,3}: \S")
-_DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
-_NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
+_NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
 _NVRM_INDEX = re.compile(r"NVRM: (GPU\d+) ")
 _SEVERITY = re.compile(
     r"severity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
@@ -167,8 +201,13 @@ OOPS_LINES = 40  # an oops report's lines down to its call trace's first frames
 HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (a kernel prints some 30 frames)
 # "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:08:00.0)": the region the firmware assigned; old drivers: "(PCI:0001:00.0)"
 _BAR_INVALID = re.compile(r"NVRM: (BAR\d+) is (\d+[KMGT]?) @ (0x[0-9a-fA-F]+) \(PCI:([0-9a-fA-F:.]+)\)")
+# a device's own memory BAR (0-5) the kernel found no room for: "BAR 1 [mem size 0x10000000 64bit pref]: can't assign;
+# no space", older "BAR 1: no space for [mem size 0x10000000 64bit pref]" (not "VF BAR", a bridge's 7-15 or "[io")
+_BAR_NO_SPACE = re.compile(
+    r"(?<!VF )\bBAR ([0-5])(?: (\[mem [^\]]*\]): can't assign; no space|: no space for (\[mem [^\]]*\]))"
+)
 _UNSUPPORTED = re.compile(
-    r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \(PCI ID: (\w+:\w+)\)"
+    r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \(PCI ID: (\w+:\w+)\)"
 )
 _UNSUPPORTED_SAYS = re.compile(r"not supported\s+by|requires use of\s+the\s+NVIDIA\s+open")
 # The driver's own install problems, a row each: (pattern, what it says). Each is a cause of the GPU's failure to
@@ -200,7 +239,7 @@ def _bus(text: str) -> str:
     b = text.lower()
     if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}\.[0-7]", b):  # old NVRM's "PCI:0001:00.0": bus 01, device 00
         return f"0000:{b[2:]}"
-    return b if b.count(":") == 2 else "0000:" + b
+    return with_domain(b) if b.count(":") == 2 else "0000:" + b  # a domain above 0xffff whole (probes/busid.py)
 
 
 def install_sign(line: str) -> tuple[str, str | None, str] | None:
@@ -362,37 +401,79 @@ def unsupported_gpu(line: str, text: str, end: int) -> tuple[str, str | None, st
     return "gpu-unsupported", _bus(m.group(1)), f"GPU {m.group(1)} (PCI ID {m.group(2)}) is not supported by {flavour}"
 
 
+def _find_lines(text: str, word: str, ends: dict[int, int], pos: int = 0, most: int = -1) -> int:
+    """Record in ``ends`` (start: end) each line of ``text`` holding ``word`` from ``pos`` on, each line once; after
+    ``most`` lines (-1: no limit) stop, returning where (-1: it reached the text's end)."""
+    find, rfind = text.find, text.rfind
+    pos = find(word, pos)
+    while pos >= 0:
+        if most == 0:
+            return pos
+        most -= 1
+        start = rfind("\n", 0, pos) + 1
+        end = find("\n", pos)
+        ends.setdefault(start, end)
+        if end < 0:
+            break
+        pos = find(word, end + 1)
+    return -1
+
+
+def sign_lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each line of ``text`` holding a sign's keyword, in order (end -1: the text's last line,
+    without a newline). A str.find pass per anchor; each line found is cut out once and tested for KEYWORDS."""
+    ends: dict[int, int] = {}
+    for char, words in RARE.items():
+        stop = _find_lines(text, char, ends, most=RARE_LINES + len(text) // RARE_PER)
+        for word in words if stop >= 0 else ():  # common in this log: its words from there on
+            _find_lines(text, word, ends, max(stop - len(word), 0))
+    for anchor in ANCHORS:
+        _find_lines(text, anchor, ends)
+    out = []
+    for start in sorted(ends):
+        end = ends[start]
+        line = text[start : end if end >= 0 else len(text)]
+        if any(word in line for word in KEYWORDS):
+            out.append((start, end))
+    return out
+
+
+def read_sign(line: str, text: str, end: int) -> tuple[str, str | None, str] | None:
+    """(kind, bus id, message) of the sign on ``line`` (ending at ``end`` in ``text``, -1: its last), or None."""
+    if "blocked for more than" in line or "soft lockup - CPU#" in line:
+        hung = hung_in_driver(line, text, end)
+        return None if hung is None else ("driver-hung", None, hung)
+    if _OOPS.search(line):
+        oops = oops_in_driver(line, text, end)
+        return None if oops is None else ("driver-oops", None, oops)
+    if "(PCI ID: " in line and "Xid" not in line:
+        return unsupported_gpu(line, text, end)
+    if "no space" in line:
+        return unassigned_bar(line, text)
+    return classify(line)
+
+
+def unassigned_bar(line: str, text: str) -> tuple[str, str | None, str] | None:
+    """A memory BAR the kernel could not assign, of a device ``text`` enumerates as an NVIDIA display controller
+    ("pci 0000:01:00.0: [10de:2204] type 00 class 0x030000"): the driver cannot map that GPU."""
+    m = _BAR_NO_SPACE.search(line)
+    dev = _DEVICE.search(line, 0, m.start()) if m else None
+    if m is None or dev is None:
+        return None
+    if re.search(re.escape(dev.group(2)) + r":? \[10de:[0-9a-fA-F]{4}\] type 00 class 0x03", text) is None:
+        return None  # not known to be an NVIDIA GPU (an NVIDIA audio function, another vendor's device)
+    return "gpu-bar-unassigned", _bus(dev.group(2)), f"BAR {m.group(1)} {m.group(2) or m.group(3)}: no space"
+
+
 def parse_signs(text: str, first_line: int, stamp: object) -> list[KernelEvent]:
     """Every sign of ``text`` (line numbers from ``first_line``); ``stamp(prefix, event)`` sets its time."""
     out: list[KernelEvent] = []
-    hits: list[int] = []
-    find = text.find
-    for word in KEYWORDS:
-        pos = find(word)
-        while pos >= 0:
-            hits.append(pos)
-            pos = find(word, pos + len(word))
-    counted_to, line_no, last_start = 0, first_line, -1
-    for hit in sorted(hits):
-        start = text.rfind("\n", 0, hit) + 1
-        if start == last_start:
-            continue  # two signs on one line: one event
-        last_start = start
-        end = find("\n", hit)
+    counted_to, line_no = 0, first_line
+    for start, end in sign_lines(text):
         line = text[start : end if end >= 0 else len(text)]
         line_no += text.count("\n", counted_to, start)
         counted_to = start
-        got: tuple[str, str | None, str] | None
-        if "blocked for more than" in line or "soft lockup - CPU#" in line:
-            hung = hung_in_driver(line, text, end)
-            got = None if hung is None else ("driver-hung", None, hung)
-        elif _OOPS.search(line):
-            oops = oops_in_driver(line, text, end)
-            got = None if oops is None else ("driver-oops", None, oops)
-        elif "(PCI ID: " in line and "Xid" not in line:
-            got = unsupported_gpu(line, text, end)
-        else:
-            got = classify(line)
+        got = read_sign(line, text, end)
         if got is None:
             continue
         kind, bus, message = got

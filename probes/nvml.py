@@ -18,6 +18,8 @@ from gpuadvisor import facts
 from gpuadvisor.catalog import generations
 from gpuadvisor.facts import Gpu, NvLink, Pcie
 
+from . import busid
+
 # NVML return codes (nvml.h) -> the reason recorded beside a null field.
 _REASONS = {
     3: facts.NOT_SUPPORTED,  # NVML_ERROR_NOT_SUPPORTED
@@ -85,19 +87,13 @@ def _error_code(exc: BaseException) -> int | None:
 
 
 def normalize_bus_id(bus_id: str | bytes | None) -> str | None:
-    """NVML's "00000000:41:00.0" -> sysfs's "0000:41:00.0" (lower case, 4-digit domain)."""
+    """NVML's "00000000:41:00.0" -> sysfs's "0000:41:00.0" (lower case; a domain above 0xffff keeps its eight
+    digits: an Azure VM's "3E3F8E05:00:00.0"); what is no bus id is kept as NVML gave it, in lower case."""
     if bus_id is None:
         return None
     if isinstance(bus_id, bytes):
         bus_id = bus_id.decode("ascii", "replace")
-    bus_id = bus_id.strip().lower()
-    parts = bus_id.split(":")
-    if len(parts) == 3:
-        domain = parts[0][-4:].rjust(4, "0")
-        return f"{domain}:{parts[1]}:{parts[2]}"
-    if len(parts) == 2:
-        return f"0000:{parts[0]}:{parts[1]}"
-    return bus_id
+    return busid.normalize_bus_id(bus_id) or bus_id.strip().lower()
 
 
 class Nvml:

@@ -138,7 +138,7 @@ class SimNvml:
     def nvmlDeviceGetPciInfo(self, h: GpuDesc) -> SimpleNamespace:
         self._dev(h, "nvmlDeviceGetPciInfo")
         domain, bus, devfn = h.bus_id.split(":")
-        return SimpleNamespace(busId=f"0000{domain}:{bus}:{devfn}".upper(), bus=int(bus, 16))
+        return SimpleNamespace(busId=f"{domain:0>8}:{bus}:{devfn}".upper(), bus=int(bus, 16))  # NVML: %08x
 
     def nvmlDeviceGetArchitecture(self, h: GpuDesc) -> int:
         return int(self._dev(h, "nvmlDeviceGetArchitecture")["architecture"])

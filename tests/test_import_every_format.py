@@ -17,6 +17,7 @@ from gpuadvisor.importers import parse_text
 from gpuadvisor.importers.registry import KINDS
 from gpuadvisor.importers.sections import split_sections
 from tests.test_beyond_tools import PERFQUERY
+from tests.test_import_env_reports import ACC_3446, DS_6762, JAX_285, PIP_4614
 from tests.test_import_framework_devices import (
     GPUSTAT_130,
     LLAMA_VRAM,
@@ -25,6 +26,7 @@ from tests.test_import_framework_devices import (
     TF_31969,
     TORCH_PADDLE,
 )
+from tests.test_import_k8s import NODE_36, PODS_35
 from tests.test_import_smi_csv import CSV
 from tests.test_import_versions import NVCC_110, PROC_OPEN, RPM_570, SMI_570
 
@@ -154,6 +156,10 @@ TABLE += f"xid-relay | curl -kL https://localhost:15132/v1/states | corpus/{XID_
 GO_LOG = "s21-lost-gpu/k8s-device-plugin-pod-log-no-devices-found-waiting-indefinitely-after-reboot_xqlang.txt"
 VERBS_QP = "s21-rdma-logs/uccl-ep-roce-ionic-port-active-modify-qp-rtr-timed-out-errno-110-mi355x-cut_zhenhuang12.txt"
 TABLE += f"verbs-qp | python tests/test_low_latency.py | corpus/{VERBS_QP}\n"
+UCX_LOG = "s22-rdma-logs/ucx-transport-retry-count-exceeded-mlx5-0-1-ib-dci-qp-openmpi-cut_afernandezody.txt"
+TABLE += f"ucx-log | mpirun --mca pml ucx -H master,compute001 executable | corpus/{UCX_LOG}\n"
+MLXLINK = "s22-rdma-logs/mlxlink-spectrum-switch-port1-active-linkup-25gbe-firecode-fec-healthy-cut_keboliu.txt"
+TABLE += f"mlxlink | mlxlink -d /dev/mst/mt52100_pci_cr0 -p 1 | corpus/{MLXLINK}\n"
 # the version outputs, from their real pastes (cited in tests/test_import_versions.py)
 WRITTEN.update(SMI_VERSION=SMI_570, PROC_VERSION=PROC_OPEN, NVCC=NVCC_110, PACKAGES=RPM_570.split("\n", 1)[1])
 TABLE += "smi-version | nvidia-smi --version | =SMI_VERSION\n"
@@ -170,6 +176,24 @@ TABLE += "gpustat | gpustat | =GPUSTAT\n"
 WRITTEN["NVITOP"] = NVITOP.split("\n", 1)[1]  # its clock line off: the prompt's date glue
 TABLE += "nvitop | nvitop -1 | =NVITOP\n"
 TABLE += f"go-log | kubectl logs nvidia-device-plugin-daemonset-x -n kube-system | corpus/{GO_LOG}\n"
+# ML environment reports: real pastes quoted in tests/test_import_env_reports.py (URLs there)
+WRITTEN.update(HF_ENV=ACC_3446, DS_REPORT=DS_6762, JAX_ENV=JAX_285.split("\n", 1)[1], PIP_LIST=PIP_4614)
+TABLE += "hf-env | accelerate env | =HF_ENV\n"
+TABLE += "ds-report | ds_report | =DS_REPORT\n"
+TABLE += "jax-env | python -c 'import jax; jax.print_environment_info()' | =JAX_ENV\n"
+TABLE += "pip-list | pip list | grep torch | =PIP_LIST\n"
+# Kubernetes: real pastes quoted in tests/test_import_k8s.py (URLs there), their own command line off
+WRITTEN.update(K8S_NODE=NODE_36, K8S_PODS=PODS_35.split("\n", 1)[1])
+TABLE += "k8s-node | kubectl describe node geo-node1 | =K8S_NODE\n"
+TABLE += "k8s-pods | kubectl get pods -n gpu-operator-resources | =K8S_PODS\n"
+CONTAINER = "fixtures/import/container/oci-hook-nvml-driver-not-loaded_nvidia-container-toolkit260.txt"
+TABLE += f"container-errors | docker run --rm --gpus all nvidia/cuda:11.0-base nvidia-smi | {CONTAINER}\n"
+DIGITS = "s23-collect-env/digits-device-query-py-2x-titan-z-dies-and-k40c-mixed-cut_lukeyeager.txt"
+TABLE += f"digits-devices | ./device_query.py | corpus/{DIGITS}\n"
+MEMTEST = "s23-cuda-samples/cuda-memtest-1.2.3-rtx-pro-6000-blackwell-open-570-4gb-free-cut_createthis.txt"
+TABLE += f"cuda-memtest | ./cuda_memtest | corpus/{MEMTEST}\n"
+LIBGPU = "s23-collect-env/gpgpu-course-device-list-uhd-igpu-rtx3050-laptop-cpu-russian-pr_achvanov7.txt"
+TABLE += f"libgpu-devices | ./main_aplusb_matrix | corpus/{LIBGPU}\n"
 INCUS = "s22-collect-env/incus-info-resources-gpu-rtx3060ti-560-35-03-empty-nvidia-fields_stgraber.txt"
 TABLE += f"incus-gpu | incus info --resources | corpus/{INCUS}\n"
 SMARTCTL = "s22-storage/smartctl-7-1-nvme-intel-optane-16gb-memory-cut-in-smart-log_karlowich.txt"

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from gpuadvisor.importers.beyond import FM_WORDS
+from gpuadvisor.facts import KernelEvent, Rig
+from gpuadvisor.importers.beyond import FM_WORDS, parse_kernel_log
 from gpuadvisor.importers.section import Section
 
 # rsyslog's traditional and high-precision times, journalctl's short, short-iso and short-precise forms: a time, the
@@ -23,6 +24,20 @@ _SYSLOG = re.compile(
     r"^\s*(?:[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
     r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
     r"\s+[\w.-]{1,63}\s+[\w.@/()-]{1,64}(?:\[\d{1,10}\])?:\s"
+)
+# systemd's boot console: a unit's status mark, then what it did ("[  OK  ] Started Login Service.", "[FAILED] Failed
+# to start NVIDIA Persistence Daemon.", "[DEPEND] Dependency failed for ..."; systemd's core/job.c job_done messages)
+_CONSOLE = re.compile(
+    r"^\s*\[\s*(?:OK|FAILED|DEPEND|TIME|WARN|INFO)\s*\] (?:Started|Stopped|Finished|Reached target|Failed to start"
+    r"|Dependency failed for|Mounted|Unmounted|Listening on|Created slice|Set up|Activated|Closed|Removed|Found device"
+    r"|Timed out) \S"
+)
+# an NVIDIA unit that failed to start, on the console or in the journal ("systemd[1]: Failed to start
+# nvidia-persistenced.service - NVIDIA Persistence Daemon.")
+_UNIT_FAILED = re.compile(
+    r"(?:^\s*\[\s*(?:FAILED|DEPEND)\s*\] |\bsystemd\[\d+\]: )(Failed to start|Dependency failed for) "
+    r"((?=\S)[^\n]*?(?:NVIDIA|nvidia)[^\n]*?)\.?[ \t]*$",
+    re.M,
 )
 # IBM CAST's CSM daemons: "[COMPUTE]2020-08-25 12:37:50.006451     csmenv::debug    | ..."
 _CSM = re.compile(r"^\s*\[(?:COMPUTE|AGGREGATOR|MASTER|UTILITY)\]\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+\s+\w+::\w+\s+\|")
@@ -53,6 +68,22 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     if _SLURMD_SIGN.match(lines[i]) or _SLURMD_LINE.match(lines[i]):
         return any(_SLURMD_SIGN.match(x) for x in lines[i : i + _WINDOW])
-    if not any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM)):
+    if not any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE)):
         return False
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])
+
+
+def parse(text: str, source: str, first: int) -> Rig:
+    """A kernel or service log: its kernel lines and signs, and each NVIDIA unit systemd says failed to start (on the
+    boot console or in the journal, among the kernel's lines or alone)."""
+    rig = parse_kernel_log(text, source, first)
+    if "Failed to start" not in text and "Dependency failed for" not in text:
+        return rig  # (a substring search first: a big kernel log holds none)
+    events = rig.kernel.events if rig.kernel.events is not None else []
+    for m in _UNIT_FAILED.finditer(text):
+        unit = m.group(2).strip()
+        said = f"systemd: {m.group(1)} {unit}"
+        line = first + text.count("\n", 0, m.start())
+        events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
+    rig.kernel.events = events
+    return rig

@@ -20,6 +20,7 @@ from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, Source, Storage
 from gpuadvisor.importers import beyond_merge
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.launch_env import add_command_env
 from gpuadvisor.importers.machines import one_machine, split
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
@@ -91,6 +92,7 @@ def parse_section(section: Section, source: str, filename: str = "") -> Part:
     row = BY_KIND[section.kind]
     part = row.parse(section, source, filename)
     part.text, part.name = section.text, row.name
+    add_command_env(part.rig, section.context, section.start - len(section.context), source)
     if row.extras is not None:  # facts beyond the GPU in it: nvidia-smi -q Fabric, lspci -vvv ACSCtl
         row.extras(part.rig, section.text)
     if section.open_end and part.rig.gpus:

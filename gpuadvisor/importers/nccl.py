@@ -18,6 +18,7 @@ from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers import nccl_layout
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
+from gpuadvisor.importers.nccl_launch import FAILED, launched_ranks
 from gpuadvisor.importers.nccl_layout import TYPE_BYTES, blank_redop, columns_from_row, old_layout_binary
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
@@ -107,6 +108,7 @@ class NcclRun:
     in_place_first: bool = False  # MSCCL++'s halves: "in-place" then "out-of-place"
     in_place_only: bool = False  # rows that print only their in-place half: the measurement's rows are those
     columns_raw: str = ""  # the column header line as printed (where its columns sit)
+    launched: int | None = None  # the ranks its command line asks for (mpirun -np x -t x -g), when shown
 
     @property
     def world_size(self) -> int | None:
@@ -115,7 +117,7 @@ class NcclRun:
             return len(shown) if max(shown) < len(shown) else None
         if self.n_thread and self.n_gpus:
             return self.n_thread * self.n_gpus
-        return None
+        return self.launched  # neither header nor device lines: the command line's count
 
     @property
     def hosts(self) -> list[str]:
@@ -164,7 +166,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
-            if run.failure is None and _FAILED.search(s):
+            if run.failure is None and FAILED.search(s):
                 run.failure = (lineno, s[:160])
             continue  # prompts, warnings, NCCL INFO lines
         if not run.columns:
@@ -216,6 +218,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
     if not run.binary:
         m = _BINARY.search(hint) or _BINARY.search("\n".join(lines[:5]))
         run.binary = m.group(1) if m else None
+    run.launched = launched_ranks(hint)
     if not run.nccl_version:  # a launcher log may print it just above "# nThread"
         m = _NCCL_VERSION.search(hint)
         run.nccl_version = m.group(1) if m else None
@@ -339,8 +342,7 @@ def _infer_binary(run: NcclRun) -> str | None:
     if not n:  # the rank count not shown: only all_reduce (size = count x type size at any count) is certain
         return "all_reduce" if whole and redop not in ("none", "-") and root in ("-", "-1") else None
     per_rank = r.size_bytes == r.count * ts * n and n > 1
-    rooted = root not in ("-", "-1")
-    if rooted:
+    if root not in ("-", "-1"):  # rooted
         return {"none": "broadcast"}.get(redop, "reduce" if redop != "-" else None)
     if whole and not per_rank:
         return "all_reduce" if redop not in ("none", "-") else ("sendrecv" if redop == "none" else None)
@@ -387,13 +389,6 @@ UNNAMED = "collective"  # the kind of rows whose collective the output does not 
 _UNKNOWN_BINARY = (
     "cannot tell which nccl-tests binary printed this (no '..._perf' command line or 'Collective test starting' "
     "line); name the file after it, e.g. all_gather_perf.txt"
-)
-# What a run that failed before its first size prints (nccl-tests' own checks, MPI, the shell).
-_FAILED = re.compile(
-    r"\b(?:NCCL failure|Test NCCL failure|Test CUDA failure|CUDA failure|Test failure|Segmentation fault|"
-    r"core dumped|Aborted|Killed|mpirun noticed|exited on signal|NCCL WARN|unhandled (?:system|cuda) error|"
-    r"internal error|timed out|Bus error)\b",
-    re.IGNORECASE,
 )
 
 
@@ -501,10 +496,15 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             notes=notes,
         )
         m.latency_us = rows[0].time_us if rows[0].size_bytes <= 1024 else None
-        if not run.ranks and run.world_size is None:
+        if not run.ranks and not run.header_line:
             m.unavailable["world_size"] = m.unavailable["gpus"] = (
                 "the paste starts below nccl-tests' header: its nThread/nGpus line and rank lines are not shown"
             )
+            if run.world_size is not None:  # the command line's count stands in for the header's
+                del m.unavailable["world_size"]
+                m.notes.append(
+                    f"world size {run.world_size}: the ranks the command line asks for (processes x -t x -g)"
+                )
         elif run.world_size is None:
             m.unavailable["world_size"] = (
                 f"the paste shows {len({r.rank for r in run.ranks})} device line(s), up to rank "

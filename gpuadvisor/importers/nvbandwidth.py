@@ -6,7 +6,8 @@ nvbandwidth prints a banner (``nvbandwidth Version: v0.8``, the CUDA and driver 
 (each GPU's copy over its link: ``h2d``/``d2h``), and device to device reads and writes (each pair:
 ``p2p_unidir``; bidirectional: ``p2p_bidir``), copy engine (CE) and SM copies alike, each named in its method.
 The others (all-to-host, host-to-all, latency, local copies) are listed as not read. A cell ``N/A`` (the
-diagonal) or one the paste ends inside is not a figure.
+diagonal) or one the paste ends inside is not a figure. ``-p multinode`` (under MPI) lists ``Process N (HOST): device
+N: NAME (bus)`` instead of ``Device N:``: the process's rank numbers the GPU, as its matrices do.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from gpuadvisor.importers.values import normalize_bus_id
 _RUNNING = re.compile(r"^(?:>\s*)?Running (\w+)\.\s*$")  # "> ": a quote marker some lines of a paste keep
 _TITLE = re.compile(r"^memcpy (CE|SM) (CPU|GPU)\(row\) (->|<-|<->) (CPU|GPU)\(column\) bandwidth \(GB/s\)")
 _DEVICE = re.compile(r"^Device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$")
+# nvbandwidth -p multinode (built with MULTINODE, run under MPI): one line per process, "Process 0 (HOST): device 0:
+# NVIDIA H200 (00000000:8f:00)"; the process's rank numbers the GPU in its matrices (each host numbers its devices)
+_PROCESS = re.compile(
+    r"^Process (\d+) \(([^)]*)\): device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$"
+)
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
 _DRIVER = re.compile(r"^Driver Version:\s*(\d[\w.-]*)\s*$")
 
@@ -57,12 +63,11 @@ def parse_nvbandwidth(text: str, source: str = "<text>", first_line: int = 1) ->
         elif m := _DRIVER.match(s):
             rig.software.driver_version = m.group(1)
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
-        elif (m := _DEVICE.match(s)) and int(m.group(1)) not in devices:
+        elif (m := _DEVICE.match(s) or _PROCESS.match(s)) and int(m.group(1)) not in devices:
             # the banner always goes on after its device lines: ending the paste, the line was cut there
-            g = listed_gpu(
-                int(m.group(1)), m.group(2).strip() or None, list(devices.values()), lineno, k - 1 == last_shown
-            )
-            g.bus_id = normalize_bus_id(m.group(3) + ".0") if m.group(3) else None
+            name, bus = m.group(2, 3) if m.re is _DEVICE else m.group(4, 5)
+            g = listed_gpu(int(m.group(1)), name.strip() or None, list(devices.values()), lineno, k - 1 == last_shown)
+            g.bus_id = normalize_bus_id(bus + ".0") if bus else None
             if g.bus_id is None:
                 g.unavailable["bus_id"] = "nvbandwidth printed no bus id (versions before 0.6)"
             devices[g.index] = g

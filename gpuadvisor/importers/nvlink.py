@@ -24,6 +24,10 @@ _GPU = re.compile(r"^GPU (\d+): (.*?)\s*\(UUID: ([^)]*)\)\s*$")
 # nvidia-smi -L under a GPU in MIG mode: "  MIG 3g.40gb     Device  0: (UUID: MIG-...)"
 MIG_DEVICE = re.compile(r"^MIG \d+g\.\d+gb\w*\s+Device\s+\d+:")
 _LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
+# a speed cut inside its unit ("50 GB", "53.125 G"): on the output's last line, even with a line end after it (the
+# copy's newline added), it is a cut, not a value (nvidia-smi prints no speed without its "GB/s"); a bare number
+# ended by a line end ("53.1\n") stays unreadable: no unit shows it was a speed
+_PARTIAL = re.compile(r"\d+(?:\.\d+)?\s*(?:G|GB|GB/)")
 _ERR = re.compile(r"^(.*?)\s*Errors?\s*:\s*(\d+)$", re.IGNORECASE)
 _ERROR_KEYS = {
     "replay": "replay",
@@ -89,6 +93,7 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
     origins: list[str] = []
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
+    final = max((k for k, x in enumerate(lines) if x.strip()), default=-1)
 
     def close() -> None:
         if gpu is not None and links:
@@ -150,6 +155,7 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
             raise ImportParseError(source, lineno, f"NVLink number {n} is out of range (GPUs have at most 18 links)")
         speed = re.fullmatch(r"(\d+(?:\.\d+)?)\s*GB/s", rest)
         inactive = rest.strip("<>").lower() in ("inactive", "disabled", "off")
+        last = last or (k == final and _PARTIAL.fullmatch(rest) is not None)
         if last and not speed and not inactive:  # "53.1", "<inac", or a counter whose digits may go on
             not_shown(gpu, f"{facts.ELIDED} (line {lineno} is cut mid-line)")
             continue

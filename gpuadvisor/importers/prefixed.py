@@ -46,8 +46,16 @@ _PREFIXES = (
     # possibly twice ("10.0.87.143: 10.0.87.143: ": a launcher's output relayed by another that prefixes it again)
     ("a host's address", re.compile(r"^(\d{1,3}(?:\.\d{1,3}){3})(?:: \1)*: ")),
     ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62})(?:: \1)*: ")),
+    # srun --label: the task's number ("0: ", " 3: ", padded to the widest task number); ip -o's interface
+    # index ("2: eth0: <BROADCAST,...>", "2: eth0    inet 10.0.0.2/24") is not one (see _IP_ONELINE)
+    ("srun's task label", re.compile(r"^ {0,5}\d{1,6}: (?=\S)")),
 )
 _HOSTS = ("a host's address", "a host name")
+_SRUN = "srun's task label"
+# a syslog line after its time (rsyslog's RFC 3339 form: "2025-08-16T00:03:03.959639-04:00 localhost systemd[1]: "):
+# the time is the log's own, its reader keeps it (as a kernel log's)
+_SYSLOG_REST = re.compile(r"^[\w.-]{1,63} [\w.@/()-]{1,64}(?:\[\d{1,10}\])?: ")
+_IP_ONELINE = re.compile(r"^[\w.@:-]+:? +(?:<[A-Z0-9_,-]*>|inet6? |link/)")
 _POD = "a pod's and container's names"
 # a pod's line a terminal overwrote with a progress bar (the driver container's "Building kernel modules" bar: its
 # carriage returns lost in the copy, the line starts with the bar's own indented text), carrying no prefix
@@ -109,13 +117,19 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
     shown = [b[len(indent) :] for b in shown]
     kernel = any(_KERNEL.search(x) or BSD_MLX.match(x) for x in shown)
     for what, pattern in _PREFIXES:
-        if kernel and what not in ("a host's address", _POD):
+        if kernel and what not in ("a host's address", _POD, _SRUN):
             continue
         found = [pattern.match(x) for x in shown]
         if what == _POD:
             found = _pod_lines(found, shown)
         if not found or not all(found):
             continue
+        if what == "timestamps" and all(
+            _SYSLOG_REST.match(x[m.end() :]) for x, m in zip(shown, found, strict=True) if m
+        ):
+            continue  # a service log's own times
+        if what == _SRUN and any(_IP_ONELINE.match(x[m.end() :]) for x, m in zip(shown, found, strict=True) if m):
+            continue  # ip -o's interface indexes, not task numbers
         several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1
         if several and (kernel or not _nccl_log(shown, found)):
             continue  # one host's lines only; several hosts' lines interleaved are not one output (but an NCCL log)

@@ -303,3 +303,47 @@ def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | Non
             port, name.replace("_", " ").replace("phys state", "physical state"), value, "physical state", "link layer"
         )
     return list(ports.values()), None
+
+
+# mlxlink (MFT, mstflint): its "Operational Info" block of one port ("State : Active", "Physical state : LinkUp",
+# "Speed : 25GbE" or "IB-HDR", "Width : 4x", "FEC : ..."); neither the device nor the port is printed in it (they
+# are mlxlink's -d and -p, on the command line)
+MLXLINK = re.compile(r"^\s*Operational Info\s*$")
+_MLXLINK_FIELD = re.compile(r"^\s*(State|Physical state|Speed|Width)\s*:\s*(.*?)\s*$")
+_IB_LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
+_UNNAMED = "mlxlink prints neither the device nor the port (its -d and -p)"
+
+
+def starts_mlxlink(lines: list[str], i: int, current: Section | None) -> bool:
+    """``Operational Info`` over its dashes and a ``State :`` line, outside a log."""
+    if not MLXLINK.match(lines[i]) or not outside_log(current) or (current is not None and current.kind == "mlxlink"):
+        return False
+    below = [x for x in lines[i + 1 : i + 4] if x.strip() and not set(x.strip()) <= {"-"}]
+    return bool(below) and bool(re.match(r"^\s*State\s*:", below[0]))
+
+
+def parse_mlxlink(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
+    """The port of mlxlink's Operational Info: its state, physical state, link layer and rate (IB speed x width)."""
+    port = RdmaPort(device="", port=1)
+    port.unavailable["device"] = port.unavailable["port"] = _UNNAMED
+    fields: dict[str, str] = {}
+    for line in lines:
+        if m := _MLXLINK_FIELD.match(line):
+            fields.setdefault(m.group(1).lower(), m.group(2))
+        elif fields and re.match(r"^\s*\S[^:]*\n?$", line) and not line.strip().startswith("-"):
+            break  # the next block's header ("Supported Info"): its speeds are not the port's
+    if "state" in fields:
+        _put_state(port, fields["state"])
+    if "physical state" in fields:
+        _put_phys(port, fields["physical state"])
+    speed = fields.get("speed", "")
+    if eth := re.fullmatch(r"(\d{1,4})G(?:bE)?", speed):
+        port.link_layer, port.rate_gbps = "Ethernet", float(eth.group(1))
+    elif ib := re.fullmatch(r"IB-([A-Z]DR)", speed):
+        width = re.fullmatch(r"(\d{1,2})x", fields.get("width", ""))
+        port.link_layer = "InfiniBand"
+        if ib.group(1) in _IB_LANE_GBPS and width:
+            port.rate_gbps = _IB_LANE_GBPS[ib.group(1)] * int(width.group(1))
+    if port.rate_gbps is None:
+        port.missing("rate_gbps", f"mlxlink's speed {speed!r} with width {fields.get('width')!r} is not read")
+    return [port], None

@@ -24,6 +24,8 @@ from gpuadvisor.importers import (
     beyond_tools,
     blockdev,
     collect_env,
+    container_errors,
+    cuda_memtest,
     cuda_samples,
     cuda_samples_busgrind,
     daemon_log,
@@ -32,7 +34,9 @@ from gpuadvisor.importers import (
     detectron2_env,
     devicequery,
     df,
+    digits_query,
     driver_packages,
+    env_reports,
     fio,
     framework_devices,
     gdscheck,
@@ -45,6 +49,8 @@ from gpuadvisor.importers import (
     iblinkinfo,
     incus_gpu,
     ip_link,
+    k8s,
+    libgpu_devices,
     lspci,
     nccl,
     nccl_topo_xml,
@@ -57,6 +63,7 @@ from gpuadvisor.importers import (
     nvme_ctrl,
     pair_matrix,
     perftest,
+    pip_list,
     proc_info,
     rdma_ports,
     show_gids,
@@ -214,6 +221,20 @@ FORMATS: tuple[Format, ...] = (
     Format("torch-config", torch_config.WHAT, GPU, torch_config.WHAT, "",
            "`PyTorch built with:` over its `  - CUDA Runtime 12.1` lines", torch_config.starts,
            reads(torch_config.parse_torch_config), _add, 8),
+    Format("hf-env", env_reports.WHAT_HF, GPU, "ML environment reports", "Hugging Face env",
+           "``- `Accelerate` version: 0.21.0`` (or `transformers`, `diffusers`, `huggingface_hub`) over `- Platform:` "
+           "or `- Python version:`", env_reports.starts_hf, reads(env_reports.parse_hf_env), _add, 8),
+    Format("ds-report", env_reports.WHAT_DS, GPU, "ML environment reports", "ds_report",
+           "`DeepSpeed C++/CUDA extension op report` or `DeepSpeed general environment info:`, or `torch version "
+           "..... 2.3.0+cu121` over a `deepspeed ... .....` line", env_reports.starts_ds,
+           reads(env_reports.parse_ds_report), env_reports.merge_ds, 8),
+    Format("jax-env", env_reports.WHAT_JAX, GPU, "ML environment reports", "jax",
+           "`jax:    0.4.33` over `jaxlib: 0.4.33` (its nvidia-smi table read as nvidia-smi's)", env_reports.starts_jax,
+           reads(env_reports.parse_jax_env), _add, 8),
+    Format("pip-list", pip_list.WHAT, GPU, "ML environment reports", "pip or conda list",
+           "`Package  Version` over a ruler, `# packages in environment at ...:`, or a row `torch  2.3.0+cu121`, "
+           "`torch==2.3.0+cu121`, `nvidia-nccl-cu12  2.20.5` (`pip list | grep`)", pip_list.starts,
+           reads(pip_list.parse_pip_list), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
@@ -238,6 +259,17 @@ FORMATS: tuple[Format, ...] = (
            "`./deviceQuery Starting...`, `Detected 2 CUDA Capable device(s)`, or (without them) `Device 0: \"NAME\"` "
            "over `CUDA Driver Version / Runtime Version`", devicequery.starts,
            reads(devicequery.parse_devicequery), _add, 8),
+    Format("digits-devices", digits_query.WHAT, GPU, "DIGITS", "device_query.py",
+           "`Device #0:` over `>>> CUDA attributes:` (its `name`, `totalGlobalMem`, `major`, `minor` rows), or "
+           "`Device #0: NAME` over a `name` row", digits_query.starts, reads(digits_query.parse_digits_query), _add, 8),
+    Format("cuda-memtest", cuda_memtest.WHAT, GPU, cuda_memtest.WHAT, "",
+           "`[07/25/2025 14:49:00][host][0]:` lines of its own (`Running cuda memtest, version`, `NVRM version:`, "
+           "`Device name=NAME, global memory size=BYTES`, `Test0 [Walking 1 bit]`)", cuda_memtest.starts,
+           reads(cuda_memtest.parse_cuda_memtest), _add, 8),
+    Format("libgpu-devices", libgpu_devices.WHAT, GPU, "GPGPU course libgpu", "",
+           "`Found 3 GPUs in 0.28 sec (CUDA: ...)` or `Available devices:` over `  Device #0: API: CUDA+OpenCL+Vulkan. "
+           "GPU. NAME (CUDA 13040). Free memory: 5166/6143 Mb.`", libgpu_devices.starts,
+           reads(libgpu_devices.parse_libgpu_devices), _add, 8),
     Format("pair-matrix", pair_matrix.WHAT, GPU, "CUDA samples", "matrix rows",
            "two rows or more of a square GPU-pair matrix, their diagonal 0.00 (`     1 376.61   0.00 376.70 ...`), "
            "its title and column header cut", pair_matrix.starts, reads(pair_matrix.parse), _add, 7),
@@ -288,7 +320,7 @@ FORMATS: tuple[Format, ...] = (
            dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
-            beyond.starts_kernel_log, beyond.parse_kernel_log, 11),
+            beyond.starts_kernel_log, daemon_log.parse, 11),
     _beyond("ibstat", "ibstat", "`CA 'mlx5_0'`", beyond.starts_ibstat, rdma_ports.ports_parser(rdma_ports.parse_ibstat),
             12),
     _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
@@ -299,6 +331,9 @@ FORMATS: tuple[Format, ...] = (
     _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
             "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`)",
             beyond.starts_ib_sysfs, rdma_ports.ports_parser(rdma_ports.parse_sysfs), 14),
+    _beyond("mlxlink", "mlxlink (a port's Operational Info)",
+            "`Operational Info` over its dashes and `State                           : Active`, `Physical state`, "
+            "`Speed`, `Width`", rdma_ports.starts_mlxlink, rdma_ports.ports_parser(rdma_ports.parse_mlxlink), 14),
     _beyond("fabric-manager", "systemctl status nvidia-fabricmanager",
             "`● nvidia-fabricmanager.service - NVIDIA fabric manager service`, or its log lines",
             beyond.starts_fabric_manager, beyond.parse_fabric_manager_output, 15),
@@ -382,10 +417,21 @@ FORMATS: tuple[Format, ...] = (
     _beyond("scontrol-node", "Slurm scontrol show node (State, Reason)",
             "`NodeName=NAME Arch=x86_64 CoresPerSocket=1` then its indented `State=IDLE+DRAIN` and `Reason=...` lines",
             slurm_node.starts, slurm_node.parse, 32, family="Slurm"),
+    _beyond("k8s-node", "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)",
+            "`Name:  NODE` over `Roles:`, `Capacity:` over `  cpu:  128` (`capacity:` in -o yaml), or a label "
+            "`nvidia.com/gpu.count=8`", k8s.starts_node, k8s.parse_node, 33, family="Kubernetes"),
+    _beyond("k8s-pods", "kubectl get pods (GPU operator components)",
+            "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
+            "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
+            33, family="Kubernetes"),
+    _beyond("container-errors", container_errors.WHAT,
+            '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
+            "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, or `Failed to initialize "
+            "NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34, family="container runtime"),
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "
-            "paste's first output", daemon_log.starts, beyond.parse_kernel_log, 11, family="service logs"),
+            "paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
     _beyond("go-log", "Go service log (JSON lines, Go's log lines: NVSentinel, the Kubernetes device plugin)",
             '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '
             "indefinitely.`", go_log.starts, go_log.parse_go_log, 11,
@@ -393,6 +439,10 @@ FORMATS: tuple[Format, ...] = (
     _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
             "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
             "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31, family="UCCL"),
+    _beyond("ucx-log", verbs_qp.UCX_WHAT,
+            "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
+            "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",
+            verbs_qp.starts_ucx, verbs_qp.parse_ucx, 31, family="UCX"),
     Format("smi-version", versions.WHAT_SMI, GPU, "nvidia-smi", "--version",
            "`NVIDIA-SMI version  : 550.54.14` over `NVML version`, `DRIVER version`, `CUDA Version` lines",
            versions.starts_smi, reads(versions.parse_smi_version), versions.keep_mismatch, 2),

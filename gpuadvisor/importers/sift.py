@@ -31,6 +31,7 @@ SIGNS = (
     *("leak of a command resource", "health compromised", "mlx5_enter_error_state", "mlx5_load_one failed"),
     *("insufficient power on the PCIe slot", "failed to wait for GFW", "unknown chipset (ffffffff)"),
     *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "general protection fault"),
+    *("can't assign; no space", ": no space for [mem"),
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
@@ -79,6 +80,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ollama-devices": ("inference compute",),
     "tf-devices": (_words("Found device ", "TensorFlow device (", "StreamExecutor device ("),),
     "torch-devices": (r"_CudaDeviceProperties\(",),
+    "hf-env": (r"-\s+\S+ version:",),
+    "ds-report": (
+        _words("DeepSpeed C++/CUDA extension op report", "DeepSpeed general environment info:"),
+        r"torch version \.\.",
+    ),
+    "jax-env": (r"jax:\s",),
+    "pip-list": (_LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",),
     "nvitop": ("NVITOP ",),
     "gpustat": (r"^\s*\S+\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", r"^\s*\[\d"),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
@@ -86,6 +94,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cuda-simplep2p": (_words("simpleP2P] - Starting", "GPU0 = ", "(GPU0) -> "),),
     "detectron2-env": (r"^\s*(?:-{4,}\s|sys\.platform\s)",),
     "devicequery": (_words("deviceQuery Starting", "CUDA Device Query", "CUDA Capable device", "Device 0: "),),
+    "digits-devices": (r"Device #\d",),
+    "cuda-memtest": (r"^\s*\[\d\d/\d\d/\d{4} ",),
+    "libgpu-devices": (r"^\s*(?:Found \d+ GPUs in |Available devices:)",),
     "pair-matrix": (r"^\s*\d{1,3}[ \t]+\d+\.\d\d",),
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
     # the signs' own words, their case and word bounds aside
@@ -106,6 +117,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nhc": ("Health check failed:", "Node Health Check failed"),
     "nvsentinel": ("ErrorCode:",),
     "scontrol-node": ("NodeName=",),
+    "k8s-node": (r"^Name:\s", _SPACE + r"(?:Labels:\s+)?nvidia\.com/", _SPACE + "(?:[Cc]apacity|[Aa]llocatable):"),
+    "k8s-pods": (_SPACE + r"(?:NAMESPACE\s+)?NAME\s+READY\s",),
+    "container-errors": (
+        _words("could not select device driver", "nvml error: driver not loaded", "Failed to initialize NVML: Unknown"),
+    ),
     "gpud": (
         '"accelerator-nvidia-fabric-manager"',
         _words("fabric state", "fabric manager found", "NVSwitch not detected", "fabric manager supported"),
@@ -131,12 +147,14 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "Port number ",
         _words("BW Test", "Latency Test", "initializing CUDA", "Perftest doesn't", "Waiting for"),
     ),
-    "daemon-log": (r"\d\d:\d\d:\d\d",),  # a clock time (it starts a paste's first output only)
+    "daemon-log": (r"\d\d:\d\d:\d\d", r"^\s*\[\s*[A-Z]{2,6}\s*\] "),  # a clock time, or systemd's console mark
     "nccl-topo-xml": (_SPACE + "<",),
     "torch-config": ("PyTorch built with:",),
     "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
+    "ucx-log": ("ib_mlx5_log.c:",),
+    "mlxlink": (_SPACE + "Operational Info",),
     "smi-version": ("NVIDIA-SMI version",),
     "proc-version": ("NVRM version:",),
     "cuda-toolkit": (_words("Cuda compiler driver", "Cuda compilation tools", '"cuda"'), _SPACE + "CUDA Version "),

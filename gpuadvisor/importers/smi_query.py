@@ -22,7 +22,8 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS
-from gpuadvisor.importers.smi_query_processes import processes
+from gpuadvisor.importers.smi_query_processes import PROCESS_KEYS as _PROCESS_KEYS
+from gpuadvisor.importers.smi_query_processes import processes, processes_fragment, processes_only
 from gpuadvisor.importers.tree import Node, open_unclosed, text_tree, xml_tree
 
 _NOT_IN_Q = "nvidia-smi -q does not print it"
@@ -392,11 +393,14 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     root = text_tree(text, first_line)
     rig = Rig()
     blocks = [(c, _GPU_HEADER.match(c.key)) for c in root.children]
-    gpu_blocks = [(c, m.group(1)) for c, m in blocks if m]
+    gpu_blocks: list[tuple[Node, str | None]] = [(c, m.group(1)) for c, m in blocks if m]
+    tail = _tail_record(root, gpu_blocks)
     if not gpu_blocks and root.child("Driver Version") is None and _one_gpu_fragment(root):
         return _fragment(root, source)
-    if not gpu_blocks and root.child("Driver Version") is None and _processes_only(root):
-        return _processes_fragment(root, source)
+    if not gpu_blocks and root.child("Driver Version") is None and processes_only(root):
+        rig = processes_fragment(root, source)
+        _software(rig, root, False, source)
+        return rig
     if not gpu_blocks and root.child("Driver Version") is None:
         first = root.children[0].line if root.children else first_line
         raise ImportParseError(
@@ -413,8 +417,14 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             if last is not None:
                 after.setdefault(id(last), c.elided)
             top_elided = top_elided or c.elided
+    if tail is not None:  # a GPU record's tail above the first whole one: a GPU whose identity is not shown
+        rig.problems.append(f"{source}: line {tail.line}: {tail.key}")
+        gpu_blocks.insert(0, (tail, None))
     for i, (block, bus) in enumerate(gpu_blocks):
-        rig.gpus.append(_gpu_from_block(block, i, bus, False, source, rig, block.elision() or after.get(id(block))))
+        why = f"{facts.ELIDED} (line {tail.line} starts inside one GPU's record)" if block is tail else None
+        rig.gpus.append(
+            _gpu_from_block(block, i, bus, False, source, rig, why or block.elision() or after.get(id(block)))
+        )
     rig.node.gpu_processes = processes([b for b, _ in gpu_blocks], False) if gpu_blocks else None
     _software(
         rig,
@@ -425,6 +435,23 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     )
     _check_count(rig, root, False, source, top_elided)
     return rig
+
+
+_HEADER_KEYS = {"timestamp", "driver version", "cuda version", "attached gpus", "hic info"}  # -q's, above the GPUs
+
+
+def _tail_record(root: Node, gpu_blocks: list[tuple[Node, str | None]]) -> Node | None:
+    """The lines above the first ``GPU 0000:..`` record that belong to another GPU's record (one of its own keys
+    among them: ``Clocks``, ``Max Customer Boost Clocks``, ...): the end of the record before it, cut at the top."""
+    if not gpu_blocks:
+        return None
+    above = [c for c in root.children if c.line < gpu_blocks[0][0].line and not _GPU_HEADER.match(c.key)]
+    if not any(c.key.lower() in _GPU_KEYS for c in above):
+        return None
+    rest = [c for c in above if c.key.lower() not in _HEADER_KEYS and not c.key.startswith("=")]
+    return Node(
+        key="the end of one GPU's nvidia-smi -q record without its 'GPU ..' line", line=rest[0].line, children=rest
+    )
 
 
 # Keys only a GPU's section of nvidia-smi -q prints (a fragment from inside one is known by two of them)
@@ -455,40 +482,6 @@ def _fragment(root: Node, source: str) -> Rig:
     rig.problems.append(f"{source}: line {root.line}: one GPU's nvidia-smi -q section without its 'GPU ..' line")
     rig.gpus.append(_gpu_from_block(root, 0, None, False, source, rig, why))
     _software(rig, root, False, source, why)
-    return rig
-
-
-# The keys of -q's Processes section (a paste of that section alone names no GPU)
-_PROCESS_KEYS = {"processes", "gpu instance id", "compute instance id", "process id", "type", "name", "used gpu memory"}
-
-
-def _processes_only(root: Node) -> bool:
-    """Only the Processes section's keys; the paste's last line may be one of them cut short (``GPU instan``)."""
-    children = [c for c in root.children if not c.elided]
-    if children and _cut_key(children[-1]):
-        children.pop()
-    keys = {c.key.lower() for c in children}
-    return "process id" in keys and keys <= _PROCESS_KEYS or keys == {"processes"}
-
-
-def _cut_key(node: Node) -> bool:
-    """A key line cut short at the end of a paste: no value, no colon, the start of one of Processes' keys."""
-    key = node.key.lower()
-    return node.value is None and not node.children and any(k.startswith(key) and k != key for k in _PROCESS_KEYS)
-
-
-def _processes_fragment(root: Node, source: str) -> Rig:
-    """-q's Processes section alone: no GPU, no driver line; the processes it lists are noted (their GPU is not
-    shown, so no GPU's memory can be said to be held)."""
-    rig = Rig()
-    procs = max(([n for n in root.walk() if n.key.lower() == k] for k in ("process id", "name")), key=len)  # cut
-    kinds = sorted({n.value for n in root.walk() if n.key.lower() == "type" and n.value and not n.elided})
-    rig.problems.append(
-        f"{source}: line {root.line}: nvidia-smi -q's Processes section alone: {len(procs)} process(es)"
-        + (f" (type {', '.join(kinds)})" if kinds else "")
-        + ", the GPU they run on not shown"
-    )
-    _software(rig, root, False, source)
     return rig
 
 

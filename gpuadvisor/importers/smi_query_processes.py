@@ -9,7 +9,7 @@ M (MPS), M+C.
 
 from __future__ import annotations
 
-from gpuadvisor.facts import GpuProcess
+from gpuadvisor.facts import GpuProcess, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.tree import Node
 
@@ -52,3 +52,36 @@ def _process(row: Node, index: int, xml: bool) -> GpuProcess | None:
         used_bytes=v.mem_bytes(used),
         kind=kind if kind in _KINDS else None,
     )
+
+
+# The keys of -q's Processes section (a paste of that section alone names no GPU)
+PROCESS_KEYS = {"processes", "gpu instance id", "compute instance id", "process id", "type", "name", "used gpu memory"}
+
+
+def processes_only(root: Node) -> bool:
+    """Only the Processes section's keys; the paste's last line may be one of them cut short (``GPU instan``)."""
+    children = [c for c in root.children if not c.elided]
+    if children and _cut_key(children[-1]):
+        children.pop()
+    keys = {c.key.lower() for c in children}
+    return "process id" in keys and keys <= PROCESS_KEYS or keys == {"processes"}
+
+
+def _cut_key(node: Node) -> bool:
+    """A key line cut short at the end of a paste: no value, no colon, the start of one of Processes' keys."""
+    key = node.key.lower()
+    return node.value is None and not node.children and any(k.startswith(key) and k != key for k in PROCESS_KEYS)
+
+
+def processes_fragment(root: Node, source: str) -> Rig:
+    """-q's Processes section alone: no GPU, no driver line; the processes it lists are noted (their GPU is not
+    shown, so no GPU's memory can be said to be held); the caller reads the software lines."""
+    rig = Rig()
+    procs = max(([n for n in root.walk() if n.key.lower() == k] for k in ("process id", "name")), key=len)  # cut
+    kinds = sorted({n.value for n in root.walk() if n.key.lower() == "type" and n.value and not n.elided})
+    rig.problems.append(
+        f"{source}: line {root.line}: nvidia-smi -q's Processes section alone: {len(procs)} process(es)"
+        + (f" (type {', '.join(kinds)})" if kinds else "")
+        + ", the GPU they run on not shown"
+    )
+    return rig

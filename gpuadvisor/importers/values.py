@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.importers.sanity import too_long
+from gpuadvisor.probes.busid import normalize_bus_id  # noqa: F401  (the importers' name for it)
 
 # Values nvidia-smi prints when it has nothing to show.
 _ABSENT = {
@@ -61,7 +62,6 @@ def printed(value: str | None) -> str:
 
 # What people put before a device line: a label ("Card: ", "GPU0: "), or a shell prompt ("user@box:~$ ").
 DEV_PREFIX = r"(?:[A-Za-z][\w .()/-]{0,30}:\s+|(?:\([^)]{0,30}\)\s*)?\S{0,60}[$#>]\s+)?"
-_BUS_ID = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
@@ -127,20 +127,6 @@ def absent(value: str | None) -> bool:
 def _too_long(value: str | None) -> bool:
     """More digits than any 64-bit value has: not a value nvidia-smi printed (see importers.sanity)."""
     return too_long(value)
-
-
-def normalize_bus_id(text: str | None) -> str | None:
-    """``00000000:18:00.0`` / ``18:00.0`` / ``0000:18:00.0`` -> ``0000:18:00.0`` (NVML form, lower case). A domain
-    above 0xffff (Hyper-V's PCI pass-through in Azure VMs: ``3E3F8E05:00:00.0``) keeps its eight digits."""
-    if text is None:
-        return None
-    m = _BUS_ID.match(text.strip())
-    if not m:
-        return None
-    domain, bus, dev, fn = m.groups()
-    dom = int(domain, 16) if domain else 0
-    width = 8 if dom > 0xFFFF else 4  # NVML's eight digits, zero-padded ("03f8cfdd"), for a domain above 0xffff
-    return f"{dom:0{width}x}:{int(bus, 16):02x}:{int(dev, 16):02x}.{fn}"
 
 
 def to_int(value: str | None) -> int | None:

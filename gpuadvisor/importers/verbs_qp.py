@@ -89,3 +89,55 @@ def parse_verbs_qp(text: str, source: str = "<text>", first_line: int = 1) -> Ri
             "configuration fix, no adapter or port fault is shown"
         )
     return rig
+
+
+# UCX's log of an InfiniBand completion with an error (uct/ib/mlx5/ib_mlx5_log.c, uct_ib_mlx5_completion_with_err):
+# "[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd
+# 0/0)" then the queue pair's "DCI QP 0xa9f wqe[0]: SEND s-e [rqpn 0xa66 rlid 703] ..."; UCX 1.5: "FATAL: Error on
+# mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode SEND"
+UCX_WHAT = "UCX's InfiniBand completion errors (ib_mlx5_log)"
+_UCX_LINE = re.compile(r"^\s*\[[^\]\s:]+:\s*\d+\s*:\d+:\d+\]\s+ib_mlx5_log\.c:\d+\s+(.*?)\s*$")
+_UCX_ERR = re.compile(
+    r"^(?P<err>[A-Z][\w ]+?) on (?P<dev>\w+):(?P<port>\d+)/(?P<layer>IB|RoCE)\b"
+    r"|^(?:FATAL: )?Error on (?P<dev1>\w+):(?P<port1>\d+) QP 0x[0-9a-fA-F]+ wqe\[\d+\]: (?P<err1>[A-Z][\w ]+?) \(synd"
+)
+_RLID = re.compile(r"\brlid (\d+)\]")
+
+
+def starts_ucx(lines: list[str], i: int, current: Section | None) -> bool:
+    """A UCX ib_mlx5_log line naming an error on a device's port, outside a log (or after one of its own lines)."""
+    if (current is not None and current.kind == "ucx-log") or not outside_log(current):
+        return False
+    m = _UCX_LINE.match(lines[i])
+    return m is not None and _UCX_ERR.match(m.group(1)) is not None
+
+
+def parse_ucx(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """A note for the completion errors UCX logged, by error and port, with the remote LIDs its queue pairs sent to
+    (a transport retry count exceeded: the peer stopped acknowledging; the port named is the local end)."""
+    rig = Rig()
+    errors: dict[str, int] = {}
+    lids: dict[str, None] = {}
+    first = 0
+    for k, line in enumerate(clean_lines(text)):
+        m = _UCX_LINE.match(line[:_LONGEST])
+        if m is None:
+            continue
+        if lid := _RLID.search(m.group(1)):
+            lids[lid.group(1)] = None
+        if e := _UCX_ERR.match(m.group(1)):
+            err, dev, port = e.group("err", "dev", "port") if e.group("err") else e.group("err1", "dev1", "port1")
+            said = f"{err} on {dev} port {port}"
+            errors[said] = errors.get(said, 0) + 1
+            first = first or first_line + k
+    if not errors:
+        raise ImportParseError(source, first_line, f"{UCX_WHAT}: no error on a port")
+    told = "; ".join(f"{said} (x{n})" for said, n in errors.items())
+    to = f" (remote LID {', '.join(lids)})" if lids else ""
+    rig.problems.append(
+        f"{source}: line {first}: UCX: {told}: the peer{to} stopped acknowledging this port's sends: an RDMA path "
+        "fault between the two ends (the peer's port and cable, the switches between, or the transport's timeout "
+        "under congestion); check the peer node's port (ibstat, perfquery) and the links on the path; the local "
+        "port is named, no fault of its adapter is shown"
+    )
+    return rig

@@ -19,7 +19,11 @@ NHC_SOURCE = "LBNL Node Health Check (github.com/mej/nhc): a failed check marks 
 
 SLURM_SOURCE = "Slurm scontrol(1) (node State codes, Reason) and slurm.conf(5)/gres.conf(5) (a node's configured GRES)"
 
-SOURCES = {"NVSentinel": SENTINEL_SOURCE, "Slurm": SLURM_SOURCE}
+K8S_SOURCE = (
+    "Kubernetes docs, Schedule GPUs (the nvidia.com/gpu resource a device plugin registers) and Pod Lifecycle; "
+    "NVIDIA GPU Feature Discovery's generated labels; NVIDIA GPU Operator troubleshooting"
+)
+SOURCES = {"NVSentinel": SENTINEL_SOURCE, "Slurm": SLURM_SOURCE, "Kubernetes": K8S_SOURCE}
 
 # The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
 # diagnostic; a test that could not run (a CUDA call failed, the GPU busy or unavailable) or a setting asks to check
@@ -71,6 +75,13 @@ def _fix(hc: HealthCheck, severity: str) -> str:
             "nvidia-smi on the node, the driver, and gres.conf or its NVML AutoDetect, then restart slurmd), then "
             "scontrol update nodename=NODE state=resume"
         )
+    if hc.tool == "Kubernetes":
+        return (
+            "a GPU operator pod that crash-loops: read its logs (kubectl logs POD -n NAMESPACE --all-containers, "
+            "--previous for the run that crashed) and fix what they name; a node whose labels count GPUs its "
+            "nvidia.com/gpu capacity does not give: check nvidia-smi on the node and the device plugin's log (no "
+            "devices found, NVML errors, a container runtime not set up for NVIDIA), then restart the plugin's pod"
+        )
     if hc.tool == "NVSentinel":
         return (
             "NVSentinel set this node condition from DCGM's health watch: check what its message names on the node "
@@ -96,7 +107,9 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         The verdicts imported with a health checker's output: each test dcgmi diag marked Fail or Warn (with its
         section and the Warning text under it), each check LBNL NHC reported as "Health check failed", each
         node Slurm's scontrol show node gives as drained, down or not responding (its State and Reason), each
-        NVSentinel node condition ("ErrorCode:DCGM_FR_... GPU:N ... Recommended Action=...;", DCGM's health watch).
+        NVSentinel node condition ("ErrorCode:DCGM_FR_... GPU:N ... Recommended Action=...;", DCGM's health watch),
+        each Kubernetes node whose GPU Feature Discovery labels count GPUs its nvidia.com/gpu capacity or
+        allocatable does not give (or that is not Ready), each GPU operator pod in a crash loop or an error.
     Why it matters
         These checkers test what a scan cannot see by itself (DCGM's memory, PCIe and stress tests run kernels on
         the GPU; NHC checks the site's expected hardware and services). A node they fail is a node the scheduler
@@ -109,10 +122,12 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         Restart DCGM. Rerun diagnostics."; "Check DCGM and system configuration"); those, a failed DCGM deployment
         check, a DCGM warning, a failed NHC check (the site's own thresholds) and an NVSentinel condition (a
         watch's threshold, not a test of the GPU) warn, as does a node Slurm took out of service (its reason is
-        about the node's configuration or daemon as often as its hardware).
+        about the node's configuration or daemon as often as its hardware), as do Kubernetes' (a device plugin
+        or an operator pod fails on its deployment as often as on the GPU).
     Source
         NVIDIA DCGM User Guide, GPU Diagnostics, and DCGM's error table (dcgm_errors.h: each failure's message,
-        next step and severity); LBNL Node Health Check (github.com/mej/nhc); Slurm's scontrol(1).
+        next step and severity); LBNL Node Health Check (github.com/mej/nhc); Slurm's scontrol(1); Kubernetes docs,
+        Schedule GPUs, and NVIDIA GPU Feature Discovery's labels.
     How to fix
         Follow the checker's message, fix the cause, and run the same check again before the node takes jobs.
     """

@@ -48,6 +48,15 @@ LOST_SIGNS = {
         "fix-config",
         "fail",
     ),
+    "gpu-bar-unassigned": (
+        "the kernel found no address space for the GPU's memory BARs (can't assign; no space): the driver cannot "
+        "map it, the GPU is unusable",
+        "enable Above 4G decoding and Resizable BAR in the BIOS/UEFI, or give the slot more address space (boot "
+        "with pci=realloc; on an embedded board, a larger PCIe memory window in its device tree), then reboot; the "
+        "card itself is not at fault",
+        "fix-config",
+        "fail",
+    ),
     "gpu-unsupported": (
         "the loaded NVIDIA kernel module does not drive this GPU: it is unusable with this driver",
         "install the driver the GPU needs (the proprietary module for GPUs without GSP, the open module for "
@@ -115,8 +124,21 @@ INSTALL_FIX = (
     "reinstall the driver so kernel module, firmware files and user-space libraries match (nvidia-smi and "
     "/proc/driver/nvidia/version agree), then reboot; not a hardware fault: no reseat, no RMA"
 )
+# an NVIDIA unit systemd could not start (nvidia-persistenced, nvidia-dcgm ...): the driver's daemon is not running;
+# alone it names no GPU and no fault of one (an image that starts it where no GPU or driver is, a driver not loaded)
+LOST_SIGNS["nvidia-unit-failed"] = (
+    "an NVIDIA service failed to start: its daemon is not running",
+    "see why (systemctl status UNIT; journalctl -u UNIT): is the driver loaded (nvidia-smi)? on an image or VM "
+    "size without an NVIDIA GPU, disable the unit; not a GPU fault: no drain, no RMA",
+    "fix-config",
+    "info",
+)
 LOST_SIGNS["driver-install"] = ("the NVIDIA driver's own install is broken", INSTALL_FIX, "fix-config", "warn")
-CAUSE_SIGNS = ("gpu-bar-invalid", "gpu-unsupported")  # why the driver's probe or init of that GPU then failed
+CAUSE_SIGNS = (
+    "gpu-bar-invalid",
+    "gpu-bar-unassigned",
+    "gpu-unsupported",
+)  # why the driver's probe or init of that GPU then failed
 CONSEQUENCES = ("gpu-init-failed", "gsp-boot-failed", "gpu-probe-failed")  # what such a cause leads to
 
 

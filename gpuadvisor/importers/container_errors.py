@@ -1,0 +1,67 @@
+"""The container runtime's GPU errors users paste from ``docker run --gpus`` and Kubernetes pods.
+
+- ``docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].``: Docker
+  has no device driver for ``--gpus`` (moby's daemon/devices.go: no registered driver offers the ``gpu``
+  capability): the NVIDIA Container Toolkit is not installed, or not configured for this Docker (NVIDIA Container
+  Toolkit install guide: ``nvidia-ctk runtime configure --runtime=docker``, then restart Docker).
+- ``nvidia-container-cli: initialization error: nvml error: driver not loaded`` (often at the end of Docker's
+  ``OCI runtime create failed ... error running hook #0`` line): the toolkit's hook asked NVML for the GPUs and
+  NVML answered NVML_ERROR_DRIVER_NOT_LOADED (NVML API reference): the host's NVIDIA kernel module is not loaded.
+- ``Failed to initialize NVML: Unknown Error``, printed by nvidia-smi inside a container that could use its GPUs
+  before: the container lost access to its device nodes after systemd reloaded its unit files (the NVIDIA Container
+  Toolkit troubleshooting guide, "Containers losing access to GPUs": systemd managing the container's cgroups,
+  ``systemctl daemon-reload``); the container must be recreated, and the toolkit's documented workaround applied.
+
+Each is read as a note with its line (what it means, what to do): no rule judges the container runtime's
+configuration yet.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuadvisor.facts import Rig
+from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.section import Section, clean_lines
+
+WHAT = "container runtime GPU errors (docker --gpus, nvidia-container-cli, NVML in a container)"
+_NO_DRIVER = re.compile(r'could not select device driver "([^"]*)" with capabilities: \[\[gpu\]\]')
+_CLI = re.compile(r"nvidia-container-cli: initialization error: nvml error: driver not loaded")
+_NVML = re.compile(r"^\s*Failed to initialize NVML: Unknown Error\s*$")
+MEANS = {
+    "no-driver": "Docker has no device driver for --gpus: the NVIDIA Container Toolkit is not installed or not "
+    "configured for this Docker (nvidia-ctk runtime configure --runtime=docker, then restart Docker)",
+    "not-loaded": "nvidia-container-cli's NVML says the NVIDIA driver is not loaded on the host "
+    "(NVML_ERROR_DRIVER_NOT_LOADED): check lsmod | grep nvidia and nvidia-smi on the host",
+    "nvml": "NVML could not initialise (Unknown Error); in a container that used its GPUs before, it lost access "
+    "to their device nodes after a systemd reload of unit files (NVIDIA Container Toolkit troubleshooting): recreate "
+    "the container and apply the toolkit's workaround",
+}
+
+
+def _kind(line: str) -> tuple[str, str] | None:
+    """(what the line says, its words) for one of the three errors, None for another line."""
+    if m := _NO_DRIVER.search(line):
+        return "no-driver", m.group(0)
+    if m := _CLI.search(line):
+        return "not-loaded", m.group(0)
+    if _NVML.match(line):
+        return "nvml", line.strip()
+    return None
+
+
+def starts(lines: list[str], i: int, current: Section | None) -> bool:
+    """One of the three errors, where no such output is being read."""
+    return (current is None or current.kind != "container-errors") and _kind(lines[i]) is not None
+
+
+def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
+    """Each error as a note with its line and its meaning."""
+    rig = Rig()
+    lines = clean_lines(text)
+    for k, line in enumerate(lines):  # each message is read whole or not at all: a cut one does not match
+        if said := _kind(line):
+            rig.problems.append(f"{source}: line {first_line + k}: {said[1]!r}: {MEANS[said[0]]}")
+    if not rig.problems:
+        raise ImportParseError(source, first_line, f"{WHAT}: none of its messages shown whole")
+    return rig

@@ -1,0 +1,50 @@
+"""What the command line that launched an nccl-tests binary says about its run, and what a failed run prints.
+
+nccl-tests runs ``nThreads x nGpus`` ranks in each process (``-t``, ``-g``; 1 each by default) and one process per
+MPI rank, so a run launched by ``mpirun -np 2 ./all_reduce_perf -g 1`` has 2 ranks (nccl-tests' README,
+https://github.com/NVIDIA/nccl-tests#usage: "-t,--nthreads <num threads>", "-g,--ngpus <GPUs per thread>"; "Run
+with MPI on 10 processes (potentially on multiple nodes) with 4 GPUs each, for a total of 40 GPUs:
+mpirun -np 10 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4").
+"""
+
+from __future__ import annotations
+
+import re
+
+# What a run that failed before its first size prints (nccl-tests' own checks, MPI, the shell).
+FAILED = re.compile(
+    r"\b(?:NCCL failure|Test NCCL failure|Test CUDA failure|CUDA failure|Test failure|Segmentation fault|"
+    r"core dumped|Aborted|Killed|mpirun noticed|exited on signal|NCCL WARN|unhandled (?:system|cuda) error|"
+    r"internal error|timed out|Bus error)\b",
+    re.IGNORECASE,
+)
+
+_PERF = re.compile(r"\b\w+_perf(?:_mpi)?\b(?!\.)")  # not a file named after it (all_reduce_perf.txt)
+_LAUNCHER = re.compile(r"(?:^|[\s/$#>])(?:mpirun|mpiexec(?:\.hydra)?|srun|orterun)\s")
+# the launcher's process count: Open MPI/MPICH's -np/-n/--np, Slurm's -n/--ntasks (never -N: nodes or per node)
+_PROCS = re.compile(r"(?:^|\s)(?:-np|--np|-n|--n|--ntasks)(?:\s+|=)(\d+)(?=\s|$)")
+
+
+def _option(args: str, short: str, long: str) -> int | None:
+    m = re.search(rf"(?:^|\s)(?:{short}|{long})(?:\s+|=)(\d+)(?=\s|$)", args)
+    return int(m.group(1)) if m else None
+
+
+def launched_ranks(hint: str) -> int | None:
+    """The ranks the last command line in ``hint`` that runs an nccl-tests binary asks for: its processes (1
+    without a launcher; unknown when a launcher's count is not given) x ``-t`` x ``-g``. None when no such line."""
+    line = next((x for x in reversed(hint.splitlines()) if _PERF.search(x)), None)
+    if line is None:
+        return None
+    m = _PERF.search(line)
+    assert m is not None
+    before, after = line[: m.start()], line[m.end() :]
+    procs = 1
+    if _LAUNCHER.search(" " + before):
+        p = _PROCS.search(before)
+        if p is None:
+            return None  # mpirun --hostfile alone: as many processes as the file's slots, not shown
+        procs = int(p.group(1))
+    threads = _option(after, "-t", "--nthreads") or 1
+    gpus = _option(after, "-g", "--ngpus") or 1
+    return procs * threads * gpus or None
