@@ -294,7 +294,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), "
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, DCGM, "
-        "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), "
+        "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), incus (info --resources), "
         "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
         "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, fabric manager or storage output "

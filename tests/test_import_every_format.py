@@ -196,6 +196,10 @@ MEMTEST = "s23-cuda-samples/cuda-memtest-1.2.3-rtx-pro-6000-blackwell-open-570-4
 TABLE += f"cuda-memtest | ./cuda_memtest | corpus/{MEMTEST}\n"
 LIBGPU = "s23-collect-env/gpgpu-course-device-list-uhd-igpu-rtx3050-laptop-cpu-russian-pr_achvanov7.txt"
 TABLE += f"libgpu-devices | ./main_aplusb_matrix | corpus/{LIBGPU}\n"
+INCUS = "s22-collect-env/incus-info-resources-gpu-rtx3060ti-560-35-03-empty-nvidia-fields_stgraber.txt"
+TABLE += f"incus-gpu | incus info --resources | corpus/{INCUS}\n"
+SMARTCTL = "s22-storage/smartctl-7-1-nvme-intel-optane-16gb-memory-cut-in-smart-log_karlowich.txt"
+TABLE += f"smartctl-nvme | smartctl -a /dev/nvme0 | corpus/{SMARTCTL}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -9,6 +9,10 @@ MiB).
 
 Read: the GPUs by index, with the last sample's values; an Xid a GPU last raised (XIDER not 0) is an Xid event of
 that GPU, with no bus id and no time (dmon prints neither).
+
+``dcgmi dmon -l`` alone (its ``Long Name  Short Name  Field Id`` header between underscore rules, then rows such as
+``driver_version  DRVER  1``) is DCGM's catalogue of what it can monitor: it holds no value of any GPU, and says
+nothing about the machine; it is read as such (a note), its names never taken for values.
 """
 
 from __future__ import annotations
@@ -34,9 +38,17 @@ def _header(line: str) -> list[str] | None:
     return m.group(1).split() if m else None
 
 
+_CATALOGUE = re.compile(r"^\s*Long Name\s+Short Name\s+Field Id\s*$")
+_FIELD = re.compile(r"^\s*[a-z][a-z0-9_]{1,60}\s+[A-Z][A-Z0-9#_]{2,5}(?:\s+\d{1,5})?\s*$")  # the last may be cut
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``#Entity  XIDER ...`` over its ``ID`` line or a ``GPU 0`` row."""
-    if current is not None and current.kind == "dcgmi-dmon" or _header(lines[i]) is None:
+    """``#Entity  XIDER ...`` over its ``ID`` line or a ``GPU 0`` row; or ``dcgmi dmon -l``'s catalogue header."""
+    if current is not None and current.kind == "dcgmi-dmon":
+        return False
+    if _CATALOGUE.match(lines[i]) and len(lines[i]) < _LONGEST:
+        return any(_FIELD.match(x) for x in lines[i + 1 : i + 4])
+    if _header(lines[i]) is None:
         return False
     below = next((x.strip() for x in lines[i + 1 : i + 3] if x.strip()), "")
     return below.split()[:1] in (["ID"], ["Id"]) or bool(_ROW.match(below))  # "ID", or DCGM 4's "ID  W  C ..."
@@ -56,6 +68,8 @@ def parse_dcgmi_dmon(text: str, source: str = "<text>", first_line: int = 1) -> 
     rows: dict[int, tuple[dict[str, str], int]] = {}
     xids: dict[tuple[int, int], int] = {}
     lines = clean_lines(text)
+    if any(_CATALOGUE.match(x) for x in lines[:3]):
+        return _catalogue(lines, source, first_line)
     for k, line in enumerate(lines):
         lineno = first_line + k
         if (head := _header(line)) is not None:
@@ -92,4 +106,16 @@ def parse_dcgmi_dmon(text: str, source: str = "<text>", first_line: int = 1) -> 
         ]
         rig.kernel = kernel_rig(events, len(lines), source, first_line, None).kernel
         rig.origins["kernel.events"] = f"{source}:{first_line}"
+    return rig
+
+
+def _catalogue(lines: list[str], source: str, first_line: int) -> Rig:
+    """``dcgmi dmon -l``: a note of how many fields it lists; no fact (a field's name is not its value)."""
+    rig = Rig()
+    n = sum(1 for x in lines if _FIELD.match(x))
+    rig.problems.append(
+        f"{source}: line {first_line}: dcgmi dmon -l: DCGM's catalogue of {n} field(s) it can monitor (long name, "
+        "short name, id), no value of any GPU: nothing about this machine read from it (dcgmi dmon -e ID,... samples "
+        "them)"
+    )
     return rig

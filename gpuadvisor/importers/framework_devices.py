@@ -5,6 +5,10 @@ and PyTorch. Each reader takes the device lines and lists the log's other lines 
   over ``  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes`` (newer builds add ``, VRAM: 24135
   MiB``: ``cudaDeviceProp.totalGlobalMem`` in MiB, the figure deviceQuery prints); the model loader's ``using
   device CUDA0 (NVIDIA GeForce RTX 3090) - 23000 MiB free`` (free memory, not the card's: not read as its memory).
+  Before 2024 (ggml-cuda.cu's ``ggml_init_cublas``) the same list began ``ggml_init_cublas: found 2
+  CUDA devices:``; its device lines had no ``VMM:`` before December 2023 and, in June 2023 builds, no compute
+  capability either (``  Device 0: NVIDIA GeForce RTX 3090``: read only under a ``found N CUDA devices`` line, as
+  its N following device lines). ROCm builds print ``found N ROCm devices``: AMD GPUs, not read.
 - ollama's server log (``msg="inference compute"``, one line per GPU, logfmt): ``id=GPU-<uuid>`` (or the CUDA
   number in early 2024 releases), ``library=cuda``, ``compute=8.9``, ``driver=12.5`` (the CUDA version the driver
   supports), ``name="NVIDIA GeForce RTX 4090"``; since 0.12 (discover/types.go) ``library=CUDA``, ``name=CUDA0`` (the
@@ -34,12 +38,18 @@ LLAMA, OLLAMA, TF, TORCH = "llama.cpp (ggml) log", "ollama server log", "TensorF
 _NO_BUS = "not printed by this framework's device line"
 _NO_UUID = "not printed by this framework's device line"
 
-_GGML_FOUND = re.compile(r"ggml_cuda_init: found (\d+) CUDA devices?(?: \(Total VRAM: \d+ MiB\))?:")
-_GGML_DEVICE = re.compile(
-    r"(?<!\S)Device (\d+): (.{1,160}?), compute capability (\d+)\.(\d+), VMM: (?:yes|no)(?:, VRAM: (\d+) MiB)?"
+_GGML_FOUND = re.compile(
+    r"(?:ggml_cuda_init|ggml_init_cublas): found (\d+) CUDA devices?(?: \(Total VRAM: \d+ MiB\))?:"
 )
+_GGML_DEVICE = re.compile(
+    r"(?<!\S)Device (\d+): (.{1,160}?), compute capability (\d+)\.(\d+)"
+    r"(?:, VMM: (?:yes|no)(?:, VRAM: (\d+) MiB)?|\s*$)"
+)
+_GGML_BARE = re.compile(r"^\s*Device (\d+): ([^,]{1,160}?)\s*$")  # June 2023: the name alone, under "found N"
 _GGML_USING = re.compile(r"using device CUDA(\d+) \((.{1,160}?)\)(?: \(([0-9a-fA-F:.]{7,16})\))? - \d+ MiB free")
-_GGML_BACKEND = re.compile(r"load_backend: loaded CUDA backend|ggml_cuda_init: GGML_CUDA_")
+_GGML_BACKEND = re.compile(
+    r"load_backend: loaded CUDA backend|(?:ggml_cuda_init|ggml_init_cublas): (?:GGML_CUDA_|CUDA_USE_TENSOR_CORES)"
+)
 
 
 def _starts(kind: str, *patterns: re.Pattern[str]) -> Detector:
@@ -69,11 +79,14 @@ def parse_llama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         if m := _GGML_FOUND.search(line):
             found = (int(m.group(1)), k)
             r.read.add(k)
-        elif (m := _GGML_DEVICE.search(line)) and k != r.cut:
+        elif m := _GGML_DEVICE.search(line):  # whole once its compute capability shows, even where a paste ends
             g = r.gpu(k, int(m.group(1)))
             g.name, g.compute_capability = m.group(2).strip(), f"{m.group(3)}.{m.group(4)}"
             if m.group(5):
                 g.memory_total_bytes = int(m.group(5)) * 1048576
+        elif found and k - found[1] <= found[0] and (m := _GGML_BARE.match(line)) and k != r.cut:
+            g = r.gpu(k, int(m.group(1)))
+            g.name = g.name or m.group(2)
         elif (m := _GGML_USING.search(line)) and k != r.cut:
             g = r.gpu(k, int(m.group(1)), m.group(3))
             g.name = g.name or m.group(2).strip()

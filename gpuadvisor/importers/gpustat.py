@@ -2,10 +2,13 @@
 
 gpustat (gpustat/core.py) prints a header ``HOST  Mon Aug 22 15:23:57 2022  515.65.01`` (the host, the time, the
 driver version) over one row per GPU: ``[0] Tesla P100-PCIE-16GB | 27'C,   0 % |   103 / 16384 MB | user(100M)``
-(the NVML index, the name, temperature, utilization, ``--show-power``'s ``, 29 / 250 W``, then used / total memory
-in MiB, which gpustat labels MB: NVML's bytes divided by 1024 * 1024, then the processes).
+(the NVML index, the name, temperature (``°C`` in later releases), ``--show-fan``'s speed, utilization,
+``--show-power``'s (``-P``) ``, 29 / 250 W``: ``power.draw`` over ``enforced.power.limit``, NVML's enforced power limit
+in whole watts (``-P draw`` prints ``, 29 W``, the draw alone), ``??`` where NVML has no value; then used / total
+memory in MiB, which gpustat labels MB: NVML's bytes divided by 1024 * 1024, then the processes).
 
-Read: each GPU's index, name and total memory; the driver version. The bus id and UUID are not printed.
+Read: each GPU's index, name, total memory and (``-P``) power limit; the driver version. The bus id and UUID are not
+printed.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ _HEADER = re.compile(
     r"(\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s*$"
 )
 _ROW = re.compile(
-    r"^\s*\[(\d{1,3})\]\s+(.{1,120}?)\s*\|\s*(?:\d+|\?+)'C,\s*(?:\d+|\?+) %[^|]{0,60}\|\s*(?:\d+|\?+)\s*/\s*(\d+|\?+)"
-    r"\s*MB\s*\|"
+    r"^\s*\[(\d{1,3})\]\s+(.{1,120}?)\s*\|\s*(?:\d+|\?+)(?:'|°)C,\s*(?:\d+|\?+) %([^|]{0,60})\|\s*(?:\d+|\?+)\s*/\s*"
+    r"(\d+|\?+)\s*MB\s*\|"
 )
+_POWER = re.compile(r",\s+(?:\d+|\?+)\s*/\s*(\d+|\?+)\s*W\s*$")  # -P's draw / enforced limit, the cell's end
 _UNSHOWN = "not printed by gpustat"
+_NO_LIMIT = "gpustat printed '??' for the enforced power limit (NVML gave no value)"
+_NO_POWER = "not printed: gpustat ran without -P (--show-power), or with -P draw (the draw alone)"
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -53,6 +59,11 @@ def parse_gpustat(text: str, source: str = "<text>", first_line: int = 1) -> Rig
         elif m := _ROW.match(line):
             g = r.gpu(k, int(m.group(1)))
             g.name = m.group(2)
-            if m.group(3).isdigit():
-                g.memory_total_bytes = int(m.group(3)) * 1048576
-    return r.finish(WHAT, {"bus_id": _UNSHOWN, "uuid": _UNSHOWN})
+            if m.group(4).isdigit():
+                g.memory_total_bytes = int(m.group(4)) * 1048576
+            if (power := _POWER.search(m.group(3))) and power.group(1).isdigit():
+                g.power_limit_w = float(power.group(1))
+                g.unavailable.pop("power_limit_w", None)
+            elif power and g.power_limit_w is None:
+                g.unavailable["power_limit_w"] = _NO_LIMIT
+    return r.finish(WHAT, {"bus_id": _UNSHOWN, "uuid": _UNSHOWN, "power_limit_w": _NO_POWER})

@@ -336,19 +336,19 @@ def _infer_binary(run: NcclRun) -> str | None:
         return None
     if "root" not in run.columns:
         return old_layout_binary(run.columns, redop, r.size_bytes, r.count * ts)
+    whole = r.size_bytes == r.count * ts
+    if nccl_layout.alltoall_errors(run.columns, rows, redop, root, r.size_bytes > r.count * ts):
+        return "alltoall"
     if not n:  # the rank count not shown: only all_reduce (size = count x type size at any count) is certain
-        whole = r.size_bytes == r.count * ts
         return "all_reduce" if whole and redop not in ("none", "-") and root in ("-", "-1") else None
     per_rank = r.size_bytes == r.count * ts * n and n > 1
-    whole = r.size_bytes == r.count * ts
-    rooted = root not in ("-", "-1")
-    if rooted:
+    if root not in ("-", "-1"):  # rooted
         return {"none": "broadcast"}.get(redop, "reduce" if redop != "-" else None)
     if whole and not per_rank:
         return "all_reduce" if redop not in ("none", "-") else ("sendrecv" if redop == "none" else None)
     if per_rank and redop not in ("none", "-"):
         return "reduce_scatter"
-    return None  # all_gather and alltoall print alike
+    return None  # all_gather and alltoall print alike (but for alltoall's in-place #wrong)
 
 
 def _without_mpi(run: NcclRun) -> str | None:

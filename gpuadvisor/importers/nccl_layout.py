@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.facts import SweepRow
+
 TYPE_BYTES = {
     "int8": 1,
     "uint8": 1,
@@ -103,3 +105,15 @@ def nccl_version(code: str) -> str | None:
     if n >= 10000:  # NCCL_VERSION_CODE since 2.9: major*10000 + minor*100 + patch
         return f"{n // 10000}.{n % 10000 // 100}.{n % 100}"
     return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"
+
+
+def alltoall_errors(
+    columns: list[str], rows: list[tuple[SweepRow, SweepRow | None]], redop: str, root: str, spread: bool
+) -> bool:
+    """alltoall's shape: no operation and no root, a count per rank (``spread``: size = count x type size x ranks),
+    and the in-place #wrong printed N/A beside an out-of-place count on every row: src/alltoall.cu checks no in-place
+    result ("We don't support in-place alltoall": reportErrors 0); all_gather checks it, and sendrecv, which does not
+    either, moves count x type size (no spread)."""
+    if not spread or redop != "none" or root not in ("-", "-1") or "#wrong" not in columns:
+        return False
+    return all(out.errors is not None and inp is not None and inp.errors is None for out, inp in rows)

@@ -2,12 +2,14 @@
 --tag-output`` (``[1,0]<stdout>:``), ``kubectl logs --timestamps`` (``2024-05-01T12:00:00.123456789Z ``),
 ``kubectl logs --prefix`` (``[pod/NAME/CONTAINER] ``) and stern (``POD CONTAINER ``), ``pdsh`` (``node01: ``, or
 the host's address: ``10.0.87.143: ``, doubled where two launchers each added it). The prefix is taken off
-every line (line numbers kept) so that the output under it reads as printed. Kernel logs keep theirs (their readers
+every line (line numbers kept) so that the output under it reads as printed; in a paste indented as a whole (a markdown
+list item's lines), after the indent. Kernel logs keep theirs (their readers
 use the timestamps) but for a host's address and a pod's name (a GPU operator driver container's "Kernel
 messages:"): no kernel message starts with one."""
 
 from __future__ import annotations
 
+import os.path
 import re
 
 from gpuadvisor.probes.kmsg_signs import BSD_MLX
@@ -73,14 +75,36 @@ _PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
 # a line that is all one inline code span of Markdown (a post quoting a log line: "`nv-fabricmanager[12]: ...`."),
 # a full stop or comma after it: what is inside (a fence's "```" opens no span: a span holds no backtick)
 _INLINE = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`([^`\n]+)`[.,;:!]?[ \t]*(?=\r?$)", re.M)  # a quote's marks kept
+# a paste wrapped in ONE inline code span across lines, as a fence: a backtick glued before its first line (a prompt)
+# and after its last ("`user@host:~$ nvcc --version" ... "V8.0.62`"), no backtick between them
+_SPAN_OPEN = re.compile(r"^((?:[ \t]*[>%] )*[ \t]*)`(?=[^`\s])([^`]*)$")
+_SPAN_CLOSE = re.compile(r"^([^`]*[^`\s])`[.,;:!]?[ \t]*(\r?\n?)$")
+
+
+def _unspanned(text: str) -> str:
+    """``text`` without the one inline code span wrapped around lines of it (its opening backtick glued to a line's
+    start, its closing one to the end of the next line holding a backtick); linear in the text."""
+    lines = text.splitlines(keepends=True)
+    k = 0
+    while k < len(lines):
+        if (m := _SPAN_OPEN.match(lines[k])) is None:
+            k += 1
+            continue
+        j = next((j for j in range(k + 1, len(lines)) if "`" in lines[j]), None)
+        if j is None:
+            break
+        if (e := _SPAN_CLOSE.match(lines[j])) is not None:
+            lines[k], lines[j] = m.group(1) + m.group(2), e.group(1) + e.group(2)
+        k = j + 1
+    return "".join(lines)
 
 
 def strip_prefix(text: str) -> tuple[str, str | None]:
     """``text`` without the prefix every non-blank line of it carries (and the prefix's kind), or as it was. Fence
     lines, a prompt line, a quote's marks and a last line the paste ends inside (too short to hold the whole prefix)
-    need not carry it. A line in inline code marks (`...`) is read as what is inside them."""
+    need not carry it. A line in inline code marks (`...`), or lines wrapped in one span, are read as what is inside."""
     if "`" in text:
-        text = _INLINE.sub(r"\1\2", text)
+        text = _unspanned(_INLINE.sub(r"\1\2", text))
     lines = text.splitlines(keepends=True)
     cut = bool(lines) and not text.endswith(("\n", "\r"))
     bodies = [(k, x[m.end() :] if (m := _QUOTE.match(x)) else x) for k, x in enumerate(lines)]
@@ -89,6 +113,8 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         return text, None
     if (numbered := _gutter(bodies, lines, cut)) is not None:
         return numbered, "an editor's line numbers"
+    indent = _indent(shown)  # a paste indented as a whole (a list item's): the prefix follows the indent
+    shown = [b[len(indent) :] for b in shown]
     kernel = any(_KERNEL.search(x) or BSD_MLX.match(x) for x in shown)
     for what, pattern in _PREFIXES:
         if kernel and what not in ("a host's address", _POD, _SRUN):
@@ -107,12 +133,18 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1
         if several and (kernel or not _nccl_log(shown, found)):
             continue  # one host's lines only; several hosts' lines interleaved are not one output (but an NCCL log)
+        dedented = [(b, b[len(indent) :] if b.startswith(indent) else b) for _, b in bodies]
         out = [
-            _rebuilt(line, body, pattern.sub("", body, count=1)) if body.strip() and pattern.match(body) else line
-            for (_, body), line in zip(bodies, lines, strict=True)
+            _rebuilt(line, body, pattern.sub("", inner, count=1)) if inner.strip() and pattern.match(inner) else line
+            for (body, inner), line in zip(dedented, lines, strict=True)
         ]
         return "".join(out), what
     return text, None
+
+
+def _indent(shown: list[str]) -> str:
+    """The blanks every line that must carry the prefix starts with ("" for none)."""
+    return os.path.commonprefix([x[: len(x) - len(x.lstrip(" \t"))] for x in shown])
 
 
 def _pod_lines(found: list[re.Match[str] | None], shown: list[str]) -> list[re.Match[str] | None]:

@@ -52,11 +52,11 @@ _SPACE = r"^\s*"  # parts after it hold after the line's indent, if any
 NEEDS: dict[str, tuple[str, ...]] = {
     "smi-q": ("NVSMI LOG", r"^(?:Timestamp|Driver Version|GPU )", _GPU_KEY, _PROCESS_KEY),
     "smi-xml": ("<",),  # elements run together on one line may follow a prompt
-    "topo-m": (_SPACE + "GPU0",),
+    "topo-m": (_SPACE + "GPU0", r"\|.*GPU0"),  # or a docs page's pipe table of it
     "nvlink": (r"^GPU \d",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM"), r"^\W*Unable to "),  # a table row has its "|" cells
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
-    "dcgmi-dmon": (r"^\s*#\s*Entity\s",),
+    "dcgmi-dmon": (r"^\s*#\s*Entity\s", "Long Name"),  # or -l's catalogue header
     "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)
     "collect-env": (_words(*collect_env._START, *collect_env.CUDNN_HEADS), _SPACE + "GPU "),
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
@@ -72,8 +72,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "proc-info": (r"Model:",),
     "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
+    "incus-gpu": (r"^\s*GPUs?:",),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
-    "llama-devices": (_words("ggml_cuda_init: found", ", compute capability ", "using device CUDA"),),
+    "llama-devices": (
+        _words("ggml_cuda_init: found", "ggml_init_cublas: found", ", compute capability ", "using device CUDA"),
+    ),
     "ollama-devices": ("inference compute",),
     "tf-devices": (_words("Found device ", "TensorFlow device (", "StreamExecutor device ("),),
     "torch-devices": (r"_CudaDeviceProperties\(",),
@@ -137,6 +140,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # its header, the whole listing on one line, or 2015's "/dev/nvme0n1 : NVM Express - 0x144d - ..." rows
     "nvme-list": (_SPACE + r"(?:Node|Device)\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
+    "smartctl-nvme": (r"^\s*smartctl \d", "START OF INFORMATION SECTION"),
     "gdscheck": ("GDS release version",),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),

@@ -57,6 +57,13 @@ parse_nvme_list = _parser("devices", lambda text, origin, context: blockdev.pars
 parse_nvme_id_ctrl = _parser("devices", nvme_ctrl.parse)
 
 
+def parse_smartctl(section: Section, source: str, filename: str) -> Part:
+    """smartctl -a on an NVMe drive: the drive, its health and temperature as notes."""
+    part = _parser("devices", nvme_ctrl.parse_smartctl)(section, source, filename)
+    part.rig.problems.extend(nvme_ctrl.smartctl_notes(section.text, f"{source}: line {section.start}"))
+    return part
+
+
 def parse_df(section: Section, source: str, filename: str) -> Part:
     rig = Rig()
     rig.storage = Storage(paths=_read(section, source, lambda text, origin: df.parse(text, origin, section.context)))
@@ -103,3 +110,9 @@ def finish(rig: Rig) -> None:
             for attr in _NOT_READ:
                 sp.missing(attr, "not in the imported outputs")
     rig.provenance["storage"] = "imported"
+
+
+def add_drive(m: Merger, part: Part) -> None:
+    """smartctl's drive as nvme list's are added, and its notes (health, temperature) kept."""
+    add_models(m, part)
+    m.rig.problems.extend(part.rig.problems)

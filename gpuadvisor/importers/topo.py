@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import ELIDED, Gpu, NumaNode, Rig
+from gpuadvisor.importers import topo_pipe
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.values import is_elision
@@ -19,7 +20,7 @@ TOPO_CODES = re.compile(r"^(X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC)$")
 P2P_CODES = {"X", "OK", "CNS", "GNS", "TNS", "NS", "DIS", "U"}
 P2P_MODES = {"r": "read", "w": "write", "n": "nvlink", "a": "atomics", "p": "prop"}
 _GPU = re.compile(r"^GPU(\d+)$")
-MATRIX_WORDS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+MATRIX_WORDS = topo_pipe.MATRIX_WORDS
 
 
 def matrix_header_tokens(line: str) -> list[str] | None:
@@ -70,6 +71,8 @@ def headless_header(lines: list[str]) -> str | None:
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A header row of ``GPU0 GPU1 ...`` followed by a ``GPU0`` row (``topo -m`` or ``-p2p``: see :func:`settle`),
     or a ``GPU0  X ...`` row with no header line above it (the paste began below it)."""
+    if topo_pipe.starts_at(lines[i]) and (current is None or current.kind not in ("topo-m", "topo-p2p")):
+        return topo_pipe.unpiped(lines[i : i + 40]) is not None  # a docs page's pipe table of it
     if matrix_header_tokens(lines[i]) is None:
         above = next((x for x in reversed(lines[max(0, i - 3) : i]) if x.strip()), "")
         return (
@@ -123,11 +126,7 @@ class _Table:
 
 _GLUED_NAMES = re.compile(r"(?:(?:GPU|NIC)\d+){2,}")
 _CELL = re.compile(r"X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC|N/A|\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*")
-_EXTRA_OK = {
-    "CPU Affinity": re.compile(r"^(?:\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*|N/A)$"),
-    "NUMA Affinity": re.compile(r"^(?:\d+|N/A)$"),
-    "GPU NUMA ID": re.compile(r"^(?:\d+|N/A)$"),
-}
+_EXTRA_OK = topo_pipe.EXTRA_OK
 
 
 def _split_glued(tokens: list[str]) -> list[str] | None:
@@ -147,6 +146,9 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
     t = _Table()
     start = next((i for i, x in enumerate(lines) if matrix_header_tokens(x) is not None), None)
+    if start is None and (piped := topo_pipe.unpiped(lines)) is not None:
+        lines, start, how = piped
+        t.notes.append(f"{source}: line {first_line + start}: {how}")
     assumed = headless_header(lines) if start is None else None
     if assumed is not None:
         lines, first_line, start = [assumed, *lines], first_line - 1, 0
