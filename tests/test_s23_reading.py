@@ -247,3 +247,28 @@ def test_q_paste_cut_inside_the_first_of_ten_records():
     end = lines.index("GPU 00000000:53:00.0")
     rig = _read("a40-tail.txt", "\n".join(lines[start:end]) + "\n")
     assert [(g.name, g.bus_id) for g in rig.gpus] == [(None, None), ("NVIDIA A40", "0000:52:00.0")]
+
+
+# --- a topo -m whose last rows (or a row's NIC cells) are cut: the rows shown keep their NICs ---------------------
+
+
+def test_a_cut_row_leaves_the_other_rows_nics_judged():
+    """8x H100 (s23-topo, https://github.com/NVIDIA/nccl/issues/1357): GPU7's row is cut inside its
+    cells; GPU1, GPU3 and GPU5 are SYS to every NIC shown whole, so GA805 warns on exactly those three."""
+    path = next((CORPUS / "s23-topo").glob("topo-m-8x-h100*.txt"))
+    rig = _read(path)
+    assert rig.topology.nic_matrix[7] == [""] * len(rig.topology.nics)  # not shown: never SYS, never PIX
+    assert all(c for row in rig.topology.nic_matrix[:7] for c in row)
+    assert "the other rows kept" in rig.topology.unavailable["nic_matrix"]
+    got = sorted(g for f in evaluate(rig) if f.code == "GA805" for g in f.gpus)
+    assert got == [1, 3, 5]
+
+
+def test_rows_cut_off_whole_leave_the_rows_shown_with_their_nics():
+    """8x B200 in vLLM's collect_env (https://github.com/vllm-project/vllm/issues/31594): rows GPU4-GPU7 are cut
+    off; GPU0-GPU3 each have a NIC at PIX, so nothing warns, and the four missing rows are unknown, not far."""
+    rig = _read(TESTS / "fixtures/import/samples/topo-m_8xb200-merged-header.txt")
+    m = rig.topology.nic_matrix
+    assert [row.index("PIX") for row in m[:4]] == [11, 10, 9, 8]
+    assert m[4:] == [[""] * 13] * 4
+    assert not [f for f in evaluate(rig) if f.code == "GA805"]

@@ -446,17 +446,23 @@ def parse_topo_matrix(text: str, source: str = "<text>", first_line: int = 1) ->
         topo.nics = [t.nic_legend.get(c, c) for c in nic_cols]
         index = {c: j for j, c in enumerate(t.columns)}
         nic_matrix: list[list[str]] = []
+        gaps: list[str] = []  # rows whose NIC cells are not all shown: unknown ("") there, the other rows judged
         for label in labels:
             cells = rows[label][0] if label in rows else []
             if any(index[n] >= len(cells) for n in nic_cols):
-                nic_matrix = []
-                topo.unavailable["nic_matrix"] = (
-                    f"row {label}: its NIC cells are not readable (columns shifted)"
-                    if label in rows and not cells
-                    else _matrix_gap(t, labels)
-                )
-                break
+                gaps.append(label)
+                nic_matrix.append([""] * len(nic_cols))  # a row cut short: its nearest NIC may be one not shown
+                continue
             nic_matrix.append(["SYS" if cells[index[n]] == "SOC" else cells[index[n]] for n in nic_cols])
+        if len(gaps) == len(labels):
+            nic_matrix = []
+        if gaps:
+            one = gaps[0]
+            topo.unavailable["nic_matrix"] = (
+                f"row {one}: its NIC cells are not readable (columns shifted)"
+                if len(gaps) == 1 and one in rows and not rows[one][0]
+                else _matrix_gap(t, labels)
+            ) + ("; the other rows kept" if nic_matrix else "")
         topo.nic_matrix = nic_matrix
     rig.host.numa_nodes = [NumaNode(id=n, cpus=c) for n, c in sorted(numa_cpus.items())]
     if "NUMA Affinity" not in t.extra_columns:
