@@ -5,7 +5,10 @@ Values are the pastes' own (quoted in each test), never this tool's output."""
 
 from __future__ import annotations
 
+import pytest
+
 from gpuadvisor.importers import import_texts
+from gpuadvisor.importers.errors import ImportParseError
 from tests.test_s21_reading import CORPUS, _read
 
 # --- class 1: a --query-gpu CSV whose last row is cut: a started row is a GPU, its cut cell not shown ---
@@ -37,3 +40,38 @@ def test_a_headerless_name_bus_id_csv_cut_in_its_last_bus_id():
     # a row that is not cut but another output's (one cell) still ends the table
     rig = import_texts([("order.txt", "\n".join(rows[:4]) + "\n$ nvidia-smi -L\n")])
     assert len(rig.gpus) == 4
+
+
+# --- class 2: topo -m rows without their header line, from a row below GPU0 ---
+
+# the paste's cells, its runs of spaces written as tabs here
+_NVSHMEM_52 = (
+    "GPU4\tNV18\tNV18\tNV18\tNV18\tX\tNV18\tNV18\tNV18\tSYS\tSYS\tPIX\tNODE\t48-95,144-191\t1\tN/A\n"
+    "GPU5\tNV18\tNV18\tNV18\tNV18\tNV18\tX\tNV18\tNV18\tSYS\tSYS\tNODE\tNODE\t48-95,144-191\t1\tN/A\n"
+    "GPU6\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tX\tNV18\tSYS\tSYS\tNODE\tPIX\t48-95,144-191\t1\tN/A\n"
+    "GPU7\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tNV18\tX\tSYS\tSYS\tNODE\tNODE\t48-95,144-191\t1\tN/A\n"
+)
+
+
+def test_topo_rows_from_gpu4_take_the_gpu_count_from_a_nic_row():
+    # https://github.com/vllm-project/vllm/issues/6746: tab-separated rows GPU4-7 (NV18 to seven GPUs, 12 NIC
+    # columns, '56-111,168-223  1  N/A'), then NIC0-NIC8, NIC0's X in the ninth link column: 8 GPUs, 12 NICs
+    rig = _read(CORPUS / "s24-topo" / "topo-m-fragment-from-gpu4-tabs-8x-h100-nv18-12-nics-no-header_jueming0312.txt")
+    assert len(rig.gpus) == 8 and len(rig.topology.nics) == 12
+    assert [g.numa_node for g in rig.gpus] == [None] * 4 + [1] * 4
+    assert rig.gpus[4].cpu_affinity == "56-111,168-223"
+    # GPU4's row: 'SYS' x6 then 'PXB' under NIC6
+    assert rig.topology.nic_matrix[4][5:7] == ["SYS", "PXB"]
+    assert rig.topology.matrix is not None and rig.topology.matrix[4][5] == "NV18"
+    assert any("no header line" in p and "GPU0-GPU7" in p for p in rig.problems)
+    # https://github.com/bytedance/flux/issues/14: rows GPU5-7, then NIC0-NIC4 (NIC4 cut after its X)
+    rig = _read(CORPUS / "s24-topo" / "topo-m-fragment-gpu5-7-and-nics-8x-h100-12-nics-no-header_wenscarl.txt")
+    assert len(rig.gpus) == 8 and [g.numa_node for g in rig.gpus][5:] == [1, 1, 1]
+    assert rig.topology.nic_matrix[7][11] == "PXB"  # GPU7 'PXB' under NIC11
+
+
+def test_topo_rows_without_a_nic_row_are_not_guessed():
+    # https://github.com/NVIDIA/nvshmem/pull/52: rows GPU4-7 of an 8-GPU, 4-NIC topo -m (12 link columns). Without
+    # its header or a NIC row, the four columns after GPU7 could be GPUs or NICs: not read as either
+    with pytest.raises(ImportParseError):
+        _read("topo.txt", _NVSHMEM_52)

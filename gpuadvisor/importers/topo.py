@@ -14,6 +14,7 @@ from gpuadvisor.facts import ELIDED, Gpu, NumaNode, Rig
 from gpuadvisor.importers import topo_pipe
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.topo_fragment import FRAGMENT_START, fragment_header
 from gpuadvisor.importers.values import is_elision
 
 TOPO_CODES = re.compile(r"^(X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC)$")
@@ -76,7 +77,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if matrix_header_tokens(lines[i]) is None:
         above = next((x for x in reversed(lines[max(0, i - 3) : i]) if x.strip()), "")
         return (
-            bool(_HEADLESS.match(lines[i]))
+            bool(_HEADLESS.match(lines[i]) or FRAGMENT_START.match(lines[i]) and fragment_header(lines[i : i + 80]))
             and matrix_header_tokens(above) is None
             and (current is None or current.kind not in ("topo-m", "topo-p2p"))
         )
@@ -150,12 +151,16 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
         lines, start, how = piped
         t.notes.append(f"{source}: line {first_line + start}: {how}")
     assumed = headless_header(lines) if start is None else None
+    fragment = fragment_header(lines) if start is None and assumed is None else None
     if assumed is not None:
         lines, first_line, start = [assumed, *lines], first_line - 1, 0
         t.notes.append(
             f"{source}: line {first_line + 1}: no header line above the matrix: its columns taken to be its rows' "
             f"labels in order, then the affinity columns ({' '.join(assumed.split(chr(9))[1:])})"
         )
+    elif fragment is not None:
+        lines, first_line, start = [fragment[0], *lines], first_line - 1, 0
+        t.notes.append(f"{source}: line {first_line + 1}: {fragment[1]}")
     if start is None:
         first = next((i for i, x in enumerate(lines) if x.strip()), 0)
         raise ImportParseError(
