@@ -75,3 +75,63 @@ def test_topo_rows_without_a_nic_row_are_not_guessed():
     # its header or a NIC row, the four columns after GPU7 could be GPUs or NICs: not read as either
     with pytest.raises(ImportParseError):
         _read("topo.txt", _NVSHMEM_52)
+
+
+# --- class 3: an nvidia-smi table printed with an empty line after each of its lines ---
+
+_DSS8440_ROWS = [  # (bus id, power draw W, memory used MiB) of GPUs 0-7
+    ("11", 59, 10663), ("12", 1, 0), ("47", 15, 0), ("48", 18, 0), ("89", 7, 0), ("8A", 17, 0), ("C0", 13, 0),
+    ("C1", 54, 167),
+]  # fmt: skip
+
+
+def _dss8440() -> str:
+    rule = "+-------------------------------+----------------------+----------------------+"
+    lines = [
+        "Thu Mar 26 17:17:21 2020",
+        "+-----------------------------------------------------------------------------+",
+        "| NVIDIA-SMI 440.64.00    Driver Version: 440.64.00    CUDA Version: 10.2     |",
+        "|-------------------------------+----------------------+----------------------+",
+        "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |",
+        "|===============================+======================+======================|",
+    ]
+    for i, (bus, watts, used) in enumerate(_DSS8440_ROWS):
+        lines += [
+            f"|   {i}  GeForce RTX 208...  On   | 00000000:{bus}:00.0 Off |                  N/A |",
+            f"| 31%   33C    P2   {watts:>3}W / 250W | {used:>6}MiB / 11019MiB |      0%      Default |",
+            rule,
+        ]
+    lines += [
+        "",
+        "+-----------------------------------------------------------------------------+",
+        "| Processes:                                                       GPU Memory |",
+        "|  GPU       PID   Type   Process name                             Usage      |",
+        "|=============================================================================|",
+        "|    0     29033      C   python                                     10651MiB |",
+        "+-----------------------------------------------------------------------------+",
+    ]
+    return "\n\n".join(lines) + "\n"
+
+
+def test_a_table_with_an_empty_line_after_each_line_is_read():
+    # https://github.com/singularityhub/singularity-cli/pull/59: driver 367.128, one GRID K2 at '0000:0C:00.0',
+    # persistence Off, every line of the table followed by an empty one
+    rig = _read(CORPUS / "s24-smi" / "smi-367-grid-k2-blank-lines-between-rows-four-digit-domain-cut_al3x609.txt")
+    [g] = rig.gpus
+    assert (g.name, g.bus_id, g.persistence_mode, rig.software.driver_version) == (
+        "GRID K2",
+        "0000:0c:00.0",
+        False,
+        "367.128",
+    )
+    # A public note of a Dell DSS 8440's 'watch nvidia-smi' (found through the code index, document
+    # 'Dell-DSS8440-GPU-Test', its repository not shown by the index), printed the same way: driver 440.64.00, eight
+    # 'GeForce RTX 208...' (a name cut by nvidia-smi), 250 W caps, 11019 MiB each, bus ids 11, 12, 47, 48, 89, 8A,
+    # C0, C1; the cells as the note shows them (its temperatures and utilisations not asserted)
+    rig = _read("smi.txt", _dss8440())
+    assert [g.bus_id for g in rig.gpus] == [f"00000000:{b}:00.0".lower()[4:] for b, _, _ in _DSS8440_ROWS]
+    assert [g.power_draw_w for g in rig.gpus] == [w for _, w, _ in _DSS8440_ROWS]
+    assert {g.power_limit_w for g in rig.gpus} == {250} and {g.memory_total_bytes for g in rig.gpus} == {11019 << 20}
+    assert rig.software.driver_version == "440.64.00" and rig.software.cuda_driver_version == "10.2"
+    assert not any("not shown to its end" in p for p in rig.problems)  # its Processes table was reached
