@@ -169,3 +169,18 @@ def test_a_sendrecv_file_named_with_hyphens_is_a_sendrecv():
     assert (m.kind, m.value_gbps) == ("sendrecv", 195.10)
     [m] = _read("nccl-8xa100.txt", rows + "\n").measurements  # no name: the collective is not guessed
     assert m.kind != "sendrecv"
+
+
+# --- class 5: a collect_env report that prints its topology matrix above the driver line ---
+
+
+def test_collect_env_with_its_topology_above_the_driver_line():
+    # https://github.com/vectorch-ai/ScaleLLM/pull/288: ScaleLLM's collect_env (scalellm/utils/collect_env.py prints
+    # 'GPU topology:' with 'nvidia-smi topo -mp' before 'Nvidia driver version:'): one A100 80GB PCIe, its topo row
+    # '0-31,64-95  0', then the legend, then 'Nvidia driver version: 550.90.07'
+    rig = _read(
+        CORPUS / "s24-collect-env" / "scalellm-collect-env-a100-80gb-pcie-topology-legend-nccl-2-20-cut_guocuimi.txt"
+    )
+    [g] = rig.gpus
+    assert (g.name, g.numa_node, g.cpu_affinity) == ("NVIDIA A100 80GB PCIe", 0, "0-31,64-95")
+    assert (rig.software.driver_version, rig.software.torch_version) == ("550.90.07", "2.4.0+cu124")
