@@ -71,15 +71,16 @@ def headless_header(lines: list[str]) -> str | None:
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A header row of ``GPU0 GPU1 ...`` followed by a ``GPU0`` row (``topo -m`` or ``-p2p``: see :func:`settle`),
-    or a ``GPU0  X ...`` row with no header line above it (the paste began below it)."""
+    or a ``GPU0  X ...`` row with no header line above it (the paste began below it), or a row below GPU0's when the
+    rows show every column (:mod:`gpuadvisor.importers.topo_fragment`)."""
     if topo_pipe.starts_at(lines[i]) and (current is None or current.kind not in ("topo-m", "topo-p2p")):
         return topo_pipe.unpiped(lines[i : i + 40]) is not None  # a docs page's pipe table of it
     if matrix_header_tokens(lines[i]) is None:
         above = next((x for x in reversed(lines[max(0, i - 3) : i]) if x.strip()), "")
         return (
-            bool(_HEADLESS.match(lines[i]) or FRAGMENT_START.match(lines[i]) and fragment_header(lines[i : i + 80]))
+            (current is None or current.kind not in ("topo-m", "topo-p2p"))
             and matrix_header_tokens(above) is None
-            and (current is None or current.kind not in ("topo-m", "topo-p2p"))
+            and bool(_HEADLESS.match(lines[i]) or FRAGMENT_START.match(lines[i]) and fragment_header(lines[i : i + 80]))
         )
     for nxt in lines[i + 1 : i + 3]:
         if nxt.strip():
