@@ -184,3 +184,10 @@ def test_collect_env_with_its_topology_above_the_driver_line():
     [g] = rig.gpus
     assert (g.name, g.numa_node, g.cpu_affinity) == ("NVIDIA A100 80GB PCIe", 0, "0-31,64-95")
     assert (rig.software.driver_version, rig.software.torch_version) == ("550.90.07", "2.4.0+cu124")
+
+
+def test_a_line_that_is_no_row_after_the_csv_is_not_a_gpu():
+    # a header and the first row of https://github.com/NVIDIA/nvidia-docker/issues/1418's form (index added), then a
+    # line of prose with fewer cells before the fence: its whole first cell is no index, so the line is no cut row
+    text = "```\nindex, pci.bus_id, pci.domain\n0, 00000000:06:00.0, 0x0000\nThen the container, see below\n```\n"
+    assert len(_read("q.txt", text).gpus) == 1

@@ -145,6 +145,9 @@ def _started_row(lines: list[str], k: int, cols: list[tuple[str, str]], noheader
         return None
     if noheader and [_cell_field(c) for c in cells[:-1]] != [f for f, _ in cols][: len(cells) - 1]:
         return None  # a header-less row: its whole cells show the columns they are (a name, a bus id, a UUID)
+    whole = zip(cols, cells[:-1], strict=False)
+    if any(f in _FIELDS and not v.absent(c) and _FIELDS[f][1](c, u) is None for (f, u), c in whole):
+        return None  # a whole cell that is not its column's value ("Done, see below" under "index, uuid, ...")
     return cells
 
 
