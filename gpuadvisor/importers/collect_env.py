@@ -6,7 +6,7 @@ name on the same line), and ``Nvidia driver version: 535.183.01``; and the torch
 2.1.0+cu121`` and ``CUDA used to build PyTorch: 12.1`` (``None``: a CPU build), which the rules hold against the
 driver. Under a GPU with MIG on it lists that GPU's MIG devices (``  MIG 1g.20gb Device 0:``): MIG mode, not GPUs.
 vLLM's own report embeds an ``nvidia-smi topo -m`` under ``GPU Topology:``, which the topo -m reader
-takes.
+takes; ScaleLLM's copy prints it under ``GPU topology:`` above the driver line, where the report is read again.
 
 SGLang's ``python3 -m sglang.check_env`` is read here too: it names the GPUs of one model on one line, ``GPU
 0,1,2,3: NVIDIA H100 80GB HBM3`` (that many GPUs of that name), then ``GPU 0,1,2,3 Compute Capability: 9.0``, and
@@ -26,6 +26,7 @@ from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 _HEAD = "GPU models and configuration:"
 _START = ("Collecting environment information...", _HEAD)
 _GPU = re.compile(r"^GPU (\d+): (\S.*?)\s*$")
+DRIVER_KEY = "Nvidia driver version:"  # as collect_env prints it
 _DRIVER = re.compile(r"^Nvidia driver version:\s*(\d[\w.]*)\s*$", re.IGNORECASE)
 # sglang check_env: the GPUs of one model on one line, their compute capability, and the driver (nvidia-smi's)
 _GPUS = re.compile(r"^GPU (\d+(?:,\d+)+|\d+): (\S.*?)\s*$")
@@ -68,6 +69,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     s = _unpadded(lines[i].strip())
     if current is not None and current.kind == "collect-env":
         return False
+    if current is not None and current.kind in ("topo-m", "topo-p2p") and s.startswith(DRIVER_KEY):
+        return True  # the report goes on after its topology matrix (ScaleLLM's prints it above the driver line)
     if s.startswith(_START) or s.startswith(CUDNN_HEADS):
         return True
     if s.startswith("CUDA available:"):  # sglang check_env before its "Compute Capability" lines (0.2)

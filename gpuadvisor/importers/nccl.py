@@ -18,24 +18,11 @@ from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers import nccl_layout
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
-from gpuadvisor.importers.nccl_launch import FAILED, launched_ranks
+from gpuadvisor.importers.nccl_launch import BINARIES, FAILED, launched_ranks, named_binary
 from gpuadvisor.importers.nccl_layout import TYPE_BYTES, blank_redop, columns_from_row, old_layout_binary
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
-# nccl-tests binary -> Measurement.kind
-BINARIES = {
-    "all_reduce": "all_reduce",
-    "all_gather": "all_gather",
-    "reduce_scatter": "reduce_scatter",
-    "broadcast": "broadcast",
-    "reduce": "reduce",
-    "alltoall": "alltoall",
-    "sendrecv": "sendrecv",
-    "gather": "gather",
-    "scatter": "scatter",
-    "hypercube": "hypercube",
-}
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "uint": "uint32"}
 
 _RANK_WORDS = r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid"
@@ -53,7 +40,6 @@ _OTHER_LINES = [
     r"(?:out-of|in)-place\s+(?:in|out-of)-place",
 ]
 _HASHLESS = re.compile(f"^(?:{_FIRST_LINES}|{'|'.join(_OTHER_LINES)}|Out of bounds values|Avg bus bandwidth)")
-_BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
 
 
 @dataclass
@@ -216,8 +202,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
         run.groups.setdefault(key, []).append(halves)
         keep_deltas(run.columns, tokens, halves, run.deltas)
     if not run.binary:
-        m = _BINARY.search(hint) or _BINARY.search("\n".join(lines[:5]))
-        run.binary = m.group(1) if m else None
+        run.binary = named_binary(hint, lines[:5])
     run.launched = launched_ranks(hint)
     if not run.nccl_version:  # a launcher log may print it just above "# nThread"
         m = _NCCL_VERSION.search(hint)

@@ -193,7 +193,7 @@ FORMATS: tuple[Format, ...] = (
            smi_xml_forms.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_xml_forms.xml_ends),
     Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
            "a header row `GPU0 GPU1 ...` followed by a `GPU0` row, or (pasted without the header) a `GPU0  X ...` "
-           "row", topo.starts,
+           "row, or a `GPU4 ...` row when the rows below show every column", topo.starts,
            reads(topo.parse_topo_matrix), _add, 5, settle=topo.settle, after=Merger.add_topology),
     Format("topo-p2p", "nvidia-smi topo -p2p", GPU, "nvidia-smi", "topo -p2p",
            "as `topo -m`, its cells `OK`, `CNS`, `NS`...", None, _topo_p2p, _add, 6, after=Merger.add_topology),

@@ -125,11 +125,30 @@ def _noheader_columns(line: str) -> list[tuple[str, str]] | None:
         return None
     if len(cells) == 2 and not any(_UUID.match(c) or v.normalize_bus_id(c) or _FORMED.match(c) for c in cells):
         return None  # two cells: a name and a cell of a form nvidia-smi prints ("GPU-...", "0x232110DE", "9.0")
-    cols = []
-    for c in cells:
-        field = "name" if _GPU_NAME.match(c) else "uuid" if _UUID.match(c) else "?"
-        cols.append(("pci.bus_id" if v.normalize_bus_id(c) else field, ""))
-    return cols
+    return [(_cell_field(c), "") for c in cells]
+
+
+def _cell_field(cell: str) -> str:
+    """The field a header-less cell's form shows (``name``, ``uuid``, ``pci.bus_id``), ``?`` when none."""
+    if v.normalize_bus_id(cell):
+        return "pci.bus_id"
+    return "name" if _GPU_NAME.match(cell) else "uuid" if _UUID.match(cell) else "?"
+
+
+def _started_row(lines: list[str], k: int, cols: list[tuple[str, str]], noheader: bool) -> list[str] | None:
+    """The cells of the table's last row when the paste cuts it (nothing but blank lines or the closing fence
+    after it; no more cells than the header names, the cells before the cut one of the columns' forms), or None
+    when the line is no such row: the rows before the cut are all read, and the cut one is a GPU too."""
+    after = [x.strip() for x in lines[k + 1 :] if x.strip()]
+    cells = [c.strip() for c in lines[k].split(",")]
+    if after and not after[0].startswith("```") or len(cells) > len(cols) or len(cells) < 2:
+        return None
+    if noheader and [_cell_field(c) for c in cells[:-1]] != [f for f, _ in cols][: len(cells) - 1]:
+        return None  # a header-less row: its whole cells show the columns they are (a name, a bus id, a UUID)
+    whole = zip(cols, cells[:-1], strict=False)
+    if any(f in _FIELDS and not v.absent(c) and _FIELDS[f][1](c, u) is None for (f, u), c in whole):
+        return None  # a whole cell that is not its column's value ("Done, see below" under "index, uuid, ...")
+    return cells
 
 
 def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
@@ -154,15 +173,19 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
     lines = [*lines[: start + 1], *(_ANNOTATION.sub("", _row(x)) for x in lines[start + 1 :])]
     events: list[KernelEvent] = []
     for k in range(start + 1, len(lines)):
-        cells = [c.strip() for c in lines[k].split(",")]
+        cells, started = [c.strip() for c in lines[k].split(",")], None
         if lines[k].strip().startswith("```") or len(cols) == 1 and not lines[k].strip():
             break  # a fence closes the paste; one field's rows (any text fits one cell) end at a blank line
         if not lines[k].strip():
             continue
         if len(cells) != len(cols) or (noheader and not _noheader_columns(lines[k])):
-            break  # the table ends (another output, a prompt) or its last row is cut
-        if cut and k == len(lines) - 1:
+            started = _started_row(lines, k, cols, noheader)
+            if started is None:
+                break  # the table ends (another output, a prompt)
+            cells, cut = started, False  # its last row, cut: a started row is a GPU, its cut cell not shown
+        if cut and k == len(lines) - 1 or started is not None:
             cells[-1] = ""  # the paste ends inside this cell: not shown
+        cells += [""] * (len(cols) - len(cells))  # the cells after the cut: not shown
         g = Gpu(index=len(rig.gpus))
         lineno = first_line + k
         for (field, unit), raw in zip(cols, cells, strict=True):

@@ -213,6 +213,7 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     cut = not text.endswith(("\n", "\r"))  # the file ends inside that line: its last value may be cut short
     body = banner = False
+    spaced = double_spaced(lines)
     gpu: Gpu | None = None
     row = 0
     for k, line in enumerate(lines):
@@ -226,8 +227,8 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         if s.startswith("|=") and not body:
             body = True
             continue
-        if not body and not gpu_row(s):
-            continue
+        if not body and not gpu_row(s) or k in spaced:
+            continue  # (spaced: the empty lines of a table printed with one after each of its lines)
         body = True  # after the header's "|===" line, or at a GPU row pasted without the banner and header
         if not s.startswith("|"):
             if s.startswith("+") or not s:
@@ -289,6 +290,16 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         end = max((i for i, x in enumerate(lines) if x.strip().startswith(("|", "+"))), default=last_shown)
         rig.problems.append(f"{source}: line {first_line + end}: {NOT_TO_ITS_END}")
     return rig
+
+
+def double_spaced(lines: list[str]) -> set[int]:
+    """The empty lines of a table printed with one after each of its lines (a program that printed the output line
+    by line adding its own newline): those between two box lines (``|``/``+``), when the table's first box lines
+    (three at least) all have one below them and none two. Empty: the table is printed as nvidia-smi prints it."""
+    box = [k for k, x in enumerate(lines) if x.strip().startswith(("|", "+"))]
+    if len(box) < 3 or any(b - a != 2 for a, b in zip(box, box[1:3], strict=False)):
+        return set()
+    return {k for a, b in zip(box, box[1:], strict=False) if b - a == 2 for k in (a + 1,) if not lines[k].strip()}
 
 
 # nvidia-smi prints its processes table after the GPUs' ("Processes:"; 331 and older: "Compute processes:")

@@ -14,6 +14,7 @@ from gpuadvisor.facts import ELIDED, Gpu, NumaNode, Rig
 from gpuadvisor.importers import topo_pipe
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.topo_fragment import FRAGMENT_START, fragment_header
 from gpuadvisor.importers.values import is_elision
 
 TOPO_CODES = re.compile(r"^(X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC)$")
@@ -70,15 +71,16 @@ def headless_header(lines: list[str]) -> str | None:
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A header row of ``GPU0 GPU1 ...`` followed by a ``GPU0`` row (``topo -m`` or ``-p2p``: see :func:`settle`),
-    or a ``GPU0  X ...`` row with no header line above it (the paste began below it)."""
+    or a ``GPU0  X ...`` row with no header line above it (the paste began below it), or a row below GPU0's when the
+    rows show every column (:mod:`gpuadvisor.importers.topo_fragment`)."""
     if topo_pipe.starts_at(lines[i]) and (current is None or current.kind not in ("topo-m", "topo-p2p")):
         return topo_pipe.unpiped(lines[i : i + 40]) is not None  # a docs page's pipe table of it
     if matrix_header_tokens(lines[i]) is None:
         above = next((x for x in reversed(lines[max(0, i - 3) : i]) if x.strip()), "")
         return (
-            bool(_HEADLESS.match(lines[i]))
+            (current is None or current.kind not in ("topo-m", "topo-p2p"))
             and matrix_header_tokens(above) is None
-            and (current is None or current.kind not in ("topo-m", "topo-p2p"))
+            and bool(_HEADLESS.match(lines[i]) or FRAGMENT_START.match(lines[i]) and fragment_header(lines[i : i + 80]))
         )
     for nxt in lines[i + 1 : i + 3]:
         if nxt.strip():
@@ -150,12 +152,16 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
         lines, start, how = piped
         t.notes.append(f"{source}: line {first_line + start}: {how}")
     assumed = headless_header(lines) if start is None else None
+    fragment = fragment_header(lines) if start is None and assumed is None else None
     if assumed is not None:
         lines, first_line, start = [assumed, *lines], first_line - 1, 0
         t.notes.append(
             f"{source}: line {first_line + 1}: no header line above the matrix: its columns taken to be its rows' "
             f"labels in order, then the affinity columns ({' '.join(assumed.split(chr(9))[1:])})"
         )
+    elif fragment is not None:
+        lines, first_line, start = [fragment[0], *lines], first_line - 1, 0
+        t.notes.append(f"{source}: line {first_line + 1}: {fragment[1]}")
     if start is None:
         first = next((i for i, x in enumerate(lines) if x.strip()), 0)
         raise ImportParseError(
