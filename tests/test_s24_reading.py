@@ -137,40 +137,6 @@ def test_a_table_with_an_empty_line_after_each_line_is_read():
     assert not any("not shown to its end" in p for p in rig.problems)  # its Processes table was reached
 
 
-# --- class 4: nccl-tests output whose binary only the file's name tells, written with hyphens ---
-
-
-def test_an_alltoall_file_named_with_hyphens_is_an_alltoall():
-    # https://github.com/NVIDIA/nccl/issues/1531: 64 ranks (elided), one row 8388608 B, out-of-place busbw 24.44,
-    # cut in its in-place half; no command line: the file's name ('alltoall-perf-...') names the binary
-    rig = _read(
-        CORPUS / "s24-nccl-tests" / "alltoall-perf-64-ranks-8-nodes-h800-ranks-elided-cut-in-first-row_fj1425fj.txt"
-    )
-    [m] = rig.measurements
-    assert (m.kind, m.value_gbps, [r.size_bytes for r in m.rows]) == ("alltoall", 24.44, [8388608])
-
-
-def test_a_sendrecv_file_named_with_hyphens_is_a_sendrecv():
-    # https://github.com/li-plus/playground/blob/main/cuda/nccl.md: './build/sendrecv_perf -b 128M -e 1G -f 2 -g 8'
-    # on 8 A100s; its rows, saved without the command line in a file named after the binary with hyphens
-    # the paste's rows, their runs of spaces narrowed to two
-    rows = "\n".join(
-        [
-            "#  out-of-place  in-place",
-            "#  size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong",
-            "#  (B)  (elements)  (us)  (GB/s)  (GB/s)  (us)  (GB/s)  (GB/s)",
-            "  134217728  33554432  float  sum  -1  1211.2  110.81  110.81  0  1211.8  110.76  110.76  N/A",
-            "  268435456  67108864  float  sum  -1  1423.3  188.60  188.60  0  1420.2  189.01  189.01  N/A",
-            "  536870912  134217728  float  sum  -1  2785.4  192.75  192.75  0  2772.2  193.66  193.66  N/A",
-            "  1073741824  268435456  float  sum  -1  5503.4  195.10  195.10  0  5490.5  195.56  195.56  N/A",
-        ]
-    )
-    [m] = _read("sendrecv-perf-8xa100.txt", rows + "\n").measurements
-    assert (m.kind, m.value_gbps) == ("sendrecv", 195.10)
-    [m] = _read("nccl-8xa100.txt", rows + "\n").measurements  # no name: the collective is not guessed
-    assert m.kind != "sendrecv"
-
-
 # --- class 5: a collect_env report that prints its topology matrix above the driver line ---
 
 

@@ -64,16 +64,10 @@ BINARIES = {
     "hypercube": "hypercube",
 }
 _BINARY = re.compile(r"\b(" + "|".join(sorted(BINARIES, key=len, reverse=True)) + r")_perf\b")
-_HYPHENED = re.compile(
-    r"(?<![A-Za-z])("
-    + "|".join(b.replace("_", "[_-]") for b in sorted(BINARIES, key=len, reverse=True))
-    + r")[_-]perf(?![A-Za-z])"
-)
 
 
 def named_binary(hint: str, first: list[str]) -> str | None:
     """The nccl-tests binary the text above an output (its command line, the file's name) or the output's first
-    lines name; a file named with hyphens or with more after the name ("alltoall-perf-64-ranks.txt",
-    "all-reduce-perf.log", "alltoall_perf_2nodes.txt") names it too."""
-    m = _BINARY.search(hint) or _BINARY.search("\n".join(first)) or _HYPHENED.search(hint)
-    return m.group(1).replace("-", "_") if m else None
+    lines name."""
+    m = _BINARY.search(hint) or _BINARY.search("\n".join(first))
+    return m.group(1) if m else None
