@@ -95,6 +95,8 @@ SIGNS = [
         "nvidia: version magic '5.4.0-42-generic SMP mod_unload' should be '5.15.0-91-generic SMP mod_unload'",
     ),
     ("driver-install", "nvidia: Unknown symbol drm_gem_object_free (err -2)"),
+    # the GPUDirect RDMA peer-memory module failing to load (https://github.com/NVIDIA/gpu-operator/issues/2868)
+    ("peermem-load-failed", "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)"),
     (
         "gpu-bar-unassigned",
         "pci 0000:01:00.0: [10de:2204] type 00 class 0x030000 PCIe Legacy Endpoint\npci 0000:01:00.0: BAR 1 [mem size"
