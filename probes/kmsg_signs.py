@@ -61,6 +61,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   for nvidia/515.43.04/gsp.bin failed with error -2``, ``NVRM: API mismatch: the client has the version ...``,
   ``nvidia: version magic ... should be ...``, ``nvidia: Unknown symbol ...`` (GA820 reads a GPU failing after it as
   its consequence);
+- ``gpu-d3cold``: ``pci 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible`` of a
+  device the line's driver (nvidia, vfio-pci) or the log ties to NVIDIA (kmsg_d3cold): the GPU did not wake;
 - ``peermem-load-failed``: ``nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)``,
   ``modprobe: ERROR: could not insert 'nv_peer_mem': Unknown symbol in module`` (the GPUDirect RDMA peer-memory
   module built against another OFED or driver: it does not load; GA808 reads it, not as the driver's install);
@@ -80,6 +82,8 @@ import re
 from gpuadvisor.facts import KernelEvent
 
 from .busid import with_domain
+from .kmsg_d3cold import ANCHOR as D3COLD
+from .kmsg_d3cold import d3cold_gpu
 
 # A line is read when it holds one of these (what the reader did before ``ANCHORS``: a str.find pass per keyword).
 KEYWORDS = (
@@ -131,6 +135,7 @@ KEYWORDS = (
     "API mismatch: the client",
     ": version magic",
     ": Unknown symbol",
+    D3COLD,  # a GPU that did not come back from D3cold (kmsg_d3cold)
     "gsp ctor failed: -",
     "NVRM:    ",  # a row of the RPC history under a GSP timeout (_RPC_ROW): indented under its header
     "NVRM:\t",  # (its indent copied as a tab)
@@ -155,6 +160,7 @@ ANCHORS = (
     "firmware",  # the driver's install problems: a firmware file not loaded, "No firmware image found"
     ": version magic",
     ": Unknown symbol",
+    D3COLD,
 )
 # Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
 # common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
@@ -495,6 +501,8 @@ def read_sign(line: str, text: str, end: int) -> tuple[str, str | None, str] | N
         return unsupported_gpu(line, text, end)
     if "no space" in line:
         return unassigned_bar(line, text)
+    if D3COLD in line:
+        return d3cold_gpu(line, text)
     return classify(line)
 
 

@@ -40,3 +40,38 @@ def test_the_peer_memory_module_failing_to_load_is_ga808_not_the_drivers_install
     )
     modprobe = "modprobe: ERROR: could not insert 'nv_peer_mem': Unknown symbol in module, or unknown parameter"
     assert kmsg_signs.classify(modprobe)[0] == "peermem-load-failed"
+
+
+# https://github.com/Bumblebee-Project/bbswitch/issues/226 (the corpus file) and the same form on other devices: a
+# laptop's card whose NVIDIA driver logs the line itself (https://github.com/system76/firmware-open/issues/259, the
+# corpus journalctl; its audio and USB functions on 01:00.1-3 are not the GPU) and a Thunderbolt dock's Aquantia NIC
+# (https://github.com/clearlinux/distribution/issues/3291, in tests/corpus/s24-logs): no GPU
+_DOCK_NIC = """\
+Mar 26 12:24:25 DadsGram kernel: atlantic 0000:06:00.0: Unable to change power state from D3cold to D0, device \
+inaccessible
+Mar 26 12:24:25 DadsGram kernel: pcieport 0000:00:07.0: pciehp: Slot(5): Link Down
+Mar 26 12:24:25 DadsGram kernel: pcieport 0000:03:02.0: Unable to change power state from D3hot to D0, device \
+inaccessible
+"""
+
+
+def test_a_gpu_that_did_not_come_back_from_d3cold_fails_on_its_bus_when_the_log_ties_it_to_nvidia(tmp_path):
+    lost = CORPUS / "s24-lost-gpu"
+    # what the log itself shows: bbswitch's paste names no vendor on the D3cold line ("pci 0000:01:00.0"), but
+    # nvidia-drm's "[GPU ID 0x00000100]" is bus 01 device 00 (domain << 16 | bus << 8 | device); the vfio-pci paste
+    # shows only a device held for passthrough (read as the GPU, the message says its vendor is not shown); the
+    # journalctl's line is the nvidia driver's own
+    for name, why in (
+        ("dmesg-bbswitch-*.txt", "nvidia-drm's GPU ID 0x00000100"),
+        ("dmesg-vfio-pci-*.txt", "vfio-pci passthrough, its vendor not shown"),
+        ("journalctl-laptop-d3cold-*.txt", "the NVIDIA driver's device"),
+    ):
+        text = next(lost.glob(name)).read_text()
+        signs = [e for e in kmsg_signs.parse_signs(text, 1, lambda _p, _e: None) if e.kind == "gpu-d3cold"]
+        assert {e.bus_id for e in signs} == {"0000:01:00.0"}, name  # 01:00.1-3 (audio, USB) are not the GPU
+        assert signs[0].text.startswith(why)
+        found = [f for f in _judged(tmp_path, text) if f[0] == "GA820"]
+        assert found == [("GA820", "fail", "GPU 0000:01:00.0")], found
+    # another vendor's device (a dock's NIC) with no NVIDIA line for its bus: not the GPU's sign
+    assert not [e for e in kmsg_signs.parse_signs(_DOCK_NIC, 1, lambda _p, _e: None) if e.kind == "gpu-d3cold"]
+    assert "GA820" not in {c for c, _, _ in _judged(tmp_path, _DOCK_NIC)}
