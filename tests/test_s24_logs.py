@@ -7,6 +7,8 @@ from pathlib import Path
 
 from gpuadvisor.probes import kmsg_signs
 
+from gpuadvisor.importers import import_files
+from gpuadvisor.rules import evaluate
 from tests.test_s21_logs import _judged, _worst
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -75,3 +77,33 @@ def test_a_gpu_that_did_not_come_back_from_d3cold_fails_on_its_bus_when_the_log_
     # another vendor's device (a dock's NIC) with no NVIDIA line for its bus: not the GPU's sign
     assert not [e for e in kmsg_signs.parse_signs(_DOCK_NIC, 1, lambda _p, _e: None) if e.kind == "gpu-d3cold"]
     assert "GA820" not in {c for c, _, _ in _judged(tmp_path, _DOCK_NIC)}
+
+
+# https://github.com/wilicc/gpu-burn/issues/133: nvidia-smi -L with each UUID cut away after "(UUID:", then gpu_burn's
+# CUDA error 802 on an 8 x H200 (HGX) node
+_GPU_BURN_H200 = """\
+GPU 0: NVIDIA H200 (UUID:
+GPU 1: NVIDIA H200 (UUID
+GPU 2: NVIDIA H200 (UUID:
+GPU 3: NVIDIA H200 (UUID:
+GPU 4: NVIDIA H200 (UUID:
+GPU 5: NVIDIA H200 (UUID:
+GPU 6: NVIDIA H200 (UUID:
+GPU 7: NVIDIA H200 (UUID:
+Couldn't init CUDA: Error (gpu_burn-drv.cpp:304): system not yet initialized
+Couldn't init a GPU test: Error (gpu_burn-drv.cpp:112): initialization error
+No CUDA devices
+""".replace("(UUID:\n", "(UUID: \n")  # each as pasted, a space after the colon
+
+
+def test_a_job_logs_nvidia_smi_l_with_its_uuids_elided_is_read_and_cuda_802_fails_the_fabric(tmp_path):
+    job = next((CORPUS / "s24-fabric").glob("hf-jobs-h200-*.txt")).read_text()
+    assert "GPU 0: NVIDIA H200 (...)" in job
+    for text, gpus in ((job, 1), (_GPU_BURN_H200, 8)):
+        f = tmp_path / "job.txt"
+        f.write_text(text)
+        rig = import_files([f])
+        assert [(g.index, g.name, g.uuid) for g in rig.gpus] == [(i, "NVIDIA H200", None) for i in range(gpus)]
+        assert all("uuid" in g.unavailable for g in rig.gpus)  # not shown, not unknown for want of a reader
+        found = [x for x in evaluate(rig) if x.code == "GA809"]
+        assert [x.severity for x in found] == ["fail"]  # error 802: the GPUs never joined the NVLink fabric
