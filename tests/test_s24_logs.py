@@ -107,3 +107,57 @@ def test_a_job_logs_nvidia_smi_l_with_its_uuids_elided_is_read_and_cuda_802_fail
         assert all("uuid" in g.unavailable for g in rig.gpus)  # not shown, not unknown for want of a reader
         found = [x for x in evaluate(rig) if x.code == "GA809"]
         assert [x.severity for x in found] == ["fail"]  # error 802: the GPUs never joined the NVLink fabric
+
+
+# https://github.com/prometheus/node_exporter/issues/966: an iWARP adapter's counters by its /sys/devices path, each
+# "N/A (no PMA)" (the adapter has no performance-management agent): no count, the counters unknown, not 0
+_IWARP_NO_PMA = """\
+# grep -s . /sys/devices/pci0000:05/0000:05:02.0/0000:07:00.0/0000:08:03.0/0000:09:00.0/infiniband/i40iw*/ports/1/\
+counters/*
+/sys/devices/pci0000:05/0000:05:02.0/0000:07:00.0/0000:08:03.0/0000:09:00.0/infiniband/i40iw0/ports/1/counters/\
+excessive_buffer_overrun_errors:N/A (no PMA)
+/sys/devices/pci0000:05/0000:05:02.0/0000:07:00.0/0000:08:03.0/0000:09:00.0/infiniband/i40iw0/ports/1/counters/\
+link_downed:N/A (no PMA)
+/sys/devices/pci0000:05/0000:05:02.0/0000:07:00.0/0000:08:03.0/0000:09:00.0/infiniband/i40iw0/ports/1/counters/\
+link_error_recovery:N/A (no PMA)
+"""
+
+
+def _ports(tmp_path: Path, text: str) -> list:
+    f = tmp_path / "counters.txt"
+    f.write_text(text)
+    return import_files([f]).network.rdma_ports or []
+
+
+def test_rdma_port_counters_pasted_from_sysfs_are_the_ports_error_counters_ga823_judges(tmp_path):
+    rdma = CORPUS / "s24-rdma-logs"
+    loop = next(rdma.glob("sysfs-ib-counters-cat-loop-*.txt")).read_text()
+    [port] = _ports(tmp_path, loop)
+    assert (port.device, port.port) == ("mlx5_1", 1)  # named by the prompt's directory
+    assert port.counters == {
+        "port_rcv_errors": 0,
+        "link_error_recovery": 0,
+        "port_rcv_remote_physical_errors": 0,
+        "excessive_buffer_overrun_errors": 15,
+        "link_downed": 255,
+        "local_link_integrity_errors": 0,
+        "port_xmit_discards": 65535,
+        "symbol_error": 0,
+    }  # the error counters the live probe reads; traffic counters (port_xmit_data ...) are not errors
+    found = [f for f in _judged(tmp_path, loop) if f[1] not in ("not-checked", "ok")]
+    assert found == [("GA823", "warn", "mlx5_1 port 1")]  # link_downed 255 > 10: warn, no fail from counters alone
+    f = tmp_path / "loop.txt"
+    f.write_text(loop)
+    [ga823] = [x for x in evaluate(import_files([f])) if x.code == "GA823"]
+    assert "link_downed 255 (at its 8-bit ceiling: at least that many)" in ga823.message
+    # mlx5's RoCE hw_counters: no documented threshold, so read as a note on the port, not judged
+    grep = next(rdma.glob("sysfs-hw-counters-grep-*.txt")).read_text()
+    [port] = _ports(tmp_path, grep)
+    assert (port.device, port.port, port.counters) == ("mlx5_0", 1, None)
+    assert "local_ack_timeout_err 91316" in port.unavailable["counters"]
+    assert "no documented threshold" in port.unavailable["counters"]
+    assert [f for f in _judged(tmp_path, grep) if f[1] in ("warn", "fail")] == []
+    # an adapter without a performance-management agent: no count is read as 0
+    [port] = _ports(tmp_path, _IWARP_NO_PMA)
+    assert (port.device, port.counters) == ("i40iw0", None)
+    assert "N/A (no PMA)" in port.unavailable["counters"]

@@ -24,6 +24,7 @@ from gpuadvisor.importers.rdma_ports import (
     IBSTATUS,
     IBSTATUS_NONE,
     SYSFS,
+    SYSFS_LOOP,
     key_value,
 )
 from gpuadvisor.importers.section import Detector, Section, outside_log
@@ -167,7 +168,8 @@ def starts_ibv_devinfo(lines: list[str], i: int, current: Section | None) -> boo
 
 # "Infiniband device 'mlx5_0' port 1 status:", or its fatal error (no device: "Fatal error:  device '*': sys ...")
 starts_ibstatus = _starts_at(re.compile(f"{IBSTATUS.pattern}|{IBSTATUS_NONE.pattern}"), "ibstatus")
-starts_ib_sysfs = _starts_at(SYSFS, "ib-sysfs")  # /sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE
+# /sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE, or a shell loop's prompt in a port's counters directory
+starts_ib_sysfs = _starts_at(re.compile(f"{SYSFS.pattern}|{SYSFS_LOOP.pattern}"), "ib-sysfs")
 
 
 def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:

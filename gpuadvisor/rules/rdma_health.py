@@ -80,6 +80,16 @@ COUNTER_LIMITS = {
 }
 
 
+# the counters' widths (InfiniBand Architecture Specification, Vol. 1, PortCounters attribute): a counter stops at
+# its ceiling, so a value there is "at least"
+_COUNTER_BITS = {"symbol_error": 16, "link_error_recovery": 8, "link_downed": 8, "port_rcv_errors": 16}
+
+
+def _saturated(name: str, n: int) -> str:
+    bits = _COUNTER_BITS.get(name)
+    return f" (at its {bits}-bit ceiling: at least that many)" if bits and n == 2**bits - 1 else ""
+
+
 @rule(
     "GA823",
     "rdma-port-errors",
@@ -127,7 +137,9 @@ def rdma_port_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if not high:
             continue
         yield ctx.finding(
-            f"{_name(p)}: " + ", ".join(f"{name} {n}" for name, n in high.items()) + " since the counters were cleared",
+            f"{_name(p)}: "
+            + ", ".join(f"{name} {n}" + _saturated(name, n) for name, n in high.items())
+            + " since the counters were cleared",
             subject=_name(p),
             observed=high,
             expected={name: ctx.t(COUNTER_LIMITS[name]) for name in high},
