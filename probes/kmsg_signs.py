@@ -63,6 +63,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   its consequence);
 - ``gpu-d3cold``: ``pci 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible`` of a
   device the line's driver (nvidia, vfio-pci) or the log ties to NVIDIA (kmsg_d3cold): the GPU did not wake;
+- ``hca-driver-panic``: ``Kernel panic - not syncing: Fatal exception`` after an oops in mlx5_core (``RIP: 0010:
+  esw_port_metadata_get+0x19/0x30 [mlx5_core]``; kmsg_panic): the adapter's driver crashed the node;
 - ``peermem-load-failed``: ``nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)``,
   ``modprobe: ERROR: could not insert 'nv_peer_mem': Unknown symbol in module`` (the GPUDirect RDMA peer-memory
   module built against another OFED or driver: it does not load; GA808 reads it, not as the driver's install);
@@ -84,6 +86,8 @@ from gpuadvisor.facts import KernelEvent
 from .busid import with_domain
 from .kmsg_d3cold import ANCHOR as D3COLD
 from .kmsg_d3cold import d3cold_gpu
+from .kmsg_panic import ANCHOR as PANIC
+from .kmsg_panic import mlx5_panic
 
 # A line is read when it holds one of these (what the reader did before ``ANCHORS``: a str.find pass per keyword).
 KEYWORDS = (
@@ -136,6 +140,7 @@ KEYWORDS = (
     ": version magic",
     ": Unknown symbol",
     D3COLD,  # a GPU that did not come back from D3cold (kmsg_d3cold)
+    PANIC,  # a kernel panic in the adapter's driver (kmsg_panic)
     "gsp ctor failed: -",
     "NVRM:    ",  # a row of the RPC history under a GSP timeout (_RPC_ROW): indented under its header
     "NVRM:\t",  # (its indent copied as a tab)
@@ -161,6 +166,7 @@ ANCHORS = (
     ": version magic",
     ": Unknown symbol",
     D3COLD,
+    PANIC,
 )
 # Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
 # common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
@@ -503,6 +509,8 @@ def read_sign(line: str, text: str, end: int) -> tuple[str, str | None, str] | N
         return unassigned_bar(line, text)
     if D3COLD in line:
         return d3cold_gpu(line, text)
+    if PANIC in line:
+        return mlx5_panic(line, text, end)
     return classify(line)
 
 

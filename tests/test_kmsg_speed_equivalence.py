@@ -97,6 +97,11 @@ SIGNS = [
     ("driver-install", "nvidia: Unknown symbol drm_gem_object_free (err -2)"),
     # a GPU that did not come back from D3cold (https://github.com/system76/firmware-open/issues/259)
     ("gpu-d3cold", "nvidia 0000:01:00.0: can't change power state from D3cold to D0 (config space inaccessible)"),
+    # a kernel panic in the adapter's driver (https://github.com/siderolabs/talos/issues/8624)
+    (
+        "hca-driver-panic",
+        "RIP: 0010:esw_port_metadata_get+0x19/0x30 [mlx5_core]\nKernel panic - not syncing: Fatal exception",
+    ),
     # the GPUDirect RDMA peer-memory module failing to load (https://github.com/NVIDIA/gpu-operator/issues/2868)
     ("peermem-load-failed", "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)"),
     (

@@ -161,3 +161,33 @@ def test_rdma_port_counters_pasted_from_sysfs_are_the_ports_error_counters_ga823
     [port] = _ports(tmp_path, _IWARP_NO_PMA)
     assert (port.device, port.counters) == ("i40iw0", None)
     assert "N/A (no PMA)" in port.unavailable["counters"]
+
+
+# https://github.com/Ysurac/openmptcprouter/issues/3217: a panic at boot whose oops faults in another module
+# ("RIP: 0010: init_module+0x0/0x1000 [compat]"), typed from a screen; not the adapter's driver
+_PANIC_ELSEWHERE = """\
+[12.604170] ? exc_control_protection+0xbd/0xc0
+[12.613565] ? exc_control_protection+0xbd/0xc0
+[12.623338] ? asm_exc_invalid_op+0x1f/0x30
+[12.633579] RIP: 0010:init_module+0x0/0x1000 [compat]
+[12.646138] RSP: 0018: ffffc90000443c80 EFLAGS: 00010246
+[12.702112] kmem_cache_alloc_node+0x16c/0x290
+[12.715725] do_sys_init_module+0xf1/0x120
+[12.9] Kernel panic - not syncing: Fatal exception
+"""
+
+
+def test_a_kernel_panic_in_the_adapters_driver_is_the_hca_fatal_class(tmp_path):
+    talos = next((CORPUS / "s24-rdma-logs").glob("console-kernel-panic-mlx5_core-*.txt")).read_text()
+    signs = kmsg_signs.parse_signs(talos, 1, lambda _p, _e: None)
+    assert [(e.kind, e.bus_id) for e in signs] == [("hca-driver-panic", None)]
+    assert signs[0].text.startswith("mlx5_core: kernel panic in the adapter's driver (esw_port_metadata_get+0x19")
+    found = [f for f in _judged(tmp_path, talos) if f[1] in ("warn", "fail")]
+    assert found == [("GA826", "fail", "RDMA adapter on mlx5_core")]  # no GPU finding (GA801, GA820, GA821)
+    # the fix is the driver's or kernel's, not the card's
+    f = tmp_path / "panic.txt"
+    f.write_text(talos)
+    [ga826] = [x for x in evaluate(import_files([f])) if x.code == "GA826"]
+    assert "no RMA" in ga826.fix and "previous kernel or OS release" in ga826.fix
+    # a panic whose oops is in another module is not the adapter's
+    assert not [e for e in kmsg_signs.parse_signs(_PANIC_ELSEWHERE, 1, lambda _p, _e: None) if e.kind.startswith("hca")]
