@@ -19,7 +19,7 @@ import re
 
 from .busid import normalize_bus_id
 
-ANCHOR = "D3cold to D0"
+ANCHOR = "change power state from D3cold to D0"
 _LINE = re.compile(
     r"(\S+) ((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): (?:Unable to|can't) change power state from "
     r"D3cold to D0"

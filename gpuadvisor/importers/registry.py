@@ -328,7 +328,7 @@ FORMATS: tuple[Format, ...] = (
     _beyond("ibstatus", "ibstatus", "`Infiniband device 'mlx5_0' port 1 status:`, or its `Fatal error:  device '*': "
             "sys files not found (/sys/class/infiniband/*/ports)` (no adapter)", beyond.starts_ibstatus,
             rdma_ports.ports_parser(rdma_ports.parse_ibstatus), 14),
-    _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/ (or a loop over a port's counters)",
+    _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
             "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`, "
             "`.../counters/*`, `.../hw_counters/*`), or a prompt in `.../ports/1/counters$` over `=== ./NAME ===` "
             "and each file's value",
