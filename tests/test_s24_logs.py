@@ -191,3 +191,14 @@ def test_a_kernel_panic_in_the_adapters_driver_is_the_hca_fatal_class(tmp_path):
     assert "no RMA" in ga826.fix and "previous kernel or OS release" in ga826.fix
     # a panic whose oops is in another module is not the adapter's
     assert not [e for e in kmsg_signs.parse_signs(_PANIC_ELSEWHERE, 1, lambda _p, _e: None) if e.kind.startswith("hca")]
+
+
+def test_a_peer_memory_module_loaded_now_outweighs_its_earlier_failures_in_the_log(tmp_path):
+    log, mods = tmp_path / "dmesg.txt", tmp_path / "lsmod.txt"
+    log.write_text(_NV_PEER_MEM_OTHER_OFED)
+    # lsmod's header and a module's row (kmod's lsmod: name, size, use count)
+    mods.write_text("Module                  Size  Used by\nnvidia_peermem         16384  0\n")
+    rig = import_files([log, mods])
+    assert rig.network.peermem_loaded is True and [e.kind for e in rig.kernel.events or []] == ["peermem-load-failed"]
+    assert [x.severity for x in evaluate(rig) if x.code == "GA808" and x.severity in ("warn", "fail")] == []
+    assert [x.severity for x in evaluate(import_files([log])) if x.code == "GA808"] == ["warn"]

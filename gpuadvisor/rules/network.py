@@ -397,7 +397,8 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """
     net = rig.network
     ports = net.rdma_ports
-    if failed := [e for e in rig.kernel.events or [] if e.kind == "peermem-load-failed"]:
+    failed = [e for e in rig.kernel.events or [] if e.kind == "peermem-load-failed"]
+    if failed and net.peermem_loaded is not True:  # loaded now (lsmod): the failures logged were an earlier try
         yield _peermem_failed(ctx, failed)
         return
     if (told := nccl_no_module(net)) and (ports is None or not rig.gpus):
