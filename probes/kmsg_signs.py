@@ -61,6 +61,13 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   for nvidia/515.43.04/gsp.bin failed with error -2``, ``NVRM: API mismatch: the client has the version ...``,
   ``nvidia: version magic ... should be ...``, ``nvidia: Unknown symbol ...`` (GA820 reads a GPU failing after it as
   its consequence);
+- ``gpu-d3cold``: ``pci 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible`` of a
+  device the line's driver (nvidia, vfio-pci) or the log ties to NVIDIA (kmsg_d3cold): the GPU did not wake;
+- ``hca-driver-panic``: ``Kernel panic - not syncing: Fatal exception`` after an oops in mlx5_core (``RIP: 0010:
+  esw_port_metadata_get+0x19/0x30 [mlx5_core]``; kmsg_panic): the adapter's driver crashed the node;
+- ``peermem-load-failed``: ``nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)``,
+  ``modprobe: ERROR: could not insert 'nv_peer_mem': Unknown symbol in module`` (the GPUDirect RDMA peer-memory
+  module built against another OFED or driver: it does not load; GA808 reads it, not as the driver's install);
 - ``link-down``, ``link-up``: ``mlx5_core 0000:17:00.0 ibp23s0: Link down`` (an RDMA port that flaps).
 
 The text is searched with str.find for a few anchors (C speed, one pass each: ``ANCHORS``); only the lines
@@ -77,6 +84,10 @@ import re
 from gpuadvisor.facts import KernelEvent
 
 from .busid import with_domain
+from .kmsg_d3cold import ANCHOR as D3COLD
+from .kmsg_d3cold import d3cold_gpu
+from .kmsg_panic import ANCHOR as PANIC
+from .kmsg_panic import mlx5_panic
 
 # A line is read when it holds one of these (what the reader did before ``ANCHORS``: a str.find pass per keyword).
 KEYWORDS = (
@@ -128,6 +139,8 @@ KEYWORDS = (
     "API mismatch: the client",
     ": version magic",
     ": Unknown symbol",
+    D3COLD,  # a GPU that did not come back from D3cold (kmsg_d3cold)
+    PANIC,  # a kernel panic in the adapter's driver (kmsg_panic)
     "gsp ctor failed: -",
     "NVRM:    ",  # a row of the RPC history under a GSP timeout (_RPC_ROW): indented under its header
     "NVRM:\t",  # (its indent copied as a tab)
@@ -152,6 +165,8 @@ ANCHORS = (
     "firmware",  # the driver's install problems: a firmware file not loaded, "No firmware image found"
     ": version magic",
     ": Unknown symbol",
+    D3COLD,
+    PANIC,
 )
 # Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
 # common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
@@ -231,6 +246,17 @@ _UNSUPPORTED_SAYS = re.compile(r"not supported\s+by|requires use of\s+the\s+NVID
 # - a module built for another kernel (kernel/module: "nvidia: version magic '...' should be '...'", "nvidia:
 #   Unknown symbol X (err -2)"). ("module verification failed: signature and/or required key missing" only taints
 #   the kernel: the module loads, so it is no cause.)
+# the driver's own modules (not nvidia_peermem, nvidia_fs or nvidia-drm's siblings of other packages)
+_DRIVER_MODULE = r"nvidia(?:[_-](?:uvm|modeset|drm))?"
+# The GPUDirect RDMA peer-memory module (nvidia_peermem, shipped with the driver; the older nv_peer_mem of
+# Mellanox/nv_peer_memory) failing to load: kernel/module "nvidia_peermem: Unknown symbol ib_register_peer_memory_client
+# (err -22)" (after "disagrees about version of symbol ...": built against another ib_core, inbox vs MLNX_OFED) or
+# "nv_peer_mem: Unknown symbol nvidia_p2p_get_pages" (against another NVIDIA driver), and modprobe's "could not insert
+# 'nv_peer_mem': Unknown symbol in module": the module is not loaded, GPUDirect RDMA through it is off (GA808)
+_PEERMEM_FAILED = re.compile(
+    r"\b(nvidia_peermem|nv_peer_mem): (?:Unknown symbol (\S+)|version magic)"
+    r"|could not insert '(nvidia_peermem|nv_peer_mem)': Unknown symbol"
+)
 INSTALL_SIGNS = (
     (
         re.compile(r"(?:Direct firmware load for |loading /lib/firmware/)nvidia/\S*?gsp\w*\.bin failed with error"),
@@ -238,8 +264,14 @@ INSTALL_SIGNS = (
     ),
     (re.compile(r"No firmware image found|failed to load GSP firmware"), "the driver found no GSP firmware image"),
     (re.compile(r"API mismatch: the client"), "NVRM API mismatch: user-space driver and kernel module differ"),
-    (re.compile(r"\bnvidia\w*: version magic"), "the NVIDIA module was built for another kernel (version magic)"),
-    (re.compile(r"\bnvidia\w*: Unknown symbol"), "the NVIDIA module was built for another kernel (unknown symbol)"),
+    (
+        re.compile(rf"\b{_DRIVER_MODULE}: version magic"),
+        "the NVIDIA module was built for another kernel (version magic)",
+    ),
+    (
+        re.compile(rf"\b{_DRIVER_MODULE}: Unknown symbol"),
+        "the NVIDIA module was built for another kernel (unknown symbol)",
+    ),
     # nouveau (drivers/gpu/drm/nouveau/nvkm/subdev/gsp) with no GSP firmware for a GPU that needs it (Ada and newer):
     # "nouveau 0000:01:00.0: gsp ctor failed: -2" (ENOENT: the firmware file is missing; -22 where GSP is disabled
     # by nouveau.config=NvGspRm=0), then "probe with driver nouveau failed": the GPU is not driven
@@ -276,6 +308,8 @@ def install_sign(line: str) -> tuple[str, str | None, str] | None:
 
 def classify(line: str) -> tuple[str, str | None, str] | None:
     """(kind, bus id, message) of one line holding a sign, or None (an Xid line, or not a sign after all)."""
+    if "Xid" not in line and (m := _PEERMEM_FAILED.search(line)):
+        return "peermem-load-failed", None, line[m.start() :].strip()
     return (install_sign(line) if "Xid" not in line else None) or sign_of(line)
 
 
@@ -473,6 +507,10 @@ def read_sign(line: str, text: str, end: int) -> tuple[str, str | None, str] | N
         return unsupported_gpu(line, text, end)
     if "no space" in line:
         return unassigned_bar(line, text)
+    if D3COLD in line:
+        return d3cold_gpu(line, text)
+    if PANIC in line:
+        return mlx5_panic(line, text, end)
     return classify(line)
 
 

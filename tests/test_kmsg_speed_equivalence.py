@@ -95,6 +95,15 @@ SIGNS = [
         "nvidia: version magic '5.4.0-42-generic SMP mod_unload' should be '5.15.0-91-generic SMP mod_unload'",
     ),
     ("driver-install", "nvidia: Unknown symbol drm_gem_object_free (err -2)"),
+    # a GPU that did not come back from D3cold (https://github.com/system76/firmware-open/issues/259)
+    ("gpu-d3cold", "nvidia 0000:01:00.0: can't change power state from D3cold to D0 (config space inaccessible)"),
+    # a kernel panic in the adapter's driver (https://github.com/siderolabs/talos/issues/8624)
+    (
+        "hca-driver-panic",
+        "RIP: 0010:esw_port_metadata_get+0x19/0x30 [mlx5_core]\nKernel panic - not syncing: Fatal exception",
+    ),
+    # the GPUDirect RDMA peer-memory module failing to load (https://github.com/NVIDIA/gpu-operator/issues/2868)
+    ("peermem-load-failed", "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)"),
     (
         "gpu-bar-unassigned",
         "pci 0000:01:00.0: [10de:2204] type 00 class 0x030000 PCIe Legacy Endpoint\npci 0000:01:00.0: BAR 1 [mem size"

@@ -24,6 +24,7 @@ from gpuadvisor.importers.rdma_ports import (
     IBSTATUS,
     IBSTATUS_NONE,
     SYSFS,
+    SYSFS_LOOP,
     key_value,
 )
 from gpuadvisor.importers.section import Detector, Section, outside_log
@@ -101,6 +102,10 @@ _BARE = re.compile(
 )
 
 
+# the kernel's own crash-report lines (an oops's call trace, its modules, the panic), kernel-only words
+_CRASH = re.compile(r"^\s*(?:<TASK>\s*$|Call Trace:\s*$|Modules linked in: |Kernel panic - not syncing: )")
+
+
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
     """A dmesg (any --time-format, -H), journalctl -k, syslog (any locale's month names) or /dev/kmsg line that
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap); a
@@ -118,6 +123,8 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
         return True
     if current is None and _CARRIER.match(line):
         return True  # systemd-networkd's IPoIB carrier lines in the syslog (no "kernel:")
+    if current is None and _CRASH.match(line):
+        return True  # a console's crash report pasted alone: its trace, modules and panic lines carry no time
     if BSD_MLX.match(line) and outside_log(current):
         return True  # a FreeBSD Mellanox driver's kernel line ("mlx5_core0: INFO: ..."): no time, no PCI address
     return (
@@ -167,7 +174,8 @@ def starts_ibv_devinfo(lines: list[str], i: int, current: Section | None) -> boo
 
 # "Infiniband device 'mlx5_0' port 1 status:", or its fatal error (no device: "Fatal error:  device '*': sys ...")
 starts_ibstatus = _starts_at(re.compile(f"{IBSTATUS.pattern}|{IBSTATUS_NONE.pattern}"), "ibstatus")
-starts_ib_sysfs = _starts_at(SYSFS, "ib-sysfs")  # /sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE
+# /sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE, or a shell loop's prompt in a port's counters directory
+starts_ib_sysfs = _starts_at(re.compile(f"{SYSFS.pattern}|{SYSFS_LOOP.pattern}"), "ib-sysfs")
 
 
 def starts_fabric_manager(lines: list[str], i: int, current: Section | None) -> bool:

@@ -20,7 +20,9 @@ from gpuadvisor.importers.values import is_elision, placeholder
 # Per-link, per-direction speed printed by nvidia-smi (GB/s) -> NVLink version (see the module docstring).
 NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3, 26.562: 4, 50.0: 5, 53.125: 5}
 
-_GPU = re.compile(r"^GPU (\d+): (.*?)\s*\(UUID: ([^)]*)\)\s*$")
+# the UUID may be elided whole, "(...)" ("GPU 0: NVIDIA H200 (...)" in a job log that pasted nvidia-smi -L), or cut
+# away after "(UUID:" (https://github.com/wilicc/gpu-burn/issues/133: "GPU 0: NVIDIA H200 (UUID: "): not shown
+_GPU = re.compile(r"^GPU (\d+): (.*?)\s*\((?:UUID: ([^)]*)\)|(?:\.{3}|…)\)|UUID:?)\s*$")
 # nvidia-smi -L under a GPU in MIG mode: "  MIG 3g.40gb     Device  0: (UUID: MIG-...)"
 MIG_DEVICE = re.compile(r"^MIG \d+g\.\d+gb\w*\s+Device\s+\d+:")
 _LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
@@ -125,7 +127,7 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
         m = _GPU.match(s)
         if m:
             close()
-            idx, uuid = int(m.group(1)), m.group(3).strip()
+            idx, uuid = int(m.group(1)), (m.group(3) if m.group(3) is not None else "...").strip()
             hidden = is_elision(uuid) or placeholder(uuid)
             gpu = by_index.get(idx)
             if gpu is None or _another(gpu, None if hidden else uuid):
@@ -196,7 +198,7 @@ def _last_list_short(rig: Rig, last: Gpu | None, source: str, lineno: int) -> No
         )
 
 
-_NVLINK_GPU = re.compile(r"^GPU \d+: .*\(UUID: ")
+_NVLINK_GPU = re.compile(r"^GPU \d+: .*\((?:UUID: |UUID:?\s*$|(?:\.{3}|…)\)\s*$)")
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:

@@ -14,6 +14,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.importers.section import Section, outside_log
 from gpuadvisor.importers.values import absent, is_elision
+from gpuadvisor.probes.rdma import COUNTER_MAX, ERROR_COUNTERS
 
 IBSTAT = re.compile(r"^CA '([^']+)'\s*$")
 # "ibpanic: [1234] main: stat of IB device 'mlx5_0' failed: No such file or directory" (infiniband-diags)
@@ -292,27 +293,78 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
 
 
 # grep "" /sys/class/infiniband/*/ports/*/{state,rate,phys_state,link_layer}: "path:value" lines (the kernel's own
-# files, as the live probe reads them): "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE"
-SYSFS = re.compile(r"^\s*/sys/class/infiniband/([\w.-]+)/ports/(\d{1,3})/(state|phys_state|rate|link_layer):\s*(.*)$")
+# files, as the live probe reads them): "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE"; and the port's
+# counters/ (the error counters the live probe reads) and hw_counters/ (mlx5's RoCE/transport counters) files, by
+# /sys/class or the device's own /sys/devices/... path
+SYSFS = re.compile(
+    r"^\s*/sys/(?:class|devices/\S*?)/infiniband/([\w.-]+)/ports/(\d{1,3})/"
+    r"(state|phys_state|rate|link_layer|(?:hw_)?counters/\w+):"
+    r"\s*(.*)$"
+)
+# a shell loop run in a port's counters directory, its prompt naming it ("/sys/class/infiniband/mlx5_1/ports/1/
+# counters$ for file in $(find . -type f); do echo "=== $file ==="; cat "$file"; ...", leptonai/gpud#943): each file's
+# "=== ./link_downed ===" header and its value on the next line
+SYSFS_LOOP = re.compile(r"^\s*(?:\S+:)?/sys/class/infiniband/([\w.-]+)/ports/(\d{1,3})/((?:hw_)?counters)/?\$\s")
+_LOOP_FILE = re.compile(r"^\s*=+\s*(?:\./)?(\w+)\s*=+\s*$")
+_COUNT = re.compile(r"\d{1,20}")
+# mlx5's hw_counters (local_ack_timeout_err, out_of_sequence, packet_seq_err ...): NVIDIA's "Understanding mlx5 Linux
+# counters" describes them but sets no threshold, so they are kept out of the judged port counters
+_HW_NOTE = "only mlx5's hw_counters shown ({}): not judged, no documented threshold for them"
+
+
+def _sysfs_port(ports: dict[tuple[str, int], RdmaPort], device: str, num: int) -> RdmaPort:
+    port = ports.get((device, num))
+    if port is None:
+        port = ports[device, num] = RdmaPort(device=device, port=num)
+        for field in ("firmware", "ca_type"):
+            port.missing(field, "the sysfs port files do not hold it")
+    return port
+
+
+def _sysfs_counter(port: RdmaPort, where: str, name: str, value: str, hw: dict[int, list[str]]) -> None:
+    """One counter file's value: a port error counter the live probe reads, or a hw_counter noted, not judged."""
+    if not _COUNT.fullmatch(value) or int(value) >= COUNTER_MAX:
+        if where == "counters" and name in ERROR_COUNTERS and port.counters is None:  # iWARP's "N/A (no PMA)"
+            port.missing("counters", f"the port's counter files hold no count ({name}: {value[:40]!r})")
+        return
+    if where == "counters" and name in ERROR_COUNTERS:
+        port.counters = {**(port.counters or {}), name: int(value)}
+        port.unavailable.pop("counters", None)
+    elif where == "hw_counters" and port.counters is None:
+        shown = hw.setdefault(id(port), [])
+        if int(value):
+            shown.append(f"{name} {value}")
+        said = ", ".join(shown[:4]) + (" ..." if len(shown) > 4 else "") if shown else "all 0"
+        port.missing("counters", _HW_NOTE.format(said))
 
 
 def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
-    """The ports of a grep over the sysfs port files, one ``path:value`` line a file, any order."""
+    """The ports of a grep over the sysfs port files, one ``path:value`` line a file, any order; or of a shell loop
+    over a port's counter files (``=== ./NAME ===`` then the value)."""
     ports: dict[tuple[str, int], RdmaPort] = {}
+    hw: dict[int, list[str]] = {}
+    loop: tuple[RdmaPort, str] | None = None
     for k, line in enumerate(lines):
         if is_elision(line):
             return list(ports.values()), first + k
+        if d := SYSFS_LOOP.match(line):
+            loop = (_sysfs_port(ports, d.group(1), int(d.group(2))), d.group(3))
+            continue
+        if loop and (f := _LOOP_FILE.match(line)):
+            value = next((x.strip() for x in lines[k + 1 : k + 3] if x.strip()), "")
+            _sysfs_counter(loop[0], loop[1], f.group(1), value, hw)
+            continue
         m = SYSFS.match(line)
         if m is None or not m.group(4).strip():
             continue
         device, num, name, value = m.group(1), int(m.group(2)), m.group(3), m.group(4).strip()
         if name == "rate" and "Gb/sec" not in value:
             continue  # the kernel prints "100 Gb/sec (4X EDR)": a value without its unit is cut short
-        port = ports.get((device, num))
-        if port is None:
-            port = ports[device, num] = RdmaPort(device=device, port=num)
-            for field in ("firmware", "ca_type"):
-                port.missing(field, "the sysfs port files do not hold it")
+        port = _sysfs_port(ports, device, num)
+        if "/" in name:
+            where, counter = name.split("/", 1)
+            _sysfs_counter(port, where, counter, value, hw)
+            continue
         _set_port(
             port, name.replace("_", " ").replace("phys state", "physical state"), value, "physical state", "link layer"
         )

@@ -329,7 +329,9 @@ FORMATS: tuple[Format, ...] = (
             "sys files not found (/sys/class/infiniband/*/ports)` (no adapter)", beyond.starts_ibstatus,
             rdma_ports.ports_parser(rdma_ports.parse_ibstatus), 14),
     _beyond("ib-sysfs", "grep of /sys/class/infiniband/*/ports/*/",
-            "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`)",
+            "`/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE` (`grep \"\" .../{state,rate,phys_state}`, "
+            "`.../counters/*`, `.../hw_counters/*`), or a prompt in `.../ports/1/counters$` over `=== ./NAME ===` "
+            "and each file's value",
             beyond.starts_ib_sysfs, rdma_ports.ports_parser(rdma_ports.parse_sysfs), 14),
     _beyond("mlxlink", "mlxlink (a port's Operational Info)",
             "`Operational Info` over its dashes and `State                           : Active`, `Physical state`, "

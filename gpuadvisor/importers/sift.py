@@ -63,7 +63,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
     "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d", r"Rank\s", "in-place"),
-    "ib-sysfs": ("/sys/class/infiniband/",),
+    "ib-sysfs": ("/infiniband/",),  # /sys/class/infiniband/..., /sys/devices/.../infiniband/...
     "dcgm": (
         _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"),
         r"GPUs? found",

@@ -338,7 +338,9 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         them), NVLink discovery failures with a peer ("postRxDetLinkMask failed"), and tasks hung in an NVIDIA module
         (the kernel's "INFO: task ... blocked for more than N seconds", or a soft lockup, with an nvidia frame in its
         call trace), kernel oopses in an NVIDIA module ("BUG: unable to handle kernel NULL pointer dereference" with
-        its faulting address or a call-trace frame in the driver), grouped by GPU and sign (the kernel-log reader
+        its faulting address or a call-trace frame in the driver), a GPU that did not come back from D3cold ("Unable
+        to change power state from D3cold to D0, device inaccessible" of a device the log ties to NVIDIA, or one
+        held by vfio-pci for passthrough), grouped by GPU and sign (the kernel-log reader
         drops a loss told without a bus id beside a line naming the lost GPU).
     Why it matters
         These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware

@@ -72,6 +72,16 @@ LOST_SIGNS = {
         "reboot",
         "fail",
     ),
+    "gpu-d3cold": (
+        "the GPU did not come back from D3cold (device inaccessible: powered off by runtime power management, it "
+        "answers no reads): it is unusable until its slot is powered again",
+        "power-cycle the machine (a cold reboot, not a warm one); for a passed-through GPU keep the host from putting "
+        "it into D3cold (vfio-pci disable_idle_d3=1, or 0 in /sys/bus/pci/devices/BUS/d3cold_allowed); on a laptop, "
+        "its runtime power management (bbswitch, nvidia-powerd, firmware update); not an RMA on a first occurrence: "
+        "only if it recurs with power management off",
+        "reboot",
+        "fail",
+    ),
     "gpu-is-lost": (
         "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
         "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "

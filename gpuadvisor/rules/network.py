@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterator
 
-from gpuadvisor.facts import Finding, Network, RdmaPort, Rig, Unavailable
+from gpuadvisor.facts import Finding, KernelEvent, Network, RdmaPort, Rig, Unavailable
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing, version_tuple
 from gpuadvisor.rules.registry import rule
@@ -348,6 +348,32 @@ def nccl_no_module(net: Network) -> list[str]:
     return [h for h in net.nccl_gdr_disabled or [] if h.endswith("(no module)")]
 
 
+def _peermem_failed(ctx: Context, failed: list[KernelEvent]) -> Finding:
+    """The peer-memory module's load failing in the kernel log: built against another ib_core (inbox vs MLNX_OFED)
+    or another NVIDIA driver than those loaded."""
+    symbols = sorted({m.group(1) for e in failed if (m := re.search(r"Unknown symbol (\w+)", e.text))} - {"in"})
+    module = "nv_peer_mem" if all("nv_peer_mem" in e.text for e in failed) else "nvidia_peermem"
+    return ctx.finding(
+        f"{module} failed to load (x{len(failed)}, line {failed[0].line}: {failed[0].text[:100]})"
+        + (f"; unknown symbols: {', '.join(symbols)}" if symbols else "")
+        + ": GPUDirect RDMA through peer memory is off, inter-node traffic is staged through host memory (or dma-buf)",
+        subject="host",
+        observed={
+            "sign": "peermem-load-failed",
+            "count": len(failed),
+            "first_line": failed[0].line,
+            "symbols": symbols,
+            "evidence": failed[0].text[:200],
+        },
+        expected={"modules": ["nvidia_peermem"]},
+        expected_source="NVIDIA GPUDirect RDMA documentation; Linux kernel/module ('Unknown symbol', 'disagrees "
+        "about version of symbol': a module built against other exported symbols)",
+        fix="rebuild the module against the installed OFED/MLNX_OFED and driver (reinstall the driver after "
+        "MLNX_OFED so its nvidia-peermem matches, or dkms-rebuild nv_peer_mem), then modprobe nvidia_peermem; or use "
+        "dma-buf with the open kernel module; not a hardware fault",
+    )
+
+
 @rule("GA808", "peermem-missing", area="network", severity="warn")
 def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """GPUs and active RDMA adapters, but no nvidia_peermem module for GPUDirect RDMA.
@@ -371,6 +397,10 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """
     net = rig.network
     ports = net.rdma_ports
+    failed = [e for e in rig.kernel.events or [] if e.kind == "peermem-load-failed"]
+    if failed and net.peermem_loaded is not True:  # loaded now (lsmod): the failures logged were an earlier try
+        yield _peermem_failed(ctx, failed)
+        return
     if (told := nccl_no_module(net)) and (ports is None or not rig.gpus):
         # NCCL itself looked for the peer-memory module (its "(no module)": no /sys/kernel/mm/memory_peers/nv_mem)
         # on the HCAs it was about to use: the module is missing where a job needed it, ports listed or not

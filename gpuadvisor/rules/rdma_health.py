@@ -80,6 +80,16 @@ COUNTER_LIMITS = {
 }
 
 
+# the counters' widths (InfiniBand Architecture Specification, Vol. 1, PortCounters attribute): a counter stops at
+# its ceiling, so a value there is "at least"
+_COUNTER_BITS = {"symbol_error": 16, "link_error_recovery": 8, "link_downed": 8, "port_rcv_errors": 16}
+
+
+def _saturated(name: str, n: int) -> str:
+    bits = _COUNTER_BITS.get(name)
+    return f" (at its {bits}-bit ceiling: at least that many)" if bits and n == 2**bits - 1 else ""
+
+
 @rule(
     "GA823",
     "rdma-port-errors",
@@ -127,7 +137,9 @@ def rdma_port_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if not high:
             continue
         yield ctx.finding(
-            f"{_name(p)}: " + ", ".join(f"{name} {n}" for name, n in high.items()) + " since the counters were cleared",
+            f"{_name(p)}: "
+            + ", ".join(f"{name} {n}" + _saturated(name, n) for name, n in high.items())
+            + " since the counters were cleared",
             subject=_name(p),
             observed=high,
             expected={name: ctx.t(COUNTER_LIMITS[name]) for name in high},
@@ -241,6 +253,13 @@ HCA_SIGNS = {
         "drain the node; reset the adapter (mlxfwreset -d DEVICE reset) or reboot; if it recurs, update the adapter "
         "firmware and open a support case (mlxdump / the sysinfo snapshot)",
     ),
+    "hca-driver-panic": (
+        "the adapter's driver (mlx5_core) crashed the kernel (a panic in its code, as at the adapter's probe at boot): "
+        "the node does not run with this adapter and driver",
+        "fail",
+        "a driver or kernel bug, not a failing adapter: boot the previous kernel or OS release (or update MLNX_OFED/"
+        "DOCA or the kernel to one with the fix), or disable the adapter until then; no RMA",
+    ),
     "hca-cmd-timeout": (
         "the adapter's firmware did not answer driver commands in time (command timeouts, leaked command resources)",
         "warn",
@@ -271,13 +290,14 @@ def rdma_adapter_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
         firmware stopped), "No done completion" and "timeout. Will cause a leak of a command resource" (a firmware
         command timed out), and NCCL's "NET/IB : Got async event : local catastrophic error" (the verbs event
         IBV_EVENT_DEVICE_FATAL), by adapter or, for NCCL's lines, by host; an adapter that failed to load
-        ("mlx5_load_one failed") and one short of slot power ("Detected insufficient power on the PCIe slot").
+        ("mlx5_load_one failed") and one short of slot power ("Detected insufficient power on the PCIe slot"); a
+        kernel panic whose oops faults in mlx5_core ("RIP: ... [mlx5_core]" above "Kernel panic - not syncing").
     Why it matters
         A fatal adapter error drops every RDMA connection over it: the node's multi-node jobs abort or hang until
         the adapter is reset. Command timeouts come before such failures and stall the setup of new connections
         (queue pairs, DC targets) for every job.
     Threshold
-        A fatal error fails; command timeouts, a failed load and short slot power warn.
+        A fatal error or a panic in the driver fails; command timeouts, a failed load and short slot power warn.
     Source
         libibverbs ibv_get_async_event(3) (IBV_EVENT_DEVICE_FATAL, "local catastrophic error"); the Linux mlx5_core
         driver's health poller and command interface (drivers/net/ethernet/mellanox/mlx5/core/health.c, cmd.c).
