@@ -7,11 +7,13 @@ again. Seen with a passed-through GPU (vfio-pci's runtime D3cold, https://github
 /bbswitch/issues/226, https://github.com/system76/firmware-open/issues/259).
 
 The line names only a bus id and the driver bound to it; it is read as the GPU's when the line's driver is nvidia,
-or vfio-pci (a device held for passthrough: the GPU in a GPU host's log, though the line shows no vendor, so the
-message says so), or when the same log ties that bus id to NVIDIA: the PCI core's enumeration ("pci 0000:01:00.0:
+or when the same log ties that bus id to NVIDIA: the PCI core's enumeration ("pci 0000:01:00.0:
 [10de:2204] type 00 class 0x030000"), the NVIDIA driver's own line for it ("nvidia 0000:01:00.0: ...", "NVRM: GPU at
 PCI:0000:01:00"), or nvidia-drm's "[GPU ID 0x00000100]" (the driver's 32-bit id: domain << 16 | bus << 8 | device,
-gpuGenerate32BitId in open-gpu-kernel-modules). A NIC's, an audio or USB function's line is not this sign."""
+gpuGenerate32BitId in open-gpu-kernel-modules). A NIC's, an audio or USB function's line is not this sign. A device
+bound to vfio-pci (held for passthrough) that the log does not tie to NVIDIA is ``passthrough-d3cold``: a device a
+guest will not get, often a GPU on such a host, but the log does not say which kind, so it warns and is not named a
+GPU."""
 
 from __future__ import annotations
 
@@ -46,8 +48,9 @@ def _nvidia_in_log(bus: str, text: str) -> str | None:
 
 
 def d3cold_gpu(line: str, text: str) -> tuple[str, str | None, str] | None:
-    """("gpu-d3cold", bus id, what) of a device that did not leave D3cold, read as an NVIDIA GPU (or a vfio-pci
-    passthrough device) by the line's driver or the rest of the log; None for another device."""
+    """("gpu-d3cold", bus id, what) of a device that did not leave D3cold, read as an NVIDIA GPU by the line's driver
+    or the rest of the log; ("passthrough-d3cold", ...) for a vfio-pci device the log does not tie to NVIDIA; None for
+    another device."""
     m = _LINE.search(line)
     bus = normalize_bus_id(m.group(2)) if m else None
     if m is None or bus is None:
@@ -55,8 +58,8 @@ def d3cold_gpu(line: str, text: str) -> tuple[str, str | None, str] | None:
     driver = m.group(1)
     if driver == "nvidia":
         why = "the NVIDIA driver's device"
-    elif driver == "vfio-pci":
-        why = "vfio-pci passthrough, its vendor not shown"
     elif (why := _nvidia_in_log(bus, text)) is None:  # type: ignore[assignment]
-        return None
+        if driver != "vfio-pci":
+            return None
+        return "passthrough-d3cold", bus, f"vfio-pci passthrough, its vendor not shown: {line[m.start() :].strip()}"
     return "gpu-d3cold", bus, f"{why}: {line[m.start() :].strip()}"

@@ -62,7 +62,8 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
   ``nvidia: version magic ... should be ...``, ``nvidia: Unknown symbol ...`` (GA820 reads a GPU failing after it as
   its consequence);
 - ``gpu-d3cold``: ``pci 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible`` of a
-  device the line's driver (nvidia, vfio-pci) or the log ties to NVIDIA (kmsg_d3cold): the GPU did not wake;
+  device the line's driver (nvidia) or the log ties to NVIDIA (kmsg_d3cold): the GPU did not wake;
+  ``passthrough-d3cold`` the same of a vfio-pci device the log does not tie to NVIDIA (its vendor not shown);
 - ``hca-driver-panic``: ``Kernel panic - not syncing: Fatal exception`` after an oops in mlx5_core (``RIP: 0010:
   esw_port_metadata_get+0x19/0x30 [mlx5_core]``; kmsg_panic): the adapter's driver crashed the node;
 - ``peermem-load-failed``: ``nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)``,

@@ -311,6 +311,8 @@ def sxid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
 
 def _device(ev: KernelEvent, rig: Rig) -> str:
+    if ev.kind == "passthrough-d3cold" and ev.gpu_index is None:  # the log does not say it is a GPU
+        return f"device {ev.bus_id} (vfio-pci)"
     if ev.gpu_index is not None:
         return f"GPU {ev.gpu_index}" + (f" {ev.bus_id}" if ev.bus_id else "")
     if ev.bus_id:

@@ -82,6 +82,14 @@ LOST_SIGNS = {
         "reboot",
         "fail",
     ),
+    "passthrough-d3cold": (
+        "a device held for passthrough (vfio-pci) did not come back from D3cold (device inaccessible): the guest "
+        "will not get it; the log does not show its vendor (a GPU on a GPU host, most often)",
+        "power-cycle the machine (a cold reboot); keep the host from putting it into D3cold (vfio-pci "
+        "disable_idle_d3=1, or 0 in /sys/bus/pci/devices/BUS/d3cold_allowed); lspci -nn -s BUS names the device",
+        "reboot",
+        "warn",
+    ),
     "gpu-is-lost": (
         "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
         "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "
