@@ -205,7 +205,7 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `Failed to initialize NVML: Driver/library "
-           "version mismatch`, `WARNING: infoROM is corrupted ...`)",
+           "version mismatch`, `WARNING: infoROM is corrupted ...`, `No devices were found` under its command)",
            smi_summary.starts, _summary, _add, 2,
            extras=beyond.add_processes, finish=smi_summary.finish),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",

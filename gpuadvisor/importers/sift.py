@@ -54,7 +54,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "smi-xml": ("<",),  # elements run together on one line may follow a prompt
     "topo-m": (_SPACE + "GPU0", r"\|.*GPU0"),  # or a docs page's pipe table of it
     "nvlink": (r"^GPU \d",),
-    "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM"), r"^\W*Unable to "),  # a table row has its "|" cells
+    "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM", "No devices were found"), r"^\W*Unable to "),  # a row: "|"
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
     "dcgmi-dmon": (r"^\s*#\s*Entity\s", "Long Name"),  # or -l's catalogue header
     "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)

@@ -65,6 +65,13 @@ _NO_DRIVER = re.compile(r"^\s*(NVIDIA-SMI has failed because it couldn't communi
 _INFOROM = re.compile(r"^\s*(WARNING: infoROM is corrupted at gpu\s+([0-9A-Fa-f:.]+))\s*$")
 _MISMATCH = re.compile(r"^\s*(Failed to initialize NVML: Driver/library version mismatch)\s*$")
 _LIBRARY = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$")  # printed below the mismatch
+# the driver answers but lists no GPU (nvidia-smi's NVML_ERROR_NOT_FOUND / zero devices message)
+_NO_DEVICES = re.compile(r"^\s*(No devices were found)\s*$")
+NO_DEVICES = (
+    "the NVIDIA driver answers but lists no GPU: one lost from the bus or failed at init (dmesg | grep -i nvrm), "
+    "not bound to the driver or not supported by it (lspci -nnk | grep -iA3 nvidia), or not passed into this "
+    "container or VM"
+)
 
 
 def _messages(rig: Rig, lines: list[tuple[int, str]], source: str) -> set[int]:
@@ -83,6 +90,9 @@ def _messages(rig: Rig, lines: list[tuple[int, str]], source: str) -> set[int]:
         elif (m := _LIBRARY.match(line)) and rig.software.nvml_version is None:
             rig.software.nvml_version = m.group(1)  # the user-space library's version (the module's is not shown)
             rig.software.unavailable.pop("nvml_version", None)
+            said.add(lineno)
+        elif _NO_DEVICES.match(line):
+            rig.problems.append(f"{source}: line {lineno}: nvidia-smi: No devices were found: {NO_DEVICES}")
             said.add(lineno)
         elif m := _INFOROM.match(line):
             bus = v.normalize_bus_id(m.group(2)) or m.group(2)
@@ -325,6 +335,15 @@ def finish(rig: Rig) -> None:
 _SUMMARY = re.compile(r"^(?:\|\s*NVIDIA-SMI\s+\S+|NVIDIA-SMI\s+\S+\s+(?:Driver|KMD) Version:)")
 
 
+def _no_devices_of_smi(lines: list[str], i: int) -> bool:
+    """nvidia-smi's "No devices were found", told by its command on a line above (within three) or alone in the
+    paste: another tool's words are not nvidia-smi's."""
+    if not _NO_DEVICES.match(lines[i]):
+        return False
+    above = [x for x in lines[max(0, i - 3) : i] if x.strip() and not x.strip().startswith("`")]
+    return not above or "nvidia-smi" in above[-1]
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``| NVIDIA-SMI 580.95.05  Driver Version: ...``: plain ``nvidia-smi``; or, with no table after it, nvidia-smi's
     "Unable to determine the device handle for GPU ..." (the GPU is lost), "NVIDIA-SMI has failed because it
@@ -335,7 +354,9 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if (current is None or current.kind != "smi-summary") and outside_log(current) and gpu_row(lines[i]):
         return True  # a GPU row pasted without the banner and column header
     line = lines[i]
-    if not (_LOST.match(line) or _NO_DRIVER.match(line) or _MISMATCH.match(line) or _INFOROM.match(line)):
+    if not (
+        _LOST.match(line) or _NO_DRIVER.match(line) or _MISMATCH.match(line) or _INFOROM.match(line)
+    ) and not _no_devices_of_smi(lines, i):
         return False
     if current is not None:
         return False  # inside another output, that output reads it
