@@ -28,6 +28,7 @@ from tests.test_import_framework_devices import (
 )
 from tests.test_import_k8s import NODE_36, PODS_35
 from tests.test_import_smi_csv import CSV
+from tests.test_import_sysfs_pci import LACT_334
 from tests.test_import_versions import NVCC_110, PROC_OPEN, RPM_570, SMI_570
 
 TESTS = Path(__file__).parent
@@ -45,7 +46,12 @@ NVME_JSON = """{
   ]
 }
 """
-WRITTEN = {"CSV": CSV.split("\n", 1)[1], "PERFQUERY": PERFQUERY, "NVME_JSON": NVME_JSON}  # CSV: its own prompt off
+WRITTEN = {
+    "SYSFS_334": LACT_334,
+    "CSV": CSV.split("\n", 1)[1],
+    "PERFQUERY": PERFQUERY,
+    "NVME_JSON": NVME_JSON,
+}  # CSV: its own prompt off
 
 # the kind it must be read as | the command typed before it | the paste (under tests/, or =NAME: WRITTEN[NAME]);
 # a kind appears more than once for its forms; a service log starts only a paste's first output, so it comes first
@@ -65,6 +71,7 @@ collect-env | python collect_env.py | corpus/collect-env/vllm-collect-env_4x3090
 lspci | sudo lspci -vv | corpus/lspci/lspci-vv_a100-numa5-cut_aksbaih.txt
 lspci | lspci -vvv | grep ACSCtl | corpus/pcie-acs/lspci-grep-acsctl-twelve-cut_dobiup.txt
 lspci | lspci -vv | grep Lnk | corpus/lspci/lnk-fragment-riser-4090-gen1_0xsage.txt
+sysfs-pci | grep . /sys/class/drm/card*/device/*_link_* | =SYSFS_334
 nccl-tests | all_reduce_perf -b 8 -e 8G | corpus/nccl-tests/all_reduce_8xa100-mpirun-no-hash-cut_elevenxiang.txt
 nccl-tests | rccl-tests | corpus/nccl-tests/rccl_broadcast-rows-then-next-test-cut_chihayak.txt
 cuda-bw | ./bandwidthTest | corpus/copies/bandwidthTest_2080ti-range-htod_soi.txt

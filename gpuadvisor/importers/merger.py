@@ -78,7 +78,7 @@ class Merger:
         """Fragment GPU position -> the rig's GPU (created when new)."""
         mapping: dict[int, Gpu] = {}
         frag = part.rig.gpus
-        if part.kind == "lspci":
+        if part.kind in ("lspci", "sysfs-pci"):  # both give links without GPU indices
             return self._map_lspci(part)
         bus_numbers: dict[int, int | None] = {}
         if part.nccl is not None:

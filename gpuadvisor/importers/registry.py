@@ -74,6 +74,7 @@ from gpuadvisor.importers import (
     smi_summary,
     smi_xml_forms,
     storage,
+    sysfs_pci,
     topo,
     torch_config,
     verbs_qp,
@@ -238,6 +239,10 @@ FORMATS: tuple[Format, ...] = (
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
+    Format("sysfs-pci", sysfs_pci.WHAT, GPU, "sysfs", "PCI attributes",
+           "`/sys/bus/pci/devices/BUS/current_link_speed:8.0 GT/s PCIe` (`grep . /sys/bus/pci/devices/BUS/*`), or "
+           "`cat /sys/.../current_link_width` over its value", sysfs_pci.starts,
+           reads(sysfs_pci.parse_sysfs_pci), _add, 10),
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8, extras=beyond_tools.add_nccl_debug),

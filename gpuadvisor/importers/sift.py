@@ -64,6 +64,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
     "nccl-tests": (r"int|half|float|double|fp8_", nccl._FIRST_LINES, r"\[\d", r"Rank\s", "in-place"),
     "ib-sysfs": ("/infiniband/",),  # /sys/class/infiniband/..., /sys/devices/.../infiniband/...
+    "sysfs-pci": (r"/sys/\S*_link_|/sys/\S*/(?:vendor|class|numa_node)",),  # PATH:VALUE, or cat PATH
     "dcgm": (
         _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"),
         r"GPUs? found",
