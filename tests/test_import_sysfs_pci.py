@@ -76,3 +76,8 @@ def test_another_vendor_is_not_a_gpu() -> None:
     text += "/sys/bus/pci/devices/0000:0c:00.0/current_link_width:16\n"
     rig = parse_sysfs_pci(text, "x")
     assert rig.gpus == [] and any("not an NVIDIA GPU" in p for p in rig.problems)
+
+
+def test_an_hca_s_numa_node_is_not_a_pci_link_paste() -> None:
+    text = "/sys/class/infiniband/mlx5_0/device/numa_node:1\n/sys/class/net/eth0/device/numa_node:0\n"
+    assert all(s.kind != "sysfs-pci" for s in split_sections(text))

@@ -34,6 +34,7 @@ _CAT = re.compile(r"^\s*\S{0,80}[$#>]?\s*(?:sudo\s+)?cat\s+(/sys/\S*?)/" + _ATTR
 _BDF = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?=/|$)")
 _SPEED = re.compile(r"^(\d+(?:\.\d+)?) GT/s(?: PCIe)?$")
 _GPU_CLASSES = ("0x0300", "0x0302", "0x0380")
+_NOT_PCI_LINK = re.compile(r"/(?:infiniband|net|nvme|block)/")  # an HCA's, a NIC's, a disk's own tree
 _NOT_SHOWN = "sysfs attributes pasted without this device's vendor and class: which device it is is not shown"
 
 
@@ -186,4 +187,5 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     line = lines[i]
     if current is not None and current.kind == "sysfs-pci":
         return False
-    return bool(_LINE.match(line)) or bool(_CAT.match(line)) and i + 1 < len(lines)
+    m = _LINE.match(line) or (_CAT.match(line) if i + 1 < len(lines) else None)
+    return m is not None and not _NOT_PCI_LINK.search(m.group(1))
