@@ -29,11 +29,17 @@ _LINE = re.compile(
 _DRM_ID = re.compile(r"\[GPU ID 0x([0-9a-fA-F]{8})\]")
 
 
+def enumerated_nvidia_display(bus: str, text: str) -> bool:
+    """The PCI core's enumeration line in ``text`` shows ``bus`` (as written) as an NVIDIA display controller:
+    "pci 0000:01:00.0: [10de:2204] type 00 class 0x030000" (drivers/pci/probe.c)."""
+    return re.search(re.escape(bus) + r":? \[10de:[0-9a-fA-F]{4}\] type 00 class 0x03", text) is not None
+
+
 def _nvidia_in_log(bus: str, text: str) -> str | None:
     """What in ``text`` ties ``bus`` (a normalised bus id with its function) to NVIDIA, or None."""
     short = bus[5:] if bus.startswith("0000:") else bus
     for b in {bus, short}:
-        if re.search(re.escape(b) + r":? \[10de:[0-9a-fA-F]{4}\] type 00 class 0x03", text):
+        if enumerated_nvidia_display(b, text):
             return "an NVIDIA display controller [10de]"
         if re.search(r"\bnvidia " + re.escape(b) + r"\b", text):
             return "the NVIDIA driver's device"

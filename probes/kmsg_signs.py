@@ -86,7 +86,7 @@ from gpuadvisor.facts import KernelEvent
 
 from .busid import with_domain
 from .kmsg_d3cold import ANCHOR as D3COLD
-from .kmsg_d3cold import d3cold_gpu
+from .kmsg_d3cold import d3cold_gpu, enumerated_nvidia_display
 from .kmsg_panic import ANCHOR as PANIC
 from .kmsg_panic import mlx5_panic
 
@@ -522,7 +522,7 @@ def unassigned_bar(line: str, text: str) -> tuple[str, str | None, str] | None:
     dev = _DEVICE.search(line, 0, m.start()) if m else None
     if m is None or dev is None:
         return None
-    if re.search(re.escape(dev.group(2)) + r":? \[10de:[0-9a-fA-F]{4}\] type 00 class 0x03", text) is None:
+    if not enumerated_nvidia_display(dev.group(2), text):
         return None  # not known to be an NVIDIA GPU (an NVIDIA audio function, another vendor's device)
     return "gpu-bar-unassigned", _bus(dev.group(2)), f"BAR {m.group(1)} {m.group(2) or m.group(3)}: no space"
 

@@ -12,9 +12,10 @@ pytorch's channel, ``cuda120_`` in conda-forge's) or the ``pytorch-cuda 12.1`` p
 (PyPI's default wheel) does not name its CUDA build: not shown.
 
 NCCL: torch's pip wheels load the NCCL of the ``nvidia-nccl-cu12`` (``-cu11``, ``-cu13``) wheel installed beside them
-(PyTorch, "Nightly pip wheel+cu121 reports NCCL==2.18.1, but installs nvidia-nccl-cu12==2.19.3", pytorch/pytorch
-issue 116977: the installed wheel's is the one loaded); its version is read as NCCL's, the origin saying it is the
-installed wheel's. A list that shows no torch row leaves torch unknown: only the rows a paste shows are read.
+(PyTorch, "Nightly pip wheel+cu121 reports NCCL==2.18.1, but installs nvidia-nccl-cu12==2.19.3",
+https://github.com/pytorch/pytorch/issues/116977: the installed wheel's is the one loaded); its version is read as
+NCCL's, the origin saying it is the installed wheel's. A list that shows no torch row leaves torch unknown: only the
+rows a paste shows are read.
 
 Only rows of such a list are read: a name and a version (a bare word list is not this format). A paste cut inside its
 last line (no newline after it) leaves that row's value not shown, never read.

@@ -162,6 +162,7 @@ class Verdict:
 
 
 NO_FAULT_IN_LOGS = "no fault in the logs given"
+NO_FAULT_IN_OUTPUTS = "no fault in the outputs given"  # no log among them: the driver's version alone
 
 
 def logs_given(rig: Any) -> list[str]:
@@ -190,7 +191,7 @@ def rig_verdict(rig: Any) -> Verdict:
         why, todo = no_gpu_reason(rig)
         if state == "healthy" and rig.source.kind != "live" and logs_given(rig):
             held = logs_given(rig)
-            said = NO_FAULT_IN_LOGS if held != ["driver version"] else NO_FAULT_IN_LOGS.replace("logs", "outputs")
+            said = NO_FAULT_IN_OUTPUTS if held == ["driver version"] else NO_FAULT_IN_LOGS
             return Verdict(state, c, why=f"{said} ({', '.join(held)}; no GPU listed)")
         if state == "healthy":
             return Verdict(NO_GPUS, c, why=why, todo=todo)
