@@ -399,3 +399,16 @@ def test_ga827_another_checkers_failed_gpu_test_fails_and_its_config_check_warns
         ("GA827", "fail", "dcgmi diag GPU Memory", (0,)),
         ("GA827", "warn", "NHC check_hw_ib", ()),
     ]
+
+
+def test_ga828_lists_the_error_lines_no_sign_judges_and_says_when_it_cannot() -> None:
+    rig = facts.Rig()
+    line = "2022/05/13 23:09:23 Failed to initialize NVML: could not load NVML library."
+    rig.kernel = facts.KernelLog(
+        source="imported", lines_read=3, events=[facts.KernelEvent(kind="unjudged", text=line, line=2, more=1)]
+    )
+    (f,) = [f for f in evaluate(rig) if f.code == "GA828"]
+    assert (f.severity, f.subject, f.observed["count"]) == ("info", "host", 2)
+    assert f.message.startswith("2 error line(s) about the GPU stack in the log match no sign this tool knows")
+    rig.kernel.source = "/dev/kmsg"  # a live scan's log: the probe keeps only the signs, GA828 has nothing to list
+    assert [f for f in evaluate(rig) if f.code == "GA828"] == []

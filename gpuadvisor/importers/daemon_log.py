@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import KernelEvent, Rig
+from gpuadvisor.importers import log_lines
 from gpuadvisor.importers.beyond import FM_WORDS, parse_kernel_log
 from gpuadvisor.importers.section import Section
 
@@ -81,7 +82,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     if _SLURMD_SIGN.match(lines[i]) or _SLURMD_LINE.match(lines[i]):
         return any(_SLURMD_SIGN.match(x) for x in lines[i : i + _WINDOW])
-    if not any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE, _PCLUSTER, _ANSIBLE)):
+    known = any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE, _PCLUSTER, _ANSIBLE))
+    if not known and not log_lines.starts_log(lines, i):
         return False
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])
 
@@ -89,14 +91,14 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse(text: str, source: str, first: int) -> Rig:
     """A kernel or service log: its kernel lines and signs, and each NVIDIA unit systemd says failed to start (on the
     boot console or in the journal, among the kernel's lines or alone)."""
-    rig = parse_kernel_log(text, source, first)
-    if "Failed to start" not in text and "Dependency failed for" not in text:
-        return rig  # (a substring search first: a big kernel log holds none)
+    rig = parse_kernel_log(text, source, first, unjudged_too=False)
     events = rig.kernel.events if rig.kernel.events is not None else []
-    for m in _UNIT_FAILED.finditer(text):
-        unit = m.group(2).strip()
-        said = f"systemd: {m.group(1)} {unit}"
-        line = first + text.count("\n", 0, m.start())
-        events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
+    if "Failed to start" in text or "Dependency failed for" in text:  # (a substring search first: most logs hold none)
+        for m in _UNIT_FAILED.finditer(text):
+            unit = m.group(2).strip()
+            said = f"systemd: {m.group(1)} {unit}"
+            line = first + text.count("\n", 0, m.start())
+            events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
+    events += log_lines.unjudged(text, first, {e.line for e in events if e.line is not None})
     rig.kernel.events = events
     return rig

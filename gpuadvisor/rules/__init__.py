@@ -53,6 +53,7 @@ from gpuadvisor.rules import (  # noqa: F401
 from gpuadvisor.rules import fabric as _fabric  # noqa: F401  (GA8xx: beyond the GPU)
 from gpuadvisor.rules import health_checks as _health_checks  # noqa: F401
 from gpuadvisor.rules import kernel as _kernel  # noqa: F401
+from gpuadvisor.rules import log_lines as _log_lines  # noqa: F401
 from gpuadvisor.rules import network as _network  # noqa: F401
 from gpuadvisor.rules import rdma_health as _rdma_health  # noqa: F401
 from gpuadvisor.rules.engine import Context, evaluate

@@ -162,6 +162,7 @@ class Verdict:
 
 
 NO_FAULT_IN_LOGS = "no fault in the logs given"
+NO_KNOWN_FAULT_IN_LOGS = "no known fault in the logs given, but error lines the tool does not judge (GA828)"
 NO_FAULT_IN_OUTPUTS = "no fault in the outputs given"  # no log among them: the driver's version alone
 
 
@@ -192,6 +193,8 @@ def rig_verdict(rig: Any) -> Verdict:
         if state == "healthy" and rig.source.kind != "live" and logs_given(rig):
             held = logs_given(rig)
             said = NO_FAULT_IN_OUTPUTS if held == ["driver version"] else NO_FAULT_IN_LOGS
+            if any(f.code == "GA828" for f in rig.findings):  # error lines no sign judged: not "no fault"
+                said = NO_KNOWN_FAULT_IN_LOGS
             return Verdict(state, c, why=f"{said} ({', '.join(held)}; no GPU listed)")
         if state == "healthy":
             return Verdict(NO_GPUS, c, why=why, todo=todo)

@@ -1,0 +1,60 @@
+"""GA828: error lines about the GPU stack in a log given to the tool that no sign of its catalog judges."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.rules.engine import Context
+from gpuadvisor.rules.kernel import tally
+from gpuadvisor.rules.registry import rule
+
+SHOWN = 3  # lines quoted in the finding's message (all kept ones are in its evidence)
+
+
+@rule("GA828", "log-lines-not-judged", area="health", severity="info")
+def log_lines_not_judged(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """A log given to the tool holds error lines about the GPU stack that no sign of this tool's catalog judges.
+
+    What it checks
+        Each line of an imported kernel or service log that reports a failure (error, failed, fatal, timed out,
+        lost, fell off, exceeded, ...) about the GPU stack (a GPU, CUDA, NVML, NCCL, NVRM, NVLink, NVSwitch, an
+        RDMA adapter, the fabric manager, ECC) and that no event this tool reads stands for (an Xid, an SXid, a lost
+        GPU's sign, an AER error, a link flap, a unit that failed to start). "0 errors", "error: 0" and the kernel's
+        taint notice for an out-of-tree module are not failures.
+    Why it matters
+        The other rules judge the lines they know; a log with a failure in words the catalog does not hold would
+        otherwise read "no fault in the logs given". This one says which lines were not judged, so the reader
+        reads them before deciding to drain, reset or leave the node.
+    Threshold
+        Any such line of a log given to ``import`` (a live scan's kernel-log probe keeps only the catalog's signs);
+        info, because the tool cannot say what the line means: it is evidence to read, not a verdict.
+    Source
+        NVIDIA's Xid catalog and the driver's documented kernel-log messages are what the other rules judge; lines
+        outside them are listed here instead of being taken for "no fault".
+    How to fix
+        Read the lines in the log (their line numbers are in the evidence): look their message up in the
+        documentation of the program that wrote it (the driver's Xid catalog, NCCL's troubleshooting guide, the
+        fabric manager's user guide, the RDMA adapter's driver notes) and act on what it says.
+    """
+    log = rig.kernel
+    if log.events is None or log.source != "imported":
+        # as GA827: only a log given to import is read line by line; a live scan's probe keeps the catalog's signs
+        # only (it stays bounded on a node up for months), and the other GA8xx rules say when there is no log
+        return
+    lines = [e for e in log.events if e.kind == "unjudged"]
+    if not lines:
+        return  # every error line about the GPU stack is an event the other rules judge
+    n = tally(lines)
+    quoted = "; ".join(f"line {e.line}: {e.text[:120]!r}" for e in lines[:SHOWN])
+    more = f" (and {n - SHOWN} more)" if n > SHOWN else ""
+    yield ctx.finding(
+        f"{n} error line(s) about the GPU stack in the log match no sign this tool knows, so they are not judged: "
+        f"{quoted}{more}",
+        subject="host",
+        observed={"count": n, "lines": [{"line": e.line, "text": e.text} for e in lines]},
+        expected="each failure of the GPU stack judged by a sign of the catalog",
+        expected_source="NVIDIA Xid catalog and the driver's kernel-log messages (what GA801-GA827 judge)",
+        fix="read these lines: look their message up in the documentation of the program that wrote it and act "
+        "on it; the tool's other findings do not cover them",
+    )

@@ -1,0 +1,153 @@
+# ruff: noqa: E501  (real pastes, quoted as their threads show them)
+"""Logs of any logging library are read as logs, and their error lines about the GPU stack that no sign judges are
+listed (GA828), never passed over as "no fault". Every paste below is a real one, quoted from its thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuadvisor.importers.log_lines import is_log_line, starts_log, unjudged
+from tests.corpus_cases import run_import
+
+# https://github.com/NVIDIA/k8s-device-plugin/issues/303 (the device plugin's Go log, through kubectl logs)
+DEVICE_PLUGIN_GO = """$ kubectl logs nvidia-device-plugin-daemonset-j76n5 -n kube-system
+2022/05/13 23:09:23 Loading NVML
+2022/05/13 23:09:23 Failed to initialize NVML: could not load NVML library.
+2022/05/13 23:09:23 If this is a GPU node, did you set the docker default runtime to 'nvidia'?
+2022/05/13 23:09:23 You can check the prerequisites at: https://github.com/NVIDIA/k8s-device-plugin#prerequisites
+2022/05/13 23:09:23 You can learn how to set the runtime at: https://github.com/NVIDIA/k8s-device-plugin#quick-start
+2022/05/13 23:09:23 If this is not a GPU node, you should set up a toleration or nodeSelector to only deploy this plugin on GPU nodes`
+"""
+
+# https://github.com/NVIDIA/k8s-device-plugin/issues/1371 (klog lines, a multi-line value in the first)
+DEVICE_PLUGIN_KLOG = """kubectl logs -n nvidia nvdp-nvidia-device-plugin-7btjn -p
+I0819 07:02:54.756486       1 main.go:235] "Starting NVIDIA Device Plugin" version=<
+        e0a461e1
+        commit: e0a461e1e7ad1d239d4708c954f08c3038e2654a
+ >
+I0819 07:02:54.756557       1 main.go:238] Starting FS watcher for /var/lib/kubelet/device-plugins
+I0819 07:02:54.756599       1 main.go:245] Starting OS watcher.
+I0819 07:02:54.756857       1 main.go:260] Starting Plugins.
+I0819 07:02:54.756880       1 main.go:317] Loading configuration.
+I0819 07:02:54.757465       1 main.go:342] Updating config with default resource matching patterns.
+W0819 07:02:54.757542       1 rm.go:108] mig-strategy="mixed" is only supported with NVML
+W0819 07:02:54.757556       1 rm.go:109] NVML not detected: could not load NVML library: libnvidia-ml.so.1: cannot open shared object file: No such file or directory
+"""
+
+# https://github.com/cms-sw/cmssw/issues/40911 (Triton's glog lines, an elision, then a C++ traceback)
+TRITON_TRACEBACK = """E0301 02:32:36.968122 25 metrics.cc:506] Unable to get device UUID: Bad parameter passed to function
+E0301 02:32:36.968144 25 metrics.cc:506] Unable to get device UUID: Bad parameter passed to function
+(...)
+E0301 02:32:37.097455 25 model_repository_manager.cc:1215] failed to load 'gat_test' version 1: Internal: failed to load model 'gat_test': CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect. For debugging consider passing CUDA_LAUNCH_BLOCKING=1. CUDA error: unknown error
+Exception raised from currentStreamCaptureStatusMayInitCtx at ../c10/cuda/CUDAGraphsC10Utils.h:83 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >) + 0x6c (0x2b161f78178c in /opt/tritonserver/backends/pytorch/libc10.so)
+frame #1: <unknown function> + 0x16d05 (0x2b161fa59d05 in /opt/tritonserver/backends/pytorch/libc10_cuda.so)
+"""
+
+# https://github.com/triton-inference-server/server/issues/1935 (a healthy start: TensorFlow's and Triton's lines)
+TRITON_HEALTHY = """2020-08-27 08:14:49.149376: I tensorflow/stream_executor/platform/default/dso_loader.cc:48] Successfully opened dynamic library libcudart.so.11.0
+I0827 08:14:49.184434 1 metrics.cc:164] found 3 GPUs supporting NVML metrics
+I0827 08:14:49.190249 1 metrics.cc:173]   GPU 0: Tesla T4
+I0827 08:14:49.196444 1 metrics.cc:173]   GPU 1: Tesla T4
+I0827 08:14:49.202433 1 metrics.cc:173]   GPU 2: Tesla T4
+I0827 08:14:49.202691 1 server.cc:127] Initializing Triton Inference Server
+I0827 08:14:49.669202 1 server_status.cc:55] New status tracking for model 'densenet_onnx'
+I0827 08:14:49.669504 1 model_repository_manager.cc:723] loading: inception_graphdef:1
+"""
+
+# https://github.com/triton-inference-server/server/issues/6413 (one glog error line, quoted by a maintainer)
+TRITON_CUDA_INIT = """E1011 08:02:59.085540 1 logging.cc:40] [runtime.cpp::isCudaInstalledCorrectly::38] Error Code 6: Internal Error (CUDA initialization failure with error 35. Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html)
+"""
+
+
+def _import(tmp_path: Path, text: str) -> dict:
+    path = tmp_path / "paste.txt"
+    path.write_text(text, encoding="utf-8")
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None, "the log was refused"
+    return scan
+
+
+def _ga828_lines(scan: dict) -> list[int]:
+    (f,) = [f for f in scan["findings"] if f["code"] == "GA828"]
+    assert f["severity"] == "info"
+    return [x["line"] for x in f["observed"]["lines"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [(DEVICE_PLUGIN_GO, [3]), (DEVICE_PLUGIN_KLOG, [12]), (TRITON_TRACEBACK, [4]), (TRITON_CUDA_INIT, [1])],
+    ids=["go-log", "klog", "glog-traceback", "glog-one-line"],
+)
+def test_a_log_of_any_library_is_read_and_its_unknown_errors_are_listed(tmp_path, text, lines):
+    scan = _import(tmp_path, text)
+    assert _ga828_lines(scan) == lines
+    assert scan["verdict"]["why"].startswith("no known fault in the logs given, but error lines")
+    assert not [f for f in scan["findings"] if f["severity"] in ("warn", "fail")]
+
+
+def test_a_healthy_log_says_no_fault(tmp_path):
+    scan = _import(tmp_path, TRITON_HEALTHY)
+    assert [f["code"] for f in scan["findings"] if f["severity"] != "not-checked"] == []
+    assert scan["verdict"]["why"].startswith("no fault in the logs given")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2022/05/13 23:09:23 Loading NVML",
+        "I0819 07:02:54.756486       1 main.go:235] Starting",
+        "Mar  3 10:01:02 gpu01 kernel: NVRM: loading",
+        "[  123.456789] nvidia: loading",
+        "2024-03-01 12:00:00,123 INFO  [main] o.a.s.SparkContext - Running Spark",
+        "INFO 05-02 08:11:12 llm_engine.py:98] Initializing an LLM engine",
+        "WARNING:torch.distributed.run:Setting OMP_NUM_THREADS",
+        "[INFO] starting",
+        '{"level":"error","ts":"2024-01-02T03:04:06Z","msg":"failed"}',
+        "| INFO     | vllm.engine:123 - Initializing",
+    ],
+)
+def test_the_common_logging_prefixes_are_log_lines(line):
+    assert is_log_line(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "+-----------------------------------------------------------------------------+",
+        "| NVIDIA-SMI 390.25                 Driver Version: 390.25                    |",
+        "GPU 0: Tesla T4 (UUID: GPU-1234)",
+        "frame #0: c10::Error::Error",
+        "        GPU0    GPU1    CPU Affinity",
+    ],
+)
+def test_tool_output_is_not_a_log_line(line):
+    assert not is_log_line(line)
+
+
+def test_a_date_over_a_table_does_not_start_a_log():
+    banner = ["Fri Jun 29 09:38:08 2018", "+------+", "| NVIDIA-SMI 390.25   Driver Version: 390.25 |", "+------+"]
+    assert not starts_log(banner, 0)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "nvidia: module verification failed: signature and/or required key missing - tainting kernel",
+        "GPU 0: ECC errors: 0",
+        "NCCL INFO NCCL_ASYNC_ERROR_HANDLING set by environment to 1",
+        "2022/05/13 23:09:23 If this is not a GPU node, you should set up a toleration",
+        "kernel: e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex",
+    ],
+)
+def test_lines_that_report_no_failure_of_the_gpu_stack_are_not_listed(line):
+    assert unjudged(line + "\n", 1, set()) == []
+
+
+def test_a_line_next_to_an_event_is_that_event_and_the_rest_are_counted():
+    text = "".join(f"NVRM: GPU {k} init failed\n" for k in range(30))
+    got = unjudged(text, 1, {2})
+    assert [e.line for e in got][:3] == [6, 7, 8]  # lines 1-5 stand by the event on line 2
+    assert len(got) == 20 and got[-1].more == 5  # 25 lines: 20 kept, the last counts 5 more
