@@ -18,6 +18,9 @@ def _fmt(x: float) -> str:
     return f"{x:g}" if abs(x) < 1e6 or x != int(x) else f"{x:.0e}".replace("e+", "e")
 
 
+# Durations as people write them (--since 24h, --max-age 7d, --checkpoint-every 30m): seconds per unit.
+SECONDS_PER = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
 # Counts as people write them: 7B parameters, 20B tokens, 1.5T, 300k (SI: k 1e3, M 1e6, B and G 1e9, T 1e12).
 _SUFFIX = {"K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 

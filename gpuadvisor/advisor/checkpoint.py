@@ -29,6 +29,7 @@ from typing import Any
 from gpuadvisor.advice_model import Advice, CheckpointPlan, TrainCandidate
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Rig, StoragePath
+from gpuadvisor.numbers import SECONDS_PER
 
 GiB = 2**30
 ASSUMED_WRITE_GBPS = 2.0
@@ -70,7 +71,7 @@ def parse_interval(text: str | None, step_seconds: float | None) -> tuple[float,
                 f"--checkpoint-every {text!r}: no predicted step time to turn steps into seconds; give a duration (30m)"
             )
         return value * step_seconds, f"every {value:g} steps x {step_seconds:.1f} s per step (predicted)"
-    seconds = value * {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}[unit]
+    seconds = value * SECONDS_PER[unit[0]]  # s | sec, m | min, h
     return seconds, f"every {seconds / 60:g} min (--checkpoint-every)"
 
 

@@ -148,6 +148,9 @@ OPTIMIZER_ALIASES = {
 
 # Bytes per element of each precision.
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+# The torch dtype the launch lines and configs name for each --precision (fp8 runs its fp8 GEMMs inside bfloat16:
+# the weights, autocast and the servers' --dtype stay bfloat16).
+TORCH_DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 # LoRA adapters: PEFT casts 16-bit adapter weights to fp32 by default (LoraConfig / get_peft_model
 # autocast_adapter_dtype=True), so each trainable parameter has fp32 weight 4 + fp32 grad 4 + Adam 8 = 16.

@@ -21,6 +21,7 @@ from gpuadvisor.advice_model import (
     TrainCandidate,
     TrainingSnippet,
 )
+from gpuadvisor.advisor import constants as C
 
 TRAIN_FRAMEWORKS = ("torch", "deepspeed", "accelerate", "megatron", "jax")
 SERVE_FRAMEWORKS = ("vllm", "sglang", "trtllm", "llamacpp", "ollama")
@@ -40,7 +41,6 @@ DOCS = {
 # The training stack each launch framework implies for the time model (Workload.stack): Accelerate and plain torch
 # run the model's eager PyTorch kernels.
 STACK = {"torch": "pytorch", "accelerate": "pytorch", "deepspeed": "deepspeed", "megatron": "megatron", "jax": "jax"}
-DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
 def _result(
@@ -234,7 +234,7 @@ def _jax(d: Advice, p: TrainCandidate) -> FrameworkLaunch:
 def _serve(d: Advice, p: ServingCandidate, s: ServingSnippet, name: str) -> FrameworkLaunch:
     w, rig = d.workload, d.rig
     tp, pp, ctx, conc = p.tensor_parallel_size, p.pipeline_parallel_size, w.context or 0, w.concurrency
-    dtype = DTYPE[w.precision]
+    dtype = C.TORCH_DTYPE[w.precision]
     model = s.model or shlex.split(s.command)[2]  # vllm serve MODEL ...
     gpus = tp * pp
     mem_note = "the memory figures above are vLLM's accounting; this server sizes its KV cache its own way"

@@ -384,7 +384,7 @@ def launch_plan(w: Workload, o: ServingOption, hf_id: str, view: RigView | None 
     )
     if w.offline and w.max_num_seqs is None:
         batch = None
-    dtype = "float16" if q in ("awq", "gptq") else F_DTYPE.get(w.precision, "bfloat16")
+    dtype = "float16" if q in ("awq", "gptq") else C.TORCH_DTYPE.get(w.precision, "bfloat16")
     return E.Launch(
         engine=w.engine,
         model=E.checkpoint(hf_id or None, q, w.engine),
@@ -400,9 +400,6 @@ def launch_plan(w: Workload, o: ServingOption, hf_id: str, view: RigView | None 
         nodes=view.nodes if view else 1,
         gpus_per_node=view.gpus_per_node if view else o.tp * o.pp,
     )
-
-
-F_DTYPE = {"bf16": "bfloat16", "fp8": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
 def serving_snippet(w: Workload, o: ServingOption, hf_id: str, view: RigView) -> ServingSnippet:

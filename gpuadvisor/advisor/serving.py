@@ -51,7 +51,6 @@ QUANTIZATIONS = E.QUANTIZATIONS
 DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0}
 # Engines with no published run of their own in the fit take the per-step overhead of the engine they run on.
 OVERHEAD_FROM = {"trtllm": "nim", "ollama": "llamacpp"}
-KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0}
 # Which datasheet peak the matmuls of a quantisation run at: fp8 W8A8 on the FP8 Tensor Cores where the GPU has
 # them; 4-bit weight-only kernels (Marlin, AWQ GEMM) dequantise to 16-bit and run at the 16-bit peak; int8
 # W8A8 at the 16-bit peak as well (the catalog carries no INT8 column: an assumption, conservative by up to 2x).
@@ -175,7 +174,7 @@ def decode_read_bytes(arch: Architecture, params: int, dtype: str, quantization:
 def kv_bytes_per_token(arch: Architecture, tp: int, kv_dtype: str) -> float:
     """K and V of every layer for one token on one GPU; below one KV head per GPU the heads are replicated."""
     heads = max(1.0, arch.kv_heads / tp)
-    return 2 * arch.layers * heads * arch.head_dim * KV_BYTES[kv_dtype]
+    return 2 * arch.layers * heads * arch.head_dim * DTYPE_BYTES[kv_dtype]
 
 
 def _allreduce(arch: Architecture, gpu: GpuRates, tp: int, tokens: int) -> float:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from gpuadvisor.advice_model import TrainingSnippet
+from gpuadvisor.advisor import constants as C
 from gpuadvisor.advisor.config_memory import bucket_bytes, bucket_sizes
 from gpuadvisor.advisor.layout import megatron_layout_args, torchtitan_args
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
-DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "bfloat16"}
 # Hugging Face Transformers' decoder-layer class of each model family, and the module that defines it.
 LAYER_CLASSES = {
     "llama": ("LlamaDecoderLayer", "transformers.models.llama.modeling_llama"),
@@ -110,7 +110,7 @@ def peft_code(w: Workload, single: bool = False) -> str:
         return ""
     lines = []
     if w.finetune == "qlora":
-        dt = DTYPE_NAMES[w.precision]
+        dt = C.TORCH_DTYPE[w.precision]
         lines += [
             "import os, torch",
             "from transformers import AutoModelForCausalLM, BitsAndBytesConfig",
@@ -157,7 +157,7 @@ def deepspeed_code(lay: Layout, recompute: bool) -> str:
 
 
 def fsdp_settings(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int, nodes: int) -> dict[str, Any]:
-    dt = DTYPE_NAMES[w.precision]
+    dt = C.TORCH_DTYPE[w.precision]
     s: dict[str, Any] = {
         "sharding_strategy": "HYBRID_SHARD" if lay.hybrid else FSDP_STRATEGY[lay.zero_stage],
         "mixed_precision": {"param_dtype": dt, "reduce_dtype": dt, "buffer_dtype": dt}
@@ -176,7 +176,7 @@ def fsdp_settings(w: Workload, lay: Layout, recompute: bool, gpus_per_node: int,
 
 
 def fsdp_code(w: Workload, settings: dict[str, Any]) -> str:
-    dt = DTYPE_NAMES[w.precision]
+    dt = C.TORCH_DTYPE[w.precision]
     mp = (
         f"    mixed_precision=MixedPrecision(param_dtype=torch.{dt}, reduce_dtype=torch.{dt}, "
         f"buffer_dtype=torch.{dt}),\n"
@@ -349,7 +349,7 @@ def training_snippet(
         code = "import torch\n" + ("" if qlora else "model.to('cuda')\n")
         if w.precision != "fp32":
             code += (
-                f"with torch.autocast('cuda', dtype=torch.{DTYPE_NAMES[w.precision]}):\n    loss = "
+                f"with torch.autocast('cuda', dtype=torch.{C.TORCH_DTYPE[w.precision]}):\n    loss = "
                 "model(**batch).loss\n"
             )
         if recompute:

@@ -14,19 +14,19 @@ from gpuadvisor.bench.launcher import KILL_GRACE_S, Interrupted, join_env, super
 from gpuadvisor.bench.presets import PRESETS, Preset, get_preset
 from gpuadvisor.bench.results import Collector
 from gpuadvisor.errors import InputError
-from gpuadvisor.facts import Measurement, Rig
+from gpuadvisor.facts import COMPUTE, COPIES, P2P, Measurement, Rig
 from gpuadvisor.text import plural
 
-COPY_KINDS: tuple[str, ...] = ("h2d", "d2h", "d2d", "p2p_unidir", "p2p_bidir", "p2p_latency")
+COPY_KINDS: tuple[str, ...] = (*COPIES, *P2P)
 ALL_KINDS: tuple[str, ...] = COLLECTIVES + COPY_KINDS
-COMPUTE_KINDS: tuple[str, ...] = ("matmul", "memory_bandwidth")  # bench --compute; in --full; not in "all"
+COMPUTE_KINDS: tuple[str, ...] = COMPUTE  # bench --compute; in --full; not in "all"
 KNOWN_KINDS: tuple[str, ...] = ALL_KINDS + COMPUTE_KINDS
 ALIASES: dict[str, tuple[str, ...]] = {
     "compute": COMPUTE_KINDS,
     "all": ALL_KINDS,
     "collectives": COLLECTIVES,
-    "copies": ("h2d", "d2h", "d2d"),
-    "p2p": ("p2p_unidir", "p2p_bidir", "p2p_latency"),
+    "copies": COPIES,
+    "p2p": P2P,
 }
 BACKENDS = ("nccl", "gloo")
 PHASE_MARGIN_S = KILL_GRACE_S + 0.5  # kept back from a phase so killing its workers ends within the budget

@@ -19,19 +19,19 @@ from gpuadvisor.commands.options import (
 )
 from gpuadvisor.errors import InputError
 from gpuadvisor.fleet.kinds import help_lines
+from gpuadvisor.numbers import SECONDS_PER
 
 if TYPE_CHECKING:
     from gpuadvisor.fleet.model import FleetReport
 
 MAX_AGE_S = 100 * 365.25 * 86400
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def parse_age(text: str) -> dt.timedelta:
     m = re.fullmatch(r"\s*(\d{1,12}(?:\.\d{1,9})?)\s*([smhdw]?)\s*", text or "")
     if not m:
         raise InputError(f"--max-age {text!r}: expected a number with s, m, h, d or w (e.g. 24h, 7d)")
-    seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    seconds = float(m.group(1)) * SECONDS_PER[m.group(2) or "s"]
     if seconds > MAX_AGE_S:
         raise InputError(f"--max-age {text!r}: more than 100 years; give an age such as 24h or 7d")
     return dt.timedelta(seconds=seconds)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuadvisor.facts import Gpu, Measurement, Rig
+from gpuadvisor.facts import COMPUTE, Gpu, Measurement, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import gpu_list
 from gpuadvisor.rules.registry import rule
@@ -86,7 +86,7 @@ def compute_below_peak(rig: Rig, ctx: Context):
         gpuadvisor bench --compute. Power-limited cards (L4, T4) reach a smaller share of their datasheet peak
         by design: compare with a healthy card of the same model.
     """
-    ms = [m for m in rig.measurements if m.kind in ("matmul", "memory_bandwidth")]
+    ms = [m for m in rig.measurements if m.kind in COMPUTE]
     if not ms:
         yield ctx.not_checked(NO_COMPUTE)
         return

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.numbers import SECONDS_PER
 from gpuadvisor.rules import SEVERITY_ORDER, Policy, Rule, all_rules, evaluate, verdict
 from gpuadvisor.rules.summary import logs_given, no_gpu_reason
 
@@ -153,15 +154,12 @@ def cannot_judge(rig: Rig, failing: list[Finding]) -> str | None:
     return None
 
 
-_DURATION = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
 def parse_duration(text: str) -> float:
     """ "30m", "24h", "7d", "2w", "90s" -> seconds; anything else is bad input (one line, exit 2)."""
     m = re.fullmatch(r"\s*(\d{1,6})\s*([smhdw])\s*", text or "")
     if not m:
         raise InputError(f"--since {text!r}: expected a duration such as 30m, 24h or 7d")
-    return int(m.group(1)) * _DURATION[m.group(2)]
+    return int(m.group(1)) * SECONDS_PER[m.group(2)]
 
 
 def _event_age_s(rig: Rig, ev: object, now: object) -> float | None:

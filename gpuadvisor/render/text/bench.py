@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from gpuadvisor.bench.formulas import COLLECTIVES, NCCL_TESTS_SOURCE
-from gpuadvisor.facts import Measurement
+from gpuadvisor.facts import COMPUTE, Measurement
 from gpuadvisor.text import plural
 
 _TYPE = {"float32": "float", "float16": "half", "bfloat16": "bfloat16", "uint8": "uint8"}
@@ -151,9 +151,6 @@ def _matrix(ms: list[Measurement], kind: str, enabled: bool) -> str:
     for a in gpus:
         out.append(f"{a:>6} " + "".join(f"{(val.get((a, b), '-') if a != b else 'X'):>9}" for b in gpus))
     return "\n".join(out)
-
-
-COMPUTE = ("matmul", "memory_bandwidth")
 
 
 def render_compute(ms: list[Measurement]) -> str:
