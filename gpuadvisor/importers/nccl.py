@@ -18,7 +18,7 @@ from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers import nccl_layout
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
-from gpuadvisor.importers.nccl_launch import BINARIES, FAILED, launched_ranks, named_binary
+from gpuadvisor.importers.nccl_launch import BINARIES, failed, launched_ranks, named_binary
 from gpuadvisor.importers.nccl_layout import TYPE_BYTES, blank_redop, columns_from_row, old_layout_binary
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
@@ -152,7 +152,7 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
-            if run.failure is None and FAILED.search(s):
+            if run.failure is None and failed(s):
                 run.failure = (lineno, s[:160])
             continue  # prompts, warnings, NCCL INFO lines
         if not run.columns:

@@ -18,6 +18,19 @@ FAILED = re.compile(
     r"internal error|timed out|Bus error)\b",
     re.IGNORECASE,
 )
+# NCCL's warnings that tell of a fallback, after which the run goes on (NCCL's init: no verbs library or no IB device
+# -> the socket transport; no network plugin -> the built-in ones): a run whose paste ends after one of them is cut,
+# not failed (the rows that follow in the whole paste were measured)
+_FALLBACK = re.compile(
+    r"NCCL WARN (?:Failed to open libibverbs|NET/IB : No device found|NET/Plugin ?: (?:No plugin found|Plugin load)"
+    r"|Failed to find ncclNetPlugin|Could not find real path)",
+    re.IGNORECASE,
+)
+
+
+def failed(line: str) -> bool:
+    """A line that tells of a failed run (an error, a crash, a warning other than a fallback NCCL takes)."""
+    return FAILED.search(line) is not None and _FALLBACK.search(line) is None
 
 _PERF = re.compile(r"\b\w+_perf(?:_mpi)?\b(?!\.)")  # not a file named after it (all_reduce_perf.txt)
 _LAUNCHER = re.compile(r"(?:^|[\s/$#>])(?:mpirun|mpiexec(?:\.hydra)?|srun|orterun)\s")
