@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/kernel_log.py [lines] [--runs N]
 Prints the median and min parse time of N runs, the lines per second and the events found, for the dmesg form
-and the /dev/kmsg record form; exits 1 when the median is not under the 1 s the kernel-log reader must meet.
+and the /dev/kmsg record form; exits 1 when the median is not under the 1 s the kernel-log reader must meet. Then
+the time to list the failure lines no sign judges (GA828) in a log read whole and in one read for its driver lines.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import time
 
 from gpuadvisor.probes.kmsg import parse_log
+from gpuadvisor.probes.kmsg_unjudged import WHOLE_UP_TO, unjudged
 
 NOISE = [
     "mlx5_core 0000:{b:02x}:00.0 mlx5_{n}: Port: 1 Link ACTIVE",
@@ -55,6 +57,14 @@ def main() -> int:
             f"{form:6} {n:>9} lines {len(text) / 1e6:6.1f} MB  median {med:.3f} s  min {min(times):.3f} s  "
             f"{n / med / 1e6:.1f} M lines/s  {len(events)} events"
         )
+    # the failure lines no sign judges (GA828), as import reads them: the whole text up to WHOLE_UP_TO, the NVIDIA
+    # driver's lines of a longer one (not part of the 1 s bar, which is the reader's; printed to watch its growth)
+    for lines in (WHOLE_UP_TO // 80, args.lines):
+        text = make_log(lines, False)
+        t0 = time.perf_counter()
+        found = unjudged(text, 1, set())
+        took = time.perf_counter() - t0
+        print(f"unjudged {lines:>9} lines {len(text) / 1e6:6.1f} MB  {took:.3f} s  {len(found)} kept")
     return 0 if worst < 1.0 else 1
 
 

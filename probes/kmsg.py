@@ -29,6 +29,7 @@ from gpuadvisor.facts import Gpu, KernelEvent, KernelLog
 from .busid import with_domain
 from .kmsg_keep import MAX_GROUPS, KeptEvents
 from .kmsg_signs import LINK_SIGNS, parse_signs
+from .kmsg_unjudged import DriverLines, settle
 
 # the signs of a lost GPU whose line names it by bus id
 NAMED_LOSS: tuple[str, ...] = ("gpu-init-failed", "gpu-probe-failed", "gpu-bar-invalid", "gpu-unsupported")
@@ -155,8 +156,10 @@ class LogReader:
     """A kernel log read block by block (each block whole lines, in order), its events kept bounded
     (probes/kmsg_keep.py): memory does not grow with the log's length, the work is linear in it."""
 
-    def __init__(self, first_line: int = 1) -> None:
+    def __init__(self, first_line: int = 1, *, driver_lines: bool = False) -> None:
         self.line_no = first_line  # the number of the next block's first line
+        # the NVIDIA driver's failure lines no sign judges (GA828), for a live log (an imported one is read whole)
+        self._driver = DriverLines() if driver_lines else None
         self.lines = 0
         self._xids, self._fallen, self._signs = KeptEvents(), KeptEvents(), KeptEvents()
         self._sxids: set[tuple[str | None, int]] = set()  # (switch, SXid) whose own line was read
@@ -185,6 +188,8 @@ class LogReader:
         for ev in _fallen_without_xid(joined, first - before, self._fell, skip=len(self._tail)):
             self._fallen.add(ev)
         self._signs.extend(parse_signs(text, first, stamp))
+        if self._driver is not None:
+            self._driver.feed(text, first)
         self._fell_unnamed = self._fell_unnamed or "fallen off the bus" in text
         newlines = text.count("\n")
         self.lines += newlines + (0 if text.endswith("\n") else 1)
@@ -197,7 +202,11 @@ class LogReader:
         each in log order) and the number of lines read."""
         events = _sxid_details(self._xids.events(), self._sxids)
         events += [e for e in self._fallen.events() if (e.bus_id or "") not in self._xid79]
-        return events + _unnamed_dropped(events, self._signs.events(), self._fell_unnamed), self.lines
+        events += _unnamed_dropped(events, self._signs.events(), self._fell_unnamed)
+        if self._driver is not None:
+            events += self._driver.kept
+            settle(events)
+        return events, self.lines
 
 
 def _unnamed_dropped(events: list[KernelEvent], signs: list[KernelEvent], fell: bool) -> list[KernelEvent]:
@@ -412,11 +421,11 @@ def read_kernel_log(
     if log.uptime_s is None:
         log.unavailable["uptime_s"] = "/proc/uptime not readable"
     path = kmsg or str(Path(root) / "dev" / "kmsg")
-    reader = LogReader()
+    reader = LogReader(driver_lines=True)
     reason = _read_kmsg(path, reader)
     source = KMSG
     if reason is not None and str(root) in ("/", ""):
-        reader = LogReader()
+        reader = LogReader(driver_lines=True)
         reason2 = _read_journal(reader)
         source = "journalctl -k"
         reason = None if reason2 is None else f"{reason}; {reason2}"

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from gpuadvisor.probes.kmsg_unjudged import unjudged
 
-from gpuadvisor.importers.log_lines import is_log_line, starts_log, unjudged
+from gpuadvisor.importers.log_lines import is_log_line, starts_log
 from tests.corpus_cases import run_import
 
 # https://github.com/NVIDIA/k8s-device-plugin/issues/303 (the device plugin's Go log, through kubectl logs)
@@ -151,3 +152,33 @@ def test_a_line_next_to_an_event_is_that_event_and_the_rest_are_counted():
     got = unjudged(text, 1, {2})
     assert [e.line for e in got][:3] == [6, 7, 8]  # lines 1-5 stand by the event on line 2
     assert len(got) == 20 and got[-1].more == 5  # 25 lines: 20 kept, the last counts 5 more
+
+
+# https://github.com/NVIDIA/open-gpu-kernel-modules/issues/484 (dmesg of an RTX 3090 whose 8K display went blank)
+MODESET = """[   23.138228] nvidia-modeset: WARNING: GPU:0: Lost display notification (0:0x00000000); continuing.
+[   39.156353] snd_hda_codec_hdmi hdaudioC1D0: HDMI: invalid ELD data byte 12
+[  158.666001] nvidia-modeset: ERROR: GPU:0: Idling display engine timed out: 0x0000c67d:0:0:1051
+[  166.672768] nvidia-modeset: ERROR: GPU:0: Idling display engine timed out: 0x0000c67e:0:0:1060
+"""
+# https://github.com/Bumblebee-Project/Bumblebee/issues/111 (dmesg | tail -10: the GPU fails to initialise)
+VBIOS = """[   87.938175] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  280.13  Wed Jul 27 16:53:56 PDT 2011
+[   98.991758] NVRM: failed to copy vbios to system memory.
+[   98.992885] NVRM: RmInitAdapter failed! (0x30:0xffffffff:859)
+[   98.992895] NVRM: rm_init_adapter(0) failed
+"""
+
+
+def test_the_live_probe_lists_the_drivers_failure_lines_no_sign_judges(tmp_path):
+    from gpuadvisor.probes.kmsg import read_kernel_log
+
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text(MODESET, encoding="utf-8")
+    log = read_kernel_log(kmsg=str(kmsg))
+    assert [(e.kind, e.line) for e in log.events or []] == [
+        ("unjudged", 1),
+        ("unjudged", 3),
+        ("unjudged", 4),
+    ]  # not the HDMI line
+    kmsg.write_text(VBIOS, encoding="utf-8")  # the vbios and rm_init_adapter lines are the RmInitAdapter event's
+    log = read_kernel_log(kmsg=str(kmsg))
+    assert [(e.kind, e.line) for e in log.events or []] == [("gpu-init-failed", 3)]

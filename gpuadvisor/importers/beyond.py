@@ -14,7 +14,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
-from gpuadvisor.importers import imex, log_lines
+from gpuadvisor.importers import imex
 from gpuadvisor.importers.rdma_ports import (
     DEVINFO,
     DEVINFO_DEVICE,
@@ -31,6 +31,7 @@ from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.probes.kmsg import normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
 from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE
+from gpuadvisor.probes.kmsg_unjudged import unjudged
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
 LOG_LINE = re.compile(
@@ -236,11 +237,11 @@ _API_MODULE = re.compile(r"this kernel module has[^\n]{0,80}?(?:\n[^\n]{0,120}?)
 
 def parse_kernel_log(text: str, source: str, first: int, *, unjudged_too: bool = True) -> Rig:
     """A pasted kernel or service log's events (and, unless ``unjudged_too`` is False, its error lines about the GPU
-    stack that no sign stands for: :func:`gpuadvisor.importers.log_lines.unjudged`)."""
+    stack that no sign stands for: :func:`gpuadvisor.probes.kmsg_unjudged.unjudged`)."""
     text = from_journal_json(text)
     events, n = parse_log(text, first_line=first)
     if unjudged_too:
-        events += log_lines.unjudged(text, first, {e.line for e in events if e.line is not None})
+        events += unjudged(text, first, {e.line for e in events if e.line is not None})
     loading = LOADING.search(text)
     rig = kernel_rig(events, n, source, first, loading.group(0) if loading else None)
     if module := _API_MODULE.search(text):  # the user-space driver is another version than the loaded module

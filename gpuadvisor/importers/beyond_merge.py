@@ -9,9 +9,9 @@ import dataclasses
 from gpuadvisor import facts
 from gpuadvisor.facts import Rig
 from gpuadvisor.facts.beyond import IMEX_FIELDS
-from gpuadvisor.importers import log_lines
 from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.probes.kmsg import map_gpus
+from gpuadvisor.probes.kmsg_unjudged import settle
 from gpuadvisor.text import plural
 
 
@@ -115,7 +115,7 @@ def finish(rig: Rig) -> None:
     """After merging: map Xid events to GPUs by bus id, and say which facts the outputs did not hold."""
     if rig.kernel.events is not None:
         map_gpus(rig.kernel.events, rig.gpus)
-        log_lines.settle(rig.kernel.events)
+        settle(rig.kernel.events)
     else:
         rig.kernel.unavailable.setdefault("events", "no kernel log (dmesg, journalctl -k) among the imported outputs")
     if rig.network.rdma_ports is None:

@@ -22,6 +22,7 @@ from gpuadvisor.facts import KernelEvent, Rig
 from gpuadvisor.importers import log_lines
 from gpuadvisor.importers.beyond import FM_WORDS, parse_kernel_log
 from gpuadvisor.importers.section import Section
+from gpuadvisor.probes.kmsg_unjudged import unjudged
 
 # rsyslog's traditional and high-precision times, journalctl's short, short-iso and short-precise forms: a time, the
 # host, then the service's tag ("systemd[1]:", "bumblebeed[29284]:", "CRON[42]:"; a tag without a pid, "sudo:")
@@ -99,6 +100,6 @@ def parse(text: str, source: str, first: int) -> Rig:
             said = f"systemd: {m.group(1)} {unit}"
             line = first + text.count("\n", 0, m.start())
             events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
-    events += log_lines.unjudged(text, first, {e.line for e in events if e.line is not None})
+    events += unjudged(text, first, {e.line for e in events if e.line is not None})
     rig.kernel.events = events
     return rig

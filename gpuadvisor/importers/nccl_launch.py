@@ -32,6 +32,7 @@ def failed(line: str) -> bool:
     """A line that tells of a failed run (an error, a crash, a warning other than a fallback NCCL takes)."""
     return FAILED.search(line) is not None and _FALLBACK.search(line) is None
 
+
 _PERF = re.compile(r"\b\w+_perf(?:_mpi)?\b(?!\.)")  # not a file named after it (all_reduce_perf.txt)
 _LAUNCHER = re.compile(r"(?:^|[\s/$#>])(?:mpirun|mpiexec(?:\.hydra)?|srun|orterun)\s")
 # the launcher's process count: Open MPI/MPICH's -np/-n/--np, Slurm's -n/--ntasks (never -N: nodes or per node)

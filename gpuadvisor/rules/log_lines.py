@@ -17,7 +17,7 @@ def log_lines_not_judged(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """A log given to the tool holds error lines about the GPU stack that no sign of this tool's catalog judges.
 
     What it checks
-        Each line of an imported kernel or service log that reports a failure (error, failed, fatal, timed out,
+        Each line of a kernel or service log that reports a failure (error, failed, fatal, timed out,
         lost, fell off, exceeded, ...) about the GPU stack (a GPU, CUDA, NVML, NCCL, NVRM, NVLink, NVSwitch, an
         RDMA adapter, the fabric manager, ECC) and that no event this tool reads stands for (an Xid, an SXid, a lost
         GPU's sign, an AER error, a link flap, a unit that failed to start). "0 errors", "error: 0" and the kernel's
@@ -27,7 +27,8 @@ def log_lines_not_judged(rig: Rig, ctx: Context) -> Iterator[Finding]:
         otherwise read "no fault in the logs given". This one says which lines were not judged, so the reader
         reads them before deciding to drain, reset or leave the node.
     Threshold
-        Any such line of a log given to ``import`` (a live scan's kernel-log probe keeps only the catalog's signs);
+        Any such line of a log given to ``import``; in a live scan, any such line of the NVIDIA driver's own
+        (``NVRM:``, ``nvidia*``: the probe reads the node's kernel log for the GPU's driver, not every driver's);
         info, because the tool cannot say what the line means: it is evidence to read, not a verdict.
     Source
         NVIDIA's Xid catalog and the driver's documented kernel-log messages are what the other rules judge; lines
@@ -38,10 +39,8 @@ def log_lines_not_judged(rig: Rig, ctx: Context) -> Iterator[Finding]:
         fabric manager's user guide, the RDMA adapter's driver notes) and act on what it says.
     """
     log = rig.kernel
-    if log.events is None or log.source != "imported":
-        # as GA827: only a log given to import is read line by line; a live scan's probe keeps the catalog's signs
-        # only (it stays bounded on a node up for months), and the other GA8xx rules say when there is no log
-        return
+    if log.events is None:
+        return  # no log: the other kernel-log rules say so
     lines = [e for e in log.events if e.kind == "unjudged"]
     if not lines:
         return  # every error line about the GPU stack is an event the other rules judge
