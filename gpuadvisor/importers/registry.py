@@ -439,10 +439,12 @@ FORMATS: tuple[Format, ...] = (
             '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
             "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, or `Failed to initialize "
             "NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34, family="container runtime"),
-    _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
-            "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
-            "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "
-            "paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
+    _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
+            "IBM CSM, Slurm command errors)",
+            "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "
+            "`I0819 07:02:54.756486  1 main.go:235] ...`, `2024-03-01 12:00:00,123 WARN [main] ...`, "
+            "`WARNING:torch.distributed:...`, `[ERROR] ...` (two such lines near the top), or `srun: error: ...`, "
+            "as a paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
     _beyond("go-log", "Go service log (JSON lines, Go's log lines: NVSentinel, the Kubernetes device plugin)",
             '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '
             "indefinitely.`", go_log.starts, go_log.parse_go_log, 11,
