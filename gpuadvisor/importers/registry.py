@@ -174,10 +174,11 @@ def _beyond(
     parse: Callable[[str, str, int], Rig],
     trust: int,
     family: str | None = None,
+    merge: MergeHook = _add,
 ) -> Format:
     """A row of an output beyond the GPU: one form per command (its family its name unless given), read by
-    ``parse(text, source, first line)`` and merged as every output is."""
-    return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), _add, trust)
+    ``parse(text, source, first line)`` and merged as every output is (unless ``merge`` is given)."""
+    return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), merge, trust)
 
 
 _nvlink_parse = reads(nvlink.parse_nvlink_status)
@@ -430,7 +431,8 @@ FORMATS: tuple[Format, ...] = (
             slurm_node.starts, slurm_node.parse, 32, family="Slurm"),
     _beyond("k8s-node", "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)",
             "`Name:  NODE` over `Roles:`, `Capacity:` over `  cpu:  128` (`capacity:` in -o yaml), or a label "
-            "`nvidia.com/gpu.count=8`", k8s.starts_node, k8s.parse_node, 33, family="Kubernetes"),
+            "`nvidia.com/gpu.count=8`", k8s.starts_node, k8s.parse_node, 33, family="Kubernetes",
+            merge=k8s.merge_node),
     _beyond("k8s-pods", "kubectl get pods (GPU operator components)",
             "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
             "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
