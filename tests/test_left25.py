@@ -75,3 +75,59 @@ def test_the_resource_list_without_its_header_still_counts():
     rig = parse_node(CAPACITY_121.split("\n", 1)[1], "n.txt")  # `Capacity:` not shown
     assert len(rig.gpus) == 2
     assert "Capacity or Allocatable (its header not shown)" in rig.gpus[0].unavailable["name"]
+
+
+# --- the container runtime's GPU errors: the node cannot start a GPU container -------------------------------------
+CONTAINER = FIXTURES / "container"
+
+
+def _import(*names: str, folder: Path = CONTAINER) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        scan = Path(tmp) / "s.json"
+        assert _cli("import", *(str(folder / n) for n in names), "--json", str(scan)) in (0, 1)
+        return json.loads(scan.read_text(encoding="utf-8"))
+
+
+def _ga507(scan: dict) -> list[dict]:
+    return [f for f in scan["findings"] if f["code"] == "GA507" and f["severity"] != "not-checked"]
+
+
+def test_docker_without_a_gpu_device_driver_fails_with_the_toolkits_fix():
+    for name in ("docker-gpus-no-device-driver-then-erro_nvidia-docker1243.txt",
+                 "docker-gpus-no-device-driver-unquoted_nvidia-docker1642.txt"):  # fmt: skip
+        (f,) = _ga507(_import(name))
+        assert f["severity"] == "fail"
+        assert "could not select device driver" in f["message"] and "Container Toolkit is not installed" in f["message"]
+        assert "nvidia-ctk runtime configure --runtime=docker" in f["fix"] and "restart docker" in f["fix"]
+        assert f["observed"]["evidence"].endswith(":3")  # the paste's line (under its two '# ' lines)
+        assert not [x for x in _import(name)["findings"] if x["code"] == "GA827"]  # judged once, by GA507
+
+
+def test_the_toolkits_hook_with_no_driver_loaded_is_ga507s_fail():
+    (f,) = _ga507(_import("oci-hook-driver-not-loaded_apollo-perception-ros20.txt"))
+    assert f["severity"] == "fail" and "NVML_ERROR_DRIVER_NOT_LOADED" in f["expected_source"]
+    assert "lsmod | grep nvidia" in f["fix"]
+
+
+def test_no_libnvidia_ml_on_the_host_fails_with_install_the_driver():
+    scan = _import("nvidia-container-cli-list-no-libnvidia-ml_libnvidia-container231.txt")
+    (f,) = _ga507(scan)
+    assert f["severity"] == "fail" and "libnvidia-ml.so.1" in f["message"]
+    assert f["fix"].startswith("install the NVIDIA driver on the host")
+
+
+def test_nvml_unknown_error_in_a_running_container_stays_a_note():
+    scan = _import("nvidia-smi-in-container-nvml-unknown-error_mattshma-bigdata150.txt")
+    assert not _ga507(scan) and any("systemd reload" in p for p in scan["problems"])
+
+
+def test_a_host_whose_nvidia_smi_works_still_fails_for_gpu_containers():
+    # retinanet-examples 278: nvidia-smi on the host answers, docker run --gpus does not
+    smi = fixture_body(FIXTURES / "samples" / "smi-q_a100sxmx4_thamada.txt")
+    docker = fixture_body(CONTAINER / "docker-gpus-no-device-driver-unquoted_nvidia-docker1642.txt")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "both.txt").write_text(smi + "\n$ docker run --rm --gpus all nvidia/cuda nvidia-smi\n" + docker,
+                                            encoding="utf-8")  # fmt: skip
+        scan = _import("both.txt", folder=Path(tmp))
+    assert scan["software"]["driver_version"] == "555.42.02"
+    assert [f["severity"] for f in _ga507(scan)] == ["fail"]
