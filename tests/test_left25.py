@@ -131,3 +131,17 @@ def test_a_host_whose_nvidia_smi_works_still_fails_for_gpu_containers():
         scan = _import("both.txt", folder=Path(tmp))
     assert scan["software"]["driver_version"] == "555.42.02"
     assert [f["severity"] for f in _ga507(scan)] == ["fail"]
+
+
+# --- a closing fence ends the paste: the line above it is whole ----------------------------------------------------
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def test_the_row_above_a_closing_fence_is_read_whole():
+    # https://github.com/NVIDIA/nccl-tests/issues/37: all_gather_perf, then nvidia-smi topo -m whose GPU7 row is the
+    # last line before the closing fence: its CPU Affinity cell (0-95) was taken for a possibly cut one
+    paste = CORPUS / "s19-nccl-tests" / "all-gather-4g-out-of-bounds-2-failed-then-topo-8x-v100-tabs_shaochuang-wsc.txt"
+    assert fixture_body(paste).rstrip("\n").endswith("```")
+    scan = _import(paste.name, folder=paste.parent)
+    assert [g["cpu_affinity"] for g in scan["gpus"]] == ["0-95"] * 8
+    assert not [p for p in scan["problems"] if "file ends inside row GPU7" in p]
