@@ -145,3 +145,69 @@ def test_the_row_above_a_closing_fence_is_read_whole():
     scan = _import(paste.name, folder=paste.parent)
     assert [g["cpu_affinity"] for g in scan["gpus"]] == ["0-95"] * 8
     assert not [p for p in scan["problems"] if "file ends inside row GPU7" in p]
+
+
+# --- one shell prompt grammar (section.shell_prompt) for the four readers that each wrote their own -------------
+# What each reader's own pattern accepted before (its regex as it was): the shared grammar accepts every line these
+# accepted, in the real pastes, at the same place (the prompt ends where it ended; the command captured the same).
+LEGACY = {
+    "section": r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$|[\w@.:~/-]+#)\s+\S",
+    "prefixed": r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S",
+    "beyond_tools shell": r"^\s*(?:\([^)]{0,40}\)\s*)?(?:\[[^\]]{0,80}\]|[\w.@~:/-]{0,80})[$#%>](?:\s+(.*?))?\s*$",
+    "beyond_tools nccl": r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$)\s+\w",
+    "launch_env": r"^\s*(?:\([^)]{0,40}\)\s*)?(?:\[[^\]]{0,80}\][$#]|[\w.@~:/-]{0,80}[$%#>])\s+",
+}
+# prompts the readers' tests and docstrings name, and real ones from the pastes (the corpus adds thousands of lines)
+PROMPTS = [
+    "$ nvidia-smi topo -m",
+    "user@node01:~$ sudo dmesg",
+    "root@n1:~# dmesg",
+    "[root@n1 ~]# lspci -vv",
+    "(venv) user@host:~$ python collect_env.py",
+    "(base) vale@debianace:~$ gpustat --debug",  # https://github.com/wookayin/gpustat/issues/122
+    "anamaria@gpu-a-11.extreme:~ $ gpustat",  # https://github.com/wookayin/gpustat/issues/130
+    "root@node1:~# nvidia-smi -L",  # https://github.com/akash-network/provider-configs/pull/12
+    ":~/nccl-tests$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1",  # https://github.com/NVIDIA/nccl-tests/issues/217
+]
+NOT_PROMPTS = ["Error: could not open /dev/nvidia0", "GPU 0: NVIDIA A100", "NCCL INFO Bootstrap : Using eth0", ""]
+
+
+def _sites():
+    from gpuadvisor.importers import beyond_tools, launch_env, prefixed, section
+
+    return {
+        "section": section._PROMPT,
+        "prefixed": prefixed._PROMPT,
+        "beyond_tools shell": beyond_tools._SHELL,
+        "beyond_tools nccl": beyond_tools._PROMPT,
+        "launch_env": launch_env._PROMPT,
+    }
+
+
+def test_each_reader_still_takes_every_prompt_it_took():
+    import re
+
+    from tests.corpus_cases import real_pastes
+
+    lines = {x for _, text in real_pastes() for x in text.splitlines()} | set(PROMPTS)
+    for site, now in _sites().items():
+        before = re.compile(LEGACY[site])
+        taken = [x for x in lines if before.match(x)]
+        assert taken, site
+        for line in taken:
+            old, new = before.match(line), now.match(line)
+            assert new is not None, f"{site}: {line!r} no longer a prompt"
+            assert new.groups()[:1] == old.groups()[:1], f"{site}: {line!r}: the command read differs"
+            if site == "launch_env":  # what it strips off the line before the command
+                assert new.end() == old.end(), f"{site}: {line!r}"
+
+
+def test_the_named_prompts_are_prompts_and_prose_is_not():
+    sites = _sites()
+    for line in PROMPTS:
+        assert sites["section"].match(line) and sites["prefixed"].match(line), line
+    for line in NOT_PROMPTS + ["# comment", "#  Rank  0 Group  0 Pid  70918 on NAME device  0 [0x01] NVIDIA RTX A6000"]:
+        assert not sites["section"].match(line), line  # a comment, nccl-tests' '#' rows: no prompt
+        assert not sites["beyond_tools nccl"].match(line), line
+    for line in NOT_PROMPTS:
+        assert not any(p.match(line) for p in sites.values()), line
