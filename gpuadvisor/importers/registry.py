@@ -439,8 +439,10 @@ FORMATS: tuple[Format, ...] = (
             33, family="Kubernetes"),
     _beyond("container-errors", container_errors.WHAT,
             '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
-            "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, or `Failed to initialize "
-            "NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34, family="container runtime"),
+            "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, `nvidia-container-cli: "
+            "initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file`, or "
+            "`Failed to initialize NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34,
+            family="container runtime"),
     _beyond("daemon-log", "syslog / journal of services (no kernel line), IBM CSM daemon log, Slurm command errors",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line) "
             "or `[COMPUTE]2020-08-25 12:37:50.006451  csmenv::debug | ...` or `srun: error: ...`, as a "
