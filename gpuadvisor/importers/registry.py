@@ -430,9 +430,9 @@ FORMATS: tuple[Format, ...] = (
             "`NodeName=NAME Arch=x86_64 CoresPerSocket=1` then its indented `State=IDLE+DRAIN` and `Reason=...` lines",
             slurm_node.starts, slurm_node.parse, 32, family="Slurm"),
     _beyond("k8s-node", "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)",
-            "`Name:  NODE` over `Roles:`, `Capacity:` over `  cpu:  128` (`capacity:` in -o yaml), or a label "
-            "`nvidia.com/gpu.count=8`", k8s.starts_node, k8s.parse_node, 33, family="Kubernetes",
-            merge=k8s.merge_node),
+            "`Name:  NODE` over `Roles:`, `Capacity:` over `  cpu:  128` (`capacity:` in -o yaml), a label "
+            "`nvidia.com/gpu.count=8`, or `  nvidia.com/gpu:  2` among the kubelet's resources (`  pods:  110`)",
+            k8s.starts_node, k8s.parse_node, 33, family="Kubernetes", merge=k8s.merge_node),
     _beyond("k8s-pods", "kubectl get pods (GPU operator components)",
             "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
             "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
