@@ -1,5 +1,5 @@
 """A markdown fence around a pasted output changes nothing: the closing fence ends the output, and one that ends the
-text ends it where the paste ended (the line above may be cut short, the fence having added its newline). Text
+text ends the paste there: the line above it is whole (the writer closed the fence under it), not cut short. Text
 written by hand in the layout of nvidia-smi topo -m (two GPUs, the second row cut inside a cell)."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ TOPO = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV12\t0-23\t0\nGPU
 CUT = TOPO[: TOPO.rindex("NV12") + 2]  # "GPU1\tNV" : cut inside a link cell
 
 
-def test_a_fence_closing_a_cut_paste_marks_its_last_line_as_possibly_cut():
+def test_a_fence_that_ends_the_paste_leaves_the_line_above_it_whole():
     (plain,) = split_sections(CUT)
     (fenced,) = split_sections("```\n" + CUT + "\n```\n")
-    assert plain.cut and fenced.cut and fenced.lines == plain.lines
+    (unended,) = split_sections("```\n" + CUT + "\n```")
+    assert plain.cut and not fenced.cut and not unended.cut and fenced.lines == plain.lines
 
 
 def test_a_fence_followed_by_more_text_closes_the_output_uncut():

@@ -13,7 +13,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers import nccl_log
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.section import Section, outside_log, shell_prompt
 from gpuadvisor.probes.kmsg import normalise_bus_id
 
 # rdma link show: "link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING"
@@ -57,7 +57,7 @@ def parse_rdma_link(text: str, source: str, first: int) -> Rig:
 
 
 # A shell prompt, alone or before its command: "$ ...", "# ...", "[root@n1 ~]# ...", "(venv) user@host:~$ ..."
-_SHELL = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?(?:\[[^\]]{0,80}\]|[\w.@~:/-]{0,80})[$#%>](?:\s+(.*?))?\s*$")
+_SHELL = shell_prompt(marks="$#%>", bare="$#%>", then=r"(?:\s+(.*?))?\s*$")
 _LSMOD_GREP = re.compile(r"^(?:sudo\s+)?(?:/s?bin/)?lsmod\s*\|\s*(?:e|f)?grep\s+(.+)$")
 # modinfo's first line: "filename:       /lib/modules/4.15.0-46-generic/updates/dkms/nv_peer_mem.ko"
 _MODINFO = re.compile(r"^\s*filename:\s+/\S*/([a-z][a-z0-9_-]*)\.ko(?:\.[a-z]+)?\s*$")
@@ -132,7 +132,7 @@ def parse_lsmod(text: str, source: str, first: int) -> Rig:
     return rig
 
 
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$)\s+\w")  # "$ grep NCCL x.log", "[root@n1 ~]# ..."
+_PROMPT = shell_prompt(then=r"\s+\w")  # "$ grep NCCL x.log", "[root@n1 ~]# ..."
 
 
 def starts_nccl_debug(lines: list[str], i: int, current: Section | None) -> bool:

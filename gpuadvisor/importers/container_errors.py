@@ -1,38 +1,50 @@
 """The container runtime's GPU errors users paste from ``docker run --gpus`` and Kubernetes pods.
 
-- ``docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].``: Docker
+- ``docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`` (newer
+  Docker: ``could not select device driver with capabilities``; compose's ``driver: nvidia``: ``"nvidia"``): Docker
   has no device driver for ``--gpus`` (moby's daemon/devices.go: no registered driver offers the ``gpu``
   capability): the NVIDIA Container Toolkit is not installed, or not configured for this Docker (NVIDIA Container
   Toolkit install guide: ``nvidia-ctk runtime configure --runtime=docker``, then restart Docker).
 - ``nvidia-container-cli: initialization error: nvml error: driver not loaded`` (often at the end of Docker's
   ``OCI runtime create failed ... error running hook #0`` line): the toolkit's hook asked NVML for the GPUs and
   NVML answered NVML_ERROR_DRIVER_NOT_LOADED (NVML API reference): the host's NVIDIA kernel module is not loaded.
+- ``nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object
+  file``: the toolkit found no NVML library of the driver on the host (the toolkit install guide's first
+  prerequisite: the NVIDIA driver installed on the host; a Docker installed as a snap does not see the host's).
 - ``Failed to initialize NVML: Unknown Error``, printed by nvidia-smi inside a container that could use its GPUs
   before: the container lost access to its device nodes after systemd reloaded its unit files (the NVIDIA Container
   Toolkit troubleshooting guide, "Containers losing access to GPUs": systemd managing the container's cgroups,
   ``systemctl daemon-reload``); the container must be recreated, and the toolkit's documented workaround applied.
 
-Each is read as a note with its line (what it means, what to do): no rule judges the container runtime's
-configuration yet.
+The first three mean the node cannot start a GPU container: each is the container runtime's check that did not
+pass, with its line (rule GA507 judges it: the driver cannot be reached from a container). The fourth is a note
+with its line: one container lost its GPUs; a new one gets them.
 """
 
 from __future__ import annotations
 
 import re
 
-from gpuadvisor.facts import Rig
+from gpuadvisor.facts import HealthCheck, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines
 
 WHAT = "container runtime GPU errors (docker --gpus, nvidia-container-cli, NVML in a container)"
-_NO_DRIVER = re.compile(r'could not select device driver "([^"]*)" with capabilities: \[\[gpu\]\]')
-_CLI = re.compile(r"nvidia-container-cli: initialization error: nvml error: driver not loaded")
+TOOL = "container runtime"  # the HealthCheck's tool: rule GA507 judges its checks
+_NO_DRIVER = re.compile(r'could not select device driver (?:"([^"]*)" )?with capabilities: \[\[gpu\]\]')
+_CLI = re.compile(r"nvidia-container-cli(?:\.real)?: initialization error: nvml error: driver not loaded")
+_LIBRARY = re.compile(
+    r"nvidia-container-cli(?:\.real)?: initialization error: load library failed: (libnvidia-ml\.so\.1): cannot "
+    r"open shared object file"
+)
 _NVML = re.compile(r"^\s*Failed to initialize NVML: Unknown Error\s*$")
 MEANS = {
     "no-driver": "Docker has no device driver for --gpus: the NVIDIA Container Toolkit is not installed or not "
     "configured for this Docker (nvidia-ctk runtime configure --runtime=docker, then restart Docker)",
     "not-loaded": "nvidia-container-cli's NVML says the NVIDIA driver is not loaded on the host "
     "(NVML_ERROR_DRIVER_NOT_LOADED): check lsmod | grep nvidia and nvidia-smi on the host",
+    "no-library": "nvidia-container-cli cannot load the driver's NVML library (libnvidia-ml.so.1) on the host: the "
+    "NVIDIA driver is not installed there, or this Docker (a snap) does not see the host's libraries",
     "nvml": "NVML could not initialise (Unknown Error); in a container that used its GPUs before, it lost access "
     "to their device nodes after a systemd reload of unit files (NVIDIA Container Toolkit troubleshooting): recreate "
     "the container and apply the toolkit's workaround",
@@ -40,28 +52,36 @@ MEANS = {
 
 
 def _kind(line: str) -> tuple[str, str] | None:
-    """(what the line says, its words) for one of the three errors, None for another line."""
+    """(what the line says, its words) for one of the four errors, None for another line."""
     if m := _NO_DRIVER.search(line):
         return "no-driver", m.group(0)
     if m := _CLI.search(line):
         return "not-loaded", m.group(0)
+    if m := _LIBRARY.search(line):
+        return "no-library", m.group(0)
     if _NVML.match(line):
         return "nvml", line.strip()
     return None
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """One of the three errors, where no such output is being read."""
+    """One of the four errors, where no such output is being read."""
     return (current is None or current.kind != "container-errors") and _kind(lines[i]) is not None
 
 
 def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
-    """Each error as a note with its line and its meaning."""
+    """Each error as a note with its line and its meaning; those that stop every GPU container also as the
+    container runtime's failed check (its words, its line)."""
     rig = Rig()
     lines = clean_lines(text)
+    checks: list[HealthCheck] = []
     for k, line in enumerate(lines):  # each message is read whole or not at all: a cut one does not match
         if said := _kind(line):
             rig.problems.append(f"{source}: line {first_line + k}: {said[1]!r}: {MEANS[said[0]]}")
+            if said[0] != "nvml":
+                checks.append(HealthCheck(TOOL, said[0], "fail", said[1], [], None, f"{source}:{first_line + k}"))
     if not rig.problems:
         raise ImportParseError(source, first_line, f"{WHAT}: none of its messages shown whole")
+    if checks:
+        rig.node.health_checks = checks
     return rig

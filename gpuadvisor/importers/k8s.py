@@ -14,6 +14,13 @@ or whose allocatable is below its capacity, has GPUs the scheduler cannot give t
 checker's warning with its evidence line (the plugin's state is about its deployment as often as about the GPUs),
 as is a node whose ``Ready`` condition is not ``True`` or that is ``Unschedulable: true``.
 
+Where no label counts the GPUs, the capacity's ``nvidia.com/gpu`` is their count (Capacity counts every device the
+plugin registered, Allocatable the healthy ones: k8s-device-plugin's maintainers): that many GPUs, each fact of each
+unknown (the resource is a count, not the GPUs; a time-sliced GPU counts once per replica, a MIG-partitioned one
+under the single strategy once per MIG device). The kubelet's resource list pasted without its header
+(``  nvidia.com/gpu:  2`` among ``  pods:  110``...) gives the count too. Merged with outputs that list the GPUs,
+the count adds none (a note where the two differ).
+
 A ``kubectl get pods`` row of a GPU operator component (driver, container toolkit, device plugin, DCGM, feature
 discovery, validators, MIG manager, the operator) whose STATUS is a crash loop or an error is the same kind of
 warning: which component, its status and restarts (kubectl's pod phases and container states, Kubernetes docs
@@ -23,10 +30,13 @@ registry or a runtime setting as often as a GPU.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from gpuadvisor.facts import Gpu, HealthCheck, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.merger import Merger
+from gpuadvisor.importers.part import Part
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 
 TOOL = "Kubernetes"
@@ -34,6 +44,10 @@ WHAT_NODE = "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu
 WHAT_PODS = "kubectl get pods (GPU operator components)"
 NO_BUS = "GPU Feature Discovery's labels give a count and a product, not each GPU's bus id"
 MIB = 1048576
+HEADLESS = "Capacity or Allocatable (its header not shown)"
+# each fact of a GPU counted by the device plugin's resource: unknown, for this reason
+PLUGIN_COUNT = ("the device plugin's nvidia.com/gpu {block} gives a count, not the GPUs (a time-sliced GPU counts once "
+                "per replica, a MIG-partitioned one once per MIG device with the single strategy)")  # fmt: skip
 
 _NAME = re.compile(r"^Name:\s+(\S+)\s*$")
 _ROLES = re.compile(r"^Roles:\s")
@@ -43,6 +57,7 @@ _GFD = re.compile(r"^\s*(?:Labels:\s+)?nvidia\.com/(?:gpu\.(?:count|product|memo
 _BLOCK = re.compile(r"^(\s*)(Capacity|Allocatable|capacity|allocatable):\s*$")
 _RESOURCE = re.compile(r"^\s*nvidia\.com/gpu:\s*['\"]?(\d+)['\"]?\s*$")
 _ENTRY = re.compile(r"^(\s+)[\w./\-]+:")
+_PODS = re.compile(r"^\s+pods:\s")  # a node's resources list how many pods it takes; a pod's limits never do
 _KUBELET = re.compile(r"^\s+(?:cpu|ephemeral-storage|hugepages-\w+|memory|pods|nvidia\.com/gpu):\s")  # its resources
 _READY = re.compile(r"^\s*Ready\s+(True|False|Unknown)\s+.*?(\S+)\s{2,}(\S.*?)\s*$")
 _UNSCHEDULABLE = re.compile(r"^Unschedulable:\s+true\s*$")
@@ -60,10 +75,26 @@ _COMPONENT = re.compile(
 _BAD = re.compile(r"(?:CrashLoopBackOff|Error|BackOff|OOMKilled|ErrImagePull|Evicted|Unknown)")
 
 
+def _headless_resource(lines: list[str], i: int) -> bool:
+    """Line ``i`` is ``  nvidia.com/gpu:  N`` in a run of the kubelet's resources at its indent that holds
+    ``  pods:  110`` (a node's Capacity or Allocatable, its header not shown; a pod's limits hold no ``pods``)."""
+    if not (_RESOURCE.match(lines[i]) and lines[i][:1] in (" ", "\t")):
+        return False
+    indent = len(lines[i]) - len(lines[i].lstrip())
+    run = []
+    for step in (-1, 1):
+        k = i + step
+        while 0 <= k < len(lines) and _ENTRY.match(lines[k]) and len(lines[k]) - len(lines[k].lstrip()) == indent:
+            run.append(lines[k])
+            k += step
+    return any(_PODS.match(x) for x in run)
+
+
 def starts_node(lines: list[str], i: int, current: Section | None) -> bool:
     """``Name:  NODE`` over ``Roles:`` (kubectl describe node), ``Capacity:`` or ``Allocatable:`` over the kubelet's
     resources (``  cpu:  128``; ``capacity:`` in -o yaml), or a GPU Feature Discovery label line
-    (``nvidia.com/gpu.count=8``, ``nvidia.com/gpu.product: ...`` in -o yaml) where no node's output is being read."""
+    (``nvidia.com/gpu.count=8``, ``nvidia.com/gpu.product: ...`` in -o yaml) where no node's output is being read,
+    or the kubelet's resources shown without their header (``  nvidia.com/gpu:  2`` among ``  pods:  110``)."""
     if current is not None and current.kind == "k8s-node":
         return False
     s = lines[i]
@@ -72,7 +103,7 @@ def starts_node(lines: list[str], i: int, current: Section | None) -> bool:
         return bool(_KUBELET.match(below)) and len(below) - len(below.lstrip()) > len(b.group(1))
     if _NAME.match(s):
         return bool(_ROLES.match(next((x for x in lines[i + 1 : i + 3] if x.strip()), "")))
-    return bool(_GFD.match(s))
+    return bool(_GFD.match(s)) or _headless_resource(lines, i)
 
 
 def starts_pods(lines: list[str], i: int, current: Section | None) -> bool:
@@ -113,7 +144,10 @@ def _labels_and_blocks(lines: list[str], text: str, source: str, first_line: int
             elif r := _RESOURCE.match(line):
                 resource[block[0]] = (int(r.group(1)), lineno)
                 continue
-        if m := _NAME.match(line):
+        if block is None and _headless_resource(lines, k):
+            resource.setdefault(HEADLESS, (int(line.split(":")[1].strip(" '\"\t")), lineno))
+            got["opened"] = True
+        elif m := _NAME.match(line):
             got.setdefault("name", m.group(1))
         elif (m := _LABEL.match(line)) and block is None and "." in m.group(1).split("/", 1)[1]:
             labels.setdefault(m.group(1), (m.group(2), lineno))
@@ -144,6 +178,43 @@ def _gpus_from_labels(rig: Rig, labels: dict[str, tuple[str, int]], source: str)
             g.unavailable["name"] = "no nvidia.com/gpu.product label shown"
         rig.gpus.append(g)
         rig.origins[f"gpus[{i}]"] = f"{source}:{count[1]}"
+
+
+def _gpus_from_resource(rig: Rig, resource: dict[str, tuple[int, int]], source: str) -> None:
+    """No label counts the GPUs: Capacity's nvidia.com/gpu (every device the plugin registered; else Allocatable's,
+    else a resource list's shown without its header) is their count, each fact of each GPU unknown with the reason."""
+    block = next((b for b in ("Capacity", "Allocatable", HEADLESS) if b in resource), None)
+    if block is None:
+        return
+    count, lineno = resource[block]
+    reason = PLUGIN_COUNT.format(block=block)
+    for i in range(count):
+        g = Gpu(index=i)
+        for part in (g, g.pcie):
+            part.unavailable.update({f.name: reason for f in dataclasses.fields(part) if f.name != "unavailable"
+                                     and getattr(part, f.name) in (None, [])})  # fmt: skip
+        rig.gpus.append(g)
+        rig.origins[f"gpus[{i}]"] = f"{source}:{lineno}"
+
+
+def counted_by_plugin(g: Gpu) -> bool:
+    """A GPU read from the device plugin's count alone (no fact of it known)."""
+    return g.unavailable.get("name", "").startswith(PLUGIN_COUNT.split("{", 1)[0])
+
+
+def merge_node(merger: Merger, part: Part) -> None:
+    """A node's output into the Rig; GPUs the device plugin's count alone gives add none to GPUs other outputs list
+    (a note where the two counts differ)."""
+    counted = [g for g in part.rig.gpus if counted_by_plugin(g)]
+    if counted and merger.gpus:
+        if len(counted) != len(merger.gpus):
+            part.rig.problems.append(
+                f"{part.at('gpus[0]')}: the device plugin's nvidia.com/gpu counts {len(counted)}, the other outputs "
+                f"list {len(merger.gpus)} GPU(s) (time-slicing replicas, MIG devices, or GPUs the plugin did not "
+                "register)"
+            )
+        part.rig.gpus = [g for g in part.rig.gpus if not counted_by_plugin(g)]
+    merger.add(part)
 
 
 def _resource_checks(rig: Rig, name: str, labels: dict[str, tuple[str, int]], resource: dict[str, tuple[int, int]],
@@ -197,6 +268,8 @@ def parse_node(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     if not labels and "opened" not in got and "name" not in got:
         raise ImportParseError(source, first_line, f"{WHAT_NODE}: no node name, nvidia.com label or Capacity shown")
     _gpus_from_labels(rig, labels, source)
+    if "nvidia.com/gpu.count" not in labels:
+        _gpus_from_resource(rig, resource, source)
     _resource_checks(rig, name, labels, resource, blocks, source)
     ready: tuple[str, str, str, int] | None = got.get("ready")  # type: ignore[assignment]
     if ready is not None and ready[0] != "True":

@@ -14,9 +14,10 @@ import re
 import shlex
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers.section import shell_prompt
 
 # a shell prompt: "$ ", "# ", "user@host:~$ ", "[root@n1 ~]# ", "(conda) $ "
-_PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?(?:\[[^\]]{0,80}\][$#]|[\w.@~:/-]{0,80}[$%#>])\s+")
+_PROMPT = shell_prompt(marks="$%#>", bare="$%#>", then=r"\s+")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _MPI = {"mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prterun"}
 _CONTAINER = {"docker", "podman", "nerdctl", "enroot"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os.path
 import re
 
+from gpuadvisor.importers.section import shell_prompt
 from gpuadvisor.probes.kmsg_signs import BSD_MLX
 
 _PREFIXES = (
@@ -69,7 +70,7 @@ _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # what a paste carries around the prefixed lines and does not prefix: a quote's marks ("> ", "% ") before them, a
 # shell prompt with its command above them
 _QUOTE = re.compile(r"^(?:[ \t]*[>%](?: |$))+")
-_PROMPT = re.compile(r"^\s*(?:\([^)]{0,40}\)\s*)?[\w@.:~/\[\]-]{0,80}[$#]\s+\S")
+_PROMPT = shell_prompt(bare="$#")
 
 
 # a line that is all one inline code span of Markdown (a post quoting a log line: "`nv-fabricmanager[12]: ...`."),

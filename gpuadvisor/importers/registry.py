@@ -174,10 +174,11 @@ def _beyond(
     parse: Callable[[str, str, int], Rig],
     trust: int,
     family: str | None = None,
+    merge: MergeHook = _add,
 ) -> Format:
     """A row of an output beyond the GPU: one form per command (its family its name unless given), read by
-    ``parse(text, source, first line)`` and merged as every output is."""
-    return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), _add, trust)
+    ``parse(text, source, first line)`` and merged as every output is (unless ``merge`` is given)."""
+    return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), merge, trust)
 
 
 _nvlink_parse = reads(nvlink.parse_nvlink_status)
@@ -429,16 +430,19 @@ FORMATS: tuple[Format, ...] = (
             "`NodeName=NAME Arch=x86_64 CoresPerSocket=1` then its indented `State=IDLE+DRAIN` and `Reason=...` lines",
             slurm_node.starts, slurm_node.parse, 32, family="Slurm"),
     _beyond("k8s-node", "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)",
-            "`Name:  NODE` over `Roles:`, `Capacity:` over `  cpu:  128` (`capacity:` in -o yaml), or a label "
-            "`nvidia.com/gpu.count=8`", k8s.starts_node, k8s.parse_node, 33, family="Kubernetes"),
+            "`Name:  NODE` over `Roles:`, `Capacity:` over `  cpu:  128` (`capacity:` in -o yaml), a label "
+            "`nvidia.com/gpu.count=8`, or `  nvidia.com/gpu:  2` among the kubelet's resources (`  pods:  110`)",
+            k8s.starts_node, k8s.parse_node, 33, family="Kubernetes", merge=k8s.merge_node),
     _beyond("k8s-pods", "kubectl get pods (GPU operator components)",
             "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
             "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
             33, family="Kubernetes"),
     _beyond("container-errors", container_errors.WHAT,
             '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
-            "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, or `Failed to initialize "
-            "NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34, family="container runtime"),
+            "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, `nvidia-container-cli: "
+            "initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file`, or "
+            "`Failed to initialize NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34,
+            family="container runtime"),
     _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
             "IBM CSM, Slurm command errors)",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "

@@ -64,8 +64,24 @@ def html_unescaped(lines: list[str]) -> list[str]:
 
 
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+
+
+def shell_prompt(marks: str = "$#", bare: str = "$", then: str = r"\s+\S") -> re.Pattern[str]:
+    """The one grammar of a shell prompt at a line's start, as each reader needs it: an optional ``(venv) `` or
+    ``(base) `` (an active Python or conda environment), then the prompt's ``[user@host dir]`` or
+    ``user@host:~/dir`` (no space in it; one space may end it: ``user@host:~ $``), then one of ``marks`` (``$``,
+    root's ``#``; ``%`` of zsh and csh, ``>``); a mark of ``bare`` may stand with nothing before it
+    (``$ nvidia-smi``), the others only after the prompt's text (``root@n1:~# dmesg``: with ``#`` not bare, a
+    ``# comment`` or an nccl-tests ``#`` row is no prompt). ``then``: what follows the mark (a command by default;
+    a group in it is the command)."""
+    head = r"(?:\([^)]{0,40}\)\s*)?"
+    text = r"(?:\[[^\]]*\]|[\w@.:~/\[\]-]+) ?"
+    alone = f"|[{re.escape(bare)}]" if bare else ""
+    return re.compile(rf"^\s*{head}(?:{text}[{re.escape(marks)}]{alone}){then}")
+
+
 # a shell prompt and its command above a quoted output: "user@node01:~$ sudo dmesg", "$ dmesg", "root@n1:~# dmesg"
-_PROMPT = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w@.:~/-]*\$|[\w@.:~/-]+#)\s+\S")
+_PROMPT = shell_prompt()
 QUOTE_DEPTH = 4  # a quote of a quote ("> > "), each level its marker
 # a command the shell continues on its "> " (PS2) prompts: a trailing backslash, pipe, "&&", or an open do/then/{
 _CONTINUED = re.compile(r"(?:\\|\||&&|\b(?:do|then|else)|[{(])\s*$")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.importers.registry import BY_KIND, FORMATS
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.sift import Sift, sift
 from gpuadvisor.importers.values import is_elision
 
@@ -32,16 +32,14 @@ def split_sections(text: str) -> list[Section]:
     lines = clean_lines(text)
     sections: list[Section] = []
     current: Section | None = None
-    last_shown = last_line_shown(lines)
     sifted = sift(text)
     fenced = False  # inside a markdown fence: fences open and close in turn
     for i, line in enumerate(lines):
         bare_fence = _FENCE.match(line) is not None
         fenced = True if _OPENING_FENCE.match(line) else fenced ^ bare_fence
         if current is not None and current.kind != "_after" and bare_fence:
-            # a markdown fence closes the output it wraps; one that ends the text closes it where the paste ended
-            # (the line above it may be cut short, as at the end of a file: the fence added the newline)
-            current.cut = current.cut or (i == last_shown and current is sections[-1] and bool(current.lines))
+            # a markdown fence closes the output it wraps, the one that ends the text too: the paste ends there, and
+            # the line above it is whole (the writer closed the fence under it), not a line a file's end cut short
             current = Section(kind="_after", start=i + 2)
             continue
         kind = _start_kind(lines, i, current, sifted)

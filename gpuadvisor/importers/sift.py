@@ -121,7 +121,12 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "k8s-node": (r"^Name:\s", _SPACE + r"(?:Labels:\s+)?nvidia\.com/", _SPACE + "(?:[Cc]apacity|[Aa]llocatable):"),
     "k8s-pods": (_SPACE + r"(?:NAMESPACE\s+)?NAME\s+READY\s",),
     "container-errors": (
-        _words("could not select device driver", "nvml error: driver not loaded", "Failed to initialize NVML: Unknown"),
+        _words(
+            "could not select device driver",
+            "nvml error: driver not loaded",
+            "Failed to initialize NVML: Unknown",
+            "load library failed: libnvidia-ml",
+        ),
     ),
     "gpud": (
         '"accelerator-nvidia-fabric-manager"',

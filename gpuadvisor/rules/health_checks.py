@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from gpuadvisor.facts import Finding, HealthCheck, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.registry import rule
+from gpuadvisor.rules.software import CONTAINER_RUNTIME
 
 # dcgmi diag's sections (DCGM User Guide, "GPU Diagnostics": run levels and the plugins of each): Deployment tests the
 # software and the environment (libraries, permissions, persistence mode, processes, the inforom, pending page
@@ -147,7 +148,7 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
     seen: set[tuple[str, str, str, tuple[int, ...]]] = set()
     for hc in checks:
         key = (hc.tool, hc.check, hc.verdict, tuple(hc.gpus))
-        if key in seen:
+        if key in seen or hc.tool == CONTAINER_RUNTIME:  # GA507 judges the container runtime's GPU errors
             continue
         seen.add(key)
         severity = _severity(hc, rig)

@@ -195,27 +195,38 @@ def torch_without_cuda(rig: Rig, ctx: Context):
 
 @rule("GA507", "driver-unreachable", area="software", severity="fail")
 def driver_unreachable(rig: Rig, ctx: Context):
-    """The NVIDIA driver is installed but cannot be used: nvidia-smi and NVML cannot reach it.
+    """The NVIDIA driver cannot be used: nvidia-smi, NVML or the container runtime cannot reach it.
 
     What it checks
         What nvidia-smi or NVML said instead of the driver's version: "NVIDIA-SMI has failed because it couldn't
         communicate with the NVIDIA driver" (the kernel module is not loaded, or failed to load), or "Failed to
         initialize NVML: Driver/library version mismatch" (NVML_ERROR_LIB_RM_VERSION_MISMATCH: the user-space
-        library is another version than the loaded kernel module).
+        library is another version than the loaded kernel module). And what the container runtime said when a GPU
+        container would not start: Docker's 'could not select device driver "" with capabilities: [[gpu]]' (no
+        runtime registered for --gpus: the NVIDIA Container Toolkit is not installed or not configured for Docker),
+        nvidia-container-cli's "nvml error: driver not loaded" (NVML_ERROR_DRIVER_NOT_LOADED, from the toolkit's
+        hook) and its "load library failed: libnvidia-ml.so.1" (no driver library on the host for the toolkit).
     Why it matters
-        No GPU can be listed or used until the driver answers: every CUDA job on the node fails at start.
+        No GPU can be listed or used until the driver answers: every CUDA job on the node fails at start. A
+        container runtime that cannot give the GPUs to a container fails every GPU container (a Kubernetes pod,
+        a docker run --gpus) though the host's own nvidia-smi may work.
     Threshold
-        Either message, in a pasted nvidia-smi output or from NVML itself on a live scan.
+        Any of these messages, in a pasted output or from NVML itself on a live scan.
     Source
         NVML API reference (docs.nvidia.com/deploy/nvml-api, nvmlReturn_t: NVML_ERROR_DRIVER_NOT_LOADED,
         NVML_ERROR_LIB_RM_VERSION_MISMATCH); the NVIDIA driver README's chapter on installing the driver
-        (the kernel module must match the running kernel and the user-space components' version).
+        (the kernel module must match the running kernel and the user-space components' version); the NVIDIA
+        Container Toolkit install guide (prerequisite: the NVIDIA driver on the host; "Configuring Docker":
+        nvidia-ctk runtime configure --runtime=docker, then restart the Docker daemon).
     How to fix
         Version mismatch: the driver was updated while the old module stayed loaded: reboot, or stop what uses
         the GPUs and reload the modules (rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; modprobe nvidia).
-        Not communicating: check that the module is loaded (lsmod | grep nvidia) and why not (dmesg | grep -i
-        nvrm; dkms status for a module not built for the running kernel; Secure Boot refusing an unsigned
-        module), and that the installed driver supports the GPU.
+        Not communicating (or not loaded, as the toolkit's hook says): check that the module is loaded (lsmod |
+        grep nvidia) and why not (dmesg | grep -i nvrm; dkms status for a module not built for the running kernel;
+        Secure Boot refusing an unsigned module), and that the installed driver supports the GPU. No GPU device
+        driver in Docker: install the NVIDIA Container Toolkit, run sudo nvidia-ctk runtime configure
+        --runtime=docker and sudo systemctl restart docker. No libnvidia-ml.so.1: install the NVIDIA driver on
+        the host (nvidia-smi must work there); a Docker installed as a snap does not see it: use Docker's packages.
     """
     sw = rig.software
     why = sw.why("driver_version") or ""
@@ -250,8 +261,59 @@ def driver_unreachable(rig: Rig, ctx: Context):
             expected_source=f"NVML API reference: {code}",
             fix=fix,
         )
-    elif sw.driver_version is None:
+    container = list(_container_runtime_failures(rig, ctx))
+    yield from container
+    if cause is None and not container and sw.driver_version is None:
         yield ctx.not_checked(missing(sw, "driver_version", "driver version"))
+
+
+CONTAINER_RUNTIME = "container runtime"  # the HealthCheck tool of a container runtime's GPU error (GA827 leaves it)
+TOOLKIT_GUIDE = "NVIDIA Container Toolkit install guide (prerequisites; Configuring Docker)"
+# per cause the container runtime gives (the HealthCheck's check): (what it means, expected, source, fix)
+_CONTAINER_CAUSES = {
+    "no-driver": (
+        "Docker has no GPU device driver for --gpus: the NVIDIA Container Toolkit is not installed or not configured "
+        "for this Docker; no GPU container can start",
+        "the NVIDIA Container Toolkit's runtime registered with Docker",
+        TOOLKIT_GUIDE,
+        "install the NVIDIA Container Toolkit (nvidia-container-toolkit), then sudo nvidia-ctk runtime configure "
+        "--runtime=docker and sudo systemctl restart docker",
+    ),
+    "not-loaded": (
+        "the NVIDIA Container Toolkit's hook finds no NVIDIA driver loaded (NVML_ERROR_DRIVER_NOT_LOADED): no GPU "
+        "container can start",
+        "a loaded NVIDIA kernel module",
+        "NVML API reference: NVML_ERROR_DRIVER_NOT_LOADED",
+        "check the module is loaded on the host (lsmod | grep nvidia; nvidia-smi) and why not (dmesg | grep -i nvrm; "
+        "dkms status for a module not built for the running kernel; Secure Boot), then start the container again",
+    ),
+    "no-library": (
+        "the NVIDIA Container Toolkit cannot load the driver's NVML library (libnvidia-ml.so.1) on the host: no GPU "
+        "container can start",
+        "the NVIDIA driver installed on the host (its libnvidia-ml.so.1)",
+        TOOLKIT_GUIDE,
+        "install the NVIDIA driver on the host and check nvidia-smi works there; a Docker installed as a snap does "
+        "not see the host's libraries: install Docker from its packages",
+    ),
+}
+
+
+def _container_runtime_failures(rig: Rig, ctx: Context):
+    """A finding per cause the container runtime gave (its first line of each), with the fix for that cause."""
+    seen: set[str] = set()
+    for hc in rig.node.health_checks or []:
+        if hc.tool != CONTAINER_RUNTIME or hc.check not in _CONTAINER_CAUSES or hc.check in seen:
+            continue
+        seen.add(hc.check)
+        means, expected, source, fix = _CONTAINER_CAUSES[hc.check]
+        yield ctx.finding(
+            f"container runtime: {hc.detail[:200]!r} ({hc.evidence}): {means}",
+            subject="software",
+            observed={"container_runtime": hc.detail[:300], "evidence": hc.evidence},
+            expected={"container_runtime": expected},
+            expected_source=source,
+            fix=fix,
+        )
 
 
 def _all_sxm(rig: Rig) -> bool:
