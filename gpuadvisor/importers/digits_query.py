@@ -15,6 +15,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.values import normalize_bus_id
 
@@ -67,7 +68,7 @@ def parse_digits_query(text: str, source: str = "<text>", first_line: int = 1) -
 
 
 def _bus_id(row: dict[str, str]) -> str | None:
-    if re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", row.get("pciBusID_str", "")):
+    if re.fullmatch(PCI_BUS_ID, row.get("pciBusID_str", "")):
         return normalize_bus_id(row["pciBusID_str"])
     ids = [row.get(k, "") for k in ("pciDomainID", "pciBusID", "pciDeviceID")]
     if all(x.isdigit() for x in ids):

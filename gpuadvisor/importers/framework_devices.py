@@ -30,9 +30,10 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers.fragments import PCI_BUS_ID, UUID_BODY
 from gpuadvisor.importers.framework_log import LONGEST, Reading
 from gpuadvisor.importers.section import Detector, Section
-from gpuadvisor.importers.values import GPU_UUID, UUID_BODY
+from gpuadvisor.importers.values import GPU_UUID
 
 LLAMA, OLLAMA, TF, TORCH = "llama.cpp (ggml) log", "ollama server log", "TensorFlow log", "PyTorch device properties"
 _NO_BUS = "not printed by this framework's device line"
@@ -155,7 +156,7 @@ def parse_ollama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
 
 _TF_FOUND = re.compile(r"Found device (\d+) with properties:")
 _TF_NAME = re.compile(r"(?:^|\s)name: (.{1,160}?) major: (\d+) minor: (\d+)")
-_TF_BUS = re.compile(r"pciBusID:? ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_TF_BUS = re.compile(rf"pciBusID:? ({PCI_BUS_ID})")
 _TF_NAME2 = re.compile(r"name: (.{1,160}?) computeCapability: (\d+\.\d+)")
 _TF_CREATED = re.compile(
     r"Creat(?:ed|ing) TensorFlow device \(.{1,200}?\) -> (?:physical GPU )?\(device: (\d+), name: (.{1,160}?), "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.framework_log import LONGEST, Reading
 from gpuadvisor.importers.section import Section
 
@@ -24,7 +25,7 @@ _HEADER = re.compile(
 )
 _FULL_ROW = re.compile(
     r"^\s*[│|]\s*(\d{1,3})  (.{1,40}?)\s+(?:On|Off|N/A|TCC|WDDM)\s*[│|]\s*"
-    r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s"
+    rf"({PCI_BUS_ID})\s"
 )
 _COMPACT_ROW = re.compile(r"^\s*[│|]\s*(\d{1,3}) +(?:\d{1,3}%|N/A) +(?:\d{1,3}C|N/A) ")
 _UNSHOWN = "not printed by nvitop's table"
