@@ -121,8 +121,8 @@ def parse_ollama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     supports."""
     r = Reading(source, first_line, text)
     order, unnumbered = 0, False
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or not _OLLAMA.search(line) or k == r.cut:
+    for k, line in r.shown():
+        if not _OLLAMA.search(line):
             continue
         kv = {m.group(1): m.group(2).strip('"') for m in _KV.finditer(line)}
         if kv.get("library", "").lower() != "cuda":
@@ -149,8 +149,7 @@ def parse_ollama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         if re.fullmatch(r"\d+\.\d+", kv.get("compute", "")):
             g.compute_capability = kv["compute"]
         if re.fullmatch(r"\d+\.\d+", kv.get("driver", "")):
-            r.rig.software.cuda_driver_version = kv["driver"]
-            r.rig.origins["software.cuda_driver_version"] = f"{source}:{r.lineno(k)}"
+            r.software(k, cuda_driver_version=kv["driver"])
     return r.finish(OLLAMA, {"bus_id": _NO_BUS, "uuid": _NO_UUID, "memory_total_bytes": _OLLAMA_MEMORY})
 
 
@@ -175,9 +174,7 @@ def parse_tf(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each GPU TensorFlow names, once however many lines name it: its number, name, bus id, compute capability."""
     r = Reading(source, first_line, text)
     props: int | None = None  # the line of the last "Found device N" whose property lines may follow
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or k == r.cut:
-            continue
+    for k, line in r.shown():
         if m := _TF_FOUND.search(line):
             props = k
             r.gpu(k, int(m.group(1)))
@@ -219,9 +216,7 @@ def parse_torch(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each device's properties PyTorch prints: name, compute capability, memory (MiB), UUID; numbered in order."""
     r = Reading(source, first_line, text)
     numbered = False  # YOLOv3/v5's "Using CUDA device0 _CudaDeviceProperties(...)" names the CUDA number
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or k == r.cut:
-            continue
+    for k, line in r.shown():
         for m in _TORCH.finditer(line):
             numbered = numbered or m.group("n") is not None
             g = r.gpu(k, int(m.group("n")) if m.group("n") else len(r.rig.gpus))
