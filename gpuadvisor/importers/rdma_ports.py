@@ -171,14 +171,20 @@ def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> No
         port.link_layer = value
 
 
+def _before_elision(lines: list[str], first: int) -> tuple[list[str], int | None]:
+    """The lines a port lister reads: those above the first elision ("...", "[snip]"), and that line's number (None
+    when nothing is elided): the ports after it are not shown."""
+    cut = next((k for k, line in enumerate(lines) if is_elision(line)), None)
+    return (lines, None) if cut is None else (lines[:cut], first + cut)
+
+
 def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
     """ibstat: "CA 'mlx5_0'", its "CA type" and "Firmware version", then "Port N:" blocks."""
     ports: list[RdmaPort] = []
     ca: dict[str, str | None] = {}
     port: RdmaPort | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return ports, first + k
+    shown, elided = _before_elision(lines, first)
+    for line in shown:
         m = IBSTAT.match(line)
         if m:
             ca, port = {"name": m.group(1)}, None
@@ -209,7 +215,7 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
             ca[key] = _shown(value)
         elif _shown(value) is not None:
             _set_port(port, key, value, "physical state", "link layer")
-    return ports, None
+    return ports, elided
 
 
 def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
@@ -221,9 +227,8 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
     port: RdmaPort | None = None
     speed: float | None = None
     width: int | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return ports, first + k
+    shown, elided = _before_elision(lines, first)
+    for k, line in enumerate(shown):  # the line below k looked up in the whole output, an elision included
         m = DEVINFO.match(line)
         if m:
             hca, port = {"name": m.group(1)}, None
@@ -266,7 +271,7 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
             if speed is not None and width is not None:
                 port.rate_gbps = speed * width
                 port.unavailable.pop("rate_gbps", None)
-    return ports, None
+    return ports, elided
 
 
 def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
@@ -274,9 +279,8 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
     fatal error for every device ("device '*': sys files not found"): no adapter registered, no port."""
     ports: list[RdmaPort] = []
     port: RdmaPort | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return ports, first + k
+    shown, elided = _before_elision(lines, first)
+    for line in shown:
         m = IBSTATUS.match(line)
         if m:
             port = RdmaPort(device=m.group(1), port=int(m.group(2)))
@@ -289,7 +293,7 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
             continue
         key, value = kv
         _set_port(port, key, value, "phys state", "link_layer")
-    return ports, None
+    return ports, elided
 
 
 # grep "" /sys/class/infiniband/*/ports/*/{state,rate,phys_state,link_layer}: "path:value" lines (the kernel's own
@@ -344,9 +348,8 @@ def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | Non
     ports: dict[tuple[str, int], RdmaPort] = {}
     hw: dict[int, list[str]] = {}
     loop: tuple[RdmaPort, str] | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return list(ports.values()), first + k
+    shown, elided = _before_elision(lines, first)
+    for k, line in enumerate(shown):  # a counter's value looked up in the whole output, an elision included
         if d := SYSFS_LOOP.match(line):
             loop = (_sysfs_port(ports, d.group(1), int(d.group(2))), d.group(3))
             continue
@@ -368,7 +371,7 @@ def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | Non
         _set_port(
             port, name.replace("_", " ").replace("phys state", "physical state"), value, "physical state", "link layer"
         )
-    return list(ports.values()), None
+    return list(ports.values()), elided
 
 
 # mlxlink (MFT, mstflint): its "Operational Info" block of one port ("State : Active", "Physical state : LinkUp",
