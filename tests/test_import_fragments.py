@@ -28,6 +28,9 @@ TAKES = [
     # nvidia-smi -q's GPU UUID line: "GPU UUID : GPU-453f8851-d1a3-e72d-4d85-3ef04418205b" (thamada/nvidia-smi)
     (f.UUID_BODY, "453f8851-d1a3-e72d-4d85-3ef04418205b"),
     (f.HEX, "F"),
+    # TensorFlow's "Created TensorFlow device (...) -> physical GPU (device: 0, name: NAME, pci bus id: 0000:01:00.0,
+    # compute capability: 8.6)" (tensorflow core/common_runtime/gpu/gpu_device.cc)
+    (f.PCI_BUS_ID_LOOSE, "0000:01:00.0"),
 ]
 
 # (fragment, a string it must not take whole, why not)
@@ -41,6 +44,7 @@ REFUSES = [
     (f.UUID_BODY, "GPU-453f8851-d1a3-e72d-4d85-3ef04418205b"),  # the body alone, its prefix is the pattern's
     (f.UUID_BODY, "xxxxx851-d1a3-e72d-4d85-3ef04418205b"),  # masked in a paste: not a UUID
     (f.HEX, "g"),
+    (f.PCI_BUS_ID_LOOSE, "0000:01:00.0,"),  # the comma after it is the log's
 ]
 
 
@@ -64,6 +68,18 @@ def test_no_fragment_holds_a_capturing_group() -> None:
         "PCI_BUS_ID",
         "PCI_BUS_ID_ANY_DOMAIN",
         "PCI_BUS_ID_NO_FUNCTION",
+        "PCI_BUS_ID_LOOSE",
         "UUID_BODY",
     ):
         assert re.compile(getattr(f, name)).groups == 0, name
+
+
+def test_stripped_rows_mark_the_row_a_paste_cut_short() -> None:
+    """deviceQuery's rows (NVIDIA cuda-samples deviceQuery.cpp), the paste ending inside the last: only it is cut."""
+    from gpuadvisor.importers.rows import stripped_rows
+
+    text = 'Device 0: "NVIDIA A100-SXM4-40GB"\n  CUDA Capability Major/Minor version number:    8.0\n  Total amou'
+    rows = stripped_rows(text, 10)
+    assert [(r.lineno, r.cut) for r in rows] == [(10, False), (11, False), (12, True)]
+    assert rows[1].text == "CUDA Capability Major/Minor version number:    8.0"
+    assert not any(r.cut for r in stripped_rows(text + "nt of global memory:\n", 10))

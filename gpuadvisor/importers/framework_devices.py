@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Rig
-from gpuadvisor.importers.fragments import PCI_BUS_ID, UUID_BODY
+from gpuadvisor.importers.fragments import PCI_BUS_ID, PCI_BUS_ID_LOOSE, UUID_BODY
 from gpuadvisor.importers.framework_log import LONGEST, Reading
 from gpuadvisor.importers.section import Detector, Section
 from gpuadvisor.importers.values import GPU_UUID
@@ -47,7 +47,7 @@ _GGML_DEVICE = re.compile(
     r"(?:, VMM: (?:yes|no)(?:, VRAM: (\d+) MiB)?|\s*$)"
 )
 _GGML_BARE = re.compile(r"^\s*Device (\d+): ([^,]{1,160}?)\s*$")  # June 2023: the name alone, under "found N"
-_GGML_USING = re.compile(r"using device CUDA(\d+) \((.{1,160}?)\)(?: \(([0-9a-fA-F:.]{7,16})\))? - \d+ MiB free")
+_GGML_USING = re.compile(rf"using device CUDA(\d+) \((.{{1,160}}?)\)(?: \(({PCI_BUS_ID_LOOSE})\))? - \d+ MiB free")
 _GGML_BACKEND = re.compile(
     r"load_backend: loaded CUDA backend|(?:ggml_cuda_init|ggml_init_cublas): (?:GGML_CUDA_|CUDA_USE_TENSOR_CORES)"
 )
@@ -159,7 +159,7 @@ _TF_BUS = re.compile(rf"pciBusID:? ({PCI_BUS_ID})")
 _TF_NAME2 = re.compile(r"name: (.{1,160}?) computeCapability: (\d+\.\d+)")
 _TF_CREATED = re.compile(
     r"Creat(?:ed|ing) TensorFlow device \(.{1,200}?\) -> (?:physical GPU )?\(device: (\d+), name: (.{1,160}?), "
-    r"pci bus id: ([0-9a-fA-F:.]{7,16})(?:, compute capability: (\d+\.\d+))?\)"
+    rf"pci bus id: ({PCI_BUS_ID_LOOSE})(?:, compute capability: (\d+\.\d+))?\)"
 )
 _TF_XLA = re.compile(r"StreamExecutor device \((\d+)\): (.{1,160}?), Compute Capability (\d+\.\d+)")
 _TF_MEMORY = "TensorFlow prints the memory it takes (and GiB rounded to 0.01), not the card's memory"

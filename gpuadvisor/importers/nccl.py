@@ -55,11 +55,7 @@ class Rank:
     @property
     def bus_id(self) -> str | None:
         """Full bus id when nccl-tests printed domain:bus:device; None for the bare "0x01" of older versions."""
-        return (
-            normalize_bus_id(self.bus + ".0")
-            if re.fullmatch(PCI_BUS_ID_NO_FUNCTION, self.bus)
-            else None
-        )
+        return normalize_bus_id(self.bus + ".0") if re.fullmatch(PCI_BUS_ID_NO_FUNCTION, self.bus) else None
 
     @property
     def bus_number(self) -> int | None:

@@ -27,9 +27,7 @@ _TITLE = re.compile(r"^memcpy (CE|SM) (CPU|GPU)\(row\) (->|<-|<->) (CPU|GPU)\(co
 _DEVICE = re.compile(rf"^Device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\))?\s*$")
 # nvbandwidth -p multinode (built with MULTINODE, run under MPI): one line per process, "Process 0 (HOST): device 0:
 # NVIDIA H200 (00000000:8f:00)"; the process's rank numbers the GPU in its matrices (each host numbers its devices)
-_PROCESS = re.compile(
-    rf"^Process (\d+) \(([^)]*)\): device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\))?\s*$"
-)
+_PROCESS = re.compile(rf"^Process (\d+) \(([^)]*)\): device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\))?\s*$")
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
 _DRIVER = re.compile(r"^Driver Version:\s*(\d[\w.-]*)\s*$")
 

@@ -25,9 +25,9 @@ DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 DEVINFO_PORT = re.compile(r"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b")
 # a device block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: two of its attribute lines in their order
 # ("sys_image_guid:" over "vendor_id:"; "transport:" over "fw_ver:" ...)
+_DEVINFO_ORDER = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id")
 DEVINFO_DEVICE = re.compile(
-    r"^\s*(?:transport|fw_ver|node_guid|sys_image_guid|vendor_id):\s*\S.*\n"
-    r"\s*(?:fw_ver|node_guid|sys_image_guid|vendor_id|vendor_part_id):\s*\S"
+    rf"^\s*(?:{'|'.join(_DEVINFO_ORDER[:-1])}):\s*\S.*\n\s*(?:{'|'.join(_DEVINFO_ORDER[1:])}):\s*\S"
 )
 IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 # ibstatus's own fatal error (infiniband-diags' ibstatus script): no port directory under /sys/class/infiniband for the
@@ -300,15 +300,16 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
 # files, as the live probe reads them): "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE"; and the port's
 # counters/ (the error counters the live probe reads) and hw_counters/ (mlx5's RoCE/transport counters) files, by
 # /sys/class or the device's own /sys/devices/... path
+_PORT_DIR = r"/infiniband/([\w.-]+)/ports/(\d{1,3})/"  # its device and port number
+_COUNTERS = r"(?:hw_)?counters"
 SYSFS = re.compile(
-    r"^\s*/sys/(?:class|devices/\S*?)/infiniband/([\w.-]+)/ports/(\d{1,3})/"
-    r"(state|phys_state|rate|link_layer|(?:hw_)?counters/\w+):"
+    rf"^\s*/sys/(?:class|devices/\S*?){_PORT_DIR}(state|phys_state|rate|link_layer|{_COUNTERS}/\w+):"
     r"\s*(.*)$"
 )
 # a shell loop run in a port's counters directory, its prompt naming it ("/sys/class/infiniband/mlx5_1/ports/1/
 # counters$ for file in $(find . -type f); do echo "=== $file ==="; cat "$file"; ...", leptonai/gpud#943): each file's
 # "=== ./link_downed ===" header and its value on the next line
-SYSFS_LOOP = re.compile(r"^\s*(?:\S+:)?/sys/class/infiniband/([\w.-]+)/ports/(\d{1,3})/((?:hw_)?counters)/?\$\s")
+SYSFS_LOOP = re.compile(rf"^\s*(?:\S+:)?/sys/class{_PORT_DIR}({_COUNTERS})/?\$\s")
 _LOOP_FILE = re.compile(r"^\s*=+\s*(?:\./)?(\w+)\s*=+\s*$")
 _COUNT = re.compile(r"\d{1,20}")
 # mlx5's hw_counters (local_ack_timeout_err, out_of_sequence, packet_seq_err ...): NVIDIA's "Understanding mlx5 Linux
