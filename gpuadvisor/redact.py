@@ -28,15 +28,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers.fragments import HEX, UUID_BODY
 
 REDACTED = "redacted"
 
-_HEX = "[0-9a-fA-F]"
-_UUID = f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
 # GPU-<uuid>, MIG-GPU-<uuid>/gi/ci (old MIG form), MIG-<uuid>, or a bare UUID.
-_UUID_RE = re.compile(rf"(?<![0-9A-Za-z-])(?:(MIG-GPU-|MIG-|GPU-)({_UUID})(/\d+/\d+)?|({_UUID}))(?![0-9A-Za-z-])")
-_MAC_RE = re.compile(rf"(?<![0-9A-Za-z:.-]){_HEX}{{2}}([:-]){_HEX}{{2}}(?:\1{_HEX}{{2}}){{4,18}}(?![0-9A-Za-z:-])")
-_GUID_RE = re.compile(rf"(?<![0-9A-Za-z:.-])(?:{_HEX}{{4}}(?::{_HEX}{{4}}){{3}}|0x{_HEX}{{16}})(?![0-9A-Za-z:-])")
+_UUID_RE = re.compile(
+    rf"(?<![0-9A-Za-z-])(?:(MIG-GPU-|MIG-|GPU-)({UUID_BODY})(/\d+/\d+)?|({UUID_BODY}))(?![0-9A-Za-z-])"
+)
+_MAC_RE = re.compile(rf"(?<![0-9A-Za-z:.-]){HEX}{{2}}([:-]){HEX}{{2}}(?:\1{HEX}{{2}}){{4,18}}(?![0-9A-Za-z:-])")
+_GUID_RE = re.compile(rf"(?<![0-9A-Za-z:.-])(?:{HEX}{{4}}(?::{HEX}{{4}}){{3}}|0x{HEX}{{16}})(?![0-9A-Za-z:-])")
 _IPV4_RE = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?!\.?\d)")
 _IPV6_RE = re.compile(
     r"(?<![0-9A-Za-z:.])(?=[0-9A-Fa-f:.]*:[0-9A-Fa-f.]*:)([0-9A-Fa-f:.]*[0-9A-Fa-f:])(%[\w.-]+)?(?![0-9A-Za-z:])"
@@ -220,7 +221,7 @@ class Redactor:
         """The GPUs' UUIDs (as GPU-redacted-N where the index is known) and serials."""
         for g in rig.gpus:
             if g.uuid:
-                m = re.search(_UUID, g.uuid)
+                m = re.search(UUID_BODY, g.uuid)
                 if m:
                     self.token("gpu-uuid", m.group(0), f"GPU-redacted-{g.index}")
                 known = self._tokens.get(("gpu-uuid", m.group(0).lower())) if m else None

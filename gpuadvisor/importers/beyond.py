@@ -15,6 +15,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.importers import imex
+from gpuadvisor.importers.fragments import PCI_BUS_ID, PCI_BUS_ID_ANY_DOMAIN
 from gpuadvisor.importers.rdma_ports import (
     DEVINFO,
     DEVINFO_DEVICE,
@@ -28,6 +29,7 @@ from gpuadvisor.importers.rdma_ports import (
     key_value,
 )
 from gpuadvisor.importers.section import Detector, Section, outside_log
+from gpuadvisor.importers.smi_query import Q_GPU
 from gpuadvisor.probes.kmsg import normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
 from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE
@@ -99,7 +101,7 @@ _BARE = re.compile(
     # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
     + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b)"
     # nouveau's line of the NVIDIA GPU it drives, quoted without the time ("nouveau 0000:01:00.0: gsp ctor failed")
-    + r"|nouveau [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: )"
+    + rf"|nouveau {PCI_BUS_ID}: )"
 )
 
 
@@ -198,8 +200,7 @@ def starts_smi_fabric(lines: list[str], i: int, current: Section | None) -> bool
 
 
 _NO_HANDLE = re.compile(
-    r"^\W*Unable to (?:determine|detect) the device handle for GPU\s*((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:"
-    r"[0-9A-Fa-f]{2}\.[0-7])\s*:\s*(.*)$"
+    rf"^\W*Unable to (?:determine|detect) the device handle for GPU\s*({PCI_BUS_ID_ANY_DOMAIN})\s*:\s*(.*)$"
 )
 
 
@@ -292,7 +293,7 @@ def parse_fabric_manager_output(text: str, source: str, first: int) -> Rig:
 # id 00000000:86:00.0 physical id 3 port 61"
 _FM_SXID = re.compile(
     r"^\s*(?:\[([A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+)\]\s*)?.*?\bdetected NVSwitch (fatal|non-fatal) error (\d{1,6})\b"
-    r"(?:.*?\bpci bus id ((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]))?(?:.*?\bport (\d{1,3}))?",
+    rf"(?:.*?\bpci bus id ({PCI_BUS_ID_ANY_DOMAIN}))?(?:.*?\bport (\d{{1,3}}))?",
     re.IGNORECASE,
 )
 
@@ -375,7 +376,6 @@ def parse_fabric_manager(text: str) -> Fabric:
 
 # -- extra facts in outputs other importers read ------------------------------------------------------------
 
-_Q_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*$")
 _FABRIC_STATES = {
     "completed": "completed",
     "in progress": "in-progress",
@@ -393,7 +393,7 @@ def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
     block: GpuFabric | None = None
     indent = 0
     for line in text.splitlines():
-        if _Q_GPU.match(line):
+        if Q_GPU.match(line):
             gpu += 1
             block = None
             continue
@@ -502,7 +502,7 @@ def add_fabric(rig: Rig, text: str) -> None:
 # An NVIDIA GPU's device line in lspci (any of -v, -vv, -nn, -D): VGA, 3D or display controller class (0300, 0302,
 # 0380); not the NVSwitch bridges nor the GPU's audio function.
 _LSPCI_GPU = re.compile(
-    r"^\s*((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    rf"^\s*({PCI_BUS_ID_ANY_DOMAIN})\s+"
     r"(?:VGA compatible controller|3D controller|Display controller)(?: \[03[08]\d\])?:\s*NVIDIA",
     re.M,
 )

@@ -17,7 +17,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section
 
 WHAT = "cuda_memtest"
 _PREFIX = re.compile(r"^\[\d\d/\d\d/\d{4} \d\d:\d\d:\d\d\]\[[^\]]*\]\[(\d+)\](?:\[-?\d+ C\])?:(.*)$")
@@ -46,17 +47,15 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_cuda_memtest(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The driver, the GPUs tested (name, memory) and what the tests reported."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
     gpus: dict[int, Gpu] = {}
     errors: dict[int, int] = {}
     done: dict[int, list[str]] = {}
     allocated: dict[int, tuple[int, int]] = {}  # GPU -> (MB under test, line)
-    for k, line in enumerate(lines):
-        m = _PREFIX.match(line.strip())
-        if m is None or (k == last and not text.endswith("\n")):
+    for s, lineno, cut in stripped_rows(text, first_line):
+        m = _PREFIX.match(s)
+        if m is None or cut:
             continue  # not its line, or the line the paste cuts
-        idx, msg, where = int(m.group(1)), m.group(2).strip(), f"{source}:{first_line + k}"
+        idx, msg, where = int(m.group(1)), m.group(2).strip(), f"{source}:{lineno}"
         if (d := _MSG["driver"].match(msg)) and rig.software.driver_version is None:
             rig.software.driver_version = d.group(1)
             rig.origins["software.driver_version"] = where
@@ -70,7 +69,7 @@ def parse_cuda_memtest(text: str, source: str = "<text>", first_line: int = 1) -
         elif d := _MSG["finished"].match(msg):
             done.setdefault(idx, []).append(d.group(1))
         elif d := _MSG["allocated"].match(msg):
-            allocated[idx] = (int(d.group(1)), first_line + k)
+            allocated[idx] = (int(d.group(1)), lineno)
     if not gpus and rig.software.driver_version is None:
         raise ImportParseError(source, first_line, f"{WHAT} log without its 'Device name=' or 'NVRM version:' line")
     for g in gpus.values():

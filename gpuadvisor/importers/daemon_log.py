@@ -64,11 +64,12 @@ _SLURM = re.compile(
 # slurmd's own log file (its log.c: "[ISO time] " then "error: " for an error; the time is taken off before the split
 # when every line has one): a line at a level, or one of slurmd's own start and launch lines, opens it when one of
 # slurmd's own lines is close below
+_SLURMD_TIME = r"(?:\[\d{4}-\d\d-\d\dT[\d:.]+\]\s+)?"  # "[2024-03-05T10:11:12.345] ", when the log keeps it
 _SLURMD_SIGN = re.compile(
-    r"^\s*(?:\[\d{4}-\d\d-\d\dT[\d:.]+\]\s+)?(?:error: )?(?:Node configuration differs from hardware:"
+    rf"^\s*{_SLURMD_TIME}(?:error: )?(?:Node configuration differs from hardware:"
     r"|slurmd version \S+ started|slurmd started on |Launching batch job \d+ for UID )"
 )
-_SLURMD_LINE = re.compile(r"^\s*(?:\[\d{4}-\d\d-\d\dT[\d:.]+\]\s+)?(?:error|fatal|warning|debug\d?|verbose): \S")
+_SLURMD_LINE = re.compile(rf"^\s*{_SLURMD_TIME}(?:error|fatal|warning|debug\d?|verbose): \S")
 
 # a line another row reads (the fabric manager's, NHC's, the kernel's) close below: the service lines above it are
 # that output's preamble (systemd's "Starting NVIDIA fabric manager service..."), not a log of their own

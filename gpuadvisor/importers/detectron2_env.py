@@ -19,7 +19,8 @@ import re
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section
 
 WHAT = "detectron2 collect_env"
 _LONGEST = 600  # no row of the table is longer; a longer one is not read (the patterns stay linear)
@@ -47,14 +48,11 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_detectron2_env(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The GPUs, driver, Python and torch of detectron2's table."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
     rows = 0
-    for k, line in enumerate(lines):
-        s, lineno = line.strip(), first_line + k
+    for s, lineno, cut in stripped_rows(text, first_line):
         if s == "PyTorch built with:":  # torch's build list: not the table
             break
-        if len(s) >= _LONGEST or (k == last and not text.endswith("\n")):
+        if len(s) >= _LONGEST or cut:
             continue
         m = _ROW.match(s)
         if m is None or _RULER.match(s):

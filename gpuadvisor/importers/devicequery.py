@@ -21,7 +21,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section
 
 WHAT = "CUDA samples deviceQuery"
 _LONGEST = 600  # no row of deviceQuery (with a translation after it) is longer; a longer one is not read
@@ -55,13 +56,10 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The devices deviceQuery describes: CUDA number, name, compute capability, memory, bus id; the driver's CUDA."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
     detected: tuple[int, int] | None = None
     g: Gpu | None = None
-    for k, line in enumerate(lines):
-        s, lineno = line.strip(), first_line + k
-        if len(s) >= _LONGEST or (k == last and not text.endswith("\n") and g is not None):
+    for s, lineno, cut in stripped_rows(text, first_line):
+        if len(s) >= _LONGEST or (cut and g is not None):
             continue  # a row cut where the paste ends is not read
         if m := _DETECTED.match(s):
             detected = (int(m.group(1)), lineno)

@@ -15,7 +15,9 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.fragments import PCI_BUS_ID
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "DIGITS device_query.py"
@@ -38,16 +40,13 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_digits_query(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The CUDA devices device_query.py lists: number, name, memory, compute capability, bus id."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
     rows: list[dict[str, str]] = []
-    for k, line in enumerate(lines):
-        s = line.strip()
-        if k == last and not text.endswith("\n"):
+    for s, lineno, cut in stripped_rows(text, first_line):
+        if cut:
             break  # the row the paste cuts is not read
         if m := _DEVICE.match(s):
             rows.append({"#": m.group(1)} | ({"name": m.group(2)} if m.group(2) else {}))
-            rig.origins[f"gpus[{len(rows) - 1}]"] = f"{source}:{first_line + k}"
+            rig.origins[f"gpus[{len(rows) - 1}]"] = f"{source}:{lineno}"
         elif rows and (f := _FIELD.match(s)):
             rows[-1].setdefault(f.group(1), f.group(2))
     if not rows:
@@ -67,7 +66,7 @@ def parse_digits_query(text: str, source: str = "<text>", first_line: int = 1) -
 
 
 def _bus_id(row: dict[str, str]) -> str | None:
-    if re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", row.get("pciBusID_str", "")):
+    if re.fullmatch(PCI_BUS_ID, row.get("pciBusID_str", "")):
         return normalize_bus_id(row["pciBusID_str"])
     ids = [row.get(k, "") for k in ("pciDomainID", "pciBusID", "pciDeviceID")]
     if all(x.isdigit() for x in ids):

@@ -30,9 +30,10 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers.fragments import PCI_BUS_ID, PCI_BUS_ID_LOOSE, UUID_BODY
 from gpuadvisor.importers.framework_log import LONGEST, Reading
 from gpuadvisor.importers.section import Detector, Section
-from gpuadvisor.importers.values import GPU_UUID, UUID_BODY
+from gpuadvisor.importers.values import GPU_UUID
 
 LLAMA, OLLAMA, TF, TORCH = "llama.cpp (ggml) log", "ollama server log", "TensorFlow log", "PyTorch device properties"
 _NO_BUS = "not printed by this framework's device line"
@@ -46,7 +47,7 @@ _GGML_DEVICE = re.compile(
     r"(?:, VMM: (?:yes|no)(?:, VRAM: (\d+) MiB)?|\s*$)"
 )
 _GGML_BARE = re.compile(r"^\s*Device (\d+): ([^,]{1,160}?)\s*$")  # June 2023: the name alone, under "found N"
-_GGML_USING = re.compile(r"using device CUDA(\d+) \((.{1,160}?)\)(?: \(([0-9a-fA-F:.]{7,16})\))? - \d+ MiB free")
+_GGML_USING = re.compile(rf"using device CUDA(\d+) \((.{{1,160}}?)\)(?: \(({PCI_BUS_ID_LOOSE})\))? - \d+ MiB free")
 _GGML_BACKEND = re.compile(
     r"load_backend: loaded CUDA backend|(?:ggml_cuda_init|ggml_init_cublas): (?:GGML_CUDA_|CUDA_USE_TENSOR_CORES)"
 )
@@ -120,8 +121,8 @@ def parse_ollama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     supports."""
     r = Reading(source, first_line, text)
     order, unnumbered = 0, False
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or not _OLLAMA.search(line) or k == r.cut:
+    for k, line in r.shown():
+        if not _OLLAMA.search(line):
             continue
         kv = {m.group(1): m.group(2).strip('"') for m in _KV.finditer(line)}
         if kv.get("library", "").lower() != "cuda":
@@ -148,18 +149,17 @@ def parse_ollama(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         if re.fullmatch(r"\d+\.\d+", kv.get("compute", "")):
             g.compute_capability = kv["compute"]
         if re.fullmatch(r"\d+\.\d+", kv.get("driver", "")):
-            r.rig.software.cuda_driver_version = kv["driver"]
-            r.rig.origins["software.cuda_driver_version"] = f"{source}:{r.lineno(k)}"
+            r.software(k, cuda_driver_version=kv["driver"])
     return r.finish(OLLAMA, {"bus_id": _NO_BUS, "uuid": _NO_UUID, "memory_total_bytes": _OLLAMA_MEMORY})
 
 
 _TF_FOUND = re.compile(r"Found device (\d+) with properties:")
 _TF_NAME = re.compile(r"(?:^|\s)name: (.{1,160}?) major: (\d+) minor: (\d+)")
-_TF_BUS = re.compile(r"pciBusID:? ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_TF_BUS = re.compile(rf"pciBusID:? ({PCI_BUS_ID})")
 _TF_NAME2 = re.compile(r"name: (.{1,160}?) computeCapability: (\d+\.\d+)")
 _TF_CREATED = re.compile(
     r"Creat(?:ed|ing) TensorFlow device \(.{1,200}?\) -> (?:physical GPU )?\(device: (\d+), name: (.{1,160}?), "
-    r"pci bus id: ([0-9a-fA-F:.]{7,16})(?:, compute capability: (\d+\.\d+))?\)"
+    rf"pci bus id: ({PCI_BUS_ID_LOOSE})(?:, compute capability: (\d+\.\d+))?\)"
 )
 _TF_XLA = re.compile(r"StreamExecutor device \((\d+)\): (.{1,160}?), Compute Capability (\d+\.\d+)")
 _TF_MEMORY = "TensorFlow prints the memory it takes (and GiB rounded to 0.01), not the card's memory"
@@ -174,9 +174,7 @@ def parse_tf(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each GPU TensorFlow names, once however many lines name it: its number, name, bus id, compute capability."""
     r = Reading(source, first_line, text)
     props: int | None = None  # the line of the last "Found device N" whose property lines may follow
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or k == r.cut:
-            continue
+    for k, line in r.shown():
         if m := _TF_FOUND.search(line):
             props = k
             r.gpu(k, int(m.group(1)))
@@ -218,9 +216,7 @@ def parse_torch(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each device's properties PyTorch prints: name, compute capability, memory (MiB), UUID; numbered in order."""
     r = Reading(source, first_line, text)
     numbered = False  # YOLOv3/v5's "Using CUDA device0 _CudaDeviceProperties(...)" names the CUDA number
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or k == r.cut:
-            continue
+    for k, line in r.shown():
         for m in _TORCH.finditer(line):
             numbered = numbered or m.group("n") is not None
             g = r.gpu(k, int(m.group("n")) if m.group("n") else len(r.rig.gpus))

@@ -8,6 +8,7 @@ device: 0``). A reader keys the GPU by its CUDA number, else by its bus id, and 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Gpu, Rig
@@ -39,6 +40,17 @@ class Reading:
 
     def lineno(self, k: int) -> int:
         return self.first + k
+
+    def shown(self) -> Iterator[tuple[int, str]]:
+        """(k, line) of each line a reader reads: none longer than LONGEST, nor the one the paste cut short."""
+        return ((k, line) for k, line in enumerate(self.lines) if len(line) <= LONGEST and k != self.cut)
+
+    def software(self, k: int, **values: str) -> None:
+        """Software versions line k gives (``driver_version="550.90.12"``), line k their origin and read."""
+        for name, value in values.items():
+            setattr(self.rig.software, name, value)
+            self.rig.origins[f"software.{name}"] = f"{self.source}:{self.lineno(k)}"
+        self.read.add(k)
 
     def gpu(self, k: int, index: int | None = None, bus_id: str | None = None) -> Gpu:
         """The GPU line k names (by CUDA number, else bus id), created at its first mention (line k its origin)."""

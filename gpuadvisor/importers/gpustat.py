@@ -49,13 +49,9 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_gpustat(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each GPU gpustat lists (index, name, total memory) and the driver version of its header."""
     r = Reading(source, first_line, text)
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or k == r.cut:
-            continue
+    for k, line in r.shown():
         if m := _HEADER.match(line):
-            r.rig.software.driver_version = m.group(1)
-            r.rig.origins["software.driver_version"] = f"{source}:{r.lineno(k)}"
-            r.read.add(k)
+            r.software(k, driver_version=m.group(1))
         elif m := _ROW.match(line):
             g = r.gpu(k, int(m.group(1)))
             g.name = m.group(2)

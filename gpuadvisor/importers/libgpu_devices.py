@@ -17,7 +17,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section
 
 WHAT = "GPGPU course libgpu device list"
 _FOUND = re.compile(r"^Found \d+ GPUs in \S+ sec \(")
@@ -40,13 +41,11 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_libgpu_devices(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The NVIDIA GPUs CUDA reaches in the list: name and total memory."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
     seen: set[int] = set()
     others: list[str] = []
-    for k, line in enumerate(lines):
-        m = _DEVICE.match(line.strip())
-        if m is None or int(m.group(1)) in seen or (k == last and not text.endswith("\n")):
+    for s, lineno, cut in stripped_rows(text, first_line):
+        m = _DEVICE.match(s)
+        if m is None or int(m.group(1)) in seen or cut:
             continue  # not a device line, the same device again (a second run), or the line the paste cuts
         seen.add(int(m.group(1)))
         name = _LEVEL.sub("", m.group(4)).strip()
@@ -54,7 +53,7 @@ def parse_libgpu_devices(text: str, source: str = "<text>", first_line: int = 1)
             others.append(f"#{m.group(1)} {name} ({m.group(2)}, {m.group(3)})")
             continue
         total = m.group(5) or m.group(6)
-        rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{first_line + k}"
+        rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
         g = Gpu(index=len(rig.gpus), name=name or None, memory_total_bytes=int(total) * 2**20)
         g.unavailable["bus_id"] = g.unavailable["uuid"] = f"{WHAT} does not print it"
         rig.gpus.append(g)

@@ -17,6 +17,7 @@ from typing import Any
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
 from gpuadvisor.importers import nccl_layout
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
 from gpuadvisor.importers.nccl_launch import BINARIES, failed, launched_ranks, named_binary
 from gpuadvisor.importers.nccl_layout import TYPE_BYTES, blank_redop, columns_from_row, old_layout_binary
@@ -54,11 +55,7 @@ class Rank:
     @property
     def bus_id(self) -> str | None:
         """Full bus id when nccl-tests printed domain:bus:device; None for the bare "0x01" of older versions."""
-        return (
-            normalize_bus_id(self.bus + ".0")
-            if re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}", self.bus)
-            else None
-        )
+        return normalize_bus_id(self.bus + ".0") if re.fullmatch(PCI_BUS_ID_NO_FUNCTION, self.bus) else None
 
     @property
     def bus_number(self) -> int | None:

@@ -18,7 +18,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.values import GPU_UUID
 
 _FOUND = re.compile(r"^Found (\d+) CUDA devices?\s*$")
@@ -45,13 +46,9 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_numba_detect(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The devices numba lists: CUDA number, name, compute capability, UUID."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
     found: tuple[int, int] | None = None
     g: Gpu | None = None
-    for k, line in enumerate(lines):
-        s, lineno = line.strip(), first_line + k
-        cut = k == last and not text.endswith("\n")
+    for s, lineno, cut in stripped_rows(text, first_line):
         if len(s) >= _LONGEST:
             continue
         if m := _FOUND.match(s):

@@ -16,6 +16,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Measurement, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.numbers import quantity
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
@@ -23,12 +24,10 @@ from gpuadvisor.importers.values import normalize_bus_id
 
 _RUNNING = re.compile(r"^(?:>\s*)?Running (\w+)\.\s*$")  # "> ": a quote marker some lines of a paste keep
 _TITLE = re.compile(r"^memcpy (CE|SM) (CPU|GPU)\(row\) (->|<-|<->) (CPU|GPU)\(column\) bandwidth \(GB/s\)")
-_DEVICE = re.compile(r"^Device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$")
+_DEVICE = re.compile(rf"^Device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\))?\s*$")
 # nvbandwidth -p multinode (built with MULTINODE, run under MPI): one line per process, "Process 0 (HOST): device 0:
 # NVIDIA H200 (00000000:8f:00)"; the process's rank numbers the GPU in its matrices (each host numbers its devices)
-_PROCESS = re.compile(
-    r"^Process (\d+) \(([^)]*)\): device (\d+): (.+?)(?:\s+\(([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})\))?\s*$"
-)
+_PROCESS = re.compile(rf"^Process (\d+) \(([^)]*)\): device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\))?\s*$")
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
 _DRIVER = re.compile(r"^Driver Version:\s*(\d[\w.-]*)\s*$")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.framework_log import LONGEST, Reading
 from gpuadvisor.importers.section import Section
 
@@ -24,7 +25,7 @@ _HEADER = re.compile(
 )
 _FULL_ROW = re.compile(
     r"^\s*[│|]\s*(\d{1,3})  (.{1,40}?)\s+(?:On|Off|N/A|TCC|WDDM)\s*[│|]\s*"
-    r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s"
+    rf"({PCI_BUS_ID})\s"
 )
 _COMPACT_ROW = re.compile(r"^\s*[│|]\s*(\d{1,3}) +(?:\d{1,3}%|N/A) +(?:\d{1,3}C|N/A) ")
 _UNSHOWN = "not printed by nvitop's table"
@@ -40,14 +41,9 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_nvitop(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The driver and CUDA versions of the header; each GPU's index, name and bus id."""
     r = Reading(source, first_line, text)
-    for k, line in enumerate(r.lines):
-        if len(line) > LONGEST or k == r.cut:
-            continue
+    for k, line in r.shown():
         if m := _HEADER.match(line):
-            r.rig.software.driver_version, r.rig.software.cuda_driver_version = m.group(1), m.group(2)
-            for f in ("driver_version", "cuda_driver_version"):
-                r.rig.origins[f"software.{f}"] = f"{source}:{r.lineno(k)}"
-            r.read.add(k)
+            r.software(k, driver_version=m.group(1), cuda_driver_version=m.group(2))
         elif m := _FULL_ROW.match(line):
             g = r.gpu(k, int(m.group(1)), m.group(3))
             name = m.group(2).strip()

@@ -19,7 +19,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.values import GPU_UUID, normalize_bus_id, placeholder
 
 _PATH = r"(?:\S*/information:)?"  # grep's file-name prefix
@@ -43,15 +44,12 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_proc_info(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """One GPU per ``Model:`` line: its name, UUID and bus id as the driver prints them."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
     g: Gpu | None = None
-    for k, line in enumerate(lines):
-        m = _LINE.match(line.strip())
+    for s, lineno, cut in stripped_rows(text, first_line):  # cut: the paste ends inside this line, its value too
+        m = _LINE.match(s)
         if m is None:
             continue
-        key, value, lineno = m.group(1), m.group(2).strip(), first_line + k
-        cut = k == last and not text.endswith("\n")  # the paste ends inside this line: its value may be cut
+        key, value = m.group(1), m.group(2).strip()
         if key == "Model":
             g = Gpu(index=len(rig.gpus))
             rig.gpus.append(g)

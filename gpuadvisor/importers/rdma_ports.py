@@ -25,9 +25,9 @@ DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 DEVINFO_PORT = re.compile(r"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b")
 # a device block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: two of its attribute lines in their order
 # ("sys_image_guid:" over "vendor_id:"; "transport:" over "fw_ver:" ...)
+_DEVINFO_ORDER = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id")
 DEVINFO_DEVICE = re.compile(
-    r"^\s*(?:transport|fw_ver|node_guid|sys_image_guid|vendor_id):\s*\S.*\n"
-    r"\s*(?:fw_ver|node_guid|sys_image_guid|vendor_id|vendor_part_id):\s*\S"
+    rf"^\s*(?:{'|'.join(_DEVINFO_ORDER[:-1])}):\s*\S.*\n\s*(?:{'|'.join(_DEVINFO_ORDER[1:])}):\s*\S"
 )
 IBSTATUS = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:")
 # ibstatus's own fatal error (infiniband-diags' ibstatus script): no port directory under /sys/class/infiniband for the
@@ -171,14 +171,20 @@ def _set_port(port: RdmaPort, key: str, value: str, phys: str, layer: str) -> No
         port.link_layer = value
 
 
+def _before_elision(lines: list[str], first: int) -> tuple[list[str], int | None]:
+    """The lines a port lister reads: those above the first elision ("...", "[snip]"), and that line's number (None
+    when nothing is elided): the ports after it are not shown."""
+    cut = next((k for k, line in enumerate(lines) if is_elision(line)), None)
+    return (lines, None) if cut is None else (lines[:cut], first + cut)
+
+
 def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
     """ibstat: "CA 'mlx5_0'", its "CA type" and "Firmware version", then "Port N:" blocks."""
     ports: list[RdmaPort] = []
     ca: dict[str, str | None] = {}
     port: RdmaPort | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return ports, first + k
+    shown, elided = _before_elision(lines, first)
+    for line in shown:
         m = IBSTAT.match(line)
         if m:
             ca, port = {"name": m.group(1)}, None
@@ -209,7 +215,7 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
             ca[key] = _shown(value)
         elif _shown(value) is not None:
             _set_port(port, key, value, "physical state", "link layer")
-    return ports, None
+    return ports, elided
 
 
 def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
@@ -221,9 +227,8 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
     port: RdmaPort | None = None
     speed: float | None = None
     width: int | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return ports, first + k
+    shown, elided = _before_elision(lines, first)
+    for k, line in enumerate(shown):  # the line below k looked up in the whole output, an elision included
         m = DEVINFO.match(line)
         if m:
             hca, port = {"name": m.group(1)}, None
@@ -266,7 +271,7 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
             if speed is not None and width is not None:
                 port.rate_gbps = speed * width
                 port.unavailable.pop("rate_gbps", None)
-    return ports, None
+    return ports, elided
 
 
 def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
@@ -274,9 +279,8 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
     fatal error for every device ("device '*': sys files not found"): no adapter registered, no port."""
     ports: list[RdmaPort] = []
     port: RdmaPort | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return ports, first + k
+    shown, elided = _before_elision(lines, first)
+    for line in shown:
         m = IBSTATUS.match(line)
         if m:
             port = RdmaPort(device=m.group(1), port=int(m.group(2)))
@@ -289,22 +293,23 @@ def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | 
             continue
         key, value = kv
         _set_port(port, key, value, "phys state", "link_layer")
-    return ports, None
+    return ports, elided
 
 
 # grep "" /sys/class/infiniband/*/ports/*/{state,rate,phys_state,link_layer}: "path:value" lines (the kernel's own
 # files, as the live probe reads them): "/sys/class/infiniband/mlx5_0/ports/1/state:4: ACTIVE"; and the port's
 # counters/ (the error counters the live probe reads) and hw_counters/ (mlx5's RoCE/transport counters) files, by
 # /sys/class or the device's own /sys/devices/... path
+_PORT_DIR = r"/infiniband/([\w.-]+)/ports/(\d{1,3})/"  # its device and port number
+_COUNTERS = r"(?:hw_)?counters"
 SYSFS = re.compile(
-    r"^\s*/sys/(?:class|devices/\S*?)/infiniband/([\w.-]+)/ports/(\d{1,3})/"
-    r"(state|phys_state|rate|link_layer|(?:hw_)?counters/\w+):"
+    rf"^\s*/sys/(?:class|devices/\S*?){_PORT_DIR}(state|phys_state|rate|link_layer|{_COUNTERS}/\w+):"
     r"\s*(.*)$"
 )
 # a shell loop run in a port's counters directory, its prompt naming it ("/sys/class/infiniband/mlx5_1/ports/1/
 # counters$ for file in $(find . -type f); do echo "=== $file ==="; cat "$file"; ...", leptonai/gpud#943): each file's
 # "=== ./link_downed ===" header and its value on the next line
-SYSFS_LOOP = re.compile(r"^\s*(?:\S+:)?/sys/class/infiniband/([\w.-]+)/ports/(\d{1,3})/((?:hw_)?counters)/?\$\s")
+SYSFS_LOOP = re.compile(rf"^\s*(?:\S+:)?/sys/class{_PORT_DIR}({_COUNTERS})/?\$\s")
 _LOOP_FILE = re.compile(r"^\s*=+\s*(?:\./)?(\w+)\s*=+\s*$")
 _COUNT = re.compile(r"\d{1,20}")
 # mlx5's hw_counters (local_ack_timeout_err, out_of_sequence, packet_seq_err ...): NVIDIA's "Understanding mlx5 Linux
@@ -344,9 +349,8 @@ def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | Non
     ports: dict[tuple[str, int], RdmaPort] = {}
     hw: dict[int, list[str]] = {}
     loop: tuple[RdmaPort, str] | None = None
-    for k, line in enumerate(lines):
-        if is_elision(line):
-            return list(ports.values()), first + k
+    shown, elided = _before_elision(lines, first)
+    for k, line in enumerate(shown):  # a counter's value looked up in the whole output, an elision included
         if d := SYSFS_LOOP.match(line):
             loop = (_sysfs_port(ports, d.group(1), int(d.group(2))), d.group(3))
             continue
@@ -368,7 +372,7 @@ def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | Non
         _set_port(
             port, name.replace("_", " ").replace("phys state", "physical state"), value, "physical state", "link layer"
         )
-    return list(ports.values()), None
+    return list(ports.values()), elided
 
 
 # mlxlink (MFT, mstflint): its "Operational Info" block of one port ("State : Active", "Physical state : LinkUp",

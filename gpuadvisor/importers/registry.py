@@ -118,6 +118,17 @@ def reads(parse: Callable[[str, str, int], Rig]) -> Parser:
     return parser
 
 
+def reads_under(parse: Callable[..., Rig]) -> Parser:
+    """A parser of ``(text, source, first line, context=lines above it)`` as a row's parser: the lines above the
+    output (its command line) tell it what was asked."""
+
+    def parser(section: Section, source: str, filename: str) -> Part:
+        rig = parse(section.text, source, section.start, context=section.context)
+        return Part(section.kind, source, section.start, rig)
+
+    return parser
+
+
 def _smi_q(section: Section, source: str, filename: str) -> Part:
     """``nvidia-smi -q``; after a ``nvidia-smi -q -i N`` command line, its one GPU is nvidia-smi's GPU N."""
     rig = smi_query.parse_smi_q(section.text, source, section.start)
@@ -133,29 +144,9 @@ def _smi_q(section: Section, source: str, filename: str) -> Part:
     return Part(section.kind, source, section.start, rig)
 
 
-def _summary(section: Section, source: str, filename: str) -> Part:
-    rig = smi_summary.parse_smi_summary(section.text, source, section.start, context=section.context)
-    return Part(section.kind, source, section.start, rig)
-
-
-def _csv(section: Section, source: str, filename: str) -> Part:
-    rig = smi_csv.parse_smi_csv(section.text, source, section.start, context=section.context)
-    return Part(section.kind, source, section.start, rig)
-
-
 def _topo_p2p(section: Section, source: str, filename: str) -> Part:
     mode = topo.p2p_mode_hint(section.context, filename)
     return Part(section.kind, source, section.start, topo.parse_topo_p2p(section.text, source, section.start, mode))
-
-
-def _bandwidth_test(section: Section, source: str, filename: str) -> Part:
-    rig = cuda_samples.parse_bandwidth_test(section.text, source, section.start, context=section.context)
-    return Part(section.kind, source, section.start, rig)
-
-
-def _lspci(section: Section, source: str, filename: str) -> Part:
-    rig = lspci.parse_lspci(section.text, source, section.start, context=section.context)
-    return Part(section.kind, source, section.start, rig)
 
 
 def _nccl(section: Section, source: str, filename: str) -> Part:
@@ -208,12 +199,12 @@ FORMATS: tuple[Format, ...] = (
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `Failed to initialize NVML: Driver/library "
            "version mismatch`, `WARNING: infoROM is corrupted ...`, `No devices were found` under its command)",
-           smi_summary.starts, _summary, _add, 2,
+           smi_summary.starts, reads_under(smi_summary.parse_smi_summary), _add, 2,
            extras=beyond.add_processes, finish=smi_summary.finish),
     Format("smi-csv", "nvidia-smi --query-gpu --format=csv", GPU, "nvidia-smi", "--query-gpu",
            "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells, or (under its "
            "`nvidia-smi --query-gpu=...` command) a one-field header, or its rows alone (`noheader`)",
-           smi_csv.starts, _csv, _add, 2),
+           smi_csv.starts, reads_under(smi_csv.parse_smi_csv), _add, 2),
     Format("collect-env", "PyTorch collect_env report", GPU, "PyTorch collect_env", "",
            "`Collecting environment information...` or `GPU models and configuration:`", collect_env.starts,
            reads(collect_env.parse_collect_env), _add, 8),
@@ -239,7 +230,7 @@ FORMATS: tuple[Format, ...] = (
            reads(pip_list.parse_pip_list), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
-           "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),
+           "without their device line", lspci.starts, reads_under(lspci.parse_lspci), _add, 10, extras=beyond.add_acs),
     Format("sysfs-pci", sysfs_pci.WHAT, GPU, "sysfs", "PCI attributes",
            "`/sys/bus/pci/devices/BUS/current_link_speed:8.0 GT/s PCIe` (`grep . /sys/bus/pci/devices/BUS/*`), or "
            "`cat /sys/.../current_link_width` over its value", sysfs_pci.starts,
@@ -249,7 +240,8 @@ FORMATS: tuple[Format, ...] = (
            nccl.starts, _nccl, _add, 8, extras=beyond_tools.add_nccl_debug),
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
            "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
-           "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw, _bandwidth_test, _add, 9),
+           "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw,
+           reads_under(cuda_samples.parse_bandwidth_test), _add, 9),
     Format("busgrind", cuda_samples_busgrind.WHAT, GPU, "CUDA samples", "busGrind",
            "`Host/Device Bandwidth Matrix (GB/s), memory=Pinned` over `Dir\\D  0  1 ...`",
            cuda_samples_busgrind.starts, reads(cuda_samples_busgrind.parse), _add, 9),

@@ -19,6 +19,7 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS
@@ -556,7 +557,7 @@ def _xml_fragment(text: str, source: str, first_line: int) -> Rig:
 # -- recognising them in a paste ----------------------------------------------------------------------------
 
 _Q_TOP = re.compile(r"^(?:Timestamp|Driver Version)\s+:\s")  # -q pasted without its banner
-_Q_GPU = re.compile(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\s*$")
+Q_GPU = re.compile(rf"^GPU {PCI_BUS_ID}\s*$")  # a GPU's block, as beyond.smi_fabric reads it too
 _Q_KEY = re.compile(r"^\s+\S.*?\s+:(?:\s|$)")
 _Q_FIELD = re.compile(r"^\s*(\S.*?)\s+:(?:\s|$)|^\s*(?=\S)([\w ]{2,40}?)\s*$")  # "Key : value", or a block's name
 
@@ -569,10 +570,10 @@ def starts_q(lines: list[str], i: int, current: Section | None) -> bool:
         return True
     if current is not None and current.kind == "smi-q":
         return False
-    if _Q_TOP.match(line) or _Q_GPU.match(line):
+    if _Q_TOP.match(line) or Q_GPU.match(line):
         return any(_Q_KEY.match(x) or _Q_TOP.match(x) for x in lines[i + 1 : i + 3])
     if _ATTACHED.match(line):  # the paste starts at 'Attached GPUs : 8', its GPU records below
-        return any(_Q_GPU.match(x) for x in lines[i + 1 : i + 3])
+        return any(Q_GPU.match(x) for x in lines[i + 1 : i + 3])
     return _starts_fragment(lines, i)
 
 

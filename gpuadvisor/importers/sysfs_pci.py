@@ -30,7 +30,9 @@ _ATTRS = (
 )
 _ATTR = "(" + "|".join(_ATTRS) + ")"
 _LINE = re.compile(r"^\s*(/sys/\S*?)/" + _ATTR + r":(.*)$")
-_CAT = re.compile(r"^\s*\S{0,80}[$#>]?\s*(?:sudo\s+)?cat\s+(/sys/\S*?)/" + _ATTR + r"\s*$")
+# the leading white space taken whole (possessive): tried again shorter, against the second run of it, a line of
+# spaces cost its square
+_CAT = re.compile(r"^\s*+\S{0,80}[$#>]?\s*(?:sudo\s+)?cat\s+(/sys/\S*?)/" + _ATTR + r"\s*$")
 _BDF = re.compile(r"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?=/|$)")
 _SPEED = re.compile(r"^(\d+(?:\.\d+)?) GT/s(?: PCIe)?$")
 _GPU_CLASSES = ("0x0300", "0x0302", "0x0380")

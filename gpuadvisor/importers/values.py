@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.importers.fragments import UUID_BODY
 from gpuadvisor.importers.sanity import too_long
 from gpuadvisor.probes.busid import normalize_bus_id  # noqa: F401  (the importers' name for it)
 
@@ -100,8 +101,7 @@ _REDACTED = re.compile(
 )
 
 
-# A UUID's 8-4-4-4-12 hex groups (NVML's GPU and MIG UUIDs follow "GPU-" or "MIG-"), and a whole value that is a GPU's
-UUID_BODY = r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+# a whole value that is a GPU's UUID ("GPU-" and the 8-4-4-4-12 hex groups)
 GPU_UUID = re.compile(rf"^GPU-{UUID_BODY}$", re.IGNORECASE)
 
 

@@ -32,13 +32,13 @@ from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, Rig
 from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION, PCI_FUNCTION, UUID_BODY
 from gpuadvisor.importers.section import Section, clean_lines, outside_log
-from gpuadvisor.importers.values import UUID_BODY
 from gpuadvisor.probes.kmsg import normalise_bus_id
 
 WHAT = "an Xid relayed by another tool (gpud, the Kubernetes device plugin, NVML)"
 _UUID = rf"(?:GPU|MIG)-{UUID_BODY}"
-_BUS = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?"
+_BUS = rf"{PCI_BUS_ID_NO_FUNCTION}(?:{PCI_FUNCTION})?"
 # gpud: "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00", "xid 119 detected by dmesg"
 _GPUD = re.compile(
     rf"\b(?P<kind>S?XID)\s+(?P<code>\d{{1,5}})\s*(?:\([^()\n]{{0,80}}\))?\s*detected\s+"
