@@ -13,6 +13,8 @@ import re
 
 from gpuadvisor.facts import KernelEvent
 
+from .kmsg_signs import SIGN_RE
+
 # words that report a failure (found lower-cased with str.find, then as whole words by _FAILURE): "0 errors",
 # "error: 0", "errors=0", "no error", "without error" do not
 _WORDS = (
@@ -55,7 +57,12 @@ _SUBJECT = re.compile(
 )
 # lines every healthy log holds that name a failure and mean none: the kernel taints itself for an out-of-tree or
 # unsigned module (the NVIDIA module is both: the kernel's module signing documentation)
-_HARMLESS = re.compile(r"module verification failed|out-of-tree module|taints kernel|tainting kernel")
+# A command's usage error ("ERROR: Option -m is missing its value. Please run 'nvidia-smi -h' for help.") is the
+# command line's fault, not the GPU stack's.
+_HARMLESS = re.compile(
+    r"module verification failed|out-of-tree module|taints kernel|tainting kernel"
+    r"|missing its value|-h' for help|--help' for|[Uu]nrecognized option|[Ii]nvalid combination of input arguments"
+)
 MAX_KEPT = 20  # unjudged lines kept (the first ones); the rest counted in the last one's ``more``
 _LONGEST = 2000  # a longer line is not kept whole
 # a log up to this size is read whole for failure lines (a pass per word: about 1 s for 80 MB); a longer one, a whole
@@ -63,7 +70,7 @@ _LONGEST = 2000  # a longer line is not kept whole
 WHOLE_UP_TO = 8 * 2**20
 
 
-_SPAN = 3  # lines of one multi-line message on either side of the line its event is numbered by
+_SPAN = 8  # lines of one report either side of its event's line (a GSP boot failure: 4 NVRM lines above it)
 # the NVIDIA driver's own lines in the kernel log: what the live probe reads for unjudged failures (a node's kernel log
 # holds other drivers' errors, which are not this tool's to list)
 _DRIVER = ("NVRM", "nvidia")
@@ -96,8 +103,11 @@ def _lines_holding(text: str, words: tuple[str, ...], first: int, where: str | N
 
 
 def _failure(line: str, subject: bool) -> bool:
-    """A line that reports a failure (of the GPU stack: ``subject``)."""
+    """A line that reports a failure (of the GPU stack: ``subject``) and is not one of the catalog's own (an Xid or
+    SXid line, a sign's line: judged even where a long log keeps only the first and last few of its events)."""
     if not _FAILURE.search(line) or _HARMLESS.search(line) or _NOT_A_FAILURE.search(line):
+        return False
+    if "Xid" in line or SIGN_RE.search(line):
         return False
     return not subject or _SUBJECT.search(line) is not None
 
@@ -109,13 +119,14 @@ def _keep(out: list[KernelEvent], number: int, line: str) -> None:
         out[-1].more += 1
 
 
-def unjudged(text: str, first: int, judged: set[int]) -> list[KernelEvent]:
+def unjudged(text: str, first: int, judged: set[int], *, driver_only: bool = False) -> list[KernelEvent]:
     """The lines of ``text`` (its first numbered ``first``) that report a failure of the GPU stack and that no
     event already stands for (``judged``: their line numbers; a message the driver writes over several lines, such
     as "GPU ... has fallen off the bus" under the line that names the GPU, is the event next to it): the first
-    :data:`MAX_KEPT`, the others counted."""
+    :data:`MAX_KEPT`, the others counted. ``driver_only``: a kernel log, read for the NVIDIA driver's own lines as
+    the live probe and a streamed log read it."""
     out: list[KernelEvent] = []
-    if len(text) > WHOLE_UP_TO:  # a whole node's log: its NVIDIA driver's lines, as the live probe reads them
+    if driver_only or len(text) > WHOLE_UP_TO:  # a kernel log, or a whole node's: its NVIDIA driver's lines
         return [e for e in _driver_lines(text, first) if not _near(e.line or 0, judged)]
     low = text.lower()
     if len(low) != len(text):  # a character whose lower case is longer (rare): the words in their usual cases
@@ -153,3 +164,9 @@ def _driver_lines(text: str, first: int) -> list[KernelEvent]:
     reader = DriverLines()
     reader.feed(text, first)
     return reader.kept
+
+
+def reports_failure(line: str) -> bool:
+    """A line that reports a failure of the GPU stack (what GA828 lists when no sign judges it); a comment or a
+    heading ("# note: ... 'error' instead of '#wrong'") reports none."""
+    return len(line) < _LONGEST and not line.lstrip().startswith("#") and _failure(line, subject=True)

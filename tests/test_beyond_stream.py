@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from gpuadvisor.probes import kmsg
 from gpuadvisor.probes.kmsg_keep import KEEP_FIRST, KEEP_LAST
+from gpuadvisor.probes.kmsg_unjudged import unjudged
 
 from gpuadvisor.importers import import_files, stream
 from gpuadvisor.importers.merge import parse_text
@@ -114,4 +115,7 @@ def test_a_saved_log_read_live_in_blocks_gives_the_events_of_the_whole(
     monkeypatch.setattr(kmsg, "BLOCK_BYTES", block)
     log = kmsg.read_kernel_log(tmp_path)
     events, n = kmsg.parse_log(text)
-    assert (log.lines_read, _signature(log.events or [])) == (n, _signature(events))
+    signs = [e for e in log.events or [] if e.kind != "unjudged"]  # the live probe adds the driver's unjudged lines
+    assert (log.lines_read, _signature(signs)) == (n, _signature(events))
+    driver = unjudged(text, 1, {e.line for e in events if e.line is not None}, driver_only=True)
+    assert _signature([e for e in log.events or [] if e.kind == "unjudged"]) == _signature(driver)

@@ -148,10 +148,10 @@ def test_lines_that_report_no_failure_of_the_gpu_stack_are_not_listed(line):
 
 
 def test_a_line_next_to_an_event_is_that_event_and_the_rest_are_counted():
-    text = "".join(f"NVRM: GPU {k} init failed\n" for k in range(30))
+    text = "".join(f"NVRM: GPU {k} init failed\n" for k in range(40))
     got = unjudged(text, 1, {2})
-    assert [e.line for e in got][:3] == [6, 7, 8]  # lines 1-5 stand by the event on line 2
-    assert len(got) == 20 and got[-1].more == 5  # 25 lines: 20 kept, the last counts 5 more
+    assert [e.line for e in got][:3] == [11, 12, 13]  # lines 1-10 stand by the event on line 2 (its report)
+    assert len(got) == 20 and got[-1].more == 10  # 30 lines: 20 kept, the last counts 10 more
 
 
 # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/484 (dmesg of an RTX 3090 whose 8K display went blank)

@@ -22,7 +22,7 @@ from gpuadvisor.facts import KernelEvent, Rig
 from gpuadvisor.importers import log_lines
 from gpuadvisor.importers.beyond import FM_WORDS, parse_kernel_log
 from gpuadvisor.importers.section import Section
-from gpuadvisor.probes.kmsg_unjudged import unjudged
+from gpuadvisor.probes.kmsg_unjudged import reports_failure, unjudged
 
 # rsyslog's traditional and high-precision times, journalctl's short, short-iso and short-precise forms: a time, the
 # host, then the service's tag ("systemd[1]:", "bumblebeed[29284]:", "CRON[42]:"; a tag without a pid, "sudo:")
@@ -78,19 +78,27 @@ _WINDOW = 20  # lines looked at below (a fixed number: the split stays linear)
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A paste's first output is a service's log line (syslog's or the journal's, a CSM daemon's, a Slurm command's),
-    no line another row reads among the next few; or slurmd's log, one of slurmd's own lines among the next few."""
+    """A paste's first output is a service's log line (syslog's or the journal's, a CSM daemon's, a Slurm command's,
+    any logging library's: :mod:`gpuadvisor.importers.log_lines`) or a line that reports a failure of the GPU stack
+    (an exception, a tool's error: what GA828 lists), no line another row reads among the next few; or slurmd's log,
+    one of slurmd's own lines among the next few."""
     if current is not None:
         return False
     if _SLURMD_SIGN.match(lines[i]) or _SLURMD_LINE.match(lines[i]):
         return any(_SLURMD_SIGN.match(x) for x in lines[i : i + _WINDOW])
     known = any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE, _PCLUSTER, _ANSIBLE))
-    if not known and not log_lines.starts_log(lines, i):
+    if not known and not log_lines.starts_log(lines, i) and not reports_failure(lines[i]):
         return False
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])
 
 
-def parse(text: str, source: str, first: int) -> Rig:
+def parse_kernel(text: str, source: str, first: int) -> Rig:
+    """A kernel log (dmesg, journalctl -k): as :func:`parse`, its unjudged lines the NVIDIA driver's own (what the live
+    probe and a log too big to read whole list)."""
+    return parse(text, source, first, driver_only=True)
+
+
+def parse(text: str, source: str, first: int, *, driver_only: bool = False) -> Rig:
     """A kernel or service log: its kernel lines and signs, and each NVIDIA unit systemd says failed to start (on the
     boot console or in the journal, among the kernel's lines or alone)."""
     rig = parse_kernel_log(text, source, first, unjudged_too=False)
@@ -101,6 +109,6 @@ def parse(text: str, source: str, first: int) -> Rig:
             said = f"systemd: {m.group(1)} {unit}"
             line = first + text.count("\n", 0, m.start())
             events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
-    events += unjudged(text, first, {e.line for e in events if e.line is not None})
+    events += unjudged(text, first, {e.line for e in events if e.line is not None}, driver_only=driver_only)
     rig.kernel.events = events
     return rig

@@ -129,6 +129,9 @@ def _num(tok: str, what: str, source: str, line: int, kind: type = float) -> flo
 
 def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str = "") -> NcclRun:
     """Everything one nccl-tests run printed. ``hint``: text that may name the binary (a command line)."""
+    if (rccl := _RCCL.search(text)) is not None:  # ROCm's fork: its ranks are AMD GPUs, whatever name they print
+        at = first_line + text.count("\n", 0, rccl.start())
+        raise ImportParseError(source, at, f"rccl-tests ({rccl.group(0).strip()!r}): {AMD_ONLY}")
     run = NcclRun()
     lines = clean_lines(text)
     seen: set[tuple[str, str, str, int]] = set()
@@ -351,6 +354,12 @@ def parse_nccl_tests(text: str, source: str = "<text>", first_line: int = 1, hin
     """Facts from one nccl-tests run: the GPUs of the first host (from the rank lines) and its measurements."""
     run = read_nccl(text, source, first_line, hint)
     return run_to_rig(run, source)
+
+
+# rccl-tests' banner ("# RCCL Tests compiled with RCCL 1.0", "rccl-tests: Version develop:83d38d9"): ROCm's RCCL,
+# which runs on AMD GPUs (the ROCm documentation's RCCL pages)
+_RCCL = re.compile(r"^[#\s]*(?:RCCL Tests compiled with RCCL|rccl-tests: Version)", re.M)
+AMD_ONLY = "an AMD GPU tool's output: gpuadvisor reads NVIDIA GPUs' outputs only (nvidia-smi, lspci, nccl-tests)"
 
 
 def _measurement(binary: str | None, how: str, world_size: int | None, local: list[Rank], **fields: Any) -> Measurement:

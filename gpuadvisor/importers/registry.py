@@ -318,7 +318,7 @@ FORMATS: tuple[Format, ...] = (
            dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
-            beyond.starts_kernel_log, daemon_log.parse, 11),
+            beyond.starts_kernel_log, daemon_log.parse_kernel, 11),
     _beyond("ibstat", "ibstat", "`CA 'mlx5_0'`", beyond.starts_ibstat, rdma_ports.ports_parser(rdma_ports.parse_ibstat),
             12),
     _beyond("ibv-devinfo", "ibv_devinfo", "`hca_id: mlx5_0`", beyond.starts_ibv_devinfo,
@@ -435,12 +435,6 @@ FORMATS: tuple[Format, ...] = (
             "initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file`, or "
             "`Failed to initialize NVML: Unknown Error`", container_errors.starts, container_errors.parse, 34,
             family="container runtime"),
-    _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
-            "IBM CSM, Slurm command errors)",
-            "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "
-            "`I0819 07:02:54.756486  1 main.go:235] ...`, `2024-03-01 12:00:00,123 WARN [main] ...`, "
-            "`WARNING:torch.distributed:...`, `[ERROR] ...` (two such lines near the top), or `srun: error: ...`, "
-            "as a paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
     _beyond("go-log", "Go service log (JSON lines, Go's log lines: NVSentinel, the Kubernetes device plugin)",
             '`{"time":"...","level":"INFO","msg":"..."}` or `2023/06/12 09:21:25 No devices found. Waiting '
             "indefinitely.`", go_log.starts, go_log.parse_go_log, 11,
@@ -468,6 +462,12 @@ FORMATS: tuple[Format, ...] = (
            "rpm -qa's `nvidia-driver-cuda-570.86.16-1.el8.x86_64`, dnf's `nvidia-driver.x86_64  3:550.54.15-1.el9 ...`",
            driver_packages.starts, reads(driver_packages.parse_driver_packages), versions.keep_mismatch, 33,
            after=driver_packages.against_loaded),
+    _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
+            "IBM CSM, Slurm command errors)",
+            "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "
+            "`I0819 07:02:54.756486  1 main.go:235] ...`, `2024-03-01 12:00:00,123 WARN [main] ...`, "
+            "`WARNING:torch.distributed:...`, `[ERROR] ...` (two such lines near the top), or `srun: error: ...`, "
+            "as a paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

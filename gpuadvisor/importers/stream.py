@@ -98,7 +98,7 @@ def parse_big_log(path: Path) -> list[Part] | None:
         if len(sections) != 1 or sections[0].kind != "kernel-log" or clean_lines(head) != lines:
             return None
         log = sections[0]
-        reader = LogReader(first_line=log.start)
+        reader = LogReader(first_line=log.start, driver_lines=True)  # the driver lines GA828 lists, as read whole
         reader.feed("\n".join(lines[log.start - 1 :]) + "\n", last=False)
         module = beyond.LOADING.search(head)
         while True:
