@@ -38,3 +38,47 @@ def test_a_fabric_manager_that_does_not_match_the_driver_fails_ga809_even_cut_be
     f = tmp_path / "fm.txt"
     f.write_text(_DO_FM_LOG)
     assert "driver 535.216.01" in (import_files([f]).fabric.manager_detail or "")
+
+
+# https://github.com/xdevs23/linux-nitrous/issues/4: newer kernels' page-fault oops with its RIP in nvidia_modeset
+_NITROUS_OOPS = """\
+kernel: BUG: unable to handle page fault for address: ffffffffffffffe0
+kernel: #PF: supervisor read access in kernel mode
+kernel: #PF: error_code(0x0000) - not-present page
+kernel: PGD 3c9214067 P4D 3c9214067 PUD 3c9216067 PMD 0
+kernel: Oops: 0000 [#1] PREEMPT SMP NOPTI
+kernel: CPU: 6 PID: 622 Comm: Xorg Tainted: G     U     OE      6.8.0-nitrous-1 #1 \
+6588a369a336e39df13ddf4f55975e1c05f72e2e
+kernel: Hardware name: ASUSTeK COMPUTER INC. ASUS TUF Dash F15 FX516PE_FX516PE/FX516PE, BIOS FX516PE.330 05/15/2023
+kernel: RIP: 0010:nvDPAllocTimer+0x6d/0xa0 [nvidia_modeset]
+kernel: RSP: 0018:ffffacebc101bc90 EFLAGS: 00010246
+"""
+# https://github.com/ROCm/legacy-rocm-build/issues/2198: the same oops in an AMD tool's task (rocm-bandwidth-test on
+# amdgpu), cut after its Hardware name line as the corpus Unraid journal is: no NVIDIA module, no NVIDIA task
+_ROCM_OOPS = """\
+[  110.623513] BUG: unable to handle page fault for address: ffffa92a3eaffff8
+[  110.623533] #PF: supervisor write access in kernel mode
+[  110.623543] #PF: error_code(0x0002) - not-present page
+[  110.623551] PGD 100000067 P4D 100000067 PUD 0
+[  110.623559] Oops: 0002 [#1] PREEMPT SMP NOPTI
+[  110.623568] CPU: 19 PID: 1639 Comm: rocm-bandwidth- Tainted: G        W          6.2.16-060216-generic #202305171336
+"""
+
+
+def test_newer_kernels_page_fault_oops_in_the_nvidia_driver_is_a_driver_oops(tmp_path):
+    """Linux 4.20+ words an oops on a bad address "BUG: unable to handle page fault for address: ..." (older: "BUG:
+    unable to handle kernel paging request at ..."; arch/x86/mm/fault.c). Its report names the driver by a code
+    address in an NVIDIA module (RIP, call trace) or, cut before any, by the task it ran for (nvidia-smi): the
+    driver's state is not to be trusted until a reboot (fail, GA820); an oops of another vendor's task is not the
+    NVIDIA driver's."""
+    unraid = next((CORPUS / "s25-logs").glob("journal-unraid-nvidia-smi-oops-*.txt")).read_text()
+    for text in (unraid, _NITROUS_OOPS):
+        found = _judged(tmp_path, text)
+        assert [(c, s) for c, s, _ in found if s != "not-checked"] == [("GA820", "fail")], found
+    f = tmp_path / "oops.txt"
+    f.write_text(_NITROUS_OOPS)
+    events = import_files([f]).kernel.events or []
+    assert [(e.kind, e.line) for e in events] == [("driver-oops", 1)]
+    assert "nvDPAllocTimer+0x6d/0xa0 [nvidia_modeset]" in (events[0].text or "")
+    found = _judged(tmp_path, _ROCM_OOPS)
+    assert not [c for c, s, _ in found if s in ("warn", "fail")], found

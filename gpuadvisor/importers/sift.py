@@ -30,7 +30,8 @@ SIGNS = (
     *("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "NVRM: BAR", "(PCI ID: ", "No done completion"),
     *("leak of a command resource", "health compromised", "mlx5_enter_error_state", "mlx5_load_one failed"),
     *("insufficient power on the PCIe slot", "failed to wait for GFW", "unknown chipset (ffffffff)"),
-    *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "general protection fault"),
+    *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "BUG: unable to handle page fault"),
+    "general protection fault",
     *("can't assign; no space", ": no space for [mem"),
 )
 
