@@ -82,3 +82,37 @@ def test_newer_kernels_page_fault_oops_in_the_nvidia_driver_is_a_driver_oops(tmp
     assert "nvDPAllocTimer+0x6d/0xa0 [nvidia_modeset]" in (events[0].text or "")
     found = _judged(tmp_path, _ROCM_OOPS)
     assert not [c for c, s, _ in found if s in ("warn", "fail")], found
+
+
+# https://github.com/NVIDIA/nccl/issues/901: four GPUs of one host whose NCCL uses its TCP NICs (NET/Socket)
+_SOCKET_GDR_LINES = """\
+qygpu047:411931:411931 [3] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 1 'lan3'
+qygpu047:411929:411929 [1] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 3 'lan5'
+qygpu047:411931:411931 [3] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 2 'lan4'
+qygpu047:411930:411930 [2] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lan2'
+qygpu047:411929:411929 [1] NCCL INFO transport/p2p.cc:163 Cuda Alloc Size 2097152 pointer 0x7fef92a00000
+qygpu047:411931:411931 [3] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 3 'lan5'
+qygpu047:411930:411930 [2] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 1 'lan3'
+qygpu047:411929:411929 [1] NCCL INFO === System : maxBw 160.0 totalBw 160.0 ===
+"""
+
+
+def test_the_socket_transports_gdr_disabled_lines_are_no_gpudirect_finding(tmp_path):
+    """NCCL's socket transport reports every TCP NIC as "NET/Socket : GPU Direct RDMA Disabled for HCA N 'eth0'": a NIC
+    without RDMA has no GPUDirect RDMA to lose (NCCL User Guide: GPUDirect RDMA is an InfiniBand/RoCE path), so GA825
+    says nothing of it; the IB transport's same words still count (tests/test_import_s8_nccl_log.py)."""
+    accelerate = next((CORPUS / "s25-nccl-debug").glob("accelerate-4gpu-socket-*.txt")).read_text()
+    for text in (accelerate, _SOCKET_GDR_LINES):
+        found = _judged(tmp_path, text)
+        assert "GA825" not in [c for c, _, _ in found], found
+        assert not [f for f in found if f[1] in ("warn", "fail")], found
+        f = tmp_path / "nccl.txt"
+        f.write_text(text)
+        assert not import_files([f]).network.nccl_gdr_disabled
+    # https://github.com/NVIDIA/nccl/issues/1537: the IB transport's line on ConnectX RoCE adapters
+    ib = (
+        "hostname1:25668:27396 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB "
+        "primaryip:10.10.10.10<0>\n"
+        "hostname1:25668:27396 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n"
+    )
+    assert [c for c, s, _ in _judged(tmp_path, ib) if s == "warn"] == ["GA825"]
