@@ -116,3 +116,38 @@ def test_the_socket_transports_gdr_disabled_lines_are_no_gpudirect_finding(tmp_p
         "hostname1:25668:27396 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n"
     )
     assert [c for c, s, _ in _judged(tmp_path, ib) if s == "warn"] == ["GA825"]
+
+
+# https://wiki.gentoo.org/wiki/InfiniBand ("IP over InfiniBand"): `ifconfig ib0` of an IPoIB interface brought up
+# (UP) whose link is not (no RUNNING: no subnet manager or cable yet), with ifconfig's own hardware-address notice
+_GENTOO_IFCONFIG_IB0 = """\
+    ib0: flags=4099<UP,BROADCAST,MULTICAST>  mtu 2044
+    Infiniband hardware address can be incorrect! Please read BUGS section in ifconfig(8).
+            infiniband 00:00:04:04:FE:80:00:00:00:00:00:00:00:00:00:00:00:00:00:00  txqueuelen 256  (InfiniBand)
+            RX packets 0  bytes 0 (0.0 B)
+            RX errors 0  dropped 0  overruns 0  frame 0
+            TX packets 0  bytes 0 (0.0 B)
+            TX errors 0  dropped 0 overruns 0  carrier 0  collisions 0
+"""
+
+
+def test_ifconfig_of_an_ipoib_interface_is_read_not_refused(tmp_path):
+    """net-tools' ifconfig prints an interface as "ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 2044": UP is
+    the administrative state, RUNNING the link's (netdevice(7) IFF_RUNNING); its "Infiniband hardware address can be
+    incorrect!" is ifconfig's own notice (a 20-byte address it cannot print). The interface is read as ip link's is:
+    its name, and a note, no finding, for an IPoIB interface whose link is not up (the interface's state, not the
+    InfiniBand port's)."""
+    azure = next((CORPUS / "s25-rdma-logs").glob("ifconfig-ib0-*.txt"))
+    rig = import_files([azure])
+    assert rig.host.net_interfaces == ["ib0"]
+    assert not [p for p in rig.problems if "IPoIB" in p]
+    assert not [f for f in _judged(tmp_path, azure.read_text()) if f[1] in ("warn", "fail")]
+    f = tmp_path / "ifconfig.txt"
+    f.write_text(_GENTOO_IFCONFIG_IB0)
+    rig = import_files([f])
+    assert rig.host.net_interfaces == ["ib0"]
+    assert [p.split(": ", 2)[2] for p in rig.problems if "IPoIB" in p] == [
+        "ib0: IPoIB interface up, but its state is not RUNNING: the network interface's state, not the InfiniBand "
+        "port's (ibstat shows the port)"
+    ]
+    assert not [x for x in _judged(tmp_path, _GENTOO_IFCONFIG_IB0) if x[1] in ("warn", "fail")]

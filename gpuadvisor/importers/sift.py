@@ -154,6 +154,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nccl-topo-xml": (_SPACE + "<",),
     "torch-config": ("PyTorch built with:",),
     "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
+    "ifconfig": (r": flags=\d+<", "Link encap:"),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
     "ucx-log": ("ib_mlx5_log.c:",),
