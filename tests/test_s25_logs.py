@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpuadvisor.importers import import_files
+from gpuadvisor.importers.errors import ImportParseError
+from tests.corpus_cases import run_import
 from tests.test_s21_logs import _judged
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -151,3 +155,44 @@ def test_ifconfig_of_an_ipoib_interface_is_read_not_refused(tmp_path):
         "port's (ibstat shows the port)"
     ]
     assert not [x for x in _judged(tmp_path, _GENTOO_IFCONFIG_IB0) if x[1] in ("warn", "fail")]
+
+
+# https://github.com/ROCm/rocm_smi_lib/issues/108: `rocm-smi --showtopo` of four AMD GPUs (its matrices look like
+# nvidia-smi topo -m's, with weights and hops where topo -m has link codes)
+_ROCM_SHOWTOPO = """\
+======================= ROCm System Management Interface =======================
+=========================== Weight between two GPUs ============================
+       GPU0         GPU1         GPU2         GPU3
+GPU0   0            52           52           52
+GPU1   52           0            52           52
+GPU2   52           52           0            52
+GPU3   52           52           52           0
+
+============================ Hops between two GPUs =============================
+       GPU0         GPU1         GPU2         GPU3
+GPU0   0            3            3            3
+GPU1   3            0            3            3
+GPU2   3            3            0            3
+GPU3   3            3            3            0
+
+========================== Link Type between two GPUs ==========================
+       GPU0         GPU1         GPU2         GPU3
+GPU0   0            PCIE         PCIE         PCIE
+GPU1   PCIE         0            PCIE         PCIE
+GPU2   PCIE         PCIE         0            PCIE
+GPU3   PCIE         PCIE         PCIE         0
+"""
+
+
+def test_another_vendors_tool_beside_lines_a_reader_took_is_refused_as_that_vendors_paste(tmp_path):
+    """rocm-smi (AMD's) with nothing NVIDIA in the text is refused as an AMD paste, one line saying so, whatever a
+    reader took of the rest: TensorFlow's "Created device ... name: AMD Radeon RX 6800 XT" lines (a framework log,
+    no NVIDIA GPU) or the matrices tried as nvidia-smi topo -m's."""
+    tf_rocm = next((CORPUS / "s25-not-read").glob("tf-rocm-*.txt"))
+    f = tmp_path / "showtopo.txt"
+    f.write_text(_ROCM_SHOWTOPO)
+    for path in (tf_rocm, f):
+        rc, scan = run_import([path])
+        assert (rc, scan) == (2, None)
+        with pytest.raises(ImportParseError, match=r"rocm-smi output \(an AMD GPU tool\)"):
+            import_files([path])
