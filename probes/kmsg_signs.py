@@ -53,10 +53,11 @@ Each becomes a :class:`KernelEvent` whose ``kind`` names the sign (code 0, the l
 - ``gpu-unreadable``: ``nouveau 0000:01:00.0: unknown chipset (ffffffff)`` (every register read returns all ones:
   the GPU is off the bus, unpowered or behind a broken link);
 - ``driver-oops``: ``BUG: unable to handle kernel NULL pointer dereference at 0000000000000340`` (newer kernels:
-  ``BUG: kernel NULL pointer dereference, address: ...``; or ``general protection fault``) whose report (the
-  lines below it: ``IP: [<ffffffffc075549f>] _nv011745rm+0x1f/0x170``, ``RIP: 0010:nvidia_vma_access+0x1b/0x350
-  [nvidia]``, a call trace) names an NVIDIA module or the driver's own symbols: the driver crashed (the kernel's
-  oops, arch/x86/mm/fault.c), the GPUs are unusable until a reboot;
+  ``BUG: kernel NULL pointer dereference, address: ...``, ``BUG: unable to handle page fault for address: ...``;
+  or ``general protection fault``) whose report (the lines below it: ``IP: [<ffffffffc075549f>]
+  _nv011745rm+0x1f/0x170``, ``RIP: 0010:nvidia_vma_access+0x1b/0x350 [nvidia]``, a call trace) names an NVIDIA
+  module or the driver's own symbols, or, cut before any code address, whose task is the driver's own (``Comm:
+  nvidia-smi``): the driver crashed (the kernel's oops, arch/x86/mm/fault.c), the GPUs are unusable until a reboot;
 - ``driver-install``: the driver's own install problem (INSTALL_SIGNS): ``nvidia 0000:01:00.0: Direct firmware load
   for nvidia/515.43.04/gsp.bin failed with error -2``, ``NVRM: API mismatch: the client has the version ...``,
   ``nvidia: version magic ... should be ...``, ``nvidia: Unknown symbol ...`` (GA820 reads a GPU failing after it as
@@ -130,6 +131,7 @@ KEYWORDS = (
     "failed to wait for GFW",
     "unknown chipset (ffffffff)",
     "unable to handle kernel",
+    "unable to handle page fault",  # newer kernels' (4.20+) wording of an oops on a bad address
     "kernel NULL pointer dereference",
     "general protection fault",
     # the driver's own install problems (INSTALL_SIGNS): a cause of the RmInitAdapter failure after them
@@ -182,7 +184,7 @@ SIGN_RE = re.compile(
     r"|NVRM: BAR\d+ is |NVRM: The NVIDIA GPU \S+ \(PCI ID: |No done completion|leak of a command resource"
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
-    r"|general protection fault|can't assign; no space|: no space for \[mem"
+    r"|BUG: unable to handle page fault|general protection fault|can't assign; no space|: no space for \[mem"
 )
 # FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
@@ -224,7 +226,13 @@ _NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
 _NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
 # the driver's closed core's symbols ("_nv011745rm") carry no "[nvidia]" when the module name is cut off
 _NV_SYMBOL = re.compile(r"\b_nv\d{4,}rm\+0x|\+0x[0-9a-f]+/0x[0-9a-f]+ \[nvidia")
-_OOPS = re.compile(r"BUG: unable to handle kernel|BUG: kernel NULL pointer|(?<!traps: )\bgeneral protection fault")
+_OOPS = re.compile(
+    r"BUG: unable to handle (?:kernel|page fault)|BUG: kernel NULL pointer|(?<!traps: )\bgeneral protection fault"
+)
+# the oops report's task line ("CPU: 5 PID: 9577 Comm: nvidia-smi Tainted: P O 5.19.17-Unraid #2") and a code
+# address (its RIP: "RIP: 0010:exit_thread+0x12/0xc0"): with none shown, the task it ran for is all the report tells
+_COMM = re.compile(r"\bComm: (\S+)")
+_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+\b")
 OOPS_LINES = 40  # an oops report's lines down to its call trace's first frames
 HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (a kernel prints some 30 frames)
 # "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:08:00.0)": the region the firmware assigned; old drivers: "(PCI:0001:00.0)"
@@ -409,7 +417,13 @@ def oops_in_driver(line: str, text: str, end: int) -> str | None:
     report = line[m.end() :] + _report(text, end, OOPS_LINES, ("BUG: ", "general protection fault"))
     frame = _NV_SYMBOL.search(report)
     if frame is None:
-        return None
+        comm = _COMM.search(report)
+        # the report's own code address follows its task line within two lines (Hardware name, RIP)
+        after = comm and "\n".join(report[comm.end() :].split("\n", 3)[:3])
+        if comm is None or not _NV_TASK.match(comm.group(1)) or _FRAME.search(after or ""):
+            return None
+        said = line[m.start() :].strip(" *")[:120]
+        return f"kernel oops in NVIDIA task {comm.group(1)} (its code address not shown): {said}"
     at, to = report.rfind("\n", 0, frame.start()) + 1, report.find("\n", frame.start())
     where = report[at : to if to >= 0 else len(report)].strip(" *")
     where = re.sub(r"^\S*\[\s*\d+\.\d+\]\s*", "", where)  # the frame's own line, its time taken off

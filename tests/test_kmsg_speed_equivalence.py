@@ -81,6 +81,12 @@ SIGNS = [
         "BUG: kernel NULL pointer dereference, address: 0000000000000008\nRIP: 0010:nvidia_vma_access+0x1b"
         "/0x350 [nvidia]",
     ),
+    # newer kernels' oops wording (https://github.com/ich777/unraid-nvidia-driver/issues/3), cut before its RIP
+    (
+        "driver-oops",
+        "BUG: unable to handle page fault for address: ffffc90011110200\nOops: 0002 [#1] PREEMPT SMP NOPTI\nCPU: 5 "
+        "PID: 9577 Comm: nvidia-smi Tainted: P           O      5.19.17-Unraid #2",
+    ),
     ("link-down", "mlx5_core 0000:17:00.0 ibp23s0: Link down"),
     ("link-up", "mlx5_core 0000:17:00.0 ibp23s0: Link up"),
     ("link-down", "ib0: Lost carrier"),

@@ -83,6 +83,9 @@ MISMATCH_RE = re.compile(  # on one line, or wrapped after the first version
     r"interface version (\d[\w.]*?)\.?\s+(?:don't|doesn't|don’t|does not) match with driver "
     r"version (\d[\w.]*?)\.?(?:\s|$)"
 )
+# the same line cut before the driver's version ("... interface version 535.183.01 don'"): the fabric manager logs its
+# own interface version in these words only when its version check fails (FMGpuDriverVersionCheck), then exits
+MISMATCH_CUT_RE = re.compile(r"fabric manager NVIDIA GPU driver interface version\s+(\d+(?:\.\d+)+)\b")
 
 
 # a device's PCIe AER line without a time ("rtl8192ee 0000:05:00.0: AER: Error of this agent is reported first"): a
@@ -359,18 +362,18 @@ def parse_fabric_manager(text: str) -> Fabric:
         )
     elif re.search(r"configured all the available NVSwitches|NVSwitch (?:LPF|management port)", text):
         fab.nvswitches = True
-    mismatch = MISMATCH_RE.search(text)
+    mismatch = MISMATCH_RE.search(text) or MISMATCH_CUT_RE.search(text)
     if mismatch:
-        fm, driver = mismatch.groups()
-        fab.manager_detail = f"fabric manager {fm} does not match driver {driver}" + (
-            f"; {fab.manager_detail}" if fab.manager_detail else ""
+        fm, driver = (*mismatch.groups(), None)[:2]
+        said = f"fabric manager {fm} does not match " + (
+            f"driver {driver}" if driver else "the loaded driver, whose version the cut line does not show"
         )
+        fab.manager_detail = said + (f"; {fab.manager_detail}" if fab.manager_detail else "")
         if fab.manager_state is None and not _STARTED.search(text, mismatch.end()):
             # the fabric manager's version check logs this line, then throws: the daemon exits, its service fails
             fab.manager_state = "failed"
-            said = " ".join(mismatch.group(0).split()).rstrip(".")
-            fab.manager_detail = f"fabric manager {fm} does not match driver {driver}: it exits at its version check "
-            fab.manager_detail += f"('{said}')"
+            quoted = " ".join(mismatch.group(0).split()).rstrip(".")
+            fab.manager_detail = f"{said}: it exits at its version check ('{quoted}')"
     return fab
 
 

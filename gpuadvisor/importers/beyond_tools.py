@@ -172,7 +172,7 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
             continue
         if u := _NCCL_USING.search(line):
             nics += [n for n in _NCCL_NIC.findall(u.group(1)) if n not in nics]
-        if g := _NCCL_GDR_OFF.search(line):
+        if (g := _NCCL_GDR_OFF.search(line)) and "NET/Socket" not in line[: g.start()]:  # TCP: no RDMA to disable
             entry = g.group(2) + (f" ({g.group(3)})" if g.group(3) else "")
             off += [] if entry in off else [entry]
         if " via " in line and "Channel" in line and (v := _NCCL_VIA.search(line)):

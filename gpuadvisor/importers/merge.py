@@ -87,6 +87,10 @@ def decode(data: bytes, source: str) -> str:
 # -- parsing ----------------------------------------------------------------------------------------------
 
 
+# anything NVIDIA in a text: the vendor's name or driver (its modules, nvidia-smi, "NVRM:"), its PCI vendor id
+_NVIDIA = re.compile(r"nvidia|\bNVRM\b|\b10de:", re.IGNORECASE)
+
+
 def parse_section(section: Section, source: str, filename: str = "") -> Part:
     """Parse one output found by :func:`split_sections`, by its row's parser."""
     row = BY_KIND[section.kind]
@@ -133,6 +137,11 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
             parts.append(parse_section(s, source, filename or source))
         except ImportParseError as e:
             failed.append(e)
+    # another vendor's tool (rocm-smi) and nothing NVIDIA: refused as that vendor's paste, whatever a reader took of
+    # it (a framework's log on that GPU, its matrices tried as nvidia-smi topo -m's)
+    foreign = None if any(p.rig.gpus for p in parts) or _NVIDIA.search(text) else not_nvidia(text)
+    if foreign:
+        raise ImportParseError(source, sections[0].start, foreign)
     if not parts:
         raise failed[0]
     only_lspci = all(s.kind == "lspci" for s in sections)

@@ -385,6 +385,8 @@ FORMATS: tuple[Format, ...] = (
            "UUID", xid_relay.starts, reads(xid_relay.parse_xid_relay), _add, 31, finish=xid_relay.finish),
     _beyond("ip-link", "ip link show", "`2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP ...`",
             ip_link.starts, ip_link.parse_ip_link, 32),
+    _beyond("ifconfig", "ifconfig", "`ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 2044` or `ib0  Link "
+            "encap:InfiniBand  HWaddr ...`", ip_link.starts_ifconfig, ip_link.parse_ifconfig, 32),
     Format("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", GPU, "DCGM", "",
            "`GPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire "
            "GPU.`", dcgm.starts_nvvs, reads(dcgm.parse_nvvs), _add, 9),

@@ -30,7 +30,8 @@ SIGNS = (
     *("NV_ERR_GPU_IS_LOST", "GPU lost from the bus", "NVRM: BAR", "(PCI ID: ", "No done completion"),
     *("leak of a command resource", "health compromised", "mlx5_enter_error_state", "mlx5_load_one failed"),
     *("insufficient power on the PCIe slot", "failed to wait for GFW", "unknown chipset (ffffffff)"),
-    *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "general protection fault"),
+    *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "BUG: unable to handle page fault"),
+    "general protection fault",
     *("can't assign; no space", ": no space for [mem"),
 )
 
@@ -158,6 +159,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nccl-topo-xml": (_SPACE + "<",),
     "torch-config": ("PyTorch built with:",),
     "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
+    "ifconfig": (r": flags=\d+<", "Link encap:"),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
     "ucx-log": ("ib_mlx5_log.c:",),

@@ -200,7 +200,9 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
     What it checks
         The "NET/IB : GPU Direct RDMA Disabled for HCA N 'mlx5_N'" lines of a pasted NCCL debug log
-        (NCCL_DEBUG=INFO), with the reason NCCL gives ("no module"), against the peer-memory module (lsmod).
+        (NCCL_DEBUG=INFO), with the reason NCCL gives ("no module"), against the peer-memory module (lsmod). The
+        socket transport's own "NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'" is not one: a TCP NIC has
+        no RDMA to disable (NCCL prints it for every socket NIC).
     Why it matters
         Without GPUDirect RDMA every message between nodes is copied through host memory: lower bandwidth,
         higher latency and CPU load on every multi-node collective.
