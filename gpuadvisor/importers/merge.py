@@ -147,8 +147,6 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
     only_lspci = all(s.kind == "lspci" for s in sections)
     if not any(p.rig.gpus for p in parts) and (other := other_vendor_gpu(text, only_lspci)):
         raise ImportParseError(source, sections[0].start, other)
-    if not any(p.rig.gpus for p in parts) and (foreign := not_nvidia(text)) and not _NVIDIA.search(text):
-        raise ImportParseError(source, sections[0].start, foreign)  # e.g. a log of an AMD host above its rocm-smi
     notes = [f"{e}: that output was not read; the others were" for e in failed] + twice
     if again:
         notes.append(f"{source}: line {again}: the paste above again, from its first line (pasted twice); read once")
@@ -168,10 +166,6 @@ def parse_path(path: Path) -> list[Part]:
 
     parts = parse_big_log(path)
     return parts if parts is not None else parse_text(read_text(path), str(path), path.name)
-
-
-# a word only an NVIDIA host's output holds: with none and another vendor's tool in the text, it is that vendor's
-_NVIDIA = re.compile(r"NVIDIA|nvidia|NVRM|\bCUDA\b|NCCL|\b10de\b")
 
 
 def _once(text: str) -> tuple[str, int | None]:
