@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gpuadvisor.probes import kmsg
+from gpuadvisor.probes import kmsg, kmsg_unjudged
 from gpuadvisor.probes.kmsg_keep import KEEP_FIRST, KEEP_LAST
 from gpuadvisor.probes.kmsg_unjudged import unjudged
 
@@ -80,6 +80,8 @@ def test_a_big_log_read_as_a_stream_gives_the_findings_of_the_whole(
 ) -> None:
     path = tmp_path / "kern.log"
     path.write_text(_log(name, 41))  # (an even number would be "pasted twice")
+    # a log too big to read whole for its unjudged lines is read for the driver's (whole or streamed): that size too
+    monkeypatch.setattr(kmsg_unjudged, "WHOLE_UP_TO", 1)
     read = import_files([path])  # under STREAM_BYTES: read whole
     whole = _findings(read)
     monkeypatch.setattr(stream, "STREAM_BYTES", 1)

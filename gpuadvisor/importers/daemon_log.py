@@ -92,13 +92,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])
 
 
-def parse_kernel(text: str, source: str, first: int) -> Rig:
-    """A kernel log (dmesg, journalctl -k): as :func:`parse`, its unjudged lines the NVIDIA driver's own (what the live
-    probe and a log too big to read whole list)."""
-    return parse(text, source, first, driver_only=True)
-
-
-def parse(text: str, source: str, first: int, *, driver_only: bool = False) -> Rig:
+def parse(text: str, source: str, first: int) -> Rig:
     """A kernel or service log: its kernel lines and signs, and each NVIDIA unit systemd says failed to start (on the
     boot console or in the journal, among the kernel's lines or alone)."""
     rig = parse_kernel_log(text, source, first, unjudged_too=False)
@@ -109,6 +103,6 @@ def parse(text: str, source: str, first: int, *, driver_only: bool = False) -> R
             said = f"systemd: {m.group(1)} {unit}"
             line = first + text.count("\n", 0, m.start())
             events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
-    events += unjudged(text, first, {e.line for e in events if e.line is not None}, driver_only=driver_only)
+    events += unjudged(text, first, {e.line for e in events if e.line is not None})
     rig.kernel.events = events
     return rig

@@ -13,6 +13,10 @@ from gpuadvisor.text import plural
 ORDER = ["PIX", "PXB", "PHB", "NODE", "SYS"]
 
 
+# a sign without an Xid number, by its kind (the kernel log's other events)
+_SIGN_NAMES = {"unjudged": "error line not judged (GA828)"}
+
+
 def _why(obj: Any, name: str) -> str:
     return f"— ({obj.why(name)})" if obj.why(name) else "—"
 
@@ -97,7 +101,7 @@ def network_view(rig: Rig) -> dict[str, Any] | None:
         events.append(
             {
                 "where": f"GPU {gpu}" if gpu is not None else (bus or "bus id elided"),
-                "what": f"{'SXid' if kind == 'sxid' else 'Xid'} {code}",
+                "what": {"xid": f"Xid {code}", "sxid": f"SXid {code}"}.get(kind, _SIGN_NAMES.get(kind, kind)),
                 "count": n,
                 "meaning": x.description if x else "—",
                 "action": x.immediate if x else "—",

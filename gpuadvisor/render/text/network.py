@@ -34,13 +34,20 @@ def render_beyond(rig: Rig, section: Any) -> list[str]:
     if log.events is None:
         lines.append(f"  kernel log: {_why(log, 'events')}")
     else:
-        counts = Counter((e.kind, e.code, e.gpu_index if e.gpu_index is not None else e.bus_id) for e in log.events)
+        counts = Counter(
+            (e.kind, e.code, e.gpu_index if e.gpu_index is not None else e.bus_id)
+            for e in log.events
+            if e.kind != "unjudged"
+        )
         shown = ", ".join(
             ({"sxid": f"SXid {c}", "xid": f"Xid {c}"}.get(k, k))
             + f" x{n} on "
             + (f"GPU {w}" if isinstance(w, int) else str(w or "?"))
             for (k, c, w), n in sorted(counts.items(), key=lambda kv: str(kv[0]))
         )
+        unjudged = sum(1 + e.more for e in log.events if e.kind == "unjudged")
+        if unjudged:  # error lines no sign of the catalog judges (GA828): lines, not events of a device
+            shown += (", " if shown else "") + f"{plural(unjudged, 'error line')} not judged (GA828)"
         read = plural(log.lines_read or 0, "line")
         lines.append(f"  kernel log ({log.source}, {read}): " + (shown or "no Xid or SXid event"))
     ports = net.rdma_ports
