@@ -58,7 +58,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
     "dcgmi-dmon": (r"^\s*#\s*Entity\s", "Long Name"),  # or -l's catalogue header
     "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)
-    "collect-env": (_words(*collect_env._START, *collect_env.CUDNN_HEADS, collect_env.DRIVER_KEY), _SPACE + "GPU "),
+    "collect-env": (
+        _words(*collect_env._START, *collect_env.CUDNN_HEADS, collect_env.DRIVER_KEY),
+        _SPACE + "(?:GPU |`?(?:" + _words(*collect_env.MM_KEYS) + "))",
+    ),
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings

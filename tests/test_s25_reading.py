@@ -1,0 +1,74 @@
+"""Held-out set 25's reading classes (environment reports, nvidia-smi tables, -q fragments), each on its s25 paste and
+another real public sample of the same form.
+
+Values are the pastes' own (quoted in each test), never this tool's output."""
+
+from __future__ import annotations
+
+from gpuadvisor.importers import import_texts
+from tests.test_s21_reading import CORPUS, _read
+
+# --- class 1: OpenMMLab's collect_env report (lmdeploy check_env, SGLang check_env): 'Key: value' lines ---
+
+
+def test_lmdeploy_check_env_reads_its_gpus_and_torch_build():
+    # https://github.com/InternLM/lmdeploy/issues/4049: 'GPU 0,1: Tesla V100-SXM2-32GB', 'GPU 2: Tesla PG503-216',
+    # 'GPU 3: NVIDIA GeForce RTX 2080 Ti', 'PyTorch: 2.8.0+cu128', 'Python: 3.10.18 (main, ...)'
+    folder = CORPUS / "s25-collect-env"
+    rig = _read(folder / "lmdeploy-check-env-mixed-v100-sxm2-pg503-2080ti-cu128-cut-in-build-settings_mewho163.txt")
+    assert [g.name for g in rig.gpus] == [
+        "Tesla V100-SXM2-32GB",
+        "Tesla V100-SXM2-32GB",
+        "Tesla PG503-216",
+        "NVIDIA GeForce RTX 2080 Ti",
+    ]
+    sw = rig.software
+    assert (sw.torch_version, sw.torch_cuda_version, sw.python_version) == ("2.8.0+cu128", "12.8", "3.10.18")
+    assert sw.driver_version is None  # it prints none
+
+
+def test_another_lmdeploy_check_env_from_its_command_line():
+    # https://github.com/InternLM/lmdeploy/issues/3996 (its first lines): '$ lmdeploy check_env', Python 3.9.23,
+    # 'GPU 0,1,2,3: NVIDIA GeForce RTX 3090', NVCC 11.0, 'PyTorch: 2.6.0+cu124', then its build details
+    text = (
+        "(lmdeploy) wangq-bj@BJ-G102-7911:~/wq/src/pipeline$ lmdeploy check_env\n"
+        "sys.platform: linux\n"
+        "Python: 3.9.23 (main, Jun  5 2025, 13:40:20) [GCC 11.2.0]\n"
+        "CUDA available: True\n"
+        "MUSA available: False\n"
+        "numpy_random_seed: 2147483648\n"
+        "GPU 0,1,2,3: NVIDIA GeForce RTX 3090\n"
+        "CUDA_HOME: /usr/local/cuda\n"
+        "NVCC: Cuda compilation tools, release 11.0, V11.0.194\n"
+        "GCC: gcc (Ubuntu 9.4.0-1ubuntu1~20.04.2) 9.4.0\n"
+        "PyTorch: 2.6.0+cu124\n"
+        "PyTorch compiling details: PyTorch built with:\n"
+        "  - GCC 9.3\n"
+        "  - CUDA Runtime 12.4\n"
+        "  - CuDNN 90.1\n"
+    )
+    rig = import_texts([("env.txt", text)])
+    assert [(g.index, g.name) for g in rig.gpus] == [(i, "NVIDIA GeForce RTX 3090") for i in range(4)]
+    assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("2.6.0+cu124", "12.4")
+    assert rig.software.python_version == "3.9.23"
+
+
+def test_a_check_env_cut_after_its_pytorch_key_reads_no_torch():
+    # https://github.com/InternLM/lmdeploy/issues/3057: an inline-code backtick opens 'Python: 3.9.0', tmux padding,
+    # 'GPU 0,1,2,3: NVIDIA RTX A6000', cut at 'PyTorch:'
+    folder = CORPUS / "s25-collect-env"
+    rig = _read(folder / "lmdeploy-check-env-inline-code-tmux-padding-4x-rtx-a6000-cut-at-pytorch_lanbai-eleven.txt")
+    assert [g.name for g in rig.gpus] == ["NVIDIA RTX A6000"] * 4
+    assert rig.software.torch_version is None
+    # the same report cut inside its version: not read
+    rig = import_texts([("env.txt", "Python: 3.9.0\nCUDA available: True\nGPU 0: NVIDIA RTX A6000\nPyTorch: 2.1")])
+    assert rig.software.torch_version is None
+
+
+def test_sglang_check_env_reads_its_pytorch_line():
+    # https://github.com/sgl-project/sglang/issues/11208: 'PyTorch: 2.8.0+cu129', 'CUDA Driver Version: 570.172.08'
+    folder = CORPUS / "s25-collect-env"
+    rig = _read(folder / "sglang-check-env-4x-gb200-570-topology-nv18-cut-in-gpu3-row_sam571128.txt")
+    sw = rig.software
+    assert (sw.torch_version, sw.torch_cuda_version, sw.driver_version) == ("2.8.0+cu129", "12.9", "570.172.08")
+    assert [g.name for g in rig.gpus] == ["NVIDIA GB200"] * 4
