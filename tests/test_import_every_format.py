@@ -191,6 +191,8 @@ TABLE += "hf-env | accelerate env | =HF_ENV\n"
 TABLE += "ds-report | ds_report | =DS_REPORT\n"
 TABLE += "jax-env | python -c 'import jax; jax.print_environment_info()' | =JAX_ENV\n"
 TABLE += "pip-list | pip list | grep torch | =PIP_LIST\n"
+CUPY = "s25-collect-env/cupy-show-config-cuda-driver-13000-runtime-12090-cublas-importerror-cut_leofang.txt"
+TABLE += f"cupy-config | python -c 'import cupy; cupy.show_config()' | corpus/{CUPY}\n"
 # Kubernetes: real pastes quoted in tests/test_import_k8s.py (URLs there), their own command line off
 WRITTEN.update(K8S_NODE=NODE_36, K8S_PODS=PODS_35.split("\n", 1)[1])
 TABLE += "k8s-node | kubectl describe node geo-node1 | =K8S_NODE\n"

@@ -5,7 +5,10 @@ Values are the pastes' own (quoted in each test), never this tool's output."""
 
 from __future__ import annotations
 
+import pytest
+
 from gpuadvisor.importers import import_texts
+from gpuadvisor.importers.errors import ImportParseError
 from tests.test_s21_reading import CORPUS, _read
 
 # --- class 1: OpenMMLab's collect_env report (lmdeploy check_env, SGLang check_env): 'Key: value' lines ---
@@ -72,3 +75,52 @@ def test_sglang_check_env_reads_its_pytorch_line():
     sw = rig.software
     assert (sw.torch_version, sw.torch_cuda_version, sw.driver_version) == ("2.8.0+cu129", "12.9", "570.172.08")
     assert [g.name for g in rig.gpus] == ["NVIDIA GB200"] * 4
+
+
+# --- class 2: CuPy's show_config(): padded 'Key : value' lines, the driver's CUDA version as 1000 x major + 10 x minor
+
+
+def test_cupy_show_config_reads_the_drivers_cuda_version():
+    # https://github.com/cupy/cupy/issues/9723: 'CUDA Driver Version          : 13000' (CUDA 13.0), 'Python Version
+    # : 3.10.12', no device lines (cut inside the cuBLAS ImportError)
+    rig = _read(
+        CORPUS
+        / "s25-collect-env"
+        / "cupy-show-config-cuda-driver-13000-runtime-12090-cublas-importerror-cut_leofang.txt"
+    )
+    assert rig.software.cuda_driver_version == "13.0"
+    assert rig.software.python_version == "3.10.12"
+    assert rig.gpus == []
+
+
+# https://github.com/cupy/cupy/issues/5847 (its report from 'OS', some library lines left out; its 'Device 0 PCI Bus
+# ID' line, whose value the thread's first lines do not show, left out)
+CUPY_5847 = """OS                           : Linux-5.4.0-87-generic-x86_64-with-Ubuntu-18.04-bionic
+Python Version               : 3.6.9
+CuPy Version                 : 9.5.0
+CuPy Platform                : NVIDIA CUDA
+NumPy Version                : 1.19.5
+CUDA Root                    : /usr
+nvcc PATH                    : /usr/bin/nvcc
+CUDA Build Version           : 11040
+CUDA Driver Version          : 11040
+CUDA Runtime Version         : 11040
+cuBLAS Version               : (available)
+cuSOLVER Version             : (11, 2, 0)
+NCCL Build Version           : None
+Device 0 Name                : NVIDIA TITAN V
+Device 0 Compute Capability  : 70
+"""
+
+
+def test_cupy_show_config_reads_its_devices():
+    rig = import_texts([("config.txt", CUPY_5847)])
+    assert rig.software.cuda_driver_version == "11.4"
+    assert [(g.index, g.name, g.compute_capability) for g in rig.gpus] == [(0, "NVIDIA TITAN V", "7.0")]
+
+
+def test_cupy_show_config_of_a_rocm_build_is_refused():
+    # https://github.com/cupy/cupy/pull/4108: CuPy 8.0.0rc1 on ROCm, 'CUDA Root : /opt/rocm', 'CUDA Driver Version :
+    # 313700' (HIP's), 'Device 0 Name : Vega 20'
+    with pytest.raises(ImportParseError):
+        _read(CORPUS / "s25-not-read" / "cupy-show-config-rocm-vega20-cuda-root-opt-rocm-device-0_leofang.txt")

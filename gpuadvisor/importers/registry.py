@@ -28,6 +28,7 @@ from gpuadvisor.importers import (
     cuda_memtest,
     cuda_samples,
     cuda_samples_busgrind,
+    cupy_config,
     daemon_log,
     dcgm,
     dcgmi_dmon,
@@ -236,6 +237,9 @@ FORMATS: tuple[Format, ...] = (
            "`Package  Version` over a ruler, `# packages in environment at ...:`, or a row `torch  2.3.0+cu121`, "
            "`torch==2.3.0+cu121`, `nvidia-nccl-cu12  2.20.5` (`pip list | grep`)", pip_list.starts,
            reads(pip_list.parse_pip_list), _add, 8),
+    Format("cupy-config", cupy_config.WHAT, GPU, "ML environment reports", "cupy show_config",
+           "`OS   : Linux-...` or `CuPy Version   : 14.0.0` (padded keys) within two lines of its `CuPy Version` line",
+           cupy_config.starts, reads(cupy_config.parse_cupy_config), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, _lspci, _add, 10, extras=beyond.add_acs),

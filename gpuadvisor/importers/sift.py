@@ -17,6 +17,7 @@ from gpuadvisor.importers import (
     beyond,
     beyond_tools,
     collect_env,
+    cupy_config,
     nccl,
     smi_query,
 )
@@ -90,6 +91,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         r"torch version \.\.",
     ),
     "jax-env": (r"jax:\s",),
+    "cupy-config": (_SPACE + "(?:" + _words(*cupy_config.KEYS) + r")\s*:",),
     "pip-list": (_LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",),
     "nvitop": ("NVITOP ",),
     "gpustat": (r"^\s*\S+\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", r"^\s*\[\d"),
