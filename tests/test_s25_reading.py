@@ -124,3 +124,38 @@ def test_cupy_show_config_of_a_rocm_build_is_refused():
     # 313700' (HIP's), 'Device 0 Name : Vega 20'
     with pytest.raises(ImportParseError):
         _read(CORPUS / "s25-not-read" / "cupy-show-config-rocm-vega20-cuda-root-opt-rocm-device-0_leofang.txt")
+
+
+# --- class 3: nvidia-smi mig -lgi: the GPUs its GPU instances are on (MIG mode on), nothing else about them ---
+
+
+def test_mig_lgi_names_the_gpus_its_instances_are_on():
+    # https://github.com/NVIDIA/DCGM/issues/138: GPU 0 and GPU 1 with 1g.10gb (x2), 2g.20gb and 3g.40gb instances,
+    # cut in GPU 2's first row ('|   2  MIG 1g.10gb')
+    rig = _read(CORPUS / "s25-smi" / "smi-mig-lgi-gpu-instances-1g10gb-3g40gb-profiles-cut-at-gpu2_neggert.txt")
+    assert [(g.index, g.mig_mode, g.name) for g in rig.gpus] == [(0, True, None), (1, True, None), (2, True, None)]
+    assert rig.partial_gpu_list
+
+
+# https://github.com/Summer-Lo/Docker_configuration/blob/4233c7bdcdc5eb24a64c8564d9ab4341ffd58360/000-MIG/README.md
+# ('### Current status'): an A30's four 1g.6gb GPU instances
+LGI_A30 = """+-------------------------------------------------------+
+| GPU instances:                                        |
+| GPU   Name             Profile  Instance   Placement  |
+|                          ID       ID       Start:Size |
+|=======================================================|
+|   0  MIG 1g.6gb          14        3          0:1     |
++-------------------------------------------------------+
+|   0  MIG 1g.6gb          14        4          1:1     |
++-------------------------------------------------------+
+|   0  MIG 1g.6gb          14        5          2:1     |
++-------------------------------------------------------+
+|   0  MIG 1g.6gb          14        6          3:1     |
++-------------------------------------------------------+
+"""
+
+
+def test_mig_lgi_of_one_gpu_with_four_instances_is_one_gpu():
+    rig = import_texts([("mig.txt", "sudo nvidia-smi mig -lgi\n" + LGI_A30)])
+    assert [(g.index, g.mig_mode) for g in rig.gpus] == [(0, True)]
+    assert any("1g.6gb, 1g.6gb, 1g.6gb, 1g.6gb" in p for p in rig.problems)

@@ -71,6 +71,7 @@ from gpuadvisor.importers import (
     slurm_node,
     smi_csv,
     smi_dmon,
+    smi_mig,
     smi_query,
     smi_summary,
     smi_xml_forms,
@@ -204,6 +205,9 @@ FORMATS: tuple[Format, ...] = (
            settle=nvlink.settle),
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
+    Format("smi-mig", smi_mig.WHAT, GPU, "nvidia-smi", "mig -lgi",
+           "`| GPU instances: |` over `| GPU   Name   Profile  Instance   Placement  |`, or that header",
+           smi_mig.starts, reads(smi_mig.parse_smi_mig), _add, 2),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `Failed to initialize NVML: Driver/library "

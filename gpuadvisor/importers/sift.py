@@ -55,6 +55,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "smi-xml": ("<",),  # elements run together on one line may follow a prompt
     "topo-m": (_SPACE + "GPU0", r"\|.*GPU0"),  # or a docs page's pipe table of it
     "nvlink": (r"^GPU \d",),
+    "smi-mig": (_SPACE + r"\|\s*GPU (?:instances:|\s+Name\s+Profile)",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM", "No devices were found"), r"^\W*Unable to "),  # a row: "|"
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
     "dcgmi-dmon": (r"^\s*#\s*Entity\s", "Long Name"),  # or -l's catalogue header
