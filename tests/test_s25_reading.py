@@ -159,3 +159,33 @@ def test_mig_lgi_of_one_gpu_with_four_instances_is_one_gpu():
     rig = import_texts([("mig.txt", "sudo nvidia-smi mig -lgi\n" + LGI_A30)])
     assert [(g.index, g.mig_mode) for g in rig.gpus] == [(0, True)]
     assert any("1g.6gb, 1g.6gb, 1g.6gb, 1g.6gb" in p for p in rig.problems)
+
+
+# --- class 4: SkyPilot's log tag on every line ('(sky-cmd, pid=13008) ', Ray's prefix with the task's name) ---
+
+
+def test_an_smi_table_with_skypilots_tag_on_every_line_reads():
+    # https://github.com/skypilot-org/skypilot/pull/4099: '(sky-cmd, pid=13008) ' before each line of a 535 table:
+    # driver 535.183.06, CUDA 12.2, GPU 0 an NVIDIA H100 80GB HBM3 at 00000000:04:00.0, 70W / 700W, 81559MiB
+    rig = _read(CORPUS / "s25-smi" / "sky-cmd-prefixed-smi-535-h100-80gb-hbm3-mega-cut-after-first-gpu_michaelvll.txt")
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("535.183.06", "12.2")
+    g = rig.gpus[0]
+    assert (g.name, g.bus_id, g.power_limit_w) == ("NVIDIA H100 80GB HBM3", "0000:04:00.0", 700.0)
+
+
+def test_skypilots_task_and_node_tags_are_taken_off():
+    from gpuadvisor.importers.prefixed import strip_prefix
+
+    # https://github.com/skypilot-org/skypilot/issues/5399: 'sky jobs logs' of a pipeline, a setup line tagged
+    # '(setup pid=1504) ', the run's '(train, pid=1504) '
+    log = "(setup pid=1504) running setup for train\n(train, pid=1504) running commands for train\n"
+    log += "(train, pid=1504) train done\n"
+    assert strip_prefix(log) == (
+        "running setup for train\nrunning commands for train\ntrain done\n",
+        "Ray's worker prefix",
+    )
+    # https://github.com/skypilot-org/skypilot/pull/1380: a multi-node job's lines, '(node-2, head, rank=0,
+    # pid=23862) 0' and '(node-0, worker1, rank=1, pid=22755, ip=172.31.81.91) 1'
+    nodes = "(node-2, head, rank=0, pid=23862) 0\n(node-0, worker1, rank=1, pid=22755, ip=172.31.81.91) 1\n"
+    nodes += "(node-1, worker3, rank=3, pid=22760, ip=172.31.89.126) 3\n"
+    assert strip_prefix(nodes)[0] == "0\n1\n3\n"
