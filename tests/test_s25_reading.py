@@ -189,3 +189,25 @@ def test_skypilots_task_and_node_tags_are_taken_off():
     nodes = "(node-2, head, rank=0, pid=23862) 0\n(node-0, worker1, rank=1, pid=22755, ip=172.31.81.91) 1\n"
     nodes += "(node-1, worker3, rank=3, pid=22760, ip=172.31.89.126) 3\n"
     assert strip_prefix(nodes)[0] == "0\n1\n3\n"
+
+
+# --- class 5: an nvidia-smi table whose GPU rows the poster cut out with '...': the rows below it are read ---
+
+
+def test_a_table_cut_to_one_gpu_row_with_dots_reads_that_gpu():
+    # https://github.com/Project-HAMi/HAMi/issues/409: the header's '|===' rule, '...', GPU 5 'NVIDIA A100-SXM4-80GB'
+    # at 00000000:98:00.0, '93W / 400W', '871MiB / 81920MiB', then '...' again
+    rig = _read(CORPUS / "s25-smi" / "smi-535-in-node-elided-rows-one-a100-sxm4-80gb-gpu5-e-process_jeonghyunkeem.txt")
+    assert [(g.index, g.name, g.bus_id, g.power_limit_w) for g in rig.gpus] == [
+        (5, "NVIDIA A100-SXM4-80GB", "0000:98:00.0", 400.0)
+    ]
+    assert rig.gpus[0].memory_total_bytes == 81920 * 2**20
+    assert rig.partial_gpu_list  # GPUs 0-4 left out
+
+
+def test_dots_above_a_memory_row_whose_first_row_was_cut_out():
+    # https://github.com/NVIDIA/gdrcopy/issues/92: '...' under the banner, a GPU's second row alone, then GPU 7
+    # 'Tesla M2070' at 00000000:33:00.0 whole: GPU 7 read, the list partial
+    rig = _read(CORPUS / "s23-smi" / "smi-390-no-cuda-banner-elided-tesla-m2070-gpu7-only_wangzhezhe.txt")
+    assert [(g.index, g.name, g.bus_id) for g in rig.gpus] == [(7, "Tesla M2070", "0000:33:00.0")]
+    assert rig.partial_gpu_list
