@@ -211,3 +211,30 @@ def test_dots_above_a_memory_row_whose_first_row_was_cut_out():
     rig = _read(CORPUS / "s23-smi" / "smi-390-no-cuda-banner-elided-tesla-m2070-gpu7-only_wangzhezhe.txt")
     assert [(g.index, g.name, g.bus_id) for g in rig.gpus] == [(7, "Tesla M2070", "0000:33:00.0")]
     assert rig.partial_gpu_list
+
+
+# --- class 6: the kernel log's module loading line names the driver that runs ---
+
+
+def test_the_nvrm_loading_line_grepped_below_smi_l_gives_the_driver():
+    # https://github.com/NVIDIA/gpu-operator/issues/442: 'nvidia-smi -L' (one A30), then 'sudo grep -i nvrm
+    # /var/log/syslog': 'NVRM: loading NVIDIA UNIX x86_64 Kernel Module  515.65.01  Wed Jul 20 14:00:58 UTC 2022'
+    rig = _read(CORPUS / "s25-smi" / "kubectl-exec-smi-L-one-a30-then-grep-nvrm-syslog-515-cut_esparig.txt")
+    assert rig.software.driver_version == "515.65.01"
+    assert [g.name for g in rig.gpus] == ["NVIDIA A30"]
+
+
+def test_the_open_modules_loading_line_gives_the_driver_too():
+    # https://github.com/ublue-os/bazzite/issues/2612: a journal's 'NVRM: loading NVIDIA UNIX Open Kernel Module for
+    # x86_64  570.133.07  Release Build ...'
+    rig = _read(CORPUS / "s12-logs" / "journal-good-boot-amdgpu-igpu-nvidia-open-570-loads-no-fault-cut_sebmaster.txt")
+    assert rig.software.driver_version == "570.133.07"
+    # https://github.com/akash-network/support/issues/244: dmesg -T's '... Kernel Module  535.183.01  Sun May 12 ...'
+    rig = _read(CORPUS / "s8-logs" / "dmesg-T-grep-nvrm-xid43-31-94-three-gpus-cut_andy108369.txt")
+    assert rig.software.driver_version == "535.183.01"
+    # a version the paste ends inside is not read
+    cut = "[    5.1] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.18"
+    assert (
+        import_texts([("dmesg.txt", "[    5.0] nvidia: loading out-of-tree module\n" + cut)]).software.driver_version
+        is None
+    )

@@ -223,6 +223,9 @@ def parse_smi_no_handle(text: str, source: str, first: int) -> Rig:
 
 
 LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module")
+# its version: "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  515.65.01  Wed Jul 20 ...", "... Open Kernel Module for
+# x86_64  560.35.03  Release Build ..."
+_LOADED = re.compile(r"NVRM: loading NVIDIA UNIX .{0,40}?Kernel Module(?: for \S+)?\s+(\d{3}\.\d+(?:\.\d+)?)\s")
 
 
 # NVRM's API mismatch (open-gpu-kernel-modules, nv.c: "API mismatch: the client has the version %s, but / this kernel
@@ -251,6 +254,9 @@ def parse_kernel_log(text: str, source: str, first: int, *, unjudged_too: bool =
             + ")"
         )
         rig.origins["software.driver_version"] = f"{source}:{first + text.count(chr(10), 0, module.start())}"
+    elif loading and (loaded := list(_LOADED.finditer(text))):  # the module loaded last: the driver running now
+        rig.software.driver_version = loaded[-1].group(1)
+        rig.origins["software.driver_version"] = f"{source}:{first + text.count(chr(10), 0, loaded[-1].start())}"
     return rig
 
 
