@@ -221,6 +221,7 @@ def test_the_nvrm_loading_line_grepped_below_smi_l_gives_the_driver():
     # /var/log/syslog': 'NVRM: loading NVIDIA UNIX x86_64 Kernel Module  515.65.01  Wed Jul 20 14:00:58 UTC 2022'
     rig = _read(CORPUS / "s25-smi" / "kubectl-exec-smi-L-one-a30-then-grep-nvrm-syslog-515-cut_esparig.txt")
     assert rig.software.driver_version == "515.65.01"
+    assert rig.software.cuda_driver_version == "11.7"  # the 515 branch's CUDA (the CUDA 11.7 release notes)
     assert [g.name for g in rig.gpus] == ["NVIDIA A30"]
 
 

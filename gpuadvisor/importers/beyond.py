@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 
 from gpuadvisor import facts
+from gpuadvisor.catalog.cuda_drivers import SOURCE as CUDA_SOURCE
+from gpuadvisor.catalog.cuda_drivers import cuda_for_driver
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.importers import imex, log_lines
 from gpuadvisor.importers.rdma_ports import (
@@ -255,8 +257,12 @@ def parse_kernel_log(text: str, source: str, first: int, *, unjudged_too: bool =
         )
         rig.origins["software.driver_version"] = f"{source}:{first + text.count(chr(10), 0, module.start())}"
     elif loading and (loaded := list(_LOADED.finditer(text))):  # the module loaded last: the driver running now
-        rig.software.driver_version = loaded[-1].group(1)
+        sw, version = rig.software, loaded[-1].group(1)
+        sw.driver_version = version
         rig.origins["software.driver_version"] = f"{source}:{first + text.count(chr(10), 0, loaded[-1].start())}"
+        if (cuda := cuda_for_driver(version)) is not None:  # the log does not print it: the driver's branch tells it
+            sw.cuda_driver_version = cuda
+            rig.origins["software.cuda_driver_version"] = f"catalog: driver {version}, {CUDA_SOURCE}"
     return rig
 
 
