@@ -239,3 +239,43 @@ def test_the_open_modules_loading_line_gives_the_driver_too():
         import_texts([("dmesg.txt", "[    5.0] nvidia: loading out-of-tree module\n" + cut)]).software.driver_version
         is None
     )
+
+
+# --- class 7: an -q record cut inside its Power Readings: 'Enforced Power Limit' (older drivers) is the power limit ---
+
+
+def test_a_tail_cut_below_its_power_limit_line_reads_the_enforced_limit():
+    # https://github.com/4paradigm/k8s-vgpu-scheduler/issues/25: the first GPU's tail from 'Default Power Limit :
+    # 250.00 W', 'Enforced Power Limit : 250.00 W', then its clocks; then 'GPU 00000000:83:00.0', a TITAN V
+    rig = _read(
+        CORPUS / "s25-smi-q" / "smi-q-fragment-power-clocks-tail-then-titan-v-83-00-header-cut_chenyangxuehdu.txt"
+    )
+    assert [(g.name, g.bus_id, g.power_limit_w) for g in rig.gpus] == [
+        (None, None, 250.0),
+        ("TITAN V", "0000:83:00.0", None),
+    ]
+
+
+# https://github.com/Xiamu-ssr/ASC22-ControlPower (README.md, its 'nvidia-smi -q' of an A100 80GB PCIe): the record
+# from 'Default Power Limit' down, as a paste cut above it shows it
+ASC22_TAIL = """        Default Power Limit               : 300.00 W
+        Enforced Power Limit              : 300.00 W
+        Min Power Limit                   : 150.00 W
+        Max Power Limit                   : 300.00 W
+    Clocks
+        Graphics                          : 1410 MHz
+        SM                                : 1410 MHz
+        Memory                            : 1512 MHz
+        Video                             : 1275 MHz
+    Applications Clocks
+        Graphics                          : 1410 MHz
+        Memory                            : 1512 MHz
+"""
+
+
+def test_a_fragment_starting_inside_power_readings_reads_the_enforced_limit():
+    rig = import_texts([("q.txt", ASC22_TAIL)])
+    assert [g.power_limit_w for g in rig.gpus] == [300.0]
+    # without its 'Enforced Power Limit' line, nothing of that section is read as the limit
+    rig = import_texts([("q.txt", ASC22_TAIL.replace("        Enforced Power Limit              : 300.00 W\n", ""))])
+    assert [g.power_limit_w for g in rig.gpus] == [None]
