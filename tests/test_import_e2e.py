@@ -287,9 +287,9 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
     assert (
         p.stderr
         == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, "
-        "-L, plain, --query-gpu, dmon, or --version), NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, "
+        "-L, mig -lgi, plain, --query-gpu, dmon, or --version), NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, "
         "detectron2 collect_env, torch.__config__.show(), "
-        "ML environment reports (Hugging Face env, ds_report, jax, or pip or conda list), lspci -vv, "
+        "ML environment reports (Hugging Face env, ds_report, jax, pip or conda list, or cupy show_config), lspci -vv, "
         "sysfs (PCI attributes), nccl-tests, "
         "CUDA samples (bandwidthTest, busGrind, "
         "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), "

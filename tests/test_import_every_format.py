@@ -193,6 +193,10 @@ TABLE += "hf-env | accelerate env | =HF_ENV\n"
 TABLE += "ds-report | ds_report | =DS_REPORT\n"
 TABLE += "jax-env | python -c 'import jax; jax.print_environment_info()' | =JAX_ENV\n"
 TABLE += "pip-list | pip list | grep torch | =PIP_LIST\n"
+MIG_LGI = "s25-smi/smi-mig-lgi-gpu-instances-1g10gb-3g40gb-profiles-cut-at-gpu2_neggert.txt"
+TABLE += f"smi-mig | sudo nvidia-smi mig -lgi | corpus/{MIG_LGI}\n"
+CUPY = "s25-collect-env/cupy-show-config-cuda-driver-13000-runtime-12090-cublas-importerror-cut_leofang.txt"
+TABLE += f"cupy-config | python -c 'import cupy; cupy.show_config()' | corpus/{CUPY}\n"
 # Kubernetes: real pastes quoted in tests/test_import_k8s.py (URLs there), their own command line off
 WRITTEN.update(K8S_NODE=NODE_36, K8S_PODS=PODS_35.split("\n", 1)[1])
 TABLE += "k8s-node | kubectl describe node geo-node1 | =K8S_NODE\n"

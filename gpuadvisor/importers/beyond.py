@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 
 from gpuadvisor import facts
+from gpuadvisor.catalog.cuda_drivers import SOURCE as CUDA_SOURCE
+from gpuadvisor.catalog.cuda_drivers import cuda_for_driver
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.importers import imex
 from gpuadvisor.importers.fragments import PCI_BUS_ID, PCI_BUS_ID_ANY_DOMAIN
@@ -228,6 +230,9 @@ def parse_smi_no_handle(text: str, source: str, first: int) -> Rig:
 
 
 LOADING = re.compile(r"NVRM: loading NVIDIA UNIX .*?Kernel Module")
+# its version: "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  515.65.01  Wed Jul 20 ...", "... Open Kernel Module for
+# x86_64  560.35.03  Release Build ..."
+_LOADED = re.compile(r"NVRM: loading NVIDIA UNIX .{0,40}?Kernel Module(?: for \S+)?\s+(\d{3}\.\d+(?:\.\d+)?)\s")
 
 
 # NVRM's API mismatch (open-gpu-kernel-modules, nv.c: "API mismatch: the client has the version %s, but / this kernel
@@ -256,6 +261,13 @@ def parse_kernel_log(text: str, source: str, first: int, *, unjudged_too: bool =
             + ")"
         )
         rig.origins["software.driver_version"] = f"{source}:{first + text.count(chr(10), 0, module.start())}"
+    elif loading and (loaded := list(_LOADED.finditer(text))):  # the module loaded last: the driver running now
+        sw, version = rig.software, loaded[-1].group(1)
+        sw.driver_version = version
+        rig.origins["software.driver_version"] = f"{source}:{first + text.count(chr(10), 0, loaded[-1].start())}"
+        if (cuda := cuda_for_driver(version)) is not None:  # the log does not print it: the driver's branch tells it
+            sw.cuda_driver_version = cuda
+            rig.origins["software.cuda_driver_version"] = f"catalog: driver {version}, {CUDA_SOURCE}"
     return rig
 
 

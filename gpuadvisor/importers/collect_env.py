@@ -11,6 +11,13 @@ takes; ScaleLLM's copy prints it under ``GPU topology:`` above the driver line, 
 SGLang's ``python3 -m sglang.check_env`` is read here too: it names the GPUs of one model on one line, ``GPU
 0,1,2,3: NVIDIA H100 80GB HBM3`` (that many GPUs of that name), then ``GPU 0,1,2,3 Compute Capability: 9.0``, and
 the NVIDIA driver as ``CUDA Driver Version: 550.54.15``; its ``NVIDIA Topology:`` matrix is the topo -m reader's.
+
+OpenMMLab's ``collect_env`` (mmengine/utils/dl_utils/collect_env.py), which lmdeploy's ``lmdeploy check_env`` prints
+and SGLang's check_env copies, is the same kind of ``Key: value`` report: ``sys.platform: linux``, ``Python: 3.10.18
+(main, ...)``, ``CUDA available: True``, ``MUSA available: False``, ``numpy_random_seed: 2147483648``, the GPUs of one
+name on one line (``GPU 0,1: Tesla V100-SXM2-32GB``, the indices ``torch.cuda.get_device_name`` groups by name),
+``CUDA_HOME``, ``NVCC``, ``GCC``, then ``PyTorch: 2.8.0+cu128`` (``torch.__version__``: its ``+cuXYZ`` tag is the CUDA
+build) and ``PyTorch compiling details: PyTorch built with:`` over the build's lines. It prints no driver version.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import re
 
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.importers.env_reports import VERSION, set_torch
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.nvlink import MIG_DEVICE
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
@@ -43,6 +51,12 @@ _NOT_KNOWN = ("could not collect", "n/a")
 _NO_GPU = ("could not collect", "n/a", "none", "no cuda")  # what it prints where it lists no GPU
 # a ROCm build of torch ("ROCM used to build PyTorch: 3.7.20315-077bcfa0"): the GPUs it lists are AMD's
 _ROCM = re.compile(r"^ROCM used to build PyTorch:\s*(\S+)\s*$")
+# OpenMMLab's collect_env (lmdeploy check_env, SGLang check_env): "sys.platform: linux" or "Python: 3.10.18 (main, ...)"
+# over "CUDA available: True"; a pasted inline-code span may open its first line with a backtick
+MM_KEYS = ("sys.platform:", "Python:", "CUDA available:")
+_MM_HEAD = re.compile(r"^`?(?:sys\.platform: \w+|Python: \d+\.\d+\S*(?:\s.*)?)$")
+_MM_PYTHON = re.compile(rf"^`?Python:\s*({VERSION})(?:\s|$)")
+_MM_TORCH = re.compile(rf"^PyTorch:\s*({VERSION}\S*)\s*$")  # torch.__version__: "2.8.0+cu128", "2.0.1"
 
 
 # vLLM's sectioned report (0.9 and later) pads its keys: "PyTorch version              : 2.5.1+cu124", and its
@@ -73,8 +87,10 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return True  # the report goes on after its topology matrix (ScaleLLM's prints it above the driver line)
     if s.startswith(_START) or s.startswith(CUDNN_HEADS):
         return True
-    if s.startswith("CUDA available:"):  # sglang check_env before its "Compute Capability" lines (0.2)
-        return any(_GPUS.match(x.strip()) for x in lines[i + 1 : i + 3])
+    if s.startswith("CUDA available:"):  # sglang check_env before its "Compute Capability" lines (0.2), mmengine's
+        return any(_GPUS.match(x.strip()) for x in lines[i + 1 : i + 4])
+    if _MM_HEAD.match(s):  # OpenMMLab's report from its first lines
+        return any(x.strip().startswith("CUDA available:") for x in lines[i + 1 : i + 3])
     if _TORCH.match(s):  # its first line lost or mistyped: "PyTorch version:" over its build lines
         below = [x.strip() for x in lines[i + 1 : i + 4]]
         return any(x.startswith(("Is debug build:", "CUDA used to build PyTorch:")) for x in below)
@@ -89,6 +105,7 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
     listing = False
     lines = clean_lines(text)
     last_shown = last_line_shown(lines)  # the paste's last line
+    cut = last_shown if not text.endswith(("\n", "\r")) else -1  # the line the paste ends inside, if it does
     for k, line in enumerate(lines):
         s, lineno = _unpadded(line.strip()), first_line + k
         if s.startswith(_HEAD):
@@ -121,6 +138,8 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
             rig.origins[f"gpu{fe.group(1)}"] = f"{source}:{lineno}"
             continue
         d = _DRIVER.match(s) or _FE_DRIVER.match(s)
+        if k != cut and _mm(rig, s, f"{source}:{lineno}"):
+            continue
         if d:
             rig.software.driver_version = d.group(1)
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
@@ -168,6 +187,18 @@ def _torch(rig: Rig, s: str, where: str) -> None:
         elif re.fullmatch(r"\d+\.\d+(?:\.\d+)?", value):
             sw.torch_cuda_version = value
             rig.origins["software.torch_cuda_version"] = where
+
+
+def _mm(rig: Rig, s: str, where: str) -> bool:
+    """OpenMMLab's collect_env ``Python:`` and ``PyTorch:`` lines; False if not one."""
+    if m := _MM_PYTHON.match(s):
+        rig.software.python_version = m.group(1)
+        rig.origins["software.python_version"] = where
+    elif m := _MM_TORCH.match(s):
+        set_torch(rig, m.group(1), where, "collect_env (OpenMMLab's: lmdeploy, SGLang check_env)")
+    else:
+        return False
+    return True
 
 
 def _sglang(rig: Rig, s: str, source: str, lineno: int, last: bool) -> bool:

@@ -31,8 +31,9 @@ _PREFIXES = (
     ),
     # a log viewer's time column (CloudWatch, SageMaker): "  | 2024-11-28T07:42:11.527Z | "
     ("a log viewer's time column", re.compile(r"^\s*\|\s*\d{4}-\d\d-\d\d[T ][\d:.,]+Z?\s*\|\s?")),
-    # Ray's worker prefix: "(pid=909608) ", "(RayWorkerWrapper pid=123, ip=10.0.0.2) "
-    ("Ray's worker prefix", re.compile(r"^\((?:[\w.]+ )?pid=\d+(?:, ip=[\w.:-]+)?\) ?")),
+    # Ray's worker prefix: "(pid=909608) ", "(RayWorkerWrapper pid=123, ip=10.0.0.2) "; SkyPilot's (Ray's, with its
+    # task and node names): "(sky-cmd, pid=13008) ", "(node-0, worker1, rank=1, pid=22755, ip=172.31.81.91) "
+    ("Ray's worker prefix", re.compile(r"^\((?:[\w.-]+,? )*(?:rank=\d+, )?pid=\d+(?:, ip=[\w.:-]+)?\) ?")),
     # a pod's container logs: kubectl logs --prefix "[pod/nvidia-driver-daemonset-c78b4/nvidia-driver-ctr] ", stern's
     # "nvidia-driver-daemonset-c78b4 nvidia-driver-ctr " (a pod name ends in its generated suffix: "-c78b4",
     # "-7d9f8b6c4-x2x7q"; a container's name is a DNS label)

@@ -28,6 +28,7 @@ from gpuadvisor.importers import (
     cuda_memtest,
     cuda_samples,
     cuda_samples_busgrind,
+    cupy_config,
     daemon_log,
     dcgm,
     dcgmi_dmon,
@@ -70,6 +71,7 @@ from gpuadvisor.importers import (
     slurm_node,
     smi_csv,
     smi_dmon,
+    smi_mig,
     smi_query,
     smi_summary,
     smi_xml_forms,
@@ -195,6 +197,9 @@ FORMATS: tuple[Format, ...] = (
            settle=nvlink.settle),
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
+    Format("smi-mig", smi_mig.WHAT, GPU, "nvidia-smi", "mig -lgi",
+           "`| GPU instances: |` over `| GPU   Name   Profile  Instance   Placement  |`, or that header",
+           smi_mig.starts, reads(smi_mig.parse_smi_mig), _add, 2),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `Failed to initialize NVML: Driver/library "
@@ -228,6 +233,9 @@ FORMATS: tuple[Format, ...] = (
            "`Package  Version` over a ruler, `# packages in environment at ...:`, or a row `torch  2.3.0+cu121`, "
            "`torch==2.3.0+cu121`, `nvidia-nccl-cu12  2.20.5` (`pip list | grep`)", pip_list.starts,
            reads(pip_list.parse_pip_list), _add, 8),
+    Format("cupy-config", cupy_config.WHAT, GPU, "ML environment reports", "cupy show_config",
+           "`OS   : Linux-...` or `CuPy Version   : 14.0.0` (padded keys) within two lines of its `CuPy Version` line",
+           cupy_config.starts, reads(cupy_config.parse_cupy_config), _add, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, reads_under(lspci.parse_lspci), _add, 10, extras=beyond.add_acs),

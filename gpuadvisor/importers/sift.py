@@ -17,6 +17,7 @@ from gpuadvisor.importers import (
     beyond,
     beyond_tools,
     collect_env,
+    cupy_config,
     nccl,
     smi_query,
 )
@@ -55,11 +56,15 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "smi-xml": ("<",),  # elements run together on one line may follow a prompt
     "topo-m": (_SPACE + "GPU0", r"\|.*GPU0"),  # or a docs page's pipe table of it
     "nvlink": (r"^GPU \d",),
+    "smi-mig": (_SPACE + r"\|\s*GPU (?:instances:|\s+Name\s+Profile)",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM", "No devices were found"), r"^\W*Unable to "),  # a row: "|"
     "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
     "dcgmi-dmon": (r"^\s*#\s*Entity\s", "Long Name"),  # or -l's catalogue header
     "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)
-    "collect-env": (_words(*collect_env._START, *collect_env.CUDNN_HEADS, collect_env.DRIVER_KEY), _SPACE + "GPU "),
+    "collect-env": (
+        _words(*collect_env._START, *collect_env.CUDNN_HEADS, collect_env.DRIVER_KEY),
+        _SPACE + "(?:GPU |`?(?:" + _words(*collect_env.MM_KEYS) + "))",
+    ),
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
     # a result row's type or a first line, after launcher tags ("[0] ", "[1,0]<stdout>:") that only a "[digit" brings
@@ -88,6 +93,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         r"torch version \.\.",
     ),
     "jax-env": (r"jax:\s",),
+    "cupy-config": (_SPACE + "(?:" + _words(*cupy_config.KEYS) + r")\s*:",),
     "pip-list": (_LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",),
     "nvitop": ("NVITOP ",),
     "gpustat": (r"^\s*\S+\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", r"^\s*\[\d"),

@@ -22,7 +22,7 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
-from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS
+from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS, regroup_power
 from gpuadvisor.importers.smi_query_processes import PROCESS_KEYS as _PROCESS_KEYS
 from gpuadvisor.importers.smi_query_processes import processes, processes_fragment, processes_only
 from gpuadvisor.importers.tree import Node, open_unclosed, text_tree, xml_tree
@@ -449,7 +449,7 @@ def _tail_record(root: Node, gpu_blocks: list[tuple[Node, str | None]]) -> Node 
     above = [c for c in root.children if c.line < gpu_blocks[0][0].line and not _GPU_HEADER.match(c.key)]
     if not any(c.key.lower() in _GPU_KEYS for c in above):
         return None
-    rest = [c for c in above if c.key.lower() not in _HEADER_KEYS and not c.key.startswith("=")]
+    rest = regroup_power([c for c in above if c.key.lower() not in _HEADER_KEYS and not c.key.startswith("=")])
     return Node(
         key="the end of one GPU's nvidia-smi -q record without its 'GPU ..' line", line=rest[0].line, children=rest
     )
@@ -478,7 +478,7 @@ def _one_gpu_fragment(root: Node) -> bool:
 def _fragment(root: Node, source: str) -> Rig:
     """Lines from inside one GPU's section, its ``GPU 0000:..`` line not shown: one GPU (its bus id, when shown,
     from the PCI section); what the paste leaves out above and below is not shown, never absent."""
-    rig = Rig()
+    rig, root.children = Rig(), regroup_power(root.children)
     why = f"{facts.ELIDED} (line {root.line} starts inside one GPU's section)"
     rig.problems.append(f"{source}: line {root.line}: one GPU's nvidia-smi -q section without its 'GPU ..' line")
     rig.gpus.append(_gpu_from_block(root, 0, None, False, source, rig, why))

@@ -5,6 +5,8 @@ A new driver's renamed field is one more path in this table; the reader in ``smi
 
 from __future__ import annotations
 
+from typing import Any
+
 # Names as gpuadvisor.probes.nvml.CLOCKS_EVENT_REASONS spells them (NVML's nvmlClocksEventReason* bits).
 CLOCKS_REASON_NAMES = {
     "idle": "gpu_idle",
@@ -108,3 +110,21 @@ CLOCKS: tuple[T, T] = (
     (("Clocks Event Reasons",), ("Clocks Throttle Reasons",), ("Clocks Throttle",)),
     (("clocks_event_reasons",), ("clocks_throttle_reasons",)),
 )
+
+
+# The keys of the older ``Power Readings`` section (drivers before the 530s: "Power Management", "Power Draw", "Power
+# Limit", "Default Power Limit", "Enforced Power Limit", "Min Power Limit", "Max Power Limit"); "Enforced Power Limit"
+# is printed by that section alone (the newer GPU and Module Power Readings print "Current" and "Requested" instead).
+_OLD_POWER_KEYS = {
+    "power management", "power draw", "power limit", "default power limit", "enforced power limit",
+    "min power limit", "max power limit",
+}  # fmt: skip
+
+
+def regroup_power(children: list[Any]) -> list[Any]:
+    """The top lines of a record cut inside its ``Power Readings`` section (their section line above the cut: they
+    hang at the top, an "Enforced Power Limit" among them) under that section again, so its paths find them."""
+    n = next((k for k, c in enumerate(children) if c.key.lower() not in _OLD_POWER_KEYS or c.children), len(children))
+    if not any(c.key.lower() == "enforced power limit" for c in children[:n]):
+        return children
+    return [type(children[0])(key="Power Readings", line=children[0].line, children=children[:n]), *children[n:]]

@@ -216,10 +216,28 @@ def _second_row(rig: Rig, gpu: Gpu, cells: list[str], source: str, lineno: int) 
         gpu.memory_total_bytes = int(mm.group(2)) * 2**20
 
 
+def _elisions_as_rules(rig: Rig, lines: list[str], source: str, first_line: int) -> list[str]:
+    """The lines with those where the poster left GPU rows out (``...`` above the processes table) read as a row's
+    closing rule: the table goes on below them; the GPUs left out are not shown (the list is partial)."""
+    out = list(lines)
+    for k, line in enumerate(lines):
+        if "Processes:" in line:
+            break
+        if line.strip() and v.is_elision(line.strip()):
+            out[k] = "+" + "-" * 10 + "+"
+            if not rig.partial_gpu_list:
+                rig.partial_gpu_list = True
+                rig.problems.append(
+                    f"{source}: line {first_line + k}: the paste leaves rows of the table out ({line.strip()!r}): "
+                    "the GPUs in them are not shown"
+                )
+    return out
+
+
 def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
     """Facts from the plain ``nvidia-smi`` table; ``context``: the lines printed just before it (lost GPUs)."""
     rig = Rig()
-    lines = clean_lines(text)
+    lines = _elisions_as_rules(rig, clean_lines(text), source, first_line)
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     cut = not text.endswith(("\n", "\r"))  # the file ends inside that line: its last value may be cut short
     body = banner = False
