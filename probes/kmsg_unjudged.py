@@ -170,3 +170,8 @@ def reports_failure(line: str) -> bool:
     """A line that reports a failure of the GPU stack (what GA828 lists when no sign judges it); a comment or a
     heading ("# note: ... 'error' instead of '#wrong'") reports none."""
     return len(line) < _LONGEST and not line.lstrip().startswith("#") and _failure(line, subject=True)
+
+
+def names_gpu_stack(line: str) -> bool:
+    """A line that names the GPU stack (a GPU, CUDA, NVML, NCCL, the NVIDIA driver, an RDMA adapter, ...)."""
+    return _SUBJECT.search(line) is not None

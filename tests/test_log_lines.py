@@ -182,3 +182,9 @@ def test_the_live_probe_lists_the_drivers_failure_lines_no_sign_judges(tmp_path)
     kmsg.write_text(VBIOS, encoding="utf-8")  # the vbios and rm_init_adapter lines are the RmInitAdapter event's
     log = read_kernel_log(kmsg=str(kmsg))
     assert [(e.kind, e.line) for e in log.events or []] == [("gpu-init-failed", 3)]
+
+
+def test_a_log_that_never_names_the_gpu_stack_holds_nothing_for_this_tool():
+    backup = ["10:02:03  backup started", "10:02:04  backup done"]
+    assert not starts_log(backup, 0)  # refused as not recognised (tests/test_beyond_pasted_forms.py)
+    assert starts_log([*backup, "10:02:05  CUDA error: out of memory"], 0)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.probes.kmsg_unjudged import names_gpu_stack
+
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|FATAL|CRIT(?:ICAL)?|SEVERE|EMERG|ALERT)"
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 # the prefixes of the common logging formats, after an optional "[", "(" or a launcher's tag like "(pid=12) "
@@ -37,6 +39,7 @@ LOG_LINE = re.compile(
 # a JSON log line (zap, logrus, klog -o json, the device plugin): an object with a level or a message key
 _JSON_LINE = re.compile(r'^\s*\{\s*"(?:level|lvl|severity|ts|time|timestamp|msg|message|@timestamp)"\s*:')
 _WINDOW = 12  # non-blank lines looked at from a paste's first (a fixed number: the split stays linear)
+_ABOUT = 400  # lines looked at for one that names the GPU stack (a fixed number, for the same reason)
 
 
 def is_log_line(line: str) -> bool:
@@ -52,5 +55,6 @@ def starts_log(lines: list[str], i: int) -> bool:
         return False
     near = [x for x in lines[i : i + 3 * _WINDOW] if x.strip()][:_WINDOW]
     if len(near) == 1:  # the paste's last non-blank line: a log of its own only when it is the paste's only one
-        return not any(x.strip() for x in lines[:i])
-    return sum(is_log_line(x) for x in near) >= 2
+        return not any(x.strip() for x in lines[:i]) and names_gpu_stack(near[0])
+    # a log of something else (a backup job's) holds nothing for this tool: one line near the top names the GPU stack
+    return sum(is_log_line(x) for x in near) >= 2 and any(names_gpu_stack(x) for x in lines[i : i + _ABOUT])
