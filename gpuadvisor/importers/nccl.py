@@ -130,7 +130,7 @@ def _num(tok: str, what: str, source: str, line: int, kind: type = float) -> flo
 def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str = "") -> NcclRun:
     """Everything one nccl-tests run printed. ``hint``: text that may name the binary (a command line)."""
     rccl = _RCCL.search(text)
-    if rccl is not None and not _NVIDIA_GPU.search(text):  # ROCm's fork, its ranks no NVIDIA GPU: AMD's
+    if rccl is not None and not _NAMED_GPU.search(text):  # ROCm's fork, its ranks named no vendor's GPU: AMD's
         at = first_line + text.count("\n", 0, rccl.start())
         raise ImportParseError(source, at, f"rccl-tests ({rccl.group(0).strip()!r}): {AMD_ONLY}")
     run = NcclRun()
@@ -359,8 +359,9 @@ def parse_nccl_tests(text: str, source: str = "<text>", first_line: int = 1, hin
 
 # rccl-tests' banner ("# RCCL Tests compiled with RCCL 1.0", "rccl-tests: Version develop:83d38d9"): ROCm's RCCL,
 # which runs on AMD GPUs (the ROCm documentation's RCCL pages); ranks that print no vendor ("Device 6860") are AMD's
-_RCCL = re.compile(r"^[#\s]*(?:RCCL Tests compiled with RCCL|rccl-tests: Version)", re.M)
-_NVIDIA_GPU = re.compile(r"NVIDIA|Tesla|GeForce|Quadro|TITAN")  # a rank's device named as NVIDIA's GPUs are
+_RCCL = re.compile(r"^[ \t#]*(?:RCCL Tests compiled with RCCL|rccl-tests: Version)", re.M)
+# a rank's device named by its vendor: NVIDIA's GPUs (read) or AMD's (refused by name in run_to_rig)
+_NAMED_GPU = re.compile(r"NVIDIA|Tesla|GeForce|Quadro|TITAN|\bAMD\b|Advanced Micro Devices")
 AMD_ONLY = "an AMD GPU tool's output: gpuadvisor reads NVIDIA GPUs' outputs only (nvidia-smi, lspci, nccl-tests)"
 
 
