@@ -105,8 +105,10 @@ _BARE = re.compile(
     + r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
     # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
     + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b)"
-    # nouveau's line of the NVIDIA GPU it drives, quoted without the time ("nouveau 0000:01:00.0: gsp ctor failed")
-    + rf"|nouveau {PCI_BUS_ID}: )"
+    # a PCI device's own kernel line (the kernel's dev_printk: driver, full bus id, colon) quoted without the time:
+    # "nvidia 0000:01:00.0: probe with driver nvidia failed with error -1", "nouveau 0000:01:00.0: gsp ctor failed";
+    # it starts a log only when it names NVIDIA or holds a sign (starts_kernel_log)
+    + rf"|[\w-]{{1,40}} {PCI_BUS_ID}: )"
 )
 
 

@@ -1,0 +1,27 @@
+"""Held-out set 27's (and 26's) classes of kernel and node logs, each from a real paste (the corpus file in
+tests/corpus/s26-*/s27-* and one more public sample of the same form, its source URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.test_s21_logs import _judged
+
+CORPUS = Path(__file__).parent / "corpus"
+
+# https://github.com/pop-os/cosmic-epoch/issues/3411: a Pop!_OS dmesg with the open module refusing a Turing-less GPU
+# (10de:1d16) at 0000:2c:00.0; its probe line here as dmesg --notime prints it (the time column cut)
+_POP_PROBE = "nvidia 0000:2c:00.0: probe with driver nvidia failed with error -1\n"
+
+
+def test_a_lone_kernel_line_without_a_timestamp_is_still_a_kernel_line(tmp_path):
+    """The kernel's dev_printk line of a PCI device ('nvidia 0000:01:00.0: probe with driver nvidia failed with error
+    -1') quoted alone, with no time: the driver did not take the GPU (it is unusable on this boot), so GA820 fails on
+    that bus; no Xid, so GA801 is silent."""
+    lone = (CORPUS / "s27-lost-gpu" / "probe-with-driver-nvidia-failed-error-1-01-00-0-alone_bewstle.txt").read_text()
+    for text, bus in ((lone, "01:00.0"), (_POP_PROBE, "2c:00.0")):
+        found = [f for f in _judged(tmp_path, text) if f[1] != "not-checked"]
+        fails = [f for f in found if f[1] == "fail"]
+        assert [c for c, _, _ in fails] == ["GA820"], found
+        assert bus in fails[0][2], found
+        assert not [f for f in found if f[0] == "GA801"], found
