@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpuadvisor.importers import import_files
 from tests.test_s21_logs import _judged
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -25,3 +26,29 @@ def test_a_lone_kernel_line_without_a_timestamp_is_still_a_kernel_line(tmp_path)
         assert [c for c, _, _ in fails] == ["GA820"], found
         assert bus in fails[0][2], found
         assert not [f for f in found if f[0] == "GA801"], found
+
+
+# https://github.com/GoogleCloudPlatform/container-engine-accelerators/pull/497 (step 5): the same node condition in
+# kubectl get node -o yaml, after the Xid (31, added to the monitored list for the test) stopped firing
+_GKE_CONDITION_YAML = """\
+  - lastHeartbeatTime: "2025-06-23T18:58:44Z"
+    lastTransitionTime: "2025-06-23T18:44:57Z"
+    message: 6e43a052-e544-467b-a972-63d7cd2ce80a
+    reason: '{"31":true}'
+    status: "True"
+    type: XidCriticalError
+"""
+
+
+def test_gke_xid_critical_error_condition_is_the_xid_it_relays_judged_by_the_catalog(tmp_path):
+    """GKE's device plugin (pkg/gpu/nvidia/health_check) sets the node condition XidCriticalError, its reason a JSON
+    map of the Xids NVML reported: each is the driver's Xid, judged as a kernel log's is. Xid 31 (an MMU fault, the
+    catalog's RESTART_APP) is the application's: GA801 at most a warning, no GPU lost, no PCIe fault."""
+    row = CORPUS / "s27-logs" / "kubectl-describe-node-gke-xidcriticalerror-condition-xid31-test_sgysherry.txt"
+    for text in (row.read_text(), _GKE_CONDITION_YAML):
+        found = [f for f in _judged(tmp_path, text) if f[1] != "not-checked"]
+        assert [c for c, _, _ in found] == ["GA801"], found
+        assert found[0][1] in ("info", "warn"), found
+        f = tmp_path / "node.txt"
+        f.write_text(text)
+        assert [(e.kind, e.code) for e in import_files([f]).kernel.events or []] == [("xid", 31)]
