@@ -101,6 +101,7 @@ KEYWORDS = (
     "rpcSendMessage failed",
     "Timeout waiting for RPC from GSP",
     "PCIe Bus Error: severity=",
+    "PCIe Bus Error: serverity=",  # the same line retyped by hand (a typist's common slip)
     "AER: can't recover",
     ": Link down",
     ": Link up",
@@ -173,11 +174,15 @@ ANCHORS = (
 )
 # Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
 # common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
-RARE = {"#": ("soft lockup - CPU#",), "B": ("BUG: ", "PCIe Bus Error: severity="), "'": ("AER: can't recover",)}
+RARE = {
+    "#": ("soft lockup - CPU#",),
+    "B": ("BUG: ", "PCIe Bus Error: severity=", "PCIe Bus Error: serverity="),
+    "'": ("AER: can't recover",),
+}
 RARE_LINES, RARE_PER = 1000, 2000
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
-    r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
+    r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: ser?verity=|AER: can't recover"
     r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
     r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine (?:failed|was not called) for"
     r"|\b(?:nvidia|nouveau)(?::| \S+:) probe (?:of|with driver) \S+ failed with error|gsp ctor failed: -"
@@ -190,11 +195,13 @@ SIGN_RE = re.compile(
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
 # enabled"; the mlx5en interface "mce0: ..."): no PCI address, no time
 BSD_MLX = re.compile(r"^\s*(?:mlx[45]_core|mlx[45]_ib|mce)\d{1,3}: \S")
-_DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
+# a bus id retyped by hand with a colon for the function's dot ("0000:00:1c:0"): unambiguous with its domain
+TYPED_BUS = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}:[0-7]"
+_DEVICE = re.compile(rf"(\S+) ((?:[0-9a-fA-F]{{4,8}}:)?[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7]|{TYPED_BUS})(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
 _NVRM_INDEX = re.compile(r"NVRM: (GPU\d+) ")
 _SEVERITY = re.compile(
-    r"severity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
+    r"ser?verity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
     r"|Uncorrected \(Fatal\)|Uncorrectable \(Fatal\))"
 )
 GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout", "gsp-boot-failed", "nvlink-discovery-failed")
@@ -298,6 +305,8 @@ LINK_SIGNS = ("link-down", "link-up")
 
 def _bus(text: str) -> str:
     b = text.lower()
+    if b.count(":") == 3:  # retyped "0000:00:1c:0": the function after a colon
+        b = b[: b.rfind(":")] + "." + b[b.rfind(":") + 1 :]
     if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}\.[0-7]", b):  # old NVRM's "PCI:0001:00.0": bus 01, device 00
         return f"0000:{b[2:]}"
     return with_domain(b) if b.count(":") == 2 else "0000:" + b  # a domain above 0xffff whole (probes/busid.py)
@@ -363,7 +372,7 @@ def sign_of(line: str) -> tuple[str, str | None, str] | None:
         kind = "hca-slot-power"
     elif "unknown chipset (ffffffff)" in line:  # nouveau read the chip id as all ones: the GPU answers no reads
         kind = "gpu-unreadable"
-    elif "PCIe Bus Error: severity=" in line:
+    elif "PCIe Bus Error: severity=" in line or "PCIe Bus Error: serverity=" in line:
         sev = _SEVERITY.search(line)
         if sev is None:
             return None

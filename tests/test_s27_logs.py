@@ -52,3 +52,25 @@ def test_gke_xid_critical_error_condition_is_the_xid_it_relays_judged_by_the_cat
         f = tmp_path / "node.txt"
         f.write_text(text)
         assert [(e.kind, e.code) for e in import_files([f]).kernel.events or []] == [("xid", 31)]
+
+
+# https://github.com/MatPoliquin/videogames-ai-website (_pages/ubuntu/dmesg-aer-error.md): an X99 board's AER lines
+# retyped into a blog post, the same 'serverity' slip, no device before them
+_BLOG_AER = (
+    "AER: Multiple Uncorrected (Non-Fatal) error received\n"
+    "PCIe Bus Error: serverity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)\n"
+)
+
+
+def test_a_retyped_aer_line_is_read_with_its_typos_where_they_are_unambiguous(tmp_path):
+    """A PCIe AER line retyped by hand ('serverity=', a colon for the function's dot in '0000:00:1c:0', unambiguous
+    with the domain) is the kernel's AER line: a corrected error on the chipset's root port is at most a warning (no
+    GPU named, nothing lost: GA801, GA315 and GA820 silent); the blog's non-fatal one, its device not named, is a
+    warning on an unnamed device, never a GPU's failure."""
+    typed = next((CORPUS / "s27-logs").glob("typed-pcieport-*.txt")).read_text()
+    found = [f for f in _judged(tmp_path, typed) if f[1] != "not-checked"]
+    assert [(c, s) for c, s, _ in found] in ([("GA821", "info")], [("GA821", "warn")]), found
+    assert "0000:00:1c.0" in found[0][2], found
+    found = [f for f in _judged(tmp_path, _BLOG_AER) if f[1] != "not-checked"]
+    assert [(c, s) for c, s, _ in found] == [("GA821", "warn")], found
+    assert "GPU" not in found[0][2], found

@@ -34,7 +34,7 @@ from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.importers.smi_query import Q_GPU
 from gpuadvisor.probes.kmsg import normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
-from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE
+from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE, TYPED_BUS
 from gpuadvisor.probes.kmsg_unjudged import unjudged
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
@@ -92,7 +92,11 @@ MISMATCH_CUT_RE = re.compile(r"fabric manager NVIDIA GPU driver interface versio
 
 # a device's PCIe AER line without a time ("rtl8192ee 0000:05:00.0: AER: Error of this agent is reported first"): a
 # kernel log, of any device (a paste of them alone is a log with no GPU event)
-_AER = re.compile(r"^\s*[\w-]+ (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: |PCIe Bus Error)")
+# (retyped by hand: a colon for the function's dot, "pcieport 0000:00:1c:0: PCIe Bus Error: serverity=Corrected")
+_AER = re.compile(
+    rf"^\s*[\w-]+ (?:(?:[0-9a-fA-F]{{4}}:)?[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7]|{TYPED_BUS}): "
+    r"(?:AER: |PCIe Bus Error)"
+)
 
 
 # Kernel lines with no time (dmesg --notime, grepped message text, a log quoted by a post): "NVRM: ..." and
@@ -105,6 +109,9 @@ _BARE = re.compile(
     + r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
     # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
     + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b)"
+    # the kernel's AER message quoted without its device ("PCIe Bus Error: severity=Corrected, ..."; retyped:
+    # "serverity=")
+    + r"|(?:AER: )?PCIe Bus Error: ser?verity="
     # a PCI device's own kernel line (the kernel's dev_printk: driver, full bus id, colon) quoted without the time:
     # "nvidia 0000:01:00.0: probe with driver nvidia failed with error -1", "nouveau 0000:01:00.0: gsp ctor failed";
     # it starts a log only when it names NVIDIA or holds a sign (starts_kernel_log)
