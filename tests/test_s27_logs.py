@@ -74,3 +74,17 @@ def test_a_retyped_aer_line_is_read_with_its_typos_where_they_are_unambiguous(tm
     found = [f for f in _judged(tmp_path, _BLOG_AER) if f[1] != "not-checked"]
     assert [(c, s) for c, s, _ in found] == [("GA821", "warn")], found
     assert "GPU" not in found[0][2], found
+
+
+def test_a_q_fragment_cut_above_its_gpu_header_keeps_that_gpus_fabric_state(tmp_path):
+    """nvidia-smi -q pasted from inside a GPU's record (its 'GPU 0000:..' line cut off) is that GPU, counted first and
+    of unknown bus; its Fabric block is that GPU's: State 'In Progress' (the fabric manager has not registered it
+    with the NVLink fabric; CUDA cannot start until it completes, NVIDIA Fabric Manager User Guide) fails GA809 on
+    GPU 0, not on the next record's H800."""
+    frag = next((CORPUS / "s27-smi-q").glob("smi-q-fragment-clocks-fabric-in-progress-*.txt")).read_text()
+    found = [f for f in _judged(tmp_path, frag) if f[1] == "fail"]
+    assert [(c, s) for c, _, s in found] == [("GA809", "GPU 0")], found
+    f = tmp_path / "q.txt"
+    f.write_text(frag)
+    fab = import_files([f]).fabric.gpus or []
+    assert [(g.gpu_index, g.state) for g in fab] == [(0, "in-progress")]

@@ -408,12 +408,13 @@ _FABRIC_STATES = {
 }
 
 
-def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
+def smi_fabric(text: str, bare: bool = False, headless: bool = False) -> list[GpuFabric]:
     """The "Fabric" block of each GPU in nvidia-smi -q (State, Status, CliqueId, ClusterUUID, Health's Bandwidth),
     in GPU order.
-    ``bare``: blocks grepped out of -q without their GPU lines (``grep -A 4 Fabric``), numbered in order."""
+    ``bare``: blocks grepped out of -q without their GPU lines (``grep -A 4 Fabric``), numbered in order.
+    ``headless``: the paste starts inside a GPU's record (its ``GPU 0000:..`` line cut off): that record is GPU 0."""
     out: list[GpuFabric] = []
-    gpu = -1
+    gpu = 0 if headless else -1
     block: GpuFabric | None = None
     indent = 0
     for line in text.splitlines():
@@ -517,8 +518,9 @@ def add_processes(rig: Rig, text: str) -> None:
 
 
 def add_fabric(rig: Rig, text: str) -> None:
-    """The Fabric blocks of nvidia-smi -q (a row's extras)."""
-    fabric = smi_fabric(text)
+    """The Fabric blocks of nvidia-smi -q (a row's extras); a paste that starts inside a GPU's record (the -q reader
+    counts it as GPU 0, no bus id: its header cut off) has that GPU's Fabric block too."""
+    fabric = smi_fabric(text, headless=bool(rig.gpus) and rig.gpus[0].bus_id is None)
     if fabric:
         rig.fabric.gpus = fabric
 
