@@ -102,6 +102,7 @@ KEYWORDS = (
     "Timeout waiting for RPC from GSP",
     "PCIe Bus Error: severity=",
     "PCIe Bus Error: serverity=",  # the same line retyped by hand (a typist's common slip)
+    "display engine channel state",
     "AER: can't recover",
     ": Link down",
     ": Link up",
@@ -163,6 +164,7 @@ ANCHORS = (
     "leak of a command resource",
     "insufficient power on the PCIe slot",
     "unknown chipset (ffffffff)",
+    "display engine channel state",  # nvidia-modeset's query of a display channel, failed with the RM's status
     ": Link ",
     "carrier",
     "no space",  # a BAR the kernel could not assign
@@ -190,6 +192,7 @@ SIGN_RE = re.compile(
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
     r"|BUG: unable to handle page fault|general protection fault|can't assign; no space|: no space for \[mem"
+    r"|Failed to query display engine channel state: 0x"
 )
 # FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
@@ -204,6 +207,17 @@ _SEVERITY = re.compile(
     r"ser?verity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
     r"|Uncorrected \(Fatal\)|Uncorrectable \(Fatal\))"
 )
+# nvidia-modeset (nvkms-evo1.c GetChannelState): "Failed to query display engine channel state: 0x%08x:%d:%d:0x%08x",
+# the channel's class, instance, subdevice and the resource manager's status (nvstatuscodes.h): 0x0000000f
+# NV_ERR_GPU_IS_LOST, 0x00000062 NV_ERR_RESET_REQUIRED: the GPU stopped answering. Any other status is the display's
+# own trouble, left to GA828.
+_MODESET_STATE = re.compile(
+    r"Failed to query display engine channel state: 0x[0-9a-fA-F]{8}:\d+:\d+:0x(0000000[fF]|00000062)\b"
+)
+_MODESET_STATUS = {
+    "0000000f": ("gpu-is-lost", "NV_ERR_GPU_IS_LOST"),
+    "00000062": ("gpu-reset-required", "NV_ERR_RESET_REQUIRED"),
+}
 GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout", "gsp-boot-failed", "nvlink-discovery-failed")
 _GSP_BOOT = re.compile(
     r"kgspInitRm\w*: cannot bootstrap|Cannot initialize GSP firmware RM|cannot proceed with booting GSP"
@@ -328,6 +342,10 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
     """(kind, bus id, message) of one line holding a sign, or None (an Xid line, or not a sign after all)."""
     if "Xid" not in line and (m := _PEERMEM_FAILED.search(line)):
         return "peermem-load-failed", None, line[m.start() :].strip()
+    if modeset := _MODESET_STATE.search(line):  # the display engine's query failed: the GPU is lost or needs a reset
+        kind, status = _MODESET_STATUS[modeset.group(1).lower()]
+        at = line.find("nvidia-modeset")
+        return kind, None, f"{line[max(at, 0) :].strip()} ({status}: the GPU no longer answers the driver)"
     return (install_sign(line) if "Xid" not in line else None) or sign_of(line)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuadvisor.importers import import_files
+from gpuadvisor.rules import evaluate
 from tests.test_s21_logs import _judged
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -88,3 +89,31 @@ def test_a_q_fragment_cut_above_its_gpu_header_keeps_that_gpus_fabric_state(tmp_
     f.write_text(frag)
     fab = import_files([f]).fabric.gpus or []
     assert [(g.gpu_index, g.state) for g in fab] == [(0, "in-progress")]
+
+
+# https://github.com/NVIDIA/open-gpu-kernel-modules/issues/1045 (a reply, RTX 5080): the journal of the same query
+# failing with status 0x00000062 before the desktop locked up (Xid 119, 154 in the thread)
+_RTX5080_MODESET = (
+    "Jun 12 16:30:32 fedora-box kernel: nvidia-modeset: ERROR: GPU:0: Failed to query display engine channel state: "
+    "0x0000ca7e:2:0:0x00000062\n"
+    "Jun 12 16:30:32 fedora-box kernel: nvidia-modeset: ERROR: GPU:0: Failed to query display engine channel state: "
+    "0x0000ca7e:4:0:0x00000062\n"
+    "Jun 12 16:30:35 fedora-box kernel: nvidia-modeset: WARNING: GPU:0: Lost display notification (0:0x00000000); "
+    "continuing.\n"
+)
+
+
+def test_a_failed_display_channel_query_with_a_lost_gpus_status_is_a_lost_gpu(tmp_path):
+    """nvidia-modeset logs 'Failed to query display engine channel state: class:instance:subdevice:status' with the
+    resource manager's status (open-gpu-kernel-modules, nvkms-evo1.c GetChannelState; nvstatuscodes.h):
+    0x00000062 NV_ERR_RESET_REQUIRED (0x0000000f NV_ERR_GPU_IS_LOST): the GPU no longer answers, GA820 fails (no Xid:
+    GA801 silent); quoted without time (indented in the PR) or in a journal."""
+    pr = next((CORPUS / "s26-logs").glob("pr-quoted-nvidia-drm-unload-modeset-*.txt")).read_text()
+    for text in (pr, _RTX5080_MODESET):
+        found = [f for f in _judged(tmp_path, text) if f[1] == "fail"]
+        assert [c for c, _, _ in found] == ["GA820"], found
+        f = tmp_path / "log.txt"
+        f.write_text(text)
+        assert not [c for c, _, _ in _judged(tmp_path, text) if c == "GA801"]
+        said = [x.message for x in evaluate(import_files([f])) if x.code == "GA820"]
+        assert "needs a reset" in said[0], said

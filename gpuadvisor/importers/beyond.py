@@ -128,7 +128,7 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap); a
     journalctl -o json entry as the line it stands for; a FreeBSD Mellanox driver's line."""
     line = journal_line(lines[i]) or lines[i]
-    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
+    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch", "nvidia-modeset: ")) or bool(_BARE.match(line))
     if current is None and (LOG_LINE.match(line) or _AER.match(line)):
         return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
     if (

@@ -35,6 +35,7 @@ SIGNS = (
     "general protection fault",
     *("can't assign; no space", ": no space for [mem"),
     "PCIe Bus Error: serverity=",  # the AER line retyped by hand
+    "Failed to query display engine channel state: 0x",
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
