@@ -244,7 +244,13 @@ _PROBE = re.compile(
     r"|The NVIDIA probe routine failed for"
 )
 _NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
-_NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
+# the driver's tools and threads (nvidia-smi, nvc:[driver] ...) and NVIDIA's daemons that query it: DCGM's exporter
+# and host engine, the fabric manager (a task's name is cut at 15 characters: "nv-fabricmanage")
+_NV_TASK = re.compile(r"nvidia|nvc:|nv_queue|dcgm|nv-hostengine|nv-fabricmanage")
+# the kernel's memory-copy helpers (arch/x86/lib): an oops there is its caller's, which only the call trace names
+_COPY_HELPER = re.compile(
+    r"RIP: \w{4}:((?:__)?(?:memcpy|memmove|memset|copy_user|copy_to_user|copy_from_user)\w*\+0x[0-9a-f]+/0x[0-9a-f]+)"
+)
 # the driver's closed core's symbols ("_nv011745rm") carry no "[nvidia]" when the module name is cut off
 _NV_SYMBOL = re.compile(r"\b_nv\d{4,}rm\+0x|\+0x[0-9a-f]+/0x[0-9a-f]+ \[nvidia")
 _OOPS = re.compile(
@@ -447,9 +453,15 @@ def oops_in_driver(line: str, text: str, end: int) -> str | None:
         comm = _COMM.search(report)
         # the report's own code address follows its task line within two lines (Hardware name, RIP)
         after = comm and "\n".join(report[comm.end() :].split("\n", 3)[:3])
-        if comm is None or not _NV_TASK.match(comm.group(1)) or _FRAME.search(after or ""):
+        if comm is None or not _NV_TASK.match(comm.group(1)):
             return None
         said = line[m.start() :].strip(" *")[:120]
+        helper = _COPY_HELPER.search(after or "")
+        if helper is not None and "Call Trace:" not in report:  # a copy for its caller, the trace that names it cut
+            where = f"in a kernel copy helper ({helper.group(1)}), its caller not shown"
+            return f"kernel oops in NVIDIA task {comm.group(1)} {where}: {said}"
+        if _FRAME.search(after or ""):
+            return None
         return f"kernel oops in NVIDIA task {comm.group(1)} (its code address not shown): {said}"
     at, to = report.rfind("\n", 0, frame.start()) + 1, report.find("\n", frame.start())
     where = report[at : to if to >= 0 else len(report)].strip(" *")

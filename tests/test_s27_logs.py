@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuadvisor.importers import import_files
+from gpuadvisor.importers.section import clean_lines
 from gpuadvisor.rules import evaluate
 from tests.test_s21_logs import _judged
 
@@ -117,3 +118,21 @@ def test_a_failed_display_channel_query_with_a_lost_gpus_status_is_a_lost_gpu(tm
         assert not [c for c, _, _ in _judged(tmp_path, text) if c == "GA801"]
         said = [x.message for x in evaluate(import_files([f])) if x.code == "GA820"]
         assert "needs a reset" in said[0], said
+
+
+def test_an_oops_in_an_nvidia_daemons_task_in_a_copy_helper_read_through_literal_crlf(tmp_path):
+    """A GKE node's serial console copied from the API, each line ending in a literal backslash-r-backslash-n: read
+    without them. Its oops ('BUG: unable to handle page fault', 'Comm: dcgm-exporter', RIP memcpy_erms, the call
+    trace cut) happened in a kernel copy helper while DCGM's exporter queried the driver (the task is NVIDIA's, the
+    caller not shown): the driver crashed, GA820 fails (reboot, no Xid: GA801 silent, no GPU lost by bus: no GA315)."""
+    console = next((CORPUS / "s26-logs").glob("gke-console-oops-memcpy-erms-dcgm-exporter-*.txt")).read_text()
+    lines = [x for x in clean_lines(console) if x.strip() and not x.startswith("```")]
+    assert not any(x.endswith("\\r\\n") for x in lines), lines[:3]
+    assert lines[0].endswith("ffffa5c885148a00"), lines[0]
+    found = [f for f in _judged(tmp_path, console) if f[1] != "not-checked"]
+    assert [(c, s) for c, s, _ in found if s == "fail"] == [("GA820", "fail")], found
+    assert not [c for c, _, _ in found if c in ("GA801", "GA315")], found
+    f = tmp_path / "console.txt"
+    f.write_text(console)
+    said = [x.message for x in evaluate(import_files([f])) if x.code == "GA820"]
+    assert "dcgm-exporter" in said[0] and "memcpy_erms" in said[0], said
