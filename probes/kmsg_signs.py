@@ -101,6 +101,8 @@ KEYWORDS = (
     "rpcSendMessage failed",
     "Timeout waiting for RPC from GSP",
     "PCIe Bus Error: severity=",
+    "PCIe Bus Error: serverity=",  # the same line retyped by hand (a typist's common slip)
+    "display engine channel state",
     "AER: can't recover",
     ": Link down",
     ": Link up",
@@ -162,6 +164,7 @@ ANCHORS = (
     "leak of a command resource",
     "insufficient power on the PCIe slot",
     "unknown chipset (ffffffff)",
+    "display engine channel state",  # nvidia-modeset's query of a display channel, failed with the RM's status
     ": Link ",
     "carrier",
     "no space",  # a BAR the kernel could not assign
@@ -173,11 +176,15 @@ ANCHORS = (
 )
 # Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
 # common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
-RARE = {"#": ("soft lockup - CPU#",), "B": ("BUG: ", "PCIe Bus Error: severity="), "'": ("AER: can't recover",)}
+RARE = {
+    "#": ("soft lockup - CPU#",),
+    "B": ("BUG: ", "PCIe Bus Error: severity=", "PCIe Bus Error: serverity="),
+    "'": ("AER: can't recover",),
+}
 RARE_LINES, RARE_PER = 1000, 2000
 SIGN_RE = re.compile(
     r"RmInitAdapter failed|NV_ERR_RESET_REQUIRED|[Rr]eset [Rr]equired|[Hh]eartbeat timed out"
-    r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: severity=|AER: can't recover"
+    r"|rpcSendMessage failed|Timeout waiting for RPC from GSP|PCIe Bus Error: ser?verity=|AER: can't recover"
     r"|: Link (?:down|up)\b|\bib\w*: (?:[Ll]ost|Gained) carrier|blocked for more than \d+ seconds"
     r"|soft lockup - CPU#|NV_ERR_GPU_IS_LOST|GPU lost from the bus|probe routine (?:failed|was not called) for"
     r"|\b(?:nvidia|nouveau)(?::| \S+:) probe (?:of|with driver) \S+ failed with error|gsp ctor failed: -"
@@ -185,18 +192,32 @@ SIGN_RE = re.compile(
     r"|health compromised|mlx5_enter_error_state|mlx5_load_one failed|insufficient power on the PCIe slot"
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
     r"|BUG: unable to handle page fault|general protection fault|can't assign; no space|: no space for \[mem"
+    r"|Failed to query display engine channel state: 0x"
 )
 # FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
 # enabled"; the mlx5en interface "mce0: ..."): no PCI address, no time
 BSD_MLX = re.compile(r"^\s*(?:mlx[45]_core|mlx[45]_ib|mce)\d{1,3}: \S")
-_DEVICE = re.compile(r"(\S+) ((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?::|\s)")
+# a bus id retyped by hand with a colon for the function's dot ("0000:00:1c:0"): unambiguous with its domain
+TYPED_BUS = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}:[0-7]"
+_DEVICE = re.compile(rf"(\S+) ((?:[0-9a-fA-F]{{4,8}}:)?[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7]|{TYPED_BUS})(?::|\s)")
 _NVRM_GPU = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
 _NVRM_INDEX = re.compile(r"NVRM: (GPU\d+) ")
 _SEVERITY = re.compile(
-    r"severity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
+    r"ser?verity=(Corrected|Correctable|Uncorrected \(Non-Fatal\)|Uncorrectable \(Non-Fatal\)"
     r"|Uncorrected \(Fatal\)|Uncorrectable \(Fatal\))"
 )
+# nvidia-modeset (nvkms-evo1.c GetChannelState): "Failed to query display engine channel state: 0x%08x:%d:%d:0x%08x",
+# the channel's class, instance, subdevice and the resource manager's status (nvstatuscodes.h): 0x0000000f
+# NV_ERR_GPU_IS_LOST, 0x00000062 NV_ERR_RESET_REQUIRED: the GPU stopped answering. Any other status is the display's
+# own trouble, left to GA828.
+_MODESET_STATE = re.compile(
+    r"Failed to query display engine channel state: 0x[0-9a-fA-F]{8}:\d+:\d+:0x(0000000[fF]|00000062)\b"
+)
+_MODESET_STATUS = {
+    "0000000f": ("gpu-is-lost", "NV_ERR_GPU_IS_LOST"),
+    "00000062": ("gpu-reset-required", "NV_ERR_RESET_REQUIRED"),
+}
 GPU_SIGNS = ("gpu-init-failed", "gpu-reset-required", "gsp-timeout", "gsp-boot-failed", "nvlink-discovery-failed")
 _GSP_BOOT = re.compile(
     r"kgspInitRm\w*: cannot bootstrap|Cannot initialize GSP firmware RM|cannot proceed with booting GSP"
@@ -223,7 +244,13 @@ _PROBE = re.compile(
     r"|The NVIDIA probe routine failed for"
 )
 _NV_FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+ \[(nvidia\w*)\]")
-_NV_TASK = re.compile(r"nvidia|nvc:|nv_queue")  # the driver's tools and threads: nvidia-smi, nvc:[driver] ...
+# the driver's tools and threads (nvidia-smi, nvc:[driver] ...) and NVIDIA's daemons that query it: DCGM's exporter
+# and host engine, the fabric manager (a task's name is cut at 15 characters: "nv-fabricmanage")
+_NV_TASK = re.compile(r"nvidia|nvc:|nv_queue|dcgm|nv-hostengine|nv-fabricmanage")
+# the kernel's memory-copy helpers (arch/x86/lib): an oops there is its caller's, which only the call trace names
+_COPY_HELPER = re.compile(
+    r"RIP: \w{4}:((?:__)?(?:memcpy|memmove|memset|copy_user|copy_to_user|copy_from_user)\w*\+0x[0-9a-f]+/0x[0-9a-f]+)"
+)
 # the driver's closed core's symbols ("_nv011745rm") carry no "[nvidia]" when the module name is cut off
 _NV_SYMBOL = re.compile(r"\b_nv\d{4,}rm\+0x|\+0x[0-9a-f]+/0x[0-9a-f]+ \[nvidia")
 _OOPS = re.compile(
@@ -298,6 +325,8 @@ LINK_SIGNS = ("link-down", "link-up")
 
 def _bus(text: str) -> str:
     b = text.lower()
+    if b.count(":") == 3:  # retyped "0000:00:1c:0": the function after a colon
+        b = b[: b.rfind(":")] + "." + b[b.rfind(":") + 1 :]
     if re.fullmatch(r"[0-9a-f]{4}:[0-9a-f]{2}\.[0-7]", b):  # old NVRM's "PCI:0001:00.0": bus 01, device 00
         return f"0000:{b[2:]}"
     return with_domain(b) if b.count(":") == 2 else "0000:" + b  # a domain above 0xffff whole (probes/busid.py)
@@ -319,6 +348,10 @@ def classify(line: str) -> tuple[str, str | None, str] | None:
     """(kind, bus id, message) of one line holding a sign, or None (an Xid line, or not a sign after all)."""
     if "Xid" not in line and (m := _PEERMEM_FAILED.search(line)):
         return "peermem-load-failed", None, line[m.start() :].strip()
+    if modeset := _MODESET_STATE.search(line):  # the display engine's query failed: the GPU is lost or needs a reset
+        kind, status = _MODESET_STATUS[modeset.group(1).lower()]
+        at = line.find("nvidia-modeset")
+        return kind, None, f"{line[max(at, 0) :].strip()} ({status}: the GPU no longer answers the driver)"
     return (install_sign(line) if "Xid" not in line else None) or sign_of(line)
 
 
@@ -363,7 +396,7 @@ def sign_of(line: str) -> tuple[str, str | None, str] | None:
         kind = "hca-slot-power"
     elif "unknown chipset (ffffffff)" in line:  # nouveau read the chip id as all ones: the GPU answers no reads
         kind = "gpu-unreadable"
-    elif "PCIe Bus Error: severity=" in line:
+    elif "PCIe Bus Error: severity=" in line or "PCIe Bus Error: serverity=" in line:
         sev = _SEVERITY.search(line)
         if sev is None:
             return None
@@ -420,9 +453,15 @@ def oops_in_driver(line: str, text: str, end: int) -> str | None:
         comm = _COMM.search(report)
         # the report's own code address follows its task line within two lines (Hardware name, RIP)
         after = comm and "\n".join(report[comm.end() :].split("\n", 3)[:3])
-        if comm is None or not _NV_TASK.match(comm.group(1)) or _FRAME.search(after or ""):
+        if comm is None or not _NV_TASK.match(comm.group(1)):
             return None
         said = line[m.start() :].strip(" *")[:120]
+        helper = _COPY_HELPER.search(after or "")
+        if helper is not None and "Call Trace:" not in report:  # a copy for its caller, the trace that names it cut
+            where = f"in a kernel copy helper ({helper.group(1)}), its caller not shown"
+            return f"kernel oops in NVIDIA task {comm.group(1)} {where}: {said}"
+        if _FRAME.search(after or ""):
+            return None
         return f"kernel oops in NVIDIA task {comm.group(1)} (its code address not shown): {said}"
     at, to = report.rfind("\n", 0, frame.start()) + 1, report.find("\n", frame.start())
     where = report[at : to if to >= 0 else len(report)].strip(" *")

@@ -28,6 +28,14 @@ SIGNS = [
     ("aer-nonfatal", "nvidia 0000:03:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer"),
     ("aer-corrected", "pcieport 0000:00:01.0: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer"),
     ("aer-unrecovered", "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)"),
+    (
+        "gpu-is-lost",
+        "nvidia-modeset: ERROR: GPU:0: Failed to query display engine channel state: 0x0000c67e:6:0:0x0000000f",
+    ),
+    (
+        "gpu-reset-required",
+        "nvidia-modeset: ERROR: GPU:0: Failed to query display engine channel state: 0x0000ca7e:0:0:0x00000062",
+    ),
     ("gsp-boot-failed", "NVRM: kgspInitRm_IMPL: cannot bootstrap GSP-RM"),
     ("gsp-boot-failed", "NVRM: RmInitAdapter: Cannot initialize GSP firmware RM"),
     ("gsp-boot-failed", "NVRM: _kgspBootGspRm: unexpected WPR2 already up, cannot proceed with booting GSP"),

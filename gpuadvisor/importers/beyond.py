@@ -34,7 +34,7 @@ from gpuadvisor.importers.section import Detector, Section, outside_log
 from gpuadvisor.importers.smi_query import Q_GPU
 from gpuadvisor.probes.kmsg import normalise_bus_id, parse_log
 from gpuadvisor.probes.kmsg_journal import from_journal_json, journal_line
-from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE
+from gpuadvisor.probes.kmsg_signs import BSD_MLX, SIGN_RE, TYPED_BUS
 from gpuadvisor.probes.kmsg_unjudged import unjudged
 from gpuadvisor.probes.pcie_acs import ACS_BITS
 
@@ -92,7 +92,11 @@ MISMATCH_CUT_RE = re.compile(r"fabric manager NVIDIA GPU driver interface versio
 
 # a device's PCIe AER line without a time ("rtl8192ee 0000:05:00.0: AER: Error of this agent is reported first"): a
 # kernel log, of any device (a paste of them alone is a log with no GPU event)
-_AER = re.compile(r"^\s*[\w-]+ (?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: (?:AER: |PCIe Bus Error)")
+# (retyped by hand: a colon for the function's dot, "pcieport 0000:00:1c:0: PCIe Bus Error: serverity=Corrected")
+_AER = re.compile(
+    rf"^\s*[\w-]+ (?:(?:[0-9a-fA-F]{{4}}:)?[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7]|{TYPED_BUS}): "
+    r"(?:AER: |PCIe Bus Error)"
+)
 
 
 # Kernel lines with no time (dmesg --notime, grepped message text, a log quoted by a post): "NVRM: ..." and
@@ -105,8 +109,13 @@ _BARE = re.compile(
     + r"|\[[^\]\n]{1,40}\]\s*(?:\([^)\n]{1,40}\)\s*)?\"NVRM: "
     # a health agent's or platform's tags before the kernel line ("[gpu-health] [CRITICAL] GPU-1234: XID: NVRM: ...")
     + r"|(?:\[[^\]\n]{1,40}\]\s*|[\w.-]{1,40}:\s+){1,6}NVRM: (?=Xid\b|GPU\b)"
-    # nouveau's line of the NVIDIA GPU it drives, quoted without the time ("nouveau 0000:01:00.0: gsp ctor failed")
-    + rf"|nouveau {PCI_BUS_ID}: )"
+    # the kernel's AER message quoted without its device ("PCIe Bus Error: severity=Corrected, ..."; retyped:
+    # "serverity=")
+    + r"|(?:AER: )?PCIe Bus Error: ser?verity="
+    # a PCI device's own kernel line (the kernel's dev_printk: driver, full bus id, colon) quoted without the time:
+    # "nvidia 0000:01:00.0: probe with driver nvidia failed with error -1", "nouveau 0000:01:00.0: gsp ctor failed";
+    # it starts a log only when it names NVIDIA or holds a sign (starts_kernel_log)
+    + rf"|[\w-]{{1,40}} {PCI_BUS_ID}: )"
 )
 
 
@@ -119,7 +128,7 @@ def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool
     mentions NVRM, Xid or nvidia, or holds a sign probes/kmsg_signs.py reads (PCIe AER, an mlx5 link flap); a
     journalctl -o json entry as the line it stands for; a FreeBSD Mellanox driver's line."""
     line = journal_line(lines[i]) or lines[i]
-    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch")) or bool(_BARE.match(line))
+    bare = line.lstrip().startswith(("NVRM: ", "nvidia-nvswitch", "nvidia-modeset: ")) or bool(_BARE.match(line))
     if current is None and (LOG_LINE.match(line) or _AER.match(line)):
         return True  # a paste that starts as a kernel log is one, NVIDIA lines in it or not ("no fault in the log")
     if (
@@ -399,12 +408,13 @@ _FABRIC_STATES = {
 }
 
 
-def smi_fabric(text: str, bare: bool = False) -> list[GpuFabric]:
+def smi_fabric(text: str, bare: bool = False, headless: bool = False) -> list[GpuFabric]:
     """The "Fabric" block of each GPU in nvidia-smi -q (State, Status, CliqueId, ClusterUUID, Health's Bandwidth),
     in GPU order.
-    ``bare``: blocks grepped out of -q without their GPU lines (``grep -A 4 Fabric``), numbered in order."""
+    ``bare``: blocks grepped out of -q without their GPU lines (``grep -A 4 Fabric``), numbered in order.
+    ``headless``: the paste starts inside a GPU's record (its ``GPU 0000:..`` line cut off): that record is GPU 0."""
     out: list[GpuFabric] = []
-    gpu = -1
+    gpu = 0 if headless else -1
     block: GpuFabric | None = None
     indent = 0
     for line in text.splitlines():
@@ -508,8 +518,9 @@ def add_processes(rig: Rig, text: str) -> None:
 
 
 def add_fabric(rig: Rig, text: str) -> None:
-    """The Fabric blocks of nvidia-smi -q (a row's extras)."""
-    fabric = smi_fabric(text)
+    """The Fabric blocks of nvidia-smi -q (a row's extras); a paste that starts inside a GPU's record (the -q reader
+    counts it as GPU 0, no bus id: its header cut off) has that GPU's Fabric block too."""
+    fabric = smi_fabric(text, headless=bool(rig.gpus) and rig.gpus[0].bus_id is None)
     if fabric:
         rig.fabric.gpus = fabric
 

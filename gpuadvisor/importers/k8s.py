@@ -21,6 +21,13 @@ under the single strategy once per MIG device). The kubelet's resource list past
 (``  nvidia.com/gpu:  2`` among ``  pods:  110``...) gives the count too. Merged with outputs that list the GPUs,
 the count adds none (a note where the two differ).
 
+GKE's GPU device plugin (container-engine-accelerators, pkg/gpu/nvidia/health_check) sets a node condition
+``XidCriticalError`` when NVML reports an Xid it monitors: status ``True``, its reason a JSON map of the Xids seen
+(``{"31":true}``), its message the node's boot id. Each Xid in a ``True`` condition (its row in ``kubectl describe
+node``'s Conditions, or that row alone; its ``reason:`` over ``status: "True"`` and ``type: XidCriticalError`` in -o
+yaml) is read as the kernel event it relays, judged by the Xid catalog as a kernel log's line is (which GPU: the
+condition does not say).
+
 A ``kubectl get pods`` row of a GPU operator component (driver, container toolkit, device plugin, DCGM, feature
 discovery, validators, MIG manager, the operator) whose STATUS is a crash loop or an error is the same kind of
 warning: which component, its status and restarts (kubectl's pod phases and container states, Kubernetes docs
@@ -33,11 +40,12 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from gpuadvisor.facts import Gpu, HealthCheck, Rig
+from gpuadvisor.facts import Gpu, HealthCheck, KernelEvent, Rig
+from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside_log
 
 TOOL = "Kubernetes"
 WHAT_NODE = "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)"
@@ -62,6 +70,27 @@ _KUBELET = re.compile(r"^\s+(?:cpu|ephemeral-storage|hugepages-\w+|memory|pods|n
 _READY = re.compile(r"^\s*Ready\s+(True|False|Unknown)\s+.*?(\S+)\s{2,}(\S.*?)\s*$")
 _UNSCHEDULABLE = re.compile(r"^Unschedulable:\s+true\s*$")
 _TAINTS = re.compile(r"^Taints:\s+(\S.*?)\s*$")
+# GKE's device plugin's node condition: "XidCriticalError  True  <heartbeat>  <transition>  {"31":true}  <boot id>"
+_XID_CONDITION = re.compile(
+    r'^\s*XidCriticalError\s+True\s+.*?(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'
+)
+_XID_KEY = re.compile(r'"(\d{1,5})"')
+# the same condition in kubectl get node -o yaml (its keys sorted: reason, then status and type below it)
+_XID_REASON = re.compile(r"""^\s*reason:\s*'(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'\s*$""")
+_YAML_STATUS = re.compile(r"""^\s*status:\s*["']?True["']?\s*$""")
+_YAML_XID_TYPE = re.compile(r"^\s*type:\s*XidCriticalError\s*$")
+
+
+def _xid_condition(lines: list[str], i: int) -> str | None:
+    """The Xid map (``{"31":true}``) of a True XidCriticalError condition at line ``i``: its describe row, or its
+    -o yaml ``reason:`` over ``status: "True"`` and ``type: XidCriticalError``."""
+    if m := _XID_CONDITION.match(lines[i]):
+        return m.group(1)
+    if (m := _XID_REASON.match(lines[i])) is None:
+        return None
+    below = lines[i + 1 : i + 3]
+    return m.group(1) if any(map(_YAML_STATUS.match, below)) and any(map(_YAML_XID_TYPE.match, below)) else None
+
 
 _HEADER = re.compile(r"^\s*(NAMESPACE\s+)?NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\b")
 _ROW = re.compile(r"^\s*(?:(\S+)\s+)?(?:pod/)?(\S+)\s+(\d+/\d+)\s+(\S+)\s+(\d+)(\s+\([^)]*\))?\s+\S+")
@@ -98,6 +127,8 @@ def starts_node(lines: list[str], i: int, current: Section | None) -> bool:
     if current is not None and current.kind == "k8s-node":
         return False
     s = lines[i]
+    if _xid_condition(lines, i):
+        return outside_log(current)  # GKE's XidCriticalError condition, its row alone (grepped) or in Conditions
     if b := _BLOCK.match(s):
         below = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
         return bool(_KUBELET.match(below)) and len(below) - len(below.lstrip()) > len(b.group(1))
@@ -153,6 +184,11 @@ def _labels_and_blocks(lines: list[str], text: str, source: str, first_line: int
             labels.setdefault(m.group(1), (m.group(2), lineno))
         elif m := _READY.match(line):
             got["ready"] = (m.group(1), m.group(2), m.group(3), lineno)
+        elif seen := _xid_condition(lines, k):
+            xids: list[KernelEvent] = got.setdefault("xids", [])  # type: ignore[assignment]
+            said = line.strip()[:200]
+            xids.extend(KernelEvent(kind="xid", code=int(c), text=said, line=lineno)
+                        for c in _XID_KEY.findall(seen) if int(c))  # fmt: skip
         elif _UNSCHEDULABLE.match(line):
             got["unschedulable"] = lineno
         elif (m := _TAINTS.match(line)) and m.group(1) != "<none>":
@@ -265,8 +301,12 @@ def parse_node(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     resource: dict[str, tuple[int, int]] = got["resource"]  # type: ignore[assignment]
     blocks: set[str] = got["blocks"]  # type: ignore[assignment]
     name = str(got.get("name", "(its name not shown)"))
-    if not labels and "opened" not in got and "name" not in got:
+    xids: list[KernelEvent] = got.get("xids", [])  # type: ignore[assignment]
+    if not labels and "opened" not in got and "name" not in got and not xids:
         raise ImportParseError(source, first_line, f"{WHAT_NODE}: no node name, nvidia.com label or Capacity shown")
+    if xids:  # the Xids GKE's device plugin saw, as the kernel events they are (GA801 judges them by the catalog)
+        rig.kernel = kernel_rig(xids, len(text.splitlines()), source, first_line, None).kernel
+        rig.origins["kernel.events"] = f"{source}:{xids[0].line}"
     _gpus_from_labels(rig, labels, source)
     if "nvidia.com/gpu.count" not in labels:
         _gpus_from_resource(rig, resource, source)

@@ -40,7 +40,7 @@ def clean_lines(text: str) -> list[str]:
     a fence, unless they are a shell's ``> `` continuation prompts; a quote in a quote (``> > ``, ``% > ``) loses
     both."""
     text = text.lstrip("\ufeff")
-    lines = unquoted(html_unescaped([strip_ansi(line).rstrip("\r") for line in text.splitlines()]))
+    lines = unquoted(html_unescaped(_literal_eol([strip_ansi(line).rstrip("\r") for line in text.splitlines()])))
     for _level in range(QUOTE_DEPTH):
         before = lines
         for mark in (">", "%"):
@@ -48,6 +48,20 @@ def clean_lines(text: str) -> list[str]:
         if lines == before:
             break
     return lines
+
+
+_LITERAL_EOL = "\\r\\n"  # the two escapes as text: a console API's lines copied out of a JSON string
+
+
+def _literal_eol(lines: list[str]) -> list[str]:
+    """The lines without the literal backslash-r-backslash-n each ends in when every line that holds text (a fence's
+    aside; the last, perhaps cut) does: a serial console's output copied from the API's JSON string. A paste where
+    only some lines end so is left whole (the text may mean it)."""
+    shown = [x.rstrip() for x in lines if x.strip() and not x.lstrip().startswith(("```", "~~~"))]
+    ended = shown[:-1]  # the last line: the paste may be cut inside it
+    if len(ended) < 2 or not all(x.endswith(_LITERAL_EOL) for x in ended):
+        return lines
+    return [x.rstrip()[: -len(_LITERAL_EOL)] if x.rstrip().endswith(_LITERAL_EOL) else x for x in lines]
 
 
 # a paste that went through a rich-text editor or a web page's source: "&lt;gpu&gt;", indents as "&nbsp; " runs

@@ -34,6 +34,8 @@ SIGNS = (
     *("BUG: unable to handle kernel", "BUG: kernel NULL pointer", "BUG: unable to handle page fault"),
     "general protection fault",
     *("can't assign; no space", ": no space for [mem"),
+    "PCIe Bus Error: serverity=",  # the AER line retyped by hand
+    "Failed to query display engine channel state: 0x",
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}

@@ -456,6 +456,8 @@ def pcie_aer_log(rig: Rig, ctx: Context) -> Iterator[Finding]:
         driver = first.text.split(" ", 1)[0]
         severity = _aer_severity(worst, n, limit, gpu is not None or driver == "nvidia")
         who = f"GPU {gpu} {bus}" if gpu is not None else f"GPU {bus}" if driver == "nvidia" else f"PCIe {driver} {bus}"
+        if bus == "?" and gpu is None:  # the AER message quoted without the device that logged it
+            who = "PCIe device (not named on the line)"
         yield ctx.finding(
             f"{who}: {n} {AER_WORDS[worst]} PCIe error line(s) in the kernel log (line {first.line}: "
             f"{first.text[:120]})",
