@@ -1,0 +1,64 @@
+"""Held-out set 27's reading classes (Akash's GPU JSON, a lone dcgmi diag row, a topo -m whose cells ran together,
+a table whose line breaks were lost, perftest's completion error), each on its s26/s27 paste and another real public
+sample of the same form.
+
+Values are the pastes' own (quoted in each test), never this tool's output."""
+
+from __future__ import annotations
+
+from gpuadvisor.importers import import_texts
+from tests.test_s21_reading import CORPUS, _read
+
+# --- class 1: Akash's GPU inventory (provider-services tools psutil list gpu), whole or through jq ---
+
+
+def test_akash_jq_objects_read_the_nvidia_cards_not_the_bmc():
+    # https://github.com/akash-network/provider-configs/issues/29: ASPEED 1a03:2000, then seven 10de:1db8
+    # 'GV100GL [Tesla V100 SXM3 32GB]' and an eighth NVIDIA object cut after its vendor id
+    rig = _read(
+        CORPUS / "s26-lspci" / "akash-psutil-list-gpu-jq-pci-vendor-product-aspeed-and-v100-sxm3-32gb-cut_vghiur.txt"
+    )
+    assert [g.name for g in rig.gpus] == ["Tesla V100 SXM3 32GB"] * 7 + [None]
+    assert all(g.bus_id is None for g in rig.gpus)
+    assert any("ASPEED" in p for p in rig.problems)
+
+
+def test_akash_cards_json_reads_bus_ids_and_skips_the_virtio_display():
+    # https://github.com/akash-network/provider-configs/issues/20: 'virtio0' (pci null), then 10de:20b7
+    # 'GA100GL [A30 PCIe]' at 0000:00:05.0 and 0000:00:06.0, cut in the second card's 'subclass'
+    rig = _read(CORPUS / "s27-lspci" / "akash-gpu-cards-json-virtio-then-two-a30-pcie-cut_tim-leaf-cloud.txt")
+    assert [(g.name, g.bus_id) for g in rig.gpus] == [("A30 PCIe", "0000:00:05.0"), ("A30 PCIe", "0000:00:06.0")]
+
+
+def test_another_akash_jq_paste_with_a_laptop_igpu():
+    # https://github.com/akash-network/provider-configs/issues/39: 10de:24a0 'GA104 [Geforce RTX 3070 Ti Laptop
+    # GPU]', then Intel 8086:46a6 'Alder Lake-P GT2 [Iris Xe Graphics]' (not read)
+    text = (
+        "@aero5x-akash:~/github$ provider-services tools psutil list gpu | jq '.cards[] | .pci | "
+        "{vendor: .vendor, product: .product}'\n\n```\n"
+        '{\n  "vendor": {\n    "id": "10de",\n    "name": "NVIDIA Corporation"\n  },\n'
+        '  "product": {\n    "id": "24a0",\n    "name": "GA104 [Geforce RTX 3070 Ti Laptop GPU]"\n  }\n}\n'
+        '{\n  "vendor": {\n    "id": "8086",\n    "name": "Intel Corporation"\n  },\n'
+        '  "product": {\n    "id": "46a6",\n    "name": "Alder Lake-P GT2 [Iris Xe Graphics]"\n  }\n}\n\n```\n'
+    )
+    rig = import_texts([("akash.txt", text)])
+    assert [g.name for g in rig.gpus] == ["Geforce RTX 3070 Ti Laptop GPU"]
+    assert any("8086" in p for p in rig.problems)
+
+
+def test_another_akash_cards_json_with_a_product_the_ids_list_did_not_know():
+    # https://github.com/akash-network/provider-configs/pull/77: one card at 0000:02:00.0, driver nvidia,
+    # vendor 10de, product 2f04 named 'unknown' (an RTX 5070 newer than the PCI ids list)
+    text = (
+        "provider-services tools psutil list gpu\n"
+        '{\n  "cards": [\n    {\n      "address": "0000:02:00.0",\n      "index": 1,\n      "pci": {\n'
+        '        "driver": "nvidia",\n        "address": "0000:02:00.0",\n'
+        '        "vendor": {\n          "id": "10de",\n          "name": "NVIDIA Corporation"\n        },\n'
+        '        "product": {\n          "id": "2f04",\n          "name": "unknown"\n        },\n'
+        '        "revision": "0xa1",\n        "subsystem": {\n          "id": "417e",\n          "name": "unknown"\n'
+        '        },\n        "class": {\n          "id": "03",\n          "name": "Display controller"\n        }\n'
+        "      }\n    }\n  ]\n}\n"
+    )
+    rig = import_texts([("akash.json", text)])
+    assert [(g.name, g.bus_id) for g in rig.gpus] == [(None, "0000:02:00.0")]
+    assert "2f04" in rig.gpus[0].unavailable["name"]
