@@ -62,3 +62,33 @@ def test_another_akash_cards_json_with_a_product_the_ids_list_did_not_know():
     rig = import_texts([("akash.json", text)])
     assert [(g.name, g.bus_id) for g in rig.gpus] == [(None, "0000:02:00.0")]
     assert "2f04" in rig.gpus[0].unavailable["name"]
+
+
+# --- class 2: a dcgmi diag Metadata row pasted without its box ---
+
+
+def test_a_lone_dcgmi_diag_device_ids_row_counts_the_gpus():
+    # https://github.com/NVIDIA/DCGM/pull/286: '| GPU Device IDs Detected   | 3182, 3182, 3182, 3182, 3182, 3182,
+    # 3182       |' (Before) and the same row as 'GPU PCI Device IDs Detected' (After)
+    rig = _read(CORPUS / "s27-dcgm" / "dcgmi-diag-one-metadata-row-device-ids-3182-before-after_cluster2600.txt")
+    assert [g.index for g in rig.gpus] == list(range(7))
+    assert all(g.name is None and "3182" in g.unavailable["name"] for g in rig.gpus)
+
+
+def test_another_lone_device_ids_row_from_the_issue_it_answers():
+    # https://github.com/NVIDIA/DCGM/issues/282: the row quoted alone in a fence, DCGM 4.4.1
+    text = "```\n| GPU Device IDs Detected   | 3182, 3182, 3182, 3182, 3182, 3182, 3182       |\n```\n"
+    rig = import_texts([("diag.txt", text)])
+    assert len(rig.gpus) == 7
+    assert rig.software.driver_version is None  # not shown
+
+
+def test_a_device_ids_row_cut_short_counts_nothing():
+    # the same row as https://github.com/NVIDIA/DCGM/issues/282's full table would be cut after its first id: a row
+    # without its closing bar may list too few
+    text = (
+        "| Driver Version Detected   | 580.95.05                                      |\n"
+        "| GPU Device IDs Detected   | 3182, 31"
+    )
+    rig = import_texts([("diag.txt", text)])
+    assert rig.gpus == [] and rig.software.driver_version == "580.95.05"
