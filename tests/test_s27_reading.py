@@ -92,3 +92,45 @@ def test_a_device_ids_row_cut_short_counts_nothing():
     )
     rig = import_texts([("diag.txt", text)])
     assert rig.gpus == [] and rig.software.driver_version == "580.95.05"
+
+
+# --- class 3: nvidia-smi topo -m whose cells ran together (a web page's table render) ---
+
+
+def test_topo_rows_run_together_read_their_link_codes_not_their_affinity():
+    # https://ai-atlas-a.chatqaq.com/en/posts/understanding-and-analyzing-nvidia-gpu-topology-in-linux/:
+    # 'GPU0GPU1GPU2CPU AffinityNUMA AffinityGPU NUMA ID' over 'GPU0XNODENODE0-310N/A' ...: every pair NODE;
+    # '0-310' is 0-31 and 0 (or 0-3 and 10): not read
+    rig = _read(CORPUS / "s27-topo" / "topo-m-blog-table-cells-run-together-three-gpus-node_ai-atlas.txt")
+    assert len(rig.gpus) == 3
+    m = rig.topology.matrix
+    assert [m[a][b] for a in range(3) for b in range(3) if a != b] == ["NODE"] * 6
+    assert all(g.cpu_affinity is None and "ran together" in g.unavailable["cpu_affinity"] for g in rig.gpus)
+
+
+# the DGX-1 example of RSE Sheffield's "Lab 05: Multi-GPU and Benchmarking" (its Jekyll page, permalink
+# /education/intro_dl_sharc_dgx1/lab05/ on https://rse.shef.ac.uk): the header's GPU names and its first NIC name
+# ran together ('GPU0GPU1...GPU7mlx5_0'), the rows tab-separated, 'SOC' links (drivers before 2018)
+DGX1 = (
+    "\t    GPU0GPU1GPU2GPU3GPU4GPU5GPU6GPU7mlx5_0\tmlx5_2\tmlx5_1\tmlx5_3\tCPU Affinity\n"
+    "GPU0\t X \tNV1\tNV1\tNV1\tNV1\tSOC\tSOC\tSOC\tPIX\tSOC\tPHB\tSOC\t1-1\n"
+    "GPU1\tNV1\t X \tNV1\tNV1\tSOC\tNV1\tSOC\tSOC\tPIX\tSOC\tPHB\tSOC\t1-1\n"
+    "GPU2\tNV1\tNV1\t X \tNV1\tSOC\tSOC\tNV1\tSOC\tPHB\tSOC\tPIX\tSOC\t1-1\n"
+    "GPU3\tNV1\tNV1\tNV1\t X \tSOC\tSOC\tSOC\tNV1\tPHB\tSOC\tPIX\tSOC\t1-1\n"
+    "GPU4\tNV1\tSOC\tSOC\tSOC\t X \tNV1\tNV1\tNV1\tSOC\tPIX\tSOC\tPHB\t1-1\n"
+    "GPU5\tSOC\tNV1\tSOC\tSOC\tNV1\t X \tNV1\tNV1\tSOC\tPIX\tSOC\tPHB\t1-1\n"
+    "GPU6\tSOC\tSOC\tNV1\tSOC\tNV1\tNV1\t X \tNV1\tSOC\tPHB\tSOC\tPIX\t1-1\n"
+    "GPU7\tSOC\tSOC\tSOC\tNV1\tNV1\tNV1\tNV1\t X \tSOC\tPHB\tSOC\tPIX\t1-1\n"
+    "mlx5_0\tPIX\tPIX\tPHB\tPHB\tSOC\tSOC\tSOC\tSOC\t X \tSOC\tPHB\tSOC\n"
+    "mlx5_2\tSOC\tSOC\tSOC\tSOC\tPIX\tPIX\tPHB\tPHB\tSOC\t X \tSOC\tPHB\n"
+    "mlx5_1\tPHB\tPHB\tPIX\tPIX\tSOC\tSOC\tSOC\tSOC\tPHB\tSOC\t X \tSOC\n"
+    "mlx5_3\tSOC\tSOC\tSOC\tSOC\tPHB\tPHB\tPIX\tPIX\tSOC\tPHB\tSOC\t X\n"
+)
+
+
+def test_a_topo_header_whose_gpu_and_nic_names_ran_together():
+    rig = import_texts([("topo.txt", DGX1)])
+    assert len(rig.gpus) == 8
+    m = rig.topology.matrix
+    assert (m[0][1], m[0][5], m[4][7]) == ("NV1", "SYS", "NV1")  # SOC is the old name of SYS
+    assert rig.topology.nics == ["mlx5_0", "mlx5_2", "mlx5_1", "mlx5_3"]
