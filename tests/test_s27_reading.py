@@ -134,3 +134,42 @@ def test_a_topo_header_whose_gpu_and_nic_names_ran_together():
     m = rig.topology.matrix
     assert (m[0][1], m[0][5], m[4][7]) == ("NV1", "SYS", "NV1")  # SOC is the old name of SYS
     assert rig.topology.nics == ["mlx5_0", "mlx5_2", "mlx5_1", "mlx5_3"]
+
+
+# --- class 4: an nvidia-smi table whose line breaks were lost (all on one line, spaces squeezed) ---
+
+
+def test_a_flattened_535_table_reads_its_gpu():
+    # http://www.nshx.cn/Finance/31220.html: '+---...---+ | NVIDIA-SMI 535.129.03 Driver Version: 535.129.03 CUDA
+    # Version: 12.2 | |---...' then '| 0 NVIDIA A100-SXM4... On | 00000000:00:1B.0 Off | Off| | N/A 37C P0 55W / 400W |
+    # 1024MiB / 40960MiB | 0% Default |'
+    rig = _read(CORPUS / "s26-smi" / "smi-535-one-line-flattened-blog-a100-sxm4-40960mib-400w_nshx.txt")
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("535.129.03", "12.2")
+    g = rig.gpus[0]
+    assert (len(rig.gpus), g.bus_id, g.memory_total_bytes, g.power_limit_w) == (1, "0000:00:1b.0", 40960 * 2**20, 400.0)
+
+
+def test_a_flattened_580_table_with_empty_cells_reads_its_gpus():
+    # https://chegva.com/6622.html (the page's table, its line breaks lost): driver 580.95.05, CUDA 13.0, B200s at
+    # 51:00.0, 52:00.0 and 62:00.0, '136W / 1000W', '0MiB / 183359MiB', the MIG row's empty cells '| | | Disabled |'
+    rule = "+-----------------------------------------+------------------------+----------------------+"
+    text = (
+        "+-----------------------------------------------------------------------------------------+ | NVIDIA-SMI "
+        "580.95.05 Driver Version: 580.95.05 CUDA Version: 13.0 | "
+        "|-----------------------------------------+------------------------+----------------------+ | GPU Name "
+        "Persistence-M | Bus-Id Disp.A | Volatile Uncorr. ECC | | Fan Temp Perf Pwr:Usage/Cap | Memory-Usage | "
+        "GPU-Util Compute M. | | | | MIG M. | "
+        "|=========================================+========================+======================| "
+        "| 0 NVIDIA B200 On | 00000000:51:00.0 Off | 0 | | N/A 27C P0 136W / 1000W | 0MiB / 183359MiB | 0% Default | "
+        f"| | | Disabled | {rule} | 1 NVIDIA B200 On | 00000000:52:00.0 Off | 0 | | N/A 25C P0 140W / 1000W | "
+        f"0MiB / 183359MiB | 0% Default | | | | Disabled | {rule} | 2 NVIDIA B200 On | 00000000:62:00.0 Off | 0 | "
+        f"| N/A 27C P0 138W / 1000W | 0MiB / 183359MiB | 0% Default | | | | Disabled | {rule}\n"
+    )
+    rig = import_texts([("smi.txt", text)])
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("580.95.05", "13.0")
+    assert [(g.name, g.bus_id, g.power_limit_w) for g in rig.gpus] == [
+        ("NVIDIA B200", "0000:51:00.0", 1000.0),
+        ("NVIDIA B200", "0000:52:00.0", 1000.0),
+        ("NVIDIA B200", "0000:62:00.0", 1000.0),
+    ]
+    assert all(g.memory_total_bytes == 183359 * 2**20 and g.mig_mode is False for g in rig.gpus)
