@@ -173,3 +173,27 @@ def test_a_flattened_580_table_with_empty_cells_reads_its_gpus():
         ("NVIDIA B200", "0000:62:00.0", 1000.0),
     ]
     assert all(g.memory_total_bytes == 183359 * 2**20 and g.mig_mode is False for g in rig.gpus)
+
+
+# --- class 5: perftest's completion error (a failed run, status named as libibverbs names it) ---
+
+
+def test_perftest_completion_error_is_a_failed_run_with_its_status():
+    # https://github.com/linux-rdma/perftest/issues/173: 'Completion with error at client', 'Failed status 4: wr_id 0
+    # syndrom 0x51', 'scnt=828, ccnt=700', 'Failed to complete run_iter_bw function successfully'
+    rig = _read(
+        CORPUS / "s26-rdma-logs" / "perftest-ib-write-bw-use-cuda-completion-error-status-4-syndrom-0x51_farhanma.txt"
+    )
+    (m,) = rig.measurements
+    assert (m.kind, m.status, m.value_gbps) == ("rdma_bw", "failed", None)
+    assert "status 4 (local protection error)" in (m.error or "") and "700 of 828" in (m.error or "")
+
+
+def test_another_completion_error_pasted_on_one_line():
+    # https://github.com/zrlio/softiwarp/issues/27 (ib_send_bw over softiwarp): ' Completion with error at client
+    # Failed status 12: wr_id 0 syndrom 0x81 scnt=128, ccnt=0' (12: transport retry counter exceeded)
+    text = " Completion with error at client Failed status 12: wr_id 0 syndrom 0x81 scnt=128, ccnt=0\n"
+    rig = import_texts([("perftest.txt", text)])
+    (m,) = rig.measurements
+    assert m.status == "failed" and "status 12 (transport retry counter exceeded)" in (m.error or "")
+    assert "0 of 128" in (m.error or "")
