@@ -131,8 +131,8 @@ def _failed_run(lines: list[str], source: str, first_line: int, where: str) -> t
     said: dict[str, tuple[int, re.Match[str]]] = {}
     for k, line in enumerate(lines):
         for name, pattern in (("at", _COMPLETION), ("status", _FAILED_STATUS), ("iter", _RUN_ITER), ("n", _COUNTS)):
-            if name not in said and (m := pattern.search(line)):
-                said[name] = (first_line + k, m)
+            if name not in said and (found := pattern.search(line)):
+                said[name] = (first_line + k, found)
     if "at" not in said and "iter" not in said:
         return None
     parts = [f"completion with error at the {said['at'][1].group(1)}"] if "at" in said else []
