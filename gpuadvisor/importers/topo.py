@@ -47,7 +47,17 @@ _GLUED_WORD = re.compile(r"(?<=\S)(?=CPU_Affinity|NUMA_Affinity|GPU_NUMA_ID)")
 
 
 _LINK_CELL = re.compile(r"^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|CNS|GNS|TNS|NS|DIS|U)$")
-_HEADLESS = re.compile(r"^\s*GPU0\s+X(?:\s|$)")
+_HEADLESS = re.compile(r"^\s*GPU0(?:\s+X(?:\s|$)|\s*X(?=NV\d|PIX|PXB|PHB|NODE|SYS|SOC))")  # or run together
+_GLUED_LABEL = re.compile(r"(GPU\d+|NIC\d+|mlx\d_\d+)(?=X|NV\d|PIX|PXB|PHB|NODE|SYS|SOC)")
+
+
+def _row_tokens(line: str) -> list[str]:
+    """A row's label and cells, those that ran together (``GPU0XNODENODE0-310N/A``) read apart where they part."""
+    tokens = line.split()
+    if tokens and (m := _GLUED_LABEL.match(tokens[0])) and m.end() < len(tokens[0]):
+        tokens = [m.group(1), tokens[0][m.end() :], *tokens[1:]]
+    split = _split_glued(tokens[1:]) if tokens else None
+    return [tokens[0], *split] if split else tokens
 
 
 def headless_header(lines: list[str]) -> str | None:
@@ -57,11 +67,11 @@ def headless_header(lines: list[str]) -> str | None:
     first = next((k for k, x in enumerate(lines) if x.strip()), None)
     if first is None or not _HEADLESS.match(lines[first]):
         return None
-    cells = lines[first].split()[1:]
+    cells = _row_tokens(lines[first])[1:]
     n_link = next((k for k, c in enumerate(cells) if not _LINK_CELL.match(c)), len(cells))
     labels: list[str] = []
     for x in lines[first:]:
-        tokens = x.split()
+        tokens = _row_tokens(x)
         if not tokens or len(labels) == n_link or not any(_LINK_CELL.match(c) for c in tokens[1:2]):
             break
         labels.append(tokens[0])
