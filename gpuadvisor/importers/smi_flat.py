@@ -15,12 +15,19 @@ import re
 # a table rule glued into the line: "+----+", "|-----+-----+-----|", "|=====+=====|"
 _RULE = r"[+|][-=]{3,}(?:[+|][-=]{3,})*[+|]"
 _TOKEN = re.compile(rf"({_RULE})|(\|)|([^|]+)")
-_FLAT = re.compile(rf"{_RULE}\s*\|\s*NVIDIA-SMI\s+\d|\|\s*NVIDIA-SMI\s+\d[^|]*\|\s+{_RULE}")
+_BANNER = re.compile(r"\|\s*NVIDIA-SMI\s+\d[^|]{0,200}\|")
+_RULE_END, _RULE_START = re.compile(r"[+|][-=]{3,}[+|]\s*$"), re.compile(rf"\s*{_RULE}")
 
 
 def flattened(line: str) -> bool:
-    """A line holding an nvidia-smi table whose line breaks were lost: its banner next to a rule."""
-    return len(line) > 150 and line.count("|") >= 6 and bool(_FLAT.search(line))
+    """A line holding an nvidia-smi table whose line breaks were lost: its banner next to a rule (looked for only
+    around the banner, so a long line costs no more than its length)."""
+    if len(line) <= 150 or "NVIDIA-SMI" not in line:
+        return False
+    for m in _BANNER.finditer(line):
+        if _RULE_END.search(line[max(0, m.start() - 12) : m.start()]) or _RULE_START.match(line, m.end()):
+            return True
+    return False
 
 
 def unflattened(line: str) -> list[str]:
