@@ -296,6 +296,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), incus (info --resources), "
+        "Akash provider-services (tools psutil list gpu), "
         "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
         "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, fabric manager or storage output "

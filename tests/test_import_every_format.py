@@ -211,6 +211,8 @@ LIBGPU = "s23-collect-env/gpgpu-course-device-list-uhd-igpu-rtx3050-laptop-cpu-r
 TABLE += f"libgpu-devices | ./main_aplusb_matrix | corpus/{LIBGPU}\n"
 INCUS = "s22-collect-env/incus-info-resources-gpu-rtx3060ti-560-35-03-empty-nvidia-fields_stgraber.txt"
 TABLE += f"incus-gpu | incus info --resources | corpus/{INCUS}\n"
+AKASH = "s27-lspci/akash-gpu-cards-json-virtio-then-two-a30-pcie-cut_tim-leaf-cloud.txt"
+TABLE += f"akash-gpu | provider-services tools psutil list gpu | corpus/{AKASH}\n"
 SMARTCTL = "s22-storage/smartctl-7-1-nvme-intel-optane-16gb-memory-cut-in-smart-log_karlowich.txt"
 TABLE += f"smartctl-nvme | smartctl -a /dev/nvme0 | corpus/{SMARTCTL}\n"
 

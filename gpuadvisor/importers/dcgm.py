@@ -34,6 +34,9 @@ from gpuadvisor.importers.values import normalize_bus_id, placeholder
 _DIAG_START = re.compile(r"^(?:\|\s*Diagnostic\s*\|\s*Result\s*\|?|Successfully ran diagnostic for group\.?)\s*$")
 _DIAG_SECTION = re.compile(r"^[+|]-----\s+([A-Z][\w ]*?)\s+-+[+|]")  # "+-----  Hardware  ------+", a section's rule
 _DIAG_ROW = re.compile(r"^\|\s*([^|]*?)\s*\|\s*(.*?)\s*\|?\s*$")
+# a Metadata row pasted without its box ("| GPU Device IDs Detected | 3182, 3182 |"; DCGM 4.5 "GPU PCI Device IDs")
+_DIAG_METADATA = re.compile(r"^\|\s*(?:GPU (?:PCI )?Device IDs|Driver Version) Detected\s*\|\s*\S")
+_DEVICE_IDS = re.compile(r"^GPU (?:PCI )?Device IDs Detected$")
 _DIAG_VERDICT = re.compile(r"^(Pass|Fail|Warn|Skip)\b(?:\s*-\s*GPUs?:\s*([\d, ]+))?", re.I)
 _GPU_VERDICT = re.compile(r"^GPU\s?(\d+):\s*(Pass|Fail|Warn|Skip)\b", re.I)  # DCGM 4: a row per GPU under the test
 TOOL = "dcgmi diag"
@@ -67,7 +70,13 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if current is not None and current.kind == "dcgm":
         return False
     s = lines[i].strip()
-    if _BOX.match(s) or _DIAG_START.match(s) or _DIAG_SECTION.match(s) or _NO_WATCHES.match(s):
+    if (
+        _BOX.match(s)
+        or _DIAG_START.match(s)
+        or _DIAG_SECTION.match(s)
+        or _NO_WATCHES.match(s)
+        or _DIAG_METADATA.match(s)
+    ):
         return True
     if _PREFLIGHT.search(s) and len(s) < 20000:
         return True
@@ -220,7 +229,8 @@ def _diag(rig: Rig, lines: list[str], source: str, first_line: int, ends: bool) 
     """dcgmi diag's result box: the driver version of its Metadata rows, and each test's verdict listed as a note
     (``Fail - GPU: 0``), a row the paste ends inside left out; a test that failed or warned is a ``HealthCheck``
     with its section and the text of the Warning rows below it. Whether it was one."""
-    if not any(_DIAG_START.match(x.strip()) or _DIAG_SECTION.match(x.strip()) for x in lines):
+    boxed = any(_DIAG_START.match(x.strip()) or _DIAG_SECTION.match(x.strip()) for x in lines)
+    if not boxed and not any(_DIAG_METADATA.match(x.strip()) for x in lines):
         return False
     test = section = ""
     checks: list[HealthCheck] = []
@@ -245,6 +255,8 @@ def _diag(rig: Rig, lines: list[str], source: str, first_line: int, ends: bool) 
         if name == "Driver Version Detected" and value and rig.software.driver_version is None:
             rig.software.driver_version = value
             rig.origins["software.driver_version"] = f"{source}:{first_line + k}"
+        elif _DEVICE_IDS.match(name) and s.endswith("|") and not boxed and not rig.gpus:  # rows pasted alone
+            _device_ids(rig, value, f"{source}:{first_line + k}")
         elif name == "Warning" and checks and not checks[-1].detail:
             says = [_cell(line)]
             checks[-1].detail = value
@@ -259,6 +271,22 @@ def _diag(rig: Rig, lines: list[str], source: str, first_line: int, ends: bool) 
     if checks:
         rig.node.health_checks = checks
     return True
+
+
+def _device_ids(rig: Rig, value: str, where: str) -> None:
+    """The GPUs of the diagnosed group, one per PCI device id listed (``3182, 3182, ...``; DCGM names no model):
+    counted, their name not shown. Read from Metadata rows pasted without their box (whose other rows, read, keep
+    the paste from being refused); a whole box's count is left to its readers (the corpus reads none from it)."""
+    ids = [x.strip() for x in value.split(",")]
+    if not ids or not all(re.fullmatch(r"[0-9a-fA-F]{1,4}", x) for x in ids):
+        return
+    for i in range(len(ids)):
+        g = Gpu(index=i)
+        g.unavailable["name"] = f"dcgmi diag lists its PCI device id ({ids[i]}), not its name"
+        g.unavailable["bus_id"] = g.unavailable["uuid"] = "not shown by dcgmi diag's Metadata rows"
+        rig.gpus.append(g)
+        rig.origins[f"gpu{i}"] = where
+    rig.problems.append(f"{where}: dcgmi diag: {len(ids)} GPU(s), PCI device id(s) {', '.join(sorted(set(ids)))}")
 
 
 def _preflight(rig: Rig, lines: list[str], source: str, first_line: int) -> bool:

@@ -41,6 +41,20 @@ _CUDA_LINES = (
     re.compile(r"^\s*\[pid = \d+, dev = (\d+)\] device name = \[(.+?)\]\s*$"),
 )
 _TO_GBPS = {"Gb": 0.125, "MB": 2**20 / 1e9}  # GB/s per unit printed (perftest's format_factor)
+# a work completion in error (perftest_resources.c): "Completion with error at client:" (or "server"), "Failed
+# status 4: wr_id 0 syndrom 0x51" (ibv_wc.status, wr_id, vendor_err), "scnt=828, ccnt=700", then the test's
+# " Failed to complete run_iter_bw function successfully"
+_COMPLETION = re.compile(r"^\s*Completion with error at (client|server)\b")
+_FAILED_STATUS = re.compile(r"\bFailed status (\d{1,2})\b[^\n]{0,80}?\bwr_id (\d+) syndr?ome? (0x[0-9a-fA-F]+)")
+_RUN_ITER = re.compile(r"^\s*Failed to complete (run_iter_\w+) function successfully")
+_COUNTS = re.compile(r"\bscnt=(\d+), ccnt=(\d+)")  # on its own line, or after the others (a paste joined)
+# ibv_wc_status_str (libibverbs, enum ibv_wc_status): what a completion's status number means
+_WC_STATUS = {
+    1: "local length error", 2: "local QP operation error", 4: "local protection error",
+    5: "Work Request Flushed Error", 8: "local access error", 9: "remote invalid request error",
+    10: "remote access error", 11: "remote operation error", 12: "transport retry counter exceeded",
+    13: "RNR retry counter exceeded", 19: "fatal error", 20: "response timeout error", 21: "general error",
+}  # fmt: skip
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -49,7 +63,9 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     s = lines[i]
     if current is not None and current.kind == "perftest":  # a second test's title starts a second output
         return bool(TITLE.match(s)) and any(TITLE.match(x) for x in current.lines)
-    return outside_log(current) and bool(LINE.match(s) or TITLE.match(s) or _CUDA_START.match(s))
+    return outside_log(current) and bool(
+        LINE.match(s) or TITLE.match(s) or _CUDA_START.match(s) or _COMPLETION.match(s) or _RUN_ITER.match(s)
+    )
 
 
 def _port(m: re.Match[str]) -> RdmaPort:
@@ -81,8 +97,11 @@ def parse_perftest(text: str, source: str = "<text>", first_line: int = 1) -> Ri
             fields.setdefault(f.group(1), f.group(2))
     where = f"{title or 'perftest'} on {fields.get('Device', 'a device it does not name')}"
     link = ", ".join(f"{k} {fields[k]}" for k in ("Transport type", "Connection type", "Link type") if k in fields)
+    if (failed := _failed_run(lines, source, first_line, where)) is not None:
+        rig.origins[f"measurements[{len(rig.measurements)}]"] = failed[1]
+        rig.measurements.append(failed[0])
     if not rows:
-        if title:
+        if title and failed is None:
             rig.problems.append(f"{source}: line {first_line}: {where}: no result row shown (the paste ends first)")
         return rig
     line_no, last = rows[-1]
@@ -104,3 +123,38 @@ def parse_perftest(text: str, source: str = "<text>", first_line: int = 1) -> Ri
     rig.origins["measurements[0]"] = f"{source}:{line_no}"
     rig.measurements.append(bw)
     return rig
+
+
+def _failed_run(lines: list[str], source: str, first_line: int, where: str) -> tuple[Measurement, str] | None:
+    """A test that stopped on a work completion in error: a failed measurement with perftest's error (the
+    completion's status named as libibverbs names it). None when no such line is shown."""
+    said: dict[str, tuple[int, re.Match[str]]] = {}
+    for k, line in enumerate(lines):
+        for name, pattern in (("at", _COMPLETION), ("status", _FAILED_STATUS), ("iter", _RUN_ITER), ("n", _COUNTS)):
+            if name not in said and (found := pattern.search(line)):
+                said[name] = (first_line + k, found)
+    if "at" not in said and "iter" not in said:
+        return None
+    parts = [f"completion with error at the {said['at'][1].group(1)}"] if "at" in said else []
+    if "status" in said:
+        st = said["status"][1]
+        meaning = _WC_STATUS.get(int(st.group(1)), "a status perftest does not name")
+        parts.append(f"status {st.group(1)} ({meaning}), wr_id {st.group(2)}, vendor syndrome {st.group(3)}")
+    if "n" in said:
+        parts.append(f"{said['n'][1].group(2)} of {said['n'][1].group(1)} work requests completed")
+    if "iter" in said:
+        parts.append(f"{said['iter'][1].group(1)} did not complete")
+    bw = "iter" not in said or "bw" in said["iter"][1].group(1)  # run_iter_bw, run_iter_lat ...
+    m = Measurement(
+        kind="rdma_bw" if bw else "rdma_lat",
+        backend="perftest",
+        provenance="imported",
+        method=f"perftest {where}",
+        status="failed",
+        error="; ".join(parts),
+    )
+    for name in ("world_size", "gpus"):
+        m.unavailable[name] = "perftest measures one adapter's link, not GPUs"
+    m.unavailable["value_gbps"] = "the test stopped on a work completion in error: no result row"
+    first = min(line for line, _ in said.values())
+    return m, f"{source}:{first}"

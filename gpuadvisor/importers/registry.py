@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers import (
+    akash_gpu,
     beyond,
     beyond_tools,
     blockdev,
@@ -294,6 +295,9 @@ FORMATS: tuple[Format, ...] = (
     Format("incus-gpu", incus_gpu.WHAT, GPU, "incus", "info --resources",
            "`GPU:` or `GPUs:` over a card's `NUMA node:` (or `Card 0:`), `Vendor: NVIDIA Corporation (10de)` and "
            "`PCI address:` (Incus or LXD)", incus_gpu.starts, reads(incus_gpu.parse_incus_gpu), _add, 9),
+    Format("akash-gpu", akash_gpu.WHAT, GPU, "Akash provider-services", "tools psutil list gpu",
+           '`{` over `"cards": [` or (through jq) `"vendor": {"id": "10de", "name": "NVIDIA Corporation"}` and its '
+           '`"product"`', akash_gpu.starts, reads(akash_gpu.parse_akash_gpu), _add, 9),
     Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
            "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
            reads(numba_detect.parse_numba_detect), _add, 8),

@@ -74,7 +74,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ib-sysfs": ("/infiniband/",),  # /sys/class/infiniband/..., /sys/devices/.../infiniband/...
     "sysfs-pci": (r"/sys/\S*_link_|/sys/\S*/(?:vendor|class|numa_node)",),  # PATH:VALUE, or cat PATH
     "dcgm": (
-        _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic"),
+        _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic", " Detected"),
         r"GPUs? found",
         r"^[+|]-----",
         "MIG configuration is incompatible",
@@ -82,6 +82,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-info": (r"Model:",),
     "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
     "incus-gpu": (r"^\s*GPUs?:",),
+    "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "llama-devices": (
         _words("ggml_cuda_init: found", "ggml_init_cublas: found", ", compute capability ", "using device CUDA"),
@@ -162,6 +163,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "perftest": (
         "Port number ",
         _words("BW Test", "Latency Test", "initializing CUDA", "Perftest doesn't", "Waiting for"),
+        _words("Completion with error", "Failed to complete run_iter_"),
     ),
     "daemon-log": (r"\d\d:\d\d:\d\d", r"^\s*\[\s*[A-Z]{2,6}\s*\] "),  # a clock time, or systemd's console mark
     "nccl-topo-xml": (_SPACE + "<",),

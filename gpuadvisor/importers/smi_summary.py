@@ -13,6 +13,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.importers import smi_flat
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines, outside_log
@@ -234,10 +235,27 @@ def _elisions_as_rules(rig: Rig, lines: list[str], source: str, first_line: int)
     return out
 
 
+def _unflattened(rig: Rig, lines: list[str], source: str, first_line: int) -> list[str]:
+    """The lines, a table whose line breaks were lost (all on one line) split back at its frame, with a note: the
+    line numbers below then count the table's lines."""
+    out: list[str] = []
+    for k, line in enumerate(lines):
+        if not smi_flat.flattened(line):
+            out.append(line)
+            continue
+        split = smi_flat.unflattened(line)
+        rig.problems.append(
+            f"{source}: line {first_line + k}: an nvidia-smi table on one line (its line breaks lost): read as its "
+            f"{len(split)} lines, split at its frame (line numbers below count those)"
+        )
+        out += split
+    return out
+
+
 def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, context: list[str] | None = None) -> Rig:
     """Facts from the plain ``nvidia-smi`` table; ``context``: the lines printed just before it (lost GPUs)."""
     rig = Rig()
-    lines = _elisions_as_rules(rig, clean_lines(text), source, first_line)
+    lines = _elisions_as_rules(rig, _unflattened(rig, clean_lines(text), source, first_line), source, first_line)
     last_shown = max((i for i, x in enumerate(lines) if x.strip()), default=-1)  # the paste's last line
     cut = not text.endswith(("\n", "\r"))  # the file ends inside that line: its last value may be cut short
     body = banner = False
@@ -367,7 +385,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     "Unable to determine the device handle for GPU ..." (the GPU is lost), "NVIDIA-SMI has failed because it
     couldn't communicate with the NVIDIA driver", "Failed to initialize NVML: Driver/library version mismatch" or
     "WARNING: infoROM is corrupted at gpu ..."."""
-    if _SUMMARY.match(lines[i].strip()):
+    if _SUMMARY.match(lines[i].strip()) or smi_flat.flattened(lines[i]):
         return True
     if (current is None or current.kind != "smi-summary") and outside_log(current) and gpu_row(lines[i]):
         return True  # a GPU row pasted without the banner and column header

@@ -31,6 +31,7 @@ def matrix_header_tokens(line: str) -> list[str] | None:
         return None
     for w in MATRIX_WORDS:
         s = s.replace(w, w.replace(" ", "_"))
+    s = _GLUED_WORD.sub(" ", s)  # "GPU2CPU Affinity": a table whose cell separators were lost (a blog's render)
     tokens = s.split()
     if not tokens or any(t in ("X", "OK") for t in tokens):
         return None
@@ -42,10 +43,21 @@ def matrix_header_tokens(line: str) -> list[str] | None:
 
 
 _SHORT_AFFINITY = {"NUMA": "NUMA Affinity"}
+_GLUED_WORD = re.compile(r"(?<=\S)(?=CPU_Affinity|NUMA_Affinity|GPU_NUMA_ID)")
 
 
 _LINK_CELL = re.compile(r"^(?:X|NV\d+|PIX|PXB|PHB|NODE|SYS|SOC|OK|CNS|GNS|TNS|NS|DIS|U)$")
-_HEADLESS = re.compile(r"^\s*GPU0\s+X(?:\s|$)")
+_HEADLESS = re.compile(r"^\s*GPU0(?:\s+X(?:\s|$)|\s*X(?=NV\d|PIX|PXB|PHB|NODE|SYS|SOC))")  # or run together
+_GLUED_LABEL = re.compile(r"(GPU\d+|NIC\d+|mlx\d_\d+)(?=X|NV\d|PIX|PXB|PHB|NODE|SYS|SOC)")
+
+
+def _row_tokens(line: str) -> list[str]:
+    """A row's label and cells, those that ran together (``GPU0XNODENODE0-310N/A``) read apart where they part."""
+    tokens = line.split()
+    if tokens and (m := _GLUED_LABEL.match(tokens[0])) and m.end() < len(tokens[0]):
+        tokens = [m.group(1), tokens[0][m.end() :], *tokens[1:]]
+    split = _split_glued(tokens[1:]) if tokens else None
+    return [tokens[0], *split] if split else tokens
 
 
 def headless_header(lines: list[str]) -> str | None:
@@ -55,11 +67,11 @@ def headless_header(lines: list[str]) -> str | None:
     first = next((k for k, x in enumerate(lines) if x.strip()), None)
     if first is None or not _HEADLESS.match(lines[first]):
         return None
-    cells = lines[first].split()[1:]
+    cells = _row_tokens(lines[first])[1:]
     n_link = next((k for k, c in enumerate(cells) if not _LINK_CELL.match(c)), len(cells))
     labels: list[str] = []
     for x in lines[first:]:
-        tokens = x.split()
+        tokens = _row_tokens(x)
         if not tokens or len(labels) == n_link or not any(_LINK_CELL.match(c) for c in tokens[1:2]):
             break
         labels.append(tokens[0])
@@ -126,7 +138,8 @@ class _Table:
         self.elided: str | None = None  # an elision line among the rows: rows after it are not shown
 
 
-_GLUED_NAMES = re.compile(r"(?:(?:GPU|NIC)\d+){2,}")
+_NAME_IN_GLUE = r"(?:GPU|NIC)\d+|mlx\d_\d+"  # "GPU7mlx5_0": a GPU's and a NIC's column names run together
+_GLUED_NAMES = re.compile(rf"(?:{_NAME_IN_GLUE}){{2,}}")
 _CELL = re.compile(r"X|NV\d{1,2}|PIX|PXB|PHB|NODE|SYS|SOC|N/A|\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*")
 _EXTRA_OK = topo_pipe.EXTRA_OK
 
@@ -170,7 +183,7 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     header: list[str] = []
     for h in matrix_header_tokens(lines[start]) or []:
         if _GLUED_NAMES.fullmatch(h):  # "NIC11NIC12": two names printed without a space (tools' env dumps)
-            names = re.findall(r"(?:GPU|NIC)\d+", h)
+            names = re.findall(_NAME_IN_GLUE, h)
             t.notes.append(
                 f"{source}: line {first_line + start}: header {h!r} read as {', '.join(names)} (column names glued "
                 "together)"
@@ -201,11 +214,15 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
             in_rows = False
             continue
         if in_rows:
-            tokens = s.split()
+            tokens = _label_apart(s.split(), t.columns)
             label = tokens[0]
             if label in t.columns and label not in seen_labels:
                 body = tokens[1:]
                 last = k == last_shown
+                if not (last and cut) and (ran := _ran_together(t, label, body, lineno, source)) is not None:
+                    seen_labels.add(label)
+                    t.rows.append((label, ran, {}, lineno))
+                    continue
                 short = (
                     len(body) < n_link
                     or bool(n_extra)
@@ -258,6 +275,37 @@ def _read_table(text: str, source: str, first_line: int, codes: str) -> _Table:
     if not t.rows:
         raise ImportParseError(source, t.header_line, "a matrix header with no rows under it")
     return t
+
+
+def _label_apart(tokens: list[str], columns: list[str]) -> list[str]:
+    """A row whose label and first cells ran together (``GPU0XNODENODE0-310N/A``: the separators lost) with the
+    label apart: the longest column name it starts with, when a link code follows it."""
+    if not tokens or tokens[0] in columns:
+        return tokens
+    head = max((c for c in columns if tokens[0].startswith(c)), key=len, default=None)
+    rest = tokens[0][len(head) :] if head else ""
+    if head is None or not re.match(r"(?:X|NV\d|PIX|PXB|PHB|NODE|SYS|SOC)", rest):
+        return tokens
+    return [head, rest, *tokens[1:]]
+
+
+def _ran_together(t: _Table, label: str, body: list[str], lineno: int, source: str) -> list[str] | None:
+    """The link cells of a row whose cells ran together with no separator (``XNODENODE0-310N/A``), when they part
+    unambiguously into link codes; its affinity values are not read (``0-310`` is 0-31 and 0, or 0-3 and 10).
+    None for a row not run together."""
+    n_link, n_extra = len(t.columns), len(t.extra_columns)
+    if len(body) >= n_link or (split := _split_glued(body)) is None or len(split) < n_link:
+        return None
+    if not all(TOPO_CODES.match(c) for c in split[:n_link]) or len(split) > n_link + n_extra:
+        return None
+    if n_extra:
+        why = f"row {label} (line {lineno}): its cells ran together: where its affinity values part is not shown"
+        t.extra_unknown[label] = why
+    t.notes.append(
+        f"{source}: line {lineno}: row {label}: cells run together ({' '.join(body)!r}): link cells read apart, "
+        "affinity cells not read"
+    )
+    return split[:n_link]
 
 
 def _apart(t: _Table, label: str, body: list[str], lineno: int, source: str) -> list[str]:
