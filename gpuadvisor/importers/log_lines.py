@@ -57,4 +57,27 @@ def starts_log(lines: list[str], i: int) -> bool:
     if len(near) == 1:  # the paste's last non-blank line: a log of its own only when it is the paste's only one
         return not any(x.strip() for x in lines[:i]) and names_gpu_stack(near[0])
     # a log of something else (a backup job's) holds nothing for this tool: one line near the top names the GPU stack
-    return sum(is_log_line(x) for x in near) >= 2 and any(names_gpu_stack(x) for x in lines[i : i + _ABOUT])
+    return sum(is_log_line(x) for x in near) >= 2 and _names_near(lines, i)
+
+
+class _Scan:
+    """Where the paste being split next names the GPU stack, found once per line: the splitter asks of successive
+    lines of one list, and a window searched afresh for each would cost _ABOUT times the lines."""
+
+    lines: list[str] | None = None  # the list scanned (held, so that its identity cannot be another list's)
+    upto = 0  # lines before this index are scanned
+    hits: list[int] = []  # the indexes scanned that name the GPU stack, in order
+
+
+def _names_near(lines: list[str], i: int) -> bool:
+    """A line among ``lines[i : i + _ABOUT]`` names the GPU stack."""
+    if _Scan.lines is not lines or i < _Scan.upto - _ABOUT:
+        _Scan.lines, _Scan.upto, _Scan.hits = lines, i, []
+    start = max(i, _Scan.upto)
+    for k in range(start, min(i + _ABOUT, len(lines))):
+        if names_gpu_stack(lines[k]):
+            _Scan.hits.append(k)
+    _Scan.upto = max(_Scan.upto, min(i + _ABOUT, len(lines)))
+    while _Scan.hits and _Scan.hits[0] < i:
+        _Scan.hits.pop(0)
+    return bool(_Scan.hits) and _Scan.hits[0] < i + _ABOUT
