@@ -19,9 +19,10 @@ from gpuadvisor.probes.kmsg_unjudged import names_gpu_stack
 
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|FATAL|CRIT(?:ICAL)?|SEVERE|EMERG|ALERT)"
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-# the prefixes of the common logging formats, after an optional "[", "(" or a launcher's tag like "(pid=12) "
+# the prefixes of the common logging formats, after an optional "[", "(" or a launcher's tag like "(pid=12) " (one
+# run of white space before each part: a line of spaces must not be tried every way it splits, cubic in its length)
 LOG_LINE = re.compile(
-    r"^\s*(?:\(\w[\w ]{0,40}pid=\d+[^)]{0,60}\)\s+)?[\[(<|]?\s*(?:"
+    r"^\s*(?:\(\w[\w ]{0,40}pid=\d+[^)]{0,60}\)\s+)?(?:[\[(<|]\s*)?(?:"
     r"\d{4}[-/.]\d\d[-/.]\d\d[T ]\d\d:\d\d(?::\d\d)?"  # ISO 8601, Go's log, log4j, loguru, Python's asctime
     rf"|{_MONTH}\s+\d{{1,2}},?\s+(?:\d{{4}}\s+)?\d\d:\d\d:\d\d"  # syslog, the journal's short form
     r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?\s+(?:\d{1,2}\s+)?" + _MONTH + r"\s"  # ctime, RFC 2822
@@ -31,7 +32,7 @@ LOG_LINE = re.compile(
     rf"|{_LEVEL}\s*[\]>|:-]"  # "[INFO] ", "<ERROR>", "ERROR: ", "INFO - "
     rf"|{_LEVEL}\s+\["  # "INFO  [main] ..."
     r"|\d\d:\d\d:\d\d(?:[.,]\d+)?\s"  # a clock time first
-    r"|\s*\d+\.\d{3,9}\]"  # the kernel's "[  123.456789]"
+    r"|\d+\.\d{3,9}\]"  # the kernel's "[  123.456789]" (its spaces taken after the bracket)
     r"|\d{10}(?:\.\d+)?[\]\s]"  # an epoch time
     r")",
     re.IGNORECASE,
