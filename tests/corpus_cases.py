@@ -68,6 +68,15 @@ def run_import(paths: list[Path], extra: tuple[str, ...] = ()) -> tuple[int, dic
     return rc, scan
 
 
+def import_paste(tmp_path: Path, text: str) -> dict[str, Any]:
+    """``text`` saved as ``paste.txt`` and imported as a user imports it: the scan (the import must succeed)."""
+    path = tmp_path / "paste.txt"
+    path.write_text(text, encoding="utf-8")
+    rc, scan = run_import([path])
+    assert rc == 0 and scan is not None, f"the paste was refused (exit {rc})"
+    return scan
+
+
 def subset_diffs(expected: Any, actual: Any, where: str = "") -> list[str]:
     """Where ``actual`` differs from ``expected`` (dicts compared on expected's keys, lists element by element)."""
     if isinstance(expected, dict):

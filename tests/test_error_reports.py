@@ -5,12 +5,10 @@ tools (rccl-tests, rocm-smi) are refused as theirs whatever else the paste holds
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from gpuadvisor.probes.kmsg_unjudged import reports_failure
 
-from tests.corpus_cases import corpus_file, run_import
+from tests.corpus_cases import corpus_file, import_paste, run_import
 
 # https://github.com/pytorch/pytorch/issues/34220 (the poster's "complete error report")
 TRACEBACK = """The following is a complete error report：
@@ -23,16 +21,8 @@ RuntimeError: CUDA error: an illegal memory access was encountered
 """
 
 
-def _scan(tmp_path: Path, text: str) -> dict:
-    path = tmp_path / "paste.txt"
-    path.write_text(text, encoding="utf-8")
-    rc, scan = run_import([path])
-    assert rc == 0 and scan is not None
-    return scan
-
-
 def test_an_exception_about_cuda_is_read_and_listed(tmp_path):
-    scan = _scan(tmp_path, TRACEBACK)
+    scan = import_paste(tmp_path, TRACEBACK)
     (f,) = [f for f in scan["findings"] if f["code"] == "GA828"]
     assert [x["line"] for x in f["observed"]["lines"]] == [7]
     assert not [f for f in scan["findings"] if f["severity"] in ("warn", "fail")]
@@ -46,7 +36,7 @@ def test_an_exception_about_cuda_is_read_and_listed(tmp_path):
     ],
 )
 def test_set_26s_error_reports_are_read(tmp_path, pattern, lines):
-    scan = _scan(tmp_path, corpus_file(pattern).read_text(encoding="utf-8"))
+    scan = import_paste(tmp_path, corpus_file(pattern).read_text(encoding="utf-8"))
     (f,) = [f for f in scan["findings"] if f["code"] == "GA828"]
     if lines is not None:
         assert [x["line"] for x in f["observed"]["lines"]] == lines

@@ -4,13 +4,11 @@ listed (GA828), never passed over as "no fault". Every paste below is a real one
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from gpuadvisor.probes.kmsg_unjudged import unjudged
 
 from gpuadvisor.importers.log_lines import is_log_line, starts_log
-from tests.corpus_cases import run_import
+from tests.corpus_cases import import_paste
 
 # https://github.com/NVIDIA/k8s-device-plugin/issues/303 (the device plugin's Go log, through kubectl logs)
 DEVICE_PLUGIN_GO = """$ kubectl logs nvidia-device-plugin-daemonset-j76n5 -n kube-system
@@ -63,14 +61,6 @@ TRITON_CUDA_INIT = """E1011 08:02:59.085540 1 logging.cc:40] [runtime.cpp::isCud
 """
 
 
-def _import(tmp_path: Path, text: str) -> dict:
-    path = tmp_path / "paste.txt"
-    path.write_text(text, encoding="utf-8")
-    rc, scan = run_import([path])
-    assert rc == 0 and scan is not None, "the log was refused"
-    return scan
-
-
 def _ga828_lines(scan: dict) -> list[int]:
     (f,) = [f for f in scan["findings"] if f["code"] == "GA828"]
     assert f["severity"] == "info"
@@ -83,14 +73,14 @@ def _ga828_lines(scan: dict) -> list[int]:
     ids=["go-log", "klog", "glog-traceback", "glog-one-line"],
 )
 def test_a_log_of_any_library_is_read_and_its_unknown_errors_are_listed(tmp_path, text, lines):
-    scan = _import(tmp_path, text)
+    scan = import_paste(tmp_path, text)
     assert _ga828_lines(scan) == lines
     assert scan["verdict"]["why"].startswith("no known fault in the logs given, but error lines")
     assert not [f for f in scan["findings"] if f["severity"] in ("warn", "fail")]
 
 
 def test_a_healthy_log_says_no_fault(tmp_path):
-    scan = _import(tmp_path, TRITON_HEALTHY)
+    scan = import_paste(tmp_path, TRITON_HEALTHY)
     assert [f["code"] for f in scan["findings"] if f["severity"] != "not-checked"] == []
     assert scan["verdict"]["why"].startswith("no fault in the logs given")
 

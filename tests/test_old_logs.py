@@ -6,18 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuadvisor.importers.sections import split_sections
-from tests.corpus_cases import run_import
+from tests.corpus_cases import import_paste, run_import
 
 CORPUS = Path(__file__).parent / "corpus"
 WORSE_THAN_INFO = ("warn", "fail")
-
-
-def _import(tmp_path: Path, text: str) -> dict:
-    path = tmp_path / "paste.txt"
-    path.write_text(text, encoding="utf-8")
-    rc, scan = run_import([path])
-    assert rc == 0 and scan is not None
-    return scan
 
 
 # --- a syslog or journal of services only (no kernel line): a log with no GPU event, never refused --------------
@@ -39,7 +31,7 @@ Apr 26 20:40:08 servername nvidia-persistenced: device 50479:00:00.0 - registere
 
 def test_a_syslog_of_services_only_is_a_log_with_no_gpu_event(tmp_path: Path) -> None:
     assert [s.kind for s in split_sections(PERSISTENCED_SYSLOG)] == ["daemon-log"]
-    scan = _import(tmp_path, PERSISTENCED_SYSLOG)
+    scan = import_paste(tmp_path, PERSISTENCED_SYSLOG)
     assert scan["kernel"]["lines_read"] == 8 and scan["kernel"]["events"] == []
     assert scan["gpus"] == []
     assert not [f for f in scan["findings"] if f["severity"] in WORSE_THAN_INFO]
@@ -88,7 +80,7 @@ def test_ibstatus_without_a_device_lists_no_port(tmp_path: Path) -> None:
     ompi = f"[root@compute-01-08 ~]# ibstatus\n{NO_DEVICE}\n"
     assert [s.kind for s in split_sections(ompi)] == ["ibstatus"]
     for scan in (
-        _import(tmp_path, ompi),
+        import_paste(tmp_path, ompi),
         run_import([CORPUS / "s16-rdma/prompt-ibstatus-fatal-no-sysfs-ports-2015-node045_hansthen.txt"])[1],
     ):
         assert scan is not None and scan["network"]["rdma_ports"] == []
