@@ -401,6 +401,21 @@ def test_ga827_another_checkers_failed_gpu_test_fails_and_its_config_check_warns
     ]
 
 
+def test_ga829_a_device_verbs_cannot_use_warns_and_ga827_leaves_it() -> None:
+    # libibverbs' line as github.com/ofiwg/libfabric/issues/975 shows it (rdma-core libibverbs/init.c); a leftover
+    # provider that did not load (github.com/NVIDIA/nccl/issues/1044) alone is a note
+    rig = facts.Rig()
+    no_provider = (
+        "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0"
+    )
+    rig.node.health_checks = [facts.HealthCheck("libibverbs", "no-provider", "warn", no_provider, [], None, "p.txt:2")]
+    (f,) = [f for f in evaluate(rig) if f.code in ("GA827", "GA829")]
+    assert (f.code, f.severity, f.subject) == ("GA829", "warn", "host") and "ibverbs-providers" in f.fix
+    leftover = "libibverbs: Warning: couldn't load driver 'libipathverbs-rdmav25.so': libipathverbs-rdmav25.so: ..."
+    rig.node.health_checks = [facts.HealthCheck("libibverbs", "load-failed", "warn", leftover, [], None, "p.txt:1")]
+    assert [(f.code, f.severity) for f in evaluate(rig) if f.code == "GA829"] == [("GA829", "info")]
+
+
 def test_ga828_lists_the_error_lines_no_sign_judges_and_says_when_it_cannot() -> None:
     rig = facts.Rig()
     line = "2022/05/13 23:09:23 Failed to initialize NVML: could not load NVML library."

@@ -80,6 +80,7 @@ from gpuadvisor.importers import (
     sysfs_pci,
     topo,
     torch_config,
+    verbs_devices,
     verbs_qp,
     versions,
     xid_relay,
@@ -456,6 +457,12 @@ FORMATS: tuple[Format, ...] = (
     _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
             "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
             "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31, family="UCCL"),
+    Format("verbs", verbs_devices.WHAT, BEYOND, "libibverbs", "",
+           "`libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0` "
+           "(or `couldn't open config directory`, `couldn't load driver`, `Driver X does not support the kernel "
+           "ABI`), `No IB devices found`, ibv_devices' `device  node GUID` over its dashes, or a prompt's `ls "
+           "/dev/infiniband`",
+           verbs_devices.starts, reads(verbs_devices.parse), _add, 31, finish=verbs_devices.finish),
     _beyond("ucx-log", verbs_qp.UCX_WHAT,
             "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
             "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",

@@ -113,7 +113,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # the signs' own words, their case and word bounds aside
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
-    "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
+    "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d", _SPACE + r"(?:phys_state:|GID\[)"),
     "ibstatus": (r"^Infiniband device '", "Fatal error:"),
     "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond.FM_WORDS)),
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
@@ -172,6 +172,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ifconfig": (r": flags=\d+<", "Link encap:"),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
+    "verbs": (
+        _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),
+    ),
     "ucx-log": ("ib_mlx5_log.c:",),
     "mlxlink": (_SPACE + "Operational Info",),
     "smi-version": ("NVIDIA-SMI version",),

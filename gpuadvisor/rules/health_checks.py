@@ -148,7 +148,7 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
     seen: set[tuple[str, str, str, tuple[int, ...]]] = set()
     for hc in checks:
         key = (hc.tool, hc.check, hc.verdict, tuple(hc.gpus))
-        if key in seen or hc.tool == CONTAINER_RUNTIME:  # GA507 judges the container runtime's GPU errors
+        if key in seen or hc.tool in (CONTAINER_RUNTIME, "libibverbs"):  # GA507, GA829 judge those
             continue
         seen.add(key)
         severity = _severity(hc, rig)

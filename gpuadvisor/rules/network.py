@@ -91,8 +91,8 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
                 "ib_umad); a missing or failed HCA is a reseat or RMA; leave it out of NCCL_IB_HCA until then",
             )
             continue
-        if p.state is None and p.phys_state is None:
-            continue
+        if p.state is None and p.phys_state in (None, "LinkUp"):
+            continue  # nothing shown down: a link up whose logical state the paste does not show
         if p.state == "ACTIVE" and p.phys_state in (None, "LinkUp"):
             continue
         disabled = (p.phys_state or "").lower() == "disabled"
