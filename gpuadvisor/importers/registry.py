@@ -75,6 +75,7 @@ from gpuadvisor.importers import (
     smi_mig,
     smi_query,
     smi_summary,
+    smi_vgpu,
     smi_xml_forms,
     storage,
     sysfs_pci,
@@ -201,6 +202,9 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-mig", smi_mig.WHAT, GPU, "nvidia-smi", "mig -lgi",
            "`| GPU instances: |` over `| GPU   Name   Profile  Instance   Placement  |`, or that header",
            smi_mig.starts, reads(smi_mig.parse_smi_mig), _add, 2),
+    Format("smi-vgpu", smi_vgpu.WHAT, GPU, "nvidia-smi", "vgpu",
+           "nvidia-smi's banner or `| GPU  Name | Bus-Id | GPU-Util |` over `|  vGPU ID  Name | VM ID  VM Name | "
+           "vGPU-Util |` (a vGPU host)", smi_vgpu.starts, reads(smi_vgpu.parse_smi_vgpu), _add, 2),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `Failed to initialize NVML: Driver/library "
