@@ -195,6 +195,8 @@ TABLE += "jax-env | python -c 'import jax; jax.print_environment_info()' | =JAX_
 TABLE += "pip-list | pip list | grep torch | =PIP_LIST\n"
 MIG_LGI = "s25-smi/smi-mig-lgi-gpu-instances-1g10gb-3g40gb-profiles-cut-at-gpu2_neggert.txt"
 TABLE += f"smi-mig | sudo nvidia-smi mig -lgi | corpus/{MIG_LGI}\n"
+POWER = "s28-lost-gpu/proc-driver-nvidia-power-rtd3-d3cold-by-design-blackwell-pro-healthy-cut_sysadmin-guru.txt"
+TABLE += f"proc-power | cat /proc/driver/nvidia/gpus/0000:11:00.0/power | corpus/{POWER}\n"
 VGPU = "s28-smi/smi-vgpu-host-470-63-2x-t4-grid-t4-4c-vms-cut_kralicky.txt"
 TABLE += f"smi-vgpu | nvidia-smi vgpu | corpus/{VGPU}\n"
 CUPY = "s25-collect-env/cupy-show-config-cuda-driver-13000-runtime-12090-cublas-importerror-cut_leofang.txt"

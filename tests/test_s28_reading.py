@@ -45,3 +45,39 @@ def test_another_vgpu_host_table_with_no_vgpu_and_a_cut_name():
     assert rig.software.driver_version == "525.147.01"
     assert [(g.index, g.name, g.bus_id) for g in rig.gpus] == [(0, None, "0000:01:00.0")]
     assert not rig.partial_gpu_list
+
+
+# --- class 2: the driver's per-GPU power file: runtime D3 (RTD3) state, D3cold by design not a lost GPU ---
+
+
+def test_proc_power_d3cold_by_design_is_read_as_asleep_not_lost():
+    # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/907: 'Runtime D3 status: Enabled (fine-grained)',
+    # 'Video Memory: Off', then the PCI device's runtime_status 'suspended' and power_state 'D3cold'
+    rig = _read(
+        CORPUS
+        / "s28-lost-gpu"
+        / "proc-driver-nvidia-power-rtd3-d3cold-by-design-blackwell-pro-healthy-cut_sysadmin-guru.txt"
+    )
+    assert [g.bus_id for g in rig.gpus] == ["0000:11:00.0"]
+    note = next(p for p in rig.problems if "Runtime D3 status" in p)
+    assert "Enabled (fine-grained)" in note and "D3cold" in note and "not one lost" in note
+
+
+# https://github.com/NVIDIA/open-gpu-kernel-modules/issues/728 (a comment): RTD3 not available on a desktop board,
+# the GPU awake
+ISSUE_728 = """$ cat /proc/driver/nvidia/gpus/0000:01:00.0/power
+Runtime D3 status:          Disabled by default
+Video Memory:               Active
+
+GPU Hardware Support:
+ Video Memory Self Refresh: Not Supported
+ Video Memory Off:          Supported
+
+"""
+
+
+def test_another_proc_power_file_with_rtd3_off_and_memory_active():
+    rig = import_texts([("power.txt", ISSUE_728)])
+    assert [g.bus_id for g in rig.gpus] == ["0000:01:00.0"]
+    note = next(p for p in rig.problems if "Runtime D3 status" in p)
+    assert "Disabled by default" in note and "Video Memory: Active" in note and "not one lost" not in note
