@@ -40,7 +40,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
         "deviceQuery, or matrix rows), "
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
-        "nvbandwidth, "
+        "nvbandwidth, dcgmproftester, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, /proc/driver/nvidia/gpus/*/power, "
         "nvidia-container-cli (info), incus (info --resources), "
         "Akash provider-services (tools psutil list gpu), "

@@ -81,3 +81,59 @@ def test_another_proc_power_file_with_rtd3_off_and_memory_active():
     assert [g.bus_id for g in rig.gpus] == ["0000:01:00.0"]
     note = next(p for p in rig.problems if "Runtime D3 status" in p)
     assert "Disabled by default" in note and "Video Memory: Active" in note and "not one lost" not in note
+
+
+# --- class 3: dcgmproftester's run: the field it loaded, its workers, GFLOPS if printed, an error; no GPU ---
+
+
+def _note(rig, word: str) -> str:
+    return next(p for p in rig.problems if word in p)
+
+
+def test_dcgmproftester_without_validation_names_the_field_and_no_gpu():
+    # https://github.com/NVIDIA/DCGM/issues/239: DCGM 4.2.3's dcgmproftester12 -t 1007 --no-dcgm-validation, 'Worker
+    # 0:0[1007]: Fp32EngineActive: target max, dcgm 0' repeated, no GFLOPS printed (the thread's complaint)
+    rig = _read(CORPUS / "s28-dcgm" / "dcgmproftester12-t1007-fp32-engine-active-dcgm-0-no-validation_bmerry.txt")
+    assert rig.gpus == [] and rig.measurements == []
+    note = _note(rig, "Fp32EngineActive")
+    assert "-t 1007" in note and "worker 0:0" in note and "validation off" in note and "no GFLOPS" in note
+
+
+# https://github.com/NVIDIA/DCGM/issues/76: DCGM 3.1.7's dcgmproftester11 stops at once
+ISSUE_76 = """$ dcgmproftester11 --no-dcgm-validation -t 1004 -d 10
+Skipping CreateDcgmGroups() since DCGM validation is disabled
+Skipping CreateDcgmGroups() since DCGM validation is disabled
+2023-04-18 03:46:10.915 ERROR [2843478:2843478] Error 0 from RunTests(). Exiting. \
+[/workspaces/dcgm-rel_dcgm_3_1-postmerge@2/dcgmproftester/DcgmProfTester.cpp:1170] [main]
+$
+"""
+
+
+def test_another_dcgmproftester_run_that_stopped_with_its_error():
+    rig = import_texts([("proftester.txt", ISSUE_76)])
+    assert rig.gpus == []
+    assert "line 4" in _note(rig, "Error 0 from RunTests()")
+
+
+# NVIDIA's DCGM user guide, "Feature Overview: Profiling Metrics"
+# (https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html): dcgmproftester11
+# --no-dcgm-validation -t 1004 on an A100, then on two MIG 3g.20gb instances (a worker each)
+GUIDE_A100 = """Skipping CreateDcgmGroups() since DCGM validation is disabled
+Skipping WatchFields() since DCGM validation is disabled
+Worker 0:0[1004]: TensorEngineActive: generated ???, dcgm 0.000 (250362.2 gflops)
+Worker 0:0[1004]: TensorEngineActive: generated ???, dcgm 0.000 (252917.0 gflops)
+Worker 0:0[1004]: TensorEngineActive: generated ???, dcgm 0.000 (253971.7 gflops)
+Worker 0:0[1004]: TensorEngineActive: generated ???, dcgm 0.000 (253700.2 gflops)
+"""
+GUIDE_MIG = """Skipping CreateDcgmGroups() since DCGM validation is disabled
+Worker 0:0[1004]: TensorEngineActive: generated ???, dcgm { GPU: 0.000, GI: 0.000, CI: 0.000 } (102659.5 gflops)
+Worker 0:1[1004]: TensorEngineActive: generated ???, dcgm { GPU: 0.000, GI: 0.000, CI: 0.000 } (102659.8 gflops)
+"""
+
+
+def test_dcgmproftester_gflops_are_noted_not_judged():
+    rig = import_texts([("proftester.txt", GUIDE_A100)])
+    assert rig.measurements == [] and rig.gpus == []
+    assert "4 GFLOPS reports, the last 253700.2, the highest 253971.7" in _note(rig, "TensorEngineActive [1004]")
+    mig = import_texts([("proftester.txt", GUIDE_MIG)])
+    assert "on worker 0:0, 0:1" in _note(mig, "TensorEngineActive [1004]")

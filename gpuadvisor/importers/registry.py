@@ -32,6 +32,7 @@ from gpuadvisor.importers import (
     cupy_config,
     daemon_log,
     dcgm,
+    dcgm_proftester,
     dcgmi_dmon,
     detectron2_env,
     devicequery,
@@ -288,6 +289,10 @@ FORMATS: tuple[Format, ...] = (
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
+    Format("dcgm-proftester", dcgm_proftester.WHAT, GPU, dcgm_proftester.WHAT, "",
+           "`Skipping CreateDcgmGroups() since DCGM validation is disabled`, or a progress line `Worker 0:0[1007]: "
+           "Fp32EngineActive: target max, dcgm 0` (`TensorEngineActive: generated ???, dcgm 0.000 (27334.5 gflops)`)",
+           dcgm_proftester.starts, reads_under(dcgm_proftester.parse_dcgm_proftester), _add, 9),
     Format("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgmi diag, dcgm-exporter)", GPU, "DCGM", "",
            "`|  NvLink Link Status  |` or `| GPU ID | Device Information |` (dcgmi), `GPUs:` over `gpuId 0:`, or a "
            '`DCGM_FI_...{gpu="0",...}` metric line', dcgm.starts, reads(dcgm.parse_dcgm), _add, 9),

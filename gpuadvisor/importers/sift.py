@@ -178,6 +178,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-version": ("NVRM version:",),
     "cuda-toolkit": (_words("Cuda compiler driver", "Cuda compilation tools", '"cuda"'), _SPACE + "CUDA Version "),
     "driver-packages": ("Desired=", "nvidia", "cuda-drivers"),
+    "smi-vgpu": ("NVIDIA-SMI", r"GPU\s+Name"),
+    "proc-power": ("Runtime D3 status:",),
+    "dcgm-proftester": (_words("since DCGM validation is disabled", ", dcgm ", "from RunTests()"),),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 
