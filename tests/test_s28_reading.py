@@ -137,3 +137,44 @@ def test_dcgmproftester_gflops_are_noted_not_judged():
     assert "4 GFLOPS reports, the last 253700.2, the highest 253971.7" in _note(rig, "TensorEngineActive [1004]")
     mig = import_texts([("proftester.txt", GUIDE_MIG)])
     assert "on worker 0:0, 0:1" in _note(mig, "TensorEngineActive [1004]")
+
+
+# --- class 4: UCC's ucc_perftest table: a collective measurement as nccl-tests' rows, no GPU ---
+
+
+def test_ucc_perftest_alltoall_rows_read_as_a_collective_measurement():
+    # https://github.com/openucx/ucc/pull/223: Alltoall, cuda memory, float32, not in place; 65536 x 262144 B
+    # 76.46 us 24.00 GB/s ... 4194304 x 16777216 B 2555.02 us 45.96 GB/s; cut inside the 32 MiB row
+    rig = _read(CORPUS / "s28-nccl-tests" / "ucc-perftest-alltoall-cuda-float32-bw-columns-cut_sergei-lebedev.txt")
+    assert rig.gpus == []
+    (m,) = rig.measurements
+    assert (m.kind, m.backend, m.status) == ("alltoall", "ucc", "partial")
+    assert [(r.count, r.size_bytes, r.time_us, r.busbw_gbps) for r in m.rows[:1]] == [(65536, 262144, 76.46, 24.0)]
+    assert (m.rows[-1].size_bytes, m.value_gbps) == (16777216, 45.96)
+    assert m.world_size is None and "world_size" in m.unavailable
+
+
+# https://github.com/openucx/ucc/pull/1199: ucc_perftest -c reducedt -m cuda-mng on two H100s, without -F: times only
+PR_1199 = """Collective:             Reduce DT
+Memory type:            cuda-managed
+Datatype:               float32
+Reduction:              sum
+Inplace:                N/A
+Warmup:
+  small                 100
+  large                 20
+Iterations:
+  small                 1000
+  large                 200
+
+       Count        Size                Time, us
+                                 avg         min         max
+         128         512        8.30        7.83        8.76
+Total time: 0.008764 ms
+"""
+
+
+def test_ucc_perftest_without_bandwidth_columns_is_noted_not_measured():
+    rig = import_texts([("ucc.txt", PR_1199)])
+    assert rig.measurements == []
+    assert "ucc_perftest Reduce DT (cuda-managed memory, float32)" in _note(rig, "no bandwidth column")

@@ -83,6 +83,7 @@ from gpuadvisor.importers import (
     sysfs_pci,
     topo,
     torch_config,
+    ucc_perftest,
     verbs_qp,
     versions,
     xid_relay,
@@ -253,6 +254,9 @@ FORMATS: tuple[Format, ...] = (
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8, extras=beyond_tools.add_nccl_debug),
+    Format("ucc-perftest", ucc_perftest.WHAT, GPU, "UCC", "ucc_perftest",
+           "`Collective:  Alltoall` over `Memory type:  cuda`, or its header `Count  Size  Time, us  Bandwidth, GB/s`",
+           ucc_perftest.starts, reads(ucc_perftest.parse_ucc_perftest), _add, 8),
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
            "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
            "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw,
