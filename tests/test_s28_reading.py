@@ -178,3 +178,41 @@ def test_ucc_perftest_without_bandwidth_columns_is_noted_not_measured():
     rig = import_texts([("ucc.txt", PR_1199)])
     assert rig.measurements == []
     assert "ucc_perftest Reduce DT (cuda-managed memory, float32)" in _note(rig, "no bandwidth column")
+
+
+# --- class 5: deviceQuery with its rows wrapped by a narrow window: a known label's row joined again ---
+
+
+def test_devicequery_memory_row_wrapped_by_a_browser_is_joined():
+    # https://github.com/amock/kNNcuda/issues/1: 'Total amount of global memory:  8119 MBytes (8513716224' over
+    # 'bytes)'; Quadro M4000, CUDA 8.0 / 8.0, compute capability 5.2
+    rig = _read(
+        CORPUS / "s28-cuda-samples" / "devicequery-quadro-m4000-8-0-lines-wrapped-by-browser-cut_itabhiyanta.txt"
+    )
+    assert [(g.name, g.memory_total_bytes, g.compute_capability) for g in rig.gpus] == [
+        ("Quadro M4000", 8513716224, "5.2")
+    ]
+    assert rig.software.cuda_driver_version == "8.0"
+
+
+# https://github.com/kosl/ihipp-examples (docs/week5.md, "Consumer grade vs. high-end GPUs"): an excerpt of deviceQuery
+# on a Marconi-100 V100 whose values a narrow page put under their labels
+MARCONI = """Total amount of global memory:
+16128 MBytes (16911433728 bytes)
+(80) Multiprocessors, (64) CUDA Cores/MP:
+5120 CUDA Cores
+GPU Max Clock rate: 1530 MHz (1.53 GHz)
+"""
+
+
+def test_another_wrapped_devicequery_row_is_joined_and_nothing_else():
+    from gpuadvisor.importers.devicequery import unwrapped
+    from gpuadvisor.importers.rows import stripped_rows
+
+    rows = [r.text for r in unwrapped(stripped_rows(MARCONI, 1))]
+    assert rows[0] == "Total amount of global memory: 16128 MBytes (16911433728 bytes)"
+    assert rows[1:] == [
+        "(80) Multiprocessors, (64) CUDA Cores/MP:",
+        "5120 CUDA Cores",
+        "GPU Max Clock rate: 1530 MHz (1.53 GHz)",
+    ]
