@@ -216,3 +216,37 @@ def test_another_wrapped_devicequery_row_is_joined_and_nothing_else():
         "5120 CUDA Cores",
         "GPU Max Clock rate: 1530 MHz (1.53 GHz)",
     ]
+
+
+# --- class 6: a bash/csh '[user@host dir]$' prompt above an output is glue, not an unread line ---
+
+
+def _unread(path_or_text: str, name: str = "paste.txt") -> list[str]:
+    from gpuadvisor.importers import parse_text
+
+    return [n for p in parse_text(path_or_text, name) for n in p.notes if "not recognised" in n]
+
+
+def test_bracketed_prompt_above_nvidia_smi_is_not_noted_as_unread():
+    # https://github.com/ronghanghu/snmn/issues/2: '[jalal@goku snmn]$ nvidia-smi' above the table
+    path = CORPUS / "s28-smi" / "smi-410-48-prompt-2x-gtx1080ti-display-on-cut-in-second-gpu_monajalal.txt"
+    assert _unread(path.read_text(encoding="utf-8")) == []
+
+
+# https://github.com/NVIDIA/nccl-tests/issues/68: '[user@machine nccl-tests]$ nvidia-smi topo -m' over its matrix
+ISSUE_68 = (
+    "[user@machine nccl-tests]$ nvidia-smi topo -m\n"
+    "\tGPU0\tGPU1\tGPU2\tGPU3\tmlx5_0\tCPU Affinity\tNUMA Affinity\n"
+    "GPU0\t X \tNV2\tNV2\tNV2\tNODE\t0,2,4,6,8,10\t0\n"
+    "GPU1\tNV2\t X \tNV2\tNV2\tNODE\t0,2,4,6,8,10\t0\n"
+    "GPU2\tNV2\tNV2\t X \tNV2\tNODE\t0,2,4,6,8,10\t0\n"
+    "GPU3\tNV2\tNV2\tNV2\t X \tNODE\t0,2,4,6,8,10\t0\n"
+    "mlx5_0\tNODE\tNODE\tNODE\tNODE\t X \t\t\n"
+)
+
+
+def test_another_bracketed_prompt_is_glue_and_a_kernel_line_is_not():
+    from gpuadvisor.importers.sections import _GLUE
+
+    assert _unread(ISSUE_68) == []
+    assert _GLUE.match("[    5.123456] nvidia: loading out-of-tree module taints kernel.") is None
