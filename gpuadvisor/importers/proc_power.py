@@ -26,8 +26,8 @@ from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "/proc/driver/nvidia/gpus/*/power"
 _PREFIX = r"(?:\S*/power:)?"  # grep's file-name prefix
-_D3 = re.compile(r"^" + _PREFIX + r"Runtime D3 status:\s*(.*?)\s*$")
-_VIDMEM = re.compile(r"^" + _PREFIX + r"Video Memory:\s*(.*?)\s*$")
+_D3 = re.compile(r"^" + _PREFIX + r"Runtime D3 status:\s*((?:\S(?:.*\S)?)?)\s*$")
+_VIDMEM = re.compile(r"^" + _PREFIX + r"Video Memory:\s*((?:\S(?:.*\S)?)?)\s*$")
 _OTHER = re.compile(r"^" + _PREFIX + r"(?:Tegra iGPU Rail-Gating|GPU Hardware Support|S0ix Power Management):")
 _PATH = re.compile(r"/proc/driver/nvidia/gpus/([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])/power")
 _SYSFS = re.compile(r"/sys/bus/pci/devices/([0-9A-Fa-f:.]+)/(power/runtime_status|power_state)\s*$")

@@ -28,8 +28,8 @@ WHAT = "nvidia-smi vgpu"
 _BANNER = re.compile(r"^\|?\s*NVIDIA-SMI\s+\S+\s+Driver Version:")
 _HEADER = re.compile(r"^\|\s*GPU\s+Name\s*\|\s*Bus-Id\s*\|\s*GPU-Util\s*\|?$")
 _VGPU_HEADER = re.compile(r"^\|\s*vGPU ID\s+Name\s*\|\s*VM ID\s+VM Name\s*\|\s*vGPU-Util\s*\|?$")
-_GPU_CELL = re.compile(r"^\s*(\d{1,3})\s+(\S.*?)\s*$")  # "  0  Tesla T4   ": nvidia-smi's index, the name
-_VGPU_CELL = re.compile(r"^\s*(\d{4,})\s+(\S.*?)\s*$")  # "  3251649543  GRID T4-4C ": the vGPU's id, its type
+_GPU_CELL = re.compile(r"^\s*(\d{1,3})\s+(\S(?:.*\S)?)\s*$")  # "  0  Tesla T4   ": nvidia-smi's index, the name
+_VGPU_CELL = re.compile(r"^\s*(\d{4,})\s+(\S(?:.*\S)?)\s*$")  # "  3251649543  GRID T4-4C ": the vGPU's id, its type
 _NOT_SHOWN = "not in nvidia-smi vgpu's table (it shows each GPU's name, bus id and utilisation)"
 
 

@@ -24,7 +24,7 @@ from gpuadvisor.importers.rows import stripped_rows
 from gpuadvisor.importers.section import Section
 
 WHAT = "ucc_perftest"
-_SETTING = re.compile(r"^(Collective|Memory type|Datatype|Reduction|Inplace):\s+(\S.*?)\s*$")
+_SETTING = re.compile(r"^(Collective|Memory type|Datatype|Reduction|Inplace):\s+(\S(?:.*\S)?)\s*$")
 _HEADER = re.compile(r"^Count\s+Size\s+Time, us(?:\s+((?:Bus )?Bandwidth), GB/s)?\s*$")
 _ROW = re.compile(
     r"^(\d+)\s+(\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)(?:\s+(\d+\.\d+|N/A)\s+(?:\d+\.\d+|N/A)\s+(?:\d+\.\d+|N/A))?$"
