@@ -181,6 +181,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-version": ("NVRM version:",),
     "cuda-toolkit": (_words("Cuda compiler driver", "Cuda compilation tools", '"cuda"'), _SPACE + "CUDA Version "),
     "driver-packages": ("Desired=", "nvidia", "cuda-drivers"),
+    "smi-vgpu": ("NVIDIA-SMI", r"GPU\s+Name"),
+    "proc-power": ("Runtime D3 status:",),
+    "dcgm-proftester": (_words("since DCGM validation is disabled", ", dcgm ", "from RunTests()"),),
+    "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 

@@ -124,6 +124,15 @@ def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int, cut: bool = 
         )
 
 
+def banner_versions(rig: Rig, line: str, source: str, lineno: int, cut: bool = False) -> bool:
+    """Read nvidia-smi's banner (``NVIDIA-SMI 470.63  Driver Version: 470.63 ...``) when ``line`` is one, as the
+    plain table's reader does (another of nvidia-smi's tables prints the same banner)."""
+    m = _VERSIONS.search(line)
+    if m:
+        _versions(rig, m, source, lineno, cut)
+    return m is not None
+
+
 def _cut_version(rig: Rig, m: re.Match[str], cut: bool) -> None:
     """A version cut short is not read (another table of the paste shows it whole): one that ends in a dot
     (``Driver Version: 535.129.``, no version does), or (``cut``: the file ends inside the banner) the last one."""
