@@ -28,6 +28,8 @@ def _nvswitch(rig: Rig) -> bool:
 
 # brands sold only as PCIe cards (consumer and workstation): never on an NVSwitch baseboard, whose GPUs are SXM modules
 _CARD_BRANDS = re.compile(r"\b(?:GeForce|TITAN|Quadro|RTX|PCIe)\b", re.IGNORECASE)
+# the same as NVML / nvidia-smi -q name the brand ("NVIDIA RTX": the workstation cards, RTX A6000 and later)
+_CARD_BRAND_WORDS = {"geforce", "geforce rtx", "titan", "titan rtx", "quadro", "quadro rtx", "nvidia rtx", "nvs"}
 
 
 # the smallest GPU on an NVSwitch baseboard: V100 SXM3 32 GB (DGX-2/HGX-2); HGX A100 40/80 GB, H100 and later more
@@ -35,13 +37,14 @@ _SWITCHED_MIN_BYTES = 30 * 2**30
 
 
 def _card(gpu: Gpu) -> bool:
-    """A GPU that is no NVSwitch baseboard's SXM module: by the catalog's form factor, by its brand (a name
-    nvidia-smi cut short), or by a memory smaller than any such module's."""
+    """A GPU that is no NVSwitch baseboard's SXM module: by the catalog's form factor, by its brand (NVML's or
+    nvidia-smi's, or the brand word of a name nvidia-smi cut short), or by a memory smaller than any such module's."""
     spec = catalog.find_gpu(gpu.name)
     if spec is not None:
         return spec.form_factor != "sxm"
     small = gpu.memory_total_bytes is not None and gpu.memory_total_bytes < _SWITCHED_MIN_BYTES
-    return small or bool(gpu.name and _CARD_BRANDS.search(gpu.name))
+    by_brand = (gpu.brand or "").lower() in _CARD_BRAND_WORDS
+    return small or by_brand or bool(gpu.name and _CARD_BRANDS.search(gpu.name))
 
 
 def _no_nvswitch(rig: Rig) -> bool:

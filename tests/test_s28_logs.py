@@ -1,0 +1,118 @@
+"""Held-out set 28's reading classes (a GPU's brand as a fact, judged by GA313 and the fabric rules), each on its s28
+paste and another real public sample of the same form.
+
+Values are the pastes' own (quoted in each test), never this tool's output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.catalog import brands
+from gpuadvisor.importers import import_texts
+from gpuadvisor.rules import evaluate
+from tests.corpus_cases import CORPUS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _read(path: Path | str, text: str | None = None):
+    name = Path(path).name
+    return import_texts([(name, Path(path).read_text(encoding="utf-8") if text is None else text)])
+
+
+def _findings(rig, code: str) -> list[tuple[str, str]]:
+    return [(f.severity, f.subject) for f in evaluate(rig) if f.code == code]
+
+
+# --- class 1: a GPU's brand (NVML nvmlDeviceGetBrand, nvidia-smi -q Product Brand, a cut table name's brand word) ---
+
+
+def test_table_names_cut_short_still_show_the_geforce_brand_and_persistence_off_is_info():
+    # https://github.com/pytorch/pytorch/issues/18431: '|   0  GeForce GTX 108...  Off  | 00000000:1A:00.0  On |'
+    # and GPU 1 'GeForce GTX 108...  Off  | 00000000:1B:00.0 Off' (ten GTX 1080 Ti, a display on GPU 0)
+    rig = _read(CORPUS / "s28-smi" / "smi-390-116-gtx1080ti-display-on-gpu0-cut-in-second-gpu-power_houweidong.txt")
+    assert [(g.name, g.brand) for g in rig.gpus] == [(None, "GeForce"), (None, "GeForce")]
+    assert [sev for sev, _ in _findings(rig, "GA313")] == ["info"]
+
+
+def test_another_table_of_cut_geforce_names_with_a_prompt():
+    # https://github.com/ronghanghu/snmn/issues/2: '[jalal@goku snmn]$ nvidia-smi', driver 410.48,
+    # '|   0  GeForce GTX 108...  Off  | 00000000:05:00.0  On |', GPU 1 at 06:00.0 cut after its first line
+    rig = _read(CORPUS / "s28-smi" / "smi-410-48-prompt-2x-gtx1080ti-display-on-cut-in-second-gpu_monajalal.txt")
+    assert [g.brand for g in rig.gpus] == ["GeForce", "GeForce"]
+    assert all(sev == "info" for sev, _ in _findings(rig, "GA313"))
+
+
+def test_a_tesla_table_name_is_no_desktop_brand():
+    # https://github.com/pytorch/pytorch/issues/1637 (nvidia-smi 375.66): '|   0  Tesla K80           On   |' at
+    # 0000:06:00.0, 57W / 149W, 0MiB / 11439MiB: brand Tesla (a server card: persistence off there would warn)
+    text = (
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 375.66                 Driver Version: 375.66                    |\n"
+        "|-------------------------------+----------------------+----------------------+\n"
+        "| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+        "| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n"
+        "|===============================+======================+======================|\n"
+        "|   0  Tesla K80           On   | 0000:06:00.0     Off |                    0 |\n"
+        "| N/A   41C    P0    57W / 149W |      0MiB / 11439MiB |      0%      Default |\n"
+        "+-------------------------------+----------------------+----------------------+\n"
+    )
+    rig = _read("smi.txt", text)
+    assert [(g.name, g.brand, g.persistence_mode) for g in rig.gpus] == [("Tesla K80", "Tesla", True)]
+    assert not brands.desktop(rig.gpus[0].brand)
+
+
+def test_smi_q_product_brand_is_read_and_judges_persistence():
+    # https://github.com/NVIDIA/nvidia-docker/issues/1004: driver 384.130, 'Product Name : GeForce GTX 1080 Ti',
+    # 'Product Brand : GeForce', 'Display Active : Enabled', 'Persistence Mode : Disabled'
+    shown = [
+        ("Product Name", "GeForce GTX 1080 Ti"),
+        ("Product Brand", "GeForce"),
+        ("Display Mode", "Enabled"),
+        ("Display Active", "Enabled"),
+        ("Persistence Mode", "Disabled"),
+    ]
+    text = "==============NVSMI LOG==============\n\nDriver Version : 384.130\n\nAttached GPUs : 1\n"
+    text += "GPU 00000000:06:00.0\n" + "".join(f"    {k:<31} : {v}\n" for k, v in shown)
+    rig = _read("smi-q.txt", text)
+    assert [(g.bus_id, g.brand, g.persistence_mode) for g in rig.gpus] == [("0000:06:00.0", "GeForce", False)]
+    assert [sev for sev, _ in _findings(rig, "GA313")] == ["info"]
+
+
+def test_smi_q_titan_brand_as_nvidia_smi_prints_it():
+    # https://github.com/microsoft/WSL/issues/7852: 'Product Name : NVIDIA TITAN RTX', 'Product Brand : Titan'
+    rig = _read(CORPUS / "s13-smi-q" / "smi-q-wsl-4-attached-titan-rtx-wddm-cut-at-part-number_yes89929.txt")
+    assert rig.gpus[0].brand == "Titan"
+    assert brands.desktop(rig.gpus[0].brand)
+
+
+def test_smi_q_x_product_brand():
+    # tests/fixtures/h100-vm/smi-q.xml (an H100 VM's nvidia-smi -q -x): '<product_brand>NVIDIA</product_brand>';
+    # netdata's rtx-4090-driver-535.xml: '<product_brand>GeForce</product_brand>'
+    h100 = _read("smi-q.xml", (FIXTURES / "h100-vm" / "smi-q.xml").read_text(encoding="utf-8"))
+    assert {g.brand for g in h100.gpus} == {"NVIDIA"}
+    rtx = _read(FIXTURES / "import" / "samples" / "smi-q-x_rtx4090-gen3-host.txt")
+    assert [g.brand for g in rtx.gpus] == ["GeForce"]
+
+
+def test_brand_words_in_names():
+    # nvidia-smi's table names: 'GeForce GTX 108...', 'NVIDIA GeForce RTX 4' (cut inside the model), 'Tesla
+    # V100-SXM2...', 'Quadro RTX 8000', 'NVIDIA TITAN V'; data-centre names carry no brand word ('NVIDIA H100 80GB
+    # HBM3': brand NVIDIA; 'NVIDIA RTX A6000': brand NVIDIA RTX, nvidia-smi -q), and a cut brand word is no brand
+    assert brands.from_name("GeForce GTX 108...") == "GeForce"
+    assert brands.from_name("NVIDIA GeForce RTX 4") == "GeForce"
+    assert brands.from_name("Tesla V100-SXM2...") == "Tesla"
+    assert brands.from_name("Quadro RTX 8000") == "Quadro"
+    assert brands.from_name("NVIDIA TITAN V") == "Titan"
+    assert brands.from_name("NVIDIA H100 80GB HBM3") is None
+    assert brands.from_name("NVIDIA RTX A6000") is None
+    assert brands.from_name("NVIDIA GeFor...") is None
+    # nvml.h nvmlBrandType_t: 5 GeForce, 2 Tesla, 14 NVIDIA, 13 NVIDIA RTX; 0 unknown
+    assert [brands.from_nvml(c) for c in (5, 2, 14, 13, 0)] == ["GeForce", "Tesla", "NVIDIA", "NVIDIA RTX", None]
+
+
+def test_nvml_probe_reads_the_brand_from_the_simulated_library(preset):
+    # the simulated NVML answers nvmlDeviceGetBrand as the real one does for these parts: an RTX 4090
+    # (nvidia-docker #1671's 2080 Ti alike: 'Product Brand : GeForce'), an H100 ('<product_brand>NVIDIA')
+    assert {g.brand for g in preset("4x4090-pcie").gpus} == {"GeForce"}
+    assert {g.brand for g in preset("dgx-h100").gpus} == {"NVIDIA"}
