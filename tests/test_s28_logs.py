@@ -1,5 +1,6 @@
-"""Held-out set 28's reading classes (a GPU's brand as a fact, judged by GA313 and the fabric rules), each on its s28
-paste and another real public sample of the same form.
+"""Held-out set 28's reading classes (a GPU's brand as a fact, judged by GA313 and the fabric rules; the fabric
+manager log's errors that leave the fabric unconfigured), each on its s28 paste and another real public sample of the
+same form.
 
 Values are the pastes' own (quoted in each test), never this tool's output."""
 
@@ -116,3 +117,52 @@ def test_nvml_probe_reads_the_brand_from_the_simulated_library(preset):
     # (nvidia-docker #1671's 2080 Ti alike: 'Product Brand : GeForce'), an H100 ('<product_brand>NVIDIA')
     assert {g.brand for g in preset("4x4090-pcie").gpus} == {"GeForce"}
     assert {g.brand for g in preset("dgx-h100").gpus} == {"NVIDIA"}
+
+
+# --- class 2: the fabric manager log's errors that leave the fabric unconfigured (GA809), not unjudged lines ---
+
+
+def _fm(rig) -> tuple[str | None, bool | None]:
+    return rig.fabric.manager_state, rig.fabric.nvswitches
+
+
+def test_fabric_manager_config_error_lines_are_the_fabric_not_configured():
+    # https://github.com/pytorch/ci-infra/pull/552: '[ERROR] not all local fabric manager instances finished their
+    # configuration', '[ERROR] fabric manager error handler is called for unhandled config error type 8', '[ERROR]
+    # failed to configure all the available GPUs or NVSwitches' (H100/B200 nodes, FM started before the GPUs)
+    rig = _read(
+        CORPUS
+        / "s28-fabric"
+        / "fabricmanager-log-not-all-local-fm-instances-config-error-type-8-three-lines_huydhn.txt"
+    )
+    assert _fm(rig) == ("failed", True)
+    found = _findings(rig, "GA809")
+    assert [sev for sev, _ in found] == ["fail"]
+    assert not _findings(rig, "GA828")
+
+
+def test_fabric_manager_config_failure_with_its_log_prefix():
+    # the fabric manager's config-failure handler (GlobalFMErrorHndlr::handleErrorConfigFailed) logs one of "failed to
+    # configure NVSwitch/GPU global settings", "... NVSwitch settings", "... NVSwitch port", "... GPU settings", then
+    # clears the FM session: here in /var/log/fabricmanager.log's form ('[May 16 2025 15:10:21] [ERROR] [tid N] ...',
+    # as the gpud project's recorded log writes its lines)
+    text = (
+        "[Jul 23 2024 07:53:50] [INFO] [tid 841] Connected to 1 node.\n"
+        "[Jul 23 2024 07:53:55] [ERROR] [tid 841] failed to configure GPU settings\n"
+    )
+    rig = _read("fabricmanager.log", text)
+    assert _fm(rig) == ("failed", True)
+    assert [sev for sev, _ in _findings(rig, "GA809")] == ["fail"]
+
+
+def test_a_running_fabric_manager_whose_log_shows_an_nvswitch_error_is_not_unconfigured():
+    # gpud's recorded fabricmanager.log line: '[Jul 09 2024 18:14:07] [ERROR] [tid 12727] detected NVSwitch non-fatal
+    # error 12028 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61': an error it handled, no
+    # configuration failure: the fabric manager's state stays unknown, the line an SXid
+    text = (
+        "[Jul 09 2024 18:14:07] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch "
+        "pci bus id 00000000:86:00.0 physical id 3 port 61\n"
+    )
+    rig = _read("fabricmanager.log", text)
+    assert rig.fabric.manager_state is None
+    assert [e.kind for e in rig.kernel.events or []] == ["sxid"]

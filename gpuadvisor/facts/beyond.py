@@ -213,6 +213,8 @@ class Fabric(Unavailable):
 
 IMEX_FIELDS = ("imex_state", "imex_detail")
 NO_IMEX_LOG = "no IMEX daemon log (nvidia-imex) among the imported outputs"
+# a fabric manager detail that starts so: its log shows it failing to configure the fabric (rule GA809 judges it)
+FABRIC_NOT_CONFIGURED = "the fabric manager did not configure the NVSwitches and GPUs"
 
 
 @dataclass
