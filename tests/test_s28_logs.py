@@ -166,3 +166,49 @@ def test_a_running_fabric_manager_whose_log_shows_an_nvswitch_error_is_not_uncon
     rig = _read("fabricmanager.log", text)
     assert rig.fabric.manager_state is None
     assert [e.kind for e in rig.kernel.events or []] == ["sxid"]
+
+
+# --- class 3: a verdict over a service's or a program's own log names it so, not "kernel log" ---
+
+
+def _why(rig) -> str:
+    from gpuadvisor.rules.summary import rig_verdict
+
+    rig.findings = evaluate(rig)
+    return rig_verdict(rig).why or ""
+
+
+def test_a_klog_application_log_is_named_as_such_in_the_verdict():
+    # https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/pull/630: 'kubectl logs' of the DRA kubelet plugin,
+    # klog lines 'nvlib.go:243] identified fabric clique UUID/ID (device 0/GPU-6328b923-...)': no kernel line
+    rig = _read(
+        CORPUS / "s28-fabric" / "kubectl-logs-dra-kubelet-plugin-fabric-clique-id-identified-healthy-cut_jgehrcke.txt"
+    )
+    why = _why(rig)
+    assert "service or application log" in why
+    assert "kernel log" not in why
+
+
+def test_another_application_log_with_unjudged_cuda_errors():
+    # https://github.com/SystemPanic/vllm-windows/issues/72: '(EngineCore pid=12244) ERROR 07-15 21:01:01
+    # [core.py:1240] RuntimeError: Worker failed with error 'CUDA error: an illegal memory access was encountered',
+    # '... [multiproc_executor.py:284] Worker proc VllmWorker-0 died unexpectedly (exit code: -15), ...'
+    text = (
+        "(EngineCore pid=12244) ERROR 07-15 21:01:01 [core.py:1240]     raise RuntimeError(\n"
+        "(EngineCore pid=12244) ERROR 07-15 21:01:01 [core.py:1240] RuntimeError: Worker failed with error 'CUDA "
+        "error: an illegal memory access was encountered\n"
+        "(EngineCore pid=12244) ERROR 07-15 21:01:01 [multiproc_executor.py:284] Worker proc VllmWorker-0 died "
+        "unexpectedly (exit code: -15), shutting down executor.\n"
+    )
+    rig = _read("vllm.log", text)
+    assert rig.kernel.source == "imported service or application log"
+    why = _why(rig)
+    assert "service or application log" in why and "kernel log" not in why
+
+
+def test_kernel_lines_keep_the_kernel_log_name():
+    # https://github.com/QubesOS/qubes-issues/issues/9552: a serial console's dmesg lines '[ 1034.481903] nouveau
+    # 0000:27:00.0: gr: ...' read among a service's lines are the kernel's: still "kernel log"
+    rig = _read(CORPUS / "s28-logs" / "dmesg-xen-nouveau-gr-trap-illegal-mthd-garbled-serial-console-cut_biergaizi.txt")
+    assert rig.kernel.source == "imported"
+    assert "kernel log" in _why(rig)
