@@ -110,7 +110,7 @@ class KernelEvent:
 class KernelLog(Unavailable):
     """NVIDIA events of the kernel log. ``events`` None: the log could not be read (reason under "events")."""
 
-    source: str | None = None  # "/dev/kmsg", "journalctl -k", "imported"
+    source: str | None = None  # "/dev/kmsg", "journalctl -k", "imported", SERVICE_LOG
     lines_read: int | None = None
     uptime_s: float | None = None  # the host's uptime when the log was read: how old each event is
     events: list[KernelEvent] | None = None
@@ -213,6 +213,11 @@ class Fabric(Unavailable):
 
 IMEX_FIELDS = ("imex_state", "imex_detail")
 NO_IMEX_LOG = "no IMEX daemon log (nvidia-imex) among the imported outputs"
+# KernelLog.source of events read from a service's or a program's own log (syslog, journal, Python logging, a daemon):
+# no kernel line among them, so no "kernel log"
+SERVICE_LOG = "imported service or application log"
+# a fabric manager detail that starts so: its log shows it failing to configure the fabric (rule GA809 judges it)
+FABRIC_NOT_CONFIGURED = "the fabric manager did not configure the NVSwitches and GPUs"
 
 
 @dataclass

@@ -23,7 +23,7 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         k = target.kernel
         k.events = (k.events or []) + part.kernel.events
         k.lines_read = (k.lines_read or 0) + (part.kernel.lines_read or 0)
-        k.source = "imported"
+        k.source = part.kernel.source if k.source in (None, part.kernel.source) else "imported"
         k.unavailable.pop("events", None)
         k.unavailable.setdefault("uptime_s", part.kernel.unavailable.get("uptime_s", facts.NOT_IN_SOURCE))
         target.origins.setdefault("kernel.events", origin)

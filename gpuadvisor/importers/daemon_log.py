@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import KernelEvent, Rig
+from gpuadvisor.facts.beyond import SERVICE_LOG
 from gpuadvisor.importers import log_lines
-from gpuadvisor.importers.beyond import FM_WORDS, parse_kernel_log
+from gpuadvisor.importers.beyond import FM_WORDS, LOG_LINE, parse_kernel_log
 from gpuadvisor.importers.section import Section
 from gpuadvisor.probes.kmsg_unjudged import reports_failure, unjudged
 
@@ -105,4 +106,11 @@ def parse(text: str, source: str, first: int) -> Rig:
             events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
     events += unjudged(text, first, {e.line for e in events if e.line is not None})
     rig.kernel.events = events
+    if not _kernel_lines(text):  # the service's or program's own log: its events are its own lines
+        rig.kernel.source = SERVICE_LOG
     return rig
+
+
+def _kernel_lines(text: str) -> bool:
+    """The log holds the kernel's lines (dmesg's, the journal's or syslog's "kernel:", the driver's "NVRM:")."""
+    return "kernel:" in text or "NVRM" in text or any(LOG_LINE.match(x) for x in text.splitlines())
