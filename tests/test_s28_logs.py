@@ -141,20 +141,6 @@ def test_fabric_manager_config_error_lines_are_the_fabric_not_configured():
     assert not _findings(rig, "GA828")
 
 
-def test_fabric_manager_config_failure_with_its_log_prefix():
-    # the fabric manager's config-failure handler (GlobalFMErrorHndlr::handleErrorConfigFailed) logs one of "failed to
-    # configure NVSwitch/GPU global settings", "... NVSwitch settings", "... NVSwitch port", "... GPU settings", then
-    # clears the FM session: here in /var/log/fabricmanager.log's form ('[May 16 2025 15:10:21] [ERROR] [tid N] ...',
-    # as the gpud project's recorded log writes its lines)
-    text = (
-        "[Jul 23 2024 07:53:50] [INFO] [tid 841] Connected to 1 node.\n"
-        "[Jul 23 2024 07:53:55] [ERROR] [tid 841] failed to configure GPU settings\n"
-    )
-    rig = _read("fabricmanager.log", text)
-    assert _fm(rig) == ("failed", True)
-    assert [sev for sev, _ in _findings(rig, "GA809")] == ["fail"]
-
-
 def test_a_running_fabric_manager_whose_log_shows_an_nvswitch_error_is_not_unconfigured():
     # gpud's recorded fabricmanager.log line: '[Jul 09 2024 18:14:07] [ERROR] [tid 12727] detected NVSwitch non-fatal
     # error 12028 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61': an error it handled, no
