@@ -451,10 +451,13 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
 @rule("GA813", "memlock-limited", area="network", severity="warn")
 def memlock_limited(rig: Rig, ctx: Context) -> Iterator[Finding]:
-    """The locked-memory limit (ulimit -l) is not unlimited on a node with active RDMA adapters.
+    """The locked-memory limit (ulimit -l) is not unlimited on a node with active RDMA adapters, or an RDMA library
+    said it failed or warned under it.
 
     What it checks
-        RLIMIT_MEMLOCK of the scanning process (what a job started the same way inherits).
+        RLIMIT_MEMLOCK of the scanning process (what a job started the same way inherits), or the limit an RDMA
+        library's message states in an imported log (UCX's "Please set max locked memory (ulimit -l) to 'unlimited'
+        (current: 64 kbytes)", libibverbs' "RLIMIT_MEMLOCK is 32768 bytes"): the program used RDMA on the node.
     Why it matters
         RDMA pins (locks) every buffer it registers; NCCL and MPI register large buffers. With the 8 MiB default
         of many distributions or containers, registration fails (ibv_reg_mr: Cannot allocate memory) and NCCL
@@ -468,15 +471,17 @@ def memlock_limited(rig: Rig, ctx: Context) -> Iterator[Finding]:
         systemd services and Slurm, docker run --ulimit memlock=-1.
     """
     node = rig.node
-    if not _active(rig.network.rdma_ports or []):
+    said = node.memlock_message
+    if not _active(rig.network.rdma_ports or []) and said is None:
         return
     if not (yield from _setting_off(ctx, node, "memlock_unlimited", "memlock limit")):
         return
     kib = (node.memlock_bytes or 0) // 1024
     yield ctx.finding(
-        f"locked-memory limit is {kib} KiB (ulimit -l), not unlimited, on a node with active RDMA adapters",
+        f"locked-memory limit is {kib} KiB (ulimit -l), not unlimited, "
+        + (f"as an RDMA library said: {said}" if said else "on a node with active RDMA adapters"),
         subject="host",
-        observed={"memlock_kib": kib},
+        observed={"memlock_kib": kib, **({"message": said} if said else {})},
         expected={"memlock": "unlimited"},
         expected_source="MLNX_OFED documentation; docker run --ulimit memlock=-1",
         fix="set memlock unlimited (limits.conf, LimitMEMLOCK=infinity, docker --ulimit memlock=-1)",

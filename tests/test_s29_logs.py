@@ -1,0 +1,76 @@
+"""Held-out set 29's classes of RDMA logs and outputs and kernel logs, each from a real paste (the corpus file in
+tests/corpus/s29-* and one more public sample of the same form, its source URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers import import_files
+from gpuadvisor.rules import evaluate
+
+CORPUS = Path(__file__).parent / "corpus"
+
+
+def _scan(tmp_path: Path, text: str):  # noqa: ANN202 (a Rig)
+    f = tmp_path / "paste.txt"
+    f.write_text(text)
+    return import_files([f])
+
+
+def _found(rig) -> list[tuple[str, str, str]]:  # noqa: ANN001 (a Rig)
+    return sorted((x.code, x.severity, x.message) for x in evaluate(rig) if x.severity not in ("ok", "not-checked"))
+
+
+# https://github.com/openucx/ucx/issues/8684 (gkatev's comment): the same UCX 1.13 message copied without its time
+# and host prefix
+_UCX_BARE = (
+    "ib_log.c:246  UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory. Please set max locked memory "
+    "(ulimit -l) to 'unlimited' (current: 64 kbytes)\n"
+)
+# https://github.com/openucx/ucx/pull/7930 (ivankochin's CI log): UCX's own test run in a container, the later form
+# that disables the RDMA transports and states the limit in its middle
+_UCX_CI = """\
+2022-03-01T08:52:58.1401374Z Got 0 errors and 4 warnings during the test
+2022-03-01T08:52:58.1403598Z [     INFO ] < /__w/1/s/contrib/../src/uct/ib/base/ib_md.c:1193 RDMA transports are \
+disabled because max locked memory limit (64 kbytes) is too low. Please set max locked memory (ulimit -l) to \
+'unlimited' >
+"""
+
+
+_GKATEV = "ucx-ib-create-cq-cannot-allocate-memory-ulimit-l-64-kbytes-osu-bcast_gkatev.txt"
+
+
+def test_an_rdma_library_stating_the_locked_memory_limit_is_that_limit_judged(tmp_path):
+    """UCX says the limit it failed under ('Please set max locked memory (ulimit -l) to 'unlimited' (current: 64
+    kbytes)', or 'max locked memory limit (64 kbytes) is too low'): 64 KiB is the process's RLIMIT_MEMLOCK, far below
+    what RDMA registration needs, and the program used RDMA on the node: GA813 warns (a host configuration fix), and
+    the line is judged (GA828 does not list it); no adapter fault."""
+    corpus = (
+        CORPUS / "s29-rdma-logs" / "ucx-ib-create-cq-cannot-allocate-memory-ulimit-l-64-kbytes-osu-bcast_gkatev.txt"
+    )
+    for text in (corpus.read_text(), _UCX_BARE, _UCX_CI):
+        rig = _scan(tmp_path, text)
+        assert rig.node.memlock_bytes == 64 * 1024 and rig.node.memlock_unlimited is False
+        found = _found(rig)
+        assert [(c, s) for c, s, _ in found] == [("GA813", "warn")], found
+        assert "64 KiB" in found[0][2]
+
+
+def test_libibverbs_rlimit_memlock_warning_is_the_limit_in_bytes(tmp_path):
+    """libibverbs (rdma-core, libibverbs/init.c) warns 'RLIMIT_MEMLOCK is 32768 bytes.' when a process may lock 32 KiB
+    or less; the number is bytes, not KiB."""
+    text = "libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.\n    This will severely limit memory registrations.\n"
+    rig = _scan(tmp_path, text)
+    assert rig.node.memlock_bytes == 32768
+    assert [(c, s) for c, s, _ in _found(rig)] == [("GA813", "warn")]
+
+
+def test_a_failure_that_states_no_limit_reads_no_limit(tmp_path):
+    """UCX before 1.14 printed 'ibv_create_cq(cqe=4096) failed: Cannot allocate memory' without the limit: the limit
+    stays unknown (no GA813 from a guess)."""
+    corpus = CORPUS / "s29-rdma-logs"
+    rig = import_files(
+        [corpus / "ucx-ib-iface-create-cq-4096-failed-cannot-allocate-memory-ucp-worker_thomasgillis.txt"]
+    )
+    assert rig.node.memlock_bytes is None and rig.node.memlock_message is None
+    assert "GA813" not in [c for c, _, _ in _found(rig)]
