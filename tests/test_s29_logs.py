@@ -74,3 +74,26 @@ def test_a_failure_that_states_no_limit_reads_no_limit(tmp_path):
     )
     assert rig.node.memlock_bytes is None and rig.node.memlock_message is None
     assert "GA813" not in [c for c, _, _ in _found(rig)]
+
+
+# https://github.com/mej/nhc/issues/111: the same check on an Omni-Path node whose adapter was removed; NHC's
+# check_hw_ib finds no user-level MAD driver and says so in its own words
+_NHC_NO_ADAPTER = (
+    "ERROR:  nhc:  Health check failed:  check_hw_ib:  Version mismatch between kernel OFED drivers and userspace "
+    "OFED libraries.\n"
+)
+
+
+def test_nhcs_failed_fabric_port_check_fails_the_node(tmp_path):
+    """LBNL NHC's check_hw_ib (scripts/lbnl_hw.nhc) dies 'No IB port hfi1_0:1 is ACTIVE (LinkUp 100 Gb/sec).' when no
+    port (of the device named) is Active and LinkUp at the site's rate, and 'Version mismatch ...' when the adapter's
+    user-level driver is not there: no fabric port the site requires is up, NHC has taken the node offline and no
+    multi-node job runs on it: GA827 fails, and its fix reads the port's state with ibstat (the words in parentheses
+    are what the site expects, not the state found: the port is not read as LinkUp, nor at 100 Gb/s)."""
+    corpus = CORPUS / "s29-rdma-logs" / "nhc-check-hw-ib-no-port-hfi1-active-omnipath-inline-code_lipixx.txt"
+    for text in (corpus.read_text(), _NHC_NO_ADAPTER):
+        rig = _scan(tmp_path, text)
+        found = [x for x in evaluate(rig) if x.severity not in ("ok", "not-checked")]
+        assert [(x.code, x.severity, x.subject) for x in found] == [("GA827", "fail", "NHC check_hw_ib")], found
+        assert "ibstat" in found[0].fix
+        assert rig.network.rdma_ports is None  # NHC's expectation is no reading of the port

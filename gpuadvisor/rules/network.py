@@ -65,7 +65,8 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
     Threshold
         Not ACTIVE/LinkUp warns, a port administratively Disabled too: node health checks count it as a port down
         until it is declared unused (gpud expects every adapter the node has to be LinkUp unless told fewer, and
-        names Disabled and Polling ports alike; Azure's health checks list each port that must be Active).
+        names Disabled and Polling ports alike; Azure's health checks list each port that must be Active). Where
+        LBNL NHC's check_hw_ib failed (no port the site requires is Active), GA827 fails the node.
     Source
         InfiniBand Architecture Specification port states (ibstat and ibv_devinfo print them); NVIDIA
         MLNX_OFED documentation, "ibstat"; Azure HPC health checks flag IB ports that are not Active; gpud's
