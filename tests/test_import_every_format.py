@@ -169,6 +169,8 @@ VERBS_QP = "s21-rdma-logs/uccl-ep-roce-ionic-port-active-modify-qp-rtr-timed-out
 TABLE += f"verbs-qp | python tests/test_low_latency.py | corpus/{VERBS_QP}\n"
 UCX_LOG = "s22-rdma-logs/ucx-transport-retry-count-exceeded-mlx5-0-1-ib-dci-qp-openmpi-cut_afernandezody.txt"
 TABLE += f"ucx-log | mpirun --mca pml ucx -H master,compute001 executable | corpus/{UCX_LOG}\n"
+MEMLOCK = "s29-rdma-logs/ucx-ib-create-cq-cannot-allocate-memory-ulimit-l-64-kbytes-osu-bcast_gkatev.txt"
+TABLE += f"memlock | mpirun -n 2 --mca pml ob1 osu_bcast -m 1 | corpus/{MEMLOCK}\n"
 MLXLINK = "s22-rdma-logs/mlxlink-spectrum-switch-port1-active-linkup-25gbe-firecode-fec-healthy-cut_keboliu.txt"
 TABLE += f"mlxlink | mlxlink -d /dev/mst/mt52100_pci_cr0 -p 1 | corpus/{MLXLINK}\n"
 # the version outputs, from their real pastes (cited in tests/test_import_versions.py)

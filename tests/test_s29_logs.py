@@ -97,3 +97,53 @@ def test_nhcs_failed_fabric_port_check_fails_the_node(tmp_path):
         assert [(x.code, x.severity, x.subject) for x in found] == [("GA827", "fail", "NHC check_hw_ib")], found
         assert "ibstat" in found[0].fix
         assert rig.network.rdma_ports is None  # NHC's expectation is no reading of the port
+
+
+# https://github.com/deepseek-ai/DeepEP/issues/60 (MinhuiWan's ibv_devinfo): a RoCE adapter whose port is down, then
+# the next adapter's block, cut here after its port count (the thread's paste goes on)
+_DEEPEP_DEVINFO = """\
+hca_id: mlx5_12
+        transport:                      InfiniBand (0)
+        fw_ver:                         22.38.1900
+        node_guid:                      a088:c203:0030:9a0d
+        sys_image_guid:                 a088:c203:0030:9a0c
+        vendor_id:                      0x02c9
+        vendor_part_id:                 4125
+        hw_ver:                         0x0
+        board_id:                       MT_0000000436
+        phys_port_cnt:                  1
+                port:   1
+                        state:                  PORT_DOWN (1)
+                        max_mtu:                4096 (5)
+                        active_mtu:             1024 (3)
+                        sm_lid:                 0
+                        port_lid:               0
+                        port_lmc:               0x00
+                        link_layer:             Ethernet
+
+hca_id: mlx5_13
+        transport:                      InfiniBand (0)
+        fw_ver:                         28.39.2048
+        node_guid:                      58a2:e103:002a:1640
+        sys_image_guid:                 58a2:e103:002a:1640
+        vendor_id:                      0x02c9
+        vendor_part_id:                 4129
+        hw_ver:                         0x0
+        board_id:                       MT_0000000838
+        phys_port_cnt:                  1
+"""
+
+
+def test_ibv_devinfo_cut_inside_an_adapter_reads_the_ports_shown_and_names_the_cut_one(tmp_path):
+    """ibv_devinfo of RoCE bonds (mlx5_bond_0, a bond's own RDMA device) or adapters: each port shown is read; an
+    adapter whose block the paste cuts before its ports is named in the reason the port list is partial, never given
+    a port it does not show."""
+    corpus = CORPUS / "s29-rdma" / "ibv-devinfo-2x-cx7-roce-bond-active-mtu4096-cut_cscyuge.txt"
+    for text, read, cut in (
+        (corpus.read_text(), ("mlx5_bond_0", "ACTIVE"), "mlx5_bond_1"),
+        (_DEEPEP_DEVINFO, ("mlx5_12", "DOWN"), "mlx5_13"),
+    ):
+        rig = _scan(tmp_path, text)
+        ports = rig.network.rdma_ports or []
+        assert [(p.device, p.state, p.link_layer) for p in ports] == [(*read, "Ethernet")]
+        assert rig.network.why("rdma_ports") == f"{cut}: its ports are not shown (the paste is cut)"

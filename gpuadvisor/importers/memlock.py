@@ -14,7 +14,7 @@ import re
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside_log
 
 WHAT = "an RDMA library's locked-memory message (UCX, libibverbs)"
 _KIB = (
@@ -57,8 +57,9 @@ def add(rig: Rig, text: str, source: str, first: int) -> set[int]:
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A line that states the limit, as a paste's first output (inside a log, the log's reader reads it)."""
-    return current is None and STATES.search(lines[i][:_LONGEST]) is not None
+    """A line that states the limit, outside a log (inside a kernel or service log, the log's reader reads it)."""
+    inside = current is not None and current.kind in ("memlock", "daemon-log")
+    return not inside and outside_log(current) and STATES.search(lines[i][:_LONGEST]) is not None
 
 
 def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
