@@ -147,3 +147,59 @@ def test_ibv_devinfo_cut_inside_an_adapter_reads_the_ports_shown_and_names_the_c
         ports = rig.network.rdma_ports or []
         assert [(p.device, p.state, p.link_layer) for p in ports] == [(*read, "Ethernet")]
         assert rig.network.why("rdma_ports") == f"{cut}: its ports are not shown (the paste is cut)"
+
+
+# https://github.com/NVIDIA/open-gpu-kernel-modules/issues/916 (kenorb): an oops on a 6.x kernel quoted from its RIP
+# line down (its header above the lines quoted), the driver's own frames in the trace
+_OGKM_916 = """\
+RIP: 0010:nvidia_dev_put+0xb1/0xc0 [nvidia]
+PKRU: 55555554
+Call Trace:
+ <TASK>
+ nvidia_close+0x1a2/0x270 [nvidia]
+ __fput+0xea/0x2d0
+ ____fput+0x15/0x20
+ task_work_run+0x5d/0xa0
+"""
+
+
+def test_an_oops_cut_above_its_header_with_its_code_address_in_the_driver_fails(tmp_path):
+    """The kernel's oops report prints the faulting code address (x86-64 'RIP: 0010:...', i386 'EIP:', arm64 'pc :');
+    inside an NVIDIA module ('_nv003083rm+0x87/0xad [nvidia]', 'nvidia_dev_put+0xb1/0xc0 [nvidia]') the driver
+    faulted in the kernel whatever header the paste cut off: the GPU and the module are unusable until a reboot:
+    GA820 fails once, naming the task where the report shows it (2.6 kernels' 'Pid: 6510, comm: Xorg')."""
+    corpus = (
+        CORPUS / "s29-lost-gpu" / "dmesg-2011-oops-nvidia-nv003083rm-xorg-after-suspend-register-dump-cut_foxbunny.txt"
+    )
+    for text, where, task in (
+        (corpus.read_text(), "_nv003083rm+0x87/0xad [nvidia]", "Xorg"),
+        (_OGKM_916, "nvidia_dev_put+0xb1/0xc0 [nvidia]", None),
+    ):
+        rig = _scan(tmp_path, text)
+        events = [e for e in rig.kernel.events or [] if e.kind == "driver-oops"]
+        assert len(events) == 1 and where in events[0].text, events
+        assert (f"task {task}" in events[0].text) == (task is not None)
+        found = [x for x in evaluate(rig) if x.severity == "fail"]
+        assert [x.code for x in found] == ["GA820"] and "reboot" in found[0].message, found
+
+
+def test_an_oops_with_its_header_is_one_event_and_an_address_elsewhere_none(tmp_path):
+    """With its header ('BUG: kernel NULL pointer dereference') above, the report's RIP is that oops's (one event);
+    its reprint after '---[ end trace ]---' too; a RIP in another module (mlx5_core) is no NVIDIA driver fault."""
+    header = "BUG: kernel NULL pointer dereference, address: 0000000000000008\nOops: 0000 [#1] SMP NOPTI\n"
+    reprint = "---[ end trace 0000000000000000 ]---\n" + _OGKM_916.split("\n", 1)[0] + "\n"
+    rig = _scan(tmp_path, header + _OGKM_916 + reprint)
+    assert [e.kind for e in rig.kernel.events or []] == ["driver-oops"]
+    rig = _scan(tmp_path, "[ 1.0] RIP: 0010:esw_port_metadata_get+0x19/0x30 [mlx5_core]\n")
+    assert [e.kind for e in rig.kernel.events or []] == []
+
+
+def test_a_kernel_warnings_register_dump_is_no_oops(tmp_path):
+    """A kernel warning (WARN) dumps the same registers, its RIP in the module that warned: with the Code line's trap
+    the ud1 of WARN ('<67> 48 0f b9', corpus s25-logs: modprobe loading nvidia on a new kernel) or its 'WARNING: CPU:
+    N PID: N at' header above, the RIP is no driver fault."""
+    name = "journal-polish-month-modprobe-nvidia-kernel-warning-rip-in-nvidia-cut_hotline1337.txt"
+    rig = import_files([CORPUS / "s25-logs" / name])
+    assert [e for e in rig.kernel.events or [] if e.kind == "driver-oops"] == []
+    warned = "[ 5.0] WARNING: CPU: 0 PID: 290 at nv.c:100 nv_probe+0x1/0x2 [nvidia]\n[ 5.0] " + _OGKM_916.split("\n")[0]
+    assert [e.kind for e in _scan(tmp_path, warned + "\n").kernel.events or []] == []

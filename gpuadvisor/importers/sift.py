@@ -36,6 +36,12 @@ SIGNS = (
     *("can't assign; no space", ": no space for [mem"),
     "PCIe Bus Error: serverity=",  # the AER line retyped by hand
     "Failed to query display engine channel state: 0x",
+    *(
+        "IP: ",
+        "EIP is at ",
+        "pc : ",
+        "PC is at ",
+    ),  # an oops report's code address in an NVIDIA module (probes/kmsg_oops.py)
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
