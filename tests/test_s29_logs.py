@@ -203,3 +203,36 @@ def test_a_kernel_warnings_register_dump_is_no_oops(tmp_path):
     assert [e for e in rig.kernel.events or [] if e.kind == "driver-oops"] == []
     warned = "[ 5.0] WARNING: CPU: 0 PID: 290 at nv.c:100 nv_probe+0x1/0x2 [nvidia]\n[ 5.0] " + _OGKM_916.split("\n")[0]
     assert [e.kind for e in _scan(tmp_path, warned + "\n").kernel.events or []] == []
+
+
+# https://github.com/MrBr-github/lshca/issues/47 (lshca 3.8 on a BlueField-2): lshca's elastic view without its
+# LnkStat column, the bond's RDMA device on its own row and a member interface with no RDMA device
+_LSHCA_47 = """\
+----------------------------------------------------------------------------------------------------------------------
+  PCI_addr   |  RDMA  |     Net     | Numa | Link | Rate | SRIOV | Parent_addr | LnkCapWidth | LnkStaWidth | HCA_Type
+----------------------------------------------------------------------------------------------------------------------
+rdma_bond_0  | mlx5_0 | ovs-system  |  -1  | Eth  |  >!< | PF    |      -      |   x16 G4    |   x16 G4    | MT41686
+0000:03:00.0 |        | en3f0pf0sf0 |  -1  | Eth  |  25  | PF    |      -      |   x16 G4    |   x16 G4    | MT41686
+"""
+
+
+def test_lshcas_hca_table_is_read_as_the_rdma_ports_it_lists(tmp_path):
+    """lshca (UCX's CI prints it for its nodes): a row per RDMA device, its LnkStat ('down', 'init', 'actv') the
+    port's logical state, Link its layer, HCA_Type its adapter; a port down and one in init are GA803's warnings (no
+    fail: no GPU, nothing crashed); a PCIe link narrower than the card's (LnkStaWidth x8 of LnkCapWidth x16, lshca's
+    '>!<') is a note; where lshca leaves LnkStat out, the state is not shown, never taken as up."""
+    corpus = CORPUS / "s29-rdma-logs" / "ucx-ci-hca-table-mlx5-0-down-mlx5-1-init-pcie-x8-of-x16_avildema.txt"
+    rig = import_files([corpus])
+    got = [(p.device, p.state, p.link_layer, p.ca_type, p.bus_id) for p in rig.network.rdma_ports or []]
+    assert got == [
+        ("mlx5_0", "DOWN", "InfiniBand", "MT4119", "000a:11:00.0"),
+        ("mlx5_1", "INIT", "InfiniBand", "MT4119", "000a:11:00.1"),
+    ]
+    found = [(x.code, x.severity, x.subject) for x in evaluate(rig) if x.severity not in ("ok", "not-checked")]
+    assert found == [("GA803", "warn", "mlx5_0 port 1"), ("GA803", "warn", "mlx5_1 port 1")]
+    assert any("x8 of x16" in p for p in rig.problems)
+    rig = _scan(tmp_path, _LSHCA_47)
+    (port,) = rig.network.rdma_ports or []
+    assert (port.device, port.state, port.link_layer, port.rate_gbps) == ("mlx5_0", None, "Ethernet", None)
+    assert "LnkStat" in (port.why("state") or "")
+    assert not [x for x in evaluate(rig) if x.code == "GA803" and x.severity == "warn"]

@@ -179,6 +179,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
     "ucx-log": ("ib_mlx5_log.c:",),
+    "lshca": (_SPACE + r"PCI_addr\s*\|",),
     "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
     "mlxlink": (_SPACE + "Operational Info",),
     "smi-version": ("NVIDIA-SMI version",),
