@@ -171,6 +171,10 @@ VERBS = "s28-rdma-logs/ibv-devinfo-2014-pib-no-userspace-driver-uverbs0-uverbs1_
 TABLE += f"verbs | ibv_devinfo | corpus/{VERBS}\n"
 UCX_LOG = "s22-rdma-logs/ucx-transport-retry-count-exceeded-mlx5-0-1-ib-dci-qp-openmpi-cut_afernandezody.txt"
 TABLE += f"ucx-log | mpirun --mca pml ucx -H master,compute001 executable | corpus/{UCX_LOG}\n"
+LSHCA = "s29-rdma-logs/ucx-ci-hca-table-mlx5-0-down-mlx5-1-init-pcie-x8-of-x16_avildema.txt"
+TABLE += f"lshca | sudo lshca | corpus/{LSHCA}\n"
+MEMLOCK = "s29-rdma-logs/ucx-ib-create-cq-cannot-allocate-memory-ulimit-l-64-kbytes-osu-bcast_gkatev.txt"
+TABLE += f"memlock | mpirun -n 2 --mca pml ob1 osu_bcast -m 1 | corpus/{MEMLOCK}\n"
 MLXLINK = "s22-rdma-logs/mlxlink-spectrum-switch-port1-active-linkup-25gbe-firecode-fec-healthy-cut_keboliu.txt"
 TABLE += f"mlxlink | mlxlink -d /dev/mst/mt52100_pci_cr0 -p 1 | corpus/{MLXLINK}\n"
 # the version outputs, from their real pastes (cited in tests/test_import_versions.py)

@@ -141,8 +141,11 @@ _BARE = re.compile(
 )
 
 
-# the kernel's own crash-report lines (an oops's call trace, its modules, the panic), kernel-only words
-_CRASH = re.compile(r"^\s*(?:<TASK>\s*$|Call Trace:\s*$|Modules linked in: |Kernel panic - not syncing: )")
+# the kernel's own crash-report lines (an oops's call trace, modules and code address, the panic), kernel-only words
+_CRASH = re.compile(
+    r"^\s*(?:<TASK>\s*$|Call Trace:\s*$|Modules linked in: |Kernel panic - not syncing: |RIP: [0-9a-fA-F]{4}:\S"
+    r"|BUG: \S)"
+)
 
 
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:

@@ -44,6 +44,7 @@ IBSTATUS_NONE = re.compile(r"^\s*Fatal error:\s+device '\*': sys files not found
 _PORT_COUNT = re.compile(
     r"^\s*(?:phys_port_cnt|Number of ports):\s*([1-9]\d{0,2})\s*$", re.M
 )  # ibv_devinfo's, ibstat's
+_NAMED = re.compile(r"^hca_id:\s*(\S+)|^CA '([^']+)'", re.M)  # the adapters an ibv_devinfo or ibstat output names
 PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
 _STATE_WORDS = {
     "active": "ACTIVE",
@@ -74,10 +75,18 @@ def ports_parser(parser: PortParser) -> Callable[[str, str, int], Rig]:
             rig.network.unavailable["rdma_ports"] = (
                 f"the device has {count.group(1)} port(s); the paste ends before them"
             )
+        elif ports and (cut := _portless(text, ports)):  # an adapter named ("hca_id: mlx5_bond_1"), its ports cut
+            rig.network.unavailable["rdma_ports"] = f"{', '.join(cut)}: its ports are not shown (the paste is cut)"
         rig.origins["network.rdma_ports"] = f"{source}:{first}"
         return rig
 
     return parse
+
+
+def _portless(text: str, ports: list[RdmaPort]) -> list[str]:
+    """The adapters the output names (ibv_devinfo's ``hca_id:``, ibstat's ``CA '...'``) that no port was read of."""
+    read = {p.device for p in ports}
+    return list(dict.fromkeys(a or b for a, b in _NAMED.findall(text) if (a or b) not in read))
 
 
 def line_starts(pattern: re.Pattern[str], kind: str) -> Callable[[list[str], int, Section | None], bool]:

@@ -54,7 +54,9 @@ from gpuadvisor.importers import (
     ip_link,
     k8s,
     libgpu_devices,
+    lshca,
     lspci,
+    memlock,
     nccl,
     nccl_topo_xml,
     nhc,
@@ -500,6 +502,14 @@ FORMATS: tuple[Format, ...] = (
            "rpm -qa's `nvidia-driver-cuda-570.86.16-1.el8.x86_64`, dnf's `nvidia-driver.x86_64  3:550.54.15-1.el9 ...`",
            driver_packages.starts, reads(driver_packages.parse_driver_packages), versions.keep_mismatch, 33,
            after=driver_packages.against_loaded),
+    _beyond("lshca", lshca.WHAT,
+            "`PCI_addr | RDMA | Net | Numa | LnkStat | IpStat | Link | Rate | LnkCapWidth | LnkStaWidth | HCA_Type` "
+            "over rows such as `000a:11:00.0 | mlx5_0 | ib0 | 2 | down | down | IB | 10* | x16 G3 | x8 >!< | MT4119`",
+            lshca.starts, lshca.parse, 14),
+    _beyond("memlock", memlock.WHAT,
+            "UCX's `... failed: Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' "
+            "(current: 64 kbytes)`, or `libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.`", memlock.starts,
+            memlock.parse, 31, family="RDMA libraries"),
     _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
             "IBM CSM, Slurm command errors)",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "

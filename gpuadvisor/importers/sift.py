@@ -36,6 +36,12 @@ SIGNS = (
     *("can't assign; no space", ": no space for [mem"),
     "PCIe Bus Error: serverity=",  # the AER line retyped by hand
     "Failed to query display engine channel state: 0x",
+    *(
+        "IP: ",
+        "EIP is at ",
+        "pc : ",
+        "PC is at ",
+    ),  # an oops report's code address in an NVIDIA module (probes/kmsg_oops.py)
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
@@ -176,6 +182,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),
     ),
     "ucx-log": ("ib_mlx5_log.c:",),
+    "lshca": (_SPACE + r"PCI_addr\s*\|",),
+    "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
     "mlxlink": (_SPACE + "Operational Info",),
     "smi-version": ("NVIDIA-SMI version",),
     "proc-version": ("NVRM version:",),
