@@ -60,8 +60,9 @@ PLUGIN_COUNT = ("the device plugin's nvidia.com/gpu {block} gives a count, not t
 _NAME = re.compile(r"^Name:\s+(\S+)\s*$")
 _ROLES = re.compile(r"^Roles:\s")
 # a label as describe prints it (``nvidia.com/gpu.count=8``, the first after ``Labels:``) or as -o yaml does
-_LABEL = re.compile(r"^\s*(?:Labels:\s+)?(nvidia\.com/[\w.\-]+)\s*(?:=|:\s)\s*['\"]?([^'\"\s]*)['\"]?\s*$")
-_GFD = re.compile(r"^\s*(?:Labels:\s+)?nvidia\.com/(?:gpu\.(?:count|product|memory)|cuda\.driver\.major)\s*[=:]")
+_LABEL_LINE = r"^\s*(?:Labels:\s+)?"
+_LABEL = re.compile(rf"{_LABEL_LINE}(nvidia\.com/[\w.\-]+)\s*(?:=|:\s)\s*['\"]?([^'\"\s]*)['\"]?\s*$")
+_GFD = re.compile(rf"{_LABEL_LINE}nvidia\.com/(?:gpu\.(?:count|product|memory)|cuda\.driver\.major)\s*[=:]")
 _BLOCK = re.compile(r"^(\s*)(Capacity|Allocatable|capacity|allocatable):\s*$")
 _RESOURCE = re.compile(r"^\s*nvidia\.com/gpu:\s*['\"]?(\d+)['\"]?\s*$")
 _ENTRY = re.compile(r"^(\s+)[\w./\-]+:")
@@ -70,13 +71,13 @@ _KUBELET = re.compile(r"^\s+(?:cpu|ephemeral-storage|hugepages-\w+|memory|pods|n
 _READY = re.compile(r"^\s*Ready\s+(True|False|Unknown)\s+.*?(\S+)\s{2,}(\S.*?)\s*$")
 _UNSCHEDULABLE = re.compile(r"^Unschedulable:\s+true\s*$")
 _TAINTS = re.compile(r"^Taints:\s+(\S.*?)\s*$")
-# GKE's device plugin's node condition: "XidCriticalError  True  <heartbeat>  <transition>  {"31":true}  <boot id>"
-_XID_CONDITION = re.compile(
-    r'^\s*XidCriticalError\s+True\s+.*?(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'
-)
+# GKE's device plugin's node condition: "XidCriticalError  True  <heartbeat>  <transition>  {"31":true}  <boot id>",
+# its Xids a JSON map of true
+_XIDS = r'(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'
+_XID_CONDITION = re.compile(rf"^\s*XidCriticalError\s+True\s+.*?{_XIDS}")
 _XID_KEY = re.compile(r'"(\d{1,5})"')
 # the same condition in kubectl get node -o yaml (its keys sorted: reason, then status and type below it)
-_XID_REASON = re.compile(r"""^\s*reason:\s*'(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'\s*$""")
+_XID_REASON = re.compile(rf"^\s*reason:\s*'{_XIDS}'\s*$")
 _YAML_STATUS = re.compile(r"""^\s*status:\s*["']?True["']?\s*$""")
 _YAML_XID_TYPE = re.compile(r"^\s*type:\s*XidCriticalError\s*$")
 

@@ -49,8 +49,15 @@ _NVCC_HEAD = re.compile(r"^nvcc: NVIDIA \(R\) Cuda compiler driver\s*$")
 _NVCC = re.compile(rf"^Cuda compilation tools, release (\d+\.\d+), V({VERSION})\s*$")
 _VERSION_TXT = re.compile(rf"^CUDA Version ({VERSION})\s*$")
 _JSON_SDK = re.compile(r'^"cuda"\s*:\s*\{\s*$')
-_JSON_NAME = re.compile(r'^"name"\s*:\s*"CUDA SDK"\s*,?\s*$')
-_JSON_VERSION = re.compile(rf'^"version"\s*:\s*"({VERSION})"\s*,?\s*$')
+
+
+def _json_row(key: str, value: str) -> re.Pattern[str]:
+    """version.json's ``"key" : value`` line, its comma optional."""
+    return re.compile(rf'^"{key}"\s*:\s*{value}\s*,?\s*$')
+
+
+_JSON_NAME = _json_row("name", '"CUDA SDK"')
+_JSON_VERSION = _json_row("version", f'"({VERSION})"')
 
 
 def _first(lines: list[str], i: int, current: Section | None, kind: str, pattern: re.Pattern[str]) -> bool:
