@@ -45,7 +45,7 @@ from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside, outside_log
 
 TOOL = "Kubernetes"
 WHAT_NODE = "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)"
@@ -73,7 +73,8 @@ _UNSCHEDULABLE = re.compile(r"^Unschedulable:\s+true\s*$")
 _TAINTS = re.compile(r"^Taints:\s+(\S.*?)\s*$")
 # GKE's device plugin's node condition: "XidCriticalError  True  <heartbeat>  <transition>  {"31":true}  <boot id>",
 # its Xids a JSON map of true
-_XIDS = r'(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'
+_XID = r'"\d{1,5}"\s*:\s*true\s*'
+_XIDS = rf"(\{{\s*{_XID}(?:,\s*{_XID})*\}})"
 _XID_CONDITION = re.compile(rf"^\s*XidCriticalError\s+True\s+.*?{_XIDS}")
 _XID_KEY = re.compile(r'"(\d{1,5})"')
 # the same condition in kubectl get node -o yaml (its keys sorted: reason, then status and type below it)
@@ -120,13 +121,12 @@ def _headless_resource(lines: list[str], i: int) -> bool:
     return any(_PODS.match(x) for x in run)
 
 
+@outside("k8s-node")
 def starts_node(lines: list[str], i: int, current: Section | None) -> bool:
     """``Name:  NODE`` over ``Roles:`` (kubectl describe node), ``Capacity:`` or ``Allocatable:`` over the kubelet's
     resources (``  cpu:  128``; ``capacity:`` in -o yaml), or a GPU Feature Discovery label line
     (``nvidia.com/gpu.count=8``, ``nvidia.com/gpu.product: ...`` in -o yaml) where no node's output is being read,
     or the kubelet's resources shown without their header (``  nvidia.com/gpu:  2`` among ``  pods:  110``)."""
-    if current is not None and current.kind == "k8s-node":
-        return False
     s = lines[i]
     if _xid_condition(lines, i):
         return outside_log(current)  # GKE's XidCriticalError condition, its row alone (grepped) or in Conditions
