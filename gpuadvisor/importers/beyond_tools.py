@@ -13,7 +13,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers import nccl_log
-from gpuadvisor.importers.section import Section, outside_log, shell_prompt
+from gpuadvisor.importers.section import Section, outside, outside_log, shell_prompt
 from gpuadvisor.probes.kmsg import normalise_bus_id
 from gpuadvisor.probes.rdma import COUNTER_MAX, ERROR_COUNTERS
 
@@ -263,10 +263,11 @@ def add_count(port: RdmaPort, name: str, value: str) -> None:
         port.counters[IB_COUNTERS[name]] = int(value)
 
 
+@outside("perfquery")
 def starts_perfquery(lines: list[str], i: int, current: Section | None) -> bool:
     """``# Port counters: Lid 5 port 1``, or (that header not pasted) ``PortSelect:....1`` or a counter row over
     another counter row of perfquery's (``SymbolErrorCounter:.....0``)."""
-    if not outside_log(current) or (current is not None and current.kind == "perfquery"):
+    if not outside_log(current):
         return False
     if _PERF_HEAD.match(lines[i]):
         return True

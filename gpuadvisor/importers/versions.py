@@ -28,7 +28,7 @@ from gpuadvisor.facts import DRIVER_MISMATCH, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 
 WHAT_SMI = "nvidia-smi --version"
 WHAT_PROC = "/proc/driver/nvidia/version"
@@ -74,11 +74,10 @@ def starts_proc(lines: list[str], i: int, current: Section | None) -> bool:
     return _first(lines, i, current, "proc-version", _NVRM)
 
 
+@outside("cuda-toolkit")
 def starts_toolkit(lines: list[str], i: int, current: Section | None) -> bool:
     """nvcc's ``nvcc: NVIDIA (R) Cuda compiler driver`` or (without it) its ``Cuda compilation tools, release``
     line; version.txt's ``CUDA Version 11.0.228``; version.json's ``"cuda" : {`` over ``"name" : "CUDA SDK"``."""
-    if current is not None and current.kind == "cuda-toolkit":
-        return False
     s = lines[i].strip()
     if _NVCC_HEAD.match(s) or _NVCC.match(s) or _VERSION_TXT.match(s):
         return True
