@@ -225,10 +225,6 @@ def _rank_gpus(rig: Rig, lines: list[str], source: str, first: int) -> None:
         rig.host.hostname = host
 
 
-# perfquery: "# Port counters: Lid 5 port 1 (CapMask: 0x5300)" (or "# Port extended counters: ...") then
-# "SymbolErrorCounter:..............1542" lines
-_PERF_HEAD = re.compile(r"^\s*# Port (?:extended )?counters: Lid (\d{1,6}) port (\d{1,3})")
-_PERF_ROW = re.compile(r"^\s*(\w+):\.*\s*(\d{1,20})\s*$")
 # The port counters perfquery and ibqueryerrors print (the InfiniBand names), as sysfs spells them
 IB_COUNTERS = {
     "SymbolErrorCounter": "symbol_error",
@@ -261,6 +257,12 @@ def add_count(port: RdmaPort, name: str, value: str) -> None:
     """The counter ``name`` (its InfiniBand name) under its sysfs name; a number wider than a counter is no count."""
     if int(value) < COUNTER_MAX and port.counters is not None:
         port.counters[IB_COUNTERS[name]] = int(value)
+
+
+# perfquery: "# Port counters: Lid 5 port 1 (CapMask: 0x5300)" (or "# Port extended counters: ...") then
+# "SymbolErrorCounter:..............1542" lines
+_PERF_HEAD = re.compile(r"^\s*# Port (?:extended )?counters: Lid (\d{1,6}) port (\d{1,3})")
+_PERF_ROW = re.compile(r"^\s*(\w+):\.*\s*(\d{1,20})\s*$")
 
 
 @outside("perfquery")

@@ -29,10 +29,6 @@ FRAGMENT = "the lspci lines pasted have no device line: which device (and slot) 
 _SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s")
 _WIDTH = re.compile(r"Width x(\d+)")
 _BUS = re.compile(r"Bus: primary=([0-9a-fA-F]+), secondary=([0-9a-fA-F]+), subordinate=([0-9a-fA-F]+)")
-_EXPRESS = re.compile(
-    r"Express \(v\d\) (Root Port|Upstream Port|Downstream Port|Legacy Endpoint|Endpoint|PCI-Express to PCI/PCI-X "
-    r"Bridge|Root Complex Integrated Endpoint)"
-)
 _PORT_TYPES = {
     "Root Port": "root-port",
     "Upstream Port": "upstream-port",
@@ -42,6 +38,7 @@ _PORT_TYPES = {
     "Root Complex Integrated Endpoint": "endpoint",
     "PCI-Express to PCI/PCI-X Bridge": "bridge",
 }
+_EXPRESS = re.compile(rf"Express \(v\d\) ({'|'.join(map(re.escape, _PORT_TYPES))})")  # "Express (v2) Root Port"
 _CLASS_CODES = {
     "VGA compatible controller": "0x0300",
     "3D controller": "0x0302",
