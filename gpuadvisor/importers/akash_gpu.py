@@ -20,7 +20,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "Akash provider-services tools psutil list gpu"
@@ -32,10 +32,11 @@ _MODEL = re.compile(r"\[([^\]]{2,80})\]")
 _OPENS = ("{", '"cards"', '{"')
 
 
+@outside("akash-gpu")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A JSON object's first line (``{``, ``"cards": [``) with a ``"vendor": {"id": "xxxx", "name": ...`` below,
     and its ``"product"`` key."""
-    if current is not None and current.kind == "akash-gpu" or not lines[i].strip().startswith(_OPENS):
+    if not lines[i].strip().startswith(_OPENS):
         return False
     below = " ".join(x.strip() for x in lines[i : i + 24])
     return bool(_VENDOR.search(below)) and '"product"' in below

@@ -18,7 +18,7 @@ from gpuadvisor.catalog.cuda_drivers import cuda_for_driver
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.facts.beyond import FABRIC_NOT_CONFIGURED
 from gpuadvisor.importers import imex
-from gpuadvisor.importers.fragments import PCI_BUS_ID, PCI_BUS_ID_ANY_DOMAIN
+from gpuadvisor.importers.fragments import LSPCI_BUS_ID, PCI_BUS_ID, PCI_BUS_ID_ANY_DOMAIN
 from gpuadvisor.importers.rdma_ports import (
     DEVINFO,
     DEVINFO_DEVICE,
@@ -116,7 +116,7 @@ MISMATCH_CUT_RE = re.compile(r"fabric manager NVIDIA GPU driver interface versio
 # kernel log, of any device (a paste of them alone is a log with no GPU event)
 # (retyped by hand: a colon for the function's dot, "pcieport 0000:00:1c:0: PCIe Bus Error: serverity=Corrected")
 _AER = re.compile(
-    rf"^\s*[\w-]+ (?:(?:[0-9a-fA-F]{{4}}:)?[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7]|{TYPED_BUS}): "
+    rf"^\s*[\w-]+ (?:{LSPCI_BUS_ID}|{TYPED_BUS}): "
     r"(?:AER: |PCIe Bus Error)"
 )
 
@@ -506,7 +506,7 @@ def smi_fabric(text: str, bare: bool = False, headless: bool = False) -> list[Gp
     return out
 
 
-_LSPCI_DEV = re.compile(r"^((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) ")
+_LSPCI_DEV = re.compile(rf"^({LSPCI_BUS_ID}) ")
 _ACS_FLAG = re.compile(r"(\w+)([+-])")
 
 

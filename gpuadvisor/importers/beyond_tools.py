@@ -13,8 +13,9 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
 from gpuadvisor.importers import nccl_log
-from gpuadvisor.importers.section import Section, outside_log, shell_prompt
+from gpuadvisor.importers.section import Section, outside, outside_log, shell_prompt
 from gpuadvisor.probes.kmsg import normalise_bus_id
+from gpuadvisor.probes.rdma import COUNTER_MAX, ERROR_COUNTERS
 
 # rdma link show: "link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING"
 _RDMA_LINK = re.compile(r"^\s*link\s+(\S+?)/(\d{1,3})\s.*?\bstate\s+(\w+)(?:\s+physical_state\s+(\w+))?")
@@ -224,11 +225,8 @@ def _rank_gpus(rig: Rig, lines: list[str], source: str, first: int) -> None:
         rig.host.hostname = host
 
 
-# perfquery: "# Port counters: Lid 5 port 1 (CapMask: 0x5300)" (or "# Port extended counters: ...") then
-# "SymbolErrorCounter:..............1542" lines; the names as sysfs spells them (probes/rdma.py ERROR_COUNTERS)
-_PERF_HEAD = re.compile(r"^\s*# Port (?:extended )?counters: Lid (\d{1,6}) port (\d{1,3})")
-_PERF_ROW = re.compile(r"^\s*(\w+):\.*\s*(\d{1,20})\s*$")
-PERF_NAMES = {
+# The port counters perfquery and ibqueryerrors print (the InfiniBand names), as sysfs spells them
+IB_COUNTERS = {
     "SymbolErrorCounter": "symbol_error",
     "LinkErrorRecoveryCounter": "link_error_recovery",
     "LinkDownedCounter": "link_downed",
@@ -237,13 +235,41 @@ PERF_NAMES = {
     "LocalLinkIntegrityErrors": "local_link_integrity_errors",
     "ExcessiveBufferOverrunErrors": "excessive_buffer_overrun_errors",
     "PortXmitDiscards": "port_xmit_discards",
+    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors",
+    "PortXmitConstraintErrors": "port_xmit_constraint_errors",
+    "PortRcvConstraintErrors": "port_rcv_constraint_errors",
+    "VL15Dropped": "VL15_dropped",
+    "PortXmitWait": "port_xmit_wait",
 }
+# perfquery's rows read: the error counters a scan reads from sysfs (ibqueryerrors reports the others past its
+# thresholds too)
+PERF_NAMES = {ib: sysfs for ib, sysfs in IB_COUNTERS.items() if sysfs in ERROR_COUNTERS}
 
 
+def counter_port(device: str, port: int, tool: str) -> RdmaPort:
+    """A port known by its counters alone: ``tool`` does not print its state."""
+    out = RdmaPort(device=device, port=port, counters={})
+    out.missing("state", f"{tool} does not print it")
+    return out
+
+
+def add_count(port: RdmaPort, name: str, value: str) -> None:
+    """The counter ``name`` (its InfiniBand name) under its sysfs name; a number wider than a counter is no count."""
+    if int(value) < COUNTER_MAX and port.counters is not None:
+        port.counters[IB_COUNTERS[name]] = int(value)
+
+
+# perfquery: "# Port counters: Lid 5 port 1 (CapMask: 0x5300)" (or "# Port extended counters: ...") then
+# "SymbolErrorCounter:..............1542" lines
+_PERF_HEAD = re.compile(r"^\s*# Port (?:extended )?counters: Lid (\d{1,6}) port (\d{1,3})")
+_PERF_ROW = re.compile(r"^\s*(\w+):\.*\s*(\d{1,20})\s*$")
+
+
+@outside("perfquery")
 def starts_perfquery(lines: list[str], i: int, current: Section | None) -> bool:
     """``# Port counters: Lid 5 port 1``, or (that header not pasted) ``PortSelect:....1`` or a counter row over
     another counter row of perfquery's (``SymbolErrorCounter:.....0``)."""
-    if not outside_log(current) or (current is not None and current.kind == "perfquery"):
+    if not outside_log(current):
         return False
     if _PERF_HEAD.match(lines[i]):
         return True
@@ -263,21 +289,17 @@ def parse_perfquery(text: str, source: str, first: int) -> Rig:
     port: RdmaPort | None = None
     for line in text.splitlines():
         if head := _PERF_HEAD.match(line):
-            port = RdmaPort(device=f"LID {head.group(1)}", port=int(head.group(2)), counters={})
-            port.missing("state", "perfquery does not print it")
+            port = counter_port(f"LID {head.group(1)}", int(head.group(2)), "perfquery")
             ports.append(port)
         elif port is None and (row := _PERF_ROW.match(line)) and row.group(1) in ("PortSelect", *PERF_NAMES):
             # counters pasted without their header: the port perfquery selected, its LID not shown
             selected = int(row.group(2)) if row.group(1) == "PortSelect" else 1
-            port = RdmaPort(device="LID not shown", port=selected, counters={})
-            port.missing("state", "perfquery does not print it")
+            port = counter_port("LID not shown", selected, "perfquery")
             ports.append(port)
-            if row.group(1) in PERF_NAMES and int(row.group(2)) < 2**64 and port.counters is not None:
-                port.counters[PERF_NAMES[row.group(1)]] = int(row.group(2))
+            if row.group(1) in PERF_NAMES:
+                add_count(port, row.group(1), row.group(2))
         elif port is not None and (row := _PERF_ROW.match(line)) and row.group(1) in PERF_NAMES:
-            value = int(row.group(2))
-            if value < 2**64 and port.counters is not None:
-                port.counters[PERF_NAMES[row.group(1)]] = value
+            add_count(port, row.group(1), row.group(2))
     rig.network.rdma_ports = ports
     rig.origins["network.rdma_ports"] = f"{source}:{first}"
     return rig

@@ -309,17 +309,15 @@ _PARTITION = re.compile(r"^\s*(?:/dev/)?nvme\d+n\d+p\d+\b")
 _CLASSIC_HEAD = re.compile(r"^\s*Node\s+(?:Generic\s+)?SN\s+Model\s+Namespace\s+Usage\s+Format\s+FW Rev\s*$")
 # nvme list's row: Node, SN, Model (may hold spaces), Namespace, Usage "used UNIT / total UNIT", Format, FW Rev
 # (nvme-cli 2.x adds a Generic column, /dev/ng0n1, after Node; a development build prints the Node without /dev/)
-_NVME_NODE = re.compile(r"^\s*(?:/dev/\S+|nvme\d+n\d+\S*)\s")
+_NODE = r"/dev/\S+|nvme\d+n\d+\S*"
+_USAGE = r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
+_NVME_NODE = re.compile(rf"^\s*(?:{_NODE})\s")
 _NVME_ROW = re.compile(
-    r"(?P<node>/dev/\S+|nvme\d+n\d+\S*)\s+(?:(?:/dev/)?ng\d+n\d+\S*\s+)?\S+\s+(?P<model>\S.*?)\s+(?:(?:0x)?[0-9a-f]+\s+)?"
-    r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
+    rf"(?P<node>{_NODE})\s+(?:(?:/dev/)?ng\d+n\d+\S*\s+)?\S+\s+(?P<model>\S.*?)\s+(?:(?:0x)?[0-9a-f]+\s+)?{_USAGE}"
 )
 
 # 2015's rows: Node, Model (Vendor in its first header; 20 characters at most), Version, Namespace, Usage, Format
-_VERSION_ROW = re.compile(
-    r"(?P<node>/dev/\S+|nvme\d+n\d+\S*)\s+(?P<model>\S.*?)\s+\d+\.\d+\s+\d+\s+"
-    r"(?P<usage>[0-9.]+\s*[kMGTP]?B\s*/\s*[0-9.]+\s*[kMGTP]?B)"
-)
+_VERSION_ROW = re.compile(rf"(?P<node>{_NODE})\s+(?P<model>\S.*?)\s+\d+\.\d+\s+\d+\s+{_USAGE}")
 
 # -- recognising them in a paste ----------------------------------------------------------------------------
 

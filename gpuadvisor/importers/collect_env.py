@@ -29,7 +29,7 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.env_reports import VERSION, set_torch
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.nvlink import MIG_DEVICE
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 
 _HEAD = "GPU models and configuration:"
 _START = ("Collecting environment information...", _HEAD)
@@ -76,13 +76,12 @@ def _unpadded(s: str) -> str:
     return _PADDED_KEY.sub(r"\1: ", s, count=1) if " :" in s or "\t:" in s else s
 
 
+@outside("collect-env")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Collecting environment information...``, ``PyTorch version:`` over its build lines, or ``GPU models and
     configuration:``; sglang check_env's ``GPU 0,1: NAME`` over its ``GPU 0,1 Compute Capability:`` line, or below
     its ``CUDA available:`` line (versions before the compute capability was printed)."""
     s = _unpadded(lines[i].strip())
-    if current is not None and current.kind == "collect-env":
-        return False
     if current is not None and current.kind in ("topo-m", "topo-p2p") and s.startswith(DRIVER_KEY):
         return True  # the report goes on after its topology matrix (ScaleLLM's prints it above the driver line)
     if s.startswith(_START) or s.startswith(CUDNN_HEADS):

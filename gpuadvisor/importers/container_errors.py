@@ -31,13 +31,14 @@ from gpuadvisor.importers.section import Section, clean_lines
 
 WHAT = "container runtime GPU errors (docker --gpus, nvidia-container-cli, NVML in a container)"
 TOOL = "container runtime"  # the HealthCheck's tool: rule GA507 judges its checks
-_NO_DRIVER = re.compile(r'could not select device driver (?:"([^"]*)" )?with capabilities: \[\[gpu\]\]')
-_CLI = re.compile(r"nvidia-container-cli(?:\.real)?: initialization error: nvml error: driver not loaded")
-_LIBRARY = re.compile(
-    r"nvidia-container-cli(?:\.real)?: initialization error: load library failed: (libnvidia-ml\.so\.1): cannot "
-    r"open shared object file"
+_CLI = r"nvidia-container-cli(?:\.real)?: initialization error: "
+# the four errors, in the order they are tried: what the line says, and the words that say it
+_ERRORS = (
+    ("no-driver", re.compile(r'could not select device driver (?:"([^"]*)" )?with capabilities: \[\[gpu\]\]')),
+    ("not-loaded", re.compile(rf"{_CLI}nvml error: driver not loaded")),
+    ("no-library", re.compile(rf"{_CLI}load library failed: (libnvidia-ml\.so\.1): cannot open shared object file")),
+    ("nvml", re.compile(r"^\s*Failed to initialize NVML: Unknown Error\s*$")),
 )
-_NVML = re.compile(r"^\s*Failed to initialize NVML: Unknown Error\s*$")
 MEANS = {
     "no-driver": "Docker has no device driver for --gpus: the NVIDIA Container Toolkit is not installed or not "
     "configured for this Docker (nvidia-ctk runtime configure --runtime=docker, then restart Docker)",
@@ -53,14 +54,9 @@ MEANS = {
 
 def _kind(line: str) -> tuple[str, str] | None:
     """(what the line says, its words) for one of the four errors, None for another line."""
-    if m := _NO_DRIVER.search(line):
-        return "no-driver", m.group(0)
-    if m := _CLI.search(line):
-        return "not-loaded", m.group(0)
-    if m := _LIBRARY.search(line):
-        return "no-library", m.group(0)
-    if _NVML.match(line):
-        return "nvml", line.strip()
+    for kind, pattern in _ERRORS:
+        if m := pattern.search(line):
+            return kind, m.group(0).strip()
     return None
 
 

@@ -19,7 +19,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "cupy.show_config()"
@@ -29,10 +29,9 @@ _DEVICE = re.compile(r"^Device (\d+) (Name|Compute Capability|PCI Bus ID)$")
 _LONGEST = 400  # a line read is no longer (an ImportError's line may be: not read)
 
 
+@outside("cupy-config")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``OS``, ``Python Version`` or ``CuPy Version`` (padded, ``:``) with a ``CuPy Version`` line within three."""
-    if current is not None and current.kind == "cupy-config":
-        return False
     m = _ITEM.match(lines[i].strip()) if len(lines[i]) < _LONGEST else None
     if m is None or m.group(1) not in KEYS:
         return False

@@ -26,7 +26,7 @@ from gpuadvisor import facts
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, HealthCheck, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside
 from gpuadvisor.importers.values import normalize_bus_id, placeholder
 
 # dcgmi diag's result box: "| Diagnostic | Result |", section rows "|-----  Metadata  ---...", result rows
@@ -63,12 +63,11 @@ _PREFLIGHT = re.compile(
 _PAIR = re.compile(r'"(\w+)":\s*(?:"((?:[^"\\]|\\.){0,2000})"|(-?\d{1,9})\b)')
 
 
+@outside("dcgm")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A dcgmi box title (``|  NvLink Link Status  |``, ``| GPU ID | Device Information |``), a ``GPUs:`` line over
     ``gpuId 0:``, or a dcgm-exporter line of a GPU (``DCGM_FI_...{gpu="0",...``) or of a metric's description
     (``# HELP DCGM_FI_DEV_GPU_TEMP ...``, ``# TYPE ... gauge``)."""
-    if current is not None and current.kind == "dcgm":
-        return False
     s = lines[i].strip()
     if (
         _BOX.match(s)

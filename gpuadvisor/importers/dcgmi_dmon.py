@@ -22,7 +22,7 @@ import re
 from gpuadvisor.facts import Gpu, KernelEvent, Rig
 from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "dcgmi dmon"
 _HEADER = re.compile(r"^#\s*Entity((?:\s+[A-Z][A-Z0-9#_]{1,9})+)\s*$")
@@ -42,10 +42,9 @@ _CATALOGUE = re.compile(r"^\s*Long Name\s+Short Name\s+Field Id\s*$")
 _FIELD = re.compile(r"^\s*[a-z][a-z0-9_]{1,60}\s+[A-Z][A-Z0-9#_]{2,5}(?:\s+\d{1,5})?\s*$")  # the last may be cut
 
 
+@outside("dcgmi-dmon")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``#Entity  XIDER ...`` over its ``ID`` line or a ``GPU 0`` row; or ``dcgmi dmon -l``'s catalogue header."""
-    if current is not None and current.kind == "dcgmi-dmon":
-        return False
     if _CATALOGUE.match(lines[i]) and len(lines[i]) < _LONGEST:
         return any(_FIELD.match(x) for x in lines[i + 1 : i + 4])
     if _header(lines[i]) is None:

@@ -20,7 +20,7 @@ from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.rows import stripped_rows
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 
 WHAT = "detectron2 collect_env"
 _LONGEST = 600  # no row of the table is longer; a longer one is not read (the patterns stay linear)
@@ -33,10 +33,9 @@ _ARCH = re.compile(r"^(.*?)\s*\(arch=(\d+\.\d+)\)$")
 _DRIVER = re.compile(r"^\d{3}\.\d+(?:\.\d+)?$")
 
 
+@outside("detectron2-env")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """The table's ``sys.platform  linux`` row, or the ruler right above it."""
-    if current is not None and current.kind == "detectron2-env":
-        return False
     s = lines[i].strip()
     if len(s) >= _LONGEST:
         return False

@@ -17,7 +17,7 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.rows import stripped_rows
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "DIGITS device_query.py"
@@ -26,10 +26,9 @@ _FIELD = re.compile(r"^(name|totalGlobalMem|major|minor|pciBusID_str|pciBusID|pc
 _CUDA = ">>> CUDA attributes:"
 
 
+@outside("digits-devices")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Device #0:`` over ``>>> CUDA attributes:``, or ``Device #0: NAME`` over a ``name`` row (the first form)."""
-    if current is not None and current.kind == "digits-devices":
-        return False
     m = _DEVICE.match(lines[i].strip())
     if m is None:
         return False

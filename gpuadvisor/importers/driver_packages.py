@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 
 if TYPE_CHECKING:
     from gpuadvisor.importers.merger import Merger
@@ -54,10 +54,9 @@ def _row(line: str) -> tuple[str, str] | None:
     return None if _APART.search(name) else (name, version)
 
 
+@outside("driver-packages")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """dpkg's ``Desired=Unknown/Install/...`` header, or an installed driver package's row."""
-    if current is not None and current.kind == "driver-packages":
-        return False
     s = lines[i].strip()
     return bool(_DPKG_HEAD.match(s)) or _row(s) is not None
 

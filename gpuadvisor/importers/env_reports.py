@@ -39,7 +39,7 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 
 WHAT_HF = "Hugging Face env (accelerate env, transformers-cli env, diffusers-cli env)"
 WHAT_DS = "DeepSpeed ds_report"
@@ -99,11 +99,10 @@ def _cut(rig: Rig, field: str, what: str, where: str) -> None:
     rig.software.missing(field, f"{what}: the paste ends inside its line ({where})")
 
 
+@outside("hf-env")
 def starts_hf(lines: list[str], i: int, current: Section | None) -> bool:
     """``- `Accelerate` version: 0.21.0`` (or transformers', diffusers', huggingface_hub's) over ``- Platform:``
     or ``- Python version:`` within three lines."""
-    if current is not None and current.kind == "hf-env":
-        return False
     s = lines[i].strip()
     if len(s) >= _LONGEST or not _HF_HEAD.match(s):
         return False
@@ -237,10 +236,9 @@ def merge_ds(m: Merger, part: Part) -> None:
         m.rig.origins.setdefault("node.shm_bytes", part.at("node.shm_bytes"))
 
 
+@outside("jax-env")
 def starts_jax(lines: list[str], i: int, current: Section | None) -> bool:
     """``jax:    0.4.33`` over ``jaxlib: 0.4.33``."""
-    if current is not None and current.kind == "jax-env":
-        return False
     m = _JAX.match(lines[i].strip()) if len(lines[i]) < _LONGEST else None
     below = _JAX.match(lines[i + 1].strip()) if m and i + 1 < len(lines) else None
     return m is not None and below is not None and (m.group(1), below.group(1)) == ("jax", "jaxlib")

@@ -16,5 +16,6 @@ PCI_FUNCTION = r"\.[0-7]"  # ".0"
 PCI_BUS_ID = PCI_DOMAIN + PCI_BUS_DEVICE + PCI_FUNCTION  # "00000000:18:00.0"
 PCI_BUS_ID_ANY_DOMAIN = f"(?:{PCI_DOMAIN})?{PCI_BUS_DEVICE}{PCI_FUNCTION}"  # also "18:00.0"
 PCI_BUS_ID_NO_FUNCTION = PCI_DOMAIN + PCI_BUS_DEVICE  # "00000000:8f:00"
+LSPCI_BUS_ID = rf"(?:{HEX}{{4}}:)?{PCI_BUS_DEVICE}{PCI_FUNCTION}"  # lspci's "0000:18:00.0" (-D) or "18:00.0"
 PCI_BUS_ID_LOOSE = r"[0-9a-fA-F:.]{7,16}"  # any of these in a log's words, normalised where it is read
 UUID_BODY = rf"{HEX}{{8}}(?:-{HEX}{{4}}){{3}}-{HEX}{{12}}"  # "8e4d4f16-1b8f-2e0f-7ae3-2f8a4ad4c4f8"

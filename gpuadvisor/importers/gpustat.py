@@ -17,7 +17,7 @@ import re
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.framework_log import LONGEST, Reading
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 
 WHAT = "gpustat"
 _HEADER = re.compile(
@@ -34,10 +34,9 @@ _NO_LIMIT = "gpustat printed '??' for the enforced power limit (NVML gave no val
 _NO_POWER = "not printed: gpustat ran without -P (--show-power), or with -P draw (the draw alone)"
 
 
+@outside("gpustat")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """gpustat's header over a GPU row, or (pasted without it) a ``[0] NAME | 27'C, 0 % | 103 / 16384 MB |`` row."""
-    if current is not None and current.kind == "gpustat":
-        return False
     line = lines[i]
     if len(line) > LONGEST:
         return False

@@ -16,26 +16,18 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import RdmaPort, Rig
-from gpuadvisor.importers.beyond_tools import PERF_NAMES
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.beyond_tools import IB_COUNTERS, add_count, counter_port
+from gpuadvisor.importers.section import Section, outside, outside_log
 
 _HEAD = re.compile(r'^\s*Errors for\s+(?:(0x[0-9a-fA-F]{1,16})\s*)?(?:"([^"]{0,200})")?\s*$')
 _PORT = re.compile(r"^\s*GUID\s+(0x[0-9a-fA-F]{1,16})\s+port\s+(\d{1,3}|ALL)\s*:\s*(\[.*)$")
 _COUNT = re.compile(r"\[(\w+)\s*==\s*(\d{1,20})(?:\s*\([^)]*\))?\]")
-# More counters than perfquery's rows of beyond_tools: those ibqueryerrors reports past its thresholds.
-NAMES = {
-    **PERF_NAMES,
-    "PortRcvSwitchRelayErrors": "port_rcv_switch_relay_errors",
-    "PortXmitConstraintErrors": "port_xmit_constraint_errors",
-    "PortRcvConstraintErrors": "port_rcv_constraint_errors",
-    "VL15Dropped": "VL15_dropped",
-    "PortXmitWait": "port_xmit_wait",
-}
 
 
+@outside("ibqueryerrors")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """An ``Errors for ...`` line followed by a port line, or a port line with its ``[Counter == N]`` items."""
-    if not outside_log(current) or (current is not None and current.kind == "ibqueryerrors"):
+    if not outside_log(current):
         return False
     line = lines[i]
     if _PORT.match(line):
@@ -61,11 +53,10 @@ def parse_ibqueryerrors(text: str, source: str, first: int) -> Rig:
         device = f"{name} (all ports)" if number == "ALL" else name
         port = ports.get((device, port_no))
         if port is None:
-            port = ports[(device, port_no)] = RdmaPort(device=device, port=port_no, counters={})
-            port.missing("state", "ibqueryerrors does not print it")
+            port = ports[(device, port_no)] = counter_port(device, port_no, "ibqueryerrors")
         for counter, value in _COUNT.findall(rest):
-            if counter in NAMES and int(value) < 2**64 and port.counters is not None:
-                port.counters[NAMES[counter]] = int(value)
+            if counter in IB_COUNTERS:
+                add_count(port, counter, value)
     rig.network.rdma_ports = list(ports.values())
     rig.origins["network.rdma_ports"] = f"{source}:{first}"
     return rig

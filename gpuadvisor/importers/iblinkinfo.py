@@ -18,7 +18,7 @@ import re
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
 
 WHAT = "iblinkinfo"
 _NODE = re.compile(r"^(CA|Switch): (?:0x[0-9a-fA-F]{1,16} )?(\S.{0,200}?):\s*$")
@@ -30,9 +30,10 @@ _LINK = re.compile(
 _LONGEST = 600
 
 
+@outside("iblinkinfo")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A ``CA: <name>:`` or ``Switch: 0x<GUID> <name>:`` node line over a port line ``... ==( 4X ... )==> ...``."""
-    if current is not None and current.kind == "iblinkinfo" or not outside_log(current):
+    if not outside_log(current):
         return False
     s = lines[i].strip()
     if len(s) > _LONGEST or not _NODE.match(s):

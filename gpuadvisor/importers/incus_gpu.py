@@ -19,7 +19,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "incus info --resources (GPU)"
@@ -32,10 +32,11 @@ _HEAD, _CARD = re.compile(r"^(\s*)GPUs?:\s*$"), re.compile(r"^\s*Card (\d{1,3}):
 _VENDOR = re.compile(r"\(([0-9a-fA-F]{4})\)$")  # "NVIDIA Corporation (10de)"
 
 
+@outside("incus-gpu")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``GPU:`` or ``GPUs:`` over a card's ``NUMA node:`` / ``Card 0:`` and, within a few lines, its ``Vendor: ...
     (xxxx)`` and ``PCI address:``."""
-    if current is not None and current.kind == "incus-gpu" or not _HEAD.match(lines[i]):
+    if not _HEAD.match(lines[i]):
         return False
     below = [x.strip() for x in lines[i + 1 : i + 9]]
     return (

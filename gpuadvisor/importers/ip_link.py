@@ -23,7 +23,7 @@ import re
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
 
 WHAT = "ip link show"
 _IFACE = re.compile(
@@ -39,10 +39,9 @@ _OLD_FLAGS = re.compile(r"^\s+((?:[A-Z]+ )*?(?:UP|BROADCAST|LOOPBACK|POINTOPOINT
 _IFCONFIG_IB = re.compile(r"^\s+infiniband\s+[0-9A-Fa-f:]+|\(InfiniBand\)")
 
 
+@outside("ip-link")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """An interface line ``2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 ...``, outside a log."""
-    if current is not None and current.kind == "ip-link":
-        return False
     return len(lines[i]) < _LONGEST and bool(_IFACE.match(lines[i])) and outside_log(current)
 
 

@@ -45,7 +45,7 @@ from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside, outside_log
 
 TOOL = "Kubernetes"
 WHAT_NODE = "kubectl describe node (GPU Feature Discovery labels, nvidia.com/gpu capacity)"
@@ -60,8 +60,9 @@ PLUGIN_COUNT = ("the device plugin's nvidia.com/gpu {block} gives a count, not t
 _NAME = re.compile(r"^Name:\s+(\S+)\s*$")
 _ROLES = re.compile(r"^Roles:\s")
 # a label as describe prints it (``nvidia.com/gpu.count=8``, the first after ``Labels:``) or as -o yaml does
-_LABEL = re.compile(r"^\s*(?:Labels:\s+)?(nvidia\.com/[\w.\-]+)\s*(?:=|:\s)\s*['\"]?([^'\"\s]*)['\"]?\s*$")
-_GFD = re.compile(r"^\s*(?:Labels:\s+)?nvidia\.com/(?:gpu\.(?:count|product|memory)|cuda\.driver\.major)\s*[=:]")
+_LABEL_LINE = r"^\s*(?:Labels:\s+)?"
+_LABEL = re.compile(rf"{_LABEL_LINE}(nvidia\.com/[\w.\-]+)\s*(?:=|:\s)\s*['\"]?([^'\"\s]*)['\"]?\s*$")
+_GFD = re.compile(rf"{_LABEL_LINE}nvidia\.com/(?:gpu\.(?:count|product|memory)|cuda\.driver\.major)\s*[=:]")
 _BLOCK = re.compile(r"^(\s*)(Capacity|Allocatable|capacity|allocatable):\s*$")
 _RESOURCE = re.compile(r"^\s*nvidia\.com/gpu:\s*['\"]?(\d+)['\"]?\s*$")
 _ENTRY = re.compile(r"^(\s+)[\w./\-]+:")
@@ -70,13 +71,14 @@ _KUBELET = re.compile(r"^\s+(?:cpu|ephemeral-storage|hugepages-\w+|memory|pods|n
 _READY = re.compile(r"^\s*Ready\s+(True|False|Unknown)\s+.*?(\S+)\s{2,}(\S.*?)\s*$")
 _UNSCHEDULABLE = re.compile(r"^Unschedulable:\s+true\s*$")
 _TAINTS = re.compile(r"^Taints:\s+(\S.*?)\s*$")
-# GKE's device plugin's node condition: "XidCriticalError  True  <heartbeat>  <transition>  {"31":true}  <boot id>"
-_XID_CONDITION = re.compile(
-    r'^\s*XidCriticalError\s+True\s+.*?(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'
-)
+# GKE's device plugin's node condition: "XidCriticalError  True  <heartbeat>  <transition>  {"31":true}  <boot id>",
+# its Xids a JSON map of true
+_XID = r'"\d{1,5}"\s*:\s*true\s*'
+_XIDS = rf"(\{{\s*{_XID}(?:,\s*{_XID})*\}})"
+_XID_CONDITION = re.compile(rf"^\s*XidCriticalError\s+True\s+.*?{_XIDS}")
 _XID_KEY = re.compile(r'"(\d{1,5})"')
 # the same condition in kubectl get node -o yaml (its keys sorted: reason, then status and type below it)
-_XID_REASON = re.compile(r"""^\s*reason:\s*'(\{\s*"\d{1,5}"\s*:\s*true\s*(?:,\s*"\d{1,5}"\s*:\s*true\s*)*\})'\s*$""")
+_XID_REASON = re.compile(rf"^\s*reason:\s*'{_XIDS}'\s*$")
 _YAML_STATUS = re.compile(r"""^\s*status:\s*["']?True["']?\s*$""")
 _YAML_XID_TYPE = re.compile(r"^\s*type:\s*XidCriticalError\s*$")
 
@@ -119,13 +121,12 @@ def _headless_resource(lines: list[str], i: int) -> bool:
     return any(_PODS.match(x) for x in run)
 
 
+@outside("k8s-node")
 def starts_node(lines: list[str], i: int, current: Section | None) -> bool:
     """``Name:  NODE`` over ``Roles:`` (kubectl describe node), ``Capacity:`` or ``Allocatable:`` over the kubelet's
     resources (``  cpu:  128``; ``capacity:`` in -o yaml), or a GPU Feature Discovery label line
     (``nvidia.com/gpu.count=8``, ``nvidia.com/gpu.product: ...`` in -o yaml) where no node's output is being read,
     or the kubelet's resources shown without their header (``  nvidia.com/gpu:  2`` among ``  pods:  110``)."""
-    if current is not None and current.kind == "k8s-node":
-        return False
     s = lines[i]
     if _xid_condition(lines, i):
         return outside_log(current)  # GKE's XidCriticalError condition, its row alone (grepped) or in Conditions

@@ -18,7 +18,7 @@ import re
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.rows import stripped_rows
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 
 WHAT = "GPGPU course libgpu device list"
 _FOUND = re.compile(r"^Found \d+ GPUs in \S+ sec \(")
@@ -29,10 +29,11 @@ _DEVICE = re.compile(
 _LEVEL = re.compile(r"\s*\(CUDA \d+\)$")
 
 
+@outside("libgpu-devices")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Found N GPUs in T sec (...)`` or ``Available devices:``, over a ``Device #0: API: ...`` line."""
     s = lines[i].strip()
-    if current is not None and current.kind == "libgpu-devices" or not (_FOUND.match(s) or s == "Available devices:"):
+    if not (_FOUND.match(s) or s == "Available devices:"):
         return False
     below = [x.strip() for x in lines[i + 1 : i + 3]]
     return any(x.startswith("Device #0: API: ") for x in below)

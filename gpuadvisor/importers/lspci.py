@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import ELIDED, GPU_LOST, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import LSPCI_BUS_ID
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
 from gpuadvisor.importers.values import DEV_PREFIX, normalize_bus_id
 from gpuadvisor.physics.links import gen_from_speed
 
-_BDF = r"((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+_BDF = rf"({LSPCI_BUS_ID})"
 _DEV = re.compile(r"^\s*" + DEV_PREFIX + _BDF + r" ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(.*)$")
@@ -28,10 +29,6 @@ FRAGMENT = "the lspci lines pasted have no device line: which device (and slot) 
 _SPEED = re.compile(r"Speed (\d+(?:\.\d+)?)GT/s")
 _WIDTH = re.compile(r"Width x(\d+)")
 _BUS = re.compile(r"Bus: primary=([0-9a-fA-F]+), secondary=([0-9a-fA-F]+), subordinate=([0-9a-fA-F]+)")
-_EXPRESS = re.compile(
-    r"Express \(v\d\) (Root Port|Upstream Port|Downstream Port|Legacy Endpoint|Endpoint|PCI-Express to PCI/PCI-X "
-    r"Bridge|Root Complex Integrated Endpoint)"
-)
 _PORT_TYPES = {
     "Root Port": "root-port",
     "Upstream Port": "upstream-port",
@@ -41,6 +38,7 @@ _PORT_TYPES = {
     "Root Complex Integrated Endpoint": "endpoint",
     "PCI-Express to PCI/PCI-X Bridge": "bridge",
 }
+_EXPRESS = re.compile(rf"Express \(v\d\) ({'|'.join(map(re.escape, _PORT_TYPES))})")  # "Express (v2) Root Port"
 _CLASS_CODES = {
     "VGA compatible controller": "0x0300",
     "3D controller": "0x0302",
@@ -463,9 +461,7 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
 
 
 # not TensorFlow 2's "pciBusID: 0000:17:00.0 name: NVIDIA A100 ..." (its "pciBusID:" a prefix, its "name:" a class)
-_DEV_START = re.compile(
-    r"^\s*(?!pciBusID:)" + DEV_PREFIX + r"(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [^:]+: "
-)
+_DEV_START = re.compile(r"^\s*(?!pciBusID:)" + DEV_PREFIX + LSPCI_BUS_ID + r" [^:]+: ")
 _FRAGMENT_START = re.compile(r"^(?:\s+Capabilities: \[[0-9a-fA-F]+\]|\s*(?:LnkCap|LnkSta):\s+(?:Port #|Speed))")
 _ACS_FRAGMENT = re.compile(r"^\s+ACSC(?:ap|tl):\s")  # lspci -vvv ACS lines pasted without their device line
 _ACS_LINE = re.compile(r"^\s*ACSC(?:ap|tl):\s")  # the same, its indent lost in the paste

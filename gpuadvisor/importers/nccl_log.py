@@ -28,14 +28,16 @@ TIME_PREFIX = r"(?:(?:\d{4}-\d\d-\d\d[T ][\d:.,]+Z?(?: ?[+-]\d\d:?\d\d)?:?|\[\d{
 _REDACTED = r"[Xx*]{3,}"
 HOST_PID = rf"\S+:(?:\d+:\d+|{_REDACTED}(?::{_REDACTED})?)"
 # a WARN line names the source line that printed it: "host:pid:tid [0] transport/net_ib.cc:93 NCCL WARN ..."
-LINE = re.compile(rf"^\s*{TIME_PREFIX}{RANK_PREFIX}(?:{HOST_PID} )?\[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
+_NCCL = r"\[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b"
+_LAUNCHED = rf"^\s*{TIME_PREFIX}{RANK_PREFIX}"  # what a launcher or collector put before the line
+LINE = re.compile(rf"{_LAUNCHED}(?:{HOST_PID} )?{_NCCL}")
 # an nccl-tests device line pasted above the debug log:
 # "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800"
 RANK_LINE = re.compile(
     r"^\s*#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$"
 )
 # from the start of a word only: tried at every character, \S+ would make a long line without spaces cost its square
-_PREFIXED = re.compile(rf"(?<!\S){HOST_PID} \[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b")
+_PREFIXED = re.compile(rf"(?<!\S){HOST_PID} {_NCCL}")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
 _NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
 _SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
@@ -52,8 +54,7 @@ BARE_WARN = re.compile(r"^\s*(?:[\w/.]+\.(?:cc|cu|h):\d+ )?NCCL WARN \S")
 # word, a bracketed number and INFO could be any logger's line)
 _SOURCE = r"[\w/.]+\.(?:cu|cc|h):\d+ "
 OLD_LINE = re.compile(
-    rf"^\s*{TIME_PREFIX}{RANK_PREFIX}"
-    rf"(?:{HOST_PID} \[\d+\] (?:{_SOURCE})?|[\w.-]{{1,63}} \[\d+\] {_SOURCE})(?:INFO|WARN) "
+    rf"{_LAUNCHED}(?:{HOST_PID} \[\d+\] (?:{_SOURCE})?|[\w.-]{{1,63}} \[\d+\] {_SOURCE})(?:INFO|WARN) "
 )
 
 

@@ -20,7 +20,7 @@ import re
 from gpuadvisor.facts import Gpu, NvLink, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside
 from gpuadvisor.physics.links import gen_from_speed
 
 WHAT = "NCCL topology dump (NCCL_TOPO_DUMP_FILE)"
@@ -38,11 +38,10 @@ NO_LINK_NUMBERS = "NCCL's topology dump counts NVLinks per peer: the links are n
 _TARGET_KIND = {"0x068000": "switch", "0x030200": "gpu", "0x030000": "gpu"}
 
 
+@outside("nccl-topo-xml")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``<system version="1">``, or (pasted without it) a ``<pci busid=..>`` line with a ``<gpu dev=..`` line
     right below it."""
-    if current is not None and current.kind == "nccl-topo-xml":
-        return False
     line = lines[i]
     if _SYSTEM.match(line):
         return True

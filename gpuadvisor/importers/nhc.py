@@ -15,7 +15,7 @@ import re
 
 from gpuadvisor.facts import HealthCheck, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 
 TOOL = "NHC"
 # "ERROR:  nhc:  Health check failed:  ...", syslog's "nhc[123]: Health check failed:  ...", "ERROR Health check
@@ -32,10 +32,9 @@ _CONTEXT = re.compile(r"^[A-Za-z][^`$#>]{2,200}$")  # a site check's own message
 _COUNT = re.compile(r"\bERROR:?\s+[\w.-]+:\s+(\d+) health checks? failed\.")
 
 
+@outside("nhc")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A line of NHC's failure report (``Health check failed:`` or ``Node Health Check failed.``)."""
-    if current is not None and current.kind == "nhc":
-        return False
     line = lines[i]
     return ("Health check failed:" in line and bool(_FAILED.search(line))) or bool(_RETURNED.search(line))
 

@@ -19,7 +19,7 @@ import re
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.rows import stripped_rows
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 from gpuadvisor.importers.values import GPU_UUID
 
 _FOUND = re.compile(r"^Found (\d+) CUDA devices?\s*$")
@@ -30,11 +30,10 @@ WHAT = "numba cuda.detect()"
 NO_BUS = "numba cuda.detect() prints the PCI bus number alone (decimal), not the domain or function"
 
 
+@outside("numba-detect")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Found N CUDA devices`` over an ``id 0`` line or ``Summary:``, or (pasted without it) an ``id 0 NAME
     [SUPPORTED]`` line."""
-    if current is not None and current.kind == "numba-detect":
-        return False
     s = lines[i].strip()
     if _FOUND.match(s):
         below = next((x.strip() for x in lines[i + 1 : i + 3] if x.strip()), "")

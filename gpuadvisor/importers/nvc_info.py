@@ -16,7 +16,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "nvidia-container-cli info"
@@ -25,11 +25,10 @@ _KEYS = "NVRM version|CUDA version|Device Index|Device Minor|Model|Brand|GPU UUI
 _KEY = re.compile(rf"^({_KEYS}):\s*(.*?)\s*$")
 
 
+@outside("nvc-info")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """The debug log's first ``listing device /dev/nvidiaN (GPU-... at ...)`` line, or ``NVRM version:`` over
     ``CUDA version:``."""
-    if current is not None and current.kind == "nvc-info":
-        return False
     s = lines[i].strip()
     if _LISTING.search(s):
         return True

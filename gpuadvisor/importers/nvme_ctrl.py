@@ -13,7 +13,7 @@ import re
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import BlockDevice
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.section import Section, outside, outside_log
 
 _HEAD = re.compile(r"^\s*NVME Identify Controller:\s*$")
 _FIELD = re.compile(r"^\s*([a-z][a-z0-9_]*)\s*:\s?(.*?)\s*$")
@@ -76,10 +76,11 @@ _BYTES = re.compile(r"^(\d{1,3}(?:([,.' ])\d{3})*|\d+)(?:\s+\[[^\]]*\]?)?$")  # 
 _SMART_COMMAND = re.compile(r"\bsmartctl\s+(?:.*?\s)?/dev/(nvme\d+(?:n\d+)?)\b")  # "smartctl -a /dev/nvme1"
 
 
+@outside("smartctl-nvme")
 def starts_smartctl(lines: list[str], i: int, current: Section | None) -> bool:
     """smartctl's banner over its information section, or (the banner not pasted) that section's first line, when
     an NVMe ``Model Number:`` follows."""
-    if current is not None and current.kind == "smartctl-nvme" or not outside_log(current):
+    if not outside_log(current):
         return False
     if not (_SMART_BANNER.match(lines[i]) or _SMART_INFO.match(lines[i])):
         return False

@@ -28,7 +28,7 @@ import re
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.env_reports import set_torch
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 
 WHAT = "pip list / pip freeze / conda list"
 _LONGEST = 400
@@ -53,11 +53,10 @@ def _name(s: str) -> str | None:
     return name if _READ.match(name) else None
 
 
+@outside("pip-list")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Package  Version`` over a dashed ruler, conda's ``# packages in environment at ...:``, or a row of torch,
     pytorch, pytorch-cuda or nvidia-nccl-cu12 (``torch  2.3.0+cu121``, ``torch==2.3.0``)."""
-    if current is not None and current.kind == "pip-list":
-        return False
     s = lines[i].strip()
     if _HEADER.match(s):
         return i + 1 < len(lines) and lines[i + 1].strip().startswith("---")

@@ -20,7 +20,7 @@ import re
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.rows import stripped_rows
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 from gpuadvisor.importers.values import GPU_UUID, normalize_bus_id, placeholder
 
 _PATH = r"(?:\S*/information:)?"  # grep's file-name prefix
@@ -34,10 +34,9 @@ _LOCATION = re.compile(r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$", re.I)
 WHAT = "/proc/driver/nvidia/gpus/*/information"
 
 
+@outside("proc-info")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A ``Model:`` line over the driver's ``IRQ:`` line (the file's first two lines, in every driver)."""
-    if current is not None and current.kind == "proc-info":
-        return False
     return bool(_MODEL.match(lines[i].strip())) and i + 1 < len(lines) and bool(_IRQ.match(lines[i + 1].strip()))
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 from gpuadvisor import facts
 from gpuadvisor.facts import RdmaPort, Rig
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.section import Section, outside, outside_log
 from gpuadvisor.importers.values import absent, is_elision
 from gpuadvisor.probes.rdma import COUNTER_MAX, ERROR_COUNTERS
 
@@ -438,9 +438,10 @@ _IB_LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR": 14, "EDR": 25, "HDR": 5
 _UNNAMED = "mlxlink prints neither the device nor the port (its -d and -p)"
 
 
+@outside("mlxlink")
 def starts_mlxlink(lines: list[str], i: int, current: Section | None) -> bool:
     """``Operational Info`` over its dashes and a ``State :`` line, outside a log."""
-    if not MLXLINK.match(lines[i]) or not outside_log(current) or (current is not None and current.kind == "mlxlink"):
+    if not MLXLINK.match(lines[i]) or not outside_log(current):
         return False
     below = [x for x in lines[i + 1 : i + 4] if x.strip() and not set(x.strip()) <= {"-"}]
     return bool(below) and bool(re.match(r"^\s*State\s*:", below[0]))

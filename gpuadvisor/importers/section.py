@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Callable
@@ -161,6 +162,19 @@ def _unquote(line: str, mark: str) -> str:
 
 # Does an output of a kind start at line i (of all the text's lines), the section being read so far being current?
 Detector = Callable[[list[str], int, "Section | None"], bool]
+
+
+def outside(kind: str) -> Callable[[Detector], Detector]:
+    """The detector, tried only outside an output of ``kind`` (its own): inside one, every line is that output's."""
+
+    def wrap(starts: Detector) -> Detector:
+        @functools.wraps(starts)
+        def detector(lines: list[str], i: int, current: Section | None) -> bool:
+            return (current is None or current.kind != kind) and starts(lines, i, current)
+
+        return detector
+
+    return wrap
 
 
 def outside_log(current: Section | None) -> bool:

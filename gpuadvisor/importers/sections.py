@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.importers.fragments import LSPCI_BUS_ID
 from gpuadvisor.importers.registry import BY_KIND, FORMATS
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.sift import Sift, sift
@@ -82,7 +83,7 @@ _FOREIGN = (
 
 # an lspci line of another vendor's GPU: "2f:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] ..."
 _OTHER_GPU = re.compile(
-    r"^\s*(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] (?:VGA compatible|3D|Display) controller[^:]*: "
+    rf"^\s*{LSPCI_BUS_ID} (?:VGA compatible|3D|Display) controller[^:]*: "
     r"(Advanced Micro Devices|AMD|ATI|Intel|Matrox|ASPEED|Moore Threads|Huawei)\b",
     re.M,
 )
@@ -90,7 +91,7 @@ _OTHER_GPU = re.compile(
 
 # any lspci device line: "01:00.0 Processing accelerators: Device 1e52:b140"
 _ACCELERATOR_CLASSES = ("VGA compatible controller", "3D controller", "Display controller", "Processing accelerators")
-_ANY_DEVICE = re.compile(r"^\s*(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ([^:\n]+): (.{0,60})", re.M)
+_ANY_DEVICE = re.compile(rf"^\s*{LSPCI_BUS_ID} ([^:\n]+): (.{{0,60}})", re.M)
 
 
 def other_vendor_gpu(text: str, lspci_only: bool = False) -> str | None:

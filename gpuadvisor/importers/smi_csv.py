@@ -17,7 +17,7 @@ from gpuadvisor.facts import ELIDED, Gpu, KernelEvent, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
 
 
 def _mib(value: str, unit: str) -> int | None:
@@ -224,11 +224,12 @@ def _recovery(rig: Rig, events: list[KernelEvent], g: Gpu, raw: str, where: str,
         rig.problems.append(f"{where}: GPU {g.index}: recovery action {action!r} (NVML's gpu_recovery_action)")
 
 
+@outside("smi-csv")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A ``--query-gpu`` CSV header (``index, name, memory.total [MiB]``) over a row with as many cells; or, under
     the ``nvidia-smi --query-gpu=...`` command that printed it, its header of one field, or (``noheader``) its
     first row; or a noheader row holding a GPU's name."""
-    if current is not None and current.kind == "smi-csv" or not lines[i].strip():
+    if not lines[i].strip():
         return False
     asked = query_fields(lines[max(0, i - 3) : i]) if "query-gpu" in " ".join(lines[max(0, i - 3) : i]) else None
     if asked is not None and asked[1]:

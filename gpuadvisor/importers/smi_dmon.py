@@ -18,7 +18,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside
 from gpuadvisor.importers.values import mem_bytes
 
 WHAT = "nvidia-smi dmon"
@@ -55,11 +55,10 @@ def _from_units(line: str) -> list[str] | None:
     return cols
 
 
+@outside("smi-dmon")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """dmon's ``# gpu  pwr  temp ...`` header over its ``# Idx  W  C ...`` units line or a GPU row, or (its first
     line not shown) that units line over a GPU row."""
-    if current is not None and current.kind == "smi-dmon":
-        return False
     cols = _header(lines[i]) or _from_units(lines[i])
     if cols is None:
         return False

@@ -17,7 +17,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines
+from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "nvidia-smi mig -lgi"
 TITLE = "GPU instances:"
@@ -27,10 +27,9 @@ _ROW = re.compile(r"^\|\s+(\d+)\s+MIG(?:\s+(\d+g\.\d+gb\S*)(?:\s+(\d+)\s+(\d+)\s
 _UNSHOWN = "nvidia-smi mig -lgi names a GPU by its index alone"
 
 
+@outside("smi-mig")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``| GPU instances: |``, or (its title lost) the header ``| GPU  Name  Profile  Instance  Placement |``."""
-    if current is not None and current.kind == "smi-mig":
-        return False
     s = lines[i].strip()
     if _TITLE.match(s):
         return True

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from gpuadvisor.facts import ELIDED, Gpu, PcieHop, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.section import Section, outside
 from gpuadvisor.physics.links import gen_from_speed
 
 WHAT = "sysfs PCI attributes"
@@ -184,10 +184,9 @@ def parse_sysfs_pci(text: str, source: str = "<text>", first_line: int = 1) -> R
     return rig
 
 
+@outside("sysfs-pci")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A ``/sys/.../ATTR:VALUE`` line of a PCI link attribute, or ``cat /sys/.../ATTR`` with its value below."""
     line = lines[i]
-    if current is not None and current.kind == "sysfs-pci":
-        return False
     m = _LINE.match(line) or (_CAT.match(line) if i + 1 < len(lines) else None)
     return m is not None and not _NOT_PCI_LINK.search(m.group(1))

@@ -28,7 +28,7 @@ from gpuadvisor.facts import DRIVER_MISMATCH, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
+from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
 
 WHAT_SMI = "nvidia-smi --version"
 WHAT_PROC = "/proc/driver/nvidia/version"
@@ -49,8 +49,15 @@ _NVCC_HEAD = re.compile(r"^nvcc: NVIDIA \(R\) Cuda compiler driver\s*$")
 _NVCC = re.compile(rf"^Cuda compilation tools, release (\d+\.\d+), V({VERSION})\s*$")
 _VERSION_TXT = re.compile(rf"^CUDA Version ({VERSION})\s*$")
 _JSON_SDK = re.compile(r'^"cuda"\s*:\s*\{\s*$')
-_JSON_NAME = re.compile(r'^"name"\s*:\s*"CUDA SDK"\s*,?\s*$')
-_JSON_VERSION = re.compile(rf'^"version"\s*:\s*"({VERSION})"\s*,?\s*$')
+
+
+def _json_row(key: str, value: str) -> re.Pattern[str]:
+    """version.json's ``"key" : value`` line, its comma optional."""
+    return re.compile(rf'^"{key}"\s*:\s*{value}\s*,?\s*$')
+
+
+_JSON_NAME = _json_row("name", '"CUDA SDK"')
+_JSON_VERSION = _json_row("version", f'"({VERSION})"')
 
 
 def _first(lines: list[str], i: int, current: Section | None, kind: str, pattern: re.Pattern[str]) -> bool:
@@ -67,11 +74,10 @@ def starts_proc(lines: list[str], i: int, current: Section | None) -> bool:
     return _first(lines, i, current, "proc-version", _NVRM)
 
 
+@outside("cuda-toolkit")
 def starts_toolkit(lines: list[str], i: int, current: Section | None) -> bool:
     """nvcc's ``nvcc: NVIDIA (R) Cuda compiler driver`` or (without it) its ``Cuda compilation tools, release``
     line; version.txt's ``CUDA Version 11.0.228``; version.json's ``"cuda" : {`` over ``"name" : "CUDA SDK"``."""
-    if current is not None and current.kind == "cuda-toolkit":
-        return False
     s = lines[i].strip()
     if _NVCC_HEAD.match(s) or _NVCC.match(s) or _VERSION_TXT.match(s):
         return True

@@ -33,7 +33,7 @@ from gpuadvisor.facts import Gpu, KernelEvent, Rig
 from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION, PCI_FUNCTION, UUID_BODY
-from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
 from gpuadvisor.probes.kmsg import normalise_bus_id
 
 WHAT = "an Xid relayed by another tool (gpud, the Kubernetes device plugin, NVML)"
@@ -66,11 +66,10 @@ def _relayed(line: str) -> re.Match[str] | None:
     return m if m is not None and int(m.group("code")) else None  # no Xid is numbered 0: a field's "none"
 
 
+@outside("xid-relay")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A line relaying an Xid (or a GPU the relayer found lost or marked unhealthy); inside a log too (a container
     log's timestamps look like a kernel log's), unless it is the kernel's own NVRM line."""
-    if current is not None and current.kind == "xid-relay":
-        return False
     line = lines[i]
     if len(line) > _LONGEST or (not outside_log(current) and "NVRM" in line):
         return False

@@ -84,23 +84,22 @@ def render_sweep(m: Measurement) -> str:
 
 
 def _copy_table(ms: list[Measurement]) -> str:
-    cols = [
-        ("h2d", "pinned", False),
-        ("d2h", "pinned", False),
-        ("h2d", "pageable", False),
-        ("d2h", "pageable", False),
-        ("h2d", "pinned", True),
-        ("d2h", "pinned", True),
-        ("d2d", None, None),
+    cols = [  # (header, kind, memory, concurrent): None matches any
+        ("h2d pin", "h2d", "pinned", False),
+        ("d2h pin", "d2h", "pinned", False),
+        ("h2d page", "h2d", "pageable", False),
+        ("d2h page", "d2h", "pageable", False),
+        ("h2d all", "h2d", "pinned", True),
+        ("d2h all", "d2h", "pinned", True),
+        ("d2d", "d2d", None, None),
     ]
-    names = ["h2d pin", "d2h pin", "h2d page", "d2h page", "h2d all", "d2h all", "d2d"]
     cell: dict[tuple[int, int], Measurement] = {}
     gpus: set[int] = set()
     for m in ms:
         if not m.gpus:
             continue
         g = m.gpus[0]
-        for c, (k, mem, conc) in enumerate(cols):
+        for c, (_, k, mem, conc) in enumerate(cols):
             if m.kind == k and (mem is None or m.memory == mem) and (conc is None or bool(m.concurrent) == conc):
                 cell[(g, c)] = m
                 gpus.add(g)
@@ -110,7 +109,7 @@ def _copy_table(ms: list[Measurement]) -> str:
     out = [
         f"Host <-> device and device-to-device copies, GB/s (1e9 B/s){f', {size} B buffers' if size else ''}; "
         "'all' = every GPU at once; d2d counts each byte once (CUDA samples' bandwidthTest counts it twice)",
-        "GPU " + "".join(f"{n:>10}" for n in names) + f"{'expected':>10}{'ratio':>7}",
+        "GPU " + "".join(f"{name:>10}" for name, *_ in cols) + f"{'expected':>10}{'ratio':>7}",
     ]
     for g in sorted(gpus):
         row = f"{g:>3} "
