@@ -311,7 +311,8 @@ FORMATS: tuple[Format, ...] = (
     Format("tf-devices", framework_devices.TF, GPU, "ML framework logs", "TensorFlow",
            "`Found device 0 with properties:`, `Created TensorFlow device (...) -> physical GPU (device: 0, name: "
            "NAME, pci bus id: ..., compute capability: 8.6)` or `StreamExecutor device (0): NAME, Compute Capability "
-           "8.6`", framework_devices.starts_tf, reads(framework_devices.parse_tf), _add, 8),
+           "8.6`", framework_devices.starts_tf, reads(framework_devices.parse_tf), _add, 8,
+           after=Merger.add_topology),
     Format("torch-devices", framework_devices.TORCH, GPU, "ML framework logs", "PyTorch",
            "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
            "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,

@@ -1,0 +1,63 @@
+"""Held-out set 29's reading classes (TensorFlow's peer matrix, an nvidia-smi -q record without its indent, vLLM's
+sectioned collect_env, nvbandwidth's header, detect-gpu's JSON, dcgmi profile -l, Folding@home's PCI listing), each
+on its s29 paste and another real public sample of the same form.
+
+Values are the pastes' own (quoted in each test), never this tool's output."""
+
+from __future__ import annotations
+
+from gpuadvisor.importers import import_texts
+from tests.test_s21_reading import CORPUS, _read
+
+# --- class 1: TensorFlow's peer access matrix (2.x's edge matrix, 1.x's DMA matrix) ---
+
+
+def test_tf_edge_matrix_counts_four_gpus_and_no_peer_access():
+    # https://github.com/tensorflow/tensorflow/issues/24677: 'Adding visible gpu devices: 0, 1, 2, 3', the edge matrix
+    # '0:   N N N N' ... '3:   N N N N', two 'Created TensorFlow device' lines (RTX 2080 Ti at 05:00.0 and 06:00.0)
+    rig = _read(CORPUS / "s29-topo" / "tf-log-edge-matrix-all-n-4x-rtx2080ti-created-devices-cut_skang29.txt")
+    assert [(g.index, g.bus_id) for g in rig.gpus] == [(0, "0000:05:00.0"), (1, "0000:06:00.0"), (2, None), (3, None)]
+    assert rig.topology.p2p_read == [["X" if a == b else "NS" for b in range(4)] for a in range(4)]
+
+
+def test_tf_blockquoted_dma_matrix_reads_all_pairs_ok():
+    # https://github.com/tensorflow/tensorflow/issues/23215: '> ... Device peer to peer matrix', '> ... DMA: 0 1 2 3',
+    # '> ... 0:   Y Y Y Y' (four rows, all Y)
+    rig = _read(CORPUS / "s29-topo" / "tf-log-blockquoted-dma-peer-matrix-all-y-4-gpus_scotthuang1989.txt")
+    assert [g.index for g in rig.gpus] == [0, 1, 2, 3]
+    assert rig.topology.p2p_write == [["X" if a == b else "OK" for b in range(4)] for a in range(4)]
+
+
+def test_another_tf1_dma_matrix_with_peer_access_between_pairs_only():
+    # https://github.com/mozilla/DeepSpeech/issues/661: 'Peer access not supported between device ordinals 0 and 3'
+    # (and five more such lines), 'DMA: 0 1 2 3', '0:   Y Y N N', '1:   Y Y N N' (the rows of 2 and 3 not quoted)
+    log = "I tensorflow/core/common_runtime/gpu/gpu_device.cc:{}] {}\n"
+    said = [
+        (779, f"Peer access not supported between device ordinals {a} and {b}")
+        for a, b in ((0, 3), (1, 2), (1, 3), (2, 0), (2, 1), (3, 0), (3, 1))
+    ]
+    said += [(908, "DMA: 0 1 2 3 "), (918, "0:   Y Y N N "), (918, "1:   Y Y N N ")]
+    text = "".join("2017-06-28 16:04:54.004792: " + log.format(n, x) for n, x in said)
+    rig = import_texts([("deepspeech.log", text)])
+    assert [g.index for g in rig.gpus] == [0, 1, 2, 3]
+    read = rig.topology.p2p_read
+    assert read is not None
+    assert (read[0][1], read[0][2], read[1][3], read[2][0], read[3][1]) == ("OK", "NS", "NS", "NS", "NS")
+    assert read[2][3] == "U"  # neither a row nor a 'not supported' line says
+
+
+def test_another_tf2_edge_matrix_of_two_gpus():
+    # https://github.com/tensorflow/tensorflow/issues/50285: 'Device interconnect StreamExecutor with strength 1 edge
+    # matrix:', '     0 1 ', '0:   N N ' (TF 2.4; the thread's excerpt ends there)
+    log = "2021-06-15 17:58:51.972609: I tensorflow/core/common_runtime/gpu/gpu_device.cc:{}] {}\n"
+    text = "".join(
+        log.format(n, x)
+        for n, x in (
+            (1261, "Device interconnect StreamExecutor with strength 1 edge matrix:"),
+            (1267, "     0 1 "),
+            (1280, "0:   N N "),
+        )
+    )
+    rig = import_texts([("tf.log", text)])
+    assert len(rig.gpus) == 2
+    assert rig.topology.p2p_read == [["X", "NS"], ["U", "X"]]  # GPU 1's row not shown
