@@ -61,3 +61,57 @@ def test_another_tf2_edge_matrix_of_two_gpus():
     rig = import_texts([("tf.log", text)])
     assert len(rig.gpus) == 2
     assert rig.topology.p2p_read == [["X", "NS"], ["U", "X"]]  # GPU 1's row not shown
+
+
+# --- class 2: an nvidia-smi -q record whose indentation was lost ---
+
+
+def test_flattened_smi_q_reads_the_product_name_and_pcie_link():
+    # https://github.com/NVIDIA/nvidia-docker/issues/1170: 'GPU 00000000:04:00.0', 'Product Name : GeForce GTX 1060
+    # 6GB', 'PCI' ... 'PCIe Generation' 'Max : 3' 'Current : 1', 'Link Width' 'Max : 16x' 'Current : 16x', every line
+    # at the margin
+    rig = _read(CORPUS / "s29-smi-q" / "smi-q-flattened-no-indent-gtx1060-gen1-idle-cut_yuanbing.txt")
+    g = rig.gpus[0]
+    assert (g.name, g.bus_id, g.uuid) == (
+        "GeForce GTX 1060 6GB",
+        "0000:04:00.0",
+        "GPU-ce0f01b1-4ce8-cedf-87bd-a1dd645be8d7",
+    )
+    assert (g.pcie.max_gen, g.pcie.current_gen, g.pcie.max_width, g.pcie.current_width) == (3, 1, 16, 16)
+    assert g.pcie.replay_counter == 0  # 'Replays Since Reset : 0' after 'Bridge Chip': PCI's, not the bridge's
+
+
+_NVSMI_954 = """==============NVSMI LOG==============
+
+Timestamp                           : Sun Apr 14 18:55:20 2019
+Driver Version                      : 396.54
+
+Attached GPUs                       : 1
+GPU 00000000:01:00.0
+    Product Name                    : GeForce GTX 1080
+    Product Brand                   : GeForce
+    Display Mode                    : Enabled
+    Display Active                  : Enabled
+    Persistence Mode                : Disabled
+    Accounting Mode                 : Disabled
+    Accounting Mode Buffer Size     : 4000
+    Driver Model
+        Current                     : N/A
+        Pending                     : N/A
+    Serial Number                   : N/A
+    GPU UUID                        : GPU-0200523e-f473-3a45-9b4a-fbbe0e41ccf8
+    Minor Number                    : 0
+    VBIOS Version                   : 86.04.60.00.80
+"""
+
+
+def test_another_smi_q_record_read_alike_with_and_without_its_indent():
+    # https://github.com/NVIDIA/nvidia-docker/issues/954: driver 396.54, one GeForce GTX 1080 at 00000000:01:00.0,
+    # persistence Disabled, its UUID; the record as posted, and as a paste that trims each line's indent shows it
+    flat = "\n".join(" ".join(x.split()) for x in _NVSMI_954.splitlines()) + "\n"
+    for text in (_NVSMI_954, flat):
+        rig = import_texts([("q.txt", text)])
+        g = rig.gpus[0]
+        assert (g.name, g.bus_id, g.persistence_mode) == ("GeForce GTX 1080", "0000:01:00.0", False)
+        assert g.uuid == "GPU-0200523e-f473-3a45-9b4a-fbbe0e41ccf8"
+        assert rig.software.driver_version == "396.54"
