@@ -115,3 +115,58 @@ def test_another_smi_q_record_read_alike_with_and_without_its_indent():
         assert (g.name, g.bus_id, g.persistence_mode) == ("GeForce GTX 1080", "0000:01:00.0", False)
         assert g.uuid == "GPU-0200523e-f473-3a45-9b4a-fbbe0e41ccf8"
         assert rig.software.driver_version == "396.54"
+
+
+# --- class 3: vLLM's sectioned collect_env ('====' banners over padded 'Key   : value' lines) ---
+
+
+def test_vllm_sectioned_collect_env_reads_torch_and_its_cuda():
+    # https://github.com/vllm-project/vllm/issues/19022: from its first banner ('System Info'): 'PyTorch version
+    # : 2.7.0+cu126', 'CUDA used to build PyTorch   : 12.6', 'GPU 0: NVIDIA L4', 'GPU 1: NVIDIA L4', 'Nvidia driver
+    # version        : 565.57.01'
+    rig = _read(CORPUS / "s29-collect-env" / "vllm-collect-env-sectioned-torch-2-7-cu126-2x-l4-565-cut_nihalucube.txt")
+    sw = rig.software
+    assert (sw.torch_version, sw.torch_cuda_version, sw.driver_version) == ("2.7.0+cu126", "12.6", "565.57.01")
+    assert [g.name for g in rig.gpus] == ["NVIDIA L4", "NVIDIA L4"]
+
+
+_OMNI_429 = """==============================
+        System Info
+==============================
+OS                           : Ubuntu 22.04.5 LTS (x86_64)
+GCC version                  : (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0
+Clang version                : Could not collect
+CMake version                : Could not collect
+Libc version                 : glibc-2.35
+
+==============================
+       PyTorch Info
+==============================
+PyTorch version              : 2.9.0+cu128
+Is debug build               : False
+CUDA used to build PyTorch   : 12.8
+ROCM used to build PyTorch   : N/A
+
+==============================
+      Python Environment
+==============================
+Python version               : 3.10.12 (main, Nov  6 2024, 20:22:13) [GCC 11.4.0] (64-bit runtime)
+Python platform              : Linux-5.15.0-128-generic-x86_64-with-glibc2.35
+
+==============================
+       CUDA / GPU Info
+==============================
+Is CUDA available            : False
+CUDA runtime version         : No CUDA
+CUDA_MODULE_LOADING set to   : N/A
+GPU models and configuration : No CUDA
+"""
+
+
+def test_another_vllm_sectioned_report_with_and_without_its_first_line():
+    # https://github.com/vllm-project/vllm-omni/pull/429: 'Collecting environment information...' over the banners,
+    # 'PyTorch version              : 2.9.0+cu128', 'CUDA used to build PyTorch   : 12.8', no CUDA device
+    for text in ("Collecting environment information...\n" + _OMNI_429, _OMNI_429):
+        rig = import_texts([("env.txt", text)])
+        assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("2.9.0+cu128", "12.8")
+        assert rig.gpus == []
