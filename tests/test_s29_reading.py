@@ -170,3 +170,32 @@ def test_another_vllm_sectioned_report_with_and_without_its_first_line():
         rig = import_texts([("env.txt", text)])
         assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("2.9.0+cu128", "12.8")
         assert rig.gpus == []
+
+
+# --- class 4: nvbandwidth's header (CUDA Runtime / CUDA Driver / Driver Version) ---
+
+
+def test_nvbandwidth_header_gives_the_drivers_cuda_version():
+    # https://github.com/NVIDIA/nvbandwidth/issues/48: 'CUDA Runtime Version: 12060', 'CUDA Driver Version: 12060',
+    # 'Driver Version: 550.127.08', eight 'NVIDIA H20-3e'
+    rig = _read(CORPUS / "s29-cuda-samples" / "nvbandwidth-device-local-copy-8x-h20-3e-1116gbps-cut_yoqiu-amd.txt")
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("550.127.08", "12.6")
+    assert len(rig.gpus) == 8
+
+
+def test_another_nvbandwidth_header_of_cuda_13():
+    # https://github.com/NVIDIA/nvbandwidth/issues/61: posted as one inline code span; v0.8, 'CUDA Driver Version:
+    # 13000', 'Driver Version: 580.126.09', eight H100 80GB HBM3 (two PCI domains), then the PTX error
+    devices = ("00000000:1b", "00000000:29", "00000000:45", "00000000:4e", "00000001:1b", "00000001:24")
+    devices += ("00000001:45", "00000001:4e")
+    text = (
+        "`nvbandwidth Version: v0.8\nBuilt from Git version: v0.8\n\nCUDA Runtime Version: 13000\n"
+        "CUDA Driver Version: 13000\nDriver Version: 580.126.09\n\nquiet-lemur\n"
+        + "".join(f"Device {i}: NVIDIA H100 80GB HBM3 ({bus}:00)\n" for i, bus in enumerate(devices))
+        + "\nRunning host_to_device_memcpy_ce.\n[cudaErrorUnsupportedPtxVersion] the provided PTX was compiled with an "
+        "unsupported toolchain. in expression cudaGetLastError() in CUresult memsetKernel(CUstream, CUdeviceptr, "
+        "CUdeviceptr, long long unsigned int, unsigned int)() : /home/diag/nvbandwidth/kernels.cu:406`\n"
+    )
+    rig = import_texts([("nvbw.txt", text)])
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("580.126.09", "13.0")
+    assert [g.bus_id for g in rig.gpus][3:5] == ["0000:4e:00.0", "0001:1b:00.0"]
