@@ -41,7 +41,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), incus (info --resources), "
-        "Akash provider-services (tools psutil list gpu), "
+        "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
         "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "

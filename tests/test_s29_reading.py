@@ -6,6 +6,8 @@ Values are the pastes' own (quoted in each test), never this tool's output."""
 
 from __future__ import annotations
 
+import json
+
 from gpuadvisor.importers import import_texts
 from tests.test_s21_reading import CORPUS, _read
 
@@ -199,3 +201,34 @@ def test_another_nvbandwidth_header_of_cuda_13():
     rig = import_texts([("nvbw.txt", text)])
     assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("580.126.09", "13.0")
     assert [g.bus_id for g in rig.gpus][3:5] == ["0000:4e:00.0", "0001:1b:00.0"]
+
+
+# --- class 5: detect-gpu's JSON (NVML fields per GPU) ---
+
+_DETECT_GPU = CORPUS / "s29-smi" / "detect-gpu-json-4x-a10-nvml-fields-cut_flybirdkh.txt"
+
+
+def test_detect_gpu_json_reads_four_a10s_and_the_driver():
+    # https://github.com/mayooot/detect-gpu/issues/3: 'name":"NVIDIA A10"', 'memoryInfo":{"Total":24146608128',
+    # 'powerUsage":64810', 'powerManagementDefaultLimit":150000', 'systemGetDriverVersion":"535.129.03"',
+    # 'systemGetCudaDriverVersion":12020'; the fourth object cut in 'memoryInf'
+    rig = _read(_DETECT_GPU)
+    assert [(g.index, g.name) for g in rig.gpus] == [(i, "NVIDIA A10") for i in range(4)]
+    assert [g.memory_total_bytes for g in rig.gpus] == [24146608128] * 3 + [None]
+    assert (rig.gpus[0].power_draw_w, rig.gpus[0].power_default_limit_w, rig.gpus[0].power_limit_w) == (
+        64.81,
+        150,
+        None,
+    )
+    assert rig.gpus[3].uuid == "GPU-549d4781-e9e2-3be8-0c08-890269df339d"
+    assert (rig.software.driver_version, rig.software.cuda_driver_version) == ("535.129.03", "12.2")
+    assert all(g.bus_id is None for g in rig.gpus)
+
+
+def test_detect_gpu_json_pretty_printed_reads_alike():
+    # the same thread's first two objects (https://github.com/mayooot/detect-gpu/issues/3), as `jq .` prints them:
+    # field names as detect-gpu's gpuInfo struct gives them (pkg/detect/model.go in mayooot/detect-gpu)
+    objects = json.loads(_DETECT_GPU.read_text()[: _DETECT_GPU.read_text().index(',{"index":2')] + "]")
+    rig = import_texts([("gpus.json", json.dumps(objects, indent=2) + "\n")])
+    assert [(g.name, g.performance_state) for g in rig.gpus] == [("NVIDIA A10", 0), ("NVIDIA A10", 8)]
+    assert rig.gpus[1].memory_used_bytes == 541917184

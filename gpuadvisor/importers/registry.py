@@ -33,6 +33,7 @@ from gpuadvisor.importers import (
     daemon_log,
     dcgm,
     dcgmi_dmon,
+    detect_gpu,
     detectron2_env,
     devicequery,
     df,
@@ -298,6 +299,9 @@ FORMATS: tuple[Format, ...] = (
     Format("akash-gpu", akash_gpu.WHAT, GPU, "Akash provider-services", "tools psutil list gpu",
            '`{` over `"cards": [` or (through jq) `"vendor": {"id": "10de", "name": "NVIDIA Corporation"}` and its '
            '`"product"`', akash_gpu.starts, reads(akash_gpu.parse_akash_gpu), _add, 9),
+    Format("detect-gpu", detect_gpu.WHAT, GPU, "detect-gpu (NVML JSON)", "",
+           '`[{"index":0,"uuid":"GPU-...","name":"NAME","memoryInfo":{"Total":...},...,"systemGetDriverVersion":...`',
+           detect_gpu.starts, reads(detect_gpu.parse_detect_gpu), _add, 9),
     Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
            "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
            reads(numba_detect.parse_numba_detect), _add, 8),
