@@ -232,3 +232,31 @@ def test_detect_gpu_json_pretty_printed_reads_alike():
     rig = import_texts([("gpus.json", json.dumps(objects, indent=2) + "\n")])
     assert [(g.name, g.performance_state) for g in rig.gpus] == [("NVIDIA A10", 0), ("NVIDIA A10", 8)]
     assert rig.gpus[1].memory_used_bytes == 541917184
+
+
+# --- class 6: dcgmi profile -l (the profiling metric groups of one GPU): recognised, nothing to judge ---
+
+
+def test_dcgmi_profile_list_is_read_as_a_note_without_a_gpu():
+    # https://github.com/NVIDIA/DCGM/issues/144: 'dcgmi profile -l -i 7', '| A.1 | 1002 | sm_active |' ... 'fp16_active'
+    rig = _read(CORPUS / "s29-dcgm" / "dcgmi-profile-l-a10-metric-groups-cut_xuchenhui-5.txt")
+    assert rig.gpus == []
+    assert any("sm_active" in p and "nothing judged" in p for p in rig.problems)
+
+
+def test_another_dcgmi_profile_list_with_nvlink_fields():
+    # https://github.com/NVIDIA/dcgm-exporter/issues/316: 'dcgmi profile -l -i 0', A.0 rows 1001 gr_engine_active to
+    # 1012 nvlink_rx_bytes (then 1013 tensor_imma_active; the thread: NVLink metrics missing from the exporter)
+    tags = ["gr_engine_active", "sm_active", "sm_occupancy", "tensor_active", "dram_active", "fp64_active"]
+    tags += ["fp32_active", "fp16_active", "pcie_tx_bytes", "pcie_rx_bytes", "nvlink_tx_bytes", "nvlink_rx_bytes"]
+    rule = "+----------------+----------+------------------------------------------------------+\n"
+    text = (
+        "dcgmi profile -l -i 0\n" + rule + "| Group.Subgroup | Field ID | Field Tag"
+        "                                            |\n"
+        + rule
+        + "".join(f"| A.0            | {1001 + k}     | {t:<52} |\n" for k, t in enumerate(tags))
+        + rule
+    )
+    rig = import_texts([("profile.txt", text)])
+    assert rig.gpus == []
+    assert any("nvlink_rx_bytes" not in p and "and 4 more" in p for p in rig.problems)

@@ -33,6 +33,7 @@ from gpuadvisor.importers import (
     daemon_log,
     dcgm,
     dcgmi_dmon,
+    dcgmi_profile,
     detect_gpu,
     detectron2_env,
     devicequery,
@@ -333,6 +334,9 @@ FORMATS: tuple[Format, ...] = (
     Format("dcgmi-dmon", "dcgmi dmon", GPU, "DCGM", "", "`#Entity  XIDER  TMPTR ...` over `ID` and `GPU 0` rows, or "
            "`dcgmi dmon -l`'s `Long Name  Short Name  Field Id` (a note)",
            dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
+    Format("dcgmi-profile", dcgmi_profile.WHAT, GPU, "DCGM", "",
+           "`| Group.Subgroup | Field ID | Field Tag |` over `| A.1 | 1002 | sm_active |` rows (a note: no GPU fact)",
+           dcgmi_profile.starts, reads(dcgmi_profile.parse_dcgmi_profile), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
             beyond.starts_kernel_log, daemon_log.parse, 11),
