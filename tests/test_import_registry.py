@@ -44,6 +44,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
+        "Folding@home (FAHClient --lspci), "
         "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, "
         "fabric manager or storage output (import --help)"

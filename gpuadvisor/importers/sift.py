@@ -84,6 +84,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
     "incus-gpu": (r"^\s*GPUs?:",),
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
+    "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
     "dcgmi-profile": ("Group.Subgroup",),
     "detect-gpu": (r'^\s*(?:[\[{]\s*$|\[?\{\s*")',),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
