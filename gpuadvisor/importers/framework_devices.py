@@ -169,11 +169,13 @@ _TF_MEMORY = "TensorFlow prints the memory it takes (and GiB rounded to 0.01), n
 # interconnect StreamExecutor with strength 1 edge matrix:`` over ``     0 1 2 3`` (the diagonal N: no edge to itself)
 # or 1.x's ``Device peer to peer matrix`` over ``DMA: 0 1 2 3`` (the diagonal Y), then a row per GPU ``0:   Y N N N``;
 # 1.x's ``Peer access not supported between device ordinals 0 and 3`` before it. Y: cudaDeviceCanAccessPeer.
-_TF_VISIBLE = re.compile(r"Adding visible gpu devices: (\d{1,3}(?:, \d{1,3}){0,63})\s*$")
-_TF_MATRIX = re.compile(r"(?:Device peer to peer matrix|StreamExecutor with strength \d+ edge matrix:)\s*$")
-_TF_COLUMNS = re.compile(r"(?:^|\] )\s*(DMA:)?\s*(\d{1,3}(?: \d{1,3}){0,63})\s*$")
-_TF_ROW = re.compile(r"(?:^|\] )\s*(\d{1,3}):\s+([YN](?: [YN]){0,63})\s*$")
-_TF_NO_PEER = re.compile(r"Peer access not supported between device ordinals (\d{1,3}) and (\d{1,3})")
+_TF_VISIBLE = re.compile(r"Adding\s+visible\s+gpu\s+devices:\s*(\d{1,3}(?:,\s*\d{1,3}){0,63})\s*$")
+_TF_MATRIX = re.compile(
+    r"(?:Device\s+peer\s+to\s+peer\s+matrix|StreamExecutor\s+with\s+strength\s+\d+\s+edge\s+matrix:)\s*$"
+)
+_TF_COLUMNS = re.compile(r"(?:^|\]\s)\s*(?:(DMA:)\s*)?(\d{1,3}(?:[ \t]+\d{1,3}){0,63})\s*$")
+_TF_ROW = re.compile(r"(?:^|\]\s)\s*(\d{1,3}):\s+([YN](?:[ \t]+[YN]){0,63})\s*$")
+_TF_NO_PEER = re.compile(r"Peer\s+access\s+not\s+supported\s+between\s+device\s+ordinals\s+(\d{1,3})\s+and\s+(\d{1,3})")
 
 
 # TensorFlow's ``Found device 0 with properties:``, ``Created TensorFlow device (...) -> physical GPU (device: 0, ...)``
@@ -185,7 +187,7 @@ starts_tf = _starts(
     _TF_XLA,
     _TF_VISIBLE,
     _TF_MATRIX,
-    re.compile(r"\] DMA:(?: \d{1,3})+\s*$"),
+    re.compile(r"\]\sDMA:(?:\s+\d{1,3})+\s*$"),
     _TF_NO_PEER,
 )
 
@@ -228,7 +230,7 @@ class _Peers:
         """Whether line k is one of the peer lines (read into ``access``, its GPUs named)."""
         titled, self.titled = self.titled, False
         if m := _TF_VISIBLE.search(line):
-            for n in m.group(1).split(", "):
+            for n in re.split(r",\s*", m.group(1)):
                 r.gpu(k, int(n))
         elif _TF_MATRIX.search(line):
             self.titled = True
