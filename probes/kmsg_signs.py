@@ -88,6 +88,7 @@ from gpuadvisor.facts import KernelEvent
 from .busid import with_domain
 from .kmsg_d3cold import ANCHOR as D3COLD
 from .kmsg_d3cold import d3cold_gpu, enumerated_nvidia_display
+from .kmsg_oops import OOPS, OOPS_LINES, oops_at_driver
 from .kmsg_panic import ANCHOR as PANIC
 from .kmsg_panic import mlx5_panic
 
@@ -136,6 +137,7 @@ KEYWORDS = (
     "unable to handle page fault",  # newer kernels' (4.20+) wording of an oops on a bad address
     "kernel NULL pointer dereference",
     "general protection fault",
+    *("IP: ", "EIP is at ", "pc : ", "PC is at "),  # an oops report's code address (RIP, EIP, arm64's pc: kmsg_oops)
     # the driver's own install problems (INSTALL_SIGNS): a cause of the RmInitAdapter failure after them
     "Direct firmware load for nvidia/",
     "/lib/firmware/nvidia/",
@@ -173,6 +175,7 @@ ANCHORS = (
     ": Unknown symbol",
     D3COLD,
     PANIC,
+    *("IP: ", "EIP is at ", "pc : ", "PC is at "),  # an oops report's code address (kmsg_oops)
 )
 # Anchors found by a character rare in kernel logs (a memchr pass, five times faster than a word's); where one is
 # common in a log (more than RARE_LINES lines, and one per RARE_PER bytes) its words are searched from there on.
@@ -193,6 +196,7 @@ SIGN_RE = re.compile(
     r"|failed to wait for GFW|unknown chipset \(ffffffff\)|BUG: unable to handle kernel|BUG: kernel NULL pointer"
     r"|BUG: unable to handle page fault|general protection fault|can't assign; no space|: no space for \[mem"
     r"|Failed to query display engine channel state: 0x"
+    r"|(?:\b[RE]?IP: |EIP is at |\bpc : |PC is at )[^\n]*\+0x[0-9a-f]+/0x[0-9a-f]+ \[nvidia"
 )
 # FreeBSD's kernel lines of the Mellanox drivers (device_printf: "<driver><unit>: "; mlx5's own levels after it,
 # sys/dev/mlx5/driver.h: "mlx5_core0: INFO: mlx5_port_module_event:710:(pid 11): Module 0, status: plugged and
@@ -253,14 +257,10 @@ _COPY_HELPER = re.compile(
 )
 # the driver's closed core's symbols ("_nv011745rm") carry no "[nvidia]" when the module name is cut off
 _NV_SYMBOL = re.compile(r"\b_nv\d{4,}rm\+0x|\+0x[0-9a-f]+/0x[0-9a-f]+ \[nvidia")
-_OOPS = re.compile(
-    r"BUG: unable to handle (?:kernel|page fault)|BUG: kernel NULL pointer|(?<!traps: )\bgeneral protection fault"
-)
 # the oops report's task line ("CPU: 5 PID: 9577 Comm: nvidia-smi Tainted: P O 5.19.17-Unraid #2") and a code
 # address (its RIP: "RIP: 0010:exit_thread+0x12/0xc0"): with none shown, the task it ran for is all the report tells
 _COMM = re.compile(r"\bComm: (\S+)")
 _FRAME = re.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+\b")
-OOPS_LINES = 40  # an oops report's lines down to its call trace's first frames
 HUNG_TRACE_LINES = 80  # a hung task's report and trace: the trace ends before (a kernel prints some 30 frames)
 # "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:08:00.0)": the region the firmware assigned; old drivers: "(PCI:0001:00.0)"
 _BAR_INVALID = re.compile(r"NVRM: (BAR\d+) is (\d+[KMGT]?) @ (0x[0-9a-fA-F]+) \(PCI:([0-9a-fA-F:.]+)\)")
@@ -444,7 +444,7 @@ def oops_in_driver(line: str, text: str, end: int) -> str | None:
     """The message of a kernel oops (``line``: "BUG: unable to handle kernel NULL pointer dereference at ...")
     whose report (the lines below it, until the next report) has its faulting address or a call-trace frame in
     an NVIDIA module; None for an oops elsewhere (a user program's "traps: ... general protection fault" too)."""
-    m = _OOPS.search(line)
+    m = OOPS.search(line)
     if m is None:
         return None
     report = line[m.end() :] + _report(text, end, OOPS_LINES, ("BUG: ", "general protection fault"))
@@ -554,9 +554,11 @@ def read_sign(line: str, text: str, end: int) -> tuple[str, str | None, str] | N
     if "blocked for more than" in line or "soft lockup - CPU#" in line:
         hung = hung_in_driver(line, text, end)
         return None if hung is None else ("driver-hung", None, hung)
-    if _OOPS.search(line):
+    if OOPS.search(line):
         oops = oops_in_driver(line, text, end)
         return None if oops is None else ("driver-oops", None, oops)
+    if (at := oops_at_driver(line, text, end)) is not None:
+        return "driver-oops", None, at
     if "(PCI ID: " in line and "Xid" not in line:
         return unsupported_gpu(line, text, end)
     if "no space" in line:

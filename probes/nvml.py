@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuadvisor import facts
-from gpuadvisor.catalog import generations
+from gpuadvisor.catalog import brands, generations
 from gpuadvisor.facts import Gpu, NvLink, Pcie
 
 from . import busid
@@ -279,6 +279,10 @@ def _probe_nvlinks(nv: Nvml, h: Any, gpu: Gpu) -> None:
 def probe_gpu(nv: Nvml, index: int, h: Any) -> Gpu:
     g = Gpu(index=index)
     _set(g, "name", nv.query("nvmlDeviceGetName", h), _text)
+    brand = nv.query("nvmlDeviceGetBrand", h)
+    if not isinstance(brand, Missing) and brands.from_nvml(brand) is None:
+        brand = Missing(f"NVML reports brand {int(brand)} (unknown)")
+    _set(g, "brand", brand, brands.from_nvml)
     _set(g, "uuid", nv.query("nvmlDeviceGetUUID", h), _text)
     _set(g, "serial", nv.query("nvmlDeviceGetSerial", h), _text)
     pci = nv.query("nvmlDeviceGetPciInfo", h)

@@ -17,6 +17,7 @@ from gpuadvisor.errors import InputError
 # Per-GPU properties and their defaults; [gpu] sets them for every GPU, [[gpus]] entries override.
 GPU_DEFAULTS: dict[str, Any] = {
     "name": "NVIDIA GPU",
+    "brand": None,  # nvidia-smi's "Product Brand" word; None: the brand the name shows, else "NVIDIA"
     "memory_total_mib": 16384,
     "memory_used_mib": 0,
     "architecture": 9,  # nvmlDeviceArchitecture_t: 5 volta, 7 ampere, 8 ada, 9 hopper, 10 blackwell

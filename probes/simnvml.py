@@ -15,6 +15,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from gpuadvisor.catalog import brands
+
 from .nvml import CLOCKS_EVENT_REASONS, NVLINK_ERROR_COUNTERS, P2P_STATUS
 from .pcie import PciPlace, Sysfs, level_between
 from .rigdesc import GpuDesc, RigDesc
@@ -126,6 +128,12 @@ class SimNvml:
 
     def nvmlDeviceGetName(self, h: GpuDesc) -> str:
         return str(self._dev(h, "nvmlDeviceGetName")["name"])
+
+    def nvmlDeviceGetBrand(self, h: GpuDesc) -> int:
+        """The preset's "brand" (nvidia-smi's word), else the one its name shows, else NVIDIA (a data-centre part)."""
+        p = self._dev(h, "nvmlDeviceGetBrand")
+        word = p["brand"] or brands.from_name(str(p["name"])) or "NVIDIA"
+        return next((k for k, b in brands.NVML_BRANDS.items() if b.lower() == word.lower()), brands.NVML_BRAND_UNKNOWN)
 
     def nvmlDeviceGetUUID(self, h: GpuDesc) -> str:
         self._dev(h, "nvmlDeviceGetUUID")

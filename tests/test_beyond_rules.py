@@ -377,9 +377,10 @@ def test_the_shipped_planted_file_is_the_documented_one() -> None:
     assert shipped.endswith(_planted_toml()) and shipped.startswith("# The node check shown in the project README")
 
 
-def test_ga827_another_checkers_failed_gpu_test_fails_and_its_config_check_warns() -> None:
+def test_ga827_another_checkers_failed_gpu_test_and_fabric_port_check_fail() -> None:
     # a dcgmi diag Hardware failure with DCGM's hardware next step, and a site's NHC check of the IB ports (the line
-    # of corpus/s16-rdma-logs' NHC run); NHC's GPU-count check fails (tests/test_s23_logs.py)
+    # of corpus/s16-rdma-logs' NHC run: no port the site requires is up, tests/test_s29_logs.py); NHC's GPU-count
+    # check fails too (tests/test_s23_logs.py)
     rig = simulate_description(parse_description(_dgx_h100(), "test"))
     rig.node.health_checks = [
         facts.HealthCheck(
@@ -396,9 +397,24 @@ def test_ga827_another_checkers_failed_gpu_test_fails_and_its_config_check_warns
     ]  # fmt: skip
     got = sorted((f.code, f.severity, f.subject, tuple(f.gpus)) for f in evaluate(rig) if f.code == "GA827")
     assert got == [
+        ("GA827", "fail", "NHC check_hw_ib", ()),
         ("GA827", "fail", "dcgmi diag GPU Memory", (0,)),
-        ("GA827", "warn", "NHC check_hw_ib", ()),
     ]
+
+
+def test_ga829_a_device_verbs_cannot_use_warns_and_ga827_leaves_it() -> None:
+    # libibverbs' line as github.com/ofiwg/libfabric/issues/975 shows it (rdma-core libibverbs/init.c); a leftover
+    # provider that did not load (github.com/NVIDIA/nccl/issues/1044) alone is a note
+    rig = facts.Rig()
+    no_provider = (
+        "libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0"
+    )
+    rig.node.health_checks = [facts.HealthCheck("libibverbs", "no-provider", "warn", no_provider, [], None, "p.txt:2")]
+    (f,) = [f for f in evaluate(rig) if f.code in ("GA827", "GA829")]
+    assert (f.code, f.severity, f.subject) == ("GA829", "warn", "host") and "ibverbs-providers" in f.fix
+    leftover = "libibverbs: Warning: couldn't load driver 'libipathverbs-rdmav25.so': libipathverbs-rdmav25.so: ..."
+    rig.node.health_checks = [facts.HealthCheck("libibverbs", "load-failed", "warn", leftover, [], None, "p.txt:1")]
+    assert [(f.code, f.severity) for f in evaluate(rig) if f.code == "GA829"] == [("GA829", "info")]
 
 
 def test_ga828_lists_the_error_lines_no_sign_judges_and_says_when_it_cannot() -> None:

@@ -32,15 +32,17 @@ def test_one_row_per_kind_with_a_way_in() -> None:
 
 def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
-        "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, mig -lgi, plain, --query-gpu, dmon, or --version), "
+        "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, mig -lgi, vgpu, plain, --query-gpu, dmon, or "
+        "--version), "
         "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, torch.__config__.show(), "
         "ML environment reports (Hugging Face env, ds_report, jax, pip or conda list, or cupy show_config), "
-        "lspci -vv, sysfs (PCI attributes), nccl-tests, "
+        "lspci -vv, sysfs (PCI attributes), nccl-tests, UCC (ucc_perftest), "
         "CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
         "deviceQuery, or matrix rows), "
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
-        "nvbandwidth, "
-        "DCGM, /proc/driver/nvidia/gpus/*/information, nvidia-container-cli (info), incus (info --resources), "
+        "nvbandwidth, dcgmproftester, "
+        "DCGM, /proc/driver/nvidia/gpus/*/information, /proc/driver/nvidia/gpus/*/power, "
+        "nvidia-container-cli (info), incus (info --resources), "
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "

@@ -18,6 +18,13 @@ from gpuadvisor.probes.kmsg_signs import KEYWORDS, parse_signs, read_sign
 TESTS = Path(__file__).parent
 
 SIGNS = [
+    # an oops cut above its header, its code address in the driver
+    # (https://github.com/MrMEEE/bumblebee-Old-and-abbandoned/issues/160); first: no other oops's header above it
+    (
+        "driver-oops",
+        "Pid: 6510, comm: Xorg Tainted: P            2.6.38-8-generic #42-Ubuntu Dell Inc. Inspiron N5110/0HVRTT\n"
+        "RIP: 0010:[<ffffffffa037aaee>]  [<ffffffffa037aaee>] _nv003083rm+0x87/0xad [nvidia]",
+    ),
     ("gpu-init-failed", "NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)"),
     ("gpu-is-lost", "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST]"),
     ("gpu-reset-required", "NVRM: GPU 0000:0c:00.0: NV_ERR_RESET_REQUIRED"),

@@ -42,7 +42,7 @@ def _doc(func):
 
 def test_registry_has_all_areas_and_stable_codes():
     rules = all_rules()
-    assert len(rules) == 75  # GA105, GA507, GA607, GA801-GA814, GA820-GA828 (beyond the GPU), GA901-GA907 (storage)
+    assert len(rules) == 76  # GA105, GA507, GA607, GA801-GA814, GA820-GA829 (beyond the GPU), GA901-GA907 (storage)
     codes = [r.code for r in rules]
     assert codes == sorted(set(codes))
     assert {r.code[:3] for r in rules} == {"GA1", "GA2", "GA3", "GA4", "GA5", "GA6", "GA8", "GA9"}

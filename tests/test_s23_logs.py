@@ -114,20 +114,21 @@ def test_an_applications_uncorrectable_ecc_error_fails_the_gpus_memory_on_no_nam
 
 
 # AzNHC's GPU-count check (https://github.com/Azure/azurehpc-health-checks, customTests/azure_gpu_count.nhc: its
-# die() message, as NHC prints it); and a site's IB check failing (corpus/s16-rdma-logs' NHC run): a warning only
+# die() message, as NHC prints it); and a site's IB check failing (corpus/s16-rdma-logs' NHC run): no fabric port the
+# site requires is up, the node is offline for multi-node jobs: it fails too (tests/test_s29_logs.py)
 _AZNHC_COUNT = (
     "ERROR:  nhc:  Health check failed:  check_gpu_count: Expected to see 8 but found 7. FaultCode: NHC2009\n"
 )
 _IB = "ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).\n"
 
 
-def test_nhcs_failed_gpu_count_check_fails_the_node_and_its_other_checks_warn(tmp_path):
+def test_nhcs_failed_gpu_count_and_fabric_port_checks_fail_the_node(tmp_path):
     deepops = (CORPUS / "s23-logs/nhc-v-health-check-failed-check-nv-gpu-count-2-returned-1_ajdecon.txt").read_text()
     assert "Check check_nv_gpu_count 2 returned 1" in deepops
     for text, check in ((deepops, "check_nv_gpu_count"), (_AZNHC_COUNT, "check_gpu_count")):
         found = [x for x in _judged(tmp_path, text) if x[1] in ("warn", "fail")]
         assert found == [("GA827", "fail", f"NHC {check}")]
-    assert [x for x in _judged(tmp_path, _IB) if x[1] in ("warn", "fail")] == [("GA827", "warn", "NHC check_hw_ib")]
+    assert [x for x in _judged(tmp_path, _IB) if x[1] in ("warn", "fail")] == [("GA827", "fail", "NHC check_hw_ib")]
 
 
 # the nouveau list (lists.freedesktop.org/archives/nouveau, as archived in github.com/linux-mailinglist-archives):

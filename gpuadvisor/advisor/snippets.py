@@ -11,20 +11,21 @@ from gpuadvisor.advisor.layout import megatron_layout_args, torchtitan_args
 from gpuadvisor.advisor.memory import Layout
 from gpuadvisor.advisor.workload import Workload
 
-# Hugging Face Transformers' decoder-layer class of each model family, and the module that defines it.
+# config.json model_type -> Hugging Face Transformers' decoder-layer class of that family, which the module
+# transformers.models.<model_type>.modeling_<model_type> defines.
 LAYER_CLASSES = {
-    "llama": ("LlamaDecoderLayer", "transformers.models.llama.modeling_llama"),
-    "mistral": ("MistralDecoderLayer", "transformers.models.mistral.modeling_mistral"),
-    "qwen": ("Qwen2DecoderLayer", "transformers.models.qwen2.modeling_qwen2"),
-    "gemma-2": ("Gemma2DecoderLayer", "transformers.models.gemma2.modeling_gemma2"),
-    "gemma": ("GemmaDecoderLayer", "transformers.models.gemma.modeling_gemma"),
-    "gpt2": ("GPT2Block", "transformers.models.gpt2.modeling_gpt2"),
+    "llama": "LlamaDecoderLayer",
+    "mistral": "MistralDecoderLayer",
+    "qwen2": "Qwen2DecoderLayer",
+    "gemma2": "Gemma2DecoderLayer",
+    "gemma": "GemmaDecoderLayer",
+    "gpt2": "GPT2Block",
 }
 FSDP_STRATEGY = {2: "SHARD_GRAD_OP", 3: "FULL_SHARD"}
 UNKNOWN_LAYER = "YourDecoderLayer"
 
 
-# config.json model_type -> the LAYER_CLASSES key of its family.
+# config.json model_type -> how the names of its family's models start (read where the config names no type).
 MODEL_TYPES = {
     "llama": "llama",
     "mistral": "mistral",
@@ -36,14 +37,13 @@ MODEL_TYPES = {
 
 
 def _layer(w: Workload) -> tuple[str, str | None]:
-    family = MODEL_TYPES.get(w.arch.model_type)
-    if family:
-        return LAYER_CLASSES[family]
-    name = (w.model_label or w.arch.name).lower()
-    for prefix, (cls, module) in LAYER_CLASSES.items():
-        if name.startswith(prefix):
-            return cls, module
-    return UNKNOWN_LAYER, None
+    model_type = w.arch.model_type if w.arch.model_type in LAYER_CLASSES else None
+    if model_type is None:
+        name = (w.model_label or w.arch.name).lower()
+        model_type = next((t for t, prefix in MODEL_TYPES.items() if name.startswith(prefix)), None)
+    if model_type is None:
+        return UNKNOWN_LAYER, None
+    return LAYER_CLASSES[model_type], f"transformers.models.{model_type}.modeling_{model_type}"
 
 
 def layer_class(w: Workload) -> str:

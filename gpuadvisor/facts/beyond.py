@@ -110,7 +110,7 @@ class KernelEvent:
 class KernelLog(Unavailable):
     """NVIDIA events of the kernel log. ``events`` None: the log could not be read (reason under "events")."""
 
-    source: str | None = None  # "/dev/kmsg", "journalctl -k", "imported"
+    source: str | None = None  # "/dev/kmsg", "journalctl -k", "imported", SERVICE_LOG
     lines_read: int | None = None
     uptime_s: float | None = None  # the host's uptime when the log was read: how old each event is
     events: list[KernelEvent] | None = None
@@ -213,6 +213,11 @@ class Fabric(Unavailable):
 
 IMEX_FIELDS = ("imex_state", "imex_detail")
 NO_IMEX_LOG = "no IMEX daemon log (nvidia-imex) among the imported outputs"
+# KernelLog.source of events read from a service's or a program's own log (syslog, journal, Python logging, a daemon):
+# no kernel line among them, so no "kernel log"
+SERVICE_LOG = "imported service or application log"
+# a fabric manager detail that starts so: its log shows it failing to configure the fabric (rule GA809 judges it)
+FABRIC_NOT_CONFIGURED = "the fabric manager did not configure the NVSwitches and GPUs"
 
 
 @dataclass
@@ -252,3 +257,23 @@ class NodeState(Unavailable):
     memlock_unlimited: bool | None = None
     # another health checker's checks that failed or warned (imported); None: no checker's output was given
     health_checks: list[HealthCheck] | None = None
+    # an RDMA library's own message that states the limit it failed or warned under (UCX's "Please set max locked
+    # memory (ulimit -l) to 'unlimited' (current: 64 kbytes)", libibverbs' "RLIMIT_MEMLOCK is 32768 bytes"), as it
+    # said it: RDMA was used on the node and the limit held it back; None: no such message (not written then)
+    memlock_message: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.memlock_message is None:  # null until a log gives it (the importer drops the reason then)
+            self.unavailable.setdefault("memlock_message", NO_MEMLOCK_MESSAGE)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Its fields, the RDMA library's message (and its reason) only when a log gave it: scans stay as they were,
+        and a scan read back without it is what was written."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if out["memlock_message"] is None:
+            del out["memlock_message"]
+            out["unavailable"] = {k: v for k, v in out["unavailable"].items() if k != "memlock_message"}
+        return out
+
+
+NO_MEMLOCK_MESSAGE = "no RDMA library's locked-memory message (UCX, libibverbs) among the imported outputs"

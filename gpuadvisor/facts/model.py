@@ -115,6 +115,8 @@ class NvLink(Unavailable):
 class Gpu(Unavailable):
     index: int = 0
     name: str | None = None
+    # nvmlDeviceGetBrand / nvidia-smi -q "Product Brand" as nvidia-smi prints it: "GeForce", "Tesla", "NVIDIA", ...
+    brand: str | None = None
     uuid: str | None = None
     serial: str | None = None
     bus_id: str | None = None  # NVML form, 0000:41:00.0 (domain normalised to 4 digits)

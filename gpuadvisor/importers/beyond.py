@@ -16,6 +16,7 @@ from gpuadvisor import facts
 from gpuadvisor.catalog.cuda_drivers import SOURCE as CUDA_SOURCE
 from gpuadvisor.catalog.cuda_drivers import cuda_for_driver
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
+from gpuadvisor.facts.beyond import FABRIC_NOT_CONFIGURED
 from gpuadvisor.importers import imex
 from gpuadvisor.importers.fragments import PCI_BUS_ID, PCI_BUS_ID_ANY_DOMAIN
 from gpuadvisor.importers.rdma_ports import (
@@ -78,6 +79,27 @@ FM_WORDS = (
     # before it: "Starting NVIDIA fabric manager daemon for NVLink5+...", the script's usage banner
     "Starting NVIDIA fabric manager daemon",
     "NVIDIA Fabric Manager Start Script",
+    # its log's configuration errors, pasted without the log's time and thread ("[ERROR] not all local fabric manager
+    # instances finished their configuration"): the words only the fabric manager logs
+    "local fabric manager instance",
+    "fabric manager error handler is called",
+    "configure all the available GPUs or NVSwitches",
+)
+# The fabric manager's log lines that say the fabric was left unconfigured: its config-failure handler (global FM
+# GlobalFMErrorHndlr::handleErrorConfigFailed: "failed to configure NVSwitch/GPU global settings", "... NVSwitch
+# settings", "... NVSwitch port", "... GPU settings", "... unhandled config error type N"; then it marks the node in
+# config error and clears the FM session on every node), its start-up's "failed to configure all the available GPUs or
+# NVSwitches" / "not all local fabric manager instances finished their configuration", and a fatal NVSwitch error's
+# "leaving the system uninitialized". Until the fabric manager configures the fabric, CUDA fails on the GPUs with
+# "system not yet initialized" (NVIDIA Fabric Manager User Guide). Its other [ERROR] lines (an NVSwitch or NVLink error
+# it reports and handles) say nothing about the fabric being set up: they stay the log's own (SXids, GA828).
+_FM_CONFIG_ERROR = re.compile(
+    r"not all local fabric manager instances finished their configuration"
+    r"|fabric manager error handler is called for unhandled config error type \d+"
+    r"|failed to configure (?:all the available GPUs or NVSwitches|NVSwitch/GPU global settings|NVSwitch settings"
+    r"|NVSwitch port|GPU settings)"
+    r"|leaving the system uninitialized",
+    re.IGNORECASE,
 )
 # the fabric manager's own log file (/var/log/fabricmanager.log): "[May 16 2025 15:10:21] [INFO] [tid 30042] ..."
 _FM_LOG = re.compile(r"^\s*\[[A-Z][a-z]{2} \d{1,2} \d{4} [\d:]+\] \[(?:INFO|WARNING|ERROR|FATAL)\] \[tid \d+\]")
@@ -119,8 +141,11 @@ _BARE = re.compile(
 )
 
 
-# the kernel's own crash-report lines (an oops's call trace, its modules, the panic), kernel-only words
-_CRASH = re.compile(r"^\s*(?:<TASK>\s*$|Call Trace:\s*$|Modules linked in: |Kernel panic - not syncing: )")
+# the kernel's own crash-report lines (an oops's call trace, modules and code address, the panic), kernel-only words
+_CRASH = re.compile(
+    r"^\s*(?:<TASK>\s*$|Call Trace:\s*$|Modules linked in: |Kernel panic - not syncing: |RIP: [0-9a-fA-F]{4}:\S"
+    r"|BUG: \S)"
+)
 
 
 def starts_kernel_log(lines: list[str], i: int, current: Section | None) -> bool:
@@ -376,6 +401,7 @@ def parse_fabric_manager(text: str) -> Fabric:
         fab.manager_detail = f"nvidia-fabricmanager-start.sh {said}: the fabric manager was not started"
     else:
         fab.missing("manager_state", f"{facts.ELIDED}: no 'Active:' line")
+    _config_error(fab, text)
     if "NV_WARN_NOTHING_TO_DO" in text:  # the fabric manager found no NVSwitch (or, NVLink5+, no NVLSM)
         fab.nvswitches = False
         fab.manager_detail = "NV_WARN_NOTHING_TO_DO: the fabric manager found no NVSwitch to manage" + (
@@ -396,6 +422,21 @@ def parse_fabric_manager(text: str) -> Fabric:
             quoted = " ".join(mismatch.group(0).split()).rstrip(".")
             fab.manager_detail = f"{said}: it exits at its version check ('{quoted}')"
     return fab
+
+
+def _config_error(fab: Fabric, text: str) -> None:
+    """A log that shows the fabric manager failing to configure the fabric (no service state shown): failed, the
+    NVSwitch fabric not configured (it got as far as configuring, so the box has NVSwitches)."""
+    error = _FM_CONFIG_ERROR.search(text)
+    if error is None or fab.manager_state is not None:
+        return
+    fab.manager_state = "failed"
+    fab.unavailable.pop("manager_state", None)
+    fab.nvswitches = True
+    fab.manager_detail = (
+        f"{FABRIC_NOT_CONFIGURED} (its log: '{error.group(0)}'): CUDA on the GPUs fails with 'system not yet "
+        "initialized' until it does"
+    )
 
 
 # -- extra facts in outputs other importers read ------------------------------------------------------------

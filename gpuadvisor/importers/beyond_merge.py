@@ -23,7 +23,7 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         k = target.kernel
         k.events = (k.events or []) + part.kernel.events
         k.lines_read = (k.lines_read or 0) + (part.kernel.lines_read or 0)
-        k.source = "imported"
+        k.source = part.kernel.source if k.source in (None, part.kernel.source) else "imported"
         k.unavailable.pop("events", None)
         k.unavailable.setdefault("uptime_s", part.kernel.unavailable.get("uptime_s", facts.NOT_IN_SOURCE))
         target.origins.setdefault("kernel.events", origin)
@@ -55,6 +55,11 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         ]
         target.node.unavailable.pop("nvidia_pci_functions", None)
         target.origins.setdefault("node.nvidia_pci_functions", origin)
+    if part.node.memlock_message is not None and target.node.memlock_message is None:  # an RDMA library's message
+        for name in ("memlock_bytes", "memlock_unlimited", "memlock_message"):
+            setattr(target.node, name, getattr(part.node, name))
+            target.node.unavailable.pop(name, None)
+            target.origins.setdefault(f"node.{name}", part.origins.get(f"node.{name}", origin))
     if part.node.gpu_processes is not None and target.node.gpu_processes is None:
         for proc in part.node.gpu_processes:
             proc.gpu_index = gpu_map.get(proc.gpu_index, proc.gpu_index)

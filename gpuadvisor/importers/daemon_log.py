@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import KernelEvent, Rig
-from gpuadvisor.importers import log_lines
-from gpuadvisor.importers.beyond import FM_WORDS, parse_kernel_log
+from gpuadvisor.facts.beyond import SERVICE_LOG
+from gpuadvisor.importers import log_lines, memlock
+from gpuadvisor.importers.beyond import FM_WORDS, LOG_LINE, parse_kernel_log
 from gpuadvisor.importers.section import Section
 from gpuadvisor.probes.kmsg_unjudged import reports_failure, unjudged
 
@@ -93,8 +94,9 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 
 
 def parse(text: str, source: str, first: int) -> Rig:
-    """A kernel or service log: its kernel lines and signs, and each NVIDIA unit systemd says failed to start (on the
-    boot console or in the journal, among the kernel's lines or alone)."""
+    """A kernel or service log: its kernel lines and signs, each NVIDIA unit systemd says failed to start (on the
+    boot console or in the journal, among the kernel's lines or alone), and the locked-memory limit an RDMA library's
+    message in it states (:mod:`gpuadvisor.importers.memlock`)."""
     rig = parse_kernel_log(text, source, first, unjudged_too=False)
     events = rig.kernel.events if rig.kernel.events is not None else []
     if "Failed to start" in text or "Dependency failed for" in text:  # (a substring search first: most logs hold none)
@@ -103,6 +105,14 @@ def parse(text: str, source: str, first: int) -> Rig:
             said = f"systemd: {m.group(1)} {unit}"
             line = first + text.count("\n", 0, m.start())
             events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
-    events += unjudged(text, first, {e.line for e in events if e.line is not None})
+    judged = {e.line for e in events if e.line is not None} | memlock.add(rig, text, source, first)  # GA813's
+    events += unjudged(text, first, judged)
     rig.kernel.events = events
+    if not _kernel_lines(text):  # the service's or program's own log: its events are its own lines
+        rig.kernel.source = SERVICE_LOG
     return rig
+
+
+def _kernel_lines(text: str) -> bool:
+    """The log holds the kernel's lines (dmesg's, the journal's or syslog's "kernel:", the driver's "NVRM:")."""
+    return "kernel:" in text or "NVRM" in text or any(LOG_LINE.match(x) for x in text.splitlines())

@@ -12,7 +12,8 @@ CUDART, CUDA Driver Version = 12.4, CUDA Runtime Version = 12.4, NumDevs = 2`` a
 
 Read: each device's CUDA number, name, compute capability, memory, bus id; the driver's CUDA version. Devices
 counted but not shown are noted, never added. Rows are matched by their text wherever it is on the line, so a
-paste with the indentation lost or a translation after each row reads the same.
+paste with the indentation lost or a translation after each row reads the same, and a row read whose value a narrow
+window pushed to a line of its own is joined again.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.rows import Row, stripped_rows
 from gpuadvisor.importers.section import Section
 
 WHAT = "CUDA samples deviceQuery"
@@ -36,6 +37,26 @@ _MEMORY = re.compile(r"^Total amount of global memory:\s*\d+ MBytes \((\d+) byte
 _PCI = re.compile(r"^Device PCI Domain ID / Bus ID / location ID:\s*(\d+)\s*/\s*(\d+)\s*/\s*(\d+)")
 _SUMMARY = re.compile(r"^deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = (\d+\.\d+)")
 NO_BUS = "deviceQuery's PCI line (below the thread limits) is not shown"
+# the rows read, each a label and its value: a narrow window (a browser, a terminal, a PDF) may push the value, or its
+# end, to a line of its own ("Total amount of global memory:  8119 MBytes (8513716224" over "bytes)")
+_WRAPPABLE = (_VERSIONS, _CC, _MEMORY, _PCI)
+
+
+def unwrapped(rows: list[Row]) -> list[Row]:
+    """The rows with each of deviceQuery's labelled rows that a narrow window wrapped joined again: a row that
+    starts as a known label's but is not whole, and is whole with the next line after it; no other line is joined."""
+    out: list[Row] = []
+    k = 0
+    while k < len(rows):
+        row = rows[k]
+        joined = f"{row.text} {rows[k + 1].text}" if k + 1 < len(rows) else ""
+        if joined and any(p.match(joined) and not p.match(row.text) for p in _WRAPPABLE):
+            out.append(Row(joined, row.lineno, rows[k + 1].cut))
+            k += 2
+            continue
+        out.append(row)
+        k += 1
+    return out
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
@@ -49,8 +70,14 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if _START.match(s) or _DETECTED.match(s):
         return True
     m = _DEVICE.match(s)
-    below = next((x.strip() for x in lines[i + 1 : i + 3] if x.strip()), "")
-    return m is not None and m.group(1) == "0" and _VERSIONS.match(below) is not None
+    below = [x.strip() for x in lines[i + 1 : i + 4] if x.strip()][:2]
+    joined = " ".join(below)  # its value wrapped to a line of its own
+    return (
+        m is not None
+        and m.group(1) == "0"
+        and bool(below)
+        and bool(_VERSIONS.match(below[0]) or _VERSIONS.match(joined))
+    )
 
 
 def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
@@ -58,7 +85,7 @@ def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) ->
     rig = Rig()
     detected: tuple[int, int] | None = None
     g: Gpu | None = None
-    for s, lineno, cut in stripped_rows(text, first_line):
+    for s, lineno, cut in unwrapped(stripped_rows(text, first_line)):
         if len(s) >= _LONGEST or (cut and g is not None):
             continue  # a row cut where the paste ends is not read
         if m := _DETECTED.match(s):

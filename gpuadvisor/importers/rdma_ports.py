@@ -22,7 +22,14 @@ IBPANIC = re.compile(r"^\s*ibpanic:\s*(?:\[\d+\]\s*)?(.*)$")
 _IB_DEVICE = re.compile(r"(?:device|CA) '([^']+)'")
 DEVINFO = re.compile(r"^hca_id:\s*(\S+)")
 # a port block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: "port:   1" then "state:  PORT_ACTIVE (4)"
-DEVINFO_PORT = re.compile(r"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b")
+# ... or a fragment of a port block of ibv_devinfo -v from its GID table ("GID[  0]:  fe80:...:1cfb, RoCE v1"), or from
+# the "phys_state:" line above it: rdma-core's devinfo.c prints a port's non-zero GIDs last, with their type (", RoCE
+# v1" or ", RoCE v2") only on an Ethernet (RoCE) port
+_GID = r"GID\[\s*(\d{1,5})\]:\s*([0-9a-fA-F:.]{2,45})(?:,\s*(RoCE v[12]|IB/RoCE v1))?\s*$"
+GID_LINE = re.compile(rf"^\s*{_GID}")
+DEVINFO_PORT = re.compile(
+    rf"^\s*port:\s*\d+\s*\n\s*state:\s*PORT_[A-Z_]+\b|^\s*(?:phys_state:\s*\S[^\n]*\n\s*)?{_GID}", re.M
+)
 # a device block of ibv_devinfo (-v) whose "hca_id:" line is cut off above: two of its attribute lines in their order
 # ("sys_image_guid:" over "vendor_id:"; "transport:" over "fw_ver:" ...)
 _DEVINFO_ORDER = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id")
@@ -37,6 +44,7 @@ IBSTATUS_NONE = re.compile(r"^\s*Fatal error:\s+device '\*': sys files not found
 _PORT_COUNT = re.compile(
     r"^\s*(?:phys_port_cnt|Number of ports):\s*([1-9]\d{0,2})\s*$", re.M
 )  # ibv_devinfo's, ibstat's
+_NAMED = re.compile(r"^hca_id:\s*(\S+)|^CA '([^']+)'", re.M)  # the adapters an ibv_devinfo or ibstat output names
 PortParser = Callable[[list[str], int], tuple[list[RdmaPort], int | None]]
 _STATE_WORDS = {
     "active": "ACTIVE",
@@ -67,10 +75,18 @@ def ports_parser(parser: PortParser) -> Callable[[str, str, int], Rig]:
             rig.network.unavailable["rdma_ports"] = (
                 f"the device has {count.group(1)} port(s); the paste ends before them"
             )
+        elif ports and (cut := _portless(text, ports)):  # an adapter named ("hca_id: mlx5_bond_1"), its ports cut
+            rig.network.unavailable["rdma_ports"] = f"{', '.join(cut)}: its ports are not shown (the paste is cut)"
         rig.origins["network.rdma_ports"] = f"{source}:{first}"
         return rig
 
     return parse
+
+
+def _portless(text: str, ports: list[RdmaPort]) -> list[str]:
+    """The adapters the output names (ibv_devinfo's ``hca_id:``, ibstat's ``CA '...'``) that no port was read of."""
+    read = {p.device for p in ports}
+    return list(dict.fromkeys(a or b for a, b in _NAMED.findall(text) if (a or b) not in read))
 
 
 def line_starts(pattern: re.Pattern[str], kind: str) -> Callable[[list[str], int, Section | None], bool]:
@@ -227,6 +243,7 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
     port: RdmaPort | None = None
     speed: float | None = None
     width: int | None = None
+    gids: dict[int, list[str]] = {}  # a port's GID lines (id of the port): the RoCE type of each, "" where none
     shown, elided = _before_elision(lines, first)
     for k, line in enumerate(shown):  # the line below k looked up in the whole output, an elision included
         m = DEVINFO.match(line)
@@ -239,7 +256,12 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
         if kv is None or not hca:
             continue
         key, value = kv
-        if key == "port":
+        if port is None and (key == "phys_state" or GID_LINE.match(line)):
+            port = _unnumbered_port(hca)  # a port's -v lines without its "port:" line (cut, or grep "hca_id|GID")
+            ports.append(port)
+        if gid := GID_LINE.match(line):
+            gids.setdefault(id(port), []).append(gid.group(3) or "")
+        elif key == "port":
             part = hca.get("vendor_part_id")
             port = RdmaPort(
                 device=hca["name"],
@@ -271,7 +293,39 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
             if speed is not None and width is not None:
                 port.rate_gbps = speed * width
                 port.unavailable.pop("rate_gbps", None)
+    for p in ports:
+        _gid_table(p, gids.get(id(p), []))
     return ports, elided
+
+
+def _unnumbered_port(hca: dict[str, str]) -> RdmaPort:
+    """A port of ibv_devinfo -v shown from below its "port:" and "state:" lines (its phys_state or GID lines): its
+    number and logical state are not shown."""
+    port = RdmaPort(device=hca["name"], port=1, firmware=hca.get("fw_ver"))
+    port.unavailable["port"] = "the paste shows the port's phys_state or GID lines, not its 'port:' line"
+    if not port.device:
+        port.unavailable["device"] = "the paste starts inside ibv_devinfo's output, below its 'hca_id:' line"
+    port.missing("state", "the paste shows the port's lines below its 'state:' line")
+    port.missing("phys_state", "not shown in the paste")
+    port.missing("rate_gbps", "the paste does not show active_width and active_speed")
+    return port
+
+
+def _gid_table(port: RdmaPort, types: list[str]) -> None:
+    """What a port's GID lines (ibv_devinfo -v) say of a port whose state or link layer is not shown: how many GIDs
+    and which RoCE versions; a GID with a RoCE type is an Ethernet (RoCE) port's (devinfo.c prints the type only
+    there)."""
+    if not types:
+        return
+    roce = sorted({t.removeprefix("IB/").removeprefix("RoCE ") for t in types if t})
+    said = f"{len(types)} GID(s)" + (f", RoCE {'/'.join(roce)}" if roce else ", no RoCE type")
+    if port.state is None and port.why("state"):
+        port.unavailable["state"] = f"{port.why('state')}; it shows {said}"
+    if port.link_layer is None and roce:
+        port.link_layer = "Ethernet"
+        port.unavailable.pop("link_layer", None)
+    elif port.link_layer is None:
+        port.missing("link_layer", f"not shown; its {said} (an InfiniBand port, or an ibv_devinfo that prints no type)")
 
 
 def parse_ibstatus(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:

@@ -32,6 +32,7 @@ from gpuadvisor.importers import (
     cupy_config,
     daemon_log,
     dcgm,
+    dcgm_proftester,
     dcgmi_dmon,
     dcgmi_profile,
     detect_gpu,
@@ -56,7 +57,9 @@ from gpuadvisor.importers import (
     ip_link,
     k8s,
     libgpu_devices,
+    lshca,
     lspci,
+    memlock,
     nccl,
     nccl_topo_xml,
     nhc,
@@ -70,6 +73,7 @@ from gpuadvisor.importers import (
     perftest,
     pip_list,
     proc_info,
+    proc_power,
     rdma_ports,
     show_gids,
     slurm_node,
@@ -78,11 +82,14 @@ from gpuadvisor.importers import (
     smi_mig,
     smi_query,
     smi_summary,
+    smi_vgpu,
     smi_xml_forms,
     storage,
     sysfs_pci,
     topo,
     torch_config,
+    ucc_perftest,
+    verbs_devices,
     verbs_qp,
     versions,
     xid_relay,
@@ -204,6 +211,9 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-mig", smi_mig.WHAT, GPU, "nvidia-smi", "mig -lgi",
            "`| GPU instances: |` over `| GPU   Name   Profile  Instance   Placement  |`, or that header",
            smi_mig.starts, reads(smi_mig.parse_smi_mig), _add, 2),
+    Format("smi-vgpu", smi_vgpu.WHAT, GPU, "nvidia-smi", "vgpu",
+           "nvidia-smi's banner or `| GPU  Name | Bus-Id | GPU-Util |` over `|  vGPU ID  Name | VM ID  VM Name | "
+           "vGPU-Util |` (a vGPU host)", smi_vgpu.starts, reads(smi_vgpu.parse_smi_vgpu), _add, 2),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `Failed to initialize NVML: Driver/library "
@@ -250,6 +260,9 @@ FORMATS: tuple[Format, ...] = (
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8, extras=beyond_tools.add_nccl_debug),
+    Format("ucc-perftest", ucc_perftest.WHAT, GPU, "UCC", "ucc_perftest",
+           "`Collective:  Alltoall` over `Memory type:  cuda`, or its header `Count  Size  Time, us  Bandwidth, GB/s`",
+           ucc_perftest.starts, reads(ucc_perftest.parse_ucc_perftest), _add, 8),
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
            "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
            "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw,
@@ -286,12 +299,19 @@ FORMATS: tuple[Format, ...] = (
     Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
            nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
+    Format("dcgm-proftester", dcgm_proftester.WHAT, GPU, dcgm_proftester.WHAT, "",
+           "`Skipping CreateDcgmGroups() since DCGM validation is disabled`, or a progress line `Worker 0:0[1007]: "
+           "Fp32EngineActive: target max, dcgm 0` (`TensorEngineActive: generated ???, dcgm 0.000 (27334.5 gflops)`)",
+           dcgm_proftester.starts, reads_under(dcgm_proftester.parse_dcgm_proftester), _add, 9),
     Format("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgmi diag, dcgm-exporter)", GPU, "DCGM", "",
            "`|  NvLink Link Status  |` or `| GPU ID | Device Information |` (dcgmi), `GPUs:` over `gpuId 0:`, or a "
            '`DCGM_FI_...{gpu="0",...}` metric line', dcgm.starts, reads(dcgm.parse_dcgm), _add, 9),
     Format("proc-info", proc_info.WHAT, GPU, proc_info.WHAT, "",
            "`Model:  NVIDIA H100 80GB HBM3` over `IRQ:  10` (the driver's per-GPU file)", proc_info.starts,
            reads(proc_info.parse_proc_info), _add, 9),
+    Format("proc-power", proc_power.WHAT, GPU, proc_power.WHAT, "",
+           "`Runtime D3 status:  Enabled (fine-grained)` over `Video Memory:  Off` (the driver's per-GPU power file)",
+           proc_power.starts, reads_under(proc_power.parse_proc_power), _add, 9),
     Format("nvc-info", nvc_info.WHAT, GPU, "nvidia-container-cli", "info",
            "`NVRM version:` over `CUDA version:`, or its debug log's `listing device /dev/nvidia0 (GPU-... at ...)`",
            nvc_info.starts, reads(nvc_info.parse_nvc_info), _add, 9),
@@ -469,6 +489,12 @@ FORMATS: tuple[Format, ...] = (
     _beyond("verbs-qp", "a verbs program's port check and queue-pair errors (UCCL)",
             "`Verifying port state:` over `  link_layer: Ethernet (RoCE)` and `  port_state: ACTIVE`, then `Failed to "
             "modify QP to RTR: ...`", verbs_qp.starts, verbs_qp.parse_verbs_qp, 31, family="UCCL"),
+    Format("verbs", verbs_devices.WHAT, BEYOND, "libibverbs", "",
+           "`libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0` "
+           "(or `couldn't open config directory`, `couldn't load driver`, `Driver X does not support the kernel "
+           "ABI`), `No IB devices found`, ibv_devices' `device  node GUID` over its dashes, or a prompt's `ls "
+           "/dev/infiniband`",
+           verbs_devices.starts, reads(verbs_devices.parse), _add, 31, finish=verbs_devices.finish),
     _beyond("ucx-log", verbs_qp.UCX_WHAT,
             "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
             "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",
@@ -489,6 +515,14 @@ FORMATS: tuple[Format, ...] = (
            "rpm -qa's `nvidia-driver-cuda-570.86.16-1.el8.x86_64`, dnf's `nvidia-driver.x86_64  3:550.54.15-1.el9 ...`",
            driver_packages.starts, reads(driver_packages.parse_driver_packages), versions.keep_mismatch, 33,
            after=driver_packages.against_loaded),
+    _beyond("lshca", lshca.WHAT,
+            "`PCI_addr | RDMA | Net | Numa | LnkStat | IpStat | Link | Rate | LnkCapWidth | LnkStaWidth | HCA_Type` "
+            "over rows such as `000a:11:00.0 | mlx5_0 | ib0 | 2 | down | down | IB | 10* | x16 G3 | x8 >!< | MT4119`",
+            lshca.starts, lshca.parse, 14),
+    _beyond("memlock", memlock.WHAT,
+            "UCX's `... failed: Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' "
+            "(current: 64 kbytes)`, or `libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.`", memlock.starts,
+            memlock.parse, 31, family="RDMA libraries"),
     _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
             "IBM CSM, Slurm command errors)",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "

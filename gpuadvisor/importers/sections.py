@@ -62,10 +62,12 @@ def split_sections(text: str) -> list[Section]:
     return sections
 
 
-# A shell prompt and its command ("$ nvidia-smi topo -m", "root@gpu01:~# lspci -vv", "(venv) PS C:\\> nvidia-smi"),
+# A shell prompt and its command ("$ nvidia-smi topo -m", "root@gpu01:~# lspci -vv", "(venv) PS C:\\> nvidia-smi",
+# bash's and csh's "[user@host dir]$ nvidia-smi", a space in the brackets as section.shell_prompt takes it),
 # a markdown fence or rule, or a quote marker alone: the glue between pasted outputs, never an output itself.
 _GLUE = re.compile(
-    r"^\s*(?:(?:\([^)]{0,40}\)\s*)?(?:PS\s+)?[\w.@~:/\\\[\]+-]{0,200}[$#%>]\s*(?:\S.*)?|`{3,}.*|[-=*_~+|]{3,}|>"
+    r"^\s*(?:(?:\([^)]{0,40}\)\s*)?(?:PS\s+)?(?:\[[^\]]{0,80}\] ?|[\w.@~:/\\\[\]+-]{0,200})[$#%>]\s*(?:\S.*)?"
+    r"|`{3,}.*|[-=*_~+|]{3,}|>"
     r"|(?:[^\s❯➜»λ][^❯➜»λ]{0,80}\s)?[❯➜»λ]{1,3}\s.*"  # zsh themes' prompts (starship's 'dir on Fedora ❯ command', ➜)
     r"|(?:sudo\s+)?(?:nvidia-smi|lspci|ibstat|ibstatus|ibv_devinfo|dmesg|journalctl|lsblk|nvme|fio|cat|grep|mpirun|"
     r"srun|numactl|rdma|lsmod|systemctl|nvbandwidth|dcgmi|curl|kubectl|\.{0,2}/\S*|\S*_perf)(?:\s.*)?"

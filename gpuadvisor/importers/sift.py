@@ -36,6 +36,12 @@ SIGNS = (
     *("can't assign; no space", ": no space for [mem"),
     "PCIe Bus Error: serverity=",  # the AER line retyped by hand
     "Failed to query display engine channel state: 0x",
+    *(
+        "IP: ",
+        "EIP is at ",
+        "pc : ",
+        "PC is at ",
+    ),  # an oops report's code address in an NVIDIA module (probes/kmsg_oops.py)
 )
 
 _SCOPED = {re.IGNORECASE: "i", re.MULTILINE: "m", re.DOTALL: "s", re.VERBOSE: "x"}
@@ -122,7 +128,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # the signs' own words, their case and word bounds aside
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
     "ibstat": (r"^CA '", _SPACE + "ibpanic:"),
-    "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d"),
+    "ibv-devinfo": (r"^hca_id:", _SPACE + r"port:\s*\d", _SPACE + r"(?:phys_state:|GID\[)"),
     "ibstatus": (r"^Infiniband device '", "Fatal error:"),
     "fabric-manager": (r"^\W*nvidia-fabricmanager", _SPACE + r"\[[A-Z][a-z]{2} ", _words(*beyond.FM_WORDS)),
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
@@ -181,12 +187,21 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ifconfig": (r": flags=\d+<", "Link encap:"),
     "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
+    "verbs": (
+        _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),
+    ),
     "ucx-log": ("ib_mlx5_log.c:",),
+    "lshca": (_SPACE + r"PCI_addr\s*\|",),
+    "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
     "mlxlink": (_SPACE + "Operational Info",),
     "smi-version": ("NVIDIA-SMI version",),
     "proc-version": ("NVRM version:",),
     "cuda-toolkit": (_words("Cuda compiler driver", "Cuda compilation tools", '"cuda"'), _SPACE + "CUDA Version "),
     "driver-packages": ("Desired=", "nvidia", "cuda-drivers"),
+    "smi-vgpu": ("NVIDIA-SMI", r"GPU\s+Name"),
+    "proc-power": ("Runtime D3 status:",),
+    "dcgm-proftester": (_words("since DCGM validation is disabled", ", dcgm ", "from RunTests()"),),
+    "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 

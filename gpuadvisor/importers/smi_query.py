@@ -180,6 +180,7 @@ def _gpu_from_block(
     if lost is not None:
         problems.append(f"{source}: line {lost.line}: GPU {bus or index}: {lost.key}")
     r.get(g, "name", "name", _str)
+    r.get(g, "brand", "brand", _str)
     r.get(g, "uuid", "uuid", _str)
     r.get(g, "serial", "serial", _str)
     r.get(g, "bus_id", "bus_id", v.normalize_bus_id)

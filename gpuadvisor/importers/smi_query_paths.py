@@ -33,6 +33,7 @@ def _link(group: str, key: str, xml_group: str, xml_key: str) -> tuple[T, T]:
 
 PATHS: dict[str, tuple[T, T]] = {
     "name": ((("Product Name",),), (("product_name",),)),
+    "brand": ((("Product Brand",),), (("product_brand",),)),
     "uuid": ((("GPU UUID",),), (("uuid",),)),
     "serial": ((("Serial Number",),), (("serial",),)),
     "bus_id": ((("PCI", "Bus Id"),), (("pci", "pci_bus_id"),)),

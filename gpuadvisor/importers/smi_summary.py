@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor import facts
+from gpuadvisor.catalog import brands
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import smi_flat
 from gpuadvisor.importers import values as v
@@ -51,7 +52,7 @@ def _lost_gpus(rig: Rig, lines: list[tuple[int, str]], source: str) -> None:
     free = [i for i in range(len(rig.gpus) + len(lost)) if i not in taken]
     for (bus, text, lineno), idx in zip(sorted(lost), free[: len(lost)], strict=True):
         g = Gpu(index=idx, bus_id=bus)
-        for f in ("name", "persistence_mode", "ecc_errors_uncorrected_volatile", *_TABLE_FIELDS):
+        for f in ("name", "brand", "persistence_mode", "ecc_errors_uncorrected_volatile", *_TABLE_FIELDS):
             g.unavailable[f] = f"{facts.GPU_LOST} (nvidia-smi: {text})"
         rig.problems.append(f"{source}: line {lineno}: GPU {bus}: {text}")
         where[id(g)] = f"{source}:{lineno}"
@@ -124,6 +125,15 @@ def _versions(rig: Rig, m: re.Match[str], source: str, lineno: int, cut: bool = 
         )
 
 
+def banner_versions(rig: Rig, line: str, source: str, lineno: int, cut: bool = False) -> bool:
+    """Read nvidia-smi's banner (``NVIDIA-SMI 470.63  Driver Version: 470.63 ...``) when ``line`` is one, as the
+    plain table's reader does (another of nvidia-smi's tables prints the same banner)."""
+    m = _VERSIONS.search(line)
+    if m:
+        _versions(rig, m, source, lineno, cut)
+    return m is not None
+
+
 def _cut_version(rig: Rig, m: re.Match[str], cut: bool) -> None:
     """A version cut short is not read (another table of the paste shows it whole): one that ends in a dot
     (``Driver Version: 535.129.``, no version does), or (``cut``: the file ends inside the banner) the last one."""
@@ -143,6 +153,7 @@ def _first_row(m1: re.Match[str], cells: list[str], source: str, lineno: int) ->
         gpu.unavailable["name"] = "nvidia-smi cut the name short in its table"
     else:
         gpu.name = name
+    _brand(gpu, name)
     gpu.persistence_mode = {"On": True, "Off": False}.get(pers)
     if gpu.persistence_mode is None:
         gpu.unavailable["persistence_mode"] = f"nvidia-smi printed {pers!r}"
@@ -157,6 +168,13 @@ def _first_row(m1: re.Match[str], cells: list[str], source: str, lineno: int) ->
     return gpu
 
 
+def _brand(gpu: Gpu, name: str) -> None:
+    """The brand word the table's name starts with ("GeForce GTX 108..." cut short still shows GeForce)."""
+    gpu.brand = brands.from_name(name)
+    if gpu.brand is None:
+        gpu.unavailable["brand"] = "the table's name shows no brand word (nvidia-smi -q prints the Product Brand)"
+
+
 def _started_row(cells: list[str], first_cell_whole: bool, lineno: int) -> Gpu | None:
     """``|   0  NVIDIA GeForce RTX 2080 Ti     On  |   0000`` at the end of a paste: the GPU is shown (its index, and
     its name when the persistence cell after it is there); what the cut hides is not shown, never a value."""
@@ -168,6 +186,7 @@ def _started_row(cells: list[str], first_cell_whole: bool, lineno: int) -> Gpu |
     name = m1.group(2).strip() if m1 else ""
     if name and not name.endswith("..."):
         gpu.name = name
+    _brand(gpu, name or cells[0][m.end() - 1 :])
     why = f"{facts.ELIDED} (line {lineno} is cut mid-line)"
     for f in ("name", "bus_id", "persistence_mode", "ecc_errors_uncorrected_volatile", *_TABLE_FIELDS):
         if getattr(gpu, f) is None:

@@ -131,16 +131,10 @@ def run_plan(
     *,
     prices: Any,
     own: Ownership | None = None,
-    kwh_usd: float | None = None,
-    months: float | None = None,
     calibration: Any = None,
     circuit: Any = None,
 ) -> Plan:
     own = own or Ownership()
-    if kwh_usd is not None or months is not None:  # the older keywords
-        from dataclasses import replace
-
-        own = replace(own, kwh_usd=own.kwh_usd if kwh_usd is None else kwh_usd, months=months or own.months)
     workload = workload_for(need, model_kw)
     cache: dict[str, Any] = {}
     from gpuadvisor.advisor.search import smallest_only

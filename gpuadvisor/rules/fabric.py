@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from gpuadvisor import catalog
 from gpuadvisor.facts import Finding, Gpu, Rig
+from gpuadvisor.facts.beyond import FABRIC_NOT_CONFIGURED
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
 from gpuadvisor.rules.registry import rule
@@ -28,6 +29,8 @@ def _nvswitch(rig: Rig) -> bool:
 
 # brands sold only as PCIe cards (consumer and workstation): never on an NVSwitch baseboard, whose GPUs are SXM modules
 _CARD_BRANDS = re.compile(r"\b(?:GeForce|TITAN|Quadro|RTX|PCIe)\b", re.IGNORECASE)
+# the same as NVML / nvidia-smi -q name the brand ("NVIDIA RTX": the workstation cards, RTX A6000 and later)
+_CARD_BRAND_WORDS = {"geforce", "geforce rtx", "titan", "titan rtx", "quadro", "quadro rtx", "nvidia rtx", "nvs"}
 
 
 # the smallest GPU on an NVSwitch baseboard: V100 SXM3 32 GB (DGX-2/HGX-2); HGX A100 40/80 GB, H100 and later more
@@ -35,13 +38,14 @@ _SWITCHED_MIN_BYTES = 30 * 2**30
 
 
 def _card(gpu: Gpu) -> bool:
-    """A GPU that is no NVSwitch baseboard's SXM module: by the catalog's form factor, by its brand (a name
-    nvidia-smi cut short), or by a memory smaller than any such module's."""
+    """A GPU that is no NVSwitch baseboard's SXM module: by the catalog's form factor, by its brand (NVML's or
+    nvidia-smi's, or the brand word of a name nvidia-smi cut short), or by a memory smaller than any such module's."""
     spec = catalog.find_gpu(gpu.name)
     if spec is not None:
         return spec.form_factor != "sxm"
     small = gpu.memory_total_bytes is not None and gpu.memory_total_bytes < _SWITCHED_MIN_BYTES
-    return small or bool(gpu.name and _CARD_BRANDS.search(gpu.name))
+    by_brand = (gpu.brand or "").lower() in _CARD_BRAND_WORDS
+    return small or by_brand or bool(gpu.name and _CARD_BRANDS.search(gpu.name))
 
 
 def _no_nvswitch(rig: Rig) -> bool:
@@ -171,12 +175,11 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         )
         return
     done = bool(fab.gpus) and all(g.state == "completed" and g.status == "success" for g in fab.gpus or [])
-    mismatch = bool(fab.manager_detail and "does not match" in fab.manager_detail)
-    usage = bool(fab.manager_detail and "nvidia-fabricmanager-start.sh" in fab.manager_detail)
+    shown, fix = _manager_fix(fab.manager_detail or "")
     yield ctx.finding(
         f"nvidia-fabricmanager is {fab.manager_state}"
         + (" on an NVSwitch system" if nvswitch else "")
-        + (f" ({fab.manager_detail})" if mismatch or usage else "")
+        + (f" ({fab.manager_detail})" if shown else "")
         + ("; the GPUs registered before it stopped" if done else ""),
         severity="warn" if done else "fail",
         gpus=[g.index for g in rig.gpus],
@@ -184,15 +187,33 @@ def fabric_not_ready(rig: Rig, ctx: Context) -> Iterator[Finding]:
         observed={"manager_state": fab.manager_state, "detail": fab.manager_detail},
         expected={"manager_state": "active"},
         expected_source=FM_GUIDE,
-        fix="install the fabric manager package of the loaded driver's exact version (or the driver matching it), "
-        "then systemctl enable --now nvidia-fabricmanager; a configuration fix, not the hardware"
-        if mismatch
-        else "pass the start script the options its usage lists (--mode start, --fm-config-file FILE, --args ...): "
-        "the driver container or service gave it one it does not know; then restart it; a configuration fix, not "
-        "the hardware"
-        if usage
-        else "systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
-        "of another version than the driver will not start)",
+        fix=fix,
+    )
+
+
+def _manager_fix(detail: str) -> tuple[bool, str]:
+    """Whether the fabric manager's detail belongs in the message, and the fix its failure calls for."""
+    if "does not match" in detail:
+        return True, (
+            "install the fabric manager package of the loaded driver's exact version (or the driver matching it), "
+            "then systemctl enable --now nvidia-fabricmanager; a configuration fix, not the hardware"
+        )
+    if "nvidia-fabricmanager-start.sh" in detail:
+        return True, (
+            "pass the start script the options its usage lists (--mode start, --fm-config-file FILE, --args ...): "
+            "the driver container or service gave it one it does not know; then restart it; a configuration fix, not "
+            "the hardware"
+        )
+    if detail.startswith(FABRIC_NOT_CONFIGURED):
+        return True, (
+            "restart the fabric manager once the driver has loaded every GPU and NVSwitch (systemctl restart "
+            "nvidia-fabricmanager; a service started too early in boot, before the driver, fails like this: order "
+            "it after the driver), then check nvidia-smi -q | grep -A 2 Fabric (every GPU Completed / Success); if it "
+            "fails again, reset the GPUs and NVSwitches or reboot, and read the fabric manager log"
+        )
+    return False, (
+        "systemctl enable --now nvidia-fabricmanager; journalctl -u nvidia-fabricmanager (a fabric manager "
+        "of another version than the driver will not start)"
     )
 
 

@@ -3,11 +3,11 @@ memory health, are in gpu_memory)."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 
 from gpuadvisor import facts
+from gpuadvisor.catalog import brands
 from gpuadvisor.facts import Finding, Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import gpu_list, missing, norm, subject
@@ -295,8 +295,9 @@ def persistence_mode_off(rig: Rig, ctx: Context):
         non-persistent settings (application clocks, power limits set with nvidia-smi) are lost between jobs.
         Cluster health checks require it on.
     Threshold
-        Persistence mode disabled: warn; info where every such GPU is a GeForce or TITAN card (a desktop, whose
-        display server keeps the driver loaded, and which has no ECC to scrub: the cost is a moment at job start).
+        Persistence mode disabled: warn; info where every such GPU is a GeForce or TITAN card by its brand (NVML's
+        brand, nvidia-smi -q's Product Brand, or the brand word of a name the table cut short): a desktop, whose
+        display server keeps the driver loaded, and which has no ECC to scrub: the cost is a moment at job start.
     Source
         NVIDIA Driver Persistence (docs.nvidia.com/deploy/driver-persistence/): "order of 1-3 second startup
         cost per GPU due to ECC scrubbing", and the driver stays initialised while a client such as the X server
@@ -312,8 +313,7 @@ def persistence_mode_off(rig: Rig, ctx: Context):
     by_index = {g.index: g for g in rig.gpus}
 
     def desktop(gpus: list[int]) -> str | None:
-        names = [by_index[i].name or "" for i in gpus]
-        return "info" if all(re.search(r"\b(?:GeForce|TITAN)\b", n) for n in names) else None
+        return "info" if all(brands.desktop(brands.of(by_index[i].brand, by_index[i].name)) for i in gpus) else None
 
     yield from _flagged(ctx, rig, ("persistence_mode", False), "persistence mode", texts, severity=desktop)
 

@@ -50,13 +50,22 @@ def _nvlink_in_use(rig: Rig, gpus: list[int]) -> bool:
 _NHC_GPU_COUNT = re.compile(r"gpu_count|gpu_num", re.IGNORECASE)
 
 
+# NHC's check of the node's InfiniBand or Omni-Path ports (lbnl_hw.nhc check_hw_ib): "No IB port hfi1_0:1 is ACTIVE
+# (LinkUp 100 Gb/sec)." where no port (of the device named) is Active and LinkUp at the site's rate; the words in
+# parentheses are what the site expects, not the state found (mej/nhc issue 32); "Version mismatch between kernel OFED
+# drivers and userspace OFED libraries." where the user-level MAD driver is not there, as with the adapter removed
+# (mej/nhc issue 111). The node has no fabric port the site requires: no multi-node job runs on it.
+_NHC_FABRIC = re.compile(r"^check_hw_ib$")
+
+
 def _severity(hc: HealthCheck, rig: Rig) -> str:
     """Fail for a failed DCGM test of the GPU itself (NVIDIA's diagnostic, with documented pass criteria) unless
-    DCGM's own next step says the test could not run or a setting is wrong, and for a failed NHC check of the GPU
-    count (GPUs missing: the node is offline and cannot run what it is sized for); warn for the others, a failed
-    DCGM deployment check, any warning, and any other NHC check (a site's own thresholds, which gpuadvisor can judge
-    only from the facts the check looked at)."""
-    if hc.tool == "NHC" and hc.verdict == "fail" and _NHC_GPU_COUNT.search(hc.check):
+    DCGM's own next step says the test could not run or a setting is wrong, for a failed NHC check of the GPU count
+    (GPUs missing: the node is offline and cannot run what it is sized for) and for a failed NHC check of the fabric
+    ports (check_hw_ib: no port the site requires is up); warn for the others, a failed DCGM deployment check, any
+    warning, and any other NHC check (a site's own thresholds, which gpuadvisor can judge only from the facts the
+    check looked at)."""
+    if hc.tool == "NHC" and hc.verdict == "fail" and (_NHC_GPU_COUNT.search(hc.check) or _NHC_FABRIC.match(hc.check)):
         return "fail"
     if hc.tool != "dcgmi diag" or hc.verdict != "fail":
         return "warn"
@@ -72,6 +81,13 @@ def _severity(hc: HealthCheck, rig: Rig) -> str:
 
 
 def _fix(hc: HealthCheck, severity: str) -> str:
+    if hc.tool == "NHC" and _NHC_FABRIC.match(hc.check):
+        return (
+            "NHC has taken the node offline: its message names the port state the site requires, not the one it "
+            "found: read the port with ibstat (Down or Polling: the cable or the switch port; Init or Armed: the "
+            "subnet manager, opensm or Omni-Path's opafm, has not activated it; no adapter listed: reseat it and "
+            "load its driver), then run nhc again and resume the node once it passes"
+        )
     if hc.tool == "NHC":
         return (
             "NHC has taken the node offline in the scheduler: fix what the check names (its message says what it "
@@ -134,7 +150,9 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         about the node's configuration or daemon as often as its hardware), as do Kubernetes' (a device plugin
         or an operator pod fails on its deployment as often as on the GPU). A failed NHC check of the GPU count
         (check_nv_gpu_count, AzNHC's check_gpu_count) fails: GPUs are missing (lost, or the config is wrong) and NHC
-        has marked the node offline.
+        has marked the node offline. A failed NHC check of the fabric ports (check_hw_ib: "No IB port hfi1_0:1 is
+        ACTIVE (LinkUp 100 Gb/sec)") fails too: no port the site requires is Active (one port down among others that
+        are up is GA803's warning; here none is), so no multi-node job can run on the node.
     Source
         NVIDIA DCGM User Guide, GPU Diagnostics, and DCGM's error table (dcgm_errors.h: each failure's message,
         next step and severity); LBNL Node Health Check (github.com/mej/nhc); Slurm's scontrol(1); Kubernetes docs,
@@ -148,7 +166,7 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
     seen: set[tuple[str, str, str, tuple[int, ...]]] = set()
     for hc in checks:
         key = (hc.tool, hc.check, hc.verdict, tuple(hc.gpus))
-        if key in seen or hc.tool == CONTAINER_RUNTIME:  # GA507 judges the container runtime's GPU errors
+        if key in seen or hc.tool in (CONTAINER_RUNTIME, "libibverbs"):  # GA507, GA829 judge those
             continue
         seen.add(key)
         severity = _severity(hc, rig)

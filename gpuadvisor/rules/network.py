@@ -65,7 +65,8 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
     Threshold
         Not ACTIVE/LinkUp warns, a port administratively Disabled too: node health checks count it as a port down
         until it is declared unused (gpud expects every adapter the node has to be LinkUp unless told fewer, and
-        names Disabled and Polling ports alike; Azure's health checks list each port that must be Active).
+        names Disabled and Polling ports alike; Azure's health checks list each port that must be Active). Where
+        LBNL NHC's check_hw_ib failed (no port the site requires is Active), GA827 fails the node.
     Source
         InfiniBand Architecture Specification port states (ibstat and ibv_devinfo print them); NVIDIA
         MLNX_OFED documentation, "ibstat"; Azure HPC health checks flag IB ports that are not Active; gpud's
@@ -91,8 +92,8 @@ def rdma_port_down(rig: Rig, ctx: Context) -> Iterator[Finding]:
                 "ib_umad); a missing or failed HCA is a reseat or RMA; leave it out of NCCL_IB_HCA until then",
             )
             continue
-        if p.state is None and p.phys_state is None:
-            continue
+        if p.state is None and p.phys_state in (None, "LinkUp"):
+            continue  # nothing shown down: a link up whose logical state the paste does not show
         if p.state == "ACTIVE" and p.phys_state in (None, "LinkUp"):
             continue
         disabled = (p.phys_state or "").lower() == "disabled"
@@ -451,10 +452,13 @@ def peermem_missing(rig: Rig, ctx: Context) -> Iterator[Finding]:
 
 @rule("GA813", "memlock-limited", area="network", severity="warn")
 def memlock_limited(rig: Rig, ctx: Context) -> Iterator[Finding]:
-    """The locked-memory limit (ulimit -l) is not unlimited on a node with active RDMA adapters.
+    """The locked-memory limit (ulimit -l) is not unlimited where RDMA is in use (active adapters, or a library's
+    error under that limit).
 
     What it checks
-        RLIMIT_MEMLOCK of the scanning process (what a job started the same way inherits).
+        RLIMIT_MEMLOCK of the scanning process (what a job started the same way inherits), or the limit an RDMA
+        library's message states in an imported log (UCX's "Please set max locked memory (ulimit -l) to 'unlimited'
+        (current: 64 kbytes)", libibverbs' "RLIMIT_MEMLOCK is 32768 bytes"): the program used RDMA on the node.
     Why it matters
         RDMA pins (locks) every buffer it registers; NCCL and MPI register large buffers. With the 8 MiB default
         of many distributions or containers, registration fails (ibv_reg_mr: Cannot allocate memory) and NCCL
@@ -468,15 +472,17 @@ def memlock_limited(rig: Rig, ctx: Context) -> Iterator[Finding]:
         systemd services and Slurm, docker run --ulimit memlock=-1.
     """
     node = rig.node
-    if not _active(rig.network.rdma_ports or []):
+    said = node.memlock_message
+    if not _active(rig.network.rdma_ports or []) and said is None:
         return
     if not (yield from _setting_off(ctx, node, "memlock_unlimited", "memlock limit")):
         return
     kib = (node.memlock_bytes or 0) // 1024
     yield ctx.finding(
-        f"locked-memory limit is {kib} KiB (ulimit -l), not unlimited, on a node with active RDMA adapters",
+        f"locked-memory limit is {kib} KiB (ulimit -l), not unlimited, "
+        + (f"as an RDMA library said: {said}" if said else "on a node with active RDMA adapters"),
         subject="host",
-        observed={"memlock_kib": kib},
+        observed={"memlock_kib": kib, **({"message": said} if said else {})},
         expected={"memlock": "unlimited"},
         expected_source="MLNX_OFED documentation; docker run --ulimit memlock=-1",
         fix="set memlock unlimited (limits.conf, LimitMEMLOCK=infinity, docker --ulimit memlock=-1)",

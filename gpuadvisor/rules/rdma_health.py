@@ -324,3 +324,90 @@ def rdma_adapter_errors(rig: Rig, ctx: Context) -> Iterator[Finding]:
             expected_source="ibv_get_async_event(3); Linux mlx5_core health.c and cmd.c",
             fix=fix,
         )
+
+
+VERBS = "libibverbs"  # the HealthCheck tool of the verbs library's device discovery (GA827 leaves it)
+RDMA_CORE = "rdma-core libibverbs (init.c: its device discovery and provider loading; ibv_devinfo, ibv_devices)"
+_PROVIDER_FIX = (
+    "install the verbs providers where the tool ran (Debian/Ubuntu: ibverbs-providers; RHEL/SUSE: rdma-core, or "
+    "libibverbs with the adapter's provider such as libmlx5), then run ibv_devinfo again"
+)
+# per cause libibverbs gives (the HealthCheck's check): what it means, and the fix
+VERBS_CAUSES = {
+    "no-provider": (
+        "the kernel has the RDMA device but no user-space provider (driver library) claims it",
+        _PROVIDER_FIX,
+    ),
+    "abi-mismatch": (
+        "the provider does not support the kernel driver's ABI: the user-space rdma-core (a container image's) and "
+        "the host's kernel driver are of different generations",
+        "install an rdma-core in the image (or host) that supports the running kernel's ABI: the host's version or "
+        "newer; or build the image from the host's MLNX_OFED/DOCA",
+    ),
+    "kernel-abi": (
+        "libibverbs does not support the kernel's uverbs ABI",
+        "install an rdma-core that matches the running kernel (the distribution's own, or MLNX_OFED/DOCA's)",
+    ),
+    "no-config": (
+        "no provider is configured (its configuration directory is missing): the provider package is not installed",
+        _PROVIDER_FIX,
+    ),
+    "load-failed": (
+        "a provider listed in /etc/libibverbs.d could not be loaded",
+        _PROVIDER_FIX + "; a leftover .driver file of an adapter not in use is harmless",
+    ),
+}
+_NO_DEVICE = (
+    "libibverbs found no RDMA device: no adapter, its kernel driver (mlx5_ib ...) not loaded, or in a container no "
+    "/dev/infiniband/uverbs node given",
+    "check the adapter (lspci | grep -i -e mellanox -e infiniband), its driver (lsmod | grep ib_uverbs) and, in a "
+    "container, the /dev/infiniband mount; if the kernel lists it (ls /sys/class/infiniband), " + _PROVIDER_FIX,
+)
+_UNUSABLE = ("no-provider", "abi-mismatch", "kernel-abi")  # a device the kernel has that verbs cannot use
+
+
+@rule("GA829", "rdma-verbs-no-device", area="network", severity="warn")
+def rdma_verbs_no_device(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """The verbs library (libibverbs) could not use the node's RDMA devices, or found none.
+
+    What it checks
+        libibverbs' own warnings (no user-space driver found for a uverbs device, a provider that does not support
+        the kernel's ABI, no provider configuration, a provider that did not load) and ibv_devinfo's "No IB
+        devices found" (or an empty ibv_devices table), as pasted.
+    Why it matters
+        NCCL, MPI and UCX open RDMA adapters through libibverbs: a device it cannot use is invisible to them, and
+        inter-node traffic falls back to TCP sockets or the job fails, although the adapter and its link may be
+        fine.
+    Threshold
+        A device the kernel has that libibverbs cannot use (no provider, an ABI mismatch), or no device found with
+        a provider missing: warn. No device found with no reason given, or only a provider that did not load (a
+        leftover configuration): info.
+    Source
+        rdma-core libibverbs (init.c: the messages and when it prints them); ibv_devinfo(1), ibv_devices(1).
+    How to fix
+        Install the adapter's verbs provider (Debian/Ubuntu ibverbs-providers; rdma-core elsewhere) where the tool
+        ran; in a container, an rdma-core that supports the host kernel's ABI; with no device at all, check the
+        adapter (lspci), its kernel driver (mlx5_ib) and, in a container, that /dev/infiniband is mounted.
+    """
+    said = {hc.check: hc for hc in rig.node.health_checks or [] if hc.tool == VERBS}
+    if not said:
+        return
+    none = "no-devices" in said
+    causes = [c for c in VERBS_CAUSES if c in said]
+    warn = any(c in _UNUSABLE for c in causes) or (none and bool(causes))
+    if causes:
+        what, fix = VERBS_CAUSES[causes[0]]
+        head = said[causes[0]]
+    else:
+        head = said["no-devices"]
+        what, fix = _NO_DEVICE
+    found = "; ibv_devinfo found no device" if none and causes else ""
+    yield ctx.finding(
+        f"libibverbs: {what}{found} ({head.evidence}: {head.detail[:200]})",
+        severity="warn" if warn else "info",
+        subject="host",
+        observed={c: hc.detail[:200] for c, hc in said.items()},
+        expected={"verbs_devices": "usable"},
+        expected_source=RDMA_CORE,
+        fix=fix,
+    )

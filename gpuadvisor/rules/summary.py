@@ -10,6 +10,7 @@ from typing import Any
 
 from gpuadvisor import severity
 from gpuadvisor.facts import Finding
+from gpuadvisor.facts.beyond import SERVICE_LOG
 
 # Worst first. "error" is a rule that crashed (we do not know the verdict: worse than a warning, below a
 # failure); "not-checked" is a rule whose facts were missing.
@@ -166,12 +167,17 @@ NO_KNOWN_FAULT_IN_LOGS = "no known fault in the logs given, but error lines the 
 NO_FAULT_IN_OUTPUTS = "no fault in the outputs given"  # no log among them: the driver's version alone
 
 
+def log_name(source: str | None) -> str:
+    """What the log whose events a scan holds is: a kernel log, or a service's or program's own log."""
+    return "service or application log" if source == SERVICE_LOG else "kernel log"
+
+
 def logs_given(rig: Any) -> list[str]:
     """What a scan holds for the rules besides GPUs: a kernel log, RDMA ports, the fabric manager's state, the
     GPUs' fabric registration, the NVIDIA functions on the PCI bus, the driver's version (empty: nothing to judge
     without a GPU)."""
     held = {
-        "kernel log": rig.kernel.events is not None,
+        log_name(rig.kernel.source): rig.kernel.events is not None,
         "RDMA ports": rig.network.rdma_ports is not None,
         "fabric manager": rig.fabric.manager_state is not None,
         "IMEX daemon": getattr(rig.fabric, "imex_state", None) is not None,

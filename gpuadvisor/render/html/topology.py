@@ -8,14 +8,14 @@ from typing import Any
 
 from gpuadvisor.facts import Rig
 
-LINK_CLASSES = {  # topo -m code -> (css class, meaning) for the matrix legend
-    "X": ("lc-x", "self"),
-    "NV": ("lc-nv", "NVLink (NV# = number of bonded links)"),
-    "PIX": ("lc-pix", "at most one PCIe switch"),
-    "PXB": ("lc-pxb", "several PCIe switches, no host bridge"),
-    "PHB": ("lc-phb", "through a PCIe host bridge (CPU)"),
-    "NODE": ("lc-node", "across host bridges within a NUMA node"),
-    "SYS": ("lc-sys", "across the CPU interconnect (SMP: QPI/UPI/xGMI)"),
+LINK_MEANING = {  # topo -m code -> its meaning for the matrix legend; its css class is "lc-" + the code in lower case
+    "X": "self",
+    "NV": "NVLink (NV# = number of bonded links)",
+    "PIX": "at most one PCIe switch",
+    "PXB": "several PCIe switches, no host bridge",
+    "PHB": "through a PCIe host bridge (CPU)",
+    "NODE": "across host bridges within a NUMA node",
+    "SYS": "across the CPU interconnect (SMP: QPI/UPI/xGMI)",
 }
 P2P_CLASSES = {
     "OK": "p2p-ok",
@@ -62,8 +62,8 @@ def diagram_keys(diagram: Any) -> list[tuple[str, str]]:
 
 def link_class(code: str) -> str:
     if code.startswith("NV"):
-        return "lc-nv"
-    return LINK_CLASSES.get(code, ("lc-other", ""))[0]
+        code = "NV"
+    return f"lc-{code.lower()}" if code in LINK_MEANING else "lc-other"
 
 
 def _cells_html(cells: list[dict[str, str]]) -> Any:
@@ -96,7 +96,7 @@ def matrix_view(rig: Rig) -> dict[str, Any] | None:
         cells += [{"code": c, "css": link_class(c)} for c in nic_row]
         rows.append({"label": labels[i] if i < len(labels) else f"#{i}", "cells": cells, "html": _cells_html(cells)})
     used = {link_class(c) for row in m for c in row} | {link_class(c) for row in rig.topology.nic_matrix for c in row}
-    legend = [(code, css, meaning) for code, (css, meaning) in LINK_CLASSES.items() if css in used]
+    legend = [(code, css, meaning) for code, meaning in LINK_MEANING.items() if (css := link_class(code)) in used]
     return {"columns": labels + list(nics), "rows": rows, "legend": legend}
 
 

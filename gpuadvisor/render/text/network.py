@@ -7,6 +7,8 @@ from collections import Counter
 from typing import Any
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.facts.beyond import SERVICE_LOG
+from gpuadvisor.rules.summary import log_name
 from gpuadvisor.text import plural
 
 
@@ -49,7 +51,8 @@ def render_beyond(rig: Rig, section: Any) -> list[str]:
         if unjudged:  # error lines no sign of the catalog judges (GA828): lines, not events of a device
             shown += (", " if shown else "") + f"{plural(unjudged, 'error line')} not judged (GA828)"
         read = plural(log.lines_read or 0, "line")
-        lines.append(f"  kernel log ({log.source}, {read}): " + (shown or "no Xid or SXid event"))
+        said = f"{log_name(log.source)} ({read})" if log.source == SERVICE_LOG else f"kernel log ({log.source}, {read})"
+        lines.append(f"  {said}: " + (shown or "no Xid or SXid event"))
     ports = net.rdma_ports
     if ports is None:
         lines.append(f"  RDMA ports: {_why(net, 'rdma_ports')}")
