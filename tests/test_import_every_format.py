@@ -227,6 +227,12 @@ INCUS = "s22-collect-env/incus-info-resources-gpu-rtx3060ti-560-35-03-empty-nvid
 TABLE += f"incus-gpu | incus info --resources | corpus/{INCUS}\n"
 AKASH = "s27-lspci/akash-gpu-cards-json-virtio-then-two-a30-pcie-cut_tim-leaf-cloud.txt"
 TABLE += f"akash-gpu | provider-services tools psutil list gpu | corpus/{AKASH}\n"
+DETECT_GPU = "s29-smi/detect-gpu-json-4x-a10-nvml-fields-cut_flybirdkh.txt"
+TABLE += f"detect-gpu | curl -s localhost:2376/api/v1/detect/gpu | corpus/{DETECT_GPU}\n"
+DCGMI_PROFILE = "s29-dcgm/dcgmi-profile-l-a10-metric-groups-cut_xuchenhui-5.txt"
+TABLE += f"dcgmi-profile | dcgmi profile -l -i 7 | corpus/{DCGMI_PROFILE}\n"
+FAH_LSPCI = "s29-lspci/fahclient-lspci-2x-gtx980-same-bus-3-0-0-with-hdmi-audio_jchodera.txt"
+TABLE += f"fah-lspci | FAHClient --lspci | corpus/{FAH_LSPCI}\n"
 SMARTCTL = "s22-storage/smartctl-7-1-nvme-intel-optane-16gb-memory-cut-in-smart-log_karlowich.txt"
 TABLE += f"smartctl-nvme | smartctl -a /dev/nvme0 | corpus/{SMARTCTL}\n"
 

@@ -61,6 +61,7 @@ _MM_TORCH = re.compile(rf"^PyTorch:\s*({VERSION}\S*)\s*$")  # torch.__version__:
 
 # vLLM's sectioned report (0.9 and later) pads its keys: "PyTorch version              : 2.5.1+cu124", and its
 # "GPU models and configuration : " line: read as the classic "Key: value"
+_VLLM_RULE = re.compile(r"^={10,}$")  # its sections' banners: a rule, "System Info" (its first), a rule
 _PADDED_KEY = re.compile(r"^([A-Za-z][\w ./()-]*?[\w)])\s+:(?=\s|$)\s*")
 
 
@@ -90,8 +91,10 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return any(_GPUS.match(x.strip()) for x in lines[i + 1 : i + 4])
     if _MM_HEAD.match(s):  # OpenMMLab's report from its first lines
         return any(x.strip().startswith("CUDA available:") for x in lines[i + 1 : i + 3])
+    if _VLLM_RULE.match(s) and i + 1 < len(lines) and lines[i + 1].strip() == "System Info":
+        return True  # vLLM's sectioned report, from its first banner
     if _TORCH.match(s):  # its first line lost or mistyped: "PyTorch version:" over its build lines
-        below = [x.strip() for x in lines[i + 1 : i + 4]]
+        below = [_unpadded(x.strip()) for x in lines[i + 1 : i + 4]]
         return any(x.startswith(("Is debug build:", "CUDA used to build PyTorch:")) for x in below)
     m = _GPUS.match(s)
     cap = _CAPABILITY.match(lines[i + 1].strip()) if m and i + 1 < len(lines) else None

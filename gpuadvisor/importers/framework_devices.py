@@ -28,8 +28,10 @@ and PyTorch. Each reader takes the device lines and lists the log's other lines 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers.cuda_samples import _access_matrix as access_matrix
 from gpuadvisor.importers.fragments import PCI_BUS_ID, PCI_BUS_ID_LOOSE, UUID_BODY
 from gpuadvisor.importers.framework_log import LONGEST, Reading
 from gpuadvisor.importers.section import Detector, Section
@@ -163,18 +165,41 @@ _TF_CREATED = re.compile(
 )
 _TF_XLA = re.compile(r"StreamExecutor device \((\d+)\): (.{1,160}?), Compute Capability (\d+\.\d+)")
 _TF_MEMORY = "TensorFlow prints the memory it takes (and GiB rounded to 0.01), not the card's memory"
+# the GPUs TensorFlow uses (``Adding visible gpu devices: 0, 1, 2, 3``); its peer access matrix, 2.x's ``Device
+# interconnect StreamExecutor with strength 1 edge matrix:`` over ``     0 1 2 3`` (the diagonal N: no edge to itself)
+# or 1.x's ``Device peer to peer matrix`` over ``DMA: 0 1 2 3`` (the diagonal Y), then a row per GPU ``0:   Y N N N``;
+# 1.x's ``Peer access not supported between device ordinals 0 and 3`` before it. Y: cudaDeviceCanAccessPeer.
+_TF_VISIBLE = re.compile(r"Adding\s+visible\s+gpu\s+devices:\s*(\d{1,3}(?:,\s*\d{1,3}){0,63})\s*$")
+_TF_MATRIX = re.compile(
+    r"(?:Device\s+peer\s+to\s+peer\s+matrix|StreamExecutor\s+with\s+strength\s+\d+\s+edge\s+matrix:)\s*$"
+)
+_TF_COLUMNS = re.compile(r"(?:^|\]\s)\s*(?:(DMA:)\s*)?(\d{1,3}(?:[ \t]+\d{1,3}){0,63})\s*$")
+_TF_ROW = re.compile(r"(?:^|\]\s)\s*(\d{1,3}):\s+([YN](?:[ \t]+[YN]){0,63})\s*$")
+_TF_NO_PEER = re.compile(r"Peer\s+access\s+not\s+supported\s+between\s+device\s+ordinals\s+(\d{1,3})\s+and\s+(\d{1,3})")
 
 
 # TensorFlow's ``Found device 0 with properties:``, ``Created TensorFlow device (...) -> physical GPU (device: 0, ...)``
-# or XLA's ``StreamExecutor device (0): NAME, Compute Capability X.Y``
-starts_tf = _starts("tf-devices", _TF_FOUND, _TF_CREATED, _TF_XLA)
+# or XLA's ``StreamExecutor device (0): NAME, Compute Capability X.Y``; its peer matrix's title or 1.x's ``DMA:`` line
+starts_tf = _starts(
+    "tf-devices",
+    _TF_FOUND,
+    _TF_CREATED,
+    _TF_XLA,
+    _TF_VISIBLE,
+    _TF_MATRIX,
+    re.compile(r"\]\sDMA:(?:\s+\d{1,3})+\s*$"),
+    _TF_NO_PEER,
+)
 
 
 def parse_tf(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each GPU TensorFlow names, once however many lines name it: its number, name, bus id, compute capability."""
     r = Reading(source, first_line, text)
     props: int | None = None  # the line of the last "Found device N" whose property lines may follow
+    peers = _Peers()
     for k, line in r.shown():
+        if peers.read(r, k, line):
+            continue
         if m := _TF_FOUND.search(line):
             props = k
             r.gpu(k, int(m.group(1)))
@@ -186,7 +211,49 @@ def parse_tf(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             g.compute_capability = g.compute_capability or cc
         elif props is not None and k - props <= 3:
             _tf_properties(r, k, int(_TF_FOUND.search(r.lines[props]).group(1)))  # type: ignore[union-attr]
-    return r.finish(TF, {"bus_id": _NO_BUS, "uuid": _NO_UUID, "memory_total_bytes": _TF_MEMORY})
+    rig = r.finish(TF, {"bus_id": _NO_BUS, "uuid": _NO_UUID, "memory_total_bytes": _TF_MEMORY})
+    if peers.first is not None:
+        access_matrix(rig, peers.access, (r.lineno(peers.first), None), source, "TensorFlow's peer matrix")
+    return rig
+
+
+@dataclass
+class _Peers:
+    """TensorFlow's peer access as read so far: (a, b) -> whether GPU a can access GPU b's memory."""
+
+    access: dict[tuple[int, int], bool] = field(default_factory=dict)
+    columns: list[int] | None = None  # the matrix's column numbers, once its header line is read
+    titled: bool = False  # the line above was the matrix's title
+    first: int | None = None  # the first line that gave a pair
+
+    def read(self, r: Reading, k: int, line: str) -> bool:
+        """Whether line k is one of the peer lines (read into ``access``, its GPUs named)."""
+        titled, self.titled = self.titled, False
+        if m := _TF_VISIBLE.search(line):
+            for n in re.split(r",\s*", m.group(1)):
+                r.gpu(k, int(n))
+        elif _TF_MATRIX.search(line):
+            self.titled = True
+            r.read.add(k)
+        elif (m := _TF_COLUMNS.search(line)) and (titled or m.group(1)):
+            self.columns = [int(n) for n in m.group(2).split()]
+            for n in self.columns:
+                r.gpu(k, n)
+        elif self.columns and (m := _TF_ROW.search(line)) and len(m.group(2).split()) == len(self.columns):
+            a = int(m.group(1))
+            r.gpu(k, a)
+            for b, cell in zip(self.columns, m.group(2).split(), strict=True):
+                if a != b:
+                    self.access[(a, b)] = cell == "Y"
+            self.first = k if self.first is None else self.first
+        elif m := _TF_NO_PEER.search(line):
+            a, b = int(m.group(1)), int(m.group(2))
+            r.gpu(k, a), r.gpu(k, b)
+            self.access[(a, b)] = False
+            self.first = k if self.first is None else self.first
+        else:
+            return False
+        return True
 
 
 def _tf_properties(r: Reading, k: int, index: int) -> None:

@@ -30,6 +30,8 @@ _DEVICE = re.compile(rf"^Device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\)
 _PROCESS = re.compile(rf"^Process (\d+) \(([^)]*)\): device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\))?\s*$")
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
 _DRIVER = re.compile(r"^Driver Version:\s*(\d[\w.-]*)\s*$")
+# the CUDA version the driver supports, as cudaDriverGetVersion gives it (1000 x major + 10 x minor: 12060 is 12.6)
+_CUDA_DRIVER = re.compile(r"^CUDA Driver Version:\s*(\d{4,6})\s*$")
 
 
 def _kind(test: str, title: re.Match[str]) -> str | None:
@@ -62,6 +64,10 @@ def parse_nvbandwidth(text: str, source: str = "<text>", first_line: int = 1) ->
         elif m := _DRIVER.match(s):
             rig.software.driver_version = m.group(1)
             rig.origins["software.driver_version"] = f"{source}:{lineno}"
+        elif m := _CUDA_DRIVER.match(s):
+            n = int(m.group(1))
+            rig.software.cuda_driver_version = f"{n // 1000}.{n % 1000 // 10}"
+            rig.origins["software.cuda_driver_version"] = f"{source}:{lineno}"
         elif (m := _DEVICE.match(s) or _PROCESS.match(s)) and int(m.group(1)) not in devices:
             # the banner always goes on after its device lines: ending the paste, the line was cut there
             name, bus = m.group(2, 3) if m.re is _DEVICE else m.group(4, 5)

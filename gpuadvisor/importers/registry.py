@@ -34,12 +34,15 @@ from gpuadvisor.importers import (
     dcgm,
     dcgm_proftester,
     dcgmi_dmon,
+    dcgmi_profile,
+    detect_gpu,
     detectron2_env,
     devicequery,
     df,
     digits_query,
     driver_packages,
     env_reports,
+    fah_lspci,
     fio,
     framework_devices,
     gdscheck,
@@ -318,6 +321,9 @@ FORMATS: tuple[Format, ...] = (
     Format("akash-gpu", akash_gpu.WHAT, GPU, "Akash provider-services", "tools psutil list gpu",
            '`{` over `"cards": [` or (through jq) `"vendor": {"id": "10de", "name": "NVIDIA Corporation"}` and its '
            '`"product"`', akash_gpu.starts, reads(akash_gpu.parse_akash_gpu), _add, 9),
+    Format("detect-gpu", detect_gpu.WHAT, GPU, "detect-gpu (NVML JSON)", "",
+           '`[{"index":0,"uuid":"GPU-...","name":"NAME","memoryInfo":{"Total":...},...,"systemGetDriverVersion":...`',
+           detect_gpu.starts, reads(detect_gpu.parse_detect_gpu), _add, 9),
     Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
            "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
            reads(numba_detect.parse_numba_detect), _add, 8),
@@ -331,7 +337,8 @@ FORMATS: tuple[Format, ...] = (
     Format("tf-devices", framework_devices.TF, GPU, "ML framework logs", "TensorFlow",
            "`Found device 0 with properties:`, `Created TensorFlow device (...) -> physical GPU (device: 0, name: "
            "NAME, pci bus id: ..., compute capability: 8.6)` or `StreamExecutor device (0): NAME, Compute Capability "
-           "8.6`", framework_devices.starts_tf, reads(framework_devices.parse_tf), _add, 8),
+           "8.6`", framework_devices.starts_tf, reads(framework_devices.parse_tf), _add, 8,
+           after=Merger.add_topology),
     Format("torch-devices", framework_devices.TORCH, GPU, "ML framework logs", "PyTorch",
            "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
            "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,
@@ -348,6 +355,12 @@ FORMATS: tuple[Format, ...] = (
     Format("dcgmi-dmon", "dcgmi dmon", GPU, "DCGM", "", "`#Entity  XIDER  TMPTR ...` over `ID` and `GPU 0` rows, or "
            "`dcgmi dmon -l`'s `Long Name  Short Name  Field Id` (a note)",
            dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
+    Format("dcgmi-profile", dcgmi_profile.WHAT, GPU, "DCGM", "",
+           "`| Group.Subgroup | Field ID | Field Tag |` over `| A.1 | 1002 | sm_active |` rows (a note: no GPU fact)",
+           dcgmi_profile.starts, reads(dcgmi_profile.parse_dcgmi_profile), _add, 9),
+    Format("fah-lspci", fah_lspci.WHAT, GPU, "Folding@home", "FAHClient --lspci",
+           "`0x10de:0x13c0:3:0:0:NVIDIA Corporation:` (vendor:device:bus:slot:function:vendor name:device name)",
+           fah_lspci.starts, reads(fah_lspci.parse_fah_lspci), _add, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
             beyond.starts_kernel_log, daemon_log.parse, 11),

@@ -72,6 +72,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "collect-env": (
         _words(*collect_env._START, *collect_env.CUDNN_HEADS, collect_env.DRIVER_KEY),
         _SPACE + "(?:GPU |`?(?:" + _words(*collect_env.MM_KEYS) + "))",
+        r"^\s*={10,}\s*$",  # vLLM's sectioned report's first banner
     ),
     # a device line: a bus id and a space (after prefixes of many forms); grepped -vv lines
     "lspci": (r"[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] ", _SPACE + "(?:Capabilities: |LnkCap:|LnkSta:|ACSC)"),
@@ -89,12 +90,20 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
     "incus-gpu": (r"^\s*GPUs?:",),
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
+    "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
+    "dcgmi-profile": ("Group.Subgroup",),
+    "detect-gpu": (r'^\s*(?:[\[{]\s*$|\[?\{\s*")',),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "llama-devices": (
         _words("ggml_cuda_init: found", "ggml_init_cublas: found", ", compute capability ", "using device CUDA"),
     ),
     "ollama-devices": ("inference compute",),
-    "tf-devices": (_words("Found device ", "TensorFlow device (", "StreamExecutor device ("),),
+    "tf-devices": (
+        _words("Found device ", "TensorFlow device (", "StreamExecutor device ("),
+        _words(
+            "Adding visible gpu devices", "Device peer to peer matrix", " edge matrix:", "] DMA:", "Peer access not"
+        ),
+    ),
     "torch-devices": (r"_CudaDeviceProperties\(",),
     "hf-env": (r"-\s+\S+ version:",),
     "ds-report": (

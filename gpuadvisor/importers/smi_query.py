@@ -22,6 +22,7 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.smi_query_indent import reindented
 from gpuadvisor.importers.smi_query_paths import CLOCKS, CLOCKS_REASON_NAMES, ECC_ERRORS, PATHS, regroup_power
 from gpuadvisor.importers.smi_query_processes import PROCESS_KEYS as _PROCESS_KEYS
 from gpuadvisor.importers.smi_query_processes import processes, processes_fragment, processes_only
@@ -392,7 +393,7 @@ def parse_smi_q(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     out (``[...]``, ``...``, ``<snip>``) hides the facts of the GPU block it sits in, or follows at the top
     level: those are unknown with ``facts.ELIDED`` as their reason, never absent or zero.
     """
-    root = text_tree(text, first_line)
+    root = text_tree(reindented(text, _GPU_KEYS), first_line)  # a record that lost its indent: put back
     rig = Rig()
     blocks = [(c, _GPU_HEADER.match(c.key)) for c in root.children]
     gpu_blocks: list[tuple[Node, str | None]] = [(c, m.group(1)) for c, m in blocks if m]
