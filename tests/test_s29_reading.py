@@ -274,13 +274,3 @@ def test_fahclient_lspci_reads_two_gpus_not_their_audio_functions():
     assert all(g.bus_id is None and "at 0000:03:00.0" in g.unavailable["bus_id"] for g in rig.gpus)
     assert all("0x13c0" in g.unavailable["name"] for g in rig.gpus)
     assert sum("0fbb" in p and "not read as a GPU" in p for p in rig.problems) == 2
-
-
-def test_fahclient_lspci_keeps_distinct_addresses():
-    # the listing's form (vendor:device:bus:slot:function:vendor name:device name, decimal bus) written for the two
-    # GPUs the same thread's nvidia-smi table places at 0000:03:00.0 and 0000:04:00.0
-    # (https://github.com/FoldingAtHome/fah-issues/issues/1149): two addresses, each kept
-    text = "0x10de:0x13c0:3:0:0:NVIDIA Corporation:\n0x10de:0x0fbb:3:0:1:NVIDIA Corporation:\n"
-    text += "0x10de:0x13c0:4:0:0:NVIDIA Corporation:\n"
-    rig = import_texts([("fah.txt", text)])
-    assert [g.bus_id for g in rig.gpus] == ["0000:03:00.0", "0000:04:00.0"]
