@@ -104,11 +104,16 @@ def _table(lines: list[str]) -> list[tuple[str, str]] | None:
     return rows
 
 
-def _device(name: str) -> RdmaPort:
+def device_only(
+    name: str,
+    why: str = "ibv_devices lists devices, not their ports",
+    unprinted: str = "ibv_devices prints only the device's name and node GUID",
+) -> RdmaPort:
+    """A device a lister names without its ports: its port number (1) and state unknown, for ``why``."""
     port = RdmaPort(device=name, port=1)
-    port.unavailable["port"] = "ibv_devices lists devices, not their ports"
+    port.unavailable["port"] = why
     for field in ("state", "phys_state", "rate_gbps", "link_layer", "firmware", "ca_type"):
-        port.missing(field, "ibv_devices prints only the device's name and node GUID")
+        port.missing(field, unprinted)
     return port
 
 
@@ -133,7 +138,7 @@ def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             TOOL, "no-devices", "warn", "ibv_devices lists no device", [], None, f"{source}:{first_line + at}"
         )
     if rows:
-        rig.network.rdma_ports = [_device(name) for name, _ in rows]
+        rig.network.rdma_ports = [device_only(name) for name, _ in rows]
         rig.origins["network.rdma_ports"] = f"{source}:{first_line}"
         listed = ", ".join(f"{name} (node GUID {guid})" for name, guid in rows)
         rig.problems.append(f"{source}: line {first_line}: ibv_devices: the verbs devices usable here: {listed}")

@@ -1,0 +1,47 @@
+"""Classes the older held-out sets still misread (their cases marked ``known``), each fixed as a class: a test on the
+corpus file and on another public paste of the same form (its address cited)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.corpus_cases import CORPUS, import_paste
+from tests.test_s28_rdma import _codes, _scan
+
+
+def _notes(scan: dict[str, Any]) -> str:
+    return "\n".join(scan["problems"])
+
+
+# -- 1. iproute2's rdma res: the devices and their resource counts ------------------------------------------------
+
+
+def test_rdma_res_summary_names_the_devices_and_their_counts() -> None:
+    # github.com/ofiwg/libfabric/issues/8256: four mlx5 devices after 4026 libfabric clients connected
+    scan = _scan(CORPUS / "s16-rdma-logs" / "rdma-res-mlx5-after-4026-clients_AdjoiningCat.txt")
+    assert [p["device"] for p in scan["network"]["rdma_ports"]] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
+    assert all(p["state"] is None for p in scan["network"]["rdma_ports"])  # rdma res prints no port state
+    assert "mlx5_2 has in use: pd 8056, cq 4030, qp 8053, cm_id 12079, mr 16159, ctx 4027, srq 2" in _notes(scan)
+    assert not {"GA803", "GA822", "GA823", "GA826"} & set(_codes(scan))
+
+
+# https://lore.kernel.org/linux-rdma/24f4f7e3-dada-5185-3988-2e821b321bc1@amazon.com/ (Gal Pressman, 30 Jul 2019):
+# an EFA device's rdma res and rdma res show qp while ib_send_bw runs (kernel 5.3's older summary, no srq column)
+EFA = """\
+gal@server [~] $ rdma res
+0: efa_0: pd 2 cq 4 qp 2 cm_id 0 mr 2 ctx 2
+gal@server [~] $ rdma res show qp
+link efa_0/1 lqpn 0 type UNKNOWN state RTS sq-psn 13400680 pdn 0 pid 17847 comm ib_send_bw
+link efa_0/1 lqpn 1 type UNKNOWN state RTR sq-psn 0 pdn 1 pid 17820 comm ib_send_bw
+"""
+
+
+def test_rdma_res_and_its_queue_pairs_on_another_device(tmp_path: Path) -> None:
+    scan = import_paste(tmp_path, EFA)
+    (port,) = scan["network"]["rdma_ports"]
+    assert port["device"] == "efa_0" and port["state"] is None  # a queue pair's RTS is not the port's state
+    notes = _notes(scan)
+    assert "efa_0 has in use: pd 2, cq 4, qp 2, cm_id 0, mr 2, ctx 2" in notes
+    assert "efa_0/1: 2 queue pair(s) (RTS 1, RTR 1)" in notes
+    assert "GA803" not in _codes(scan)
