@@ -45,3 +45,51 @@ def test_rdma_res_and_its_queue_pairs_on_another_device(tmp_path: Path) -> None:
     assert "efa_0 has in use: pd 2, cq 4, qp 2, cm_id 0, mr 2, ctx 2" in notes
     assert "efa_0/1: 2 queue pair(s) (RTS 1, RTR 1)" in notes
     assert "GA803" not in _codes(scan)
+
+
+# -- 2. the device plugin marked a GPU unhealthy: out of the scheduler's pool ----------------------------------------
+
+
+def _plugin_checks(scan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in _codes(scan).get("GA827", []) if f["observed"]["tool"] == "NVIDIA device plugin"]
+
+
+def test_a_gpu_the_device_plugin_marked_unhealthy_fails() -> None:
+    # github.com/NVIDIA/k8s-device-plugin/issues/189: Xid 69 on GPU-7540a9b3-..., then "device marked unhealthy"
+    scan = _scan(CORPUS / "s20-logs" / "k8s-device-plugin-xid69-gpu-7540a9b3-marked-unhealthy-2020_d1ablorus.txt")
+    (f,) = _plugin_checks(scan)
+    assert f["severity"] == "fail" and "GPU-7540a9b3-eeb9-1214-1526-f93c9ea826a8" in f["message"]
+    assert "restart the device plugin" in f["fix"]
+    (xid,) = _codes(scan)["GA801"]  # Xid 69 is RESTART_APP in the catalog; marked unhealthy for it, it warns
+    assert xid["observed"]["xid"] == 69 and xid["severity"] == "warn" and "marked the GPU unhealthy" in xid["message"]
+
+
+# github.com/hhhyunwoo/hhhyunwoo.github.io, _posts/2023-05-06-gpu-uncorrectable-ecc.md (commit 24de199): one of eight
+# GPUs missing from Allocatable, the device plugin's log with the UUID elided by the writer
+ELIDED = """\
+```bash
+08:08:58 'nvidia.com/gpu' device marked unhealthy: GPU-XX-X-X-XX-XX
+08:08:58 XidCriticalError: Xid=94 on Device=GPU-XX-X-X-XX-XX, the device will go unhealthy.
+```
+"""
+
+
+def test_an_unhealthy_mark_with_the_uuid_elided_still_fails(tmp_path: Path) -> None:
+    scan = import_paste(tmp_path, ELIDED)
+    (f,) = _plugin_checks(scan)
+    assert f["severity"] == "fail" and "GPU-XX-X-X-XX-XX" in f["message"]
+    assert [(x["observed"]["xid"], x["severity"]) for x in _codes(scan)["GA801"]] == [(94, "warn")]
+
+
+def test_the_unhealthy_mark_lands_on_the_gpu_of_that_uuid(tmp_path: Path) -> None:
+    # github.com/akash-network/support/issues/244's plugin lines (klog form), repeated as the plugin repeats them, under
+    # an nvidia-smi -L line of that UUID (the -L line in its form): one failed check, on GPU 0
+    plugin = (
+        "I0809 13:32:51.873541       1 health.go:185] XidCriticalError: Xid=94 on "
+        "Device=GPU-3b6ec030-5adc-1847-e155-79f635584b4e; marking device as unhealthy.\n"
+        "I0809 13:32:51.873567       1 server.go:292] 'nvidia.com/gpu' device marked "
+        "unhealthy: GPU-3b6ec030-5adc-1847-e155-79f635584b4e\n"
+    )
+    text = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3b6ec030-5adc-1847-e155-79f635584b4e)\n\n" + plugin * 2
+    (f,) = _plugin_checks(import_paste(tmp_path, text))
+    assert f["gpus"] == [0] and f["severity"] == "fail"
