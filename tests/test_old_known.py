@@ -93,3 +93,25 @@ def test_the_unhealthy_mark_lands_on_the_gpu_of_that_uuid(tmp_path: Path) -> Non
     text = "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-3b6ec030-5adc-1847-e155-79f635584b4e)\n\n" + plugin * 2
     (f,) = _plugin_checks(import_paste(tmp_path, text))
     assert f["gpus"] == [0] and f["severity"] == "fail"
+
+
+# -- 5. nvidia-smi nvlink -e with its GPU line's UUID left out ---------------------------------------------------------
+
+
+def test_an_abridged_nvlink_e_block_in_a_job_snapshot_is_read() -> None:
+    # github.com/NVIDIA/srt-slurm/pull/307: '===== node01 | before | ... =====', '$ nvidia-smi nvlink -e', then
+    # 'GPU 0: NVIDIA GB300' (no UUID) over link 0's three error counters, all 0
+    scan = _scan(
+        CORPUS / "s15-logs" / "hwinfo-srt-slurm-before-nvlink-e-gb300-zero-errors-imex-channels-missing_arpera.txt"
+    )
+    (gpu,) = scan["gpus"]
+    assert gpu["name"] == "NVIDIA GB300" and gpu["uuid"] is None
+    assert not {"GA204", "GA205"} & set(_codes(scan))
+
+
+def test_a_bare_gpu_line_not_over_a_link_line_starts_nothing(tmp_path: Path) -> None:
+    # 'GPU 0: NVIDIA GB300' alone is no nvlink output: only over its 'Link N:' line
+    from gpuadvisor.importers.nvlink import starts
+
+    assert starts(["GPU 0: NVIDIA GB300", "\t Link 0: Replay Errors: 0"], 0, None)
+    assert not starts(["GPU 0: NVIDIA GB300", "some other line"], 0, None)
