@@ -115,3 +115,39 @@ def test_a_bare_gpu_line_not_over_a_link_line_starts_nothing(tmp_path: Path) -> 
 
     assert starts(["GPU 0: NVIDIA GB300", "\t Link 0: Replay Errors: 0"], 0, None)
     assert not starts(["GPU 0: NVIDIA GB300", "some other line"], 0, None)
+
+
+# -- 6. perftest found no RDMA device: libibverbs' failed check ------------------------------------------------------
+
+# github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/169: ib_write_bw in a pod given rdma/hca
+PERFTEST_169 = (  # the trailing spaces are perftest's (and the paste's)
+    "ib_write_bw \n Did not detect devices \n If device exists, check if driver is up\n"
+    " Unable to find the Infiniband/RoCE device\n"
+)
+# github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/106: the same in an Ubuntu 18.04 container (its perftest
+# older than the node's kernel), pasted without the command
+PERFTEST_106 = (
+    "```\nDid not detect devices \nIf device exists, check if driver is up\nUnable to find the Infiniband/RoCE device\n"
+    "```\n"
+)
+
+
+def test_perftest_finding_no_device_is_libibverbs_finding_none(tmp_path: Path) -> None:
+    for text in (PERFTEST_169, PERFTEST_106):
+        scan = import_paste(tmp_path, text)
+        (f,) = _codes(scan)["GA829"]
+        assert f["severity"] == "info"  # no reason shown: at most a note (GA829's threshold)
+        assert f["observed"] == {"no-devices": "Did not detect devices"}
+        assert "libibverbs found no RDMA device" in f["message"]
+
+
+def test_perftest_after_ibv_devinfo_in_a_pod_keeps_the_abi_warning() -> None:
+    # github.com/k8snetworkplumbingwg/sriov-cni/issues/348: ibv_devinfo's and ib_write_bw's no-device lines under the
+    # provider's ABI warning: one GA829 warning with the rdma-core fix
+    scan = _scan(
+        CORPUS
+        / "s28-rdma-logs"
+        / "pod-rdma-link-bnxt-re-two-disabled-ibv-devinfo-abi-mismatch-no-devices_lululu-cloud.txt"
+    )
+    (f,) = _codes(scan)["GA829"]
+    assert f["severity"] == "warn" and "ibv_devinfo found no device" in f["message"]

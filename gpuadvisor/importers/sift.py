@@ -175,6 +175,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
     "verbs": (
         _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),
+        _words("Did not detect devices"),
     ),
     "ucx-log": ("ib_mlx5_log.c:",),
     "mlxlink": (_SPACE + "Operational Info",),

@@ -15,8 +15,9 @@ to a provider, the user-space driver of its adapter (``libmlx5``, ``libbnxt_re``
 - ``libibverbs: Warning: Driver bnxt_re does not support the kernel ABI of 6 (supports 1 to 1) for device ...``: the
   provider is older (or newer) than the kernel's driver (a container image's rdma-core against the host's kernel);
 - ``libibverbs: Fatal: kernel ABI version N doesn't match library version M.``: the library against the kernel;
-- ``No IB devices found`` (ibv_devinfo) or ``Failed to get IB devices list: ...``, and an ``ibv_devices`` table
-  without a row: no verbs device is usable here.
+- ``No IB devices found`` (ibv_devinfo), perftest's `` Did not detect devices`` (ib_write_bw and the other tests,
+  over ``If device exists, check if driver is up``) or ``Failed to get IB devices list: ...``, and an
+  ``ibv_devices`` table without a row: no verbs device is usable here.
 
 Each is kept as libibverbs' failed check (its words, its line; rule GA829 judges them: no device usable, and why);
 the RDMA ports are then unknown with that reason. ``ibv_devices``' rows (``erdma_0  02163efffe1041ea``) are the verbs
@@ -47,7 +48,10 @@ MESSAGES = {
         _PFX + r"Driver (\S+) does not support the kernel ABI of (\d+) \(supports (\d+) to (\d+)\) for device (\S+)"
     ),
     "kernel-abi": re.compile(_PFX + r"kernel ABI version (\d+) doesn't match library version (\d+)"),
-    "no-devices": re.compile(r"^\s*(?:No IB devices found|Failed to get IB devices list: .{1,80}?)\s*$"),
+    # ibv_devinfo's words, and perftest's (ib_write_bw ...: ctx_find_dev, when ibv_get_device_list lists none)
+    "no-devices": re.compile(
+        r"^\s*(?:No IB devices found|Did not detect devices|Failed to get IB devices list: .{1,80}?)\s*$"
+    ),
 }
 _PER_DEVICE = {"no-provider": 1, "abi-mismatch": 5}  # the group naming the device in the messages said per device
 _TABLE = re.compile(r"^\s*device\s+node GUID\s*$")  # ibv_devices' header, over a dashes line
