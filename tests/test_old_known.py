@@ -107,6 +107,7 @@ def test_an_abridged_nvlink_e_block_in_a_job_snapshot_is_read() -> None:
     (gpu,) = scan["gpus"]
     assert gpu["name"] == "NVIDIA GB300" and gpu["uuid"] is None
     assert not {"GA204", "GA205"} & set(_codes(scan))
+    assert not any("not recognised" in p for p in scan["problems"])  # the script's banner is glue between steps
 
 
 def test_a_bare_gpu_line_not_over_a_link_line_starts_nothing(tmp_path: Path) -> None:
