@@ -18,7 +18,10 @@ from gpuadvisor.probes.kmsg import normalise_bus_id
 from gpuadvisor.probes.rdma import COUNTER_MAX, ERROR_COUNTERS
 
 # rdma link show: "link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING"
-_RDMA_LINK = re.compile(r"^\s*link\s+(\S+?)/(\d{1,3})\s.*?\bstate\s+(\w+)(?:\s+physical_state\s+(\w+))?")
+# (not rdma res show qp's or cm_id's rows, "link mlx5_0/1 lqpn 1 type GSI state RTS ...": a queue pair's state)
+_RDMA_LINK = re.compile(
+    r"^\s*link\s+(\S+?)/(\d{1,3})\s+(?!lqpn\b|cm-idn\b).*?\bstate\s+(\w+)(?:\s+physical_state\s+(\w+))?"
+)
 _PHYS = {"LINK_UP": "LinkUp", "POLLING": "Polling", "DISABLED": "Disabled", "SLEEP": "Sleep",
          "LINK_ERROR_RECOVERY": "LinkErrorRecovery", "PHY_TEST": "PhyTest"}  # fmt: skip
 # lsmod: "Module                  Size  Used by" / "nvidia_peermem         16384  0"

@@ -22,6 +22,7 @@ import json
 import re
 
 from gpuadvisor.facts import Rig
+from gpuadvisor.importers import xid_relay
 from gpuadvisor.importers.beyond import parse_kernel_log
 from gpuadvisor.importers.section import Section, clean_lines, outside_log
 
@@ -49,6 +50,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A Go service's log line (JSON with a level and a message, or Go's log line), outside a log."""
     if current is not None and (current.kind in ("go-log", "daemon-log") or not outside_log(current)):
         return False
+    if current is not None and current.kind == "xid-relay" and xid_relay.relays(lines[i]):
+        return False  # the device plugin's next Xid or unhealthy line: the relayer's output goes on
     return bool(len(lines[i]) <= _LONGEST and _GO_LOG.match(lines[i])) or _json_line(lines[i])
 
 

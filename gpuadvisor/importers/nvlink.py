@@ -21,8 +21,9 @@ from gpuadvisor.importers.values import is_elision, placeholder
 NVLINK_SPEED_VERSION: dict[float, int] = {20.0: 1, 25.781: 2, 25.0: 3, 14.062: 3, 26.562: 4, 50.0: 5, 53.125: 5}
 
 # the UUID may be elided whole, "(...)" ("GPU 0: NVIDIA H200 (...)" in a job log that pasted nvidia-smi -L), or cut
-# away after "(UUID:" (https://github.com/wilicc/gpu-burn/issues/133: "GPU 0: NVIDIA H200 (UUID: "): not shown
-_GPU = re.compile(r"^GPU (\d+): (.*?)\s*\((?:UUID: ([^)]*)\)|(?:\.{3}|…)\)|UUID:?)\s*$")
+# away after "(UUID:" (https://github.com/wilicc/gpu-burn/issues/133: "GPU 0: NVIDIA H200 (UUID: "): not shown; or left
+# out by whoever abridged the paste ("GPU 0: NVIDIA GB300" over its "Link 0: ..." lines): not shown either
+_GPU = re.compile(r"^GPU (\d+): (?:(.*?)\s*\((?:UUID: ([^)]*)\)|(?:\.{3}|…)\)|UUID:?)|([^()]*?))\s*$")
 # nvidia-smi -L under a GPU in MIG mode: "  MIG 3g.40gb     Device  0: (UUID: MIG-...)"
 MIG_DEVICE = re.compile(r"^MIG \d+g\.\d+gb\w*\s+Device\s+\d+:")
 _LINK = re.compile(r"^\s*Link (\d+)\s*:\s*(.*?)\s*$")
@@ -125,13 +126,15 @@ def parse_nvlink_status(text: str, source: str = "<text>", first_line: int = 1) 
             )
             continue
         m = _GPU.match(s)
+        if m and m.group(4) is not None and not (k + 1 < len(lines) and _LINK_LINE.match(lines[k + 1])):
+            m = None  # a GPU line without its UUID is one only over its first link's line (else a line cut short)
         if m:
             close()
             idx, uuid = int(m.group(1)), (m.group(3) if m.group(3) is not None else "...").strip()
             hidden = is_elision(uuid) or placeholder(uuid)
             gpu = by_index.get(idx)
             if gpu is None or _another(gpu, None if hidden else uuid):
-                gpu = Gpu(index=idx, name=m.group(2) or None, uuid=None if hidden else (uuid or None))
+                gpu = Gpu(index=idx, name=m.group(2) or m.group(4) or None, uuid=None if hidden else (uuid or None))
                 if hidden:
                     gpu.unavailable["uuid"] = f"{facts.ELIDED} (line {lineno})"
                 by_index[idx] = gpu
@@ -201,9 +204,18 @@ def _last_list_short(rig: Rig, last: Gpu | None, source: str, lineno: int) -> No
 _NVLINK_GPU = re.compile(r"^GPU \d+: .*\((?:UUID: |UUID:?\s*$|(?:\.{3}|…)\)\s*$)")
 
 
+_BARE_GPU = re.compile(r"^GPU \d+: [^()]+$")  # its UUID left out: only over a link's line
+_LINK_LINE = re.compile(r"^\s*Link \d+\s*:")
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """``GPU 0: <name> (UUID: GPU-...)``: ``nvlink -s`` (or ``-L``, told apart by :func:`settle`)."""
-    return bool(_NVLINK_GPU.match(lines[i])) and (current is None or current.kind != "nvlink")
+    """``GPU 0: <name> (UUID: GPU-...)``: ``nvlink -s`` (or ``-L``, told apart by :func:`settle`); or ``GPU 0: <name>``
+    with its UUID left out, right over a ``Link N:`` line."""
+    if current is not None and current.kind == "nvlink":
+        return False
+    if _NVLINK_GPU.match(lines[i]):
+        return True
+    return bool(_BARE_GPU.match(lines[i])) and i + 1 < len(lines) and bool(_LINK_LINE.match(lines[i + 1]))
 
 
 def settle(section: Section) -> str:

@@ -57,7 +57,8 @@ _SRUN = "srun's task label"
 # a syslog line after its time (rsyslog's RFC 3339 form: "2025-08-16T00:03:03.959639-04:00 localhost systemd[1]: "):
 # the time is the log's own, its reader keeps it (as a kernel log's)
 _SYSLOG_REST = re.compile(r"^[\w.-]{1,63} [\w.@/()-]{1,64}(?:\[\d{1,10}\])?: ")
-_IP_ONELINE = re.compile(r"^[\w.@:-]+:? +(?:<[A-Z0-9_,-]*>|inet6? |link/)")
+# (and rdma res's device indexes: "0: mlx5_0: pd 2 cq 3 qp 1 ...")
+_IP_ONELINE = re.compile(r"^[\w.@:-]+:? +(?:<[A-Z0-9_,-]*>|inet6? |link/)|^[\w.-]+: (?:pd|cq|qp|cm_id|mr|ctx|srq) \d")
 _POD = "a pod's and container's names"
 # a pod's line a terminal overwrote with a progress bar (the driver container's "Building kernel modules" bar: its
 # carriage returns lost in the copy, the line starts with the bar's own indented text), carrying no prefix
@@ -131,7 +132,7 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         ):
             continue  # a service log's own times
         if what == _SRUN and any(_IP_ONELINE.match(x[m.end() :]) for x, m in zip(shown, found, strict=True) if m):
-            continue  # ip -o's interface indexes, not task numbers
+            continue  # ip -o's interface indexes (rdma res's device indexes), not task numbers
         several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1
         if several and (kernel or not _nccl_log(shown, found)):
             continue  # one host's lines only; several hosts' lines interleaved are not one output (but an NCCL log)

@@ -75,6 +75,7 @@ from gpuadvisor.importers import (
     proc_info,
     proc_power,
     rdma_ports,
+    rdma_res,
     show_gids,
     slurm_node,
     smi_csv,
@@ -387,6 +388,9 @@ FORMATS: tuple[Format, ...] = (
     _beyond("smi-lost", "nvidia-smi: Unable to determine the device handle",
             "`Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error`",
             beyond.starts_smi_no_handle, beyond.parse_smi_no_handle, 18, family="nvidia-smi errors"),
+    _beyond(rdma_res.KIND, rdma_res.WHAT, "`0: mlx5_0: pd 2 cq 3 qp 1 cm_id 0 mr 0 ctx 0 srq 0`, or `rdma res show "
+            "qp`'s `link mlx5_0/1 lqpn 1 type GSI state RTS sq-psn 0 comm [ib_core]`", rdma_res.starts,
+            rdma_res.parse, 19, family="rdma res"),
     _beyond("rdma-link", "rdma link", "`link mlx5_0/1 state ACTIVE physical_state LINK_UP`",
             beyond_tools.starts_rdma_link, beyond_tools.parse_rdma_link, 19),
     _beyond("lsmod", "lsmod", "`Module  Size  Used by`, or a module row such as `nvidia_peermem  16384  0` "

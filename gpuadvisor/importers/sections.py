@@ -72,7 +72,8 @@ _GLUE = re.compile(
     r"|(?:[^\s❯➜»λ][^❯➜»λ]{0,80}\s)?[❯➜»λ]{1,3}\s.*"  # zsh themes' prompts (starship's 'dir on Fedora ❯ command', ➜)
     r"|(?:sudo\s+)?(?:nvidia-smi|lspci|ibstat|ibstatus|ibv_devinfo|dmesg|journalctl|lsblk|nvme|fio|cat|grep|mpirun|"
     r"srun|numactl|rdma|lsmod|systemctl|nvbandwidth|dcgmi|curl|kubectl|\.{0,2}/\S*|\S*_perf)(?:\s.*)?"
-    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*)$"  # nvidia-smi's date line
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*"  # nvidia-smi's date line
+    r"|={3,} .{1,200} ={3,}\s*)$"  # a script's banner between its steps: "===== node01 | before | <time> ====="
 )
 _FOREIGN = (
     (re.compile(r"ROCm System Management Interface|End of ROCm SMI Log|^\s*=+ ROCm SMI", re.M), "rocm-smi"),

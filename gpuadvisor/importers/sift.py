@@ -134,6 +134,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "smi-fabric": (_SPACE + r"Fabric\s*$",),
     "smi-lost": (r"^\W*Unable to d",),
     "rdma-link": (_SPACE + r"link\s",),
+    "rdma-res": (r"^\s*\d+: [\w.-]+: (?:pd|cq|qp|cm_id|mr|ctx|srq) \d", _SPACE + r"link\s"),
     "lsmod": (_SPACE + r"(?:Module\s|filename:)", f"^(?:{_words(*beyond_tools.OF_INTEREST)})", "lsmod"),
     "nccl-debug": (_SPACE + r"#\s*Rank", "NCCL", "NVLink SHARP", "watchdog thread", "NET/OFI"),
     "perfquery": (_SPACE + "# Port ",),
@@ -189,6 +190,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
     "verbs": (
         _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),
+        _words("Did not detect devices"),
     ),
     "ucx-log": ("ib_mlx5_log.c:",),
     "lshca": (_SPACE + r"PCI_addr\s*\|",),

@@ -15,8 +15,9 @@ to a provider, the user-space driver of its adapter (``libmlx5``, ``libbnxt_re``
 - ``libibverbs: Warning: Driver bnxt_re does not support the kernel ABI of 6 (supports 1 to 1) for device ...``: the
   provider is older (or newer) than the kernel's driver (a container image's rdma-core against the host's kernel);
 - ``libibverbs: Fatal: kernel ABI version N doesn't match library version M.``: the library against the kernel;
-- ``No IB devices found`` (ibv_devinfo) or ``Failed to get IB devices list: ...``, and an ``ibv_devices`` table
-  without a row: no verbs device is usable here.
+- ``No IB devices found`` (ibv_devinfo), perftest's `` Did not detect devices`` (ib_write_bw and the other tests,
+  over ``If device exists, check if driver is up``) or ``Failed to get IB devices list: ...``, and an
+  ``ibv_devices`` table without a row: no verbs device is usable here.
 
 Each is kept as libibverbs' failed check (its words, its line; rule GA829 judges them: no device usable, and why);
 the RDMA ports are then unknown with that reason. ``ibv_devices``' rows (``erdma_0  02163efffe1041ea``) are the verbs
@@ -47,7 +48,10 @@ MESSAGES = {
         _PFX + r"Driver (\S+) does not support the kernel ABI of (\d+) \(supports (\d+) to (\d+)\) for device (\S+)"
     ),
     "kernel-abi": re.compile(_PFX + r"kernel ABI version (\d+) doesn't match library version (\d+)"),
-    "no-devices": re.compile(r"^\s*(?:No IB devices found|Failed to get IB devices list: .{1,80}?)\s*$"),
+    # ibv_devinfo's words, and perftest's (ib_write_bw ...: ctx_find_dev, when ibv_get_device_list lists none)
+    "no-devices": re.compile(
+        r"^\s*(?:No IB devices found|Did not detect devices|Failed to get IB devices list: .{1,80}?)\s*$"
+    ),
 }
 _PER_DEVICE = {"no-provider": 1, "abi-mismatch": 5}  # the group naming the device in the messages said per device
 _TABLE = re.compile(r"^\s*device\s+node GUID\s*$")  # ibv_devices' header, over a dashes line
@@ -104,11 +108,16 @@ def _table(lines: list[str]) -> list[tuple[str, str]] | None:
     return rows
 
 
-def _device(name: str) -> RdmaPort:
+def device_only(
+    name: str,
+    why: str = "ibv_devices lists devices, not their ports",
+    unprinted: str = "ibv_devices prints only the device's name and node GUID",
+) -> RdmaPort:
+    """A device a lister names without its ports: its port number (1) and state unknown, for ``why``."""
     port = RdmaPort(device=name, port=1)
-    port.unavailable["port"] = "ibv_devices lists devices, not their ports"
+    port.unavailable["port"] = why
     for field in ("state", "phys_state", "rate_gbps", "link_layer", "firmware", "ca_type"):
-        port.missing(field, "ibv_devices prints only the device's name and node GUID")
+        port.missing(field, unprinted)
     return port
 
 
@@ -133,7 +142,7 @@ def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             TOOL, "no-devices", "warn", "ibv_devices lists no device", [], None, f"{source}:{first_line + at}"
         )
     if rows:
-        rig.network.rdma_ports = [_device(name) for name, _ in rows]
+        rig.network.rdma_ports = [device_only(name) for name, _ in rows]
         rig.origins["network.rdma_ports"] = f"{source}:{first_line}"
         listed = ", ".join(f"{name} (node GUID {guid})" for name, guid in rows)
         rig.problems.append(f"{source}: line {first_line}: ibv_devices: the verbs devices usable here: {listed}")

@@ -19,8 +19,9 @@ Forms read (each from the tool's own source):
 Read: each Xid as a kernel event (the same facts, the same catalog and rule GA801 as a kernel log's line), its device
 the PCI bus id or the GPU UUID the line names (none named: the device is unknown); a lost GPU by its UUID, with every
 fact unknown for that reason (GA315); a lost GPU no line names as the kernel's own sign of it (``gpu-is-lost``,
-GA820: reboot), its device unknown. A relayer that writes one event twice (gpud's message and its data) is one
-event.
+GA820: reboot), its device unknown; each GPU the device plugin marked unhealthy as the plugin's failed check of
+it (rule GA827: the GPU is out of the node's allocatable ``nvidia.com/gpu`` until the plugin restarts). A relayer
+that writes one event twice (gpud's message and its data) is one event.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import dataclasses
 import re
 
 from gpuadvisor import facts
-from gpuadvisor.facts import Gpu, KernelEvent, Rig
+from gpuadvisor.facts import Gpu, HealthCheck, KernelEvent, Rig
 from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION, PCI_FUNCTION, UUID_BODY
@@ -50,7 +51,9 @@ _JSON_XID = re.compile(r'\\*"(?P<kind>s?xid)\\*"\s*:\s*(?P<code>\d{1,5})\b')
 _JSON_UUID = re.compile(rf'\\*"device_uuid\\*"\s*:\s*\\*"(?P<uuid>{_UUID})?')
 # the device plugin: "XidCriticalError: Xid=69 on Device=GPU-...", "XidCriticalError: Xid=43, All devices ..."
 _PLUGIN = re.compile(rf"\bXidCriticalError: Xid=(?P<code>\d{{1,5}})(?: on Device=(?P<uuid>{_UUID}))?")
-_UNHEALTHY = re.compile(rf"\bdevice marked unhealthy: (?P<uuid>{_UUID})")
+# the UUID as the plugin wrote it, or as the writer elided it ("GPU-455e672a-...", "GPU-XX-X-X-XX-XX")
+_UNHEALTHY = re.compile(r"\bdevice marked unhealthy: (?P<uuid>(?:GPU|MIG)-[\w.-]{1,60})")
+DEVICE_PLUGIN = "NVIDIA device plugin"  # the HealthCheck's tool: rule GA827 judges a device it marked unhealthy
 _LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, in go-nvml's name or in words
 # pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
 _PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
@@ -66,6 +69,11 @@ def _relayed(line: str) -> re.Match[str] | None:
     return m if m is not None and int(m.group("code")) else None  # no Xid is numbered 0: a field's "none"
 
 
+def relays(line: str) -> bool:
+    """The line relays an Xid or a GPU the relayer marked unhealthy (another log's line there is the relayer's)."""
+    return bool(_relayed(line) or _UNHEALTHY.search(line))
+
+
 @outside("xid-relay")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A line relaying an Xid (or a GPU the relayer found lost or marked unhealthy); inside a log too (a container
@@ -73,7 +81,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     line = lines[i]
     if len(line) > _LONGEST or (not outside_log(current) and "NVRM" in line):
         return False
-    return bool(_relayed(line) or _UNHEALTHY.search(line) or _lost(line) or _PY_LOST.search(line))
+    return bool(relays(line) or _lost(line) or _PY_LOST.search(line))
 
 
 def _lost(line: str) -> str | None:
@@ -139,6 +147,7 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
         raise ImportParseError(source, first_line, f"{WHAT}: no Xid number, no lost GPU")
     rig.kernel = kernel_rig(events, len(lines), source, first_line, None).kernel
     rig.origins["kernel.events"] = f"{source}:{first_line}"
+    rig.node.health_checks = _unhealthy(lines, source, first_line) or None
     for uuid, (said, lineno) in lost.items():
         g = Gpu(index=len(rig.gpus), uuid=uuid)
         for f in dataclasses.fields(g):  # every fact of a lost GPU is unknown, for that reason (GA315 reads it)
@@ -147,6 +156,19 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
         rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
         rig.gpus.append(g)
     return rig
+
+
+def _unhealthy(lines: list[str], source: str, first_line: int) -> list[HealthCheck]:
+    """Each GPU the device plugin marked unhealthy (once each): it is out of the node's allocatable nvidia.com/gpu
+    until the plugin restarts."""
+    checks: dict[str, HealthCheck] = {}
+    for k, line in enumerate(lines):
+        if (m := _UNHEALTHY.search(line)) and m.group("uuid") not in checks:
+            where = f"{source}:{first_line + k}"
+            checks[m.group("uuid")] = HealthCheck(
+                DEVICE_PLUGIN, "nvidia.com/gpu device health", "fail", line.strip()[:200], [], None, where
+            )
+    return list(checks.values())
 
 
 def finish(rig: Rig) -> None:
@@ -158,3 +180,7 @@ def finish(rig: Rig) -> None:
         if g is not None:
             ev.gpu_index = g.index
             ev.bus_id = g.bus_id
+    for hc in rig.node.health_checks or []:  # a GPU the device plugin marked unhealthy, when the scan has it
+        m = re.search(_UUID, hc.detail) if hc.tool == DEVICE_PLUGIN else None
+        if m and (g := by_uuid.get(m.group(0).lower())) is not None:
+            hc.gpus = [g.index]

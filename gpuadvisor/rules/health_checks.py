@@ -24,7 +24,13 @@ K8S_SOURCE = (
     "Kubernetes docs, Schedule GPUs (the nvidia.com/gpu resource a device plugin registers) and Pod Lifecycle; "
     "NVIDIA GPU Feature Discovery's generated labels; NVIDIA GPU Operator troubleshooting"
 )
-SOURCES = {"NVSentinel": SENTINEL_SOURCE, "Slurm": SLURM_SOURCE, "Kubernetes": K8S_SOURCE}
+DEVICE_PLUGIN = "NVIDIA device plugin"  # the Xid relay's tool (importers/xid_relay.py)
+PLUGIN_SOURCE = (
+    "NVIDIA k8s-device-plugin's health check (internal/rm/health.go: an Xid it counts as critical marks the device "
+    "unhealthy, and nothing marks it healthy again before the plugin restarts); Kubernetes docs, Device Plugins (the "
+    "kubelet leaves an unhealthy device out of the node's allocatable resources)"
+)
+SOURCES = {"NVSentinel": SENTINEL_SOURCE, "Slurm": SLURM_SOURCE, "Kubernetes": K8S_SOURCE, DEVICE_PLUGIN: PLUGIN_SOURCE}
 
 # The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
 # diagnostic; a test that could not run (a CUDA call failed, the GPU busy or unavailable) or a setting asks to check
@@ -67,6 +73,8 @@ def _severity(hc: HealthCheck, rig: Rig) -> str:
     check looked at)."""
     if hc.tool == "NHC" and hc.verdict == "fail" and (_NHC_GPU_COUNT.search(hc.check) or _NHC_FABRIC.match(hc.check)):
         return "fail"
+    if hc.tool == DEVICE_PLUGIN:  # a GPU out of the scheduler's pool: the node is short of what it is sized for
+        return "fail"
     if hc.tool != "dcgmi diag" or hc.verdict != "fail":
         return "warn"
     if _NVLINK_DOWN.search(hc.detail) and not _nvlink_in_use(rig, hc.gpus):
@@ -106,6 +114,13 @@ def _fix(hc: HealthCheck, severity: str) -> str:
             "--previous for the run that crashed) and fix what they name; a node whose labels count GPUs its "
             "nvidia.com/gpu capacity does not give: check nvidia-smi on the node and the device plugin's log (no "
             "devices found, NVML errors, a container runtime not set up for NVIDIA), then restart the plugin's pod"
+        )
+    if hc.tool == DEVICE_PLUGIN:
+        return (
+            "the device plugin took this GPU out of the node's allocatable nvidia.com/gpu after an Xid, and "
+            "keeps it out until the plugin restarts: do what the Xid asks (GA801: reset the GPU with nvidia-smi -r, or "
+            "reboot, for a driver or hardware Xid), then restart the device plugin's pod; drain the node and test the "
+            "GPU (dcgmi diag -r 3) if it is marked again"
         )
     if hc.tool == "NVSentinel":
         return (
@@ -152,7 +167,9 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         (check_nv_gpu_count, AzNHC's check_gpu_count) fails: GPUs are missing (lost, or the config is wrong) and NHC
         has marked the node offline. A failed NHC check of the fabric ports (check_hw_ib: "No IB port hfi1_0:1 is
         ACTIVE (LinkUp 100 Gb/sec)") fails too: no port the site requires is Active (one port down among others that
-        are up is GA803's warning; here none is), so no multi-node job can run on the node.
+        are up is GA803's warning; here none is), so no multi-node job can run on the node. A GPU NVIDIA's device
+        plugin marked unhealthy (after an Xid it counts as critical) fails: the scheduler no longer gives it to pods,
+        and the plugin keeps it so until it restarts.
     Source
         NVIDIA DCGM User Guide, GPU Diagnostics, and DCGM's error table (dcgm_errors.h: each failure's message,
         next step and severity); LBNL Node Health Check (github.com/mej/nhc); Slurm's scontrol(1); Kubernetes docs,
@@ -175,7 +192,7 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         said = f": {hc.detail[:300]}" if hc.detail else ""
         yield ctx.finding(
             f"{hc.tool}: {hc.check or 'a check'}{where} {hc.verdict.upper()}{on}{said} ({hc.evidence})",
-            gpus=hc.gpus if hc.tool == "dcgmi diag" else (),
+            gpus=hc.gpus if hc.tool in ("dcgmi diag", DEVICE_PLUGIN) else (),
             severity=severity,
             subject=f"{hc.tool} {hc.check}".strip(),
             observed={

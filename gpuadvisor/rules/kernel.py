@@ -131,6 +131,13 @@ ACROSS_GPUS_FIX = (
 )
 
 
+# NVIDIA's device plugin writes, with an Xid it counts as critical, that it takes the GPU out of service ("...;
+# marking device as unhealthy.", 2020's "..., the device will go unhealthy.", "All devices will go unhealthy."): the Xid
+# left a GPU the scheduler no longer gives to pods until the plugin restarts, whatever the catalog says of the job
+MARKED_UNHEALTHY = re.compile(r"marking device as unhealthy|devices? will go unhealthy", re.IGNORECASE)
+UNHEALTHY_NOTE = "the device plugin marked the GPU unhealthy for it: out of the scheduler's pool until it restarts"
+
+
 def _processes(evs: list[KernelEvent]) -> set[str]:
     """The distinct processes the events name: by name where given, else by pid."""
     return {e.process or f"pid {e.pid}" for e in evs if e.process or e.pid is not None}
@@ -166,7 +173,9 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         of the same Xid on a GPU raises a warning to a failure. Xid 31 from xid_repeat_count different processes
         (by name, else by pid) on one GPU warns: the catalog's workflow investigates the GPU when the fault
         persists across applications. Xid 13 or 31 on xid_repeat_count GPUs or more of the log warns (a fault
-        across the node's GPUs, which can leave the node hung). A number missing from the catalog warns.
+        across the node's GPUs, which can leave the node hung). A number missing from the catalog warns. An Xid
+        the NVIDIA device plugin marked its GPU unhealthy for ("marking device as unhealthy") warns at least: the
+        GPU is out of the scheduler's pool until the plugin restarts (GA827 judges that mark).
     Source
         NVIDIA Xid Catalog, "Analyzing Xid Errors with the Xid Catalog" (docs.nvidia.com/deploy/xid-errors/
         analyzing-xid-catalog.html), Table 1: Resolution Bucket (Immediate / Investigatory Action).
@@ -200,6 +209,9 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if code == 31 and severity == "info" and len(_processes(evs)) >= ctx.t("xid_repeat_count"):
             severity = "warn"  # the same MMU fault from several applications follows the GPU, not one job
             notes.append(f"from {len(_processes(evs))} different processes: {XID31_ACROSS}")
+        if severity == "info" and any(MARKED_UNHEALTHY.search(e.text) for e in evs):
+            severity = "warn"
+            notes.append(UNHEALTHY_NOTE)
         across = code in (13, 31) and severity == "info" and on_gpus[code] >= ctx.t("xid_repeat_count")
         if across:
             severity = "warn"
@@ -223,6 +235,8 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             + (f" ({', '.join(notes)})" if notes else "")
         )
         fix = _xid_fix(x, severity, causes, logged, {c for b, c in groups if b == bus} - {code})
+        if UNHEALTHY_NOTE in notes:
+            fix += "; then restart the device plugin's pod, which keeps the GPU unhealthy until it restarts"
         if across:
             fix += ACROSS_GPUS_FIX.format(n=on_gpus[code])
         elif code == 31 and severity == "warn":

@@ -373,7 +373,7 @@ def rdma_verbs_no_device(rig: Rig, ctx: Context) -> Iterator[Finding]:
     What it checks
         libibverbs' own warnings (no user-space driver found for a uverbs device, a provider that does not support
         the kernel's ABI, no provider configuration, a provider that did not load) and ibv_devinfo's "No IB
-        devices found" (or an empty ibv_devices table), as pasted.
+        devices found" (or an empty ibv_devices table, or perftest's "Did not detect devices"), as pasted.
     Why it matters
         NCCL, MPI and UCX open RDMA adapters through libibverbs: a device it cannot use is invisible to them, and
         inter-node traffic falls back to TCP sockets or the job fails, although the adapter and its link may be
@@ -401,7 +401,8 @@ def rdma_verbs_no_device(rig: Rig, ctx: Context) -> Iterator[Finding]:
     else:
         head = said["no-devices"]
         what, fix = _NO_DEVICE
-    found = "; ibv_devinfo found no device" if none and causes else ""
+    finder = "perftest" if none and "Did not detect" in said["no-devices"].detail else "ibv_devinfo"
+    found = f"; {finder} found no device" if none and causes else ""
     yield ctx.finding(
         f"libibverbs: {what}{found} ({head.evidence}: {head.detail[:200]})",
         severity="warn" if warn else "info",
