@@ -1,0 +1,73 @@
+"""The classes of input held-out set 30b found misread, each on its corpus paste and on another real public sample
+of the same form (cited where it is copied, or below)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor import rules
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.importers import import_files, import_texts
+
+ROOT = Path(__file__).resolve().parent
+CORPUS = ROOT / "corpus"
+FOUND = ROOT / "fixtures" / "import" / "found"
+
+
+def _one(folder: str, stem: str) -> Path:
+    (path,) = sorted((CORPUS / folder).glob(f"{stem}*.txt"))
+    return path
+
+
+def _raised(rig: Rig, code: str) -> list[Finding]:
+    return [f for f in rules.evaluate(rig) if f.code == code and f.severity in ("warn", "fail")]
+
+
+# --- 1. p2pBandwidthLatencyTest's latency matrix: a peer path that stalls (tens of ms, not a few us) ---------------
+
+P2P_STALLED = _one("s30b-cuda-samples", "indented-p2p-enabled-latency-matrix")
+P2P_HEALTHY = FOUND / "p2pbandwidthlatencytest_8xa100-sxm4-40gb-nvlink_abci.txt"  # aistabci/abci2.0benchmark
+
+
+def test_a_latency_of_49_ms_between_every_pair_fails_the_peer_path() -> None:
+    rig = import_files([P2P_STALLED])
+    latencies = sorted(m.latency_us for m in rig.measurements if m.kind == "p2p_latency")
+    assert len(latencies) == 56 and latencies[0] == 49206.39 and latencies[-1] == 49206.88  # 8x7 pairs, as printed
+    (f,) = _raised(rig, "GA603")
+    assert f.severity == "fail" and f.gpus == list(range(8))
+    assert f.observed["pairs"] == 56 and 49206 < f.observed["median_latency_us"] < 49207
+    assert "49.2 ms" in f.message and "IOMMU" in (f.fix or "") and "ACS" in (f.fix or "")
+
+
+def test_a_healthy_nvlink_node_s_latencies_raise_nothing() -> None:
+    """8x A100 SXM4: P2P writes 2.78-3.41 us, P2P disabled (through host memory) 21.08-23.94 us."""
+    rig = import_files([P2P_HEALTHY])
+    latencies = [m.latency_us for m in rig.measurements if m.kind == "p2p_latency"]
+    assert len(latencies) == 112 and max(latencies) == 23.94 and min(latencies) == 2.78  # two tables of 56 pairs
+    assert not [f for f in _raised(rig, "GA603") if "latency" in f.message]
+
+
+def _untitled(path: Path, title: str) -> str:
+    """The paste from its latency table's 'GPU 0 1 ...' header on, the matrix's title line cut."""
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, x in enumerate(lines) if x.strip().startswith(title))
+    return "".join(lines[at + 1 :])
+
+
+def test_the_latency_table_without_its_title_is_read_as_latencies_saying_what_was_assumed() -> None:
+    rig = import_texts([("paste.txt", _untitled(P2P_STALLED, "P2P=Enabled Latency"))])
+    assert [g.index for g in rig.gpus] == list(range(8)) and all(g.name is None for g in rig.gpus)
+    ms = [m for m in rig.measurements if m.kind == "p2p_latency"]
+    assert len(ms) == 56 and {m.p2p_enabled for m in ms} == {None}
+    assert all("not known" in m.unavailable["p2p_enabled"] for m in ms)
+    assert any("without its title" in p and "us" in p for p in rig.problems)
+    (f,) = _raised(rig, "GA603")
+    assert f.observed["pairs"] == 56
+
+
+def test_a_healthy_latency_table_without_its_title_reads_its_gpu_table_only() -> None:
+    """The ABCI node's P2P-enabled table, cut above its header: the GPU table's 56 pairs, not the CPU table's."""
+    rig = import_texts([("paste.txt", _untitled(P2P_HEALTHY, "P2P=Enabled Latency"))])
+    ms = sorted(m.latency_us for m in rig.measurements if m.kind == "p2p_latency")
+    assert len(ms) == 56 and ms[0] == 2.78 and ms[-1] == 3.41
+    assert not [f for f in _raised(rig, "GA603") if "latency" in f.message]
