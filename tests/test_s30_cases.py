@@ -71,3 +71,34 @@ def test_a_healthy_latency_table_without_its_title_reads_its_gpu_table_only() ->
     ms = sorted(m.latency_us for m in rig.measurements if m.kind == "p2p_latency")
     assert len(ms) == 56 and ms[0] == 2.78 and ms[-1] == 3.41
     assert not [f for f in _raised(rig, "GA603") if "latency" in f.message]
+
+
+# --- 2. nvidia-container-cli's 'driver error: timed out': NVML does not answer the toolkit within 10 s ----------------
+
+NVC_KUBELET = _one("s30b-logs", "journal-kubelet-nvidia-container-cli-driver-error-timed-out")
+NVC_DOCKER = ROOT / "fixtures/import/container/oci-hook-driver-timed-out-persistence-off_nvidia-docker723.txt"
+
+
+def test_the_toolkit_s_driver_timeout_in_a_kubelet_journal_fails_the_node() -> None:
+    rig = import_files([NVC_KUBELET])
+    checks = [(c.tool, c.check, c.verdict) for c in rig.node.health_checks or []]
+    assert checks == [("container runtime", "timed-out", "fail")] * 2  # the hook's line, then the pod's klog E-line
+    (f,) = _raised(rig, "GA507")
+    assert f.severity == "fail" and "detection error: driver error: timed out" in f.message
+    assert "Xid" in (f.fix or "") and "drain" in (f.fix or "") and "persistence mode" in (f.fix or "")
+    assert not _raised(rig, "GA828")  # judged, not left as a line nobody read
+
+
+def test_the_same_timeout_at_initialisation_from_docker_run_fails_too() -> None:
+    """nvidia-docker#723: Docker's OCI error, the hook's 'initialization error: driver error: timed out'."""
+    rig = import_files([NVC_DOCKER])
+    assert [(c.check, c.evidence.rsplit(":", 1)[1]) for c in rig.node.health_checks or []] == [("timed-out", "4")]
+    (f,) = _raised(rig, "GA507")
+    assert "initialization error: driver error: timed out" in f.message and f.severity == "fail"
+
+
+def test_the_newer_rpc_wording_is_the_same_timeout() -> None:
+    """NVIDIA/nvidia-container-toolkit#237's title: 'nvidia-container-cli: initialization error: driver rpc error:
+    timed out' (the toolkit's newer message)."""
+    rig = import_texts([("t.txt", "nvidia-container-cli: initialization error: driver rpc error: timed out\n")])
+    assert [c.check for c in rig.node.health_checks or []] == ["timed-out"]
