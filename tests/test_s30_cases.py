@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpuadvisor import rules
+from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Finding, Rig
 from gpuadvisor.importers import import_files, import_texts
 
@@ -102,3 +105,37 @@ def test_the_newer_rpc_wording_is_the_same_timeout() -> None:
     timed out' (the toolkit's newer message)."""
     rig = import_texts([("t.txt", "nvidia-container-cli: initialization error: driver rpc error: timed out\n")])
     assert [c.check for c in rig.node.health_checks or []] == ["timed-out"]
+
+
+# --- 4. rocm-smi -a pasted from mid-output: its 'GPU[N]\t\t: ' rows and section banners are AMD's, refused ----------
+
+ROCM_MID = _one("s30b-not-read", "rocm-smi-a-radeon-2f00")
+# rocm-smi -a on 4x MI300X, from its Serial Number section to its PCI bus ids (banners and rows as printed, some
+# sections between them left out, cut above the tool's own header):
+# github.com/thamada/nvidia-smi/blob/b09ef139265ffc7e3c78006346981de8e4d70499/gls/MI300X_x4_smi.py
+MI300X_ROWS = (
+    "===================================== Serial Number ======================================\n"
+    "GPU[0]\t\t: Serial Number: 692347006052\n"
+    "GPU[1]\t\t: Serial Number: 692347005894\n"
+    "GPU[2]\t\t: Serial Number: 692347006047\n"
+    "GPU[3]\t\t: Serial Number: 692347005902\n"
+    "==========================================================================================\n"
+    "===================================== KFD Processes ======================================\n"
+    "get_compute_process_info_by_pid, Not supported on the given system\n"
+    "KFD process information:\n"
+    "PID    \tPROCESS NAME\tGPU(s)\tVRAM USED\tSDMA USED\tCU OCCUPANCY\t\n"
+    "1188185\tUNKNOWN     \t0     \tUNKNOWN  \tUNKNOWN  \tUNKNOWN     \t\n"
+    "==========================================================================================\n"
+    "======================================= PCI Bus ID =======================================\n"
+    "GPU[0]\t\t: PCI Bus: 0000:26:00.0\n"
+    "GPU[1]\t\t: PCI Bus: 0000:46:00.0\n"
+    "GPU[2]\t\t: PCI Bus: 0000:65:00.0\n"
+    "GPU[3]\t\t: PCI Bus: 0000:85:00.0\n"
+)
+
+
+@pytest.mark.parametrize("text", [ROCM_MID.read_text(), MI300X_ROWS], ids=["radeon-2f00", "mi300x-x4"])
+def test_rocm_smi_rows_without_its_header_are_refused_as_amd_s(text: str) -> None:
+    with pytest.raises(InputError) as e:
+        import_texts([("rocm.txt", text)])
+    assert "rocm-smi output (an AMD GPU tool)" in str(e.value) and "\n" not in str(e.value)
