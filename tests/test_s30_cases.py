@@ -139,3 +139,35 @@ def test_rocm_smi_rows_without_its_header_are_refused_as_amd_s(text: str) -> Non
     with pytest.raises(InputError) as e:
         import_texts([("rocm.txt", text)])
     assert "rocm-smi output (an AMD GPU tool)" in str(e.value) and "\n" not in str(e.value)
+
+
+# --- 5. glog's lines with the year in their date (glog 0.7: 'I20260203 17:42:09.400249 ...'), naming RDMA devices --
+
+MOONCAKE = _one("s30b-rdma-logs", "mooncake-glog-rdma-context")
+# a Mooncake transfer engine's start under NIXL's test, glog with the year (ai-dynamo/nixl#330, its first lines)
+NIXL_330 = (
+    "root:/usr/local/nixl/bin# ./mooncake_backend_test \n"
+    "WARNING: Logging before InitGoogleLogging() is written to STDERR\n"
+    "I20250519 11:37:43.163678  1480 transfer_engine.cpp:350] Metrics reporting is disabled (set MC_TE_METRIC=1 to "
+    "enable)\n"
+    "I20250519 11:37:43.163743  1480 transfer_engine.cpp:44] Transfer Engine starting. Server: 127.0.0.1, Metadata: "
+    "P2PHANDSHAKE, ip_or_host_name: , rpc_port: 0\n"
+    "I20250519 11:37:43.163780  1480 transfer_engine.cpp:100] Transfer Engine RPC using P2P handshake, listening on "
+    "127.0.0.1:15317\n"
+    "I20250519 11:37:43.163882  1480 transfer_engine.cpp:112] Auto-discovering topology...\n"
+    "I20250519 11:37:43.165282  1480 transfer_engine.cpp:127] Topology discovery complete. Found 8 HCAs.\n"
+    "I20250519 11:37:43.171371  1480 rdma_context.cpp:125] RDMA device: mlx5_bond_7, LID: 0, GID: (GID_Index 3) "
+    "00:00:00:00:00:00:00:00:00:00:ff:ff:1d:70:89:3d\n"
+    "I20250519 11:37:43.176421  1480 rdma_context.cpp:125] RDMA device: mlx5_bond_6, LID: 0, GID: (GID_Index 3) "
+    "00:00:00:00:00:00:00:00:00:00:ff:ff:1d:70:87:9c\n"
+)
+
+
+@pytest.mark.parametrize(("name", "text", "lines"), [("mooncake", MOONCAKE.read_text(), 12), ("nixl-330", NIXL_330, 8)])
+def test_a_glog_with_the_year_naming_rdma_devices_is_read_as_a_log_and_a_healthy_start_raises_nothing(
+    name: str, text: str, lines: int
+) -> None:
+    rig = import_texts([(f"{name}.txt", text)])
+    assert rig.kernel.events == [] and not rig.gpus
+    assert rig.kernel.source == "imported" and rig.kernel.lines_read == lines
+    assert not [f for f in rules.evaluate(rig) if f.severity in ("warn", "fail")]
