@@ -171,3 +171,47 @@ def test_a_glog_with_the_year_naming_rdma_devices_is_read_as_a_log_and_a_healthy
     assert rig.kernel.events == [] and not rig.gpus
     assert rig.kernel.source == "imported" and rig.kernel.lines_read == lines
     assert not [f for f in rules.evaluate(rig) if f.severity in ("warn", "fail")]
+
+
+# --- 3. nvidia-smi's 'No devices were found' quoted in a report, on a host whose GPU service looked for its GPUs ----
+
+NO_DEVICES_PROSE = _one("s30b-lost-gpu", "prose-no-devices-were-found")
+
+
+def _checks(rig: Rig) -> list[tuple[str, str, str]]:
+    return [(c.tool, c.check, c.verdict) for c in rig.node.health_checks or []]
+
+
+def test_no_devices_quoted_in_prose_with_the_docker_plugin_stuck_discovering_fails() -> None:
+    rig = import_files([NO_DEVICES_PROSE])
+    assert not rig.gpus
+    assert _checks(rig) == [
+        ("nvidia-docker-plugin", "GPU discovery", "warn"),
+        ("nvidia-smi", "No devices were found", "fail"),
+    ]
+    found = {(f.subject, f.severity) for f in _raised(rig, "GA827")}
+    assert found == {("nvidia-smi No devices were found", "fail"), ("nvidia-docker-plugin GPU discovery", "warn")}
+    (smi,) = [f for f in _raised(rig, "GA827") if f.severity == "fail"]
+    assert smi.observed["evidence"].endswith(":2") and "lspci" in (smi.fix or "") and "drain" in (smi.fix or "")
+
+
+def test_no_devices_in_a_container_after_a_reboot_is_a_note_not_a_lost_gpu() -> None:
+    """NVIDIA/nvidia-container-toolkit#32: nvidia-smi in a container started after the host's reboot says 'No devices
+    were found' (the host's nvidia-smi then makes it work): nothing shows a GPU host's service missing its GPUs."""
+    text = (
+        "# ctr run -t --rm --gpus 0 nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda10.2 sample nvidia-smi\n"
+        "No devices were found\n"
+    )
+    rig = import_texts([("ctr.txt", text)])
+    assert any("line 2: nvidia-smi: No devices were found" in p for p in rig.problems)
+    assert not rig.node.health_checks and not [f for f in rules.evaluate(rig) if f.severity == "fail"]
+
+
+def test_the_phrase_inside_a_sentence_is_not_the_message() -> None:
+    """The report's own words, the message inside a sentence: not nvidia-smi's line, no check of nvidia-smi's."""
+    text = NO_DEVICES_PROSE.read_text().replace(
+        '`"No devices were found"`', 'it says "No devices were found" every time'
+    )
+    rig = import_texts([("prose.txt", text)])
+    assert ("nvidia-smi", "No devices were found", "fail") not in _checks(rig)
+    assert not any("nvidia-smi: No devices were found" in p for p in rig.problems)

@@ -24,7 +24,18 @@ K8S_SOURCE = (
     "Kubernetes docs, Schedule GPUs (the nvidia.com/gpu resource a device plugin registers) and Pod Lifecycle; "
     "NVIDIA GPU Feature Discovery's generated labels; NVIDIA GPU Operator troubleshooting"
 )
-SOURCES = {"NVSentinel": SENTINEL_SOURCE, "Slurm": SLURM_SOURCE, "Kubernetes": K8S_SOURCE}
+NO_DEVICES_SOURCE = (
+    "nvidia-smi prints 'No devices were found' when NVML lists no GPU (NVML API reference, nvmlDeviceGetCount); NVIDIA "
+    "Docker 1.0's plugin lists each GPU it finds after 'Discovering GPU devices' (github.com/NVIDIA/nvidia-docker, "
+    "its 1.0 branch)"
+)
+SOURCES = {
+    "NVSentinel": SENTINEL_SOURCE,
+    "Slurm": SLURM_SOURCE,
+    "Kubernetes": K8S_SOURCE,
+    "nvidia-smi": NO_DEVICES_SOURCE,
+    "nvidia-docker-plugin": NO_DEVICES_SOURCE,
+}
 
 # The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
 # diagnostic; a test that could not run (a CUDA call failed, the GPU busy or unavailable) or a setting asks to check
@@ -57,6 +68,8 @@ def _severity(hc: HealthCheck, rig: Rig) -> str:
     DCGM deployment check, any warning, and any other NHC check (a site's own thresholds, which gpuadvisor can judge
     only from the facts the check looked at)."""
     if hc.tool == "NHC" and hc.verdict == "fail" and _NHC_GPU_COUNT.search(hc.check):
+        return "fail"
+    if hc.tool == "nvidia-smi" and hc.verdict == "fail":  # no GPU answers on a host whose GPU service looked for them
         return "fail"
     if hc.tool != "dcgmi diag" or hc.verdict != "fail":
         return "warn"
@@ -91,6 +104,13 @@ def _fix(hc: HealthCheck, severity: str) -> str:
             "nvidia.com/gpu capacity does not give: check nvidia-smi on the node and the device plugin's log (no "
             "devices found, NVML errors, a container runtime not set up for NVIDIA), then restart the plugin's pod"
         )
+    if hc.tool == "nvidia-smi" or hc.check == "GPU discovery":
+        return (
+            "no GPU answers on this GPU host: drain the node, read the kernel log for the lost GPUs (dmesg | grep -i "
+            "-e nvrm -e xid: RmInitAdapter failed, Xid 79 fallen off the bus) and lspci -nnk | grep -iA3 nvidia "
+            "(on the bus? bound to nvidia?), then reset the GPUs or reboot; one that stays lost after a cold boot is "
+            "a hardware case (reseat, RMA)"
+        )
     if hc.tool == "NVSentinel":
         return (
             "NVSentinel set this node condition from DCGM's health watch: check what its message names on the node "
@@ -118,7 +138,9 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         node Slurm's scontrol show node gives as drained, down or not responding (its State and Reason), each
         NVSentinel node condition ("ErrorCode:DCGM_FR_... GPU:N ... Recommended Action=...;", DCGM's health watch),
         each Kubernetes node whose GPU Feature Discovery labels count GPUs its nvidia.com/gpu capacity or
-        allocatable does not give (or that is not Ready), each GPU operator pod in a crash loop or an error.
+        allocatable does not give (or that is not Ready), each GPU operator pod in a crash loop or an error; the
+        NVIDIA Docker plugin stopped at 'Discovering GPU devices' (warn) and, with it, nvidia-smi's "No devices
+        were found": a GPU host none of whose GPUs answers (fail).
     Why it matters
         These checkers test what a scan cannot see by itself (DCGM's memory, PCIe and stress tests run kernels on
         the GPU; NHC checks the site's expected hardware and services). A node they fail is a node the scheduler
