@@ -292,7 +292,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "ML environment reports (Hugging Face env, ds_report, jax, pip or conda list, or cupy show_config), lspci -vv, "
         "sysfs (PCI attributes), nccl-tests, UCC (ucc_perftest), "
         "CUDA samples (bandwidthTest, busGrind, "
-        "p2pBandwidthLatencyTest, simpleP2P, deviceQuery, or matrix rows), "
+        "p2pBandwidthLatencyTest, latency table, simpleP2P, deviceQuery, or matrix rows), "
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, dcgmproftester, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, /proc/driver/nvidia/gpus/*/power, "
