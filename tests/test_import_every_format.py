@@ -140,6 +140,12 @@ SCONTROL = "s17-logs/scontrol-show-node-drain-gres-gpu-count-0-of-1-rtx3090_Mous
 TABLE += f"scontrol-node | scontrol show node | corpus/{SCONTROL}\n"
 PAIR_MATRIX = "s21-cuda-samples/nvlink-bw-memcpykernel-8x8-376gbs-matrices-cut-both-ends_guptanswati.txt"
 TABLE += f"pair-matrix | ./nvlink_bandwidth_test | corpus/{PAIR_MATRIX}\n"
+# p2pBandwidthLatencyTest's GPU latency table with its title cut: the 'GPU 0 1 ...' header and its eight rows
+ABCI_P2P = (TESTS / "fixtures/import/found/p2pbandwidthlatencytest_8xa100-sxm4-40gb-nvlink_abci.txt").read_text()
+WRITTEN["LATENCY_ROWS"] = (
+    ABCI_P2P.split("P2P=Enabled Latency (P2P Writes) Matrix (us)\n", 1)[1].split("\n\n", 1)[0] + "\n"
+)
+TABLE += "latency-rows | ./p2pBandwidthLatencyTest | tail -n 20 | =LATENCY_ROWS\n"
 GDSCHECK = "s21-storage/gdscheck-p-gds-1.13-nvme-nfs-rdma-up-8-cut-in-cufile-config_henrybewell.txt"
 TABLE += f"gdscheck | /usr/local/cuda/gds/tools/gdscheck -p | corpus/{GDSCHECK}\n"
 PERFTEST = "s15-rdma-logs/perftest-ib-send-lat-quoted-port-1-state-down-no-context_mycatnamedweb.txt"

@@ -37,7 +37,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, torch.__config__.show(), "
         "ML environment reports (Hugging Face env, ds_report, jax, pip or conda list, or cupy show_config), "
         "lspci -vv, sysfs (PCI attributes), nccl-tests, UCC (ucc_perftest), "
-        "CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, simpleP2P, "
+        "CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, latency table, simpleP2P, "
         "deviceQuery, or matrix rows), "
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, dcgmproftester, "

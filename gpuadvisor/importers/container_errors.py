@@ -16,9 +16,15 @@
   Toolkit troubleshooting guide, "Containers losing access to GPUs": systemd managing the container's cgroups,
   ``systemctl daemon-reload``); the container must be recreated, and the toolkit's documented workaround applied.
 
-The first three mean the node cannot start a GPU container: each is the container runtime's check that did not
-pass, with its line (rule GA507 judges it: the driver cannot be reached from a container). The fourth is a note
-with its line: one container lost its GPUs; a new one gets them.
+- ``nvidia-container-cli: detection error: driver error: timed out`` (``initialization error``; newer toolkits
+  ``driver rpc error: timed out``): the toolkit asks NVML through its driver service (libnvidia-container
+  src/rpc.c: a 10 s RPC timeout) and NVML did not answer in time (src/error.c: the RPC's "Timed out"): the driver
+  hangs on a GPU that no longer answers (a hung or fallen GPU: the kernel log's Xid), or, with persistence mode
+  off, takes longer than that to initialise its GPUs (NVIDIA/nvidia-docker issues 644 and 723).
+
+The first three and the fifth mean the node cannot start a GPU container: each is the container runtime's check that
+did not pass, with its line (rule GA507 judges it: the driver cannot be reached from a container). The fourth is a
+note with its line: one container lost its GPUs; a new one gets them.
 """
 
 from __future__ import annotations
@@ -32,11 +38,17 @@ from gpuadvisor.importers.section import Section, clean_lines
 WHAT = "container runtime GPU errors (docker --gpus, nvidia-container-cli, NVML in a container)"
 TOOL = "container runtime"  # the HealthCheck's tool: rule GA507 judges its checks
 _CLI = r"nvidia-container-cli(?:\.real)?: initialization error: "
-# the four errors, in the order they are tried: what the line says, and the words that say it
+# the five errors, in the order they are tried: what the line says, and the words that say it
 _ERRORS = (
     ("no-driver", re.compile(r'could not select device driver (?:"([^"]*)" )?with capabilities: \[\[gpu\]\]')),
     ("not-loaded", re.compile(rf"{_CLI}nvml error: driver not loaded")),
     ("no-library", re.compile(rf"{_CLI}load library failed: (libnvidia-ml\.so\.1): cannot open shared object file")),
+    (
+        "timed-out",
+        re.compile(
+            r"nvidia-container-cli(?:\.real)?: (?:initialization|detection) error: driver (?:rpc )?error: timed out"
+        ),
+    ),
     ("nvml", re.compile(r"^\s*Failed to initialize NVML: Unknown Error\s*$")),
 )
 MEANS = {
@@ -46,6 +58,9 @@ MEANS = {
     "(NVML_ERROR_DRIVER_NOT_LOADED): check lsmod | grep nvidia and nvidia-smi on the host",
     "no-library": "nvidia-container-cli cannot load the driver's NVML library (libnvidia-ml.so.1) on the host: the "
     "NVIDIA driver is not installed there, or this Docker (a snap) does not see the host's libraries",
+    "timed-out": "nvidia-container-cli's driver service got no answer from NVML within its 10 s RPC timeout: the "
+    "driver hangs on a GPU that does not answer (check the kernel log for Xid / fallen off the bus), or, with "
+    "persistence mode off, initialises its GPUs too slowly",
     "nvml": "NVML could not initialise (Unknown Error); in a container that used its GPUs before, it lost access "
     "to their device nodes after a systemd reload of unit files (NVIDIA Container Toolkit troubleshooting): recreate "
     "the container and apply the toolkit's workaround",
@@ -53,7 +68,7 @@ MEANS = {
 
 
 def _kind(line: str) -> tuple[str, str] | None:
-    """(what the line says, its words) for one of the four errors, None for another line."""
+    """(what the line says, its words) for one of the five errors, None for another line."""
     for kind, pattern in _ERRORS:
         if m := pattern.search(line):
             return kind, m.group(0).strip()
@@ -61,7 +76,7 @@ def _kind(line: str) -> tuple[str, str] | None:
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """One of the four errors, where no such output is being read."""
+    """One of the five errors, where no such output is being read."""
     return (current is None or current.kind != "container-errors") and _kind(lines[i]) is not None
 
 

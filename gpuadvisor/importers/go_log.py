@@ -21,13 +21,16 @@ from __future__ import annotations
 import json
 import re
 
-from gpuadvisor.facts import Rig
+from gpuadvisor.facts import HealthCheck, Rig
 from gpuadvisor.importers import xid_relay
 from gpuadvisor.importers.beyond import parse_kernel_log
 from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.smi_summary import GPU_DISCOVERY
 
 WHAT = "a Go service's log (JSON lines, Go's log lines)"
-_GO_LOG = re.compile(r"^\s*\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \S")
+# after an optional prefix of log.SetPrefix's (the NVIDIA Docker plugin 1.0's "nvidia-docker-plugin | ")
+_GO_LOG = re.compile(r"^\s*(?:[\w.-]{1,60} \| )?\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \S")
+_DISCOVERING = "Discovering GPU devices"  # nvidia-docker-plugin 1.0 (its main.go), before it lists each GPU
 _JSON_START = re.compile(r'^\s*\{\s*"(?:time|ts|level|msg|severity)"\s*:')
 _LEVEL_KEYS = ("level", "severity")
 _MESSAGE_KEYS = ("msg", "message")
@@ -67,4 +70,23 @@ def parse_go_log(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
                 "the plugin advertises no GPU until it restarts: restart its pod once nvidia-smi lists the GPUs (no "
                 "GPU is said to have failed)"
             )
+    _stuck_discovering(rig, clean_lines(text), source, first_line)
     return rig
+
+
+def _stuck_discovering(rig: Rig, lines: list[str], source: str, first_line: int) -> None:
+    """The NVIDIA Docker plugin's last line is 'Discovering GPU devices': it looked for the host's GPUs (NVML loaded)
+    and the log lists none after it (a warning of the plugin's; with nvidia-smi's "No devices were found", no GPU
+    answers on this GPU host)."""
+    shown = [(k, x) for k, x in enumerate(lines) if x.strip()]
+    if not shown or not shown[-1][1].rstrip().endswith(_DISCOVERING) or len(shown[-1][1]) > _LONGEST:
+        return
+    k, line = shown[-1]
+    tool = line.split(" | ", 1)[0].strip() if " | " in line else "NVIDIA Docker plugin"
+    rig.problems.append(
+        f"{source}: line {first_line + k}: {tool}: '{_DISCOVERING}' is the log's last line: it looked for the "
+        "host's GPUs and lists none after it"
+    )
+    check = HealthCheck(tool, GPU_DISCOVERY, "warn", f"'{_DISCOVERING}', no GPU listed after it", [], None, "")
+    check.evidence = f"{source}:{first_line + k}"
+    rig.node.health_checks = [*(rig.node.health_checks or []), check]

@@ -26,7 +26,7 @@ LOG_LINE = re.compile(
     r"\d{4}[-/.]\d\d[-/.]\d\d[T ]\d\d:\d\d(?::\d\d)?"  # ISO 8601, Go's log, log4j, loguru, Python's asctime
     rf"|{_MONTH}\s+\d{{1,2}},?\s+(?:\d{{4}}\s+)?\d\d:\d\d:\d\d"  # syslog, the journal's short form
     r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),?\s+(?:\d{1,2}\s+)?" + _MONTH + r"\s"  # ctime, RFC 2822
-    r"|[IWEF]\d{4}\s+\d\d:\d\d:\d\d\.\d+\s+\d+\s"  # glog, klog
+    r"|[IWEF](?:\d{4})?\d{4}\s+\d\d:\d\d:\d\d\.\d+\s+\d+\s"  # glog, klog (glog 0.7: the year too, I20260203)
     rf"|{_LEVEL}\s+\d\d-\d\d\s+\d\d:\d\d:\d\d"  # vLLM's "INFO 05-02 08:11:12"
     rf"|{_LEVEL}:[\w.\-]*:"  # Python logging's default "WARNING:torch.distributed:"
     rf"|{_LEVEL}\s*[\]>|:-]"  # "[INFO] ", "<ERROR>", "ERROR: ", "INFO - "

@@ -29,6 +29,7 @@ from gpuadvisor.importers import (
     cuda_memtest,
     cuda_samples,
     cuda_samples_busgrind,
+    cuda_samples_latency,
     cupy_config,
     daemon_log,
     dcgm,
@@ -275,6 +276,9 @@ FORMATS: tuple[Format, ...] = (
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
            "`Device: 0, NAME, pciBusID: ..`, `P2P Connectivity Matrix` or a matrix title", cuda_samples.starts_p2p,
            reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
+    Format("latency-rows", cuda_samples_latency.WHAT, GPU, "CUDA samples", "latency table",
+           "p2pBandwidthLatencyTest's `   GPU     0      1 ...` header over its row `     0   2.41  3.28 ...`, the "
+           "matrix's title cut", cuda_samples_latency.starts, reads(cuda_samples_latency.parse), _add, 7),
     Format("cuda-simplep2p", "CUDA samples simpleP2P", GPU, "CUDA samples", "simpleP2P",
            "`[./simpleP2P] - Starting...`, or (without it) `> GPU0 = \"NAME\" IS capable of Peer-to-Peer (P2P)` or "
            "`> Peer access from NAME (GPU0) -> NAME (GPU1) : Yes`", cuda_samples.starts_simple_p2p,

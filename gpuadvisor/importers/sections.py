@@ -76,7 +76,16 @@ _GLUE = re.compile(
     r"|={3,} .{1,200} ={3,}\s*)$"  # a script's banner between its steps: "===== node01 | before | <time> ====="
 )
 _FOREIGN = (
-    (re.compile(r"ROCm System Management Interface|End of ROCm SMI Log|^\s*=+ ROCm SMI", re.M), "rocm-smi"),
+    # its banner or closing line, or (pasted from mid-output) its per-GPU rows ("GPU[0]\t\t: Serial Number: N/A")
+    # and its section banners ("===== KFD Processes =====")
+    (
+        re.compile(
+            r"ROCm System Management Interface|End of ROCm SMI Log|^\s*=+ ROCm SMI|^\s*GPU\[\d{1,3}\]\t*\s*: \S"
+            r"|^\s*=+ (?:KFD Processes|GPUs Indexed by PID|Current voltage|Firmware Information) =+\s*$",
+            re.M,
+        ),
+        "rocm-smi",
+    ),
     (re.compile(r"^\s*(?:AMD SMI|amd-smi)\b|^\s*\|\s*AMD-SMI ", re.M), "amd-smi"),
     (re.compile(r"^\s*ROCk module (?:version .* )?is loaded|HSA System Attributes", re.M), "rocminfo"),
 )

@@ -124,6 +124,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cuda-memtest": (r"^\s*\[\d\d/\d\d/\d{4} ",),
     "libgpu-devices": (r"^\s*(?:Found \d+ GPUs in |Available devices:)",),
     "pair-matrix": (r"^\s*\d{1,3}[ \t]+\d+\.\d\d",),
+    "latency-rows": (_SPACE + r"GPU\s",),  # p2pBandwidthLatencyTest's "   GPU     0      1 ..." header
     "nvbandwidth": (_SPACE + "(?:nvbandwidth Version:|Built from Git version:|memcpy |>|Running )",),
     # the signs' own words, their case and word bounds aside
     "kernel-log": (_words("NVRM", "Xid", "nvidia", *SIGNS), _SPACE + r"(?:mlx[45]_core|mlx[45]_ib|mce)\d"),
@@ -186,7 +187,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "torch-config": ("PyTorch built with:",),
     "ip-link": (r": <[A-Z0-9_,-]*> mtu ",),
     "ifconfig": (r": flags=\d+<", "Link encap:"),
-    "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)",),
+    "go-log": (r"^\s*(?:\d{4}/\d\d/\d\d \d\d:\d\d:\d\d|\{)", r" \| \d{4}/\d\d/\d\d "),
     "verbs-qp": (_words("Verifying port state:", "RoCE detected (Ethernet)", "Remote LID: 0x"),),
     "verbs": (
         _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),

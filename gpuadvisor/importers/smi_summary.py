@@ -13,7 +13,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.catalog import brands
-from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.facts import Gpu, HealthCheck, Rig
 from gpuadvisor.importers import smi_flat
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
@@ -68,7 +68,8 @@ _INFOROM = re.compile(r"^\s*(WARNING: infoROM is corrupted at gpu\s+([0-9A-Fa-f:
 _MISMATCH = re.compile(r"^\s*(Failed to initialize NVML: Driver/library version mismatch)\s*$")
 _LIBRARY = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$")  # printed below the mismatch
 # the driver answers but lists no GPU (nvidia-smi's NVML_ERROR_NOT_FOUND / zero devices message)
-_NO_DEVICES = re.compile(r"^\s*(No devices were found)\s*$")
+# alone on its line, or so quoted in a report's prose (`"No devices were found"`): the line is the message
+_NO_DEVICES = re.compile(r"^\s*[`\"']{0,3}(No devices were found)[`\"']{0,3}\s*$")
 NO_DEVICES = (
     "the NVIDIA driver answers but lists no GPU: one lost from the bus or failed at init (dmesg | grep -i nvrm), "
     "not bound to the driver or not supported by it (lspci -nnk | grep -iA3 nvidia), or not passed into this "
@@ -372,8 +373,14 @@ _PROCESSES = re.compile(r"^\|\s*(?:Compute )?[Pp]rocesses:|No running (?:compute
 NOT_TO_ITS_END = "nvidia-smi's table is not shown to its end (no Processes table below it): it may hold only some GPUs"
 
 
+_SAID_NO_DEVICES = re.compile(r"^(.*): line (\d+): nvidia-smi: No devices were found: ")
+GPU_DISCOVERY = "GPU discovery"  # the check of a GPU host's service that started looking for its GPUs (go_log)
+
+
 def finish(rig: Rig) -> None:
-    """After the merge: a GPU lspci lists that a table not shown to its end leaves out is not shown, not lost."""
+    """After the merge: a GPU lspci lists that a table not shown to its end leaves out is not shown, not lost; and
+    nvidia-smi's "No devices were found" on a host whose GPU service looked for GPUs and listed none fails."""
+    _no_devices_on_gpu_host(rig)
     pci = rig.node.nvidia_pci_functions
     if pci is None or not any(NOT_TO_ITS_END in p for p in rig.problems):
         return
@@ -413,6 +420,27 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         _LOST.match(line) or _NO_DRIVER.match(line) or _MISMATCH.match(line) or _INFOROM.match(line)
     ) and not _no_devices_of_smi(lines, i):
         return False
-    if current is not None:
-        return False  # inside another output, that output reads it
+    if current is not None and not (current.kind == "daemon-log" and _no_devices_of_smi(lines, i)):
+        return False  # inside another output, that output reads it (a report's prose, read as a log, does not)
     return not any(_SUMMARY.match(x.strip()) for x in lines[i + 1 : i + 12])
+
+
+def _no_devices_on_gpu_host(rig: Rig) -> None:
+    """nvidia-smi listed no GPU where a GPU host's own service (the NVIDIA Docker plugin) started discovering GPUs and
+    listed none: the machine has GPUs and none answers (a failed check of nvidia-smi's, GA827 fails it)."""
+    said = next((m for p in rig.problems if (m := _SAID_NO_DEVICES.match(p))), None)
+    host = [c for c in rig.node.health_checks or [] if c.check == GPU_DISCOVERY]
+    if said is None or rig.gpus or not host:
+        return
+    rig.node.health_checks = [
+        *(rig.node.health_checks or []),
+        HealthCheck(
+            "nvidia-smi",
+            "No devices were found",
+            "fail",
+            f"no GPU answers on a GPU host ({host[0].tool} looked for its GPUs: {host[0].evidence})",
+            [],
+            None,
+            f"{said.group(1)}:{said.group(2)}",
+        ),
+    ]

@@ -12,6 +12,7 @@ from gpuadvisor.facts import HOST_COPIES as COPIES
 from gpuadvisor.physics import plateau
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink
+from gpuadvisor.rules.p2p_latency import LATENCY_THRESHOLD, p2p_latency_stalled
 from gpuadvisor.rules.references import REFERENCES, Reference, find_reference
 from gpuadvisor.rules.registry import rule
 
@@ -23,6 +24,7 @@ BW_THRESHOLDS = (
     "nccl_pcie_efficiency",
     "nccl_no_p2p_factor",
 )
+P2P_THRESHOLDS = (*BW_THRESHOLDS, LATENCY_THRESHOLD)
 
 
 def usable(m: Measurement) -> bool:
@@ -395,34 +397,42 @@ def _p2p_no_gain(rig: Rig, ctx: Context, ms: list[Measurement]):
     )
 
 
-@rule("GA603", "p2p-bandwidth-low", area="bandwidth", severity="fail", thresholds=BW_THRESHOLDS)
+@rule("GA603", "p2p-bandwidth-low", area="bandwidth", severity="fail", thresholds=P2P_THRESHOLDS)
 def p2p_bandwidth_low(rig: Rig, ctx: Context):
     """Measured GPU-to-GPU (peer-to-peer) bandwidth is below what the pair's link should give.
 
     What it checks
         Each peer-to-peer measurement made with P2P access enabled against the benchmarker's figure for the
         pair (NV# x per-link NVLink rate, or the narrowest PCIe path x copy efficiency); on NVLink scaled by
-        nccl_nvlink_efficiency. Measurements with P2P off are a baseline, not judged.
+        nccl_nvlink_efficiency. Measurements with P2P off are a baseline, not judged. GPU-to-GPU copy
+        latencies (p2pBandwidthLatencyTest's GPU latency tables) above p2p_latency_fail_us: a peer path
+        that stalls.
     Why it matters
         One slow pair slows every ring or tree that uses it: a link down, a bridge unseated or P2P routed
         through the CPU shows up here first.
     Threshold
-        Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio.
+        Warn below bandwidth_warn_ratio, fail below bandwidth_fail_ratio; fail above p2p_latency_fail_us.
     Source
         NVLink and PCIe per-direction figures: PCI-SIG per-lane rates, NVIDIA NVLink generations;
         protocol overhead
-        on NVLink: github.com/NVIDIA/nccl-tests/issues/212; ratios: DCGM (75%) and Azure HPC NHC (~85-95%).
+        on NVLink: github.com/NVIDIA/nccl-tests/issues/212; ratios: DCGM (75%) and Azure HPC NHC (~85-95%);
+        latency: published p2pBandwidthLatencyTest outputs (a few us peer-to-peer, tens through host memory)
+        and NCCL's troubleshooting guide (IOMMU, PCIe ACS).
     How to fix
         Check the pair's NVLink (GA204, GA205) and P2P (GA206) findings; compare with nvbandwidth
-        device_to_device_memcpy_read_ce or CUDA's p2pBandwidthLatencyTest.
+        device_to_device_memcpy_read_ce or CUDA's p2pBandwidthLatencyTest. A stalled peer path: the IOMMU
+        (iommu=pt) and PCIe ACS on the GPUs' bridges.
     """
+    stalled = list(p2p_latency_stalled(rig, ctx))
+    yield from stalled
     ms = _measurements(rig, ctx, P2P_BW)
     if ms is None:
-        yield ctx.not_checked(NO_MEASUREMENTS)
+        if not stalled:
+            yield ctx.not_checked(NO_MEASUREMENTS)
         return
     yield from _p2p_no_gain(rig, ctx, ms)
     ms = [m for m in ms if m.p2p_enabled]  # P2P off: a host-staged baseline, not a health signal
-    if not ms:
+    if not ms and not stalled:
         yield ctx.not_checked("no peer-to-peer copy with P2P enabled measured in this scan (needs 2+ GPUs)")
     eff = ctx.t("nccl_nvlink_efficiency")
     for m in ms:

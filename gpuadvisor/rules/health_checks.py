@@ -30,7 +30,19 @@ PLUGIN_SOURCE = (
     "unhealthy, and nothing marks it healthy again before the plugin restarts); Kubernetes docs, Device Plugins (the "
     "kubelet leaves an unhealthy device out of the node's allocatable resources)"
 )
-SOURCES = {"NVSentinel": SENTINEL_SOURCE, "Slurm": SLURM_SOURCE, "Kubernetes": K8S_SOURCE, DEVICE_PLUGIN: PLUGIN_SOURCE}
+NO_DEVICES_SOURCE = (
+    "nvidia-smi prints 'No devices were found' when NVML lists no GPU (NVML API reference, nvmlDeviceGetCount); NVIDIA "
+    "Docker 1.0's plugin lists each GPU it finds after 'Discovering GPU devices' (github.com/NVIDIA/nvidia-docker, "
+    "its 1.0 branch)"
+)
+SOURCES = {
+    "NVSentinel": SENTINEL_SOURCE,
+    "Slurm": SLURM_SOURCE,
+    "Kubernetes": K8S_SOURCE,
+    DEVICE_PLUGIN: PLUGIN_SOURCE,
+    "nvidia-smi": NO_DEVICES_SOURCE,
+    "nvidia-docker-plugin": NO_DEVICES_SOURCE,
+}
 
 # The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
 # diagnostic; a test that could not run (a CUDA call failed, the GPU busy or unavailable) or a setting asks to check
@@ -74,6 +86,8 @@ def _severity(hc: HealthCheck, rig: Rig) -> str:
     if hc.tool == "NHC" and hc.verdict == "fail" and (_NHC_GPU_COUNT.search(hc.check) or _NHC_FABRIC.match(hc.check)):
         return "fail"
     if hc.tool == DEVICE_PLUGIN:  # a GPU out of the scheduler's pool: the node is short of what it is sized for
+        return "fail"
+    if hc.tool == "nvidia-smi" and hc.verdict == "fail":  # no GPU answers on a host whose GPU service looked for them
         return "fail"
     if hc.tool != "dcgmi diag" or hc.verdict != "fail":
         return "warn"
@@ -122,6 +136,13 @@ def _fix(hc: HealthCheck, severity: str) -> str:
             "reboot, for a driver or hardware Xid), then restart the device plugin's pod; drain the node and test the "
             "GPU (dcgmi diag -r 3) if it is marked again"
         )
+    if hc.tool == "nvidia-smi" or hc.check == "GPU discovery":
+        return (
+            "no GPU answers on this GPU host: drain the node, read the kernel log for the lost GPUs (dmesg | grep -i "
+            "-e nvrm -e xid: RmInitAdapter failed, Xid 79 fallen off the bus) and lspci -nnk | grep -iA3 nvidia "
+            "(on the bus? bound to nvidia?), then reset the GPUs or reboot; one that stays lost after a cold boot is "
+            "a hardware case (reseat, RMA)"
+        )
     if hc.tool == "NVSentinel":
         return (
             "NVSentinel set this node condition from DCGM's health watch: check what its message names on the node "
@@ -149,7 +170,9 @@ def health_check_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
         node Slurm's scontrol show node gives as drained, down or not responding (its State and Reason), each
         NVSentinel node condition ("ErrorCode:DCGM_FR_... GPU:N ... Recommended Action=...;", DCGM's health watch),
         each Kubernetes node whose GPU Feature Discovery labels count GPUs its nvidia.com/gpu capacity or
-        allocatable does not give (or that is not Ready), each GPU operator pod in a crash loop or an error.
+        allocatable does not give (or that is not Ready), each GPU operator pod in a crash loop or an error; the
+        NVIDIA Docker plugin stopped at 'Discovering GPU devices' (warn) and, with it, nvidia-smi's "No devices
+        were found": a GPU host none of whose GPUs answers (fail).
     Why it matters
         These checkers test what a scan cannot see by itself (DCGM's memory, PCIe and stress tests run kernels on
         the GPU; NHC checks the site's expected hardware and services). A node they fail is a node the scheduler

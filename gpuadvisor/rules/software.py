@@ -205,7 +205,8 @@ def driver_unreachable(rig: Rig, ctx: Context):
         container would not start: Docker's 'could not select device driver "" with capabilities: [[gpu]]' (no
         runtime registered for --gpus: the NVIDIA Container Toolkit is not installed or not configured for Docker),
         nvidia-container-cli's "nvml error: driver not loaded" (NVML_ERROR_DRIVER_NOT_LOADED, from the toolkit's
-        hook) and its "load library failed: libnvidia-ml.so.1" (no driver library on the host for the toolkit).
+        hook), its "load library failed: libnvidia-ml.so.1" (no driver library on the host for the toolkit) and
+        its "driver error: timed out" (NVML did not answer the toolkit within its 10 s RPC timeout).
     Why it matters
         No GPU can be listed or used until the driver answers: every CUDA job on the node fails at start. A
         container runtime that cannot give the GPUs to a container fails every GPU container (a Kubernetes pod,
@@ -217,7 +218,8 @@ def driver_unreachable(rig: Rig, ctx: Context):
         NVML_ERROR_LIB_RM_VERSION_MISMATCH); the NVIDIA driver README's chapter on installing the driver
         (the kernel module must match the running kernel and the user-space components' version); the NVIDIA
         Container Toolkit install guide (prerequisite: the NVIDIA driver on the host; "Configuring Docker":
-        nvidia-ctk runtime configure --runtime=docker, then restart the Docker daemon).
+        nvidia-ctk runtime configure --runtime=docker, then restart the Docker daemon); libnvidia-container's
+        src/rpc.c (the 10 s timeout of its NVML driver service).
     How to fix
         Version mismatch: the driver was updated while the old module stayed loaded: reboot, or stop what uses
         the GPUs and reload the modules (rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; modprobe nvidia).
@@ -227,6 +229,8 @@ def driver_unreachable(rig: Rig, ctx: Context):
         driver in Docker: install the NVIDIA Container Toolkit, run sudo nvidia-ctk runtime configure
         --runtime=docker and sudo systemctl restart docker. No libnvidia-ml.so.1: install the NVIDIA driver on
         the host (nvidia-smi must work there); a Docker installed as a snap does not see it: use Docker's packages.
+        Driver timed out: if nvidia-smi hangs on the host, a GPU is hung or lost: drain the node, read the kernel
+        log's Xid, reset the GPU or reboot; if it answers, enable persistence mode (nvidia-persistenced).
     """
     sw = rig.software
     why = sw.why("driver_version") or ""
@@ -286,6 +290,16 @@ _CONTAINER_CAUSES = {
         "NVML API reference: NVML_ERROR_DRIVER_NOT_LOADED",
         "check the module is loaded on the host (lsmod | grep nvidia; nvidia-smi) and why not (dmesg | grep -i nvrm; "
         "dkms status for a module not built for the running kernel; Secure Boot), then start the container again",
+    ),
+    "timed-out": (
+        "the NVIDIA Container Toolkit's hook got no answer from the driver (NVML) within its 10 s timeout: a GPU "
+        "that does not answer hangs the driver (or, with persistence mode off, the driver initialises its GPUs too "
+        "slowly); no GPU container can start",
+        "NVML answering the toolkit within 10 s",
+        "libnvidia-container (src/rpc.c: 10 s RPC timeout to its NVML driver service; src/error.c: 'timed out')",
+        "run nvidia-smi on the host: if it hangs or errors, a GPU is hung or lost: cordon and drain the node, check "
+        "the kernel log for Xid / 'fallen off the bus', reset the GPU or reboot; if it answers, enable persistence "
+        "mode (nvidia-persistenced) so the driver stays initialised, then start the container again",
     ),
     "no-library": (
         "the NVIDIA Container Toolkit cannot load the driver's NVML library (libnvidia-ml.so.1) on the host: no GPU "

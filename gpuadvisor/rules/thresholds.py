@@ -272,6 +272,20 @@ _ALL = [
         maximum=1.0,
     ),
     Threshold(
+        "p2p_latency_fail_us",
+        1000.0,
+        "us",
+        "a GPU-to-GPU copy latency (p2pBandwidthLatencyTest's GPU latency table) above this is a peer path that "
+        "stalls: the copy neither went peer-to-peer nor through host memory at their usual speed",
+        "published p2pBandwidthLatencyTest outputs (NVIDIA cuda-samples Samples/5_Domain_Specific/"
+        "p2pBandwidthLatencyTest): P2P writes take 2.8-3.4 us over NVLink and copies staged through host memory "
+        "(P2P disabled) 21-24 us on 8x A100 SXM4 (github.com/aistabci/abci2.0benchmark "
+        "pt2pt/intra_anode/intra_anode.out). 1 ms is forty times the slowest of these; a redirected peer path "
+        "(IOMMU, PCIe ACS: NCCL User Guide, Troubleshooting, "
+        "docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html) shows tens of milliseconds",
+        minimum=0.0,
+    ),
+    Threshold(
         "nccl_no_p2p_factor",
         links.NCCL_NO_P2P_FACTOR,
         "fraction",
