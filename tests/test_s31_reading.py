@@ -1,0 +1,59 @@
+"""Held-out set 31's reading classes (nvidia-smi's MIG devices table alone, a quoted lspci -nnk whose lines were
+joined, /proc/driver/nvidia/version under lsmod, detectron2's collect_env in unclosed inline code, ComfyUI's system
+info and start-up log, gpu_cc_tool's D-state warning), each on its s31 paste and another real public sample of the
+same form.
+
+Values are the pastes' own (quoted in each test), never this tool's output."""
+
+from __future__ import annotations
+
+from tests.test_s21_reading import CORPUS, _read
+
+# --- class 1: nvidia-smi's 'MIG devices:' box pasted without the GPU table above it ---
+
+
+def test_mig_devices_table_alone_names_gpus_1_and_2_with_mig_on():
+    # https://github.com/XuehaiPan/nvitop/pull/8: '|  1    3   0   0  |  14366MiB / 19968MiB |', GI 5 and 6 on GPU 1,
+    # then '|  2    3   0   0  |  15210MiB / 19968MiB |' (cut): MIG slices of GPUs 1 and 2, no GPU named otherwise
+    rig = _read(CORPUS / "s31-smi" / "smi-mig-devices-table-only-gpu1-gpu2-20gb-instances-cut_lounicotra.txt")
+    assert [(g.index, g.mig_mode, g.name, g.bus_id, g.memory_total_bytes) for g in rig.gpus] == [
+        (1, True, None, None, None),
+        (2, True, None, None, None),
+    ]
+    assert rig.partial_gpu_list
+    note = next(p for p in rig.problems if "MIG devices:" in p)
+    assert "GPU 1: GI 3 (19968 MiB), GI 5 (19968 MiB), GI 6 (19968 MiB)" in note
+
+
+# A public GitHub markdown of MIG notes (Chinese; found with find_string '| MIG devices:'): '$ nvidia-smi' printing only
+# the MIG devices box and the Processes box while two BlackScholes run on GPU 0's two instances (the 520-era layout
+# whose BAR1 cell is blank); cut to the two boxes.
+_ANOTHER_MIG_BOX = """\
++-----------------------------------------------------------------------------+
+| MIG devices:                                                                |
++------------------+----------------------+-----------+-----------------------+
+| GPU  GI  CI  MIG |         Memory-Usage |        Vol|         Shared        |
+|      ID  ID  Dev |                      | SM     Unc| CE  ENC  DEC  OFA  JPG|
+|                  |                      |        ECC|                       |
+|==================+======================+===========+=======================|
+|  0    1   0   0  |    268MiB / 20224MiB | 42      0 |  3   0    2    0    0 |
++------------------+----------------------+-----------+-----------------------+
+|  0    2   0   1  |    268MiB / 20096MiB | 42      0 |  3   0    2    0    0 |
++------------------+----------------------+-----------+-----------------------+
+
++-----------------------------------------------------------------------------+
+| Processes:                                                                  |
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |
+|        ID   ID                                                   Usage      |
+|=============================================================================|
+|    0    1    0      58866      C   ./BlackScholes                    253MiB |
+|    0    2    0      58856      C   ./BlackScholes                    253MiB |
++-----------------------------------------------------------------------------+
+"""
+
+
+def test_another_mig_devices_box_names_gpu_0_with_two_instances():
+    rig = _read("mig-notes.txt", _ANOTHER_MIG_BOX)
+    assert [(g.index, g.mig_mode) for g in rig.gpus] == [(0, True)]
+    assert any("GPU 0: GI 1 (20224 MiB), GI 2 (20096 MiB)" in p for p in rig.problems)
+
