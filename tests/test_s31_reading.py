@@ -57,3 +57,36 @@ def test_another_mig_devices_box_names_gpu_0_with_two_instances():
     assert [(g.index, g.mig_mode) for g in rig.gpus] == [(0, True)]
     assert any("GPU 0: GI 1 (20224 MiB), GI 2 (20096 MiB)" in p for p in rig.problems)
 
+
+# --- class 2: lspci -nnk whose lines were joined (a device line starting inside a line) ---
+
+
+def test_joined_lspci_nnk_reads_both_gpus():
+    # https://github.com/dockur/windows/issues/22: '> lspci -nnk | grep -i -A 3 'VGA' 03:00.0 VGA compatible controller
+    # [0300]: NVIDIA Corporation GA106 [GeForce RTX 3060] [10de:2503] ... Kernel modules: nvidia_drm, nvidia', its
+    # audio 03:00.1, then '81:00.0 VGA ... GP104 [GeForce GTX 1080] [10de:1b80] ...', each device's lines on one line
+    rig = _read(CORPUS / "s31-lspci" / "quoted-lspci-nnk-grep-A3-lines-joined-rtx3060-gtx1080-unraid_Steel-skull.txt")
+    assert [(g.bus_id, g.name) for g in rig.gpus] == [
+        ("0000:03:00.0", "NVIDIA GeForce RTX 3060"),
+        ("0000:81:00.0", "NVIDIA GeForce GTX 1080"),
+    ]
+
+
+# https://github.com/vanities/GPU-Passthrough-Arch-Linux-to-Windows10/issues/6 (roomforyeesus, 2022-09-10): the paste's
+# eight lines (an RTX 3080 at 3e:00.0, its audio at 3e:00.1, each with Subsystem and Kernel driver/modules lines)
+# joined into one line, as a reply that lost its line breaks shows them.
+_JOINED_3080 = (
+    "3e:00.0 VGA compatible controller [0300]: NVIDIA Corporation GA102 [GeForce RTX 3080] [10de:2206] (rev a1) "
+    "Subsystem: Gigabyte Technology Co., Ltd Device [1458:404b] Kernel driver in use: nvidia "
+    "Kernel modules: nouveau, nvidia_drm, nvidia "
+    "3e:00.1 Audio device [0403]: NVIDIA Corporation GA102 High Definition Audio Controller [10de:1aef] (rev a1) "
+    "Subsystem: Gigabyte Technology Co., Ltd Device [1458:404b] Kernel driver in use: snd_hda_intel "
+    "Kernel modules: snd_hda_intel\n"
+)
+
+
+def test_another_joined_lspci_nnk_keeps_the_gpu_apart_from_its_audio_function():
+    rig = _read("lspci-nnk.txt", _JOINED_3080)
+    assert [(g.bus_id, g.name, g.pcie.path[-1].device_id) for g in rig.gpus] == [
+        ("0000:3e:00.0", "NVIDIA GeForce RTX 3080", "0x2206")
+    ]
