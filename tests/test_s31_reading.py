@@ -90,3 +90,29 @@ def test_another_joined_lspci_nnk_keeps_the_gpu_apart_from_its_audio_function():
     assert [(g.bus_id, g.name, g.pcie.path[-1].device_id) for g in rig.gpus] == [
         ("0000:3e:00.0", "NVIDIA GeForce RTX 3080", "0x2206")
     ]
+
+
+# --- class 3: /proc/driver/nvidia/version's NVRM line with its words apart by more than one space ---
+
+
+def test_lsmod_then_proc_version_reads_the_open_module_515_57():
+    # https://github.com/NVIDIA/open-gpu-kernel-modules/issues/326: 'lsmod | grep nvidia' (nvidia, nvidia_modeset,
+    # nvidia_drm), then 'NVRM version:  NVIDIA UNIX Open Kernel Module for x86_64  515.57  Release Build Mi 20. Jul ...'
+    # (two spaces after 'version:')
+    rig = _read(
+        CORPUS / "s31-lost-gpu" / "lsmod-nvidia-proc-driver-version-open-515-57-loaded-no-fault-cut_bahmanfarshbaf.txt"
+    )
+    assert rig.software.driver_version == "515.57"
+    assert rig.gpus == []
+
+
+def test_another_open_module_proc_version_reads_565_57_01():
+    # https://github.com/nix-community/nixGL/issues/186: Ubuntu 24.04's nvidia-driver-565-open, 'cat
+    # /proc/driver/nvidia/version' (single spaces after 'version:'; this thread is cited in test_import_versions too:
+    # no uncited public paste with the wider spacing was found)
+    text = (
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build  (dvs-builder@U16-A24-9-2)"
+        "  Thu Oct 10 12:15:00 UTC 2024\n"
+        "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n"
+    )
+    assert _read("version.txt", text).software.driver_version == "565.57.01"
