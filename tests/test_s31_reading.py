@@ -116,3 +116,64 @@ def test_another_open_module_proc_version_reads_565_57_01():
         "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n"
     )
     assert _read("version.txt", text).software.driver_version == "565.57.01"
+
+
+# --- class 4: detectron2's collect_env: torch's CUDA build from the PyTorch row's +cuXYZ tag ---
+
+
+def test_detectron2_inline_code_table_reads_torch_built_for_cuda_11_1():
+    # https://github.com/JosephKJ/iOD/issues/7: '`-----  -----' (an unclosed inline-code span), 'PyTorch  1.9.0+cu111',
+    # 'GPU 0,1,2,3  NVIDIA GeForce RTX 3090'
+    rig = _read(
+        CORPUS / "s31-collect-env" / "detectron2-collect-env-inline-code-4x-rtx3090-c-ext-failed-cut_yuandhu.txt"
+    )
+    sw = rig.software
+    assert (sw.torch_version, sw.torch_cuda_version) == ("1.9.0+cu111", "11.1")
+    assert [g.name for g in rig.gpus] == ["NVIDIA GeForce RTX 3090"] * 4
+
+
+# https://github.com/facebookresearch/detectron2/issues/2913 (monacv): the table's rows from sys.platform to GPU 0, cut
+# there.
+_D2_TABLE = """\
+----------------------  --------------------------------------------------------------------------
+sys.platform            linux
+Python                  3.8.5 (default, Jan 27 2021, 15:41:15) [GCC 9.3.0]
+numpy                   1.19.5
+detectron2              0.4 @/home/mona/venv/frank/lib/python3.8/site-packages/detectron2
+Compiler                GCC 9.3
+CUDA compiler           CUDA 10.1
+detectron2 arch flags   7.5
+DETECTRON2_ENV_MODULE   <not set>
+PyTorch                 1.8.1+cu111 @/home/mona/venv/frank/lib/python3.8/site-packages/torch
+PyTorch debug build     False
+GPU available           True
+GPU 0                   GeForce GTX 1650 Ti with Max-Q Design (arch=7.5)
+"""
+# https://github.com/facebookresearch/detectron2/issues/2211 (elijah0501): its rows from sys.platform to GPU 0, cut
+# there: a PyTorch row without a +cu tag.
+_D2_UNTAGGED = """\
+----------------------  ------------------------------------------------------------------------------------------------
+sys.platform            linux
+Python                  3.8.5 (default, Sep  4 2020, 07:30:14) [GCC 7.3.0]
+numpy                   1.19.2
+detectron2              0.2.1 @/home/server702/Documents/DNN/lib/detectron2/detectron2
+detectron2._C           failed to import. detectron2 is not built correctly
+Compiler                c++ (Ubuntu 7.5.0-3ubuntu1~18.04) 7.5.0
+CUDA compiler           Cuda compilation tools, release 10.1, V10.1.105
+DETECTRON2_ENV_MODULE   <not set>
+PyTorch                 1.6.0 @/home/server702/Documents/anaconda/envs/detectron/lib/python3.8/site-packages/torch
+PyTorch debug build     False
+GPU available           True
+GPU 0                   Tesla P100-PCIE-16GB (arch=6.0)
+"""
+
+
+def test_another_detectron2_table_reads_torch_cuda_from_the_tag_and_none_without_one():
+    rig = _read("collect_env.txt", _D2_TABLE)
+    assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("1.8.1+cu111", "11.1")
+    assert [(g.index, g.name, g.compute_capability) for g in rig.gpus] == [
+        (0, "GeForce GTX 1650 Ti with Max-Q Design", "7.5")
+    ]
+    rig = _read("collect_env.txt", _D2_UNTAGGED)
+    assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("1.6.0", None)
+    assert "torch_cuda_version" in rig.software.unavailable
