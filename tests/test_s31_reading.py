@@ -177,3 +177,78 @@ def test_another_detectron2_table_reads_torch_cuda_from_the_tag_and_none_without
     rig = _read("collect_env.txt", _D2_UNTAGGED)
     assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("1.6.0", None)
     assert "torch_cuda_version" in rig.software.unavailable
+
+
+# --- class 5: ComfyUI's start-up log and its System Information report ---
+
+
+def test_comfyui_startup_log_reads_the_rtx_4090_and_its_24564_mib():
+    # https://github.com/Comfy-Org/ComfyUI/issues/8010: 'Total VRAM 24564 MB, total RAM 32694 MB', 'pytorch version:
+    # 2.7.0+cu128', 'Device: cuda:0 NVIDIA GeForce RTX 4090 : native'
+    rig = _read(
+        CORPUS / "s31-collect-env" / "comfyui-startup-powershell-total-vram-24564mb-rtx4090-native-cut_plebghud.txt"
+    )
+    assert [(g.index, g.name, g.memory_total_bytes) for g in rig.gpus] == [(0, "NVIDIA GeForce RTX 4090", 24564 << 20)]
+    assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("2.7.0+cu128", "12.8")
+    assert rig.partial_gpu_list
+
+
+def test_comfyui_system_information_reads_the_rtx_5090_and_its_vram_total_bytes():
+    # https://github.com/Comfy-Org/ComfyUI/issues/11186: '- **PyTorch Version:** 2.8.0+cu129', '- **Name:** cuda:0
+    # NVIDIA GeForce RTX 5090 : cudaMallocAsync', '  - **VRAM Total:** 34190458880'
+    rig = _read(CORPUS / "s31-collect-env" / "comfyui-system-info-rtx5090-vram-total-bytes-logs-cut_Wapwray.txt")
+    assert [(g.index, g.name, g.memory_total_bytes) for g in rig.gpus] == [(0, "NVIDIA GeForce RTX 5090", 34190458880)]
+    assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("2.8.0+cu129", "12.9")
+
+
+# https://github.com/Comfy-Org/ComfyUI/issues/5278 (yankilong): the report's system information and devices, then its
+# log's first four lines (logging's '2024-10-19 01:10:47,703 - root - INFO - ' prefix), cut there.
+_COMFY_5278 = """\
+## System Information
+- **ComfyUI Version:** v0.2.3-18-g518c0dc
+- **Arguments:** ComfyUI\\main.py --windows-standalone-build
+- **OS:** nt
+- **Python Version:** 3.11.9 (tags/v3.11.9:de54cf5, Apr  2 2024, 10:12:12) [MSC v.1938 64 bit (AMD64)]
+- **Embedded Python:** true
+- **PyTorch Version:** 2.4.1+cu124
+## Devices
+
+- **Name:** cuda:0 NVIDIA GeForce RTX 2060 : cudaMallocAsync
+  - **Type:** cuda
+  - **VRAM Total:** 12884443136
+  - **VRAM Free:** 10727621930
+  - **Torch VRAM Total:** 1174405120
+  - **Torch VRAM Free:** 192578858
+
+## Logs
+```
+2024-10-19 01:10:47,703 - root - INFO - Total VRAM 12288 MB, total RAM 32694 MB
+2024-10-19 01:10:47,703 - root - INFO - pytorch version: 2.4.1+cu124
+2024-10-19 01:10:47,712 - root - INFO - Set vram state to: NORMAL_VRAM
+2024-10-19 01:10:47,712 - root - INFO - Device: cuda:0 NVIDIA GeForce RTX 2060 : cudaMallocAsync
+```
+"""
+
+
+def test_another_comfyui_report_keeps_the_exact_bytes_and_one_gpu():
+    rig = _read("comfyui-report.md", _COMFY_5278)
+    assert [(g.index, g.name, g.memory_total_bytes) for g in rig.gpus] == [(0, "NVIDIA GeForce RTX 2060", 12884443136)]
+    assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("2.4.1+cu124", "12.4")
+
+
+def test_another_comfyui_log_alone_reads_its_mib_with_the_logging_prefix():
+    log = _COMFY_5278[_COMFY_5278.index("2024-10-19") : _COMFY_5278.rindex("```")]
+    rig = _read("comfyui.log", log)
+    assert [(g.index, g.name, g.memory_total_bytes) for g in rig.gpus] == [(0, "NVIDIA GeForce RTX 2060", 12288 << 20)]
+
+
+def test_a_comfyui_log_embedded_in_another_app_reads_the_same():
+    # https://github.com/robbyant-research/MagicQuill/issues/109: 'Total VRAM 8192 MB, total RAM 32689 MB', 'pytorch
+    # version: 2.1.2+cu118', 'Set vram state to: NORMAL_VRAM', 'Device: cuda:0 NVIDIA GeForce RTX 2070 SUPER : native'
+    log = (
+        "Total VRAM 8192 MB, total RAM 32689 MB\npytorch version: 2.1.2+cu118\nSet vram state to: NORMAL_VRAM\n"
+        "Device: cuda:0 NVIDIA GeForce RTX 2070 SUPER : native\nUsing pytorch cross attention\n"
+    )
+    rig = _read("magicquill.log", log)
+    assert [(g.name, g.memory_total_bytes) for g in rig.gpus] == [("NVIDIA GeForce RTX 2070 SUPER", 8192 << 20)]
+    assert rig.software.torch_cuda_version == "11.8"

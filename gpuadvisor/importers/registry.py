@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     beyond_tools,
     blockdev,
     collect_env,
+    comfyui,
     container_errors,
     cuda_memtest,
     cuda_samples,
@@ -348,6 +349,8 @@ FORMATS: tuple[Format, ...] = (
            "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
            "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,
            reads(framework_devices.parse_torch), _add, 8),
+    Format("comfyui", comfyui.WHAT, GPU, "ML framework logs", "ComfyUI", comfyui.STARTS_WITH, comfyui.starts,
+           reads(comfyui.parse_comfyui), _add, 8),
     Format("nvitop", nvitop.WHAT, GPU, nvitop.WHAT, "",
            "`│ NVITOP 1.4.2  Driver Version: 550.90.12  CUDA Driver Version: 12.4 │` over its `│   0  NAME  Off │ "
            "00000000:18:00.0 Off │` rows", nvitop.starts, reads(nvitop.parse_nvitop), _add, 8),
