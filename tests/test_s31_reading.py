@@ -252,3 +252,44 @@ def test_a_comfyui_log_embedded_in_another_app_reads_the_same():
     rig = _read("magicquill.log", log)
     assert [(g.name, g.memory_total_bytes) for g in rig.gpus] == [("NVIDIA GeForce RTX 2070 SUPER", 8192 << 20)]
     assert rig.software.torch_cuda_version == "11.8"
+
+
+# --- class 6: NVIDIA GPU Tools' log (gpu_cc_tool.py / nvidia_gpu_tools.py): its power-state warning ---
+
+
+def test_gpu_cc_tool_d3hot_warning_is_a_note_not_a_lost_gpu():
+    # https://github.com/NVIDIA/nvtrust/issues/33: 'NVIDIA GPU Tools version 535.86.06', '... WARNING  GPU
+    # 0000:44:00.0 ? 0x2331 BAR0 0x50042000000 not in D0 (current state 3), forcing it to D0', then its CC settings
+    rig = _read(
+        CORPUS
+        / "s31-lost-gpu"
+        / "gpu-cc-tool-h100-44-00-0-bar0-not-in-d0-state-3-forcing-d0-cc-settings_seungsoo-lee.txt"
+    )
+    assert rig.gpus == []
+    notes = [p for p in rig.problems if "NVIDIA GPU Tools WARNING" in p]
+    assert len(notes) == 1
+    assert "GPU 0000:44:00.0 was in PCI power state D3hot" in notes[0] and "not a lost one" in notes[0]
+
+
+def test_another_gpu_tools_log_reads_its_power_control_warnings():
+    # https://github.com/NVIDIA/gpu-admin-tools/issues/13 (juntaeklim): nvidia_gpu_tools.py v2025.07.21o
+    # --query-cc-mode on an H100 at 3a:00.0, cut after its last line
+    text = """\
+NVIDIA GPU Tools version v2025.07.21o
+Command line arguments: ['/shared/gpu-admin-tools/nvidia_gpu_tools.py', '--gpu-bdf=3a:00.0', '--query-cc-mode']
+2025-09-16,12:34:15.923 WARNING  GPU 0000:3a:00.0 ? 0x2321 BAR0 0x0 was in D0/control:auto, forced power control \
+to on. New state D0
+Topo:
+  Intel root port 0000:37:01.0
+   PciBridge 0000:38:00.0 c030:1000
+    PciBridge 0000:39:00.0 c030:1000
+     GPU 0000:3a:00.0 H100 0x2321 BAR0 0x7e042000000
+2025-09-16,12:34:15.925 INFO     Selected GPU 0000:3a:00.0 H100 0x2321 BAR0 0x7e042000000
+2025-09-16,12:34:15.925 INFO     GPU 0000:3a:00.0 H100 0x2321 BAR0 0x7e042000000 CC mode is off
+2025-09-16,12:34:15.926 WARNING  GPU 0000:3a:00.0 H100 0x2321 BAR0 0x7e042000000 restoring power control to auto
+"""
+    rig = _read("gpu_tools.log", text)
+    assert rig.gpus == []
+    notes = [p for p in rig.problems if "NVIDIA GPU Tools WARNING" in p]
+    assert [n.split(": line ")[1].split(":")[0] for n in notes] == ["3", "11"]
+    assert "was in PCI power state D0/control:auto" in notes[0]  # woken from runtime PM's auto, not from D3
