@@ -213,7 +213,7 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
     Format("smi-mig", smi_mig.WHAT, GPU, "nvidia-smi", "mig -lgi",
-           "`| GPU instances: |` over `| GPU   Name   Profile  Instance   Placement  |`, or that header",
+           "`| GPU instances: |` over `| GPU  Name  Profile  Instance  Placement |`, or `| MIG devices: |` alone",
            smi_mig.starts, reads(smi_mig.parse_smi_mig), _add, 2),
     Format("smi-vgpu", smi_vgpu.WHAT, GPU, "nvidia-smi", "vgpu",
            "nvidia-smi's banner or `| GPU  Name | Bus-Id | GPU-Util |` over `|  vGPU ID  Name | VM ID  VM Name | "
