@@ -298,7 +298,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "/proc/driver/nvidia/gpus/*/information, /proc/driver/nvidia/gpus/*/power, "
         "nvidia-container-cli (info), incus (info --resources), "
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
-        "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
+        "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, or ComfyUI), nvitop, gpustat, "
         "Folding@home (FAHClient --lspci), /proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, fabric manager or storage output "
         "(import --help) (it "

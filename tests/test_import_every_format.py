@@ -243,6 +243,10 @@ FAH_LSPCI = "s29-lspci/fahclient-lspci-2x-gtx980-same-bus-3-0-0-with-hdmi-audio_
 TABLE += f"fah-lspci | FAHClient --lspci | corpus/{FAH_LSPCI}\n"
 SMARTCTL = "s22-storage/smartctl-7-1-nvme-intel-optane-16gb-memory-cut-in-smart-log_karlowich.txt"
 TABLE += f"smartctl-nvme | smartctl -a /dev/nvme0 | corpus/{SMARTCTL}\n"
+COMFYUI = "s31-collect-env/comfyui-startup-powershell-total-vram-24564mb-rtx4090-native-cut_plebghud.txt"
+TABLE += f"comfyui | python main.py | corpus/{COMFYUI}\n"
+GPU_TOOLS = "s31-lost-gpu/gpu-cc-tool-h100-44-00-0-bar0-not-in-d0-state-3-forcing-d0-cc-settings_seungsoo-lee.txt"
+TABLE += f"gpu-tools | python3 gpu_cc_tool.py --gpu-name=H100 --query-cc-settings | corpus/{GPU_TOOLS}\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -45,7 +45,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "nvidia-container-cli (info), incus (info --resources), "
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), "
-        "ML framework logs (llama.cpp, ollama, TensorFlow, or PyTorch), nvitop, gpustat, "
+        "ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, or ComfyUI), nvitop, gpustat, "
         "Folding@home (FAHClient --lspci), "
         "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
         "nor as a kernel or service log, RDMA, "

@@ -8,8 +8,8 @@ of the GPUs of that name; ``(arch=M.m)``, their compute capability, from 0.2 on)
 (from ``nvidia-smi``; absent in early versions), ``CUDA_HOME``, then torchvision, fvcore, cv2 ...; then torch's
 ``PyTorch built with:`` list.
 
-Read: each GPU (its CUDA number, name, compute capability), the driver version, Python's and torch's versions. The
-row the paste is cut in is not read.
+Read: each GPU (its CUDA number, name, compute capability), the driver version, Python's and torch's versions (and
+the CUDA version torch was built for, from its ``+cuXYZ`` tag). The row the paste is cut in is not read.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.importers.env_reports import set_torch
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.rows import stripped_rows
 from gpuadvisor.importers.section import Section, outside
@@ -92,6 +93,5 @@ def _row(rig: Rig, key: str, value: str, where: str) -> None:
     elif key == "Python":
         sw.python_version = value.split()[0]
         rig.origins["software.python_version"] = where
-    elif key == "PyTorch":
-        sw.torch_version = value.split()[0]
-        rig.origins["software.torch_version"] = where
+    elif key == "PyTorch":  # "1.9.0+cu111", "1.13.1+cu116 @/path": its +cuXYZ tag names torch's CUDA
+        set_torch(rig, value.split()[0], where, WHAT)

@@ -126,7 +126,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     lines = clean_lines(text)
     cut = not text.endswith(("\n", "\r")) and bool(lines) and bool(lines[-1].strip())
     last_shown = last_line_shown(lines)  # the paste's last line
-    for k, bolded in enumerate(lines):
+    for k, bolded in ((k, part) for k, whole in enumerate(lines) for part in split_joined(whole)):
         lineno = first_line + k
         line = unbold(bolded)
         m = _DEV.match(line)
@@ -150,6 +150,28 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     for d in devices:
         _unknown_link(d)
     return devices
+
+
+# "... 'VGA' 03:00.0 VGA compatible controller [0300]: NVIDIA ... [10de:2503]": an ``lspci -nn`` device line (its class
+# code and vendor:device ids) that starts inside a line, after a command or another device's lines joined onto one
+_JOINED = re.compile(
+    r"(?<=\s)" + _BDF + r" [A-Za-z][\w ./-]{1,40} \[[0-9a-fA-F]{4}\]: [^\n]*?\[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\]"
+)
+# the lines ``lspci -k`` prints under a device, joined after it
+_K_LINES = re.compile(r"\s+(?=(?:Subsystem|Kernel driver in use|Kernel modules):\s)")
+
+
+def split_joined(line: str) -> list[str]:
+    """The line, or (a paste that lost its line breaks) the lines joined in it: each ``lspci -nn`` device line that
+    starts inside it, and the ``Subsystem:``/``Kernel driver in use:``/``Kernel modules:`` lines after each."""
+    starts = [m.start() - 1 for m in _JOINED.finditer(" " + line)]  # the line's own device line too
+    if not starts or starts == [0] and not _K_LINES.search(line):
+        return [line]
+    parts = [line[: starts[0]].rstrip()] if line[: starts[0]].strip() else []
+    for a, b in zip(starts, [*starts[1:], len(line)], strict=True):
+        device, *under = _K_LINES.split(line[a:b].rstrip())
+        parts += [device, *("\t" + x for x in under)]
+    return parts
 
 
 def _device(m: re.Match[str], source: str, lineno: int) -> Device:
@@ -496,4 +518,6 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return True
     if cur == "kernel-log":
         return False
+    if _JOINED.search(line):  # a device line joined after a command or another device's lines
+        return True
     return bool(_ACS_FRAGMENT.match(line)) or bool(_ACS_LINE.match(line)) and cur is None

@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     beyond_tools,
     blockdev,
     collect_env,
+    comfyui,
     container_errors,
     cuda_memtest,
     cuda_samples,
@@ -48,6 +49,7 @@ from gpuadvisor.importers import (
     framework_devices,
     gdscheck,
     go_log,
+    gpu_tools,
     gpud,
     gpustat,
     hostengine,
@@ -211,7 +213,7 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
     Format("smi-mig", smi_mig.WHAT, GPU, "nvidia-smi", "mig -lgi",
-           "`| GPU instances: |` over `| GPU   Name   Profile  Instance   Placement  |`, or that header",
+           "`| GPU instances: |` over `| GPU  Name  Profile  Instance  Placement |`, or `| MIG devices: |` alone",
            smi_mig.starts, reads(smi_mig.parse_smi_mig), _add, 2),
     Format("smi-vgpu", smi_vgpu.WHAT, GPU, "nvidia-smi", "vgpu",
            "nvidia-smi's banner or `| GPU  Name | Bus-Id | GPU-Util |` over `|  vGPU ID  Name | VM ID  VM Name | "
@@ -348,6 +350,8 @@ FORMATS: tuple[Format, ...] = (
            "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
            "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,
            reads(framework_devices.parse_torch), _add, 8),
+    Format("comfyui", comfyui.WHAT, GPU, "ML framework logs", "ComfyUI", comfyui.STARTS_WITH, comfyui.starts,
+           reads(comfyui.parse_comfyui), _add, 8),
     Format("nvitop", nvitop.WHAT, GPU, nvitop.WHAT, "",
            "`│ NVITOP 1.4.2  Driver Version: 550.90.12  CUDA Driver Version: 12.4 │` over its `│   0  NAME  Off │ "
            "00000000:18:00.0 Off │` rows", nvitop.starts, reads(nvitop.parse_nvitop), _add, 8),
@@ -427,6 +431,7 @@ FORMATS: tuple[Format, ...] = (
     _beyond("nv-hostengine", "DCGM host engine log (nv-hostengine.log)",
             "`2024-04-02 12:54:06.828 ERROR [1264985:1264994] [[NvSwitch]] ... [.../DcgmNvSwitchManager.cpp:967]`",
             hostengine.starts, hostengine.parse, 28),
+    _beyond("gpu-tools", gpu_tools.WHAT, gpu_tools.STARTS_WITH, gpu_tools.starts, gpu_tools.parse, 28),
     _beyond("nvsentinel", "NVSentinel node condition (DCGM health watch)",
             "`ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 ... Recommended Action=CONTACT_SUPPORT;`", nhc.starts_sentinel,
             nhc.parse_sentinel, 30, family="NVSentinel"),

@@ -205,6 +205,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-power": ("Runtime D3 status:",),
     "dcgm-proftester": (_words("since DCGM validation is disabled", ", dcgm ", "from RunTests()"),),
     "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
+    "gpu-tools": ("NVIDIA GPU Tools version", r"^\s*\d{4}-\d\d-\d\d,\d\d:\d\d:\d\d\.\d{3} "),
+    "comfyui": ("Total VRAM ", "Device: cuda:", r"\*\*(?:ComfyUI Version|Name):\*\*"),
     "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
 }
 

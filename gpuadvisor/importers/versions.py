@@ -44,7 +44,11 @@ _SMI_FIELDS = {
     "CUDA Version": "cuda_driver_version",
     "CUDA UMD Version": "cuda_driver_version",
 }
-_NVRM = re.compile(rf"^NVRM version: NVIDIA UNIX (?:\S+ )?(?:Open )?Kernel Module(?: for \S+)?\s+({VERSION})(?:\s|$)")
+# the words apart by one space or more ("NVRM version:  NVIDIA UNIX Open Kernel Module for x86_64  515.57": a module
+# built outside NVIDIA's build farm)
+_NVRM = re.compile(
+    rf"^NVRM version:\s+NVIDIA UNIX\s+(?:\S+\s+)?(?:Open\s+)?Kernel Module(?:\s+for\s+\S+)?\s+({VERSION})(?:\s|$)"
+)
 _NVCC_HEAD = re.compile(r"^nvcc: NVIDIA \(R\) Cuda compiler driver\s*$")
 _NVCC = re.compile(rf"^Cuda compilation tools, release (\d+\.\d+), V({VERSION})\s*$")
 _VERSION_TXT = re.compile(rf"^CUDA Version ({VERSION})\s*$")
