@@ -25,9 +25,9 @@ def test_mig_devices_table_alone_names_gpus_1_and_2_with_mig_on():
     assert "GPU 1: GI 3 (19968 MiB), GI 5 (19968 MiB), GI 6 (19968 MiB)" in note
 
 
-# A public GitHub markdown of MIG notes (Chinese; found with find_string '| MIG devices:'): '$ nvidia-smi' printing only
-# the MIG devices box and the Processes box while two BlackScholes run on GPU 0's two instances (the 520-era layout
-# whose BAR1 cell is blank); cut to the two boxes.
+# https://github.com/seansiddens/mps-test/blob/1b6991a0e32c68952e3c8d7e77356535a96c612f/README.md ("Verify that the
+# GIs and corresponding CIs are created"): '$ nvidia-smi' on an A100 in MIG mode printing only the MIG devices box and
+# the Processes box, GPU 0's two 3g.20gb instances idle; cut to the two boxes (the README's mig -lgi above left out).
 _ANOTHER_MIG_BOX = """\
 +-----------------------------------------------------------------------------+
 | MIG devices:                                                                |
@@ -36,9 +36,9 @@ _ANOTHER_MIG_BOX = """\
 |      ID  ID  Dev |                      | SM     Unc| CE  ENC  DEC  OFA  JPG|
 |                  |                      |        ECC|                       |
 |==================+======================+===========+=======================|
-|  0    1   0   0  |    268MiB / 20224MiB | 42      0 |  3   0    2    0    0 |
+|  0    1   0   0  |     11MiB / 20224MiB | 42      0 |  3   0    2    0    0 |
 +------------------+----------------------+-----------+-----------------------+
-|  0    2   0   1  |    268MiB / 20096MiB | 42      0 |  3   0    2    0    0 |
+|  0    2   0   1  |     11MiB / 20096MiB | 42      0 |  3   0    2    0    0 |
 +------------------+----------------------+-----------+-----------------------+
 
 +-----------------------------------------------------------------------------+
@@ -46,8 +46,7 @@ _ANOTHER_MIG_BOX = """\
 |  GPU   GI   CI        PID   Type   Process name                  GPU Memory |
 |        ID   ID                                                   Usage      |
 |=============================================================================|
-|    0    1    0      58866      C   ./BlackScholes                    253MiB |
-|    0    2    0      58856      C   ./BlackScholes                    253MiB |
+|  No running processes found                                                 |
 +-----------------------------------------------------------------------------+
 """
 
