@@ -418,7 +418,8 @@ FORMATS: tuple[Format, ...] = (
             '`"component": "accelerator-nvidia-fabric-manager"` in gpud\'s JSON (health, reason, fabric_states)',
             gpud.starts, gpud.parse_gpud, 26),
     _beyond("cuda-not-ready", "CUDA error 802 (system not yet initialized)",
-            "`system not yet initialized` (cudaErrorSystemNotReady) as gpu_burn, PyTorch or a CUDA sample prints it",
+            "`system not yet initialized` (cudaErrorSystemNotReady) as gpu_burn, PyTorch or a CUDA sample prints it, "
+            "or its number on a CUDA line (ollama's `cuInit err: 802`)",
             beyond_tools.starts_cuda_not_ready, beyond_tools.parse_cuda_not_ready, 27, family="CUDA errors"),
     _beyond("cuda-ecc", "CUDA error: uncorrectable ECC error encountered",
             "`CUDA error: uncorrectable ECC error encountered` (cudaErrorECCUncorrectable) as PyTorch, its NCCL "

@@ -160,7 +160,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _words("fabric state", "fabric manager found", "NVSwitch not detected", "fabric manager supported"),
         '"caller":"fabric-manager/',
     ),
-    "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
+    "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
     "cuda-ecc": ("ECC",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),

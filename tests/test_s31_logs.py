@@ -1,0 +1,49 @@
+"""Held-out set 31's log classes (files in tests/corpus/s31-fabric, s31-logs and s31-rdma-logs, gathered and read by
+hand before the tool ran on them; each case names its source thread), each also checked on another public sample of
+the same form (its URL beside it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor.importers.beyond_tools import cuda_not_ready
+from gpuadvisor.importers.merge import import_files
+from gpuadvisor.rules import evaluate
+from tests.corpus_cases import corpus_file as _one
+from tests.corpus_cases import warn_findings as _found
+from tests.test_s17_logs import _rig, _warned
+
+# https://github.com/ollama/ollama/issues/12173 (the title and the description's inline code: ollama on a Lambda
+# Hyperplane of 8 H100s, the same error after every reinstall)
+OLLAMA_INIT_802 = (
+    "Unable to load cudart library /usr/lib/x86_64-linux-gnu/libcuda.so.570.169: cuda driver library init failure: "
+    "802\n"
+)
+# https://github.com/ollama/ollama/issues/11593 (tjwebb's comment: an RTX PRO 6000 Blackwell, CUDA's error 3, not
+# initialized: HMM in nvidia_uvm, per the thread; not the fabric)
+OLLAMA_INIT_3 = (
+    'time=2025-08-02T22:42:20.643Z level=INFO source=gpu.go:612 msg="Unable to load cudart library '
+    '/usr/lib/x86_64-linux-gnu/libcuda.so.575.57.08: cuda driver library init failure: 3"\n'
+)
+
+
+def test_cudas_error_802_by_its_number_alone_is_the_fabric_not_ready(tmp_path: Path) -> None:
+    # https://github.com/ollama/ollama/issues/9031: ollama's debug log on an H200 host, "cuInit err: 802" then
+    # "cuda driver library init failure: 802" (CUDA_ERROR_SYSTEM_NOT_READY: the fabric manager not running on an
+    # NVSwitch system): no CUDA work can start: fail, a configuration to fix, not an RMA
+    path = _one("s31-fabric/ollama-debug-cuinit-err-802-*.txt")
+    assert _found(path) == [("GA809", "fail", "host")]
+    (finding,) = [f for f in evaluate(import_files([path])) if f.code == "GA809"]
+    assert finding.observed["evidence"] == "CUDA error 802 'system not yet initialized': cuInit err: 802"
+    assert finding.observed["count"] == 2  # cuInit's error and ollama's "init failure" line after it
+    assert "nvidia-fabricmanager" in finding.fix
+    assert _warned(_rig(tmp_path, OLLAMA_INIT_802)) == [("GA809", "fail", "host")]
+    # another number after the same words is another error (3: CUDA_ERROR_NOT_INITIALIZED), not the fabric's
+    assert not cuda_not_ready(OLLAMA_INIT_3.strip())
+    assert "GA809" not in {f.code for f in evaluate(_rig(tmp_path, OLLAMA_INIT_3))}
+    # the number after an error word, but on a line that names nothing of CUDA, is not CUDA's error 802
+    assert not cuda_not_ready(
+        OLLAMA_INIT_802.replace(
+            "cudart library /usr/lib/x86_64-linux-gnu/libcuda.so.570.169: cuda driver library", "plugin"
+        )
+    )
