@@ -47,3 +47,18 @@ def test_cudas_error_802_by_its_number_alone_is_the_fabric_not_ready(tmp_path: P
             "cudart library /usr/lib/x86_64-linux-gnu/libcuda.so.570.169: cuda driver library", "plugin"
         )
     )
+
+
+def test_the_device_plugins_skipped_nvml_event_is_read_as_its_note_not_a_fault() -> None:
+    # https://github.com/NVIDIA/gpu-operator/issues/1065: the device plugin's klog lines (internal/rm/health.go) on an
+    # H100 node: "Skipping non-nvmlEventTypeXidCriticalError event: {... EventType:2 EventData:0 ...}", then a line cut
+    # after "Proc": the plugin passed an NVML event by (type 2 is nvmlEventTypeDoubleBitEccError, NVML API Reference,
+    # Event Types) and marked no GPU unhealthy: read, no Xid finding, at most a note
+    path = _one("s31-logs/k8s-device-plugin-klog-health-skipping-*.txt")
+    rig = import_files([path])
+    assert rig.kernel.events == []
+    (note,) = rig.problems
+    assert "line 2: the NVIDIA device plugin's health check skipped an NVML event that is not a critical Xid" in note
+    assert "EventType 2, nvmlEventTypeDoubleBitEccError" in note and "nvidia-smi -q -d ECC" in note
+    assert _found(path) == []
+    assert not {f.code for f in evaluate(rig)} & {"GA801", "GA820", "GA315", "GA827"}

@@ -435,8 +435,9 @@ FORMATS: tuple[Format, ...] = (
             "172.19.0.60  v2  ens1f0` rows, then `n_gids_found=N`", show_gids.starts, show_gids.parse_show_gids, 29),
     Format("xid-relay", "Xid relayed by gpud, the Kubernetes device plugin or NVML", BEYOND, "Xid relayers", "",
            "`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00` or `xid 119 detected by dmesg` (gpud), "
-           "`XidCriticalError: Xid=69 on Device=GPU-...` (device plugin), or `...: ERROR_GPU_IS_LOST` naming a GPU "
-           "UUID", xid_relay.starts, reads(xid_relay.parse_xid_relay), _add, 31, finish=xid_relay.finish),
+           "`XidCriticalError: Xid=69 on Device=GPU-...` (device plugin; its `Skipping "
+           "non-nvmlEventTypeXidCriticalError event: {...}` a note), or `...: ERROR_GPU_IS_LOST` naming a GPU UUID",
+           xid_relay.starts, reads(xid_relay.parse_xid_relay), _add, 31, finish=xid_relay.finish),
     _beyond("ip-link", "ip link show", "`2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP ...`",
             ip_link.starts, ip_link.parse_ip_link, 32),
     _beyond("ifconfig", "ifconfig", "`ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 2044` or `ib0  Link "

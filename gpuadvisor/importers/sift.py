@@ -205,7 +205,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-power": ("Runtime D3 status:",),
     "dcgm-proftester": (_words("since DCGM validation is disabled", ", dcgm ", "from RunTests()"),),
     "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
-    "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
+    "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost", "Skipping ")),
 }
 
 
