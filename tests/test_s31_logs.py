@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuadvisor.importers.beyond_tools import cuda_not_ready
+from gpuadvisor.importers.log_lines import is_log_line
 from gpuadvisor.importers.merge import import_files
 from gpuadvisor.rules import evaluate
 from tests.corpus_cases import corpus_file as _one
@@ -62,3 +63,28 @@ def test_the_device_plugins_skipped_nvml_event_is_read_as_its_note_not_a_fault()
     assert "EventType 2, nvmlEventTypeDoubleBitEccError" in note and "nvidia-smi -q -d ECC" in note
     assert _found(path) == []
     assert not {f.code for f in evaluate(rig)} & {"GA801", "GA820", "GA315", "GA827"}
+
+
+# https://github.com/NVIDIA/gpu-operator/issues/414 (kubectl logs of nvidia-dcgm-exporter: logrus' text lines, the
+# exporter failing to reach a remote nv-hostengine at start)
+EXPORTER_NO_HOSTENGINE = """\
+time="2022-09-29T12:09:09Z" level=info msg="Starting dcgm-exporter"
+time="2022-09-29T12:09:09Z" level=info msg="Attemping to connect to remote hostengine at localhost:5555"
+time="2022-09-29T12:09:14Z" level=fatal msg="Error connecting to nv-hostengine: Host engine connection invalid/disconnected"
+"""  # noqa: E501
+
+
+def test_logrus_key_value_lines_are_a_log_and_a_lost_host_engine_is_listed_not_failed(tmp_path: Path) -> None:
+    # https://github.com/NVIDIA/gpu-monitoring-tools/issues/188: dcgm-exporter 2.1.8's logrus lines 30 s apart,
+    # 'level=error msg="Failed to collect metrics ... Host engine connection invalid/disconnected"' after
+    # nv-hostengine restarted (DCGM_ST_CONNECTION_NOT_VALID): the monitoring lost its engine, no GPU fault: read as
+    # a log, its error lines listed (GA828, info), no GPU health finding
+    path = _one("s31-logs/dcgm-exporter-logrus-host-engine-*.txt")
+    assert is_log_line(path.read_text().splitlines()[1])
+    rig = import_files([path])
+    found = [(f.code, f.severity) for f in evaluate(rig) if f.severity not in ("ok", "not-checked")]
+    assert found == [("GA828", "info")]
+    assert [e.line for e in rig.kernel.events or []] == [2, 3]
+    rig = _rig(tmp_path, EXPORTER_NO_HOSTENGINE)
+    assert [(e.kind, e.line) for e in rig.kernel.events or []] == [("unjudged", 3)]
+    assert _warned(rig) == []
