@@ -88,3 +88,31 @@ def test_logrus_key_value_lines_are_a_log_and_a_lost_host_engine_is_listed_not_f
     rig = _rig(tmp_path, EXPORTER_NO_HOSTENGINE)
     assert [(e.kind, e.line) for e in rig.kernel.events or []] == [("unjudged", 3)]
     assert _warned(rig) == []
+
+
+# https://github.com/microsoft/mscclpp/issues/496 (MSCCL++'s Python binding registering a RawGpuBuffer for IB0: the
+# same IbError raised in Python; the traceback alone does not show the buffer to be GPU memory)
+MSCCLPP_PY_IBERROR = """\
+Traceback (most recent call last):
+  File "/root/bug.py", line 10, in <module>
+    comm.register_memory(data_ptr, 1024 * 1024, Transport.IB0)
+mscclpp._mscclpp.IbError: (14, 'ibv_reg_mr failed (errno 14) (Ib failure: Bad address)')
+"""
+
+
+def test_a_failed_registration_of_gpu_memory_is_gpudirect_rdma_not_working(tmp_path: Path) -> None:
+    # https://github.com/microsoft/mscclpp/issues/657: MSCCL++'s IbMr debug lines (GPU 4's buffer, memoryType=2,
+    # nv_peer_mem loaded: yes, dmaBufSupported: 0), then 'ibv_reg_mr failed (errno 14) (Ib failure: Bad address)':
+    # the peer-memory path did not pin the GPU's pages (VMM memory needs dma-buf): GPUDirect RDMA not working for it,
+    # a configuration matter (warn), no adapter or GPU fault
+    path = _one("s31-rdma-logs/mscclpp-ibmr-*.txt")
+    rig = import_files([path])
+    assert _warned(rig) == [("GA825", "warn", "host")]
+    (finding,) = [f for f in evaluate(rig) if f.code == "GA825"]
+    assert finding.observed["line"] == 17
+    assert finding.observed["evidence"].endswith("[GPU memory; nv_peer_mem loaded: yes; dma-buf not supported]")
+    assert "dma-buf" in finding.fix and "nvidia_peermem" in finding.fix
+    # the same error raised in Python, no line showing the buffer's memory: a lead (info), never a fault
+    rig = _rig(tmp_path, MSCCLPP_PY_IBERROR)
+    assert [(f.code, f.severity) for f in evaluate(rig) if f.code == "GA825"] == [("GA825", "info")]
+    assert _warned(rig) == []

@@ -48,6 +48,7 @@ from gpuadvisor.importers import (
     framework_devices,
     gdscheck,
     go_log,
+    gpu_mr,
     gpud,
     gpustat,
     hostengine,
@@ -421,6 +422,8 @@ FORMATS: tuple[Format, ...] = (
             "`system not yet initialized` (cudaErrorSystemNotReady) as gpu_burn, PyTorch or a CUDA sample prints it, "
             "or its number on a CUDA line (ollama's `cuInit err: 802`)",
             beyond_tools.starts_cuda_not_ready, beyond_tools.parse_cuda_not_ready, 27, family="CUDA errors"),
+    _beyond(gpu_mr.KIND, "ibv_reg_mr failed: Bad address (GPU memory)", "`ibv_reg_mr failed (errno 14) (Ib failure: "
+            "Bad address)`, under its debug lines", gpu_mr.starts, gpu_mr.parse, 27, family="libibverbs"),
     _beyond("cuda-ecc", "CUDA error: uncorrectable ECC error encountered",
             "`CUDA error: uncorrectable ECC error encountered` (cudaErrorECCUncorrectable) as PyTorch, its NCCL "
             "watchdog or TensorFlow prints it", beyond_tools.starts_cuda_ecc, beyond_tools.parse_cuda_ecc, 27,

@@ -162,6 +162,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
     "cuda-ecc": ("ECC",),
+    "gpu-mr-failed": ("ibv_reg_",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
     "fio-json": (_SPACE + r"\{",),
