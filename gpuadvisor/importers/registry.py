@@ -422,8 +422,6 @@ FORMATS: tuple[Format, ...] = (
             "`system not yet initialized` (cudaErrorSystemNotReady) as gpu_burn, PyTorch or a CUDA sample prints it, "
             "or its number on a CUDA line (ollama's `cuInit err: 802`)",
             beyond_tools.starts_cuda_not_ready, beyond_tools.parse_cuda_not_ready, 27, family="CUDA errors"),
-    _beyond(gpu_mr.KIND, "ibv_reg_mr failed: Bad address (GPU memory)", "`ibv_reg_mr failed (errno 14) (Ib failure: "
-            "Bad address)`, under its debug lines", gpu_mr.starts, gpu_mr.parse, 27, family="libibverbs"),
     _beyond("cuda-ecc", "CUDA error: uncorrectable ECC error encountered",
             "`CUDA error: uncorrectable ECC error encountered` (cudaErrorECCUncorrectable) as PyTorch, its NCCL "
             "watchdog or TensorFlow prints it", beyond_tools.starts_cuda_ecc, beyond_tools.parse_cuda_ecc, 27,
@@ -508,6 +506,8 @@ FORMATS: tuple[Format, ...] = (
            "ABI`), `No IB devices found`, ibv_devices' `device  node GUID` over its dashes, or a prompt's `ls "
            "/dev/infiniband`",
            verbs_devices.starts, reads(verbs_devices.parse), _add, 31, finish=verbs_devices.finish),
+    _beyond(gpu_mr.KIND, "ibv_reg_mr failed: Bad address (GPU memory)", "`ibv_reg_mr failed (errno 14) (Ib failure: "
+            "Bad address)`, under its debug lines", gpu_mr.starts, gpu_mr.parse, 27, family="libibverbs"),
     _beyond("ucx-log", verbs_qp.UCX_WHAT,
             "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
             "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",
