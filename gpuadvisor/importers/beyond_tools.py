@@ -314,15 +314,25 @@ def parse_perfquery(text: str, source: str, first: int) -> Rig:
 # CUDA Runtime API's "the system is not yet ready to start any CUDA work ... all required driver daemons are actively
 # running", on an NVSwitch system the fabric manager
 CUDA_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY")
+# the same error by its number alone, on a line that names CUDA: ollama's "cuInit err: 802" and "cuda driver library
+# init failure: 802", "CUDA ERROR 802", "cuda runtime error (802)", a sample's "cudaGetDeviceProperties returned 802"
+_NUMBER_802 = re.compile(r"\b(?:err|error|failure|failed|returned|code)\b[\s:=(]*802\b", re.IGNORECASE)
+_NAMES_CUDA = re.compile(r"(?i:cuda)|\bcu[A-Z][a-z]\w*")
 # the error the other workers of the same run print once the first failed (CUDA_ERROR_OPERATING_SYSTEM's message)
 _OS_CALL = "OS call failed or operation not supported on this OS"
 NOT_READY_KIND = "cuda-not-ready"
 
 
+def cuda_not_ready(line: str) -> bool:
+    """The line holds CUDA's error 802: its message or name, or its number after an error word on a line naming
+    CUDA."""
+    return bool(CUDA_NOT_READY.search(line) or (_NUMBER_802.search(line) and _NAMES_CUDA.search(line)))
+
+
 def starts_cuda_not_ready(lines: list[str], i: int, current: Section | None) -> bool:
     """A line with CUDA's error 802 (system not yet initialized), outside a kernel log and another such output."""
     return (
-        bool(CUDA_NOT_READY.search(lines[i]))
+        cuda_not_ready(lines[i])
         and outside_log(current)
         and (current is None or current.kind not in (NOT_READY_KIND, "nccl-debug"))
     )
@@ -332,7 +342,7 @@ def parse_cuda_not_ready(text: str, source: str, first: int) -> Rig:
     """Each line with CUDA's error 802 as an event judged with the fabric (GA809); the OS-call errors of the same run
     counted with them."""
     lines = text.splitlines()
-    seen = [(n, line.strip()) for n, line in enumerate(lines) if CUDA_NOT_READY.search(line)]
+    seen = [(n, line.strip()) for n, line in enumerate(lines) if cuda_not_ready(line)]
     others = sum(_OS_CALL in line for line in lines)
     also = f" ({others} more worker(s): '{_OS_CALL}')" if others else ""
     events = [

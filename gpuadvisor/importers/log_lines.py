@@ -3,7 +3,8 @@
 Logs reach a bug report from a handful of logging libraries, each with its own line prefix: syslog and the
 journal (``Mar  3 10:01:02 host tag[pid]:``), ISO 8601 times (Python's logging ``%(asctime)s``, log4j, loguru,
 Go's zap and logrus, Kubernetes' klog in JSON), glog and klog (``I1129 10:01:02.123456  4321 file.cc:88]``),
-Go's standard log (``2024/01/02 03:04:05``), Python's default ``LEVEL:logger:`` format, vLLM's ``INFO 05-02
+Go's standard log (``2024/01/02 03:04:05``), logrus' and slog's key=value text (``time="2021-05-12T17:31:12Z"
+level=error msg="..."``), Python's default ``LEVEL:logger:`` format, vLLM's ``INFO 05-02
 08:11:12``, a level in brackets (``[INFO]``, ``[ERROR]``), the kernel's ``[  123.456789]``. A paste whose lines
 start that way is a log the user gave, whatever program wrote it: it is read as one (its kernel lines and the
 signs this tool knows are judged), never refused as "not recognised".
@@ -34,6 +35,8 @@ LOG_LINE = re.compile(
     r"|\d\d:\d\d:\d\d(?:[.,]\d+)?\s"  # a clock time first
     r"|\d+\.\d{3,9}\]"  # the kernel's "[  123.456789]" (its spaces taken after the bracket)
     r"|\d{10}(?:\.\d+)?[\]\s]"  # an epoch time
+    r'|time="?\d{4}-\d\d-\d\dT\d\d:\d\d'  # logrus' text form (time="..." level=error msg="..."), slog's text
+    rf"|level={_LEVEL}\s+msg="  # logrus' text form without its time
     r")",
     re.IGNORECASE,
 )

@@ -49,6 +49,7 @@ from gpuadvisor.importers import (
     framework_devices,
     gdscheck,
     go_log,
+    gpu_mr,
     gpu_tools,
     gpud,
     gpustat,
@@ -422,7 +423,8 @@ FORMATS: tuple[Format, ...] = (
             '`"component": "accelerator-nvidia-fabric-manager"` in gpud\'s JSON (health, reason, fabric_states)',
             gpud.starts, gpud.parse_gpud, 26),
     _beyond("cuda-not-ready", "CUDA error 802 (system not yet initialized)",
-            "`system not yet initialized` (cudaErrorSystemNotReady) as gpu_burn, PyTorch or a CUDA sample prints it",
+            "`system not yet initialized` (cudaErrorSystemNotReady) as gpu_burn, PyTorch or a CUDA sample prints it, "
+            "or its number on a CUDA line (ollama's `cuInit err: 802`)",
             beyond_tools.starts_cuda_not_ready, beyond_tools.parse_cuda_not_ready, 27, family="CUDA errors"),
     _beyond("cuda-ecc", "CUDA error: uncorrectable ECC error encountered",
             "`CUDA error: uncorrectable ECC error encountered` (cudaErrorECCUncorrectable) as PyTorch, its NCCL "
@@ -439,8 +441,9 @@ FORMATS: tuple[Format, ...] = (
             "172.19.0.60  v2  ens1f0` rows, then `n_gids_found=N`", show_gids.starts, show_gids.parse_show_gids, 29),
     Format("xid-relay", "Xid relayed by gpud, the Kubernetes device plugin or NVML", BEYOND, "Xid relayers", "",
            "`XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00` or `xid 119 detected by dmesg` (gpud), "
-           "`XidCriticalError: Xid=69 on Device=GPU-...` (device plugin), or `...: ERROR_GPU_IS_LOST` naming a GPU "
-           "UUID", xid_relay.starts, reads(xid_relay.parse_xid_relay), _add, 31, finish=xid_relay.finish),
+           "`XidCriticalError: Xid=69 on Device=GPU-...` (device plugin; its `Skipping "
+           "non-nvmlEventTypeXidCriticalError event: {...}` a note), or `...: ERROR_GPU_IS_LOST` naming a GPU UUID",
+           xid_relay.starts, reads(xid_relay.parse_xid_relay), _add, 31, finish=xid_relay.finish),
     _beyond("ip-link", "ip link show", "`2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP ...`",
             ip_link.starts, ip_link.parse_ip_link, 32),
     _beyond("ifconfig", "ifconfig", "`ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 2044` or `ib0  Link "
@@ -508,6 +511,8 @@ FORMATS: tuple[Format, ...] = (
            "ABI`), `No IB devices found`, ibv_devices' `device  node GUID` over its dashes, or a prompt's `ls "
            "/dev/infiniband`",
            verbs_devices.starts, reads(verbs_devices.parse), _add, 31, finish=verbs_devices.finish),
+    _beyond(gpu_mr.KIND, "ibv_reg_mr failed: Bad address (GPU memory)", "`ibv_reg_mr failed (errno 14) (Ib failure: "
+            "Bad address)`, under its debug lines", gpu_mr.starts, gpu_mr.parse, 27, family="libibverbs"),
     _beyond("ucx-log", verbs_qp.UCX_WHAT,
             "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
             "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",

@@ -160,8 +160,9 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _words("fabric state", "fabric manager found", "NVSwitch not detected", "fabric manager supported"),
         '"caller":"fabric-manager/',
     ),
-    "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
+    "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
     "cuda-ecc": ("ECC",),
+    "gpu-mr-failed": ("ibv_reg_",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
     "fio-json": (_SPACE + r"\{",),
@@ -207,7 +208,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
     "gpu-tools": ("NVIDIA GPU Tools version", r"^\s*\d{4}-\d\d-\d\d,\d\d:\d\d:\d\d\.\d{3} "),
     "comfyui": ("Total VRAM ", "Device: cuda:", r"\*\*(?:ComfyUI Version|Name):\*\*"),
-    "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
+    "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost", "Skipping ")),
 }
 
 

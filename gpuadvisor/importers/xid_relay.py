@@ -58,6 +58,22 @@ _LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, 
 # pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
 _PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
 _GPU_UUID = re.compile(rf"\bGPU-{UUID_BODY}\b")
+# the device plugin's health check passing an NVML event by (internal/rm/health.go, klog): one that is not a critical
+# Xid ("Skipping non-nvmlEventTypeXidCriticalError event: {Device:{Handle:0x...} EventType:2 EventData:0 ...}"), or a
+# critical Xid it ignores ("Skipping event {... EventType:8 EventData:31 ...}": 13, 31, 43, 45, 68, 109 or one of
+# DP_DISABLE_HEALTHCHECKS); forks print "Data=31, Type=8" (HAMi's "Skipping XID event: Data=...")
+_SKIPPED = re.compile(
+    r"\bSkipping (?P<what>non-nvmlEventTypeXidCriticalError event|XID event|event)\b[:\s]*\{?[^\n]{0,200}?"
+    r"(?:EventType:(?P<type>\d+) EventData:(?P<data>\d+)|Data=(?P<data2>\d+), Type=(?P<type2>\d+))"
+)
+# NVML's event types (NVML API Reference, Event Types: nvmlEventType*), by value
+_NVML_EVENTS = {
+    1: "nvmlEventTypeSingleBitEccError (a corrected ECC error)",
+    2: "nvmlEventTypeDoubleBitEccError (an uncorrected ECC error)",
+    4: "nvmlEventTypePState",
+    8: "nvmlEventTypeXidCriticalError",
+    16: "nvmlEventTypeClock",
+}
 _SAME_EVENT_LINES = 8  # gpud writes an event's message and, a few lines below, its data: one event
 _LONGEST = 20000  # gpud's data line carries its references: long, but not a megabyte
 
@@ -67,6 +83,10 @@ def _relayed(line: str) -> re.Match[str] | None:
         return None
     m = _GPUD.search(line) or _PLUGIN.search(line) or _JSON_XID.search(line)
     return m if m is not None and int(m.group("code")) else None  # no Xid is numbered 0: a field's "none"
+
+
+def _skipped(line: str) -> re.Match[str] | None:
+    return _SKIPPED.search(line) if len(line) <= _LONGEST and "Skipping " in line else None
 
 
 def relays(line: str) -> bool:
@@ -81,7 +101,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     line = lines[i]
     if len(line) > _LONGEST or (not outside_log(current) and "NVRM" in line):
         return False
-    return bool(relays(line) or _lost(line) or _PY_LOST.search(line))
+    return bool(relays(line) or _lost(line) or _PY_LOST.search(line) or _skipped(line))
 
 
 def _lost(line: str) -> str | None:
@@ -143,8 +163,10 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
     for ev in events:
         if id(ev) in uuids:
             ev.text = f"{ev.text} [{uuids[id(ev)]}]" if uuids[id(ev)] not in ev.text else ev.text
-    if not events and not lost and not any(_UNHEALTHY.search(x) for x in lines):
+    skipped = _skipped_notes(lines, source, first_line)
+    if not events and not lost and not skipped and not any(_UNHEALTHY.search(x) for x in lines):
         raise ImportParseError(source, first_line, f"{WHAT}: no Xid number, no lost GPU")
+    rig.problems += skipped
     rig.kernel = kernel_rig(events, len(lines), source, first_line, None).kernel
     rig.origins["kernel.events"] = f"{source}:{first_line}"
     rig.node.health_checks = _unhealthy(lines, source, first_line) or None
@@ -156,6 +178,39 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
         rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
         rig.gpus.append(g)
     return rig
+
+
+def _skipped_notes(lines: list[str], source: str, first_line: int) -> list[str]:
+    """A note for each kind of NVML event the device plugin's health check passed by (its first line, how many): the
+    plugin marks no GPU unhealthy for it, as it says; an ECC event's type is named (what to read next)."""
+    seen: dict[tuple[str, int, int], tuple[int, int]] = {}  # (what, type, data) -> (first line, count)
+    for k, line in enumerate(lines):
+        if (m := _skipped(line)) is not None:
+            key = (m.group("what"), int(m.group("type") or m.group("type2")), int(m.group("data") or m.group("data2")))
+            at, n = seen.get(key, (first_line + k, 0))
+            seen[key] = (at, n + 1)
+    notes = []
+    for (what, etype, data), (at, n) in seen.items():
+        times = f" ({n} lines)" if n > 1 else ""
+        kind = _NVML_EVENTS.get(etype, f"NVML event type {etype}")
+        if what.startswith("non-"):
+            said = (
+                f"an NVML event that is not a critical Xid: EventType {etype}, {kind}, EventData {data}{times}; the "
+                "plugin marks no GPU unhealthy for it"
+            )
+            if etype in (1, 2):
+                said += (
+                    " (NVML reported an ECC error on the GPU: read nvidia-smi -q -d ECC and the kernel log's Xid 48, "
+                    "63, 64, 94 or 95 on the node for what it was)"
+                )
+        else:
+            said = (
+                f"Xid {data}{times}, one it ignores (an application's error by default: 13, 31, 43, 45, 68, 109, or "
+                "one DP_DISABLE_HEALTHCHECKS lists); the GPU stays allocatable (the kernel log's Xid line says what it "
+                "was)"
+            )
+        notes.append(f"{source}: line {at}: the NVIDIA device plugin's health check skipped {said}")
+    return notes
 
 
 def _unhealthy(lines: list[str], source: str, first_line: int) -> list[HealthCheck]:

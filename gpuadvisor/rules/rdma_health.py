@@ -202,12 +202,17 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         The "NET/IB : GPU Direct RDMA Disabled for HCA N 'mlx5_N'" lines of a pasted NCCL debug log
         (NCCL_DEBUG=INFO), with the reason NCCL gives ("no module"), against the peer-memory module (lsmod). The
         socket transport's own "NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'" is not one: a TCP NIC has
-        no RDMA to disable (NCCL prints it for every socket NIC).
+        no RDMA to disable (NCCL prints it for every socket NIC). An application's registration of GPU memory
+        with the adapter that failed with EFAULT ("ibv_reg_mr failed (errno 14) (Ib failure: Bad address)"): the
+        peer-memory module did not pin the GPU's pages (not loaded, or memory from CUDA's virtual memory API, which
+        only dma-buf registers).
     Why it matters
         Without GPUDirect RDMA every message between nodes is copied through host memory: lower bandwidth,
         higher latency and CPU load on every multi-node collective.
     Threshold
-        Any HCA with GPUDirect RDMA disabled: warn.
+        Any HCA with GPUDirect RDMA disabled: warn. A failed registration of memory the paste shows to be the
+        GPU's: warn; of memory it does not show to be: info (on host memory EFAULT is the application's bad
+        address).
     Source
         NCCL User Guide, Environment Variables (NCCL_NET_GDR_LEVEL) and Troubleshooting (GPU Direct RDMA needs
         nvidia_peermem or dma-buf); NVIDIA GPUDirect RDMA documentation.
@@ -217,6 +222,7 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         check that the HCA and GPU share a PCIe switch (NCCL_NET_GDR_LEVEL) and that peermem registered
         (/sys/kernel/mm/memory_peers/nv_mem/version).
     """
+    yield from _gpu_mr_failed(rig, ctx)
     off = rig.network.nccl_gdr_disabled
     if not off or nccl_no_module(rig.network) == off and (rig.network.rdma_ports is None or not rig.gpus):
         return  # no NCCL log, or one that disabled nothing (a log is optional); or only for want of the module: GA808
@@ -243,6 +249,40 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         if sockets_only
         else "modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
         "if loaded: check /sys/kernel/mm/memory_peers/nv_mem/version and the GPU-HCA PCIe distance",
+    )
+
+
+GPU_MR_SOURCE = (
+    "NVIDIA GPUDirect RDMA documentation (the peer-memory client pins GPU pages for ibv_reg_mr; dma-buf, "
+    "ibv_reg_dmabuf_mr, for memory from CUDA's virtual memory API); ibv_reg_mr(3): EFAULT"
+)
+
+
+def _gpu_mr_failed(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An application's ibv_reg_mr failing with EFAULT (importers/gpu_mr.py): on GPU memory, GPUDirect RDMA is not
+    working for that buffer (warn); on memory the paste does not show to be the GPU's, a lead only (info)."""
+    seen = [e for e in rig.kernel.events or [] if e.kind == "gpu-mr-failed"]
+    if not seen:
+        return
+    ev = seen[0]
+    gpu = "[GPU memory" in ev.text
+    yield ctx.finding(
+        f"registering memory with the RDMA adapter failed with EFAULT (line {ev.line}: {ev.text})"
+        + (
+            ": GPUDirect RDMA is not working for this buffer: the peer-memory module did not pin the GPU's pages"
+            if gpu
+            else ": if the buffer is GPU memory, GPUDirect RDMA is not working for it; on host memory the address "
+            "is the application's error"
+        ),
+        severity="warn" if gpu else "info",
+        subject="host",
+        observed={"evidence": ev.text, "line": ev.line},
+        expected={"ibv_reg_mr": "success"},
+        expected_source=GPU_MR_SOURCE,
+        fix="check that nvidia_peermem is loaded and registered (lsmod | grep peermem; "
+        "/sys/kernel/mm/memory_peers/nv_mem/version); memory from cuMemCreate (CUDA's virtual memory API) registers "
+        "only through dma-buf: the open GPU kernel modules, kernel 5.12+, ibv_reg_dmabuf_mr (or allocate the buffer "
+        "with cudaMalloc); a configuration matter, no adapter or GPU fault",
     )
 
 
