@@ -1,6 +1,6 @@
 """Every output ``gpuadvisor import`` reads, one row each: how it is recognised, parsed and merged.
 
-A row (:class:`Format`) gives the output's kind (its name in the code and tests), what the user reads
+A row (:class:`Format`, in :mod:`gpuadvisor.importers.format_row`) gives the output's kind (its name in the code and tests), what the user reads
 (``name``: in ``--origins``, the scan's source, ``import --help`` and the README), the detector that finds
 where it starts in a paste (by content, never the file name), the parser that turns its text into a partial
 Rig, and the merge hook that puts that Rig into the imported one. ``split_sections`` tries the detectors in
@@ -15,10 +15,7 @@ Adding a format: a module with its parser (``parse_x(text, source, first) -> Rig
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from gpuadvisor.facts import Rig
 from gpuadvisor.importers import (
     akash_gpu,
     beyond,
@@ -99,52 +96,19 @@ from gpuadvisor.importers import (
     versions,
     xid_relay,
 )
+from gpuadvisor.importers.format_row import (
+    BEYOND,
+    GPU,
+    STORAGE,
+    Format,
+    add,
+    beyond_row,
+    reads,
+    reads_under,
+)
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Detector, Section
-
-Parser = Callable[[Section, str, str], Part]  # (the output, the file's name as given, its base name) -> Part
-MergeHook = Callable[[Merger, Part], None]
-GPU, BEYOND, STORAGE = "GPU", "beyond the GPU", "storage"
-
-
-@dataclass(frozen=True)
-class Format:
-    kind: str
-    name: str  # what the user reads
-    group: str  # GPU, BEYOND or STORAGE: how help and README group the rows
-    family: str  # the command, as the lists name it ("nvidia-smi")
-    variant: str  # its form within the family ("-q"; "" when the family has one)
-    starts_with: str  # what its first line looks like, for the README
-    starts: Detector | None  # None: reached through another row's settle
-    parse: Parser
-    merge: MergeHook
-    trust: int
-    settle: Callable[[Section], str] | None = None  # the kind of a section once read whole (topo -m or -p2p)
-    ends: Callable[[str], bool] | None = None  # it runs to this line, and nothing else starts inside it
-    after: MergeHook | None = None  # once every output's GPUs are merged (matrices in the Rig's GPU order)
-    finish: Callable[[Rig], None] | None = None  # once, after the merge, when an output of the kind was read
-    extras: Callable[[Rig, str], None] | None = None  # facts beyond the GPU its text holds too
-
-
-def reads(parse: Callable[[str, str, int], Rig]) -> Parser:
-    """A parser of ``(text, source, first line)`` as a row's parser."""
-
-    def parser(section: Section, source: str, filename: str) -> Part:
-        return Part(section.kind, source, section.start, parse(section.text, source, section.start))
-
-    return parser
-
-
-def reads_under(parse: Callable[..., Rig]) -> Parser:
-    """A parser of ``(text, source, first line, context=lines above it)`` as a row's parser: the lines above the
-    output (its command line) tell it what was asked."""
-
-    def parser(section: Section, source: str, filename: str) -> Part:
-        rig = parse(section.text, source, section.start, context=section.context)
-        return Part(section.kind, source, section.start, rig)
-
-    return parser
+from gpuadvisor.importers.section import Section
 
 
 def _smi_q(section: Section, source: str, filename: str) -> Part:
@@ -172,22 +136,8 @@ def _nccl(section: Section, source: str, filename: str) -> Part:
     return Part(section.kind, source, section.start, nccl.run_to_rig(run, source), nccl=run)
 
 
-_add = Merger.add
-
-
-def _beyond(
-    kind: str,
-    name: str,
-    starts_with: str,
-    starts: Detector,
-    parse: Callable[[str, str, int], Rig],
-    trust: int,
-    family: str | None = None,
-    merge: MergeHook = _add,
-) -> Format:
-    """A row of an output beyond the GPU: one form per command (its family its name unless given), read by
-    ``parse(text, source, first line)`` and merged as every output is (unless ``merge`` is given)."""
-    return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), merge, trust)
+_add = add
+_beyond = beyond_row
 
 
 _nvlink_parse = reads(nvlink.parse_nvlink_status)
