@@ -119,6 +119,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cuda-p2p": (_words("[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]"), _SPACE + "(?:Device:|P2P|Uni|Bi)"),
     "cuda-simplep2p": (_words("simpleP2P] - Starting", "GPU0 = ", "(GPU0) -> "),),
     "detectron2-env": (r"^\s*(?:-{4,}\s|sys\.platform\s)",),
+    "lightning-env": (_SPACE + r"\*\s+CUDA:",),
     "devicequery": (_words("deviceQuery Starting", "CUDA Device Query", "CUDA Capable device", "Device 0: "),),
     "digits-devices": (r"Device #\d",),
     "cuda-memtest": (r"^\s*\[\d\d/\d\d/\d{4} ",),

@@ -1,0 +1,60 @@
+"""The classes of input held-out set 32 found misread, each on its corpus paste and on another real public sample of
+the same form (cited where it is copied)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuadvisor import rules
+from gpuadvisor.facts import Rig
+from gpuadvisor.importers import import_files, import_texts
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+
+
+def _one(folder: str, stem: str) -> Path:
+    (path,) = sorted((CORPUS / folder).glob(f"{stem}*.txt"))
+    return path
+
+
+def _raised(rig: Rig) -> list[str]:
+    return sorted(f.code for f in rules.evaluate(rig) if f.severity in ("warn", "fail"))
+
+
+# --- 1. PyTorch Lightning's environment report (collect_env_details.py, the bug-report form) -------------------------
+
+# https://github.com/Lightning-AI/pytorch-lightning/issues/20682 (the report's CUDA and Lightning sections, cut after
+# the torch row; the tabs of the paste as GitHub shows them, eight spaces)
+LIGHTNING_4090 = """\
+* CUDA:
+        - GPU:
+                - NVIDIA GeForce RTX 4090
+                - NVIDIA GeForce RTX 4090
+                - NVIDIA GeForce RTX 4090
+                - NVIDIA GeForce RTX 4090
+        - available:         True
+        - version:           11.8
+* Lightning:
+        - lightning:         2.5.1
+        - lightning-utilities: 0.14.2
+        - pytorch-lightning: 2.5.1
+        - pytorch3d:         0.7.8
+        - raytorch:          0.1.0+aeaaf25
+        - torch:             2.6.0+cu118
+"""
+
+
+def test_lightning_s_report_gives_its_four_blackwell_gpus_and_torch_s_build() -> None:
+    rig = import_files([_one("s32-collect-env", "lightning-collect-env-4x-rtx-pro-6000")])
+    assert [g.name for g in rig.gpus] == ["NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"] * 4
+    assert [g.index for g in rig.gpus] == [0, 1, 2, 3]
+    assert all(g.bus_id is None and g.memory_total_bytes is None for g in rig.gpus)
+    assert rig.software.torch_version == "2.10.0+cu130" and rig.software.torch_cuda_version == "13.0"
+    assert rig.software.driver_version is None and "driver" in rig.software.why("driver_version")
+
+
+def test_lightning_s_report_of_four_rtx_4090_reads_alike() -> None:
+    rig = import_texts([("env.txt", LIGHTNING_4090)])
+    assert [g.name for g in rig.gpus] == ["NVIDIA GeForce RTX 4090"] * 4
+    assert rig.software.torch_version == "2.6.0+cu118" and rig.software.torch_cuda_version == "11.8"
+    assert "GA301" not in _raised(rig)
