@@ -58,3 +58,42 @@ def test_lightning_s_report_of_four_rtx_4090_reads_alike() -> None:
     assert [g.name for g in rig.gpus] == ["NVIDIA GeForce RTX 4090"] * 4
     assert rig.software.torch_version == "2.6.0+cu118" and rig.software.torch_cuda_version == "11.8"
     assert "GA301" not in _raised(rig)
+
+
+# --- 2. PaddleSeg's environment summary (paddleseg/utils get_sys_env, logged at each run's start) ------------------
+
+
+def test_paddleseg_s_summary_gives_its_eight_a100_of_unknown_bus_and_memory() -> None:
+    rig = import_files([_one("s32-collect-env", "paddleseg-env-info-8x-a100-pcie-40gb")])
+    assert [g.name for g in rig.gpus] == ["NVIDIA A100-PCIE-40GB"] * 8
+    assert [g.index for g in rig.gpus] == list(range(8))
+    assert all(g.bus_id is None and g.memory_total_bytes is None for g in rig.gpus)
+    assert rig.software.python_version == "3.8.16" and rig.software.env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
+
+
+# https://github.com/PaddlePaddle/PaddleSeg/issues/964 (the summary as posted, its ruler's dashes and the line after)
+PADDLESEG_RTX = """\
+-----------Environment Information-------------
+platform: Linux-5.10.18-amd64-desktop-x86_64-with-debian-10.8
+Python: 3.7.10 (default, Feb 26 2021, 18:47:35) [GCC 7.3.0]
+Paddle compiled with cuda: True
+NVCC: Build cuda_11.1.TC455_06.29069683_0
+cudnn: 8.0
+GPUs used: 0
+CUDA_VISIBLE_DEVICES: 0
+GPU: ['GPU 0: GeForce RTX']
+GCC: gcc (Uos 8.3.0.3-3+rebuild) 8.3.0
+PaddlePaddle: 2.0.1
+OpenCV: 4.5.1
+
+----------
+"""
+
+
+def test_a_name_paddleseg_cut_at_four_words_is_not_read_as_a_gpu_model() -> None:
+    """PaddleSeg keeps the first four words of `nvidia-smi -L`'s 'GPU 0: GeForce RTX ...': one GPU, its
+    name unknown, not 'GeForce RTX'."""
+    rig = import_texts([("env.txt", PADDLESEG_RTX)])
+    (gpu,) = rig.gpus
+    assert gpu.index == 0 and gpu.name is None and "four words" in gpu.why("name")
+    assert rig.software.python_version == "3.7.10" and rig.software.env["CUDA_VISIBLE_DEVICES"] == "0"

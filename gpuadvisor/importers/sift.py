@@ -120,6 +120,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "cuda-simplep2p": (_words("simpleP2P] - Starting", "GPU0 = ", "(GPU0) -> "),),
     "detectron2-env": (r"^\s*(?:-{4,}\s|sys\.platform\s)",),
     "lightning-env": (_SPACE + r"\*\s+CUDA:",),
+    "paddle-env": (_SPACE + "platform: ",),
     "devicequery": (_words("deviceQuery Starting", "CUDA Device Query", "CUDA Capable device", "Device 0: "),),
     "digits-devices": (r"Device #\d",),
     "cuda-memtest": (r"^\s*\[\d\d/\d\d/\d{4} ",),
