@@ -97,3 +97,44 @@ def test_a_name_paddleseg_cut_at_four_words_is_not_read_as_a_gpu_model() -> None
     (gpu,) = rig.gpus
     assert gpu.index == 0 and gpu.name is None and "four words" in gpu.why("name")
     assert rig.software.python_version == "3.7.10" and rig.software.env["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+# --- 3. mlxlink's port report: a web page's copy (its heading's anchor kept), an Ethernet port's AN state -----------
+
+
+def _ports(rig: Rig) -> list[tuple[str, int, str | None, str | None, float | None]]:
+    return [(p.device, p.port, p.state, p.link_layer, p.rate_gbps) for p in rig.network.rdma_ports or []]
+
+
+def test_a_blog_s_copy_of_mlxlink_reads_one_200g_ethernet_port_up_of_unnamed_device() -> None:
+    rig = import_files([_one("s32-rdma", "mlxlink-cx6-operational-info-200g-4x")])
+    assert _ports(rig) == [("", 1, "ACTIVE", "Ethernet", 200.0)]
+    (port,) = rig.network.rdma_ports or []
+    assert port.device == "" and "-d" in port.why("device")
+    assert port.phys_state is None and "ETH_AN_FSM_ENABLE" in port.why("phys_state")
+    assert "GA803" not in _raised(rig)
+
+
+# https://github.com/echuawu/sonic-mgmt/blob/014e0c3a79beb6a0ca9d1d1e4d1ddc26c6d182b9/ngts/cli_wrappers/sonic/
+# sonic_interface_clis.py (parse_port_mlxlink_status's docstring: the command and its output, indent removed)
+MLXLINK_SPECTRUM = """\
+sudo mlxlink -d /dev/mst/mt53100_pciconf0 -m -p 35
+
+Operational Info
+----------------
+State                           : Active
+Physical state                  : ETH_AN_FSM_ENABLE
+Speed                           : 1G
+Width                           : 1x
+FEC                             : No FEC
+Loopback Mode                   : No Loopback
+Auto Negotiation                : ON
+"""
+
+
+def test_mlxlink_s_command_line_names_the_device_and_port_of_an_ethernet_port_up() -> None:
+    rig = import_texts([("mlxlink.txt", MLXLINK_SPECTRUM)])
+    assert _ports(rig) == [("/dev/mst/mt53100_pciconf0", 35, "ACTIVE", "Ethernet", 1.0)]
+    (port,) = rig.network.rdma_ports or []
+    assert "device" not in port.unavailable and "port" not in port.unavailable
+    assert "GA803" not in _raised(rig)

@@ -39,23 +39,34 @@ _KEY = re.compile(r"^-\s+([\w.+-]{1,60}):\s*(.*?)\s*$")  # "- available:        
 _ITEM = re.compile(r"^-\s+([^:]{1,120}?)\s*$")  # "- NVIDIA GeForce RTX 4090" (a GPU under "- GPU:")
 _CUDA_HEAD = re.compile(r"^\s*\*\s+CUDA:\s*$")
 _GPU_KEY = re.compile(r"^\s*-\s+GPU:")
+_AVAILABLE = re.compile(r"^\s*-\s+available:\s")
 _TORCH_KEYS = ("torch", "pyTorch_version")
 _VERSION = re.compile(r"^\d+(?:\.\d+)+\S*$")
 
 
 @outside("lightning-env")
 def starts_lightning(lines: list[str], i: int, current: Section | None) -> bool:
-    """The report's ``* CUDA:`` line with its ``- GPU:`` line right under it."""
-    if len(lines[i]) >= _LONGEST_ROW or not _CUDA_HEAD.match(lines[i]):
+    """The report's ``* CUDA:`` line with its ``- GPU:`` line right under it; or, its heading cut off, that ``- GPU:``
+    line over its GPUs' names and ``- available:``."""
+    if len(lines[i]) >= _LONGEST_ROW:
         return False
-    return i + 1 < len(lines) and _GPU_KEY.match(lines[i + 1]) is not None
+    if _CUDA_HEAD.match(lines[i]):
+        return i + 1 < len(lines) and _GPU_KEY.match(lines[i + 1]) is not None
+    if not _GPU_KEY.match(lines[i]) or (i > 0 and _CUDA_HEAD.match(lines[i - 1])):
+        return False
+    for x in lines[i + 1 : i + 66]:  # up to 64 GPUs listed
+        if _AVAILABLE.match(x):
+            return True
+        if not _ITEM.match(x.strip()):
+            return False
+    return False
 
 
 def parse_lightning_env(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The GPUs, torch's version and its CUDA, and Python's version of Lightning's report."""
     rig = Rig()
     sw = rig.software
-    section, in_gpus, rows = "", False, 0
+    section, in_gpus, rows = "CUDA", False, 0  # the report opens with it (its heading or its "- GPU:" line)
     for s, lineno, cut in stripped_rows(text, first_line):
         where = f"{source}:{lineno}"
         if len(s) >= _LONGEST_ROW or cut:
