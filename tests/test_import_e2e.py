@@ -288,7 +288,8 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         p.stderr
         == f"gpuadvisor: error: {f}: line 1: not recognised as nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, "
         "-L, mig -lgi, vgpu, plain, --query-gpu, dmon, or --version), NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, "
-        "detectron2 collect_env, torch.__config__.show(), "
+        "detectron2 collect_env, PyTorch Lightning collect_env_details, PaddleSeg environment info, "
+        "torch.__config__.show(), "
         "ML environment reports (Hugging Face env, ds_report, jax, pip or conda list, or cupy show_config), lspci -vv, "
         "sysfs (PCI attributes), nccl-tests, UCC (ucc_perftest), "
         "CUDA samples (bandwidthTest, busGrind, "

@@ -34,7 +34,8 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
     assert recognised() == (
         "nvidia-smi (-q, -q -x, topo -m, topo -p2p, nvlink -s, -L, mig -lgi, vgpu, plain, --query-gpu, dmon, or "
         "--version), "
-        "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, torch.__config__.show(), "
+        "NCCL (NCCL_TOPO_DUMP_FILE), PyTorch collect_env, detectron2 collect_env, "
+        "PyTorch Lightning collect_env_details, PaddleSeg environment info, torch.__config__.show(), "
         "ML environment reports (Hugging Face env, ds_report, jax, pip or conda list, or cupy show_config), "
         "lspci -vv, sysfs (PCI attributes), nccl-tests, UCC (ucc_perftest), "
         "CUDA samples (bandwidthTest, busGrind, p2pBandwidthLatencyTest, latency table, simpleP2P, "

@@ -208,7 +208,7 @@ def test_mlxlink_operational_info_is_read_as_one_port_its_device_and_number_not_
     f = next((CORPUS / "s22-rdma-logs").glob("mlxlink-*.txt"))
     (port,) = import_files([f]).network.rdma_ports
     assert (port.state, port.phys_state, port.link_layer, port.rate_gbps) == ("ACTIVE", "LinkUp", "Ethernet", 25.0)
-    assert "device" in port.unavailable and "port" in port.unavailable  # mlxlink's -d and -p: not in its output
+    assert (port.device, port.port) == ("/dev/mst/mt52100_pci_cr0", 1)  # mlxlink's -d and -p, on its command line
     assert _worst([x for x in _judged(tmp_path, f.read_text()) if x[1] != "not-checked"]) in ("ok", "info")
     # https://github.com/MrBr-github/lshca/issues/11: an HCA port's Operational Info as mlxlink --json gave it
     # (State Active, Physical state LinkUp, Speed IB-EDR, Width 4x), laid out as mlxlink prints it: EDR's 25 Gb/s

@@ -432,16 +432,32 @@ def parse_sysfs(lines: list[str], first: int) -> tuple[list[RdmaPort], int | Non
 # mlxlink (MFT, mstflint): its "Operational Info" block of one port ("State : Active", "Physical state : LinkUp",
 # "Speed : 25GbE" or "IB-HDR", "Width : 4x", "FEC : ..."); neither the device nor the port is printed in it (they
 # are mlxlink's -d and -p, on the command line)
-MLXLINK = re.compile(r"^\s*Operational Info\s*$")
+MLXLINK = re.compile(r"^\s*Operational Info\s*[#¶]?\s*$")  # a web page's copy keeps its anchor
 _MLXLINK_FIELD = re.compile(r"^\s*(State|Physical state|Speed|Width)\s*:\s*(.*?)\s*$")
 _IB_LANE_GBPS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
 _UNNAMED = "mlxlink prints neither the device nor the port (its -d and -p)"
 
 
+# its command line right above it, a shell prompt before it or not: "root@n1:~# mlxlink -d mlx5_1", "sudo mlxlink -d
+# /dev/mst/mt53100_pciconf0 -m -p 35" (-d the device, -p the port)
+_MLXLINK_CMD = re.compile(r"^\s*(?:\S.{0,80}?[$#]\s+)?(?:sudo\s+)?mlxlink\s+(.{1,300})$")
+_MLXLINK_DEV = re.compile(r"(?:^|\s)(?:-d|--device)[\s=]+([\w./:-]{1,80})")
+_MLXLINK_PORT = re.compile(r"(?:^|\s)(?:-p|--port)[\s=]+(\d{1,3})(?:\s|$)")
+# mlxlink's "Physical state" of an Ethernet port is its auto-negotiation state machine's (mstflint's _ethANFsmState:
+# ETH_AN_FSM_ENABLE ... ), not InfiniBand's physical port state: "State" tells whether the link is up
+_ETH_AN = "mlxlink shows the Ethernet auto-negotiation state ({}), not a physical link state: its State tells the link"
+
+
 @outside("mlxlink")
 def starts_mlxlink(lines: list[str], i: int, current: Section | None) -> bool:
-    """``Operational Info`` over its dashes and a ``State :`` line, outside a log."""
-    if not MLXLINK.match(lines[i]) or not outside_log(current):
+    """``Operational Info`` over its dashes and a ``State :`` line, outside a log; or its ``mlxlink -d`` command line
+    (blank lines between)."""
+    if not outside_log(current):
+        return False
+    if _MLXLINK_CMD.match(lines[i]) and _MLXLINK_DEV.search(lines[i]):
+        under = [j for j in range(i + 1, min(i + 4, len(lines))) if lines[j].strip()]
+        return bool(under) and MLXLINK.match(lines[under[0]]) is not None and starts_mlxlink(lines, under[0], current)
+    if not MLXLINK.match(lines[i]):
         return False
     below = [x for x in lines[i + 1 : i + 4] if x.strip() and not set(x.strip()) <= {"-"}]
     return bool(below) and bool(re.match(r"^\s*State\s*:", below[0]))
@@ -451,6 +467,8 @@ def parse_mlxlink(lines: list[str], first: int) -> tuple[list[RdmaPort], int | N
     """The port of mlxlink's Operational Info: its state, physical state, link layer and rate (IB speed x width)."""
     port = RdmaPort(device="", port=1)
     port.unavailable["device"] = port.unavailable["port"] = _UNNAMED
+    if lines and (cmd := _MLXLINK_CMD.match(lines[0])):
+        _named(port, cmd.group(1))
     fields: dict[str, str] = {}
     for line in lines:
         if m := _MLXLINK_FIELD.match(line):
@@ -459,7 +477,9 @@ def parse_mlxlink(lines: list[str], first: int) -> tuple[list[RdmaPort], int | N
             break  # the next block's header ("Supported Info"): its speeds are not the port's
     if "state" in fields:
         _put_state(port, fields["state"])
-    if "physical state" in fields:
+    if fields.get("physical state", "").startswith("ETH_AN_FSM_"):
+        port.missing("phys_state", _ETH_AN.format(fields["physical state"]))
+    elif "physical state" in fields:
         _put_phys(port, fields["physical state"])
     speed = fields.get("speed", "")
     if eth := re.fullmatch(r"(\d{1,4})G(?:bE)?", speed):
@@ -472,3 +492,16 @@ def parse_mlxlink(lines: list[str], first: int) -> tuple[list[RdmaPort], int | N
     if port.rate_gbps is None:
         port.missing("rate_gbps", f"mlxlink's speed {speed!r} with width {fields.get('width')!r} is not read")
     return [port], None
+
+
+def _named(port: RdmaPort, args: str) -> None:
+    """The device (-d) and port (-p) of mlxlink's command line; an RDMA device (mlx5_N) without -p is its port 1."""
+    dev, num = _MLXLINK_DEV.search(args), _MLXLINK_PORT.search(args)
+    if dev is None:
+        return
+    port.device = dev.group(1)
+    port.unavailable.pop("device", None)
+    if num is not None:
+        port.port = int(num.group(1))
+    if num is not None or re.fullmatch(r"mlx\d_\d{1,3}", port.device):
+        port.unavailable.pop("port", None)

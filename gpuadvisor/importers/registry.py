@@ -87,6 +87,7 @@ from gpuadvisor.importers import (
     smi_vgpu,
     smi_xml_forms,
     storage,
+    suite_env,
     sysfs_pci,
     topo,
     torch_config,
@@ -185,6 +186,10 @@ FORMATS: tuple[Format, ...] = (
     Format("detectron2-env", detectron2_env.WHAT, GPU, detectron2_env.WHAT, "",
            "`sys.platform  linux` (a two-column table, its `-----  -----` ruler above it optional)",
            detectron2_env.starts, reads(detectron2_env.parse_detectron2_env), _add, 8),
+    Format("lightning-env", suite_env.WHAT_LIGHTNING, GPU, suite_env.WHAT_LIGHTNING, "", "`* CUDA:` over `- GPU:`",
+           suite_env.starts_lightning, reads(suite_env.parse_lightning_env), _add, 8),
+    Format("paddle-env", suite_env.WHAT_PADDLE, GPU, suite_env.WHAT_PADDLE, "", "`platform:` over `Paddle compiled "
+           "with cuda:`", suite_env.starts_paddle, reads(suite_env.parse_paddle_env), _add, 8),
     Format("torch-config", torch_config.WHAT, GPU, torch_config.WHAT, "",
            "`PyTorch built with:` over its `  - CUDA Runtime 12.1` lines", torch_config.starts,
            reads(torch_config.parse_torch_config), _add, 8),
