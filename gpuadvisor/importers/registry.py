@@ -1,11 +1,11 @@
 """Every output ``gpuadvisor import`` reads, one row each: how it is recognised, parsed and merged.
 
-A row (:class:`Format`, in :mod:`gpuadvisor.importers.format_row`) gives the output's kind (its name in the code and tests), what the user reads
-(``name``: in ``--origins``, the scan's source, ``import --help`` and the README), the detector that finds
-where it starts in a paste (by content, never the file name), the parser that turns its text into a partial
-Rig, and the merge hook that puts that Rig into the imported one. ``split_sections`` tries the detectors in
-the order of the rows; ``merge`` takes the outputs in order of ``trust`` (the lower keeps a fact two outputs
-give). ``import --help``, the "not recognised" message and the README's list are made from these rows
+A row (:class:`Format`, in :mod:`gpuadvisor.importers.format_row`) gives the output's kind (its name in the code and
+tests), what the user reads (``name``: in ``--origins``, the scan's source, ``import --help`` and the README), the
+detector that finds where it starts in a paste (by content, never the file name), the parser that turns its text
+into a partial Rig, and the merge hook that puts that Rig into the imported one. ``split_sections`` tries the
+detectors in the order of the rows; ``merge`` takes the outputs in order of ``trust`` (the lower keeps a fact two
+outputs give). ``import --help``, the "not recognised" message and the README's list are made from these rows
 (``python -m gpuadvisor.importers.registry`` prints the README's).
 
 Adding a format: a module with its parser (``parse_x(text, source, first) -> Rig``) and its detector
