@@ -29,6 +29,10 @@ _CODE_AT = re.compile(
 # is the ud2/ud1 of BUG() and WARN() (arch/x86/include/asm/bug.h: "<0f> 0b", "<67> 48 0f b9"), where only the header
 # the paste cut off says which
 _WARNING = re.compile(r"\bWARNING: (?:CPU: \d+ PID: \d+ at|at) ")
+# not an oops either: a watchdog's report of a CPU stuck (kernel/watchdog.c "watchdog: BUG: soft lockup - CPU#12 stuck
+# for 22s!", "Watchdog detected hard LOCKUP on cpu 3"; kernel/rcu/tree_stall.h "rcu: INFO: rcu_sched self-detected
+# stall on CPU"), whose register dump prints the RIP where the CPU was stuck: the driver-hung sign reads those
+_STALL = re.compile(r"\bsoft lockup - CPU#|\bhard LOCKUP\b|\bself-detected stall on CPU|\bdetected stalls on CPUs")
 _TRAP = re.compile(r"\bCode: [^\n]*<(?:0f> (?:0b|b9)|67> 48 0f b9|48> 0f b9)")
 # the task the oops ran for: "CPU: 5 PID: 9577 Comm: nvidia-smi ..." or 2.6 kernels' "Pid: 6510, comm: Xorg Tainted: P"
 _TASK = re.compile(r"\b[Cc]omm: (\S+)")
@@ -49,8 +53,8 @@ def oops_at_driver(line: str, text: str, end: int) -> str | None:
     for x in reversed(above if reprint else above[-OOPS_LINES:]):
         if "end trace" in x and not reprint:
             break
-        if OOPS.search(x) or _WARNING.search(x):
-            return None  # its header's report holds this address (oops_in_driver reads it), or a warning's does
+        if OOPS.search(x) or _WARNING.search(x) or _STALL.search(x):
+            return None  # its header's report holds this address (oops_in_driver reads it), or a warning's or stall's
         if reprint and (same := _CODE_AT.search(x)) and same.group(1) == m.group(1) and "end trace" not in x:
             return None  # the report above, its header cut, gave this address first
     if end >= 0 and any(_TRAP.search(x) for x in text[end + 1 : end + 2000].split("\n")[:2]):
