@@ -6,6 +6,10 @@ Values are the pastes' own (quoted in each test), never this tool's output."""
 
 from __future__ import annotations
 
+import pytest
+
+from gpuadvisor.importers import import_texts
+from gpuadvisor.importers.errors import ImportParseError
 from tests.test_s21_reading import CORPUS, _read
 
 # --- class 1: a table's first GPU row cut after its Disp.A cell (the bus id shown whole, the ECC cell not) ---
@@ -43,3 +47,71 @@ def test_a_row_cut_inside_its_bus_id_keeps_no_bus_id():
     # the same row cut inside the bus id ('00000000:01:0'): a stub, never a bus id
     rig = _read("smi.txt", _POP[: _POP.rindex(":00.0 Off")] + "\n")
     assert rig.gpus[0].bus_id is None and rig.gpus[0].persistence_mode is False
+
+
+# --- class 2: another vendor's GPU driver's kernel log (amdgpu, radeon, i915, xe) with no NVIDIA line: refused ---
+
+_FOREIGN_LOG = "kernel log of {}'s GPU driver ({}) with no NVIDIA line"
+
+
+def _refusal(name: str, text: str) -> str:
+    with pytest.raises(ImportParseError) as e:
+        import_texts([(name, text)])
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # https://github.com/ROCm/hip/issues/3353: 'amdgpu 0000:03:00.0: amdgpu: bo ... conflict with ...',
+        # 'amdgpu: Failed to map bo to gpuvm', then 'kernel BUG at mm/slub.c:448!' in Blender's HIP wrapper
+        "dmesg-amdgpu-va-conflict-failed-map-bo-kernel-bug-slub-blender-hip-cut_materuspl.txt",
+        # https://github.com/ROCm/legacy-rocm-build/issues/5508: '[drm:mes_v11_0_submit_pkt_and_poll_completion...
+        # [amdgpu]] *ERROR* MES failed to response msg=3', 'amdgpu 0000:28:00.0: amdgpu: GPU reset begin!'
+        "journal-amdgpu-mes-failed-to-response-gpu-reset-begin-ltxvideo-comfyui-cut_theconanrider.txt",
+    ],
+)
+def test_an_amdgpu_kernel_log_is_refused_as_amds(name):
+    assert _FOREIGN_LOG.format("AMD", "amdgpu") in _refusal(name, (CORPUS / "s30-not-read" / name).read_text())
+
+
+# https://github.com/pop-os/pop/issues/2132 (its syslog trimmed by the poster; the first six lines): an RX 5000-series
+# desktop whose gfx ring timed out, 'amdgpu 0000:03:00.0: amdgpu: GPU reset begin!'
+_POP_SYSLOG = """\
+Feb  2 08:03:20 kernel: [37932.038809] [drm:amdgpu_dm_commit_planes [amdgpu]] *ERROR* Waiting for fences timed out!
+Feb  2 08:03:20 kernel: [37937.168911] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, \
+signaled seq=228661, emitted seq=228662
+Feb  2 08:03:20 kernel: [37937.169061] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* Process information: process Xorg \
+pid 2184 thread Xorg:cs0 pid 2284
+Feb  2 08:03:20 kernel: [37937.169164] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!
+Feb  2 08:03:20 kernel: [37937.396684] amdgpu 0000:03:00.0: [drm:amdgpu_ring_test_helper [amdgpu]] *ERROR* ring \
+kiq_2.1.0 test failed (-110)
+Feb  2 08:03:20 kernel: [37937.396771] [drm:gfx_v10_0_hw_fini [amdgpu]] *ERROR* KGQ disable failed
+"""
+
+# https://github.com/ValveSoftware/halflife/issues/484: an Intel GPU's hang in an older kernel's words
+_I915_HANG = """\
+[11546.020039] [drm:i915_hangcheck_hung] *ERROR* Hangcheck timer elapsed... GPU hung
+[11546.020055] [drm] capturing error event; look for more information in /debug/dri/0/i915_error_state
+[13862.012067] [drm:i915_hangcheck_hung] *ERROR* Hangcheck timer elapsed... GPU hung
+[13863.516066] [drm:i915_hangcheck_hung] *ERROR* Hangcheck timer elapsed... GPU hung
+[13863.516494] [drm:i915_reset] *ERROR* GPU hanging too fast, declaring wedged!
+[13863.516561] [drm:i915_reset] *ERROR* Failed to reset chip.
+"""
+
+
+def test_other_amdgpu_and_i915_kernel_logs_are_refused_as_their_vendors():
+    assert _FOREIGN_LOG.format("AMD", "amdgpu") in _refusal("syslog.txt", _POP_SYSLOG)
+    assert _FOREIGN_LOG.format("Intel", "i915") in _refusal("dmesg.txt", _I915_HANG)
+
+
+def test_a_log_with_both_vendors_lines_is_read_and_cut_before_nvidias_is_refused():
+    # https://github.com/ublue-os/bazzite/issues/2612: an amdgpu iGPU ('[drm] amdgpu kernel modesetting enabled.',
+    # 'amdgpu: Topology: Add CPU node'), then 'NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.133.07'
+    text = (
+        CORPUS / "s12-logs" / "journal-good-boot-amdgpu-igpu-nvidia-open-570-loads-no-fault-cut_sebmaster.txt"
+    ).read_text()
+    assert import_texts([("journal.txt", text)]).software.driver_version == "570.133.07"
+    before = text[: text.index("nvidia-nvlink")]  # the same journal cut before its first NVIDIA line
+    assert _FOREIGN_LOG.format("AMD", "amdgpu") in _refusal("journal.txt", before[: before.rindex("\n") + 1])
