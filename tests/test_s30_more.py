@@ -10,6 +10,7 @@ import pytest
 
 from gpuadvisor.importers import import_texts
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.rules import evaluate
 from tests.test_s21_reading import CORPUS, _read
 
 # --- class 1: a table's first GPU row cut after its Disp.A cell (the bus id shown whole, the ECC cell not) ---
@@ -115,3 +116,43 @@ def test_a_log_with_both_vendors_lines_is_read_and_cut_before_nvidias_is_refused
     assert import_texts([("journal.txt", text)]).software.driver_version == "570.133.07"
     before = text[: text.index("nvidia-nvlink")]  # the same journal cut before its first NVIDIA line
     assert _FOREIGN_LOG.format("AMD", "amdgpu") in _refusal("journal.txt", before[: before.rindex("\n") + 1])
+
+
+# --- class 3: libibverbs' example programs (ibv_rc_pingpong ...): a failed exchange read with its status ---
+
+
+def test_rc_pingpong_retry_exceeded_is_a_failed_run_with_its_status():
+    # https://github.com/linux-rdma/opensm/issues/38: local LID 0x0013, remote LID 0x0001, 'Failed status transport
+    # retry counter exceeded (12) for wr_id 2', 'parse WC failed 1'
+    rig = _read(
+        CORPUS
+        / "s30-rdma-logs"
+        / "ibv-rc-pingpong-transport-retry-counter-exceeded-12-parse-wc-failed-ndr-opensm_rixon.txt"
+    )
+    (m,) = rig.measurements
+    assert (m.kind, m.status, m.value_gbps) == ("rdma_pingpong", "failed", None)
+    assert "status 12 (transport retry counter exceeded), wr_id 2" in (m.error or "")
+    assert "parse WC failed 1" in (m.error or "")
+    assert any("local LID 0x0013, remote LID 0x0001" in p for p in rig.problems)
+    found = [(f.code, f.severity) for f in evaluate(rig) if f.severity in ("warn", "fail")]
+    assert found == [("GA606", "warn")]
+
+
+# https://github.com/SoftRoCE/rxe-dev/issues/51: both ends of 'ibv_rc_pingpong -g 1 -d rxe0 -i 1' over SoftRoCE print
+# their addresses, then nothing (the exchange hangs)
+_RXE = """\
+mcfatealan@mcfatealan-desktop:~/librxe-dev$ ibv_rc_pingpong -g 1 -d rxe0 -i 1
+  local address:  LID 0x0000, QPN 0x000012, PSN 0x5e5383, GID ::ffff:192.168.10.19
+  remote address: LID 0x0000, QPN 0x000013, PSN 0x4c0dd8, GID ::ffff:192.168.10.19
+"""
+
+
+def test_another_rc_pingpong_that_shows_no_result_is_read_with_nothing_measured():
+    rig = import_texts([("pingpong.txt", _RXE)])
+    assert rig.measurements == []
+    assert any("local LID 0x0000, remote LID 0x0000" in p for p in rig.problems)
+    assert any("no result or error shown" in p for p in rig.problems)
+    # the same run ending in rc_pingpong's completion error (parse_single_wc's form, rdma-core rc_pingpong.c)
+    failed = _RXE + "Failed status transport retry counter exceeded (12) for wr_id 2\nparse WC failed 1\n"
+    (m,) = import_texts([("pingpong.txt", failed)]).measurements
+    assert m.status == "failed" and "status 12" in (m.error or "")

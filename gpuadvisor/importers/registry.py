@@ -53,6 +53,7 @@ from gpuadvisor.importers import (
     ibcounters,
     ibdev2netdev,
     iblinkinfo,
+    ibv_pingpong,
     incus_gpu,
     ip_link,
     k8s,
@@ -495,6 +496,10 @@ FORMATS: tuple[Format, ...] = (
            "ABI`), `No IB devices found`, ibv_devices' `device  node GUID` over its dashes, or a prompt's `ls "
            "/dev/infiniband`",
            verbs_devices.starts, reads(verbs_devices.parse), _add, 31, finish=verbs_devices.finish),
+    _beyond("ibv-pingpong", ibv_pingpong.WHAT,
+            "`  local address:  LID 0x0013, QPN 0x000063, PSN 0x566748, GID ::` (then the remote's), or `Failed status "
+            "transport retry counter exceeded (12) for wr_id 2`", ibv_pingpong.starts, ibv_pingpong.parse, 31,
+            family="libibverbs"),
     _beyond("ucx-log", verbs_qp.UCX_WHAT,
             "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
             "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",

@@ -190,6 +190,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "verbs": (
         _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),
     ),
+    "ibv-pingpong": (_SPACE + r"(?:local address:|Failed status )",),
     "ucx-log": ("ib_mlx5_log.c:",),
     "lshca": (_SPACE + r"PCI_addr\s*\|",),
     "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
