@@ -156,3 +156,40 @@ def test_another_rc_pingpong_that_shows_no_result_is_read_with_nothing_measured(
     failed = _RXE + "Failed status transport retry counter exceeded (12) for wr_id 2\nparse WC failed 1\n"
     (m,) = import_texts([("pingpong.txt", failed)]).measurements
     assert m.status == "failed" and "status 12" in (m.error or "")
+
+
+# --- class 5: collect_env's "Versions of relevant libraries" part pasted without the report above it ---
+
+
+def test_a_collect_env_tail_of_pip3_rows_is_read_and_shows_no_gpu_fact():
+    # https://github.com/PaddlePaddle/FastDeploy/pull/4044: the CPU 'Flags:' line, the banner 'Versions of relevant
+    # libraries', '[pip3] nvidia-cublas-cu11==11.11.3.6', ... cut in '[pip3] nvidia-cuda-runti': no torch or NCCL row
+    rig = _read(
+        CORPUS
+        / "s30-collect-env"
+        / "fastdeploy-collect-env-tail-cpu-flags-pip-nvidia-wheels-cu11-cu12-no-gpu-section-cut_qwes5s5.txt"
+    )
+    assert rig.gpus == []
+    sw = rig.software
+    assert (sw.driver_version, sw.torch_version, sw.nccl_version) == (None, None, None)
+
+
+# https://github.com/vllm-project/vllm/pull/4211: vLLM's collect_env example, its libraries part
+_VLLM_LIBS = """\
+Versions of relevant libraries:
+[pip3] mypy==0.991
+[pip3] mypy-extensions==1.0.0
+[pip3] numpy==1.26.4
+[pip3] nvidia-nccl-cu12==2.19.3
+[pip3] torch==2.2.1
+[pip3] triton==2.2.0
+[pip3] vllm-nccl==0.1
+[pip3] vllm-nccl-cu11==2.18.1.0.3.0
+[pip3] vllm-nccl-cu12==2.18.1.0.3.0
+"""
+
+
+def test_another_libraries_part_gives_torch_and_the_nccl_wheel():
+    sw = import_texts([("env.txt", _VLLM_LIBS)]).software
+    assert (sw.torch_version, sw.nccl_version) == ("2.2.1", "2.19.3")
+    assert sw.torch_cuda_version is None  # a torch version without a +cu tag names no CUDA build

@@ -112,7 +112,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "jax-env": (r"jax:\s",),
     "cupy-config": (_SPACE + "(?:" + _words(*cupy_config.KEYS) + r")\s*:",),
-    "pip-list": (_LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",),
+    "pip-list": (
+        _LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",
+        _SPACE + r"(?:Versions of relevant libraries|\[(?:pip3?|conda)\])",  # collect_env's part
+    ),
     "nvitop": ("NVITOP ",),
     "gpustat": (r"^\s*\S+\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", r"^\s*\[\d"),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
