@@ -193,3 +193,54 @@ def test_another_libraries_part_gives_torch_and_the_nccl_wheel():
     sw = import_texts([("env.txt", _VLLM_LIBS)]).software
     assert (sw.torch_version, sw.nccl_version) == ("2.2.1", "2.19.3")
     assert sw.torch_cuda_version is None  # a torch version without a +cu tag names no CUDA build
+
+
+# --- class 4: club-3090's markdown rig report (scripts/report.sh): its GPU hardware lines ---
+
+
+def test_club3090_report_reads_each_gpu_and_its_cap_below_default():
+    # https://github.com/noonghunna/club-3090/issues/105: '- **GPU 0:** NVIDIA GeForce RTX 3090 | 24576 MiB | driver
+    # 590.48.01 | ... | persistence=Enabled', 'limit=275.00 W (default=420.00 W, max=500.00 W)', 'x16 lanes negotiated
+    # (GPU max x16, Gen up to 4) | bus 00000000:81:00.0'; GPU 1 at 82:00.0 (default 350 W); GPU 2 cut in its name
+    rig = _read(CORPUS / "s30-smi" / "club3090-report-md-3x-rtx3090-275w-capped-below-default-cut-in-gpu2_3dluvr.txt")
+    assert rig.software.driver_version == "590.48.01"
+    assert [(g.index, g.name, g.bus_id, g.power_limit_w, g.power_default_limit_w) for g in rig.gpus] == [
+        (0, "NVIDIA GeForce RTX 3090", "0000:81:00.0", 275.0, 420.0),
+        (1, "NVIDIA GeForce RTX 3090", "0000:82:00.0", 275.0, 350.0),
+        (2, None, None, None, None),
+    ]
+    assert rig.gpus[0].memory_total_bytes == 24576 * 2**20 and rig.gpus[0].pcie.current_width == 16
+    capped = sorted(f.subject or "" for f in evaluate(rig) if f.code == "GA312" and f.severity == "warn")
+    assert capped == ["GPU 0 0000:81:00.0", "GPU 1 0000:82:00.0"]
+
+
+# https://github.com/noonghunna/club-3090/issues/642 (2x RTX 3090 over KVM passthrough at 290 W): its GPU hardware
+# part, cut after GPU 1's first line
+_KVM = """\
+## GPU hardware
+
+- **GPU 0:** NVIDIA GeForce RTX 3090 | 24576 MiB | driver 595.71.05 | VBIOS 94.02.42.00.02 | persistence=Enabled
+  - **Power:** limit=290.00 W (default=350.00 W, max=350.00 W) | current_draw=10.61 W ⚠ user-capped below default
+  - **PCIe:** x8 lanes negotiated (GPU max x16, Gen up to 4) | bus 00000000:01:00.0 ⚠ slot is narrower than GPU \
+capability — affects load + all-reduce bandwidth
+- **GPU 1:** NVIDIA GeForce RTX 3090 | 24576 MiB | driver 595.71.05 | VBIOS 94.02.42.00.02 | persistence=Enabled
+"""
+
+
+def test_another_rig_report_with_a_narrow_slot():
+    rig = import_texts([("report.md", _KVM)])
+    assert rig.software.driver_version == "595.71.05"
+    g0, g1 = rig.gpus
+    assert (g0.bus_id, g0.power_limit_w, g0.power_default_limit_w, g0.persistence_mode) == (
+        "0000:01:00.0",
+        290.0,
+        350.0,
+        True,
+    )
+    assert (g0.pcie.current_width, g0.pcie.max_width) == (8, 16)
+    assert (g1.name, g1.memory_total_bytes, g1.power_limit_w, g1.bus_id) == (
+        "NVIDIA GeForce RTX 3090",
+        24576 * 2**20,
+        None,
+        None,
+    )

@@ -24,6 +24,7 @@ from gpuadvisor.importers import (
     beyond,
     beyond_tools,
     blockdev,
+    club3090,
     collect_env,
     container_errors,
     cuda_memtest,
@@ -319,6 +320,9 @@ FORMATS: tuple[Format, ...] = (
     Format("incus-gpu", incus_gpu.WHAT, GPU, "incus", "info --resources",
            "`GPU:` or `GPUs:` over a card's `NUMA node:` (or `Card 0:`), `Vendor: NVIDIA Corporation (10de)` and "
            "`PCI address:` (Incus or LXD)", incus_gpu.starts, reads(incus_gpu.parse_incus_gpu), _add, 9),
+    Format("club3090", club3090.WHAT, GPU, "club-3090", "report.sh",
+           "`# club-3090 rig report`, or a `- **GPU 0:** NVIDIA GeForce RTX 3090 | 24576 MiB | driver 590.48.01 | ...` "
+           "line (its GPU hardware part)", club3090.starts, reads(club3090.parse), _add, 9),
     Format("akash-gpu", akash_gpu.WHAT, GPU, "Akash provider-services", "tools psutil list gpu",
            '`{` over `"cards": [` or (through jq) `"vendor": {"id": "10de", "name": "NVIDIA Corporation"}` and its '
            '`"product"`', akash_gpu.starts, reads(akash_gpu.parse_akash_gpu), _add, 9),

@@ -89,6 +89,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-info": (r"Model:",),
     "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
     "incus-gpu": (r"^\s*GPUs?:",),
+    "club3090": ("club-3090 rig report", " MiB | driver "),
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
     "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
     "dcgmi-profile": ("Group.Subgroup",),
