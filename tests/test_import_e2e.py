@@ -297,7 +297,7 @@ def test_cli_unrecognised_file(tmp_path: Path) -> None:
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, dcgmproftester, DCGM, "
         "/proc/driver/nvidia/gpus/*/information, /proc/driver/nvidia/gpus/*/power, "
-        "nvidia-container-cli (info), incus (info --resources), "
+        "nvidia-container-cli (info), incus (info --resources), club-3090 (report.sh), "
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, or ComfyUI), nvitop, gpustat, "
         "Folding@home (FAHClient --lspci), /proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "

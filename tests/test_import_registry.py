@@ -43,7 +43,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "DIGITS (device_query.py), cuda_memtest, GPGPU course libgpu, "
         "nvbandwidth, dcgmproftester, "
         "DCGM, /proc/driver/nvidia/gpus/*/information, /proc/driver/nvidia/gpus/*/power, "
-        "nvidia-container-cli (info), incus (info --resources), "
+        "nvidia-container-cli (info), incus (info --resources), club-3090 (report.sh), "
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, or ComfyUI), nvitop, gpustat, "

@@ -36,6 +36,10 @@ _LONGEST = 400
 _ROW = re.compile(r"^([A-Za-z0-9][\w.-]*)(?:==|\s+)(\d[\w.+!-]*)(?:\s+(\S+))?(?:\s+(\S+))?\s*$")
 _HEADER = re.compile(r"^Package\s+Version(?:\s+Editable project location)?\s*$")
 _CONDA_HEAD = re.compile(r"^# packages in environment at \S.*:\s*$")
+# collect_env's "Versions of relevant libraries" part: its title (a banner between rules in FastDeploy's and vLLM's
+# copies), then the same rows tagged "[pip3] torch==2.3.0" or "[conda] pytorch  2.1.0  py3.10_cuda12.1_0  pytorch"
+_LIBRARIES = re.compile(r"^Versions of relevant libraries:?$")
+_TAG = re.compile(r"^\[(?:pip3?|conda)\]\s+")
 _NCCL = re.compile(r"^nvidia-nccl-cu(\d+)$")
 _TORCH = ("torch", "pytorch")
 _READ = re.compile(r"^(?:torch|pytorch|pytorch-cuda|nvidia-nccl-cu\d+)$")
@@ -46,6 +50,7 @@ VERSION = re.compile(r"^\d+(?:\.\d+){1,3}")
 def _name(s: str) -> str | None:
     """The package a row names (``-`` for ``_``), if it is one this reads: pip and conda print torch's and NVIDIA's
     wheels' names in lower case (``PyTorch  1.13.1`` is another report's row, detectron2's)."""
+    s = _TAG.sub("", s)
     m = _ROW.match(s) if len(s) < _LONGEST else None
     if m is None or (m.group(3) or "").startswith("@"):  # detectron2's "PyTorch  1.13.1+cu116 @/usr/..." row
         return None
@@ -58,6 +63,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Package  Version`` over a dashed ruler, conda's ``# packages in environment at ...:``, or a row of torch,
     pytorch, pytorch-cuda or nvidia-nccl-cu12 (``torch  2.3.0+cu121``, ``torch==2.3.0``)."""
     s = lines[i].strip()
+    if _LIBRARIES.match(s) or _TAG.match(s):  # collect_env's part, read here when pasted without the report above it
+        return (current is None or current.kind == "_after") and (_LIBRARIES.match(s) or _name(s)) is not None
     if _HEADER.match(s):
         return i + 1 < len(lines) and lines[i + 1].strip().startswith("---")
     if _CONDA_HEAD.match(s):
@@ -75,10 +82,10 @@ def parse_pip_list(text: str, source: str = "<text>", first_line: int = 1) -> Ri
         s = line.strip()
         name = _name(s)
         if name is None:
-            seen = seen or bool(_HEADER.match(s) or _CONDA_HEAD.match(s))
+            seen = seen or bool(_HEADER.match(s) or _CONDA_HEAD.match(s) or _LIBRARIES.match(s))
             continue
         seen = True
-        m = _ROW.match(s)
+        m = _ROW.match(_TAG.sub("", s))
         assert m is not None
         version, build, where = m.group(2), m.group(3) or "", f"{source}:{first_line + k}"
         if k == cut:

@@ -21,6 +21,7 @@ from gpuadvisor.importers import (
     beyond,
     beyond_tools,
     blockdev,
+    club3090,
     collect_env,
     comfyui,
     container_errors,
@@ -54,6 +55,7 @@ from gpuadvisor.importers import (
     ibcounters,
     ibdev2netdev,
     iblinkinfo,
+    ibv_pingpong,
     incus_gpu,
     ip_link,
     k8s,
@@ -281,6 +283,9 @@ FORMATS: tuple[Format, ...] = (
     Format("incus-gpu", incus_gpu.WHAT, GPU, "incus", "info --resources",
            "`GPU:` or `GPUs:` over a card's `NUMA node:` (or `Card 0:`), `Vendor: NVIDIA Corporation (10de)` and "
            "`PCI address:` (Incus or LXD)", incus_gpu.starts, reads(incus_gpu.parse_incus_gpu), _add, 9),
+    Format("club3090", club3090.WHAT, GPU, "club-3090", "report.sh",
+           "`# club-3090 rig report`, or a `- **GPU 0:** NVIDIA GeForce RTX 3090 | 24576 MiB | driver 590.48.01 | ...` "
+           "line (its GPU hardware part)", club3090.starts, reads(club3090.parse), _add, 9),
     Format("akash-gpu", akash_gpu.WHAT, GPU, "Akash provider-services", "tools psutil list gpu",
            '`{` over `"cards": [` or (through jq) `"vendor": {"id": "10de", "name": "NVIDIA Corporation"}` and its '
            '`"product"`', akash_gpu.starts, reads(akash_gpu.parse_akash_gpu), _add, 9),
@@ -468,6 +473,10 @@ FORMATS: tuple[Format, ...] = (
            verbs_devices.starts, reads(verbs_devices.parse), _add, 31, finish=verbs_devices.finish),
     _beyond(gpu_mr.KIND, "ibv_reg_mr failed: Bad address (GPU memory)", "`ibv_reg_mr failed (errno 14) (Ib failure: "
             "Bad address)`, under its debug lines", gpu_mr.starts, gpu_mr.parse, 27, family="libibverbs"),
+    _beyond("ibv-pingpong", ibv_pingpong.WHAT,
+            "`  local address:  LID 0x0013, QPN 0x000063, PSN 0x566748, GID ::` (then the remote's), or `Failed status "
+            "transport retry counter exceeded (12) for wr_id 2`", ibv_pingpong.starts, ibv_pingpong.parse, 31,
+            family="libibverbs"),
     _beyond("ucx-log", verbs_qp.UCX_WHAT,
             "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
             "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",

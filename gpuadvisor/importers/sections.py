@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gpuadvisor.importers.foreign_log import other_vendor_log
 from gpuadvisor.importers.fragments import LSPCI_BUS_ID
 from gpuadvisor.importers.registry import BY_KIND, FORMATS
 from gpuadvisor.importers.section import Section, clean_lines
@@ -124,14 +125,15 @@ def other_vendor_gpu(text: str, lspci_only: bool = False) -> str | None:
 
 
 def not_nvidia(text: str) -> str | None:
-    """Why a text that holds no NVIDIA output is refused, when it holds another vendor's (rocm-smi, amd-smi)."""
+    """Why a text that holds no NVIDIA output is refused, when it holds another vendor's (rocm-smi, amd-smi, its
+    driver's kernel log)."""
     for pattern, tool in _FOREIGN:
         if pattern.search(text[: 2**20]):
             return (
                 f"{tool} output (an AMD GPU tool): gpuadvisor reads NVIDIA GPUs' outputs only (nvidia-smi, lspci, "
                 "nccl-tests)"
             )
-    return None
+    return other_vendor_log(text[: 2**20])  # amdgpu's kernel log, AMD's GPU's
 
 
 def unread(text: str, sections: list[Section] | None = None, said: set[int] | None = None) -> list[tuple[str, str]]:

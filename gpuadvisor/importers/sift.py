@@ -89,6 +89,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-info": (r"Model:",),
     "nvc-info": (r"NVRM version:", "listing device /dev/nvidia"),
     "incus-gpu": (r"^\s*GPUs?:",),
+    "club3090": ("club-3090 rig report", " MiB | driver "),
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
     "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
     "dcgmi-profile": ("Group.Subgroup",),
@@ -112,7 +113,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "jax-env": (r"jax:\s",),
     "cupy-config": (_SPACE + "(?:" + _words(*cupy_config.KEYS) + r")\s*:",),
-    "pip-list": (_LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",),
+    "pip-list": (
+        _LOWER + r"^\s*(?:torch|pytorch|nvidia.nccl|package\s|# packages in)",
+        _SPACE + r"(?:Versions of relevant libraries|\[(?:pip3?|conda)\])",  # collect_env's part
+    ),
     "nvitop": ("NVITOP ",),
     "gpustat": (r"^\s*\S+\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ", r"^\s*\[\d"),
     "cuda-bw": (_words("CUDA Bandwidth Test", "Running on...", "Device 0: "),),
@@ -196,6 +200,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _words("libibverbs: ", "No IB devices found", "Failed to get IB devices list", "node GUID", "/infiniband"),
         _words("Did not detect devices"),
     ),
+    "ibv-pingpong": (_SPACE + r"(?:local address:|Failed status )",),
     "ucx-log": ("ib_mlx5_log.c:",),
     "lshca": (_SPACE + r"PCI_addr\s*\|",),
     "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),

@@ -187,6 +187,8 @@ def _started_row(cells: list[str], first_cell_whole: bool, lineno: int) -> Gpu |
     name = m1.group(2).strip() if m1 else ""
     if name and not name.endswith("..."):
         gpu.name = name
+    if m1:  # the persistence cell was closed by its "|"
+        gpu.persistence_mode = {"On": True, "Off": False}.get(m1.group(3))
     _brand(gpu, name or cells[0][m.end() - 1 :])
     why = f"{facts.ELIDED} (line {lineno} is cut mid-line)"
     for f in ("name", "bus_id", "persistence_mode", "ecc_errors_uncorrected_volatile", *_TABLE_FIELDS):
@@ -196,8 +198,9 @@ def _started_row(cells: list[str], first_cell_whole: bool, lineno: int) -> Gpu |
 
 
 def _cut_after_bus(gpu: Gpu, cell: str) -> None:
-    """A first row cut after its whole bus-id cell (``| 00000000:05:00.0 Off |``): the bus id (and the display
-    state) are shown; only the ECC cell after it is not."""
+    """A first row cut after its whole bus-id cell (``| 00000000:05:00.0 Off |``), or inside that cell after the
+    bus id (``| 0000:01:00.0      On`` then the cut: the display state follows it): the bus id is shown; only
+    what the cut hides (the ECC cell, the rows below) is not."""
     bus = v.normalize_bus_id((cell.split() or [""])[0])
     if bus is not None:
         gpu.bus_id = bus
@@ -309,8 +312,8 @@ def parse_smi_summary(text: str, source: str = "<text>", first_line: int = 1, co
         cells = [c for c in s.strip("|").split("|")]
         if len(cells) < 3 and k == last_shown and (gpu is None or row >= 3):
             started = _started_row(cells, s.count("|") >= 2, lineno)  # the paste ends inside a GPU's first row
-            if started is not None and len(cells) == 2 and s.count("|") >= 3:  # its bus id cell was closed
-                _cut_after_bus(started, cells[1])
+            if started is not None and len(cells) == 2 and (s.count("|") >= 3 or len(cells[1].split()) >= 2):
+                _cut_after_bus(started, cells[1])  # its bus id cell was closed, or text follows the bus id
             if started is not None:
                 rig.origins[f"gpus[{len(rig.gpus)}]"] = f"{source}:{lineno}"
                 rig.gpus.append(started)
