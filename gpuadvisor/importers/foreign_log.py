@@ -1,4 +1,6 @@
-"""Another vendor's GPU driver in a kernel log: AMD's amdgpu and radeon, Intel's i915 and xe.
+"""Another vendor's GPU driver in a kernel log: AMD's amdgpu and radeon, Intel's i915 and xe, and the DRM drivers of
+embedded and other GPUs: Broadcom's v3d and vc4 (Raspberry Pi), Vivante's etnaviv, Arm Mali's panfrost and lima,
+Imagination's powervr, Apple's asahi, Moore Threads' mtgpu, and Arm's own Mali driver (kbase, ``mali``).
 
 The kernel prints a driver's messages as ``amdgpu 0000:28:00.0: amdgpu: GPU reset begin!`` (dev_printk: the driver,
 then the device), ``amdgpu: Failed to map bo to gpuvm`` (pr_fmt: the module's name) or ``[drm:mes_v11_0_submit_pkt
@@ -11,12 +13,15 @@ from __future__ import annotations
 
 import re
 
-_VENDOR = {"amdgpu": "AMD", "radeon": "AMD", "i915": "Intel", "xe": "Intel"}
-_DRIVER = r"amdgpu|radeon|i915|\bxe"
+_VENDOR = {"amdgpu": "AMD", "radeon": "AMD", "i915": "Intel", "xe": "Intel", "v3d": "Broadcom", "vc4": "Broadcom"}
+_VENDOR |= {"etnaviv": "Vivante", "panfrost": "Arm", "lima": "Arm", "mali": "Arm", "powervr": "Imagination"}
+_VENDOR |= {"asahi": "Apple", "mtgpu": "Moore Threads"}
+_DRIVER = r"amdgpu|radeon|i915|\bxe|\bv3d|\bvc4|etnaviv|panfrost|\blima|\bmali|powervr|\basahi|mtgpu"
 _LINE = re.compile(
-    rf"\b(?:{_DRIVER}) [0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7]: "  # dev_printk
+    rf"\b(?:{_DRIVER}) [0-9a-fA-F]{{4}}:[0-9a-fA-F]{{2}}:[0-9a-fA-F]{{2}}\.[0-7]: "  # dev_printk of a PCI device
+    r"|\b(?:v3d|vc4|etnaviv|panfrost|lima|mali|powervr|asahi) [0-9a-f]{4,16}\.[\w-]+: "  # a platform device's
     rf"|\[drm:(?:(?:amdgpu|radeon|i915)_\w*|\S+ \[(?:{_DRIVER})\])\]"  # [drm:func [amdgpu]], older [drm:i915_reset]
-    r"|(?:^|\]\s|kernel:\s)(?:drm/)?(?:amdgpu|radeon|i915): ",  # pr_fmt, after a timestamp or journal prefix
+    r"|(?:^|\]\s|kernel:\s)(?:drm/)?(?:amdgpu|radeon|i915|MTGPU): ",  # pr_fmt, after a timestamp or journal prefix
     re.M,
 )
 _NVIDIA_DRIVER = re.compile(r"nvidia|\bNVRM\b|\bnouveau\b", re.IGNORECASE)
@@ -27,7 +32,7 @@ def other_vendor_log(text: str) -> str | None:
     m = _LINE.search(text)
     if m is None or _NVIDIA_DRIVER.search(text):
         return None
-    driver = re.findall(_DRIVER, m.group(0))[-1]
+    driver = re.findall(_DRIVER, m.group(0).lower())[-1]
     return (
         f"a kernel log of {_VENDOR[driver]}'s GPU driver ({driver}) with no NVIDIA line: gpuadvisor reads NVIDIA GPUs' "
         "outputs only (nvidia-smi, lspci, nccl-tests, the NVIDIA driver's kernel log)"
