@@ -161,7 +161,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         '"caller":"fabric-manager/',
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY"),),
-    "cuda-ecc": ("ECC",),
+    "cuda-ecc": ("ECC", "NVL[Ii][Nn][Kk]"),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
     "fio-json": (_SPACE + r"\{",),
@@ -205,7 +205,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "proc-power": ("Runtime D3 status:",),
     "dcgm-proftester": (_words("since DCGM validation is disabled", ", dcgm ", "from RunTests()"),),
     "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
-    "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost")),
+    "xid-relay": (
+        "[Xx][Ii][Dd]",
+        _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost"),
+        r"NVML\b.*\b(?:error|return)(?: code)?\s*[:=]?\s*15\b",
+    ),
 }
 
 
