@@ -107,3 +107,50 @@ def test_a_healthy_nvsentinel_event_carries_no_xid() -> None:
     # the syslog monitor's event clearing an Xid after a GPU reset (isHealthy true, "No Health Failures")
     scan = _scan("s21-logs/kubectl-logs-nvsentinel-syslog-health-monitor-gpu-reset-ack-*.txt")
     assert _xids(scan) == [] and not [f for f in scan["findings"] if f["severity"] in ("warn", "fail")]
+
+
+# --- a bus error in NCCL's own thread: its /dev/shm segment the container's tmpfs could not back (GA812) ----------
+
+# https://github.com/msr-fiddle/pipedream/issues/76 (a run in Docker; the thread's answer: docker's default 64 MB of
+# shared memory, fixed by --shm-size): UCX's signal line and backtrace through NCCL, as posted
+PIPEDREAM_76 = """\
+[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)
+==== backtrace (tid:   3095) ====
+ 0 0x0000000000043090 killpg()  ???:0
+ 1 0x000000000018bb41 __nss_database_lookup()  ???:0
+ 2 0x000000000007587d ncclGroupEnd()  ???:0
+ 3 0x000000000007b0ef ncclGroupEnd()  ???:0
+ 4 0x0000000000059e97 ncclGetUniqueId()  ???:0
+ 5 0x00000000000489b1 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0
+ 6 0x000000000004a655 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0
+ 7 0x0000000000063dcc ncclRedOpDestroy()  ???:0
+ 8 0x0000000000008609 start_thread()  ???:0
+ 9 0x000000000011f133 clone()  ???:0
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+"""
+
+
+def test_a_bus_error_in_nccls_thread_is_its_dev_shm_not_a_gpu(tmp_path: Path) -> None:
+    for scan in (_scan("s32-logs/deepspeed-8gpu-nccl-sigbus-*.txt"), import_paste(tmp_path, PIPEDREAM_76)):
+        (shm,) = [f for f in scan["findings"] if f["code"] == "GA812"]
+        assert shm["severity"] == "warn" and "Bus error: nonexistent physical address" in shm["message"]
+        assert "--shm-size" in shm["fix"] and scan["gpus"] == [] and scan["kernel"]["events"] == []
+        assert not [f for f in scan["findings"] if f["severity"] == "fail"]
+
+
+# --- ffmpeg's NVDEC errors (its "[hevc @ 0x...] ...cuvid...() failed -> CUDA_ERROR_...") are a log, not a fault ----
+
+# https://github.com/RomanArzumanyan/VALI/issues/122 (VALI's decoder over ffmpeg's h264_cuvid; the thread finds the
+# caller's surface format wrong: an application error), its two lines as posted
+VALI_122 = (
+    "[h264_cuvid @ 0x558a8aac76c0] ctx->cvdl->cuvidParseVideoData(ctx->cuparser, &cupkt) failed -> "
+    "CUDA_ERROR_UNKNOWN: unknown error\n"
+    "Error while sending a packet to the decoder. Error description: Generic error in an external library\n"
+)
+
+
+def test_ffmpeg_nvdec_errors_are_read_as_a_log_with_no_gpu_fault(tmp_path: Path) -> None:
+    for scan in (_scan("s32-logs/ffmpeg-hevc-nvdec-*.txt"), import_paste(tmp_path, VALI_122)):
+        assert [f["severity"] for f in scan["findings"] if f["code"] == "GA828"] == ["info"]
+        assert not [f for f in scan["findings"] if f["severity"] in ("warn", "fail")]
+        assert scan["gpus"] == []
