@@ -34,6 +34,9 @@ Uptime: 44 mins 34 secs | Algo: kawpow | T-Rex v0.25.9
 # https://github.com/trexminer/T-Rex/issues/321 (T-Rex v0.19.11, a GTX 1080 and an RTX 3060; "this warn is not
 # fatal, my mining continues", gone after an update): NVML's 999 is NVML_ERROR_UNKNOWN, no sign of a lost GPU
 TREX_321 = "WARN: NVML: can't get GPU #1, error code 999\n"
+# https://github.com/LSSI-ETH/plmfit/issues/40 (a multi-GPU job on TITAN RTX under Slurm; "NVML Failed, GPU is
+# lost"): slurmstepd's line, the code in brackets and nvmlErrorString's text; no GPU number on it
+SLURM_PLMFIT_40 = "slurmstepd: error: NVML: Failed to get usage(15): GPU is lost\n"
 
 
 def _lost(scan: dict) -> list[dict]:
@@ -49,6 +52,11 @@ def test_nvml_error_code_15_is_the_gpu_the_line_numbers_lost(tmp_path: Path) -> 
         (lost,) = _lost(scan)
         assert lost["gpus"] == [0] and lost["expected"]["action"] == "reboot"
         assert scan["gpus"] == []
+
+
+def test_nvml_code_15_in_brackets_and_words_is_a_lost_gpu_of_no_number(tmp_path: Path) -> None:
+    (lost,) = _lost(import_paste(tmp_path, SLURM_PLMFIT_40))
+    assert lost["gpus"] == [] and lost["expected"]["action"] == "reboot"
 
 
 def test_other_nvml_codes_are_not_a_lost_gpu(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ Forms read (each from the tool's own source):
   lost`` (or ``NVMLError: GPU is lost``): a GPU is lost, which one the line does not say.
 - The same return code by its number, as a program that calls NVML prints it (nvml.h: NVML_ERROR_GPU_IS_LOST = 15;
   T-Rex: ``WARN: NVML: can't get fan speed for GPU #0, error code 15``): the GPU the line numbers (the program's
-  own index) is lost. No other NVML code is read here (999, NVML_ERROR_UNKNOWN, says nothing of the GPU).
-
+  own index) is lost; Slurm's ``NVML: Failed to get usage(15): GPU is lost`` too. No other NVML code is read
+  here (999, NVML_ERROR_UNKNOWN, says nothing of the GPU).
 - NVSentinel's health event (a JSON object its modules log, escaped or not: ``"entitiesImpacted":[{"entityType":
   "PCI","entityValue":"0001:00:00"},{"entityType":"GPU_UUID",...}]``): the syslog monitor's ``"checkName":
   "SysLogsXIDError"`` with the Xid in ``"errorCode":["13"]``, or a DCGM message carrying it (dcgm_errors.h:
@@ -67,7 +67,11 @@ _LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, 
 # pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
 _PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
 # NVML's code 15 by number on a line that names NVML: "NVML: can't get power for GPU #0, error code 15"
-_CODE_LOST = re.compile(r"\bNVML\b[^\n]{0,120}?\b(?:error|return)(?: code)?\s*[:=]?\s*15\b(?![.\d])")
+# (or Slurm's "NVML: Failed to get usage(15): GPU is lost": the code in brackets, or its name or text after NVML)
+_CODE_LOST = re.compile(
+    r"\bNVML\b[^\n]{0,120}?(?:\b(?:error|return)(?: code)?\s*[:=]?\s*15\b(?![.\d])|\(15\)"
+    r"|\bGPU is lost\b|\bNVML_ERROR_GPU_IS_LOST\b)"
+)
 _PROGRAM_GPU = re.compile(r"\bGPU\s*#(?P<index>\d{1,3})\b")  # the program's own GPU number ("GPU #0")
 # NVSentinel's health event: its fields, JSON escaped inside JSON or not
 _Q = r'\\*"'
