@@ -369,6 +369,12 @@ def _events_rig(events: list[KernelEvent], lines: int, source: str, first: int) 
 # memory failed under the job
 CUDA_ECC = re.compile(r"uncorrectable ECC error encountered|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE")
 ECC_KIND = "cuda-ecc-uncorrectable"
+# CUDA's uncorrectable-NVLink error, as the application that hit it prints it: the message of
+# cudaErrorNvlinkUncorrectable (220; CUDA_ERROR_NVLINK_UNCORRECTABLE) "uncorrectable NVLink error detected during
+# the execution" (PyTorch's and TensorRT-LLM's "CUDA error: uncorrectable NVLink error ..."): an NVLink of the GPU
+# failed under the job (the kernel logs it as Xid 74)
+CUDA_NVLINK = re.compile(r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE")
+NVLINK_KIND = "cuda-nvlink-uncorrectable"
 # a device the line names: a PCI bus id ("0000:3b:00.0"); a CUDA ordinal is the job's, not the machine's
 _ECC_BUS = re.compile(r"\b[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\b")  # NVML's or lspci's
 
@@ -377,28 +383,35 @@ def starts_cuda_ecc(lines: list[str], i: int, current: Section | None) -> bool:
     """A line with CUDA's uncorrectable-ECC error, outside a kernel log, an NCCL log (its reader takes the error
     from the watchdog's line) and another such output."""
     return (
-        "ECC" in lines[i]
-        and bool(CUDA_ECC.search(lines[i]))
+        ("ECC" in lines[i] or "NVLink" in lines[i] or "NVLINK" in lines[i])
+        and bool(CUDA_ECC.search(lines[i]) or CUDA_NVLINK.search(lines[i]))
         and outside_log(current)
         and (current is None or current.kind not in (ECC_KIND, "nccl-debug"))
     )
 
 
-def cuda_ecc_events(lines: list[str], first: int) -> list[KernelEvent]:
-    """The first line with CUDA's uncorrectable-ECC error (and how many more the log repeats it in), as an event
-    judged with the GPU's memory (GA302); its device the bus id the line names, else unknown."""
-    seen = [(n, line.strip()) for n, line in enumerate(lines) if "ECC" in line and CUDA_ECC.search(line)]
+def _first_event(lines: list[str], first: int, pattern: re.Pattern[str], kind: str, code: int) -> list[KernelEvent]:
+    """The first line ``pattern`` finds (and how many more the log repeats it in) as one event of ``kind``; its device
+    the bus id the line names, else unknown."""
+    seen = [(n, line.strip()) for n, line in enumerate(lines) if pattern.search(line)]
     if not seen:
         return []
     n, said = seen[0]
     bus = _ECC_BUS.search(said)
     more = f" (and {len(seen) - 1} more line(s) with it)" if len(seen) > 1 else ""
     text = (said if len(said) <= 200 else said[:200] + "...") + more
-    return [KernelEvent(kind=ECC_KIND, code=214, bus_id=normalise_bus_id(bus.group(0)) if bus else None, text=text,
+    return [KernelEvent(kind=kind, code=code, bus_id=normalise_bus_id(bus.group(0)) if bus else None, text=text,
                         line=first + n)]  # fmt: skip
 
 
+def cuda_ecc_events(lines: list[str], first: int) -> list[KernelEvent]:
+    """The first line with CUDA's uncorrectable-ECC error, as an event judged with the GPU's memory (GA302)."""
+    return _first_event(lines, first, CUDA_ECC, ECC_KIND, 214)
+
+
 def parse_cuda_ecc(text: str, source: str, first: int) -> Rig:
-    """CUDA's uncorrectable-ECC error an application printed, as one event (GA302)."""
+    """CUDA's uncorrectable-ECC error an application printed, as one event (GA302), and its uncorrectable-NVLink
+    error, as one event judged with the GPU's lost or wedged signs (GA820)."""
     lines = text.splitlines()
-    return _events_rig(cuda_ecc_events(lines, first), len(lines), source, first)
+    events = cuda_ecc_events(lines, first) + _first_event(lines, first, CUDA_NVLINK, NVLINK_KIND, 220)
+    return _events_rig(events, len(lines), source, first)

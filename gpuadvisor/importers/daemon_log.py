@@ -22,6 +22,7 @@ from gpuadvisor.facts import KernelEvent, Rig
 from gpuadvisor.facts.beyond import SERVICE_LOG
 from gpuadvisor.importers import log_lines, memlock
 from gpuadvisor.importers.beyond import FM_WORDS, LOG_LINE, parse_kernel_log
+from gpuadvisor.importers.nccl_log import shm_full, sigbus_at
 from gpuadvisor.importers.section import Section
 from gpuadvisor.probes.kmsg_unjudged import reports_failure, unjudged
 
@@ -88,7 +89,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if _SLURMD_SIGN.match(lines[i]) or _SLURMD_LINE.match(lines[i]):
         return any(_SLURMD_SIGN.match(x) for x in lines[i : i + _WINDOW])
     known = any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE, _PCLUSTER, _ANSIBLE))
-    if not known and not log_lines.starts_log(lines, i) and not reports_failure(lines[i]):
+    if not known and not log_lines.starts_log(lines, i) and not reports_failure(lines[i]) and not sigbus_at(lines, i):
         return False
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])
 
@@ -108,6 +109,8 @@ def parse(text: str, source: str, first: int) -> Rig:
     judged = {e.line for e in events if e.line is not None} | memlock.add(rig, text, source, first)  # GA813's
     events += unjudged(text, first, judged)
     rig.kernel.events = events
+    if "Bus error" in text:  # a bus error in NCCL's thread: its /dev/shm segment (GA812)
+        rig.network.nccl_shm_full = shm_full(text.splitlines())
     if not _kernel_lines(text):  # the service's or program's own log: its events are its own lines
         rig.kernel.source = SERVICE_LOG
     return rig

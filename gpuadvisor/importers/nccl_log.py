@@ -173,13 +173,35 @@ _SHM_FULL = re.compile(
 )
 
 
+# A bus error in NCCL's own thread (UCX's handler: "Caught signal 7 (Bus error: nonexistent physical address)" over a
+# "==== backtrace" whose frames are NCCL's, "ncclGroupEnd()", "libnccl.so.2"): a page of NCCL's /dev/shm segment the
+# tmpfs could not back (NCCL sizes the file sparse; touching it past the tmpfs's room raises SIGBUS), the
+# container's 64 MB /dev/shm again (NCCL User Guide, Troubleshooting, Docker)
+_SIGBUS = re.compile(r"\bCaught signal 7 \(Bus error[^)\n]{0,60}\)")
+_NCCL_FRAME = re.compile(r"\b(?:nccl[A-Z]\w*\(\)|libnccl\.so)")
+_BACKTRACE = 16  # lines of a backtrace below its signal line
+
+
+def sigbus_at(lines: list[str], i: int) -> bool:
+    """Line ``i`` reports a bus error whose backtrace, below it, runs through NCCL."""
+    return (
+        "Bus error" in lines[i]
+        and bool(_SIGBUS.search(lines[i]))
+        and any(_NCCL_FRAME.search(x) for x in lines[i + 1 : i + _BACKTRACE])
+    )
+
+
 def shm_full(lines: list[str]) -> str | None:
     """NCCL's first report that /dev/shm had no room for its segment (a failure to extend a segment for another
-    reason, named on the line, is not this)."""
+    reason, named on the line, is not this), else the first bus error in NCCL's own thread."""
     for line in lines:
         if "NCCL WARN" not in line or (m := _SHM_FULL.search(line)) is None:
             continue
         if m.group(3) and "No space left" not in m.group(3):
             continue
         return line[m.start() + len("NCCL WARN ") :].strip()
+    for i, line in enumerate(lines):
+        if sigbus_at(lines, i) and (signal := _SIGBUS.search(line)):
+            frame = next(f.group(0) for x in lines[i + 1 : i + _BACKTRACE] if (f := _NCCL_FRAME.search(x)))
+            return f"{signal.group(0)} in NCCL (backtrace: {frame})"
     return None

@@ -167,7 +167,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         '"caller":"fabric-manager/',
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
-    "cuda-ecc": ("ECC",),
+    "cuda-ecc": ("ECC", "NVL[Ii][Nn][Kk]"),
     "gpu-mr-failed": ("ibv_reg_",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
@@ -215,7 +215,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
     "gpu-tools": ("NVIDIA GPU Tools version", r"^\s*\d{4}-\d\d-\d\d,\d\d:\d\d:\d\d\.\d{3} "),
     "comfyui": ("Total VRAM ", "Device: cuda:", r"\*\*(?:ComfyUI Version|Name):\*\*"),
-    "xid-relay": ("[Xx][Ii][Dd]", _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost", "Skipping ")),
+    "xid-relay": (
+        "[Xx][Ii][Dd]",
+        _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost", "Skipping "),
+        r"NVML\b.*\b(?:error|return)(?: code)?\s*[:=]?\s*15\b",
+    ),
 }
 
 

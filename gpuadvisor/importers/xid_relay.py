@@ -15,6 +15,15 @@ Forms read (each from the tool's own source):
 - The same return code raised in Python (pynvml, nvidia-ml-py: each NVML error a class named from its code,
   ``NVMLError_GpuIsLost``, its text nvmlErrorString's): a traceback ending ``pynvml.NVMLError_GpuIsLost: GPU is
   lost`` (or ``NVMLError: GPU is lost``): a GPU is lost, which one the line does not say.
+- The same return code by its number, as a program that calls NVML prints it (nvml.h: NVML_ERROR_GPU_IS_LOST = 15;
+  T-Rex: ``WARN: NVML: can't get fan speed for GPU #0, error code 15``): the GPU the line numbers (the program's
+  own index) is lost; Slurm's ``NVML: Failed to get usage(15): GPU is lost`` too. No other NVML code is read
+  here (999, NVML_ERROR_UNKNOWN, says nothing of the GPU).
+- NVSentinel's health event (a JSON object its modules log, escaped or not: ``"entitiesImpacted":[{"entityType":
+  "PCI","entityValue":"0001:00:00"},{"entityType":"GPU_UUID",...}]``): the syslog monitor's ``"checkName":
+  "SysLogsXIDError"`` with the Xid in ``"errorCode":["13"]``, or a DCGM message carrying it (dcgm_errors.h:
+  ``GPU had an uncontained error (XID 95)``, ``Detected XID %u for GPU %u``); a healthy event (``"isHealthy":true``)
+  reports none.
 
 Read: each Xid as a kernel event (the same facts, the same catalog and rule GA801 as a kernel log's line), its device
 the PCI bus id or the GPU UUID the line names (none named: the device is unknown); a lost GPU by its UUID, with every
@@ -57,6 +66,25 @@ DEVICE_PLUGIN = "NVIDIA device plugin"  # the HealthCheck's tool: rule GA827 jud
 _LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, in go-nvml's name or in words
 # pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
 _PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
+# NVML's code 15 by number on a line that names NVML: "NVML: can't get power for GPU #0, error code 15"
+# (or Slurm's "NVML: Failed to get usage(15): GPU is lost": the code in brackets, or its name or text after NVML)
+_CODE_LOST = re.compile(
+    r"\bNVML\b[^\n]{0,120}?(?:\b(?:error|return)(?: code)?\s*[:=]?\s*15\b(?![.\d])|\(15\)"
+    r"|\bGPU is lost\b|\bNVML_ERROR_GPU_IS_LOST\b)"
+)
+_PROGRAM_GPU = re.compile(r"\bGPU\s*#(?P<index>\d{1,3})\b")  # the program's own GPU number ("GPU #0")
+# NVSentinel's health event: its fields, JSON escaped inside JSON or not
+_Q = r'\\*"'
+_SENTINEL = re.compile(rf"{_Q}entitiesImpacted{_Q}\s*:")
+_SENTINEL_SPLIT = re.compile(rf"(?={_Q}agent{_Q}\s*:)")  # one event's fields from its agent to the next one's
+_SENTINEL_XID = re.compile(
+    rf"{_Q}checkName{_Q}\s*:\s*{_Q}SysLogsXIDError{_Q}.*?{_Q}errorCode{_Q}\s*:\s*\[\s*{_Q}(?P<code>\d{{1,5}}){_Q}"
+    r"|\(XID (?P<dcgm>\d{1,5})\)|\bDetected XID (?P<detected>\d{1,5}) for GPU\b"
+)
+_SENTINEL_HEALTHY = re.compile(rf"{_Q}isHealthy{_Q}\s*:\s*true\b")
+_ENTITY = rf"{_Q}entityType{_Q}\s*:\s*{_Q}{{}}{_Q}\s*,\s*{_Q}entityValue{_Q}\s*:\s*{_Q}"
+_SENTINEL_BUS = re.compile(_ENTITY.format("PCI") + rf"(?P<bus>{_BUS})")
+_SENTINEL_UUID = re.compile(_ENTITY.format("GPU_UUID") + rf"(?P<uuid>{_UUID})")
 _GPU_UUID = re.compile(rf"\bGPU-{UUID_BODY}\b")
 # the device plugin's health check passing an NVML event by (internal/rm/health.go, klog): one that is not a critical
 # Xid ("Skipping non-nvmlEventTypeXidCriticalError event: {Device:{Handle:0x...} EventType:2 EventData:0 ...}"), or a
@@ -91,7 +119,7 @@ def _skipped(line: str) -> re.Match[str] | None:
 
 def relays(line: str) -> bool:
     """The line relays an Xid or a GPU the relayer marked unhealthy (another log's line there is the relayer's)."""
-    return bool(_relayed(line) or _UNHEALTHY.search(line))
+    return bool(_relayed(line) or _UNHEALTHY.search(line) or _sentinel(line, 0))
 
 
 @outside("xid-relay")
@@ -101,7 +129,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     line = lines[i]
     if len(line) > _LONGEST or (not outside_log(current) and "NVRM" in line):
         return False
-    return bool(relays(line) or _lost(line) or _PY_LOST.search(line) or _skipped(line))
+    return bool(relays(line) or _lost(line) or _PY_LOST.search(line) or _CODE_LOST.search(line) or _skipped(line))
 
 
 def _lost(line: str) -> str | None:
@@ -129,6 +157,27 @@ def _event(line: str, lineno: int) -> tuple[KernelEvent, str | None] | None:
     return ev, uuid
 
 
+def _sentinel(line: str, lineno: int) -> list[tuple[KernelEvent, str | None]]:
+    """The Xid of each unhealthy NVSentinel health event on the line, and the GPU UUID it names, if any."""
+    if len(line) > _LONGEST or not _SENTINEL.search(line):
+        return []
+    found = []
+    for part in _SENTINEL_SPLIT.split(line):
+        m = _SENTINEL_XID.search(part)
+        if (
+            m is None
+            or _SENTINEL_HEALTHY.search(part)
+            or not int(code := m.group("code") or m.group("dcgm") or m.group("detected"))
+        ):
+            continue
+        bus, uuid = _SENTINEL_BUS.search(part), _SENTINEL_UUID.search(part)
+        said = m.group(0).replace("\\", "")
+        ev = KernelEvent(kind="xid", code=int(code), bus_id=normalise_bus_id(bus.group("bus")) if bus else None,
+                         text=f"NVSentinel health event: {said[:160]}", line=lineno)  # fmt: skip
+        found.append((ev, uuid.group("uuid") if uuid else None))
+    return found
+
+
 def _same(a: KernelEvent, b: KernelEvent) -> bool:
     """``b`` the relayer's second writing of ``a`` (its data under its message): same number, a device not in
     conflict, a few lines below."""
@@ -145,9 +194,7 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
     lines = clean_lines(text)
     for k, line in enumerate(lines):
         lineno = first_line + k
-        found = _event(line, lineno)
-        if found is not None:
-            ev, uuid = found
+        for ev, uuid in [found] if (found := _event(line, lineno)) else _sentinel(line, lineno):
             if events and _same(events[-1], ev):
                 events[-1].bus_id = events[-1].bus_id or ev.bus_id
                 if uuid:
@@ -158,6 +205,10 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
                 uuids[id(ev)] = uuid
         if gone := _lost(line):
             lost.setdefault(gone, (line.strip()[:200], lineno))
+        elif _CODE_LOST.search(line):
+            n = _PROGRAM_GPU.search(line)
+            index = int(n.group("index")) if n else None
+            events.append(KernelEvent(kind="gpu-is-lost", gpu_index=index, text=line.strip()[:200], line=lineno))
         elif _PY_LOST.search(line) and not any(e.kind == "gpu-is-lost" for e in events):
             events.append(KernelEvent(kind="gpu-is-lost", text=line.strip()[:200], line=lineno))  # which GPU: unsaid
     for ev in events:

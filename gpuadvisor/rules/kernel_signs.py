@@ -151,6 +151,17 @@ LOST_SIGNS["nvidia-unit-failed"] = (
     "fix-config",
     "info",
 )
+# CUDA's uncorrectable-NVLink error (cudaErrorNvlinkUncorrectable, 220) in an application's log: the same fault the
+# kernel logs as Xid 74 (the Xid catalog: an NVLink error, RESET_GPU), seen from the job
+LOST_SIGNS["cuda-nvlink-uncorrectable"] = (
+    "the job hit an uncorrectable NVLink error (CUDA error 220, the fault the kernel logs as Xid 74): a link of the "
+    "GPU failed under it",
+    "drain the node; find the GPU and link in the kernel log (Xid 74, SXid on NVSwitch systems) and by its counters "
+    "(nvidia-smi nvlink -e), reset the GPUs (nvidia-smi -r) or reboot, then run dcgmi diag -r 3; a link that fails "
+    "again: a support case (reseat or RMA)",
+    "reset",
+    "fail",
+)
 LOST_SIGNS["driver-install"] = ("the NVIDIA driver's own install is broken", INSTALL_FIX, "fix-config", "warn")
 CAUSE_SIGNS = (
     "gpu-bar-invalid",
