@@ -91,7 +91,8 @@ LOST_SIGNS = {
         "warn",
     ),
     "gpu-is-lost": (
-        "the driver says the GPU is lost from the bus (NV_ERR_GPU_IS_LOST, as Xid 79): it is gone for CUDA",
+        "the GPU is lost from the bus (the driver's NV_ERR_GPU_IS_LOST or NVML's GPU_IS_LOST, as Xid 79): it is gone "
+        "for CUDA",
         "drain the node and reboot it (cold); if the GPU is lost again, reseat it, check its power and slot, then an "
         "RMA",
         "reboot",
