@@ -65,9 +65,10 @@ _PLUGIN = re.compile(rf"\bXidCriticalError: Xid=(?P<code>\d{{1,5}})(?: on Device
 # the UUID as the plugin wrote it, or as the writer elided it ("GPU-455e672a-...", "GPU-XX-X-X-XX-XX")
 _UNHEALTHY = re.compile(r"\bdevice marked unhealthy: (?P<uuid>(?:GPU|MIG)-[\w.-]{1,60})")
 DEVICE_PLUGIN = "NVIDIA device plugin"  # the HealthCheck's tool: rule GA827 judges a device it marked unhealthy
-_LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, in go-nvml's name or in words
+_IS_LOST = error_codes.BY_NAME["nvml_error_gpu_is_lost"]  # NVML's return code 15, in error_codes' table
+_LOST = re.compile(rf"{_IS_LOST.names[1]}|\b{_IS_LOST.texts[0]}\b")  # in go-nvml's name or nvmlErrorString's words
 # pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
-_PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
+_PY_LOST = re.compile(rf"\bNVMLError(?:_GpuIsLost)?: {_IS_LOST.texts[0]}\b")
 # NVML's code of a sign (15 GPU_IS_LOST, 16 RESET_REQUIRED) by number on a line that names NVML: "NVML: can't get
 # power for GPU #0, error code 15" (or Slurm's "NVML: Failed to get usage(15): GPU is lost": the code in brackets, or
 # its name or text after NVML): error_codes' table decides which codes and what each is
