@@ -12,7 +12,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
-from gpuadvisor.importers import nccl_log
+from gpuadvisor.importers import error_codes, nccl_log
 from gpuadvisor.importers.section import Section, outside, outside_log, shell_prompt
 from gpuadvisor.probes.kmsg import normalise_bus_id
 from gpuadvisor.probes.rdma import COUNTER_MAX, ERROR_COUNTERS
@@ -313,11 +313,9 @@ def parse_perfquery(text: str, source: str, first: int) -> Rig:
 # "cuda runtime error (802) : system not yet initialized", a CUDA sample's "code=802(cudaErrorSystemNotReady)"): the
 # CUDA Runtime API's "the system is not yet ready to start any CUDA work ... all required driver daemons are actively
 # running", on an NVSwitch system the fabric manager
-CUDA_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY")
+CUDA_NOT_READY = re.compile(error_codes.alternation("cuda-not-ready"))  # error_codes' table: its texts and names
 # the same error by its number alone, on a line that names CUDA: ollama's "cuInit err: 802" and "cuda driver library
 # init failure: 802", "CUDA ERROR 802", "cuda runtime error (802)", a sample's "cudaGetDeviceProperties returned 802"
-_NUMBER_802 = re.compile(r"\b(?:err|error|failure|failed|returned|code)\b[\s:=(]*802\b", re.IGNORECASE)
-_NAMES_CUDA = re.compile(r"(?i:cuda)|\bcu[A-Z][a-z]\w*")
 # the error the other workers of the same run print once the first failed (CUDA_ERROR_OPERATING_SYSTEM's message)
 _OS_CALL = "OS call failed or operation not supported on this OS"
 NOT_READY_KIND = "cuda-not-ready"
@@ -326,7 +324,7 @@ NOT_READY_KIND = "cuda-not-ready"
 def cuda_not_ready(line: str) -> bool:
     """The line holds CUDA's error 802: its message or name, or its number after an error word on a line naming
     CUDA."""
-    return bool(CUDA_NOT_READY.search(line) or (_NUMBER_802.search(line) and _NAMES_CUDA.search(line)))
+    return bool(CUDA_NOT_READY.search(line)) or 802 in error_codes.numbers(line, "CUDA")
 
 
 def starts_cuda_not_ready(lines: list[str], i: int, current: Section | None) -> bool:
@@ -367,13 +365,13 @@ def _events_rig(events: list[KernelEvent], lines: int, source: str, first: int) 
 # CUDA error: uncorrectable ECC error encountered", TensorFlow's "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC
 # error encountered"): the CUDA Runtime API's "an uncorrectable ECC error was detected during execution": the GPU's
 # memory failed under the job
-CUDA_ECC = re.compile(r"uncorrectable ECC error encountered|cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE")
+CUDA_ECC = re.compile(error_codes.alternation("cuda-ecc-uncorrectable"))  # error_codes' table: texts and names
 ECC_KIND = "cuda-ecc-uncorrectable"
 # CUDA's uncorrectable-NVLink error, as the application that hit it prints it: the message of
 # cudaErrorNvlinkUncorrectable (220; CUDA_ERROR_NVLINK_UNCORRECTABLE) "uncorrectable NVLink error detected during
 # the execution" (PyTorch's and TensorRT-LLM's "CUDA error: uncorrectable NVLink error ..."): an NVLink of the GPU
 # failed under the job (the kernel logs it as Xid 74)
-CUDA_NVLINK = re.compile(r"uncorrectable NVLink error|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE")
+CUDA_NVLINK = re.compile(error_codes.alternation("cuda-nvlink-uncorrectable"))  # the table's texts and names
 NVLINK_KIND = "cuda-nvlink-uncorrectable"
 # a device the line names: a PCI bus id ("0000:3b:00.0"); a CUDA ordinal is the job's, not the machine's
 _ECC_BUS = re.compile(r"\b[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\b")  # NVML's or lspci's

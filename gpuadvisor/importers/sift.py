@@ -219,6 +219,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "[Xx][Ii][Dd]",
         _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost", "Skipping "),
         r"NVML\b.*\b(?:error|return)(?: code)?\s*[:=]?\s*15\b",
+        _words("ERROR_RESET_REQUIRED", "GPU requires restart"),
+        r"NVML\b.*(?:\b(?:error|return)(?: code)?\s*[:=]?\s*16\b|\(16\))",
     ),
 }
 

@@ -17,8 +17,9 @@ Forms read (each from the tool's own source):
   lost`` (or ``NVMLError: GPU is lost``): a GPU is lost, which one the line does not say.
 - The same return code by its number, as a program that calls NVML prints it (nvml.h: NVML_ERROR_GPU_IS_LOST = 15;
   T-Rex: ``WARN: NVML: can't get fan speed for GPU #0, error code 15``): the GPU the line numbers (the program's
-  own index) is lost; Slurm's ``NVML: Failed to get usage(15): GPU is lost`` too. No other NVML code is read
-  here (999, NVML_ERROR_UNKNOWN, says nothing of the GPU).
+  own index) is lost; Slurm's ``NVML: Failed to get usage(15): GPU is lost`` too; NVML_ERROR_RESET_REQUIRED (16,
+  ``GPU requires restart``) the same way: the GPU needs a reset. The codes read and what each means are
+  :mod:`gpuadvisor.importers.error_codes`' table (999, NVML_ERROR_UNKNOWN, says nothing of the GPU: not read).
 - NVSentinel's health event (a JSON object its modules log, escaped or not: ``"entitiesImpacted":[{"entityType":
   "PCI","entityValue":"0001:00:00"},{"entityType":"GPU_UUID",...}]``): the syslog monitor's ``"checkName":
   "SysLogsXIDError"`` with the Xid in ``"errorCode":["13"]``, or a DCGM message carrying it (dcgm_errors.h:
@@ -40,6 +41,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, HealthCheck, KernelEvent, Rig
+from gpuadvisor.importers import error_codes
 from gpuadvisor.importers.beyond import kernel_rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION, PCI_FUNCTION, UUID_BODY
@@ -63,15 +65,13 @@ _PLUGIN = re.compile(rf"\bXidCriticalError: Xid=(?P<code>\d{{1,5}})(?: on Device
 # the UUID as the plugin wrote it, or as the writer elided it ("GPU-455e672a-...", "GPU-XX-X-X-XX-XX")
 _UNHEALTHY = re.compile(r"\bdevice marked unhealthy: (?P<uuid>(?:GPU|MIG)-[\w.-]{1,60})")
 DEVICE_PLUGIN = "NVIDIA device plugin"  # the HealthCheck's tool: rule GA827 judges a device it marked unhealthy
-_LOST = re.compile(r"ERROR_GPU_IS_LOST|\bGPU is lost\b")  # NVML's return code, in go-nvml's name or in words
+_IS_LOST = error_codes.BY_NAME["nvml_error_gpu_is_lost"]  # NVML's return code 15, in error_codes' table
+_LOST = re.compile(rf"{_IS_LOST.names[1]}|\b{_IS_LOST.texts[0]}\b")  # in go-nvml's name or nvmlErrorString's words
 # pynvml / nvidia-ml-py: "pynvml.NVMLError_GpuIsLost: GPU is lost", "NVMLError: GPU is lost" (no device named)
-_PY_LOST = re.compile(r"\bNVMLError(?:_GpuIsLost)?: GPU is lost\b")
-# NVML's code 15 by number on a line that names NVML: "NVML: can't get power for GPU #0, error code 15"
-# (or Slurm's "NVML: Failed to get usage(15): GPU is lost": the code in brackets, or its name or text after NVML)
-_CODE_LOST = re.compile(
-    r"\bNVML\b[^\n]{0,120}?(?:\b(?:error|return)(?: code)?\s*[:=]?\s*15\b(?![.\d])|\(15\)"
-    r"|\bGPU is lost\b|\bNVML_ERROR_GPU_IS_LOST\b)"
-)
+_PY_LOST = re.compile(rf"\bNVMLError(?:_GpuIsLost)?: {_IS_LOST.texts[0]}\b")
+# NVML's code of a sign (15 GPU_IS_LOST, 16 RESET_REQUIRED) by number on a line that names NVML: "NVML: can't get
+# power for GPU #0, error code 15" (or Slurm's "NVML: Failed to get usage(15): GPU is lost": the code in brackets, or
+# its name or text after NVML): error_codes' table decides which codes and what each is
 _PROGRAM_GPU = re.compile(r"\bGPU\s*#(?P<index>\d{1,3})\b")  # the program's own GPU number ("GPU #0")
 # NVSentinel's health event: its fields, JSON escaped inside JSON or not
 _Q = r'\\*"'
@@ -129,7 +129,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     line = lines[i]
     if len(line) > _LONGEST or (not outside_log(current) and "NVRM" in line):
         return False
-    return bool(relays(line) or _lost(line) or _PY_LOST.search(line) or _CODE_LOST.search(line) or _skipped(line))
+    return bool(relays(line) or _lost(line) or _PY_LOST.search(line) or error_codes.nvml_sign(line) or _skipped(line))
 
 
 def _lost(line: str) -> str | None:
@@ -205,10 +205,10 @@ def parse_xid_relay(text: str, source: str = "<text>", first_line: int = 1) -> R
                 uuids[id(ev)] = uuid
         if gone := _lost(line):
             lost.setdefault(gone, (line.strip()[:200], lineno))
-        elif _CODE_LOST.search(line):
+        elif (code := error_codes.nvml_sign(line)) is not None and code.kind:
             n = _PROGRAM_GPU.search(line)
             index = int(n.group("index")) if n else None
-            events.append(KernelEvent(kind="gpu-is-lost", gpu_index=index, text=line.strip()[:200], line=lineno))
+            events.append(KernelEvent(kind=code.kind, gpu_index=index, text=line.strip()[:200], line=lineno))
         elif _PY_LOST.search(line) and not any(e.kind == "gpu-is-lost" for e in events):
             events.append(KernelEvent(kind="gpu-is-lost", text=line.strip()[:200], line=lineno))  # which GPU: unsaid
     for ev in events:
