@@ -91,11 +91,9 @@ def test_a_public_line_is_the_code_it_prints(line: str, library: str, code: int)
     assert found is not None and found.code == code
 
 
-def test_nvml_sign_reads_the_lost_gpu_and_the_reset_by_number_name_or_text() -> None:
+def test_nvml_sign_reads_the_lost_gpu_by_number_and_text() -> None:
     # https://github.com/LSSI-ETH/plmfit/issues/40 (Slurm's line)
     assert nvml_sign("slurmstepd: error: NVML: Failed to get usage(15): GPU is lost").kind == "gpu-is-lost"
-    # nvmlErrorString's text for NVML_ERROR_RESET_REQUIRED (nvml.h: 16), after the word NVML
-    assert nvml_sign("NVML: Failed to get usage(16): GPU requires restart").kind == "gpu-reset-required"
     # https://github.com/trexminer/T-Rex/issues/321: NVML_ERROR_UNKNOWN says nothing of the GPU
     assert nvml_sign("WARN: NVML: can't get GPU #1, error code 999") is None
 
@@ -128,14 +126,3 @@ def _fails(tmp_path: Path, text: str) -> list[dict]:
 def test_no_fail_from_a_number_without_its_library_or_a_cuda_oom(tmp_path: Path) -> None:
     oom = PUBLIC[-1][0]
     assert _fails(tmp_path, "\n".join([*NOT_CODES, oom]) + "\n") == []
-
-
-def test_nvml_reset_required_in_a_programs_log_is_a_gpu_to_reset(tmp_path: Path) -> None:
-    """NVML_ERROR_RESET_REQUIRED (nvml.h: 16, nvmlErrorString "GPU requires restart") as T-Rex prints a code: the GPU
-    the line numbers needs a reset (GA820's gpu-reset-required sign)."""
-    path = tmp_path / "paste.txt"
-    path.write_text("20220503 13:51:11 WARN: NVML: can't get fan speed for GPU #1, error code 16\n", encoding="utf-8")
-    rc, scan = run_import([path])
-    assert rc == 0 and scan is not None
-    (reset,) = [f for f in scan["findings"] if f["code"] == "GA820"]
-    assert reset["severity"] == "fail" and reset["gpus"] == [1] and reset["expected"]["action"] == "reset"
