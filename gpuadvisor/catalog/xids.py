@@ -71,7 +71,10 @@ def bucket_severity(immediate: str, investigatory: str) -> str:
 XIDS: dict[int, Xid] = {int(code): Xid(int(code), *row) for code, row in _read("xids.toml").items()}
 
 # Xid 154 names the recovery the other Xids need: "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot
-# Required)"; the catalog lists None, Drain P2P, Drain and Reset, GPU Reset Required, Node Reboot Required.
+# Required)"; the catalog lists None, Drain P2P, Drain and Reset, GPU Reset Required, Node Reboot Required. The value
+# is NVML's nvmlDeviceGetGpuRecoveryAction (nvml.h: 0 NONE, 1 GPU_RESET, 2 NODE_REBOOT, 3 DRAIN_P2P, 4 DRAIN_AND_RESET);
+# drivers have printed its name otherwise ("0x1 (PF FLR)", "0x2 (OS Reboot)"), so the value decides, and the name
+# where no value is printed.
 RECOVERY_SEVERITY = {
     "none": "info",
     "drain p2p": "warn",
@@ -79,12 +82,29 @@ RECOVERY_SEVERITY = {
     "gpu reset required": "fail",
     "node reboot required": "fail",
 }
+RECOVERY_BY_VALUE = {
+    0: "none",
+    1: "gpu reset required",
+    2: "node reboot required",
+    3: "drain p2p",
+    4: "drain and reset",
+}
 
 
 def recovery_action(text: str) -> str | None:
-    """The action an Xid 154 line changes to ("Node Reboot Required"), or None."""
+    """The action an Xid 154 line changes to, as the line names it ("Node Reboot Required", "OS Reboot"), or None."""
     m = re.search(r"to\s+0x[0-9a-fA-F]+\s*\(([^)]*)\)", text)
     return m.group(1).strip() if m else None
+
+
+def recovery_kind(text: str) -> str | None:
+    """The catalog's name of the action an Xid 154 line changes to, by its value (0x2: node reboot required) or,
+    without one, by its name; None where the line gives neither."""
+    m = re.search(r"to\s+0x([0-9a-fA-F]+)\b", text)
+    if m and int(m.group(1), 16) in RECOVERY_BY_VALUE:
+        return RECOVERY_BY_VALUE[int(m.group(1), 16)]
+    action = (recovery_action(text) or "").lower()
+    return action if action in RECOVERY_SEVERITY else None
 
 
 def cause_of(text: str) -> list[int]:
@@ -104,8 +124,8 @@ NOT_APPLICATION = {
 def event_severity(code: int, text: str) -> str:
     """Severity of one Xid by the catalog (Xid 154 by the recovery action it names; unknown numbers warn)."""
     if code == 154:
-        action = recovery_action(text)
-        return RECOVERY_SEVERITY.get((action or "").lower(), "warn")
+        kind = recovery_kind(text)
+        return RECOVERY_SEVERITY[kind] if kind else "warn"
     x = XIDS.get(code)
     if x and x.immediate == "WORKFLOW_NVLINK5_ERR" and re.search(r"non-?fatal", text, re.I):
         return "warn"  # the catalog's NVLink5 subcode table: the non-fatal ones need no reset (IGNORE / Xid 154)

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from gpuadvisor.catalog.xids import CATALOG, NOT_APPLICATION, XIDS, Xid, cause_of, event_severity, recovery_action
+from gpuadvisor.catalog.xids import (
+    CATALOG,
+    NOT_APPLICATION,
+    XIDS,
+    Xid,
+    cause_of,
+    event_severity,
+    recovery_action,
+    recovery_kind,
+)
 from gpuadvisor.facts import Finding, KernelEvent, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
@@ -71,6 +80,18 @@ XID45_SOLO = (
     "; solo (no other Xid on this GPU in this log): the cleanup of an aborted job (Ctrl-C, SIGKILL, a GPU reset), "
     "nothing to do unless it repeats; on an NVSwitch system the catalog's action is to restart the fabric manager"
 )
+
+
+# what the recovery action an Xid 154 names asks for (NVIDIA Xid catalog, Xid 154; NVML's GPU recovery action)
+RECOVERY_FIX = {
+    "node reboot required": "the driver asks for a node reboot: drain the node and reboot it, then follow the Xid "
+    "that led to it (the lines above it)",
+    "gpu reset required": "the driver asks for a GPU reset: drain the GPU's jobs and reset it (nvidia-smi -r), or "
+    "reboot",
+    "drain and reset": "the driver asks to drain the GPU's jobs, then reset it (nvidia-smi -r)",
+    "drain p2p": "the driver asks to drain peer-to-peer traffic: move jobs that use P2P/NVLink off this GPU until "
+    "it is reset",
+}
 
 
 def _xid_fix(x: Xid | None, severity: str, causes: list[int], logged: set[int], others: set[int]) -> str:
@@ -235,6 +256,8 @@ def xid_events(rig: Rig, ctx: Context) -> Iterator[Finding]:
             + (f" ({', '.join(notes)})" if notes else "")
         )
         fix = _xid_fix(x, severity, causes, logged, {c for b, c in groups if b == bus} - {code})
+        if code == 154 and (todo := RECOVERY_FIX.get(recovery_kind(last.text) or "")):
+            fix += "; " + todo
         if UNHEALTHY_NOTE in notes:
             fix += "; then restart the device plugin's pod, which keeps the GPU unhealthy until it restarts"
         if across:
