@@ -14,8 +14,8 @@ CORPUS = Path(__file__).parent / "corpus"
 
 
 def test_os_reboot_is_the_node_reboot_the_catalog_names() -> None:
-    # https://github.com/amoghmunikote/cmpunlocker/pull/31 (set 33): Xid 31 twice, then Xid 154 '... from 0x0 (None) to 0x2
-    # (OS Reboot)' on 01:00, 02:00 and 71:00
+    # https://github.com/amoghmunikote/cmpunlocker/pull/31 (set 33): Xid 31 twice, then Xid 154 '... from 0x0 (None)
+    # to 0x2 (OS Reboot)' on 01:00, 02:00 and 71:00
     (path,) = (CORPUS / "s33-logs").glob("journal-xid31-ce-region-violation-then-xid154-os-reboot-3-gpus_*.txt")
     rig = import_files([path])
     found = [f for f in evaluate(rig) if f.code == "GA801" and f.observed.get("xid") == 154]
