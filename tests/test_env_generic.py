@@ -107,6 +107,26 @@ INVOKEAI_6106 = """{
 }
 """
 
+# https://github.com/edenaion/EZ-CorridorKey/issues/25: EZ-CorridorKey's "System Info" block, as its issue form holds it
+CORRIDORKEY_25 = """## System Info
+- **App Version:** 1.1.2
+- **OS:** Windows-11-10.0.26200-SP0
+- **Python:** 3.12.12
+- **PyTorch:** 2.10.0+cu128
+- **CUDA:** 12.8
+- **GPU:** NVIDIA GeForce RTX 4070 Laptop GPU
+- **VRAM:** 8.0 GB total, 0.2 GB used
+- **Display:** 1707x960
+"""
+
+# https://github.com/dreamnettech/dreamtime/issues/208: typed by its user; "x3" before the name is three GPUs
+DREAMTIME_208 = """OS : Archlinux
+Nvidia Driver Version: 460.56
+CUDA Version: 11.2
+
+GPU : x3 RTX 2070
+"""
+
 # https://github.com/invoke-ai/InvokeAI/issues/6301: the same form from a ROCm machine (no CUDA, no NVIDIA GPU)
 INVOKEAI_6301_ROCM = """{
   "accelerate": "0.29.2",
@@ -149,6 +169,24 @@ def test_invokeai_dependencies_json_is_read() -> None:
     assert rig.gpus == []
     sw = rig.software
     assert (sw.torch_version, sw.torch_cuda_version, sw.python_version) == ("2.2.1+cu121", "12.1", "3.10.9")
+
+
+def test_an_apps_markdown_system_info_is_read() -> None:
+    rig = _generic(CORRIDORKEY_25)
+    assert rig is not None
+    assert _names(rig) == ["NVIDIA GeForce RTX 4070 Laptop GPU"]
+    assert rig.gpus[0].memory_total_bytes == 8 * 2**30  # "8.0 GB total": GB read 1024-based, as torch's reports mean
+    sw = rig.software
+    assert (sw.torch_version, sw.torch_cuda_version, sw.python_version) == ("2.10.0+cu128", "12.8", "3.12.12")
+    assert sw.driver_version is None
+    assert rig.origins["gpus[0]"] == "t:7"
+
+
+def test_a_counted_gpu_is_not_one_gpu() -> None:
+    rig = _generic(DREAMTIME_208)
+    assert rig is not None
+    assert rig.gpus == []  # "x3 RTX 2070": three GPUs, not GPU 0
+    assert rig.software.driver_version == "460.56"
 
 
 def test_a_rocm_report_and_a_two_key_list_are_not_reports() -> None:

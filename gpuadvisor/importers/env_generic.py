@@ -12,7 +12,8 @@ and one of them names an NVIDIA GPU (its value names NVIDIA, GeForce, Tesla, Qua
 model) or CUDA (a CUDA key with a version). Only outside every other output: the specific readers' rows come first.
 
 Read, only where the value is unambiguous: a GPU's name (the part of the value that names an NVIDIA GPU; ``GPU 0,1``
-names two GPUs; a list of ``GPU n: NAME`` items, or an empty GPU key over lines of names, one GPU each), its memory
+names two GPUs; a list of ``GPU n: NAME`` items, or an empty GPU key over lines of names, one GPU each; a count
+before the name, ``x3 RTX 2070``, is not one GPU's line: not read), its memory
 with its unit (MiB and GiB 1024-based; MB and GB as these reports print them, 1024-based too, as nvidia-smi's and
 torch's ``/ 1024**2`` do; a bare number is not read), the driver (``535.104.05``), torch's version (and the CUDA of
 its ``+cuXYZ`` tag), the CUDA torch was built with (a key naming torch and CUDA), Python's and NCCL's version.
@@ -69,6 +70,7 @@ _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s?(MiB|GiB|MB|GB)\b")
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+){1,3})(?![\w.])")
 _TORCH = re.compile(r"^v?(\d+(?:\.\d+){1,3}(?:\+\w+)?)(?![\w.])")
 _DRIVER = re.compile(r"^(\d{3}\.\d{2,3}(?:\.\d{2})?)(?![\w.])")
+_COUNTED = re.compile(r"^\s*(?:\d{1,3}\s*[x\u00d7]|[x\u00d7]\s*\d{1,3})\s")
 _LISTED = re.compile(r"GPU (\d{1,3}): ([^'\"(,\]]{1,120})")
 
 
@@ -244,7 +246,7 @@ def _read_gpu(rig: Rig, key: str, value: str, where: str) -> bool:
                 _gpu(rig, int(n), nm, where)
         return True
     name = gpu_name(value)
-    if name is None:
+    if name is None or _COUNTED.match(value):  # "x3 RTX 2070", "2x A100": how many is not one GPU's line
         return False
     m = _GPU_N.match(key)
     indexes = [int(x) for x in m.group(1).split()] if m else [len(rig.gpus)]
