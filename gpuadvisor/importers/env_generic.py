@@ -121,20 +121,34 @@ def _nvidia(concept: str, value: str) -> bool:
     )
 
 
+_READABLE = {"memory": _MEMORY, "cuda": _VERSION, "python": _VERSION, "nccl": _VERSION, "cudnn": _VERSION,
+             "torch": _TORCH, "driver": _DRIVER}  # fmt: skip
+
+
+def _readable(concept: str, value: str) -> bool:
+    """A value of the form its key's concept has, or none (a heading: ``* CUDA:``, ``GPU models and configuration:``
+    over the names listed)."""
+    if value == "":
+        return True
+    if concept == "gpu":
+        return gpu_name(value) is not None or _LISTED.search(value) is not None
+    return _READABLE[concept].match(value) is not None
+
+
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A vocabulary line outside every output, three distinct vocabulary keys within 15 lines, one naming an NVIDIA
-    GPU or CUDA."""
+    """A vocabulary line with a value of its form, outside every output; three distinct vocabulary keys with such
+    values within 15 lines, one naming an NVIDIA GPU or CUDA ("python: can't open file" is no report's line)."""
     if current is not None and current.kind != "_after":
         return False
     first = _vocabulary(lines[i])
-    if first is None:
+    if first is None or not _readable(*first):
         return False
     seen: set[str] = set()
     nvidia = False
     for line in lines[i : i + WINDOW]:
         v = _vocabulary(line)
-        if v is None:  # a GPU's name alone on its line (listed under an empty GPU key) names an NVIDIA GPU
-            nvidia = nvidia or _bare_name(line) is not None
+        if v is None or not _readable(*v):  # a GPU's name alone on its line (under an empty GPU key) names one
+            nvidia = nvidia or (v is None and _bare_name(line) is not None)
             continue
         seen.update(_inline(v[0], v[1]))
         nvidia = nvidia or _nvidia(*v)
