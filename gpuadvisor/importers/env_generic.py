@@ -7,9 +7,10 @@ markdown ``**Key:** value``, or JSON's and Python dicts' ``"key": "value",`` lin
 vocabulary (GPU, GPU 0, GPU models, device name, VRAM, GPU memory, CUDA, CUDA runtime, driver, NVIDIA driver, torch,
 PyTorch, Python, NCCL, cuDNN), case and punctuation aside.
 
-Recognised: a line with a vocabulary key, where at least three distinct vocabulary keys appear within 15 lines from it
-and one of them names an NVIDIA GPU (its value names NVIDIA, GeForce, Tesla, Quadro, TITAN, RTX or a datacenter
-model) or CUDA (a CUDA key with a version). Only outside every other output: the specific readers' rows come first.
+Recognised: a line with a vocabulary key and a value of its form (or none: a heading), where at least three distinct
+vocabulary keys with such values appear within 15 lines from it and one of them names an NVIDIA GPU (its value names
+NVIDIA, GeForce, Tesla, Quadro, TITAN, RTX or a datacenter model) or CUDA (a CUDA key with a version). Only outside
+every other output: the specific readers' rows come first.
 
 Read, only where the value is unambiguous: a GPU's name (the part of the value that names an NVIDIA GPU; ``GPU 0,1``
 names two GPUs; a list of ``GPU n: NAME`` items, or an empty GPU key over lines of names, one GPU each; a count
