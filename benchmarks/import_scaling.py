@@ -51,11 +51,13 @@ MANY_LINES = [
     '{"event": "Test warn", "gpu": "GPU-1", "test": "software", "error_code": 29, "detail": "a"}',
     "Capacity:", "                    nvidia.com/gpu.count=8", "NAME  READY  STATUS  RESTARTS  AGE",
     "Failed to initialize NVML: Unknown Error",
+    "- GPU: NVIDIA A100", "CUDA version: 12.1", "**Driver:** 535.104.05", '"torch": "2.3.0+cu121",', "  - NVIDIA L4",
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [
     "GPU {0}: NVIDIA A100-SXM4-80GB (UUID: GPU-{0:08x}-1111-2222-3333-444455556666)",
     "  Device {0}: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes",
+    "- GPU {0}: NVIDIA A10 | 23028 MiB | driver 535.104.05",  # a generic report's GPU lines (64 GPUs at most)
 ]
 
 

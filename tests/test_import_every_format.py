@@ -17,6 +17,7 @@ from gpuadvisor.importers import parse_text
 from gpuadvisor.importers.registry import KINDS
 from gpuadvisor.importers.sections import split_sections
 from tests.test_beyond_tools import PERFQUERY
+from tests.test_env_generic import ANNOTATEAI_5
 from tests.test_import_env_reports import ACC_3446, DS_6762, JAX_285, PIP_4614
 from tests.test_import_framework_devices import (
     GPUSTAT_130,
@@ -257,6 +258,9 @@ COMFYUI = "s31-collect-env/comfyui-startup-powershell-total-vram-24564mb-rtx4090
 TABLE += f"comfyui | python main.py | corpus/{COMFYUI}\n"
 GPU_TOOLS = "s31-lost-gpu/gpu-cc-tool-h100-44-00-0-bar0-not-in-d0-state-3-forcing-d0-cc-settings_seungsoo-lee.txt"
 TABLE += f"gpu-tools | python3 gpu_cc_tool.py --gpu-name=H100 --query-cc-settings | corpus/{GPU_TOOLS}\n"
+# a report no specific reader knows (a user's environment, as posted: fenced), read by the generic row
+WRITTEN.update(ENV_GENERIC="```\n" + ANNOTATEAI_5.split("\n", 2)[2] + "```\n")
+TABLE += "env-generic | cat environment.txt | =ENV_GENERIC\n"
 
 
 def _pastes() -> list[tuple[str, str, str]]:

@@ -48,7 +48,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, or ComfyUI), nvitop, gpustat, "
         "Folding@home (FAHClient --lspci), "
-        "/proc/driver/nvidia/version, CUDA toolkit, or driver packages output, "
+        "/proc/driver/nvidia/version, CUDA toolkit, driver packages, or other environment reports output, "
         "nor as a kernel or service log, RDMA, "
         "fabric manager or storage output (import --help)"
     )

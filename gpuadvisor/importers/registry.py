@@ -41,6 +41,7 @@ from gpuadvisor.importers import (
     df,
     digits_query,
     driver_packages,
+    env_generic,
     env_reports,
     fah_lspci,
     fio,
@@ -511,6 +512,10 @@ FORMATS: tuple[Format, ...] = (
             "`I0819 07:02:54.756486  1 main.go:235] ...`, `2024-03-01 12:00:00,123 WARN [main] ...`, "
             "`WARNING:torch.distributed:...`, `[ERROR] ...` (two such lines near the top), or `srun: error: ...`, "
             "as a paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
+    Format("env-generic", env_generic.WHAT, GPU, "other environment reports", "",
+           "three of `GPU 0:`, `VRAM:`, `CUDA version:`, `NVIDIA driver:`, `PyTorch version:`, `Python:`, `NCCL:`, "
+           "`cuDNN:` (as `key: value`, `- key: value`, `**Key:** value` or `key   value`) within 15 lines, one naming "
+           "an NVIDIA GPU or CUDA (tried last)", env_generic.starts, reads(env_generic.parse), _add, 8),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

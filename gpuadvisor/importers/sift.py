@@ -215,6 +215,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ucc-perftest": (r"^\s*(?:Collective:|Count\s+Size\s+Time)",),
     "gpu-tools": ("NVIDIA GPU Tools version", r"^\s*\d{4}-\d\d-\d\d,\d\d:\d\d:\d\d\.\d{3} "),
     "comfyui": ("Total VRAM ", "Device: cuda:", r"\*\*(?:ComfyUI Version|Name):\*\*"),
+    "env-generic": (  # a vocabulary key's first word after a bullet, "**" or a quote ("name" before ":" or a column)
+        _LOWER + r"""^[\s{"']*(?:[-*\u2022]\s+)*(?:\*\*)?(?:gpu|device|graphics|vram|total|memory|cuda|torch|pytorch"""
+        r"|nvidia|driver|python|nccl|cudnn|name(?:\W*:|\s\s|\t))",
+    ),
     "xid-relay": (
         "[Xx][Ii][Dd]",
         _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost", "Skipping "),
