@@ -31,9 +31,10 @@ STARTS_WITH = "`Total VRAM 24564 MB, total RAM ...`, `Device: cuda:0 NAME : nati
 _TOTAL = re.compile(r"(?<!\S)Total VRAM (\d{1,7}) MB, total RAM \d{1,9} MB\s*$")
 _TORCH_LOG = re.compile(r"(?<!\S)pytorch version: (\S{1,60})\s*$")
 # "Device: cuda:0 NAME : native" (the allocator may be blank: "NAME : "); "Device: cpu", "Device: xpu:0 NAME"
-_DEVICE_LOG = re.compile(r"(?<!\S)Device: (\w{1,20})(?::(\d{1,3}))?(?: (.{1,160}?)(?: :(?: \S+)?)?)?\s*$")
+_DEVICE = r"(\w{1,20})(?::(\d{1,3}))?(?: (.{1,160}?)(?: :(?: \S+)?)?)?\s*$"  # cuda:0 NAME : allocator
+_DEVICE_LOG = re.compile(r"(?<!\S)Device: " + _DEVICE)
 _MD_TORCH = re.compile(r"^\s*-\s+\*\*PyTorch Version:\*\*\s+(\S{1,60})\s*$")
-_MD_NAME = re.compile(r"^\s*-\s+\*\*Name:\*\*\s+(\w{1,20})(?::(\d{1,3}))?(?: (.{1,160}?)(?: :(?: \S+)?)?)?\s*$")
+_MD_NAME = re.compile(r"^\s*-\s+\*\*Name:\*\*\s+" + _DEVICE)
 _MD_VRAM = re.compile(r"^\s*-\s+\*\*VRAM Total:\*\*\s+(\d{1,16})\s*$")
 _MD_HEAD = re.compile(r"^\s*-\s+\*\*ComfyUI Version:\*\*\s+\S")
 _NOT_NVIDIA = re.compile(r"\b(?:AMD|Radeon|Instinct|Intel)\b")

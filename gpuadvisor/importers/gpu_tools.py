@@ -19,6 +19,7 @@ import re
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import LSPCI_BUS_ID
 from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "NVIDIA GPU Tools (gpu_cc_tool.py, nvidia_gpu_tools.py) log"
@@ -26,7 +27,7 @@ STARTS_WITH = "`NVIDIA GPU Tools version 535.86.06`, or a `2024-01-04,04:04:24.1
 _VERSION = re.compile(r"^\s*NVIDIA GPU Tools version \S+\s*$")
 # logging's "%(asctime)s.%(msecs)03d %(levelname)-8s %(message)s" with the date and time apart by a comma
 _LINE = re.compile(r"^\s*\d{4}-\d\d-\d\d,\d\d:\d\d:\d\d\.\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(.{1,600}?)\s*$")
-_GPU = re.compile(r"^GPU (?:/sys/bus/pci/devices/)?((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
+_GPU = re.compile(rf"^GPU (?:/sys/bus/pci/devices/)?({LSPCI_BUS_ID})\b")
 _FORCED = re.compile(r"not in D0 \(current state (\d)\), forcing it to D0|was in (D\d\S*), forced power control to on")
 _STATE = {"1": "D1", "2": "D2", "3": "D3hot"}
 _WOKEN = (

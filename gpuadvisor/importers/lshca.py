@@ -14,13 +14,14 @@ import re
 
 from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import PCI_BUS_ID
 from gpuadvisor.importers.section import Section, clean_lines, outside_log
 
 WHAT = "lshca (HCA table)"
 _HEAD = re.compile(r"^\s*PCI_addr\s*\|\s*RDMA\s*\|.*\bHCA_Type\b")
 _STATES = {"actv": "ACTIVE", "active": "ACTIVE", "down": "DOWN", "init": "INIT", "armd": "ARMED", "armed": "ARMED"}
 _LAYERS = {"IB": "InfiniBand", "Eth": "Ethernet"}
-_BUS = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+_BUS = re.compile(rf"^{PCI_BUS_ID}$")
 _WIDTH = re.compile(r"^x(\d{1,2})\b")
 
 
