@@ -7,25 +7,40 @@ markdown ``**Key:** value``, or JSON's and Python dicts' ``"key": "value",`` lin
 vocabulary (GPU, GPU 0, GPU models, device name, VRAM, GPU memory, CUDA, CUDA runtime, driver, NVIDIA driver, torch,
 PyTorch, Python, NCCL, cuDNN), case and punctuation aside.
 
+A line of another shape is read by its clauses: tools print their report as sentences and log lines too (a start-up
+banner's ``NVIDIA GeForce RTX 4090. Num GPUs = 1. Max memory: 23.621 GB.``, an info command's dotted keys
+``gpu.name:  NAME``, a log's ``INFO     Torch detected GPU: NAME VRAM 8188 ...`` or ``[Tool]::INFO --> Using torch
+device: NAME``). A clause's key is the vocabulary's run of the one to four words before ``:``, ``=`` or `` is ``
+(``Max memory``, ``Using torch device`` ends in ``device``); its value runs to the sentence's end or the next key, and
+counts only in its key's shape. Two values are known by their shape after a word with no separator: torch's
+``X.Y.Z+cuNNN`` and ``VRAM N`` (a bare number after VRAM is MiB: those tools print ``round(total_memory / 1024 /
+1024)``; a byte count, ten digits, is not one); a GPU's name alone in the sentence before the line's first key is a
+GPU. A name, a size or a version in other prose is no value: it has no key.
+
 Recognised: a line with a vocabulary key and a value of its form (or none: a heading), where at least three distinct
 vocabulary keys with such values appear within 15 lines from it and one of them names an NVIDIA GPU (its value names
-NVIDIA, GeForce, Tesla, Quadro, TITAN, RTX or a datacenter model) or CUDA (a CUDA key with a version). Only outside
-every other output: the specific readers' rows come first.
+NVIDIA, GeForce, Tesla, Quadro, TITAN, RTX or a datacenter model) or CUDA (a CUDA key with a version); or, alone, a
+runtime naming its device (a key with torch, PyTorch or CUDA in it that ends in GPU or device, its value an NVIDIA
+model: one GPU). Only outside every other output but a log (a log's lines may hold a tool's report): the specific
+readers' rows come first.
 
 Read, only where the value is unambiguous: a GPU's name (the part of the value that names an NVIDIA GPU; ``GPU 0,1``
 names two GPUs; a list of ``GPU n: NAME`` items, or an empty GPU key over lines of names, one GPU each; a count
-before the name, ``x3 RTX 2070``, is not one GPU's line: not read), its memory
-with its unit (MiB and GiB 1024-based; MB and GB as these reports print them, 1024-based too, as nvidia-smi's and
-torch's ``/ 1024**2`` do; a bare number is not read), the driver (``535.104.05``), torch's version (and the CUDA of
-its ``+cuXYZ`` tag), the CUDA torch was built with (a key naming torch and CUDA), Python's and NCCL's version.
+before the name, ``x3 RTX 2070``, is not one GPU's line: not read), its memory with its unit (MiB and GiB
+1024-based; MB and GB as these reports print them, 1024-based too, as nvidia-smi's and torch's ``/ 1024**2`` do; a
+bare number is not read but after VRAM, above), the driver (``535.104.05``), torch's version (and the CUDA of its
+``+cuXYZ`` tag), the CUDA torch was built with (a key naming torch and CUDA), Python's and NCCL's version.
 A CUDA or cuDNN version under another key (runtime, toolkit) is noted, not read (the scan has no field for it).
-A placeholder (``N/A``, ``Could not collect``, ``None``, ``Unknown``) is never a value; the line a paste is cut in
-is not read. Each fact's origin is its line; a note says the report was read as a generic one, and which keys.
+A count (``Num GPUs = 2``) adds the GPUs it counts past those named, unnamed. A placeholder (``N/A``, ``Could not
+collect``, ``None``, ``Unknown``) is never a value; the line a paste is cut in is not read, but for its clauses more of
+the line follows (the cut shortened only the last). Each fact's origin is its line; a note says the report was read
+as a generic one, and which keys. A compute capability is the last GPU's (noted when none is named before it).
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.env_reports import set_torch
@@ -45,18 +60,29 @@ _COLON = re.compile(r"^([A-Za-z][^:]{0,60}?)\s*:\s*(.*?)\s*$")
 _COLUMNS = re.compile(r"^([A-Za-z][\w ./(),+-]{0,60}?)(?:\s{2,}|\t+)(\S.*?)\s*$")
 _BULLET = re.compile(r"^(?:[-*\u2022]\s+)+")
 
-_KEYS = {
-    "gpu": ("gpu", "gpus", "gpu type", "gpu name", "gpu model", "gpu models", "gpu models and configuration", "device",
-            "device name", "name", "graphics card"),
-    "memory": ("vram", "vram total", "total vram", "gpu memory", "total memory", "memory total", "gpu vram"),
-    "cuda": ("cuda", "cuda version", "cuda runtime", "cuda runtime version", "cuda toolkit", "cuda compiled",
-             "cuda used to build pytorch", "torch cuda version", "pytorch cuda version", "cuda compiled version"),
-    "driver": ("driver", "nvidia driver", "driver version", "nvidia driver version", "gpu driver"),
-    "torch": ("torch", "pytorch", "pytorch version", "torch version"),
-    "python": ("python", "python version"),
-    "nccl": ("nccl", "nccl version"),
-    "cudnn": ("cudnn", "cudnn version"),
+_VERSION_SHAPE = r"^v?(\d+(?:\.\d+){1,3})(?![\w.])"
+# each concept: its keys, and its value's shape from the value's start (a GPU's name: gpu_name)
+_VOCABULARY: dict[str, tuple[tuple[str, ...], str]] = {
+    "gpu": (("gpu", "gpus", "gpu type", "gpu name", "gpu model", "gpu models", "gpu models and configuration",
+             "device", "device name", "name", "graphics card"), ""),
+    "memory": (("vram", "vram total", "total vram", "gpu memory", "total memory", "memory total", "gpu vram",
+                "max memory"), r"^(\d+(?:\.\d+)?)\s?(MiB|GiB|MB|GB)\b"),  # with its unit
+    "cuda": (("cuda", "cuda version", "cuda runtime", "cuda runtime version", "cuda toolkit", "cuda compiled",
+              "cuda used to build pytorch", "torch cuda version", "pytorch cuda version", "cuda compiled version"),
+             _VERSION_SHAPE),
+    "driver": (("driver", "nvidia driver", "driver version", "nvidia driver version", "gpu driver"),
+               r"^(\d{3}\.\d{2,3}(?:\.\d{2})?)(?![\w.])"),  # NNN.NN(.NN)
+    "torch": (("torch", "pytorch", "pytorch version", "torch version"),
+              r"^v?(\d+(?:\.\d+){1,3}(?:\+\w+)?)(?![\w.])"),  # with its "+cuNNN" tag
+    "python": (("python", "python version"), _VERSION_SHAPE),
+    "nccl": (("nccl", "nccl version"), _VERSION_SHAPE),
+    "cudnn": (("cudnn", "cudnn version"), _VERSION_SHAPE),
+    "count": (("num gpus", "number of gpus", "gpu count"), r"^\d{1,3}$"),  # how many GPUs
+    "capability": (("compute capability", "gpu compute capability", "cuda compute capability"), r"^\d{1,2}\.\d$"),
+    "version": ((), _VERSION_SHAPE),  # any version (no key of its own)
 }  # fmt: skip
+_KEYS = {c: keys for c, (keys, _) in _VOCABULARY.items()}
+_SHAPE = {c: re.compile(shape) for c, (_, shape) in _VOCABULARY.items() if shape}
 _CONCEPT = {k: c for c, keys in _KEYS.items() for k in keys}
 _GPU_N = re.compile(r"^gpu (\d{1,3}(?: \d{1,3})*)$")  # "GPU 0", "GPU 0,1,2,3" (punctuation made spaces)
 _TORCH_CUDA = ("cuda used to build pytorch", "torch cuda version", "pytorch cuda version", "cuda compiled")
@@ -67,10 +93,6 @@ _GPU_NAME = re.compile(
     r"(?<![\w-])((?:NVIDIA |Nvidia )?(?:GeForce|Tesla|Quadro|TITAN|RTX|GTX|[ABHLTV]\d{1,3}|GH\d{3}|GB\d{3}|B\d{3}"
     r"|NVIDIA(?= \w))(?:[ -][\w+-]+)*)"
 )
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s?(MiB|GiB|MB|GB)\b")
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+){1,3})(?![\w.])")
-_TORCH = re.compile(r"^v?(\d+(?:\.\d+){1,3}(?:\+\w+)?)(?![\w.])")
-_DRIVER = re.compile(r"^(\d{3}\.\d{2,3}(?:\.\d{2})?)(?![\w.])")
 _COUNTED = re.compile(r"^\s*(?:\d{1,3}\s*[x\u00d7]|[x\u00d7]\s*\d{1,3})\s")
 _LISTED = re.compile(r"GPU (\d{1,3}): ([^'\"(,\]]{1,120})")
 
@@ -106,7 +128,7 @@ def gpu_name(value: str) -> str | None:
 
 
 def _vocabulary(line: str) -> tuple[str, str] | None:
-    """(concept, value) of a vocabulary line, None otherwise ("name" counts only naming an NVIDIA GPU)."""
+    """(concept, value) of a whole-line vocabulary line, None otherwise ("name" counts only naming an NVIDIA GPU)."""
     if len(line) >= _LONGEST:
         return None
     kv = _key(line)
@@ -116,14 +138,99 @@ def _vocabulary(line: str) -> tuple[str, str] | None:
     return c, kv[1]
 
 
-def _nvidia(concept: str, value: str) -> bool:
-    return (concept == "gpu" and gpu_name(value) is not None) or (
-        concept == "cuda" and _VERSION.match(value) is not None
+class Fact(NamedTuple):
+    concept: str
+    key: str  # the vocabulary key, normalised
+    value: str
+    strong: bool = False  # a runtime naming its device ("Using torch device: NAME"): a report of one GPU alone
+    whole: bool = True  # more of the line follows it: a paste cut in the line did not cut it
+
+
+# In a sentence or a log line: a key of one to four words (``Max memory``, dotted ``gpu.name``), then ``:``, ``=`` or
+# `` is `` (not ``::``, ``==``, ``://``, a Windows drive's ``:\``); the words start where no word runs on
+_SEP = re.compile(
+    r"(?<![\w.\-/\\])([A-Za-z][\w.]{0,40}(?:[ \t]+[A-Za-z][\w.]{0,40}){0,3})"
+    r"[ \t]*(?::(?![:/\\])|=(?!=)|[ \t]is[ \t])[ \t]*"
+)
+_WORD = re.compile(r"[A-Za-z][\w.]*")
+_SENTENCE = re.compile(r"\.(?=\s|$)|;\s|,\s")  # where a clause's value ends
+# values known by their shape after a word with no separator: torch's ``X.Y.Z+cuNNN`` and ``VRAM N`` (a bare N in MiB)
+_TORCH_WORD = re.compile(r"(?<![\w.])(?:[Pp]y)?[Tt]orch[ \t]+v?(\d+\.\d+(?:\.\d+)?\+cu\d{2,3})(?![\w.])")
+_VRAM_WORD = re.compile(r"(?<![\w.])VRAM[ \t]+(\d{1,7}(?:\.\d+)?)[ \t]?(MiB|GiB|MB|GB)?(?![\w.])")
+_RUNTIME = {"torch", "pytorch", "cuda"}  # a key naming one of them and ending in a device: the runtime's own device
+_NAME_END = re.compile(r"[ \t]+(?=VRAM\b)")  # a GPU's name ends where its memory starts ("NAME VRAM 8188")
+_ART = re.compile(r"^[\W_]+")  # a banner's drawing before its first word
+# "VRAM 8188" after a GPU's name: the tools that log it print round(total_memory / 1024 / 1024), MiB (kohya_ss's
+# setup/setup_common.py and setup/validate_requirements.py, https://github.com/bmaltais/kohya_ss); a byte count (ten
+# digits or more) is no such number
+_BARE_VRAM = "vram (a bare number: MiB assumed)"
+
+
+def _facts(line: str, cut: bool = False) -> list[Fact]:
+    """What a line says in the vocabulary: its whole-line ``key: value`` form, or else each clause of a sentence or a
+    log line (``Max memory: 23.6 GB.``, ``Num GPUs = 1``, ``gpu.name: NAME``, ``INFO --> Using torch device: NAME``,
+    ``Torch 2.1.2+cu118``, ``VRAM 8188``), in the line's order; only values of their key's form. In the line a paste
+    is cut in (``cut``), only the clauses more of the line follows (the cut may have shortened the last one)."""
+    if len(line) >= _LONGEST:
+        return []
+    v = _vocabulary(line)
+    if v is not None:
+        return [Fact(v[0], (_key(line) or ("", ""))[0], v[1])] if _readable(*v) and not cut else []
+    if not _SEP.search(line) and "orch" not in line and "VRAM" not in line:
+        return []
+    return [f for _, f in sorted(_clauses(line), key=lambda x: x[0]) if f.whole or not cut]
+
+
+def _clauses(line: str) -> list[tuple[int, Fact]]:
+    keys = [(m, *_suffix(m)) for m in _SEP.finditer(line)]
+    found: list[tuple[int, Fact]] = []
+    for k, (m, start, key, concept) in enumerate(keys):
+        end = keys[k + 1][1] if k + 1 < len(keys) else len(line)
+        value = line[m.end() : end]
+        if (s := _SENTENCE.search(value)) is not None:
+            value = value[: s.start()]
+        whole = m.end() + len(value) < len(line.rstrip())
+        value = value.strip()
+        if concept == "gpu":
+            value = _NAME_END.split(value, maxsplit=1)[0]
+        if concept is None or not value or not _readable(concept, value):
+            continue
+        if key in ("name", "device") and gpu_name(value) is None:
+            continue
+        words = {w.lower() for w in _WORD.findall(m.group(1))}
+        strong = (
+            concept == "gpu" and key in ("gpu", "device") and bool(words & _RUNTIME) and gpu_name(value) is not None
+        )
+        found.append((start, Fact(concept, key, value, strong, whole)))
+    if found and keys:  # a GPU's name, alone in the sentence before the line's first key ("NAME. Num GPUs = 1.")
+        lead = [x for x in _SENTENCE.split(line[: keys[0][1]]) if x.strip()]
+        name = _ART.sub("", lead[-1]).strip() if lead else ""
+        if name and gpu_name(name) == name:
+            found.append((-1, Fact("gpu", "gpu", name)))
+    rest = len(line.rstrip())
+    found += [(m.start(), Fact("torch", "torch", m.group(1), whole=m.end() < rest)) for m in _TORCH_WORD.finditer(line)]
+    for m in _VRAM_WORD.finditer(line):  # a bare number: MiB (see _BARE_VRAM)
+        key = "vram" if m.group(2) else _BARE_VRAM
+        found.append((m.start(), Fact("memory", key, f"{m.group(1)} {m.group(2) or 'MiB'}", whole=m.end() < rest)))
+    return found
+
+
+def _suffix(m: re.Match[str]) -> tuple[int, str, str | None]:
+    """Where a clause's key starts, the key and its concept: the longest vocabulary run of its last words, else its
+    last word (a key outside the vocabulary: ``Arch``), whose words before it belong to the value before."""
+    words = list(_WORD.finditer(m.group(1)))
+    for j in range(len(words)):
+        key = " ".join(re.sub(r"[^a-z0-9]+", " ", m.group(1)[words[j].start() :].lower()).split())
+        c = _concept(key)
+        if c is not None:
+            return m.start(1) + words[j].start(), key, c
+    return m.start(1) + words[-1].start(), "", None
+
+
+def _nvidia(f: Fact) -> bool:
+    return (f.concept == "gpu" and gpu_name(f.value) is not None) or (
+        f.concept == "cuda" and _SHAPE["version"].match(f.value) is not None
     )
-
-
-_READABLE = {"memory": _MEMORY, "cuda": _VERSION, "python": _VERSION, "nccl": _VERSION, "cudnn": _VERSION,
-             "torch": _TORCH, "driver": _DRIVER}  # fmt: skip
 
 
 def _readable(concept: str, value: str) -> bool:
@@ -133,27 +240,28 @@ def _readable(concept: str, value: str) -> bool:
         return True
     if concept == "gpu":
         return gpu_name(value) is not None or _LISTED.search(value) is not None
-    return _READABLE[concept].match(value) is not None
+    return _SHAPE[concept].match(value) is not None
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
-    """A vocabulary line with a value of its form, outside every output; three distinct vocabulary keys with such
-    values within 15 lines, one naming an NVIDIA GPU or CUDA ("python: can't open file" is no report's line)."""
-    if current is not None and current.kind != "_after":
+    """A vocabulary line with a value of its form, outside every other output but a log (whose lines may hold a
+    tool's report); three distinct vocabulary keys with such values within 15 lines, one naming an NVIDIA GPU or CUDA
+    ("python: can't open file" is no report's line), or a runtime naming its NVIDIA device among them."""
+    if current is not None and current.kind not in ("_after", "daemon-log"):
         return False
-    first = _vocabulary(lines[i])
-    if first is None or not _readable(*first):
+    if not _facts(lines[i]):
         return False
     seen: set[str] = set()
     nvidia = False
     for line in lines[i : i + WINDOW]:
-        v = _vocabulary(line)
-        if v is None or not _readable(*v):  # a GPU's name alone on its line (under an empty GPU key) names one
-            nvidia = nvidia or (v is None and _bare_name(line) is not None)
+        facts = _facts(line)
+        if not facts:  # a GPU's name alone on its line (under an empty GPU key) names one
+            nvidia = nvidia or (_vocabulary(line) is None and _bare_name(line) is not None)
             continue
-        seen.update(_inline(v[0], v[1]))
-        nvidia = nvidia or _nvidia(*v)
-        if len(seen) >= 3 and nvidia:
+        for f in facts:
+            seen.update(_inline(f.concept, f.value))
+            nvidia = nvidia or _nvidia(f)
+        if (len(seen) >= 3 and nvidia) or any(f.strong for f in facts):
             return True
     return False
 
@@ -163,7 +271,9 @@ def _inline(concept: str, value: str) -> set[str]:
     found = {concept}
     if concept == "gpu" and "|" in value:
         for f in (x.strip() for x in value.split("|")[1:]):
-            found |= {"memory"} if _MEMORY.match(f) else {"driver"} if re.match(r"driver \d", f, re.I) else set()
+            found |= (
+                {"memory"} if _SHAPE["memory"].match(f) else {"driver"} if re.match(r"driver \d", f, re.I) else set()
+            )
     return found
 
 
@@ -174,24 +284,36 @@ def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     rows = stripped_rows(text, first_line)
     last = -1  # the last vocabulary line's row: the report ends WINDOW rows past it
     listing = False
+    count: tuple[int, str] | None = None  # "Num GPUs = 2" and its line: GPUs the report counts but does not name
     for k, (s, lineno, cut) in enumerate(rows):
         if last >= 0 and k - last > WINDOW:
             break
         where = f"{source}:{lineno}"
         v = _vocabulary(s) if not cut else None
-        if v is None:
+        facts = _facts(s, cut) if v is None else []
+        if v is None and not facts:
             listing = listing and not cut and _listed(rig, s, where)
             continue
         last = k
+        if v is None:  # a sentence's or a log line's clauses
+            listing = False
+            for f in facts:
+                count = (int(f.value), where) if f.concept == "count" else count
+                if f.concept == "count" or _read(rig, f.concept, f.key, f.value, where):
+                    taken.append(f.key)
+            continue
         concept, value = v
         key = (_key(s) or ("", ""))[0]
         listing = concept == "gpu" and _PLACEHOLDER.match(value) is not None and value == ""
         if _PLACEHOLDER.match(value):
             continue
-        if _read(rig, concept, key, value, where):
+        count = (int(value), where) if concept == "count" and value.isdigit() else count
+        if concept == "count" or _read(rig, concept, key, value, where):
             taken.append(key)
     if last < 0:
         raise ImportParseError(source, first_line, "an environment report without a 'key: value' line naming the GPU")
+    for n in range(len(rig.gpus), min(count[0], _MAX_GPUS) if count else 0):  # counted, not named: no name
+        _gpu(rig, n, None, count[1] if count else "")
     keys = ", ".join(dict.fromkeys(taken)) or "none"
     rig.problems.append(f"{source}:{first_line}: read as a {WHAT}; keys taken: {keys}")
     return rig
@@ -213,7 +335,7 @@ def _listed(rig: Rig, s: str, where: str) -> bool:
     return True
 
 
-def _gpu(rig: Rig, index: int, name: str, where: str) -> None:
+def _gpu(rig: Rig, index: int, name: str | None, where: str) -> None:
     """GPU ``index`` named (one seen before keeps its name); past _MAX_GPUS GPUs, none more (the cost stays linear)."""
     g = next((g for g in rig.gpus if g.index == index), None)
     if g is None and len(rig.gpus) >= _MAX_GPUS:
@@ -229,24 +351,29 @@ def _read(rig: Rig, concept: str, key: str, value: str, where: str) -> bool:
     """Read one line's value into ``rig``; True when something was read."""
     if concept == "gpu":
         return _read_gpu(rig, key, value, where)
-    if concept == "memory":
-        return _memory(rig, value, where)
+    if concept == "memory":  # a bare VRAM number: say the unit assumed where the value came from
+        return _memory(rig, value, f"{where}, {_BARE_VRAM}" if key == _BARE_VRAM else where)
     sw = rig.software
-    if concept == "driver" and (m := _DRIVER.match(value)) and sw.driver_version is None:
+    if concept == "driver" and (m := _SHAPE["driver"].match(value)) and sw.driver_version is None:
         sw.driver_version = m.group(1)
         rig.origins["software.driver_version"] = where
-    elif concept == "torch" and (m := _TORCH.match(value)) and sw.torch_version is None:
+    elif concept == "torch" and (m := _SHAPE["torch"].match(value)) and sw.torch_version is None:
         set_torch(rig, m.group(1), where, WHAT)
-    elif concept == "cuda" and key in _TORCH_CUDA and (m := _VERSION.match(value)):
+    elif concept == "cuda" and key in _TORCH_CUDA and (m := _SHAPE["version"].match(value)):
         sw.torch_cuda_version = m.group(1)
         rig.origins["software.torch_cuda_version"] = where
-    elif concept == "python" and (m := _VERSION.match(value)) and sw.python_version is None:
+    elif concept == "python" and (m := _SHAPE["version"].match(value)) and sw.python_version is None:
         sw.python_version = m.group(1)
         rig.origins["software.python_version"] = where
-    elif concept == "nccl" and (m := _VERSION.match(value)) and sw.nccl_version is None:
+    elif concept == "nccl" and (m := _SHAPE["version"].match(value)) and sw.nccl_version is None:
         sw.nccl_version = m.group(1)
         rig.origins["software.nccl_version"] = where
-    elif concept in ("cuda", "cudnn") and (m := _VERSION.match(value)):
+    elif concept == "capability" and rig.gpus and rig.gpus[-1].compute_capability is None:
+        rig.gpus[-1].compute_capability = value
+        rig.origins[f"gpus[{len(rig.gpus) - 1}].compute_capability"] = where
+    elif concept == "capability":
+        rig.problems.append(f"{where}: {key} {value} (no GPU named before it: not read)")
+    elif concept in ("cuda", "cudnn") and (m := _SHAPE["version"].match(value)):
         rig.problems.append(f"{where}: {key} {m.group(1)} (the scan has no field for it)")
     else:
         return False
@@ -277,7 +404,7 @@ def _read_gpu(rig: Rig, key: str, value: str, where: str) -> bool:
 
 def _memory(rig: Rig, value: str, where: str) -> bool:
     """The last GPU's memory, with its unit (``24576 MiB``; MB and GB 1024-based); a bare number is not read."""
-    m = _MEMORY.match(value)
+    m = _SHAPE["memory"].match(value)
     if m is None or not rig.gpus or rig.gpus[-1].memory_total_bytes is not None:
         return False
     power = 20 if m.group(2) in ("MiB", "MB") else 30

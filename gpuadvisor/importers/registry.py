@@ -514,8 +514,11 @@ FORMATS: tuple[Format, ...] = (
             "as a paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
     Format("env-generic", env_generic.WHAT, GPU, "other environment reports", "",
            "three of `GPU 0:`, `VRAM:`, `CUDA version:`, `NVIDIA driver:`, `PyTorch version:`, `Python:`, `NCCL:`, "
-           "`cuDNN:` (as `key: value`, `- key: value`, `**Key:** value` or `key   value`) within 15 lines, one naming "
-           "an NVIDIA GPU or CUDA (tried last)", env_generic.starts, reads(env_generic.parse), _add, 8),
+           "`cuDNN:` (as `key: value`, `- key: value`, `**Key:** value` or `key   value`, or a sentence's or a log "
+           "line's clauses: `Max memory: 23.6 GB.`, `Num GPUs = 1`, `gpu.name:`, `Torch 2.1.2+cu118`, `VRAM 8188`) "
+           "within 15 lines, one naming an NVIDIA GPU or CUDA, or alone a runtime's device line "
+           "(`INFO --> Using torch device: NVIDIA ...`, `Torch detected GPU: NVIDIA ...`) (tried last)",
+           env_generic.starts, reads(env_generic.parse), _add, 8),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

@@ -218,6 +218,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "env-generic": (  # a vocabulary key's first word after a bullet, "**" or a quote ("name" before ":" or a column)
         _LOWER + r"""^[\s{"']*(?:[-*\u2022]\s+)*(?:\*\*)?(?:gpu|device|graphics|vram|total|memory|cuda|torch|pytorch"""
         r"|nvidia|driver|python|nccl|cudnn|name(?:\W*:|\s\s|\t))",
+        # inside a log, a sentence's or a log line's clause: a vocabulary word anywhere in it
+        r"(?i:gpu|device|name|graphics|vram|memory|cuda|torch|driver|python|nccl|cudnn|capability)",
     ),
     "xid-relay": (
         "[Xx][Ii][Dd]",
