@@ -28,6 +28,7 @@ from gpuadvisor.errors import InputError  # noqa: E402
 from gpuadvisor.importers import import_texts  # noqa: E402
 
 LINE_UNITS = [
+    "a: ", "Torch ", "VRAM 1", "gpu.name: ", "a is ", "x. ",
     "[", "{", "(", "a", "a:", "1:", ":", "1", "1.", "-", "|", "=", "%", "/", " ", "\t", "x ", "a b", "1 ", "+-",
     "0x", "[0] ", "[a]", "# ", "GPU ", "MiB ", "W ", "NVRM: ", "Xid ", "a=1 ", '"a":', "ab:12:34", "0:1:2 ",
     "00:00.0 ", "10.0.0.1:", "host:1:2 [0] NCCL INFO ", "ERROR [1:2] ", "a-abcde b ", "[/a.cpp:1] ",
@@ -52,12 +53,20 @@ MANY_LINES = [
     "Capacity:", "                    nvidia.com/gpu.count=8", "NAME  READY  STATUS  RESTARTS  AGE",
     "Failed to initialize NVML: Unknown Error",
     "- GPU: NVIDIA A100", "CUDA version: 12.1", "**Driver:** 535.104.05", '"torch": "2.3.0+cu121",', "  - NVIDIA L4",
+    # a generic report's sentences and log lines (a banner's clauses, dotted keys, a runtime's device line)
+    "   \\\\   /|    NVIDIA GeForce RTX 4090. Num GPUs = 1. Max memory: 23.621 GB. Platform: Linux.",
+    "O^O/ \\_/ \\    Torch: 2.5.1+cu124. CUDA: 8.9. CUDA Toolkit: 12.4. Triton: 3.1.0", "gpu.name:   NVIDIA A100",
+    "12:00:00-000000 INFO     Torch detected GPU: NVIDIA GeForce RTX 4060 VRAM 8188 Arch (8, 9) Cores 24",
+    "[2024-01-01 00:00:00,000]::[Tool]::INFO --> Using torch device: NVIDIA GeForce RTX 4090",
+    "INFO a b c d e f g h device gpu memory torch cuda driver python is not a = b: c d e f g h",
+    " ".join(["a b c d: e"] * 150),  # a long line of keys and values under the longest line read
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [
     "GPU {0}: NVIDIA A100-SXM4-80GB (UUID: GPU-{0:08x}-1111-2222-3333-444455556666)",
     "  Device {0}: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes",
     "- GPU {0}: NVIDIA A10 | 23028 MiB | driver 535.104.05",  # a generic report's GPU lines (64 GPUs at most)
+    "INFO Torch detected GPU: NVIDIA GeForce RTX {0} VRAM 8188 Arch (8, 9) Cores 24",  # a log's device lines
 ]
 
 

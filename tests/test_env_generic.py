@@ -439,3 +439,10 @@ def test_dotted_keys_and_a_name_cut_by_the_paste() -> None:
     assert rig is not None
     assert rig.gpus == []  # "gpu.name: Tesla P100-PCIE" is the cut line
     assert (rig.software.torch_version, rig.software.torch_cuda_version) == ("2.0.1+cu118", "11.8")
+
+
+def test_every_key_holds_a_word_the_filters_look_for() -> None:
+    """A line without one of WORDS is skipped unread (and sift.py tries no start on it inside a log): every key
+    of the vocabulary must hold one."""
+    words = env_generic.WORDS.split("|")
+    assert all(any(w in key for w in words) for keys in env_generic._KEYS.values() for key in keys)

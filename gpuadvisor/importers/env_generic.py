@@ -153,11 +153,18 @@ _SEP = re.compile(
     r"[ \t]*(?::(?![:/\\])|=(?!=)|[ \t]is[ \t])[ \t]*"
 )
 _WORD = re.compile(r"[A-Za-z][\w.]*")
+# a word every vocabulary key holds; a line with a clause holds one of them, "name" before its separator (sift.py's
+# condition for a clause inside a log, too)
+WORDS = "gpu|device|name|graphics|vram|memory|cuda|torch|driver|python|nccl|cudnn|capability"
+CLAUSE = WORDS.replace("name|", "") + r"|name[ \t]*(?::|=|[ \t]is[ \t])"
+_WORDS = re.compile(WORDS, re.IGNORECASE)
+_CLAUSE = re.compile(CLAUSE, re.IGNORECASE)
 _SENTENCE = re.compile(r"\.(?=\s|$)|;\s|,\s")  # where a clause's value ends
 # values known by their shape after a word with no separator: torch's ``X.Y.Z+cuNNN`` and ``VRAM N`` (a bare N in MiB)
 _TORCH_WORD = re.compile(r"(?<![\w.])(?:[Pp]y)?[Tt]orch[ \t]+v?(\d+\.\d+(?:\.\d+)?\+cu\d{2,3})(?![\w.])")
 _VRAM_WORD = re.compile(r"(?<![\w.])VRAM[ \t]+(\d{1,7}(?:\.\d+)?)[ \t]?(MiB|GiB|MB|GB)?(?![\w.])")
 _RUNTIME = {"torch", "pytorch", "cuda"}  # a key naming one of them and ending in a device: the runtime's own device
+_DEVICE_KEYS = ("gpu", "device", "device name", "gpu name")
 _NAME_END = re.compile(r"[ \t]+(?=VRAM\b)")  # a GPU's name ends where its memory starts ("NAME VRAM 8188")
 _ART = re.compile(r"^[\W_]+")  # a banner's drawing before its first word
 # "VRAM 8188" after a GPU's name: the tools that log it print round(total_memory / 1024 / 1024), MiB (kohya_ss's
@@ -176,7 +183,7 @@ def _facts(line: str, cut: bool = False) -> list[Fact]:
     v = _vocabulary(line)
     if v is not None:
         return [Fact(v[0], (_key(line) or ("", ""))[0], v[1])] if _readable(*v) and not cut else []
-    if not _SEP.search(line) and "orch" not in line and "VRAM" not in line:
+    if not _CLAUSE.search(line):  # no vocabulary word: no clause of the vocabulary
         return []
     return [f for _, f in sorted(_clauses(line), key=lambda x: x[0]) if f.whole or not cut]
 
@@ -198,9 +205,7 @@ def _clauses(line: str) -> list[tuple[int, Fact]]:
         if key in ("name", "device") and gpu_name(value) is None:
             continue
         words = {w.lower() for w in _WORD.findall(m.group(1))}
-        strong = (
-            concept == "gpu" and key in ("gpu", "device") and bool(words & _RUNTIME) and gpu_name(value) is not None
-        )
+        strong = concept == "gpu" and key in _DEVICE_KEYS and bool(words & _RUNTIME) and gpu_name(value) is not None
         found.append((start, Fact(concept, key, value, strong, whole)))
     if found and keys:  # a GPU's name, alone in the sentence before the line's first key ("NAME. Num GPUs = 1.")
         lead = [x for x in _SENTENCE.split(line[: keys[0][1]]) if x.strip()]
@@ -219,7 +224,7 @@ def _suffix(m: re.Match[str]) -> tuple[int, str, str | None]:
     """Where a clause's key starts, the key and its concept: the longest vocabulary run of its last words, else its
     last word (a key outside the vocabulary: ``Arch``), whose words before it belong to the value before."""
     words = list(_WORD.finditer(m.group(1)))
-    for j in range(len(words)):
+    for j in range(len(words) if _WORDS.search(m.group(1)) else 0):
         key = " ".join(re.sub(r"[^a-z0-9]+", " ", m.group(1)[words[j].start() :].lower()).split())
         c = _concept(key)
         if c is not None:

@@ -18,6 +18,7 @@ from gpuadvisor.importers import (
     beyond_tools,
     collect_env,
     cupy_config,
+    env_generic,
     nccl,
     smi_query,
 )
@@ -219,7 +220,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _LOWER + r"""^[\s{"']*(?:[-*\u2022]\s+)*(?:\*\*)?(?:gpu|device|graphics|vram|total|memory|cuda|torch|pytorch"""
         r"|nvidia|driver|python|nccl|cudnn|name(?:\W*:|\s\s|\t))",
         # inside a log, a sentence's or a log line's clause: a vocabulary word anywhere in it
-        r"(?i:gpu|device|name|graphics|vram|memory|cuda|torch|driver|python|nccl|cudnn|capability)",
+        f"(?i:{env_generic.CLAUSE})",
     ),
     "xid-relay": (
         "[Xx][Ii][Dd]",
