@@ -115,3 +115,31 @@ def test_numbered_ports_of_another_output_take_the_place_of_an_adapter_listed_wi
     other = RdmaPort(device="mlx5_1")
     assert _numbered_over_unnumbered([listed, other], [read]) == [other, read]
     assert _numbered_over_unnumbered([read], [listed, other]) == [read, other]
+
+
+def test_a_fleet_leaves_a_port_of_unknown_number_uncompared_and_says_so(tmp_path):
+    """Six scans of the dgx-h100 preset; mlx5_3's number unknown on every node (as lshca lists it), trained at 200
+    Gb/s on node3 where the others run 400: compared by name it would be a slow port; unnumbered, it is a note."""
+    base = tmp_path / "base.json"
+    r = subprocess.run([sys.executable, "-m", "gpuadvisor", "scan", "--simulate", "dgx-h100", "--json", str(base)],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    for i in range(6):
+        doc = json.loads(base.read_text())
+        doc["host"]["hostname"] = f"node{i}"
+        for p in doc["network"]["rdma_ports"]:
+            if p["device"] == "mlx5_3":
+                p["port"] = None
+                p["unavailable"]["port"] = "lshca shows one row per RDMA device, not its port number"
+                p["rate_gbps"] = 200.0 if i == 3 else 400.0
+        (scans / f"node{i}.json").write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, "-m", "gpuadvisor", "fleet", str(scans), "--format", "json"],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    report = json.loads(r.stdout)
+    assert [f for n in report["nodes"] for f in n["findings"] if f["kind"] == "slow-port"] == []
+    (said,) = [x for x in report["notes"] if "mlx5_3" in x]
+    assert "6 nodes (node0, node1, node2, node3, node4 and 1 more)" in said
+    assert "without their port numbers (mlx5_3): those ports are not compared" in said

@@ -63,12 +63,16 @@ def unnumbered_ports(rig: Rig) -> list[str]:
 
 
 def unjudged_ports(group: Group, nodes: dict[str, Node]) -> list[str]:
-    """A note for each node of the group whose RDMA ports the slow-port comparison could not judge."""
+    """A note of the group's nodes whose RDMA ports the slow-port comparison could not judge (none: no note)."""
+    which = {name: got for name in group.nodes if (got := (nodes[name].hw or {}).get("rdma_unnumbered"))}
+    if not which:
+        return []
+    adapters = sorted({a for got in which.values() for a in got})
+    shown = ", ".join(sorted(which)[:5]) + (f" and {len(which) - 5} more" if len(which) > 5 else "")
     return [
-        f"group {group.id}: {name}: RDMA ports of {', '.join(unknown)} listed without their port numbers: not "
-        "compared with the same ports of its group's nodes"
-        for name in group.nodes
-        if (unknown := (nodes[name].hw or {}).get("rdma_unnumbered"))
+        f"group {group.id}: {plural(len(which), 'node')} ({shown}) list RDMA adapters without their port numbers "
+        f"({', '.join(adapters[:8])}{', ...' if len(adapters) > 8 else ''}): those ports are not compared with the "
+        "same ports of the group's nodes"
     ]
 
 
