@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from gpuadvisor import facts
-from gpuadvisor.facts import Rig
+from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.facts.beyond import IMEX_FIELDS
 from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.probes.kmsg import map_gpus
@@ -32,7 +32,7 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         new = [p for p in part.network.rdma_ports if (p.device, p.port) not in have]
         if have and all(interface_only(p) for p in new):
             new = []  # beside a port lister (ibstat, ibv_devinfo, ...), ibdev2netdev adds no stateless port
-        target.network.rdma_ports = (target.network.rdma_ports or []) + new
+        target.network.rdma_ports = _numbered_over_unnumbered(target.network.rdma_ports or [], new)
         if "rdma_ports" in part.network.unavailable:
             target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]
         target.origins.setdefault("network.rdma_ports", origin)
@@ -77,6 +77,15 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         target.fabric.nvswitches = part.fabric.nvswitches
         if part.fabric.manager_state is None:
             target.fabric.unavailable["manager_state"] = part.fabric.unavailable["manager_state"]
+
+
+def _numbered_over_unnumbered(have: list[RdmaPort], new: list[RdmaPort]) -> list[RdmaPort]:
+    """The ports of two outputs together, where an adapter one output names without its port number (ibv_devices,
+    rdma res, lshca) gives way to the numbered ports another output reads of the same adapter (ibstat, sysfs)."""
+    numbered_had = {p.device for p in have if p.port is not None and p.device}
+    numbered_new = {p.device for p in new if p.port is not None and p.device}
+    kept = [p for p in have if p.port is not None or p.device not in numbered_new]
+    return kept + [p for p in new if p.port is not None or p.device not in numbered_had]
 
 
 def _merge_network_extras(target: Rig, part: Rig, origin: str) -> None:

@@ -249,9 +249,11 @@ IB_COUNTERS = {
 PERF_NAMES = {ib: sysfs for ib, sysfs in IB_COUNTERS.items() if sysfs in ERROR_COUNTERS}
 
 
-def counter_port(device: str, port: int, tool: str) -> RdmaPort:
-    """A port known by its counters alone: ``tool`` does not print its state."""
+def counter_port(device: str, port: int | None, tool: str, why: str = "") -> RdmaPort:
+    """A port known by its counters alone: ``tool`` does not print its state; its number None for ``why``."""
     out = RdmaPort(device=device, port=port, counters={})
+    if port is None:
+        out.missing("port", why)
     out.missing("state", f"{tool} does not print it")
     return out
 
@@ -296,8 +298,8 @@ def parse_perfquery(text: str, source: str, first: int) -> Rig:
             ports.append(port)
         elif port is None and (row := _PERF_ROW.match(line)) and row.group(1) in ("PortSelect", *PERF_NAMES):
             # counters pasted without their header: the port perfquery selected, its LID not shown
-            selected = int(row.group(2)) if row.group(1) == "PortSelect" else 1
-            port = counter_port("LID not shown", selected, "perfquery")
+            selected = int(row.group(2)) if row.group(1) == "PortSelect" else None
+            port = counter_port("LID not shown", selected, "perfquery", "perfquery's header and PortSelect not shown")
             ports.append(port)
             if row.group(1) in PERF_NAMES:
                 add_count(port, row.group(1), row.group(2))

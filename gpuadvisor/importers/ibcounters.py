@@ -38,7 +38,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_ibqueryerrors(text: str, source: str, first: int) -> Rig:
     """Each port line's counters; the port named by the node's description (its GUID when none is given)."""
     rig = Rig()
-    ports: dict[tuple[str, int], RdmaPort] = {}
+    ports: dict[tuple[str, int | None], RdmaPort] = {}
     node: str | None = None
     for line in text.splitlines():
         if head := _HEAD.match(line):
@@ -49,11 +49,13 @@ def parse_ibqueryerrors(text: str, source: str, first: int) -> Rig:
             continue
         guid, number, rest = m.groups()
         name = node or f"GUID {guid}"
-        port_no = 0 if number == "ALL" else int(number)
+        port_no = None if number == "ALL" else int(number)
         device = f"{name} (all ports)" if number == "ALL" else name
         port = ports.get((device, port_no))
         if port is None:
-            port = ports[(device, port_no)] = counter_port(device, port_no, "ibqueryerrors")
+            port = ports[(device, port_no)] = counter_port(
+                device, port_no, "ibqueryerrors", "ibqueryerrors sums the node's ports (port ALL)"
+            )
         for counter, value in _COUNT.findall(rest):
             if counter in IB_COUNTERS:
                 add_count(port, counter, value)

@@ -31,7 +31,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 
 
 def _port(row: dict[str, str]) -> RdmaPort:
-    port = RdmaPort(device=row["RDMA"], port=1)
+    port = RdmaPort(device=row["RDMA"])
+    port.missing("port", "lshca shows one row per RDMA device, not its port number")
     stat = row.get("LnkStat")
     if stat is None:
         port.missing("state", "lshca left its LnkStat column out (its elastic view)")

@@ -40,7 +40,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 
 
 def _port(fields: dict[str, str]) -> RdmaPort:
-    port = RdmaPort(device="", port=1)
+    port = RdmaPort(device="")
     port.unavailable["device"] = _UNNAMED
     port.unavailable["port"] = _UNNAMED
     layer = fields.get("link_layer", "")
