@@ -143,3 +143,15 @@ def test_a_fleet_leaves_a_port_of_unknown_number_uncompared_and_says_so(tmp_path
     (said,) = [x for x in report["notes"] if "mlx5_3" in x]
     assert "6 nodes (node0, node1, node2, node3, node4 and 1 more)" in said
     assert "without their port numbers (mlx5_3): those ports are not compared" in said
+
+
+def test_nccl_ib_hca_on_adapters_whose_state_is_not_shown_is_not_judged_as_down():
+    """ibv_devices lists adapters, not their state: an entry matching one is not "not ACTIVE" (a guess), it is not
+    judged; the entry that matches no adapter still is."""
+    rig = import_files([IBV_DEVICES])
+    rig.software.env["NCCL_IB_HCA"] = "mlx5_0"
+    (f,) = [f for f in evaluate(rig) if f.code == "GA814"]
+    assert f.severity == "not-checked" and "does not show the state of mlx5_0" in f.message
+    rig.software.env["NCCL_IB_HCA"] = "mlx5_0,mlx5_9"
+    found = sorted((f.severity, str((f.observed or {}).get("unmatched"))) for f in evaluate(rig) if f.code == "GA814")
+    assert found == [("not-checked", "None"), ("warn", "['mlx5_9']")]

@@ -506,12 +506,15 @@ def parse_ib_hca(value: str) -> tuple[bool, bool, list[tuple[str, int | None]]]:
 
 def _hca_entry(got: list[RdmaPort], name: str, port: int | None, exact: bool) -> str:
     """What the scan's ports say of one NCCL_IB_HCA entry: "active", "inactive", "none" (no adapter matches), or
-    "unjudged" (the entry names a port by number, the scan its adapter without port numbers)."""
+    "unjudged" (the entry names a port by number, the scan its adapter without port numbers; or no matching port's
+    state is shown, as in an ibv_devices listing: an unknown state is not "not ACTIVE")."""
     ports = [p for p in got if (p.device == name if exact else p.device.startswith(name))]
     hits = [p for p in ports if port is None or p.port == port]
     if any(p.state == "ACTIVE" for p in hits):
         return "active"
     if port is not None and any(p.port is None for p in ports):
+        return "unjudged"
+    if hits and all(p.state is None for p in hits):
         return "unjudged"
     return "inactive" if hits else "none"
 
@@ -550,12 +553,14 @@ def nccl_ib_hca_mismatch(rig: Rig, ctx: Context) -> Iterator[Finding]:
     for name, port in entries:
         said[_hca_entry(got, name, port, exact)].append(name + (f":{port}" if port is not None else ""))
     none, inactive, unjudged = said["none"], said["inactive"], said["unjudged"]
-    if unjudged:  # a port named by number, on an adapter the scan lists without its port numbers
+    if unjudged:  # a port named by number on an adapter listed without port numbers, or ports of unknown state
         unnumbered = sorted({p.device for p in got if p.port is None})
+        unnumbered_why = next((p.why("port") for p in got if p.port is None), None) or "not shown"
+        unstated = sorted({p.named() for p in got if p.state is None})
+        said_of = [f"names {', '.join(unnumbered)} without their port numbers ({unnumbered_why})"] if unnumbered else []
+        said_of += [f"does not show the state of {', '.join(unstated)}"] if unstated else []
         yield ctx.not_checked(
-            f"NCCL_IB_HCA {', '.join(unjudged)}: the scan names {', '.join(unnumbered)} without their port numbers "
-            f"({next(p.why('port') for p in got if p.port is None) or 'not shown'}): that port is not judged",
-            subject="host",
+            f"NCCL_IB_HCA {', '.join(unjudged)}: the scan {' and '.join(said_of)}: not judged", subject="host"
         )
     if not none and not inactive:
         return
