@@ -47,7 +47,7 @@ def test_each_entry_has_the_headers_value_a_source_and_a_verdict() -> None:
 def test_an_applications_own_error_is_never_a_fault_of_the_node() -> None:
     for name in ("cudaErrorMemoryAllocation", "cudaErrorIllegalAddress", "cudaErrorLaunchFailure"):
         e = error_codes.BY_NAME[name.lower()]
-        assert e.kind is None and e.verdict in ("info", "warn")
+        assert e.kind == error_codes.APP_FAULT and e.rule == "GA828" and e.verdict == "info"
 
 
 # Real public lines, each printing one code (its thread's URL; the line as posted)

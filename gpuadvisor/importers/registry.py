@@ -40,6 +40,7 @@ from gpuadvisor.importers import (
     devicequery,
     df,
     digits_query,
+    driver_container,
     driver_packages,
     env_generic,
     env_reports,
@@ -453,6 +454,10 @@ FORMATS: tuple[Format, ...] = (
             "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
             "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
             33, family="Kubernetes"),
+    _beyond(driver_container.KIND, driver_container.WHAT,
+            "`Installation of the kernel module for the NVIDIA Accelerated Graphics Driver for Linux-x86_64 (version "
+            "450.80.02) is now complete.`, or a step of its script: `Loading NVIDIA driver kernel modules...`, `Done, "
+            "now waiting for signal`", driver_container.starts, driver_container.parse, 34, family="Kubernetes"),
     _beyond("container-errors", container_errors.WHAT,
             '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
             "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, `nvidia-container-cli: "

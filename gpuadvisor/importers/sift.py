@@ -153,6 +153,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "scontrol-node": ("NodeName=",),
     "k8s-node": (r"^Name:\s", _SPACE + r"(?:Labels:\s+)?nvidia\.com/", _SPACE + "(?:[Cc]apacity|[Aa]llocatable):"),
     "k8s-pods": (_SPACE + r"(?:NAMESPACE\s+)?NAME\s+READY\s",),
+    "driver-container": (
+        _words("Accelerated Graphics Driver for Linux", "Starting installation of NVIDIA driver", " NVIDIA "),
+        "Done, now waiting for signal",
+    ),
     "container-errors": (
         _words(
             "could not select device driver",

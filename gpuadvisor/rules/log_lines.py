@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.importers import error_codes
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.kernel import tally
 from gpuadvisor.rules.registry import rule
@@ -41,6 +42,7 @@ def log_lines_not_judged(rig: Rig, ctx: Context) -> Iterator[Finding]:
     log = rig.kernel
     if log.events is None:
         return  # no log: the other kernel-log rules say so
+    yield from _app_faults(rig, ctx)
     lines = [e for e in log.events if e.kind == "unjudged"]
     if not lines:
         return  # every error line about the GPU stack is an event the other rules judge
@@ -57,3 +59,20 @@ def log_lines_not_judged(rig: Rig, ctx: Context) -> Iterator[Finding]:
         fix="read these lines: look their message up in the documentation of the program that wrote it and act "
         "on it; the tool's other findings do not cover them",
     )
+
+
+def _app_faults(rig: Rig, ctx: Context) -> Iterator[Finding]:
+    """An application's own CUDA error (error_codes' table: out of memory, an illegal address, a launch failure): one
+    finding per code, at the table's verdict (info): the job's fault, not the node's, unless the GPU's Xids follow."""
+    for e, seen in error_codes.groups(rig.kernel.events, error_codes.APP_FAULT):
+        yield ctx.finding(
+            f"an application fault: {error_codes.said(e, seen)}: {e.meaning}; the GPU is fine unless the kernel log "
+            "shows the GPU's own Xid at the same time",
+            gpus=sorted({ev.gpu_index for ev in seen if ev.gpu_index is not None}),
+            subject="host",
+            observed=error_codes.evidence(e, seen),
+            expected="the job's CUDA calls succeeding",
+            expected_source=f"{e.source}: {e.names[0]} = {e.code}",
+            fix=e.action,
+            severity=e.verdict,
+        )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuadvisor import catalog
 from gpuadvisor.facts import DRIVER_MISMATCH, DRIVER_UNREACHABLE, Rig
+from gpuadvisor.importers import error_codes
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, version_tuple
 from gpuadvisor.rules.registry import rule
@@ -267,8 +268,27 @@ def driver_unreachable(rig: Rig, ctx: Context):
         )
     container = list(_container_runtime_failures(rig, ctx))
     yield from container
-    if cause is None and not container and sw.driver_version is None:
+    said = list(_driver_stack_codes(rig, ctx))
+    yield from said
+    if cause is None and not container and not said and sw.driver_version is None:
         yield ctx.not_checked(missing(sw, "driver_version", "driver version"))
+
+
+def _driver_stack_codes(rig: Rig, ctx: Context):
+    """A program's log line printing a CUDA or NVML return code of the driver's stack (error_codes' table: an
+    insufficient driver, a driver/library mismatch, forward compatibility on a GPU without it, no device, an unknown
+    error): one finding per code, at the table's verdict, the first line its evidence."""
+    for e, seen in error_codes.groups(rig.kernel.events, error_codes.DRIVER_STACK):
+        yield ctx.finding(
+            f"{error_codes.said(e, seen)}: {e.meaning}",
+            gpus=sorted({ev.gpu_index for ev in seen if ev.gpu_index is not None}),
+            subject="software",
+            observed=error_codes.evidence(e, seen),
+            expected=f"the program reaching the GPUs through a driver stack of one version (no {e.names[0]})",
+            expected_source=f"{e.source}: {e.names[0]} = {e.code}",
+            fix=e.action,
+            severity=e.verdict,
+        )
 
 
 CONTAINER_RUNTIME = "container runtime"  # the HealthCheck tool of a container runtime's GPU error (GA827 leaves it)
