@@ -12,7 +12,8 @@ already loaded on the host holds the modules), ``Could not resolve Linux kernel 
 node's kernel), nvidia-installer's ``ERROR: Unable to load the kernel module 'nvidia.ko'`` and modprobe's ``could not
 insert 'nvidia'``.
 
-Read: the driver's version (the last the log installed); each failure as the driver's own install problem (the sign
+Read: the driver's version (the last the log installed; unknown, for that reason, when its install or load failed
+after it); each failure as the driver's own install problem (the sign
 ``driver-install``, GA820: reinstall, not a hardware fault), and the other error lines about the GPU stack as lines
 GA828 lists. A log that loaded the driver and then stopped on a signal (a pod restarted or upgraded) holds no fault.
 """
@@ -80,7 +81,13 @@ def parse(text: str, source: str, first: int) -> Rig:
     versions = [(n, m.group(1)) for n, x in enumerate(lines) if (m := _INSTALLED.search(x) or _STARTING.search(x))]
     if versions:
         n, version = versions[-1]
-        rig.software.driver_version = version
-        rig.software.unavailable.pop("driver_version", None)
+        failed = [e for e in events if e.kind == "driver-install" and (e.line or 0) > first + n]
+        if failed:  # the install or load of that version failed after it: no driver of it runs
+            rig.software.unavailable["driver_version"] = (
+                f"the driver container's install of {version} failed (line {failed[0].line}): no driver is loaded"
+            )
+        else:
+            rig.software.driver_version = version
+            rig.software.unavailable.pop("driver_version", None)
         rig.origins["software.driver_version"] = f"{source}:{first + n}"
     return rig

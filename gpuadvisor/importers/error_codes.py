@@ -295,3 +295,19 @@ def said(e: ErrorCode, seen: list[KernelEvent]) -> str:
     line 2 (and 1 more line(s))"."""
     more = f" (and {len(seen) - 1} more line(s))" if len(seen) > 1 else ""
     return f"{e.library} error {e.code} ({e.names[0]}: '{e.texts[0]}') on line {seen[0].line}{more}"
+
+
+def first_events(lines: list[str], first: int, but: tuple[str, ...] = ()) -> list[KernelEvent]:
+    """The first line printing each code of the table (of a kind not in ``but``) as its event, and how many more
+    lines print it (a log repeats its error)."""
+    found: dict[tuple[str, int], KernelEvent] = {}
+    for n, line in enumerate(lines):
+        ev = event(line, first + n) if len(line) <= _LONGEST else None
+        if ev is None or ev.kind in but:
+            continue
+        key = (ev.kind, ev.code)
+        if key in found:
+            found[key].more += 1
+        else:
+            found[key] = ev
+    return list(found.values())

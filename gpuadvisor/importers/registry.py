@@ -511,6 +511,12 @@ FORMATS: tuple[Format, ...] = (
             "UCX's `... failed: Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' "
             "(current: 64 kbytes)`, or `libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.`", memlock.starts,
             memlock.parse, 31, family="RDMA libraries"),
+    _beyond(beyond_tools.CODE_KIND, "a program's CUDA or NVML error (its return code, name or message)",
+            "a line printing a documented CUDA or NVML return code in the program's own words: `cudaError 719 "
+            "(unspecified launch failure) calling ...`, `CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
+            "encountered`, `ggml_cuda_init: failed to initialize CUDA: system has unsupported display driver / cuda "
+            "driver combination`", beyond_tools.starts_cuda_error, beyond_tools.parse_cuda_error, 27,
+            family="CUDA errors"),
     _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
             "IBM CSM, Slurm command errors)",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "

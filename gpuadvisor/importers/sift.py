@@ -172,6 +172,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
     "cuda-ecc": ("ECC", "NVL[Ii][Nn][Kk]"),
+    "cuda-error": (r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]",),  # the library named, or a code's name (error_codes.lookup)
     "gpu-mr-failed": ("ibv_reg_",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
