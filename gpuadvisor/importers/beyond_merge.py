@@ -9,6 +9,7 @@ import dataclasses
 from gpuadvisor import facts
 from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.facts.beyond import IMEX_FIELDS
+from gpuadvisor.importers import error_codes
 from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.probes.kmsg import map_gpus
 from gpuadvisor.probes.kmsg_unjudged import settle
@@ -130,6 +131,7 @@ def finish(rig: Rig) -> None:
     if rig.kernel.events is not None:
         map_gpus(rig.kernel.events, rig.gpus)
         settle(rig.kernel.events)
+        error_codes.judge_unjudged(rig.kernel.events)  # an error line printing a code of the table: the table's sign
     else:
         rig.kernel.unavailable.setdefault("events", "no kernel log (dmesg, journalctl -k) among the imported outputs")
     if rig.network.rdma_ports is None:

@@ -40,6 +40,7 @@ from gpuadvisor.importers import (
     devicequery,
     df,
     digits_query,
+    driver_container,
     driver_packages,
     env_generic,
     env_reports,
@@ -453,6 +454,10 @@ FORMATS: tuple[Format, ...] = (
             "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
             "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
             33, family="Kubernetes"),
+    _beyond(driver_container.KIND, driver_container.WHAT,
+            "`Installation of the kernel module for the NVIDIA Accelerated Graphics Driver for Linux-x86_64 (version "
+            "450.80.02) is now complete.`, or a step of its script: `Loading NVIDIA driver kernel modules...`, `Done, "
+            "now waiting for signal`", driver_container.starts, driver_container.parse, 34, family="Kubernetes"),
     _beyond("container-errors", container_errors.WHAT,
             '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
             "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, `nvidia-container-cli: "
@@ -506,6 +511,12 @@ FORMATS: tuple[Format, ...] = (
             "UCX's `... failed: Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' "
             "(current: 64 kbytes)`, or `libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.`", memlock.starts,
             memlock.parse, 31, family="RDMA libraries"),
+    _beyond(beyond_tools.CODE_KIND, "a program's CUDA or NVML error (its return code, name or message)",
+            "a line printing a documented CUDA or NVML return code in the program's own words: `cudaError 719 "
+            "(unspecified launch failure) calling ...`, `CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
+            "encountered`, `ggml_cuda_init: failed to initialize CUDA: system has unsupported display driver / cuda "
+            "driver combination`", beyond_tools.starts_cuda_error, beyond_tools.parse_cuda_error, 27,
+            family="CUDA errors"),
     _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
             "IBM CSM, Slurm command errors)",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "
