@@ -34,6 +34,13 @@ def last_line_shown(lines: list[str]) -> int:
     return max((i for i, x in enumerate(lines) if x.strip()), default=-1)
 
 
+def shown_lines(text: str) -> tuple[list[str], int]:
+    """The text's lines (as :func:`clean_lines` gives them), and the index of the one a paste cut short may have cut:
+    its last line shown, when the text ends without a newline (-1: none)."""
+    lines = clean_lines(text)
+    return lines, (last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1)
+
+
 def clean_lines(text: str) -> list[str]:
     """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
     quoted paste carries (``> `` of a mail or markdown quote, ``% ``): of the whole text (see :func:`unquoted`), or
