@@ -31,11 +31,18 @@ HOST_PID = rf"\S+:(?:\d+:\d+|{_REDACTED}(?::{_REDACTED})?)"
 _NCCL = r"\[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b"
 _LAUNCHED = rf"^\s*{TIME_PREFIX}{RANK_PREFIX}"  # what a launcher or collector put before the line
 LINE = re.compile(rf"{_LAUNCHED}(?:{HOST_PID} )?{_NCCL}")
-# an nccl-tests device line pasted above the debug log:
-# "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800"
-RANK_LINE = re.compile(
-    r"^\s*#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$"
-)
+# nccl-tests' device line: "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800" (its rank, host,
+# device, the bus as printed between the brackets, the GPU's name)
+RANK_WORDS = r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid"
+
+
+def rank_line(start: str, bus: str) -> re.Pattern[str]:
+    """nccl-tests' device line after ``start`` (what may stand before its ``#``), its bus read by ``bus`` (a group or
+    not: the groups are the rank, host, device, then the bus's if any, then the name)."""
+    return re.compile(rf"{start}#\s*{RANK_WORDS}\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[{bus}\]\s*(.*?)\s*$")
+
+
+RANK_LINE = rank_line(r"^\s*", r"[^\]]*")  # one pasted above the debug log
 # from the start of a word only: tried at every character, \S+ would make a long line without spaces cost its square
 _PREFIXED = re.compile(rf"(?<!\S){HOST_PID} {_NCCL}")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
