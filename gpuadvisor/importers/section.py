@@ -171,13 +171,15 @@ def _unquote(line: str, mark: str) -> str:
 Detector = Callable[[list[str], int, "Section | None"], bool]
 
 
-def outside(kind: str) -> Callable[[Detector], Detector]:
-    """The detector, tried only outside an output of ``kind`` (its own): inside one, every line is that output's."""
+def outside(kind: str, *, log: bool = False) -> Callable[[Detector], Detector]:
+    """The detector, tried only outside an output of ``kind`` (its own): inside one, every line is that output's;
+    with ``log``, only outside a kernel log too (see :func:`outside_log`)."""
 
     def wrap(starts: Detector) -> Detector:
         @functools.wraps(starts)
         def detector(lines: list[str], i: int, current: Section | None) -> bool:
-            return (current is None or current.kind != kind) and starts(lines, i, current)
+            mine = current is not None and current.kind == kind
+            return not mine and (not log or outside_log(current)) and starts(lines, i, current)
 
         return detector
 
