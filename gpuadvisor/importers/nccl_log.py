@@ -46,8 +46,8 @@ RANK_LINE = rank_line(r"^\s*", r"[^\]]*")  # one pasted above the debug log
 # from the start of a word only: tried at every character, \S+ would make a long line without spaces cost its square
 _PREFIXED = re.compile(rf"(?<!\S){HOST_PID} {_NCCL}")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
-_NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
-_SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
+# a ring's or channel's network hop: "via NET/IB/0/GDRDMA", "via NET/IB/0" (or IBext), "via NET/Socket/0"
+_HOP = re.compile(r"\bvia NET/(?:(?:IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)|Socket/(\d+))")
 SOCKETS = "TCP sockets between hosts: no RDMA NIC used"
 
 
@@ -155,20 +155,22 @@ def gdr_not_used(lines: list[str]) -> list[str]:
     names: dict[str, str] = {}
     plain: list[str] = []
     gdr: set[str] = set()
+    sockets: set[str] = set()
     for line in lines:
         if "NET/IB : Using" in line:
             names.update((n, name) for n, name in _NIC_AT.findall(line))
-        for _kind, n, direct in _NET_HOP.findall(line):
-            if direct:
+        for n, direct, socket in _HOP.findall(line):
+            if socket:
+                sockets.add(socket)
+            elif direct:
                 gdr.add(n)
             elif n not in plain:
                 plain.append(n)
-    sockets = sorted({n for line in lines for n in _SOCKET_HOP.findall(line)})
     return [
         f"HCA {n} '{names[n]}' (hops via NET/IB/{n} without GDRDMA)" if n in names else f"NET/IB/{n} (no GDRDMA)"
         for n in plain
         if n not in gdr
-    ] + [f"NET/Socket/{n} ({SOCKETS})" for n in sockets]
+    ] + [f"NET/Socket/{n} ({SOCKETS})" for n in sorted(sockets)]
 
 
 # NCCL's WARN when /dev/shm has no room for a shared-memory segment (a container's 64 MB default): NCCL 2.4-2.11
