@@ -17,18 +17,16 @@ import re
 
 from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.importers.beyond_tools import IB_COUNTERS, add_count, counter_port
-from gpuadvisor.importers.section import Section, outside, outside_log
+from gpuadvisor.importers.section import Section, outside
 
 _HEAD = re.compile(r'^\s*Errors for\s+(?:(0x[0-9a-fA-F]{1,16})\s*)?(?:"([^"]{0,200})")?\s*$')
 _PORT = re.compile(r"^\s*GUID\s+(0x[0-9a-fA-F]{1,16})\s+port\s+(\d{1,3}|ALL)\s*:\s*(\[.*)$")
 _COUNT = re.compile(r"\[(\w+)\s*==\s*(\d{1,20})(?:\s*\([^)]*\))?\]")
 
 
-@outside("ibqueryerrors")
+@outside("ibqueryerrors", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """An ``Errors for ...`` line followed by a port line, or a port line with its ``[Counter == N]`` items."""
-    if not outside_log(current):
-        return False
     line = lines[i]
     if _PORT.match(line):
         return bool(_COUNT.search(line))
