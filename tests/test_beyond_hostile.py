@@ -70,7 +70,7 @@ def test_the_port_rate_rule_is_linear_in_the_number_of_adapters() -> None:
     # 20,000 adapters: the old rule compared every port with every other (4e8 steps); one pass now
     rig = Rig()
     rig.network.rdma_ports = [
-        RdmaPort(device=f"mlx5_{i}", state="ACTIVE", phys_state="LinkUp", rate_gbps=400.0 if i else 2.5,
+        RdmaPort(device=f"mlx5_{i}", port=1, state="ACTIVE", phys_state="LinkUp", rate_gbps=400.0 if i else 2.5,
                  link_layer="InfiniBand", ca_type="MT4129")
         for i in range(20_000)
     ]  # fmt: skip

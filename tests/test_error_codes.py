@@ -47,7 +47,7 @@ def test_each_entry_has_the_headers_value_a_source_and_a_verdict() -> None:
 def test_an_applications_own_error_is_never_a_fault_of_the_node() -> None:
     for name in ("cudaErrorMemoryAllocation", "cudaErrorIllegalAddress", "cudaErrorLaunchFailure"):
         e = error_codes.BY_NAME[name.lower()]
-        assert e.kind is None and e.verdict in ("info", "warn")
+        assert e.kind == error_codes.APP_FAULT and e.rule == "GA828" and e.verdict == "info"
 
 
 # Real public lines, each printing one code (its thread's URL; the line as posted)
@@ -126,3 +126,23 @@ def _fails(tmp_path: Path, text: str) -> list[dict]:
 def test_no_fail_from_a_number_without_its_library_or_a_cuda_oom(tmp_path: Path) -> None:
     oom = PUBLIC[-1][0]
     assert _fails(tmp_path, "\n".join([*NOT_CODES, oom]) + "\n") == []
+
+
+def test_every_entry_yields_its_sign_through_one_path() -> None:
+    # each entry's own text (cudaGetErrorString's, nvmlErrorString's) on a line naming its library: the event of the
+    # kind the table gives it, and read back as that entry (CUDA's and NVML's 999 apart)
+    for e in CODES:
+        line = f"{e.library} error {e.code}: {e.texts[0]}"
+        ev = error_codes.event(line, 3)
+        assert ev is not None and (ev.kind, ev.code, ev.line) == (e.kind, e.code, 3), line
+        assert error_codes.entry(ev) is e
+    assert {e.rule for e in CODES if e.kind == error_codes.APP_FAULT} == {"GA828"}
+    assert {e.rule for e in CODES if e.kind == error_codes.DRIVER_STACK} == {"GA507"}
+
+
+def test_the_device_a_line_names_is_the_events() -> None:
+    # a PCI bus id (NVML's form) on the line; a CUDA ordinal is the job's numbering, not the machine's
+    ev = error_codes.event("CUDA error: an illegal memory access was encountered on 00000000:3B:00.0", None)
+    assert ev is not None and ev.bus_id == "0000:3b:00.0"
+    ev = error_codes.event("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total)", None)
+    assert ev is not None and ev.bus_id is None and ev.gpu_index is None

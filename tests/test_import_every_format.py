@@ -127,8 +127,16 @@ NVC_INFO = "s16-collect-env/nvidia-container-cli-info-465-8x-rtx2080ti-cut-in-de
 TABLE += f"nvc-info | nvidia-container-cli -k -d /dev/tty info | corpus/{NVC_INFO}\n"
 CUDA_802 = "s18-fabric/gpu-burn-h100-hbm3-system-not-yet-initialized-no-fabric-manager_disjustin.txt"
 TABLE += f"cuda-not-ready | gpu_burn -d 60 | corpus/{CUDA_802}\n"
+DRIVER_CTR = "s34-logs/gpu-operator-driver-pod-450-80-02-loaded-waiting-for-signal-then-caught-signal-cut_geoberle.txt"
+TABLE += f"driver-container | kubectl logs nvidia-driver-daemonset-x -c nvidia-driver-ctr | corpus/{DRIVER_CTR}\n"
 CUDA_ECC = "s23-logs/torch-runtimeerror-uncorrectable-ecc-slurm-node-dgk713_philipdarke.txt"
 TABLE += f"cuda-ecc | python train.py | corpus/{CUDA_ECC}\n"
+# https://github.com/alephium/gpu-miner/issues/9 (the miner's own check macro)
+WRITTEN["CUDA_ERROR"] = (
+    "cudaError 719 (unspecified launch failure) calling 'cudaMemcpyAsync(worker->device_hasher, worker->hasher, "
+    "sizeof(blake3_hasher), cudaMemcpyHostToDevice, worker->stream)' (src/mining.h line 13)\n"
+)
+TABLE += "cuda-error | ./gpu-miner | =CUDA_ERROR\n"
 GPU_MR = "s31-rdma-logs/mscclpp-ibmr-debug-ibv-reg-mr-errno-14-bad-address-gpu4-peer-mem-loaded_wuxb45.txt"
 TABLE += f"gpu-mr-failed | ./ib_test | corpus/{GPU_MR}\n"
 HOSTENGINE = "s14-fabric/nv-hostengine-log-dcgm-2-2-nvswitch-status-undefined-state-every-30s-cut_13416157913.txt"

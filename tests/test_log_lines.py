@@ -69,14 +69,29 @@ def _ga828_lines(scan: dict) -> list[int]:
 
 @pytest.mark.parametrize(
     ("text", "lines"),
-    [(DEVICE_PLUGIN_GO, [3]), (DEVICE_PLUGIN_KLOG, [12]), (TRITON_TRACEBACK, [4]), (TRITON_CUDA_INIT, [1])],
-    ids=["go-log", "klog", "glog-traceback", "glog-one-line"],
+    [(DEVICE_PLUGIN_GO, [3]), (DEVICE_PLUGIN_KLOG, [12])],
+    ids=["go-log", "klog"],
 )
 def test_a_log_of_any_library_is_read_and_its_unknown_errors_are_listed(tmp_path, text, lines):
     scan = import_paste(tmp_path, text)
     assert _ga828_lines(scan) == lines
     assert scan["verdict"]["why"].startswith("no known fault in the logs given, but error lines")
     assert not [f for f in scan["findings"] if f["severity"] in ("warn", "fail")]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "severity"),
+    [(TRITON_TRACEBACK, 999, "info"), (TRITON_CUDA_INIT, 35, "warn")],
+    ids=["glog-traceback", "glog-one-line"],
+)
+def test_a_cuda_code_in_a_log_is_judged_as_the_error_table_says(tmp_path, text, code, severity):
+    # "CUDA error: unknown error" is cudaErrorUnknown (999: says nothing of the GPU by itself), "CUDA initialization
+    # failure with error 35" cudaErrorInsufficientDriver (a driver older than the program's CUDA): the CUDA Runtime
+    # API's cudaError_t; each judged with the driver's stack (GA507), neither a fault of a GPU
+    scan = import_paste(tmp_path, text)
+    (f,) = [f for f in scan["findings"] if f["code"] == "GA507" and f["severity"] != "not-checked"]
+    assert (f["observed"]["code"], f["severity"]) == (code, severity)
+    assert not [f for f in scan["findings"] if f["severity"] == "fail"]
 
 
 def test_a_healthy_log_says_no_fault(tmp_path):

@@ -229,7 +229,10 @@ def test_lshcas_hca_table_is_read_as_the_rdma_ports_it_lists(tmp_path):
         ("mlx5_1", "INIT", "InfiniBand", "MT4119", "000a:11:00.1"),
     ]
     found = [(x.code, x.severity, x.subject) for x in evaluate(rig) if x.severity not in ("ok", "not-checked")]
-    assert found == [("GA803", "warn", "mlx5_0 port 1"), ("GA803", "warn", "mlx5_1 port 1")]
+    assert found == [("GA803", "warn", "mlx5_0"), ("GA803", "warn", "mlx5_1")]  # a row per device, no port number
+    assert [(p.port, p.why("port")) for p in rig.network.rdma_ports or []] == [
+        (None, "lshca shows one row per RDMA device, not its port number")
+    ] * 2
     assert any("x8 of x16" in p for p in rig.problems)
     rig = _scan(tmp_path, _LSHCA_47)
     (port,) = rig.network.rdma_ports or []

@@ -159,6 +159,8 @@ VALI_122 = (
 
 def test_ffmpeg_nvdec_errors_are_read_as_a_log_with_no_gpu_fault(tmp_path: Path) -> None:
     for scan in (_scan("s32-logs/ffmpeg-hevc-nvdec-*.txt"), import_paste(tmp_path, VALI_122)):
-        assert [f["severity"] for f in scan["findings"] if f["code"] == "GA828"] == ["info"]
+        # CUDA_ERROR_UNKNOWN (999) is the error table's: judged with the driver's stack at info (GA507), else GA828
+        said = [f["severity"] for f in scan["findings"] if f["code"] in ("GA828", "GA507")]
+        assert [s for s in said if s != "not-checked"] == ["info"]
         assert not [f for f in scan["findings"] if f["severity"] in ("warn", "fail")]
         assert scan["gpus"] == []

@@ -102,15 +102,15 @@ def test_a_name_paddleseg_cut_at_four_words_is_not_read_as_a_gpu_model() -> None
 # --- 3. mlxlink's port report: a web page's copy (its heading's anchor kept), an Ethernet port's AN state -----------
 
 
-def _ports(rig: Rig) -> list[tuple[str, int, str | None, str | None, float | None]]:
+def _ports(rig: Rig) -> list[tuple[str, int | None, str | None, str | None, float | None]]:
     return [(p.device, p.port, p.state, p.link_layer, p.rate_gbps) for p in rig.network.rdma_ports or []]
 
 
 def test_a_blog_s_copy_of_mlxlink_reads_one_200g_ethernet_port_up_of_unnamed_device() -> None:
     rig = import_files([_one("s32-rdma", "mlxlink-cx6-operational-info-200g-4x")])
-    assert _ports(rig) == [("", 1, "ACTIVE", "Ethernet", 200.0)]
+    assert _ports(rig) == [("", None, "ACTIVE", "Ethernet", 200.0)]  # no command line: no -d, no -p
     (port,) = rig.network.rdma_ports or []
-    assert port.device == "" and "-d" in port.why("device")
+    assert port.device == "" and "-d" in port.why("device") and "-p" in port.why("port")
     assert port.phys_state is None and "ETH_AN_FSM_ENABLE" in port.why("phys_state")
     assert "GA803" not in _raised(rig)
 

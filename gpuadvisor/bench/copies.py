@@ -130,14 +130,11 @@ class CopyBench:
         error: str | None = None,
     ) -> None:
         ev = self.events
-        ev.emit(
-            "begin",
-            key=key,
-            kind=kind,
-            backend="cuda",
-            world_size=1,
-            devices=devices,
-            method=method,
+        self._begin(
+            key,
+            kind,
+            devices,
+            method,
             memory=memory,
             concurrent=concurrent,
             p2p_enabled=p2p_enabled,
@@ -177,10 +174,14 @@ class CopyBench:
         )
 
     def skip(self, key: str, kind: str, devices: list[int], reason: str, **fields: Any) -> None:
-        self.events.emit(
-            "begin", key=key, kind=kind, backend="cuda", world_size=1, devices=devices, method=None, **fields
-        )
+        self._begin(key, kind, devices, None, **fields)
         self.events.emit("end", key=key, status="skipped", error=reason, notes=[])
+
+    def _begin(self, key: str, kind: str, devices: list[int], method: str | None, **fields: Any) -> None:
+        """The "begin" event of one copy measurement (measured or skipped): one process, the CUDA copy engines."""
+        self.events.emit(
+            "begin", key=key, kind=kind, backend="cuda", world_size=1, devices=devices, method=method, **fields
+        )
 
 
 def _pattern(torch: Any, nbytes: int, device: Any, pin: bool = False) -> Any:

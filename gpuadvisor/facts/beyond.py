@@ -121,7 +121,7 @@ class RdmaPort(Unavailable):
     """One port of an RDMA adapter (InfiniBand or RoCE), as /sys/class/infiniband or ibstat shows it."""
 
     device: str = ""  # mlx5_0
-    port: int = 1
+    port: int | None = None  # None where the output names the adapter but not its port (unavailable["port"] says why)
     state: str | None = None  # ACTIVE | DOWN | INIT | ARMED | ACTIVE_DEFER
     phys_state: str | None = None  # LinkUp | Polling | Disabled | Sleep | LinkErrorRecovery | ...
     rate_gbps: float | None = None  # signalling rate of the port, Gb/s (400 for NDR x4)
@@ -132,6 +132,10 @@ class RdmaPort(Unavailable):
     # error counters since the counters were last cleared (/sys/class/infiniband/DEV/ports/N/counters/, the
     # names sysfs uses: symbol_error, link_downed, link_error_recovery, port_rcv_errors, ...)
     counters: dict[str, int] | None = None
+
+    def named(self, sep: str = "/") -> str:
+        """The port as the tools name it ("mlx5_0/1"), or the adapter alone ("mlx5_0") where its number is unknown."""
+        return self.device if self.port is None else f"{self.device}{sep}{self.port}"
 
 
 @dataclass

@@ -456,10 +456,9 @@ def _finding(f: dict[str, Any]) -> Finding | None:
 
 def _port(p: dict[str, Any]) -> RdmaPort:
     _amounts(p, "network.rdma_ports")
-    port = _int(p.get("port"))
     return RdmaPort(
         device=p["device"],
-        port=1 if port is None else port,
+        port=_int(p.get("port")),
         state=_str(p.get("state")),
         rate_gbps=_num(p.get("rate_gbps")),
     )

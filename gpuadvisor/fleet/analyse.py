@@ -130,6 +130,7 @@ def _analyse(nodes: dict[str, Node], opts: Options | None, inputs: list[str] | N
         judged += vs
         findings += [f for f in drift.find_drift(g, nodes) if not (f.subject or "").endswith("active NVLinks")]
         findings += groups.find_lost(g, nodes, opts.expect_gpus)
+        notes += groups.unjudged_ports(g, nodes)
     noise.decide(noises, judged, opts.fdr)
     out = verdicts.findings(judged, nodes)
     findings += out

@@ -47,13 +47,33 @@ def counts(rig: Rig) -> tuple[int, list[int], list[int], int]:
 
 
 def rdma_ports(rig: Rig) -> dict[str, float | None]:
-    """{"mlx5_0/1": rate Gb/s or None when down} for every RDMA port the scan read (network.rdma_ports)."""
+    """{"mlx5_0/1": rate Gb/s or None when down} for every RDMA port the scan read with its number
+    (network.rdma_ports); a port of unknown number is in :func:`unnumbered_ports`."""
     return {
-        sys.intern(f"{p.device}/{p.port}"): float(p.rate_gbps)
-        if p.state == "ACTIVE" and p.rate_gbps is not None
-        else None
+        sys.intern(p.named()): float(p.rate_gbps) if p.state == "ACTIVE" and p.rate_gbps is not None else None
         for p in rig.network.rdma_ports or []
+        if p.port is not None
     }
+
+
+def unnumbered_ports(rig: Rig) -> list[str]:
+    """The adapters the scan lists without their port numbers (ibv_devices, lshca, rdma res): their ports cannot
+    be compared with the same ports of another node."""
+    return sorted({p.device for p in rig.network.rdma_ports or [] if p.port is None})
+
+
+def unjudged_ports(group: Group, nodes: dict[str, Node]) -> list[str]:
+    """A note of the group's nodes whose RDMA ports the slow-port comparison could not judge (none: no note)."""
+    which = {name: got for name in group.nodes if (got := (nodes[name].hw or {}).get("rdma_unnumbered"))}
+    if not which:
+        return []
+    adapters = sorted({a for got in which.values() for a in got})
+    shown = ", ".join(sorted(which)[:5]) + (f" and {len(which) - 5} more" if len(which) > 5 else "")
+    return [
+        f"group {group.id}: {plural(len(which), 'node')} ({shown}) list RDMA adapters without their port numbers "
+        f"({', '.join(adapters[:8])}{', ...' if len(adapters) > 8 else ''}): those ports are not compared with the "
+        "same ports of the group's nodes"
+    ]
 
 
 def _slow_ports(group: Group, members: list[Node]) -> list[FleetFinding]:

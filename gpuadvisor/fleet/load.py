@@ -165,6 +165,7 @@ def scan_node(path: Path, rig: Rig) -> Node:
             "nics": nics,
             "index": [g.index for g in rig.gpus],
             "rdma": groups.rdma_ports(rig),
+            "rdma_unnumbered": groups.unnumbered_ports(rig),
         }
     else:
         n.notes.append("the scan lists no GPU")

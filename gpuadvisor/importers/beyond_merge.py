@@ -7,8 +7,9 @@ from __future__ import annotations
 import dataclasses
 
 from gpuadvisor import facts
-from gpuadvisor.facts import Rig
+from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.facts.beyond import IMEX_FIELDS
+from gpuadvisor.importers import error_codes
 from gpuadvisor.importers.ibdev2netdev import interface_only
 from gpuadvisor.probes.kmsg import map_gpus
 from gpuadvisor.probes.kmsg_unjudged import settle
@@ -32,7 +33,7 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
         new = [p for p in part.network.rdma_ports if (p.device, p.port) not in have]
         if have and all(interface_only(p) for p in new):
             new = []  # beside a port lister (ibstat, ibv_devinfo, ...), ibdev2netdev adds no stateless port
-        target.network.rdma_ports = (target.network.rdma_ports or []) + new
+        target.network.rdma_ports = _numbered_over_unnumbered(target.network.rdma_ports or [], new)
         if "rdma_ports" in part.network.unavailable:
             target.network.unavailable["rdma_ports"] = part.network.unavailable["rdma_ports"]
         target.origins.setdefault("network.rdma_ports", origin)
@@ -79,6 +80,15 @@ def merge_into(target: Rig, part: Rig, gpu_map: dict[int, int], origin: str) -> 
             target.fabric.unavailable["manager_state"] = part.fabric.unavailable["manager_state"]
 
 
+def _numbered_over_unnumbered(have: list[RdmaPort], new: list[RdmaPort]) -> list[RdmaPort]:
+    """The ports of two outputs together, where an adapter one output names without its port number (ibv_devices,
+    rdma res, lshca) gives way to the numbered ports another output reads of the same adapter (ibstat, sysfs)."""
+    numbered_had = {p.device for p in have if p.port is not None and p.device}
+    numbered_new = {p.device for p in new if p.port is not None and p.device}
+    kept = [p for p in have if p.port is not None or p.device not in numbered_new]
+    return kept + [p for p in new if p.port is not None or p.device not in numbered_had]
+
+
 def _merge_network_extras(target: Rig, part: Rig, origin: str) -> None:
     """Loaded modules and peer memory (lsmod), and what a NCCL debug log said: the first output to give each."""
     net, got = target.network, part.network
@@ -121,6 +131,7 @@ def finish(rig: Rig) -> None:
     if rig.kernel.events is not None:
         map_gpus(rig.kernel.events, rig.gpus)
         settle(rig.kernel.events)
+        error_codes.judge_unjudged(rig.kernel.events)  # an error line printing a code of the table: the table's sign
     else:
         rig.kernel.unavailable.setdefault("events", "no kernel log (dmesg, journalctl -k) among the imported outputs")
     if rig.network.rdma_ports is None:

@@ -12,9 +12,11 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
+from gpuadvisor.facts.beyond import SERVICE_LOG
 from gpuadvisor.importers import error_codes, nccl_log
 from gpuadvisor.importers.section import Section, outside, outside_log, shell_prompt
 from gpuadvisor.probes.kmsg import normalise_bus_id
+from gpuadvisor.probes.kmsg_unjudged import unjudged
 from gpuadvisor.probes.rdma import COUNTER_MAX, ERROR_COUNTERS
 
 # rdma link show: "link mlx5_7/1 subnet_prefix fe80:... lid 3403 sm_lid 1 lmc 0 state DOWN physical_state POLLING"
@@ -186,6 +188,7 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
     _rank_gpus(rig, lines, source, first)
     seen = nccl_log.async_events(lines) + [(nccl_log.NVLS_KIND, t, n) for t, n in nccl_log.nvls_bind_failures(lines)]
     ecc = cuda_ecc_events(lines, first)  # the watchdog's CUDA error: the GPU's memory failed (GA302)
+    ecc += error_codes.first_events(lines, first, but=(ECC_KIND,))  # its other codes, as the table judges them
     if seen or ecc:  # the adapter events and NVLS failures NCCL reported, judged as the kernel's (GA822, GA826, GA809)
         events = [KernelEvent(kind=kind, code=0, bus_id=None, text=text, line=first + n) for kind, text, n in seen]
         events += ecc
@@ -249,9 +252,11 @@ IB_COUNTERS = {
 PERF_NAMES = {ib: sysfs for ib, sysfs in IB_COUNTERS.items() if sysfs in ERROR_COUNTERS}
 
 
-def counter_port(device: str, port: int, tool: str) -> RdmaPort:
-    """A port known by its counters alone: ``tool`` does not print its state."""
+def counter_port(device: str, port: int | None, tool: str, why: str = "") -> RdmaPort:
+    """A port known by its counters alone: ``tool`` does not print its state; its number None for ``why``."""
     out = RdmaPort(device=device, port=port, counters={})
+    if port is None:
+        out.missing("port", why)
     out.missing("state", f"{tool} does not print it")
     return out
 
@@ -296,8 +301,8 @@ def parse_perfquery(text: str, source: str, first: int) -> Rig:
             ports.append(port)
         elif port is None and (row := _PERF_ROW.match(line)) and row.group(1) in ("PortSelect", *PERF_NAMES):
             # counters pasted without their header: the port perfquery selected, its LID not shown
-            selected = int(row.group(2)) if row.group(1) == "PortSelect" else 1
-            port = counter_port("LID not shown", selected, "perfquery")
+            selected = int(row.group(2)) if row.group(1) == "PortSelect" else None
+            port = counter_port("LID not shown", selected, "perfquery", "perfquery's header and PortSelect not shown")
             ports.append(port)
             if row.group(1) in PERF_NAMES:
                 add_count(port, row.group(1), row.group(2))
@@ -413,3 +418,30 @@ def parse_cuda_ecc(text: str, source: str, first: int) -> Rig:
     lines = text.splitlines()
     events = cuda_ecc_events(lines, first) + _first_event(lines, first, CUDA_NVLINK, NVLINK_KIND, 220)
     return _events_rig(events, len(lines), source, first)
+
+
+# A program's own line printing a CUDA or NVML return code of error_codes' table, in its own format (a miner's
+# "cudaError 719 (unspecified launch failure) calling ...", JAX's "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory
+# access was encountered", llama.cpp's "ggml_cuda_init: failed to initialize CUDA: system has unsupported display
+# driver / cuda driver combination"), when a paste starts with it: each such line is the table's event
+CODE_KIND = "cuda-error"
+
+
+def starts_cuda_error(lines: list[str], i: int, current: Section | None) -> bool:
+    """A paste that opens with a line printing a code of the table (what no more specific reader took): the first,
+    one after a command's prompt or a closing fence, or one after another program's CUDA error."""
+    after = current is None or current.kind in ("_after", NOT_READY_KIND, ECC_KIND)  # "_after": a fence closed one
+    if not after and (i == 0 or not outside_log(current) or not _SHELL.match(lines[i - 1])):
+        return False
+    return error_codes.find(lines[i]) is not None
+
+
+def parse_cuda_error(text: str, source: str, first: int) -> Rig:
+    """Each line with a code of the table as the table's event; the other error lines about the GPU stack as lines
+    GA828 lists."""
+    lines = text.splitlines()
+    events = [ev for n, line in enumerate(lines) if (ev := error_codes.event(line, first + n)) is not None]
+    events += unjudged(text, first, {e.line for e in events if e.line is not None})
+    rig = _events_rig(events, len(lines), source, first)
+    rig.kernel.source = SERVICE_LOG  # the program's own output, not the kernel's
+    return rig

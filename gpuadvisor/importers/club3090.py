@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Gpu, Rig
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.section import Section, outside, shown_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "club-3090 rig report (report.sh)"
@@ -56,8 +56,7 @@ def _identity(gpu: Gpu, fields: list[str], whole: bool, rig: Rig, where: str) ->
 def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The GPUs of the report's GPU hardware part, and the driver."""
     rig = Rig()
-    lines = clean_lines(text)
-    cut = last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1
+    lines, cut = shown_lines(text)
     gpu: Gpu | None = None
     for k, line in enumerate(lines):
         where = f"{source}:{first_line + k}"

@@ -30,6 +30,7 @@ from gpuadvisor.importers.env_reports import VERSION, set_torch
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.nvlink import MIG_DEVICE
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.values import cuda_version
 
 _HEAD = "GPU models and configuration:"
 _START = ("Collecting environment information...", _HEAD)
@@ -161,7 +162,7 @@ def parse_collect_env(text: str, source: str = "<text>", first_line: int = 1) ->
     sw = rig.software
     if sw.cuda_driver_version is None and (old := _TOO_OLD.search(text)) is not None:
         n = int(old.group(1))
-        sw.cuda_driver_version = f"{n // 1000}.{n % 1000 // 10}"
+        sw.cuda_driver_version = cuda_version(n)
         rig.origins["software.cuda_driver_version"] = f"{source}: torch's 'driver ... too old (found version {n})'"
     if sw.cuda_driver_version is None and (cuda := cuda_for_driver(sw.driver_version)) is not None:
         sw.cuda_driver_version = cuda  # collect_env does not print it: the driver's version tells it

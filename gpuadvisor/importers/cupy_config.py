@@ -19,8 +19,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
-from gpuadvisor.importers.values import normalize_bus_id
+from gpuadvisor.importers.section import Section, outside, shown_lines
+from gpuadvisor.importers.values import cuda_version, normalize_bus_id
 
 WHAT = "cupy.show_config()"
 KEYS = ("OS", "Python Version", "CuPy Version")  # its first lines (CuPy 8 and later, and before)
@@ -41,8 +41,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_cupy_config(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The driver's CUDA version, Python's, and the devices CuPy lists."""
     rig = Rig()
-    lines = clean_lines(text)
-    cut = last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1
+    lines, cut = shown_lines(text)
     items = [
         (m.group(1), m.group(2), f"{source}:{first_line + k}")
         for k, x in enumerate(lines)
@@ -57,7 +56,7 @@ def parse_cupy_config(text: str, source: str = "<text>", first_line: int = 1) ->
     for key, value, where in items:
         if key == "CUDA Driver Version" and re.fullmatch(r"\d{4,6}", value):
             n = int(value)
-            rig.software.cuda_driver_version = f"{n // 1000}.{n % 1000 // 10}"
+            rig.software.cuda_driver_version = cuda_version(n)
             rig.origins["software.cuda_driver_version"] = f"{where} ({n}: 1000 x major + 10 x minor)"
         elif key == "Python Version" and re.fullmatch(r"\d+\.\d+(?:\.\d+)?", value):
             rig.software.python_version = value

@@ -62,10 +62,10 @@ def parse_dcgm_proftester(
     rig = Rig()
     runs: dict[str, set[str]] = {}  # field (name [id]) -> workers
     gflops: list[float] = []
-    skipped = False
+    lines = stripped_rows(text, first_line)
+    skipped = any(_SKIPPING.match(s) for s, _, _ in lines)
     first = None
-    for s, lineno, cut in stripped_rows(text, first_line):
-        skipped = skipped or bool(_SKIPPING.match(s))
+    for s, lineno, cut in lines:
         m = _PROGRESS.match(s)
         if m and not cut:
             first = first or lineno

@@ -15,7 +15,7 @@ from typing import Any
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section
-from gpuadvisor.importers.values import GPU_UUID
+from gpuadvisor.importers.values import GPU_UUID, cuda_version
 
 WHAT = "detect-gpu JSON"
 _OWN = ('"memoryInfo"', '"uuid"')  # and one of the NVML system calls it names its fields after
@@ -89,7 +89,7 @@ def _gpu(rig: Rig, obj: dict[str, Any], at: str) -> None:
         sw.driver_version = driver
         rig.origins["software.driver_version"] = at
     if sw.cuda_driver_version is None and cuda is not None and cuda >= 1000:
-        sw.cuda_driver_version = f"{cuda // 1000}.{cuda % 1000 // 10}"
+        sw.cuda_driver_version = cuda_version(cuda)
         rig.origins["software.cuda_driver_version"] = at
 
 

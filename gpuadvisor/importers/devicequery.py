@@ -22,8 +22,8 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.rows import Row, stripped_rows
-from gpuadvisor.importers.section import Section
+from gpuadvisor.importers.rows import FieldRow, Row, read_row, stripped_rows
+from gpuadvisor.importers.section import Section, outside
 
 WHAT = "CUDA samples deviceQuery"
 _LONGEST = 600  # no row of deviceQuery (with a translation after it) is longer; a longer one is not read
@@ -32,14 +32,29 @@ _DETECTED = re.compile(r"^Detected (\d+) CUDA Capable device\(s\)")
 _NONE = re.compile(r"^There are no available device\(s\) that support CUDA")
 _DEVICE = re.compile(r"^Device (\d+): [\"\u201c\u201d](.*?)[\"\u201c\u201d]")
 _VERSIONS = re.compile(r"^CUDA Driver Version / Runtime Version\s+(\d+\.\d+)\s*/\s*(\d+\.\d+)")
-_CC = re.compile(r"^CUDA Capability Major/Minor version number:\s*(\d+\.\d+)")
-_MEMORY = re.compile(r"^Total amount of global memory:\s*\d+ MBytes \((\d+) bytes\)")
-_PCI = re.compile(r"^Device PCI Domain ID / Bus ID / location ID:\s*(\d+)\s*/\s*(\d+)\s*/\s*(\d+)")
+
+
+def _bus_id(m: re.Match[str]) -> str:
+    """The bus id of the PCI row's decimal domain, bus and device (the function is not printed: 0)."""
+    domain, bus, device = (int(m.group(n)) for n in (1, 2, 3))
+    return f"{domain:04x}:{bus:02x}:{device:02x}.0"
+
+
+# the device's rows read, each one field of its Gpu
+_ROWS: tuple[FieldRow, ...] = (
+    (re.compile(r"^CUDA Capability Major/Minor version number:\s*(\d+\.\d+)"), "compute_capability", lambda m: m[1]),
+    (
+        re.compile(r"^Total amount of global memory:\s*\d+ MBytes \((\d+) bytes\)"),
+        "memory_total_bytes",
+        lambda m: int(m[1]),
+    ),
+    (re.compile(r"^Device PCI Domain ID / Bus ID / location ID:\s*(\d+)\s*/\s*(\d+)\s*/\s*(\d+)"), "bus_id", _bus_id),
+)
 _SUMMARY = re.compile(r"^deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = (\d+\.\d+)")
 NO_BUS = "deviceQuery's PCI line (below the thread limits) is not shown"
 # the rows read, each a label and its value: a narrow window (a browser, a terminal, a PDF) may push the value, or its
 # end, to a line of its own ("Total amount of global memory:  8119 MBytes (8513716224" over "bytes)")
-_WRAPPABLE = (_VERSIONS, _CC, _MEMORY, _PCI)
+_WRAPPABLE = (_VERSIONS, *(pattern for pattern, _, _ in _ROWS))
 
 
 def unwrapped(rows: list[Row]) -> list[Row]:
@@ -59,11 +74,10 @@ def unwrapped(rows: list[Row]) -> list[Row]:
     return out
 
 
+@outside("devicequery")
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``./deviceQuery Starting...``, `` CUDA Device Query (Runtime API)``, ``Detected N CUDA Capable device(s)``,
     or (pasted without them) ``Device 0: "NAME"`` over its ``CUDA Driver Version / Runtime Version`` row."""
-    if current is not None and current.kind == "devicequery":
-        return False
     s = lines[i].strip()
     if len(s) >= _LONGEST:
         return False
@@ -101,7 +115,7 @@ def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) ->
                 rig.software.cuda_driver_version = m.group(1)
                 rig.origins["software.cuda_driver_version"] = f"{source}:{lineno}"
         elif g is not None:
-            _row(g, s)
+            read_row(g, s, _ROWS)
     if detected is None and not rig.gpus:
         raise ImportParseError(source, first_line, f"{WHAT} without 'Detected N CUDA Capable device(s)' or 'Device 0:'")
     for x in rig.gpus:
@@ -114,14 +128,3 @@ def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) ->
             "described: the others are counted, their facts not shown"
         )
     return rig
-
-
-def _row(g: Gpu, s: str) -> None:
-    """One ``%-47s value`` row of the device ``g``."""
-    if m := _CC.match(s):
-        g.compute_capability = m.group(1)
-    elif m := _MEMORY.match(s):
-        g.memory_total_bytes = int(m.group(1))
-    elif m := _PCI.match(s):
-        domain, bus, device = (int(m.group(n)) for n in (1, 2, 3))
-        g.bus_id = f"{domain:04x}:{bus:02x}:{device:02x}.0"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.section import Section, outside, shown_lines
 
 if TYPE_CHECKING:
     from gpuadvisor.importers.merger import Merger
@@ -64,8 +64,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_driver_packages(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The driver's version, when the installed driver packages agree on one."""
     rig = Rig()
-    lines = clean_lines(text)
-    cut = last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1
+    lines, cut = shown_lines(text)
     versions: dict[str, list[str]] = {}
     where: dict[str, int] = {}
     for k, line in enumerate(lines):

@@ -39,7 +39,8 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section, outside, shown_lines
 
 WHAT_HF = "Hugging Face env (accelerate env, transformers-cli env, diffusers-cli env)"
 WHAT_DS = "DeepSpeed ds_report"
@@ -89,12 +90,6 @@ def set_torch(rig: Rig, version: str, where: str, what: str) -> None:
         sw.missing("torch_cuda_version", f"{what}: torch {version} has no +cuXYZ tag naming its CUDA build ({where})")
 
 
-def _lines(text: str) -> tuple[list[str], int]:
-    """The lines, and the index of the one a paste cut short may have cut (-1: none)."""
-    lines = clean_lines(text)
-    return lines, (last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1)
-
-
 def _cut(rig: Rig, field: str, what: str, where: str) -> None:
     rig.software.missing(field, f"{what}: the paste ends inside its line ({where})")
 
@@ -112,7 +107,7 @@ def starts_hf(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_hf_env(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Python's and torch's versions, torch's CUDA build, and the one GPU type shown."""
     rig = Rig()
-    lines, cut = _lines(text)
+    lines, cut = shown_lines(text)
     seen = False
     indent = next((_indent(x) for x in lines if _HF_ITEM.match(x.strip())), "")  # the list's own (its items')
     for k, line in enumerate(lines):
@@ -184,19 +179,17 @@ def starts_ds(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_ds_report(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """torch's version and CUDA build, the /dev/shm size; nvcc's and the wheel's build in the notes."""
     rig = Rig()
-    lines, cut = _lines(text)
     seen = False
-    for k, line in enumerate(lines):
-        s = line.strip()
+    for s, lineno, cut in stripped_rows(text, first_line):
         m = _DS_ITEM.match(s) if len(s) < _LONGEST else None
         if m is None:
             seen = seen or s.startswith(_DS_HEADS)
             continue
         seen = True
-        name, value, where = m.group(1), m.group(2), f"{source}:{first_line + k}"
-        if k == cut and name in ("torch version", "torch cuda version"):
+        name, value, where = m.group(1), m.group(2), f"{source}:{lineno}"
+        if cut and name in ("torch version", "torch cuda version"):
             _cut(rig, "torch_version" if name == "torch version" else "torch_cuda_version", WHAT_DS, where)
-        elif k == cut and not (name == _SHM and _DS_SIZE.match(value)):  # a size's whole form ends its line
+        elif cut and not (name == _SHM and _DS_SIZE.match(value)):  # a size's whole form ends its line
             continue
         elif name == "torch version" and re.match(VERSION, value):
             set_torch(rig, value, where, WHAT_DS)
@@ -247,7 +240,7 @@ def starts_jax(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_jax_env(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Python's version; jax's and jaxlib's in the notes."""
     rig = Rig()
-    lines, cut = _lines(text)
+    lines, cut = shown_lines(text)
     seen = False
     for k, line in enumerate(lines):
         m = _JAX.match(line.strip()) if len(line) < _LONGEST else None

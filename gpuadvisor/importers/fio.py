@@ -15,7 +15,7 @@ from typing import Any
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import StorageBench
 from gpuadvisor.importers.numbers import json_data, quantity
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.section import Section, outside, outside_log
 
 SEQ_MIN_BLOCK = 64 * 1024
 
@@ -217,6 +217,7 @@ _TEXT_START = re.compile(
 )
 
 
+@outside("fio", log=True)
 def starts_text(lines: list[str], i: int, current: Section | None) -> bool:
     """fio's normal report: ``seqread: (g=0): rw=read, bs=(R) ...``, ``fio-3.33``, or a job's result block."""
-    return bool(_TEXT_START.match(lines[i])) and outside_log(current) and (current is None or current.kind != "fio")
+    return bool(_TEXT_START.match(lines[i]))

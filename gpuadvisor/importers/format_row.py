@@ -71,3 +71,25 @@ def beyond_row(
     """A row of an output beyond the GPU: one form per command (its family its name unless given), read by
     ``parse(text, source, first line)`` and merged as every output is (unless ``merge`` is given)."""
     return Format(kind, name, BEYOND, family or name, "", starts_with, starts, reads(parse), merge, trust)
+
+
+def gpu_row(
+    kind: str,
+    name: str,
+    family: str,
+    variant: str,
+    starts_with: str,
+    starts: Detector | None,
+    parse: Callable[[str, str, int], Rig],
+    trust: int,
+    *,
+    settle: Callable[[Section], str] | None = None,
+    ends: Callable[[str], bool] | None = None,
+    after: MergeHook | None = None,
+    finish: Callable[[Rig], None] | None = None,
+    extras: Callable[[Rig, str], None] | None = None,
+) -> Format:
+    """A row of a GPU output read by ``parse(text, source, first line)`` and merged as every output is, with the
+    hooks of :class:`Format` it is given."""
+    hooks = (settle, ends, after, finish, extras)
+    return Format(kind, name, GPU, family, variant, starts_with, starts, reads(parse), add, trust, *hooks)

@@ -13,16 +13,17 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Rig
-from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "gdscheck -p (GPUDirect Storage)"
 _START = re.compile(r"^\s*GDS release version\s*:\s*\d")
 _SETTING = re.compile(r"^\s*(?:--)?([A-Za-z][\w .+/-]{0,40}?)\s*:\s*(.+?)\s*$")
 
 
+@outside("gdscheck", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """`` GDS release version: 1.13.0.11``, gdscheck -p's first line."""
-    return bool(_START.match(lines[i])) and outside_log(current) and (current is None or current.kind != "gdscheck")
+    return bool(_START.match(lines[i]))
 
 
 def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:

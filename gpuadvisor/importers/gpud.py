@@ -25,7 +25,7 @@ import re
 
 from gpuadvisor import facts
 from gpuadvisor.facts import Fabric, GpuFabric, Rig
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.section import Section, outside
 
 COMPONENT = "accelerator-nvidia-fabric-manager"
 _START = re.compile(r'"(?:component|name)"\s*:\s*"accelerator-nvidia-fabric-manager"')
@@ -64,13 +64,12 @@ _LOG = re.compile(r'^\s*\{"level":"\w+","ts":"[^"]{1,40}","caller":"fabric-manag
 _TEXT_GPU = re.compile(r"\bGPU (GPU-[0-9a-fA-F-]{8,40}): state=([A-Za-z][A-Za-z ]{1,20}?)(?=;|\s*$|\\?\")", re.M)
 
 
+@outside("gpud", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A line naming the component, ``"component": "accelerator-nvidia-fabric-manager"`` (or its ``"name"``),
     outside a log and not inside gpud's output already."""
     line = lines[i]
-    if not (COMPONENT in line and _START.search(line)) and not _TEXT.match(line) and not _LOG.match(line):
-        return False
-    return outside_log(current) and (current is None or current.kind != "gpud")
+    return bool(COMPONENT in line and _START.search(line)) or bool(_TEXT.match(line)) or bool(_LOG.match(line))
 
 
 def parse_gpud(text: str, source: str, first: int) -> Rig:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import KernelEvent, KernelLog, Rig
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.section import Section, outside
 
 LEVELS = ("VERBOSE", "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "FATAL")
 LINE = re.compile(
@@ -34,9 +34,10 @@ def _line(text: str) -> re.Match[str] | None:
     return m if m is not None and (m.group("module") or m.group("source")) else None
 
 
+@outside("nv-hostengine", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A host engine log line, outside a kernel log and another host engine log."""
-    return _line(lines[i]) is not None and outside_log(current) and (current is None or current.kind != "nv-hostengine")
+    return _line(lines[i]) is not None
 
 
 def parse(text: str, source: str, first: int) -> Rig:

@@ -17,18 +17,16 @@ import re
 
 from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.importers.beyond_tools import IB_COUNTERS, add_count, counter_port
-from gpuadvisor.importers.section import Section, outside, outside_log
+from gpuadvisor.importers.section import Section, outside
 
 _HEAD = re.compile(r'^\s*Errors for\s+(?:(0x[0-9a-fA-F]{1,16})\s*)?(?:"([^"]{0,200})")?\s*$')
 _PORT = re.compile(r"^\s*GUID\s+(0x[0-9a-fA-F]{1,16})\s+port\s+(\d{1,3}|ALL)\s*:\s*(\[.*)$")
 _COUNT = re.compile(r"\[(\w+)\s*==\s*(\d{1,20})(?:\s*\([^)]*\))?\]")
 
 
-@outside("ibqueryerrors")
+@outside("ibqueryerrors", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """An ``Errors for ...`` line followed by a port line, or a port line with its ``[Counter == N]`` items."""
-    if not outside_log(current):
-        return False
     line = lines[i]
     if _PORT.match(line):
         return bool(_COUNT.search(line))
@@ -38,7 +36,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_ibqueryerrors(text: str, source: str, first: int) -> Rig:
     """Each port line's counters; the port named by the node's description (its GUID when none is given)."""
     rig = Rig()
-    ports: dict[tuple[str, int], RdmaPort] = {}
+    ports: dict[tuple[str, int | None], RdmaPort] = {}
     node: str | None = None
     for line in text.splitlines():
         if head := _HEAD.match(line):
@@ -49,11 +47,13 @@ def parse_ibqueryerrors(text: str, source: str, first: int) -> Rig:
             continue
         guid, number, rest = m.groups()
         name = node or f"GUID {guid}"
-        port_no = 0 if number == "ALL" else int(number)
+        port_no = None if number == "ALL" else int(number)
         device = f"{name} (all ports)" if number == "ALL" else name
         port = ports.get((device, port_no))
         if port is None:
-            port = ports[(device, port_no)] = counter_port(device, port_no, "ibqueryerrors")
+            port = ports[(device, port_no)] = counter_port(
+                device, port_no, "ibqueryerrors", "ibqueryerrors sums the node's ports (port ALL)"
+            )
         for counter, value in _COUNT.findall(rest):
             if counter in IB_COUNTERS:
                 add_count(port, counter, value)

@@ -18,7 +18,7 @@ import re
 
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "iblinkinfo"
 _NODE = re.compile(r"^(CA|Switch): (?:0x[0-9a-fA-F]{1,16} )?(\S.{0,200}?):\s*$")
@@ -30,11 +30,9 @@ _LINK = re.compile(
 _LONGEST = 600
 
 
-@outside("iblinkinfo")
+@outside("iblinkinfo", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """A ``CA: <name>:`` or ``Switch: 0x<GUID> <name>:`` node line over a port line ``... ==( 4X ... )==> ...``."""
-    if not outside_log(current):
-        return False
     s = lines[i].strip()
     if len(s) > _LONGEST or not _NODE.match(s):
         return False

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import Measurement, Rig
-from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "libibverbs' example programs (ibv_rc_pingpong, ibv_ud_pingpong, ibv_srq_pingpong)"
 _ADDRESS = re.compile(
@@ -37,11 +37,11 @@ _RESULT = re.compile(r"^\s*(\d+) (bytes|iters) in (\d+(?:\.\d+)?) seconds = (\d+
 _NOT_GPUS = "a verbs ping-pong measures one pair of RDMA ports, not GPUs"
 
 
-@outside("ibv-pingpong")
+@outside("ibv-pingpong", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``  local address:  LID 0x..., QPN 0x..., PSN 0x..., GID ...``, or a ``Failed status <words> (N) for wr_id
     N`` line, outside a log."""
-    return outside_log(current) and bool(_ADDRESS.match(lines[i]) or _STATUS.match(lines[i]))
+    return bool(_ADDRESS.match(lines[i]) or _STATUS.match(lines[i]))
 
 
 def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:

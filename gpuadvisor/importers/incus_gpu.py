@@ -19,7 +19,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.section import Section, outside, shown_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "incus info --resources (GPU)"
@@ -50,8 +50,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_incus_gpu(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """Each NVIDIA card of the GPU section, with the driver and its CUDA version."""
     rig = Rig()
-    lines = clean_lines(text)
-    cut = last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1
+    lines, cut = shown_lines(text)
     cards: list[dict[str, tuple[str, int]]] = []
     head = _HEAD.match(lines[0]) if lines else None
     indent = len(head.group(1)) if head else 0

@@ -39,10 +39,10 @@ _OLD_FLAGS = re.compile(r"^\s+((?:[A-Z]+ )*?(?:UP|BROADCAST|LOOPBACK|POINTOPOINT
 _IFCONFIG_IB = re.compile(r"^\s+infiniband\s+[0-9A-Fa-f:]+|\(InfiniBand\)")
 
 
-@outside("ip-link")
+@outside("ip-link", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """An interface line ``2: eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 ...``, outside a log."""
-    return len(lines[i]) < _LONGEST and bool(_IFACE.match(lines[i])) and outside_log(current)
+    return len(lines[i]) < _LONGEST and bool(_IFACE.match(lines[i]))
 
 
 def starts_ifconfig(lines: list[str], i: int, current: Section | None) -> bool:

@@ -15,7 +15,7 @@ import re
 from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID
-from gpuadvisor.importers.section import Section, clean_lines, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "lshca (HCA table)"
 _HEAD = re.compile(r"^\s*PCI_addr\s*\|\s*RDMA\s*\|.*\bHCA_Type\b")
@@ -25,13 +25,15 @@ _BUS = re.compile(rf"^{PCI_BUS_ID}$")
 _WIDTH = re.compile(r"^x(\d{1,2})\b")
 
 
+@outside("lshca", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """lshca's header row (``PCI_addr | RDMA | ... | HCA_Type``), outside a log and another lshca table."""
-    return bool(_HEAD.match(lines[i])) and outside_log(current) and (current is None or current.kind != "lshca")
+    return bool(_HEAD.match(lines[i]))
 
 
 def _port(row: dict[str, str]) -> RdmaPort:
-    port = RdmaPort(device=row["RDMA"], port=1)
+    port = RdmaPort(device=row["RDMA"])
+    port.missing("port", "lshca shows one row per RDMA device, not its port number")
     stat = row.get("LnkStat")
     if stat is None:
         port.missing("state", "lshca left its LnkStat column out (its elastic view)")

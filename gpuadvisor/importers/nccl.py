@@ -21,13 +21,13 @@ from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
 from gpuadvisor.importers.nccl_launch import BINARIES, failed, launched_ranks, named_binary
 from gpuadvisor.importers.nccl_layout import TYPE_BYTES, blank_redop, columns_from_row, old_layout_binary
+from gpuadvisor.importers.nccl_log import RANK_WORDS, rank_line
 from gpuadvisor.importers.section import Section, clean_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
 DTYPES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "uint": "uint32"}
 
-_RANK_WORDS = r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid"
-_RANK = re.compile(r"^#\s*" + _RANK_WORDS + r"\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$")
+_RANK = rank_line("^", r"([^\]]*)")
 _HEADER = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)$")
 _NCCL_VERSION = re.compile(r"(?:^|[\s#])NCCL version (\d+\.\d+\.\d+)")
 # The "#" lines that start a run (a second one starts a second run), then the others nccl-tests prints
@@ -35,7 +35,7 @@ _FIRST = [r"nThread\s+\d+\s+nGpus", "nccl-tests version", "Collective test start
 # the column header; MSCCL++'s test (mscclpp-test) prints nccl-tests' without type, redop and root columns
 _FIRST_LINES = "|".join([*_FIRST, r"size\s+count\s+type\s", r"size\s+count\s+time\s+algbw\s"])
 _OTHER_LINES = [
-    _RANK_WORDS,
+    RANK_WORDS,
     "Collective test concluded",
     r"\(B\)\s+\(elements\)",
     r"(?:out-of|in)-place\s+(?:in|out-of)-place",
@@ -552,7 +552,7 @@ def untagged(line: str) -> str:
     return _TAG.sub(" ", s).strip() if _TAG.match(s) else s
 
 
-_RANK_START = re.compile(r"^#?\s*" + _RANK_WORDS + r"\s+\d+\s+on\s+\S+\s+device\s+\d+\s")
+_RANK_START = re.compile(r"^#?\s*" + RANK_WORDS + r"\s+\d+\s+on\s+\S+\s+device\s+\d+\s")
 
 
 def _rank_lines_of_a_run(lines: list[str], i: int) -> bool:

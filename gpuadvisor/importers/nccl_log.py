@@ -31,16 +31,23 @@ HOST_PID = rf"\S+:(?:\d+:\d+|{_REDACTED}(?::{_REDACTED})?)"
 _NCCL = r"\[\d+\] (?:[\w/.]+:\d+ )?NCCL (?:INFO|WARN)\b"
 _LAUNCHED = rf"^\s*{TIME_PREFIX}{RANK_PREFIX}"  # what a launcher or collector put before the line
 LINE = re.compile(rf"{_LAUNCHED}(?:{HOST_PID} )?{_NCCL}")
-# an nccl-tests device line pasted above the debug log:
-# "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800"
-RANK_LINE = re.compile(
-    r"^\s*#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*?)\s*$"
-)
+# nccl-tests' device line: "#  Rank  1 Group  0 Pid 565139 on node4 device  0 [0x4c] NVIDIA H800" (its rank, host,
+# device, the bus as printed between the brackets, the GPU's name)
+RANK_WORDS = r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid"
+
+
+def rank_line(start: str, bus: str) -> re.Pattern[str]:
+    """nccl-tests' device line after ``start`` (what may stand before its ``#``), its bus read by ``bus`` (a group or
+    not: the groups are the rank, host, device, then the bus's if any, then the name)."""
+    return re.compile(rf"{start}#\s*{RANK_WORDS}\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[{bus}\]\s*(.*?)\s*$")
+
+
+RANK_LINE = rank_line(r"^\s*", r"[^\]]*")  # one pasted above the debug log
 # from the start of a word only: tried at every character, \S+ would make a long line without spaces cost its square
 _PREFIXED = re.compile(rf"(?<!\S){HOST_PID} {_NCCL}")
 _NIC_AT = re.compile(r"\[(\d+)\](\w+):\d+/(?:IB|RoCE)")
-_NET_HOP = re.compile(r"\bvia NET/(IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)")
-_SOCKET_HOP = re.compile(r"\bvia NET/Socket/(\d+)")
+# a ring's or channel's network hop: "via NET/IB/0/GDRDMA", "via NET/IB/0" (or IBext), "via NET/Socket/0"
+_HOP = re.compile(r"\bvia NET/(?:(?:IB|IBext)/(\d+)(/GDRDMA)?(?:\s|$)|Socket/(\d+))")
 SOCKETS = "TCP sockets between hosts: no RDMA NIC used"
 
 
@@ -148,20 +155,22 @@ def gdr_not_used(lines: list[str]) -> list[str]:
     names: dict[str, str] = {}
     plain: list[str] = []
     gdr: set[str] = set()
+    sockets: set[str] = set()
     for line in lines:
         if "NET/IB : Using" in line:
             names.update((n, name) for n, name in _NIC_AT.findall(line))
-        for _kind, n, direct in _NET_HOP.findall(line):
-            if direct:
+        for n, direct, socket in _HOP.findall(line):
+            if socket:
+                sockets.add(socket)
+            elif direct:
                 gdr.add(n)
             elif n not in plain:
                 plain.append(n)
-    sockets = sorted({n for line in lines for n in _SOCKET_HOP.findall(line)})
     return [
         f"HCA {n} '{names[n]}' (hops via NET/IB/{n} without GDRDMA)" if n in names else f"NET/IB/{n} (no GDRDMA)"
         for n in plain
         if n not in gdr
-    ] + [f"NET/Socket/{n} ({SOCKETS})" for n in sockets]
+    ] + [f"NET/Socket/{n} ({SOCKETS})" for n in sorted(sockets)]
 
 
 # NCCL's WARN when /dev/shm has no room for a shared-memory segment (a container's 64 MB default): NCCL 2.4-2.11

@@ -19,8 +19,9 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.numbers import quantity
+from gpuadvisor.importers.rows import FieldRow, read_row
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown
-from gpuadvisor.importers.values import normalize_bus_id
+from gpuadvisor.importers.values import cuda_version, normalize_bus_id
 
 _RUNNING = re.compile(r"^(?:>\s*)?Running (\w+)\.\s*$")  # "> ": a quote marker some lines of a paste keep
 _TITLE = re.compile(r"^memcpy (CE|SM) (CPU|GPU)\(row\) (->|<-|<->) (CPU|GPU)\(column\) bandwidth \(GB/s\)")
@@ -29,9 +30,11 @@ _DEVICE = re.compile(rf"^Device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\)
 # NVIDIA H200 (00000000:8f:00)"; the process's rank numbers the GPU in its matrices (each host numbers its devices)
 _PROCESS = re.compile(rf"^Process (\d+) \(([^)]*)\): device (\d+): (.+?)(?:\s+\(({PCI_BUS_ID_NO_FUNCTION})\))?\s*$")
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
-_DRIVER = re.compile(r"^Driver Version:\s*(\d[\w.-]*)\s*$")
-# the CUDA version the driver supports, as cudaDriverGetVersion gives it (1000 x major + 10 x minor: 12060 is 12.6)
-_CUDA_DRIVER = re.compile(r"^CUDA Driver Version:\s*(\d{4,6})\s*$")
+# the banner's software rows: the driver, and the CUDA version it supports as cudaDriverGetVersion gives it
+_SOFTWARE: tuple[FieldRow, ...] = (
+    (re.compile(r"^Driver Version:\s*(\d[\w.-]*)\s*$"), "driver_version", lambda m: m[1]),
+    (re.compile(r"^CUDA Driver Version:\s*(\d{4,6})\s*$"), "cuda_driver_version", lambda m: cuda_version(int(m[1]))),
+)
 
 
 def _kind(test: str, title: re.Match[str]) -> str | None:
@@ -61,13 +64,8 @@ def parse_nvbandwidth(text: str, source: str = "<text>", first_line: int = 1) ->
         k += 1
         if m := _VERSION.match(s):
             version = m.group(1)
-        elif m := _DRIVER.match(s):
-            rig.software.driver_version = m.group(1)
-            rig.origins["software.driver_version"] = f"{source}:{lineno}"
-        elif m := _CUDA_DRIVER.match(s):
-            n = int(m.group(1))
-            rig.software.cuda_driver_version = f"{n // 1000}.{n % 1000 // 10}"
-            rig.origins["software.cuda_driver_version"] = f"{source}:{lineno}"
+        elif field := read_row(rig.software, s, _SOFTWARE):
+            rig.origins[f"software.{field}"] = f"{source}:{lineno}"
         elif (m := _DEVICE.match(s) or _PROCESS.match(s)) and int(m.group(1)) not in devices:
             # the banner always goes on after its device lines: ending the paste, the line was cut there
             name, bus = m.group(2, 3) if m.re is _DEVICE else m.group(4, 5)

@@ -16,7 +16,7 @@ import re
 
 from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.section import Section, outside, shown_lines
 from gpuadvisor.importers.values import normalize_bus_id
 
 WHAT = "nvidia-container-cli info"
@@ -38,13 +38,11 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_nvc_info(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The driver, its CUDA version and the GPUs, as nvidia-container-cli lists them."""
     rig = Rig()
-    lines = clean_lines(text)
-    last = last_line_shown(lines)
-    cut_last = not text.endswith(("\n", "\r"))
+    lines, cut = shown_lines(text)
     block: Gpu | None = None
     for k, line in enumerate(lines):
         s, where = line.strip(), f"{source}:{first_line + k}"
-        if k == last and cut_last:
+        if k == cut:
             break  # the paste ends inside this line: its value may be cut short
         if m := _LISTING.search(s):
             _gpu(rig, m.group(1), m.group(2), where)

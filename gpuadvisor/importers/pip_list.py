@@ -28,7 +28,8 @@ import re
 from gpuadvisor.facts import Rig
 from gpuadvisor.importers.env_reports import set_torch
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.rows import stripped_rows
+from gpuadvisor.importers.section import Section, outside
 
 WHAT = "pip list / pip freeze / conda list"
 _LONGEST = 400
@@ -75,11 +76,8 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 def parse_pip_list(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """torch's version and CUDA build, NCCL's version from its wheel."""
     rig = Rig()
-    lines = clean_lines(text)
-    cut = last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1
     seen = False
-    for k, line in enumerate(lines):
-        s = line.strip()
+    for s, lineno, cut in stripped_rows(text, first_line):
         name = _name(s)
         if name is None:
             seen = seen or bool(_HEADER.match(s) or _CONDA_HEAD.match(s) or _LIBRARIES.match(s))
@@ -87,8 +85,8 @@ def parse_pip_list(text: str, source: str = "<text>", first_line: int = 1) -> Ri
         seen = True
         m = _ROW.match(_TAG.sub("", s))
         assert m is not None
-        version, build, where = m.group(2), m.group(3) or "", f"{source}:{first_line + k}"
-        if k == cut:
+        version, build, where = m.group(2), m.group(3) or "", f"{source}:{lineno}"
+        if cut:
             _cut(rig, name, where)
         elif name in _TORCH and rig.software.torch_version is None and VERSION.match(version):
             set_torch(rig, version, where, WHAT)

@@ -208,8 +208,9 @@ def parse_ibstat(lines: list[str], first: int) -> tuple[list[RdmaPort], int | No
         panic = IBPANIC.match(line)
         if panic:  # ibstat could not read an adapter: a failed or missing HCA, not a value
             named = _IB_DEVICE.search(panic.group(1))
-            failed = RdmaPort(device=named.group(1) if named else "?", port=1)
+            failed = RdmaPort(device=named.group(1) if named else "?")
             failed.missing("state", f"ibpanic: {panic.group(1).strip()[:160]}")
+            failed.missing("port", "ibstat could not read the adapter, so it lists none of its ports")
             ports.append(failed)
             continue
         pm = re.match(r"^\s*Port (\d{1,3}):\s*$", line)
@@ -301,7 +302,7 @@ def parse_ibv_devinfo(lines: list[str], first: int) -> tuple[list[RdmaPort], int
 def _unnumbered_port(hca: dict[str, str]) -> RdmaPort:
     """A port of ibv_devinfo -v shown from below its "port:" and "state:" lines (its phys_state or GID lines): its
     number and logical state are not shown."""
-    port = RdmaPort(device=hca["name"], port=1, firmware=hca.get("fw_ver"))
+    port = RdmaPort(device=hca["name"], firmware=hca.get("fw_ver"))
     port.unavailable["port"] = "the paste shows the port's phys_state or GID lines, not its 'port:' line"
     if not port.device:
         port.unavailable["device"] = "the paste starts inside ibv_devinfo's output, below its 'hca_id:' line"
@@ -465,7 +466,7 @@ def starts_mlxlink(lines: list[str], i: int, current: Section | None) -> bool:
 
 def parse_mlxlink(lines: list[str], first: int) -> tuple[list[RdmaPort], int | None]:
     """The port of mlxlink's Operational Info: its state, physical state, link layer and rate (IB speed x width)."""
-    port = RdmaPort(device="", port=1)
+    port = RdmaPort(device="")
     port.unavailable["device"] = port.unavailable["port"] = _UNNAMED
     if lines and (cmd := _MLXLINK_CMD.match(lines[0])):
         _named(port, cmd.group(1))
@@ -495,13 +496,13 @@ def parse_mlxlink(lines: list[str], first: int) -> tuple[list[RdmaPort], int | N
 
 
 def _named(port: RdmaPort, args: str) -> None:
-    """The device (-d) and port (-p) of mlxlink's command line; an RDMA device (mlx5_N) without -p is its port 1."""
+    """The device (-d) and port (-p) of mlxlink's command line; an RDMA device (mlx5_N) without -p is its port 1
+    (mlxlink's default port, mstflint's mlxlink_user_input.cpp: ``_labelPort = 1``)."""
     dev, num = _MLXLINK_DEV.search(args), _MLXLINK_PORT.search(args)
     if dev is None:
         return
     port.device = dev.group(1)
     port.unavailable.pop("device", None)
-    if num is not None:
-        port.port = int(num.group(1))
     if num is not None or re.fullmatch(r"mlx\d_\d{1,3}", port.device):
+        port.port = int(num.group(1)) if num is not None else 1
         port.unavailable.pop("port", None)

@@ -40,6 +40,7 @@ from gpuadvisor.importers import (
     devicequery,
     df,
     digits_query,
+    driver_container,
     driver_packages,
     env_generic,
     env_reports,
@@ -107,6 +108,7 @@ from gpuadvisor.importers.format_row import (
     Format,
     add,
     beyond_row,
+    gpu_row,
     reads,
     reads_under,
 )
@@ -142,6 +144,7 @@ def _nccl(section: Section, source: str, filename: str) -> Part:
 
 _add = add
 _beyond = beyond_row
+_gpu = gpu_row
 
 
 _nvlink_parse = reads(nvlink.parse_nvlink_status)
@@ -150,16 +153,16 @@ FORMATS: tuple[Format, ...] = (
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
            "`GPU 0000:..` line, or keys from inside one GPU's section (`Persistence Mode`, `GPU UUID`, ...)",
            smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
-    Format("nccl-topo-xml", nccl_topo_xml.WHAT, GPU, "NCCL", "NCCL_TOPO_DUMP_FILE",
+    _gpu("nccl-topo-xml", nccl_topo_xml.WHAT, "NCCL", "NCCL_TOPO_DUMP_FILE",
            '`<system version="1">` (its `<cpu>`, `<pci busid=..>`, `<gpu dev=..>`, `<nvlink>` elements), or a '
            "`<pci busid=..>` line over a `<gpu dev=..>` line", nccl_topo_xml.starts,
-           reads(nccl_topo_xml.parse_nccl_topo_xml), _add, 10, ends=nccl_topo_xml.ends),
-    Format("smi-xml", "nvidia-smi -q -x", GPU, "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
-           smi_xml_forms.starts_xml, reads(smi_query.parse_smi_xml), _add, 0, ends=smi_xml_forms.xml_ends),
-    Format("topo-m", "nvidia-smi topo -m", GPU, "nvidia-smi", "topo -m",
+           nccl_topo_xml.parse_nccl_topo_xml, 10, ends=nccl_topo_xml.ends),
+    _gpu("smi-xml", "nvidia-smi -q -x", "nvidia-smi", "-q -x", "`<?xml` or `<nvidia_smi_log`",
+           smi_xml_forms.starts_xml, smi_query.parse_smi_xml, 0, ends=smi_xml_forms.xml_ends),
+    _gpu("topo-m", "nvidia-smi topo -m", "nvidia-smi", "topo -m",
            "a header row `GPU0 GPU1 ...` followed by a `GPU0` row, or (pasted without the header) a `GPU0  X ...` "
            "row, or a `GPU4 ...` row when the rows below show every column", topo.starts,
-           reads(topo.parse_topo_matrix), _add, 5, settle=topo.settle, after=Merger.add_topology),
+           topo.parse_topo_matrix, 5, settle=topo.settle, after=Merger.add_topology),
     Format("topo-p2p", "nvidia-smi topo -p2p", GPU, "nvidia-smi", "topo -p2p",
            "as `topo -m`, its cells `OK`, `CNS`, `NS`...", None, _topo_p2p, _add, 6, after=Merger.add_topology),
     Format("nvlink", "nvidia-smi nvlink -s", GPU, "nvidia-smi", "nvlink -s",
@@ -167,12 +170,12 @@ FORMATS: tuple[Format, ...] = (
            settle=nvlink.settle),
     Format("smi-list", "nvidia-smi -L", GPU, "nvidia-smi", "-L", "`GPU 0: <name> (UUID: GPU-...)` lines alone",
            None, _nvlink_parse, _add, 4),
-    Format("smi-mig", smi_mig.WHAT, GPU, "nvidia-smi", "mig -lgi",
+    _gpu("smi-mig", smi_mig.WHAT, "nvidia-smi", "mig -lgi",
            "`| GPU instances: |` over `| GPU  Name  Profile  Instance  Placement |`, or `| MIG devices: |` alone",
-           smi_mig.starts, reads(smi_mig.parse_smi_mig), _add, 2),
-    Format("smi-vgpu", smi_vgpu.WHAT, GPU, "nvidia-smi", "vgpu",
+           smi_mig.starts, smi_mig.parse_smi_mig, 2),
+    _gpu("smi-vgpu", smi_vgpu.WHAT, "nvidia-smi", "vgpu",
            "nvidia-smi's banner or `| GPU  Name | Bus-Id | GPU-Util |` over `|  vGPU ID  Name | VM ID  VM Name | "
-           "vGPU-Util |` (a vGPU host)", smi_vgpu.starts, reads(smi_vgpu.parse_smi_vgpu), _add, 2),
+           "vGPU-Util |` (a vGPU host)", smi_vgpu.starts, smi_vgpu.parse_smi_vgpu, 2),
     Format("smi-summary", "nvidia-smi", GPU, "nvidia-smi", "plain",
            "`| NVIDIA-SMI 580.95.05  Driver Version: ...` (its box optional), or its message alone "
            "(`NVIDIA-SMI has failed because it couldn't communicate ...`, `Failed to initialize NVML: Driver/library "
@@ -183,155 +186,155 @@ FORMATS: tuple[Format, ...] = (
            "a header `index, name, memory.total [MiB], ...` over as many comma-separated cells, or (under its "
            "`nvidia-smi --query-gpu=...` command) a one-field header, or its rows alone (`noheader`)",
            smi_csv.starts, reads_under(smi_csv.parse_smi_csv), _add, 2),
-    Format("collect-env", "PyTorch collect_env report", GPU, "PyTorch collect_env", "",
+    _gpu("collect-env", "PyTorch collect_env report", "PyTorch collect_env", "",
            "`Collecting environment information...` or `GPU models and configuration:`", collect_env.starts,
-           reads(collect_env.parse_collect_env), _add, 8),
-    Format("detectron2-env", detectron2_env.WHAT, GPU, detectron2_env.WHAT, "",
+           collect_env.parse_collect_env, 8),
+    _gpu("detectron2-env", detectron2_env.WHAT, detectron2_env.WHAT, "",
            "`sys.platform  linux` (a two-column table, its `-----  -----` ruler above it optional)",
-           detectron2_env.starts, reads(detectron2_env.parse_detectron2_env), _add, 8),
-    Format("lightning-env", suite_env.WHAT_LIGHTNING, GPU, suite_env.WHAT_LIGHTNING, "", "`* CUDA:` over `- GPU:`",
-           suite_env.starts_lightning, reads(suite_env.parse_lightning_env), _add, 8),
-    Format("paddle-env", suite_env.WHAT_PADDLE, GPU, suite_env.WHAT_PADDLE, "", "`platform:` over `Paddle compiled "
-           "with cuda:`", suite_env.starts_paddle, reads(suite_env.parse_paddle_env), _add, 8),
-    Format("torch-config", torch_config.WHAT, GPU, torch_config.WHAT, "",
+           detectron2_env.starts, detectron2_env.parse_detectron2_env, 8),
+    _gpu("lightning-env", suite_env.WHAT_LIGHTNING, suite_env.WHAT_LIGHTNING, "", "`* CUDA:` over `- GPU:`",
+           suite_env.starts_lightning, suite_env.parse_lightning_env, 8),
+    _gpu("paddle-env", suite_env.WHAT_PADDLE, suite_env.WHAT_PADDLE, "", "`platform:` over `Paddle compiled "
+           "with cuda:`", suite_env.starts_paddle, suite_env.parse_paddle_env, 8),
+    _gpu("torch-config", torch_config.WHAT, torch_config.WHAT, "",
            "`PyTorch built with:` over its `  - CUDA Runtime 12.1` lines", torch_config.starts,
-           reads(torch_config.parse_torch_config), _add, 8),
-    Format("hf-env", env_reports.WHAT_HF, GPU, "ML environment reports", "Hugging Face env",
+           torch_config.parse_torch_config, 8),
+    _gpu("hf-env", env_reports.WHAT_HF, "ML environment reports", "Hugging Face env",
            "``- `Accelerate` version: 0.21.0`` (or `transformers`, `diffusers`, `huggingface_hub`) over `- Platform:` "
-           "or `- Python version:`", env_reports.starts_hf, reads(env_reports.parse_hf_env), _add, 8),
+           "or `- Python version:`", env_reports.starts_hf, env_reports.parse_hf_env, 8),
     Format("ds-report", env_reports.WHAT_DS, GPU, "ML environment reports", "ds_report",
            "`DeepSpeed C++/CUDA extension op report` or `DeepSpeed general environment info:`, or `torch version "
            "..... 2.3.0+cu121` over a `deepspeed ... .....` line", env_reports.starts_ds,
            reads(env_reports.parse_ds_report), env_reports.merge_ds, 8),
-    Format("jax-env", env_reports.WHAT_JAX, GPU, "ML environment reports", "jax",
+    _gpu("jax-env", env_reports.WHAT_JAX, "ML environment reports", "jax",
            "`jax:    0.4.33` over `jaxlib: 0.4.33` (its nvidia-smi table read as nvidia-smi's)", env_reports.starts_jax,
-           reads(env_reports.parse_jax_env), _add, 8),
-    Format("pip-list", pip_list.WHAT, GPU, "ML environment reports", "pip or conda list",
+           env_reports.parse_jax_env, 8),
+    _gpu("pip-list", pip_list.WHAT, "ML environment reports", "pip or conda list",
            "`Package  Version` over a ruler, `# packages in environment at ...:`, or a row `torch  2.3.0+cu121`, "
            "`torch==2.3.0+cu121`, `nvidia-nccl-cu12  2.20.5` (`pip list | grep`)", pip_list.starts,
-           reads(pip_list.parse_pip_list), _add, 8),
-    Format("cupy-config", cupy_config.WHAT, GPU, "ML environment reports", "cupy show_config",
+           pip_list.parse_pip_list, 8),
+    _gpu("cupy-config", cupy_config.WHAT, "ML environment reports", "cupy show_config",
            "`OS   : Linux-...` or `CuPy Version   : 14.0.0` (padded keys) within two lines of its `CuPy Version` line",
-           cupy_config.starts, reads(cupy_config.parse_cupy_config), _add, 8),
+           cupy_config.starts, cupy_config.parse_cupy_config, 8),
     Format("lspci", "lspci -vv", GPU, "lspci -vv", "",
            "`01:00.0 VGA compatible controller: ...`, or `LnkCap`/`LnkSta`/`Capabilities:`/`ACSCtl:` lines "
            "without their device line", lspci.starts, reads_under(lspci.parse_lspci), _add, 10, extras=beyond.add_acs),
-    Format("sysfs-pci", sysfs_pci.WHAT, GPU, "sysfs", "PCI attributes",
+    _gpu("sysfs-pci", sysfs_pci.WHAT, "sysfs", "PCI attributes",
            "`/sys/bus/pci/devices/BUS/current_link_speed:8.0 GT/s PCIe` (`grep . /sys/bus/pci/devices/BUS/*`), or "
            "`cat /sys/.../current_link_width` over its value", sysfs_pci.starts,
-           reads(sysfs_pci.parse_sysfs_pci), _add, 10),
+           sysfs_pci.parse_sysfs_pci, 10),
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
            nccl.starts, _nccl, _add, 8, extras=beyond_tools.add_nccl_debug),
-    Format("ucc-perftest", ucc_perftest.WHAT, GPU, "UCC", "ucc_perftest",
+    _gpu("ucc-perftest", ucc_perftest.WHAT, "UCC", "ucc_perftest",
            "`Collective:  Alltoall` over `Memory type:  cuda`, or its header `Count  Size  Time, us  Bandwidth, GB/s`",
-           ucc_perftest.starts, reads(ucc_perftest.parse_ucc_perftest), _add, 8),
+           ucc_perftest.starts, ucc_perftest.parse_ucc_perftest, 8),
     Format("cuda-bw", "CUDA samples bandwidthTest", GPU, "CUDA samples", "bandwidthTest",
            "`[CUDA Bandwidth Test] - Starting...`, or (without it) `Running on...` / "
            "` Device 0: NAME` over ` Quick Mode`", cuda_samples.starts_bw,
            reads_under(cuda_samples.parse_bandwidth_test), _add, 9),
-    Format("busgrind", cuda_samples_busgrind.WHAT, GPU, "CUDA samples", "busGrind",
+    _gpu("busgrind", cuda_samples_busgrind.WHAT, "CUDA samples", "busGrind",
            "`Host/Device Bandwidth Matrix (GB/s), memory=Pinned` over `Dir\\D  0  1 ...`",
-           cuda_samples_busgrind.starts, reads(cuda_samples_busgrind.parse), _add, 9),
-    Format("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", GPU, "CUDA samples", "p2pBandwidthLatencyTest",
+           cuda_samples_busgrind.starts, cuda_samples_busgrind.parse, 9),
+    _gpu("cuda-p2p", "CUDA samples p2pBandwidthLatencyTest", "CUDA samples", "p2pBandwidthLatencyTest",
            "`[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]`, or (without it) "
            "`Device: 0, NAME, pciBusID: ..`, `P2P Connectivity Matrix` or a matrix title", cuda_samples.starts_p2p,
-           reads(cuda_samples.parse_p2p_latency_test), _add, 7, after=Merger.add_topology),
-    Format("latency-rows", cuda_samples_latency.WHAT, GPU, "CUDA samples", "latency table",
+           cuda_samples.parse_p2p_latency_test, 7, after=Merger.add_topology),
+    _gpu("latency-rows", cuda_samples_latency.WHAT, "CUDA samples", "latency table",
            "p2pBandwidthLatencyTest's `   GPU     0      1 ...` header over its row `     0   2.41  3.28 ...`, the "
-           "matrix's title cut", cuda_samples_latency.starts, reads(cuda_samples_latency.parse), _add, 7),
-    Format("cuda-simplep2p", "CUDA samples simpleP2P", GPU, "CUDA samples", "simpleP2P",
+           "matrix's title cut", cuda_samples_latency.starts, cuda_samples_latency.parse, 7),
+    _gpu("cuda-simplep2p", "CUDA samples simpleP2P", "CUDA samples", "simpleP2P",
            "`[./simpleP2P] - Starting...`, or (without it) `> GPU0 = \"NAME\" IS capable of Peer-to-Peer (P2P)` or "
            "`> Peer access from NAME (GPU0) -> NAME (GPU1) : Yes`", cuda_samples.starts_simple_p2p,
-           reads(cuda_samples.parse_simple_p2p), _add, 7, after=Merger.add_topology),
-    Format("devicequery", devicequery.WHAT, GPU, "CUDA samples", "deviceQuery",
+           cuda_samples.parse_simple_p2p, 7, after=Merger.add_topology),
+    _gpu("devicequery", devicequery.WHAT, "CUDA samples", "deviceQuery",
            "`./deviceQuery Starting...`, `Detected 2 CUDA Capable device(s)`, or (without them) `Device 0: \"NAME\"` "
            "over `CUDA Driver Version / Runtime Version`", devicequery.starts,
-           reads(devicequery.parse_devicequery), _add, 8),
-    Format("digits-devices", digits_query.WHAT, GPU, "DIGITS", "device_query.py",
+           devicequery.parse_devicequery, 8),
+    _gpu("digits-devices", digits_query.WHAT, "DIGITS", "device_query.py",
            "`Device #0:` over `>>> CUDA attributes:` (its `name`, `totalGlobalMem`, `major`, `minor` rows), or "
-           "`Device #0: NAME` over a `name` row", digits_query.starts, reads(digits_query.parse_digits_query), _add, 8),
-    Format("cuda-memtest", cuda_memtest.WHAT, GPU, cuda_memtest.WHAT, "",
+           "`Device #0: NAME` over a `name` row", digits_query.starts, digits_query.parse_digits_query, 8),
+    _gpu("cuda-memtest", cuda_memtest.WHAT, cuda_memtest.WHAT, "",
            "`[07/25/2025 14:49:00][host][0]:` lines of its own (`Running cuda memtest, version`, `NVRM version:`, "
            "`Device name=NAME, global memory size=BYTES`, `Test0 [Walking 1 bit]`)", cuda_memtest.starts,
-           reads(cuda_memtest.parse_cuda_memtest), _add, 8),
-    Format("libgpu-devices", libgpu_devices.WHAT, GPU, "GPGPU course libgpu", "",
+           cuda_memtest.parse_cuda_memtest, 8),
+    _gpu("libgpu-devices", libgpu_devices.WHAT, "GPGPU course libgpu", "",
            "`Found 3 GPUs in 0.28 sec (CUDA: ...)` or `Available devices:` over `  Device #0: API: CUDA+OpenCL+Vulkan. "
            "GPU. NAME (CUDA 13040). Free memory: 5166/6143 Mb.`", libgpu_devices.starts,
-           reads(libgpu_devices.parse_libgpu_devices), _add, 8),
-    Format("pair-matrix", pair_matrix.WHAT, GPU, "CUDA samples", "matrix rows",
+           libgpu_devices.parse_libgpu_devices, 8),
+    _gpu("pair-matrix", pair_matrix.WHAT, "CUDA samples", "matrix rows",
            "two rows or more of a square GPU-pair matrix, their diagonal 0.00 (`     1 376.61   0.00 376.70 ...`), "
-           "its title and column header cut", pair_matrix.starts, reads(pair_matrix.parse), _add, 7),
-    Format("nvbandwidth", "nvbandwidth", GPU, "nvbandwidth", "",
+           "its title and column header cut", pair_matrix.starts, pair_matrix.parse, 7),
+    _gpu("nvbandwidth", "nvbandwidth", "nvbandwidth", "",
            "`nvbandwidth Version: v0.8`, or `Running host_to_device_memcpy_ce.` over its `memcpy CE ...` title",
-           nvbandwidth.starts, reads(nvbandwidth.parse_nvbandwidth), _add, 9),
+           nvbandwidth.starts, nvbandwidth.parse_nvbandwidth, 9),
     Format("dcgm-proftester", dcgm_proftester.WHAT, GPU, dcgm_proftester.WHAT, "",
            "`Skipping CreateDcgmGroups() since DCGM validation is disabled`, or a progress line `Worker 0:0[1007]: "
            "Fp32EngineActive: target max, dcgm 0` (`TensorEngineActive: generated ???, dcgm 0.000 (27334.5 gflops)`)",
            dcgm_proftester.starts, reads_under(dcgm_proftester.parse_dcgm_proftester), _add, 9),
-    Format("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgmi diag, dcgm-exporter)", GPU, "DCGM", "",
+    _gpu("dcgm", "DCGM (dcgmi discovery -l, dcgmi nvlink -s, dcgmi diag, dcgm-exporter)", "DCGM", "",
            "`|  NvLink Link Status  |` or `| GPU ID | Device Information |` (dcgmi), `GPUs:` over `gpuId 0:`, or a "
-           '`DCGM_FI_...{gpu="0",...}` metric line', dcgm.starts, reads(dcgm.parse_dcgm), _add, 9),
-    Format("proc-info", proc_info.WHAT, GPU, proc_info.WHAT, "",
+           '`DCGM_FI_...{gpu="0",...}` metric line', dcgm.starts, dcgm.parse_dcgm, 9),
+    _gpu("proc-info", proc_info.WHAT, proc_info.WHAT, "",
            "`Model:  NVIDIA H100 80GB HBM3` over `IRQ:  10` (the driver's per-GPU file)", proc_info.starts,
-           reads(proc_info.parse_proc_info), _add, 9),
+           proc_info.parse_proc_info, 9),
     Format("proc-power", proc_power.WHAT, GPU, proc_power.WHAT, "",
            "`Runtime D3 status:  Enabled (fine-grained)` over `Video Memory:  Off` (the driver's per-GPU power file)",
            proc_power.starts, reads_under(proc_power.parse_proc_power), _add, 9),
-    Format("nvc-info", nvc_info.WHAT, GPU, "nvidia-container-cli", "info",
+    _gpu("nvc-info", nvc_info.WHAT, "nvidia-container-cli", "info",
            "`NVRM version:` over `CUDA version:`, or its debug log's `listing device /dev/nvidia0 (GPU-... at ...)`",
-           nvc_info.starts, reads(nvc_info.parse_nvc_info), _add, 9),
-    Format("incus-gpu", incus_gpu.WHAT, GPU, "incus", "info --resources",
+           nvc_info.starts, nvc_info.parse_nvc_info, 9),
+    _gpu("incus-gpu", incus_gpu.WHAT, "incus", "info --resources",
            "`GPU:` or `GPUs:` over a card's `NUMA node:` (or `Card 0:`), `Vendor: NVIDIA Corporation (10de)` and "
-           "`PCI address:` (Incus or LXD)", incus_gpu.starts, reads(incus_gpu.parse_incus_gpu), _add, 9),
-    Format("club3090", club3090.WHAT, GPU, "club-3090", "report.sh",
+           "`PCI address:` (Incus or LXD)", incus_gpu.starts, incus_gpu.parse_incus_gpu, 9),
+    _gpu("club3090", club3090.WHAT, "club-3090", "report.sh",
            "`# club-3090 rig report`, or a `- **GPU 0:** NVIDIA GeForce RTX 3090 | 24576 MiB | driver 590.48.01 | ...` "
-           "line (its GPU hardware part)", club3090.starts, reads(club3090.parse), _add, 9),
-    Format("akash-gpu", akash_gpu.WHAT, GPU, "Akash provider-services", "tools psutil list gpu",
+           "line (its GPU hardware part)", club3090.starts, club3090.parse, 9),
+    _gpu("akash-gpu", akash_gpu.WHAT, "Akash provider-services", "tools psutil list gpu",
            '`{` over `"cards": [` or (through jq) `"vendor": {"id": "10de", "name": "NVIDIA Corporation"}` and its '
-           '`"product"`', akash_gpu.starts, reads(akash_gpu.parse_akash_gpu), _add, 9),
-    Format("detect-gpu", detect_gpu.WHAT, GPU, "detect-gpu (NVML JSON)", "",
+           '`"product"`', akash_gpu.starts, akash_gpu.parse_akash_gpu, 9),
+    _gpu("detect-gpu", detect_gpu.WHAT, "detect-gpu (NVML JSON)", "",
            '`[{"index":0,"uuid":"GPU-...","name":"NAME","memoryInfo":{"Total":...},...,"systemGetDriverVersion":...`',
-           detect_gpu.starts, reads(detect_gpu.parse_detect_gpu), _add, 9),
-    Format("numba-detect", numba_detect.WHAT, GPU, numba_detect.WHAT, "",
+           detect_gpu.starts, detect_gpu.parse_detect_gpu, 9),
+    _gpu("numba-detect", numba_detect.WHAT, numba_detect.WHAT, "",
            "`Found 2 CUDA devices` over `id 0    b'NAME'    [SUPPORTED]`, or that `id 0` line", numba_detect.starts,
-           reads(numba_detect.parse_numba_detect), _add, 8),
-    Format("llama-devices", framework_devices.LLAMA, GPU, "ML framework logs", "llama.cpp",
+           numba_detect.parse_numba_detect, 8),
+    _gpu("llama-devices", framework_devices.LLAMA, "ML framework logs", "llama.cpp",
            "`ggml_cuda_init: found 2 CUDA devices:` over `  Device 0: NAME, compute capability 8.6, VMM: yes`, or "
            "`using device CUDA0 (NAME) - 23000 MiB free`", framework_devices.starts_llama,
-           reads(framework_devices.parse_llama), _add, 8),
-    Format("ollama-devices", framework_devices.OLLAMA, GPU, "ML framework logs", "ollama",
+           framework_devices.parse_llama, 8),
+    _gpu("ollama-devices", framework_devices.OLLAMA, "ML framework logs", "ollama",
            '`msg="inference compute" id=GPU-... library=cuda ... name="NAME" total="23.6 GiB"`',
-           framework_devices.starts_ollama, reads(framework_devices.parse_ollama), _add, 8),
-    Format("tf-devices", framework_devices.TF, GPU, "ML framework logs", "TensorFlow",
+           framework_devices.starts_ollama, framework_devices.parse_ollama, 8),
+    _gpu("tf-devices", framework_devices.TF, "ML framework logs", "TensorFlow",
            "`Found device 0 with properties:`, `Created TensorFlow device (...) -> physical GPU (device: 0, name: "
            "NAME, pci bus id: ..., compute capability: 8.6)` or `StreamExecutor device (0): NAME, Compute Capability "
-           "8.6`", framework_devices.starts_tf, reads(framework_devices.parse_tf), _add, 8,
+           "8.6`", framework_devices.starts_tf, framework_devices.parse_tf, 8,
            after=Merger.add_topology),
-    Format("torch-devices", framework_devices.TORCH, GPU, "ML framework logs", "PyTorch",
+    _gpu("torch-devices", framework_devices.TORCH, "ML framework logs", "PyTorch",
            "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
            "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,
-           reads(framework_devices.parse_torch), _add, 8),
-    Format("comfyui", comfyui.WHAT, GPU, "ML framework logs", "ComfyUI", comfyui.STARTS_WITH, comfyui.starts,
-           reads(comfyui.parse_comfyui), _add, 8),
-    Format("nvitop", nvitop.WHAT, GPU, nvitop.WHAT, "",
+           framework_devices.parse_torch, 8),
+    _gpu("comfyui", comfyui.WHAT, "ML framework logs", "ComfyUI", comfyui.STARTS_WITH, comfyui.starts,
+           comfyui.parse_comfyui, 8),
+    _gpu("nvitop", nvitop.WHAT, nvitop.WHAT, "",
            "`│ NVITOP 1.4.2  Driver Version: 550.90.12  CUDA Driver Version: 12.4 │` over its `│   0  NAME  Off │ "
-           "00000000:18:00.0 Off │` rows", nvitop.starts, reads(nvitop.parse_nvitop), _add, 8),
-    Format("gpustat", gpustat.WHAT, GPU, gpustat.WHAT, "",
+           "00000000:18:00.0 Off │` rows", nvitop.starts, nvitop.parse_nvitop, 8),
+    _gpu("gpustat", gpustat.WHAT, gpustat.WHAT, "",
            "`HOST  Mon Aug 22 15:23:57 2022  515.65.01` over `[0] NAME | 27'C,   0 % |   103 / 16384 MB |`, or that "
-           "`[0]` row", gpustat.starts, reads(gpustat.parse_gpustat), _add, 8),
-    Format("smi-dmon", "nvidia-smi dmon", GPU, "nvidia-smi", "dmon",
+           "`[0]` row", gpustat.starts, gpustat.parse_gpustat, 8),
+    _gpu("smi-dmon", "nvidia-smi dmon", "nvidia-smi", "dmon",
            "`# gpu   pwr  gtemp ...` (or `temp`; `\\#` as markdown escapes it) over `# Idx     W      C ...`",
-           smi_dmon.starts, reads(smi_dmon.parse_smi_dmon), _add, 9),
-    Format("dcgmi-dmon", "dcgmi dmon", GPU, "DCGM", "", "`#Entity  XIDER  TMPTR ...` over `ID` and `GPU 0` rows, or "
+           smi_dmon.starts, smi_dmon.parse_smi_dmon, 9),
+    _gpu("dcgmi-dmon", "dcgmi dmon", "DCGM", "", "`#Entity  XIDER  TMPTR ...` over `ID` and `GPU 0` rows, or "
            "`dcgmi dmon -l`'s `Long Name  Short Name  Field Id` (a note)",
-           dcgmi_dmon.starts, reads(dcgmi_dmon.parse_dcgmi_dmon), _add, 9),
-    Format("dcgmi-profile", dcgmi_profile.WHAT, GPU, "DCGM", "",
+           dcgmi_dmon.starts, dcgmi_dmon.parse_dcgmi_dmon, 9),
+    _gpu("dcgmi-profile", dcgmi_profile.WHAT, "DCGM", "",
            "`| Group.Subgroup | Field ID | Field Tag |` over `| A.1 | 1002 | sm_active |` rows (a note: no GPU fact)",
-           dcgmi_profile.starts, reads(dcgmi_profile.parse_dcgmi_profile), _add, 9),
-    Format("fah-lspci", fah_lspci.WHAT, GPU, "Folding@home", "FAHClient --lspci",
+           dcgmi_profile.starts, dcgmi_profile.parse_dcgmi_profile, 9),
+    _gpu("fah-lspci", fah_lspci.WHAT, "Folding@home", "FAHClient --lspci",
            "`0x10de:0x13c0:3:0:0:NVIDIA Corporation:` (vendor:device:bus:slot:function:vendor name:device name)",
-           fah_lspci.starts, reads(fah_lspci.parse_fah_lspci), _add, 9),
+           fah_lspci.starts, fah_lspci.parse_fah_lspci, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
             beyond.starts_kernel_log, daemon_log.parse, 11),
@@ -409,9 +412,9 @@ FORMATS: tuple[Format, ...] = (
             ip_link.starts, ip_link.parse_ip_link, 32),
     _beyond("ifconfig", "ifconfig", "`ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 2044` or `ib0  Link "
             "encap:InfiniBand  HWaddr ...`", ip_link.starts_ifconfig, ip_link.parse_ifconfig, 32),
-    Format("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", GPU, "DCGM", "",
+    _gpu("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", "DCGM", "",
            "`GPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire "
-           "GPU.`", dcgm.starts_nvvs, reads(dcgm.parse_nvvs), _add, 9),
+           "GPU.`", dcgm.starts_nvvs, dcgm.parse_nvvs, 9),
     Format("fio-json", "fio --output-format=json", STORAGE, "fio", "--output-format=json",
            '`{` with `"fio version"`', fio.starts_json, storage.parse_fio, storage.add_bench, 17,
            ends=fio.json_ends, finish=storage.finish),
@@ -453,6 +456,10 @@ FORMATS: tuple[Format, ...] = (
             "`NAME  READY  STATUS  RESTARTS  AGE` (`NAMESPACE` first with -A) over rows such as "
             "`nvidia-device-plugin-daemonset-5crlk  0/1  CrashLoopBackOff  12  40m`", k8s.starts_pods, k8s.parse_pods,
             33, family="Kubernetes"),
+    _beyond(driver_container.KIND, driver_container.WHAT,
+            "`Installation of the kernel module for the NVIDIA Accelerated Graphics Driver for Linux-x86_64 (version "
+            "450.80.02) is now complete.`, or a step of its script: `Loading NVIDIA driver kernel modules...`, `Done, "
+            "now waiting for signal`", driver_container.starts, driver_container.parse, 34, family="Kubernetes"),
     _beyond("container-errors", container_errors.WHAT,
             '`docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].`, '
             "`nvidia-container-cli: initialization error: nvml error: driver not loaded`, `nvidia-container-cli: "
@@ -489,10 +496,10 @@ FORMATS: tuple[Format, ...] = (
            "`NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  ...` (or `... Open Kernel Module for "
            "x86_64  565.57.01  Release Build ...`)", versions.starts_proc, reads(versions.parse_proc_version),
            versions.keep_mismatch, 3),
-    Format("cuda-toolkit", "nvcc --version, /usr/local/cuda/version.txt or version.json", GPU, "CUDA toolkit", "",
+    _gpu("cuda-toolkit", "nvcc --version, /usr/local/cuda/version.txt or version.json", "CUDA toolkit", "",
            "`nvcc: NVIDIA (R) Cuda compiler driver` or `Cuda compilation tools, release 12.2, V12.2.140`; "
            '`CUDA Version 11.0.228`; `"cuda" : {` over `"name" : "CUDA SDK"`', versions.starts_toolkit,
-           reads(versions.parse_toolkit), _add, 8),
+           versions.parse_toolkit, 8),
     Format("driver-packages", driver_packages.WHAT, GPU, "driver packages", "",
            "dpkg -l's `Desired=Unknown/Install/...` or a row `ii  nvidia-driver-535  535.104.05-0ubuntu1 ...`, "
            "rpm -qa's `nvidia-driver-cuda-570.86.16-1.el8.x86_64`, dnf's `nvidia-driver.x86_64  3:550.54.15-1.el9 ...`",
@@ -506,19 +513,25 @@ FORMATS: tuple[Format, ...] = (
             "UCX's `... failed: Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' "
             "(current: 64 kbytes)`, or `libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.`", memlock.starts,
             memlock.parse, 31, family="RDMA libraries"),
+    _beyond(beyond_tools.CODE_KIND, "a program's CUDA or NVML error (its return code, name or message)",
+            "a line printing a documented CUDA or NVML return code in the program's own words: `cudaError 719 "
+            "(unspecified launch failure) calling ...`, `CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was "
+            "encountered`, `ggml_cuda_init: failed to initialize CUDA: system has unsupported display driver / cuda "
+            "driver combination`", beyond_tools.starts_cuda_error, beyond_tools.parse_cuda_error, 27,
+            family="CUDA errors"),
     _beyond("daemon-log", "service and application logs (syslog, journal, glog/klog, Python logging, log4j, vLLM, "
             "IBM CSM, Slurm command errors)",
             "`May 31 05:33:40 host nvidia-persistenced[19176]: ...` (a service's syslog or journal line), "
             "`I0819 07:02:54.756486  1 main.go:235] ...`, `2024-03-01 12:00:00,123 WARN [main] ...`, "
             "`WARNING:torch.distributed:...`, `[ERROR] ...` (two such lines near the top), or `srun: error: ...`, "
             "as a paste's first output", daemon_log.starts, daemon_log.parse, 11, family="service logs"),
-    Format("env-generic", env_generic.WHAT, GPU, "other environment reports", "",
+    _gpu("env-generic", env_generic.WHAT, "other environment reports", "",
            "three of `GPU 0:`, `VRAM:`, `CUDA version:`, `NVIDIA driver:`, `PyTorch version:`, `Python:`, `NCCL:`, "
            "`cuDNN:` (as `key: value`, `- key: value`, `**Key:** value` or `key   value`, or a sentence's or a log "
            "line's clauses: `Max memory: 23.6 GB.`, `Num GPUs = 1`, `gpu.name:`, `Torch 2.1.2+cu118`, `VRAM 8188`) "
            "within 15 lines, one naming an NVIDIA GPU or CUDA, or alone a runtime's device line "
            "(`INFO --> Using torch device: NVIDIA ...`, `Torch detected GPU: NVIDIA ...`) (tried last)",
-           env_generic.starts, reads(env_generic.parse), _add, 8),
+           env_generic.starts, env_generic.parse, 8),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

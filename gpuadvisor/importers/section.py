@@ -34,6 +34,13 @@ def last_line_shown(lines: list[str]) -> int:
     return max((i for i, x in enumerate(lines) if x.strip()), default=-1)
 
 
+def shown_lines(text: str) -> tuple[list[str], int]:
+    """The text's lines (as :func:`clean_lines` gives them), and the index of the one a paste cut short may have cut:
+    its last line shown, when the text ends without a newline (-1: none)."""
+    lines = clean_lines(text)
+    return lines, (last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1)
+
+
 def clean_lines(text: str) -> list[str]:
     """Lines without terminal escapes, carriage returns, a byte-order mark, or the quote marker every line of a
     quoted paste carries (``> `` of a mail or markdown quote, ``% ``): of the whole text (see :func:`unquoted`), or
@@ -164,13 +171,15 @@ def _unquote(line: str, mark: str) -> str:
 Detector = Callable[[list[str], int, "Section | None"], bool]
 
 
-def outside(kind: str) -> Callable[[Detector], Detector]:
-    """The detector, tried only outside an output of ``kind`` (its own): inside one, every line is that output's."""
+def outside(kind: str, *, log: bool = False) -> Callable[[Detector], Detector]:
+    """The detector, tried only outside an output of ``kind`` (its own): inside one, every line is that output's;
+    with ``log``, only outside a kernel log too (see :func:`outside_log`)."""
 
     def wrap(starts: Detector) -> Detector:
         @functools.wraps(starts)
         def detector(lines: list[str], i: int, current: Section | None) -> bool:
-            return (current is None or current.kind != kind) and starts(lines, i, current)
+            mine = current is not None and current.kind == kind
+            return not mine and (not log or outside_log(current)) and starts(lines, i, current)
 
         return detector
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from gpuadvisor.facts import RdmaPort, Rig
-from gpuadvisor.importers.section import Section, outside_log
+from gpuadvisor.importers.section import Section, outside
 
 HEADER = re.compile(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$")
 ROW = re.compile(
@@ -28,12 +28,11 @@ NO_GIDS = (
 )
 
 
+@outside("show-gids", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """The ``DEV PORT INDEX GID IPv4 VER DEV`` header, or a GID row pasted without it."""
     line = lines[i]
-    if not (HEADER.match(line) or (ROW.match(line) and (i == 0 or not ROW.match(lines[i - 1])))):
-        return False
-    return outside_log(current) and (current is None or current.kind != "show-gids")
+    return bool(HEADER.match(line) or (ROW.match(line) and (i == 0 or not ROW.match(lines[i - 1]))))
 
 
 def parse_show_gids(text: str, source: str, first: int) -> Rig:

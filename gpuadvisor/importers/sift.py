@@ -154,6 +154,10 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "scontrol-node": ("NodeName=",),
     "k8s-node": (r"^Name:\s", _SPACE + r"(?:Labels:\s+)?nvidia\.com/", _SPACE + "(?:[Cc]apacity|[Aa]llocatable):"),
     "k8s-pods": (_SPACE + r"(?:NAMESPACE\s+)?NAME\s+READY\s",),
+    "driver-container": (
+        _words("Accelerated Graphics Driver for Linux", "Starting installation of NVIDIA driver", " NVIDIA "),
+        "Done, now waiting for signal",
+    ),
     "container-errors": (
         _words(
             "could not select device driver",
@@ -169,6 +173,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
     "cuda-ecc": ("ECC", "NVL[Ii][Nn][Kk]"),
+    "cuda-error": (r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]",),  # the library named, or a code's name (error_codes.lookup)
     "gpu-mr-failed": ("ibv_reg_",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),

@@ -105,6 +105,7 @@ _PADDLE = re.compile(r"^\s*Paddle compiled with cuda: ")
 _ROW = re.compile(r"^([A-Za-z][\w ]{0,40}): (.*?)\s*$")
 _LISTED = re.compile(r"'GPU (\d{1,3}): ([^'(]{1,120}?)\s*(\(UUID: [^']*\))?'")
 _RULER = re.compile(r"^-{8,}")
+_HEADING = re.compile(r"^\s*-{3,}\s*Environment Information\s*-{3,}\s*$")  # the ruler show_env_info prints above it
 _CUT_NAME = (
     "PaddleSeg keeps the first four words of each `nvidia-smi -L` line: a name of two words without a model number "
     "({!r}) is cut there"
@@ -113,8 +114,15 @@ _CUT_NAME = (
 
 @outside("paddle-env")
 def starts_paddle(lines: list[str], i: int, current: Section | None) -> bool:
-    """The summary's ``platform:`` line with ``Paddle compiled with cuda:`` at most three lines under it."""
-    if len(lines[i]) >= _LONGEST or not _PLATFORM.match(lines[i]):
+    """The summary's ``platform:`` line with ``Paddle compiled with cuda:`` at most three lines under it, or its
+    ``---Environment Information---`` ruler right over that line (the summary's own heading, not an unread line)."""
+    if len(lines[i]) < _LONGEST and _HEADING.match(lines[i]):
+        i += 1
+    return _platform_line(lines, i)
+
+
+def _platform_line(lines: list[str], i: int) -> bool:
+    if i >= len(lines) or len(lines[i]) >= _LONGEST or not _PLATFORM.match(lines[i]):
         return False
     return any(_PADDLE.match(x) for x in lines[i + 1 : i + 4])
 

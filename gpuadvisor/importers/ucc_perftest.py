@@ -70,9 +70,9 @@ def parse_ucc_perftest(text: str, source: str = "<text>", first_line: int = 1) -
     header = None
     rows: list[SweepRow] = []
     cut_at = None
-    total = False
-    for s, lineno, cut in stripped_rows(text, first_line):
-        total = total or bool(_TOTAL.match(s))
+    lines = stripped_rows(text, first_line)
+    total = any(_TOTAL.match(s) for s, _, _ in lines)
+    for s, lineno, cut in lines:
         m = _SETTING.match(s)
         if m:
             settings[m.group(1)] = m.group(2)

@@ -136,6 +136,11 @@ def to_int(value: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def cuda_version(n: int) -> str:
+    """The CUDA version of cudaDriverGetVersion's (or NVML's) integer, 1000 x major + 10 x minor: 12060 is 12.6."""
+    return f"{n // 1000}.{n % 1000 // 10}"
+
+
 def to_float(value: str | None, unit: str = "") -> float | None:
     """``"700.00 W"`` -> 700.0 (unit checked case-insensitively when given)."""
     if absent(value) or _too_long(value):

@@ -113,9 +113,9 @@ def device_only(
     why: str = "ibv_devices lists devices, not their ports",
     unprinted: str = "ibv_devices prints only the device's name and node GUID",
 ) -> RdmaPort:
-    """A device a lister names without its ports: its port number (1) and state unknown, for ``why``."""
-    port = RdmaPort(device=name, port=1)
-    port.unavailable["port"] = why
+    """A device a lister names without its ports: its port number and state unknown, for ``why``."""
+    port = RdmaPort(device=name)
+    port.missing("port", why)
     for field in ("state", "phys_state", "rate_gbps", "link_layer", "firmware", "ca_type"):
         port.missing(field, unprinted)
     return port

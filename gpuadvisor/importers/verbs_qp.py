@@ -15,7 +15,7 @@ import re
 
 from gpuadvisor.facts import RdmaPort, Rig
 from gpuadvisor.importers.errors import ImportParseError
-from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
+from gpuadvisor.importers.section import Section, clean_lines, outside
 
 WHAT = "a verbs program's port check and queue-pair errors (UCCL)"
 _HEAD = re.compile(r"^\s*Verifying port state:\s*$")
@@ -27,12 +27,10 @@ _UNNAMED = "the program's port check names no device or port number"
 _LONGEST = 2000
 
 
-@outside("verbs-qp")
+@outside("verbs-qp", log=True)
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """``Verifying port state:`` over a ``link_layer:`` or ``port_state:`` line (or the lines UCCL prints above it),
     outside a log."""
-    if not outside_log(current):
-        return False
     k = i
     while k < min(i + 2, len(lines) - 1) and _ABOVE.match(lines[k]):
         k += 1
@@ -40,7 +38,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
 
 
 def _port(fields: dict[str, str]) -> RdmaPort:
-    port = RdmaPort(device="", port=1)
+    port = RdmaPort(device="")
     port.unavailable["device"] = _UNNAMED
     port.unavailable["port"] = _UNNAMED
     layer = fields.get("link_layer", "")
@@ -105,11 +103,9 @@ _UCX_ERR = re.compile(
 _RLID = re.compile(r"\brlid (\d+)\]")
 
 
-@outside("ucx-log")
+@outside("ucx-log", log=True)
 def starts_ucx(lines: list[str], i: int, current: Section | None) -> bool:
     """A UCX ib_mlx5_log line naming an error on a device's port, outside a log (or after one of its own lines)."""
-    if not outside_log(current):
-        return False
     m = _UCX_LINE.match(lines[i])
     return m is not None and _UCX_ERR.match(m.group(1)) is not None
 

@@ -28,7 +28,7 @@ from gpuadvisor.facts import DRIVER_MISMATCH, Rig
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.section import Section, outside, shown_lines
 
 WHAT_SMI = "nvidia-smi --version"
 WHAT_PROC = "/proc/driver/nvidia/version"
@@ -64,18 +64,17 @@ _JSON_NAME = _json_row("name", '"CUDA SDK"')
 _JSON_VERSION = _json_row("version", f'"({VERSION})"')
 
 
-def _first(lines: list[str], i: int, current: Section | None, kind: str, pattern: re.Pattern[str]) -> bool:
-    return (current is None or current.kind != kind) and bool(pattern.match(lines[i].strip()))
-
-
+@outside("smi-version")
 def starts_smi(lines: list[str], i: int, current: Section | None) -> bool:
     """``NVIDIA-SMI version  :`` (its first line)."""
-    return _first(lines, i, current, "smi-version", _SMI) and lines[i].strip().startswith("NVIDIA-SMI version")
+    s = lines[i].strip()
+    return bool(_SMI.match(s)) and s.startswith("NVIDIA-SMI version")
 
 
+@outside("proc-version")
 def starts_proc(lines: list[str], i: int, current: Section | None) -> bool:
     """``NVRM version: NVIDIA UNIX ... Kernel Module ...  535.104.05``."""
-    return _first(lines, i, current, "proc-version", _NVRM)
+    return bool(_NVRM.match(lines[i].strip()))
 
 
 @outside("cuda-toolkit")
@@ -88,16 +87,10 @@ def starts_toolkit(lines: list[str], i: int, current: Section | None) -> bool:
     return bool(_JSON_SDK.match(s)) and i + 1 < len(lines) and bool(_JSON_NAME.match(lines[i + 1].strip()))
 
 
-def _shown(text: str) -> tuple[list[str], int]:
-    """The lines, and the index of the one a paste cut short may have cut (-1: none)."""
-    lines = clean_lines(text)
-    return lines, (last_line_shown(lines) if not text.endswith(("\n", "\r")) else -1)
-
-
 def parse_smi_version(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The driver, NVML and the driver's CUDA version, as ``nvidia-smi --version`` prints them."""
     rig = Rig()
-    lines, cut = _shown(text)
+    lines, cut = shown_lines(text)
     seen = False
     for k, line in enumerate(lines):
         m = _SMI.match(line.strip())
@@ -125,7 +118,7 @@ def parse_smi_version(text: str, source: str = "<text>", first_line: int = 1) ->
 def parse_proc_version(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The loaded kernel module's version."""
     rig = Rig()
-    lines, cut = _shown(text)
+    lines, cut = shown_lines(text)
     for k, line in enumerate(lines):
         m = _NVRM.match(line.strip())
         if m is None:
@@ -142,7 +135,7 @@ def parse_proc_version(text: str, source: str = "<text>", first_line: int = 1) -
 def parse_toolkit(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     """The CUDA toolkit's version, kept in the import's notes (the scan has no field for it)."""
     rig = Rig()
-    lines, cut = _shown(text)
+    lines, cut = shown_lines(text)
     stripped = [x.strip() for x in lines]
     for k, s in enumerate(stripped):
         where = f"{source}: line {first_line + k}"

@@ -18,7 +18,7 @@ take the findings and the gate (gpuadvisor.render.machine.junit, .prometheus).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gpuadvisor.errors import InputError
 from gpuadvisor.facts import Finding, Rig
@@ -57,9 +57,13 @@ class CheckResult:
     rules: list[Rule]
     fail_on: str
     policy: str | None = None  # the policy file, None for the default policy
-    failing: list[Finding] = field(default_factory=list)
     elapsed_s: float = 0.0
     cannot_judge: str | None = None  # why the node cannot be judged (no GPU, nothing failing, no log): exit 2
+
+    @property
+    def failing(self) -> list[Finding]:
+        """The findings that fail the gate at ``fail_on``."""
+        return [f for f in self.findings if gates(f.severity, self.fail_on)]
 
     @property
     def exit_code(self) -> int:
@@ -107,14 +111,7 @@ def run_check(rig: Rig, policy: Policy | None = None, fail_on: str | None = None
     findings = evaluate(rig, policy)
     rules = [r for r in all_rules() if policy.is_selected(r.code)]
     origin = None if policy.origin == Policy().origin else policy.origin
-    res = CheckResult(
-        rig=rig,
-        findings=findings,
-        rules=rules,
-        fail_on=level,
-        policy=origin,
-        failing=[f for f in findings if gates(f.severity, level)],
-    )
+    res = CheckResult(rig=rig, findings=findings, rules=rules, fail_on=level, policy=origin)
     if not rig.gpus:
         findings += _gpu_rules_not_checked(rig, rules, findings)
         res.cannot_judge = cannot_judge(rig, res.failing)

@@ -45,7 +45,7 @@ def _setting_off(ctx: Context, owner: Unavailable, name: str, what: str) -> Gene
 
 
 def _name(p: RdmaPort) -> str:
-    if p.device.endswith("(all ports)"):  # ibqueryerrors' "port ALL": the node's ports summed
+    if p.device.endswith("(all ports)") or p.port is None:  # ibqueryerrors' "port ALL", or a port not numbered
         return p.device
     return f"{p.device} port {p.port}"
 
@@ -504,6 +504,21 @@ def parse_ib_hca(value: str) -> tuple[bool, bool, list[tuple[str, int | None]]]:
     return exclude, exact, out
 
 
+def _hca_entry(got: list[RdmaPort], name: str, port: int | None, exact: bool) -> str:
+    """What the scan's ports say of one NCCL_IB_HCA entry: "active", "inactive", "none" (no adapter matches), or
+    "unjudged" (the entry names a port by number, the scan its adapter without port numbers; or no matching port's
+    state is shown, as in an ibv_devices listing: an unknown state is not "not ACTIVE")."""
+    ports = [p for p in got if (p.device == name if exact else p.device.startswith(name))]
+    hits = [p for p in ports if port is None or p.port == port]
+    if any(p.state == "ACTIVE" for p in hits):
+        return "active"
+    if port is not None and any(p.port is None for p in ports):
+        return "unjudged"
+    if hits and all(p.state is None for p in hits):
+        return "unjudged"
+    return "inactive" if hits else "none"
+
+
 @rule("GA814", "nccl-ib-hca-mismatch", area="network", severity="warn")
 def nccl_ib_hca_mismatch(rig: Rig, ctx: Context) -> Iterator[Finding]:
     """NCCL_IB_HCA names RDMA adapters or ports that this node does not have, or that are not up.
@@ -534,37 +549,36 @@ def nccl_ib_hca_mismatch(rig: Rig, ctx: Context) -> Iterator[Finding]:
     exclude, exact, entries = parse_ib_hca(value)
     if exclude or not entries:
         return
-
-    def matches(p: RdmaPort, name: str, port: int | None) -> bool:
-        hit = p.device == name if exact else p.device.startswith(name)
-        return hit and (port is None or p.port == port)
-
-    none, inactive, active_any = [], [], False
+    said: dict[str, list[str]] = {"none": [], "inactive": [], "active": [], "unjudged": []}
     for name, port in entries:
-        hits = [p for p in got if matches(p, name, port)]
-        label = name + (f":{port}" if port is not None else "")
-        if not hits:
-            none.append(label)
-        elif not any(p.state == "ACTIVE" for p in hits):
-            inactive.append(label)
-        else:
-            active_any = True
+        said[_hca_entry(got, name, port, exact)].append(name + (f":{port}" if port is not None else ""))
+    none, inactive, unjudged = said["none"], said["inactive"], said["unjudged"]
+    if unjudged:  # a port named by number on an adapter listed without port numbers, or ports of unknown state
+        unnumbered = sorted({p.device for p in got if p.port is None})
+        unnumbered_why = next((p.why("port") for p in got if p.port is None), None) or "not shown"
+        unstated = sorted({p.named() for p in got if p.state is None})
+        said_of = [f"names {', '.join(unnumbered)} without their port numbers ({unnumbered_why})"] if unnumbered else []
+        said_of += [f"does not show the state of {', '.join(unstated)}"] if unstated else []
+        yield ctx.not_checked(
+            f"NCCL_IB_HCA {', '.join(unjudged)}: the scan {' and '.join(said_of)}: not judged", subject="host"
+        )
     if not none and not inactive:
         return
     parts = ([f"no adapter matches {', '.join(none)}"] if none else []) + (
         [f"{', '.join(inactive)} not ACTIVE"] if inactive else []
     )
+    up = bool(said["active"] or unjudged)
     yield ctx.finding(
         f"NCCL_IB_HCA={value}: "
         + "; ".join(parts)
-        + ("" if active_any else "; no selected port is up, so NCCL falls back to TCP sockets"),
-        severity="warn" if active_any else "fail",
+        + ("" if up else "; no selected port is up, so NCCL falls back to TCP sockets"),
+        severity="warn" if up else "fail",
         subject="host",
         observed={
             "NCCL_IB_HCA": value,
             "unmatched": none,
             "inactive": inactive,
-            "ports": [f"{p.device}:{p.port} {p.state}" for p in got],
+            "ports": [f"{p.named(':')} {p.state}" for p in got],
         },
         expected={"NCCL_IB_HCA": "adapters with an ACTIVE port"},
         expected_source="NCCL User Guide, Environment Variables (NCCL_IB_HCA)",

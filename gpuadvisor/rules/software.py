@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuadvisor import catalog
 from gpuadvisor.facts import DRIVER_MISMATCH, DRIVER_UNREACHABLE, Rig
+from gpuadvisor.importers import error_codes
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, version_tuple
 from gpuadvisor.rules.registry import rule
@@ -206,20 +207,32 @@ def driver_unreachable(rig: Rig, ctx: Context):
         runtime registered for --gpus: the NVIDIA Container Toolkit is not installed or not configured for Docker),
         nvidia-container-cli's "nvml error: driver not loaded" (NVML_ERROR_DRIVER_NOT_LOADED, from the toolkit's
         hook), its "load library failed: libnvidia-ml.so.1" (no driver library on the host for the toolkit) and
-        its "driver error: timed out" (NVML did not answer the toolkit within its 10 s RPC timeout).
+        its "driver error: timed out" (NVML did not answer the toolkit within its 10 s RPC timeout). And a
+        program's own line printing a CUDA or NVML return code of the driver's stack, by number, name or message:
+        cudaErrorSystemDriverMismatch (803, "system has unsupported display driver / cuda driver combination"),
+        cudaErrorInsufficientDriver (35), cudaErrorCompatNotSupportedOnDevice (804), cudaErrorNoDevice (100),
+        cudaErrorDevicesUnavailable (46), cudaErrorUnknown (999), NVML_ERROR_DRIVER_NOT_LOADED (9),
+        NVML_ERROR_LIBRARY_NOT_FOUND (12), NVML_ERROR_LIB_RM_VERSION_MISMATCH (18), NVML_ERROR_UNKNOWN (999).
     Why it matters
         No GPU can be listed or used until the driver answers: every CUDA job on the node fails at start. A
         container runtime that cannot give the GPUs to a container fails every GPU container (a Kubernetes pod,
         a docker run --gpus) though the host's own nvidia-smi may work.
     Threshold
-        Any of these messages, in a pasted output or from NVML itself on a live scan.
+        Any of these messages, in a pasted output or from NVML itself on a live scan. A program's return code: at
+        the verdict its entry in the error table gives (fail: 803, 18, 9, no program can use a GPU; warn: 35, 804,
+        100, 46, 12, the node can be fine for another program; info: 999, which names no cause).
     Source
         NVML API reference (docs.nvidia.com/deploy/nvml-api, nvmlReturn_t: NVML_ERROR_DRIVER_NOT_LOADED,
         NVML_ERROR_LIB_RM_VERSION_MISMATCH); the NVIDIA driver README's chapter on installing the driver
         (the kernel module must match the running kernel and the user-space components' version); the NVIDIA
         Container Toolkit install guide (prerequisite: the NVIDIA driver on the host; "Configuring Docker":
         nvidia-ctk runtime configure --runtime=docker, then restart the Docker daemon); libnvidia-container's
-        src/rpc.c (the 10 s timeout of its NVML driver service).
+        src/rpc.c (the 10 s timeout of its NVML driver service); the CUDA Runtime API (Data types: cudaError_t: 35
+        "the installed NVIDIA CUDA driver is older than the CUDA runtime library ... Users should install an
+        updated NVIDIA display driver", 803 "a mismatch between the versions of the display driver and the CUDA
+        driver", 804 "the system was upgraded to run with forward compatibility but the visible hardware ... does
+        not support this configuration") and the CUDA Compatibility guide (forward compatibility: the cuda-compat
+        package, on datacenter GPUs only).
     How to fix
         Version mismatch: the driver was updated while the old module stayed loaded: reboot, or stop what uses
         the GPUs and reload the modules (rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia; modprobe nvidia).
@@ -230,7 +243,12 @@ def driver_unreachable(rig: Rig, ctx: Context):
         --runtime=docker and sudo systemctl restart docker. No libnvidia-ml.so.1: install the NVIDIA driver on
         the host (nvidia-smi must work there); a Docker installed as a snap does not see it: use Docker's packages.
         Driver timed out: if nvidia-smi hangs on the host, a GPU is hung or lost: drain the node, read the kernel
-        log's Xid, reset the GPU or reboot; if it answers, enable persistence mode (nvidia-persistenced).
+        log's Xid, reset the GPU or reboot; if it answers, enable persistence mode (nvidia-persistenced). A
+        program's 803: make the driver one version (reboot after an upgrade, or reinstall so libcuda and the kernel
+        module match; in a container, the host's libraries mounted by the Container Toolkit, not a copy in the
+        image); 35: a driver that supports the program's CUDA, the cuda-compat package on a datacenter GPU, or the
+        program's build for the driver's CUDA; 804: remove the compat package (not supported on that GPU); 100/46:
+        give the program a GPU (CUDA_VISIBLE_DEVICES, --gpus, exclusive-process mode held by another process).
     """
     sw = rig.software
     why = sw.why("driver_version") or ""
@@ -267,8 +285,27 @@ def driver_unreachable(rig: Rig, ctx: Context):
         )
     container = list(_container_runtime_failures(rig, ctx))
     yield from container
-    if cause is None and not container and sw.driver_version is None:
+    said = list(_driver_stack_codes(rig, ctx))
+    yield from said
+    if cause is None and not container and not said and sw.driver_version is None:
         yield ctx.not_checked(missing(sw, "driver_version", "driver version"))
+
+
+def _driver_stack_codes(rig: Rig, ctx: Context):
+    """A program's log line printing a CUDA or NVML return code of the driver's stack (error_codes' table: an
+    insufficient driver, a driver/library mismatch, forward compatibility on a GPU without it, no device, an unknown
+    error): one finding per code, at the table's verdict, the first line its evidence."""
+    for e, seen in error_codes.groups(rig.kernel.events, error_codes.DRIVER_STACK):
+        yield ctx.finding(
+            f"{error_codes.said(e, seen)}: {e.meaning}",
+            gpus=sorted({ev.gpu_index for ev in seen if ev.gpu_index is not None}),
+            subject="software",
+            observed=error_codes.evidence(e, seen),
+            expected=f"the program reaching the GPUs through a driver stack of one version (no {e.names[0]})",
+            expected_source=f"{e.source}: {e.names[0]} = {e.code}",
+            fix=e.action,
+            severity=e.verdict,
+        )
 
 
 CONTAINER_RUNTIME = "container runtime"  # the HealthCheck tool of a container runtime's GPU error (GA827 leaves it)

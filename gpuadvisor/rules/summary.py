@@ -164,7 +164,13 @@ class Verdict:
 
 NO_FAULT_IN_LOGS = "no fault in the logs given"
 NO_KNOWN_FAULT_IN_LOGS = "no known fault in the logs given, but error lines the tool does not judge (GA828)"
+NO_NODE_FAULT_APP_ERROR = "no fault of the node in the logs given, but an application's own CUDA error (GA828)"
 NO_FAULT_IN_OUTPUTS = "no fault in the outputs given"  # no log among them: the driver's version alone
+
+
+def _app_fault(f: Any) -> bool:
+    """A GA828 finding of an application's own CUDA error (its evidence names the code), not of unjudged lines."""
+    return isinstance(f.observed, dict) and "code" in f.observed
 
 
 def log_name(source: str | None) -> str:
@@ -199,8 +205,11 @@ def rig_verdict(rig: Any) -> Verdict:
         if state == "healthy" and rig.source.kind != "live" and logs_given(rig):
             held = logs_given(rig)
             said = NO_FAULT_IN_OUTPUTS if held == ["driver version"] else NO_FAULT_IN_LOGS
-            if any(f.code == "GA828" for f in rig.findings):  # error lines no sign judged: not "no fault"
+            ga828 = [f for f in rig.findings if f.code == "GA828"]
+            if any(not _app_fault(f) for f in ga828):  # error lines no sign judged: not "no fault"
                 said = NO_KNOWN_FAULT_IN_LOGS
+            elif ga828:  # only an application's own CUDA error: the node is not at fault
+                said = NO_NODE_FAULT_APP_ERROR
             return Verdict(state, c, why=f"{said} ({', '.join(held)}; no GPU listed)")
         if state == "healthy":
             return Verdict(NO_GPUS, c, why=why, todo=todo)

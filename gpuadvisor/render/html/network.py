@@ -38,7 +38,7 @@ def network_view(rig: Rig) -> dict[str, Any] | None:
         slow = not down and p.rate_gbps is not None and p.rate_gbps < best
         ports.append(
             {
-                "name": f"{p.device}/{p.port}",
+                "name": p.named() or "—",
                 "state": p.state or "—",
                 "phys": p.phys_state or "—",
                 "rate": f"{p.rate_gbps:g} Gb/s" if p.rate_gbps is not None else "—",

@@ -65,9 +65,7 @@ def render_beyond(rig: Rig, section: Any) -> list[str]:
         )
         lines.append(f"  RDMA ports ({len(ports)}): " + "; ".join(f"{n}x {s} {r} {ll}" for (s, r, ll), n in by.items()))
         odd = [  # a port whose state is unknown is not listed as not active
-            f"{p.device}/{p.port} {p.state} {p.phys_state or ''}".strip()
-            for p in ports
-            if p.state not in ("ACTIVE", None)
+            f"{p.named()} {p.state} {p.phys_state or ''}".strip() for p in ports if p.state not in ("ACTIVE", None)
         ]
         if odd:
             lines.append("      not active: " + ", ".join(odd))
