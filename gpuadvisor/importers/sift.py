@@ -93,6 +93,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
     "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
     "dcgmi-profile": ("Group.Subgroup",),
+    "dcgm-json": (_words('"DCGM GPU Diagnostic"', '"DCGM Diagnostic"', '"test_categories"'), r"^\s*\{\s*$"),
     "detect-gpu": (r'^\s*(?:[\[{]\s*$|\[?\{\s*")',),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "llama-devices": (
@@ -180,8 +181,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # its header, the whole listing on one line, or 2015's "/dev/nvme0n1 : NVM Express - 0x144d - ..." rows
     "nvme-list": (_SPACE + r"(?:Node|Device)\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
-    "smartctl-nvme": (r"^\s*smartctl \d", "START OF INFORMATION SECTION"),
-    "gdscheck": ("GDS release version",),
+    "smartctl-nvme": (
+        r"^\s*smartctl \d",
+        "START OF INFORMATION SECTION",
+        "START OF SMART DATA SECTION",
+        "SMART/Health",
+    ),
+    "gdscheck": ("GDS release version", r"^\s*(?:ENVIRONMENT|DRIVER CONFIGURATION)\s*:"),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
     "perftest": (
@@ -202,6 +208,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "ibv-pingpong": (_SPACE + r"(?:local address:|Failed status )",),
     "ucx-log": ("ib_mlx5_log.c:",),
+    "verbs-wc": (r"[Ss][Tt][Aa][Tt][Uu][Ss]", "IBV_WC_", "Got completion", r"(?i:retry counter exceeded)"),
     "lshca": (_SPACE + r"PCI_addr\s*\|",),
     "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
     "mlxlink": (_SPACE + "Operational Info", "mlxlink "),
