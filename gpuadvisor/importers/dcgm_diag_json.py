@@ -84,8 +84,13 @@ def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     ]
     if checks:
         rig.node.health_checks = checks
-    told = "; ".join(f"{name or '?'}: {v}" + (f" on GPU {', '.join(map(str, on))}" if on else "")
-                     for _, name, on, v, _ in results)  # fmt: skip
+    verdicts: dict[tuple[str, str], list[int]] = {}  # a test's verdict over the GPUs it was given for, in order
+    for _, name, on, verdict, _ in results:
+        shown = verdicts.setdefault((name or "?", verdict), [])
+        shown += [g for g in on if g not in shown]
+    told = "; ".join(
+        f"{name}: {v}" + (f" on GPU {', '.join(map(str, on))}" if on else "") for (name, v), on in verdicts.items()
+    )
     rig.problems.append(f"{source}: line {results[0][4]}: {TOOL} (JSON): {told}")
     if all(v == "Skip" for *_, v, _ in results):
         shown = sorted({g for _, _, on, _, _ in results for g in on})

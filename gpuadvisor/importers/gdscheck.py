@@ -25,11 +25,13 @@ _SETTING = re.compile(r"^\s*(?:--)?([A-Za-z][\w .+/-]{0,40}?)\s*:\s*(.+?)\s*$")
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:
     """`` GDS release version: 1.13.0.11``, gdscheck -p's first line, or (a fragment) its ``ENVIRONMENT:`` or
-    ``DRIVER CONFIGURATION:`` heading over an ``NVMe : Supported|Unsupported`` line."""
+    ``DRIVER CONFIGURATION:`` heading over an ``NVMe : Supported|Unsupported`` line, or that line over NVMeOF's."""
     if not outside_log(current) or current is not None and current.kind == "gdscheck":
         return False
     if _START.match(lines[i]):
         return True
+    if _DRIVER.match(lines[i]):  # its driver lines alone: NVMe's over NVMeOF's
+        return i + 1 < len(lines) and bool(re.match(r"^\s*(?:\*\*)?\s*NVMeOF\s*:", lines[i + 1]))
     return bool(_HEADING.match(lines[i])) and any(_DRIVER.match(x) for x in lines[i + 1 : i + 8])
 
 
@@ -57,7 +59,7 @@ def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         f"{', '.join(supported) or 'none shown'}"
         + (f"; RDMA devices {said['rdma_device_status']}" if "rdma_device_status" in said else "")
     )
-    if drivers and not supported:
+    if "NVMe" in drivers and not supported:  # NVMe's line shown (a paste cut before it says too little)
         compat = said.get("properties.use_compat_mode")
         rig.problems.append(
             f"{source}: line {first_line}: GPUDirect Storage is not available on this host: every storage path "

@@ -438,6 +438,7 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             notes=list(run.notes),
         )
         rig.measurements.append(m)
+        rig.problems += nccl_failed.meanings(run, source) if failure else []
         return rig
     for (dtype, redop, _root), halves in run.groups.items():
         halves = sorted(halves, key=lambda h: h[0].size_bytes)

@@ -34,8 +34,8 @@ _MEANS = {
 }
 
 
-def read(run: NcclRun, source: str) -> Rig:
-    """The failed run (see the module's text)."""
+def _scan(run: NcclRun) -> tuple[dict[str, None], dict[str, None], dict[str, int], int]:
+    """The hosts, the pids and the errors (with their count) the failing ranks printed, and the first's line."""
     hosts: dict[str, None] = {}
     pids: dict[str, None] = {}
     errors: dict[str, int] = {}
@@ -50,6 +50,23 @@ def read(run: NcclRun, source: str) -> Rig:
         elif m := _RETURN.match(line):
             hosts[m.group(1)] = None
             pids[m.group(2)] = None
+    return hosts, pids, errors, first
+
+
+def meanings(run: NcclRun, source: str) -> list[str]:
+    """What the errors the ranks printed say of the launch (see the module's text), as notes."""
+    hosts, _, errors, first = _scan(run)
+    on = f" on host(s) {', '.join(hosts)}" if hosts else ""
+    return [
+        f"{source}: line {first}: nccl-tests: {e}{on}: {means}"
+        for e in errors
+        if (means := next((v for k, v in _MEANS.items() if k in e), None))
+    ]
+
+
+def read(run: NcclRun, source: str) -> Rig:
+    """The failed run (see the module's text)."""
+    hosts, pids, errors, first = _scan(run)
     rig = Rig()
     if not errors:
         first, said = run.failure or (run.header_line or 1, "failed")
@@ -71,8 +88,5 @@ def read(run: NcclRun, source: str) -> Rig:
     rig.origins["measurements[0]"] = f"{source}:{first}"
     if hosts:
         rig.host.hostname = next(iter(hosts))
-    for e in errors:
-        means = next((v for k, v in _MEANS.items() if k in e), None)
-        if means:
-            rig.problems.append(f"{source}: line {first}: nccl-tests: {e.split(' (x')[0]}{on}: {means}")
+    rig.problems += meanings(run, source)
     return rig

@@ -20,6 +20,7 @@ from gpuadvisor.importers import (
     cupy_config,
     nccl,
     smi_query,
+    verbs_wc,
 )
 from gpuadvisor.importers.registry import FORMATS, Format
 
@@ -187,7 +188,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "START OF SMART DATA SECTION",
         "SMART/Health",
     ),
-    "gdscheck": ("GDS release version", r"^\s*(?:ENVIRONMENT|DRIVER CONFIGURATION)\s*:"),
+    "gdscheck": ("GDS release version", r"^\s*(?:ENVIRONMENT|DRIVER CONFIGURATION)\s*:", r"^\s*(?:\*\*)?\s*NVMe\s*:"),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
     "perftest": (
@@ -208,7 +209,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "ibv-pingpong": (_SPACE + r"(?:local address:|Failed status )",),
     "ucx-log": ("ib_mlx5_log.c:",),
-    "verbs-wc": (r"[Ss][Tt][Aa][Tt][Uu][Ss]", "IBV_WC_", "Got completion", r"(?i:retry counter exceeded)"),
+    "verbs-wc": (
+        r"(?i:status)",
+        _words("IBV_WC_", "Got completion"),
+        "(?i:" + _words(*(words for _, words in verbs_wc.WC_STATUS.values())) + ")",
+    ),
     "lshca": (_SPACE + r"PCI_addr\s*\|",),
     "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
     "mlxlink": (_SPACE + "Operational Info", "mlxlink "),

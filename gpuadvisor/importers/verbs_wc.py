@@ -4,8 +4,10 @@ not IBV_WC_SUCCESS, in the common forms people paste:
 - a program's own line with the status number and rdma-core's words for it (``ibv_wc_status_str``): UCCL's ``CQE
   ERROR wr_id=3 status=12(transport retry counter exceeded) opcode=1 byte_len=0 vendor_err=0xa qp_num=0x2c10``;
 - the enum's name: ``... failed with IBV_WC_RETRY_EXC_ERR`` (libibverbs' ``enum ibv_wc_status``);
-- NCCL's ``NET/IB : Got completion from peer 10.1.1.2<53427> with error 12, opcode 0, len 0, vendor err 129`` (net_ib,
-  older NCCL without the peer), which NCCL prints after its own ``NCCL WARN`` tag.
+- NCCL's ``NET/IB : Got completion from peer 10.1.1.2<53427> with error 12, opcode 0, len 0, vendor err 129`` (net_ib;
+  2.19+ ``with status=12 opcode=0 ...``; older NCCL without the peer), after its own ``NCCL WARN`` tag;
+- SPDK's ``... type SEND, status: (12): transport retry counter exceeded`` and ``CQ error on Queue Pair ..., Response
+  Index N (12): transport retry counter exceeded``.
 
 ibv_wc_status (libibverbs/verbs.h; ibv_wc_status_str in libibverbs/verbs.c, man ibv_poll_cq(3)): 12,
 IBV_WC_RETRY_EXC_ERR, "transport retry counter exceeded": the requester sent and got no ACK or NAK from its peer
@@ -62,11 +64,13 @@ _ACTION = {
 }
 _NAME = re.compile(r"\b(IBV_WC_[A-Z_]+_ERR)\b")
 # "status=12(transport retry counter exceeded)", "status 12 (...)", "status: 12"
-_STATUS = re.compile(r"\b(?:wc_?)?status\s*[=:]?\s*(\d{1,2})\b\s*(?:\(([a-zA-Z ]{4,40})\)?)?", re.I)
+# "status: (12): ..." (SPDK)
+_STATUS = re.compile(r"\b(?:wc_?)?status\s*[=:]?\s*\(?(\d{1,2})\b", re.I)
 _WORDS = re.compile(r"\b(" + "|".join(re.escape(w) for w in sorted(_BY_WORDS, key=len, reverse=True)) + r")\b", re.I)
-_NCCL = re.compile(r"NET/IB\s*: Got completion (?:from peer (\S+) )?with error (\d{1,2})\b(?:.*?vendor err (\d+))?")
+# NCCL 2.19+: "with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ..."; before: "with error 12, opcode ..."
+_NCCL = re.compile(r"NET/IB\w*\s*: ?Got completion (?:from peer (\S+) )?with (?:error |status=)(\d{1,2})\b")
 _QP = re.compile(r"\bqp_?num\s*[=:]\s*(0x[0-9a-fA-F]+|\d+)", re.I)
-_CQE = re.compile(r"\b(?:CQE|completion|wc|work completion)\b", re.I)
+_CQE = re.compile(r"\b(?:CQE?|completion|wc|work completion)\b", re.I)
 _LONGEST = 2000
 
 
