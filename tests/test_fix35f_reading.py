@@ -77,7 +77,7 @@ def test_gdscheck_fragment_in_markdown_bold_is_gds_not_available():
     # '**--Mellanox PeerDirect : Disabled**' in bold, 'properties.use_compat_mode : true', cut
     rig = import_files([_one("s35-storage/gdscheck-p-fragment-*.txt")])
     assert rig.network.peermem_loaded is False
-    (told,) = _said(rig, "GPUDirect Storage is not available")
+    (told,) = _said(rig, "not available on this host")
     assert "(NVMe, NVMeOF, SCSI, ScaleFlux CSD, ...)" in told
     assert "use_compat_mode true" in told
     assert not _codes(rig) & {"GA801", "GA901"}
@@ -86,7 +86,7 @@ def test_gdscheck_fragment_in_markdown_bold_is_gds_not_available():
 def test_gdscheck_driver_lines_alone_and_a_paste_cut_before_nvme():
     # https://github.com/NVIDIA/gds-nvidia-fs/issues/4: the ten driver lines alone, all Unsupported
     rig = import_files([_one("fix35f-storage/gdscheck-driver-lines-only-*.txt")])
-    assert _said(rig, "GPUDirect Storage is not available on this host: every storage path gdscheck lists")
+    assert _said(rig, "supported: none shown: not available on this host, every storage path it lists is Unsupported")
     # https://github.com/NVIDIA/gds-nvidia-fs/issues/70: 1.15.1.6, nvidia_fs 2.26, libcufile 2.12, cut in 'NVMe : Un'
     rig = import_files([_one("fix35f-storage/gdscheck-p-1-15-1-6-*.txt")])
     assert _said(rig, "GDS release version 1.15.1.6, nvidia_fs version 2.26, libcufile version 2.12")

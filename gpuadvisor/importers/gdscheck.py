@@ -54,23 +54,23 @@ def parse(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
     releases = ", ".join(
         f"{n} {said[n]}" for n in ("GDS release version", "nvidia_fs version", "libcufile version") if n in said
     )
-    rig.problems.append(
+    note = (
         f"{source}: line {first_line}: GPUDirect Storage (gdscheck -p): {releases or 'releases not shown'}; supported: "
         f"{', '.join(supported) or 'none shown'}"
         + (f"; RDMA devices {said['rdma_device_status']}" if "rdma_device_status" in said else "")
     )
     if "NVMe" in drivers and not supported:  # NVMe's line shown (a paste cut before it says too little)
-        compat = said.get("properties.use_compat_mode")
-        rig.problems.append(
-            f"{source}: line {first_line}: GPUDirect Storage is not available on this host: every storage path "
-            f"gdscheck lists is Unsupported ({', '.join(drivers[:4])}{', ...' if len(drivers) > 4 else ''})"
+        note += (
+            f": not available on this host, every storage path it lists is Unsupported ({', '.join(drivers[:4])}"
+            f"{', ...' if len(drivers) > 4 else ''})"
             + (
                 "; cuFile's compatibility mode is on (use_compat_mode true): its reads and writes go through host "
                 "memory (POSIX I/O), slower but working"
-                if compat == "true"
+                if said.get("properties.use_compat_mode") == "true"
                 else ""
             )
             + "; an optional feature, no fault (NVIDIA GPUDirect Storage Installation and Troubleshooting Guide: "
             "the nvidia-fs module, a supported filesystem or NVMe driver)"
         )
+    rig.problems.append(note)
     return rig
