@@ -25,7 +25,7 @@ from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.section import Section, clean_lines, outside, outside_log
 
 WHAT = "dcgmi diag -j (DCGM diagnostic, JSON)"
-_START = re.compile(r'^\s*\{?\s*"(?:DCGM GPU Diagnostic|DCGM Diagnostic)"\s*:')
+_START = re.compile(r'^\s*(?:\{\s*)?"(?:DCGM GPU Diagnostic|DCGM Diagnostic)"\s*:')
 _CATEGORIES = re.compile(r'^\s*"test_categories"\s*:')
 # a key and its string or number value
 _PAIR = re.compile(r'"(\w[\w ]{0,40})"\s*:\s*(?:"((?:[^"\\\n]|\\.){0,2000})"|(-?\d{1,12})\b)')

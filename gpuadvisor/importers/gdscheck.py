@@ -19,7 +19,7 @@ WHAT = "gdscheck -p (GPUDirect Storage)"
 _START = re.compile(r"^\s*GDS release version\s*:\s*\d")
 # a fragment from its ENVIRONMENT or DRIVER CONFIGURATION heading, when a driver's support line follows
 _HEADING = re.compile(r"^\s*(?:ENVIRONMENT|DRIVER CONFIGURATION)\s*:\s*$")
-_DRIVER = re.compile(r"^\s*(?:\*\*)?\s*NVMe\s*:\s*(?:Supported|Unsupported)\b")
+_DRIVER = re.compile(r"^\s*(?:\*\*\s*)?NVMe\s*:\s*(?:Supported|Unsupported)\b")
 _SETTING = re.compile(r"^\s*(?:--)?([A-Za-z][\w .+/-]{0,40}?)\s*:\s*(.+?)\s*$")
 
 
@@ -31,7 +31,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if _START.match(lines[i]):
         return True
     if _DRIVER.match(lines[i]):  # its driver lines alone: NVMe's over NVMeOF's
-        return i + 1 < len(lines) and bool(re.match(r"^\s*(?:\*\*)?\s*NVMeOF\s*:", lines[i + 1]))
+        return i + 1 < len(lines) and bool(re.match(r"^\s*(?:\*\*\s*)?NVMeOF\s*:", lines[i + 1]))
     return bool(_HEADING.match(lines[i])) and any(_DRIVER.match(x) for x in lines[i + 1 : i + 8])
 
 

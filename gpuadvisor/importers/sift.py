@@ -188,7 +188,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "START OF SMART DATA SECTION",
         "SMART/Health",
     ),
-    "gdscheck": ("GDS release version", r"^\s*(?:ENVIRONMENT|DRIVER CONFIGURATION)\s*:", r"^\s*(?:\*\*)?\s*NVMe\s*:"),
+    "gdscheck": ("GDS release version", r"^\s*(?:ENVIRONMENT|DRIVER CONFIGURATION)\s*:", r"^\s*(?:\*\*\s*)?NVMe\s*:"),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
     "perftest": (
