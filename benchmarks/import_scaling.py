@@ -33,6 +33,7 @@ LINE_UNITS = [
     "0x", "[0] ", "[a]", "# ", "GPU ", "MiB ", "W ", "NVRM: ", "Xid ", "a=1 ", '"a":', "ab:12:34", "0:1:2 ",
     "00:00.0 ", "10.0.0.1:", "host:1:2 [0] NCCL INFO ", "ERROR [1:2] ", "a-abcde b ", "[/a.cpp:1] ",
     "xid 1 ", "GPU-00000000-0000-0000-0000-000000000000 ", "<pci ", '\\"', "ERROR_GPU_IS_LOST ",
+    "status=12(", '"status" : ', "NET/IB : Got completion ",
 ]  # fmt: skip
 MANY_LINES = [
     "", " ", "a", "|", "+---+", "```", "> a", "# ", "[0] ", "$ nvidia-smi", "GPU 0: x", "Fabric", "Port 1:",
@@ -60,6 +61,10 @@ MANY_LINES = [
     "[2024-01-01 00:00:00,000]::[Tool]::INFO --> Using torch device: NVIDIA GeForce RTX 4090",
     "INFO a b c d e f g h device gpu memory torch cuda driver python is not a = b: c d e f g h",
     " ".join(["a b c d: e"] * 150),  # a long line of keys and values under the longest line read
+    "CQE ERROR wr_id=3 status=12(transport retry counter exceeded) opcode=1 byte_len=0 vendor_err=0xa qp_num=0x2c10",
+    '"status" : "Skip"', '"gpu_id" : "0",', " NVMe               : Unsupported", "Critical Warning:  0x00",
+    "g0010: Test CUDA failure common.cu:941 'invalid device ordinal'",
+    " .. g0010 pid 888386: Test failure common.cu:891",
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [

@@ -266,6 +266,10 @@ COMFYUI = "s31-collect-env/comfyui-startup-powershell-total-vram-24564mb-rtx4090
 TABLE += f"comfyui | python main.py | corpus/{COMFYUI}\n"
 GPU_TOOLS = "s31-lost-gpu/gpu-cc-tool-h100-44-00-0-bar0-not-in-d0-state-3-forcing-d0-cc-settings_seungsoo-lee.txt"
 TABLE += f"gpu-tools | python3 gpu_cc_tool.py --gpu-name=H100 --query-cc-settings | corpus/{GPU_TOOLS}\n"
+DCGM_JSON = "s35-logs/dcgmi-diag-r3-json-t400-every-test-skip-elided-cut_disjustin.txt"
+TABLE += f"dcgm-json | dcgmi diag -r 3 -j | corpus/{DCGM_JSON}\n"
+VERBS_WC = "s35-rdma-logs/uccl-ep-cqe-error-status-12-transport-retry-exceeded-amd-broadcom-cut_YangZhou1997.txt"
+TABLE += f"verbs-wc | python3 test_internode.py | corpus/{VERBS_WC}\n"
 # a report no specific reader knows (a user's environment, as posted: fenced), read by the generic row
 WRITTEN.update(ENV_GENERIC="```\n" + ANNOTATEAI_5.split("\n", 2)[2] + "```\n")
 TABLE += "env-generic | cat environment.txt | =ENV_GENERIC\n"

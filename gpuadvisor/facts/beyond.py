@@ -11,6 +11,26 @@ from gpuadvisor.facts.model import PcieHop, Unavailable
 
 
 @dataclass
+class NvmeHealth:
+    """An NVMe drive's SMART / Health Information log (log page 02h, NVMe Base Specification), as smartctl prints it.
+
+    ``critical_warning`` is the log's bit field (bit 0 spare below threshold, 1 temperature, 2 reliability degraded,
+    3 read-only, 4 volatile backup failed, 5 persistent memory region read-only); ``overall`` smartctl's
+    self-assessment word (PASSED, FAILED!). A field the paste does not show is None."""
+
+    overall: str | None = None
+    critical_warning: int | None = None
+    temperature_c: int | None = None
+    available_spare_pct: int | None = None
+    spare_threshold_pct: int | None = None
+    percentage_used: int | None = None
+    media_errors: int | None = None
+    error_log_entries: int | None = None
+    unsafe_shutdowns: int | None = None
+    power_on_hours: int | None = None
+
+
+@dataclass
 class BlockDevice(Unavailable):
     """A block device under a path's filesystem: the disk itself, or an md/LVM volume with its members.
 
@@ -29,6 +49,16 @@ class BlockDevice(Unavailable):
     pcie_bdf: str | None = None
     pcie_path: list[PcieHop] = field(default_factory=list)
     numa_node: int | None = None
+    health: NvmeHealth | None = None  # smartctl's NVMe health log; written only when read
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Its fields, ``health`` (and a reason for it) only when a health log was read: scans stay as they were, and
+        a scan read back without it is what was written."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        if self.health is None:
+            del out["health"]
+            out["unavailable"] = {k: v for k, v in self.unavailable.items() if k != "health"}
+        return out
 
 
 @dataclass

@@ -13,7 +13,7 @@ import re
 from gpuadvisor import facts
 from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, RdmaPort, Rig
 from gpuadvisor.facts.beyond import SERVICE_LOG
-from gpuadvisor.importers import error_codes, nccl_log
+from gpuadvisor.importers import error_codes, nccl_log, verbs_wc
 from gpuadvisor.importers.section import Section, outside, outside_log, shell_prompt
 from gpuadvisor.probes.kmsg import normalise_bus_id
 from gpuadvisor.probes.kmsg_unjudged import unjudged
@@ -200,6 +200,7 @@ def parse_nccl_debug(text: str, source: str, first: int) -> Rig:
     rig.network.nccl_transports = sorted(via) or None
     rig.network.nccl_shm_full = nccl_log.shm_full(lines)
     rig.origins["network.nccl_gdr_disabled"] = f"{source}:{first}"
+    rig.problems += verbs_wc.notes(lines, source, first)  # "NET/IB : Got completion ... with error 12"
     return rig
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuadvisor.facts import Gpu, Measurement, Rig, SweepRow
-from gpuadvisor.importers import nccl_layout
+from gpuadvisor.importers import nccl_failed, nccl_layout
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID_NO_FUNCTION
 from gpuadvisor.importers.nccl_bounds import keep_deltas, out_of_bounds
@@ -88,6 +88,7 @@ class NcclRun:
     header_line: int = 0
     columns_line: int = 0
     failure: tuple[int, str] | None = None  # the first line that says the run failed (line number, text)
+    failed_lines: list[tuple[int, str]] = field(default_factory=list)  # every such line (the first 1000)
     in_place_first: bool = False  # MSCCL++'s halves: "in-place" then "out-of-place"
     in_place_only: bool = False  # rows that print only their in-place half: the measurement's rows are those
     columns_raw: str = ""  # the column header line as printed (where its columns sit)
@@ -153,8 +154,9 @@ def read_nccl(text: str, source: str = "<text>", first_line: int = 1, hint: str 
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
-            if run.failure is None and failed(s):
-                run.failure = (lineno, s[:160])
+            if failed(s) and len(run.failed_lines) < 1000:
+                run.failure = run.failure or (lineno, s[:160])
+                run.failed_lines.append((lineno, s[:400]))
             continue  # prompts, warnings, NCCL INFO lines
         if not run.columns:
             run.columns = columns_from_row(tokens)
@@ -389,6 +391,8 @@ _UNKNOWN_BINARY = (
 def run_to_rig(run: NcclRun, source: str) -> Rig:
     rig = Rig()
     if not run.columns and not run.ranks and not (run.header_line and run.binary):  # a named run cut after its header
+        if run.failure:  # failed before its devices: what the ranks printed
+            return nccl_failed.read(run, source)
         raise ImportParseError(source, run.header_line or 1, "nccl-tests output without rank lines or a column header")
     amd = [r for r in run.ranks if re.match(r"(?:AMD|Advanced Micro Devices)\b", r.name or "")]
     if amd and len(amd) == len(run.ranks):
@@ -434,6 +438,7 @@ def run_to_rig(run: NcclRun, source: str) -> Rig:
             notes=list(run.notes),
         )
         rig.measurements.append(m)
+        rig.problems += nccl_failed.meanings(run, source) if failure else []
         return rig
     for (dtype, redop, _root), halves in run.groups.items():
         halves = sorted(halves, key=lambda h: h[0].size_bytes)

@@ -32,6 +32,7 @@ from gpuadvisor.importers import (
     cupy_config,
     daemon_log,
     dcgm,
+    dcgm_diag_json,
     dcgm_proftester,
     dcgmi_dmon,
     dcgmi_profile,
@@ -98,6 +99,7 @@ from gpuadvisor.importers import (
     ucc_perftest,
     verbs_devices,
     verbs_qp,
+    verbs_wc,
     versions,
     xid_relay,
 )
@@ -412,6 +414,9 @@ FORMATS: tuple[Format, ...] = (
             ip_link.starts, ip_link.parse_ip_link, 32),
     _beyond("ifconfig", "ifconfig", "`ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 2044` or `ib0  Link "
             "encap:InfiniBand  HWaddr ...`", ip_link.starts_ifconfig, ip_link.parse_ifconfig, 32),
+    _gpu("dcgm-json", dcgm_diag_json.WHAT, "DCGM", "",
+           '`"DCGM GPU Diagnostic" :` (DCGM 4: `"DCGM Diagnostic" :`) or `"test_categories" :`, pretty-printed or on '
+           "one line, elided or cut", dcgm_diag_json.starts, dcgm_diag_json.parse, 9),
     _gpu("nvvs", "DCGM diagnostic's MIG message (nvvs, dcgmi diag)", "DCGM", "",
            "`GPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire "
            "GPU.`", dcgm.starts_nvvs, dcgm.parse_nvvs, 9),
@@ -489,6 +494,10 @@ FORMATS: tuple[Format, ...] = (
             "`[host:pid:0:tid] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 ...)` "
             "(UCX 1.5: `... FATAL: Error on mlx5_3:1 QP 0xe6d7 wqe[7821]: Transport retry count exceeded ...`)",
             verbs_qp.starts_ucx, verbs_qp.parse_ucx, 31, family="UCX"),
+    _beyond("verbs-wc", verbs_wc.WHAT,
+            "`CQE ERROR wr_id=3 status=12(transport retry counter exceeded) ... qp_num=0x2c10`, "
+            "`IBV_WC_RETRY_EXC_ERR`, or NCCL's `NET/IB : Got completion from peer ... with error 12, opcode 0, ...`",
+            verbs_wc.starts, verbs_wc.parse, 31, family="libibverbs"),
     Format("smi-version", versions.WHAT_SMI, GPU, "nvidia-smi", "--version",
            "`NVIDIA-SMI version  : 550.54.14` over `NVML version`, `DRIVER version`, `CUDA Version` lines",
            versions.starts_smi, reads(versions.parse_smi_version), versions.keep_mismatch, 2),

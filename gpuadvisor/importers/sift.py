@@ -21,6 +21,7 @@ from gpuadvisor.importers import (
     env_generic,
     nccl,
     smi_query,
+    verbs_wc,
 )
 from gpuadvisor.importers.registry import FORMATS, Format
 
@@ -94,6 +95,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
     "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
     "dcgmi-profile": ("Group.Subgroup",),
+    "dcgm-json": (_words('"DCGM GPU Diagnostic"', '"DCGM Diagnostic"', '"test_categories"'), r"^\s*\{\s*$"),
     "detect-gpu": (r'^\s*(?:[\[{]\s*$|\[?\{\s*")',),
     "numba-detect": (_SPACE + "(?:Found |id 0)",),
     "llama-devices": (
@@ -186,8 +188,13 @@ NEEDS: dict[str, tuple[str, ...]] = {
     # its header, the whole listing on one line, or 2015's "/dev/nvme0n1 : NVM Express - 0x144d - ..." rows
     "nvme-list": (_SPACE + r"(?:Node|Device)\s", r"Node\s+(?:Generic\s+)?SN\s", ": NVM Express - "),
     "nvme-id-ctrl": ("NVME Identify Controller:",),
-    "smartctl-nvme": (r"^\s*smartctl \d", "START OF INFORMATION SECTION"),
-    "gdscheck": ("GDS release version",),
+    "smartctl-nvme": (
+        r"^\s*smartctl \d",
+        "START OF INFORMATION SECTION",
+        "START OF SMART DATA SECTION",
+        "SMART/Health",
+    ),
+    "gdscheck": ("GDS release version", r"^\s*(?:ENVIRONMENT|DRIVER CONFIGURATION)\s*:", r"^\s*(?:\*\*\s*)?NVMe\s*:"),
     "df": (_SPACE + r"Filesystem\s",),
     "busgrind": ("Host/Device Bandwidth Matrix",),
     "perftest": (
@@ -208,6 +215,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "ibv-pingpong": (_SPACE + r"(?:local address:|Failed status )",),
     "ucx-log": ("ib_mlx5_log.c:",),
+    "verbs-wc": (
+        r"(?i:status)",
+        _words("IBV_WC_", "Got completion"),
+        "(?i:" + _words(*(words for _, words in verbs_wc.WC_STATUS.values())) + ")",
+    ),
     "lshca": (_SPACE + r"PCI_addr\s*\|",),
     "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
     "mlxlink": (_SPACE + "Operational Info", "mlxlink "),
