@@ -276,26 +276,30 @@ def nvlink_link_down(rig: Rig, ctx: Context):
         The active NVLinks of each GPU against what its model has (the GPU catalog: 18 on H100/H200/B200 SXM,
         12 on A100 SXM4, 6 on V100 SXM2, 4 on GA102 bridged boards, each with its datasheet) and against the
         most any GPU of the same model in this rig has; on a topology matrix, a GPU with no NV# to any peer
-        while its peers are all NV# to each other. SXM parts are wired to their NVLink fabric, so a missing
-        link is a link down (fail), even when every GPU misses the same one or the paste shows one GPU; an
-        SXM GPU with no active link at all warns only when it is the source's one GPU and GPU 0 (a VM's only
-        GPU, passed through without its NVLinks), while one shown as GPU 2 is one of several, off the fabric. On
-        bridged PCIe cards a card with no active link beside bridged peers is a missing or unseated bridge,
-        or a card without a partner (warn); some but not all of a card's links, a bridge partly seated (warn),
-        unless its peers have them all (fail). Links the source does not show (elided, cut, or listed without
-        a state) are not judged.
+        while its peers are all NV# to each other. Fewer links than the model has is a fault only against what
+        says they should be up: GPUs of the model with more, error counts on the inactive link, a board that
+        wires every link (NVSwitch baseboards: A100, H100, H200, B200 SXM; the 8-GPU V100 SXM2 cube mesh) or an
+        NVSwitch in the scan; without it, info (a two-GPU V100 board joins two of six links). On such boards a
+        missing link is a link down (fail), even on every GPU alike; an SXM GPU with no active link at all warns
+        only when it is the source's one GPU and GPU 0 (a VM's only GPU, passed through without its NVLinks). On
+        bridged PCIe cards a card with no active link beside bridged peers is a missing or unseated bridge, or a
+        card without a partner (warn). Links the source does not show (elided, cut, or listed without a state)
+        are not judged.
     Why it matters
         NVLink bandwidth is per link: an 18-link H100 with one link down loses 1/18 of its bandwidth and
         NCCL may route around it with an extra hop; a bridged card whose bridge is off falls back to PCIe,
         and a ring or tree collective runs at the pace of its slowest GPU.
     Threshold
-        Any shown inactive link, or fewer active links than the model's count or the peers' maximum; a GPU the
-        source names no model for whose every listed link is down (dcgmi nvlink -s all "D") warns.
+        Any shown inactive link, or fewer active links than the model's count or the peers' maximum, with the
+        evidence above (else info); a GPU the source names no model for whose every listed link is down (dcgmi
+        nvlink -s all "D") warns.
     Source
         NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink -s shows inactive links; link counts per model: the
         datasheets and architecture whitepapers named in the GPU catalog (each product's
         nvlink_links_source); Azure HPC NHC check_nvlink_status fails a node with an inactive link
-        (github.com/Azure/azurehpc-health-checks customTests/azure_gpu_nvlink.nhc).
+        (github.com/Azure/azurehpc-health-checks customTests/azure_gpu_nvlink.nhc), which its issues report failing
+        H100 PCIe VMs on links unused by design (12 of 18 wired); boards that wire every link:
+        NVIDIA Fabric Manager User Guide, NVIDIA DGX-1 System Architecture whitepaper.
     How to fix
         Reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); check `nvidia-smi nvlink
         -s` and, on NVSwitch systems, that nvidia-fabricmanager is running.
