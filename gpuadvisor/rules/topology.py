@@ -320,8 +320,9 @@ def nvlink_link_down(rig: Rig, ctx: Context):
             down = [n.link for n in g.nvlinks if n.active is False]
             active = len(g.active_nvlinks())
             if gap is not None:
-                if down:
-                    up = why_up(rig, g, best > active)
+                if down:  # peers have more only if they do with every link not shown up
+                    hidden = max(model_links or 0, *(len(p.nvlinks) for p in gpus)) - len(g.nvlinks)
+                    up = why_up(rig, g, best > active + hidden)
                     yield ctx.finding(
                         f"{subject(g)} NVLink{'s' if len(down) > 1 else ''} {', '.join(str(x) for x in down)} inactive "
                         f"(its other links are not shown: {gap})"
