@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuadvisor.facts import Finding
+from gpuadvisor.facts import Finding, Rig
+from gpuadvisor.facts.beyond import KernelEvent, KernelLog
 from gpuadvisor.importers import import_files, import_texts
 from gpuadvisor.rules import evaluate
 
@@ -48,6 +49,27 @@ def test_a_peer_of_the_same_model_with_more_links_up_makes_the_fewer_a_fault() -
     text = text[:gpu1] + text[gpu1:].replace("Link 0: <inactive>", "Link 0: 25.781 GB/s", 1)
     findings = evaluate(import_texts([("nvlink-s.txt", text)]))
     assert _found(findings, "GA204") == [("fail", [0]), ("info", [1])]
+
+
+def _counted(rig: Rig) -> None:
+    rig.gpus[0].nvlinks[1].errors = {"replay": 0, "recovery": 3, "crc_flit": 0, "crc_data": 0}
+
+
+def _far_end_named(rig: Rig) -> None:
+    rig.gpus[0].nvlinks[1].remote_bus_id = "0000:8a:00.0"
+
+
+def _xid_74(rig: Rig) -> None:
+    event = KernelEvent(kind="xid", code=74, gpu_index=0, text="NVLink: fatal error detected on link 1")
+    rig.kernel = KernelLog(source="imported", lines_read=1, events=[event])
+
+
+@pytest.mark.parametrize("evidence", [_counted, _far_end_named, _xid_74], ids=["counters", "far-end", "xid-74"])
+def test_what_says_a_link_should_be_up_makes_its_being_down_a_fault(evidence) -> None:
+    # variants of the same paste with one sign that GPU 0's link 1 is wired and was in use
+    rig = import_files([RWTH])
+    evidence(rig)
+    assert _found(evaluate(rig), "GA204") == [("fail", [0]), ("info", [1])]
 
 
 def test_h100_pcie_cards_listing_18_links_with_12_bridged_are_quiet() -> None:

@@ -2,8 +2,9 @@
 
 An NVLink a GPU has but does not use is a fault only against something that says it should be up: GPUs of the same
 model in the scan with more links active (the one with fewer is the suspect; all alike is a wiring design), error
-counts on the inactive link (it carried traffic once), or a board that wires every link: NVSwitch baseboards (HGX and
-DGX A100, H100, H200, B200), whose GPUs join every NVLink to the switches, or an NVSwitch the scan itself shows.
+counts on the inactive link (it carried traffic once), its far end named, an NVLink Xid in the kernel log, or a board
+that wires every link: NVSwitch baseboards (HGX and DGX A100, H100, H200, B200), whose GPUs join every NVLink to the
+switches, the 8-GPU V100 SXM2 cube mesh, or an NVSwitch the scan itself shows.
 Elsewhere a GPU's unused links are the board's design as often as a fault: two V100 SXM2 of a two-GPU node joined by
 two of their six links, PCIe cards joined by one bridge of three.
 """
@@ -42,6 +43,11 @@ def why_up(rig: Rig, g: Gpu, peers_have_more: bool) -> str | None:
     counted = [n.link for n in g.nvlinks if n.active is False and any(v for v in n.errors.values() if v)]
     if counted:
         return f"inactive link(s) {', '.join(map(str, counted))} counted errors, so they carried traffic"
+    named = [n.link for n in g.nvlinks if n.active is False and n.remote_bus_id]
+    if named:
+        return f"the far end of inactive link(s) {', '.join(map(str, named))} is named (nvidia-smi nvlink -R/-p): wired"
+    if any(e.gpu_index == g.index and _nvlink_event(e.kind, e.code) for e in rig.kernel.events or []):
+        return "the kernel log shows NVLink errors on it (Xid 74, or NVLink discovery failed)"
     if _nvswitch(rig) or rig.fabric.manager_state == "active":
         return "the scan shows NVSwitches (a link to one, an SXid, the fabric manager), whose boards wire every link"
     spec = catalog.find_gpu(g.name)
@@ -53,6 +59,12 @@ def why_up(rig: Rig, g: Gpu, peers_have_more: bool) -> str | None:
     if same >= CUBE_MESH.get(spec.id, 0) > 0:
         return f"{same} {spec.name} GPUs in this scan: {CUBE_MESH_SOURCE}"
     return None
+
+
+def _nvlink_event(kind: str, code: int) -> bool:
+    """A kernel event that says the GPU's NVLinks were in use and failed: Xid 74 (NVLink error, NVIDIA's Xid catalog),
+    or links the driver could not bring up at discovery."""
+    return (kind, code) == ("xid", 74) or kind == "nvlink-discovery-failed"
 
 
 def unused_text(active: int, links: int) -> str:
