@@ -202,10 +202,10 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         The "NET/IB : GPU Direct RDMA Disabled for HCA N 'mlx5_N'" lines of a pasted NCCL debug log
         (NCCL_DEBUG=INFO), with the reason NCCL gives ("no module"), against the peer-memory module (lsmod). The
         socket transport's own "NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'" is not one: a TCP NIC has
-        no RDMA to disable (NCCL prints it for every socket NIC). An application's registration of GPU memory
-        with the adapter that failed with EFAULT ("ibv_reg_mr failed (errno 14) (Ib failure: Bad address)"): the
-        peer-memory module did not pin the GPU's pages (not loaded, or memory from CUDA's virtual memory API, which
-        only dma-buf registers).
+        no RDMA to disable (NCCL prints it for every socket NIC), nor are channels "via NET/Socket/N" (GA504). An
+        application's registration of GPU memory with the adapter that failed with EFAULT ("ibv_reg_mr failed (errno
+        14) (Ib failure: Bad address)"): the peer-memory module did not pin the GPU's pages (not loaded, or memory
+        from CUDA's virtual memory API, which only dma-buf registers).
     Why it matters
         Without GPUDirect RDMA every message between nodes is copied through host memory: lower bandwidth,
         higher latency and CPU load on every multi-node collective.
@@ -227,12 +227,12 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
     if not off or nccl_no_module(rig.network) == off and (rig.network.rdma_ports is None or not rig.gpus):
         return  # no NCCL log, or one that disabled nothing (a log is optional); or only for want of the module: GA808
 
+    off = [h for h in off if "NET/Socket/" not in h]  # TCP hops: GPUDirect RDMA is an IB/RoCE path (GA504 says so)
+    if not off:
+        return
     loaded = rig.network.peermem_loaded
-    sockets_only = all("NET/Socket/" in h for h in off)
     why = (
-        "NCCL used TCP sockets between the hosts, no RDMA NIC"
-        if sockets_only
-        else "nvidia_peermem is loaded (lsmod), so it is not registered or the HCA is too far from the GPU"
+        "nvidia_peermem is loaded (lsmod), so it is not registered or the HCA is too far from the GPU"
         if loaded
         else "the peer-memory module is not loaded"
         if loaded is False or any("no module" in h for h in off)
@@ -244,10 +244,7 @@ def nccl_gdr_disabled(rig: Rig, ctx: Context) -> Iterator[Finding]:
         observed={"gdr_disabled": off, "peermem_loaded": loaded, "nccl_nics": rig.network.nccl_nics},
         expected={"gdr_disabled": []},
         expected_source="NCCL User Guide, NCCL_NET_GDR_LEVEL and Troubleshooting",
-        fix="check NCCL_IB_DISABLE and NCCL_NET, the IB or EFA network plugin (NCCL_NET_PLUGIN), and that the HCAs "
-        "are up (ibstat)"
-        if sockets_only
-        else "modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
+        fix="modprobe nvidia_peermem (rebuild the driver after MLNX_OFED), or dma-buf with the open kernel module; "
         "if loaded: check /sys/kernel/mm/memory_peers/nv_mem/version and the GPU-HCA PCIe distance",
     )
 

@@ -442,24 +442,57 @@ def nccl_p2p_disabled(rig: Rig, ctx: Context):
     )
 
 
+def _over_sockets(rig: Rig, ctx: Context):
+    """A NCCL log whose every hop between nodes went over TCP sockets ("via NET/Socket/N", none via NET/IB): said as
+    information, or as a warning where the scan shows RDMA that NCCL left unused (an active port, NCCL's IB NICs)."""
+    net = rig.network
+    hops = [h.split(" (")[0] for h in net.nccl_gdr_disabled or []]
+    if not hops or not all(h.startswith("NET/Socket/") for h in hops):
+        return
+    rdma = [p.named(":") for p in net.rdma_ports or [] if p.state == "ACTIVE"] + list(net.nccl_nics or [])
+    yield ctx.finding(
+        f"NCCL's traffic between nodes went over TCP sockets ({', '.join(hops)}): "
+        + (
+            f"RDMA is there ({', '.join(rdma)}) and not used"
+            if rdma
+            else "slower than RDMA (InfiniBand/RoCE) where the nodes have it; GPUDirect RDMA does not apply to sockets"
+        ),
+        severity="warn" if rdma else "info",
+        subject="host",
+        observed={"nccl_hops": hops, "rdma_active": rdma},
+        expected="NET/IB between nodes that have RDMA adapters",
+        expected_source="NCCL env documentation (NCCL_IB_DISABLE: IP sockets instead of the IB/RoCE transport; "
+        "NCCL_NET_GDR_LEVEL)",
+        fix="where the nodes have RDMA adapters: check NCCL_IB_DISABLE and NCCL_NET, the IB or EFA network plugin "
+        "(NCCL_NET_PLUGIN) and that the HCAs are up (ibstat); nothing to fix on nodes with Ethernet only",
+    )
+
+
 @rule("GA504", "nccl-ib-disabled", area="software", severity="warn")
 def nccl_ib_disabled(rig: Rig, ctx: Context):
-    """NCCL_IB_DISABLE is set on a node that has InfiniBand/RoCE adapters.
+    """NCCL_IB_DISABLE is set on a node that has InfiniBand/RoCE adapters, or a NCCL log shows its traffic between
+    nodes going over TCP sockets.
 
     What it checks
         NCCL_IB_DISABLE=1 in the environment while nvidia-smi topo -m lists network adapters (RDMA devices
-        such as mlx5_0) next to the GPUs.
+        such as mlx5_0) next to the GPUs; the channels of a pasted NCCL debug log (NCCL_DEBUG=INFO) between nodes,
+        when every one goes "via NET/Socket/N" (none via NET/IB).
     Why it matters
         NCCL then uses TCP sockets between nodes: multi-node collectives fall from the adapters' 200-400 Gb/s to
-        what the kernel's TCP stack manages, often 10x slower, and GPUDirect RDMA is off.
+        what the kernel's TCP stack manages, often 10x slower, and GPUDirect RDMA is off. Nodes without RDMA
+        adapters (a cloud VM's Ethernet) have only sockets: that is their network, not a fault.
     Threshold
-        Variable set while adapters are present.
+        Variable set while adapters are present: warn. Channels over sockets only: info, or warn where the same
+        scan shows an active RDMA port or NCCL's own IB/RoCE NICs (RDMA there and not used).
     Source
         NCCL environment variables: NCCL_IB_DISABLE "prevents the IB/RoCE transport from being used by NCCL.
-        Instead, NCCL will fallback to using IP sockets" (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
+        Instead, NCCL will fallback to using IP sockets"; NCCL_NET_GDR_LEVEL (GPUDirect RDMA is a path of the
+        IB/RoCE transport) (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
     How to fix
-        Unset NCCL_IB_DISABLE (check /etc/nccl.conf, ~/.nccl.conf, the job script and the container image).
+        Unset NCCL_IB_DISABLE (check /etc/nccl.conf, ~/.nccl.conf, the job script and the container image); on
+        nodes with RDMA adapters, check NCCL_NET, the IB or EFA network plugin (NCCL_NET_PLUGIN) and ibstat.
     """
+    yield from _over_sockets(rig, ctx)
     env = _env(rig)
     if env is None:
         yield ctx.not_checked(missing(rig.software, "env", "environment variables"))

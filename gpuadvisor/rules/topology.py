@@ -10,6 +10,7 @@ from gpuadvisor import catalog, facts
 from gpuadvisor.facts import Finding, Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, subject
+from gpuadvisor.rules.nvlink_wiring import unused_text, why_up
 from gpuadvisor.rules.registry import rule
 from gpuadvisor.text import plural
 
@@ -275,26 +276,30 @@ def nvlink_link_down(rig: Rig, ctx: Context):
         The active NVLinks of each GPU against what its model has (the GPU catalog: 18 on H100/H200/B200 SXM,
         12 on A100 SXM4, 6 on V100 SXM2, 4 on GA102 bridged boards, each with its datasheet) and against the
         most any GPU of the same model in this rig has; on a topology matrix, a GPU with no NV# to any peer
-        while its peers are all NV# to each other. SXM parts are wired to their NVLink fabric, so a missing
-        link is a link down (fail), even when every GPU misses the same one or the paste shows one GPU; an
-        SXM GPU with no active link at all warns only when it is the source's one GPU and GPU 0 (a VM's only
-        GPU, passed through without its NVLinks), while one shown as GPU 2 is one of several, off the fabric. On
-        bridged PCIe cards a card with no active link beside bridged peers is a missing or unseated bridge,
-        or a card without a partner (warn); some but not all of a card's links, a bridge partly seated (warn),
-        unless its peers have them all (fail). Links the source does not show (elided, cut, or listed without
-        a state) are not judged.
+        while its peers are all NV# to each other. Fewer links than the model has is a fault only against what
+        says they should be up: GPUs of the model with more, error counts on the inactive link, a board that
+        wires every link (NVSwitch baseboards: A100, H100, H200, B200 SXM; the 8-GPU V100 SXM2 cube mesh) or an
+        NVSwitch in the scan; without it, info (a two-GPU V100 board joins two of six links). On such boards a
+        missing link is a link down (fail), even on every GPU alike; an SXM GPU with no active link at all warns
+        only when it is the source's one GPU and GPU 0 (a VM's only GPU, passed through without its NVLinks). On
+        bridged PCIe cards a card with no active link beside bridged peers is a missing or unseated bridge, or a
+        card without a partner (warn). Links the source does not show (elided, cut, or listed without a state)
+        are not judged.
     Why it matters
         NVLink bandwidth is per link: an 18-link H100 with one link down loses 1/18 of its bandwidth and
         NCCL may route around it with an extra hop; a bridged card whose bridge is off falls back to PCIe,
         and a ring or tree collective runs at the pace of its slowest GPU.
     Threshold
-        Any shown inactive link, or fewer active links than the model's count or the peers' maximum; a GPU the
-        source names no model for whose every listed link is down (dcgmi nvlink -s all "D") warns.
+        Any shown inactive link, or fewer active links than the model's count or the peers' maximum, with the
+        evidence above (else info); a GPU the source names no model for whose every listed link is down (dcgmi
+        nvlink -s all "D") warns.
     Source
         NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink -s shows inactive links; link counts per model: the
         datasheets and architecture whitepapers named in the GPU catalog (each product's
         nvlink_links_source); Azure HPC NHC check_nvlink_status fails a node with an inactive link
-        (github.com/Azure/azurehpc-health-checks customTests/azure_gpu_nvlink.nhc).
+        (github.com/Azure/azurehpc-health-checks customTests/azure_gpu_nvlink.nhc), which its issues report failing
+        H100 PCIe VMs on links unused by design (12 of 18 wired); boards that wire every link:
+        NVIDIA Fabric Manager User Guide, NVIDIA DGX-1 System Architecture whitepaper.
     How to fix
         Reseat the NVLink bridge (PCIe cards) or have the baseboard serviced (SXM); check `nvidia-smi nvlink
         -s` and, on NVSwitch systems, that nvidia-fabricmanager is running.
@@ -315,11 +320,14 @@ def nvlink_link_down(rig: Rig, ctx: Context):
             down = [n.link for n in g.nvlinks if n.active is False]
             active = len(g.active_nvlinks())
             if gap is not None:
-                if down:
+                if down:  # peers have more only if they do with every link not shown up
+                    hidden = max(model_links or 0, *(len(p.nvlinks) for p in gpus)) - len(g.nvlinks)
+                    up = why_up(rig, g, best > active + hidden)
                     yield ctx.finding(
                         f"{subject(g)} NVLink{'s' if len(down) > 1 else ''} {', '.join(str(x) for x in down)} inactive "
-                        f"(its other links are not shown: {gap})",
-                        severity="fail" if sxm or best else "warn",
+                        f"(its other links are not shown: {gap})"
+                        + ("" if up else ": the board's wiring or links down; nothing in the source tells which"),
+                        severity=("fail" if sxm or best else "warn") if up else "info",
                         gpus=[g.index],
                         subject=subject(g),
                         observed={"active_links_shown": active, "inactive_links": down},
@@ -380,6 +388,10 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                 sev = "warn" if unbridged else "fail"
                 if unbridged:
                     why_text = ": its bridge is missing or unseated, or it has no partner card"
+            if spec is not None and source.startswith(spec.name):  # the model's count: what says the links are wired
+                up = why_up(rig, g, best > active)
+                sev, why_text = (sev, why_text) if up else ("info", unused_text(active, want))
+                source += f"; {up}" if up else ""
             who = (
                 "it lists"
                 if source.startswith(LISTED)
