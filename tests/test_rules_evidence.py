@@ -63,7 +63,9 @@ def test_every_gpu_losing_the_same_link_fails_against_the_datasheet() -> None:
     )
 
 
-def test_the_only_gpu_in_a_paste_with_an_inactive_link_fails() -> None:
+def test_the_only_gpu_in_a_paste_with_an_inactive_link_warns() -> None:
+    """A V100 SXM2 shown alone: the paste cannot tell a board that wires all six links (DGX-1: then one is down) from
+    one that does not (a two-GPU node joined by two links, an HPC centre's documented wiring): warn, not fail."""
     lines = text(SAMPLES / "nvlink-s_8xv100-sxm2_lukolszewski.txt").splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith("GPU 0:"))
     gpu0 = lines[start : start + 7]  # the GPU 0 line and its 6 links
@@ -71,7 +73,7 @@ def test_the_only_gpu_in_a_paste_with_an_inactive_link_fails() -> None:
     rig = import_texts([("nvlink-s.txt", "\n".join(gpu0) + "\n")])
     assert len(rig.gpus) == 1
     (f,) = code(rig, "GA204")
-    assert (f.severity, f.gpus, f.observed) == ("fail", [0], {"active_links": 5, "inactive_links": [3]})
+    assert (f.severity, f.gpus, f.observed) == ("warn", [0], {"active_links": 5, "inactive_links": [3]})
 
 
 def test_a100_two_inactive_links_fail_against_twelve() -> None:

@@ -6,7 +6,8 @@ counts on the inactive link (it carried traffic once), its far end named, an NVL
 that wires every link: NVSwitch baseboards (HGX and DGX A100, H100, H200, B200), whose GPUs join every NVLink to the
 switches, the 8-GPU V100 SXM2 cube mesh, or an NVSwitch the scan itself shows.
 Elsewhere a GPU's unused links are the board's design as often as a fault: two V100 SXM2 of a two-GPU node joined by
-two of their six links, PCIe cards joined by one bridge of three.
+two of their six links, PCIe cards joined by one bridge of three. Then GPUs of one model that are alike are a design
+(info); a GPU shown alone cannot be told from a fault (warn: on a board that wires every link, they are down).
 """
 
 from __future__ import annotations
@@ -59,6 +60,15 @@ def why_up(rig: Rig, g: Gpu, peers_have_more: bool) -> str | None:
     if same >= CUBE_MESH.get(spec.id, 0) > 0:
         return f"{same} {spec.name} GPUs in this scan: {CUBE_MESH_SOURCE}"
     return None
+
+
+def unexplained_severity(rig: Rig, g: Gpu) -> str:
+    """The severity of inactive links nothing explains: info where other GPUs of its model in the scan list their
+    links with no more active (alike GPUs are a wiring design), warn for a GPU shown alone (the source cannot tell a
+    design from a fault: on a board that wires every link, such as a DGX-1, they are down)."""
+    spec = catalog.find_gpu(g.name)
+    alike = [x for x in rig.gpus if x is not g and x.nvlinks and spec is not None and catalog.find_gpu(x.name) == spec]
+    return "info" if alike else "warn"
 
 
 def _nvlink_event(kind: str, code: int) -> bool:

@@ -10,7 +10,7 @@ from gpuadvisor import catalog, facts
 from gpuadvisor.facts import Finding, Gpu, Rig
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, subject
-from gpuadvisor.rules.nvlink_wiring import unused_text, why_up
+from gpuadvisor.rules.nvlink_wiring import unexplained_severity, unused_text, why_up
 from gpuadvisor.rules.registry import rule
 from gpuadvisor.text import plural
 
@@ -327,7 +327,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                         f"{subject(g)} NVLink{'s' if len(down) > 1 else ''} {', '.join(str(x) for x in down)} inactive "
                         f"(its other links are not shown: {gap})"
                         + ("" if up else ": the board's wiring or links down; nothing in the source tells which"),
-                        severity=("fail" if sxm or best else "warn") if up else "info",
+                        severity=("fail" if sxm or best else "warn") if up else unexplained_severity(rig, g),
                         gpus=[g.index],
                         subject=subject(g),
                         observed={"active_links_shown": active, "inactive_links": down},
@@ -390,7 +390,7 @@ def nvlink_link_down(rig: Rig, ctx: Context):
                     why_text = ": its bridge is missing or unseated, or it has no partner card"
             if spec is not None and source.startswith(spec.name):  # the model's count: what says the links are wired
                 up = why_up(rig, g, best > active)
-                sev, why_text = (sev, why_text) if up else ("info", unused_text(active, want))
+                sev, why_text = (sev, why_text) if up else (unexplained_severity(rig, g), unused_text(active, want))
                 source += f"; {up}" if up else ""
             who = (
                 "it lists"
