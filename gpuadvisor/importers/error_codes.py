@@ -313,7 +313,23 @@ def groups(events: list[KernelEvent] | None, kind: str) -> list[tuple[ErrorCode,
 def verdict(e: ErrorCode, seen: list[KernelEvent]) -> str:
     """The most the code says of the node: the table's verdict, or its verdict for a code the program printed again
     (after its own retry) where the table gives one."""
-    return e.again if e.again and sum(1 + ev.more for ev in seen) > 1 else e.verdict
+    return e.again if e.again and attempts(seen) > 1 else e.verdict
+
+
+_ECHO = 3  # a different line this close below one printing the code is the same failure told again (an exception's
+# what(), a wrapper's message), not another attempt
+
+
+def attempts(seen: list[KernelEvent]) -> int:
+    """How many times the program met the code: each line printing it (a log's repeats counted), less the lines that
+    echo the one just above them (a different text within a few lines: the same failure reported by another layer);
+    the same text again is the same call failing again (a retry, the next device)."""
+    count, last = 0, None
+    for ev in sorted(seen, key=lambda ev: ev.line or 0):
+        echo = last is not None and ev.text != last.text and 0 <= (ev.line or 0) - (last.line or 0) <= _ECHO
+        count += (0 if echo else 1) + ev.more
+        last = ev
+    return count
 
 
 def evidence(e: ErrorCode, seen: list[KernelEvent]) -> dict[str, object]:
