@@ -53,6 +53,9 @@ MANY_LINES = [
     '{"event": "Test warn", "gpu": "GPU-1", "test": "software", "error_code": 29, "detail": "a"}',
     "Capacity:", "                    nvidia.com/gpu.count=8", "NAME  READY  STATUS  RESTARTS  AGE",
     "Failed to initialize NVML: Unknown Error",
+    # a program's code with no failure word, the X driver's init failure, modprobe's missing module
+    "CUDA: Device: 0 Thread exited with code: 46", "modprobe: FATAL: Module nvidia not found.",
+    "(EE) NVIDIA(GPU-0): Failed to initialize the NVIDIA GPU at PCI:82:0:0.",
     "- GPU: NVIDIA A100", "CUDA version: 12.1", "**Driver:** 535.104.05", '"torch": "2.3.0+cu121",', "  - NVIDIA L4",
     # a generic report's sentences and log lines (a banner's clauses, dotted keys, a runtime's device line)
     "   \\\\   /|    NVIDIA GeForce RTX 4090. Num GPUs = 1. Max memory: 23.621 GB. Platform: Linux.",

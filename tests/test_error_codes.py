@@ -28,6 +28,7 @@ HEADERS = {
     "cudaErrorNoDevice": 100,
     "cudaErrorECCUncorrectable": 214,
     "cudaErrorNvlinkUncorrectable": 220,
+    "cudaErrorContained": 226,
     "cudaErrorIllegalAddress": 700,
     "cudaErrorLaunchFailure": 719,
     "cudaErrorSystemNotReady": 802,

@@ -20,7 +20,7 @@ import re
 
 from gpuadvisor.facts import KernelEvent, Rig
 from gpuadvisor.facts.beyond import SERVICE_LOG
-from gpuadvisor.importers import log_lines, memlock
+from gpuadvisor.importers import error_codes, log_lines, memlock, xorg_log
 from gpuadvisor.importers.beyond import FM_WORDS, LOG_LINE, parse_kernel_log
 from gpuadvisor.importers.nccl_log import shm_full, sigbus_at
 from gpuadvisor.importers.section import Section
@@ -106,8 +106,10 @@ def parse(text: str, source: str, first: int) -> Rig:
             said = f"systemd: {m.group(1)} {unit}"
             line = first + text.count("\n", 0, m.start())
             events.append(KernelEvent(kind="nvidia-unit-failed", text=said[:300], line=line))
+    events += xorg_log.events(text, first)  # X's NVIDIA driver: a GPU it could not use
     judged = {e.line for e in events if e.line is not None} | memlock.add(rig, text, source, first)  # GA813's
     events += unjudged(text, first, judged)
+    events += error_codes.coded_lines(text, first, {e.line for e in events if e.line is not None})  # a code, no word
     rig.kernel.events = events
     if "Bus error" in text:  # a bus error in NCCL's thread: its /dev/shm segment (GA812)
         rig.network.nccl_shm_full = shm_full(text.splitlines())

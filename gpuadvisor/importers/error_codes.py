@@ -24,6 +24,7 @@ relaunched") and NVML's (nvmlReturn_t).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpuadvisor.facts import KernelEvent
@@ -49,6 +50,7 @@ class ErrorCode:
     verdict: str  # "fail", "warn" or "info": the most it says of the node
     source: str
     action: str = ""  # what the on-call engineer does (the entries judged by GA507 and GA828; the others' rules say)
+    again: str = ""  # the verdict when the program prints it again (after its own retry): the condition persists
 
 
 def _nvml(code: int, name: str, text: str, meaning: str, kind: str | None, rule: str, verdict: str,
@@ -59,8 +61,8 @@ def _nvml(code: int, name: str, text: str, meaning: str, kind: str | None, rule:
 
 
 def _cuda(code: int, names: tuple[str, ...], texts: tuple[str, ...], meaning: str, kind: str | None, rule: str,
-          verdict: str, action: str = "") -> ErrorCode:  # fmt: skip
-    return ErrorCode("CUDA", code, names, texts, meaning, kind, rule, verdict, CUDA_H, action)
+          verdict: str, action: str = "", again: str = "") -> ErrorCode:  # fmt: skip
+    return ErrorCode("CUDA", code, names, texts, meaning, kind, rule, verdict, CUDA_H, action, again)
 
 
 _APP = "the application's own error, not a fault of the node"
@@ -95,6 +97,11 @@ _NO_DEVICE = (
     "see whether the program was given a GPU: nvidia-smi on the node (the driver loaded, GPUs listed), "
     "CUDA_VISIBLE_DEVICES not empty or wrong, a container started with --gpus / the nvidia runtime; a GPU busy in "
     "exclusive-process mode: nvidia-smi -q -d COMPUTE and the process holding it"
+)
+_UNAVAILABLE = (
+    _NO_DEVICE + "; printed again after the program's own retry, with no other process holding the GPUs "
+    "(nvidia-smi lists none): the GPUs do not take a CUDA context any more: drain the node and reset them "
+    "(nvidia-smi -r) or reboot, then look for the cause (overclock, power, a crashed context, the kernel log's Xid)"
 )
 _UNKNOWN = (
     "the library could not say what failed: read the lines around it and the kernel log (an Xid at the same time is "
@@ -135,6 +142,11 @@ CODES: tuple[ErrorCode, ...] = (
     _cuda(220, ("cudaErrorNvlinkUncorrectable", "CUDA_ERROR_NVLINK_UNCORRECTABLE"), ("uncorrectable NVLink error",),
           "an uncorrectable NVLink error was detected during the execution (the kernel logs it as Xid 74)",
           "cuda-nvlink-uncorrectable", "GA820", "fail"),
+    _cuda(226, ("cudaErrorContained", "CUDA_ERROR_CONTAINED"),
+          ("Invalid access of peer GPU memory over nvlink or a hardware error",),
+          "an exception on the device that the GPU's error containment held to this process (an invalid access of "
+          "peer GPU memory over NVLink, or a hardware error): the process's CUDA context is unusable",
+          "cuda-contained", "GA820", "warn"),
     _cuda(802, ("cudaErrorSystemNotReady", "CUDA_ERROR_SYSTEM_NOT_READY"),
           ("system not yet initialized", "system not yet initialised"),
           "the system is not yet ready to start any CUDA work (its driver daemons, on an NVSwitch system the fabric "
@@ -145,7 +157,7 @@ CODES: tuple[ErrorCode, ...] = (
     _cuda(46, ("cudaErrorDevicesUnavailable",),
           ("CUDA-capable device(s) is/are busy or unavailable", "all CUDA-capable devices are busy or unavailable"),
           "the devices are busy or unavailable (exclusive-process mode held by another process, or a GPU that needs "
-          "a reset)", DRIVER_STACK, "GA507", "warn", _NO_DEVICE),
+          "a reset)", DRIVER_STACK, "GA507", "warn", _UNAVAILABLE, again="fail"),
     _cuda(35, ("cudaErrorInsufficientDriver",),
           ("CUDA driver version is insufficient for CUDA runtime version",),
           "the installed driver is older than the CUDA runtime the program ships", DRIVER_STACK, "GA507", "warn",
@@ -198,9 +210,22 @@ def numbers(line: str, library: str) -> list[int]:
     return [int(m.group("n")) for m in _NUMBER.finditer(line)]
 
 
+# what the driver's own tools print for a code without naming it: nvidia-smi's message when NVML cannot reach the
+# kernel driver (NVML_ERROR_DRIVER_NOT_LOADED), modprobe's when the running kernel has no nvidia module to load
+# (kmod's "modprobe: FATAL: Module %s not found in directory %s"; older kmod: "Module %s not found."): either way
+# the NVIDIA kernel driver is not loaded and cannot be
+_SAYS = (
+    (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+                r"|\bmodprobe: FATAL: Module nvidia(?:[_-](?:uvm|drm|modeset|current))? not found\b"), ("NVML", 9)),
+)  # fmt: skip
+
+
 def lookup(line: str, library: str) -> ErrorCode | None:
     """The code of ``library`` the line prints: by name anywhere, by text or number only on a line that names the
-    library; None when it prints none of the table's."""
+    library, or by what the driver's tools print for it; None when it prints none of the table's."""
+    for pattern, (lib, code) in _SAYS:
+        if lib == library and pattern.search(line):
+            return next(e for e in CODES if e.library == lib and e.code == code)
     low = line.lower()
     for name, e in BY_NAME.items():
         if e.library == library and name in low and re.search(rf"\b{re.escape(name)}\b", low):
@@ -285,6 +310,28 @@ def groups(events: list[KernelEvent] | None, kind: str) -> list[tuple[ErrorCode,
     return list(by.values())
 
 
+def verdict(e: ErrorCode, seen: list[KernelEvent]) -> str:
+    """The most the code says of the node: the table's verdict, or its verdict for a code the program printed again
+    (after its own retry) where the table gives one."""
+    return e.again if e.again and attempts(seen) > 1 else e.verdict
+
+
+_ECHO = 3  # a different line this close below one printing the code is the same failure told again (an exception's
+# what(), a wrapper's message), not another attempt
+
+
+def attempts(seen: list[KernelEvent]) -> int:
+    """How many times the program met the code: each line printing it (a log's repeats counted), less the lines that
+    echo the one just above them (a different text within a few lines: the same failure reported by another layer);
+    the same text again is the same call failing again (a retry, the next device)."""
+    count, last = 0, None
+    for ev in sorted(seen, key=lambda ev: ev.line or 0):
+        echo = last is not None and ev.text != last.text and 0 <= (ev.line or 0) - (last.line or 0) <= _ECHO
+        count += (0 if echo else 1) + ev.more
+        last = ev
+    return count
+
+
 def evidence(e: ErrorCode, seen: list[KernelEvent]) -> dict[str, object]:
     """A finding's observed value: the code, its name and each line that printed it."""
     return {"code": e.code, "name": e.names[0], "lines": [{"line": ev.line, "text": ev.text} for ev in seen]}
@@ -300,9 +347,13 @@ def said(e: ErrorCode, seen: list[KernelEvent]) -> str:
 def first_events(lines: list[str], first: int, but: tuple[str, ...] = ()) -> list[KernelEvent]:
     """The first line printing each code of the table (of a kind not in ``but``) as its event, and how many more
     lines print it (a log repeats its error)."""
+    return _first_of_each(((first + n, line) for n, line in enumerate(lines)), but)
+
+
+def _first_of_each(numbered: Iterable[tuple[int, str]], but: tuple[str, ...] = ()) -> list[KernelEvent]:
     found: dict[tuple[str, int], KernelEvent] = {}
-    for n, line in enumerate(lines):
-        ev = event(line, first + n) if len(line) <= _LONGEST else None
+    for number, line in numbered:
+        ev = event(line, number) if len(line) <= _LONGEST else None
         if ev is None or ev.kind in but:
             continue
         key = (ev.kind, ev.code)
@@ -311,3 +362,16 @@ def first_events(lines: list[str], first: int, but: tuple[str, ...] = ()) -> lis
         else:
             found[key] = ev
     return list(found.values())
+
+
+# a line that may print a code of the table: its library named, a code's name, or a tool's message for one (a cheap
+# test before the table is looked up, so a long log is read in one pass)
+_MAY_PRINT = re.compile(r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]|couldn't communicate|modprobe: FATAL")
+
+
+def coded_lines(text: str, first: int, kept: set[int]) -> list[KernelEvent]:
+    """A program's lines that print a code of the table in words of its own, which no failure word marks (a miner's
+    "CUDA: Device: 1 Thread exited with code: 46") and no event stands for yet (``kept``: their line numbers): the
+    first line of each code as its event, the lines repeating it counted."""
+    lines = text.splitlines()
+    return _first_of_each((first + n, x) for n, x in enumerate(lines) if first + n not in kept and _MAY_PRINT.search(x))

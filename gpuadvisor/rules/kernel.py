@@ -379,7 +379,10 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         call trace), kernel oopses in an NVIDIA module ("BUG: unable to handle kernel NULL pointer dereference" with
         its faulting address or a call-trace frame in the driver), a GPU that did not come back from D3cold ("Unable
         to change power state from D3cold to D0, device inaccessible" of a device the log ties to NVIDIA, or one
-        held by vfio-pci for passthrough), grouped by GPU and sign (the kernel-log reader
+        held by vfio-pci for passthrough); the X server's NVIDIA driver's "Failed to initialize the NVIDIA GPU at
+        PCI:B:D:F" (its decimal bus converted) and "does not appear to be receiving interrupts"; an application's
+        CUDA error 226 (cudaErrorContained: "Invalid access of peer GPU memory over nvlink or a hardware error"),
+        grouped by GPU and sign (the kernel-log reader
         drops a loss told without a bus id beside a line naming the lost GPU).
     Why it matters
         These are the same conditions as Xid 79 (the GPU is gone for CUDA) and Xid 119/120 (the GPU's firmware
@@ -388,7 +391,8 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
     Threshold
         A lost GPU (init or probe failed, held by another driver, GSP not started, reset required, GSP timeout)
         fails. An NVLink discovery failure or a task hung in the driver warns: the node still runs, but nothing
-        new starts on it until a reset.
+        new starts on it until a reset. A contained CUDA error warns: the process is lost, the GPU not yet shown
+        faulty (restart the process, schedule a reset, check ECC and row remapping).
     Source
         NVIDIA Xid Catalog (docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html): Xid 79 RESTART_BM, Xid 119
         and 120 RESET_GPU; the driver's messages as NVIDIA's open-gpu-kernel-modules print them (kernel_gsp.c:

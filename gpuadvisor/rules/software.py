@@ -304,7 +304,7 @@ def _driver_stack_codes(rig: Rig, ctx: Context):
             expected=f"the program reaching the GPUs through a driver stack of one version (no {e.names[0]})",
             expected_source=f"{e.source}: {e.names[0]} = {e.code}",
             fix=e.action,
-            severity=e.verdict,
+            severity=error_codes.verdict(e, seen),
         )
 
 
