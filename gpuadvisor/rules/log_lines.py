@@ -15,8 +15,8 @@ SHOWN = 3  # lines quoted in the finding's message (all kept ones are in its evi
 
 @rule("GA828", "log-lines-not-judged", area="health", severity="info")
 def log_lines_not_judged(rig: Rig, ctx: Context) -> Iterator[Finding]:
-    """A log given to the tool holds error lines about the GPU stack that no sign of this tool's catalog judges, or
-    an application's own CUDA error (an application fault, not the node's).
+    """A log holds GPU-stack error lines no sign of the catalog judges, or an application's own CUDA error (not the
+    node's fault).
 
     What it checks
         Each line of a kernel or service log that reports a failure (error, failed, fatal, timed out,
