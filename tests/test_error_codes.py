@@ -1,4 +1,5 @@
-"""The table of NVML's and CUDA's documented error codes (gpuadvisor/importers/error_codes.py): each entry checked
+"""The table of NVML's and CUDA's documented error codes (gpuadvisor/catalog/error_codes.py; importers/error_codes.py
+reads them from logs): each entry checked
 against the header's value and against a real public line that prints it (its thread's URL above it), and the lines
 the table must not read: a number without its library, an application's own error."""
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuadvisor.catalog import error_codes as catalog_codes
 from gpuadvisor.importers import error_codes
 from gpuadvisor.importers.beyond_tools import cuda_not_ready
 from gpuadvisor.importers.error_codes import CODES, lookup, nvml_sign
@@ -136,7 +138,7 @@ def test_every_entry_yields_its_sign_through_one_path() -> None:
         line = f"{e.library} error {e.code}: {e.texts[0]}"
         ev = error_codes.event(line, 3)
         assert ev is not None and (ev.kind, ev.code, ev.line) == (e.kind, e.code, 3), line
-        assert error_codes.entry(ev) is e
+        assert catalog_codes.entry(ev) is e
     assert {e.rule for e in CODES if e.kind == error_codes.APP_FAULT} == {"GA828"}
     assert {e.rule for e in CODES if e.kind == error_codes.DRIVER_STACK} == {"GA507"}
 

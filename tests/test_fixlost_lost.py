@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from gpuadvisor.catalog import error_codes
 from gpuadvisor.facts import KernelEvent
-from gpuadvisor.importers import error_codes, xorg_log
+from gpuadvisor.importers import error_codes as reading
+from gpuadvisor.importers import xorg_log
 from tests.corpus_cases import import_paste
 
 # https://github.com/ewagner12/all-ways-egpu/issues/58 (an eGPU; X writes its bus in decimal)
@@ -92,10 +94,10 @@ MINER = "CUDA: Device: 1 Thread exited with code: 46"
 
 def test_a_programs_line_with_a_code_and_no_failure_word_is_read_once_and_counted() -> None:
     text = "Total speed: 1417 Sol/s\n" + MINER + "\nTemp: GPU0 41C GPU1 42C\n" + MINER + "\n"
-    (ev,) = error_codes.coded_lines(text, 1, set())
+    (ev,) = reading.coded_lines(text, 1, set())
     assert (ev.kind, ev.code, ev.line, ev.more) == (error_codes.DRIVER_STACK, 46, 2, 1)
-    assert error_codes.coded_lines(text, 1, {2, 4}) == []
-    assert error_codes.coded_lines("Total speed: 0 Sol/s\nexit code: 46\n", 1, set()) == []  # no library named
+    assert reading.coded_lines(text, 1, {2, 4}) == []
+    assert reading.coded_lines("Total speed: 0 Sol/s\nexit code: 46\n", 1, set()) == []  # no library named
 
 
 def _ev(line: int, text: str, more: int = 0) -> KernelEvent:

@@ -19,7 +19,7 @@ Forms read (each from the tool's own source):
   T-Rex: ``WARN: NVML: can't get fan speed for GPU #0, error code 15``): the GPU the line numbers (the program's
   own index) is lost; Slurm's ``NVML: Failed to get usage(15): GPU is lost`` too; NVML_ERROR_RESET_REQUIRED (16,
   ``GPU requires restart``) the same way: the GPU needs a reset. The codes read and what each means are
-  :mod:`gpuadvisor.importers.error_codes`' table (999, NVML_ERROR_UNKNOWN, says nothing of the GPU: not read).
+  :mod:`gpuadvisor.catalog.error_codes`' table (999, NVML_ERROR_UNKNOWN, says nothing of the GPU: not read).
 - NVSentinel's health event (a JSON object its modules log, escaped or not: ``"entitiesImpacted":[{"entityType":
   "PCI","entityValue":"0001:00:00"},{"entityType":"GPU_UUID",...}]``): the syslog monitor's ``"checkName":
   "SysLogsXIDError"`` with the Xid in ``"errorCode":["13"]``, or a DCGM message carrying it (dcgm_errors.h:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from gpuadvisor.catalog import error_codes
 from gpuadvisor.facts import Finding, Rig
-from gpuadvisor.importers import error_codes
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.kernel import tally
 from gpuadvisor.rules.registry import rule

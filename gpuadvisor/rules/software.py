@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpuadvisor import catalog
+from gpuadvisor.catalog import error_codes
 from gpuadvisor.facts import DRIVER_MISMATCH, DRIVER_UNREACHABLE, Rig
-from gpuadvisor.importers import error_codes
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import cell, gpu_list, is_nvlink, missing, pairs, version_tuple
 from gpuadvisor.rules.registry import rule
