@@ -28,6 +28,7 @@ from gpuadvisor import facts
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, HealthCheck, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.listed import add_counted
 from gpuadvisor.importers.section import Section, clean_lines, outside
 from gpuadvisor.importers.values import normalize_bus_id, placeholder
 
@@ -135,13 +136,8 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
                 described = gpu(int(row.group(1)), lineno)
             if described is not None:
                 _describe(described, row.group(2).lower(), row.group(3))
-    shown = len(rig.gpus)
-    if found is not None and 0 < shown < found[0] and sorted(by_index) == list(range(shown)):
-        rig.gpus += [Gpu(index=i) for i in range(shown, found[0])]  # counted, not shown: not lost
-        rig.problems.append(
-            f"{source}: line {found[1]}: '{found[0]} GPUs found.' but {shown} shown: GPU(s) "
-            f"{', '.join(map(str, range(shown, found[0])))} counted, their facts not shown"
-        )
+    if found is not None:  # counted, not shown: not lost
+        add_counted(rig, found[0], f"{source}: line {found[1]}: '{found[0]} GPUs found.'", "shown")
     if stats is None and (
         _diag(rig, lines, source, first_line, text.endswith("\n")) or _preflight(rig, lines, source, first_line)
     ):
