@@ -68,6 +68,12 @@ MANY_LINES = [
     '"status" : "Skip"', '"gpu_id" : "0",', " NVMe               : Unsupported", "Critical Warning:  0x00",
     "g0010: Test CUDA failure common.cu:941 'invalid device ordinal'",
     " .. g0010 pid 888386: Test failure common.cu:891",
+    # a comment block's matrix row, mst status's header and row, a --query-gpu CSV through column -t, Paddle's lines
+    "# GPU0\t X \tSYS\tSYS\t48-63\t3", "DEVICE_TYPE  MST  PCI  RDMA  NET  NUMA",
+    "ConnectX6(rev:0)  /dev/mst/mt4123_pciconf0  3b:00.0  mlx5_2  net-ens24np0  0",
+    "index   name               power.draw [W]", "0       GeForce GTX 1080   131.17 W",
+    "W1023 device_context.cc:404] device: 0, GPU Compute Capability: 6.1, Driver API Version: 10.1, Runtime API "
+    "Version: 10.1", "W1023 parallel_executor.cc:601] Cannot enable P2P access from 0 to 4", "| GPU ID: 1 |",
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [
@@ -75,6 +81,8 @@ MANY_GPUS = [
     "  Device {0}: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes",
     "- GPU {0}: NVIDIA A10 | 23028 MiB | driver 535.104.05",  # a generic report's GPU lines (64 GPUs at most)
     "INFO Torch detected GPU: NVIDIA GeForce RTX {0} VRAM 8188 Arch (8, 9) Cores 24",  # a log's device lines
+    "Cannot enable P2P access from {0} to 1",  # Paddle's peer lines (two-digit GPU numbers read)
+    "index  name\n{0}  NVIDIA A100",  # CSV through column -t, one table per GPU
 ]
 
 

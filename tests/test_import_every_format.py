@@ -198,6 +198,12 @@ UCX_LOG = "s22-rdma-logs/ucx-transport-retry-count-exceeded-mlx5-0-1-ib-dci-qp-o
 TABLE += f"ucx-log | mpirun --mca pml ucx -H master,compute001 executable | corpus/{UCX_LOG}\n"
 LSHCA = "s29-rdma-logs/ucx-ci-hca-table-mlx5-0-down-mlx5-1-init-pcie-x8-of-x16_avildema.txt"
 TABLE += f"lshca | sudo lshca | corpus/{LSHCA}\n"
+MST_STATUS = "fixout-mst/mst-status-vv-vmware-connectx4-connectx3pro-no-rdma-devices-mft-docs.txt"
+TABLE += f"mst-status | mst status -v | corpus/{MST_STATUS}\n"
+PADDLE = (
+    "fixout-paddle/paddle-1-2-docker-rtx2070-cc-75-driver-10-0-runtime-8-0-invalid-device-function_yeyupiaoling.txt"
+)
+TABLE += f"paddle-devices | python train.py | corpus/{PADDLE}\n"
 MEMLOCK = "s29-rdma-logs/ucx-ib-create-cq-cannot-allocate-memory-ulimit-l-64-kbytes-osu-bcast_gkatev.txt"
 TABLE += f"memlock | mpirun -n 2 --mca pml ob1 osu_bcast -m 1 | corpus/{MEMLOCK}\n"
 MLXLINK = "s22-rdma-logs/mlxlink-spectrum-switch-port1-active-linkup-25gbe-firecode-fec-healthy-cut_keboliu.txt"

@@ -46,7 +46,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "nvidia-container-cli (info), incus (info --resources), club-3090 (report.sh), "
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), "
-        "ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, or ComfyUI), nvitop, gpustat, "
+        "ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, PaddlePaddle, or ComfyUI), nvitop, gpustat, "
         "Folding@home (FAHClient --lspci), "
         "/proc/driver/nvidia/version, CUDA toolkit, driver packages, or other environment reports output, "
         "nor as a kernel or service log, RDMA, "

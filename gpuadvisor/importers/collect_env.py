@@ -30,6 +30,7 @@ from gpuadvisor.importers.env_reports import VERSION, set_torch
 from gpuadvisor.importers.listed import listed_gpu
 from gpuadvisor.importers.nvlink import MIG_DEVICE
 from gpuadvisor.importers.section import Section, clean_lines, last_line_shown, outside
+from gpuadvisor.importers.torch_config import RUNTIME
 from gpuadvisor.importers.values import cuda_version
 
 _HEAD = "GPU models and configuration:"
@@ -190,6 +191,12 @@ def _torch(rig: Rig, s: str, where: str) -> None:
         elif re.fullmatch(r"\d+\.\d+(?:\.\d+)?", value):
             sw.torch_cuda_version = value
             rig.origins["software.torch_cuda_version"] = where
+    elif (m := RUNTIME.match(s)) and m.group(1) == "CUDA" and sw.torch_cuda_version is None:
+        # "  - CUDA Runtime 9.2" under "PyTorch compiling details" (torch.__config__.show(): torch.version.cuda),
+        # what a torch version without a +cuXYZ tag does not say
+        sw.torch_cuda_version = m.group(2)
+        sw.unavailable.pop("torch_cuda_version", None)
+        rig.origins["software.torch_cuda_version"] = f"{where} (the CUDA Runtime torch was built with)"
 
 
 def _mm(rig: Rig, s: str, where: str) -> bool:

@@ -6,6 +6,8 @@ Prometheus lines.
 - ``dcgmi nvlink -s``: ``gpuId 0:`` over a line of link states, one letter per link (``Key: Up=U, Down=D,
   Disabled=X, Not Supported=_``): a link up is active, down or disabled is not, one not supported is not a link;
   dcgmi prints no speed, so the NVLink generation is not shown;
+- ``dcgmi stats -v``: a box per GPU, ``| GPU ID: 1 |`` over the job's Execution and Performance Stats (its
+  energy, power, clocks and utilisation over the job: the job's, not the GPU's facts, not read);
 - dcgm-exporter: ``DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-...",pci_bus_id="00000000:19:00.0",device="nvidia0",
   modelName="NVIDIA H100 80GB HBM3",Hostname="...",DCGM_FI_DRIVER_VERSION="570.124.06"} 34``: the labels name the
   GPU (a label cut short by the paste is not shown); the values of the temperature, the power draw and the
@@ -26,6 +28,7 @@ from gpuadvisor import facts
 from gpuadvisor.catalog.cuda_drivers import SOURCE, cuda_for_driver
 from gpuadvisor.facts import Gpu, HealthCheck, NvLink, Rig
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.listed import add_counted
 from gpuadvisor.importers.section import Section, clean_lines, outside
 from gpuadvisor.importers.values import normalize_bus_id, placeholder
 
@@ -40,13 +43,16 @@ _DEVICE_IDS = re.compile(r"^GPU (?:PCI )?Device IDs Detected$")
 _DIAG_VERDICT = re.compile(r"^(Pass|Fail|Warn|Skip)\b(?:\s*-\s*GPUs?:\s*([\d, ]+))?", re.I)
 _GPU_VERDICT = re.compile(r"^GPU\s?(\d+):\s*(Pass|Fail|Warn|Skip)\b", re.I)  # DCGM 4: a row per GPU under the test
 TOOL = "dcgmi diag"
-_FOUND = re.compile(r"^(\d{1,4}) GPUs? found\.?\s*$")  # dcgmi discovery -l's count, above its box
+# dcgmi discovery -l's count, above its box ("8 GPUs found.", DCGM 4's "8 GPUs found (Active).")
+_FOUND = re.compile(r"^(\d{1,4}) GPUs? found(?: \((?:Active|Inactive)\))?\.?\s*$")
 _BLANK = ("<<<null>>>", "n/a", "")  # what DCGM prints for a value it does not have
 _BOX = re.compile(r"^\|\s*(?:NvLink Link Status|GPU ID\s*\|\s*Device Information)\s*\|?\s*$")
 _GPU_ID = re.compile(r"^gpuId (\d+):\s*$")
 _STATES = re.compile(r"^([UDX_](?: [UDX_])*)\s*$")
 # a row of dcgmi discovery's box, whole only with its closing bar (a row cut short shows no value)
 _DISCOVERY_ROW = re.compile(r"^\|\s*(\d+)?\s*\|\s*([\w ]+?)\s*:\s*(.*?)\s*\|\s*$")
+# dcgmi stats -v / -j's box per GPU: "| GPU ID: 1 |" over its "Execution Stats" and "Performance Stats" sections
+_STATS_GPU = re.compile(r"^\|\s*GPU ID:\s*(\d{1,4})\s*\|\s*$")
 _METRIC = re.compile(r"^(DCGM_FI_\w+)\{(.*)$")
 _DESCRIBED = re.compile(r"^# (?:HELP|TYPE) (DCGM_FI_\w+)\s")  # the exporter's description of a metric
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
@@ -71,6 +77,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     s = lines[i].strip()
     if (
         _BOX.match(s)
+        or (_STATS_GPU.match(s) and _stats_box(lines, i))
         or _DIAG_START.match(s)
         or _DIAG_SECTION.match(s)
         or _NO_WATCHES.match(s)
@@ -104,6 +111,7 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         return by_index[idx]
 
     found: tuple[int, int] | None = None  # "4 GPUs found." and its line
+    stats: Gpu | None = None  # the GPU of a dcgmi stats box (not a diag's, though its sections look alike)
     for k, line in enumerate(lines):
         s, lineno = line.strip(), first_line + k
         if (m := _FOUND.match(s)) is not None:
@@ -111,6 +119,9 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
             continue
         if m := _GPU_ID.match(s):
             linking = gpu(int(m.group(1)), lineno)
+            continue
+        if (m := _STATS_GPU.match(s)) and _stats_box(lines, k):  # a job's statistics on this GPU (the job's facts)
+            stats = gpu(int(m.group(1)), lineno)
             continue
         if linking is not None and (st := _STATES.match(s)):
             _links(linking, st.group(1).split(), cut=k == last_shown and not text.endswith("\n"))
@@ -125,14 +136,11 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
                 described = gpu(int(row.group(1)), lineno)
             if described is not None:
                 _describe(described, row.group(2).lower(), row.group(3))
-    shown = len(rig.gpus)
-    if found is not None and 0 < shown < found[0] and sorted(by_index) == list(range(shown)):
-        rig.gpus += [Gpu(index=i) for i in range(shown, found[0])]  # counted, not shown: not lost
-        rig.problems.append(
-            f"{source}: line {found[1]}: '{found[0]} GPUs found.' but {shown} shown: GPU(s) "
-            f"{', '.join(map(str, range(shown, found[0])))} counted, their facts not shown"
-        )
-    if _diag(rig, lines, source, first_line, text.endswith("\n")) or _preflight(rig, lines, source, first_line):
+    if found is not None:  # counted, not shown: not lost
+        add_counted(rig, found[0], f"{source}: line {found[1]}: '{found[0]} GPUs found.'", "shown")
+    if stats is None and (
+        _diag(rig, lines, source, first_line, text.endswith("\n")) or _preflight(rig, lines, source, first_line)
+    ):
         return rig
     if not rig.gpus and any(_NO_WATCHES.match(x.strip()) for x in lines):
         rig.problems.append(
@@ -159,6 +167,12 @@ def parse_dcgm(text: str, source: str = "<text>", first_line: int = 1) -> Rig:
         if g.uuid is None:
             g.unavailable.setdefault("uuid", "not shown in the DCGM output")
     return rig
+
+
+def _stats_box(lines: list[str], k: int) -> bool:
+    """Whether the ``| GPU ID: N |`` row at ``k`` heads dcgmi stats' box (its Execution Stats rule right under it),
+    not another box's (dcgmi policy's ``Policy Information``)."""
+    return any("Execution Stats" in x for x in lines[k + 1 : k + 4])
 
 
 def _links(g: Gpu, states: list[str], cut: bool) -> None:

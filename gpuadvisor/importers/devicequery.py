@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import re
 
-from gpuadvisor.facts import Gpu, Rig
+from gpuadvisor.facts import Gpu, KernelEvent, KernelLog, Rig
+from gpuadvisor.facts.beyond import SERVICE_LOG
+from gpuadvisor.importers import error_codes
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.rows import FieldRow, Row, read_row, stripped_rows
 from gpuadvisor.importers.section import Section, outside
@@ -50,6 +52,9 @@ _ROWS: tuple[FieldRow, ...] = (
     ),
     (re.compile(r"^Device PCI Domain ID / Bus ID / location ID:\s*(\d+)\s*/\s*(\d+)\s*/\s*(\d+)"), "bus_id", _bus_id),
 )
+# deviceQuery's failure (its checkCudaErrors of cudaGetDeviceCount): "cudaGetDeviceCount returned 35" over "-> CUDA
+# driver version is insufficient for CUDA runtime version" (cudaGetErrorString's text), then "Result = FAIL"
+_COUNT_FAILED = re.compile(r"^cudaGetDeviceCount returned (\d{1,4})\b")
 _SUMMARY = re.compile(r"^deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = (\d+\.\d+)")
 NO_BUS = "deviceQuery's PCI line (below the thread limits) is not shown"
 # the rows read, each a label and its value: a narrow window (a browser, a terminal, a PDF) may push the value, or its
@@ -106,6 +111,9 @@ def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) ->
             detected = (int(m.group(1)), lineno)
         elif _NONE.match(s):
             detected = (0, lineno)
+        elif (m := _COUNT_FAILED.match(s)) and (ev := error_codes.event(s, lineno)) is not None:
+            detected = (0, lineno)  # CUDA could not count the devices: none described
+            _failed(rig, ev, source)
         elif m := _DEVICE.match(s):
             g = Gpu(index=int(m.group(1)), name=m.group(2).strip() or None)
             rig.gpus.append(g)
@@ -128,3 +136,14 @@ def parse_devicequery(text: str, source: str = "<text>", first_line: int = 1) ->
             "described: the others are counted, their facts not shown"
         )
     return rig
+
+
+def _failed(rig: Rig, ev: KernelEvent, source: str) -> None:
+    """deviceQuery's failed cudaGetDeviceCount: the code it returned as error_codes' table's event (its rule judges
+    it: an insufficient driver is the driver stack's), no device described."""
+    rig.kernel = KernelLog(source=SERVICE_LOG, lines_read=1, events=[ev])
+    rig.kernel.unavailable["uptime_s"] = "a pasted output does not say how long the host had been up"
+    rig.origins["kernel.events"] = f"{source}:{ev.line}"
+    rig.problems.append(
+        f"{source}: line {ev.line}: deviceQuery: cudaGetDeviceCount failed (CUDA error {ev.code}): no device described"
+    )

@@ -78,6 +78,9 @@ _VOCABULARY: dict[str, tuple[tuple[str, ...], str]] = {
     "nccl": (("nccl", "nccl version"), _VERSION_SHAPE),
     "cudnn": (("cudnn", "cudnn version"), _VERSION_SHAPE),
     "count": (("num gpus", "number of gpus", "gpu count"), r"^\d{1,3}$"),  # how many GPUs
+    # whether the process saw a GPU (torch.cuda.is_available()): a report's key, nothing of the machine read from it
+    "available": (("cuda available", "is cuda available", "gpu available", "cuda is available"),
+                  r"^(?:True|False|Yes|No)\b"),
     "capability": (("compute capability", "gpu compute capability", "cuda compute capability"), r"^\d{1,2}\.\d$"),
     "version": ((), _VERSION_SHAPE),  # any version (no key of its own)
 }  # fmt: skip
@@ -94,7 +97,9 @@ _GPU_NAME = re.compile(
     r"|NVIDIA(?= \w))(?:[ -][\w+-]+)*)"
 )
 _COUNTED = re.compile(r"^\s*(?:\d{1,3}\s*[x\u00d7]|[x\u00d7]\s*\d{1,3})\s")
-_LISTED = re.compile(r"GPU (\d{1,3}): ([^'\"(,\]]{1,120})")
+# "GPU 0: NAME" items (nvidia-smi -L's lines in a list), or a device list's "<0: NAME>" items (JAX devices as
+# NetKet's info prints them)
+_LISTED = re.compile(r"(?:GPU |<)(\d{1,3}): ([^'\"(,\]<>]{1,120})")
 
 
 def _key(s: str) -> tuple[str, str] | None:
@@ -182,7 +187,8 @@ def _facts(line: str, cut: bool = False) -> list[Fact]:
         return []
     v = _vocabulary(line)
     if v is not None:
-        return [Fact(v[0], (_key(line) or ("", ""))[0], v[1])] if _readable(*v) and not cut else []
+        listed = v[0] == "gpu" and any(gpu_name(n) for _, n in _LISTED.findall(v[1]))  # numbered GPUs: one report
+        return [Fact(v[0], (_key(line) or ("", ""))[0], v[1], listed)] if _readable(*v) and not cut else []
     if not _CLAUSE.search(line):  # no vocabulary word: no clause of the vocabulary
         return []
     return [f for _, f in sorted(_clauses(line), key=lambda x: x[0]) if f.whole or not cut]
@@ -378,6 +384,10 @@ def _read(rig: Rig, concept: str, key: str, value: str, where: str) -> bool:
         rig.origins[f"gpus[{len(rig.gpus) - 1}].compute_capability"] = where
     elif concept == "capability":
         rig.problems.append(f"{where}: {key} {value} (no GPU named before it: not read)")
+    elif concept == "available" and value.lower() in ("false", "no"):
+        rig.problems.append(f"{where}: {key}: {value} (the process that wrote the report saw no usable GPU)")
+    elif concept == "available":
+        pass  # the GPU seen: what the other keys name
     elif concept in ("cuda", "cudnn") and (m := _SHAPE["version"].match(value)):
         rig.problems.append(f"{where}: {key} {m.group(1)} (the scan has no field for it)")
     else:

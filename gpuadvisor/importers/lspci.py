@@ -21,6 +21,13 @@ from gpuadvisor.physics.links import gen_from_speed
 
 _BDF = rf"({LSPCI_BUS_ID})"
 _DEV = re.compile(r"^\s*" + DEV_PREFIX + _BDF + r" ([^:]+?)(?: \[([0-9a-fA-F]{4})\])?: (.*)$")
+# a device line a redactor went over: a placeholder ("<USER>") in place of a letter it took for a name, in the bus
+# address too ("0<USER>:00.0 VGA compati<USER>le controller [0300]: ..."): the address is not shown; the class is the
+# one its code names, or the class its words match with the placeholder standing for what it replaced
+_PLACEHOLDER = r"<[A-Z][A-Z_]{0,15}>"
+_REDACTED_DEV = re.compile(
+    rf"^\s*{DEV_PREFIX}((?:[0-9a-fA-F.:]|{_PLACEHOLDER}){{6,60}}) ([^:]+?)(?: \[([0-9a-fA-F]{{4}})\])?: (.*)$"
+)
 _IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
 _LNK = re.compile(r"^\s*(LnkCap|LnkSta):\s*(.*)$")
 _FRAGMENT = re.compile(r"^(?:\s+(?:LnkCtl|DevCap|DevSta|DevCtl|Capabilities: \[[0-9a-fA-F]+\])|\s*(?:LnkCap|LnkSta):)")
@@ -70,6 +77,7 @@ class Device:
     port_no: int | None = None  # LnkCap's "Port #N": an endpoint's is 0, a root or switch port's its number
     slot: bool = False  # SltCap/SltSta lines, or "(Slot+)": a port with a slot under it, never an endpoint
     desc_cut: bool = False  # the paste ends inside the device line: its description is a stub
+    redacted: str | None = None  # the bus address as a redactor left it ("0<USER>:00.0"): not shown
 
     @property
     def nvidia(self) -> bool:
@@ -129,7 +137,7 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
     for k, bolded in ((k, part) for k, whole in enumerate(lines) for part in split_joined(whole)):
         lineno = first_line + k
         line = unbold(bolded)
-        m = _DEV.match(line)
+        m = _DEV.match(line) or _redacted(line)
         if m:
             cur = _device(m, source, lineno)
             if cut and k == last_shown and line == bolded:  # "01:00.0 3D controller: NVIDIA Corpora": a stub
@@ -174,12 +182,36 @@ def split_joined(line: str) -> list[str]:
     return parts
 
 
+def _redacted(line: str) -> re.Match[str] | None:
+    """A device line whose bus address holds a redactor's placeholder (an address once it stands for a digit)."""
+    m = _REDACTED_DEV.match(line) if "<" in line else None
+    if m is None or not re.search(_PLACEHOLDER, m.group(1)):
+        return None
+    return m if normalize_bus_id(re.sub(_PLACEHOLDER, "0", m.group(1))) is not None else None
+
+
+def _unredacted_class(cls: str, code: str | None) -> str:
+    """A device class a redactor went over, as its code names it, or the known class its words match."""
+    if not re.search(_PLACEHOLDER, cls):
+        return cls
+    by_code = {v: k for k, v in _CLASS_CODES.items()}
+    if code and (named := by_code.get("0x" + code.lower())):
+        return named
+    words = re.compile(".{0,4}".join(re.escape(x) for x in re.split(_PLACEHOLDER, cls)))
+    return next((c for c in _CLASS_CODES if words.fullmatch(c)), cls)
+
+
 def _device(m: re.Match[str], source: str, lineno: int) -> Device:
     """A device line: ``01:00.0 3D controller [0302]: NVIDIA Corporation GA100 [A100 SXM4 80GB] [10de:20b2]``."""
+    if m.re is _REDACTED_DEV:  # its bus address not shown
+        cls = _unredacted_class(m.group(2).strip(), m.group(3))
+        hop = PcieHop(bdf="", port_type="unknown", name=_IDS.sub("", m.group(4)).strip() or None)
+        hop.class_code = ("0x" + m.group(3).lower()) if m.group(3) else _CLASS_CODES.get(cls)
+        return Device(bdf="", cls=cls, desc=m.group(4), line=lineno, hop=hop, redacted=m.group(1))
     bdf = normalize_bus_id(m.group(1))
     if bdf is None:
         raise ImportParseError(source, lineno, f"{m.group(1)!r} is not a PCI address")
-    cls = m.group(2).strip()
+    cls = _unredacted_class(m.group(2).strip(), m.group(3))
     hop = PcieHop(
         bdf=bdf,
         port_type="unknown",
@@ -419,8 +451,10 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
                 f"{source}: line {gpus[0].line}: lines grepped without their device line, after "
                 f"{named_by[1][:80]!r}: read as device {named_by[0]}'s"
             )
-    for i, d in enumerate(sorted(gpus, key=lambda d: d.bdf)):
+    for i, d in enumerate(sorted(gpus, key=lambda d: (d.redacted is not None, d.bdf))):
         g = Gpu(index=i, bus_id=d.bdf or None, name=_shown_name(d) if d.desc else None)
+        if d.redacted is not None:
+            g.unavailable["bus_id"] = f"not shown: a redactor's placeholder in it ({d.redacted!r}, line {d.line})"
         if d.numa is not None:
             g.numa_node = d.numa
             rig.origins[f"gpus[{i}].numa_node"] = f"{source}:{d.line}"
@@ -443,7 +477,9 @@ def parse_lspci(text: str, source: str = "<text>", first_line: int = 1, context:
         rig.origins[f"gpus[{i}]"] = f"{source}:{d.line}"
         if d.dead:
             rig.problems.append(f"{source}: line {d.line}: GPU {d.bdf}: {DEAD}")
-        hops = [d.hop] + (above.get(id(d), []) if d.fragment else [b.hop for b in upstream(d, devices)])
+        hops = [d.hop] + (
+            above.get(id(d), []) if d.fragment else [] if d.redacted else [b.hop for b in upstream(d, devices)]
+        )
         g.pcie.path = [] if d.fragment and len(hops) == 1 else hops
         h = d.hop
         g.pcie.current_gen, g.pcie.current_width = h.current_gen, h.current_width

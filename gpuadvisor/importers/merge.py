@@ -24,7 +24,7 @@ from gpuadvisor.importers.launch_env import add_command_env
 from gpuadvisor.importers.machines import one_machine, split
 from gpuadvisor.importers.merger import Merger
 from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.prefixed import strip_prefix
+from gpuadvisor.importers.prefixed import strip_prefix, uncommented
 from gpuadvisor.importers.registry import BY_KIND, STORAGE, recognised
 from gpuadvisor.importers.sanity import drop_implausible
 from gpuadvisor.importers.section import OPEN_END, Section
@@ -114,6 +114,8 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
     text, prefix = strip_prefix(text)
     text, again = _once(text)
     sections = split_sections(text)
+    if not sections and (bare := uncommented(text)) is not None:  # an output in a script's comment block
+        text, sections = bare, split_sections(bare)
     if not sections:
         lines = text.splitlines()
         first = next((i for i, x in enumerate(lines) if x.strip()), None)

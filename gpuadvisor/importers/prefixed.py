@@ -73,6 +73,7 @@ _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # shell prompt with its command above them
 _QUOTE = re.compile(r"^(?:[ \t]*[>%](?: |$))+")
 _PROMPT = shell_prompt(bare="$#")
+_COMMAND = shell_prompt()  # a prompt with its command ("user@host:~$ nvidia-smi"), "#" only after the prompt's text
 
 
 # a line that is all one inline code span of Markdown (a post quoting a log line: "`nv-fabricmanager[12]: ...`."),
@@ -143,6 +144,26 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
         ]
         return "".join(out), what
     return text, None
+
+
+# a comment's mark every line of the paste carries: an output kept in a script's or config's header comment
+_COMMENT = re.compile(r"^([ \t]*)#(?: |(?=[\t\r\n]|$))")
+
+
+def uncommented(text: str) -> str | None:
+    """``text`` without the comment mark (``# ``) that every line of it carries (an output kept in a job script's
+    header comment, the column layout after the mark kept), or None when a line does not carry one. A fence, a
+    quote's marks before the mark and a prompt line with its command above need not carry it. For a text nothing
+    else recognises: a ``#`` line is also an nccl-tests header or a root prompt."""
+    lines = text.splitlines(keepends=True)
+    bodies = [(x[m.end() :] if (m := _QUOTE.match(x)) else x) for x in lines]
+    shown = [b for b in bodies if b.strip() and not _FENCE.match(b) and not _COMMAND.match(b)]
+    if len(shown) < 3 or not all(_COMMENT.match(b) for b in shown):
+        return None
+    return "".join(
+        _rebuilt(x, b, _COMMENT.sub(r"\1", b, count=1)) if _COMMENT.match(b) else x
+        for x, b in zip(lines, bodies, strict=True)
+    )
 
 
 def _indent(shown: list[str]) -> str:

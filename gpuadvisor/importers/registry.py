@@ -66,6 +66,7 @@ from gpuadvisor.importers import (
     lshca,
     lspci,
     memlock,
+    mst_status,
     nccl,
     nccl_topo_xml,
     nhc,
@@ -75,6 +76,7 @@ from gpuadvisor.importers import (
     nvitop,
     nvlink,
     nvme_ctrl,
+    paddle_log,
     pair_matrix,
     perftest,
     pip_list,
@@ -317,6 +319,10 @@ FORMATS: tuple[Format, ...] = (
            "`_CudaDeviceProperties(name='NAME', major=8, minor=0, total_memory=81050MB, ...)` (YOLO: `Using CUDA "
            "device0 _CudaDeviceProperties(name='NAME', total_memory=11176MB)`)", framework_devices.starts_torch,
            framework_devices.parse_torch, 8),
+    _gpu("paddle-devices", paddle_log.WHAT, "ML framework logs", "PaddlePaddle",
+           "`device: 0, GPU Compute Capability: 6.1, Driver API Version: 10.1, Runtime API Version: 10.1` or `Cannot "
+           "enable P2P access from 0 to 4`", paddle_log.starts, paddle_log.parse_paddle_log, 8,
+           after=Merger.add_topology),
     _gpu("comfyui", comfyui.WHAT, "ML framework logs", "ComfyUI", comfyui.STARTS_WITH, comfyui.starts,
            comfyui.parse_comfyui, 8),
     _gpu("nvitop", nvitop.WHAT, nvitop.WHAT, "",
@@ -518,6 +524,9 @@ FORMATS: tuple[Format, ...] = (
             "`PCI_addr | RDMA | Net | Numa | LnkStat | IpStat | Link | Rate | LnkCapWidth | LnkStaWidth | HCA_Type` "
             "over rows such as `000a:11:00.0 | mlx5_0 | ib0 | 2 | down | down | IB | 10* | x16 G3 | x8 >!< | MT4119`",
             lshca.starts, lshca.parse, 14),
+    _beyond("mst-status", mst_status.WHAT,
+            "`DEVICE_TYPE  MST  PCI  RDMA  NET  NUMA` over rows such as `ConnectX6(rev:0)  /dev/mst/mt4123_pciconf0  "
+            "3b:00.0  mlx5_2  net-ens24np0  0`", mst_status.starts, mst_status.parse, 14),
     _beyond("memlock", memlock.WHAT,
             "UCX's `... failed: Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' "
             "(current: 64 kbytes)`, or `libibverbs: Warning: RLIMIT_MEMLOCK is 32768 bytes.`", memlock.starts,

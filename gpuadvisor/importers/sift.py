@@ -68,7 +68,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "nvlink": (r"^GPU \d",),
     "smi-mig": (_SPACE + r"\|\s*GPU (?:instances:|\s+Name\s+Profile)",),
     "smi-summary": (_words("NVIDIA-SMI", "|", "infoROM", "No devices were found"), r"^\W*Unable to "),  # a row: "|"
-    "smi-csv": (",",),  # or the ``--query-gpu`` command above its header: see :func:`sift`
+    "smi-csv": (",", r"\S(?: {2,}|\t)\S"),  # or the ``--query-gpu`` command above its header: see :func:`sift`;
+    # through column -t: its cells two spaces (or a tab) apart
     "dcgmi-dmon": (r"^\s*#\s*Entity\s", "Long Name"),  # or -l's catalogue header
     "smi-dmon": (r"#\s*(?:Date|Time|gpu|YYYYMMDD|HH:MM:SS|Idx)\s",),  # "# gpu  pwr ...", "# Idx  W ..." ("\#" too)
     "collect-env": (
@@ -86,6 +87,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         _words("NvLink Link Status", "Device Information", "GPUs:", "DCGM_FI_", "Diagnostic", " Detected"),
         r"GPUs? found",
         r"^[+|]-----",
+        "GPU ID:",
         "MIG configuration is incompatible",
     ),
     "proc-info": (r"Model:",),
@@ -221,6 +223,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
         "(?i:" + _words(*(words for _, words in verbs_wc.WC_STATUS.values())) + ")",
     ),
     "lshca": (_SPACE + r"PCI_addr\s*\|",),
+    "mst-status": ("DEVICE_TYPE",),
+    "paddle-devices": ("Capability: ", "Cannot enable P2P access from"),
     "memlock": (_words("Please set max locked memory", "max locked memory limit (", "RLIMIT_MEMLOCK is "),),
     "mlxlink": (_SPACE + "Operational Info", "mlxlink "),
     "smi-version": ("NVIDIA-SMI version",),

@@ -77,6 +77,51 @@ def _columns(line: str, asked: tuple[list[tuple[str, str]], bool] | None = None)
     return out if len(out) >= 2 and len(known) >= 2 else None
 
 
+# The CSV piped through ``column -s, -t``: its commas gone, each cell left-aligned at its column's start, the columns
+# two spaces apart at least (column's default output separator); a cell holds single spaces ("power.draw [W]",
+# "GeForce GTX 1080", "131.17 W"). Where tabs replaced the padding, the cells are told apart by the gaps alone.
+_ALIGNED_CELL = re.compile(r"[^\s]+(?: [^\s]+)*")
+
+
+def _aligned_header(line: str) -> list[int] | None:
+    """Where each cell of a ``column -t`` aligned header starts, or None when the line is no such header."""
+    if "," in line or len(line) > 2000:
+        return None
+    cells = list(_ALIGNED_CELL.finditer(line))
+    return [m.start() for m in cells] if _columns(",".join(m.group(0) for m in cells)) else None
+
+
+def _aligned_cells(line: str, at: list[int]) -> list[str] | None:
+    """A row's cells, cut at the header's column starts (each cell starts there, after a space; with tabs, its
+    gaps), or None when the line is no row of the table (fewer than two cells shown)."""
+    if "\t" in line:
+        cells = [m.group(0) for m in _ALIGNED_CELL.finditer(line)]
+    elif (
+        line[: at[0]].strip()
+        or line[at[0] : at[0] + 1].isspace()
+        or any(p < len(line) and not line[p - 1].isspace() for p in at[1:])
+    ):
+        return None  # a cell that does not start at its column
+    else:
+        cells = [line[a:b].strip() for a, b in zip(at, [*at[1:], None], strict=True)]
+    shown = [c for c in cells if c]
+    return cells if len(shown) >= 2 and len(cells) <= len(at) else None
+
+
+def _decolumned(lines: list[str]) -> list[str]:
+    """The lines with a ``column -t`` aligned table (the first) as CSV again: its header and the aligned rows under
+    it joined by commas (a blank line or a line that is not a row ends it); as they were without one."""
+    k, at = next(((k, at) for k, x in enumerate(lines) if (at := _aligned_header(x)) is not None), (None, None))
+    if k is None or at is None:
+        return lines
+    out = [*lines[:k], ", ".join(m.group(0) for m in _ALIGNED_CELL.finditer(lines[k]))]  # the header
+    for j in range(k + 1, len(lines)):
+        if (cells := _aligned_cells(lines[j], at)) is None:
+            return out + lines[j:]
+        out.append(", ".join(cells))
+    return out
+
+
 # The command above the output: "nvidia-smi --query-gpu=name,memory.total --format=csv,noheader,nounits"
 _QUERY = re.compile(r"nvidia-smi\b.*?--query-gpu[= ]\s*['\"]?([\w.,]+)['\"]?.*?--format[= ]\s*['\"]?csv([\w,]*)")
 # what --query-gpu accepts for a field, as its header names it (nvidia-smi --help-query-gpu: '"name" or "gpu_name"')
@@ -156,6 +201,8 @@ def parse_smi_csv(text: str, source: str = "<text>", first_line: int = 1, contex
     (no command shown) those a row's own cells show."""
     rig = Rig()
     lines = clean_lines(text)
+    if not any(_columns(x) for x in lines):
+        lines = _decolumned(lines)  # a CSV through column -t
     asked = query_fields(context)
     start = next((k for k, x in enumerate(lines) if _columns(x, asked)), None)
     noheader = False
@@ -238,4 +285,6 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return True
     cols = _columns(lines[i], asked) if "," in lines[i] or asked else None
     below = next((x for x in lines[i + 1 : i + 3] if x.strip()), "")
+    if cols is None and (at := _aligned_header(lines[i])) is not None:  # a CSV through column -t
+        return outside_log(current) and _aligned_cells(lines[i + 1] if i + 1 < len(lines) else "", at) is not None
     return cols is not None and len(below.split(",")) == len(cols)

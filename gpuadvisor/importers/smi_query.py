@@ -20,6 +20,7 @@ from gpuadvisor.facts import Gpu, Rig
 from gpuadvisor.importers import values as v
 from gpuadvisor.importers.errors import ImportParseError
 from gpuadvisor.importers.fragments import PCI_BUS_ID
+from gpuadvisor.importers.listed import add_counted
 from gpuadvisor.importers.sanity import TOO_LARGE, too_long
 from gpuadvisor.importers.section import Section
 from gpuadvisor.importers.smi_query_indent import reindented
@@ -360,20 +361,12 @@ _ATTACHED = re.compile(r"^\s*Attached GPUs\s*:\s*(\d{1,3})\s*$", re.M)
 
 def add_unshown(rig: Rig, text: str, source: str, first_line: int) -> None:
     """A ``-q`` whose "Attached GPUs" is more than the records it shows, cut short (no ``-i`` above it): the GPUs not
-    shown are there, numbered after those shown, with no fact of theirs known (a GPU not shown is not a GPU
-    lost). Only when the records shown are nvidia-smi's first ones, 0 to N-1."""
+    shown are counted (:func:`listed.add_counted`), in nvidia-smi's order after those shown."""
     m = _ATTACHED.search(text)
-    count = int(m.group(1)) if m else None
-    shown = len(rig.gpus)
-    if m is None or count is None or not 0 < shown < count or [g.index for g in rig.gpus] != list(range(shown)):
+    if m is None or [g.index for g in rig.gpus] != list(range(len(rig.gpus))):
         return
-    rest = list(range(shown, count))
-    rig.gpus += [Gpu(index=i) for i in rest]
     line = first_line + text[: m.start()].count("\n")
-    rig.problems.append(
-        f"{source}: line {line}: 'Attached GPUs : {count}' but {shown} record(s) shown: GPU(s) "
-        f"{', '.join(map(str, rest))} counted, their facts not shown"
-    )
+    add_counted(rig, int(m.group(1)), f"{source}: line {line}: 'Attached GPUs : {m.group(1)}'", "record(s) shown")
 
 
 _I_FLAG = re.compile(r"\bnvidia-smi\b.*?\s(?:-i|--id)(?:\s+|=)(\d{1,2})(?=\s|$)")

@@ -20,7 +20,7 @@ from gpuadvisor.importers.section import Section, clean_lines
 WHAT = "torch.__config__.show()"
 _HEAD = re.compile(r"^\s*PyTorch built with:\s*$")
 # "  - CUDA Runtime 12.1": torch.version.cuda; a ROCm build prints "  - HIP Runtime 6.2.41133" instead
-_RUNTIME = re.compile(r"^\s*-\s*(CUDA|HIP) Runtime (\d+\.\d+(?:\.\d+)?)\s*$")
+RUNTIME = re.compile(r"^\s*-\s*(CUDA|HIP) Runtime (\d+\.\d+(?:\.\d+)?)\s*$")
 # in the "  - Build settings: ..." line of newer builds
 _TORCH = re.compile(r"\bTORCH_VERSION=(\d+\.\d+(?:\.\d+)?(?:[+a-z0-9.]*)?)(?=,|\s|$)")
 _LONGEST = 20000
@@ -41,7 +41,7 @@ def parse_torch_config(text: str, source: str = "<text>", first_line: int = 1) -
         if len(line) > _LONGEST:
             continue
         where = f"{source}:{first_line + k}"
-        if (m := _RUNTIME.match(line)) and m.group(1) == "HIP":
+        if (m := RUNTIME.match(line)) and m.group(1) == "HIP":
             hip = m.group(2)
         elif m and sw.torch_cuda_version is None:
             sw.torch_cuda_version = m.group(2)
