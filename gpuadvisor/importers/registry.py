@@ -25,6 +25,7 @@ from gpuadvisor.importers import (
     collect_env,
     comfyui,
     container_errors,
+    context_parsers,
     cuda_memtest,
     cuda_samples,
     cuda_samples_busgrind,
@@ -117,34 +118,6 @@ from gpuadvisor.importers.format_row import (
     reads_under,
 )
 from gpuadvisor.importers.merger import Merger
-from gpuadvisor.importers.part import Part
-from gpuadvisor.importers.section import Section
-
-
-def _smi_q(section: Section, source: str, filename: str) -> Part:
-    """``nvidia-smi -q``; after a ``nvidia-smi -q -i N`` command line, its one GPU is nvidia-smi's GPU N."""
-    rig = smi_query.parse_smi_q(section.text, source, section.start)
-    hint = smi_query.index_from_context(section.context)
-    if hint is not None and len(rig.gpus) == 1:
-        rig.gpus[0].index = hint[0]
-        for proc in rig.node.gpu_processes or []:
-            proc.gpu_index = hint[0]
-        rig.problems.append(f"{source}: line {section.start}: after {hint[1][:80]!r}: its one GPU is GPU {hint[0]}")
-        rig.partial_gpu_list = True
-    elif hint is None:  # -i N asked for one GPU: the others are not part of what was asked
-        smi_query.add_unshown(rig, section.text, source, section.start)
-    return Part(section.kind, source, section.start, rig)
-
-
-def _topo_p2p(section: Section, source: str, filename: str) -> Part:
-    mode = topo.p2p_mode_hint(section.context, filename)
-    return Part(section.kind, source, section.start, topo.parse_topo_p2p(section.text, source, section.start, mode))
-
-
-def _nccl(section: Section, source: str, filename: str) -> Part:
-    run = nccl.read_nccl(section.text, source, section.start, hint="\n".join(section.context) + "\n" + filename)
-    return Part(section.kind, source, section.start, nccl.run_to_rig(run, source), nccl=run)
-
 
 _add = add
 _beyond = beyond_row
@@ -156,7 +129,7 @@ FORMATS: tuple[Format, ...] = (
     Format("smi-q", "nvidia-smi -q", GPU, "nvidia-smi", "-q",
            "`==============NVSMI LOG==============`, or (pasted without it) `Timestamp`, `Driver Version` or a "
            "`GPU 0000:..` line, or keys from inside one GPU's section (`Persistence Mode`, `GPU UUID`, ...)",
-           smi_query.starts_q, _smi_q, _add, 1, extras=beyond.add_fabric),
+           smi_query.starts_q, context_parsers.smi_q, _add, 1, extras=beyond.add_fabric),
     _gpu("nccl-topo-xml", nccl_topo_xml.WHAT, "NCCL", "NCCL_TOPO_DUMP_FILE",
            '`<system version="1">` (its `<cpu>`, `<pci busid=..>`, `<gpu dev=..>`, `<nvlink>` elements), or a '
            "`<pci busid=..>` line over a `<gpu dev=..>` line", nccl_topo_xml.starts,
@@ -168,7 +141,8 @@ FORMATS: tuple[Format, ...] = (
            "row, or a `GPU4 ...` row when the rows below show every column", topo.starts,
            topo.parse_topo_matrix, 5, settle=topo.settle, after=Merger.add_topology),
     Format("topo-p2p", "nvidia-smi topo -p2p", GPU, "nvidia-smi", "topo -p2p",
-           "as `topo -m`, its cells `OK`, `CNS`, `NS`...", None, _topo_p2p, _add, 6, after=Merger.add_topology),
+           "as `topo -m`, its cells `OK`, `CNS`, `NS`...", None, context_parsers.topo_p2p, _add, 6,
+           after=Merger.add_topology),
     Format("nvlink", "nvidia-smi nvlink -s", GPU, "nvidia-smi", "nvlink -s",
            "`GPU 0: <name> (UUID: GPU-...)` with `Link N:` lines", nvlink.starts, _nvlink_parse, _add, 3,
            settle=nvlink.settle),
@@ -229,7 +203,7 @@ FORMATS: tuple[Format, ...] = (
            sysfs_pci.parse_sysfs_pci, 10),
     Format("nccl-tests", "nccl-tests", GPU, "nccl-tests", "",
            "`# nThread`, `# nccl-tests version`, `# Collective test starting` (`#` optional), or a result row",
-           nccl.starts, _nccl, _add, 8, extras=beyond_tools.add_nccl_debug),
+           nccl.starts, context_parsers.nccl_run, _add, 8, extras=beyond_tools.add_nccl_debug),
     _gpu("ucc-perftest", ucc_perftest.WHAT, "UCC", "ucc_perftest",
            "`Collective:  Alltoall` over `Memory type:  cuda`, or its header `Count  Size  Time, us  Bandwidth, GB/s`",
            ucc_perftest.starts, ucc_perftest.parse_ucc_perftest, 8),
