@@ -15,6 +15,17 @@ import re
 from gpuadvisor.importers.section import shell_prompt
 from gpuadvisor.probes.kmsg_signs import BSD_MLX
 
+_COMPOSE = "docker compose's service name"
+# docker compose's own lines between its services' output (v1: "Recreating frigate ... done", "Attaching to frigate",
+# "gpu_test_1 exited with code 0";
+# v2: "[+] Running 2/2", " ✔ Container frigate  Started", "Network app_default  Created")
+_COMPOSE_OWN = re.compile(
+    r"^\s*(?:(?:Creating|Recreating|Starting|Stopping|Restarting) [\w.-]{1,64} \.\.\. (?:done|error)"
+    r"|Attaching to [\w., -]{1,200}|\[\+\] Running \d+/\d+|Creating network \"[\w.-]{1,64}\" with the \w+ driver"
+    r"|[\w.-]{1,64} exited with code \d{1,3}"
+    r"|\S?\s*(?:Container|Network|Volume) [\w.-]{1,64}\s+"
+    r"(?:Created|Creating|Started|Starting|Running|Recreated|Stopped))\s*$"
+)
 _PREFIXES = (
     ("mpirun --tag-output", re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:")),
     # mpirun --timestamp-output --tag-output: "Fri Aug 11 12:31:45 2023[1,0]<stdout>:"
@@ -48,11 +59,14 @@ _PREFIXES = (
     # possibly twice ("10.0.87.143: 10.0.87.143: ": a launcher's output relayed by another that prefixes it again)
     ("a host's address", re.compile(r"^(\d{1,3}(?:\.\d{1,3}){3})(?:: \1)*: ")),
     ("a host name", re.compile(r"^([A-Za-z][\w.-]{0,62}\d[\w.-]{0,62})(?:: \1)*: ")),
+    # docker compose's service name, padded to the longest ("frigate    | "): its own status lines ("Attaching to
+    # frigate", "Recreating frigate ... done", "Container frigate  Started") carry none (see _COMPOSE_OWN)
+    (_COMPOSE, re.compile(r"^([a-z0-9][a-z0-9_.-]{0,62}(?:-\d{1,3})?)[ \t]+\| ?")),
     # srun --label: the task's number ("0: ", " 3: ", padded to the widest task number); ip -o's interface
     # index ("2: eth0: <BROADCAST,...>", "2: eth0    inet 10.0.0.2/24") is not one (see _IP_ONELINE)
     ("srun's task label", re.compile(r"^ {0,5}\d{1,6}: (?=\S)")),
 )
-_HOSTS = ("a host's address", "a host name")
+_HOSTS = ("a host's address", "a host name", _COMPOSE)
 _SRUN = "srun's task label"
 # a syslog line after its time (rsyslog's RFC 3339 form: "2025-08-16T00:03:03.959639-04:00 localhost systemd[1]: "):
 # the time is the log's own, its reader keeps it (as a kernel log's)
@@ -187,7 +201,7 @@ def _nccl_log(shown: list[str], found: list[re.Match[str] | None]) -> bool:
 
 def _carries(body: str) -> bool:
     """Whether a line (its quote marks off) must carry the prefix: not blank, not a fence, not a prompt line."""
-    return bool(body.strip()) and not _FENCE.match(body) and not _PROMPT.match(body)
+    return bool(body.strip()) and not _FENCE.match(body) and not _PROMPT.match(body) and not _COMPOSE_OWN.match(body)
 
 
 def _rebuilt(line: str, body: str, new_body: str) -> str:
