@@ -60,6 +60,9 @@ MANY_LINES = [
     "[2024-01-01 00:00:00,000]::[Tool]::INFO --> Using torch device: NVIDIA GeForce RTX 4090",
     "INFO a b c d e f g h device gpu memory torch cuda driver python is not a = b: c d e f g h",
     " ".join(["a b c d: e"] * 150),  # a long line of keys and values under the longest line read
+    # an application's own log no other row reads (its level mark and clock, a recurring tag, comment-marked lines)
+    "\tm  20:51:15|ethminer  Speed 409.21 Mh/s    gpu/0 31.57  gpu/1 31.19", "GPU #7: Tesla M2090, 217.14 khash/s",
+    "# NVML : 0 : Fan 33%     Temp 63C        Mem Used 1488MB Free 509MB Total 1998MB",
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [

@@ -534,7 +534,7 @@ FORMATS: tuple[Format, ...] = (
            "(`INFO --> Using torch device: NVIDIA ...`, `Torch detected GPU: NVIDIA ...`) (tried last)",
            env_generic.starts, env_generic.parse, 8),
     Format("app-log", app_log.WHAT, BEYOND, "application logs", "",
-           "a paste no other row reads whose lines near the top are mostly log lines (a time or level prefix, "
+           "a paste no other row reads that starts with two log lines (a time or level prefix, "
            "`m  20:51:15|ethminer ...`, `17:07:34:WARNING:WU01:...`, or a program's recurring tag, `GPU #7: ...`, "
            "`# NVML : 0 : ...`) and that names GPU work (CUDA, NVML, NCCL, NVIDIA, `GPU 3`, `gpu/0`, `cuda-4`) "
            "(tried last)", app_log.starts, app_log.parse, add, 11),
