@@ -162,3 +162,12 @@ def test_the_detector_looks_at_a_bounded_window() -> None:
     """Tried on a paste's first lines only: a long paste nobody reads costs a fixed number of lines per try."""
     lines = ["x"] * 100
     assert not app_log.starts(lines, 80, None)
+
+
+def test_a_gpu_named_with_its_number_glued_is_a_subject_of_failure() -> None:
+    """EWBF's 'ERROR: Looks like GPU1 are stopped. Restart attempt.' (https://github.com/nanopool/ewbf-miner/issues/44,
+    set 35) names GPU 1: a failure line of the GPU stack no rule judges (GA828 lists it), not a line about nothing."""
+    from gpuadvisor.probes.kmsg_unjudged import reports_failure
+
+    assert reports_failure("ERROR: Looks like GPU1 are stopped. Restart attempt.")
+    assert not reports_failure("ERROR: Looks like the pool are stopped. Restart attempt.")
