@@ -74,6 +74,9 @@ MANY_LINES = [
     "index   name               power.draw [W]", "0       GeForce GTX 1080   131.17 W",
     "W1023 device_context.cc:404] device: 0, GPU Compute Capability: 6.1, Driver API Version: 10.1, Runtime API "
     "Version: 10.1", "W1023 parallel_executor.cc:601] Cannot enable P2P access from 0 to 4", "| GPU ID: 1 |",
+    # an application's own log no other row reads (its level mark and clock, a recurring tag, comment-marked lines)
+    "\tm  20:51:15|ethminer  Speed 409.21 Mh/s    gpu/0 31.57  gpu/1 31.19", "GPU #7: Tesla M2090, 217.14 khash/s",
+    "# NVML : 0 : Fan 33%     Temp 63C        Mem Used 1488MB Free 509MB Total 1998MB",
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [

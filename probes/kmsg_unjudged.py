@@ -51,7 +51,7 @@ _NOT_A_FAILURE = re.compile(
 )
 # what the failure is about: the GPU stack, its interconnects and its drivers
 _SUBJECT = re.compile(
-    r"\b(?:GPUs?|CUDA|cu(?:DNN|BLAS)|NVML|NCCL|NVRM|nvidia[\w-]*|NVLink|NVSwitch|S?Xid|mlx[45]_\w+|InfiniBand"
+    r"\b(?:GPUs?\d{0,3}|CUDA|cu(?:DNN|BLAS)|NVML|NCCL|NVRM|nvidia[\w-]*|NVLink|NVSwitch|S?Xid|mlx[45]_\w+|InfiniBand"
     r"|RDMA|HCAs?|RoCE|fabric ?manager|ECC|HBM|DCGM|(?:nv-)?host ?engine|GSP|vGPU|MIG|GPUDirect|peermem)\b"
     r"|(?-i:\bnccl[A-Z]\w*|\bCUDA_ERROR_[A-Z_]+|\bcuvid[A-Z]\w*)",  # NCCL's, the driver API's, NVDEC's names
     re.IGNORECASE,

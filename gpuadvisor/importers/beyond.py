@@ -18,7 +18,7 @@ from gpuadvisor.catalog.cuda_drivers import cuda_for_driver
 from gpuadvisor.facts import AcsPort, Fabric, GpuFabric, GpuProcess, KernelLog, Rig
 from gpuadvisor.facts.beyond import FABRIC_NOT_CONFIGURED
 from gpuadvisor.importers import imex
-from gpuadvisor.importers.fragments import LSPCI_BUS_ID, PCI_BUS_ID, PCI_BUS_ID_ANY_DOMAIN
+from gpuadvisor.importers.fragments import LSPCI_BUS_ID, PCI_BUS_ID, PCI_BUS_ID_ANY_DOMAIN, SYSLOG_TIME
 from gpuadvisor.importers.rdma_ports import (
     DEVINFO,
     DEVINFO_DEVICE,
@@ -50,7 +50,7 @@ LOG_LINE = re.compile(
     r"(?:\[\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?\]:?\s"  # Talos: the ISO time in brackets
     r"|\[\s*[+]?\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ [\d:]+ \d{4}\]|\d+,\d+,\d+,[^;]*;"
     r"|\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\]"  # dmesg -H: "[Jan21 10:00]" before relative "[  +0.000844]" lines
-    r"|[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
+    rf"|{SYSLOG_TIME}(?:\s+\S+)?\s+kernel:"  # syslog, any locale's month
     # (journalctl -o short-precise: microseconds after the seconds)
     r"|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*\s+\S+\s+kernel:"
     r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+(?:Z|[+-]\d\d:?\d\d)\s"  # dmesg --time-format iso
@@ -61,7 +61,7 @@ LOG_LINE = re.compile(
 # then the message itself on the next line (" kernel:[Hardware Error]: ...")
 _BROADCAST = re.compile(r"^\s*Message from syslogd@\S+ at ")
 _CARRIER = re.compile(
-    r"^\s*[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d\s+\S+\s+systemd-networkd\[\d+\]:\s+"
+    rf"^\s*{SYSLOG_TIME}\s+\S+\s+systemd-networkd\[\d+\]:\s+"
     r"ib\w*: (?:[Ll]ost|Gained) carrier"
 )
 _SMI_FABRIC = re.compile(r"^\s*State\s+:\s")

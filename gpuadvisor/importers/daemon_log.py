@@ -22,6 +22,7 @@ from gpuadvisor.facts import KernelEvent, Rig
 from gpuadvisor.facts.beyond import SERVICE_LOG
 from gpuadvisor.importers import error_codes, log_lines, memlock, xorg_log
 from gpuadvisor.importers.beyond import FM_WORDS, LOG_LINE, parse_kernel_log
+from gpuadvisor.importers.fragments import SYSLOG_TIME
 from gpuadvisor.importers.nccl_log import shm_full, sigbus_at
 from gpuadvisor.importers.section import Section
 from gpuadvisor.probes.kmsg_unjudged import reports_failure, unjudged
@@ -29,7 +30,7 @@ from gpuadvisor.probes.kmsg_unjudged import reports_failure, unjudged
 # rsyslog's traditional and high-precision times, journalctl's short, short-iso and short-precise forms: a time, the
 # host, then the service's tag ("systemd[1]:", "bumblebeed[29284]:", "CRON[42]:"; a tag without a pid, "sudo:")
 _SYSLOG = re.compile(
-    r"^\s*(?:[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+    rf"^\s*(?:{SYSLOG_TIME}"
     r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)"
     r"\s+[\w.-]{1,63}\s+[\w.@/()-]{1,64}(?:\[\d{1,10}\])?:\s"
 )

@@ -73,6 +73,11 @@ class _Scan:
     hits: list[int] = []  # the indexes scanned that name the GPU stack, in order
 
 
+def forget() -> None:
+    """Drop the scan of the paste being split (asked about lines out of order, it would answer from a stale one)."""
+    _Scan.lines, _Scan.upto, _Scan.hits = None, 0, []
+
+
 def _names_near(lines: list[str], i: int) -> bool:
     """A line among ``lines[i : i + _ABOUT]`` names the GPU stack."""
     if _Scan.lines is not lines or i < _Scan.upto - _ABOUT:

@@ -18,6 +18,7 @@ import textwrap
 
 from gpuadvisor.importers import (
     akash_gpu,
+    app_log,
     beyond,
     beyond_tools,
     blockdev,
@@ -524,6 +525,11 @@ FORMATS: tuple[Format, ...] = (
            "within 15 lines, one naming an NVIDIA GPU or CUDA, or alone a runtime's device line "
            "(`INFO --> Using torch device: NVIDIA ...`, `Torch detected GPU: NVIDIA ...`) (tried last)",
            env_generic.starts, env_generic.parse, 8),
+    Format("app-log", app_log.WHAT, BEYOND, "application logs", "",
+           "a paste no other row reads that starts with two log lines (a time or level prefix, "
+           "`m  20:51:15|ethminer ...`, `17:07:34:WARNING:WU01:...`, or a program's recurring tag, `GPU #7: ...`, "
+           "`# NVML : 0 : ...`) and that names GPU work (CUDA, NVML, NCCL, NVIDIA, `GPU 3`, `gpu/0`, `cuda-4`) "
+           "(tried last)", app_log.starts, app_log.parse, add, 11),
 )  # fmt: skip
 BY_KIND = {f.kind: f for f in FORMATS}
 KINDS = [f.kind for f in FORMATS]

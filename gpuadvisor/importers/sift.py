@@ -243,6 +243,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
         # inside a log, a sentence's or a log line's clause: a vocabulary word anywhere in it
         f"(?i:{env_generic.CLAUSE})",
     ),
+    "app-log": (r"(?i:cuda|nvml|nccl|nvidia|gpu)",),  # (a paste's first output only: never inside another)
     "xid-relay": (
         "[Xx][Ii][Dd]",
         _words("device marked unhealthy", "ERROR_GPU_IS_LOST", "GPU is lost", "Skipping "),

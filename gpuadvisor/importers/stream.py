@@ -16,6 +16,7 @@ from pathlib import Path
 
 from gpuadvisor.importers import beyond
 from gpuadvisor.importers.errors import ImportParseError
+from gpuadvisor.importers.fragments import SYSLOG_TIME
 from gpuadvisor.importers.part import Part
 from gpuadvisor.importers.registry import BY_KIND, FORMATS
 from gpuadvisor.importers.section import Section, clean_lines
@@ -30,9 +31,7 @@ WINDOW = 8  # lines around a line without a log prefix that the detectors see
 
 # A line of a kernel log or of the journal around it ("Nov 26 07:00:00 host systemd[1]: ..."): not the start of
 # another output, so not tried against the detectors.
-_JOURNAL = re.compile(
-    r"^\s*(?:[^\W\d_]{2,6}\.?\s+\d{1,2},?\s+\d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[T ][\d:.,]+\S*)\s+\S+\s+[^\s:]+:\s"
-)
+_JOURNAL = re.compile(rf"^\s*(?:{SYSLOG_TIME}|\d{{4}}-\d\d-\d\d[T ][\d:.,]+\S*)\s+\S+\s+[^\s:]+:\s")
 # The start of a line that is neither (the negative look-ahead runs at C speed over a whole block).
 _OTHER = re.compile(rf"^(?!{beyond.LOG_LINE.pattern[1:]}|{_JOURNAL.pattern[1:]}|\s*$)", re.M)
 

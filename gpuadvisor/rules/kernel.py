@@ -16,6 +16,7 @@ from gpuadvisor.catalog.xids import (
     recovery_kind,
 )
 from gpuadvisor.facts import Finding, KernelEvent, Rig
+from gpuadvisor.facts.model import DRIVER_MISMATCH
 from gpuadvisor.rules.engine import Context
 from gpuadvisor.rules.helpers import missing
 from gpuadvisor.rules.kernel_signs import LOST_SIGNS, consequences, lost_key
@@ -416,9 +417,10 @@ def gpu_lost_signs(rig: Rig, ctx: Context) -> Iterator[Finding]:
         return
     # the cause the driver named (its install, an invalid region, an unsupported GPU) and the failures it led to: one
     by_cause, followed = consequences(groups)
+    mismatch = DRIVER_MISMATCH in (rig.software.unavailable.get("driver_version") or "")
     for key, evs in sorted(groups.items()):
-        if key in followed:
-            continue
+        if key in followed or (mismatch and key not in by_cause and all("API mismatch" in e.text for e in evs)):
+            continue  # (an NVRM API mismatch alone: GA507 says it, from the same line)
         kind = evs[0].kind
         what, fix, action, severity = LOST_SIGNS[kind]
         first = evs[0]
