@@ -177,7 +177,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
     "cuda-ecc": ("ECC", "NVL[Ii][Nn][Kk]"),
-    "cuda-error": (r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]",),  # the library named, or a code's name (error_codes.lookup)
+    # the library named, a code's name, or a tool's message for one (importers/error_codes._MAY_PRINT)
+    "cuda-error": (r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]|couldn't communicate|modprobe: FATAL",),
     "gpu-mr-failed": ("ibv_reg_",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
