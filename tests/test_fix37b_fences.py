@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from gpuadvisor.importers.sections import split_sections
-from tests.test_import_properties import BASE, PASTES, Reading, base, read
+from tests.test_import_properties import BASE, PASTES, SAMPLED, Reading, base, read
 
 # https://github.com/NVIDIA/apex/issues/282 (set 37's paste): GPUs 2 and 3, each run fenced
 NVLINK_TWO_RUNS = """```
@@ -81,3 +81,30 @@ def test_two_runs_each_fenced_read_as_the_paste(pid: str, text: str, k: int) -> 
     got = read(fenced(lines[:k]) + fenced(lines[k:]))
     assert isinstance(got, Reading), f"refused: {got}"
     assert (got.gpus, got.raised, got.matrix) == (whole.gpus, whole.raised, whole.matrix)
+
+
+# A paste whose last line is cut mid-name and whose fence never closes: the newline after it is the writer's, the line
+# looks whole. Known: nvidia-smi --query-gpu's last CSV row cut so keeps the stub where -L above names the GPU whole.
+CUT_IN_OPEN_FENCE_KNOWN = {
+    "smi/smi-L-and-query-name_jchodera.txt": "'NVIDIA GeForc' from a CSV row cut in an open fence"
+}
+
+
+def test_a_last_line_cut_inside_an_open_fence_gives_no_stub() -> None:
+    """Each paste cut in the middle of its last line, inside a fence that never closes (the line ends in a newline):
+    no GPU fact the cut line holds differs from the whole paste's (a stub stored as a value)."""
+    stubs = []
+    for pid, text in PASTES:
+        lines = text.splitlines(keepends=True)
+        last = lines[-1].rstrip("\n")
+        if len(last) < 2 or pid in CUT_IN_OPEN_FENCE_KNOWN:
+            continue
+        got = read("```\n" + "".join(lines[:-1]) + last[: len(last) // 2] + "\n")
+        if isinstance(got, str):
+            continue
+        whole = base(pid, text)
+        for idx, facts in got.facts.items():
+            full = whole.facts.get(idx, {})
+            if any(k in full and full[k] != v and k not in SAMPLED for k, v in facts.items()):
+                stubs.append((pid, idx))
+    assert stubs == []
