@@ -77,6 +77,10 @@ MANY_LINES = [
     # an application's own log no other row reads (its level mark and clock, a recurring tag, comment-marked lines)
     "\tm  20:51:15|ethminer  Speed 409.21 Mh/s    gpu/0 31.57  gpu/1 31.19", "GPU #7: Tesla M2090, 217.14 khash/s",
     "# NVML : 0 : Fan 33%     Temp 63C        Mem Used 1488MB Free 509MB Total 1998MB",
+    # runs of one output each in its own fence (nvlink -s -i N), a review diff's added rows, a device in brackets
+    "```\nGPU 2: GeForce RTX 2080 Ti (UUID: GPU-6c41afdf-d8aa-ed9b-24a2-fa90c471fda0)\n\t Link 0: 25.781 GB/s\n```",
+    "+     4194304       1048576     float     sum      -1   1701.3    2.47    4.62    N/A",
+    "CUDA:0 (NVIDIA GeForce GTX 1650 SUPER, 4096MiB)", "  WRITE: io=984576KB, aggrb=16406KB/s, maxt=60011msec",
 ]  # fmt: skip
 # lines that each name another GPU ({0}: its number): matching them to the GPUs read before must not cost their square
 MANY_GPUS = [

@@ -156,6 +156,8 @@ NOISE = {
     "> quote": lambda t: _quoted(t, "> "),
     "% quote": lambda t: _quoted(t, "% "),
     "twice": lambda t: t + ("" if t.endswith("\n") else "\n") + "\n" + t,
+    # two outputs each in its own fence (the common forum form): the fences between them are noise
+    "twice, each fenced": lambda t: 2 * ("```\n" + t + ("" if t.endswith("\n") else "\n") + "```\n\n"),
 }
 
 
@@ -173,7 +175,7 @@ def test_noise_changes_nothing(pid: str, text: str, noise: str) -> None:
     whole = base(pid, text)
     got = read(NOISE[noise](text))
     assert not isinstance(got, str), f"refused: {got}"
-    if pid in CUT_LOOKS_WHOLE and noise in ("markdown fence", "twice"):
+    if pid in CUT_LOOKS_WHOLE and noise in ("markdown fence", "twice", "twice, each fenced"):
         assert got.gpus == whole.gpus + 1  # the cut line, made whole by the noise, names one more GPU
         return
     assert (got.gpus, got.raised, got.matrix) == (whole.gpus, whole.raised, whole.matrix)

@@ -59,6 +59,7 @@ _BOLD = re.compile(r"^\*\*([^*:]{1,60}?):?\*\*:?\s*(.*?)\s*$")
 _COLON = re.compile(r"^([A-Za-z][^:]{0,60}?)\s*:\s*(.*?)\s*$")
 _COLUMNS = re.compile(r"^([A-Za-z][\w ./(),+-]{0,60}?)(?:\s{2,}|\t+)(\S.*?)\s*$")
 _BULLET = re.compile(r"^(?:[-*\u2022]\s+)+")
+_MARK = re.compile(r"^[\u2600-\u27bf\u2b50\u2b55\U0001f300-\U0001faff\ufe0f]+\s*")
 
 _VERSION_SHAPE = r"^v?(\d+(?:\.\d+){1,3})(?![\w.])"
 # each concept: its keys, and its value's shape from the value's start (a GPU's name: gpu_name)
@@ -110,11 +111,22 @@ def _key(s: str) -> tuple[str, str] | None:
     if q is None and m is None:
         return None
     key, value = (q.group(2), q.group(4)) if q is not None else (m.group(1), m.group(2)) if m else ("", "")
+    value = _MARK.sub("", value)  # a check's mark before the value (Ultralytics' "torch   ✅ 2.1.1+cu121>=1.8.0")
     return " ".join(re.sub(r"[^a-z0-9]+", " ", key.lower()).split()), value
 
 
 def _concept(key: str) -> str | None:
-    return "gpu" if _GPU_N.match(key) else _CONCEPT.get(key)
+    return "gpu" if _GPU_N.match(key) else "cuda" if _torch_cuda(key) else _CONCEPT.get(key)
+
+
+_BUILD_WORDS = {"torch", "pytorch", "cuda", "version", "build", "built", "used", "to", "with", "compiled"}
+
+
+def _torch_cuda(key: str) -> bool:
+    """Whether a key names the CUDA torch was built with: the vocabulary's, or one of torch's and CUDA's words (and
+    a version's or a build's) only: nnDetection's ``PyTorch CUDA``, ``CUDA version PyTorch was built with``."""
+    words = set(key.split())
+    return key in _TORCH_CUDA or ("cuda" in words and bool(words & {"torch", "pytorch"}) and words <= _BUILD_WORDS)
 
 
 def gpu_name(value: str) -> str | None:
@@ -166,7 +178,14 @@ _WORDS = re.compile(WORDS, re.IGNORECASE)
 _CLAUSE = re.compile(CLAUSE, re.IGNORECASE)
 _SENTENCE = re.compile(r"\.(?=\s|$)|;\s|,\s")  # where a clause's value ends
 # values known by their shape after a word with no separator: torch's ``X.Y.Z+cuNNN`` and ``VRAM N`` (a bare N in MiB)
-_TORCH_WORD = re.compile(r"(?<![\w.])(?:[Pp]y)?[Tt]orch[ \t]+v?(\d+\.\d+(?:\.\d+)?\+cu\d{2,3})(?![\w.])")
+_TORCH_WORD = re.compile(r"(?<![\w.])(?:[Pp]y)?[Tt]orch[ \t-]+v?(\d+\.\d+(?:\.\d+)?\+cu\d{2,3})(?![\w.])")
+# a runtime's device with its name and memory in brackets: Ultralytics' "CUDA:0 (NVIDIA GeForce GTX 1650 SUPER,
+# 4096MiB)" (ultralytics/utils/torch_utils.py select_device prints each device as
+# f"CUDA:{d} ({p.name}, {p.total_memory / (1 << 20):.0f}MiB)")
+_DEVICE_WORD = re.compile(
+    r"(?<![\w.])(?:CUDA|cuda|GPU|gpu):?[ \t]?(\d{1,2})[ \t]+\(([^,()]{2,80}),[ \t]*(\d{1,7}(?:\.\d+)?)[ \t]?"
+    r"(MiB|GiB|MB|GB)\)"
+)
 _VRAM_WORD = re.compile(r"(?<![\w.])VRAM[ \t]+(\d{1,7}(?:\.\d+)?)[ \t]?(MiB|GiB|MB|GB)?(?![\w.])")
 _RUNTIME = {"torch", "pytorch", "cuda"}  # a key naming one of them and ending in a device: the runtime's own device
 _DEVICE_KEYS = ("gpu", "device", "device name", "gpu name")
@@ -220,6 +239,10 @@ def _clauses(line: str) -> list[tuple[int, Fact]]:
             found.append((-1, Fact("gpu", "gpu", name)))
     rest = len(line.rstrip())
     found += [(m.start(), Fact("torch", "torch", m.group(1), whole=m.end() < rest)) for m in _TORCH_WORD.finditer(line)]
+    for m in _DEVICE_WORD.finditer(line):
+        if gpu_name(m.group(2)) is not None:
+            found.append((m.start(), Fact("gpu", f"gpu {m.group(1)}", m.group(2).strip(), whole=m.end() < rest)))
+            found.append((m.start(2), Fact("memory", "vram", f"{m.group(3)} {m.group(4)}", whole=m.end() < rest)))
     for m in _VRAM_WORD.finditer(line):  # a bare number: MiB (see _BARE_VRAM)
         key = "vram" if m.group(2) else _BARE_VRAM
         found.append((m.start(), Fact("memory", key, f"{m.group(1)} {m.group(2) or 'MiB'}", whole=m.end() < rest)))
@@ -370,7 +393,7 @@ def _read(rig: Rig, concept: str, key: str, value: str, where: str) -> bool:
         rig.origins["software.driver_version"] = where
     elif concept == "torch" and (m := _SHAPE["torch"].match(value)) and sw.torch_version is None:
         set_torch(rig, m.group(1), where, WHAT)
-    elif concept == "cuda" and key in _TORCH_CUDA and (m := _SHAPE["version"].match(value)):
+    elif concept == "cuda" and _torch_cuda(key) and (m := _SHAPE["version"].match(value)):
         sw.torch_cuda_version = m.group(1)
         rig.origins["software.torch_cuda_version"] = where
     elif concept == "python" and (m := _SHAPE["version"].match(value)) and sw.python_version is None:

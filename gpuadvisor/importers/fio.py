@@ -178,6 +178,14 @@ def from_text(text: str, origin: str) -> StorageBench:
         else:  # random writes: shown, with no field of their own
             unrecorded.append(f"{j_name}: random {side}s {iops:,.0f} IOPS, {bw / 1e9:.3g} GB/s ({bs or '?'} B blocks)")
     if bench.seq_read_gbps is None and bench.seq_write_gbps is None and bench.rand_read_iops is None:
+        if not unrecorded and (groups := _group_totals(text)):
+            bench.notes.append(
+                "only the run status groups' totals: " + "; ".join(groups) + " (the jobs' lines, which say "
+                "sequential or random and the block size, are not shown: no sequential rate or random IOPS read)"
+            )
+            for field in ("seq_read_gbps", "seq_write_gbps", "rand_read_iops"):
+                bench.unavailable[field] = "fio's job lines not in the paste (only its run status groups' totals)"
+            return bench
         if not unrecorded:
             raise FioError(f"{origin}: no fio job results found (expected lines like '  read: IOPS=..., BW=...')")
         bench.notes.append(
@@ -185,6 +193,26 @@ def from_text(text: str, origin: str) -> StorageBench:
             "rates and random-read IOPS)"
         )
     return bench
+
+
+# a run status group's total (fio's HOWTO, "Interpreting the output": io is the I/O the group's jobs did, aggrb
+# (fio 2.x; bw in fio 3) their aggregate bandwidth, minb/maxb the slowest and fastest job's, mint/maxt the shortest and
+# longest run): fio 2.x's "  WRITE: io=984576KB, aggrb=16406KB/s, ..., mint=60011msec, maxt=60011msec" (KB = 1024 B)
+_GROUP_HEAD = re.compile(r"^\s*Run status group (\d+) \(all jobs\):\s*$")
+_GROUP_OLD = re.compile(r"^\s*(READ|WRITE|TRIM)\s*:\s*io=[^,]*,\s*aggrb=\s*([0-9.]+)([KMGT]?)B/s,.*\bmaxt=\s*(\d+)msec")
+
+
+def _group_totals(text: str) -> list[str]:
+    """Each run status group's total in fio 2.x's form (``group 3: write 16.8 MB/s over 60.0 s``)."""
+    out: list[str] = []
+    group = "?"
+    for line in text.splitlines():
+        if (h := _GROUP_HEAD.match(line)) is not None:
+            group = h.group(1)
+        elif (g := _GROUP_OLD.match(line)) is not None and (bw := quantity(g.group(2))) is not None:
+            rate = bw * _OLD_UNIT[g.group(3)]
+            out.append(f"group {group}: {g.group(1).lower()} {rate / 1e6:.3g} MB/s over {int(g.group(4)) / 1e3:.1f} s")
+    return out
 
 
 def parse(text: str, origin: str) -> StorageBench:
@@ -213,7 +241,8 @@ def json_ends(line: str) -> bool:
 
 starts_json = json_starts('"fio version"')
 _TEXT_START = re.compile(
-    r"^\s*(?:\S(?:[^:]{0,80}\S)?: \(g=\d+\): rw=|\S(?:[^:]{0,80}\S)?: \(groupid=\d+, jobs=\d+\)|fio-\d+\.\d+)"
+    r"^\s*(?:\S(?:[^:]{0,80}\S)?: \(g=\d+\): rw=|\S(?:[^:]{0,80}\S)?: \(groupid=\d+, jobs=\d+\)|fio-\d+\.\d+"
+    r"|Run status group \d+ \(all jobs\):\s*$)"
 )
 
 

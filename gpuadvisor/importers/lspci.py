@@ -102,6 +102,9 @@ def _width(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_VENDOR = "NVIDIA Corporation"  # pci.ids' name of vendor 10de
+
+
 def _gpu_name(desc: str) -> str | None:
     """``NVIDIA Corporation AD102GL [RTX 6000 Ada Generation] (rev a1)`` -> ``NVIDIA RTX 6000 Ada Generation``."""
     desc = re.sub(r"\s*\((rev|prog-if) [^)]*\)", "", desc)
@@ -111,10 +114,10 @@ def _gpu_name(desc: str) -> str | None:
     m = re.search(r"\[([^\]]+)\]\s*$", desc)
     if m:
         return "NVIDIA " + m.group(1).strip()
-    d = desc.replace("NVIDIA Corporation", "").strip()
+    d = desc.replace(_VENDOR, "").strip()
     if not d or re.fullmatch(r"Device [0-9a-fA-F]{4}", d):
         return None  # lspci's pci.ids does not know this device: no model name to give
-    return "NVIDIA " + d
+    return d if d.startswith("NVIDIA") else "NVIDIA " + d
 
 
 def _shown_name(d: Device) -> str | None:
@@ -140,7 +143,9 @@ def read_devices(text: str, source: str = "<text>", first_line: int = 1) -> list
         m = _DEV.match(line) or _redacted(line)
         if m:
             cur = _device(m, source, lineno)
-            if cut and k == last_shown and line == bolded:  # "01:00.0 3D controller: NVIDIA Corpora": a stub
+            # "01:00.0 3D controller: NVIDIA Corpora": a stub, the file ending in it or the vendor's name (pci.ids
+            # gives it whole) cut short in it (a paste ending inside an open fence, its newline the writer's)
+            if cut and k == last_shown and line == bolded or _VENDOR.startswith(cur.desc.strip()) and cur.desc.strip():
                 cur.desc_cut, cur.hop.name = True, None
             devices.append(cur)
             continue

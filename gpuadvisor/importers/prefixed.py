@@ -166,18 +166,48 @@ _COMMENT = re.compile(r"^([ \t]*)#(?: |(?=[\t\r\n]|$))")
 
 def uncommented(text: str) -> str | None:
     """``text`` without the comment mark (``# ``) that every line of it carries (an output kept in a job script's
-    header comment, the column layout after the mark kept), or None when a line does not carry one. A fence, a
+    header comment, the column layout after the mark kept), or a unified diff's line marks (see :func:`_undiffed`),
+    or None when a line does not carry one. A fence, a
     quote's marks before the mark and a prompt line with its command above need not carry it. For a text nothing
     else recognises: a ``#`` line is also an nccl-tests header or a root prompt."""
     lines = text.splitlines(keepends=True)
     bodies = [(x[m.end() :] if (m := _QUOTE.match(x)) else x) for x in lines]
     shown = [b for b in bodies if b.strip() and not _FENCE.match(b) and not _COMMAND.match(b)]
+    if len(shown) >= 3 and (diff := _undiffed(lines, bodies, shown)) is not None:
+        return diff
     if len(shown) < 3 or not all(_COMMENT.match(b) for b in shown):
         return None
     return "".join(
         _rebuilt(x, b, _COMMENT.sub(r"\1", b, count=1)) if _COMMENT.match(b) else x
         for x, b in zip(lines, bodies, strict=True)
     )
+
+
+# a unified diff's line marks (GNU diffutils' manual, "Detailed Description of Unified Format": '+' a line added,
+# '-' one removed, ' ' one unchanged) and its headers ("--- a/README.md", "+++ b/README.md", "@@ -1,3 +1,14 @@")
+_DIFF_HEAD = re.compile(r"^(?:@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@|\+\+\+ |--- |diff --git |index [0-9a-f]+\.\.)")
+_DIFF_LINE = re.compile(r"^[+ -]")
+_BORDER = re.compile(r"^[+-][-+=|]")  # a table's border ("+-----+"), an lspci tree's "-[0000:00]-+-": no diff line
+
+
+def _undiffed(lines: list[str], bodies: list[str], shown: list[str]) -> str | None:
+    """The new side of a diff every shown line of which carries a diff's mark (an output quoted in a code review:
+    '+' lines kept, '-' lines blank, line numbers kept), or None: not a diff, or one adding fewer than three lines."""
+    added = [b for b in shown if b.startswith("+") and not _DIFF_HEAD.match(b)]
+    if len(added) < 3 or any(_BORDER.match(b) and not _DIFF_HEAD.match(b) for b in shown):
+        return None
+    if not all(_DIFF_LINE.match(b) or _DIFF_HEAD.match(b) for b in shown):
+        return None
+    out = []
+    for line, body in zip(lines, bodies, strict=True):
+        end = line[len(line.rstrip("\r\n")) :]
+        if not body.strip() or _FENCE.match(body) or _COMMAND.match(body):
+            out.append(line)
+        elif _DIFF_HEAD.match(body) or body.startswith("-"):
+            out.append(end)  # a header, a removed line: not in the new text
+        else:
+            out.append(_rebuilt(line, body, body[1:]))
+    return "".join(out)
 
 
 def _indent(shown: list[str]) -> str:

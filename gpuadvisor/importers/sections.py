@@ -36,15 +36,25 @@ def split_sections(text: str) -> list[Section]:
     current: Section | None = None
     sifted = sift(text)
     fenced = False  # inside a markdown fence: fences open and close in turn
+    closed: Section | None = None  # the output the last fence closed, while only glue lines follow it
     for i, line in enumerate(lines):
         bare_fence = _FENCE.match(line) is not None
         fenced = True if _OPENING_FENCE.match(line) else fenced ^ bare_fence
         if current is not None and current.kind != "_after" and bare_fence:
             # a markdown fence closes the output it wraps, the one that ends the text too: the paste ends there, and
             # the line above it is whole (the writer closed the fence under it), not a line a file's end cut short
-            current = Section(kind="_after", start=i + 2)
+            closed, current = current, Section(kind="_after", start=i + 2)
             continue
         kind = _start_kind(lines, i, current, sifted)
+        if closed is not None and _goes_on(lines, i, kind, closed, sifted):
+            # the fences around two blocks of one output (nvlink -s -i 2, then -i 3) are noise: read on as unfenced
+            closed.lines.extend(
+                "" if _FENCE.match(x) or x.lstrip().startswith("```") else x
+                for x in lines[len(closed.lines) + closed.start - 1 : i]
+            )
+            current, kind, closed = closed, None, None
+        elif kind is not None or (line.strip() and not _GLUE.match(line)):
+            closed = None
         if kind is not None:
             current = Section(kind=kind, start=i + 1, context=lines[max(0, i - 8) : i])
             sections.append(current)
@@ -62,6 +72,12 @@ def split_sections(text: str) -> list[Section]:
         if settle is not None:
             s.kind = settle(s)
     return sections
+
+
+def _goes_on(lines: list[str], i: int, kind: str | None, closed: Section, sifted: Sift) -> bool:
+    """Whether line ``i``, the first after a fence closed ``closed`` with only glue between, starts an output of
+    ``closed``'s kind that the same lines unfenced read as ``closed``'s own next rows."""
+    return kind == closed.kind and _start_kind(lines, i, closed, sifted) is None
 
 
 # A shell prompt and its command ("$ nvidia-smi topo -m", "root@gpu01:~# lspci -vv", "(venv) PS C:\\> nvidia-smi",
