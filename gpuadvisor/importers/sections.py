@@ -105,7 +105,15 @@ _FOREIGN = (
     ),
     (re.compile(r"^\s*(?:AMD SMI|amd-smi)\b|^\s*\|\s*AMD-SMI ", re.M), "amd-smi"),
     (re.compile(r"^\s*ROCk module (?:version .* )?is loaded|HSA System Attributes", re.M), "rocminfo"),
+    # Habana's (Intel Gaudi's) hl-smi prints nvidia-smi's table with its own banner ("| HL-SMI Version: hl-1.13.0 |")
+    # and AIP for GPU; Intel's xpu-smi its own boxes ("| Device ID | Device Information |") and banner
+    (re.compile(r"^\s*\|\s*HL-SMI Version:|^\s*\|\s*AIP\s+Name\s", re.M), "hl-smi"),
+    (re.compile(r"^\s*(?:xpu-smi\b|XPU-SMI\b)|Intel\(R\) (?:Data Center|Arc)\b[^\n]{0,60}\bGPU", re.M), "xpu-smi"),
 )
+# the vendor whose tool each is (the refusal names it)
+_VENDOR = {"hl-smi": "Intel Gaudi (Habana)", "xpu-smi": "Intel"}
+# tools whose table looks like nvidia-smi's: refused by their banner even where a reader took rows of it
+LOOKALIKE = ("hl-smi",)
 
 
 # an lspci line of another vendor's GPU: "2f:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] ..."
@@ -146,8 +154,8 @@ def not_nvidia(text: str) -> str | None:
     for pattern, tool in _FOREIGN:
         if pattern.search(text[: 2**20]):
             return (
-                f"{tool} output (an AMD GPU tool): gpuadvisor reads NVIDIA GPUs' outputs only (nvidia-smi, lspci, "
-                "nccl-tests)"
+                f"{tool} output (an {_VENDOR.get(tool, 'AMD')} GPU tool): gpuadvisor reads NVIDIA GPUs' outputs only "
+                "(nvidia-smi, lspci, nccl-tests)"
             )
     return other_vendor_log(text[: 2**20])  # amdgpu's kernel log, AMD's GPU's
 
