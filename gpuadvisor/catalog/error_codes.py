@@ -174,8 +174,8 @@ CODES: tuple[ErrorCode, ...] = (
           "the container's CUDA)", DRIVER_STACK, "GA507", "warn", _COMPAT),
     _cuda(999, ("cudaErrorUnknown", "CUDA_ERROR_UNKNOWN"), ("unknown error",),
           "an unknown internal error: says nothing of the GPU by itself, unless the device's setup for a process "
-          "returned it (cuInit, cuCtxCreate: the CUDA Driver API lists it for both): then the device takes no CUDA "
-          "context", DRIVER_STACK, "GA507", "info", _UNKNOWN, again="fail", setup="warn"),
+          "returned it (cuCtxCreate: the CUDA Driver API's Context Management lists it among its returns): then the "
+          "device takes no CUDA context", DRIVER_STACK, "GA507", "info", _UNKNOWN, again="fail", setup="warn"),
     # the application's own errors: never a hardware fault (as the Xid catalog's 13, 31, 43)
     _cuda(2, ("cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"), ("out of memory",),
           _APP + " (out of memory)", APP_FAULT, "GA828", "info", _OOM),

@@ -8,8 +8,10 @@ engineer reads each as a log: what it says of the GPUs, and whether a line repor
 
 A paste is read as such a log when no other row reads it (this row is tried last), when it starts with a log line
 and another follows among the next (a time or level prefix of a common form, or a program's tag that recurs:
-``GPU #7:``, ``NVML :``, ``[IbMr]``; a count, not a share, so that a longer paste of the same log never reads less)
-and when it names GPU work (CUDA, NVML, NCCL, NVIDIA, ``GPU 3``, ``gpu/0``, ``cuda-4``). Its known signs are judged
+``GPU #7:``, ``NVML :``, ``[IbMr]``; or a program's boxed message, a rule of dashes above and below its text, as
+Open MPI prints its help messages; a count, not a share, so that a longer paste of the same log never reads less)
+and when it names GPU work (CUDA, NVML, NCCL, NVIDIA, ``GPU 3``, ``gpu/0``, ``cuda-4``, or the RDMA fabric's verbs
+objects and libraries a GPU job talks over). Its known signs are judged
 as in any log (:func:`gpuadvisor.importers.daemon_log.parse`: the kernel's and the driver's signs; the error-code
 table's and the Xid relays' lines are their own rows, found inside it), and each line that reports a failure of
 the GPU stack in words no rule judges is listed (GA828, at info): this row never makes a finding of its own.
