@@ -27,7 +27,8 @@ from gpuadvisor.importers.section import Section, clean_lines
 WHAT = "gpu_burn"
 TOOL = "gpu_burn"
 _PROGRESS = re.compile(
-    r"^\s*\"?\s*(?P<pct>\d{1,3}\.\d)%\s+proc'd:\s*(?P<procd>.*?)\s+errors:\s*(?P<errors>.*?)\s+temps:\s*(?P<temps>.*?)\s*$"
+    r"^[ \t]*(?:\"[ \t]*)?(?P<pct>\d{1,3}\.\d)%\s+proc'd:\s*(?P<procd>.*?)\s+errors:\s*(?P<errors>.*?)"
+    r"\s+temps:\s*(?P<temps>.*?)\s*$"
 )
 _TESTED = re.compile(r"^\s*Tested (\d{1,4}) GPUs:\s*$")
 _VERDICT = re.compile(r"^\s*GPU (\d{1,4}): (OK|FAULTY)\s*$")
@@ -36,7 +37,7 @@ _COUNT = re.compile(r"(-?\d+)\s*(?:\((DIED|WARNING)!\))?")
 _ABORT = "No clients are alive!"
 # gpu_burn's own lines around its progress (gpu_burn-drv.cpp's messages): a paste may start with one
 _OWN = re.compile(
-    r"^\s*\"?\s*(?:Killing processes|No clients are alive!|Initialized device \d+ with \d+ MB of memory"
+    r"^[ \t]*(?:\"[ \t]*)?(?:Killing processes|No clients are alive!|Initialized device \d+ with \d+ MB of memory"
     r"|Couldn't init a GPU test|Results are \d+ bytes each|Summary at:|Freed memory for dev \d+|Uninitted cublas"
     r"|Burning for \d+ seconds|Run length not specified)"
 )
