@@ -47,7 +47,7 @@ def test_not_recognised_names_the_gpu_outputs_and_the_other_groups() -> None:
         "Akash provider-services (tools psutil list gpu), detect-gpu (NVML JSON), "
         "numba cuda.detect(), "
         "ML framework logs (llama.cpp, ollama, TensorFlow, PyTorch, PaddlePaddle, or ComfyUI), nvitop, gpustat, "
-        "Folding@home (FAHClient --lspci), "
+        "Folding@home (FAHClient --lspci), stress tests (gpu_burn), "
         "/proc/driver/nvidia/version, CUDA toolkit, driver packages, or other environment reports output, "
         "nor as a kernel or service log, RDMA, "
         "fabric manager or storage output (import --help)"

@@ -48,6 +48,9 @@ class ErrorCode:
     source: str
     action: str = ""  # what the on-call engineer does (the entries judged by GA507 and GA828; the others' rules say)
     again: str = ""  # the verdict when the program prints it again (after its own retry): the condition persists
+    # the verdict where a line shows the code returned by the device's setup for the process (its initialisation,
+    # a context's creation); with it, ``again`` holds only there (elsewhere the code says nothing of the node)
+    setup: str = ""
 
 
 def _nvml(code: int, name: str, text: str, meaning: str, kind: str | None, rule: str, verdict: str,
@@ -58,8 +61,8 @@ def _nvml(code: int, name: str, text: str, meaning: str, kind: str | None, rule:
 
 
 def _cuda(code: int, names: tuple[str, ...], texts: tuple[str, ...], meaning: str, kind: str | None, rule: str,
-          verdict: str, action: str = "", again: str = "") -> ErrorCode:  # fmt: skip
-    return ErrorCode("CUDA", code, names, texts, meaning, kind, rule, verdict, CUDA_H, action, again)
+          verdict: str, action: str = "", again: str = "", setup: str = "") -> ErrorCode:  # fmt: skip
+    return ErrorCode("CUDA", code, names, texts, meaning, kind, rule, verdict, CUDA_H, action, again, setup)
 
 
 _APP = "the application's own error, not a fault of the node"
@@ -130,8 +133,10 @@ CODES: tuple[ErrorCode, ...] = (
               ("RM has detected an NVML/RM version mismatch", "Driver/library version mismatch"),
               "the NVML library and the loaded kernel driver (RM) are of different versions (a driver upgraded "
               "without a reboot)", DRIVER_STACK, "GA507", "fail", NVML_H, _MISMATCH),
-    _nvml(999, "UNKNOWN", "Unknown Error", "an internal error NVML does not name: says nothing of the GPU by itself",
-          DRIVER_STACK, "GA507", "info", _UNKNOWN),
+    ErrorCode("NVML", 999, ("NVML_ERROR_UNKNOWN", "ERROR_UNKNOWN"), ("Unknown Error",),
+              "an internal error NVML does not name: says nothing of the GPU by itself; returned by NVML's "
+              "initialisation (nvmlInit: 'Failed to initialize NVML'), no NVML tool reaches the GPUs", DRIVER_STACK,
+              "GA507", "info", NVML_H, _UNKNOWN, again="fail", setup="warn"),
     # CUDA's errors with a meaning for the node (cudaError_t's values; cudaGetErrorString's texts)
     _cuda(214, ("cudaErrorECCUncorrectable", "CUDA_ERROR_ECC_UNCORRECTABLE"), ("uncorrectable ECC error encountered",),
           "an uncorrectable ECC error was detected during execution: the GPU's memory failed under the job",
@@ -151,7 +156,7 @@ CODES: tuple[ErrorCode, ...] = (
     _cuda(100, ("cudaErrorNoDevice", "CUDA_ERROR_NO_DEVICE"), ("no CUDA-capable device is detected",),
           "no CUDA-capable device is visible to the program (none present, the driver not loaded, or hidden by "
           "CUDA_VISIBLE_DEVICES)", DRIVER_STACK, "GA507", "warn", _NO_DEVICE),
-    _cuda(46, ("cudaErrorDevicesUnavailable",),
+    _cuda(46, ("cudaErrorDevicesUnavailable", "CUDA_ERROR_DEVICE_UNAVAILABLE"),
           ("CUDA-capable device(s) is/are busy or unavailable", "all CUDA-capable devices are busy or unavailable"),
           "the devices are busy or unavailable (exclusive-process mode held by another process, or a GPU that needs "
           "a reset)", DRIVER_STACK, "GA507", "warn", _UNAVAILABLE, again="fail"),
@@ -168,7 +173,9 @@ CODES: tuple[ErrorCode, ...] = (
           "the CUDA forward-compatibility package was used on a GPU that does not support it (a driver older than "
           "the container's CUDA)", DRIVER_STACK, "GA507", "warn", _COMPAT),
     _cuda(999, ("cudaErrorUnknown", "CUDA_ERROR_UNKNOWN"), ("unknown error",),
-          "an unknown internal error: says nothing of the GPU by itself", DRIVER_STACK, "GA507", "info", _UNKNOWN),
+          "an unknown internal error: says nothing of the GPU by itself, unless the device's setup for a process "
+          "returned it (cuCtxCreate: the CUDA Driver API's Context Management lists it among its returns): then the "
+          "device takes no CUDA context", DRIVER_STACK, "GA507", "info", _UNKNOWN, again="fail", setup="warn"),
     # the application's own errors: never a hardware fault (as the Xid catalog's 13, 31, 43)
     _cuda(2, ("cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY"), ("out of memory",),
           _APP + " (out of memory)", APP_FAULT, "GA828", "info", _OOM),
@@ -186,7 +193,16 @@ _NAMES_CUDA = re.compile(r"(?i:cuda)|\bcu[A-Z][a-z]\w*")
 _NAMES = {"NVML": _NAMES_NVML, "CUDA": _NAMES_CUDA}
 # a code by number after an error word, on a line that names the library: "cuInit err: 802", "CUDA ERROR 802",
 # "cuda runtime error (802)", "returned 802", "code=700(cudaErrorIllegalAddress)"
-_NUMBER = re.compile(r"\b(?:err|error|failure|failed|returned|code)\b[\s:=(]*(?P<n>\d{1,4})\b", re.IGNORECASE)
+# ; or the code ending a "failed to ..." message ("cuda driver library failed to get device context 46": ollama's
+# C shim, printf("... %d\n")), after the words of what failed, not a device's or rank's number; the message may end
+# the line or run into the next record written with no newline between ("...context 46time=2024-...": a key=value
+# logger's record glued on)
+_END = r"(?=[ \t.]*$|[a-z_]{1,20}=)"
+_NUMBER = re.compile(
+    rf"\b(?:err|error|failure|failed|returned|code)\b[\s:=(]*(?P<n>\d{{1,4}})(?:\b|{_END})"
+    rf"|\bfailed to (?:[a-z]{{2,20}} ){{1,6}}?(?<!\bdevice )(?<!\bgpu )(?<!\brank )(?<!\bid )(?P<m>\d{{1,4}}){_END}",
+    re.IGNORECASE,
+)
 
 
 def alternation(kind: str, library: str = "CUDA") -> str:
@@ -204,16 +220,19 @@ def numbers(line: str, library: str) -> list[int]:
     """The codes the line prints by number after an error word, when it names ``library`` (else none)."""
     if not any(c.isdigit() for c in line) or not names_library(line, library):
         return []
-    return [int(m.group("n")) for m in _NUMBER.finditer(line)]
+    return [int(m.group("n") or m.group("m")) for m in _NUMBER.finditer(line)]
 
 
 # what the driver's own tools print for a code without naming it: nvidia-smi's message when NVML cannot reach the
 # kernel driver (NVML_ERROR_DRIVER_NOT_LOADED), modprobe's when the running kernel has no nvidia module to load
 # (kmod's "modprobe: FATAL: Module %s not found in directory %s"; older kmod: "Module %s not found."): either way
-# the NVIDIA kernel driver is not loaded and cannot be
+# the NVIDIA kernel driver is not loaded and cannot be; module-init-tools' modprobe wrote it with no prefix ("FATAL:
+# Module nvidia not found."), X's NVIDIA driver says so in its own words ("(EE) NVIDIA: Failed to load the NVIDIA
+# kernel module", the driver README's Common Problems)
 _SAYS = (
     (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
-                r"|\bmodprobe: FATAL: Module nvidia(?:[_-](?:uvm|drm|modeset|current))? not found\b"), ("NVML", 9)),
+                r"|(?:\bmodprobe: |^\s*)FATAL: Module nvidia(?:[_-](?:uvm|drm|modeset|current))? not found\b"
+                r"|\bNVIDIA(?:\([^)\n]{0,12}\))?: Failed to load the NVIDIA kernel module\b"), ("NVML", 9)),
 )  # fmt: skip
 
 
@@ -284,23 +303,46 @@ def groups(events: list[KernelEvent] | None, kind: str) -> list[tuple[ErrorCode,
     return list(by.values())
 
 
+# the calls (and a program's words for them) that set a device up for a process: the driver's initialisation and a
+# context's creation (CUDA Driver API: cuInit, cuCtxCreate, cuDevicePrimaryCtxRetain; the runtime's cudaSetDevice,
+# cudaInitDevice; ollama's "failed to get device context", a program's "failed to create context")
+_SETUP = re.compile(
+    r"\b(?:cuInit|cuCtxCreate\w*|cuDevicePrimaryCtxRetain|cudaSetDevice|cudaInitDevice)\b"
+    r"|\b(?:get|create|creating|init(?:ialize)?) (?:a |the )?(?:CUDA |device |primary )*context\b"
+    r"|\bnvmlInit\w*|\bFailed to initiali[sz]e NVML\b",
+    re.IGNORECASE,
+)
+
+
 def verdict(e: ErrorCode, seen: list[KernelEvent]) -> str:
     """The most the code says of the node: the table's verdict, or its verdict for a code the program printed again
-    (after its own retry) where the table gives one."""
-    return e.again if e.again and attempts(seen) > 1 else e.verdict
+    (after its own retry) where the table gives one (for some codes, only where the device's setup returned it)."""
+    if e.setup and not any(_SETUP.search(ev.text) for ev in seen):
+        return e.verdict  # (met elsewhere: the code says nothing of the node)
+    if e.again and attempts(seen) > 1:
+        return e.again
+    return e.setup or e.verdict
 
 
 _ECHO = 3  # a different line this close below one printing the code is the same failure told again (an exception's
 # what(), a wrapper's message), not another attempt
 
 
+_DIGITS = re.compile(r"\d+")
+
+
 def attempts(seen: list[KernelEvent]) -> int:
     """How many times the program met the code: each line printing it (a log's repeats counted), less the lines that
     echo the one just above them (a different text within a few lines: the same failure reported by another layer);
-    the same text again is the same call failing again (a retry, the next device)."""
+    the same text again is the same call failing again (a retry, the next device): the same but for its numbers (a
+    log's time stamps, a process id)."""
     count, last = 0, None
     for ev in sorted(seen, key=lambda ev: ev.line or 0):
-        echo = last is not None and ev.text != last.text and 0 <= (ev.line or 0) - (last.line or 0) <= _ECHO
+        echo = (
+            last is not None
+            and _DIGITS.sub("#", ev.text) != _DIGITS.sub("#", last.text)
+            and 0 <= (ev.line or 0) - (last.line or 0) <= _ECHO
+        )
         count += (0 if echo else 1) + ev.more
         last = ev
     return count

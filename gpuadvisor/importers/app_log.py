@@ -8,8 +8,10 @@ engineer reads each as a log: what it says of the GPUs, and whether a line repor
 
 A paste is read as such a log when no other row reads it (this row is tried last), when it starts with a log line
 and another follows among the next (a time or level prefix of a common form, or a program's tag that recurs:
-``GPU #7:``, ``NVML :``, ``[IbMr]``; a count, not a share, so that a longer paste of the same log never reads less)
-and when it names GPU work (CUDA, NVML, NCCL, NVIDIA, ``GPU 3``, ``gpu/0``, ``cuda-4``). Its known signs are judged
+``GPU #7:``, ``NVML :``, ``[IbMr]``; or a program's boxed message, a rule of dashes above and below its text, as
+Open MPI prints its help messages; a count, not a share, so that a longer paste of the same log never reads less)
+and when it names GPU work (CUDA, NVML, NCCL, NVIDIA, ``GPU 3``, ``gpu/0``, ``cuda-4``, or the RDMA fabric's verbs
+objects and libraries a GPU job talks over). Its known signs are judged
 as in any log (:func:`gpuadvisor.importers.daemon_log.parse`: the kernel's and the driver's signs; the error-code
 table's and the Xid relays' lines are their own rows, found inside it), and each line that reports a failure of
 the GPU stack in words no rule judges is listed (GA828, at info): this row never makes a finding of its own.
@@ -45,9 +47,15 @@ _MARKED = re.compile(r"^\s*#+\s+[A-Za-z]")
 _NUMBER = r"[-+]?(?:\d[\d.,:eE+-]*|nan|inf)"
 _DATA = re.compile(rf"^\s*{_NUMBER}(?:\s+{_NUMBER})*\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})")
-# GPU work named: the libraries, the vendor, a device by its number as programs write it
+# a program's boxed message: a rule of dashes or equals signs above and below its text (Open MPI's help messages,
+# show_help: a line of 74 dashes, the message, the same line; UCX's and MPICH's banners alike)
+_RULE = re.compile(r"^\s*(?:-{20,}|={20,})\s*$")
+# GPU work named: the libraries, the vendor, a device by its number as programs write it; or the RDMA fabric GPU
+# jobs talk over, by its libraries' and objects' names (verbs' completion queue, queue pair, memory region; UCX;
+# an mlx5 adapter)
 _GPU_WORK = re.compile(
-    r"\b(?:CUDA|NVML|NCCL|NVIDIA|cuDNN|cuBLAS)\b|\bGPU\s?#?\d{1,3}\b|\bgpu/\d{1,3}\b|\bcuda-?\d{1,3}\b",
+    r"\b(?:CUDA|NVML|NCCL|NVIDIA|cuDNN|cuBLAS)\b|\bGPU\s?#?\d{1,3}\b|\bgpu/\d{1,3}\b|\bcuda-?\d{1,3}\b"
+    r"|\b(?:RDMA|InfiniBand|UCX|ibverbs|verbs|completion queue|queue pair|memory region|ibv_\w+|mlx[45]_\d{1,2})\b",
     re.IGNORECASE,
 )
 _FIRST = 60  # the log starts among a paste's first lines (before any other output: the split stays linear)
@@ -80,7 +88,19 @@ def _log_shaped(messages: list[str]) -> list[bool]:
         a or log_lines.is_log_line(x) or _CLOCK.match(x) is not None for x, a in zip(messages, tagged, strict=True)
     ]
     marks = any(tagged)
-    return [a or (marks and _MARKED.match(x) is not None) for x, a in zip(messages, strong, strict=True)]
+    boxed = _boxed(messages)
+    return [a or b or (marks and _MARKED.match(x) is not None) for x, a, b in zip(messages, strong, boxed, strict=True)]
+
+
+def _boxed(messages: list[str]) -> list[bool]:
+    """Which of ``messages`` are a program's boxed message: a rule line, the text under it, the rule line closing it
+    (an unclosed box is not one: a table's rule is not a box)."""
+    out = [False] * len(messages)
+    rules = [k for k, x in enumerate(messages) if _RULE.match(x)]
+    for a, b in zip(rules[::2], rules[1::2], strict=False):
+        if b - a >= 2:  # text between
+            out[a : b + 1] = [True] * (b + 1 - a)
+    return out
 
 
 def starts(lines: list[str], i: int, current: Section | None) -> bool:

@@ -90,6 +90,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
     if _SLURMD_SIGN.match(lines[i]) or _SLURMD_LINE.match(lines[i]):
         return any(_SLURMD_SIGN.match(x) for x in lines[i : i + _WINDOW])
     known = any(p.match(lines[i]) for p in (_SYSLOG, _CSM, _SLURM, _CONSOLE, _PCLUSTER, _ANSIBLE))
+    known = known or xorg_log.starts(lines[i])
     if not known and not log_lines.starts_log(lines, i) and not reports_failure(lines[i]) and not sigbus_at(lines, i):
         return False
     return not any(_OTHERS.search(x) for x in lines[i : i + _WINDOW])

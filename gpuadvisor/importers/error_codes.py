@@ -91,7 +91,7 @@ def _first_of_each(numbered: Iterable[tuple[int, str]], but: tuple[str, ...] = (
 
 # a line that may print a code of the table: its library named, a code's name, or a tool's message for one (a cheap
 # test before the table is looked up, so a long log is read in one pass)
-_MAY_PRINT = re.compile(r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]|couldn't communicate|modprobe: FATAL")
+_MAY_PRINT = re.compile(r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]|couldn't communicate|FATAL: Module|load the NVIDIA kernel")
 
 
 def coded_lines(text: str, first: int, kept: set[int]) -> list[KernelEvent]:

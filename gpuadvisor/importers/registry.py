@@ -52,6 +52,7 @@ from gpuadvisor.importers import (
     framework_devices,
     gdscheck,
     go_log,
+    gpu_burn,
     gpu_mr,
     gpu_tools,
     gpud,
@@ -318,6 +319,9 @@ FORMATS: tuple[Format, ...] = (
     _gpu("fah-lspci", fah_lspci.WHAT, "Folding@home", "FAHClient --lspci",
            "`0x10de:0x13c0:3:0:0:NVIDIA Corporation:` (vendor:device:bus:slot:function:vendor name:device name)",
            fah_lspci.starts, fah_lspci.parse_fah_lspci, 9),
+    _gpu("gpu-burn", gpu_burn.WHAT, "stress tests", "gpu_burn",
+           "`30.0%  proc'd: 2412 (16011 Gflop/s) - ...   errors: 0 - ...   temps: 45 C - ...` (one entry per GPU), "
+           "or `Tested 8 GPUs:` over `GPU 0: OK` / `GPU 3: FAULTY`", gpu_burn.starts, gpu_burn.parse, 9),
     _beyond("kernel-log", "dmesg / journalctl -k",
             "a dmesg, journalctl -k, syslog or /dev/kmsg line that mentions NVRM, Xid or nvidia",
             beyond.starts_kernel_log, daemon_log.parse, 11),

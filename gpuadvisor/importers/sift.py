@@ -96,6 +96,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "club3090": ("club-3090 rig report", " MiB | driver "),
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
     "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
+    "gpu-burn": ("proc'd:", r"Tested \d+ GPUs:"),
     "dcgmi-profile": ("Group.Subgroup",),
     "dcgm-json": (_words('"DCGM GPU Diagnostic"', '"DCGM Diagnostic"', '"test_categories"'), r"^\s*\{\s*$"),
     "detect-gpu": (r'^\s*(?:[\[{]\s*$|\[?\{\s*")',),

@@ -14,6 +14,11 @@ Forms read (the X driver's own lines, which point to the NVIDIA Linux driver REA
 X writes a GPU's place as ``PCI:bus:device:function`` (``PCI:bus@domain:device:function`` off domain 0) in
 DECIMAL, as xorg.conf's BusID takes it: ``PCI:82:0:0`` is ``0000:52:00.0``, the form lspci and nvidia-smi print.
 X's own "(EE) No devices detected." names no driver and no GPU (a BusID or a driver X could not match): not read.
+
+X wraps a long message over lines that repeat its mark and driver tag, the rest indented (the README quotes the
+interrupts message so: ``(EE) NVIDIA(0): The NVIDIA kernel module does not appear to`` over ``(EE) NVIDIA(0):      be
+receiving interrupts ...``): a message is read with its continuation lines. Where the place is not a bus (the README's
+own ``PCI:x:x:x``), the sign is read with its GPU not shown.
 """
 
 from __future__ import annotations
@@ -34,7 +39,36 @@ _SIGNS = (
         "gpu-no-interrupts",
     ),
 )
-_WORDS = ("Failed to initialize the NVIDIA GPU", "does not appear to be receiving interrupts")
+# X's log line: an optional uptime stamp ("[    25.123] "), a message mark ((EE) error, (WW) warning, (II) info ...)
+_MARK = r"^\s*(?:\[\s*\d+\.\d+\]\s*)?\((?:EE|WW|II|NI|--|\*\*|==|\?\?)\) "
+LINE = re.compile(_MARK)
+# a driver's message line, its tag ("NVIDIA(0):", "NVIDIA(GPU-0):") and the message's text; a continuation is the same
+# mark and tag, its text indented further
+_TAGGED = re.compile(_MARK + r"(?P<tag>NVIDIA\([^)\n]{0,12}\):)(?P<gap>\s+)(?P<said>\S.*)$")
+
+
+def starts(line: str) -> bool:
+    """An X server log line of the NVIDIA driver's (a mark, then the driver named)."""
+    return LINE.match(line) is not None and ("NVIDIA" in line or "nvidia" in line)
+
+
+def _width(m: re.Match[str]) -> int:
+    """The indent of a driver line's message (a tab to the next stop of eight, as a terminal shows it)."""
+    return len(m.group("gap").expandtabs(8))
+
+
+def _unwrapped(lines: list[str]) -> list[tuple[int, str]]:
+    """Each line with its index, a message X wrapped joined onto its first line (the continuation lines dropped)."""
+    out: list[tuple[int, str]] = []
+    gap = tag = None
+    for n, line in enumerate(lines):
+        m = _TAGGED.match(line)
+        if m is not None and out and tag == m.group("tag") and gap is not None and _width(m) > gap:
+            out[-1] = (out[-1][0], f"{out[-1][1]} {m.group('said')}")
+            continue
+        out.append((n, line))
+        tag, gap = (m.group("tag"), _width(m)) if m is not None else (None, None)
+    return out
 
 
 def bus_id(m: re.Match[str]) -> str | None:
@@ -51,10 +85,10 @@ def bus_id(m: re.Match[str]) -> str | None:
 def events(text: str, first: int) -> list[KernelEvent]:
     """Each line of ``text`` (its first numbered ``first``) where X's NVIDIA driver says it could not use a GPU, as
     the kernel sign it stands for, its device the GPU X names (converted from decimal)."""
-    if not any(w in text for w in _WORDS):  # most logs hold none: one substring search each
+    if "NVIDIA(" not in text:  # most logs hold none of X's NVIDIA driver lines: one substring search
         return []
     out: list[KernelEvent] = []
-    for n, line in enumerate(text.splitlines()):
+    for n, line in _unwrapped(text.splitlines()):
         for pattern, kind in _SIGNS:
             if (m := pattern.search(line)) is not None:
                 said = line[m.start() :].strip()

@@ -42,6 +42,7 @@ SOURCES = {
     DEVICE_PLUGIN: PLUGIN_SOURCE,
     "nvidia-smi": NO_DEVICES_SOURCE,
     "nvidia-docker-plugin": NO_DEVICES_SOURCE,
+    "gpu_burn": "gpu_burn (github.com/wilicc/gpu-burn, gpu_burn-drv.cpp): each GPU's results compared, OK or FAULTY",
 }
 
 # The next step DCGM prints after a failure's message (dcgm_errors.h): a hardware fault asks for a field
