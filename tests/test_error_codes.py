@@ -149,3 +149,13 @@ def test_the_device_a_line_names_is_the_events() -> None:
     assert ev is not None and ev.bus_id == "0000:3b:00.0"
     ev = error_codes.event("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total)", None)
     assert ev is not None and ev.bus_id is None and ev.gpu_index is None
+
+
+def test_the_bindings_camelcase_names_are_read_on_a_line_naming_nvml() -> None:
+    """NiceHash Miner's log (set 38, its source in tests/corpus/s38-lost-gpu/INDEX.toml) prints NVML's return code by
+    its .NET enum name; pynvml's exception classes spell it NVMLError_GpuIsLost. A line not naming NVML is no code."""
+    line = "[2019-07-25 07:05:13] [ERROR] [NVML] System.Exception: NVML power get failed with status: GPUIsLost"
+    found = lookup(line, "NVML")
+    assert found is not None and found.code == 15
+    assert lookup("pynvml.NVMLError_GpuIsLost: the device fell off", "NVML") is found
+    assert lookup("kubectl: Error from server (NotFound): pods not found", "NVML") is None

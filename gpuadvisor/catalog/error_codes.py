@@ -55,8 +55,12 @@ class ErrorCode:
 
 def _nvml(code: int, name: str, text: str, meaning: str, kind: str | None, rule: str, verdict: str,
           action: str = "") -> ErrorCode:  # fmt: skip
-    """An NVML return code: go-nvml's and nvml.h's names (ERROR_X, NVML_ERROR_X), nvmlErrorString's text."""
-    return ErrorCode("NVML", code, (f"NVML_ERROR_{name}", f"ERROR_{name}"), (text,), meaning, kind, rule, verdict,
+    """An NVML return code: go-nvml's and nvml.h's names (ERROR_X, NVML_ERROR_X), nvmlErrorString's text, and the
+    bindings' CamelCase name (pynvml's NVMLError_GpuIsLost, .NET wrappers' GPUIsLost) read as a text (only on a line
+    naming NVML: "NotFound" alone is any program's word)."""
+    camel = "".join(w.capitalize() for w in name.split("_"))
+    texts = (text, camel) if "_" in name else (text,)
+    return ErrorCode("NVML", code, (f"NVML_ERROR_{name}", f"ERROR_{name}"), texts, meaning, kind, rule, verdict,
                      NVML_H, action)  # fmt: skip
 
 
