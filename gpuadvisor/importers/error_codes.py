@@ -91,7 +91,7 @@ def _first_of_each(numbered: Iterable[tuple[int, str]], but: tuple[str, ...] = (
 
 # a line that may print a code of the table: its library named, a code's name, or a tool's message for one (a cheap
 # test before the table is looked up, so a long log is read in one pass)
-_MAY_PRINT = re.compile(r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]|couldn't communicate|FATAL: Module|load the NVIDIA kernel")
+MAY_PRINT = re.compile(r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]|couldn't communicate|FATAL: Module|load the NVIDIA kernel")
 
 
 def coded_lines(text: str, first: int, kept: set[int]) -> list[KernelEvent]:
@@ -99,4 +99,4 @@ def coded_lines(text: str, first: int, kept: set[int]) -> list[KernelEvent]:
     "CUDA: Device: 1 Thread exited with code: 46") and no event stands for yet (``kept``: their line numbers): the
     first line of each code as its event, the lines repeating it counted."""
     lines = text.splitlines()
-    return _first_of_each((first + n, x) for n, x in enumerate(lines) if first + n not in kept and _MAY_PRINT.search(x))
+    return _first_of_each((first + n, x) for n, x in enumerate(lines) if first + n not in kept and MAY_PRINT.search(x))

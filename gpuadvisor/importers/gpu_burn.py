@@ -36,7 +36,7 @@ _ENTRY = re.compile(r"(-?\d+) \((\d+) Gflop/s\)")
 _COUNT = re.compile(r"(-?\d+)\s*(?:\((DIED|WARNING)!\))?")
 _ABORT = "No clients are alive!"
 # gpu_burn's own lines around its progress (gpu_burn-drv.cpp's messages): a paste may start with one
-_OWN = re.compile(
+OWN = re.compile(
     r"^[ \t]*(?:\"[ \t]*)?(?:Killing processes|No clients are alive!|Initialized device \d+ with \d+ MB of memory"
     r"|Couldn't init a GPU test|Results are \d+ bytes each|Summary at:|Freed memory for dev \d+|Uninitted cublas"
     r"|Burning for \d+ seconds|Run length not specified)"
@@ -51,7 +51,7 @@ def starts(lines: list[str], i: int, current: Section | None) -> bool:
         return False
     if _PROGRESS.match(lines[i]) or _TESTED.match(lines[i]):
         return True
-    if not _OWN.match(lines[i]):
+    if not OWN.match(lines[i]):
         return False
     return _ABORT in lines[i] or any(_PROGRESS.match(x) or _TESTED.match(x) for x in lines[i + 1 : i + _WINDOW])
 

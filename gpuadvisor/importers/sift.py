@@ -19,6 +19,8 @@ from gpuadvisor.importers import (
     collect_env,
     cupy_config,
     env_generic,
+    error_codes,
+    gpu_burn,
     nccl,
     smi_query,
     verbs_wc,
@@ -96,21 +98,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "club3090": ("club-3090 rig report", " MiB | driver "),
     "akash-gpu": (r"^\s*(?:\{|\"cards\")",),
     "fah-lspci": (r"^\s*0x[0-9a-fA-F]{4}:0x",),
-    # its progress and closing lines, and its own messages (gpu_burn._OWN) a paste may start with
-    "gpu-burn": (
-        "proc'd:",
-        r"Tested \d+ GPUs:",
-        "Killing processes",
-        "No clients are alive",
-        "Initialized device",
-        "Couldn't init a GPU test",
-        "Results are",
-        "Summary at:",
-        "Freed memory",
-        "Uninitted cublas",
-        "Burning for",
-        "Run length not specified",
-    ),
+    # its progress and closing lines, and its own messages a paste may start with (its detector's patterns)
+    "gpu-burn": ("proc'd:", r"Tested \d+ GPUs:", gpu_burn.OWN.pattern),
     "dcgmi-profile": ("Group.Subgroup",),
     "dcgm-json": (_words('"DCGM GPU Diagnostic"', '"DCGM Diagnostic"', '"test_categories"'), r"^\s*\{\s*$"),
     "detect-gpu": (r'^\s*(?:[\[{]\s*$|\[?\{\s*")',),
@@ -192,8 +181,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "cuda-not-ready": (_words("system not yet initiali", "SystemNotReady", "SYSTEM_NOT_READY", "802"),),
     "cuda-ecc": ("ECC", "NVL[Ii][Nn][Kk]"),
-    # the library named, a code's name, or a tool's message for one (importers/error_codes._MAY_PRINT)
-    "cuda-error": (r"(?i:cuda|nvml)|ERROR_|\bcu[A-Z]|couldn't communicate|modprobe: FATAL",),
+    # the library named, a code's name, or a tool's message for one: what the error-code table can read on a line
+    "cuda-error": (error_codes.MAY_PRINT.pattern,),
     "gpu-mr-failed": ("ibv_reg_",),
     "nvvs": ("MIG configuration is incompatible",),
     "nv-hostengine": (r"(?:VERBOSE|DEBUG|INFO|WARN|ERROR|FATAL)\w*\s+\[\d",),
