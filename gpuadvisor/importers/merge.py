@@ -28,7 +28,7 @@ from gpuadvisor.importers.prefixed import strip_prefix, uncommented
 from gpuadvisor.importers.registry import BY_KIND, STORAGE, recognised
 from gpuadvisor.importers.sanity import drop_implausible
 from gpuadvisor.importers.section import OPEN_END, Section
-from gpuadvisor.importers.sections import LOOKALIKE, not_nvidia, other_vendor_gpu, split_sections, unread
+from gpuadvisor.importers.sections import not_nvidia, other_vendor_gpu, split_sections, unread
 
 MAX_BYTES = 64 * 2**20  # larger than any nvidia-smi/lspci output of a real machine
 
@@ -141,9 +141,7 @@ def parse_text(text: str, source: str = "<text>", filename: str = "") -> list[Pa
             failed.append(e)
     # another vendor's tool (rocm-smi) and nothing NVIDIA: refused as that vendor's paste, whatever a reader took of
     # it (a framework's log on that GPU, its matrices tried as nvidia-smi topo -m's)
-    foreign = None if _NVIDIA.search(text) else not_nvidia(text)
-    if foreign and any(p.rig.gpus for p in parts) and not foreign.startswith(LOOKALIKE):
-        foreign = None  # GPUs read from it: an NVIDIA paste that never names NVIDIA, beside another tool's lines
+    foreign = None if _NVIDIA.search(text) else not_nvidia(text, gpus_read=any(p.rig.gpus for p in parts))
     if foreign:
         raise ImportParseError(source, sections[0].start, foreign)
     if not parts:

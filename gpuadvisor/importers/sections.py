@@ -113,7 +113,7 @@ _FOREIGN = (
 # the vendor whose tool each is (the refusal names it)
 _VENDOR = {"hl-smi": "Intel Gaudi (Habana)", "xpu-smi": "Intel"}
 # tools whose table looks like nvidia-smi's: refused by their banner even where a reader took rows of it
-LOOKALIKE = ("hl-smi",)
+_LOOKALIKE = ("hl-smi",)
 
 
 # an lspci line of another vendor's GPU: "2f:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] ..."
@@ -148,16 +148,17 @@ def other_vendor_gpu(text: str, lspci_only: bool = False) -> str | None:
     return None  # a NIC, a RAID controller ...: an NVIDIA host's other device, read with a note
 
 
-def not_nvidia(text: str) -> str | None:
+def not_nvidia(text: str, gpus_read: bool = False) -> str | None:
     """Why a text that holds no NVIDIA output is refused, when it holds another vendor's (rocm-smi, amd-smi, its
-    driver's kernel log)."""
+    driver's kernel log). Where a reader took GPUs from it (``gpus_read``), only a tool whose table looks like
+    nvidia-smi's is: otherwise it is an NVIDIA paste that never names NVIDIA, beside another tool's lines."""
     for pattern, tool in _FOREIGN:
-        if pattern.search(text[: 2**20]):
+        if (not gpus_read or tool in _LOOKALIKE) and pattern.search(text[: 2**20]):
             return (
                 f"{tool} output (an {_VENDOR.get(tool, 'AMD')} GPU tool): gpuadvisor reads NVIDIA GPUs' outputs only "
                 "(nvidia-smi, lspci, nccl-tests)"
             )
-    return other_vendor_log(text[: 2**20])  # amdgpu's kernel log, AMD's GPU's
+    return None if gpus_read else other_vendor_log(text[: 2**20])  # amdgpu's kernel log, AMD's GPU's
 
 
 def unread(text: str, sections: list[Section] | None = None, said: set[int] | None = None) -> list[tuple[str, str]]:
