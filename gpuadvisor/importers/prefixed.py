@@ -66,7 +66,8 @@ _PREFIXES = (
     # index ("2: eth0: <BROADCAST,...>", "2: eth0    inet 10.0.0.2/24") is not one (see _IP_ONELINE)
     ("srun's task label", re.compile(r"^ {0,5}\d{1,6}: (?=\S)")),
 )
-_HOSTS = ("a host's address", "a host name", _COMPOSE)
+# prefixes that name where a line came from (a host, a compose service): one source's lines are one output
+_SOURCES = ("a host's address", "a host name", _COMPOSE)
 _SRUN = "srun's task label"
 # a syslog line after its time (rsyslog's RFC 3339 form: "2025-08-16T00:03:03.959639-04:00 localhost systemd[1]: "):
 # the time is the log's own, its reader keeps it (as a kernel log's)
@@ -148,9 +149,9 @@ def strip_prefix(text: str) -> tuple[str, str | None]:
             continue  # a service log's own times
         if what == _SRUN and any(_IP_ONELINE.match(x[m.end() :]) for x, m in zip(shown, found, strict=True) if m):
             continue  # ip -o's interface indexes (rdma res's device indexes), not task numbers
-        several = what in _HOSTS and len({m.group(1) for m in found if m}) != 1
+        several = what in _SOURCES and len({m.group(1) for m in found if m}) != 1
         if several and (kernel or not _nccl_log(shown, found)):
-            continue  # one host's lines only; several hosts' lines interleaved are not one output (but an NCCL log)
+            continue  # one source's lines only; several interleaved are not one output (but an NCCL log)
         dedented = [(b, b[len(indent) :] if b.startswith(indent) else b) for _, b in bodies]
         out = [
             _rebuilt(line, body, pattern.sub("", inner, count=1)) if inner.strip() and pattern.match(inner) else line
