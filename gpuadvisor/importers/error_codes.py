@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterable
 
 from gpuadvisor.catalog.error_codes import (  # the table and its line lookups, for the readers that use them
-    _LONGEST,
     APP_FAULT,
     BY_NAME,
     CODES,
@@ -78,7 +77,7 @@ def first_events(lines: list[str], first: int, but: tuple[str, ...] = ()) -> lis
 def _first_of_each(numbered: Iterable[tuple[int, str]], but: tuple[str, ...] = ()) -> list[KernelEvent]:
     found: dict[tuple[str, int], KernelEvent] = {}
     for number, line in numbered:
-        ev = event(line, number) if len(line) <= _LONGEST else None
+        ev = event(line, number)  # None for a line longer than an error message (find's bound)
         if ev is None or ev.kind in but:
             continue
         key = (ev.kind, ev.code)
